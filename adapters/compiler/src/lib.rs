@@ -1,0 +1,21 @@
+//! TSX -> ES module with oxc, plus the static checks that keep generated components inside the
+//! sandbox they are mounted in: React, the gadget packages the caller allows, and nothing that
+//! reaches the network or storage behind the live channel's back.
+//!
+//! These checks are a guard rail that turns common mistakes into findings a generator can repair;
+//! the mount's content security policy stays the security boundary.
+
+mod forbidden_use;
+mod module_shape;
+mod oxc_compiler;
+mod policy;
+mod source_location;
+
+pub use oxc_compiler::OxcCompiler;
+pub use policy::{
+    BASE_ALLOWED_IMPORTS, FORBIDDEN_GLOBALS, FORBIDDEN_MEMBERS, GLOBAL_OBJECT_ALIASES,
+    is_import_allowed,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,61 @@
+//! What the generated views use, collected while they are written, so the module imports only the
+//! hooks it calls and carries only the helpers it needs.
+
+use std::collections::BTreeSet;
+
+use crate::helpers::Helper;
+
+/// Hooks from React and from the standard gadget package, in import order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Hook {
+    UseState,
+    UseProps,
+    UseAction,
+    UseStream,
+    UseContextSlot,
+}
+
+impl Hook {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::UseState => "useState",
+            Self::UseProps => "useProps",
+            Self::UseAction => "useAction",
+            Self::UseStream => "useStream",
+            Self::UseContextSlot => "useContextSlot",
+        }
+    }
+
+    pub(crate) fn is_react(self) -> bool {
+        matches!(self, Self::UseState)
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Needs {
+    hooks: BTreeSet<Hook>,
+    helpers: BTreeSet<Helper>,
+}
+
+impl Needs {
+    pub(crate) fn hook(&mut self, hook: Hook) {
+        self.hooks.insert(hook);
+    }
+
+    /// Marks `helper` used, with the helpers it calls.
+    pub(crate) fn helper(&mut self, helper: Helper) {
+        if self.helpers.insert(helper) {
+            for dependency in helper.dependencies() {
+                self.helper(*dependency);
+            }
+        }
+    }
+
+    pub(crate) fn hooks(&self) -> impl Iterator<Item = Hook> + '_ {
+        self.hooks.iter().copied()
+    }
+
+    pub(crate) fn helpers(&self) -> impl Iterator<Item = Helper> + '_ {
+        self.helpers.iter().copied()
+    }
+}

@@ -1,0 +1,13 @@
+//! JSON-RPC error codes of Document 1. Retired codes (-32004, -32005, -32010, -32011, -32012,
+//! -32013, -32020) have no constant, so they cannot be emitted.
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+pub const UNAUTHORIZED: i64 = -32007;
+pub const SESSION_NOT_FOUND: i64 = -32002;
+pub const APP_NOT_FOUND: i64 = -32003;
+pub const MOUNT_UNAVAILABLE: i64 = -32006;
+pub const GENERATION_OVERLOADED: i64 = -32014;

@@ -1,0 +1,189 @@
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+};
+use serde_json::Value;
+use svc_application::ports::RepositoryError;
+use svc_application::ports::agent::{ActionEventRecord, EventRepository, NewActionEvent, StreamEnvelope};
+use svc_domain::action_event::action_id;
+
+use super::entities::{action_event, session, stream_envelope};
+use super::seam::{db, from_text, is_unique_violation, to_text};
+
+/// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
+const MAX_SEQUENCE_ATTEMPTS: usize = 8;
+
+pub struct SeaOrmEventRepository {
+    db: DatabaseConnection,
+}
+
+impl SeaOrmEventRepository {
+    pub fn new(db: DatabaseConnection) -> Self {
+        Self { db }
+    }
+
+    async fn by_client_seq(&self, session_id: &str, client_seq: i64) -> Result<Option<action_event::Model>, RepositoryError> {
+        action_event::Entity::find()
+            .filter(action_event::Column::SessionId.eq(session_id))
+            .filter(action_event::Column::ClientSeq.eq(client_seq))
+            .one(&self.db)
+            .await
+            .map_err(db)
+    }
+
+    async fn try_append_action(&self, event: &NewActionEvent) -> Result<action_event::Model, DbErr> {
+        let txn = self.db.begin().await?;
+        let last: Option<i64> = action_event::Entity::find()
+            .select_only()
+            .column_as(action_event::Column::Sequence.max(), "max")
+            .filter(action_event::Column::SessionId.eq(event.session_id.as_str()))
+            .into_tuple::<Option<i64>>()
+            .one(&txn)
+            .await?
+            .flatten();
+        let sequence = last.unwrap_or(0) + 1;
+        let correlation_seq = event.client_seq.and_then(|s| u64::try_from(s).ok()).unwrap_or(sequence.unsigned_abs());
+        let model = action_event::ActiveModel {
+            session_id: Set(event.session_id.clone()),
+            sequence: Set(sequence),
+            client_seq: Set(event.client_seq),
+            intent: Set(event.intent.clone()),
+            action_data: Set(to_text(&event.action_data)),
+            ui_context: Set(to_text(&event.ui_context)),
+            action_id: Set(action_id(&event.session_id, &event.intent, correlation_seq)),
+            fired_at: Set(event.fired_at),
+            drained_at: Set(None),
+        }
+        .insert(&txn)
+        .await?;
+        session::Entity::update_many()
+            .col_expr(session::Column::EventSequence, Expr::value(sequence))
+            .filter(session::Column::SessionId.eq(event.session_id.as_str()))
+            .exec(&txn)
+            .await?;
+        txn.commit().await?;
+        Ok(model)
+    }
+
+    async fn try_append_stream(&self, envelope: &StreamEnvelope) -> Result<i64, DbErr> {
+        let txn = self.db.begin().await?;
+        let last: Option<i64> = stream_envelope::Entity::find()
+            .select_only()
+            .column_as(stream_envelope::Column::Seq.max(), "max")
+            .filter(stream_envelope::Column::SessionId.eq(envelope.session_id.as_str()))
+            .filter(stream_envelope::Column::Channel.eq(envelope.channel.as_str()))
+            .into_tuple::<Option<i64>>()
+            .one(&txn)
+            .await?
+            .flatten();
+        let seq = last.unwrap_or(0) + 1;
+        stream_envelope::ActiveModel {
+            session_id: Set(envelope.session_id.clone()),
+            channel: Set(envelope.channel.clone()),
+            seq: Set(seq),
+            mode: Set(envelope.mode.clone()),
+            payload: Set(to_text(&envelope.payload)),
+            complete: Set(envelope.complete),
+            timestamp: Set(envelope.timestamp),
+        }
+        .insert(&txn)
+        .await?;
+        txn.commit().await?;
+        Ok(seq)
+    }
+}
+
+fn action(m: action_event::Model) -> Result<ActionEventRecord, RepositoryError> {
+    Ok(ActionEventRecord {
+        action_data: from_text(&m.action_data)?,
+        ui_context: from_text(&m.ui_context)?,
+        session_id: m.session_id,
+        sequence: m.sequence,
+        client_seq: m.client_seq,
+        intent: m.intent,
+        action_id: m.action_id,
+        fired_at: m.fired_at,
+    })
+}
+
+fn envelope(m: stream_envelope::Model) -> Result<StreamEnvelope, RepositoryError> {
+    Ok(StreamEnvelope {
+        payload: from_text(&m.payload)?,
+        session_id: m.session_id,
+        channel: m.channel,
+        seq: m.seq,
+        mode: m.mode,
+        complete: m.complete,
+        timestamp: m.timestamp,
+    })
+}
+
+#[async_trait::async_trait]
+impl EventRepository for SeaOrmEventRepository {
+    async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool), RepositoryError> {
+        for _ in 0..MAX_SEQUENCE_ATTEMPTS {
+            if let Some(seq) = event.client_seq
+                && let Some(existing) = self.by_client_seq(&event.session_id, seq).await?
+            {
+                return Ok((action(existing)?, false));
+            }
+            match self.try_append_action(event).await {
+                Ok(model) => return Ok((action(model)?, true)),
+                Err(e) if is_unique_violation(&e) => continue,
+                Err(e) => return Err(db(e)),
+            }
+        }
+        Err(RepositoryError::Conflict(format!("could not sequence a gesture on {}", event.session_id)))
+    }
+
+    async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, RepositoryError> {
+        // One UPDATE ... RETURNING: two concurrent drains never return the same gesture.
+        let mut drained = action_event::Entity::update_many()
+            .col_expr(action_event::Column::DrainedAt, Expr::value(Utc::now()))
+            .filter(action_event::Column::SessionId.eq(session_id))
+            .filter(action_event::Column::DrainedAt.is_null())
+            .exec_with_returning(&self.db)
+            .await
+            .map_err(db)?;
+        drained.sort_by_key(|m| m.sequence);
+        drained.into_iter().map(action).collect()
+    }
+
+    async fn append_stream(&self, session_id: &str, channel: &str, mode: &str, payload: &Value, complete: bool, at: DateTime<Utc>) -> Result<StreamEnvelope, RepositoryError> {
+        let mut pending = StreamEnvelope {
+            session_id: session_id.to_owned(),
+            channel: channel.to_owned(),
+            seq: 0,
+            mode: mode.to_owned(),
+            payload: payload.clone(),
+            complete,
+            timestamp: at,
+        };
+        for _ in 0..MAX_SEQUENCE_ATTEMPTS {
+            match self.try_append_stream(&pending).await {
+                Ok(seq) => {
+                    pending.seq = seq;
+                    return Ok(pending);
+                }
+                Err(e) if is_unique_violation(&e) => continue,
+                Err(e) => return Err(db(e)),
+            }
+        }
+        Err(RepositoryError::Conflict(format!("could not sequence a delivery on {session_id}/{channel}")))
+    }
+
+    async fn streams_since(&self, session_id: &str, after_seq: i64) -> Result<Vec<StreamEnvelope>, RepositoryError> {
+        stream_envelope::Entity::find()
+            .filter(stream_envelope::Column::SessionId.eq(session_id))
+            .filter(stream_envelope::Column::Seq.gt(after_seq))
+            .order_by_asc(stream_envelope::Column::Seq)
+            .order_by_asc(stream_envelope::Column::Channel)
+            .all(&self.db)
+            .await
+            .map_err(db)?
+            .into_iter()
+            .map(envelope)
+            .collect()
+    }
+}

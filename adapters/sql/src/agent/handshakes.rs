@@ -1,0 +1,98 @@
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set};
+use serde_json::json;
+use svc_application::ports::RepositoryError;
+use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository};
+use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
+
+use super::entities::handshake;
+use super::seam::{db, from_text, to_text};
+
+pub struct SeaOrmHandshakeRepository {
+    db: DatabaseConnection,
+}
+
+impl SeaOrmHandshakeRepository {
+    pub fn new(db: DatabaseConnection) -> Self {
+        Self { db }
+    }
+}
+
+fn corrupt(what: &str) -> RepositoryError {
+    RepositoryError::Unavailable(anyhow::anyhow!("corrupt handshake column {what}"))
+}
+
+fn record(m: handshake::Model) -> Result<HandshakeRecord, RepositoryError> {
+    let cache = match m.cache.as_deref() {
+        None => None,
+        Some(text) => {
+            let v = from_text(text)?;
+            Some(CacheMatch {
+                blueprint_id: v["blueprintId"].as_str().ok_or_else(|| corrupt("cache"))?.to_owned(),
+                similarity: v["similarity"].as_f64().unwrap_or(1.0),
+                kind: v["kind"].as_str().unwrap_or("exact").to_owned(),
+                reason: v["reason"].as_str().unwrap_or_default().to_owned(),
+            })
+        }
+    };
+    Ok(HandshakeRecord {
+        contract: from_text(&m.contract)?,
+        variance: from_text(&m.variance)?,
+        origin: Origin::parse(&m.origin).ok_or_else(|| corrupt("origin"))?,
+        action: HandshakeAction::parse(&m.action).ok_or_else(|| corrupt("action"))?,
+        lifecycle: HandshakeLifecycle { created_at: m.created_at, consumed_at: m.consumed_at },
+        handshake_id: m.handshake_id,
+        app_id: m.app_id,
+        intent: m.intent,
+        generator: m.generator,
+        cache,
+    })
+}
+
+#[async_trait::async_trait]
+impl HandshakeRepository for SeaOrmHandshakeRepository {
+    async fn insert(&self, r: &HandshakeRecord) -> Result<(), RepositoryError> {
+        let cache = r.cache.as_ref().map(|c| {
+            to_text(&json!({ "blueprintId": c.blueprint_id, "similarity": c.similarity, "kind": c.kind, "reason": c.reason }))
+        });
+        handshake::ActiveModel {
+            handshake_id: Set(r.handshake_id.clone()),
+            app_id: Set(r.app_id.clone()),
+            intent: Set(r.intent.clone()),
+            contract: Set(to_text(&r.contract)),
+            variance: Set(to_text(&r.variance)),
+            generator: Set(r.generator.clone()),
+            origin: Set(r.origin.as_str().to_owned()),
+            action: Set(r.action.as_str().to_owned()),
+            cache: Set(cache),
+            created_at: Set(r.lifecycle.created_at),
+            consumed_at: Set(r.lifecycle.consumed_at),
+        }
+        .insert(&self.db)
+        .await
+        .map_err(db)?;
+        Ok(())
+    }
+
+    async fn get(&self, handshake_id: &str) -> Result<Option<HandshakeRecord>, RepositoryError> {
+        handshake::Entity::find_by_id(handshake_id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(db)?
+            .map(record)
+            .transpose()
+    }
+
+    async fn consume(&self, handshake_id: &str, at: DateTime<Utc>) -> Result<bool, RepositoryError> {
+        // Compare-and-set: only the render that flips consumed_at from NULL wins.
+        let result = handshake::Entity::update_many()
+            .col_expr(handshake::Column::ConsumedAt, Expr::value(at))
+            .filter(handshake::Column::HandshakeId.eq(handshake_id))
+            .filter(handshake::Column::ConsumedAt.is_null())
+            .exec(&self.db)
+            .await
+            .map_err(db)?;
+        Ok(result.rows_affected == 1)
+    }
+}

@@ -1,0 +1,15 @@
+//! Repositories of the agent plane.
+
+mod apps;
+mod blueprints;
+mod entities;
+mod events;
+mod handshakes;
+mod seam;
+mod sessions;
+
+pub use apps::SeaOrmAppRepository;
+pub use blueprints::SeaOrmBlueprintRepository;
+pub use events::SeaOrmEventRepository;
+pub use handshakes::SeaOrmHandshakeRepository;
+pub use sessions::SeaOrmSessionRepository;

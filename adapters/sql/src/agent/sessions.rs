@@ -1,0 +1,157 @@
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+};
+use serde_json::Value;
+use svc_application::ports::RepositoryError;
+use svc_application::ports::agent::{HostSession, RenderFailure, SessionQuery, SessionRecord, SessionRepository};
+use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
+
+use super::entities::{session, session_history};
+use super::seam::{db, from_text, to_text};
+
+pub struct SeaOrmSessionRepository {
+    db: DatabaseConnection,
+}
+
+impl SeaOrmSessionRepository {
+    pub fn new(db: DatabaseConnection) -> Self {
+        Self { db }
+    }
+}
+
+/// Only the states a row can hold: expiry is computed from time, never stored.
+fn status_column(status: SessionStatus) -> &'static str {
+    match status {
+        SessionStatus::Failed => "failed",
+        SessionStatus::Active | SessionStatus::Expired => "active",
+    }
+}
+
+fn record(m: session::Model) -> Result<SessionRecord, RepositoryError> {
+    let status = if m.status == "failed" { SessionStatus::Failed } else { SessionStatus::Active };
+    let failure = match (m.failure_code, m.failure_message) {
+        (Some(code), message) => Some(RenderFailure { code, message: message.unwrap_or_default() }),
+        _ => None,
+    };
+    Ok(SessionRecord {
+        contract: from_text(&m.contract)?,
+        head: SessionHead {
+            status,
+            epoch: u32::try_from(m.epoch).unwrap_or(0),
+            props: from_text(&m.props)?,
+            last_activity_at: m.last_activity_at,
+            ttl_seconds: u64::try_from(m.ttl_seconds).unwrap_or(0),
+        },
+        context_snapshot: from_text(&m.context_snapshot)?,
+        failure,
+        host: HostSession { host_name: m.host_name, host_session_id: m.host_session_id },
+        session_id: m.session_id,
+        app_id: m.app_id,
+        intent: m.intent,
+        blueprint_id: m.blueprint_id,
+        theme_id: m.theme_id,
+        event_sequence: m.event_sequence,
+        created_at: m.created_at,
+        revision: m.revision,
+    })
+}
+
+fn clamp_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+#[async_trait::async_trait]
+impl SessionRepository for SeaOrmSessionRepository {
+    async fn insert(&self, r: &SessionRecord) -> Result<(), RepositoryError> {
+        session::ActiveModel {
+            session_id: Set(r.session_id.clone()),
+            app_id: Set(r.app_id.clone()),
+            intent: Set(r.intent.clone()),
+            blueprint_id: Set(r.blueprint_id.clone()),
+            contract: Set(to_text(&r.contract)),
+            theme_id: Set(r.theme_id.clone()),
+            status: Set(status_column(r.head.status).to_owned()),
+            epoch: Set(i64::from(r.head.epoch)),
+            props: Set(to_text(&r.head.props)),
+            last_activity_at: Set(r.head.last_activity_at),
+            ttl_seconds: Set(clamp_i64(r.head.ttl_seconds)),
+            failure_code: Set(r.failure.as_ref().map(|f| f.code.clone())),
+            failure_message: Set(r.failure.as_ref().map(|f| f.message.clone())),
+            host_name: Set(r.host.host_name.clone()),
+            host_session_id: Set(r.host.host_session_id.clone()),
+            context_snapshot: Set(to_text(&r.context_snapshot)),
+            event_sequence: Set(r.event_sequence),
+            created_at: Set(r.created_at),
+            revision: Set(r.revision),
+        }
+        .insert(&self.db)
+        .await
+        .map_err(db)?;
+        Ok(())
+    }
+
+    async fn get(&self, session_id: &str) -> Result<Option<SessionRecord>, RepositoryError> {
+        session::Entity::find_by_id(session_id.to_owned()).one(&self.db).await.map_err(db)?.map(record).transpose()
+    }
+
+    async fn save_head(&self, session_id: &str, revision: i64, head: &SessionHead, frozen: Option<&FrozenCard>) -> Result<bool, RepositoryError> {
+        let txn = self.db.begin().await.map_err(db)?;
+        let moved = session::Entity::update_many()
+            .col_expr(session::Column::Epoch, Expr::value(i64::from(head.epoch)))
+            .col_expr(session::Column::Props, Expr::value(to_text(&head.props)))
+            .col_expr(session::Column::LastActivityAt, Expr::value(head.last_activity_at))
+            .col_expr(session::Column::Revision, Expr::value(revision + 1))
+            .filter(session::Column::SessionId.eq(session_id))
+            .filter(session::Column::Revision.eq(revision))
+            .exec(&txn)
+            .await
+            .map_err(db)?;
+        if moved.rows_affected != 1 {
+            txn.rollback().await.map_err(db)?;
+            return Ok(false);
+        }
+        if let Some(card) = frozen {
+            session_history::ActiveModel {
+                session_id: Set(session_id.to_owned()),
+                epoch: Set(i64::from(card.epoch)),
+                props: Set(to_text(&card.props)),
+                frozen_at: Set(head.last_activity_at),
+            }
+            .insert(&txn)
+            .await
+            .map_err(db)?;
+        }
+        txn.commit().await.map_err(db)?;
+        Ok(true)
+    }
+
+    async fn frozen_props(&self, session_id: &str, epoch: u32) -> Result<Option<Value>, RepositoryError> {
+        session_history::Entity::find_by_id((session_id.to_owned(), i64::from(epoch)))
+            .one(&self.db)
+            .await
+            .map_err(db)?
+            .map(|m| from_text(&m.props))
+            .transpose()
+    }
+
+    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>, RepositoryError> {
+        let mut select = session::Entity::find().filter(session::Column::AppId.eq(app_id));
+        if let Some(host) = &query.host_name {
+            select = select.filter(session::Column::HostName.eq(host.as_str()));
+        }
+        if let Some(host_session) = &query.host_session_id {
+            select = select.filter(session::Column::HostSessionId.eq(host_session.as_str()));
+        }
+        // Take the newest `limit`, then answer newest last.
+        let mut rows = select
+            .order_by_desc(session::Column::CreatedAt)
+            .order_by_desc(session::Column::SessionId)
+            .limit(query.limit)
+            .all(&self.db)
+            .await
+            .map_err(db)?;
+        rows.reverse();
+        rows.into_iter().map(record).collect()
+    }
+}

@@ -1,0 +1,91 @@
+use std::time::Duration;
+
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend};
+use sea_orm_migration::MigratorTrait;
+
+use crate::Migrator;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("cannot open database {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("cannot migrate database {url}: {reason}")]
+    Migration { url: String, reason: String },
+}
+
+/// Opens the database named by `url` and applies every pending migration.
+///
+/// SQLite runs in WAL mode with `synchronous=FULL` so a committed row survives a SIGKILL; an
+/// in-memory SQLite gets one connection because each connection would otherwise see its own
+/// empty database. An unreachable PostgreSQL surfaces from sqlx as a pool timeout, so the
+/// acquire timeout is short and the error names the URL.
+pub async fn connect_and_migrate(url: &str) -> Result<DatabaseConnection, ConnectError> {
+    let mut options = ConnectOptions::new(url.to_owned());
+    options
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_timeout(Duration::from_secs(5))
+        .sqlx_logging(false);
+    if url.starts_with("sqlite::memory:") || url.contains("mode=memory") {
+        options.max_connections(1).min_connections(1);
+    } else if url.starts_with("sqlite:") {
+        options.max_connections(8);
+    } else {
+        options.max_connections(16);
+    }
+    let db = Database::connect(options).await.map_err(|e| ConnectError::Unreachable {
+        url: redact(url),
+        reason: e.to_string(),
+    })?;
+    if db.get_database_backend() == DbBackend::Sqlite {
+        for pragma in [
+            "PRAGMA journal_mode=WAL",
+            "PRAGMA synchronous=FULL",
+            "PRAGMA foreign_keys=ON",
+            "PRAGMA busy_timeout=5000",
+        ] {
+            db.execute_unprepared(pragma)
+                .await
+                .map_err(|e| ConnectError::Unreachable { url: redact(url), reason: e.to_string() })?;
+        }
+    } else {
+        // Fail fast with a clear message instead of a later pool timeout.
+        db.execute_unprepared("SELECT 1")
+            .await
+            .map_err(|e| ConnectError::Unreachable { url: redact(url), reason: e.to_string() })?;
+    }
+    Migrator::up(&db, None)
+        .await
+        .map_err(|e| ConnectError::Migration { url: redact(url), reason: e.to_string() })?;
+    Ok(db)
+}
+
+/// Hides a password in a database URL before it reaches a log or an error message.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let credentials = &url[scheme_end + 3..at];
+            match credentials.find(':') {
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme_end + 3],
+                    &credentials[..colon],
+                    &url[at..]
+                ),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn redact_hides_only_the_password() {
+        assert_eq!(redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact("sqlite://./x.db?mode=rwc"), "sqlite://./x.db?mode=rwc");
+    }
+}

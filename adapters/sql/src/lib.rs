@@ -1,0 +1,11 @@
+//! sea-orm persistence: one adapter for SQLite (the embedded default) and PostgreSQL.
+//! Entities are written by hand with portable types (`DateTimeUtc`, strings for ids).
+
+mod connect;
+mod migrations;
+
+pub mod agent;
+pub mod operator;
+
+pub use connect::{ConnectError, connect_and_migrate};
+pub use migrations::Migrator;

@@ -1,0 +1,18 @@
+//! One migration per file (`DeriveMigrationName` names a migration after its file).
+
+use sea_orm_migration::prelude::*;
+
+mod m20261125_000001_agent_tables;
+mod m20261125_000002_operator_tables;
+
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261125_000001_agent_tables::Migration),
+            Box::new(m20261125_000002_operator_tables::Migration),
+        ]
+    }
+}

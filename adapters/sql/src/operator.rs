@@ -1,0 +1,1 @@
+//! Repositories of the operator plane.

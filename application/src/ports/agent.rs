@@ -1,0 +1,213 @@
+//! Ports of the agent plane: apps, handshakes, sessions, events, blueprints and the live bus.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
+use svc_domain::session::{FrozenCard, SessionHead};
+
+use super::RepositoryError;
+
+type Result<T> = std::result::Result<T, RepositoryError>;
+
+/// An app: the tenancy unit of sessions and blueprints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppRecord {
+    pub app_id: String,
+    pub owner_id: String,
+    pub display_name: String,
+    pub system_prompt: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[async_trait::async_trait]
+pub trait AppRepository: Send + Sync {
+    /// The owner's default app, created (with `app_id`) on first use.
+    async fn default_app(&self, owner_id: &str, new_app_id: &str, now: DateTime<Utc>) -> Result<AppRecord>;
+    async fn get(&self, app_id: &str) -> Result<Option<AppRecord>>;
+}
+
+/// A cache match found at handshake time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheMatch {
+    pub blueprint_id: String,
+    /// 1.0 for an exact (intent, contractHash, variantKey) match.
+    pub similarity: f64,
+    /// `exact` or `semantic`.
+    pub kind: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandshakeRecord {
+    pub handshake_id: String,
+    pub app_id: String,
+    pub intent: String,
+    /// The agreed contract.
+    pub contract: Value,
+    pub variance: Value,
+    pub generator: Option<String>,
+    pub origin: Origin,
+    pub action: HandshakeAction,
+    pub cache: Option<CacheMatch>,
+    pub lifecycle: HandshakeLifecycle,
+}
+
+#[async_trait::async_trait]
+pub trait HandshakeRepository: Send + Sync {
+    async fn insert(&self, record: &HandshakeRecord) -> Result<()>;
+    async fn get(&self, handshake_id: &str) -> Result<Option<HandshakeRecord>>;
+    /// Marks the handshake consumed if nobody did first; `false` when another render won.
+    async fn consume(&self, handshake_id: &str, at: DateTime<Utc>) -> Result<bool>;
+}
+
+/// A materialised component in the blueprint cache.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlueprintRecord {
+    pub blueprint_id: String,
+    pub app_id: String,
+    pub intent: String,
+    pub contract_hash: String,
+    pub variant_key: String,
+    pub contract: Value,
+    pub variance: Value,
+    pub source: String,
+    pub code: String,
+    pub code_hash: String,
+    pub generator: String,
+    pub model: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[async_trait::async_trait]
+pub trait BlueprintRepository: Send + Sync {
+    async fn insert(&self, record: &BlueprintRecord) -> Result<()>;
+    async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>>;
+    /// The newest blueprint for the exact reuse key.
+    async fn find_exact(&self, app_id: &str, intent: &str, contract_hash: &str, variant_key: &str) -> Result<Option<BlueprintRecord>>;
+    async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool>;
+}
+
+/// Why a render failed, kept on the error session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderFailure {
+    pub code: String,
+    pub message: String,
+}
+
+/// The host conversation a render was created in (`_meta['ai.svc/host-session']`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HostSession {
+    pub host_name: Option<String>,
+    pub host_session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecord {
+    pub session_id: String,
+    pub app_id: String,
+    pub intent: String,
+    pub blueprint_id: Option<String>,
+    pub contract: Value,
+    pub theme_id: Option<String>,
+    pub head: SessionHead,
+    pub failure: Option<RenderFailure>,
+    pub host: HostSession,
+    pub context_snapshot: Value,
+    pub event_sequence: i64,
+    pub created_at: DateTime<Utc>,
+    /// Optimistic-concurrency counter: bumped by every head write.
+    pub revision: i64,
+}
+
+/// Filter of `svc_list_sessions`.
+#[derive(Debug, Clone, Default)]
+pub struct SessionQuery {
+    pub host_name: Option<String>,
+    pub host_session_id: Option<String>,
+    pub limit: u64,
+}
+
+#[async_trait::async_trait]
+pub trait SessionRepository: Send + Sync {
+    async fn insert(&self, record: &SessionRecord) -> Result<()>;
+    async fn get(&self, session_id: &str) -> Result<Option<SessionRecord>>;
+    /// Writes a new head if `revision` is still current, freezing `frozen` as history in the same
+    /// transaction; `false` when another writer moved the session first.
+    async fn save_head(&self, session_id: &str, revision: i64, head: &SessionHead, frozen: Option<&FrozenCard>) -> Result<bool>;
+    async fn frozen_props(&self, session_id: &str, epoch: u32) -> Result<Option<Value>>;
+    /// Newest last, at most `limit` rows.
+    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>>;
+}
+
+/// A stored user gesture.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionEventRecord {
+    pub session_id: String,
+    pub sequence: i64,
+    pub client_seq: Option<i64>,
+    pub intent: String,
+    pub action_data: Value,
+    pub ui_context: Value,
+    pub action_id: String,
+    pub fired_at: DateTime<Utc>,
+}
+
+/// A new gesture before the store gives it a sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewActionEvent {
+    pub session_id: String,
+    pub client_seq: Option<i64>,
+    pub intent: String,
+    pub action_data: Value,
+    pub ui_context: Value,
+    pub fired_at: DateTime<Utc>,
+}
+
+/// A server-stamped delivery on a stream channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamEnvelope {
+    pub session_id: String,
+    pub channel: String,
+    pub seq: i64,
+    pub mode: String,
+    pub payload: Value,
+    pub complete: bool,
+    pub timestamp: DateTime<Utc>,
+}
+
+#[async_trait::async_trait]
+pub trait EventRepository: Send + Sync {
+    /// Stores a gesture durably; a repeated `client_seq` returns the stored one instead.
+    async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool)>;
+    /// Returns every undrained gesture of the session and marks them drained, atomically.
+    async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>>;
+    /// Stores a delivery with the next per-channel sequence number.
+    async fn append_stream(&self, session_id: &str, channel: &str, mode: &str, payload: &Value, complete: bool, at: DateTime<Utc>) -> Result<StreamEnvelope>;
+    async fn streams_since(&self, session_id: &str, after_seq: i64) -> Result<Vec<StreamEnvelope>>;
+}
+
+/// What travels on the live bus to subscribers of one session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LiveEvent {
+    PropsUpdate { session_id: String, props: Value, epoch: u32 },
+    Data(StreamEnvelope),
+    /// A gesture was stored: a waiting `svc_consume` wakes.
+    ActionStored { session_id: String },
+    DrainAck { session_id: String, action_ids: Vec<String> },
+}
+
+impl LiveEvent {
+    pub fn session_id(&self) -> &str {
+        match self {
+            Self::PropsUpdate { session_id, .. } | Self::ActionStored { session_id } | Self::DrainAck { session_id, .. } => session_id,
+            Self::Data(envelope) => &envelope.session_id,
+        }
+    }
+}
+
+/// Fan-out of live events to every subscriber of a session, on any replica.
+pub trait EventBus: Send + Sync {
+    fn publish(&self, event: LiveEvent);
+    fn subscribe(&self, session_id: &str) -> tokio::sync::broadcast::Receiver<LiveEvent>;
+}

@@ -1,0 +1,16 @@
+use chrono::{DateTime, Utc};
+
+/// The only source of "now" for the application; the domain receives it as an argument.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> DateTime<Utc>;
+}
+
+/// The only source of identifiers and secrets, so tests can make them deterministic.
+pub trait Ids: Send + Sync {
+    /// A UUID v4 string (sessions, handshakes, events).
+    fn uuid(&self) -> String;
+    /// A ULID string (orgs, invites, ledger rows: sortable by creation).
+    fn ulid(&self) -> String;
+    /// `len` characters of base62 drawn from OS randomness (app ids, coupon codes, secrets).
+    fn base62(&self, len: usize) -> String;
+}

@@ -1,0 +1,12 @@
+//! Port traits: what the application needs from the outside world.
+
+mod clock;
+mod repository_error;
+
+pub mod agent;
+pub mod auth;
+pub mod generation;
+pub mod operator;
+
+pub use clock::{Clock, Ids};
+pub use repository_error::RepositoryError;

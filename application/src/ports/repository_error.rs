@@ -1,0 +1,11 @@
+/// What any repository adapter may answer besides success. Adapters turn driver errors into these
+/// variants at the seam, so services never see SQL.
+#[derive(Debug, thiserror::Error)]
+pub enum RepositoryError {
+    /// A uniqueness or compare-and-set conflict: another writer got there first.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The store failed; the cause is logged, never shown to callers.
+    #[error("storage failure")]
+    Unavailable(#[source] anyhow::Error),
+}

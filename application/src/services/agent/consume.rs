@@ -1,0 +1,72 @@
+use std::time::Duration;
+
+use serde_json::Value;
+use svc_domain::session::SessionStatus;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{AgentError, AgentService, Caller};
+use crate::ports::agent::{ActionEventRecord, LiveEvent};
+
+/// Longest `svc_consume` long-poll, in seconds.
+pub const MAX_CONSUME_TIMEOUT_SECONDS: u64 = 25;
+
+#[derive(Debug, Clone)]
+pub struct ConsumeReply {
+    pub events: Vec<ActionEventRecord>,
+    /// `Active` or `Expired` (a failed render reports `Expired`: it will never see a gesture).
+    pub status: SessionStatus,
+    pub client: Option<Value>,
+}
+
+impl AgentService {
+    /// Drains the session's gestures, waiting up to `timeout_seconds` for the first one. Waiting
+    /// listens on the event bus, so an arriving gesture wakes it at once and nothing polls.
+    pub async fn consume(&self, caller: &Caller, session_id: &str, timeout_seconds: u64) -> Result<ConsumeReply, AgentError> {
+        if timeout_seconds > MAX_CONSUME_TIMEOUT_SECONDS {
+            return Err(AgentError::invalid("timeout", format!("must be an integer from 0 to {MAX_CONSUME_TIMEOUT_SECONDS}")));
+        }
+        let session = self.owned_session(caller, session_id).await?;
+        let status = match session.head.status_at(self.ports.clock.now()) {
+            SessionStatus::Active => SessionStatus::Active,
+            SessionStatus::Expired | SessionStatus::Failed => SessionStatus::Expired,
+        };
+        // Subscribe before the first drain so a gesture stored in between still wakes us.
+        let mut wake = self.ports.bus.subscribe(session_id);
+        let mut events = self.drain(session_id).await?;
+        if events.is_empty() && status == SessionStatus::Active && timeout_seconds > 0 {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_seconds);
+            loop {
+                match tokio::time::timeout_at(deadline, wake.recv()).await {
+                    Err(_) => break,
+                    Ok(Ok(LiveEvent::ActionStored { .. })) | Ok(Err(RecvError::Lagged(_))) => {
+                        events = self.drain(session_id).await?;
+                        if !events.is_empty() {
+                            break;
+                        }
+                    }
+                    Ok(Ok(_)) => {}
+                    Ok(Err(RecvError::Closed)) => break,
+                }
+            }
+        }
+        Ok(ConsumeReply { events, status, client: session.client_context() })
+    }
+
+    async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, AgentError> {
+        let events = self.ports.events.drain(session_id).await?;
+        if !events.is_empty() {
+            self.ports.bus.publish(LiveEvent::DrainAck {
+                session_id: session_id.to_owned(),
+                action_ids: events.iter().map(|e| e.action_id.clone()).collect(),
+            });
+        }
+        Ok(events)
+    }
+}
+
+impl crate::ports::agent::SessionRecord {
+    /// The host observations a card echoed, when it sent any.
+    pub fn client_context(&self) -> Option<Value> {
+        self.context_snapshot.get("_host").cloned()
+    }
+}

@@ -1,0 +1,151 @@
+use serde_json::Value;
+use svc_domain::contract::{
+    Contract, Finding, PropsSchemaProfile, contract_hash, negotiate, profile_of, props_schema_hash, variant_key,
+};
+use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
+
+use super::{AgentError, AgentService, Caller};
+use crate::ports::agent::{CacheMatch, HandshakeRecord};
+
+#[derive(Debug, Clone)]
+pub struct HandshakeCommand {
+    pub intent: String,
+    pub contract: Value,
+    pub variance: Option<Value>,
+    pub generator: Option<String>,
+    pub force_create: bool,
+}
+
+/// A non-declined handshake.
+#[derive(Debug, Clone)]
+pub struct HandshakeReply {
+    pub handshake_id: String,
+    pub action: HandshakeAction,
+    pub origin: Origin,
+    pub intent: String,
+    pub blueprint_id: String,
+    pub contract_hash: String,
+    pub variant_key: String,
+    pub generator: Option<String>,
+    /// Non-empty only for origin `synth`.
+    pub amendments: Vec<Finding>,
+    /// Soft findings on a cache hit (what negotiation would have amended).
+    pub validation_findings: Vec<Finding>,
+    pub cache: Option<CacheMatch>,
+    /// Present when the agreed contract differs from the draft.
+    pub props_schema: Option<Value>,
+    pub props_schema_hash: String,
+    pub props_schema_profile: PropsSchemaProfile,
+    /// The agreed contract's props schema, for building a `nextStep` example.
+    pub enforced_schema: Value,
+}
+
+#[derive(Debug, Clone)]
+pub enum HandshakeOutcome {
+    Agreed(Box<HandshakeReply>),
+    /// The draft cannot be agreed; no record was created.
+    Declined { findings: Vec<Finding> },
+}
+
+/// Longest accepted intent.
+const MAX_INTENT_LEN: usize = 200;
+
+impl AgentService {
+    pub async fn handshake(&self, caller: &Caller, cmd: HandshakeCommand) -> Result<HandshakeOutcome, AgentError> {
+        let intent = cmd.intent.trim().to_owned();
+        if intent.is_empty() || intent.chars().count() > MAX_INTENT_LEN {
+            return Err(AgentError::invalid("intent", format!("must be 1 to {MAX_INTENT_LEN} characters")));
+        }
+        if cmd.variance.as_ref().is_some_and(|v| !v.is_object() && !v.is_null()) {
+            return Err(AgentError::invalid("blueprintDraft.variance", "must be an object"));
+        }
+        let variance = cmd.variance.clone().filter(|v| !v.is_null()).unwrap_or_else(|| Value::Object(Default::default()));
+        let variant = variant_key(Some(&variance));
+        let now = self.ports.clock.now();
+
+        // Lookup and validation run concurrently; a draft that is agreed verbatim hashes like its
+        // agreed form, so the speculative lookup is usually the only one.
+        let speculative_hash = draft_hash(&cmd.contract);
+        let lookup = async {
+            if cmd.force_create {
+                return Ok(None);
+            }
+            self.ports.blueprints.find_exact(&caller.app_id, &intent, &speculative_hash, &variant).await
+        };
+        let validation = async { negotiate(&cmd.contract) };
+        let (speculative, negotiated) = tokio::join!(lookup, validation);
+        let negotiated = match negotiated {
+            Ok(n) => n,
+            Err(declined) => return Ok(HandshakeOutcome::Declined { findings: declined.findings }),
+        };
+        let contract = negotiated.contract.clone();
+        let hash = contract_hash(&contract);
+        let exact = match speculative? {
+            Some(bp) if bp.contract_hash == hash => Some(bp),
+            _ if cmd.force_create => None,
+            _ => self.ports.blueprints.find_exact(&caller.app_id, &intent, &hash, &variant).await?,
+        };
+        let exact_exists = match (&exact, cmd.force_create) {
+            (Some(_), _) => true,
+            (None, true) => self.ports.blueprints.find_exact(&caller.app_id, &intent, &hash, &variant).await?.is_some(),
+            (None, false) => false,
+        };
+        let same_intent = exact_exists || self.ports.blueprints.intent_cached(&caller.app_id, &intent).await?;
+        let action = HandshakeAction::choose(cmd.force_create, exact_exists, same_intent);
+
+        let (origin, blueprint_id, cache, amendments, validation_findings) = match exact {
+            Some(bp) => {
+                let cache = CacheMatch {
+                    blueprint_id: bp.blueprint_id.clone(),
+                    similarity: 1.0,
+                    kind: "exact".into(),
+                    reason: "same intent, contractHash and variantKey".into(),
+                };
+                (Origin::Cache, bp.blueprint_id, Some(cache), vec![], negotiated.amendments.clone())
+            }
+            None if negotiated.amended() => (Origin::Synth, self.ports.ids.uuid(), None, negotiated.amendments.clone(), vec![]),
+            None => (Origin::Agent, self.ports.ids.uuid(), None, vec![], vec![]),
+        };
+
+        let record = HandshakeRecord {
+            handshake_id: self.ports.ids.uuid(),
+            app_id: caller.app_id.clone(),
+            intent: intent.clone(),
+            contract: contract.as_value(),
+            variance,
+            generator: cmd.generator.clone(),
+            origin,
+            action,
+            cache: cache.clone(),
+            lifecycle: HandshakeLifecycle::new(now),
+        };
+        self.ports.handshakes.insert(&record).await?;
+
+        let enforced = contract.props_schema();
+        Ok(HandshakeOutcome::Agreed(Box::new(HandshakeReply {
+            handshake_id: record.handshake_id,
+            action,
+            origin,
+            intent,
+            blueprint_id,
+            contract_hash: hash,
+            variant_key: variant,
+            generator: cmd.generator,
+            amendments,
+            validation_findings,
+            cache,
+            props_schema: negotiated.amended().then(|| enforced.clone()),
+            props_schema_hash: props_schema_hash(&enforced),
+            props_schema_profile: profile_of(&enforced),
+            enforced_schema: enforced,
+        })))
+    }
+}
+
+/// The hash the draft would have if it is agreed verbatim.
+fn draft_hash(draft: &Value) -> String {
+    draft
+        .as_object()
+        .map(|map| contract_hash(&Contract::from_agreed(map.clone())))
+        .unwrap_or_default()
+}

@@ -1,0 +1,92 @@
+//! The agent plane: handshake, render, consume, update, amend, emit and the session reads.
+
+mod catalogs;
+mod consume;
+mod emit;
+mod error;
+mod generation_queue;
+mod handshake;
+mod render;
+mod schema_cache;
+mod sessions;
+mod update;
+
+use std::sync::Arc;
+
+pub use error::AgentError;
+pub use generation_queue::{GenerationQueue, QueueFull};
+pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply};
+pub use render::{CacheReport, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult};
+pub use schema_cache::SchemaCache;
+pub use sessions::{RenderSource, SessionView};
+pub use consume::{ConsumeReply, MAX_CONSUME_TIMEOUT_SECONDS};
+pub use sessions::{DEFAULT_SESSION_LIST, MAX_SESSION_LIST};
+pub use update::{PropsChange, UpdateReply};
+
+use crate::ports::agent::{AppRepository, BlueprintRepository, EventBus, EventRepository, HandshakeRepository, SessionRepository};
+use crate::ports::generation::{Compiler, Generator};
+use crate::ports::{Clock, Ids};
+
+/// The authenticated caller of a tool, resolved by the transport.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// User id (or the app id on single-tenant servers).
+    pub principal_id: String,
+    /// The app the call is scoped to.
+    pub app_id: String,
+}
+
+/// Deployment settings the agent plane needs.
+#[derive(Debug, Clone)]
+pub struct AgentSettings {
+    /// Sliding lifetime of a session without an explicit `ttlSeconds`.
+    pub default_session_ttl_seconds: u64,
+    /// Canonical `provider:model` routes accepted in `infra.model`.
+    pub model_registry: Vec<String>,
+    /// Themes an app may use; empty means the whole catalog.
+    pub available_theme_ids: Vec<String>,
+    pub default_theme_id: String,
+}
+
+/// Every port the agent plane uses.
+#[derive(Clone)]
+pub struct AgentPorts {
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn Ids>,
+    pub apps: Arc<dyn AppRepository>,
+    pub handshakes: Arc<dyn HandshakeRepository>,
+    pub sessions: Arc<dyn SessionRepository>,
+    pub events: Arc<dyn EventRepository>,
+    pub blueprints: Arc<dyn BlueprintRepository>,
+    pub bus: Arc<dyn EventBus>,
+    pub generator: Arc<dyn Generator>,
+    pub compiler: Arc<dyn Compiler>,
+}
+
+#[derive(Clone)]
+pub struct AgentService {
+    ports: AgentPorts,
+    settings: Arc<AgentSettings>,
+    schemas: SchemaCache,
+    queue: GenerationQueue,
+    /// Gadgets declared by the app manifest (`svc.json#app.gadgets`), layered over the standard package.
+    declared_gadgets: Vec<svc_domain::gadgets::GadgetDescriptor>,
+}
+
+impl AgentService {
+    pub fn new(ports: AgentPorts, settings: AgentSettings, queue: GenerationQueue) -> Self {
+        Self { ports, settings: Arc::new(settings), schemas: SchemaCache::new(1024), queue, declared_gadgets: Vec::new() }
+    }
+
+    pub fn settings(&self) -> &AgentSettings {
+        &self.settings
+    }
+
+    /// The caller's session, or `SessionNotFound` for a missing or foreign one alike.
+    async fn owned_session(&self, caller: &Caller, session_id: &str) -> Result<crate::ports::agent::SessionRecord, AgentError> {
+        match self.ports.sessions.get(session_id).await? {
+            Some(s) if s.app_id == caller.app_id => Ok(s),
+            _ => Err(AgentError::SessionNotFound),
+        }
+    }
+}

@@ -1,0 +1,344 @@
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use svc_domain::contract::{Contract, LIFECYCLE_CHANNEL, contract_hash, negotiate, sha256_hex, variant_key};
+use svc_domain::handshake::{HandshakeAction, Origin};
+use svc_domain::model_route::parse_model_route;
+use svc_domain::refusal::RefusalEntry;
+use svc_domain::session::{SessionHead, checked_ttl};
+use svc_domain::{gadgets, themes};
+
+use super::{AgentError, AgentService, Caller};
+use crate::ports::agent::{BlueprintRecord, HandshakeRecord, HostSession, RenderFailure, SessionRecord};
+use crate::ports::generation::{GenerationRequest, GenerationStage};
+
+#[derive(Debug, Clone, Default)]
+pub struct RenderOverride {
+    pub contract: Option<Value>,
+    pub variance: Option<Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RenderCommand {
+    pub handshake_id: String,
+    pub props: Value,
+    pub theme_id: Option<String>,
+    pub model: Option<String>,
+    pub override_: Option<RenderOverride>,
+    pub ttl_seconds: Option<u64>,
+    pub host: HostSession,
+}
+
+/// The `cache` block of a rendered or failed result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheReport {
+    pub hit: bool,
+    pub similarity: Option<f64>,
+    pub cached_blueprint_id: Option<String>,
+    pub llm_calls_avoided: u32,
+    pub kind: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// Identity fields present on `rendered` and `failed` results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderIdentity {
+    pub session_id: String,
+    pub app_id: String,
+    pub action: HandshakeAction,
+    pub contract_hash: String,
+    pub blueprint_id: String,
+    pub variant_key: String,
+    pub cache: CacheReport,
+}
+
+/// A pre-generation refusal; the handshake stays intact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub entry: RefusalEntry,
+    pub message: String,
+    pub balance_cents_at_check: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RenderResult {
+    Rendered {
+        identity: RenderIdentity,
+        has_actions: bool,
+        theme_id: String,
+        expires_at: DateTime<Utc>,
+        last_sequence: i64,
+    },
+    Failed { identity: RenderIdentity, code: &'static str, message: String },
+    Refused(Refusal),
+}
+
+/// The contract, variance and blueprint a render will materialise.
+struct Plan {
+    contract: Contract,
+    variance: Value,
+    cached: Option<BlueprintRecord>,
+    planned_blueprint_id: String,
+    cache_report: CacheReport,
+}
+
+impl AgentService {
+    pub async fn render(&self, caller: &Caller, cmd: RenderCommand) -> Result<RenderResult, AgentError> {
+        let now = self.ports.clock.now();
+        let handshake = self.usable_handshake(caller, &cmd.handshake_id, now).await?;
+        let model = cmd
+            .model
+            .as_deref()
+            .map(|raw| parse_model_route(raw, &self.settings.model_registry).map_err(|e| AgentError::invalid("infra.model", e.to_string())))
+            .transpose()?;
+        let theme_id = self.checked_theme(cmd.theme_id.as_deref())?;
+        let ttl = match cmd.ttl_seconds {
+            Some(ttl) => checked_ttl(ttl).map_err(|e| AgentError::invalid("ttlSeconds", e.to_string()))?,
+            None => self.settings.default_session_ttl_seconds,
+        };
+        let plan = self.plan(caller, &handshake, cmd.override_.as_ref()).await?;
+        let violations = self.schemas.check(&plan.contract.props_schema(), &cmd.props);
+        if !violations.is_empty() {
+            return Err(AgentError::ContractViolation { target: "props".into(), violations });
+        }
+        // Only a cold generation needs a queue slot; saturation leaves the handshake intact.
+        let _slot = match plan.cached {
+            Some(_) => None,
+            None => Some(self.queue.enter().await.map_err(|full| AgentError::Overloaded { retry_after_seconds: full.retry_after_seconds })?),
+        };
+        if !self.ports.handshakes.consume(&handshake.handshake_id, now).await? {
+            return Err(AgentError::invalid("handshakeId", "the handshake was already used by a render; call svc_handshake again"));
+        }
+
+        let session_id = self.ports.ids.uuid();
+        let identity = RenderIdentity {
+            session_id: session_id.clone(),
+            app_id: caller.app_id.clone(),
+            action: handshake.action,
+            contract_hash: contract_hash(&plan.contract),
+            blueprint_id: plan.planned_blueprint_id.clone(),
+            variant_key: variant_key(Some(&plan.variance)),
+            cache: plan.cache_report.clone(),
+        };
+        let blueprint = match plan.cached.clone() {
+            Some(bp) => bp,
+            None => match self.materialise(caller, &handshake, &plan, &identity, model.map(|m| m.canonical())).await? {
+                Ok(bp) => bp,
+                Err(failure) => {
+                    self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host).await?;
+                    return Ok(RenderResult::Failed { identity, code: failure_code(&failure), message: failure.message });
+                }
+            },
+        };
+        let head = SessionHead::rendered(cmd.props, ttl, self.ports.clock.now());
+        let record = SessionRecord {
+            session_id,
+            app_id: caller.app_id.clone(),
+            intent: handshake.intent.clone(),
+            blueprint_id: Some(blueprint.blueprint_id.clone()),
+            contract: plan.contract.as_value(),
+            theme_id: Some(theme_id.clone()),
+            head: head.clone(),
+            failure: None,
+            host: cmd.host,
+            context_snapshot: Value::Object(plan.contract.context_defaults()),
+            event_sequence: 0,
+            created_at: now,
+            revision: 0,
+        };
+        self.ports.sessions.insert(&record).await?;
+        Ok(RenderResult::Rendered {
+            has_actions: !plan.contract.action_intents().is_empty(),
+            identity,
+            theme_id,
+            expires_at: head.expires_at(),
+            last_sequence: 0,
+        })
+    }
+
+    async fn usable_handshake(&self, caller: &Caller, id: &str, now: DateTime<Utc>) -> Result<HandshakeRecord, AgentError> {
+        let record = match self.ports.handshakes.get(id).await? {
+            Some(r) if r.app_id == caller.app_id => r,
+            _ => return Err(AgentError::invalid("handshakeId", "unknown handshake; call svc_handshake first")),
+        };
+        record.lifecycle.ensure_usable(now).map_err(|e| AgentError::invalid("handshakeId", e.to_string()))?;
+        Ok(record)
+    }
+
+    fn checked_theme(&self, requested: Option<&str>) -> Result<String, AgentError> {
+        let available = self.theme_catalog();
+        match requested {
+            None => Ok(self.settings.default_theme_id.clone()),
+            Some(id) if available.iter().any(|t| t.id == id) => Ok(id.to_owned()),
+            Some(id) => Err(AgentError::invalid(
+                "themeId",
+                format!("unknown theme `{id}`; ids come from svc_list_themes: {}", available.iter().map(|t| t.id.as_str()).collect::<Vec<_>>().join(", ")),
+            )),
+        }
+    }
+
+    pub(super) fn theme_catalog(&self) -> Vec<themes::ThemeEntry> {
+        if self.settings.available_theme_ids.is_empty() {
+            themes::catalog()
+        } else {
+            themes::filter_by_allowlist(themes::catalog(), &self.settings.available_theme_ids)
+        }
+    }
+
+    /// Applies `override` (PATCH semantics) and decides between the cache and a generation.
+    async fn plan(&self, caller: &Caller, handshake: &HandshakeRecord, over: Option<&RenderOverride>) -> Result<Plan, AgentError> {
+        let mut contract = Contract::from_agreed(handshake.contract.as_object().cloned().unwrap_or_default());
+        let mut variance = handshake.variance.clone();
+        let mut reaimed = false;
+        if let Some(draft) = over.and_then(|o| o.contract.as_ref()) {
+            let agreed = negotiate(draft).map_err(|e| AgentError::invalid("override.contract", e.to_string()))?;
+            if agreed.amended() {
+                let first = &agreed.amendments[0];
+                return Err(AgentError::invalid("override.contract", format!("must already conform: {} ({})", first.message, first.path)));
+            }
+            contract = agreed.contract;
+            reaimed = true;
+        }
+        if let Some(patch) = over.and_then(|o| o.variance.as_ref()) {
+            if !patch.is_object() {
+                return Err(AgentError::invalid("override.variance", "must be an object"));
+            }
+            json_patch::merge(&mut variance, patch);
+            reaimed = true;
+        }
+        let cached = match (handshake.origin, reaimed) {
+            (Origin::Cache, false) => match &handshake.cache {
+                Some(hit) => self.ports.blueprints.get(&hit.blueprint_id).await?,
+                None => None,
+            },
+            // A variance re-aim may land on another cached variant; a contract re-draft never does.
+            (_, true) if over.is_some_and(|o| o.contract.is_none()) => {
+                self.ports
+                    .blueprints
+                    .find_exact(&caller.app_id, &handshake.intent, &contract_hash(&contract), &variant_key(Some(&variance)))
+                    .await?
+            }
+            _ => None,
+        };
+        let cache_report = match &cached {
+            Some(bp) => CacheReport {
+                hit: true,
+                similarity: Some(handshake.cache.as_ref().map_or(1.0, |c| c.similarity)),
+                cached_blueprint_id: Some(bp.blueprint_id.clone()),
+                llm_calls_avoided: 1,
+                kind: Some(handshake.cache.as_ref().map_or("exact".into(), |c| c.kind.clone())),
+                reason: Some(handshake.cache.as_ref().map_or("same reuse key".into(), |c| c.reason.clone())),
+            },
+            None => CacheReport { hit: false, similarity: None, cached_blueprint_id: None, llm_calls_avoided: 0, kind: None, reason: None },
+        };
+        let planned_blueprint_id = cached.as_ref().map_or_else(|| self.ports.ids.uuid(), |bp| bp.blueprint_id.clone());
+        Ok(Plan { contract, variance, cached, planned_blueprint_id, cache_report })
+    }
+
+    /// Generates and compiles a component, publishing progress on `_svc:lifecycle`.
+    async fn materialise(
+        &self,
+        caller: &Caller,
+        handshake: &HandshakeRecord,
+        plan: &Plan,
+        identity: &RenderIdentity,
+        model: Option<String>,
+    ) -> Result<Result<BlueprintRecord, RenderFailure>, AgentError> {
+        self.progress(&identity.session_id, GenerationStage::Prompting).await?;
+        let request = GenerationRequest {
+            intent: handshake.intent.clone(),
+            contract: plan.contract.as_value(),
+            variance: plan.variance.clone(),
+            model,
+        };
+        let generated = match self.ports.generator.generate(&request).await {
+            Ok(g) => g,
+            Err(e) => return Ok(Err(generation_failure(e))),
+        };
+        self.progress(&identity.session_id, GenerationStage::Compiling).await?;
+        let mut allowed = plan.contract.gadget_packages();
+        allowed.push(gadgets::STANDARD_PACKAGE.to_owned());
+        let compiled = match self.ports.compiler.compile(&generated.source, &allowed) {
+            Ok(c) => c,
+            Err(failure) => {
+                return Ok(Err(RenderFailure { code: "PRODUCTION_FAILED".into(), message: failure.to_string() }));
+            }
+        };
+        let record = BlueprintRecord {
+            blueprint_id: identity.blueprint_id.clone(),
+            app_id: caller.app_id.clone(),
+            intent: handshake.intent.clone(),
+            contract_hash: identity.contract_hash.clone(),
+            variant_key: identity.variant_key.clone(),
+            contract: plan.contract.as_value(),
+            variance: plan.variance.clone(),
+            source: generated.source,
+            code_hash: sha256_hex(compiled.code.as_bytes()),
+            code: compiled.code,
+            generator: generated.generator,
+            model: generated.model,
+            created_at: self.ports.clock.now(),
+        };
+        self.ports.blueprints.insert(&record).await?;
+        self.progress(&identity.session_id, GenerationStage::Done).await?;
+        Ok(Ok(record))
+    }
+
+    async fn progress(&self, session_id: &str, stage: GenerationStage) -> Result<(), AgentError> {
+        let envelope = self
+            .ports
+            .events
+            .append_stream(session_id, LIFECYCLE_CHANNEL, "replace", &json!({ "stage": stage.as_str() }), stage == GenerationStage::Done, self.ports.clock.now())
+            .await?;
+        self.ports.bus.publish(crate::ports::agent::LiveEvent::Data(envelope));
+        Ok(())
+    }
+
+    async fn commit_failed(
+        &self,
+        handshake: &HandshakeRecord,
+        plan: &Plan,
+        identity: &RenderIdentity,
+        failure: &RenderFailure,
+        ttl: u64,
+        host: &HostSession,
+    ) -> Result<(), AgentError> {
+        let now = self.ports.clock.now();
+        let record = SessionRecord {
+            session_id: identity.session_id.clone(),
+            app_id: identity.app_id.clone(),
+            intent: handshake.intent.clone(),
+            blueprint_id: None,
+            contract: plan.contract.as_value(),
+            theme_id: None,
+            head: SessionHead::failed(ttl, now),
+            failure: Some(failure.clone()),
+            host: host.clone(),
+            context_snapshot: Value::Object(Default::default()),
+            event_sequence: 0,
+            created_at: now,
+            revision: 0,
+        };
+        self.ports.sessions.insert(&record).await?;
+        Ok(())
+    }
+}
+
+fn generation_failure(e: crate::ports::generation::GenerationError) -> RenderFailure {
+    use crate::ports::generation::GenerationError;
+    let code = match e {
+        GenerationError::ProductionFailed(_) => "PRODUCTION_FAILED",
+        GenerationError::NoCredentials(_) => "NO_CREDENTIALS",
+    };
+    RenderFailure { code: code.into(), message: e.to_string() }
+}
+
+/// The wire code of a failure, from the closed set Document 1 allows.
+fn failure_code(failure: &RenderFailure) -> &'static str {
+    match failure.code.as_str() {
+        "NO_CREDENTIALS" => "NO_CREDENTIALS",
+        "NO_PLATFORM_KEY" => "NO_PLATFORM_KEY",
+        "VALIDATION_ERROR" => "VALIDATION_ERROR",
+        "GENERATION_QUEUE_OVERLOADED" => "GENERATION_QUEUE_OVERLOADED",
+        _ => "PRODUCTION_FAILED",
+    }
+}

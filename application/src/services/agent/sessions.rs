@@ -1,0 +1,106 @@
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use svc_domain::session::SessionStatus;
+
+use super::{AgentError, AgentService, Caller};
+use crate::ports::agent::{SessionQuery, SessionRecord};
+
+/// Bounds of `svc_list_sessions`' `limit`.
+pub const MAX_SESSION_LIST: u64 = 200;
+pub const DEFAULT_SESSION_LIST: u64 = 50;
+
+/// The `svc_get_session` projection.
+#[derive(Debug, Clone)]
+pub struct SessionView {
+    pub session_id: String,
+    pub app_id: String,
+    pub event_sequence: i64,
+    pub created_at: DateTime<Utc>,
+    pub last_activity_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub status: SessionStatus,
+    pub context_snapshot: Value,
+}
+
+/// The `svc_get_render_source` body.
+#[derive(Debug, Clone)]
+pub struct RenderSource {
+    pub session_id: String,
+    pub source: String,
+    pub contract: Value,
+    pub fixture_props: Value,
+}
+
+impl AgentService {
+    /// Reads a session and bumps its activity heartbeat.
+    pub async fn get_session(&self, caller: &Caller, session_id: &str) -> Result<SessionView, AgentError> {
+        let mut session = self.owned_session(caller, session_id).await?;
+        let now = self.ports.clock.now();
+        let before = session.head.last_activity_at;
+        session.head.touch(now);
+        // A lost race only means another writer bumped the heartbeat too.
+        if session.head.last_activity_at != before {
+            self.ports.sessions.save_head(session_id, session.revision, &session.head, None).await?;
+        }
+        Ok(view(&session, now))
+    }
+
+    /// The TSX behind a render; does not bump the heartbeat.
+    pub async fn get_render_source(&self, caller: &Caller, session_id: &str) -> Result<RenderSource, AgentError> {
+        let session = self.owned_session(caller, session_id).await?;
+        let Some(blueprint_id) = &session.blueprint_id else {
+            return Err(AgentError::NoSource("the render failed and produced no component".into()));
+        };
+        let Some(blueprint) = self.ports.blueprints.get(blueprint_id).await? else {
+            return Err(AgentError::NoSource("the render's component is no longer stored".into()));
+        };
+        Ok(RenderSource {
+            session_id: session.session_id,
+            source: blueprint.source,
+            contract: session.contract,
+            fixture_props: session.head.props,
+        })
+    }
+
+    pub async fn list_sessions(&self, caller: &Caller, mut query: SessionQuery) -> Result<Vec<(SessionRecord, SessionStatus)>, AgentError> {
+        if query.limit == 0 {
+            query.limit = DEFAULT_SESSION_LIST;
+        }
+        if query.limit > MAX_SESSION_LIST {
+            return Err(AgentError::invalid("limit", format!("must be an integer from 1 to {MAX_SESSION_LIST}")));
+        }
+        let now = self.ports.clock.now();
+        let rows = self.ports.sessions.list(&caller.app_id, &query).await?;
+        Ok(rows.into_iter().map(|s| {
+            let status = s.head.status_at(now);
+            (s, status)
+        }).collect())
+    }
+
+    /// The session as seen by a live-channel or resource reader of the caller's app.
+    pub async fn session_for(&self, caller: &Caller, session_id: &str) -> Result<SessionRecord, AgentError> {
+        self.owned_session(caller, session_id).await
+    }
+
+    /// Props of a frozen epoch, or of the head when `epoch` is the head.
+    pub async fn props_at(&self, caller: &Caller, session_id: &str, epoch: u32) -> Result<Option<Value>, AgentError> {
+        let session = self.owned_session(caller, session_id).await?;
+        if epoch == session.head.epoch {
+            return Ok(Some(session.head.props));
+        }
+        Ok(self.ports.sessions.frozen_props(session_id, epoch).await?)
+    }
+}
+
+fn view(session: &SessionRecord, now: DateTime<Utc>) -> SessionView {
+    SessionView {
+        session_id: session.session_id.clone(),
+        app_id: session.app_id.clone(),
+        event_sequence: session.event_sequence,
+        created_at: session.created_at,
+        last_activity_at: session.head.last_activity_at,
+        expires_at: session.head.expires_at(),
+        status: session.head.status_at(now),
+        context_snapshot: session.context_snapshot.clone(),
+    }
+}

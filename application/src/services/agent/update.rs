@@ -1,0 +1,83 @@
+use serde_json::Value;
+use svc_domain::contract::{Contract, PropsSchemaProfile, profile_of, props_schema_hash};
+use svc_domain::session::{NO_OP_WARNING, SessionError, UpdateEffect};
+
+use super::{AgentError, AgentService, Caller};
+use crate::ports::agent::LiveEvent;
+
+/// How new props are given.
+#[derive(Debug, Clone)]
+pub enum PropsChange {
+    /// The new props object.
+    Replace(Value),
+    /// An RFC 7396 JSON Merge Patch over the current props.
+    Merge(Value),
+}
+
+#[derive(Debug, Clone)]
+pub struct UpdateReply {
+    pub session_id: String,
+    pub updated: bool,
+    /// The head after the call.
+    pub epoch: u32,
+    pub warning: Option<&'static str>,
+    /// Present when the session declares a propsSpec.
+    pub props_schema: Option<(String, PropsSchemaProfile)>,
+}
+
+/// Attempts before a burst of concurrent writers on one session is reported as a failure.
+const MAX_WRITE_ATTEMPTS: usize = 5;
+
+impl AgentService {
+    /// `svc_update` (`amend == false`) or `svc_amend` (`amend == true`).
+    pub async fn change_props(&self, caller: &Caller, session_id: &str, change: PropsChange, amend: bool) -> Result<UpdateReply, AgentError> {
+        for _ in 0..MAX_WRITE_ATTEMPTS {
+            let session = self.owned_session(caller, session_id).await?;
+            let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
+            let props = match &change {
+                PropsChange::Replace(p) => p.clone(),
+                PropsChange::Merge(patch) => {
+                    let mut merged = session.head.props.clone();
+                    json_patch::merge(&mut merged, patch);
+                    merged
+                }
+            };
+            let schema = contract.props_schema();
+            let violations = self.schemas.check(&schema, &props);
+            if !violations.is_empty() {
+                return Err(AgentError::ContractViolation { target: "props".into(), violations });
+            }
+            let now = self.ports.clock.now();
+            let mut head = session.head.clone();
+            let (updated, frozen) = if amend {
+                (head.amend(props, now).map_err(session_error)?, None)
+            } else {
+                match head.update(props, now).map_err(session_error)? {
+                    UpdateEffect::Advanced { frozen, .. } => (true, Some(frozen)),
+                    UpdateEffect::NoOp => (false, None),
+                }
+            };
+            if !self.ports.sessions.save_head(session_id, session.revision, &head, frozen.as_ref()).await? {
+                continue;
+            }
+            if updated {
+                self.ports.bus.publish(LiveEvent::PropsUpdate { session_id: session_id.to_owned(), props: head.props.clone(), epoch: head.epoch });
+            }
+            return Ok(UpdateReply {
+                session_id: session_id.to_owned(),
+                updated,
+                epoch: head.epoch,
+                warning: (!updated).then_some(NO_OP_WARNING),
+                props_schema: contract.declares_props_spec().then(|| (props_schema_hash(&schema), profile_of(&schema))),
+            });
+        }
+        Err(AgentError::Internal(anyhow::anyhow!("session {session_id} kept changing under concurrent writers")))
+    }
+}
+
+fn session_error(e: SessionError) -> AgentError {
+    match e {
+        SessionError::Expired => AgentError::SessionNotFound,
+        other => AgentError::invalid("sessionId", other.to_string()),
+    }
+}

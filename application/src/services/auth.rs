@@ -1,0 +1,95 @@
+//! Authentication of tool-route callers: the open development mode and the strict key check.
+
+use std::sync::Arc;
+
+use svc_domain::contract::sha256_hex;
+
+use super::agent::{AgentError, Caller};
+use crate::ports::agent::AppRepository;
+use crate::ports::auth::KeyStore;
+use crate::ports::{Clock, Ids};
+
+/// The identity every bearer maps to in `--dev-allow-all` mode.
+pub const DEV_IDENTITY: &str = "builder";
+
+/// Length of minted app ids (base62).
+pub const APP_ID_LEN: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMode {
+    /// Any bearer string authenticates as `builder`.
+    DevAllowAll,
+    /// Only known keys authenticate.
+    Strict,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// No bearer at all.
+    #[error("authentication required")]
+    Anonymous,
+    /// A bearer that no key store knows (or a revoked or expired key).
+    #[error("invalid bearer token")]
+    InvalidToken,
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+#[derive(Clone)]
+pub struct AuthService {
+    mode: AuthMode,
+    keys: Vec<Arc<dyn KeyStore>>,
+    apps: Arc<dyn AppRepository>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+}
+
+impl AuthService {
+    pub fn new(mode: AuthMode, keys: Vec<Arc<dyn KeyStore>>, apps: Arc<dyn AppRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
+        Self { mode, keys, apps, clock, ids }
+    }
+
+    pub fn mode(&self) -> AuthMode {
+        self.mode
+    }
+
+    /// Resolves a bearer (the text after `Bearer `) to a caller scoped to one app.
+    pub async fn authenticate(&self, bearer: Option<&str>) -> Result<Caller, AuthError> {
+        let bearer = bearer.map(str::trim).filter(|b| !b.is_empty()).ok_or(AuthError::Anonymous)?;
+        let (principal, locked_app) = match self.mode {
+            AuthMode::DevAllowAll => (DEV_IDENTITY.to_owned(), None),
+            AuthMode::Strict => {
+                let owner = self.lookup(bearer).await?.ok_or(AuthError::InvalidToken)?;
+                (owner.principal_id, owner.app_id)
+            }
+        };
+        let app_id = match locked_app {
+            Some(app) => app,
+            None => {
+                let app = self
+                    .apps
+                    .default_app(&principal, &self.ids.base62(APP_ID_LEN), self.clock.now())
+                    .await
+                    .map_err(|e| AuthError::Internal(e.into()))?;
+                app.app_id
+            }
+        };
+        Ok(Caller { principal_id: principal, app_id })
+    }
+
+    async fn lookup(&self, bearer: &str) -> Result<Option<crate::ports::auth::KeyOwner>, AuthError> {
+        let hash = sha256_hex(bearer.as_bytes());
+        for store in &self.keys {
+            if let Some(owner) = store.find_by_hash(&hash).await.map_err(|e| AuthError::Internal(e.into()))? {
+                return Ok(Some(owner));
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl From<AuthError> for AgentError {
+    fn from(e: AuthError) -> Self {
+        AgentError::Internal(anyhow::Error::new(e))
+    }
+}

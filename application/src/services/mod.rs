@@ -1,0 +1,5 @@
+//! One service per area.
+
+pub mod agent;
+pub mod auth;
+pub mod operator;

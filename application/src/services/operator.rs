@@ -1,0 +1,24 @@
+//! Operator-plane services: orgs and invites, connector keys, coupons, credits. Each orchestrates
+//! the pure domain through the ports of `crate::ports::operator`, and answers errors whose
+//! `code()` is the snake_case code of the operator route.
+
+mod connector_keys;
+mod coupons;
+mod credits;
+mod orgs;
+
+pub use connector_keys::{
+    ConnectorKeyService, ConnectorKeyServiceError, IssueConnectorKey, IssuedConnectorKey, RevokeConnectorKey,
+    RevokedConnectorKey,
+};
+pub use coupons::{CouponService, CouponServiceError, IssueCoupon, RedeemCoupon};
+pub use credits::{
+    ChargeCredit, CreditService, CreditServiceError, CreditTransactionsPage, GrantCredit, GrantKind,
+    ListCreditTransactions, RefundCredit,
+};
+pub use orgs::{
+    AcceptInvite, CreateOrg, InviteIssued, InviteRevoked, InviteToOrg, OrgService, OrgServiceError, RevokeInvite,
+};
+
+/// Code of every storage failure: its cause is logged, never shown.
+pub const INTERNAL_ERROR_CODE: &str = "internal_error";

@@ -1,0 +1,212 @@
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use svc_domain::connector_key::{
+    self, ConnectorKey, ConnectorKeyDraft, ConnectorKeyError, ConnectorKeyStatus, ConnectorKeySummary,
+    KeyRevokeOutcome, PlaintextKey,
+};
+
+use super::INTERNAL_ERROR_CODE;
+use crate::ports::operator::{ConnectorKeyRepository, TransitionError};
+use crate::ports::{Clock, Ids, RepositoryError};
+
+/// Random characters after `svc_user_`: 40 base62 characters, about 238 bits.
+const SECRET_CHARS: usize = 40;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueConnectorKey {
+    pub caller_user_id: String,
+    pub name: Option<String>,
+    pub app_id: Option<String>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevokeConnectorKey {
+    pub caller_user_id: String,
+    pub key_id: String,
+}
+
+/// `svc_ops_issue_connector_key`'s answer: the summary plus the plaintext, shown this once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuedConnectorKey {
+    pub summary: ConnectorKeySummary,
+    pub plaintext_key: PlaintextKey,
+}
+
+/// `svc_ops_revoke_connector_key`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevokedConnectorKey {
+    pub id: String,
+    pub status: ConnectorKeyStatus,
+    pub already_revoked: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectorKeyServiceError {
+    #[error(transparent)]
+    Key(#[from] ConnectorKeyError),
+    #[error("storage failure")]
+    Storage(#[from] RepositoryError),
+}
+
+impl ConnectorKeyServiceError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Key(error) => error.code(),
+            Self::Storage(_) => INTERNAL_ERROR_CODE,
+        }
+    }
+}
+
+impl From<TransitionError<ConnectorKeyError>> for ConnectorKeyServiceError {
+    fn from(error: TransitionError<ConnectorKeyError>) -> Self {
+        match error {
+            TransitionError::Rejected(error) => Self::Key(error),
+            TransitionError::Repository(error) => Self::Storage(error),
+        }
+    }
+}
+
+/// Connector keys: issue (plaintext revealed once), list, revoke, and authenticate a bearer.
+pub struct ConnectorKeyService {
+    keys: Arc<dyn ConnectorKeyRepository>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+}
+
+impl ConnectorKeyService {
+    pub fn new(keys: Arc<dyn ConnectorKeyRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
+        Self { keys, clock, ids }
+    }
+
+    /// The caller's keys, metadata only.
+    pub async fn list(&self, caller_user_id: &str) -> Result<Vec<ConnectorKeySummary>, ConnectorKeyServiceError> {
+        let keys = self.keys.list_by_owner(caller_user_id).await?;
+        Ok(keys.iter().map(ConnectorKey::summary).collect())
+    }
+
+    /// A new active key. Only its hash and display prefix are stored.
+    pub async fn issue(&self, command: IssueConnectorKey) -> Result<IssuedConnectorKey, ConnectorKeyServiceError> {
+        let draft = ConnectorKeyDraft {
+            id: self.ids.ulid(),
+            owner_user_id: command.caller_user_id,
+            app_id: command.app_id,
+            name: command.name,
+            expires_at: command.expires_at,
+            secret: self.ids.base62(SECRET_CHARS),
+        };
+        let (key, plaintext_key) = ConnectorKey::issue(draft, self.clock.now())?;
+        self.keys.insert(&key).await?;
+        Ok(IssuedConnectorKey { summary: key.summary(), plaintext_key })
+    }
+
+    /// Revokes one of the caller's keys; revoking twice answers `alreadyRevoked`.
+    pub async fn revoke(&self, command: RevokeConnectorKey) -> Result<RevokedConnectorKey, ConnectorKeyServiceError> {
+        let key = self.keys.get(&command.key_id).await?.ok_or(ConnectorKeyError::NotFound)?;
+        key.ensure_owned_by(&command.caller_user_id)?;
+        let (revoked, outcome) = self.keys.revoke(&command.key_id).await?;
+        Ok(RevokedConnectorKey {
+            id: revoked.id,
+            status: revoked.status,
+            already_revoked: outcome == KeyRevokeOutcome::AlreadyRevoked,
+        })
+    }
+
+    /// The key a bearer plaintext stands for, if it may authenticate now; records its use.
+    pub async fn authenticate(&self, plaintext: &str) -> Result<Option<ConnectorKey>, ConnectorKeyServiceError> {
+        if !plaintext.starts_with(connector_key::PLAINTEXT_PREFIX) {
+            return Ok(None);
+        }
+        let now = self.clock.now();
+        let Some(key) = self.keys.find_by_hash(&connector_key::hash_key(plaintext)).await? else {
+            return Ok(None);
+        };
+        if !key.authenticates(now) {
+            return Ok(None);
+        }
+        // Last-used is informational: a failed write must not refuse a valid key.
+        if let Err(error) = self.keys.touch_last_used(&key.id, now).await {
+            tracing::warn!(key_id = %key.id, error = %error, "could not record connector key use");
+        }
+        Ok(Some(ConnectorKey { last_used_at: Some(now), ..key }))
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use chrono::TimeDelta;
+
+    use super::*;
+    use crate::testing::OperatorFakes;
+
+    fn issue(caller: &str) -> IssueConnectorKey {
+        IssueConnectorKey { caller_user_id: caller.into(), name: Some("laptop".into()), app_id: None, expires_at: None }
+    }
+
+    #[tokio::test]
+    async fn an_issued_key_authenticates_until_revoked() {
+        let fakes = OperatorFakes::new();
+        let service = fakes.connector_key_service();
+        let issued = service.issue(issue("u1")).await.unwrap();
+        let plaintext = issued.plaintext_key.expose().to_owned();
+        assert!(plaintext.starts_with("svc_user_"));
+        assert_eq!(issued.summary.api_key_prefix, plaintext["svc_user_".len()..][..8]);
+
+        fakes.clock.advance(TimeDelta::minutes(1));
+        let authenticated = service.authenticate(&plaintext).await.unwrap().unwrap();
+        assert_eq!(authenticated.id, issued.summary.id);
+        let listed = service.list("u1").await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].last_used_at, Some(fakes.clock.now()));
+        assert!(service.list("u2").await.unwrap().is_empty());
+
+        let revoke = RevokeConnectorKey { caller_user_id: "u1".into(), key_id: issued.summary.id.clone() };
+        let first = service.revoke(revoke.clone()).await.unwrap();
+        assert_eq!((first.status, first.already_revoked), (ConnectorKeyStatus::Revoked, false));
+        let again = service.revoke(revoke).await.unwrap();
+        assert_eq!((again.status, again.already_revoked), (ConnectorKeyStatus::Revoked, true));
+        assert_eq!(service.authenticate(&plaintext).await.unwrap(), None, "revoked regardless of hash match");
+        assert_eq!(service.list("u1").await.unwrap().len(), 1, "the row is kept");
+    }
+
+    #[tokio::test]
+    async fn revoking_someone_elses_or_a_missing_key_is_refused() {
+        let fakes = OperatorFakes::new();
+        let service = fakes.connector_key_service();
+        let issued = service.issue(issue("u1")).await.unwrap();
+        let rows = [
+            (RevokeConnectorKey { caller_user_id: "u2".into(), key_id: issued.summary.id.clone() }, "connector_key_access_denied"),
+            (RevokeConnectorKey { caller_user_id: "u1".into(), key_id: "missing".into() }, "connector_key_not_found"),
+        ];
+        for (command, code) in rows {
+            assert_eq!(service.revoke(command).await.unwrap_err().code(), code);
+        }
+        assert!(service.authenticate(issued.plaintext_key.expose()).await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn an_expired_or_unknown_key_does_not_authenticate() {
+        let fakes = OperatorFakes::new();
+        let service = fakes.connector_key_service();
+        let expiring = IssueConnectorKey { expires_at: Some(fakes.clock.now() + TimeDelta::hours(1)), ..issue("u1") };
+        let issued = service.issue(expiring).await.unwrap();
+        assert!(service.authenticate(issued.plaintext_key.expose()).await.unwrap().is_some());
+        fakes.clock.advance(TimeDelta::hours(1));
+        assert_eq!(service.authenticate(issued.plaintext_key.expose()).await.unwrap(), None);
+        assert_eq!(service.authenticate("svc_user_unknown").await.unwrap(), None);
+        assert_eq!(service.authenticate("Bearer something").await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn names_are_validated() {
+        let fakes = OperatorFakes::new();
+        let service = fakes.connector_key_service();
+        let long = IssueConnectorKey { name: Some("x".repeat(121)), ..issue("u1") };
+        assert_eq!(service.issue(long).await.unwrap_err().code(), "invalid_key_name");
+        let unnamed = IssueConnectorKey { name: None, ..issue("u1") };
+        assert_eq!(service.issue(unnamed).await.unwrap().summary.name, None);
+    }
+}

@@ -1,0 +1,154 @@
+//! The data contract an agent negotiates before a render, and every rule about it: validation
+//! findings and amendments, reuse keys, the grammar-safe profile and props validation.
+//!
+//! The shape (our design where Document 1 says "not shown") is documented as a JSON Schema in
+//! `docs/contract.schema.json`:
+//! `{ propsSpec?, actionSpec?, streamSpec?, contextSpec?, clientCapabilities?, agentCapabilities? }`.
+
+mod hashing;
+mod negotiation;
+mod profile;
+mod schema_check;
+
+pub use hashing::{canonical_sha256, contract_hash, props_schema_hash, sha256_hex, variant_key};
+pub use negotiation::{Finding, FindingSeverity, Negotiated, NegotiationError, negotiate};
+pub use profile::{PropsSchemaProfile, profile_of};
+pub use schema_check::{SchemaViolation, compile_schema, violations};
+
+use serde_json::{Map, Value, json};
+
+/// Top-level keys a contract may carry.
+pub const CONTRACT_KEYS: [&str; 6] = [
+    "propsSpec",
+    "actionSpec",
+    "streamSpec",
+    "contextSpec",
+    "clientCapabilities",
+    "agentCapabilities",
+];
+
+/// Channel names with this prefix belong to the server (generation progress on `_svc:lifecycle`).
+pub const RESERVED_CHANNEL_PREFIX: &str = "_svc:";
+
+/// The channel on which generation progress is delivered as `data`.
+pub const LIFECYCLE_CHANNEL: &str = "_svc:lifecycle";
+
+/// An agreed contract: a JSON object that passed negotiation, with typed accessors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contract(Map<String, Value>);
+
+/// How a stream channel folds payloads in the card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamMode {
+    /// Each payload adds to the card's list.
+    Append,
+    /// Each payload replaces the last value.
+    Replace,
+}
+
+impl StreamMode {
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "append" => Some(Self::Append),
+            "replace" => Some(Self::Replace),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Append => "append",
+            Self::Replace => "replace",
+        }
+    }
+}
+
+/// A declared stream channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamChannel {
+    pub mode: StreamMode,
+    pub schema: Value,
+    pub complete: bool,
+}
+
+impl Contract {
+    /// Wraps an object already agreed by [`negotiate`]; callers outside negotiation use this only
+    /// for contracts read back from storage.
+    pub fn from_agreed(value: Map<String, Value>) -> Self {
+        Self(value)
+    }
+
+    pub fn as_value(&self) -> Value {
+        Value::Object(self.0.clone())
+    }
+
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.0
+    }
+
+    /// The schema props are validated against: `propsSpec`, or "any object" when absent.
+    pub fn props_schema(&self) -> Value {
+        self.0
+            .get("propsSpec")
+            .cloned()
+            .unwrap_or_else(|| json!({ "type": "object" }))
+    }
+
+    pub fn declares_props_spec(&self) -> bool {
+        self.0.contains_key("propsSpec")
+    }
+
+    fn section(&self, key: &str) -> Option<&Map<String, Value>> {
+        self.0.get(key).and_then(Value::as_object)
+    }
+
+    pub fn action_intents(&self) -> Vec<String> {
+        self.section("actionSpec")
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn action_schema(&self, intent: &str) -> Option<Value> {
+        self.section("actionSpec")?.get(intent)?.get("schema").cloned()
+    }
+
+    pub fn stream_channel(&self, channel: &str) -> Option<StreamChannel> {
+        let entry = self.section("streamSpec")?.get(channel)?;
+        Some(StreamChannel {
+            mode: entry
+                .get("mode")
+                .and_then(Value::as_str)
+                .and_then(StreamMode::parse)
+                .unwrap_or(StreamMode::Append),
+            schema: entry.get("schema").cloned().unwrap_or_else(|| json!({})),
+            complete: entry.get("complete").and_then(Value::as_bool).unwrap_or(false),
+        })
+    }
+
+    pub fn context_slots(&self) -> Vec<String> {
+        self.section("contextSpec")
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Default value of every contextSpec slot (null when the slot declares none).
+    pub fn context_defaults(&self) -> Map<String, Value> {
+        self.section("contextSpec")
+            .map(|slots| {
+                slots
+                    .iter()
+                    .map(|(name, slot)| (name.clone(), slot.get("default").cloned().unwrap_or(Value::Null)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Packages the component may import, from `clientCapabilities.gadgets`.
+    pub fn gadget_packages(&self) -> Vec<String> {
+        self.section("clientCapabilities")
+            .and_then(|c| c.get("gadgets"))
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,342 @@
+//! Negotiation of a draft contract: every rule that turns a draft into an agreed contract, a set
+//! of amendments (origin `synth`), or a decline. The rules are listed in docs/contract.md; each
+//! rule has one test below.
+
+use serde_json::{Map, Value, json};
+
+use super::{CONTRACT_KEYS, Contract, RESERVED_CHANNEL_PREFIX, compile_schema};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingSeverity {
+    /// The draft was repaired; the amendment says how.
+    Amended,
+    /// The draft cannot be agreed.
+    Fatal,
+}
+
+/// One thing negotiation noticed about a draft.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// Stable snake_case rule name (`unknown_key`, `invalid_schema`, ...).
+    pub code: &'static str,
+    /// JSON Pointer into the draft contract.
+    pub path: String,
+    pub message: String,
+    pub severity: FindingSeverity,
+}
+
+/// The agreed contract and what was changed to reach it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Negotiated {
+    pub contract: Contract,
+    /// Non-empty exactly when the draft was amended.
+    pub amendments: Vec<Finding>,
+}
+
+impl Negotiated {
+    pub fn amended(&self) -> bool {
+        !self.amendments.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("contract declined: {}", findings.iter().map(|f| format!("{}: {}", f.path, f.message)).collect::<Vec<_>>().join("; "))]
+pub struct NegotiationError {
+    pub findings: Vec<Finding>,
+}
+
+/// Longest intent, channel or slot name accepted.
+const MAX_NAME_LEN: usize = 64;
+
+/// Negotiates a draft contract.
+pub fn negotiate(draft: &Value) -> Result<Negotiated, NegotiationError> {
+    let mut n = Negotiator::default();
+    let Some(object) = draft.as_object() else {
+        n.fatal("not_an_object", "", "the contract must be a JSON object");
+        return Err(NegotiationError { findings: n.fatal });
+    };
+    let mut agreed = Map::new();
+    for (key, value) in object {
+        let path = format!("/{}", escape(key));
+        if !CONTRACT_KEYS.contains(&key.as_str()) {
+            n.amend("unknown_key", &path, format!("unknown key `{key}` removed; allowed: {}", CONTRACT_KEYS.join(", ")));
+            continue;
+        }
+        let section = match key.as_str() {
+            "propsSpec" => n.props_spec(&path, value),
+            "actionSpec" => n.named_entries(&path, value, Negotiator::action_entry),
+            "streamSpec" => n.named_entries(&path, value, Negotiator::stream_entry),
+            "contextSpec" => n.named_entries(&path, value, Negotiator::context_entry),
+            "clientCapabilities" => n.client_capabilities(&path, value),
+            _ => n.agent_capabilities(&path, value),
+        };
+        if let Some(section) = section {
+            agreed.insert(key.clone(), section);
+        }
+    }
+    if n.fatal.is_empty() {
+        Ok(Negotiated { contract: Contract::from_agreed(agreed), amendments: n.amended })
+    } else {
+        Err(NegotiationError { findings: n.fatal })
+    }
+}
+
+#[derive(Default)]
+struct Negotiator {
+    amended: Vec<Finding>,
+    fatal: Vec<Finding>,
+}
+
+type EntryRule = fn(&mut Negotiator, &str, &str, &Map<String, Value>) -> Option<Value>;
+
+impl Negotiator {
+    fn amend(&mut self, code: &'static str, path: &str, message: String) {
+        self.amended.push(Finding { code, path: path.to_owned(), message, severity: FindingSeverity::Amended });
+    }
+
+    fn fatal(&mut self, code: &'static str, path: &str, message: &str) {
+        self.fatal.push(Finding { code, path: path.to_owned(), message: message.to_owned(), severity: FindingSeverity::Fatal });
+    }
+
+    fn schema(&mut self, path: &str, schema: &Value) -> Option<Value> {
+        match compile_schema(schema) {
+            Ok(_) => Some(schema.clone()),
+            Err(reason) => {
+                self.fatal("invalid_schema", path, &format!("not a valid JSON Schema 2020-12: {reason}"));
+                None
+            }
+        }
+    }
+
+    fn props_spec(&mut self, path: &str, value: &Value) -> Option<Value> {
+        let Some(map) = value.as_object() else {
+            self.fatal("not_an_object", path, "propsSpec must be a JSON Schema object");
+            return None;
+        };
+        let mut spec = map.clone();
+        match spec.get("type") {
+            None => {
+                spec.insert("type".into(), json!("object"));
+                self.amend("props_type_added", &format!("{path}/type"), "props are an object: `type: \"object\"` added".into());
+            }
+            Some(Value::String(t)) if t == "object" => {}
+            Some(_) => {
+                self.fatal("props_not_object", &format!("{path}/type"), "propsSpec must describe an object (`type: \"object\"`)");
+                return None;
+            }
+        }
+        self.schema(path, &Value::Object(spec))
+    }
+
+    fn named_entries(&mut self, path: &str, value: &Value, rule: EntryRule) -> Option<Value> {
+        let Some(entries) = value.as_object() else {
+            self.fatal("not_an_object", path, "must be an object keyed by name");
+            return None;
+        };
+        let mut agreed = Map::new();
+        for (name, entry) in entries {
+            let entry_path = format!("{path}/{}", escape(name));
+            if !valid_name(name) {
+                self.fatal("invalid_name", &entry_path, "names start with a letter or `_`, use letters, digits, `_ . : -`, at most 64 characters");
+                continue;
+            }
+            let Some(entry) = entry.as_object() else {
+                self.fatal("not_an_object", &entry_path, "each entry must be an object");
+                continue;
+            };
+            if let Some(value) = rule(self, name, &entry_path, entry) {
+                agreed.insert(name.clone(), value);
+            }
+        }
+        Some(Value::Object(agreed))
+    }
+
+    fn drop_unknown(&mut self, path: &str, entry: &Map<String, Value>, allowed: &[&str]) -> Map<String, Value> {
+        let mut kept = Map::new();
+        for (key, value) in entry {
+            if allowed.contains(&key.as_str()) {
+                kept.insert(key.clone(), value.clone());
+            } else {
+                self.amend("unknown_key", &format!("{path}/{}", escape(key)), format!("unknown key `{key}` removed; allowed: {}", allowed.join(", ")));
+            }
+        }
+        kept
+    }
+
+    fn required_schema(&mut self, path: &str, entry: &mut Map<String, Value>) -> bool {
+        match entry.get("schema") {
+            None => {
+                entry.insert("schema".into(), json!({}));
+                self.amend("schema_added", &format!("{path}/schema"), "no schema given: `{}` (any value) assumed".into());
+                true
+            }
+            Some(schema) => self.schema(&format!("{path}/schema"), schema).is_some(),
+        }
+    }
+
+    fn action_entry(&mut self, _name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
+        let mut entry = self.drop_unknown(path, entry, &["schema", "description"]);
+        self.required_schema(path, &mut entry).then_some(Value::Object(entry))
+    }
+
+    fn stream_entry(&mut self, name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
+        if name.starts_with(RESERVED_CHANNEL_PREFIX) {
+            self.fatal("reserved_channel", path, "channel names starting `_svc:` are reserved for the server");
+            return None;
+        }
+        let mut entry = self.drop_unknown(path, entry, &["mode", "schema", "complete", "source", "description"]);
+        match entry.get("mode") {
+            None => {
+                entry.insert("mode".into(), json!("append"));
+                self.amend("mode_added", &format!("{path}/mode"), "no mode given: `append` assumed".into());
+            }
+            Some(Value::String(m)) if m == "append" || m == "replace" => {}
+            Some(_) => {
+                self.fatal("invalid_mode", &format!("{path}/mode"), "mode must be `append` or `replace`");
+                return None;
+            }
+        }
+        if entry.get("complete").is_some_and(|c| !c.is_boolean()) {
+            self.fatal("invalid_complete", &format!("{path}/complete"), "complete must be a boolean");
+            return None;
+        }
+        if let Some(source) = entry.get("source") {
+            let tool_ok = source.get("tool").and_then(Value::as_str).is_some_and(|t| !t.is_empty());
+            let interval_ok = source.get("intervalMs").is_none_or(|i| i.as_u64().is_some_and(|ms| ms >= 250));
+            if !tool_ok || !interval_ok {
+                self.fatal("invalid_source", &format!("{path}/source"), "source is `{ tool: string, intervalMs?: integer >= 250 }`");
+                return None;
+            }
+        }
+        self.required_schema(path, &mut entry).then_some(Value::Object(entry))
+    }
+
+    fn context_entry(&mut self, _name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
+        let mut entry = self.drop_unknown(path, entry, &["schema", "default", "description"]);
+        if !self.required_schema(path, &mut entry) {
+            return None;
+        }
+        if let (Some(default), Some(schema)) = (entry.get("default"), entry.get("schema"))
+            && let Ok(validator) = compile_schema(schema)
+            && !validator.is_valid(default)
+        {
+            entry.remove("default");
+            self.amend("default_removed", &format!("{path}/default"), "the default does not match the slot schema and was removed".into());
+        }
+        Some(Value::Object(entry))
+    }
+
+    fn client_capabilities(&mut self, path: &str, value: &Value) -> Option<Value> {
+        let Some(map) = value.as_object() else {
+            self.fatal("not_an_object", path, "clientCapabilities must be an object");
+            return None;
+        };
+        let kept = self.drop_unknown(path, map, &["gadgets"]);
+        if let Some(gadgets) = kept.get("gadgets") {
+            let versions_ok = gadgets.as_object().is_some_and(|g| g.values().all(Value::is_string));
+            if !versions_ok {
+                self.fatal("invalid_gadgets", &format!("{path}/gadgets"), "gadgets maps a package name to a version string");
+                return None;
+            }
+        }
+        Some(Value::Object(kept))
+    }
+
+    fn agent_capabilities(&mut self, path: &str, value: &Value) -> Option<Value> {
+        let Some(map) = value.as_object() else {
+            self.fatal("not_an_object", path, "agentCapabilities must be an object");
+            return None;
+        };
+        let kept = self.drop_unknown(path, map, &["tools"]);
+        if let Some(tools) = kept.get("tools") {
+            let names_ok = tools.as_array().is_some_and(|t| t.iter().all(Value::is_string));
+            if !names_ok {
+                self.fatal("invalid_tools", &format!("{path}/tools"), "tools is an array of tool names");
+                return None;
+            }
+        }
+        Some(Value::Object(kept))
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    first_ok
+        && name.len() <= MAX_NAME_LEN
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'))
+}
+
+/// JSON Pointer escaping of one reference token (RFC 6901).
+fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(findings: &[Finding]) -> Vec<&'static str> {
+        findings.iter().map(|f| f.code).collect()
+    }
+
+    #[test]
+    fn a_clean_draft_is_agreed_verbatim() {
+        let draft = json!({
+            "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } } },
+            "actionSpec": { "approve": { "schema": { "type": "object" }, "description": "ok" } },
+            "streamSpec": { "log": { "mode": "append", "schema": { "type": "string" }, "complete": true } },
+            "contextSpec": { "tab": { "schema": { "type": "string" }, "default": "a" } },
+            "clientCapabilities": { "gadgets": { "@svc/gadgets": "1.0.0" } },
+            "agentCapabilities": { "tools": ["lookup"] }
+        });
+        let agreed = negotiate(&draft).unwrap();
+        assert!(!agreed.amended());
+        assert_eq!(agreed.contract.as_value(), draft);
+    }
+
+    #[test]
+    fn empty_contract_is_agreed() {
+        assert!(!negotiate(&json!({})).unwrap().amended());
+    }
+
+    #[test]
+    fn repairable_drafts_are_amended() {
+        let cases = [
+            (json!({ "extra": 1 }), "unknown_key", "/extra"),
+            (json!({ "propsSpec": { "properties": {} } }), "props_type_added", "/propsSpec/type"),
+            (json!({ "actionSpec": { "go": {} } }), "schema_added", "/actionSpec/go/schema"),
+            (json!({ "actionSpec": { "go": { "schema": {}, "label": "x" } } }), "unknown_key", "/actionSpec/go/label"),
+            (json!({ "streamSpec": { "log": { "schema": {} } } }), "mode_added", "/streamSpec/log/mode"),
+            (json!({ "contextSpec": { "tab": { "schema": { "type": "string" }, "default": 3 } } }), "default_removed", "/contextSpec/tab/default"),
+            (json!({ "clientCapabilities": { "gadgets": {}, "x": 1 } }), "unknown_key", "/clientCapabilities/x"),
+        ];
+        for (draft, code, path) in cases {
+            let agreed = negotiate(&draft).unwrap_or_else(|e| panic!("{draft}: {e}"));
+            assert_eq!(codes(&agreed.amendments), vec![code], "{draft}");
+            assert_eq!(agreed.amendments[0].path, path);
+        }
+    }
+
+    #[test]
+    fn unrepairable_drafts_are_declined_with_the_path() {
+        let cases = [
+            (json!([]), "not_an_object", ""),
+            (json!({ "propsSpec": { "type": "array" } }), "props_not_object", "/propsSpec/type"),
+            (json!({ "propsSpec": { "type": "object", "properties": { "a": { "type": 5 } } } }), "invalid_schema", "/propsSpec"),
+            (json!({ "actionSpec": { "9lives": { "schema": {} } } }), "invalid_name", "/actionSpec/9lives"),
+            (json!({ "actionSpec": { "go": 1 } }), "not_an_object", "/actionSpec/go"),
+            (json!({ "streamSpec": { "_svc:lifecycle": { "schema": {} } } }), "reserved_channel", "/streamSpec/_svc:lifecycle"),
+            (json!({ "streamSpec": { "log": { "mode": "merge" } } }), "invalid_mode", "/streamSpec/log/mode"),
+            (json!({ "streamSpec": { "log": { "complete": "yes" } } }), "invalid_complete", "/streamSpec/log/complete"),
+            (json!({ "streamSpec": { "log": { "source": { "tool": "" } } } }), "invalid_source", "/streamSpec/log/source"),
+            (json!({ "clientCapabilities": { "gadgets": { "x": 1 } } }), "invalid_gadgets", "/clientCapabilities/gadgets"),
+            (json!({ "agentCapabilities": { "tools": [1] } }), "invalid_tools", "/agentCapabilities/tools"),
+        ];
+        for (draft, code, path) in cases {
+            let err = negotiate(&draft).expect_err(&draft.to_string());
+            assert_eq!(codes(&err.findings), vec![code], "{draft}");
+            assert_eq!(err.findings[0].path, path);
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Pure rules of the service. Every entity of the seeds' "States and transitions" tables is a value
+//! whose transitions are methods taking `now` as an argument and returning the next state or a
+//! typed error. Nothing here reads a clock, touches I/O or draws randomness.
+
+pub mod action_event;
+pub mod artifact;
+pub mod connector_key;
+pub mod contract;
+pub mod coupon;
+pub mod gadgets;
+pub mod handshake;
+pub mod invite;
+pub mod model_route;
+pub mod org;
+pub mod refusal;
+pub mod session;
+pub mod themes;
+pub mod wallet;

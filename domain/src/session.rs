@@ -1,0 +1,214 @@
+//! A render session: active until its TTL elapses, with a head epoch that moves forward on every
+//! update that changes props (the previous card is frozen as history) and stays put on an amend
+//! or a no-op update. A failed render commits an error session that is never active.
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::Value;
+
+/// Bounds of an explicit `ttlSeconds` (Document 1 leaves them to us): one minute to 30 days.
+pub const MIN_TTL_SECONDS: u64 = 60;
+pub const MAX_TTL_SECONDS: u64 = 30 * 24 * 3600;
+
+/// Warning returned with `updated: false`.
+pub const NO_OP_WARNING: &str = "props unchanged: nothing was repainted and no new card was minted";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionStatus {
+    Active,
+    Expired,
+    /// An error session: a render that ran and produced nothing.
+    Failed,
+}
+
+impl SessionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Expired => "expired",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    #[error("ttlSeconds must be an integer from {MIN_TTL_SECONDS} to {MAX_TTL_SECONDS}")]
+    TtlOutOfRange,
+    #[error("the session expired")]
+    Expired,
+    #[error("the render failed; it has no props to change")]
+    NotRendered,
+}
+
+/// A card frozen when the head moved past it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrozenCard {
+    pub epoch: u32,
+    pub props: Value,
+}
+
+/// What an update did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateEffect {
+    /// The head moved to `epoch`; `frozen` is the card it left behind.
+    Advanced { epoch: u32, frozen: FrozenCard },
+    /// The props were equal: nothing minted.
+    NoOp,
+}
+
+/// The mutable core of a session: the rules need no more than this.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionHead {
+    pub status: SessionStatus,
+    pub epoch: u32,
+    pub props: Value,
+    pub last_activity_at: DateTime<Utc>,
+    /// Sliding lifetime: the session expires `ttl` after its last activity.
+    pub ttl_seconds: u64,
+}
+
+/// Checks an agent-supplied `ttlSeconds`.
+pub fn checked_ttl(ttl_seconds: u64) -> Result<u64, SessionError> {
+    if (MIN_TTL_SECONDS..=MAX_TTL_SECONDS).contains(&ttl_seconds) {
+        Ok(ttl_seconds)
+    } else {
+        Err(SessionError::TtlOutOfRange)
+    }
+}
+
+impl SessionHead {
+    /// A fresh active session at epoch 1.
+    pub fn rendered(props: Value, ttl_seconds: u64, now: DateTime<Utc>) -> Self {
+        Self { status: SessionStatus::Active, epoch: 1, props, last_activity_at: now, ttl_seconds }
+    }
+
+    /// The error session a failed render commits.
+    pub fn failed(ttl_seconds: u64, now: DateTime<Utc>) -> Self {
+        Self { status: SessionStatus::Failed, epoch: 0, props: Value::Null, last_activity_at: now, ttl_seconds }
+    }
+
+    pub fn expires_at(&self) -> DateTime<Utc> {
+        let ttl = i64::try_from(self.ttl_seconds).unwrap_or(i64::MAX / 1000);
+        self.last_activity_at + Duration::seconds(ttl)
+    }
+
+    /// The status as of `now`: an active session whose TTL actually elapsed is expired.
+    pub fn status_at(&self, now: DateTime<Utc>) -> SessionStatus {
+        match self.status {
+            SessionStatus::Active if now >= self.expires_at() => SessionStatus::Expired,
+            other => other,
+        }
+    }
+
+    fn ensure_live(&self, now: DateTime<Utc>) -> Result<(), SessionError> {
+        match self.status_at(now) {
+            SessionStatus::Active => Ok(()),
+            SessionStatus::Expired => Err(SessionError::Expired),
+            SessionStatus::Failed => Err(SessionError::NotRendered),
+        }
+    }
+
+    /// Bumps the activity heartbeat (a read, an event): the TTL restarts.
+    pub fn touch(&mut self, now: DateTime<Utc>) {
+        if self.status_at(now) == SessionStatus::Active {
+            self.last_activity_at = now;
+        }
+    }
+
+    /// `svc_update`: new props make a new card at epoch N+1; equal props are a no-op.
+    pub fn update(&mut self, props: Value, now: DateTime<Utc>) -> Result<UpdateEffect, SessionError> {
+        self.ensure_live(now)?;
+        self.last_activity_at = now;
+        if props == self.props {
+            return Ok(UpdateEffect::NoOp);
+        }
+        let frozen = FrozenCard { epoch: self.epoch, props: std::mem::replace(&mut self.props, props) };
+        self.epoch += 1;
+        Ok(UpdateEffect::Advanced { epoch: self.epoch, frozen })
+    }
+
+    /// `svc_amend`: repaints the head in place at epoch N; `false` when the props were equal.
+    pub fn amend(&mut self, props: Value, now: DateTime<Utc>) -> Result<bool, SessionError> {
+        self.ensure_live(now)?;
+        self.last_activity_at = now;
+        if props == self.props {
+            return Ok(false);
+        }
+        self.props = props;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 25, 12, 0, 0).unwrap()
+    }
+
+    /// One row per row of Document 1's state table for sessions.
+    #[test]
+    fn state_table() {
+        // (none) -> active on rendered
+        let head = SessionHead::rendered(json!({ "n": 1 }), 3600, t0());
+        assert_eq!(head.status_at(t0()), SessionStatus::Active);
+        assert_eq!(head.epoch, 1);
+        // (none) -> error session on failed
+        let failed = SessionHead::failed(3600, t0());
+        assert_eq!(failed.status_at(t0()), SessionStatus::Failed);
+        assert_eq!(failed.clone().update(json!({}), t0()), Err(SessionError::NotRendered));
+        // active -> expired when the TTL actually elapses
+        assert_eq!(head.status_at(t0() + Duration::seconds(3599)), SessionStatus::Active);
+        assert_eq!(head.status_at(t0() + Duration::seconds(3600)), SessionStatus::Expired);
+        // epoch N -> N+1 on an update that changes props; the old card is frozen
+        let mut updated = head.clone();
+        let effect = updated.update(json!({ "n": 2 }), t0()).unwrap();
+        assert_eq!(effect, UpdateEffect::Advanced { epoch: 2, frozen: FrozenCard { epoch: 1, props: json!({ "n": 1 }) } });
+        // epoch N -> N on a no-op update
+        let mut same = head.clone();
+        assert_eq!(same.update(json!({ "n": 1 }), t0()).unwrap(), UpdateEffect::NoOp);
+        assert_eq!(same.epoch, 1);
+        // epoch N -> N on amend, repainted in place
+        let mut amended = head.clone();
+        assert!(amended.amend(json!({ "n": 5 }), t0()).unwrap());
+        assert_eq!((amended.epoch, amended.props.clone()), (1, json!({ "n": 5 })));
+        assert!(!amended.amend(json!({ "n": 5 }), t0()).unwrap());
+        // an expired session takes no update
+        let mut old = head;
+        assert_eq!(old.update(json!({ "n": 9 }), t0() + Duration::days(1)), Err(SessionError::Expired));
+    }
+
+    #[test]
+    fn activity_slides_the_expiry() {
+        let mut head = SessionHead::rendered(json!({}), 60, t0());
+        head.touch(t0() + Duration::seconds(50));
+        assert_eq!(head.status_at(t0() + Duration::seconds(100)), SessionStatus::Active);
+    }
+
+    #[test]
+    fn ttl_bounds() {
+        assert_eq!(checked_ttl(59), Err(SessionError::TtlOutOfRange));
+        assert_eq!(checked_ttl(60), Ok(60));
+        assert_eq!(checked_ttl(MAX_TTL_SECONDS), Ok(MAX_TTL_SECONDS));
+        assert_eq!(checked_ttl(MAX_TTL_SECONDS + 1), Err(SessionError::TtlOutOfRange));
+    }
+
+    proptest! {
+        /// Whatever sequence of updates and amends arrives, the head epoch never goes down.
+        #[test]
+        fn epochs_only_grow(ops in proptest::collection::vec((any::<bool>(), 0u8..4), 0..40)) {
+            let mut head = SessionHead::rendered(json!({ "v": 0 }), 3600, t0());
+            let mut last = head.epoch;
+            for (is_update, value) in ops {
+                let props = json!({ "v": value });
+                if is_update { let _ = head.update(props, t0()); } else { let _ = head.amend(props, t0()); }
+                prop_assert!(head.epoch >= last);
+                last = head.epoch;
+            }
+        }
+    }
+}

@@ -144,6 +144,16 @@ impl InMemoryOperatorStore {
     fn state(&self) -> MutexGuard<'_, OperatorState> {
         lock(&self.0)
     }
+
+    /// The stored wallet of `principal`, for assertions.
+    pub fn wallet(&self, principal: &Principal) -> Option<Wallet> {
+        self.state().wallets.get(principal).cloned()
+    }
+
+    /// Every ledger row of `principal`, oldest first, for assertions.
+    pub fn ledger_of(&self, principal: &Principal) -> Vec<LedgerEntry> {
+        self.state().ledger.iter().filter(|entry| &entry.principal == principal).cloned().collect()
+    }
 }
 
 /// A poisoned lock only means another test thread panicked; the data is still usable.
@@ -343,8 +353,9 @@ impl WalletRepository for InMemoryOperatorStore {
         let mut rows = state
             .ledger
             .iter()
-            .zip(1..)
+            .enumerate()
             .rev()
+            .map(|(index, entry)| (entry, index as LedgerPosition + 1))
             .filter(|(entry, position)| &entry.principal == principal && before.is_none_or(|b| *position < b))
             .take(limit as usize + 1)
             .map(|(entry, position)| (entry.clone(), position))

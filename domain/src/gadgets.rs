@@ -284,8 +284,8 @@ const STANDARD_HOOKS: &[StandardHook] = &[
                   if (error) return <p role=\"alert\">{error}</p>;\n\
                   return <p>{payload ? payload.price : 'Loading...'}</p>;",
         gotchas: &[
-            "Only for channels declared with `source: { tool }` in streamSpec; use useStream for channels the \
-             agent emits to directly.",
+            "Meant for channels declared with `source: { tool }` in streamSpec. useStream reads the same \
+             channel as a list of results; useToolChannel adds the tool's error.",
             "`payload` is undefined until the first result arrives: render a loading state.",
             "An error does not clear the last good payload; show both when that helps the user.",
         ],

@@ -118,15 +118,28 @@ fn transform_options() -> TransformOptions {
     }
 }
 
+/// A finding from an oxc diagnostic: its line is the primary label's (or the first label's), and
+/// when several places are labelled (a redeclaration, say) each is named with its line.
 fn diagnostic_finding(source: &str, diagnostic: &OxcDiagnostic) -> CompileFinding {
-    let message = match &diagnostic.help {
-        Some(help) => format!("{} ({help})", diagnostic.message),
-        None => diagnostic.message.to_string(),
-    };
-    let line = diagnostic
+    let mut message = diagnostic.message.to_string();
+    if diagnostic.labels.len() > 1 {
+        for label in &diagnostic.labels {
+            let line = line_of(source, label.offset());
+            match label.label() {
+                Some(text) => message.push_str(&format!("; {text} (line {line})")),
+                None => message.push_str(&format!("; see line {line}")),
+            }
+        }
+    }
+    if let Some(help) = &diagnostic.help {
+        message.push_str(&format!(" ({help})"));
+    }
+    let anchor = diagnostic
         .labels
-        .first()
-        .map(|label| line_of(source, label.offset()));
+        .iter()
+        .find(|label| label.primary())
+        .or_else(|| diagnostic.labels.first());
+    let line = anchor.map(|label| line_of(source, label.offset()));
     CompileFinding { message, line }
 }
 

@@ -229,3 +229,23 @@ fn type_only_default_export_is_not_a_component() {
     let failure = failure_of("export default interface Props { title: string }\n");
     assert!(has_finding(&failure, "no default export"), "{failure:?}");
 }
+
+#[test]
+fn semantic_errors_are_findings() {
+    let failure =
+        failure_of("export default function A() {\n  let x = 1;\n  let x = 2;\n  return x;\n}\n");
+    let finding = &failure.findings[0];
+    assert_eq!(finding.line, Some(2), "{failure:?}");
+    assert!(
+        finding.message.contains("redeclared here (line 3)"),
+        "{failure:?}"
+    );
+}
+
+#[test]
+fn jsx_import_source_pragma_cannot_smuggle_a_runtime() {
+    let failure = failure_of(
+        "/** @jsxImportSource preact */\nexport default function A() { return <p />; }\n",
+    );
+    assert!(has_finding(&failure, "`preact/jsx-runtime`"), "{failure:?}");
+}

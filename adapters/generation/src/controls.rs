@@ -8,10 +8,14 @@ use crate::tsx_text::{js_literal, js_string, jsx_text};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Control<'a> {
     /// An `<input>` of a text-like type (`text`, `url`, `email`, `date`).
-    Text { input_type: &'static str },
+    Text {
+        input_type: &'static str,
+    },
     /// A `datetime-local` input, converted to and from RFC 3339.
     DateTime,
-    Number { integer: bool },
+    Number {
+        integer: bool,
+    },
     Checkbox,
     /// A `<select>` over the schema's enum values, tracked by index so non-string values survive.
     Select(&'a [Value]),
@@ -24,7 +28,9 @@ pub(crate) fn control_for(schema: &Value) -> Control<'_> {
         SchemaKind::Enum(options) => Control::Select(options),
         SchemaKind::Text(TextFormat::Plain) => Control::Text { input_type: "text" },
         SchemaKind::Text(TextFormat::Uri) => Control::Text { input_type: "url" },
-        SchemaKind::Text(TextFormat::Email) => Control::Text { input_type: "email" },
+        SchemaKind::Text(TextFormat::Email) => Control::Text {
+            input_type: "email",
+        },
         SchemaKind::Text(TextFormat::Date) => Control::Text { input_type: "date" },
         SchemaKind::Text(TextFormat::DateTime) => Control::DateTime,
         SchemaKind::Number { integer } => Control::Number { integer },
@@ -35,7 +41,12 @@ pub(crate) fn control_for(schema: &Value) -> Control<'_> {
 
 /// Extra attributes from the schema's bounds, each with a leading space.
 pub(crate) fn bound_attributes(control: Control<'_>, schema: &Value) -> String {
-    let number = |keyword: &str| schema.get(keyword).filter(|value| value.is_number()).map(Value::to_string);
+    let number = |keyword: &str| {
+        schema
+            .get(keyword)
+            .filter(|value| value.is_number())
+            .map(Value::to_string)
+    };
     match control {
         Control::Number { integer } => {
             let mut attributes = format!(" step={}", if integer { "{1}" } else { "\"any\"" });
@@ -47,17 +58,27 @@ pub(crate) fn bound_attributes(control: Control<'_>, schema: &Value) -> String {
             }
             attributes
         }
-        Control::Text { .. } => number("maxLength").map(|max| format!(" maxLength={{{max}}}")).unwrap_or_default(),
+        Control::Text { .. } => number("maxLength")
+            .map(|max| format!(" maxLength={{{max}}}"))
+            .unwrap_or_default(),
         _ => String::new(),
     }
 }
 
 /// `<option>`s for a select, values being indexes into `options`.
 pub(crate) fn option_elements(options: &[Value], placeholder: &str) -> Vec<String> {
-    let mut elements = vec![format!("<option value=\"\">{}</option>", jsx_text(placeholder))];
+    let mut elements = vec![format!(
+        "<option value=\"\">{}</option>",
+        jsx_text(placeholder)
+    )];
     for (index, option) in options.iter().enumerate() {
-        let label = option.as_str().map_or_else(|| option.to_string(), str::to_string);
-        elements.push(format!("<option value=\"{index}\">{}</option>", jsx_text(&label)));
+        let label = option
+            .as_str()
+            .map_or_else(|| option.to_string(), str::to_string);
+        elements.push(format!(
+            "<option value=\"{index}\">{}</option>",
+            jsx_text(&label)
+        ));
     }
     elements
 }
@@ -71,15 +92,26 @@ pub(crate) fn options_literal(options: &[Value]) -> String {
 pub(crate) fn initial_state(control: Control<'_>, schema: &Value) -> String {
     let default = schema.get("default");
     match control {
-        Control::Checkbox => default.and_then(Value::as_bool).unwrap_or(false).to_string(),
+        Control::Checkbox => default
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+            .to_string(),
         Control::Text { .. } => js_string(default.and_then(Value::as_str).unwrap_or("")),
-        Control::Number { .. } => js_string(&default.filter(|value| value.is_number()).map(Value::to_string).unwrap_or_default()),
+        Control::Number { .. } => js_string(
+            &default
+                .filter(|value| value.is_number())
+                .map(Value::to_string)
+                .unwrap_or_default(),
+        ),
         Control::Select(options) => {
-            let selected = default.and_then(|value| options.iter().position(|option| option == value));
+            let selected =
+                default.and_then(|value| options.iter().position(|option| option == value));
             js_string(&selected.map(|index| index.to_string()).unwrap_or_default())
         }
         Control::Json => js_string(
-            &default.map(|value| serde_json::to_string_pretty(value).unwrap_or_default()).unwrap_or_default(),
+            &default
+                .map(|value| serde_json::to_string_pretty(value).unwrap_or_default())
+                .unwrap_or_default(),
         ),
         Control::DateTime => js_string(""),
     }
@@ -92,11 +124,25 @@ mod tests {
 
     #[test]
     fn controls_follow_the_schema() {
-        assert_eq!(control_for(&json!({"type": "string"})), Control::Text { input_type: "text" });
-        assert_eq!(control_for(&json!({"type": "string", "format": "email"})), Control::Text { input_type: "email" });
-        assert_eq!(control_for(&json!({"type": "integer"})), Control::Number { integer: true });
+        assert_eq!(
+            control_for(&json!({"type": "string"})),
+            Control::Text { input_type: "text" }
+        );
+        assert_eq!(
+            control_for(&json!({"type": "string", "format": "email"})),
+            Control::Text {
+                input_type: "email"
+            }
+        );
+        assert_eq!(
+            control_for(&json!({"type": "integer"})),
+            Control::Number { integer: true }
+        );
         assert_eq!(control_for(&json!({"type": "boolean"})), Control::Checkbox);
-        assert!(matches!(control_for(&json!({"enum": ["a"]})), Control::Select(_)));
+        assert!(matches!(
+            control_for(&json!({"enum": ["a"]})),
+            Control::Select(_)
+        ));
         assert_eq!(control_for(&json!({"type": "array"})), Control::Json);
     }
 
@@ -113,6 +159,9 @@ mod tests {
     #[test]
     fn numbers_get_their_bounds() {
         let schema = json!({"type": "integer", "minimum": 1, "maximum": 9});
-        assert_eq!(bound_attributes(control_for(&schema), &schema), " step={1} min={1} max={9}");
+        assert_eq!(
+            bound_attributes(control_for(&schema), &schema),
+            " step={1} min={1} max={9}"
+        );
     }
 }

@@ -1,1 +1,21 @@
+//! Generators behind the `Generator` port. The built-in one turns any data contract into a React
+//! component (TSX) that uses only `react` and the standard hooks of `@svc/gadgets`.
 
+mod action_forms;
+mod builtin_generator;
+mod component;
+mod context_slots;
+mod controls;
+mod helpers;
+mod needs;
+mod prop_views;
+mod schema_kind;
+mod stream_views;
+mod styles;
+mod tsx_text;
+mod variance;
+
+pub use builtin_generator::{BUILTIN_GENERATOR_SLUG, BuiltinGenerator};
+
+#[cfg(test)]
+mod tests;

@@ -8,26 +8,26 @@ use crate::helpers::Helper;
 /// Hooks from React and from the standard gadget package, in import order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Hook {
-    UseState,
-    UseProps,
-    UseAction,
-    UseStream,
-    UseContextSlot,
+    State,
+    Props,
+    Action,
+    Stream,
+    ContextSlot,
 }
 
 impl Hook {
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Self::UseState => "useState",
-            Self::UseProps => "useProps",
-            Self::UseAction => "useAction",
-            Self::UseStream => "useStream",
-            Self::UseContextSlot => "useContextSlot",
+            Self::State => "useState",
+            Self::Props => "useProps",
+            Self::Action => "useAction",
+            Self::Stream => "useStream",
+            Self::ContextSlot => "useContextSlot",
         }
     }
 
     pub(crate) fn is_react(self) -> bool {
-        matches!(self, Self::UseState)
+        matches!(self, Self::State)
     }
 }
 

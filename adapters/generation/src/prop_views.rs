@@ -19,7 +19,10 @@ pub(crate) fn title_prop(props_spec: &Value) -> Option<&str> {
     let properties = props_spec.get("properties")?.as_object()?;
     TITLE_PROPS.iter().copied().find(|name| {
         properties.get(*name).is_some_and(|schema| {
-            matches!(classify(schema), SchemaKind::Text(TextFormat::Plain) | SchemaKind::Unknown)
+            matches!(
+                classify(schema),
+                SchemaKind::Text(TextFormat::Plain) | SchemaKind::Unknown
+            )
         })
     })
 }
@@ -41,14 +44,30 @@ pub(crate) fn write_prop_sections(
         if Some(name) == heading {
             continue;
         }
-        needs.hook(Hook::UseProps);
+        needs.hook(Hook::Props);
         needs.helper(Helper::At);
         writer.line(indent, "<section style={styles.section}>");
-        writer.line(indent + 1, &format!("<h2 style={{styles.sectionTitle}}>{}</h2>", jsx_text(&label(name, schema))));
+        writer.line(
+            indent + 1,
+            &format!(
+                "<h2 style={{styles.sectionTitle}}>{}</h2>",
+                jsx_text(&label(name, schema))
+            ),
+        );
         if let Some(description) = schema_text(schema, "description") {
-            writer.line(indent + 1, &format!("<p style={{styles.hint}}>{}</p>", jsx_text(description)));
+            writer.line(
+                indent + 1,
+                &format!("<p style={{styles.hint}}>{}</p>", jsx_text(description)),
+            );
         }
-        write_view(writer, indent + 1, &format!("at(props, {})", js_string(name)), schema, 0, needs);
+        write_view(
+            writer,
+            indent + 1,
+            &format!("at(props, {})", js_string(name)),
+            schema,
+            0,
+            needs,
+        );
         writer.line(indent, "</section>");
         wrote_any = true;
     }
@@ -73,7 +92,9 @@ pub(crate) fn write_view(
             needs.helper(Helper::SafeLink);
             format!("<SafeLink href={{{expression}}} />")
         }
-        SchemaKind::Text(TextFormat::DateTime) => formatted(Helper::FormatDateTime, "formatDateTime", needs),
+        SchemaKind::Text(TextFormat::DateTime) => {
+            formatted(Helper::FormatDateTime, "formatDateTime", needs)
+        }
         SchemaKind::Text(TextFormat::Date) => formatted(Helper::FormatDate, "formatDate", needs),
         SchemaKind::Text(_) | SchemaKind::Enum(_) => formatted(Helper::AsText, "asText", needs),
         SchemaKind::Number { .. } => formatted(Helper::FormatNumber, "formatNumber", needs),
@@ -108,7 +129,13 @@ fn write_fields(
     writer.line(indent, "<dl style={styles.fields}>");
     for (name, schema) in sorted_entries(properties) {
         writer.line(indent + 1, "<div style={styles.fieldRow}>");
-        writer.line(indent + 2, &format!("<dt style={{styles.fieldName}}>{}</dt>", jsx_text(&label(name, schema))));
+        writer.line(
+            indent + 2,
+            &format!(
+                "<dt style={{styles.fieldName}}>{}</dt>",
+                jsx_text(&label(name, schema))
+            ),
+        );
         writer.line(indent + 2, "<dd style={styles.fieldValue}>");
         let child = format!("at({expression}, {})", js_string(name));
         write_view(writer, indent + 3, &child, schema, depth + 1, needs);
@@ -136,16 +163,32 @@ fn write_table(
     writer.line(indent + 2, "<thead>");
     writer.line(indent + 3, "<tr>");
     for (name, schema) in &columns {
-        writer.line(indent + 4, &format!("<th style={{styles.th}}>{}</th>", jsx_text(&label(name, schema))));
+        writer.line(
+            indent + 4,
+            &format!(
+                "<th style={{styles.th}}>{}</th>",
+                jsx_text(&label(name, schema))
+            ),
+        );
     }
     writer.line(indent + 3, "</tr>");
     writer.line(indent + 2, "</thead>");
     writer.line(indent + 2, "<tbody>");
-    writer.line(indent + 3, &format!("{{asRows({expression}).map(({row}, {index}) => ("));
+    writer.line(
+        indent + 3,
+        &format!("{{asRows({expression}).map(({row}, {index}) => ("),
+    );
     writer.line(indent + 4, &format!("<tr key={{{index}}}>"));
     for (name, schema) in &columns {
         writer.line(indent + 5, "<td style={styles.td}>");
-        write_view(writer, indent + 6, &format!("at({row}, {})", js_string(name)), schema, depth + 1, needs);
+        write_view(
+            writer,
+            indent + 6,
+            &format!("at({row}, {})", js_string(name)),
+            schema,
+            depth + 1,
+            needs,
+        );
         writer.line(indent + 5, "</td>");
     }
     writer.line(indent + 4, "</tr>");
@@ -160,11 +203,21 @@ fn write_table(
 }
 
 /// A bulleted list of scalar items.
-fn write_list(writer: &mut Writer, indent: usize, expression: &str, items: &Value, depth: usize, needs: &mut Needs) {
+fn write_list(
+    writer: &mut Writer,
+    indent: usize,
+    expression: &str,
+    items: &Value,
+    depth: usize,
+    needs: &mut Needs,
+) {
     needs.helper(Helper::AsRows);
     let (item, index) = (format!("item{depth}"), format!("index{depth}"));
     writer.line(indent, "<ul style={styles.list}>");
-    writer.line(indent + 1, &format!("{{asRows({expression}).map(({item}, {index}) => ("));
+    writer.line(
+        indent + 1,
+        &format!("{{asRows({expression}).map(({item}, {index}) => ("),
+    );
     writer.line(indent + 2, &format!("<li key={{{index}}}>"));
     write_view(writer, indent + 3, &item, items, depth + 1, needs);
     writer.line(indent + 2, "</li>");

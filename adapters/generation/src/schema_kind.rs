@@ -6,7 +6,9 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum SchemaKind<'a> {
     Text(TextFormat),
-    Number { integer: bool },
+    Number {
+        integer: bool,
+    },
     Boolean,
     Enum(&'a [Value]),
     /// An object with declared properties.
@@ -53,12 +55,18 @@ pub(crate) fn classify(schema: &Value) -> SchemaKind<'_> {
 
 /// Whether values of this kind are single scalars.
 pub(crate) fn is_scalar(kind: SchemaKind<'_>) -> bool {
-    matches!(kind, SchemaKind::Text(_) | SchemaKind::Number { .. } | SchemaKind::Boolean | SchemaKind::Enum(_))
+    matches!(
+        kind,
+        SchemaKind::Text(_) | SchemaKind::Number { .. } | SchemaKind::Boolean | SchemaKind::Enum(_)
+    )
 }
 
 /// Properties in sorted key order, whatever map order serde_json was built with.
 pub(crate) fn sorted_entries(map: &Map<String, Value>) -> Vec<(&str, &Value)> {
-    let mut entries: Vec<(&str, &Value)> = map.iter().map(|(key, value)| (key.as_str(), value)).collect();
+    let mut entries: Vec<(&str, &Value)> = map
+        .iter()
+        .map(|(key, value)| (key.as_str(), value))
+        .collect();
     entries.sort_by(|left, right| left.0.cmp(right.0));
     entries
 }
@@ -74,7 +82,10 @@ pub(crate) fn required_names(schema: &Value) -> Vec<&str> {
 
 /// A schema's `title`, `description` or `default`, when present.
 pub(crate) fn schema_text<'a>(schema: &'a Value, keyword: &str) -> Option<&'a str> {
-    schema.get(keyword).and_then(Value::as_str).filter(|text| !text.trim().is_empty())
+    schema
+        .get(keyword)
+        .and_then(Value::as_str)
+        .filter(|text| !text.trim().is_empty())
 }
 
 fn classify_items(items: Option<&Value>) -> SchemaKind<'_> {
@@ -93,7 +104,10 @@ fn classify_items(items: Option<&Value>) -> SchemaKind<'_> {
 fn primary_type(schema: &Map<String, Value>) -> Option<&str> {
     match schema.get("type") {
         Some(Value::String(name)) => Some(name.as_str()),
-        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).find(|name| *name != "null"),
+        Some(Value::Array(names)) => names
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|name| *name != "null"),
         _ if schema.contains_key("properties") => Some("object"),
         _ if schema.contains_key("items") => Some("array"),
         _ => None,
@@ -117,12 +131,26 @@ mod tests {
 
     #[test]
     fn scalars_and_formats() {
-        assert_eq!(classify(&json!({"type": "string"})), SchemaKind::Text(TextFormat::Plain));
-        assert_eq!(classify(&json!({"type": ["string", "null"], "format": "uri"})), SchemaKind::Text(TextFormat::Uri));
-        assert_eq!(classify(&json!({"type": "string", "format": "date-time"})), SchemaKind::Text(TextFormat::DateTime));
-        assert_eq!(classify(&json!({"type": "integer"})), SchemaKind::Number { integer: true });
+        assert_eq!(
+            classify(&json!({"type": "string"})),
+            SchemaKind::Text(TextFormat::Plain)
+        );
+        assert_eq!(
+            classify(&json!({"type": ["string", "null"], "format": "uri"})),
+            SchemaKind::Text(TextFormat::Uri)
+        );
+        assert_eq!(
+            classify(&json!({"type": "string", "format": "date-time"})),
+            SchemaKind::Text(TextFormat::DateTime)
+        );
+        assert_eq!(
+            classify(&json!({"type": "integer"})),
+            SchemaKind::Number { integer: true }
+        );
         assert_eq!(classify(&json!({"type": "boolean"})), SchemaKind::Boolean);
-        assert!(matches!(classify(&json!({"enum": ["a", 1]})), SchemaKind::Enum(options) if options.len() == 2));
+        assert!(
+            matches!(classify(&json!({"enum": ["a", 1]})), SchemaKind::Enum(options) if options.len() == 2)
+        );
     }
 
     #[test]
@@ -131,13 +159,19 @@ mod tests {
         assert!(matches!(classify(&table), SchemaKind::ArrayOfObjects(_)));
         let list = json!({"items": {"type": "number"}});
         assert!(matches!(classify(&list), SchemaKind::ArrayOfScalars(_)));
-        assert_eq!(classify(&json!({"type": "array", "items": {"type": "array"}})), SchemaKind::Unknown);
+        assert_eq!(
+            classify(&json!({"type": "array", "items": {"type": "array"}})),
+            SchemaKind::Unknown
+        );
     }
 
     #[test]
     fn open_objects_and_unions_are_unknown() {
         assert_eq!(classify(&json!({"type": "object"})), SchemaKind::Unknown);
-        assert_eq!(classify(&json!({"anyOf": [{"type": "string"}]})), SchemaKind::Unknown);
+        assert_eq!(
+            classify(&json!({"anyOf": [{"type": "string"}]})),
+            SchemaKind::Unknown
+        );
         assert_eq!(classify(&json!(true)), SchemaKind::Unknown);
     }
 }

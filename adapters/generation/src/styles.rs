@@ -7,12 +7,22 @@ use crate::variance::{Density, Layout, Variance};
 /// Writes `const styles = { ... };` for the given variance.
 pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
     let (gap, pad, cell) = match variance.density {
-        Density::Compact => ("var(--svc-space)", "var(--svc-space)", "calc(var(--svc-space) / 2)"),
-        Density::Comfortable => ("calc(var(--svc-space) * 2)", "calc(var(--svc-space) * 2)", "var(--svc-space)"),
+        Density::Compact => (
+            "var(--svc-space)",
+            "var(--svc-space)",
+            "calc(var(--svc-space) / 2)",
+        ),
+        Density::Comfortable => (
+            "calc(var(--svc-space) * 2)",
+            "calc(var(--svc-space) * 2)",
+            "var(--svc-space)",
+        ),
     };
     let arrangement = match variance.layout {
         Layout::Stack => "display: \"flex\", flexDirection: \"column\"",
-        Layout::Grid => "display: \"grid\", gridTemplateColumns: \"repeat(auto-fit, minmax(260px, 1fr))\", alignItems: \"start\"",
+        Layout::Grid => {
+            "display: \"grid\", gridTemplateColumns: \"repeat(auto-fit, minmax(260px, 1fr))\", alignItems: \"start\""
+        }
     };
     let styles: [(&str, String); 24] = [
         (

@@ -46,8 +46,15 @@ mod tests {
 
     #[test]
     fn reads_known_axes_and_ignores_the_rest() {
-        let variance = Variance::read(&json!({"density": "compact", "layout": "grid", "tone": "playful"}));
-        assert_eq!(variance, Variance { density: Density::Compact, layout: Layout::Grid });
+        let variance =
+            Variance::read(&json!({"density": "compact", "layout": "grid", "tone": "playful"}));
+        assert_eq!(
+            variance,
+            Variance {
+                density: Density::Compact,
+                layout: Layout::Grid
+            }
+        );
         assert_eq!(Variance::read(&json!(null)), Variance::default());
         assert_eq!(Variance::read(&json!({"density": 3})), Variance::default());
     }

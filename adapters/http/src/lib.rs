@@ -1,1 +1,57 @@
+//! poem routes of the service: `/mcp` (JSON-RPC over MCP Streamable HTTP), `/healthz`, `/readyz`.
 
+mod guard;
+mod health;
+mod live_token;
+mod mcp;
+
+use std::sync::Arc;
+
+use poem::{EndpointExt, Route, get, post};
+use svc_application::services::agent::AgentService;
+use svc_application::services::auth::AuthService;
+
+pub use guard::HostGuard;
+pub use health::Readiness;
+pub use live_token::{LiveTokenError, LiveTokens, WS_TOKEN_TTL_SECONDS};
+
+/// Everything the routes need, built once by the binary.
+pub struct HttpState {
+    pub agent: AgentService,
+    pub auth: AuthService,
+    pub tokens: LiveTokens,
+    pub readiness: Arc<dyn Readiness>,
+    pub urls: PublicUrls,
+}
+
+/// Addresses written into results and bootstraps.
+#[derive(Debug, Clone)]
+pub struct PublicUrls {
+    /// `http://127.0.0.1:6781` or the configured public base URL, without a trailing slash.
+    pub base: String,
+    /// The live channel, `ws://.../ws`.
+    pub ws: String,
+}
+
+impl PublicUrls {
+    pub fn from_base(base: &str) -> Self {
+        let base = base.trim_end_matches('/').to_owned();
+        let ws = if let Some(rest) = base.strip_prefix("https://") {
+            format!("wss://{rest}/ws")
+        } else {
+            format!("ws://{}/ws", base.trim_start_matches("http://"))
+        };
+        Self { base, ws }
+    }
+}
+
+/// The whole HTTP surface, with the DNS-rebinding guard in front.
+pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
+    Route::new()
+        .at("/mcp", post(mcp::post_mcp).get(mcp::get_mcp).delete(mcp::delete_mcp))
+        .at("/healthz", get(health::healthz))
+        .at("/readyz", get(health::readyz))
+        .with(guard)
+        .data(state)
+        .map_to_response()
+}

@@ -49,6 +49,8 @@ pub struct HandshakeRecord {
     pub generator: Option<String>,
     pub origin: Origin,
     pub action: HandshakeAction,
+    /// The blueprint the render will serve: the cached one, or the id a generation will take.
+    pub blueprint_id: String,
     pub cache: Option<CacheMatch>,
     pub lifecycle: HandshakeLifecycle,
 }

@@ -37,6 +37,7 @@ pub mod handshake {
         pub generator: Option<String>,
         pub origin: String,
         pub action: String,
+        pub blueprint_id: String,
         pub cache: Option<String>,
         pub created_at: DateTimeUtc,
         pub consumed_at: Option<DateTimeUtc>,

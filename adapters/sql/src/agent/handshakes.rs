@@ -46,6 +46,7 @@ fn record(m: handshake::Model) -> Result<HandshakeRecord, RepositoryError> {
         app_id: m.app_id,
         intent: m.intent,
         generator: m.generator,
+        blueprint_id: m.blueprint_id,
         cache,
     })
 }
@@ -65,6 +66,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             generator: Set(r.generator.clone()),
             origin: Set(r.origin.as_str().to_owned()),
             action: Set(r.action.as_str().to_owned()),
+            blueprint_id: Set(r.blueprint_id.clone()),
             cache: Set(cache),
             created_at: Set(r.lifecycle.created_at),
             consumed_at: Set(r.lifecycle.consumed_at),

@@ -68,7 +68,7 @@ impl MigrationTrait for Migration {
             ]),
             table("handshakes", vec![
                 id("handshake_id"), string("app_id"), text("intent"), text("contract"), text("variance"),
-                string_null("generator"), string("origin"), string("action"), text_null("cache"),
+                string_null("generator"), string("origin"), string("action"), string("blueprint_id"), text_null("cache"),
                 time("created_at"), time_null("consumed_at"),
             ]),
             table("blueprints", vec![

@@ -116,6 +116,7 @@ impl AgentService {
             generator: cmd.generator.clone(),
             origin,
             action,
+            blueprint_id: blueprint_id.clone(),
             cache: cache.clone(),
             lifecycle: HandshakeLifecycle::new(now),
         };

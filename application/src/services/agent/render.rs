@@ -230,7 +230,12 @@ impl AgentService {
             },
             None => CacheReport { hit: false, similarity: None, cached_blueprint_id: None, llm_calls_avoided: 0, kind: None, reason: None },
         };
-        let planned_blueprint_id = cached.as_ref().map_or_else(|| self.ports.ids.uuid(), |bp| bp.blueprint_id.clone());
+        // The handshake announced the id a plain generation takes; a re-aimed render is a new component.
+        let planned_blueprint_id = match (&cached, reaimed) {
+            (Some(bp), _) => bp.blueprint_id.clone(),
+            (None, false) => handshake.blueprint_id.clone(),
+            (None, true) => self.ports.ids.uuid(),
+        };
         Ok(Plan { contract, variance, cached, planned_blueprint_id, cache_report })
     }
 

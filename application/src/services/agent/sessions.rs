@@ -104,3 +104,10 @@ fn view(session: &SessionRecord, now: DateTime<Utc>) -> SessionView {
         context_snapshot: session.context_snapshot.clone(),
     }
 }
+
+impl AgentService {
+    /// The app's system prompt, appended to the agent instructions by `initialize`.
+    pub async fn app_system_prompt(&self, caller: &Caller) -> Result<Option<String>, AgentError> {
+        Ok(self.ports.apps.get(&caller.app_id).await?.and_then(|a| a.system_prompt).filter(|p| !p.is_empty()))
+    }
+}

@@ -104,7 +104,6 @@ mod tests {
     use svc_domain::wallet::{Principal, PrincipalType, TransactionKind};
 
     use super::*;
-    use crate::ports::operator::WalletRepository;
     use crate::services::operator::CreateOrg;
     use crate::testing::OperatorFakes;
 
@@ -127,12 +126,12 @@ mod tests {
 
         let again = service.redeem(redeem("u2", coupon.code.as_str(), None)).await.unwrap_err();
         assert_eq!(again.code(), "coupon_already_redeemed");
-        let wallet = fakes.store.get(&Principal::user("u1")).await.unwrap().unwrap();
+        let wallet = fakes.store.wallet(&Principal::user("u1")).unwrap();
         assert_eq!(wallet.balance_cents, 500);
-        let ledger = fakes.store.list_ledger(&Principal::user("u1"), 10, None).await.unwrap();
-        assert_eq!(ledger.entries.len(), 1);
-        assert_eq!(ledger.entries[0].kind, TransactionKind::FreeCredit);
-        assert_eq!(fakes.store.get(&Principal::user("u2")).await.unwrap(), None);
+        let ledger = fakes.store.ledger_of(&Principal::user("u1"));
+        assert_eq!(ledger.len(), 1);
+        assert_eq!(ledger[0].kind, TransactionKind::FreeCredit);
+        assert_eq!(fakes.store.wallet(&Principal::user("u2")), None);
     }
 
     #[tokio::test]
@@ -152,7 +151,7 @@ mod tests {
         let receipt = service.redeem(redeem("owner", code, Some(&org.org_id))).await.unwrap();
         assert_eq!(receipt.redeemed_by_principal_type, PrincipalType::Org);
         assert_eq!(receipt.redeemed_by_principal_id, org.org_id);
-        let wallet = fakes.store.get(&Principal::org(org.org_id.clone())).await.unwrap().unwrap();
+        let wallet = fakes.store.wallet(&Principal::org(org.org_id.clone())).unwrap();
         assert_eq!(wallet.balance_cents, 700);
     }
 
@@ -171,7 +170,7 @@ mod tests {
         for (command, code) in rows {
             assert_eq!(service.redeem(command.clone()).await.unwrap_err().code(), code, "{command:?}");
         }
-        assert_eq!(fakes.store.get(&Principal::user("u1")).await.unwrap(), None);
+        assert_eq!(fakes.store.wallet(&Principal::user("u1")), None);
     }
 
     #[tokio::test]

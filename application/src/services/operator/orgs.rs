@@ -172,7 +172,6 @@ mod tests {
     use svc_domain::wallet::Principal;
 
     use super::*;
-    use crate::ports::operator::WalletRepository;
     use crate::testing::OperatorFakes;
 
     async fn org_with_owner(fakes: &OperatorFakes) -> (OrgService, Org) {
@@ -193,7 +192,7 @@ mod tests {
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].role, OrgRole::Owner);
         assert_eq!(listed[0].name.as_str(), "Acme");
-        let wallet = fakes.store.get(&Principal::org(org.org_id.clone())).await.unwrap().unwrap();
+        let wallet = fakes.store.wallet(&Principal::org(org.org_id.clone())).unwrap();
         assert_eq!(wallet.balance_cents, 0);
         assert!(service.list_orgs("stranger").await.unwrap().is_empty());
         let error = service.create_org(CreateOrg { caller_user_id: "u".into(), name: " ".into() }).await.unwrap_err();

@@ -1,0 +1,433 @@
+//! The built-in generator end to end: every contract shape it meets yields TSX that the real
+//! compiler accepts, with the hooks and attributes the mount and browser tests rely on.
+
+use serde_json::{Value, json};
+use svc_application::ports::generation::{Compiler, GenerationError, GenerationRequest};
+use svc_compiler::OxcCompiler;
+use svc_domain::themes::CSS_VARIABLE_NAMES;
+
+use crate::BuiltinGenerator;
+
+const HOSTILE: &str = "Q\"uote's `tick` ${x} {brace} </script><b>&amp; \\ \n\u{2028}end";
+
+fn request(intent: &str, contract: Value, variance: Value) -> GenerationRequest {
+    GenerationRequest {
+        intent: intent.to_string(),
+        contract,
+        variance,
+        model: None,
+    }
+}
+
+fn generate(contract: Value) -> String {
+    generate_with(contract, json!({}))
+}
+
+fn generate_with(contract: Value, variance: Value) -> String {
+    BuiltinGenerator
+        .generate_now(&request("show_things", contract, variance))
+        .expect("generates")
+        .source
+}
+
+/// Compiles like the render pipeline does and returns the kept imports.
+fn assert_compiles(source: &str) -> Vec<String> {
+    match OxcCompiler.compile(source, &["@svc/gadgets".to_string()]) {
+        Ok(module) => module.imports,
+        Err(failure) => panic!("generated source does not compile: {failure:?}\n{source}"),
+    }
+}
+
+fn table_contract() -> Value {
+    json!({
+        "propsSpec": {
+            "type": "object",
+            "required": ["title", "orders"],
+            "properties": {
+                "title": { "type": "string" },
+                "orders": {
+                    "type": "array",
+                    "description": "Open orders",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": { "type": "integer" },
+                            "customer": { "type": "string", "title": "Customer name" },
+                            "placedAt": { "type": "string", "format": "date-time" },
+                            "shipDate": { "type": "string", "format": "date" },
+                            "tracking": { "type": "string", "format": "uri" },
+                            "paid": { "type": "boolean" },
+                            "total": { "type": "number" },
+                            "lines": { "type": "array", "items": { "type": "object", "properties": { "sku": { "type": "string" } } } },
+                            "notes": { "type": "array", "items": { "type": "string" } }
+                        }
+                    }
+                },
+                "tags": { "type": "array", "items": { "type": "string" } },
+                "scores": { "type": "array", "items": { "type": "number" } },
+                "status": { "enum": ["open", "closed", 3] },
+                "homepage": { "type": ["string", "null"], "format": "uri" },
+                "anything": {},
+                "union": { "anyOf": [{ "type": "string" }, { "type": "number" }] }
+            }
+        }
+    })
+}
+
+fn nested_contract() -> Value {
+    json!({
+        "propsSpec": {
+            "type": "object",
+            "properties": {
+                "name": { "type": "string" },
+                "customer": {
+                    "type": "object",
+                    "properties": {
+                        "email": { "type": "string", "format": "email" },
+                        "address": {
+                            "type": "object",
+                            "properties": {
+                                "city": { "type": "string" },
+                                "geo": {
+                                    "type": "object",
+                                    "properties": {
+                                        "lat": { "type": "number" },
+                                        "deeper": { "type": "object", "properties": { "x": { "type": "string" } } }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                },
+                "openObject": { "type": "object" },
+                "matrix": { "type": "array", "items": { "type": "array", "items": { "type": "number" } } }
+            }
+        }
+    })
+}
+
+fn actions_contract() -> Value {
+    json!({
+        "actionSpec": {
+            "submit_everything": {
+                "description": "Every input type at once",
+                "schema": {
+                    "type": "object",
+                    "required": ["note", "count", "agree", "color"],
+                    "properties": {
+                        "note": { "type": "string", "maxLength": 200, "description": "A short note" },
+                        "email": { "type": "string", "format": "email" },
+                        "site": { "type": "string", "format": "uri" },
+                        "day": { "type": "string", "format": "date" },
+                        "at": { "type": "string", "format": "date-time" },
+                        "count": { "type": "integer", "minimum": 1, "maximum": 10, "default": 2 },
+                        "ratio": { "type": "number" },
+                        "agree": { "type": "boolean", "default": true },
+                        "color": { "enum": ["red", "green", 7, null], "default": "green" },
+                        "meta": { "type": "object", "properties": { "a": { "type": "string" } } },
+                        "list": { "type": "array", "items": { "type": "string" } }
+                    }
+                }
+            },
+            "refresh": {},
+            "clear": { "schema": { "type": "object" } },
+            "rename": { "schema": { "type": "string", "title": "New name" } },
+            "rate": { "schema": { "enum": [1, 2, 3] } },
+            "pick_rows": { "schema": { "type": "array", "items": { "type": "integer" } } },
+            "either": { "schema": { "anyOf": [{ "type": "string" }, { "type": "object" }] } }
+        }
+    })
+}
+
+fn streams_contract() -> Value {
+    json!({
+        "streamSpec": {
+            "log": { "mode": "append", "complete": true, "schema": { "type": "object", "properties": { "line": { "type": "string" }, "at": { "type": "string", "format": "date-time" } } } },
+            "progress": { "mode": "replace", "schema": { "type": "number" } },
+            "quote": { "mode": "replace", "schema": { "type": "object", "properties": { "price": { "type": "number" } } }, "source": { "tool": "get_quote", "intervalMs": 5000 } },
+            "rows": { "mode": "append", "schema": { "type": "array", "items": { "type": "object", "properties": { "k": { "type": "string" } } } } },
+            "_svc:lifecycle": { "mode": "replace", "schema": {} }
+        }
+    })
+}
+
+fn slots_contract() -> Value {
+    json!({
+        "contextSpec": {
+            "query": { "schema": { "type": "string" }, "default": "" },
+            "page": { "schema": { "type": "integer", "minimum": 1 }, "default": 1 },
+            "showClosed": { "schema": { "type": "boolean" } },
+            "sort": { "schema": { "enum": ["asc", "desc"] }, "default": "asc" },
+            "since": { "schema": { "type": "string", "format": "date-time" } },
+            "filters": { "schema": { "type": "object" } }
+        }
+    })
+}
+
+fn hostile_contract() -> Value {
+    json!({
+        "propsSpec": {
+            "type": "object",
+            "properties": {
+                "title": { "type": "string", "description": HOSTILE },
+                HOSTILE: {
+                    "type": "array",
+                    "title": HOSTILE,
+                    "items": { "type": "object", "properties": { HOSTILE: { "type": "string", "title": HOSTILE } } }
+                }
+            }
+        },
+        "actionSpec": {
+            HOSTILE: {
+                "description": HOSTILE,
+                "schema": {
+                    "type": "object",
+                    "required": [HOSTILE],
+                    "properties": {
+                        HOSTILE: { "type": "string", "title": HOSTILE, "description": HOSTILE, "default": HOSTILE },
+                        "choice": { "enum": [HOSTILE, "b"] },
+                        "blob": { "type": "object", "title": HOSTILE, "default": { HOSTILE: HOSTILE } }
+                    }
+                }
+            },
+            "}</form>{": {}
+        },
+        "streamSpec": { HOSTILE: { "mode": "append", "schema": { "enum": [HOSTILE] } } },
+        "contextSpec": { HOSTILE: { "schema": { "enum": [HOSTILE, { "a": HOSTILE }] } } }
+    })
+}
+
+fn all_contracts() -> Vec<(&'static str, Value)> {
+    vec![
+        ("empty", json!({})),
+        (
+            "empty maps",
+            json!({ "propsSpec": {}, "actionSpec": {}, "streamSpec": {}, "contextSpec": {}, "clientCapabilities": { "gadgets": {} }, "agentCapabilities": { "tools": [] } }),
+        ),
+        ("table", table_contract()),
+        ("nested", nested_contract()),
+        ("actions", actions_contract()),
+        ("streams", streams_contract()),
+        ("slots", slots_contract()),
+        ("hostile", hostile_contract()),
+    ]
+}
+
+#[test]
+fn every_contract_shape_compiles() {
+    for (name, contract) in all_contracts() {
+        for variance in [
+            json!({}),
+            json!({"density": "compact", "layout": "grid"}),
+            json!({"density": "comfortable", "layout": "stack"}),
+        ] {
+            let source = generate_with(contract.clone(), variance);
+            let imports = assert_compiles(&source);
+            for import in &imports {
+                assert!(
+                    ["react", "react/jsx-runtime", "@svc/gadgets"].contains(&import.as_str()),
+                    "{name}: {import}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn generation_is_deterministic() {
+    for (name, contract) in all_contracts() {
+        let first = generate(contract.clone());
+        let second = generate(contract);
+        assert_eq!(first, second, "{name}");
+    }
+}
+
+#[test]
+fn map_order_of_the_contract_does_not_matter() {
+    let forward: Value = serde_json::from_str(r#"{"actionSpec":{"a":{},"b":{}},"propsSpec":{"properties":{"x":{"type":"string"},"y":{"type":"number"}}}}"#).unwrap();
+    let backward: Value = serde_json::from_str(r#"{"propsSpec":{"properties":{"y":{"type":"number"},"x":{"type":"string"}}},"actionSpec":{"b":{},"a":{}}}"#).unwrap();
+    assert_eq!(generate(forward), generate(backward));
+}
+
+#[test]
+fn variance_changes_spacing_and_layout() {
+    let contract = table_contract();
+    let stack = generate_with(
+        contract.clone(),
+        json!({"density": "comfortable", "layout": "stack"}),
+    );
+    let grid = generate_with(
+        contract.clone(),
+        json!({"density": "compact", "layout": "grid"}),
+    );
+    assert_ne!(stack, grid);
+    assert!(grid.contains("gridTemplateColumns: \"repeat(auto-fit"));
+    assert!(stack.contains("flexDirection: \"column\", gap: \"calc(var(--svc-space) * 2)\""));
+    assert_eq!(
+        generate_with(contract.clone(), json!({"tone": "playful"})),
+        generate(contract)
+    );
+}
+
+#[test]
+fn props_are_shown_by_type() {
+    let source = generate(table_contract());
+    assert!(source.contains("<h1 style={styles.title}>{asText(at(props, \"title\"))}</h1>"));
+    assert!(source.contains("<table style={styles.table}>"));
+    assert!(source.contains("<th style={styles.th}>{\"Customer name\"}</th>"));
+    assert!(source.contains("<th style={styles.th}>{\"Placed at\"}</th>"));
+    assert!(source.contains("{formatDateTime(at(row0, \"placedAt\"))}"));
+    assert!(source.contains("{formatDate(at(row0, \"shipDate\"))}"));
+    assert!(source.contains("<SafeLink href={at(row0, \"tracking\")} />"));
+    assert!(source.contains("{formatBoolean(at(row0, \"paid\"))}"));
+    assert!(source.contains("{formatNumber(at(row0, \"total\"))}"));
+    assert!(source.contains("asRows(at(props, \"tags\")).map((item0, index0)"));
+    assert!(source.contains("<JsonValue value={at(props, \"union\")} />"));
+    assert!(source.contains("{\"Open orders\"}"));
+    assert!(source.contains("import { useProps } from \"@svc/gadgets\";"));
+}
+
+#[test]
+fn nested_objects_are_key_value_views_down_to_a_depth() {
+    let source = generate(nested_contract());
+    assert!(source.contains("<h1 style={styles.title}>{asText(at(props, \"name\"))}</h1>"));
+    assert!(source.contains("<dt style={styles.fieldName}>{\"City\"}</dt>"));
+    assert!(source.contains(
+        "{formatNumber(at(at(at(at(props, \"customer\"), \"address\"), \"geo\"), \"lat\"))}"
+    ));
+    assert!(source.contains("<JsonValue value={at(at(at(at(props, \"customer\"), \"address\"), \"geo\"), \"deeper\")} />"));
+    assert!(source.contains("<JsonValue value={at(props, \"openObject\")} />"));
+}
+
+#[test]
+fn actions_become_forms_and_buttons_with_data_intent() {
+    let source = generate(actions_contract());
+    for intent in [
+        "submit_everything",
+        "refresh",
+        "clear",
+        "rename",
+        "rate",
+        "pick_rows",
+        "either",
+    ] {
+        assert!(
+            source.contains(&format!("useAction(\"{intent}\")")),
+            "{intent}"
+        );
+        assert!(
+            source.contains(&format!("data-intent={{\"{intent}\"}}")),
+            "{intent}"
+        );
+    }
+    assert!(source.contains("<form data-intent={\"submit_everything\"}"));
+    assert!(source.contains("<input type=\"text\""));
+    assert!(source.contains("<input type=\"email\""));
+    assert!(source.contains("<input type=\"url\""));
+    assert!(source.contains("<input type=\"date\""));
+    assert!(source.contains("<input type=\"datetime-local\""));
+    assert!(source.contains("step={1} min={1} max={10}"));
+    assert!(source.contains("<input type=\"checkbox\""));
+    assert!(source.contains("<select style={styles.input}"));
+    assert!(source.contains("<textarea"));
+    assert!(source.contains("data[\"count\"] = Number(value"));
+    assert!(source.contains("[\"red\",\"green\",7,null][Number("));
+    assert!(source.contains("onClick={() => { submit(); setSent(true); }}"));
+    assert!(source.contains("onClick={() => { submit({}); setSent(true); }}"));
+    assert!(source.contains("let data: unknown = undefined;"));
+}
+
+#[test]
+fn streams_use_use_stream_by_mode() {
+    let source = generate(streams_contract());
+    for channel in ["log", "progress", "quote", "rows"] {
+        assert!(
+            source.contains(&format!("useStream(\"{channel}\")")),
+            "{channel}"
+        );
+    }
+    assert!(
+        !source.contains("_svc:lifecycle"),
+        "reserved channels are not rendered"
+    );
+    assert!(source.contains("asRows(items).map((entry, position)"));
+    assert!(source.contains("{last === undefined ? ("));
+    assert!(source.contains("{formatNumber(last)}"));
+}
+
+#[test]
+fn context_slots_are_bound_inputs() {
+    let source = generate(slots_contract());
+    for slot in ["query", "page", "showClosed", "sort", "since", "filters"] {
+        assert!(
+            source.contains(&format!("useContextSlot(\"{slot}\")")),
+            "{slot}"
+        );
+    }
+    assert!(source.contains("setValue(event.target.checked)"));
+    assert!(source.contains("setValue(options[Number(event.target.value)])"));
+    assert!(source.contains("setValue(toIsoDateTime(event.target.value))"));
+    assert!(source.contains("parseJson(text)"));
+}
+
+#[test]
+fn hostile_strings_never_reach_the_source_raw() {
+    let source = generate(hostile_contract());
+    assert_compiles(&source);
+    assert!(!source.contains("</script>"));
+    assert!(!source.contains("<b>"));
+    assert!(!source.contains("</form>{"));
+    assert!(!source.contains('\u{2028}'));
+    assert!(source.contains("\\u003c/script\\u003e"));
+}
+
+#[test]
+fn empty_contract_shows_the_intent() {
+    let source = BuiltinGenerator
+        .generate_now(&request("weather report", json!({}), json!({})))
+        .unwrap()
+        .source;
+    assert!(source.contains("{\"Weather report\"}"));
+    assert!(source.contains("{\"Nothing to show yet.\"}"));
+    assert!(
+        !source.contains("@svc/gadgets"),
+        "no hooks needed, none imported"
+    );
+    assert_compiles(&source);
+}
+
+#[test]
+fn styling_uses_only_theme_variables() {
+    for (name, contract) in all_contracts() {
+        let source = generate(contract);
+        let mut rest = source.as_str();
+        while let Some(start) = rest.find("--svc-") {
+            let variable: String = rest[start..]
+                .chars()
+                .take_while(|character| character.is_ascii_alphanumeric() || *character == '-')
+                .collect();
+            assert!(
+                CSS_VARIABLE_NAMES.contains(&variable.as_str()),
+                "{name}: unknown theme variable {variable}"
+            );
+            rest = &rest[start + variable.len()..];
+        }
+        assert!(!source.contains('#'), "{name}: no hard-coded colours");
+        assert!(!source.contains(".css"), "{name}: no CSS imports");
+    }
+}
+
+#[test]
+fn reports_the_builtin_slug_and_no_model() {
+    let component = BuiltinGenerator
+        .generate_now(&request("x", json!({}), json!({})))
+        .unwrap();
+    assert_eq!(component.generator, "builtin");
+    assert_eq!(component.model, None);
+}
+
+#[test]
+fn a_contract_that_is_not_an_object_fails_production() {
+    let outcome = BuiltinGenerator.generate_now(&request("x", json!([1]), json!({})));
+    assert!(matches!(outcome, Err(GenerationError::ProductionFailed(_))));
+}

@@ -1,0 +1,95 @@
+//! DNS-rebinding protection: a server bound to loopback answers only requests whose `Host` (and
+//! `Origin`, when sent) name a loopback host or a configured allowed host.
+
+use poem::http::StatusCode;
+use poem::{Endpoint, IntoResponse, Middleware, Request, Response};
+
+#[derive(Debug, Clone)]
+pub struct HostGuard {
+    /// Off when the server listens on a non-loopback address (a deployment behind a proxy).
+    enabled: bool,
+    /// Extra host names (without port) accepted besides loopback names.
+    allowed_hosts: Vec<String>,
+}
+
+impl HostGuard {
+    pub fn new(enabled: bool, allowed_hosts: Vec<String>) -> Self {
+        Self { enabled, allowed_hosts: allowed_hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect() }
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        let name = host_name(host);
+        matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]" | "::1")
+            || name.ends_with(".localhost")
+            || self.allowed_hosts.iter().any(|h| h == &name)
+    }
+
+    fn check(&self, req: &Request) -> Result<(), &'static str> {
+        if !self.enabled {
+            return Ok(());
+        }
+        let host = req.header("host").unwrap_or_default();
+        if !self.host_allowed(host) {
+            return Err("Host header is not an allowed host");
+        }
+        if let Some(origin) = req.header("origin")
+            && origin != "null"
+        {
+            let authority = origin.split("://").nth(1).unwrap_or(origin);
+            if !self.host_allowed(authority) {
+                return Err("Origin is not an allowed host");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Lower-cased host without the port (`[::1]:80` -> `[::1]`).
+fn host_name(authority: &str) -> String {
+    let authority = authority.trim().to_ascii_lowercase();
+    if authority.starts_with('[') {
+        return authority.split(']').next().map(|h| format!("{h}]")).unwrap_or(authority);
+    }
+    authority.split(':').next().unwrap_or_default().to_owned()
+}
+
+impl<E: Endpoint> Middleware<E> for HostGuard {
+    type Output = GuardEndpoint<E>;
+
+    fn transform(&self, ep: E) -> Self::Output {
+        GuardEndpoint { inner: ep, guard: self.clone() }
+    }
+}
+
+pub struct GuardEndpoint<E> {
+    inner: E,
+    guard: HostGuard,
+}
+
+impl<E: Endpoint> Endpoint for GuardEndpoint<E> {
+    type Output = Response;
+
+    async fn call(&self, req: Request) -> poem::Result<Self::Output> {
+        if let Err(reason) = self.guard.check(&req) {
+            tracing::warn!(reason, host = req.header("host").unwrap_or_default(), "request refused by the host guard");
+            return Ok((StatusCode::FORBIDDEN, reason).into_response());
+        }
+        self.inner.call(req).await.map(IntoResponse::into_response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_pass_and_others_do_not() {
+        let guard = HostGuard::new(true, vec!["svc.example.com".into()]);
+        for ok in ["localhost:6781", "127.0.0.1", "[::1]:6781", "svc.example.com", "app.localhost:1"] {
+            assert!(guard.host_allowed(ok), "{ok}");
+        }
+        for bad in ["evil.com", "127.0.0.1.evil.com", "", "localhost.evil.com:80"] {
+            assert!(!guard.host_allowed(bad), "{bad}");
+        }
+    }
+}

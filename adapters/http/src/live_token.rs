@@ -1,0 +1,100 @@
+//! `wsToken`s: short-lived live-channel credentials bound to one session and app, signed with
+//! HMAC-SHA256 under the server secret (shared by replicas). Form:
+//! `base64url(sessionId "." appId "." expiresUnix) "." base64url(hmac)`.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{DateTime, TimeZone, Utc};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use subtle::ConstantTimeEq;
+
+/// Default lifetime of a `wsToken`, reusable within it.
+pub const WS_TOKEN_TTL_SECONDS: i64 = 180;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LiveTokenError {
+    #[error("malformed token")]
+    Malformed,
+    #[error("bad signature")]
+    BadSignature,
+    #[error("token expired")]
+    Expired,
+}
+
+/// The claims a valid token carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveClaims {
+    pub session_id: String,
+    pub app_id: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+#[derive(Clone)]
+pub struct LiveTokens {
+    secret: Vec<u8>,
+}
+
+impl LiveTokens {
+    pub fn new(secret: Vec<u8>) -> Self {
+        Self { secret }
+    }
+
+    fn sign(&self, payload: &[u8]) -> Vec<u8> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes any key length");
+        mac.update(payload);
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    pub fn mint(&self, session_id: &str, app_id: &str, now: DateTime<Utc>) -> (String, DateTime<Utc>) {
+        let expires_at = now + chrono::Duration::seconds(WS_TOKEN_TTL_SECONDS);
+        let payload = format!("{session_id}.{app_id}.{}", expires_at.timestamp());
+        let token = format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(self.sign(payload.as_bytes())));
+        (token, expires_at)
+    }
+
+    pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<LiveClaims, LiveTokenError> {
+        let (payload_b64, sig_b64) = token.split_once('.').ok_or(LiveTokenError::Malformed)?;
+        let payload = URL_SAFE_NO_PAD.decode(payload_b64).map_err(|_| LiveTokenError::Malformed)?;
+        let signature = URL_SAFE_NO_PAD.decode(sig_b64).map_err(|_| LiveTokenError::Malformed)?;
+        if !bool::from(self.sign(&payload).ct_eq(&signature)) {
+            return Err(LiveTokenError::BadSignature);
+        }
+        let payload = String::from_utf8(payload).map_err(|_| LiveTokenError::Malformed)?;
+        let mut parts = payload.rsplitn(3, '.');
+        let expires = parts.next().and_then(|e| e.parse::<i64>().ok()).ok_or(LiveTokenError::Malformed)?;
+        let app_id = parts.next().ok_or(LiveTokenError::Malformed)?.to_owned();
+        let session_id = parts.next().ok_or(LiveTokenError::Malformed)?.to_owned();
+        let expires_at = Utc.timestamp_opt(expires, 0).single().ok_or(LiveTokenError::Malformed)?;
+        if now >= expires_at {
+            return Err(LiveTokenError::Expired);
+        }
+        Ok(LiveClaims { session_id, app_id, expires_at })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_minted_token_verifies_until_it_expires() {
+        let tokens = LiveTokens::new(b"secret".to_vec());
+        let now = Utc::now();
+        let (token, exp) = tokens.mint("s-1", "app.1", now);
+        let claims = tokens.verify(&token, now).unwrap();
+        assert_eq!((claims.session_id.as_str(), claims.app_id.as_str()), ("s-1", "app.1"));
+        assert_eq!(tokens.verify(&token, exp), Err(LiveTokenError::Expired));
+    }
+
+    #[test]
+    fn tampering_and_foreign_secrets_are_refused() {
+        let tokens = LiveTokens::new(b"secret".to_vec());
+        let (token, _) = tokens.mint("s-1", "a", Utc::now());
+        let other = LiveTokens::new(b"other".to_vec());
+        assert_eq!(other.verify(&token, Utc::now()), Err(LiveTokenError::BadSignature));
+        let forged = format!("{}.{}", URL_SAFE_NO_PAD.encode("s-2.a.9999999999"), token.split('.').nth(1).unwrap());
+        assert_eq!(tokens.verify(&forged, Utc::now()), Err(LiveTokenError::BadSignature));
+        assert_eq!(tokens.verify("garbage", Utc::now()), Err(LiveTokenError::Malformed));
+    }
+}

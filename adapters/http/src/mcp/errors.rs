@@ -1,0 +1,48 @@
+//! The one table from application errors to JSON-RPC codes, HTTP statuses and error results.
+
+use poem::http::StatusCode;
+use serde_json::{Value, json};
+use svc_application::services::agent::AgentError;
+use svc_protocol::{GENERATION_OVERLOADED, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND};
+
+use super::jsonrpc::RpcFailure;
+use super::results::error_result;
+
+/// A tool call ends as a result (possibly `isError`) or as a protocol failure.
+pub enum ToolFailure {
+    Result(Value),
+    Rpc(RpcFailure),
+}
+
+pub fn map_agent_error(e: AgentError) -> ToolFailure {
+    match e {
+        AgentError::SessionNotFound => ToolFailure::Rpc(RpcFailure::new(SESSION_NOT_FOUND, "Session not found").with_data(json!({ "code": "NOT_FOUND" }))),
+        AgentError::InvalidParams { field, rule } => ToolFailure::Rpc(RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {field}: {rule}"))),
+        AgentError::ContractViolation { target, violations } => {
+            let listed: Vec<Value> = violations.iter().map(|v| json!({ "path": v.path, "message": v.message })).collect();
+            let first = violations.first().map(|v| format!("{}{}: {}", target, v.path, v.message)).unwrap_or_default();
+            ToolFailure::Result(error_result(
+                json!({ "error": { "code": "contract_violation", "message": format!("{target} do not match the contract: {first}"), "target": target, "violations": listed } }),
+                &format!("Contract violation: {first}"),
+            ))
+        }
+        AgentError::AppAccessDenied => ToolFailure::Result(error_result(
+            json!({ "error": { "code": "app_access_denied", "message": "appId is not the caller's app" } }),
+            "app_access_denied: appId is not the caller's app",
+        )),
+        AgentError::NoSource(reason) => ToolFailure::Result(error_result(
+            json!({ "error": { "code": "no_source", "message": reason } }),
+            &format!("no_source: {reason}"),
+        )),
+        AgentError::Overloaded { retry_after_seconds } => ToolFailure::Rpc(
+            RpcFailure::new(GENERATION_OVERLOADED, "Generation queue overloaded; retry later")
+                .with_status(StatusCode::SERVICE_UNAVAILABLE)
+                .with_data(json!({ "code": "GENERATION_OVERLOADED", "retryAfterSeconds": retry_after_seconds }))
+                .with_header("retry-after", retry_after_seconds.to_string()),
+        ),
+        AgentError::Internal(cause) => {
+            tracing::error!(error = ?cause, "tool call failed");
+            ToolFailure::Rpc(RpcFailure::new(INTERNAL_ERROR, "Internal error"))
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! `/mcp`: MCP over Streamable HTTP, stateless. POST carries one JSON-RPC message and is answered
+//! with `application/json`; notifications get 202. No `Mcp-Session-Id` is issued or needed.
+
+mod agent_calls;
+mod errors;
+mod jsonrpc;
+mod render_meta;
+mod resources;
+mod results;
+mod tool_table;
+
+use std::sync::Arc;
+
+use poem::http::StatusCode;
+use poem::web::Data;
+use poem::{Body, IntoResponse, Request, Response, handler};
+use serde_json::{Value, json};
+use svc_application::services::agent::Caller;
+use svc_application::services::auth::AuthError;
+use svc_protocol::{AGENT_SYSTEM_PROMPT, INTERNAL_ERROR, INVALID_PARAMS, MCP_PROTOCOL_VERSIONS, METHOD_NOT_FOUND, UNAUTHORIZED};
+
+use crate::HttpState;
+use errors::ToolFailure;
+use jsonrpc::{Incoming, RpcFailure, success};
+
+/// Largest accepted request body.
+const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+fn bearer(req: &Request) -> Option<String> {
+    let value = req.header("authorization")?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
+}
+
+fn unauthorized(message: &str) -> Response {
+    let mut response = RpcFailure::new(UNAUTHORIZED, message).with_status(StatusCode::UNAUTHORIZED).into_response(Value::Null);
+    response.headers_mut().insert("www-authenticate", r#"Bearer realm="mcp""#.parse().expect("static header"));
+    response
+}
+
+async fn authenticate(state: &HttpState, req: &Request) -> Result<Caller, Response> {
+    match state.auth.authenticate(bearer(req).as_deref()).await {
+        Ok(caller) => Ok(caller),
+        Err(AuthError::Anonymous) => Err(unauthorized("Unauthorized: a bearer token is required")),
+        Err(AuthError::InvalidToken) => Err(unauthorized("Unauthorized: invalid bearer token")),
+        Err(AuthError::Internal(cause)) => {
+            tracing::error!(error = ?cause, "authentication failed");
+            Err(RpcFailure::new(INTERNAL_ERROR, "Internal error").into_response(Value::Null))
+        }
+    }
+}
+
+#[handler]
+pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+    let caller = match authenticate(state, req).await {
+        Ok(c) => c,
+        Err(response) => return response,
+    };
+    let bytes = match body.into_bytes_limit(MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+    };
+    match jsonrpc::parse(&bytes) {
+        Err(failure) => failure.into_response(Value::Null),
+        Ok(Incoming::NoReply) => StatusCode::ACCEPTED.into_response(),
+        Ok(Incoming::Request { id, method, params }) => match dispatch(state, &caller, &method, params).await {
+            Ok(result) => success(id, result),
+            Err(failure) => failure.into_response(id),
+        },
+    }
+}
+
+/// Server-initiated streams are not offered (the server is stateless): 401 without
+/// credentials, so clients discover auth, else 405.
+#[handler]
+pub async fn get_mcp(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Response {
+    post_only(state, req).await
+}
+
+/// There is no MCP session to end.
+#[handler]
+pub async fn delete_mcp(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Response {
+    post_only(state, req).await
+}
+
+async fn post_only(state: &HttpState, req: &Request) -> Response {
+    if let Err(response) = authenticate(state, req).await {
+        return response;
+    }
+    let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
+    response.headers_mut().insert("allow", "POST".parse().expect("static header"));
+    response
+}
+
+async fn dispatch(state: &HttpState, caller: &Caller, method: &str, params: Value) -> Result<Value, RpcFailure> {
+    match method {
+        "initialize" => initialize(state, caller, &params).await,
+        "ping" => Ok(json!({})),
+        "tools/list" => Ok(json!({ "tools": tool_table::AGENT_TOOLS.iter().map(tool_table::declaration).collect::<Vec<_>>() })),
+        "tools/call" => call_tool(state, caller, params).await,
+        "resources/list" => Ok(resources::list()),
+        "resources/templates/list" => Ok(resources::templates()),
+        "resources/read" => resources::read(state, caller, &params).await,
+        _ => Err(RpcFailure::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))),
+    }
+}
+
+async fn initialize(state: &HttpState, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
+    let requested = params["protocolVersion"].as_str().unwrap_or_default();
+    let version = MCP_PROTOCOL_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(MCP_PROTOCOL_VERSIONS[0]);
+    let app_prompt = state.agent.app_system_prompt(caller).await.map_err(|e| match errors::map_agent_error(e) {
+        ToolFailure::Rpc(failure) => failure,
+        ToolFailure::Result(_) => RpcFailure::new(INTERNAL_ERROR, "Internal error"),
+    })?;
+    let instructions = match app_prompt {
+        Some(extra) => format!("{AGENT_SYSTEM_PROMPT}\n\n{extra}"),
+        None => AGENT_SYSTEM_PROMPT.to_owned(),
+    };
+    Ok(json!({
+        "protocolVersion": version,
+        "capabilities": {
+            "tools": { "listChanged": true },
+            "resources": { "subscribe": false, "listChanged": false },
+            "experimental": { "io.modelcontextprotocol/ui": {} },
+        },
+        "serverInfo": { "name": "svc", "title": "svc generative UI server", "version": env!("CARGO_PKG_VERSION") },
+        "instructions": instructions,
+    }))
+}
+
+async fn call_tool(state: &HttpState, caller: &Caller, params: Value) -> Result<Value, RpcFailure> {
+    let Some(name) = params["name"].as_str() else {
+        return Err(RpcFailure::new(INVALID_PARAMS, "Invalid params: name: a tool name is required"));
+    };
+    let Some(tool) = tool_table::find(name) else {
+        return Err(RpcFailure::new(INVALID_PARAMS, format!("Invalid params: name: unknown tool `{name}`")));
+    };
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => json!({}),
+        Some(a) => a.clone(),
+    };
+    tool_table::check_arguments(tool, &arguments).map_err(|rule| RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {rule}")))?;
+    let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
+    match agent_calls::call(state, caller, name, arguments, &meta).await {
+        Ok(result) => Ok(result),
+        Err(ToolFailure::Result(result)) => Ok(result),
+        Err(ToolFailure::Rpc(failure)) => Err(failure),
+    }
+}

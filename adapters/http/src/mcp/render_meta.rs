@@ -1,0 +1,36 @@
+//! The `_meta` of a rendered result: `ui.resourceUri` and the `ai.svc/render` bootstrap slice.
+
+use serde_json::{Value, json};
+use svc_application::services::agent::RenderIdentity;
+use svc_domain::themes;
+
+use super::agent_calls::render_uri;
+use crate::HttpState;
+
+/// Theme mode written into bootstraps; the card follows the host's mode when it reports one.
+const DEFAULT_THEME_MODE: &str = "light";
+
+pub fn render_meta(state: &HttpState, identity: &RenderIdentity, theme_id: &str, last_sequence: i64) -> Value {
+    let (ws_token, expires_at) = state.tokens.mint(&identity.session_id, &identity.app_id, chrono::Utc::now());
+    let theme = themes::css_variables(theme_id, themes::ThemeMode::Light).unwrap_or_default();
+    let uri = render_uri(&identity.session_id);
+    json!({
+        "ui": { "resourceUri": uri },
+        "ai.svc/render": {
+            "sessionId": identity.session_id,
+            "appId": identity.app_id,
+            "runtimeUrl": format!("{}/_svc/iframe-runtime.js", state.urls.base),
+            "wsUrl": state.urls.ws,
+            "wsToken": ws_token,
+            "expiresAt": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "resourceUri": uri,
+            "epoch": 1,
+            "capabilities": { "liveChannel": true, "polling": true },
+            "themeId": theme_id,
+            "themeMode": DEFAULT_THEME_MODE,
+            "theme": theme,
+            "pollingUrl": format!("{}/_svc/poll/{}", state.urls.base, identity.session_id),
+            "lastSequence": last_sequence,
+        }
+    })
+}

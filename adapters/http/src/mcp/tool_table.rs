@@ -1,0 +1,93 @@
+//! The agent tools: name, description, and an input schema generated from the argument type the
+//! handler deserialises. Arguments are checked against that same schema before dispatch, so an
+//! invalid argument is answered with -32602 naming the field and the rule.
+
+use std::sync::{Arc, LazyLock};
+
+use schemars::{JsonSchema, schema_for};
+use serde_json::{Value, json};
+use svc_protocol::*;
+
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub input_schema: Value,
+    pub validator: Arc<jsonschema::Validator>,
+}
+
+fn spec<T: JsonSchema>(name: &'static str, description: &'static str) -> ToolSpec {
+    let mut schema = serde_json::to_value(schema_for!(T)).expect("schemas serialise");
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("title");
+    }
+    let validator = jsonschema::validator_for(&schema).expect("generated schemas compile");
+    ToolSpec { name, description, input_schema: schema, validator: Arc::new(validator) }
+}
+
+pub static AGENT_TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
+    vec![
+        spec::<HandshakeArgs>("svc_handshake", "Negotiate a data contract for a UI before rendering. Returns a single-use handshakeId (10 minutes), the suggestion (cache, agent or synth origin) and the enforced props schema hash."),
+        spec::<RenderArgs>("svc_render", "Render a UI card from a handshake. Read `outcome` first: rendered (a card and its ui:// resource), failed (generation produced nothing) or refused (nothing ran; follow refusal.fix)."),
+        spec::<ConsumeArgs>("svc_consume", "Drain the user's gestures on a rendered card. Long-polls up to `timeout` seconds (0 to 25) for the first one; re-call on an empty result until `status` is expired."),
+        spec::<UpdateArgs>("svc_update", "Render updated state as a new card in the history (epoch N+1). `replace` takes props; `merge` takes an RFC 7396 patch. Equal props are a no-op."),
+        spec::<UpdateArgs>("svc_amend", "Repaint the mounted card in place with new props; no new card, same epoch."),
+        spec::<EmitArgs>("svc_emit", "Push a payload on a stream channel declared in the contract's streamSpec."),
+        spec::<SessionIdArgs>("svc_get_session", "Read a render's session record; bumps its activity heartbeat."),
+        spec::<SessionIdArgs>("svc_get_render_source", "Read the TSX source, contract and live props behind a render."),
+        spec::<ListSessionsArgs>("svc_list_sessions", "List the app's renders, newest last, optionally for one host conversation."),
+        spec::<AppScopedArgs>("svc_list_gadgets", "List the gadget packages (hooks and components) generated UI may import."),
+        spec::<AppScopedArgs>("svc_list_themes", "List the theme presets a render may use as themeId."),
+    ]
+});
+
+pub fn find(name: &str) -> Option<&'static ToolSpec> {
+    AGENT_TOOLS.iter().find(|t| t.name == name)
+}
+
+/// The `tools/list` entry of a tool.
+pub fn declaration(tool: &ToolSpec) -> Value {
+    let mut ui = json!({ "visibility": ["model"] });
+    if tool.name == "svc_render" {
+        // Hosts that link a UI to a tool by declaration mount the shell and hand it the result.
+        ui["resourceUri"] = json!("ui://svc/render");
+    }
+    json!({
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "_meta": { "ui": ui },
+    })
+}
+
+/// The first schema violation of `arguments`, as `field: rule`.
+pub fn check_arguments(tool: &ToolSpec, arguments: &Value) -> Result<(), String> {
+    match tool.validator.iter_errors(arguments).next() {
+        None => Ok(()),
+        Some(e) => {
+            let path = e.instance_path().to_string();
+            let field = if path.is_empty() { "arguments".to_owned() } else { path.trim_start_matches('/').replace('/', ".") };
+            Err(format!("{field}: {e}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_schema_is_an_object_schema() {
+        for tool in AGENT_TOOLS.iter() {
+            assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn violations_name_the_field() {
+        let consume = find("svc_consume").unwrap();
+        let err = check_arguments(consume, &json!({ "sessionId": "s", "timeout": 30 })).unwrap_err();
+        assert!(err.starts_with("timeout: "), "{err}");
+        let err = check_arguments(consume, &json!({})).unwrap_err();
+        assert!(err.contains("sessionId"), "{err}");
+    }
+}

@@ -1,0 +1,20 @@
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "mail_outbox")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: String,
+    pub kind: String,
+    pub recipient: String,
+    #[sea_orm(column_type = "JsonBinary")]
+    pub payload: Json,
+    pub created_at: DateTimeUtc,
+    /// Set by the delivery worker once the mail left.
+    pub sent_at: Option<DateTimeUtc>,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

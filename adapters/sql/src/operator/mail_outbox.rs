@@ -1,0 +1,42 @@
+use sea_orm::{ActiveValue::Set, DatabaseConnection, EntityTrait};
+use svc_application::ports::operator::{Mailer, MailerError};
+use svc_domain::invite::Invite;
+
+use super::entities::mail_outbox;
+
+/// A [`Mailer`] that queues each email as a `mail_outbox` row in the service's own database;
+/// a delivery worker sends the rows and stamps `sent_at`. Queueing lives in the same store as
+/// the invite, so it fails only when the store does.
+pub struct SeaOrmMailOutbox {
+    db: DatabaseConnection,
+}
+
+impl SeaOrmMailOutbox {
+    pub const INVITE_KIND: &'static str = "org_invite";
+
+    pub fn new(db: DatabaseConnection) -> Self {
+        Self { db }
+    }
+}
+
+#[async_trait::async_trait]
+impl Mailer for SeaOrmMailOutbox {
+    async fn send_invite(&self, invite: &Invite) -> Result<(), MailerError> {
+        let payload = serde_json::to_value(invite).map_err(|error| MailerError(error.into()))?;
+        let row = mail_outbox::ActiveModel {
+            // One row per invite, so a retried send queues the email once.
+            id: Set(format!("{}:{}", Self::INVITE_KIND, invite.invite_id)),
+            kind: Set(Self::INVITE_KIND.to_owned()),
+            recipient: Set(invite.email.as_str().to_owned()),
+            payload: Set(payload),
+            created_at: Set(invite.created_at),
+            sent_at: Set(None),
+        };
+        mail_outbox::Entity::insert(row)
+            .on_conflict_do_nothing()
+            .exec_without_returning(&self.db)
+            .await
+            .map_err(|error| MailerError(error.into()))?;
+        Ok(())
+    }
+}

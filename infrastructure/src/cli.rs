@@ -1,0 +1,166 @@
+//! The `svc` command line. This contract is fixed: other parts of the system depend on it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::keys_file::KeysFile;
+use crate::server::Application;
+use crate::settings::Settings;
+use crate::telemetry;
+
+#[derive(Debug, Parser)]
+#[command(name = "svc", version, about = "Generative-UI server for AI agents over MCP")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Start the server.
+    Serve(ServeArgs),
+    /// Manage bearer keys in the keys file.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// A TOML file layered over config/default.toml.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long)]
+    host: Option<String>,
+    #[arg(long)]
+    port: Option<u16>,
+    /// Where the SQLite database and the keys file live (default ./.svc-data).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// sqlite://... or postgres://...; default SQLite in the data directory.
+    #[arg(long)]
+    database_url: Option<String>,
+    /// Accept any bearer as the `builder` identity. Development only.
+    #[arg(long)]
+    dev_allow_all: bool,
+    /// Public URL written into results, for servers behind a proxy or a tunnel.
+    #[arg(long)]
+    public_base_url: Option<String>,
+    /// `text` or `json`.
+    #[arg(long, value_parser = ["text", "json"])]
+    log_format: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Mint a bearer key; prints the plaintext once, as the last line of stdout.
+    Mint {
+        #[arg(long, default_value = ".svc-data")]
+        data_dir: PathBuf,
+        #[arg(long)]
+        name: Option<String>,
+    },
+}
+
+impl ServeArgs {
+    fn settings(&self) -> Result<Settings, String> {
+        let mut s = Settings::load(self.config.as_deref()).map_err(|e| e.to_string())?;
+        if let Some(h) = &self.host {
+            s.server.host = h.clone();
+        }
+        if let Some(p) = self.port {
+            s.server.port = p;
+        }
+        if let Some(d) = &self.data_dir {
+            s.server.data_dir = d.clone();
+        }
+        if let Some(u) = &self.database_url {
+            s.server.database_url = u.clone();
+        }
+        if self.dev_allow_all {
+            s.server.dev_allow_all = true;
+        }
+        if let Some(u) = &self.public_base_url {
+            s.server.public_base_url = u.clone();
+        }
+        if let Some(f) = &self.log_format {
+            s.server.log_format = f.clone();
+        }
+        Ok(s)
+    }
+}
+
+/// Runs the command line; every failure is one line on stderr and a non-zero exit.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Keys { command: KeysCommand::Mint { data_dir, name } } => mint(&data_dir, name),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("svc: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn mint(data_dir: &std::path::Path, name: Option<String>) -> Result<(), String> {
+    let file = KeysFile::in_data_dir(data_dir);
+    let (entry, plaintext) = file.mint(name, chrono::Utc::now()).map_err(|e| format!("cannot write {}: {e}", file.path().display()))?;
+    println!("minted key {} ({}…) into {}", entry.id, entry.api_key_prefix, file.path().display());
+    println!("store it now; it is shown only once:");
+    println!("{plaintext}");
+    Ok(())
+}
+
+fn serve(args: ServeArgs) -> Result<(), String> {
+    let settings = args.settings()?;
+    telemetry::init(&settings.server.log_format);
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async move {
+        let app = Application::build(&settings).await.map_err(|e| e.to_string())?;
+        print_banner(&app);
+        app.run_until(shutdown_signal()).await.map_err(|e| format!("server error: {e}"))
+    })
+}
+
+fn print_banner(app: &Application) {
+    println!("svc {} listening on {}", env!("CARGO_PKG_VERSION"), app.base_url);
+    println!("  MCP endpoint:  {}/mcp", app.base_url);
+    match app.auth_mode {
+        svc_application::services::auth::AuthMode::DevAllowAll => {
+            println!("  auth:          --dev-allow-all (any bearer is accepted as `builder`)")
+        }
+        svc_application::services::auth::AuthMode::Strict => {
+            println!("  auth:          strict; mint a bearer with `svc keys mint --data-dir <dir>`")
+        }
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

@@ -1,0 +1,114 @@
+//! The keys file (`<data_dir>/keys.json`): bearer keys minted locally by `svc keys mint`. Only a
+//! sha256 hash and a short prefix are stored; the plaintext is printed once.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use chrono::{DateTime, Utc};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use svc_application::ports::RepositoryError;
+use svc_application::ports::auth::{KeyOwner, KeyStore};
+use svc_domain::contract::sha256_hex;
+
+/// The principal that keys-file keys act for: the server's local operator.
+pub const LOCAL_OPERATOR: &str = "owner";
+
+/// Prefix of every minted secret.
+pub const KEY_PREFIX: &str = "svc_user_";
+
+/// Characters of the secret kept in the file to recognise a key.
+const SHOWN_PREFIX_LEN: usize = 12;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyEntry {
+    pub id: String,
+    pub name: Option<String>,
+    pub api_key_prefix: String,
+    pub sha256: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct KeysDocument {
+    keys: Vec<KeyEntry>,
+}
+
+#[derive(Debug, Clone)]
+pub struct KeysFile {
+    path: PathBuf,
+}
+
+impl KeysFile {
+    pub fn in_data_dir(data_dir: &Path) -> Self {
+        Self { path: data_dir.join("keys.json") }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn read(&self) -> std::io::Result<KeysDocument> {
+        match std::fs::read(&self.path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(std::io::Error::other),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(KeysDocument::default()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Mints a key, appends it atomically (write to a temp file, then rename) and returns the plaintext.
+    pub fn mint(&self, name: Option<String>, now: DateTime<Utc>) -> std::io::Result<(KeyEntry, String)> {
+        let mut secret = [0u8; 32];
+        rand::rng().fill_bytes(&mut secret);
+        let plaintext = format!("{KEY_PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret));
+        let entry = KeyEntry {
+            id: uuid::Uuid::new_v4().to_string(),
+            name,
+            api_key_prefix: plaintext.chars().take(SHOWN_PREFIX_LEN).collect(),
+            sha256: sha256_hex(plaintext.as_bytes()),
+            created_at: now,
+        };
+        let mut doc = self.read()?;
+        doc.keys.push(entry.clone());
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = self.path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&doc).map_err(std::io::Error::other)?)?;
+        std::fs::rename(&tmp, &self.path)?;
+        Ok((entry, plaintext))
+    }
+}
+
+#[async_trait::async_trait]
+impl KeyStore for KeysFile {
+    /// Re-reads the file on each lookup so keys minted while the server runs work at once.
+    async fn find_by_hash(&self, sha256_hex: &str) -> Result<Option<KeyOwner>, RepositoryError> {
+        let doc = self.read().map_err(|e| RepositoryError::Unavailable(e.into()))?;
+        Ok(doc.keys.into_iter().find(|k| k.sha256 == sha256_hex).map(|k| KeyOwner {
+            key_id: k.id,
+            principal_id: LOCAL_OPERATOR.to_owned(),
+            app_id: None,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_minted_key_is_found_by_its_hash_and_the_file_holds_no_plaintext() {
+        let dir = std::env::temp_dir().join(format!("svc-keys-{}", uuid::Uuid::new_v4()));
+        let file = KeysFile::in_data_dir(&dir);
+        let (entry, plaintext) = file.mint(Some("laptop".into()), Utc::now()).unwrap();
+        assert!(plaintext.starts_with(KEY_PREFIX));
+        let stored = std::fs::read_to_string(file.path()).unwrap();
+        assert!(!stored.contains(&plaintext));
+        let owner = file.find_by_hash(&sha256_hex(plaintext.as_bytes())).await.unwrap().unwrap();
+        assert_eq!(owner.key_id, entry.id);
+        assert!(file.find_by_hash(&sha256_hex(b"svc_user_wrong")).await.unwrap().is_none());
+        std::fs::remove_dir_all(dir).ok();
+    }
+}

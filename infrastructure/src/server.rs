@@ -1,0 +1,142 @@
+//! Wiring: settings in, a listening server out. The one place that picks adapters for ports.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use poem::Server;
+use poem::listener::{Acceptor, Listener, TcpListener};
+use rand::RngCore;
+use sea_orm::{ConnectionTrait, DatabaseConnection};
+use svc_application::ports::agent::AppRepository;
+use svc_application::ports::auth::KeyStore;
+use svc_application::ports::{Clock, Ids};
+use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationQueue};
+use svc_application::services::auth::{AuthMode, AuthService};
+use svc_domain::model_route::KNOWN_MODEL_ROUTES;
+use svc_domain::themes::DEFAULT_THEME_ID;
+use svc_http::{HostGuard, HttpState, LiveTokens, PublicUrls, Readiness};
+use svc_sql::agent::{SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository, SeaOrmSessionRepository};
+
+use crate::in_process_bus::InProcessEventBus;
+use crate::keys_file::KeysFile;
+use crate::settings::Settings;
+use crate::system::{RandomIds, SystemClock};
+
+/// How long in-flight requests may take to finish after a shutdown signal.
+const GRACE_PERIOD: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot create data directory {path}: {reason}")]
+    DataDir { path: String, reason: String },
+    #[error(transparent)]
+    Database(#[from] svc_sql::ConnectError),
+    #[error("cannot listen on {addr}: {reason}")]
+    Bind { addr: String, reason: String },
+}
+
+/// A server bound to its port, ready to run.
+pub struct Application {
+    acceptor: poem::listener::TcpAcceptor,
+    endpoint: poem::endpoint::BoxEndpoint<'static>,
+    db: DatabaseConnection,
+    pub local_addr: SocketAddr,
+    pub base_url: String,
+    pub auth_mode: AuthMode,
+}
+
+struct DatabaseReadiness(DatabaseConnection);
+
+#[async_trait::async_trait]
+impl Readiness for DatabaseReadiness {
+    async fn ready(&self) -> Result<(), String> {
+        self.0.execute_unprepared("SELECT 1").await.map(|_| ()).map_err(|e| e.to_string())
+    }
+}
+
+fn ws_secret(settings: &Settings) -> Vec<u8> {
+    if settings.server.ws_secret.is_empty() {
+        let mut secret = vec![0u8; 32];
+        rand::rng().fill_bytes(&mut secret);
+        secret
+    } else {
+        settings.server.ws_secret.as_bytes().to_vec()
+    }
+}
+
+fn is_loopback(host: &str) -> bool {
+    matches!(host, "127.0.0.1" | "localhost" | "::1") || host.starts_with("127.")
+}
+
+impl Application {
+    /// Creates the data directory, opens and migrates the database and binds the port (0 picks one).
+    pub async fn build(settings: &Settings) -> Result<Self, StartError> {
+        let data_dir = &settings.server.data_dir;
+        std::fs::create_dir_all(data_dir).map_err(|e| StartError::DataDir { path: data_dir.display().to_string(), reason: e.to_string() })?;
+        let probe = data_dir.join(".write-probe");
+        std::fs::write(&probe, b"ok").map_err(|e| StartError::DataDir { path: data_dir.display().to_string(), reason: e.to_string() })?;
+        std::fs::remove_file(&probe).ok();
+
+        let db = svc_sql::connect_and_migrate(&settings.database_url()).await?;
+
+        let addr = format!("{}:{}", settings.server.host, settings.server.port);
+        let acceptor = TcpListener::bind(addr.clone())
+            .into_acceptor()
+            .await
+            .map_err(|e| StartError::Bind { addr: addr.clone(), reason: e.to_string() })?;
+        let local_addr = acceptor
+            .local_addr()
+            .first()
+            .and_then(|a| a.as_socket_addr().copied())
+            .ok_or_else(|| StartError::Bind { addr: addr.clone(), reason: "no local address".into() })?;
+        let base_url = settings.public_base_url(local_addr.port());
+
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let ids: Arc<dyn Ids> = Arc::new(RandomIds);
+        let apps: Arc<dyn AppRepository> = Arc::new(SeaOrmAppRepository::new(db.clone()));
+        let ports = AgentPorts {
+            clock: clock.clone(),
+            ids: ids.clone(),
+            apps: apps.clone(),
+            handshakes: Arc::new(SeaOrmHandshakeRepository::new(db.clone())),
+            sessions: Arc::new(SeaOrmSessionRepository::new(db.clone())),
+            events: Arc::new(SeaOrmEventRepository::new(db.clone())),
+            blueprints: Arc::new(SeaOrmBlueprintRepository::new(db.clone())),
+            bus: Arc::new(InProcessEventBus::default()),
+            generator: Arc::new(svc_generation::BuiltinGenerator::new()),
+            compiler: Arc::new(svc_compiler::OxcCompiler::new()),
+        };
+        let agent_settings = AgentSettings {
+            default_session_ttl_seconds: settings.sessions.default_ttl_seconds,
+            model_registry: KNOWN_MODEL_ROUTES.iter().map(|s| (*s).to_owned()).collect(),
+            available_theme_ids: vec![],
+            default_theme_id: DEFAULT_THEME_ID.to_owned(),
+        };
+        let g = &settings.generation;
+        let queue = GenerationQueue::new(g.concurrency, g.max_waiting, Duration::from_secs(g.max_wait_seconds));
+        let auth_mode = if settings.server.dev_allow_all { AuthMode::DevAllowAll } else { AuthMode::Strict };
+        let key_stores: Vec<Arc<dyn KeyStore>> = vec![Arc::new(KeysFile::in_data_dir(data_dir))];
+        let state = Arc::new(HttpState {
+            agent: AgentService::new(ports, agent_settings, queue),
+            auth: AuthService::new(auth_mode, key_stores, apps, clock, ids),
+            tokens: LiveTokens::new(ws_secret(settings)),
+            readiness: Arc::new(DatabaseReadiness(db.clone())),
+            urls: PublicUrls::from_base(&base_url),
+        });
+        let guard = HostGuard::new(is_loopback(&settings.server.host), settings.server.allowed_hosts.clone());
+        let endpoint = poem::EndpointExt::boxed(svc_http::routes(state, guard));
+        Ok(Self { acceptor, endpoint, db, local_addr, base_url, auth_mode })
+    }
+
+    /// Serves until `shutdown` resolves, lets in-flight requests finish, then closes the database.
+    pub async fn run_until(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+        let served = Server::new_with_acceptor(self.acceptor)
+            .run_with_graceful_shutdown(self.endpoint, shutdown, Some(GRACE_PERIOD))
+            .await;
+        if let Err(e) = self.db.close().await {
+            tracing::warn!(error = %e, "closing the database failed");
+        }
+        served
+    }
+}

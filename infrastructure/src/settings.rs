@@ -1,0 +1,103 @@
+//! Settings: `config/default.toml` (compiled in), then an optional file, then `SVC_*` environment
+//! variables (`__` separates sections), then command-line flags.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+const DEFAULTS: &str = include_str!("../../config/default.toml");
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Settings {
+    pub server: ServerSettings,
+    pub sessions: SessionSettings,
+    pub generation: GenerationSettings,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ServerSettings {
+    pub host: String,
+    pub port: u16,
+    pub data_dir: PathBuf,
+    pub database_url: String,
+    pub dev_allow_all: bool,
+    pub public_base_url: String,
+    pub allowed_hosts: Vec<String>,
+    pub log_format: String,
+    pub ws_secret: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SessionSettings {
+    pub default_ttl_seconds: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct GenerationSettings {
+    pub concurrency: usize,
+    pub max_waiting: usize,
+    pub max_wait_seconds: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("configuration: {0}")]
+pub struct SettingsError(String);
+
+impl Settings {
+    /// Loads the layers below the command line.
+    pub fn load(file: Option<&Path>) -> Result<Self, SettingsError> {
+        let mut builder = config::Config::builder().add_source(config::File::from_str(DEFAULTS, config::FileFormat::Toml));
+        if let Some(path) = file {
+            if !path.exists() {
+                return Err(SettingsError(format!("{} does not exist", path.display())));
+            }
+            builder = builder.add_source(config::File::from(path.to_path_buf()));
+        }
+        builder
+            .add_source(config::Environment::with_prefix("SVC").separator("__").list_separator(",").with_list_parse_key("server.allowed_hosts").try_parsing(true))
+            .build()
+            .and_then(|c| c.try_deserialize())
+            .map_err(|e| SettingsError(e.to_string()))
+    }
+
+    /// The database URL, defaulting to SQLite in the data directory.
+    pub fn database_url(&self) -> String {
+        if self.server.database_url.is_empty() {
+            format!("sqlite://{}?mode=rwc", self.server.data_dir.join("svc.db").display())
+        } else {
+            self.server.database_url.clone()
+        }
+    }
+
+    pub fn public_base_url(&self, port: u16) -> String {
+        if self.server.public_base_url.is_empty() {
+            let host = match self.server.host.as_str() {
+                "0.0.0.0" | "::" => "127.0.0.1".to_owned(),
+                h if h.contains(':') => format!("[{h}]"),
+                h => h.to_owned(),
+            };
+            format!("http://{host}:{port}")
+        } else {
+            self.server.public_base_url.trim_end_matches('/').to_owned()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_load_and_point_sqlite_into_the_data_dir() {
+        let s = Settings::load(None).unwrap();
+        assert_eq!(s.server.port, 6781);
+        assert_eq!(s.database_url(), "sqlite://.svc-data/svc.db?mode=rwc");
+        assert_eq!(s.public_base_url(6781), "http://127.0.0.1:6781");
+    }
+
+    #[test]
+    fn a_missing_config_file_is_an_error_naming_it() {
+        let err = Settings::load(Some(Path::new("/nonexistent/svc.toml"))).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/svc.toml"));
+    }
+}

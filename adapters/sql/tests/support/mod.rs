@@ -32,7 +32,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection};
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, Statement};
 
 /// The environment variable naming the PostgreSQL server used by the `postgres` variants.
 pub const POSTGRES_URL_VAR: &str = "SVC_TEST_DATABASE_URL";
@@ -136,6 +136,17 @@ fn with_database(url: &str, database: &str) -> String {
         Some(query) => format!("{server}/{database}?{query}"),
         None => format!("{server}/{database}"),
     }
+}
+
+/// `SELECT COUNT(*)` of a table, to check that nothing (or exactly so much) was written.
+pub async fn count_rows(db: &DatabaseConnection, table: &str) -> i64 {
+    let sql = format!("SELECT COUNT(*) AS n FROM {table}");
+    let row = db
+        .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+        .await
+        .unwrap_or_else(|e| panic!("count {table}: {e}"))
+        .expect("COUNT(*) returns a row");
+    row.try_get::<i64>("", "n").unwrap_or_else(|e| panic!("count {table}: {e}"))
 }
 
 /// A directory removed on drop, even when the test panicked.

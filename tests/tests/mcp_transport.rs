@@ -1,0 +1,157 @@
+//! `/mcp` as a transport: JSON-RPC envelopes, auth, protocol negotiation, tool declarations and
+//! the DNS-rebinding guard, over real HTTP.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use svc_tests::{Auth, Backend, TestApp, on_every_backend};
+
+on_every_backend!(Auth::DevAllowAll =>
+    invalid_json_is_a_parse_error,
+    non_requests_are_invalid_requests,
+    unknown_methods_are_method_not_found,
+    notifications_are_accepted_without_a_body,
+    initialize_negotiates_the_protocol_version,
+    initialize_advertises_the_mcp_apps_capabilities,
+    tools_list_declares_every_agent_tool,
+    invalid_tool_arguments_name_the_field_and_rule,
+    unknown_tools_are_invalid_params,
+    get_without_credentials_asks_for_a_bearer,
+);
+
+on_every_backend!(Auth::Strict =>
+    strict_mode_accepts_only_minted_keys,
+);
+
+async fn invalid_json_is_a_parse_error(app: TestApp) {
+    let (status, _, body) = app.post_raw(Some(&app.bearer), "{not json".into()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"]["code"], -32700);
+    assert_eq!(body["id"], Value::Null);
+}
+
+async fn non_requests_are_invalid_requests(app: TestApp) {
+    for body in [json!([1, 2]), json!({ "jsonrpc": "1.0", "id": 1, "method": "ping" }), json!({ "jsonrpc": "2.0", "id": 1 }), json!("ping")] {
+        let (status, _, reply) = app.post_raw(Some(&app.bearer), body.to_string()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(reply["error"]["code"], -32600, "{body}: {reply}");
+    }
+}
+
+async fn unknown_methods_are_method_not_found(app: TestApp) {
+    let (_, body) = app.rpc("frobnicate", json!({})).await;
+    assert_eq!(body["error"]["code"], -32601);
+    assert_eq!(body["id"], 1);
+}
+
+async fn notifications_are_accepted_without_a_body(app: TestApp) {
+    let note = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
+    let (status, headers, body) = app.post_raw(Some(&app.bearer), note).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(body, Value::Null);
+    assert!(headers.get("mcp-session-id").is_none(), "the server is stateless");
+}
+
+async fn initialize_negotiates_the_protocol_version(app: TestApp) {
+    let (_, known) = app.rpc("initialize", json!({ "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } })).await;
+    assert_eq!(known["result"]["protocolVersion"], "2025-03-26");
+    let (_, unknown) = app.rpc("initialize", json!({ "protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } })).await;
+    assert_eq!(unknown["result"]["protocolVersion"], svc_protocol::MCP_PROTOCOL_VERSIONS[0]);
+}
+
+async fn initialize_advertises_the_mcp_apps_capabilities(app: TestApp) {
+    let (_, body) = app.rpc("initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } })).await;
+    let caps = &body["result"]["capabilities"];
+    assert_eq!(caps["tools"], json!({ "listChanged": true }));
+    assert_eq!(caps["resources"], json!({ "subscribe": false, "listChanged": false }));
+    assert_eq!(caps["experimental"]["io.modelcontextprotocol/ui"], json!({}));
+    let instructions = body["result"]["instructions"].as_str().unwrap();
+    assert!(instructions.contains("svc_handshake"), "{instructions}");
+}
+
+async fn tools_list_declares_every_agent_tool(app: TestApp) {
+    let (_, body) = app.rpc("tools/list", json!({})).await;
+    let tools = body["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    for expected in [
+        "svc_handshake", "svc_render", "svc_consume", "svc_update", "svc_amend", "svc_emit",
+        "svc_get_session", "svc_get_render_source", "svc_list_sessions", "svc_list_gadgets", "svc_list_themes",
+    ] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    for tool in tools {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{}", tool["name"]);
+        assert_eq!(tool["_meta"]["ui"]["visibility"], json!(["model"]), "{}", tool["name"]);
+    }
+    let consume = tools.iter().find(|t| t["name"] == "svc_consume").unwrap();
+    assert_eq!(consume["inputSchema"]["properties"]["timeout"]["maximum"], 25);
+    assert_eq!(consume["inputSchema"]["required"], json!(["sessionId"]));
+}
+
+async fn invalid_tool_arguments_name_the_field_and_rule(app: TestApp) {
+    let err = app.tool_rpc_error("svc_consume", json!({ "sessionId": "x", "timeout": 26 })).await;
+    assert_eq!(err["code"], -32602);
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("timeout") && message.contains("25"), "{message}");
+    let err = app.tool_rpc_error("svc_handshake", json!({ "blueprintDraft": { "contract": {} } })).await;
+    assert_eq!(err["code"], -32602);
+    assert!(err["message"].as_str().unwrap().contains("intent"), "{err}");
+}
+
+async fn unknown_tools_are_invalid_params(app: TestApp) {
+    let err = app.tool_rpc_error("svc_nope", json!({})).await;
+    assert_eq!(err["code"], -32602);
+    assert!(err["message"].as_str().unwrap().contains("svc_nope"));
+}
+
+async fn get_without_credentials_asks_for_a_bearer(app: TestApp) {
+    let anonymous = app.client.get(app.mcp_url()).send().await.unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    let challenge = anonymous.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    assert!(challenge.starts_with("Bearer realm=\"mcp\""), "{challenge}");
+    let with_bearer = app.client.get(app.mcp_url()).bearer_auth(&app.bearer).send().await.unwrap();
+    assert_eq!(with_bearer.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
+
+async fn strict_mode_accepts_only_minted_keys(app: TestApp) {
+    let body = json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/list" }).to_string();
+    let (status, headers, reply) = app.post_raw(None, body.clone()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(reply["error"]["code"], -32007);
+    assert!(headers["www-authenticate"].to_str().unwrap().contains("realm=\"mcp\""));
+    let (status, _, reply) = app.post_raw(Some("svc_user_not-a-real-key"), body.clone()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(reply["error"]["code"], -32007);
+    let (status, _, reply) = app.post_raw(Some(&app.bearer), body).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(reply["result"]["tools"].is_array());
+}
+
+#[tokio::test]
+async fn foreign_hosts_and_origins_are_refused_on_loopback() {
+    let app = TestApp::spawn("host_guard", Backend::Sqlite, Auth::DevAllowAll).await.unwrap();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }).to_string();
+    let rebound = app.client.post(app.mcp_url()).header("host", "evil.example").bearer_auth("x").body(body.clone()).send().await.unwrap();
+    assert_eq!(rebound.status(), StatusCode::FORBIDDEN);
+    let cross_origin = app.client.post(app.mcp_url()).header("origin", "https://evil.example").bearer_auth("x").body(body.clone()).send().await.unwrap();
+    assert_eq!(cross_origin.status(), StatusCode::FORBIDDEN);
+    let local_origin = app
+        .client
+        .post(app.mcp_url())
+        .header("origin", "http://localhost:3000")
+        .header("content-type", "application/json")
+        .bearer_auth("x")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(local_origin.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn health_and_readiness_answer() {
+    let app = TestApp::spawn("health", Backend::Sqlite, Auth::Strict).await.unwrap();
+    for path in ["/healthz", "/readyz"] {
+        let resp = app.client.get(format!("{}{path}", app.base)).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK, "{path}");
+    }
+}

@@ -13,13 +13,15 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use svc_domain::artifact::{ArtifactError, ArtifactIdentity, ArtifactVersion, YankOutcome};
 use svc_domain::connector_key::{ConnectorKey, ConnectorKeyError, KeyRevokeOutcome};
 use svc_domain::coupon::{Coupon, CouponCode, CouponError, Redemption};
-use svc_domain::invite::{Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteStatus};
+use svc_domain::invite::{
+    Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteStatus,
+};
 use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord};
 use svc_domain::wallet::{LedgerEntry, Principal, Wallet, WalletError, WalletMovement};
 
 use crate::ports::operator::{
-    ArtifactRepository, ConnectorKeyRepository, CouponRepository, InviteRepository, LedgerPage, LedgerPosition,
-    Mailer, MailerError, OrgRepository, TransitionError, WalletRepository,
+    ArtifactRepository, ConnectorKeyRepository, CouponRepository, InviteRepository, LedgerPage,
+    LedgerPosition, Mailer, MailerError, OrgRepository, TransitionError, WalletRepository,
 };
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::operator::{ConnectorKeyService, CouponService, CreditService, OrgService};
@@ -87,7 +89,10 @@ pub struct RecordingMailer {
 
 impl RecordingMailer {
     pub fn sent_invite_ids(&self) -> Vec<String> {
-        lock(&self.sent).iter().map(|invite| invite.invite_id.clone()).collect()
+        lock(&self.sent)
+            .iter()
+            .map(|invite| invite.invite_id.clone())
+            .collect()
     }
 
     pub fn fail_next(&self) {
@@ -123,11 +128,16 @@ struct OperatorState {
 
 impl OperatorState {
     fn membership(&self, org_id: &str, user_id: &str) -> Option<&OrgMembership> {
-        self.memberships.iter().find(|m| m.org_id == org_id && m.user_id == user_id)
+        self.memberships
+            .iter()
+            .find(|m| m.org_id == org_id && m.user_id == user_id)
     }
 
     fn wallet_or_empty(&self, principal: &Principal, now: DateTime<Utc>) -> Wallet {
-        self.wallets.get(principal).cloned().unwrap_or_else(|| Wallet::open(principal.clone(), now))
+        self.wallets
+            .get(principal)
+            .cloned()
+            .unwrap_or_else(|| Wallet::open(principal.clone(), now))
     }
 
     fn record_movement(&mut self, wallet: Wallet, entry: LedgerEntry) {
@@ -152,13 +162,20 @@ impl InMemoryOperatorStore {
 
     /// Every ledger row of `principal`, oldest first, for assertions.
     pub fn ledger_of(&self, principal: &Principal) -> Vec<LedgerEntry> {
-        self.state().ledger.iter().filter(|entry| &entry.principal == principal).cloned().collect()
+        self.state()
+            .ledger
+            .iter()
+            .filter(|entry| &entry.principal == principal)
+            .cloned()
+            .collect()
     }
 }
 
 /// A poisoned lock only means another test thread panicked; the data is still usable.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[async_trait::async_trait]
@@ -166,11 +183,18 @@ impl OrgRepository for InMemoryOperatorStore {
     async fn create(&self, new_org: &NewOrg) -> Result<(), RepositoryError> {
         let mut state = self.state();
         if state.orgs.contains_key(&new_org.org.org_id) {
-            return Err(RepositoryError::Conflict(format!("org {} exists", new_org.org.org_id)));
+            return Err(RepositoryError::Conflict(format!(
+                "org {} exists",
+                new_org.org.org_id
+            )));
         }
-        state.orgs.insert(new_org.org.org_id.clone(), new_org.org.clone());
+        state
+            .orgs
+            .insert(new_org.org.org_id.clone(), new_org.org.clone());
         state.memberships.push(new_org.owner_membership.clone());
-        state.wallets.insert(new_org.wallet.principal.clone(), new_org.wallet.clone());
+        state
+            .wallets
+            .insert(new_org.wallet.principal.clone(), new_org.wallet.clone());
         Ok(())
     }
 
@@ -178,17 +202,29 @@ impl OrgRepository for InMemoryOperatorStore {
         Ok(self.state().orgs.get(org_id).cloned())
     }
 
-    async fn membership(&self, org_id: &str, user_id: &str) -> Result<Option<OrgMembership>, RepositoryError> {
+    async fn membership(
+        &self,
+        org_id: &str,
+        user_id: &str,
+    ) -> Result<Option<OrgMembership>, RepositoryError> {
         Ok(self.state().membership(org_id, user_id).cloned())
     }
 
-    async fn list_memberships_of_user(&self, user_id: &str) -> Result<Vec<OrgMembershipRecord>, RepositoryError> {
+    async fn list_memberships_of_user(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<OrgMembershipRecord>, RepositoryError> {
         let state = self.state();
         let records = state
             .memberships
             .iter()
             .filter(|m| m.user_id == user_id)
-            .filter_map(|m| state.orgs.get(&m.org_id).map(|org| org.membership_record(m)))
+            .filter_map(|m| {
+                state
+                    .orgs
+                    .get(&m.org_id)
+                    .map(|org| org.membership_record(m))
+            })
             .collect();
         Ok(records)
     }
@@ -196,17 +232,27 @@ impl OrgRepository for InMemoryOperatorStore {
 
 #[async_trait::async_trait]
 impl InviteRepository for InMemoryOperatorStore {
-    async fn create_or_reuse(&self, draft: InviteDraft, now: DateTime<Utc>) -> Result<InviteIssue, RepositoryError> {
+    async fn create_or_reuse(
+        &self,
+        draft: InviteDraft,
+        now: DateTime<Utc>,
+    ) -> Result<InviteIssue, RepositoryError> {
         let mut state = self.state();
         let existing = state
             .invites
             .values()
-            .find(|i| i.org_id == draft.org_id && i.email == draft.email && i.status == InviteStatus::Pending)
+            .find(|i| {
+                i.org_id == draft.org_id
+                    && i.email == draft.email
+                    && i.status == InviteStatus::Pending
+            })
             .cloned();
         let issue = Invite::issue(existing, draft, now);
         if let InviteIssue::Created { invite, superseded } = &issue {
             for written in superseded.iter().chain([invite]) {
-                state.invites.insert(written.invite_id.clone(), written.clone());
+                state
+                    .invites
+                    .insert(written.invite_id.clone(), written.clone());
             }
         }
         Ok(issue)
@@ -222,7 +268,10 @@ impl InviteRepository for InMemoryOperatorStore {
         now: DateTime<Utc>,
     ) -> Result<(Invite, InviteRevokeOutcome), TransitionError<InviteError>> {
         let mut state = self.state();
-        let current = state.invites.get(invite_id).ok_or(TransitionError::Rejected(InviteError::NotFound))?;
+        let current = state
+            .invites
+            .get(invite_id)
+            .ok_or(TransitionError::Rejected(InviteError::NotFound))?;
         let (next, outcome) = current.revoke(now).map_err(TransitionError::Rejected)?;
         state.invites.insert(invite_id.to_owned(), next.clone());
         Ok((next, outcome))
@@ -235,8 +284,13 @@ impl InviteRepository for InMemoryOperatorStore {
         now: DateTime<Utc>,
     ) -> Result<(Invite, OrgMembership), TransitionError<InviteError>> {
         let mut state = self.state();
-        let current = state.invites.get(invite_id).ok_or(TransitionError::Rejected(InviteError::NotFound))?;
-        let (next, membership) = current.accept(user_id, now).map_err(TransitionError::Rejected)?;
+        let current = state
+            .invites
+            .get(invite_id)
+            .ok_or(TransitionError::Rejected(InviteError::NotFound))?;
+        let (next, membership) = current
+            .accept(user_id, now)
+            .map_err(TransitionError::Rejected)?;
         state.invites.insert(invite_id.to_owned(), next.clone());
         let kept = match state.membership(&membership.org_id, user_id) {
             Some(existing) => existing.clone(),
@@ -253,8 +307,15 @@ impl InviteRepository for InMemoryOperatorStore {
 impl ConnectorKeyRepository for InMemoryOperatorStore {
     async fn insert(&self, key: &ConnectorKey) -> Result<(), RepositoryError> {
         let mut state = self.state();
-        if state.keys.iter().any(|k| k.id == key.id || k.key_hash == key.key_hash) {
-            return Err(RepositoryError::Conflict(format!("connector key {} exists", key.id)));
+        if state
+            .keys
+            .iter()
+            .any(|k| k.id == key.id || k.key_hash == key.key_hash)
+        {
+            return Err(RepositoryError::Conflict(format!(
+                "connector key {} exists",
+                key.id
+            )));
         }
         state.keys.push(key.clone());
         Ok(())
@@ -264,15 +325,33 @@ impl ConnectorKeyRepository for InMemoryOperatorStore {
         Ok(self.state().keys.iter().find(|k| k.id == key_id).cloned())
     }
 
-    async fn list_by_owner(&self, owner_user_id: &str) -> Result<Vec<ConnectorKey>, RepositoryError> {
-        Ok(self.state().keys.iter().rev().filter(|k| k.owner_user_id == owner_user_id).cloned().collect())
+    async fn list_by_owner(
+        &self,
+        owner_user_id: &str,
+    ) -> Result<Vec<ConnectorKey>, RepositoryError> {
+        Ok(self
+            .state()
+            .keys
+            .iter()
+            .rev()
+            .filter(|k| k.owner_user_id == owner_user_id)
+            .cloned()
+            .collect())
     }
 
     async fn find_by_hash(&self, key_hash: &str) -> Result<Option<ConnectorKey>, RepositoryError> {
-        Ok(self.state().keys.iter().find(|k| k.key_hash == key_hash).cloned())
+        Ok(self
+            .state()
+            .keys
+            .iter()
+            .find(|k| k.key_hash == key_hash)
+            .cloned())
     }
 
-    async fn revoke(&self, key_id: &str) -> Result<(ConnectorKey, KeyRevokeOutcome), TransitionError<ConnectorKeyError>> {
+    async fn revoke(
+        &self,
+        key_id: &str,
+    ) -> Result<(ConnectorKey, KeyRevokeOutcome), TransitionError<ConnectorKeyError>> {
         let mut state = self.state();
         let key = state
             .keys
@@ -284,7 +363,11 @@ impl ConnectorKeyRepository for InMemoryOperatorStore {
         Ok((next, outcome))
     }
 
-    async fn touch_last_used(&self, key_id: &str, at: DateTime<Utc>) -> Result<(), RepositoryError> {
+    async fn touch_last_used(
+        &self,
+        key_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError> {
         if let Some(key) = self.state().keys.iter_mut().find(|k| k.id == key_id) {
             key.last_used_at = Some(at);
         }
@@ -315,10 +398,17 @@ impl CouponRepository for InMemoryOperatorStore {
         now: DateTime<Utc>,
     ) -> Result<Redemption, TransitionError<CouponError>> {
         let mut state = self.state();
-        let coupon = state.coupons.get(code).ok_or(TransitionError::Rejected(CouponError::NotFound))?;
+        let coupon = state
+            .coupons
+            .get(code)
+            .ok_or(TransitionError::Rejected(CouponError::NotFound))?;
         let wallet = state.wallet_or_empty(target, now);
-        let redemption = coupon.redeem(&wallet, transaction_id, now).map_err(TransitionError::Rejected)?;
-        state.coupons.insert(code.clone(), redemption.coupon.clone());
+        let redemption = coupon
+            .redeem(&wallet, transaction_id, now)
+            .map_err(TransitionError::Rejected)?;
+        state
+            .coupons
+            .insert(code.clone(), redemption.coupon.clone());
         state.record_movement(redemption.wallet.clone(), redemption.ledger_entry.clone());
         Ok(redemption)
     }
@@ -338,7 +428,9 @@ impl WalletRepository for InMemoryOperatorStore {
     ) -> Result<(Wallet, LedgerEntry), TransitionError<WalletError>> {
         let mut state = self.state();
         let wallet = state.wallet_or_empty(principal, now);
-        let (next, entry) = wallet.apply(movement, now).map_err(TransitionError::Rejected)?;
+        let (next, entry) = wallet
+            .apply(movement, now)
+            .map_err(TransitionError::Rejected)?;
         state.record_movement(next.clone(), entry.clone());
         Ok((next, entry))
     }
@@ -356,29 +448,46 @@ impl WalletRepository for InMemoryOperatorStore {
             .enumerate()
             .rev()
             .map(|(index, entry)| (entry, index as LedgerPosition + 1))
-            .filter(|(entry, position)| &entry.principal == principal && before.is_none_or(|b| *position < b))
+            .filter(|(entry, position)| {
+                &entry.principal == principal && before.is_none_or(|b| *position < b)
+            })
             .take(limit as usize + 1)
             .map(|(entry, position)| (entry.clone(), position))
             .collect::<Vec<_>>();
         let has_more = rows.len() > limit as usize;
         rows.truncate(limit as usize);
-        let next_before = if has_more { rows.last().map(|(_, position)| *position) } else { None };
-        Ok(LedgerPage { entries: rows.into_iter().map(|(entry, _)| entry).collect(), next_before })
+        let next_before = if has_more {
+            rows.last().map(|(_, position)| *position)
+        } else {
+            None
+        };
+        Ok(LedgerPage {
+            entries: rows.into_iter().map(|(entry, _)| entry).collect(),
+            next_before,
+        })
     }
 }
 
 #[async_trait::async_trait]
 impl ArtifactRepository for InMemoryOperatorStore {
-    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>> {
+    async fn publish(
+        &self,
+        version: &ArtifactVersion,
+    ) -> Result<(), TransitionError<ArtifactError>> {
         let mut state = self.state();
         if state.artifacts.contains_key(&version.identity) {
             return Err(TransitionError::Rejected(ArtifactError::VersionExists));
         }
-        state.artifacts.insert(version.identity.clone(), version.clone());
+        state
+            .artifacts
+            .insert(version.identity.clone(), version.clone());
         Ok(())
     }
 
-    async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError> {
+    async fn get(
+        &self,
+        identity: &ArtifactIdentity,
+    ) -> Result<Option<ArtifactVersion>, RepositoryError> {
         Ok(self.state().artifacts.get(identity).cloned())
     }
 
@@ -388,7 +497,10 @@ impl ArtifactRepository for InMemoryOperatorStore {
         now: DateTime<Utc>,
     ) -> Result<(ArtifactVersion, YankOutcome), TransitionError<ArtifactError>> {
         let mut state = self.state();
-        let version = state.artifacts.get_mut(identity).ok_or(TransitionError::Rejected(ArtifactError::NotFound))?;
+        let version = state
+            .artifacts
+            .get_mut(identity)
+            .ok_or(TransitionError::Rejected(ArtifactError::NotFound))?;
         let (next, outcome) = version.yank(now);
         *version = next.clone();
         Ok((next, outcome))
@@ -421,7 +533,13 @@ impl OperatorFakes {
     }
 
     pub fn org_service(&self) -> OrgService {
-        OrgService::new(self.store.clone(), self.store.clone(), self.mailer.clone(), self.clock.clone(), self.ids.clone())
+        OrgService::new(
+            self.store.clone(),
+            self.store.clone(),
+            self.mailer.clone(),
+            self.clock.clone(),
+            self.ids.clone(),
+        )
     }
 
     pub fn connector_key_service(&self) -> ConnectorKeyService {
@@ -429,7 +547,12 @@ impl OperatorFakes {
     }
 
     pub fn coupon_service(&self) -> CouponService {
-        CouponService::new(self.store.clone(), self.store.clone(), self.clock.clone(), self.ids.clone())
+        CouponService::new(
+            self.store.clone(),
+            self.store.clone(),
+            self.clock.clone(),
+            self.ids.clone(),
+        )
     }
 
     pub fn credit_service(&self) -> CreditService {

@@ -85,7 +85,11 @@ impl ArtifactIdentity {
         if !is_segment(name) {
             return Err(ArtifactError::InvalidName(name.to_owned()));
         }
-        Ok(Self { scope: scope.to_owned(), name: name.to_owned(), version: SemanticVersion::parse(version)? })
+        Ok(Self {
+            scope: scope.to_owned(),
+            name: name.to_owned(),
+            version: SemanticVersion::parse(version)?,
+        })
     }
 }
 
@@ -176,13 +180,19 @@ impl ArtifactError {
 /// `sha384-` followed by the unpadded-length base64 of a 48-byte digest (exactly 64 characters).
 fn is_sha384_sri(value: &str) -> bool {
     value.strip_prefix("sha384-").is_some_and(|digest| {
-        digest.len() == 64 && digest.chars().all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '/')
+        digest.len() == 64
+            && digest
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '/')
     })
 }
 
 impl ArtifactVersion {
     /// (none) -> published.
-    pub fn publish(command: PublishArtifact, now: DateTime<Utc>) -> Result<ArtifactVersion, ArtifactError> {
+    pub fn publish(
+        command: PublishArtifact,
+        now: DateTime<Utc>,
+    ) -> Result<ArtifactVersion, ArtifactError> {
         let sri_ok = match (command.kind, command.bundle_sri.as_deref()) {
             (ArtifactKind::Gadget, Some(sri)) => is_sha384_sri(sri),
             (ArtifactKind::Blueprint, None) => true,
@@ -209,7 +219,11 @@ impl ArtifactVersion {
     pub fn yank(&self, now: DateTime<Utc>) -> (ArtifactVersion, YankOutcome) {
         match self.status {
             ArtifactStatus::Published => (
-                ArtifactVersion { status: ArtifactStatus::Yanked, yanked_at: Some(now), ..self.clone() },
+                ArtifactVersion {
+                    status: ArtifactStatus::Yanked,
+                    yanked_at: Some(now),
+                    ..self.clone()
+                },
                 YankOutcome::Yanked,
             ),
             ArtifactStatus::Yanked => (self.clone(), YankOutcome::AlreadyYanked),
@@ -327,18 +341,31 @@ mod tests {
     fn yanking_follows_the_table() {
         let later = now() + TimeDelta::days(1);
         let (yanked, outcome) = published().yank(later);
-        assert_eq!((yanked.status, outcome), (ArtifactStatus::Yanked, YankOutcome::Yanked));
+        assert_eq!(
+            (yanked.status, outcome),
+            (ArtifactStatus::Yanked, YankOutcome::Yanked)
+        );
         assert_eq!(yanked.yanked_at, Some(later));
         assert!(yanked.is_yanked());
-        assert_eq!(yanked.manifest, published().manifest, "the manifest stays readable");
+        assert_eq!(
+            yanked.manifest,
+            published().manifest,
+            "the manifest stays readable"
+        );
         let (again, outcome) = yanked.yank(later + TimeDelta::days(1));
-        assert_eq!((again.status, outcome), (ArtifactStatus::Yanked, YankOutcome::AlreadyYanked));
+        assert_eq!(
+            (again.status, outcome),
+            (ArtifactStatus::Yanked, YankOutcome::AlreadyYanked)
+        );
         assert_eq!(again.yanked_at, Some(later));
     }
 
     #[test]
     fn wire_names_are_lowercase() {
-        assert_eq!(ArtifactKind::parse("blueprint"), Some(ArtifactKind::Blueprint));
+        assert_eq!(
+            ArtifactKind::parse("blueprint"),
+            Some(ArtifactKind::Blueprint)
+        );
         assert_eq!(Visibility::Private.as_str(), "private");
         assert_eq!(ArtifactStatus::parse("deleted"), None);
         let wire = serde_json::to_value(published()).unwrap();

@@ -166,7 +166,10 @@ impl ConnectorKeyError {
 
 impl ConnectorKey {
     /// (none) -> active. Returns the key to store and the plaintext to reveal once.
-    pub fn issue(draft: ConnectorKeyDraft, now: DateTime<Utc>) -> Result<(ConnectorKey, PlaintextKey), ConnectorKeyError> {
+    pub fn issue(
+        draft: ConnectorKeyDraft,
+        now: DateTime<Utc>,
+    ) -> Result<(ConnectorKey, PlaintextKey), ConnectorKeyError> {
         let name = draft.name.as_deref().map(KeyName::parse).transpose()?;
         let secret = draft.secret;
         if secret.len() < SECRET_MIN_CHARS || !secret.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -194,18 +197,29 @@ impl ConnectorKey {
             ConnectorKeyStatus::Active => KeyRevokeOutcome::Revoked,
             ConnectorKeyStatus::Revoked => KeyRevokeOutcome::AlreadyRevoked,
         };
-        (ConnectorKey { status: ConnectorKeyStatus::Revoked, ..self.clone() }, outcome)
+        (
+            ConnectorKey {
+                status: ConnectorKeyStatus::Revoked,
+                ..self.clone()
+            },
+            outcome,
+        )
     }
 
     /// Whether a request bearing this key's plaintext is let in at `now`: only while active and
     /// before `expires_at`, whatever the hash says.
     pub fn authenticates(&self, now: DateTime<Utc>) -> bool {
-        self.status == ConnectorKeyStatus::Active && self.expires_at.is_none_or(|expires_at| now < expires_at)
+        self.status == ConnectorKeyStatus::Active
+            && self.expires_at.is_none_or(|expires_at| now < expires_at)
     }
 
     /// Only the owner may manage a key.
     pub fn ensure_owned_by(&self, user_id: &str) -> Result<(), ConnectorKeyError> {
-        if self.owner_user_id == user_id { Ok(()) } else { Err(ConnectorKeyError::AccessDenied) }
+        if self.owner_user_id == user_id {
+            Ok(())
+        } else {
+            Err(ConnectorKeyError::AccessDenied)
+        }
     }
 
     pub fn summary(&self) -> ConnectorKeySummary {
@@ -269,17 +283,35 @@ mod tests {
             (Some("x".repeat(121)), SECRET, Err("invalid_key_name")),
             (Some("  ".into()), SECRET, Err("invalid_key_name")),
             (None, &SECRET[..31], Err("weak_key_secret")),
-            (None, "AbCdEfGh0123456789abcdefghijklm-", Err("weak_key_secret")),
+            (
+                None,
+                "AbCdEfGh0123456789abcdefghijklm-",
+                Err("weak_key_secret"),
+            ),
         ];
         for (name, secret, expected) in rows {
-            let result = ConnectorKey::issue(ConnectorKeyDraft { name: name.clone(), secret: secret.into(), ..draft() }, now());
-            assert_eq!(result.map(|_| ()).map_err(|e| e.code()), expected, "{name:?} {secret}");
+            let result = ConnectorKey::issue(
+                ConnectorKeyDraft {
+                    name: name.clone(),
+                    secret: secret.into(),
+                    ..draft()
+                },
+                now(),
+            );
+            assert_eq!(
+                result.map(|_| ()).map_err(|e| e.code()),
+                expected,
+                "{name:?} {secret}"
+            );
         }
     }
 
     #[test]
     fn revoking_follows_the_table() {
-        let revoked = ConnectorKey { status: ConnectorKeyStatus::Revoked, ..active() };
+        let revoked = ConnectorKey {
+            status: ConnectorKeyStatus::Revoked,
+            ..active()
+        };
         let rows = [
             (active(), KeyRevokeOutcome::Revoked),
             (revoked.clone(), KeyRevokeOutcome::AlreadyRevoked),
@@ -294,23 +326,42 @@ mod tests {
 
     #[test]
     fn authentication_needs_an_active_unexpired_key() {
-        let expiring = ConnectorKey { expires_at: Some(now() + TimeDelta::hours(1)), ..active() };
+        let expiring = ConnectorKey {
+            expires_at: Some(now() + TimeDelta::hours(1)),
+            ..active()
+        };
         let rows = [
             (active(), now() + TimeDelta::days(3650), true),
             (expiring.clone(), now(), true),
             (expiring.clone(), now() + TimeDelta::hours(1), false),
-            (ConnectorKey { expires_at: Some(now() - TimeDelta::seconds(1)), ..active() }, now(), false),
+            (
+                ConnectorKey {
+                    expires_at: Some(now() - TimeDelta::seconds(1)),
+                    ..active()
+                },
+                now(),
+                false,
+            ),
             (active().revoke().0, now(), false),
         ];
         for (key, at, expected) in rows {
-            assert_eq!(key.authenticates(at), expected, "{:?} expires {:?} at {at}", key.status, key.expires_at);
+            assert_eq!(
+                key.authenticates(at),
+                expected,
+                "{:?} expires {:?} at {at}",
+                key.status,
+                key.expires_at
+            );
         }
     }
 
     #[test]
     fn only_the_owner_manages_a_key() {
         assert_eq!(active().ensure_owned_by("u1"), Ok(()));
-        assert_eq!(active().ensure_owned_by("u2").unwrap_err().code(), "connector_key_access_denied");
+        assert_eq!(
+            active().ensure_owned_by("u2").unwrap_err().code(),
+            "connector_key_access_denied"
+        );
     }
 
     #[test]

@@ -8,7 +8,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::org::OrgMembership;
-use crate::wallet::{LedgerEntry, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement};
+use crate::wallet::{
+    LedgerEntry, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement,
+};
 
 pub const COUPON_CODE_PREFIX: &str = "cpn_";
 /// Characters after the prefix: ASCII letters and digits.
@@ -21,8 +23,12 @@ pub struct CouponCode(String);
 
 impl CouponCode {
     pub fn parse(raw: &str) -> Result<Self, CouponError> {
-        let random = raw.strip_prefix(COUPON_CODE_PREFIX).ok_or(CouponError::InvalidCode)?;
-        if random.len() != COUPON_CODE_RANDOM_CHARS || !random.chars().all(|c| c.is_ascii_alphanumeric()) {
+        let random = raw
+            .strip_prefix(COUPON_CODE_PREFIX)
+            .ok_or(CouponError::InvalidCode)?;
+        if random.len() != COUPON_CODE_RANDOM_CHARS
+            || !random.chars().all(|c| c.is_ascii_alphanumeric())
+        {
             return Err(CouponError::InvalidCode);
         }
         Ok(Self(raw.to_owned()))
@@ -167,7 +173,12 @@ impl Coupon {
 
     /// issued -> activated, crediting `wallet` (the redeeming principal's current wallet) with
     /// a `free_credit` ledger row numbered `transaction_id`.
-    pub fn redeem(&self, wallet: &Wallet, transaction_id: String, now: DateTime<Utc>) -> Result<Redemption, CouponError> {
+    pub fn redeem(
+        &self,
+        wallet: &Wallet,
+        transaction_id: String,
+        now: DateTime<Utc>,
+    ) -> Result<Redemption, CouponError> {
         if self.status == CouponStatus::Activated {
             return Err(CouponError::AlreadyRedeemed);
         }
@@ -188,7 +199,11 @@ impl Coupon {
             redeemed_by: Some(wallet.principal.clone()),
             ..self.clone()
         };
-        Ok(Redemption { coupon, wallet, ledger_entry })
+        Ok(Redemption {
+            coupon,
+            wallet,
+            ledger_entry,
+        })
     }
 }
 
@@ -203,7 +218,9 @@ pub fn redemption_target(
     match target_org_id {
         None => Ok(Principal::user(caller_user_id)),
         Some(org_id) => match caller_membership {
-            Some(m) if m.org_id == org_id && m.user_id == caller_user_id => Ok(Principal::org(org_id)),
+            Some(m) if m.org_id == org_id && m.user_id == caller_user_id => {
+                Ok(Principal::org(org_id))
+            }
             _ => Err(CouponError::AccessDenied),
         },
     }
@@ -221,7 +238,13 @@ mod tests {
     }
 
     fn issued(expires_at: Option<DateTime<Utc>>) -> Coupon {
-        Coupon::issue(CouponCode::parse("cpn_AbCd1234").unwrap(), 500, expires_at, now()).unwrap()
+        Coupon::issue(
+            CouponCode::parse("cpn_AbCd1234").unwrap(),
+            500,
+            expires_at,
+            now(),
+        )
+        .unwrap()
     }
 
     fn wallet() -> Wallet {
@@ -254,7 +277,10 @@ mod tests {
                 assert_eq!(error.code(), "coupon_not_found");
             }
         }
-        assert_eq!(CouponCode::from_random("Zz9Zz9Zz").unwrap().as_str(), "cpn_Zz9Zz9Zz");
+        assert_eq!(
+            CouponCode::from_random("Zz9Zz9Zz").unwrap().as_str(),
+            "cpn_Zz9Zz9Zz"
+        );
     }
 
     #[test]
@@ -281,24 +307,55 @@ mod tests {
     #[test]
     fn redeeming_follows_the_table() {
         let expiry = now() + TimeDelta::days(1);
-        let activated = issued(None).redeem(&wallet(), "tx0".into(), now()).unwrap().coupon;
+        let activated = issued(None)
+            .redeem(&wallet(), "tx0".into(), now())
+            .unwrap()
+            .coupon;
         let rows: [(Coupon, DateTime<Utc>, Result<CouponStatus, &str>); 5] = [
             (issued(None), now(), Ok(CouponStatus::Activated)),
-            (issued(Some(expiry)), expiry - TimeDelta::seconds(1), Ok(CouponStatus::Activated)),
+            (
+                issued(Some(expiry)),
+                expiry - TimeDelta::seconds(1),
+                Ok(CouponStatus::Activated),
+            ),
             (issued(Some(expiry)), expiry, Err("coupon_expired")),
             (activated.clone(), now(), Err("coupon_already_redeemed")),
-            (Coupon { expires_at: Some(now()), ..activated }, expiry, Err("coupon_already_redeemed")),
+            (
+                Coupon {
+                    expires_at: Some(now()),
+                    ..activated
+                },
+                expiry,
+                Err("coupon_already_redeemed"),
+            ),
         ];
         for (coupon, at, expected) in rows {
-            let result = coupon.redeem(&wallet(), "tx1".into(), at).map(|r| r.coupon.status);
-            assert_eq!(result.map_err(|e| e.code()), expected, "{:?} at {at}", coupon.status);
+            let result = coupon
+                .redeem(&wallet(), "tx1".into(), at)
+                .map(|r| r.coupon.status);
+            assert_eq!(
+                result.map_err(|e| e.code()),
+                expected,
+                "{:?} at {at}",
+                coupon.status
+            );
         }
     }
 
     #[test]
     fn a_wallet_overflow_refuses_the_whole_redemption() {
-        let full = Wallet { balance_cents: i64::MAX, lifetime_granted_cents: i64::MAX, ..wallet() };
-        assert_eq!(issued(None).redeem(&full, "tx".into(), now()).unwrap_err().code(), "wallet_overflow");
+        let full = Wallet {
+            balance_cents: i64::MAX,
+            lifetime_granted_cents: i64::MAX,
+            ..wallet()
+        };
+        assert_eq!(
+            issued(None)
+                .redeem(&full, "tx".into(), now())
+                .unwrap_err()
+                .code(),
+            "wallet_overflow"
+        );
     }
 
     #[test]
@@ -311,21 +368,45 @@ mod tests {
         };
         let rows = [
             (None, None, Ok(Principal::user("u1"))),
-            (Some("o1"), Some(membership("o1", "u1")), Ok(Principal::org("o1"))),
+            (
+                Some("o1"),
+                Some(membership("o1", "u1")),
+                Ok(Principal::org("o1")),
+            ),
             (Some("o1"), None, Err("coupon_access_denied")),
-            (Some("o1"), Some(membership("o2", "u1")), Err("coupon_access_denied")),
-            (Some("o1"), Some(membership("o1", "u2")), Err("coupon_access_denied")),
+            (
+                Some("o1"),
+                Some(membership("o2", "u1")),
+                Err("coupon_access_denied"),
+            ),
+            (
+                Some("o1"),
+                Some(membership("o1", "u2")),
+                Err("coupon_access_denied"),
+            ),
         ];
         for (target, membership, expected) in rows {
             let result = redemption_target("u1", target, membership.as_ref());
-            assert_eq!(result.map_err(|e| e.code()), expected, "{target:?} {membership:?}");
+            assert_eq!(
+                result.map_err(|e| e.code()),
+                expected,
+                "{target:?} {membership:?}"
+            );
         }
     }
 
     #[test]
     fn coupons_credit_a_positive_amount() {
         let code = CouponCode::parse("cpn_AbCd1234").unwrap();
-        assert_eq!(Coupon::issue(code.clone(), 0, None, now()).unwrap_err().code(), "invalid_amount");
-        assert_eq!(Coupon::issue(code, -1, None, now()).unwrap_err().code(), "invalid_amount");
+        assert_eq!(
+            Coupon::issue(code.clone(), 0, None, now())
+                .unwrap_err()
+                .code(),
+            "invalid_amount"
+        );
+        assert_eq!(
+            Coupon::issue(code, -1, None, now()).unwrap_err().code(),
+            "invalid_amount"
+        );
     }
 }

@@ -119,7 +119,9 @@ fn is_atext(c: char) -> bool {
 }
 
 fn is_dot_atom(value: &str) -> bool {
-    value.split('.').all(|atom| !atom.is_empty() && atom.chars().all(is_atext))
+    value
+        .split('.')
+        .all(|atom| !atom.is_empty() && atom.chars().all(is_atext))
 }
 
 fn is_hostname(value: &str) -> bool {
@@ -169,7 +171,10 @@ pub enum InviteIssue {
     Reused(Invite),
     /// A new pending invite, to be stored and emailed. `superseded` is the old pending invite of
     /// the same pair that had already expired, now marked expired, to be stored with it.
-    Created { invite: Invite, superseded: Option<Invite> },
+    Created {
+        invite: Invite,
+        superseded: Option<Invite>,
+    },
 }
 
 impl InviteIssue {
@@ -229,11 +234,22 @@ impl InviteError {
 impl Invite {
     /// Issues an invite, reusing `existing_pending` (the stored pending invite of the same
     /// (org, email), if any) while it is still live.
-    pub fn issue(existing_pending: Option<Invite>, draft: InviteDraft, now: DateTime<Utc>) -> InviteIssue {
-        let same_pair = |e: &Invite| e.org_id == draft.org_id && e.email == draft.email && e.status == InviteStatus::Pending;
+    pub fn issue(
+        existing_pending: Option<Invite>,
+        draft: InviteDraft,
+        now: DateTime<Utc>,
+    ) -> InviteIssue {
+        let same_pair = |e: &Invite| {
+            e.org_id == draft.org_id && e.email == draft.email && e.status == InviteStatus::Pending
+        };
         let superseded = match existing_pending.filter(same_pair) {
-            Some(existing) if existing.status_at(now) == InviteStatus::Pending => return InviteIssue::Reused(existing),
-            Some(expired) => Some(Invite { status: InviteStatus::Expired, ..expired }),
+            Some(existing) if existing.status_at(now) == InviteStatus::Pending => {
+                return InviteIssue::Reused(existing);
+            }
+            Some(expired) => Some(Invite {
+                status: InviteStatus::Expired,
+                ..expired
+            }),
             None => None,
         };
         let invite = Invite {
@@ -265,19 +281,31 @@ impl Invite {
     pub fn revoke(&self, now: DateTime<Utc>) -> Result<(Invite, InviteRevokeOutcome), InviteError> {
         match self.status_at(now) {
             InviteStatus::Pending => Ok((
-                Invite { status: InviteStatus::Revoked, revoked_at: Some(now), ..self.clone() },
+                Invite {
+                    status: InviteStatus::Revoked,
+                    revoked_at: Some(now),
+                    ..self.clone()
+                },
                 InviteRevokeOutcome::Revoked,
             )),
             InviteStatus::Revoked => Ok((self.clone(), InviteRevokeOutcome::AlreadyRevoked)),
-            InviteStatus::Expired => {
-                Ok((Invite { status: InviteStatus::Expired, ..self.clone() }, InviteRevokeOutcome::AlreadyExpired))
-            }
+            InviteStatus::Expired => Ok((
+                Invite {
+                    status: InviteStatus::Expired,
+                    ..self.clone()
+                },
+                InviteRevokeOutcome::AlreadyExpired,
+            )),
             InviteStatus::Accepted => Err(InviteError::AlreadyAccepted),
         }
     }
 
     /// pending -> accepted, yielding the new member's membership with the invited role.
-    pub fn accept(&self, user_id: &str, now: DateTime<Utc>) -> Result<(Invite, OrgMembership), InviteError> {
+    pub fn accept(
+        &self,
+        user_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(Invite, OrgMembership), InviteError> {
         match self.status_at(now) {
             InviteStatus::Pending => {
                 let accepted = Invite {
@@ -329,7 +357,10 @@ mod tests {
     }
 
     fn with_status(status: InviteStatus) -> Invite {
-        Invite { status, ..pending() }
+        Invite {
+            status,
+            ..pending()
+        }
     }
 
     #[test]
@@ -340,7 +371,13 @@ mod tests {
         assert!(!created.reused());
         assert_eq!(created.invite().status, InviteStatus::Pending);
         assert_eq!(created.invite().expires_at, t0() + INVITE_LIFETIME);
-        assert_eq!(created, InviteIssue::Created { invite: pending(), superseded: None });
+        assert_eq!(
+            created,
+            InviteIssue::Created {
+                invite: pending(),
+                superseded: None
+            }
+        );
         // pending exists -> same invite, reused: no new row, no email.
         let reused = Invite::issue(Some(pending()), draft("inv2"), later);
         assert_eq!(reused, InviteIssue::Reused(pending()));
@@ -348,7 +385,10 @@ mod tests {
         // An expired pending invite is superseded by a fresh one.
         let after_expiry = t0() + INVITE_LIFETIME;
         match Invite::issue(Some(pending()), draft("inv2"), after_expiry) {
-            InviteIssue::Created { invite, superseded: Some(old) } => {
+            InviteIssue::Created {
+                invite,
+                superseded: Some(old),
+            } => {
                 assert_eq!(invite.invite_id, "inv2");
                 assert_eq!(invite.expires_at, after_expiry + INVITE_LIFETIME);
                 assert_eq!(old.invite_id, "inv1");
@@ -357,27 +397,55 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // A pending invite of another pair is not reused.
-        let other_email = Invite { email: EmailAddress::parse("bob@example.com").unwrap(), ..pending() };
+        let other_email = Invite {
+            email: EmailAddress::parse("bob@example.com").unwrap(),
+            ..pending()
+        };
         assert!(!Invite::issue(Some(other_email), draft("inv2"), later).reused());
     }
 
     #[test]
     fn revoking_follows_the_table() {
         let now = t0() + TimeDelta::minutes(5);
-        type Row = (Invite, Result<(InviteStatus, InviteRevokeOutcome), &'static str>);
+        type Row = (
+            Invite,
+            Result<(InviteStatus, InviteRevokeOutcome), &'static str>,
+        );
         let rows: [Row; 5] = [
-            (pending(), Ok((InviteStatus::Revoked, InviteRevokeOutcome::Revoked))),
-            (with_status(InviteStatus::Revoked), Ok((InviteStatus::Revoked, InviteRevokeOutcome::AlreadyRevoked))),
-            (with_status(InviteStatus::Accepted), Err("org_invite_already_accepted")),
-            (with_status(InviteStatus::Expired), Ok((InviteStatus::Expired, InviteRevokeOutcome::AlreadyExpired))),
             (
-                Invite { expires_at: now, ..pending() },
+                pending(),
+                Ok((InviteStatus::Revoked, InviteRevokeOutcome::Revoked)),
+            ),
+            (
+                with_status(InviteStatus::Revoked),
+                Ok((InviteStatus::Revoked, InviteRevokeOutcome::AlreadyRevoked)),
+            ),
+            (
+                with_status(InviteStatus::Accepted),
+                Err("org_invite_already_accepted"),
+            ),
+            (
+                with_status(InviteStatus::Expired),
+                Ok((InviteStatus::Expired, InviteRevokeOutcome::AlreadyExpired)),
+            ),
+            (
+                Invite {
+                    expires_at: now,
+                    ..pending()
+                },
                 Ok((InviteStatus::Expired, InviteRevokeOutcome::AlreadyExpired)),
             ),
         ];
         for (invite, expected) in rows {
-            let result = invite.revoke(now).map(|(next, outcome)| (next.status, outcome));
-            assert_eq!(result.map_err(|e| e.code()), expected, "from {:?}", invite.status);
+            let result = invite
+                .revoke(now)
+                .map(|(next, outcome)| (next.status, outcome));
+            assert_eq!(
+                result.map_err(|e| e.code()),
+                expected,
+                "from {:?}",
+                invite.status
+            );
         }
         let (revoked, _) = pending().revoke(now).unwrap();
         assert_eq!(revoked.revoked_at, Some(now));
@@ -388,16 +456,39 @@ mod tests {
         let now = t0() + TimeDelta::days(6);
         let rows: [(Invite, Result<InviteStatus, &'static str>); 5] = [
             (pending(), Ok(InviteStatus::Accepted)),
-            (with_status(InviteStatus::Accepted), Err("org_invite_already_accepted")),
-            (with_status(InviteStatus::Revoked), Err("org_invite_revoked")),
-            (with_status(InviteStatus::Expired), Err("org_invite_expired")),
-            (Invite { expires_at: now - TimeDelta::seconds(1), ..pending() }, Err("org_invite_expired")),
+            (
+                with_status(InviteStatus::Accepted),
+                Err("org_invite_already_accepted"),
+            ),
+            (
+                with_status(InviteStatus::Revoked),
+                Err("org_invite_revoked"),
+            ),
+            (
+                with_status(InviteStatus::Expired),
+                Err("org_invite_expired"),
+            ),
+            (
+                Invite {
+                    expires_at: now - TimeDelta::seconds(1),
+                    ..pending()
+                },
+                Err("org_invite_expired"),
+            ),
         ];
         for (invite, expected) in rows {
             let result = invite.accept("u9", now).map(|(next, _)| next.status);
-            assert_eq!(result.map_err(|e| e.code()), expected, "from {:?}", invite.status);
+            assert_eq!(
+                result.map_err(|e| e.code()),
+                expected,
+                "from {:?}",
+                invite.status
+            );
         }
-        let admin = Invite { role: InviteRole::Admin, ..pending() };
+        let admin = Invite {
+            role: InviteRole::Admin,
+            ..pending()
+        };
         let (accepted, membership) = admin.accept("u9", now).unwrap();
         assert_eq!(accepted.accepted_by_user_id.as_deref(), Some("u9"));
         assert_eq!(accepted.accepted_at, Some(now));
@@ -409,17 +500,29 @@ mod tests {
     #[test]
     fn an_invite_expires_exactly_at_expires_at() {
         let invite = pending();
-        assert_eq!(invite.status_at(invite.expires_at - TimeDelta::seconds(1)), InviteStatus::Pending);
+        assert_eq!(
+            invite.status_at(invite.expires_at - TimeDelta::seconds(1)),
+            InviteStatus::Pending
+        );
         assert_eq!(invite.status_at(invite.expires_at), InviteStatus::Expired);
-        assert_eq!(with_status(InviteStatus::Revoked).status_at(invite.expires_at), InviteStatus::Revoked);
+        assert_eq!(
+            with_status(InviteStatus::Revoked).status_at(invite.expires_at),
+            InviteStatus::Revoked
+        );
     }
 
     #[test]
     fn owner_cannot_be_granted_by_invite() {
         assert_eq!(InviteRole::parse("admin"), Ok(InviteRole::Admin));
         assert_eq!(InviteRole::parse("member"), Ok(InviteRole::Member));
-        assert_eq!(InviteRole::parse("owner").unwrap_err().code(), "invalid_invite_role");
-        assert_eq!(InviteRole::parse("").unwrap_err().code(), "invalid_invite_role");
+        assert_eq!(
+            InviteRole::parse("owner").unwrap_err().code(),
+            "invalid_invite_role"
+        );
+        assert_eq!(
+            InviteRole::parse("").unwrap_err().code(),
+            "invalid_invite_role"
+        );
     }
 
     #[test]
@@ -428,12 +531,19 @@ mod tests {
             ("ada@example.com", "ada@example.com"),
             ("Ada.Lovelace@Example.COM", "Ada.Lovelace@example.com"),
             ("a+tag@sub.example.co", "a+tag@sub.example.co"),
-            ("x!#$%&'*+-/=?^_`{|}~@example.com", "x!#$%&'*+-/=?^_`{|}~@example.com"),
+            (
+                "x!#$%&'*+-/=?^_`{|}~@example.com",
+                "x!#$%&'*+-/=?^_`{|}~@example.com",
+            ),
             ("user@localhost", "user@localhost"),
             ("u@xn--bcher-kva.example", "u@xn--bcher-kva.example"),
         ];
         for (raw, normalised) in accepted {
-            assert_eq!(EmailAddress::parse(raw).map(|e| e.as_str().to_owned()), Ok(normalised.to_owned()), "{raw}");
+            assert_eq!(
+                EmailAddress::parse(raw).map(|e| e.as_str().to_owned()),
+                Ok(normalised.to_owned()),
+                "{raw}"
+            );
         }
         let long_local = format!("{}@example.com", "a".repeat(65));
         let long_label = format!("a@{}.com", "b".repeat(64));
@@ -470,7 +580,16 @@ mod tests {
     #[test]
     fn invites_serialise_with_camel_case_names() {
         let wire = serde_json::to_value(pending()).unwrap();
-        for field in ["inviteId", "orgId", "email", "role", "inviterUserId", "status", "expiresAt", "createdAt"] {
+        for field in [
+            "inviteId",
+            "orgId",
+            "email",
+            "role",
+            "inviterUserId",
+            "status",
+            "expiresAt",
+            "createdAt",
+        ] {
             assert!(wire.get(field).is_some(), "{field}");
         }
         assert_eq!(wire["status"], "pending");

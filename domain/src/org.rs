@@ -123,13 +123,32 @@ impl OrgError {
 
 impl Org {
     /// A new org owned by `owner_user_id`, with its owner membership and an empty wallet.
-    pub fn create(org_id: String, name: &str, owner_user_id: String, now: DateTime<Utc>) -> Result<NewOrg, OrgError> {
+    pub fn create(
+        org_id: String,
+        name: &str,
+        owner_user_id: String,
+        now: DateTime<Utc>,
+    ) -> Result<NewOrg, OrgError> {
         let name = OrgName::parse(name)?;
         let wallet = Wallet::open(Principal::org(org_id.clone()), now);
-        let owner_membership =
-            OrgMembership { org_id: org_id.clone(), user_id: owner_user_id.clone(), role: OrgRole::Owner, joined_at: now };
-        let org = Org { org_id, name, owner_user_id, created_at: now, updated_at: now };
-        Ok(NewOrg { org, owner_membership, wallet })
+        let owner_membership = OrgMembership {
+            org_id: org_id.clone(),
+            user_id: owner_user_id.clone(),
+            role: OrgRole::Owner,
+            joined_at: now,
+        };
+        let org = Org {
+            org_id,
+            name,
+            owner_user_id,
+            created_at: now,
+            updated_at: now,
+        };
+        Ok(NewOrg {
+            org,
+            owner_membership,
+            wallet,
+        })
     }
 
     /// The listing row of `membership` in this org.
@@ -195,7 +214,12 @@ mod tests {
 
     #[test]
     fn only_owners_and_admins_administer() {
-        let membership = |role| OrgMembership { org_id: "o".into(), user_id: "u".into(), role, joined_at: now() };
+        let membership = |role| OrgMembership {
+            org_id: "o".into(),
+            user_id: "u".into(),
+            role,
+            joined_at: now(),
+        };
         let rows = [
             (Some(membership(OrgRole::Owner)), true),
             (Some(membership(OrgRole::Admin)), true),

@@ -50,11 +50,17 @@ pub struct Principal {
 
 impl Principal {
     pub fn user(id: impl Into<String>) -> Self {
-        Self { principal_type: PrincipalType::User, principal_id: id.into() }
+        Self {
+            principal_type: PrincipalType::User,
+            principal_id: id.into(),
+        }
     }
 
     pub fn org(id: impl Into<String>) -> Self {
-        Self { principal_type: PrincipalType::Org, principal_id: id.into() }
+        Self {
+            principal_type: PrincipalType::Org,
+            principal_id: id.into(),
+        }
     }
 }
 
@@ -69,7 +75,12 @@ pub enum TransactionKind {
 }
 
 impl TransactionKind {
-    pub const ALL: [Self; 4] = [Self::FreeCredit, Self::RenderCharge, Self::Topup, Self::Refund];
+    pub const ALL: [Self; 4] = [
+        Self::FreeCredit,
+        Self::RenderCharge,
+        Self::Topup,
+        Self::Refund,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -128,9 +139,17 @@ pub enum WalletError {
     #[error("amount must be positive, got {0} cents")]
     NonPositiveAmount(i64),
     #[error("insufficient credit: balance {balance_cents} cents, charge {requested_cents} cents")]
-    InsufficientCredit { balance_cents: i64, requested_cents: i64 },
-    #[error("refund of {requested_cents} cents exceeds lifetime spent {lifetime_spent_cents} cents")]
-    RefundExceedsSpent { lifetime_spent_cents: i64, requested_cents: i64 },
+    InsufficientCredit {
+        balance_cents: i64,
+        requested_cents: i64,
+    },
+    #[error(
+        "refund of {requested_cents} cents exceeds lifetime spent {lifetime_spent_cents} cents"
+    )]
+    RefundExceedsSpent {
+        lifetime_spent_cents: i64,
+        requested_cents: i64,
+    },
     #[error("amount overflows the wallet counters")]
     Overflow,
 }
@@ -163,11 +182,18 @@ impl Wallet {
         self.balance_cents >= 0
             && self.lifetime_granted_cents >= 0
             && self.lifetime_spent_cents >= 0
-            && self.lifetime_granted_cents.checked_sub(self.lifetime_spent_cents) == Some(self.balance_cents)
+            && self
+                .lifetime_granted_cents
+                .checked_sub(self.lifetime_spent_cents)
+                == Some(self.balance_cents)
     }
 
     /// Applies one movement: the next wallet and its ledger row, or why it was refused.
-    pub fn apply(&self, movement: WalletMovement, now: DateTime<Utc>) -> Result<(Wallet, LedgerEntry), WalletError> {
+    pub fn apply(
+        &self,
+        movement: WalletMovement,
+        now: DateTime<Utc>,
+    ) -> Result<(Wallet, LedgerEntry), WalletError> {
         let amount = movement.amount_cents;
         if amount <= 0 {
             return Err(WalletError::NonPositiveAmount(amount));
@@ -279,7 +305,12 @@ mod tests {
     fn movements_follow_the_table() {
         use TransactionKind::*;
         // (start (balance, granted, spent), kind, amount, expected (balance, granted, spent, delta) or error code)
-        type Row = ((i64, i64, i64), TransactionKind, i64, Result<(i64, i64, i64, i64), &'static str>);
+        type Row = (
+            (i64, i64, i64),
+            TransactionKind,
+            i64,
+            Result<(i64, i64, i64, i64), &'static str>,
+        );
         let rows: [Row; 10] = [
             ((0, 0, 0), FreeCredit, 500, Ok((500, 500, 0, 500))),
             ((100, 100, 0), Topup, 250, Ok((350, 350, 0, 250))),
@@ -290,7 +321,12 @@ mod tests {
             ((180, 300, 120), Refund, 121, Err("refund_exceeds_spent")),
             ((0, 0, 0), Topup, 0, Err("invalid_amount")),
             ((0, 0, 0), RenderCharge, -5, Err("invalid_amount")),
-            ((1, i64::MAX, i64::MAX - 1), Topup, 1, Err("wallet_overflow")),
+            (
+                (1, i64::MAX, i64::MAX - 1),
+                Topup,
+                1,
+                Err("wallet_overflow"),
+            ),
         ];
         for ((balance, granted, spent), kind, amount, expected) in rows {
             let before = wallet(balance, granted, spent);
@@ -298,7 +334,11 @@ mod tests {
             match (result, expected) {
                 (Ok((after, entry)), Ok((b, g, s, delta))) => {
                     assert_eq!(
-                        (after.balance_cents, after.lifetime_granted_cents, after.lifetime_spent_cents),
+                        (
+                            after.balance_cents,
+                            after.lifetime_granted_cents,
+                            after.lifetime_spent_cents
+                        ),
                         (b, g, s),
                         "{kind:?} {amount}"
                     );
@@ -318,14 +358,25 @@ mod tests {
     #[test]
     fn a_refused_movement_leaves_the_wallet_untouched() {
         let before = wallet(10, 10, 0);
-        assert!(before.apply(movement(TransactionKind::RenderCharge, 11), at(1)).is_err());
+        assert!(
+            before
+                .apply(movement(TransactionKind::RenderCharge, 11), at(1))
+                .is_err()
+        );
         assert_eq!(before, wallet(10, 10, 0));
     }
 
     #[test]
     fn an_opened_wallet_is_empty() {
         let opened = Wallet::open(Principal::org("o1"), at(3));
-        assert_eq!((opened.balance_cents, opened.lifetime_granted_cents, opened.lifetime_spent_cents), (0, 0, 0));
+        assert_eq!(
+            (
+                opened.balance_cents,
+                opened.lifetime_granted_cents,
+                opened.lifetime_spent_cents
+            ),
+            (0, 0, 0)
+        );
         assert!(opened.invariant_holds());
     }
 

@@ -7,8 +7,8 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use sea_orm::DatabaseConnection;
 use svc_application::ports::operator::{InviteRepository, Mailer, OrgRepository, TransitionError};
 use svc_domain::invite::{
-    EmailAddress, INVITE_LIFETIME, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole,
-    InviteStatus,
+    EmailAddress, INVITE_LIFETIME, Invite, InviteDraft, InviteError, InviteIssue,
+    InviteRevokeOutcome, InviteRole, InviteStatus,
 };
 use svc_domain::org::{Org, OrgRole};
 use svc_sql::operator::{SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmOrgRepository};
@@ -30,7 +30,10 @@ fn at(second: u32) -> DateTime<Utc> {
 
 async fn setup(db: &DatabaseConnection) -> SeaOrmInviteRepository {
     let org = Org::create("org1".into(), "Acme", "owner".into(), at(0)).unwrap();
-    SeaOrmOrgRepository::new(db.clone()).create(&org).await.unwrap();
+    SeaOrmOrgRepository::new(db.clone())
+        .create(&org)
+        .await
+        .unwrap();
     SeaOrmInviteRepository::new(db.clone())
 }
 
@@ -45,20 +48,37 @@ fn draft(id: &str, email: &str) -> InviteDraft {
 }
 
 async fn pending(invites: &SeaOrmInviteRepository, id: &str, email: &str) -> Invite {
-    invites.create_or_reuse(draft(id, email), at(1)).await.unwrap().invite().clone()
+    invites
+        .create_or_reuse(draft(id, email), at(1))
+        .await
+        .unwrap()
+        .invite()
+        .clone()
 }
 
 async fn a_second_invite_for_the_same_pair_reuses_the_first(db: DatabaseConnection) {
     let invites = setup(&db).await;
-    let first = invites.create_or_reuse(draft("inv1", "ada@example.com"), at(1)).await.unwrap();
+    let first = invites
+        .create_or_reuse(draft("inv1", "ada@example.com"), at(1))
+        .await
+        .unwrap();
     assert!(!first.reused());
-    assert_eq!(invites.get("inv1").await.unwrap().as_ref(), Some(first.invite()));
+    assert_eq!(
+        invites.get("inv1").await.unwrap().as_ref(),
+        Some(first.invite())
+    );
 
-    let second = invites.create_or_reuse(draft("inv2", "ada@example.com"), at(2)).await.unwrap();
+    let second = invites
+        .create_or_reuse(draft("inv2", "ada@example.com"), at(2))
+        .await
+        .unwrap();
     assert_eq!(second, InviteIssue::Reused(first.invite().clone()));
     assert_eq!(invites.get("inv2").await.unwrap(), None, "no new row");
 
-    let other = invites.create_or_reuse(draft("inv3", "bob@example.com"), at(3)).await.unwrap();
+    let other = invites
+        .create_or_reuse(draft("inv3", "bob@example.com"), at(3))
+        .await
+        .unwrap();
     assert!(!other.reused());
     assert_eq!(support::count_rows(&db, "org_invites").await, 2);
 }
@@ -67,10 +87,19 @@ async fn an_expired_pending_invite_is_superseded(db: DatabaseConnection) {
     let invites = setup(&db).await;
     pending(&invites, "inv1", "ada@example.com").await;
     let later = at(1) + INVITE_LIFETIME;
-    let issue = invites.create_or_reuse(draft("inv2", "ada@example.com"), later).await.unwrap();
+    let issue = invites
+        .create_or_reuse(draft("inv2", "ada@example.com"), later)
+        .await
+        .unwrap();
     assert!(!issue.reused());
-    assert_eq!(invites.get("inv1").await.unwrap().unwrap().status, InviteStatus::Expired);
-    assert_eq!(invites.get("inv2").await.unwrap().unwrap().status, InviteStatus::Pending);
+    assert_eq!(
+        invites.get("inv1").await.unwrap().unwrap().status,
+        InviteStatus::Expired
+    );
+    assert_eq!(
+        invites.get("inv2").await.unwrap().unwrap().status,
+        InviteStatus::Pending
+    );
 }
 
 async fn revoking_follows_the_table(db: DatabaseConnection) {
@@ -78,25 +107,49 @@ async fn revoking_follows_the_table(db: DatabaseConnection) {
     pending(&invites, "inv1", "ada@example.com").await;
 
     let (revoked, outcome) = invites.revoke("inv1", at(5)).await.unwrap();
-    assert_eq!((revoked.status, outcome), (InviteStatus::Revoked, InviteRevokeOutcome::Revoked));
-    assert_eq!(invites.get("inv1").await.unwrap().unwrap().revoked_at, Some(at(5)));
+    assert_eq!(
+        (revoked.status, outcome),
+        (InviteStatus::Revoked, InviteRevokeOutcome::Revoked)
+    );
+    assert_eq!(
+        invites.get("inv1").await.unwrap().unwrap().revoked_at,
+        Some(at(5))
+    );
 
     let (again, outcome) = invites.revoke("inv1", at(6)).await.unwrap();
-    assert_eq!((again.status, outcome), (InviteStatus::Revoked, InviteRevokeOutcome::AlreadyRevoked));
+    assert_eq!(
+        (again.status, outcome),
+        (InviteStatus::Revoked, InviteRevokeOutcome::AlreadyRevoked)
+    );
     assert_eq!(again.revoked_at, Some(at(5)));
 
     pending(&invites, "inv2", "bob@example.com").await;
     invites.accept("inv2", "bob", at(7)).await.unwrap();
     let refused = invites.revoke("inv2", at(8)).await.unwrap_err();
-    assert!(matches!(refused, TransitionError::Rejected(InviteError::AlreadyAccepted)));
-    assert_eq!(invites.get("inv2").await.unwrap().unwrap().status, InviteStatus::Accepted);
+    assert!(matches!(
+        refused,
+        TransitionError::Rejected(InviteError::AlreadyAccepted)
+    ));
+    assert_eq!(
+        invites.get("inv2").await.unwrap().unwrap().status,
+        InviteStatus::Accepted
+    );
 
     pending(&invites, "inv3", "cy@example.com").await;
-    let (expired, outcome) = invites.revoke("inv3", at(1) + INVITE_LIFETIME).await.unwrap();
-    assert_eq!((expired.status, outcome), (InviteStatus::Expired, InviteRevokeOutcome::AlreadyExpired));
+    let (expired, outcome) = invites
+        .revoke("inv3", at(1) + INVITE_LIFETIME)
+        .await
+        .unwrap();
+    assert_eq!(
+        (expired.status, outcome),
+        (InviteStatus::Expired, InviteRevokeOutcome::AlreadyExpired)
+    );
 
     let missing = invites.revoke("missing", at(9)).await.unwrap_err();
-    assert!(matches!(missing, TransitionError::Rejected(InviteError::NotFound)));
+    assert!(matches!(
+        missing,
+        TransitionError::Rejected(InviteError::NotFound)
+    ));
 }
 
 async fn two_concurrent_revokes_give_one_revoked_and_one_already_revoked(db: DatabaseConnection) {
@@ -108,7 +161,14 @@ async fn two_concurrent_revokes_give_one_revoked_and_one_already_revoked(db: Dat
         let (a, b) = tokio::join!(invites.revoke(&id, at(5)), other.revoke(&id, at(5)));
         let mut outcomes = vec![a.unwrap().1, b.unwrap().1];
         outcomes.sort_by_key(|outcome| *outcome != InviteRevokeOutcome::Revoked);
-        assert_eq!(outcomes, vec![InviteRevokeOutcome::Revoked, InviteRevokeOutcome::AlreadyRevoked], "round {round}");
+        assert_eq!(
+            outcomes,
+            vec![
+                InviteRevokeOutcome::Revoked,
+                InviteRevokeOutcome::AlreadyRevoked
+            ],
+            "round {round}"
+        );
     }
 }
 
@@ -121,25 +181,43 @@ async fn concurrent_invites_for_one_pair_share_one_row(db: DatabaseConnection) {
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(a.invite().invite_id, b.invite().invite_id);
-    assert_eq!([a.reused(), b.reused()].iter().filter(|reused| **reused).count(), 1);
+    assert_eq!(
+        [a.reused(), b.reused()]
+            .iter()
+            .filter(|reused| **reused)
+            .count(),
+        1
+    );
     assert_eq!(support::count_rows(&db, "org_invites").await, 1);
 }
 
 async fn accepting_writes_the_membership(db: DatabaseConnection) {
     let invites = setup(&db).await;
     let orgs = SeaOrmOrgRepository::new(db.clone());
-    let admin_invite = InviteDraft { role: InviteRole::Admin, ..draft("inv1", "ada@example.com") };
+    let admin_invite = InviteDraft {
+        role: InviteRole::Admin,
+        ..draft("inv1", "ada@example.com")
+    };
     invites.create_or_reuse(admin_invite, at(1)).await.unwrap();
 
     let (accepted, membership) = invites.accept("inv1", "ada", at(2)).await.unwrap();
     assert_eq!(accepted.status, InviteStatus::Accepted);
     assert_eq!(accepted.accepted_by_user_id.as_deref(), Some("ada"));
     assert_eq!(membership.role, OrgRole::Admin);
-    assert_eq!(orgs.membership("org1", "ada").await.unwrap(), Some(membership));
-    assert_eq!(invites.get("inv1").await.unwrap().unwrap().accepted_at, Some(at(2)));
+    assert_eq!(
+        orgs.membership("org1", "ada").await.unwrap(),
+        Some(membership)
+    );
+    assert_eq!(
+        invites.get("inv1").await.unwrap().unwrap().accepted_at,
+        Some(at(2))
+    );
 
     let again = invites.accept("inv1", "ada", at(3)).await.unwrap_err();
-    assert!(matches!(again, TransitionError::Rejected(InviteError::AlreadyAccepted)));
+    assert!(matches!(
+        again,
+        TransitionError::Rejected(InviteError::AlreadyAccepted)
+    ));
 
     // The owner accepting an invite keeps being the owner.
     pending(&invites, "inv2", "owner@example.com").await;
@@ -147,8 +225,18 @@ async fn accepting_writes_the_membership(db: DatabaseConnection) {
     assert_eq!(kept.role, OrgRole::Owner);
 
     pending(&invites, "inv3", "late@example.com").await;
-    let late = invites.accept("inv3", "late", at(1) + INVITE_LIFETIME + TimeDelta::seconds(1)).await.unwrap_err();
-    assert!(matches!(late, TransitionError::Rejected(InviteError::Expired)));
+    let late = invites
+        .accept(
+            "inv3",
+            "late",
+            at(1) + INVITE_LIFETIME + TimeDelta::seconds(1),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        late,
+        TransitionError::Rejected(InviteError::Expired)
+    ));
     assert_eq!(orgs.membership("org1", "late").await.unwrap(), None);
 }
 
@@ -160,7 +248,8 @@ async fn a_racing_accept_and_revoke_end_in_one_state(db: DatabaseConnection) {
         let user = format!("user{round}");
         pending(&invites, &id, &format!("{user}@example.com")).await;
         let other = SeaOrmInviteRepository::new(db.clone());
-        let (accepted, revoked) = tokio::join!(other.accept(&id, &user, at(5)), invites.revoke(&id, at(5)));
+        let (accepted, revoked) =
+            tokio::join!(other.accept(&id, &user, at(5)), invites.revoke(&id, at(5)));
         let stored = invites.get(&id).await.unwrap().unwrap();
         let member = orgs.membership("org1", &user).await.unwrap();
         match (accepted, revoked) {
@@ -168,7 +257,10 @@ async fn a_racing_accept_and_revoke_end_in_one_state(db: DatabaseConnection) {
                 assert_eq!(stored.status, InviteStatus::Accepted);
                 assert!(member.is_some());
             }
-            (Err(TransitionError::Rejected(InviteError::Revoked)), Ok((_, InviteRevokeOutcome::Revoked))) => {
+            (
+                Err(TransitionError::Rejected(InviteError::Revoked)),
+                Ok((_, InviteRevokeOutcome::Revoked)),
+            ) => {
                 assert_eq!(stored.status, InviteStatus::Revoked);
                 assert!(member.is_none());
             }

@@ -32,17 +32,28 @@ async fn creating_an_org_writes_org_membership_and_wallet(db: DatabaseConnection
     assert_eq!(membership, new_org.owner_membership);
     assert_eq!(membership.role, OrgRole::Owner);
     assert_eq!(orgs.membership("org1", "someone").await.unwrap(), None);
-    let wallet = SeaOrmWalletRepository::new(db.clone()).get(&Principal::org("org1")).await.unwrap();
+    let wallet = SeaOrmWalletRepository::new(db.clone())
+        .get(&Principal::org("org1"))
+        .await
+        .unwrap();
     assert_eq!(wallet, Some(new_org.wallet));
     assert_eq!(orgs.get("missing").await.unwrap(), None);
 }
 
 async fn a_duplicate_org_id_writes_nothing(db: DatabaseConnection) {
     let orgs = SeaOrmOrgRepository::new(db.clone());
-    orgs.create(&Org::create("org1".into(), "Acme", "owner".into(), at(1)).unwrap()).await.unwrap();
+    orgs.create(&Org::create("org1".into(), "Acme", "owner".into(), at(1)).unwrap())
+        .await
+        .unwrap();
     let duplicate = Org::create("org1".into(), "Other", "intruder".into(), at(2)).unwrap();
-    assert!(matches!(orgs.create(&duplicate).await, Err(RepositoryError::Conflict(_))));
-    assert_eq!(orgs.get("org1").await.unwrap().unwrap().name.as_str(), "Acme");
+    assert!(matches!(
+        orgs.create(&duplicate).await,
+        Err(RepositoryError::Conflict(_))
+    ));
+    assert_eq!(
+        orgs.get("org1").await.unwrap().unwrap().name.as_str(),
+        "Acme"
+    );
     assert_eq!(orgs.membership("org1", "intruder").await.unwrap(), None);
     assert_eq!(support::count_rows(&db, "org_memberships").await, 1);
 }
@@ -58,28 +69,62 @@ async fn a_failure_after_the_first_rows_rolls_everything_back(db: DatabaseConnec
         reason: "pre-existing".into(),
         related_session_id: None,
     };
-    wallets.apply(&Principal::org("org1"), movement, at(1)).await.unwrap();
+    wallets
+        .apply(&Principal::org("org1"), movement, at(1))
+        .await
+        .unwrap();
 
     let orgs = SeaOrmOrgRepository::new(db.clone());
     let new_org = Org::create("org1".into(), "Acme", "owner".into(), at(2)).unwrap();
-    assert!(matches!(orgs.create(&new_org).await, Err(RepositoryError::Conflict(_))));
+    assert!(matches!(
+        orgs.create(&new_org).await,
+        Err(RepositoryError::Conflict(_))
+    ));
     assert_eq!(orgs.get("org1").await.unwrap(), None);
     assert_eq!(orgs.membership("org1", "owner").await.unwrap(), None);
     assert_eq!(support::count_rows(&db, "orgs").await, 0);
     assert_eq!(support::count_rows(&db, "org_memberships").await, 0);
-    assert_eq!(wallets.get(&Principal::org("org1")).await.unwrap().unwrap().balance_cents, 5);
+    assert_eq!(
+        wallets
+            .get(&Principal::org("org1"))
+            .await
+            .unwrap()
+            .unwrap()
+            .balance_cents,
+        5
+    );
 }
 
 async fn memberships_list_oldest_first_with_their_org(db: DatabaseConnection) {
     let orgs = SeaOrmOrgRepository::new(db.clone());
-    orgs.create(&Org::create("org2".into(), "Second", "u1".into(), at(2)).unwrap()).await.unwrap();
-    orgs.create(&Org::create("org1".into(), "First", "u1".into(), at(1)).unwrap()).await.unwrap();
-    orgs.create(&Org::create("org3".into(), "Other", "u2".into(), at(3)).unwrap()).await.unwrap();
+    orgs.create(&Org::create("org2".into(), "Second", "u1".into(), at(2)).unwrap())
+        .await
+        .unwrap();
+    orgs.create(&Org::create("org1".into(), "First", "u1".into(), at(1)).unwrap())
+        .await
+        .unwrap();
+    orgs.create(&Org::create("org3".into(), "Other", "u2".into(), at(3)).unwrap())
+        .await
+        .unwrap();
 
     let listed = orgs.list_memberships_of_user("u1").await.unwrap();
-    let names = listed.iter().map(|r| (r.org_id.as_str(), r.name.as_str(), r.role)).collect::<Vec<_>>();
-    assert_eq!(names, vec![("org1", "First", OrgRole::Owner), ("org2", "Second", OrgRole::Owner)]);
+    let names = listed
+        .iter()
+        .map(|r| (r.org_id.as_str(), r.name.as_str(), r.role))
+        .collect::<Vec<_>>();
+    assert_eq!(
+        names,
+        vec![
+            ("org1", "First", OrgRole::Owner),
+            ("org2", "Second", OrgRole::Owner)
+        ]
+    );
     assert_eq!(listed[0].owner_user_id, "u1");
     assert_eq!(listed[0].joined_at, at(1));
-    assert!(orgs.list_memberships_of_user("nobody").await.unwrap().is_empty());
+    assert!(
+        orgs.list_memberships_of_user("nobody")
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

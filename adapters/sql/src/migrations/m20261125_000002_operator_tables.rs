@@ -139,11 +139,17 @@ fn optional_text(name: impl IntoIden) -> ColumnDef {
 }
 
 fn time(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned()
+    ColumnDef::new(name)
+        .timestamp_with_time_zone()
+        .not_null()
+        .to_owned()
 }
 
 fn optional_time(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).timestamp_with_time_zone().null().to_owned()
+    ColumnDef::new(name)
+        .timestamp_with_time_zone()
+        .null()
+        .to_owned()
 }
 
 fn cents(name: impl IntoIden) -> ColumnDef {
@@ -178,7 +184,11 @@ impl MigrationTrait for Migration {
                     .col(id(OrgMemberships::UserId))
                     .col(text(OrgMemberships::Role))
                     .col(time(OrgMemberships::JoinedAt))
-                    .primary_key(Index::create().col(OrgMemberships::OrgId).col(OrgMemberships::UserId))
+                    .primary_key(
+                        Index::create()
+                            .col(OrgMemberships::OrgId)
+                            .col(OrgMemberships::UserId),
+                    )
                     .foreign_key(
                         ForeignKey::create()
                             .name("fk_org_memberships_org")
@@ -189,7 +199,12 @@ impl MigrationTrait for Migration {
             )
             .await?;
         manager
-            .create_index(index("ix_org_memberships_user").table(OrgMemberships::Table).col(OrgMemberships::UserId).to_owned())
+            .create_index(
+                index("ix_org_memberships_user")
+                    .table(OrgMemberships::Table)
+                    .col(OrgMemberships::UserId)
+                    .to_owned(),
+            )
             .await?;
 
         manager
@@ -243,7 +258,12 @@ impl MigrationTrait for Migration {
             )
             .await?;
         manager
-            .create_index(index("ix_connector_keys_owner").table(ConnectorKeys::Table).col(ConnectorKeys::OwnerUserId).to_owned())
+            .create_index(
+                index("ix_connector_keys_owner")
+                    .table(ConnectorKeys::Table)
+                    .col(ConnectorKeys::OwnerUserId)
+                    .to_owned(),
+            )
             .await?;
 
         manager
@@ -272,7 +292,11 @@ impl MigrationTrait for Migration {
                     .col(cents(Wallets::LifetimeGrantedCents))
                     .col(cents(Wallets::LifetimeSpentCents))
                     .col(time(Wallets::UpdatedAt))
-                    .primary_key(Index::create().col(Wallets::PrincipalType).col(Wallets::PrincipalId))
+                    .primary_key(
+                        Index::create()
+                            .col(Wallets::PrincipalType)
+                            .col(Wallets::PrincipalId),
+                    )
                     // The domain keeps these; the database refuses a write that would break them.
                     .check(Expr::col(Wallets::BalanceCents).gte(0))
                     .to_owned(),
@@ -283,7 +307,13 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(LedgerEntries::Table)
-                    .col(ColumnDef::new(LedgerEntries::Seq).big_integer().not_null().auto_increment().primary_key())
+                    .col(
+                        ColumnDef::new(LedgerEntries::Seq)
+                            .big_integer()
+                            .not_null()
+                            .auto_increment()
+                            .primary_key(),
+                    )
                     .col(id(LedgerEntries::TransactionId).unique_key())
                     .col(text(LedgerEntries::PrincipalType))
                     .col(id(LedgerEntries::PrincipalId))
@@ -316,7 +346,11 @@ impl MigrationTrait for Migration {
                     .col(text(ArtifactVersions::Version))
                     .col(text(ArtifactVersions::Kind))
                     .col(text(ArtifactVersions::Visibility))
-                    .col(ColumnDef::new(ArtifactVersions::Manifest).json_binary().not_null())
+                    .col(
+                        ColumnDef::new(ArtifactVersions::Manifest)
+                            .json_binary()
+                            .not_null(),
+                    )
                     .col(text(ArtifactVersions::SignatureAlgorithm))
                     .col(text(ArtifactVersions::SignaturePublicKeyId))
                     .col(text(ArtifactVersions::SignatureBundleSha384))
@@ -363,7 +397,9 @@ impl MigrationTrait for Migration {
             OrgMemberships::Table.into_iden(),
             Orgs::Table.into_iden(),
         ] {
-            manager.drop_table(Table::drop().table(table).if_exists().to_owned()).await?;
+            manager
+                .drop_table(Table::drop().table(table).if_exists().to_owned())
+                .await?;
         }
         Ok(())
     }

@@ -1,11 +1,11 @@
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{ArtifactRepository, TransitionError};
 use svc_domain::artifact::{
-    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactSignature, ArtifactStatus, ArtifactVersion, Visibility,
-    YankOutcome,
+    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactSignature, ArtifactStatus,
+    ArtifactVersion, Visibility, YankOutcome,
 };
 
 use super::db::{RACE_ATTEMPTS, contention, corrupt, repository_error};
@@ -23,17 +23,28 @@ impl SeaOrmArtifactRepository {
 
 #[async_trait::async_trait]
 impl ArtifactRepository for SeaOrmArtifactRepository {
-    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>> {
-        match artifact_versions::Entity::insert(version_row(version)).exec_without_returning(&self.db).await {
+    async fn publish(
+        &self,
+        version: &ArtifactVersion,
+    ) -> Result<(), TransitionError<ArtifactError>> {
+        match artifact_versions::Entity::insert(version_row(version))
+            .exec_without_returning(&self.db)
+            .await
+        {
             Ok(_) => Ok(()),
             Err(error) => match repository_error(error) {
-                RepositoryError::Conflict(_) => Err(TransitionError::Rejected(ArtifactError::VersionExists)),
+                RepositoryError::Conflict(_) => {
+                    Err(TransitionError::Rejected(ArtifactError::VersionExists))
+                }
                 other => Err(other.into()),
             },
         }
     }
 
-    async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError> {
+    async fn get(
+        &self,
+        identity: &ArtifactIdentity,
+    ) -> Result<Option<ArtifactVersion>, RepositoryError> {
         let row = artifact_versions::Entity::find_by_id(primary_key(identity))
             .one(&self.db)
             .await
@@ -47,7 +58,10 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
         now: DateTime<Utc>,
     ) -> Result<(ArtifactVersion, YankOutcome), TransitionError<ArtifactError>> {
         for _ in 0..RACE_ATTEMPTS {
-            let current = self.get(identity).await?.ok_or(TransitionError::Rejected(ArtifactError::NotFound))?;
+            let current = self
+                .get(identity)
+                .await?
+                .ok_or(TransitionError::Rejected(ArtifactError::NotFound))?;
             let (next, outcome) = current.yank(now);
             if next == current {
                 return Ok((next, outcome));
@@ -55,8 +69,14 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
             // Compare-and-set on the status that was read; the first yank's time is kept.
             let (scope, name, version) = primary_key(identity);
             let updated = artifact_versions::Entity::update_many()
-                .col_expr(artifact_versions::Column::Status, Expr::value(next.status.as_str()))
-                .col_expr(artifact_versions::Column::YankedAt, Expr::value(next.yanked_at))
+                .col_expr(
+                    artifact_versions::Column::Status,
+                    Expr::value(next.status.as_str()),
+                )
+                .col_expr(
+                    artifact_versions::Column::YankedAt,
+                    Expr::value(next.yanked_at),
+                )
                 .filter(artifact_versions::Column::Scope.eq(scope))
                 .filter(artifact_versions::Column::Name.eq(name))
                 .filter(artifact_versions::Column::Version.eq(version))
@@ -73,7 +93,11 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
 }
 
 fn primary_key(identity: &ArtifactIdentity) -> (String, String, String) {
-    (identity.scope.clone(), identity.name.clone(), identity.version.as_str().to_owned())
+    (
+        identity.scope.clone(),
+        identity.name.clone(),
+        identity.version.as_str().to_owned(),
+    )
 }
 
 fn version_row(version: &ArtifactVersion) -> artifact_versions::ActiveModel {
@@ -101,10 +125,12 @@ fn version_from_row(row: artifact_versions::Model) -> Result<ArtifactVersion, Re
     Ok(ArtifactVersion {
         identity: ArtifactIdentity::parse(&row.scope, &row.name, &row.version)
             .map_err(|error| unreadable(error.to_string()))?,
-        kind: ArtifactKind::parse(&row.kind).ok_or_else(|| unreadable(format!("kind {:?}", row.kind)))?,
+        kind: ArtifactKind::parse(&row.kind)
+            .ok_or_else(|| unreadable(format!("kind {:?}", row.kind)))?,
         visibility: Visibility::parse(&row.visibility)
             .ok_or_else(|| unreadable(format!("visibility {:?}", row.visibility)))?,
-        status: ArtifactStatus::parse(&row.status).ok_or_else(|| unreadable(format!("status {:?}", row.status)))?,
+        status: ArtifactStatus::parse(&row.status)
+            .ok_or_else(|| unreadable(format!("status {:?}", row.status)))?,
         manifest: row.manifest,
         signature: ArtifactSignature {
             algorithm: row.signature_algorithm,

@@ -1,9 +1,13 @@
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
+};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{ConnectorKeyRepository, TransitionError};
-use svc_domain::connector_key::{ConnectorKey, ConnectorKeyError, ConnectorKeyStatus, KeyName, KeyRevokeOutcome};
+use svc_domain::connector_key::{
+    ConnectorKey, ConnectorKeyError, ConnectorKeyStatus, KeyName, KeyRevokeOutcome,
+};
 
 use super::db::{RACE_ATTEMPTS, contention, corrupt, repository_error};
 use super::entities::connector_keys;
@@ -21,16 +25,25 @@ impl SeaOrmConnectorKeyRepository {
 #[async_trait::async_trait]
 impl ConnectorKeyRepository for SeaOrmConnectorKeyRepository {
     async fn insert(&self, key: &ConnectorKey) -> Result<(), RepositoryError> {
-        connector_keys::Entity::insert(key_row(key)).exec_without_returning(&self.db).await.map_err(repository_error)?;
+        connector_keys::Entity::insert(key_row(key))
+            .exec_without_returning(&self.db)
+            .await
+            .map_err(repository_error)?;
         Ok(())
     }
 
     async fn get(&self, key_id: &str) -> Result<Option<ConnectorKey>, RepositoryError> {
-        let row = connector_keys::Entity::find_by_id(key_id.to_owned()).one(&self.db).await.map_err(repository_error)?;
+        let row = connector_keys::Entity::find_by_id(key_id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(repository_error)?;
         row.map(key_from_row).transpose()
     }
 
-    async fn list_by_owner(&self, owner_user_id: &str) -> Result<Vec<ConnectorKey>, RepositoryError> {
+    async fn list_by_owner(
+        &self,
+        owner_user_id: &str,
+    ) -> Result<Vec<ConnectorKey>, RepositoryError> {
         connector_keys::Entity::find()
             .filter(connector_keys::Column::OwnerUserId.eq(owner_user_id))
             .order_by_desc(connector_keys::Column::CreatedAt)
@@ -52,16 +65,25 @@ impl ConnectorKeyRepository for SeaOrmConnectorKeyRepository {
         row.map(key_from_row).transpose()
     }
 
-    async fn revoke(&self, key_id: &str) -> Result<(ConnectorKey, KeyRevokeOutcome), TransitionError<ConnectorKeyError>> {
+    async fn revoke(
+        &self,
+        key_id: &str,
+    ) -> Result<(ConnectorKey, KeyRevokeOutcome), TransitionError<ConnectorKeyError>> {
         for _ in 0..RACE_ATTEMPTS {
-            let current = self.get(key_id).await?.ok_or(TransitionError::Rejected(ConnectorKeyError::NotFound))?;
+            let current = self
+                .get(key_id)
+                .await?
+                .ok_or(TransitionError::Rejected(ConnectorKeyError::NotFound))?;
             let (next, outcome) = current.revoke();
             if next == current {
                 return Ok((next, outcome));
             }
             // Compare-and-set on the status that was read.
             let updated = connector_keys::Entity::update_many()
-                .col_expr(connector_keys::Column::Status, Expr::value(next.status.as_str()))
+                .col_expr(
+                    connector_keys::Column::Status,
+                    Expr::value(next.status.as_str()),
+                )
                 .filter(connector_keys::Column::Id.eq(key_id))
                 .filter(connector_keys::Column::Status.eq(current.status.as_str()))
                 .exec(&self.db)
@@ -74,7 +96,11 @@ impl ConnectorKeyRepository for SeaOrmConnectorKeyRepository {
         Err(contention("connector key").into())
     }
 
-    async fn touch_last_used(&self, key_id: &str, at: DateTime<Utc>) -> Result<(), RepositoryError> {
+    async fn touch_last_used(
+        &self,
+        key_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError> {
         connector_keys::Entity::update_many()
             .col_expr(connector_keys::Column::LastUsedAt, Expr::value(at))
             .filter(connector_keys::Column::Id.eq(key_id))

@@ -1,5 +1,7 @@
 use chrono::{DateTime, Utc};
-use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect,
+};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{CouponRepository, TransitionError};
 use svc_domain::coupon::{Coupon, CouponCode, CouponError, CouponStatus, Redemption};
@@ -22,12 +24,18 @@ impl SeaOrmCouponRepository {
 #[async_trait::async_trait]
 impl CouponRepository for SeaOrmCouponRepository {
     async fn issue(&self, coupon: &Coupon) -> Result<(), RepositoryError> {
-        coupons::Entity::insert(coupon_row(coupon)).exec_without_returning(&self.db).await.map_err(repository_error)?;
+        coupons::Entity::insert(coupon_row(coupon))
+            .exec_without_returning(&self.db)
+            .await
+            .map_err(repository_error)?;
         Ok(())
     }
 
     async fn get(&self, code: &CouponCode) -> Result<Option<Coupon>, RepositoryError> {
-        let row = coupons::Entity::find_by_id(code.as_str().to_owned()).one(&self.db).await.map_err(repository_error)?;
+        let row = coupons::Entity::find_by_id(code.as_str().to_owned())
+            .one(&self.db)
+            .await
+            .map_err(repository_error)?;
         row.map(coupon_from_row).transpose()
     }
 
@@ -50,7 +58,9 @@ impl CouponRepository for SeaOrmCouponRepository {
             .transpose()?
             .ok_or(TransitionError::Rejected(CouponError::NotFound))?;
         let wallet = lock_or_open(&txn, target, now).await?;
-        let redemption = coupon.redeem(&wallet, transaction_id, now).map_err(TransitionError::Rejected)?;
+        let redemption = coupon
+            .redeem(&wallet, transaction_id, now)
+            .map_err(TransitionError::Rejected)?;
         // Conditional on `issued` as well, so a missing lock could never credit twice.
         let activated = coupons::Entity::update_many()
             .set(coupon_row(&redemption.coupon))
@@ -83,10 +93,16 @@ fn coupon_row(coupon: &Coupon) -> coupons::ActiveModel {
 }
 
 fn coupon_from_row(row: coupons::Model) -> Result<Coupon, RepositoryError> {
-    let code = CouponCode::parse(&row.code).map_err(|_| corrupt("coupons", format!("code {:?}", row.code)))?;
-    let status = CouponStatus::parse(&row.status).ok_or_else(|| corrupt("coupons", format!("status {:?}", row.status)))?;
+    let code = CouponCode::parse(&row.code)
+        .map_err(|_| corrupt("coupons", format!("code {:?}", row.code)))?;
+    let status = CouponStatus::parse(&row.status)
+        .ok_or_else(|| corrupt("coupons", format!("status {:?}", row.status)))?;
     let redeemed_by = match (row.redeemed_by_principal_type, row.redeemed_by_principal_id) {
-        (Some(principal_type), Some(principal_id)) => Some(principal_from_row(&principal_type, principal_id, "coupons")?),
+        (Some(principal_type), Some(principal_id)) => Some(principal_from_row(
+            &principal_type,
+            principal_id,
+            "coupons",
+        )?),
         (None, None) => None,
         _ => return Err(corrupt("coupons", "half a redeeming principal")),
     };

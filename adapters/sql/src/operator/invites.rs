@@ -6,7 +6,8 @@ use sea_orm::{
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{InviteRepository, TransitionError};
 use svc_domain::invite::{
-    EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole, InviteStatus,
+    EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole,
+    InviteStatus,
 };
 use svc_domain::org::OrgMembership;
 
@@ -25,7 +26,11 @@ impl SeaOrmInviteRepository {
 
     /// One attempt at issuing. `Conflict` means a racing inviter inserted the pending invite of
     /// the same pair first (the partial unique index refused ours): retrying reuses theirs.
-    async fn try_create_or_reuse(&self, draft: &InviteDraft, now: DateTime<Utc>) -> Result<InviteIssue, RepositoryError> {
+    async fn try_create_or_reuse(
+        &self,
+        draft: &InviteDraft,
+        now: DateTime<Utc>,
+    ) -> Result<InviteIssue, RepositoryError> {
         let txn = begin_write(&self.db).await?;
         let existing = org_invites::Entity::find()
             .filter(org_invites::Column::OrgId.eq(draft.org_id.as_str()))
@@ -44,24 +49,41 @@ impl SeaOrmInviteRepository {
             {
                 return Err(contention("invite"));
             }
-            org_invites::Entity::insert(invite_row(invite)).exec_without_returning(&txn).await.map_err(repository_error)?;
+            org_invites::Entity::insert(invite_row(invite))
+                .exec_without_returning(&txn)
+                .await
+                .map_err(repository_error)?;
         }
         txn.commit().await.map_err(repository_error)?;
         Ok(issue)
     }
 
-    async fn load(&self, conn: &impl ConnectionTrait, invite_id: &str, lock: bool) -> Result<Option<Invite>, RepositoryError> {
+    async fn load(
+        &self,
+        conn: &impl ConnectionTrait,
+        invite_id: &str,
+        lock: bool,
+    ) -> Result<Option<Invite>, RepositoryError> {
         let mut query = org_invites::Entity::find_by_id(invite_id.to_owned());
         if lock {
             query = query.lock_exclusive();
         }
-        query.one(conn).await.map_err(repository_error)?.map(invite_from_row).transpose()
+        query
+            .one(conn)
+            .await
+            .map_err(repository_error)?
+            .map(invite_from_row)
+            .transpose()
     }
 }
 
 #[async_trait::async_trait]
 impl InviteRepository for SeaOrmInviteRepository {
-    async fn create_or_reuse(&self, draft: InviteDraft, now: DateTime<Utc>) -> Result<InviteIssue, RepositoryError> {
+    async fn create_or_reuse(
+        &self,
+        draft: InviteDraft,
+        now: DateTime<Utc>,
+    ) -> Result<InviteIssue, RepositoryError> {
         for _ in 0..RACE_ATTEMPTS {
             match self.try_create_or_reuse(&draft, now).await {
                 Err(RepositoryError::Conflict(_)) => continue,
@@ -81,7 +103,10 @@ impl InviteRepository for SeaOrmInviteRepository {
         now: DateTime<Utc>,
     ) -> Result<(Invite, InviteRevokeOutcome), TransitionError<InviteError>> {
         for _ in 0..RACE_ATTEMPTS {
-            let current = self.load(&self.db, invite_id, false).await?.ok_or(TransitionError::Rejected(InviteError::NotFound))?;
+            let current = self
+                .load(&self.db, invite_id, false)
+                .await?
+                .ok_or(TransitionError::Rejected(InviteError::NotFound))?;
             let (next, outcome) = current.revoke(now).map_err(TransitionError::Rejected)?;
             if next == current || replace_if_status(&self.db, &next, current.status).await? {
                 return Ok((next, outcome));
@@ -97,8 +122,13 @@ impl InviteRepository for SeaOrmInviteRepository {
         now: DateTime<Utc>,
     ) -> Result<(Invite, OrgMembership), TransitionError<InviteError>> {
         let txn = begin_write(&self.db).await?;
-        let current = self.load(&txn, invite_id, true).await?.ok_or(TransitionError::Rejected(InviteError::NotFound))?;
-        let (accepted, membership) = current.accept(user_id, now).map_err(TransitionError::Rejected)?;
+        let current = self
+            .load(&txn, invite_id, true)
+            .await?
+            .ok_or(TransitionError::Rejected(InviteError::NotFound))?;
+        let (accepted, membership) = current
+            .accept(user_id, now)
+            .map_err(TransitionError::Rejected)?;
         if !replace_if_status(&txn, &accepted, current.status).await? {
             return Err(contention("invite").into());
         }
@@ -108,11 +138,19 @@ impl InviteRepository for SeaOrmInviteRepository {
             .exec_without_returning(&txn)
             .await
             .map_err(repository_error)?;
-        let kept = org_memberships::Entity::find_by_id((membership.org_id.clone(), membership.user_id.clone()))
-            .one(&txn)
-            .await
-            .map_err(repository_error)?
-            .ok_or_else(|| corrupt("org_memberships", "membership vanished inside its transaction"))?;
+        let kept = org_memberships::Entity::find_by_id((
+            membership.org_id.clone(),
+            membership.user_id.clone(),
+        ))
+        .one(&txn)
+        .await
+        .map_err(repository_error)?
+        .ok_or_else(|| {
+            corrupt(
+                "org_memberships",
+                "membership vanished inside its transaction",
+            )
+        })?;
         let kept = membership_from_row(kept)?;
         txn.commit().await.map_err(repository_error)?;
         Ok((accepted, kept))
@@ -170,7 +208,8 @@ fn invite_from_row(row: org_invites::Model) -> Result<Invite, RepositoryError> {
     Ok(Invite {
         email: EmailAddress::parse(&row.email).map_err(|error| unreadable(error.to_string()))?,
         role: InviteRole::parse(&row.role).map_err(|error| unreadable(error.to_string()))?,
-        status: InviteStatus::parse(&row.status).ok_or_else(|| unreadable(format!("status {:?}", row.status)))?,
+        status: InviteStatus::parse(&row.status)
+            .ok_or_else(|| unreadable(format!("status {:?}", row.status)))?,
         invite_id: row.id,
         org_id: row.org_id,
         inviter_user_id: row.inviter_user_id,

@@ -1,6 +1,8 @@
 use std::collections::HashMap;
 
-use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
+};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::OrgRepository;
 use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord, OrgName, OrgRole};
@@ -24,7 +26,10 @@ impl OrgRepository for SeaOrmOrgRepository {
     async fn create(&self, new_org: &NewOrg) -> Result<(), RepositoryError> {
         // Any failure drops the transaction, which rolls back the rows written so far.
         let txn = begin_write(&self.db).await?;
-        orgs::Entity::insert(org_row(&new_org.org)).exec_without_returning(&txn).await.map_err(repository_error)?;
+        orgs::Entity::insert(org_row(&new_org.org))
+            .exec_without_returning(&txn)
+            .await
+            .map_err(repository_error)?;
         org_memberships::Entity::insert(membership_row(&new_org.owner_membership))
             .exec_without_returning(&txn)
             .await
@@ -34,11 +39,18 @@ impl OrgRepository for SeaOrmOrgRepository {
     }
 
     async fn get(&self, org_id: &str) -> Result<Option<Org>, RepositoryError> {
-        let row = orgs::Entity::find_by_id(org_id.to_owned()).one(&self.db).await.map_err(repository_error)?;
+        let row = orgs::Entity::find_by_id(org_id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(repository_error)?;
         row.map(org_from_row).transpose()
     }
 
-    async fn membership(&self, org_id: &str, user_id: &str) -> Result<Option<OrgMembership>, RepositoryError> {
+    async fn membership(
+        &self,
+        org_id: &str,
+        user_id: &str,
+    ) -> Result<Option<OrgMembership>, RepositoryError> {
         let row = org_memberships::Entity::find_by_id((org_id.to_owned(), user_id.to_owned()))
             .one(&self.db)
             .await
@@ -46,7 +58,10 @@ impl OrgRepository for SeaOrmOrgRepository {
         row.map(membership_from_row).transpose()
     }
 
-    async fn list_memberships_of_user(&self, user_id: &str) -> Result<Vec<OrgMembershipRecord>, RepositoryError> {
+    async fn list_memberships_of_user(
+        &self,
+        user_id: &str,
+    ) -> Result<Vec<OrgMembershipRecord>, RepositoryError> {
         let memberships = org_memberships::Entity::find()
             .filter(org_memberships::Column::UserId.eq(user_id))
             .order_by_asc(org_memberships::Column::JoinedAt)
@@ -54,7 +69,10 @@ impl OrgRepository for SeaOrmOrgRepository {
             .all(&self.db)
             .await
             .map_err(repository_error)?;
-        let org_ids = memberships.iter().map(|m| m.org_id.clone()).collect::<Vec<_>>();
+        let org_ids = memberships
+            .iter()
+            .map(|m| m.org_id.clone())
+            .collect::<Vec<_>>();
         let orgs = orgs::Entity::find()
             .filter(orgs::Column::Id.is_in(org_ids))
             .all(&self.db)
@@ -67,7 +85,9 @@ impl OrgRepository for SeaOrmOrgRepository {
             .into_iter()
             .map(|row| {
                 let membership = membership_from_row(row)?;
-                let org = orgs.get(&membership.org_id).ok_or_else(|| corrupt("org_memberships", "org is missing"))?;
+                let org = orgs
+                    .get(&membership.org_id)
+                    .ok_or_else(|| corrupt("org_memberships", "org is missing"))?;
                 Ok(org.membership_record(&membership))
             })
             .collect()
@@ -104,7 +124,15 @@ pub(super) fn membership_row(membership: &OrgMembership) -> org_memberships::Act
     }
 }
 
-pub(super) fn membership_from_row(row: org_memberships::Model) -> Result<OrgMembership, RepositoryError> {
-    let role = OrgRole::parse(&row.role).ok_or_else(|| corrupt("org_memberships", format!("role {:?}", row.role)))?;
-    Ok(OrgMembership { org_id: row.org_id, user_id: row.user_id, role, joined_at: row.joined_at })
+pub(super) fn membership_from_row(
+    row: org_memberships::Model,
+) -> Result<OrgMembership, RepositoryError> {
+    let role = OrgRole::parse(&row.role)
+        .ok_or_else(|| corrupt("org_memberships", format!("role {:?}", row.role)))?;
+    Ok(OrgMembership {
+        org_id: row.org_id,
+        user_id: row.user_id,
+        role,
+        joined_at: row.joined_at,
+    })
 }

@@ -64,7 +64,9 @@ where
 {
     let dir = TempDir::new(name);
     let url = format!("sqlite://{}/x.db?mode=rwc", dir.0.display());
-    let db = svc_sql::connect_and_migrate(&url).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+    let db = svc_sql::connect_and_migrate(&url)
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     let outcome = tokio::spawn(test(db.clone())).await;
     let _ = db.close().await;
     drop(dir);
@@ -83,9 +85,9 @@ where
         println!("skipped: {name} ({POSTGRES_URL_VAR} unset)");
         return;
     };
-    let admin = connect_admin(&server_url)
-        .await
-        .unwrap_or_else(|e| panic!("{name}: {POSTGRES_URL_VAR} is set but PostgreSQL is unreachable: {e}"));
+    let admin = connect_admin(&server_url).await.unwrap_or_else(|e| {
+        panic!("{name}: {POSTGRES_URL_VAR} is set but PostgreSQL is unreachable: {e}")
+    });
     let database = format!("svc_test_{}", uuid::Uuid::new_v4().simple());
     admin
         .execute_unprepared(&format!("CREATE DATABASE {database}"))
@@ -102,7 +104,9 @@ where
         Err(error) => Err(Box::new(format!("{name}: {error}")) as Box<dyn std::any::Any + Send>),
     };
     // Best effort: a leftover database is only clutter.
-    let _ = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)")).await;
+    let _ = admin
+        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
+        .await;
     let _ = admin.close().await;
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic);
@@ -146,7 +150,8 @@ pub async fn count_rows(db: &DatabaseConnection, table: &str) -> i64 {
         .await
         .unwrap_or_else(|e| panic!("count {table}: {e}"))
         .expect("COUNT(*) returns a row");
-    row.try_get::<i64>("", "n").unwrap_or_else(|e| panic!("count {table}: {e}"))
+    row.try_get::<i64>("", "n")
+        .unwrap_or_else(|e| panic!("count {table}: {e}"))
 }
 
 /// A directory removed on drop, even when the test panicked.
@@ -154,8 +159,12 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("svc-sql-test-{name}-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        let dir = std::env::temp_dir().join(format!(
+            "svc-sql-test-{name}-{}",
+            uuid::Uuid::new_v4().simple()
+        ));
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
         Self(dir)
     }
 }
@@ -168,7 +177,16 @@ impl Drop for TempDir {
 
 #[test]
 fn with_database_replaces_only_the_database_name() {
-    assert_eq!(with_database("postgres://u:p@h:5432/test", "x"), "postgres://u:p@h:5432/x");
-    assert_eq!(with_database("postgres://h/test?sslmode=disable", "x"), "postgres://h/x?sslmode=disable");
-    assert_eq!(with_database("postgres://h:5432", "x"), "postgres://h:5432/x");
+    assert_eq!(
+        with_database("postgres://u:p@h:5432/test", "x"),
+        "postgres://u:p@h:5432/x"
+    );
+    assert_eq!(
+        with_database("postgres://h/test?sslmode=disable", "x"),
+        "postgres://h/x?sslmode=disable"
+    );
+    assert_eq!(
+        with_database("postgres://h:5432", "x"),
+        "postgres://h:5432/x"
+    );
 }

@@ -3,8 +3,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use svc_domain::connector_key::{
-    self, ConnectorKey, ConnectorKeyDraft, ConnectorKeyError, ConnectorKeyStatus, ConnectorKeySummary,
-    KeyRevokeOutcome, PlaintextKey,
+    self, ConnectorKey, ConnectorKeyDraft, ConnectorKeyError, ConnectorKeyStatus,
+    ConnectorKeySummary, KeyRevokeOutcome, PlaintextKey,
 };
 
 use super::INTERNAL_ERROR_CODE;
@@ -78,18 +78,28 @@ pub struct ConnectorKeyService {
 }
 
 impl ConnectorKeyService {
-    pub fn new(keys: Arc<dyn ConnectorKeyRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
+    pub fn new(
+        keys: Arc<dyn ConnectorKeyRepository>,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn Ids>,
+    ) -> Self {
         Self { keys, clock, ids }
     }
 
     /// The caller's keys, metadata only.
-    pub async fn list(&self, caller_user_id: &str) -> Result<Vec<ConnectorKeySummary>, ConnectorKeyServiceError> {
+    pub async fn list(
+        &self,
+        caller_user_id: &str,
+    ) -> Result<Vec<ConnectorKeySummary>, ConnectorKeyServiceError> {
         let keys = self.keys.list_by_owner(caller_user_id).await?;
         Ok(keys.iter().map(ConnectorKey::summary).collect())
     }
 
     /// A new active key. Only its hash and display prefix are stored.
-    pub async fn issue(&self, command: IssueConnectorKey) -> Result<IssuedConnectorKey, ConnectorKeyServiceError> {
+    pub async fn issue(
+        &self,
+        command: IssueConnectorKey,
+    ) -> Result<IssuedConnectorKey, ConnectorKeyServiceError> {
         let draft = ConnectorKeyDraft {
             id: self.ids.ulid(),
             owner_user_id: command.caller_user_id,
@@ -100,12 +110,22 @@ impl ConnectorKeyService {
         };
         let (key, plaintext_key) = ConnectorKey::issue(draft, self.clock.now())?;
         self.keys.insert(&key).await?;
-        Ok(IssuedConnectorKey { summary: key.summary(), plaintext_key })
+        Ok(IssuedConnectorKey {
+            summary: key.summary(),
+            plaintext_key,
+        })
     }
 
     /// Revokes one of the caller's keys; revoking twice answers `alreadyRevoked`.
-    pub async fn revoke(&self, command: RevokeConnectorKey) -> Result<RevokedConnectorKey, ConnectorKeyServiceError> {
-        let key = self.keys.get(&command.key_id).await?.ok_or(ConnectorKeyError::NotFound)?;
+    pub async fn revoke(
+        &self,
+        command: RevokeConnectorKey,
+    ) -> Result<RevokedConnectorKey, ConnectorKeyServiceError> {
+        let key = self
+            .keys
+            .get(&command.key_id)
+            .await?
+            .ok_or(ConnectorKeyError::NotFound)?;
         key.ensure_owned_by(&command.caller_user_id)?;
         let (revoked, outcome) = self.keys.revoke(&command.key_id).await?;
         Ok(RevokedConnectorKey {
@@ -116,12 +136,19 @@ impl ConnectorKeyService {
     }
 
     /// The key a bearer plaintext stands for, if it may authenticate now; records its use.
-    pub async fn authenticate(&self, plaintext: &str) -> Result<Option<ConnectorKey>, ConnectorKeyServiceError> {
+    pub async fn authenticate(
+        &self,
+        plaintext: &str,
+    ) -> Result<Option<ConnectorKey>, ConnectorKeyServiceError> {
         if !plaintext.starts_with(connector_key::PLAINTEXT_PREFIX) {
             return Ok(None);
         }
         let now = self.clock.now();
-        let Some(key) = self.keys.find_by_hash(&connector_key::hash_key(plaintext)).await? else {
+        let Some(key) = self
+            .keys
+            .find_by_hash(&connector_key::hash_key(plaintext))
+            .await?
+        else {
             return Ok(None);
         };
         if !key.authenticates(now) {
@@ -131,7 +158,10 @@ impl ConnectorKeyService {
         if let Err(error) = self.keys.touch_last_used(&key.id, now).await {
             tracing::warn!(key_id = %key.id, error = %error, "could not record connector key use");
         }
-        Ok(Some(ConnectorKey { last_used_at: Some(now), ..key }))
+        Ok(Some(ConnectorKey {
+            last_used_at: Some(now),
+            ..key
+        }))
     }
 }
 
@@ -143,7 +173,12 @@ mod tests {
     use crate::testing::OperatorFakes;
 
     fn issue(caller: &str) -> IssueConnectorKey {
-        IssueConnectorKey { caller_user_id: caller.into(), name: Some("laptop".into()), app_id: None, expires_at: None }
+        IssueConnectorKey {
+            caller_user_id: caller.into(),
+            name: Some("laptop".into()),
+            app_id: None,
+            expires_at: None,
+        }
     }
 
     #[tokio::test]
@@ -153,7 +188,10 @@ mod tests {
         let issued = service.issue(issue("u1")).await.unwrap();
         let plaintext = issued.plaintext_key.expose().to_owned();
         assert!(plaintext.starts_with("svc_user_"));
-        assert_eq!(issued.summary.api_key_prefix, plaintext["svc_user_".len()..][..8]);
+        assert_eq!(
+            issued.summary.api_key_prefix,
+            plaintext["svc_user_".len()..][..8]
+        );
 
         fakes.clock.advance(TimeDelta::minutes(1));
         let authenticated = service.authenticate(&plaintext).await.unwrap().unwrap();
@@ -163,13 +201,30 @@ mod tests {
         assert_eq!(listed[0].last_used_at, Some(fakes.clock.now()));
         assert!(service.list("u2").await.unwrap().is_empty());
 
-        let revoke = RevokeConnectorKey { caller_user_id: "u1".into(), key_id: issued.summary.id.clone() };
+        let revoke = RevokeConnectorKey {
+            caller_user_id: "u1".into(),
+            key_id: issued.summary.id.clone(),
+        };
         let first = service.revoke(revoke.clone()).await.unwrap();
-        assert_eq!((first.status, first.already_revoked), (ConnectorKeyStatus::Revoked, false));
+        assert_eq!(
+            (first.status, first.already_revoked),
+            (ConnectorKeyStatus::Revoked, false)
+        );
         let again = service.revoke(revoke).await.unwrap();
-        assert_eq!((again.status, again.already_revoked), (ConnectorKeyStatus::Revoked, true));
-        assert_eq!(service.authenticate(&plaintext).await.unwrap(), None, "revoked regardless of hash match");
-        assert_eq!(service.list("u1").await.unwrap().len(), 1, "the row is kept");
+        assert_eq!(
+            (again.status, again.already_revoked),
+            (ConnectorKeyStatus::Revoked, true)
+        );
+        assert_eq!(
+            service.authenticate(&plaintext).await.unwrap(),
+            None,
+            "revoked regardless of hash match"
+        );
+        assert_eq!(
+            service.list("u1").await.unwrap().len(),
+            1,
+            "the row is kept"
+        );
     }
 
     #[tokio::test]
@@ -178,35 +233,83 @@ mod tests {
         let service = fakes.connector_key_service();
         let issued = service.issue(issue("u1")).await.unwrap();
         let rows = [
-            (RevokeConnectorKey { caller_user_id: "u2".into(), key_id: issued.summary.id.clone() }, "connector_key_access_denied"),
-            (RevokeConnectorKey { caller_user_id: "u1".into(), key_id: "missing".into() }, "connector_key_not_found"),
+            (
+                RevokeConnectorKey {
+                    caller_user_id: "u2".into(),
+                    key_id: issued.summary.id.clone(),
+                },
+                "connector_key_access_denied",
+            ),
+            (
+                RevokeConnectorKey {
+                    caller_user_id: "u1".into(),
+                    key_id: "missing".into(),
+                },
+                "connector_key_not_found",
+            ),
         ];
         for (command, code) in rows {
             assert_eq!(service.revoke(command).await.unwrap_err().code(), code);
         }
-        assert!(service.authenticate(issued.plaintext_key.expose()).await.unwrap().is_some());
+        assert!(
+            service
+                .authenticate(issued.plaintext_key.expose())
+                .await
+                .unwrap()
+                .is_some()
+        );
     }
 
     #[tokio::test]
     async fn an_expired_or_unknown_key_does_not_authenticate() {
         let fakes = OperatorFakes::new();
         let service = fakes.connector_key_service();
-        let expiring = IssueConnectorKey { expires_at: Some(fakes.clock.now() + TimeDelta::hours(1)), ..issue("u1") };
+        let expiring = IssueConnectorKey {
+            expires_at: Some(fakes.clock.now() + TimeDelta::hours(1)),
+            ..issue("u1")
+        };
         let issued = service.issue(expiring).await.unwrap();
-        assert!(service.authenticate(issued.plaintext_key.expose()).await.unwrap().is_some());
+        assert!(
+            service
+                .authenticate(issued.plaintext_key.expose())
+                .await
+                .unwrap()
+                .is_some()
+        );
         fakes.clock.advance(TimeDelta::hours(1));
-        assert_eq!(service.authenticate(issued.plaintext_key.expose()).await.unwrap(), None);
-        assert_eq!(service.authenticate("svc_user_unknown").await.unwrap(), None);
-        assert_eq!(service.authenticate("Bearer something").await.unwrap(), None);
+        assert_eq!(
+            service
+                .authenticate(issued.plaintext_key.expose())
+                .await
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            service.authenticate("svc_user_unknown").await.unwrap(),
+            None
+        );
+        assert_eq!(
+            service.authenticate("Bearer something").await.unwrap(),
+            None
+        );
     }
 
     #[tokio::test]
     async fn names_are_validated() {
         let fakes = OperatorFakes::new();
         let service = fakes.connector_key_service();
-        let long = IssueConnectorKey { name: Some("x".repeat(121)), ..issue("u1") };
-        assert_eq!(service.issue(long).await.unwrap_err().code(), "invalid_key_name");
-        let unnamed = IssueConnectorKey { name: None, ..issue("u1") };
+        let long = IssueConnectorKey {
+            name: Some("x".repeat(121)),
+            ..issue("u1")
+        };
+        assert_eq!(
+            service.issue(long).await.unwrap_err().code(),
+            "invalid_key_name"
+        );
+        let unnamed = IssueConnectorKey {
+            name: None,
+            ..issue("u1")
+        };
         assert_eq!(service.issue(unnamed).await.unwrap().summary.name, None);
     }
 }

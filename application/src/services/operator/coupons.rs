@@ -1,7 +1,9 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use svc_domain::coupon::{self, COUPON_CODE_RANDOM_CHARS, Coupon, CouponCode, CouponError, CouponReceipt};
+use svc_domain::coupon::{
+    self, COUPON_CODE_RANDOM_CHARS, Coupon, CouponCode, CouponError, CouponReceipt,
+};
 
 use super::INTERNAL_ERROR_CODE;
 use crate::ports::operator::{CouponRepository, OrgRepository, TransitionError};
@@ -65,7 +67,12 @@ impl CouponService {
         clock: Arc<dyn Clock>,
         ids: Arc<dyn Ids>,
     ) -> Self {
-        Self { coupons, orgs, clock, ids }
+        Self {
+            coupons,
+            orgs,
+            clock,
+            ids,
+        }
     }
 
     /// A new coupon with a fresh random code.
@@ -74,7 +81,12 @@ impl CouponService {
         loop {
             attempt += 1;
             let code = CouponCode::from_random(&self.ids.base62(COUPON_CODE_RANDOM_CHARS))?;
-            let coupon = Coupon::issue(code, command.credit_cents, command.expires_at, self.clock.now())?;
+            let coupon = Coupon::issue(
+                code,
+                command.credit_cents,
+                command.expires_at,
+                self.clock.now(),
+            )?;
             match self.coupons.issue(&coupon).await {
                 Ok(()) => return Ok(coupon),
                 Err(RepositoryError::Conflict(_)) if attempt < ISSUE_ATTEMPTS => continue,
@@ -87,13 +99,23 @@ impl CouponService {
     /// checked before the code is looked at, so a non-member cannot probe codes.
     pub async fn redeem(&self, command: RedeemCoupon) -> Result<CouponReceipt, CouponServiceError> {
         let membership = match command.target_org_id.as_deref() {
-            Some(org_id) => self.orgs.membership(org_id, &command.caller_user_id).await?,
+            Some(org_id) => {
+                self.orgs
+                    .membership(org_id, &command.caller_user_id)
+                    .await?
+            }
             None => None,
         };
-        let target =
-            coupon::redemption_target(&command.caller_user_id, command.target_org_id.as_deref(), membership.as_ref())?;
+        let target = coupon::redemption_target(
+            &command.caller_user_id,
+            command.target_org_id.as_deref(),
+            membership.as_ref(),
+        )?;
         let code = CouponCode::parse(&command.coupon_code)?;
-        let redemption = self.coupons.redeem(&code, &target, self.ids.ulid(), self.clock.now()).await?;
+        let redemption = self
+            .coupons
+            .redeem(&code, &target, self.ids.ulid(), self.clock.now())
+            .await?;
         Ok(redemption.receipt())
     }
 }
@@ -108,23 +130,39 @@ mod tests {
     use crate::testing::OperatorFakes;
 
     fn redeem(caller: &str, code: &str, org: Option<&str>) -> RedeemCoupon {
-        RedeemCoupon { caller_user_id: caller.into(), coupon_code: code.into(), target_org_id: org.map(str::to_owned) }
+        RedeemCoupon {
+            caller_user_id: caller.into(),
+            coupon_code: code.into(),
+            target_org_id: org.map(str::to_owned),
+        }
     }
 
     #[tokio::test]
     async fn redeeming_credits_the_callers_wallet_once() {
         let fakes = OperatorFakes::new();
         let service = fakes.coupon_service();
-        let coupon = service.issue(IssueCoupon { credit_cents: 500, expires_at: None }).await.unwrap();
+        let coupon = service
+            .issue(IssueCoupon {
+                credit_cents: 500,
+                expires_at: None,
+            })
+            .await
+            .unwrap();
         assert!(coupon.code.as_str().starts_with("cpn_"));
 
-        let receipt = service.redeem(redeem("u1", coupon.code.as_str(), None)).await.unwrap();
+        let receipt = service
+            .redeem(redeem("u1", coupon.code.as_str(), None))
+            .await
+            .unwrap();
         assert_eq!(receipt.credit_cents, 500);
         assert_eq!(receipt.redeemed_by_principal_type, PrincipalType::User);
         assert_eq!(receipt.redeemed_by_principal_id, "u1");
         assert_eq!(receipt.activated_at, fakes.clock.now());
 
-        let again = service.redeem(redeem("u2", coupon.code.as_str(), None)).await.unwrap_err();
+        let again = service
+            .redeem(redeem("u2", coupon.code.as_str(), None))
+            .await
+            .unwrap_err();
         assert_eq!(again.code(), "coupon_already_redeemed");
         let wallet = fakes.store.wallet(&Principal::user("u1")).unwrap();
         assert_eq!(wallet.balance_cents, 500);
@@ -140,18 +178,36 @@ mod tests {
         let service = fakes.coupon_service();
         let org = fakes
             .org_service()
-            .create_org(CreateOrg { caller_user_id: "owner".into(), name: "Acme".into() })
+            .create_org(CreateOrg {
+                caller_user_id: "owner".into(),
+                name: "Acme".into(),
+            })
             .await
             .unwrap();
-        let coupon = service.issue(IssueCoupon { credit_cents: 700, expires_at: None }).await.unwrap();
+        let coupon = service
+            .issue(IssueCoupon {
+                credit_cents: 700,
+                expires_at: None,
+            })
+            .await
+            .unwrap();
         let code = coupon.code.as_str();
 
-        let denied = service.redeem(redeem("stranger", code, Some(&org.org_id))).await.unwrap_err();
+        let denied = service
+            .redeem(redeem("stranger", code, Some(&org.org_id)))
+            .await
+            .unwrap_err();
         assert_eq!(denied.code(), "coupon_access_denied");
-        let receipt = service.redeem(redeem("owner", code, Some(&org.org_id))).await.unwrap();
+        let receipt = service
+            .redeem(redeem("owner", code, Some(&org.org_id)))
+            .await
+            .unwrap();
         assert_eq!(receipt.redeemed_by_principal_type, PrincipalType::Org);
         assert_eq!(receipt.redeemed_by_principal_id, org.org_id);
-        let wallet = fakes.store.wallet(&Principal::org(org.org_id.clone())).unwrap();
+        let wallet = fakes
+            .store
+            .wallet(&Principal::org(org.org_id.clone()))
+            .unwrap();
         assert_eq!(wallet.balance_cents, 700);
     }
 
@@ -159,7 +215,10 @@ mod tests {
     async fn unknown_malformed_and_expired_codes_are_refused() {
         let fakes = OperatorFakes::new();
         let service = fakes.coupon_service();
-        let expiring = IssueCoupon { credit_cents: 100, expires_at: Some(fakes.clock.now() + TimeDelta::days(1)) };
+        let expiring = IssueCoupon {
+            credit_cents: 100,
+            expires_at: Some(fakes.clock.now() + TimeDelta::days(1)),
+        };
         let coupon = service.issue(expiring).await.unwrap();
         fakes.clock.advance(TimeDelta::days(1));
         let rows = [
@@ -168,7 +227,11 @@ mod tests {
             (redeem("u1", coupon.code.as_str(), None), "coupon_expired"),
         ];
         for (command, code) in rows {
-            assert_eq!(service.redeem(command.clone()).await.unwrap_err().code(), code, "{command:?}");
+            assert_eq!(
+                service.redeem(command.clone()).await.unwrap_err().code(),
+                code,
+                "{command:?}"
+            );
         }
         assert_eq!(fakes.store.wallet(&Principal::user("u1")), None);
     }
@@ -176,7 +239,14 @@ mod tests {
     #[tokio::test]
     async fn a_coupon_credits_a_positive_amount() {
         let fakes = OperatorFakes::new();
-        let error = fakes.coupon_service().issue(IssueCoupon { credit_cents: 0, expires_at: None }).await.unwrap_err();
+        let error = fakes
+            .coupon_service()
+            .issue(IssueCoupon {
+                credit_cents: 0,
+                expires_at: None,
+            })
+            .await
+            .unwrap_err();
         assert_eq!(error.code(), "invalid_amount");
     }
 }

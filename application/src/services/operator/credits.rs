@@ -2,7 +2,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use svc_domain::wallet::{
-    InvalidPageLimit, LedgerEntry, LedgerPageLimit, Principal, TransactionKind, Wallet, WalletError, WalletMovement,
+    InvalidPageLimit, LedgerEntry, LedgerPageLimit, Principal, TransactionKind, Wallet,
+    WalletError, WalletMovement,
 };
 
 use super::INTERNAL_ERROR_CODE;
@@ -107,8 +108,16 @@ pub struct CreditService {
 }
 
 impl CreditService {
-    pub fn new(wallets: Arc<dyn WalletRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
-        Self { wallets, clock, ids }
+    pub fn new(
+        wallets: Arc<dyn WalletRepository>,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn Ids>,
+    ) -> Self {
+        Self {
+            wallets,
+            clock,
+            ids,
+        }
     }
 
     /// The principal's wallet; one that never moved reads as an empty wallet.
@@ -124,7 +133,10 @@ impl CreditService {
     ) -> Result<CreditTransactionsPage, CreditServiceError> {
         let limit = LedgerPageLimit::new(command.limit)?;
         let before = command.cursor.as_deref().map(decode_cursor).transpose()?;
-        let page = self.wallets.list_ledger(&command.principal, limit.get(), before).await?;
+        let page = self
+            .wallets
+            .list_ledger(&command.principal, limit.get(), before)
+            .await?;
         Ok(CreditTransactionsPage {
             transactions: page.entries,
             next_cursor: page.next_before.map(|position| position.to_string()),
@@ -133,19 +145,40 @@ impl CreditService {
 
     pub async fn grant(&self, command: GrantCredit) -> Result<LedgerEntry, CreditServiceError> {
         let kind = command.kind.transaction_kind();
-        self.apply(&command.principal, kind, command.amount_cents, command.reason, None).await
+        self.apply(
+            &command.principal,
+            kind,
+            command.amount_cents,
+            command.reason,
+            None,
+        )
+        .await
     }
 
     /// Takes credit; refused with `insufficient_credit` rather than going below zero.
     pub async fn charge(&self, command: ChargeCredit) -> Result<LedgerEntry, CreditServiceError> {
         let kind = TransactionKind::RenderCharge;
-        self.apply(&command.principal, kind, command.amount_cents, command.reason, command.related_session_id).await
+        self.apply(
+            &command.principal,
+            kind,
+            command.amount_cents,
+            command.reason,
+            command.related_session_id,
+        )
+        .await
     }
 
     /// Gives back charged credit; it reduces lifetime spent.
     pub async fn refund(&self, command: RefundCredit) -> Result<LedgerEntry, CreditServiceError> {
         let kind = TransactionKind::Refund;
-        self.apply(&command.principal, kind, command.amount_cents, command.reason, command.related_session_id).await
+        self.apply(
+            &command.principal,
+            kind,
+            command.amount_cents,
+            command.reason,
+            command.related_session_id,
+        )
+        .await
     }
 
     async fn apply(
@@ -156,8 +189,17 @@ impl CreditService {
         reason: String,
         related_session_id: Option<String>,
     ) -> Result<LedgerEntry, CreditServiceError> {
-        let movement = WalletMovement { transaction_id: self.ids.ulid(), kind, amount_cents, reason, related_session_id };
-        let (_, entry) = self.wallets.apply(principal, movement, self.clock.now()).await?;
+        let movement = WalletMovement {
+            transaction_id: self.ids.ulid(),
+            kind,
+            amount_cents,
+            reason,
+            related_session_id,
+        };
+        let (_, entry) = self
+            .wallets
+            .apply(principal, movement, self.clock.now())
+            .await?;
         Ok(entry)
     }
 }
@@ -180,18 +222,35 @@ mod tests {
     }
 
     fn grant(amount: i64) -> GrantCredit {
-        GrantCredit { principal: user(), kind: GrantKind::Topup, amount_cents: amount, reason: "topup".into() }
+        GrantCredit {
+            principal: user(),
+            kind: GrantKind::Topup,
+            amount_cents: amount,
+            reason: "topup".into(),
+        }
     }
 
     fn charge(amount: i64) -> ChargeCredit {
-        ChargeCredit { principal: user(), amount_cents: amount, reason: "render".into(), related_session_id: Some("s1".into()) }
+        ChargeCredit {
+            principal: user(),
+            amount_cents: amount,
+            reason: "render".into(),
+            related_session_id: Some("s1".into()),
+        }
     }
 
     #[tokio::test]
     async fn an_untouched_wallet_reads_as_empty() {
         let fakes = OperatorFakes::new();
         let wallet = fakes.credit_service().balance(&user()).await.unwrap();
-        assert_eq!((wallet.balance_cents, wallet.lifetime_granted_cents, wallet.lifetime_spent_cents), (0, 0, 0));
+        assert_eq!(
+            (
+                wallet.balance_cents,
+                wallet.lifetime_granted_cents,
+                wallet.lifetime_spent_cents
+            ),
+            (0, 0, 0)
+        );
     }
 
     #[tokio::test]
@@ -200,14 +259,32 @@ mod tests {
         let service = fakes.credit_service();
         service.grant(grant(1_000)).await.unwrap();
         let charged = service.charge(charge(300)).await.unwrap();
-        assert_eq!((charged.delta_cents, charged.balance_after_cents), (-300, 700));
+        assert_eq!(
+            (charged.delta_cents, charged.balance_after_cents),
+            (-300, 700)
+        );
         assert_eq!(charged.related_session_id.as_deref(), Some("s1"));
-        let refund = RefundCredit { principal: user(), amount_cents: 100, reason: "failed render".into(), related_session_id: None };
+        let refund = RefundCredit {
+            principal: user(),
+            amount_cents: 100,
+            reason: "failed render".into(),
+            related_session_id: None,
+        };
         service.refund(refund).await.unwrap();
-        assert_eq!(service.charge(charge(801)).await.unwrap_err().code(), "insufficient_credit");
+        assert_eq!(
+            service.charge(charge(801)).await.unwrap_err().code(),
+            "insufficient_credit"
+        );
 
         let wallet = service.balance(&user()).await.unwrap();
-        assert_eq!((wallet.balance_cents, wallet.lifetime_granted_cents, wallet.lifetime_spent_cents), (800, 1_000, 200));
+        assert_eq!(
+            (
+                wallet.balance_cents,
+                wallet.lifetime_granted_cents,
+                wallet.lifetime_spent_cents
+            ),
+            (800, 1_000, 200)
+        );
     }
 
     #[tokio::test]
@@ -217,19 +294,67 @@ mod tests {
         for amount in 1..=5 {
             service.grant(grant(amount)).await.unwrap();
         }
-        let list = |limit, cursor| ListCreditTransactions { principal: user(), limit, cursor };
-        let first = service.list_transactions(list(Some(2), None)).await.unwrap();
-        assert_eq!(first.transactions.iter().map(|t| t.delta_cents).collect::<Vec<_>>(), vec![5, 4]);
-        let second = service.list_transactions(list(Some(2), first.next_cursor.clone())).await.unwrap();
-        assert_eq!(second.transactions.iter().map(|t| t.delta_cents).collect::<Vec<_>>(), vec![3, 2]);
-        let last = service.list_transactions(list(Some(2), second.next_cursor.clone())).await.unwrap();
-        assert_eq!(last.transactions.iter().map(|t| t.delta_cents).collect::<Vec<_>>(), vec![1]);
+        let list = |limit, cursor| ListCreditTransactions {
+            principal: user(),
+            limit,
+            cursor,
+        };
+        let first = service
+            .list_transactions(list(Some(2), None))
+            .await
+            .unwrap();
+        assert_eq!(
+            first
+                .transactions
+                .iter()
+                .map(|t| t.delta_cents)
+                .collect::<Vec<_>>(),
+            vec![5, 4]
+        );
+        let second = service
+            .list_transactions(list(Some(2), first.next_cursor.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            second
+                .transactions
+                .iter()
+                .map(|t| t.delta_cents)
+                .collect::<Vec<_>>(),
+            vec![3, 2]
+        );
+        let last = service
+            .list_transactions(list(Some(2), second.next_cursor.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            last.transactions
+                .iter()
+                .map(|t| t.delta_cents)
+                .collect::<Vec<_>>(),
+            vec![1]
+        );
         assert_eq!(last.next_cursor, None);
-        assert_eq!(service.list_transactions(list(None, None)).await.unwrap().transactions.len(), 5);
+        assert_eq!(
+            service
+                .list_transactions(list(None, None))
+                .await
+                .unwrap()
+                .transactions
+                .len(),
+            5
+        );
 
-        let rows = [(Some(0), None, "invalid_limit"), (Some(101), None, "invalid_limit"), (None, Some("abc"), "invalid_cursor"), (None, Some("-1"), "invalid_cursor")];
+        let rows = [
+            (Some(0), None, "invalid_limit"),
+            (Some(101), None, "invalid_limit"),
+            (None, Some("abc"), "invalid_cursor"),
+            (None, Some("-1"), "invalid_cursor"),
+        ];
         for (limit, cursor, code) in rows {
-            let result = service.list_transactions(list(limit, cursor.map(str::to_owned))).await;
+            let result = service
+                .list_transactions(list(limit, cursor.map(str::to_owned)))
+                .await;
             assert_eq!(result.unwrap_err().code(), code, "{limit:?} {cursor:?}");
         }
     }

@@ -1,11 +1,16 @@
 use std::sync::Arc;
 
 use serde::Serialize;
-use svc_domain::invite::{EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole, InviteStatus};
+use svc_domain::invite::{
+    EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole,
+    InviteStatus,
+};
 use svc_domain::org::{self, Org, OrgError, OrgMembership, OrgMembershipRecord};
 
 use super::INTERNAL_ERROR_CODE;
-use crate::ports::operator::{InviteRepository, Mailer, MailerError, OrgRepository, TransitionError};
+use crate::ports::operator::{
+    InviteRepository, Mailer, MailerError, OrgRepository, TransitionError,
+};
 use crate::ports::{Clock, Ids, RepositoryError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,17 +105,31 @@ impl OrgService {
         clock: Arc<dyn Clock>,
         ids: Arc<dyn Ids>,
     ) -> Self {
-        Self { orgs, invites, mailer, clock, ids }
+        Self {
+            orgs,
+            invites,
+            mailer,
+            clock,
+            ids,
+        }
     }
 
     /// The caller's memberships (`svc_ops_list_orgs`).
-    pub async fn list_orgs(&self, caller_user_id: &str) -> Result<Vec<OrgMembershipRecord>, OrgServiceError> {
+    pub async fn list_orgs(
+        &self,
+        caller_user_id: &str,
+    ) -> Result<Vec<OrgMembershipRecord>, OrgServiceError> {
         Ok(self.orgs.list_memberships_of_user(caller_user_id).await?)
     }
 
     /// A new org owned by the caller, with its owner membership and an empty wallet.
     pub async fn create_org(&self, command: CreateOrg) -> Result<Org, OrgServiceError> {
-        let new_org = Org::create(self.ids.ulid(), &command.name, command.caller_user_id, self.clock.now())?;
+        let new_org = Org::create(
+            self.ids.ulid(),
+            &command.name,
+            command.caller_user_id,
+            self.clock.now(),
+        )?;
         self.orgs.create(&new_org).await?;
         Ok(new_org.org)
     }
@@ -121,10 +140,16 @@ impl OrgService {
     /// The email is queued after the invite is stored; if queueing fails the call fails, and
     /// a retry reuses the stored invite without emailing. A transactional outbox (the SQL
     /// mailer) makes that failure as unlikely as the invite write failing.
-    pub async fn invite_to_org(&self, command: InviteToOrg) -> Result<InviteIssued, OrgServiceError> {
+    pub async fn invite_to_org(
+        &self,
+        command: InviteToOrg,
+    ) -> Result<InviteIssued, OrgServiceError> {
         let email = EmailAddress::parse(&command.email)?;
         let role = InviteRole::parse(&command.role)?;
-        let membership = self.orgs.membership(&command.org_id, &command.caller_user_id).await?;
+        let membership = self
+            .orgs
+            .membership(&command.org_id, &command.caller_user_id)
+            .await?;
         org::ensure_administers(membership.as_ref())?;
         let draft = InviteDraft {
             invite_id: self.ids.ulid(),
@@ -133,22 +158,42 @@ impl OrgService {
             role,
             inviter_user_id: command.caller_user_id,
         };
-        let issue = self.invites.create_or_reuse(draft, self.clock.now()).await?;
+        let issue = self
+            .invites
+            .create_or_reuse(draft, self.clock.now())
+            .await?;
         if let InviteIssue::Created { invite, .. } = &issue {
             self.mailer.send_invite(invite).await?;
         }
-        Ok(InviteIssued { reused: issue.reused(), invite: issue.invite().clone() })
+        Ok(InviteIssued {
+            reused: issue.reused(),
+            invite: issue.invite().clone(),
+        })
     }
 
     /// Revokes an invite by compare-and-set. A caller outside the invite's org is told the
     /// invite does not exist; a plain member is denied.
-    pub async fn revoke_invite(&self, command: RevokeInvite) -> Result<InviteRevoked, OrgServiceError> {
-        let invite = self.invites.get(&command.invite_id).await?.ok_or(InviteError::NotFound)?;
-        match self.orgs.membership(&invite.org_id, &command.caller_user_id).await? {
+    pub async fn revoke_invite(
+        &self,
+        command: RevokeInvite,
+    ) -> Result<InviteRevoked, OrgServiceError> {
+        let invite = self
+            .invites
+            .get(&command.invite_id)
+            .await?
+            .ok_or(InviteError::NotFound)?;
+        match self
+            .orgs
+            .membership(&invite.org_id, &command.caller_user_id)
+            .await?
+        {
             None => return Err(InviteError::NotFound.into()),
             Some(membership) => org::ensure_administers(Some(&membership))?,
         }
-        let (stored, outcome) = self.invites.revoke(&command.invite_id, self.clock.now()).await?;
+        let (stored, outcome) = self
+            .invites
+            .revoke(&command.invite_id, self.clock.now())
+            .await?;
         Ok(InviteRevoked {
             invite_id: stored.invite_id,
             status: stored.status,
@@ -158,8 +203,14 @@ impl OrgService {
 
     /// Accepts an invite for `user_id`, who becomes a member with the invited role. Holding the
     /// invite id (the emailed link) is what entitles the user to accept.
-    pub async fn accept_invite(&self, command: AcceptInvite) -> Result<OrgMembership, OrgServiceError> {
-        let (_, membership) = self.invites.accept(&command.invite_id, &command.user_id, self.clock.now()).await?;
+    pub async fn accept_invite(
+        &self,
+        command: AcceptInvite,
+    ) -> Result<OrgMembership, OrgServiceError> {
+        let (_, membership) = self
+            .invites
+            .accept(&command.invite_id, &command.user_id, self.clock.now())
+            .await?;
         Ok(membership)
     }
 }
@@ -176,12 +227,23 @@ mod tests {
 
     async fn org_with_owner(fakes: &OperatorFakes) -> (OrgService, Org) {
         let service = fakes.org_service();
-        let org = service.create_org(CreateOrg { caller_user_id: "owner".into(), name: "Acme".into() }).await.unwrap();
+        let org = service
+            .create_org(CreateOrg {
+                caller_user_id: "owner".into(),
+                name: "Acme".into(),
+            })
+            .await
+            .unwrap();
         (service, org)
     }
 
     fn invite(org: &Org, caller: &str, email: &str, role: &str) -> InviteToOrg {
-        InviteToOrg { caller_user_id: caller.into(), org_id: org.org_id.clone(), email: email.into(), role: role.into() }
+        InviteToOrg {
+            caller_user_id: caller.into(),
+            org_id: org.org_id.clone(),
+            email: email.into(),
+            role: role.into(),
+        }
     }
 
     #[tokio::test]
@@ -192,10 +254,19 @@ mod tests {
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].role, OrgRole::Owner);
         assert_eq!(listed[0].name.as_str(), "Acme");
-        let wallet = fakes.store.wallet(&Principal::org(org.org_id.clone())).unwrap();
+        let wallet = fakes
+            .store
+            .wallet(&Principal::org(org.org_id.clone()))
+            .unwrap();
         assert_eq!(wallet.balance_cents, 0);
         assert!(service.list_orgs("stranger").await.unwrap().is_empty());
-        let error = service.create_org(CreateOrg { caller_user_id: "u".into(), name: " ".into() }).await.unwrap_err();
+        let error = service
+            .create_org(CreateOrg {
+                caller_user_id: "u".into(),
+                name: " ".into(),
+            })
+            .await
+            .unwrap_err();
         assert_eq!(error.code(), "invalid_org_name");
     }
 
@@ -203,13 +274,22 @@ mod tests {
     async fn inviting_twice_reuses_the_pending_invite_and_sends_one_email() {
         let fakes = OperatorFakes::new();
         let (service, org) = org_with_owner(&fakes).await;
-        let first = service.invite_to_org(invite(&org, "owner", "ada@example.com", "member")).await.unwrap();
+        let first = service
+            .invite_to_org(invite(&org, "owner", "ada@example.com", "member"))
+            .await
+            .unwrap();
         assert!(!first.reused);
         assert_eq!(first.invite.status, InviteStatus::Pending);
-        let second = service.invite_to_org(invite(&org, "owner", "ada@example.com", "admin")).await.unwrap();
+        let second = service
+            .invite_to_org(invite(&org, "owner", "ada@example.com", "admin"))
+            .await
+            .unwrap();
         assert!(second.reused);
         assert_eq!(second.invite.invite_id, first.invite.invite_id);
-        assert_eq!(fakes.mailer.sent_invite_ids(), vec![first.invite.invite_id.clone()]);
+        assert_eq!(
+            fakes.mailer.sent_invite_ids(),
+            vec![first.invite.invite_id.clone()]
+        );
         let wire = serde_json::to_value(&second).unwrap();
         assert_eq!(wire["reused"], true);
         assert_eq!(wire["inviteId"], first.invite.invite_id.as_str());
@@ -219,9 +299,15 @@ mod tests {
     async fn an_expired_pending_invite_is_replaced_and_emailed_again() {
         let fakes = OperatorFakes::new();
         let (service, org) = org_with_owner(&fakes).await;
-        let first = service.invite_to_org(invite(&org, "owner", "ada@example.com", "member")).await.unwrap();
+        let first = service
+            .invite_to_org(invite(&org, "owner", "ada@example.com", "member"))
+            .await
+            .unwrap();
         fakes.clock.advance(INVITE_LIFETIME + TimeDelta::seconds(1));
-        let second = service.invite_to_org(invite(&org, "owner", "ada@example.com", "member")).await.unwrap();
+        let second = service
+            .invite_to_org(invite(&org, "owner", "ada@example.com", "member"))
+            .await
+            .unwrap();
         assert!(!second.reused);
         assert_ne!(second.invite.invite_id, first.invite.invite_id);
         assert_eq!(fakes.mailer.sent_invite_ids().len(), 2);
@@ -231,44 +317,117 @@ mod tests {
     async fn only_owners_and_admins_invite() {
         let fakes = OperatorFakes::new();
         let (service, org) = org_with_owner(&fakes).await;
-        let to_member = service.invite_to_org(invite(&org, "owner", "m@example.com", "member")).await.unwrap();
-        service.accept_invite(AcceptInvite { user_id: "member".into(), invite_id: to_member.invite.invite_id }).await.unwrap();
-        let to_admin = service.invite_to_org(invite(&org, "owner", "a@example.com", "admin")).await.unwrap();
-        service.accept_invite(AcceptInvite { user_id: "admin".into(), invite_id: to_admin.invite.invite_id }).await.unwrap();
+        let to_member = service
+            .invite_to_org(invite(&org, "owner", "m@example.com", "member"))
+            .await
+            .unwrap();
+        service
+            .accept_invite(AcceptInvite {
+                user_id: "member".into(),
+                invite_id: to_member.invite.invite_id,
+            })
+            .await
+            .unwrap();
+        let to_admin = service
+            .invite_to_org(invite(&org, "owner", "a@example.com", "admin"))
+            .await
+            .unwrap();
+        service
+            .accept_invite(AcceptInvite {
+                user_id: "admin".into(),
+                invite_id: to_admin.invite.invite_id,
+            })
+            .await
+            .unwrap();
 
         let rows = [
             ("admin", "x@example.com", "member", Ok(())),
-            ("member", "y@example.com", "member", Err("org_invite_access_denied")),
-            ("stranger", "y@example.com", "member", Err("org_invite_access_denied")),
-            ("owner", "y@example.com", "owner", Err("invalid_invite_role")),
+            (
+                "member",
+                "y@example.com",
+                "member",
+                Err("org_invite_access_denied"),
+            ),
+            (
+                "stranger",
+                "y@example.com",
+                "member",
+                Err("org_invite_access_denied"),
+            ),
+            (
+                "owner",
+                "y@example.com",
+                "owner",
+                Err("invalid_invite_role"),
+            ),
             ("owner", "not an email", "member", Err("invalid_email")),
         ];
         for (caller, email, role, expected) in rows {
-            let result = service.invite_to_org(invite(&org, caller, email, role)).await.map(|_| ());
-            assert_eq!(result.map_err(|e| e.code()), expected, "{caller} {email} {role}");
+            let result = service
+                .invite_to_org(invite(&org, caller, email, role))
+                .await
+                .map(|_| ());
+            assert_eq!(
+                result.map_err(|e| e.code()),
+                expected,
+                "{caller} {email} {role}"
+            );
         }
-        let unknown_org = InviteToOrg { org_id: "nope".into(), ..invite(&org, "owner", "z@example.com", "member") };
-        assert_eq!(service.invite_to_org(unknown_org).await.unwrap_err().code(), "org_invite_access_denied");
+        let unknown_org = InviteToOrg {
+            org_id: "nope".into(),
+            ..invite(&org, "owner", "z@example.com", "member")
+        };
+        assert_eq!(
+            service.invite_to_org(unknown_org).await.unwrap_err().code(),
+            "org_invite_access_denied"
+        );
     }
 
     #[tokio::test]
     async fn revoking_follows_the_table() {
         let fakes = OperatorFakes::new();
         let (service, org) = org_with_owner(&fakes).await;
-        let pending = service.invite_to_org(invite(&org, "owner", "ada@example.com", "member")).await.unwrap();
-        let revoke = |caller: &str, id: &str| RevokeInvite { caller_user_id: caller.into(), invite_id: id.into() };
+        let pending = service
+            .invite_to_org(invite(&org, "owner", "ada@example.com", "member"))
+            .await
+            .unwrap();
+        let revoke = |caller: &str, id: &str| RevokeInvite {
+            caller_user_id: caller.into(),
+            invite_id: id.into(),
+        };
         let id = pending.invite.invite_id.as_str();
 
         let first = service.revoke_invite(revoke("owner", id)).await.unwrap();
-        assert_eq!((first.status, first.already_revoked), (InviteStatus::Revoked, false));
+        assert_eq!(
+            (first.status, first.already_revoked),
+            (InviteStatus::Revoked, false)
+        );
         let again = service.revoke_invite(revoke("owner", id)).await.unwrap();
-        assert_eq!((again.status, again.already_revoked), (InviteStatus::Revoked, true));
-        let accept = AcceptInvite { user_id: "ada".into(), invite_id: id.into() };
-        assert_eq!(service.accept_invite(accept).await.unwrap_err().code(), "org_invite_revoked");
+        assert_eq!(
+            (again.status, again.already_revoked),
+            (InviteStatus::Revoked, true)
+        );
+        let accept = AcceptInvite {
+            user_id: "ada".into(),
+            invite_id: id.into(),
+        };
+        assert_eq!(
+            service.accept_invite(accept).await.unwrap_err().code(),
+            "org_invite_revoked"
+        );
 
-        let accepted = service.invite_to_org(invite(&org, "owner", "bob@example.com", "member")).await.unwrap();
+        let accepted = service
+            .invite_to_org(invite(&org, "owner", "bob@example.com", "member"))
+            .await
+            .unwrap();
         let accepted_id = accepted.invite.invite_id.as_str();
-        service.accept_invite(AcceptInvite { user_id: "bob".into(), invite_id: accepted_id.into() }).await.unwrap();
+        service
+            .accept_invite(AcceptInvite {
+                user_id: "bob".into(),
+                invite_id: accepted_id.into(),
+            })
+            .await
+            .unwrap();
         let rows = [
             (revoke("owner", accepted_id), "org_invite_already_accepted"),
             (revoke("bob", accepted_id), "org_invite_access_denied"),
@@ -276,7 +435,15 @@ mod tests {
             (revoke("owner", "missing"), "org_invite_not_found"),
         ];
         for (command, code) in rows {
-            assert_eq!(service.revoke_invite(command.clone()).await.unwrap_err().code(), code, "{command:?}");
+            assert_eq!(
+                service
+                    .revoke_invite(command.clone())
+                    .await
+                    .unwrap_err()
+                    .code(),
+                code,
+                "{command:?}"
+            );
         }
     }
 
@@ -284,17 +451,38 @@ mod tests {
     async fn accepting_makes_a_member_with_the_invited_role() {
         let fakes = OperatorFakes::new();
         let (service, org) = org_with_owner(&fakes).await;
-        let issued = service.invite_to_org(invite(&org, "owner", "ada@example.com", "admin")).await.unwrap();
-        let accept = AcceptInvite { user_id: "ada".into(), invite_id: issued.invite.invite_id.clone() };
+        let issued = service
+            .invite_to_org(invite(&org, "owner", "ada@example.com", "admin"))
+            .await
+            .unwrap();
+        let accept = AcceptInvite {
+            user_id: "ada".into(),
+            invite_id: issued.invite.invite_id.clone(),
+        };
         let membership = service.accept_invite(accept.clone()).await.unwrap();
         assert_eq!(membership.role, OrgRole::Admin);
-        assert_eq!(service.list_orgs("ada").await.unwrap()[0].org_id, org.org_id);
-        assert_eq!(service.accept_invite(accept).await.unwrap_err().code(), "org_invite_already_accepted");
+        assert_eq!(
+            service.list_orgs("ada").await.unwrap()[0].org_id,
+            org.org_id
+        );
+        assert_eq!(
+            service.accept_invite(accept).await.unwrap_err().code(),
+            "org_invite_already_accepted"
+        );
 
-        let late = service.invite_to_org(invite(&org, "owner", "late@example.com", "member")).await.unwrap();
+        let late = service
+            .invite_to_org(invite(&org, "owner", "late@example.com", "member"))
+            .await
+            .unwrap();
         fakes.clock.advance(INVITE_LIFETIME);
-        let accept = AcceptInvite { user_id: "late".into(), invite_id: late.invite.invite_id };
-        assert_eq!(service.accept_invite(accept).await.unwrap_err().code(), "org_invite_expired");
+        let accept = AcceptInvite {
+            user_id: "late".into(),
+            invite_id: late.invite.invite_id,
+        };
+        assert_eq!(
+            service.accept_invite(accept).await.unwrap_err().code(),
+            "org_invite_expired"
+        );
     }
 
     #[tokio::test]
@@ -302,7 +490,10 @@ mod tests {
         let fakes = OperatorFakes::new();
         let (service, org) = org_with_owner(&fakes).await;
         fakes.mailer.fail_next();
-        let error = service.invite_to_org(invite(&org, "owner", "ada@example.com", "member")).await.unwrap_err();
+        let error = service
+            .invite_to_org(invite(&org, "owner", "ada@example.com", "member"))
+            .await
+            .unwrap_err();
         assert_eq!(error.code(), "internal_error");
     }
 }

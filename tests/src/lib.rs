@@ -10,6 +10,8 @@
 //! async fn renders_a_card(app: svc_tests::TestApp) { /* ... */ }
 //! ```
 
+pub mod process;
+
 use std::path::PathBuf;
 
 use reqwest::StatusCode;

@@ -1,0 +1,48 @@
+//! The real `svc` binary as a child process, for tests that need a process boundary (SIGKILL,
+//! restarts, third-party peers).
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// A running `svc serve`; killed with SIGKILL when dropped.
+pub struct ServerProcess {
+    child: Child,
+    pub base: String,
+}
+
+impl ServerProcess {
+    /// Starts `binary serve --port 0 --data-dir <dir> <extra...>` and waits for its banner.
+    pub fn start(binary: &str, data_dir: &Path, extra: &[&str]) -> Self {
+        let mut child = Command::new(binary)
+            .args(["serve", "--port", "0", "--data-dir"])
+            .arg(data_dir)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn svc");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut first = String::new();
+        BufReader::new(stdout).read_line(&mut first).expect("banner");
+        let base = first
+            .split("listening on ")
+            .nth(1)
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_else(|| panic!("unexpected banner: {first:?}"));
+        Self { child, base }
+    }
+
+    /// SIGKILL: no graceful shutdown, no chance to flush anything.
+    pub fn kill(mut self) {
+        self.child.kill().expect("kill");
+        self.child.wait().expect("reap");
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -340,3 +340,28 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod documented_schema {
+    use super::*;
+
+    /// The published JSON Schema of the contract agrees with negotiation on clean drafts.
+    #[test]
+    fn docs_schema_accepts_what_negotiation_agrees_verbatim() {
+        let schema: Value = serde_json::from_str(include_str!("../../../docs/contract.schema.json")).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let clean = json!({
+            "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } } },
+            "actionSpec": { "approve": { "schema": { "type": "object" } } },
+            "streamSpec": { "log": { "mode": "append", "schema": {}, "source": { "tool": "tail", "intervalMs": 500 } } },
+            "contextSpec": { "tab": { "schema": { "type": "string" }, "default": "a" } },
+            "clientCapabilities": { "gadgets": { "@svc/gadgets": "1.0.0" } },
+            "agentCapabilities": { "tools": [] }
+        });
+        assert!(!negotiate(&clean).unwrap().amended());
+        assert!(validator.is_valid(&clean));
+        let reserved = json!({ "streamSpec": { "_svc:x": { "mode": "append", "schema": {} } } });
+        assert!(negotiate(&reserved).is_err());
+        assert!(!validator.is_valid(&reserved));
+    }
+}

@@ -184,7 +184,7 @@ pub trait EventRepository: Send + Sync {
     async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool)>;
     /// Returns every undrained gesture of the session and marks them drained, atomically.
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>>;
-    /// Stores a delivery with the next per-channel sequence number.
+    /// Stores a delivery with the session's next stream sequence number.
     async fn append_stream(&self, session_id: &str, channel: &str, mode: &str, payload: &Value, complete: bool, at: DateTime<Utc>) -> Result<StreamEnvelope>;
     async fn streams_since(&self, session_id: &str, after_seq: i64) -> Result<Vec<StreamEnvelope>>;
 }

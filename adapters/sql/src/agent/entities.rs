@@ -164,7 +164,6 @@ pub mod stream_envelope {
     pub struct Model {
         #[sea_orm(primary_key, auto_increment = false)]
         pub session_id: String,
-        #[sea_orm(primary_key, auto_increment = false)]
         pub channel: String,
         #[sea_orm(primary_key, auto_increment = false)]
         pub seq: i64,

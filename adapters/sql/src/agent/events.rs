@@ -12,6 +12,8 @@ use super::entities::{action_event, session, stream_envelope};
 use super::seam::{db, from_text, is_unique_violation, to_text};
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
+/// Stream `seq` counts per session, across channels, so one `fromSeq` cursor resumes them all
+/// (and each channel's numbers still only grow).
 const MAX_SEQUENCE_ATTEMPTS: usize = 8;
 
 pub struct SeaOrmEventRepository {
@@ -72,7 +74,6 @@ impl SeaOrmEventRepository {
             .select_only()
             .column_as(stream_envelope::Column::Seq.max(), "max")
             .filter(stream_envelope::Column::SessionId.eq(envelope.session_id.as_str()))
-            .filter(stream_envelope::Column::Channel.eq(envelope.channel.as_str()))
             .into_tuple::<Option<i64>>()
             .one(&txn)
             .await?

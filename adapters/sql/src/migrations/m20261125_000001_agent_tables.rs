@@ -105,7 +105,7 @@ impl MigrationTrait for Migration {
             index("session_history_key", "session_history", &["session_id", "epoch"], true),
             index("action_events_key", "action_events", &["session_id", "sequence"], true),
             index("action_events_client_seq", "action_events", &["session_id", "client_seq"], true),
-            index("stream_envelopes_key", "stream_envelopes", &["session_id", "channel", "seq"], true),
+            index("stream_envelopes_key", "stream_envelopes", &["session_id", "seq"], true),
         ];
         for i in indexes {
             manager.create_index(i).await?;

@@ -4,6 +4,7 @@ mod guard;
 mod health;
 mod live_token;
 mod mcp;
+mod runtime_asset;
 
 use std::sync::Arc;
 
@@ -51,6 +52,7 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .at("/mcp", post(mcp::post_mcp).get(mcp::get_mcp).delete(mcp::delete_mcp))
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
+        .at("/_svc/iframe-runtime.js", get(runtime_asset::serve))
         .with(guard)
         .data(state)
         .map_to_response()

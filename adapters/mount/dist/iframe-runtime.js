@@ -1,0 +1,1 @@
+// placeholder: built by adapters/mount (npm run build)

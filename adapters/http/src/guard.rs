@@ -1,5 +1,7 @@
-//! DNS-rebinding protection: a server bound to loopback answers only requests whose `Host` (and
-//! `Origin`, when sent) name a loopback host or a configured allowed host.
+//! DNS-rebinding protection: a server bound to loopback answers only requests whose `Host` names a
+//! loopback host or a configured allowed host. The tool routes also check `Origin`, when sent;
+//! the runtime bundle and the live channel do not, because mounted cards load them from the host's
+//! sandbox origin (they carry their own token).
 
 use poem::http::StatusCode;
 use poem::{Endpoint, IntoResponse, Middleware, Request, Response};
@@ -10,11 +12,17 @@ pub struct HostGuard {
     enabled: bool,
     /// Extra host names (without port) accepted besides loopback names.
     allowed_hosts: Vec<String>,
+    check_origin: bool,
 }
 
 impl HostGuard {
     pub fn new(enabled: bool, allowed_hosts: Vec<String>) -> Self {
-        Self { enabled, allowed_hosts: allowed_hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect() }
+        Self { enabled, allowed_hosts: allowed_hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(), check_origin: true }
+    }
+
+    /// The same guard without the `Origin` check, for routes that mounted cards call.
+    pub fn host_only(&self) -> Self {
+        Self { check_origin: false, ..self.clone() }
     }
 
     fn host_allowed(&self, host: &str) -> bool {
@@ -32,7 +40,7 @@ impl HostGuard {
         if !self.host_allowed(host) {
             return Err("Host header is not an allowed host");
         }
-        if let Some(origin) = req.header("origin")
+        if let Some(origin) = req.header("origin").filter(|_| self.check_origin)
             && origin != "null"
         {
             let authority = origin.split("://").nth(1).unwrap_or(origin);

@@ -48,12 +48,13 @@ impl PublicUrls {
 
 /// The whole HTTP surface, with the DNS-rebinding guard in front.
 pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
+    let card_routes = guard.host_only();
     Route::new()
-        .at("/mcp", post(mcp::post_mcp).get(mcp::get_mcp).delete(mcp::delete_mcp))
+        .at("/mcp", post(mcp::post_mcp).get(mcp::get_mcp).delete(mcp::delete_mcp).with(guard))
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/_svc/iframe-runtime.js", get(runtime_asset::serve))
-        .with(guard)
+        .with(card_routes)
         .data(state)
         .map_to_response()
 }

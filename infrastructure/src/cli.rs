@@ -129,17 +129,22 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     })
 }
 
+/// The first line is a contract: `svc <version> listening on <base URL>`. A closed stdout (a
+/// supervisor that stopped reading) must not take the server down, so write errors are ignored.
 fn print_banner(app: &Application) {
-    println!("svc {} listening on {}", env!("CARGO_PKG_VERSION"), app.base_url);
-    println!("  MCP endpoint:  {}/mcp", app.base_url);
-    match app.auth_mode {
-        svc_application::services::auth::AuthMode::DevAllowAll => {
-            println!("  auth:          --dev-allow-all (any bearer is accepted as `builder`)")
-        }
-        svc_application::services::auth::AuthMode::Strict => {
-            println!("  auth:          strict; mint a bearer with `svc keys mint --data-dir <dir>`")
-        }
-    }
+    use std::io::Write;
+    let auth = match app.auth_mode {
+        svc_application::services::auth::AuthMode::DevAllowAll => "--dev-allow-all (any bearer is accepted as `builder`)",
+        svc_application::services::auth::AuthMode::Strict => "strict; mint a bearer with `svc keys mint --data-dir <dir>`",
+    };
+    let banner = format!(
+        "svc {} listening on {}\n  MCP endpoint:  {}/mcp\n  auth:          {auth}\n",
+        env!("CARGO_PKG_VERSION"),
+        app.base_url,
+        app.base_url
+    );
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

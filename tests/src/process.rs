@@ -23,8 +23,11 @@ impl ServerProcess {
             .spawn()
             .expect("spawn svc");
         let stdout = child.stdout.take().expect("stdout");
+        let mut reader = BufReader::new(stdout);
         let mut first = String::new();
-        BufReader::new(stdout).read_line(&mut first).expect("banner");
+        reader.read_line(&mut first).expect("banner");
+        // Keep draining stdout so the server never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
         let base = first
             .split("listening on ")
             .nth(1)

@@ -1,6 +1,7 @@
 use std::time::Duration;
 
-use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend};
+use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection};
 use sea_orm_migration::MigratorTrait;
 
 use crate::Migrator;
@@ -15,7 +16,8 @@ pub enum ConnectError {
 
 /// Opens the database named by `url` and applies every pending migration.
 ///
-/// SQLite runs in WAL mode with `synchronous=FULL` so a committed row survives a SIGKILL; an
+/// SQLite runs in WAL mode with `synchronous=FULL` on every connection so a committed row survives
+/// a SIGKILL or power loss; an
 /// in-memory SQLite gets one connection because each connection would otherwise see its own
 /// empty database. An unreachable PostgreSQL surfaces from sqlx as a pool timeout, so the
 /// acquire timeout is short and the error names the URL.
@@ -32,27 +34,21 @@ pub async fn connect_and_migrate(url: &str) -> Result<DatabaseConnection, Connec
     } else {
         options.max_connections(16);
     }
+    // Per connection, not once: every pooled SQLite connection must write durably.
+    options.map_sqlx_sqlite_opts(|o| {
+        o.journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5))
+    });
     let db = Database::connect(options).await.map_err(|e| ConnectError::Unreachable {
         url: redact(url),
         reason: e.to_string(),
     })?;
-    if db.get_database_backend() == DbBackend::Sqlite {
-        for pragma in [
-            "PRAGMA journal_mode=WAL",
-            "PRAGMA synchronous=FULL",
-            "PRAGMA foreign_keys=ON",
-            "PRAGMA busy_timeout=5000",
-        ] {
-            db.execute_unprepared(pragma)
-                .await
-                .map_err(|e| ConnectError::Unreachable { url: redact(url), reason: e.to_string() })?;
-        }
-    } else {
-        // Fail fast with a clear message instead of a later pool timeout.
-        db.execute_unprepared("SELECT 1")
-            .await
-            .map_err(|e| ConnectError::Unreachable { url: redact(url), reason: e.to_string() })?;
-    }
+    // Fail fast with a clear message instead of a later pool timeout.
+    db.execute_unprepared("SELECT 1")
+        .await
+        .map_err(|e| ConnectError::Unreachable { url: redact(url), reason: e.to_string() })?;
     Migrator::up(&db, None)
         .await
         .map_err(|e| ConnectError::Migration { url: redact(url), reason: e.to_string() })?;

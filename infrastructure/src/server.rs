@@ -112,6 +112,7 @@ impl Application {
             model_registry: KNOWN_MODEL_ROUTES.iter().map(|s| (*s).to_owned()).collect(),
             available_theme_ids: vec![],
             default_theme_id: DEFAULT_THEME_ID.to_owned(),
+            replay_buffer: settings.live.replay_buffer,
         };
         let g = &settings.generation;
         let queue = GenerationQueue::new(g.concurrency, g.max_waiting, Duration::from_secs(g.max_wait_seconds));

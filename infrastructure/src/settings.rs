@@ -12,6 +12,12 @@ pub struct Settings {
     pub server: ServerSettings,
     pub sessions: SessionSettings,
     pub generation: GenerationSettings,
+    pub live: LiveSettings,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct LiveSettings {
+    pub replay_buffer: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]

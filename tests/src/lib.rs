@@ -10,6 +10,7 @@
 //! async fn renders_a_card(app: svc_tests::TestApp) { /* ... */ }
 //! ```
 
+pub mod live;
 pub mod process;
 
 use std::path::PathBuf;
@@ -96,6 +97,11 @@ pub fn temp_dir(prefix: &str) -> PathBuf {
 impl TestApp {
     /// Starts a server; `None` when the backend is not available (PostgreSQL unset).
     pub async fn spawn(test: &str, backend: Backend, auth: Auth) -> Option<Self> {
+        Self::spawn_configured(test, backend, auth, |_| {}).await
+    }
+
+    /// Like [`TestApp::spawn`], with settings changed by `configure` before the server starts.
+    pub async fn spawn_configured(test: &str, backend: Backend, auth: Auth, configure: impl FnOnce(&mut Settings)) -> Option<Self> {
         let data_dir = temp_dir("svc-bb");
         let postgres = match backend {
             Backend::Sqlite => None,
@@ -108,6 +114,7 @@ impl TestApp {
         if let Some(pg) = &postgres {
             settings.server.database_url = database_url_with_name(&pg.admin_url, &pg.name);
         }
+        configure(&mut settings);
         let app = Application::build(&settings).await.expect("server starts");
         let base = app.base_url.clone();
         let (tx, rx) = oneshot::channel::<()>();

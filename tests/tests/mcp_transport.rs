@@ -80,8 +80,15 @@ async fn tools_list_declares_every_agent_tool(app: TestApp) {
     }
     for tool in tools {
         assert_eq!(tool["inputSchema"]["type"], "object", "{}", tool["name"]);
-        assert_eq!(tool["_meta"]["ui"]["visibility"], json!(["model"]), "{}", tool["name"]);
+        let runtime = tool["name"].as_str().unwrap().starts_with("svc_runtime_");
+        let expected = if runtime { json!(["app"]) } else { json!(["model"]) };
+        assert_eq!(tool["_meta"]["ui"]["visibility"], expected, "{}", tool["name"]);
     }
+    for runtime in ["svc_runtime_refresh_ws_token", "svc_runtime_sync_context"] {
+        assert!(names.contains(&runtime), "{runtime} missing");
+    }
+    let render = tools.iter().find(|t| t["name"] == "svc_render").unwrap();
+    assert_eq!(render["_meta"]["ui"]["resourceUri"], "ui://svc/render");
     let consume = tools.iter().find(|t| t["name"] == "svc_consume").unwrap();
     assert_eq!(consume["inputSchema"]["properties"]["timeout"]["maximum"], 25);
     assert_eq!(consume["inputSchema"]["required"], json!(["sessionId"]));

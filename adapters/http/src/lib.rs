@@ -3,6 +3,7 @@
 mod guard;
 mod health;
 mod live_token;
+mod live;
 mod mcp;
 mod runtime_asset;
 
@@ -14,7 +15,7 @@ use svc_application::services::auth::AuthService;
 
 pub use guard::HostGuard;
 pub use health::Readiness;
-pub use live_token::{LiveTokenError, LiveTokens, WS_TOKEN_TTL_SECONDS};
+pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 
 /// Everything the routes need, built once by the binary.
 pub struct HttpState {
@@ -54,6 +55,7 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/_svc/iframe-runtime.js", get(runtime_asset::serve))
+        .at("/ws", get(live::ws))
         .with(card_routes)
         .data(state)
         .map_to_response()

@@ -1,6 +1,7 @@
-//! `wsToken`s: short-lived live-channel credentials bound to one session and app, signed with
-//! HMAC-SHA256 under the server secret (shared by replicas). Form:
-//! `base64url(sessionId "." appId "." expiresUnix) "." base64url(hmac)`.
+//! Live-channel credentials bound to one session and app, signed with HMAC-SHA256 under the server
+//! secret (shared by replicas): the `wsToken` (180 s, from the `_meta` slice) and the session token
+//! (4 hours, returned by the first `wsToken` subscribe, for reconnects). Form:
+//! `base64url(kind US sessionId US appId US expiresUnix) "." base64url(hmac)` (US = 0x1f).
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -11,6 +12,34 @@ use subtle::ConstantTimeEq;
 
 /// Default lifetime of a `wsToken`, reusable within it.
 pub const WS_TOKEN_TTL_SECONDS: i64 = 180;
+/// Default lifetime of a session token.
+pub const SESSION_TOKEN_TTL_SECONDS: i64 = 4 * 3600;
+
+/// Joins the signed fields; ids never contain this control character.
+const FIELD_SEPARATOR: &str = "\u{1f}";
+
+/// Which credential a token is; one kind is never accepted as the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    WsToken,
+    SessionToken,
+}
+
+impl TokenKind {
+    fn tag(self) -> &'static str {
+        match self {
+            Self::WsToken => "ws",
+            Self::SessionToken => "st",
+        }
+    }
+
+    fn ttl_seconds(self) -> i64 {
+        match self {
+            Self::WsToken => WS_TOKEN_TTL_SECONDS,
+            Self::SessionToken => SESSION_TOKEN_TTL_SECONDS,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum LiveTokenError {
@@ -46,14 +75,24 @@ impl LiveTokens {
         mac.finalize().into_bytes().to_vec()
     }
 
+    /// A `wsToken`.
     pub fn mint(&self, session_id: &str, app_id: &str, now: DateTime<Utc>) -> (String, DateTime<Utc>) {
-        let expires_at = now + chrono::Duration::seconds(WS_TOKEN_TTL_SECONDS);
-        let payload = format!("{session_id}.{app_id}.{}", expires_at.timestamp());
+        self.mint_kind(TokenKind::WsToken, session_id, app_id, now)
+    }
+
+    pub fn mint_kind(&self, kind: TokenKind, session_id: &str, app_id: &str, now: DateTime<Utc>) -> (String, DateTime<Utc>) {
+        let expires_at = now + chrono::Duration::seconds(kind.ttl_seconds());
+        let payload = [kind.tag(), session_id, app_id, &expires_at.timestamp().to_string()].join(FIELD_SEPARATOR);
         let token = format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(self.sign(payload.as_bytes())));
         (token, expires_at)
     }
 
+    /// Checks a `wsToken`.
     pub fn verify(&self, token: &str, now: DateTime<Utc>) -> Result<LiveClaims, LiveTokenError> {
+        self.verify_kind(TokenKind::WsToken, token, now)
+    }
+
+    pub fn verify_kind(&self, kind: TokenKind, token: &str, now: DateTime<Utc>) -> Result<LiveClaims, LiveTokenError> {
         let (payload_b64, sig_b64) = token.split_once('.').ok_or(LiveTokenError::Malformed)?;
         let payload = URL_SAFE_NO_PAD.decode(payload_b64).map_err(|_| LiveTokenError::Malformed)?;
         let signature = URL_SAFE_NO_PAD.decode(sig_b64).map_err(|_| LiveTokenError::Malformed)?;
@@ -61,10 +100,15 @@ impl LiveTokens {
             return Err(LiveTokenError::BadSignature);
         }
         let payload = String::from_utf8(payload).map_err(|_| LiveTokenError::Malformed)?;
-        let mut parts = payload.rsplitn(3, '.');
-        let expires = parts.next().and_then(|e| e.parse::<i64>().ok()).ok_or(LiveTokenError::Malformed)?;
-        let app_id = parts.next().ok_or(LiveTokenError::Malformed)?.to_owned();
-        let session_id = parts.next().ok_or(LiveTokenError::Malformed)?.to_owned();
+        let fields: Vec<&str> = payload.split(FIELD_SEPARATOR).collect();
+        let [tag, session_id, app_id, expires] = fields[..] else {
+            return Err(LiveTokenError::Malformed);
+        };
+        if tag != kind.tag() {
+            return Err(LiveTokenError::Malformed);
+        }
+        let expires = expires.parse::<i64>().map_err(|_| LiveTokenError::Malformed)?;
+        let (session_id, app_id) = (session_id.to_owned(), app_id.to_owned());
         let expires_at = Utc.timestamp_opt(expires, 0).single().ok_or(LiveTokenError::Malformed)?;
         if now >= expires_at {
             return Err(LiveTokenError::Expired);
@@ -93,8 +137,18 @@ mod tests {
         let (token, _) = tokens.mint("s-1", "a", Utc::now());
         let other = LiveTokens::new(b"other".to_vec());
         assert_eq!(other.verify(&token, Utc::now()), Err(LiveTokenError::BadSignature));
-        let forged = format!("{}.{}", URL_SAFE_NO_PAD.encode("s-2.a.9999999999"), token.split('.').nth(1).unwrap());
+        let forged = format!("{}.{}", URL_SAFE_NO_PAD.encode("ws\u{1f}s-2\u{1f}a\u{1f}9999999999"), token.split('.').nth(1).unwrap());
         assert_eq!(tokens.verify(&forged, Utc::now()), Err(LiveTokenError::BadSignature));
         assert_eq!(tokens.verify("garbage", Utc::now()), Err(LiveTokenError::Malformed));
+    }
+
+    #[test]
+    fn kinds_are_not_interchangeable() {
+        let tokens = LiveTokens::new(b"secret".to_vec());
+        let now = Utc::now();
+        let (session_token, exp) = tokens.mint_kind(TokenKind::SessionToken, "s", "a", now);
+        assert_eq!(exp - now, chrono::Duration::hours(4));
+        assert!(tokens.verify_kind(TokenKind::SessionToken, &session_token, now).is_ok());
+        assert_eq!(tokens.verify(&session_token, now), Err(LiveTokenError::Malformed));
     }
 }

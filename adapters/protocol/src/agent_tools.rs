@@ -132,3 +132,19 @@ pub struct AppScopedArgs {
 /// Tools whose arguments are empty.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct NoArgs {}
+
+/// `svc_runtime_refresh_ws_token` (app-visible: the mounted card calls it through the host)
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RefreshWsTokenArgs {
+    pub session_id: String,
+}
+
+/// `svc_runtime_sync_context` (app-visible)
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncContextArgs {
+    pub session_id: String,
+    /// contextSpec slot values; undeclared slots are ignored, declared ones are validated.
+    pub context: Map<String, Value>,
+}

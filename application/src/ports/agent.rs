@@ -138,6 +138,8 @@ pub trait SessionRepository: Send + Sync {
     /// transaction; `false` when another writer moved the session first.
     async fn save_head(&self, session_id: &str, revision: i64, head: &SessionHead, frozen: Option<&FrozenCard>) -> Result<bool>;
     async fn frozen_props(&self, session_id: &str, epoch: u32) -> Result<Option<Value>>;
+    /// Replaces the stored context snapshot (contextSpec slots and the `_host` observation).
+    async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<()>;
     /// Newest last, at most `limit` rows.
     async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>>;
 }
@@ -186,7 +188,12 @@ pub trait EventRepository: Send + Sync {
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>>;
     /// Stores a delivery with the session's next stream sequence number.
     async fn append_stream(&self, session_id: &str, channel: &str, mode: &str, payload: &Value, complete: bool, at: DateTime<Utc>) -> Result<StreamEnvelope>;
-    async fn streams_since(&self, session_id: &str, after_seq: i64) -> Result<Vec<StreamEnvelope>>;
+    /// Envelopes with `seq > after_seq`, oldest first, at most `limit` (the newest ones when more exist).
+    async fn streams_since(&self, session_id: &str, after_seq: i64, limit: u64) -> Result<Vec<StreamEnvelope>>;
+    /// The session's highest stream `seq` (0 when none).
+    async fn last_stream_seq(&self, session_id: &str) -> Result<i64>;
+    /// Stored gestures with `sequence > after_sequence`, oldest first, at most `limit`.
+    async fn actions_since(&self, session_id: &str, after_sequence: i64, limit: u64) -> Result<Vec<ActionEventRecord>>;
 }
 
 /// What travels on the live bus to subscribers of one session.

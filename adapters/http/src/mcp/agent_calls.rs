@@ -185,6 +185,17 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
             let themes = serde_json::to_value(themes).map_err(|e| map_agent_error(svc_application::services::agent::AgentError::Internal(e.into())))?;
             Ok(ok_result(json!({ "themes": themes }), "theme catalog attached"))
         }
+        "svc_runtime_refresh_ws_token" => {
+            let a: RefreshWsTokenArgs = args(arguments)?;
+            let session = agent.session_for(caller, &a.session_id).await.map_err(map_agent_error)?;
+            let (token, expires_at) = state.tokens.mint(&session.session_id, &session.app_id, chrono::Utc::now());
+            Ok(ok_result(json!({ "sessionId": session.session_id, "wsToken": token, "expiresAt": iso(expires_at) }), "wsToken refreshed"))
+        }
+        "svc_runtime_sync_context" => {
+            let a: SyncContextArgs = args(arguments)?;
+            let snapshot = agent.sync_context(caller, &a.session_id, Value::Object(a.context)).await.map_err(map_agent_error)?;
+            Ok(ok_result(json!({ "accepted": true, "contextSnapshot": snapshot }), "context stored"))
+        }
         other => Err(ToolFailure::Rpc(RpcFailure::new(INVALID_PARAMS, format!("Unknown tool: {other}")))),
     }
 }

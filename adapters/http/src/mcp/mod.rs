@@ -26,7 +26,7 @@ use jsonrpc::{Incoming, RpcFailure, success};
 /// Largest accepted request body.
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-fn bearer(req: &Request) -> Option<String> {
+pub(crate) fn bearer(req: &Request) -> Option<String> {
     let value = req.header("authorization")?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())

@@ -8,20 +8,38 @@ use schemars::{JsonSchema, schema_for};
 use serde_json::{Value, json};
 use svc_protocol::*;
 
+/// Who a host shows a tool to (MCP-Apps `_meta.ui.visibility`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    /// The agent's tools.
+    Model,
+    /// Runtime tools the mounted card calls; hidden from the model.
+    App,
+}
+
 pub struct ToolSpec {
     pub name: &'static str,
+    pub visibility: Visibility,
     pub description: &'static str,
     pub input_schema: Value,
     pub validator: Arc<jsonschema::Validator>,
 }
 
 fn spec<T: JsonSchema>(name: &'static str, description: &'static str) -> ToolSpec {
+    spec_for::<T>(name, description, Visibility::Model)
+}
+
+fn app_spec<T: JsonSchema>(name: &'static str, description: &'static str) -> ToolSpec {
+    spec_for::<T>(name, description, Visibility::App)
+}
+
+fn spec_for<T: JsonSchema>(name: &'static str, description: &'static str, visibility: Visibility) -> ToolSpec {
     let mut schema = serde_json::to_value(schema_for!(T)).expect("schemas serialise");
     if let Some(map) = schema.as_object_mut() {
         map.remove("title");
     }
     let validator = jsonschema::validator_for(&schema).expect("generated schemas compile");
-    ToolSpec { name, description, input_schema: schema, validator: Arc::new(validator) }
+    ToolSpec { name, visibility, description, input_schema: schema, validator: Arc::new(validator) }
 }
 
 pub static AGENT_TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
@@ -37,6 +55,8 @@ pub static AGENT_TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
         spec::<ListSessionsArgs>("svc_list_sessions", "List the app's renders, newest last, optionally for one host conversation."),
         spec::<AppScopedArgs>("svc_list_gadgets", "List the gadget packages (hooks and components) generated UI may import."),
         spec::<AppScopedArgs>("svc_list_themes", "List the theme presets a render may use as themeId."),
+        app_spec::<RefreshWsTokenArgs>("svc_runtime_refresh_ws_token", "Runtime: mint a fresh wsToken for a mounted card's live channel."),
+        app_spec::<SyncContextArgs>("svc_runtime_sync_context", "Runtime: store the card's contextSpec slot values."),
     ]
 });
 
@@ -46,7 +66,10 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
 
 /// The `tools/list` entry of a tool.
 pub fn declaration(tool: &ToolSpec) -> Value {
-    let mut ui = json!({ "visibility": ["model"] });
+    let mut ui = match tool.visibility {
+        Visibility::Model => json!({ "visibility": ["model"] }),
+        Visibility::App => json!({ "visibility": ["app"] }),
+    };
     if tool.name == "svc_render" {
         // Hosts that link a UI to a tool by declaration mount the shell and hand it the result.
         ui["resourceUri"] = json!("ui://svc/render");

@@ -174,17 +174,43 @@ impl EventRepository for SeaOrmEventRepository {
         Err(RepositoryError::Conflict(format!("could not sequence a delivery on {session_id}/{channel}")))
     }
 
-    async fn streams_since(&self, session_id: &str, after_seq: i64) -> Result<Vec<StreamEnvelope>, RepositoryError> {
-        stream_envelope::Entity::find()
+    async fn streams_since(&self, session_id: &str, after_seq: i64, limit: u64) -> Result<Vec<StreamEnvelope>, RepositoryError> {
+        let mut newest = stream_envelope::Entity::find()
             .filter(stream_envelope::Column::SessionId.eq(session_id))
             .filter(stream_envelope::Column::Seq.gt(after_seq))
-            .order_by_asc(stream_envelope::Column::Seq)
-            .order_by_asc(stream_envelope::Column::Channel)
+            .order_by_desc(stream_envelope::Column::Seq)
+            .limit(limit)
+            .all(&self.db)
+            .await
+            .map_err(db)?;
+        newest.reverse();
+        newest.into_iter().map(envelope).collect()
+    }
+
+    async fn last_stream_seq(&self, session_id: &str) -> Result<i64, RepositoryError> {
+        let last: Option<i64> = stream_envelope::Entity::find()
+            .select_only()
+            .column_as(stream_envelope::Column::Seq.max(), "max")
+            .filter(stream_envelope::Column::SessionId.eq(session_id))
+            .into_tuple::<Option<i64>>()
+            .one(&self.db)
+            .await
+            .map_err(db)?
+            .flatten();
+        Ok(last.unwrap_or(0))
+    }
+
+    async fn actions_since(&self, session_id: &str, after_sequence: i64, limit: u64) -> Result<Vec<ActionEventRecord>, RepositoryError> {
+        action_event::Entity::find()
+            .filter(action_event::Column::SessionId.eq(session_id))
+            .filter(action_event::Column::Sequence.gt(after_sequence))
+            .order_by_asc(action_event::Column::Sequence)
+            .limit(limit)
             .all(&self.db)
             .await
             .map_err(db)?
             .into_iter()
-            .map(envelope)
+            .map(action)
             .collect()
     }
 }

@@ -135,6 +135,16 @@ impl SessionRepository for SeaOrmSessionRepository {
             .transpose()
     }
 
+    async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<(), RepositoryError> {
+        session::Entity::update_many()
+            .col_expr(session::Column::ContextSnapshot, Expr::value(to_text(snapshot)))
+            .filter(session::Column::SessionId.eq(session_id))
+            .exec(&self.db)
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
     async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>, RepositoryError> {
         let mut select = session::Entity::find().filter(session::Column::AppId.eq(app_id));
         if let Some(host) = &query.host_name {

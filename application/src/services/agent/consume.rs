@@ -67,6 +67,6 @@ impl AgentService {
 impl crate::ports::agent::SessionRecord {
     /// The host observations a card echoed, when it sent any.
     pub fn client_context(&self) -> Option<Value> {
-        self.context_snapshot.get("_host").cloned()
+        self.context_snapshot.get(super::live::HOST_KEY).cloned()
     }
 }

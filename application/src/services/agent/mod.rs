@@ -6,6 +6,7 @@ mod emit;
 mod error;
 mod generation_queue;
 mod handshake;
+mod live;
 mod render;
 mod schema_cache;
 mod sessions;
@@ -15,6 +16,7 @@ use std::sync::Arc;
 
 pub use error::AgentError;
 pub use generation_queue::{GenerationQueue, QueueFull};
+pub use live::{IncomingAction, LiveSnapshot, Replay};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply};
 pub use render::{CacheReport, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult};
 pub use schema_cache::SchemaCache;
@@ -46,6 +48,8 @@ pub struct AgentSettings {
     /// Themes an app may use; empty means the whole catalog.
     pub available_theme_ids: Vec<String>,
     pub default_theme_id: String,
+    /// Stream envelopes and gestures one live subscriber may replay; an older cursor is a gap.
+    pub replay_buffer: u64,
 }
 
 /// Every port the agent plane uses.

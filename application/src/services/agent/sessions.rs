@@ -101,7 +101,7 @@ fn view(session: &SessionRecord, now: DateTime<Utc>) -> SessionView {
         last_activity_at: session.head.last_activity_at,
         expires_at: session.head.expires_at(),
         status: session.head.status_at(now),
-        context_snapshot: session.context_snapshot.clone(),
+        context_snapshot: session.ui_context(),
     }
 }
 

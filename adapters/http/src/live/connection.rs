@@ -1,0 +1,234 @@
+//! One WebSocket connection: subscribe first, then inbound frames, the live tail and heartbeats.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use poem::web::websocket::{CloseCode, Message, WebSocketStream};
+use serde_json::{Value, json};
+use svc_application::ports::agent::LiveEvent;
+use svc_application::services::agent::{AgentError, Caller, IncomingAction};
+use tokio::sync::broadcast::{Receiver, error::RecvError};
+
+use super::MAX_FRAME_BYTES;
+use super::frames;
+use super::subscribe::{SubscribeOutcome, Subscribed, subscribe};
+use crate::HttpState;
+
+const HEARTBEAT: Duration = Duration::from_secs(20);
+const IDLE_LIMIT: Duration = Duration::from_secs(60);
+/// Frames per second before `RATE_LIMITED`; twice that closes the socket.
+const FRAMES_PER_SECOND: u32 = 100;
+
+struct Bound {
+    subscribed: Subscribed,
+    events: Receiver<LiveEvent>,
+}
+
+/// Counts frames in one-second windows.
+struct FloodGate {
+    window_start: Instant,
+    count: u32,
+}
+
+enum Verdict {
+    Pass,
+    Warn,
+    Close,
+}
+
+impl FloodGate {
+    fn admit(&mut self) -> Verdict {
+        if self.window_start.elapsed() >= Duration::from_secs(1) {
+            self.window_start = Instant::now();
+            self.count = 0;
+        }
+        self.count += 1;
+        match self.count {
+            n if n > 2 * FRAMES_PER_SECOND => Verdict::Close,
+            n if n > FRAMES_PER_SECOND => Verdict::Warn,
+            _ => Verdict::Pass,
+        }
+    }
+}
+
+pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Option<String>) {
+    let (mut sink, mut inbound) = stream.split();
+    // A bearer on the upgrade authenticates like /mcp; an invalid one is simply not used.
+    let bearer_caller = match bearer {
+        Some(b) => state.auth.authenticate(Some(&b)).await.ok(),
+        None => None,
+    };
+    let mut bound: Option<Bound> = None;
+    let mut gate = FloodGate { window_start: Instant::now(), count: 0 };
+    let mut heartbeat = tokio::time::interval(HEARTBEAT);
+    let mut last_heard = Instant::now();
+
+    loop {
+        let live = async {
+            match bound.as_mut() {
+                Some(b) => Some(b.events.recv().await),
+                None => std::future::pending().await,
+            }
+        };
+        let outgoing: Vec<String> = tokio::select! {
+            message = inbound.next() => {
+                let Some(Ok(message)) = message else { break };
+                last_heard = Instant::now();
+                let text = match message {
+                    Message::Text(text) => text,
+                    Message::Binary(_) => { send(&mut sink, frames::error("BAD_FRAME", "frames are JSON text")).await; continue }
+                    Message::Close(_) => break,
+                    Message::Ping(_) | Message::Pong(_) => continue,
+                };
+                match gate.admit() {
+                    Verdict::Pass => {}
+                    Verdict::Warn => { send(&mut sink, frames::error("RATE_LIMITED", "too many frames; slow down")).await; continue }
+                    Verdict::Close => { close(&mut sink, CloseCode::Policy, "flood").await; break }
+                }
+                if text.len() > MAX_FRAME_BYTES {
+                    send(&mut sink, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await;
+                    close(&mut sink, CloseCode::Size, "frame too large").await;
+                    break;
+                }
+                match handle(&state, &text, &mut bound, bearer_caller.as_ref()).await {
+                    Ok(out) => out,
+                    Err(e) => {
+                        tracing::error!(error = ?e, "live channel failure");
+                        vec![frames::error("INTERNAL", "internal error")]
+                    }
+                }
+            }
+            event = live => match event {
+                Some(Ok(event)) => forward(&state, &mut bound, event).await,
+                Some(Err(RecvError::Lagged(skipped))) => vec![frames::frame("system", json!({ "event": "lagged", "skipped": skipped, "message": "resubscribe with fromSeq to catch up" }))],
+                _ => break,
+            },
+            _ = heartbeat.tick() => {
+                if last_heard.elapsed() > IDLE_LIMIT {
+                    close(&mut sink, CloseCode::Away, "idle").await;
+                    break;
+                }
+                if sink.send(Message::Ping(Vec::new())).await.is_err() { break }
+                continue;
+            }
+        };
+        for text in outgoing {
+            if sink.send(Message::Text(text)).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+async fn send(sink: &mut (impl SinkExt<Message> + Unpin), text: String) {
+    let _ = sink.send(Message::Text(text)).await;
+}
+
+async fn close(sink: &mut (impl SinkExt<Message> + Unpin), code: CloseCode, reason: &str) {
+    let _ = sink.send(Message::Close(Some((code, reason.to_owned())))).await;
+}
+
+/// A live event becomes a frame, skipping stream envelopes the client already has.
+async fn forward(state: &HttpState, bound: &mut Option<Bound>, event: LiveEvent) -> Vec<String> {
+    let Some(b) = bound.as_mut() else { return vec![] };
+    if let LiveEvent::Data(envelope) = &event {
+        if envelope.seq <= b.subscribed.stream_cursor {
+            return vec![];
+        }
+        // A gap in the live tail (a frame published on another path first) is filled from the store.
+        if envelope.seq > b.subscribed.stream_cursor + 1 {
+            let mut out = vec![];
+            if let Ok(replay) = state.agent.replay_streams(&b.subscribed.session_id, b.subscribed.stream_cursor).await {
+                for e in replay.items.iter().filter(|e| e.seq <= envelope.seq) {
+                    out.push(frames::data(e));
+                }
+            }
+            b.subscribed.stream_cursor = envelope.seq;
+            return out;
+        }
+        b.subscribed.stream_cursor = envelope.seq;
+    }
+    frames::live(&event).into_iter().collect()
+}
+
+async fn handle(state: &HttpState, text: &str, bound: &mut Option<Bound>, bearer_caller: Option<&Caller>) -> Result<Vec<String>, AgentError> {
+    let Ok(frame) = serde_json::from_str::<Value>(text) else {
+        return Ok(vec![frames::error("BAD_FRAME", "not JSON")]);
+    };
+    let kind = frame["type"].as_str().unwrap_or_default();
+    let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
+    if kind == "ping" {
+        return Ok(vec![frames::frame("pong", Value::Null)]);
+    }
+    if kind == "subscribe" {
+        return match subscribe(state, payload, bearer_caller).await? {
+            SubscribeOutcome::Refused(frame) => Ok(vec![frame]),
+            SubscribeOutcome::Bound { mut subscribed, mut frames } => {
+                // Listen first, then fill what was published meanwhile, so nothing falls between.
+                let events = state.agent.live_events(&subscribed.session_id);
+                let catch_up = state.agent.replay_streams(&subscribed.session_id, subscribed.stream_cursor).await?;
+                for envelope in &catch_up.items {
+                    frames.push(frames::data(envelope));
+                    subscribed.stream_cursor = envelope.seq;
+                }
+                *bound = Some(Bound { subscribed, events });
+                Ok(frames)
+            }
+        };
+    }
+    let Some(b) = bound.as_ref() else {
+        return Ok(vec![frames::error("NOT_SUBSCRIBED", "send subscribe first")]);
+    };
+    let (caller, session_id) = (&b.subscribed.caller, b.subscribed.session_id.as_str());
+    match kind {
+        "action" => action(state, caller, session_id, &payload).await,
+        "host_context_observed" => {
+            state.agent.observe_host_context(caller, session_id, payload).await?;
+            Ok(vec![])
+        }
+        "channel_subscribe" | "channel_unsubscribe" => {
+            let channel = payload.as_str().or_else(|| payload["channel"].as_str()).unwrap_or_default().to_owned();
+            if kind == "channel_unsubscribe" {
+                return Ok(vec![]);
+            }
+            Ok(vec![frames::frame(
+                "channel_error",
+                json!({ "channel": channel, "code": "TOOL_UNAVAILABLE", "message": "this server has no pollable tool for the channel" }),
+            )])
+        }
+        other => Ok(vec![frames::error("BAD_FRAME", &format!("unknown frame type `{other}`"))]),
+    }
+}
+
+async fn action(state: &HttpState, caller: &Caller, session_id: &str, envelope: &Value) -> Result<Vec<String>, AgentError> {
+    if envelope["type"] != svc_domain::action_event::DATA_SUBMIT {
+        return Ok(vec![frames::error("BAD_FRAME", "ActionEnvelope.type must be `data:submit`")]);
+    }
+    if envelope["sessionId"].as_str().is_some_and(|s| s != session_id) {
+        return Ok(vec![frames::error("BAD_FRAME", "ActionEnvelope.sessionId is not the subscribed session")]);
+    }
+    let Some(intent) = envelope["payload"]["action"].as_str() else {
+        return Ok(vec![frames::error("BAD_FRAME", "payload.action (the intent) is required")]);
+    };
+    let client_seq = envelope.get("clientSeq").and_then(Value::as_i64);
+    let incoming = IncomingAction {
+        intent: intent.to_owned(),
+        data: envelope["payload"].get("data").cloned().unwrap_or(Value::Null),
+        ui_context: envelope.get("uiContext").cloned(),
+        client_seq,
+    };
+    match state.agent.record_action(caller, session_id, incoming).await {
+        Ok((stored, fresh)) => Ok(vec![frames::frame(
+            "system",
+            json!({ "event": "action_stored", "clientSeq": client_seq, "actionId": stored.action_id, "sequence": stored.sequence, "duplicate": !fresh }),
+        )]),
+        Err(AgentError::ContractViolation { target, violations }) => {
+            let listed: Vec<Value> = violations.iter().map(|v| json!({ "path": v.path, "message": v.message })).collect();
+            Ok(vec![frames::frame("error", json!({ "code": "CONTRACT_VIOLATION", "message": format!("{target} does not match the contract"), "clientSeq": client_seq, "violations": listed }))])
+        }
+        Err(AgentError::InvalidParams { field, rule }) => Ok(vec![frames::frame("error", json!({ "code": "CONTRACT_VIOLATION", "message": format!("{field}: {rule}"), "clientSeq": client_seq }))]),
+        Err(AgentError::SessionNotFound) => Ok(vec![frames::error("SESSION_EXPIRED", "the session expired")]),
+        Err(other) => Err(other),
+    }
+}

@@ -1,0 +1,61 @@
+//! Frames the server sends, as `{ type, payload }` JSON text.
+
+use serde_json::{Value, json};
+use svc_application::ports::agent::{ActionEventRecord, LiveEvent, StreamEnvelope};
+
+pub fn frame(kind: &str, payload: Value) -> String {
+    json!({ "type": kind, "payload": payload }).to_string()
+}
+
+pub fn error(code: &str, message: &str) -> String {
+    frame("error", json!({ "code": code, "message": message }))
+}
+
+fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+pub fn data(envelope: &StreamEnvelope) -> String {
+    frame(
+        "data",
+        json!({
+            "sessionId": envelope.session_id,
+            "channel": envelope.channel,
+            "seq": envelope.seq,
+            "mode": envelope.mode,
+            "payload": envelope.payload,
+            "complete": envelope.complete,
+            "timestamp": iso(envelope.timestamp),
+        }),
+    )
+}
+
+pub fn render_event(event: &ActionEventRecord) -> String {
+    frame(
+        "render_event",
+        json!({
+            "sessionId": event.session_id,
+            "sequence": event.sequence,
+            "type": svc_domain::action_event::DATA_SUBMIT,
+            "intent": event.intent,
+            "actionData": event.action_data,
+            "uiContext": event.ui_context,
+            "actionId": event.action_id,
+            "firedAt": iso(event.fired_at),
+        }),
+    )
+}
+
+/// The frame a bus event becomes for a subscriber; `None` for events only the server uses.
+pub fn live(event: &LiveEvent) -> Option<String> {
+    match event {
+        LiveEvent::PropsUpdate { session_id, props, epoch } => {
+            Some(frame("props_update", json!({ "sessionId": session_id, "props": props, "epoch": epoch })))
+        }
+        LiveEvent::Data(envelope) => Some(data(envelope)),
+        LiveEvent::DrainAck { session_id, action_ids } => {
+            Some(frame("drain_ack", json!({ "sessionId": session_id, "actionIds": action_ids })))
+        }
+        LiveEvent::ActionStored { .. } => None,
+    }
+}

@@ -1,0 +1,135 @@
+//! The `subscribe` frame: authentication, the `ack`, and replay in the documented order.
+
+use chrono::Utc;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use svc_application::services::agent::{AgentError, Caller};
+use svc_protocol::SERVICE_PROTOCOL_VERSION;
+
+use super::frames;
+use crate::{HttpState, TokenKind};
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribePayload {
+    pub session_id: String,
+    pub app_id: Option<String>,
+    pub ws_token: Option<String>,
+    pub session_token: Option<String>,
+    pub from_seq: Option<i64>,
+    pub since_sequence: Option<i64>,
+    #[allow(dead_code)]
+    pub role: Option<String>,
+    pub supported_versions: Option<Vec<String>>,
+}
+
+/// A bound socket: who it acts for and which session.
+pub struct Subscribed {
+    pub caller: Caller,
+    pub session_id: String,
+    /// Highest stream `seq` the client has been sent or told about (the `ack`'s `lastStreamSeq`).
+    pub stream_cursor: i64,
+}
+
+/// What subscribing produced: frames to send in order, or a refusal frame.
+pub enum SubscribeOutcome {
+    Bound { subscribed: Subscribed, frames: Vec<String> },
+    Refused(String),
+}
+
+const AUTH_FAILED: &str = "AUTH_FAILED";
+
+fn refused() -> SubscribeOutcome {
+    // One answer for a bad token, a foreign session and a missing one: nothing leaks.
+    SubscribeOutcome::Refused(frames::error(AUTH_FAILED, "the credentials do not grant this session"))
+}
+
+/// Resolves the caller: a bearer on the upgrade, else a session token, else a wsToken.
+/// Returns the caller and whether a session token should be issued.
+fn authenticate(state: &HttpState, payload: &SubscribePayload, bearer_caller: Option<&Caller>) -> Option<(Caller, bool)> {
+    let now = Utc::now();
+    if let Some(caller) = bearer_caller {
+        return Some((caller.clone(), false));
+    }
+    let (claims, first) = if let Some(token) = &payload.session_token {
+        (state.tokens.verify_kind(TokenKind::SessionToken, token, now).ok()?, false)
+    } else {
+        (state.tokens.verify_kind(TokenKind::WsToken, payload.ws_token.as_deref()?, now).ok()?, true)
+    };
+    if claims.session_id != payload.session_id || payload.app_id.as_ref().is_some_and(|a| a != &claims.app_id) {
+        return None;
+    }
+    Some((Caller { principal_id: format!("live:{}", claims.session_id), app_id: claims.app_id }, first))
+}
+
+pub async fn subscribe(state: &HttpState, raw: Value, bearer_caller: Option<&Caller>) -> Result<SubscribeOutcome, AgentError> {
+    let payload: SubscribePayload = match serde_json::from_value(raw) {
+        Ok(p) => p,
+        Err(e) => return Ok(SubscribeOutcome::Refused(frames::error("BAD_FRAME", &format!("subscribe payload: {e}")))),
+    };
+    if let Some(versions) = &payload.supported_versions
+        && !versions.iter().any(|v| v == SERVICE_PROTOCOL_VERSION)
+    {
+        return Ok(SubscribeOutcome::Refused(frames::frame(
+            "error",
+            json!({ "code": "UNSUPPORTED_VERSION", "message": "no common protocol version", "supported": [SERVICE_PROTOCOL_VERSION] }),
+        )));
+    }
+    let Some((caller, issue_session_token)) = authenticate(state, &payload, bearer_caller) else {
+        return Ok(refused());
+    };
+    if payload.app_id.as_ref().is_some_and(|a| a != &caller.app_id) {
+        return Ok(refused());
+    }
+    let snapshot = match state.agent.live_snapshot(&caller, &payload.session_id).await {
+        Ok(s) => s,
+        Err(AgentError::SessionNotFound) => return Ok(refused()),
+        Err(other) => return Err(other),
+    };
+    let session = &snapshot.session;
+    let mut frames_out = Vec::new();
+    let actions = match payload.since_sequence {
+        Some(after) => Some(state.agent.replay_actions(&session.session_id, after).await?),
+        None => None,
+    };
+    let streams = match payload.from_seq {
+        Some(after) => Some(state.agent.replay_streams(&session.session_id, after).await?),
+        None => None,
+    };
+    let gap = actions.as_ref().is_some_and(|r| r.gap) || streams.as_ref().is_some_and(|r| r.gap);
+    let mut ack = json!({
+        "sessionId": session.session_id,
+        "appId": session.app_id,
+        "protocolVersion": SERVICE_PROTOCOL_VERSION,
+        "epoch": session.head.epoch,
+        "props": session.head.props,
+        "themeId": session.theme_id,
+        "contract": session.contract,
+        "component": { "code": snapshot.component_code, "blueprintId": session.blueprint_id },
+        "lastSequence": session.event_sequence,
+        "lastStreamSeq": snapshot.last_stream_seq,
+        "replay": { "fromSeq": payload.from_seq, "sinceSequence": payload.since_sequence, "gap": gap },
+    });
+    if let Some(failure) = &session.failure {
+        ack["failure"] = json!({ "code": failure.code, "message": failure.message });
+    }
+    if issue_session_token {
+        let (token, expires_at) = state.tokens.mint_kind(TokenKind::SessionToken, &session.session_id, &session.app_id, Utc::now());
+        ack["sessionToken"] = json!(token);
+        ack["sessionTokenExpiresAt"] = json!(expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    }
+    frames_out.push(frames::frame("ack", ack));
+    if gap {
+        frames_out.push(frames::frame("system", json!({ "event": "replay_gap", "message": "the cursor is older than the replay buffer; refetch state" })));
+    }
+    // Session events replay before stream envelopes when both cursors are set.
+    if let Some(replay) = actions {
+        frames_out.extend(replay.items.iter().map(frames::render_event));
+    }
+    if let Some(replay) = &streams {
+        frames_out.extend(replay.items.iter().map(frames::data));
+    }
+    let replayed_max = streams.as_ref().and_then(|r| r.items.last()).map_or(0, |e| e.seq);
+    let subscribed = Subscribed { caller, session_id: session.session_id.clone(), stream_cursor: snapshot.last_stream_seq.max(replayed_max) };
+    Ok(SubscribeOutcome::Bound { subscribed, frames: frames_out })
+}

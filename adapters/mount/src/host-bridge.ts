@@ -1,0 +1,189 @@
+// The View side of the MCP-Apps postMessage protocol (JSON-RPC 2.0 with the host window):
+// `ui/initialize` then `ui/notifications/initialized`; tool input, tool result and host-context
+// notifications in; `ui/notifications/size-changed` out; `ui/resource-teardown` answered.
+
+import { isObject, type JsonObject } from './protocol';
+
+/** MCP-Apps protocol revision this runtime implements. */
+export const MCP_APPS_PROTOCOL_VERSION = '2026-01-26';
+
+const INITIALIZE_TIMEOUT_MS = 8000;
+
+export interface HostHandlers {
+  onToolInput?(args: JsonObject): void;
+  onToolResult?(result: JsonObject): void;
+  /** A partial update, already merged into the full context passed as the second argument. */
+  onHostContext?(context: JsonObject): void;
+  onTeardown?(): void;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+export class HostBridge {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private context: JsonObject = {};
+  private connected = false;
+  private resizeObserver: ResizeObserver | null = null;
+
+  private constructor(
+    private readonly host: Window,
+    private readonly handlers: HostHandlers,
+  ) {
+    window.addEventListener('message', this.onMessage);
+  }
+
+  /** The bridge to the embedding window, or `null` when the document is not framed. */
+  static open(handlers: HostHandlers): HostBridge | null {
+    if (window.parent === window) return null;
+    return new HostBridge(window.parent, handlers);
+  }
+
+  get hostContext(): JsonObject {
+    return this.context;
+  }
+
+  /** Runs the handshake; resolves to the host context, or rejects when no host answers. */
+  async initialize(appVersion: string): Promise<JsonObject> {
+    const result = await this.request(
+      'ui/initialize',
+      {
+        appInfo: { name: 'svc-mount', version: appVersion },
+        appCapabilities: { availableDisplayModes: ['inline'] },
+        protocolVersion: MCP_APPS_PROTOCOL_VERSION,
+      },
+      INITIALIZE_TIMEOUT_MS,
+    );
+    const hostContext = isObject(result) && isObject(result.hostContext) ? result.hostContext : {};
+    this.context = { ...hostContext };
+    this.connected = true;
+    this.notify('ui/notifications/initialized', {});
+    this.observeSize();
+    return this.context;
+  }
+
+  notify(method: string, params: JsonObject): void {
+    this.post({ jsonrpc: '2.0', method, params });
+  }
+
+  close(): void {
+    window.removeEventListener('message', this.onMessage);
+    this.resizeObserver?.disconnect();
+    for (const pending of this.pending.values()) pending.reject(new Error('bridge closed'));
+    this.pending.clear();
+  }
+
+  private request(method: string, params: JsonObject, timeoutMs: number): Promise<unknown> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = window.setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`${method}: no answer from the host`));
+      }, timeoutMs);
+      this.pending.set(id, {
+        resolve: (value) => {
+          window.clearTimeout(timer);
+          resolve(value);
+        },
+        reject: (error) => {
+          window.clearTimeout(timer);
+          reject(error);
+        },
+      });
+      this.post({ jsonrpc: '2.0', id, method, params });
+    });
+  }
+
+  private post(message: JsonObject): void {
+    // The host's origin is unknown to a sandboxed document; the host checks `event.source`.
+    this.host.postMessage(message, '*');
+  }
+
+  private readonly onMessage = (event: MessageEvent): void => {
+    if (event.source !== this.host) return;
+    const message: unknown = event.data;
+    if (!isObject(message) || message.jsonrpc !== '2.0') return;
+    const { id, method } = message;
+    if (typeof method === 'string') {
+      const params = isObject(message.params) ? message.params : {};
+      if (id !== undefined && id !== null) {
+        this.answerRequest(id, method, params);
+      } else {
+        this.dispatch(method, params);
+      }
+      return;
+    }
+    if (typeof id === 'number') {
+      const pending = this.pending.get(id);
+      if (!pending) return;
+      this.pending.delete(id);
+      if (isObject(message.error)) {
+        pending.reject(new Error(String(message.error.message ?? 'host error')));
+      } else {
+        pending.resolve(message.result);
+      }
+    }
+  };
+
+  private answerRequest(id: unknown, method: string, _params: JsonObject): void {
+    if (method === 'ui/resource-teardown') {
+      this.post({ jsonrpc: '2.0', id: id as number, result: {} });
+      this.handlers.onTeardown?.();
+      return;
+    }
+    if (method === 'ping') {
+      this.post({ jsonrpc: '2.0', id: id as number, result: {} });
+      return;
+    }
+    this.post({ jsonrpc: '2.0', id: id as number, error: { code: -32601, message: `Method not found: ${method}` } });
+  }
+
+  private dispatch(method: string, params: JsonObject): void {
+    switch (method) {
+      case 'ui/notifications/tool-input':
+        this.handlers.onToolInput?.(isObject(params.arguments) ? params.arguments : {});
+        break;
+      case 'ui/notifications/tool-result':
+        this.handlers.onToolResult?.(params);
+        break;
+      case 'ui/notifications/host-context-changed':
+        this.context = { ...this.context, ...params };
+        this.handlers.onHostContext?.(this.context);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Reports the document's natural size so the host can fit the frame to the card. */
+  private observeSize(): void {
+    if (!this.connected || typeof ResizeObserver === 'undefined') return;
+    let scheduled = false;
+    let lastWidth = -1;
+    let lastHeight = -1;
+    const measure = (): void => {
+      if (scheduled) return;
+      scheduled = true;
+      requestAnimationFrame(() => {
+        scheduled = false;
+        const root = document.documentElement;
+        const previous = root.style.height;
+        root.style.height = 'max-content';
+        const height = Math.ceil(root.getBoundingClientRect().height);
+        root.style.height = previous;
+        const width = Math.ceil(window.innerWidth);
+        if (width === lastWidth && height === lastHeight) return;
+        lastWidth = width;
+        lastHeight = height;
+        this.notify('ui/notifications/size-changed', { width, height });
+      });
+    };
+    measure();
+    this.resizeObserver = new ResizeObserver(measure);
+    this.resizeObserver.observe(document.documentElement);
+    this.resizeObserver.observe(document.body);
+  }
+}

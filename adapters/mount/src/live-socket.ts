@@ -1,0 +1,349 @@
+// The /ws client: subscribe, keep the resume cursors and the session token, reconnect with
+// backoff, heartbeat, and deliver every action at least once (the server dedups by clientSeq).
+
+import { reconnectDelay } from './backoff';
+import {
+  PROTOCOL_VERSION,
+  isObject,
+  type AckPayload,
+  type ActionEnvelope,
+  type ErrorPayload,
+  type Frame,
+  type JsonObject,
+  type StreamEnvelope,
+  type SubscribePayload,
+  type SystemPayload,
+} from './protocol';
+
+export type LiveStatus = 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed';
+
+const PING_INTERVAL_MS = 20_000;
+/** The server answers our ping within the interval; silence this long means a dead socket. */
+const SILENCE_LIMIT_MS = 50_000;
+/** Close codes after which the server asked us to slow down (1008 policy, 1013 try later). */
+const SLOW_DOWN_CODES = new Set([1008, 1013]);
+/** Errors that end the session for this card: no reconnect can fix them. */
+const TERMINAL_ERRORS = new Set(['UNSUPPORTED_VERSION', 'SESSION_EXPIRED']);
+
+export interface LiveSocketOptions {
+  url: string;
+  sessionId: string;
+  appId?: string;
+  wsToken?: string;
+  /** Seed of the session-event cursor (`sinceSequence`). */
+  lastSequence?: number;
+  onAck(ack: AckPayload): void;
+  /** Frames after the ack, minus heartbeats and action receipts; `data` frames deduplicated. */
+  onFrame(frame: Frame): void;
+  onStatus(status: LiveStatus, detail?: string): void;
+  /** The server's replay buffer no longer covers our cursor: stream state must be rebuilt. */
+  onReplayGap(): void;
+  onActionRejected(action: ActionEnvelope, error: ErrorPayload): void;
+}
+
+export class LiveSocket {
+  private ws: WebSocket | null = null;
+  private subscribed = false;
+  private stopped = false;
+  private sessionToken: string | undefined;
+  private wsToken: string | undefined;
+  /** Highest stream envelope seq applied: the `fromSeq` of the next subscribe. */
+  private streamCursor = 0;
+  /** Highest session event sequence seen: the `sinceSequence` of the next subscribe. */
+  private eventCursor: number;
+  private nextClientSeq: number;
+  /** Actions not yet acknowledged as stored, in clientSeq order. */
+  private readonly unacked = new Map<number, ActionEnvelope>();
+  /** clientSeqs sent on the current socket and still unanswered, in send order. */
+  private inflight: number[] = [];
+  private attempt = 0;
+  private reconnectTimer: number | undefined;
+  private heartbeatTimer: number | undefined;
+  private lastHeard = 0;
+
+  constructor(private readonly options: LiveSocketOptions) {
+    this.wsToken = options.wsToken;
+    this.eventCursor = options.lastSequence ?? 0;
+    // Unique across mounts of the same session (a reload, a second card): the server treats a
+    // repeated clientSeq as a duplicate, so a counter restarting at 1 would lose actions.
+    this.nextClientSeq = Date.now() * 1000 + Math.floor(Math.random() * 1000);
+    window.addEventListener('online', this.onOnline);
+    window.addEventListener('offline', this.onOffline);
+  }
+
+  start(): void {
+    this.connect();
+  }
+
+  /** Queues one `data:submit`; it is sent now or after the next subscribe, until stored. */
+  sendAction(action: string, data: unknown, uiContext: JsonObject | undefined): number {
+    const clientSeq = this.nextClientSeq++;
+    const envelope: ActionEnvelope = {
+      sessionId: this.options.sessionId,
+      type: 'data:submit',
+      payload: data === undefined ? { action } : { action, data },
+      clientSeq,
+      ...(uiContext ? { uiContext } : {}),
+    };
+    this.unacked.set(clientSeq, envelope);
+    if (this.subscribed) this.transmitAction(envelope);
+    return clientSeq;
+  }
+
+  /** Sends a frame if the socket is subscribed; callers re-send their state on every ack. */
+  send(frame: Frame): boolean {
+    if (!this.subscribed || !this.ws) return false;
+    this.ws.send(JSON.stringify(frame));
+    return true;
+  }
+
+  get pendingActions(): number {
+    return this.unacked.size;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    window.removeEventListener('online', this.onOnline);
+    window.removeEventListener('offline', this.onOffline);
+    window.clearTimeout(this.reconnectTimer);
+    this.detach(1000);
+    this.options.onStatus('closed');
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    window.clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.options.onStatus(this.attempt === 0 && this.sessionToken === undefined ? 'connecting' : 'reconnecting');
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(this.options.url);
+    } catch (error) {
+      this.fail(`cannot open ${this.options.url}: ${String(error)}`);
+      return;
+    }
+    this.ws = ws;
+    ws.onopen = () => {
+      this.lastHeard = Date.now();
+      ws.send(JSON.stringify({ type: 'subscribe', payload: this.subscribePayload() }));
+    };
+    ws.onmessage = (event) => this.onMessage(event);
+    ws.onclose = (event) => this.onClose(event.code);
+    ws.onerror = () => {
+      // A close event always follows; reconnecting happens there.
+    };
+  }
+
+  private subscribePayload(): SubscribePayload {
+    const { sessionId, appId } = this.options;
+    return {
+      sessionId,
+      ...(appId ? { appId } : {}),
+      ...(this.sessionToken ? { sessionToken: this.sessionToken } : this.wsToken ? { wsToken: this.wsToken } : {}),
+      fromSeq: this.streamCursor,
+      sinceSequence: this.eventCursor,
+      role: 'user',
+      supportedVersions: [PROTOCOL_VERSION],
+    };
+  }
+
+  private onMessage(event: MessageEvent): void {
+    this.lastHeard = Date.now();
+    if (typeof event.data !== 'string') return;
+    let frame: Frame;
+    try {
+      const parsed: unknown = JSON.parse(event.data);
+      if (!isObject(parsed) || typeof parsed.type !== 'string') return;
+      frame = parsed as unknown as Frame;
+    } catch {
+      return;
+    }
+    if (!this.subscribed) {
+      this.beforeAck(frame);
+      return;
+    }
+    switch (frame.type) {
+      case 'pong':
+        return;
+      case 'system':
+        this.onSystem(isObject(frame.payload) ? (frame.payload as SystemPayload) : {});
+        this.options.onFrame(frame);
+        return;
+      case 'error':
+        this.onError(isObject(frame.payload) ? (frame.payload as ErrorPayload) : {});
+        return;
+      case 'data': {
+        const envelope = frame.payload as StreamEnvelope | undefined;
+        if (!envelope || typeof envelope.seq !== 'number') return;
+        // Replays overlap the live tail after a reconnect: apply every seq exactly once.
+        if (envelope.seq <= this.streamCursor) return;
+        this.streamCursor = envelope.seq;
+        this.options.onFrame(frame);
+        return;
+      }
+      case 'render_event': {
+        const sequence = isObject(frame.payload) ? frame.payload.sequence : undefined;
+        if (typeof sequence === 'number') {
+          if (sequence <= this.eventCursor) return;
+          this.eventCursor = sequence;
+        }
+        this.options.onFrame(frame);
+        return;
+      }
+      default:
+        this.options.onFrame(frame);
+    }
+  }
+
+  private beforeAck(frame: Frame): void {
+    if (frame.type === 'ack') {
+      const ack = (isObject(frame.payload) ? frame.payload : {}) as unknown as AckPayload;
+      this.subscribed = true;
+      this.attempt = 0;
+      if (ack.sessionToken) this.sessionToken = ack.sessionToken;
+      if (ack.replay?.gap) this.rebuildStreams();
+      this.startHeartbeat();
+      this.options.onStatus('live');
+      this.options.onAck(ack);
+      for (const envelope of this.unacked.values()) this.transmitAction(envelope);
+      return;
+    }
+    if (frame.type === 'system' && isObject(frame.payload) && frame.payload.event === 'replay_gap') {
+      this.rebuildStreams();
+      return;
+    }
+    if (frame.type !== 'error') return;
+    const error = (isObject(frame.payload) ? frame.payload : {}) as ErrorPayload;
+    const code = error.code ?? 'ERROR';
+    if (code === 'AUTH_FAILED' && this.sessionToken) {
+      // The session token is refused (expired, or a rotated secret): fall back to the wsToken.
+      this.sessionToken = undefined;
+      this.detach(1000);
+      this.connect();
+      return;
+    }
+    if (code === 'AUTH_FAILED' || TERMINAL_ERRORS.has(code)) {
+      // TODO(svc_runtime_refresh_ws_token): swap an expired wsToken through the host instead.
+      this.fail(`${code}${error.message ? `: ${error.message}` : ''}`);
+      return;
+    }
+    if (code === 'NOT_SUBSCRIBED' && this.ws?.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify({ type: 'subscribe', payload: this.subscribePayload() }));
+    }
+  }
+
+  private rebuildStreams(): void {
+    this.streamCursor = 0;
+    this.options.onReplayGap();
+  }
+
+  private onSystem(system: SystemPayload): void {
+    if (system.event === 'action_stored' && typeof system.clientSeq === 'number') {
+      this.unacked.delete(system.clientSeq);
+      this.inflight = this.inflight.filter((seq) => seq !== system.clientSeq);
+      if (typeof system.sequence === 'number' && system.sequence > this.eventCursor) {
+        this.eventCursor = system.sequence;
+      }
+    } else if (system.event === 'replay_gap') {
+      this.rebuildStreams();
+    }
+  }
+
+  private onError(error: ErrorPayload): void {
+    const code = error.code ?? 'ERROR';
+    if (code === 'CONTRACT_VIOLATION') {
+      // Actions are answered in order; an error without a clientSeq belongs to the oldest one.
+      const clientSeq = typeof error.clientSeq === 'number' ? error.clientSeq : this.inflight[0];
+      if (clientSeq === undefined) return;
+      this.inflight = this.inflight.filter((seq) => seq !== clientSeq);
+      const action = this.unacked.get(clientSeq);
+      this.unacked.delete(clientSeq);
+      if (action) this.options.onActionRejected(action, error);
+      return;
+    }
+    if (TERMINAL_ERRORS.has(code)) {
+      this.fail(`${code}${error.message ? `: ${error.message}` : ''}`);
+      return;
+    }
+    this.options.onFrame({ type: 'error', payload: error });
+  }
+
+  private transmitAction(envelope: ActionEnvelope): void {
+    if (!this.ws || !this.subscribed) return;
+    if (!this.inflight.includes(envelope.clientSeq)) this.inflight.push(envelope.clientSeq);
+    this.ws.send(JSON.stringify({ type: 'action', payload: envelope }));
+  }
+
+  private startHeartbeat(): void {
+    window.clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = window.setInterval(() => {
+      if (Date.now() - this.lastHeard > SILENCE_LIMIT_MS) {
+        this.drop();
+        return;
+      }
+      this.send({ type: 'ping' });
+    }, PING_INTERVAL_MS);
+  }
+
+  private onClose(code: number): void {
+    this.ws = null;
+    this.subscribed = false;
+    this.inflight = [];
+    window.clearInterval(this.heartbeatTimer);
+    if (this.stopped) return;
+    this.scheduleReconnect(SLOW_DOWN_CODES.has(code) ? 5000 : 0);
+  }
+
+  /** Abandons the current socket at once (its close handshake may never finish offline). */
+  private drop(): void {
+    const ws = this.ws;
+    this.detach(4000);
+    if (ws) this.onClose(1006);
+  }
+
+  private detach(code: number): void {
+    const ws = this.ws;
+    if (!ws) return;
+    ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+    try {
+      ws.close(code);
+    } catch {
+      // Already closing.
+    }
+    this.ws = null;
+    this.subscribed = false;
+    this.inflight = [];
+    window.clearInterval(this.heartbeatTimer);
+  }
+
+  private scheduleReconnect(floorMs: number): void {
+    if (this.stopped || this.reconnectTimer !== undefined) return;
+    this.options.onStatus('reconnecting');
+    const delay = reconnectDelay(this.attempt++, floorMs);
+    this.reconnectTimer = window.setTimeout(() => {
+      this.reconnectTimer = undefined;
+      if (navigator.onLine === false) return; // `online` reconnects
+      this.connect();
+    }, delay);
+  }
+
+  private fail(detail: string): void {
+    this.stopped = true;
+    window.clearTimeout(this.reconnectTimer);
+    this.detach(1000);
+    this.options.onStatus('failed', detail);
+  }
+
+  private readonly onOnline = (): void => {
+    if (this.stopped || this.ws) return;
+    window.clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.attempt = 0;
+    this.connect();
+  };
+
+  private readonly onOffline = (): void => {
+    if (this.stopped) return;
+    this.drop();
+  };
+}

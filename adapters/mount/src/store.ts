@@ -1,0 +1,95 @@
+// The card's state, fed by the socket and the host, read by the gadget hooks through
+// `useSyncExternalStore`. Updates are immutable per key, so a selector returns the same
+// reference until its part of the state changes.
+
+import type { ComponentType } from 'react';
+import type { ThemeMode } from './bootstrap';
+import type { Contract, JsonObject } from './protocol';
+
+export interface StreamState {
+  items: unknown[];
+  last: unknown;
+  complete: boolean;
+}
+
+export interface ToolChannelState {
+  payload: unknown;
+  error: string | null;
+}
+
+export interface ThemeState {
+  id: string;
+  mode: ThemeMode;
+  vars: Record<string, string>;
+}
+
+/** What the card shows around the component: the live channel and generation state. */
+export type Phase = 'connecting' | 'generating' | 'ready' | 'failed';
+
+export interface CardState {
+  phase: Phase;
+  live: 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed';
+  /** A message for the user: why the card failed, or a rejected action. */
+  notice: string | null;
+  progress: string | null;
+  component: ComponentType | null;
+  contract: Contract;
+  props: unknown;
+  epoch: number;
+  streams: Readonly<Record<string, StreamState>>;
+  slots: Readonly<Record<string, unknown>>;
+  toolChannels: Readonly<Record<string, ToolChannelState>>;
+  theme: ThemeState;
+  hostContext: JsonObject;
+}
+
+export const EMPTY_STREAM: StreamState = Object.freeze({ items: Object.freeze([]) as unknown as unknown[], last: undefined, complete: false });
+export const EMPTY_TOOL_CHANNEL: ToolChannelState = Object.freeze({ payload: undefined, error: null });
+
+export class Store {
+  private state: CardState;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(initial: CardState) {
+    this.state = initial;
+  }
+
+  get = (): CardState => this.state;
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  update(patch: Partial<CardState> | ((state: CardState) => Partial<CardState>)): void {
+    const changes = typeof patch === 'function' ? patch(this.state) : patch;
+    this.state = { ...this.state, ...changes };
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Folds one stream delivery by mode: append adds to `items`, replace keeps only the latest. */
+  applyStream(channel: string, mode: 'append' | 'replace', payload: unknown, hasPayload: boolean, complete: boolean): void {
+    this.update((state) => {
+      const current = state.streams[channel] ?? EMPTY_STREAM;
+      let next: StreamState = current;
+      if (hasPayload) {
+        next = mode === 'append'
+          ? { items: [...current.items, payload], last: payload, complete: current.complete }
+          : { items: [payload], last: payload, complete: current.complete };
+      }
+      if (complete && !next.complete) next = { ...next, complete: true };
+      return next === current ? {} : { streams: { ...state.streams, [channel]: next } };
+    });
+  }
+
+  setSlot(name: string, value: unknown): void {
+    this.update((state) => ({ slots: { ...state.slots, [name]: value } }));
+  }
+
+  setToolChannel(channel: string, change: Partial<ToolChannelState>): void {
+    this.update((state) => {
+      const current = state.toolChannels[channel] ?? EMPTY_TOOL_CHANNEL;
+      return { toolChannels: { ...state.toolChannels, [channel]: { ...current, ...change } } };
+    });
+  }
+}

@@ -1,0 +1,162 @@
+//! What the live channel needs from the agent plane: the subscribe snapshot, stored gestures,
+//! host observations and replay.
+
+use serde_json::{Map, Value};
+use svc_domain::contract::Contract;
+use svc_domain::session::SessionStatus;
+
+use super::{AgentError, AgentService, Caller};
+use crate::ports::agent::{ActionEventRecord, LiveEvent, NewActionEvent, SessionRecord, StreamEnvelope};
+
+/// Everything the `ack` frame carries.
+#[derive(Debug, Clone)]
+pub struct LiveSnapshot {
+    pub session: SessionRecord,
+    pub component_code: Option<String>,
+    pub last_stream_seq: i64,
+}
+
+/// A replay: the frames to send, and whether the cursor was older than the buffer.
+#[derive(Debug, Clone)]
+pub struct Replay<T> {
+    pub items: Vec<T>,
+    pub gap: bool,
+}
+
+/// A gesture as the card sent it.
+#[derive(Debug, Clone)]
+pub struct IncomingAction {
+    pub intent: String,
+    pub data: Value,
+    pub ui_context: Option<Value>,
+    pub client_seq: Option<i64>,
+}
+
+/// Key of the host observation inside the context snapshot.
+pub(super) const HOST_KEY: &str = "_host";
+
+impl AgentService {
+    /// The session a live subscriber of `caller`'s app binds to.
+    pub async fn live_snapshot(&self, caller: &Caller, session_id: &str) -> Result<LiveSnapshot, AgentError> {
+        let session = self.owned_session(caller, session_id).await?;
+        let component_code = match &session.blueprint_id {
+            Some(id) => self.ports.blueprints.get(id).await?.map(|bp| bp.code),
+            None => None,
+        };
+        let last_stream_seq = self.ports.events.last_stream_seq(session_id).await?;
+        Ok(LiveSnapshot { session, component_code, last_stream_seq })
+    }
+
+    pub fn live_events(&self, session_id: &str) -> tokio::sync::broadcast::Receiver<LiveEvent> {
+        self.ports.bus.subscribe(session_id)
+    }
+
+    /// Validates a gesture against the contract and stores it durably (deduplicated by
+    /// `clientSeq`); a waiting `svc_consume` wakes. Returns the stored event and whether it is new.
+    pub async fn record_action(&self, caller: &Caller, session_id: &str, action: IncomingAction) -> Result<(ActionEventRecord, bool), AgentError> {
+        let session = self.owned_session(caller, session_id).await?;
+        let now = self.ports.clock.now();
+        if session.head.status_at(now) != SessionStatus::Active {
+            return Err(AgentError::SessionNotFound);
+        }
+        let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
+        let Some(schema) = contract.action_schema(&action.intent) else {
+            return Err(AgentError::invalid("payload.action", format!("`{}` is not an intent of the contract's actionSpec", action.intent)));
+        };
+        let violations = self.schemas.check(&schema, &action.data);
+        if !violations.is_empty() {
+            return Err(AgentError::ContractViolation { target: "actionData".into(), violations });
+        }
+        let ui_context = self.checked_context(&contract, &session, action.ui_context)?;
+        let event = NewActionEvent {
+            session_id: session_id.to_owned(),
+            client_seq: action.client_seq,
+            intent: action.intent,
+            action_data: action.data,
+            ui_context: ui_context.clone(),
+            fired_at: now,
+        };
+        let (stored, fresh) = self.ports.events.append_action(&event).await?;
+        if fresh {
+            let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
+            snapshot.extend(ui_context.as_object().cloned().unwrap_or_default());
+            self.ports.sessions.set_context_snapshot(session_id, &Value::Object(snapshot)).await?;
+            self.ports.bus.publish(LiveEvent::ActionStored { session_id: session_id.to_owned() });
+        }
+        Ok((stored, fresh))
+    }
+
+    /// The gesture-time context: the stored snapshot overlaid with the card's, each slot checked.
+    fn checked_context(&self, contract: &Contract, session: &SessionRecord, sent: Option<Value>) -> Result<Value, AgentError> {
+        let mut context: Map<String, Value> = session
+            .context_snapshot
+            .as_object()
+            .map(|m| m.iter().filter(|(k, _)| k.as_str() != HOST_KEY).map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default();
+        let slots = contract.context_slots();
+        if let Some(Value::Object(sent)) = sent {
+            for (slot, value) in sent {
+                if !slots.contains(&slot) {
+                    continue;
+                }
+                let schema = contract.as_map()["contextSpec"][&slot]["schema"].clone();
+                let violations = self.schemas.check(&schema, &value);
+                if !violations.is_empty() {
+                    return Err(AgentError::ContractViolation { target: format!("uiContext/{slot}"), violations });
+                }
+                context.insert(slot, value);
+            }
+        }
+        Ok(Value::Object(context))
+    }
+
+    /// `svc_runtime_sync_context`: validates and stores the card's slot values; returns the snapshot.
+    pub async fn sync_context(&self, caller: &Caller, session_id: &str, context: Value) -> Result<Value, AgentError> {
+        let session = self.owned_session(caller, session_id).await?;
+        let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
+        let slots = self.checked_context(&contract, &session, Some(context))?;
+        let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
+        snapshot.extend(slots.as_object().cloned().unwrap_or_default());
+        self.ports.sessions.set_context_snapshot(session_id, &Value::Object(snapshot)).await?;
+        Ok(slots)
+    }
+
+    /// Stores the host context a card observed; `svc_consume` echoes it as `client`.
+    pub async fn observe_host_context(&self, caller: &Caller, session_id: &str, observed: Value) -> Result<(), AgentError> {
+        let session = self.owned_session(caller, session_id).await?;
+        let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
+        snapshot.insert(HOST_KEY.to_owned(), observed);
+        self.ports.sessions.set_context_snapshot(session_id, &Value::Object(snapshot)).await?;
+        Ok(())
+    }
+
+    pub async fn replay_streams(&self, session_id: &str, after_seq: i64) -> Result<Replay<StreamEnvelope>, AgentError> {
+        let buffer = self.settings.replay_buffer;
+        let mut items = self.ports.events.streams_since(session_id, after_seq, buffer + 1).await?;
+        let gap = items.len() as u64 > buffer;
+        if gap {
+            items.remove(0);
+        }
+        Ok(Replay { items, gap })
+    }
+
+    pub async fn replay_actions(&self, session_id: &str, after_sequence: i64) -> Result<Replay<ActionEventRecord>, AgentError> {
+        let buffer = self.settings.replay_buffer;
+        let items = self.ports.events.actions_since(session_id, after_sequence, buffer + 1).await?;
+        let gap = items.len() as u64 > buffer;
+        let items = if gap { items[items.len() - buffer as usize..].to_vec() } else { items };
+        Ok(Replay { items, gap })
+    }
+}
+
+impl SessionRecord {
+    /// The contextSpec snapshot without the host observation.
+    pub fn ui_context(&self) -> Value {
+        Value::Object(
+            self.context_snapshot
+                .as_object()
+                .map(|m| m.iter().filter(|(k, _)| k.as_str() != HOST_KEY).map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default(),
+        )
+    }
+}

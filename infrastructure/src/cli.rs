@@ -137,12 +137,15 @@ fn print_banner(app: &Application) {
         svc_application::services::auth::AuthMode::DevAllowAll => "--dev-allow-all (any bearer is accepted as `builder`)",
         svc_application::services::auth::AuthMode::Strict => "strict; mint a bearer with `svc keys mint --data-dir <dir>`",
     };
-    let banner = format!(
+    let mut banner = format!(
         "svc {} listening on {}\n  MCP endpoint:  {}/mcp\n  auth:          {auth}\n",
         env!("CARGO_PKG_VERSION"),
         app.base_url,
         app.base_url
     );
+    if let Some(code) = &app.pair_code {
+        banner.push_str(&format!("  pair code:     {code}  (POST {}/_svc/pair {{\"pairCode\":\"{code}\"}} returns a bearer)\n", app.base_url));
+    }
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
 }

@@ -18,11 +18,11 @@ impl EventBus for InProcessEventBus {
     fn publish(&self, event: LiveEvent) {
         let mut channels = self.channels.lock().expect("bus lock");
         let session = event.session_id().to_owned();
-        if let Some(sender) = channels.get(&session) {
-            if sender.send(event).is_err() {
-                // Nobody listens any more: forget the channel.
-                channels.remove(&session);
-            }
+        // Nobody listens any more: forget the channel.
+        if let Some(sender) = channels.get(&session)
+            && sender.send(event).is_err()
+        {
+            channels.remove(&session);
         }
     }
 

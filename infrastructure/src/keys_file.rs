@@ -84,9 +84,10 @@ impl KeysFile {
 #[async_trait::async_trait]
 impl KeyStore for KeysFile {
     /// Re-reads the file on each lookup so keys minted while the server runs work at once.
-    async fn find_by_hash(&self, sha256_hex: &str) -> Result<Option<KeyOwner>, RepositoryError> {
+    async fn find(&self, bearer: &str) -> Result<Option<KeyOwner>, RepositoryError> {
+        let hash = sha256_hex(bearer.as_bytes());
         let doc = self.read().map_err(|e| RepositoryError::Unavailable(e.into()))?;
-        Ok(doc.keys.into_iter().find(|k| k.sha256 == sha256_hex).map(|k| KeyOwner {
+        Ok(doc.keys.into_iter().find(|k| k.sha256 == hash).map(|k| KeyOwner {
             key_id: k.id,
             principal_id: LOCAL_OPERATOR.to_owned(),
             app_id: None,
@@ -106,9 +107,9 @@ mod tests {
         assert!(plaintext.starts_with(KEY_PREFIX));
         let stored = std::fs::read_to_string(file.path()).unwrap();
         assert!(!stored.contains(&plaintext));
-        let owner = file.find_by_hash(&sha256_hex(plaintext.as_bytes())).await.unwrap().unwrap();
+        let owner = file.find(&plaintext).await.unwrap().unwrap();
         assert_eq!(owner.key_id, entry.id);
-        assert!(file.find_by_hash(&sha256_hex(b"svc_user_wrong")).await.unwrap().is_none());
+        assert!(file.find("svc_user_wrong").await.unwrap().is_none());
         std::fs::remove_dir_all(dir).ok();
     }
 }

@@ -15,11 +15,14 @@ use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, 
 use svc_application::services::auth::{AuthMode, AuthService};
 use svc_domain::model_route::KNOWN_MODEL_ROUTES;
 use svc_domain::themes::DEFAULT_THEME_ID;
-use svc_http::{HostGuard, HttpState, LiveTokens, PublicUrls, Readiness};
+use svc_application::services::operator::ConnectorKeyService;
+use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
+use svc_http::{HostGuard, HttpState, LiveTokens, Pairing, PublicUrls, Readiness};
+use svc_sql::operator::SeaOrmConnectorKeyRepository;
 use svc_sql::agent::{SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository, SeaOrmSessionRepository};
 
 use crate::in_process_bus::InProcessEventBus;
-use crate::keys_file::KeysFile;
+use crate::keys_file::{KeysFile, LOCAL_OPERATOR};
 use crate::settings::Settings;
 use crate::system::{RandomIds, SystemClock};
 
@@ -44,6 +47,15 @@ pub struct Application {
     pub local_addr: SocketAddr,
     pub base_url: String,
     pub auth_mode: AuthMode,
+    /// The 6-digit pair code, in strict mode.
+    pub pair_code: Option<String>,
+}
+
+/// A fresh 6-digit pair code from OS randomness.
+fn pair_code() -> String {
+    use rand::Rng;
+    let n: u32 = rand::rng().random_range(0..1_000_000);
+    format!("{n:0width$}", width = PAIR_CODE_DIGITS)
 }
 
 struct DatabaseReadiness(DatabaseConnection);
@@ -117,17 +129,21 @@ impl Application {
         let g = &settings.generation;
         let queue = GenerationQueue::new(g.concurrency, g.max_waiting, Duration::from_secs(g.max_wait_seconds));
         let auth_mode = if settings.server.dev_allow_all { AuthMode::DevAllowAll } else { AuthMode::Strict };
-        let key_stores: Vec<Arc<dyn KeyStore>> = vec![Arc::new(KeysFile::in_data_dir(data_dir))];
+        let connector_keys = ConnectorKeyService::new(Arc::new(SeaOrmConnectorKeyRepository::new(db.clone())), clock.clone(), ids.clone());
+        let key_stores: Vec<Arc<dyn KeyStore>> = vec![Arc::new(KeysFile::in_data_dir(data_dir)), Arc::new(connector_keys.clone())];
+        let pairing = (auth_mode == AuthMode::Strict).then(|| Pairing::new(PairingService::new(pair_code(), LOCAL_OPERATOR.to_owned(), connector_keys)));
+        let pair_code = pairing.as_ref().map(|p| p.service.code().to_owned());
         let state = Arc::new(HttpState {
             agent: AgentService::new(ports, agent_settings, queue),
             auth: AuthService::new(auth_mode, key_stores, apps, clock, ids),
             tokens: LiveTokens::new(ws_secret(settings)),
             readiness: Arc::new(DatabaseReadiness(db.clone())),
+            pairing,
             urls: PublicUrls::from_base(&base_url),
         });
         let guard = HostGuard::new(is_loopback(&settings.server.host), settings.server.allowed_hosts.clone());
         let endpoint = poem::EndpointExt::boxed(svc_http::routes(state, guard));
-        Ok(Self { acceptor, endpoint, db, local_addr, base_url, auth_mode })
+        Ok(Self { acceptor, endpoint, db, local_addr, base_url, auth_mode, pair_code })
     }
 
     /// Serves until `shutdown` resolves, lets in-flight requests finish, then closes the database.

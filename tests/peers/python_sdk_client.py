@@ -65,8 +65,9 @@ def log(message: str) -> None:
 async def open_streams(url: str, headers: dict[str, str]) -> AsyncIterator[tuple[Any, Any]]:
     if streamable_http_client is not None:
         async with create_mcp_http_client(headers=headers) as http:
-            async with streamable_http_client(url, http_client=http) as (read, write, _session_id):
-                yield read, write
+            # 1.x yields (read, write, get_session_id); 2.x yields (read, write).
+            async with streamable_http_client(url, http_client=http) as streams:
+                yield streams[0], streams[1]
     else:
         async with streamablehttp_client(url, headers=headers) as (read, write, _session_id):
             yield read, write

@@ -41,6 +41,8 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub bearer: String,
     pub data_dir: PathBuf,
+    /// The boot pair code, in strict mode.
+    pub pair_code: Option<String>,
     shutdown: Option<oneshot::Sender<()>>,
     postgres: Option<PostgresDatabase>,
 }
@@ -117,6 +119,7 @@ impl TestApp {
         configure(&mut settings);
         let app = Application::build(&settings).await.expect("server starts");
         let base = app.base_url.clone();
+        let pair_code = app.pair_code.clone();
         let (tx, rx) = oneshot::channel::<()>();
         tokio::spawn(async move {
             let _ = app.run_until(async move {
@@ -131,7 +134,7 @@ impl TestApp {
                 plaintext
             }
         };
-        Some(Self { base, client: reqwest::Client::new(), bearer, data_dir, shutdown: Some(tx), postgres })
+        Some(Self { base, client: reqwest::Client::new(), bearer, data_dir, pair_code, shutdown: Some(tx), postgres })
     }
 
     pub fn mcp_url(&self) -> String {

@@ -212,7 +212,7 @@ fn typescript_sdk_client_runs_the_agent_flow() {
 fn python_sdk_client_runs_the_agent_flow() {
     let peers = peers_dir();
     let python = peers.join(".venv/bin/python");
-    if !peers_installed("python_sdk_client_runs_the_agent_flow", &[python.clone()]) {
+    if !peers_installed("python_sdk_client_runs_the_agent_flow", std::slice::from_ref(&python)) {
         return;
     }
     let server = Server::start();

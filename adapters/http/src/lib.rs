@@ -5,6 +5,7 @@ mod health;
 mod live_token;
 mod live;
 mod mcp;
+mod pairing;
 mod runtime_asset;
 
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use svc_application::services::auth::AuthService;
 
 pub use guard::HostGuard;
 pub use health::Readiness;
+pub use pairing::{PAIR_ATTEMPTS_PER_MINUTE, Pairing};
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 
 /// Everything the routes need, built once by the binary.
@@ -23,6 +25,8 @@ pub struct HttpState {
     pub auth: AuthService,
     pub tokens: LiveTokens,
     pub readiness: Arc<dyn Readiness>,
+    /// Present in strict mode: the boot pair code and its exchange.
+    pub pairing: Option<Pairing>,
     pub urls: PublicUrls,
 }
 
@@ -56,6 +60,7 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .at("/readyz", get(health::readyz))
         .at("/_svc/iframe-runtime.js", get(runtime_asset::serve))
         .at("/ws", get(live::ws))
+        .at("/_svc/pair", post(pairing::pair))
         .with(card_routes)
         .data(state)
         .map_to_response()

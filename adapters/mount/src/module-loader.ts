@@ -2,7 +2,7 @@
 // specifier the runtime provides becomes a Blob-URL shim module re-exporting the runtime's own
 // instance (one React for runtime and card); the lexer rewrites the specifiers in place, so no
 // import map is needed (a second, late import map is Chromium-only) and strings that merely
-// look like imports are left alone.
+// look like imports are left alone. A host CSP without `blob:` in script-src gets data: URLs.
 
 import { init, parse } from 'es-module-lexer/minimal/js';
 import type { ComponentType } from 'react';
@@ -21,8 +21,11 @@ export class ComponentLoadError extends Error {
   override name = 'ComponentLoadError';
 }
 
+type UrlKind = 'blob' | 'data';
+
 export class ModuleLoader {
   private readonly shimUrls = new Map<string, string>();
+  private urlKind: UrlKind = 'blob';
 
   constructor(private readonly provided: ProvidedModules) {
     const global = globalThis as unknown as Record<string, Registry | undefined>;
@@ -31,15 +34,28 @@ export class ModuleLoader {
 
   /** Imports `code` and returns its default export, which must be a component. */
   async load(code: string): Promise<ComponentType> {
+    try {
+      return await this.loadOnce(code);
+    } catch (error) {
+      if (this.urlKind === 'blob' && !(await importable('blob'))) {
+        this.urlKind = 'data';
+        this.shimUrls.clear();
+        return this.loadOnce(code);
+      }
+      throw error;
+    }
+  }
+
+  private async loadOnce(code: string): Promise<ComponentType> {
     const rewritten = await this.rewrite(code);
-    const url = URL.createObjectURL(new Blob([rewritten], { type: 'text/javascript' }));
+    const url = moduleUrl(this.urlKind, rewritten);
     let module: { default?: unknown };
     try {
       module = (await import(/* webpackIgnore: true */ url)) as { default?: unknown };
     } catch (error) {
       throw new ComponentLoadError(`the component module failed to load: ${describe(error)}`);
     } finally {
-      URL.revokeObjectURL(url);
+      if (this.urlKind === 'blob') URL.revokeObjectURL(url);
     }
     const component = module.default;
     if (typeof component !== 'function' && !(typeof component === 'object' && component !== null)) {
@@ -79,8 +95,7 @@ export class ModuleLoader {
         `the component imports "${specifier}", which this mount does not provide (available: ${Object.keys(this.provided).join(', ')})`,
       );
     }
-    const source = shimSource(specifier, namespace);
-    const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+    const url = moduleUrl(this.urlKind, shimSource(specifier, namespace));
     this.shimUrls.set(specifier, url);
     return url;
   }
@@ -95,6 +110,25 @@ function shimSource(specifier: string, namespace: Record<string, unknown>): stri
   }
   lines.push("export default ('default' in m ? m.default : m);");
   return lines.join('\n');
+}
+
+function moduleUrl(kind: UrlKind, source: string): string {
+  return kind === 'blob'
+    ? URL.createObjectURL(new Blob([source], { type: 'text/javascript' }))
+    : `data:text/javascript;charset=utf-8,${encodeURIComponent(source)}`;
+}
+
+/** Whether the document's CSP lets modules load from `kind` URLs. */
+async function importable(kind: UrlKind): Promise<boolean> {
+  const url = moduleUrl(kind, 'export default 1;');
+  try {
+    await import(/* webpackIgnore: true */ url);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    if (kind === 'blob') URL.revokeObjectURL(url);
+  }
 }
 
 function describe(error: unknown): string {

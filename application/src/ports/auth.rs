@@ -11,8 +11,9 @@ pub struct KeyOwner {
     pub app_id: Option<String>,
 }
 
-/// A source of bearer keys, looked up by the sha256 hex of the presented secret.
+/// A source of bearer keys. Stores keep only hashes; each hashes the presented secret itself.
 #[async_trait::async_trait]
 pub trait KeyStore: Send + Sync {
-    async fn find_by_hash(&self, sha256_hex: &str) -> Result<Option<KeyOwner>, RepositoryError>;
+    /// The owner of `bearer` when it is a live key of this store.
+    async fn find(&self, bearer: &str) -> Result<Option<KeyOwner>, RepositoryError>;
 }

@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use svc_domain::contract::sha256_hex;
-
 use super::agent::{AgentError, Caller};
 use crate::ports::agent::AppRepository;
 use crate::ports::auth::KeyStore;
@@ -78,9 +76,8 @@ impl AuthService {
     }
 
     async fn lookup(&self, bearer: &str) -> Result<Option<crate::ports::auth::KeyOwner>, AuthError> {
-        let hash = sha256_hex(bearer.as_bytes());
         for store in &self.keys {
-            if let Some(owner) = store.find_by_hash(&hash).await.map_err(|e| AuthError::Internal(e.into()))? {
+            if let Some(owner) = store.find(bearer).await.map_err(|e| AuthError::Internal(e.into()))? {
                 return Ok(Some(owner));
             }
         }

@@ -1,15 +1,27 @@
 //! `resources/*`: the mount shell `ui://svc/render` and per-render mounts
 //! `ui://svc/render/<sessionId>` (optionally `#<epoch>`), as MCP-Apps HTML resources.
+//!
+//! Both documents inline the mount runtime (adapters/mount), because some hosts block scripts
+//! from any origin but their own sandbox. The per-render document embeds its bootstrap (the
+//! render slice plus the pinned epoch's props and a fresh `wsToken`); the shell embeds only a
+//! marker and waits for the host's `ui/notifications/tool-result`, whose `_meta['ai.svc/render']`
+//! carries the slice.
 
 use serde_json::{Value, json};
+use svc_application::ports::agent::SessionRecord;
 use svc_application::services::agent::{AgentError, Caller};
+use svc_domain::themes::{self, ThemeMode};
 use svc_protocol::{INVALID_PARAMS, MOUNT_UNAVAILABLE, SESSION_NOT_FOUND};
 
 use super::jsonrpc::RpcFailure;
 use crate::HttpState;
+use crate::runtime_asset::RUNTIME_JS;
 
 const SHELL_URI: &str = "ui://svc/render";
+const RENDER_URI_PREFIX: &str = "ui://svc/render/";
 const MIME: &str = "text/html;profile=mcp-app";
+/// Theme of a session that recorded none (a render from before themes were stored).
+const FALLBACK_THEME_ID: &str = "default";
 
 pub fn list() -> Value {
     json!({ "resources": [{ "uri": SHELL_URI, "name": "svc render shell", "mimeType": MIME }] })
@@ -28,15 +40,31 @@ fn script_json(value: &Value) -> String {
     value.to_string().replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
 }
 
-fn document(state: &HttpState, bootstrap: &Value) -> String {
+/// JavaScript source made safe inside a `<script>` element: `</script` (any case) would close
+/// it. The runtime build already refuses such bundles; this keeps the document well-formed even
+/// if one slips through (`<\/` is `</` inside JS strings, templates and regular expressions).
+fn script_source(source: &str) -> String {
+    let lower = source.to_ascii_lowercase();
+    let mut out = String::with_capacity(source.len());
+    let mut last = 0;
+    for (index, _) in lower.match_indices("</script") {
+        out.push_str(&source[last..index]);
+        out.push_str("<\\/");
+        last = index + 2;
+    }
+    out.push_str(&source[last..]);
+    out
+}
+
+fn document(bootstrap: &Value) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>svc render</title>\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"></head>\
 <body><div id=\"svc-root\"></div>\
 <script type=\"application/json\" id=\"svc-bootstrap\">{}</script>\
-<script type=\"module\" src=\"{}/_svc/iframe-runtime.js\"></script></body></html>",
+<script type=\"module\">{}</script></body></html>",
         script_json(bootstrap),
-        state.urls.base
+        script_source(RUNTIME_JS),
     )
 }
 
@@ -45,9 +73,40 @@ fn contents(state: &HttpState, uri: &str, bootstrap: Value) -> Value {
     json!({ "contents": [{
         "uri": uri,
         "mimeType": MIME,
-        "text": document(state, &bootstrap),
+        "text": document(&bootstrap),
         "_meta": { "ui": { "csp": { "connectDomains": [ws_origin], "resourceDomains": [state.urls.base] } } },
     }] })
+}
+
+/// What the runtime needs to subscribe and paint one render at one epoch.
+fn render_bootstrap(state: &HttpState, uri: &str, session: &SessionRecord, epoch: u32, props: Value) -> Value {
+    let (ws_token, expires_at) = state.tokens.mint(&session.session_id, &session.app_id, chrono::Utc::now());
+    let theme_id = session.theme_id.as_deref().unwrap_or(FALLBACK_THEME_ID);
+    let light = themes::css_variables(theme_id, ThemeMode::Light);
+    let dark = themes::css_variables(theme_id, ThemeMode::Dark);
+    let (theme_mode, theme) = match (&light, &dark) {
+        (Some(light), _) => ("light", light.clone()),
+        (None, Some(dark)) => ("dark", dark.clone()),
+        (None, None) => ("light", Default::default()),
+    };
+    json!({
+        "sessionId": session.session_id,
+        "appId": session.app_id,
+        "resourceUri": uri,
+        "epoch": epoch,
+        "props": props,
+        "frozen": epoch != session.head.epoch,
+        "runtimeUrl": format!("{}/_svc/iframe-runtime.js", state.urls.base),
+        "wsUrl": state.urls.ws,
+        "wsToken": ws_token,
+        "expiresAt": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "themeId": theme_id,
+        "themeMode": theme_mode,
+        "theme": theme,
+        "themeVariants": { "light": light, "dark": dark },
+        "pollingUrl": format!("{}/_svc/poll/{}", state.urls.base, session.session_id),
+        "lastSequence": session.event_sequence,
+    })
 }
 
 pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
@@ -57,7 +116,7 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
     if uri == SHELL_URI {
         return Ok(contents(state, uri, json!({ "shell": true })));
     }
-    let Some(locator) = uri.strip_prefix("ui://svc/render/") else {
+    let Some(locator) = uri.strip_prefix(RENDER_URI_PREFIX) else {
         return Err(not_found());
     };
     let (session_id, epoch) = match locator.split_once('#') {
@@ -77,5 +136,29 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
     }
     let epoch = epoch.unwrap_or(session.head.epoch);
     let props = state.agent.props_at(caller, session_id, epoch).await.map_err(|_| not_found())?.ok_or_else(not_found)?;
-    Ok(contents(state, uri, json!({ "sessionId": session_id, "epoch": epoch, "props": props, "frozen": epoch != session.head.epoch })))
+    Ok(contents(state, uri, render_bootstrap(state, uri, &session, epoch, props)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_source_never_closes_the_element() {
+        let escaped = script_source("a='</script>';b='</SCRIPT >';c=`</sCrIpT`");
+        assert!(!escaped.to_ascii_lowercase().contains("</script"), "{escaped}");
+        assert_eq!(escaped, "a='<\\/script>';b='<\\/SCRIPT >';c=`<\\/sCrIpT`");
+        assert_eq!(script_source("x<y"), "x<y");
+    }
+
+    #[test]
+    fn the_document_inlines_the_runtime_and_escapes_the_bootstrap() {
+        let html = document(&json!({ "props": { "title": "</script><b>x" } }));
+        assert!(html.starts_with("<!doctype html>"));
+        assert!(!html.contains("</script><b>"));
+        assert!(html.contains("<script type=\"module\">"));
+        assert!(!html.contains("<script type=\"module\" src="), "the runtime is inlined, not fetched");
+        // One bootstrap element, one runtime element, each closed once.
+        assert_eq!(html.matches("</script>").count(), 2);
+    }
 }

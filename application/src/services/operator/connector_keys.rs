@@ -71,6 +71,7 @@ impl From<TransitionError<ConnectorKeyError>> for ConnectorKeyServiceError {
 }
 
 /// Connector keys: issue (plaintext revealed once), list, revoke, and authenticate a bearer.
+#[derive(Clone)]
 pub struct ConnectorKeyService {
     keys: Arc<dyn ConnectorKeyRepository>,
     clock: Arc<dyn Clock>,

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# CI check: the committed dist/iframe-runtime.js is exactly what the locked sources build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+npm ci --no-audit --no-fund
+npm run check
+npm run build
+if ! git diff --exit-code --stat -- dist/; then
+  echo "adapters/mount/dist differs from a fresh build: run 'npm ci && npm run build' in adapters/mount and commit dist/" >&2
+  exit 1
+fi
+if [ -n "$(git status --porcelain -- dist/)" ]; then
+  echo "adapters/mount/dist has uncommitted files:" >&2
+  git status --porcelain -- dist/ >&2
+  exit 1
+fi
+echo "dist/iframe-runtime.js matches the sources"

@@ -1,0 +1,289 @@
+// The mount controller: owns the store and the live socket, turns frames into state, and turns
+// gestures into frames.
+
+import type { Bootstrap, ThemeMode } from './bootstrap';
+import { LiveSocket, type LiveStatus } from './live-socket';
+import type { ModuleLoader } from './module-loader';
+import {
+  LIFECYCLE_CHANNEL,
+  isObject,
+  type AckPayload,
+  type ActionEnvelope,
+  type Contract,
+  type ErrorPayload,
+  type Frame,
+  type JsonObject,
+  type StreamEnvelope,
+} from './protocol';
+import { Store, type CardState, type ThemeState } from './store';
+import { isThemeMode, themeVariables } from './theme';
+
+const HOST_CONTEXT_ECHO_DELAY_MS = 250;
+/** Host context fields not worth echoing to the agent (large, or host-internal). */
+const HOST_CONTEXT_SKIPPED = new Set(['styles', 'toolInfo']);
+
+export class Mount {
+  readonly store: Store;
+  private socket: LiveSocket | null = null;
+  private readonly channelRefs = new Map<string, number>();
+  private loadedCode: string | null = null;
+  private echoTimer: number | undefined;
+  private lastEcho = '';
+
+  constructor(
+    private readonly bootstrap: Bootstrap,
+    private readonly loader: ModuleLoader,
+    hostContext: JsonObject,
+  ) {
+    this.store = new Store({
+      phase: 'connecting',
+      live: 'connecting',
+      notice: null,
+      progress: null,
+      component: null,
+      contract: {},
+      props: bootstrap.props ?? {},
+      epoch: bootstrap.epoch ?? 1,
+      streams: {},
+      slots: {},
+      toolChannels: {},
+      theme: initialTheme(bootstrap, hostContext),
+      hostContext,
+    });
+  }
+
+  start(): void {
+    const { wsUrl, sessionId } = this.bootstrap;
+    if (!wsUrl) {
+      // TODO(pollingUrl): fall back to the bootstrap's pollingUrl when the socket is blocked.
+      this.store.update({ phase: 'failed', live: 'failed', notice: 'This card has no live-channel address (wsUrl).' });
+      return;
+    }
+    this.socket = new LiveSocket({
+      url: wsUrl,
+      sessionId,
+      ...(this.bootstrap.appId ? { appId: this.bootstrap.appId } : {}),
+      ...(this.bootstrap.wsToken ? { wsToken: this.bootstrap.wsToken } : {}),
+      ...(typeof this.bootstrap.lastSequence === 'number' ? { lastSequence: this.bootstrap.lastSequence } : {}),
+      onAck: (ack) => this.onAck(ack),
+      onFrame: (frame) => this.onFrame(frame),
+      onStatus: (status, detail) => this.onStatus(status, detail),
+      onReplayGap: () => this.store.update({ streams: {} }),
+      onActionRejected: (action, error) => this.onActionRejected(action, error),
+    });
+    this.socket.start();
+  }
+
+  stop(): void {
+    window.clearTimeout(this.echoTimer);
+    this.socket?.stop();
+  }
+
+  /** `useAction(intent)(data)`: one `data:submit` with the slot snapshot as `uiContext`. */
+  act(intent: string, data: unknown): void {
+    if (!this.socket) return;
+    this.socket.sendAction(intent, toJson(data), this.uiContext());
+  }
+
+  /** A slot's value: what the card set, else the contextSpec default. */
+  slotValue(state: CardState, name: string): unknown {
+    if (Object.prototype.hasOwnProperty.call(state.slots, name)) return state.slots[name];
+    return state.contract.contextSpec?.[name]?.default;
+  }
+
+  isToolChannel(channel: string): boolean {
+    return typeof this.store.get().contract.streamSpec?.[channel]?.source?.tool === 'string';
+  }
+
+  /** Subscribes a tool channel while at least one hook reads it; returns the release. */
+  retainChannel(channel: string): () => void {
+    const count = this.channelRefs.get(channel) ?? 0;
+    this.channelRefs.set(channel, count + 1);
+    if (count === 0) this.socket?.send({ type: 'channel_subscribe', payload: channel });
+    return () => {
+      const left = (this.channelRefs.get(channel) ?? 1) - 1;
+      if (left > 0) {
+        this.channelRefs.set(channel, left);
+        return;
+      }
+      this.channelRefs.delete(channel);
+      this.socket?.send({ type: 'channel_unsubscribe', payload: channel });
+    };
+  }
+
+  /** The host reported a (merged) context: follow its theme, and echo it to the agent. */
+  setHostContext(context: JsonObject): void {
+    this.store.update((state) => ({ hostContext: context, theme: followHostTheme(this.bootstrap, state.theme, context) }));
+    this.scheduleEcho();
+  }
+
+  private uiContext(): JsonObject | undefined {
+    const state = this.store.get();
+    const declared = Object.keys(state.contract.contextSpec ?? {});
+    const names = declared.length > 0 ? declared : Object.keys(state.slots);
+    if (names.length === 0) return undefined;
+    const snapshot: JsonObject = {};
+    for (const name of names) {
+      const value = this.slotValue(state, name);
+      if (value !== undefined) snapshot[name] = toJson(value);
+    }
+    return snapshot;
+  }
+
+  private onStatus(status: LiveStatus, detail?: string): void {
+    this.store.update((state) => ({
+      live: status,
+      ...(status === 'failed'
+        ? { notice: `The live channel closed: ${detail ?? 'unknown error'}`, ...(state.component ? {} : { phase: 'failed' as const }) }
+        : {}),
+    }));
+  }
+
+  private onAck(ack: AckPayload): void {
+    const contract: Contract = isObject(ack.contract) ? (ack.contract as Contract) : {};
+    this.store.update((state) => ({
+      contract,
+      ...(!this.bootstrap.frozen && ack.props !== undefined ? { props: ack.props, epoch: ack.epoch ?? state.epoch } : {}),
+    }));
+    const code = ack.component?.code;
+    if (typeof code === 'string' && code !== '') {
+      void this.loadComponent(code);
+    } else if (!this.store.get().component) {
+      const failure = ack.failure?.message ?? ack.error?.message;
+      this.store.update(
+        failure
+          ? { phase: 'failed', notice: `This render failed: ${failure}` }
+          : { phase: 'generating', progress: this.store.get().progress ?? 'Generating…' },
+      );
+    }
+    // Per-socket state the server forgets on reconnect.
+    for (const channel of this.channelRefs.keys()) this.socket?.send({ type: 'channel_subscribe', payload: channel });
+    this.lastEcho = '';
+    this.scheduleEcho();
+  }
+
+  private async loadComponent(code: string): Promise<void> {
+    if (code === this.loadedCode) return;
+    this.loadedCode = code;
+    try {
+      const component = await this.loader.load(code);
+      this.store.update({ component, phase: 'ready', progress: null });
+    } catch (error) {
+      this.store.update({ phase: 'failed', notice: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  private onFrame(frame: Frame): void {
+    const payload = isObject(frame.payload) ? frame.payload : {};
+    switch (frame.type) {
+      case 'props_update':
+        if (!this.bootstrap.frozen) {
+          this.store.update((state) => ({ props: payload.props ?? {}, epoch: typeof payload.epoch === 'number' ? payload.epoch : state.epoch }));
+        }
+        return;
+      case 'data':
+        this.onData(payload as unknown as StreamEnvelope);
+        return;
+      case 'channel_payload':
+        if (typeof payload.channel === 'string') {
+          this.store.setToolChannel(payload.channel, { payload: payload.payload, error: null });
+          this.store.applyStream(payload.channel, this.modeOf(payload.channel), payload.payload, true, false);
+        }
+        return;
+      case 'channel_error':
+        if (typeof payload.channel === 'string') {
+          const message = typeof payload.message === 'string' ? payload.message : String(payload.code ?? 'channel error');
+          this.store.setToolChannel(payload.channel, { error: message });
+        }
+        return;
+      case 'error':
+        this.store.update({ notice: describeError(payload as ErrorPayload) });
+        return;
+      default:
+        // render_event, drain_ack, render and other system frames need no state here.
+        return;
+    }
+  }
+
+  private onData(envelope: StreamEnvelope): void {
+    if (typeof envelope.channel !== 'string') return;
+    if (envelope.channel === LIFECYCLE_CHANNEL) {
+      const stage = isObject(envelope.payload) ? envelope.payload.stage : undefined;
+      const done = envelope.complete === true || stage === 'done';
+      if (!this.store.get().component) this.store.update({ progress: done ? null : `Generating… (${String(stage ?? 'working')})` });
+      return;
+    }
+    const complete = envelope.complete === true;
+    // A terminal marker may travel without a payload of its own.
+    const hasPayload = envelope.payload !== undefined && !(complete && envelope.payload === null);
+    const mode = envelope.mode ?? this.modeOf(envelope.channel);
+    this.store.applyStream(envelope.channel, mode, envelope.payload, hasPayload, complete);
+  }
+
+  private modeOf(channel: string): 'append' | 'replace' {
+    return this.store.get().contract.streamSpec?.[channel]?.mode === 'append' ? 'append' : 'replace';
+  }
+
+  private onActionRejected(action: ActionEnvelope, error: ErrorPayload): void {
+    this.store.update({ notice: `The agent's contract rejected "${action.payload.action}": ${describeError(error)}` });
+  }
+
+  private scheduleEcho(): void {
+    window.clearTimeout(this.echoTimer);
+    this.echoTimer = window.setTimeout(() => this.echoHostContext(), HOST_CONTEXT_ECHO_DELAY_MS);
+  }
+
+  private echoHostContext(): void {
+    const observed: JsonObject = {};
+    for (const [key, value] of Object.entries(this.store.get().hostContext)) {
+      if (!HOST_CONTEXT_SKIPPED.has(key) && value !== undefined) observed[key] = value;
+    }
+    if (Object.keys(observed).length === 0) return;
+    const text = JSON.stringify(observed);
+    if (text === this.lastEcho) return;
+    if (this.socket?.send({ type: 'host_context_observed', payload: observed })) this.lastEcho = text;
+  }
+}
+
+function initialTheme(bootstrap: Bootstrap, hostContext: JsonObject): ThemeState {
+  const mode: ThemeMode = isThemeMode(bootstrap.themeMode) ? bootstrap.themeMode : 'light';
+  const base: ThemeState = {
+    id: bootstrap.themeId ?? 'default',
+    mode,
+    vars: themeVariables(bootstrap.themeVariants?.[mode] ?? bootstrap.theme),
+  };
+  return followHostTheme(bootstrap, base, hostContext);
+}
+
+/** Switches to the host's light/dark mode when the bootstrap carries that palette. */
+function followHostTheme(bootstrap: Bootstrap, theme: ThemeState, hostContext: JsonObject): ThemeState {
+  const wanted = hostContext.theme;
+  if (!isThemeMode(wanted) || wanted === theme.mode) return theme;
+  const palette = bootstrap.themeVariants?.[wanted];
+  return palette ? { ...theme, mode: wanted, vars: themeVariables(palette) } : theme;
+}
+
+function describeError(error: ErrorPayload): string {
+  const code = error.code ?? 'ERROR';
+  if (Array.isArray(error.violations) && error.violations.length > 0) {
+    const first = error.violations[0] as unknown;
+    const text = isObject(first) ? [first.path, first.message].filter((part) => typeof part === 'string' && part !== '').join(': ') : String(first);
+    return `${code} (${text})`;
+  }
+  return error.message ? `${code}: ${error.message}` : code;
+}
+
+/** Plain JSON only: drops functions and DOM events, turns Dates into ISO strings. */
+function toJson(value: unknown): unknown {
+  if (value === undefined || isEvent(value)) return undefined;
+  try {
+    return JSON.parse(JSON.stringify(value)) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `onClick={submit}` hands the hook a (synthetic) event: that is no data. */
+function isEvent(value: unknown): boolean {
+  return (typeof Event !== 'undefined' && value instanceof Event) || (isObject(value) && 'nativeEvent' in value && 'target' in value);
+}

@@ -1,0 +1,30 @@
+// The modules a compiled component may import: React, its JSX runtime, react-dom, and the
+// standard gadget package. Exactly the specifiers the compiler's import policy allows.
+
+import * as React from 'react';
+import * as JsxRuntime from 'react/jsx-runtime';
+import * as ReactDom from 'react-dom';
+import * as Gadgets from './gadgets';
+import type { ProvidedModules } from './module-loader';
+
+const gadgetExports = {
+  useProps: Gadgets.useProps,
+  useAction: Gadgets.useAction,
+  useStream: Gadgets.useStream,
+  useContextSlot: Gadgets.useContextSlot,
+  useTheme: Gadgets.useTheme,
+  useHostContext: Gadgets.useHostContext,
+  useToolChannel: Gadgets.useToolChannel,
+};
+
+export function providedModules(): ProvidedModules {
+  const jsx = { ...JsxRuntime } as Record<string, unknown>;
+  return {
+    react: { ...React } as Record<string, unknown>,
+    'react/jsx-runtime': jsx,
+    // A development-mode transform asks for jsxDEV; production React ships none, so map it.
+    'react/jsx-dev-runtime': { Fragment: JsxRuntime.Fragment, jsxDEV: (type: unknown, props: unknown, key: unknown) => (JsxRuntime.jsx as (...args: unknown[]) => unknown)(type, props, key) },
+    'react-dom': { ...ReactDom } as Record<string, unknown>,
+    '@svc/gadgets': gadgetExports,
+  };
+}

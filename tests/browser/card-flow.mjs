@@ -1,0 +1,332 @@
+#!/usr/bin/env node
+// A rendered svc card in a real browser, end to end:
+//   agent (official MCP SDK client) -> svc server -> MCP-Apps host page (ext-apps AppBridge)
+//   -> sandboxed iframe running the mount runtime -> /ws -> back to the agent.
+//
+// Usage: node tests/browser/card-flow.mjs <base-url>     (e.g. http://127.0.0.1:6781)
+// Env:   SVC_CHROMIUM=/path/to/chromium (default /usr/bin/chromium; never downloads a browser)
+// Exits non-zero with a message naming the failed step; screenshots go to ./artifacts/.
+
+import { createServer } from 'node:http';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ARTIFACTS = path.join(HERE, 'artifacts');
+const CHROMIUM = process.env.SVC_CHROMIUM || '/usr/bin/chromium';
+const WAIT_MS = 15_000;
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+const CONTRACT = {
+  propsSpec: {
+    type: 'object',
+    properties: { title: { type: 'string' }, status: { type: 'string' } },
+    required: ['title', 'status'],
+  },
+  actionSpec: {
+    approve: { schema: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] } },
+  },
+  streamSpec: { log: { mode: 'append', schema: { type: 'string' } } },
+  contextSpec: { tab: { schema: { type: 'string' }, default: 'summary' } },
+};
+const HOST_CONTEXT = {
+  theme: 'light',
+  displayMode: 'inline',
+  locale: 'en-US',
+  timeZone: 'UTC',
+  platform: 'web',
+  containerDimensions: { maxHeight: 2000, width: 640 },
+};
+
+class StepFailure extends Error {}
+
+let currentStep = 'start';
+const diagnostics = [];
+
+function step(name) {
+  currentStep = name;
+  console.log(`step: ${name}`);
+}
+
+function check(condition, message) {
+  if (!condition) throw new StepFailure(message);
+}
+
+function same(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  check(a === e, `${what}: expected ${e}, got ${a}`);
+}
+
+// ---------- the agent ----------
+
+async function connectAgent(base) {
+  const client = new Client({ name: 'svc-browser-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+    requestInit: { headers: { Authorization: 'Bearer browser-test' } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+async function tool(client, name, args) {
+  const result = await client.callTool({ name, arguments: args });
+  if (result.isError) {
+    throw new StepFailure(`${name} answered an error result: ${JSON.stringify(result.structuredContent ?? result.content)}`);
+  }
+  return result;
+}
+
+async function readResource(client, uri) {
+  const read = await client.readResource({ uri });
+  const content = read.contents?.[0];
+  check(content && typeof content.text === 'string', `resources/read ${uri}: no text content`);
+  same(content.mimeType, 'text/html;profile=mcp-app', `resources/read ${uri} mimeType`);
+  return { html: content.text, csp: content._meta?.ui?.csp ?? {} };
+}
+
+// ---------- the host page's server ----------
+
+/** The CSP a host derives from `_meta.ui.csp` (modelled on the ext-apps reference host, minus eval). */
+function cspHeader(csp) {
+  const clean = (list) => (Array.isArray(list) ? list : []).filter((d) => typeof d === 'string' && !/[;\r\n'" ]/.test(d)).join(' ');
+  const resources = clean(csp.resourceDomains);
+  return [
+    "default-src 'none'",
+    `script-src 'unsafe-inline' blob: ${resources}`.trim(),
+    `style-src 'unsafe-inline' ${resources}`.trim(),
+    `img-src data: blob: ${resources}`.trim(),
+    `font-src data: ${resources}`.trim(),
+    `connect-src ${clean(csp.connectDomains)}`.trim(),
+    "frame-src 'none'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+async function startHostServer() {
+  const hostHtml = await readFile(path.join(HERE, 'host.html'), 'utf8');
+  const bundled = await build({
+    stdin: {
+      contents: "export { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';",
+      resolveDir: HERE,
+      loader: 'js',
+    },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    logLevel: 'silent',
+  });
+  const appBridgeJs = bundled.outputFiles[0].text;
+  const frames = new Map();
+  const server = createServer((req, res) => {
+    const url = new URL(req.url, 'http://host');
+    if (url.pathname === '/host.html') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(hostHtml);
+    } else if (url.pathname === '/vendor/app-bridge.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(appBridgeJs);
+    } else if (url.pathname.startsWith('/frame/') && frames.has(url.pathname.slice(7))) {
+      const { html, csp } = frames.get(url.pathname.slice(7));
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': cspHeader(csp) }).end(html);
+    } else {
+      res.writeHead(404).end('not found');
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  return { origin, frames, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+// ---------- the browser ----------
+
+async function mountCard(page, host, { id, title, resource, toolInput, toolResult }) {
+  host.frames.set(id, resource);
+  await page.evaluate(
+    (args) => window.svcHost.mount(args),
+    { id, title, frameUrl: `${host.origin}/frame/${id}`, toolInput, toolResult, hostContext: HOST_CONTEXT },
+  );
+  const frame = await (await page.$(`#${id}`)).contentFrame();
+  check(frame, `${id}: no frame`);
+  return frame;
+}
+
+async function waitFor(what, probe, timeout = WAIT_MS) {
+  const deadline = Date.now() + timeout;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await probe();
+      if (last === true) return;
+    } catch (error) {
+      last = error.message;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new StepFailure(`timed out after ${timeout} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+}
+
+const logItems = (frame) => frame.$$eval('section[data-channel="log"] li', (items) => items.map((li) => li.textContent.trim()));
+const cardText = (frame) => frame.evaluate(() => document.body.innerText);
+const liveState = (frame) => frame.evaluate(() => document.documentElement.dataset.svcLive ?? null);
+
+async function screenshot(page, name) {
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+// ---------- the flow ----------
+
+async function run(base) {
+  await mkdir(ARTIFACTS, { recursive: true });
+  step('agent connects over MCP');
+  const agent = await connectAgent(base);
+  const host = await startHostServer();
+  const userDataDir = await mkdtemp(path.join(tmpdir(), 'svc-chromium-'));
+  let context;
+  try {
+    step('launch Chromium');
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 720, height: 900 },
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.on('console', (message) => diagnostics.push(`console.${message.type()} ${message.location()?.url ?? ''}: ${message.text()}`));
+    page.on('pageerror', (error) => diagnostics.push(`pageerror: ${error.message}`));
+    await page.goto(`${host.origin}/host.html`);
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+
+    step('agent renders a card');
+    const handshake = await tool(agent, 'svc_handshake', { intent: 'browser order approval', blueprintDraft: { contract: CONTRACT } });
+    const handshakeId = handshake.structuredContent.handshakeId;
+    check(typeof handshakeId === 'string', `svc_handshake gave no handshakeId: ${JSON.stringify(handshake.structuredContent)}`);
+    const renderArgs = { handshakeId, props: { title: 'Order 42', status: 'pending' } };
+    const rendered = await tool(agent, 'svc_render', renderArgs);
+    same(rendered.structuredContent.outcome, 'rendered', 'svc_render outcome');
+    const sessionId = rendered.structuredContent.sessionId;
+    check(rendered._meta?.['ai.svc/render']?.wsToken, `svc_render result has no _meta['ai.svc/render'] slice: ${JSON.stringify(rendered._meta)}`);
+    // Emitted before any card is mounted: the first subscribe must replay it.
+    await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 1' });
+
+    step('host mounts the per-render resource');
+    const resource = await readResource(agent, `ui://svc/render/${sessionId}`);
+    const card = await mountCard(page, host, { id: 'card-render', title: `ui://svc/render/${sessionId}`, resource, toolInput: renderArgs, toolResult: rendered });
+    await waitFor('the card to show its props', async () => (await cardText(card)).includes('Order 42') && (await cardText(card)).includes('pending'));
+    await waitFor('the pre-mount emit to be replayed', async () => JSON.stringify(await logItems(card)) === JSON.stringify(['line 1']));
+    const themeBg = await card.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--svc-color-bg').trim());
+    check(themeBg !== '', 'the theme variable --svc-color-bg is not applied on the card root');
+    await waitFor('the host to receive ui/notifications/size-changed', async () => (await page.evaluate(() => window.svcHost.reportedHeight('card-render'))) > 0);
+    await screenshot(page, '01-mounted');
+
+    step('user sets the context slot and clicks approve');
+    await card.locator('label[data-slot="tab"] input').fill('details');
+    await card.locator('form[data-intent="approve"] input').first().fill('ship it');
+    await card.locator('button[data-intent="approve"]').click();
+    const consumed = await tool(agent, 'svc_consume', { sessionId, timeout: 10 });
+    const events = consumed.structuredContent.events ?? [];
+    same(events.length, 1, 'svc_consume event count after one click');
+    same(events[0].type, 'action', 'event type');
+    same(events[0].intent, 'approve', 'event intent');
+    same(events[0].actionData, { note: 'ship it' }, 'event actionData');
+    same(events[0].uiContext, { tab: 'details' }, 'event uiContext');
+    check(/^[0-9a-f]{8}$/.test(events[0].actionId ?? ''), `event actionId is not 8 hex: ${events[0].actionId}`);
+    if (consumed.structuredContent.client === undefined) {
+      console.log('note: svc_consume carries no `client` echo of the host context yet');
+    }
+    await screenshot(page, '02-approved');
+
+    step('agent updates the props');
+    await tool(agent, 'svc_update', { sessionId, kind: 'replace', props: { title: 'Order 42', status: 'approved by agent' } });
+    await waitFor('the card to repaint with the new props', async () => (await cardText(card)).includes('approved by agent'));
+    await screenshot(page, '03-updated');
+
+    step('agent streams items');
+    await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 2' });
+    await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 3' });
+    await waitFor('streamed items in the card', async () => JSON.stringify(await logItems(card)) === JSON.stringify(['line 1', 'line 2', 'line 3']));
+    await screenshot(page, '04-streamed');
+
+    step('the connection drops; the agent emits and the user clicks meanwhile');
+    same(await liveState(card), 'live', 'live state before the outage');
+    await context.setOffline(true);
+    await waitFor('the card to notice the outage', async () => (await liveState(card)) === 'reconnecting');
+    await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 4' });
+    await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 5' });
+    await card.locator('form[data-intent="approve"] input').first().fill('offline click');
+    await card.locator('button[data-intent="approve"]').click();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    same(await logItems(card), ['line 1', 'line 2', 'line 3'], 'items while offline');
+    await screenshot(page, '05-offline');
+
+    step('the connection comes back; the card resumes');
+    await context.setOffline(false);
+    await waitFor('the card to resubscribe', async () => (await liveState(card)) === 'live');
+    const expected = ['line 1', 'line 2', 'line 3', 'line 4', 'line 5'];
+    await waitFor('the missed items, once each', async () => JSON.stringify(await logItems(card)) === JSON.stringify(expected));
+    const resent = await tool(agent, 'svc_consume', { sessionId, timeout: 10 });
+    const resentEvents = resent.structuredContent.events ?? [];
+    same(resentEvents.map((e) => [e.intent, e.actionData]), [['approve', { note: 'offline click' }]], 'the action clicked offline, delivered once');
+    await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 6' });
+    await waitFor('the live tail after the resume', async () => JSON.stringify(await logItems(card)) === JSON.stringify([...expected, 'line 6']));
+    const extra = await tool(agent, 'svc_consume', { sessionId, timeout: 2 });
+    same(extra.structuredContent.events ?? [], [], 'events after the resend (no duplicate)');
+    same(await logItems(card), [...expected, 'line 6'], 'items after the resume (no double)');
+    await screenshot(page, '06-resumed');
+
+    step('the host switches to dark mode');
+    await page.evaluate(() => window.svcHost.changeHostContext('card-render', { ...{ theme: 'dark' } }));
+    await waitFor('the card to follow the host theme', async () => (await card.evaluate(() => document.documentElement.dataset.svcMode)) === 'dark');
+
+    step('host mounts the shell with the tool result');
+    const shell = await readResource(agent, 'ui://svc/render');
+    check(!shell.html.includes(sessionId), 'the shell document is render-independent');
+    const shellCard = await mountCard(page, host, { id: 'card-shell', title: 'ui://svc/render (shell)', resource: shell, toolInput: renderArgs, toolResult: rendered });
+    await waitFor('the shell to mount the render from the tool result', async () => (await cardText(shellCard)).includes('approved by agent'));
+    await waitFor('the shell card to replay the stream', async () => JSON.stringify(await logItems(shellCard)) === JSON.stringify([...expected, 'line 6']));
+
+    step('host mounts a pinned history epoch');
+    const pinned = await readResource(agent, `ui://svc/render/${sessionId}#1`);
+    const historyCard = await mountCard(page, host, { id: 'card-epoch-1', title: `ui://svc/render/${sessionId}#1`, resource: pinned, toolInput: renderArgs, toolResult: rendered });
+    await waitFor('the history card to keep epoch 1 props', async () => {
+      const text = await cardText(historyCard);
+      return text.includes('pending') && !text.includes('approved by agent') && (await liveState(historyCard)) === 'live';
+    });
+    await screenshot(page, '07-shell-and-history');
+  } finally {
+    await context?.close().catch(() => {});
+    await host.close();
+    await rm(userDataDir, { recursive: true, force: true });
+    await agent.close().catch(() => {});
+  }
+}
+
+const base = process.argv[2];
+if (!base) {
+  console.error('usage: node card-flow.mjs <base-url>');
+  process.exit(2);
+}
+try {
+  await run(base.replace(/\/+$/, ''));
+  console.log('card-flow: all steps passed');
+} catch (error) {
+  console.error(`card-flow FAILED at step "${currentStep}": ${error instanceof StepFailure ? error.message : error.stack ?? error}`);
+  if (diagnostics.length > 0) console.error(`browser console:\n  ${diagnostics.slice(-40).join('\n  ')}`);
+  console.error(`screenshots: ${ARTIFACTS}`);
+  process.exit(1);
+}

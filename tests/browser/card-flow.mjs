@@ -189,6 +189,11 @@ async function screenshot(page, name) {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
+/** One card's frame (scrolled into view: off-screen frames are not painted in page shots). */
+async function cardShot(page, id, name) {
+  await page.locator(`#${id}`).screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+}
+
 // ---------- the flow ----------
 
 async function run(base) {
@@ -246,9 +251,9 @@ async function run(base) {
     same(events[0].actionData, { note: 'ship it' }, 'event actionData');
     same(events[0].uiContext, { tab: 'details' }, 'event uiContext');
     check(/^[0-9a-f]{8}$/.test(events[0].actionId ?? ''), `event actionId is not 8 hex: ${events[0].actionId}`);
-    if (consumed.structuredContent.client === undefined) {
-      console.log('note: svc_consume carries no `client` echo of the host context yet');
-    }
+    // The card echoed the host context (host_context_observed); svc_consume hands it back.
+    same(consumed.structuredContent.client?.displayMode, HOST_CONTEXT.displayMode, 'svc_consume client.displayMode');
+    same(consumed.structuredContent.client?.locale, HOST_CONTEXT.locale, 'svc_consume client.locale');
     await screenshot(page, '02-approved');
 
     step('agent updates the props');
@@ -299,6 +304,7 @@ async function run(base) {
     const shellCard = await mountCard(page, host, { id: 'card-shell', title: 'ui://svc/render (shell)', resource: shell, toolInput: renderArgs, toolResult: rendered });
     await waitFor('the shell to mount the render from the tool result', async () => (await cardText(shellCard)).includes('approved by agent'));
     await waitFor('the shell card to replay the stream', async () => JSON.stringify(await logItems(shellCard)) === JSON.stringify([...expected, 'line 6']));
+    await cardShot(page, 'card-shell', '07-shell');
 
     step('host mounts a pinned history epoch');
     const pinned = await readResource(agent, `ui://svc/render/${sessionId}#1`);
@@ -307,7 +313,8 @@ async function run(base) {
       const text = await cardText(historyCard);
       return text.includes('pending') && !text.includes('approved by agent') && (await liveState(historyCard)) === 'live';
     });
-    await screenshot(page, '07-shell-and-history');
+    await cardShot(page, 'card-epoch-1', '08-history-epoch-1');
+    await screenshot(page, '09-host-page');
   } finally {
     await context?.close().catch(() => {});
     await host.close();

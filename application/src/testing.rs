@@ -13,15 +13,13 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use svc_domain::artifact::{ArtifactError, ArtifactIdentity, ArtifactVersion, YankOutcome};
 use svc_domain::connector_key::{ConnectorKey, ConnectorKeyError, KeyRevokeOutcome};
 use svc_domain::coupon::{Coupon, CouponCode, CouponError, Redemption};
-use svc_domain::invite::{
-    Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteStatus,
-};
+use svc_domain::invite::{Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteStatus};
 use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord};
 use svc_domain::wallet::{LedgerEntry, Principal, Wallet, WalletError, WalletMovement};
 
 use crate::ports::operator::{
-    ArtifactRepository, ConnectorKeyRepository, CouponRepository, InviteRepository, LedgerPage,
-    LedgerPosition, Mailer, MailerError, OrgRepository, TransitionError, WalletRepository,
+    ArtifactRepository, ConnectorKeyRepository, CouponRepository, InviteRepository, LedgerPage, LedgerPosition, Mailer,
+    MailerError, OrgRepository, TransitionError, WalletRepository,
 };
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::operator::{ConnectorKeyService, CouponService, CreditService, OrgService};
@@ -89,10 +87,7 @@ pub struct RecordingMailer {
 
 impl RecordingMailer {
     pub fn sent_invite_ids(&self) -> Vec<String> {
-        lock(&self.sent)
-            .iter()
-            .map(|invite| invite.invite_id.clone())
-            .collect()
+        lock(&self.sent).iter().map(|invite| invite.invite_id.clone()).collect()
     }
 
     pub fn fail_next(&self) {
@@ -173,9 +168,7 @@ impl InMemoryOperatorStore {
 
 /// A poisoned lock only means another test thread panicked; the data is still usable.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[async_trait::async_trait]
@@ -183,14 +176,9 @@ impl OrgRepository for InMemoryOperatorStore {
     async fn create(&self, new_org: &NewOrg) -> Result<(), RepositoryError> {
         let mut state = self.state();
         if state.orgs.contains_key(&new_org.org.org_id) {
-            return Err(RepositoryError::Conflict(format!(
-                "org {} exists",
-                new_org.org.org_id
-            )));
+            return Err(RepositoryError::Conflict(format!("org {} exists", new_org.org.org_id)));
         }
-        state
-            .orgs
-            .insert(new_org.org.org_id.clone(), new_org.org.clone());
+        state.orgs.insert(new_org.org.org_id.clone(), new_org.org.clone());
         state.memberships.push(new_org.owner_membership.clone());
         state
             .wallets
@@ -202,29 +190,17 @@ impl OrgRepository for InMemoryOperatorStore {
         Ok(self.state().orgs.get(org_id).cloned())
     }
 
-    async fn membership(
-        &self,
-        org_id: &str,
-        user_id: &str,
-    ) -> Result<Option<OrgMembership>, RepositoryError> {
+    async fn membership(&self, org_id: &str, user_id: &str) -> Result<Option<OrgMembership>, RepositoryError> {
         Ok(self.state().membership(org_id, user_id).cloned())
     }
 
-    async fn list_memberships_of_user(
-        &self,
-        user_id: &str,
-    ) -> Result<Vec<OrgMembershipRecord>, RepositoryError> {
+    async fn list_memberships_of_user(&self, user_id: &str) -> Result<Vec<OrgMembershipRecord>, RepositoryError> {
         let state = self.state();
         let records = state
             .memberships
             .iter()
             .filter(|m| m.user_id == user_id)
-            .filter_map(|m| {
-                state
-                    .orgs
-                    .get(&m.org_id)
-                    .map(|org| org.membership_record(m))
-            })
+            .filter_map(|m| state.orgs.get(&m.org_id).map(|org| org.membership_record(m)))
             .collect();
         Ok(records)
     }
@@ -232,27 +208,17 @@ impl OrgRepository for InMemoryOperatorStore {
 
 #[async_trait::async_trait]
 impl InviteRepository for InMemoryOperatorStore {
-    async fn create_or_reuse(
-        &self,
-        draft: InviteDraft,
-        now: DateTime<Utc>,
-    ) -> Result<InviteIssue, RepositoryError> {
+    async fn create_or_reuse(&self, draft: InviteDraft, now: DateTime<Utc>) -> Result<InviteIssue, RepositoryError> {
         let mut state = self.state();
         let existing = state
             .invites
             .values()
-            .find(|i| {
-                i.org_id == draft.org_id
-                    && i.email == draft.email
-                    && i.status == InviteStatus::Pending
-            })
+            .find(|i| i.org_id == draft.org_id && i.email == draft.email && i.status == InviteStatus::Pending)
             .cloned();
         let issue = Invite::issue(existing, draft, now);
         if let InviteIssue::Created { invite, superseded } = &issue {
             for written in superseded.iter().chain([invite]) {
-                state
-                    .invites
-                    .insert(written.invite_id.clone(), written.clone());
+                state.invites.insert(written.invite_id.clone(), written.clone());
             }
         }
         Ok(issue)
@@ -288,9 +254,7 @@ impl InviteRepository for InMemoryOperatorStore {
             .invites
             .get(invite_id)
             .ok_or(TransitionError::Rejected(InviteError::NotFound))?;
-        let (next, membership) = current
-            .accept(user_id, now)
-            .map_err(TransitionError::Rejected)?;
+        let (next, membership) = current.accept(user_id, now).map_err(TransitionError::Rejected)?;
         state.invites.insert(invite_id.to_owned(), next.clone());
         let kept = match state.membership(&membership.org_id, user_id) {
             Some(existing) => existing.clone(),
@@ -307,15 +271,8 @@ impl InviteRepository for InMemoryOperatorStore {
 impl ConnectorKeyRepository for InMemoryOperatorStore {
     async fn insert(&self, key: &ConnectorKey) -> Result<(), RepositoryError> {
         let mut state = self.state();
-        if state
-            .keys
-            .iter()
-            .any(|k| k.id == key.id || k.key_hash == key.key_hash)
-        {
-            return Err(RepositoryError::Conflict(format!(
-                "connector key {} exists",
-                key.id
-            )));
+        if state.keys.iter().any(|k| k.id == key.id || k.key_hash == key.key_hash) {
+            return Err(RepositoryError::Conflict(format!("connector key {} exists", key.id)));
         }
         state.keys.push(key.clone());
         Ok(())
@@ -325,10 +282,7 @@ impl ConnectorKeyRepository for InMemoryOperatorStore {
         Ok(self.state().keys.iter().find(|k| k.id == key_id).cloned())
     }
 
-    async fn list_by_owner(
-        &self,
-        owner_user_id: &str,
-    ) -> Result<Vec<ConnectorKey>, RepositoryError> {
+    async fn list_by_owner(&self, owner_user_id: &str) -> Result<Vec<ConnectorKey>, RepositoryError> {
         Ok(self
             .state()
             .keys
@@ -340,12 +294,7 @@ impl ConnectorKeyRepository for InMemoryOperatorStore {
     }
 
     async fn find_by_hash(&self, key_hash: &str) -> Result<Option<ConnectorKey>, RepositoryError> {
-        Ok(self
-            .state()
-            .keys
-            .iter()
-            .find(|k| k.key_hash == key_hash)
-            .cloned())
+        Ok(self.state().keys.iter().find(|k| k.key_hash == key_hash).cloned())
     }
 
     async fn revoke(
@@ -363,11 +312,7 @@ impl ConnectorKeyRepository for InMemoryOperatorStore {
         Ok((next, outcome))
     }
 
-    async fn touch_last_used(
-        &self,
-        key_id: &str,
-        at: DateTime<Utc>,
-    ) -> Result<(), RepositoryError> {
+    async fn touch_last_used(&self, key_id: &str, at: DateTime<Utc>) -> Result<(), RepositoryError> {
         if let Some(key) = self.state().keys.iter_mut().find(|k| k.id == key_id) {
             key.last_used_at = Some(at);
         }
@@ -406,9 +351,7 @@ impl CouponRepository for InMemoryOperatorStore {
         let redemption = coupon
             .redeem(&wallet, transaction_id, now)
             .map_err(TransitionError::Rejected)?;
-        state
-            .coupons
-            .insert(code.clone(), redemption.coupon.clone());
+        state.coupons.insert(code.clone(), redemption.coupon.clone());
         state.record_movement(redemption.wallet.clone(), redemption.ledger_entry.clone());
         Ok(redemption)
     }
@@ -428,9 +371,7 @@ impl WalletRepository for InMemoryOperatorStore {
     ) -> Result<(Wallet, LedgerEntry), TransitionError<WalletError>> {
         let mut state = self.state();
         let wallet = state.wallet_or_empty(principal, now);
-        let (next, entry) = wallet
-            .apply(movement, now)
-            .map_err(TransitionError::Rejected)?;
+        let (next, entry) = wallet.apply(movement, now).map_err(TransitionError::Rejected)?;
         state.record_movement(next.clone(), entry.clone());
         Ok((next, entry))
     }
@@ -448,9 +389,7 @@ impl WalletRepository for InMemoryOperatorStore {
             .enumerate()
             .rev()
             .map(|(index, entry)| (entry, index as LedgerPosition + 1))
-            .filter(|(entry, position)| {
-                &entry.principal == principal && before.is_none_or(|b| *position < b)
-            })
+            .filter(|(entry, position)| &entry.principal == principal && before.is_none_or(|b| *position < b))
             .take(limit as usize + 1)
             .map(|(entry, position)| (entry.clone(), position))
             .collect::<Vec<_>>();
@@ -470,24 +409,16 @@ impl WalletRepository for InMemoryOperatorStore {
 
 #[async_trait::async_trait]
 impl ArtifactRepository for InMemoryOperatorStore {
-    async fn publish(
-        &self,
-        version: &ArtifactVersion,
-    ) -> Result<(), TransitionError<ArtifactError>> {
+    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>> {
         let mut state = self.state();
         if state.artifacts.contains_key(&version.identity) {
             return Err(TransitionError::Rejected(ArtifactError::VersionExists));
         }
-        state
-            .artifacts
-            .insert(version.identity.clone(), version.clone());
+        state.artifacts.insert(version.identity.clone(), version.clone());
         Ok(())
     }
 
-    async fn get(
-        &self,
-        identity: &ArtifactIdentity,
-    ) -> Result<Option<ArtifactVersion>, RepositoryError> {
+    async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError> {
         Ok(self.state().artifacts.get(identity).cloned())
     }
 

@@ -12,7 +12,13 @@ pub fn action_id(session_id: &str, intent: &str, sequence: u64) -> String {
     const PRIME: u32 = 0x0100_0193;
     let sequence = sequence.to_string();
     let mut hash = OFFSET_BASIS;
-    for part in [session_id.as_bytes(), b"\0", intent.as_bytes(), b"\0", sequence.as_bytes()] {
+    for part in [
+        session_id.as_bytes(),
+        b"\0",
+        intent.as_bytes(),
+        b"\0",
+        sequence.as_bytes(),
+    ] {
         for byte in part {
             hash ^= u32::from(*byte);
             hash = hash.wrapping_mul(PRIME);
@@ -29,7 +35,9 @@ mod tests {
     fn fnv1a_reference_values() {
         // Published FNV-1a 32-bit vectors: "" -> 811c9dc5, "a" -> e40c292c.
         fn fnv(bytes: &[u8]) -> u32 {
-            bytes.iter().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
+            bytes
+                .iter()
+                .fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
         }
         assert_eq!(fnv(b""), 0x811c_9dc5);
         assert_eq!(fnv(b"a"), 0xe40c_292c);

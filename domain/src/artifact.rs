@@ -189,10 +189,7 @@ fn is_sha384_sri(value: &str) -> bool {
 
 impl ArtifactVersion {
     /// (none) -> published.
-    pub fn publish(
-        command: PublishArtifact,
-        now: DateTime<Utc>,
-    ) -> Result<ArtifactVersion, ArtifactError> {
+    pub fn publish(command: PublishArtifact, now: DateTime<Utc>) -> Result<ArtifactVersion, ArtifactError> {
         let sri_ok = match (command.kind, command.bundle_sri.as_deref()) {
             (ArtifactKind::Gadget, Some(sri)) => is_sha384_sri(sri),
             (ArtifactKind::Blueprint, None) => true,
@@ -341,17 +338,10 @@ mod tests {
     fn yanking_follows_the_table() {
         let later = now() + TimeDelta::days(1);
         let (yanked, outcome) = published().yank(later);
-        assert_eq!(
-            (yanked.status, outcome),
-            (ArtifactStatus::Yanked, YankOutcome::Yanked)
-        );
+        assert_eq!((yanked.status, outcome), (ArtifactStatus::Yanked, YankOutcome::Yanked));
         assert_eq!(yanked.yanked_at, Some(later));
         assert!(yanked.is_yanked());
-        assert_eq!(
-            yanked.manifest,
-            published().manifest,
-            "the manifest stays readable"
-        );
+        assert_eq!(yanked.manifest, published().manifest, "the manifest stays readable");
         let (again, outcome) = yanked.yank(later + TimeDelta::days(1));
         assert_eq!(
             (again.status, outcome),
@@ -362,10 +352,7 @@ mod tests {
 
     #[test]
     fn wire_names_are_lowercase() {
-        assert_eq!(
-            ArtifactKind::parse("blueprint"),
-            Some(ArtifactKind::Blueprint)
-        );
+        assert_eq!(ArtifactKind::parse("blueprint"), Some(ArtifactKind::Blueprint));
         assert_eq!(Visibility::Private.as_str(), "private");
         assert_eq!(ArtifactStatus::parse("deleted"), None);
         let wire = serde_json::to_value(published()).unwrap();

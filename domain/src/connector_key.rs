@@ -209,8 +209,7 @@ impl ConnectorKey {
     /// Whether a request bearing this key's plaintext is let in at `now`: only while active and
     /// before `expires_at`, whatever the hash says.
     pub fn authenticates(&self, now: DateTime<Utc>) -> bool {
-        self.status == ConnectorKeyStatus::Active
-            && self.expires_at.is_none_or(|expires_at| now < expires_at)
+        self.status == ConnectorKeyStatus::Active && self.expires_at.is_none_or(|expires_at| now < expires_at)
     }
 
     /// Only the owner may manage a key.
@@ -283,11 +282,7 @@ mod tests {
             (Some("x".repeat(121)), SECRET, Err("invalid_key_name")),
             (Some("  ".into()), SECRET, Err("invalid_key_name")),
             (None, &SECRET[..31], Err("weak_key_secret")),
-            (
-                None,
-                "AbCdEfGh0123456789abcdefghijklm-",
-                Err("weak_key_secret"),
-            ),
+            (None, "AbCdEfGh0123456789abcdefghijklm-", Err("weak_key_secret")),
         ];
         for (name, secret, expected) in rows {
             let result = ConnectorKey::issue(
@@ -298,11 +293,7 @@ mod tests {
                 },
                 now(),
             );
-            assert_eq!(
-                result.map(|_| ()).map_err(|e| e.code()),
-                expected,
-                "{name:?} {secret}"
-            );
+            assert_eq!(result.map(|_| ()).map_err(|e| e.code()), expected, "{name:?} {secret}");
         }
     }
 

@@ -8,9 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::org::OrgMembership;
-use crate::wallet::{
-    LedgerEntry, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement,
-};
+use crate::wallet::{LedgerEntry, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement};
 
 pub const COUPON_CODE_PREFIX: &str = "cpn_";
 /// Characters after the prefix: ASCII letters and digits.
@@ -23,12 +21,8 @@ pub struct CouponCode(String);
 
 impl CouponCode {
     pub fn parse(raw: &str) -> Result<Self, CouponError> {
-        let random = raw
-            .strip_prefix(COUPON_CODE_PREFIX)
-            .ok_or(CouponError::InvalidCode)?;
-        if random.len() != COUPON_CODE_RANDOM_CHARS
-            || !random.chars().all(|c| c.is_ascii_alphanumeric())
-        {
+        let random = raw.strip_prefix(COUPON_CODE_PREFIX).ok_or(CouponError::InvalidCode)?;
+        if random.len() != COUPON_CODE_RANDOM_CHARS || !random.chars().all(|c| c.is_ascii_alphanumeric()) {
             return Err(CouponError::InvalidCode);
         }
         Ok(Self(raw.to_owned()))
@@ -218,9 +212,7 @@ pub fn redemption_target(
     match target_org_id {
         None => Ok(Principal::user(caller_user_id)),
         Some(org_id) => match caller_membership {
-            Some(m) if m.org_id == org_id && m.user_id == caller_user_id => {
-                Ok(Principal::org(org_id))
-            }
+            Some(m) if m.org_id == org_id && m.user_id == caller_user_id => Ok(Principal::org(org_id)),
             _ => Err(CouponError::AccessDenied),
         },
     }
@@ -238,13 +230,7 @@ mod tests {
     }
 
     fn issued(expires_at: Option<DateTime<Utc>>) -> Coupon {
-        Coupon::issue(
-            CouponCode::parse("cpn_AbCd1234").unwrap(),
-            500,
-            expires_at,
-            now(),
-        )
-        .unwrap()
+        Coupon::issue(CouponCode::parse("cpn_AbCd1234").unwrap(), 500, expires_at, now()).unwrap()
     }
 
     fn wallet() -> Wallet {
@@ -277,10 +263,7 @@ mod tests {
                 assert_eq!(error.code(), "coupon_not_found");
             }
         }
-        assert_eq!(
-            CouponCode::from_random("Zz9Zz9Zz").unwrap().as_str(),
-            "cpn_Zz9Zz9Zz"
-        );
+        assert_eq!(CouponCode::from_random("Zz9Zz9Zz").unwrap().as_str(), "cpn_Zz9Zz9Zz");
     }
 
     #[test]
@@ -307,10 +290,7 @@ mod tests {
     #[test]
     fn redeeming_follows_the_table() {
         let expiry = now() + TimeDelta::days(1);
-        let activated = issued(None)
-            .redeem(&wallet(), "tx0".into(), now())
-            .unwrap()
-            .coupon;
+        let activated = issued(None).redeem(&wallet(), "tx0".into(), now()).unwrap().coupon;
         let rows: [(Coupon, DateTime<Utc>, Result<CouponStatus, &str>); 5] = [
             (issued(None), now(), Ok(CouponStatus::Activated)),
             (
@@ -330,15 +310,8 @@ mod tests {
             ),
         ];
         for (coupon, at, expected) in rows {
-            let result = coupon
-                .redeem(&wallet(), "tx1".into(), at)
-                .map(|r| r.coupon.status);
-            assert_eq!(
-                result.map_err(|e| e.code()),
-                expected,
-                "{:?} at {at}",
-                coupon.status
-            );
+            let result = coupon.redeem(&wallet(), "tx1".into(), at).map(|r| r.coupon.status);
+            assert_eq!(result.map_err(|e| e.code()), expected, "{:?} at {at}", coupon.status);
         }
     }
 
@@ -350,10 +323,7 @@ mod tests {
             ..wallet()
         };
         assert_eq!(
-            issued(None)
-                .redeem(&full, "tx".into(), now())
-                .unwrap_err()
-                .code(),
+            issued(None).redeem(&full, "tx".into(), now()).unwrap_err().code(),
             "wallet_overflow"
         );
     }
@@ -368,30 +338,14 @@ mod tests {
         };
         let rows = [
             (None, None, Ok(Principal::user("u1"))),
-            (
-                Some("o1"),
-                Some(membership("o1", "u1")),
-                Ok(Principal::org("o1")),
-            ),
+            (Some("o1"), Some(membership("o1", "u1")), Ok(Principal::org("o1"))),
             (Some("o1"), None, Err("coupon_access_denied")),
-            (
-                Some("o1"),
-                Some(membership("o2", "u1")),
-                Err("coupon_access_denied"),
-            ),
-            (
-                Some("o1"),
-                Some(membership("o1", "u2")),
-                Err("coupon_access_denied"),
-            ),
+            (Some("o1"), Some(membership("o2", "u1")), Err("coupon_access_denied")),
+            (Some("o1"), Some(membership("o1", "u2")), Err("coupon_access_denied")),
         ];
         for (target, membership, expected) in rows {
             let result = redemption_target("u1", target, membership.as_ref());
-            assert_eq!(
-                result.map_err(|e| e.code()),
-                expected,
-                "{target:?} {membership:?}"
-            );
+            assert_eq!(result.map_err(|e| e.code()), expected, "{target:?} {membership:?}");
         }
     }
 
@@ -399,9 +353,7 @@ mod tests {
     fn coupons_credit_a_positive_amount() {
         let code = CouponCode::parse("cpn_AbCd1234").unwrap();
         assert_eq!(
-            Coupon::issue(code.clone(), 0, None, now())
-                .unwrap_err()
-                .code(),
+            Coupon::issue(code.clone(), 0, None, now()).unwrap_err().code(),
             "invalid_amount"
         );
         assert_eq!(

@@ -46,11 +46,7 @@ pub struct GadgetDescriptor {
 
 impl GadgetDescriptor {
     /// A descriptor with no transport metadata.
-    pub fn new(
-        package: impl Into<String>,
-        version: impl Into<String>,
-        exports: Vec<GadgetExport>,
-    ) -> Self {
+    pub fn new(package: impl Into<String>, version: impl Into<String>, exports: Vec<GadgetExport>) -> Self {
         Self {
             package: package.into(),
             version: version.into(),
@@ -68,9 +64,7 @@ impl GadgetDescriptor {
 
     /// The export named `name`, hook or component.
     pub fn export(&self, name: &str) -> Option<&GadgetExport> {
-        self.exports
-            .iter()
-            .find(|export| export.name.as_str() == name)
+        self.exports.iter().find(|export| export.name.as_str() == name)
     }
 }
 
@@ -88,11 +82,7 @@ pub struct GadgetExport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub example: Option<String>,
     /// Mistakes to avoid. Accepted as one string or a list; always written as a list.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "one_or_many"
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "one_or_many")]
     pub gotchas: Vec<String>,
     /// A host permission the export needs (camera, location, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -143,10 +133,7 @@ pub fn layer(standard: GadgetDescriptor, declared: Vec<GadgetDescriptor>) -> Vec
     let mut layered: Vec<GadgetDescriptor> = Vec::with_capacity(declared.len() + 1);
     layered.push(standard);
     for descriptor in declared {
-        match layered
-            .iter()
-            .position(|known| known.package == descriptor.package)
-        {
+        match layered.iter().position(|known| known.package == descriptor.package) {
             Some(index) => layered[index] = descriptor,
             None => layered.push(descriptor),
         }
@@ -169,11 +156,7 @@ impl StandardHook {
             description: Some(self.description.to_string()),
             usage: Some(self.usage.to_string()),
             example: Some(self.example.to_string()),
-            gotchas: self
-                .gotchas
-                .iter()
-                .map(|gotcha| (*gotcha).to_string())
-                .collect(),
+            gotchas: self.gotchas.iter().map(|gotcha| (*gotcha).to_string()).collect(),
             permission: None,
             required: None,
         }
@@ -312,11 +295,7 @@ mod tests {
         let package = standard_package();
         assert_eq!(package.package, STANDARD_PACKAGE);
         assert_eq!(package.version, "1.0.0");
-        let names: Vec<&str> = package
-            .exports
-            .iter()
-            .map(|export| export.name.as_str())
-            .collect();
+        let names: Vec<&str> = package.exports.iter().map(|export| export.name.as_str()).collect();
         assert_eq!(names, SEVEN_HOOKS);
         assert!(
             package
@@ -331,24 +310,15 @@ mod tests {
         for export in standard_package().exports {
             let name = export.name.as_str();
             assert!(
-                export
-                    .description
-                    .as_deref()
-                    .is_some_and(|text| text.len() > 40),
+                export.description.as_deref().is_some_and(|text| text.len() > 40),
                 "{name}"
             );
             assert!(
-                export
-                    .usage
-                    .as_deref()
-                    .is_some_and(|usage| usage.starts_with(name)),
+                export.usage.as_deref().is_some_and(|usage| usage.starts_with(name)),
                 "{name}"
             );
             assert!(
-                export
-                    .example
-                    .as_deref()
-                    .is_some_and(|example| example.contains(name)),
+                export.example.as_deref().is_some_and(|example| example.contains(name)),
                 "{name}"
             );
             assert!(!export.gotchas.is_empty(), "{name}");
@@ -391,17 +361,10 @@ mod tests {
             ]
         });
         let descriptor: GadgetDescriptor = serde_json::from_value(declared).unwrap();
-        assert_eq!(
-            descriptor.exports[0].name,
-            ExportName::Component("Map".into())
-        );
+        assert_eq!(descriptor.exports[0].name, ExportName::Component("Map".into()));
         assert_eq!(descriptor.exports[0].gotchas, vec!["needs a height"]);
         assert_eq!(
-            descriptor
-                .export("useGeolocation")
-                .unwrap()
-                .permission
-                .as_deref(),
+            descriptor.export("useGeolocation").unwrap().permission.as_deref(),
             Some("location")
         );
         let wire = serde_json::to_value(&descriptor).unwrap();
@@ -429,10 +392,7 @@ mod tests {
     fn declared_package_wins_a_collision_with_the_standard_one() {
         let layered = layer(
             standard_package(),
-            vec![
-                package("@acme/a", "1.0.0"),
-                package(STANDARD_PACKAGE, "9.9.9"),
-            ],
+            vec![package("@acme/a", "1.0.0"), package(STANDARD_PACKAGE, "9.9.9")],
         );
         assert_eq!(layered.len(), 2);
         assert_eq!(layered[0].package, STANDARD_PACKAGE);
@@ -452,9 +412,6 @@ mod tests {
 
     #[test]
     fn no_declarations_leave_the_floor() {
-        assert_eq!(
-            layer(standard_package(), Vec::new()),
-            vec![standard_package()]
-        );
+        assert_eq!(layer(standard_package(), Vec::new()), vec![standard_package()]);
     }
 }

@@ -127,7 +127,10 @@ pub struct HandshakeLifecycle {
 
 impl HandshakeLifecycle {
     pub fn new(now: DateTime<Utc>) -> Self {
-        Self { created_at: now, consumed_at: None }
+        Self {
+            created_at: now,
+            consumed_at: None,
+        }
     }
 
     pub fn expires_at(&self) -> DateTime<Utc> {
@@ -158,9 +161,10 @@ impl HandshakeLifecycle {
         self.ensure_usable(now)?;
         Ok(match outcome {
             RenderOutcome::Refused => self.clone(),
-            RenderOutcome::Rendered | RenderOutcome::Failed => {
-                Self { created_at: self.created_at, consumed_at: Some(now) }
-            }
+            RenderOutcome::Rendered | RenderOutcome::Failed => Self {
+                created_at: self.created_at,
+                consumed_at: Some(now),
+            },
         })
     }
 }
@@ -194,9 +198,15 @@ mod tests {
         assert_eq!(refused.state(soon), HandshakeState::Pending);
         // pending -> expired after 10 minutes
         let later = t0() + Duration::minutes(HANDSHAKE_LIFETIME_MINUTES);
-        assert_eq!(pending.state(later - Duration::milliseconds(1)), HandshakeState::Pending);
+        assert_eq!(
+            pending.state(later - Duration::milliseconds(1)),
+            HandshakeState::Pending
+        );
         assert_eq!(pending.state(later), HandshakeState::Expired);
-        assert_eq!(pending.settle(RenderOutcome::Rendered, later), Err(HandshakeError::Expired));
+        assert_eq!(
+            pending.settle(RenderOutcome::Rendered, later),
+            Err(HandshakeError::Expired)
+        );
     }
 
     #[test]
@@ -208,7 +218,11 @@ mod tests {
     }
 
     fn outcome() -> impl Strategy<Value = RenderOutcome> {
-        prop_oneof![Just(RenderOutcome::Rendered), Just(RenderOutcome::Failed), Just(RenderOutcome::Refused)]
+        prop_oneof![
+            Just(RenderOutcome::Rendered),
+            Just(RenderOutcome::Failed),
+            Just(RenderOutcome::Refused)
+        ]
     }
 
     proptest! {

@@ -171,10 +171,7 @@ pub enum InviteIssue {
     Reused(Invite),
     /// A new pending invite, to be stored and emailed. `superseded` is the old pending invite of
     /// the same pair that had already expired, now marked expired, to be stored with it.
-    Created {
-        invite: Invite,
-        superseded: Option<Invite>,
-    },
+    Created { invite: Invite, superseded: Option<Invite> },
 }
 
 impl InviteIssue {
@@ -234,14 +231,9 @@ impl InviteError {
 impl Invite {
     /// Issues an invite, reusing `existing_pending` (the stored pending invite of the same
     /// (org, email), if any) while it is still live.
-    pub fn issue(
-        existing_pending: Option<Invite>,
-        draft: InviteDraft,
-        now: DateTime<Utc>,
-    ) -> InviteIssue {
-        let same_pair = |e: &Invite| {
-            e.org_id == draft.org_id && e.email == draft.email && e.status == InviteStatus::Pending
-        };
+    pub fn issue(existing_pending: Option<Invite>, draft: InviteDraft, now: DateTime<Utc>) -> InviteIssue {
+        let same_pair =
+            |e: &Invite| e.org_id == draft.org_id && e.email == draft.email && e.status == InviteStatus::Pending;
         let superseded = match existing_pending.filter(same_pair) {
             Some(existing) if existing.status_at(now) == InviteStatus::Pending => {
                 return InviteIssue::Reused(existing);
@@ -301,11 +293,7 @@ impl Invite {
     }
 
     /// pending -> accepted, yielding the new member's membership with the invited role.
-    pub fn accept(
-        &self,
-        user_id: &str,
-        now: DateTime<Utc>,
-    ) -> Result<(Invite, OrgMembership), InviteError> {
+    pub fn accept(&self, user_id: &str, now: DateTime<Utc>) -> Result<(Invite, OrgMembership), InviteError> {
         match self.status_at(now) {
             InviteStatus::Pending => {
                 let accepted = Invite {
@@ -357,10 +345,7 @@ mod tests {
     }
 
     fn with_status(status: InviteStatus) -> Invite {
-        Invite {
-            status,
-            ..pending()
-        }
+        Invite { status, ..pending() }
     }
 
     #[test]
@@ -407,23 +392,14 @@ mod tests {
     #[test]
     fn revoking_follows_the_table() {
         let now = t0() + TimeDelta::minutes(5);
-        type Row = (
-            Invite,
-            Result<(InviteStatus, InviteRevokeOutcome), &'static str>,
-        );
+        type Row = (Invite, Result<(InviteStatus, InviteRevokeOutcome), &'static str>);
         let rows: [Row; 5] = [
-            (
-                pending(),
-                Ok((InviteStatus::Revoked, InviteRevokeOutcome::Revoked)),
-            ),
+            (pending(), Ok((InviteStatus::Revoked, InviteRevokeOutcome::Revoked))),
             (
                 with_status(InviteStatus::Revoked),
                 Ok((InviteStatus::Revoked, InviteRevokeOutcome::AlreadyRevoked)),
             ),
-            (
-                with_status(InviteStatus::Accepted),
-                Err("org_invite_already_accepted"),
-            ),
+            (with_status(InviteStatus::Accepted), Err("org_invite_already_accepted")),
             (
                 with_status(InviteStatus::Expired),
                 Ok((InviteStatus::Expired, InviteRevokeOutcome::AlreadyExpired)),
@@ -437,15 +413,8 @@ mod tests {
             ),
         ];
         for (invite, expected) in rows {
-            let result = invite
-                .revoke(now)
-                .map(|(next, outcome)| (next.status, outcome));
-            assert_eq!(
-                result.map_err(|e| e.code()),
-                expected,
-                "from {:?}",
-                invite.status
-            );
+            let result = invite.revoke(now).map(|(next, outcome)| (next.status, outcome));
+            assert_eq!(result.map_err(|e| e.code()), expected, "from {:?}", invite.status);
         }
         let (revoked, _) = pending().revoke(now).unwrap();
         assert_eq!(revoked.revoked_at, Some(now));
@@ -456,18 +425,9 @@ mod tests {
         let now = t0() + TimeDelta::days(6);
         let rows: [(Invite, Result<InviteStatus, &'static str>); 5] = [
             (pending(), Ok(InviteStatus::Accepted)),
-            (
-                with_status(InviteStatus::Accepted),
-                Err("org_invite_already_accepted"),
-            ),
-            (
-                with_status(InviteStatus::Revoked),
-                Err("org_invite_revoked"),
-            ),
-            (
-                with_status(InviteStatus::Expired),
-                Err("org_invite_expired"),
-            ),
+            (with_status(InviteStatus::Accepted), Err("org_invite_already_accepted")),
+            (with_status(InviteStatus::Revoked), Err("org_invite_revoked")),
+            (with_status(InviteStatus::Expired), Err("org_invite_expired")),
             (
                 Invite {
                     expires_at: now - TimeDelta::seconds(1),
@@ -478,12 +438,7 @@ mod tests {
         ];
         for (invite, expected) in rows {
             let result = invite.accept("u9", now).map(|(next, _)| next.status);
-            assert_eq!(
-                result.map_err(|e| e.code()),
-                expected,
-                "from {:?}",
-                invite.status
-            );
+            assert_eq!(result.map_err(|e| e.code()), expected, "from {:?}", invite.status);
         }
         let admin = Invite {
             role: InviteRole::Admin,
@@ -515,14 +470,8 @@ mod tests {
     fn owner_cannot_be_granted_by_invite() {
         assert_eq!(InviteRole::parse("admin"), Ok(InviteRole::Admin));
         assert_eq!(InviteRole::parse("member"), Ok(InviteRole::Member));
-        assert_eq!(
-            InviteRole::parse("owner").unwrap_err().code(),
-            "invalid_invite_role"
-        );
-        assert_eq!(
-            InviteRole::parse("").unwrap_err().code(),
-            "invalid_invite_role"
-        );
+        assert_eq!(InviteRole::parse("owner").unwrap_err().code(), "invalid_invite_role");
+        assert_eq!(InviteRole::parse("").unwrap_err().code(), "invalid_invite_role");
     }
 
     #[test]
@@ -531,10 +480,7 @@ mod tests {
             ("ada@example.com", "ada@example.com"),
             ("Ada.Lovelace@Example.COM", "Ada.Lovelace@example.com"),
             ("a+tag@sub.example.co", "a+tag@sub.example.co"),
-            (
-                "x!#$%&'*+-/=?^_`{|}~@example.com",
-                "x!#$%&'*+-/=?^_`{|}~@example.com",
-            ),
+            ("x!#$%&'*+-/=?^_`{|}~@example.com", "x!#$%&'*+-/=?^_`{|}~@example.com"),
             ("user@localhost", "user@localhost"),
             ("u@xn--bcher-kva.example", "u@xn--bcher-kva.example"),
         ];

@@ -41,10 +41,14 @@ pub fn parse_model_route(raw: &str, registry: &[String]) -> Result<ModelRoute, M
         .or_else(|| raw.split_once('/'))
         .ok_or(ModelRouteError::Malformed)?;
     let well_formed = |s: &str| !s.is_empty() && !s.chars().any(char::is_whitespace);
-    if !well_formed(provider) || !well_formed(model) || !provider.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+    if !well_formed(provider) || !well_formed(model) || !provider.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
         return Err(ModelRouteError::Malformed);
     }
-    let route = ModelRoute { provider: provider.to_owned(), model: model.to_owned() };
+    let route = ModelRoute {
+        provider: provider.to_owned(),
+        model: model.to_owned(),
+    };
     if registry.iter().any(|known| known == &route.canonical()) {
         Ok(route)
     } else {
@@ -70,7 +74,10 @@ mod tests {
 
     #[test]
     fn bare_ids_and_unknown_routes_fail() {
-        assert_eq!(parse_model_route("gpt-4o", &registry()), Err(ModelRouteError::Malformed));
+        assert_eq!(
+            parse_model_route("gpt-4o", &registry()),
+            Err(ModelRouteError::Malformed)
+        );
         assert_eq!(parse_model_route(":gpt", &registry()), Err(ModelRouteError::Malformed));
         assert_eq!(
             parse_model_route("acme:nope", &registry()),

@@ -123,12 +123,7 @@ impl OrgError {
 
 impl Org {
     /// A new org owned by `owner_user_id`, with its owner membership and an empty wallet.
-    pub fn create(
-        org_id: String,
-        name: &str,
-        owner_user_id: String,
-        now: DateTime<Utc>,
-    ) -> Result<NewOrg, OrgError> {
+    pub fn create(org_id: String, name: &str, owner_user_id: String, now: DateTime<Utc>) -> Result<NewOrg, OrgError> {
         let name = OrgName::parse(name)?;
         let wallet = Wallet::open(Principal::org(org_id.clone()), now);
         let owner_membership = OrgMembership {

@@ -79,12 +79,24 @@ pub fn checked_ttl(ttl_seconds: u64) -> Result<u64, SessionError> {
 impl SessionHead {
     /// A fresh active session at epoch 1.
     pub fn rendered(props: Value, ttl_seconds: u64, now: DateTime<Utc>) -> Self {
-        Self { status: SessionStatus::Active, epoch: 1, props, last_activity_at: now, ttl_seconds }
+        Self {
+            status: SessionStatus::Active,
+            epoch: 1,
+            props,
+            last_activity_at: now,
+            ttl_seconds,
+        }
     }
 
     /// The error session a failed render commits.
     pub fn failed(ttl_seconds: u64, now: DateTime<Utc>) -> Self {
-        Self { status: SessionStatus::Failed, epoch: 0, props: Value::Null, last_activity_at: now, ttl_seconds }
+        Self {
+            status: SessionStatus::Failed,
+            epoch: 0,
+            props: Value::Null,
+            last_activity_at: now,
+            ttl_seconds,
+        }
     }
 
     pub fn expires_at(&self) -> DateTime<Utc> {
@@ -122,9 +134,15 @@ impl SessionHead {
         if props == self.props {
             return Ok(UpdateEffect::NoOp);
         }
-        let frozen = FrozenCard { epoch: self.epoch, props: std::mem::replace(&mut self.props, props) };
+        let frozen = FrozenCard {
+            epoch: self.epoch,
+            props: std::mem::replace(&mut self.props, props),
+        };
         self.epoch += 1;
-        Ok(UpdateEffect::Advanced { epoch: self.epoch, frozen })
+        Ok(UpdateEffect::Advanced {
+            epoch: self.epoch,
+            frozen,
+        })
     }
 
     /// `svc_amend`: repaints the head in place at epoch N; `false` when the props were equal.
@@ -167,7 +185,16 @@ mod tests {
         // epoch N -> N+1 on an update that changes props; the old card is frozen
         let mut updated = head.clone();
         let effect = updated.update(json!({ "n": 2 }), t0()).unwrap();
-        assert_eq!(effect, UpdateEffect::Advanced { epoch: 2, frozen: FrozenCard { epoch: 1, props: json!({ "n": 1 }) } });
+        assert_eq!(
+            effect,
+            UpdateEffect::Advanced {
+                epoch: 2,
+                frozen: FrozenCard {
+                    epoch: 1,
+                    props: json!({ "n": 1 })
+                }
+            }
+        );
         // epoch N -> N on a no-op update
         let mut same = head.clone();
         assert_eq!(same.update(json!({ "n": 1 }), t0()).unwrap(), UpdateEffect::NoOp);
@@ -179,7 +206,10 @@ mod tests {
         assert!(!amended.amend(json!({ "n": 5 }), t0()).unwrap());
         // an expired session takes no update
         let mut old = head;
-        assert_eq!(old.update(json!({ "n": 9 }), t0() + Duration::days(1)), Err(SessionError::Expired));
+        assert_eq!(
+            old.update(json!({ "n": 9 }), t0() + Duration::days(1)),
+            Err(SessionError::Expired)
+        );
     }
 
     #[test]

@@ -166,8 +166,7 @@ fn variables(palette: &Palette, shape: &Shape) -> BTreeMap<String, String> {
     .collect()
 }
 
-const SYSTEM_SANS: &str =
-    "system-ui, -apple-system, \"Segoe UI\", Roboto, \"Helvetica Neue\", Arial, sans-serif";
+const SYSTEM_SANS: &str = "system-ui, -apple-system, \"Segoe UI\", Roboto, \"Helvetica Neue\", Arial, sans-serif";
 const SYSTEM_MONO: &str = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
 
 const DEFAULT_LIGHT: Palette = Palette {
@@ -320,8 +319,7 @@ mod tests {
     fn every_offered_mode_defines_every_variable() {
         for entry in catalog() {
             for mode in &entry.modes {
-                let variables =
-                    css_variables(&entry.id, *mode).expect("offered mode has variables");
+                let variables = css_variables(&entry.id, *mode).expect("offered mode has variables");
                 let names: Vec<&str> = variables.keys().map(String::as_str).collect();
                 let mut expected = CSS_VARIABLE_NAMES.to_vec();
                 expected.sort_unstable();

@@ -75,12 +75,7 @@ pub enum TransactionKind {
 }
 
 impl TransactionKind {
-    pub const ALL: [Self; 4] = [
-        Self::FreeCredit,
-        Self::RenderCharge,
-        Self::Topup,
-        Self::Refund,
-    ];
+    pub const ALL: [Self; 4] = [Self::FreeCredit, Self::RenderCharge, Self::Topup, Self::Refund];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -139,13 +134,8 @@ pub enum WalletError {
     #[error("amount must be positive, got {0} cents")]
     NonPositiveAmount(i64),
     #[error("insufficient credit: balance {balance_cents} cents, charge {requested_cents} cents")]
-    InsufficientCredit {
-        balance_cents: i64,
-        requested_cents: i64,
-    },
-    #[error(
-        "refund of {requested_cents} cents exceeds lifetime spent {lifetime_spent_cents} cents"
-    )]
+    InsufficientCredit { balance_cents: i64, requested_cents: i64 },
+    #[error("refund of {requested_cents} cents exceeds lifetime spent {lifetime_spent_cents} cents")]
     RefundExceedsSpent {
         lifetime_spent_cents: i64,
         requested_cents: i64,
@@ -182,18 +172,11 @@ impl Wallet {
         self.balance_cents >= 0
             && self.lifetime_granted_cents >= 0
             && self.lifetime_spent_cents >= 0
-            && self
-                .lifetime_granted_cents
-                .checked_sub(self.lifetime_spent_cents)
-                == Some(self.balance_cents)
+            && self.lifetime_granted_cents.checked_sub(self.lifetime_spent_cents) == Some(self.balance_cents)
     }
 
     /// Applies one movement: the next wallet and its ledger row, or why it was refused.
-    pub fn apply(
-        &self,
-        movement: WalletMovement,
-        now: DateTime<Utc>,
-    ) -> Result<(Wallet, LedgerEntry), WalletError> {
+    pub fn apply(&self, movement: WalletMovement, now: DateTime<Utc>) -> Result<(Wallet, LedgerEntry), WalletError> {
         let amount = movement.amount_cents;
         if amount <= 0 {
             return Err(WalletError::NonPositiveAmount(amount));
@@ -321,12 +304,7 @@ mod tests {
             ((180, 300, 120), Refund, 121, Err("refund_exceeds_spent")),
             ((0, 0, 0), Topup, 0, Err("invalid_amount")),
             ((0, 0, 0), RenderCharge, -5, Err("invalid_amount")),
-            (
-                (1, i64::MAX, i64::MAX - 1),
-                Topup,
-                1,
-                Err("wallet_overflow"),
-            ),
+            ((1, i64::MAX, i64::MAX - 1), Topup, 1, Err("wallet_overflow")),
         ];
         for ((balance, granted, spent), kind, amount, expected) in rows {
             let before = wallet(balance, granted, spent);

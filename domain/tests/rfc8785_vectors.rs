@@ -66,5 +66,8 @@ fn section_3_2_2_2_strings_escape_only_what_json_requires() {
 #[test]
 fn the_hash_is_sha256_of_the_canonical_bytes() {
     let value = json!({ "b": [1e23, "x"], "a": null });
-    assert_eq!(canonical_sha256(&value), hex::encode(Sha256::digest(canonical(&value).as_bytes())));
+    assert_eq!(
+        canonical_sha256(&value),
+        hex::encode(Sha256::digest(canonical(&value).as_bytes()))
+    );
 }

@@ -98,7 +98,9 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Serve(args) => serve(args),
-        Command::Keys { command: KeysCommand::Mint { data_dir, name } } => mint(&data_dir, name),
+        Command::Keys {
+            command: KeysCommand::Mint { data_dir, name },
+        } => mint(&data_dir, name),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -111,8 +113,15 @@ pub fn run() -> ExitCode {
 
 fn mint(data_dir: &std::path::Path, name: Option<String>) -> Result<(), String> {
     let file = KeysFile::in_data_dir(data_dir);
-    let (entry, plaintext) = file.mint(name, chrono::Utc::now()).map_err(|e| format!("cannot write {}: {e}", file.path().display()))?;
-    println!("minted key {} ({}…) into {}", entry.id, entry.api_key_prefix, file.path().display());
+    let (entry, plaintext) = file
+        .mint(name, chrono::Utc::now())
+        .map_err(|e| format!("cannot write {}: {e}", file.path().display()))?;
+    println!(
+        "minted key {} ({}…) into {}",
+        entry.id,
+        entry.api_key_prefix,
+        file.path().display()
+    );
     println!("store it now; it is shown only once:");
     println!("{plaintext}");
     Ok(())
@@ -125,7 +134,9 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     runtime.block_on(async move {
         let app = Application::build(&settings).await.map_err(|e| e.to_string())?;
         print_banner(&app);
-        app.run_until(shutdown_signal()).await.map_err(|e| format!("server error: {e}"))
+        app.run_until(shutdown_signal())
+            .await
+            .map_err(|e| format!("server error: {e}"))
     })
 }
 
@@ -134,8 +145,12 @@ fn serve(args: ServeArgs) -> Result<(), String> {
 fn print_banner(app: &Application) {
     use std::io::Write;
     let auth = match app.auth_mode {
-        svc_application::services::auth::AuthMode::DevAllowAll => "--dev-allow-all (any bearer is accepted as `builder`)",
-        svc_application::services::auth::AuthMode::Strict => "strict; mint a bearer with `svc keys mint --data-dir <dir>`",
+        svc_application::services::auth::AuthMode::DevAllowAll => {
+            "--dev-allow-all (any bearer is accepted as `builder`)"
+        }
+        svc_application::services::auth::AuthMode::Strict => {
+            "strict; mint a bearer with `svc keys mint --data-dir <dir>`"
+        }
     };
     let mut banner = format!(
         "svc {} listening on {}\n  MCP endpoint:  {}/mcp\n  auth:          {auth}\n",
@@ -144,7 +159,10 @@ fn print_banner(app: &Application) {
         app.base_url
     );
     if let Some(code) = &app.pair_code {
-        banner.push_str(&format!("  pair code:     {code}  (POST {}/_svc/pair {{\"pairCode\":\"{code}\"}} returns a bearer)\n", app.base_url));
+        banner.push_str(&format!(
+            "  pair code:     {code}  (POST {}/_svc/pair {{\"pairCode\":\"{code}\"}} returns a bearer)\n",
+            app.base_url
+        ));
     }
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());

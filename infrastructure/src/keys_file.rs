@@ -42,7 +42,9 @@ pub struct KeysFile {
 
 impl KeysFile {
     pub fn in_data_dir(data_dir: &Path) -> Self {
-        Self { path: data_dir.join("keys.json") }
+        Self {
+            path: data_dir.join("keys.json"),
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -61,7 +63,10 @@ impl KeysFile {
     pub fn mint(&self, name: Option<String>, now: DateTime<Utc>) -> std::io::Result<(KeyEntry, String)> {
         let mut secret = [0u8; 32];
         rand::rng().fill_bytes(&mut secret);
-        let plaintext = format!("{KEY_PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret));
+        let plaintext = format!(
+            "{KEY_PREFIX}{}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret)
+        );
         let entry = KeyEntry {
             id: uuid::Uuid::new_v4().to_string(),
             name,

@@ -13,13 +13,16 @@ use svc_application::ports::auth::KeyStore;
 use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationQueue};
 use svc_application::services::auth::{AuthMode, AuthService};
-use svc_domain::model_route::KNOWN_MODEL_ROUTES;
-use svc_domain::themes::DEFAULT_THEME_ID;
 use svc_application::services::operator::ConnectorKeyService;
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
+use svc_domain::model_route::KNOWN_MODEL_ROUTES;
+use svc_domain::themes::DEFAULT_THEME_ID;
 use svc_http::{HostGuard, HttpState, LiveTokens, Pairing, PublicUrls, Readiness};
+use svc_sql::agent::{
+    SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
+    SeaOrmSessionRepository,
+};
 use svc_sql::operator::SeaOrmConnectorKeyRepository;
-use svc_sql::agent::{SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository, SeaOrmSessionRepository};
 
 use crate::in_process_bus::InProcessEventBus;
 use crate::keys_file::{KeysFile, LOCAL_OPERATOR};
@@ -63,7 +66,11 @@ struct DatabaseReadiness(DatabaseConnection);
 #[async_trait::async_trait]
 impl Readiness for DatabaseReadiness {
     async fn ready(&self) -> Result<(), String> {
-        self.0.execute_unprepared("SELECT 1").await.map(|_| ()).map_err(|e| e.to_string())
+        self.0
+            .execute_unprepared("SELECT 1")
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -85,9 +92,15 @@ impl Application {
     /// Creates the data directory, opens and migrates the database and binds the port (0 picks one).
     pub async fn build(settings: &Settings) -> Result<Self, StartError> {
         let data_dir = &settings.server.data_dir;
-        std::fs::create_dir_all(data_dir).map_err(|e| StartError::DataDir { path: data_dir.display().to_string(), reason: e.to_string() })?;
+        std::fs::create_dir_all(data_dir).map_err(|e| StartError::DataDir {
+            path: data_dir.display().to_string(),
+            reason: e.to_string(),
+        })?;
         let probe = data_dir.join(".write-probe");
-        std::fs::write(&probe, b"ok").map_err(|e| StartError::DataDir { path: data_dir.display().to_string(), reason: e.to_string() })?;
+        std::fs::write(&probe, b"ok").map_err(|e| StartError::DataDir {
+            path: data_dir.display().to_string(),
+            reason: e.to_string(),
+        })?;
         std::fs::remove_file(&probe).ok();
 
         let db = svc_sql::connect_and_migrate(&settings.database_url()).await?;
@@ -96,12 +109,18 @@ impl Application {
         let acceptor = TcpListener::bind(addr.clone())
             .into_acceptor()
             .await
-            .map_err(|e| StartError::Bind { addr: addr.clone(), reason: e.to_string() })?;
+            .map_err(|e| StartError::Bind {
+                addr: addr.clone(),
+                reason: e.to_string(),
+            })?;
         let local_addr = acceptor
             .local_addr()
             .first()
             .and_then(|a| a.as_socket_addr().copied())
-            .ok_or_else(|| StartError::Bind { addr: addr.clone(), reason: "no local address".into() })?;
+            .ok_or_else(|| StartError::Bind {
+                addr: addr.clone(),
+                reason: "no local address".into(),
+            })?;
         let base_url = settings.public_base_url(local_addr.port());
 
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -128,10 +147,27 @@ impl Application {
         };
         let g = &settings.generation;
         let queue = GenerationQueue::new(g.concurrency, g.max_waiting, Duration::from_secs(g.max_wait_seconds));
-        let auth_mode = if settings.server.dev_allow_all { AuthMode::DevAllowAll } else { AuthMode::Strict };
-        let connector_keys = ConnectorKeyService::new(Arc::new(SeaOrmConnectorKeyRepository::new(db.clone())), clock.clone(), ids.clone());
-        let key_stores: Vec<Arc<dyn KeyStore>> = vec![Arc::new(KeysFile::in_data_dir(data_dir)), Arc::new(connector_keys.clone())];
-        let pairing = (auth_mode == AuthMode::Strict).then(|| Pairing::new(PairingService::new(pair_code(), LOCAL_OPERATOR.to_owned(), connector_keys)));
+        let auth_mode = if settings.server.dev_allow_all {
+            AuthMode::DevAllowAll
+        } else {
+            AuthMode::Strict
+        };
+        let connector_keys = ConnectorKeyService::new(
+            Arc::new(SeaOrmConnectorKeyRepository::new(db.clone())),
+            clock.clone(),
+            ids.clone(),
+        );
+        let key_stores: Vec<Arc<dyn KeyStore>> = vec![
+            Arc::new(KeysFile::in_data_dir(data_dir)),
+            Arc::new(connector_keys.clone()),
+        ];
+        let pairing = (auth_mode == AuthMode::Strict).then(|| {
+            Pairing::new(PairingService::new(
+                pair_code(),
+                LOCAL_OPERATOR.to_owned(),
+                connector_keys,
+            ))
+        });
         let pair_code = pairing.as_ref().map(|p| p.service.code().to_owned());
         let state = Arc::new(HttpState {
             agent: AgentService::new(ports, agent_settings, queue),
@@ -141,13 +177,27 @@ impl Application {
             pairing,
             urls: PublicUrls::from_base(&base_url),
         });
-        let guard = HostGuard::new(is_loopback(&settings.server.host), settings.server.allowed_hosts.clone());
+        let guard = HostGuard::new(
+            is_loopback(&settings.server.host),
+            settings.server.allowed_hosts.clone(),
+        );
         let endpoint = poem::EndpointExt::boxed(svc_http::routes(state, guard));
-        Ok(Self { acceptor, endpoint, db, local_addr, base_url, auth_mode, pair_code })
+        Ok(Self {
+            acceptor,
+            endpoint,
+            db,
+            local_addr,
+            base_url,
+            auth_mode,
+            pair_code,
+        })
     }
 
     /// Serves until `shutdown` resolves, lets in-flight requests finish, then closes the database.
-    pub async fn run_until(self, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    pub async fn run_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         let served = Server::new_with_acceptor(self.acceptor)
             .run_with_graceful_shutdown(self.endpoint, shutdown, Some(GRACE_PERIOD))
             .await;

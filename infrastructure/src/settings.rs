@@ -52,7 +52,8 @@ pub struct SettingsError(String);
 impl Settings {
     /// Loads the layers below the command line.
     pub fn load(file: Option<&Path>) -> Result<Self, SettingsError> {
-        let mut builder = config::Config::builder().add_source(config::File::from_str(DEFAULTS, config::FileFormat::Toml));
+        let mut builder =
+            config::Config::builder().add_source(config::File::from_str(DEFAULTS, config::FileFormat::Toml));
         if let Some(path) = file {
             if !path.exists() {
                 return Err(SettingsError(format!("{} does not exist", path.display())));
@@ -60,7 +61,13 @@ impl Settings {
             builder = builder.add_source(config::File::from(path.to_path_buf()));
         }
         builder
-            .add_source(config::Environment::with_prefix("SVC").separator("__").list_separator(",").with_list_parse_key("server.allowed_hosts").try_parsing(true))
+            .add_source(
+                config::Environment::with_prefix("SVC")
+                    .separator("__")
+                    .list_separator(",")
+                    .with_list_parse_key("server.allowed_hosts")
+                    .try_parsing(true),
+            )
             .build()
             .and_then(|c| c.try_deserialize())
             .map_err(|e| SettingsError(e.to_string()))

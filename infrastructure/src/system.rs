@@ -27,6 +27,8 @@ impl Ids for RandomIds {
 
     fn base62(&self, len: usize) -> String {
         let mut rng = rand::rng();
-        (0..len).map(|_| char::from(BASE62[rng.random_range(0..BASE62.len())])).collect()
+        (0..len)
+            .map(|_| char::from(BASE62[rng.random_range(0..BASE62.len())]))
+            .collect()
     }
 }

@@ -22,7 +22,12 @@ fn summarise(name: &str, mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     let pick = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
     let (p50, p90, p99) = (pick(0.5), pick(0.9), pick(0.99));
-    println!("{name:<34} p50 {:>8.1} µs   p90 {:>8.1} µs   p99 {:>8.1} µs", us(p50), us(p90), us(p99));
+    println!(
+        "{name:<34} p50 {:>8.1} µs   p90 {:>8.1} µs   p99 {:>8.1} µs",
+        us(p50),
+        us(p90),
+        us(p99)
+    );
     p50
 }
 
@@ -49,7 +54,16 @@ where
 
 async fn rpc(client: &reqwest::Client, url: &str, tool: &str, arguments: Value) -> Value {
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
-    let reply: Value = client.post(url).bearer_auth("bench").json(&body).send().await.unwrap().json().await.unwrap();
+    let reply: Value = client
+        .post(url)
+        .bearer_auth("bench")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert!(reply["result"]["structuredContent"].is_object(), "{reply}");
     reply["result"]["structuredContent"].clone()
 }
@@ -59,10 +73,14 @@ async fn main() {
     let hello_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let hello_addr = hello_listener.local_addr().unwrap();
     drop(hello_listener);
-    tokio::spawn(Server::new(TcpListener::bind(hello_addr.to_string())).run(Route::new().at("/hello", get(hello_world))));
+    tokio::spawn(
+        Server::new(TcpListener::bind(hello_addr.to_string())).run(Route::new().at("/hello", get(hello_world))),
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
 
-    let app = TestApp::spawn("bench", Backend::Sqlite, Auth::DevAllowAll).await.unwrap();
+    let app = TestApp::spawn("bench", Backend::Sqlite, Auth::DevAllowAll)
+        .await
+        .unwrap();
     let client = reqwest::Client::new();
     let url = app.mcp_url();
     let contract = json!({
@@ -70,18 +88,48 @@ async fn main() {
         "actionSpec": { "approve": { "schema": { "type": "object" } } }
     });
     // Prime the cache: the first render generates, every later one reuses.
-    let hs = rpc(&client, &url, "svc_handshake", json!({ "intent": "bench card", "blueprintDraft": { "contract": contract } })).await;
-    let first = rpc(&client, &url, "svc_render", json!({ "handshakeId": hs["handshakeId"], "props": { "title": "x" } })).await;
+    let hs = rpc(
+        &client,
+        &url,
+        "svc_handshake",
+        json!({ "intent": "bench card", "blueprintDraft": { "contract": contract } }),
+    )
+    .await;
+    let first = rpc(
+        &client,
+        &url,
+        "svc_render",
+        json!({ "handshakeId": hs["handshakeId"], "props": { "title": "x" } }),
+    )
+    .await;
     let session = first["sessionId"].as_str().unwrap().to_owned();
 
     println!("loopback, sequential requests, {SAMPLES} samples after {WARMUP} warm-up, SQLite");
     let hello_url = format!("http://{hello_addr}/hello");
-    let hello = summarise("poem hello-world (reference)", time(|| async { client.get(&hello_url).send().await.unwrap().text().await.unwrap(); }).await);
+    let hello = summarise(
+        "poem hello-world (reference)",
+        time(|| async {
+            client.get(&hello_url).send().await.unwrap().text().await.unwrap();
+        })
+        .await,
+    );
     let reuse = summarise(
         "handshake + render (cache hit)",
         time(|| async {
-            let hs = rpc(&client, &url, "svc_handshake", json!({ "intent": "bench card", "blueprintDraft": { "contract": contract } })).await;
-            let r = rpc(&client, &url, "svc_render", json!({ "handshakeId": hs["handshakeId"], "props": { "title": "y" } })).await;
+            let hs = rpc(
+                &client,
+                &url,
+                "svc_handshake",
+                json!({ "intent": "bench card", "blueprintDraft": { "contract": contract } }),
+            )
+            .await;
+            let r = rpc(
+                &client,
+                &url,
+                "svc_render",
+                json!({ "handshakeId": hs["handshakeId"], "props": { "title": "y" } }),
+            )
+            .await;
             assert_eq!(r["cache"]["hit"], true);
         })
         .await,
@@ -89,9 +137,19 @@ async fn main() {
     let consume = summarise(
         "svc_consume timeout 0",
         time(|| async {
-            rpc(&client, &url, "svc_consume", json!({ "sessionId": session, "timeout": 0 })).await;
+            rpc(
+                &client,
+                &url,
+                "svc_consume",
+                json!({ "sessionId": session, "timeout": 0 }),
+            )
+            .await;
         })
         .await,
     );
-    println!("ratios to hello-world p50: reuse path {:.1}x, consume {:.1}x", us(reuse) / us(hello), us(consume) / us(hello));
+    println!(
+        "ratios to hello-world p50: reuse path {:.1}x, consume {:.1}x",
+        us(reuse) / us(hello),
+        us(consume) / us(hello)
+    );
 }

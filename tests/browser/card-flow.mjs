@@ -189,9 +189,16 @@ async function screenshot(page, name) {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
-/** One card's frame (scrolled into view: off-screen frames are not painted in page shots). */
+/** One card's frame, once the host has fitted it to the size the card reported. */
 async function cardShot(page, id, name) {
-  await page.locator(`#${id}`).screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+  const frame = page.locator(`#${id}`);
+  await frame.scrollIntoViewIfNeeded();
+  await waitFor(`${id} to be fitted to its reported size`, async () => {
+    const reported = await page.evaluate((frameId) => window.svcHost.reportedHeight(frameId), id);
+    const box = await frame.boundingBox();
+    return reported > 250 && box !== null && Math.abs(box.height - reported) <= 2;
+  });
+  await frame.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 }
 
 // ---------- the flow ----------

@@ -58,10 +58,15 @@ impl Drop for PostgresDatabase {
         let (url, name) = (self.admin_url.clone(), self.name.clone());
         // Drop runs inside the test's runtime; a separate thread gets a runtime of its own.
         let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
             rt.block_on(async {
                 let db = Database::connect(&url).await.ok()?;
-                db.execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).await.ok()
+                db.execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                    .await
+                    .ok()
             })
         })
         .join();
@@ -69,7 +74,9 @@ impl Drop for PostgresDatabase {
 }
 
 fn database_url_with_name(admin_url: &str, name: &str) -> String {
-    let (without_query, query) = admin_url.split_once('?').map_or((admin_url, None), |(a, q)| (a, Some(q)));
+    let (without_query, query) = admin_url
+        .split_once('?')
+        .map_or((admin_url, None), |(a, q)| (a, Some(q)));
     let base = without_query.rsplit_once('/').map_or(without_query, |(b, _)| b);
     match query {
         Some(q) => format!("{base}/{name}?{q}"),
@@ -86,7 +93,10 @@ async fn create_postgres_database(test: &str) -> Option<PostgresDatabase> {
     let admin = Database::connect(&admin_url)
         .await
         .unwrap_or_else(|e| panic!("{POSTGRES_URL_VAR}={admin_url} is set but unreachable: {e}"));
-    admin.execute_unprepared(&format!("CREATE DATABASE \"{name}\"")).await.expect("create test database");
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
+        .await
+        .expect("create test database");
     Some(PostgresDatabase { admin_url, name })
 }
 
@@ -103,7 +113,12 @@ impl TestApp {
     }
 
     /// Like [`TestApp::spawn`], with settings changed by `configure` before the server starts.
-    pub async fn spawn_configured(test: &str, backend: Backend, auth: Auth, configure: impl FnOnce(&mut Settings)) -> Option<Self> {
+    pub async fn spawn_configured(
+        test: &str,
+        backend: Backend,
+        auth: Auth,
+        configure: impl FnOnce(&mut Settings),
+    ) -> Option<Self> {
         let data_dir = temp_dir("svc-bb");
         let postgres = match backend {
             Backend::Sqlite => None,
@@ -122,19 +137,30 @@ impl TestApp {
         let pair_code = app.pair_code.clone();
         let (tx, rx) = oneshot::channel::<()>();
         tokio::spawn(async move {
-            let _ = app.run_until(async move {
-                let _ = rx.await;
-            })
-            .await;
+            let _ = app
+                .run_until(async move {
+                    let _ = rx.await;
+                })
+                .await;
         });
         let bearer = match auth {
             Auth::DevAllowAll => "dev-bearer".to_owned(),
             Auth::Strict => {
-                let (_, plaintext) = svc::keys_file::KeysFile::in_data_dir(&data_dir).mint(Some("test".into()), chrono_now()).expect("mint");
+                let (_, plaintext) = svc::keys_file::KeysFile::in_data_dir(&data_dir)
+                    .mint(Some("test".into()), chrono_now())
+                    .expect("mint");
                 plaintext
             }
         };
-        Some(Self { base, client: reqwest::Client::new(), bearer, data_dir, pair_code, shutdown: Some(tx), postgres })
+        Some(Self {
+            base,
+            client: reqwest::Client::new(),
+            bearer,
+            data_dir,
+            pair_code,
+            shutdown: Some(tx),
+            postgres,
+        })
     }
 
     pub fn mcp_url(&self) -> String {
@@ -142,7 +168,11 @@ impl TestApp {
     }
 
     /// POSTs a raw body to `/mcp` with the given bearer (or none).
-    pub async fn post_raw(&self, bearer: Option<&str>, body: String) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+    pub async fn post_raw(
+        &self,
+        bearer: Option<&str>,
+        body: String,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
         let mut req = self
             .client
             .post(self.mcp_url())
@@ -156,7 +186,11 @@ impl TestApp {
         let status = resp.status();
         let headers = resp.headers().clone();
         let text = resp.text().await.expect("body");
-        let json = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+        let json = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
         (status, headers, json)
     }
 
@@ -169,35 +203,56 @@ impl TestApp {
 
     /// `tools/call`; returns the whole JSON-RPC response body.
     pub async fn call(&self, tool: &str, arguments: Value) -> Value {
-        self.rpc("tools/call", json!({ "name": tool, "arguments": arguments })).await.1
+        self.rpc("tools/call", json!({ "name": tool, "arguments": arguments }))
+            .await
+            .1
     }
 
     /// `tools/call` that must succeed without `isError`; returns `structuredContent`.
     pub async fn tool_ok(&self, tool: &str, arguments: Value) -> Value {
         let body = self.call(tool, arguments).await;
         let result = &body["result"];
-        assert!(result.is_object() && result.get("isError").is_none(), "{tool} failed: {body}");
+        assert!(
+            result.is_object() && result.get("isError").is_none(),
+            "{tool} failed: {body}"
+        );
         result["structuredContent"].clone()
     }
 
     /// `tools/call` that must answer a JSON-RPC error; returns `error`.
     pub async fn tool_rpc_error(&self, tool: &str, arguments: Value) -> Value {
         let body = self.call(tool, arguments).await;
-        assert!(body["error"].is_object(), "{tool} should fail with a JSON-RPC error: {body}");
+        assert!(
+            body["error"].is_object(),
+            "{tool} should fail with a JSON-RPC error: {body}"
+        );
         body["error"].clone()
     }
 
     /// `tools/call` that must answer an error result (`isError: true`); returns `structuredContent`.
     pub async fn tool_error_result(&self, tool: &str, arguments: Value) -> Value {
         let body = self.call(tool, arguments).await;
-        assert_eq!(body["result"]["isError"], json!(true), "{tool} should be an error result: {body}");
+        assert_eq!(
+            body["result"]["isError"],
+            json!(true),
+            "{tool} should be an error result: {body}"
+        );
         body["result"]["structuredContent"].clone()
     }
 
     /// Handshake + render of `contract` with `props`; returns the render's structuredContent.
     pub async fn render(&self, intent: &str, contract: Value, props: Value) -> Value {
-        let hs = self.tool_ok("svc_handshake", json!({ "intent": intent, "blueprintDraft": { "contract": contract } })).await;
-        self.tool_ok("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": props })).await
+        let hs = self
+            .tool_ok(
+                "svc_handshake",
+                json!({ "intent": intent, "blueprintDraft": { "contract": contract } }),
+            )
+            .await;
+        self.tool_ok(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": props }),
+        )
+        .await
     }
 
     pub fn is_postgres(&self) -> bool {

@@ -20,7 +20,8 @@ impl LiveClient {
     }
 
     pub async fn send(&mut self, kind: &str, payload: Value) {
-        self.send_raw(json!({ "type": kind, "payload": payload }).to_string()).await;
+        self.send_raw(json!({ "type": kind, "payload": payload }).to_string())
+            .await;
     }
 
     pub async fn send_raw(&mut self, text: String) {
@@ -35,10 +36,15 @@ impl LiveClient {
     pub async fn try_recv(&mut self, wait: Duration) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            let message = tokio::time::timeout_at(deadline, self.socket.next()).await.ok()??.ok()?;
+            let message = tokio::time::timeout_at(deadline, self.socket.next())
+                .await
+                .ok()??
+                .ok()?;
             match message {
                 Message::Text(text) => return Some(serde_json::from_str(&text).expect("JSON frame")),
-                Message::Close(frame) => return Some(json!({ "type": "_closed", "payload": frame.map(|f| u16::from(f.code)) })),
+                Message::Close(frame) => {
+                    return Some(json!({ "type": "_closed", "payload": frame.map(|f| u16::from(f.code)) }));
+                }
                 _ => continue,
             }
         }

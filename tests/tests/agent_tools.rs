@@ -46,7 +46,11 @@ fn order_contract() -> Value {
 }
 
 async fn handshake(app: &TestApp, intent: &str, contract: Value) -> Value {
-    app.tool_ok("svc_handshake", json!({ "intent": intent, "blueprintDraft": { "contract": contract } })).await
+    app.tool_ok(
+        "svc_handshake",
+        json!({ "intent": intent, "blueprintDraft": { "contract": contract } }),
+    )
+    .await
 }
 
 async fn a_clean_draft_is_agreed_with_agent_origin(app: TestApp) {
@@ -66,12 +70,25 @@ async fn a_repairable_draft_is_amended_with_synth_origin(app: TestApp) {
     let draft = json!({ "propsSpec": { "properties": { "n": { "type": "integer" } }, "required": ["n"], "additionalProperties": false }, "extra": true });
     let hs = handshake(&app, "counter", draft).await;
     assert_eq!(hs["suggestion"]["origin"], "synth");
-    let codes: Vec<&str> = hs["suggestion"]["amendments"].as_array().unwrap().iter().map(|a| a["code"].as_str().unwrap()).collect();
-    assert!(codes.contains(&"unknown_key") && codes.contains(&"props_type_added"), "{codes:?}");
+    let codes: Vec<&str> = hs["suggestion"]["amendments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["code"].as_str().unwrap())
+        .collect();
+    assert!(
+        codes.contains(&"unknown_key") && codes.contains(&"props_type_added"),
+        "{codes:?}"
+    );
     assert_eq!(hs["propsSchema"]["type"], "object");
     assert_eq!(hs["propsSchemaProfile"], "grammar-safe");
     // The enforced schema is the amended one: a string `n` violates it.
-    let err = app.tool_error_result("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": { "n": "x" } })).await;
+    let err = app
+        .tool_error_result(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "n": "x" } }),
+        )
+        .await;
     assert_eq!(err["error"]["code"], "contract_violation");
 }
 
@@ -84,13 +101,20 @@ async fn an_unrepairable_draft_is_declined(app: TestApp) {
 }
 
 async fn same_intent_and_contract_reuse_the_cached_blueprint(app: TestApp) {
-    let first = app.render("order approval", order_contract(), json!({ "title": "A" })).await;
+    let first = app
+        .render("order approval", order_contract(), json!({ "title": "A" }))
+        .await;
     assert_eq!(first["cache"]["hit"], false);
     let hs = handshake(&app, "order approval", order_contract()).await;
     assert_eq!(hs["action"], "reuse");
     assert_eq!(hs["suggestion"]["origin"], "cache");
     assert_eq!(hs["suggestion"]["blueprintMeta"]["blueprintId"], first["blueprintId"]);
-    let second = app.tool_ok("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": { "title": "B" } })).await;
+    let second = app
+        .tool_ok(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "title": "B" } }),
+        )
+        .await;
     assert_eq!(second["blueprintId"], first["blueprintId"]);
     assert_eq!(second["cache"]["hit"], true);
     assert_eq!(second["cache"]["cachedBlueprintId"], first["blueprintId"]);
@@ -107,17 +131,29 @@ async fn same_intent_and_contract_reuse_the_cached_blueprint(app: TestApp) {
 
 async fn force_create_replaces_a_cached_blueprint(app: TestApp) {
     let first = app.render("chart", json!({}), json!({})).await;
-    let hs = app.tool_ok("svc_handshake", json!({ "intent": "chart", "blueprintDraft": { "contract": {} }, "forceCreate": true })).await;
+    let hs = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "chart", "blueprintDraft": { "contract": {} }, "forceCreate": true }),
+        )
+        .await;
     assert_eq!(hs["action"], "replace");
     assert_eq!(hs["suggestion"]["origin"], "agent");
-    let second = app.tool_ok("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": {} })).await;
+    let second = app
+        .tool_ok("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": {} }))
+        .await;
     assert_eq!(second["cache"]["hit"], false);
     assert_ne!(second["blueprintId"], first["blueprintId"]);
 }
 
 async fn a_rendered_result_carries_identity_and_the_meta_slice(app: TestApp) {
     let hs = handshake(&app, "order approval", order_contract()).await;
-    let body = app.call("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": { "title": "Order 42" } })).await;
+    let body = app
+        .call(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "title": "Order 42" } }),
+        )
+        .await;
     let result = &body["result"];
     let r = &result["structuredContent"];
     assert_eq!(r["outcome"], "rendered");
@@ -149,20 +185,35 @@ async fn a_rendered_result_carries_identity_and_the_meta_slice(app: TestApp) {
 
 async fn props_that_break_the_contract_are_a_contract_violation_and_keep_the_handshake(app: TestApp) {
     let hs = handshake(&app, "order approval", order_contract()).await;
-    let err = app.tool_error_result("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": { "title": 5 } })).await;
+    let err = app
+        .tool_error_result(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "title": 5 } }),
+        )
+        .await;
     assert_eq!(err["error"]["code"], "contract_violation");
     assert_eq!(err["error"]["violations"][0]["path"], "/title");
-    let ok = app.tool_ok("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": { "title": "fixed" } })).await;
+    let ok = app
+        .tool_ok(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "title": "fixed" } }),
+        )
+        .await;
     assert_eq!(ok["outcome"], "rendered");
 }
 
 async fn a_handshake_is_single_use(app: TestApp) {
     let hs = handshake(&app, "once", json!({})).await;
-    app.tool_ok("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": {} })).await;
-    let err = app.tool_rpc_error("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": {} })).await;
+    app.tool_ok("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": {} }))
+        .await;
+    let err = app
+        .tool_rpc_error("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": {} }))
+        .await;
     assert_eq!(err["code"], -32602);
     assert!(err["message"].as_str().unwrap().contains("handshakeId"), "{err}");
-    let unknown = app.tool_rpc_error("svc_render", json!({ "handshakeId": "nope", "props": {} })).await;
+    let unknown = app
+        .tool_rpc_error("svc_render", json!({ "handshakeId": "nope", "props": {} }))
+        .await;
     assert_eq!(unknown["code"], -32602);
 }
 
@@ -170,10 +221,16 @@ async fn render_input_rules(app: TestApp) {
     let cases = [
         (json!({ "infra": { "model": "gpt-4o" } }), "infra.model"),
         (json!({ "infra": { "model": "acme:unknown-model" } }), "infra.model"),
-        (json!({ "infra": { "model": "openai:gpt-4o", "temperature": 1 } }), "infra"),
+        (
+            json!({ "infra": { "model": "openai:gpt-4o", "temperature": 1 } }),
+            "infra",
+        ),
         (json!({ "themeId": "neon" }), "themeId"),
         (json!({ "ttlSeconds": 5 }), "ttlSeconds"),
-        (json!({ "override": { "contract": { "propsSpec": { "properties": {} } } } }), "override.contract"),
+        (
+            json!({ "override": { "contract": { "propsSpec": { "properties": {} } } } }),
+            "override.contract",
+        ),
     ];
     for (extra, field) in cases {
         let hs = handshake(&app, "rules", json!({})).await;
@@ -185,7 +242,9 @@ async fn render_input_rules(app: TestApp) {
         assert_eq!(err["code"], -32602, "{extra}");
         assert!(err["message"].as_str().unwrap().contains(field), "{extra}: {err}");
         // A parse failure consumed nothing: the handshake still renders.
-        let ok = app.tool_ok("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": {} })).await;
+        let ok = app
+            .tool_ok("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": {} }))
+            .await;
         assert_eq!(ok["outcome"], "rendered");
     }
     let hs = handshake(&app, "rules", json!({})).await;
@@ -202,52 +261,126 @@ async fn rendered(app: &TestApp, props: Value) -> String {
 
 async fn update_moves_the_epoch_and_freezes_history(app: TestApp) {
     let session = rendered(&app, json!({ "title": "v1" })).await;
-    let up = app.tool_ok("svc_update", json!({ "sessionId": session, "kind": "replace", "props": { "title": "v2" } })).await;
+    let up = app
+        .tool_ok(
+            "svc_update",
+            json!({ "sessionId": session, "kind": "replace", "props": { "title": "v2" } }),
+        )
+        .await;
     assert_eq!(up["updated"], true);
     assert_eq!(up["epoch"], 2);
     assert_eq!(up["resourceUri"], format!("ui://svc/render/{session}#2"));
     assert!(up["propsSchemaHash"].is_string());
-    let same = app.tool_ok("svc_update", json!({ "sessionId": session, "kind": "replace", "props": { "title": "v2" } })).await;
+    let same = app
+        .tool_ok(
+            "svc_update",
+            json!({ "sessionId": session, "kind": "replace", "props": { "title": "v2" } }),
+        )
+        .await;
     assert_eq!(same["updated"], false);
     assert_eq!(same["epoch"], 2);
     assert!(same["warning"].is_string());
-    let bad = app.tool_error_result("svc_update", json!({ "sessionId": session, "kind": "replace", "props": { "title": 1 } })).await;
+    let bad = app
+        .tool_error_result(
+            "svc_update",
+            json!({ "sessionId": session, "kind": "replace", "props": { "title": 1 } }),
+        )
+        .await;
     assert_eq!(bad["error"]["code"], "contract_violation");
-    let missing = app.tool_rpc_error("svc_update", json!({ "sessionId": session, "kind": "replace" })).await;
+    let missing = app
+        .tool_rpc_error("svc_update", json!({ "sessionId": session, "kind": "replace" }))
+        .await;
     assert!(missing["message"].as_str().unwrap().contains("props"));
-    let frozen = app.rpc("resources/read", json!({ "uri": format!("ui://svc/render/{session}#1") })).await.1;
-    assert!(frozen["result"]["contents"][0]["text"].as_str().unwrap().contains("v1"), "{frozen}");
+    let frozen = app
+        .rpc(
+            "resources/read",
+            json!({ "uri": format!("ui://svc/render/{session}#1") }),
+        )
+        .await
+        .1;
+    assert!(
+        frozen["result"]["contents"][0]["text"].as_str().unwrap().contains("v1"),
+        "{frozen}"
+    );
 }
 
 async fn merge_updates_apply_rfc7396(app: TestApp) {
     let session = rendered(&app, json!({ "title": "t", "items": [{ "sku": "a", "qty": 1 }] })).await;
-    app.tool_ok("svc_update", json!({ "sessionId": session, "kind": "merge", "patch": { "items": null, "title": "u" } })).await;
-    let src = app.tool_ok("svc_get_render_source", json!({ "sessionId": session })).await;
+    app.tool_ok(
+        "svc_update",
+        json!({ "sessionId": session, "kind": "merge", "patch": { "items": null, "title": "u" } }),
+    )
+    .await;
+    let src = app
+        .tool_ok("svc_get_render_source", json!({ "sessionId": session }))
+        .await;
     assert_eq!(src["blueprint"]["fixtureProps"], json!({ "title": "u" }));
-    let bad = app.tool_error_result("svc_update", json!({ "sessionId": session, "kind": "merge", "patch": { "title": null } })).await;
-    assert_eq!(bad["error"]["code"], "contract_violation", "post-merge props lose the required title");
+    let bad = app
+        .tool_error_result(
+            "svc_update",
+            json!({ "sessionId": session, "kind": "merge", "patch": { "title": null } }),
+        )
+        .await;
+    assert_eq!(
+        bad["error"]["code"], "contract_violation",
+        "post-merge props lose the required title"
+    );
 }
 
 async fn amend_repaints_in_place(app: TestApp) {
     let session = rendered(&app, json!({ "title": "v1" })).await;
-    let a = app.tool_ok("svc_amend", json!({ "sessionId": session, "kind": "replace", "props": { "title": "v1b" } })).await;
+    let a = app
+        .tool_ok(
+            "svc_amend",
+            json!({ "sessionId": session, "kind": "replace", "props": { "title": "v1b" } }),
+        )
+        .await;
     assert_eq!(a["updated"], true);
     assert_eq!(a["resourceUri"], format!("ui://svc/render/{session}"));
     assert!(a.get("epoch").is_none());
-    let up = app.tool_ok("svc_update", json!({ "sessionId": session, "kind": "replace", "props": { "title": "v2" } })).await;
+    let up = app
+        .tool_ok(
+            "svc_update",
+            json!({ "sessionId": session, "kind": "replace", "props": { "title": "v2" } }),
+        )
+        .await;
     assert_eq!(up["epoch"], 2, "amend did not move the epoch");
 }
 
 async fn emit_validates_channel_payload_and_completion(app: TestApp) {
     let session = rendered(&app, json!({ "title": "t" })).await;
-    let ok = app.tool_ok("svc_emit", json!({ "sessionId": session, "channel": "log", "payload": "line 1" })).await;
+    let ok = app
+        .tool_ok(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": "line 1" }),
+        )
+        .await;
     assert_eq!(ok, json!({ "accepted": true }));
-    app.tool_ok("svc_emit", json!({ "sessionId": session, "channel": "log", "payload": "done", "complete": true })).await;
-    let undeclared = app.tool_rpc_error("svc_emit", json!({ "sessionId": session, "channel": "nope", "payload": 1 })).await;
+    app.tool_ok(
+        "svc_emit",
+        json!({ "sessionId": session, "channel": "log", "payload": "done", "complete": true }),
+    )
+    .await;
+    let undeclared = app
+        .tool_rpc_error(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "nope", "payload": 1 }),
+        )
+        .await;
     assert!(undeclared["message"].as_str().unwrap().contains("channel"));
-    let not_completable = app.tool_rpc_error("svc_emit", json!({ "sessionId": session, "channel": "status", "payload": { "pct": 1 }, "complete": true })).await;
+    let not_completable = app
+        .tool_rpc_error(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "status", "payload": { "pct": 1 }, "complete": true }),
+        )
+        .await;
     assert!(not_completable["message"].as_str().unwrap().contains("complete"));
-    let bad = app.tool_error_result("svc_emit", json!({ "sessionId": session, "channel": "status", "payload": { "pct": "x" } })).await;
+    let bad = app
+        .tool_error_result(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "status", "payload": { "pct": "x" } }),
+        )
+        .await;
     assert_eq!(bad["error"]["code"], "contract_violation");
 }
 
@@ -256,31 +389,59 @@ async fn consume_rules(app: TestApp) {
     let now = app.tool_ok("svc_consume", json!({ "sessionId": session })).await;
     assert_eq!(now, json!({ "events": [], "status": "active" }));
     let started = std::time::Instant::now();
-    let waited = app.tool_ok("svc_consume", json!({ "sessionId": session, "timeout": 1 })).await;
+    let waited = app
+        .tool_ok("svc_consume", json!({ "sessionId": session, "timeout": 1 }))
+        .await;
     assert_eq!(waited["events"], json!([]));
-    assert!(started.elapsed() >= std::time::Duration::from_millis(900), "long-poll returned early");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(900),
+        "long-poll returned early"
+    );
     for bad in [json!(26), json!(-1), json!(1.5), json!("5")] {
-        let err = app.tool_rpc_error("svc_consume", json!({ "sessionId": session, "timeout": bad })).await;
+        let err = app
+            .tool_rpc_error("svc_consume", json!({ "sessionId": session, "timeout": bad }))
+            .await;
         assert_eq!(err["code"], -32602, "{bad}");
     }
-    let unknown = app.tool_rpc_error("svc_consume", json!({ "sessionId": "00000000-0000-0000-0000-000000000000" })).await;
+    let unknown = app
+        .tool_rpc_error(
+            "svc_consume",
+            json!({ "sessionId": "00000000-0000-0000-0000-000000000000" }),
+        )
+        .await;
     assert_eq!(unknown["code"], -32002);
 }
 
 async fn sessions_are_tenant_scoped(app: TestApp) {
     // Under --dev-allow-all every bearer is `builder`; a strict server with two keys is another
     // test. Here: an unknown id and a random id answer identically.
-    let a = app.tool_rpc_error("svc_get_session", json!({ "sessionId": "nope" })).await;
-    let b = app.tool_rpc_error("svc_get_session", json!({ "sessionId": uuid::Uuid::new_v4().to_string() })).await;
+    let a = app
+        .tool_rpc_error("svc_get_session", json!({ "sessionId": "nope" }))
+        .await;
+    let b = app
+        .tool_rpc_error(
+            "svc_get_session",
+            json!({ "sessionId": uuid::Uuid::new_v4().to_string() }),
+        )
+        .await;
     assert_eq!(a, b);
     assert_eq!(a["code"], -32002);
     for tool in ["svc_update", "svc_amend"] {
-        let e = app.tool_rpc_error(tool, json!({ "sessionId": "nope", "kind": "replace", "props": {} })).await;
+        let e = app
+            .tool_rpc_error(tool, json!({ "sessionId": "nope", "kind": "replace", "props": {} }))
+            .await;
         assert_eq!(e, a, "{tool}");
     }
-    let e = app.tool_rpc_error("svc_emit", json!({ "sessionId": "nope", "channel": "log", "payload": 1 })).await;
+    let e = app
+        .tool_rpc_error(
+            "svc_emit",
+            json!({ "sessionId": "nope", "channel": "log", "payload": 1 }),
+        )
+        .await;
     assert_eq!(e, a);
-    let e = app.tool_rpc_error("svc_get_render_source", json!({ "sessionId": "nope" })).await;
+    let e = app
+        .tool_rpc_error("svc_get_render_source", json!({ "sessionId": "nope" }))
+        .await;
     assert_eq!(e, a);
 }
 
@@ -297,17 +458,25 @@ async fn get_session_projects_times_as_epoch_ms_and_bumps_activity(app: TestApp)
     assert!(first.get("componentCode").is_none() && first.get("sourceCode").is_none());
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let second = app.tool_ok("svc_get_session", json!({ "sessionId": session })).await;
-    assert!(second["lastActivityAt"].as_i64() > first["lastActivityAt"].as_i64(), "heartbeat bumped");
+    assert!(
+        second["lastActivityAt"].as_i64() > first["lastActivityAt"].as_i64(),
+        "heartbeat bumped"
+    );
 }
 
 async fn render_source_returns_the_tsx(app: TestApp) {
     let session = rendered(&app, json!({ "title": "t" })).await;
     let before = app.tool_ok("svc_get_session", json!({ "sessionId": session })).await;
-    let src = app.tool_ok("svc_get_render_source", json!({ "sessionId": session })).await;
+    let src = app
+        .tool_ok("svc_get_render_source", json!({ "sessionId": session }))
+        .await;
     let source = src["blueprint"]["source"].as_str().unwrap();
     assert!(source.contains("export default"), "{source}");
     assert!(source.contains("useAction"), "the approve action is wired");
-    assert_eq!(src["blueprint"]["contract"]["actionSpec"], order_contract()["actionSpec"]);
+    assert_eq!(
+        src["blueprint"]["contract"]["actionSpec"],
+        order_contract()["actionSpec"]
+    );
     assert_eq!(src["blueprint"]["fixtureProps"], json!({ "title": "t" }));
     let after = app.tool_ok("svc_get_session", json!({ "sessionId": session })).await;
     assert!(after["lastActivityAt"].as_i64() >= before["lastActivityAt"].as_i64());
@@ -317,20 +486,39 @@ async fn list_sessions_filters_by_host_session_and_limits(app: TestApp) {
     let mut ids = vec![];
     for i in 0..3 {
         let hs = handshake(&app, "listed", json!({})).await;
-        let meta = json!({ "ai.svc/host-session": { "hostName": "claude", "hostSessionId": format!("conv-{}", i % 2) } });
+        let meta =
+            json!({ "ai.svc/host-session": { "hostName": "claude", "hostSessionId": format!("conv-{}", i % 2) } });
         let body = app.rpc("tools/call", json!({ "name": "svc_render", "arguments": { "handshakeId": hs["handshakeId"], "props": {} }, "_meta": meta })).await.1;
-        ids.push(body["result"]["structuredContent"]["sessionId"].as_str().unwrap().to_owned());
+        ids.push(
+            body["result"]["structuredContent"]["sessionId"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
     }
     app.render("unhosted", json!({}), json!({})).await;
     let all = app.tool_ok("svc_list_sessions", json!({})).await;
     assert_eq!(all["sessions"].as_array().unwrap().len(), 4);
-    let conv0 = app.tool_ok("svc_list_sessions", json!({ "hostName": "claude", "hostSessionId": "conv-0" })).await;
-    let got: Vec<&str> = conv0["sessions"].as_array().unwrap().iter().map(|s| s["sessionId"].as_str().unwrap()).collect();
+    let conv0 = app
+        .tool_ok(
+            "svc_list_sessions",
+            json!({ "hostName": "claude", "hostSessionId": "conv-0" }),
+        )
+        .await;
+    let got: Vec<&str> = conv0["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap())
+        .collect();
     assert_eq!(got, vec![ids[0].as_str(), ids[2].as_str()], "newest last");
     let row = &conv0["sessions"][0];
     assert_eq!(row["hostName"], "claude");
     assert_eq!(row["status"], "active");
-    assert!(row["createdAt"].as_str().unwrap().ends_with('Z'), "ISO 8601 strings here");
+    assert!(
+        row["createdAt"].as_str().unwrap().ends_with('Z'),
+        "ISO 8601 strings here"
+    );
     let limited = app.tool_ok("svc_list_sessions", json!({ "limit": 1 })).await;
     assert_eq!(limited["sessions"].as_array().unwrap().len(), 1);
     for bad in [0, 201] {
@@ -343,7 +531,12 @@ async fn catalogs_list_gadgets_and_themes(app: TestApp) {
     let gadgets = app.tool_ok("svc_list_gadgets", json!({})).await;
     let standard = &gadgets["gadgets"][0];
     assert_eq!(standard["package"], "@svc/gadgets");
-    let hooks: Vec<&str> = standard["exports"].as_array().unwrap().iter().map(|e| e["hook"].as_str().unwrap()).collect();
+    let hooks: Vec<&str> = standard["exports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["hook"].as_str().unwrap())
+        .collect();
     assert_eq!(hooks.len(), 7);
     for e in standard["exports"].as_array().unwrap() {
         for field in ["description", "usage", "example"] {
@@ -351,7 +544,12 @@ async fn catalogs_list_gadgets_and_themes(app: TestApp) {
         }
     }
     let themes = app.tool_ok("svc_list_themes", json!({})).await;
-    let ids: Vec<&str> = themes["themes"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = themes["themes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
     assert!(ids.contains(&"default") && ids.contains(&"high-contrast"), "{ids:?}");
     for tool in ["svc_list_gadgets", "svc_list_themes"] {
         let denied = app.tool_error_result(tool, json!({ "appId": "someone-else" })).await;
@@ -365,9 +563,15 @@ async fn resources_read_mounts_a_render_and_pinned_epochs(app: TestApp) {
     assert_eq!(content["mimeType"], "text/html;profile=mcp-app");
     assert!(content["text"].as_str().unwrap().starts_with("<!doctype html>"));
     let session = rendered(&app, json!({ "title": "</script><b>x" })).await;
-    let read = app.rpc("resources/read", json!({ "uri": format!("ui://svc/render/{session}") })).await.1;
+    let read = app
+        .rpc("resources/read", json!({ "uri": format!("ui://svc/render/{session}") }))
+        .await
+        .1;
     let html = read["result"]["contents"][0]["text"].as_str().unwrap();
     assert!(!html.contains("</script><b>"), "props are escaped inside the document");
-    let missing = app.rpc("resources/read", json!({ "uri": "ui://svc/render/nope" })).await.1;
+    let missing = app
+        .rpc("resources/read", json!({ "uri": "ui://svc/render/nope" }))
+        .await
+        .1;
     assert_eq!(missing["error"]["code"], -32002);
 }

@@ -10,22 +10,48 @@ const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 
 async fn call(client: &reqwest::Client, base: &str, tool: &str, arguments: Value) -> Option<Value> {
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
-    let resp = client.post(format!("{base}/mcp")).bearer_auth("dev").json(&body).send().await.ok()?;
+    let resp = client
+        .post(format!("{base}/mcp"))
+        .bearer_auth("dev")
+        .json(&body)
+        .send()
+        .await
+        .ok()?;
     let json: Value = resp.json().await.ok()?;
-    json["result"]["structuredContent"].as_object().map(|o| Value::Object(o.clone()))
+    json["result"]["structuredContent"]
+        .as_object()
+        .map(|o| Value::Object(o.clone()))
 }
 
 /// Renders then updates, recording every write the server acknowledged.
 async fn writer(client: reqwest::Client, base: String, acked: tokio::sync::mpsc::UnboundedSender<(String, u64)>) {
     loop {
         let Some(hs) = call(&client, &base, "svc_handshake", json!({ "intent": "crash test", "blueprintDraft": { "contract": { "propsSpec": { "type": "object", "properties": { "n": { "type": "integer" } } } } } })).await else { return };
-        let Some(r) = call(&client, &base, "svc_render", json!({ "handshakeId": hs["handshakeId"], "props": { "n": 0 } })).await else { return };
+        let Some(r) = call(
+            &client,
+            &base,
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "n": 0 } }),
+        )
+        .await
+        else {
+            return;
+        };
         let session = r["sessionId"].as_str().unwrap_or_default().to_owned();
         if acked.send((session.clone(), 1)).is_err() {
             return;
         }
         for n in 1..5 {
-            let Some(u) = call(&client, &base, "svc_update", json!({ "sessionId": session, "kind": "replace", "props": { "n": n } })).await else { return };
+            let Some(u) = call(
+                &client,
+                &base,
+                "svc_update",
+                json!({ "sessionId": session, "kind": "replace", "props": { "n": n } }),
+            )
+            .await
+            else {
+                return;
+            };
             if acked.send((session.clone(), u["epoch"].as_u64().unwrap_or(0))).is_err() {
                 return;
             }
@@ -39,7 +65,9 @@ async fn sigkill_during_writes_loses_no_acknowledged_row() {
     let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
     let client = reqwest::Client::new();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let writers: Vec<_> = (0..4).map(|_| tokio::spawn(writer(client.clone(), server.base.clone(), tx.clone()))).collect();
+    let writers: Vec<_> = (0..4)
+        .map(|_| tokio::spawn(writer(client.clone(), server.base.clone(), tx.clone())))
+        .collect();
     drop(tx);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     server.kill();
@@ -51,11 +79,21 @@ async fn sigkill_during_writes_loses_no_acknowledged_row() {
         let e = acknowledged.entry(session).or_insert(0);
         *e = (*e).max(epoch);
     }
-    assert!(acknowledged.len() >= 3, "the writers made progress before the kill: {}", acknowledged.len());
+    assert!(
+        acknowledged.len() >= 3,
+        "the writers made progress before the kill: {}",
+        acknowledged.len()
+    );
 
     let restarted = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
     for (session, epoch) in &acknowledged {
-        let got = call(&client, &restarted.base, "svc_get_session", json!({ "sessionId": session })).await;
+        let got = call(
+            &client,
+            &restarted.base,
+            "svc_get_session",
+            json!({ "sessionId": session }),
+        )
+        .await;
         assert!(got.is_some(), "acknowledged session {session} survived");
         let read = client
             .post(format!("{}/mcp", restarted.base))
@@ -65,7 +103,10 @@ async fn sigkill_during_writes_loses_no_acknowledged_row() {
             .await
             .unwrap();
         let body: Value = read.json().await.unwrap();
-        assert!(body["result"]["contents"].is_array(), "epoch {epoch} of {session} survived: {body}");
+        assert!(
+            body["result"]["contents"].is_array(),
+            "epoch {epoch} of {session} survived: {body}"
+        );
     }
     drop(restarted);
     let _ = std::fs::remove_dir_all(data_dir);

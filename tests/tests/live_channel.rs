@@ -34,8 +34,18 @@ fn contract() -> Value {
 
 /// Renders a card; returns (sessionId, the `_meta['ai.svc/render']` slice).
 async fn card(app: &TestApp) -> (String, Value) {
-    let hs = app.tool_ok("svc_handshake", json!({ "intent": "live card", "blueprintDraft": { "contract": contract() } })).await;
-    let body = app.call("svc_render", json!({ "handshakeId": hs["handshakeId"], "props": { "title": "t" } })).await;
+    let hs = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "live card", "blueprintDraft": { "contract": contract() } }),
+        )
+        .await;
+    let body = app
+        .call(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "title": "t" } }),
+        )
+        .await;
     let slice = body["result"]["_meta"]["ai.svc/render"].clone();
     (slice["sessionId"].as_str().unwrap().to_owned(), slice)
 }
@@ -60,22 +70,35 @@ async fn subscribe_must_come_first_and_acks_with_cursors(app: TestApp) {
     let mut ws = LiveClient::connect(&app.base).await;
     ws.send("ping", Value::Null).await;
     assert_eq!(ws.recv().await["type"], "pong", "ping works before subscribe");
-    ws.send("action", action(&session, "approve", json!({ "note": "x" }), 1)).await;
+    ws.send("action", action(&session, "approve", json!({ "note": "x" }), 1))
+        .await;
     assert_eq!(ws.expect("error").await["code"], "NOT_SUBSCRIBED");
-    ws.send("subscribe", json!({ "sessionId": session, "wsToken": slice["wsToken"], "supportedVersions": ["draft-2026-06-12"] })).await;
+    ws.send(
+        "subscribe",
+        json!({ "sessionId": session, "wsToken": slice["wsToken"], "supportedVersions": ["draft-2026-06-12"] }),
+    )
+    .await;
     let ack = ws.expect("ack").await;
     assert_eq!(ack["sessionId"], session.as_str());
     assert_eq!(ack["appId"], slice["appId"]);
     assert_eq!(ack["epoch"], 1);
     assert_eq!(ack["props"], json!({ "title": "t" }));
     assert_eq!(ack["lastSequence"], 0);
-    assert!(ack["lastStreamSeq"].as_i64().unwrap() >= 1, "generation progress was streamed on _svc:lifecycle");
+    assert!(
+        ack["lastStreamSeq"].as_i64().unwrap() >= 1,
+        "generation progress was streamed on _svc:lifecycle"
+    );
     assert!(ack["component"]["code"].as_str().unwrap().contains("export default"));
     assert!(ack["sessionToken"].is_string());
     ws.send("ping", Value::Null).await;
     assert_eq!(ws.recv().await["type"], "pong");
     let mut other = LiveClient::connect(&app.base).await;
-    other.send("subscribe", json!({ "sessionId": session, "wsToken": slice["wsToken"], "supportedVersions": ["1.0.0"] })).await;
+    other
+        .send(
+            "subscribe",
+            json!({ "sessionId": session, "wsToken": slice["wsToken"], "supportedVersions": ["1.0.0"] }),
+        )
+        .await;
     assert_eq!(other.expect("error").await["code"], "UNSUPPORTED_VERSION");
 }
 
@@ -101,38 +124,63 @@ async fn bad_tokens_are_refused_alike(app: TestApp) {
         assert!(error.get("props").is_none());
         answers.push(error);
     }
-    assert!(answers.windows(2).all(|w| w[0] == w[1]), "every refusal is the same answer");
+    assert!(
+        answers.windows(2).all(|w| w[0] == w[1]),
+        "every refusal is the same answer"
+    );
 }
 
 async fn a_session_token_reconnects(app: TestApp) {
     let (session, slice) = card(&app).await;
     let (_, ack) = subscribed(&app, &slice, json!({})).await;
     let mut ws = LiveClient::connect(&app.base).await;
-    ws.send("subscribe", json!({ "sessionId": session, "sessionToken": ack["sessionToken"] })).await;
+    ws.send(
+        "subscribe",
+        json!({ "sessionId": session, "sessionToken": ack["sessionToken"] }),
+    )
+    .await;
     let again = ws.expect("ack").await;
-    assert!(again.get("sessionToken").is_none(), "a session token is issued once, on the wsToken subscribe");
+    assert!(
+        again.get("sessionToken").is_none(),
+        "a session token is issued once, on the wsToken subscribe"
+    );
     let mut misuse = LiveClient::connect(&app.base).await;
-    misuse.send("subscribe", json!({ "sessionId": session, "wsToken": ack["sessionToken"] })).await;
-    assert_eq!(misuse.expect("error").await["code"], "AUTH_FAILED", "a session token is not a wsToken");
+    misuse
+        .send(
+            "subscribe",
+            json!({ "sessionId": session, "wsToken": ack["sessionToken"] }),
+        )
+        .await;
+    assert_eq!(
+        misuse.expect("error").await["code"],
+        "AUTH_FAILED",
+        "a session token is not a wsToken"
+    );
 }
 
 async fn actions_are_stored_deduplicated_and_drained_once(app: TestApp) {
     let (session, slice) = card(&app).await;
     let (mut ws, _) = subscribed(&app, &slice, json!({})).await;
-    ws.send("action", action(&session, "approve", json!({ "note": "ok" }), 7)).await;
+    ws.send("action", action(&session, "approve", json!({ "note": "ok" }), 7))
+        .await;
     let stored = ws.expect("system").await;
     assert_eq!(stored["event"], "action_stored");
     assert_eq!(stored["duplicate"], false);
     let action_id = stored["actionId"].as_str().unwrap().to_owned();
     assert!(action_id.len() == 8 && action_id.chars().all(|c| c.is_ascii_hexdigit()));
-    ws.send("action", action(&session, "approve", json!({ "note": "ok" }), 7)).await;
+    ws.send("action", action(&session, "approve", json!({ "note": "ok" }), 7))
+        .await;
     let again = ws.expect("system").await;
     assert_eq!(again["duplicate"], true);
     assert_eq!(again["actionId"], action_id.as_str());
 
     let consumed = app.tool_ok("svc_consume", json!({ "sessionId": session })).await;
     let events = consumed["events"].as_array().unwrap();
-    assert_eq!(events.len(), 1, "at-least-once from the card, exactly once to the agent");
+    assert_eq!(
+        events.len(),
+        1,
+        "at-least-once from the card, exactly once to the agent"
+    );
     let e = &events[0];
     assert_eq!(e["type"], "action");
     assert_eq!(e["sessionId"], session.as_str());
@@ -157,7 +205,16 @@ async fn a_waiting_consume_wakes_on_an_action(app: TestApp) {
         tokio::spawn(async move {
             let started = std::time::Instant::now();
             let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "svc_consume", "arguments": { "sessionId": session, "timeout": 20 } } });
-            let reply: Value = reqwest::Client::new().post(url).bearer_auth(bearer).json(&body).send().await.unwrap().json().await.unwrap();
+            let reply: Value = reqwest::Client::new()
+                .post(url)
+                .bearer_auth(bearer)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
             (started.elapsed(), reply)
         })
     };
@@ -165,19 +222,27 @@ async fn a_waiting_consume_wakes_on_an_action(app: TestApp) {
     ws.send("action", action(&session, "ping", Value::Null, 1)).await;
     ws.expect("system").await;
     let (elapsed, reply) = waiting.await.unwrap();
-    assert!(elapsed < Duration::from_secs(5), "woke at once, not at the 20 s timeout: {elapsed:?}");
+    assert!(
+        elapsed < Duration::from_secs(5),
+        "woke at once, not at the 20 s timeout: {elapsed:?}"
+    );
     assert_eq!(reply["result"]["structuredContent"]["events"][0]["intent"], "ping");
-    assert_eq!(reply["result"]["structuredContent"]["events"][0]["actionData"], Value::Null);
+    assert_eq!(
+        reply["result"]["structuredContent"]["events"][0]["actionData"],
+        Value::Null
+    );
 }
 
 async fn actions_are_validated_against_the_contract(app: TestApp) {
     let (session, slice) = card(&app).await;
     let (mut ws, _) = subscribed(&app, &slice, json!({})).await;
-    ws.send("action", action(&session, "approve", json!({ "note": 5 }), 1)).await;
+    ws.send("action", action(&session, "approve", json!({ "note": 5 }), 1))
+        .await;
     let e = ws.expect("error").await;
     assert_eq!(e["code"], "CONTRACT_VIOLATION");
     assert_eq!(e["violations"][0]["path"], "/note");
-    ws.send("action", action(&session, "delete-everything", json!({}), 2)).await;
+    ws.send("action", action(&session, "delete-everything", json!({}), 2))
+        .await;
     assert_eq!(ws.expect("error").await["code"], "CONTRACT_VIOLATION");
     let mut bad_context = action(&session, "approve", json!({ "note": "x" }), 3);
     bad_context["uiContext"] = json!({ "tab": "nope" });
@@ -194,15 +259,33 @@ async fn actions_are_validated_against_the_contract(app: TestApp) {
 async fn updates_amends_and_emits_reach_the_card(app: TestApp) {
     let (session, slice) = card(&app).await;
     let (mut ws, ack) = subscribed(&app, &slice, json!({})).await;
-    app.tool_ok("svc_update", json!({ "sessionId": session, "kind": "replace", "props": { "title": "v2" } })).await;
+    app.tool_ok(
+        "svc_update",
+        json!({ "sessionId": session, "kind": "replace", "props": { "title": "v2" } }),
+    )
+    .await;
     let p = ws.expect("props_update").await;
-    assert_eq!(p, json!({ "sessionId": session, "props": { "title": "v2" }, "epoch": 2 }));
-    app.tool_ok("svc_amend", json!({ "sessionId": session, "kind": "merge", "patch": { "title": "v2b" } })).await;
+    assert_eq!(
+        p,
+        json!({ "sessionId": session, "props": { "title": "v2" }, "epoch": 2 })
+    );
+    app.tool_ok(
+        "svc_amend",
+        json!({ "sessionId": session, "kind": "merge", "patch": { "title": "v2b" } }),
+    )
+    .await;
     let p = ws.expect("props_update").await;
-    assert_eq!((p["props"]["title"].as_str(), p["epoch"].as_i64()), (Some("v2b"), Some(2)));
+    assert_eq!(
+        (p["props"]["title"].as_str(), p["epoch"].as_i64()),
+        (Some("v2b"), Some(2))
+    );
     let base = ack["lastStreamSeq"].as_i64().unwrap();
     for (i, line) in ["a", "b"].iter().enumerate() {
-        app.tool_ok("svc_emit", json!({ "sessionId": session, "channel": "log", "payload": line })).await;
+        app.tool_ok(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": line }),
+        )
+        .await;
         let d = ws.expect("data").await;
         assert_eq!(d["channel"], "log");
         assert_eq!(d["payload"], *line);
@@ -210,7 +293,11 @@ async fn updates_amends_and_emits_reach_the_card(app: TestApp) {
         assert_eq!(d["seq"].as_i64().unwrap(), base + 1 + i as i64);
         assert!(d["timestamp"].as_str().unwrap().ends_with('Z'));
     }
-    app.tool_ok("svc_update", json!({ "sessionId": session, "kind": "replace", "props": { "title": "v2b" } })).await;
+    app.tool_ok(
+        "svc_update",
+        json!({ "sessionId": session, "kind": "replace", "props": { "title": "v2b" } }),
+    )
+    .await;
     ws.expect_silence(Duration::from_millis(300)).await;
 }
 
@@ -219,9 +306,18 @@ async fn replay_sends_events_then_envelopes_after_the_cursors(app: TestApp) {
     let (mut first, ack) = subscribed(&app, &slice, json!({})).await;
     let base = ack["lastStreamSeq"].as_i64().unwrap();
     for n in 1..=3 {
-        first.send("action", action(&session, "approve", json!({ "note": format!("n{n}") }), n)).await;
+        first
+            .send(
+                "action",
+                action(&session, "approve", json!({ "note": format!("n{n}") }), n),
+            )
+            .await;
         first.expect("system").await;
-        app.tool_ok("svc_emit", json!({ "sessionId": session, "channel": "log", "payload": format!("line {n}") })).await;
+        app.tool_ok(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": format!("line {n}") }),
+        )
+        .await;
         first.expect("data").await;
     }
     drop(first);
@@ -238,33 +334,63 @@ async fn replay_sends_events_then_envelopes_after_the_cursors(app: TestApp) {
             other => panic!("unexpected {other}"),
         }
     }
-    assert_eq!(kinds, ["render_event", "render_event", "data", "data"], "session events first, then stream envelopes");
+    assert_eq!(
+        kinds,
+        ["render_event", "render_event", "data", "data"],
+        "session events first, then stream envelopes"
+    );
     ws.expect_silence(Duration::from_millis(200)).await;
 }
 
 async fn host_context_is_echoed_by_consume(app: TestApp) {
     let (session, slice) = card(&app).await;
     let (mut ws, _) = subscribed(&app, &slice, json!({})).await;
-    ws.send("host_context_observed", json!({ "displayMode": "inline", "containerDimensions": { "width": 640 } })).await;
+    ws.send(
+        "host_context_observed",
+        json!({ "displayMode": "inline", "containerDimensions": { "width": 640 } }),
+    )
+    .await;
     ws.send("ping", Value::Null).await;
     ws.expect("pong").await;
     let consumed = app.tool_ok("svc_consume", json!({ "sessionId": session })).await;
     assert_eq!(consumed["client"]["containerDimensions"]["width"], 640);
     let s = app.tool_ok("svc_get_session", json!({ "sessionId": session })).await;
-    assert_eq!(s["contextSnapshot"], json!({ "tab": "summary" }), "the host observation is not a context slot");
+    assert_eq!(
+        s["contextSnapshot"],
+        json!({ "tab": "summary" }),
+        "the host observation is not a context slot"
+    );
 }
 
 async fn runtime_tools_refresh_tokens_and_sync_context(app: TestApp) {
     let (session, _) = card(&app).await;
-    let fresh = app.tool_ok("svc_runtime_refresh_ws_token", json!({ "sessionId": session })).await;
+    let fresh = app
+        .tool_ok("svc_runtime_refresh_ws_token", json!({ "sessionId": session }))
+        .await;
     let mut ws = LiveClient::connect(&app.base).await;
-    ws.send("subscribe", json!({ "sessionId": session, "wsToken": fresh["wsToken"] })).await;
+    ws.send(
+        "subscribe",
+        json!({ "sessionId": session, "wsToken": fresh["wsToken"] }),
+    )
+    .await;
     ws.expect("ack").await;
-    let synced = app.tool_ok("svc_runtime_sync_context", json!({ "sessionId": session, "context": { "tab": "lines", "undeclared": 1 } })).await;
+    let synced = app
+        .tool_ok(
+            "svc_runtime_sync_context",
+            json!({ "sessionId": session, "context": { "tab": "lines", "undeclared": 1 } }),
+        )
+        .await;
     assert_eq!(synced["contextSnapshot"], json!({ "tab": "lines" }));
-    let bad = app.tool_error_result("svc_runtime_sync_context", json!({ "sessionId": session, "context": { "tab": "other" } })).await;
+    let bad = app
+        .tool_error_result(
+            "svc_runtime_sync_context",
+            json!({ "sessionId": session, "context": { "tab": "other" } }),
+        )
+        .await;
     assert_eq!(bad["error"]["code"], "contract_violation");
-    let missing = app.tool_rpc_error("svc_runtime_refresh_ws_token", json!({ "sessionId": "nope" })).await;
+    let missing = app
+        .tool_rpc_error("svc_runtime_refresh_ws_token", json!({ "sessionId": "nope" }))
+        .await;
     assert_eq!(missing["code"], -32002);
 }
 
@@ -277,7 +403,11 @@ async fn garbage_and_oversized_frames_are_answered_not_fatal(app: TestApp) {
     assert_eq!(ws.expect("error").await["code"], "BAD_FRAME");
     ws.send("ping", Value::Null).await;
     ws.expect("pong").await;
-    ws.send_raw(format!("{{\"type\":\"ping\",\"payload\":\"{}\"}}", "x".repeat(300 * 1024))).await;
+    ws.send_raw(format!(
+        "{{\"type\":\"ping\",\"payload\":\"{}\"}}",
+        "x".repeat(300 * 1024)
+    ))
+    .await;
     assert_eq!(ws.expect("error").await["code"], "FRAME_TOO_LARGE");
     assert_eq!(ws.recv().await["payload"], 1009, "then closed with 1009");
     // The server is fine.
@@ -287,18 +417,28 @@ async fn garbage_and_oversized_frames_are_answered_not_fatal(app: TestApp) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cursor_older_than_the_replay_buffer_is_reported_as_a_gap() {
-    let app = TestApp::spawn_configured("replay_gap", svc_tests::Backend::Sqlite, Auth::DevAllowAll, |s| s.live.replay_buffer = 2)
-        .await
-        .unwrap();
+    let app = TestApp::spawn_configured("replay_gap", svc_tests::Backend::Sqlite, Auth::DevAllowAll, |s| {
+        s.live.replay_buffer = 2
+    })
+    .await
+    .unwrap();
     let (session, slice) = card(&app).await;
     for n in 0..5 {
-        app.tool_ok("svc_emit", json!({ "sessionId": session, "channel": "log", "payload": format!("l{n}") })).await;
+        app.tool_ok(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": format!("l{n}") }),
+        )
+        .await;
     }
     let (mut ws, ack) = subscribed(&app, &slice, json!({ "fromSeq": 0 })).await;
     assert_eq!(ack["replay"]["gap"], true);
     assert_eq!(ws.expect("system").await["event"], "replay_gap");
     let last = ack["lastStreamSeq"].as_i64().unwrap();
-    assert_eq!(ws.expect("data").await["seq"].as_i64().unwrap(), last - 1, "the newest buffered envelopes follow");
+    assert_eq!(
+        ws.expect("data").await["seq"].as_i64().unwrap(),
+        last - 1,
+        "the newest buffered envelopes follow"
+    );
     assert_eq!(ws.expect("data").await["seq"].as_i64().unwrap(), last);
     ws.expect_silence(Duration::from_millis(200)).await;
 }

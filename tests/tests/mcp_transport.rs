@@ -30,7 +30,12 @@ async fn invalid_json_is_a_parse_error(app: TestApp) {
 }
 
 async fn non_requests_are_invalid_requests(app: TestApp) {
-    for body in [json!([1, 2]), json!({ "jsonrpc": "1.0", "id": 1, "method": "ping" }), json!({ "jsonrpc": "2.0", "id": 1 }), json!("ping")] {
+    for body in [
+        json!([1, 2]),
+        json!({ "jsonrpc": "1.0", "id": 1, "method": "ping" }),
+        json!({ "jsonrpc": "2.0", "id": 1 }),
+        json!("ping"),
+    ] {
         let (status, _, reply) = app.post_raw(Some(&app.bearer), body.to_string()).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert_eq!(reply["error"]["code"], -32600, "{body}: {reply}");
@@ -55,7 +60,10 @@ async fn initialize_negotiates_the_protocol_version(app: TestApp) {
     let (_, known) = app.rpc("initialize", json!({ "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } })).await;
     assert_eq!(known["result"]["protocolVersion"], "2025-03-26");
     let (_, unknown) = app.rpc("initialize", json!({ "protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } })).await;
-    assert_eq!(unknown["result"]["protocolVersion"], svc_protocol::MCP_PROTOCOL_VERSIONS[0]);
+    assert_eq!(
+        unknown["result"]["protocolVersion"],
+        svc_protocol::MCP_PROTOCOL_VERSIONS[0]
+    );
 }
 
 async fn initialize_advertises_the_mcp_apps_capabilities(app: TestApp) {
@@ -73,8 +81,17 @@ async fn tools_list_declares_every_agent_tool(app: TestApp) {
     let tools = body["result"]["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     for expected in [
-        "svc_handshake", "svc_render", "svc_consume", "svc_update", "svc_amend", "svc_emit",
-        "svc_get_session", "svc_get_render_source", "svc_list_sessions", "svc_list_gadgets", "svc_list_themes",
+        "svc_handshake",
+        "svc_render",
+        "svc_consume",
+        "svc_update",
+        "svc_amend",
+        "svc_emit",
+        "svc_get_session",
+        "svc_get_render_source",
+        "svc_list_sessions",
+        "svc_list_gadgets",
+        "svc_list_themes",
     ] {
         assert!(names.contains(&expected), "{expected} missing from {names:?}");
     }
@@ -95,11 +112,15 @@ async fn tools_list_declares_every_agent_tool(app: TestApp) {
 }
 
 async fn invalid_tool_arguments_name_the_field_and_rule(app: TestApp) {
-    let err = app.tool_rpc_error("svc_consume", json!({ "sessionId": "x", "timeout": 26 })).await;
+    let err = app
+        .tool_rpc_error("svc_consume", json!({ "sessionId": "x", "timeout": 26 }))
+        .await;
     assert_eq!(err["code"], -32602);
     let message = err["message"].as_str().unwrap();
     assert!(message.contains("timeout") && message.contains("25"), "{message}");
-    let err = app.tool_rpc_error("svc_handshake", json!({ "blueprintDraft": { "contract": {} } })).await;
+    let err = app
+        .tool_rpc_error("svc_handshake", json!({ "blueprintDraft": { "contract": {} } }))
+        .await;
     assert_eq!(err["code"], -32602);
     assert!(err["message"].as_str().unwrap().contains("intent"), "{err}");
 }
@@ -115,7 +136,13 @@ async fn get_without_credentials_asks_for_a_bearer(app: TestApp) {
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
     let challenge = anonymous.headers()["www-authenticate"].to_str().unwrap().to_owned();
     assert!(challenge.starts_with("Bearer realm=\"mcp\""), "{challenge}");
-    let with_bearer = app.client.get(app.mcp_url()).bearer_auth(&app.bearer).send().await.unwrap();
+    let with_bearer = app
+        .client
+        .get(app.mcp_url())
+        .bearer_auth(&app.bearer)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(with_bearer.status(), StatusCode::METHOD_NOT_ALLOWED);
 }
 
@@ -135,11 +162,29 @@ async fn strict_mode_accepts_only_minted_keys(app: TestApp) {
 
 #[tokio::test]
 async fn foreign_hosts_and_origins_are_refused_on_loopback() {
-    let app = TestApp::spawn("host_guard", Backend::Sqlite, Auth::DevAllowAll).await.unwrap();
+    let app = TestApp::spawn("host_guard", Backend::Sqlite, Auth::DevAllowAll)
+        .await
+        .unwrap();
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }).to_string();
-    let rebound = app.client.post(app.mcp_url()).header("host", "evil.example").bearer_auth("x").body(body.clone()).send().await.unwrap();
+    let rebound = app
+        .client
+        .post(app.mcp_url())
+        .header("host", "evil.example")
+        .bearer_auth("x")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(rebound.status(), StatusCode::FORBIDDEN);
-    let cross_origin = app.client.post(app.mcp_url()).header("origin", "https://evil.example").bearer_auth("x").body(body.clone()).send().await.unwrap();
+    let cross_origin = app
+        .client
+        .post(app.mcp_url())
+        .header("origin", "https://evil.example")
+        .bearer_auth("x")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(cross_origin.status(), StatusCode::FORBIDDEN);
     let local_origin = app
         .client

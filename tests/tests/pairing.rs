@@ -7,8 +7,18 @@ use svc_tests::{Auth, Backend, TestApp, on_every_backend};
 on_every_backend!(Auth::Strict => a_pair_code_mints_a_bearer_that_works_on_mcp);
 
 async fn pair(app: &TestApp, code: &str) -> (StatusCode, reqwest::header::HeaderMap, Value) {
-    let resp = app.client.post(format!("{}/_svc/pair", app.base)).json(&json!({ "pairCode": code, "clientName": "test" })).send().await.unwrap();
-    (resp.status(), resp.headers().clone(), resp.json().await.unwrap_or(Value::Null))
+    let resp = app
+        .client
+        .post(format!("{}/_svc/pair", app.base))
+        .json(&json!({ "pairCode": code, "clientName": "test" }))
+        .send()
+        .await
+        .unwrap();
+    (
+        resp.status(),
+        resp.headers().clone(),
+        resp.json().await.unwrap_or(Value::Null),
+    )
 }
 
 async fn a_pair_code_mints_a_bearer_that_works_on_mcp(app: TestApp) {
@@ -23,21 +33,32 @@ async fn a_pair_code_mints_a_bearer_that_works_on_mcp(app: TestApp) {
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(body["tokenType"], "Bearer");
     let token = body["accessToken"].as_str().unwrap();
-    let (status, _, reply) = app.post_raw(Some(token), json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }).to_string()).await;
+    let (status, _, reply) = app
+        .post_raw(
+            Some(token),
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }).to_string(),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK);
     assert!(reply["result"]["tools"].is_array());
 }
 
 #[tokio::test]
 async fn pairing_is_rate_limited_per_address() {
-    let app = TestApp::spawn("pair_rate_limit", Backend::Sqlite, Auth::Strict).await.unwrap();
+    let app = TestApp::spawn("pair_rate_limit", Backend::Sqlite, Auth::Strict)
+        .await
+        .unwrap();
     let mut statuses = vec![];
     for _ in 0..svc_http::PAIR_ATTEMPTS_PER_MINUTE {
         statuses.push(pair(&app, "999999x").await.0);
     }
     assert!(statuses.iter().all(|s| *s == StatusCode::UNAUTHORIZED), "{statuses:?}");
     let (status, headers, body) = pair(&app, app.pair_code.as_deref().unwrap()).await;
-    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "even the right code waits once the window is spent");
+    assert_eq!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "even the right code waits once the window is spent"
+    );
     let retry_after: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
     assert!(retry_after >= 1);
     assert_eq!(body["error"]["code"], "rate_limited");
@@ -46,7 +67,9 @@ async fn pairing_is_rate_limited_per_address() {
 
 #[tokio::test]
 async fn dev_mode_has_nothing_to_pair() {
-    let app = TestApp::spawn("pair_dev", Backend::Sqlite, Auth::DevAllowAll).await.unwrap();
+    let app = TestApp::spawn("pair_dev", Backend::Sqlite, Auth::DevAllowAll)
+        .await
+        .unwrap();
     assert!(app.pair_code.is_none());
     assert_eq!(pair(&app, "123456").await.0, StatusCode::NOT_FOUND);
 }

@@ -18,9 +18,8 @@ pub(crate) fn check_forbidden_uses(source: &str, semantic: &Semantic<'_>) -> Vec
         let found = match node.kind() {
             AstKind::IdentifierReference(identifier) => {
                 let name = identifier.name.as_str();
-                (is_forbidden_global(name)
-                    && is_global_value_use(identifier.reference_id(), scoping))
-                .then(|| (identifier.span.start, forbidden_message(name, name)))
+                (is_forbidden_global(name) && is_global_value_use(identifier.reference_id(), scoping))
+                    .then(|| (identifier.span.start, forbidden_message(name, name)))
             }
             AstKind::StaticMemberExpression(member) => {
                 forbidden_member_use(&member.object, member.property.name.as_str(), scoping)
@@ -28,14 +27,11 @@ pub(crate) fn check_forbidden_uses(source: &str, semantic: &Semantic<'_>) -> Vec
             }
             AstKind::ComputedMemberExpression(member) => member
                 .static_property_name()
-                .and_then(|property| {
-                    forbidden_member_use(&member.object, property.as_str(), scoping)
-                })
+                .and_then(|property| forbidden_member_use(&member.object, property.as_str(), scoping))
                 .map(|message| (member.span.start, message)),
             AstKind::ImportExpression(import) => Some((
                 import.span.start,
-                "dynamic `import()` is not allowed; import statically from an allowed package"
-                    .to_string(),
+                "dynamic `import()` is not allowed; import statically from an allowed package".to_string(),
             )),
             _ => None,
         };
@@ -61,11 +57,7 @@ fn is_global_value_use(reference_id: oxc::semantic::ReferenceId, scoping: &Scopi
 /// `window.fetch`, `globalThis["eval"]`, `navigator.sendBeacon`, `window.document.cookie`...
 /// Only the member that completes a forbidden path reports, so `navigator.sendBeacon.call` gives
 /// one finding, not two.
-fn forbidden_member_use(
-    object: &Expression<'_>,
-    property: &str,
-    scoping: &Scoping,
-) -> Option<String> {
+fn forbidden_member_use(object: &Expression<'_>, property: &str, scoping: &Scoping) -> Option<String> {
     let mut path = global_path(object, scoping)?;
     path.push(property);
     let written = path.join(".");
@@ -75,12 +67,8 @@ fn forbidden_member_use(
     }
     let reached_through_alias = unaliased.len() < path.len();
     match unaliased {
-        [name] if reached_through_alias && is_forbidden_global(name) => {
-            Some(forbidden_message(&written, name))
-        }
-        [object, property] if is_forbidden_member(object, property) => {
-            Some(forbidden_message(&written, object))
-        }
+        [name] if reached_through_alias && is_forbidden_global(name) => Some(forbidden_message(&written, name)),
+        [object, property] if is_forbidden_member(object, property) => Some(forbidden_message(&written, object)),
         _ => None,
     }
 }
@@ -101,10 +89,7 @@ fn global_path<'a>(expression: &'a Expression<'a>, scoping: &Scoping) -> Option<
 }
 
 fn forbidden_message(written: &str, root: &str) -> String {
-    format!(
-        "`{written}` is not available to components: {}",
-        remedy(root)
-    )
+    format!("`{written}` is not available to components: {}", remedy(root))
 }
 
 /// What to use instead, so a generator's repair pass has something to go on.

@@ -13,8 +13,7 @@ mod source_location;
 
 pub use oxc_compiler::OxcCompiler;
 pub use policy::{
-    BASE_ALLOWED_IMPORTS, FORBIDDEN_GLOBALS, FORBIDDEN_MEMBERS, GLOBAL_OBJECT_ALIASES,
-    is_import_allowed,
+    BASE_ALLOWED_IMPORTS, FORBIDDEN_GLOBALS, FORBIDDEN_MEMBERS, GLOBAL_OBJECT_ALIASES, is_import_allowed,
 };
 
 #[cfg(test)]

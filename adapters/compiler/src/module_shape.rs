@@ -21,24 +21,18 @@ pub(crate) fn value_module_requests<'a>(program: &Program<'a>) -> Vec<ModuleRequ
         .body
         .iter()
         .filter_map(|statement| match statement {
-            Statement::ImportDeclaration(import) if !import.import_kind.is_type() => {
-                Some(ModuleRequest {
-                    specifier: import.source.value.as_str(),
-                    offset: import.span.start,
-                })
-            }
-            Statement::ExportAllDeclaration(export) if !export.export_kind.is_type() => {
-                Some(ModuleRequest {
-                    specifier: export.source.value.as_str(),
-                    offset: export.span.start,
-                })
-            }
-            Statement::ExportFromDeclaration(export) if !export.export_kind.is_type() => {
-                Some(ModuleRequest {
-                    specifier: export.source.value.as_str(),
-                    offset: export.span.start,
-                })
-            }
+            Statement::ImportDeclaration(import) if !import.import_kind.is_type() => Some(ModuleRequest {
+                specifier: import.source.value.as_str(),
+                offset: import.span.start,
+            }),
+            Statement::ExportAllDeclaration(export) if !export.export_kind.is_type() => Some(ModuleRequest {
+                specifier: export.source.value.as_str(),
+                offset: export.span.start,
+            }),
+            Statement::ExportFromDeclaration(export) if !export.export_kind.is_type() => Some(ModuleRequest {
+                specifier: export.source.value.as_str(),
+                offset: export.span.start,
+            }),
             _ => None,
         })
         .collect()
@@ -57,11 +51,7 @@ pub(crate) fn distinct_specifiers(program: &Program<'_>) -> Vec<String> {
 
 /// A finding for every import outside React and `allowed_packages`, and for CommonJS-style
 /// `import x = require(...)`, which the browser cannot load.
-pub(crate) fn check_imports(
-    source: &str,
-    program: &Program<'_>,
-    allowed_packages: &[String],
-) -> Vec<CompileFinding> {
+pub(crate) fn check_imports(source: &str, program: &Program<'_>, allowed_packages: &[String]) -> Vec<CompileFinding> {
     let mut findings: Vec<CompileFinding> = value_module_requests(program)
         .into_iter()
         .filter(|request| !is_import_allowed(request.specifier, allowed_packages))

@@ -10,14 +10,10 @@ use oxc::parser::{Parser, ParserReturn};
 use oxc::semantic::SemanticBuilder;
 use oxc::span::SourceType;
 use oxc::transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
-use svc_application::ports::generation::{
-    CompileFailure, CompileFinding, CompiledModule, Compiler,
-};
+use svc_application::ports::generation::{CompileFailure, CompileFinding, CompiledModule, Compiler};
 
 use crate::forbidden_use::check_forbidden_uses;
-use crate::module_shape::{
-    check_default_export, check_imports, disallowed_import_message, distinct_specifiers,
-};
+use crate::module_shape::{check_default_export, check_imports, disallowed_import_message, distinct_specifiers};
 use crate::policy::is_import_allowed;
 use crate::source_location::line_of;
 
@@ -32,11 +28,7 @@ impl OxcCompiler {
 }
 
 impl Compiler for OxcCompiler {
-    fn compile(
-        &self,
-        tsx: &str,
-        allowed_packages: &[String],
-    ) -> Result<CompiledModule, CompileFailure> {
+    fn compile(&self, tsx: &str, allowed_packages: &[String]) -> Result<CompiledModule, CompileFailure> {
         let allocator = Allocator::default();
         let ParserReturn {
             mut program,
@@ -47,10 +39,7 @@ impl Compiler for OxcCompiler {
         } = Parser::new(&allocator, tsx, SourceType::tsx().with_module(true)).parse();
         if panicked || !diagnostics.is_empty() {
             return Err(failure(
-                diagnostics
-                    .iter()
-                    .map(|d| diagnostic_finding(tsx, d))
-                    .collect(),
+                diagnostics.iter().map(|d| diagnostic_finding(tsx, d)).collect(),
             ));
         }
 
@@ -63,21 +52,15 @@ impl Compiler for OxcCompiler {
             .with_check_syntax_error(true)
             .with_enum_eval(true)
             .build(&program);
-        findings.extend(
-            semantic_return
-                .diagnostics
-                .errors()
-                .map(|d| diagnostic_finding(tsx, d)),
-        );
+        findings.extend(semantic_return.diagnostics.errors().map(|d| diagnostic_finding(tsx, d)));
         findings.extend(check_forbidden_uses(tsx, &semantic_return.semantic));
         if !findings.is_empty() {
             return Err(failure(findings));
         }
 
         let scoping = semantic_return.semantic.into_scoping();
-        let transformed =
-            Transformer::new(&allocator, Path::new("component.tsx"), &transform_options())
-                .build_with_scoping(scoping, &mut program);
+        let transformed = Transformer::new(&allocator, Path::new("component.tsx"), &transform_options())
+            .build_with_scoping(scoping, &mut program);
         let transform_errors: Vec<_> = transformed
             .diagnostics
             .errors()

@@ -43,8 +43,7 @@ pub const GLOBAL_OBJECT_ALIASES: &[&str] = &["window", "globalThis", "self"];
 /// `allowed_packages`. Matching is exact (no subpaths), because the mount's import map only
 /// provides exact specifiers.
 pub fn is_import_allowed(specifier: &str, allowed_packages: &[String]) -> bool {
-    BASE_ALLOWED_IMPORTS.contains(&specifier)
-        || allowed_packages.iter().any(|allowed| allowed == specifier)
+    BASE_ALLOWED_IMPORTS.contains(&specifier) || allowed_packages.iter().any(|allowed| allowed == specifier)
 }
 
 pub(crate) fn is_forbidden_global(name: &str) -> bool {

@@ -2,13 +2,8 @@
 
 /// 1-based line of the byte `offset` in `source`; offsets past the end land on the last line.
 pub(crate) fn line_of(source: &str, offset: u32) -> u32 {
-    let end = usize::try_from(offset)
-        .unwrap_or(usize::MAX)
-        .min(source.len());
-    let newlines = source.as_bytes()[..end]
-        .iter()
-        .filter(|&&byte| byte == b'\n')
-        .count();
+    let end = usize::try_from(offset).unwrap_or(usize::MAX).min(source.len());
+    let newlines = source.as_bytes()[..end].iter().filter(|&&byte| byte == b'\n').count();
     u32::try_from(newlines).map_or(u32::MAX, |n| n.saturating_add(1))
 }
 

@@ -20,10 +20,7 @@ fn failure_of(tsx: &str) -> CompileFailure {
 }
 
 fn has_finding(failure: &CompileFailure, needle: &str) -> bool {
-    failure
-        .findings
-        .iter()
-        .any(|finding| finding.message.contains(needle))
+    failure.findings.iter().any(|finding| finding.message.contains(needle))
 }
 
 const VALID: &str = r#"import { useState } from 'react';
@@ -63,24 +60,15 @@ fn valid_component_compiles_to_plain_javascript() {
         "as string",
         "import type",
     ] {
-        assert!(
-            !module.code.contains(syntax),
-            "`{syntax}` left in:\n{}",
-            module.code
-        );
+        assert!(!module.code.contains(syntax), "`{syntax}` left in:\n{}", module.code);
     }
-    assert_eq!(
-        module.imports,
-        vec!["react", "@svc/gadgets", "react/jsx-runtime"]
-    );
+    assert_eq!(module.imports, vec!["react", "@svc/gadgets", "react/jsx-runtime"]);
 }
 
 #[test]
 fn kept_imports_drop_type_only_imports() {
-    let module = compile(
-        "import type { FC } from 'react';\nexport default function A() { return <p>hi</p>; }\n",
-    )
-    .expect("compiles");
+    let module = compile("import type { FC } from 'react';\nexport default function A() { return <p>hi</p>; }\n")
+        .expect("compiles");
     assert_eq!(module.imports, vec!["react/jsx-runtime"]);
 }
 
@@ -97,9 +85,7 @@ fn missing_default_export_is_a_finding() {
 
 #[test]
 fn disallowed_import_is_a_finding_with_its_line() {
-    let failure = failure_of(
-        "import _ from 'lodash';\nimport x from './local';\nexport default () => <div />;\n",
-    );
+    let failure = failure_of("import _ from 'lodash';\nimport x from './local';\nexport default () => <div />;\n");
     let lodash = failure
         .findings
         .iter()
@@ -145,10 +131,7 @@ fn forbidden_globals_through_the_global_object_are_findings() {
         "export default function A() {\n  window.fetch('/x');\n  globalThis['localStorage'];\n  return null;\n}\n",
     );
     assert!(has_finding(&failure, "`window.fetch`"), "{failure:?}");
-    assert!(
-        has_finding(&failure, "`globalThis.localStorage`"),
-        "{failure:?}"
-    );
+    assert!(has_finding(&failure, "`globalThis.localStorage`"), "{failure:?}");
 }
 
 #[test]
@@ -175,17 +158,15 @@ fn harmless_globals_and_shadowing_locals_pass() {
 
 #[test]
 fn eval_and_function_constructor_are_findings() {
-    let failure = failure_of(
-        "export default function A() {\n  eval('1');\n  new Function('return 1');\n  return null;\n}\n",
-    );
+    let failure =
+        failure_of("export default function A() {\n  eval('1');\n  new Function('return 1');\n  return null;\n}\n");
     assert!(has_finding(&failure, "`eval`"), "{failure:?}");
     assert!(has_finding(&failure, "`Function`"), "{failure:?}");
 }
 
 #[test]
 fn dynamic_import_is_a_finding() {
-    let failure =
-        failure_of("export default function A() {\n  import('@svc/gadgets');\n  return null;\n}\n");
+    let failure = failure_of("export default function A() {\n  import('@svc/gadgets');\n  return null;\n}\n");
     let finding = failure
         .findings
         .iter()
@@ -203,10 +184,7 @@ fn syntax_error_has_its_line() {
 #[test]
 fn unclosed_jsx_is_a_finding_not_a_panic() {
     let failure = failure_of("export default function A() {\n  return <div><span></div>;\n}\n");
-    assert!(
-        failure.findings.iter().all(|f| f.line.is_some()),
-        "{failure:?}"
-    );
+    assert!(failure.findings.iter().all(|f| f.line.is_some()), "{failure:?}");
 }
 
 #[test]
@@ -219,8 +197,7 @@ fn ts_enums_compile_instead_of_panicking() {
 
 #[test]
 fn malformed_ts_enum_is_a_finding_not_a_panic() {
-    let failure =
-        failure_of("export default function A() { return null; }\nenum Mode { Light = , Dark }\n");
+    let failure = failure_of("export default function A() { return null; }\nenum Mode { Light = , Dark }\n");
     assert_eq!(failure.findings[0].line, Some(2), "{failure:?}");
 }
 
@@ -232,20 +209,14 @@ fn type_only_default_export_is_not_a_component() {
 
 #[test]
 fn semantic_errors_are_findings() {
-    let failure =
-        failure_of("export default function A() {\n  let x = 1;\n  let x = 2;\n  return x;\n}\n");
+    let failure = failure_of("export default function A() {\n  let x = 1;\n  let x = 2;\n  return x;\n}\n");
     let finding = &failure.findings[0];
     assert_eq!(finding.line, Some(2), "{failure:?}");
-    assert!(
-        finding.message.contains("redeclared here (line 3)"),
-        "{failure:?}"
-    );
+    assert!(finding.message.contains("redeclared here (line 3)"), "{failure:?}");
 }
 
 #[test]
 fn jsx_import_source_pragma_cannot_smuggle_a_runtime() {
-    let failure = failure_of(
-        "/** @jsxImportSource preact */\nexport default function A() { return <p />; }\n",
-    );
+    let failure = failure_of("/** @jsxImportSource preact */\nexport default function A() { return <p />; }\n");
     assert!(has_finding(&failure, "`preact/jsx-runtime`"), "{failure:?}");
 }

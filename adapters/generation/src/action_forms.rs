@@ -4,15 +4,11 @@
 
 use serde_json::Value;
 
-use crate::controls::{
-    Control, bound_attributes, control_for, initial_state, option_elements, options_literal,
-};
+use crate::controls::{Control, bound_attributes, control_for, initial_state, option_elements, options_literal};
 use crate::helpers::Helper;
 use crate::needs::{Hook, Needs};
 use crate::prop_views::label;
-use crate::schema_kind::{
-    SchemaKind, classify, is_scalar, required_names, schema_text, sorted_entries,
-};
+use crate::schema_kind::{SchemaKind, classify, is_scalar, required_names, schema_text, sorted_entries};
 use crate::tsx_text::{Writer, humanize, js_string, jsx_text};
 
 /// What the action's `actionData` is built from.
@@ -38,13 +34,7 @@ struct Field<'a> {
 }
 
 /// Writes `function Action<index>()` for one intent.
-pub(crate) fn write_action_component(
-    writer: &mut Writer,
-    index: usize,
-    intent: &str,
-    spec: &Value,
-    needs: &mut Needs,
-) {
+pub(crate) fn write_action_component(writer: &mut Writer, index: usize, intent: &str, spec: &Value, needs: &mut Needs) {
     needs.hook(Hook::Action);
     needs.hook(Hook::State);
     let schema = spec.get("schema").unwrap_or(&Value::Null);
@@ -68,9 +58,7 @@ pub(crate) fn write_action_component(
         let initial = initial_state(field.control, field.schema);
         writer.line(
             1,
-            &format!(
-                "const [value{position}, setValue{position}] = useState<{state_type}>({initial});"
-            ),
+            &format!("const [value{position}, setValue{position}] = useState<{state_type}>({initial});"),
         );
     }
     writer.line(1, "const [sent, setSent] = useState<boolean>(false);");
@@ -88,10 +76,7 @@ pub(crate) fn write_action_component(
     if let Some(payload) = payload {
         writer.line(1, "return (");
         writer.line(2, "<section style={styles.section}>");
-        writer.line(
-            3,
-            &format!("<h2 style={{styles.sectionTitle}}>{title}</h2>"),
-        );
+        writer.line(3, &format!("<h2 style={{styles.sectionTitle}}>{title}</h2>"));
         write_description(writer, 3, spec);
         writer.line(3, &format!("<button type=\"button\" data-intent={{{intent_literal}}} style={{styles.button}} onClick={{() => {{ submit({payload}); setSent(true); }}}}>"));
         writer.line(4, &title);
@@ -103,10 +88,7 @@ pub(crate) fn write_action_component(
         return;
     }
 
-    writer.line(
-        1,
-        "const onSubmit = (event: { preventDefault(): void }): void => {",
-    );
+    writer.line(1, "const onSubmit = (event: { preventDefault(): void }): void => {");
     writer.line(2, "event.preventDefault();");
     match &input {
         ActionInput::Fields(_) => writer.line(2, "const data: Record<string, unknown> = {};"),
@@ -123,25 +105,18 @@ pub(crate) fn write_action_component(
     writer.line(1, "};");
     writer.line(1, "return (");
     writer.line(2, "<section style={styles.section}>");
-    writer.line(
-        3,
-        &format!("<h2 style={{styles.sectionTitle}}>{title}</h2>"),
-    );
+    writer.line(3, &format!("<h2 style={{styles.sectionTitle}}>{title}</h2>"));
     write_description(writer, 3, spec);
     writer.line(
         3,
-        &format!(
-            "<form data-intent={{{intent_literal}}} style={{styles.form}} onSubmit={{onSubmit}}>"
-        ),
+        &format!("<form data-intent={{{intent_literal}}} style={{styles.form}} onSubmit={{onSubmit}}>"),
     );
     for (position, field) in fields.iter().enumerate() {
         write_input(writer, 4, position, field);
     }
     writer.line(
         4,
-        &format!(
-            "<button type=\"submit\" data-intent={{{intent_literal}}} style={{styles.button}}>"
-        ),
+        &format!("<button type=\"submit\" data-intent={{{intent_literal}}} style={{styles.button}}>"),
     );
     writer.line(5, &title);
     writer.line(4, "</button>");
@@ -176,19 +151,12 @@ fn action_input(schema: &Value) -> ActionInput<'_> {
                 .collect();
             ActionInput::Fields(fields)
         }
-        _ if is_scalar(kind)
-            || matches!(
-                kind,
-                SchemaKind::ArrayOfObjects(_) | SchemaKind::ArrayOfScalars(_)
-            ) =>
-        {
+        _ if is_scalar(kind) || matches!(kind, SchemaKind::ArrayOfObjects(_) | SchemaKind::ArrayOfScalars(_)) => {
             ActionInput::Whole(whole_field(schema))
         }
         _ if declares_type(schema, "object") => ActionInput::EmptyObject,
-        _ if has_any(
-            schema,
-            &["type", "anyOf", "oneOf", "allOf", "$ref", "const"],
-        ) && !declares_type(schema, "null") =>
+        _ if has_any(schema, &["type", "anyOf", "oneOf", "allOf", "$ref", "const"])
+            && !declares_type(schema, "null") =>
         {
             ActionInput::Whole(whole_field(schema))
         }
@@ -216,20 +184,12 @@ fn declares_type(schema: &Value, name: &str) -> bool {
 }
 
 fn has_any(schema: &Value, keywords: &[&str]) -> bool {
-    keywords
-        .iter()
-        .any(|keyword| schema.get(*keyword).is_some())
+    keywords.iter().any(|keyword| schema.get(*keyword).is_some())
 }
 
 /// Statements moving one control's state into `data`. Optional empty inputs are left out, so an
 /// untouched optional field never trips a `format` or `minLength` in the schema.
-fn write_collect(
-    writer: &mut Writer,
-    indent: usize,
-    position: usize,
-    field: &Field<'_>,
-    needs: &mut Needs,
-) {
+fn write_collect(writer: &mut Writer, indent: usize, position: usize, field: &Field<'_>, needs: &mut Needs) {
     let state = format!("value{position}");
     let target = match field.key {
         Some(key) => format!("data[{}]", js_string(key)),
@@ -281,7 +241,12 @@ fn write_input(writer: &mut Writer, indent: usize, position: usize, field: &Fiel
     let bounds = bound_attributes(field.control, field.schema);
     if field.control == Control::Checkbox {
         writer.line(indent, "<label style={styles.checkLabel}>");
-        writer.line(indent + 1, &format!("<input type=\"checkbox\" checked={{{state}}} onChange={{(event) => {setter}(event.target.checked)}} />"));
+        writer.line(
+            indent + 1,
+            &format!(
+                "<input type=\"checkbox\" checked={{{state}}} onChange={{(event) => {setter}(event.target.checked)}} />"
+            ),
+        );
         writer.line(indent + 1, &format!("<span>{label}</span>"));
         writer.line(indent, "</label>");
         write_field_description(writer, indent, field);

@@ -1,9 +1,7 @@
 //! The default generator: offline and deterministic, it derives a working component from the
 //! contract alone, so a fresh server renders without any model provider.
 
-use svc_application::ports::generation::{
-    GeneratedComponent, GenerationError, GenerationRequest, Generator,
-};
+use svc_application::ports::generation::{GeneratedComponent, GenerationError, GenerationRequest, Generator};
 
 use crate::component::component_source;
 
@@ -19,10 +17,7 @@ impl BuiltinGenerator {
     }
 
     /// The component for a request, without the async port around it.
-    pub fn generate_now(
-        &self,
-        request: &GenerationRequest,
-    ) -> Result<GeneratedComponent, GenerationError> {
+    pub fn generate_now(&self, request: &GenerationRequest) -> Result<GeneratedComponent, GenerationError> {
         if !request.contract.is_object() {
             return Err(GenerationError::ProductionFailed(
                 "the data contract is not a JSON object".to_string(),
@@ -38,10 +33,7 @@ impl BuiltinGenerator {
 
 #[async_trait::async_trait]
 impl Generator for BuiltinGenerator {
-    async fn generate(
-        &self,
-        request: &GenerationRequest,
-    ) -> Result<GeneratedComponent, GenerationError> {
+    async fn generate(&self, request: &GenerationRequest) -> Result<GeneratedComponent, GenerationError> {
         self.generate_now(request)
     }
 }

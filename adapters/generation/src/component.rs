@@ -21,12 +21,7 @@ const GADGETS_PACKAGE: &str = svc_domain::gadgets::STANDARD_PACKAGE;
 /// intent, contract and variance always give the same bytes.
 pub(crate) fn component_source(intent: &str, contract: &Value, variance: &Value) -> String {
     let empty = Map::new();
-    let section = |name: &str| {
-        contract
-            .get(name)
-            .and_then(Value::as_object)
-            .unwrap_or(&empty)
-    };
+    let section = |name: &str| contract.get(name).and_then(Value::as_object).unwrap_or(&empty);
     let props_spec = contract.get("propsSpec").unwrap_or(&Value::Null);
     let actions = sorted_entries(section("actionSpec"));
     let streams: Vec<(&str, &Value)> = sorted_entries(section("streamSpec"))
@@ -107,10 +102,7 @@ pub(crate) fn component_source(intent: &str, contract: &Value, variance: &Value)
     module.raw(&parts.finish());
     module.line(0, "export default function GeneratedCard(): ReactNode {");
     if needs.hooks().any(|hook| hook == Hook::Props) {
-        module.line(
-            1,
-            "const props: unknown = useProps<Record<string, unknown>>() ?? {};",
-        );
+        module.line(1, "const props: unknown = useProps<Record<string, unknown>>() ?? {};");
     }
     module.line(1, "return (");
     module.line(2, "<main style={styles.root}>");
@@ -123,31 +115,15 @@ pub(crate) fn component_source(intent: &str, contract: &Value, variance: &Value)
 
 fn write_imports(module: &mut Writer, needs: &Needs) {
     let (react, gadgets): (Vec<Hook>, Vec<Hook>) = needs.hooks().partition(|hook| hook.is_react());
-    let names = |hooks: &[Hook]| {
-        hooks
-            .iter()
-            .map(|hook| hook.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let names = |hooks: &[Hook]| hooks.iter().map(|hook| hook.name()).collect::<Vec<_>>().join(", ");
     if !react.is_empty() {
-        module.line(
-            0,
-            &format!("import {{ {} }} from \"react\";", names(&react)),
-        );
+        module.line(0, &format!("import {{ {} }} from \"react\";", names(&react)));
     }
-    module.line(
-        0,
-        "import type { CSSProperties, ReactNode } from \"react\";",
-    );
+    module.line(0, "import type { CSSProperties, ReactNode } from \"react\";");
     if !gadgets.is_empty() {
         module.line(
             0,
-            &format!(
-                "import {{ {} }} from {};",
-                names(&gadgets),
-                js_string(GADGETS_PACKAGE)
-            ),
+            &format!("import {{ {} }} from {};", names(&gadgets), js_string(GADGETS_PACKAGE)),
         );
     }
 }

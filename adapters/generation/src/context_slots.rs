@@ -10,13 +10,7 @@ use crate::prop_views::label;
 use crate::tsx_text::{Writer, js_string, jsx_text};
 
 /// Writes `function Slot<index>()` for one slot.
-pub(crate) fn write_slot_component(
-    writer: &mut Writer,
-    index: usize,
-    name: &str,
-    spec: &Value,
-    needs: &mut Needs,
-) {
+pub(crate) fn write_slot_component(writer: &mut Writer, index: usize, name: &str, spec: &Value, needs: &mut Needs) {
     needs.hook(Hook::ContextSlot);
     let schema = spec.get("schema").unwrap_or(&Value::Null);
     let control = control_for(schema);
@@ -24,16 +18,10 @@ pub(crate) fn write_slot_component(
     let label = jsx_text(&label(name, schema));
 
     writer.line(0, &format!("function Slot{index}(): ReactNode {{"));
-    writer.line(
-        1,
-        &format!("const [value, setValue] = useContextSlot({name_literal});"),
-    );
+    writer.line(1, &format!("const [value, setValue] = useContextSlot({name_literal});"));
     match control {
         Control::Select(options) => {
-            writer.line(
-                1,
-                &format!("const options: unknown[] = {};", options_literal(options)),
-            );
+            writer.line(1, &format!("const options: unknown[] = {};", options_literal(options)));
             writer.line(
                 1,
                 "const selected = options.findIndex((option) => JSON.stringify(option) === JSON.stringify(value));",
@@ -42,7 +30,10 @@ pub(crate) fn write_slot_component(
         Control::Json => {
             needs.hook(Hook::State);
             needs.helper(Helper::ParseJson);
-            writer.line(1, "const [text, setText] = useState<string>(() => JSON.stringify(value ?? null, null, 2));");
+            writer.line(
+                1,
+                "const [text, setText] = useState<string>(() => JSON.stringify(value ?? null, null, 2));",
+            );
             writer.line(1, "const [invalid, setInvalid] = useState<boolean>(false);");
         }
         _ => {}
@@ -72,23 +63,14 @@ pub(crate) fn write_slot_component(
 /// Wraps the slot inputs of a card in one section.
 pub(crate) fn write_slots_section(writer: &mut Writer, indent: usize, slot_count: usize) {
     writer.line(indent, "<section style={styles.section}>");
-    writer.line(
-        indent + 1,
-        "<h2 style={styles.sectionTitle}>{\"Settings\"}</h2>",
-    );
+    writer.line(indent + 1, "<h2 style={styles.sectionTitle}>{\"Settings\"}</h2>");
     for index in 0..slot_count {
         writer.line(indent + 1, &format!("<Slot{index} />"));
     }
     writer.line(indent, "</section>");
 }
 
-fn write_slot_input(
-    writer: &mut Writer,
-    indent: usize,
-    control: Control<'_>,
-    schema: &Value,
-    needs: &mut Needs,
-) {
+fn write_slot_input(writer: &mut Writer, indent: usize, control: Control<'_>, schema: &Value, needs: &mut Needs) {
     let bounds = bound_attributes(control, schema);
     let line = match control {
         Control::Text { input_type } => {
@@ -134,7 +116,10 @@ fn write_slot_input(
                 "<textarea style={styles.input} rows={4} value={text} onChange={(event) => setText(event.target.value)} \
                  onBlur={() => { const parsed = parseJson(text); setInvalid(!parsed.ok); if (parsed.ok) setValue(parsed.value); }} />",
             );
-            writer.line(indent, "{invalid && <span role=\"alert\" style={styles.error}>{\"Not valid JSON\"}</span>}");
+            writer.line(
+                indent,
+                "{invalid && <span role=\"alert\" style={styles.error}>{\"Not valid JSON\"}</span>}",
+            );
             return;
         }
     };

@@ -28,9 +28,7 @@ pub(crate) fn control_for(schema: &Value) -> Control<'_> {
         SchemaKind::Enum(options) => Control::Select(options),
         SchemaKind::Text(TextFormat::Plain) => Control::Text { input_type: "text" },
         SchemaKind::Text(TextFormat::Uri) => Control::Text { input_type: "url" },
-        SchemaKind::Text(TextFormat::Email) => Control::Text {
-            input_type: "email",
-        },
+        SchemaKind::Text(TextFormat::Email) => Control::Text { input_type: "email" },
         SchemaKind::Text(TextFormat::Date) => Control::Text { input_type: "date" },
         SchemaKind::Text(TextFormat::DateTime) => Control::DateTime,
         SchemaKind::Number { integer } => Control::Number { integer },
@@ -67,18 +65,10 @@ pub(crate) fn bound_attributes(control: Control<'_>, schema: &Value) -> String {
 
 /// `<option>`s for a select, values being indexes into `options`.
 pub(crate) fn option_elements(options: &[Value], placeholder: &str) -> Vec<String> {
-    let mut elements = vec![format!(
-        "<option value=\"\">{}</option>",
-        jsx_text(placeholder)
-    )];
+    let mut elements = vec![format!("<option value=\"\">{}</option>", jsx_text(placeholder))];
     for (index, option) in options.iter().enumerate() {
-        let label = option
-            .as_str()
-            .map_or_else(|| option.to_string(), str::to_string);
-        elements.push(format!(
-            "<option value=\"{index}\">{}</option>",
-            jsx_text(&label)
-        ));
+        let label = option.as_str().map_or_else(|| option.to_string(), str::to_string);
+        elements.push(format!("<option value=\"{index}\">{}</option>", jsx_text(&label)));
     }
     elements
 }
@@ -92,10 +82,7 @@ pub(crate) fn options_literal(options: &[Value]) -> String {
 pub(crate) fn initial_state(control: Control<'_>, schema: &Value) -> String {
     let default = schema.get("default");
     match control {
-        Control::Checkbox => default
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-            .to_string(),
+        Control::Checkbox => default.and_then(Value::as_bool).unwrap_or(false).to_string(),
         Control::Text { .. } => js_string(default.and_then(Value::as_str).unwrap_or("")),
         Control::Number { .. } => js_string(
             &default
@@ -104,8 +91,7 @@ pub(crate) fn initial_state(control: Control<'_>, schema: &Value) -> String {
                 .unwrap_or_default(),
         ),
         Control::Select(options) => {
-            let selected =
-                default.and_then(|value| options.iter().position(|option| option == value));
+            let selected = default.and_then(|value| options.iter().position(|option| option == value));
             js_string(&selected.map(|index| index.to_string()).unwrap_or_default())
         }
         Control::Json => js_string(
@@ -130,19 +116,14 @@ mod tests {
         );
         assert_eq!(
             control_for(&json!({"type": "string", "format": "email"})),
-            Control::Text {
-                input_type: "email"
-            }
+            Control::Text { input_type: "email" }
         );
         assert_eq!(
             control_for(&json!({"type": "integer"})),
             Control::Number { integer: true }
         );
         assert_eq!(control_for(&json!({"type": "boolean"})), Control::Checkbox);
-        assert!(matches!(
-            control_for(&json!({"enum": ["a"]})),
-            Control::Select(_)
-        ));
+        assert!(matches!(control_for(&json!({"enum": ["a"]})), Control::Select(_)));
         assert_eq!(control_for(&json!({"type": "array"})), Control::Json);
     }
 

@@ -21,11 +21,9 @@ pub(crate) enum Helper {
 impl Helper {
     pub(crate) fn dependencies(self) -> &'static [Helper] {
         match self {
-            Self::FormatNumber
-            | Self::FormatDate
-            | Self::FormatDateTime
-            | Self::SafeLink
-            | Self::JsonValue => &[Self::AsText],
+            Self::FormatNumber | Self::FormatDate | Self::FormatDateTime | Self::SafeLink | Self::JsonValue => {
+                &[Self::AsText]
+            }
             _ => &[],
         }
     }

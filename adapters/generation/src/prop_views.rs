@@ -92,9 +92,7 @@ pub(crate) fn write_view(
             needs.helper(Helper::SafeLink);
             format!("<SafeLink href={{{expression}}} />")
         }
-        SchemaKind::Text(TextFormat::DateTime) => {
-            formatted(Helper::FormatDateTime, "formatDateTime", needs)
-        }
+        SchemaKind::Text(TextFormat::DateTime) => formatted(Helper::FormatDateTime, "formatDateTime", needs),
         SchemaKind::Text(TextFormat::Date) => formatted(Helper::FormatDate, "formatDate", needs),
         SchemaKind::Text(_) | SchemaKind::Enum(_) => formatted(Helper::AsText, "asText", needs),
         SchemaKind::Number { .. } => formatted(Helper::FormatNumber, "formatNumber", needs),
@@ -131,10 +129,7 @@ fn write_fields(
         writer.line(indent + 1, "<div style={styles.fieldRow}>");
         writer.line(
             indent + 2,
-            &format!(
-                "<dt style={{styles.fieldName}}>{}</dt>",
-                jsx_text(&label(name, schema))
-            ),
+            &format!("<dt style={{styles.fieldName}}>{}</dt>", jsx_text(&label(name, schema))),
         );
         writer.line(indent + 2, "<dd style={styles.fieldValue}>");
         let child = format!("at({expression}, {})", js_string(name));
@@ -165,19 +160,13 @@ fn write_table(
     for (name, schema) in &columns {
         writer.line(
             indent + 4,
-            &format!(
-                "<th style={{styles.th}}>{}</th>",
-                jsx_text(&label(name, schema))
-            ),
+            &format!("<th style={{styles.th}}>{}</th>", jsx_text(&label(name, schema))),
         );
     }
     writer.line(indent + 3, "</tr>");
     writer.line(indent + 2, "</thead>");
     writer.line(indent + 2, "<tbody>");
-    writer.line(
-        indent + 3,
-        &format!("{{asRows({expression}).map(({row}, {index}) => ("),
-    );
+    writer.line(indent + 3, &format!("{{asRows({expression}).map(({row}, {index}) => ("));
     writer.line(indent + 4, &format!("<tr key={{{index}}}>"));
     for (name, schema) in &columns {
         writer.line(indent + 5, "<td style={styles.td}>");
@@ -203,14 +192,7 @@ fn write_table(
 }
 
 /// A bulleted list of scalar items.
-fn write_list(
-    writer: &mut Writer,
-    indent: usize,
-    expression: &str,
-    items: &Value,
-    depth: usize,
-    needs: &mut Needs,
-) {
+fn write_list(writer: &mut Writer, indent: usize, expression: &str, items: &Value, depth: usize, needs: &mut Needs) {
     needs.helper(Helper::AsRows);
     let (item, index) = (format!("item{depth}"), format!("index{depth}"));
     writer.line(indent, "<ul style={styles.list}>");

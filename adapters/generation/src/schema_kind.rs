@@ -63,10 +63,7 @@ pub(crate) fn is_scalar(kind: SchemaKind<'_>) -> bool {
 
 /// Properties in sorted key order, whatever map order serde_json was built with.
 pub(crate) fn sorted_entries(map: &Map<String, Value>) -> Vec<(&str, &Value)> {
-    let mut entries: Vec<(&str, &Value)> = map
-        .iter()
-        .map(|(key, value)| (key.as_str(), value))
-        .collect();
+    let mut entries: Vec<(&str, &Value)> = map.iter().map(|(key, value)| (key.as_str(), value)).collect();
     entries.sort_by(|left, right| left.0.cmp(right.0));
     entries
 }
@@ -104,10 +101,7 @@ fn classify_items(items: Option<&Value>) -> SchemaKind<'_> {
 fn primary_type(schema: &Map<String, Value>) -> Option<&str> {
     match schema.get("type") {
         Some(Value::String(name)) => Some(name.as_str()),
-        Some(Value::Array(names)) => names
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|name| *name != "null"),
+        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).find(|name| *name != "null"),
         _ if schema.contains_key("properties") => Some("object"),
         _ if schema.contains_key("items") => Some("array"),
         _ => None,
@@ -148,9 +142,7 @@ mod tests {
             SchemaKind::Number { integer: true }
         );
         assert_eq!(classify(&json!({"type": "boolean"})), SchemaKind::Boolean);
-        assert!(
-            matches!(classify(&json!({"enum": ["a", 1]})), SchemaKind::Enum(options) if options.len() == 2)
-        );
+        assert!(matches!(classify(&json!({"enum": ["a", 1]})), SchemaKind::Enum(options) if options.len() == 2));
     }
 
     #[test]
@@ -168,10 +160,7 @@ mod tests {
     #[test]
     fn open_objects_and_unions_are_unknown() {
         assert_eq!(classify(&json!({"type": "object"})), SchemaKind::Unknown);
-        assert_eq!(
-            classify(&json!({"anyOf": [{"type": "string"}]})),
-            SchemaKind::Unknown
-        );
+        assert_eq!(classify(&json!({"anyOf": [{"type": "string"}]})), SchemaKind::Unknown);
         assert_eq!(classify(&json!(true)), SchemaKind::Unknown);
     }
 }

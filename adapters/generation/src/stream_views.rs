@@ -28,15 +28,8 @@ pub(crate) fn write_stream_component(
     let channel_literal = js_string(channel);
 
     writer.line(0, &format!("function Stream{index}(): ReactNode {{"));
-    let read = if appends {
-        "items, complete"
-    } else {
-        "last, complete"
-    };
-    writer.line(
-        1,
-        &format!("const {{ {read} }} = useStream({channel_literal});"),
-    );
+    let read = if appends { "items, complete" } else { "last, complete" };
+    writer.line(1, &format!("const {{ {read} }} = useStream({channel_literal});"));
     writer.line(1, "return (");
     writer.line(
         2,
@@ -49,17 +42,15 @@ pub(crate) fn write_stream_component(
             jsx_text(&humanize(channel))
         ),
     );
-    if let Some(description) =
-        schema_text(spec, "description").or_else(|| schema_text(schema, "description"))
-    {
-        writer.line(
-            3,
-            &format!("<p style={{styles.hint}}>{}</p>", jsx_text(description)),
-        );
+    if let Some(description) = schema_text(spec, "description").or_else(|| schema_text(schema, "description")) {
+        writer.line(3, &format!("<p style={{styles.hint}}>{}</p>", jsx_text(description)));
     }
     if appends {
         needs.helper(Helper::AsRows);
-        writer.line(3, &format!("{{asRows(items).length === 0 && !complete && <p style={{styles.hint}}>{WAITING}</p>}}"));
+        writer.line(
+            3,
+            &format!("{{asRows(items).length === 0 && !complete && <p style={{styles.hint}}>{WAITING}</p>}}"),
+        );
         writer.line(3, "<ul style={styles.list}>");
         writer.line(4, "{asRows(items).map((entry, position) => (");
         writer.line(5, "<li key={position}>");
@@ -76,10 +67,7 @@ pub(crate) fn write_stream_component(
         writer.line(4, "</div>");
         writer.line(3, ")}");
     }
-    writer.line(
-        3,
-        "{complete && <span style={styles.badge}>{\"Complete\"}</span>}",
-    );
+    writer.line(3, "{complete && <span style={styles.badge}>{\"Complete\"}</span>}");
     writer.line(2, "</section>");
     writer.line(1, ");");
     writer.line(0, "}");

@@ -7,11 +7,7 @@ use crate::variance::{Density, Layout, Variance};
 /// Writes `const styles = { ... };` for the given variance.
 pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
     let (gap, pad, cell) = match variance.density {
-        Density::Compact => (
-            "var(--svc-space)",
-            "var(--svc-space)",
-            "calc(var(--svc-space) / 2)",
-        ),
+        Density::Compact => ("var(--svc-space)", "var(--svc-space)", "calc(var(--svc-space) / 2)"),
         Density::Comfortable => (
             "calc(var(--svc-space) * 2)",
             "calc(var(--svc-space) * 2)",
@@ -33,7 +29,10 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
                  color: \"var(--svc-color-fg)\", background: \"var(--svc-color-bg)\""
             ),
         ),
-        ("title", "margin: 0, fontSize: \"1.4em\", lineHeight: 1.25, gridColumn: \"1 / -1\"".into()),
+        (
+            "title",
+            "margin: 0, fontSize: \"1.4em\", lineHeight: 1.25, gridColumn: \"1 / -1\"".into(),
+        ),
         (
             "section",
             format!(
@@ -43,7 +42,10 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
             ),
         ),
         ("sectionTitle", "margin: 0, fontSize: \"1em\", fontWeight: 600".into()),
-        ("hint", "margin: 0, fontSize: \"0.9em\", color: \"var(--svc-color-muted)\"".into()),
+        (
+            "hint",
+            "margin: 0, fontSize: \"0.9em\", color: \"var(--svc-color-muted)\"".into(),
+        ),
         ("muted", "color: \"var(--svc-color-muted)\"".into()),
         ("scroll", "overflowX: \"auto\", maxWidth: \"100%\"".into()),
         ("table", "borderCollapse: \"collapse\", width: \"100%\"".into()),
@@ -68,11 +70,26 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
         ),
         ("fieldRow", "display: \"contents\"".into()),
         ("fieldName", "color: \"var(--svc-color-muted)\"".into()),
-        ("fieldValue", "margin: 0, minWidth: 0, overflowWrap: \"anywhere\"".into()),
-        ("link", "color: \"var(--svc-color-accent)\", overflowWrap: \"anywhere\"".into()),
-        ("form", format!("display: \"flex\", flexDirection: \"column\", gap: \"{cell}\", margin: 0")),
-        ("inputLabel", "display: \"flex\", flexDirection: \"column\", gap: \"calc(var(--svc-space) / 2)\"".into()),
-        ("checkLabel", "display: \"flex\", alignItems: \"center\", gap: \"var(--svc-space)\"".into()),
+        (
+            "fieldValue",
+            "margin: 0, minWidth: 0, overflowWrap: \"anywhere\"".into(),
+        ),
+        (
+            "link",
+            "color: \"var(--svc-color-accent)\", overflowWrap: \"anywhere\"".into(),
+        ),
+        (
+            "form",
+            format!("display: \"flex\", flexDirection: \"column\", gap: \"{cell}\", margin: 0"),
+        ),
+        (
+            "inputLabel",
+            "display: \"flex\", flexDirection: \"column\", gap: \"calc(var(--svc-space) / 2)\"".into(),
+        ),
+        (
+            "checkLabel",
+            "display: \"flex\", alignItems: \"center\", gap: \"var(--svc-space)\"".into(),
+        ),
         (
             "input",
             format!(
@@ -89,8 +106,14 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
                  borderRadius: \"var(--svc-radius)\", cursor: \"pointer\""
             ),
         ),
-        ("status", "fontSize: \"0.9em\", color: \"var(--svc-color-success)\"".into()),
-        ("error", "fontSize: \"0.9em\", color: \"var(--svc-color-danger)\"".into()),
+        (
+            "status",
+            "fontSize: \"0.9em\", color: \"var(--svc-color-success)\"".into(),
+        ),
+        (
+            "error",
+            "fontSize: \"0.9em\", color: \"var(--svc-color-danger)\"".into(),
+        ),
         (
             "badge",
             "alignSelf: \"flex-start\", fontSize: \"0.8em\", padding: \"0 calc(var(--svc-space) / 2)\", \

@@ -244,22 +244,22 @@ fn generation_is_deterministic() {
 
 #[test]
 fn map_order_of_the_contract_does_not_matter() {
-    let forward: Value = serde_json::from_str(r#"{"actionSpec":{"a":{},"b":{}},"propsSpec":{"properties":{"x":{"type":"string"},"y":{"type":"number"}}}}"#).unwrap();
-    let backward: Value = serde_json::from_str(r#"{"propsSpec":{"properties":{"y":{"type":"number"},"x":{"type":"string"}}},"actionSpec":{"b":{},"a":{}}}"#).unwrap();
+    let forward: Value = serde_json::from_str(
+        r#"{"actionSpec":{"a":{},"b":{}},"propsSpec":{"properties":{"x":{"type":"string"},"y":{"type":"number"}}}}"#,
+    )
+    .unwrap();
+    let backward: Value = serde_json::from_str(
+        r#"{"propsSpec":{"properties":{"y":{"type":"number"},"x":{"type":"string"}}},"actionSpec":{"b":{},"a":{}}}"#,
+    )
+    .unwrap();
     assert_eq!(generate(forward), generate(backward));
 }
 
 #[test]
 fn variance_changes_spacing_and_layout() {
     let contract = table_contract();
-    let stack = generate_with(
-        contract.clone(),
-        json!({"density": "comfortable", "layout": "stack"}),
-    );
-    let grid = generate_with(
-        contract.clone(),
-        json!({"density": "compact", "layout": "grid"}),
-    );
+    let stack = generate_with(contract.clone(), json!({"density": "comfortable", "layout": "stack"}));
+    let grid = generate_with(contract.clone(), json!({"density": "compact", "layout": "grid"}));
     assert_ne!(stack, grid);
     assert!(grid.contains("gridTemplateColumns: \"repeat(auto-fit"));
     assert!(stack.contains("flexDirection: \"column\", gap: \"calc(var(--svc-space) * 2)\""));
@@ -292,10 +292,10 @@ fn nested_objects_are_key_value_views_down_to_a_depth() {
     let source = generate(nested_contract());
     assert!(source.contains("<h1 style={styles.title}>{asText(at(props, \"name\"))}</h1>"));
     assert!(source.contains("<dt style={styles.fieldName}>{\"City\"}</dt>"));
-    assert!(source.contains(
-        "{formatNumber(at(at(at(at(props, \"customer\"), \"address\"), \"geo\"), \"lat\"))}"
-    ));
-    assert!(source.contains("<JsonValue value={at(at(at(at(props, \"customer\"), \"address\"), \"geo\"), \"deeper\")} />"));
+    assert!(source.contains("{formatNumber(at(at(at(at(props, \"customer\"), \"address\"), \"geo\"), \"lat\"))}"));
+    assert!(
+        source.contains("<JsonValue value={at(at(at(at(props, \"customer\"), \"address\"), \"geo\"), \"deeper\")} />")
+    );
     assert!(source.contains("<JsonValue value={at(props, \"openObject\")} />"));
 }
 
@@ -311,14 +311,8 @@ fn actions_become_forms_and_buttons_with_data_intent() {
         "pick_rows",
         "either",
     ] {
-        assert!(
-            source.contains(&format!("useAction(\"{intent}\")")),
-            "{intent}"
-        );
-        assert!(
-            source.contains(&format!("data-intent={{\"{intent}\"}}")),
-            "{intent}"
-        );
+        assert!(source.contains(&format!("useAction(\"{intent}\")")), "{intent}");
+        assert!(source.contains(&format!("data-intent={{\"{intent}\"}}")), "{intent}");
     }
     assert!(source.contains("<form data-intent={\"submit_everything\"}"));
     assert!(source.contains("<input type=\"text\""));
@@ -341,15 +335,9 @@ fn actions_become_forms_and_buttons_with_data_intent() {
 fn streams_use_use_stream_by_mode() {
     let source = generate(streams_contract());
     for channel in ["log", "progress", "quote", "rows"] {
-        assert!(
-            source.contains(&format!("useStream(\"{channel}\")")),
-            "{channel}"
-        );
+        assert!(source.contains(&format!("useStream(\"{channel}\")")), "{channel}");
     }
-    assert!(
-        !source.contains("_svc:lifecycle"),
-        "reserved channels are not rendered"
-    );
+    assert!(!source.contains("_svc:lifecycle"), "reserved channels are not rendered");
     assert!(source.contains("asRows(items).map((entry, position)"));
     assert!(source.contains("{last === undefined ? ("));
     assert!(source.contains("{formatNumber(last)}"));
@@ -359,10 +347,7 @@ fn streams_use_use_stream_by_mode() {
 fn context_slots_are_bound_inputs() {
     let source = generate(slots_contract());
     for slot in ["query", "page", "showClosed", "sort", "since", "filters"] {
-        assert!(
-            source.contains(&format!("useContextSlot(\"{slot}\")")),
-            "{slot}"
-        );
+        assert!(source.contains(&format!("useContextSlot(\"{slot}\")")), "{slot}");
     }
     assert!(source.contains("setValue(event.target.checked)"));
     assert!(source.contains("setValue(options[Number(event.target.value)])"));
@@ -389,10 +374,7 @@ fn empty_contract_shows_the_intent() {
         .source;
     assert!(source.contains("{\"Weather report\"}"));
     assert!(source.contains("{\"Nothing to show yet.\"}"));
-    assert!(
-        !source.contains("@svc/gadgets"),
-        "no hooks needed, none imported"
-    );
+    assert!(!source.contains("@svc/gadgets"), "no hooks needed, none imported");
     assert_compiles(&source);
 }
 

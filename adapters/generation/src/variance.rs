@@ -46,8 +46,7 @@ mod tests {
 
     #[test]
     fn reads_known_axes_and_ignores_the_rest() {
-        let variance =
-            Variance::read(&json!({"density": "compact", "layout": "grid", "tone": "playful"}));
+        let variance = Variance::read(&json!({"density": "compact", "layout": "grid", "tone": "playful"}));
         assert_eq!(
             variance,
             Variance {

@@ -17,12 +17,19 @@ pub struct HostGuard {
 
 impl HostGuard {
     pub fn new(enabled: bool, allowed_hosts: Vec<String>) -> Self {
-        Self { enabled, allowed_hosts: allowed_hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(), check_origin: true }
+        Self {
+            enabled,
+            allowed_hosts: allowed_hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
+            check_origin: true,
+        }
     }
 
     /// The same guard without the `Origin` check, for routes that mounted cards call.
     pub fn host_only(&self) -> Self {
-        Self { check_origin: false, ..self.clone() }
+        Self {
+            check_origin: false,
+            ..self.clone()
+        }
     }
 
     fn host_allowed(&self, host: &str) -> bool {
@@ -56,7 +63,11 @@ impl HostGuard {
 fn host_name(authority: &str) -> String {
     let authority = authority.trim().to_ascii_lowercase();
     if authority.starts_with('[') {
-        return authority.split(']').next().map(|h| format!("{h}]")).unwrap_or(authority);
+        return authority
+            .split(']')
+            .next()
+            .map(|h| format!("{h}]"))
+            .unwrap_or(authority);
     }
     authority.split(':').next().unwrap_or_default().to_owned()
 }
@@ -65,7 +76,10 @@ impl<E: Endpoint> Middleware<E> for HostGuard {
     type Output = GuardEndpoint<E>;
 
     fn transform(&self, ep: E) -> Self::Output {
-        GuardEndpoint { inner: ep, guard: self.clone() }
+        GuardEndpoint {
+            inner: ep,
+            guard: self.clone(),
+        }
     }
 }
 
@@ -79,7 +93,11 @@ impl<E: Endpoint> Endpoint for GuardEndpoint<E> {
 
     async fn call(&self, req: Request) -> poem::Result<Self::Output> {
         if let Err(reason) = self.guard.check(&req) {
-            tracing::warn!(reason, host = req.header("host").unwrap_or_default(), "request refused by the host guard");
+            tracing::warn!(
+                reason,
+                host = req.header("host").unwrap_or_default(),
+                "request refused by the host guard"
+            );
             return Ok((StatusCode::FORBIDDEN, reason).into_response());
         }
         self.inner.call(req).await.map(IntoResponse::into_response)
@@ -93,7 +111,13 @@ mod tests {
     #[test]
     fn loopback_names_pass_and_others_do_not() {
         let guard = HostGuard::new(true, vec!["svc.example.com".into()]);
-        for ok in ["localhost:6781", "127.0.0.1", "[::1]:6781", "svc.example.com", "app.localhost:1"] {
+        for ok in [
+            "localhost:6781",
+            "127.0.0.1",
+            "[::1]:6781",
+            "svc.example.com",
+            "app.localhost:1",
+        ] {
             assert!(guard.host_allowed(ok), "{ok}");
         }
         for bad in ["evil.com", "127.0.0.1.evil.com", "", "localhost.evil.com:80"] {

@@ -25,7 +25,11 @@ pub async fn readyz(Data(state): Data<&Arc<HttpState>>) -> poem::Response {
         Ok(()) => poem::web::Json(serde_json::json!({ "status": "ready" })).into_response(),
         Err(reason) => {
             tracing::warn!(%reason, "readiness check failed");
-            (StatusCode::SERVICE_UNAVAILABLE, poem::web::Json(serde_json::json!({ "status": "unavailable" }))).into_response()
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                poem::web::Json(serde_json::json!({ "status": "unavailable" })),
+            )
+                .into_response()
         }
     }
 }

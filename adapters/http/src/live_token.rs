@@ -80,10 +80,20 @@ impl LiveTokens {
         self.mint_kind(TokenKind::WsToken, session_id, app_id, now)
     }
 
-    pub fn mint_kind(&self, kind: TokenKind, session_id: &str, app_id: &str, now: DateTime<Utc>) -> (String, DateTime<Utc>) {
+    pub fn mint_kind(
+        &self,
+        kind: TokenKind,
+        session_id: &str,
+        app_id: &str,
+        now: DateTime<Utc>,
+    ) -> (String, DateTime<Utc>) {
         let expires_at = now + chrono::Duration::seconds(kind.ttl_seconds());
         let payload = [kind.tag(), session_id, app_id, &expires_at.timestamp().to_string()].join(FIELD_SEPARATOR);
-        let token = format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(self.sign(payload.as_bytes())));
+        let token = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(&payload),
+            URL_SAFE_NO_PAD.encode(self.sign(payload.as_bytes()))
+        );
         (token, expires_at)
     }
 
@@ -94,7 +104,9 @@ impl LiveTokens {
 
     pub fn verify_kind(&self, kind: TokenKind, token: &str, now: DateTime<Utc>) -> Result<LiveClaims, LiveTokenError> {
         let (payload_b64, sig_b64) = token.split_once('.').ok_or(LiveTokenError::Malformed)?;
-        let payload = URL_SAFE_NO_PAD.decode(payload_b64).map_err(|_| LiveTokenError::Malformed)?;
+        let payload = URL_SAFE_NO_PAD
+            .decode(payload_b64)
+            .map_err(|_| LiveTokenError::Malformed)?;
         let signature = URL_SAFE_NO_PAD.decode(sig_b64).map_err(|_| LiveTokenError::Malformed)?;
         if !bool::from(self.sign(&payload).ct_eq(&signature)) {
             return Err(LiveTokenError::BadSignature);
@@ -109,11 +121,18 @@ impl LiveTokens {
         }
         let expires = expires.parse::<i64>().map_err(|_| LiveTokenError::Malformed)?;
         let (session_id, app_id) = (session_id.to_owned(), app_id.to_owned());
-        let expires_at = Utc.timestamp_opt(expires, 0).single().ok_or(LiveTokenError::Malformed)?;
+        let expires_at = Utc
+            .timestamp_opt(expires, 0)
+            .single()
+            .ok_or(LiveTokenError::Malformed)?;
         if now >= expires_at {
             return Err(LiveTokenError::Expired);
         }
-        Ok(LiveClaims { session_id, app_id, expires_at })
+        Ok(LiveClaims {
+            session_id,
+            app_id,
+            expires_at,
+        })
     }
 }
 
@@ -137,7 +156,11 @@ mod tests {
         let (token, _) = tokens.mint("s-1", "a", Utc::now());
         let other = LiveTokens::new(b"other".to_vec());
         assert_eq!(other.verify(&token, Utc::now()), Err(LiveTokenError::BadSignature));
-        let forged = format!("{}.{}", URL_SAFE_NO_PAD.encode("ws\u{1f}s-2\u{1f}a\u{1f}9999999999"), token.split('.').nth(1).unwrap());
+        let forged = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode("ws\u{1f}s-2\u{1f}a\u{1f}9999999999"),
+            token.split('.').nth(1).unwrap()
+        );
         assert_eq!(tokens.verify(&forged, Utc::now()), Err(LiveTokenError::BadSignature));
         assert_eq!(tokens.verify("garbage", Utc::now()), Err(LiveTokenError::Malformed));
     }

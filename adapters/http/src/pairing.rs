@@ -32,7 +32,10 @@ pub struct Pairing {
 impl Pairing {
     pub fn new(service: PairingService) -> Self {
         let quota = Quota::per_minute(NonZeroU32::new(PAIR_ATTEMPTS_PER_MINUTE).expect("non-zero"));
-        Self { service, limiter: RateLimiter::keyed(quota) }
+        Self {
+            service,
+            limiter: RateLimiter::keyed(quota),
+        }
     }
 }
 
@@ -52,7 +55,11 @@ pub async fn pair(req: &Request, body: Json<PairRequest>, Data(state): Data<&Arc
     let Some(pairing) = &state.pairing else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let ip = req.remote_addr().as_socket_addr().map(|a| a.ip()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
+    let ip = req
+        .remote_addr()
+        .as_socket_addr()
+        .map(|a| a.ip())
+        .unwrap_or(IpAddr::from([0, 0, 0, 0]));
     if let Err(not_until) = pairing.limiter.check_key(&ip) {
         let wait = not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
         let retry_after = wait.as_secs().max(1);
@@ -65,10 +72,16 @@ pub async fn pair(req: &Request, body: Json<PairRequest>, Data(state): Data<&Arc
         response.headers_mut().insert("retry-after", retry_after.into());
         return response;
     }
-    match pairing.service.exchange(&body.pair_code, body.client_name.clone()).await {
-        Ok((key_id, token)) => {
-            (StatusCode::CREATED, Json(json!({ "accessToken": token, "tokenType": "Bearer", "keyId": key_id }))).into_response()
-        }
+    match pairing
+        .service
+        .exchange(&body.pair_code, body.client_name.clone())
+        .await
+    {
+        Ok((key_id, token)) => (
+            StatusCode::CREATED,
+            Json(json!({ "accessToken": token, "tokenType": "Bearer", "keyId": key_id })),
+        )
+            .into_response(),
         Err(PairingError::WrongCode) => error(StatusCode::UNAUTHORIZED, "invalid_pair_code", "the pair code is wrong"),
         Err(PairingError::Internal(cause)) => {
             tracing::error!(error = ?cause, "pairing failed");

@@ -17,7 +17,11 @@ pub async fn serve(req: &Request) -> Response {
         return StatusCode::NOT_MODIFIED.into_response();
     }
     // A URL carrying the content hash never changes; the bare URL is revalidated.
-    let cache = if req.uri().query().is_some_and(|q| q.contains(&format!("v={}", *RUNTIME_HASH))) {
+    let cache = if req
+        .uri()
+        .query()
+        .is_some_and(|q| q.contains(&format!("v={}", *RUNTIME_HASH)))
+    {
         "public, max-age=31536000, immutable"
     } else {
         "no-cache"

@@ -12,7 +12,7 @@ const INITIALIZE_TIMEOUT_MS = 8000;
 export interface HostHandlers {
   onToolInput?(args: JsonObject): void;
   onToolResult?(result: JsonObject): void;
-  /** A partial update, already merged into the full context passed as the second argument. */
+  /** The full host context after a `host-context-changed` (partial updates merged in). */
   onHostContext?(context: JsonObject): void;
   onTeardown?(): void;
 }
@@ -28,6 +28,9 @@ export class HostBridge {
   private context: JsonObject = {};
   private connected = false;
   private resizeObserver: ResizeObserver | null = null;
+  private measureTimer: number | undefined;
+  private reportedWidth = -1;
+  private reportedHeight = -1;
 
   private constructor(
     private readonly host: Window,
@@ -72,6 +75,7 @@ export class HostBridge {
   close(): void {
     window.removeEventListener('message', this.onMessage);
     this.resizeObserver?.disconnect();
+    window.clearTimeout(this.measureTimer);
     for (const pending of this.pending.values()) pending.reject(new Error('bridge closed'));
     this.pending.clear();
   }
@@ -158,31 +162,32 @@ export class HostBridge {
     }
   }
 
-  /** Reports the document's natural size so the host can fit the frame to the card. */
+  /**
+   * Reports the document's natural size so the host can fit the frame to the card. Coalesced on
+   * a timer rather than an animation frame: a frame scrolled out of view gets no animation
+   * frames, yet its size must still reach the host.
+   */
+  scheduleMeasure(): void {
+    if (!this.connected || this.measureTimer !== undefined) return;
+    this.measureTimer = window.setTimeout(() => {
+      this.measureTimer = undefined;
+      const root = document.documentElement;
+      const previous = root.style.height;
+      root.style.height = 'max-content';
+      const height = Math.ceil(root.getBoundingClientRect().height);
+      root.style.height = previous;
+      const width = Math.ceil(window.innerWidth);
+      if (width === this.reportedWidth && height === this.reportedHeight) return;
+      this.reportedWidth = width;
+      this.reportedHeight = height;
+      this.notify('ui/notifications/size-changed', { width, height });
+    }, 0);
+  }
+
   private observeSize(): void {
-    if (!this.connected || typeof ResizeObserver === 'undefined') return;
-    let scheduled = false;
-    let lastWidth = -1;
-    let lastHeight = -1;
-    const measure = (): void => {
-      if (scheduled) return;
-      scheduled = true;
-      requestAnimationFrame(() => {
-        scheduled = false;
-        const root = document.documentElement;
-        const previous = root.style.height;
-        root.style.height = 'max-content';
-        const height = Math.ceil(root.getBoundingClientRect().height);
-        root.style.height = previous;
-        const width = Math.ceil(window.innerWidth);
-        if (width === lastWidth && height === lastHeight) return;
-        lastWidth = width;
-        lastHeight = height;
-        this.notify('ui/notifications/size-changed', { width, height });
-      });
-    };
-    measure();
-    this.resizeObserver = new ResizeObserver(measure);
+    this.scheduleMeasure();
+    if (typeof ResizeObserver === 'undefined') return;
+    this.resizeObserver = new ResizeObserver(() => this.scheduleMeasure());
     this.resizeObserver.observe(document.documentElement);
     this.resizeObserver.observe(document.body);
   }

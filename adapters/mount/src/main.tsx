@@ -44,6 +44,8 @@ function start(): void {
   const html = document.documentElement;
   let mount: Mount | null = null;
   let hostContext: JsonObject = {};
+  // Assigned below; `begin` may run before the bridge exists (an embedded bootstrap).
+  let bridge: HostBridge | null = null;
 
   const begin = (bootstrap: Bootstrap): void => {
     if (mount) return; // one card per document
@@ -61,6 +63,7 @@ function start(): void {
       // Observable state for hosts and tests: data-svc-phase / data-svc-live on <html>.
       html.dataset.svcPhase = state.phase;
       html.dataset.svcLive = state.live;
+      bridge?.scheduleMeasure();
     };
     current.store.subscribe(reflect);
     reflect();
@@ -69,7 +72,7 @@ function start(): void {
     current.start();
   };
 
-  const bridge = HostBridge.open({
+  bridge = HostBridge.open({
     onToolResult: (result) => {
       if (mount) return;
       const slice = fromToolResult(result);

@@ -41,17 +41,23 @@ pub async fn connect_and_migrate(url: &str) -> Result<DatabaseConnection, Connec
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(5))
     });
-    let db = Database::connect(options).await.map_err(|e| ConnectError::Unreachable {
-        url: redact(url),
-        reason: e.to_string(),
-    })?;
+    let db = Database::connect(options)
+        .await
+        .map_err(|e| ConnectError::Unreachable {
+            url: redact(url),
+            reason: e.to_string(),
+        })?;
     // Fail fast with a clear message instead of a later pool timeout.
     db.execute_unprepared("SELECT 1")
         .await
-        .map_err(|e| ConnectError::Unreachable { url: redact(url), reason: e.to_string() })?;
-    Migrator::up(&db, None)
-        .await
-        .map_err(|e| ConnectError::Migration { url: redact(url), reason: e.to_string() })?;
+        .map_err(|e| ConnectError::Unreachable {
+            url: redact(url),
+            reason: e.to_string(),
+        })?;
+    Migrator::up(&db, None).await.map_err(|e| ConnectError::Migration {
+        url: redact(url),
+        reason: e.to_string(),
+    })?;
     Ok(db)
 }
 
@@ -61,12 +67,7 @@ fn redact(url: &str) -> String {
         (Some(scheme_end), Some(at)) if at > scheme_end => {
             let credentials = &url[scheme_end + 3..at];
             match credentials.find(':') {
-                Some(colon) => format!(
-                    "{}{}:***{}",
-                    &url[..scheme_end + 3],
-                    &credentials[..colon],
-                    &url[at..]
-                ),
+                Some(colon) => format!("{}{}:***{}", &url[..scheme_end + 3], &credentials[..colon], &url[at..]),
                 None => url.to_owned(),
             }
         }

@@ -7,8 +7,8 @@ use chrono::{DateTime, TimeZone, Utc};
 use sea_orm::DatabaseConnection;
 use svc_application::ports::operator::{ArtifactRepository, TransitionError};
 use svc_domain::artifact::{
-    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactSignature, ArtifactStatus,
-    ArtifactVersion, PublishArtifact, Visibility, YankOutcome,
+    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactSignature, ArtifactStatus, ArtifactVersion, PublishArtifact,
+    Visibility, YankOutcome,
 };
 use svc_sql::operator::SeaOrmArtifactRepository;
 
@@ -47,10 +47,7 @@ async fn a_published_version_reads_back_whole(db: DatabaseConnection) {
     let artifacts = SeaOrmArtifactRepository::new(db.clone());
     let version = gadget("1.2.3-alpha.1+build.42");
     artifacts.publish(&version).await.unwrap();
-    assert_eq!(
-        artifacts.get(&version.identity).await.unwrap(),
-        Some(version)
-    );
+    assert_eq!(artifacts.get(&version.identity).await.unwrap(), Some(version));
     assert_eq!(artifacts.get(&identity("9.9.9")).await.unwrap(), None);
 }
 
@@ -60,10 +57,7 @@ async fn republishing_is_refused(db: DatabaseConnection) {
     artifacts.publish(&gadget("1.0.1")).await.unwrap();
     let again = artifacts.publish(&gadget("1.0.0")).await.unwrap_err();
     assert!(
-        matches!(
-            again,
-            TransitionError::Rejected(ArtifactError::VersionExists)
-        ),
+        matches!(again, TransitionError::Rejected(ArtifactError::VersionExists)),
         "{again:?}"
     );
 }
@@ -74,15 +68,9 @@ async fn yanking_keeps_the_version(db: DatabaseConnection) {
     artifacts.publish(&version).await.unwrap();
 
     let (yanked, outcome) = artifacts.yank(&version.identity, at(5)).await.unwrap();
-    assert_eq!(
-        (yanked.status, outcome),
-        (ArtifactStatus::Yanked, YankOutcome::Yanked)
-    );
+    assert_eq!((yanked.status, outcome), (ArtifactStatus::Yanked, YankOutcome::Yanked));
     let (again, outcome) = artifacts.yank(&version.identity, at(6)).await.unwrap();
-    assert_eq!(
-        (again.yanked_at, outcome),
-        (Some(at(5)), YankOutcome::AlreadyYanked)
-    );
+    assert_eq!((again.yanked_at, outcome), (Some(at(5)), YankOutcome::AlreadyYanked));
 
     let stored = artifacts.get(&version.identity).await.unwrap().unwrap();
     assert!(stored.is_yanked());
@@ -96,8 +84,5 @@ async fn yanking_keeps_the_version(db: DatabaseConnection) {
         TransitionError::Rejected(ArtifactError::VersionExists)
     ));
     let missing = artifacts.yank(&identity("3.0.0"), at(7)).await.unwrap_err();
-    assert!(matches!(
-        missing,
-        TransitionError::Rejected(ArtifactError::NotFound)
-    ));
+    assert!(matches!(missing, TransitionError::Rejected(ArtifactError::NotFound)));
 }

@@ -8,8 +8,7 @@ use sea_orm::DatabaseConnection;
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{ConnectorKeyRepository, TransitionError};
 use svc_domain::connector_key::{
-    ConnectorKey, ConnectorKeyDraft, ConnectorKeyError, ConnectorKeyStatus, KeyRevokeOutcome,
-    hash_key,
+    ConnectorKey, ConnectorKeyDraft, ConnectorKeyError, ConnectorKeyStatus, KeyRevokeOutcome, hash_key,
 };
 use svc_sql::operator::SeaOrmConnectorKeyRepository;
 
@@ -49,10 +48,7 @@ async fn an_inserted_key_is_found_by_hash_and_listed_for_its_owner(db: DatabaseC
         keys.find_by_hash(&hash_key(&plaintext)).await.unwrap(),
         Some(k1.clone())
     );
-    assert_eq!(
-        keys.find_by_hash(&hash_key("svc_user_nope")).await.unwrap(),
-        None
-    );
+    assert_eq!(keys.find_by_hash(&hash_key("svc_user_nope")).await.unwrap(), None);
     assert_eq!(keys.get("k1").await.unwrap(), Some(k1.clone()));
     let listed = keys.list_by_owner("u1").await.unwrap();
     assert_eq!(listed, vec![k2, k1.clone()], "newest first");
@@ -60,10 +56,7 @@ async fn an_inserted_key_is_found_by_hash_and_listed_for_its_owner(db: DatabaseC
 
     keys.touch_last_used("k1", at(30)).await.unwrap();
     keys.touch_last_used("missing", at(30)).await.unwrap();
-    assert_eq!(
-        keys.get("k1").await.unwrap().unwrap().last_used_at,
-        Some(at(30))
-    );
+    assert_eq!(keys.get("k1").await.unwrap().unwrap().last_used_at, Some(at(30)));
 }
 
 async fn revoking_keeps_the_row_and_is_idempotent(db: DatabaseConnection) {
@@ -79,22 +72,12 @@ async fn revoking_keeps_the_row_and_is_idempotent(db: DatabaseConnection) {
     let (again, outcome) = keys.revoke("k1").await.unwrap();
     assert_eq!(
         (again.status, outcome),
-        (
-            ConnectorKeyStatus::Revoked,
-            KeyRevokeOutcome::AlreadyRevoked
-        )
+        (ConnectorKeyStatus::Revoked, KeyRevokeOutcome::AlreadyRevoked)
     );
 
-    let found = keys
-        .find_by_hash(&hash_key(&plaintext))
-        .await
-        .unwrap()
-        .unwrap();
+    let found = keys.find_by_hash(&hash_key(&plaintext)).await.unwrap().unwrap();
     assert_eq!(found.status, ConnectorKeyStatus::Revoked);
-    assert!(
-        !found.authenticates(at(2)),
-        "auth rejects it regardless of hash match"
-    );
+    assert!(!found.authenticates(at(2)), "auth rejects it regardless of hash match");
     assert!(matches!(
         keys.revoke("missing").await,
         Err(TransitionError::Rejected(ConnectorKeyError::NotFound))
@@ -119,10 +102,7 @@ async fn a_duplicate_hash_is_a_conflict(db: DatabaseConnection) {
     let keys = SeaOrmConnectorKeyRepository::new(db.clone());
     let (k1, _) = key("k1", "u1", 1);
     keys.insert(&k1).await.unwrap();
-    let same_secret = ConnectorKey {
-        id: "k9".into(),
-        ..k1
-    };
+    let same_secret = ConnectorKey { id: "k9".into(), ..k1 };
     assert!(matches!(
         keys.insert(&same_secret).await,
         Err(RepositoryError::Conflict(_))

@@ -29,27 +29,16 @@ fn code(random: &str) -> CouponCode {
     CouponCode::from_random(random).unwrap()
 }
 
-async fn issued(
-    db: &DatabaseConnection,
-    random: &str,
-    cents: i64,
-    expires_at: Option<DateTime<Utc>>,
-) -> Coupon {
+async fn issued(db: &DatabaseConnection, random: &str, cents: i64, expires_at: Option<DateTime<Utc>>) -> Coupon {
     let coupon = Coupon::issue(code(random), cents, expires_at, at(0)).unwrap();
-    SeaOrmCouponRepository::new(db.clone())
-        .issue(&coupon)
-        .await
-        .unwrap();
+    SeaOrmCouponRepository::new(db.clone()).issue(&coupon).await.unwrap();
     coupon
 }
 
 async fn redeeming_writes_all_three_legs(db: DatabaseConnection) {
     let coupons = SeaOrmCouponRepository::new(db.clone());
     let coupon = issued(&db, "AbCd1234", 500, None).await;
-    assert_eq!(
-        coupons.get(&coupon.code).await.unwrap(),
-        Some(coupon.clone())
-    );
+    assert_eq!(coupons.get(&coupon.code).await.unwrap(), Some(coupon.clone()));
 
     let redemption = coupons
         .redeem(&coupon.code, &Principal::user("u1"), "tx1".into(), at(5))
@@ -66,14 +55,8 @@ async fn redeeming_writes_all_three_legs(db: DatabaseConnection) {
     let wallets = SeaOrmWalletRepository::new(db.clone());
     let wallet = wallets.get(&Principal::user("u1")).await.unwrap().unwrap();
     assert_eq!(wallet, redemption.wallet);
-    assert_eq!(
-        (wallet.balance_cents, wallet.lifetime_granted_cents),
-        (500, 500)
-    );
-    let ledger = wallets
-        .list_ledger(&Principal::user("u1"), 10, None)
-        .await
-        .unwrap();
+    assert_eq!((wallet.balance_cents, wallet.lifetime_granted_cents), (500, 500));
+    let ledger = wallets.list_ledger(&Principal::user("u1"), 10, None).await.unwrap();
     assert_eq!(ledger.entries, vec![redemption.ledger_entry]);
     assert_eq!(ledger.entries[0].kind, TransactionKind::FreeCredit);
 }
@@ -87,12 +70,7 @@ async fn concurrent_redemptions_credit_the_wallet_once(db: DatabaseConnection) {
                 let code = coupon.code.clone();
                 tokio::spawn(async move {
                     repository
-                        .redeem(
-                            &code,
-                            &Principal::user("u1"),
-                            format!("tx{round}-{n}"),
-                            at(5),
-                        )
+                        .redeem(&code, &Principal::user("u1"), format!("tx{round}-{n}"), at(5))
                         .await
                 })
             })
@@ -101,8 +79,7 @@ async fn concurrent_redemptions_credit_the_wallet_once(db: DatabaseConnection) {
         for contender in contenders {
             match contender.await.unwrap() {
                 Ok(_) => redeemed += 1,
-                Err(TransitionError::Rejected(error))
-                    if error.code() == "coupon_already_redeemed" => {}
+                Err(TransitionError::Rejected(error)) if error.code() == "coupon_already_redeemed" => {}
                 Err(other) => panic!("round {round}: {other:?}"),
             }
         }
@@ -112,11 +89,7 @@ async fn concurrent_redemptions_credit_the_wallet_once(db: DatabaseConnection) {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(
-            wallet.balance_cents,
-            250 * (round as i64 + 1),
-            "round {round}"
-        );
+        assert_eq!(wallet.balance_cents, 250 * (round as i64 + 1), "round {round}");
     }
     assert_eq!(support::count_rows(&db, "ledger_entries").await, 3);
 }
@@ -127,11 +100,7 @@ async fn a_refused_redemption_writes_nothing(db: DatabaseConnection) {
     let rows = [
         (code("Missing1"), at(5), CouponError::NotFound),
         (expiring.code.clone(), at(10), CouponError::Expired),
-        (
-            expiring.code.clone(),
-            at(10) + TimeDelta::days(1),
-            CouponError::Expired,
-        ),
+        (expiring.code.clone(), at(10) + TimeDelta::days(1), CouponError::Expired),
     ];
     for (code, now, expected) in rows {
         let error = coupons
@@ -177,11 +146,7 @@ async fn redemptions_add_up_in_an_existing_wallet(db: DatabaseConnection) {
         .unwrap()
         .unwrap();
     assert_eq!(
-        (
-            wallet.balance_cents,
-            wallet.lifetime_granted_cents,
-            wallet.updated_at
-        ),
+        (wallet.balance_cents, wallet.lifetime_granted_cents, wallet.updated_at),
         (600, 600, at(2))
     );
 }

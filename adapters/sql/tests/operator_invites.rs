@@ -7,8 +7,8 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use sea_orm::DatabaseConnection;
 use svc_application::ports::operator::{InviteRepository, Mailer, OrgRepository, TransitionError};
 use svc_domain::invite::{
-    EmailAddress, INVITE_LIFETIME, Invite, InviteDraft, InviteError, InviteIssue,
-    InviteRevokeOutcome, InviteRole, InviteStatus,
+    EmailAddress, INVITE_LIFETIME, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole,
+    InviteStatus,
 };
 use svc_domain::org::{Org, OrgRole};
 use svc_sql::operator::{SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmOrgRepository};
@@ -30,10 +30,7 @@ fn at(second: u32) -> DateTime<Utc> {
 
 async fn setup(db: &DatabaseConnection) -> SeaOrmInviteRepository {
     let org = Org::create("org1".into(), "Acme", "owner".into(), at(0)).unwrap();
-    SeaOrmOrgRepository::new(db.clone())
-        .create(&org)
-        .await
-        .unwrap();
+    SeaOrmOrgRepository::new(db.clone()).create(&org).await.unwrap();
     SeaOrmInviteRepository::new(db.clone())
 }
 
@@ -63,10 +60,7 @@ async fn a_second_invite_for_the_same_pair_reuses_the_first(db: DatabaseConnecti
         .await
         .unwrap();
     assert!(!first.reused());
-    assert_eq!(
-        invites.get("inv1").await.unwrap().as_ref(),
-        Some(first.invite())
-    );
+    assert_eq!(invites.get("inv1").await.unwrap().as_ref(), Some(first.invite()));
 
     let second = invites
         .create_or_reuse(draft("inv2", "ada@example.com"), at(2))
@@ -111,10 +105,7 @@ async fn revoking_follows_the_table(db: DatabaseConnection) {
         (revoked.status, outcome),
         (InviteStatus::Revoked, InviteRevokeOutcome::Revoked)
     );
-    assert_eq!(
-        invites.get("inv1").await.unwrap().unwrap().revoked_at,
-        Some(at(5))
-    );
+    assert_eq!(invites.get("inv1").await.unwrap().unwrap().revoked_at, Some(at(5)));
 
     let (again, outcome) = invites.revoke("inv1", at(6)).await.unwrap();
     assert_eq!(
@@ -136,20 +127,14 @@ async fn revoking_follows_the_table(db: DatabaseConnection) {
     );
 
     pending(&invites, "inv3", "cy@example.com").await;
-    let (expired, outcome) = invites
-        .revoke("inv3", at(1) + INVITE_LIFETIME)
-        .await
-        .unwrap();
+    let (expired, outcome) = invites.revoke("inv3", at(1) + INVITE_LIFETIME).await.unwrap();
     assert_eq!(
         (expired.status, outcome),
         (InviteStatus::Expired, InviteRevokeOutcome::AlreadyExpired)
     );
 
     let missing = invites.revoke("missing", at(9)).await.unwrap_err();
-    assert!(matches!(
-        missing,
-        TransitionError::Rejected(InviteError::NotFound)
-    ));
+    assert!(matches!(missing, TransitionError::Rejected(InviteError::NotFound)));
 }
 
 async fn two_concurrent_revokes_give_one_revoked_and_one_already_revoked(db: DatabaseConnection) {
@@ -163,10 +148,7 @@ async fn two_concurrent_revokes_give_one_revoked_and_one_already_revoked(db: Dat
         outcomes.sort_by_key(|outcome| *outcome != InviteRevokeOutcome::Revoked);
         assert_eq!(
             outcomes,
-            vec![
-                InviteRevokeOutcome::Revoked,
-                InviteRevokeOutcome::AlreadyRevoked
-            ],
+            vec![InviteRevokeOutcome::Revoked, InviteRevokeOutcome::AlreadyRevoked],
             "round {round}"
         );
     }
@@ -181,13 +163,7 @@ async fn concurrent_invites_for_one_pair_share_one_row(db: DatabaseConnection) {
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(a.invite().invite_id, b.invite().invite_id);
-    assert_eq!(
-        [a.reused(), b.reused()]
-            .iter()
-            .filter(|reused| **reused)
-            .count(),
-        1
-    );
+    assert_eq!([a.reused(), b.reused()].iter().filter(|reused| **reused).count(), 1);
     assert_eq!(support::count_rows(&db, "org_invites").await, 1);
 }
 
@@ -204,20 +180,11 @@ async fn accepting_writes_the_membership(db: DatabaseConnection) {
     assert_eq!(accepted.status, InviteStatus::Accepted);
     assert_eq!(accepted.accepted_by_user_id.as_deref(), Some("ada"));
     assert_eq!(membership.role, OrgRole::Admin);
-    assert_eq!(
-        orgs.membership("org1", "ada").await.unwrap(),
-        Some(membership)
-    );
-    assert_eq!(
-        invites.get("inv1").await.unwrap().unwrap().accepted_at,
-        Some(at(2))
-    );
+    assert_eq!(orgs.membership("org1", "ada").await.unwrap(), Some(membership));
+    assert_eq!(invites.get("inv1").await.unwrap().unwrap().accepted_at, Some(at(2)));
 
     let again = invites.accept("inv1", "ada", at(3)).await.unwrap_err();
-    assert!(matches!(
-        again,
-        TransitionError::Rejected(InviteError::AlreadyAccepted)
-    ));
+    assert!(matches!(again, TransitionError::Rejected(InviteError::AlreadyAccepted)));
 
     // The owner accepting an invite keeps being the owner.
     pending(&invites, "inv2", "owner@example.com").await;
@@ -226,17 +193,10 @@ async fn accepting_writes_the_membership(db: DatabaseConnection) {
 
     pending(&invites, "inv3", "late@example.com").await;
     let late = invites
-        .accept(
-            "inv3",
-            "late",
-            at(1) + INVITE_LIFETIME + TimeDelta::seconds(1),
-        )
+        .accept("inv3", "late", at(1) + INVITE_LIFETIME + TimeDelta::seconds(1))
         .await
         .unwrap_err();
-    assert!(matches!(
-        late,
-        TransitionError::Rejected(InviteError::Expired)
-    ));
+    assert!(matches!(late, TransitionError::Rejected(InviteError::Expired)));
     assert_eq!(orgs.membership("org1", "late").await.unwrap(), None);
 }
 
@@ -248,8 +208,7 @@ async fn a_racing_accept_and_revoke_end_in_one_state(db: DatabaseConnection) {
         let user = format!("user{round}");
         pending(&invites, &id, &format!("{user}@example.com")).await;
         let other = SeaOrmInviteRepository::new(db.clone());
-        let (accepted, revoked) =
-            tokio::join!(other.accept(&id, &user, at(5)), invites.revoke(&id, at(5)));
+        let (accepted, revoked) = tokio::join!(other.accept(&id, &user, at(5)), invites.revoke(&id, at(5)));
         let stored = invites.get(&id).await.unwrap().unwrap();
         let member = orgs.membership("org1", &user).await.unwrap();
         match (accepted, revoked) {
@@ -257,10 +216,7 @@ async fn a_racing_accept_and_revoke_end_in_one_state(db: DatabaseConnection) {
                 assert_eq!(stored.status, InviteStatus::Accepted);
                 assert!(member.is_some());
             }
-            (
-                Err(TransitionError::Rejected(InviteError::Revoked)),
-                Ok((_, InviteRevokeOutcome::Revoked)),
-            ) => {
+            (Err(TransitionError::Rejected(InviteError::Revoked)), Ok((_, InviteRevokeOutcome::Revoked))) => {
                 assert_eq!(stored.status, InviteStatus::Revoked);
                 assert!(member.is_none());
             }

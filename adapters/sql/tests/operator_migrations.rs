@@ -34,17 +34,10 @@ async fn the_operator_migration_rolls_back_and_reapplies(db: DatabaseConnection)
     }
     Migrator::down(&db, Some(1)).await.unwrap();
     for table in OPERATOR_TABLES {
-        assert!(
-            !table_exists(&db, table).await,
-            "{table} after rolling back"
-        );
+        assert!(!table_exists(&db, table).await, "{table} after rolling back");
     }
     Migrator::up(&db, None).await.unwrap();
     for table in OPERATOR_TABLES {
-        assert_eq!(
-            support::count_rows(&db, table).await,
-            0,
-            "{table} after reapplying"
-        );
+        assert_eq!(support::count_rows(&db, table).await, 0, "{table} after reapplying");
     }
 }

@@ -50,10 +50,7 @@ async fn a_duplicate_org_id_writes_nothing(db: DatabaseConnection) {
         orgs.create(&duplicate).await,
         Err(RepositoryError::Conflict(_))
     ));
-    assert_eq!(
-        orgs.get("org1").await.unwrap().unwrap().name.as_str(),
-        "Acme"
-    );
+    assert_eq!(orgs.get("org1").await.unwrap().unwrap().name.as_str(), "Acme");
     assert_eq!(orgs.membership("org1", "intruder").await.unwrap(), None);
     assert_eq!(support::count_rows(&db, "org_memberships").await, 1);
 }
@@ -69,17 +66,11 @@ async fn a_failure_after_the_first_rows_rolls_everything_back(db: DatabaseConnec
         reason: "pre-existing".into(),
         related_session_id: None,
     };
-    wallets
-        .apply(&Principal::org("org1"), movement, at(1))
-        .await
-        .unwrap();
+    wallets.apply(&Principal::org("org1"), movement, at(1)).await.unwrap();
 
     let orgs = SeaOrmOrgRepository::new(db.clone());
     let new_org = Org::create("org1".into(), "Acme", "owner".into(), at(2)).unwrap();
-    assert!(matches!(
-        orgs.create(&new_org).await,
-        Err(RepositoryError::Conflict(_))
-    ));
+    assert!(matches!(orgs.create(&new_org).await, Err(RepositoryError::Conflict(_))));
     assert_eq!(orgs.get("org1").await.unwrap(), None);
     assert_eq!(orgs.membership("org1", "owner").await.unwrap(), None);
     assert_eq!(support::count_rows(&db, "orgs").await, 0);
@@ -114,17 +105,9 @@ async fn memberships_list_oldest_first_with_their_org(db: DatabaseConnection) {
         .collect::<Vec<_>>();
     assert_eq!(
         names,
-        vec![
-            ("org1", "First", OrgRole::Owner),
-            ("org2", "Second", OrgRole::Owner)
-        ]
+        vec![("org1", "First", OrgRole::Owner), ("org2", "Second", OrgRole::Owner)]
     );
     assert_eq!(listed[0].owner_user_id, "u1");
     assert_eq!(listed[0].joined_at, at(1));
-    assert!(
-        orgs.list_memberships_of_user("nobody")
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(orgs.list_memberships_of_user("nobody").await.unwrap().is_empty());
 }

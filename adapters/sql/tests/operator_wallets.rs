@@ -39,19 +39,11 @@ async fn movements_update_the_wallet_and_write_the_ledger(db: DatabaseConnection
     let wallets = SeaOrmWalletRepository::new(db.clone());
     assert_eq!(wallets.get(&user()).await.unwrap(), None);
     wallets
-        .apply(
-            &user(),
-            movement("t1", TransactionKind::Topup, 1_000),
-            at(1),
-        )
+        .apply(&user(), movement("t1", TransactionKind::Topup, 1_000), at(1))
         .await
         .unwrap();
     let (_, charge) = wallets
-        .apply(
-            &user(),
-            movement("t2", TransactionKind::RenderCharge, 300),
-            at(2),
-        )
+        .apply(&user(), movement("t2", TransactionKind::RenderCharge, 300), at(2))
         .await
         .unwrap();
     let (after, _) = wallets
@@ -71,41 +63,27 @@ async fn movements_update_the_wallet_and_write_the_ledger(db: DatabaseConnection
         (800, 1_000, 200, at(3))
     );
     let ledger = wallets.list_ledger(&user(), 10, None).await.unwrap();
-    let deltas = ledger.entries.iter().map(|e| {
-        (
-            e.transaction_id.as_str(),
-            e.delta_cents,
-            e.balance_after_cents,
-        )
-    });
+    let deltas = ledger
+        .entries
+        .iter()
+        .map(|e| (e.transaction_id.as_str(), e.delta_cents, e.balance_after_cents));
     assert_eq!(
         deltas.collect::<Vec<_>>(),
         vec![("t3", 100, 800), ("t2", -300, 700), ("t1", 1_000, 1_000)]
     );
     assert_eq!(ledger.entries[1], charge);
-    assert_eq!(
-        ledger.entries[1].related_session_id.as_deref(),
-        Some("session-1")
-    );
+    assert_eq!(ledger.entries[1].related_session_id.as_deref(), Some("session-1"));
     assert_eq!(ledger.next_before, None);
 }
 
 async fn a_refused_charge_writes_nothing(db: DatabaseConnection) {
     let wallets = SeaOrmWalletRepository::new(db.clone());
     wallets
-        .apply(
-            &user(),
-            movement("t1", TransactionKind::FreeCredit, 50),
-            at(1),
-        )
+        .apply(&user(), movement("t1", TransactionKind::FreeCredit, 50), at(1))
         .await
         .unwrap();
     let refused = wallets
-        .apply(
-            &user(),
-            movement("t2", TransactionKind::RenderCharge, 51),
-            at(2),
-        )
+        .apply(&user(), movement("t2", TransactionKind::RenderCharge, 51), at(2))
         .await
         .unwrap_err();
     assert!(
@@ -115,20 +93,13 @@ async fn a_refused_charge_writes_nothing(db: DatabaseConnection) {
         ),
         "{refused:?}"
     );
-    assert_eq!(
-        wallets.get(&user()).await.unwrap().unwrap().balance_cents,
-        50
-    );
+    assert_eq!(wallets.get(&user()).await.unwrap().unwrap().balance_cents, 50);
     assert_eq!(support::count_rows(&db, "ledger_entries").await, 1);
 
     let stranger = Principal::user("nobody");
     assert!(
         wallets
-            .apply(
-                &stranger,
-                movement("t3", TransactionKind::RenderCharge, 1),
-                at(3)
-            )
+            .apply(&stranger, movement("t3", TransactionKind::RenderCharge, 1), at(3))
             .await
             .is_err()
     );
@@ -142,11 +113,7 @@ async fn a_refused_charge_writes_nothing(db: DatabaseConnection) {
 async fn concurrent_charges_never_overdraw(db: DatabaseConnection) {
     let wallets = SeaOrmWalletRepository::new(db.clone());
     wallets
-        .apply(
-            &user(),
-            movement("grant", TransactionKind::Topup, 100),
-            at(1),
-        )
+        .apply(&user(), movement("grant", TransactionKind::Topup, 100), at(1))
         .await
         .unwrap();
     let charges = (0..8)
@@ -173,10 +140,7 @@ async fn concurrent_charges_never_overdraw(db: DatabaseConnection) {
     }
     assert_eq!(charged, 3);
     let wallet = wallets.get(&user()).await.unwrap().unwrap();
-    assert_eq!(
-        (wallet.balance_cents, wallet.lifetime_spent_cents),
-        (10, 90)
-    );
+    assert_eq!((wallet.balance_cents, wallet.lifetime_spent_cents), (10, 90));
     assert_eq!(support::count_rows(&db, "ledger_entries").await, 4);
 }
 
@@ -205,12 +169,7 @@ async fn the_ledger_pages_newest_first(db: DatabaseConnection) {
     let mut before = None;
     loop {
         let page = wallets.list_ledger(&user(), 2, before).await.unwrap();
-        seen.push(
-            page.entries
-                .iter()
-                .map(|e| e.delta_cents)
-                .collect::<Vec<_>>(),
-        );
+        seen.push(page.entries.iter().map(|e| e.delta_cents).collect::<Vec<_>>());
         match page.next_before {
             Some(next) => before = Some(next),
             None => break,

@@ -86,7 +86,13 @@ pub trait BlueprintRepository: Send + Sync {
     async fn insert(&self, record: &BlueprintRecord) -> Result<()>;
     async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>>;
     /// The newest blueprint for the exact reuse key.
-    async fn find_exact(&self, app_id: &str, intent: &str, contract_hash: &str, variant_key: &str) -> Result<Option<BlueprintRecord>>;
+    async fn find_exact(
+        &self,
+        app_id: &str,
+        intent: &str,
+        contract_hash: &str,
+        variant_key: &str,
+    ) -> Result<Option<BlueprintRecord>>;
     async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool>;
 }
 
@@ -136,7 +142,13 @@ pub trait SessionRepository: Send + Sync {
     async fn get(&self, session_id: &str) -> Result<Option<SessionRecord>>;
     /// Writes a new head if `revision` is still current, freezing `frozen` as history in the same
     /// transaction; `false` when another writer moved the session first.
-    async fn save_head(&self, session_id: &str, revision: i64, head: &SessionHead, frozen: Option<&FrozenCard>) -> Result<bool>;
+    async fn save_head(
+        &self,
+        session_id: &str,
+        revision: i64,
+        head: &SessionHead,
+        frozen: Option<&FrozenCard>,
+    ) -> Result<bool>;
     async fn frozen_props(&self, session_id: &str, epoch: u32) -> Result<Option<Value>>;
     /// Replaces the stored context snapshot (contextSpec slots and the `_host` observation).
     async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<()>;
@@ -187,7 +199,15 @@ pub trait EventRepository: Send + Sync {
     /// Returns every undrained gesture of the session and marks them drained, atomically.
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>>;
     /// Stores a delivery with the session's next stream sequence number.
-    async fn append_stream(&self, session_id: &str, channel: &str, mode: &str, payload: &Value, complete: bool, at: DateTime<Utc>) -> Result<StreamEnvelope>;
+    async fn append_stream(
+        &self,
+        session_id: &str,
+        channel: &str,
+        mode: &str,
+        payload: &Value,
+        complete: bool,
+        at: DateTime<Utc>,
+    ) -> Result<StreamEnvelope>;
     /// Envelopes with `seq > after_seq`, oldest first, at most `limit` (the newest ones when more exist).
     async fn streams_since(&self, session_id: &str, after_seq: i64, limit: u64) -> Result<Vec<StreamEnvelope>>;
     /// The session's highest stream `seq` (0 when none).
@@ -199,17 +219,28 @@ pub trait EventRepository: Send + Sync {
 /// What travels on the live bus to subscribers of one session.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LiveEvent {
-    PropsUpdate { session_id: String, props: Value, epoch: u32 },
+    PropsUpdate {
+        session_id: String,
+        props: Value,
+        epoch: u32,
+    },
     Data(StreamEnvelope),
     /// A gesture was stored: a waiting `svc_consume` wakes.
-    ActionStored { session_id: String },
-    DrainAck { session_id: String, action_ids: Vec<String> },
+    ActionStored {
+        session_id: String,
+    },
+    DrainAck {
+        session_id: String,
+        action_ids: Vec<String>,
+    },
 }
 
 impl LiveEvent {
     pub fn session_id(&self) -> &str {
         match self {
-            Self::PropsUpdate { session_id, .. } | Self::ActionStored { session_id } | Self::DrainAck { session_id, .. } => session_id,
+            Self::PropsUpdate { session_id, .. }
+            | Self::ActionStored { session_id }
+            | Self::DrainAck { session_id, .. } => session_id,
             Self::Data(envelope) => &envelope.session_id,
         }
     }

@@ -31,16 +31,9 @@ pub trait OrgRepository: Send + Sync {
     /// An existing org id is a `Conflict`.
     async fn create(&self, new_org: &NewOrg) -> Result<(), RepositoryError>;
     async fn get(&self, org_id: &str) -> Result<Option<Org>, RepositoryError>;
-    async fn membership(
-        &self,
-        org_id: &str,
-        user_id: &str,
-    ) -> Result<Option<OrgMembership>, RepositoryError>;
+    async fn membership(&self, org_id: &str, user_id: &str) -> Result<Option<OrgMembership>, RepositoryError>;
     /// The user's memberships joined with their orgs, oldest membership first.
-    async fn list_memberships_of_user(
-        &self,
-        user_id: &str,
-    ) -> Result<Vec<OrgMembershipRecord>, RepositoryError>;
+    async fn list_memberships_of_user(&self, user_id: &str) -> Result<Vec<OrgMembershipRecord>, RepositoryError>;
 }
 
 #[async_trait::async_trait]
@@ -48,11 +41,7 @@ pub trait InviteRepository: Send + Sync {
     /// Atomically reads the stored pending invite of the draft's (org, email), lets
     /// `Invite::issue` decide, and writes a new invite (marking a superseded one expired) unless
     /// the existing one is reused. Racing callers for one pair get one row between them.
-    async fn create_or_reuse(
-        &self,
-        draft: InviteDraft,
-        now: DateTime<Utc>,
-    ) -> Result<InviteIssue, RepositoryError>;
+    async fn create_or_reuse(&self, draft: InviteDraft, now: DateTime<Utc>) -> Result<InviteIssue, RepositoryError>;
     async fn get(&self, invite_id: &str) -> Result<Option<Invite>, RepositoryError>;
     /// Compare-and-set `Invite::revoke`: the invite as stored afterwards and how the revoke
     /// ended. `Rejected(AlreadyAccepted)` for an accepted invite, `Rejected(NotFound)` for none.
@@ -77,10 +66,7 @@ pub trait ConnectorKeyRepository: Send + Sync {
     async fn insert(&self, key: &ConnectorKey) -> Result<(), RepositoryError>;
     async fn get(&self, key_id: &str) -> Result<Option<ConnectorKey>, RepositoryError>;
     /// The owner's keys, newest first.
-    async fn list_by_owner(
-        &self,
-        owner_user_id: &str,
-    ) -> Result<Vec<ConnectorKey>, RepositoryError>;
+    async fn list_by_owner(&self, owner_user_id: &str) -> Result<Vec<ConnectorKey>, RepositoryError>;
     /// The key whose plaintext hashes to `key_hash` (lowercase sha256 hex), whatever its status.
     async fn find_by_hash(&self, key_hash: &str) -> Result<Option<ConnectorKey>, RepositoryError>;
     /// Atomic `ConnectorKey::revoke`; `Rejected(NotFound)` for an unknown id.
@@ -89,8 +75,7 @@ pub trait ConnectorKeyRepository: Send + Sync {
         key_id: &str,
     ) -> Result<(ConnectorKey, KeyRevokeOutcome), TransitionError<ConnectorKeyError>>;
     /// Records a successful authentication; a missing key is ignored.
-    async fn touch_last_used(&self, key_id: &str, at: DateTime<Utc>)
-    -> Result<(), RepositoryError>;
+    async fn touch_last_used(&self, key_id: &str, at: DateTime<Utc>) -> Result<(), RepositoryError>;
 }
 
 #[async_trait::async_trait]
@@ -145,14 +130,8 @@ pub trait WalletRepository: Send + Sync {
 #[async_trait::async_trait]
 pub trait ArtifactRepository: Send + Sync {
     /// `Rejected(VersionExists)` when the (scope, name, version) triple is taken, yanked or not.
-    async fn publish(
-        &self,
-        version: &ArtifactVersion,
-    ) -> Result<(), TransitionError<ArtifactError>>;
-    async fn get(
-        &self,
-        identity: &ArtifactIdentity,
-    ) -> Result<Option<ArtifactVersion>, RepositoryError>;
+    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>>;
+    async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError>;
     /// Atomic `ArtifactVersion::yank`; `Rejected(NotFound)` for an unknown triple.
     async fn yank(
         &self,

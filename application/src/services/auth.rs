@@ -43,8 +43,20 @@ pub struct AuthService {
 }
 
 impl AuthService {
-    pub fn new(mode: AuthMode, keys: Vec<Arc<dyn KeyStore>>, apps: Arc<dyn AppRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
-        Self { mode, keys, apps, clock, ids }
+    pub fn new(
+        mode: AuthMode,
+        keys: Vec<Arc<dyn KeyStore>>,
+        apps: Arc<dyn AppRepository>,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn Ids>,
+    ) -> Self {
+        Self {
+            mode,
+            keys,
+            apps,
+            clock,
+            ids,
+        }
     }
 
     pub fn mode(&self) -> AuthMode {
@@ -53,7 +65,10 @@ impl AuthService {
 
     /// Resolves a bearer (the text after `Bearer `) to a caller scoped to one app.
     pub async fn authenticate(&self, bearer: Option<&str>) -> Result<Caller, AuthError> {
-        let bearer = bearer.map(str::trim).filter(|b| !b.is_empty()).ok_or(AuthError::Anonymous)?;
+        let bearer = bearer
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .ok_or(AuthError::Anonymous)?;
         let (principal, locked_app) = match self.mode {
             AuthMode::DevAllowAll => (DEV_IDENTITY.to_owned(), None),
             AuthMode::Strict => {
@@ -72,7 +87,10 @@ impl AuthService {
                 app.app_id
             }
         };
-        Ok(Caller { principal_id: principal, app_id })
+        Ok(Caller {
+            principal_id: principal,
+            app_id,
+        })
     }
 
     async fn lookup(&self, bearer: &str) -> Result<Option<crate::ports::auth::KeyOwner>, AuthError> {

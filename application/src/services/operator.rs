@@ -8,17 +8,16 @@ mod credits;
 mod orgs;
 
 pub use connector_keys::{
-    ConnectorKeyService, ConnectorKeyServiceError, IssueConnectorKey, IssuedConnectorKey,
-    RevokeConnectorKey, RevokedConnectorKey,
+    ConnectorKeyService, ConnectorKeyServiceError, IssueConnectorKey, IssuedConnectorKey, RevokeConnectorKey,
+    RevokedConnectorKey,
 };
 pub use coupons::{CouponService, CouponServiceError, IssueCoupon, RedeemCoupon};
 pub use credits::{
-    ChargeCredit, CreditService, CreditServiceError, CreditTransactionsPage, GrantCredit,
-    GrantKind, ListCreditTransactions, RefundCredit,
+    ChargeCredit, CreditService, CreditServiceError, CreditTransactionsPage, GrantCredit, GrantKind,
+    ListCreditTransactions, RefundCredit,
 };
 pub use orgs::{
-    AcceptInvite, CreateOrg, InviteIssued, InviteRevoked, InviteToOrg, OrgService, OrgServiceError,
-    RevokeInvite,
+    AcceptInvite, CreateOrg, InviteIssued, InviteRevoked, InviteToOrg, OrgService, OrgServiceError, RevokeInvite,
 };
 
 /// Code of every storage failure: its cause is logged, never shown.

@@ -44,7 +44,11 @@ impl PairingService {
             .keys
             .issue(IssueConnectorKey {
                 caller_user_id: self.operator.clone(),
-                name: Some(client_name.filter(|n| !n.trim().is_empty()).unwrap_or_else(|| "paired client".into())),
+                name: Some(
+                    client_name
+                        .filter(|n| !n.trim().is_empty())
+                        .unwrap_or_else(|| "paired client".into()),
+                ),
                 app_id: None,
                 expires_at: None,
             })
@@ -58,7 +62,14 @@ impl PairingService {
 #[async_trait::async_trait]
 impl KeyStore for ConnectorKeyService {
     async fn find(&self, bearer: &str) -> Result<Option<KeyOwner>, RepositoryError> {
-        let key = self.authenticate(bearer).await.map_err(|e| RepositoryError::Unavailable(anyhow::anyhow!("{e}")))?;
-        Ok(key.map(|k| KeyOwner { key_id: k.id, principal_id: k.owner_user_id, app_id: k.app_id }))
+        let key = self
+            .authenticate(bearer)
+            .await
+            .map_err(|e| RepositoryError::Unavailable(anyhow::anyhow!("{e}")))?;
+        Ok(key.map(|k| KeyOwner {
+            key_id: k.id,
+            principal_id: k.owner_user_id,
+            app_id: k.app_id,
+        }))
     }
 }

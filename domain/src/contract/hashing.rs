@@ -17,8 +17,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// sha256 lowercase hex over the RFC 8785 (JCS) canonical form of `value`.
 pub fn canonical_sha256(value: &Value) -> String {
-    let canonical = serde_json_canonicalizer::to_string(value)
-        .expect("a serde_json::Value always canonicalises");
+    let canonical = serde_json_canonicalizer::to_string(value).expect("a serde_json::Value always canonicalises");
     sha256_hex(canonical.as_bytes())
 }
 

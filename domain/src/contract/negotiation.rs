@@ -59,7 +59,11 @@ pub fn negotiate(draft: &Value) -> Result<Negotiated, NegotiationError> {
     for (key, value) in object {
         let path = format!("/{}", escape(key));
         if !CONTRACT_KEYS.contains(&key.as_str()) {
-            n.amend("unknown_key", &path, format!("unknown key `{key}` removed; allowed: {}", CONTRACT_KEYS.join(", ")));
+            n.amend(
+                "unknown_key",
+                &path,
+                format!("unknown key `{key}` removed; allowed: {}", CONTRACT_KEYS.join(", ")),
+            );
             continue;
         }
         let section = match key.as_str() {
@@ -75,7 +79,10 @@ pub fn negotiate(draft: &Value) -> Result<Negotiated, NegotiationError> {
         }
     }
     if n.fatal.is_empty() {
-        Ok(Negotiated { contract: Contract::from_agreed(agreed), amendments: n.amended })
+        Ok(Negotiated {
+            contract: Contract::from_agreed(agreed),
+            amendments: n.amended,
+        })
     } else {
         Err(NegotiationError { findings: n.fatal })
     }
@@ -91,18 +98,32 @@ type EntryRule = fn(&mut Negotiator, &str, &str, &Map<String, Value>) -> Option<
 
 impl Negotiator {
     fn amend(&mut self, code: &'static str, path: &str, message: String) {
-        self.amended.push(Finding { code, path: path.to_owned(), message, severity: FindingSeverity::Amended });
+        self.amended.push(Finding {
+            code,
+            path: path.to_owned(),
+            message,
+            severity: FindingSeverity::Amended,
+        });
     }
 
     fn fatal(&mut self, code: &'static str, path: &str, message: &str) {
-        self.fatal.push(Finding { code, path: path.to_owned(), message: message.to_owned(), severity: FindingSeverity::Fatal });
+        self.fatal.push(Finding {
+            code,
+            path: path.to_owned(),
+            message: message.to_owned(),
+            severity: FindingSeverity::Fatal,
+        });
     }
 
     fn schema(&mut self, path: &str, schema: &Value) -> Option<Value> {
         match compile_schema(schema) {
             Ok(_) => Some(schema.clone()),
             Err(reason) => {
-                self.fatal("invalid_schema", path, &format!("not a valid JSON Schema 2020-12: {reason}"));
+                self.fatal(
+                    "invalid_schema",
+                    path,
+                    &format!("not a valid JSON Schema 2020-12: {reason}"),
+                );
                 None
             }
         }
@@ -117,11 +138,19 @@ impl Negotiator {
         match spec.get("type") {
             None => {
                 spec.insert("type".into(), json!("object"));
-                self.amend("props_type_added", &format!("{path}/type"), "props are an object: `type: \"object\"` added".into());
+                self.amend(
+                    "props_type_added",
+                    &format!("{path}/type"),
+                    "props are an object: `type: \"object\"` added".into(),
+                );
             }
             Some(Value::String(t)) if t == "object" => {}
             Some(_) => {
-                self.fatal("props_not_object", &format!("{path}/type"), "propsSpec must describe an object (`type: \"object\"`)");
+                self.fatal(
+                    "props_not_object",
+                    &format!("{path}/type"),
+                    "propsSpec must describe an object (`type: \"object\"`)",
+                );
                 return None;
             }
         }
@@ -137,7 +166,11 @@ impl Negotiator {
         for (name, entry) in entries {
             let entry_path = format!("{path}/{}", escape(name));
             if !valid_name(name) {
-                self.fatal("invalid_name", &entry_path, "names start with a letter or `_`, use letters, digits, `_ . : -`, at most 64 characters");
+                self.fatal(
+                    "invalid_name",
+                    &entry_path,
+                    "names start with a letter or `_`, use letters, digits, `_ . : -`, at most 64 characters",
+                );
                 continue;
             }
             let Some(entry) = entry.as_object() else {
@@ -157,7 +190,11 @@ impl Negotiator {
             if allowed.contains(&key.as_str()) {
                 kept.insert(key.clone(), value.clone());
             } else {
-                self.amend("unknown_key", &format!("{path}/{}", escape(key)), format!("unknown key `{key}` removed; allowed: {}", allowed.join(", ")));
+                self.amend(
+                    "unknown_key",
+                    &format!("{path}/{}", escape(key)),
+                    format!("unknown key `{key}` removed; allowed: {}", allowed.join(", ")),
+                );
             }
         }
         kept
@@ -167,7 +204,11 @@ impl Negotiator {
         match entry.get("schema") {
             None => {
                 entry.insert("schema".into(), json!({}));
-                self.amend("schema_added", &format!("{path}/schema"), "no schema given: `{}` (any value) assumed".into());
+                self.amend(
+                    "schema_added",
+                    &format!("{path}/schema"),
+                    "no schema given: `{}` (any value) assumed".into(),
+                );
                 true
             }
             Some(schema) => self.schema(&format!("{path}/schema"), schema).is_some(),
@@ -181,30 +222,55 @@ impl Negotiator {
 
     fn stream_entry(&mut self, name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
         if name.starts_with(RESERVED_CHANNEL_PREFIX) {
-            self.fatal("reserved_channel", path, "channel names starting `_svc:` are reserved for the server");
+            self.fatal(
+                "reserved_channel",
+                path,
+                "channel names starting `_svc:` are reserved for the server",
+            );
             return None;
         }
         let mut entry = self.drop_unknown(path, entry, &["mode", "schema", "complete", "source", "description"]);
         match entry.get("mode") {
             None => {
                 entry.insert("mode".into(), json!("append"));
-                self.amend("mode_added", &format!("{path}/mode"), "no mode given: `append` assumed".into());
+                self.amend(
+                    "mode_added",
+                    &format!("{path}/mode"),
+                    "no mode given: `append` assumed".into(),
+                );
             }
             Some(Value::String(m)) if m == "append" || m == "replace" => {}
             Some(_) => {
-                self.fatal("invalid_mode", &format!("{path}/mode"), "mode must be `append` or `replace`");
+                self.fatal(
+                    "invalid_mode",
+                    &format!("{path}/mode"),
+                    "mode must be `append` or `replace`",
+                );
                 return None;
             }
         }
         if entry.get("complete").is_some_and(|c| !c.is_boolean()) {
-            self.fatal("invalid_complete", &format!("{path}/complete"), "complete must be a boolean");
+            self.fatal(
+                "invalid_complete",
+                &format!("{path}/complete"),
+                "complete must be a boolean",
+            );
             return None;
         }
         if let Some(source) = entry.get("source") {
-            let tool_ok = source.get("tool").and_then(Value::as_str).is_some_and(|t| !t.is_empty());
-            let interval_ok = source.get("intervalMs").is_none_or(|i| i.as_u64().is_some_and(|ms| ms >= 250));
+            let tool_ok = source
+                .get("tool")
+                .and_then(Value::as_str)
+                .is_some_and(|t| !t.is_empty());
+            let interval_ok = source
+                .get("intervalMs")
+                .is_none_or(|i| i.as_u64().is_some_and(|ms| ms >= 250));
             if !tool_ok || !interval_ok {
-                self.fatal("invalid_source", &format!("{path}/source"), "source is `{ tool: string, intervalMs?: integer >= 250 }`");
+                self.fatal(
+                    "invalid_source",
+                    &format!("{path}/source"),
+                    "source is `{ tool: string, intervalMs?: integer >= 250 }`",
+                );
                 return None;
             }
         }
@@ -221,7 +287,11 @@ impl Negotiator {
             && !validator.is_valid(default)
         {
             entry.remove("default");
-            self.amend("default_removed", &format!("{path}/default"), "the default does not match the slot schema and was removed".into());
+            self.amend(
+                "default_removed",
+                &format!("{path}/default"),
+                "the default does not match the slot schema and was removed".into(),
+            );
         }
         Some(Value::Object(entry))
     }
@@ -235,7 +305,11 @@ impl Negotiator {
         if let Some(gadgets) = kept.get("gadgets") {
             let versions_ok = gadgets.as_object().is_some_and(|g| g.values().all(Value::is_string));
             if !versions_ok {
-                self.fatal("invalid_gadgets", &format!("{path}/gadgets"), "gadgets maps a package name to a version string");
+                self.fatal(
+                    "invalid_gadgets",
+                    &format!("{path}/gadgets"),
+                    "gadgets maps a package name to a version string",
+                );
                 return None;
             }
         }
@@ -251,7 +325,11 @@ impl Negotiator {
         if let Some(tools) = kept.get("tools") {
             let names_ok = tools.as_array().is_some_and(|t| t.iter().all(Value::is_string));
             if !names_ok {
-                self.fatal("invalid_tools", &format!("{path}/tools"), "tools is an array of tool names");
+                self.fatal(
+                    "invalid_tools",
+                    &format!("{path}/tools"),
+                    "tools is an array of tool names",
+                );
                 return None;
             }
         }
@@ -304,12 +382,36 @@ mod tests {
     fn repairable_drafts_are_amended() {
         let cases = [
             (json!({ "extra": 1 }), "unknown_key", "/extra"),
-            (json!({ "propsSpec": { "properties": {} } }), "props_type_added", "/propsSpec/type"),
-            (json!({ "actionSpec": { "go": {} } }), "schema_added", "/actionSpec/go/schema"),
-            (json!({ "actionSpec": { "go": { "schema": {}, "label": "x" } } }), "unknown_key", "/actionSpec/go/label"),
-            (json!({ "streamSpec": { "log": { "schema": {} } } }), "mode_added", "/streamSpec/log/mode"),
-            (json!({ "contextSpec": { "tab": { "schema": { "type": "string" }, "default": 3 } } }), "default_removed", "/contextSpec/tab/default"),
-            (json!({ "clientCapabilities": { "gadgets": {}, "x": 1 } }), "unknown_key", "/clientCapabilities/x"),
+            (
+                json!({ "propsSpec": { "properties": {} } }),
+                "props_type_added",
+                "/propsSpec/type",
+            ),
+            (
+                json!({ "actionSpec": { "go": {} } }),
+                "schema_added",
+                "/actionSpec/go/schema",
+            ),
+            (
+                json!({ "actionSpec": { "go": { "schema": {}, "label": "x" } } }),
+                "unknown_key",
+                "/actionSpec/go/label",
+            ),
+            (
+                json!({ "streamSpec": { "log": { "schema": {} } } }),
+                "mode_added",
+                "/streamSpec/log/mode",
+            ),
+            (
+                json!({ "contextSpec": { "tab": { "schema": { "type": "string" }, "default": 3 } } }),
+                "default_removed",
+                "/contextSpec/tab/default",
+            ),
+            (
+                json!({ "clientCapabilities": { "gadgets": {}, "x": 1 } }),
+                "unknown_key",
+                "/clientCapabilities/x",
+            ),
         ];
         for (draft, code, path) in cases {
             let agreed = negotiate(&draft).unwrap_or_else(|e| panic!("{draft}: {e}"));
@@ -322,16 +424,52 @@ mod tests {
     fn unrepairable_drafts_are_declined_with_the_path() {
         let cases = [
             (json!([]), "not_an_object", ""),
-            (json!({ "propsSpec": { "type": "array" } }), "props_not_object", "/propsSpec/type"),
-            (json!({ "propsSpec": { "type": "object", "properties": { "a": { "type": 5 } } } }), "invalid_schema", "/propsSpec"),
-            (json!({ "actionSpec": { "9lives": { "schema": {} } } }), "invalid_name", "/actionSpec/9lives"),
+            (
+                json!({ "propsSpec": { "type": "array" } }),
+                "props_not_object",
+                "/propsSpec/type",
+            ),
+            (
+                json!({ "propsSpec": { "type": "object", "properties": { "a": { "type": 5 } } } }),
+                "invalid_schema",
+                "/propsSpec",
+            ),
+            (
+                json!({ "actionSpec": { "9lives": { "schema": {} } } }),
+                "invalid_name",
+                "/actionSpec/9lives",
+            ),
             (json!({ "actionSpec": { "go": 1 } }), "not_an_object", "/actionSpec/go"),
-            (json!({ "streamSpec": { "_svc:lifecycle": { "schema": {} } } }), "reserved_channel", "/streamSpec/_svc:lifecycle"),
-            (json!({ "streamSpec": { "log": { "mode": "merge" } } }), "invalid_mode", "/streamSpec/log/mode"),
-            (json!({ "streamSpec": { "log": { "complete": "yes" } } }), "invalid_complete", "/streamSpec/log/complete"),
-            (json!({ "streamSpec": { "log": { "source": { "tool": "" } } } }), "invalid_source", "/streamSpec/log/source"),
-            (json!({ "clientCapabilities": { "gadgets": { "x": 1 } } }), "invalid_gadgets", "/clientCapabilities/gadgets"),
-            (json!({ "agentCapabilities": { "tools": [1] } }), "invalid_tools", "/agentCapabilities/tools"),
+            (
+                json!({ "streamSpec": { "_svc:lifecycle": { "schema": {} } } }),
+                "reserved_channel",
+                "/streamSpec/_svc:lifecycle",
+            ),
+            (
+                json!({ "streamSpec": { "log": { "mode": "merge" } } }),
+                "invalid_mode",
+                "/streamSpec/log/mode",
+            ),
+            (
+                json!({ "streamSpec": { "log": { "complete": "yes" } } }),
+                "invalid_complete",
+                "/streamSpec/log/complete",
+            ),
+            (
+                json!({ "streamSpec": { "log": { "source": { "tool": "" } } } }),
+                "invalid_source",
+                "/streamSpec/log/source",
+            ),
+            (
+                json!({ "clientCapabilities": { "gadgets": { "x": 1 } } }),
+                "invalid_gadgets",
+                "/clientCapabilities/gadgets",
+            ),
+            (
+                json!({ "agentCapabilities": { "tools": [1] } }),
+                "invalid_tools",
+                "/agentCapabilities/tools",
+            ),
         ];
         for (draft, code, path) in cases {
             let err = negotiate(&draft).expect_err(&draft.to_string());

@@ -64,9 +64,9 @@ fn keyword_is_safe(map: &Map<String, Value>, keyword: &str, value: &Value) -> bo
         "format" => value.as_str().is_some_and(|f| SAFE_FORMATS.contains(&f)),
         "additionalProperties" => value == &Value::Bool(false),
         "$ref" => value.as_str().is_some_and(|r| r.starts_with("#/$defs/")),
-        "properties" => value.as_object().is_some_and(|props| {
-            props.values().all(is_safe) && all_required(map, props) && closed(map)
-        }),
+        "properties" => value
+            .as_object()
+            .is_some_and(|props| props.values().all(is_safe) && all_required(map, props) && closed(map)),
         "$defs" => value.as_object().is_some_and(|defs| defs.values().all(is_safe)),
         "items" => is_safe(value),
         "anyOf" => value.as_array().is_some_and(|alts| alts.iter().all(is_safe)),

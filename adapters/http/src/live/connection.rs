@@ -60,7 +60,10 @@ pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Optio
         None => None,
     };
     let mut bound: Option<Bound> = None;
-    let mut gate = FloodGate { window_start: Instant::now(), count: 0 };
+    let mut gate = FloodGate {
+        window_start: Instant::now(),
+        count: 0,
+    };
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut last_heard = Instant::now();
 
@@ -139,7 +142,11 @@ async fn forward(state: &HttpState, bound: &mut Option<Bound>, event: LiveEvent)
         // A gap in the live tail (a frame published on another path first) is filled from the store.
         if envelope.seq > b.subscribed.stream_cursor + 1 {
             let mut out = vec![];
-            if let Ok(replay) = state.agent.replay_streams(&b.subscribed.session_id, b.subscribed.stream_cursor).await {
+            if let Ok(replay) = state
+                .agent
+                .replay_streams(&b.subscribed.session_id, b.subscribed.stream_cursor)
+                .await
+            {
                 for e in replay.items.iter().filter(|e| e.seq <= envelope.seq) {
                     out.push(frames::data(e));
                 }
@@ -152,7 +159,12 @@ async fn forward(state: &HttpState, bound: &mut Option<Bound>, event: LiveEvent)
     frames::live(&event).into_iter().collect()
 }
 
-async fn handle(state: &HttpState, text: &str, bound: &mut Option<Bound>, bearer_caller: Option<&Caller>) -> Result<Vec<String>, AgentError> {
+async fn handle(
+    state: &HttpState,
+    text: &str,
+    bound: &mut Option<Bound>,
+    bearer_caller: Option<&Caller>,
+) -> Result<Vec<String>, AgentError> {
     let Ok(frame) = serde_json::from_str::<Value>(text) else {
         return Ok(vec![frames::error("BAD_FRAME", "not JSON")]);
     };
@@ -164,10 +176,16 @@ async fn handle(state: &HttpState, text: &str, bound: &mut Option<Bound>, bearer
     if kind == "subscribe" {
         return match subscribe(state, payload, bearer_caller).await? {
             SubscribeOutcome::Refused(frame) => Ok(vec![frame]),
-            SubscribeOutcome::Bound { mut subscribed, mut frames } => {
+            SubscribeOutcome::Bound {
+                mut subscribed,
+                mut frames,
+            } => {
                 // Listen first, then fill what was published meanwhile, so nothing falls between.
                 let events = state.agent.live_events(&subscribed.session_id);
-                let catch_up = state.agent.replay_streams(&subscribed.session_id, subscribed.stream_cursor).await?;
+                let catch_up = state
+                    .agent
+                    .replay_streams(&subscribed.session_id, subscribed.stream_cursor)
+                    .await?;
                 for envelope in &catch_up.items {
                     frames.push(frames::data(envelope));
                     subscribed.stream_cursor = envelope.seq;
@@ -188,7 +206,11 @@ async fn handle(state: &HttpState, text: &str, bound: &mut Option<Bound>, bearer
             Ok(vec![])
         }
         "channel_subscribe" | "channel_unsubscribe" => {
-            let channel = payload.as_str().or_else(|| payload["channel"].as_str()).unwrap_or_default().to_owned();
+            let channel = payload
+                .as_str()
+                .or_else(|| payload["channel"].as_str())
+                .unwrap_or_default()
+                .to_owned();
             if kind == "channel_unsubscribe" {
                 return Ok(vec![]);
             }
@@ -197,19 +219,36 @@ async fn handle(state: &HttpState, text: &str, bound: &mut Option<Bound>, bearer
                 json!({ "channel": channel, "code": "TOOL_UNAVAILABLE", "message": "this server has no pollable tool for the channel" }),
             )])
         }
-        other => Ok(vec![frames::error("BAD_FRAME", &format!("unknown frame type `{other}`"))]),
+        other => Ok(vec![frames::error(
+            "BAD_FRAME",
+            &format!("unknown frame type `{other}`"),
+        )]),
     }
 }
 
-async fn action(state: &HttpState, caller: &Caller, session_id: &str, envelope: &Value) -> Result<Vec<String>, AgentError> {
+async fn action(
+    state: &HttpState,
+    caller: &Caller,
+    session_id: &str,
+    envelope: &Value,
+) -> Result<Vec<String>, AgentError> {
     if envelope["type"] != svc_domain::action_event::DATA_SUBMIT {
-        return Ok(vec![frames::error("BAD_FRAME", "ActionEnvelope.type must be `data:submit`")]);
+        return Ok(vec![frames::error(
+            "BAD_FRAME",
+            "ActionEnvelope.type must be `data:submit`",
+        )]);
     }
     if envelope["sessionId"].as_str().is_some_and(|s| s != session_id) {
-        return Ok(vec![frames::error("BAD_FRAME", "ActionEnvelope.sessionId is not the subscribed session")]);
+        return Ok(vec![frames::error(
+            "BAD_FRAME",
+            "ActionEnvelope.sessionId is not the subscribed session",
+        )]);
     }
     let Some(intent) = envelope["payload"]["action"].as_str() else {
-        return Ok(vec![frames::error("BAD_FRAME", "payload.action (the intent) is required")]);
+        return Ok(vec![frames::error(
+            "BAD_FRAME",
+            "payload.action (the intent) is required",
+        )]);
     };
     let client_seq = envelope.get("clientSeq").and_then(Value::as_i64);
     let incoming = IncomingAction {
@@ -224,10 +263,19 @@ async fn action(state: &HttpState, caller: &Caller, session_id: &str, envelope: 
             json!({ "event": "action_stored", "clientSeq": client_seq, "actionId": stored.action_id, "sequence": stored.sequence, "duplicate": !fresh }),
         )]),
         Err(AgentError::ContractViolation { target, violations }) => {
-            let listed: Vec<Value> = violations.iter().map(|v| json!({ "path": v.path, "message": v.message })).collect();
-            Ok(vec![frames::frame("error", json!({ "code": "CONTRACT_VIOLATION", "message": format!("{target} does not match the contract"), "clientSeq": client_seq, "violations": listed }))])
+            let listed: Vec<Value> = violations
+                .iter()
+                .map(|v| json!({ "path": v.path, "message": v.message }))
+                .collect();
+            Ok(vec![frames::frame(
+                "error",
+                json!({ "code": "CONTRACT_VIOLATION", "message": format!("{target} does not match the contract"), "clientSeq": client_seq, "violations": listed }),
+            )])
         }
-        Err(AgentError::InvalidParams { field, rule }) => Ok(vec![frames::frame("error", json!({ "code": "CONTRACT_VIOLATION", "message": format!("{field}: {rule}"), "clientSeq": client_seq }))]),
+        Err(AgentError::InvalidParams { field, rule }) => Ok(vec![frames::frame(
+            "error",
+            json!({ "code": "CONTRACT_VIOLATION", "message": format!("{field}: {rule}"), "clientSeq": client_seq }),
+        )]),
         Err(AgentError::SessionNotFound) => Ok(vec![frames::error("SESSION_EXPIRED", "the session expired")]),
         Err(other) => Err(other),
     }

@@ -49,13 +49,19 @@ pub fn render_event(event: &ActionEventRecord) -> String {
 /// The frame a bus event becomes for a subscriber; `None` for events only the server uses.
 pub fn live(event: &LiveEvent) -> Option<String> {
     match event {
-        LiveEvent::PropsUpdate { session_id, props, epoch } => {
-            Some(frame("props_update", json!({ "sessionId": session_id, "props": props, "epoch": epoch })))
-        }
+        LiveEvent::PropsUpdate {
+            session_id,
+            props,
+            epoch,
+        } => Some(frame(
+            "props_update",
+            json!({ "sessionId": session_id, "props": props, "epoch": epoch }),
+        )),
         LiveEvent::Data(envelope) => Some(data(envelope)),
-        LiveEvent::DrainAck { session_id, action_ids } => {
-            Some(frame("drain_ack", json!({ "sessionId": session_id, "actionIds": action_ids })))
-        }
+        LiveEvent::DrainAck { session_id, action_ids } => Some(frame(
+            "drain_ack",
+            json!({ "sessionId": session_id, "actionIds": action_ids }),
+        )),
         LiveEvent::ActionStored { .. } => None,
     }
 }

@@ -21,6 +21,10 @@ pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<HttpSta
     let bearer = crate::mcp::bearer(req);
     // The transport refuses far-oversized messages before they are buffered; the connection
     // answers the ones just over the protocol limit with an error frame.
-    let config = WebSocketConfig::default().max_message_size(Some(4 * MAX_FRAME_BYTES)).max_frame_size(Some(4 * MAX_FRAME_BYTES));
-    socket.config(config).on_upgrade(move |stream| connection::serve(state, stream, bearer))
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(4 * MAX_FRAME_BYTES))
+        .max_frame_size(Some(4 * MAX_FRAME_BYTES));
+    socket
+        .config(config)
+        .on_upgrade(move |stream| connection::serve(state, stream, bearer))
 }

@@ -33,7 +33,10 @@ pub struct Subscribed {
 
 /// What subscribing produced: frames to send in order, or a refusal frame.
 pub enum SubscribeOutcome {
-    Bound { subscribed: Subscribed, frames: Vec<String> },
+    Bound {
+        subscribed: Subscribed,
+        frames: Vec<String>,
+    },
     Refused(String),
 }
 
@@ -46,26 +49,54 @@ fn refused() -> SubscribeOutcome {
 
 /// Resolves the caller: a bearer on the upgrade, else a session token, else a wsToken.
 /// Returns the caller and whether a session token should be issued.
-fn authenticate(state: &HttpState, payload: &SubscribePayload, bearer_caller: Option<&Caller>) -> Option<(Caller, bool)> {
+fn authenticate(
+    state: &HttpState,
+    payload: &SubscribePayload,
+    bearer_caller: Option<&Caller>,
+) -> Option<(Caller, bool)> {
     let now = Utc::now();
     if let Some(caller) = bearer_caller {
         return Some((caller.clone(), false));
     }
     let (claims, first) = if let Some(token) = &payload.session_token {
-        (state.tokens.verify_kind(TokenKind::SessionToken, token, now).ok()?, false)
+        (
+            state.tokens.verify_kind(TokenKind::SessionToken, token, now).ok()?,
+            false,
+        )
     } else {
-        (state.tokens.verify_kind(TokenKind::WsToken, payload.ws_token.as_deref()?, now).ok()?, true)
+        (
+            state
+                .tokens
+                .verify_kind(TokenKind::WsToken, payload.ws_token.as_deref()?, now)
+                .ok()?,
+            true,
+        )
     };
     if claims.session_id != payload.session_id || payload.app_id.as_ref().is_some_and(|a| a != &claims.app_id) {
         return None;
     }
-    Some((Caller { principal_id: format!("live:{}", claims.session_id), app_id: claims.app_id }, first))
+    Some((
+        Caller {
+            principal_id: format!("live:{}", claims.session_id),
+            app_id: claims.app_id,
+        },
+        first,
+    ))
 }
 
-pub async fn subscribe(state: &HttpState, raw: Value, bearer_caller: Option<&Caller>) -> Result<SubscribeOutcome, AgentError> {
+pub async fn subscribe(
+    state: &HttpState,
+    raw: Value,
+    bearer_caller: Option<&Caller>,
+) -> Result<SubscribeOutcome, AgentError> {
     let payload: SubscribePayload = match serde_json::from_value(raw) {
         Ok(p) => p,
-        Err(e) => return Ok(SubscribeOutcome::Refused(frames::error("BAD_FRAME", &format!("subscribe payload: {e}")))),
+        Err(e) => {
+            return Ok(SubscribeOutcome::Refused(frames::error(
+                "BAD_FRAME",
+                &format!("subscribe payload: {e}"),
+            )));
+        }
     };
     if let Some(versions) = &payload.supported_versions
         && !versions.iter().any(|v| v == SERVICE_PROTOCOL_VERSION)
@@ -114,13 +145,21 @@ pub async fn subscribe(state: &HttpState, raw: Value, bearer_caller: Option<&Cal
         ack["failure"] = json!({ "code": failure.code, "message": failure.message });
     }
     if issue_session_token {
-        let (token, expires_at) = state.tokens.mint_kind(TokenKind::SessionToken, &session.session_id, &session.app_id, Utc::now());
+        let (token, expires_at) = state.tokens.mint_kind(
+            TokenKind::SessionToken,
+            &session.session_id,
+            &session.app_id,
+            Utc::now(),
+        );
         ack["sessionToken"] = json!(token);
         ack["sessionTokenExpiresAt"] = json!(expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     }
     frames_out.push(frames::frame("ack", ack));
     if gap {
-        frames_out.push(frames::frame("system", json!({ "event": "replay_gap", "message": "the cursor is older than the replay buffer; refetch state" })));
+        frames_out.push(frames::frame(
+            "system",
+            json!({ "event": "replay_gap", "message": "the cursor is older than the replay buffer; refetch state" }),
+        ));
     }
     // Session events replay before stream envelopes when both cursors are set.
     if let Some(replay) = actions {
@@ -130,6 +169,13 @@ pub async fn subscribe(state: &HttpState, raw: Value, bearer_caller: Option<&Cal
         frames_out.extend(replay.items.iter().map(frames::data));
     }
     let replayed_max = streams.as_ref().and_then(|r| r.items.last()).map_or(0, |e| e.seq);
-    let subscribed = Subscribed { caller, session_id: session.session_id.clone(), stream_cursor: snapshot.last_stream_seq.max(replayed_max) };
-    Ok(SubscribeOutcome::Bound { subscribed, frames: frames_out })
+    let subscribed = Subscribed {
+        caller,
+        session_id: session.session_id.clone(),
+        stream_cursor: snapshot.last_stream_seq.max(replayed_max),
+    };
+    Ok(SubscribeOutcome::Bound {
+        subscribed,
+        frames: frames_out,
+    })
 }

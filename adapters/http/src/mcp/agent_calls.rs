@@ -5,7 +5,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use svc_application::ports::agent::{HostSession, SessionQuery};
 use svc_application::services::agent::{
-    Caller, HandshakeCommand, HandshakeOutcome, HandshakeReply, PropsChange, RenderCommand, RenderOverride, RenderResult,
+    Caller, HandshakeCommand, HandshakeOutcome, HandshakeReply, PropsChange, RenderCommand, RenderOverride,
+    RenderResult,
 };
 use svc_domain::contract::Finding;
 use svc_protocol::*;
@@ -19,7 +20,8 @@ use crate::HttpState;
 type Outcome = Result<Value, ToolFailure>;
 
 fn args<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolFailure> {
-    serde_json::from_value(arguments).map_err(|e| ToolFailure::Rpc(RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {e}"))))
+    serde_json::from_value(arguments)
+        .map_err(|e| ToolFailure::Rpc(RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {e}"))))
 }
 
 fn ms(t: DateTime<Utc>) -> i64 {
@@ -58,7 +60,10 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
                 props: Value::Object(a.props),
                 theme_id: a.theme_id,
                 model: a.infra.and_then(|i| i.model),
-                override_: a.override_.map(|o| RenderOverride { contract: o.contract.map(Value::Object), variance: o.variance.map(Value::Object) }),
+                override_: a.override_.map(|o| RenderOverride {
+                    contract: o.contract.map(Value::Object),
+                    variance: o.variance.map(Value::Object),
+                }),
                 ttl_seconds: a.ttl_seconds,
                 host: host_session(request_meta),
             };
@@ -67,19 +72,24 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
         }
         "svc_consume" => {
             let a: ConsumeArgs = args(arguments)?;
-            let reply = agent.consume(caller, &a.session_id, a.timeout.unwrap_or(0)).await.map_err(map_agent_error)?;
+            let reply = agent
+                .consume(caller, &a.session_id, a.timeout.unwrap_or(0))
+                .await
+                .map_err(map_agent_error)?;
             let events: Vec<Value> = reply
                 .events
                 .iter()
-                .map(|e| json!({
-                    "type": "action",
-                    "sessionId": e.session_id,
-                    "intent": e.intent,
-                    "actionData": e.action_data,
-                    "uiContext": e.ui_context,
-                    "actionId": e.action_id,
-                    "firedAt": iso(e.fired_at),
-                }))
+                .map(|e| {
+                    json!({
+                        "type": "action",
+                        "sessionId": e.session_id,
+                        "intent": e.intent,
+                        "actionData": e.action_data,
+                        "uiContext": e.ui_context,
+                        "actionId": e.action_id,
+                        "firedAt": iso(e.fired_at),
+                    })
+                })
                 .collect();
             let mut body = json!({ "events": events, "status": reply.status.as_str() });
             if let Some(client) = reply.client {
@@ -93,13 +103,18 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
             let a: UpdateArgs = args(arguments)?;
             let change = match a.kind {
                 UpdateKind::Replace => PropsChange::Replace(Value::Object(
-                    a.props.ok_or_else(|| invalid("props", "is required when kind is `replace`"))?,
+                    a.props
+                        .ok_or_else(|| invalid("props", "is required when kind is `replace`"))?,
                 )),
                 UpdateKind::Merge => PropsChange::Merge(Value::Object(
-                    a.patch.ok_or_else(|| invalid("patch", "is required when kind is `merge`"))?,
+                    a.patch
+                        .ok_or_else(|| invalid("patch", "is required when kind is `merge`"))?,
                 )),
             };
-            let reply = agent.change_props(caller, &a.session_id, change, amend).await.map_err(map_agent_error)?;
+            let reply = agent
+                .change_props(caller, &a.session_id, change, amend)
+                .await
+                .map_err(map_agent_error)?;
             let mut body = json!({ "sessionId": reply.session_id, "updated": reply.updated });
             if amend {
                 body["resourceUri"] = json!(render_uri(&reply.session_id));
@@ -114,20 +129,33 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
                 body["propsSchemaHash"] = json!(hash);
                 body["propsSchemaProfile"] = json!(profile.as_str());
             }
-            let text = if reply.updated { format!("{name}: card updated (epoch {})", reply.epoch) } else { format!("{name}: no change") };
+            let text = if reply.updated {
+                format!("{name}: card updated (epoch {})", reply.epoch)
+            } else {
+                format!("{name}: no change")
+            };
             Ok(ok_result(body, &text))
         }
         "svc_emit" => {
             let a: EmitArgs = args(arguments)?;
             let accepted = agent
-                .emit(caller, &a.session_id, &a.channel, a.payload, a.complete.unwrap_or(false))
+                .emit(
+                    caller,
+                    &a.session_id,
+                    &a.channel,
+                    a.payload,
+                    a.complete.unwrap_or(false),
+                )
                 .await
                 .map_err(map_agent_error)?;
             Ok(ok_result(json!({ "accepted": accepted }), "accepted"))
         }
         "svc_get_session" => {
             let a: SessionIdArgs = args(arguments)?;
-            let v = agent.get_session(caller, &a.session_id).await.map_err(map_agent_error)?;
+            let v = agent
+                .get_session(caller, &a.session_id)
+                .await
+                .map_err(map_agent_error)?;
             let mut body = json!({
                 "variant": "render",
                 "id": v.session_id,
@@ -140,17 +168,27 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
             if v.context_snapshot.as_object().is_some_and(|m| !m.is_empty()) {
                 body["contextSnapshot"] = v.context_snapshot;
             }
-            Ok(ok_result(body, &format!("session {} ({})", a.session_id, v.status.as_str())))
+            Ok(ok_result(
+                body,
+                &format!("session {} ({})", a.session_id, v.status.as_str()),
+            ))
         }
         "svc_get_render_source" => {
             let a: SessionIdArgs = args(arguments)?;
-            let s = agent.get_render_source(caller, &a.session_id).await.map_err(map_agent_error)?;
+            let s = agent
+                .get_render_source(caller, &a.session_id)
+                .await
+                .map_err(map_agent_error)?;
             let body = json!({ "sessionId": s.session_id, "blueprint": { "source": s.source, "contract": s.contract, "fixtureProps": s.fixture_props } });
             Ok(ok_result(body, "render source attached"))
         }
         "svc_list_sessions" => {
             let a: ListSessionsArgs = args(arguments)?;
-            let query = SessionQuery { host_name: a.host_name, host_session_id: a.host_session_id, limit: a.limit.unwrap_or(0) };
+            let query = SessionQuery {
+                host_name: a.host_name,
+                host_session_id: a.host_session_id,
+                limit: a.limit.unwrap_or(0),
+            };
             let rows = agent.list_sessions(caller, query).await.map_err(map_agent_error)?;
             let sessions: Vec<Value> = rows
                 .iter()
@@ -175,33 +213,59 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
         }
         "svc_list_gadgets" => {
             let a: AppScopedArgs = args(arguments)?;
-            let gadgets = agent.list_gadgets(caller, a.app_id.as_deref()).map_err(map_agent_error)?;
-            let gadgets = serde_json::to_value(gadgets).map_err(|e| map_agent_error(svc_application::services::agent::AgentError::Internal(e.into())))?;
+            let gadgets = agent
+                .list_gadgets(caller, a.app_id.as_deref())
+                .map_err(map_agent_error)?;
+            let gadgets = serde_json::to_value(gadgets)
+                .map_err(|e| map_agent_error(svc_application::services::agent::AgentError::Internal(e.into())))?;
             Ok(ok_result(json!({ "gadgets": gadgets }), "gadget catalog attached"))
         }
         "svc_list_themes" => {
             let a: AppScopedArgs = args(arguments)?;
-            let themes = agent.list_themes(caller, a.app_id.as_deref()).map_err(map_agent_error)?;
-            let themes = serde_json::to_value(themes).map_err(|e| map_agent_error(svc_application::services::agent::AgentError::Internal(e.into())))?;
+            let themes = agent
+                .list_themes(caller, a.app_id.as_deref())
+                .map_err(map_agent_error)?;
+            let themes = serde_json::to_value(themes)
+                .map_err(|e| map_agent_error(svc_application::services::agent::AgentError::Internal(e.into())))?;
             Ok(ok_result(json!({ "themes": themes }), "theme catalog attached"))
         }
         "svc_runtime_refresh_ws_token" => {
             let a: RefreshWsTokenArgs = args(arguments)?;
-            let session = agent.session_for(caller, &a.session_id).await.map_err(map_agent_error)?;
-            let (token, expires_at) = state.tokens.mint(&session.session_id, &session.app_id, chrono::Utc::now());
-            Ok(ok_result(json!({ "sessionId": session.session_id, "wsToken": token, "expiresAt": iso(expires_at) }), "wsToken refreshed"))
+            let session = agent
+                .session_for(caller, &a.session_id)
+                .await
+                .map_err(map_agent_error)?;
+            let (token, expires_at) = state
+                .tokens
+                .mint(&session.session_id, &session.app_id, chrono::Utc::now());
+            Ok(ok_result(
+                json!({ "sessionId": session.session_id, "wsToken": token, "expiresAt": iso(expires_at) }),
+                "wsToken refreshed",
+            ))
         }
         "svc_runtime_sync_context" => {
             let a: SyncContextArgs = args(arguments)?;
-            let snapshot = agent.sync_context(caller, &a.session_id, Value::Object(a.context)).await.map_err(map_agent_error)?;
-            Ok(ok_result(json!({ "accepted": true, "contextSnapshot": snapshot }), "context stored"))
+            let snapshot = agent
+                .sync_context(caller, &a.session_id, Value::Object(a.context))
+                .await
+                .map_err(map_agent_error)?;
+            Ok(ok_result(
+                json!({ "accepted": true, "contextSnapshot": snapshot }),
+                "context stored",
+            ))
         }
-        other => Err(ToolFailure::Rpc(RpcFailure::new(INVALID_PARAMS, format!("Unknown tool: {other}")))),
+        other => Err(ToolFailure::Rpc(RpcFailure::new(
+            INVALID_PARAMS,
+            format!("Unknown tool: {other}"),
+        ))),
     }
 }
 
 fn invalid(field: &str, rule: &str) -> ToolFailure {
-    ToolFailure::Rpc(RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {field}: {rule}")))
+    ToolFailure::Rpc(RpcFailure::new(
+        INVALID_PARAMS,
+        format!("Invalid params: {field}: {rule}"),
+    ))
 }
 
 /// `_meta['ai.svc/host-session']` of the request, captured for `svc_list_sessions`.
@@ -220,7 +284,10 @@ fn finding_json(f: &Finding) -> Value {
 /// A value of the right type for each required property: a runnable `nextStep` example.
 fn example_props(schema: &Value) -> Value {
     let mut out = Map::new();
-    let required: Vec<&str> = schema["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     if let Some(props) = schema["properties"].as_object() {
         for (name, prop) in props.iter().filter(|(n, _)| required.contains(&n.as_str())) {
             out.insert(name.clone(), example_value(prop));
@@ -272,35 +339,57 @@ fn handshake_body(r: &HandshakeReply) -> Value {
     if let Some(schema) = &r.props_schema {
         body["propsSchema"] = schema.clone();
     }
-    let text = format!("handshake {}: {} ({} origin); call svc_render within 10 minutes", r.handshake_id, r.action.as_str(), r.origin.as_str());
+    let text = format!(
+        "handshake {}: {} ({} origin); call svc_render within 10 minutes",
+        r.handshake_id,
+        r.action.as_str(),
+        r.origin.as_str()
+    );
     ok_result(body, &text)
 }
 
 fn declined_body(findings: &[Finding]) -> Value {
     let listed: Vec<Value> = findings.iter().map(finding_json).collect();
-    let first = findings.first().map(|f| format!("{}: {}", f.path, f.message)).unwrap_or_default();
+    let first = findings
+        .first()
+        .map(|f| format!("{}: {}", f.path, f.message))
+        .unwrap_or_default();
     let body = json!({
         "action": "declined",
         "findings": listed,
         "nextStep": { "tool": "svc_handshake", "example": { "intent": "…", "blueprintDraft": { "contract": { "propsSpec": { "type": "object", "properties": {} } } } } },
     });
-    ok_result(body, &format!("contract declined: {first}; fix the draft and call svc_handshake again"))
+    ok_result(
+        body,
+        &format!("contract declined: {first}; fix the draft and call svc_handshake again"),
+    )
 }
 
 fn render_body(state: &HttpState, result: &RenderResult) -> Value {
     match result {
-        RenderResult::Rendered { identity, has_actions, theme_id, last_sequence, .. } => {
+        RenderResult::Rendered {
+            identity,
+            has_actions,
+            theme_id,
+            last_sequence,
+            ..
+        } => {
             let uri = render_uri(&identity.session_id);
             let mut body = identity_body("rendered", identity);
             body["resourceUri"] = json!(uri);
             if *has_actions {
-                body["nextStep"] = json!({ "tool": "svc_consume", "example": { "sessionId": identity.session_id, "timeout": 10 } });
+                body["nextStep"] =
+                    json!({ "tool": "svc_consume", "example": { "sessionId": identity.session_id, "timeout": 10 } });
             }
             let mut result = ok_result(body, &format!("rendered: {uri}"));
             result["_meta"] = render_meta(state, identity, theme_id, *last_sequence);
             result
         }
-        RenderResult::Failed { identity, code, message } => {
+        RenderResult::Failed {
+            identity,
+            code,
+            message,
+        } => {
             let mut body = identity_body("failed", identity);
             body["error"] = json!({ "code": code, "message": message });
             error_result(body, &format!("render failed ({code}): {message}"))
@@ -316,7 +405,10 @@ fn render_body(state: &HttpState, result: &RenderResult) -> Value {
             if let Some(balance) = refusal.balance_cents_at_check {
                 r["balanceCentsAtCheck"] = json!(balance);
             }
-            error_result(json!({ "outcome": "refused", "refusal": r }), &format!("render refused ({}): {}", refusal.entry.code, refusal.entry.fix))
+            error_result(
+                json!({ "outcome": "refused", "refusal": r }),
+                &format!("render refused ({}): {}", refusal.entry.code, refusal.entry.fix),
+            )
         }
     }
 }

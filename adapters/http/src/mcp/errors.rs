@@ -16,11 +16,22 @@ pub enum ToolFailure {
 
 pub fn map_agent_error(e: AgentError) -> ToolFailure {
     match e {
-        AgentError::SessionNotFound => ToolFailure::Rpc(RpcFailure::new(SESSION_NOT_FOUND, "Session not found").with_data(json!({ "code": "NOT_FOUND" }))),
-        AgentError::InvalidParams { field, rule } => ToolFailure::Rpc(RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {field}: {rule}"))),
+        AgentError::SessionNotFound => ToolFailure::Rpc(
+            RpcFailure::new(SESSION_NOT_FOUND, "Session not found").with_data(json!({ "code": "NOT_FOUND" })),
+        ),
+        AgentError::InvalidParams { field, rule } => ToolFailure::Rpc(RpcFailure::new(
+            INVALID_PARAMS,
+            format!("Invalid params: {field}: {rule}"),
+        )),
         AgentError::ContractViolation { target, violations } => {
-            let listed: Vec<Value> = violations.iter().map(|v| json!({ "path": v.path, "message": v.message })).collect();
-            let first = violations.first().map(|v| format!("{}{}: {}", target, v.path, v.message)).unwrap_or_default();
+            let listed: Vec<Value> = violations
+                .iter()
+                .map(|v| json!({ "path": v.path, "message": v.message }))
+                .collect();
+            let first = violations
+                .first()
+                .map(|v| format!("{}{}: {}", target, v.path, v.message))
+                .unwrap_or_default();
             ToolFailure::Result(error_result(
                 json!({ "error": { "code": "contract_violation", "message": format!("{target} do not match the contract: {first}"), "target": target, "violations": listed } }),
                 &format!("Contract violation: {first}"),

@@ -7,7 +7,11 @@ use svc_protocol::{INVALID_REQUEST, PARSE_ERROR};
 
 /// One parsed message.
 pub enum Incoming {
-    Request { id: Value, method: String, params: Value },
+    Request {
+        id: Value,
+        method: String,
+        params: Value,
+    },
     /// A notification or a client's response: answered 202 with no body.
     NoReply,
 }
@@ -24,7 +28,13 @@ pub struct RpcFailure {
 
 impl RpcFailure {
     pub fn new(code: i64, message: impl Into<String>) -> Self {
-        Self { status: StatusCode::OK, code, message: message.into(), data: None, headers: vec![] }
+        Self {
+            status: StatusCode::OK,
+            code,
+            message: message.into(),
+            data: None,
+            headers: vec![],
+        }
     }
 
     pub fn with_status(mut self, status: StatusCode) -> Self {
@@ -47,7 +57,11 @@ impl RpcFailure {
         if let Some(data) = self.data {
             error["data"] = data;
         }
-        let mut response = (self.status, poem::web::Json(json!({ "jsonrpc": "2.0", "id": id, "error": error }))).into_response();
+        let mut response = (
+            self.status,
+            poem::web::Json(json!({ "jsonrpc": "2.0", "id": id, "error": error })),
+        )
+            .into_response();
         for (name, value) in self.headers {
             if let Ok(v) = value.parse() {
                 response.headers_mut().insert(name, v);
@@ -65,7 +79,9 @@ pub fn success(id: Value, result: Value) -> Response {
 pub fn parse(body: &[u8]) -> Result<Incoming, RpcFailure> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| RpcFailure::new(PARSE_ERROR, format!("Parse error: {e}")).with_status(StatusCode::BAD_REQUEST))?;
-    let invalid = |why: &str| RpcFailure::new(INVALID_REQUEST, format!("Invalid Request: {why}")).with_status(StatusCode::BAD_REQUEST);
+    let invalid = |why: &str| {
+        RpcFailure::new(INVALID_REQUEST, format!("Invalid Request: {why}")).with_status(StatusCode::BAD_REQUEST)
+    };
     let Some(object) = value.as_object() else {
         return Err(invalid("the body must be a JSON-RPC 2.0 object"));
     };
@@ -91,5 +107,9 @@ pub fn parse(body: &[u8]) -> Result<Incoming, RpcFailure> {
     if !(params.is_object() || params.is_null()) {
         return Err(invalid("`params` must be an object"));
     }
-    Ok(Incoming::Request { id: id.clone(), method: method.to_owned(), params })
+    Ok(Incoming::Request {
+        id: id.clone(),
+        method: method.to_owned(),
+        params,
+    })
 }

@@ -17,7 +17,9 @@ use poem::{Body, IntoResponse, Request, Response, handler};
 use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
 use svc_application::services::auth::AuthError;
-use svc_protocol::{AGENT_SYSTEM_PROMPT, INTERNAL_ERROR, INVALID_PARAMS, MCP_PROTOCOL_VERSIONS, METHOD_NOT_FOUND, UNAUTHORIZED};
+use svc_protocol::{
+    AGENT_SYSTEM_PROMPT, INTERNAL_ERROR, INVALID_PARAMS, MCP_PROTOCOL_VERSIONS, METHOD_NOT_FOUND, UNAUTHORIZED,
+};
 
 use crate::HttpState;
 use errors::ToolFailure;
@@ -33,8 +35,13 @@ pub(crate) fn bearer(req: &Request) -> Option<String> {
 }
 
 fn unauthorized(message: &str) -> Response {
-    let mut response = RpcFailure::new(UNAUTHORIZED, message).with_status(StatusCode::UNAUTHORIZED).into_response(Value::Null);
-    response.headers_mut().insert("www-authenticate", r#"Bearer realm="mcp""#.parse().expect("static header"));
+    let mut response = RpcFailure::new(UNAUTHORIZED, message)
+        .with_status(StatusCode::UNAUTHORIZED)
+        .into_response(Value::Null);
+    response.headers_mut().insert(
+        "www-authenticate",
+        r#"Bearer realm="mcp""#.parse().expect("static header"),
+    );
     response
 }
 
@@ -88,7 +95,9 @@ async fn post_only(state: &HttpState, req: &Request) -> Response {
         return response;
     }
     let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
-    response.headers_mut().insert("allow", "POST".parse().expect("static header"));
+    response
+        .headers_mut()
+        .insert("allow", "POST".parse().expect("static header"));
     response
 }
 
@@ -96,7 +105,9 @@ async fn dispatch(state: &HttpState, caller: &Caller, method: &str, params: Valu
     match method {
         "initialize" => initialize(state, caller, &params).await,
         "ping" => Ok(json!({})),
-        "tools/list" => Ok(json!({ "tools": tool_table::AGENT_TOOLS.iter().map(tool_table::declaration).collect::<Vec<_>>() })),
+        "tools/list" => {
+            Ok(json!({ "tools": tool_table::AGENT_TOOLS.iter().map(tool_table::declaration).collect::<Vec<_>>() }))
+        }
         "tools/call" => call_tool(state, caller, params).await,
         "resources/list" => Ok(resources::list()),
         "resources/templates/list" => Ok(resources::templates()),
@@ -107,11 +118,19 @@ async fn dispatch(state: &HttpState, caller: &Caller, method: &str, params: Valu
 
 async fn initialize(state: &HttpState, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
     let requested = params["protocolVersion"].as_str().unwrap_or_default();
-    let version = MCP_PROTOCOL_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(MCP_PROTOCOL_VERSIONS[0]);
-    let app_prompt = state.agent.app_system_prompt(caller).await.map_err(|e| match errors::map_agent_error(e) {
-        ToolFailure::Rpc(failure) => failure,
-        ToolFailure::Result(_) => RpcFailure::new(INTERNAL_ERROR, "Internal error"),
-    })?;
+    let version = MCP_PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| **v == requested)
+        .copied()
+        .unwrap_or(MCP_PROTOCOL_VERSIONS[0]);
+    let app_prompt = state
+        .agent
+        .app_system_prompt(caller)
+        .await
+        .map_err(|e| match errors::map_agent_error(e) {
+            ToolFailure::Rpc(failure) => failure,
+            ToolFailure::Result(_) => RpcFailure::new(INTERNAL_ERROR, "Internal error"),
+        })?;
     let instructions = match app_prompt {
         Some(extra) => format!("{AGENT_SYSTEM_PROMPT}\n\n{extra}"),
         None => AGENT_SYSTEM_PROMPT.to_owned(),
@@ -130,16 +149,23 @@ async fn initialize(state: &HttpState, caller: &Caller, params: &Value) -> Resul
 
 async fn call_tool(state: &HttpState, caller: &Caller, params: Value) -> Result<Value, RpcFailure> {
     let Some(name) = params["name"].as_str() else {
-        return Err(RpcFailure::new(INVALID_PARAMS, "Invalid params: name: a tool name is required"));
+        return Err(RpcFailure::new(
+            INVALID_PARAMS,
+            "Invalid params: name: a tool name is required",
+        ));
     };
     let Some(tool) = tool_table::find(name) else {
-        return Err(RpcFailure::new(INVALID_PARAMS, format!("Invalid params: name: unknown tool `{name}`")));
+        return Err(RpcFailure::new(
+            INVALID_PARAMS,
+            format!("Invalid params: name: unknown tool `{name}`"),
+        ));
     };
     let arguments = match params.get("arguments") {
         None | Some(Value::Null) => json!({}),
         Some(a) => a.clone(),
     };
-    tool_table::check_arguments(tool, &arguments).map_err(|rule| RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {rule}")))?;
+    tool_table::check_arguments(tool, &arguments)
+        .map_err(|rule| RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {rule}")))?;
     let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
     match agent_calls::call(state, caller, name, arguments, &meta).await {
         Ok(result) => Ok(result),

@@ -11,7 +11,9 @@ use crate::HttpState;
 const DEFAULT_THEME_MODE: &str = "light";
 
 pub fn render_meta(state: &HttpState, identity: &RenderIdentity, theme_id: &str, last_sequence: i64) -> Value {
-    let (ws_token, expires_at) = state.tokens.mint(&identity.session_id, &identity.app_id, chrono::Utc::now());
+    let (ws_token, expires_at) = state
+        .tokens
+        .mint(&identity.session_id, &identity.app_id, chrono::Utc::now());
     let theme = themes::css_variables(theme_id, themes::ThemeMode::Light).unwrap_or_default();
     let uri = render_uri(&identity.session_id);
     json!({

@@ -37,7 +37,11 @@ fn not_found() -> RpcFailure {
 
 /// Escapes JSON for embedding inside a `<script>` element.
 fn script_json(value: &Value) -> String {
-    value.to_string().replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
+    value
+        .to_string()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
 }
 
 /// JavaScript source made safe inside a `<script>` element: `</script` (any case) would close
@@ -80,7 +84,9 @@ fn contents(state: &HttpState, uri: &str, bootstrap: Value) -> Value {
 
 /// What the runtime needs to subscribe and paint one render at one epoch.
 fn render_bootstrap(state: &HttpState, uri: &str, session: &SessionRecord, epoch: u32, props: Value) -> Value {
-    let (ws_token, expires_at) = state.tokens.mint(&session.session_id, &session.app_id, chrono::Utc::now());
+    let (ws_token, expires_at) = state
+        .tokens
+        .mint(&session.session_id, &session.app_id, chrono::Utc::now());
     let theme_id = session.theme_id.as_deref().unwrap_or(FALLBACK_THEME_ID);
     let light = themes::css_variables(theme_id, ThemeMode::Light);
     let dark = themes::css_variables(theme_id, ThemeMode::Dark);
@@ -111,7 +117,10 @@ fn render_bootstrap(state: &HttpState, uri: &str, session: &SessionRecord, epoch
 
 pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
     let Some(uri) = params["uri"].as_str() else {
-        return Err(RpcFailure::new(INVALID_PARAMS, "Invalid params: uri: a resource URI is required"));
+        return Err(RpcFailure::new(
+            INVALID_PARAMS,
+            "Invalid params: uri: a resource URI is required",
+        ));
     };
     if uri == SHELL_URI {
         return Ok(contents(state, uri, json!({ "shell": true })));
@@ -132,11 +141,21 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
     })?;
     if session.blueprint_id.is_none() {
         let message = session.failure.map(|f| f.message).unwrap_or_default();
-        return Err(RpcFailure::new(MOUNT_UNAVAILABLE, "Mount unavailable").with_data(json!({ "code": "NOT_MOUNTABLE", "message": message })));
+        return Err(RpcFailure::new(MOUNT_UNAVAILABLE, "Mount unavailable")
+            .with_data(json!({ "code": "NOT_MOUNTABLE", "message": message })));
     }
     let epoch = epoch.unwrap_or(session.head.epoch);
-    let props = state.agent.props_at(caller, session_id, epoch).await.map_err(|_| not_found())?.ok_or_else(not_found)?;
-    Ok(contents(state, uri, render_bootstrap(state, uri, &session, epoch, props)))
+    let props = state
+        .agent
+        .props_at(caller, session_id, epoch)
+        .await
+        .map_err(|_| not_found())?
+        .ok_or_else(not_found)?;
+    Ok(contents(
+        state,
+        uri,
+        render_bootstrap(state, uri, &session, epoch, props),
+    ))
 }
 
 #[cfg(test)]
@@ -157,7 +176,10 @@ mod tests {
         assert!(html.starts_with("<!doctype html>"));
         assert!(!html.contains("</script><b>"));
         assert!(html.contains("<script type=\"module\">"));
-        assert!(!html.contains("<script type=\"module\" src="), "the runtime is inlined, not fetched");
+        assert!(
+            !html.contains("<script type=\"module\" src="),
+            "the runtime is inlined, not fetched"
+        );
         // One bootstrap element, one runtime element, each closed once.
         assert_eq!(html.matches("</script>").count(), 2);
     }

@@ -39,24 +39,66 @@ fn spec_for<T: JsonSchema>(name: &'static str, description: &'static str, visibi
         map.remove("title");
     }
     let validator = jsonschema::validator_for(&schema).expect("generated schemas compile");
-    ToolSpec { name, visibility, description, input_schema: schema, validator: Arc::new(validator) }
+    ToolSpec {
+        name,
+        visibility,
+        description,
+        input_schema: schema,
+        validator: Arc::new(validator),
+    }
 }
 
 pub static AGENT_TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
     vec![
-        spec::<HandshakeArgs>("svc_handshake", "Negotiate a data contract for a UI before rendering. Returns a single-use handshakeId (10 minutes), the suggestion (cache, agent or synth origin) and the enforced props schema hash."),
-        spec::<RenderArgs>("svc_render", "Render a UI card from a handshake. Read `outcome` first: rendered (a card and its ui:// resource), failed (generation produced nothing) or refused (nothing ran; follow refusal.fix)."),
-        spec::<ConsumeArgs>("svc_consume", "Drain the user's gestures on a rendered card. Long-polls up to `timeout` seconds (0 to 25) for the first one; re-call on an empty result until `status` is expired."),
-        spec::<UpdateArgs>("svc_update", "Render updated state as a new card in the history (epoch N+1). `replace` takes props; `merge` takes an RFC 7396 patch. Equal props are a no-op."),
-        spec::<UpdateArgs>("svc_amend", "Repaint the mounted card in place with new props; no new card, same epoch."),
-        spec::<EmitArgs>("svc_emit", "Push a payload on a stream channel declared in the contract's streamSpec."),
-        spec::<SessionIdArgs>("svc_get_session", "Read a render's session record; bumps its activity heartbeat."),
-        spec::<SessionIdArgs>("svc_get_render_source", "Read the TSX source, contract and live props behind a render."),
-        spec::<ListSessionsArgs>("svc_list_sessions", "List the app's renders, newest last, optionally for one host conversation."),
-        spec::<AppScopedArgs>("svc_list_gadgets", "List the gadget packages (hooks and components) generated UI may import."),
+        spec::<HandshakeArgs>(
+            "svc_handshake",
+            "Negotiate a data contract for a UI before rendering. Returns a single-use handshakeId (10 minutes), the suggestion (cache, agent or synth origin) and the enforced props schema hash.",
+        ),
+        spec::<RenderArgs>(
+            "svc_render",
+            "Render a UI card from a handshake. Read `outcome` first: rendered (a card and its ui:// resource), failed (generation produced nothing) or refused (nothing ran; follow refusal.fix).",
+        ),
+        spec::<ConsumeArgs>(
+            "svc_consume",
+            "Drain the user's gestures on a rendered card. Long-polls up to `timeout` seconds (0 to 25) for the first one; re-call on an empty result until `status` is expired.",
+        ),
+        spec::<UpdateArgs>(
+            "svc_update",
+            "Render updated state as a new card in the history (epoch N+1). `replace` takes props; `merge` takes an RFC 7396 patch. Equal props are a no-op.",
+        ),
+        spec::<UpdateArgs>(
+            "svc_amend",
+            "Repaint the mounted card in place with new props; no new card, same epoch.",
+        ),
+        spec::<EmitArgs>(
+            "svc_emit",
+            "Push a payload on a stream channel declared in the contract's streamSpec.",
+        ),
+        spec::<SessionIdArgs>(
+            "svc_get_session",
+            "Read a render's session record; bumps its activity heartbeat.",
+        ),
+        spec::<SessionIdArgs>(
+            "svc_get_render_source",
+            "Read the TSX source, contract and live props behind a render.",
+        ),
+        spec::<ListSessionsArgs>(
+            "svc_list_sessions",
+            "List the app's renders, newest last, optionally for one host conversation.",
+        ),
+        spec::<AppScopedArgs>(
+            "svc_list_gadgets",
+            "List the gadget packages (hooks and components) generated UI may import.",
+        ),
         spec::<AppScopedArgs>("svc_list_themes", "List the theme presets a render may use as themeId."),
-        app_spec::<RefreshWsTokenArgs>("svc_runtime_refresh_ws_token", "Runtime: mint a fresh wsToken for a mounted card's live channel."),
-        app_spec::<SyncContextArgs>("svc_runtime_sync_context", "Runtime: store the card's contextSpec slot values."),
+        app_spec::<RefreshWsTokenArgs>(
+            "svc_runtime_refresh_ws_token",
+            "Runtime: mint a fresh wsToken for a mounted card's live channel.",
+        ),
+        app_spec::<SyncContextArgs>(
+            "svc_runtime_sync_context",
+            "Runtime: store the card's contextSpec slot values.",
+        ),
     ]
 });
 
@@ -88,7 +130,11 @@ pub fn check_arguments(tool: &ToolSpec, arguments: &Value) -> Result<(), String>
         None => Ok(()),
         Some(e) => {
             let path = e.instance_path().to_string();
-            let field = if path.is_empty() { "arguments".to_owned() } else { path.trim_start_matches('/').replace('/', ".") };
+            let field = if path.is_empty() {
+                "arguments".to_owned()
+            } else {
+                path.trim_start_matches('/').replace('/', ".")
+            };
             Err(format!("{field}: {e}"))
         }
     }

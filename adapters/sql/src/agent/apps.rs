@@ -43,7 +43,12 @@ fn record(m: app::Model) -> AppRecord {
 
 #[async_trait::async_trait]
 impl AppRepository for SeaOrmAppRepository {
-    async fn default_app(&self, owner_id: &str, new_app_id: &str, now: DateTime<Utc>) -> Result<AppRecord, RepositoryError> {
+    async fn default_app(
+        &self,
+        owner_id: &str,
+        new_app_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<AppRecord, RepositoryError> {
         if let Some(found) = self.oldest_default(owner_id).await? {
             return Ok(record(found));
         }
@@ -61,10 +66,16 @@ impl AppRepository for SeaOrmAppRepository {
         .map_err(db)?;
         // Two first requests may race; both then agree on the oldest default.
         let chosen = self.oldest_default(owner_id).await?;
-        chosen.map(record).ok_or_else(|| RepositoryError::Unavailable(anyhow::anyhow!("default app vanished")))
+        chosen
+            .map(record)
+            .ok_or_else(|| RepositoryError::Unavailable(anyhow::anyhow!("default app vanished")))
     }
 
     async fn get(&self, app_id: &str) -> Result<Option<AppRecord>, RepositoryError> {
-        Ok(app::Entity::find_by_id(app_id.to_owned()).one(&self.db).await.map_err(db)?.map(record))
+        Ok(app::Entity::find_by_id(app_id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(db)?
+            .map(record))
     }
 }

@@ -1,4 +1,6 @@
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set,
+};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{BlueprintRecord, BlueprintRepository};
 
@@ -58,10 +60,21 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
     }
 
     async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>, RepositoryError> {
-        blueprint::Entity::find_by_id(blueprint_id.to_owned()).one(&self.db).await.map_err(db)?.map(record).transpose()
+        blueprint::Entity::find_by_id(blueprint_id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(db)?
+            .map(record)
+            .transpose()
     }
 
-    async fn find_exact(&self, app_id: &str, intent: &str, contract_hash: &str, variant_key: &str) -> Result<Option<BlueprintRecord>, RepositoryError> {
+    async fn find_exact(
+        &self,
+        app_id: &str,
+        intent: &str,
+        contract_hash: &str,
+        variant_key: &str,
+    ) -> Result<Option<BlueprintRecord>, RepositoryError> {
         blueprint::Entity::find()
             .filter(blueprint::Column::AppId.eq(app_id))
             .filter(blueprint::Column::Intent.eq(intent))

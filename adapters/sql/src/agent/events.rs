@@ -1,7 +1,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    TransactionTrait,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -25,7 +26,11 @@ impl SeaOrmEventRepository {
         Self { db }
     }
 
-    async fn by_client_seq(&self, session_id: &str, client_seq: i64) -> Result<Option<action_event::Model>, RepositoryError> {
+    async fn by_client_seq(
+        &self,
+        session_id: &str,
+        client_seq: i64,
+    ) -> Result<Option<action_event::Model>, RepositoryError> {
         action_event::Entity::find()
             .filter(action_event::Column::SessionId.eq(session_id))
             .filter(action_event::Column::ClientSeq.eq(client_seq))
@@ -45,7 +50,10 @@ impl SeaOrmEventRepository {
             .await?
             .flatten();
         let sequence = last.unwrap_or(0) + 1;
-        let correlation_seq = event.client_seq.and_then(|s| u64::try_from(s).ok()).unwrap_or(sequence.unsigned_abs());
+        let correlation_seq = event
+            .client_seq
+            .and_then(|s| u64::try_from(s).ok())
+            .unwrap_or(sequence.unsigned_abs());
         let model = action_event::ActiveModel {
             session_id: Set(event.session_id.clone()),
             sequence: Set(sequence),
@@ -135,7 +143,10 @@ impl EventRepository for SeaOrmEventRepository {
                 Err(e) => return Err(db(e)),
             }
         }
-        Err(RepositoryError::Conflict(format!("could not sequence a gesture on {}", event.session_id)))
+        Err(RepositoryError::Conflict(format!(
+            "could not sequence a gesture on {}",
+            event.session_id
+        )))
     }
 
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, RepositoryError> {
@@ -151,7 +162,15 @@ impl EventRepository for SeaOrmEventRepository {
         drained.into_iter().map(action).collect()
     }
 
-    async fn append_stream(&self, session_id: &str, channel: &str, mode: &str, payload: &Value, complete: bool, at: DateTime<Utc>) -> Result<StreamEnvelope, RepositoryError> {
+    async fn append_stream(
+        &self,
+        session_id: &str,
+        channel: &str,
+        mode: &str,
+        payload: &Value,
+        complete: bool,
+        at: DateTime<Utc>,
+    ) -> Result<StreamEnvelope, RepositoryError> {
         let mut pending = StreamEnvelope {
             session_id: session_id.to_owned(),
             channel: channel.to_owned(),
@@ -171,10 +190,17 @@ impl EventRepository for SeaOrmEventRepository {
                 Err(e) => return Err(db(e)),
             }
         }
-        Err(RepositoryError::Conflict(format!("could not sequence a delivery on {session_id}/{channel}")))
+        Err(RepositoryError::Conflict(format!(
+            "could not sequence a delivery on {session_id}/{channel}"
+        )))
     }
 
-    async fn streams_since(&self, session_id: &str, after_seq: i64, limit: u64) -> Result<Vec<StreamEnvelope>, RepositoryError> {
+    async fn streams_since(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        limit: u64,
+    ) -> Result<Vec<StreamEnvelope>, RepositoryError> {
         let mut newest = stream_envelope::Entity::find()
             .filter(stream_envelope::Column::SessionId.eq(session_id))
             .filter(stream_envelope::Column::Seq.gt(after_seq))
@@ -200,7 +226,12 @@ impl EventRepository for SeaOrmEventRepository {
         Ok(last.unwrap_or(0))
     }
 
-    async fn actions_since(&self, session_id: &str, after_sequence: i64, limit: u64) -> Result<Vec<ActionEventRecord>, RepositoryError> {
+    async fn actions_since(
+        &self,
+        session_id: &str,
+        after_sequence: i64,
+        limit: u64,
+    ) -> Result<Vec<ActionEventRecord>, RepositoryError> {
         action_event::Entity::find()
             .filter(action_event::Column::SessionId.eq(session_id))
             .filter(action_event::Column::Sequence.gt(after_sequence))

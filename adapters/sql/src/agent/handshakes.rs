@@ -41,7 +41,10 @@ fn record(m: handshake::Model) -> Result<HandshakeRecord, RepositoryError> {
         variance: from_text(&m.variance)?,
         origin: Origin::parse(&m.origin).ok_or_else(|| corrupt("origin"))?,
         action: HandshakeAction::parse(&m.action).ok_or_else(|| corrupt("action"))?,
-        lifecycle: HandshakeLifecycle { created_at: m.created_at, consumed_at: m.consumed_at },
+        lifecycle: HandshakeLifecycle {
+            created_at: m.created_at,
+            consumed_at: m.consumed_at,
+        },
         handshake_id: m.handshake_id,
         app_id: m.app_id,
         intent: m.intent,

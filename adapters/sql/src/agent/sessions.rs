@@ -1,6 +1,7 @@
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    TransactionTrait,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -29,9 +30,16 @@ fn status_column(status: SessionStatus) -> &'static str {
 }
 
 fn record(m: session::Model) -> Result<SessionRecord, RepositoryError> {
-    let status = if m.status == "failed" { SessionStatus::Failed } else { SessionStatus::Active };
+    let status = if m.status == "failed" {
+        SessionStatus::Failed
+    } else {
+        SessionStatus::Active
+    };
     let failure = match (m.failure_code, m.failure_message) {
-        (Some(code), message) => Some(RenderFailure { code, message: message.unwrap_or_default() }),
+        (Some(code), message) => Some(RenderFailure {
+            code,
+            message: message.unwrap_or_default(),
+        }),
         _ => None,
     };
     Ok(SessionRecord {
@@ -45,7 +53,10 @@ fn record(m: session::Model) -> Result<SessionRecord, RepositoryError> {
         },
         context_snapshot: from_text(&m.context_snapshot)?,
         failure,
-        host: HostSession { host_name: m.host_name, host_session_id: m.host_session_id },
+        host: HostSession {
+            host_name: m.host_name,
+            host_session_id: m.host_session_id,
+        },
         session_id: m.session_id,
         app_id: m.app_id,
         intent: m.intent,
@@ -92,10 +103,21 @@ impl SessionRepository for SeaOrmSessionRepository {
     }
 
     async fn get(&self, session_id: &str) -> Result<Option<SessionRecord>, RepositoryError> {
-        session::Entity::find_by_id(session_id.to_owned()).one(&self.db).await.map_err(db)?.map(record).transpose()
+        session::Entity::find_by_id(session_id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(db)?
+            .map(record)
+            .transpose()
     }
 
-    async fn save_head(&self, session_id: &str, revision: i64, head: &SessionHead, frozen: Option<&FrozenCard>) -> Result<bool, RepositoryError> {
+    async fn save_head(
+        &self,
+        session_id: &str,
+        revision: i64,
+        head: &SessionHead,
+        frozen: Option<&FrozenCard>,
+    ) -> Result<bool, RepositoryError> {
         let txn = self.db.begin().await.map_err(db)?;
         let moved = session::Entity::update_many()
             .col_expr(session::Column::Epoch, Expr::value(i64::from(head.epoch)))

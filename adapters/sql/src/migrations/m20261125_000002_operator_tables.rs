@@ -139,17 +139,11 @@ fn optional_text(name: impl IntoIden) -> ColumnDef {
 }
 
 fn time(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name)
-        .timestamp_with_time_zone()
-        .not_null()
-        .to_owned()
+    ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned()
 }
 
 fn optional_time(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name)
-        .timestamp_with_time_zone()
-        .null()
-        .to_owned()
+    ColumnDef::new(name).timestamp_with_time_zone().null().to_owned()
 }
 
 fn cents(name: impl IntoIden) -> ColumnDef {
@@ -184,11 +178,7 @@ impl MigrationTrait for Migration {
                     .col(id(OrgMemberships::UserId))
                     .col(text(OrgMemberships::Role))
                     .col(time(OrgMemberships::JoinedAt))
-                    .primary_key(
-                        Index::create()
-                            .col(OrgMemberships::OrgId)
-                            .col(OrgMemberships::UserId),
-                    )
+                    .primary_key(Index::create().col(OrgMemberships::OrgId).col(OrgMemberships::UserId))
                     .foreign_key(
                         ForeignKey::create()
                             .name("fk_org_memberships_org")
@@ -292,11 +282,7 @@ impl MigrationTrait for Migration {
                     .col(cents(Wallets::LifetimeGrantedCents))
                     .col(cents(Wallets::LifetimeSpentCents))
                     .col(time(Wallets::UpdatedAt))
-                    .primary_key(
-                        Index::create()
-                            .col(Wallets::PrincipalType)
-                            .col(Wallets::PrincipalId),
-                    )
+                    .primary_key(Index::create().col(Wallets::PrincipalType).col(Wallets::PrincipalId))
                     // The domain keeps these; the database refuses a write that would break them.
                     .check(Expr::col(Wallets::BalanceCents).gte(0))
                     .to_owned(),
@@ -346,11 +332,7 @@ impl MigrationTrait for Migration {
                     .col(text(ArtifactVersions::Version))
                     .col(text(ArtifactVersions::Kind))
                     .col(text(ArtifactVersions::Visibility))
-                    .col(
-                        ColumnDef::new(ArtifactVersions::Manifest)
-                            .json_binary()
-                            .not_null(),
-                    )
+                    .col(ColumnDef::new(ArtifactVersions::Manifest).json_binary().not_null())
                     .col(text(ArtifactVersions::SignatureAlgorithm))
                     .col(text(ArtifactVersions::SignaturePublicKeyId))
                     .col(text(ArtifactVersions::SignatureBundleSha384))

@@ -4,8 +4,8 @@ use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, Qu
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{ArtifactRepository, TransitionError};
 use svc_domain::artifact::{
-    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactSignature, ArtifactStatus,
-    ArtifactVersion, Visibility, YankOutcome,
+    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactSignature, ArtifactStatus, ArtifactVersion, Visibility,
+    YankOutcome,
 };
 
 use super::db::{RACE_ATTEMPTS, contention, corrupt, repository_error};
@@ -23,28 +23,20 @@ impl SeaOrmArtifactRepository {
 
 #[async_trait::async_trait]
 impl ArtifactRepository for SeaOrmArtifactRepository {
-    async fn publish(
-        &self,
-        version: &ArtifactVersion,
-    ) -> Result<(), TransitionError<ArtifactError>> {
+    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>> {
         match artifact_versions::Entity::insert(version_row(version))
             .exec_without_returning(&self.db)
             .await
         {
             Ok(_) => Ok(()),
             Err(error) => match repository_error(error) {
-                RepositoryError::Conflict(_) => {
-                    Err(TransitionError::Rejected(ArtifactError::VersionExists))
-                }
+                RepositoryError::Conflict(_) => Err(TransitionError::Rejected(ArtifactError::VersionExists)),
                 other => Err(other.into()),
             },
         }
     }
 
-    async fn get(
-        &self,
-        identity: &ArtifactIdentity,
-    ) -> Result<Option<ArtifactVersion>, RepositoryError> {
+    async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError> {
         let row = artifact_versions::Entity::find_by_id(primary_key(identity))
             .one(&self.db)
             .await
@@ -69,14 +61,8 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
             // Compare-and-set on the status that was read; the first yank's time is kept.
             let (scope, name, version) = primary_key(identity);
             let updated = artifact_versions::Entity::update_many()
-                .col_expr(
-                    artifact_versions::Column::Status,
-                    Expr::value(next.status.as_str()),
-                )
-                .col_expr(
-                    artifact_versions::Column::YankedAt,
-                    Expr::value(next.yanked_at),
-                )
+                .col_expr(artifact_versions::Column::Status, Expr::value(next.status.as_str()))
+                .col_expr(artifact_versions::Column::YankedAt, Expr::value(next.yanked_at))
                 .filter(artifact_versions::Column::Scope.eq(scope))
                 .filter(artifact_versions::Column::Name.eq(name))
                 .filter(artifact_versions::Column::Version.eq(version))
@@ -125,12 +111,10 @@ fn version_from_row(row: artifact_versions::Model) -> Result<ArtifactVersion, Re
     Ok(ArtifactVersion {
         identity: ArtifactIdentity::parse(&row.scope, &row.name, &row.version)
             .map_err(|error| unreadable(error.to_string()))?,
-        kind: ArtifactKind::parse(&row.kind)
-            .ok_or_else(|| unreadable(format!("kind {:?}", row.kind)))?,
+        kind: ArtifactKind::parse(&row.kind).ok_or_else(|| unreadable(format!("kind {:?}", row.kind)))?,
         visibility: Visibility::parse(&row.visibility)
             .ok_or_else(|| unreadable(format!("visibility {:?}", row.visibility)))?,
-        status: ArtifactStatus::parse(&row.status)
-            .ok_or_else(|| unreadable(format!("status {:?}", row.status)))?,
+        status: ArtifactStatus::parse(&row.status).ok_or_else(|| unreadable(format!("status {:?}", row.status)))?,
         manifest: row.manifest,
         signature: ArtifactSignature {
             algorithm: row.signature_algorithm,

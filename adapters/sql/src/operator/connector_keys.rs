@@ -1,13 +1,9 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
-};
+use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{ConnectorKeyRepository, TransitionError};
-use svc_domain::connector_key::{
-    ConnectorKey, ConnectorKeyError, ConnectorKeyStatus, KeyName, KeyRevokeOutcome,
-};
+use svc_domain::connector_key::{ConnectorKey, ConnectorKeyError, ConnectorKeyStatus, KeyName, KeyRevokeOutcome};
 
 use super::db::{RACE_ATTEMPTS, contention, corrupt, repository_error};
 use super::entities::connector_keys;
@@ -40,10 +36,7 @@ impl ConnectorKeyRepository for SeaOrmConnectorKeyRepository {
         row.map(key_from_row).transpose()
     }
 
-    async fn list_by_owner(
-        &self,
-        owner_user_id: &str,
-    ) -> Result<Vec<ConnectorKey>, RepositoryError> {
+    async fn list_by_owner(&self, owner_user_id: &str) -> Result<Vec<ConnectorKey>, RepositoryError> {
         connector_keys::Entity::find()
             .filter(connector_keys::Column::OwnerUserId.eq(owner_user_id))
             .order_by_desc(connector_keys::Column::CreatedAt)
@@ -80,10 +73,7 @@ impl ConnectorKeyRepository for SeaOrmConnectorKeyRepository {
             }
             // Compare-and-set on the status that was read.
             let updated = connector_keys::Entity::update_many()
-                .col_expr(
-                    connector_keys::Column::Status,
-                    Expr::value(next.status.as_str()),
-                )
+                .col_expr(connector_keys::Column::Status, Expr::value(next.status.as_str()))
                 .filter(connector_keys::Column::Id.eq(key_id))
                 .filter(connector_keys::Column::Status.eq(current.status.as_str()))
                 .exec(&self.db)
@@ -96,11 +86,7 @@ impl ConnectorKeyRepository for SeaOrmConnectorKeyRepository {
         Err(contention("connector key").into())
     }
 
-    async fn touch_last_used(
-        &self,
-        key_id: &str,
-        at: DateTime<Utc>,
-    ) -> Result<(), RepositoryError> {
+    async fn touch_last_used(&self, key_id: &str, at: DateTime<Utc>) -> Result<(), RepositoryError> {
         connector_keys::Entity::update_many()
             .col_expr(connector_keys::Column::LastUsedAt, Expr::value(at))
             .filter(connector_keys::Column::Id.eq(key_id))

@@ -1,7 +1,5 @@
 use chrono::{DateTime, Utc};
-use sea_orm::{
-    ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect,
-};
+use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{CouponRepository, TransitionError};
 use svc_domain::coupon::{Coupon, CouponCode, CouponError, CouponStatus, Redemption};
@@ -93,16 +91,13 @@ fn coupon_row(coupon: &Coupon) -> coupons::ActiveModel {
 }
 
 fn coupon_from_row(row: coupons::Model) -> Result<Coupon, RepositoryError> {
-    let code = CouponCode::parse(&row.code)
-        .map_err(|_| corrupt("coupons", format!("code {:?}", row.code)))?;
-    let status = CouponStatus::parse(&row.status)
-        .ok_or_else(|| corrupt("coupons", format!("status {:?}", row.status)))?;
+    let code = CouponCode::parse(&row.code).map_err(|_| corrupt("coupons", format!("code {:?}", row.code)))?;
+    let status =
+        CouponStatus::parse(&row.status).ok_or_else(|| corrupt("coupons", format!("status {:?}", row.status)))?;
     let redeemed_by = match (row.redeemed_by_principal_type, row.redeemed_by_principal_id) {
-        (Some(principal_type), Some(principal_id)) => Some(principal_from_row(
-            &principal_type,
-            principal_id,
-            "coupons",
-        )?),
+        (Some(principal_type), Some(principal_id)) => {
+            Some(principal_from_row(&principal_type, principal_id, "coupons")?)
+        }
         (None, None) => None,
         _ => return Err(corrupt("coupons", "half a redeeming principal")),
     };

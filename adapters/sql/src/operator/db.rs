@@ -3,8 +3,7 @@
 use std::fmt::Display;
 
 use sea_orm::{
-    DatabaseConnection, DatabaseTransaction, DbErr, SqlErr, SqliteTransactionMode,
-    TransactionOptions, TransactionTrait,
+    DatabaseConnection, DatabaseTransaction, DbErr, SqlErr, SqliteTransactionMode, TransactionOptions, TransactionTrait,
 };
 use svc_application::ports::RepositoryError;
 
@@ -16,16 +15,12 @@ pub(super) const RACE_ATTEMPTS: usize = 5;
 /// writers wait on the busy timeout; a deferred transaction would read a snapshot and then fail
 /// with `SQLITE_BUSY` when upgrading to write after another writer committed. PostgreSQL
 /// ignores the option; there the repositories lock the rows they read.
-pub(super) async fn begin_write(
-    db: &DatabaseConnection,
-) -> Result<DatabaseTransaction, RepositoryError> {
+pub(super) async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, RepositoryError> {
     let options = TransactionOptions {
         sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
         ..TransactionOptions::default()
     };
-    db.begin_with_options(options)
-        .await
-        .map_err(repository_error)
+    db.begin_with_options(options).await.map_err(repository_error)
 }
 
 /// A unique-constraint violation is a `Conflict`; anything else is the store failing.

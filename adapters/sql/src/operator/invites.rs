@@ -6,8 +6,7 @@ use sea_orm::{
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{InviteRepository, TransitionError};
 use svc_domain::invite::{
-    EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole,
-    InviteStatus,
+    EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole, InviteStatus,
 };
 use svc_domain::org::OrgMembership;
 
@@ -79,11 +78,7 @@ impl SeaOrmInviteRepository {
 
 #[async_trait::async_trait]
 impl InviteRepository for SeaOrmInviteRepository {
-    async fn create_or_reuse(
-        &self,
-        draft: InviteDraft,
-        now: DateTime<Utc>,
-    ) -> Result<InviteIssue, RepositoryError> {
+    async fn create_or_reuse(&self, draft: InviteDraft, now: DateTime<Utc>) -> Result<InviteIssue, RepositoryError> {
         for _ in 0..RACE_ATTEMPTS {
             match self.try_create_or_reuse(&draft, now).await {
                 Err(RepositoryError::Conflict(_)) => continue,
@@ -126,9 +121,7 @@ impl InviteRepository for SeaOrmInviteRepository {
             .load(&txn, invite_id, true)
             .await?
             .ok_or(TransitionError::Rejected(InviteError::NotFound))?;
-        let (accepted, membership) = current
-            .accept(user_id, now)
-            .map_err(TransitionError::Rejected)?;
+        let (accepted, membership) = current.accept(user_id, now).map_err(TransitionError::Rejected)?;
         if !replace_if_status(&txn, &accepted, current.status).await? {
             return Err(contention("invite").into());
         }
@@ -138,19 +131,11 @@ impl InviteRepository for SeaOrmInviteRepository {
             .exec_without_returning(&txn)
             .await
             .map_err(repository_error)?;
-        let kept = org_memberships::Entity::find_by_id((
-            membership.org_id.clone(),
-            membership.user_id.clone(),
-        ))
-        .one(&txn)
-        .await
-        .map_err(repository_error)?
-        .ok_or_else(|| {
-            corrupt(
-                "org_memberships",
-                "membership vanished inside its transaction",
-            )
-        })?;
+        let kept = org_memberships::Entity::find_by_id((membership.org_id.clone(), membership.user_id.clone()))
+            .one(&txn)
+            .await
+            .map_err(repository_error)?
+            .ok_or_else(|| corrupt("org_memberships", "membership vanished inside its transaction"))?;
         let kept = membership_from_row(kept)?;
         txn.commit().await.map_err(repository_error)?;
         Ok((accepted, kept))
@@ -208,8 +193,7 @@ fn invite_from_row(row: org_invites::Model) -> Result<Invite, RepositoryError> {
     Ok(Invite {
         email: EmailAddress::parse(&row.email).map_err(|error| unreadable(error.to_string()))?,
         role: InviteRole::parse(&row.role).map_err(|error| unreadable(error.to_string()))?,
-        status: InviteStatus::parse(&row.status)
-            .ok_or_else(|| unreadable(format!("status {:?}", row.status)))?,
+        status: InviteStatus::parse(&row.status).ok_or_else(|| unreadable(format!("status {:?}", row.status)))?,
         invite_id: row.id,
         org_id: row.org_id,
         inviter_user_id: row.inviter_user_id,

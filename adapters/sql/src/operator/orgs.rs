@@ -1,8 +1,6 @@
 use std::collections::HashMap;
 
-use sea_orm::{
-    ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
-};
+use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::OrgRepository;
 use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord, OrgName, OrgRole};
@@ -46,11 +44,7 @@ impl OrgRepository for SeaOrmOrgRepository {
         row.map(org_from_row).transpose()
     }
 
-    async fn membership(
-        &self,
-        org_id: &str,
-        user_id: &str,
-    ) -> Result<Option<OrgMembership>, RepositoryError> {
+    async fn membership(&self, org_id: &str, user_id: &str) -> Result<Option<OrgMembership>, RepositoryError> {
         let row = org_memberships::Entity::find_by_id((org_id.to_owned(), user_id.to_owned()))
             .one(&self.db)
             .await
@@ -58,10 +52,7 @@ impl OrgRepository for SeaOrmOrgRepository {
         row.map(membership_from_row).transpose()
     }
 
-    async fn list_memberships_of_user(
-        &self,
-        user_id: &str,
-    ) -> Result<Vec<OrgMembershipRecord>, RepositoryError> {
+    async fn list_memberships_of_user(&self, user_id: &str) -> Result<Vec<OrgMembershipRecord>, RepositoryError> {
         let memberships = org_memberships::Entity::find()
             .filter(org_memberships::Column::UserId.eq(user_id))
             .order_by_asc(org_memberships::Column::JoinedAt)
@@ -69,10 +60,7 @@ impl OrgRepository for SeaOrmOrgRepository {
             .all(&self.db)
             .await
             .map_err(repository_error)?;
-        let org_ids = memberships
-            .iter()
-            .map(|m| m.org_id.clone())
-            .collect::<Vec<_>>();
+        let org_ids = memberships.iter().map(|m| m.org_id.clone()).collect::<Vec<_>>();
         let orgs = orgs::Entity::find()
             .filter(orgs::Column::Id.is_in(org_ids))
             .all(&self.db)
@@ -124,11 +112,8 @@ pub(super) fn membership_row(membership: &OrgMembership) -> org_memberships::Act
     }
 }
 
-pub(super) fn membership_from_row(
-    row: org_memberships::Model,
-) -> Result<OrgMembership, RepositoryError> {
-    let role = OrgRole::parse(&row.role)
-        .ok_or_else(|| corrupt("org_memberships", format!("role {:?}", row.role)))?;
+pub(super) fn membership_from_row(row: org_memberships::Model) -> Result<OrgMembership, RepositoryError> {
+    let role = OrgRole::parse(&row.role).ok_or_else(|| corrupt("org_memberships", format!("role {:?}", row.role)))?;
     Ok(OrgMembership {
         org_id: row.org_id,
         user_id: row.user_id,

@@ -1,15 +1,11 @@
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect,
 };
 use svc_application::ports::RepositoryError;
-use svc_application::ports::operator::{
-    LedgerPage, LedgerPosition, TransitionError, WalletRepository,
-};
-use svc_domain::wallet::{
-    LedgerEntry, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement,
-};
+use svc_application::ports::operator::{LedgerPage, LedgerPosition, TransitionError, WalletRepository};
+use svc_domain::wallet::{LedgerEntry, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement};
 
 use super::db::{begin_write, corrupt, repository_error};
 use super::entities::{ledger_entries, wallets};
@@ -42,9 +38,7 @@ impl WalletRepository for SeaOrmWalletRepository {
     ) -> Result<(Wallet, LedgerEntry), TransitionError<WalletError>> {
         let txn = begin_write(&self.db).await?;
         let wallet = lock_or_open(&txn, principal, now).await?;
-        let (next, entry) = wallet
-            .apply(movement, now)
-            .map_err(TransitionError::Rejected)?;
+        let (next, entry) = wallet.apply(movement, now).map_err(TransitionError::Rejected)?;
         write_movement(&txn, &next, &entry).await?;
         txn.commit().await.map_err(repository_error)?;
         Ok((next, entry))
@@ -71,19 +65,9 @@ impl WalletRepository for SeaOrmWalletRepository {
             .map_err(repository_error)?;
         let has_more = rows.len() > limit as usize;
         rows.truncate(limit as usize);
-        let next_before = if has_more {
-            rows.last().map(|row| row.seq)
-        } else {
-            None
-        };
-        let entries = rows
-            .into_iter()
-            .map(ledger_entry_from_row)
-            .collect::<Result<_, _>>()?;
-        Ok(LedgerPage {
-            entries,
-            next_before,
-        })
+        let next_before = if has_more { rows.last().map(|row| row.seq) } else { None };
+        let entries = rows.into_iter().map(ledger_entry_from_row).collect::<Result<_, _>>()?;
+        Ok(LedgerPage { entries, next_before })
     }
 }
 
@@ -95,10 +79,7 @@ pub(super) fn principal_key(principal: &Principal) -> (String, String) {
 }
 
 /// Inserts a new wallet; an existing one for the principal is a `Conflict`.
-pub(super) async fn insert_wallet(
-    conn: &impl ConnectionTrait,
-    wallet: &Wallet,
-) -> Result<(), RepositoryError> {
+pub(super) async fn insert_wallet(conn: &impl ConnectionTrait, wallet: &Wallet) -> Result<(), RepositoryError> {
     wallets::Entity::insert(wallet_row(wallet))
         .exec_without_returning(conn)
         .await
@@ -141,10 +122,7 @@ pub(super) async fn write_movement(
         .await
         .map_err(repository_error)?;
     if updated.rows_affected != 1 {
-        return Err(corrupt(
-            "wallets",
-            "movement on a wallet that does not exist",
-        ));
+        return Err(corrupt("wallets", "movement on a wallet that does not exist"));
     }
     ledger_entries::Entity::insert(ledger_row(entry))
         .exec_without_returning(conn)
@@ -203,8 +181,8 @@ fn ledger_row(entry: &LedgerEntry) -> ledger_entries::ActiveModel {
 }
 
 fn ledger_entry_from_row(row: ledger_entries::Model) -> Result<LedgerEntry, RepositoryError> {
-    let kind = TransactionKind::parse(&row.kind)
-        .ok_or_else(|| corrupt("ledger_entries", format!("kind {:?}", row.kind)))?;
+    let kind =
+        TransactionKind::parse(&row.kind).ok_or_else(|| corrupt("ledger_entries", format!("kind {:?}", row.kind)))?;
     Ok(LedgerEntry {
         transaction_id: row.transaction_id,
         principal: principal_from_row(&row.principal_type, row.principal_id, "ledger_entries")?,

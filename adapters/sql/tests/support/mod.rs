@@ -85,9 +85,9 @@ where
         println!("skipped: {name} ({POSTGRES_URL_VAR} unset)");
         return;
     };
-    let admin = connect_admin(&server_url).await.unwrap_or_else(|e| {
-        panic!("{name}: {POSTGRES_URL_VAR} is set but PostgreSQL is unreachable: {e}")
-    });
+    let admin = connect_admin(&server_url)
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {POSTGRES_URL_VAR} is set but PostgreSQL is unreachable: {e}"));
     let database = format!("svc_test_{}", uuid::Uuid::new_v4().simple());
     admin
         .execute_unprepared(&format!("CREATE DATABASE {database}"))
@@ -159,12 +159,8 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "svc-sql-test-{name}-{}",
-            uuid::Uuid::new_v4().simple()
-        ));
-        std::fs::create_dir_all(&dir)
-            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        let dir = std::env::temp_dir().join(format!("svc-sql-test-{name}-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
         Self(dir)
     }
 }
@@ -185,8 +181,5 @@ fn with_database_replaces_only_the_database_name() {
         with_database("postgres://h/test?sslmode=disable", "x"),
         "postgres://h/x?sslmode=disable"
     );
-    assert_eq!(
-        with_database("postgres://h:5432", "x"),
-        "postgres://h:5432/x"
-    );
+    assert_eq!(with_database("postgres://h:5432", "x"), "postgres://h:5432/x");
 }

@@ -7,7 +7,10 @@ impl AgentService {
     /// The standard package with the app's declared gadgets layered on top.
     pub fn list_gadgets(&self, caller: &Caller, app_id: Option<&str>) -> Result<Vec<GadgetDescriptor>, AgentError> {
         ensure_own_app(caller, app_id)?;
-        Ok(gadgets::layer(gadgets::standard_package(), self.declared_gadgets.clone()))
+        Ok(gadgets::layer(
+            gadgets::standard_package(),
+            self.declared_gadgets.clone(),
+        ))
     }
 
     /// The theme catalog, filtered by the app's allowlist.

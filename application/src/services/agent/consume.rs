@@ -21,9 +21,17 @@ pub struct ConsumeReply {
 impl AgentService {
     /// Drains the session's gestures, waiting up to `timeout_seconds` for the first one. Waiting
     /// listens on the event bus, so an arriving gesture wakes it at once and nothing polls.
-    pub async fn consume(&self, caller: &Caller, session_id: &str, timeout_seconds: u64) -> Result<ConsumeReply, AgentError> {
+    pub async fn consume(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        timeout_seconds: u64,
+    ) -> Result<ConsumeReply, AgentError> {
         if timeout_seconds > MAX_CONSUME_TIMEOUT_SECONDS {
-            return Err(AgentError::invalid("timeout", format!("must be an integer from 0 to {MAX_CONSUME_TIMEOUT_SECONDS}")));
+            return Err(AgentError::invalid(
+                "timeout",
+                format!("must be an integer from 0 to {MAX_CONSUME_TIMEOUT_SECONDS}"),
+            ));
         }
         let session = self.owned_session(caller, session_id).await?;
         let status = match session.head.status_at(self.ports.clock.now()) {
@@ -49,7 +57,11 @@ impl AgentService {
                 }
             }
         }
-        Ok(ConsumeReply { events, status, client: session.client_context() })
+        Ok(ConsumeReply {
+            events,
+            status,
+            client: session.client_context(),
+        })
     }
 
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, AgentError> {

@@ -8,7 +8,14 @@ use crate::ports::agent::LiveEvent;
 impl AgentService {
     /// Validates a payload against its channel, stores it with the next `seq` and publishes it.
     /// No subscriber is not an error: the envelope waits in the replay store.
-    pub async fn emit(&self, caller: &Caller, session_id: &str, channel: &str, payload: Value, complete: bool) -> Result<bool, AgentError> {
+    pub async fn emit(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        channel: &str,
+        payload: Value,
+        complete: bool,
+    ) -> Result<bool, AgentError> {
         let session = self.owned_session(caller, session_id).await?;
         let now = self.ports.clock.now();
         if session.head.status_at(now) != SessionStatus::Active {
@@ -16,16 +23,29 @@ impl AgentService {
         }
         let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
         let Some(declared) = contract.stream_channel(channel) else {
-            return Err(AgentError::invalid("channel", format!("`{channel}` is not declared in the contract's streamSpec")));
+            return Err(AgentError::invalid(
+                "channel",
+                format!("`{channel}` is not declared in the contract's streamSpec"),
+            ));
         };
         if complete && !declared.complete {
-            return Err(AgentError::invalid("complete", format!("channel `{channel}` is not declared with `complete: true`")));
+            return Err(AgentError::invalid(
+                "complete",
+                format!("channel `{channel}` is not declared with `complete: true`"),
+            ));
         }
         let violations = self.schemas.check(&declared.schema, &payload);
         if !violations.is_empty() {
-            return Err(AgentError::ContractViolation { target: "payload".into(), violations });
+            return Err(AgentError::ContractViolation {
+                target: "payload".into(),
+                violations,
+            });
         }
-        let envelope = self.ports.events.append_stream(session_id, channel, declared.mode.as_str(), &payload, complete, now).await?;
+        let envelope = self
+            .ports
+            .events
+            .append_stream(session_id, channel, declared.mode.as_str(), &payload, complete, now)
+            .await?;
         self.ports.bus.publish(LiveEvent::Data(envelope));
         Ok(true)
     }

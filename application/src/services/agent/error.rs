@@ -13,7 +13,10 @@ pub enum AgentError {
     InvalidParams { field: String, rule: String },
     /// Props, a patch result or a stream payload did not match the contract.
     #[error("contract violation at {target}")]
-    ContractViolation { target: String, violations: Vec<SchemaViolation> },
+    ContractViolation {
+        target: String,
+        violations: Vec<SchemaViolation>,
+    },
     /// The render has no component source (a failed render, or a component no longer stored).
     #[error("no source: {0}")]
     NoSource(String),
@@ -29,7 +32,10 @@ pub enum AgentError {
 
 impl AgentError {
     pub fn invalid(field: impl Into<String>, rule: impl Into<String>) -> Self {
-        Self::InvalidParams { field: field.into(), rule: rule.into() }
+        Self::InvalidParams {
+            field: field.into(),
+            rule: rule.into(),
+        }
     }
 }
 

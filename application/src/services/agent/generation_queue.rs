@@ -32,7 +32,9 @@ impl GenerationQueue {
     }
 
     fn full(&self) -> QueueFull {
-        QueueFull { retry_after_seconds: self.max_wait.as_secs().max(1) }
+        QueueFull {
+            retry_after_seconds: self.max_wait.as_secs().max(1),
+        }
     }
 
     pub async fn enter(&self) -> Result<OwnedSemaphorePermit, QueueFull> {

@@ -44,7 +44,9 @@ pub struct HandshakeReply {
 pub enum HandshakeOutcome {
     Agreed(Box<HandshakeReply>),
     /// The draft cannot be agreed; no record was created.
-    Declined { findings: Vec<Finding> },
+    Declined {
+        findings: Vec<Finding>,
+    },
 }
 
 /// Longest accepted intent.
@@ -54,12 +56,19 @@ impl AgentService {
     pub async fn handshake(&self, caller: &Caller, cmd: HandshakeCommand) -> Result<HandshakeOutcome, AgentError> {
         let intent = cmd.intent.trim().to_owned();
         if intent.is_empty() || intent.chars().count() > MAX_INTENT_LEN {
-            return Err(AgentError::invalid("intent", format!("must be 1 to {MAX_INTENT_LEN} characters")));
+            return Err(AgentError::invalid(
+                "intent",
+                format!("must be 1 to {MAX_INTENT_LEN} characters"),
+            ));
         }
         if cmd.variance.as_ref().is_some_and(|v| !v.is_object() && !v.is_null()) {
             return Err(AgentError::invalid("blueprintDraft.variance", "must be an object"));
         }
-        let variance = cmd.variance.clone().filter(|v| !v.is_null()).unwrap_or_else(|| Value::Object(Default::default()));
+        let variance = cmd
+            .variance
+            .clone()
+            .filter(|v| !v.is_null())
+            .unwrap_or_else(|| Value::Object(Default::default()));
         let variant = variant_key(Some(&variance));
         let now = self.ports.clock.now();
 
@@ -70,24 +79,41 @@ impl AgentService {
             if cmd.force_create {
                 return Ok(None);
             }
-            self.ports.blueprints.find_exact(&caller.app_id, &intent, &speculative_hash, &variant).await
+            self.ports
+                .blueprints
+                .find_exact(&caller.app_id, &intent, &speculative_hash, &variant)
+                .await
         };
         let validation = async { negotiate(&cmd.contract) };
         let (speculative, negotiated) = tokio::join!(lookup, validation);
         let negotiated = match negotiated {
             Ok(n) => n,
-            Err(declined) => return Ok(HandshakeOutcome::Declined { findings: declined.findings }),
+            Err(declined) => {
+                return Ok(HandshakeOutcome::Declined {
+                    findings: declined.findings,
+                });
+            }
         };
         let contract = negotiated.contract.clone();
         let hash = contract_hash(&contract);
         let exact = match speculative? {
             Some(bp) if bp.contract_hash == hash => Some(bp),
             _ if cmd.force_create => None,
-            _ => self.ports.blueprints.find_exact(&caller.app_id, &intent, &hash, &variant).await?,
+            _ => {
+                self.ports
+                    .blueprints
+                    .find_exact(&caller.app_id, &intent, &hash, &variant)
+                    .await?
+            }
         };
         let exact_exists = match (&exact, cmd.force_create) {
             (Some(_), _) => true,
-            (None, true) => self.ports.blueprints.find_exact(&caller.app_id, &intent, &hash, &variant).await?.is_some(),
+            (None, true) => self
+                .ports
+                .blueprints
+                .find_exact(&caller.app_id, &intent, &hash, &variant)
+                .await?
+                .is_some(),
             (None, false) => false,
         };
         let same_intent = exact_exists || self.ports.blueprints.intent_cached(&caller.app_id, &intent).await?;
@@ -101,9 +127,21 @@ impl AgentService {
                     kind: "exact".into(),
                     reason: "same intent, contractHash and variantKey".into(),
                 };
-                (Origin::Cache, bp.blueprint_id, Some(cache), vec![], negotiated.amendments.clone())
+                (
+                    Origin::Cache,
+                    bp.blueprint_id,
+                    Some(cache),
+                    vec![],
+                    negotiated.amendments.clone(),
+                )
             }
-            None if negotiated.amended() => (Origin::Synth, self.ports.ids.uuid(), None, negotiated.amendments.clone(), vec![]),
+            None if negotiated.amended() => (
+                Origin::Synth,
+                self.ports.ids.uuid(),
+                None,
+                negotiated.amendments.clone(),
+                vec![],
+            ),
             None => (Origin::Agent, self.ports.ids.uuid(), None, vec![], vec![]),
         };
 

@@ -44,7 +44,11 @@ impl AgentService {
             None => None,
         };
         let last_stream_seq = self.ports.events.last_stream_seq(session_id).await?;
-        Ok(LiveSnapshot { session, component_code, last_stream_seq })
+        Ok(LiveSnapshot {
+            session,
+            component_code,
+            last_stream_seq,
+        })
     }
 
     pub fn live_events(&self, session_id: &str) -> tokio::sync::broadcast::Receiver<LiveEvent> {
@@ -53,7 +57,12 @@ impl AgentService {
 
     /// Validates a gesture against the contract and stores it durably (deduplicated by
     /// `clientSeq`); a waiting `svc_consume` wakes. Returns the stored event and whether it is new.
-    pub async fn record_action(&self, caller: &Caller, session_id: &str, action: IncomingAction) -> Result<(ActionEventRecord, bool), AgentError> {
+    pub async fn record_action(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        action: IncomingAction,
+    ) -> Result<(ActionEventRecord, bool), AgentError> {
         let session = self.owned_session(caller, session_id).await?;
         let now = self.ports.clock.now();
         if session.head.status_at(now) != SessionStatus::Active {
@@ -61,11 +70,17 @@ impl AgentService {
         }
         let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
         let Some(schema) = contract.action_schema(&action.intent) else {
-            return Err(AgentError::invalid("payload.action", format!("`{}` is not an intent of the contract's actionSpec", action.intent)));
+            return Err(AgentError::invalid(
+                "payload.action",
+                format!("`{}` is not an intent of the contract's actionSpec", action.intent),
+            ));
         };
         let violations = self.schemas.check(&schema, &action.data);
         if !violations.is_empty() {
-            return Err(AgentError::ContractViolation { target: "actionData".into(), violations });
+            return Err(AgentError::ContractViolation {
+                target: "actionData".into(),
+                violations,
+            });
         }
         let ui_context = self.checked_context(&contract, &session, action.ui_context)?;
         let event = NewActionEvent {
@@ -80,18 +95,33 @@ impl AgentService {
         if fresh {
             let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
             snapshot.extend(ui_context.as_object().cloned().unwrap_or_default());
-            self.ports.sessions.set_context_snapshot(session_id, &Value::Object(snapshot)).await?;
-            self.ports.bus.publish(LiveEvent::ActionStored { session_id: session_id.to_owned() });
+            self.ports
+                .sessions
+                .set_context_snapshot(session_id, &Value::Object(snapshot))
+                .await?;
+            self.ports.bus.publish(LiveEvent::ActionStored {
+                session_id: session_id.to_owned(),
+            });
         }
         Ok((stored, fresh))
     }
 
     /// The gesture-time context: the stored snapshot overlaid with the card's, each slot checked.
-    fn checked_context(&self, contract: &Contract, session: &SessionRecord, sent: Option<Value>) -> Result<Value, AgentError> {
+    fn checked_context(
+        &self,
+        contract: &Contract,
+        session: &SessionRecord,
+        sent: Option<Value>,
+    ) -> Result<Value, AgentError> {
         let mut context: Map<String, Value> = session
             .context_snapshot
             .as_object()
-            .map(|m| m.iter().filter(|(k, _)| k.as_str() != HOST_KEY).map(|(k, v)| (k.clone(), v.clone())).collect())
+            .map(|m| {
+                m.iter()
+                    .filter(|(k, _)| k.as_str() != HOST_KEY)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
             .unwrap_or_default();
         let slots = contract.context_slots();
         if let Some(Value::Object(sent)) = sent {
@@ -102,7 +132,10 @@ impl AgentService {
                 let schema = contract.as_map()["contextSpec"][&slot]["schema"].clone();
                 let violations = self.schemas.check(&schema, &value);
                 if !violations.is_empty() {
-                    return Err(AgentError::ContractViolation { target: format!("uiContext/{slot}"), violations });
+                    return Err(AgentError::ContractViolation {
+                        target: format!("uiContext/{slot}"),
+                        violations,
+                    });
                 }
                 context.insert(slot, value);
             }
@@ -117,22 +150,37 @@ impl AgentService {
         let slots = self.checked_context(&contract, &session, Some(context))?;
         let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
         snapshot.extend(slots.as_object().cloned().unwrap_or_default());
-        self.ports.sessions.set_context_snapshot(session_id, &Value::Object(snapshot)).await?;
+        self.ports
+            .sessions
+            .set_context_snapshot(session_id, &Value::Object(snapshot))
+            .await?;
         Ok(slots)
     }
 
     /// Stores the host context a card observed; `svc_consume` echoes it as `client`.
-    pub async fn observe_host_context(&self, caller: &Caller, session_id: &str, observed: Value) -> Result<(), AgentError> {
+    pub async fn observe_host_context(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        observed: Value,
+    ) -> Result<(), AgentError> {
         let session = self.owned_session(caller, session_id).await?;
         let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
         snapshot.insert(HOST_KEY.to_owned(), observed);
-        self.ports.sessions.set_context_snapshot(session_id, &Value::Object(snapshot)).await?;
+        self.ports
+            .sessions
+            .set_context_snapshot(session_id, &Value::Object(snapshot))
+            .await?;
         Ok(())
     }
 
     pub async fn replay_streams(&self, session_id: &str, after_seq: i64) -> Result<Replay<StreamEnvelope>, AgentError> {
         let buffer = self.settings.replay_buffer;
-        let mut items = self.ports.events.streams_since(session_id, after_seq, buffer + 1).await?;
+        let mut items = self
+            .ports
+            .events
+            .streams_since(session_id, after_seq, buffer + 1)
+            .await?;
         let gap = items.len() as u64 > buffer;
         if gap {
             items.remove(0);
@@ -140,11 +188,23 @@ impl AgentService {
         Ok(Replay { items, gap })
     }
 
-    pub async fn replay_actions(&self, session_id: &str, after_sequence: i64) -> Result<Replay<ActionEventRecord>, AgentError> {
+    pub async fn replay_actions(
+        &self,
+        session_id: &str,
+        after_sequence: i64,
+    ) -> Result<Replay<ActionEventRecord>, AgentError> {
         let buffer = self.settings.replay_buffer;
-        let items = self.ports.events.actions_since(session_id, after_sequence, buffer + 1).await?;
+        let items = self
+            .ports
+            .events
+            .actions_since(session_id, after_sequence, buffer + 1)
+            .await?;
         let gap = items.len() as u64 > buffer;
-        let items = if gap { items[items.len() - buffer as usize..].to_vec() } else { items };
+        let items = if gap {
+            items[items.len() - buffer as usize..].to_vec()
+        } else {
+            items
+        };
         Ok(Replay { items, gap })
     }
 }
@@ -155,7 +215,12 @@ impl SessionRecord {
         Value::Object(
             self.context_snapshot
                 .as_object()
-                .map(|m| m.iter().filter(|(k, _)| k.as_str() != HOST_KEY).map(|(k, v)| (k.clone(), v.clone())).collect())
+                .map(|m| {
+                    m.iter()
+                        .filter(|(k, _)| k.as_str() != HOST_KEY)
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                })
                 .unwrap_or_default(),
         )
     }

@@ -14,18 +14,20 @@ mod update;
 
 use std::sync::Arc;
 
+pub use consume::{ConsumeReply, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use error::AgentError;
 pub use generation_queue::{GenerationQueue, QueueFull};
-pub use live::{IncomingAction, LiveSnapshot, Replay};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply};
+pub use live::{IncomingAction, LiveSnapshot, Replay};
 pub use render::{CacheReport, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult};
 pub use schema_cache::SchemaCache;
-pub use sessions::{RenderSource, SessionView};
-pub use consume::{ConsumeReply, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use sessions::{DEFAULT_SESSION_LIST, MAX_SESSION_LIST};
+pub use sessions::{RenderSource, SessionView};
 pub use update::{PropsChange, UpdateReply};
 
-use crate::ports::agent::{AppRepository, BlueprintRepository, EventBus, EventRepository, HandshakeRepository, SessionRepository};
+use crate::ports::agent::{
+    AppRepository, BlueprintRepository, EventBus, EventRepository, HandshakeRepository, SessionRepository,
+};
 use crate::ports::generation::{Compiler, Generator};
 use crate::ports::{Clock, Ids};
 
@@ -79,7 +81,13 @@ pub struct AgentService {
 
 impl AgentService {
     pub fn new(ports: AgentPorts, settings: AgentSettings, queue: GenerationQueue) -> Self {
-        Self { ports, settings: Arc::new(settings), schemas: SchemaCache::new(1024), queue, declared_gadgets: Vec::new() }
+        Self {
+            ports,
+            settings: Arc::new(settings),
+            schemas: SchemaCache::new(1024),
+            queue,
+            declared_gadgets: Vec::new(),
+        }
     }
 
     pub fn settings(&self) -> &AgentSettings {
@@ -87,7 +95,11 @@ impl AgentService {
     }
 
     /// The caller's session, or `SessionNotFound` for a missing or foreign one alike.
-    async fn owned_session(&self, caller: &Caller, session_id: &str) -> Result<crate::ports::agent::SessionRecord, AgentError> {
+    async fn owned_session(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+    ) -> Result<crate::ports::agent::SessionRecord, AgentError> {
         match self.ports.sessions.get(session_id).await? {
             Some(s) if s.app_id == caller.app_id => Ok(s),
             _ => Err(AgentError::SessionNotFound),

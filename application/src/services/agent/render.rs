@@ -68,7 +68,11 @@ pub enum RenderResult {
         expires_at: DateTime<Utc>,
         last_sequence: i64,
     },
-    Failed { identity: RenderIdentity, code: &'static str, message: String },
+    Failed {
+        identity: RenderIdentity,
+        code: &'static str,
+        message: String,
+    },
     Refused(Refusal),
 }
 
@@ -88,7 +92,10 @@ impl AgentService {
         let model = cmd
             .model
             .as_deref()
-            .map(|raw| parse_model_route(raw, &self.settings.model_registry).map_err(|e| AgentError::invalid("infra.model", e.to_string())))
+            .map(|raw| {
+                parse_model_route(raw, &self.settings.model_registry)
+                    .map_err(|e| AgentError::invalid("infra.model", e.to_string()))
+            })
             .transpose()?;
         let theme_id = self.checked_theme(cmd.theme_id.as_deref())?;
         let ttl = match cmd.ttl_seconds {
@@ -98,15 +105,23 @@ impl AgentService {
         let plan = self.plan(caller, &handshake, cmd.override_.as_ref()).await?;
         let violations = self.schemas.check(&plan.contract.props_schema(), &cmd.props);
         if !violations.is_empty() {
-            return Err(AgentError::ContractViolation { target: "props".into(), violations });
+            return Err(AgentError::ContractViolation {
+                target: "props".into(),
+                violations,
+            });
         }
         // Only a cold generation needs a queue slot; saturation leaves the handshake intact.
         let _slot = match plan.cached {
             Some(_) => None,
-            None => Some(self.queue.enter().await.map_err(|full| AgentError::Overloaded { retry_after_seconds: full.retry_after_seconds })?),
+            None => Some(self.queue.enter().await.map_err(|full| AgentError::Overloaded {
+                retry_after_seconds: full.retry_after_seconds,
+            })?),
         };
         if !self.ports.handshakes.consume(&handshake.handshake_id, now).await? {
-            return Err(AgentError::invalid("handshakeId", "the handshake was already used by a render; call svc_handshake again"));
+            return Err(AgentError::invalid(
+                "handshakeId",
+                "the handshake was already used by a render; call svc_handshake again",
+            ));
         }
 
         let session_id = self.ports.ids.uuid();
@@ -121,11 +136,19 @@ impl AgentService {
         };
         let blueprint = match plan.cached.clone() {
             Some(bp) => bp,
-            None => match self.materialise(caller, &handshake, &plan, &identity, model.map(|m| m.canonical())).await? {
+            None => match self
+                .materialise(caller, &handshake, &plan, &identity, model.map(|m| m.canonical()))
+                .await?
+            {
                 Ok(bp) => bp,
                 Err(failure) => {
-                    self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host).await?;
-                    return Ok(RenderResult::Failed { identity, code: failure_code(&failure), message: failure.message });
+                    self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host)
+                        .await?;
+                    return Ok(RenderResult::Failed {
+                        identity,
+                        code: failure_code(&failure),
+                        message: failure.message,
+                    });
                 }
             },
         };
@@ -155,12 +178,25 @@ impl AgentService {
         })
     }
 
-    async fn usable_handshake(&self, caller: &Caller, id: &str, now: DateTime<Utc>) -> Result<HandshakeRecord, AgentError> {
+    async fn usable_handshake(
+        &self,
+        caller: &Caller,
+        id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<HandshakeRecord, AgentError> {
         let record = match self.ports.handshakes.get(id).await? {
             Some(r) if r.app_id == caller.app_id => r,
-            _ => return Err(AgentError::invalid("handshakeId", "unknown handshake; call svc_handshake first")),
+            _ => {
+                return Err(AgentError::invalid(
+                    "handshakeId",
+                    "unknown handshake; call svc_handshake first",
+                ));
+            }
         };
-        record.lifecycle.ensure_usable(now).map_err(|e| AgentError::invalid("handshakeId", e.to_string()))?;
+        record
+            .lifecycle
+            .ensure_usable(now)
+            .map_err(|e| AgentError::invalid("handshakeId", e.to_string()))?;
         Ok(record)
     }
 
@@ -171,7 +207,10 @@ impl AgentService {
             Some(id) if available.iter().any(|t| t.id == id) => Ok(id.to_owned()),
             Some(id) => Err(AgentError::invalid(
                 "themeId",
-                format!("unknown theme `{id}`; ids come from svc_list_themes: {}", available.iter().map(|t| t.id.as_str()).collect::<Vec<_>>().join(", ")),
+                format!(
+                    "unknown theme `{id}`; ids come from svc_list_themes: {}",
+                    available.iter().map(|t| t.id.as_str()).collect::<Vec<_>>().join(", ")
+                ),
             )),
         }
     }
@@ -185,7 +224,12 @@ impl AgentService {
     }
 
     /// Applies `override` (PATCH semantics) and decides between the cache and a generation.
-    async fn plan(&self, caller: &Caller, handshake: &HandshakeRecord, over: Option<&RenderOverride>) -> Result<Plan, AgentError> {
+    async fn plan(
+        &self,
+        caller: &Caller,
+        handshake: &HandshakeRecord,
+        over: Option<&RenderOverride>,
+    ) -> Result<Plan, AgentError> {
         let mut contract = Contract::from_agreed(handshake.contract.as_object().cloned().unwrap_or_default());
         let mut variance = handshake.variance.clone();
         let mut reaimed = false;
@@ -193,7 +237,10 @@ impl AgentService {
             let agreed = negotiate(draft).map_err(|e| AgentError::invalid("override.contract", e.to_string()))?;
             if agreed.amended() {
                 let first = &agreed.amendments[0];
-                return Err(AgentError::invalid("override.contract", format!("must already conform: {} ({})", first.message, first.path)));
+                return Err(AgentError::invalid(
+                    "override.contract",
+                    format!("must already conform: {} ({})", first.message, first.path),
+                ));
             }
             contract = agreed.contract;
             reaimed = true;
@@ -214,7 +261,12 @@ impl AgentService {
             (_, true) if over.is_some_and(|o| o.contract.is_none()) => {
                 self.ports
                     .blueprints
-                    .find_exact(&caller.app_id, &handshake.intent, &contract_hash(&contract), &variant_key(Some(&variance)))
+                    .find_exact(
+                        &caller.app_id,
+                        &handshake.intent,
+                        &contract_hash(&contract),
+                        &variant_key(Some(&variance)),
+                    )
                     .await?
             }
             _ => None,
@@ -226,9 +278,21 @@ impl AgentService {
                 cached_blueprint_id: Some(bp.blueprint_id.clone()),
                 llm_calls_avoided: 1,
                 kind: Some(handshake.cache.as_ref().map_or("exact".into(), |c| c.kind.clone())),
-                reason: Some(handshake.cache.as_ref().map_or("same reuse key".into(), |c| c.reason.clone())),
+                reason: Some(
+                    handshake
+                        .cache
+                        .as_ref()
+                        .map_or("same reuse key".into(), |c| c.reason.clone()),
+                ),
             },
-            None => CacheReport { hit: false, similarity: None, cached_blueprint_id: None, llm_calls_avoided: 0, kind: None, reason: None },
+            None => CacheReport {
+                hit: false,
+                similarity: None,
+                cached_blueprint_id: None,
+                llm_calls_avoided: 0,
+                kind: None,
+                reason: None,
+            },
         };
         // The handshake announced the id a plain generation takes; a re-aimed render is a new component.
         let planned_blueprint_id = match (&cached, reaimed) {
@@ -236,7 +300,13 @@ impl AgentService {
             (None, false) => handshake.blueprint_id.clone(),
             (None, true) => self.ports.ids.uuid(),
         };
-        Ok(Plan { contract, variance, cached, planned_blueprint_id, cache_report })
+        Ok(Plan {
+            contract,
+            variance,
+            cached,
+            planned_blueprint_id,
+            cache_report,
+        })
     }
 
     /// Generates and compiles a component, publishing progress on `_svc:lifecycle`.
@@ -265,7 +335,10 @@ impl AgentService {
         let compiled = match self.ports.compiler.compile(&generated.source, &allowed) {
             Ok(c) => c,
             Err(failure) => {
-                return Ok(Err(RenderFailure { code: "PRODUCTION_FAILED".into(), message: failure.to_string() }));
+                return Ok(Err(RenderFailure {
+                    code: "PRODUCTION_FAILED".into(),
+                    message: failure.to_string(),
+                }));
             }
         };
         let record = BlueprintRecord {
@@ -292,7 +365,14 @@ impl AgentService {
         let envelope = self
             .ports
             .events
-            .append_stream(session_id, LIFECYCLE_CHANNEL, "replace", &json!({ "stage": stage.as_str() }), stage == GenerationStage::Done, self.ports.clock.now())
+            .append_stream(
+                session_id,
+                LIFECYCLE_CHANNEL,
+                "replace",
+                &json!({ "stage": stage.as_str() }),
+                stage == GenerationStage::Done,
+                self.ports.clock.now(),
+            )
             .await?;
         self.ports.bus.publish(crate::ports::agent::LiveEvent::Data(envelope));
         Ok(())
@@ -334,7 +414,10 @@ fn generation_failure(e: crate::ports::generation::GenerationError) -> RenderFai
         GenerationError::ProductionFailed(_) => "PRODUCTION_FAILED",
         GenerationError::NoCredentials(_) => "NO_CREDENTIALS",
     };
-    RenderFailure { code: code.into(), message: e.to_string() }
+    RenderFailure {
+        code: code.into(),
+        message: e.to_string(),
+    }
 }
 
 /// The wire code of a failure, from the closed set Document 1 allows.

@@ -11,7 +11,9 @@ pub struct SchemaCache {
 
 impl SchemaCache {
     pub fn new(capacity: u64) -> Self {
-        Self { validators: moka::sync::Cache::new(capacity) }
+        Self {
+            validators: moka::sync::Cache::new(capacity),
+        }
     }
 
     /// Violations of `instance` against `schema`; a schema that does not compile (only possible
@@ -24,7 +26,10 @@ impl SchemaCache {
             .map_err(|e| e.to_string());
         match compiled {
             Ok(validator) => violations(&validator, instance),
-            Err(reason) => vec![SchemaViolation { path: String::new(), message: format!("schema does not compile: {reason}") }],
+            Err(reason) => vec![SchemaViolation {
+                path: String::new(),
+                message: format!("schema does not compile: {reason}"),
+            }],
         }
     }
 }

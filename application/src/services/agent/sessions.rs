@@ -40,7 +40,10 @@ impl AgentService {
         session.head.touch(now);
         // A lost race only means another writer bumped the heartbeat too.
         if session.head.last_activity_at != before {
-            self.ports.sessions.save_head(session_id, session.revision, &session.head, None).await?;
+            self.ports
+                .sessions
+                .save_head(session_id, session.revision, &session.head, None)
+                .await?;
         }
         Ok(view(&session, now))
     }
@@ -49,10 +52,14 @@ impl AgentService {
     pub async fn get_render_source(&self, caller: &Caller, session_id: &str) -> Result<RenderSource, AgentError> {
         let session = self.owned_session(caller, session_id).await?;
         let Some(blueprint_id) = &session.blueprint_id else {
-            return Err(AgentError::NoSource("the render failed and produced no component".into()));
+            return Err(AgentError::NoSource(
+                "the render failed and produced no component".into(),
+            ));
         };
         let Some(blueprint) = self.ports.blueprints.get(blueprint_id).await? else {
-            return Err(AgentError::NoSource("the render's component is no longer stored".into()));
+            return Err(AgentError::NoSource(
+                "the render's component is no longer stored".into(),
+            ));
         };
         Ok(RenderSource {
             session_id: session.session_id,
@@ -62,19 +69,29 @@ impl AgentService {
         })
     }
 
-    pub async fn list_sessions(&self, caller: &Caller, mut query: SessionQuery) -> Result<Vec<(SessionRecord, SessionStatus)>, AgentError> {
+    pub async fn list_sessions(
+        &self,
+        caller: &Caller,
+        mut query: SessionQuery,
+    ) -> Result<Vec<(SessionRecord, SessionStatus)>, AgentError> {
         if query.limit == 0 {
             query.limit = DEFAULT_SESSION_LIST;
         }
         if query.limit > MAX_SESSION_LIST {
-            return Err(AgentError::invalid("limit", format!("must be an integer from 1 to {MAX_SESSION_LIST}")));
+            return Err(AgentError::invalid(
+                "limit",
+                format!("must be an integer from 1 to {MAX_SESSION_LIST}"),
+            ));
         }
         let now = self.ports.clock.now();
         let rows = self.ports.sessions.list(&caller.app_id, &query).await?;
-        Ok(rows.into_iter().map(|s| {
-            let status = s.head.status_at(now);
-            (s, status)
-        }).collect())
+        Ok(rows
+            .into_iter()
+            .map(|s| {
+                let status = s.head.status_at(now);
+                (s, status)
+            })
+            .collect())
     }
 
     /// The session as seen by a live-channel or resource reader of the caller's app.
@@ -108,6 +125,12 @@ fn view(session: &SessionRecord, now: DateTime<Utc>) -> SessionView {
 impl AgentService {
     /// The app's system prompt, appended to the agent instructions by `initialize`.
     pub async fn app_system_prompt(&self, caller: &Caller) -> Result<Option<String>, AgentError> {
-        Ok(self.ports.apps.get(&caller.app_id).await?.and_then(|a| a.system_prompt).filter(|p| !p.is_empty()))
+        Ok(self
+            .ports
+            .apps
+            .get(&caller.app_id)
+            .await?
+            .and_then(|a| a.system_prompt)
+            .filter(|p| !p.is_empty()))
     }
 }

@@ -30,7 +30,13 @@ const MAX_WRITE_ATTEMPTS: usize = 5;
 
 impl AgentService {
     /// `svc_update` (`amend == false`) or `svc_amend` (`amend == true`).
-    pub async fn change_props(&self, caller: &Caller, session_id: &str, change: PropsChange, amend: bool) -> Result<UpdateReply, AgentError> {
+    pub async fn change_props(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        change: PropsChange,
+        amend: bool,
+    ) -> Result<UpdateReply, AgentError> {
         for _ in 0..MAX_WRITE_ATTEMPTS {
             let session = self.owned_session(caller, session_id).await?;
             let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
@@ -45,7 +51,10 @@ impl AgentService {
             let schema = contract.props_schema();
             let violations = self.schemas.check(&schema, &props);
             if !violations.is_empty() {
-                return Err(AgentError::ContractViolation { target: "props".into(), violations });
+                return Err(AgentError::ContractViolation {
+                    target: "props".into(),
+                    violations,
+                });
             }
             let now = self.ports.clock.now();
             let mut head = session.head.clone();
@@ -57,21 +66,34 @@ impl AgentService {
                     UpdateEffect::NoOp => (false, None),
                 }
             };
-            if !self.ports.sessions.save_head(session_id, session.revision, &head, frozen.as_ref()).await? {
+            if !self
+                .ports
+                .sessions
+                .save_head(session_id, session.revision, &head, frozen.as_ref())
+                .await?
+            {
                 continue;
             }
             if updated {
-                self.ports.bus.publish(LiveEvent::PropsUpdate { session_id: session_id.to_owned(), props: head.props.clone(), epoch: head.epoch });
+                self.ports.bus.publish(LiveEvent::PropsUpdate {
+                    session_id: session_id.to_owned(),
+                    props: head.props.clone(),
+                    epoch: head.epoch,
+                });
             }
             return Ok(UpdateReply {
                 session_id: session_id.to_owned(),
                 updated,
                 epoch: head.epoch,
                 warning: (!updated).then_some(NO_OP_WARNING),
-                props_schema: contract.declares_props_spec().then(|| (props_schema_hash(&schema), profile_of(&schema))),
+                props_schema: contract
+                    .declares_props_spec()
+                    .then(|| (props_schema_hash(&schema), profile_of(&schema))),
             });
         }
-        Err(AgentError::Internal(anyhow::anyhow!("session {session_id} kept changing under concurrent writers")))
+        Err(AgentError::Internal(anyhow::anyhow!(
+            "session {session_id} kept changing under concurrent writers"
+        )))
     }
 }
 

@@ -3,8 +3,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use svc_domain::connector_key::{
-    self, ConnectorKey, ConnectorKeyDraft, ConnectorKeyError, ConnectorKeyStatus,
-    ConnectorKeySummary, KeyRevokeOutcome, PlaintextKey,
+    self, ConnectorKey, ConnectorKeyDraft, ConnectorKeyError, ConnectorKeyStatus, ConnectorKeySummary,
+    KeyRevokeOutcome, PlaintextKey,
 };
 
 use super::INTERNAL_ERROR_CODE;
@@ -79,28 +79,18 @@ pub struct ConnectorKeyService {
 }
 
 impl ConnectorKeyService {
-    pub fn new(
-        keys: Arc<dyn ConnectorKeyRepository>,
-        clock: Arc<dyn Clock>,
-        ids: Arc<dyn Ids>,
-    ) -> Self {
+    pub fn new(keys: Arc<dyn ConnectorKeyRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
         Self { keys, clock, ids }
     }
 
     /// The caller's keys, metadata only.
-    pub async fn list(
-        &self,
-        caller_user_id: &str,
-    ) -> Result<Vec<ConnectorKeySummary>, ConnectorKeyServiceError> {
+    pub async fn list(&self, caller_user_id: &str) -> Result<Vec<ConnectorKeySummary>, ConnectorKeyServiceError> {
         let keys = self.keys.list_by_owner(caller_user_id).await?;
         Ok(keys.iter().map(ConnectorKey::summary).collect())
     }
 
     /// A new active key. Only its hash and display prefix are stored.
-    pub async fn issue(
-        &self,
-        command: IssueConnectorKey,
-    ) -> Result<IssuedConnectorKey, ConnectorKeyServiceError> {
+    pub async fn issue(&self, command: IssueConnectorKey) -> Result<IssuedConnectorKey, ConnectorKeyServiceError> {
         let draft = ConnectorKeyDraft {
             id: self.ids.ulid(),
             owner_user_id: command.caller_user_id,
@@ -118,10 +108,7 @@ impl ConnectorKeyService {
     }
 
     /// Revokes one of the caller's keys; revoking twice answers `alreadyRevoked`.
-    pub async fn revoke(
-        &self,
-        command: RevokeConnectorKey,
-    ) -> Result<RevokedConnectorKey, ConnectorKeyServiceError> {
+    pub async fn revoke(&self, command: RevokeConnectorKey) -> Result<RevokedConnectorKey, ConnectorKeyServiceError> {
         let key = self
             .keys
             .get(&command.key_id)
@@ -137,19 +124,12 @@ impl ConnectorKeyService {
     }
 
     /// The key a bearer plaintext stands for, if it may authenticate now; records its use.
-    pub async fn authenticate(
-        &self,
-        plaintext: &str,
-    ) -> Result<Option<ConnectorKey>, ConnectorKeyServiceError> {
+    pub async fn authenticate(&self, plaintext: &str) -> Result<Option<ConnectorKey>, ConnectorKeyServiceError> {
         if !plaintext.starts_with(connector_key::PLAINTEXT_PREFIX) {
             return Ok(None);
         }
         let now = self.clock.now();
-        let Some(key) = self
-            .keys
-            .find_by_hash(&connector_key::hash_key(plaintext))
-            .await?
-        else {
+        let Some(key) = self.keys.find_by_hash(&connector_key::hash_key(plaintext)).await? else {
             return Ok(None);
         };
         if !key.authenticates(now) {
@@ -189,10 +169,7 @@ mod tests {
         let issued = service.issue(issue("u1")).await.unwrap();
         let plaintext = issued.plaintext_key.expose().to_owned();
         assert!(plaintext.starts_with("svc_user_"));
-        assert_eq!(
-            issued.summary.api_key_prefix,
-            plaintext["svc_user_".len()..][..8]
-        );
+        assert_eq!(issued.summary.api_key_prefix, plaintext["svc_user_".len()..][..8]);
 
         fakes.clock.advance(TimeDelta::minutes(1));
         let authenticated = service.authenticate(&plaintext).await.unwrap().unwrap();
@@ -221,11 +198,7 @@ mod tests {
             None,
             "revoked regardless of hash match"
         );
-        assert_eq!(
-            service.list("u1").await.unwrap().len(),
-            1,
-            "the row is kept"
-        );
+        assert_eq!(service.list("u1").await.unwrap().len(), 1, "the row is kept");
     }
 
     #[tokio::test]
@@ -278,21 +251,9 @@ mod tests {
                 .is_some()
         );
         fakes.clock.advance(TimeDelta::hours(1));
-        assert_eq!(
-            service
-                .authenticate(issued.plaintext_key.expose())
-                .await
-                .unwrap(),
-            None
-        );
-        assert_eq!(
-            service.authenticate("svc_user_unknown").await.unwrap(),
-            None
-        );
-        assert_eq!(
-            service.authenticate("Bearer something").await.unwrap(),
-            None
-        );
+        assert_eq!(service.authenticate(issued.plaintext_key.expose()).await.unwrap(), None);
+        assert_eq!(service.authenticate("svc_user_unknown").await.unwrap(), None);
+        assert_eq!(service.authenticate("Bearer something").await.unwrap(), None);
     }
 
     #[tokio::test]
@@ -303,10 +264,7 @@ mod tests {
             name: Some("x".repeat(121)),
             ..issue("u1")
         };
-        assert_eq!(
-            service.issue(long).await.unwrap_err().code(),
-            "invalid_key_name"
-        );
+        assert_eq!(service.issue(long).await.unwrap_err().code(), "invalid_key_name");
         let unnamed = IssueConnectorKey {
             name: None,
             ..issue("u1")

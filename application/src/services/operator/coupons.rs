@@ -1,9 +1,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use svc_domain::coupon::{
-    self, COUPON_CODE_RANDOM_CHARS, Coupon, CouponCode, CouponError, CouponReceipt,
-};
+use svc_domain::coupon::{self, COUPON_CODE_RANDOM_CHARS, Coupon, CouponCode, CouponError, CouponReceipt};
 
 use super::INTERNAL_ERROR_CODE;
 use crate::ports::operator::{CouponRepository, OrgRepository, TransitionError};
@@ -81,12 +79,7 @@ impl CouponService {
         loop {
             attempt += 1;
             let code = CouponCode::from_random(&self.ids.base62(COUPON_CODE_RANDOM_CHARS))?;
-            let coupon = Coupon::issue(
-                code,
-                command.credit_cents,
-                command.expires_at,
-                self.clock.now(),
-            )?;
+            let coupon = Coupon::issue(code, command.credit_cents, command.expires_at, self.clock.now())?;
             match self.coupons.issue(&coupon).await {
                 Ok(()) => return Ok(coupon),
                 Err(RepositoryError::Conflict(_)) if attempt < ISSUE_ATTEMPTS => continue,
@@ -99,11 +92,7 @@ impl CouponService {
     /// checked before the code is looked at, so a non-member cannot probe codes.
     pub async fn redeem(&self, command: RedeemCoupon) -> Result<CouponReceipt, CouponServiceError> {
         let membership = match command.target_org_id.as_deref() {
-            Some(org_id) => {
-                self.orgs
-                    .membership(org_id, &command.caller_user_id)
-                    .await?
-            }
+            Some(org_id) => self.orgs.membership(org_id, &command.caller_user_id).await?,
             None => None,
         };
         let target = coupon::redemption_target(
@@ -150,10 +139,7 @@ mod tests {
             .unwrap();
         assert!(coupon.code.as_str().starts_with("cpn_"));
 
-        let receipt = service
-            .redeem(redeem("u1", coupon.code.as_str(), None))
-            .await
-            .unwrap();
+        let receipt = service.redeem(redeem("u1", coupon.code.as_str(), None)).await.unwrap();
         assert_eq!(receipt.credit_cents, 500);
         assert_eq!(receipt.redeemed_by_principal_type, PrincipalType::User);
         assert_eq!(receipt.redeemed_by_principal_id, "u1");
@@ -198,16 +184,10 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(denied.code(), "coupon_access_denied");
-        let receipt = service
-            .redeem(redeem("owner", code, Some(&org.org_id)))
-            .await
-            .unwrap();
+        let receipt = service.redeem(redeem("owner", code, Some(&org.org_id))).await.unwrap();
         assert_eq!(receipt.redeemed_by_principal_type, PrincipalType::Org);
         assert_eq!(receipt.redeemed_by_principal_id, org.org_id);
-        let wallet = fakes
-            .store
-            .wallet(&Principal::org(org.org_id.clone()))
-            .unwrap();
+        let wallet = fakes.store.wallet(&Principal::org(org.org_id.clone())).unwrap();
         assert_eq!(wallet.balance_cents, 700);
     }
 

@@ -2,8 +2,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use svc_domain::wallet::{
-    InvalidPageLimit, LedgerEntry, LedgerPageLimit, Principal, TransactionKind, Wallet,
-    WalletError, WalletMovement,
+    InvalidPageLimit, LedgerEntry, LedgerPageLimit, Principal, TransactionKind, Wallet, WalletError, WalletMovement,
 };
 
 use super::INTERNAL_ERROR_CODE;
@@ -108,16 +107,8 @@ pub struct CreditService {
 }
 
 impl CreditService {
-    pub fn new(
-        wallets: Arc<dyn WalletRepository>,
-        clock: Arc<dyn Clock>,
-        ids: Arc<dyn Ids>,
-    ) -> Self {
-        Self {
-            wallets,
-            clock,
-            ids,
-        }
+    pub fn new(wallets: Arc<dyn WalletRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
+        Self { wallets, clock, ids }
     }
 
     /// The principal's wallet; one that never moved reads as an empty wallet.
@@ -145,14 +136,8 @@ impl CreditService {
 
     pub async fn grant(&self, command: GrantCredit) -> Result<LedgerEntry, CreditServiceError> {
         let kind = command.kind.transaction_kind();
-        self.apply(
-            &command.principal,
-            kind,
-            command.amount_cents,
-            command.reason,
-            None,
-        )
-        .await
+        self.apply(&command.principal, kind, command.amount_cents, command.reason, None)
+            .await
     }
 
     /// Takes credit; refused with `insufficient_credit` rather than going below zero.
@@ -196,10 +181,7 @@ impl CreditService {
             reason,
             related_session_id,
         };
-        let (_, entry) = self
-            .wallets
-            .apply(principal, movement, self.clock.now())
-            .await?;
+        let (_, entry) = self.wallets.apply(principal, movement, self.clock.now()).await?;
         Ok(entry)
     }
 }
@@ -259,10 +241,7 @@ mod tests {
         let service = fakes.credit_service();
         service.grant(grant(1_000)).await.unwrap();
         let charged = service.charge(charge(300)).await.unwrap();
-        assert_eq!(
-            (charged.delta_cents, charged.balance_after_cents),
-            (-300, 700)
-        );
+        assert_eq!((charged.delta_cents, charged.balance_after_cents), (-300, 700));
         assert_eq!(charged.related_session_id.as_deref(), Some("s1"));
         let refund = RefundCredit {
             principal: user(),
@@ -299,16 +278,9 @@ mod tests {
             limit,
             cursor,
         };
-        let first = service
-            .list_transactions(list(Some(2), None))
-            .await
-            .unwrap();
+        let first = service.list_transactions(list(Some(2), None)).await.unwrap();
         assert_eq!(
-            first
-                .transactions
-                .iter()
-                .map(|t| t.delta_cents)
-                .collect::<Vec<_>>(),
+            first.transactions.iter().map(|t| t.delta_cents).collect::<Vec<_>>(),
             vec![5, 4]
         );
         let second = service
@@ -316,11 +288,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            second
-                .transactions
-                .iter()
-                .map(|t| t.delta_cents)
-                .collect::<Vec<_>>(),
+            second.transactions.iter().map(|t| t.delta_cents).collect::<Vec<_>>(),
             vec![3, 2]
         );
         let last = service
@@ -328,10 +296,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            last.transactions
-                .iter()
-                .map(|t| t.delta_cents)
-                .collect::<Vec<_>>(),
+            last.transactions.iter().map(|t| t.delta_cents).collect::<Vec<_>>(),
             vec![1]
         );
         assert_eq!(last.next_cursor, None);
@@ -352,9 +317,7 @@ mod tests {
             (None, Some("-1"), "invalid_cursor"),
         ];
         for (limit, cursor, code) in rows {
-            let result = service
-                .list_transactions(list(limit, cursor.map(str::to_owned)))
-                .await;
+            let result = service.list_transactions(list(limit, cursor.map(str::to_owned))).await;
             assert_eq!(result.unwrap_err().code(), code, "{limit:?} {cursor:?}");
         }
     }

@@ -2,15 +2,12 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use svc_domain::invite::{
-    EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole,
-    InviteStatus,
+    EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole, InviteStatus,
 };
 use svc_domain::org::{self, Org, OrgError, OrgMembership, OrgMembershipRecord};
 
 use super::INTERNAL_ERROR_CODE;
-use crate::ports::operator::{
-    InviteRepository, Mailer, MailerError, OrgRepository, TransitionError,
-};
+use crate::ports::operator::{InviteRepository, Mailer, MailerError, OrgRepository, TransitionError};
 use crate::ports::{Clock, Ids, RepositoryError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,21 +112,13 @@ impl OrgService {
     }
 
     /// The caller's memberships (`svc_ops_list_orgs`).
-    pub async fn list_orgs(
-        &self,
-        caller_user_id: &str,
-    ) -> Result<Vec<OrgMembershipRecord>, OrgServiceError> {
+    pub async fn list_orgs(&self, caller_user_id: &str) -> Result<Vec<OrgMembershipRecord>, OrgServiceError> {
         Ok(self.orgs.list_memberships_of_user(caller_user_id).await?)
     }
 
     /// A new org owned by the caller, with its owner membership and an empty wallet.
     pub async fn create_org(&self, command: CreateOrg) -> Result<Org, OrgServiceError> {
-        let new_org = Org::create(
-            self.ids.ulid(),
-            &command.name,
-            command.caller_user_id,
-            self.clock.now(),
-        )?;
+        let new_org = Org::create(self.ids.ulid(), &command.name, command.caller_user_id, self.clock.now())?;
         self.orgs.create(&new_org).await?;
         Ok(new_org.org)
     }
@@ -140,16 +129,10 @@ impl OrgService {
     /// The email is queued after the invite is stored; if queueing fails the call fails, and
     /// a retry reuses the stored invite without emailing. A transactional outbox (the SQL
     /// mailer) makes that failure as unlikely as the invite write failing.
-    pub async fn invite_to_org(
-        &self,
-        command: InviteToOrg,
-    ) -> Result<InviteIssued, OrgServiceError> {
+    pub async fn invite_to_org(&self, command: InviteToOrg) -> Result<InviteIssued, OrgServiceError> {
         let email = EmailAddress::parse(&command.email)?;
         let role = InviteRole::parse(&command.role)?;
-        let membership = self
-            .orgs
-            .membership(&command.org_id, &command.caller_user_id)
-            .await?;
+        let membership = self.orgs.membership(&command.org_id, &command.caller_user_id).await?;
         org::ensure_administers(membership.as_ref())?;
         let draft = InviteDraft {
             invite_id: self.ids.ulid(),
@@ -158,10 +141,7 @@ impl OrgService {
             role,
             inviter_user_id: command.caller_user_id,
         };
-        let issue = self
-            .invites
-            .create_or_reuse(draft, self.clock.now())
-            .await?;
+        let issue = self.invites.create_or_reuse(draft, self.clock.now()).await?;
         if let InviteIssue::Created { invite, .. } = &issue {
             self.mailer.send_invite(invite).await?;
         }
@@ -173,27 +153,17 @@ impl OrgService {
 
     /// Revokes an invite by compare-and-set. A caller outside the invite's org is told the
     /// invite does not exist; a plain member is denied.
-    pub async fn revoke_invite(
-        &self,
-        command: RevokeInvite,
-    ) -> Result<InviteRevoked, OrgServiceError> {
+    pub async fn revoke_invite(&self, command: RevokeInvite) -> Result<InviteRevoked, OrgServiceError> {
         let invite = self
             .invites
             .get(&command.invite_id)
             .await?
             .ok_or(InviteError::NotFound)?;
-        match self
-            .orgs
-            .membership(&invite.org_id, &command.caller_user_id)
-            .await?
-        {
+        match self.orgs.membership(&invite.org_id, &command.caller_user_id).await? {
             None => return Err(InviteError::NotFound.into()),
             Some(membership) => org::ensure_administers(Some(&membership))?,
         }
-        let (stored, outcome) = self
-            .invites
-            .revoke(&command.invite_id, self.clock.now())
-            .await?;
+        let (stored, outcome) = self.invites.revoke(&command.invite_id, self.clock.now()).await?;
         Ok(InviteRevoked {
             invite_id: stored.invite_id,
             status: stored.status,
@@ -203,10 +173,7 @@ impl OrgService {
 
     /// Accepts an invite for `user_id`, who becomes a member with the invited role. Holding the
     /// invite id (the emailed link) is what entitles the user to accept.
-    pub async fn accept_invite(
-        &self,
-        command: AcceptInvite,
-    ) -> Result<OrgMembership, OrgServiceError> {
+    pub async fn accept_invite(&self, command: AcceptInvite) -> Result<OrgMembership, OrgServiceError> {
         let (_, membership) = self
             .invites
             .accept(&command.invite_id, &command.user_id, self.clock.now())
@@ -254,10 +221,7 @@ mod tests {
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].role, OrgRole::Owner);
         assert_eq!(listed[0].name.as_str(), "Acme");
-        let wallet = fakes
-            .store
-            .wallet(&Principal::org(org.org_id.clone()))
-            .unwrap();
+        let wallet = fakes.store.wallet(&Principal::org(org.org_id.clone())).unwrap();
         assert_eq!(wallet.balance_cents, 0);
         assert!(service.list_orgs("stranger").await.unwrap().is_empty());
         let error = service
@@ -286,10 +250,7 @@ mod tests {
             .unwrap();
         assert!(second.reused);
         assert_eq!(second.invite.invite_id, first.invite.invite_id);
-        assert_eq!(
-            fakes.mailer.sent_invite_ids(),
-            vec![first.invite.invite_id.clone()]
-        );
+        assert_eq!(fakes.mailer.sent_invite_ids(), vec![first.invite.invite_id.clone()]);
         let wire = serde_json::to_value(&second).unwrap();
         assert_eq!(wire["reused"], true);
         assert_eq!(wire["inviteId"], first.invite.invite_id.as_str());
@@ -342,24 +303,9 @@ mod tests {
 
         let rows = [
             ("admin", "x@example.com", "member", Ok(())),
-            (
-                "member",
-                "y@example.com",
-                "member",
-                Err("org_invite_access_denied"),
-            ),
-            (
-                "stranger",
-                "y@example.com",
-                "member",
-                Err("org_invite_access_denied"),
-            ),
-            (
-                "owner",
-                "y@example.com",
-                "owner",
-                Err("invalid_invite_role"),
-            ),
+            ("member", "y@example.com", "member", Err("org_invite_access_denied")),
+            ("stranger", "y@example.com", "member", Err("org_invite_access_denied")),
+            ("owner", "y@example.com", "owner", Err("invalid_invite_role")),
             ("owner", "not an email", "member", Err("invalid_email")),
         ];
         for (caller, email, role, expected) in rows {
@@ -367,11 +313,7 @@ mod tests {
                 .invite_to_org(invite(&org, caller, email, role))
                 .await
                 .map(|_| ());
-            assert_eq!(
-                result.map_err(|e| e.code()),
-                expected,
-                "{caller} {email} {role}"
-            );
+            assert_eq!(result.map_err(|e| e.code()), expected, "{caller} {email} {role}");
         }
         let unknown_org = InviteToOrg {
             org_id: "nope".into(),
@@ -398,15 +340,9 @@ mod tests {
         let id = pending.invite.invite_id.as_str();
 
         let first = service.revoke_invite(revoke("owner", id)).await.unwrap();
-        assert_eq!(
-            (first.status, first.already_revoked),
-            (InviteStatus::Revoked, false)
-        );
+        assert_eq!((first.status, first.already_revoked), (InviteStatus::Revoked, false));
         let again = service.revoke_invite(revoke("owner", id)).await.unwrap();
-        assert_eq!(
-            (again.status, again.already_revoked),
-            (InviteStatus::Revoked, true)
-        );
+        assert_eq!((again.status, again.already_revoked), (InviteStatus::Revoked, true));
         let accept = AcceptInvite {
             user_id: "ada".into(),
             invite_id: id.into(),
@@ -436,11 +372,7 @@ mod tests {
         ];
         for (command, code) in rows {
             assert_eq!(
-                service
-                    .revoke_invite(command.clone())
-                    .await
-                    .unwrap_err()
-                    .code(),
+                service.revoke_invite(command.clone()).await.unwrap_err().code(),
                 code,
                 "{command:?}"
             );
@@ -461,10 +393,7 @@ mod tests {
         };
         let membership = service.accept_invite(accept.clone()).await.unwrap();
         assert_eq!(membership.role, OrgRole::Admin);
-        assert_eq!(
-            service.list_orgs("ada").await.unwrap()[0].org_id,
-            org.org_id
-        );
+        assert_eq!(service.list_orgs("ada").await.unwrap()[0].org_id, org.org_id);
         assert_eq!(
             service.accept_invite(accept).await.unwrap_err().code(),
             "org_invite_already_accepted"

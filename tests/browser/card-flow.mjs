@@ -219,6 +219,18 @@ async function run(base) {
       viewport: { width: 720, height: 900 },
     });
     const page = context.pages()[0] ?? (await context.newPage());
+    // The host forwards a view's tools/call to the server, for tools declared visible to apps.
+    const appTools = new Set(
+      (await agent.listTools()).tools.filter((t) => t._meta?.ui?.visibility?.includes('app')).map((t) => t.name),
+    );
+    const forwarded = [];
+    await page.exposeFunction('svcForwardToolCall', async (params) => {
+      forwarded.push(params.name);
+      if (!appTools.has(params.name)) {
+        return { isError: true, content: [{ type: 'text', text: `${params.name} is not visible to apps` }] };
+      }
+      return agent.callTool({ name: params.name, arguments: params.arguments ?? {} });
+    });
     page.on('console', (message) => diagnostics.push(`console.${message.type()} ${message.location()?.url ?? ''}: ${message.text()}`));
     page.on('pageerror', (error) => diagnostics.push(`pageerror: ${error.message}`));
     await page.goto(`${host.origin}/host.html`);
@@ -321,6 +333,14 @@ async function run(base) {
       return text.includes('pending') && !text.includes('approved by agent') && (await liveState(historyCard)) === 'live';
     });
     await cardShot(page, 'card-epoch-1', '08-history-epoch-1');
+
+    step('a card whose wsToken is refused refreshes it through the host');
+    // A document read long ago carries an expired token; the server refuses it like this one.
+    const stale = { ...resource, html: resource.html.replace(/"wsToken":"[^"]+"/, '"wsToken":"expired.token"') };
+    check(stale.html !== resource.html, 'the per-render document embeds a wsToken');
+    const staleCard = await mountCard(page, host, { id: 'card-stale-token', title: 'stale wsToken', resource: stale, toolInput: renderArgs, toolResult: rendered });
+    await waitFor('the card to subscribe with a refreshed token', async () => (await liveState(staleCard)) === 'live' && (await cardText(staleCard)).includes('approved by agent'));
+    check(forwarded.includes('svc_runtime_refresh_ws_token'), `the card did not call svc_runtime_refresh_ws_token through the host (calls: ${JSON.stringify(forwarded)})`);
     await screenshot(page, '09-host-page');
   } finally {
     await context?.close().catch(() => {});

@@ -18,6 +18,7 @@ on_every_backend!(Auth::DevAllowAll =>
     host_context_is_echoed_by_consume,
     runtime_tools_refresh_tokens_and_sync_context,
     garbage_and_oversized_frames_are_answered_not_fatal,
+    a_new_render_in_the_same_host_conversation_reaches_mounted_cards,
 );
 
 fn contract() -> Value {
@@ -441,4 +442,35 @@ async fn a_cursor_older_than_the_replay_buffer_is_reported_as_a_gap() {
     );
     assert_eq!(ws.expect("data").await["seq"].as_i64().unwrap(), last);
     ws.expect_silence(Duration::from_millis(200)).await;
+}
+
+async fn render_in_conversation(app: &TestApp, conversation: &str) -> Value {
+    let hs = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "live card", "blueprintDraft": { "contract": contract() } }),
+        )
+        .await;
+    let meta = json!({ "ai.svc/host-session": { "hostName": "test-host", "hostSessionId": conversation } });
+    let body = app
+        .rpc("tools/call", json!({ "name": "svc_render", "arguments": { "handshakeId": hs["handshakeId"], "props": { "title": "t" } }, "_meta": meta }))
+        .await
+        .1;
+    body["result"]["_meta"]["ai.svc/render"].clone()
+}
+
+async fn a_new_render_in_the_same_host_conversation_reaches_mounted_cards(app: TestApp) {
+    let first = render_in_conversation(&app, "conv-a").await;
+    let (mut ws, _) = subscribed(&app, &first, json!({})).await;
+    let second = render_in_conversation(&app, "conv-a").await;
+    let frame = ws.expect("render").await;
+    assert_eq!(frame["session"]["sessionId"], second["sessionId"]);
+    assert_eq!(
+        frame["session"]["resourceUri"],
+        format!("ui://svc/render/{}", second["sessionId"].as_str().unwrap())
+    );
+    assert_eq!(frame["matchType"], "host-session");
+    render_in_conversation(&app, "conv-b").await;
+    app.render("no conversation", json!({}), json!({})).await;
+    ws.expect_silence(Duration::from_millis(300)).await;
 }

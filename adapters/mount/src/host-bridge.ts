@@ -8,6 +8,7 @@ import { isObject, type JsonObject } from './protocol';
 export const MCP_APPS_PROTOCOL_VERSION = '2026-01-26';
 
 const INITIALIZE_TIMEOUT_MS = 8000;
+const TOOL_CALL_TIMEOUT_MS = 20_000;
 
 export interface HostHandlers {
   onToolInput?(args: JsonObject): void;
@@ -26,7 +27,10 @@ export class HostBridge {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private context: JsonObject = {};
+  private capabilities: JsonObject = {};
   private connected = false;
+  private readonly ready: Promise<void>;
+  private markReady!: (ok: boolean) => void;
   private resizeObserver: ResizeObserver | null = null;
   private measureTimer: number | undefined;
   private reportedWidth = -1;
@@ -37,6 +41,10 @@ export class HostBridge {
     private readonly handlers: HostHandlers,
   ) {
     window.addEventListener('message', this.onMessage);
+    this.ready = new Promise((resolve, reject) => {
+      this.markReady = (ok) => (ok ? resolve() : reject(new Error('the host did not complete ui/initialize')));
+    });
+    this.ready.catch(() => {});
   }
 
   /** The bridge to the embedding window, or `null` when the document is not framed. */
@@ -51,21 +59,39 @@ export class HostBridge {
 
   /** Runs the handshake; resolves to the host context, or rejects when no host answers. */
   async initialize(appVersion: string): Promise<JsonObject> {
-    const result = await this.request(
-      'ui/initialize',
-      {
-        appInfo: { name: 'svc-mount', version: appVersion },
-        appCapabilities: { availableDisplayModes: ['inline'] },
-        protocolVersion: MCP_APPS_PROTOCOL_VERSION,
-      },
-      INITIALIZE_TIMEOUT_MS,
-    );
+    let result: unknown;
+    try {
+      result = await this.request(
+        'ui/initialize',
+        {
+          appInfo: { name: 'svc-mount', version: appVersion },
+          appCapabilities: { availableDisplayModes: ['inline'] },
+          protocolVersion: MCP_APPS_PROTOCOL_VERSION,
+        },
+        INITIALIZE_TIMEOUT_MS,
+      );
+    } catch (error) {
+      this.markReady(false);
+      throw error;
+    }
     const hostContext = isObject(result) && isObject(result.hostContext) ? result.hostContext : {};
+    this.capabilities = isObject(result) && isObject(result.hostCapabilities) ? result.hostCapabilities : {};
     this.context = { ...hostContext };
     this.connected = true;
     this.notify('ui/notifications/initialized', {});
+    this.markReady(true);
     this.observeSize();
     return this.context;
+  }
+
+  /** Calls an app-visible server tool through the host (`tools/call`); resolves to its result. */
+  async callServerTool(name: string, args: JsonObject): Promise<JsonObject> {
+    await this.ready;
+    if (!isObject(this.capabilities.serverTools)) throw new Error('the host does not proxy server tools');
+    const result = await this.request('tools/call', { name, arguments: args }, TOOL_CALL_TIMEOUT_MS);
+    if (!isObject(result)) throw new Error(`${name}: the host returned no result`);
+    if (result.isError === true) throw new Error(`${name} failed: ${JSON.stringify(result.structuredContent ?? result.content ?? null)}`);
+    return result;
   }
 
   notify(method: string, params: JsonObject): void {
@@ -76,6 +102,7 @@ export class HostBridge {
     window.removeEventListener('message', this.onMessage);
     this.resizeObserver?.disconnect();
     window.clearTimeout(this.measureTimer);
+    this.markReady(false);
     for (const pending of this.pending.values()) pending.reject(new Error('bridge closed'));
     this.pending.clear();
   }

@@ -39,6 +39,8 @@ export interface LiveSocketOptions {
   /** The server's replay buffer no longer covers our cursor: stream state must be rebuilt. */
   onReplayGap(): void;
   onActionRejected(action: ActionEnvelope, error: ErrorPayload): void;
+  /** A fresh wsToken (from `svc_runtime_refresh_ws_token` through the host), or null. */
+  refreshWsToken?(): Promise<string | null>;
 }
 
 export class LiveSocket {
@@ -57,6 +59,8 @@ export class LiveSocket {
   /** clientSeqs sent on the current socket and still unanswered, in send order. */
   private inflight: number[] = [];
   private attempt = 0;
+  /** A refused wsToken is swapped once per successful subscribe, not in a loop. */
+  private tokenRefreshed = false;
   private reconnectTimer: number | undefined;
   private heartbeatTimer: number | undefined;
   private lastHeard = 0;
@@ -200,6 +204,7 @@ export class LiveSocket {
       const ack = (isObject(frame.payload) ? frame.payload : {}) as unknown as AckPayload;
       this.subscribed = true;
       this.attempt = 0;
+      this.tokenRefreshed = false;
       if (ack.sessionToken) this.sessionToken = ack.sessionToken;
       if (ack.replay?.gap) this.rebuildStreams();
       this.startHeartbeat();
@@ -222,8 +227,25 @@ export class LiveSocket {
       this.connect();
       return;
     }
+    if (code === 'AUTH_FAILED' && this.options.refreshWsToken && !this.tokenRefreshed) {
+      // Most likely an expired wsToken (a card reopened later): ask the host for a fresh one.
+      this.tokenRefreshed = true;
+      this.detach(1000);
+      this.options.onStatus('reconnecting', 'refreshing the live-channel token');
+      this.options.refreshWsToken().then(
+        (token) => {
+          if (!token) {
+            this.fail(`${code}: the wsToken was refused and no fresh one is available`);
+            return;
+          }
+          this.wsToken = token;
+          this.connect();
+        },
+        (refresh: unknown) => this.fail(`${code}: the wsToken was refused and refreshing it failed (${refresh instanceof Error ? refresh.message : String(refresh)})`),
+      );
+      return;
+    }
     if (code === 'AUTH_FAILED' || TERMINAL_ERRORS.has(code)) {
-      // TODO(svc_runtime_refresh_ws_token): swap an expired wsToken through the host instead.
       this.fail(`${code}${error.message ? `: ${error.message}` : ''}`);
       return;
     }
@@ -246,6 +268,10 @@ export class LiveSocket {
       }
     } else if (system.event === 'replay_gap') {
       this.rebuildStreams();
+    } else if (system.event === 'lagged') {
+      // The server dropped live frames for this socket: resubscribe from our cursor to refill.
+      this.detach(1000);
+      this.connect();
     }
   }
 

@@ -10,7 +10,7 @@ import { setActiveMount } from './gadgets';
 import { HostBridge } from './host-bridge';
 import { ModuleLoader } from './module-loader';
 import { Mount } from './mount';
-import type { JsonObject } from './protocol';
+import { isObject, type JsonObject } from './protocol';
 import { providedModules } from './provided';
 import { applyTheme, installBaseStyles } from './theme';
 
@@ -47,9 +47,17 @@ function start(): void {
   // Assigned below; `begin` may run before the bridge exists (an embedded bootstrap).
   let bridge: HostBridge | null = null;
 
+  // `svc_runtime_refresh_ws_token` is an app-visible server tool: the host proxies the call.
+  const refreshWsToken = async (sessionId: string): Promise<string | null> => {
+    if (!bridge) return null;
+    const result = await bridge.callServerTool('svc_runtime_refresh_ws_token', { sessionId });
+    const content = result.structuredContent;
+    return isObject(content) && typeof content.wsToken === 'string' ? content.wsToken : null;
+  };
+
   const begin = (bootstrap: Bootstrap): void => {
     if (mount) return; // one card per document
-    const current = new Mount(bootstrap, loader, hostContext);
+    const current = new Mount(bootstrap, loader, hostContext, { refreshWsToken });
     mount = current;
     setActiveMount(current);
     let theme = current.store.get().theme;

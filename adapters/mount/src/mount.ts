@@ -18,6 +18,12 @@ import {
 import { Store, type CardState, type ThemeState } from './store';
 import { isThemeMode, themeVariables } from './theme';
 
+/** What the mount may ask of its environment (the host bridge). */
+export interface MountServices {
+  /** A fresh wsToken for `sessionId`, or null when none can be had. */
+  refreshWsToken?(sessionId: string): Promise<string | null>;
+}
+
 const HOST_CONTEXT_ECHO_DELAY_MS = 250;
 /** Host context fields not worth echoing to the agent (large, or host-internal). */
 const HOST_CONTEXT_SKIPPED = new Set(['styles', 'toolInfo']);
@@ -34,6 +40,7 @@ export class Mount {
     private readonly bootstrap: Bootstrap,
     private readonly loader: ModuleLoader,
     hostContext: JsonObject,
+    private readonly services: MountServices = {},
   ) {
     this.store = new Store({
       phase: 'connecting',
@@ -70,6 +77,7 @@ export class Mount {
       onStatus: (status, detail) => this.onStatus(status, detail),
       onReplayGap: () => this.store.update({ streams: {} }),
       onActionRejected: (action, error) => this.onActionRejected(action, error),
+      ...(this.services.refreshWsToken ? { refreshWsToken: () => this.services.refreshWsToken!(sessionId) } : {}),
     });
     this.socket.start();
   }

@@ -216,7 +216,7 @@ pub trait EventRepository: Send + Sync {
     async fn actions_since(&self, session_id: &str, after_sequence: i64, limit: u64) -> Result<Vec<ActionEventRecord>>;
 }
 
-/// What travels on the live bus to subscribers of one session.
+/// What travels on the live bus to subscribers of a topic.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LiveEvent {
     PropsUpdate {
@@ -233,21 +233,39 @@ pub enum LiveEvent {
         session_id: String,
         action_ids: Vec<String>,
     },
+    /// The agent committed a new render in a host conversation; published on that
+    /// conversation's topic ([`host_topic`]) so the cards already mounted there hear of it.
+    Render {
+        topic: String,
+        session_id: String,
+        created_at: DateTime<Utc>,
+    },
+}
+
+/// The bus topic of a host conversation (`_meta['ai.svc/host-session']`).
+pub fn host_topic(host: &HostSession) -> Option<String> {
+    match (&host.host_name, &host.host_session_id) {
+        (Some(name), Some(id)) => Some(format!("host\u{1f}{name}\u{1f}{id}")),
+        _ => None,
+    }
 }
 
 impl LiveEvent {
-    pub fn session_id(&self) -> &str {
+    /// The topic subscribers listen on: a session id, or a host conversation's topic.
+    pub fn topic(&self) -> &str {
         match self {
             Self::PropsUpdate { session_id, .. }
             | Self::ActionStored { session_id }
             | Self::DrainAck { session_id, .. } => session_id,
             Self::Data(envelope) => &envelope.session_id,
+            Self::Render { topic, .. } => topic,
         }
     }
 }
 
-/// Fan-out of live events to every subscriber of a session, on any replica.
+/// Fan-out of live events to every subscriber of a topic (a session id or a host conversation),
+/// on any replica.
 pub trait EventBus: Send + Sync {
     fn publish(&self, event: LiveEvent);
-    fn subscribe(&self, session_id: &str) -> tokio::sync::broadcast::Receiver<LiveEvent>;
+    fn subscribe(&self, topic: &str) -> tokio::sync::broadcast::Receiver<LiveEvent>;
 }

@@ -23,6 +23,20 @@ const FRAMES_PER_SECOND: u32 = 100;
 struct Bound {
     subscribed: Subscribed,
     events: Receiver<LiveEvent>,
+    /// New renders in the same host conversation.
+    host_events: Option<Receiver<LiveEvent>>,
+}
+
+impl Bound {
+    async fn next_event(&mut self) -> Result<LiveEvent, RecvError> {
+        match self.host_events.as_mut() {
+            Some(host) => tokio::select! {
+                event = self.events.recv() => event,
+                event = host.recv() => event,
+            },
+            None => self.events.recv().await,
+        }
+    }
 }
 
 /// Counts frames in one-second windows.
@@ -70,7 +84,7 @@ pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Optio
     loop {
         let live = async {
             match bound.as_mut() {
-                Some(b) => Some(b.events.recv().await),
+                Some(b) => Some(b.next_event().await),
                 None => std::future::pending().await,
             }
         };
@@ -156,6 +170,11 @@ async fn forward(state: &HttpState, bound: &mut Option<Bound>, event: LiveEvent)
         }
         b.subscribed.stream_cursor = envelope.seq;
     }
+    if let LiveEvent::Render { session_id, .. } = &event
+        && session_id == &b.subscribed.session_id
+    {
+        return vec![];
+    }
     frames::live(&event).into_iter().collect()
 }
 
@@ -190,7 +209,15 @@ async fn handle(
                     frames.push(frames::data(envelope));
                     subscribed.stream_cursor = envelope.seq;
                 }
-                *bound = Some(Bound { subscribed, events });
+                let host_events = subscribed
+                    .host_topic
+                    .as_deref()
+                    .map(|topic| state.agent.live_events(topic));
+                *bound = Some(Bound {
+                    subscribed,
+                    events,
+                    host_events,
+                });
                 Ok(frames)
             }
         };

@@ -63,5 +63,14 @@ pub fn live(event: &LiveEvent) -> Option<String> {
             json!({ "sessionId": session_id, "actionIds": action_ids }),
         )),
         LiveEvent::ActionStored { .. } => None,
+        LiveEvent::Render {
+            session_id, created_at, ..
+        } => Some(frame(
+            "render",
+            json!({
+                "session": { "sessionId": session_id, "resourceUri": format!("ui://svc/render/{session_id}"), "createdAt": iso(*created_at) },
+                "matchType": "host-session",
+            }),
+        )),
     }
 }

@@ -29,6 +29,8 @@ pub struct Subscribed {
     pub session_id: String,
     /// Highest stream `seq` the client has been sent or told about (the `ack`'s `lastStreamSeq`).
     pub stream_cursor: i64,
+    /// The host conversation the render belongs to, whose new renders reach this socket.
+    pub host_topic: Option<String>,
 }
 
 /// What subscribing produced: frames to send in order, or a refusal frame.
@@ -173,6 +175,7 @@ pub async fn subscribe(
         caller,
         session_id: session.session_id.clone(),
         stream_cursor: snapshot.last_stream_seq.max(replayed_max),
+        host_topic: svc_application::ports::agent::host_topic(&session.host),
     };
     Ok(SubscribeOutcome::Bound {
         subscribed,

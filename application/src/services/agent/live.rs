@@ -51,8 +51,9 @@ impl AgentService {
         })
     }
 
-    pub fn live_events(&self, session_id: &str) -> tokio::sync::broadcast::Receiver<LiveEvent> {
-        self.ports.bus.subscribe(session_id)
+    /// Live events of a topic: a session id, or a host conversation's topic.
+    pub fn live_events(&self, topic: &str) -> tokio::sync::broadcast::Receiver<LiveEvent> {
+        self.ports.bus.subscribe(topic)
     }
 
     /// Validates a gesture against the contract and stores it durably (deduplicated by

@@ -8,7 +8,9 @@ use svc_domain::session::{SessionHead, checked_ttl};
 use svc_domain::{gadgets, themes};
 
 use super::{AgentError, AgentService, Caller};
-use crate::ports::agent::{BlueprintRecord, HandshakeRecord, HostSession, RenderFailure, SessionRecord};
+use crate::ports::agent::{
+    BlueprintRecord, HandshakeRecord, HostSession, LiveEvent, RenderFailure, SessionRecord, host_topic,
+};
 use crate::ports::generation::{GenerationRequest, GenerationStage};
 
 #[derive(Debug, Clone, Default)]
@@ -169,6 +171,14 @@ impl AgentService {
             revision: 0,
         };
         self.ports.sessions.insert(&record).await?;
+        if let Some(topic) = host_topic(&record.host) {
+            let (session_id, created_at) = (record.session_id.clone(), record.created_at);
+            self.ports.bus.publish(LiveEvent::Render {
+                topic,
+                session_id,
+                created_at,
+            });
+        }
         Ok(RenderResult::Rendered {
             has_actions: !plan.contract.action_intents().is_empty(),
             identity,
@@ -374,7 +384,7 @@ impl AgentService {
                 self.ports.clock.now(),
             )
             .await?;
-        self.ports.bus.publish(crate::ports::agent::LiveEvent::Data(envelope));
+        self.ports.bus.publish(LiveEvent::Data(envelope));
         Ok(())
     }
 

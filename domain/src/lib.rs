@@ -11,6 +11,7 @@ pub mod gadgets;
 pub mod handshake;
 pub mod invite;
 pub mod model_route;
+pub mod oauth;
 pub mod org;
 pub mod refusal;
 pub mod session;

@@ -26,6 +26,42 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Operator tooling for coupons.
+    Coupons {
+        #[command(subcommand)]
+        command: CouponsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CouponsCommand {
+    /// Issue a one-time coupon; prints its code (`cpn_` plus 8 characters) as the last line of stdout.
+    Issue(IssueCouponArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct IssueCouponArgs {
+    /// Credit in cents, greater than zero.
+    #[arg(long)]
+    cents: i64,
+    /// RFC 3339 time after which the coupon can no longer be redeemed (e.g. 2026-12-31T23:59:59Z).
+    #[arg(long, value_parser = parse_time)]
+    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// A TOML file layered over config/default.toml.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The server's data directory (its SQLite database); default from the configuration.
+    #[arg(long, conflicts_with = "database_url")]
+    data_dir: Option<PathBuf>,
+    /// sqlite://... or postgres://...; default from the configuration.
+    #[arg(long)]
+    database_url: Option<String>,
+}
+
+fn parse_time(raw: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    chrono::DateTime::parse_from_rfc3339(raw)
+        .map(|t| t.to_utc())
+        .map_err(|e| format!("not an RFC 3339 time: {e}"))
 }
 
 #[derive(Debug, clap::Args)]
@@ -101,6 +137,9 @@ pub fn run() -> ExitCode {
         Command::Keys {
             command: KeysCommand::Mint { data_dir, name },
         } => mint(&data_dir, name),
+        Command::Coupons {
+            command: CouponsCommand::Issue(args),
+        } => issue_coupon(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -125,6 +164,40 @@ fn mint(data_dir: &std::path::Path, name: Option<String>) -> Result<(), String> 
     println!("store it now; it is shown only once:");
     println!("{plaintext}");
     Ok(())
+}
+
+fn issue_coupon(args: IssueCouponArgs) -> Result<(), String> {
+    let mut settings = Settings::load(args.config.as_deref()).map_err(|e| e.to_string())?;
+    if let Some(d) = args.data_dir {
+        settings.server.data_dir = d;
+    }
+    if let Some(u) = args.database_url {
+        settings.server.database_url = u;
+    }
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async move {
+        let db = svc_sql::connect_and_migrate(&settings.database_url())
+            .await
+            .map_err(|e| e.to_string())?;
+        let coupons = crate::server::coupon_service(
+            &db,
+            std::sync::Arc::new(crate::system::SystemClock),
+            std::sync::Arc::new(crate::system::RandomIds),
+        );
+        let issued = coupons
+            .issue(svc_application::services::operator::IssueCoupon {
+                credit_cents: args.cents,
+                expires_at: args.expires_at,
+            })
+            .await
+            .map_err(|e| format!("cannot issue the coupon: {e}"));
+        let _ = db.close().await;
+        let coupon = issued?;
+        let expiry = coupon.expires_at.map_or("never expires".to_owned(), |t| format!("expires {t}"));
+        println!("issued a coupon worth {} cents ({expiry}); redeem it once with svc_ops_redeem_coupon:", coupon.credit_cents);
+        println!("{}", coupon.code.as_str());
+        Ok(())
+    })
 }
 
 fn serve(args: ServeArgs) -> Result<(), String> {

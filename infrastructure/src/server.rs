@@ -7,22 +7,26 @@ use std::time::Duration;
 use poem::Server;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use rand::RngCore;
-use sea_orm::{ConnectionTrait, DatabaseConnection};
-use svc_application::ports::agent::AppRepository;
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
+use svc_application::ports::agent::{AppRepository, EventBus};
 use svc_application::ports::auth::KeyStore;
 use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationQueue};
+use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
-use svc_application::services::operator::ConnectorKeyService;
+use svc_application::services::operator::{ConnectorKeyService, CouponService, OrgService};
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
 use svc_domain::model_route::KNOWN_MODEL_ROUTES;
 use svc_domain::themes::DEFAULT_THEME_ID;
-use svc_http::{HostGuard, HttpState, LiveTokens, Pairing, PublicUrls, Readiness};
+use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness};
+use svc_sql::PgEventBus;
 use svc_sql::agent::{
     SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
     SeaOrmSessionRepository,
 };
-use svc_sql::operator::SeaOrmConnectorKeyRepository;
+use svc_sql::operator::{
+    SeaOrmConnectorKeyRepository, SeaOrmCouponRepository, SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmOrgRepository,
+};
 
 use crate::in_process_bus::InProcessEventBus;
 use crate::keys_file::{KeysFile, LOCAL_OPERATOR};
@@ -38,6 +42,8 @@ pub enum StartError {
     DataDir { path: String, reason: String },
     #[error(transparent)]
     Database(#[from] svc_sql::ConnectError),
+    #[error("configuration: {0}")]
+    Config(String),
     #[error("cannot listen on {addr}: {reason}")]
     Bind { addr: String, reason: String },
 }
@@ -52,6 +58,72 @@ pub struct Application {
     pub auth_mode: AuthMode,
     /// The 6-digit pair code, in strict mode.
     pub pair_code: Option<String>,
+}
+
+/// The event bus the settings ask for (see `live.bus` in config/default.toml).
+async fn event_bus(settings: &Settings, db: &DatabaseConnection) -> Result<Arc<dyn EventBus>, StartError> {
+    let local: Arc<dyn EventBus> = Arc::new(InProcessEventBus::default());
+    let on_postgres = db.get_database_backend() == DbBackend::Postgres;
+    let wanted = match settings.live.bus.as_str() {
+        "in-process" => false,
+        "postgres" if !on_postgres => {
+            return Err(StartError::Config(
+                "live.bus = \"postgres\" needs a PostgreSQL database".into(),
+            ));
+        }
+        "postgres" => true,
+        "auto" => on_postgres,
+        other => {
+            return Err(StartError::Config(format!(
+                "live.bus must be auto, in-process or postgres, not `{other}`"
+            )));
+        }
+    };
+    if !wanted {
+        return Ok(local);
+    }
+    let origin = uuid::Uuid::new_v4().to_string();
+    let bus = PgEventBus::start(db, local, origin)
+        .await
+        .map_err(|e| StartError::Config(format!("cannot LISTEN on PostgreSQL: {e}")))?;
+    Ok(Arc::new(bus))
+}
+
+/// Coupons over the database: redeemed on `/ops`, issued by `svc coupons issue`.
+pub fn coupon_service(db: &DatabaseConnection, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> CouponService {
+    CouponService::new(
+        Arc::new(SeaOrmCouponRepository::new(db.clone())),
+        Arc::new(SeaOrmOrgRepository::new(db.clone())),
+        clock,
+        ids,
+    )
+}
+
+/// The domains of `/ops` that `[ops]` wires.
+fn ops_domains(
+    settings: &Settings,
+    db: &DatabaseConnection,
+    apps: AppService,
+    keys: ConnectorKeyService,
+    clock: &Arc<dyn Clock>,
+    ids: &Arc<dyn Ids>,
+) -> OpsDomains {
+    let wired = &settings.ops;
+    let orgs = || {
+        OrgService::new(
+            Arc::new(SeaOrmOrgRepository::new(db.clone())),
+            Arc::new(SeaOrmInviteRepository::new(db.clone())),
+            Arc::new(SeaOrmMailOutbox::new(db.clone())),
+            clock.clone(),
+            ids.clone(),
+        )
+    };
+    OpsDomains {
+        apps: wired.apps.then(|| apps.clone()),
+        orgs: wired.orgs.then(orgs),
+        connector_keys: wired.connector_keys.then(|| OpsConnectorKeys { keys, apps }),
+        coupons: wired.coupons.then(|| coupon_service(db, clock.clone(), ids.clone())),
+    }
 }
 
 /// A fresh 6-digit pair code from OS randomness.
@@ -134,7 +206,7 @@ impl Application {
             sessions: Arc::new(SeaOrmSessionRepository::new(db.clone())),
             events: Arc::new(SeaOrmEventRepository::new(db.clone())),
             blueprints: Arc::new(SeaOrmBlueprintRepository::new(db.clone())),
-            bus: Arc::new(InProcessEventBus::default()),
+            bus: event_bus(settings, &db).await?,
             generator: Arc::new(svc_generation::BuiltinGenerator::new()),
             compiler: Arc::new(svc_compiler::OxcCompiler::new()),
         };
@@ -157,6 +229,14 @@ impl Application {
             clock.clone(),
             ids.clone(),
         );
+        let ops = ops_domains(
+            settings,
+            &db,
+            AppService::new(apps.clone(), clock.clone(), ids.clone()),
+            connector_keys.clone(),
+            &clock,
+            &ids,
+        );
         let key_stores: Vec<Arc<dyn KeyStore>> = vec![
             Arc::new(KeysFile::in_data_dir(data_dir)),
             Arc::new(connector_keys.clone()),
@@ -176,6 +256,7 @@ impl Application {
             readiness: Arc::new(DatabaseReadiness(db.clone())),
             pairing,
             urls: PublicUrls::from_base(&base_url),
+            ops,
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),

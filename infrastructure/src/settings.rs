@@ -13,11 +13,23 @@ pub struct Settings {
     pub sessions: SessionSettings,
     pub generation: GenerationSettings,
     pub live: LiveSettings,
+    pub ops: OpsSettings,
+}
+
+/// Which domains of the operator route `/ops` are wired (all by default).
+#[derive(Debug, Clone, Deserialize)]
+pub struct OpsSettings {
+    pub apps: bool,
+    pub orgs: bool,
+    pub connector_keys: bool,
+    pub coupons: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct LiveSettings {
     pub replay_buffer: u64,
+    /// `auto` (PostgreSQL LISTEN/NOTIFY when the database is PostgreSQL), `in-process` or `postgres`.
+    pub bus: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -102,12 +102,12 @@ async function readResource(client, uri) {
 // ---------- the host page's server ----------
 
 /** The CSP a host derives from `_meta.ui.csp` (modelled on the ext-apps reference host, minus eval). */
-function cspHeader(csp) {
+function cspHeader(csp, moduleSource = 'blob:') {
   const clean = (list) => (Array.isArray(list) ? list : []).filter((d) => typeof d === 'string' && !/[;\r\n'" ]/.test(d)).join(' ');
   const resources = clean(csp.resourceDomains);
   return [
     "default-src 'none'",
-    `script-src 'unsafe-inline' blob: ${resources}`.trim(),
+    `script-src 'unsafe-inline' ${moduleSource} ${resources}`.trim(),
     `style-src 'unsafe-inline' ${resources}`.trim(),
     `img-src data: blob: ${resources}`.trim(),
     `font-src data: ${resources}`.trim(),
@@ -142,8 +142,8 @@ async function startHostServer() {
     } else if (url.pathname === '/vendor/app-bridge.js') {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(appBridgeJs);
     } else if (url.pathname.startsWith('/frame/') && frames.has(url.pathname.slice(7))) {
-      const { html, csp } = frames.get(url.pathname.slice(7));
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': cspHeader(csp) }).end(html);
+      const { html, csp, moduleSource } = frames.get(url.pathname.slice(7));
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': cspHeader(csp, moduleSource) }).end(html);
     } else {
       res.writeHead(404).end('not found');
     }
@@ -190,13 +190,13 @@ async function screenshot(page, name) {
 }
 
 /** One card's frame, once the host has fitted it to the size the card reported. */
-async function cardShot(page, id, name) {
+async function cardShot(page, id, name, minHeight = 250) {
   const frame = page.locator(`#${id}`);
   await frame.scrollIntoViewIfNeeded();
   await waitFor(`${id} to be fitted to its reported size`, async () => {
     const reported = await page.evaluate((frameId) => window.svcHost.reportedHeight(frameId), id);
     const box = await frame.boundingBox();
-    return reported > 250 && box !== null && Math.abs(box.height - reported) <= 2;
+    return reported > minHeight && box !== null && Math.abs(box.height - reported) <= 2;
   });
   await frame.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 }
@@ -231,7 +231,7 @@ async function run(base) {
       }
       return agent.callTool({ name: params.name, arguments: params.arguments ?? {} });
     });
-    page.on('console', (message) => diagnostics.push(`console.${message.type()} ${message.location()?.url ?? ''}: ${message.text()}`));
+    page.on('console', (message) => message.type() !== 'debug' && diagnostics.push(`console.${message.type()} ${message.location()?.url ?? ''}: ${message.text()}`));
     page.on('pageerror', (error) => diagnostics.push(`pageerror: ${error.message}`));
     await page.goto(`${host.origin}/host.html`);
     await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
@@ -341,6 +341,36 @@ async function run(base) {
     const staleCard = await mountCard(page, host, { id: 'card-stale-token', title: 'stale wsToken', resource: stale, toolInput: renderArgs, toolResult: rendered });
     await waitFor('the card to subscribe with a refreshed token', async () => (await liveState(staleCard)) === 'live' && (await cardText(staleCard)).includes('approved by agent'));
     check(forwarded.includes('svc_runtime_refresh_ws_token'), `the card did not call svc_runtime_refresh_ws_token through the host (calls: ${JSON.stringify(forwarded)})`);
+
+    step('a host whose CSP allows data: but not blob: scripts still gets the card');
+    const noBlob = await mountCard(page, host, { id: 'card-no-blob', title: 'script-src without blob:', resource: { ...resource, moduleSource: 'data:' }, toolInput: renderArgs, toolResult: rendered });
+    await waitFor('the card to load its component from data: URLs', async () => (await cardText(noBlob)).includes('approved by agent'));
+    check(
+      diagnostics.some((line) => line.includes('/frame/card-no-blob') && line.includes('blob:') && line.includes('Content Security Policy')),
+      'the no-blob card never tried a blob: module (the fallback path was not exercised)',
+    );
+
+    step('a component that throws, and one importing an unprovided module, show readable errors');
+    // From here on, new sockets pass through a proxy that swaps the ack's component code.
+    const brokenModules = [
+      'import { jsx as _jsx } from "react/jsx-runtime";\nimport { useProps } from "@svc/gadgets";\n' +
+        'export default function Broken() { const props = useProps(); throw new Error("boom while rendering " + props.title); }\n',
+      'import { jsx as _jsx } from "react/jsx-runtime";\nimport pad from "left-pad";\nexport default function Padded() { return _jsx("p", { children: pad("x", 3) }); }\n',
+    ];
+    let swaps = 0;
+    await context.routeWebSocket(/\/ws$/, (ws) => {
+      const server = ws.connectToServer();
+      server.onMessage((message) => {
+        const frame = JSON.parse(String(message));
+        if (frame.type === 'ack' && swaps < brokenModules.length) frame.payload.component.code = brokenModules[swaps++];
+        ws.send(JSON.stringify(frame));
+      });
+    });
+    const throwing = await mountCard(page, host, { id: 'card-throws', title: 'component throws', resource, toolInput: renderArgs, toolResult: rendered });
+    await waitFor('the error boundary message', async () => (await cardText(throwing)).includes('This card failed to render: boom while rendering Order 42'));
+    const unprovided = await mountCard(page, host, { id: 'card-unprovided', title: 'unprovided import', resource, toolInput: renderArgs, toolResult: rendered });
+    await waitFor('the unprovided-import message', async () => (await cardText(unprovided)).includes('imports "left-pad", which this mount does not provide'));
+    await cardShot(page, 'card-throws', '10-component-throws', 20);
     await screenshot(page, '09-host-page');
   } finally {
     await context?.close().catch(() => {});

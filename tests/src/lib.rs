@@ -43,6 +43,8 @@ pub struct TestApp {
     pub data_dir: PathBuf,
     /// The boot pair code, in strict mode.
     pub pair_code: Option<String>,
+    /// What this server was started with, so a replica can share its database and secret.
+    pub settings: Settings,
     shutdown: Option<oneshot::Sender<()>>,
     postgres: Option<PostgresDatabase>,
 }
@@ -131,18 +133,11 @@ impl TestApp {
         if let Some(pg) = &postgres {
             settings.server.database_url = database_url_with_name(&pg.admin_url, &pg.name);
         }
+        // Replicas of one deployment share the wsToken secret.
+        settings.server.ws_secret = "svc-tests-shared-secret".into();
         configure(&mut settings);
-        let app = Application::build(&settings).await.expect("server starts");
-        let base = app.base_url.clone();
-        let pair_code = app.pair_code.clone();
-        let (tx, rx) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = app
-                .run_until(async move {
-                    let _ = rx.await;
-                })
-                .await;
-        });
+        let (base, pair_code, shutdown) = start(&settings).await;
+
         let bearer = match auth {
             Auth::DevAllowAll => "dev-bearer".to_owned(),
             Auth::Strict => {
@@ -158,9 +153,29 @@ impl TestApp {
             bearer,
             data_dir,
             pair_code,
-            shutdown: Some(tx),
+            settings,
+            shutdown: Some(shutdown),
             postgres,
         })
+    }
+
+    /// A second server on the same database with the same secret: another replica.
+    pub async fn replica(&self) -> Replica {
+        let mut settings = self.settings.clone();
+        settings.server.data_dir = temp_dir("svc-replica");
+        let (base, _, shutdown) = start(&settings).await;
+        Replica {
+            base,
+            data_dir: settings.server.data_dir,
+            shutdown: Some(shutdown),
+        }
+    }
+
+    /// Stops this server (graceful) but keeps its database for the replicas.
+    pub fn stop_server(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
     }
 
     pub fn mcp_url(&self) -> String {
@@ -261,6 +276,46 @@ impl TestApp {
 }
 
 impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+/// Builds and runs a server; returns its URL, pair code and shutdown trigger.
+async fn start(settings: &Settings) -> (String, Option<String>, oneshot::Sender<()>) {
+    let app = Application::build(settings).await.expect("server starts");
+    let (base, pair_code) = (app.base_url.clone(), app.pair_code.clone());
+    let (tx, rx) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = app
+            .run_until(async move {
+                let _ = rx.await;
+            })
+            .await;
+    });
+    (base, pair_code, tx)
+}
+
+/// Another replica of a [`TestApp`]'s deployment; stopped when dropped.
+pub struct Replica {
+    pub base: String,
+    data_dir: PathBuf,
+    shutdown: Option<oneshot::Sender<()>>,
+}
+
+impl Replica {
+    /// Stops the replica (graceful: in-flight requests finish).
+    pub fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl Drop for Replica {
     fn drop(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());

@@ -5,7 +5,9 @@
 //! mounts from the per-render resource and from the shell plus the tool result; a click reaches
 //! `svc_consume` with intent, actionData and uiContext; `svc_update` repaints; `svc_emit` streams;
 //! a dropped connection resumes with nothing lost or doubled, and an action clicked offline is
-//! delivered once.
+//! delivered once; a history epoch keeps its props; a refused wsToken is refreshed through the
+//! host; a CSP without `blob:` still loads the component; a throwing component and an
+//! unprovided import show readable errors.
 //!
 //! Needs `tests/browser/node_modules` and `/usr/bin/chromium` (`bash tests/browser/install.sh`).
 //! Without them the test prints `skipped: ...` and passes, unless `SVC_REQUIRE_BROWSER=1`.
@@ -31,8 +33,15 @@ fn browser_dir() -> PathBuf {
 /// True when the browser dependencies are present; otherwise skips, or fails under `SVC_REQUIRE_BROWSER=1`.
 fn browser_installed(test: &str) -> bool {
     let chromium = std::env::var("SVC_CHROMIUM").unwrap_or_else(|_| CHROMIUM.to_owned());
-    let needed = [browser_dir().join("node_modules").join("playwright-core"), PathBuf::from(&chromium)];
-    let missing: Vec<String> = needed.iter().filter(|p| !p.exists()).map(|p| p.display().to_string()).collect();
+    let needed = [
+        browser_dir().join("node_modules").join("playwright-core"),
+        PathBuf::from(&chromium),
+    ];
+    let missing: Vec<String> = needed
+        .iter()
+        .filter(|p| !p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
     if missing.is_empty() {
         return true;
     }
@@ -50,7 +59,11 @@ fn browser_installed(test: &str) -> bool {
 
 /// Runs the command to completion or the deadline (then kills it); returns the exit success and output.
 fn run_with_deadline(mut command: Command, deadline: Duration) -> (Option<bool>, String) {
-    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn node");
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn node");
     let mut stdout = child.stdout.take().expect("stdout");
     let mut stderr = child.stderr.take().expect("stderr");
     let out = std::thread::spawn(move || {
@@ -88,7 +101,10 @@ fn a_card_mounts_acts_updates_streams_and_resumes_in_chromium() {
     let data_dir = temp_dir("svc-browser");
     let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
     let mut command = Command::new("node");
-    command.arg(browser_dir().join("card-flow.mjs")).arg(&server.base).current_dir(browser_dir());
+    command
+        .arg(browser_dir().join("card-flow.mjs"))
+        .arg(&server.base)
+        .current_dir(browser_dir());
     let (status, output) = run_with_deadline(command, DEADLINE);
     drop(server);
     let _ = std::fs::remove_dir_all(&data_dir);

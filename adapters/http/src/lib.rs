@@ -5,6 +5,7 @@ mod health;
 mod live_token;
 mod live;
 mod mcp;
+mod ops;
 mod pairing;
 mod runtime_asset;
 
@@ -16,6 +17,7 @@ use svc_application::services::auth::AuthService;
 
 pub use guard::HostGuard;
 pub use health::Readiness;
+pub use ops::{OpsConnectorKeys, OpsDomains};
 pub use pairing::{PAIR_ATTEMPTS_PER_MINUTE, Pairing};
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 
@@ -28,6 +30,8 @@ pub struct HttpState {
     /// Present in strict mode: the boot pair code and its exchange.
     pub pairing: Option<Pairing>,
     pub urls: PublicUrls,
+    /// The wired domains of the operator route `/ops`.
+    pub ops: OpsDomains,
 }
 
 /// Addresses written into results and bootstraps.
@@ -55,6 +59,8 @@ impl PublicUrls {
 pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
     let card_routes = guard.host_only();
     Route::new()
+        .at("/ops", post(ops::post_ops).get(mcp::get_mcp).delete(mcp::delete_mcp).with(guard.clone()))
+        .at("/_svc/invites/:invite_id/accept", post(ops::accept_invite).with(guard.clone()))
         .at("/mcp", post(mcp::post_mcp).get(mcp::get_mcp).delete(mcp::delete_mcp).with(guard))
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))

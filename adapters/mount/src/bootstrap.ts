@@ -26,6 +26,8 @@ export interface Bootstrap {
   props?: unknown;
   /** A history card (an older epoch): keeps its props when the head moves on. */
   frozen?: boolean;
+  /** The compiled component, embedded by per-render documents so the card paints at once. */
+  component?: { code?: string; blueprintId?: string };
   themeId?: string;
   themeMode?: ThemeMode;
   theme?: Record<string, string>;

@@ -60,7 +60,9 @@ export class Mount {
   }
 
   start(): void {
-    const { wsUrl, sessionId } = this.bootstrap;
+    const { wsUrl, sessionId, component } = this.bootstrap;
+    // An embedded component paints now; the ack brings the same code (and live props) later.
+    if (typeof component?.code === 'string' && component.code !== '') void this.loadComponent(component.code);
     if (!wsUrl) {
       // TODO(pollingUrl): fall back to the bootstrap's pollingUrl when the socket is blocked.
       this.store.update({ phase: 'failed', live: 'failed', notice: 'This card has no live-channel address (wsUrl).' });

@@ -5,6 +5,7 @@
 mod agent_prompt;
 mod agent_tools;
 mod codes;
+pub mod ops_tools;
 
 pub use agent_prompt::AGENT_SYSTEM_PROMPT;
 pub use agent_tools::*;

@@ -3,9 +3,11 @@
 
 mod connect;
 mod migrations;
+mod pg_event_bus;
 
 pub mod agent;
 pub mod operator;
 
 pub use connect::{ConnectError, connect_and_migrate};
 pub use migrations::Migrator;
+pub use pg_event_bus::PgEventBus;

@@ -25,6 +25,19 @@ pub trait AppRepository: Send + Sync {
     /// The owner's default app, created (with `app_id`) on first use.
     async fn default_app(&self, owner_id: &str, new_app_id: &str, now: DateTime<Utc>) -> Result<AppRecord>;
     async fn get(&self, app_id: &str) -> Result<Option<AppRecord>>;
+    /// The owner's apps, oldest first.
+    async fn list_by_owner(&self, owner_id: &str) -> Result<Vec<AppRecord>>;
+    /// Stores a new app that is not its owner's default. An existing id is a `Conflict`.
+    async fn insert(&self, record: &AppRecord) -> Result<()>;
+    /// Writes `display_name`, `system_prompt` and `updated_at` of `record` if the app exists and
+    /// belongs to `record.owner_id`; `false` otherwise.
+    async fn update(&self, record: &AppRecord) -> Result<bool>;
+    /// Makes the owner's app the owner's only default, atomically; `false` (nothing changed)
+    /// when the owner has no such app.
+    async fn set_default(&self, owner_id: &str, app_id: &str) -> Result<bool>;
+    /// Deletes the owner's app; another owner's or a missing one is left alone. When the default
+    /// goes, the owner's oldest remaining app becomes the default.
+    async fn delete(&self, owner_id: &str, app_id: &str) -> Result<()>;
 }
 
 /// A cache match found at handshake time.

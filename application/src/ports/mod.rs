@@ -6,6 +6,7 @@ mod repository_error;
 pub mod agent;
 pub mod auth;
 pub mod generation;
+pub mod oauth;
 pub mod operator;
 
 pub use clock::{Clock, Ids};

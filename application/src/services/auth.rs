@@ -33,6 +33,14 @@ pub enum AuthError {
     Internal(#[source] anyhow::Error),
 }
 
+/// An authenticated caller and how its key scopes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authenticated {
+    pub caller: Caller,
+    /// The key is locked to `caller.app_id`; otherwise it is scoped to the owner's default app.
+    pub app_locked: bool,
+}
+
 #[derive(Clone)]
 pub struct AuthService {
     mode: AuthMode,
@@ -65,6 +73,11 @@ impl AuthService {
 
     /// Resolves a bearer (the text after `Bearer `) to a caller scoped to one app.
     pub async fn authenticate(&self, bearer: Option<&str>) -> Result<Caller, AuthError> {
+        Ok(self.authenticate_scoped(bearer).await?.caller)
+    }
+
+    /// Like [`AuthService::authenticate`], also telling whether the key is locked to its app.
+    pub async fn authenticate_scoped(&self, bearer: Option<&str>) -> Result<Authenticated, AuthError> {
         let bearer = bearer
             .map(str::trim)
             .filter(|b| !b.is_empty())
@@ -76,6 +89,7 @@ impl AuthService {
                 (owner.principal_id, owner.app_id)
             }
         };
+        let app_locked = locked_app.is_some();
         let app_id = match locked_app {
             Some(app) => app,
             None => {
@@ -87,9 +101,12 @@ impl AuthService {
                 app.app_id
             }
         };
-        Ok(Caller {
-            principal_id: principal,
-            app_id,
+        Ok(Authenticated {
+            caller: Caller {
+                principal_id: principal,
+                app_id,
+            },
+            app_locked,
         })
     }
 

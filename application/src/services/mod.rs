@@ -1,6 +1,8 @@
 //! One service per area.
 
 pub mod agent;
+pub mod apps;
 pub mod auth;
+pub mod oauth;
 pub mod operator;
 pub mod pairing;

@@ -19,7 +19,7 @@ use crate::HttpState;
 
 type Outcome = Result<Value, ToolFailure>;
 
-fn args<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolFailure> {
+pub(crate) fn args<T: DeserializeOwned>(arguments: Value) -> Result<T, ToolFailure> {
     serde_json::from_value(arguments)
         .map_err(|e| ToolFailure::Rpc(RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {e}"))))
 }
@@ -28,7 +28,7 @@ fn ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
 
-fn iso(t: DateTime<Utc>) -> String {
+pub(crate) fn iso(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
@@ -261,7 +261,7 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
     }
 }
 
-fn invalid(field: &str, rule: &str) -> ToolFailure {
+pub(crate) fn invalid(field: &str, rule: &str) -> ToolFailure {
     ToolFailure::Rpc(RpcFailure::new(
         INVALID_PARAMS,
         format!("Invalid params: {field}: {rule}"),

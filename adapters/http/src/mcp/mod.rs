@@ -1,14 +1,15 @@
 //! `/mcp`: MCP over Streamable HTTP, stateless. POST carries one JSON-RPC message and is answered
 //! with `application/json`; notifications get 202. No `Mcp-Session-Id` is issued or needed.
 
-mod agent_calls;
-mod errors;
-mod jsonrpc;
+pub(crate) mod agent_calls;
+pub(crate) mod errors;
+pub(crate) mod jsonrpc;
 mod render_meta;
 mod resources;
-mod results;
-mod tool_table;
+pub(crate) mod results;
+pub(crate) mod tool_table;
 
+use std::future::Future;
 use std::sync::Arc;
 
 use poem::http::StatusCode;
@@ -24,6 +25,7 @@ use svc_protocol::{
 use crate::HttpState;
 use errors::ToolFailure;
 use jsonrpc::{Incoming, RpcFailure, success};
+use tool_table::ToolSpec;
 
 /// Largest accepted request body.
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -45,15 +47,40 @@ fn unauthorized(message: &str) -> Response {
     response
 }
 
-async fn authenticate(state: &HttpState, req: &Request) -> Result<Caller, Response> {
-    match state.auth.authenticate(bearer(req).as_deref()).await {
-        Ok(caller) => Ok(caller),
-        Err(AuthError::Anonymous) => Err(unauthorized("Unauthorized: a bearer token is required")),
-        Err(AuthError::InvalidToken) => Err(unauthorized("Unauthorized: invalid bearer token")),
-        Err(AuthError::Internal(cause)) => {
+/// The answer to a failed bearer check of a tool route (`/mcp`, `/ops`).
+pub(crate) fn auth_failure(error: AuthError) -> Response {
+    match error {
+        AuthError::Anonymous => unauthorized("Unauthorized: a bearer token is required"),
+        AuthError::InvalidToken => unauthorized("Unauthorized: invalid bearer token"),
+        AuthError::Internal(cause) => {
             tracing::error!(error = ?cause, "authentication failed");
-            Err(RpcFailure::new(INTERNAL_ERROR, "Internal error").into_response(Value::Null))
+            RpcFailure::new(INTERNAL_ERROR, "Internal error").into_response(Value::Null)
         }
+    }
+}
+
+async fn authenticate(state: &HttpState, req: &Request) -> Result<Caller, Response> {
+    state.auth.authenticate(bearer(req).as_deref()).await.map_err(auth_failure)
+}
+
+/// Reads one JSON-RPC message from a POST body and answers a request with `dispatch(method,
+/// params)`; notifications and client responses get 202.
+pub(crate) async fn answer<F, Fut>(body: Body, dispatch: F) -> Response
+where
+    F: FnOnce(String, Value) -> Fut,
+    Fut: Future<Output = Result<Value, RpcFailure>>,
+{
+    let bytes = match body.into_bytes_limit(MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+    };
+    match jsonrpc::parse(&bytes) {
+        Err(failure) => failure.into_response(Value::Null),
+        Ok(Incoming::NoReply) => StatusCode::ACCEPTED.into_response(),
+        Ok(Incoming::Request { id, method, params }) => match dispatch(method, params).await {
+            Ok(result) => success(id, result),
+            Err(failure) => failure.into_response(id),
+        },
     }
 }
 
@@ -63,18 +90,7 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
         Ok(c) => c,
         Err(response) => return response,
     };
-    let bytes = match body.into_bytes_limit(MAX_BODY_BYTES).await {
-        Ok(b) => b,
-        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
-    };
-    match jsonrpc::parse(&bytes) {
-        Err(failure) => failure.into_response(Value::Null),
-        Ok(Incoming::NoReply) => StatusCode::ACCEPTED.into_response(),
-        Ok(Incoming::Request { id, method, params }) => match dispatch(state, &caller, &method, params).await {
-            Ok(result) => success(id, result),
-            Err(failure) => failure.into_response(id),
-        },
-    }
+    answer(body, |method, params| async move { dispatch(state, &caller, &method, params).await }).await
 }
 
 /// Server-initiated streams are not offered (the server is stateless): 401 without
@@ -116,13 +132,18 @@ async fn dispatch(state: &HttpState, caller: &Caller, method: &str, params: Valu
     }
 }
 
-async fn initialize(state: &HttpState, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
+/// The MCP revision `initialize` answers: the client's when we speak it, else our newest.
+pub(crate) fn protocol_version(params: &Value) -> &'static str {
     let requested = params["protocolVersion"].as_str().unwrap_or_default();
-    let version = MCP_PROTOCOL_VERSIONS
+    MCP_PROTOCOL_VERSIONS
         .iter()
         .find(|v| **v == requested)
         .copied()
-        .unwrap_or(MCP_PROTOCOL_VERSIONS[0]);
+        .unwrap_or(MCP_PROTOCOL_VERSIONS[0])
+}
+
+async fn initialize(state: &HttpState, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
+    let version = protocol_version(params);
     let app_prompt = state
         .agent
         .app_system_prompt(caller)
@@ -147,14 +168,19 @@ async fn initialize(state: &HttpState, caller: &Caller, params: &Value) -> Resul
     }))
 }
 
-async fn call_tool(state: &HttpState, caller: &Caller, params: Value) -> Result<Value, RpcFailure> {
+/// The tool a `tools/call` names (looked up with `find`) and its arguments, checked against the
+/// tool's schema: -32602 naming the field and the rule otherwise.
+pub(crate) fn tool_call<'t>(
+    params: &Value,
+    find: impl FnOnce(&str) -> Option<&'t ToolSpec>,
+) -> Result<(&'t ToolSpec, Value), RpcFailure> {
     let Some(name) = params["name"].as_str() else {
         return Err(RpcFailure::new(
             INVALID_PARAMS,
             "Invalid params: name: a tool name is required",
         ));
     };
-    let Some(tool) = tool_table::find(name) else {
+    let Some(tool) = find(name) else {
         return Err(RpcFailure::new(
             INVALID_PARAMS,
             format!("Invalid params: name: unknown tool `{name}`"),
@@ -166,6 +192,12 @@ async fn call_tool(state: &HttpState, caller: &Caller, params: Value) -> Result<
     };
     tool_table::check_arguments(tool, &arguments)
         .map_err(|rule| RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {rule}")))?;
+    Ok((tool, arguments))
+}
+
+async fn call_tool(state: &HttpState, caller: &Caller, params: Value) -> Result<Value, RpcFailure> {
+    let (tool, arguments) = tool_call(&params, tool_table::find)?;
+    let name = tool.name;
     let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
     match agent_calls::call(state, caller, name, arguments, &meta).await {
         Ok(result) => Ok(result),

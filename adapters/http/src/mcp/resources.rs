@@ -3,7 +3,8 @@
 //!
 //! Both documents inline the mount runtime (adapters/mount), because some hosts block scripts
 //! from any origin but their own sandbox. The per-render document embeds its bootstrap (the
-//! render slice plus the pinned epoch's props and a fresh `wsToken`); the shell embeds only a
+//! render slice plus the pinned epoch's props, the compiled component and a fresh `wsToken`),
+//! so it paints even where the host blocks the WebSocket; the shell embeds only a
 //! marker and waits for the host's `ui/notifications/tool-result`, whose `_meta['ai.svc/render']`
 //! carries the slice.
 
@@ -83,7 +84,14 @@ fn contents(state: &HttpState, uri: &str, bootstrap: Value) -> Value {
 }
 
 /// What the runtime needs to subscribe and paint one render at one epoch.
-fn render_bootstrap(state: &HttpState, uri: &str, session: &SessionRecord, epoch: u32, props: Value) -> Value {
+fn render_bootstrap(
+    state: &HttpState,
+    uri: &str,
+    session: &SessionRecord,
+    code: &str,
+    epoch: u32,
+    props: Value,
+) -> Value {
     let (ws_token, expires_at) = state
         .tokens
         .mint(&session.session_id, &session.app_id, chrono::Utc::now());
@@ -102,6 +110,8 @@ fn render_bootstrap(state: &HttpState, uri: &str, session: &SessionRecord, epoch
         "epoch": epoch,
         "props": props,
         "frozen": epoch != session.head.epoch,
+        // The compiled component, so the card paints before (and without) the live channel.
+        "component": { "code": code, "blueprintId": session.blueprint_id },
         "runtimeUrl": format!("{}/_svc/iframe-runtime.js", state.urls.base),
         "wsUrl": state.urls.ws,
         "wsToken": ws_token,
@@ -132,18 +142,28 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
         Some((id, n)) => (id, Some(n.parse::<u32>().map_err(|_| not_found())?)),
         None => (locator, None),
     };
-    let session = state.agent.session_for(caller, session_id).await.map_err(|e| match e {
-        AgentError::SessionNotFound => not_found(),
-        other => {
-            tracing::error!(error = ?other, "resources/read failed");
-            RpcFailure::new(svc_protocol::INTERNAL_ERROR, "Internal error")
-        }
-    })?;
+    let snapshot = state
+        .agent
+        .live_snapshot(caller, session_id)
+        .await
+        .map_err(|e| match e {
+            AgentError::SessionNotFound => not_found(),
+            other => {
+                tracing::error!(error = ?other, "resources/read failed");
+                RpcFailure::new(svc_protocol::INTERNAL_ERROR, "Internal error")
+            }
+        })?;
+    let session = snapshot.session;
     if session.blueprint_id.is_none() {
         let message = session.failure.map(|f| f.message).unwrap_or_default();
         return Err(RpcFailure::new(MOUNT_UNAVAILABLE, "Mount unavailable")
             .with_data(json!({ "code": "NOT_MOUNTABLE", "message": message })));
     }
+    let Some(code) = snapshot.component_code else {
+        return Err(RpcFailure::new(MOUNT_UNAVAILABLE, "Mount unavailable").with_data(
+            json!({ "code": "BLUEPRINT_UNRESOLVABLE", "message": "the render's component is no longer stored" }),
+        ));
+    };
     let epoch = epoch.unwrap_or(session.head.epoch);
     let props = state
         .agent
@@ -154,7 +174,7 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
     Ok(contents(
         state,
         uri,
-        render_bootstrap(state, uri, &session, epoch, props),
+        render_bootstrap(state, uri, &session, &code, epoch, props),
     ))
 }
 

@@ -25,7 +25,7 @@ pub struct ToolSpec {
     pub validator: Arc<jsonschema::Validator>,
 }
 
-fn spec<T: JsonSchema>(name: &'static str, description: &'static str) -> ToolSpec {
+pub(crate) fn spec<T: JsonSchema>(name: &'static str, description: &'static str) -> ToolSpec {
     spec_for::<T>(name, description, Visibility::Model)
 }
 

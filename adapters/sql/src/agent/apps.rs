@@ -1,4 +1,5 @@
 use chrono::{DateTime, Utc};
+use sea_orm::sea_query::{Expr, Query};
 use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{AppRecord, AppRepository};
@@ -77,5 +78,96 @@ impl AppRepository for SeaOrmAppRepository {
             .await
             .map_err(db)?
             .map(record))
+    }
+
+    async fn list_by_owner(&self, owner_id: &str) -> Result<Vec<AppRecord>, RepositoryError> {
+        Ok(app::Entity::find()
+            .filter(app::Column::OwnerId.eq(owner_id))
+            .order_by_asc(app::Column::CreatedAt)
+            .order_by_asc(app::Column::AppId)
+            .all(&self.db)
+            .await
+            .map_err(db)?
+            .into_iter()
+            .map(record)
+            .collect())
+    }
+
+    async fn insert(&self, new_app: &AppRecord) -> Result<(), RepositoryError> {
+        app::ActiveModel {
+            app_id: Set(new_app.app_id.clone()),
+            owner_id: Set(new_app.owner_id.clone()),
+            display_name: Set(new_app.display_name.clone()),
+            system_prompt: Set(new_app.system_prompt.clone()),
+            is_default: Set(false),
+            created_at: Set(new_app.created_at),
+            updated_at: Set(new_app.updated_at),
+        }
+        .insert(&self.db)
+        .await
+        .map_err(db)?;
+        Ok(())
+    }
+
+    async fn update(&self, changed: &AppRecord) -> Result<bool, RepositoryError> {
+        let result = app::Entity::update_many()
+            .col_expr(app::Column::DisplayName, Expr::value(changed.display_name.clone()))
+            .col_expr(app::Column::SystemPrompt, Expr::value(changed.system_prompt.clone()))
+            .col_expr(app::Column::UpdatedAt, Expr::value(changed.updated_at))
+            .filter(app::Column::AppId.eq(changed.app_id.as_str()))
+            .filter(app::Column::OwnerId.eq(changed.owner_id.as_str()))
+            .exec(&self.db)
+            .await
+            .map_err(db)?;
+        Ok(result.rows_affected > 0)
+    }
+
+    async fn set_default(&self, owner_id: &str, app_id: &str) -> Result<bool, RepositoryError> {
+        // One statement flips every app of the owner, and only if the target is theirs, so no
+        // reader ever sees two defaults or none.
+        let target_is_owned = Query::select()
+            .expr(Expr::val(1))
+            .from(app::Entity)
+            .and_where(app::Column::AppId.eq(app_id))
+            .and_where(app::Column::OwnerId.eq(owner_id))
+            .to_owned();
+        let result = app::Entity::update_many()
+            .col_expr(app::Column::IsDefault, app::Column::AppId.eq(app_id))
+            .filter(app::Column::OwnerId.eq(owner_id))
+            .filter(Expr::exists(target_is_owned))
+            .exec(&self.db)
+            .await
+            .map_err(db)?;
+        Ok(result.rows_affected > 0)
+    }
+
+    async fn delete(&self, owner_id: &str, app_id: &str) -> Result<(), RepositoryError> {
+        let result = app::Entity::delete_many()
+            .filter(app::Column::AppId.eq(app_id))
+            .filter(app::Column::OwnerId.eq(owner_id))
+            .exec(&self.db)
+            .await
+            .map_err(db)?;
+        if result.rows_affected == 0 || self.oldest_default(owner_id).await?.is_some() {
+            return Ok(());
+        }
+        // The default went: promote the oldest remaining app. A racing promotion or
+        // `set_default` is harmless, since readers take the oldest default.
+        let oldest = app::Entity::find()
+            .filter(app::Column::OwnerId.eq(owner_id))
+            .order_by_asc(app::Column::CreatedAt)
+            .order_by_asc(app::Column::AppId)
+            .one(&self.db)
+            .await
+            .map_err(db)?;
+        if let Some(oldest) = oldest {
+            app::Entity::update_many()
+                .col_expr(app::Column::IsDefault, Expr::value(true))
+                .filter(app::Column::AppId.eq(oldest.app_id))
+                .exec(&self.db)
+                .await
+                .map_err(db)?;
+        }
+        Ok(())
     }
 }

@@ -4,8 +4,8 @@ use svc_domain::invite::Invite;
 
 use super::entities::mail_outbox;
 
-/// A [`Mailer`] that queues each email as a `mail_outbox` row in the service's own database;
-/// a delivery worker sends the rows and stamps `sent_at`. Queueing lives in the same store as
+/// A [`Mailer`] that queues each email as a `mail_outbox` row in the service's own database, and
+/// logs it; a delivery worker sends the rows and stamps `sent_at`. Queueing lives in the same store as
 /// the invite, so it fails only when the store does.
 pub struct SeaOrmMailOutbox {
     db: DatabaseConnection,
@@ -37,6 +37,14 @@ impl Mailer for SeaOrmMailOutbox {
             .exec_without_returning(&self.db)
             .await
             .map_err(|error| MailerError(error.into()))?;
+        tracing::info!(
+            kind = Self::INVITE_KIND,
+            invite_id = %invite.invite_id,
+            org_id = %invite.org_id,
+            role = invite.role.as_str(),
+            expires_at = %invite.expires_at,
+            "invite email queued in the mail outbox"
+        );
         Ok(())
     }
 }

@@ -1,0 +1,85 @@
+//! `POST /_svc/invites/{inviteId}/accept`: the invitee accepts an org invite.
+//!
+//! Authenticated by the invitee's own bearer, with the same check as `/mcp` and `/ops`; holding
+//! the invite id (the link in the email) is what entitles the caller to accept. The caller's
+//! identity becomes a member with the invited role. Answers:
+//! - 200 `{ orgId, userId, role, joinedAt }` (a caller already in the org keeps their membership);
+//! - 401 `{ error: { code: "unauthorized", message } }` without a valid bearer;
+//! - 404 `org_invite_not_found`, 410 `org_invite_revoked` / `org_invite_expired`,
+//!   409 `org_invite_already_accepted` (also what a revoke racing an accept meets);
+//! - 404 with no body when the orgs domain is not wired.
+
+use std::sync::Arc;
+
+use poem::http::StatusCode;
+use poem::web::{Data, Json, Path};
+use poem::{IntoResponse, Request, Response, handler};
+use serde_json::json;
+use svc_application::services::auth::AuthError;
+use svc_application::services::operator::{AcceptInvite, OrgServiceError};
+
+use super::OpsCaller;
+use super::wire::record;
+use crate::HttpState;
+use crate::mcp::bearer;
+
+fn error(status: StatusCode, code: &str, message: &str) -> Response {
+    (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
+}
+
+fn internal() -> Response {
+    error(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "internal error")
+}
+
+fn refused(e: OrgServiceError) -> Response {
+    let status = match e.code() {
+        "org_invite_not_found" => StatusCode::NOT_FOUND,
+        "org_invite_revoked" | "org_invite_expired" => StatusCode::GONE,
+        "org_invite_already_accepted" => StatusCode::CONFLICT,
+        _ => {
+            tracing::error!(error = ?e, "accepting an invite failed");
+            return internal();
+        }
+    };
+    error(status, e.code(), &e.to_string())
+}
+
+#[handler]
+pub async fn accept_invite(
+    req: &Request,
+    Path(invite_id): Path<String>,
+    Data(state): Data<&Arc<HttpState>>,
+) -> Response {
+    let Some(orgs) = &state.ops.orgs else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let authenticated = match state.auth.authenticate_scoped(bearer(req).as_deref()).await {
+        Ok(a) => a,
+        Err(AuthError::Internal(cause)) => {
+            tracing::error!(error = ?cause, "authentication failed");
+            return internal();
+        }
+        Err(e) => {
+            let mut response = error(StatusCode::UNAUTHORIZED, "unauthorized", &e.to_string());
+            response.headers_mut().insert(
+                "www-authenticate",
+                r#"Bearer realm="mcp""#.parse().expect("static header"),
+            );
+            return response;
+        }
+    };
+    let Ok(caller) = OpsCaller::new(&authenticated) else {
+        return internal();
+    };
+    let command = AcceptInvite {
+        user_id: caller.identity,
+        invite_id,
+    };
+    match orgs.accept_invite(command).await {
+        Ok(membership) => match record(&membership) {
+            Ok(body) => Json(body).into_response(),
+            Err(_) => internal(),
+        },
+        Err(e) => refused(e),
+    }
+}

@@ -1,0 +1,188 @@
+//! `/ops`: the operator tools of Document 3 over the same JSON-RPC shapes and the same bearer
+//! check as `/mcp`, disjoint from it. Each domain is wired by one option of [`OpsDomains`]; an
+//! unwired domain's tools are absent, and with nothing wired the route still answers
+//! `initialize` and `ping` but `tools/list` and `tools/call` are -32601 Method not found.
+//!
+//! Every tool acts for one identity: the caller's user id, else its app id. Every read and write
+//! is scoped to it; another identity's rows answer exactly like missing ones.
+
+mod apps;
+mod connector_keys;
+mod coupons;
+mod errors;
+mod invites;
+mod orgs;
+mod tool_table;
+mod wire;
+
+use std::sync::Arc;
+
+use poem::http::StatusCode;
+use poem::web::Data;
+use poem::{Body, Request, Response, handler};
+use serde_json::{Value, json};
+use svc_application::services::agent::Caller;
+use svc_application::services::apps::AppService;
+use svc_application::services::auth::Authenticated;
+use svc_application::services::operator::{ConnectorKeyService, CouponService, OrgService};
+use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
+
+use crate::HttpState;
+use crate::mcp::errors::ToolFailure;
+use crate::mcp::jsonrpc::RpcFailure;
+use crate::mcp::{answer, auth_failure, bearer, protocol_version, tool_call, tool_table::declaration};
+pub use invites::accept_invite;
+use tool_table::{APP_META_TOOLS, OPS_TOOLS, OpsDomain, OpsTool};
+
+/// The wired domains of `/ops` (`opsApps`, `opsOrgs`, `opsConnectorKeys`, `opsCoupon`).
+/// `Default` wires nothing.
+#[derive(Default)]
+pub struct OpsDomains {
+    pub apps: Option<AppService>,
+    pub orgs: Option<OrgService>,
+    pub connector_keys: Option<OpsConnectorKeys>,
+    pub coupons: Option<CouponService>,
+}
+
+/// The connector-keys domain: the keys, and the apps a key may be locked to.
+pub struct OpsConnectorKeys {
+    pub keys: ConnectorKeyService,
+    pub apps: AppService,
+}
+
+impl OpsDomains {
+    fn wired(&self, domain: OpsDomain) -> bool {
+        match domain {
+            OpsDomain::Apps => self.apps.is_some(),
+            OpsDomain::Orgs => self.orgs.is_some(),
+            OpsDomain::ConnectorKeys => self.connector_keys.is_some(),
+            OpsDomain::Coupons => self.coupons.is_some(),
+        }
+    }
+
+    fn any_wired(&self) -> bool {
+        [
+            OpsDomain::Apps,
+            OpsDomain::Orgs,
+            OpsDomain::ConnectorKeys,
+            OpsDomain::Coupons,
+        ]
+        .into_iter()
+        .any(|d| self.wired(d))
+    }
+}
+
+/// Who an operator tool acts for.
+pub struct OpsCaller {
+    /// The user id, else the app id: the owner of every row the tool reads or writes.
+    pub identity: String,
+    pub caller: Caller,
+    /// The bearer is locked to `caller.app_id`.
+    pub app_locked: bool,
+}
+
+impl OpsCaller {
+    /// Neither a user id nor an app id is a server-side failure, never an empty answer.
+    fn new(authenticated: &Authenticated) -> Result<Self, RpcFailure> {
+        let caller = &authenticated.caller;
+        let identity = [&caller.principal_id, &caller.app_id]
+            .into_iter()
+            .find(|id| !id.is_empty())
+            .ok_or_else(|| {
+                tracing::error!("an authenticated caller has neither a user id nor an app id");
+                RpcFailure::new(INTERNAL_ERROR, "Internal error").with_status(StatusCode::INTERNAL_SERVER_ERROR)
+            })?;
+        Ok(Self {
+            identity: identity.clone(),
+            caller: caller.clone(),
+            app_locked: authenticated.app_locked,
+        })
+    }
+}
+
+#[handler]
+pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+    let authenticated = match state.auth.authenticate_scoped(bearer(req).as_deref()).await {
+        Ok(a) => a,
+        Err(error) => return auth_failure(error),
+    };
+    answer(body, |method, params| async move {
+        dispatch(state, &authenticated, &method, params).await
+    })
+    .await
+}
+
+fn method_not_found(method: &str) -> RpcFailure {
+    RpcFailure::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))
+}
+
+/// The tools this caller sees: wired domains only, and no app meta-tools for a locked key.
+fn visible_tools<'s>(domains: &'s OpsDomains, app_locked: bool) -> impl Iterator<Item = &'static OpsTool> + 's {
+    OPS_TOOLS
+        .iter()
+        .filter(move |t| domains.wired(t.domain))
+        .filter(move |t| !(app_locked && APP_META_TOOLS.contains(&t.spec.name)))
+}
+
+async fn dispatch(
+    state: &HttpState,
+    authenticated: &Authenticated,
+    method: &str,
+    params: Value,
+) -> Result<Value, RpcFailure> {
+    let domains = &state.ops;
+    match method {
+        "initialize" => Ok(initialize(domains, &params)),
+        "ping" => Ok(json!({})),
+        "tools/list" | "tools/call" if !domains.any_wired() => Err(method_not_found(method)),
+        "tools/list" => {
+            let tools: Vec<Value> = visible_tools(domains, authenticated.app_locked)
+                .map(|t| declaration(&t.spec))
+                .collect();
+            Ok(json!({ "tools": tools }))
+        }
+        "tools/call" => {
+            let caller = OpsCaller::new(authenticated)?;
+            let (tool, arguments) = tool_call(&params, |name| {
+                visible_tools(domains, caller.app_locked)
+                    .find(|t| t.spec.name == name)
+                    .map(|t| &t.spec)
+            })?;
+            match call(domains, &caller, tool.name, arguments).await {
+                Ok(result) | Err(ToolFailure::Result(result)) => Ok(result),
+                Err(ToolFailure::Rpc(failure)) => Err(failure),
+            }
+        }
+        _ => Err(method_not_found(method)),
+    }
+}
+
+fn initialize(domains: &OpsDomains, params: &Value) -> Value {
+    let mut capabilities = json!({});
+    if domains.any_wired() {
+        capabilities["tools"] = json!({ "listChanged": false });
+    }
+    json!({
+        "protocolVersion": protocol_version(params),
+        "capabilities": capabilities,
+        "serverInfo": { "name": "svc-ops", "title": "svc operator tools", "version": env!("CARGO_PKG_VERSION") },
+        "instructions": "Operator tools of this svc server: manage the caller's apps, orgs and invites, connector keys and coupons. Every tool acts only on the caller's own rows.",
+    })
+}
+
+async fn call(domains: &OpsDomains, caller: &OpsCaller, name: &str, arguments: Value) -> Result<Value, ToolFailure> {
+    // `visible_tools` let only wired domains' tools through, so each service is present here.
+    let unwired = || ToolFailure::Rpc(method_not_found("tools/call"));
+    match OPS_TOOLS.iter().find(|t| t.spec.name == name).map(|t| t.domain) {
+        Some(OpsDomain::Apps) => apps::call(domains.apps.as_ref().ok_or_else(unwired)?, caller, name, arguments).await,
+        Some(OpsDomain::Orgs) => orgs::call(domains.orgs.as_ref().ok_or_else(unwired)?, caller, name, arguments).await,
+        Some(OpsDomain::ConnectorKeys) => {
+            let domain = domains.connector_keys.as_ref().ok_or_else(unwired)?;
+            connector_keys::call(domain, caller, name, arguments).await
+        }
+        Some(OpsDomain::Coupons) => {
+            coupons::call(domains.coupons.as_ref().ok_or_else(unwired)?, caller, name, arguments).await
+        }
+        None => Err(unwired()),
+    }
+}

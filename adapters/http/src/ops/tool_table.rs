@@ -1,0 +1,171 @@
+//! The operator tools of Document 3 for a self-hosted server, each tagged with the domain that
+//! wires it. Schemas come from the argument types of `svc_protocol::ops_tools`, exactly as on
+//! `/mcp`. Provider keys and credits (hosted only) and blueprints are not offered.
+
+use std::sync::LazyLock;
+
+use svc_protocol::NoArgs;
+use svc_protocol::ops_tools::*;
+
+use crate::mcp::tool_table::{ToolSpec, spec};
+
+/// A domain of `/ops`, wired by one server option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpsDomain {
+    Apps,
+    Orgs,
+    ConnectorKeys,
+    Coupons,
+}
+
+pub struct OpsTool {
+    pub domain: OpsDomain,
+    pub spec: ToolSpec,
+}
+
+/// Tools a key locked to one app does not see: they reach across the user's apps.
+pub const APP_META_TOOLS: [&str; 1] = ["svc_ops_list_apps"];
+
+fn tool(domain: OpsDomain, spec: ToolSpec) -> OpsTool {
+    OpsTool { domain, spec }
+}
+
+pub static OPS_TOOLS: LazyLock<Vec<OpsTool>> = LazyLock::new(|| {
+    use OpsDomain::*;
+    vec![
+        tool(
+            Apps,
+            spec::<NoArgs>("svc_ops_list_apps", "List the caller's apps, oldest first."),
+        ),
+        tool(
+            Apps,
+            spec::<CreateAppArgs>(
+                "svc_ops_create_app",
+                "Create an app (the tenancy unit of sessions and blueprints). The server mints its id.",
+            ),
+        ),
+        tool(
+            Apps,
+            spec::<RenameAppArgs>("svc_ops_rename_app", "Rename one of the caller's apps."),
+        ),
+        tool(
+            Apps,
+            spec::<AppIdArgs>(
+                "svc_ops_delete_app",
+                "Delete one of the caller's apps. Idempotent: a missing id also answers deleted.",
+            ),
+        ),
+        tool(
+            Apps,
+            spec::<AppIdArgs>(
+                "svc_ops_set_default_app",
+                "Make one of the caller's apps the default that universal keys are scoped to.",
+            ),
+        ),
+        tool(
+            Apps,
+            spec::<UpdateAppSystemPromptArgs>(
+                "svc_ops_update_app_system_prompt",
+                "Set the app's system prompt, appended to the agent instructions on /mcp initialize. An empty string clears it.",
+            ),
+        ),
+        tool(
+            Orgs,
+            spec::<NoArgs>("svc_ops_list_orgs", "List the orgs the caller belongs to, with the caller's role."),
+        ),
+        tool(
+            Orgs,
+            spec::<CreateOrgArgs>(
+                "svc_ops_create_org",
+                "Create an org owned by the caller, with an empty credit wallet.",
+            ),
+        ),
+        tool(
+            Orgs,
+            spec::<InviteToOrgArgs>(
+                "svc_ops_invite_to_org",
+                "Invite an email address to an org the caller owns or administers, as admin or member. A pending invite for the same address is reused without a second email.",
+            ),
+        ),
+        tool(
+            Orgs,
+            spec::<RevokeInviteArgs>(
+                "svc_ops_revoke_invite",
+                "Revoke a pending invite of an org the caller administers; revoking twice answers alreadyRevoked.",
+            ),
+        ),
+        tool(
+            ConnectorKeys,
+            spec::<NoArgs>(
+                "svc_ops_list_connector_keys",
+                "List the caller's connector keys: metadata only, never the secret.",
+            ),
+        ),
+        tool(
+            ConnectorKeys,
+            spec::<IssueConnectorKeyArgs>(
+                "svc_ops_issue_connector_key",
+                "Issue a svc_user_ bearer key. plaintextKey is shown only in this result; store it now.",
+            ),
+        ),
+        tool(
+            ConnectorKeys,
+            spec::<RevokeConnectorKeyArgs>(
+                "svc_ops_revoke_connector_key",
+                "Revoke one of the caller's connector keys by id; it stops authenticating at once.",
+            ),
+        ),
+        tool(
+            Coupons,
+            spec::<RedeemCouponArgs>(
+                "svc_ops_redeem_coupon",
+                "Redeem a one-time coupon into the caller's credit wallet, or into an org's the caller belongs to.",
+            ),
+        ),
+    ]
+});
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::mcp::tool_table::check_arguments;
+
+    fn find(name: &str) -> &'static ToolSpec {
+        &OPS_TOOLS.iter().find(|t| t.spec.name == name).unwrap().spec
+    }
+
+    #[test]
+    fn every_schema_is_an_object_schema_and_names_are_unique() {
+        let mut names: Vec<&str> = OPS_TOOLS.iter().map(|t| t.spec.name).collect();
+        for tool in OPS_TOOLS.iter() {
+            assert_eq!(tool.spec.input_schema["type"], "object", "{}", tool.spec.name);
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 14);
+    }
+
+    #[test]
+    fn limits_are_in_the_schemas() {
+        let create = find("svc_ops_create_app");
+        assert!(check_arguments(create, &json!({ "displayName": "x".repeat(120) })).is_ok());
+        let err = check_arguments(create, &json!({ "displayName": "x".repeat(121) })).unwrap_err();
+        assert!(err.starts_with("displayName: "), "{err}");
+        let err = check_arguments(create, &json!({ "displayName": "" })).unwrap_err();
+        assert!(err.starts_with("displayName: "), "{err}");
+        let prompt = find("svc_ops_update_app_system_prompt");
+        let err = check_arguments(prompt, &json!({ "appId": "a", "systemPrompt": "x".repeat(10_001) })).unwrap_err();
+        assert!(err.starts_with("systemPrompt: "), "{err}");
+        let redeem = find("svc_ops_redeem_coupon");
+        assert!(check_arguments(redeem, &json!({ "couponCode": "cpn_AbCd1234" })).is_ok());
+        for bad in ["cpn_AbCd123", "cpn_AbCd12345", "CPN_AbCd1234", "cpn_AbCd-234"] {
+            let err = check_arguments(redeem, &json!({ "couponCode": bad })).unwrap_err();
+            assert!(err.starts_with("couponCode: "), "{bad}: {err}");
+        }
+        let invite = find("svc_ops_invite_to_org");
+        let err = check_arguments(invite, &json!({ "orgId": "o", "email": "a@b.c", "role": "owner" })).unwrap_err();
+        assert!(err.starts_with("role: "), "{err}");
+    }
+}

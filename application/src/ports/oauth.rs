@@ -1,0 +1,43 @@
+//! Storage and policy of the OAuth surface (Document 2, "Configuration of the OAuth surface":
+//! two collections, registered clients and authorization codes, with put, get and consume; and
+//! the optional resource validator). The SQL adapter shares them between replicas.
+
+use chrono::{DateTime, Utc};
+use svc_domain::oauth::{AuthorizationCode, Issuer, OAuthClient, ResourceIndicator};
+
+use super::RepositoryError;
+
+#[async_trait::async_trait]
+pub trait OAuthClientRepository: Send + Sync {
+    /// A duplicate client id is a `Conflict`.
+    async fn insert(&self, client: &OAuthClient) -> Result<(), RepositoryError>;
+    async fn get(&self, client_id: &str) -> Result<Option<OAuthClient>, RepositoryError>;
+    /// Records the resource of the client's latest completed authorization (`lastResource`).
+    async fn record_last_resource(&self, client_id: &str, resource: Option<&str>) -> Result<(), RepositoryError>;
+}
+
+/// What consuming a code found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeConsumption {
+    /// No code has this hash.
+    Unknown,
+    /// This call consumed the code (as it was before); no other call ever gets it.
+    Consumed(AuthorizationCode),
+    /// The code had been consumed before: a replay.
+    Replayed(AuthorizationCode),
+}
+
+#[async_trait::async_trait]
+pub trait AuthorizationCodeRepository: Send + Sync {
+    async fn insert(&self, code: &AuthorizationCode) -> Result<(), RepositoryError>;
+    /// Atomic `AuthorizationCode::consume` of the code whose hash is `code_hash`: of racing
+    /// callers (on any replica) exactly one gets `Consumed`.
+    async fn consume(&self, code_hash: &str, now: DateTime<Utc>) -> Result<CodeConsumption, RepositoryError>;
+}
+
+/// Document 2's `validateResource(issuer, resource)`: a deployment's say on which well-formed
+/// resources exist. Called at authorize before the consent step and for app-scoped metadata.
+#[async_trait::async_trait]
+pub trait ResourceValidator: Send + Sync {
+    async fn accepts(&self, issuer: &Issuer, resource: &ResourceIndicator) -> Result<bool, RepositoryError>;
+}

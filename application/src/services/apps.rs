@@ -1,0 +1,198 @@
+//! Apps as their owner manages them on `/ops`: list, create, rename, delete, pick the default,
+//! set the system prompt that `/mcp`'s `initialize` appends to the agent instructions.
+//!
+//! Every method takes the owner's identity and touches only that owner's apps: another owner's
+//! app answers exactly like a missing one.
+
+use std::sync::Arc;
+
+use super::auth::APP_ID_LEN;
+use super::operator::INTERNAL_ERROR_CODE;
+use crate::ports::agent::{AppRecord, AppRepository};
+use crate::ports::{Clock, Ids, RepositoryError};
+
+/// Name of an app created without one.
+pub const DEFAULT_APP_NAME: &str = "My app";
+/// Longest display name, in characters.
+pub const APP_NAME_MAX_CHARS: usize = 120;
+/// Longest system prompt, in characters.
+pub const SYSTEM_PROMPT_MAX_CHARS: usize = 10_000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateApp {
+    pub owner_id: String,
+    pub display_name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenameApp {
+    pub owner_id: String,
+    pub app_id: String,
+    pub display_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAppSystemPrompt {
+    pub owner_id: String,
+    pub app_id: String,
+    /// Empty clears the prompt.
+    pub system_prompt: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppServiceError {
+    #[error("display name must be 1 to {APP_NAME_MAX_CHARS} characters once trimmed, got {chars}")]
+    InvalidName { chars: usize },
+    #[error("system prompt must be at most {SYSTEM_PROMPT_MAX_CHARS} characters, got {chars}")]
+    SystemPromptTooLong { chars: usize },
+    /// Missing, or another owner's: the same answer, so existence never leaks.
+    #[error("no such app")]
+    NotFound,
+    #[error("storage failure")]
+    Storage(#[from] RepositoryError),
+}
+
+impl AppServiceError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidName { .. } => "invalid_app_name",
+            Self::SystemPromptTooLong { .. } => "system_prompt_too_long",
+            Self::NotFound => "app_not_found",
+            Self::Storage(_) => INTERNAL_ERROR_CODE,
+        }
+    }
+}
+
+/// A display name: 1 to 120 characters once surrounding whitespace is trimmed.
+pub fn app_name(raw: &str) -> Result<String, AppServiceError> {
+    let trimmed = raw.trim();
+    let chars = trimmed.chars().count();
+    if chars == 0 || chars > APP_NAME_MAX_CHARS {
+        return Err(AppServiceError::InvalidName { chars });
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// A system prompt to store: `None` for the empty string, which clears it.
+pub fn system_prompt(raw: &str) -> Result<Option<String>, AppServiceError> {
+    let chars = raw.chars().count();
+    if chars > SYSTEM_PROMPT_MAX_CHARS {
+        return Err(AppServiceError::SystemPromptTooLong { chars });
+    }
+    Ok((!raw.is_empty()).then(|| raw.to_owned()))
+}
+
+#[derive(Clone)]
+pub struct AppService {
+    apps: Arc<dyn AppRepository>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+}
+
+impl AppService {
+    pub fn new(apps: Arc<dyn AppRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
+        Self { apps, clock, ids }
+    }
+
+    /// The owner's apps, oldest first.
+    pub async fn list(&self, owner_id: &str) -> Result<Vec<AppRecord>, AppServiceError> {
+        Ok(self.apps.list_by_owner(owner_id).await?)
+    }
+
+    /// The owner's app, or `NotFound` (also for another owner's).
+    pub async fn owned(&self, owner_id: &str, app_id: &str) -> Result<AppRecord, AppServiceError> {
+        match self.apps.get(app_id).await? {
+            Some(app) if app.owner_id == owner_id => Ok(app),
+            _ => Err(AppServiceError::NotFound),
+        }
+    }
+
+    /// A new app with a server-minted base62 id.
+    pub async fn create(&self, command: CreateApp) -> Result<AppRecord, AppServiceError> {
+        let display_name = match command.display_name {
+            Some(raw) => app_name(&raw)?,
+            None => DEFAULT_APP_NAME.to_owned(),
+        };
+        let now = self.clock.now();
+        let app = AppRecord {
+            app_id: self.ids.base62(APP_ID_LEN),
+            owner_id: command.owner_id,
+            display_name,
+            system_prompt: None,
+            created_at: now,
+            updated_at: now,
+        };
+        self.apps.insert(&app).await?;
+        Ok(app)
+    }
+
+    pub async fn rename(&self, command: RenameApp) -> Result<AppRecord, AppServiceError> {
+        let display_name = app_name(&command.display_name)?;
+        let app = self.owned(&command.owner_id, &command.app_id).await?;
+        self.save(AppRecord { display_name, ..app }).await
+    }
+
+    pub async fn set_system_prompt(&self, command: SetAppSystemPrompt) -> Result<AppRecord, AppServiceError> {
+        let system_prompt = system_prompt(&command.system_prompt)?;
+        let app = self.owned(&command.owner_id, &command.app_id).await?;
+        self.save(AppRecord { system_prompt, ..app }).await
+    }
+
+    /// Deletes the owner's app; a missing or foreign id is a no-op, so deleting is idempotent.
+    pub async fn delete(&self, owner_id: &str, app_id: &str) -> Result<(), AppServiceError> {
+        Ok(self.apps.delete(owner_id, app_id).await?)
+    }
+
+    /// Makes one of the owner's apps their default; returns its id.
+    pub async fn set_default(&self, owner_id: &str, app_id: &str) -> Result<String, AppServiceError> {
+        if self.apps.set_default(owner_id, app_id).await? {
+            Ok(app_id.to_owned())
+        } else {
+            Err(AppServiceError::NotFound)
+        }
+    }
+
+    async fn save(&self, app: AppRecord) -> Result<AppRecord, AppServiceError> {
+        let app = AppRecord {
+            updated_at: self.clock.now(),
+            ..app
+        };
+        // A delete may land between the read and this write.
+        if self.apps.update(&app).await? {
+            Ok(app)
+        } else {
+            Err(AppServiceError::NotFound)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_trimmed_and_counted_in_characters() {
+        assert_eq!(app_name("  Shop  ").unwrap(), "Shop");
+        assert_eq!(app_name(&"é".repeat(120)).unwrap().chars().count(), 120);
+        let rows = [("", 0), ("   ", 0), (&*"x".repeat(121), 121)];
+        for (raw, chars) in rows {
+            let error = app_name(raw).unwrap_err();
+            assert!(
+                matches!(error, AppServiceError::InvalidName { chars: c } if c == chars),
+                "{raw:?}"
+            );
+            assert_eq!(error.code(), "invalid_app_name");
+        }
+    }
+
+    #[test]
+    fn an_empty_prompt_clears_and_a_long_one_is_refused() {
+        assert_eq!(system_prompt("").unwrap(), None);
+        assert_eq!(system_prompt("Be brief.").unwrap().as_deref(), Some("Be brief."));
+        assert!(system_prompt(&"é".repeat(10_000)).unwrap().is_some());
+        assert_eq!(
+            system_prompt(&"x".repeat(10_001)).unwrap_err().code(),
+            "system_prompt_too_long"
+        );
+    }
+}

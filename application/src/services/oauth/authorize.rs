@@ -1,0 +1,125 @@
+//! `GET /oauth/authorize`: the request is checked completely before any consent is asked for.
+//! The client and its redirect URI are checked first: until both are known, nothing may be sent
+//! to the redirect URI (never an open redirect). Later failures go back to that verified URI with
+//! `error`, `state` and `iss` (RFC 6749 section 4.1.2.1, RFC 9207).
+
+use svc_domain::oauth::{CodeChallenge, Issuer, OAuthClient, RedirectUri, ResourceIndicator};
+
+use super::OAuthService;
+use crate::ports::RepositoryError;
+
+/// The authorization request's parameters as sent (the consent form echoes them back).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthorizationRequest {
+    pub response_type: Option<String>,
+    pub client_id: Option<String>,
+    pub redirect_uri: Option<String>,
+    pub code_challenge: Option<String>,
+    pub code_challenge_method: Option<String>,
+    pub state: Option<String>,
+    /// Advertised as `mcp`; not enforced.
+    pub scope: Option<String>,
+    pub resource: Option<String>,
+}
+
+/// A request that may go on to the consent step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidatedAuthorization {
+    pub client: OAuthClient,
+    pub redirect_uri: RedirectUri,
+    pub code_challenge: CodeChallenge,
+    pub state: String,
+    pub resource: ResourceIndicator,
+    /// The `resource` parameter verbatim, which the token request must repeat if it sends one.
+    pub resource_raw: Option<String>,
+}
+
+/// An error answered to the client at its verified redirect URI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorRedirect {
+    pub redirect_uri: RedirectUri,
+    pub error: &'static str,
+    pub description: String,
+    pub state: Option<String>,
+}
+
+impl ErrorRedirect {
+    /// `redirect_uri?error=...&error_description=...[&state=...]&iss=...`
+    pub fn location(&self, issuer: &Issuer) -> String {
+        let mut params = vec![("error", self.error), ("error_description", self.description.as_str())];
+        if let Some(state) = &self.state {
+            params.push(("state", state));
+        }
+        params.push(("iss", issuer.as_str()));
+        self.redirect_uri.with_params(&params)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthorizeError {
+    /// The client or its redirect URI is unknown: shown to the person, never redirected.
+    #[error("{0}")]
+    NotRedirectable(&'static str),
+    #[error("{}: {}", .0.error, .0.description)]
+    Redirect(ErrorRedirect),
+    #[error("storage failure")]
+    Storage(#[from] RepositoryError),
+}
+
+fn present(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|v| !v.is_empty())
+}
+
+impl OAuthService {
+    pub async fn validate_authorization(
+        &self,
+        request: &AuthorizationRequest,
+    ) -> Result<ValidatedAuthorization, AuthorizeError> {
+        let client_id = present(&request.client_id).ok_or(AuthorizeError::NotRedirectable("client_id is required"))?;
+        let client = self
+            .ports
+            .clients
+            .get(client_id)
+            .await?
+            .ok_or(AuthorizeError::NotRedirectable("the client_id is not registered"))?;
+        let presented =
+            present(&request.redirect_uri).ok_or(AuthorizeError::NotRedirectable("redirect_uri is required"))?;
+        let redirect_uri = client
+            .registered_redirect_uri(presented)
+            .cloned()
+            .ok_or(AuthorizeError::NotRedirectable("the redirect_uri is not registered for this client"))?;
+        let fail = |error: &'static str, description: String| {
+            AuthorizeError::Redirect(ErrorRedirect {
+                redirect_uri: redirect_uri.clone(),
+                error,
+                description,
+                state: request.state.clone(),
+            })
+        };
+        match present(&request.response_type) {
+            Some("code") => {}
+            Some(_) => return Err(fail("unsupported_response_type", "response_type must be code".into())),
+            None => return Err(fail("invalid_request", "response_type is required".into())),
+        }
+        let state = present(&request.state).ok_or_else(|| fail("invalid_request", "state is required".into()))?;
+        let code_challenge = CodeChallenge::parse(
+            request.code_challenge.as_deref(),
+            request.code_challenge_method.as_deref(),
+        )
+        .map_err(|e| fail("invalid_request", e.to_string()))?;
+        let unknown = || fail("invalid_target", "the resource is not served by this server".into());
+        let resource =
+            ResourceIndicator::classify(&self.issuer, request.resource.as_deref()).map_err(|_| unknown())?;
+        if !self.ports.resources.accepts(&self.issuer, &resource).await? {
+            return Err(unknown());
+        }
+        Ok(ValidatedAuthorization {
+            state: state.to_owned(),
+            client,
+            redirect_uri,
+            code_challenge,
+            resource,
+            resource_raw: request.resource.clone(),
+        })
+    }
+}

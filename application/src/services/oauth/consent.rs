@@ -1,0 +1,192 @@
+//! `POST /oauth/authorize`: the consent step. The person proves who they are with exactly one
+//! credential: the pair code (exchanged through the pairing service for a fresh key) or a key the
+//! `/mcp` check accepts (a fresh key is minted for its owner). Either way the fresh key, labelled
+//! with the client's name, is what the token endpoint hands out, and the code carries it sealed.
+
+use chrono::Utc;
+use svc_domain::oauth::{AuthorizationCode, CodeBinding, KeyGrant, ResourceIndicator};
+
+use super::authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
+use super::OAuthService;
+use crate::ports::RepositoryError;
+use crate::services::agent::Caller;
+use crate::services::auth::{APP_ID_LEN, AuthError};
+use crate::services::operator::{IssueConnectorKey, RevokeConnectorKey};
+use crate::services::pairing::PairingError;
+
+/// Random base62 characters of an authorization code: about 256 bits.
+const CODE_CHARS: usize = 43;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConsentCredential {
+    PairCode(String),
+    ApiKey(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApproveError {
+    #[error(transparent)]
+    Authorize(#[from] AuthorizeError),
+    /// The pair code or key was not accepted: the person may try again.
+    #[error("the pair code or key was not accepted")]
+    CredentialRefused,
+    /// `--dev-allow-all` prints no pair code.
+    #[error("this server has no pair code; use a key")]
+    PairingUnavailable,
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl From<RepositoryError> for ApproveError {
+    fn from(e: RepositoryError) -> Self {
+        Self::Authorize(AuthorizeError::Storage(e))
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> ApproveError {
+    ApproveError::Internal(anyhow::anyhow!("{e}"))
+}
+
+/// The key minted at consent.
+struct Minted {
+    grant: KeyGrant,
+    token: String,
+}
+
+impl OAuthService {
+    /// Approves the request with `credential`: mints the key and a code bound to the request, and
+    /// answers the `Location` to send the browser to (`redirect_uri?code&state&iss`).
+    pub async fn approve(
+        &self,
+        request: &AuthorizationRequest,
+        credential: ConsentCredential,
+    ) -> Result<String, ApproveError> {
+        let validated = self.validate_authorization(request).await?;
+        let minted = match credential {
+            ConsentCredential::PairCode(code) => self.mint_with_pair_code(&validated, &code).await?,
+            ConsentCredential::ApiKey(key) => self.mint_with_key(&validated, &key).await?,
+        };
+        let code = self.ports.ids.base62(CODE_CHARS);
+        let binding = CodeBinding {
+            client_id: validated.client.client_id.clone(),
+            redirect_uri: validated.redirect_uri.as_str().to_owned(),
+            code_challenge: validated.code_challenge.clone(),
+            resource: validated.resource_raw.clone(),
+        };
+        let now = self.ports.clock.now();
+        let stored = AuthorizationCode::issue(&code, binding, minted.grant, &minted.token, now, self.code_lifetime);
+        self.ports.codes.insert(&stored).await?;
+        Ok(validated.redirect_uri.with_params(&[
+            ("code", code.as_str()),
+            ("state", validated.state.as_str()),
+            ("iss", self.issuer.as_str()),
+        ]))
+    }
+
+    /// The person declined: `redirect_uri?error=access_denied&state&iss`.
+    pub async fn deny(&self, request: &AuthorizationRequest) -> Result<String, AuthorizeError> {
+        let validated = self.validate_authorization(request).await?;
+        Ok(denied(&validated, "the request was declined").location(&self.issuer))
+    }
+
+    async fn mint_with_pair_code(&self, validated: &ValidatedAuthorization, code: &str) -> Result<Minted, ApproveError> {
+        let pairing = self.checks.pairing.as_ref().ok_or(ApproveError::PairingUnavailable)?;
+        let (key_id, token) = match pairing.exchange(code, Some(validated.client.label().to_owned())).await {
+            Ok(pair) => pair,
+            Err(PairingError::WrongCode) => return Err(ApproveError::CredentialRefused),
+            Err(PairingError::Internal(e)) => return Err(ApproveError::Internal(e)),
+        };
+        // The minted key goes through the same check as a key typed into the form.
+        let caller = self.checks.auth.authenticate(Some(&token)).await.map_err(internal)?;
+        let grant = KeyGrant {
+            key_id,
+            owner_id: caller.principal_id.clone(),
+        };
+        if let Some(app_id) = validated.resource.app_id()
+            && !self.owns_app(&caller.principal_id, app_id).await?
+        {
+            self.revoke_quietly(&grant).await;
+            return Err(denied(validated, "the app is not yours").into());
+        }
+        Ok(Minted { grant, token })
+    }
+
+    async fn mint_with_key(&self, validated: &ValidatedAuthorization, key: &str) -> Result<Minted, ApproveError> {
+        let caller = match self.checks.auth.authenticate(Some(key)).await {
+            Ok(caller) => caller,
+            Err(AuthError::Anonymous | AuthError::InvalidToken) => return Err(ApproveError::CredentialRefused),
+            Err(AuthError::Internal(e)) => return Err(ApproveError::Internal(e)),
+        };
+        let credential_app = self.credential_app_lock(&caller).await?;
+        let app_id = match &validated.resource {
+            ResourceIndicator::Universal => credential_app,
+            ResourceIndicator::App(app_id) => {
+                let allowed = credential_app.as_ref().is_none_or(|locked| locked == app_id)
+                    && self.owns_app(&caller.principal_id, app_id).await?;
+                if !allowed {
+                    return Err(denied(validated, "the key may not act for this app").into());
+                }
+                Some(app_id.clone())
+            }
+        };
+        let issued = self
+            .checks
+            .keys
+            .issue(IssueConnectorKey {
+                caller_user_id: caller.principal_id.clone(),
+                name: Some(validated.client.label().to_owned()),
+                app_id,
+                expires_at: None,
+            })
+            .await
+            .map_err(internal)?;
+        Ok(Minted {
+            grant: KeyGrant {
+                key_id: issued.summary.id,
+                owner_id: caller.principal_id,
+            },
+            token: issued.plaintext_key.expose().to_owned(),
+        })
+    }
+
+    /// The app a key is locked to, `None` for a universal key. A universal key acts for its
+    /// owner's default app, so a caller scoped elsewhere holds a locked key; the minted key keeps
+    /// that lock and never widens what the credential could do.
+    async fn credential_app_lock(&self, caller: &Caller) -> Result<Option<String>, ApproveError> {
+        let default_app = self
+            .ports
+            .apps
+            .default_app(&caller.principal_id, &self.ports.ids.base62(APP_ID_LEN), self.ports.clock.now())
+            .await?;
+        Ok((default_app.app_id != caller.app_id).then(|| caller.app_id.clone()))
+    }
+
+    async fn owns_app(&self, principal_id: &str, app_id: &str) -> Result<bool, RepositoryError> {
+        Ok(self
+            .ports
+            .apps
+            .get(app_id)
+            .await?
+            .is_some_and(|app| app.owner_id == principal_id))
+    }
+
+    /// Revokes a key that can no longer reach its client; a failure is logged, not answered.
+    pub(super) async fn revoke_quietly(&self, grant: &KeyGrant) {
+        let command = RevokeConnectorKey {
+            caller_user_id: grant.owner_id.clone(),
+            key_id: grant.key_id.clone(),
+        };
+        if let Err(error) = self.checks.keys.revoke(command).await {
+            tracing::warn!(key_id = %grant.key_id, error = %error, at = %Utc::now(), "could not revoke an OAuth key");
+        }
+    }
+}
+
+fn denied(validated: &ValidatedAuthorization, description: &str) -> AuthorizeError {
+    AuthorizeError::Redirect(ErrorRedirect {
+        redirect_uri: validated.redirect_uri.clone(),
+        error: "access_denied",
+        description: description.to_owned(),
+        state: Some(validated.state.clone()),
+    })
+}

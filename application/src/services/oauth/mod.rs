@@ -1,0 +1,81 @@
+//! The OAuth 2.1 authorization server for MCP hosts (Document 2): registration, authorize (with
+//! the consent step), token. The access token is a connector key minted at consent, so there is
+//! no token store of its own: the key check that guards `/mcp` accepts it, the key list shows it,
+//! and revoking it ends the connection.
+
+mod authorize;
+mod consent;
+mod register;
+mod resources;
+mod token;
+
+use std::sync::Arc;
+
+use chrono::TimeDelta;
+use svc_domain::oauth::Issuer;
+
+pub use authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
+pub use consent::{ApproveError, ConsentCredential};
+pub use register::{RegisterClient, RegisterError};
+pub use resources::KnownAppsResourceValidator;
+pub use token::{AccessToken, TokenError, TokenRequest};
+
+use super::auth::AuthService;
+use super::operator::ConnectorKeyService;
+use super::pairing::PairingService;
+use crate::ports::agent::AppRepository;
+use crate::ports::oauth::{AuthorizationCodeRepository, OAuthClientRepository, ResourceValidator};
+use crate::ports::{Clock, Ids};
+
+/// Every port the OAuth surface uses.
+#[derive(Clone)]
+pub struct OAuthPorts {
+    pub clients: Arc<dyn OAuthClientRepository>,
+    pub codes: Arc<dyn AuthorizationCodeRepository>,
+    pub resources: Arc<dyn ResourceValidator>,
+    pub apps: Arc<dyn AppRepository>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn Ids>,
+}
+
+/// The checks a consent is approved with, shared with the rest of the server: the key check that
+/// guards `/mcp`, the pairing service (strict mode only) and the connector keys that become
+/// access tokens.
+#[derive(Clone)]
+pub struct ConsentChecks {
+    pub auth: AuthService,
+    pub pairing: Option<PairingService>,
+    pub keys: ConnectorKeyService,
+}
+
+#[derive(Clone)]
+pub struct OAuthService {
+    issuer: Issuer,
+    ports: OAuthPorts,
+    checks: ConsentChecks,
+    code_lifetime: TimeDelta,
+}
+
+impl OAuthService {
+    /// `code_lifetime` is Document 2's 5 minutes in production; tests shorten it.
+    pub fn new(issuer: Issuer, ports: OAuthPorts, checks: ConsentChecks, code_lifetime: TimeDelta) -> Self {
+        Self {
+            issuer,
+            ports,
+            checks,
+            code_lifetime,
+        }
+    }
+
+    pub fn issuer(&self) -> &Issuer {
+        &self.issuer
+    }
+
+    /// Whether the deployment knows `resource` (for the app-scoped protected-resource metadata).
+    pub async fn knows_resource(
+        &self,
+        resource: &svc_domain::oauth::ResourceIndicator,
+    ) -> Result<bool, crate::ports::RepositoryError> {
+        self.ports.resources.accepts(&self.issuer, resource).await
+    }
+}

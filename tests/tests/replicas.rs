@@ -1,0 +1,172 @@
+//! Two replicas on one PostgreSQL database: live frames and consume wake-ups cross replicas
+//! through LISTEN/NOTIFY, and stopping one replica loses nothing it acknowledged.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use svc_tests::live::LiveClient;
+use svc_tests::{Auth, Backend, TestApp};
+
+async fn call(base: &str, tool: &str, arguments: Value) -> Value {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
+    let reply: Value = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .bearer_auth("dev")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(reply["result"]["structuredContent"].is_object(), "{tool}: {reply}");
+    reply["result"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn frames_and_wake_ups_cross_replicas() {
+    let Some(a) = TestApp::spawn("replicas", Backend::Postgres, Auth::DevAllowAll).await else {
+        return;
+    };
+    let b = a.replica().await;
+    let contract = json!({
+        "propsSpec": { "type": "object", "properties": { "n": { "type": "integer" } } },
+        "actionSpec": { "go": {} },
+        "streamSpec": { "log": { "mode": "append", "schema": { "type": "integer" } } }
+    });
+    let hs = call(
+        &a.base,
+        "svc_handshake",
+        json!({ "intent": "replicated", "blueprintDraft": { "contract": contract } }),
+    )
+    .await;
+    let rendered = call(
+        &a.base,
+        "svc_render",
+        json!({ "handshakeId": hs["structuredContent"]["handshakeId"], "props": { "n": 0 } }),
+    )
+    .await;
+    let slice = rendered["_meta"]["ai.svc/render"].clone();
+    let session = slice["sessionId"].as_str().unwrap().to_owned();
+
+    // Subscribed on B with the token A minted.
+    let mut on_b = LiveClient::connect(&b.base).await;
+    on_b.send(
+        "subscribe",
+        json!({ "sessionId": session, "wsToken": slice["wsToken"] }),
+    )
+    .await;
+    let ack = on_b.expect("ack").await;
+    let base_seq = ack["lastStreamSeq"].as_i64().unwrap();
+
+    // Changes made on A reach B's socket, in order.
+    call(
+        &a.base,
+        "svc_update",
+        json!({ "sessionId": session, "kind": "replace", "props": { "n": 1 } }),
+    )
+    .await;
+    for i in 0..5 {
+        call(
+            &a.base,
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": i }),
+        )
+        .await;
+    }
+    assert_eq!(on_b.expect("props_update").await["props"], json!({ "n": 1 }));
+    for i in 0..5 {
+        let d = on_b.expect("data").await;
+        assert_eq!(
+            (d["payload"].as_i64(), d["seq"].as_i64()),
+            (Some(i), Some(base_seq + 1 + i))
+        );
+    }
+
+    // A consume waiting on A wakes for an action that arrived on B.
+    let waiting = {
+        let base = a.base.clone();
+        let session = session.clone();
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let r = call(&base, "svc_consume", json!({ "sessionId": session, "timeout": 20 })).await;
+            (started.elapsed(), r)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    on_b.send(
+        "action",
+        json!({ "sessionId": session, "type": "data:submit", "payload": { "action": "go" }, "clientSeq": 1 }),
+    )
+    .await;
+    assert_eq!(on_b.expect("system").await["event"], "action_stored");
+    let (elapsed, consumed) = waiting.await.unwrap();
+    assert!(elapsed < Duration::from_secs(5), "woke across replicas: {elapsed:?}");
+    assert_eq!(consumed["structuredContent"]["events"][0]["intent"], "go");
+    assert_eq!(
+        on_b.expect("drain_ack").await["actionIds"].as_array().unwrap().len(),
+        1,
+        "the drain on A reaches B"
+    );
+
+    // Stopping A mid-stream loses nothing A acknowledged.
+    let emitter = {
+        let (base, session) = (a.base.clone(), session.clone());
+        tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            let mut acknowledged = vec![];
+            for i in 5..200i64 {
+                let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": { "name": "svc_emit", "arguments": { "sessionId": session, "channel": "log", "payload": i } } });
+                let Ok(resp) = client
+                    .post(format!("{base}/mcp"))
+                    .bearer_auth("dev")
+                    .json(&body)
+                    .send()
+                    .await
+                else {
+                    break;
+                };
+                let Ok(reply) = resp.json::<Value>().await else { break };
+                if reply["result"]["structuredContent"]["accepted"] == true {
+                    acknowledged.push(i);
+                }
+            }
+            acknowledged
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let mut a = a;
+    a.stop_server();
+    let acknowledged = emitter.await.unwrap();
+    assert!(!acknowledged.is_empty(), "A acknowledged some emits before it stopped");
+    let mut resumed = LiveClient::connect(&b.base).await;
+    resumed
+        .send(
+            "subscribe",
+            json!({ "sessionId": session, "sessionToken": ack["sessionToken"], "fromSeq": base_seq }),
+        )
+        .await;
+    resumed.expect("ack").await;
+    let mut replayed = vec![];
+    while let Some(frame) = resumed.try_recv(Duration::from_millis(500)).await {
+        assert_eq!(frame["type"], "data", "{frame}");
+        replayed.push(frame["payload"]["payload"].as_i64().unwrap());
+    }
+    let expected: Vec<i64> = (0..5).chain(acknowledged.iter().copied()).collect();
+    for i in &expected {
+        assert_eq!(
+            replayed.iter().filter(|r| *r == i).count(),
+            1,
+            "acknowledged payload {i} replayed exactly once"
+        );
+    }
+    // B keeps serving after A is gone.
+    call(
+        &b.base,
+        "svc_emit",
+        json!({ "sessionId": session, "channel": "log", "payload": -1 }),
+    )
+    .await;
+    assert_eq!(resumed.expect("data").await["payload"], -1);
+}

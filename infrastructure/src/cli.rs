@@ -88,6 +88,12 @@ pub struct ServeArgs {
     /// `text` or `json`.
     #[arg(long, value_parser = ["text", "json"])]
     log_format: Option<String>,
+    /// Serve OAuth 2.1 for MCP hosts (discovery, registration, consent, token).
+    #[arg(long)]
+    oauth: bool,
+    /// The OAuth issuer URL (default: the public base URL).
+    #[arg(long)]
+    issuer: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -125,13 +131,22 @@ impl ServeArgs {
         if let Some(f) = &self.log_format {
             s.server.log_format = f.clone();
         }
+        if self.oauth {
+            s.oauth.enabled = true;
+        }
+        if let Some(issuer) = &self.issuer {
+            s.oauth.issuer = issuer.clone();
+        }
         Ok(s)
     }
 }
 
 /// Runs the command line; every failure is one line on stderr and a non-zero exit.
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let outcome = match cli.command {
         Command::Serve(args) => serve(args),
         Command::Keys {
@@ -148,6 +163,19 @@ pub fn run() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--help` and `--version` print as clap writes them; a bad flag is one line and status 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let rendered = e.render().to_string();
+    let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+    eprintln!("svc: {first} (see `svc --help`)");
+    ExitCode::from(2)
 }
 
 fn mint(data_dir: &std::path::Path, name: Option<String>) -> Result<(), String> {

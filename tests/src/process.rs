@@ -36,6 +36,14 @@ impl ServerProcess {
         Self { child, base }
     }
 
+    /// SIGTERM, then waits for the exit.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("kill -TERM");
+        assert!(sent.success());
+        self.child.wait().expect("reap")
+    }
+
     /// SIGKILL: no graceful shutdown, no chance to flush anything.
     pub fn kill(mut self) {
         self.child.kill().expect("kill");

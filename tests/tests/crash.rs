@@ -111,3 +111,52 @@ async fn sigkill_during_writes_loses_no_acknowledged_row() {
     drop(restarted);
     let _ = std::fs::remove_dir_all(data_dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
+    let data_dir = temp_dir("svc-term");
+    let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    let client = reqwest::Client::new();
+    let hs = call(
+        &client,
+        &server.base,
+        "svc_handshake",
+        json!({ "intent": "term", "blueprintDraft": { "contract": {} } }),
+    )
+    .await
+    .unwrap();
+    let r = call(
+        &client,
+        &server.base,
+        "svc_render",
+        json!({ "handshakeId": hs["handshakeId"], "props": {} }),
+    )
+    .await
+    .unwrap();
+    let in_flight = {
+        let (client, base, session) = (client.clone(), server.base.clone(), r["sessionId"].clone());
+        tokio::spawn(async move {
+            call(
+                &client,
+                &base,
+                "svc_consume",
+                json!({ "sessionId": session, "timeout": 2 }),
+            )
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let status = tokio::task::spawn_blocking(move || server.terminate()).await.unwrap();
+    assert!(status.success(), "exit status {status:?}");
+    let finished = in_flight
+        .await
+        .unwrap()
+        .expect("the in-flight long-poll got its answer");
+    assert_eq!(finished["status"], "active");
+    assert!(
+        started.elapsed() < Duration::from_secs(9),
+        "shut down within the grace period"
+    );
+    let _ = std::fs::remove_dir_all(data_dir);
+}

@@ -575,3 +575,33 @@ async fn resources_read_mounts_a_render_and_pinned_epochs(app: TestApp) {
         .1;
     assert_eq!(missing["error"]["code"], -32002);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_ttl_elapsed_is_expired() {
+    let app = svc_tests::TestApp::spawn_configured("ttl", svc_tests::Backend::Sqlite, Auth::DevAllowAll, |s| {
+        s.sessions.default_ttl_seconds = 1;
+    })
+    .await
+    .unwrap();
+    let session = rendered(&app, json!({ "title": "t" })).await;
+    let live = app.tool_ok("svc_consume", json!({ "sessionId": session })).await;
+    assert_eq!(live["status"], "active");
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let expired = app
+        .tool_ok("svc_consume", json!({ "sessionId": session, "timeout": 5 }))
+        .await;
+    assert_eq!(
+        expired,
+        json!({ "events": [], "status": "expired" }),
+        "an expired session answers at once"
+    );
+    let err = app
+        .tool_rpc_error(
+            "svc_update",
+            json!({ "sessionId": session, "kind": "replace", "props": { "title": "u" } }),
+        )
+        .await;
+    assert_eq!(err["code"], -32002);
+    let listed = app.tool_ok("svc_list_sessions", json!({})).await;
+    assert_eq!(listed["sessions"][0]["status"], "expired");
+}

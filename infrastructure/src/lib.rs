@@ -1,11 +1,11 @@
 //! The `svc` binary's library: CLI, configuration, wiring of adapters into ports, telemetry.
 
 pub mod cli;
-mod in_process_bus;
+pub mod in_process_bus;
 pub mod keys_file;
 pub mod server;
 pub mod settings;
-mod system;
+pub mod system;
 mod telemetry;
 
 pub use server::Application;

@@ -350,6 +350,15 @@ async function run(base) {
       'the no-blob card never tried a blob: module (the fallback path was not exercised)',
     );
 
+    step('a host that blocks the WebSocket still shows the card from the embedded bootstrap');
+    const current = await readResource(agent, `ui://svc/render/${sessionId}`);
+    const blocked = await mountCard(page, host, { id: 'card-no-socket', title: 'connect-src blocks /ws', resource: { ...current, csp: { ...current.csp, connectDomains: [] } }, toolInput: renderArgs, toolResult: rendered });
+    await waitFor('the card to paint without its socket', async () => (await cardText(blocked)).includes('approved by agent'));
+    await waitFor('the card to report the socket as down', async () => {
+      const state = await liveState(blocked);
+      return ['reconnecting', 'failed'].includes(state) || state;
+    });
+
     step('a component that throws, and one importing an unprovided module, show readable errors');
     // From here on, new sockets pass through a proxy that swaps the ack's component code.
     const brokenModules = [

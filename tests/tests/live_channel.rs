@@ -474,3 +474,31 @@ async fn a_new_render_in_the_same_host_conversation_reaches_mounted_cards(app: T
     app.render("no conversation", json!({}), json!({})).await;
     ws.expect_silence(Duration::from_millis(300)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_cursor_older_than_the_buffer_replays_the_newest_actions() {
+    let app = TestApp::spawn_configured("action_gap", svc_tests::Backend::Sqlite, Auth::DevAllowAll, |s| {
+        s.live.replay_buffer = 2
+    })
+    .await
+    .unwrap();
+    let (session, slice) = card(&app).await;
+    let (mut first, _) = subscribed(&app, &slice, json!({})).await;
+    for n in 1..=4 {
+        first
+            .send(
+                "action",
+                action(&session, "approve", json!({ "note": format!("n{n}") }), n),
+            )
+            .await;
+        first.expect("system").await;
+    }
+    let (mut ws, ack) = subscribed(&app, &slice, json!({ "sinceSequence": 0 })).await;
+    assert_eq!(ack["replay"]["gap"], true);
+    assert_eq!(ws.expect("system").await["event"], "replay_gap");
+    let replayed: Vec<i64> = [ws.expect("render_event").await, ws.expect("render_event").await]
+        .iter()
+        .map(|e| e["sequence"].as_i64().unwrap())
+        .collect();
+    assert_eq!(replayed, [3, 4], "the newest actions, never losing the latest");
+}

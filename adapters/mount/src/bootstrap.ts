@@ -2,7 +2,7 @@
 // per-render document embeds, or the `_meta['ai.svc/render']` slice of the tool result the host
 // delivers to the shell document.
 
-import { isObject, type JsonObject } from './protocol';
+import { isObject, type Contract, type JsonObject } from './protocol';
 
 /** Key of the render slice in a tool result's `_meta`. */
 export const SLICE_KEY = 'ai.svc/render';
@@ -28,6 +28,8 @@ export interface Bootstrap {
   frozen?: boolean;
   /** The compiled component, embedded by per-render documents so the card paints at once. */
   component?: { code?: string; blueprintId?: string };
+  /** The agreed data contract (slot defaults, stream modes) until the ack brings it. */
+  contract?: Contract;
   themeId?: string;
   themeMode?: ThemeMode;
   theme?: Record<string, string>;

@@ -18,6 +18,8 @@ import {
 export type LiveStatus = 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed';
 
 const PING_INTERVAL_MS = 20_000;
+/** Time for a socket to open and answer the subscribe before it is abandoned. */
+const CONNECT_TIMEOUT_MS = 15_000;
 /** The server answers our ping within the interval; silence this long means a dead socket. */
 const SILENCE_LIMIT_MS = 50_000;
 /** Close codes after which the server asked us to slow down (1008 policy, 1013 try later). */
@@ -62,6 +64,7 @@ export class LiveSocket {
   /** A refused wsToken is swapped once per successful subscribe, not in a loop. */
   private tokenRefreshed = false;
   private reconnectTimer: number | undefined;
+  private connectTimer: number | undefined;
   private heartbeatTimer: number | undefined;
   private lastHeard = 0;
 
@@ -127,15 +130,27 @@ export class LiveSocket {
       return;
     }
     this.ws = ws;
+    const closed = (code: number): void => {
+      if (this.ws !== ws) return; // already dropped
+      window.clearTimeout(this.connectTimer);
+      ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+      this.onClose(code);
+    };
     ws.onopen = () => {
       this.lastHeard = Date.now();
       ws.send(JSON.stringify({ type: 'subscribe', payload: this.subscribePayload() }));
     };
     ws.onmessage = (event) => this.onMessage(event);
-    ws.onclose = (event) => this.onClose(event.code);
+    ws.onclose = (event) => closed(event.code);
+    // A socket refused before opening (a CSP connect-src block) gets `error` and no `close`.
     ws.onerror = () => {
-      // A close event always follows; reconnecting happens there.
+      if (ws.readyState === WebSocket.CLOSED) closed(1006);
     };
+    // A connection that neither opens nor fails (a black-holed network) is abandoned.
+    window.clearTimeout(this.connectTimer);
+    this.connectTimer = window.setTimeout(() => {
+      if (this.ws === ws && !this.subscribed) this.drop();
+    }, CONNECT_TIMEOUT_MS);
   }
 
   private subscribePayload(): SubscribePayload {
@@ -316,6 +331,7 @@ export class LiveSocket {
     this.subscribed = false;
     this.inflight = [];
     window.clearInterval(this.heartbeatTimer);
+    window.clearTimeout(this.connectTimer);
     if (this.stopped) return;
     this.scheduleReconnect(SLOW_DOWN_CODES.has(code) ? 5000 : 0);
   }
@@ -340,6 +356,7 @@ export class LiveSocket {
     this.subscribed = false;
     this.inflight = [];
     window.clearInterval(this.heartbeatTimer);
+    window.clearTimeout(this.connectTimer);
   }
 
   private scheduleReconnect(floorMs: number): void {

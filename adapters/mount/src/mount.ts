@@ -48,7 +48,7 @@ export class Mount {
       notice: null,
       progress: null,
       component: null,
-      contract: {},
+      contract: isObject(bootstrap.contract) ? bootstrap.contract : {},
       props: bootstrap.props ?? {},
       epoch: bootstrap.epoch ?? 1,
       streams: {},
@@ -150,7 +150,7 @@ export class Mount {
   }
 
   private onAck(ack: AckPayload): void {
-    const contract: Contract = isObject(ack.contract) ? (ack.contract as Contract) : {};
+    const contract: Contract = isObject(ack.contract) ? (ack.contract as Contract) : this.store.get().contract;
     this.store.update((state) => ({
       contract,
       ...(!this.bootstrap.frozen && ack.props !== undefined ? { props: ack.props, epoch: ack.epoch ?? state.epoch } : {}),

@@ -225,7 +225,8 @@ pub trait EventRepository: Send + Sync {
     async fn streams_since(&self, session_id: &str, after_seq: i64, limit: u64) -> Result<Vec<StreamEnvelope>>;
     /// The session's highest stream `seq` (0 when none).
     async fn last_stream_seq(&self, session_id: &str) -> Result<i64>;
-    /// Stored gestures with `sequence > after_sequence`, oldest first, at most `limit`.
+    /// Stored gestures with `sequence > after_sequence`, oldest first, at most `limit` (the newest ones
+    /// when more exist).
     async fn actions_since(&self, session_id: &str, after_sequence: i64, limit: u64) -> Result<Vec<ActionEventRecord>>;
 }
 

@@ -112,6 +112,7 @@ fn render_bootstrap(
         "frozen": epoch != session.head.epoch,
         // The compiled component, so the card paints before (and without) the live channel.
         "component": { "code": code, "blueprintId": session.blueprint_id },
+        "contract": session.contract,
         "runtimeUrl": format!("{}/_svc/iframe-runtime.js", state.urls.base),
         "wsUrl": state.urls.ws,
         "wsToken": ws_token,

@@ -232,16 +232,16 @@ impl EventRepository for SeaOrmEventRepository {
         after_sequence: i64,
         limit: u64,
     ) -> Result<Vec<ActionEventRecord>, RepositoryError> {
-        action_event::Entity::find()
+        // The newest `limit` after the cursor: a gap drops the oldest, never the latest.
+        let mut newest = action_event::Entity::find()
             .filter(action_event::Column::SessionId.eq(session_id))
             .filter(action_event::Column::Sequence.gt(after_sequence))
-            .order_by_asc(action_event::Column::Sequence)
+            .order_by_desc(action_event::Column::Sequence)
             .limit(limit)
             .all(&self.db)
             .await
-            .map_err(db)?
-            .into_iter()
-            .map(action)
-            .collect()
+            .map_err(db)?;
+        newest.reverse();
+        newest.into_iter().map(action).collect()
     }
 }

@@ -195,17 +195,15 @@ impl AgentService {
         after_sequence: i64,
     ) -> Result<Replay<ActionEventRecord>, AgentError> {
         let buffer = self.settings.replay_buffer;
-        let items = self
+        let mut items = self
             .ports
             .events
             .actions_since(session_id, after_sequence, buffer + 1)
             .await?;
         let gap = items.len() as u64 > buffer;
-        let items = if gap {
-            items[items.len() - buffer as usize..].to_vec()
-        } else {
-            items
-        };
+        if gap {
+            items.remove(0);
+        }
         Ok(Replay { items, gap })
     }
 }

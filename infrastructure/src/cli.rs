@@ -168,12 +168,19 @@ pub fn run() -> ExitCode {
 /// `--help` and `--version` print as clap writes them; a bad flag is one line and status 2.
 fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
         let _ = e.print();
         return ExitCode::SUCCESS;
     }
     let rendered = e.render().to_string();
-    let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+    let first = rendered
+        .lines()
+        .next()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ");
     eprintln!("svc: {first} (see `svc --help`)");
     ExitCode::from(2)
 }
@@ -221,8 +228,13 @@ fn issue_coupon(args: IssueCouponArgs) -> Result<(), String> {
             .map_err(|e| format!("cannot issue the coupon: {e}"));
         let _ = db.close().await;
         let coupon = issued?;
-        let expiry = coupon.expires_at.map_or("never expires".to_owned(), |t| format!("expires {t}"));
-        println!("issued a coupon worth {} cents ({expiry}); redeem it once with svc_ops_redeem_coupon:", coupon.credit_cents);
+        let expiry = coupon
+            .expires_at
+            .map_or("never expires".to_owned(), |t| format!("expires {t}"));
+        println!(
+            "issued a coupon worth {} cents ({expiry}); redeem it once with svc_ops_redeem_coupon:",
+            coupon.credit_cents
+        );
         println!("{}", coupon.code.as_str());
         Ok(())
     })
@@ -263,6 +275,11 @@ fn print_banner(app: &Application) {
         banner.push_str(&format!(
             "  pair code:     {code}  (POST {}/_svc/pair {{\"pairCode\":\"{code}\"}} returns a bearer)\n",
             app.base_url
+        ));
+    }
+    if let Some(issuer) = &app.oauth_issuer {
+        banner.push_str(&format!(
+            "  OAuth issuer:  {issuer}  (consent with the pair code or a key at {issuer}/oauth/authorize)\n"
         ));
     }
     let mut out = std::io::stdout().lock();

@@ -14,16 +14,19 @@ use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationQueue};
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
+use svc_application::services::oauth::{ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService};
 use svc_application::services::operator::{ConnectorKeyService, CouponService, OrgService};
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
 use svc_domain::model_route::KNOWN_MODEL_ROUTES;
 use svc_domain::themes::DEFAULT_THEME_ID;
 use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness};
+use svc_http::{OAuth, OAuthOptions};
 use svc_sql::PgEventBus;
 use svc_sql::agent::{
     SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
     SeaOrmSessionRepository,
 };
+use svc_sql::oauth::{SeaOrmAuthorizationCodeRepository, SeaOrmOAuthClientRepository};
 use svc_sql::operator::{
     SeaOrmConnectorKeyRepository, SeaOrmCouponRepository, SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmOrgRepository,
 };
@@ -58,6 +61,8 @@ pub struct Application {
     pub auth_mode: AuthMode,
     /// The 6-digit pair code, in strict mode.
     pub pair_code: Option<String>,
+    /// The OAuth issuer, when OAuth is on.
+    pub oauth_issuer: Option<String>,
 }
 
 /// The event bus the settings ask for (see `live.bus` in config/default.toml).
@@ -245,18 +250,27 @@ impl Application {
             Pairing::new(PairingService::new(
                 pair_code(),
                 LOCAL_OPERATOR.to_owned(),
-                connector_keys,
+                connector_keys.clone(),
             ))
         });
         let pair_code = pairing.as_ref().map(|p| p.service.code().to_owned());
+        let auth = AuthService::new(auth_mode, key_stores, apps.clone(), clock.clone(), ids.clone());
+        let oauth_checks = ConsentChecks {
+            auth: auth.clone(),
+            pairing: pairing.as_ref().map(|p| p.service.clone()),
+            keys: connector_keys,
+        };
+        let oauth = oauth_surface(settings, &base_url, &db, oauth_checks, apps, clock, ids)?;
+        let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
         let state = Arc::new(HttpState {
             agent: AgentService::new(ports, agent_settings, queue),
-            auth: AuthService::new(auth_mode, key_stores, apps, clock, ids),
+            auth,
             tokens: LiveTokens::new(ws_secret(settings)),
             readiness: Arc::new(DatabaseReadiness(db.clone())),
             pairing,
             urls: PublicUrls::from_base(&base_url),
             ops,
+            oauth,
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),
@@ -271,6 +285,7 @@ impl Application {
             base_url,
             auth_mode,
             pair_code,
+            oauth_issuer,
         })
     }
 
@@ -287,4 +302,43 @@ impl Application {
         }
         served
     }
+}
+
+/// The OAuth surface when `[oauth] enabled` (`--oauth`); the issuer defaults to the public base URL.
+fn oauth_surface(
+    settings: &Settings,
+    base_url: &str,
+    db: &DatabaseConnection,
+    checks: ConsentChecks,
+    apps: Arc<dyn AppRepository>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+) -> Result<Option<OAuth>, StartError> {
+    let o = &settings.oauth;
+    if !o.enabled {
+        return Ok(None);
+    }
+    let issuer_url = if o.issuer.is_empty() { base_url } else { &o.issuer };
+    let issuer =
+        svc_domain::oauth::Issuer::parse(issuer_url).map_err(|e| StartError::Config(format!("oauth.issuer: {e}")))?;
+    let lifetime = i64::try_from(o.code_lifetime_seconds)
+        .ok()
+        .filter(|s| *s > 0)
+        .map(chrono::TimeDelta::seconds)
+        .ok_or_else(|| StartError::Config("oauth.code_lifetime_seconds must be a positive number".into()))?;
+    let ports = OAuthPorts {
+        clients: Arc::new(SeaOrmOAuthClientRepository::new(db.clone())),
+        codes: Arc::new(SeaOrmAuthorizationCodeRepository::new(db.clone())),
+        resources: Arc::new(KnownAppsResourceValidator::new(apps.clone())),
+        apps,
+        clock,
+        ids,
+    };
+    let options = OAuthOptions {
+        consent_url: (!o.consent_url.is_empty()).then(|| o.consent_url.clone()),
+        trust_proxy: o.trust_proxy,
+    };
+    OAuth::new(OAuthService::new(issuer, ports, checks, lifetime), options)
+        .map(Some)
+        .map_err(StartError::Config)
 }

@@ -14,6 +14,19 @@ pub struct Settings {
     pub generation: GenerationSettings,
     pub live: LiveSettings,
     pub ops: OpsSettings,
+    pub oauth: OAuthSettings,
+}
+
+/// The OAuth 2.1 surface for MCP hosts (Document 2); off unless `enabled`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct OAuthSettings {
+    pub enabled: bool,
+    /// Empty: the public base URL.
+    pub issuer: String,
+    /// Empty: the built-in consent form.
+    pub consent_url: String,
+    pub trust_proxy: bool,
+    pub code_lifetime_seconds: u64,
 }
 
 /// Which domains of the operator route `/ops` are wired (all by default).

@@ -2,9 +2,10 @@
 
 mod guard;
 mod health;
-mod live_token;
 mod live;
+mod live_token;
 mod mcp;
+mod oauth;
 mod ops;
 mod pairing;
 mod runtime_asset;
@@ -17,9 +18,10 @@ use svc_application::services::auth::AuthService;
 
 pub use guard::HostGuard;
 pub use health::Readiness;
+pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
+pub use oauth::{OAuth, OAuthOptions, REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
 pub use ops::{OpsConnectorKeys, OpsDomains};
 pub use pairing::{PAIR_ATTEMPTS_PER_MINUTE, Pairing};
-pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 
 /// Everything the routes need, built once by the binary.
 pub struct HttpState {
@@ -32,6 +34,8 @@ pub struct HttpState {
     pub urls: PublicUrls,
     /// The wired domains of the operator route `/ops`.
     pub ops: OpsDomains,
+    /// Present with `--oauth`: discovery, registration, authorize and token.
+    pub oauth: Option<OAuth>,
 }
 
 /// Addresses written into results and bootstraps.
@@ -59,14 +63,31 @@ impl PublicUrls {
 pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
     let card_routes = guard.host_only();
     Route::new()
-        .at("/ops", post(ops::post_ops).get(mcp::get_mcp).delete(mcp::delete_mcp).with(guard.clone()))
-        .at("/_svc/invites/:invite_id/accept", post(ops::accept_invite).with(guard.clone()))
-        .at("/mcp", post(mcp::post_mcp).get(mcp::get_mcp).delete(mcp::delete_mcp).with(guard))
+        .at(
+            "/ops",
+            post(ops::post_ops)
+                .get(mcp::get_mcp)
+                .delete(mcp::delete_mcp)
+                .with(guard.clone()),
+        )
+        .at(
+            "/_svc/invites/:invite_id/accept",
+            post(ops::accept_invite).with(guard.clone()),
+        )
+        .at(
+            "/mcp",
+            post(mcp::post_mcp)
+                .get(mcp::get_mcp)
+                .delete(mcp::delete_mcp)
+                .with(guard),
+        )
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/_svc/iframe-runtime.js", get(runtime_asset::serve))
         .at("/ws", get(live::ws))
         .at("/_svc/pair", post(pairing::pair))
+        .nest("/oauth", oauth::routes())
+        .nest("/.well-known", oauth::well_known())
         .with(card_routes)
         .data(state)
         .map_to_response()

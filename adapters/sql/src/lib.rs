@@ -6,6 +6,7 @@ mod migrations;
 mod pg_event_bus;
 
 pub mod agent;
+pub mod oauth;
 pub mod operator;
 
 pub use connect::{ConnectError, connect_and_migrate};

@@ -138,7 +138,8 @@ mod tests {
         let ten = vec![ok; 10];
         let long_name = "n".repeat(101);
         let longest_name = "é".repeat(100);
-        let rows: Vec<(Vec<String>, Option<&str>, Result<(), RegistrationError>)> = vec![
+        type Row<'a> = (Vec<String>, Option<&'a str>, Result<(), RegistrationError>);
+        let rows: Vec<Row> = vec![
             (uris(&[ok]), None, Ok(())),
             (uris(&ten), Some("Claude"), Ok(())),
             (uris(&[ok]), Some(&longest_name), Ok(())),

@@ -60,7 +60,16 @@ pub(crate) fn auth_failure(error: AuthError) -> Response {
 }
 
 async fn authenticate(state: &HttpState, req: &Request) -> Result<Caller, Response> {
-    state.auth.authenticate(bearer(req).as_deref()).await.map_err(auth_failure)
+    state.auth.authenticate(bearer(req).as_deref()).await.map_err(|error| {
+        let mut response = auth_failure(error);
+        // With OAuth on, the challenge also names the protected-resource metadata (RFC 9728).
+        if response.status() == StatusCode::UNAUTHORIZED
+            && let Ok(challenge) = crate::oauth::bearer_challenge(state).parse()
+        {
+            response.headers_mut().insert("www-authenticate", challenge);
+        }
+        response
+    })
 }
 
 /// Reads one JSON-RPC message from a POST body and answers a request with `dispatch(method,
@@ -90,7 +99,10 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
         Ok(c) => c,
         Err(response) => return response,
     };
-    answer(body, |method, params| async move { dispatch(state, &caller, &method, params).await }).await
+    answer(body, |method, params| async move {
+        dispatch(state, &caller, &method, params).await
+    })
+    .await
 }
 
 /// Server-initiated streams are not offered (the server is stateless): 401 without

@@ -61,9 +61,12 @@ pub async fn call(
 /// `expiresAt`: an RFC 3339 (ISO 8601 with an offset) date-time. A past one is accepted; the key
 /// then never authenticates.
 fn expiry(raw: &str) -> Result<DateTime<Utc>, ToolFailure> {
-    DateTime::parse_from_rfc3339(raw)
-        .map(|t| t.to_utc())
-        .map_err(|_| invalid("expiresAt", "must be an ISO 8601 date-time with an offset, like 2026-12-31T23:59:59Z"))
+    DateTime::parse_from_rfc3339(raw).map(|t| t.to_utc()).map_err(|_| {
+        invalid(
+            "expiresAt",
+            "must be an ISO 8601 date-time with an offset, like 2026-12-31T23:59:59Z",
+        )
+    })
 }
 
 /// The app the new key is locked to, checked to be the caller's own.

@@ -71,7 +71,10 @@ pub static OPS_TOOLS: LazyLock<Vec<OpsTool>> = LazyLock::new(|| {
         ),
         tool(
             Orgs,
-            spec::<NoArgs>("svc_ops_list_orgs", "List the orgs the caller belongs to, with the caller's role."),
+            spec::<NoArgs>(
+                "svc_ops_list_orgs",
+                "List the orgs the caller belongs to, with the caller's role.",
+            ),
         ),
         tool(
             Orgs,

@@ -72,6 +72,9 @@ mod tests {
         normalise_times(&mut body);
         assert_eq!(body["createdAt"], "2026-01-02T03:04:05.123Z");
         assert_eq!(body["keys"][0]["lastUsedAt"], "2026-01-02T03:04:05.500Z");
-        assert_eq!(body["keys"][0]["name"], "2026-01-02T03:04:05Z", "only times are rewritten");
+        assert_eq!(
+            body["keys"][0]["name"], "2026-01-02T03:04:05Z",
+            "only times are rewritten"
+        );
     }
 }

@@ -4,6 +4,7 @@ use sea_orm_migration::prelude::*;
 
 mod m20261125_000001_agent_tables;
 mod m20261125_000002_operator_tables;
+mod m20261125_000003_oauth_tables;
 mod m20261125_000004_live_messages;
 
 pub struct Migrator;
@@ -14,6 +15,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261125_000001_agent_tables::Migration),
             Box::new(m20261125_000002_operator_tables::Migration),
+            Box::new(m20261125_000003_oauth_tables::Migration),
             Box::new(m20261125_000004_live_messages::Migration),
         ]
     }

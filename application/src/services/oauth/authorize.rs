@@ -84,10 +84,13 @@ impl OAuthService {
             .ok_or(AuthorizeError::NotRedirectable("the client_id is not registered"))?;
         let presented =
             present(&request.redirect_uri).ok_or(AuthorizeError::NotRedirectable("redirect_uri is required"))?;
-        let redirect_uri = client
-            .registered_redirect_uri(presented)
-            .cloned()
-            .ok_or(AuthorizeError::NotRedirectable("the redirect_uri is not registered for this client"))?;
+        let redirect_uri =
+            client
+                .registered_redirect_uri(presented)
+                .cloned()
+                .ok_or(AuthorizeError::NotRedirectable(
+                    "the redirect_uri is not registered for this client",
+                ))?;
         let fail = |error: &'static str, description: String| {
             AuthorizeError::Redirect(ErrorRedirect {
                 redirect_uri: redirect_uri.clone(),
@@ -108,8 +111,7 @@ impl OAuthService {
         )
         .map_err(|e| fail("invalid_request", e.to_string()))?;
         let unknown = || fail("invalid_target", "the resource is not served by this server".into());
-        let resource =
-            ResourceIndicator::classify(&self.issuer, request.resource.as_deref()).map_err(|_| unknown())?;
+        let resource = ResourceIndicator::classify(&self.issuer, request.resource.as_deref()).map_err(|_| unknown())?;
         if !self.ports.resources.accepts(&self.issuer, &resource).await? {
             return Err(unknown());
         }

@@ -3,11 +3,10 @@
 //! `/mcp` check accepts (a fresh key is minted for its owner). Either way the fresh key, labelled
 //! with the client's name, is what the token endpoint hands out, and the code carries it sealed.
 
-use chrono::Utc;
 use svc_domain::oauth::{AuthorizationCode, CodeBinding, KeyGrant, ResourceIndicator};
 
-use super::authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
 use super::OAuthService;
+use super::authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
 use crate::ports::RepositoryError;
 use crate::services::agent::Caller;
 use crate::services::auth::{APP_ID_LEN, AuthError};
@@ -89,7 +88,11 @@ impl OAuthService {
         Ok(denied(&validated, "the request was declined").location(&self.issuer))
     }
 
-    async fn mint_with_pair_code(&self, validated: &ValidatedAuthorization, code: &str) -> Result<Minted, ApproveError> {
+    async fn mint_with_pair_code(
+        &self,
+        validated: &ValidatedAuthorization,
+        code: &str,
+    ) -> Result<Minted, ApproveError> {
         let pairing = self.checks.pairing.as_ref().ok_or(ApproveError::PairingUnavailable)?;
         let (key_id, token) = match pairing.exchange(code, Some(validated.client.label().to_owned())).await {
             Ok(pair) => pair,
@@ -156,7 +159,11 @@ impl OAuthService {
         let default_app = self
             .ports
             .apps
-            .default_app(&caller.principal_id, &self.ports.ids.base62(APP_ID_LEN), self.ports.clock.now())
+            .default_app(
+                &caller.principal_id,
+                &self.ports.ids.base62(APP_ID_LEN),
+                self.ports.clock.now(),
+            )
             .await?;
         Ok((default_app.app_id != caller.app_id).then(|| caller.app_id.clone()))
     }
@@ -177,16 +184,22 @@ impl OAuthService {
             key_id: grant.key_id.clone(),
         };
         if let Err(error) = self.checks.keys.revoke(command).await {
-            tracing::warn!(key_id = %grant.key_id, error = %error, at = %Utc::now(), "could not revoke an OAuth key");
+            tracing::warn!(key_id = %grant.key_id, error = %error, "could not revoke an OAuth key");
         }
     }
 }
 
-fn denied(validated: &ValidatedAuthorization, description: &str) -> AuthorizeError {
-    AuthorizeError::Redirect(ErrorRedirect {
+fn denied(validated: &ValidatedAuthorization, description: &str) -> ErrorRedirect {
+    ErrorRedirect {
         redirect_uri: validated.redirect_uri.clone(),
         error: "access_denied",
         description: description.to_owned(),
         state: Some(validated.state.clone()),
-    })
+    }
+}
+
+impl From<ErrorRedirect> for ApproveError {
+    fn from(redirect: ErrorRedirect) -> Self {
+        Self::Authorize(AuthorizeError::Redirect(redirect))
+    }
 }

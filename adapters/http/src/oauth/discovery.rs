@@ -1,0 +1,104 @@
+//! Discovery documents: protected-resource metadata (RFC 9728) and authorization-server metadata
+//! (RFC 8414) with Document 2's fixed values. Every URL derives from the one issuer string.
+
+use std::sync::Arc;
+
+use poem::http::StatusCode;
+use poem::web::{Data, Html, Json, Path};
+use poem::{IntoResponse, Response, handler};
+use serde_json::{Value, json};
+use svc_domain::oauth::{Issuer, ResourceIndicator};
+
+use super::{enabled, not_found};
+use crate::HttpState;
+
+/// Where clients read the metadata of the universal resource `{issuer}/mcp`.
+pub(super) fn protected_resource_metadata_url(issuer: &Issuer) -> String {
+    issuer.url("/.well-known/oauth-protected-resource/mcp")
+}
+
+fn resource_metadata(issuer: &Issuer, resource: String) -> Value {
+    json!({
+        "resource": resource,
+        "authorization_servers": [issuer.as_str()],
+        "bearer_methods_supported": ["header"],
+        "resource_documentation": issuer.url("/oauth/docs"),
+    })
+}
+
+/// Metadata is public and read by browser-based clients too.
+fn public_json(body: Value) -> Response {
+    let mut response = Json(body).into_response();
+    response
+        .headers_mut()
+        .insert("access-control-allow-origin", "*".parse().expect("static header"));
+    response
+}
+
+/// `/.well-known/oauth-protected-resource` and its `/mcp` form: the universal resource.
+#[handler]
+pub(super) fn protected_resource(Data(state): Data<&Arc<HttpState>>) -> Response {
+    let Some(oauth) = enabled(state) else {
+        return not_found();
+    };
+    let issuer = oauth.service.issuer();
+    public_json(resource_metadata(issuer, issuer.url("/mcp")))
+}
+
+/// `/.well-known/oauth-protected-resource/apps/<appId>`: one app's resource, if it exists.
+#[handler]
+pub(super) async fn app_protected_resource(Path(app_id): Path<String>, Data(state): Data<&Arc<HttpState>>) -> Response {
+    let Some(oauth) = enabled(state) else {
+        return not_found();
+    };
+    let issuer = oauth.service.issuer();
+    let resource = issuer.url(&format!("/apps/{app_id}"));
+    let known = match ResourceIndicator::classify(issuer, Some(&resource)) {
+        Ok(indicator @ ResourceIndicator::App(_)) => oauth.service.knows_resource(&indicator).await,
+        _ => Ok(false),
+    };
+    match known {
+        Ok(true) => public_json(resource_metadata(issuer, resource)),
+        Ok(false) => StatusCode::NOT_FOUND.into_response(),
+        Err(error) => {
+            tracing::error!(error = ?error, "resource lookup failed");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+#[handler]
+pub(super) fn authorization_server(Data(state): Data<&Arc<HttpState>>) -> Response {
+    let Some(oauth) = enabled(state) else {
+        return not_found();
+    };
+    let issuer = oauth.service.issuer();
+    public_json(json!({
+        "issuer": issuer.as_str(),
+        "authorization_endpoint": issuer.url("/oauth/authorize"),
+        "token_endpoint": issuer.url("/oauth/token"),
+        "registration_endpoint": issuer.url("/oauth/register"),
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["authorization_code"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "scopes_supported": ["mcp"],
+        "authorization_response_iss_parameter_supported": true,
+    }))
+}
+
+/// `resource_documentation`: how to connect, for a person who follows the link.
+#[handler]
+pub(super) fn documentation(Data(state): Data<&Arc<HttpState>>) -> Response {
+    let Some(oauth) = enabled(state) else {
+        return not_found();
+    };
+    let mcp = super::consent_page::escape(&oauth.service.issuer().url("/mcp"));
+    Html(format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>MCP server</title></head>\
+         <body><h1>MCP server</h1><p>Add <code>{mcp}</code> to an MCP client. The client discovers \
+         this server's OAuth endpoints, registers itself and opens a consent page, where you approve \
+         it with the pair code printed when the server started or with a key.</p></body></html>"
+    ))
+    .into_response()
+}

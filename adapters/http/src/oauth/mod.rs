@@ -1,0 +1,121 @@
+//! The OAuth 2.1 surface for MCP hosts (Document 2), present when the server runs with `--oauth`:
+//!
+//! - `GET /.well-known/oauth-protected-resource` (also at `/mcp` and `/apps/<appId>` suffixes) and
+//!   `GET /.well-known/oauth-authorization-server`: discovery;
+//! - `POST /oauth/register`: open dynamic registration, rate limited per client address;
+//! - `GET /oauth/authorize`: checks the request, then shows the consent form (or redirects to
+//!   the configured consent URL); `POST /oauth/authorize`: the consent form's answer;
+//! - `POST /oauth/token`: the authorization-code grant.
+//!
+//! Without `--oauth` every one of these paths answers 404.
+
+mod authorize;
+mod consent_page;
+mod discovery;
+mod params;
+mod rate_limit;
+mod register;
+mod token;
+
+use std::sync::Arc;
+
+use poem::http::StatusCode;
+use poem::{IntoResponse, Response, Route, get, post};
+use svc_application::services::oauth::OAuthService;
+
+use crate::HttpState;
+use rate_limit::PerAddressLimit;
+
+pub use rate_limit::{REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
+
+/// Deployment options of the OAuth surface besides what the service holds.
+#[derive(Debug, Clone, Default)]
+pub struct OAuthOptions {
+    /// An external consent page; absent: the built-in form.
+    pub consent_url: Option<String>,
+    /// Rate-limit registration by the last `X-Forwarded-For` address instead of the peer address.
+    pub trust_proxy: bool,
+}
+
+pub struct OAuth {
+    service: OAuthService,
+    options: OAuthOptions,
+    registrations: PerAddressLimit,
+    pair_code_attempts: PerAddressLimit,
+}
+
+impl OAuth {
+    /// Fails when the consent URL is not an absolute http(s) URL.
+    pub fn new(service: OAuthService, options: OAuthOptions) -> Result<Self, String> {
+        if let Some(consent_url) = &options.consent_url {
+            let parsed = url::Url::parse(consent_url).map_err(|e| format!("oauth.consent_url {consent_url:?}: {e}"))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(format!("oauth.consent_url {consent_url:?} must be an http(s) URL"));
+            }
+        }
+        Ok(Self {
+            service,
+            options,
+            registrations: PerAddressLimit::registrations(),
+            pair_code_attempts: PerAddressLimit::pair_code_attempts(),
+        })
+    }
+}
+
+impl OAuth {
+    /// The issuer string, for the banner.
+    pub fn issuer(&self) -> &str {
+        self.service.issuer().as_str()
+    }
+}
+
+/// `/oauth/*`.
+pub fn routes() -> Route {
+    Route::new()
+        .at("/register", post(register::register))
+        .at("/authorize", get(authorize::show).post(authorize::answer))
+        .at("/token", post(token::token))
+        .at("/docs", get(discovery::documentation))
+}
+
+/// `/.well-known/*`.
+pub fn well_known() -> Route {
+    Route::new()
+        .at("/oauth-authorization-server", get(discovery::authorization_server))
+        .at("/oauth-protected-resource", get(discovery::protected_resource))
+        .at("/oauth-protected-resource/mcp", get(discovery::protected_resource))
+        .at(
+            "/oauth-protected-resource/apps/:app_id",
+            get(discovery::app_protected_resource),
+        )
+}
+
+/// The `WWW-Authenticate` challenge of an unauthenticated `/mcp` request: with OAuth on, it
+/// points at the protected-resource metadata (RFC 9728 section 5.1).
+pub(crate) fn bearer_challenge(state: &HttpState) -> String {
+    match &state.oauth {
+        Some(oauth) => format!(
+            r#"Bearer realm="mcp", resource_metadata="{}""#,
+            discovery::protected_resource_metadata_url(oauth.service.issuer())
+        ),
+        None => r#"Bearer realm="mcp""#.to_owned(),
+    }
+}
+
+/// The OAuth surface, when on.
+fn enabled(state: &Arc<HttpState>) -> Option<&OAuth> {
+    state.oauth.as_ref()
+}
+
+/// What every OAuth path answers when OAuth is off.
+fn not_found() -> Response {
+    StatusCode::NOT_FOUND.into_response()
+}
+
+/// Answers must not be cached: they carry codes, tokens or per-request state.
+fn no_store(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert("cache-control", "no-store".parse().expect("static header"));
+    headers.insert("pragma", "no-cache".parse().expect("static header"));
+    response
+}

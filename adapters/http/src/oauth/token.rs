@@ -1,0 +1,56 @@
+//! `POST /oauth/token` (form-encoded): `{ access_token, token_type: "Bearer", scope: "mcp" }`,
+//! no refresh token and no `expires_in`; errors as RFC 6749 section 5.2 JSON. Never cached.
+
+use std::sync::Arc;
+
+use poem::http::StatusCode;
+use poem::web::{Data, Json};
+use poem::{Body, IntoResponse, Response, handler};
+use serde_json::json;
+use svc_application::services::oauth::TokenError;
+
+use super::params::{MAX_BODY_BYTES, Params};
+use super::{enabled, no_store, not_found};
+use crate::HttpState;
+
+fn error(status: StatusCode, code: &str, description: &str) -> Response {
+    no_store((status, Json(json!({ "error": code, "error_description": description }))).into_response())
+}
+
+#[handler]
+pub(super) async fn token(body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+    let Some(oauth) = enabled(state) else {
+        return not_found();
+    };
+    let Ok(bytes) = body.into_bytes_limit(MAX_BODY_BYTES).await else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "the body is too large or unreadable",
+        );
+    };
+    let params = Params::parse(&bytes);
+    if let Some(name) = params.duplicate() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            &format!("{name} was sent more than once"),
+        );
+    }
+    match oauth.service.exchange(&params.token_request()).await {
+        Ok(token) => no_store(
+            Json(json!({ "access_token": token.expose(), "token_type": "Bearer", "scope": "mcp" })).into_response(),
+        ),
+        Err(TokenError::Storage(cause)) => {
+            tracing::error!(error = ?cause, "token exchange failed");
+            error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "internal error")
+        }
+        Err(refused) => {
+            let status = match refused {
+                TokenError::UnknownClient => StatusCode::UNAUTHORIZED,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            error(status, refused.code(), &refused.to_string())
+        }
+    }
+}

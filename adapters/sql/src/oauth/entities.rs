@@ -1,0 +1,49 @@
+//! Hand-written entities of the OAuth tables (portable types: strings and `DateTimeUtc`).
+
+pub mod oauth_clients {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "oauth_clients")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub client_id: String,
+        pub client_name: Option<String>,
+        /// JSON array of the registered URIs, verbatim.
+        pub redirect_uris: String,
+        pub created_at: DateTimeUtc,
+        pub last_resource: Option<String>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod oauth_authorization_codes {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "oauth_authorization_codes")]
+    pub struct Model {
+        /// Lowercase sha256 hex of the code; the code itself is never stored.
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub code_hash: String,
+        pub client_id: String,
+        pub redirect_uri: String,
+        pub code_challenge: String,
+        pub resource: Option<String>,
+        pub key_id: String,
+        pub key_owner_id: String,
+        pub sealed_token: String,
+        pub issued_at: DateTimeUtc,
+        pub expires_at: DateTimeUtc,
+        pub consumed_at: Option<DateTimeUtc>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

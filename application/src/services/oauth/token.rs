@@ -1,0 +1,116 @@
+//! `POST /oauth/token`: the authorization-code grant, nothing else (no refresh token, no expiry:
+//! the token lives as long as its key).
+//!
+//! Every redemption attempt consumes the code. A replayed code revokes the key it carried (RFC
+//! 6749 section 4.1.2: the code may have been stolen), and so does a failed redemption, since
+//! the burnt code can no longer deliver the key to anyone.
+
+use svc_domain::oauth::{CodeError, CodeExchange, hash_code};
+
+use super::OAuthService;
+use crate::ports::RepositoryError;
+use crate::ports::oauth::CodeConsumption;
+
+/// The token request's fields as sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TokenRequest {
+    pub grant_type: Option<String>,
+    pub code: Option<String>,
+    pub redirect_uri: Option<String>,
+    pub client_id: Option<String>,
+    pub code_verifier: Option<String>,
+    pub resource: Option<String>,
+}
+
+/// The bearer key the client sends to `/mcp` from now on.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AccessToken(String);
+
+impl AccessToken {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for AccessToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AccessToken(***)")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error("grant_type must be authorization_code")]
+    UnsupportedGrantType,
+    #[error("{0} is required")]
+    MissingParameter(&'static str),
+    #[error("the client_id is not registered")]
+    UnknownClient,
+    #[error("the authorization code is not valid")]
+    UnknownCode,
+    #[error(transparent)]
+    Grant(#[from] CodeError),
+    #[error("storage failure")]
+    Storage(#[from] RepositoryError),
+}
+
+impl TokenError {
+    /// The RFC 6749 section 5.2 error code (`invalid_target` from RFC 8707).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::UnsupportedGrantType => "unsupported_grant_type",
+            Self::MissingParameter(_) => "invalid_request",
+            Self::UnknownClient => "invalid_client",
+            Self::UnknownCode => "invalid_grant",
+            Self::Grant(e) => e.code(),
+            Self::Storage(_) => "server_error",
+        }
+    }
+}
+
+fn required<'a>(value: &'a Option<String>, name: &'static str) -> Result<&'a str, TokenError> {
+    value
+        .as_deref()
+        .filter(|v| !v.is_empty())
+        .ok_or(TokenError::MissingParameter(name))
+}
+
+impl OAuthService {
+    pub async fn exchange(&self, request: &TokenRequest) -> Result<AccessToken, TokenError> {
+        if required(&request.grant_type, "grant_type")? != "authorization_code" {
+            return Err(TokenError::UnsupportedGrantType);
+        }
+        let exchange = CodeExchange {
+            code: required(&request.code, "code")?,
+            redirect_uri: required(&request.redirect_uri, "redirect_uri")?,
+            client_id: required(&request.client_id, "client_id")?,
+            code_verifier: required(&request.code_verifier, "code_verifier")?,
+            resource: request.resource.as_deref().filter(|r| !r.is_empty()),
+        };
+        if self.ports.clients.get(exchange.client_id).await?.is_none() {
+            return Err(TokenError::UnknownClient);
+        }
+        let now = self.ports.clock.now();
+        let code = match self.ports.codes.consume(&hash_code(exchange.code), now).await? {
+            CodeConsumption::Unknown => return Err(TokenError::UnknownCode),
+            CodeConsumption::Replayed(code) => {
+                self.revoke_quietly(&code.key).await;
+                return Err(CodeError::Replayed.into());
+            }
+            CodeConsumption::Consumed(code) => code,
+        };
+        match code.exchange(&exchange, &self.issuer, now) {
+            Ok(token) => {
+                self.ports
+                    .clients
+                    .record_last_resource(exchange.client_id, code.binding.resource.as_deref())
+                    .await?;
+                Ok(AccessToken(token))
+            }
+            Err(error) => {
+                self.revoke_quietly(&code.key).await;
+                Err(error.into())
+            }
+        }
+    }
+}

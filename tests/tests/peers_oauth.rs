@@ -1,0 +1,164 @@
+//! Real OAuth clients complete the whole flow against the real `svc` binary over loopback HTTP,
+//! each from the server URL alone: the official TypeScript SDK (`tests/peers/ts-sdk-oauth.mjs`,
+//! its `auth()` flow with an `OAuthClientProvider`) and the official Python SDK
+//! (`tests/peers/python_sdk_oauth.py`, its `OAuthClientProvider`, which also checks the
+//! metadata issuer). Each test starts `svc-under-test serve --oauth --port 0` in strict mode; the
+//! peer plays the person at the consent form with a minted key or with the banner's pair code.
+//!
+//! Like `tests/tests/peers.rs`: without `tests/peers/install.sh` each test prints
+//! `skipped: <name> (...)` and passes, unless `SVC_REQUIRE_PEERS=1`, where it fails.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+const SERVER_BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
+/// Each peer run is bounded (coreutils `timeout`), so a hung peer fails instead of hanging.
+const PEER_SECONDS: &str = "120";
+
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("peers")
+}
+
+/// True when `needed` exists; otherwise skips, or fails under `SVC_REQUIRE_PEERS=1`.
+fn installed(test: &str, needed: &Path) -> bool {
+    if needed.exists() {
+        return true;
+    }
+    assert!(
+        std::env::var("SVC_REQUIRE_PEERS").as_deref() != Ok("1"),
+        "{test}: {} is missing but SVC_REQUIRE_PEERS=1: run `bash tests/peers/install.sh`",
+        needed.display()
+    );
+    println!("skipped: {test} (peers not installed: run tests/peers/install.sh)");
+    false
+}
+
+/// `svc-under-test serve --oauth` in strict mode on a fresh data directory; killed on drop.
+struct OAuthServer {
+    child: Child,
+    data_dir: PathBuf,
+    mcp_url: String,
+    pair_code: String,
+}
+
+impl OAuthServer {
+    fn start() -> Self {
+        let data_dir = svc_tests::temp_dir("svc-peers-oauth");
+        let mut child = Command::new(SERVER_BINARY)
+            .args(["serve", "--oauth", "--port", "0", "--data-dir"])
+            .arg(&data_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn svc-under-test");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let (mut base, mut pair_code) = (None, None);
+        // The banner: `svc <version> listening on <url>`, then `  pair code:     123456  (...)`.
+        for line in lines.by_ref().take(8) {
+            let line = line.expect("banner");
+            if let Some((_, url)) = line.split_once(" listening on ") {
+                base = Some(url.trim().to_owned());
+            }
+            if let Some(rest) = line.trim().strip_prefix("pair code:") {
+                pair_code = rest.split_whitespace().next().map(str::to_owned);
+                break;
+            }
+        }
+        std::thread::spawn(move || lines.for_each(drop));
+        Self {
+            child,
+            data_dir,
+            mcp_url: format!("{}/mcp", base.expect("a listening line")),
+            pair_code: pair_code.expect("a strict server prints its pair code"),
+        }
+    }
+
+    fn mint_key(&self) -> String {
+        svc::keys_file::KeysFile::in_data_dir(&self.data_dir)
+            .mint(Some("peer".into()), chrono::Utc::now())
+            .expect("mint a key")
+            .1
+    }
+}
+
+impl Drop for OAuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+/// Which consent credential the peer types into the form.
+enum Credential {
+    Key,
+    PairCode,
+}
+
+fn run_peer(name: &str, program: &Path, script: &str, credential: Credential) {
+    let server = OAuthServer::start();
+    let (variable, value) = match credential {
+        Credential::Key => ("SVC_PEER_API_KEY", server.mint_key()),
+        Credential::PairCode => ("SVC_PEER_PAIR_CODE", server.pair_code.clone()),
+    };
+    let Output { status, stdout, stderr } = Command::new("timeout")
+        .arg(PEER_SECONDS)
+        .arg(program)
+        .arg(peers_dir().join(script))
+        .arg(&server.mcp_url)
+        .current_dir(peers_dir())
+        .env(variable, value)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    let (stdout, stderr) = (String::from_utf8_lossy(&stdout), String::from_utf8_lossy(&stderr));
+    assert!(
+        status.success() && stdout.contains(&format!("{name}: OK")),
+        "{script} against {} exited with {status}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        server.mcp_url
+    );
+}
+
+fn node_peer(test: &str, credential: Credential) {
+    if !installed(
+        test,
+        &peers_dir().join("node_modules/@modelcontextprotocol/sdk/package.json"),
+    ) {
+        return;
+    }
+    let node = PathBuf::from(std::env::var("SVC_PEER_NODE").unwrap_or_else(|_| "node".to_owned()));
+    run_peer("ts-sdk-oauth", &node, "ts-sdk-oauth.mjs", credential);
+}
+
+fn python_peer(test: &str, credential: Credential) {
+    let python = peers_dir().join(".venv/bin/python");
+    if !installed(test, &python) {
+        return;
+    }
+    run_peer("python-sdk-oauth", &python, "python_sdk_oauth.py", credential);
+}
+
+#[test]
+fn typescript_sdk_completes_oauth_with_a_key() {
+    node_peer("typescript_sdk_completes_oauth_with_a_key", Credential::Key);
+}
+
+#[test]
+fn typescript_sdk_completes_oauth_with_the_pair_code() {
+    node_peer(
+        "typescript_sdk_completes_oauth_with_the_pair_code",
+        Credential::PairCode,
+    );
+}
+
+#[test]
+fn python_sdk_completes_oauth_with_a_key() {
+    python_peer("python_sdk_completes_oauth_with_a_key", Credential::Key);
+}
+
+#[test]
+fn python_sdk_completes_oauth_with_the_pair_code() {
+    python_peer("python_sdk_completes_oauth_with_the_pair_code", Credential::PairCode);
+}

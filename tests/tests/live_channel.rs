@@ -19,6 +19,7 @@ on_every_backend!(Auth::DevAllowAll =>
     runtime_tools_refresh_tokens_and_sync_context,
     garbage_and_oversized_frames_are_answered_not_fatal,
     a_new_render_in_the_same_host_conversation_reaches_mounted_cards,
+    the_polling_fallback_carries_the_same_frames,
 );
 
 fn contract() -> Value {
@@ -501,4 +502,75 @@ async fn an_action_cursor_older_than_the_buffer_replays_the_newest_actions() {
         .map(|e| e["sequence"].as_i64().unwrap())
         .collect();
     assert_eq!(replayed, [3, 4], "the newest actions, never losing the latest");
+}
+
+fn polling_url(slice: &Value, query: &str) -> String {
+    format!(
+        "{}?token={}&{query}",
+        slice["pollingUrl"].as_str().unwrap(),
+        slice["wsToken"].as_str().unwrap()
+    )
+}
+
+async fn poll(app: &TestApp, slice: &Value, query: &str) -> Value {
+    let resp = app.client.get(polling_url(slice, query)).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    resp.json().await.unwrap()
+}
+
+async fn the_polling_fallback_carries_the_same_frames(app: TestApp) {
+    let (session, slice) = card(&app).await;
+    assert_eq!(slice["pollingUrl"], format!("{}/_svc/poll/{session}", app.base));
+    // The first poll brings the props; the cursors make the next one wait for news.
+    let first = poll(&app, &slice, "wait=0").await;
+    assert_eq!(first["frames"][0]["type"], "props_update");
+    let cursors = first["cursors"].clone();
+    let query = format!(
+        "revision={}&fromSeq={}&sinceSequence={}&wait=0",
+        cursors["revision"], cursors["lastStreamSeq"], cursors["lastSequence"]
+    );
+    assert_eq!(poll(&app, &slice, &query).await["frames"], json!([]));
+    // A long poll wakes for an emit.
+    let waiting = {
+        let url = polling_url(&slice, &query.replace("wait=0", "wait=10"));
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let body: Value = reqwest::get(url).await.unwrap().json().await.unwrap();
+            (started.elapsed(), body)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.tool_ok(
+        "svc_emit",
+        json!({ "sessionId": session, "channel": "log", "payload": "polled" }),
+    )
+    .await;
+    let (elapsed, woke) = waiting.await.unwrap();
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    assert_eq!(woke["frames"][0]["type"], "data");
+    assert_eq!(woke["frames"][0]["payload"]["payload"], "polled");
+    // Actions go up by POST and are acknowledged like on the socket.
+    let post = polling_url(&slice, "");
+    let frame = json!({ "type": "action", "payload": action(&session, "approve", json!({ "note": "by poll" }), 1) });
+    let ack: Value = app
+        .client
+        .post(&post)
+        .json(&frame)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ack["frames"][0]["payload"]["event"], "action_stored");
+    let consumed = app.tool_ok("svc_consume", json!({ "sessionId": session })).await;
+    assert_eq!(consumed["events"][0]["actionData"], json!({ "note": "by poll" }));
+    // A bad token is refused.
+    let bad = app
+        .client
+        .get(format!("{}?token=nope", slice["pollingUrl"].as_str().unwrap()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 401);
 }

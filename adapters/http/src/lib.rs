@@ -84,6 +84,10 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/_svc/iframe-runtime.js", get(runtime_asset::serve))
+        .at(
+            "/_svc/poll/:session_id",
+            get(live::polling::poll).post(live::polling::send),
+        )
         .at("/ws", get(live::ws))
         .at("/_svc/pair", post(pairing::pair))
         .nest("/oauth", oauth::routes())

@@ -253,7 +253,7 @@ async fn handle(
     }
 }
 
-async fn action(
+pub(super) async fn action(
     state: &HttpState,
     caller: &Caller,
     session_id: &str,

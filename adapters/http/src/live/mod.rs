@@ -2,6 +2,7 @@
 
 mod connection;
 mod frames;
+pub mod polling;
 mod subscribe;
 
 use std::sync::Arc;

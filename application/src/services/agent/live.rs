@@ -175,36 +175,38 @@ impl AgentService {
         Ok(())
     }
 
+    /// Stream envelopes after `after_seq`: the newest `replay_buffer` of them.
     pub async fn replay_streams(&self, session_id: &str, after_seq: i64) -> Result<Replay<StreamEnvelope>, AgentError> {
-        let buffer = self.settings.replay_buffer;
-        let mut items = self
+        let fetched = self
             .ports
             .events
-            .streams_since(session_id, after_seq, buffer + 1)
+            .streams_since(session_id, after_seq, self.settings.replay_buffer + 1)
             .await?;
-        let gap = items.len() as u64 > buffer;
-        if gap {
-            items.remove(0);
-        }
-        Ok(Replay { items, gap })
+        Ok(self.bounded(fetched))
     }
 
+    /// Gestures after `after_sequence`: the newest `replay_buffer` of them.
     pub async fn replay_actions(
         &self,
         session_id: &str,
         after_sequence: i64,
     ) -> Result<Replay<ActionEventRecord>, AgentError> {
-        let buffer = self.settings.replay_buffer;
-        let mut items = self
+        let fetched = self
             .ports
             .events
-            .actions_since(session_id, after_sequence, buffer + 1)
+            .actions_since(session_id, after_sequence, self.settings.replay_buffer + 1)
             .await?;
-        let gap = items.len() as u64 > buffer;
+        Ok(self.bounded(fetched))
+    }
+
+    /// The store returns one item more than the buffer when the cursor is older than the buffer:
+    /// that is the gap, and the oldest item goes.
+    fn bounded<T>(&self, mut items: Vec<T>) -> Replay<T> {
+        let gap = items.len() as u64 > self.settings.replay_buffer;
         if gap {
             items.remove(0);
         }
-        Ok(Replay { items, gap })
+        Replay { items, gap }
     }
 }
 

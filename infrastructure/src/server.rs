@@ -1,5 +1,6 @@
 //! Wiring: settings in, a listening server out. The one place that picks adapters for ports.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use rand::RngCore;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
 use svc_application::ports::agent::{AppRepository, EventBus};
 use svc_application::ports::auth::KeyStore;
+use svc_application::ports::pollable::PollableTool;
 use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationQueue};
 use svc_application::services::apps::AppService;
@@ -17,10 +19,13 @@ use svc_application::services::auth::{AuthMode, AuthService};
 use svc_application::services::oauth::{ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService};
 use svc_application::services::operator::{ConnectorKeyService, CouponService, OrgService};
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
+use svc_application::services::tool_channels::{
+    SESSION_PROJECTION_TOOL, SessionProjectionTool, ToolChannelService, ToolChannelSettings,
+};
 use svc_domain::model_route::KNOWN_MODEL_ROUTES;
 use svc_domain::themes::DEFAULT_THEME_ID;
 use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness};
-use svc_http::{OAuth, OAuthOptions};
+use svc_http::{HttpPollableTool, OAuth, OAuthOptions};
 use svc_sql::PgEventBus;
 use svc_sql::agent::{
     SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
@@ -35,6 +40,47 @@ use crate::in_process_bus::InProcessEventBus;
 use crate::keys_file::{KeysFile, LOCAL_OPERATOR};
 use crate::settings::Settings;
 use crate::system::{RandomIds, SystemClock};
+
+/// The pollable tools of `streamSpec[*].source.tool` channels: `svc_get_session` and the HTTP
+/// data sources of `[[live.poll_tools]]` (docs/live-channel.md).
+fn tool_channels(settings: &Settings, agent: &AgentService) -> Result<ToolChannelService, StartError> {
+    let live = &settings.live;
+    let min_interval = Duration::from_millis(live.tool_channel_min_interval_ms);
+    let mut tools: HashMap<String, Arc<dyn PollableTool>> = HashMap::new();
+    tools.insert(
+        SESSION_PROJECTION_TOOL.to_owned(),
+        Arc::new(SessionProjectionTool::new(agent.clone(), min_interval)),
+    );
+    for source in &live.poll_tools {
+        if source.name.is_empty() || !(source.url.starts_with("http://") || source.url.starts_with("https://")) {
+            return Err(StartError::Config(format!(
+                "live.poll_tools: `{}` needs a name and an http(s) url",
+                source.name
+            )));
+        }
+        if tools.contains_key(&source.name) {
+            return Err(StartError::Config(format!(
+                "live.poll_tools: `{}` is declared twice",
+                source.name
+            )));
+        }
+        let tool = HttpPollableTool::new(
+            source.url.clone(),
+            Duration::from_millis(source.interval_ms),
+            Duration::from_millis(source.timeout_ms.unwrap_or(live.tool_poll_timeout_ms)),
+        );
+        tools.insert(source.name.clone(), Arc::new(tool));
+    }
+    Ok(ToolChannelService::new(
+        tools,
+        ToolChannelSettings {
+            min_interval,
+            max_channels_per_socket: live.tool_channels_per_socket,
+            max_payload_bytes: live.tool_channel_max_payload_bytes,
+            poll_timeout: Duration::from_millis(live.tool_poll_timeout_ms),
+        },
+    ))
+}
 
 /// How long in-flight requests may take to finish after a shutdown signal.
 const GRACE_PERIOD: Duration = Duration::from_secs(10);
@@ -262,8 +308,10 @@ impl Application {
         };
         let oauth = oauth_surface(settings, &base_url, &db, oauth_checks, apps, clock, ids)?;
         let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
+        let agent = AgentService::new(ports, agent_settings, queue);
+        let tool_channels = tool_channels(settings, &agent)?;
         let state = Arc::new(HttpState {
-            agent: AgentService::new(ports, agent_settings, queue),
+            agent,
             auth,
             tokens: LiveTokens::new(ws_secret(settings)),
             readiness: Arc::new(DatabaseReadiness(db.clone())),
@@ -271,6 +319,7 @@ impl Application {
             urls: PublicUrls::from_base(&base_url),
             ops,
             oauth,
+            tool_channels,
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),

@@ -43,6 +43,47 @@ pub struct LiveSettings {
     pub replay_buffer: u64,
     /// `auto` (PostgreSQL LISTEN/NOTIFY when the database is PostgreSQL), `in-process` or `postgres`.
     pub bus: String,
+    /// Tool channels (`channel_subscribe`): no tool is polled more often than this.
+    #[serde(default = "defaults::tool_channel_min_interval_ms")]
+    pub tool_channel_min_interval_ms: u64,
+    #[serde(default = "defaults::tool_channels_per_socket")]
+    pub tool_channels_per_socket: usize,
+    #[serde(default = "defaults::tool_channel_max_payload_bytes")]
+    pub tool_channel_max_payload_bytes: usize,
+    #[serde(default = "defaults::tool_poll_timeout_ms")]
+    pub tool_poll_timeout_ms: u64,
+    /// Operator-declared HTTP data sources a `streamSpec[*].source.tool` may name.
+    #[serde(default)]
+    pub poll_tools: Vec<PollToolSettings>,
+}
+
+/// One `[[live.poll_tools]]` entry: a GET whose JSON body is the channel payload.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PollToolSettings {
+    pub name: String,
+    pub url: String,
+    /// The tool's interval, and the shortest one a contract may ask for.
+    #[serde(default = "defaults::poll_tool_interval_ms")]
+    pub interval_ms: u64,
+    pub timeout_ms: Option<u64>,
+}
+
+mod defaults {
+    pub fn tool_channel_min_interval_ms() -> u64 {
+        1000
+    }
+    pub fn tool_channels_per_socket() -> usize {
+        8
+    }
+    pub fn tool_channel_max_payload_bytes() -> usize {
+        64 * 1024
+    }
+    pub fn tool_poll_timeout_ms() -> u64 {
+        5000
+    }
+    pub fn poll_tool_interval_ms() -> u64 {
+        5000
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

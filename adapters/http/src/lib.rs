@@ -15,9 +15,11 @@ use std::sync::Arc;
 use poem::{EndpointExt, Route, get, post};
 use svc_application::services::agent::AgentService;
 use svc_application::services::auth::AuthService;
+use svc_application::services::tool_channels::ToolChannelService;
 
 pub use guard::HostGuard;
 pub use health::Readiness;
+pub use live::http_source::HttpPollableTool;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 pub use oauth::{OAuth, OAuthOptions, REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
 pub use ops::{OpsConnectorKeys, OpsDomains};
@@ -36,6 +38,8 @@ pub struct HttpState {
     pub ops: OpsDomains,
     /// Present with `--oauth`: discovery, registration, authorize and token.
     pub oauth: Option<OAuth>,
+    /// Pollable tools of `streamSpec[*].source.tool` channels on `/ws`.
+    pub tool_channels: ToolChannelService,
 }
 
 /// Addresses written into results and bootstraps.

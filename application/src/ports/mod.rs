@@ -8,6 +8,7 @@ pub mod auth;
 pub mod generation;
 pub mod oauth;
 pub mod operator;
+pub mod pollable;
 
 pub use clock::{Clock, Ids};
 pub use repository_error::RepositoryError;

@@ -6,3 +6,4 @@ pub mod auth;
 pub mod oauth;
 pub mod operator;
 pub mod pairing;
+pub mod tool_channels;

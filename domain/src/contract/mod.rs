@@ -37,6 +37,14 @@ pub const LIFECYCLE_CHANNEL: &str = "_svc:lifecycle";
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contract(Map<String, Value>);
 
+/// A stream channel the server fills by polling a tool (`streamSpec[c].source`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamSource {
+    pub tool: String,
+    /// The interval the contract asks for; the server may poll less often.
+    pub interval_ms: Option<u64>,
+}
+
 /// How a stream channel folds payloads in the card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamMode {
@@ -122,6 +130,16 @@ impl Contract {
                 .unwrap_or(StreamMode::Append),
             schema: entry.get("schema").cloned().unwrap_or_else(|| json!({})),
             complete: entry.get("complete").and_then(Value::as_bool).unwrap_or(false),
+        })
+    }
+
+    /// The tool a `streamSpec` channel is filled from (`source: { tool, intervalMs? }`), if any.
+    pub fn stream_source(&self, channel: &str) -> Option<StreamSource> {
+        let source = self.section("streamSpec")?.get(channel)?.get("source")?;
+        let tool = source.get("tool")?.as_str().filter(|t| !t.is_empty())?;
+        Some(StreamSource {
+            tool: tool.to_owned(),
+            interval_ms: source.get("intervalMs").and_then(Value::as_u64),
         })
     }
 

@@ -8,11 +8,13 @@ use poem::web::websocket::{CloseCode, Message, WebSocketStream};
 use serde_json::{Value, json};
 use svc_application::ports::agent::LiveEvent;
 use svc_application::services::agent::{AgentError, Caller, IncomingAction};
+use svc_application::services::tool_channels::ChannelError;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use super::MAX_FRAME_BYTES;
 use super::frames;
 use super::subscribe::{SubscribeOutcome, Subscribed, subscribe};
+use super::tool_channels::{ToolChannels, error_frame_for};
 use crate::HttpState;
 
 const HEARTBEAT: Duration = Duration::from_secs(20);
@@ -25,16 +27,30 @@ struct Bound {
     events: Receiver<LiveEvent>,
     /// New renders in the same host conversation.
     host_events: Option<Receiver<LiveEvent>>,
+    /// Pollers of `channel_subscribe`d tool channels; dropped (stopped) with the binding.
+    channels: ToolChannels,
+}
+
+/// What a bound socket hears next: a bus event or a frame of a tool channel poller.
+enum Heard {
+    Event(Result<LiveEvent, RecvError>),
+    Channel(String),
 }
 
 impl Bound {
-    async fn next_event(&mut self) -> Result<LiveEvent, RecvError> {
-        match self.host_events.as_mut() {
-            Some(host) => tokio::select! {
-                event = self.events.recv() => event,
-                event = host.recv() => event,
-            },
-            None => self.events.recv().await,
+    async fn next(&mut self) -> Heard {
+        let events = async {
+            match self.host_events.as_mut() {
+                Some(host) => tokio::select! {
+                    event = self.events.recv() => event,
+                    event = host.recv() => event,
+                },
+                None => self.events.recv().await,
+            }
+        };
+        tokio::select! {
+            event = events => Heard::Event(event),
+            frame = self.channels.next_frame() => Heard::Channel(frame),
         }
     }
 }
@@ -84,7 +100,7 @@ pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Optio
     loop {
         let live = async {
             match bound.as_mut() {
-                Some(b) => Some(b.next_event().await),
+                Some(b) => Some(b.next().await),
                 None => std::future::pending().await,
             }
         };
@@ -116,9 +132,10 @@ pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Optio
                     }
                 }
             }
-            event = live => match event {
-                Some(Ok(event)) => forward(&state, &mut bound, event).await,
-                Some(Err(RecvError::Lagged(skipped))) => vec![frames::frame("system", json!({ "event": "lagged", "skipped": skipped, "message": "resubscribe with fromSeq to catch up" }))],
+            heard = live => match heard {
+                Some(Heard::Channel(frame)) => vec![frame],
+                Some(Heard::Event(Ok(event))) => forward(&state, &mut bound, event).await,
+                Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", json!({ "event": "lagged", "skipped": skipped, "message": "resubscribe with fromSeq to catch up" }))],
                 _ => break,
             },
             _ = heartbeat.tick() => {
@@ -217,15 +234,17 @@ async fn handle(
                     subscribed,
                     events,
                     host_events,
+                    channels: ToolChannels::new(),
                 });
                 Ok(frames)
             }
         };
     }
-    let Some(b) = bound.as_ref() else {
+    let Some(b) = bound.as_mut() else {
         return Ok(vec![frames::error("NOT_SUBSCRIBED", "send subscribe first")]);
     };
-    let (caller, session_id) = (&b.subscribed.caller, b.subscribed.session_id.as_str());
+    let (caller, session_id) = (&b.subscribed.caller, b.subscribed.session_id.clone());
+    let session_id = session_id.as_str();
     match kind {
         "action" => action(state, caller, session_id, &payload).await,
         "host_context_observed" => {
@@ -239,12 +258,20 @@ async fn handle(
                 .unwrap_or_default()
                 .to_owned();
             if kind == "channel_unsubscribe" {
+                b.channels.unsubscribe(&channel);
                 return Ok(vec![]);
             }
-            Ok(vec![frames::frame(
-                "channel_error",
-                json!({ "channel": channel, "code": "TOOL_UNAVAILABLE", "message": "this server has no pollable tool for the channel" }),
-            )])
+            let snapshot = match state.agent.live_snapshot(caller, session_id).await {
+                Ok(snapshot) => snapshot,
+                Err(AgentError::SessionNotFound) => {
+                    return Ok(vec![error_frame_for(&ChannelError::SessionExpired, &channel)]);
+                }
+                Err(other) => return Err(other),
+            };
+            let plan = state
+                .tool_channels
+                .plan(&snapshot.session.contract, session_id, &caller.app_id, &channel);
+            Ok(b.channels.subscribe(&state.tool_channels, &channel, plan))
         }
         other => Ok(vec![frames::error(
             "BAD_FRAME",

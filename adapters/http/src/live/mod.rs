@@ -2,8 +2,10 @@
 
 mod connection;
 mod frames;
+pub mod http_source;
 pub mod polling;
 mod subscribe;
+mod tool_channels;
 
 use std::sync::Arc;
 

@@ -1,0 +1,128 @@
+//! The tool channels of one socket: a polling task per `channel_subscribe`, stopped by
+//! `channel_unsubscribe`, by a new `subscribe` and by the socket closing (drop aborts them all).
+
+use std::collections::HashMap;
+
+use serde_json::json;
+use svc_application::services::tool_channels::{ChannelError, ChannelPlan, ToolChannelService};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+
+use super::frames;
+
+/// Frames the pollers may queue before they wait for the socket.
+const QUEUED_FRAMES: usize = 16;
+
+pub struct ToolChannels {
+    running: HashMap<String, JoinHandle<()>>,
+    tx: mpsc::Sender<String>,
+    rx: mpsc::Receiver<String>,
+}
+
+impl ToolChannels {
+    pub fn new() -> Self {
+        let (tx, rx) = mpsc::channel(QUEUED_FRAMES);
+        Self {
+            running: HashMap::new(),
+            tx,
+            rx,
+        }
+    }
+
+    /// The next frame a poller produced; pending while there is none.
+    pub async fn next_frame(&mut self) -> String {
+        match self.rx.recv().await {
+            Some(frame) => frame,
+            // Unreachable while `self.tx` lives, but never spin.
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Starts polling `channel`; the first poll runs at once. Subscribing a channel that is
+    /// already polled changes nothing.
+    pub fn subscribe(
+        &mut self,
+        service: &ToolChannelService,
+        channel: &str,
+        plan: Result<ChannelPlan, ChannelError>,
+    ) -> Vec<String> {
+        let plan = match plan {
+            Ok(plan) => plan,
+            Err(e) => return vec![error_frame_for(&e, channel)],
+        };
+        let channel = plan.target.channel.clone();
+        if self.running.contains_key(&channel) {
+            return vec![];
+        }
+        let limit = service.settings().max_channels_per_socket;
+        if self.running.len() >= limit {
+            return vec![error_frame_for(&ChannelError::TooManyChannels(limit), &channel)];
+        }
+        let task = tokio::spawn(poll_loop(service.clone(), plan, self.tx.clone()));
+        self.running.insert(channel, task);
+        vec![]
+    }
+
+    /// Stops polling `channel`; unknown channels are fine (idempotent).
+    pub fn unsubscribe(&mut self, channel: &str) {
+        if let Some(task) = self.running.remove(channel) {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for ToolChannels {
+    fn drop(&mut self) {
+        for task in self.running.values() {
+            task.abort();
+        }
+    }
+}
+
+/// A `channel_error` frame for `channel`.
+pub fn error_frame_for(error: &ChannelError, channel: &str) -> String {
+    frames::frame(
+        "channel_error",
+        json!({ "channel": channel, "code": error.code(), "message": error.to_string() }),
+    )
+}
+
+/// Polls until aborted or the socket is gone. A payload is sent when it differs from the last
+/// one sent (and after an error); an error is sent when it differs from the last error.
+async fn poll_loop(service: ToolChannelService, plan: ChannelPlan, tx: mpsc::Sender<String>) {
+    let channel = plan.target.channel.clone();
+    let mut ticker = tokio::time::interval(plan.interval);
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut last_sent: Option<String> = None;
+    let mut seq: u64 = 0;
+    loop {
+        ticker.tick().await;
+        let (fingerprint, frame) = match service.poll(&plan).await {
+            Ok(payload) => {
+                let text = payload.to_string();
+                if last_sent.as_deref() == Some(text.as_str()) {
+                    continue;
+                }
+                seq += 1;
+                let frame = frames::frame(
+                    "channel_payload",
+                    json!({ "channel": channel, "tool": plan.tool_name, "seq": seq, "payload": payload }),
+                );
+                (text, frame)
+            }
+            Err(e) => {
+                let fingerprint = format!("\u{0}error:{}:{e}", e.code());
+                if last_sent.as_deref() == Some(fingerprint.as_str()) {
+                    continue;
+                }
+                (fingerprint, error_frame_for(&e, &channel))
+            }
+        };
+        last_sent = Some(fingerprint);
+        let session_gone = frame.contains("\"SESSION_EXPIRED\"");
+        if tx.send(frame).await.is_err() || session_gone {
+            return;
+        }
+    }
+}

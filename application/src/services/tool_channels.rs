@@ -1,0 +1,307 @@
+//! Tool channels: `streamSpec[*].source.tool` channels that the server fills by polling a tool
+//! while a card is subscribed (`channel_subscribe` on `/ws`, docs/live-channel.md).
+//!
+//! Which tools are pollable is a deployment decision: the server's own read-only agent tools
+//! (`svc_get_session`) and the HTTP data sources an operator declares in `[[live.poll_tools]]`.
+//! Every other tool name answers `TOOL_UNAVAILABLE`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use svc_domain::contract::Contract;
+use svc_domain::session::SessionStatus;
+
+use super::agent::{AgentError, AgentService, Caller};
+use crate::ports::pollable::{PollFailure, PollTarget, PollableTool};
+
+/// Bounds of tool channels, per deployment.
+#[derive(Debug, Clone)]
+pub struct ToolChannelSettings {
+    /// No tool is polled more often than this, whatever the contract asks.
+    pub min_interval: Duration,
+    /// Tool channels one socket may hold at once.
+    pub max_channels_per_socket: usize,
+    /// Largest payload (serialized JSON) a poll may produce.
+    pub max_payload_bytes: usize,
+    /// How long one poll may take, unless the tool says otherwise.
+    pub poll_timeout: Duration,
+}
+
+impl Default for ToolChannelSettings {
+    fn default() -> Self {
+        Self {
+            min_interval: Duration::from_secs(1),
+            max_channels_per_socket: 8,
+            max_payload_bytes: 64 * 1024,
+            poll_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why a channel is refused or a poll produced no payload; `code()` is the `channel_error` code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChannelError {
+    #[error("`{0}` is not a streamSpec channel with a source.tool in this session's contract")]
+    UnknownChannel(String),
+    #[error("`{0}` is not a tool this server can poll")]
+    ToolUnavailable(String),
+    #[error("at most {0} tool channels per connection")]
+    TooManyChannels(usize),
+    #[error("{0}")]
+    PollFailed(String),
+    #[error("the tool did not answer within {0} ms")]
+    Timeout(u128),
+    #[error("{0}")]
+    BadPayload(String),
+    #[error("the result is larger than {0} bytes")]
+    PayloadTooLarge(usize),
+    #[error("the session expired")]
+    SessionExpired,
+    #[error("internal error")]
+    Internal,
+}
+
+impl ChannelError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::UnknownChannel(_) => "UNKNOWN_CHANNEL",
+            Self::ToolUnavailable(_) => "TOOL_UNAVAILABLE",
+            Self::TooManyChannels(_) => "TOO_MANY_CHANNELS",
+            Self::PollFailed(_) => "POLL_FAILED",
+            Self::Timeout(_) => "POLL_TIMEOUT",
+            Self::BadPayload(_) => "BAD_PAYLOAD",
+            Self::PayloadTooLarge(_) => "PAYLOAD_TOO_LARGE",
+            Self::SessionExpired => "SESSION_EXPIRED",
+            Self::Internal => "INTERNAL",
+        }
+    }
+}
+
+/// A channel that may be polled: which tool, how often, for which session.
+#[derive(Clone)]
+pub struct ChannelPlan {
+    pub tool_name: String,
+    pub interval: Duration,
+    pub target: PollTarget,
+    tool: Arc<dyn PollableTool>,
+}
+
+#[derive(Clone)]
+pub struct ToolChannelService {
+    tools: Arc<HashMap<String, Arc<dyn PollableTool>>>,
+    settings: Arc<ToolChannelSettings>,
+}
+
+impl ToolChannelService {
+    pub fn new(tools: HashMap<String, Arc<dyn PollableTool>>, settings: ToolChannelSettings) -> Self {
+        Self {
+            tools: Arc::new(tools),
+            settings: Arc::new(settings),
+        }
+    }
+
+    pub fn settings(&self) -> &ToolChannelSettings {
+        &self.settings
+    }
+
+    /// Names of the pollable tools, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.tools.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    /// Checks `channel` against the session's agreed contract and picks its tool and interval:
+    /// the contract's `intervalMs`, else the tool's own interval, never below the tool's interval
+    /// nor the deployment minimum.
+    pub fn plan(
+        &self,
+        contract: &Value,
+        session_id: &str,
+        app_id: &str,
+        channel: &str,
+    ) -> Result<ChannelPlan, ChannelError> {
+        let contract = Contract::from_agreed(contract.as_object().cloned().unwrap_or_default());
+        let source = contract
+            .stream_source(channel)
+            .ok_or_else(|| ChannelError::UnknownChannel(channel.to_owned()))?;
+        let tool = self
+            .tools
+            .get(&source.tool)
+            .ok_or_else(|| ChannelError::ToolUnavailable(source.tool.clone()))?;
+        let asked = source.interval_ms.map_or(tool.interval(), Duration::from_millis);
+        let interval = asked.max(tool.interval()).max(self.settings.min_interval);
+        Ok(ChannelPlan {
+            tool_name: source.tool,
+            interval,
+            target: PollTarget {
+                session_id: session_id.to_owned(),
+                app_id: app_id.to_owned(),
+                channel: channel.to_owned(),
+                max_bytes: self.settings.max_payload_bytes,
+            },
+            tool: tool.clone(),
+        })
+    }
+
+    /// One poll: the payload, or why there is none.
+    pub async fn poll(&self, plan: &ChannelPlan) -> Result<Value, ChannelError> {
+        let timeout = plan.tool.timeout().unwrap_or(self.settings.poll_timeout);
+        let payload = match tokio::time::timeout(timeout, plan.tool.poll(&plan.target)).await {
+            Err(_) => return Err(ChannelError::Timeout(timeout.as_millis())),
+            Ok(Err(failure)) => return Err(failure.into()),
+            Ok(Ok(payload)) => payload,
+        };
+        if payload.to_string().len() > self.settings.max_payload_bytes {
+            return Err(ChannelError::PayloadTooLarge(self.settings.max_payload_bytes));
+        }
+        Ok(payload)
+    }
+}
+
+impl From<PollFailure> for ChannelError {
+    fn from(failure: PollFailure) -> Self {
+        match failure {
+            PollFailure::Failed(message) => Self::PollFailed(message),
+            PollFailure::NotJson(message) => Self::BadPayload(message),
+            PollFailure::TooLarge(limit) => Self::PayloadTooLarge(limit),
+            PollFailure::SessionGone => Self::SessionExpired,
+        }
+    }
+}
+
+/// `svc_get_session` as a tool channel: the subscribed session's projection (the same fields as
+/// the tool's result). Unlike the tool it does not bump the activity heartbeat, so a card that
+/// merely shows the channel does not keep its session alive.
+pub struct SessionProjectionTool {
+    agent: AgentService,
+    interval: Duration,
+}
+
+/// The agent tool the built-in pollable tool mirrors.
+pub const SESSION_PROJECTION_TOOL: &str = "svc_get_session";
+
+impl SessionProjectionTool {
+    pub fn new(agent: AgentService, interval: Duration) -> Self {
+        Self { agent, interval }
+    }
+}
+
+#[async_trait::async_trait]
+impl PollableTool for SessionProjectionTool {
+    fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    async fn poll(&self, target: &PollTarget) -> Result<Value, PollFailure> {
+        let caller = Caller {
+            principal_id: format!("live:{}", target.session_id),
+            app_id: target.app_id.clone(),
+        };
+        let snapshot = match self.agent.live_snapshot(&caller, &target.session_id).await {
+            Ok(snapshot) => snapshot,
+            Err(AgentError::SessionNotFound) => return Err(PollFailure::SessionGone),
+            Err(other) => {
+                tracing::error!(error = ?other, "session projection poll failed");
+                return Err(PollFailure::Failed("the session could not be read".into()));
+            }
+        };
+        let session = &snapshot.session;
+        if session.head.status_at(chrono::Utc::now()) != SessionStatus::Active {
+            return Err(PollFailure::SessionGone);
+        }
+        // Epoch milliseconds, like the tool's result.
+        let mut body = json!({
+            "variant": "render",
+            "id": session.session_id,
+            "appId": session.app_id,
+            "eventSequence": session.event_sequence,
+            "createdAt": session.created_at.timestamp_millis(),
+            "lastActivityAt": session.head.last_activity_at.timestamp_millis(),
+            "expiresAt": session.head.expires_at().timestamp_millis(),
+        });
+        let context = session.ui_context();
+        if context.as_object().is_some_and(|m| !m.is_empty()) {
+            body["contextSnapshot"] = context;
+        }
+        Ok(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixed(Duration, Value);
+
+    #[async_trait::async_trait]
+    impl PollableTool for Fixed {
+        fn interval(&self) -> Duration {
+            self.0
+        }
+
+        async fn poll(&self, _: &PollTarget) -> Result<Value, PollFailure> {
+            Ok(self.1.clone())
+        }
+    }
+
+    fn service(max_payload_bytes: usize) -> ToolChannelService {
+        let mut tools: HashMap<String, Arc<dyn PollableTool>> = HashMap::new();
+        tools.insert("slow".into(), Arc::new(Fixed(Duration::from_secs(10), json!(1))));
+        tools.insert(
+            "fast".into(),
+            Arc::new(Fixed(Duration::from_millis(1), json!("x".repeat(100)))),
+        );
+        ToolChannelService::new(
+            tools,
+            ToolChannelSettings {
+                min_interval: Duration::from_millis(500),
+                max_payload_bytes,
+                ..ToolChannelSettings::default()
+            },
+        )
+    }
+
+    fn contract() -> Value {
+        json!({ "streamSpec": {
+            "a": { "mode": "replace", "schema": {}, "source": { "tool": "slow", "intervalMs": 250 } },
+            "b": { "mode": "replace", "schema": {}, "source": { "tool": "fast", "intervalMs": 2000 } },
+            "c": { "mode": "replace", "schema": {}, "source": { "tool": "fast" } },
+            "d": { "mode": "replace", "schema": {}, "source": { "tool": "nope" } },
+            "plain": { "mode": "append", "schema": {} }
+        } })
+    }
+
+    #[test]
+    fn the_interval_is_the_slowest_of_contract_tool_and_floor() {
+        let s = service(1024);
+        let plan = |c: &str| s.plan(&contract(), "s", "app", c).map(|p| p.interval);
+        assert_eq!(plan("a"), Ok(Duration::from_secs(10)), "the tool's interval is a floor");
+        assert_eq!(plan("b"), Ok(Duration::from_secs(2)), "the contract may ask for slower");
+        assert_eq!(
+            plan("c"),
+            Ok(Duration::from_millis(500)),
+            "the deployment minimum is a floor"
+        );
+    }
+
+    #[test]
+    fn channels_without_a_pollable_source_are_refused_with_their_code() {
+        let s = service(1024);
+        let code = |c: &str| s.plan(&contract(), "s", "app", c).err().map(|e| e.code());
+        assert_eq!(code("d"), Some("TOOL_UNAVAILABLE"));
+        assert_eq!(code("plain"), Some("UNKNOWN_CHANNEL"));
+        assert_eq!(code("missing"), Some("UNKNOWN_CHANNEL"));
+    }
+
+    #[tokio::test]
+    async fn an_oversized_payload_is_refused() {
+        let plan = service(1024).plan(&contract(), "s", "app", "c").unwrap();
+        assert!(service(1024).poll(&plan).await.is_ok());
+        let small = service(50);
+        let plan = small.plan(&contract(), "s", "app", "c").unwrap();
+        assert_eq!(small.poll(&plan).await.unwrap_err().code(), "PAYLOAD_TOO_LARGE");
+    }
+}

@@ -3,6 +3,8 @@
 //   agent (official MCP SDK client) -> svc server -> MCP-Apps host page (ext-apps AppBridge)
 //   -> sandboxed iframe running the mount runtime -> /ws -> back to the agent.
 //
+// A host whose CSP forbids the WebSocket gets the same card over the `pollingUrl` fallback.
+//
 // Usage: node tests/browser/card-flow.mjs <base-url>     (e.g. http://127.0.0.1:6781)
 // Env:   SVC_CHROMIUM=/path/to/chromium (default /usr/bin/chromium; never downloads a browser)
 // Exits non-zero with a message naming the failed step; screenshots go to ./artifacts/.
@@ -358,6 +360,28 @@ async function run(base) {
       const state = await liveState(blocked);
       return ['reconnecting', 'failed'].includes(state) || state;
     });
+
+    step('a host whose CSP forbids the WebSocket: the card falls back to pollingUrl');
+    // connect-src names only the polling path: ws://…/ws is refused, so the runtime must poll.
+    const pollingOnly = { ...current, csp: { ...current.csp, connectDomains: [`${base}/_svc/poll/`] } };
+    const polled = await mountCard(page, host, { id: 'card-polling', title: 'connect-src allows only pollingUrl', resource: pollingOnly, toolInput: renderArgs, toolResult: rendered });
+    const transport = (frame) => frame.evaluate(() => `${document.documentElement.dataset.svcTransport}/${document.documentElement.dataset.svcLive}`);
+    await waitFor('the card to go live over HTTP polling', async () => (await transport(polled)) === 'polling/live');
+    check(
+      diagnostics.some((line) => line.includes('/frame/card-polling') && line.includes('ws://') && line.includes('Content Security Policy')),
+      'the polling card never tried its WebSocket (the fallback path was not exercised)',
+    );
+    await waitFor('the polled card to replay the stream', async () => JSON.stringify(await logItems(polled)) === JSON.stringify([...expected, 'line 6']));
+    await tool(agent, 'svc_update', { sessionId, kind: 'replace', props: { title: 'Order 42', status: 'updated while polling' } });
+    await waitFor('svc_update to repaint the polled card', async () => (await cardText(polled)).includes('updated while polling'));
+    await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 7' });
+    await waitFor('svc_emit to reach the polled card', async () => JSON.stringify(await logItems(polled)) === JSON.stringify([...expected, 'line 6', 'line 7']));
+    await polled.locator('form[data-intent="approve"] input').first().fill('clicked while polling');
+    await polled.locator('button[data-intent="approve"]').click();
+    const polledConsume = await tool(agent, 'svc_consume', { sessionId, timeout: 10 });
+    same((polledConsume.structuredContent.events ?? []).map((e) => [e.intent, e.actionData]), [['approve', { note: 'clicked while polling' }]], 'the click of the polled card, delivered once');
+    same(await transport(polled), 'polling/live', 'the polled card stays on polling');
+    await cardShot(page, 'card-polling', '11-polling-fallback');
 
     step('a component that throws, and one importing an unprovided module, show readable errors');
     // From here on, new sockets pass through a proxy that swaps the ack's component code.

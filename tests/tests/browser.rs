@@ -6,8 +6,9 @@
 //! `svc_consume` with intent, actionData and uiContext; `svc_update` repaints; `svc_emit` streams;
 //! a dropped connection resumes with nothing lost or doubled, and an action clicked offline is
 //! delivered once; a history epoch keeps its props; a refused wsToken is refreshed through the
-//! host; a CSP without `blob:` still loads the component; a throwing component and an
-//! unprovided import show readable errors.
+//! host; a CSP without `blob:` still loads the component; a CSP that forbids the WebSocket gets
+//! the card over the `pollingUrl` fallback (update, emit and a click reaching `svc_consume`); a
+//! throwing component and an unprovided import show readable errors.
 //!
 //! Needs `tests/browser/node_modules` and `/usr/bin/chromium` (`bash tests/browser/install.sh`).
 //! Without them the test prints `skipped: ...` and passes, unless `SVC_REQUIRE_BROWSER=1`.

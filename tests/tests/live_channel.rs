@@ -521,9 +521,36 @@ async fn poll(app: &TestApp, slice: &Value, query: &str) -> Value {
 async fn the_polling_fallback_carries_the_same_frames(app: TestApp) {
     let (session, slice) = card(&app).await;
     assert_eq!(slice["pollingUrl"], format!("{}/_svc/poll/{session}", app.base));
-    // The first poll brings the props; the cursors make the next one wait for news.
+    // A sandboxed card (origin `null`) may call it: CORS, preflight included.
+    let preflight = app
+        .client
+        .request(reqwest::Method::OPTIONS, slice["pollingUrl"].as_str().unwrap())
+        .header("origin", "null")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "content-type")
+        .send()
+        .await
+        .unwrap();
+    assert!(preflight.status().is_success(), "{}", preflight.status());
+    assert!(preflight.headers().contains_key("access-control-allow-origin"));
+    let simple = app
+        .client
+        .get(polling_url(&slice, "wait=0"))
+        .header("origin", "null")
+        .send()
+        .await
+        .unwrap();
+    assert!(simple.headers().contains_key("access-control-allow-origin"));
+    // The first poll brings the ack, with a session token for the polls after the wsToken's
+    // lifetime; the cursors make the next one wait for news.
     let first = poll(&app, &slice, "wait=0").await;
-    assert_eq!(first["frames"][0]["type"], "props_update");
+    assert_eq!(first["frames"][0]["type"], "ack");
+    let ack = &first["frames"][0]["payload"];
+    assert_eq!(ack["props"], json!({ "title": "t" }));
+    assert!(ack["component"]["code"].as_str().unwrap().contains("export default"));
+    let session_token = ack["sessionToken"].as_str().expect("a session token").to_owned();
+    let mut slice = slice;
+    slice["wsToken"] = json!(session_token);
     let cursors = first["cursors"].clone();
     let query = format!(
         "revision={}&fromSeq={}&sinceSequence={}&wait=0",

@@ -90,7 +90,9 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .at("/_svc/iframe-runtime.js", get(runtime_asset::serve))
         .at(
             "/_svc/poll/:session_id",
-            get(live::polling::poll).post(live::polling::send),
+            get(live::polling::poll)
+                .post(live::polling::send)
+                .with(live::polling::cors()),
         )
         .at("/ws", get(live::ws))
         .at("/_svc/pair", post(pairing::pair))

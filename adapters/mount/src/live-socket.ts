@@ -1,7 +1,10 @@
 // The /ws client: subscribe, keep the resume cursors and the session token, reconnect with
 // backoff, heartbeat, and deliver every action at least once (the server dedups by clientSeq).
+// When the WebSocket cannot connect it falls back to `pollingUrl` (the same frames over HTTP
+// long-poll, `long-poll.ts`), resuming with the same session token and cursors.
 
 import { reconnectDelay } from './backoff';
+import { LONG_POLL_WAIT_SECONDS, LongPoll } from './long-poll';
 import {
   PROTOCOL_VERSION,
   isObject,
@@ -16,6 +19,12 @@ import {
 } from './protocol';
 
 export type LiveStatus = 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed';
+export type LiveTransport = 'websocket' | 'polling';
+
+/** Consecutive sockets that closed before their ack (while online) before polling takes over. */
+const FALLBACK_AFTER_FAILED_SOCKETS = 2;
+/** Client frames the polling transport carries (the rest only mean something on a socket). */
+const POSTABLE = new Set(['action', 'host_context_observed']);
 
 const PING_INTERVAL_MS = 20_000;
 /** Time for a socket to open and answer the subscribe before it is abandoned. */
@@ -28,7 +37,10 @@ const SLOW_DOWN_CODES = new Set([1008, 1013]);
 const TERMINAL_ERRORS = new Set(['UNSUPPORTED_VERSION', 'SESSION_EXPIRED']);
 
 export interface LiveSocketOptions {
-  url: string;
+  /** The `/ws` address; absent: poll from the start. */
+  url?: string;
+  /** The `pollingUrl` fallback; absent: the socket is the only transport. */
+  pollingUrl?: string;
   sessionId: string;
   appId?: string;
   wsToken?: string;
@@ -43,6 +55,8 @@ export interface LiveSocketOptions {
   onActionRejected(action: ActionEnvelope, error: ErrorPayload): void;
   /** A fresh wsToken (from `svc_runtime_refresh_ws_token` through the host), or null. */
   refreshWsToken?(): Promise<string | null>;
+  /** The transport changed (the socket is blocked: polling took over). */
+  onTransport?(transport: LiveTransport): void;
 }
 
 export class LiveSocket {
@@ -67,6 +81,13 @@ export class LiveSocket {
   private connectTimer: number | undefined;
   private heartbeatTimer: number | undefined;
   private lastHeard = 0;
+  /** Sockets in a row that closed before their ack; polling takes over at the threshold. */
+  private failedSockets = 0;
+  private poll: LongPoll | null = null;
+  /** The session revision of the last poll answer; undefined asks for an `ack`. */
+  private pollRevision: number | undefined;
+  /** A POST of an action failed: every unacknowledged action is sent again after the next poll. */
+  private resendAfterPoll = false;
 
   constructor(private readonly options: LiveSocketOptions) {
     this.wsToken = options.wsToken;
@@ -79,7 +100,13 @@ export class LiveSocket {
   }
 
   start(): void {
-    this.connect();
+    if (this.options.url) this.connect();
+    else if (this.options.pollingUrl) this.startPolling();
+    else this.fail('this card has neither a live-channel address (wsUrl) nor a pollingUrl');
+  }
+
+  get transport(): LiveTransport {
+    return this.poll ? 'polling' : 'websocket';
   }
 
   /** Queues one `data:submit`; it is sent now or after the next subscribe, until stored. */
@@ -99,7 +126,9 @@ export class LiveSocket {
 
   /** Sends a frame if the socket is subscribed; callers re-send their state on every ack. */
   send(frame: Frame): boolean {
-    if (!this.subscribed || !this.ws) return false;
+    if (!this.subscribed) return false;
+    if (this.poll) return this.sendByPost(frame);
+    if (!this.ws) return false;
     this.ws.send(JSON.stringify(frame));
     return true;
   }
@@ -114,11 +143,17 @@ export class LiveSocket {
     window.removeEventListener('offline', this.onOffline);
     window.clearTimeout(this.reconnectTimer);
     this.detach(1000);
+    this.poll?.abort();
     this.options.onStatus('closed');
   }
 
   private connect(): void {
     if (this.stopped) return;
+    if (this.poll) return; // polling took over for the life of this mount
+    if (!this.options.url) {
+      this.startPolling();
+      return;
+    }
     window.clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
     this.options.onStatus(this.attempt === 0 && this.sessionToken === undefined ? 'connecting' : 'reconnecting');
@@ -126,7 +161,9 @@ export class LiveSocket {
     try {
       ws = new WebSocket(this.options.url);
     } catch (error) {
-      this.fail(`cannot open ${this.options.url}: ${String(error)}`);
+      // Some browsers throw at once when a CSP forbids the address.
+      if (this.options.pollingUrl) this.startPolling();
+      else this.fail(`cannot open ${this.options.url}: ${String(error)}`);
       return;
     }
     this.ws = ws;
@@ -177,6 +214,11 @@ export class LiveSocket {
     } catch {
       return;
     }
+    this.onServerFrame(frame);
+  }
+
+  /** One server frame, from the socket or from a poll answer. */
+  private onServerFrame(frame: Frame): void {
     if (!this.subscribed) {
       this.beforeAck(frame);
       return;
@@ -219,10 +261,11 @@ export class LiveSocket {
       const ack = (isObject(frame.payload) ? frame.payload : {}) as unknown as AckPayload;
       this.subscribed = true;
       this.attempt = 0;
+      this.failedSockets = 0;
       this.tokenRefreshed = false;
       if (ack.sessionToken) this.sessionToken = ack.sessionToken;
       if (ack.replay?.gap) this.rebuildStreams();
-      this.startHeartbeat();
+      if (!this.poll) this.startHeartbeat();
       this.options.onStatus('live');
       this.options.onAck(ack);
       for (const envelope of this.unacked.values()) this.transmitAction(envelope);
@@ -310,9 +353,11 @@ export class LiveSocket {
   }
 
   private transmitAction(envelope: ActionEnvelope): void {
-    if (!this.ws || !this.subscribed) return;
+    if (!this.subscribed || (!this.ws && !this.poll)) return;
     if (!this.inflight.includes(envelope.clientSeq)) this.inflight.push(envelope.clientSeq);
-    this.ws.send(JSON.stringify({ type: 'action', payload: envelope }));
+    const frame: Frame = { type: 'action', payload: envelope };
+    if (this.poll) this.sendByPost(frame);
+    else this.ws?.send(JSON.stringify(frame));
   }
 
   private startHeartbeat(): void {
@@ -327,13 +372,138 @@ export class LiveSocket {
   }
 
   private onClose(code: number): void {
+    const beforeAck = !this.subscribed;
     this.ws = null;
     this.subscribed = false;
     this.inflight = [];
     window.clearInterval(this.heartbeatTimer);
     window.clearTimeout(this.connectTimer);
     if (this.stopped) return;
+    // A socket that never gets to its ack while the network is up is blocked somewhere (a CSP,
+    // a proxy without WebSocket support): after a second such socket, poll over HTTP instead.
+    if (beforeAck && navigator.onLine !== false && this.options.pollingUrl) {
+      this.failedSockets += 1;
+      if (this.failedSockets >= FALLBACK_AFTER_FAILED_SOCKETS) {
+        this.startPolling();
+        return;
+      }
+    }
     this.scheduleReconnect(SLOW_DOWN_CODES.has(code) ? 5000 : 0);
+  }
+
+  // ---------- the polling transport ----------
+
+  private startPolling(): void {
+    if (this.stopped || this.poll || !this.options.pollingUrl) return;
+    this.detach(1000);
+    window.clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.poll = new LongPoll(this.options.pollingUrl);
+    this.subscribed = false;
+    this.pollRevision = undefined;
+    this.attempt = 0;
+    this.options.onTransport?.('polling');
+    this.options.onStatus('reconnecting', 'the WebSocket is blocked; polling over HTTP');
+    void this.pollLoop();
+  }
+
+  /** GET after GET while the mount lives: the first (and any after a refusal) brings an `ack`. */
+  private async pollLoop(): Promise<void> {
+    const poll = this.poll;
+    while (poll && !this.stopped) {
+      const token = this.sessionToken ?? this.wsToken;
+      if (!token) {
+        this.fail('the card has no token for the live channel');
+        return;
+      }
+      if (navigator.onLine === false) {
+        await this.pause(1000);
+        continue;
+      }
+      const result = await poll.get({
+        token,
+        fromSeq: this.streamCursor,
+        sinceSequence: this.eventCursor,
+        wait: this.subscribed ? LONG_POLL_WAIT_SECONDS : 0,
+        ...(this.subscribed && this.pollRevision !== undefined ? { revision: this.pollRevision } : {}),
+      });
+      if (this.stopped) return;
+      if (result.kind === 'refused') {
+        if (!(await this.onPollRefused())) return;
+        continue;
+      }
+      if (result.kind === 'failed') {
+        if (this.subscribed) {
+          this.subscribed = false;
+          this.inflight = [];
+        }
+        this.options.onStatus('reconnecting', `polling failed: ${result.detail}`);
+        await this.pause(reconnectDelay(this.attempt++));
+        continue;
+      }
+      this.attempt = 0;
+      const resend = this.resendAfterPoll;
+      this.resendAfterPoll = false;
+      for (const frame of result.frames) this.onServerFrame(frame);
+      if (typeof result.cursors.revision === 'number') this.pollRevision = result.cursors.revision;
+      // An ack already re-sent every unacknowledged action.
+      if (resend && !result.frames.some((frame) => frame.type === 'ack')) {
+        for (const envelope of this.unacked.values()) this.transmitAction(envelope);
+      }
+    }
+  }
+
+  /** The token was refused: the session token falls back to the wsToken, which may be refreshed once. */
+  private async onPollRefused(): Promise<boolean> {
+    this.subscribed = false;
+    this.pollRevision = undefined;
+    if (this.sessionToken) {
+      this.sessionToken = undefined;
+      return true;
+    }
+    if (this.options.refreshWsToken && !this.tokenRefreshed) {
+      this.tokenRefreshed = true;
+      this.options.onStatus('reconnecting', 'refreshing the live-channel token');
+      const token = await this.options.refreshWsToken().catch(() => null);
+      if (token) {
+        this.wsToken = token;
+        return !this.stopped;
+      }
+    }
+    this.fail('AUTH_FAILED: the live-channel token was refused');
+    return false;
+  }
+
+  /** POSTs one client frame; the answer's frames are applied like the socket's. */
+  private sendByPost(frame: Frame): boolean {
+    const poll = this.poll;
+    if (!poll) return false;
+    if (frame.type === 'channel_subscribe') {
+      // Tool channels are polled by the server per socket; the HTTP fallback has none.
+      const channel = typeof frame.payload === 'string' ? frame.payload : isObject(frame.payload) ? String(frame.payload.channel ?? '') : '';
+      this.options.onFrame({
+        type: 'channel_error',
+        payload: { channel, code: 'TRANSPORT_UNSUPPORTED', message: 'tool channels need the WebSocket, which this host blocks' },
+      });
+      return true;
+    }
+    if (!POSTABLE.has(frame.type)) return true; // ping, channel_unsubscribe: nothing to carry
+    const token = this.sessionToken ?? this.wsToken;
+    if (!token) return false;
+    void poll.post(token, frame).then((result) => {
+      if (this.stopped || this.poll !== poll) return;
+      if (result.kind === 'ok') {
+        for (const answer of result.frames) this.onServerFrame(answer);
+      } else if (frame.type === 'action') {
+        // Still unacknowledged: sent again after the next successful poll (deduplicated by clientSeq).
+        this.resendAfterPoll = true;
+      }
+    });
+    return true;
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => window.setTimeout(resolve, ms));
   }
 
   /** Abandons the current socket at once (its close handshake may never finish offline). */
@@ -374,11 +544,12 @@ export class LiveSocket {
     this.stopped = true;
     window.clearTimeout(this.reconnectTimer);
     this.detach(1000);
+    this.poll?.abort();
     this.options.onStatus('failed', detail);
   }
 
   private readonly onOnline = (): void => {
-    if (this.stopped || this.ws) return;
+    if (this.stopped || this.ws || this.poll) return;
     window.clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
     this.attempt = 0;
@@ -386,7 +557,7 @@ export class LiveSocket {
   };
 
   private readonly onOffline = (): void => {
-    if (this.stopped) return;
+    if (this.stopped || this.poll) return;
     this.drop();
   };
 }

@@ -68,9 +68,10 @@ function start(): void {
         theme = state.theme;
         applyTheme(document, theme);
       }
-      // Observable state for hosts and tests: data-svc-phase / data-svc-live on <html>.
+      // Observable state for hosts and tests: data-svc-phase / -live / -transport on <html>.
       html.dataset.svcPhase = state.phase;
       html.dataset.svcLive = state.live;
+      html.dataset.svcTransport = state.transport;
       bridge?.scheduleMeasure();
     };
     current.store.subscribe(reflect);

@@ -45,6 +45,7 @@ export class Mount {
     this.store = new Store({
       phase: 'connecting',
       live: 'connecting',
+      transport: 'websocket',
       notice: null,
       progress: null,
       component: null,
@@ -63,13 +64,15 @@ export class Mount {
     const { wsUrl, sessionId, component } = this.bootstrap;
     // An embedded component paints now; the ack brings the same code (and live props) later.
     if (typeof component?.code === 'string' && component.code !== '') void this.loadComponent(component.code);
-    if (!wsUrl) {
-      // TODO(pollingUrl): fall back to the bootstrap's pollingUrl when the socket is blocked.
+    const { pollingUrl } = this.bootstrap;
+    if (!wsUrl && !pollingUrl) {
       this.store.update({ phase: 'failed', live: 'failed', notice: 'This card has no live-channel address (wsUrl).' });
       return;
     }
     this.socket = new LiveSocket({
-      url: wsUrl,
+      ...(wsUrl ? { url: wsUrl } : {}),
+      ...(pollingUrl ? { pollingUrl } : {}),
+      onTransport: (transport) => this.store.update({ transport }),
       sessionId,
       ...(this.bootstrap.appId ? { appId: this.bootstrap.appId } : {}),
       ...(this.bootstrap.wsToken ? { wsToken: this.bootstrap.wsToken } : {}),

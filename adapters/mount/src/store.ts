@@ -29,6 +29,8 @@ export type Phase = 'connecting' | 'generating' | 'ready' | 'failed';
 export interface CardState {
   phase: Phase;
   live: 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed';
+  /** How the live frames travel: the WebSocket, or `pollingUrl` where the socket is blocked. */
+  transport: 'websocket' | 'polling';
   /** A message for the user: why the card failed, or a rejected action. */
   notice: string | null;
   progress: string | null;

@@ -23,7 +23,18 @@ use svc_application::services::agent::{AgentError, Caller};
 
 use super::connection::action;
 use super::frames;
+use super::subscribe::ack_payload;
 use crate::{HttpState, TokenKind};
+
+/// Cards call the fallback from the host's sandbox (origin `null` or the host's own): any origin
+/// may, since the token in the query is the credential and no cookie is involved.
+pub fn cors() -> poem::middleware::Cors {
+    poem::middleware::Cors::new()
+        .allow_methods([poem::http::Method::GET, poem::http::Method::POST])
+        .allow_header("content-type")
+        .allow_credentials(false)
+        .max_age(600)
+}
 
 /// Longest long-poll, like `svc_consume`.
 const MAX_WAIT_SECONDS: u64 = 25;
@@ -44,18 +55,29 @@ pub struct TokenQuery {
     token: String,
 }
 
-/// The caller a live token grants for `session_id`, either kind.
-fn caller_for(state: &HttpState, session_id: &str, token: &str) -> Option<Caller> {
+/// The caller a live token grants for `session_id`, either kind, and whether it was a wsToken.
+fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Caller, bool)> {
     let now = Utc::now();
-    let claims = state
-        .tokens
-        .verify_kind(TokenKind::WsToken, token, now)
-        .or_else(|_| state.tokens.verify_kind(TokenKind::SessionToken, token, now))
-        .ok()?;
-    (claims.session_id == session_id).then(|| Caller {
-        principal_id: format!("live:{}", claims.session_id),
-        app_id: claims.app_id,
+    let (claims, ws_token) = match state.tokens.verify_kind(TokenKind::WsToken, token, now) {
+        Ok(claims) => (claims, true),
+        Err(_) => (
+            state.tokens.verify_kind(TokenKind::SessionToken, token, now).ok()?,
+            false,
+        ),
+    };
+    (claims.session_id == session_id).then(|| {
+        (
+            Caller {
+                principal_id: format!("live:{}", claims.session_id),
+                app_id: claims.app_id,
+            },
+            ws_token,
+        )
     })
+}
+
+fn caller_for(state: &HttpState, session_id: &str, token: &str) -> Option<Caller> {
+    authenticated(state, session_id, token).map(|(caller, _)| caller)
 }
 
 fn refused() -> Response {
@@ -72,25 +94,24 @@ fn internal(e: AgentError) -> Response {
         .into_response()
 }
 
-/// Frames a poller has not seen yet, and its next cursors.
+/// Frames a poller has not seen yet, and its next cursors. The first poll (no `revision`) starts
+/// with the `ack` the socket would send, carrying a session token when `ws_token` was used.
 async fn pending(
     state: &HttpState,
     caller: &Caller,
     session_id: &str,
     q: &PollQuery,
+    ws_token: bool,
 ) -> Result<(Vec<Value>, Value), AgentError> {
     let snapshot = state.agent.live_snapshot(caller, session_id).await?;
     let session = &snapshot.session;
-    let mut out = vec![];
-    if q.revision != Some(session.revision) {
-        out.push(json!({ "type": "props_update", "payload": { "sessionId": session_id, "props": session.head.props, "epoch": session.head.epoch } }));
-    }
+    let mut replayed = vec![];
     let mut last_stream_seq = snapshot.last_stream_seq;
     let mut gap = false;
     if let Some(after) = q.since_sequence {
         let replay = state.agent.replay_actions(session_id, after).await?;
         gap |= replay.gap;
-        out.extend(replay.items.iter().map(|e| parse(&frames::render_event(e))));
+        replayed.extend(replay.items.iter().map(|e| parse(&frames::render_event(e))));
     }
     if let Some(after) = q.from_seq {
         let replay = state.agent.replay_streams(session_id, after).await?;
@@ -98,11 +119,23 @@ async fn pending(
         if let Some(last) = replay.items.last() {
             last_stream_seq = last.seq;
         }
-        out.extend(replay.items.iter().map(|e| parse(&frames::data(e))));
+        replayed.extend(replay.items.iter().map(|e| parse(&frames::data(e))));
+    }
+    let mut out = vec![];
+    match q.revision {
+        None => {
+            let ack = ack_payload(state, &snapshot, q.from_seq, q.since_sequence, gap, ws_token);
+            out.push(json!({ "type": "ack", "payload": ack }));
+        }
+        Some(revision) if revision != session.revision => {
+            out.push(json!({ "type": "props_update", "payload": { "sessionId": session_id, "props": session.head.props, "epoch": session.head.epoch } }));
+        }
+        Some(_) => {}
     }
     if gap {
-        out.insert(0, json!({ "type": "system", "payload": { "event": "replay_gap" } }));
+        out.push(json!({ "type": "system", "payload": { "event": "replay_gap" } }));
     }
+    out.extend(replayed);
     let cursors = json!({ "revision": session.revision, "lastStreamSeq": last_stream_seq, "lastSequence": session.event_sequence });
     Ok((out, cursors))
 }
@@ -117,7 +150,7 @@ pub async fn poll(
     Query(q): Query<PollQuery>,
     Data(state): Data<&Arc<HttpState>>,
 ) -> Response {
-    let Some(caller) = caller_for(state, &session_id, &q.token) else {
+    let Some((caller, ws_token)) = authenticated(state, &session_id, &q.token) else {
         return refused();
     };
     // Listen before reading, so an event between the read and the wait still wakes us.
@@ -125,7 +158,7 @@ pub async fn poll(
     let deadline =
         tokio::time::Instant::now() + Duration::from_secs(q.wait.unwrap_or(DEFAULT_WAIT_SECONDS).min(MAX_WAIT_SECONDS));
     loop {
-        let (out, cursors) = match pending(state, &caller, &session_id, &q).await {
+        let (out, cursors) = match pending(state, &caller, &session_id, &q, ws_token).await {
             Ok(p) => p,
             Err(AgentError::SessionNotFound) => return refused(),
             Err(e) => return internal(e),

@@ -3,7 +3,7 @@
 use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use svc_application::services::agent::{AgentError, Caller};
+use svc_application::services::agent::{AgentError, Caller, LiveSnapshot};
 use svc_protocol::SERVICE_PROTOCOL_VERSION;
 
 use super::frames;
@@ -130,32 +130,14 @@ pub async fn subscribe(
         None => None,
     };
     let gap = actions.as_ref().is_some_and(|r| r.gap) || streams.as_ref().is_some_and(|r| r.gap);
-    let mut ack = json!({
-        "sessionId": session.session_id,
-        "appId": session.app_id,
-        "protocolVersion": SERVICE_PROTOCOL_VERSION,
-        "epoch": session.head.epoch,
-        "props": session.head.props,
-        "themeId": session.theme_id,
-        "contract": session.contract,
-        "component": { "code": snapshot.component_code, "blueprintId": session.blueprint_id },
-        "lastSequence": session.event_sequence,
-        "lastStreamSeq": snapshot.last_stream_seq,
-        "replay": { "fromSeq": payload.from_seq, "sinceSequence": payload.since_sequence, "gap": gap },
-    });
-    if let Some(failure) = &session.failure {
-        ack["failure"] = json!({ "code": failure.code, "message": failure.message });
-    }
-    if issue_session_token {
-        let (token, expires_at) = state.tokens.mint_kind(
-            TokenKind::SessionToken,
-            &session.session_id,
-            &session.app_id,
-            Utc::now(),
-        );
-        ack["sessionToken"] = json!(token);
-        ack["sessionTokenExpiresAt"] = json!(expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
-    }
+    let ack = ack_payload(
+        state,
+        &snapshot,
+        payload.from_seq,
+        payload.since_sequence,
+        gap,
+        issue_session_token,
+    );
     frames_out.push(frames::frame("ack", ack));
     if gap {
         frames_out.push(frames::frame(
@@ -181,4 +163,45 @@ pub async fn subscribe(
         subscribed,
         frames: frames_out,
     })
+}
+
+/// The `ack` payload: the session as the card needs it, the cursors, and a fresh session token
+/// when `issue_session_token` (the caller came with a wsToken). The polling fallback answers its
+/// first poll with the same frame.
+pub fn ack_payload(
+    state: &HttpState,
+    snapshot: &LiveSnapshot,
+    from_seq: Option<i64>,
+    since_sequence: Option<i64>,
+    gap: bool,
+    issue_session_token: bool,
+) -> Value {
+    let session = &snapshot.session;
+    let mut ack = json!({
+        "sessionId": session.session_id,
+        "appId": session.app_id,
+        "protocolVersion": SERVICE_PROTOCOL_VERSION,
+        "epoch": session.head.epoch,
+        "props": session.head.props,
+        "themeId": session.theme_id,
+        "contract": session.contract,
+        "component": { "code": snapshot.component_code, "blueprintId": session.blueprint_id },
+        "lastSequence": session.event_sequence,
+        "lastStreamSeq": snapshot.last_stream_seq,
+        "replay": { "fromSeq": from_seq, "sinceSequence": since_sequence, "gap": gap },
+    });
+    if let Some(failure) = &session.failure {
+        ack["failure"] = json!({ "code": failure.code, "message": failure.message });
+    }
+    if issue_session_token {
+        let (token, expires_at) = state.tokens.mint_kind(
+            TokenKind::SessionToken,
+            &session.session_id,
+            &session.app_id,
+            Utc::now(),
+        );
+        ack["sessionToken"] = json!(token);
+        ack["sessionTokenExpiresAt"] = json!(expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    }
+    ack
 }

@@ -79,7 +79,8 @@ fn contents(state: &HttpState, uri: &str, bootstrap: Value) -> Value {
         "uri": uri,
         "mimeType": MIME,
         "text": document(&bootstrap),
-        "_meta": { "ui": { "csp": { "connectDomains": [ws_origin], "resourceDomains": [state.urls.base] } } },
+        // The HTTP origin too: the card falls back to `pollingUrl` where the socket is blocked.
+        "_meta": { "ui": { "csp": { "connectDomains": [ws_origin, state.urls.base], "resourceDomains": [state.urls.base] } } },
     }] })
 }
 

@@ -1,0 +1,85 @@
+// The `pollingUrl` transport (docs/live-channel.md): the /ws frames over HTTP for cards whose
+// WebSocket is blocked. GET long-polls for server frames; POST carries one client frame. This
+// file only speaks HTTP; `live-socket.ts` decides when to use it and applies the frames.
+
+import { isObject, type Frame } from './protocol';
+
+/** Seconds the server may hold a GET open waiting for news (the server allows 0 to 25). */
+export const LONG_POLL_WAIT_SECONDS = 20;
+/** A GET that outlives its wait by this much is abandoned as a dead connection. */
+const GRACE_MS = 10_000;
+
+export interface PollCursors {
+  revision?: number;
+  lastStreamSeq?: number;
+  lastSequence?: number;
+}
+
+export type PollResult =
+  | { kind: 'ok'; frames: Frame[]; cursors: PollCursors }
+  /** HTTP 401: the token is refused (expired, tampered or foreign). */
+  | { kind: 'refused' }
+  | { kind: 'failed'; detail: string };
+
+export interface PollQuery {
+  token: string;
+  fromSeq: number;
+  sinceSequence: number;
+  /** Absent on the first poll: the server answers with an `ack`. */
+  revision?: number;
+  wait: number;
+}
+
+export class LongPoll {
+  private readonly controllers = new Set<AbortController>();
+
+  constructor(private readonly url: string) {}
+
+  get(query: PollQuery): Promise<PollResult> {
+    const params = new URLSearchParams({
+      token: query.token,
+      fromSeq: String(query.fromSeq),
+      sinceSequence: String(query.sinceSequence),
+      wait: String(query.wait),
+    });
+    if (query.revision !== undefined) params.set('revision', String(query.revision));
+    return this.request(`${this.url}?${params}`, { method: 'GET' }, query.wait * 1000 + GRACE_MS);
+  }
+
+  /** One client frame (`action`, `host_context_observed`); answers what the socket would have. */
+  post(token: string, frame: Frame): Promise<PollResult> {
+    const params = new URLSearchParams({ token });
+    return this.request(
+      `${this.url}?${params}`,
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(frame) },
+      GRACE_MS,
+    );
+  }
+
+  /** Cancels every request in flight. */
+  abort(): void {
+    for (const controller of this.controllers) controller.abort();
+    this.controllers.clear();
+  }
+
+  private async request(url: string, init: RequestInit, timeoutMs: number): Promise<PollResult> {
+    const controller = new AbortController();
+    this.controllers.add(controller);
+    const timer = window.setTimeout(() => controller.abort(), timeoutMs);
+    try {
+      const response = await fetch(url, { ...init, cache: 'no-store', credentials: 'omit', signal: controller.signal });
+      if (response.status === 401) return { kind: 'refused' };
+      if (!response.ok) return { kind: 'failed', detail: `HTTP ${response.status}` };
+      const body: unknown = await response.json();
+      if (!isObject(body)) return { kind: 'failed', detail: 'the answer is not a JSON object' };
+      const frames = Array.isArray(body.frames) ? body.frames.filter((f): f is Frame => isObject(f) && typeof f.type === 'string') : [];
+      const cursors = isObject(body.cursors) ? (body.cursors as PollCursors) : {};
+      return { kind: 'ok', frames, cursors };
+    } catch (error) {
+      return { kind: 'failed', detail: error instanceof Error ? error.message : String(error) };
+    } finally {
+      window.clearTimeout(timer);
+      this.controllers.delete(controller);
+    }
+  }
+}

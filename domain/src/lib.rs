@@ -4,6 +4,7 @@
 
 pub mod action_event;
 pub mod artifact;
+pub mod blueprint;
 pub mod connector_key;
 pub mod contract;
 pub mod coupon;

@@ -76,38 +76,7 @@ pub trait HandshakeRepository: Send + Sync {
     async fn consume(&self, handshake_id: &str, at: DateTime<Utc>) -> Result<bool>;
 }
 
-/// A materialised component in the blueprint cache.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BlueprintRecord {
-    pub blueprint_id: String,
-    pub app_id: String,
-    pub intent: String,
-    pub contract_hash: String,
-    pub variant_key: String,
-    pub contract: Value,
-    pub variance: Value,
-    pub source: String,
-    pub code: String,
-    pub code_hash: String,
-    pub generator: String,
-    pub model: Option<String>,
-    pub created_at: DateTime<Utc>,
-}
-
-#[async_trait::async_trait]
-pub trait BlueprintRepository: Send + Sync {
-    async fn insert(&self, record: &BlueprintRecord) -> Result<()>;
-    async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>>;
-    /// The newest blueprint for the exact reuse key.
-    async fn find_exact(
-        &self,
-        app_id: &str,
-        intent: &str,
-        contract_hash: &str,
-        variant_key: &str,
-    ) -> Result<Option<BlueprintRecord>>;
-    async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool>;
-}
+pub use super::blueprints::{BlueprintRecord, BlueprintRepository};
 
 /// Why a render failed, kept on the error session.
 #[derive(Debug, Clone, PartialEq, Eq)]

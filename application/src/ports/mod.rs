@@ -5,6 +5,7 @@ mod repository_error;
 
 pub mod agent;
 pub mod auth;
+pub mod blueprints;
 pub mod generation;
 pub mod oauth;
 pub mod operator;

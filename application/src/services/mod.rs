@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod apps;
 pub mod auth;
+pub mod blueprints;
 pub mod oauth;
 pub mod operator;
 pub mod pairing;

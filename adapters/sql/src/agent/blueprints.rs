@@ -1,8 +1,15 @@
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, FromQueryResult, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
 };
 use svc_application::ports::RepositoryError;
-use svc_application::ports::agent::{BlueprintRecord, BlueprintRepository};
+use svc_application::ports::blueprints::{
+    BlueprintChange, BlueprintFilter, BlueprintRecord, BlueprintRepository, BlueprintSummary, MANIFEST_GENERATOR,
+    SHARED_POOL_APP_ID, StoredEmbedding,
+};
+use svc_domain::blueprint::SourceKind;
 
 use super::entities::blueprint;
 use super::seam::{db, from_text, to_text};
@@ -17,10 +24,39 @@ impl SeaOrmBlueprintRepository {
     }
 }
 
+fn vector_bytes(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn vector_of(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn embedding_of(bytes: Option<Vec<u8>>, model: Option<String>) -> Option<StoredEmbedding> {
+    match (bytes, model) {
+        (Some(bytes), Some(model)) => Some(StoredEmbedding {
+            model,
+            vector: vector_of(&bytes),
+        }),
+        _ => None,
+    }
+}
+
+fn source_kind(raw: &str) -> SourceKind {
+    SourceKind::parse(raw).unwrap_or(SourceKind::Llm)
+}
+
 fn record(m: blueprint::Model) -> Result<BlueprintRecord, RepositoryError> {
     Ok(BlueprintRecord {
         contract: from_text(&m.contract)?,
         variance: from_text(&m.variance)?,
+        fixture_props: m.fixture_props.as_deref().map(from_text).transpose()?,
+        embedding: embedding_of(m.embedding, m.embedding_model),
+        source_kind: source_kind(&m.source_kind),
+        updated_at: m.updated_at.unwrap_or(m.created_at),
         blueprint_id: m.blueprint_id,
         app_id: m.app_id,
         intent: m.intent,
@@ -32,30 +68,127 @@ fn record(m: blueprint::Model) -> Result<BlueprintRecord, RepositoryError> {
         generator: m.generator,
         model: m.model,
         created_at: m.created_at,
+        name: m.name,
+        description: m.description,
+        category: m.category,
+        featured: m.featured,
+        persona: m.persona,
+        aesthetic: m.aesthetic,
+        is_operator_default: m.is_operator_default,
     })
+}
+
+fn active(r: &BlueprintRecord) -> blueprint::ActiveModel {
+    blueprint::ActiveModel {
+        blueprint_id: Set(r.blueprint_id.clone()),
+        app_id: Set(r.app_id.clone()),
+        intent: Set(r.intent.clone()),
+        contract_hash: Set(r.contract_hash.clone()),
+        variant_key: Set(r.variant_key.clone()),
+        contract: Set(to_text(&r.contract)),
+        variance: Set(to_text(&r.variance)),
+        source: Set(r.source.clone()),
+        code: Set(r.code.clone()),
+        code_hash: Set(r.code_hash.clone()),
+        generator: Set(r.generator.clone()),
+        model: Set(r.model.clone()),
+        created_at: Set(r.created_at),
+        name: Set(r.name.clone()),
+        description: Set(r.description.clone()),
+        category: Set(r.category.clone()),
+        fixture_props: Set(r.fixture_props.as_ref().map(to_text)),
+        embedding: Set(r.embedding.as_ref().map(|e| vector_bytes(&e.vector))),
+        embedding_model: Set(r.embedding.as_ref().map(|e| e.model.clone())),
+        featured: Set(r.featured),
+        persona: Set(r.persona.clone()),
+        aesthetic: Set(r.aesthetic.clone()),
+        is_operator_default: Set(r.is_operator_default),
+        source_kind: Set(r.source_kind.as_str().to_owned()),
+        updated_at: Set(Some(r.updated_at)),
+    }
+}
+
+fn app_or_pool(app_id: &str) -> Condition {
+    Condition::any()
+        .add(blueprint::Column::AppId.eq(app_id))
+        .add(blueprint::Column::AppId.eq(SHARED_POOL_APP_ID))
+}
+
+#[derive(Debug, FromQueryResult)]
+struct SummaryRow {
+    blueprint_id: String,
+    app_id: String,
+    intent: String,
+    name: Option<String>,
+    description: Option<String>,
+    category: Option<String>,
+    contract_hash: String,
+    variant_key: String,
+    contract: String,
+    generator: String,
+    featured: bool,
+    persona: Option<String>,
+    embedding: Option<Vec<u8>>,
+    embedding_model: Option<String>,
+    created_at: DateTime<Utc>,
+    updated_at: Option<DateTime<Utc>>,
 }
 
 #[async_trait::async_trait]
 impl BlueprintRepository for SeaOrmBlueprintRepository {
     async fn insert(&self, r: &BlueprintRecord) -> Result<(), RepositoryError> {
-        blueprint::ActiveModel {
-            blueprint_id: Set(r.blueprint_id.clone()),
-            app_id: Set(r.app_id.clone()),
-            intent: Set(r.intent.clone()),
-            contract_hash: Set(r.contract_hash.clone()),
-            variant_key: Set(r.variant_key.clone()),
-            contract: Set(to_text(&r.contract)),
-            variance: Set(to_text(&r.variance)),
-            source: Set(r.source.clone()),
-            code: Set(r.code.clone()),
-            code_hash: Set(r.code_hash.clone()),
-            generator: Set(r.generator.clone()),
-            model: Set(r.model.clone()),
-            created_at: Set(r.created_at),
-        }
-        .insert(&self.db)
-        .await
-        .map_err(db)?;
+        active(r).insert(&self.db).await.map_err(db)?;
+        Ok(())
+    }
+
+    async fn insert_if_absent(&self, r: &BlueprintRecord) -> Result<bool, RepositoryError> {
+        let inserted = blueprint::Entity::insert(active(r))
+            .on_conflict(
+                OnConflict::column(blueprint::Column::BlueprintId)
+                    .do_nothing()
+                    .to_owned(),
+            )
+            .exec_without_returning(&self.db)
+            .await
+            .map_err(db)?;
+        Ok(inserted > 0)
+    }
+
+    async fn upsert(&self, r: &BlueprintRecord) -> Result<(), RepositoryError> {
+        use blueprint::Column as C;
+        blueprint::Entity::insert(active(r))
+            .on_conflict(
+                OnConflict::column(C::BlueprintId)
+                    .update_columns([
+                        C::AppId,
+                        C::Intent,
+                        C::ContractHash,
+                        C::VariantKey,
+                        C::Contract,
+                        C::Variance,
+                        C::Source,
+                        C::Code,
+                        C::CodeHash,
+                        C::Generator,
+                        C::Model,
+                        C::Name,
+                        C::Description,
+                        C::Category,
+                        C::FixtureProps,
+                        C::Embedding,
+                        C::EmbeddingModel,
+                        C::Featured,
+                        C::Persona,
+                        C::Aesthetic,
+                        C::IsOperatorDefault,
+                        C::SourceKind,
+                        C::UpdatedAt,
+                    ])
+                    .to_owned(),
+            )
+            .exec_without_returning(&self.db)
+            .await
+            .map_err(db)?;
         Ok(())
     }
 
@@ -75,27 +208,188 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
         contract_hash: &str,
         variant_key: &str,
     ) -> Result<Option<BlueprintRecord>, RepositoryError> {
-        blueprint::Entity::find()
-            .filter(blueprint::Column::AppId.eq(app_id))
+        // The app's own component first, then the shared pool's; newest first within each.
+        let rows = blueprint::Entity::find()
+            .filter(app_or_pool(app_id))
             .filter(blueprint::Column::Intent.eq(intent))
             .filter(blueprint::Column::ContractHash.eq(contract_hash))
             .filter(blueprint::Column::VariantKey.eq(variant_key))
             .order_by_desc(blueprint::Column::CreatedAt)
             .order_by_desc(blueprint::Column::BlueprintId)
-            .one(&self.db)
+            .all(&self.db)
             .await
-            .map_err(db)?
-            .map(record)
-            .transpose()
+            .map_err(db)?;
+        let own = rows.iter().position(|m| m.app_id == app_id);
+        let chosen = match own {
+            Some(i) => rows.into_iter().nth(i),
+            None => rows.into_iter().next(),
+        };
+        chosen.map(record).transpose()
     }
 
     async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool, RepositoryError> {
         let count = blueprint::Entity::find()
-            .filter(blueprint::Column::AppId.eq(app_id))
+            .filter(app_or_pool(app_id))
             .filter(blueprint::Column::Intent.eq(intent))
             .count(&self.db)
             .await
             .map_err(db)?;
         Ok(count > 0)
+    }
+
+    async fn list(&self, filter: &BlueprintFilter) -> Result<Vec<BlueprintRecord>, RepositoryError> {
+        use blueprint::Column as C;
+        let mut query = blueprint::Entity::find();
+        if let Some(apps) = &filter.app_ids {
+            query = query.filter(C::AppId.is_in(apps.clone()));
+        }
+        if let Some(hash) = &filter.contract_hash {
+            query = query.filter(C::ContractHash.eq(hash.clone()));
+        }
+        if let Some(generator) = &filter.generator {
+            query = query.filter(C::Generator.eq(generator.clone()));
+        }
+        if let Some(persona) = filter
+            .persona
+            .as_deref()
+            .and_then(svc_domain::blueprint::normalize_persona)
+        {
+            query = query.filter(C::Persona.eq(persona));
+        }
+        if filter.featured_only {
+            query = query.filter(C::Featured.eq(true));
+        }
+        if filter.exclude_manifest {
+            query = query.filter(C::Generator.ne(MANIFEST_GENERATOR));
+        }
+        query
+            .order_by_asc(C::CreatedAt)
+            .order_by_asc(C::BlueprintId)
+            .all(&self.db)
+            .await
+            .map_err(db)?
+            .into_iter()
+            .map(record)
+            .collect()
+    }
+
+    async fn summaries(&self, since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>, RepositoryError> {
+        use blueprint::Column as C;
+        let mut query = blueprint::Entity::find().select_only().columns([
+            C::BlueprintId,
+            C::AppId,
+            C::Intent,
+            C::Name,
+            C::Description,
+            C::Category,
+            C::ContractHash,
+            C::VariantKey,
+            C::Contract,
+            C::Generator,
+            C::Featured,
+            C::Persona,
+            C::Embedding,
+            C::EmbeddingModel,
+            C::CreatedAt,
+            C::UpdatedAt,
+        ]);
+        if let Some(since) = since {
+            query = query.filter(C::UpdatedAt.gt(since));
+        }
+        let rows = query
+            .order_by_asc(C::UpdatedAt)
+            .order_by_asc(C::BlueprintId)
+            .into_model::<SummaryRow>()
+            .all(&self.db)
+            .await
+            .map_err(db)?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(BlueprintSummary {
+                    contract: from_text(&r.contract)?,
+                    embedding: embedding_of(r.embedding, r.embedding_model),
+                    updated_at: r.updated_at.unwrap_or(r.created_at),
+                    blueprint_id: r.blueprint_id,
+                    app_id: r.app_id,
+                    intent: r.intent,
+                    name: r.name,
+                    description: r.description,
+                    category: r.category,
+                    contract_hash: r.contract_hash,
+                    variant_key: r.variant_key,
+                    generator: r.generator,
+                    featured: r.featured,
+                    persona: r.persona,
+                })
+            })
+            .collect()
+    }
+
+    async fn set_embedding(&self, blueprint_id: &str, embedding: &StoredEmbedding) -> Result<(), RepositoryError> {
+        // Not a change replicas need to hear about: `updated_at` stays.
+        blueprint::Entity::update_many()
+            .col_expr(
+                blueprint::Column::Embedding,
+                Expr::value(vector_bytes(&embedding.vector)),
+            )
+            .col_expr(blueprint::Column::EmbeddingModel, Expr::value(embedding.model.clone()))
+            .filter(blueprint::Column::BlueprintId.eq(blueprint_id))
+            .exec(&self.db)
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    async fn update(
+        &self,
+        app_id: &str,
+        blueprint_id: &str,
+        change: &BlueprintChange,
+        at: DateTime<Utc>,
+    ) -> Result<bool, RepositoryError> {
+        use blueprint::Column as C;
+        let txn = self.db.begin().await.map_err(db)?;
+        let Some(found) = blueprint::Entity::find_by_id(blueprint_id.to_owned())
+            .filter(C::AppId.eq(app_id))
+            .one(&txn)
+            .await
+            .map_err(db)?
+        else {
+            return Ok(false);
+        };
+        if change.is_operator_default == Some(true) {
+            blueprint::Entity::update_many()
+                .col_expr(C::IsOperatorDefault, Expr::value(false))
+                .col_expr(C::UpdatedAt, Expr::value(at))
+                .filter(C::AppId.eq(app_id))
+                .filter(C::ContractHash.eq(found.contract_hash.clone()))
+                .filter(C::IsOperatorDefault.eq(true))
+                .filter(C::BlueprintId.ne(blueprint_id))
+                .exec(&txn)
+                .await
+                .map_err(db)?;
+        }
+        let mut row: blueprint::ActiveModel = found.into();
+        if let Some((variance, variant_key)) = &change.variance {
+            row.variance = Set(to_text(variance));
+            row.variant_key = Set(variant_key.clone());
+        }
+        if let Some(flag) = change.is_operator_default {
+            row.is_operator_default = Set(flag);
+        }
+        row.updated_at = Set(Some(at));
+        row.update(&txn).await.map_err(db)?;
+        txn.commit().await.map_err(db)?;
+        Ok(true)
+    }
+
+    async fn delete(&self, app_id: &str, blueprint_id: &str) -> Result<bool, RepositoryError> {
+        let deleted = blueprint::Entity::delete_many()
+            .filter(blueprint::Column::BlueprintId.eq(blueprint_id))
+            .filter(blueprint::Column::AppId.eq(app_id))
+            .exec(&self.db)
+            .await
+            .map_err(db)?;
+        Ok(deleted.rows_affected > 0)
     }
 }

@@ -69,6 +69,19 @@ pub mod blueprint {
         pub generator: String,
         pub model: Option<String>,
         pub created_at: DateTimeUtc,
+        pub name: Option<String>,
+        pub description: Option<String>,
+        pub category: Option<String>,
+        pub fixture_props: Option<String>,
+        /// Little-endian f32s.
+        pub embedding: Option<Vec<u8>>,
+        pub embedding_model: Option<String>,
+        pub featured: bool,
+        pub persona: Option<String>,
+        pub aesthetic: Option<String>,
+        pub is_operator_default: bool,
+        pub source_kind: String,
+        pub updated_at: Option<DateTimeUtc>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

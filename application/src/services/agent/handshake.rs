@@ -116,25 +116,32 @@ impl AgentService {
                 .is_some(),
             (None, false) => false,
         };
+        // No exact match: a cached blueprint for a similar intent with the same contract and
+        // variance may serve instead.
+        let semantic = match (&exact, cmd.force_create) {
+            (None, false) => self.semantic_cache_match(caller, &intent, &hash, &variant).await?,
+            _ => None,
+        };
         let same_intent = exact_exists || self.ports.blueprints.intent_cached(&caller.app_id, &intent).await?;
-        let action = HandshakeAction::choose(cmd.force_create, exact_exists, same_intent);
+        let action = HandshakeAction::choose(cmd.force_create, exact_exists || semantic.is_some(), same_intent);
 
-        let (origin, blueprint_id, cache, amendments, validation_findings) = match exact {
-            Some(bp) => {
-                let cache = CacheMatch {
-                    blueprint_id: bp.blueprint_id.clone(),
-                    similarity: 1.0,
-                    kind: "exact".into(),
-                    reason: "same intent, contractHash and variantKey".into(),
-                };
-                (
-                    Origin::Cache,
-                    bp.blueprint_id,
-                    Some(cache),
-                    vec![],
-                    negotiated.amendments.clone(),
-                )
-            }
+        let cached = match exact {
+            Some(bp) => Some(CacheMatch {
+                blueprint_id: bp.blueprint_id,
+                similarity: 1.0,
+                kind: "exact".into(),
+                reason: "same intent, contractHash and variantKey".into(),
+            }),
+            None => semantic,
+        };
+        let (origin, blueprint_id, cache, amendments, validation_findings) = match cached {
+            Some(cache) => (
+                Origin::Cache,
+                cache.blueprint_id.clone(),
+                Some(cache),
+                vec![],
+                negotiated.amendments.clone(),
+            ),
             None if negotiated.amended() => (
                 Origin::Synth,
                 self.ports.ids.uuid(),

@@ -1,5 +1,6 @@
 //! The agent plane: handshake, render, consume, update, amend, emit and the session reads.
 
+mod blueprint_cache;
 mod catalogs;
 mod consume;
 mod emit;
@@ -77,6 +78,8 @@ pub struct AgentService {
     queue: GenerationQueue,
     /// Gadgets declared by the app manifest (`svc.json#app.gadgets`), layered over the standard package.
     declared_gadgets: Vec<svc_domain::gadgets::GadgetDescriptor>,
+    /// Semantic lookup, search and the UI registry; without it the cache matches exactly only.
+    catalog: Option<crate::services::blueprints::BlueprintCatalog>,
 }
 
 impl AgentService {
@@ -87,6 +90,7 @@ impl AgentService {
             schemas: SchemaCache::new(1024),
             queue,
             declared_gadgets: Vec::new(),
+            catalog: None,
         }
     }
 

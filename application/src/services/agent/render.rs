@@ -364,9 +364,9 @@ impl AgentService {
             code: compiled.code,
             generator: generated.generator,
             model: generated.model,
-            created_at: self.ports.clock.now(),
+            ..BlueprintRecord::blank(self.ports.clock.now())
         };
-        self.ports.blueprints.insert(&record).await?;
+        self.store_blueprint(&record).await?;
         self.progress(&identity.session_id, GenerationStage::Done).await?;
         Ok(Ok(record))
     }

@@ -1,0 +1,86 @@
+//! The blueprint cache grows the fields search, the manifest catalog, pools and the operator
+//! blueprint tools need: display fields, fixture props, the stored embedding vector, featured,
+//! persona, aesthetic, the operator default flag, where the component came from, and `updated_at`
+//! (the watermark replicas refresh their in-memory index from).
+//!
+//! SQLite adds one column per `ALTER TABLE`, and only with a constant default, so every column is
+//! its own statement and `updated_at` is nullable (backfilled from `created_at`; the repository
+//! always writes it).
+
+use sea_orm_migration::prelude::*;
+
+#[derive(DeriveMigrationName)]
+pub struct Migration;
+
+const TABLE: &str = "blueprints";
+
+fn columns() -> Vec<ColumnDef> {
+    let c = |name: &str| ColumnDef::new(Alias::new(name));
+    vec![
+        c("name").text().null().to_owned(),
+        c("description").text().null().to_owned(),
+        c("category").string().null().to_owned(),
+        c("fixture_props").text().null().to_owned(),
+        c("embedding").binary().null().to_owned(),
+        c("embedding_model").string().null().to_owned(),
+        c("featured").boolean().not_null().default(false).to_owned(),
+        c("persona").string().null().to_owned(),
+        c("aesthetic").string().null().to_owned(),
+        c("is_operator_default").boolean().not_null().default(false).to_owned(),
+        c("source_kind").string().not_null().default("llm").to_owned(),
+        c("updated_at").timestamp_with_time_zone().null().to_owned(),
+    ]
+}
+
+const INDEXES: [(&str, &[&str]); 2] = [
+    ("blueprints_updated_at", &["updated_at"]),
+    ("blueprints_app_contract", &["app_id", "contract_hash"]),
+];
+
+#[async_trait::async_trait]
+impl MigrationTrait for Migration {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        for mut column in columns() {
+            manager
+                .alter_table(
+                    Table::alter()
+                        .table(Alias::new(TABLE))
+                        .add_column(&mut column)
+                        .to_owned(),
+                )
+                .await?;
+        }
+        manager
+            .get_connection()
+            .execute_unprepared("UPDATE blueprints SET updated_at = created_at WHERE updated_at IS NULL")
+            .await?;
+        for (name, cols) in INDEXES {
+            let mut index = Index::create();
+            index.name(name).table(Alias::new(TABLE)).if_not_exists();
+            for col in cols {
+                index.col(Alias::new(*col));
+            }
+            manager.create_index(index.to_owned()).await?;
+        }
+        Ok(())
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        for (name, _) in INDEXES {
+            manager
+                .drop_index(Index::drop().name(name).table(Alias::new(TABLE)).if_exists().to_owned())
+                .await?;
+        }
+        for column in columns().into_iter().rev() {
+            manager
+                .alter_table(
+                    Table::alter()
+                        .table(Alias::new(TABLE))
+                        .drop_column(Alias::new(column.get_column_name()))
+                        .to_owned(),
+                )
+                .await?;
+        }
+        Ok(())
+    }
+}

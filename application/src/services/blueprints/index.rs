@@ -1,0 +1,242 @@
+//! The in-memory vector index of the blueprint cache: one unit vector per blueprint, stored
+//! contiguously, searched by brute force (a dot product per blueprint; see BENCHMARKS.md for
+//! 10,000 and 100,000 blueprints).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use svc_domain::blueprint::dot;
+
+use crate::ports::blueprints::{BlueprintSummary, MANIFEST_GENERATOR, SHARED_POOL_APP_ID};
+
+/// What a search row shows of a blueprint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlueprintEntry {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub category: String,
+    /// Prop names of the contract's propsSpec.
+    pub props: Vec<String>,
+    /// Action intents of the contract's actionSpec.
+    pub callbacks: Vec<String>,
+    pub featured: bool,
+}
+
+impl BlueprintEntry {
+    pub fn of_contract(
+        id: &str,
+        name: &str,
+        description: &str,
+        category: &str,
+        contract: &Value,
+        featured: bool,
+    ) -> Self {
+        let keys =
+            |v: &Value| -> Vec<String> { v.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default() };
+        Self {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            description: description.to_owned(),
+            category: category.to_owned(),
+            props: keys(&contract["propsSpec"]["properties"]),
+            callbacks: keys(&contract["actionSpec"]),
+            featured,
+        }
+    }
+}
+
+/// One indexed blueprint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexedBlueprint {
+    pub entry: BlueprintEntry,
+    pub app_id: String,
+    pub intent: String,
+    pub contract_hash: String,
+    pub variant_key: String,
+    pub generator: String,
+    pub persona: Option<String>,
+}
+
+impl IndexedBlueprint {
+    pub fn of_summary(s: &BlueprintSummary) -> Self {
+        let name = s.name.clone().unwrap_or_else(|| s.intent.clone());
+        let description = s.description.clone().unwrap_or_else(|| s.intent.clone());
+        let category = s.category.clone().unwrap_or_else(|| "generated".to_owned());
+        Self {
+            entry: BlueprintEntry::of_contract(
+                &s.blueprint_id,
+                &name,
+                &description,
+                &category,
+                &s.contract,
+                s.featured,
+            ),
+            app_id: s.app_id.clone(),
+            intent: s.intent.clone(),
+            contract_hash: s.contract_hash.clone(),
+            variant_key: s.variant_key.clone(),
+            generator: s.generator.clone(),
+            persona: s.persona.clone(),
+        }
+    }
+
+    pub fn is_manifest(&self) -> bool {
+        self.generator == MANIFEST_GENERATOR
+    }
+
+    /// Visible to `app_id`: its own or the shared pool's.
+    pub fn visible_to(&self, app_id: &str) -> bool {
+        self.app_id == app_id || self.app_id == SHARED_POOL_APP_ID
+    }
+}
+
+/// A blueprint and its cosine similarity to a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit<'a> {
+    pub blueprint: &'a IndexedBlueprint,
+    pub score: f64,
+}
+
+#[derive(Debug)]
+pub struct VectorIndex {
+    dimensions: Option<usize>,
+    vectors: Vec<f32>,
+    items: Vec<IndexedBlueprint>,
+    positions: HashMap<String, usize>,
+}
+
+impl VectorIndex {
+    pub fn new() -> Self {
+        Self {
+            dimensions: None,
+            vectors: Vec::new(),
+            items: Vec::new(),
+            positions: HashMap::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Adds or replaces a blueprint; a vector of another length than the index's is refused
+    /// (`false`): it belongs to another embedder.
+    pub fn upsert(&mut self, item: IndexedBlueprint, unit_vector: &[f32]) -> bool {
+        let dims = *self.dimensions.get_or_insert(unit_vector.len());
+        if unit_vector.len() != dims || dims == 0 {
+            return false;
+        }
+        match self.positions.get(&item.entry.id) {
+            Some(&at) => {
+                self.vectors[at * dims..(at + 1) * dims].copy_from_slice(unit_vector);
+                self.items[at] = item;
+            }
+            None => {
+                self.positions.insert(item.entry.id.clone(), self.items.len());
+                self.items.push(item);
+                self.vectors.extend_from_slice(unit_vector);
+            }
+        }
+        true
+    }
+
+    pub fn remove(&mut self, id: &str) {
+        let Some(at) = self.positions.remove(id) else {
+            return;
+        };
+        let dims = self.dimensions.unwrap_or(0);
+        let last = self.items.len() - 1;
+        self.items.swap_remove(at);
+        if at != last {
+            let (head, tail) = self.vectors.split_at_mut(last * dims);
+            head[at * dims..(at + 1) * dims].copy_from_slice(&tail[..dims]);
+            self.positions.insert(self.items[at].entry.id.clone(), at);
+        }
+        self.vectors.truncate(last * dims);
+    }
+
+    pub fn get(&self, id: &str) -> Option<&IndexedBlueprint> {
+        self.positions.get(id).map(|&at| &self.items[at])
+    }
+
+    /// Every blueprint `keep` accepts whose cosine with `query` is at least `floor`, best first.
+    pub fn search(&self, query: &[f32], floor: f64, keep: impl Fn(&IndexedBlueprint) -> bool) -> Vec<Hit<'_>> {
+        let Some(dims) = self.dimensions else {
+            return vec![];
+        };
+        if query.len() != dims {
+            return vec![];
+        }
+        let mut hits: Vec<Hit<'_>> = self
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, item)| keep(item))
+            .filter_map(|(i, item)| {
+                let score = dot(&self.vectors[i * dims..(i + 1) * dims], query);
+                (score >= floor).then_some(Hit { blueprint: item, score })
+            })
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .partial_cmp(&a.score)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| a.blueprint.entry.id.cmp(&b.blueprint.entry.id))
+        });
+        hits
+    }
+
+    pub fn items(&self) -> impl Iterator<Item = &IndexedBlueprint> {
+        self.items.iter()
+    }
+}
+
+impl Default for VectorIndex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(id: &str) -> IndexedBlueprint {
+        IndexedBlueprint {
+            entry: BlueprintEntry::of_contract(id, id, id, "c", &Value::Null, false),
+            app_id: "a".into(),
+            intent: id.into(),
+            contract_hash: "h".into(),
+            variant_key: "v".into(),
+            generator: "builtin".into(),
+            persona: None,
+        }
+    }
+
+    #[test]
+    fn upsert_remove_and_search_keep_vectors_aligned() {
+        let mut index = VectorIndex::new();
+        assert!(index.upsert(item("x"), &[1.0, 0.0]));
+        assert!(index.upsert(item("y"), &[0.0, 1.0]));
+        assert!(index.upsert(item("z"), &[0.6, 0.8]));
+        assert!(
+            !index.upsert(item("bad"), &[1.0, 0.0, 0.0]),
+            "another embedder's length"
+        );
+        index.remove("x");
+        let hits = index.search(&[0.0, 1.0], 0.0, |_| true);
+        let got: Vec<(&str, f64)> = hits.iter().map(|h| (h.blueprint.entry.id.as_str(), h.score)).collect();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, "y");
+        assert_eq!(got[1].0, "z");
+        assert!((got[1].1 - 0.8).abs() < 1e-6);
+        assert!(index.upsert(item("y"), &[1.0, 0.0]), "replace in place");
+        assert_eq!(index.search(&[0.0, 1.0], 0.5, |_| true)[0].blueprint.entry.id, "z");
+        assert_eq!(index.len(), 2);
+    }
+}

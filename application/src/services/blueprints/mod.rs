@@ -1,0 +1,348 @@
+//! The blueprint catalog: the manifest's UIs (the UI registry), the in-memory vector index over
+//! the blueprint cache, semantic lookup for the handshake, `svc_search_blueprints`,
+//! `svc_list_featured_blueprints`, `svc_render_blueprint`, and blueprint pools moved between
+//! servers.
+//!
+//! The index is rebuilt from the database at start-up (recomputing vectors of another embedder),
+//! kept in sync by this process's writes, and refreshed from the database's `updated_at`
+//! watermark on a timer, so replicas sharing a database converge. A blueprint deleted elsewhere
+//! may linger in a replica's index until its next full rebuild; lookups re-read the record, so a
+//! lingering entry is dropped instead of served.
+
+mod index;
+mod manifest;
+mod pool;
+mod search;
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use svc_domain::blueprint::normalized;
+
+use crate::ports::Clock;
+use crate::ports::RepositoryError;
+use crate::ports::blueprints::{BlueprintRecord, BlueprintRepository, EmbedError, Embedder, StoredEmbedding};
+
+pub use index::{BlueprintEntry, IndexedBlueprint, VectorIndex};
+pub use manifest::{MANIFEST_CONTENT_TYPE, ManifestBundle, ManifestUi, ManifestUiDraft};
+pub use pool::{POOL_FORMAT, POOL_VERSION, PoolBlueprint, PoolFile, PoolImport};
+pub use search::{RankedHit, SearchPage, SearchRow, SemanticMatch};
+
+/// Cosine similarity from which the handshake reuses a cached blueprint for a different intent
+/// (with the same contractHash and variantKey), for the built-in embedder.
+///
+/// Why 0.55: on the labelled paraphrase set (`tests/data/retrieval/`), a paraphrase's cosine
+/// with its own blueprint's text is mostly 0.35 to 0.8 and its cosine with the best *other*
+/// blueprint mostly below 0.45. Reuse also requires the same contract and variance, so a false
+/// hit still renders the agent's props correctly — but it serves a component built for another
+/// purpose, which an agent cannot see from the result, so the threshold errs towards generating:
+/// 0.55 gives up some true reuses to keep wrong ones rare. `blueprints.semantic_threshold`
+/// overrides it (an OpenAI-style embedder needs its own value; see docs/blueprints.md).
+pub const BUILTIN_SEMANTIC_THRESHOLD: f64 = 0.55;
+
+/// Lowest cosine a semantic search row may have; below it a row shares little more than common
+/// character n-grams with the query.
+pub const BUILTIN_SEARCH_FLOOR: f64 = 0.2;
+
+/// How far before its watermark a refresh starts reading.
+const REFRESH_OVERLAP_SECONDS: i64 = 30;
+
+/// Texts embedded per batch when the index is rebuilt.
+const EMBED_BATCH: usize = 128;
+
+#[derive(Debug, Clone)]
+pub struct CatalogSettings {
+    pub semantic_threshold: f64,
+    pub search_floor: f64,
+}
+
+impl Default for CatalogSettings {
+    fn default() -> Self {
+        Self {
+            semantic_threshold: BUILTIN_SEMANTIC_THRESHOLD,
+            search_floor: BUILTIN_SEARCH_FLOOR,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+    /// A `svc.ui.json` that cannot be served: names the file and the reason.
+    #[error("{file}: {message}")]
+    Manifest { file: String, message: String },
+    /// A pool file that cannot be imported.
+    #[error("pool file: {0}")]
+    Pool(String),
+}
+
+#[derive(Clone)]
+pub struct BlueprintCatalog {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    repo: Arc<dyn BlueprintRepository>,
+    embedder: Arc<dyn Embedder>,
+    clock: Arc<dyn Clock>,
+    settings: CatalogSettings,
+    index: RwLock<VectorIndex>,
+    /// Newest `updated_at` the index has seen.
+    watermark: Mutex<Option<DateTime<Utc>>>,
+    /// `None`: the server has no UI registry (no manifest `blueprints` section).
+    uis: RwLock<Option<Vec<ManifestUi>>>,
+    queries: moka::sync::Cache<String, Arc<Vec<f32>>>,
+}
+
+impl BlueprintCatalog {
+    pub fn new(
+        repo: Arc<dyn BlueprintRepository>,
+        embedder: Arc<dyn Embedder>,
+        clock: Arc<dyn Clock>,
+        settings: CatalogSettings,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                repo,
+                embedder,
+                clock,
+                settings,
+                index: RwLock::new(VectorIndex::new()),
+                watermark: Mutex::new(None),
+                uis: RwLock::new(None),
+                queries: moka::sync::Cache::new(4096),
+            }),
+        }
+    }
+
+    pub fn settings(&self) -> &CatalogSettings {
+        &self.inner.settings
+    }
+
+    pub fn embedder_model(&self) -> &str {
+        self.inner.embedder.model()
+    }
+
+    /// Blueprints in the index.
+    pub fn indexed(&self) -> usize {
+        self.read_index().len()
+    }
+
+    fn read_index(&self) -> std::sync::RwLockReadGuard<'_, VectorIndex> {
+        self.inner.index.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn write_index(&self) -> std::sync::RwLockWriteGuard<'_, VectorIndex> {
+        self.inner
+            .index
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The unit vector of a query text, cached by text.
+    async fn query_vector(&self, text: &str) -> Result<Arc<Vec<f32>>, EmbedError> {
+        if let Some(v) = self.inner.queries.get(text) {
+            return Ok(v);
+        }
+        let mut vectors = self.inner.embedder.embed(&[text.to_owned()]).await?;
+        let v = Arc::new(normalized(vectors.pop().unwrap_or_default()));
+        self.inner.queries.insert(text.to_owned(), v.clone());
+        Ok(v)
+    }
+
+    /// Stores a new blueprint with its embedding and indexes it. When the embedder fails, the
+    /// blueprint is stored without a vector (the next rebuild computes it) and the failure is
+    /// logged: caching a component must not fail a render.
+    pub async fn store(&self, mut record: BlueprintRecord) -> Result<BlueprintRecord, CatalogError> {
+        self.embed_record(&mut record).await;
+        self.inner.repo.insert(&record).await?;
+        self.index_record(&record);
+        Ok(record)
+    }
+
+    /// Like [`BlueprintCatalog::store`], but keeps an existing blueprint with the same id; `true`
+    /// when inserted.
+    pub async fn store_if_absent(&self, mut record: BlueprintRecord) -> Result<bool, CatalogError> {
+        self.embed_record(&mut record).await;
+        let inserted = self.inner.repo.insert_if_absent(&record).await?;
+        if inserted {
+            self.index_record(&record);
+        }
+        Ok(inserted)
+    }
+
+    async fn embed_record(&self, record: &mut BlueprintRecord) {
+        match self.inner.embedder.embed(&[record.embedding_text()]).await {
+            Ok(mut v) => {
+                record.embedding = v.pop().map(|vector| StoredEmbedding {
+                    model: self.inner.embedder.model().to_owned(),
+                    vector,
+                });
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, blueprint_id = %record.blueprint_id, "embedding a blueprint failed; it is stored without a vector");
+                record.embedding = None;
+            }
+        }
+    }
+
+    fn index_record(&self, record: &BlueprintRecord) {
+        let Some(embedding) = record.embedding.as_ref() else {
+            return;
+        };
+        if embedding.model != self.inner.embedder.model() {
+            return;
+        }
+        let summary = crate::ports::blueprints::BlueprintSummary {
+            blueprint_id: record.blueprint_id.clone(),
+            app_id: record.app_id.clone(),
+            intent: record.intent.clone(),
+            name: record.name.clone(),
+            description: record.description.clone(),
+            category: record.category.clone(),
+            contract_hash: record.contract_hash.clone(),
+            variant_key: record.variant_key.clone(),
+            contract: record.contract.clone(),
+            generator: record.generator.clone(),
+            featured: record.featured,
+            persona: record.persona.clone(),
+            embedding: None,
+            updated_at: record.updated_at,
+        };
+        let vector = normalized(embedding.vector.clone());
+        self.write_index()
+            .upsert(IndexedBlueprint::of_summary(&summary), &vector);
+    }
+
+    /// Re-reads a blueprint after another writer changed it (an operator update), or drops it
+    /// from the index when it is gone.
+    pub async fn reindex(&self, blueprint_id: &str) -> Result<(), CatalogError> {
+        match self.inner.repo.get(blueprint_id).await? {
+            Some(mut record) => {
+                if record
+                    .embedding
+                    .as_ref()
+                    .is_none_or(|e| e.model != self.inner.embedder.model())
+                {
+                    self.embed_record(&mut record).await;
+                    if let Some(e) = &record.embedding {
+                        self.inner.repo.set_embedding(blueprint_id, e).await?;
+                    }
+                }
+                self.index_record(&record);
+            }
+            None => self.forget(blueprint_id),
+        }
+        Ok(())
+    }
+
+    /// Drops a deleted blueprint from the index.
+    pub fn forget(&self, blueprint_id: &str) {
+        self.write_index().remove(blueprint_id);
+    }
+
+    /// Rebuilds the index from the database; vectors missing or of another embedder are computed
+    /// and written back. Returns how many blueprints are indexed.
+    pub async fn rebuild(&self) -> Result<usize, CatalogError> {
+        let summaries = self.inner.repo.summaries(None).await?;
+        let index = self.index_summaries(summaries, VectorIndex::new()).await?;
+        let count = index.len();
+        *self.write_index() = index;
+        Ok(count)
+    }
+
+    /// Indexes what changed in the database since the last rebuild or refresh (other replicas'
+    /// writes). Returns how many blueprints were (re)indexed.
+    pub async fn refresh(&self) -> Result<usize, CatalogError> {
+        // Re-reading a margin before the watermark tolerates replicas' clock skew and
+        // transactions that commit after a later one; re-indexing a row is idempotent.
+        let since = self
+            .inner
+            .watermark
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(|w| w - chrono::TimeDelta::seconds(REFRESH_OVERLAP_SECONDS));
+        let summaries = self.inner.repo.summaries(since).await?;
+        if summaries.is_empty() {
+            return Ok(0);
+        }
+        let count = summaries.len();
+        let taken = std::mem::take(&mut *self.write_index());
+        let merged = self.index_summaries(summaries, taken).await;
+        match merged {
+            Ok(index) => {
+                *self.write_index() = index;
+                Ok(count)
+            }
+            Err(e) => {
+                // The taken index is lost with the error: rebuild from scratch.
+                self.rebuild().await?;
+                Err(e)
+            }
+        }
+    }
+
+    async fn index_summaries(
+        &self,
+        summaries: Vec<crate::ports::blueprints::BlueprintSummary>,
+        mut index: VectorIndex,
+    ) -> Result<VectorIndex, CatalogError> {
+        let model = self.inner.embedder.model().to_owned();
+        let mut newest = *self.inner.watermark.lock().unwrap_or_else(|p| p.into_inner());
+        let stale: Vec<usize> = summaries
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.embedding.as_ref().is_none_or(|e| e.model != model))
+            .map(|(i, _)| i)
+            .collect();
+        let mut fresh: std::collections::HashMap<usize, Vec<f32>> = std::collections::HashMap::new();
+        for chunk in stale.chunks(EMBED_BATCH) {
+            let texts: Vec<String> = chunk.iter().map(|&i| summaries[i].embedding_text()).collect();
+            let vectors = self.inner.embedder.embed(&texts).await?;
+            for (&i, vector) in chunk.iter().zip(vectors) {
+                let embedding = StoredEmbedding {
+                    model: model.clone(),
+                    vector: vector.clone(),
+                };
+                self.inner
+                    .repo
+                    .set_embedding(&summaries[i].blueprint_id, &embedding)
+                    .await?;
+                fresh.insert(i, vector);
+            }
+        }
+        for (i, summary) in summaries.iter().enumerate() {
+            newest = newest.max(Some(summary.updated_at));
+            let vector = match fresh.remove(&i) {
+                Some(v) => v,
+                None => summary.embedding.as_ref().map(|e| e.vector.clone()).unwrap_or_default(),
+            };
+            index.upsert(IndexedBlueprint::of_summary(summary), &normalized(vector));
+        }
+        *self.inner.watermark.lock().unwrap_or_else(|p| p.into_inner()) = newest;
+        Ok(index)
+    }
+
+    /// Refreshes the index every `every` until the process ends; failures are logged.
+    pub fn spawn_refresh(&self, every: Duration) {
+        let catalog = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                if let Err(e) = catalog.refresh().await {
+                    tracing::warn!(error = %e, "refreshing the blueprint index failed");
+                }
+            }
+        });
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.inner.clock.now()
+    }
+}

@@ -1,0 +1,172 @@
+//! Lookups over the catalog: the handshake's semantic match, `svc_search_blueprints`, a ranked
+//! semantic listing other tools reuse, and the featured list.
+
+use svc_domain::blueprint::{RowSource, ScoredRow, manifest_text_score, merge_rows};
+
+use super::{BlueprintCatalog, BlueprintEntry, CatalogError};
+
+/// A cached blueprint that may serve a handshake whose intent differs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SemanticMatch {
+    pub blueprint_id: String,
+    pub similarity: f64,
+    /// The cached blueprint's intent.
+    pub cached_intent: String,
+}
+
+/// One row of `svc_search_blueprints`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchRow {
+    pub entry: BlueprintEntry,
+    pub score: f64,
+    /// `true` when the row is a manifest UI.
+    pub manifest: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchPage {
+    /// At most `limit` rows, best first.
+    pub rows: Vec<SearchRow>,
+    /// Matches before the limit.
+    pub total: usize,
+}
+
+/// A blueprint ranked by semantic similarity to a query (for operator listings that filter by
+/// persona or intent keywords).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankedHit {
+    pub blueprint_id: String,
+    pub score: f64,
+    pub app_id: String,
+    pub contract_hash: String,
+    pub generator: String,
+    pub persona: Option<String>,
+}
+
+impl BlueprintCatalog {
+    /// The most similar cached blueprint visible to `app_id` with the same contract and variance
+    /// whose similarity reaches the semantic threshold. An embedder failure is logged and answers
+    /// no match (the handshake then generates).
+    pub async fn semantic_match(
+        &self,
+        app_id: &str,
+        intent: &str,
+        contract_hash: &str,
+        variant_key: &str,
+    ) -> Result<Option<SemanticMatch>, CatalogError> {
+        let query = match self.query_vector(intent).await {
+            Ok(q) => q,
+            Err(e) => {
+                tracing::warn!(error = %e, "embedding a handshake intent failed; no semantic lookup");
+                return Ok(None);
+            }
+        };
+        let candidates: Vec<SemanticMatch> = {
+            let index = self.read_index();
+            index
+                .search(&query, self.inner.settings.semantic_threshold, |b| {
+                    b.visible_to(app_id) && b.contract_hash == contract_hash && b.variant_key == variant_key
+                })
+                .into_iter()
+                .take(4)
+                .map(|hit| SemanticMatch {
+                    blueprint_id: hit.blueprint.entry.id.clone(),
+                    similarity: hit.score,
+                    cached_intent: hit.blueprint.intent.clone(),
+                })
+                .collect()
+        };
+        // The index may lag a delete on another replica: serve only what is still stored.
+        for candidate in candidates {
+            if self.inner.repo.get(&candidate.blueprint_id).await?.is_some() {
+                return Ok(Some(candidate));
+            }
+            self.forget(&candidate.blueprint_id);
+        }
+        Ok(None)
+    }
+
+    /// `svc_search_blueprints`: manifest UIs by name and description (1.0 for an exact name,
+    /// 0.7 for a substring), the cache (manifest UIs included) by cosine similarity from the
+    /// search floor; merged by id with the manifest row winning, best first.
+    pub async fn search(&self, app_id: &str, query: &str, limit: usize) -> Result<SearchPage, CatalogError> {
+        let mut candidates: Vec<ScoredRow<SearchRow>> = Vec::new();
+        for ui in self.manifest_uis() {
+            if let Some(score) = manifest_text_score(query, &ui.name, &ui.description) {
+                candidates.push(ScoredRow {
+                    id: ui.id.clone(),
+                    source: RowSource::Manifest,
+                    score,
+                    row: SearchRow {
+                        entry: ui.entry(),
+                        score,
+                        manifest: true,
+                    },
+                });
+            }
+        }
+        match self.query_vector(query.trim()).await {
+            Ok(vector) => {
+                let index = self.read_index();
+                for hit in index.search(&vector, self.inner.settings.search_floor, |b| b.visible_to(app_id)) {
+                    candidates.push(ScoredRow {
+                        id: hit.blueprint.entry.id.clone(),
+                        source: RowSource::Cache,
+                        score: hit.score,
+                        row: SearchRow {
+                            entry: hit.blueprint.entry.clone(),
+                            score: hit.score,
+                            manifest: hit.blueprint.is_manifest(),
+                        },
+                    });
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "embedding a search query failed; name matches only"),
+        }
+        let merged = merge_rows(candidates);
+        let total = merged.len();
+        let rows = merged.into_iter().take(limit).map(|r| r.row).collect();
+        Ok(SearchPage { rows, total })
+    }
+
+    /// Blueprints visible to any of `app_ids` ranked by cosine similarity to `query`, from
+    /// `min_score`, best first. Unlike [`BlueprintCatalog::search`] it fails when the embedder
+    /// fails, since a filter that silently matched nothing would mislead.
+    pub async fn rank(&self, app_ids: &[String], query: &str, min_score: f64) -> Result<Vec<RankedHit>, CatalogError> {
+        let vector = self.query_vector(query.trim()).await?;
+        let index = self.read_index();
+        Ok(index
+            .search(&vector, min_score, |b| app_ids.contains(&b.app_id))
+            .into_iter()
+            .map(|hit| RankedHit {
+                blueprint_id: hit.blueprint.entry.id.clone(),
+                score: hit.score,
+                app_id: hit.blueprint.app_id.clone(),
+                contract_hash: hit.blueprint.contract_hash.clone(),
+                generator: hit.blueprint.generator.clone(),
+                persona: hit.blueprint.persona.clone(),
+            })
+            .collect())
+    }
+
+    /// `svc_list_featured_blueprints`: featured manifest UIs in manifest order, then featured
+    /// cached blueprints visible to `app_id` by id.
+    pub fn featured(&self, app_id: &str) -> Vec<BlueprintEntry> {
+        let mut out: Vec<BlueprintEntry> = self
+            .manifest_uis()
+            .iter()
+            .filter(|ui| ui.featured)
+            .map(|ui| ui.entry())
+            .collect();
+        let index = self.read_index();
+        let mut cached: Vec<BlueprintEntry> = index
+            .items()
+            .filter(|b| b.entry.featured && b.visible_to(app_id) && !b.is_manifest())
+            .filter(|b| !out.iter().any(|e| e.id == b.entry.id))
+            .map(|b| b.entry.clone())
+            .collect();
+        cached.sort_by(|a, b| a.id.cmp(&b.id));
+        out.extend(cached);
+        out
+    }
+}

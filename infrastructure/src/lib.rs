@@ -1,6 +1,7 @@
 //! The `svc` binary's library: CLI, configuration, wiring of adapters into ports, telemetry.
 
 pub mod cli;
+pub mod generation;
 pub mod in_process_bus;
 pub mod keys_file;
 pub mod server;

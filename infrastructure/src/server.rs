@@ -22,7 +22,6 @@ use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
 use svc_application::services::tool_channels::{
     SESSION_PROJECTION_TOOL, SessionProjectionTool, ToolChannelService, ToolChannelSettings,
 };
-use svc_domain::model_route::KNOWN_MODEL_ROUTES;
 use svc_domain::themes::DEFAULT_THEME_ID;
 use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness};
 use svc_http::{HttpPollableTool, OAuth, OAuthOptions};
@@ -249,6 +248,8 @@ impl Application {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let ids: Arc<dyn Ids> = Arc::new(RandomIds);
         let apps: Arc<dyn AppRepository> = Arc::new(SeaOrmAppRepository::new(db.clone()));
+        let compiler: Arc<dyn svc_application::ports::generation::Compiler> = Arc::new(svc_compiler::OxcCompiler::new());
+        let generators = crate::generation::generators(&settings.generation, compiler.clone()).map_err(StartError::Config)?;
         let ports = AgentPorts {
             clock: clock.clone(),
             ids: ids.clone(),
@@ -258,12 +259,12 @@ impl Application {
             events: Arc::new(SeaOrmEventRepository::new(db.clone())),
             blueprints: Arc::new(SeaOrmBlueprintRepository::new(db.clone())),
             bus: event_bus(settings, &db).await?,
-            generator: Arc::new(svc_generation::BuiltinGenerator::new()),
-            compiler: Arc::new(svc_compiler::OxcCompiler::new()),
+            generator: Arc::new(generators.catalog),
+            compiler,
         };
         let agent_settings = AgentSettings {
             default_session_ttl_seconds: settings.sessions.default_ttl_seconds,
-            model_registry: KNOWN_MODEL_ROUTES.iter().map(|s| (*s).to_owned()).collect(),
+            model_registry: generators.registry.routes(),
             available_theme_ids: vec![],
             default_theme_id: DEFAULT_THEME_ID.to_owned(),
             replay_buffer: settings.live.replay_buffer,

@@ -109,6 +109,117 @@ pub struct GenerationSettings {
     pub concurrency: usize,
     pub max_waiting: usize,
     pub max_wait_seconds: u64,
+    /// Generator slug of renders that name neither a generator nor a model (`builtin`).
+    #[serde(default = "builtin_slug")]
+    pub default_generator: String,
+    /// Route the language-model generators use when a render names no `infra.model`; empty: none.
+    #[serde(default)]
+    pub default_model: String,
+    #[serde(default = "default_max_output_tokens")]
+    pub max_output_tokens: u32,
+    #[serde(default = "default_temperature")]
+    pub temperature: f32,
+    /// Deadline of one model call, request to last byte.
+    #[serde(default = "default_attempt_timeout")]
+    pub attempt_timeout_seconds: u64,
+    /// Longest silence inside a reply stream.
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_seconds: u64,
+    /// Attempts per model call on transient provider errors, the first included.
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    /// Longest `retry-after` honoured; a provider asking for more fails the render at once.
+    #[serde(default = "default_max_retry_wait")]
+    pub max_retry_wait_seconds: u64,
+    /// Providers by route prefix (`openai` in `openai:gpt-4o`).
+    #[serde(default)]
+    pub providers: std::collections::BTreeMap<String, ProviderSettings>,
+    /// Routes added to (or replacing entries of) the built-in model registry.
+    #[serde(default)]
+    pub models: Vec<ModelSettings>,
+}
+
+/// One language-model provider (`[generation.providers.<name>]`).
+#[derive(Clone, Deserialize)]
+pub struct ProviderSettings {
+    /// `openai` (Chat Completions; also Mistral, vLLM, llama.cpp), `anthropic`, `gemini` or `ollama`.
+    pub wire: String,
+    pub base_url: String,
+    /// The key itself; prefer `api_key_env`. Empty: read `api_key_env`.
+    #[serde(default)]
+    pub api_key: String,
+    /// Environment variable holding the key (`OPENAI_API_KEY`, ...). Empty: no key.
+    #[serde(default)]
+    pub api_key_env: String,
+    /// Whether a render may go to this provider without a key; default: only `ollama` may.
+    #[serde(default)]
+    pub key_required: Option<bool>,
+}
+
+impl std::fmt::Debug for ProviderSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderSettings")
+            .field("wire", &self.wire)
+            .field("base_url", &self.base_url)
+            .field("api_key", &if self.api_key.is_empty() { "" } else { "<set>" })
+            .field("api_key_env", &self.api_key_env)
+            .field("key_required", &self.key_required)
+            .finish()
+    }
+}
+
+impl ProviderSettings {
+    /// The key: `api_key`, else the variable `api_key_env` names; blank counts as none.
+    pub fn key(&self) -> Option<String> {
+        let from_env = || {
+            (!self.api_key_env.is_empty())
+                .then(|| std::env::var(&self.api_key_env).ok())
+                .flatten()
+        };
+        Some(self.api_key.clone())
+            .filter(|k| !k.trim().is_empty())
+            .or_else(from_env)
+            .map(|k| k.trim().to_owned())
+            .filter(|k| !k.is_empty())
+    }
+}
+
+/// A model registry entry from configuration (`[[generation.models]]`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ModelSettings {
+    /// `provider:model`.
+    pub route: String,
+    pub context_tokens: u32,
+    #[serde(default)]
+    pub structured_output: bool,
+}
+
+fn builtin_slug() -> String {
+    "builtin".into()
+}
+
+fn default_max_output_tokens() -> u32 {
+    8192
+}
+
+fn default_temperature() -> f32 {
+    0.2
+}
+
+fn default_attempt_timeout() -> u64 {
+    180
+}
+
+fn default_idle_timeout() -> u64 {
+    60
+}
+
+fn default_max_attempts() -> u32 {
+    3
+}
+
+fn default_max_retry_wait() -> u64 {
+    20
 }
 
 #[derive(Debug, thiserror::Error)]

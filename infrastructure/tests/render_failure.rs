@@ -36,6 +36,7 @@ impl Generator for Broken {
                 source: "export const NotDefault = () => fetch('https://evil.example');".into(),
                 generator: "broken".into(),
                 model: None,
+                validator_score: None,
             }),
         }
     }

@@ -57,3 +57,76 @@ async fn a_saturated_queue_answers_503_with_retry_after() {
     }
     panic!("40 concurrent cold renders never saturated a queue of one slot in 5 rounds");
 }
+
+/// Deterministic saturation with a language-model generation held at a paused fake provider: one
+/// render runs, one waits, the third is refused; once the provider answers, the waiter
+/// renders too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_runs_one_waits_the_next_is_refused_with_a_held_provider() {
+    use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
+
+    let fake = FakeProvider::start().await;
+    fake.set_default(FakeReply::component(
+        "export default function Card() { return <p style={{ color: 'var(--svc-color-fg)' }}>ok</p>; }",
+    ));
+    fake.pause();
+    let base = format!("{}/v1", fake.base_url);
+    let app = TestApp::spawn_configured("queue_held", Backend::Sqlite, Auth::DevAllowAll, move |s| {
+        s.generation.concurrency = 1;
+        s.generation.max_waiting = 1;
+        s.generation.max_wait_seconds = 30;
+        let openai = s.generation.providers.get_mut("openai").unwrap();
+        openai.base_url = base;
+        openai.api_key = "sk-test".into();
+    })
+    .await
+    .unwrap();
+    let mut handshakes = vec![];
+    for i in 0..3 {
+        let hs = app
+            .tool_ok(
+                "svc_handshake",
+                json!({ "intent": format!("held {i}"), "blueprintDraft": { "contract": {} } }),
+            )
+            .await;
+        handshakes.push(hs["handshakeId"].as_str().unwrap().to_owned());
+    }
+    let render = |id: &str| {
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "svc_render",
+                           "arguments": { "handshakeId": id, "props": {}, "infra": { "model": "openai:gpt-4.1-mini" } } } });
+        let request = app.client.post(app.mcp_url()).bearer_auth("dev").json(&body).send();
+        async move {
+            let resp = request.await.unwrap();
+            let status = resp.status();
+            let retry_after = resp
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().to_owned());
+            (status, retry_after, resp.json::<Value>().await.unwrap())
+        }
+    };
+    let running = tokio::spawn(render(&handshakes[0]));
+    fake.wait_for_requests(1).await;
+    let waiting = tokio::spawn(render(&handshakes[1]));
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (status, retry_after, body) = render(&handshakes[2]).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(retry_after.as_deref(), Some("30"));
+    assert_eq!(body["error"]["code"], -32014);
+    assert_eq!(fake.request_count(), 1, "the waiter has not reached the provider");
+
+    fake.resume();
+    for handle in [running, waiting] {
+        let (status, _, body) = handle.await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["result"]["structuredContent"]["outcome"], "rendered", "{body}");
+    }
+    // The refused handshake is intact and renders now that the queue is free.
+    let again = app
+        .tool_ok(
+            "svc_render",
+            json!({ "handshakeId": handshakes[2], "props": {}, "infra": { "model": "openai:gpt-4.1-mini" } }),
+        )
+        .await;
+    assert_eq!(again["outcome"], "rendered");
+}

@@ -27,6 +27,7 @@ impl BuiltinGenerator {
             source: component_source(&request.intent, &request.contract, &request.variance),
             generator: BUILTIN_GENERATOR_SLUG.to_string(),
             model: None,
+            validator_score: None,
         })
     }
 }

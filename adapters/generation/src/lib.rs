@@ -1,5 +1,6 @@
 //! Generators behind the `Generator` port. The built-in one turns any data contract into a React
-//! component (TSX) that uses only `react` and the standard hooks of `@svc/gadgets`.
+//! component (TSX) that uses only `react` and the standard hooks of `@svc/gadgets`; [`llm`] asks a
+//! language model (OpenAI-compatible, Anthropic, Gemini or Ollama) and checks what it wrote.
 
 mod action_forms;
 mod builtin_generator;
@@ -7,6 +8,7 @@ mod component;
 mod context_slots;
 mod controls;
 mod helpers;
+pub mod llm;
 mod needs;
 mod prop_views;
 mod schema_kind;

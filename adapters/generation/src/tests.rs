@@ -15,7 +15,7 @@ fn request(intent: &str, contract: Value, variance: Value) -> GenerationRequest 
         intent: intent.to_string(),
         contract,
         variance,
-        model: None,
+        ..GenerationRequest::default()
     }
 }
 

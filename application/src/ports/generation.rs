@@ -5,7 +5,11 @@ use serde_json::Value;
 /// What a generator is asked to build. The contract is the agreed DataContract object
 /// (`propsSpec`, `actionSpec`, `streamSpec`, `contextSpec`, `clientCapabilities`,
 /// `agentCapabilities`), already validated by the domain.
-#[derive(Debug, Clone)]
+///
+/// Build one with [`GenerationRequest::new`] and set the optional fields that apply; the
+/// operator tool `svc_ops_generate_blueprint` sets `generator`, `persona`, `aesthetic`,
+/// `context` and `seed_prompt` (Document 3).
+#[derive(Debug, Clone, Default)]
 pub struct GenerationRequest {
     pub intent: String,
     pub contract: Value,
@@ -13,26 +17,86 @@ pub struct GenerationRequest {
     pub variance: Value,
     /// The `provider:model` route when the agent asked for one; `None` for the default generator.
     pub model: Option<String>,
+    /// Generator slug (`builtin`, `standard`, `advanced`); `None` lets the catalog choose.
+    pub generator: Option<String>,
+    /// Who the UI is for (normalized lowercase and trimmed by [`GenerationRequest::with_persona`]).
+    pub persona: Option<String>,
+    /// Visual direction in words ("dense, monochrome, data-first").
+    pub aesthetic: Option<String>,
+    /// Free-form background the model should know (domain, audience, constraints).
+    pub context: Option<String>,
+    /// An operator's own instructions, appended to the prompt.
+    pub seed_prompt: Option<String>,
+    /// Gadget packages beyond the standard one that the app declares; their exports are quoted
+    /// in the prompt.
+    pub gadgets: Vec<svc_domain::gadgets::GadgetDescriptor>,
+    /// Theme whose `--svc-*` values the prompt quotes; `None` quotes the default theme.
+    pub theme_id: Option<String>,
+}
+
+impl GenerationRequest {
+    pub fn new(intent: impl Into<String>, contract: Value) -> Self {
+        Self {
+            intent: intent.into(),
+            contract,
+            variance: Value::Object(Default::default()),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the persona as Document 3 normalizes it: trimmed and lowercase; blank means none.
+    pub fn with_persona(mut self, persona: Option<&str>) -> Self {
+        self.persona = persona.map(|p| p.trim().to_lowercase()).filter(|p| !p.is_empty());
+        self
+    }
 }
 
 /// A generated component: TSX with a default-exported React component.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GeneratedComponent {
     pub source: String,
-    /// Generator slug that produced it (`builtin`, ...).
+    /// Generator slug that produced it (`builtin`, `standard`, `advanced`).
     pub generator: String,
     /// Model route, when a language model produced it.
     pub model: Option<String>,
+    /// The `advanced` generator's validator score, 0 to 1; `None` for the others.
+    pub validator_score: Option<f64>,
 }
 
-#[derive(Debug, thiserror::Error)]
+/// Why a generation produced nothing. Each variant is one documented outcome
+/// (`docs/generation.md`); the render service maps them onto Document 1's failure codes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GenerationError {
-    /// Generation ran and produced nothing usable.
+    /// Generation ran and produced nothing usable (after the repair round, with its findings).
     #[error("generation failed: {0}")]
     ProductionFailed(String),
-    /// No key for the chosen provider.
+    /// No key for the chosen provider, or the provider rejected the key.
     #[error("no credentials for provider {0}")]
     NoCredentials(String),
+    /// No key for the chosen provider and the deployment has no platform key for any provider.
+    #[error("no platform key: {0}")]
+    NoPlatformKey(String),
+    /// The provider kept answering "too many requests" or "overloaded"; try again later.
+    #[error("the model provider is overloaded: {message}")]
+    Overloaded {
+        message: String,
+        retry_after_seconds: Option<u64>,
+    },
+    /// The generator slug names no generator (`generator_not_found` in Document 3).
+    #[error("unknown generator `{0}`")]
+    GeneratorNotFound(String),
+}
+
+impl GenerationError {
+    /// Document 1's `error.code` of a `failed` render.
+    pub fn render_code(&self) -> &'static str {
+        match self {
+            Self::ProductionFailed(_) | Self::GeneratorNotFound(_) => "PRODUCTION_FAILED",
+            Self::NoCredentials(_) => "NO_CREDENTIALS",
+            Self::NoPlatformKey(_) => "NO_PLATFORM_KEY",
+            Self::Overloaded { .. } => "GENERATION_QUEUE_OVERLOADED",
+        }
+    }
 }
 
 /// Generation progress stages, published on the reserved `_svc:lifecycle` channel.
@@ -59,9 +123,58 @@ impl GenerationStage {
     }
 }
 
+/// One progress report from a running generation, published on `_svc:lifecycle`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GenerationProgress {
+    pub stage: GenerationStage,
+    /// 1 for the first model call, 2 for the repair round.
+    pub attempt: u32,
+    /// Characters of model output received so far in this attempt (streaming only).
+    pub received_chars: Option<u64>,
+    /// Number of findings sent back for repair (repairing only).
+    pub findings: Option<u32>,
+}
+
+impl GenerationProgress {
+    pub fn stage(stage: GenerationStage, attempt: u32) -> Self {
+        Self {
+            stage,
+            attempt,
+            received_chars: None,
+            findings: None,
+        }
+    }
+}
+
+/// Where a generator reports its stages. Reporting is best effort: a sink never fails the
+/// generation.
+#[async_trait::async_trait]
+pub trait ProgressSink: Send + Sync {
+    async fn report(&self, progress: GenerationProgress);
+}
+
+/// A sink that drops every report.
+pub struct NoProgress;
+
+#[async_trait::async_trait]
+impl ProgressSink for NoProgress {
+    async fn report(&self, _: GenerationProgress) {}
+}
+
 #[async_trait::async_trait]
 pub trait Generator: Send + Sync {
     async fn generate(&self, request: &GenerationRequest) -> Result<GeneratedComponent, GenerationError>;
+
+    /// Like `generate`, reporting stages to `progress` as they happen. Generators without stages
+    /// of their own keep this default.
+    async fn generate_with_progress(
+        &self,
+        request: &GenerationRequest,
+        progress: &dyn ProgressSink,
+    ) -> Result<GeneratedComponent, GenerationError> {
+        let _ = progress;
+        self.generate(request).await
+    }
 }
 
 /// An ES module compiled from TSX.

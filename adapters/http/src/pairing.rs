@@ -14,12 +14,14 @@ use std::sync::Arc;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use poem::http::StatusCode;
 use poem::web::{Data, Json};
-use poem::{IntoResponse, Request, Response, handler};
+use poem::{IntoResponse, Request, Response};
+use poem_openapi::{ApiResponse, Object, OpenApi};
 use serde::Deserialize;
 use serde_json::json;
 use svc_application::services::pairing::{PairingError, PairingService};
 
 use crate::HttpState;
+use crate::openapi::{Described, RateLimited, RequestBody};
 
 /// Attempts per minute per client address.
 pub const PAIR_ATTEMPTS_PER_MINUTE: u32 = 5;
@@ -50,8 +52,7 @@ fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
 }
 
-#[handler]
-pub async fn pair(req: &Request, body: Json<PairRequest>, Data(state): Data<&Arc<HttpState>>) -> Response {
+async fn pair(req: &Request, body: Json<PairRequest>, state: &Arc<HttpState>) -> Response {
     let Some(pairing) = &state.pairing else {
         return StatusCode::NOT_FOUND.into_response();
     };
@@ -88,4 +89,90 @@ pub async fn pair(req: &Request, body: Json<PairRequest>, Data(state): Data<&Arc
             error(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "internal error")
         }
     }
+}
+
+/// `POST /_svc/pair` as a poem-openapi operation: routed and documented in `/openapi.json`; the
+/// body is taken by poem's `Json` extractor exactly as before (see `crate::openapi`).
+pub(crate) struct PairingApi;
+
+#[OpenApi]
+impl PairingApi {
+    /// Exchanges the boot pair code for a bearer key
+    ///
+    /// Strict mode only (404 with `--dev-allow-all`); at most 5 attempts a minute per address.
+    #[oai(path = "/_svc/pair", method = "post")]
+    async fn pair(
+        &self,
+        req: &Request,
+        body: RequestBody<Json<PairRequest>, poem_openapi::payload::Json<PairBody>>,
+        state: Data<&Arc<HttpState>>,
+    ) -> Described<PairAnswer> {
+        Described::new(pair(req, body.0, &state).await)
+    }
+}
+
+/// The request, for the document (parsed by [`PairRequest`]).
+#[derive(Object)]
+#[oai(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct PairBody {
+    /// The 6 digits printed on the server's banner.
+    pair_code: String,
+    /// Names the minted key in the key list.
+    client_name: Option<String>,
+}
+
+#[derive(Object)]
+#[oai(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct Paired {
+    /// `svc_user_...`: the bearer for `/mcp` and `/ops`.
+    access_token: String,
+    /// `"Bearer"`
+    token_type: String,
+    key_id: String,
+}
+
+#[derive(Object)]
+#[allow(dead_code)]
+struct PairError {
+    error: PairErrorDetail,
+}
+
+#[derive(Object)]
+#[allow(dead_code)]
+struct PairErrorDetail {
+    /// `invalid_pair_code` or `internal_error`.
+    code: String,
+    message: String,
+}
+
+/// Answers of `POST /_svc/pair`; described, never built (the handler writes them).
+#[derive(ApiResponse)]
+#[allow(dead_code)]
+enum PairAnswer {
+    /// A new connector key.
+    #[oai(status = 201)]
+    Paired(poem_openapi::payload::Json<Paired>),
+    /// The body is not the JSON object above (poem's JSON extractor's plain-text reason).
+    #[oai(status = 400)]
+    Malformed(poem_openapi::payload::PlainText<String>),
+    /// The pair code is wrong.
+    #[oai(status = 401)]
+    WrongCode(poem_openapi::payload::Json<PairError>),
+    /// The server runs with `--dev-allow-all`: nothing to pair.
+    #[oai(status = 404)]
+    NotFound,
+    /// The `Content-Type` is not `application/json` (poem's JSON extractor, as for 400).
+    #[oai(status = 415)]
+    UnsupportedMediaType(poem_openapi::payload::PlainText<String>),
+    /// More than 5 attempts a minute from one address.
+    #[oai(status = 429)]
+    RateLimited(
+        poem_openapi::payload::Json<RateLimited>,
+        #[oai(header = "Retry-After")] u64,
+    ),
+    /// `internal_error`.
+    #[oai(status = 500)]
+    Failed(poem_openapi::payload::Json<PairError>),
 }

@@ -152,3 +152,49 @@ async fn with_oauth_off_every_oauth_path_is_404() {
         "bearer-only challenge"
     );
 }
+
+/// `/openapi.json`: the document poem-openapi generates from the routes, served with OAuth on or
+/// off (it is static), naming every OAuth, discovery and pairing path with its answers.
+#[tokio::test]
+async fn the_openapi_document_names_every_route() {
+    let app = TestApp::spawn("openapi_document", Backend::Sqlite, Auth::Strict)
+        .await
+        .unwrap();
+    let resp = reqwest::get(format!("{}/openapi.json", app.base)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    let document: Value = resp.json().await.unwrap();
+    assert!(document["openapi"].as_str().unwrap().starts_with("3."), "{document}");
+    let operations = [
+        ("/.well-known/oauth-authorization-server", "get", "200"),
+        ("/.well-known/oauth-protected-resource", "get", "200"),
+        ("/.well-known/oauth-protected-resource/mcp", "get", "200"),
+        ("/.well-known/oauth-protected-resource/apps/{app_id}", "get", "200"),
+        ("/oauth/docs", "get", "200"),
+        ("/oauth/register", "post", "201"),
+        ("/oauth/authorize", "get", "302"),
+        ("/oauth/authorize", "post", "302"),
+        ("/oauth/token", "post", "200"),
+        ("/_svc/pair", "post", "201"),
+    ];
+    for (path, method, success) in operations {
+        let operation = &document["paths"][path][method];
+        assert!(
+            operation["responses"][success].is_object(),
+            "{method} {path}: {operation}"
+        );
+        assert!(
+            operation["responses"]["404"].is_object(),
+            "{method} {path} documents its 404"
+        );
+    }
+    let token = &document["paths"]["/oauth/token"]["post"];
+    assert!(
+        token["requestBody"]["content"]["application/x-www-form-urlencoded"].is_object(),
+        "{token}"
+    );
+    assert_eq!(
+        document,
+        serde_json::from_str::<Value>(svc_http::openapi_document()).unwrap()
+    );
+}

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 
 use poem::http::StatusCode;
-use poem::web::Data;
-use poem::{Body, Request, Response, handler};
+use poem::{Body, Request, Response};
 use svc_application::services::oauth::{
     ApproveError, AuthorizationRequest, AuthorizeError, ConsentCredential, ValidatedAuthorization,
 };
@@ -72,8 +71,7 @@ fn consent_url(oauth: &OAuth, consent_url: &str, params: &Params) -> Response {
     redirect(url.as_str())
 }
 
-#[handler]
-pub(super) async fn show(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub(super) async fn show(req: &Request, state: &Arc<HttpState>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
@@ -94,8 +92,7 @@ pub(super) async fn show(req: &Request, Data(state): Data<&Arc<HttpState>>) -> R
     }
 }
 
-#[handler]
-pub(super) async fn answer(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub(super) async fn answer(req: &Request, body: Body, state: &Arc<HttpState>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use poem::http::StatusCode;
-use poem::web::{Data, Html, Json, Path};
-use poem::{IntoResponse, Response, handler};
+use poem::web::{Html, Json};
+use poem::{IntoResponse, Response};
 use serde_json::{Value, json};
 use svc_domain::oauth::{Issuer, ResourceIndicator};
 
@@ -36,8 +36,7 @@ fn public_json(body: Value) -> Response {
 }
 
 /// `/.well-known/oauth-protected-resource` and its `/mcp` form: the universal resource.
-#[handler]
-pub(super) fn protected_resource(Data(state): Data<&Arc<HttpState>>) -> Response {
+pub(super) fn protected_resource(state: &Arc<HttpState>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
@@ -46,8 +45,7 @@ pub(super) fn protected_resource(Data(state): Data<&Arc<HttpState>>) -> Response
 }
 
 /// `/.well-known/oauth-protected-resource/apps/<appId>`: one app's resource, if it exists.
-#[handler]
-pub(super) async fn app_protected_resource(Path(app_id): Path<String>, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub(super) async fn app_protected_resource(app_id: &str, state: &Arc<HttpState>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
@@ -67,8 +65,7 @@ pub(super) async fn app_protected_resource(Path(app_id): Path<String>, Data(stat
     }
 }
 
-#[handler]
-pub(super) fn authorization_server(Data(state): Data<&Arc<HttpState>>) -> Response {
+pub(super) fn authorization_server(state: &Arc<HttpState>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
@@ -88,8 +85,7 @@ pub(super) fn authorization_server(Data(state): Data<&Arc<HttpState>>) -> Respon
 }
 
 /// `resource_documentation`: how to connect, for a person who follows the link.
-#[handler]
-pub(super) fn documentation(Data(state): Data<&Arc<HttpState>>) -> Response {
+pub(super) fn documentation(state: &Arc<HttpState>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };

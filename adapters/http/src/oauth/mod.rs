@@ -7,25 +7,29 @@
 //!   the configured consent URL); `POST /oauth/authorize`: the consent form's answer;
 //! - `POST /oauth/token`: the authorization-code grant.
 //!
-//! Without `--oauth` every one of these paths answers 404.
+//! Without `--oauth` every one of these paths answers 404. poem-openapi routes them (`api`) and
+//! describes them in `/openapi.json` (`schema`).
 
+mod api;
 mod authorize;
 mod consent_page;
 mod discovery;
 mod params;
 mod rate_limit;
 mod register;
+mod schema;
 mod token;
 
 use std::sync::Arc;
 
 use poem::http::StatusCode;
-use poem::{IntoResponse, Response, Route, get, post};
+use poem::{IntoResponse, Response};
 use svc_application::services::oauth::OAuthService;
 
 use crate::HttpState;
 use rate_limit::PerAddressLimit;
 
+pub(crate) use api::OAuthApi;
 pub use rate_limit::{REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
 
 /// Deployment options of the OAuth surface besides what the service holds.
@@ -67,27 +71,6 @@ impl OAuth {
     pub fn issuer(&self) -> &str {
         self.service.issuer().as_str()
     }
-}
-
-/// `/oauth/*`.
-pub fn routes() -> Route {
-    Route::new()
-        .at("/register", post(register::register))
-        .at("/authorize", get(authorize::show).post(authorize::answer))
-        .at("/token", post(token::token))
-        .at("/docs", get(discovery::documentation))
-}
-
-/// `/.well-known/*`.
-pub fn well_known() -> Route {
-    Route::new()
-        .at("/oauth-authorization-server", get(discovery::authorization_server))
-        .at("/oauth-protected-resource", get(discovery::protected_resource))
-        .at("/oauth-protected-resource/mcp", get(discovery::protected_resource))
-        .at(
-            "/oauth-protected-resource/apps/:app_id",
-            get(discovery::app_protected_resource),
-        )
 }
 
 /// The `WWW-Authenticate` challenge of an unauthenticated `/mcp` request: with OAuth on, it

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use poem::http::StatusCode;
-use poem::web::{Data, Json};
-use poem::{Body, IntoResponse, Request, Response, handler};
+use poem::web::Json;
+use poem::{Body, IntoResponse, Request, Response};
 use serde_json::{Value, json};
 use svc_application::services::oauth::{RegisterClient, RegisterError};
 use svc_domain::oauth::{ClientName, RedirectUri};
@@ -54,8 +54,7 @@ fn parse(body: &[u8]) -> Result<RegisterClient, Refusal> {
     })
 }
 
-#[handler]
-pub(super) async fn register(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub(super) async fn register(req: &Request, body: Body, state: &Arc<HttpState>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use poem::http::StatusCode;
-use poem::web::{Data, Json};
-use poem::{Body, IntoResponse, Response, handler};
+use poem::web::Json;
+use poem::{Body, IntoResponse, Response};
 use serde_json::json;
 use svc_application::services::oauth::TokenError;
 
@@ -17,8 +17,7 @@ fn error(status: StatusCode, code: &str, description: &str) -> Response {
     no_store((status, Json(json!({ "error": code, "error_description": description }))).into_response())
 }
 
-#[handler]
-pub(super) async fn token(body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub(super) async fn token(body: Body, state: &Arc<HttpState>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };

@@ -1,0 +1,325 @@
+//! What the OAuth routes read and answer, as poem-openapi types for the OpenAPI document. The
+//! handlers build their answers themselves (see `crate::openapi`), so these types are never
+//! constructed: each mirrors one answer of a handler, and the schemathesis run checks the real
+//! answers against them.
+#![allow(dead_code, clippy::large_enum_variant)]
+
+use poem_openapi::payload::{Html, Json};
+use poem_openapi::{ApiResponse, Enum, Object};
+
+use crate::openapi::RateLimited;
+
+/// `response_type`: only the authorization-code flow.
+#[derive(Enum)]
+pub(super) enum ResponseType {
+    #[oai(rename = "code")]
+    Code,
+}
+
+/// `code_challenge_method`: only S256 (`plain` is refused).
+#[derive(Enum)]
+pub(super) enum CodeChallengeMethod {
+    S256,
+}
+
+/// Authorization-server metadata (RFC 8414) with Document 2's fixed values.
+#[derive(Object)]
+pub(super) struct AuthorizationServerMetadata {
+    /// The issuer: the public base URL without a trailing slash.
+    issuer: String,
+    authorization_endpoint: String,
+    token_endpoint: String,
+    registration_endpoint: String,
+    /// `["code"]`
+    response_types_supported: Vec<String>,
+    /// `["authorization_code"]`
+    grant_types_supported: Vec<String>,
+    /// `["S256"]`
+    code_challenge_methods_supported: Vec<String>,
+    /// `["none"]`: PKCE is the only client authentication.
+    token_endpoint_auth_methods_supported: Vec<String>,
+    /// `["mcp"]`
+    scopes_supported: Vec<String>,
+    /// `true` (RFC 9207).
+    authorization_response_iss_parameter_supported: bool,
+}
+
+/// Protected-resource metadata (RFC 9728).
+#[derive(Object)]
+pub(super) struct ProtectedResourceMetadata {
+    /// `<issuer>/mcp`, or `<issuer>/apps/<appId>` for one app.
+    resource: String,
+    /// `[<issuer>]`
+    authorization_servers: Vec<String>,
+    /// `["header"]`
+    bearer_methods_supported: Vec<String>,
+    /// `<issuer>/oauth/docs`
+    resource_documentation: String,
+}
+
+/// A dynamic client registration request (RFC 7591). Other client metadata is accepted and
+/// ignored.
+#[derive(Object)]
+pub(super) struct ClientRegistration {
+    /// Absolute, no fragment, no wildcard host: `https`, loopback `http` or a private-use scheme.
+    #[oai(validator(min_items = 1, max_items = 10))]
+    redirect_uris: Vec<String>,
+    /// Printable, 1 to 100 characters.
+    #[oai(validator(min_length = 1, max_length = 100))]
+    client_name: Option<String>,
+}
+
+/// A registered client. No secret, ever.
+#[derive(Object)]
+pub(super) struct ClientInformation {
+    /// A random UUID.
+    client_id: String,
+    /// Seconds since the Unix epoch.
+    client_id_issued_at: i64,
+    redirect_uris: Vec<String>,
+    /// `["authorization_code"]`
+    grant_types: Vec<String>,
+    /// `["code"]`
+    response_types: Vec<String>,
+    /// `"none"`
+    token_endpoint_auth_method: String,
+    #[oai(skip_serializing_if_is_none)]
+    client_name: Option<String>,
+}
+
+/// An OAuth error (RFC 6749 section 5.2, RFC 7591 section 3.2.2).
+#[derive(Object)]
+pub(super) struct OAuthError {
+    /// `invalid_redirect_uri`, `invalid_client_metadata`, `invalid_request`, `invalid_client`,
+    /// `invalid_grant`, `unsupported_grant_type`, `invalid_target` or `server_error`.
+    error: String,
+    error_description: String,
+}
+
+/// The consent form's answer (`application/x-www-form-urlencoded`): the authorization request's
+/// parameters, echoed, plus exactly one credential, or `action=deny`.
+#[derive(Object)]
+pub(super) struct ConsentForm {
+    response_type: ResponseType,
+    client_id: String,
+    redirect_uri: String,
+    #[oai(validator(pattern = "^[A-Za-z0-9_-]{43}$"))]
+    code_challenge: String,
+    code_challenge_method: CodeChallengeMethod,
+    state: String,
+    scope: Option<String>,
+    resource: Option<String>,
+    /// The 6-digit code printed on the server's banner.
+    pair_code: Option<String>,
+    /// A bearer key the `/mcp` key check accepts.
+    api_key: Option<String>,
+    /// `deny`: the person declined.
+    action: Option<String>,
+}
+
+/// The token request (`application/x-www-form-urlencoded`).
+#[derive(Object)]
+pub(super) struct TokenForm {
+    /// `authorization_code`
+    grant_type: String,
+    code: String,
+    redirect_uri: String,
+    client_id: String,
+    /// 43 to 128 characters of `[A-Za-z0-9._~-]` (RFC 7636).
+    code_verifier: String,
+    /// Must equal the authorize request's `resource` when given.
+    resource: Option<String>,
+}
+
+/// The token answer: no `refresh_token`, no `expires_in`.
+#[derive(Object)]
+pub(super) struct TokenAnswer {
+    /// A bearer key of the server's key store.
+    access_token: String,
+    /// `"Bearer"`
+    token_type: String,
+    /// `"mcp"`
+    scope: String,
+}
+
+/// Answers of the discovery documents.
+#[derive(ApiResponse)]
+pub(super) enum AuthorizationServerAnswer {
+    /// The metadata (public: any origin may read it).
+    #[oai(status = 200)]
+    Ok(
+        Json<AuthorizationServerMetadata>,
+        #[oai(header = "Access-Control-Allow-Origin")] String,
+    ),
+    /// OAuth is off.
+    #[oai(status = 404)]
+    NotFound,
+}
+
+#[derive(ApiResponse)]
+pub(super) enum ProtectedResourceAnswer {
+    /// The metadata (public: any origin may read it).
+    #[oai(status = 200)]
+    Ok(
+        Json<ProtectedResourceMetadata>,
+        #[oai(header = "Access-Control-Allow-Origin")] String,
+    ),
+    /// OAuth is off, or (per-app form) no such app.
+    #[oai(status = 404)]
+    NotFound,
+    /// The app lookup failed (empty body).
+    #[oai(status = 500)]
+    Failed,
+}
+
+#[derive(ApiResponse)]
+pub(super) enum DocumentationAnswer {
+    /// How to connect an MCP client.
+    #[oai(status = 200)]
+    Ok(Html<String>),
+    /// OAuth is off.
+    #[oai(status = 404)]
+    NotFound,
+}
+
+#[derive(ApiResponse)]
+pub(super) enum RegistrationAnswer {
+    /// Registered.
+    #[oai(status = 201)]
+    Created(
+        Json<ClientInformation>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+    /// `invalid_redirect_uri` or `invalid_client_metadata`.
+    #[oai(status = 400)]
+    Refused(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+    /// OAuth is off.
+    #[oai(status = 404)]
+    NotFound,
+    /// More than 10 registrations in 10 minutes from one address.
+    #[oai(status = 429)]
+    RateLimited(Json<RateLimited>, #[oai(header = "Retry-After")] u64),
+    /// `server_error`: storage failed.
+    #[oai(status = 500)]
+    Failed(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+}
+
+/// `GET /oauth/authorize`.
+#[derive(ApiResponse)]
+pub(super) enum AuthorizeAnswer {
+    /// The consent form, naming the client and where the code will go. Never framed or cached.
+    #[oai(status = 200)]
+    Consent(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
+    /// To the verified redirect URI with `error`, `error_description`, `state` and `iss`; or,
+    /// with a consent URL configured, to that page with every parameter plus `mcp_origin`.
+    #[oai(status = 302)]
+    Redirect(
+        #[oai(header = "Location")] String,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+    /// A request that cannot be answered to its client (a parameter sent twice, unknown client,
+    /// unregistered redirect URI): an error page, never a redirect.
+    #[oai(status = 400)]
+    Refused(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+    ),
+    /// OAuth is off.
+    #[oai(status = 404)]
+    NotFound,
+    /// The request could not be checked (storage).
+    #[oai(status = 500)]
+    Failed(Html<String>, #[oai(header = "Cache-Control")] String),
+}
+
+/// `POST /oauth/authorize`.
+#[derive(ApiResponse)]
+pub(super) enum ConsentAnswer {
+    /// `redirect_uri?code&state&iss`, or `error=access_denied` (deny) or another error.
+    #[oai(status = 302)]
+    Redirect(
+        #[oai(header = "Location")] String,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+    /// The form again with a notice (no credential, both, or a pair code on a server without
+    /// one), or the error page (a field sent twice, unknown client or redirect URI).
+    #[oai(status = 400)]
+    Refused(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+    ),
+    /// The form again: the pair code or key was not accepted.
+    #[oai(status = 401)]
+    CredentialRefused(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+    ),
+    /// OAuth is off.
+    #[oai(status = 404)]
+    NotFound,
+    /// The form is over 64 KiB.
+    #[oai(status = 413)]
+    TooLarge(Html<String>, #[oai(header = "Cache-Control")] String),
+    /// More than 5 pair-code attempts a minute from one address.
+    #[oai(status = 429)]
+    RateLimited(Json<RateLimited>, #[oai(header = "Retry-After")] u64),
+    /// The consent could not be completed (storage).
+    #[oai(status = 500)]
+    Failed(Html<String>, #[oai(header = "Cache-Control")] String),
+}
+
+/// `POST /oauth/token`.
+#[derive(ApiResponse)]
+pub(super) enum TokenAnswerResponses {
+    /// The access token.
+    #[oai(status = 200)]
+    Ok(
+        Json<TokenAnswer>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+    /// `invalid_request`, `unsupported_grant_type`, `invalid_grant` or `invalid_target`.
+    #[oai(status = 400)]
+    Refused(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+    /// `invalid_client`: no such client.
+    #[oai(status = 401)]
+    UnknownClient(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+    /// OAuth is off.
+    #[oai(status = 404)]
+    NotFound,
+    /// `server_error`: storage failed.
+    #[oai(status = 500)]
+    Failed(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+}

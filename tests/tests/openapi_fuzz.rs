@@ -4,9 +4,10 @@
 //!
 //! Checks: no 5xx (`not_a_server_error`), and every answer conforms to the document (status code,
 //! content type, headers, body schema). Bounded: 100 examples per operation (about ten seconds),
-//! the whole run killed after five minutes. A client is registered first and its `client_id` and
-//! redirect URI are pinned for the fuzzer (`schemathesis.toml`), so the authorization requests get
-//! past the client check into the consent and redirect paths.
+//! the whole run killed after five minutes. A client is registered and a key minted first; the
+//! `client_id`, the redirect URI (query and form) and the consent form's `api_key` are pinned for
+//! the fuzzer (`schemathesis.toml`), so authorization requests get past the client check into the
+//! consent form, the approval (codes are minted) and the redirects.
 //!
 //! Like `tests/tests/peers.rs`: without `tests/peers/install.sh` the test prints
 //! `skipped: <name> (...)` and passes, unless `SVC_REQUIRE_PEERS=1`, where it fails.
@@ -60,10 +61,18 @@ fn schemathesis_finds_no_server_error_and_no_divergence_from_the_document() {
     std::fs::create_dir_all(&data_dir).expect("data dir");
     let server = ServerProcess::start(SERVER_BINARY, &data_dir, &["--oauth"]);
     let client_id = register_client(&server.base);
+    let key = svc::keys_file::KeysFile::in_data_dir(&data_dir)
+        .mint(Some("schemathesis".into()), chrono::Utc::now())
+        .expect("mint a key")
+        .1;
     let config = root.join("schemathesis.toml");
     std::fs::write(
         &config,
-        format!("[parameters]\nclient_id = \"{client_id}\"\nredirect_uri = \"{REDIRECT}\"\n"),
+        format!(
+            "[parameters]\nclient_id = \"{client_id}\"\nredirect_uri = \"{REDIRECT}\"\n\
+             \"body.client_id\" = \"{client_id}\"\n\"body.redirect_uri\" = \"{REDIRECT}\"\n\
+             \"body.api_key\" = \"{key}\"\n"
+        ),
     )
     .expect("write schemathesis.toml");
 

@@ -11,8 +11,9 @@ use poem_openapi::param::Path;
 use poem_openapi::payload::{Form, Json};
 
 use super::schema::{
-    AuthorizationServerAnswer, AuthorizeAnswer, ClientRegistration, CodeChallengeMethod, ConsentAnswer, ConsentForm,
-    DocumentationAnswer, ProtectedResourceAnswer, RegistrationAnswer, ResponseType, TokenAnswerResponses, TokenForm,
+    AppProtectedResourceAnswer, AuthorizationServerAnswer, AuthorizeAnswer, ClientRegistration, CodeChallengeMethod,
+    ConsentAnswer, ConsentForm, DocumentationAnswer, ProtectedResourceAnswer, RegistrationAnswer, ResponseType,
+    TokenAnswerResponses, TokenForm,
 };
 use super::{authorize, discovery, register, token};
 use crate::HttpState;
@@ -48,7 +49,7 @@ impl OAuthApi {
         &self,
         app_id: Path<String>,
         state: Data<&Arc<HttpState>>,
-    ) -> Described<ProtectedResourceAnswer> {
+    ) -> Described<AppProtectedResourceAnswer> {
         Described::new(discovery::app_protected_resource(&app_id, &state).await)
     }
 
@@ -58,7 +59,7 @@ impl OAuthApi {
         &self,
         app_id: Path<String>,
         state: Data<&Arc<HttpState>>,
-    ) -> Described<ProtectedResourceAnswer> {
+    ) -> Described<AppProtectedResourceAnswer> {
         Described::new(discovery::app_protected_resource(&app_id, &state).await)
     }
 

@@ -164,7 +164,20 @@ pub(super) enum ProtectedResourceAnswer {
         Json<ProtectedResourceMetadata>,
         #[oai(header = "Access-Control-Allow-Origin")] String,
     ),
-    /// OAuth is off, or (per-app form) no such app.
+    /// OAuth is off.
+    #[oai(status = 404)]
+    NotFound,
+}
+
+#[derive(ApiResponse)]
+pub(super) enum AppProtectedResourceAnswer {
+    /// The metadata (public: any origin may read it).
+    #[oai(status = 200)]
+    Ok(
+        Json<ProtectedResourceMetadata>,
+        #[oai(header = "Access-Control-Allow-Origin")] String,
+    ),
+    /// OAuth is off, or no such app.
     #[oai(status = 404)]
     NotFound,
     /// The app lookup failed (empty body).

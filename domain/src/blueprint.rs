@@ -111,7 +111,18 @@ pub fn dot(a: &[f32], b: &[f32]) -> f64 {
     if a.len() != b.len() {
         return 0.0;
     }
-    a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>() as f64
+    // Eight independent sums, so the compiler can use SIMD lanes (a single running float sum
+    // must stay sequential).
+    let mut lanes = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    f64::from(lanes.iter().sum::<f32>() + tail)
 }
 
 /// A persona as stored and compared: trimmed and lowercase; empty means none.

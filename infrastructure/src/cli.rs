@@ -31,6 +31,24 @@ enum Command {
         #[command(subcommand)]
         command: CouponsCommand,
     },
+    /// Write the deployment's cached blueprints to a pool file (import it with `serve --seed-pool`).
+    ExportPool(ExportPoolArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ExportPoolArgs {
+    /// The pool file to write (JSON, format `svc-blueprint-pool` version 1; docs/blueprints.md).
+    #[arg(long)]
+    out: PathBuf,
+    /// A TOML file layered over config/default.toml.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The server's data directory (its SQLite database); default from the configuration.
+    #[arg(long, conflicts_with = "database_url")]
+    data_dir: Option<PathBuf>,
+    /// sqlite://... or postgres://...; default from the configuration.
+    #[arg(long)]
+    database_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -94,6 +112,12 @@ pub struct ServeArgs {
     /// The OAuth issuer URL (default: the public base URL).
     #[arg(long)]
     issuer: Option<String>,
+    /// The app manifest (default: ./svc.json when it exists).
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+    /// A pool file written by `svc export-pool`, imported at start-up (idempotent).
+    #[arg(long)]
+    seed_pool: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -137,6 +161,12 @@ impl ServeArgs {
         if let Some(issuer) = &self.issuer {
             s.oauth.issuer = issuer.clone();
         }
+        if let Some(m) = &self.manifest {
+            s.blueprints.manifest = m.display().to_string();
+        }
+        if let Some(p) = &self.seed_pool {
+            s.blueprints.seed_pool = p.display().to_string();
+        }
         Ok(s)
     }
 }
@@ -155,6 +185,7 @@ pub fn run() -> ExitCode {
         Command::Coupons {
             command: CouponsCommand::Issue(args),
         } => issue_coupon(args),
+        Command::ExportPool(args) => export_pool(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -236,6 +267,27 @@ fn issue_coupon(args: IssueCouponArgs) -> Result<(), String> {
             coupon.credit_cents
         );
         println!("{}", coupon.code.as_str());
+        Ok(())
+    })
+}
+
+fn export_pool(args: ExportPoolArgs) -> Result<(), String> {
+    let mut settings = Settings::load(args.config.as_deref()).map_err(|e| e.to_string())?;
+    if let Some(d) = args.data_dir {
+        settings.server.data_dir = d;
+    }
+    if let Some(u) = args.database_url {
+        settings.server.database_url = u;
+    }
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async move {
+        let db = svc_sql::connect_and_migrate(&settings.database_url())
+            .await
+            .map_err(|e| e.to_string())?;
+        let exported = crate::blueprints::export_pool_from(&settings, &db, &args.out).await;
+        let _ = db.close().await;
+        let count = exported?;
+        println!("exported {count} blueprint(s) to {}", args.out.display());
         Ok(())
     })
 }

@@ -1,9 +1,11 @@
 //! The `svc` binary's library: CLI, configuration, wiring of adapters into ports, telemetry.
 
+pub mod blueprints;
 pub mod cli;
 pub mod generation;
 pub mod in_process_bus;
 pub mod keys_file;
+pub mod manifest;
 pub mod server;
 pub mod settings;
 pub mod system;

@@ -86,6 +86,9 @@ const GRACE_PERIOD: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// The manifest, a manifest UI, the seed pool or the blueprint index.
+    #[error("{0}")]
+    Blueprints(String),
     #[error("cannot create data directory {path}: {reason}")]
     DataDir { path: String, reason: String },
     #[error(transparent)]
@@ -225,6 +228,7 @@ impl Application {
         })?;
         std::fs::remove_file(&probe).ok();
 
+        let manifest = crate::blueprints::load_manifest(&settings.blueprints).map_err(StartError::Blueprints)?;
         let db = svc_sql::connect_and_migrate(&settings.database_url()).await?;
 
         let addr = format!("{}:{}", settings.server.host, settings.server.port);
@@ -262,11 +266,25 @@ impl Application {
             generator: Arc::new(generators.catalog),
             compiler,
         };
+        let catalog = crate::blueprints::wire(
+            &settings.blueprints,
+            manifest.as_ref(),
+            ports.blueprints.clone(),
+            clock.clone(),
+            ports.compiler.as_ref(),
+        )
+        .await
+        .map_err(StartError::Blueprints)?;
         let agent_settings = AgentSettings {
             default_session_ttl_seconds: settings.sessions.default_ttl_seconds,
             model_registry: generators.registry.routes(),
-            available_theme_ids: vec![],
-            default_theme_id: DEFAULT_THEME_ID.to_owned(),
+            available_theme_ids: manifest
+                .as_ref()
+                .map(|m| m.available_theme_ids.clone())
+                .unwrap_or_default(),
+            default_theme_id: manifest
+                .as_ref()
+                .map_or(DEFAULT_THEME_ID.to_owned(), |m| m.default_theme_id.clone()),
             replay_buffer: settings.live.replay_buffer,
         };
         let g = &settings.generation;
@@ -309,7 +327,9 @@ impl Application {
         };
         let oauth = oauth_surface(settings, &base_url, &db, oauth_checks, apps, clock, ids)?;
         let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
-        let agent = AgentService::new(ports, agent_settings, queue);
+        let agent = AgentService::new(ports, agent_settings, queue)
+            .with_catalog(catalog)
+            .with_declared_gadgets(manifest.map(|m| m.gadgets).unwrap_or_default());
         let tool_channels = tool_channels(settings, &agent)?;
         let state = Arc::new(HttpState {
             agent,

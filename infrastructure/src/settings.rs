@@ -15,6 +15,9 @@ pub struct Settings {
     pub live: LiveSettings,
     pub ops: OpsSettings,
     pub oauth: OAuthSettings,
+    /// The blueprint catalog: manifest, seed pool, embedder, thresholds (`[blueprints]`).
+    #[serde(default)]
+    pub blueprints: crate::blueprints::BlueprintSettings,
 }
 
 /// The OAuth 2.1 surface for MCP hosts (Document 2); off unless `enabled`.

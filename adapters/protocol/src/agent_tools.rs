@@ -148,3 +148,24 @@ pub struct SyncContextArgs {
     /// contextSpec slot values; undeclared slots are ignored, declared ones are validated.
     pub context: Map<String, Value>,
 }
+
+/// `svc_search_blueprints`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchBlueprintsArgs {
+    /// Words describing the UI: matched against manifest UI names and descriptions, and by
+    /// meaning against cached blueprints.
+    #[schemars(length(min = 1, max = 500))]
+    pub query: String,
+    /// Rows to return, 1 to 100; default 10.
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u64>,
+}
+
+/// `svc_render_blueprint`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RenderBlueprintArgs {
+    /// The id a manifest UI declares in its `svc.ui.json`.
+    pub blueprint_id: String,
+}

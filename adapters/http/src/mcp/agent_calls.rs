@@ -229,6 +229,58 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
                 .map_err(|e| map_agent_error(svc_application::services::agent::AgentError::Internal(e.into())))?;
             Ok(ok_result(json!({ "themes": themes }), "theme catalog attached"))
         }
+        "svc_search_blueprints" => {
+            let a: SearchBlueprintsArgs = args(arguments)?;
+            let page = agent
+                .search_blueprints(caller, &a.query, a.limit)
+                .await
+                .map_err(map_agent_error)?;
+            let results: Vec<Value> = page
+                .rows
+                .iter()
+                .map(|r| {
+                    let mut row = blueprint_entry(&r.entry);
+                    row["relevance"] = json!("match");
+                    row["score"] = json!(r.score);
+                    row
+                })
+                .collect();
+            let text = format!(
+                "{} of {} blueprint(s) matching \"{}\"",
+                results.len(),
+                page.total,
+                a.query
+            );
+            Ok(ok_result(
+                json!({ "results": results, "total": page.total, "query": a.query }),
+                &text,
+            ))
+        }
+        "svc_list_featured_blueprints" => {
+            let _: NoArgs = args(arguments)?;
+            let rows: Vec<Value> = agent.featured_blueprints(caller).iter().map(blueprint_entry).collect();
+            let text = format!("{} featured blueprint(s)", rows.len());
+            Ok(ok_result(json!({ "total": rows.len(), "blueprints": rows }), &text))
+        }
+        "svc_render_blueprint" => {
+            let a: RenderBlueprintArgs = args(arguments)?;
+            match agent.render_blueprint(&a.blueprint_id) {
+                Some(b) => Ok(ok_result(
+                    json!({ "blueprintId": b.blueprint_id, "blueprintName": b.blueprint_name, "code": b.code, "contentType": b.content_type }),
+                    &format!("bundle of {} attached", b.blueprint_id),
+                )),
+                None => {
+                    let message = format!(
+                        "unknown blueprint id `{}`; ids come from svc_search_blueprints or svc_list_featured_blueprints rows of manifest UIs",
+                        a.blueprint_id
+                    );
+                    Err(ToolFailure::Result(error_result(
+                        json!({ "error": { "code": "blueprint_not_found", "message": message } }),
+                        &message,
+                    )))
+                }
+            }
+        }
         "svc_runtime_refresh_ws_token" => {
             let a: RefreshWsTokenArgs = args(arguments)?;
             let session = agent
@@ -275,6 +327,19 @@ fn host_session(meta: &Value) -> HostSession {
         host_name: pair["hostName"].as_str().map(str::to_owned),
         host_session_id: pair["hostSessionId"].as_str().map(str::to_owned),
     }
+}
+
+/// A BlueprintEntry row of the blueprint tools.
+fn blueprint_entry(e: &svc_application::services::blueprints::BlueprintEntry) -> Value {
+    json!({
+        "id": e.id,
+        "name": e.name,
+        "description": e.description,
+        "category": e.category,
+        "props": e.props,
+        "callbacks": e.callbacks,
+        "featured": e.featured,
+    })
 }
 
 fn finding_json(f: &Finding) -> Value {

@@ -134,7 +134,8 @@ async fn dispatch(state: &HttpState, caller: &Caller, method: &str, params: Valu
         "initialize" => initialize(state, caller, &params).await,
         "ping" => Ok(json!({})),
         "tools/list" => {
-            Ok(json!({ "tools": tool_table::AGENT_TOOLS.iter().map(tool_table::declaration).collect::<Vec<_>>() }))
+            let offered = tool_table::AGENT_TOOLS.iter().filter(|t| tool_table::offered(state, t));
+            Ok(json!({ "tools": offered.map(tool_table::declaration).collect::<Vec<_>>() }))
         }
         "tools/call" => call_tool(state, caller, params).await,
         "resources/list" => Ok(resources::list()),
@@ -208,7 +209,9 @@ pub(crate) fn tool_call<'t>(
 }
 
 async fn call_tool(state: &HttpState, caller: &Caller, params: Value) -> Result<Value, RpcFailure> {
-    let (tool, arguments) = tool_call(&params, tool_table::find)?;
+    let (tool, arguments) = tool_call(&params, |name| {
+        tool_table::find(name).filter(|t| tool_table::offered(state, t))
+    })?;
     let name = tool.name;
     let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
     match agent_calls::call(state, caller, name, arguments, &meta).await {

@@ -91,6 +91,18 @@ pub static AGENT_TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
             "List the gadget packages (hooks and components) generated UI may import.",
         ),
         spec::<AppScopedArgs>("svc_list_themes", "List the theme presets a render may use as themeId."),
+        spec::<NoArgs>(
+            "svc_list_featured_blueprints",
+            "List the featured blueprints (manifest UIs and cached components) as starting points.",
+        ),
+        spec::<SearchBlueprintsArgs>(
+            "svc_search_blueprints",
+            "Search manifest UIs and cached blueprints by name, description and meaning; best first, score 0 to 1.",
+        ),
+        spec::<RenderBlueprintArgs>(
+            RENDER_BLUEPRINT,
+            "Fetch a manifest UI's compiled ES-module bundle by its svc.ui.json id; creates no session.",
+        ),
         app_spec::<RefreshWsTokenArgs>(
             "svc_runtime_refresh_ws_token",
             "Runtime: mint a fresh wsToken for a mounted card's live channel.",
@@ -101,6 +113,14 @@ pub static AGENT_TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
         ),
     ]
 });
+
+/// Offered only when the server has a UI registry (Document 1).
+pub const RENDER_BLUEPRINT: &str = "svc_render_blueprint";
+
+/// Whether `tools/list` shows the tool and `tools/call` accepts it on this server.
+pub fn offered(state: &crate::HttpState, tool: &ToolSpec) -> bool {
+    tool.name != RENDER_BLUEPRINT || state.agent.has_ui_registry()
+}
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
     AGENT_TOOLS.iter().find(|t| t.name == name)

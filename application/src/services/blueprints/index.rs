@@ -98,6 +98,14 @@ pub struct Hit<'a> {
     pub score: f64,
 }
 
+/// Higher score first; equal scores by id, so rankings are stable.
+fn best_first(a: &Hit<'_>, b: &Hit<'_>) -> std::cmp::Ordering {
+    b.score
+        .partial_cmp(&a.score)
+        .unwrap_or(std::cmp::Ordering::Equal)
+        .then_with(|| a.blueprint.entry.id.cmp(&b.blueprint.entry.id))
+}
+
 #[derive(Debug)]
 pub struct VectorIndex {
     dimensions: Option<usize>,
@@ -164,8 +172,42 @@ impl VectorIndex {
         self.positions.get(id).map(|&at| &self.items[at])
     }
 
+    /// The best `k` blueprints `keep` accepts whose cosine with `query` is at least `floor`, best
+    /// first, and how many reached the floor in all.
+    pub fn top(
+        &self,
+        query: &[f32],
+        floor: f64,
+        k: usize,
+        keep: impl Fn(&IndexedBlueprint) -> bool,
+    ) -> (Vec<Hit<'_>>, usize) {
+        let mut hits = self.scan(query, floor, keep);
+        let total = hits.len();
+        if hits.len() > k && k > 0 {
+            hits.select_nth_unstable_by(k - 1, best_first);
+            hits.truncate(k);
+        } else if k == 0 {
+            hits.clear();
+        }
+        hits.sort_by(best_first);
+        (hits, total)
+    }
+
+    /// The cosine of one blueprint with `query`, if indexed.
+    pub fn score(&self, id: &str, query: &[f32]) -> Option<f64> {
+        let dims = self.dimensions?;
+        let at = *self.positions.get(id)?;
+        (query.len() == dims).then(|| dot(&self.vectors[at * dims..(at + 1) * dims], query))
+    }
+
     /// Every blueprint `keep` accepts whose cosine with `query` is at least `floor`, best first.
     pub fn search(&self, query: &[f32], floor: f64, keep: impl Fn(&IndexedBlueprint) -> bool) -> Vec<Hit<'_>> {
+        let mut hits = self.scan(query, floor, keep);
+        hits.sort_by(best_first);
+        hits
+    }
+
+    fn scan(&self, query: &[f32], floor: f64, keep: impl Fn(&IndexedBlueprint) -> bool) -> Vec<Hit<'_>> {
         let Some(dims) = self.dimensions else {
             return vec![];
         };
@@ -182,12 +224,6 @@ impl VectorIndex {
                 (score >= floor).then_some(Hit { blueprint: item, score })
             })
             .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .partial_cmp(&a.score)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then_with(|| a.blueprint.entry.id.cmp(&b.blueprint.entry.id))
-        });
         hits
     }
 
@@ -238,5 +274,10 @@ mod tests {
         assert!(index.upsert(item("y"), &[1.0, 0.0]), "replace in place");
         assert_eq!(index.search(&[0.0, 1.0], 0.5, |_| true)[0].blueprint.entry.id, "z");
         assert_eq!(index.len(), 2);
+        index.upsert(item("w"), &[0.0, 1.0]);
+        let (top, total) = index.top(&[0.0, 1.0], 0.0, 1, |_| true);
+        assert_eq!((top.len(), total), (1, 3));
+        assert_eq!(top[0].blueprint.entry.id, "w");
+        assert!((index.score("z", &[0.0, 1.0]).unwrap() - 0.8).abs() < 1e-6);
     }
 }

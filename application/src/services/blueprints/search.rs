@@ -76,12 +76,14 @@ impl BlueprintCatalog {
                 })
                 .collect()
         };
-        // The index may lag a delete on another replica: serve only what is still stored.
+        // The index may lag a delete on another replica: serve only what is still stored, and
+        // only a blueprint with a compiled module.
         for candidate in candidates {
-            if self.inner.repo.get(&candidate.blueprint_id).await?.is_some() {
-                return Ok(Some(candidate));
+            match self.inner.repo.get(&candidate.blueprint_id).await? {
+                Some(stored) if stored.is_servable() => return Ok(Some(candidate)),
+                Some(_) => {}
+                None => self.forget(&candidate.blueprint_id),
             }
-            self.forget(&candidate.blueprint_id);
         }
         Ok(None)
     }
@@ -105,10 +107,26 @@ impl BlueprintCatalog {
                 });
             }
         }
+        let mut semantic_total = 0;
         match self.query_vector(query.trim()).await {
             Ok(vector) => {
                 let index = self.read_index();
-                for hit in index.search(&vector, self.inner.settings.search_floor, |b| b.visible_to(app_id)) {
+                let visible = |b: &super::IndexedBlueprint| b.visible_to(app_id);
+                let floor = self.inner.settings.search_floor;
+                // Only the best rows are cloned; manifest rows found by name too may take places
+                // in the merge, so keep as many extra.
+                let (hits, total) = index.top(&vector, floor, limit + candidates.len(), visible);
+                semantic_total = total;
+                // A manifest row that the scan also found is one result, not two.
+                let duplicates = candidates
+                    .iter()
+                    .filter(|c| {
+                        index.get(&c.id).is_some_and(visible)
+                            && index.score(&c.id, &vector).is_some_and(|s| s >= floor)
+                    })
+                    .count();
+                semantic_total -= duplicates;
+                for hit in hits {
                     candidates.push(ScoredRow {
                         id: hit.blueprint.entry.id.clone(),
                         source: RowSource::Cache,
@@ -123,8 +141,9 @@ impl BlueprintCatalog {
             }
             Err(e) => tracing::warn!(error = %e, "embedding a search query failed; name matches only"),
         }
+        let lexical = candidates.iter().filter(|c| c.source == RowSource::Manifest).count();
         let merged = merge_rows(candidates);
-        let total = merged.len();
+        let total = lexical + semantic_total;
         let rows = merged.into_iter().take(limit).map(|r| r.row).collect();
         Ok(SearchPage { rows, total })
     }

@@ -347,3 +347,69 @@ async fn the_manifest_layers_gadgets_over_the_standard_package(app: TestApp) {
     assert_eq!(packages, ["@svc/gadgets", "@acme/charts"]);
     assert_eq!(gadgets["gadgets"][1]["exports"][0]["component"], "LineChart");
 }
+
+/// PostgreSQL only: replicas share a database there (a SQLite replica has its own file).
+mod replicas_converge {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::replicas_converge(svc_tests::Backend::Postgres).await;
+    }
+}
+
+/// A blueprint generated on one replica becomes searchable and reusable by meaning on another
+/// after the other's index refresh.
+async fn replicas_converge(backend: Backend) {
+    let Some(a) = TestApp::spawn_configured("replicas_converge", backend, Auth::DevAllowAll, |s| {
+        s.blueprints.index_refresh_seconds = 1;
+    })
+    .await
+    else {
+        return;
+    };
+    let b = a.replica().await;
+    let rendered = a
+        .render(
+            "approve a purchase order",
+            approval_contract(),
+            json!({ "title": "PO 1" }),
+        )
+        .await;
+    let id = rendered["blueprintId"].as_str().unwrap().to_owned();
+    let call = |name: &str, arguments: Value| {
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": name, "arguments": arguments } });
+        let request = a
+            .client
+            .post(format!("{}/mcp", b.base))
+            .bearer_auth(&a.bearer)
+            .json(&body);
+        async move {
+            let reply: Value = request.send().await.unwrap().json().await.unwrap();
+            reply["result"]["structuredContent"].clone()
+        }
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let found = call("svc_search_blueprints", json!({ "query": "purchase order approval" })).await;
+        if found["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == id.as_str())
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "replica B never indexed {id}: {found}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let hs = call(
+        "svc_handshake",
+        json!({ "intent": "purchase order approval form", "blueprintDraft": { "contract": approval_contract() } }),
+    )
+    .await;
+    assert_eq!(hs["suggestion"]["cache"]["kind"], "semantic", "{hs}");
+    assert_eq!(hs["suggestion"]["blueprintMeta"]["blueprintId"], id.as_str());
+    b.stop();
+}

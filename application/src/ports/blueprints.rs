@@ -58,6 +58,12 @@ pub struct BlueprintRecord {
 }
 
 impl BlueprintRecord {
+    /// Whether the blueprint has a compiled module a render can serve. A component registered by
+    /// an operator that does not compile is kept as given, with no module, and never served.
+    pub fn is_servable(&self) -> bool {
+        !self.code.is_empty()
+    }
+
     /// The text the embedder sees: name, intent and description, without repeats.
     pub fn embedding_text(&self) -> String {
         embedding_text(self.name.as_deref(), &self.intent, self.description.as_deref())

@@ -214,7 +214,7 @@ impl VectorIndex {
         if query.len() != dims {
             return vec![];
         }
-        let mut hits: Vec<Hit<'_>> = self
+        let hits: Vec<Hit<'_>> = self
             .items
             .iter()
             .enumerate()

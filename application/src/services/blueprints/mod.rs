@@ -252,11 +252,16 @@ impl BlueprintCatalog {
         self.write_index().remove(blueprint_id);
     }
 
-    /// Rebuilds the index from the database; vectors missing or of another embedder are computed
-    /// and written back. Returns how many blueprints are indexed.
+    /// Rebuilds the index from the database; vectors that are missing or of another embedder are
+    /// computed and written back. Returns how many blueprints are indexed. When the embedder fails,
+    /// the blueprints it could not embed stay out of the index (logged) until the next rebuild.
     pub async fn rebuild(&self) -> Result<usize, CatalogError> {
         let summaries = self.inner.repo.summaries(None).await?;
-        let index = self.index_summaries(summaries, VectorIndex::new()).await?;
+        let entries = self.prepare(summaries).await?;
+        let mut index = VectorIndex::new();
+        for (item, vector) in entries {
+            index.upsert(item, &vector);
+        }
         let count = index.len();
         *self.write_index() = index;
         Ok(count)
@@ -274,42 +279,38 @@ impl BlueprintCatalog {
             .unwrap_or_else(|p| p.into_inner())
             .map(|w| w - chrono::TimeDelta::seconds(REFRESH_OVERLAP_SECONDS));
         let summaries = self.inner.repo.summaries(since).await?;
-        if summaries.is_empty() {
-            return Ok(0);
+        let entries = self.prepare(summaries).await?;
+        let count = entries.len();
+        let mut index = self.write_index();
+        for (item, vector) in entries {
+            index.upsert(item, &vector);
         }
-        let count = summaries.len();
-        let taken = std::mem::take(&mut *self.write_index());
-        let merged = self.index_summaries(summaries, taken).await;
-        match merged {
-            Ok(index) => {
-                *self.write_index() = index;
-                Ok(count)
-            }
-            Err(e) => {
-                // The taken index is lost with the error: rebuild from scratch.
-                self.rebuild().await?;
-                Err(e)
-            }
-        }
+        Ok(count)
     }
 
-    async fn index_summaries(
+    /// Index entries with unit vectors for `summaries`, embedding (and storing) the vectors that
+    /// are missing or of another embedder; advances the watermark.
+    async fn prepare(
         &self,
         summaries: Vec<crate::ports::blueprints::BlueprintSummary>,
-        mut index: VectorIndex,
-    ) -> Result<VectorIndex, CatalogError> {
+    ) -> Result<Vec<(IndexedBlueprint, Vec<f32>)>, CatalogError> {
         let model = self.inner.embedder.model().to_owned();
-        let mut newest = *self.inner.watermark.lock().unwrap_or_else(|p| p.into_inner());
+        let mut fresh: std::collections::HashMap<usize, Vec<f32>> = std::collections::HashMap::new();
         let stale: Vec<usize> = summaries
             .iter()
             .enumerate()
             .filter(|(_, s)| s.embedding.as_ref().is_none_or(|e| e.model != model))
             .map(|(i, _)| i)
             .collect();
-        let mut fresh: std::collections::HashMap<usize, Vec<f32>> = std::collections::HashMap::new();
         for chunk in stale.chunks(EMBED_BATCH) {
             let texts: Vec<String> = chunk.iter().map(|&i| summaries[i].embedding_text()).collect();
-            let vectors = self.inner.embedder.embed(&texts).await?;
+            let vectors = match self.inner.embedder.embed(&texts).await {
+                Ok(v) => v,
+                Err(e) => {
+                    tracing::warn!(error = %e, blueprints = chunk.len(), "embedding blueprints for the index failed; they stay out of it until the next rebuild");
+                    continue;
+                }
+            };
             for (&i, vector) in chunk.iter().zip(vectors) {
                 let embedding = StoredEmbedding {
                     model: model.clone(),
@@ -322,16 +323,21 @@ impl BlueprintCatalog {
                 fresh.insert(i, vector);
             }
         }
+        let mut newest = *self.inner.watermark.lock().unwrap_or_else(|p| p.into_inner());
+        let mut entries = Vec::with_capacity(summaries.len());
         for (i, summary) in summaries.iter().enumerate() {
             newest = newest.max(Some(summary.updated_at));
             let vector = match fresh.remove(&i) {
                 Some(v) => v,
-                None => summary.embedding.as_ref().map(|e| e.vector.clone()).unwrap_or_default(),
+                None => match &summary.embedding {
+                    Some(e) if e.model == model => e.vector.clone(),
+                    _ => continue,
+                },
             };
-            index.upsert(IndexedBlueprint::of_summary(summary), &normalized(vector));
+            entries.push((IndexedBlueprint::of_summary(summary), normalized(vector)));
         }
         *self.inner.watermark.lock().unwrap_or_else(|p| p.into_inner()) = newest;
-        Ok(index)
+        Ok(entries)
     }
 
     /// Refreshes the index every `every` until the process ends; failures are logged.

@@ -37,6 +37,7 @@ use svc_sql::operator::{
 
 use crate::in_process_bus::InProcessEventBus;
 use crate::keys_file::{KeysFile, LOCAL_OPERATOR};
+use crate::open_files::PatientAcceptor;
 use crate::settings::Settings;
 use crate::system::{RandomIds, SystemClock};
 
@@ -101,7 +102,7 @@ pub enum StartError {
 
 /// A server bound to its port, ready to run.
 pub struct Application {
-    acceptor: poem::listener::TcpAcceptor,
+    acceptor: PatientAcceptor<poem::listener::TcpAcceptor>,
     endpoint: poem::endpoint::BoxEndpoint<'static>,
     db: DatabaseConnection,
     pub local_addr: SocketAddr,
@@ -231,6 +232,8 @@ impl Application {
         let manifest = crate::blueprints::load_manifest(&settings.blueprints).map_err(StartError::Blueprints)?;
         let db = svc_sql::connect_and_migrate(&settings.database_url()).await?;
 
+        // Each live-channel socket is a descriptor: lift the soft limit before accepting.
+        crate::open_files::raise_limit();
         let addr = format!("{}:{}", settings.server.host, settings.server.port);
         let acceptor = TcpListener::bind(addr.clone())
             .into_acceptor()
@@ -348,7 +351,7 @@ impl Application {
         );
         let endpoint = poem::EndpointExt::boxed(svc_http::routes(state, guard));
         Ok(Self {
-            acceptor,
+            acceptor: PatientAcceptor::new(acceptor),
             endpoint,
             db,
             local_addr,

@@ -17,6 +17,8 @@ use crate::HttpState;
 
 /// Largest frame a client may send; bigger ones get `FRAME_TOO_LARGE` and a 1009 close.
 pub const MAX_FRAME_BYTES: usize = 256 * 1024;
+/// Initial read buffer of a socket (see BENCHMARKS.md, memory per idle socket).
+const READ_BUFFER_BYTES: usize = 8 * 1024;
 
 #[handler]
 pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<HttpState>>) -> impl IntoResponse {
@@ -24,7 +26,10 @@ pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<HttpSta
     let bearer = crate::mcp::bearer(req);
     // The transport refuses far-oversized messages before they are buffered; the connection
     // answers the ones just over the protocol limit with an error frame.
+    // tungstenite allocates its read buffer up front (128 KiB by default); live frames are small,
+    // and the buffer grows for a large one, so an idle card costs a few KiB instead.
     let config = WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER_BYTES)
         .max_message_size(Some(4 * MAX_FRAME_BYTES))
         .max_frame_size(Some(4 * MAX_FRAME_BYTES));
     socket

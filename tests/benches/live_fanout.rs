@@ -1,0 +1,560 @@
+//! Live-channel fan-out over loopback: delivery latency of `svc_emit` to 1, 100 and 1,000
+//! subscribed sockets, and memory per idle subscribed socket (RSS delta of the server process),
+//! against a raw poem WebSocket broadcast server measured the same way in the same run.
+//!
+//! Run: `cargo bench -p svc-tests --bench live_fanout` (release profile). Both servers are child
+//! processes (the real `svc` binary with `--dev-allow-all` on SQLite, and this binary in reference
+//! mode), so their RSS is theirs alone. Latency is from the start of the emit request to the
+//! arrival of the frame on each socket; every emit waits for all sockets before the next.
+//! Figures go to BENCHMARKS.md; read medians and ratios, this machine is noisy.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, mpsc};
+use tokio_tungstenite::tungstenite::Message;
+
+const SVC_BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
+/// Set in the environment of the child that serves the reference.
+const REFERENCE_MODE: &str = "LIVE_FANOUT_REFERENCE";
+/// (sockets, emits) per round.
+const ROUNDS: [(usize, usize); 3] = [(1, 300), (100, 60), (1000, 20)];
+/// Sockets opening at once; a card-like ramp, not a connect storm (see BENCHMARKS.md).
+const CONNECT_CONCURRENCY: usize = 64;
+const RECEIPT_TIMEOUT: Duration = Duration::from_secs(20);
+
+fn main() {
+    if std::env::var_os(REFERENCE_MODE).is_some() {
+        reference::serve();
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run());
+}
+
+/// A server child process; killed when dropped.
+struct Child_ {
+    child: Child,
+    base: String,
+    data_dir: Option<PathBuf>,
+}
+
+impl Drop for Child_ {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(dir) = &self.data_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl Child_ {
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+}
+
+/// Starts a child and reads the `listening on <url>` line from its stdout.
+fn spawn(mut command: Command, data_dir: Option<PathBuf>) -> Child_ {
+    // LIVE_FANOUT_SERVER_LOG=<file>: keep the servers' stderr (their logs) there.
+    let stderr = match std::env::var("LIVE_FANOUT_SERVER_LOG") {
+        Ok(path) => Stdio::from(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .unwrap(),
+        ),
+        Err(_) => Stdio::null(),
+    };
+    let mut child = command.stdout(Stdio::piped()).stderr(stderr).spawn().unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let base = loop {
+        line.clear();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "the server exited");
+        if let Some(url) = line.split("listening on ").nth(1) {
+            break url.trim().to_owned();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    Child_ { child, base, data_dir }
+}
+
+/// One target: how to render a card, subscribe a socket and emit.
+enum Target {
+    Svc(Svc),
+    Reference(Reference),
+}
+
+impl Target {
+    fn name(&self) -> &str {
+        match self {
+            Self::Svc(t) => t.name(),
+            Self::Reference(t) => t.name(),
+        }
+    }
+
+    fn process(&self) -> &Child_ {
+        match self {
+            Self::Svc(t) => &t.process,
+            Self::Reference(t) => &t.process,
+        }
+    }
+
+    /// A fresh topic (a rendered card): what a socket subscribes with.
+    async fn topic(&self) -> Value {
+        match self {
+            Self::Svc(t) => t.topic().await,
+            Self::Reference(t) => t.topic().await,
+        }
+    }
+
+    fn subscribe_frame(&self, topic: &Value) -> String {
+        match self {
+            Self::Svc(t) => t.subscribe_frame(topic),
+            Self::Reference(t) => t.subscribe_frame(topic),
+        }
+    }
+
+    async fn emit(&self, topic: &Value, n: usize) {
+        match self {
+            Self::Svc(t) => t.emit(topic, n).await,
+            Self::Reference(t) => t.emit(topic, n).await,
+        }
+    }
+}
+
+struct Svc {
+    process: Child_,
+    client: reqwest::Client,
+}
+
+impl Svc {
+    fn name(&self) -> &str {
+        "svc /ws, svc_emit"
+    }
+
+    async fn topic(&self) -> Value {
+        let contract = json!({
+            "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title"] },
+            "streamSpec": { "log": { "mode": "append", "schema": { "type": "string" } } }
+        });
+        let hs = self
+            .rpc(
+                "svc_handshake",
+                json!({ "intent": "fan-out bench", "blueprintDraft": { "contract": contract } }),
+            )
+            .await;
+        let body = self
+            .call(
+                "svc_render",
+                json!({ "handshakeId": hs["handshakeId"], "props": { "title": "fan-out" } }),
+            )
+            .await;
+        body["result"]["_meta"]["ai.svc/render"].clone()
+    }
+
+    fn subscribe_frame(&self, slice: &Value) -> String {
+        json!({ "type": "subscribe", "payload": { "sessionId": slice["sessionId"], "wsToken": slice["wsToken"] } })
+            .to_string()
+    }
+
+    async fn emit(&self, slice: &Value, n: usize) {
+        let accepted = self
+            .rpc(
+                "svc_emit",
+                json!({ "sessionId": slice["sessionId"], "channel": "log", "payload": format!("e{n}") }),
+            )
+            .await;
+        assert_eq!(accepted["accepted"], true);
+    }
+}
+
+impl Svc {
+    async fn call(&self, tool: &str, arguments: Value) -> Value {
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
+        self.client
+            .post(format!("{}/mcp", self.process.base))
+            .bearer_auth("bench")
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    async fn rpc(&self, tool: &str, arguments: Value) -> Value {
+        let reply = self.call(tool, arguments).await;
+        assert!(reply["result"]["structuredContent"].is_object(), "{reply}");
+        reply["result"]["structuredContent"].clone()
+    }
+}
+
+struct Reference {
+    process: Child_,
+    client: reqwest::Client,
+}
+
+impl Reference {
+    fn name(&self) -> &str {
+        "raw poem WebSocket broadcast"
+    }
+
+    async fn topic(&self) -> Value {
+        json!({ "sessionId": uuid::Uuid::new_v4().to_string() })
+    }
+
+    fn subscribe_frame(&self, topic: &Value) -> String {
+        json!({ "type": "subscribe", "payload": { "sessionId": topic["sessionId"] } }).to_string()
+    }
+
+    async fn emit(&self, topic: &Value, n: usize) {
+        // A frame of the same shape and size as svc's `data` frame.
+        let frame = json!({ "type": "data", "payload": {
+            "sessionId": topic["sessionId"], "channel": "log", "seq": n, "mode": "append",
+            "payload": format!("e{n}"), "complete": false, "timestamp": chrono::Utc::now().to_rfc3339(),
+        } });
+        let status = self
+            .client
+            .post(format!("{}/emit", self.process.base))
+            .body(frame.to_string())
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert!(status.is_success());
+    }
+}
+
+type Receipt = (String, Instant);
+
+/// Opens `count` sockets subscribed to `topic`; each forwards the payload of every `data` frame.
+async fn open_sockets(
+    target: &Target,
+    topic: &Value,
+    count: usize,
+    base: &str,
+) -> (Vec<tokio::task::JoinHandle<()>>, mpsc::UnboundedReceiver<Receipt>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let url = format!("{}/ws", base.replace("http://", "ws://"));
+    let concurrency = std::env::var("LIVE_FANOUT_CONNECT_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CONNECT_CONCURRENCY);
+    let gate = Arc::new(Semaphore::new(concurrency));
+    let mut ready = Vec::with_capacity(count);
+    let mut tasks = Vec::with_capacity(count);
+    for _ in 0..count {
+        let (url, tx, gate) = (url.clone(), tx.clone(), gate.clone());
+        let subscribe = target.subscribe_frame(topic);
+        let (acked_tx, acked_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
+        ready.push(acked_rx);
+        tasks.push(tokio::spawn(async move {
+            let mut permit = Some(gate.acquire_owned().await.unwrap());
+            let (mut socket, _) = match tokio_tungstenite::connect_async(&url).await {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = acked_tx.send(Err(format!("connect: {e}")));
+                    return;
+                }
+            };
+            socket.send(Message::Text(subscribe.into())).await.unwrap();
+            let mut acked = Some(acked_tx);
+            while let Some(message) = socket.next().await {
+                let Ok(Message::Text(text)) = message else {
+                    if let Ok(Message::Close(frame)) = &message
+                        && let Some(tx) = acked.take()
+                    {
+                        let _ = tx.send(Err(format!("socket closed before ack: {frame:?}")));
+                    }
+                    continue;
+                };
+                let frame: Value = serde_json::from_str(&text).unwrap();
+                match frame["type"].as_str() {
+                    Some("ack") => {
+                        if let Some(tx) = acked.take() {
+                            let _ = tx.send(Ok(()));
+                        }
+                    }
+                    Some("data") => {
+                        if let Some(p) = frame["payload"]["payload"].as_str() {
+                            let _ = tx.send((p.to_owned(), Instant::now()));
+                        }
+                    }
+                    Some("error") => {
+                        if let Some(tx) = acked.take() {
+                            let _ = tx.send(Err(format!("error before ack: {text}")));
+                        }
+                    }
+                    _ => {}
+                }
+                if acked.is_none() {
+                    // Subscribed: let the next socket open.
+                    permit.take();
+                }
+            }
+            drop(permit);
+            if let Some(tx) = acked.take() {
+                let _ = tx.send(Err("socket ended before ack".into()));
+            }
+        }));
+    }
+    for (i, acked) in ready.into_iter().enumerate() {
+        match tokio::time::timeout(RECEIPT_TIMEOUT, acked).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => panic!("{}: socket {i} of {count}: {e}", target.name()),
+            Ok(Err(_)) => panic!("{}: socket {i} of {count} vanished", target.name()),
+            Err(_) => panic!(
+                "{}: socket {i} of {count}: no ack within {RECEIPT_TIMEOUT:?}",
+                target.name()
+            ),
+        }
+    }
+    (tasks, rx)
+}
+
+struct Round {
+    sockets: usize,
+    p50: Duration,
+    p99: Duration,
+}
+
+async fn latency(target: &Target, base: &str, sockets: usize, emits: usize) -> Round {
+    let topic = target.topic().await;
+    let (tasks, mut receipts) = open_sockets(target, &topic, sockets, base).await;
+    let mut samples = Vec::with_capacity(sockets * emits);
+    // Two warm-up emits, not measured.
+    for n in 0..emits + 2 {
+        let started = Instant::now();
+        target.emit(&topic, n).await;
+        let wanted = format!("e{n}");
+        let mut got = 0;
+        while got < sockets {
+            let (payload, at) = tokio::time::timeout(RECEIPT_TIMEOUT, receipts.recv())
+                .await
+                .unwrap_or_else(|_| panic!("{}: emit {n} reached {got} of {sockets} sockets", target.name()))
+                .unwrap();
+            assert_eq!(payload, wanted, "frames arrive in order");
+            got += 1;
+            if n >= 2 {
+                samples.push(at - started);
+            }
+        }
+    }
+    for task in tasks {
+        task.abort();
+    }
+    samples.sort();
+    let pick = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    Round {
+        sockets,
+        p50: pick(0.5),
+        p99: pick(0.99),
+    }
+}
+
+/// RSS growth of the server per idle subscribed socket, over `count` sockets.
+async fn memory(target: &Target, count: usize) -> f64 {
+    let process = target.process();
+    let topic = target.topic().await;
+    // Warm the paths once (allocator pools, caches), then measure.
+    let (warm, _) = open_sockets(target, &topic, 10, &process.base).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = process.rss_kib();
+    let (tasks, _receipts) = open_sockets(target, &topic, count, &process.base).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let after = process.rss_kib();
+    for task in tasks.into_iter().chain(warm) {
+        task.abort();
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    (after.saturating_sub(before)) as f64 * 1024.0 / count as f64
+}
+
+async fn measure(target: &Target) -> (Vec<Round>, f64) {
+    let per_socket = memory(target, 1000).await;
+    let mut rounds = vec![];
+    for (sockets, emits) in ROUNDS {
+        rounds.push(latency(target, &target.process().base, sockets, emits).await);
+    }
+    (rounds, per_socket)
+}
+
+async fn run() {
+    let data_dir = std::env::temp_dir().join(format!("svc-fanout-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&data_dir).unwrap();
+    // LIVE_FANOUT_SVC_PREFIX="prlimit --nofile=1024:1024": run svc under a wrapper (limits).
+    let prefix: Vec<String> = std::env::var("LIVE_FANOUT_SVC_PREFIX")
+        .map(|p| p.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let mut command = match prefix.split_first() {
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(SVC_BINARY);
+            c
+        }
+        None => Command::new(SVC_BINARY),
+    };
+    command
+        .args(["serve", "--port", "0", "--dev-allow-all", "--data-dir"])
+        .arg(&data_dir);
+    let svc = Target::Svc(Svc {
+        process: spawn(command, Some(data_dir)),
+        client: reqwest::Client::new(),
+    });
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.env(REFERENCE_MODE, "1");
+    let reference = Target::Reference(Reference {
+        process: spawn(command, None),
+        client: reqwest::Client::new(),
+    });
+
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .env(REFERENCE_MODE, "1")
+        .env("LIVE_FANOUT_REFERENCE_READ_BUFFER", "8192");
+    let small_buffers = Target::Reference(Reference {
+        process: spawn(command, None),
+        client: reqwest::Client::new(),
+    });
+
+    println!("loopback; server processes: svc (SQLite, --dev-allow-all) and a raw poem WebSocket broadcast");
+    let (svc_rounds, svc_mem) = measure(&svc).await;
+    let (ref_rounds, ref_mem) = measure(&reference).await;
+    let ref_small_mem = memory(&small_buffers, 1000).await;
+    println!(
+        "{:<10} {:>14} {:>14} {:>16} {:>16} {:>10}",
+        "sockets", "svc p50", "svc p99", "reference p50", "reference p99", "p50 ratio"
+    );
+    for (s, r) in svc_rounds.iter().zip(&ref_rounds) {
+        println!(
+            "{:<10} {:>11.0} µs {:>11.0} µs {:>13.0} µs {:>13.0} µs {:>9.1}x",
+            s.sockets,
+            us(s.p50),
+            us(s.p99),
+            us(r.p50),
+            us(r.p99),
+            us(s.p50) / us(r.p50)
+        );
+    }
+    println!(
+        "memory per idle subscribed socket (RSS delta over 1000): svc {:.1} KiB, reference {:.1} KiB (ratio {:.2}x), reference with svc's 8 KiB read buffer {:.1} KiB (ratio {:.2}x)",
+        svc_mem / 1024.0,
+        ref_mem / 1024.0,
+        svc_mem / ref_mem.max(1.0),
+        ref_small_mem / 1024.0,
+        svc_mem / ref_small_mem.max(1.0)
+    );
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// The reference: poem's WebSocket with a broadcast per topic, nothing else.
+mod reference {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use futures_util::{SinkExt, StreamExt};
+    use poem::listener::{Acceptor, Listener, TcpListener};
+    use poem::web::Data;
+    use poem::web::websocket::{Message, WebSocket, WebSocketConfig};
+    use poem::{EndpointExt, IntoResponse, Route, Server, get, handler, post};
+    use serde_json::Value;
+    use tokio::sync::broadcast;
+
+    type Topics = Arc<Mutex<HashMap<String, broadcast::Sender<String>>>>;
+
+    fn topic(topics: &Topics, id: &str) -> broadcast::Sender<String> {
+        topics
+            .lock()
+            .unwrap()
+            .entry(id.to_owned())
+            .or_insert_with(|| broadcast::channel(1024).0)
+            .clone()
+    }
+
+    #[handler]
+    fn ws(socket: WebSocket, Data(topics): Data<&Topics>) -> impl IntoResponse {
+        let topics = topics.clone();
+        // LIVE_FANOUT_REFERENCE_READ_BUFFER=<bytes>: the read buffer svc's /ws uses, for a like-for-like memory figure.
+        let mut config = WebSocketConfig::default();
+        if let Some(bytes) = std::env::var("LIVE_FANOUT_REFERENCE_READ_BUFFER")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            config = config.read_buffer_size(bytes);
+        }
+        socket.config(config).on_upgrade(move |stream| async move {
+            let (mut sink, mut inbound) = stream.split();
+            // The first frame names the topic, like svc's subscribe.
+            let Some(Ok(Message::Text(text))) = inbound.next().await else {
+                return;
+            };
+            let frame: Value = serde_json::from_str(&text).unwrap_or_default();
+            let id = frame["payload"]["sessionId"].as_str().unwrap_or_default().to_owned();
+            let mut rx = topic(&topics, &id).subscribe();
+            if sink
+                .send(Message::Text(r#"{"type":"ack","payload":{}}"#.into()))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            loop {
+                tokio::select! {
+                    message = inbound.next() => match message {
+                        Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
+                        _ => {}
+                    },
+                    frame = rx.recv() => match frame {
+                        Ok(text) => if sink.send(Message::Text(text)).await.is_err() { return },
+                        Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(_) => return,
+                    },
+                }
+            }
+        })
+    }
+
+    #[handler]
+    fn emit(body: String, Data(topics): Data<&Topics>) -> &'static str {
+        let frame: Value = serde_json::from_str(&body).unwrap_or_default();
+        let id = frame["payload"]["sessionId"].as_str().unwrap_or_default();
+        let _ = topic(topics, id).send(body);
+        r#"{"accepted":true}"#
+    }
+
+    pub fn serve() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let acceptor = TcpListener::bind("127.0.0.1:0").into_acceptor().await.unwrap();
+            let addr = acceptor.local_addr()[0].as_socket_addr().copied().unwrap();
+            let topics: Topics = Arc::default();
+            let app = Route::new().at("/ws", get(ws)).at("/emit", post(emit)).data(topics);
+            println!("reference listening on http://{addr}");
+            Server::new_with_acceptor(acceptor).run(app).await.unwrap();
+        });
+    }
+}

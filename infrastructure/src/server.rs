@@ -17,7 +17,9 @@ use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, 
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
 use svc_application::services::oauth::{ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService};
-use svc_application::services::operator::{ConnectorKeyService, CouponService, OrgService};
+use svc_application::services::operator::{
+    ConnectorKeyService, CouponService, OpsBlueprintPorts, OpsBlueprintService, OrgService,
+};
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
 use svc_application::services::tool_channels::{
     SESSION_PROJECTION_TOOL, SessionProjectionTool, ToolChannelService, ToolChannelSettings,
@@ -159,6 +161,7 @@ fn ops_domains(
     db: &DatabaseConnection,
     apps: AppService,
     keys: ConnectorKeyService,
+    blueprints: impl FnOnce() -> OpsBlueprintService,
     clock: &Arc<dyn Clock>,
     ids: &Arc<dyn Ids>,
 ) -> OpsDomains {
@@ -177,6 +180,7 @@ fn ops_domains(
         orgs: wired.orgs.then(orgs),
         connector_keys: wired.connector_keys.then(|| OpsConnectorKeys { keys, apps }),
         coupons: wired.coupons.then(|| coupon_service(db, clock.clone(), ids.clone())),
+        blueprints: wired.blueprints.then(blueprints),
     }
 }
 
@@ -255,8 +259,10 @@ impl Application {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let ids: Arc<dyn Ids> = Arc::new(RandomIds);
         let apps: Arc<dyn AppRepository> = Arc::new(SeaOrmAppRepository::new(db.clone()));
-        let compiler: Arc<dyn svc_application::ports::generation::Compiler> = Arc::new(svc_compiler::OxcCompiler::new());
-        let generators = crate::generation::generators(&settings.generation, compiler.clone()).map_err(StartError::Config)?;
+        let compiler: Arc<dyn svc_application::ports::generation::Compiler> =
+            Arc::new(svc_compiler::OxcCompiler::new());
+        let generators =
+            crate::generation::generators(&settings.generation, compiler.clone()).map_err(StartError::Config)?;
         let ports = AgentPorts {
             clock: clock.clone(),
             ids: ids.clone(),
@@ -302,11 +308,23 @@ impl Application {
             clock.clone(),
             ids.clone(),
         );
+        let ops_blueprints = || {
+            OpsBlueprintService::new(OpsBlueprintPorts {
+                catalog: catalog.clone(),
+                repository: ports.blueprints.clone(),
+                generator: ports.generator.clone(),
+                queue: queue.clone(),
+                compiler: ports.compiler.clone(),
+                clock: clock.clone(),
+                ids: ids.clone(),
+            })
+        };
         let ops = ops_domains(
             settings,
             &db,
             AppService::new(apps.clone(), clock.clone(), ids.clone()),
             connector_keys.clone(),
+            ops_blueprints,
             &clock,
             &ids,
         );

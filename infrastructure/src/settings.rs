@@ -39,6 +39,9 @@ pub struct OpsSettings {
     pub orgs: bool,
     pub connector_keys: bool,
     pub coupons: bool,
+    /// The blueprints domain (its dependency bundle is the blueprint cache and the generators).
+    #[serde(default = "defaults::enabled")]
+    pub blueprints: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -72,6 +75,9 @@ pub struct PollToolSettings {
 }
 
 mod defaults {
+    pub fn enabled() -> bool {
+        true
+    }
     pub fn tool_channel_min_interval_ms() -> u64 {
         1000
     }

@@ -36,6 +36,16 @@ const KEY_TOOLS: [&str; 3] = [
     "svc_ops_revoke_connector_key",
 ];
 const COUPON_TOOLS: [&str; 1] = ["svc_ops_redeem_coupon"];
+const BLUEPRINT_TOOLS: [&str; 5] = [
+    "svc_ops_generate_blueprint",
+    "svc_ops_register_blueprint",
+    "svc_ops_list_blueprints",
+    "svc_ops_update_blueprint",
+    "svc_ops_delete_blueprint",
+];
+/// Every tool a self-hosted server wires by default.
+const ALL_TOOLS: usize =
+    APP_TOOLS.len() + ORG_TOOLS.len() + KEY_TOOLS.len() + COUPON_TOOLS.len() + BLUEPRINT_TOOLS.len();
 
 async fn the_bearer_check_is_the_one_of_mcp(app: TestApp) {
     for client in [
@@ -73,12 +83,10 @@ async fn every_self_hosted_tool_is_listed_by_default(app: TestApp) {
         .chain(&ORG_TOOLS)
         .chain(&KEY_TOOLS)
         .chain(&COUPON_TOOLS)
+        .chain(&BLUEPRINT_TOOLS)
         .copied()
         .collect();
-    assert_eq!(
-        names, expected,
-        "the 14 self-hosted tools; no provider keys, credits or blueprints"
-    );
+    assert_eq!(names, expected, "the 19 self-hosted tools; no provider keys or credits");
     let (_, body) = ops.ops("tools/list", json!({})).await;
     for tool in body["result"]["tools"].as_array().unwrap() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
@@ -177,11 +185,12 @@ on_both!(
 type Unwire = fn(&mut svc::settings::OpsSettings);
 
 async fn an_unwired_domain_is_absent(backend: Backend) {
-    let rows: [(&str, Unwire, &[&str]); 4] = [
+    let rows: [(&str, Unwire, &[&str]); 5] = [
         ("apps_off", |o| o.apps = false, &APP_TOOLS),
         ("orgs_off", |o| o.orgs = false, &ORG_TOOLS),
         ("keys_off", |o| o.connector_keys = false, &KEY_TOOLS),
         ("coupons_off", |o| o.coupons = false, &COUPON_TOOLS),
+        ("blueprints_off", |o| o.blueprints = false, &BLUEPRINT_TOOLS),
     ];
     for (name, wire, absent) in rows {
         let Some(app) = spawn_with(name, backend, wire).await else {
@@ -189,7 +198,7 @@ async fn an_unwired_domain_is_absent(backend: Backend) {
         };
         let ops = Client::of(&app);
         let names = ops.ops_tool_names().await;
-        assert_eq!(names.len(), 14 - absent.len(), "{name}: {names:?}");
+        assert_eq!(names.len(), ALL_TOOLS - absent.len(), "{name}: {names:?}");
         for tool in absent {
             assert!(!names.iter().any(|n| n == tool), "{name}: {tool} listed");
             let body = ops.call(tool, json!({})).await;
@@ -206,6 +215,7 @@ async fn with_nothing_wired_the_route_mounts_without_tools(backend: Backend) {
         o.orgs = false;
         o.connector_keys = false;
         o.coupons = false;
+        o.blueprints = false;
     })
     .await
     else {

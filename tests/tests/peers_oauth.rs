@@ -102,11 +102,19 @@ enum Credential {
 fn run_peer(name: &str, program: &Path, script: &str, credential: Credential) {
     let server = OAuthServer::start();
     let target = server.mcp_url.clone();
-    run_against(&server, name, program, script, &target, credential);
+    run_against(&server, name, program, script, &target, credential, &[]);
 }
 
 /// Runs `program script target` with the consent credential; asserts exit 0 and `<name>: OK`.
-fn run_against(server: &OAuthServer, name: &str, program: &Path, script: &str, target: &str, credential: Credential) {
+fn run_against(
+    server: &OAuthServer,
+    name: &str,
+    program: &Path,
+    script: &str,
+    target: &str,
+    credential: Credential,
+    env: &[(&str, String)],
+) {
     let (variable, value) = match credential {
         Credential::Key => ("SVC_PEER_API_KEY", server.mint_key()),
         Credential::PairCode => ("SVC_PEER_PAIR_CODE", server.pair_code.clone()),
@@ -118,6 +126,7 @@ fn run_against(server: &OAuthServer, name: &str, program: &Path, script: &str, t
         .arg(target)
         .current_dir(peers_dir())
         .env(variable, value)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap_or_else(|e| panic!("run {script}: {e}"));
@@ -138,6 +147,22 @@ fn node_peer(test: &str, credential: Credential) {
     }
     let node = PathBuf::from(std::env::var("SVC_PEER_NODE").unwrap_or_else(|_| "node".to_owned()));
     run_peer("ts-sdk-oauth", &node, "ts-sdk-oauth.mjs", credential);
+}
+
+/// One `/ops` tool call with `bearer`; its `structuredContent`.
+async fn ops_call(base: &str, bearer: &str, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+    let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
+    let reply: serde_json::Value = reqwest::Client::new()
+        .post(format!("{base}/ops"))
+        .bearer_auth(bearer)
+        .json(&body)
+        .send()
+        .await
+        .expect("ops request")
+        .json()
+        .await
+        .expect("ops reply");
+    reply["result"]["structuredContent"].clone()
 }
 
 fn python_peer(test: &str, credential: Credential) {
@@ -190,5 +215,52 @@ fn conformance_suite_authorization_server_scenarios_pass() {
         "conformance-authorization.mjs",
         &issuer,
         Credential::Key,
+        &[],
+    );
+}
+
+/// The TypeScript SDK connects to a per-app endpoint `/apps/<appId>/mcp` from its URL alone: it
+/// finds the app's protected resource `<issuer>/apps/<appId>`, and the token it receives is
+/// locked to that app.
+#[test]
+fn typescript_sdk_completes_oauth_on_a_per_app_endpoint() {
+    let test = "typescript_sdk_completes_oauth_on_a_per_app_endpoint";
+    if !installed(
+        test,
+        &peers_dir().join("node_modules/@modelcontextprotocol/sdk/package.json"),
+    ) {
+        return;
+    }
+    let server = OAuthServer::start();
+    let base = server.mcp_url.trim_end_matches("/mcp").to_owned();
+    let key = server.mint_key();
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let ops = |tool: &str, arguments: serde_json::Value| runtime.block_on(ops_call(&base, &key, tool, arguments));
+    let created = ops(
+        "svc_ops_create_app",
+        serde_json::json!({ "displayName": "Per-app host" }),
+    );
+    let app_id = created["appId"].as_str().expect("an app id").to_owned();
+    let node = PathBuf::from(std::env::var("SVC_PEER_NODE").unwrap_or_else(|_| "node".to_owned()));
+    run_against(
+        &server,
+        "ts-sdk-oauth",
+        &node,
+        "ts-sdk-oauth.mjs",
+        &format!("{base}/apps/{app_id}/mcp"),
+        Credential::Key,
+        &[("SVC_PEER_RESOURCE", format!("{base}/apps/{app_id}"))],
+    );
+    let keys = ops("svc_ops_list_connector_keys", serde_json::json!({}));
+    let granted = keys["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .find(|k| k["name"] == "svc ts-sdk oauth peer")
+        .unwrap_or_else(|| panic!("no key for the SDK's client: {keys}"));
+    assert_eq!(
+        granted["appId"],
+        app_id.as_str(),
+        "the token is locked to the app: {granted}"
     );
 }

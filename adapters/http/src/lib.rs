@@ -86,6 +86,13 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
             post(mcp::post_mcp)
                 .get(mcp::get_mcp)
                 .delete(mcp::delete_mcp)
+                .with(guard.clone()),
+        )
+        .at(
+            "/apps/:app_id/mcp",
+            post(mcp::app_endpoint::post_app_mcp)
+                .get(mcp::app_endpoint::other_app_mcp)
+                .delete(mcp::app_endpoint::other_app_mcp)
                 .with(guard),
         )
         .at("/healthz", get(health::healthz))

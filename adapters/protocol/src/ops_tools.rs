@@ -118,3 +118,102 @@ pub struct RedeemCouponArgs {
     /// Credit this org's wallet instead of the caller's; the caller must be a member.
     pub target_org_id: Option<String>,
 }
+
+/// `svc_ops_generate_blueprint`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GenerateBlueprintArgs {
+    /// The DataContract the component is generated for (`propsSpec`, `actionSpec`, ...).
+    pub contract: serde_json::Map<String, serde_json::Value>,
+    #[serde(flatten)]
+    pub options: BlueprintOptionsArgs,
+}
+
+/// `svc_ops_register_blueprint`: stores the component as given; nothing is generated or validated.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisterBlueprintArgs {
+    pub contract: serde_json::Map<String, serde_json::Value>,
+    /// TSX with a default-exported React component.
+    #[schemars(length(min = 1))]
+    pub component_code: String,
+    #[serde(flatten)]
+    pub options: BlueprintOptionsArgs,
+}
+
+/// The optional fields generate and register share.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BlueprintOptionsArgs {
+    /// Generator slug (`builtin`, `standard`, `advanced`); the deployment's default when absent.
+    pub generator: Option<String>,
+    /// Who the UI is for; stored lowercase and trimmed.
+    pub persona: Option<String>,
+    /// Visual direction in words.
+    pub aesthetic: Option<String>,
+    /// Background the generator should know; also the blueprint's description.
+    pub context: Option<String>,
+    /// The operator's own instructions to the generator.
+    pub seed_prompt: Option<String>,
+    /// Make this blueprint the operator default for its contract.
+    pub set_as_operator_default: Option<bool>,
+}
+
+/// `svc_ops_list_blueprints`: every filter given must hold.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListBlueprintsArgs {
+    pub contract_hash: Option<String>,
+    pub generator: Option<String>,
+    /// Semantic: blueprints whose persona is similar to this one.
+    pub persona: Option<String>,
+    /// Semantic: blueprints whose intent and description are similar to these words.
+    pub intent_keywords: Option<Vec<String>>,
+}
+
+/// `svc_ops_update_blueprint`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateBlueprintArgs {
+    pub blueprint_id: String,
+    /// Only `true`: makes this blueprint the operator default for its contract.
+    pub is_operator_default: Option<OnlyTrue>,
+    /// Merged into the stored variance; a field set to an empty string is removed.
+    pub variance: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The literal `true` (Document 3: `isOperatorDefault?` literal true); `false` is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnlyTrue;
+
+impl<'de> Deserialize<'de> for OnlyTrue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match bool::deserialize(deserializer)? {
+            true => Ok(OnlyTrue),
+            false => Err(serde::de::Error::custom(
+                "must be true (an operator default is replaced, not unset)",
+            )),
+        }
+    }
+}
+
+impl JsonSchema for OnlyTrue {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "OnlyTrue".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "const": true })
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+}
+
+/// `svc_ops_delete_blueprint`
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BlueprintIdArgs {
+    pub blueprint_id: String,
+}

@@ -29,6 +29,9 @@ pub enum AuthError {
     /// A bearer that no key store knows (or a revoked or expired key).
     #[error("invalid bearer token")]
     InvalidToken,
+    /// A key locked to an app that no longer exists (deleted, i.e. deprovisioned).
+    #[error("app {0} not found")]
+    AppDeprovisioned(String),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -78,20 +81,21 @@ impl AuthService {
 
     /// Like [`AuthService::authenticate`], also telling whether the key is locked to its app.
     pub async fn authenticate_scoped(&self, bearer: Option<&str>) -> Result<Authenticated, AuthError> {
-        let bearer = bearer
-            .map(str::trim)
-            .filter(|b| !b.is_empty())
-            .ok_or(AuthError::Anonymous)?;
-        let (principal, locked_app) = match self.mode {
-            AuthMode::DevAllowAll => (DEV_IDENTITY.to_owned(), None),
-            AuthMode::Strict => {
-                let owner = self.lookup(bearer).await?.ok_or(AuthError::InvalidToken)?;
-                (owner.principal_id, owner.app_id)
-            }
-        };
+        let (principal, locked_app) = self.identify(bearer).await?;
         let app_locked = locked_app.is_some();
         let app_id = match locked_app {
-            Some(app) => app,
+            Some(app) => {
+                let exists = self
+                    .apps
+                    .get(&app)
+                    .await
+                    .map_err(|e| AuthError::Internal(e.into()))?
+                    .is_some();
+                if !exists {
+                    return Err(AuthError::AppDeprovisioned(app));
+                }
+                app
+            }
             None => {
                 let app = self
                     .apps
@@ -108,6 +112,25 @@ impl AuthService {
             },
             app_locked,
         })
+    }
+
+    /// The principal behind a bearer and the app its key is locked to, if any.
+    pub(crate) async fn identify(&self, bearer: Option<&str>) -> Result<(String, Option<String>), AuthError> {
+        let bearer = bearer
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .ok_or(AuthError::Anonymous)?;
+        match self.mode {
+            AuthMode::DevAllowAll => Ok((DEV_IDENTITY.to_owned(), None)),
+            AuthMode::Strict => {
+                let owner = self.lookup(bearer).await?.ok_or(AuthError::InvalidToken)?;
+                Ok((owner.principal_id, owner.app_id))
+            }
+        }
+    }
+
+    pub(crate) fn apps(&self) -> &Arc<dyn AppRepository> {
+        &self.apps
     }
 
     async fn lookup(&self, bearer: &str) -> Result<Option<crate::ports::auth::KeyOwner>, AuthError> {

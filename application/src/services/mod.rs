@@ -1,6 +1,7 @@
 //! One service per area.
 
 pub mod agent;
+pub mod app_endpoint;
 pub mod apps;
 pub mod auth;
 pub mod blueprints;

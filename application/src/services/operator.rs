@@ -1,12 +1,17 @@
-//! Operator-plane services: orgs and invites, connector keys, coupons, credits. Each orchestrates
+//! Operator-plane services: orgs and invites, connector keys, coupons, credits, blueprints. Each orchestrates
 //! the pure domain through the ports of `crate::ports::operator`, and answers errors whose
 //! `code()` is the snake_case code of the operator route.
 
+mod blueprints;
 mod connector_keys;
 mod coupons;
 mod credits;
 mod orgs;
 
+pub use blueprints::{
+    BlueprintOptions, ListBlueprints, OpsBlueprintError, OpsBlueprintPorts, OpsBlueprintService, StoredBlueprint,
+    UpdateBlueprint, source_model,
+};
 pub use connector_keys::{
     ConnectorKeyService, ConnectorKeyServiceError, IssueConnectorKey, IssuedConnectorKey, RevokeConnectorKey,
     RevokedConnectorKey,

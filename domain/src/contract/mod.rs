@@ -169,4 +169,12 @@ impl Contract {
             .map(|m| m.keys().cloned().collect())
             .unwrap_or_default()
     }
+
+    /// Packages a component for this contract may import besides React: the declared gadget
+    /// packages and the standard one.
+    pub fn importable_packages(&self) -> Vec<String> {
+        let mut packages = self.gadget_packages();
+        packages.push(crate::gadgets::STANDARD_PACKAGE.to_owned());
+        packages
+    }
 }

@@ -45,15 +45,18 @@ pub fn map_agent_error(e: AgentError) -> ToolFailure {
             json!({ "error": { "code": "no_source", "message": reason } }),
             &format!("no_source: {reason}"),
         )),
-        AgentError::Overloaded { retry_after_seconds } => ToolFailure::Rpc(
-            RpcFailure::new(GENERATION_OVERLOADED, "Generation queue overloaded; retry later")
-                .with_status(StatusCode::SERVICE_UNAVAILABLE)
-                .with_data(json!({ "code": "GENERATION_OVERLOADED", "retryAfterSeconds": retry_after_seconds }))
-                .with_header("retry-after", retry_after_seconds.to_string()),
-        ),
+        AgentError::Overloaded { retry_after_seconds } => ToolFailure::Rpc(overloaded(retry_after_seconds)),
         AgentError::Internal(cause) => {
             tracing::error!(error = ?cause, "tool call failed");
             ToolFailure::Rpc(RpcFailure::new(INTERNAL_ERROR, "Internal error"))
         }
     }
+}
+
+/// HTTP 503 with `Retry-After` and JSON-RPC -32014: the generation queue is saturated.
+pub(crate) fn overloaded(retry_after_seconds: u64) -> RpcFailure {
+    RpcFailure::new(GENERATION_OVERLOADED, "Generation queue overloaded; retry later")
+        .with_status(StatusCode::SERVICE_UNAVAILABLE)
+        .with_data(json!({ "code": "GENERATION_OVERLOADED", "retryAfterSeconds": retry_after_seconds }))
+        .with_header("retry-after", retry_after_seconds.to_string())
 }

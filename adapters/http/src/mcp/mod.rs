@@ -2,6 +2,7 @@
 //! with `application/json`; notifications get 202. No `Mcp-Session-Id` is issued or needed.
 
 pub(crate) mod agent_calls;
+pub(crate) mod app_endpoint;
 pub(crate) mod errors;
 pub(crate) mod jsonrpc;
 mod render_meta;
@@ -28,7 +29,7 @@ use jsonrpc::{Incoming, RpcFailure, success};
 use tool_table::ToolSpec;
 
 /// Largest accepted request body.
-const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 pub(crate) fn bearer(req: &Request) -> Option<String> {
     let value = req.header("authorization")?;
@@ -52,6 +53,7 @@ pub(crate) fn auth_failure(error: AuthError) -> Response {
     match error {
         AuthError::Anonymous => unauthorized("Unauthorized: a bearer token is required"),
         AuthError::InvalidToken => unauthorized("Unauthorized: invalid bearer token"),
+        AuthError::AppDeprovisioned(app_id) => app_endpoint::deprovisioned(app_id).into_response(Value::Null),
         AuthError::Internal(cause) => {
             tracing::error!(error = ?cause, "authentication failed");
             RpcFailure::new(INTERNAL_ERROR, "Internal error").into_response(Value::Null)
@@ -59,17 +61,24 @@ pub(crate) fn auth_failure(error: AuthError) -> Response {
     }
 }
 
-async fn authenticate(state: &HttpState, req: &Request) -> Result<Caller, Response> {
-    state.auth.authenticate(bearer(req).as_deref()).await.map_err(|error| {
-        let mut response = auth_failure(error);
-        // With OAuth on, the challenge also names the protected-resource metadata (RFC 9728).
-        if response.status() == StatusCode::UNAUTHORIZED
-            && let Ok(challenge) = crate::oauth::bearer_challenge(state).parse()
-        {
-            response.headers_mut().insert("www-authenticate", challenge);
-        }
-        response
-    })
+async fn authenticate(state: &HttpState, req: &Request) -> Result<Caller, AuthError> {
+    state.auth.authenticate(bearer(req).as_deref()).await
+}
+
+/// The answer to a failed authentication of `/mcp`; the body is read only to echo the request's
+/// id in a refusal.
+async fn denied(state: &HttpState, error: AuthError, body: Body) -> Response {
+    if let AuthError::AppDeprovisioned(app_id) = error {
+        return app_endpoint::deprovisioned_response(app_id, body).await;
+    }
+    let mut response = auth_failure(error);
+    // With OAuth on, the challenge also names the protected-resource metadata (RFC 9728).
+    if response.status() == StatusCode::UNAUTHORIZED
+        && let Ok(challenge) = crate::oauth::bearer_challenge(state).parse()
+    {
+        response.headers_mut().insert("www-authenticate", challenge);
+    }
+    response
 }
 
 /// Reads one JSON-RPC message from a POST body and answers a request with `dispatch(method,
@@ -97,7 +106,7 @@ where
 pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
     let caller = match authenticate(state, req).await {
         Ok(c) => c,
-        Err(response) => return response,
+        Err(error) => return denied(state, error, body).await,
     };
     answer(body, |method, params| async move {
         dispatch(state, &caller, &method, params).await
@@ -119,8 +128,8 @@ pub async fn delete_mcp(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Re
 }
 
 async fn post_only(state: &HttpState, req: &Request) -> Response {
-    if let Err(response) = authenticate(state, req).await {
-        return response;
+    if let Err(error) = authenticate(state, req).await {
+        return denied(state, error, Body::empty()).await;
     }
     let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
     response
@@ -129,7 +138,12 @@ async fn post_only(state: &HttpState, req: &Request) -> Response {
     response
 }
 
-async fn dispatch(state: &HttpState, caller: &Caller, method: &str, params: Value) -> Result<Value, RpcFailure> {
+pub(crate) async fn dispatch(
+    state: &HttpState,
+    caller: &Caller,
+    method: &str,
+    params: Value,
+) -> Result<Value, RpcFailure> {
     match method {
         "initialize" => initialize(state, caller, &params).await,
         "ping" => Ok(json!({})),

@@ -17,6 +17,11 @@ pub(super) fn protected_resource_metadata_url(issuer: &Issuer) -> String {
     issuer.url("/.well-known/oauth-protected-resource/mcp")
 }
 
+/// Where clients read the metadata of one app's resource `{issuer}/apps/<appId>`.
+pub(super) fn app_resource_metadata_url(issuer: &Issuer, app_id: &str) -> String {
+    issuer.url(&format!("/.well-known/oauth-protected-resource/apps/{app_id}/mcp"))
+}
+
 fn resource_metadata(issuer: &Issuer, resource: String) -> Value {
     json!({
         "resource": resource,

@@ -85,6 +85,17 @@ pub(crate) fn bearer_challenge(state: &HttpState) -> String {
     }
 }
 
+/// The challenge of an unauthenticated per-app endpoint: the app's own resource metadata.
+pub(crate) fn app_bearer_challenge(state: &HttpState, app_id: &str) -> String {
+    match &state.oauth {
+        Some(oauth) => format!(
+            r#"Bearer realm="mcp", resource_metadata="{}""#,
+            discovery::app_resource_metadata_url(oauth.service.issuer(), app_id)
+        ),
+        None => r#"Bearer realm="mcp""#.to_owned(),
+    }
+}
+
 /// The OAuth surface, when on.
 fn enabled(state: &Arc<HttpState>) -> Option<&OAuth> {
     state.oauth.as_ref()

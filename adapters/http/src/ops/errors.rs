@@ -6,7 +6,7 @@
 use serde_json::json;
 use svc_application::services::apps::AppServiceError;
 use svc_application::services::operator::{
-    ConnectorKeyServiceError, CouponServiceError, INTERNAL_ERROR_CODE, OrgServiceError,
+    ConnectorKeyServiceError, CouponServiceError, INTERNAL_ERROR_CODE, OpsBlueprintError, OrgServiceError,
 };
 use svc_protocol::INTERNAL_ERROR;
 
@@ -34,11 +34,13 @@ ops_error!(
     AppServiceError,
     OrgServiceError,
     ConnectorKeyServiceError,
-    CouponServiceError
+    CouponServiceError,
+    OpsBlueprintError
 );
 
 /// Codes that reject an argument, and the argument they name.
-const ARGUMENT_CODES: [(&str, &str); 6] = [
+const ARGUMENT_CODES: [(&str, &str); 7] = [
+    ("invalid_contract", "contract"),
     ("invalid_app_name", "displayName"),
     ("system_prompt_too_long", "systemPrompt"),
     ("invalid_org_name", "name"),

@@ -59,6 +59,9 @@ pub async fn accept_invite(
             tracing::error!(error = ?cause, "authentication failed");
             return internal();
         }
+        Err(e @ AuthError::AppDeprovisioned(_)) => {
+            return error(StatusCode::FORBIDDEN, "app_deprovisioned", &e.to_string());
+        }
         Err(e) => {
             let mut response = error(StatusCode::UNAUTHORIZED, "unauthorized", &e.to_string());
             response.headers_mut().insert(

@@ -7,6 +7,7 @@
 //! is scoped to it; another identity's rows answer exactly like missing ones.
 
 mod apps;
+mod blueprints;
 mod connector_keys;
 mod coupons;
 mod errors;
@@ -23,8 +24,8 @@ use poem::{Body, Request, Response, handler};
 use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
 use svc_application::services::apps::AppService;
-use svc_application::services::auth::Authenticated;
-use svc_application::services::operator::{ConnectorKeyService, CouponService, OrgService};
+use svc_application::services::auth::{AuthError, Authenticated};
+use svc_application::services::operator::{ConnectorKeyService, CouponService, OpsBlueprintService, OrgService};
 use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 
 use crate::HttpState;
@@ -42,6 +43,8 @@ pub struct OpsDomains {
     pub orgs: Option<OrgService>,
     pub connector_keys: Option<OpsConnectorKeys>,
     pub coupons: Option<CouponService>,
+    /// The blueprint dependency bundle: the cache, the embedder, the generators and the compiler.
+    pub blueprints: Option<OpsBlueprintService>,
 }
 
 /// The connector-keys domain: the keys, and the apps a key may be locked to.
@@ -57,6 +60,7 @@ impl OpsDomains {
             OpsDomain::Orgs => self.orgs.is_some(),
             OpsDomain::ConnectorKeys => self.connector_keys.is_some(),
             OpsDomain::Coupons => self.coupons.is_some(),
+            OpsDomain::Blueprints => self.blueprints.is_some(),
         }
     }
 
@@ -66,6 +70,7 @@ impl OpsDomains {
             OpsDomain::Orgs,
             OpsDomain::ConnectorKeys,
             OpsDomain::Coupons,
+            OpsDomain::Blueprints,
         ]
         .into_iter()
         .any(|d| self.wired(d))
@@ -104,6 +109,9 @@ impl OpsCaller {
 pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
     let authenticated = match state.auth.authenticate_scoped(bearer(req).as_deref()).await {
         Ok(a) => a,
+        Err(AuthError::AppDeprovisioned(app_id)) => {
+            return crate::mcp::app_endpoint::deprovisioned_response(app_id, body).await;
+        }
         Err(error) => return auth_failure(error),
     };
     answer(body, |method, params| async move {
@@ -166,7 +174,7 @@ fn initialize(domains: &OpsDomains, params: &Value) -> Value {
         "protocolVersion": protocol_version(params),
         "capabilities": capabilities,
         "serverInfo": { "name": "svc-ops", "title": "svc operator tools", "version": env!("CARGO_PKG_VERSION") },
-        "instructions": "Operator tools of this svc server: manage the caller's apps, orgs and invites, connector keys and coupons. Every tool acts only on the caller's own rows.",
+        "instructions": "Operator tools of this svc server: manage the caller's apps, orgs and invites, connector keys, coupons and blueprints. Every tool acts only on the caller's own rows.",
     })
 }
 
@@ -182,6 +190,10 @@ async fn call(domains: &OpsDomains, caller: &OpsCaller, name: &str, arguments: V
         }
         Some(OpsDomain::Coupons) => {
             coupons::call(domains.coupons.as_ref().ok_or_else(unwired)?, caller, name, arguments).await
+        }
+        Some(OpsDomain::Blueprints) => {
+            let domain = domains.blueprints.as_ref().ok_or_else(unwired)?;
+            blueprints::call(domain, caller, name, arguments).await
         }
         None => Err(unwired()),
     }

@@ -1,6 +1,6 @@
 //! The operator tools of Document 3 for a self-hosted server, each tagged with the domain that
 //! wires it. Schemas come from the argument types of `svc_protocol::ops_tools`, exactly as on
-//! `/mcp`. Provider keys and credits (hosted only) and blueprints are not offered.
+//! `/mcp`. Provider keys and credits (hosted only) are not offered.
 
 use std::sync::LazyLock;
 
@@ -16,6 +16,7 @@ pub enum OpsDomain {
     Orgs,
     ConnectorKeys,
     Coupons,
+    Blueprints,
 }
 
 pub struct OpsTool {
@@ -125,6 +126,41 @@ pub static OPS_TOOLS: LazyLock<Vec<OpsTool>> = LazyLock::new(|| {
                 "Redeem a one-time coupon into the caller's credit wallet, or into an org's the caller belongs to.",
             ),
         ),
+        tool(
+            Blueprints,
+            spec::<GenerateBlueprintArgs>(
+                "svc_ops_generate_blueprint",
+                "Generate a component for a DataContract with a generator (default: the deployment's) and store it in the caller's app's blueprint cache.",
+            ),
+        ),
+        tool(
+            Blueprints,
+            spec::<RegisterBlueprintArgs>(
+                "svc_ops_register_blueprint",
+                "Store your own TSX component for a DataContract in the caller's app's blueprint cache, as given: nothing is generated or validated.",
+            ),
+        ),
+        tool(
+            Blueprints,
+            spec::<ListBlueprintsArgs>(
+                "svc_ops_list_blueprints",
+                "List the caller's app's blueprints. Filters AND-compose; persona and intentKeywords match by meaning.",
+            ),
+        ),
+        tool(
+            Blueprints,
+            spec::<UpdateBlueprintArgs>(
+                "svc_ops_update_blueprint",
+                "Make a blueprint the operator default for its contract, and/or merge fields into its variance (an empty string clears a field).",
+            ),
+        ),
+        tool(
+            Blueprints,
+            spec::<BlueprintIdArgs>(
+                "svc_ops_delete_blueprint",
+                "Delete one of the caller's app's blueprints. Idempotent: a missing id also answers deleted.",
+            ),
+        ),
     ]
 });
 
@@ -147,7 +183,7 @@ mod tests {
         }
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 14);
+        assert_eq!(names.len(), 19);
     }
 
     #[test]

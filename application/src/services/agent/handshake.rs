@@ -116,10 +116,13 @@ impl AgentService {
                 .is_some(),
             (None, false) => false,
         };
-        // No exact match: a cached blueprint for a similar intent with the same contract and
-        // variance may serve instead.
+        // No exact match: the operator's default for the contract serves, else a cached
+        // blueprint for a similar intent with the same contract and variance.
         let semantic = match (&exact, cmd.force_create) {
-            (None, false) => self.semantic_cache_match(caller, &intent, &hash, &variant).await?,
+            (None, false) => match self.operator_default_match(caller, &hash).await? {
+                Some(chosen) => Some(chosen),
+                None => self.semantic_cache_match(caller, &intent, &hash, &variant).await?,
+            },
             _ => None,
         };
         let same_intent = exact_exists || self.ports.blueprints.intent_cached(&caller.app_id, &intent).await?;

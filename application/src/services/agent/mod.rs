@@ -9,6 +9,7 @@ mod generation_queue;
 mod handshake;
 mod lifecycle;
 mod live;
+mod operator_default;
 mod render;
 mod schema_cache;
 mod sessions;

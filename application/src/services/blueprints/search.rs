@@ -121,8 +121,7 @@ impl BlueprintCatalog {
                 let duplicates = candidates
                     .iter()
                     .filter(|c| {
-                        index.get(&c.id).is_some_and(visible)
-                            && index.score(&c.id, &vector).is_some_and(|s| s >= floor)
+                        index.get(&c.id).is_some_and(visible) && index.score(&c.id, &vector).is_some_and(|s| s >= floor)
                     })
                     .count();
                 semantic_total -= duplicates;

@@ -117,7 +117,9 @@ impl OAuthService {
     async fn mint_with_key(&self, validated: &ValidatedAuthorization, key: &str) -> Result<Minted, ApproveError> {
         let caller = match self.checks.auth.authenticate(Some(key)).await {
             Ok(caller) => caller,
-            Err(AuthError::Anonymous | AuthError::InvalidToken) => return Err(ApproveError::CredentialRefused),
+            Err(AuthError::Anonymous | AuthError::InvalidToken | AuthError::AppDeprovisioned(_)) => {
+                return Err(ApproveError::CredentialRefused);
+            }
             Err(AuthError::Internal(e)) => return Err(ApproveError::Internal(e)),
         };
         let credential_app = self.credential_app_lock(&caller).await?;

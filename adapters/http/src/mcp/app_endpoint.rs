@@ -1,0 +1,117 @@
+//! `/apps/<appId>/mcp`: the agent tools of one app. Every request is checked against the app
+//! before anything else runs (Document 1, "Endpoint-level refusal"); then it is `/mcp` scoped to
+//! that app.
+
+use std::sync::Arc;
+
+use poem::http::StatusCode;
+use poem::web::{Data, Path};
+use poem::{Body, IntoResponse, Request, Response, handler};
+use serde_json::{Value, json};
+use svc_application::services::agent::Caller;
+use svc_application::services::app_endpoint::EndpointDenial;
+use svc_domain::refusal::RefusalCode;
+use svc_protocol::{APP_NOT_FOUND, INTERNAL_ERROR, UNAUTHORIZED};
+
+use super::jsonrpc::RpcFailure;
+use super::{MAX_BODY_BYTES, answer, auth_failure, bearer, dispatch};
+use crate::HttpState;
+
+#[handler]
+pub async fn post_app_mcp(
+    req: &Request,
+    body: Body,
+    Path(app_id): Path<String>,
+    Data(state): Data<&Arc<HttpState>>,
+) -> Response {
+    match caller_for_app(state, req, &app_id).await {
+        Ok(caller) => {
+            answer(body, |method, params| async move {
+                dispatch(state, &caller, &method, params).await
+            })
+            .await
+        }
+        Err(denial) => refuse(state, denial, &app_id, body).await,
+    }
+}
+
+/// GET and DELETE: the same checks, then 405 as on `/mcp`.
+#[handler]
+pub async fn other_app_mcp(req: &Request, Path(app_id): Path<String>, Data(state): Data<&Arc<HttpState>>) -> Response {
+    match caller_for_app(state, req, &app_id).await {
+        Ok(_) => {
+            let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
+            response
+                .headers_mut()
+                .insert("allow", "POST".parse().expect("static header"));
+            response
+        }
+        Err(denial) => refuse(state, denial, &app_id, Body::empty()).await,
+    }
+}
+
+async fn caller_for_app(state: &HttpState, req: &Request, app_id: &str) -> Result<Caller, EndpointDenial> {
+    state.auth.authenticate_for_app(bearer(req).as_deref(), app_id).await
+}
+
+async fn refuse(state: &HttpState, denial: EndpointDenial, app_id: &str, body: Body) -> Response {
+    let failure = match denial {
+        EndpointDenial::Unauthenticated(error) => return unauthenticated(state, error, app_id),
+        EndpointDenial::Forbidden => {
+            RpcFailure::new(UNAUTHORIZED, "Forbidden: this credential is not bound to the app")
+                .with_status(StatusCode::FORBIDDEN)
+        }
+        EndpointDenial::AppDeprovisioned { app_id } => return deprovisioned_response(app_id, body).await,
+        EndpointDenial::Internal(cause) => {
+            tracing::error!(error = ?cause, "per-app endpoint check failed");
+            RpcFailure::new(INTERNAL_ERROR, "Internal error").with_status(StatusCode::INTERNAL_SERVER_ERROR)
+        }
+    };
+    failure.into_response(request_id(body).await)
+}
+
+/// The refusal of a request for a deprovisioned app, answering the request's id.
+pub(crate) async fn deprovisioned_response(app_id: String, body: Body) -> Response {
+    deprovisioned(app_id).into_response(request_id(body).await)
+}
+
+/// -32003 with the strict refusal: exactly `code, message, fix, retry, appId`, never `fixBy`.
+pub(crate) fn deprovisioned(app_id: String) -> RpcFailure {
+    let entry = RefusalCode::AppDeprovisioned.entry();
+    RpcFailure::new(APP_NOT_FOUND, "App not found")
+        .with_status(StatusCode::FORBIDDEN)
+        .with_data(json!({
+            "refusal": {
+                "code": entry.code,
+                "message": format!("app {app_id} is not served by this endpoint"),
+                "fix": entry.fix,
+                "retry": entry.retry.as_str(),
+                "appId": app_id,
+            }
+        }))
+}
+
+fn unauthenticated(state: &HttpState, error: svc_application::services::auth::AuthError, app_id: &str) -> Response {
+    let mut response = auth_failure(error);
+    // The path's id goes into a header only when it is a well-formed (base62) app id.
+    if response.status() == StatusCode::UNAUTHORIZED
+        && !app_id.is_empty()
+        && app_id.chars().all(|c| c.is_ascii_alphanumeric())
+        && let Ok(challenge) = crate::oauth::app_bearer_challenge(state, app_id).parse()
+    {
+        response.headers_mut().insert("www-authenticate", challenge);
+    }
+    response
+}
+
+/// The refused request's id when the body is a readable JSON-RPC request, so the client can
+/// match the error to its call; `null` otherwise.
+async fn request_id(body: Body) -> Value {
+    let Ok(bytes) = body.into_bytes_limit(MAX_BODY_BYTES).await else {
+        return Value::Null;
+    };
+    serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|message| message.get("id").cloned())
+        .unwrap_or(Value::Null)
+}

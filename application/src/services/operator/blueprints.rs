@@ -1,0 +1,406 @@
+//! The blueprints domain of `/ops` (Document 3): generate through the generator port, register
+//! as given, list with AND-composed filters (persona and intent keywords by meaning), update the
+//! operator default and the variance, delete. Blueprints belong to the caller's app; another
+//! app's blueprint answers exactly like a missing one.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+use svc_domain::blueprint::{SourceKind, cosine, normalize_persona};
+use svc_domain::contract::{Contract, contract_hash, negotiate, sha256_hex, variant_key};
+
+use super::INTERNAL_ERROR_CODE;
+use crate::ports::blueprints::{BlueprintChange, BlueprintFilter, BlueprintRecord, BlueprintRepository};
+use crate::ports::generation::{Compiler, GenerationError, GenerationRequest, Generator};
+use crate::ports::{Clock, Ids, RepositoryError};
+use crate::services::agent::GenerationQueue;
+use crate::services::blueprints::{BlueprintCatalog, CatalogError};
+
+/// The `generator` of registered blueprints: `svc_ops_list_blueprints` filters them with it.
+pub const REGISTERED_GENERATOR: &str = "user";
+
+/// Cosine from which a stored persona counts as "the same audience" as a `persona` filter.
+/// Exact (normalised) equality always matches.
+pub const PERSONA_MATCH_THRESHOLD: f64 = 0.5;
+
+/// Cosine from which a blueprint's intent and description match `intentKeywords`.
+pub const KEYWORDS_MATCH_THRESHOLD: f64 = 0.2;
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpsBlueprintError {
+    /// The contract cannot be agreed; the findings say why.
+    #[error("contract: {0}")]
+    InvalidContract(String),
+    #[error("no generator is called `{0}`")]
+    GeneratorNotFound(String),
+    #[error("no provider key for this generation: {0} (fix: set a provider key)")]
+    MissingCredentials(String),
+    /// The generator or the compiler produced nothing usable.
+    #[error("generation failed: {0}")]
+    GenerationFailed(String),
+    #[error("no blueprint {0} in this app")]
+    BlueprintNotFound(String),
+    /// The generation queue (shared with the agent's renders) or the provider is saturated.
+    #[error("generation is overloaded; retry after {retry_after_seconds} s")]
+    Overloaded { retry_after_seconds: u64 },
+    #[error(transparent)]
+    Storage(#[from] RepositoryError),
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+}
+
+impl OpsBlueprintError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidContract(_) => "invalid_contract",
+            Self::GeneratorNotFound(_) => "generator_not_found",
+            Self::MissingCredentials(_) => "missing_credentials",
+            Self::GenerationFailed(_) => "generation_failed",
+            Self::BlueprintNotFound(_) => "blueprint_not_found",
+            Self::Overloaded { .. } => "generation_overloaded",
+            Self::Storage(_) | Self::Catalog(_) => INTERNAL_ERROR_CODE,
+        }
+    }
+}
+
+/// The model `source.model` names: the language model that wrote the component, or, for a
+/// generator without one (the built-in generator), the generator itself.
+pub fn source_model(record: &BlueprintRecord) -> String {
+    record.model.clone().unwrap_or_else(|| record.generator.clone())
+}
+
+/// Fields generate and register share.
+#[derive(Debug, Clone, Default)]
+pub struct BlueprintOptions {
+    pub generator: Option<String>,
+    pub persona: Option<String>,
+    pub aesthetic: Option<String>,
+    pub context: Option<String>,
+    pub seed_prompt: Option<String>,
+    pub set_as_operator_default: bool,
+}
+
+/// What `svc_ops_generate_blueprint` and `svc_ops_register_blueprint` answer.
+#[derive(Debug, Clone)]
+pub struct StoredBlueprint {
+    pub record: BlueprintRecord,
+    pub validator_score: Option<f64>,
+}
+
+/// `svc_ops_list_blueprints` filters; every one given must hold.
+#[derive(Debug, Clone, Default)]
+pub struct ListBlueprints {
+    pub contract_hash: Option<String>,
+    pub generator: Option<String>,
+    pub persona: Option<String>,
+    pub intent_keywords: Vec<String>,
+}
+
+/// `svc_ops_update_blueprint`.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateBlueprint {
+    pub blueprint_id: String,
+    pub make_operator_default: bool,
+    /// Merged into the stored variance; an empty string removes the field.
+    pub variance: Option<Map<String, Value>>,
+}
+
+#[derive(Clone)]
+pub struct OpsBlueprintService {
+    catalog: BlueprintCatalog,
+    repository: Arc<dyn BlueprintRepository>,
+    generator: Arc<dyn Generator>,
+    queue: GenerationQueue,
+    compiler: Arc<dyn Compiler>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+}
+
+/// The ports the blueprints domain uses.
+pub struct OpsBlueprintPorts {
+    pub catalog: BlueprintCatalog,
+    pub repository: Arc<dyn BlueprintRepository>,
+    pub generator: Arc<dyn Generator>,
+    /// The deployment's generation queue, so operator generations count against the same bound
+    /// as renders.
+    pub queue: GenerationQueue,
+    pub compiler: Arc<dyn Compiler>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn Ids>,
+}
+
+impl OpsBlueprintService {
+    pub fn new(ports: OpsBlueprintPorts) -> Self {
+        Self {
+            catalog: ports.catalog,
+            repository: ports.repository,
+            generator: ports.generator,
+            queue: ports.queue,
+            compiler: ports.compiler,
+            clock: ports.clock,
+            ids: ports.ids,
+        }
+    }
+
+    /// Generates a component for `contract` in `app_id`, compiles it and stores it.
+    pub async fn generate(
+        &self,
+        app_id: &str,
+        contract: Value,
+        options: BlueprintOptions,
+    ) -> Result<StoredBlueprint, OpsBlueprintError> {
+        let contract = agreed(&contract)?;
+        let intent = options.context.clone().unwrap_or_default();
+        let request = GenerationRequest {
+            generator: options.generator.clone(),
+            aesthetic: options.aesthetic.clone(),
+            context: options.context.clone(),
+            seed_prompt: options.seed_prompt.clone(),
+            ..GenerationRequest::new(intent, contract.as_value())
+        }
+        .with_persona(options.persona.as_deref());
+        let slot = self.queue.enter().await.map_err(|full| OpsBlueprintError::Overloaded {
+            retry_after_seconds: full.retry_after_seconds,
+        })?;
+        let generated = self.generator.generate(&request).await.map_err(generation_error)?;
+        drop(slot);
+        let compiled = self
+            .compiler
+            .compile(&generated.source, &contract.importable_packages())
+            .map_err(|failure| OpsBlueprintError::GenerationFailed(failure.to_string()))?;
+        let record = BlueprintRecord {
+            source: generated.source,
+            code_hash: sha256_hex(compiled.code.as_bytes()),
+            code: compiled.code,
+            generator: generated.generator,
+            model: generated.model,
+            source_kind: SourceKind::Llm,
+            intent: options.context.clone().unwrap_or_default(),
+            ..self.draft(app_id, &contract, &options)
+        };
+        let record = self.store(record, options.set_as_operator_default).await?;
+        Ok(StoredBlueprint {
+            record,
+            validator_score: generated.validator_score,
+        })
+    }
+
+    /// Stores `component_code` as given: nothing is generated or validated. A component that
+    /// compiles keeps its compiled module (content-addressed by `codeHash`, as generated ones);
+    /// one that does not is kept with no module (its `codeHash` is then that of the code as
+    /// given) and is never served.
+    pub async fn register(
+        &self,
+        app_id: &str,
+        contract: Value,
+        component_code: String,
+        options: BlueprintOptions,
+    ) -> Result<StoredBlueprint, OpsBlueprintError> {
+        let contract = Contract::from_agreed(contract.as_object().cloned().unwrap_or_default());
+        let (code, code_hash) = match self.compiler.compile(&component_code, &contract.importable_packages()) {
+            Ok(compiled) => {
+                let hash = sha256_hex(compiled.code.as_bytes());
+                (compiled.code, hash)
+            }
+            Err(_) => (String::new(), sha256_hex(component_code.as_bytes())),
+        };
+        let record = BlueprintRecord {
+            code_hash,
+            code,
+            source: component_code,
+            generator: REGISTERED_GENERATOR.to_owned(),
+            source_kind: SourceKind::User,
+            ..self.draft(app_id, &contract, &options)
+        };
+        let record = self.store(record, options.set_as_operator_default).await?;
+        Ok(StoredBlueprint {
+            record,
+            validator_score: None,
+        })
+    }
+
+    fn draft(&self, app_id: &str, contract: &Contract, options: &BlueprintOptions) -> BlueprintRecord {
+        let context = options.context.clone().filter(|c| !c.trim().is_empty());
+        BlueprintRecord {
+            blueprint_id: self.ids.uuid(),
+            app_id: app_id.to_owned(),
+            contract_hash: contract_hash(contract),
+            variant_key: variant_key(None),
+            contract: contract.as_value(),
+            description: context,
+            persona: options.persona.as_deref().and_then(normalize_persona),
+            aesthetic: options.aesthetic.clone().filter(|a| !a.trim().is_empty()),
+            ..BlueprintRecord::blank(self.clock.now())
+        }
+    }
+
+    async fn store(
+        &self,
+        record: BlueprintRecord,
+        operator_default: bool,
+    ) -> Result<BlueprintRecord, OpsBlueprintError> {
+        let mut record = self.catalog.store(record).await?;
+        if operator_default {
+            let change = BlueprintChange {
+                is_operator_default: Some(true),
+                ..BlueprintChange::default()
+            };
+            let now = self.clock.now();
+            self.repository
+                .update(&record.app_id, &record.blueprint_id, &change, now)
+                .await?;
+            record.is_operator_default = true;
+            record.updated_at = now;
+        }
+        Ok(record)
+    }
+
+    /// The app's blueprints matching every filter given, oldest first; semantic filters keep
+    /// that order.
+    pub async fn list(&self, app_id: &str, query: ListBlueprints) -> Result<Vec<BlueprintRecord>, OpsBlueprintError> {
+        let filter = BlueprintFilter {
+            app_ids: Some(vec![app_id.to_owned()]),
+            contract_hash: query.contract_hash.clone(),
+            generator: query.generator.clone(),
+            ..BlueprintFilter::default()
+        };
+        let mut rows = self.repository.list(&filter).await?;
+        let keywords = query.intent_keywords.join(" ");
+        if !keywords.trim().is_empty() {
+            let hits = self
+                .catalog
+                .rank(&[app_id.to_owned()], &keywords, KEYWORDS_MATCH_THRESHOLD)
+                .await?;
+            rows.retain(|r| hits.iter().any(|h| h.blueprint_id == r.blueprint_id));
+        }
+        if let Some(persona) = query.persona.as_deref().and_then(normalize_persona) {
+            rows = self.with_similar_persona(rows, &persona).await?;
+        }
+        Ok(rows)
+    }
+
+    async fn with_similar_persona(
+        &self,
+        rows: Vec<BlueprintRecord>,
+        persona: &str,
+    ) -> Result<Vec<BlueprintRecord>, OpsBlueprintError> {
+        let mut texts: Vec<String> = vec![persona.to_owned()];
+        for stored in rows.iter().filter_map(|r| r.persona.clone()) {
+            if !texts.contains(&stored) {
+                texts.push(stored);
+            }
+        }
+        let vectors = self
+            .catalog
+            .embedder()
+            .embed(&texts)
+            .await
+            .map_err(|e| OpsBlueprintError::Catalog(e.into()))?;
+        let similar = |stored: &str| {
+            stored == persona
+                || texts
+                    .iter()
+                    .position(|t| t == stored)
+                    .is_some_and(|i| cosine(&vectors[0], &vectors[i]) >= PERSONA_MATCH_THRESHOLD)
+        };
+        Ok(rows
+            .into_iter()
+            .filter(|r| r.persona.as_deref().is_some_and(similar))
+            .collect())
+    }
+
+    /// Applies the operator's change; the updated time.
+    pub async fn update(&self, app_id: &str, command: UpdateBlueprint) -> Result<DateTime<Utc>, OpsBlueprintError> {
+        let not_found = || OpsBlueprintError::BlueprintNotFound(command.blueprint_id.clone());
+        let current = self
+            .repository
+            .get(&command.blueprint_id)
+            .await?
+            .filter(|b| b.app_id == app_id)
+            .ok_or_else(not_found)?;
+        let variance = command.variance.as_ref().map(|patch| {
+            let merged = merge_variance(&current.variance, patch);
+            let key = variant_key(Some(&merged));
+            (merged, key)
+        });
+        let change = BlueprintChange {
+            variance,
+            is_operator_default: command.make_operator_default.then_some(true),
+        };
+        let now = self.clock.now();
+        if !self
+            .repository
+            .update(app_id, &command.blueprint_id, &change, now)
+            .await?
+        {
+            return Err(not_found());
+        }
+        self.catalog.reindex(&command.blueprint_id).await?;
+        Ok(now)
+    }
+
+    /// Deletes the app's blueprint; a missing or foreign one is left alone, and answers the same.
+    pub async fn delete(&self, app_id: &str, blueprint_id: &str) -> Result<(), OpsBlueprintError> {
+        if self.repository.delete(app_id, blueprint_id).await? {
+            self.catalog.forget(blueprint_id);
+        }
+        Ok(())
+    }
+}
+
+fn agreed(contract: &Value) -> Result<Contract, OpsBlueprintError> {
+    negotiate(contract).map(|n| n.contract).map_err(|declined| {
+        let findings: Vec<String> = declined
+            .findings
+            .iter()
+            .map(|f| format!("{} {}", f.path, f.message))
+            .collect();
+        OpsBlueprintError::InvalidContract(findings.join("; "))
+    })
+}
+
+fn generation_error(error: GenerationError) -> OpsBlueprintError {
+    match error {
+        GenerationError::Overloaded {
+            retry_after_seconds, ..
+        } => OpsBlueprintError::Overloaded {
+            retry_after_seconds: retry_after_seconds.unwrap_or(1),
+        },
+        GenerationError::GeneratorNotFound(slug) => OpsBlueprintError::GeneratorNotFound(slug),
+        GenerationError::NoCredentials(provider) | GenerationError::NoPlatformKey(provider) => {
+            OpsBlueprintError::MissingCredentials(provider)
+        }
+        other => OpsBlueprintError::GenerationFailed(other.to_string()),
+    }
+}
+
+/// Document 3's partial variance merge: each field of `patch` replaces the stored one, and a
+/// field set to an empty string is removed.
+fn merge_variance(stored: &Value, patch: &Map<String, Value>) -> Value {
+    let mut merged = stored.as_object().cloned().unwrap_or_default();
+    for (field, value) in patch {
+        if value.as_str() == Some("") {
+            merged.remove(field);
+        } else {
+            merged.insert(field.clone(), value.clone());
+        }
+    }
+    Value::Object(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::merge_variance;
+
+    #[test]
+    fn a_variance_patch_replaces_adds_and_clears_with_an_empty_string() {
+        let stored = json!({ "density": "compact", "tone": "formal" });
+        let patch = json!({ "density": "roomy", "layout": "grid", "tone": "" });
+        let merged = merge_variance(&stored, patch.as_object().unwrap());
+        assert_eq!(merged, json!({ "density": "roomy", "layout": "grid" }));
+        assert_eq!(merge_variance(&json!(null), &Default::default()), json!({}));
+    }
+}

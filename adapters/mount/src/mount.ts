@@ -171,8 +171,11 @@ export class Mount {
     }
     // Per-socket state the server forgets on reconnect.
     for (const channel of this.channelRefs.keys()) this.socket?.send({ type: 'channel_subscribe', payload: channel });
+    // Echo at once, not debounced: actions queued before the ack are sent right after this
+    // returns, and the agent's svc_consume should see the host context with the first of them.
+    window.clearTimeout(this.echoTimer);
     this.lastEcho = '';
-    this.scheduleEcho();
+    this.echoHostContext();
   }
 
   private async loadComponent(code: string): Promise<void> {

@@ -318,6 +318,37 @@ mod tests {
     }
 
     #[test]
+    fn registry_installed_blueprints_need_only_id_contract_and_entry_point() {
+        // What `install` writes (Document 3): .svc/installed-blueprints/<scope>__<name>__<version>/
+        let dir = temp();
+        let installed = ".svc/installed-blueprints/acme__invoice__1.2.0";
+        write(
+            &dir,
+            &format!("{installed}/index.tsx"),
+            "export default function I() { return null; }",
+        );
+        write(
+            &dir,
+            &format!("{installed}/svc.ui.json"),
+            r#"{ "id": "@acme/invoice@1.2.0", "contract": {}, "entryPoint": "index.tsx" }"#,
+        );
+        let file = write(
+            &dir,
+            "svc.json",
+            r#"{ "blueprints": { "include": [".svc/installed-blueprints/*/svc.ui.json"] } }"#,
+        );
+        let uis = load(&file).unwrap().uis.unwrap();
+        assert_eq!(uis.len(), 1);
+        assert_eq!(
+            (uis[0].id.as_str(), uis[0].name.as_str()),
+            ("@acme/invoice@1.2.0", "@acme/invoice@1.2.0")
+        );
+        assert_eq!(uis[0].category, "manifest");
+        assert!(!uis[0].featured);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
     fn an_explicit_manifest_must_exist() {
         let err = locate(Some(Path::new("/nonexistent/svc.json"))).unwrap_err();
         assert_eq!(err.to_string(), "manifest /nonexistent/svc.json does not exist");

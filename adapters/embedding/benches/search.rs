@@ -11,12 +11,11 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
+use svc_application::ports::Clock;
 use svc_application::ports::RepositoryError;
 use svc_application::ports::blueprints::{
-    BlueprintChange, BlueprintFilter, BlueprintRecord, BlueprintRepository, BlueprintSummary, Embedder,
-    StoredEmbedding,
+    BlueprintChange, BlueprintFilter, BlueprintRecord, BlueprintRepository, BlueprintSummary, Embedder, StoredEmbedding,
 };
-use svc_application::ports::Clock;
 use svc_application::services::blueprints::{BlueprintCatalog, CatalogSettings};
 use svc_embedding::BuiltinEmbedder;
 
@@ -24,17 +23,67 @@ const SAMPLES: usize = 200;
 const APP: &str = "app";
 
 const SUBJECTS: &[&str] = &[
-    "order", "invoice", "flight", "hotel", "expense", "meeting", "ticket", "recipe", "weather", "stock", "survey",
-    "login", "cart", "playlist", "workout", "budget", "contract", "shipment", "patient", "course", "listing",
-    "campaign", "incident", "timesheet", "warehouse",
+    "order",
+    "invoice",
+    "flight",
+    "hotel",
+    "expense",
+    "meeting",
+    "ticket",
+    "recipe",
+    "weather",
+    "stock",
+    "survey",
+    "login",
+    "cart",
+    "playlist",
+    "workout",
+    "budget",
+    "contract",
+    "shipment",
+    "patient",
+    "course",
+    "listing",
+    "campaign",
+    "incident",
+    "timesheet",
+    "warehouse",
 ];
 const ACTIONS: &[&str] = &[
-    "approval", "tracker", "dashboard", "booking", "editor", "summary", "checkout", "review", "planner", "report",
-    "calendar", "chart", "form", "triage", "comparison", "timeline", "map", "inbox", "wizard", "gallery",
+    "approval",
+    "tracker",
+    "dashboard",
+    "booking",
+    "editor",
+    "summary",
+    "checkout",
+    "review",
+    "planner",
+    "report",
+    "calendar",
+    "chart",
+    "form",
+    "triage",
+    "comparison",
+    "timeline",
+    "map",
+    "inbox",
+    "wizard",
+    "gallery",
 ];
 const QUALIFIERS: &[&str] = &[
-    "for managers", "with filters", "by region", "this quarter", "with comments", "for mobile", "with totals",
-    "per team", "with attachments", "side by side", "with reminders", "at a glance",
+    "for managers",
+    "with filters",
+    "by region",
+    "this quarter",
+    "with comments",
+    "for mobile",
+    "with totals",
+    "per team",
+    "with attachments",
+    "side by side",
+    "with reminders",
+    "at a glance",
 ];
 
 fn intent(i: usize) -> String {
@@ -96,7 +145,6 @@ impl Clock for Now {
     }
 }
 
-
 async fn catalog_of(n: usize) -> BlueprintCatalog {
     let embedder = BuiltinEmbedder::new();
     let now = Utc::now();
@@ -152,7 +200,10 @@ async fn main() {
     for n in [10_000usize, 100_000] {
         let started = Instant::now();
         let catalog = catalog_of(n).await;
-        println!("{n} blueprints indexed in {:.0} ms", started.elapsed().as_secs_f64() * 1e3);
+        println!(
+            "{n} blueprints indexed in {:.0} ms",
+            started.elapsed().as_secs_f64() * 1e3
+        );
         let mut search = Vec::with_capacity(SAMPLES);
         let mut lookup = Vec::with_capacity(SAMPLES);
         for s in 0..SAMPLES {

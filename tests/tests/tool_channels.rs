@@ -354,3 +354,38 @@ async fn the_session_projection_is_a_pollable_tool() {
         "the same projection as the tool"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_session_ends_its_tool_channel() {
+    let app = TestApp::spawn_configured("tool_channels_expiry", Backend::Sqlite, Auth::DevAllowAll, |s| {
+        s.live.tool_channel_min_interval_ms = 100;
+        s.sessions.default_ttl_seconds = 2;
+    })
+    .await
+    .expect("sqlite app");
+    let (_, mut ws) = subscribed_card(&app).await;
+    ws.send("channel_subscribe", json!("session")).await;
+    assert_eq!(
+        expect_channel_frame(&mut ws, "channel_payload").await["tool"],
+        "svc_get_session"
+    );
+    let mut ended = None;
+    for _ in 0..20 {
+        let frame = next_channel_frame(&mut ws, Duration::from_secs(5))
+            .await
+            .expect("a frame");
+        if frame["type"] == "channel_error" {
+            ended = Some(frame["payload"].clone());
+            break;
+        }
+    }
+    let ended = ended.expect("the channel reports the expiry");
+    assert_eq!(ended["code"], "SESSION_EXPIRED");
+    assert_eq!(ended["channel"], "session");
+    assert!(
+        next_channel_frame(&mut ws, Duration::from_millis(6 * INTERVAL_MS))
+            .await
+            .is_none(),
+        "nothing more on the channel"
+    );
+}

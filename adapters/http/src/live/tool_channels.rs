@@ -98,7 +98,7 @@ async fn poll_loop(service: ToolChannelService, plan: ChannelPlan, tx: mpsc::Sen
     let mut seq: u64 = 0;
     loop {
         ticker.tick().await;
-        let (fingerprint, frame) = match service.poll(&plan).await {
+        let (fingerprint, frame, session_gone) = match service.poll(&plan).await {
             Ok(payload) => {
                 let text = payload.to_string();
                 if last_sent.as_deref() == Some(text.as_str()) {
@@ -109,18 +109,18 @@ async fn poll_loop(service: ToolChannelService, plan: ChannelPlan, tx: mpsc::Sen
                     "channel_payload",
                     json!({ "channel": channel, "tool": plan.tool_name, "seq": seq, "payload": payload }),
                 );
-                (text, frame)
+                (text, frame, false)
             }
             Err(e) => {
                 let fingerprint = format!("\u{0}error:{}:{e}", e.code());
                 if last_sent.as_deref() == Some(fingerprint.as_str()) {
                     continue;
                 }
-                (fingerprint, error_frame_for(&e, &channel))
+                let gone = e == ChannelError::SessionExpired;
+                (fingerprint, error_frame_for(&e, &channel), gone)
             }
         };
         last_sent = Some(fingerprint);
-        let session_gone = frame.contains("\"SESSION_EXPIRED\"");
         if tx.send(frame).await.is_err() || session_gone {
             return;
         }

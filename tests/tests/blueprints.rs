@@ -413,3 +413,47 @@ async fn replicas_converge(backend: Backend) {
     assert_eq!(hs["suggestion"]["blueprintMeta"]["blueprintId"], id.as_str());
     b.stop();
 }
+
+/// A UI taken out of the manifest is removed from the cache at the next start: neither found nor
+/// reusable any more, while the UIs still declared stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ui_removed_from_the_manifest_leaves_the_cache() {
+    let shared = svc_tests::temp_dir("svc-manifest-db");
+    let database_url = format!("sqlite://{}/svc.db?mode=rwc", shared.display());
+    let first = TestApp::spawn_configured("manifest_v1", Backend::Sqlite, Auth::DevAllowAll, |s| {
+        s.server.database_url = database_url.clone();
+        s.blueprints.manifest = fixture_manifest().display().to_string();
+    })
+    .await
+    .unwrap();
+    let found = search(&first, "kanban").await;
+    assert_eq!(rows(&found)[0].0, "kanban-board");
+    drop(first);
+
+    let only_orders = shared.join("svc.json");
+    let ui = fixture_manifest()
+        .parent()
+        .unwrap()
+        .join("uis/order-approval/svc.ui.json");
+    std::fs::write(
+        &only_orders,
+        json!({ "blueprints": { "include": [ui.display().to_string()] } }).to_string(),
+    )
+    .unwrap();
+    let second = TestApp::spawn_configured("manifest_v2", Backend::Sqlite, Auth::DevAllowAll, |s| {
+        s.server.database_url = database_url.clone();
+        s.blueprints.manifest = only_orders.display().to_string();
+    })
+    .await
+    .unwrap();
+    let found = search(&second, "kanban board").await;
+    assert!(rows(&found).iter().all(|r| r.0 != "kanban-board"), "{found}");
+    let found = search(&second, "order approval").await;
+    assert_eq!(rows(&found)[0], ("order-approval".to_owned(), 1.0));
+    let err = second
+        .tool_error_result("svc_render_blueprint", json!({ "blueprintId": "kanban-board" }))
+        .await;
+    assert_eq!(err["error"]["code"], "blueprint_not_found");
+    drop(second);
+    std::fs::remove_dir_all(shared).ok();
+}

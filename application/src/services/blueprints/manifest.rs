@@ -7,7 +7,7 @@ use svc_domain::blueprint::SourceKind;
 use svc_domain::contract::{negotiate, sha256_hex, variant_key};
 
 use super::{BlueprintCatalog, BlueprintEntry, CatalogError};
-use crate::ports::blueprints::{BlueprintRecord, MANIFEST_GENERATOR, SHARED_POOL_APP_ID};
+use crate::ports::blueprints::{BlueprintFilter, BlueprintRecord, MANIFEST_GENERATOR, SHARED_POOL_APP_ID};
 use crate::ports::generation::Compiler;
 
 /// `contentType` of `svc_render_blueprint`.
@@ -108,6 +108,7 @@ impl BlueprintCatalog {
         for (ui, draft) in uis.iter().zip(&drafts) {
             self.register_in_cache(ui, &draft.source).await?;
         }
+        self.drop_undeclared(&uis).await?;
         let count = uis.len();
         *self.inner.uis.write().unwrap_or_else(|p| p.into_inner()) = Some(uis);
         Ok(count)
@@ -160,6 +161,24 @@ impl BlueprintCatalog {
         self.embed_record(&mut record).await;
         self.inner.repo.upsert(&record).await?;
         self.index_record(&record);
+        Ok(())
+    }
+
+    /// Removes from the cache the manifest UIs an earlier manifest declared and this one does not,
+    /// so a UI taken out of `svc.json` stops being reused and found.
+    async fn drop_undeclared(&self, uis: &[ManifestUi]) -> Result<(), CatalogError> {
+        let filter = BlueprintFilter {
+            app_ids: Some(vec![SHARED_POOL_APP_ID.to_owned()]),
+            generator: Some(MANIFEST_GENERATOR.to_owned()),
+            ..BlueprintFilter::default()
+        };
+        for stale in self.inner.repo.list(&filter).await? {
+            if !uis.iter().any(|u| u.id == stale.blueprint_id) {
+                self.inner.repo.delete(SHARED_POOL_APP_ID, &stale.blueprint_id).await?;
+                self.forget(&stale.blueprint_id);
+                tracing::info!(blueprint_id = %stale.blueprint_id, "manifest UI no longer declared; removed from the cache");
+            }
+        }
         Ok(())
     }
 

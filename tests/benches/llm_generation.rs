@@ -1,7 +1,8 @@
 //! Generation through the language-model pipeline against the loopback fake provider (OpenAI
 //! wire format, streamed): the queue's own cost per generation, cold renders with the built-in
 //! generator and with the LLM pipeline, and the time from the render request to the first
-//! `_svc:lifecycle` frame.
+//! `_svc:lifecycle` frame. Every handshake sets `forceCreate`, so no render is served from the
+//! blueprint cache (similar intents would otherwise match semantically).
 //!
 //! Run: `cargo bench -p svc-tests --bench llm_generation` (release profile). Figures go to
 //! BENCHMARKS.md with the machine and date. Medians and ratios only: this machine is noisy.
@@ -89,7 +90,7 @@ async fn cold_render(
         client,
         &url,
         "svc_handshake",
-        json!({ "intent": format!("bench card {n}"), "blueprintDraft": { "contract": contract } }),
+        json!({ "intent": format!("bench card {n}"), "blueprintDraft": { "contract": contract }, "forceCreate": true }),
     )
     .await;
     let mut args =
@@ -102,6 +103,10 @@ async fn cold_render(
     let reply = rpc(client, &url, "svc_render", args).await;
     let total = started.elapsed();
     assert_eq!(reply["result"]["structuredContent"]["outcome"], "rendered", "{reply}");
+    assert_eq!(
+        reply["result"]["structuredContent"]["cache"]["hit"], false,
+        "a cold render"
+    );
     let provider_reached = model.and_then(|_| fake.requests().last().map(|r| r.received_at.duration_since(started)));
 
     let slice = &reply["result"]["_meta"]["ai.svc/render"];
@@ -159,20 +164,18 @@ async fn main() {
     .await
     .unwrap();
     let client = reqwest::Client::new();
-    println!("loopback, sequential cold renders (distinct intents), {SAMPLES} samples after {WARMUP} warm-up, SQLite");
+    println!(
+        "loopback, sequential cold renders (distinct intents, interleaved), {SAMPLES} samples each after {WARMUP} warm-up, SQLite"
+    );
 
-    let mut builtin = Vec::new();
+    // Interleaved, so load from elsewhere on the machine falls on both alike.
+    let (mut builtin, mut llm) = (Vec::new(), Vec::new());
     for n in 0..WARMUP + SAMPLES {
-        let cold = cold_render(&app, &client, &fake, n, None).await;
+        let plain = cold_render(&app, &client, &fake, n, None).await;
+        let modelled = cold_render(&app, &client, &fake, 10_000 + n, Some("openai:gpt-4.1-mini")).await;
         if n >= WARMUP {
-            builtin.push(cold);
-        }
-    }
-    let mut llm = Vec::new();
-    for n in 0..WARMUP + SAMPLES {
-        let cold = cold_render(&app, &client, &fake, 10_000 + n, Some("openai:gpt-4.1-mini")).await;
-        if n >= WARMUP {
-            llm.push(cold);
+            builtin.push(plain);
+            llm.push(modelled);
         }
     }
     let builtin_total = report(

@@ -33,7 +33,18 @@ fn contract() -> Value {
 
 /// A server whose providers all point at `fake`; only `openai` has a key unless `keys` is false.
 async fn server(name: &str, fake: &FakeProvider, keys: bool, configure: impl FnOnce(&mut svc::Settings)) -> TestApp {
-    TestApp::spawn_configured(name, Backend::Sqlite, Auth::DevAllowAll, |s| {
+    server_on(Backend::Sqlite, name, fake, keys, configure).await.unwrap()
+}
+
+/// Like [`server`] on `backend`; `None` when PostgreSQL is not configured.
+async fn server_on(
+    backend: Backend,
+    name: &str,
+    fake: &FakeProvider,
+    keys: bool,
+    configure: impl FnOnce(&mut svc::Settings),
+) -> Option<TestApp> {
+    TestApp::spawn_configured(name, backend, Auth::DevAllowAll, |s| {
         let g = &mut s.generation;
         for provider in g.providers.values_mut() {
             provider.api_key_env = "SVC_TEST_UNSET_KEY_VARIABLE".into();
@@ -48,7 +59,6 @@ async fn server(name: &str, fake: &FakeProvider, keys: bool, configure: impl FnO
         configure(s);
     })
     .await
-    .unwrap()
 }
 
 async fn handshake(app: &TestApp, intent: &str) -> String {
@@ -92,9 +102,17 @@ fn stages(payloads: &[Value]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_render_naming_a_model_is_generated_by_it_and_reports_its_stages() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        rendered_by_the_model(backend).await;
+    }
+}
+
+async fn rendered_by_the_model(backend: Backend) {
     let fake = FakeProvider::start().await;
     fake.push(FakeReply::component(GOOD));
-    let app = server("llm_render", &fake, true, |_| {}).await;
+    let Some(app) = server_on(backend, "llm_render", &fake, true, |_| {}).await else {
+        return;
+    };
     let handshake_id = handshake(&app, "order approval").await;
     let body = app.call("svc_render", render_args(&handshake_id)).await;
     let result = &body["result"]["structuredContent"];
@@ -133,10 +151,18 @@ async fn a_render_naming_a_model_is_generated_by_it_and_reports_its_stages() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repair_round_turns_a_broken_reply_into_a_rendered_card() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        repaired(backend).await;
+    }
+}
+
+async fn repaired(backend: Backend) {
     let fake = FakeProvider::start().await;
     fake.push(FakeReply::component(BROKEN));
     fake.push(FakeReply::component(GOOD));
-    let app = server("llm_repair", &fake, true, |_| {}).await;
+    let Some(app) = server_on(backend, "llm_repair", &fake, true, |_| {}).await else {
+        return;
+    };
     let handshake_id = handshake(&app, "order approval").await;
     let body = app.call("svc_render", render_args(&handshake_id)).await;
     let result = &body["result"]["structuredContent"];

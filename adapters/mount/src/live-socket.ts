@@ -86,8 +86,9 @@ export class LiveSocket {
   private poll: LongPoll | null = null;
   /** The session revision of the last poll answer; undefined asks for an `ack`. */
   private pollRevision: number | undefined;
-  /** A POST of an action failed: every unacknowledged action is sent again after the next poll. */
-  private resendAfterPoll = false;
+  /** A POST of an action failed: every unacknowledged action is sent again when this fires. */
+  private actionRetryTimer: number | undefined;
+  private actionRetries = 0;
 
   constructor(private readonly options: LiveSocketOptions) {
     this.wsToken = options.wsToken;
@@ -144,6 +145,7 @@ export class LiveSocket {
     window.clearTimeout(this.reconnectTimer);
     this.detach(1000);
     this.poll?.abort();
+    window.clearTimeout(this.actionRetryTimer);
     this.options.onStatus('closed');
   }
 
@@ -442,15 +444,20 @@ export class LiveSocket {
         continue;
       }
       this.attempt = 0;
-      const resend = this.resendAfterPoll;
-      this.resendAfterPoll = false;
       for (const frame of result.frames) this.onServerFrame(frame);
       if (typeof result.cursors.revision === 'number') this.pollRevision = result.cursors.revision;
-      // An ack already re-sent every unacknowledged action.
-      if (resend && !result.frames.some((frame) => frame.type === 'ack')) {
-        for (const envelope of this.unacked.values()) this.transmitAction(envelope);
-      }
     }
+  }
+
+  /** Sends every unacknowledged action again soon (the server deduplicates by clientSeq). */
+  private retryActions(): void {
+    if (this.actionRetryTimer !== undefined || this.stopped) return;
+    this.actionRetryTimer = window.setTimeout(() => {
+      this.actionRetryTimer = undefined;
+      // Not subscribed: the next ack sends them.
+      if (this.stopped || !this.poll || !this.subscribed) return;
+      for (const envelope of this.unacked.values()) this.transmitAction(envelope);
+    }, reconnectDelay(this.actionRetries++));
   }
 
   /** The token was refused: the session token falls back to the wsToken, which may be refreshed once. */
@@ -493,10 +500,11 @@ export class LiveSocket {
     void poll.post(token, frame).then((result) => {
       if (this.stopped || this.poll !== poll) return;
       if (result.kind === 'ok') {
+        if (frame.type === 'action') this.actionRetries = 0;
         for (const answer of result.frames) this.onServerFrame(answer);
       } else if (frame.type === 'action') {
-        // Still unacknowledged: sent again after the next successful poll (deduplicated by clientSeq).
-        this.resendAfterPoll = true;
+        // Still unacknowledged: sent again with backoff, not after the long poll's wait.
+        this.retryActions();
       }
     });
     return true;

@@ -98,6 +98,7 @@ fn llm_settings(settings: &GenerationSettings) -> Result<LlmSettings, String> {
             max_wait: Duration::from_secs(settings.max_retry_wait_seconds),
             ..RetryPolicy::default()
         },
+        structured_output: settings.structured_output,
     })
 }
 

@@ -140,6 +140,9 @@ pub struct GenerationSettings {
     /// Longest `retry-after` honoured; a provider asking for more fails the render at once.
     #[serde(default = "default_max_retry_wait")]
     pub max_retry_wait_seconds: u64,
+    /// Ask providers whose registry entry supports it for a JSON reply `{ "tsx": ... }`.
+    #[serde(default = "default_structured_output")]
+    pub structured_output: bool,
     /// Providers by route prefix (`openai` in `openai:gpt-4o`).
     #[serde(default)]
     pub providers: std::collections::BTreeMap<String, ProviderSettings>,
@@ -229,6 +232,10 @@ fn default_max_attempts() -> u32 {
 
 fn default_max_retry_wait() -> u64 {
     20
+}
+
+fn default_structured_output() -> bool {
+    true
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -131,6 +131,8 @@ async fn rendered_by_the_model(backend: Backend) {
     assert_eq!(requests[0].credential.as_deref(), Some("Bearer sk-test"));
     assert_eq!(requests[0].body["model"], "gpt-4.1-mini");
     assert_eq!(requests[0].body["stream"], true);
+    // The registry says the model supports structured output: the reply is schema-constrained.
+    assert_eq!(requests[0].body["response_format"]["type"], "json_schema");
     let prompt = requests[0].body["messages"][1]["content"].as_str().unwrap();
     assert!(
         prompt.contains("order approval") && prompt.contains("\"approve\""),

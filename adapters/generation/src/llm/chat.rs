@@ -41,6 +41,18 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     pub max_output_tokens: u32,
     pub temperature: f32,
+    /// Constrain the reply to [`component_schema`] (providers with structured output).
+    pub json_reply: bool,
+}
+
+/// The JSON Schema of a structured reply: `{ "tsx": "<the component source>" }`.
+pub fn component_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": { "tsx": { "type": "string", "description": "The whole TSX module of the component." } },
+        "required": ["tsx"],
+        "additionalProperties": false
+    })
 }
 
 /// Text deltas of one reply, in order. The stream ends cleanly only after the provider's end

@@ -2,8 +2,22 @@
 //! (`tsx`/`jsx`/`typescript` blocks first, then one with a default export), or the whole reply
 //! when it has no fences but reads as a module.
 
-/// The TSX source, or `None` when the reply holds no code.
+/// The TSX source, or `None` when the reply holds no code. A structured reply
+/// (`{ "tsx": "..." }`) is read first.
 pub fn extract_tsx(reply: &str) -> Option<String> {
+    if let Ok(serde_json::Value::Object(object)) = serde_json::from_str(reply.trim())
+        && let Some(tsx) = object.get("tsx").and_then(serde_json::Value::as_str)
+    {
+        // A model may still fence the code inside the JSON string.
+        let code = match fenced_blocks(tsx)
+            .into_iter()
+            .find(|(_, code)| code.contains("export default"))
+        {
+            Some((_, code)) => code,
+            None => tsx.to_owned(),
+        };
+        return Some(code.trim().to_owned());
+    }
     let blocks = fenced_blocks(reply);
     let score = |(lang, code): &(String, String)| {
         let lang_score = match lang.as_str() {
@@ -76,6 +90,17 @@ mod tests {
             extract_tsx("```tsx\nexport default () => <div>").unwrap(),
             "export default () => <div>"
         );
+    }
+
+    #[test]
+    fn a_structured_reply_is_read_from_its_tsx_field() {
+        let reply = r#"{"tsx":"export default function Card() {\n  return null;\n}"}"#;
+        assert_eq!(
+            extract_tsx(reply).unwrap(),
+            "export default function Card() {\n  return null;\n}"
+        );
+        let fenced = r#"{"tsx":"```tsx\nexport default () => null;\n```"}"#;
+        assert_eq!(extract_tsx(fenced).unwrap(), "export default () => null;");
     }
 
     #[test]

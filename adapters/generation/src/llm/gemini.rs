@@ -22,7 +22,7 @@ pub fn request(http: &reqwest::Client, provider: &ProviderConfig, chat: &ChatReq
             json!({ "role": role, "parts": [{ "text": m.content }] })
         })
         .collect();
-    let body = json!({
+    let mut body = json!({
         "systemInstruction": { "parts": [{ "text": chat.system }] },
         "contents": contents,
         "generationConfig": {
@@ -30,6 +30,15 @@ pub fn request(http: &reqwest::Client, provider: &ProviderConfig, chat: &ChatReq
             "temperature": chat.temperature,
         },
     });
+    if chat.json_reply {
+        // Gemini's schema dialect is an OpenAPI subset: no `additionalProperties`.
+        body["generationConfig"]["responseMimeType"] = json!("application/json");
+        body["generationConfig"]["responseSchema"] = json!({
+            "type": "OBJECT",
+            "properties": { "tsx": { "type": "STRING" } },
+            "required": ["tsx"],
+        });
+    }
     let builder = http
         .post(format!(
             "{}/v1beta/models/{}:streamGenerateContent?alt=sse",

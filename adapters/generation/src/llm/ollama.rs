@@ -5,7 +5,7 @@
 use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 
-use super::chat::{ChatRequest, DeltaStream, Role, Step, frames_to_deltas, malformed};
+use super::chat::{ChatRequest, DeltaStream, Role, Step, component_schema, frames_to_deltas, malformed};
 use super::errors::{ProviderError, ProviderErrorKind};
 use super::ndjson;
 use super::provider::ProviderConfig;
@@ -19,12 +19,15 @@ pub fn request(http: &reqwest::Client, provider: &ProviderConfig, chat: &ChatReq
         };
         json!({ "role": role, "content": m.content })
     }));
-    let body = json!({
+    let mut body = json!({
         "model": chat.model,
         "messages": messages,
         "stream": true,
         "options": { "num_predict": chat.max_output_tokens, "temperature": chat.temperature },
     });
+    if chat.json_reply {
+        body["format"] = component_schema();
+    }
     let builder = http.post(format!("{}/api/chat", provider.base_url)).json(&body);
     match &provider.api_key {
         // A proxy in front of Ollama may want a bearer.

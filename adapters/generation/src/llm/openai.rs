@@ -4,7 +4,7 @@
 use reqwest::RequestBuilder;
 use serde_json::{Value, json};
 
-use super::chat::{ChatRequest, DeltaStream, Role, Step, frames_to_deltas, malformed};
+use super::chat::{ChatRequest, DeltaStream, Role, Step, component_schema, frames_to_deltas, malformed};
 use super::errors::{ProviderError, ProviderErrorKind, body_message};
 use super::provider::ProviderConfig;
 use super::sse;
@@ -18,13 +18,19 @@ pub fn request(http: &reqwest::Client, provider: &ProviderConfig, chat: &ChatReq
         };
         json!({ "role": role, "content": m.content })
     }));
-    let body = json!({
+    let mut body = json!({
         "model": chat.model,
         "messages": messages,
         "stream": true,
         "max_tokens": chat.max_output_tokens,
         "temperature": chat.temperature,
     });
+    if chat.json_reply {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": { "name": "component", "strict": true, "schema": component_schema() },
+        });
+    }
     let builder = http
         .post(format!("{}/chat/completions", provider.base_url))
         .header("accept", "text/event-stream")

@@ -35,6 +35,8 @@ pub struct LlmSettings {
     /// Longest silence between two reply frames.
     pub idle_timeout: Duration,
     pub retry: RetryPolicy,
+    /// Ask providers whose registry entry supports it for a `{ "tsx": ... }` JSON reply.
+    pub structured_output: bool,
 }
 
 impl Default for LlmSettings {
@@ -46,6 +48,7 @@ impl Default for LlmSettings {
             attempt_timeout: Duration::from_secs(180),
             idle_timeout: Duration::from_secs(60),
             retry: RetryPolicy::default(),
+            structured_output: true,
         }
     }
 }
@@ -250,7 +253,11 @@ impl Generator for LlmGenerator {
         progress: &dyn ProgressSink,
     ) -> Result<GeneratedComponent, GenerationError> {
         let (entry, provider) = self.target(request)?;
-        let system = system_prompt();
+        // Anthropic's Messages API has no response schema; the fenced block serves there.
+        let json_reply = self.settings.structured_output
+            && entry.structured_output
+            && provider.wire != super::provider::Wire::Anthropic;
+        let system = system_prompt(json_reply);
         let user = user_prompt(request);
         let prompt_tokens = (system.len() + user.len()) / CHARS_PER_TOKEN;
         let context = entry.context_tokens as usize;
@@ -267,6 +274,7 @@ impl Generator for LlmGenerator {
             messages: vec![ChatMessage::user(user)],
             max_output_tokens,
             temperature: self.settings.temperature,
+            json_reply,
         };
         let contract = Contract::from_agreed(request.contract.as_object().cloned().unwrap_or_default());
         let mut allowed = contract.gadget_packages();
@@ -323,7 +331,8 @@ impl Generator for LlmGenerator {
                 })
                 .await;
             chat.messages.push(ChatMessage::assistant(reply));
-            chat.messages.push(ChatMessage::user(repair_prompt(&findings)));
+            chat.messages
+                .push(ChatMessage::user(repair_prompt(&findings, json_reply)));
         }
         unreachable!("the second round always returns")
     }

@@ -16,11 +16,13 @@ const FORBIDDEN_IN_PROMPT: &str = "fetch, XMLHttpRequest, WebSocket, EventSource
      sessionStorage, indexedDB, caches, document.cookie, navigator.sendBeacon, eval, new Function, \
      Worker, dynamic import()";
 
-pub fn system_prompt() -> String {
+/// The rules; `json_reply` when the provider constrains the reply to `{ "tsx": ... }`.
+pub fn system_prompt(json_reply: bool) -> String {
+    let shape = reply_shape(json_reply);
     format!(
         "You write one React component in TypeScript (TSX) for a card that an AI agent shows to a user.\n\
          Rules the compiler checks; a reply that breaks one is sent back:\n\
-         - Reply with exactly one ```tsx code block and nothing else.\n\
+         - Reply with {shape} and nothing else.\n\
          - The component is the module's default export: `export default function Card() {{ ... }}`.\n\
          - Import only from `react` and the gadget packages listed below. No other packages, no relative imports, no CSS files.\n\
          - Never use {FORBIDDEN_IN_PROMPT}: data arrives through the gadget hooks and user intents leave through useAction.\n\
@@ -59,10 +61,11 @@ pub fn user_prompt(request: &GenerationRequest) -> String {
 }
 
 /// The repair turn: the compiler's findings on the previous reply.
-pub fn repair_prompt(findings: &[CompileFinding]) -> String {
-    let mut out = String::from(
+pub fn repair_prompt(findings: &[CompileFinding], json_reply: bool) -> String {
+    let mut out = format!(
         "Your component was rejected. Fix every problem below and reply with the whole corrected \
-         component in one ```tsx code block.\n",
+         component as {}.\n",
+        reply_shape(json_reply)
     );
     for finding in findings {
         match finding.line {
@@ -75,6 +78,14 @@ pub fn repair_prompt(findings: &[CompileFinding]) -> String {
         }
     }
     out
+}
+
+fn reply_shape(json_reply: bool) -> &'static str {
+    if json_reply {
+        "a JSON object `{\"tsx\": \"<the whole TSX module>\"}`"
+    } else {
+        "exactly one ```tsx code block"
+    }
 }
 
 fn describe_contract(out: &mut String, contract: &Contract) {
@@ -201,21 +212,26 @@ mod tests {
         ] {
             assert!(prompt.contains(needle), "missing {needle:?} in:\n{prompt}");
         }
-        assert!(system_prompt().contains("document.cookie"));
+        assert!(system_prompt(false).contains("document.cookie"));
+        assert!(system_prompt(false).contains("```tsx code block"));
+        assert!(system_prompt(true).contains("{\"tsx\""));
     }
 
     #[test]
     fn the_repair_prompt_lists_findings_with_lines() {
-        let text = repair_prompt(&[
-            CompileFinding {
-                message: "`fetch` is not available".into(),
-                line: Some(3),
-            },
-            CompileFinding {
-                message: "no default export".into(),
-                line: None,
-            },
-        ]);
+        let text = repair_prompt(
+            &[
+                CompileFinding {
+                    message: "`fetch` is not available".into(),
+                    line: Some(3),
+                },
+                CompileFinding {
+                    message: "no default export".into(),
+                    line: None,
+                },
+            ],
+            false,
+        );
         assert!(text.contains("- line 3: `fetch` is not available"));
         assert!(text.contains("- no default export"));
     }

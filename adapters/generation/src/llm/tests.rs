@@ -85,6 +85,7 @@ fn chat(model: &str) -> ChatRequest {
         messages: vec![ChatMessage::user("hello")],
         max_output_tokens: 256,
         temperature: 0.0,
+        json_reply: false,
     }
 }
 
@@ -639,4 +640,61 @@ async fn a_request_without_a_model_needs_a_default() {
         .await
         .unwrap();
     assert_eq!(component.model.as_deref(), Some("ollama:llama3.1"));
+}
+
+#[tokio::test]
+async fn providers_with_structured_output_are_asked_for_a_json_reply_and_it_is_read() {
+    let fake = FakeProvider::start().await;
+    let json_reply = FakeReply::text(json!({ "tsx": GOOD }).to_string());
+    for (provider, route) in providers(&fake) {
+        let before = fake.request_count();
+        fake.push(if provider.wire == Wire::Anthropic {
+            FakeReply::component(GOOD)
+        } else {
+            json_reply.clone()
+        });
+        let component = generator(&fake, Flavour::Standard, fast_settings())
+            .generate(&request_for(route, title_contract()))
+            .await
+            .unwrap_or_else(|e| panic!("{route}: {e}"));
+        assert_eq!(component.source, GOOD.trim(), "{route}");
+        let body = &fake.requests()[before].body;
+        let system = match provider.wire {
+            Wire::OpenAi => {
+                assert_eq!(body["response_format"]["type"], "json_schema", "{route}");
+                assert_eq!(
+                    body["response_format"]["json_schema"]["schema"]["required"],
+                    json!(["tsx"])
+                );
+                body["messages"][0]["content"].clone()
+            }
+            Wire::Gemini => {
+                assert_eq!(body["generationConfig"]["responseMimeType"], "application/json");
+                assert_eq!(body["generationConfig"]["responseSchema"]["required"], json!(["tsx"]));
+                body["systemInstruction"]["parts"][0]["text"].clone()
+            }
+            Wire::Ollama => {
+                assert_eq!(body["format"]["required"], json!(["tsx"]));
+                body["messages"][0]["content"].clone()
+            }
+            // No response schema in the Messages API: the fenced block it is.
+            Wire::Anthropic => {
+                assert!(body.get("response_format").is_none());
+                assert!(body["system"].as_str().unwrap().contains("```tsx code block"));
+                continue;
+            }
+        };
+        assert!(system.as_str().unwrap().contains("{\"tsx\""), "{route}: {system}");
+    }
+    // Turned off in the settings: a plain fenced request.
+    fake.push(FakeReply::component(GOOD));
+    let settings = LlmSettings {
+        structured_output: false,
+        ..fast_settings()
+    };
+    generator(&fake, Flavour::Standard, settings)
+        .generate(&request_for("openai:gpt-4o", title_contract()))
+        .await
+        .unwrap();
+    assert!(fake.requests().last().unwrap().body.get("response_format").is_none());
 }

@@ -698,3 +698,29 @@ async fn providers_with_structured_output_are_asked_for_a_json_reply_and_it_is_r
         .unwrap();
     assert!(fake.requests().last().unwrap().body.get("response_format").is_none());
 }
+
+#[tokio::test]
+async fn frames_split_across_network_chunks_decode_the_same() {
+    let fake = FakeProvider::start().await;
+    fake.set_chunk_delay(Duration::from_millis(1));
+    let expected = fixture("expected_reply.txt");
+    let recordings = [
+        ("openai_stream.sse", "text/event-stream"),
+        ("anthropic_stream.sse", "text/event-stream"),
+        ("gemini_stream.sse", "text/event-stream"),
+        ("ollama_stream.ndjson", "application/x-ndjson"),
+    ];
+    for ((provider, route), (file, content_type)) in providers(&fake).into_iter().zip(recordings) {
+        // 7-character pieces cut through field names, JSON strings, CRLF pairs and newlines.
+        let chars: Vec<char> = fixture(file).chars().collect();
+        fake.push(FakeReply::Raw {
+            content_type: content_type.into(),
+            chunks: chars.chunks(7).map(|c| c.iter().collect()).collect(),
+        });
+        let model = route.split_once(':').unwrap().1;
+        let text = collect(&provider, &chat(model))
+            .await
+            .unwrap_or_else(|e| panic!("{route}: {e}"));
+        assert_eq!(text, expected, "{route}");
+    }
+}

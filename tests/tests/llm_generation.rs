@@ -319,3 +319,40 @@ async fn a_timed_out_upstream_request_frees_its_slot_and_its_connection() {
     let rendered = app.tool_ok("svc_render", render_args(&second)).await;
     assert_eq!(rendered["outcome"], "rendered");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_handshakes_generator_slug_picks_the_generator() {
+    let fake = FakeProvider::start().await;
+    fake.set_default(FakeReply::component(GOOD));
+    let app = server("llm_slugs", &fake, true, |_| {}).await;
+    let with_slug = |intent: &str, slug: &str| json!({ "intent": intent, "blueprintDraft": { "contract": contract(), "generator": slug }, "forceCreate": true });
+    // `builtin` named explicitly wins over a model: no provider call.
+    let hs = app.tool_ok("svc_handshake", with_slug("builtin card", "builtin")).await;
+    let rendered = app
+        .tool_ok("svc_render", render_args(hs["handshakeId"].as_str().unwrap()))
+        .await;
+    assert_eq!(rendered["outcome"], "rendered");
+    assert_eq!(fake.request_count(), 0);
+    // `advanced` goes to the model.
+    let hs = app
+        .tool_ok("svc_handshake", with_slug("advanced card", "advanced"))
+        .await;
+    let rendered = app
+        .tool_ok("svc_render", render_args(hs["handshakeId"].as_str().unwrap()))
+        .await;
+    assert_eq!(rendered["outcome"], "rendered");
+    assert_eq!(fake.request_count(), 1);
+    // An unknown slug fails the render, naming it.
+    let hs = app.tool_ok("svc_handshake", with_slug("deluxe card", "deluxe")).await;
+    let failed = app
+        .tool_error_result("svc_render", render_args(hs["handshakeId"].as_str().unwrap()))
+        .await;
+    assert_eq!(failed["error"]["code"], "PRODUCTION_FAILED", "{failed}");
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown generator `deluxe`"),
+        "{failed}"
+    );
+}

@@ -17,6 +17,7 @@ on_every_backend!(Auth::Strict =>
     set_default_moves_universal_keys,
     delete_is_idempotent_and_promotes_a_new_default,
     missing_apps_are_app_not_found,
+    concurrent_first_requests_share_one_default_app,
 );
 
 with_tenants!(another_tenants_apps_behave_like_missing_ones);
@@ -287,4 +288,23 @@ async fn another_tenants_apps_behave_like_missing_ones(t: Tenants) {
     );
     let kept = stored_app(&t.owner, &id).await;
     assert_eq!(kept, Some(mine), "the foreign delete touched nothing");
+}
+
+/// A new identity's first requests race to create its default app; every one of them must land
+/// in the same app, or their writes would be scoped to an app nobody sees again.
+async fn concurrent_first_requests_share_one_default_app(app: TestApp) {
+    let ops = Client::of(&app);
+    let renders = (0..20).map(|i| {
+        let ops = ops.clone();
+        async move {
+            let arguments = json!({ "intent": format!("first card {i}"), "blueprintDraft": { "contract": {} } });
+            let (status, body) = ops
+                .mcp("tools/call", json!({ "name": "svc_handshake", "arguments": arguments }))
+                .await;
+            assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+        }
+    });
+    futures_util::future::join_all(renders).await;
+    let apps = ops.ok("svc_ops_list_apps", json!({})).await;
+    assert_eq!(apps["apps"].as_array().unwrap().len(), 1, "one default app: {apps}");
 }

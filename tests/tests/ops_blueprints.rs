@@ -582,9 +582,28 @@ async fn a_saturated_queue_refuses_operator_generations_with_503() {
             let retry_after: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
             assert!(retry_after >= 1);
             assert_eq!(body["error"]["data"]["retryAfterSeconds"], retry_after);
-            let stored = listed(&ops, json!({})).await.len();
-            let succeeded = results.iter().filter(|(s, _, _)| *s == StatusCode::OK).count();
-            assert!(stored >= succeeded, "every accepted generation is stored");
+            let accepted: Vec<&Value> = results
+                .iter()
+                .filter(|(s, _, _)| *s == StatusCode::OK)
+                .map(|(_, _, body)| body)
+                .collect();
+            for body in &accepted {
+                assert!(
+                    body["result"]["structuredContent"]["blueprintId"].is_string(),
+                    "an accepted generation succeeds: {body}"
+                );
+            }
+            let stored = listed(&ops, json!({})).await;
+            let missing: Vec<&Value> = accepted
+                .iter()
+                .map(|b| &b["result"]["structuredContent"]["blueprintId"])
+                .filter(|id| !stored.iter().any(|r| &&r["blueprintId"] == id))
+                .collect();
+            assert!(
+                missing.is_empty(),
+                "every accepted generation is stored; missing {missing:?} of {}",
+                accepted.len()
+            );
             return;
         }
     }

@@ -1,6 +1,8 @@
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::{Expr, Query};
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set, TransactionTrait,
+};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{AppRecord, AppRepository};
 
@@ -53,7 +55,7 @@ impl AppRepository for SeaOrmAppRepository {
         if let Some(found) = self.oldest_default(owner_id).await? {
             return Ok(record(found));
         }
-        app::ActiveModel {
+        let candidate = app::ActiveModel {
             app_id: Set(new_app_id.to_owned()),
             owner_id: Set(owner_id.to_owned()),
             display_name: Set(DEFAULT_APP_NAME.to_owned()),
@@ -61,11 +63,14 @@ impl AppRepository for SeaOrmAppRepository {
             is_default: Set(true),
             created_at: Set(now),
             updated_at: Set(now),
-        }
-        .insert(&self.db)
-        .await
-        .map_err(db)?;
-        // Two first requests may race; both then agree on the oldest default.
+        };
+        // Two first requests may race: the unique index on (owner_id) WHERE is_default lets one
+        // insert win and the other do nothing; both then read the one default.
+        app::Entity::insert(candidate)
+            .on_conflict(OnConflict::new().do_nothing().to_owned())
+            .exec_without_returning(&self.db)
+            .await
+            .map_err(db)?;
         let chosen = self.oldest_default(owner_id).await?;
         chosen
             .map(record)
@@ -123,22 +128,33 @@ impl AppRepository for SeaOrmAppRepository {
     }
 
     async fn set_default(&self, owner_id: &str, app_id: &str) -> Result<bool, RepositoryError> {
-        // One statement flips every app of the owner, and only if the target is theirs, so no
-        // reader ever sees two defaults or none.
-        let target_is_owned = Query::select()
-            .expr(Expr::val(1))
-            .from(app::Entity)
-            .and_where(app::Column::AppId.eq(app_id))
-            .and_where(app::Column::OwnerId.eq(owner_id))
-            .to_owned();
-        let result = app::Entity::update_many()
-            .col_expr(app::Column::IsDefault, app::Column::AppId.eq(app_id))
+        // One transaction: only if the target is theirs, clear the owner's default, then set the
+        // target, so the one-default index holds at every statement and no reader sees none.
+        let tx = self.db.begin().await.map_err(db)?;
+        let owned = app::Entity::find_by_id(app_id.to_owned())
             .filter(app::Column::OwnerId.eq(owner_id))
-            .filter(Expr::exists(target_is_owned))
-            .exec(&self.db)
+            .one(&tx)
+            .await
+            .map_err(db)?
+            .is_some();
+        if !owned {
+            return Ok(false);
+        }
+        app::Entity::update_many()
+            .col_expr(app::Column::IsDefault, Expr::value(false))
+            .filter(app::Column::OwnerId.eq(owner_id))
+            .filter(app::Column::IsDefault.eq(true))
+            .exec(&tx)
             .await
             .map_err(db)?;
-        Ok(result.rows_affected > 0)
+        app::Entity::update_many()
+            .col_expr(app::Column::IsDefault, Expr::value(true))
+            .filter(app::Column::AppId.eq(app_id))
+            .exec(&tx)
+            .await
+            .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        Ok(true)
     }
 
     async fn delete(&self, owner_id: &str, app_id: &str) -> Result<(), RepositoryError> {
@@ -152,7 +168,7 @@ impl AppRepository for SeaOrmAppRepository {
             return Ok(());
         }
         // The default went: promote the oldest remaining app. A racing promotion or
-        // `set_default` is harmless, since readers take the oldest default.
+        // `set_default` that won leaves this one refused by the one-default index: harmless.
         let oldest = app::Entity::find()
             .filter(app::Column::OwnerId.eq(owner_id))
             .order_by_asc(app::Column::CreatedAt)
@@ -161,12 +177,16 @@ impl AppRepository for SeaOrmAppRepository {
             .await
             .map_err(db)?;
         if let Some(oldest) = oldest {
-            app::Entity::update_many()
+            let promoted = app::Entity::update_many()
                 .col_expr(app::Column::IsDefault, Expr::value(true))
                 .filter(app::Column::AppId.eq(oldest.app_id))
                 .exec(&self.db)
-                .await
-                .map_err(db)?;
+                .await;
+            if let Err(error) = promoted
+                && self.oldest_default(owner_id).await?.is_none()
+            {
+                return Err(db(error));
+            }
         }
         Ok(())
     }

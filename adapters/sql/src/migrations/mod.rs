@@ -7,6 +7,7 @@ mod m20261125_000002_operator_tables;
 mod m20261125_000003_oauth_tables;
 mod m20261125_000004_live_messages;
 mod m20261126_000005_blueprint_catalog;
+mod m20261126_000006_one_default_app;
 
 pub struct Migrator;
 
@@ -19,6 +20,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000003_oauth_tables::Migration),
             Box::new(m20261125_000004_live_messages::Migration),
             Box::new(m20261126_000005_blueprint_catalog::Migration),
+            Box::new(m20261126_000006_one_default_app::Migration),
         ]
     }
 }

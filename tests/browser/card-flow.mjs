@@ -235,6 +235,14 @@ async function run(base) {
     });
     page.on('console', (message) => message.type() !== 'debug' && diagnostics.push(`console.${message.type()} ${message.location()?.url ?? ''}: ${message.text()}`));
     page.on('pageerror', (error) => diagnostics.push(`pageerror: ${error.message}`));
+    // Client frames sent over the polling transport, and any request that failed, for the report.
+    page.on('requestfailed', (request) => diagnostics.push(`request failed: ${request.method()} ${request.url().split('?')[0]}: ${request.failure()?.errorText}`));
+    page.on('response', async (response) => {
+      const request = response.request();
+      if (request.method() !== 'POST' || !request.url().includes('/_svc/poll/')) return;
+      const body = await response.text().catch(() => '(no body)');
+      diagnostics.push(`poll POST ${request.postData()?.slice(0, 120)} -> ${response.status()} ${body.slice(0, 200)}`);
+    });
     await page.goto(`${host.origin}/host.html`);
     await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
 
@@ -361,6 +369,10 @@ async function run(base) {
       return ['reconnecting', 'failed'].includes(state) || state;
     });
 
+    // That card keeps retrying its socket and its status line changes height as it does, which
+    // would shift every card below it mid-click: it has shown what it had to, so it goes.
+    await page.evaluate(() => document.getElementById('card-no-socket')?.remove());
+
     step('a host whose CSP forbids the WebSocket: the card falls back to pollingUrl');
     // connect-src names only the polling path: ws://…/ws is refused, so the runtime must poll.
     const pollingOnly = { ...current, csp: { ...current.csp, connectDomains: [`${base}/_svc/poll/`] } };
@@ -405,6 +417,14 @@ async function run(base) {
     await waitFor('the unprovided-import message', async () => (await cardText(unprovided)).includes('imports "left-pad", which this mount does not provide'));
     await cardShot(page, 'card-throws', '10-component-throws', 20);
     await screenshot(page, '09-host-page');
+  } catch (error) {
+    // The page as it was when a step failed, for the report.
+    const page = context?.pages()[0];
+    if (page) {
+      await screenshot(page, 'failure').catch(() => {});
+      await page.locator('iframe').last().screenshot({ path: path.join(ARTIFACTS, 'failure-last-card.png') }).catch(() => {});
+    }
+    throw error;
   } finally {
     await context?.close().catch(() => {});
     await host.close();

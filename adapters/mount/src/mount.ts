@@ -95,6 +95,9 @@ export class Mount {
   /** `useAction(intent)(data)`: one `data:submit` with the slot snapshot as `uiContext`. */
   act(intent: string, data: unknown): void {
     if (!this.socket) return;
+    // An echo still waiting for its debounce goes first: the agent's svc_consume then sees the
+    // host context the gesture was made in.
+    this.flushEcho();
     this.socket.sendAction(intent, toJson(data), this.uiContext());
   }
 
@@ -246,7 +249,17 @@ export class Mount {
 
   private scheduleEcho(): void {
     window.clearTimeout(this.echoTimer);
-    this.echoTimer = window.setTimeout(() => this.echoHostContext(), HOST_CONTEXT_ECHO_DELAY_MS);
+    this.echoTimer = window.setTimeout(() => {
+      this.echoTimer = undefined;
+      this.echoHostContext();
+    }, HOST_CONTEXT_ECHO_DELAY_MS);
+  }
+
+  private flushEcho(): void {
+    if (this.echoTimer === undefined) return;
+    window.clearTimeout(this.echoTimer);
+    this.echoTimer = undefined;
+    this.echoHostContext();
   }
 
   private echoHostContext(): void {

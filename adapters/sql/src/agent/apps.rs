@@ -128,18 +128,10 @@ impl AppRepository for SeaOrmAppRepository {
     }
 
     async fn set_default(&self, owner_id: &str, app_id: &str) -> Result<bool, RepositoryError> {
-        // One transaction: only if the target is theirs, clear the owner's default, then set the
-        // target, so the one-default index holds at every statement and no reader sees none.
+        // One transaction that only writes (on SQLite a reading one may not become a writer):
+        // clear the owner's default, then set the target if it is theirs, else roll back. The
+        // one-default index holds at every statement and no reader sees none.
         let tx = self.db.begin().await.map_err(db)?;
-        let owned = app::Entity::find_by_id(app_id.to_owned())
-            .filter(app::Column::OwnerId.eq(owner_id))
-            .one(&tx)
-            .await
-            .map_err(db)?
-            .is_some();
-        if !owned {
-            return Ok(false);
-        }
         app::Entity::update_many()
             .col_expr(app::Column::IsDefault, Expr::value(false))
             .filter(app::Column::OwnerId.eq(owner_id))
@@ -147,12 +139,17 @@ impl AppRepository for SeaOrmAppRepository {
             .exec(&tx)
             .await
             .map_err(db)?;
-        app::Entity::update_many()
+        let set = app::Entity::update_many()
             .col_expr(app::Column::IsDefault, Expr::value(true))
             .filter(app::Column::AppId.eq(app_id))
+            .filter(app::Column::OwnerId.eq(owner_id))
             .exec(&tx)
             .await
             .map_err(db)?;
+        if set.rows_affected == 0 {
+            tx.rollback().await.map_err(db)?;
+            return Ok(false);
+        }
         tx.commit().await.map_err(db)?;
         Ok(true)
     }

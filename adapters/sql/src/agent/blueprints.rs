@@ -348,15 +348,17 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
         at: DateTime<Utc>,
     ) -> Result<bool, RepositoryError> {
         use blueprint::Column as C;
-        let txn = self.db.begin().await.map_err(db)?;
+        // Read before the transaction, which then only writes: on SQLite a transaction that
+        // reads first cannot become a writer after another connection's commit (`is_busy`).
         let Some(found) = blueprint::Entity::find_by_id(blueprint_id.to_owned())
             .filter(C::AppId.eq(app_id))
-            .one(&txn)
+            .one(&self.db)
             .await
             .map_err(db)?
         else {
             return Ok(false);
         };
+        let txn = self.db.begin().await.map_err(db)?;
         if change.is_operator_default == Some(true) {
             blueprint::Entity::update_many()
                 .col_expr(C::IsOperatorDefault, Expr::value(false))

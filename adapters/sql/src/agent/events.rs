@@ -10,12 +10,12 @@ use svc_application::ports::agent::{ActionEventRecord, EventRepository, NewActio
 use svc_domain::action_event::action_id;
 
 use super::entities::{action_event, session, stream_envelope};
-use super::seam::{db, from_text, is_unique_violation, to_text};
+use super::seam::{busy_pause, db, from_text, is_busy, is_unique_violation, to_text};
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
 /// Stream `seq` counts per session, across channels, so one `fromSeq` cursor resumes them all
 /// (and each channel's numbers still only grow).
-const MAX_SEQUENCE_ATTEMPTS: usize = 8;
+const MAX_SEQUENCE_ATTEMPTS: usize = 16;
 
 pub struct SeaOrmEventRepository {
     db: DatabaseConnection,
@@ -131,7 +131,7 @@ fn envelope(m: stream_envelope::Model) -> Result<StreamEnvelope, RepositoryError
 #[async_trait::async_trait]
 impl EventRepository for SeaOrmEventRepository {
     async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool), RepositoryError> {
-        for _ in 0..MAX_SEQUENCE_ATTEMPTS {
+        for attempt in 0..MAX_SEQUENCE_ATTEMPTS {
             if let Some(seq) = event.client_seq
                 && let Some(existing) = self.by_client_seq(&event.session_id, seq).await?
             {
@@ -140,6 +140,7 @@ impl EventRepository for SeaOrmEventRepository {
             match self.try_append_action(event).await {
                 Ok(model) => return Ok((action(model)?, true)),
                 Err(e) if is_unique_violation(&e) => continue,
+                Err(e) if is_busy(&e) => busy_pause(attempt).await,
                 Err(e) => return Err(db(e)),
             }
         }
@@ -180,13 +181,14 @@ impl EventRepository for SeaOrmEventRepository {
             complete,
             timestamp: at,
         };
-        for _ in 0..MAX_SEQUENCE_ATTEMPTS {
+        for attempt in 0..MAX_SEQUENCE_ATTEMPTS {
             match self.try_append_stream(&pending).await {
                 Ok(seq) => {
                     pending.seq = seq;
                     return Ok(pending);
                 }
                 Err(e) if is_unique_violation(&e) => continue,
+                Err(e) if is_busy(&e) => busy_pause(attempt).await,
                 Err(e) => return Err(db(e)),
             }
         }

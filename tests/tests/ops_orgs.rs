@@ -15,6 +15,7 @@ on_every_backend!(Auth::Strict =>
     creating_an_org_makes_the_caller_its_owner,
     org_names_are_1_to_120_characters,
     invite_arguments_are_validated,
+    a_key_locked_to_a_deleted_app_cannot_accept,
 );
 
 with_tenants!(
@@ -322,4 +323,18 @@ async fn concurrent_revokes_yield_one_revoked(t: Tenants) {
         }
     }
     assert_eq!(fresh, 1, "exactly one revoke wins the compare-and-set");
+}
+
+async fn a_key_locked_to_a_deleted_app_cannot_accept(app: TestApp) {
+    let ops = Client::of(&app);
+    let org = create_org(&ops, "Acme").await;
+    let invited = invite(&ops, &org, "someone@example.com", "member").await;
+    let doomed = ops.ok("svc_ops_create_app", json!({ "displayName": "Doomed" })).await["appId"].clone();
+    let issued = ops
+        .ok("svc_ops_issue_connector_key", json!({ "appId": doomed }))
+        .await;
+    ops.ok("svc_ops_delete_app", json!({ "appId": doomed })).await;
+    let (status, body) = accept(&app, issued["plaintextKey"].as_str(), &invited["inviteId"]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"]["code"], "app_deprovisioned", "{body}");
 }

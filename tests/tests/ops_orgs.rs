@@ -330,9 +330,7 @@ async fn a_key_locked_to_a_deleted_app_cannot_accept(app: TestApp) {
     let org = create_org(&ops, "Acme").await;
     let invited = invite(&ops, &org, "someone@example.com", "member").await;
     let doomed = ops.ok("svc_ops_create_app", json!({ "displayName": "Doomed" })).await["appId"].clone();
-    let issued = ops
-        .ok("svc_ops_issue_connector_key", json!({ "appId": doomed }))
-        .await;
+    let issued = ops.ok("svc_ops_issue_connector_key", json!({ "appId": doomed })).await;
     ops.ok("svc_ops_delete_app", json!({ "appId": doomed })).await;
     let (status, body) = accept(&app, issued["plaintextKey"].as_str(), &invited["inviteId"]).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");

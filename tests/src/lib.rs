@@ -329,6 +329,27 @@ fn chrono_now() -> chrono::DateTime<chrono::Utc> {
     chrono::Utc::now()
 }
 
+/// Generates `<scenario>::sqlite` and `<scenario>::postgres` tests for `async fn scenario(Backend)`,
+/// for scenarios that configure their own servers.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($scenario:ident),+ $(,)?) => {
+        $(
+            mod $scenario {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn sqlite() {
+                    super::$scenario($crate::Backend::Sqlite).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn postgres() {
+                    super::$scenario($crate::Backend::Postgres).await;
+                }
+            }
+        )+
+    };
+}
+
 /// Generates `<scenario>::sqlite` and `<scenario>::postgres` tests for `async fn scenario(TestApp)`.
 #[macro_export]
 macro_rules! on_every_backend {

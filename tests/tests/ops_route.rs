@@ -158,25 +158,7 @@ async fn spawn_with(
     TestApp::spawn_configured(test, backend, Auth::Strict, |s| wire(&mut s.ops)).await
 }
 
-macro_rules! on_both {
-    ($($scenario:ident),+ $(,)?) => {
-        $(
-            mod $scenario {
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn sqlite() {
-                    super::$scenario(svc_tests::Backend::Sqlite).await;
-                }
-
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn postgres() {
-                    super::$scenario(svc_tests::Backend::Postgres).await;
-                }
-            }
-        )+
-    };
-}
-
-on_both!(
+svc_tests::on_both_backends!(
     an_unwired_domain_is_absent,
     with_nothing_wired_the_route_mounts_without_tools
 );

@@ -1,6 +1,7 @@
 //! Tool channels on `/ws`: `channel_subscribe` of a `streamSpec[*].source.tool` channel makes the
 //! server poll the tool (an operator-declared HTTP data source on loopback, or the built-in
 //! `svc_get_session`) and send `channel_payload` when the result changed, or `channel_error`.
+//! On SQLite and PostgreSQL.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -93,7 +94,7 @@ impl DataSource {
     }
 }
 
-async fn app_with(source: &DataSource, test: &str, per_socket: usize) -> TestApp {
+async fn app_with(source: &DataSource, test: &str, per_socket: usize, backend: Backend) -> Option<TestApp> {
     let mut tools = vec![
         source.tool("counter", "/counter"),
         source.tool("build_status", "/static"),
@@ -105,14 +106,13 @@ async fn app_with(source: &DataSource, test: &str, per_socket: usize) -> TestApp
     let mut slow = source.tool("slow", "/slow");
     slow.timeout_ms = Some(300);
     tools.push(slow);
-    TestApp::spawn_configured(test, Backend::Sqlite, Auth::DevAllowAll, move |s| {
+    TestApp::spawn_configured(test, backend, Auth::DevAllowAll, move |s| {
         s.live.tool_channel_min_interval_ms = 100;
         s.live.tool_channels_per_socket = per_socket;
         s.live.tool_channel_max_payload_bytes = 1024;
         s.live.poll_tools = tools;
     })
     .await
-    .expect("sqlite app")
 }
 
 fn sourced(tool: &str) -> Value {
@@ -189,10 +189,11 @@ async fn settle() {
     tokio::time::sleep(Duration::from_millis(3 * INTERVAL_MS)).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_polled_source_sends_changes_and_stops_on_unsubscribe_and_close() {
+async fn a_polled_source_sends_changes_and_stops_on_unsubscribe_and_close(backend: Backend) {
     let source = DataSource::start().await;
-    let app = app_with(&source, "tool_channels_poll", 8).await;
+    let Some(app) = app_with(&source, "tool_channels_poll", 8, backend).await else {
+        return;
+    };
     let (session, mut ws) = subscribed_card(&app).await;
 
     ws.send("channel_subscribe", json!("ticks")).await;
@@ -257,10 +258,11 @@ async fn a_polled_source_sends_changes_and_stops_on_unsubscribe_and_close() {
     assert_eq!(source.hits("/static"), builds, "no poll after the socket closed");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn failures_are_channel_errors_with_their_codes() {
+async fn failures_are_channel_errors_with_their_codes(backend: Backend) {
     let source = DataSource::start().await;
-    let app = app_with(&source, "tool_channels_errors", 3).await;
+    let Some(app) = app_with(&source, "tool_channels_errors", 3, backend).await else {
+        return;
+    };
     let (_, mut ws) = subscribed_card(&app).await;
     for (channel, code) in [
         ("broken", "POLL_FAILED"),
@@ -318,10 +320,11 @@ async fn failures_are_channel_errors_with_their_codes() {
     assert_eq!(fresh.expect("error").await["code"], "NOT_SUBSCRIBED");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_session_projection_is_a_pollable_tool() {
+async fn the_session_projection_is_a_pollable_tool(backend: Backend) {
     let source = DataSource::start().await;
-    let app = app_with(&source, "tool_channels_session", 8).await;
+    let Some(app) = app_with(&source, "tool_channels_session", 8, backend).await else {
+        return;
+    };
     let (session, mut ws) = subscribed_card(&app).await;
     ws.send("channel_subscribe", json!("session")).await;
     let first = expect_channel_frame(&mut ws, "channel_payload").await;
@@ -355,14 +358,15 @@ async fn the_session_projection_is_a_pollable_tool() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_expired_session_ends_its_tool_channel() {
-    let app = TestApp::spawn_configured("tool_channels_expiry", Backend::Sqlite, Auth::DevAllowAll, |s| {
+async fn an_expired_session_ends_its_tool_channel(backend: Backend) {
+    let Some(app) = TestApp::spawn_configured("tool_channels_expiry", backend, Auth::DevAllowAll, |s| {
         s.live.tool_channel_min_interval_ms = 100;
         s.sessions.default_ttl_seconds = 2;
     })
     .await
-    .expect("sqlite app");
+    else {
+        return;
+    };
     let (_, mut ws) = subscribed_card(&app).await;
     ws.send("channel_subscribe", json!("session")).await;
     assert_eq!(
@@ -389,3 +393,10 @@ async fn an_expired_session_ends_its_tool_channel() {
         "nothing more on the channel"
     );
 }
+
+svc_tests::on_both_backends!(
+    a_polled_source_sends_changes_and_stops_on_unsubscribe_and_close,
+    failures_are_channel_errors_with_their_codes,
+    the_session_projection_is_a_pollable_tool,
+    an_expired_session_ends_its_tool_channel,
+);

@@ -183,6 +183,43 @@ async function waitFor(what, probe, timeout = WAIT_MS) {
   throw new StepFailure(`timed out after ${timeout} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
 }
 
+/** Waits until no card frame has moved or resized for a few polls in a row. */
+async function layoutSteady(page) {
+  let last = '';
+  let steady = 0;
+  await waitFor('the cards to stop resizing', async () => {
+    const layout = await page.evaluate(() =>
+      Array.from(document.querySelectorAll('iframe'), (f) => `${f.id}@${Math.round(f.getBoundingClientRect().top + window.scrollY)}+${f.offsetHeight}`).join(' '),
+    );
+    steady = layout === last ? steady + 1 : 0;
+    last = layout;
+    return steady >= 3;
+  });
+}
+
+/**
+ * A user's click on a card's control. Cards above it resize as their own streams arrive (the host
+ * fits each frame to the size it reports), which can move the target between Playwright's
+ * scroll and its click: the click then lands on nothing. So the layout must settle first, and a
+ * click the control never received (seen from inside the frame) is made again; a click the
+ * control did receive is never repeated.
+ */
+async function clickInCard(page, frame, selector) {
+  for (let attempt = 1; ; attempt += 1) {
+    await layoutSteady(page);
+    await frame.evaluate((sel) => {
+      window.svcTestClicked = false;
+      document.addEventListener('click', (event) => {
+        if (event.target instanceof Element && event.target.closest(sel)) window.svcTestClicked = true;
+      }, { capture: true, once: true });
+    }, selector);
+    await frame.locator(selector).click();
+    if (await frame.evaluate(() => window.svcTestClicked)) return;
+    diagnostics.push(`click ${attempt} on ${selector} in ${frame.url()} did not reach it (the layout moved)`);
+    check(attempt < 3, `three clicks on ${selector} never reached it`);
+  }
+}
+
 const logItems = (frame) => frame.$$eval('section[data-channel="log"] li', (items) => items.map((li) => li.textContent.trim()));
 const cardText = (frame) => frame.evaluate(() => document.body.innerText);
 const liveState = (frame) => frame.evaluate(() => document.documentElement.dataset.svcLive ?? null);
@@ -239,7 +276,12 @@ async function run(base) {
     page.on('requestfailed', (request) => diagnostics.push(`request failed: ${request.method()} ${request.url().split('?')[0]}: ${request.failure()?.errorText}`));
     page.on('response', async (response) => {
       const request = response.request();
-      if (request.method() !== 'POST' || !request.url().includes('/_svc/poll/')) return;
+      if (!request.url().includes('/_svc/poll/')) return;
+      if (request.method() === 'GET') {
+        if (response.status() !== 200) diagnostics.push(`poll GET -> ${response.status()} ${(await response.text().catch(() => '')).slice(0, 200)}`);
+        return;
+      }
+      if (request.method() !== 'POST') return;
       const body = await response.text().catch(() => '(no body)');
       diagnostics.push(`poll POST ${request.postData()?.slice(0, 120)} -> ${response.status()} ${body.slice(0, 200)}`);
     });
@@ -271,7 +313,7 @@ async function run(base) {
     step('user sets the context slot and clicks approve');
     await card.locator('label[data-slot="tab"] input').fill('details');
     await card.locator('form[data-intent="approve"] input').first().fill('ship it');
-    await card.locator('button[data-intent="approve"]').click();
+    await clickInCard(page, card, 'button[data-intent="approve"]');
     const consumed = await tool(agent, 'svc_consume', { sessionId, timeout: 10 });
     const events = consumed.structuredContent.events ?? [];
     same(events.length, 1, 'svc_consume event count after one click');
@@ -303,7 +345,7 @@ async function run(base) {
     await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 4' });
     await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 5' });
     await card.locator('form[data-intent="approve"] input').first().fill('offline click');
-    await card.locator('button[data-intent="approve"]').click();
+    await clickInCard(page, card, 'button[data-intent="approve"]');
     await new Promise((resolve) => setTimeout(resolve, 1500));
     same(await logItems(card), ['line 1', 'line 2', 'line 3'], 'items while offline');
     await screenshot(page, '05-offline');
@@ -389,7 +431,7 @@ async function run(base) {
     await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 7' });
     await waitFor('svc_emit to reach the polled card', async () => JSON.stringify(await logItems(polled)) === JSON.stringify([...expected, 'line 6', 'line 7']));
     await polled.locator('form[data-intent="approve"] input').first().fill('clicked while polling');
-    await polled.locator('button[data-intent="approve"]').click();
+    await clickInCard(page, polled, 'button[data-intent="approve"]');
     const polledConsume = await tool(agent, 'svc_consume', { sessionId, timeout: 10 });
     same((polledConsume.structuredContent.events ?? []).map((e) => [e.intent, e.actionData]), [['approve', { note: 'clicked while polling' }]], 'the click of the polled card, delivered once');
     same(await transport(polled), 'polling/live', 'the polled card stays on polling');

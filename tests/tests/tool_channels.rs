@@ -134,6 +134,12 @@ fn contract() -> Value {
     ] {
         streams[channel] = sourced(tool);
     }
+    // The build source answers `{ build: "green" }`, which this channel's schema does not allow.
+    streams["mistyped"] = json!({
+        "mode": "replace",
+        "schema": { "type": "object", "properties": { "count": { "type": "integer" } }, "required": ["count"] },
+        "source": { "tool": "build_status", "intervalMs": INTERVAL_MS }
+    });
     json!({
         "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title"] },
         "actionSpec": { "ping": {} },
@@ -268,6 +274,7 @@ async fn failures_are_channel_errors_with_their_codes(backend: Backend) {
         ("broken", "POLL_FAILED"),
         ("gone", "POLL_FAILED"),
         ("prose", "BAD_PAYLOAD"),
+        ("mistyped", "BAD_PAYLOAD"),
         ("huge", "PAYLOAD_TOO_LARGE"),
         ("sluggish", "POLL_TIMEOUT"),
         ("elsewhere", "TOOL_UNAVAILABLE"),
@@ -279,6 +286,13 @@ async fn failures_are_channel_errors_with_their_codes(backend: Backend) {
         assert_eq!(error["channel"], channel, "{error}");
         assert_eq!(error["code"], code, "{channel}: {error}");
         assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()));
+        if channel == "mistyped" {
+            let message = error["message"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("streamSpec.mistyped.schema") && message.contains("count"),
+                "a schema violation names the channel's schema and the rule: {message}"
+            );
+        }
         ws.send("channel_unsubscribe", json!(channel)).await;
     }
     // A failing source is polled on, but the same error is reported once.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use svc_domain::contract::Contract;
+use svc_domain::contract::{Contract, compile_schema, violations};
 use svc_domain::session::SessionStatus;
 
 use super::agent::{AgentError, AgentService, Caller};
@@ -86,6 +86,8 @@ pub struct ChannelPlan {
     pub interval: Duration,
     pub target: PollTarget,
     tool: Arc<dyn PollableTool>,
+    /// `streamSpec[channel].schema`, compiled once per subscription; every payload must match it.
+    schema: Option<Arc<jsonschema::Validator>>,
 }
 
 #[derive(Clone)]
@@ -131,6 +133,11 @@ impl ToolChannelService {
             .tools
             .get(&source.tool)
             .ok_or_else(|| ChannelError::ToolUnavailable(source.tool.clone()))?;
+        // Agreed contracts hold only schemas that compiled at negotiation.
+        let schema = contract
+            .stream_channel(channel)
+            .and_then(|c| compile_schema(&c.schema).ok())
+            .map(Arc::new);
         let asked = source.interval_ms.map_or(tool.interval(), Duration::from_millis);
         let interval = asked.max(tool.interval()).max(self.settings.min_interval);
         Ok(ChannelPlan {
@@ -143,6 +150,7 @@ impl ToolChannelService {
                 max_bytes: self.settings.max_payload_bytes,
             },
             tool: tool.clone(),
+            schema,
         })
     }
 
@@ -156,6 +164,23 @@ impl ToolChannelService {
         };
         if payload.to_string().len() > self.settings.max_payload_bytes {
             return Err(ChannelError::PayloadTooLarge(self.settings.max_payload_bytes));
+        }
+        // The card was promised the channel's schema, as svc_emit promises it.
+        if let Some(violation) = plan
+            .schema
+            .as_ref()
+            .and_then(|schema| violations(schema, &payload).into_iter().next())
+        {
+            return Err(ChannelError::BadPayload(format!(
+                "the result does not match streamSpec.{}.schema at `{}`: {}",
+                plan.target.channel,
+                if violation.path.is_empty() {
+                    "/"
+                } else {
+                    &violation.path
+                },
+                violation.message
+            )));
         }
         Ok(payload)
     }

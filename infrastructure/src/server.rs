@@ -362,6 +362,7 @@ impl Application {
             ops,
             oauth,
             tool_channels,
+            in_flight: Default::default(),
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),

@@ -130,3 +130,88 @@ async fn one_runs_one_waits_the_next_is_refused_with_a_held_provider() {
         .await;
     assert_eq!(again["outcome"], "rendered");
 }
+
+/// `notifications/cancelled` for a render waiting on its provider frees the slot at once: the
+/// cancelled request answers -32800, the next render is admitted (not refused) and reaches the
+/// provider, and the cancelled render's handshake is still renderable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cancelled_render_frees_its_generation_slot() {
+    use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
+
+    let fake = FakeProvider::start().await;
+    fake.set_default(FakeReply::component(
+        "export default function Card() { return <p style={{ color: 'var(--svc-color-fg)' }}>ok</p>; }",
+    ));
+    fake.pause();
+    let base = format!("{}/v1", fake.base_url);
+    let app = TestApp::spawn_configured("queue_cancel", Backend::Sqlite, Auth::DevAllowAll, move |s| {
+        s.generation.concurrency = 1;
+        s.generation.max_waiting = 0;
+        let openai = s.generation.providers.get_mut("openai").unwrap();
+        openai.base_url = base;
+        openai.api_key = "sk-test".into();
+    })
+    .await
+    .unwrap();
+    let mut handshakes = vec![];
+    for i in 0..2 {
+        let hs = app
+            .tool_ok(
+                "svc_handshake",
+                json!({ "intent": format!("cancel {i}"), "blueprintDraft": { "contract": {} } }),
+            )
+            .await;
+        handshakes.push(hs["handshakeId"].as_str().unwrap().to_owned());
+    }
+    let post = |body: Value| {
+        let request = app.client.post(app.mcp_url()).bearer_auth("dev").json(&body).send();
+        async move {
+            let resp = request.await.unwrap();
+            let status = resp.status();
+            (status, resp.text().await.unwrap())
+        }
+    };
+    let render = |rpc_id: u64, handshake: &str| {
+        json!({ "jsonrpc": "2.0", "id": rpc_id, "method": "tools/call", "params": { "name": "svc_render",
+                "arguments": { "handshakeId": handshake, "props": {}, "infra": { "model": "openai:gpt-4.1-mini" } } } })
+    };
+    let cancelled = tokio::spawn(post(render(41, &handshakes[0])));
+    fake.wait_for_requests(1).await;
+
+    // Another id, or a request that is not running, cancels nothing.
+    let cancel = |id: Value| json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id, "reason": "the user closed the card" } });
+    assert_eq!(post(cancel(json!(40))).await.0, StatusCode::ACCEPTED);
+    assert_eq!(post(cancel(json!("41"))).await.0, StatusCode::ACCEPTED);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        !cancelled.is_finished(),
+        "only notifications/cancelled for id 41 cancels it"
+    );
+
+    assert_eq!(post(cancel(json!(41))).await.0, StatusCode::ACCEPTED);
+    let (status, body) = tokio::time::timeout(std::time::Duration::from_secs(5), cancelled)
+        .await
+        .expect("the cancelled render answers at once")
+        .unwrap();
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["id"], 41);
+    assert_eq!(body["error"]["code"], -32800, "{body}");
+
+    // The only slot is free: with no waiting room, a held slot would answer 503 here.
+    let next = tokio::spawn(post(render(42, &handshakes[1])));
+    fake.wait_for_requests(2).await;
+    fake.resume();
+    let (status, body) = next.await.unwrap();
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["result"]["structuredContent"]["outcome"], "rendered", "{body}");
+    // Nothing of the cancelled render was consumed: its handshake renders now.
+    let again = app
+        .tool_ok(
+            "svc_render",
+            json!({ "handshakeId": handshakes[0], "props": {}, "infra": { "model": "openai:gpt-4.1-mini" } }),
+        )
+        .await;
+    assert_eq!(again["outcome"], "rendered");
+}

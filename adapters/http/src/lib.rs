@@ -42,6 +42,8 @@ pub struct HttpState {
     pub oauth: Option<OAuth>,
     /// Pollable tools of `streamSpec[*].source.tool` channels on `/ws`.
     pub tool_channels: ToolChannelService,
+    /// Requests running now, for `notifications/cancelled`.
+    pub in_flight: mcp::cancellation::InFlightRequests,
 }
 
 /// Addresses written into results and bootstraps.

@@ -11,3 +11,6 @@ pub const SESSION_NOT_FOUND: i64 = -32002;
 pub const APP_NOT_FOUND: i64 = -32003;
 pub const MOUNT_UNAVAILABLE: i64 = -32006;
 pub const GENERATION_OVERLOADED: i64 = -32014;
+/// Not in Document 1: the answer to a request the client cancelled with `notifications/cancelled`
+/// while it ran (the code JSON-RPC peers such as LSP use for a cancelled request).
+pub const REQUEST_CANCELLED: i64 = -32800;

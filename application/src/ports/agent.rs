@@ -74,6 +74,9 @@ pub trait HandshakeRepository: Send + Sync {
     async fn get(&self, handshake_id: &str) -> Result<Option<HandshakeRecord>>;
     /// Marks the handshake consumed if nobody did first; `false` when another render won.
     async fn consume(&self, handshake_id: &str, at: DateTime<Utc>) -> Result<bool>;
+    /// Undoes a consumption whose render ended before committing anything. Only the render
+    /// holding the consumption calls it, so no other render's consumption can be undone.
+    async fn release(&self, handshake_id: &str) -> Result<()>;
 }
 
 pub use super::blueprints::{BlueprintRecord, BlueprintRepository};

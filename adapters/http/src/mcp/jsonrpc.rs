@@ -12,7 +12,12 @@ pub enum Incoming {
         method: String,
         params: Value,
     },
-    /// A notification or a client's response: answered 202 with no body.
+    /// A notification: answered 202 with no body.
+    Notification {
+        method: String,
+        params: Value,
+    },
+    /// A client's response: answered 202 with no body.
     NoReply,
 }
 
@@ -98,7 +103,10 @@ pub fn parse(body: &[u8]) -> Result<Incoming, RpcFailure> {
         return Err(invalid("`method` must be a string"));
     };
     let Some(id) = object.get("id") else {
-        return Ok(Incoming::NoReply);
+        return Ok(Incoming::Notification {
+            method: method.to_owned(),
+            params: object.get("params").cloned().unwrap_or(Value::Null),
+        });
     };
     if !(id.is_string() || id.is_number()) {
         return Err(invalid("`id` must be a string or a number"));

@@ -3,6 +3,7 @@
 
 pub(crate) mod agent_calls;
 pub(crate) mod app_endpoint;
+pub(crate) mod cancellation;
 pub(crate) mod errors;
 pub(crate) mod jsonrpc;
 mod render_meta;
@@ -24,6 +25,7 @@ use svc_protocol::{
 };
 
 use crate::HttpState;
+use cancellation::CancelScope;
 use errors::ToolFailure;
 use jsonrpc::{Incoming, RpcFailure, success};
 use tool_table::ToolSpec;
@@ -82,8 +84,9 @@ async fn denied(state: &HttpState, error: AuthError, body: Body) -> Response {
 }
 
 /// Reads one JSON-RPC message from a POST body and answers a request with `dispatch(method,
-/// params)`; notifications and client responses get 202.
-pub(crate) async fn answer<F, Fut>(body: Body, dispatch: F) -> Response
+/// params)`, cancellable by the same sender's `notifications/cancelled`; notifications and client
+/// responses get 202.
+pub(crate) async fn answer<F, Fut>(body: Body, scope: CancelScope<'_>, dispatch: F) -> Response
 where
     F: FnOnce(String, Value) -> Fut,
     Fut: Future<Output = Result<Value, RpcFailure>>,
@@ -95,10 +98,26 @@ where
     match jsonrpc::parse(&bytes) {
         Err(failure) => failure.into_response(Value::Null),
         Ok(Incoming::NoReply) => StatusCode::ACCEPTED.into_response(),
-        Ok(Incoming::Request { id, method, params }) => match dispatch(method, params).await {
-            Ok(result) => success(id, result),
-            Err(failure) => failure.into_response(id),
-        },
+        Ok(Incoming::Notification { method, params }) => {
+            if method == "notifications/cancelled" {
+                scope.requests.cancel(&scope.sender, &params);
+            }
+            StatusCode::ACCEPTED.into_response()
+        }
+        Ok(Incoming::Request { id, method, params }) => {
+            match scope.requests.run(&scope.sender, &id, dispatch(method, params)).await {
+                Ok(result) => success(id, result),
+                Err(failure) => failure.into_response(id),
+            }
+        }
+    }
+}
+
+/// The requests one caller sends to one route (`/mcp`, `/ops`): its principal within its app.
+pub(crate) fn cancel_scope<'a>(state: &'a HttpState, route: &str, caller: &Caller) -> CancelScope<'a> {
+    CancelScope {
+        requests: &state.in_flight,
+        sender: format!("{route}\u{0}{}\u{0}{}", caller.principal_id, caller.app_id),
     }
 }
 
@@ -108,7 +127,7 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
         Ok(c) => c,
         Err(error) => return denied(state, error, body).await,
     };
-    answer(body, |method, params| async move {
+    answer(body, cancel_scope(state, "mcp", &caller), |method, params| async move {
         dispatch(state, &caller, &method, params).await
     })
     .await

@@ -31,7 +31,7 @@ use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 use crate::HttpState;
 use crate::mcp::errors::ToolFailure;
 use crate::mcp::jsonrpc::RpcFailure;
-use crate::mcp::{answer, auth_failure, bearer, protocol_version, tool_call, tool_table::declaration};
+use crate::mcp::{answer, auth_failure, bearer, cancel_scope, protocol_version, tool_call, tool_table::declaration};
 pub use invites::accept_invite;
 use tool_table::{APP_META_TOOLS, OPS_TOOLS, OpsDomain, OpsTool};
 
@@ -114,7 +114,8 @@ pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
         }
         Err(error) => return auth_failure(error),
     };
-    answer(body, |method, params| async move {
+    let scope = cancel_scope(state, "ops", &authenticated.caller);
+    answer(body, scope, |method, params| async move {
         dispatch(state, &authenticated, &method, params).await
     })
     .await

@@ -100,4 +100,17 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             .map_err(db)?;
         Ok(result.rows_affected == 1)
     }
+
+    async fn release(&self, handshake_id: &str) -> Result<(), RepositoryError> {
+        handshake::Entity::update_many()
+            .col_expr(
+                handshake::Column::ConsumedAt,
+                Expr::value(Option::<DateTime<Utc>>::None),
+            )
+            .filter(handshake::Column::HandshakeId.eq(handshake_id))
+            .exec(&self.db)
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
 }

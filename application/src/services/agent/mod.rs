@@ -7,6 +7,7 @@ mod emit;
 mod error;
 mod generation_queue;
 mod handshake;
+mod handshake_claim;
 mod lifecycle;
 mod live;
 mod operator_default;

@@ -13,6 +13,7 @@ use crate::ports::agent::{
 };
 use crate::ports::generation::{GenerationProgress, GenerationRequest, GenerationStage};
 
+use super::handshake_claim::HandshakeClaim;
 use super::lifecycle::LifecycleSink;
 
 #[derive(Debug, Clone, Default)]
@@ -124,12 +125,12 @@ impl AgentService {
                 retry_after_seconds: full.retry_after_seconds,
             })?),
         };
-        if !self.ports.handshakes.consume(&handshake.handshake_id, now).await? {
+        let Some(claim) = HandshakeClaim::take(&self.ports.handshakes, &handshake.handshake_id, now).await? else {
             return Err(AgentError::invalid(
                 "handshakeId",
                 "the handshake was already used by a render; call svc_handshake again",
             ));
-        }
+        };
 
         let session_id = self.ports.ids.uuid();
         let identity = RenderIdentity {
@@ -161,6 +162,7 @@ impl AgentService {
                 Err(failure) => {
                     self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host)
                         .await?;
+                    claim.commit();
                     return Ok(RenderResult::Failed {
                         identity,
                         code: failure_code(&failure),
@@ -186,6 +188,7 @@ impl AgentService {
             revision: 0,
         };
         self.ports.sessions.insert(&record).await?;
+        claim.commit();
         if let Some(topic) = host_topic(&record.host) {
             let (session_id, created_at) = (record.session_id.clone(), record.created_at);
             self.ports.bus.publish(LiveEvent::Render {

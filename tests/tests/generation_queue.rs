@@ -215,3 +215,66 @@ async fn a_cancelled_render_frees_its_generation_slot() {
         .await;
     assert_eq!(again["outcome"], "rendered");
 }
+
+/// The official TypeScript SDK client (a real peer) aborts a `callTool` of `svc_render`: its
+/// `notifications/cancelled` frees the only slot and gives the handshake back
+/// (`tests/peers/ts-sdk-cancel.mjs` asserts the renders; this test holds and releases the provider).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_typescript_sdk_abort_cancels_the_render() {
+    use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
+    use svc_tests::external::deps_present;
+
+    let peers = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("peers");
+    if !deps_present(
+        "a_typescript_sdk_abort_cancels_the_render",
+        &[peers.join("node_modules/@modelcontextprotocol/sdk/package.json")],
+        "SVC_REQUIRE_PEERS",
+        "peers",
+        "run tests/peers/install.sh",
+    ) {
+        return;
+    }
+    let fake = FakeProvider::start().await;
+    fake.set_default(FakeReply::component(
+        "export default function Card() { return <p style={{ color: 'var(--svc-color-fg)' }}>ok</p>; }",
+    ));
+    fake.pause();
+    let base = format!("{}/v1", fake.base_url);
+    let app = TestApp::spawn_configured("queue_sdk_cancel", Backend::Sqlite, Auth::DevAllowAll, move |s| {
+        s.generation.concurrency = 1;
+        s.generation.max_waiting = 0;
+        let openai = s.generation.providers.get_mut("openai").unwrap();
+        openai.base_url = base;
+        openai.api_key = "sk-test".into();
+    })
+    .await
+    .unwrap();
+    let node = std::env::var("SVC_PEER_NODE").unwrap_or_else(|_| "node".to_owned());
+    let peer = tokio::process::Command::new(node)
+        .arg(peers.join("ts-sdk-cancel.mjs"))
+        .arg(app.mcp_url())
+        .arg("openai:gpt-4.1-mini")
+        .current_dir(&peers)
+        .kill_on_drop(true)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn node");
+    // The abandoned render and the next one both reach the provider before it answers anything.
+    let reached = tokio::time::timeout(std::time::Duration::from_secs(60), fake.wait_for_requests(2)).await;
+    fake.resume();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(60), peer.wait_with_output())
+        .await
+        .expect("ts-sdk-cancel finishes within 60 s")
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(
+        output.status.success() && stdout.contains("ts-sdk-cancel: OK"),
+        "ts-sdk-cancel {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        output.status
+    );
+    assert!(reached.is_ok(), "the next render never reached the provider");
+}

@@ -1,34 +1,70 @@
-// Builds dist/iframe-runtime.js: one minified ES module, byte-for-byte reproducible from the
-// lockfile (no timestamps, no legal comments, no absolute paths), safe to inline in <script>.
+// Builds the two bundles, each byte-for-byte reproducible from the lockfile (no timestamps, no
+// legal comments, no absolute paths):
+// - dist/iframe-runtime.js: the mount runtime, one minified ES module, safe to inline in <script>;
+// - dist/render-check.js: the server's headless render check (src/render-check.tsx), a script
+//   for an embedded QuickJS engine (adapters/render-check embeds it).
 
 import { build } from 'esbuild';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 
-const OUTFILE = 'dist/iframe-runtime.js';
+const RUNTIME = 'dist/iframe-runtime.js';
+const RENDER_CHECK = 'dist/render-check.js';
 
-await build({
-  entryPoints: ['src/main.tsx'],
-  outfile: OUTFILE,
+const common = {
   bundle: true,
-  format: 'esm',
-  platform: 'browser',
   target: ['es2022'],
   minify: true,
   sourcemap: false,
   legalComments: 'none',
   charset: 'utf8',
   jsx: 'automatic',
-  define: { 'process.env.NODE_ENV': '"production"' },
   logLevel: 'warning',
+};
+
+await build({
+  ...common,
+  entryPoints: ['src/main.tsx'],
+  outfile: RUNTIME,
+  format: 'esm',
+  platform: 'browser',
+  define: { 'process.env.NODE_ENV': '"production"' },
 });
 
-// The server inlines the bundle into HTML: `</script` would end the element, and `<!--` would
+// The check uses React's development build: its errors read in full ("Objects are not valid as
+// a React child (found: object with keys {id, name})") where production gives a minified code,
+// and the repair prompt quotes them to the model. Only the string renderer is bundled:
+// `react-dom/server.browser` would also pull the streaming renderer, which is never called.
+// (react-dom's `exports` map hides its cjs/ files from require.resolve, hence the path.)
+const legacyServer = fileURLToPath(
+  new URL('./node_modules/react-dom/cjs/react-dom-server-legacy.browser.development.js', import.meta.url),
+);
+await build({
+  ...common,
+  entryPoints: ['src/render-check.tsx'],
+  outfile: RENDER_CHECK,
+  format: 'iife',
+  platform: 'neutral',
+  mainFields: ['main'],
+  define: { 'process.env.NODE_ENV': '"development"' },
+  plugins: [
+    {
+      name: 'string-renderer-only',
+      setup(builder) {
+        builder.onResolve({ filter: /^react-dom\/server\.browser$/ }, () => ({ path: legacyServer }));
+      },
+    },
+  ],
+});
+
+// The server inlines the runtime into HTML: `</script` would end the element, and `<!--` would
 // switch the HTML parser into its escaped script states.
-const text = await readFile(OUTFILE, 'utf8');
+const text = await readFile(RUNTIME, 'utf8');
 for (const forbidden of [/<\/script/i, /<!--/]) {
   if (forbidden.test(text)) {
-    console.error(`${OUTFILE} contains ${forbidden}: it cannot be inlined into a <script> element`);
+    console.error(`${RUNTIME} contains ${forbidden}: it cannot be inlined into a <script> element`);
     process.exit(1);
   }
 }
-console.log(`${OUTFILE}: ${text.length} bytes`);
+console.log(`${RUNTIME}: ${text.length} bytes`);
+console.log(`${RENDER_CHECK}: ${(await readFile(RENDER_CHECK, 'utf8')).length} bytes`);

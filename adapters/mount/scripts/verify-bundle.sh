@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CI check: the committed dist/iframe-runtime.js is exactly what the locked sources build.
+# CI check: the committed dist/ (iframe-runtime.js, render-check.js) is exactly what the locked
+# sources build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm ci --no-audit --no-fund
@@ -14,4 +15,4 @@ if [ -n "$(git status --porcelain -- dist/)" ]; then
   git status --porcelain -- dist/ >&2
   exit 1
 fi
-echo "dist/iframe-runtime.js matches the sources"
+echo "dist/iframe-runtime.js and dist/render-check.js match the sources"

@@ -2,24 +2,35 @@
 // They read the active mount's store and talk to the agent only through it.
 
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
-import type { Mount } from './mount';
-import { EMPTY_STREAM, EMPTY_TOOL_CHANNEL, type CardState, type StreamState, type ThemeState, type ToolChannelState } from './store';
+import { EMPTY_STREAM, EMPTY_TOOL_CHANNEL, type CardState, type Store, type StreamState, type ThemeState, type ToolChannelState } from './store';
 import type { JsonObject } from './protocol';
 
-let active: Mount | null = null;
+/** What the hooks need from the card they run in: the mounted card (`Mount`), or the server's
+ * render check (`render-check.tsx`), which runs these same hooks against fixture props. */
+export interface GadgetHost {
+  readonly store: Store;
+  act(intent: string, data: unknown): void;
+  slotValue(state: CardState, name: string): unknown;
+  isToolChannel(channel: string): boolean;
+  retainChannel(channel: string): () => void;
+}
 
-export function setActiveMount(mount: Mount | null): void {
+let active: GadgetHost | null = null;
+
+export function setActiveMount(mount: GadgetHost | null): void {
   active = mount;
 }
 
-function mount(): Mount {
+function mount(): GadgetHost {
   if (!active) throw new Error('@svc/gadgets hooks only work inside a mounted svc card');
   return active;
 }
 
 function useCard<T>(select: (state: CardState) => T): T {
   const store = mount().store;
-  return useSyncExternalStore(store.subscribe, () => select(store.get()));
+  const snapshot = (): T => select(store.get());
+  // The third argument serves server rendering (the render check); the browser never calls it.
+  return useSyncExternalStore(store.subscribe, snapshot, snapshot);
 }
 
 /** The render's current props; replaced on every `svc_update` / `svc_amend`. */

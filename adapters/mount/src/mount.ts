@@ -2,6 +2,7 @@
 // gestures into frames.
 
 import type { Bootstrap, ThemeMode } from './bootstrap';
+import type { GadgetHost } from './gadgets';
 import { LiveSocket, type LiveStatus } from './live-socket';
 import type { ModuleLoader } from './module-loader';
 import {
@@ -15,7 +16,7 @@ import {
   type JsonObject,
   type StreamEnvelope,
 } from './protocol';
-import { Store, type CardState, type ThemeState } from './store';
+import { contextSlotValue, Store, type CardState, type ThemeState } from './store';
 import { isThemeMode, themeVariables } from './theme';
 
 /** What the mount may ask of its environment (the host bridge). */
@@ -28,7 +29,7 @@ const HOST_CONTEXT_ECHO_DELAY_MS = 250;
 /** Host context fields not worth echoing to the agent (large, or host-internal). */
 const HOST_CONTEXT_SKIPPED = new Set(['styles', 'toolInfo']);
 
-export class Mount {
+export class Mount implements GadgetHost {
   readonly store: Store;
   private socket: LiveSocket | null = null;
   private readonly channelRefs = new Map<string, number>();
@@ -103,8 +104,7 @@ export class Mount {
 
   /** A slot's value: what the card set, else the contextSpec default. */
   slotValue(state: CardState, name: string): unknown {
-    if (Object.prototype.hasOwnProperty.call(state.slots, name)) return state.slots[name];
-    return state.contract.contextSpec?.[name]?.default;
+    return contextSlotValue(state, name);
   }
 
   isToolChannel(channel: string): boolean {

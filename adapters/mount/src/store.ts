@@ -48,6 +48,12 @@ export interface CardState {
 export const EMPTY_STREAM: StreamState = Object.freeze({ items: Object.freeze([]) as unknown as unknown[], last: undefined, complete: false });
 export const EMPTY_TOOL_CHANNEL: ToolChannelState = Object.freeze({ payload: undefined, error: null });
 
+/** A slot's value: what the card set, else the contextSpec default. */
+export function contextSlotValue(state: CardState, name: string): unknown {
+  if (Object.prototype.hasOwnProperty.call(state.slots, name)) return state.slots[name];
+  return state.contract.contextSpec?.[name]?.default;
+}
+
 export class Store {
   private state: CardState;
   private readonly listeners = new Set<() => void>();

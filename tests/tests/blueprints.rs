@@ -357,7 +357,7 @@ mod replicas_converge {
 }
 
 /// A blueprint generated on one replica becomes searchable and reusable by meaning on another
-/// after the other's index refresh.
+/// after the other's index refresh; deleted on the first, it leaves the other's search.
 async fn replicas_converge(backend: Backend) {
     let Some(a) = TestApp::spawn_configured("replicas_converge", backend, Auth::DevAllowAll, |s| {
         s.blueprints.index_refresh_seconds = 1;
@@ -411,6 +411,38 @@ async fn replicas_converge(backend: Backend) {
     .await;
     assert_eq!(hs["suggestion"]["cache"]["kind"], "semantic", "{hs}");
     assert_eq!(hs["suggestion"]["blueprintMeta"]["blueprintId"], id.as_str());
+
+    // Deleted through replica A's /ops, it leaves replica B's search within a few refreshes.
+    let deleted: Value = a
+        .client
+        .post(format!("{}/ops", a.base))
+        .bearer_auth(&a.bearer)
+        .json(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": { "name": "svc_ops_delete_blueprint", "arguments": { "blueprintId": id } } }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(deleted["result"]["structuredContent"]["deleted"], true, "{deleted}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let found = call("svc_search_blueprints", json!({ "query": "purchase order approval" })).await;
+        if !found["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == id.as_str())
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "replica B still finds the deleted {id}: {found}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     b.stop();
 }
 

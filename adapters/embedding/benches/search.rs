@@ -108,6 +108,9 @@ impl BlueprintRepository for Summaries {
     async fn upsert(&self, _: &BlueprintRecord) -> Result<(), RepositoryError> {
         Ok(())
     }
+    async fn ids(&self) -> Result<Vec<String>, RepositoryError> {
+        Ok(self.0.lock().unwrap().iter().map(|s| s.blueprint_id.clone()).collect())
+    }
     async fn get(&self, id: &str) -> Result<Option<BlueprintRecord>, RepositoryError> {
         // Existence check of a semantic hit: answer like a database that has it.
         Ok(Some(BlueprintRecord {

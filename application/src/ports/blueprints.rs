@@ -154,6 +154,8 @@ pub trait BlueprintRepository: Send + Sync {
     /// What the index needs of every blueprint changed after `since` (all when `None`), oldest
     /// change first.
     async fn summaries(&self, since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>>;
+    /// Every stored blueprint id (a replica drops from its index what another deleted).
+    async fn ids(&self) -> Result<Vec<String>>;
     async fn set_embedding(&self, blueprint_id: &str, embedding: &StoredEmbedding) -> Result<()>;
     /// Applies `change` to the app's blueprint; `false` when the app has no such blueprint.
     async fn update(

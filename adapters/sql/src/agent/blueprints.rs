@@ -273,6 +273,16 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             .collect()
     }
 
+    async fn ids(&self) -> Result<Vec<String>, RepositoryError> {
+        blueprint::Entity::find()
+            .select_only()
+            .column(blueprint::Column::BlueprintId)
+            .into_tuple::<String>()
+            .all(&self.db)
+            .await
+            .map_err(db)
+    }
+
     async fn summaries(&self, since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>, RepositoryError> {
         use blueprint::Column as C;
         let mut query = blueprint::Entity::find().select_only().columns([

@@ -6,14 +6,15 @@
 //! The index is rebuilt from the database at start-up (recomputing vectors of another embedder),
 //! kept in sync by this process's writes, and refreshed from the database's `updated_at`
 //! watermark on a timer, so replicas sharing a database converge. A blueprint deleted elsewhere
-//! may linger in a replica's index until its next full rebuild; lookups re-read the record, so a
-//! lingering entry is dropped instead of served.
+//! leaves a replica's index at the second refresh that no longer finds it (see `refresh`);
+//! until then lookups re-read the record, so a lingering entry is dropped instead of served.
 
 mod index;
 mod manifest;
 mod pool;
 mod search;
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -101,6 +102,8 @@ struct Inner {
     index: RwLock<VectorIndex>,
     /// Newest `updated_at` the index has seen.
     watermark: Mutex<Option<DateTime<Utc>>>,
+    /// Indexed ids the database did not have at the last refresh.
+    missing: Mutex<HashSet<String>>,
     /// `None`: the server has no UI registry (no manifest `blueprints` section).
     uis: RwLock<Option<Vec<ManifestUi>>>,
     queries: moka::sync::Cache<String, Arc<Vec<f32>>>,
@@ -121,6 +124,7 @@ impl BlueprintCatalog {
                 settings,
                 index: RwLock::new(VectorIndex::new()),
                 watermark: Mutex::new(None),
+                missing: Mutex::new(HashSet::new()),
                 uis: RwLock::new(None),
                 queries: moka::sync::Cache::new(4096),
             }),
@@ -287,11 +291,30 @@ impl BlueprintCatalog {
         let summaries = self.inner.repo.summaries(since).await?;
         let entries = self.prepare(summaries).await?;
         let count = entries.len();
+        let stored: HashSet<String> = self.inner.repo.ids().await?.into_iter().collect();
         let mut index = self.write_index();
         for (item, vector) in entries {
             index.upsert(item, &vector);
         }
+        self.prune_deleted(&mut index, &stored);
         Ok(count)
+    }
+
+    /// Drops what other replicas deleted. An id goes only when two refreshes in a row miss it:
+    /// a blueprint this process stores between reading the ids and pruning is absent from that
+    /// read, but present in the next.
+    fn prune_deleted(&self, index: &mut VectorIndex, stored: &HashSet<String>) {
+        let mut missing = self.inner.missing.lock().unwrap_or_else(|p| p.into_inner());
+        let now_missing: HashSet<String> = index
+            .items()
+            .map(|item| &item.entry.id)
+            .filter(|id| !stored.contains(*id))
+            .cloned()
+            .collect();
+        for id in now_missing.intersection(&missing) {
+            index.remove(id);
+        }
+        *missing = now_missing;
     }
 
     /// Index entries with unit vectors for `summaries`, embedding (and storing) the vectors that

@@ -10,6 +10,7 @@ use svc_application::services::generation::{ADVANCED_SLUG, BUILTIN_SLUG, Generat
 use svc_domain::model_route::{ModelEntry, ModelRegistry, parse_route_syntax};
 use svc_generation::BuiltinGenerator;
 use svc_generation::llm::{Flavour, LlmGenerator, LlmSettings, ProviderConfig, RetryPolicy, Wire};
+use svc_render_check::QuickJsRenderCheck;
 
 use crate::settings::GenerationSettings;
 
@@ -22,13 +23,15 @@ pub struct Generators {
 pub fn generators(settings: &GenerationSettings, compiler: Arc<dyn Compiler>) -> Result<Generators, String> {
     let registry = model_registry(settings)?;
     let providers = providers(settings)?;
+    // Every reply that compiles is rendered once headless before it is accepted.
     let llm = LlmGenerator::new(
         Flavour::Standard,
         providers,
         registry.clone(),
         compiler,
         llm_settings(settings)?,
-    );
+    )
+    .with_render_check(Arc::new(QuickJsRenderCheck::default()));
     let catalog = GeneratorCatalog::new(settings.default_generator.clone())
         .with(BUILTIN_SLUG, Arc::new(BuiltinGenerator::new()) as Arc<dyn Generator>)
         .with(STANDARD_SLUG, Arc::new(llm.clone()))

@@ -24,6 +24,13 @@ const BROKEN: &str = "export function Card() {\n\
   return <h2>{saved}</h2>;\n\
 }";
 
+/// Compiles, but `lines` is not among the props: rendering throws a TypeError.
+const THROWS_AT_RENDER: &str = "import { useProps } from \"@svc/gadgets\";\n\
+export default function Card() {\n\
+  const props = useProps<{ title: string; lines: { sku: string }[] }>();\n\
+  return <ul>{props.lines.map((line) => <li key={line.sku}>{line.sku}</li>)}</ul>;\n\
+}";
+
 fn contract() -> Value {
     json!({
         "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title"] },
@@ -205,6 +212,54 @@ async fn a_reply_broken_twice_fails_with_production_failed_and_the_findings() {
     let message = failed["error"]["message"].as_str().unwrap();
     assert!(message.contains("`localStorage` is not available"), "{message}");
     assert!(failed.get("resourceUri").is_none());
+    assert_eq!(fake.request_count(), 2, "exactly one repair round");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_throws_when_rendered_is_repaired_with_the_error() {
+    let fake = FakeProvider::start().await;
+    fake.push(FakeReply::component(THROWS_AT_RENDER));
+    fake.push(FakeReply::component(GOOD));
+    let app = server("llm_render_throws", &fake, true, |_| {}).await;
+    let handshake_id = handshake(&app, "order approval").await;
+    let body = app.call("svc_render", render_args(&handshake_id)).await;
+    let result = &body["result"]["structuredContent"];
+    assert_eq!(result["outcome"], "rendered", "{body}");
+    let source = app
+        .tool_ok("svc_get_render_source", json!({ "sessionId": result["sessionId"] }))
+        .await;
+    assert_eq!(source["blueprint"]["source"], GOOD);
+
+    // The repair turn quotes what rendering with the render's own props threw.
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2);
+    let repair = requests[1].body["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        repair.contains("rendering the component against the fixture props threw TypeError"),
+        "{repair}"
+    );
+    assert!(repair.contains("cannot read property 'map' of undefined"), "{repair}");
+    assert!(
+        repair.contains(r#"useProps() returned {"title":"Order 42"}"#),
+        "{repair}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_throws_when_rendered_twice_fails_with_the_error() {
+    let fake = FakeProvider::start().await;
+    fake.push(FakeReply::component(THROWS_AT_RENDER));
+    fake.push(FakeReply::component(THROWS_AT_RENDER));
+    let app = server("llm_render_throws_twice", &fake, true, |_| {}).await;
+    let handshake_id = handshake(&app, "order approval").await;
+    let failed = app.tool_error_result("svc_render", render_args(&handshake_id)).await;
+    assert_eq!(failed["outcome"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], "PRODUCTION_FAILED");
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("threw TypeError: cannot read property 'map' of undefined"),
+        "{message}"
+    );
     assert_eq!(fake.request_count(), 2, "exactly one repair round");
 }
 

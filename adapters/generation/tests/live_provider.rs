@@ -72,7 +72,8 @@ async fn one_generation_against_a_real_provider() {
         registry,
         Arc::new(svc_compiler::OxcCompiler::new()),
         LlmSettings::default(),
-    );
+    )
+    .with_render_check(Arc::new(svc_render_check::QuickJsRenderCheck::default()));
     let request = GenerationRequest {
         model: Some(route.clone()),
         ..GenerationRequest::new(

@@ -32,6 +32,10 @@ pub struct GenerationRequest {
     pub gadgets: Vec<svc_domain::gadgets::GadgetDescriptor>,
     /// Theme whose `--svc-*` values the prompt quotes; `None` quotes the default theme.
     pub theme_id: Option<String>,
+    /// Props the render check renders the component with: the render's own props on
+    /// `svc_render`; `None` synthesizes the least props the contract's `propsSpec` admits
+    /// (`svc_domain::contract::fixture_props`).
+    pub fixture_props: Option<Value>,
 }
 
 impl GenerationRequest {
@@ -203,4 +207,27 @@ pub struct CompileFailure {
 /// import comes from React or one of `allowed_packages`.
 pub trait Compiler: Send + Sync {
     fn compile(&self, tsx: &str, allowed_packages: &[String]) -> Result<CompiledModule, CompileFailure>;
+}
+
+/// What a render check runs: a compiled component and the card state of its first frame.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderCheckInput<'a> {
+    /// The compiled ES module ([`CompiledModule::code`]).
+    pub code: &'a str,
+    /// The props `useProps()` returns.
+    pub props: &'a Value,
+    /// The agreed contract: `contextSpec` defaults feed `useContextSlot`, `streamSpec` names the
+    /// channels.
+    pub contract: &'a Value,
+    /// Declared app packages the component may import beside the standard one.
+    pub gadgets: &'a [svc_domain::gadgets::GadgetDescriptor],
+    /// Theme `useTheme()` reports; `None`: the default theme.
+    pub theme_id: Option<&'a str>,
+}
+
+/// Renders a compiled component once, headless, and reports what it threw as findings a model
+/// can repair ("rendering against the fixture props threw: TypeError: ..."). A check that cannot
+/// run at all (its engine failed, not the component) logs that and passes.
+pub trait RenderCheck: Send + Sync {
+    fn render(&self, input: &RenderCheckInput<'_>) -> Result<(), Vec<CompileFinding>>;
 }

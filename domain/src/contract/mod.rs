@@ -5,11 +5,13 @@
 //! `docs/contract.schema.json`:
 //! `{ propsSpec?, actionSpec?, streamSpec?, contextSpec?, clientCapabilities?, agentCapabilities? }`.
 
+mod fixture_props;
 mod hashing;
 mod negotiation;
 mod profile;
 mod schema_check;
 
+pub use fixture_props::fixture_props;
 pub use hashing::{canonical_sha256, contract_hash, props_schema_hash, sha256_hex, variant_key};
 pub use negotiation::{Finding, FindingSeverity, Negotiated, NegotiationError, negotiate};
 pub use profile::{PropsSchemaProfile, profile_of};

@@ -1,6 +1,7 @@
 //! `LlmGenerator`: the `standard` and `advanced` generators. Prompt from the contract, stream
-//! the reply (retrying transient provider failures), extract the TSX, compile and check it; on
-//! findings send it back once for repair; then `PRODUCTION_FAILED` with the findings.
+//! the reply (retrying transient provider failures), extract the TSX, compile and check it,
+//! render it once headless when a render check is wired; on findings send it back once for
+//! repair; then `PRODUCTION_FAILED` with the findings.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,10 +9,10 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use svc_application::ports::generation::{
     CompileFinding, Compiler, GeneratedComponent, GenerationError, GenerationProgress, GenerationRequest,
-    GenerationStage, Generator, NoProgress, ProgressSink,
+    GenerationStage, Generator, NoProgress, ProgressSink, RenderCheck, RenderCheckInput,
 };
 use svc_application::services::generation::{ADVANCED_SLUG, STANDARD_SLUG};
-use svc_domain::contract::Contract;
+use svc_domain::contract::{Contract, fixture_props};
 use svc_domain::gadgets;
 use svc_domain::model_route::{ModelEntry, ModelRegistry};
 
@@ -66,6 +67,8 @@ pub struct LlmGenerator {
     providers: Arc<Vec<ProviderConfig>>,
     registry: Arc<ModelRegistry>,
     compiler: Arc<dyn Compiler>,
+    /// Renders each compiled reply once; `None` accepts what compiles.
+    render_check: Option<Arc<dyn RenderCheck>>,
     http: reqwest::Client,
     settings: Arc<LlmSettings>,
 }
@@ -88,8 +91,18 @@ impl LlmGenerator {
             providers: Arc::new(providers),
             registry: Arc::new(registry),
             compiler,
+            render_check: None,
             http,
             settings: Arc::new(settings),
+        }
+    }
+
+    /// Renders every reply that compiles once against fixture props; what it throws goes to the
+    /// repair round like a compiler finding.
+    pub fn with_render_check(self, render_check: Arc<dyn RenderCheck>) -> Self {
+        Self {
+            render_check: Some(render_check),
+            ..self
         }
     }
 
@@ -219,16 +232,21 @@ impl LlmGenerator {
         }
     }
 
-    /// Compiles `tsx`; for `advanced`, also validates it. `Ok` carries the validator score.
-    fn check(
+    /// Compiles `tsx` and renders it once; for `advanced`, also validates it. `Ok` carries the
+    /// validator score.
+    async fn check(
         &self,
         tsx: &str,
         request: &GenerationRequest,
         allowed: &[String],
     ) -> Result<Option<f64>, Vec<CompileFinding>> {
-        self.compiler
+        let compiled = self
+            .compiler
             .compile(tsx, allowed)
             .map_err(|failure| failure.findings)?;
+        if let Some(render_check) = &self.render_check {
+            render_once(render_check.clone(), compiled.code, request).await?;
+        }
         Ok(match self.flavour {
             Flavour::Standard => None,
             Flavour::Advanced => Some(validate(tsx, &request.contract).score),
@@ -295,7 +313,7 @@ impl Generator for LlmGenerator {
                     progress
                         .report(GenerationProgress::stage(GenerationStage::Compiling, round))
                         .await;
-                    match self.check(&tsx, request, &allowed) {
+                    match self.check(&tsx, request, &allowed).await {
                         Ok(None) => return Ok(self.component(tsx, entry, None)),
                         Ok(Some(score)) if score >= REPAIR_BELOW || round == 2 => {
                             let best = match best_advanced.take() {
@@ -347,6 +365,36 @@ impl LlmGenerator {
             validator_score,
         }
     }
+}
+
+/// The render check on a blocking thread: it runs a JavaScript engine for up to its time budget.
+async fn render_once(
+    render_check: Arc<dyn RenderCheck>,
+    code: String,
+    request: &GenerationRequest,
+) -> Result<(), Vec<CompileFinding>> {
+    let props = request.fixture_props.clone().unwrap_or_else(|| {
+        let contract = Contract::from_agreed(request.contract.as_object().cloned().unwrap_or_default());
+        fixture_props(&contract.props_schema())
+    });
+    let contract = request.contract.clone();
+    let gadgets = request.gadgets.clone();
+    let theme_id = request.theme_id.clone();
+    let outcome = tokio::task::spawn_blocking(move || {
+        render_check.render(&RenderCheckInput {
+            code: &code,
+            props: &props,
+            contract: &contract,
+            gadgets: &gadgets,
+            theme_id: theme_id.as_deref(),
+        })
+    })
+    .await;
+    outcome.unwrap_or_else(|panicked| {
+        // A fault of the check, not of the component: accept what compiled.
+        tracing::error!(error = %panicked, "the render check panicked");
+        Ok(())
+    })
 }
 
 fn findings_text(findings: &[CompileFinding]) -> String {

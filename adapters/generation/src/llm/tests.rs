@@ -68,6 +68,7 @@ fn fast_settings() -> LlmSettings {
     }
 }
 
+/// The pipeline as the server wires it: every component that compiles is also rendered once.
 fn generator(fake: &FakeProvider, flavour: Flavour, settings: LlmSettings) -> LlmGenerator {
     LlmGenerator::new(
         flavour,
@@ -76,6 +77,7 @@ fn generator(fake: &FakeProvider, flavour: Flavour, settings: LlmSettings) -> Ll
         Arc::new(svc_compiler::OxcCompiler::new()),
         settings,
     )
+    .with_render_check(Arc::new(svc_render_check::QuickJsRenderCheck::default()))
 }
 
 fn chat(model: &str) -> ChatRequest {
@@ -581,6 +583,37 @@ async fn two_broken_replies_fail_with_the_findings() {
     assert_eq!(error.render_code(), "PRODUCTION_FAILED");
     assert!(error.to_string().contains("no ```tsx code block"), "{error}");
     assert_eq!(fake.request_count(), 2, "exactly one repair round");
+}
+
+#[tokio::test]
+async fn without_props_the_render_check_uses_the_least_props_the_contract_admits() {
+    // `title` is required (synthesized as ""), `rows` optional (absent): a component guarding
+    // the optional field renders; one mapping it unguarded is sent back with the error.
+    let contract = json!({ "propsSpec": { "type": "object", "required": ["title"], "properties": {
+        "title": { "type": "string" },
+        "rows": { "type": "array", "items": { "type": "string" } } } } });
+    let unguarded = "import { useProps } from \"@svc/gadgets\";\n\
+        export default function Card() {\n\
+          const { title, rows } = useProps<{ title: string; rows?: string[] }>();\n\
+          return <ul title={title.toUpperCase()}>{rows!.map((r) => <li key={r}>{r}</li>)}</ul>;\n\
+        }";
+    let guarded = unguarded.replace("rows!.map", "(rows ?? []).map");
+    let fake = FakeProvider::start().await;
+    fake.push(FakeReply::component(unguarded));
+    fake.push(FakeReply::component(&guarded));
+    let component = generator(&fake, Flavour::Standard, fast_settings())
+        .generate(&request_for("openai:gpt-4.1-mini", contract))
+        .await
+        .unwrap();
+    assert_eq!(component.source, guarded.trim());
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2);
+    let repair = requests[1].body["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        repair.contains("threw TypeError: cannot read property 'map' of undefined"),
+        "{repair}"
+    );
+    assert!(repair.contains(r#"useProps() returned {"title":""}"#), "{repair}");
 }
 
 #[tokio::test]

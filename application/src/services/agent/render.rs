@@ -154,6 +154,7 @@ impl AgentService {
                         model: model.map(|m| m.canonical()),
                         theme_id: theme_id.clone(),
                         waited: queued_at.elapsed(),
+                        props: cmd.props.clone(),
                     },
                 )
                 .await?
@@ -380,6 +381,7 @@ impl AgentService {
                 .cloned()
                 .collect(),
             theme_id: Some(generation.theme_id),
+            fixture_props: Some(generation.props),
             ..GenerationRequest::default()
         };
         let generated = match self.ports.generator.generate_with_progress(&request, &lifecycle).await {
@@ -483,6 +485,8 @@ struct Generation {
     model: Option<String>,
     theme_id: String,
     waited: std::time::Duration,
+    /// The render's props: the render check renders the new component with them.
+    props: Value,
 }
 
 /// The wire code of a failure, from the closed set Document 1 allows.

@@ -5,10 +5,13 @@
 //! deployment adds or replaces entries in configuration (`[[generation.models]]`).
 
 /// Models the protocol knows. A deployment may add entries in configuration.
-pub const KNOWN_MODEL_ROUTES: [&str; 9] = [
+pub const KNOWN_MODEL_ROUTES: [&str; 12] = [
     "openai:gpt-4.1",
     "openai:gpt-4.1-mini",
     "openai:gpt-4o",
+    "openai:gpt-5",
+    "openai:gpt-5-mini",
+    "openai:o4-mini",
     "anthropic:claude-sonnet-4-5",
     "anthropic:claude-haiku-4-5",
     "anthropic:claude-opus-4-1",
@@ -17,18 +20,21 @@ pub const KNOWN_MODEL_ROUTES: [&str; 9] = [
     "mistral:mistral-large-latest",
 ];
 
-/// Context window (tokens) and structured-output support of the built-in routes, in the order
-/// of [`KNOWN_MODEL_ROUTES`].
-const KNOWN_MODEL_TRAITS: [(u32, bool); 9] = [
-    (1_047_576, true),
-    (1_047_576, true),
-    (128_000, true),
-    (200_000, false),
-    (200_000, false),
-    (200_000, false),
-    (1_048_576, true),
-    (1_048_576, true),
-    (131_072, true),
+/// Context window (tokens), structured-output support and reasoning kind of the built-in routes,
+/// in the order of [`KNOWN_MODEL_ROUTES`].
+const KNOWN_MODEL_TRAITS: [(u32, bool, bool); 12] = [
+    (1_047_576, true, false),
+    (1_047_576, true, false),
+    (128_000, true, false),
+    (400_000, true, true),
+    (400_000, true, true),
+    (200_000, true, true),
+    (200_000, false, false),
+    (200_000, false, false),
+    (200_000, false, false),
+    (1_048_576, true, false),
+    (1_048_576, true, false),
+    (131_072, true, false),
 ];
 
 /// One route of the model registry.
@@ -39,6 +45,9 @@ pub struct ModelEntry {
     pub context_tokens: u32,
     /// Whether the provider can constrain the reply to a JSON schema.
     pub structured_output: bool,
+    /// A reasoning model (OpenAI's o-series and gpt-5): it takes `max_completion_tokens` instead
+    /// of `max_tokens` and refuses a `temperature`.
+    pub reasoning: bool,
 }
 
 /// The routes `infra.model` accepts.
@@ -53,7 +62,7 @@ impl ModelRegistry {
         let entries = KNOWN_MODEL_ROUTES
             .iter()
             .zip(KNOWN_MODEL_TRAITS)
-            .map(|(route, (context_tokens, structured_output))| {
+            .map(|(route, (context_tokens, structured_output, reasoning))| {
                 let (provider, model) = route.split_once(':').expect("built-in routes are canonical");
                 ModelEntry {
                     route: ModelRoute {
@@ -62,6 +71,7 @@ impl ModelRegistry {
                     },
                     context_tokens,
                     structured_output,
+                    reasoning,
                 }
             })
             .collect();
@@ -159,6 +169,8 @@ mod tests {
             .clone();
         assert_eq!(entry.context_tokens, 200_000);
         assert!(!entry.structured_output);
+        assert!(!entry.reasoning);
+        assert!(ModelRegistry::builtin().lookup("openai:gpt-5").unwrap().reasoning);
     }
 
     #[test]
@@ -167,6 +179,7 @@ mod tests {
             route: parse_route_syntax("ollama:llama3.1").unwrap(),
             context_tokens: 8192,
             structured_output: true,
+            reasoning: false,
         };
         let registry = ModelRegistry::builtin().with(local.clone());
         assert_eq!(registry.lookup("ollama/llama3.1"), Ok(&local));
@@ -175,6 +188,7 @@ mod tests {
             route: parse_route_syntax("openai:gpt-4o").unwrap(),
             context_tokens: 1000,
             structured_output: false,
+            reasoning: false,
         };
         let registry = registry.with(smaller.clone());
         assert_eq!(registry.lookup("openai:gpt-4o"), Ok(&smaller));

@@ -62,6 +62,7 @@ fn model_registry(settings: &GenerationSettings) -> Result<ModelRegistry, String
                 route,
                 context_tokens: model.context_tokens,
                 structured_output: model.structured_output,
+                reasoning: model.reasoning,
             }))
         })
 }
@@ -131,9 +132,14 @@ mod tests {
             route: "ollama/llama3.1".into(),
             context_tokens: 131_072,
             structured_output: true,
+            reasoning: true,
         });
         let registry = model_registry(&settings).unwrap();
         assert!(registry.routes().contains(&"ollama:llama3.1".to_owned()));
+        assert!(
+            registry.lookup("ollama:llama3.1").unwrap().reasoning,
+            "the entry's reasoning flag is kept"
+        );
         settings.models[0].route = "acme:model".into();
         assert!(model_registry(&settings).unwrap_err().contains("acme"));
         settings.models.clear();

@@ -204,6 +204,9 @@ pub struct ModelSettings {
     pub context_tokens: u32,
     #[serde(default)]
     pub structured_output: bool,
+    /// An OpenAI reasoning model: `max_completion_tokens`, no `temperature`.
+    #[serde(default)]
+    pub reasoning: bool,
 }
 
 fn builtin_slug() -> String {

@@ -64,6 +64,7 @@ async fn one_generation_against_a_real_provider() {
             route: parsed,
             context_tokens: 32_768,
             structured_output: false,
+            reasoning: false,
         });
     }
     let generator = LlmGenerator::new(

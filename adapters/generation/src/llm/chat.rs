@@ -43,6 +43,9 @@ pub struct ChatRequest {
     pub temperature: f32,
     /// Constrain the reply to [`component_schema`] (providers with structured output).
     pub json_reply: bool,
+    /// A reasoning model (`ModelEntry::reasoning`): OpenAI's wire sends `max_completion_tokens`
+    /// and no `temperature`.
+    pub reasoning: bool,
 }
 
 /// The JSON Schema of a structured reply: `{ "tsx": "<the component source>" }`.

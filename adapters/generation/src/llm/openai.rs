@@ -22,9 +22,15 @@ pub fn request(http: &reqwest::Client, provider: &ProviderConfig, chat: &ChatReq
         "model": chat.model,
         "messages": messages,
         "stream": true,
-        "max_tokens": chat.max_output_tokens,
-        "temperature": chat.temperature,
     });
+    if chat.reasoning {
+        // Reasoning models refuse `max_tokens` and any temperature but the default; their
+        // completion budget covers the hidden reasoning tokens too.
+        body["max_completion_tokens"] = json!(chat.max_output_tokens);
+    } else {
+        body["max_tokens"] = json!(chat.max_output_tokens);
+        body["temperature"] = json!(chat.temperature);
+    }
     if chat.json_reply {
         body["response_format"] = json!({
             "type": "json_schema",

@@ -293,6 +293,7 @@ impl Generator for LlmGenerator {
             max_output_tokens,
             temperature: self.settings.temperature,
             json_reply,
+            reasoning: entry.reasoning,
         };
         let contract = Contract::from_agreed(request.contract.as_object().cloned().unwrap_or_default());
         let mut allowed = contract.gadget_packages();

@@ -52,6 +52,7 @@ fn registry() -> ModelRegistry {
         route: parse_route_syntax("ollama:llama3.1").unwrap(),
         context_tokens: 131_072,
         structured_output: true,
+        reasoning: false,
     })
 }
 
@@ -88,6 +89,7 @@ fn chat(model: &str) -> ChatRequest {
         max_output_tokens: 256,
         temperature: 0.0,
         json_reply: false,
+        reasoning: false,
     }
 }
 
@@ -673,6 +675,29 @@ async fn a_request_without_a_model_needs_a_default() {
         .await
         .unwrap();
     assert_eq!(component.model.as_deref(), Some("ollama:llama3.1"));
+}
+
+/// OpenAI's reasoning models refuse `max_tokens` and a temperature: their routes send
+/// `max_completion_tokens` and no temperature, the other models keep both.
+#[tokio::test]
+async fn reasoning_routes_send_max_completion_tokens_and_no_temperature() {
+    let fake = FakeProvider::start().await;
+    for (route, reasoning) in [
+        ("openai:gpt-5", true),
+        ("openai:o4-mini", true),
+        ("openai:gpt-4o", false),
+    ] {
+        let before = fake.request_count();
+        fake.push(FakeReply::text(json!({ "tsx": GOOD }).to_string()));
+        generator(&fake, Flavour::Standard, fast_settings())
+            .generate(&request_for(route, title_contract()))
+            .await
+            .unwrap_or_else(|e| panic!("{route}: {e}"));
+        let body = &fake.requests()[before].body;
+        assert_eq!(body["max_completion_tokens"].is_u64(), reasoning, "{route}: {body}");
+        assert_eq!(body.get("max_tokens").is_none(), reasoning, "{route}: {body}");
+        assert_eq!(body.get("temperature").is_none(), reasoning, "{route}: {body}");
+    }
 }
 
 #[tokio::test]

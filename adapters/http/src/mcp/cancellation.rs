@@ -114,7 +114,8 @@ mod tests {
             );
             assert!(requests.cancel("me", &json!({ "requestId": 7, "reason": "user" })));
         };
-        let (answer, ()) = tokio::join!(requests.run("me", &json!(7), slow), cancel_later);
+        let id = json!(7);
+        let (answer, ()) = tokio::join!(requests.run("me", &id, slow), cancel_later);
         assert_eq!(answer.unwrap_err().code, REQUEST_CANCELLED);
         assert!(requests.lock().is_empty());
     }

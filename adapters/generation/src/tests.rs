@@ -233,6 +233,40 @@ fn every_contract_shape_compiles() {
     }
 }
 
+/// The render check must not reject what the built-in generator writes: every shape renders with
+/// the least props its contract admits, and with props that fill the optional fields too.
+#[test]
+fn every_contract_shape_renders_in_the_render_check() {
+    use svc_application::ports::generation::{RenderCheck, RenderCheckInput};
+    use svc_domain::contract::fixture_props;
+
+    let check = svc_render_check::QuickJsRenderCheck::default();
+    let full_table = json!({ "title": "Open", "orders": [{ "id": 1, "customer": "Ada",
+        "placedAt": "2025-01-02T03:04:05Z", "shipDate": "2025-01-03", "tracking": "https://t.example/1",
+        "paid": true, "total": 12.5 }] });
+    for (name, contract) in all_contracts() {
+        let code = OxcCompiler
+            .compile(&generate(contract.clone()), &["@svc/gadgets".to_string()])
+            .expect("compiles")
+            .code;
+        let least = fixture_props(contract.get("propsSpec").unwrap_or(&json!({ "type": "object" })));
+        let mut fixtures = vec![least];
+        if name == "table" {
+            fixtures.push(full_table.clone());
+        }
+        for props in fixtures {
+            let outcome = check.render(&RenderCheckInput {
+                code: &code,
+                props: &props,
+                contract: &contract,
+                gadgets: &[],
+                theme_id: None,
+            });
+            assert_eq!(outcome, Ok(()), "{name} with {props}");
+        }
+    }
+}
+
 #[test]
 fn generation_is_deterministic() {
     for (name, contract) in all_contracts() {

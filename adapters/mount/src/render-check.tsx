@@ -7,7 +7,7 @@
 // The Rust side evaluates this script, calls `prepare`, declares one shim module per specifier
 // it returns, evaluates the component module, and calls `render` with its namespace.
 
-import './render-check-globals';
+import { inert } from './render-check-globals';
 import { createElement, type ComponentType, type ReactNode } from 'react';
 import { renderToString } from 'react-dom/server.browser';
 import { setActiveMount, type GadgetHost } from './gadgets';
@@ -79,26 +79,6 @@ class CheckHost implements GadgetHost {
   }
 }
 
-/** A value a declared package's hook returns: every property, call and iteration gives another,
- * and it reads as '' in text, so a component using it the way the real package intends renders. */
-function inert(): unknown {
-  const proxy: unknown = new Proxy(function inertValue() {}, {
-    get(_target, key) {
-      if (key === Symbol.toPrimitive) return () => '';
-      if (key === Symbol.iterator) return function* () {
-        yield proxy;
-        yield proxy;
-      };
-      if (key === 'then' || key === '$$typeof') return undefined;
-      if (key === 'length') return 0;
-      return proxy;
-    },
-    apply: () => proxy,
-    construct: () => proxy as object,
-  });
-  return proxy;
-}
-
 function stubPackage(components: string[], hooks: string[]): Record<string, unknown> {
   const namespace: Record<string, unknown> = {};
   for (const name of components) {
@@ -106,6 +86,7 @@ function stubPackage(components: string[], hooks: string[]): Record<string, unkn
     Object.defineProperty(Stub, 'name', { value: name });
     namespace[name] = Stub;
   }
+  // Only the descriptors are known here: a hook gives an inert value.
   for (const name of hooks) namespace[name] = () => inert();
   return namespace;
 }

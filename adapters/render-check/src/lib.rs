@@ -10,7 +10,7 @@ mod engine;
 
 use std::time::Duration;
 
-use svc_application::ports::generation::{CompileFinding, RenderCheck, RenderCheckInput};
+use svc_application::ports::generation::{RenderCheck, RenderCheckFailure, RenderCheckInput};
 
 pub use engine::RENDER_CHECK_JS;
 
@@ -48,19 +48,14 @@ impl QuickJsRenderCheck {
 }
 
 impl RenderCheck for QuickJsRenderCheck {
-    fn render(&self, input: &RenderCheckInput<'_>) -> Result<(), Vec<CompileFinding>> {
+    fn render(&self, input: &RenderCheckInput<'_>) -> Result<(), RenderCheckFailure> {
         match engine::run(input, &self.limits) {
             Ok(engine::Outcome::Rendered(markup)) => {
                 tracing::debug!(markup_bytes = markup.len(), "the render check passed");
                 Ok(())
             }
-            Ok(engine::Outcome::Threw(finding)) => Err(vec![finding]),
-            Err(fault) => {
-                // The engine failed, not the component: the check passes rather than blame the
-                // model for it.
-                tracing::error!(%fault, "the render check could not run");
-                Ok(())
-            }
+            Ok(engine::Outcome::Threw(finding)) => Err(RenderCheckFailure::Findings(vec![finding])),
+            Err(fault) => Err(RenderCheckFailure::Unavailable(fault.to_string())),
         }
     }
 }

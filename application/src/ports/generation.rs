@@ -225,9 +225,19 @@ pub struct RenderCheckInput<'a> {
     pub theme_id: Option<&'a str>,
 }
 
-/// Renders a compiled component once, headless, and reports what it threw as findings a model
-/// can repair ("rendering against the fixture props threw: TypeError: ..."). A check that cannot
-/// run at all (its engine failed, not the component) logs that and passes.
+/// Why a render check did not pass.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderCheckFailure {
+    /// The component threw, looped or exhausted its budget: findings a model can repair
+    /// ("rendering the component against the fixture props threw TypeError: ...").
+    #[error("the component failed to render: {}", .0.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join("; "))]
+    Findings(Vec<CompileFinding>),
+    /// The check itself could not run (its engine failed, not the component).
+    #[error("the render check could not run: {0}")]
+    Unavailable(String),
+}
+
+/// Renders a compiled component once, headless, against fixture props.
 pub trait RenderCheck: Send + Sync {
-    fn render(&self, input: &RenderCheckInput<'_>) -> Result<(), Vec<CompileFinding>>;
+    fn render(&self, input: &RenderCheckInput<'_>) -> Result<(), RenderCheckFailure>;
 }

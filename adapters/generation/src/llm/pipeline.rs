@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use svc_application::ports::generation::{
     CompileFinding, Compiler, GeneratedComponent, GenerationError, GenerationProgress, GenerationRequest,
-    GenerationStage, Generator, NoProgress, ProgressSink, RenderCheck, RenderCheckInput,
+    GenerationStage, Generator, NoProgress, ProgressSink, RenderCheck, RenderCheckFailure, RenderCheckInput,
 };
 use svc_application::services::generation::{ADVANCED_SLUG, STANDARD_SLUG};
 use svc_domain::contract::{Contract, fixture_props};
@@ -391,11 +391,20 @@ async fn render_once(
         })
     })
     .await;
-    outcome.unwrap_or_else(|panicked| {
-        // A fault of the check, not of the component: accept what compiled.
-        tracing::error!(error = %panicked, "the render check panicked");
-        Ok(())
-    })
+    match outcome {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(RenderCheckFailure::Findings(findings))) => Err(findings),
+        // A fault of the check, not of the component: accept what compiled rather than blame
+        // the model for it.
+        Ok(Err(RenderCheckFailure::Unavailable(fault))) => {
+            tracing::error!(%fault, "the render check could not run; the component is accepted unchecked");
+            Ok(())
+        }
+        Err(panicked) => {
+            tracing::error!(error = %panicked, "the render check panicked; the component is accepted unchecked");
+            Ok(())
+        }
+    }
 }
 
 fn findings_text(findings: &[CompileFinding]) -> String {

@@ -7,7 +7,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::json;
 use svc_application::ports::generation::{
-    GenerationError, GenerationProgress, GenerationRequest, GenerationStage, Generator, ProgressSink,
+    GenerationError, GenerationProgress, GenerationRequest, GenerationStage, Generator, ProgressSink, RenderCheck,
+    RenderCheckFailure, RenderCheckInput,
 };
 use svc_domain::model_route::{ModelEntry, ModelRegistry, parse_route_syntax};
 
@@ -616,6 +617,25 @@ async fn without_props_the_render_check_uses_the_least_props_the_contract_admits
         "{repair}"
     );
     assert!(repair.contains(r#"useProps() returned {"title":""}"#), "{repair}");
+}
+
+#[tokio::test]
+async fn a_render_check_that_cannot_run_accepts_what_compiled() {
+    struct Broken;
+    impl RenderCheck for Broken {
+        fn render(&self, _: &RenderCheckInput<'_>) -> Result<(), RenderCheckFailure> {
+            Err(RenderCheckFailure::Unavailable("the engine failed to start".into()))
+        }
+    }
+    let fake = FakeProvider::start().await;
+    fake.push(FakeReply::component(GOOD));
+    let component = generator(&fake, Flavour::Standard, fast_settings())
+        .with_render_check(Arc::new(Broken))
+        .generate(&request_for("openai:gpt-4.1-mini", title_contract()))
+        .await
+        .unwrap();
+    assert_eq!(component.source, GOOD.trim());
+    assert_eq!(fake.request_count(), 1, "no repair round for the check's own fault");
 }
 
 #[tokio::test]

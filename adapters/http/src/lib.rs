@@ -1,5 +1,6 @@
 //! poem routes of the service: `/mcp` (JSON-RPC over MCP Streamable HTTP), `/healthz`, `/readyz`.
 
+mod client_address;
 mod guard;
 mod health;
 mod live;

@@ -9,4 +9,5 @@ pub mod generation;
 pub mod oauth;
 pub mod operator;
 pub mod pairing;
+pub mod rate_limit;
 pub mod tool_channels;

@@ -12,9 +12,9 @@ use svc_application::services::oauth::{
 
 use super::consent_page::{ConsentForm, error_page};
 use super::params::{MAX_BODY_BYTES, Params};
-use super::rate_limit::client_ip;
 use super::{OAuth, enabled, no_store, not_found};
 use crate::HttpState;
+use crate::client_address::client_ip;
 
 /// HTTP 302 to `location` (Document 2 names 302 for both the code and the consent URL).
 fn redirect(location: &str) -> Response {

@@ -37,7 +37,8 @@ pub use rate_limit::{REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
 pub struct OAuthOptions {
     /// An external consent page; absent: the built-in form.
     pub consent_url: Option<String>,
-    /// Rate-limit registration by the last `X-Forwarded-For` address instead of the peer address.
+    /// Rate-limit registration and consent by the last `X-Forwarded-For` address instead of the
+    /// peer address.
     pub trust_proxy: bool,
 }
 
@@ -57,10 +58,11 @@ impl OAuth {
                 return Err(format!("oauth.consent_url {consent_url:?} must be an http(s) URL"));
             }
         }
+        let registrations = PerAddressLimit::registrations(service.clock());
         Ok(Self {
             service,
             options,
-            registrations: PerAddressLimit::registrations(),
+            registrations,
             pair_code_attempts: PerAddressLimit::pair_code_attempts(),
         })
     }

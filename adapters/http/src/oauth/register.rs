@@ -12,9 +12,9 @@ use svc_application::services::oauth::{RegisterClient, RegisterError};
 use svc_domain::oauth::{ClientName, RedirectUri};
 
 use super::params::MAX_BODY_BYTES;
-use super::rate_limit::client_ip;
 use super::{enabled, no_store, not_found};
 use crate::HttpState;
+use crate::client_address::client_ip;
 
 fn refused(code: &str, description: &str) -> Response {
     no_store(

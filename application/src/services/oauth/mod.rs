@@ -71,6 +71,11 @@ impl OAuthService {
         &self.issuer
     }
 
+    /// The clock the service reads, shared with the transport's rate limits.
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.ports.clock.clone()
+    }
+
     /// Whether the deployment knows `resource` (for the app-scoped protected-resource metadata).
     pub async fn knows_resource(
         &self,

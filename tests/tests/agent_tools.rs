@@ -519,6 +519,13 @@ async fn list_sessions_filters_by_host_session_and_limits(app: TestApp) {
         row["createdAt"].as_str().unwrap().ends_with('Z'),
         "ISO 8601 strings here"
     );
+    // An active row carries a wsToken that subscribes to its session (a host re-mounting it).
+    let token = row["wsToken"].as_str().expect("an active row carries a wsToken");
+    assert!(row["wsTokenExpiresAt"].as_str().unwrap().ends_with('Z'));
+    let mut ws = svc_tests::live::LiveClient::connect(&app.base).await;
+    ws.send("subscribe", json!({ "sessionId": row["sessionId"], "wsToken": token }))
+        .await;
+    ws.expect("ack").await;
     let limited = app.tool_ok("svc_list_sessions", json!({ "limit": 1 })).await;
     assert_eq!(limited["sessions"].as_array().unwrap().len(), 1);
     for bad in [0, 201] {
@@ -602,6 +609,27 @@ async fn a_session_whose_ttl_elapsed_is_expired() {
         )
         .await;
     assert_eq!(err["code"], -32002);
+    // Every other tool answers an expired session like a missing one, and a read never revives it.
+    for (tool, arguments) in [
+        ("svc_get_session", json!({ "sessionId": session })),
+        ("svc_get_render_source", json!({ "sessionId": session })),
+        (
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": "x" }),
+        ),
+        ("svc_runtime_refresh_ws_token", json!({ "sessionId": session })),
+        (
+            "svc_runtime_sync_context",
+            json!({ "sessionId": session, "context": {} }),
+        ),
+    ] {
+        let err = app.tool_rpc_error(tool, arguments).await;
+        assert_eq!(err["code"], -32002, "{tool}: {err}");
+    }
     let listed = app.tool_ok("svc_list_sessions", json!({})).await;
     assert_eq!(listed["sessions"][0]["status"], "expired");
+    assert!(
+        listed["sessions"][0].get("wsToken").is_none(),
+        "no token for a session that cannot be subscribed"
+    );
 }

@@ -9,6 +9,7 @@ use svc_application::services::agent::{
     RenderResult,
 };
 use svc_domain::contract::Finding;
+use svc_domain::session::SessionStatus;
 use svc_protocol::*;
 
 use super::errors::{ToolFailure, map_agent_error};
@@ -190,6 +191,7 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
                 limit: a.limit.unwrap_or(0),
             };
             let rows = agent.list_sessions(caller, query).await.map_err(map_agent_error)?;
+            let now = chrono::Utc::now();
             let sessions: Vec<Value> = rows
                 .iter()
                 .map(|(s, status)| {
@@ -204,6 +206,13 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
                     }
                     if let Some(h) = &s.host.host_session_id {
                         row["hostSessionId"] = json!(h);
+                    }
+                    // A host re-mounting a card from its history subscribes with this; a session
+                    // that can no longer be subscribed to gets none.
+                    if *status == SessionStatus::Active {
+                        let (token, expires_at) = state.tokens.mint(&s.session_id, &s.app_id, now);
+                        row["wsToken"] = json!(token);
+                        row["wsTokenExpiresAt"] = json!(iso(expires_at));
                     }
                     row
                 })
@@ -284,7 +293,7 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
         "svc_runtime_refresh_ws_token" => {
             let a: RefreshWsTokenArgs = args(arguments)?;
             let session = agent
-                .session_for(caller, &a.session_id)
+                .unexpired_session_for(caller, &a.session_id)
                 .await
                 .map_err(map_agent_error)?;
             let (token, expires_at) = state

@@ -146,7 +146,7 @@ impl AgentService {
 
     /// `svc_runtime_sync_context`: validates and stores the card's slot values; returns the snapshot.
     pub async fn sync_context(&self, caller: &Caller, session_id: &str, context: Value) -> Result<Value, AgentError> {
-        let session = self.owned_session(caller, session_id).await?;
+        let session = self.unexpired_session(caller, session_id).await?;
         let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
         let slots = self.checked_context(&contract, &session, Some(context))?;
         let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();

@@ -113,4 +113,18 @@ impl AgentService {
             _ => Err(AgentError::SessionNotFound),
         }
     }
+
+    /// The caller's session unless it expired: agent and runtime tools answer an expired session
+    /// like a missing one (-32002, Document 1). A failed render stays readable.
+    pub(super) async fn unexpired_session(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+    ) -> Result<crate::ports::agent::SessionRecord, AgentError> {
+        let session = self.owned_session(caller, session_id).await?;
+        if session.head.status_at(self.ports.clock.now()) == svc_domain::session::SessionStatus::Expired {
+            return Err(AgentError::SessionNotFound);
+        }
+        Ok(session)
+    }
 }

@@ -34,7 +34,8 @@ pub struct RenderSource {
 impl AgentService {
     /// Reads a session and bumps its activity heartbeat.
     pub async fn get_session(&self, caller: &Caller, session_id: &str) -> Result<SessionView, AgentError> {
-        let mut session = self.owned_session(caller, session_id).await?;
+        // An expired session is not revived by a read.
+        let mut session = self.unexpired_session(caller, session_id).await?;
         let now = self.ports.clock.now();
         let before = session.head.last_activity_at;
         session.head.touch(now);
@@ -50,7 +51,7 @@ impl AgentService {
 
     /// The TSX behind a render; does not bump the heartbeat.
     pub async fn get_render_source(&self, caller: &Caller, session_id: &str) -> Result<RenderSource, AgentError> {
-        let session = self.owned_session(caller, session_id).await?;
+        let session = self.unexpired_session(caller, session_id).await?;
         let Some(blueprint_id) = &session.blueprint_id else {
             return Err(AgentError::NoSource(
                 "the render failed and produced no component".into(),
@@ -97,6 +98,11 @@ impl AgentService {
     /// The session as seen by a live-channel or resource reader of the caller's app.
     pub async fn session_for(&self, caller: &Caller, session_id: &str) -> Result<SessionRecord, AgentError> {
         self.owned_session(caller, session_id).await
+    }
+
+    /// The session a runtime tool (`svc_runtime_refresh_ws_token`) acts on: not expired.
+    pub async fn unexpired_session_for(&self, caller: &Caller, session_id: &str) -> Result<SessionRecord, AgentError> {
+        self.unexpired_session(caller, session_id).await
     }
 
     /// Props of a frozen epoch, or of the head when `epoch` is the head.

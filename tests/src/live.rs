@@ -19,6 +19,22 @@ impl LiveClient {
         Self { socket }
     }
 
+    /// A socket whose upgrade request carries `Authorization: Bearer <bearer>`.
+    pub async fn connect_with_bearer(base: &str, bearer: &str) -> Self {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut request = format!("{}/ws", base.replace("http://", "ws://"))
+            .into_client_request()
+            .expect("a websocket request");
+        request.headers_mut().insert(
+            "authorization",
+            format!("Bearer {bearer}").parse().expect("a header value"),
+        );
+        let (socket, _) = tokio_tungstenite::connect_async(request)
+            .await
+            .expect("websocket connects");
+        Self { socket }
+    }
+
     pub async fn send(&mut self, kind: &str, payload: Value) {
         self.send_raw(json!({ "type": kind, "payload": payload }).to_string())
             .await;

@@ -20,6 +20,7 @@ on_every_backend!(Auth::DevAllowAll =>
     garbage_and_oversized_frames_are_answered_not_fatal,
     a_new_render_in_the_same_host_conversation_reaches_mounted_cards,
     the_polling_fallback_carries_the_same_frames,
+    a_bearer_on_the_upgrade_subscribes_its_own_apps,
 );
 
 fn contract() -> Value {
@@ -600,4 +601,87 @@ async fn the_polling_fallback_carries_the_same_frames(app: TestApp) {
         .await
         .unwrap();
     assert_eq!(bad.status(), 401);
+}
+
+/// POSTs one JSON-RPC request to `path` with the app's bearer; returns the whole reply.
+async fn post_rpc(app: &TestApp, path: &str, method: &str, params: Value) -> Value {
+    app.client
+        .post(format!("{}{path}", app.base))
+        .bearer_auth(&app.bearer)
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// A bearer on the upgrade request authenticates the socket like `/mcp`: its default app's
+/// sessions without a token; `appId` picks another app of the same identity (checked like
+/// `/apps/<appId>/mcp`); an app the bearer does not hold, or a mismatched `appId`, is refused.
+async fn a_bearer_on_the_upgrade_subscribes_its_own_apps(app: TestApp) {
+    let (default_session, _) = card(&app).await;
+    let mut ws = LiveClient::connect_with_bearer(&app.base, &app.bearer).await;
+    ws.send("subscribe", json!({ "sessionId": default_session })).await;
+    assert_eq!(ws.expect("ack").await["sessionId"], default_session.as_str());
+
+    // A second app of the same identity, and a card rendered on its endpoint.
+    let made = post_rpc(
+        &app,
+        "/ops",
+        "tools/call",
+        json!({ "name": "svc_ops_create_app", "arguments": { "displayName": "second" } }),
+    )
+    .await;
+    let second = made["result"]["structuredContent"]["appId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("svc_ops_create_app: {made}"))
+        .to_owned();
+    let endpoint = format!("/apps/{second}/mcp");
+    let hs = post_rpc(&app, &endpoint, "tools/call", json!({ "name": "svc_handshake", "arguments": { "intent": "second app card", "blueprintDraft": { "contract": contract() } } })).await;
+    let handshake = &hs["result"]["structuredContent"]["handshakeId"];
+    let rendered = post_rpc(
+        &app,
+        &endpoint,
+        "tools/call",
+        json!({ "name": "svc_render", "arguments": { "handshakeId": handshake, "props": { "title": "t" } } }),
+    )
+    .await;
+    let second_session = rendered["result"]["structuredContent"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("svc_render on {endpoint}: {rendered}"))
+        .to_owned();
+
+    let mut ws = LiveClient::connect_with_bearer(&app.base, &app.bearer).await;
+    ws.send("subscribe", json!({ "sessionId": second_session })).await;
+    assert_eq!(
+        ws.expect("error").await["code"],
+        "AUTH_FAILED",
+        "without appId the bearer means its default app"
+    );
+    ws.send("subscribe", json!({ "sessionId": second_session, "appId": second }))
+        .await;
+    let ack = ws.expect("ack").await;
+    assert_eq!(ack["sessionId"], second_session.as_str());
+    assert_eq!(ack["appId"], second.as_str());
+
+    let mut ws = LiveClient::connect_with_bearer(&app.base, &app.bearer).await;
+    ws.send(
+        "subscribe",
+        json!({ "sessionId": second_session, "appId": "NoSuchApp0000000" }),
+    )
+    .await;
+    assert_eq!(
+        ws.expect("error").await["code"],
+        "AUTH_FAILED",
+        "an app the bearer does not hold"
+    );
+    ws.send("subscribe", json!({ "sessionId": default_session, "appId": second }))
+        .await;
+    assert_eq!(
+        ws.expect("error").await["code"],
+        "AUTH_FAILED",
+        "a session outside the named app"
+    );
 }

@@ -94,7 +94,6 @@ export interface SystemPayload {
   sequence?: number;
   duplicate?: boolean;
   actionId?: string;
-  oldestAvailable?: number;
   [key: string]: unknown;
 }
 

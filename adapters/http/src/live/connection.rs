@@ -13,7 +13,7 @@ use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use super::MAX_FRAME_BYTES;
 use super::frames;
-use super::subscribe::{SubscribeOutcome, Subscribed, subscribe};
+use super::subscribe::{SubscribeOutcome, Subscribed, UpgradeBearer, subscribe};
 use super::tool_channels::{ToolChannels, error_frame_for};
 use crate::HttpState;
 
@@ -86,7 +86,12 @@ pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Optio
     let (mut sink, mut inbound) = stream.split();
     // A bearer on the upgrade authenticates like /mcp; an invalid one is simply not used.
     let bearer_caller = match bearer {
-        Some(b) => state.auth.authenticate(Some(&b)).await.ok(),
+        Some(token) => state
+            .auth
+            .authenticate(Some(&token))
+            .await
+            .ok()
+            .map(|caller| UpgradeBearer { token, caller }),
         None => None,
     };
     let mut bound: Option<Bound> = None;
@@ -199,7 +204,7 @@ async fn handle(
     state: &HttpState,
     text: &str,
     bound: &mut Option<Bound>,
-    bearer_caller: Option<&Caller>,
+    bearer_caller: Option<&UpgradeBearer>,
 ) -> Result<Vec<String>, AgentError> {
     let Ok(frame) = serde_json::from_str::<Value>(text) else {
         return Ok(vec![frames::error("BAD_FRAME", "not JSON")]);

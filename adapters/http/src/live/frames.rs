@@ -11,6 +11,11 @@ pub fn error(code: &str, message: &str) -> String {
     frame("error", json!({ "code": code, "message": message }))
 }
 
+/// The `system` payload that precedes a replay whose cursor is older than the replay buffer.
+pub fn replay_gap() -> Value {
+    json!({ "event": "replay_gap", "message": "the cursor is older than the replay buffer; refetch state" })
+}
+
 fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

@@ -133,7 +133,7 @@ async fn pending(
         Some(_) => {}
     }
     if gap {
-        out.push(json!({ "type": "system", "payload": { "event": "replay_gap" } }));
+        out.push(json!({ "type": "system", "payload": frames::replay_gap() }));
     }
     out.extend(replayed);
     let cursors = json!({ "revision": session.revision, "lastStreamSeq": last_stream_seq, "lastSequence": session.event_sequence });

@@ -49,6 +49,24 @@ fn refused() -> SubscribeOutcome {
     SubscribeOutcome::Refused(frames::error(AUTH_FAILED, "the credentials do not grant this session"))
 }
 
+/// A bearer sent on the upgrade request, and the caller it authenticated (its default app, or
+/// the app its key is locked to).
+pub struct UpgradeBearer {
+    pub token: String,
+    pub caller: Caller,
+}
+
+/// The bearer's caller for the app the subscribe names: `appId` picks another app of the same
+/// identity, checked like `/apps/<appId>/mcp`; `None` when the bearer does not grant that app.
+async fn bearer_caller_for(state: &HttpState, bearer: &UpgradeBearer, app_id: Option<&str>) -> Option<Caller> {
+    match app_id {
+        Some(app_id) if app_id != bearer.caller.app_id => {
+            state.auth.authenticate_for_app(Some(&bearer.token), app_id).await.ok()
+        }
+        _ => Some(bearer.caller.clone()),
+    }
+}
+
 /// Resolves the caller: a bearer on the upgrade, else a session token, else a wsToken.
 /// Returns the caller and whether a session token should be issued.
 fn authenticate(
@@ -89,7 +107,7 @@ fn authenticate(
 pub async fn subscribe(
     state: &HttpState,
     raw: Value,
-    bearer_caller: Option<&Caller>,
+    bearer: Option<&UpgradeBearer>,
 ) -> Result<SubscribeOutcome, AgentError> {
     let payload: SubscribePayload = match serde_json::from_value(raw) {
         Ok(p) => p,
@@ -108,7 +126,14 @@ pub async fn subscribe(
             json!({ "code": "UNSUPPORTED_VERSION", "message": "no common protocol version", "supported": [SERVICE_PROTOCOL_VERSION] }),
         )));
     }
-    let Some((caller, issue_session_token)) = authenticate(state, &payload, bearer_caller) else {
+    let bearer_caller = match bearer {
+        Some(bearer) => match bearer_caller_for(state, bearer, payload.app_id.as_deref()).await {
+            Some(caller) => Some(caller),
+            None => return Ok(refused()),
+        },
+        None => None,
+    };
+    let Some((caller, issue_session_token)) = authenticate(state, &payload, bearer_caller.as_ref()) else {
         return Ok(refused());
     };
     if payload.app_id.as_ref().is_some_and(|a| a != &caller.app_id) {
@@ -140,10 +165,7 @@ pub async fn subscribe(
     );
     frames_out.push(frames::frame("ack", ack));
     if gap {
-        frames_out.push(frames::frame(
-            "system",
-            json!({ "event": "replay_gap", "message": "the cursor is older than the replay buffer; refetch state" }),
-        ));
+        frames_out.push(frames::frame("system", frames::replay_gap()));
     }
     // Session events replay before stream envelopes when both cursors are set.
     if let Some(replay) = actions {

@@ -8,6 +8,7 @@ on_every_backend!(Auth::DevAllowAll =>
     a_repairable_draft_is_amended_with_synth_origin,
     an_unrepairable_draft_is_declined,
     same_intent_and_contract_reuse_the_cached_blueprint,
+    a_property_named_like_an_annotation_keeps_its_contract_apart,
     force_create_replaces_a_cached_blueprint,
     a_rendered_result_carries_identity_and_the_meta_slice,
     props_that_break_the_contract_are_a_contract_violation_and_keep_the_handshake,
@@ -127,6 +128,33 @@ async fn same_intent_and_contract_reuse_the_cached_blueprint(app: TestApp) {
     // The same intent with another contract is an update.
     let changed = handshake(&app, "order approval", json!({ "propsSpec": { "type": "object" } })).await;
     assert_eq!(changed["action"], "update");
+}
+
+/// `title` is an annotation keyword of a schema, but a property called `title` is props shape: a
+/// component cached for a string title is not served for a numeric one.
+async fn a_property_named_like_an_annotation_keeps_its_contract_apart(app: TestApp) {
+    let titled = |ty: &str| json!({ "propsSpec": { "type": "object", "properties": { "title": { "type": ty } }, "required": ["title"] } });
+    let first = app.render("task card", titled("string"), json!({ "title": "A" })).await;
+    let hs = handshake(&app, "task card", titled("number")).await;
+    assert_eq!(hs["action"], "update", "{hs}");
+    assert_eq!(hs["suggestion"]["origin"], "agent");
+    assert_ne!(hs["suggestion"]["blueprintMeta"]["blueprintId"], first["blueprintId"]);
+    let second = app
+        .tool_ok(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "title": 7 } }),
+        )
+        .await;
+    assert_ne!(second["contractHash"], first["contractHash"]);
+    assert_eq!(second["cache"]["hit"], false);
+    // A reworded description of the same shape is still the cached component.
+    let reworded = json!({ "propsSpec": { "type": "object", "description": "a task", "properties": { "title": { "type": "string", "description": "its name" } }, "required": ["title"] } });
+    let again = handshake(&app, "task card", reworded).await;
+    assert_eq!(again["action"], "reuse");
+    assert_eq!(
+        again["suggestion"]["blueprintMeta"]["blueprintId"],
+        first["blueprintId"]
+    );
 }
 
 async fn force_create_replaces_a_cached_blueprint(app: TestApp) {

@@ -33,7 +33,7 @@ async fn defaults_of(db: &DatabaseConnection, owner: &str) -> Vec<String> {
 }
 
 async fn duplicate_defaults_keep_the_oldest_and_cannot_come_back(db: DatabaseConnection) {
-    Migrator::down(&db, Some(1)).await.unwrap();
+    support::roll_back_through(&db, "m20261126_000006_one_default_app").await;
     for (app, owner, created) in [
         ("later", "racer", "2026-01-01T00:00:02Z"),
         ("oldest", "racer", "2026-01-01T00:00:01Z"),

@@ -6,9 +6,48 @@ use sha2::{Digest, Sha256};
 
 use super::Contract;
 
-/// Keywords that annotate a schema without changing the data it accepts; they are dropped before
-/// hashing so rewording a description keeps the same contractHash.
+/// Keywords that annotate a schema without changing the data it accepts; they are dropped from a
+/// schema object's own keys before hashing, so rewording a description keeps the same
+/// contractHash. A property, `$defs` entry, intent, channel or slot that happens to carry one of
+/// these names is data flow and is kept.
 const ANNOTATION_KEYWORDS: [&str; 5] = ["description", "title", "examples", "$comment", "default"];
+
+/// Schema keywords whose value is one schema.
+const SCHEMA_KEYWORDS: [&str; 12] = [
+    "items",
+    "additionalItems",
+    "contains",
+    "additionalProperties",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+];
+
+/// Schema keywords whose value is an array of schemas (`items` too, in its pre-2020 array form).
+const SCHEMA_ARRAY_KEYWORDS: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
+
+/// Schema keywords whose value maps names to schemas: the names are data, the values schemas.
+const SCHEMA_MAP_KEYWORDS: [&str; 5] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// Keys of an `actionSpec` or `streamSpec` entry that do not shape the data flow.
+const ENTRY_ANNOTATIONS: [&str; 1] = ["description"];
+
+/// Keys of a `contextSpec` slot that do not shape the data flow: its `description`, and its
+/// `default`, the value the slot starts with. A default is a value, not a shape: the mount reads
+/// it from the session's own contract (never from the component), so a cached component serves a
+/// contract with another default unchanged and the slot still starts at the caller's default.
+const SLOT_ANNOTATIONS: [&str; 2] = ["description", "default"];
 
 /// sha256 lowercase hex of raw bytes (content addresses of compiled code).
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -39,15 +78,89 @@ pub fn props_schema_hash(enforced_schema: &Value) -> String {
     canonical_sha256(enforced_schema)
 }
 
-fn strip_annotations(value: &Value) -> Value {
+/// The contract with annotations removed where they annotate: a schema's own keywords and an
+/// entry's own keys. Names chosen by the contract (properties, `$defs`, intents, channels, slots)
+/// are kept whatever they are, and so is every other value.
+fn strip_annotations(contract: &Value) -> Value {
+    let Value::Object(sections) = contract else {
+        return contract.clone();
+    };
+    let stripped = sections.iter().map(|(key, value)| {
+        let value = match key.as_str() {
+            "propsSpec" => strip_schema(value),
+            "actionSpec" | "streamSpec" => strip_entries(value, &ENTRY_ANNOTATIONS),
+            "contextSpec" => strip_entries(value, &SLOT_ANNOTATIONS),
+            _ => value.clone(),
+        };
+        (key.clone(), value)
+    });
+    Value::Object(stripped.collect())
+}
+
+/// A named-entry section (`{ "<name>": { schema, ... } }`): each entry loses its `annotations`
+/// and its `schema` is stripped as a schema.
+fn strip_entries(section: &Value, annotations: &[&str]) -> Value {
+    let Value::Object(entries) = section else {
+        return section.clone();
+    };
+    let stripped = entries.iter().map(|(name, entry)| {
+        let entry = match entry {
+            Value::Object(keys) => Value::Object(
+                keys.iter()
+                    .filter(|(key, _)| !annotations.contains(&key.as_str()))
+                    .map(|(key, value)| match key.as_str() {
+                        "schema" => (key.clone(), strip_schema(value)),
+                        _ => (key.clone(), value.clone()),
+                    })
+                    .collect(),
+            ),
+            other => other.clone(),
+        };
+        (name.clone(), entry)
+    });
+    Value::Object(stripped.collect())
+}
+
+/// A JSON Schema without its annotation keywords, at every depth that is itself a schema.
+/// Keyword values that are data (`enum`, `const`, `required`, unknown keywords) are kept verbatim.
+fn strip_schema(schema: &Value) -> Value {
+    let Value::Object(keywords) = schema else {
+        // `true` / `false`, or something that is no schema: nothing annotates it.
+        return schema.clone();
+    };
+    let stripped = keywords
+        .iter()
+        .filter(|(keyword, _)| !ANNOTATION_KEYWORDS.contains(&keyword.as_str()))
+        .map(|(keyword, value)| {
+            let value = if SCHEMA_MAP_KEYWORDS.contains(&keyword.as_str()) {
+                strip_schema_map(value)
+            } else if SCHEMA_KEYWORDS.contains(&keyword.as_str()) || SCHEMA_ARRAY_KEYWORDS.contains(&keyword.as_str()) {
+                strip_subschemas(value)
+            } else {
+                value.clone()
+            };
+            (keyword.clone(), value)
+        });
+    Value::Object(stripped.collect())
+}
+
+/// One schema, or an array of schemas.
+fn strip_subschemas(value: &Value) -> Value {
     match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| !ANNOTATION_KEYWORDS.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), strip_annotations(v)))
+        Value::Array(schemas) => Value::Array(schemas.iter().map(strip_schema).collect()),
+        schema => strip_schema(schema),
+    }
+}
+
+/// `{ "<name>": schema }`: the names are kept, each schema is stripped.
+fn strip_schema_map(value: &Value) -> Value {
+    match value {
+        Value::Object(named) => Value::Object(
+            named
+                .iter()
+                .map(|(name, schema)| (name.clone(), strip_schema(schema)))
                 .collect(),
         ),
-        Value::Array(items) => Value::Array(items.iter().map(strip_annotations).collect()),
         other => other.clone(),
     }
 }
@@ -76,6 +189,122 @@ mod tests {
         let c = contract(json!({ "propsSpec": { "type": "array" } }));
         assert_eq!(contract_hash(&a), contract_hash(&b));
         assert_ne!(contract_hash(&a), contract_hash(&c));
+    }
+
+    /// Pairs of contracts that differ in shape: a name that is also an annotation keyword is data
+    /// flow wherever the contract chooses names, and values that are data are kept.
+    #[test]
+    fn names_that_look_like_annotations_change_the_contract_hash() {
+        let pairs = [
+            (
+                "a property named title is a property",
+                json!({ "propsSpec": { "type": "object", "properties": { "title": { "type": "string" }, "n": { "type": "number" } } } }),
+                json!({ "propsSpec": { "type": "object", "properties": { "n": { "type": "number" } } } }),
+            ),
+            (
+                "the type of a property named title",
+                json!({ "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } } } }),
+                json!({ "propsSpec": { "type": "object", "properties": { "title": { "type": "number" } } } }),
+            ),
+            (
+                "a nested property named description",
+                json!({ "propsSpec": { "type": "object", "properties": { "rows": { "type": "array", "items": { "type": "object", "properties": { "description": { "type": "string" } } } } } } }),
+                json!({ "propsSpec": { "type": "object", "properties": { "rows": { "type": "array", "items": { "type": "object", "properties": {} } } } } }),
+            ),
+            (
+                "a $defs entry named default",
+                json!({ "propsSpec": { "type": "object", "$defs": { "default": { "type": "string" } } } }),
+                json!({ "propsSpec": { "type": "object", "$defs": { "default": { "type": "integer" } } } }),
+            ),
+            (
+                "a definitions entry named examples",
+                json!({ "propsSpec": { "type": "object", "definitions": { "examples": { "type": "string" } } } }),
+                json!({ "propsSpec": { "type": "object", "definitions": {} } }),
+            ),
+            (
+                "a patternProperties entry named $comment",
+                json!({ "propsSpec": { "type": "object", "patternProperties": { "$comment": { "type": "string" } } } }),
+                json!({ "propsSpec": { "type": "object", "patternProperties": {} } }),
+            ),
+            (
+                "a dependentSchemas entry named title",
+                json!({ "propsSpec": { "type": "object", "dependentSchemas": { "title": { "required": ["n"] } } } }),
+                json!({ "propsSpec": { "type": "object", "dependentSchemas": {} } }),
+            ),
+            (
+                "an intent named title",
+                json!({ "actionSpec": { "title": { "schema": { "type": "string" } } } }),
+                json!({ "actionSpec": {} }),
+            ),
+            (
+                "a property named title inside an action schema",
+                json!({ "actionSpec": { "save": { "schema": { "type": "object", "properties": { "title": { "type": "string" } } } } } }),
+                json!({ "actionSpec": { "save": { "schema": { "type": "object", "properties": { "title": { "type": "number" } } } } } }),
+            ),
+            (
+                "a channel named description",
+                json!({ "streamSpec": { "description": { "mode": "append", "schema": { "type": "string" } } } }),
+                json!({ "streamSpec": {} }),
+            ),
+            (
+                "a slot named default",
+                json!({ "contextSpec": { "default": { "schema": { "type": "string" } } } }),
+                json!({ "contextSpec": { "default": { "schema": { "type": "number" } } } }),
+            ),
+            (
+                "a const object with a title key",
+                json!({ "propsSpec": { "type": "object", "properties": { "k": { "const": { "title": "a" } } } } }),
+                json!({ "propsSpec": { "type": "object", "properties": { "k": { "const": {} } } } }),
+            ),
+        ];
+        for (case, a, b) in pairs {
+            assert_ne!(contract_hash(&contract(a)), contract_hash(&contract(b)), "{case}");
+        }
+    }
+
+    /// Pairs of contracts with the same shape: annotations on a schema or on an entry, at any depth.
+    #[test]
+    fn annotations_do_not_change_the_contract_hash() {
+        let pairs = [
+            (
+                "a schema's own title and description",
+                json!({ "propsSpec": { "type": "object", "title": "Card", "description": "one" } }),
+                json!({ "propsSpec": { "type": "object", "title": "Panel", "description": "two" } }),
+            ),
+            (
+                "annotations of a property schema",
+                json!({ "propsSpec": { "type": "object", "properties": { "title": { "type": "string", "title": "Title", "description": "heading", "default": "x", "examples": ["a"], "$comment": "c" } } } }),
+                json!({ "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } } } }),
+            ),
+            (
+                "annotations under items, anyOf, $defs and additionalProperties",
+                json!({ "propsSpec": { "type": "object",
+                    "properties": { "rows": { "type": "array", "items": { "type": "string", "description": "row" } } },
+                    "anyOf": [{ "required": ["rows"], "title": "with rows" }],
+                    "$defs": { "id": { "type": "string", "$comment": "opaque" } },
+                    "additionalProperties": { "description": "anything else" } } }),
+                json!({ "propsSpec": { "type": "object",
+                    "properties": { "rows": { "type": "array", "items": { "type": "string" } } },
+                    "anyOf": [{ "required": ["rows"] }],
+                    "$defs": { "id": { "type": "string" } },
+                    "additionalProperties": {} } }),
+            ),
+            (
+                "an entry's description",
+                json!({ "actionSpec": { "save": { "schema": { "type": "string", "description": "what" }, "description": "saves" } },
+                        "streamSpec": { "ticks": { "mode": "append", "schema": {}, "description": "ticks" } } }),
+                json!({ "actionSpec": { "save": { "schema": { "type": "string" } } },
+                        "streamSpec": { "ticks": { "mode": "append", "schema": {} } } }),
+            ),
+            (
+                "a slot's default, a value the session supplies",
+                json!({ "contextSpec": { "tab": { "schema": { "type": "string" }, "default": "a", "description": "open tab" } } }),
+                json!({ "contextSpec": { "tab": { "schema": { "type": "string" }, "default": "b" } } }),
+            ),
+        ];
+        for (case, a, b) in pairs {
+            assert_eq!(contract_hash(&contract(a)), contract_hash(&contract(b)), "{case}");
+        }
     }
 
     #[test]

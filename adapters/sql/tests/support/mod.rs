@@ -183,3 +183,18 @@ fn with_database_replaces_only_the_database_name() {
     );
     assert_eq!(with_database("postgres://h:5432", "x"), "postgres://h:5432/x");
 }
+
+/// Rolls back the migration `name` and every later one, so a test can write the rows that
+/// migration meets and then migrate up again.
+pub async fn roll_back_through(db: &DatabaseConnection, name: &str) {
+    use sea_orm_migration::MigratorTrait;
+    let migrations = svc_sql::Migrator::migrations();
+    let from_the_end = migrations
+        .iter()
+        .rev()
+        .position(|m| m.name() == name)
+        .unwrap_or_else(|| panic!("no migration named {name}"));
+    svc_sql::Migrator::down(db, Some(from_the_end as u32 + 1))
+        .await
+        .unwrap();
+}

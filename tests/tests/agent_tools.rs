@@ -10,6 +10,7 @@ on_every_backend!(Auth::DevAllowAll =>
     same_intent_and_contract_reuse_the_cached_blueprint,
     a_property_named_like_an_annotation_keeps_its_contract_apart,
     force_create_replaces_a_cached_blueprint,
+    force_create_with_a_repairable_draft_is_synth,
     a_rendered_result_carries_identity_and_the_meta_slice,
     props_that_break_the_contract_are_a_contract_violation_and_keep_the_handshake,
     a_handshake_is_single_use,
@@ -172,6 +173,42 @@ async fn force_create_replaces_a_cached_blueprint(app: TestApp) {
         .await;
     assert_eq!(second["cache"]["hit"], false);
     assert_ne!(second["blueprintId"], first["blueprintId"]);
+}
+
+/// forceCreate skips the search, not validation: an amended draft is `synth` with its amendments
+/// (docs/agent-api.md says why this is not `agent`), and the render enforces the amended contract.
+async fn force_create_with_a_repairable_draft_is_synth(app: TestApp) {
+    let draft =
+        json!({ "propsSpec": { "properties": { "n": { "type": "integer" } }, "required": ["n"] }, "extra": true });
+    let hs = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "counter", "blueprintDraft": { "contract": draft }, "forceCreate": true }),
+        )
+        .await;
+    assert_eq!(hs["action"], "create");
+    assert_eq!(hs["suggestion"]["origin"], "synth");
+    assert!(hs["suggestion"].get("cache").is_none());
+    let codes: Vec<&str> = hs["suggestion"]["amendments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["unknown_key", "props_type_added"]);
+    assert_eq!(hs["propsSchema"]["type"], "object");
+    let rendered = app
+        .tool_ok(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "n": 1 } }),
+        )
+        .await;
+    assert_eq!(rendered["outcome"], "rendered");
+    assert_eq!(rendered["cache"]["hit"], false);
+    assert_eq!(
+        rendered["blueprintId"],
+        hs["suggestion"]["blueprintMeta"]["blueprintId"]
+    );
 }
 
 async fn a_rendered_result_carries_identity_and_the_meta_slice(app: TestApp) {

@@ -437,22 +437,41 @@ async function run(base) {
     same(await transport(polled), 'polling/live', 'the polled card stays on polling');
     await cardShot(page, 'card-polling', '11-polling-fallback');
 
-    step('a component that throws, and one importing an unprovided module, show readable errors');
-    // From here on, new sockets pass through a proxy that swaps the ack's component code.
-    const brokenModules = [
-      'import { jsx as _jsx } from "react/jsx-runtime";\nimport { useProps } from "@svc/gadgets";\n' +
-        'export default function Broken() { const props = useProps(); throw new Error("boom while rendering " + props.title); }\n',
-      'import { jsx as _jsx } from "react/jsx-runtime";\nimport pad from "left-pad";\nexport default function Padded() { return _jsx("p", { children: pad("x", 3) }); }\n',
-    ];
+    step('a WebSocket that was blocked and works again: the polled card goes back to it');
+    // From here on, new sockets pass through a proxy: it refuses them while `sockets` is
+    // 'blocked' (a proxy without WebSocket support), and later swaps the ack's component code.
+    let sockets = 'blocked';
     let swaps = 0;
+    const brokenModules = [];
     await context.routeWebSocket(/\/ws$/, (ws) => {
+      if (sockets === 'blocked') {
+        ws.close({ code: 1011, reason: 'no WebSocket here' });
+        return;
+      }
       const server = ws.connectToServer();
       server.onMessage((message) => {
         const frame = JSON.parse(String(message));
-        if (frame.type === 'ack' && swaps < brokenModules.length) frame.payload.component.code = brokenModules[swaps++];
+        if (frame.type === 'ack' && sockets === 'swap' && swaps < brokenModules.length) frame.payload.component.code = brokenModules[swaps++];
         ws.send(JSON.stringify(frame));
       });
     });
+    const returning = await mountCard(page, host, { id: 'card-returns', title: 'the WebSocket comes back', resource: current, toolInput: renderArgs, toolResult: rendered });
+    await waitFor('the card to poll while sockets are refused', async () => (await transport(returning)) === 'polling/live');
+    sockets = 'open';
+    // The first probe comes 5 s after polling began.
+    await waitFor('the card to return to its WebSocket', async () => (await transport(returning)) === 'websocket/live', 30_000);
+    await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 8' });
+    await waitFor('svc_emit to reach the card over its WebSocket again', async () => (await logItems(returning)).at(-1) === 'line 8');
+    same(await logItems(returning), [...expected, 'line 6', 'line 7', 'line 8'], 'no item lost or doubled across the switch');
+    await page.evaluate(() => document.getElementById('card-returns')?.remove());
+
+    step('a component that throws, and one importing an unprovided module, show readable errors');
+    sockets = 'swap';
+    brokenModules.push(
+      'import { jsx as _jsx } from "react/jsx-runtime";\nimport { useProps } from "@svc/gadgets";\n' +
+        'export default function Broken() { const props = useProps(); throw new Error("boom while rendering " + props.title); }\n',
+      'import { jsx as _jsx } from "react/jsx-runtime";\nimport pad from "left-pad";\nexport default function Padded() { return _jsx("p", { children: pad("x", 3) }); }\n',
+    );
     const throwing = await mountCard(page, host, { id: 'card-throws', title: 'component throws', resource, toolInput: renderArgs, toolResult: rendered });
     await waitFor('the error boundary message', async () => (await cardText(throwing)).includes('This card failed to render: boom while rendering Order 42'));
     const unprovided = await mountCard(page, host, { id: 'card-unprovided', title: 'unprovided import', resource, toolInput: renderArgs, toolResult: rendered });

@@ -1,7 +1,8 @@
 // The /ws client: subscribe, keep the resume cursors and the session token, reconnect with
 // backoff, heartbeat, and deliver every action at least once (the server dedups by clientSeq).
 // When the WebSocket cannot connect it falls back to `pollingUrl` (the same frames over HTTP
-// long-poll, `long-poll.ts`), resuming with the same session token and cursors.
+// long-poll, `long-poll.ts`), resuming with the same session token and cursors; while polling it
+// probes the WebSocket now and then, and goes back to it once the server answers there.
 
 import { reconnectDelay } from './backoff';
 import { LONG_POLL_WAIT_SECONDS, LongPoll } from './long-poll';
@@ -33,6 +34,11 @@ const CONNECT_TIMEOUT_MS = 15_000;
 const SILENCE_LIMIT_MS = 50_000;
 /** Close codes after which the server asked us to slow down (1008 policy, 1013 try later). */
 const SLOW_DOWN_CODES = new Set([1008, 1013]);
+/** First WebSocket probe after polling took over; each failed probe doubles it, up to the cap. */
+const PROBE_FIRST_MS = 5_000;
+const PROBE_CAP_MS = 300_000;
+/** A probe socket must answer its `ping` within this. */
+const PROBE_TIMEOUT_MS = 5_000;
 /** Errors that end the session for this card: no reconnect can fix them. */
 const TERMINAL_ERRORS = new Set(['UNSUPPORTED_VERSION', 'SESSION_EXPIRED']);
 
@@ -55,7 +61,7 @@ export interface LiveSocketOptions {
   onActionRejected(action: ActionEnvelope, error: ErrorPayload): void;
   /** A fresh wsToken (from `svc_runtime_refresh_ws_token` through the host), or null. */
   refreshWsToken?(): Promise<string | null>;
-  /** The transport changed (the socket is blocked: polling took over). */
+  /** The transport changed (the socket is blocked: polling took over; it answers again: back). */
   onTransport?(transport: LiveTransport): void;
 }
 
@@ -89,6 +95,9 @@ export class LiveSocket {
   /** A POST of an action failed: every unacknowledged action is sent again when this fires. */
   private actionRetryTimer: number | undefined;
   private actionRetries = 0;
+  /** While polling: the next WebSocket probe, and how many probes failed since polling began. */
+  private probeTimer: number | undefined;
+  private probeFailures = 0;
 
   constructor(private readonly options: LiveSocketOptions) {
     this.wsToken = options.wsToken;
@@ -146,12 +155,13 @@ export class LiveSocket {
     this.detach(1000);
     this.poll?.abort();
     window.clearTimeout(this.actionRetryTimer);
+    window.clearTimeout(this.probeTimer);
     this.options.onStatus('closed');
   }
 
   private connect(): void {
     if (this.stopped) return;
-    if (this.poll) return; // polling took over for the life of this mount
+    if (this.poll) return; // polling runs until a probe finds the socket working again
     if (!this.options.url) {
       this.startPolling();
       return;
@@ -267,7 +277,10 @@ export class LiveSocket {
       this.tokenRefreshed = false;
       if (ack.sessionToken) this.sessionToken = ack.sessionToken;
       if (ack.replay?.gap) this.rebuildStreams();
-      if (!this.poll) this.startHeartbeat();
+      if (!this.poll) {
+        this.startHeartbeat();
+        this.probeFailures = 0;
+      }
       this.options.onStatus('live');
       this.options.onAck(ack);
       for (const envelope of this.unacked.values()) this.transmitAction(envelope);
@@ -406,13 +419,88 @@ export class LiveSocket {
     this.attempt = 0;
     this.options.onTransport?.('polling');
     this.options.onStatus('reconnecting', 'the WebSocket is blocked; polling over HTTP');
+    this.scheduleProbe();
     void this.pollLoop();
+  }
+
+  // ---------- back from polling to the WebSocket ----------
+
+  private scheduleProbe(): void {
+    if (this.stopped || !this.options.url) return;
+    window.clearTimeout(this.probeTimer);
+    const delay = Math.min(PROBE_CAP_MS, PROBE_FIRST_MS * 2 ** Math.min(this.probeFailures, 10));
+    this.probeTimer = window.setTimeout(() => {
+      this.probeTimer = undefined;
+      void this.probe();
+    }, delay);
+  }
+
+  /**
+   * Opens a WebSocket and pings it (the server answers `ping` before any subscribe): a `pong`
+   * proves the whole path works, which an `open` alone does not behind some proxies. Then
+   * polling stops and the card subscribes on a socket again; otherwise the next probe waits
+   * longer.
+   */
+  private async probe(): Promise<void> {
+    if (this.stopped || !this.poll || !this.options.url) return;
+    const answered = await new Promise<boolean>((resolve) => {
+      let ws: WebSocket;
+      try {
+        ws = new WebSocket(this.options.url!);
+      } catch {
+        resolve(false);
+        return;
+      }
+      const done = (ok: boolean): void => {
+        window.clearTimeout(timer);
+        ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+        try {
+          ws.close(1000);
+        } catch {
+          // Already closing.
+        }
+        resolve(ok);
+      };
+      const timer = window.setTimeout(() => done(false), PROBE_TIMEOUT_MS);
+      ws.onopen = () => ws.send(JSON.stringify({ type: 'ping' }));
+      ws.onmessage = (event) => {
+        try {
+          const frame: unknown = JSON.parse(String(event.data));
+          done(isObject(frame) && frame.type === 'pong');
+        } catch {
+          done(false);
+        }
+      };
+      ws.onerror = () => done(false);
+      ws.onclose = () => done(false);
+    });
+    if (this.stopped || !this.poll) return;
+    if (!answered) {
+      this.probeFailures += 1;
+      this.scheduleProbe();
+      return;
+    }
+    // The socket works again: polling ends (its GET in flight is abandoned) and the card
+    // subscribes with the same session token and cursors. A path that answers pings but fails
+    // subscribes would bring polling back; counting the switch keeps such flapping slow.
+    this.probeFailures += 1;
+    const poll = this.poll;
+    this.poll = null;
+    poll.abort();
+    this.subscribed = false;
+    this.inflight = [];
+    this.pollRevision = undefined;
+    this.failedSockets = 0;
+    this.attempt = 0;
+    this.options.onTransport?.('websocket');
+    this.connect();
   }
 
   /** GET after GET while the mount lives: the first (and any after a refusal) brings an `ack`. */
   private async pollLoop(): Promise<void> {
     const poll = this.poll;
-    while (poll && !this.stopped) {
+    // Ends when the mount stops or the WebSocket took over again (`this.poll` changed).
+    while (poll && this.poll === poll && !this.stopped) {
       const token = this.sessionToken ?? this.wsToken;
       if (!token) {
         this.fail('the card has no token for the live channel');
@@ -429,7 +517,7 @@ export class LiveSocket {
         wait: this.subscribed ? LONG_POLL_WAIT_SECONDS : 0,
         ...(this.subscribed && this.pollRevision !== undefined ? { revision: this.pollRevision } : {}),
       });
-      if (this.stopped) return;
+      if (this.stopped || this.poll !== poll) return;
       if (result.kind === 'refused') {
         if (!(await this.onPollRefused())) return;
         continue;

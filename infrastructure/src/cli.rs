@@ -118,6 +118,10 @@ pub struct ServeArgs {
     /// A pool file written by `svc export-pool`, imported at start-up (idempotent).
     #[arg(long)]
     seed_pool: Option<PathBuf>,
+    /// Public-demo mode: at most 30 cold generations per 10 minutes per remote address (the
+    /// next render is refused with `issuer_rate_limited`; `[public_demo]` in the config).
+    #[arg(long)]
+    public_demo: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -166,6 +170,9 @@ impl ServeArgs {
         }
         if let Some(p) = &self.seed_pool {
             s.blueprints.seed_pool = p.display().to_string();
+        }
+        if self.public_demo {
+            s.public_demo.enabled = true;
         }
         Ok(s)
     }

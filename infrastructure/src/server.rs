@@ -13,7 +13,7 @@ use svc_application::ports::agent::{AppRepository, EventBus};
 use svc_application::ports::auth::KeyStore;
 use svc_application::ports::pollable::PollableTool;
 use svc_application::ports::{Clock, Ids};
-use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationQueue};
+use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationLimit, GenerationQueue};
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
 use svc_application::services::oauth::{ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService};
@@ -21,6 +21,7 @@ use svc_application::services::operator::{
     ConnectorKeyService, CouponService, OpsBlueprintPorts, OpsBlueprintService, OrgService,
 };
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
+use svc_application::services::rate_limit::WindowQuota;
 use svc_application::services::tool_channels::{
     SESSION_PROJECTION_TOOL, SessionProjectionTool, ToolChannelService, ToolChannelSettings,
 };
@@ -42,6 +43,34 @@ use crate::keys_file::{KeysFile, LOCAL_OPERATOR};
 use crate::open_files::PatientAcceptor;
 use crate::settings::Settings;
 use crate::system::{RandomIds, SystemClock};
+
+/// `--public-demo`: the per-address limit of cold generations; none otherwise.
+fn public_demo_limit(settings: &Settings) -> Result<Option<GenerationLimit>, StartError> {
+    let demo = &settings.public_demo;
+    if !demo.enabled {
+        return Ok(None);
+    }
+    if demo.generations_per_window == 0 {
+        return Err(StartError::Config(
+            "public_demo.generations_per_window must be at least 1".into(),
+        ));
+    }
+    let window = i64::try_from(demo.window_seconds)
+        .ok()
+        .filter(|s| *s > 0)
+        .and_then(chrono::TimeDelta::try_seconds)
+        .ok_or_else(|| StartError::Config("public_demo.window_seconds must be a positive number".into()))?;
+    tracing::info!(
+        generations = demo.generations_per_window,
+        window_seconds = demo.window_seconds,
+        trust_proxy = demo.trust_proxy,
+        "public demo: cold generations are limited per remote address"
+    );
+    Ok(Some(GenerationLimit::per_address(WindowQuota::new(
+        demo.generations_per_window,
+        window,
+    ))))
+}
 
 /// The pollable tools of `streamSpec[*].source.tool` channels: `svc_get_session` and the HTTP
 /// data sources of `[[live.poll_tools]]` (docs/live-channel.md).
@@ -221,6 +250,7 @@ fn is_loopback(host: &str) -> bool {
 impl Application {
     /// Creates the data directory, opens and migrates the database and binds the port (0 picks one).
     pub async fn build(settings: &Settings) -> Result<Self, StartError> {
+        let generation_limit = public_demo_limit(settings)?;
         let data_dir = &settings.server.data_dir;
         std::fs::create_dir_all(data_dir).map_err(|e| StartError::DataDir {
             path: data_dir.display().to_string(),
@@ -348,9 +378,12 @@ impl Application {
         };
         let oauth = oauth_surface(settings, &base_url, &db, oauth_checks, apps, clock, ids)?;
         let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
-        let agent = AgentService::new(ports, agent_settings, queue)
+        let mut agent = AgentService::new(ports, agent_settings, queue)
             .with_catalog(catalog)
             .with_declared_gadgets(manifest.map(|m| m.gadgets).unwrap_or_default());
+        if let Some(limit) = generation_limit {
+            agent = agent.with_generation_limit(limit);
+        }
         let tool_channels = tool_channels(settings, &agent)?;
         let state = Arc::new(HttpState {
             agent,
@@ -363,6 +396,7 @@ impl Application {
             oauth,
             tool_channels,
             in_flight: Default::default(),
+            generations_trust_proxy: settings.public_demo.trust_proxy,
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),

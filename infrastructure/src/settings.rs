@@ -15,6 +15,7 @@ pub struct Settings {
     pub live: LiveSettings,
     pub ops: OpsSettings,
     pub oauth: OAuthSettings,
+    pub public_demo: PublicDemoSettings,
     /// The blueprint catalog: manifest, seed pool, embedder, thresholds (`[blueprints]`).
     #[serde(default)]
     pub blueprints: crate::blueprints::BlueprintSettings,
@@ -30,6 +31,18 @@ pub struct OAuthSettings {
     pub consent_url: String,
     pub trust_proxy: bool,
     pub code_lifetime_seconds: u64,
+}
+
+/// Public-demo mode (`svc serve --public-demo`, Document 2, Limits): cold generations per remote
+/// address in a fixed window, counted in memory per replica; off, generations are unlimited.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PublicDemoSettings {
+    pub enabled: bool,
+    /// Document 2: 30 per 10 minutes.
+    pub generations_per_window: u32,
+    pub window_seconds: u64,
+    /// Count against the last `X-Forwarded-For` entry instead of the peer address.
+    pub trust_proxy: bool,
 }
 
 /// Which domains of the operator route `/ops` are wired (all by default).

@@ -101,6 +101,7 @@ async fn failed_render(generator: Broken) -> (AgentService, Caller, String, Stri
         override_: None,
         ttl_seconds: None,
         host: HostSession::default(),
+        origin: None,
     };
     let RenderResult::Failed {
         identity,
@@ -140,6 +141,7 @@ async fn a_generation_failure_commits_an_error_session() {
         override_: None,
         ttl_seconds: None,
         host: HostSession::default(),
+        origin: None,
     };
     assert!(matches!(
         agent.render(&caller, again).await,

@@ -91,3 +91,24 @@ fn keys_mint_prints_the_key_last_and_stores_only_its_hash() {
     assert!(stored.contains("laptop"));
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn public_demo_is_a_serve_flag_backed_by_the_config_section() {
+    let help = run(&["serve", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--public-demo"));
+    let dir = temp_dir("svc-cli-demo");
+    let config = dir.join("demo.toml");
+    std::fs::write(&config, "[public_demo]\nwindow_seconds = 0\n").unwrap();
+    let line = one_line_failure(&run(&[
+        "serve",
+        "--public-demo",
+        "--port",
+        "0",
+        "--data-dir",
+        dir.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]));
+    assert!(line.contains("public_demo.window_seconds"), "{line}");
+    std::fs::remove_dir_all(dir).ok();
+}

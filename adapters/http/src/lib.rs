@@ -45,6 +45,9 @@ pub struct HttpState {
     pub tool_channels: ToolChannelService,
     /// Requests running now, for `notifications/cancelled`.
     pub in_flight: mcp::cancellation::InFlightRequests,
+    /// Read a tool call's remote address (the public-demo generation limit's key) from the last
+    /// `X-Forwarded-For` entry instead of the peer: only behind a proxy that overwrites it.
+    pub generations_trust_proxy: bool,
 }
 
 /// Addresses written into results and bootstraps.

@@ -37,7 +37,14 @@ pub fn render_uri(session_id: &str) -> String {
     format!("ui://svc/render/{session_id}")
 }
 
-pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Value, request_meta: &Value) -> Outcome {
+pub async fn call(
+    state: &HttpState,
+    caller: &Caller,
+    origin: std::net::IpAddr,
+    name: &str,
+    arguments: Value,
+    request_meta: &Value,
+) -> Outcome {
     let agent = &state.agent;
     match name {
         "svc_handshake" => {
@@ -67,6 +74,7 @@ pub async fn call(state: &HttpState, caller: &Caller, name: &str, arguments: Val
                 }),
                 ttl_seconds: a.ttl_seconds,
                 host: host_session(request_meta),
+                origin: Some(origin),
             };
             let result = agent.render(caller, cmd).await.map_err(map_agent_error)?;
             Ok(render_body(state, &result))

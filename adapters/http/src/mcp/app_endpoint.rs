@@ -14,7 +14,7 @@ use svc_domain::refusal::RefusalCode;
 use svc_protocol::{APP_NOT_FOUND, INTERNAL_ERROR, UNAUTHORIZED};
 
 use super::jsonrpc::RpcFailure;
-use super::{MAX_BODY_BYTES, answer, auth_failure, bearer, cancel_scope, dispatch};
+use super::{MAX_BODY_BYTES, answer, auth_failure, bearer, cancel_scope, dispatch, origin};
 use crate::HttpState;
 
 #[handler]
@@ -26,8 +26,9 @@ pub async fn post_app_mcp(
 ) -> Response {
     match caller_for_app(state, req, &app_id).await {
         Ok(caller) => {
+            let origin = origin(state, req);
             answer(body, cancel_scope(state, "mcp", &caller), |method, params| async move {
-                dispatch(state, &caller, &method, params).await
+                dispatch(state, &caller, origin, &method, params).await
             })
             .await
         }

@@ -12,6 +12,7 @@ pub(crate) mod results;
 pub(crate) mod tool_table;
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use poem::http::StatusCode;
@@ -127,10 +128,16 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
         Ok(c) => c,
         Err(error) => return denied(state, error, body).await,
     };
+    let origin = origin(state, req);
     answer(body, cancel_scope(state, "mcp", &caller), |method, params| async move {
-        dispatch(state, &caller, &method, params).await
+        dispatch(state, &caller, origin, &method, params).await
     })
     .await
+}
+
+/// The remote address a tool call is counted against (the public-demo generation limit).
+pub(crate) fn origin(state: &HttpState, req: &Request) -> IpAddr {
+    crate::client_address::client_ip(req, state.generations_trust_proxy)
 }
 
 /// Server-initiated streams are not offered (the server is stateless): 401 without
@@ -160,6 +167,7 @@ async fn post_only(state: &HttpState, req: &Request) -> Response {
 pub(crate) async fn dispatch(
     state: &HttpState,
     caller: &Caller,
+    origin: IpAddr,
     method: &str,
     params: Value,
 ) -> Result<Value, RpcFailure> {
@@ -170,7 +178,7 @@ pub(crate) async fn dispatch(
             let offered = tool_table::AGENT_TOOLS.iter().filter(|t| tool_table::offered(state, t));
             Ok(json!({ "tools": offered.map(tool_table::declaration).collect::<Vec<_>>() }))
         }
-        "tools/call" => call_tool(state, caller, params).await,
+        "tools/call" => call_tool(state, caller, origin, params).await,
         "resources/list" => Ok(resources::list()),
         "resources/templates/list" => Ok(resources::templates()),
         "resources/read" => resources::read(state, caller, &params).await,
@@ -241,13 +249,13 @@ pub(crate) fn tool_call<'t>(
     Ok((tool, arguments))
 }
 
-async fn call_tool(state: &HttpState, caller: &Caller, params: Value) -> Result<Value, RpcFailure> {
+async fn call_tool(state: &HttpState, caller: &Caller, origin: IpAddr, params: Value) -> Result<Value, RpcFailure> {
     let (tool, arguments) = tool_call(&params, |name| {
         tool_table::find(name).filter(|t| tool_table::offered(state, t))
     })?;
     let name = tool.name;
     let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
-    match agent_calls::call(state, caller, name, arguments, &meta).await {
+    match agent_calls::call(state, caller, origin, name, arguments, &meta).await {
         Ok(result) => Ok(result),
         Err(ToolFailure::Result(result)) => Ok(result),
         Err(ToolFailure::Rpc(failure)) => Err(failure),

@@ -5,6 +5,7 @@ mod catalogs;
 mod consume;
 mod emit;
 mod error;
+mod generation_limit;
 mod generation_queue;
 mod handshake;
 mod handshake_claim;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 pub use consume::{ConsumeReply, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use error::AgentError;
+pub use generation_limit::GenerationLimit;
 pub use generation_queue::{GenerationQueue, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply};
 pub use lifecycle::STREAMING_INTERVAL;
@@ -80,6 +82,8 @@ pub struct AgentService {
     settings: Arc<AgentSettings>,
     schemas: SchemaCache,
     queue: GenerationQueue,
+    /// `--public-demo`: cold generations per remote address; absent, generations are unlimited.
+    generation_limit: Option<GenerationLimit>,
     /// Gadgets declared by the app manifest (`svc.json#app.gadgets`), layered over the standard package.
     declared_gadgets: Vec<svc_domain::gadgets::GadgetDescriptor>,
     /// Semantic lookup, search and the UI registry; without it the cache matches exactly only.
@@ -93,6 +97,7 @@ impl AgentService {
             settings: Arc::new(settings),
             schemas: SchemaCache::new(1024),
             queue,
+            generation_limit: None,
             declared_gadgets: Vec::new(),
             catalog: None,
         }
@@ -100,6 +105,12 @@ impl AgentService {
 
     pub fn settings(&self) -> &AgentSettings {
         &self.settings
+    }
+
+    /// Limits cold generations per remote address (public-demo mode).
+    pub fn with_generation_limit(mut self, limit: GenerationLimit) -> Self {
+        self.generation_limit = Some(limit);
+        self
     }
 
     /// The caller's session, or `SessionNotFound` for a missing or foreign one alike.

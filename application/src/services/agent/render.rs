@@ -1,3 +1,5 @@
+use std::net::IpAddr;
+
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use svc_domain::contract::{Contract, contract_hash, negotiate, sha256_hex, variant_key};
@@ -31,6 +33,8 @@ pub struct RenderCommand {
     pub override_: Option<RenderOverride>,
     pub ttl_seconds: Option<u64>,
     pub host: HostSession,
+    /// The remote address of the request, counted by the public-demo generation limit.
+    pub origin: Option<IpAddr>,
 }
 
 /// The `cache` block of a rendered or failed result.
@@ -114,6 +118,14 @@ impl AgentService {
                 target: "props".into(),
                 violations,
             });
+        }
+        // Public demo: a cold generation over the address's window is refused before any work;
+        // the handshake stays pending.
+        if plan.cached.is_none()
+            && let Some(limit) = &self.generation_limit
+            && let Err(refusal) = limit.admit(cmd.origin, now)
+        {
+            return Ok(RenderResult::Refused(refusal));
         }
         // Only a cold generation needs a queue slot; saturation leaves the handshake intact. The
         // slot is held by this future: a finished, failed, timed-out or cancelled (dropped)

@@ -23,6 +23,7 @@ on_every_backend!(Auth::Strict =>
     delete_is_idempotent,
     generated_blueprints_are_the_app_of_the_key,
     the_operator_default_serves_a_handshake_without_an_exact_match,
+    a_blueprint_deleted_after_the_handshake_is_generated_under_a_new_id,
 );
 
 with_tenants!(another_tenants_blueprints_behave_like_missing_ones);
@@ -608,4 +609,68 @@ async fn a_saturated_queue_refuses_operator_generations_with_503() {
         }
     }
     panic!("40 concurrent generations on one slot never collided in 5 rounds");
+}
+
+/// A cache suggestion whose blueprint an operator deletes before the render: the render generates
+/// a new component under a new id (a blueprintId names one component) and says it was no reuse.
+async fn a_blueprint_deleted_after_the_handshake_is_generated_under_a_new_id(app: TestApp) {
+    let ops = Client::of(&app);
+    let first = app
+        .render("weekly title card", contract("title"), json!({ "title": "Week 1" }))
+        .await;
+    let cached = first["blueprintId"].as_str().unwrap().to_owned();
+    let hs = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "weekly title card", "blueprintDraft": { "contract": contract("title") } }),
+        )
+        .await;
+    assert_eq!(hs["action"], "reuse");
+    assert_eq!(hs["suggestion"]["blueprintMeta"]["blueprintId"], cached.as_str());
+    assert_eq!(
+        ops.ok("svc_ops_delete_blueprint", json!({ "blueprintId": cached }))
+            .await,
+        json!({ "deleted": true })
+    );
+
+    let rendered = app
+        .tool_ok(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "title": "Week 2" } }),
+        )
+        .await;
+    assert_eq!(rendered["outcome"], "rendered", "{rendered}");
+    let fresh = rendered["blueprintId"].as_str().unwrap().to_owned();
+    assert_ne!(fresh, cached, "a new component takes a new id");
+    assert_eq!(
+        rendered["action"], "create",
+        "nothing is cached for the intent any more"
+    );
+    assert_eq!(rendered["cache"]["hit"], false);
+    assert_eq!(rendered["cache"]["llmCallsAvoided"], 0);
+    assert!(rendered["cache"].get("cachedBlueprintId").is_none(), "{rendered}");
+    assert!(rendered["cache"]["reason"].as_str().unwrap().contains("deleted"));
+    let source = app
+        .tool_ok("svc_get_render_source", json!({ "sessionId": rendered["sessionId"] }))
+        .await;
+    assert!(
+        source["blueprint"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("export default")
+    );
+    assert_eq!(
+        ids(&listed(&ops, json!({})).await),
+        [&fresh],
+        "the old id stays deleted"
+    );
+
+    // The new component is what the cache serves from now on.
+    let again = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "weekly title card", "blueprintDraft": { "contract": contract("title") } }),
+        )
+        .await;
+    assert_eq!(again["suggestion"]["blueprintMeta"]["blueprintId"], fresh.as_str());
 }

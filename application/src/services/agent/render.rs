@@ -91,6 +91,8 @@ struct Plan {
     variance: Value,
     cached: Option<BlueprintRecord>,
     planned_blueprint_id: String,
+    /// The handshake's action, unless a planned reuse generates after all.
+    action: HandshakeAction,
     cache_report: CacheReport,
 }
 
@@ -148,7 +150,7 @@ impl AgentService {
         let identity = RenderIdentity {
             session_id: session_id.clone(),
             app_id: caller.app_id.clone(),
-            action: handshake.action,
+            action: plan.action,
             contract_hash: contract_hash(&plan.contract),
             blueprint_id: plan.planned_blueprint_id.clone(),
             variant_key: variant_key(Some(&plan.variance)),
@@ -293,6 +295,7 @@ impl AgentService {
             json_patch::merge(&mut variance, patch);
             reaimed = true;
         }
+        let served_from_cache = handshake.origin == Origin::Cache && !reaimed;
         let cached = match (handshake.origin, reaimed) {
             (Origin::Cache, false) => match &handshake.cache {
                 Some(hit) => self.ports.blueprints.get(&hit.blueprint_id).await?,
@@ -332,20 +335,39 @@ impl AgentService {
                 cached_blueprint_id: None,
                 llm_calls_avoided: 0,
                 kind: None,
-                reason: None,
+                // The suggested blueprint was deleted (an operator, another replica) after the
+                // handshake: say why a reuse became a generation.
+                reason: served_from_cache
+                    .then(|| "the suggested cached blueprint was deleted after the handshake; generated anew".into()),
             },
         };
-        // The handshake announced the id a plain generation takes; a re-aimed render is a new component.
-        let planned_blueprint_id = match (&cached, reaimed) {
-            (Some(bp), _) => bp.blueprint_id.clone(),
-            (None, false) => handshake.blueprint_id.clone(),
-            (None, true) => self.ports.ids.uuid(),
+        // The handshake announced the id a plain generation takes. A re-aimed render is a new
+        // component, and so is the generation that replaces a suggested blueprint gone since:
+        // its id was the cached component's, and a blueprintId names one component.
+        let planned_blueprint_id = match &cached {
+            Some(bp) => bp.blueprint_id.clone(),
+            None if reaimed || served_from_cache => self.ports.ids.uuid(),
+            None => handshake.blueprint_id.clone(),
+        };
+        // A planned reuse that generates is a `create`, or an `update` beside another blueprint
+        // of the intent, as the handshake would answer now.
+        let action = match (&cached, handshake.action) {
+            (None, HandshakeAction::Reuse) => HandshakeAction::choose(
+                false,
+                false,
+                self.ports
+                    .blueprints
+                    .intent_cached(&caller.app_id, &handshake.intent)
+                    .await?,
+            ),
+            (_, action) => action,
         };
         Ok(Plan {
             contract,
             variance,
             cached,
             planned_blueprint_id,
+            action,
             cache_report,
         })
     }

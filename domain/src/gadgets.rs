@@ -8,6 +8,9 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+mod transport;
+pub use transport::{GadgetBundle, bundles_for, csp_origins};
+
 /// Package name of the standard gadget package, as components import it.
 pub const STANDARD_PACKAGE: &str = "@svc/gadgets";
 /// Version of the standard package this server's mount runtime provides.
@@ -32,7 +35,8 @@ pub struct GadgetDescriptor {
     pub bundle_sri: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub style_url: Option<String>,
-    /// Origins the package needs to reach (added to the mount's `connect-src`).
+    /// URLs the package's code reaches; their origins go into the mount resources'
+    /// `_meta.ui.csp.connectDomains` (see [`csp_origins`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect: Option<Vec<String>>,
     /// What the package depends on; its shape is the declarer's, kept as written.

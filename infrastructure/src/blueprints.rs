@@ -12,7 +12,6 @@ use svc_application::ports::generation::Compiler;
 use svc_application::services::blueprints::{
     BUILTIN_SEARCH_FLOOR, BUILTIN_SEMANTIC_THRESHOLD, BlueprintCatalog, CatalogSettings, PoolFile,
 };
-use svc_domain::gadgets::STANDARD_PACKAGE;
 use svc_embedding::{BuiltinEmbedder, OpenAiEmbedder, OpenAiEmbedderOptions};
 
 use crate::manifest::{self, Manifest};
@@ -134,10 +133,8 @@ pub async fn start(
     if let Some(m) = manifest
         && let Some(uis) = &m.uis
     {
-        let mut allowed = vec![STANDARD_PACKAGE.to_owned()];
-        allowed.extend(m.gadgets.iter().map(|g| g.package.clone()));
         let count = catalog
-            .register_manifest(uis.clone(), compiler, &allowed)
+            .register_manifest(uis.clone(), compiler)
             .await
             .map_err(|e| format!("{}: blueprints: {e}", m.file.display()))?;
         tracing::info!(manifest = %m.file.display(), count, "manifest UIs compiled");

@@ -128,6 +128,11 @@ pub fn load(file: &Path) -> Result<Manifest, ManifestError> {
     let value = read_checked(file, &MANIFEST_VALIDATOR)?;
     let raw: RawManifest =
         serde_json::from_value(value).map_err(|e| ManifestError(format!("{}: {e}", file.display())))?;
+    for (index, gadget) in raw.app.gadgets.iter().enumerate() {
+        gadget
+            .check_transport()
+            .map_err(|rule| ManifestError(format!("{}: at /app/gadgets/{index}/{rule}", file.display())))?;
+    }
     let (default_theme_id, available_theme_ids) = theme_settings(file, &raw.app)?;
     let base = file.parent().map(Path::to_path_buf).unwrap_or_default();
     let uis = raw.blueprints.map(|b| load_uis(file, &base, &b.include)).transpose()?;
@@ -303,6 +308,14 @@ mod tests {
                 "at /app/defaultThemeId: `neon` is not a registered theme",
             ),
             (r#"{ "app": "#, "not JSON"),
+            (
+                r#"{ "app": { "gadgets": [{ "package": "@acme/maps", "version": "1", "bundleUrl": "/maps.js" }] } }"#,
+                "at /app/gadgets/0/bundleUrl",
+            ),
+            (
+                r#"{ "app": { "gadgets": [{ "package": "@acme/maps", "version": "1", "connect": ["tiles.example.com"] }] } }"#,
+                "at /app/gadgets/0/connect/0: `tiles.example.com` must be an absolute http/https/ws/wss URL",
+            ),
         ];
         for (text, want) in cases {
             let file = write(&dir, "svc.json", text);

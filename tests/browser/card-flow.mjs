@@ -44,7 +44,13 @@ const CONTRACT = {
   },
   streamSpec: { log: { mode: 'append', schema: { type: 'string' } } },
   contextSpec: { tab: { schema: { type: 'string' }, default: 'summary' } },
+  // Declared by the manifest browser.rs starts the server with: a render can import a declared
+  // package only if its contract lists it, and only then does its ack carry the bundle.
+  clientCapabilities: { gadgets: { '@svc-test/badge': '1.0.0', '@svc-test/badge-tampered': '1.0.0' } },
 };
+// The port of the host page's server, which also serves the declared gadget bundles; browser.rs
+// picks it so the server's manifest can name the bundles' URLs before this script starts.
+const HOST_PORT = Number(process.env.SVC_BROWSER_HOST_PORT ?? 0);
 const HOST_CONTEXT = {
   theme: 'light',
   displayMode: 'inline',
@@ -136,6 +142,13 @@ async function startHostServer() {
     logLevel: 'silent',
   });
   const appBridgeJs = bundled.outputFiles[0].text;
+  const badgeJs = await readFile(path.join(HERE, 'gadgets', 'badge.js'), 'utf8');
+  // Bytes that differ from the ones the manifest's bundleSri was computed over.
+  const gadgetFiles = {
+    '/gadgets/badge.js': ['text/javascript', badgeJs],
+    '/gadgets/badge-tampered.js': ['text/javascript', badgeJs.replace('badge: ', 'tampered: ')],
+    '/gadgets/badge.css': ['text/css', await readFile(path.join(HERE, 'gadgets', 'badge.css'), 'utf8')],
+  };
   const frames = new Map();
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://host');
@@ -143,6 +156,10 @@ async function startHostServer() {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(hostHtml);
     } else if (url.pathname === '/vendor/app-bridge.js') {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(appBridgeJs);
+    } else if (Object.hasOwn(gadgetFiles, url.pathname)) {
+      // A CDN's answer: the sandboxed card's origin is opaque, so the bundle needs CORS `*`.
+      const [type, body] = gadgetFiles[url.pathname];
+      res.writeHead(200, { 'content-type': `${type}; charset=utf-8`, 'access-control-allow-origin': '*' }).end(body);
     } else if (url.pathname.startsWith('/frame/') && frames.has(url.pathname.slice(7))) {
       const { html, csp, moduleSource } = frames.get(url.pathname.slice(7));
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': cspHeader(csp, moduleSource) }).end(html);
@@ -150,7 +167,10 @@ async function startHostServer() {
       res.writeHead(404).end('not found');
     }
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(HOST_PORT, '127.0.0.1', resolve);
+  });
   const origin = `http://127.0.0.1:${server.address().port}`;
   return { origin, frames, close: () => new Promise((resolve) => server.close(resolve)) };
 }
@@ -476,6 +496,25 @@ async function run(base) {
     await waitFor('the error boundary message', async () => (await cardText(throwing)).includes('This card failed to render: boom while rendering Order 42'));
     const unprovided = await mountCard(page, host, { id: 'card-unprovided', title: 'unprovided import', resource, toolInput: renderArgs, toolResult: rendered });
     await waitFor('the unprovided-import message', async () => (await cardText(unprovided)).includes('imports "left-pad", which this mount does not provide'));
+
+    step('a component importing a declared gadget package shows the gadget; a tampered bundle shows an integrity error');
+    if (!HOST_PORT) {
+      // Run by hand without browser.rs's manifest: the server declares no packages to load.
+      console.log('card-flow: gadget-bundle step skipped (SVC_BROWSER_HOST_PORT unset, see tests/tests/browser.rs)');
+    } else {
+      const importing = (pkg) =>
+        `import { jsx as _jsx } from "react/jsx-runtime";\nimport { useProps } from "@svc/gadgets";\nimport { Badge } from "${pkg}";\n` +
+        'export default function WithBadge() { const props = useProps(); return _jsx("p", { children: _jsx(Badge, { label: props.title }) }); }\n';
+      brokenModules.push(importing('@svc-test/badge'), importing('@svc-test/badge-tampered'));
+      const badged = await mountCard(page, host, { id: 'card-gadget', title: 'declared gadget', resource, toolInput: renderArgs, toolResult: rendered });
+      await waitFor('the gadget to render inside the card', async () => (await cardText(badged)).includes('badge: Order 42 (1)'));
+      const border = await badged.$eval('[data-gadget="badge"]', (el) => getComputedStyle(el).borderTopStyle);
+      same(border, 'dashed', "the package's styleUrl styles the gadget");
+      const tampered = await mountCard(page, host, { id: 'card-tampered', title: 'tampered gadget', resource, toolInput: renderArgs, toolResult: rendered });
+      await waitFor('the integrity error', async () => (await cardText(tampered)).includes('the gadget package "@svc-test/badge-tampered" failed its integrity check'));
+      check(!(await cardText(tampered)).includes('tampered: '), 'the tampered bundle never ran');
+      await cardShot(page, 'card-gadget', '12-declared-gadget', 20);
+    }
     await cardShot(page, 'card-throws', '10-component-throws', 20);
     await screenshot(page, '09-host-page');
   } catch (error) {

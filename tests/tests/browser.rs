@@ -8,14 +8,27 @@
 //! delivered once; a history epoch keeps its props; a refused wsToken is refreshed through the
 //! host; a CSP without `blob:` still loads the component; a CSP that forbids the WebSocket gets
 //! the card over the `pollingUrl` fallback (update, emit and a click reaching `svc_consume`); a
-//! throwing component and an unprovided import show readable errors.
+//! throwing component and an unprovided import show readable errors; a component importing a
+//! declared gadget package gets the bundle the host page's server serves (integrity checked,
+//! stylesheet linked, one React), and a bundle whose bytes differ from its `bundleSri` shows a
+//! readable integrity error.
+//!
+//! The server runs with a manifest declaring those packages (`tests/browser/gadgets/`). Their
+//! `bundleUrl` is on the host page's server, which `card-flow.mjs` starts, so this test picks that
+//! server's port first and passes it on (`SVC_BROWSER_HOST_PORT`): the `gadgetBundles` the card
+//! receives are then the server's own, not something the test's WebSocket proxy made up.
 //!
 //! Needs `tests/browser/node_modules` and `/usr/bin/chromium` (`bash tests/browser/install.sh`).
 //! Without them the test prints `skipped: ...` and passes, unless `SVC_REQUIRE_BROWSER=1`.
 
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+
+use base64::Engine;
+use serde_json::json;
+use sha2::{Digest, Sha384};
 
 use svc_tests::external::{deps_present, run_with_deadline};
 use svc_tests::process::ServerProcess;
@@ -47,11 +60,19 @@ fn a_card_mounts_acts_updates_streams_and_resumes_in_chromium() {
         return;
     }
     let data_dir = temp_dir("svc-browser");
-    let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    let host_port = free_port();
+    let manifest = data_dir.join("svc.json");
+    std::fs::write(&manifest, gadget_manifest(host_port).to_string()).expect("write svc.json");
+    let server = ServerProcess::start(
+        BINARY,
+        &data_dir,
+        &["--dev-allow-all", "--manifest", manifest.to_str().expect("utf-8 path")],
+    );
     let mut command = Command::new("node");
     command
         .arg(browser_dir().join("card-flow.mjs"))
         .arg(&server.base)
+        .env("SVC_BROWSER_HOST_PORT", host_port.to_string())
         .current_dir(browser_dir());
     let run = run_with_deadline(command, DEADLINE);
     drop(server);
@@ -62,4 +83,38 @@ fn a_card_mounts_acts_updates_streams_and_resumes_in_chromium() {
         Some(_) => panic!("card-flow.mjs failed:\n{output}"),
         None => panic!("card-flow.mjs did not finish within {DEADLINE:?} and was killed:\n{output}"),
     }
+}
+
+/// A port nobody listens on now, for the host page's server that `card-flow.mjs` starts.
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("local addr").port()
+}
+
+/// Two declared packages served by the host page's server: `badge.js` with its true sha384, and a
+/// tampered copy (the host serves different bytes) declared with the true bundle's sha384.
+fn gadget_manifest(host_port: u16) -> serde_json::Value {
+    let bundle = std::fs::read(browser_dir().join("gadgets/badge.js")).expect("read badge.js");
+    let sri = format!(
+        "sha384-{}",
+        base64::engine::general_purpose::STANDARD.encode(Sha384::digest(&bundle))
+    );
+    let origin = format!("http://127.0.0.1:{host_port}");
+    json!({ "app": { "gadgets": [
+        {
+            "package": "@svc-test/badge",
+            "version": "1.0.0",
+            "bundleUrl": format!("{origin}/gadgets/badge.js"),
+            "bundleSri": sri,
+            "styleUrl": format!("{origin}/gadgets/badge.css"),
+            "exports": [{ "component": "Badge" }]
+        },
+        {
+            "package": "@svc-test/badge-tampered",
+            "version": "1.0.0",
+            "bundleUrl": format!("{origin}/gadgets/badge-tampered.js"),
+            "bundleSri": sri,
+            "exports": [{ "component": "Badge" }]
+        }
+    ] } })
 }

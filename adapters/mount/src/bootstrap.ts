@@ -28,6 +28,8 @@ export interface Bootstrap {
   frozen?: boolean;
   /** The compiled component, embedded by per-render documents so the card paints at once. */
   component?: { code?: string; blueprintId?: string };
+  /** Declared gadget packages the component may import (checked by `asGadgetBundles`). */
+  gadgetBundles?: unknown;
   /** The agreed data contract (slot defaults, stream modes) until the ack brings it. */
   contract?: Contract;
   themeId?: string;

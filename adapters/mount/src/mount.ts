@@ -2,6 +2,7 @@
 // gestures into frames.
 
 import type { Bootstrap, ThemeMode } from './bootstrap';
+import { asGadgetBundles, type GadgetBundle } from './gadget-bundles';
 import type { GadgetHost } from './gadgets';
 import { LiveSocket, type LiveStatus } from './live-socket';
 import type { ModuleLoader } from './module-loader';
@@ -64,7 +65,7 @@ export class Mount implements GadgetHost {
   start(): void {
     const { wsUrl, sessionId, component } = this.bootstrap;
     // An embedded component paints now; the ack brings the same code (and live props) later.
-    if (typeof component?.code === 'string' && component.code !== '') void this.loadComponent(component.code);
+    if (typeof component?.code === 'string' && component.code !== '') void this.loadComponent(component.code, asGadgetBundles(this.bootstrap.gadgetBundles));
     const { pollingUrl } = this.bootstrap;
     if (!wsUrl && !pollingUrl) {
       this.store.update({ phase: 'failed', live: 'failed', notice: 'This card has no live-channel address (wsUrl).' });
@@ -163,7 +164,7 @@ export class Mount implements GadgetHost {
     }));
     const code = ack.component?.code;
     if (typeof code === 'string' && code !== '') {
-      void this.loadComponent(code);
+      void this.loadComponent(code, asGadgetBundles(ack.gadgetBundles));
     } else if (!this.store.get().component) {
       const failure = ack.failure?.message ?? ack.error?.message;
       this.store.update(
@@ -181,11 +182,11 @@ export class Mount implements GadgetHost {
     this.echoHostContext();
   }
 
-  private async loadComponent(code: string): Promise<void> {
+  private async loadComponent(code: string, bundles: GadgetBundle[]): Promise<void> {
     if (code === this.loadedCode) return;
     this.loadedCode = code;
     try {
-      const component = await this.loader.load(code);
+      const component = await this.loader.load(code, bundles);
       this.store.update({ component, phase: 'ready', progress: null });
     } catch (error) {
       this.store.update({ phase: 'failed', notice: error instanceof Error ? error.message : String(error) });

@@ -37,6 +37,8 @@ export interface AckPayload {
   themeId?: string;
   contract?: Contract;
   component?: { code?: string; blueprintId?: string } | null;
+  /** Declared gadget packages the component may import (checked by `asGadgetBundles`). */
+  gadgetBundles?: unknown;
   /** A failed render keeps its failure message on the live channel. */
   failure?: { code?: string; message?: string } | null;
   error?: { code?: string; message?: string } | null;

@@ -1,5 +1,6 @@
-// The modules a compiled component may import: React, its JSX runtime, react-dom, and the
-// standard gadget package. Exactly the specifiers the compiler's import policy allows.
+// The modules every compiled component may import: React, its JSX runtime, react-dom, and the
+// standard gadget package. Declared gadget packages join them when a component imports one
+// (module-loader.ts, gadget-bundles.ts).
 
 import * as React from 'react';
 import * as JsxRuntime from 'react/jsx-runtime';

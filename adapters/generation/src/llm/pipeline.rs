@@ -13,7 +13,6 @@ use svc_application::ports::generation::{
 };
 use svc_application::services::generation::{ADVANCED_SLUG, STANDARD_SLUG};
 use svc_domain::contract::{Contract, fixture_props};
-use svc_domain::gadgets;
 use svc_domain::model_route::{ModelEntry, ModelRegistry};
 
 use super::chat::{ChatMessage, ChatRequest};
@@ -296,8 +295,7 @@ impl Generator for LlmGenerator {
             reasoning: entry.reasoning,
         };
         let contract = Contract::from_agreed(request.contract.as_object().cloned().unwrap_or_default());
-        let mut allowed = contract.gadget_packages();
-        allowed.push(gadgets::STANDARD_PACKAGE.to_owned());
+        let allowed = contract.importable_packages();
 
         let mut best_advanced: Option<(String, f64)> = None;
         for round in 1..=2u32 {

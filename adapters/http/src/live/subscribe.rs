@@ -208,6 +208,8 @@ pub fn ack_payload(
         "themeId": session.theme_id,
         "contract": session.contract,
         "component": { "code": snapshot.component_code, "blueprintId": session.blueprint_id },
+        // Declared packages the component may import (docs/live-channel.md, `gadgetBundles`).
+        "gadgetBundles": state.agent.gadget_bundles(&session.contract),
         "lastSequence": session.event_sequence,
         "lastStreamSeq": snapshot.last_stream_seq,
         "replay": { "fromSeq": from_seq, "sinceSequence": since_sequence, "gap": gap },

@@ -73,15 +73,32 @@ fn document(bootstrap: &Value) -> String {
     )
 }
 
-fn contents(state: &HttpState, uri: &str, bootstrap: Value) -> Value {
+/// `contract`: the render's, whose importable declared packages the card may load; `None` for
+/// the shell, which mounts any render and so allows every declared package.
+fn contents(state: &HttpState, uri: &str, bootstrap: Value, contract: Option<&Value>) -> Value {
     let ws_origin = state.urls.ws.trim_end_matches("/ws").to_owned();
+    // The HTTP origin too: the card falls back to `pollingUrl` where the socket is blocked.
+    let mut connect_domains = vec![ws_origin, state.urls.base.clone()];
+    let mut resource_domains = vec![state.urls.base.clone()];
+    // Declared gadget packages: the mount fetches each bundle and stylesheet, and the package's
+    // code reaches its `connect` origins.
+    let (gadget_resources, gadget_connects) = state.agent.gadget_csp_origins(contract);
+    extend_new(&mut resource_domains, gadget_resources);
+    extend_new(&mut connect_domains, gadget_connects);
     json!({ "contents": [{
         "uri": uri,
         "mimeType": MIME,
         "text": document(&bootstrap),
-        // The HTTP origin too: the card falls back to `pollingUrl` where the socket is blocked.
-        "_meta": { "ui": { "csp": { "connectDomains": [ws_origin, state.urls.base], "resourceDomains": [state.urls.base] } } },
+        "_meta": { "ui": { "csp": { "connectDomains": connect_domains, "resourceDomains": resource_domains } } },
     }] })
+}
+
+fn extend_new(into: &mut Vec<String>, origins: Vec<String>) {
+    for origin in origins {
+        if !into.contains(&origin) {
+            into.push(origin);
+        }
+    }
 }
 
 /// What the runtime needs to subscribe and paint one render at one epoch.
@@ -124,6 +141,8 @@ fn render_bootstrap(
         "themeVariants": { "light": light, "dark": dark },
         "pollingUrl": format!("{}/_svc/poll/{}", state.urls.base, session.session_id),
         "lastSequence": session.event_sequence,
+        // Declared packages the component may import, loaded by the mount before the component.
+        "gadgetBundles": state.agent.gadget_bundles(&session.contract),
     })
 }
 
@@ -135,7 +154,7 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
         ));
     };
     if uri == SHELL_URI {
-        return Ok(contents(state, uri, json!({ "shell": true })));
+        return Ok(contents(state, uri, json!({ "shell": true }), None));
     }
     let Some(locator) = uri.strip_prefix(RENDER_URI_PREFIX) else {
         // Not a render locator at all: MCP's own "resource not found" (same code, -32002).
@@ -178,6 +197,7 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
         state,
         uri,
         render_bootstrap(state, uri, &session, &code, epoch, props),
+        Some(&session.contract),
     ))
 }
 

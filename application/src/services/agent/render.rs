@@ -7,7 +7,7 @@ use svc_domain::handshake::{HandshakeAction, Origin};
 use svc_domain::model_route::parse_model_route;
 use svc_domain::refusal::RefusalEntry;
 use svc_domain::session::{SessionHead, checked_ttl};
-use svc_domain::{gadgets, themes};
+use svc_domain::themes;
 
 use super::{AgentError, AgentService, Caller};
 use crate::ports::agent::{
@@ -400,8 +400,7 @@ impl AgentService {
                 Default::default(),
             )
             .await;
-        let mut allowed = plan.contract.gadget_packages();
-        allowed.push(gadgets::STANDARD_PACKAGE.to_owned());
+        let allowed = plan.contract.importable_packages();
         let request = GenerationRequest {
             intent: handshake.intent.clone(),
             contract: plan.contract.as_value(),

@@ -73,7 +73,6 @@ impl BlueprintCatalog {
         &self,
         drafts: Vec<ManifestUiDraft>,
         compiler: &dyn Compiler,
-        allowed_packages: &[String],
     ) -> Result<usize, CatalogError> {
         let mut uis: Vec<ManifestUi> = Vec::with_capacity(drafts.len());
         let mut files: Vec<&str> = Vec::new();
@@ -88,10 +87,11 @@ impl BlueprintCatalog {
             let agreed = negotiate(&draft.contract)
                 .map_err(|e| fail(format!("contract: {e}")))?
                 .contract;
-            let mut allowed = allowed_packages.to_vec();
-            allowed.extend(agreed.gadget_packages());
+            // The same rule as a generated component's: what its contract lists
+            // (`clientCapabilities.gadgets`) plus the standard package. The mount loads a declared
+            // package's bundle only for a contract that lists it.
             let compiled = compiler
-                .compile(&draft.source, &allowed)
+                .compile(&draft.source, &agreed.importable_packages())
                 .map_err(|e| fail(format!("entryPoint: {e}")))?;
             uis.push(ManifestUi {
                 id: draft.id.clone(),

@@ -145,3 +145,64 @@ async fn without_public_demo_generations_are_unlimited() {
         cold_render(&app, intent).await;
     }
 }
+
+/// A generation the queue turns away (503) never ran, so it does not count: with two generations
+/// per window and one queue slot, a render refused while the slot is held leaves room for the
+/// second generation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_render_the_queue_turns_away_does_not_count() {
+    use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
+
+    let fake = FakeProvider::start().await;
+    fake.set_default(FakeReply::component(
+        "export default function Card() { return <p style={{ color: 'var(--svc-color-fg)' }}>ok</p>; }",
+    ));
+    fake.pause();
+    let base = format!("{}/v1", fake.base_url);
+    let app = TestApp::spawn_configured("demo_queue", Backend::Sqlite, Auth::DevAllowAll, move |s| {
+        s.public_demo.enabled = true;
+        s.public_demo.generations_per_window = 2;
+        s.public_demo.window_seconds = 600;
+        s.generation.concurrency = 1;
+        s.generation.max_waiting = 0;
+        let openai = s.generation.providers.get_mut("openai").unwrap();
+        openai.base_url = base;
+        openai.api_key = "sk-test".into();
+    })
+    .await
+    .unwrap();
+    let mut handshakes = vec![];
+    for intent in INTENTS {
+        handshakes.push(handshake(&app, intent).await);
+    }
+    let raw_render = |handshake_id: &str| {
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "svc_render",
+                           "arguments": { "handshakeId": handshake_id, "props": {}, "infra": { "model": "openai:gpt-4.1-mini" } } } });
+        let request = app
+            .client
+            .post(app.mcp_url())
+            .bearer_auth(&app.bearer)
+            .json(&body)
+            .send();
+        async move {
+            let response = request.await.unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        }
+    };
+    // The first generation holds the only slot at the paused provider.
+    let first = tokio::spawn(raw_render(&handshakes[0]));
+    fake.wait_for_requests(1).await;
+    let (status, body) = raw_render(&handshakes[1]).await;
+    assert_eq!(status, reqwest::StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"]["code"], -32014);
+    fake.resume();
+    let (status, body) = first.await.unwrap();
+    assert_eq!(status, reqwest::StatusCode::OK);
+    assert_eq!(body["result"]["structuredContent"]["outcome"], "rendered", "{body}");
+
+    // One generation counted so far: the turned-away render's handshake is the second.
+    let (_, body) = raw_render(&handshakes[1]).await;
+    assert_eq!(body["result"]["structuredContent"]["outcome"], "rendered", "{body}");
+    let (_, body) = raw_render(&handshakes[2]).await;
+    assert_refused(&body["result"]);
+}

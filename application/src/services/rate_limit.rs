@@ -100,6 +100,19 @@ impl<K: Hash + Eq> FixedWindowLimiter<K> {
         Ok(())
     }
 
+    /// Takes back one request of `key` admitted at `admitted_at` that turned out not to happen
+    /// (the work it was admitted for was refused elsewhere). Only the window it was counted in is
+    /// touched: after that window ended there is nothing to give back.
+    pub fn give_back(&self, key: &K, admitted_at: DateTime<Utc>) {
+        let mut state = lock(&self.state);
+        if let Some(current) = state.open.get_mut(key)
+            && current.opened_at <= admitted_at
+            && admitted_at < current.opened_at + self.quota.window
+        {
+            current.admitted = current.admitted.saturating_sub(1);
+        }
+    }
+
     /// Keys with a window open at `now` (for tests and metrics).
     pub fn tracked(&self) -> usize {
         lock(&self.state).open.len()
@@ -137,6 +150,24 @@ mod tests {
 
     fn start() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn a_request_given_back_frees_its_place_in_its_own_window_only() {
+        let limiter = FixedWindowLimiter::new(WindowQuota::new(2, TimeDelta::seconds(60)));
+        let t0 = start();
+        limiter.admit("a", t0).unwrap();
+        limiter.admit("a", t0).unwrap();
+        assert!(limiter.admit("a", t0).is_err());
+        limiter.give_back(&"a", t0);
+        limiter.admit("a", t0 + TimeDelta::seconds(1)).unwrap();
+        assert!(limiter.admit("a", t0 + TimeDelta::seconds(2)).is_err());
+        // A request of an ended window gives nothing back to the next one.
+        let t1 = t0 + TimeDelta::seconds(61);
+        limiter.admit("a", t1).unwrap();
+        limiter.admit("a", t1).unwrap();
+        limiter.give_back(&"a", t0);
+        assert!(limiter.admit("a", t1).is_err());
     }
 
     fn ten_per_ten_minutes() -> FixedWindowLimiter<&'static str> {

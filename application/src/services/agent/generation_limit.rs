@@ -28,10 +28,10 @@ impl GenerationLimit {
 
     /// Counts one generation from `origin`, or refuses it. A request whose address is unknown
     /// counts against `0.0.0.0`, shared by all such requests.
-    pub(super) fn admit(&self, origin: Option<IpAddr>, now: DateTime<Utc>) -> Result<(), Refusal> {
+    pub(super) fn admit(&self, origin: Option<IpAddr>, now: DateTime<Utc>) -> Result<Admission, Refusal> {
         let address = origin.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
         let full = match self.windows.admit(address, now) {
-            Ok(()) => return Ok(()),
+            Ok(()) => return Ok(Admission { address, at: now }),
             Err(full) => full,
         };
         let WindowQuota { limit, window } = self.windows.quota();
@@ -45,6 +45,20 @@ impl GenerationLimit {
             ),
             balance_cents_at_check: None,
         })
+    }
+}
+
+/// A counted generation, until it is known to run.
+#[derive(Debug)]
+pub(super) struct Admission {
+    address: IpAddr,
+    at: DateTime<Utc>,
+}
+
+impl GenerationLimit {
+    /// The generation did not run after all (the queue turned it away): it no longer counts.
+    pub(super) fn give_back(&self, admission: &Admission) {
+        self.windows.give_back(&admission.address, admission.at);
     }
 }
 

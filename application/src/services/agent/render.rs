@@ -123,20 +123,27 @@ impl AgentService {
         }
         // Public demo: a cold generation over the address's window is refused before any work;
         // the handshake stays pending.
-        if plan.cached.is_none()
-            && let Some(limit) = &self.generation_limit
-            && let Err(refusal) = limit.admit(cmd.origin, now)
-        {
-            return Ok(RenderResult::Refused(refusal));
-        }
+        let admission = match (&plan.cached, &self.generation_limit) {
+            (None, Some(limit)) => match limit.admit(cmd.origin, now) {
+                Ok(admission) => Some((limit, admission)),
+                Err(refusal) => return Ok(RenderResult::Refused(refusal)),
+            },
+            _ => None,
+        };
         // Only a cold generation needs a queue slot; saturation leaves the handshake intact. The
         // slot is held by this future: a finished, failed, timed-out or cancelled (dropped)
         // render frees it.
         let queued_at = std::time::Instant::now();
         let _slot = match plan.cached {
             Some(_) => None,
-            None => Some(self.queue.enter().await.map_err(|full| AgentError::Overloaded {
-                retry_after_seconds: full.retry_after_seconds,
+            None => Some(self.queue.enter().await.map_err(|full| {
+                // Turned away before it ran: the public-demo window does not count it.
+                if let Some((limit, admission)) = &admission {
+                    limit.give_back(admission);
+                }
+                AgentError::Overloaded {
+                    retry_after_seconds: full.retry_after_seconds,
+                }
             })?),
         };
         let Some(claim) = HandshakeClaim::take(&self.ports.handshakes, &handshake.handshake_id, now).await? else {

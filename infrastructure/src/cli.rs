@@ -305,7 +305,14 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async move {
         let app = Application::build(&settings).await.map_err(|e| e.to_string())?;
-        print_banner(&app);
+        let demo = &settings.public_demo;
+        let demo_line = demo.enabled.then(|| {
+            format!(
+                "  public demo:   {} generations per {} s per address\n",
+                demo.generations_per_window, demo.window_seconds
+            )
+        });
+        print_banner(&app, demo_line.as_deref());
         app.run_until(shutdown_signal())
             .await
             .map_err(|e| format!("server error: {e}"))
@@ -314,7 +321,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
 
 /// The first line is a contract: `svc <version> listening on <base URL>`. A closed stdout (a
 /// supervisor that stopped reading) must not take the server down, so write errors are ignored.
-fn print_banner(app: &Application) {
+fn print_banner(app: &Application, public_demo: Option<&str>) {
     use std::io::Write;
     let auth = match app.auth_mode {
         svc_application::services::auth::AuthMode::DevAllowAll => {
@@ -340,6 +347,9 @@ fn print_banner(app: &Application) {
         banner.push_str(&format!(
             "  OAuth issuer:  {issuer}  (consent with the pair code or a key at {issuer}/oauth/authorize)\n"
         ));
+    }
+    if let Some(line) = public_demo {
+        banner.push_str(line);
     }
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());

@@ -110,5 +110,35 @@ fn public_demo_is_a_serve_flag_backed_by_the_config_section() {
         config.to_str().unwrap(),
     ]));
     assert!(line.contains("public_demo.window_seconds"), "{line}");
+
+    // A demo server says so in its banner, with its limit.
+    let mut server = Command::new(BINARY)
+        .args(["serve", "--public-demo", "--dev-allow-all", "--port", "0", "--data-dir"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut banner = std::io::BufReader::new(server.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    for _ in 0..8 {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut banner, &mut line).unwrap() == 0 {
+            break;
+        }
+        let demo = line.contains("public demo:");
+        lines.push(line);
+        if demo {
+            break;
+        }
+    }
+    server.kill().ok();
+    server.wait().ok();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("public demo:   30 generations per 600 s per address")),
+        "{lines:?}"
+    );
     std::fs::remove_dir_all(dir).ok();
 }

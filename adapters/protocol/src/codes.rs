@@ -1,5 +1,6 @@
-//! JSON-RPC error codes of Document 1. Retired codes (-32004, -32005, -32010, -32011, -32012,
-//! -32013, -32020) have no constant, so they cannot be emitted.
+//! JSON-RPC error codes of Document 1, plus one of ours (`REQUEST_CANCELLED`, for a request the
+//! client cancelled). Retired codes (-32004, -32005, -32010, -32011, -32012, -32013, -32020) have
+//! no constant, so they cannot be emitted.
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;

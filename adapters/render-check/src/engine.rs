@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rquickjs::{Context, Ctx, Function, Module, Object, Runtime, Value};
 use serde_json::{Value as Json, json};
@@ -14,6 +14,9 @@ use svc_domain::themes::{self, ThemeMode};
 use crate::RenderLimits;
 
 /// The check's JavaScript half, built from `adapters/mount/src/render-check.tsx`.
+/// Time allowed to turn a thrown value into text, after the render's own budget.
+const DESCRIBE_BUDGET: Duration = Duration::from_millis(500);
+
 pub const RENDER_CHECK_JS: &str = include_str!("../../mount/dist/render-check.js");
 
 /// Name the component module is declared under; the bundle reads error lines by it.
@@ -110,7 +113,14 @@ pub fn run(input: &RenderCheckInput<'_>, limits: &RenderLimits) -> Result<Outcom
                 ),
                 line: None,
             })),
-            Err(error) => Ok(Outcome::Threw(thrown(&ctx, &check, step, error, input, limits))),
+            Err(error) => {
+                // Describing the thrown value runs the component's code again (a `toString`, a
+                // `message` getter): it gets a short deadline of its own, so it cannot hang.
+                deadline.set(Some(Instant::now() + DESCRIBE_BUDGET));
+                let finding = thrown(&ctx, &check, step, error, input, limits);
+                deadline.set(None);
+                Ok(Outcome::Threw(finding))
+            }
         }
     })
 }

@@ -247,6 +247,25 @@ export default function Spinner() {
     assert!(message.contains("did not finish within"), "{message}");
 }
 
+/// The thrown value's own code (a `toString` that never returns) runs when the finding is
+/// written: it has a deadline too, so the check ends.
+#[test]
+fn a_thrown_value_whose_description_loops_cannot_hang_the_check() {
+    let tsx = r#"
+export default function Trap() {
+  throw { toString() { for (;;) {} }, get message() { for (;;) {} } };
+}
+"#;
+    let started = Instant::now();
+    let outcome = check(tsx, json!({}));
+    assert!(outcome.is_err(), "a throwing component is a finding");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn a_huge_allocation_is_a_memory_finding() {
     let tsx = r#"

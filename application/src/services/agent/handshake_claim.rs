@@ -1,7 +1,10 @@
 //! A render's hold on its handshake. Consuming the handshake first makes two renders of one
-//! handshake impossible; if the render then ends without committing a session (the client sent
-//! `notifications/cancelled` and the render future was dropped, or a storage error), the claim
-//! gives the handshake back so the agent can render it again instead of negotiating anew.
+//! handshake impossible. If the render then ends before it wrote anything durable (the client
+//! sent `notifications/cancelled` during the generation and the render future was dropped), the
+//! claim gives the handshake back so the agent can render it again instead of negotiating anew.
+//! The render commits the claim just before its first durable write (the blueprint, or the
+//! session): from then on the handshake stays used, so a retry can never write a second
+//! blueprint under the same id or a second session for the handshake.
 
 use std::sync::Arc;
 
@@ -32,8 +35,8 @@ impl HandshakeClaim {
         }))
     }
 
-    /// A session (rendered or failed) now records the handshake's outcome: it stays consumed.
-    pub(super) fn commit(mut self) {
+    /// The render is about to write its outcome: the handshake stays consumed.
+    pub(super) fn commit(&mut self) {
         self.committed = true;
     }
 }

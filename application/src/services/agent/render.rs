@@ -146,7 +146,11 @@ impl AgentService {
                 }
             })?),
         };
-        let Some(claim) = HandshakeClaim::take(&self.ports.handshakes, &handshake.handshake_id, now).await? else {
+        let Some(mut claim) = HandshakeClaim::take(&self.ports.handshakes, &handshake.handshake_id, now).await? else {
+            // Another render of this handshake won: this one generates nothing.
+            if let Some((limit, admission)) = &admission {
+                limit.give_back(admission);
+            }
             return Err(AgentError::invalid(
                 "handshakeId",
                 "the handshake was already used by a render; call svc_handshake again",
@@ -171,6 +175,7 @@ impl AgentService {
                     &handshake,
                     &plan,
                     &identity,
+                    &mut claim,
                     Generation {
                         model: model.map(|m| m.canonical()),
                         theme_id: theme_id.clone(),
@@ -182,9 +187,9 @@ impl AgentService {
             {
                 Ok(bp) => bp,
                 Err(failure) => {
+                    claim.commit();
                     self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host)
                         .await?;
-                    claim.commit();
                     return Ok(RenderResult::Failed {
                         identity,
                         code: failure_code(&failure),
@@ -209,8 +214,8 @@ impl AgentService {
             created_at: now,
             revision: 0,
         };
-        self.ports.sessions.insert(&record).await?;
         claim.commit();
+        self.ports.sessions.insert(&record).await?;
         if let Some(topic) = host_topic(&record.host) {
             let (session_id, created_at) = (record.session_id.clone(), record.created_at);
             self.ports.bus.publish(LiveEvent::Render {
@@ -386,6 +391,7 @@ impl AgentService {
         handshake: &HandshakeRecord,
         plan: &Plan,
         identity: &RenderIdentity,
+        claim: &mut HandshakeClaim,
         generation: Generation,
     ) -> Result<Result<BlueprintRecord, RenderFailure>, AgentError> {
         let lifecycle = LifecycleSink::new(
@@ -459,6 +465,8 @@ impl AgentService {
             model: generated.model,
             ..BlueprintRecord::blank(self.ports.clock.now())
         };
+        // From the first durable write on, the handshake stays used whatever happens next.
+        claim.commit();
         self.store_blueprint(&record).await?;
         lifecycle
             .publish(

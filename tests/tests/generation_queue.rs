@@ -182,10 +182,20 @@ async fn a_cancelled_render_frees_its_generation_slot() {
     let cancel = |id: Value| json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id, "reason": "the user closed the card" } });
     assert_eq!(post(cancel(json!(40))).await.0, StatusCode::ACCEPTED);
     assert_eq!(post(cancel(json!("41"))).await.0, StatusCode::ACCEPTED);
+    // Another client of the same identity (every bearer is `builder` here) has its own ids.
+    let other_client = app
+        .client
+        .post(app.mcp_url())
+        .bearer_auth("another-client")
+        .json(&cancel(json!(41)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other_client.status(), StatusCode::ACCEPTED);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert!(
         !cancelled.is_finished(),
-        "only notifications/cancelled for id 41 cancels it"
+        "only this client's notifications/cancelled for id 41 cancels it"
     );
 
     assert_eq!(post(cancel(json!(41))).await.0, StatusCode::ACCEPTED);

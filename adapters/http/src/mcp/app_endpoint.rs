@@ -27,9 +27,11 @@ pub async fn post_app_mcp(
     match caller_for_app(state, req, &app_id).await {
         Ok(caller) => {
             let origin = origin(state, req);
-            answer(body, cancel_scope(state, "mcp", &caller), |method, params| async move {
-                dispatch(state, &caller, origin, &method, params).await
-            })
+            answer(
+                body,
+                cancel_scope(state, req, "mcp", &caller),
+                |method, params| async move { dispatch(state, &caller, origin, &method, params).await },
+            )
             .await
         }
         Err(denial) => refuse(state, denial, &app_id, body).await,

@@ -1,15 +1,18 @@
 //! `notifications/cancelled` (MCP): a client cancels one of its requests that is still running,
 //! say a `svc_render` waiting on a language model. The request's future is dropped, which frees
 //! its generation slot and aborts the upstream provider call; nothing is committed, so its
-//! handshake can still be rendered. A closed connection is not a cancellation (the MCP transport
+//! handshake can still be rendered (docs/generation.md). A closed connection is not a cancellation (the MCP transport
 //! rules say so): a render whose client went away finishes and fills the blueprint cache.
 //!
-//! Requests are keyed by who sent them and their JSON-RPC id, so a caller can only cancel its own.
+//! Requests are keyed by who sent them (the route, the principal in its app, the credential and
+//! the client's address; see `cancel_scope`) and their JSON-RPC id, so a client can only cancel
+//! its own.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use futures_util::future::{AbortHandle, Abortable};
 use serde_json::Value;
@@ -17,17 +20,40 @@ use svc_protocol::REQUEST_CANCELLED;
 
 use super::jsonrpc::RpcFailure;
 
+/// A cancellation that arrives before its request is running (the SDKs send it on another
+/// connection, without waiting) still applies to a request that starts this soon after.
+const EARLY_CANCEL_TTL: Duration = Duration::from_secs(10);
+/// Early cancellations remembered at most; the oldest go first.
+const EARLY_CANCEL_CAP: usize = 1024;
+
+type Key = (String, String);
+
 /// The requests running now, by sender and id.
 #[derive(Default)]
 pub struct InFlightRequests {
-    running: Mutex<HashMap<(String, String), (u64, AbortHandle)>>,
+    state: Mutex<State>,
     next_ticket: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    /// Every running request of a key (a client reusing an id has all of them cancelled).
+    running: HashMap<Key, Vec<(u64, AbortHandle)>>,
+    /// Cancellations of requests not running (yet), with when they came.
+    early: HashMap<Key, Instant>,
 }
 
 /// Who sends the requests of one POST: the cancellations it may make are its own.
 pub struct CancelScope<'a> {
     pub requests: &'a InFlightRequests,
     pub sender: String,
+}
+
+fn cancelled() -> RpcFailure {
+    RpcFailure::new(
+        REQUEST_CANCELLED,
+        "the request was cancelled by notifications/cancelled",
+    )
 }
 
 impl InFlightRequests {
@@ -39,7 +65,17 @@ impl InFlightRequests {
         let key = (sender.to_owned(), id.to_string());
         let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
         let (handle, registration) = AbortHandle::new_pair();
-        self.lock().insert(key.clone(), (ticket, handle));
+        {
+            let mut state = self.lock();
+            if state
+                .early
+                .remove(&key)
+                .is_some_and(|at| at.elapsed() < EARLY_CANCEL_TTL)
+            {
+                return Err(cancelled());
+            }
+            state.running.entry(key.clone()).or_default().push((ticket, handle));
+        }
         let _deregister = Deregister {
             requests: self,
             key,
@@ -47,47 +83,67 @@ impl InFlightRequests {
         };
         match Abortable::new(work, registration).await {
             Ok(answer) => answer,
-            Err(_) => Err(RpcFailure::new(
-                REQUEST_CANCELLED,
-                "the request was cancelled by notifications/cancelled",
-            )),
+            Err(_) => Err(cancelled()),
         }
     }
 
-    /// Handles `notifications/cancelled { requestId, reason? }`; an unknown or finished request
-    /// is ignored, as the MCP rules ask. Returns whether a running request was cancelled.
+    /// Handles `notifications/cancelled { requestId, reason? }`. A request not running is not an
+    /// error (MCP asks receivers to ignore those); it is remembered briefly in case the request
+    /// is on its way. Returns whether a running request was cancelled.
     pub fn cancel(&self, sender: &str, params: &Value) -> bool {
         let Some(id) = params.get("requestId").filter(|id| id.is_string() || id.is_number()) else {
             return false;
         };
-        match self.lock().remove(&(sender.to_owned(), id.to_string())) {
-            Some((_, handle)) => {
+        let key = (sender.to_owned(), id.to_string());
+        let mut state = self.lock();
+        match state.running.remove(&key) {
+            Some(requests) => {
                 let reason = params.get("reason").and_then(Value::as_str).unwrap_or_default();
                 tracing::info!(request_id = %id, reason, "request cancelled by the client");
-                handle.abort();
+                for (_, handle) in requests {
+                    handle.abort();
+                }
                 true
             }
-            None => false,
+            None => {
+                state.remember_early(key);
+                false
+            }
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), (u64, AbortHandle)>> {
-        self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
-/// Forgets a finished (or dropped) request, unless a newer request reused its id.
+impl State {
+    fn remember_early(&mut self, key: Key) {
+        self.early.retain(|_, at| at.elapsed() < EARLY_CANCEL_TTL);
+        if self.early.len() >= EARLY_CANCEL_CAP
+            && let Some(oldest) = self.early.iter().min_by_key(|(_, at)| **at).map(|(k, _)| k.clone())
+        {
+            self.early.remove(&oldest);
+        }
+        self.early.insert(key, Instant::now());
+    }
+}
+
+/// Forgets a finished (or dropped) request.
 struct Deregister<'a> {
     requests: &'a InFlightRequests,
-    key: (String, String),
+    key: Key,
     ticket: u64,
 }
 
 impl Drop for Deregister<'_> {
     fn drop(&mut self) {
-        let mut running = self.requests.lock();
-        if running.get(&self.key).is_some_and(|(ticket, _)| *ticket == self.ticket) {
-            running.remove(&self.key);
+        let mut state = self.requests.lock();
+        if let Some(requests) = state.running.get_mut(&self.key) {
+            requests.retain(|(ticket, _)| *ticket != self.ticket);
+            if requests.is_empty() {
+                state.running.remove(&self.key);
+            }
         }
     }
 }
@@ -96,7 +152,6 @@ impl Drop for Deregister<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::time::Duration;
 
     #[tokio::test]
     async fn a_running_request_is_cancelled_by_its_sender_only() {
@@ -117,7 +172,44 @@ mod tests {
         let id = json!(7);
         let (answer, ()) = tokio::join!(requests.run("me", &id, slow), cancel_later);
         assert_eq!(answer.unwrap_err().code, REQUEST_CANCELLED);
-        assert!(requests.lock().is_empty());
+        assert!(requests.lock().running.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_cancellation_that_overtakes_its_request_still_applies() {
+        let requests = InFlightRequests::default();
+        assert!(!requests.cancel("me", &json!({ "requestId": 9 })));
+        let answer = requests.run("me", &json!(9), async { Ok(json!("ran")) }).await;
+        assert_eq!(answer.unwrap_err().code, REQUEST_CANCELLED);
+        // Only once: the next request with that id runs.
+        let again = requests.run("me", &json!(9), async { Ok(json!("ran")) }).await;
+        assert_eq!(again.unwrap(), json!("ran"));
+        // Another sender's early cancellation does not touch this one's requests.
+        assert!(!requests.cancel("someone else", &json!({ "requestId": 10 })));
+        let mine = requests.run("me", &json!(10), async { Ok(json!("ran")) }).await;
+        assert_eq!(mine.unwrap(), json!("ran"));
+    }
+
+    #[tokio::test]
+    async fn every_running_request_of_a_reused_id_is_cancelled() {
+        let requests = InFlightRequests::default();
+        let slow = || async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            Ok(json!("done"))
+        };
+        let id = json!(3);
+        let cancel_later = async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(requests.cancel("me", &json!({ "requestId": 3 })));
+        };
+        let (first, second, ()) = tokio::join!(
+            requests.run("me", &id, slow()),
+            requests.run("me", &id, slow()),
+            cancel_later
+        );
+        assert_eq!(first.unwrap_err().code, REQUEST_CANCELLED);
+        assert_eq!(second.unwrap_err().code, REQUEST_CANCELLED);
+        assert!(requests.lock().running.is_empty());
     }
 
     #[tokio::test]
@@ -125,6 +217,7 @@ mod tests {
         let requests = InFlightRequests::default();
         let answer = requests.run("me", &json!(1), async { Ok(json!(1)) }).await;
         assert_eq!(answer.unwrap(), json!(1));
+        assert!(requests.lock().running.is_empty());
         assert!(!requests.cancel("me", &json!({ "requestId": 1 })));
         assert!(!requests.cancel("me", &json!({})));
     }

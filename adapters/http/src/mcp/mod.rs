@@ -114,11 +114,20 @@ where
     }
 }
 
-/// The requests one caller sends to one route (`/mcp`, `/ops`): its principal within its app.
-pub(crate) fn cancel_scope<'a>(state: &'a HttpState, route: &str, caller: &Caller) -> CancelScope<'a> {
+/// The requests one client sends to one route (`/mcp`, `/ops`). Many clients share a principal
+/// (every bearer is `builder` under `--dev-allow-all`, every paired key is the owner) and JSON-RPC
+/// ids are small counters, so the sender is the principal in its app plus the credential itself
+/// (hashed) and the client's address: one client cannot cancel another's request.
+pub(crate) fn cancel_scope<'a>(state: &'a HttpState, req: &Request, route: &str, caller: &Caller) -> CancelScope<'a> {
+    use sha2::Digest;
+    let credential = sha2::Sha256::digest(bearer(req).unwrap_or_default().as_bytes());
+    let address = crate::client_address::client_ip(req, state.generations_trust_proxy);
     CancelScope {
         requests: &state.in_flight,
-        sender: format!("{route}\u{0}{}\u{0}{}", caller.principal_id, caller.app_id),
+        sender: format!(
+            "{route}\u{0}{}\u{0}{}\u{0}{credential:x}\u{0}{address}",
+            caller.principal_id, caller.app_id
+        ),
     }
 }
 
@@ -129,9 +138,11 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
         Err(error) => return denied(state, error, body).await,
     };
     let origin = origin(state, req);
-    answer(body, cancel_scope(state, "mcp", &caller), |method, params| async move {
-        dispatch(state, &caller, origin, &method, params).await
-    })
+    answer(
+        body,
+        cancel_scope(state, req, "mcp", &caller),
+        |method, params| async move { dispatch(state, &caller, origin, &method, params).await },
+    )
     .await
 }
 

@@ -114,7 +114,7 @@ pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
         }
         Err(error) => return auth_failure(error),
     };
-    let scope = cancel_scope(state, "ops", &authenticated.caller);
+    let scope = cancel_scope(state, req, "ops", &authenticated.caller);
     answer(body, scope, |method, params| async move {
         dispatch(state, &authenticated, &method, params).await
     })

@@ -101,15 +101,9 @@ async fn a_declared_bundle_reaches_the_card_and_its_csp(app: TestApp) {
     let csp = &content["_meta"]["ui"]["csp"];
     let resources = strings(&csp["resourceDomains"]);
     let connects = strings(&csp["connectDomains"]);
-    assert_eq!(
-        resources,
-        [
-            app.base.as_str(),
-            "https://cdn.acme.example",
-            "https://styles.acme.example:8443"
-        ]
-    );
-    // The runtime fetches the bundle itself (to check its integrity), so connect-src needs it too.
+    // The bundle is fetched (connect-src) and run from a blob: URL: its origin is no script source.
+    assert_eq!(resources, [app.base.as_str(), "https://styles.acme.example:8443"]);
+    // The runtime fetches the bundle itself (to check its integrity), so connect-src needs it.
     assert!(connects.contains(&"https://cdn.acme.example"), "{connects:?}");
     assert!(connects.contains(&"wss://feed.acme.example"), "{connects:?}");
     assert!(connects.contains(&app.base.as_str()), "{connects:?}");
@@ -117,7 +111,8 @@ async fn a_declared_bundle_reaches_the_card_and_its_csp(app: TestApp) {
     // The shell mounts any render of the app: it allows every declared package.
     let shell = app.rpc("resources/read", json!({ "uri": "ui://svc/render" })).await.1;
     let shell_csp = &shell["result"]["contents"][0]["_meta"]["ui"]["csp"];
-    assert!(strings(&shell_csp["resourceDomains"]).contains(&"https://cdn.acme.example"));
+    assert!(strings(&shell_csp["connectDomains"]).contains(&"https://cdn.acme.example"));
+    assert!(strings(&shell_csp["resourceDomains"]).contains(&"https://styles.acme.example:8443"));
     assert!(strings(&shell_csp["connectDomains"]).contains(&"wss://feed.acme.example"));
 }
 

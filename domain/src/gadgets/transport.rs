@@ -35,13 +35,12 @@ impl GadgetDescriptor {
         })
     }
 
-    /// Origins the mount loads from for this package: the bundle's and the stylesheet's.
+    /// Origins the mount loads resources from for this package: the stylesheet's. The bundle's
+    /// origin is not one: the runtime fetches the bundle (connect-src), checks its integrity and
+    /// runs it from a `blob:`/`data:` URL, so allowing its origin as a script source would only
+    /// let a card load other scripts from there unchecked.
     pub fn resource_origins(&self) -> Vec<String> {
-        [&self.bundle_url, &self.style_url]
-            .into_iter()
-            .flatten()
-            .filter_map(|url| origin(url))
-            .collect()
+        self.style_url.iter().filter_map(|url| origin(url)).collect()
     }
 
     /// Origins the mount fetches from for this package: the bundle's (the runtime fetches it to
@@ -146,10 +145,8 @@ mod tests {
     #[test]
     fn origins_come_from_the_bundle_the_stylesheet_and_connect() {
         let (resources, connects) = csp_origins([&charts(), &charts()]);
-        assert_eq!(
-            resources,
-            ["https://cdn.example.com", "https://styles.example.com:8443"]
-        );
+        // The bundle is fetched and run from a blob: URL: only the stylesheet is a resource.
+        assert_eq!(resources, ["https://styles.example.com:8443"]);
         assert_eq!(
             connects,
             [

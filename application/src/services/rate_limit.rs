@@ -15,6 +15,18 @@ use std::sync::{Mutex, MutexGuard};
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+/// The key of a per-address limit: an IPv4 address, or an IPv6 address's /64 (every IPv6 client
+/// holds at least a /64 and could otherwise take a fresh window per request).
+pub fn address_key(address: std::net::IpAddr) -> std::net::IpAddr {
+    match address {
+        std::net::IpAddr::V6(v6) => {
+            let network = u128::from(v6) & !((1u128 << 64) - 1);
+            std::net::IpAddr::V6(std::net::Ipv6Addr::from(network))
+        }
+        v4 => v4,
+    }
+}
+
 /// At most `limit` requests per key in each `window`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowQuota {
@@ -150,6 +162,17 @@ mod tests {
 
     fn start() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap()
+    }
+
+    #[test]
+    fn an_ipv6_client_is_its_slash_64() {
+        let a: std::net::IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let b: std::net::IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+        let other: std::net::IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert_eq!(address_key(a), address_key(b));
+        assert_ne!(address_key(a), address_key(other));
+        let v4: std::net::IpAddr = "203.0.113.9".parse().unwrap();
+        assert_eq!(address_key(v4), v4);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use poem::web::Json;
 use poem::{IntoResponse, Response};
 use serde_json::json;
 use svc_application::ports::Clock;
-use svc_application::services::rate_limit::{FixedWindowLimiter, WindowQuota};
+use svc_application::services::rate_limit::{FixedWindowLimiter, WindowQuota, address_key};
 
 use crate::PAIR_ATTEMPTS_PER_MINUTE;
 
@@ -81,7 +81,7 @@ impl PerAddressLimit {
     fn retry_after(&self, ip: IpAddr) -> Option<u64> {
         match &self.budget {
             Budget::Window { limiter, clock } => limiter
-                .admit(ip, clock.now())
+                .admit(address_key(ip), clock.now())
                 .err()
                 .map(|full| full.retry_after_seconds()),
             Budget::Bucket(limiter) => {

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use svc_domain::refusal::RefusalCode;
 
 use super::render::Refusal;
-use crate::services::rate_limit::{FixedWindowLimiter, WindowQuota};
+use crate::services::rate_limit::{FixedWindowLimiter, WindowQuota, address_key};
 
 /// Cold generations per remote address in a fixed window; counts live in memory per replica.
 #[derive(Clone)]
@@ -29,7 +29,7 @@ impl GenerationLimit {
     /// Counts one generation from `origin`, or refuses it. A request whose address is unknown
     /// counts against `0.0.0.0`, shared by all such requests.
     pub(super) fn admit(&self, origin: Option<IpAddr>, now: DateTime<Utc>) -> Result<Admission, Refusal> {
-        let address = origin.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        let address = address_key(origin.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)));
         let full = match self.windows.admit(address, now) {
             Ok(()) => return Ok(Admission { address, at: now }),
             Err(full) => full,

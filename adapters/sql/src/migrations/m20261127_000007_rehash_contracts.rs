@@ -5,8 +5,12 @@
 //! name vanished from the hash and two contracts of different shape could share one. The rule now
 //! removes them only where they annotate (`svc_domain::contract::contract_hash`). A row keeping
 //! its old hash would never again be found by an exact or semantic lookup, so each row whose
-//! hash differs is rewritten. The new rule only tells apart contracts the old one merged, so no
-//! rewrite can collide on the `(app_id, intent, contract_hash, variant_key)` unique index.
+//! hash differs is rewritten. The `(app_id, intent, contract_hash, variant_key)` index is not
+//! unique, so no rewrite can fail on it.
+//!
+//! It calls the domain's current `contract_hash`: should the rule change again, a later migration
+//! re-hashes again, and this one then computes the newer rule (harmless: the newest rule is the
+//! one every row must end at).
 //!
 //! `down` keeps the new hashes: the old rule is gone, and a server of the previous version finds
 //! those rows as it would find any other blueprint of a contract it hashes differently (a cache

@@ -98,6 +98,8 @@ export class LiveSocket {
   /** While polling: the next WebSocket probe, and how many probes failed since polling began. */
   private probeTimer: number | undefined;
   private probeFailures = 0;
+  /** Resets the probe backoff once a socket has stayed up for a while. */
+  private steadyTimer: number | undefined;
 
   constructor(private readonly options: LiveSocketOptions) {
     this.wsToken = options.wsToken;
@@ -156,6 +158,7 @@ export class LiveSocket {
     this.poll?.abort();
     window.clearTimeout(this.actionRetryTimer);
     window.clearTimeout(this.probeTimer);
+    window.clearTimeout(this.steadyTimer);
     this.options.onStatus('closed');
   }
 
@@ -279,7 +282,12 @@ export class LiveSocket {
       if (ack.replay?.gap) this.rebuildStreams();
       if (!this.poll) {
         this.startHeartbeat();
-        this.probeFailures = 0;
+        // A socket that stays up a heartbeat proves the path; one that drops sooner keeps the
+        // probe backoff where it was, so a flapping path is not switched to every few seconds.
+        window.clearTimeout(this.steadyTimer);
+        this.steadyTimer = window.setTimeout(() => {
+          if (this.subscribed && !this.poll) this.probeFailures = 0;
+        }, PING_INTERVAL_MS);
       }
       this.options.onStatus('live');
       this.options.onAck(ack);

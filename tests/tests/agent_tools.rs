@@ -243,6 +243,26 @@ async fn a_rendered_result_carries_identity_and_the_meta_slice(app: TestApp) {
     assert_eq!(slice["themeId"], "default");
     assert!(slice["theme"]["--svc-color-bg"].is_string());
     assert_eq!(slice["lastSequence"], 0);
+    // What the card paints with, so a shell in a host that allows no connection still draws
+    // it: the same component and contract the per-render document embeds, and the props.
+    assert_eq!(slice["props"], json!({ "title": "Order 42" }));
+    assert_eq!(slice["component"]["blueprintId"], r["blueprintId"]);
+    let read = app.rpc("resources/read", json!({ "uri": r["resourceUri"] })).await.1;
+    let html = read["result"]["contents"][0]["text"].as_str().unwrap();
+    let start = html.find("id=\"svc-bootstrap\">").unwrap() + "id=\"svc-bootstrap\">".len();
+    let embedded: Value = serde_json::from_str(&html[start..start + html[start..].find("</script>").unwrap()]).unwrap();
+    assert!(
+        slice["component"]["code"]
+            .as_str()
+            .is_some_and(|code| code.contains("export default"))
+    );
+    assert_eq!(slice["component"]["code"], embedded["component"]["code"]);
+    assert_eq!(slice["contract"], embedded["contract"]);
+    assert!(
+        slice["contract"]["actionSpec"]["approve"].is_object(),
+        "{}",
+        slice["contract"]
+    );
     // No actions: no nextStep.
     let plain = app.render("plain", json!({}), json!({})).await;
     assert!(plain.get("nextStep").is_none());

@@ -1,12 +1,16 @@
 //! A rendered card in a real browser: `tests/browser/card-flow.mjs` drives Debian's Chromium
 //! (playwright-core, never a downloaded browser) against the real `svc` binary. The agent is the
-//! official MCP TypeScript SDK client, the host page uses the ext-apps `AppBridge`, and the card
-//! is the committed mount runtime inside a `sandbox="allow-scripts"` iframe. It proves: the card
+//! official MCP TypeScript SDK client, the host page uses the ext-apps 2.x `AppBridge`, and the
+//! card is the committed mount runtime inside a `srcdoc` iframe (origin `null`, sandbox
+//! `allow-scripts allow-forms`) under the policy a strict host builds from the resource's
+//! `_meta.ui.csp` (`tests/browser/host-policy.js`). It proves: the strict-host matrix (the shell
+//! and the per-render document under their declared policy, a host granting no domains, a host
+//! applying none) with every request audited against the declaration; the card
 //! mounts from the per-render resource and from the shell plus the tool result; a click reaches
 //! `svc_consume` with intent, actionData and uiContext; `svc_update` repaints; `svc_emit` streams;
 //! a dropped connection resumes with nothing lost or doubled, and an action clicked offline is
 //! delivered once; a history epoch keeps its props; a refused wsToken is refreshed through the
-//! host; a CSP without `blob:` still loads the component; a CSP that forbids the WebSocket gets
+//! host; a CSP that forbids the WebSocket gets
 //! the card over the `pollingUrl` fallback (update, emit and a click reaching `svc_consume`); a
 //! throwing component and an unprovided import show readable errors; a component importing a
 //! declared gadget package gets the bundle the host page's server serves (integrity checked,

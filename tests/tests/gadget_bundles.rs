@@ -95,14 +95,17 @@ async fn a_declared_bundle_reaches_the_card_and_its_csp(app: TestApp) {
         "styleUrl": "https://styles.acme.example:8443/charts.css"
     }]);
     assert_eq!(embedded_bootstrap(&content)["gadgetBundles"], wanted);
+    // The tool result's slice too: the shell paints from it where no connection is allowed.
+    assert_eq!(slice["gadgetBundles"], wanted, "{slice}");
     let ack = ack(&app, &slice).await;
     assert_eq!(ack["gadgetBundles"], wanted, "{ack}");
 
     let csp = &content["_meta"]["ui"]["csp"];
     let resources = strings(&csp["resourceDomains"]);
     let connects = strings(&csp["connectDomains"]);
-    // The bundle is fetched (connect-src) and run from a blob: URL: its origin is no script source.
-    assert_eq!(resources, [app.base.as_str(), "https://styles.acme.example:8443"]);
+    // The bundle is fetched (connect-src) and run as an inline script: its origin is no script
+    // source; nothing of the server's own is loaded as a resource either.
+    assert_eq!(resources, ["https://styles.acme.example:8443"]);
     // The runtime fetches the bundle itself (to check its integrity), so connect-src needs it.
     assert!(connects.contains(&"https://cdn.acme.example"), "{connects:?}");
     assert!(connects.contains(&"wss://feed.acme.example"), "{connects:?}");

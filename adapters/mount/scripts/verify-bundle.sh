@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# CI check: the committed dist/ (iframe-runtime.js, render-check.js) is exactly what the locked
-# sources build.
+# CI check: the runtime's unit tests pass, and the committed dist/ (iframe-runtime.js,
+# render-check.js) is exactly what the locked sources build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm ci --no-audit --no-fund
 npm run check
+npm test
 npm run build
 if ! git diff --exit-code --stat -- dist/; then
   echo "adapters/mount/dist differs from a fresh build: run 'npm ci && npm run build' in adapters/mount and commit dist/" >&2

@@ -5,6 +5,8 @@ import { createElement, useSyncExternalStore, type ReactNode } from 'react';
 import { ErrorBoundary } from './error-boundary';
 import type { CardState, Store } from './store';
 
+const LIVE_OFF = "Live updates are off: this host does not allow the card to connect to its server. It shows the data it was rendered with, and buttons cannot reach the agent.";
+
 export function CardRoot({ store }: { store: Store }): ReactNode {
   const state = useSyncExternalStore(store.subscribe, store.get);
   const status = statusLine(state);
@@ -25,6 +27,7 @@ export function CardRoot({ store }: { store: Store }): ReactNode {
 function statusLine(state: CardState): { kind: 'info' | 'error'; text: string } | null {
   if (state.phase === 'failed') return { kind: 'error', text: state.notice ?? 'This card could not be shown.' };
   if (state.notice) return { kind: 'error', text: state.notice };
+  if (state.live === 'off') return { kind: 'info', text: LIVE_OFF };
   if (state.phase === 'generating') return { kind: 'info', text: state.progress ?? 'Generating…' };
   if (state.phase === 'connecting') return { kind: 'info', text: state.live === 'reconnecting' ? 'Connecting… (retrying)' : 'Loading…' };
   if (state.live === 'reconnecting') return { kind: 'info', text: 'Reconnecting…' };

@@ -2,6 +2,7 @@
 // gestures into frames.
 
 import type { Bootstrap, ThemeMode } from './bootstrap';
+import { watchConnectPolicy } from './connect-policy';
 import { asGadgetBundles, type GadgetBundle } from './gadget-bundles';
 import type { GadgetHost } from './gadgets';
 import { LiveSocket, type LiveStatus } from './live-socket';
@@ -37,6 +38,7 @@ export class Mount implements GadgetHost {
   private loadedCode: string | null = null;
   private echoTimer: number | undefined;
   private lastEcho = '';
+  private stopWatchingPolicy: () => void = () => {};
 
   constructor(
     private readonly bootstrap: Bootstrap,
@@ -71,6 +73,11 @@ export class Mount implements GadgetHost {
       this.store.update({ phase: 'failed', live: 'failed', notice: 'This card has no live-channel address (wsUrl).' });
       return;
     }
+    // A host that allows neither the socket nor polling: stop trying and say so.
+    this.stopWatchingPolicy = watchConnectPolicy([wsUrl, pollingUrl].filter((url): url is string => !!url), () => {
+      this.socket?.stop();
+      this.store.update({ live: 'off' });
+    });
     this.socket = new LiveSocket({
       ...(wsUrl ? { url: wsUrl } : {}),
       ...(pollingUrl ? { pollingUrl } : {}),
@@ -90,6 +97,7 @@ export class Mount implements GadgetHost {
   }
 
   stop(): void {
+    this.stopWatchingPolicy();
     window.clearTimeout(this.echoTimer);
     this.socket?.stop();
   }
@@ -148,6 +156,7 @@ export class Mount implements GadgetHost {
   }
 
   private onStatus(status: LiveStatus, detail?: string): void {
+    if (this.store.get().live === 'off') return; // the socket was stopped for good
     this.store.update((state) => ({
       live: status,
       ...(status === 'failed'

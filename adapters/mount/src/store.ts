@@ -28,7 +28,8 @@ export type Phase = 'connecting' | 'generating' | 'ready' | 'failed';
 
 export interface CardState {
   phase: Phase;
-  live: 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed';
+  /** `off`: the host's policy allows no connection to the server; the card shows what it has. */
+  live: 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed' | 'off';
   /** How the live frames travel: the WebSocket, or `pollingUrl` where the socket is blocked. */
   transport: 'websocket' | 'polling';
   /** A message for the user: why the card failed, or a rejected action. */

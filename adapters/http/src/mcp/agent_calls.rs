@@ -454,6 +454,7 @@ fn render_body(state: &HttpState, result: &RenderResult) -> Value {
             has_actions,
             theme_id,
             last_sequence,
+            first_paint,
             ..
         } => {
             let uri = render_uri(&identity.session_id);
@@ -464,7 +465,7 @@ fn render_body(state: &HttpState, result: &RenderResult) -> Value {
                     json!({ "tool": "svc_consume", "example": { "sessionId": identity.session_id, "timeout": 10 } });
             }
             let mut result = ok_result(body, &format!("rendered: {uri}"));
-            result["_meta"] = render_meta(state, identity, theme_id, *last_sequence);
+            result["_meta"] = render_meta(state, identity, theme_id, *last_sequence, first_paint);
             result
         }
         RenderResult::Failed {

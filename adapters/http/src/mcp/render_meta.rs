@@ -1,7 +1,7 @@
 //! The `_meta` of a rendered result: `ui.resourceUri` and the `ai.svc/render` bootstrap slice.
 
 use serde_json::{Value, json};
-use svc_application::services::agent::RenderIdentity;
+use svc_application::services::agent::{FirstPaint, RenderIdentity};
 use svc_domain::themes;
 
 use super::agent_calls::render_uri;
@@ -10,11 +10,21 @@ use crate::HttpState;
 /// Theme mode written into bootstraps; the card follows the host's mode when it reports one.
 const DEFAULT_THEME_MODE: &str = "light";
 
-pub fn render_meta(state: &HttpState, identity: &RenderIdentity, theme_id: &str, last_sequence: i64) -> Value {
+/// The slice carries what the card paints with (`component`, `contract`, `props`, both theme
+/// palettes): the shell `ui://svc/render` is fed only by the host's tool-result notification,
+/// and a host that allows the card no connection must still show it.
+pub fn render_meta(
+    state: &HttpState,
+    identity: &RenderIdentity,
+    theme_id: &str,
+    last_sequence: i64,
+    first_paint: &FirstPaint,
+) -> Value {
     let (ws_token, expires_at) = state
         .tokens
         .mint(&identity.session_id, &identity.app_id, chrono::Utc::now());
     let theme = themes::css_variables(theme_id, themes::ThemeMode::Light).unwrap_or_default();
+    let dark = themes::css_variables(theme_id, themes::ThemeMode::Dark);
     let uri = render_uri(&identity.session_id);
     json!({
         "ui": { "resourceUri": uri },
@@ -30,9 +40,14 @@ pub fn render_meta(state: &HttpState, identity: &RenderIdentity, theme_id: &str,
             "capabilities": { "liveChannel": true, "polling": true },
             "themeId": theme_id,
             "themeMode": DEFAULT_THEME_MODE,
+            "themeVariants": { "light": theme, "dark": dark },
             "theme": theme,
             "pollingUrl": format!("{}/_svc/poll/{}", state.urls.base, identity.session_id),
             "lastSequence": last_sequence,
+            "props": first_paint.props,
+            "contract": first_paint.contract,
+            "component": { "code": first_paint.component_code, "blueprintId": identity.blueprint_id },
+            "gadgetBundles": state.agent.gadget_bundles(&first_paint.contract),
         }
     })
 }

@@ -79,7 +79,9 @@ fn contents(state: &HttpState, uri: &str, bootstrap: Value, contract: Option<&Va
     let ws_origin = state.urls.ws.trim_end_matches("/ws").to_owned();
     // The HTTP origin too: the card falls back to `pollingUrl` where the socket is blocked.
     let mut connect_domains = vec![ws_origin, state.urls.base.clone()];
-    let mut resource_domains = vec![state.urls.base.clone()];
+    // Nothing of ours is loaded as a resource: the runtime and the component are inline
+    // scripts, styles are inline. Only declared packages' stylesheets come from elsewhere.
+    let mut resource_domains: Vec<String> = Vec::new();
     // Declared gadget packages: the mount fetches each bundle and stylesheet, and the package's
     // code reaches its `connect` origins.
     let (gadget_resources, gadget_connects) = state.agent.gadget_csp_origins(contract);

@@ -26,7 +26,7 @@ pub use generation_queue::{GenerationQueue, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply};
 pub use lifecycle::STREAMING_INTERVAL;
 pub use live::{IncomingAction, LiveSnapshot, Replay};
-pub use render::{CacheReport, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult};
+pub use render::{CacheReport, FirstPaint, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult};
 pub use schema_cache::SchemaCache;
 pub use sessions::{DEFAULT_SESSION_LIST, MAX_SESSION_LIST};
 pub use sessions::{RenderSource, SessionView};

@@ -60,6 +60,14 @@ pub struct RenderIdentity {
     pub cache: CacheReport,
 }
 
+/// The compiled component, the agreed contract and the head props of a new render.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirstPaint {
+    pub component_code: String,
+    pub contract: Value,
+    pub props: Value,
+}
+
 /// A pre-generation refusal; the handshake stays intact.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refusal {
@@ -76,6 +84,9 @@ pub enum RenderResult {
         theme_id: String,
         expires_at: DateTime<Utc>,
         last_sequence: i64,
+        /// What the card paints without its live channel: the tool result carries it, so a
+        /// host that allows no connection still shows the card.
+        first_paint: FirstPaint,
     },
     Failed {
         identity: RenderIdentity,
@@ -198,6 +209,11 @@ impl AgentService {
                 }
             },
         };
+        let first_paint = FirstPaint {
+            component_code: blueprint.code.clone(),
+            contract: plan.contract.as_value(),
+            props: cmd.props.clone(),
+        };
         let head = SessionHead::rendered(cmd.props, ttl, self.ports.clock.now());
         let record = SessionRecord {
             session_id,
@@ -230,6 +246,7 @@ impl AgentService {
             theme_id,
             expires_at: head.expires_at(),
             last_sequence: 0,
+            first_paint,
         })
     }
 

@@ -7,6 +7,7 @@ mod live;
 mod live_token;
 mod mcp;
 mod oauth;
+mod observe;
 mod openapi;
 mod ops;
 mod pairing;
@@ -116,7 +117,9 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .nest_no_strip("/oauth", rest_api.clone())
         .nest_no_strip("/.well-known", rest_api)
         .at("/openapi.json", get(openapi::serve_document))
+        .at("/metrics", get(observe::serve_metrics))
         .with(card_routes)
         .data(state)
         .map_to_response()
+        .with(observe::Observe)
 }

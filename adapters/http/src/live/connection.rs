@@ -83,6 +83,7 @@ impl FloodGate {
 }
 
 pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Option<String>) {
+    let _counted = crate::observe::held(&crate::observe::METRICS.live_sockets);
     let (mut sink, mut inbound) = stream.split();
     // A bearer on the upgrade authenticates like /mcp; an invalid one is simply not used.
     let bearer_caller = match bearer {

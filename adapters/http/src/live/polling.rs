@@ -153,6 +153,7 @@ pub async fn poll(
     let Some((caller, ws_token)) = authenticated(state, &session_id, &q.token) else {
         return refused();
     };
+    let _counted = crate::observe::held(&crate::observe::METRICS.long_polls);
     // Listen before reading, so an event between the read and the wait still wakes us.
     let mut events = state.agent.live_events(&session_id);
     let deadline =

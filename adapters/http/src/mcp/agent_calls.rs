@@ -448,6 +448,7 @@ fn declined_body(findings: &[Finding]) -> Value {
 }
 
 fn render_body(state: &HttpState, result: &RenderResult) -> Value {
+    count_render(result);
     match result {
         RenderResult::Rendered {
             identity,
@@ -520,4 +521,17 @@ fn identity_body(outcome: &str, identity: &svc_application::services::agent::Ren
         "variantKey": identity.variant_key,
         "cache": cache,
     })
+}
+
+/// `svc_renders_total{outcome, cache}`: how renders end, and how many a cached blueprint served.
+fn count_render(result: &RenderResult) {
+    let (outcome, cache) = match result {
+        RenderResult::Rendered { identity, .. } => ("rendered", if identity.cache.hit { "hit" } else { "miss" }),
+        RenderResult::Failed { .. } => ("failed", "miss"),
+        RenderResult::Refused(_) => ("refused", "none"),
+    };
+    crate::observe::METRICS
+        .renders
+        .with_label_values(&[outcome, cache])
+        .inc();
 }

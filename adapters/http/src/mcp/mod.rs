@@ -106,10 +106,13 @@ where
             StatusCode::ACCEPTED.into_response()
         }
         Ok(Incoming::Request { id, method, params }) => {
-            match scope.requests.run(&scope.sender, &id, dispatch(method, params)).await {
+            let label = crate::observe::rpc_label(&method, &params);
+            let mut response = match scope.requests.run(&scope.sender, &id, dispatch(method, params)).await {
                 Ok(result) => success(id, result),
                 Err(failure) => failure.into_response(id),
-            }
+            };
+            response.extensions_mut().insert(crate::observe::RpcLabel(label));
+            response
         }
     }
 }

@@ -13,7 +13,7 @@ mod coupons;
 mod errors;
 mod invites;
 mod orgs;
-mod tool_table;
+pub(crate) mod tool_table;
 mod wire;
 
 use std::sync::Arc;

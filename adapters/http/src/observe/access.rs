@@ -1,0 +1,101 @@
+//! The middleware in front of every route: the request id (an incoming `X-Request-Id` when it is
+//! sane, else a new one; echoed on the response), one access-log line, and the request metrics.
+//! The line never carries a header value or a body: bearers, keys and tokens stay out of logs.
+
+use std::time::Instant;
+
+use poem::{Endpoint, IntoResponse, Middleware, Request, Response, Result};
+use tracing::Instrument;
+
+use super::metrics::METRICS;
+use super::route_label::route_label;
+
+const HEADER: &str = "x-request-id";
+const MAX_INCOMING_ID: usize = 128;
+
+/// What a JSON-RPC response answered: the tool name of a `tools/call`, else the method. Set by
+/// the JSON-RPC handlers in the response's extensions; the access line and metrics read it.
+#[derive(Debug, Clone)]
+pub struct RpcLabel(pub String);
+
+pub struct Observe;
+
+impl<E: Endpoint> Middleware<E> for Observe {
+    type Output = ObserveEndpoint<E>;
+
+    fn transform(&self, inner: E) -> Self::Output {
+        ObserveEndpoint { inner }
+    }
+}
+
+pub struct ObserveEndpoint<E> {
+    inner: E,
+}
+
+impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
+    type Output = Response;
+
+    async fn call(&self, req: Request) -> Result<Self::Output> {
+        let started = Instant::now();
+        let id = req
+            .header(HEADER)
+            .filter(|incoming| acceptable(incoming))
+            .map(str::to_owned)
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let method = req.method().to_string();
+        let route = route_label(req.uri().path());
+        // Every log line of the request carries its id through this span.
+        let span = tracing::info_span!("request", request_id = %id, method = %method, route);
+        let mut response = match self.inner.call(req).instrument(span.clone()).await {
+            Ok(output) => output.into_response(),
+            Err(error) => error.into_response(),
+        };
+        let elapsed = started.elapsed();
+        let status = response.status().as_u16();
+        let rpc = response.extensions().get::<RpcLabel>().map(|label| label.0.clone());
+        if let Ok(value) = id.parse() {
+            response.headers_mut().insert(HEADER, value);
+        }
+        METRICS
+            .requests
+            .with_label_values(&[route, method.as_str(), &status.to_string()])
+            .inc();
+        METRICS
+            .latency
+            .with_label_values(&[route, rpc.as_deref().unwrap_or("-")])
+            .observe(elapsed.as_secs_f64());
+        span.in_scope(|| {
+            tracing::info!(
+                target: "svc::access",
+                status,
+                duration_ms = elapsed.as_secs_f64() * 1000.0,
+                rpc = rpc.as_deref().unwrap_or(""),
+                "request"
+            )
+        });
+        Ok(response)
+    }
+}
+
+/// An incoming id is kept only when short and plain (it goes into logs and a response header).
+fn acceptable(incoming: &str) -> bool {
+    !incoming.is_empty()
+        && incoming.len() <= MAX_INCOMING_ID
+        && incoming
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::acceptable;
+
+    #[test]
+    fn only_short_plain_incoming_ids_are_kept() {
+        assert!(acceptable("req-42_a.b:c"));
+        assert!(!acceptable(""));
+        assert!(!acceptable("has space"));
+        assert!(!acceptable("line\nbreak"));
+        assert!(!acceptable(&"x".repeat(129)));
+    }
+}

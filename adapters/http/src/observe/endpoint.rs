@@ -1,0 +1,24 @@
+//! `GET /metrics`: the Prometheus text format, to scrapers on the machine itself only: the TCP
+//! peer must be a loopback address and the request must not have passed a proxy (a proxy on
+//! the same machine connects from loopback too, and would publish the metrics to everyone).
+
+use poem::http::StatusCode;
+use poem::{IntoResponse, Request, Response, handler};
+
+use super::metrics::METRICS;
+
+#[handler]
+pub fn serve_metrics(req: &Request) -> Response {
+    let loopback = req
+        .remote_addr()
+        .as_socket_addr()
+        .is_some_and(|address| address.ip().is_loopback());
+    let proxied = req.header("x-forwarded-for").is_some() || req.header("forwarded").is_some();
+    if !loopback || proxied {
+        return (StatusCode::FORBIDDEN, "metrics are served to loopback clients only").into_response();
+    }
+    METRICS
+        .encode()
+        .with_content_type("text/plain; version=0.0.4; charset=utf-8")
+        .into_response()
+}

@@ -1,0 +1,13 @@
+//! What an operator sees of the HTTP surface: a request id on every request, one access-log
+//! line per request, and Prometheus metrics at `GET /metrics`.
+
+mod access;
+mod endpoint;
+mod metrics;
+mod route_label;
+mod rpc_label;
+
+pub use access::{Observe, RpcLabel};
+pub use endpoint::serve_metrics;
+pub(crate) use metrics::{METRICS, held};
+pub(crate) use rpc_label::rpc_label;

@@ -1,0 +1,200 @@
+//! What an operator sees (issue 12, "Seeing what the server does"): every response carries a
+//! request id (an incoming sane `X-Request-Id` is kept), one JSON access-log line per request
+//! names route, status, duration and tool and never a bearer, and `GET /metrics` is Prometheus
+//! text (read here with a real parser, `prometheus-parse`) whose counters move with traffic.
+
+use std::collections::HashMap;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use svc_tests::{Auth, TestApp, on_every_backend, temp_dir};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
+
+/// `name{labels}` -> value, from a scrape of `/metrics`.
+async fn scrape(app: &TestApp) -> HashMap<String, f64> {
+    let response = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4"),
+        "{:?}",
+        response.headers()
+    );
+    let text = response.text().await.unwrap();
+    let lines = text.lines().map(|line| Ok(line.to_owned()));
+    let parsed = prometheus_parse::Scrape::parse(lines).expect("Prometheus text format");
+    parsed
+        .samples
+        .into_iter()
+        .map(|sample| {
+            let mut labels: Vec<String> = sample.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            labels.sort();
+            let value = match sample.value {
+                prometheus_parse::Value::Counter(v)
+                | prometheus_parse::Value::Gauge(v)
+                | prometheus_parse::Value::Untyped(v) => v,
+                prometheus_parse::Value::Histogram(buckets) => buckets.last().map_or(0.0, |b| b.count),
+                prometheus_parse::Value::Summary(_) => 0.0,
+            };
+            (format!("{}{{{}}}", sample.metric, labels.join(",")), value)
+        })
+        .collect()
+}
+
+fn value(samples: &HashMap<String, f64>, key: &str) -> f64 {
+    samples.get(key).copied().unwrap_or(0.0)
+}
+
+async fn counters_move_with_traffic(app: TestApp) {
+    let before = scrape(&app).await;
+    let rendered = app
+        .render("metrics card", json!({ "propsSpec": { "type": "object" } }), json!({}))
+        .await;
+    assert_eq!(rendered["outcome"], "rendered");
+    let after = scrape(&app).await;
+    // Other tests of this binary share the process's registry: counters move by at least ours.
+    let mcp_ok = "svc_http_requests_total{method=POST,route=/mcp,status=200}";
+    assert!(
+        value(&after, mcp_ok) >= value(&before, mcp_ok) + 2.0,
+        "{mcp_ok}: {before:?} -> {after:?}"
+    );
+    let render_latency = "svc_http_request_duration_seconds_count{route=/mcp,rpc=svc_render}";
+    assert!(
+        value(&after, render_latency) >= value(&before, render_latency) + 1.0,
+        "{after:?}"
+    );
+    let renders = format!(
+        "svc_renders_total{{cache={},outcome=rendered}}",
+        if rendered["cache"]["hit"] == true {
+            "hit"
+        } else {
+            "miss"
+        }
+    );
+    assert!(
+        value(&after, &renders) >= value(&before, &renders) + 1.0,
+        "{renders}: {after:?}"
+    );
+    assert!(after.contains_key("svc_live_sockets{}"), "{after:?}");
+    assert!(after.contains_key("svc_long_polls{}"), "{after:?}");
+
+    // A made-up tool name is counted as `unknown`, never as a label of its own.
+    app.call("svc_made_up_tool_7f3", json!({})).await;
+    let later = scrape(&app).await;
+    assert!(
+        later.keys().all(|key| !key.contains("svc_made_up_tool_7f3")),
+        "{later:?}"
+    );
+    assert!(
+        value(
+            &later,
+            "svc_http_request_duration_seconds_count{route=/mcp,rpc=unknown}"
+        ) >= 1.0
+    );
+}
+
+async fn metrics_are_not_served_through_a_proxy(app: TestApp) {
+    let response = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .header("x-forwarded-for", "203.0.113.9")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+}
+
+async fn every_response_carries_a_request_id(app: TestApp) {
+    let kept = app
+        .client
+        .get(format!("{}/healthz", app.base))
+        .header("x-request-id", "lb-7f3a.1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kept.headers()["x-request-id"], "lb-7f3a.1");
+    let fresh = app.client.get(format!("{}/healthz", app.base)).send().await.unwrap();
+    let id = fresh.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_eq!(uuid::Uuid::parse_str(&id).map(|u| u.get_version_num()), Ok(4), "{id}");
+    let replaced = app
+        .client
+        .get(format!("{}/healthz", app.base))
+        .header("x-request-id", "two words")
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(replaced.headers()["x-request-id"], "two words");
+}
+
+on_every_backend!(Auth::DevAllowAll =>
+    counters_move_with_traffic,
+    metrics_are_not_served_through_a_proxy,
+    every_response_carries_a_request_id
+);
+
+/// The real binary with JSON logs: one access line per request, with the request id, route,
+/// status, tool and duration, and no bearer anywhere in the log.
+#[tokio::test]
+async fn one_json_access_line_per_request_and_no_bearer_in_the_log() {
+    let data_dir = temp_dir("svc-access-log");
+    let log_path = data_dir.join("stderr.log");
+    let mut child = Command::new(BINARY)
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--dev-allow-all",
+            "--log-format",
+            "json",
+            "--data-dir",
+        ])
+        .arg(&data_dir)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut banner).unwrap();
+    let base = banner.split("listening on ").nth(1).unwrap().trim().to_owned();
+    let secret_bearer = "bearer-that-must-never-be-logged-5c1d";
+    let client = reqwest::Client::new();
+    let answer = client
+        .post(format!("{base}/mcp"))
+        .bearer_auth(secret_bearer)
+        .header("x-request-id", "trace-me-42")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "svc_handshake", "arguments": { "intent": "log test", "blueprintDraft": { "contract": { "propsSpec": { "type": "object" } } } } } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let _ = child.wait();
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let _ = std::fs::remove_dir_all(&data_dir);
+    assert!(!log.contains(secret_bearer), "the bearer reached the log:\n{log}");
+    let access: Vec<Value> = log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| line["target"] == "svc::access")
+        .collect();
+    let ours: Vec<&Value> = access
+        .iter()
+        .filter(|line| line["span"]["request_id"] == "trace-me-42")
+        .collect();
+    assert_eq!(ours.len(), 1, "one access line for the request:\n{log}");
+    let line = ours[0];
+    assert_eq!(line["fields"]["status"], 200, "{line}");
+    assert_eq!(line["fields"]["rpc"], "svc_handshake", "{line}");
+    assert_eq!(line["span"]["route"], "/mcp", "{line}");
+    assert_eq!(line["span"]["method"], "POST", "{line}");
+    assert!(
+        line["fields"]["duration_ms"].as_f64().is_some_and(|ms| ms > 0.0),
+        "{line}"
+    );
+}

@@ -102,6 +102,7 @@ async fn failed_render(generator: Broken) -> (AgentService, Caller, String, Stri
         ttl_seconds: None,
         host: HostSession::default(),
         origin: None,
+        progress: None,
     };
     let RenderResult::Failed {
         identity,
@@ -142,6 +143,7 @@ async fn a_generation_failure_commits_an_error_session() {
         ttl_seconds: None,
         host: HostSession::default(),
         origin: None,
+        progress: None,
     };
     assert!(matches!(
         agent.render(&caller, again).await,

@@ -77,9 +77,11 @@ def dump(result: Any) -> Any:
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-async def call(session: ClientSession, name: str, args: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+async def call(
+    session: ClientSession, name: str, args: dict[str, Any], progress_callback: Any = None
+) -> tuple[Any, dict[str, Any]]:
     """Calls a tool and returns (result, structuredContent), failing on an error result."""
-    result = await session.call_tool(name, args)
+    result = await session.call_tool(name, args, progress_callback=progress_callback)
     check(not result.isError, f"{name} returned an error result", dump(result))
     sc = result.structuredContent
     check(isinstance(sc, dict), f"{name} returned no structuredContent object", dump(result))
@@ -139,13 +141,27 @@ async def run(url: str) -> None:
             )
             log(f"svc_handshake: {hs['action']} ({hs['suggestion'].get('origin')}), handshakeId {hs['handshakeId']}")
 
-            # svc_render
+            # svc_render, following its progress (a progress callback makes the SDK send
+            # _meta.progressToken; the server streams notifications/progress, then the result)
+            progress: list[tuple[float, str]] = []
+
+            async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                progress.append((value, message or ""))
+
             rendered, rs = await call(
                 session,
                 "svc_render",
                 {"handshakeId": hs["handshakeId"], "props": {"title": "Order 42", "count": 1}},
+                progress_callback=on_progress,
             )
             check(rs.get("outcome") == "rendered", "svc_render outcome is not 'rendered'", rs)
+            check((rs.get("cache") or {}).get("hit") is False, "the unique intent should generate", rs)
+            stages = [message.split(":")[0] for _, message in progress]
+            for stage in ("queued", "prompting", "compiling", "done"):
+                check(stage in stages, f"svc_render progress has no {stage!r} stage", progress)
+            check(stages.index("queued") < stages.index("compiling") < stages.index("done"), "stages out of order", progress)
+            check(all(b[0] > a[0] for a, b in zip(progress, progress[1:])), "progress does not increase", progress)
+            log(f"svc_render progress: {' -> '.join(stages)}")
             session_id = rs.get("sessionId")
             check(isinstance(session_id, str) and session_id, "svc_render has no sessionId", rs)
             check(

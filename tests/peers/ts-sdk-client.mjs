@@ -42,8 +42,8 @@ function log(message) {
 }
 
 /** Calls a tool and returns its structuredContent, failing on an error result. */
-async function call(client, name, args) {
-  const result = await client.callTool({ name, arguments: args });
+async function call(client, name, args, options) {
+  const result = await client.callTool({ name, arguments: args }, undefined, options);
   check(!result.isError, `${name} returned an error result`, result);
   check(
     result.structuredContent && typeof result.structuredContent === 'object',
@@ -117,12 +117,24 @@ async function main() {
     );
     log(`svc_handshake: ${hs.action} (${hs.suggestion.origin}), handshakeId ${hs.handshakeId}`);
 
-    // svc_render
-    const { result: rendered, sc: rs } = await call(client, 'svc_render', {
-      handshakeId: hs.handshakeId,
-      props: { title: 'Order 42', count: 1 },
-    });
+    // svc_render, following its progress (the SDK sends _meta.progressToken; the server answers
+    // with an event stream of notifications/progress, then the result)
+    const progress = [];
+    const { result: rendered, sc: rs } = await call(
+      client,
+      'svc_render',
+      { handshakeId: hs.handshakeId, props: { title: 'Order 42', count: 1 } },
+      { onprogress: (update) => progress.push(update) },
+    );
     check(rs.outcome === 'rendered', 'svc_render outcome is not "rendered"', rs);
+    check(rs.cache?.hit === false, 'the unique intent should generate', rs);
+    const stages = progress.map((update) => String(update.message).split(':')[0]);
+    for (const stage of ['queued', 'prompting', 'compiling', 'done']) {
+      check(stages.includes(stage), `svc_render progress has no "${stage}" stage`, progress);
+    }
+    check(stages.indexOf('queued') < stages.indexOf('compiling') && stages.indexOf('compiling') < stages.indexOf('done'), 'svc_render progress stages are out of order', progress);
+    check(progress.every((update, i) => i === 0 || update.progress > progress[i - 1].progress), 'svc_render progress does not increase', progress);
+    log(`svc_render progress: ${stages.join(' -> ')}`);
     check(typeof rs.sessionId === 'string' && rs.sessionId.length > 0, 'svc_render has no sessionId', rs);
     check(
       rs.resourceUri === `ui://svc/render/${rs.sessionId}`,

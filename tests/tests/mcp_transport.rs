@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use svc_tests::{Auth, Backend, TestApp, on_every_backend};
 
 on_every_backend!(Auth::DevAllowAll =>
+    an_unsupported_protocol_version_header_is_a_bad_request,
     invalid_json_is_a_parse_error,
     non_requests_are_invalid_requests,
     unknown_methods_are_method_not_found,
@@ -21,6 +22,36 @@ on_every_backend!(Auth::DevAllowAll =>
 on_every_backend!(Auth::Strict =>
     strict_mode_accepts_only_minted_keys,
 );
+
+/// MCP transport rule: an `MCP-Protocol-Version` the server does not speak is a 400, on every
+/// JSON-RPC route; a supported one, or none at all (clients before 2025-06-18), is served.
+async fn an_unsupported_protocol_version_header_is_a_bad_request(app: TestApp) {
+    let ping = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" });
+    let post = |path: &str, version: Option<&str>| {
+        let mut request = app
+            .client
+            .post(format!("{}{path}", app.base))
+            .bearer_auth(&app.bearer)
+            .header("accept", "application/json, text/event-stream")
+            .json(&ping);
+        if let Some(version) = version {
+            request = request.header("mcp-protocol-version", version);
+        }
+        request.send()
+    };
+    for path in ["/mcp", "/ops"] {
+        let refused = post(path, Some("1999-01-01")).await.unwrap();
+        assert_eq!(refused.status(), 400, "{path}");
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["error"]["code"], -32600, "{path}: {body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains("\"1999-01-01\""),
+            "{body}"
+        );
+        assert_eq!(post(path, Some("2025-06-18")).await.unwrap().status(), 200, "{path}");
+        assert_eq!(post(path, None).await.unwrap().status(), 200, "{path}");
+    }
+}
 
 async fn invalid_json_is_a_parse_error(app: TestApp) {
     let (status, _, body) = app.post_raw(Some(&app.bearer), "{not json".into()).await;

@@ -75,6 +75,7 @@ pub async fn call(
                 ttl_seconds: a.ttl_seconds,
                 host: host_session(request_meta),
                 origin: Some(origin),
+                progress: super::progress_stream::current_observer(),
             };
             let result = agent.render(caller, cmd).await.map_err(map_agent_error)?;
             Ok(render_body(state, &result))

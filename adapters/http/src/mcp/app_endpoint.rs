@@ -24,11 +24,22 @@ pub async fn post_app_mcp(
     Path(app_id): Path<String>,
     Data(state): Data<&Arc<HttpState>>,
 ) -> Response {
+    if let Some(refusal) = super::unsupported_protocol_version(req) {
+        return refusal;
+    }
     match caller_for_app(state, req, &app_id).await {
         Ok(caller) => {
             let origin = origin(state, req);
+            let body = match body.into_bytes_limit(super::MAX_BODY_BYTES).await {
+                Ok(bytes) => bytes,
+                Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+            };
+            if let Some(request) = super::progress_stream::wanted(req, &body) {
+                let sender = cancel_scope(state, req, "mcp", &caller).sender;
+                return super::progress_stream::answer(Arc::clone(state), caller, origin, sender, request);
+            }
             answer(
-                body,
+                Body::from(body),
                 cancel_scope(state, req, "mcp", &caller),
                 |method, params| async move { dispatch(state, &caller, origin, &method, params).await },
             )

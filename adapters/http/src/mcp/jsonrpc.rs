@@ -57,16 +57,18 @@ impl RpcFailure {
         self
     }
 
-    pub fn into_response(self, id: Value) -> Response {
+    /// The JSON-RPC error message itself (the body of [`RpcFailure::into_response`]).
+    pub fn message_for(&self, id: Value) -> Value {
         let mut error = json!({ "code": self.code, "message": self.message });
-        if let Some(data) = self.data {
-            error["data"] = data;
+        if let Some(data) = &self.data {
+            error["data"] = data.clone();
         }
-        let mut response = (
-            self.status,
-            poem::web::Json(json!({ "jsonrpc": "2.0", "id": id, "error": error })),
-        )
-            .into_response();
+        json!({ "jsonrpc": "2.0", "id": id, "error": error })
+    }
+
+    pub fn into_response(self, id: Value) -> Response {
+        let body = self.message_for(id);
+        let mut response = (self.status, poem::web::Json(body)).into_response();
         for (name, value) in self.headers {
             if let Ok(v) = value.parse() {
                 response.headers_mut().insert(name, v);

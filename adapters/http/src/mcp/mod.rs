@@ -6,6 +6,7 @@ pub(crate) mod app_endpoint;
 pub(crate) mod cancellation;
 pub(crate) mod errors;
 pub(crate) mod jsonrpc;
+mod progress_stream;
 mod render_meta;
 mod resources;
 pub(crate) mod results;
@@ -134,15 +135,45 @@ pub(crate) fn cancel_scope<'a>(state: &'a HttpState, req: &Request, route: &str,
     }
 }
 
+/// MCP transport rule: a request whose `MCP-Protocol-Version` header names a revision this
+/// server does not speak is answered 400 (no header: the client predates it, and is served).
+pub(crate) fn unsupported_protocol_version(req: &Request) -> Option<Response> {
+    let version = req.header("mcp-protocol-version")?;
+    if MCP_PROTOCOL_VERSIONS.contains(&version) {
+        return None;
+    }
+    let message = format!(
+        "Bad Request: unsupported MCP-Protocol-Version {:?} (supported: {})",
+        version.chars().take(40).collect::<String>(),
+        MCP_PROTOCOL_VERSIONS.join(", ")
+    );
+    Some(
+        RpcFailure::new(svc_protocol::INVALID_REQUEST, message)
+            .with_status(StatusCode::BAD_REQUEST)
+            .into_response(Value::Null),
+    )
+}
+
 #[handler]
 pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+    if let Some(refusal) = unsupported_protocol_version(req) {
+        return refusal;
+    }
     let caller = match authenticate(state, req).await {
         Ok(c) => c,
         Err(error) => return denied(state, error, body).await,
     };
     let origin = origin(state, req);
+    let body = match body.into_bytes_limit(MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+    };
+    if let Some(request) = progress_stream::wanted(req, &body) {
+        let sender = cancel_scope(state, req, "mcp", &caller).sender;
+        return progress_stream::answer(Arc::clone(state), caller, origin, sender, request);
+    }
     answer(
-        body,
+        Body::from(body),
         cancel_scope(state, req, "mcp", &caller),
         |method, params| async move { dispatch(state, &caller, origin, &method, params).await },
     )

@@ -107,6 +107,9 @@ impl OpsCaller {
 
 #[handler]
 pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+    if let Some(refusal) = crate::mcp::unsupported_protocol_version(req) {
+        return refusal;
+    }
     let authenticated = match state.auth.authenticate_scoped(bearer(req).as_deref()).await {
         Ok(a) => a,
         Err(AuthError::AppDeprovisioned(app_id)) => {

@@ -5,7 +5,7 @@
 //! every [`STREAMING_INTERVAL`]. `done` is the channel's terminal delivery (`complete: true`),
 //! with `outcome: "rendered"` or `outcome: "failed"` and the failure code.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -15,6 +15,23 @@ use crate::ports::agent::{EventRepository, LiveEvent};
 use crate::ports::generation::{GenerationProgress, GenerationStage, ProgressSink};
 use crate::ports::{Clock, agent::EventBus};
 
+/// Someone besides the card who follows a render's generation (the agent's
+/// `notifications/progress`): called with each stage the card is told of, in order.
+#[derive(Clone)]
+pub struct ProgressObserver(Arc<dyn Fn(&GenerationProgress) + Send + Sync>);
+
+impl ProgressObserver {
+    pub fn new(observe: impl Fn(&GenerationProgress) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(observe))
+    }
+}
+
+impl std::fmt::Debug for ProgressObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressObserver")
+    }
+}
+
 /// Least time between two `streaming` deliveries of one attempt.
 pub const STREAMING_INTERVAL: Duration = Duration::from_millis(250);
 
@@ -23,6 +40,7 @@ pub(super) struct LifecycleSink<'a> {
     pub events: &'a dyn EventRepository,
     pub bus: &'a dyn EventBus,
     pub clock: &'a dyn Clock,
+    observer: Option<ProgressObserver>,
     last: Mutex<Option<(GenerationProgress, Instant)>>,
 }
 
@@ -32,12 +50,14 @@ impl<'a> LifecycleSink<'a> {
         events: &'a dyn EventRepository,
         bus: &'a dyn EventBus,
         clock: &'a dyn Clock,
+        observer: Option<ProgressObserver>,
     ) -> Self {
         Self {
             session_id,
             events,
             bus,
             clock,
+            observer,
             last: Mutex::new(None),
         }
     }
@@ -55,6 +75,9 @@ impl<'a> LifecycleSink<'a> {
     pub async fn publish(&self, progress: GenerationProgress, extra: Map<String, Value>) {
         if !self.worth_publishing(&progress) {
             return;
+        }
+        if let Some(observer) = &self.observer {
+            (observer.0)(&progress);
         }
         let mut payload = json!({ "stage": progress.stage.as_str() });
         let fields = payload.as_object_mut().expect("object");

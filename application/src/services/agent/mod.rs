@@ -24,7 +24,7 @@ pub use error::AgentError;
 pub use generation_limit::GenerationLimit;
 pub use generation_queue::{GenerationQueue, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply};
-pub use lifecycle::STREAMING_INTERVAL;
+pub use lifecycle::{ProgressObserver, STREAMING_INTERVAL};
 pub use live::{IncomingAction, LiveSnapshot, Replay};
 pub use render::{CacheReport, FirstPaint, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult};
 pub use schema_cache::SchemaCache;

@@ -16,7 +16,7 @@ use crate::ports::agent::{
 use crate::ports::generation::{GenerationProgress, GenerationRequest, GenerationStage};
 
 use super::handshake_claim::HandshakeClaim;
-use super::lifecycle::LifecycleSink;
+use super::lifecycle::{LifecycleSink, ProgressObserver};
 
 #[derive(Debug, Clone, Default)]
 pub struct RenderOverride {
@@ -35,6 +35,8 @@ pub struct RenderCommand {
     pub host: HostSession,
     /// The remote address of the request, counted by the public-demo generation limit.
     pub origin: Option<IpAddr>,
+    /// Told of each generation stage (a cache hit has none), beside the card's lifecycle channel.
+    pub progress: Option<ProgressObserver>,
 }
 
 /// The `cache` block of a rendered or failed result.
@@ -192,6 +194,7 @@ impl AgentService {
                         theme_id: theme_id.clone(),
                         waited: queued_at.elapsed(),
                         props: cmd.props.clone(),
+                        progress: cmd.progress.clone(),
                     },
                 )
                 .await?
@@ -416,6 +419,7 @@ impl AgentService {
             self.ports.events.as_ref(),
             self.ports.bus.as_ref(),
             self.ports.clock.as_ref(),
+            generation.progress.clone(),
         );
         let waited_ms = u64::try_from(generation.waited.as_millis()).unwrap_or(u64::MAX);
         lifecycle
@@ -552,6 +556,7 @@ struct Generation {
     waited: std::time::Duration,
     /// The render's props: the render check renders the new component with them.
     props: Value,
+    progress: Option<ProgressObserver>,
 }
 
 /// The wire code of a failure, from the closed set Document 1 allows.

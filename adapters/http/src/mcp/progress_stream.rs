@@ -1,0 +1,107 @@
+//! `svc_render` carrying `_meta.progressToken`, from a client that accepts `text/event-stream`:
+//! answered as a Streamable HTTP SSE stream with a `notifications/progress` for each generation
+//! stage (queued, prompting, streaming, compiling, repairing, done), then the JSON-RPC response.
+//! Every other request, and a render whose client accepts only JSON, is answered as plain JSON.
+//! A cache hit generates nothing, so its stream holds the response alone.
+//!
+//! The render runs in its own task, so the stream can be returned while it works; a client
+//! that hangs up does not cancel it (as with plain JSON), `notifications/cancelled` does.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures_util::StreamExt;
+use poem::web::sse::{Event, SSE};
+use poem::{IntoResponse, Request, Response};
+use serde_json::{Value, json};
+use svc_application::ports::generation::{GenerationProgress, GenerationStage};
+use svc_application::services::agent::{Caller, ProgressObserver};
+
+use super::jsonrpc::{Incoming, parse};
+use crate::HttpState;
+
+tokio::task_local! {
+    /// The observer of the render this task answers, for `agent_calls` to hand to the service.
+    static OBSERVER: ProgressObserver;
+}
+
+/// The progress observer of the current request, when it is answered as a stream.
+pub(crate) fn current_observer() -> Option<ProgressObserver> {
+    OBSERVER.try_with(Clone::clone).ok()
+}
+
+/// A render the client wants progress of: its id, params and progress token.
+pub(crate) struct ProgressRequest {
+    id: Value,
+    params: Value,
+    token: Value,
+}
+
+/// The request in `body` when it is a `svc_render` with a progress token and the client
+/// accepts an event stream.
+pub(crate) fn wanted(req: &Request, body: &[u8]) -> Option<ProgressRequest> {
+    let accepts_stream = req
+        .header("accept")
+        .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"));
+    if !accepts_stream {
+        return None;
+    }
+    let Ok(Incoming::Request { id, method, params }) = parse(body) else {
+        return None;
+    };
+    let token = params["_meta"]["progressToken"].clone();
+    let is_render = method == "tools/call" && params["name"] == "svc_render";
+    (is_render && (token.is_string() || token.is_number())).then_some(ProgressRequest { id, params, token })
+}
+
+/// Runs the render in its own task and answers with the stream of its progress and result.
+pub(crate) fn answer(
+    state: Arc<HttpState>,
+    caller: Caller,
+    origin: IpAddr,
+    sender: String,
+    request: ProgressRequest,
+) -> Response {
+    let ProgressRequest { id, params, token } = request;
+    let (messages, mut received) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    let notifications = messages.clone();
+    let count = AtomicU64::new(0);
+    let observer = ProgressObserver::new(move |progress| {
+        let progress_number = count.fetch_add(1, Ordering::Relaxed) + 1;
+        let _ = notifications.send(json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": { "progressToken": token, "progress": progress_number, "message": describe(progress) },
+        }));
+    });
+    tokio::spawn(async move {
+        let work = super::dispatch(&state, &caller, origin, "tools/call", params);
+        let outcome = OBSERVER.scope(observer, state.in_flight.run(&sender, &id, work)).await;
+        let message = match outcome {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err(failure) => failure.message_for(id),
+        };
+        let _ = messages.send(message);
+    });
+    let stream = futures_util::stream::poll_fn(move |cx| received.poll_recv(cx))
+        .map(|message| Event::message(message.to_string()).event_type("message"));
+    let mut response = SSE::new(stream).into_response();
+    response
+        .extensions_mut()
+        .insert(crate::observe::RpcLabel("svc_render".to_owned()));
+    response
+}
+
+/// The stage in words, with what the card's lifecycle channel also says of it.
+fn describe(progress: &GenerationProgress) -> String {
+    let stage = progress.stage.as_str();
+    match progress.stage {
+        GenerationStage::Streaming => match progress.received_chars {
+            Some(chars) => format!("{stage}: {chars} characters received"),
+            None => stage.to_owned(),
+        },
+        GenerationStage::Repairing => format!("{stage}: attempt {}", progress.attempt),
+        _ => stage.to_owned(),
+    }
+}

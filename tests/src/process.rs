@@ -14,8 +14,14 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `binary serve --port 0 --data-dir <dir> <extra...>` and waits for its banner.
     pub fn start(binary: &str, data_dir: &Path, extra: &[&str]) -> Self {
+        Self::start_on_port(binary, data_dir, 0, extra)
+    }
+
+    /// Like [`ServerProcess::start`] on a chosen port (the banner names the public base URL,
+    /// which is not where the process listens when `--public-base-url` is given).
+    pub fn start_on_port(binary: &str, data_dir: &Path, port: u16, extra: &[&str]) -> Self {
         let mut child = Command::new(binary)
-            .args(["serve", "--port", "0", "--data-dir"])
+            .args(["serve", "--port", &port.to_string(), "--data-dir"])
             .arg(data_dir)
             .args(extra)
             .stdout(Stdio::piped())

@@ -1,0 +1,417 @@
+//! Two replicas on one PostgreSQL database behind a real nginx with TLS, configured by the file
+//! we ship (`deploy/nginx/svc.conf`, its marked lines rewritten for loopback ports and a
+//! certificate made here): a render goes through the proxy, the card's socket subscribes
+//! through it (`wss://`, landing on one replica), a user action sent on it is consumed on the
+//! other replica, and an emit through the proxy reaches the socket.
+//!
+//! Needs Debian's nginx (`apt-get install nginx-light`) and `openssl`; without them the test
+//! prints `skipped: ...` and passes, unless `SVC_REQUIRE_PROXY=1` (CI). Needs
+//! `SVC_TEST_DATABASE_URL` (replicas share PostgreSQL).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use svc_tests::external::deps_present;
+use svc_tests::process::ServerProcess;
+use svc_tests::{own_postgres, temp_dir};
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
+use tokio_tungstenite::tungstenite::Message;
+
+const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
+const NGINX: &str = "/usr/sbin/nginx";
+const SHARED_SECRET: &str = "behind-nginx-test-secret-shared-by-both-replicas-0123456789";
+
+fn shipped_config() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/nginx/svc.conf");
+    std::fs::read_to_string(path).expect("deploy/nginx/svc.conf")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The shipped file with its marked lines pointed at this test's replicas, port and certificate.
+fn rendered_config(dir: &Path, port: u16, replicas: [u16; 2]) -> String {
+    let shipped = shipped_config();
+    let mut out = shipped
+        .replace(
+            "    server 127.0.0.1:6781;\n    server 127.0.0.1:6782;",
+            &format!(
+                "    server 127.0.0.1:{};\n    server 127.0.0.1:{};",
+                replicas[0], replicas[1]
+            ),
+        )
+        .replace("listen 443 ssl;", &format!("listen 127.0.0.1:{port} ssl;"))
+        .replace("server_name svc.example.com;", "server_name 127.0.0.1;")
+        .replace(
+            "/etc/ssl/svc/fullchain.pem",
+            &dir.join("cert.pem").display().to_string(),
+        )
+        .replace("/etc/ssl/svc/privkey.pem", &dir.join("key.pem").display().to_string());
+    assert_ne!(out, shipped);
+    let directives: Vec<&str> = out.lines().filter(|line| !line.trim_start().starts_with('#')).collect();
+    for marked in ["6781", "443 ssl", "svc.example.com", "/etc/ssl/svc"] {
+        assert!(
+            directives.iter().all(|line| !line.contains(marked)),
+            "the shipped file changed shape: {marked} is still there"
+        );
+    }
+    // A main configuration around it, as /etc/nginx/nginx.conf is around conf.d/.
+    out = format!(
+        "worker_processes 1;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log warn;\ndaemon off;\n\
+         events {{ worker_connections 256; }}\n\
+         http {{\n  access_log {dir}/access.log;\n  client_body_temp_path {dir}/body;\n  proxy_temp_path {dir}/proxy;\n\
+         fastcgi_temp_path {dir}/fastcgi;\n  uwsgi_temp_path {dir}/uwsgi;\n  scgi_temp_path {dir}/scgi;\n{out}\n}}\n",
+        dir = dir.display()
+    );
+    out
+}
+
+struct Nginx(Child);
+
+impl Drop for Nginx {
+    /// SIGTERM (nginx's fast shutdown), so the master takes its workers down with it.
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
+        let _ = self.0.wait();
+    }
+}
+
+/// A test CA (`ca.pem`, what the clients trust) and the proxy's certificate for 127.0.0.1
+/// signed by it (`cert.pem`, `key.pem`): rustls refuses a CA certificate as a server's own.
+fn certificates(dir: &Path) {
+    let openssl = |args: &[&str]| {
+        let status = Command::new("openssl")
+            .current_dir(dir)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl");
+        assert!(status.success(), "openssl {args:?} failed");
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=svc test CA",
+        "-keyout",
+        "ca-key.pem",
+        "-out",
+        "ca.pem",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "proxy.csr",
+    ]);
+    std::fs::write(
+        dir.join("proxy.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "proxy.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca-key.pem",
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        "proxy.ext",
+        "-out",
+        "cert.pem",
+    ]);
+}
+
+/// A replica listening on `port` (its `base` is the public URL it was given, the proxy's).
+fn replica(data_dir: &Path, port: u16, database_url: &str, public_base: &str) -> ServerProcess {
+    std::fs::create_dir_all(data_dir).unwrap();
+    let config = data_dir.join("svc.toml");
+    std::fs::write(&config, format!("[server]\nws_secret = \"{SHARED_SECRET}\"\n")).unwrap();
+    ServerProcess::start_on_port(
+        BINARY,
+        data_dir,
+        port,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--database-url",
+            database_url,
+            "--dev-allow-all",
+            "--public-base-url",
+            public_base,
+        ],
+    )
+}
+
+/// `svc_live_sockets` of one replica, scraped on its own loopback port.
+async fn live_sockets(client: &reqwest::Client, replica: &str) -> f64 {
+    let text = client
+        .get(format!("{replica}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix("svc_live_sockets "))
+        .and_then(|value| value.trim().parse().ok())
+        .expect("svc_live_sockets in the scrape")
+}
+
+async fn tool(client: &reqwest::Client, base: &str, name: &str, arguments: Value) -> Value {
+    let body: Value = client
+        .post(format!("{base}/mcp"))
+        .bearer_auth("proxy-test")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": name, "arguments": arguments } }))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{name} via {base}: {e}"))
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        body["result"]["isError"] != true && body.get("error").is_none(),
+        "{name}: {body}"
+    );
+    body["result"].clone()
+}
+
+type TlsSocket = tokio_tungstenite::WebSocketStream<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>;
+
+async fn send(socket: &mut TlsSocket, frame: Value) {
+    socket.send(Message::Text(frame.to_string().into())).await.unwrap();
+}
+
+/// The next JSON frame within 10 s.
+async fn next(socket: &mut TlsSocket) -> Value {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(10), socket.next())
+            .await
+            .expect("a frame within 10 s")
+            .expect("the socket stays open")
+            .expect("a frame");
+        if let Message::Text(text) = message {
+            return serde_json::from_str(&text).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_behind_the_shipped_nginx_config_share_a_card() {
+    let test = "two_replicas_behind_the_shipped_nginx_config_share_a_card";
+    let needed = [PathBuf::from(NGINX), PathBuf::from("/usr/bin/openssl")];
+    if !deps_present(
+        test,
+        &needed,
+        "SVC_REQUIRE_PROXY",
+        "nginx and openssl",
+        "apt-get install nginx-light openssl",
+    ) {
+        return;
+    }
+    let Some(database) = own_postgres(test).await else {
+        return;
+    };
+    let dir = temp_dir("svc-nginx");
+    certificates(&dir);
+    let port = free_port();
+    let public = format!("https://127.0.0.1:{port}");
+    let replica_ports = [free_port(), free_port()];
+    let first = replica(&dir.join("a"), replica_ports[0], &database.url, &public);
+    let second = replica(&dir.join("b"), replica_ports[1], &database.url, &public);
+    let conf = dir.join("nginx.conf");
+    std::fs::write(&conf, rendered_config(&dir, port, replica_ports)).unwrap();
+    let own = |replica: usize| format!("http://127.0.0.1:{}", replica_ports[replica]);
+    let check = Command::new(NGINX)
+        .arg("-t")
+        .arg("-c")
+        .arg(&conf)
+        .arg("-p")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "nginx -t: {}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let _nginx = Nginx(
+        Command::new(NGINX)
+            .arg("-c")
+            .arg(&conf)
+            .arg("-p")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+
+    let certificate = std::fs::read(dir.join("ca.pem")).unwrap();
+    let proxied = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&certificate).unwrap())
+        .build()
+        .unwrap();
+    let direct = reqwest::Client::new();
+    // nginx takes a moment to listen.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while let Err(error) = proxied.get(format!("{public}/healthz")).send().await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nginx never answered on {public}: {error:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // A render through the proxy; its slice points the card back at the proxy.
+    let contract = json!({
+        "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } } },
+        "actionSpec": { "approve": { "schema": { "type": "object", "properties": { "note": { "type": "string" } } } } },
+        "streamSpec": { "log": { "mode": "append", "schema": { "type": "string" } } }
+    });
+    let hs = tool(
+        &proxied,
+        &public,
+        "svc_handshake",
+        json!({ "intent": "behind nginx", "blueprintDraft": { "contract": contract } }),
+    )
+    .await;
+    let rendered = tool(
+        &proxied,
+        &public,
+        "svc_render",
+        json!({ "handshakeId": hs["structuredContent"]["handshakeId"], "props": { "title": "through the proxy" } }),
+    )
+    .await;
+    let slice = &rendered["_meta"]["ai.svc/render"];
+    let session = slice["sessionId"].as_str().unwrap().to_owned();
+    assert_eq!(slice["wsUrl"], format!("wss://127.0.0.1:{port}/ws"), "{slice}");
+    assert_eq!(slice["pollingUrl"], format!("{public}/_svc/poll/{session}"), "{slice}");
+
+    // The card's socket, over TLS through the proxy.
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(&certificate).unwrap())
+        .unwrap();
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let stream = tokio_rustls::TlsConnector::from(Arc::new(tls))
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .expect("TLS to nginx");
+    let (mut socket, _) = tokio_tungstenite::client_async(slice["wsUrl"].as_str().unwrap(), stream)
+        .await
+        .expect("the WebSocket upgrade passes nginx");
+    send(
+        &mut socket,
+        json!({ "type": "subscribe", "payload": { "sessionId": session, "wsToken": slice["wsToken"] } }),
+    )
+    .await;
+    let mut frames = Vec::new();
+    let ack = next(&mut socket).await;
+    assert_eq!(ack["type"], "ack", "{ack}");
+    frames.push(ack);
+
+    // Which replica holds the socket: the other one must see what the card sends.
+    let other = match (
+        live_sockets(&direct, &own(0)).await,
+        live_sockets(&direct, &own(1)).await,
+    ) {
+        (a, b) if a >= 1.0 && b == 0.0 => own(1),
+        (a, b) if b >= 1.0 && a == 0.0 => own(0),
+        counts => panic!("the socket should be on exactly one replica: {counts:?}"),
+    };
+
+    let action = json!({ "sessionId": session, "type": "data:submit", "payload": { "action": "approve", "data": { "note": "from behind nginx" } }, "clientSeq": 1 });
+    send(&mut socket, json!({ "type": "action", "payload": action })).await;
+    let consumed = tool(
+        &direct,
+        &other,
+        "svc_consume",
+        json!({ "sessionId": session, "timeout": 10 }),
+    )
+    .await;
+    let events = consumed["structuredContent"]["events"].as_array().unwrap().clone();
+    assert_eq!(events.len(), 1, "{consumed}");
+    assert_eq!(events[0]["intent"], "approve");
+    assert_eq!(events[0]["actionData"], json!({ "note": "from behind nginx" }));
+
+    // An emit through the proxy (either replica) reaches the socket.
+    tool(
+        &proxied,
+        &public,
+        "svc_emit",
+        json!({ "sessionId": session, "channel": "log", "payload": "via nginx" }),
+    )
+    .await;
+    loop {
+        let frame = next(&mut socket).await;
+        if frame["type"] == "data" && frame["payload"]["channel"] == "log" {
+            assert_eq!(frame["payload"]["payload"], "via nginx", "{frame}");
+            break;
+        }
+        frames.push(frame);
+        assert!(frames.len() < 20, "no data frame: {frames:?}");
+    }
+    // The metrics stay off the edge.
+    assert_eq!(
+        proxied.get(format!("{public}/metrics")).send().await.unwrap().status(),
+        404
+    );
+    drop((first, second));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// deploy/nginx/compose.conf is deploy/nginx/svc.conf with the compose services as upstreams:
+/// the two never drift apart in anything else.
+#[test]
+fn the_compose_nginx_file_is_the_shipped_one_but_for_its_upstreams() {
+    let compose = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/nginx/compose.conf"))
+        .expect("deploy/nginx/compose.conf");
+    let directives = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(str::trim)
+            .filter(|line| {
+                !line.is_empty()
+                    && !line.starts_with('#')
+                    && !line.starts_with("server svc-")
+                    && !line.starts_with("server 127.0.0.1:")
+            })
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(directives(&compose), directives(&shipped_config()));
+    assert!(compose.contains("server svc-a:6781;") && compose.contains("server svc-b:6781;"));
+}

@@ -135,7 +135,7 @@ impl TestApp {
             settings.server.database_url = database_url_with_name(&pg.admin_url, &pg.name);
         }
         // Replicas of one deployment share the wsToken secret.
-        settings.server.ws_secret = "svc-tests-shared-secret".into();
+        settings.server.ws_secret = "svc-tests-shared-secret-3f0c9a7d51be4e2a8c6d".into();
         configure(&mut settings);
         let (base, pair_code, shutdown) = start(&settings).await;
 

@@ -33,7 +33,10 @@ pub async fn connect_and_migrate(url: &str) -> Result<DatabaseConnection, Connec
 /// [`connect`] then [`migrate`].
 pub async fn connect_and_migrate_with(url: &str, pool: PoolSize) -> Result<DatabaseConnection, ConnectError> {
     let db = connect(url, pool).await?;
-    migrate(&db, url).await?;
+    let applied = migrate(&db, url).await?;
+    if applied > 0 {
+        tracing::info!(applied, "database migrated");
+    }
     Ok(db)
 }
 
@@ -76,15 +79,20 @@ pub async fn connect(url: &str, pool: PoolSize) -> Result<DatabaseConnection, Co
     Ok(db)
 }
 
-/// Applies every pending migration. On PostgreSQL a session advisory lock is held meanwhile, so
-/// replicas started together migrate one after another instead of racing on the same DDL.
-pub async fn migrate(db: &DatabaseConnection, url: &str) -> Result<(), ConnectError> {
+/// Applies every pending migration and answers how many there were. On PostgreSQL a session
+/// advisory lock is held meanwhile, so replicas started together migrate one after another
+/// instead of racing on the same DDL.
+pub async fn migrate(db: &DatabaseConnection, url: &str) -> Result<usize, ConnectError> {
     let failed = |reason: String| ConnectError::Migration {
         url: redact(url),
         reason,
     };
+    let apply = || async {
+        let pending = Migrator::get_pending_migrations(db).await?.len();
+        Migrator::up(db, None).await.map(|()| pending)
+    };
     if db.get_database_backend() != DbBackend::Postgres {
-        return Migrator::up(db, None).await.map_err(|e| failed(e.to_string()));
+        return apply().await.map_err(|e| failed(e.to_string()));
     }
     let mut lock = db
         .get_postgres_connection_pool()
@@ -96,7 +104,7 @@ pub async fn migrate(db: &DatabaseConnection, url: &str) -> Result<(), ConnectEr
         .execute(&mut *lock)
         .await
         .map_err(|e| failed(format!("cannot take the migration lock: {e}")))?;
-    let migrated = Migrator::up(db, None).await.map_err(|e| failed(e.to_string()));
+    let migrated = apply().await.map_err(|e| failed(e.to_string()));
     let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
         .bind(MIGRATION_LOCK_KEY)
         .execute(&mut *lock)

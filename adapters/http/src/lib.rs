@@ -10,6 +10,7 @@ mod oauth;
 mod openapi;
 mod ops;
 mod pairing;
+mod rate_limited;
 mod runtime_asset;
 
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! The `svc` binary's library: CLI, configuration, wiring of adapters into ports, telemetry.
 
+pub mod banner;
 pub mod blueprints;
 pub mod cli;
 pub mod exposure;

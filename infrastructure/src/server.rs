@@ -371,12 +371,14 @@ impl Application {
         ];
         let pairing = (auth_mode == AuthMode::Strict).then(|| {
             Pairing::new(PairingService::new(
-                pair_code(),
                 LOCAL_OPERATOR.to_owned(),
                 connector_keys.clone(),
+                clock.clone(),
+                Arc::new(pair_code),
+                Arc::new(crate::banner::announce_pair_code),
             ))
         });
-        let pair_code = pairing.as_ref().map(|p| p.service.code().to_owned());
+        let pair_code = pairing.as_ref().map(|p| p.service.code());
         let auth = AuthService::new(auth_mode, key_stores, apps.clone(), clock.clone(), ids.clone());
         let oauth_checks = ConsentChecks {
             auth: auth.clone(),

@@ -326,52 +326,11 @@ fn serve(args: ServeArgs) -> Result<(), String> {
                 demo.generations_per_window, demo.window_seconds
             )
         });
-        print_banner(&app, demo_line.as_deref());
+        crate::banner::print_banner(&app, demo_line.as_deref());
         app.run_until(shutdown_signal())
             .await
             .map_err(|e| format!("server error: {e}"))
     })
-}
-
-/// The first line is a contract: `svc <version> listening on http://<bound address>`, the real
-/// address (0.0.0.0 when bound to every interface); the public URL follows when it differs. A
-/// closed stdout (a supervisor that stopped reading) must not take the server down, so write
-/// errors are ignored.
-fn print_banner(app: &Application, public_demo: Option<&str>) {
-    use std::io::Write;
-    let auth = match app.auth_mode {
-        svc_application::services::auth::AuthMode::DevAllowAll => {
-            "--dev-allow-all (any bearer is accepted as `builder`)"
-        }
-        svc_application::services::auth::AuthMode::Strict => {
-            "strict; mint a bearer with `svc keys mint --data-dir <dir>`"
-        }
-    };
-    let listening = format!("http://{}", app.local_addr);
-    let mut banner = format!("svc {} listening on {listening}\n", env!("CARGO_PKG_VERSION"));
-    if app.base_url != listening {
-        banner.push_str(&format!("  public URL:    {}\n", app.base_url));
-    }
-    banner.push_str(&format!(
-        "  MCP endpoint:  {}/mcp\n  auth:          {auth}\n",
-        app.base_url
-    ));
-    if let Some(code) = &app.pair_code {
-        banner.push_str(&format!(
-            "  pair code:     {code}  (POST {}/_svc/pair {{\"pairCode\":\"{code}\"}} returns a bearer)\n",
-            app.base_url
-        ));
-    }
-    if let Some(issuer) = &app.oauth_issuer {
-        banner.push_str(&format!(
-            "  OAuth issuer:  {issuer}  (consent with the pair code or a key at {issuer}/oauth/authorize)\n"
-        ));
-    }
-    if let Some(line) = public_demo {
-        banner.push_str(line);
-    }
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

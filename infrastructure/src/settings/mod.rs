@@ -140,7 +140,7 @@ pub struct ServerSettings {
 }
 
 /// One secret or a list of them (`"s1"`, `["s1", "s0"]`, `SVC_SERVER__WS_SECRET=s1,s0`).
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[derive(Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(untagged)]
 pub enum SecretList {
     One(String),
@@ -157,6 +157,13 @@ impl SecretList {
         .into_iter()
         .filter(|s| !s.trim().is_empty())
         .collect()
+    }
+}
+
+/// Never the secrets themselves: settings reach logs and error messages.
+impl std::fmt::Debug for SecretList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<{} secret(s)>", self.secrets().len())
     }
 }
 

@@ -1,5 +1,6 @@
 //! Running it for real: the wsToken secret survives a restart and rotates, replicas started
-//! together on an empty PostgreSQL database all come up (migrations under an advisory lock).
+//! together on an empty PostgreSQL database all come up (migrations under an advisory lock), and
+//! `svc migrate` prepares a database before any replica starts.
 
 use serde_json::{Value, json};
 use svc::{Application, Settings};
@@ -174,4 +175,37 @@ async fn three_replicas_started_at_once_on_an_empty_database_all_come_up() {
     for stop in stops {
         let _ = stop.send(());
     }
+}
+
+/// `svc migrate` as a deploy step on PostgreSQL: it applies every migration and exits, and the
+/// replicas started afterwards find nothing left to apply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn svc_migrate_prepares_an_empty_postgresql_database() {
+    let Some(database) = PostgresDatabase::create("svc_migrate").await else {
+        return;
+    };
+    let migrate = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_svc-under-test"))
+            .args(["migrate", "--database-url", &database.url()])
+            .output()
+            .unwrap()
+    };
+    let first = migrate();
+    assert!(first.status.success(), "{first:?}");
+    let stdout = String::from_utf8(first.stdout).unwrap();
+    assert!(
+        stdout.starts_with("applied ") && !stdout.starts_with("applied 0 "),
+        "{stdout}"
+    );
+    let again = String::from_utf8(migrate().stdout).unwrap();
+    assert_eq!(again.trim(), "applied 0 migration(s); the database is up to date");
+
+    let mut settings = Settings::load(None).expect("default settings");
+    settings.server.port = 0;
+    settings.server.data_dir = temp_dir("svc-after-migrate");
+    settings.server.database_url = database.url();
+    let app = Application::build(&settings)
+        .await
+        .expect("a replica starts on the migrated database");
+    drop(app);
 }

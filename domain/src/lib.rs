@@ -14,6 +14,7 @@ pub mod invite;
 pub mod model_route;
 pub mod oauth;
 pub mod org;
+pub mod pair_code;
 pub mod refusal;
 pub mod session;
 pub mod themes;

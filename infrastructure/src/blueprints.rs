@@ -17,7 +17,7 @@ use svc_embedding::{BuiltinEmbedder, OpenAiEmbedder, OpenAiEmbedderOptions};
 use crate::manifest::{self, Manifest};
 
 /// `[blueprints]` of the configuration (documented in config/default.toml).
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct BlueprintSettings {
     /// `svc.json`; empty: `./svc.json` when it exists.

@@ -76,14 +76,55 @@ impl KeysFile {
         };
         let mut doc = self.read()?;
         doc.keys.push(entry.clone());
+        self.write(&doc)?;
+        Ok((entry, plaintext))
+    }
+
+    /// Every key in the file, oldest first.
+    pub fn list(&self) -> std::io::Result<Vec<KeyEntry>> {
+        Ok(self.read()?.keys)
+    }
+
+    /// Removes the key whose id is `id_or_prefix`, or the one key whose shown prefix starts with
+    /// it; answers the removed entry. A running server re-reads the file, so it stops at once.
+    pub fn revoke(&self, id_or_prefix: &str) -> Result<KeyEntry, RevokeError> {
+        let mut doc = self.read()?;
+        let matches: Vec<usize> = (0..doc.keys.len())
+            .filter(|&i| {
+                let k = &doc.keys[i];
+                k.id == id_or_prefix
+                    || (id_or_prefix.len() >= KEY_PREFIX.len() + 2 && k.api_key_prefix.starts_with(id_or_prefix))
+            })
+            .collect();
+        let index = match matches[..] {
+            [one] => one,
+            [] => return Err(RevokeError::NotFound),
+            _ => return Err(RevokeError::Ambiguous),
+        };
+        let removed = doc.keys.remove(index);
+        self.write(&doc)?;
+        Ok(removed)
+    }
+
+    /// Replaces the file atomically (a temporary file, then a rename).
+    fn write(&self, doc: &KeysDocument) -> std::io::Result<()> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
         let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&doc).map_err(std::io::Error::other)?)?;
-        std::fs::rename(&tmp, &self.path)?;
-        Ok((entry, plaintext))
+        std::fs::write(&tmp, serde_json::to_vec_pretty(doc).map_err(std::io::Error::other)?)?;
+        std::fs::rename(&tmp, &self.path)
     }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RevokeError {
+    #[error("no key has that id or prefix")]
+    NotFound,
+    #[error("more than one key has that prefix; give the id")]
+    Ambiguous,
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
 }
 
 #[async_trait::async_trait]
@@ -115,6 +156,30 @@ mod tests {
         let owner = file.find(&plaintext).await.unwrap().unwrap();
         assert_eq!(owner.key_id, entry.id);
         assert!(file.find("svc_user_wrong").await.unwrap().is_none());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[tokio::test]
+    async fn a_revoked_key_is_gone_from_the_list_and_no_longer_found() {
+        let dir = std::env::temp_dir().join(format!("svc-keys-{}", uuid::Uuid::new_v4()));
+        let file = KeysFile::in_data_dir(&dir);
+        let (first, first_plain) = file.mint(Some("a".into()), Utc::now()).unwrap();
+        let (second, second_plain) = file.mint(Some("b".into()), Utc::now()).unwrap();
+        assert_eq!(file.list().unwrap(), vec![first.clone(), second.clone()]);
+        assert!(matches!(file.revoke("nope"), Err(RevokeError::NotFound)));
+        assert!(
+            matches!(file.revoke("svc_"), Err(RevokeError::NotFound)),
+            "too short to be a prefix"
+        );
+        assert_eq!(file.revoke(&first.id).unwrap(), first);
+        assert!(file.find(&first_plain).await.unwrap().is_none());
+        assert_eq!(
+            file.revoke(&second.api_key_prefix).unwrap(),
+            second,
+            "by its shown prefix"
+        );
+        assert!(file.find(&second_plain).await.unwrap().is_none());
+        assert!(file.list().unwrap().is_empty());
         std::fs::remove_dir_all(dir).ok();
     }
 }

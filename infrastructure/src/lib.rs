@@ -1,12 +1,15 @@
 //! The `svc` binary's library: CLI, configuration, wiring of adapters into ports, telemetry.
 
+pub mod banner;
 pub mod blueprints;
 pub mod cli;
+pub mod exposure;
 pub mod generation;
 pub mod in_process_bus;
 pub mod keys_file;
 pub mod manifest;
 pub mod open_files;
+pub mod secrets;
 pub mod server;
 pub mod settings;
 pub mod system;

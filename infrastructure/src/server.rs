@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use poem::Server;
 use poem::listener::{Acceptor, Listener, TcpListener};
-use rand::RngCore;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
 use svc_application::ports::agent::{AppRepository, EventBus};
 use svc_application::ports::auth::KeyStore;
@@ -38,6 +37,7 @@ use svc_sql::operator::{
     SeaOrmConnectorKeyRepository, SeaOrmCouponRepository, SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmOrgRepository,
 };
 
+use crate::exposure::is_loopback;
 use crate::in_process_bus::InProcessEventBus;
 use crate::keys_file::{KeysFile, LOCAL_OPERATOR};
 use crate::open_files::PatientAcceptor;
@@ -129,6 +129,8 @@ pub enum StartError {
     Config(String),
     #[error("cannot listen on {addr}: {reason}")]
     Bind { addr: String, reason: String },
+    #[error("configuration: {0}")]
+    Secret(#[from] crate::secrets::SecretError),
 }
 
 /// A server bound to its port, ready to run.
@@ -233,23 +235,27 @@ impl Readiness for DatabaseReadiness {
     }
 }
 
-fn ws_secret(settings: &Settings) -> Vec<u8> {
-    if settings.server.ws_secret.is_empty() {
-        let mut secret = vec![0u8; 32];
-        rand::rng().fill_bytes(&mut secret);
-        secret
-    } else {
-        settings.server.ws_secret.as_bytes().to_vec()
-    }
+/// The first secret signs wsTokens; every one verifies them.
+fn live_tokens(mut secrets: Vec<Vec<u8>>) -> LiveTokens {
+    let signing = secrets.remove(0);
+    LiveTokens::rotating(signing, secrets)
 }
 
-fn is_loopback(host: &str) -> bool {
-    matches!(host, "127.0.0.1" | "localhost" | "::1") || host.starts_with("127.")
+/// Pool bounds from `server.database_*_connections` (0: the backend's default).
+pub fn pool_size(settings: &Settings) -> svc_sql::PoolSize {
+    let set = |n: u32| (n > 0).then_some(n);
+    svc_sql::PoolSize {
+        max_connections: set(settings.server.database_max_connections),
+        min_connections: set(settings.server.database_min_connections),
+    }
 }
 
 impl Application {
     /// Creates the data directory, opens and migrates the database and binds the port (0 picks one).
     pub async fn build(settings: &Settings) -> Result<Self, StartError> {
+        crate::exposure::check_dev_allow_all(settings).map_err(StartError::Config)?;
+        // Refuse weak secrets before touching the database.
+        crate::secrets::configured_ws_secrets(settings)?;
         let generation_limit = public_demo_limit(settings)?;
         let data_dir = &settings.server.data_dir;
         std::fs::create_dir_all(data_dir).map_err(|e| StartError::DataDir {
@@ -264,7 +270,8 @@ impl Application {
         std::fs::remove_file(&probe).ok();
 
         let manifest = crate::blueprints::load_manifest(&settings.blueprints).map_err(StartError::Blueprints)?;
-        let db = svc_sql::connect_and_migrate(&settings.database_url()).await?;
+        let db = svc_sql::connect_and_migrate_with(&settings.database_url(), pool_size(settings)).await?;
+        let ws_secrets = crate::secrets::ws_signing_secrets(settings, &db).await?;
 
         // Each live-channel socket is a descriptor: lift the soft limit before accepting.
         crate::open_files::raise_limit();
@@ -364,12 +371,14 @@ impl Application {
         ];
         let pairing = (auth_mode == AuthMode::Strict).then(|| {
             Pairing::new(PairingService::new(
-                pair_code(),
                 LOCAL_OPERATOR.to_owned(),
                 connector_keys.clone(),
+                clock.clone(),
+                Arc::new(pair_code),
+                Arc::new(crate::banner::announce_pair_code),
             ))
         });
-        let pair_code = pairing.as_ref().map(|p| p.service.code().to_owned());
+        let pair_code = pairing.as_ref().map(|p| p.service.code());
         let auth = AuthService::new(auth_mode, key_stores, apps.clone(), clock.clone(), ids.clone());
         let oauth_checks = ConsentChecks {
             auth: auth.clone(),
@@ -388,7 +397,7 @@ impl Application {
         let state = Arc::new(HttpState {
             agent,
             auth,
-            tokens: LiveTokens::new(ws_secret(settings)),
+            tokens: live_tokens(ws_secrets),
             readiness: Arc::new(DatabaseReadiness(db.clone())),
             pairing,
             urls: PublicUrls::from_base(&base_url),

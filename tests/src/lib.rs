@@ -51,9 +51,21 @@ pub struct TestApp {
 }
 
 /// A database created for one test, dropped when the test ends (even on panic).
-struct PostgresDatabase {
+pub struct PostgresDatabase {
     admin_url: String,
     name: String,
+}
+
+impl PostgresDatabase {
+    /// An empty database of its own, for tests that start their servers themselves; `None` (and
+    /// a `skipped:` line) when `SVC_TEST_DATABASE_URL` is unset.
+    pub async fn create(test: &str) -> Option<Self> {
+        create_postgres_database(test).await
+    }
+
+    pub fn url(&self) -> String {
+        database_url_with_name(&self.admin_url, &self.name)
+    }
 }
 
 impl Drop for PostgresDatabase {
@@ -151,7 +163,7 @@ impl TestApp {
             settings.server.database_url = database_url_with_name(&pg.admin_url, &pg.name);
         }
         // Replicas of one deployment share the wsToken secret.
-        settings.server.ws_secret = "svc-tests-shared-secret".into();
+        settings.server.ws_secret = "svc-tests-shared-secret-3f0c9a7d51be4e2a8c6d".into();
         configure(&mut settings);
         let (base, pair_code, shutdown) = start(&settings).await;
 
@@ -186,6 +198,17 @@ impl TestApp {
             data_dir: settings.server.data_dir,
             shutdown: Some(shutdown),
         }
+    }
+
+    /// Stops this server and starts it again on the same data directory and database, with its
+    /// settings changed by `configure` (a restart, a rotated secret); `base` follows the new port.
+    pub async fn restart(&mut self, configure: impl FnOnce(&mut Settings)) {
+        self.stop_server();
+        configure(&mut self.settings);
+        let (base, pair_code, shutdown) = start(&self.settings).await;
+        self.base = base;
+        self.pair_code = pair_code;
+        self.shutdown = Some(shutdown);
     }
 
     /// Stops this server (graceful) but keeps its database for the replicas.

@@ -1,5 +1,7 @@
 //! The `svc` command line as a user meets it: start-up failures are one line and a non-zero exit,
-//! never a panic; `keys mint` prints the key last and stores only its hash.
+//! never a panic (status 2 for a usage error, 1 for anything else); the documented environment
+//! variables work and unknown ones are refused; `keys mint|list|revoke` work on the deployment's
+//! keys file; `migrate` applies the migrations and exits.
 
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -9,8 +11,13 @@ use svc_tests::temp_dir;
 const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 
 fn run(args: &[&str]) -> Output {
+    run_with_env(args, &[])
+}
+
+fn run_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(BINARY)
         .args(args)
+        .envs(env.iter().copied())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -38,15 +45,44 @@ fn one_line_failure(output: &Output) -> String {
 }
 
 #[test]
-fn a_bad_flag_is_one_line() {
-    let line = one_line_failure(&run(&["serve", "--no-such-flag"]));
+fn a_bad_flag_is_one_line_and_status_2() {
+    let output = run(&["serve", "--no-such-flag"]);
+    let line = one_line_failure(&output);
     assert!(line.contains("--no-such-flag"), "{line}");
+    assert_eq!(output.status.code(), Some(2), "a usage error");
+}
+
+#[test]
+fn a_missing_argument_is_named() {
+    let output = run(&["coupons", "issue"]);
+    let line = one_line_failure(&output);
+    assert!(line.contains("--cents"), "{line}");
+    assert_eq!(output.status.code(), Some(2));
+    let line = one_line_failure(&run(&["keys", "revoke"]));
+    assert!(line.contains("<KEY>"), "{line}");
+}
+
+#[test]
+fn every_serve_flag_has_help_text() {
+    let help = String::from_utf8(run(&["serve", "--help"]).stdout).unwrap();
+    let lines: Vec<&str> = help.lines().collect();
+    for flag in ["--host <HOST>", "--port <PORT>"] {
+        let at = lines
+            .iter()
+            .position(|l| l.contains(flag))
+            .unwrap_or_else(|| panic!("{help}"));
+        // clap puts the text after the flag, or on the next line when the texts are long.
+        let same_line = lines[at].trim().trim_start_matches(flag).trim();
+        let next_line = lines.get(at + 1).map_or("", |l| l.trim());
+        let text = if same_line.is_empty() { next_line } else { same_line };
+        assert!(text.len() > 10 && !text.starts_with('-'), "{flag} is explained: {help}");
+    }
 }
 
 #[test]
 fn an_unreachable_database_is_one_line_naming_it() {
     let dir = temp_dir("svc-cli");
-    let line = one_line_failure(&run(&[
+    let output = run(&[
         "serve",
         "--port",
         "0",
@@ -54,9 +90,11 @@ fn an_unreachable_database_is_one_line_naming_it() {
         dir.to_str().unwrap(),
         "--database-url",
         "postgres://svc:secret@127.0.0.1:1/nope",
-    ]));
+    ]);
+    let line = one_line_failure(&output);
     assert!(line.contains("127.0.0.1:1"), "{line}");
     assert!(!line.contains("secret"), "the password is redacted: {line}");
+    assert_eq!(output.status.code(), Some(1), "a failure, not a usage error");
     std::fs::remove_dir_all(dir).ok();
 }
 
@@ -140,5 +178,243 @@ fn public_demo_is_a_serve_flag_backed_by_the_config_section() {
             .any(|l| l.contains("public demo:   30 generations per 600 s per address")),
         "{lines:?}"
     );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// Starts `serve` with `args` and `env`; returns the child and its banner's lines.
+fn serve(args: &[&str], env: &[(&str, &str)]) -> (std::process::Child, Vec<String>) {
+    let mut child = Command::new(BINARY)
+        .arg("serve")
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut banner = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    for _ in 0..3 {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut banner, &mut line).unwrap() == 0 {
+            break;
+        }
+        lines.push(line.trim_end().to_owned());
+    }
+    std::thread::spawn(move || std::io::copy(&mut banner, &mut std::io::sink()));
+    (child, lines)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn the_documented_environment_variable_sets_the_port() {
+    let dir = temp_dir("svc-cli-env");
+    let port = free_port().to_string();
+    let data_dir = dir.to_str().unwrap();
+    let (mut child, banner) = serve(
+        &["--dev-allow-all"],
+        &[("SVC_SERVER__PORT", &port), ("SVC_SERVER__DATA_DIR", data_dir)],
+    );
+    child.kill().ok();
+    child.wait().ok();
+    assert_eq!(
+        banner.first().map(String::as_str),
+        Some(format!("svc {} listening on http://127.0.0.1:{port}", env!("CARGO_PKG_VERSION")).as_str()),
+        "{banner:?}"
+    );
+    assert!(dir.join("svc.db").exists(), "SVC_SERVER__DATA_DIR took effect");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn unknown_settings_stop_start_up_naming_the_nearest_known_one() {
+    let dir = temp_dir("svc-cli-unknown");
+    let data_dir = dir.to_str().unwrap();
+    let line = one_line_failure(&run_with_env(
+        &["serve", "--port", "0", "--data-dir", data_dir],
+        &[("SVC_SERVER__PROT", "7000")],
+    ));
+    assert_eq!(
+        line,
+        "svc: configuration: unknown environment variable SVC_SERVER__PROT; the nearest known one is SVC_SERVER__PORT"
+    );
+    let config = dir.join("svc.toml");
+    std::fs::write(
+        &config,
+        "[generation]
+concurency = 4
+",
+    )
+    .unwrap();
+    let line = one_line_failure(&run(&[
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        data_dir,
+        "--config",
+        config.to_str().unwrap(),
+    ]));
+    assert!(
+        line.contains("unknown key `generation.concurency`") && line.ends_with("generation.concurrency"),
+        "{line}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn dev_allow_all_off_loopback_needs_an_acknowledgement_and_the_banner_tells_the_truth() {
+    let dir = temp_dir("svc-cli-exposed");
+    let data_dir = dir.to_str().unwrap();
+    let output = run(&[
+        "serve",
+        "--dev-allow-all",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "0",
+        "--data-dir",
+        data_dir,
+    ]);
+    let line = one_line_failure(&output);
+    assert!(
+        line.contains("0.0.0.0") && line.contains("--dev-allow-all-remote"),
+        "{line}"
+    );
+    assert_eq!(output.status.code(), Some(1));
+
+    let (mut child, banner) = serve(
+        &[
+            "--dev-allow-all",
+            "--dev-allow-all-remote",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--data-dir",
+            data_dir,
+        ],
+        &[],
+    );
+    child.kill().ok();
+    child.wait().ok();
+    assert!(
+        banner[0].contains(" listening on http://0.0.0.0:"),
+        "the real address: {banner:?}"
+    );
+    assert!(
+        banner[1].starts_with("  public URL:    http://127.0.0.1:"),
+        "{banner:?}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_weak_ws_secret_stops_start_up() {
+    let dir = temp_dir("svc-cli-secret");
+    let data_dir = dir.to_str().unwrap();
+    let rows = [
+        ("too-short", "server.ws_secret is 9 bytes"),
+        (
+            "change-me-to-64-random-hex-characters",
+            "server.ws_secret is a placeholder",
+        ),
+    ];
+    for (secret, expected) in rows {
+        let output = run_with_env(
+            &["serve", "--port", "0", "--data-dir", data_dir],
+            &[("SVC_SERVER__WS_SECRET", secret)],
+        );
+        let line = one_line_failure(&output);
+        assert!(line.contains(expected), "{line}");
+        assert!(!line.contains(secret), "the secret is not echoed: {line}");
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn keys_commands_use_the_deployments_data_dir_from_config_or_environment() {
+    let dir = temp_dir("svc-cli-keys-config");
+    let config = dir.join("svc.toml");
+    let from_config = dir.join("from-config");
+    std::fs::write(&config, format!("[server]\ndata_dir = \"{}\"\n", from_config.display())).unwrap();
+    let minted = run(&["keys", "mint", "--config", config.to_str().unwrap(), "--name", "laptop"]);
+    assert!(minted.status.success(), "{minted:?}");
+    assert!(from_config.join("keys.json").exists(), "--config's data_dir");
+
+    let from_env = dir.join("from-env");
+    let minted = run_with_env(
+        &["keys", "mint"],
+        &[("SVC_SERVER__DATA_DIR", from_env.to_str().unwrap())],
+    );
+    assert!(minted.status.success(), "{minted:?}");
+    assert!(from_env.join("keys.json").exists(), "SVC_SERVER__DATA_DIR");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_key_is_refused_by_the_running_server_at_once() {
+    let dir = temp_dir("svc-cli-revoke");
+    let data_dir = dir.to_str().unwrap();
+    let minted = run(&["keys", "mint", "--data-dir", data_dir, "--name", "laptop"]);
+    let stdout = String::from_utf8(minted.stdout).unwrap();
+    let key = stdout.lines().last().unwrap().to_owned();
+
+    let listed = String::from_utf8(run(&["keys", "list", "--data-dir", data_dir]).stdout).unwrap();
+    let row = listed
+        .lines()
+        .find(|l| l.contains("laptop"))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(!listed.contains(&key), "the list never shows a key");
+    let prefix = row.split('\t').nth(2).unwrap();
+    assert!(key.starts_with(prefix.trim_end_matches('…')), "{row}");
+
+    let server = svc_tests::process::ServerProcess::start(BINARY, &dir, &[]);
+    let status = |bearer: String| {
+        let url = format!("{}/mcp", server.base);
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .bearer_auth(bearer)
+                .header("accept", "application/json, text/event-stream")
+                .json(&serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    assert_eq!(status(key.clone()).await, reqwest::StatusCode::OK);
+    let revoked = run(&["keys", "revoke", prefix, "--data-dir", data_dir]);
+    assert!(revoked.status.success(), "{revoked:?}");
+    assert!(String::from_utf8_lossy(&revoked.stdout).contains("revoked key"));
+    assert_eq!(status(key).await, reqwest::StatusCode::UNAUTHORIZED);
+    let listed = String::from_utf8(run(&["keys", "list", "--data-dir", data_dir]).stdout).unwrap();
+    assert!(!listed.contains("laptop"), "{listed}");
+    let again = one_line_failure(&run(&["keys", "revoke", prefix, "--data-dir", data_dir]));
+    assert!(again.contains("no key has that id or prefix"), "{again}");
+    drop(server);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn migrate_applies_the_migrations_and_exits() {
+    let dir = temp_dir("svc-cli-migrate");
+    let data_dir = dir.to_str().unwrap();
+    let first = run(&["migrate", "--data-dir", data_dir]);
+    assert!(first.status.success(), "{first:?}");
+    let stdout = String::from_utf8(first.stdout).unwrap();
+    assert!(
+        stdout.starts_with("applied ") && !stdout.starts_with("applied 0 "),
+        "{stdout}"
+    );
+    let again = String::from_utf8(run(&["migrate", "--data-dir", data_dir]).stdout).unwrap();
+    assert_eq!(again.trim(), "applied 0 migration(s); the database is up to date");
     std::fs::remove_dir_all(dir).ok();
 }

@@ -11,6 +11,7 @@ mod observe;
 mod openapi;
 mod ops;
 mod pairing;
+mod rate_limited;
 mod runtime_asset;
 
 use std::sync::Arc;

@@ -61,18 +61,37 @@ pub struct LiveClaims {
 
 #[derive(Clone)]
 pub struct LiveTokens {
-    secret: Vec<u8>,
+    /// The first signs; every one verifies, so a rotated-out secret keeps its tokens valid.
+    secrets: Vec<Vec<u8>>,
+}
+
+fn sign_with(secret: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length");
+    mac.update(payload);
+    mac.finalize().into_bytes().to_vec()
 }
 
 impl LiveTokens {
     pub fn new(secret: Vec<u8>) -> Self {
-        Self { secret }
+        Self { secrets: vec![secret] }
+    }
+
+    /// Signs with `signing`, and also accepts tokens signed with any of `older` (rotation).
+    pub fn rotating(signing: Vec<u8>, older: Vec<Vec<u8>>) -> Self {
+        let mut secrets = vec![signing];
+        secrets.extend(older);
+        Self { secrets }
     }
 
     fn sign(&self, payload: &[u8]) -> Vec<u8> {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.secret).expect("HMAC takes any key length");
-        mac.update(payload);
-        mac.finalize().into_bytes().to_vec()
+        sign_with(&self.secrets[0], payload)
+    }
+
+    fn signed_by_any(&self, payload: &[u8], signature: &[u8]) -> bool {
+        // Every secret is tried, so the time taken does not tell which one matched.
+        self.secrets.iter().fold(false, |matched, secret| {
+            matched | bool::from(sign_with(secret, payload).ct_eq(signature))
+        })
     }
 
     /// A `wsToken`.
@@ -108,7 +127,7 @@ impl LiveTokens {
             .decode(payload_b64)
             .map_err(|_| LiveTokenError::Malformed)?;
         let signature = URL_SAFE_NO_PAD.decode(sig_b64).map_err(|_| LiveTokenError::Malformed)?;
-        if !bool::from(self.sign(&payload).ct_eq(&signature)) {
+        if !self.signed_by_any(&payload, &signature) {
             return Err(LiveTokenError::BadSignature);
         }
         let payload = String::from_utf8(payload).map_err(|_| LiveTokenError::Malformed)?;
@@ -163,6 +182,21 @@ mod tests {
         );
         assert_eq!(tokens.verify(&forged, Utc::now()), Err(LiveTokenError::BadSignature));
         assert_eq!(tokens.verify("garbage", Utc::now()), Err(LiveTokenError::Malformed));
+    }
+
+    #[test]
+    fn after_rotation_the_first_secret_signs_and_every_secret_verifies() {
+        let now = Utc::now();
+        let old = LiveTokens::new(b"old".to_vec());
+        let (old_token, _) = old.mint("s-1", "a", now);
+        let rotated = LiveTokens::rotating(b"new".to_vec(), vec![b"old".to_vec()]);
+        assert!(
+            rotated.verify(&old_token, now).is_ok(),
+            "a token of the old secret still verifies"
+        );
+        let (new_token, _) = rotated.mint("s-1", "a", now);
+        assert!(LiveTokens::new(b"new".to_vec()).verify(&new_token, now).is_ok());
+        assert_eq!(old.verify(&new_token, now), Err(LiveTokenError::BadSignature));
     }
 
     #[test]

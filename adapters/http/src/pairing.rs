@@ -4,13 +4,15 @@
 //! - 201 `{ accessToken, tokenType: "Bearer", keyId }`;
 //! - 401 `{ error: { code: "invalid_pair_code", message } }`;
 //! - 429 with `Retry-After` and `{ error: { code: "rate_limited", message, retryAfter } }` after
-//!   more than 5 attempts per minute from one address;
+//!   more than 5 attempts per minute from one address, counted together with the OAuth consent
+//!   form's pair-code attempts (one budget, whichever door);
 //! - 404 when the server runs in `--dev-allow-all` mode (nothing to pair).
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
+use governor::clock::{Clock as _, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use poem::http::StatusCode;
 use poem::web::{Data, Json};
@@ -19,16 +21,21 @@ use poem_openapi::{ApiResponse, Object, OpenApi};
 use serde::Deserialize;
 use serde_json::json;
 use svc_application::services::pairing::{PairingError, PairingService};
+use svc_application::services::rate_limit::address_key;
 
 use crate::HttpState;
 use crate::openapi::{Described, RateLimited, RequestBody};
 
-/// Attempts per minute per client address.
+/// Attempts per minute per client address, on `/_svc/pair` and the consent form together.
 pub const PAIR_ATTEMPTS_PER_MINUTE: u32 = 5;
+
+/// Addresses remembered before idle ones are forgotten, so the limiter's memory stays bounded.
+const TRACKED_ADDRESSES: usize = 10_000;
 
 pub struct Pairing {
     pub service: PairingService,
-    limiter: DefaultKeyedRateLimiter<IpAddr>,
+    /// The one budget of pair-code guesses per address (an IPv6 client by its /64).
+    attempts: DefaultKeyedRateLimiter<IpAddr>,
 }
 
 impl Pairing {
@@ -36,8 +43,24 @@ impl Pairing {
         let quota = Quota::per_minute(NonZeroU32::new(PAIR_ATTEMPTS_PER_MINUTE).expect("non-zero"));
         Self {
             service,
-            limiter: RateLimiter::keyed(quota),
+            attempts: RateLimiter::keyed(quota),
         }
+    }
+
+    /// Counts one pair-code attempt from `ip` (`door` names it in the log); the 429 answer when
+    /// the address's budget is spent.
+    pub(crate) fn check_attempt(&self, ip: IpAddr, door: &str) -> Option<Response> {
+        if self.attempts.len() > TRACKED_ADDRESSES {
+            self.attempts.retain_recent();
+        }
+        let not_until = self.attempts.check_key(&address_key(ip)).err()?;
+        let retry_after = not_until.wait_time_from(DefaultClock::default().now()).as_secs().max(1);
+        Some(crate::rate_limited::rate_limited(
+            door,
+            ip,
+            "too many pair code attempts",
+            retry_after,
+        ))
     }
 }
 
@@ -61,17 +84,8 @@ async fn pair(req: &Request, body: Json<PairRequest>, state: &Arc<HttpState>) ->
         .as_socket_addr()
         .map(|a| a.ip())
         .unwrap_or(IpAddr::from([0, 0, 0, 0]));
-    if let Err(not_until) = pairing.limiter.check_key(&ip) {
-        let wait = not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
-        let retry_after = wait.as_secs().max(1);
-        tracing::warn!(quota_key = "pairing", %ip, "rate_limit_hit");
-        let mut response = (
-            StatusCode::TOO_MANY_REQUESTS,
-            Json(json!({ "error": { "code": "rate_limited", "message": "too many pairing attempts", "retryAfter": retry_after } })),
-        )
-            .into_response();
-        response.headers_mut().insert("retry-after", retry_after.into());
-        return response;
+    if let Some(limited) = pairing.check_attempt(ip, "pairing") {
+        return limited;
     }
     match pairing
         .service

@@ -8,7 +8,8 @@ mod pg_event_bus;
 pub mod agent;
 pub mod oauth;
 pub mod operator;
+pub mod server_secrets;
 
-pub use connect::{ConnectError, connect_and_migrate};
+pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};
 pub use migrations::Migrator;
 pub use pg_event_bus::PgEventBus;

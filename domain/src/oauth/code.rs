@@ -5,10 +5,14 @@
 //! key check yields it there). The code row carries it to the token endpoint *sealed with the
 //! code itself*: only the code's sha256 and the sealed token are stored, so a copy of the
 //! database does not reveal a usable token, and only the holder of the code (and its verifier)
-//! can open it. The seal is a one-time pad from SHA-256 in counter mode keyed by the code (256
-//! bits of randomness, used once).
+//! can open it. The seal is ChaCha20-Poly1305 under a key derived from the code with HKDF-SHA256:
+//! a tampered row does not open. Each key seals one token (the code is 256 fresh random bits
+//! used once), so a fixed nonce is safe and the domain needs no randomness.
 
+use chacha20poly1305::aead::{Aead, Payload};
+use chacha20poly1305::{ChaCha20Poly1305, KeyInit};
 use chrono::{DateTime, TimeDelta, Utc};
+use hkdf::Hkdf;
 use sha2::{Digest, Sha256};
 
 use super::issuer::Issuer;
@@ -18,35 +22,44 @@ use super::resource::resource_matches;
 /// Document 2, Limits: an authorization code lives 5 minutes.
 pub const CODE_LIFETIME_SECONDS: i64 = 300;
 
-const SEAL_CONTEXT: &[u8] = b"svc oauth authorization code seal v1";
+/// HKDF's info and the AEAD's associated data: a key derived here seals nothing else.
+const SEAL_CONTEXT: &[u8] = b"svc oauth authorization code seal v2";
+
+/// One key seals one token, so one nonce serves.
+const SEAL_NONCE: [u8; 12] = [0; 12];
 
 /// The stored form of a code: lowercase sha256 hex.
 pub fn hash_code(code: &str) -> String {
     hex::encode(Sha256::digest(code.as_bytes()))
 }
 
-fn keystream(code: &str, len: usize) -> Vec<u8> {
-    (0u8..=u8::MAX)
-        .flat_map(|block| {
-            let mut hasher = Sha256::new();
-            hasher.update(SEAL_CONTEXT);
-            hasher.update([block]);
-            hasher.update(code.as_bytes());
-            hasher.finalize()
-        })
-        .take(len)
-        .collect()
+fn cipher(code: &str) -> ChaCha20Poly1305 {
+    let mut key = [0u8; 32];
+    Hkdf::<Sha256>::new(None, code.as_bytes())
+        .expand(SEAL_CONTEXT, &mut key)
+        .expect("32 bytes is a valid HKDF-SHA256 output length");
+    ChaCha20Poly1305::new(&key.into())
 }
 
 fn seal(code: &str, token: &str) -> String {
-    let pad = keystream(code, token.len());
-    hex::encode(token.bytes().zip(pad).map(|(t, k)| t ^ k).collect::<Vec<u8>>())
+    let payload = Payload {
+        msg: token.as_bytes(),
+        aad: SEAL_CONTEXT,
+    };
+    let sealed = cipher(code)
+        .encrypt(&SEAL_NONCE.into(), payload)
+        .expect("ChaCha20-Poly1305 seals any token length");
+    hex::encode(sealed)
 }
 
 fn unseal(code: &str, sealed: &str) -> Option<String> {
     let bytes = hex::decode(sealed).ok()?;
-    let pad = keystream(code, bytes.len());
-    String::from_utf8(bytes.into_iter().zip(pad).map(|(s, k)| s ^ k).collect()).ok()
+    let payload = Payload {
+        msg: &bytes,
+        aad: SEAL_CONTEXT,
+    };
+    let opened = cipher(code).decrypt(&SEAL_NONCE.into(), payload).ok()?;
+    String::from_utf8(opened).ok()
 }
 
 /// What authorize bound the code to.
@@ -230,6 +243,17 @@ mod tests {
         assert_eq!(code.expires_at, now() + TimeDelta::minutes(5));
         let issuer = Issuer::parse("http://127.0.0.1:6781").unwrap();
         assert_eq!(code.exchange(&request(), &issuer, now()), Ok(TOKEN.to_owned()));
+    }
+
+    #[test]
+    fn a_tampered_seal_does_not_open() {
+        let issuer = Issuer::parse("http://127.0.0.1:6781").unwrap();
+        let mut code = issued();
+        let mut bytes = hex::decode(&code.sealed_token).unwrap();
+        // One flipped low bit in the first byte: a plain XOR seal would open to another token.
+        bytes[0] ^= 0x01;
+        code.sealed_token = hex::encode(bytes);
+        assert_eq!(code.exchange(&request(), &issuer, now()), Err(CodeError::Unsealable));
     }
 
     #[test]

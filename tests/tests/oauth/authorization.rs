@@ -323,6 +323,37 @@ async fn pair_code_guesses_on_the_consent_form_are_rate_limited() {
     assert_eq!(answer.status, StatusCode::FOUND);
 }
 
+/// `POST /_svc/pair` and the consent form accept the same pair code: one budget of guesses per
+/// address covers both doors, so a second door does not double the guesses.
+#[tokio::test]
+async fn pair_code_guesses_share_one_budget_across_the_pair_route_and_the_consent_form() {
+    let app = OAuthApp::spawn("pair_budget", Backend::Sqlite, Auth::Strict, |_| {})
+        .await
+        .unwrap();
+    let client_id = app.client("Two doors").await;
+    let request = app.request(&client_id);
+    let pair = || async {
+        app.http
+            .post(app.url("/_svc/pair"))
+            .json(&serde_json::json!({ "pairCode": "99999x" }))
+            .send()
+            .await
+            .unwrap()
+            .status()
+    };
+    let half = svc_http::PAIR_ATTEMPTS_PER_MINUTE / 2;
+    for n in 0..half {
+        assert_eq!(pair().await, StatusCode::UNAUTHORIZED, "pair route guess {n}");
+    }
+    for n in half..svc_http::PAIR_ATTEMPTS_PER_MINUTE {
+        let answer = app.consent(&request, &[("pair_code", "99999x")]).await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "consent guess {n}");
+    }
+    let answer = app.consent(&request, &[("pair_code", "99999x")]).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS, "the budget is spent");
+    assert_eq!(pair().await, StatusCode::TOO_MANY_REQUESTS, "on both doors");
+}
+
 #[tokio::test]
 async fn in_dev_mode_the_form_asks_for_a_key_only() {
     let app = OAuthApp::spawn("consent_dev", Backend::Sqlite, Auth::DevAllowAll, |_| {})

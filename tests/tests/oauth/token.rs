@@ -13,6 +13,7 @@ oauth_scenarios!(Auth::Strict =>
     pkce_is_verified,
     the_resource_must_match_the_authorization,
     token_request_errors,
+    a_database_dump_holds_no_usable_token,
 );
 
 async fn the_token_is_a_listed_key_that_works_until_revoked(app: OAuthApp) {
@@ -216,4 +217,53 @@ async fn an_expired_code_is_refused() {
         answer["error_description"].as_str().unwrap().contains("expired"),
         "{answer}"
     );
+}
+
+/// What a copy of the database holds about a code: nothing that is, or opens, the bearer.
+async fn a_database_dump_holds_no_usable_token(app: OAuthApp) {
+    use sea_orm::{ConnectionTrait, Database, Statement};
+    let client_id = app.client("Dumped").await;
+    let code = app.code_for(&app.request(&client_id)).await;
+    let (status, _, token) = app.token(&app.token_form(&client_id, &code)).await;
+    assert_eq!(status, StatusCode::OK, "{token}");
+    let access_token = token["access_token"].as_str().unwrap().to_owned();
+
+    let db = Database::connect(app.app.settings.database_url()).await.unwrap();
+    let backend = db.get_database_backend();
+    let columns = [
+        "code_hash",
+        "client_id",
+        "redirect_uri",
+        "code_challenge",
+        "key_id",
+        "key_owner_id",
+        "sealed_token",
+    ];
+    let rows = db
+        .query_all_raw(Statement::from_string(
+            backend,
+            format!("SELECT {} FROM oauth_authorization_codes", columns.join(", ")),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1, "the one code");
+    let secret_part = access_token.trim_start_matches("svc_user_");
+    for column in columns {
+        let value: String = rows[0].try_get("", column).unwrap();
+        for form in [access_token.clone(), secret_part.to_owned(), hex::encode(&access_token)] {
+            assert!(!value.contains(&form), "{column} holds the token");
+        }
+        assert_eq!(
+            app.mcp_status(&value).await,
+            StatusCode::UNAUTHORIZED,
+            "{column} is not a bearer"
+        );
+    }
+    let sealed: String = rows[0].try_get("", "sealed_token").unwrap();
+    assert_ne!(
+        sealed.len(),
+        access_token.len() * 2,
+        "an AEAD seal is longer than the token: it carries a tag"
+    );
+    db.close().await.ok();
 }

@@ -125,10 +125,11 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<HttpState>) ->
             return reshow(oauth, state, &request, notice, StatusCode::BAD_REQUEST).await;
         }
     };
+    // One budget of pair-code guesses per address, shared with `POST /_svc/pair`.
     if matches!(credential, ConsentCredential::PairCode(_))
-        && let Some(limited) = oauth
-            .pair_code_attempts
-            .check(client_ip(req, oauth.options.trust_proxy))
+        && let Some(pairing) = &state.pairing
+        && let Some(limited) =
+            pairing.check_attempt(client_ip(req, oauth.options.trust_proxy), "oauth-consent-pair-code")
     {
         return limited;
     }

@@ -46,7 +46,6 @@ pub struct OAuth {
     service: OAuthService,
     options: OAuthOptions,
     registrations: PerAddressLimit,
-    pair_code_attempts: PerAddressLimit,
 }
 
 impl OAuth {
@@ -63,7 +62,6 @@ impl OAuth {
             service,
             options,
             registrations,
-            pair_code_attempts: PerAddressLimit::pair_code_attempts(),
         })
     }
 }

@@ -1,45 +1,25 @@
-//! Per-address rate limits of the OAuth routes, answered like the pairing route's (Document 2,
-//! Errors): 429, `Retry-After` in seconds and `{ error: { code: "rate_limited", message,
-//! retryAfter } }`, and a `rate_limit_hit` log line naming the quota key. Counts live in memory
-//! per replica.
+//! The per-address limit of OAuth client registrations, answered like every limit
+//! (`crate::rate_limited`). Counts live in memory per replica. Pair-code attempts on the consent
+//! form share `/_svc/pair`'s budget (`crate::Pairing::check_attempt`).
 
 use std::net::IpAddr;
-use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use chrono::TimeDelta;
-use governor::clock::{Clock as _, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
-use poem::http::StatusCode;
-use poem::web::Json;
-use poem::{IntoResponse, Response};
-use serde_json::json;
+use poem::Response;
 use svc_application::ports::Clock;
 use svc_application::services::rate_limit::{FixedWindowLimiter, WindowQuota, address_key};
-
-use crate::PAIR_ATTEMPTS_PER_MINUTE;
 
 /// Document 2, Limits: 10 client registrations per 10 minutes per client address, fixed window.
 pub const REGISTRATIONS_PER_WINDOW: u32 = 10;
 pub const REGISTRATION_WINDOW_SECONDS: u64 = 600;
 
-/// Addresses remembered before idle ones are forgotten (token buckets).
-const TRACKED_ADDRESSES: usize = 10_000;
-
+/// A fixed window per address: the spec's "N per period".
 pub(super) struct PerAddressLimit {
-    budget: Budget,
+    limiter: FixedWindowLimiter<IpAddr>,
+    clock: Arc<dyn Clock>,
     quota_key: &'static str,
     message: &'static str,
-}
-
-enum Budget {
-    /// A fixed window per address: the spec's "N per period" (registrations).
-    Window {
-        limiter: FixedWindowLimiter<IpAddr>,
-        clock: Arc<dyn Clock>,
-    },
-    /// A token bucket per address, like `POST /_svc/pair` (pair-code guesses).
-    Bucket(DefaultKeyedRateLimiter<IpAddr>),
 }
 
 impl PerAddressLimit {
@@ -47,51 +27,22 @@ impl PerAddressLimit {
     pub(super) fn registrations(clock: Arc<dyn Clock>) -> Self {
         let window = TimeDelta::seconds(REGISTRATION_WINDOW_SECONDS as i64);
         Self {
-            budget: Budget::Window {
-                limiter: FixedWindowLimiter::new(WindowQuota::new(REGISTRATIONS_PER_WINDOW, window)),
-                clock,
-            },
+            limiter: FixedWindowLimiter::new(WindowQuota::new(REGISTRATIONS_PER_WINDOW, window)),
+            clock,
             quota_key: "oauth-register",
             message: "too many client registrations",
         }
     }
 
-    /// The consent form's pair-code guesses, limited like `POST /_svc/pair`: a 6-digit code must
-    /// not be guessable through another door.
-    pub(super) fn pair_code_attempts() -> Self {
-        let quota = Quota::per_minute(NonZeroU32::new(PAIR_ATTEMPTS_PER_MINUTE).expect("non-zero"));
-        Self {
-            budget: Budget::Bucket(RateLimiter::keyed(quota)),
-            quota_key: "oauth-consent-pair-code",
-            message: "too many pair code attempts",
-        }
-    }
-
-    /// Counts one request from `ip`; the 429 answer when its budget is spent.
+    /// Counts one request from `ip`; the 429 answer when its window is spent.
     pub(super) fn check(&self, ip: IpAddr) -> Option<Response> {
-        let retry_after = self.retry_after(ip)?;
-        tracing::warn!(quota_key = self.quota_key, %ip, retry_after, "rate_limit_hit");
-        let body = json!({ "error": { "code": "rate_limited", "message": self.message, "retryAfter": retry_after } });
-        let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
-        response.headers_mut().insert("retry-after", retry_after.into());
-        Some(response)
-    }
-
-    /// Seconds until `ip` may try again, when it may not now.
-    fn retry_after(&self, ip: IpAddr) -> Option<u64> {
-        match &self.budget {
-            Budget::Window { limiter, clock } => limiter
-                .admit(address_key(ip), clock.now())
-                .err()
-                .map(|full| full.retry_after_seconds()),
-            Budget::Bucket(limiter) => {
-                if limiter.len() > TRACKED_ADDRESSES {
-                    limiter.retain_recent();
-                }
-                let not_until = limiter.check_key(&ip).err()?;
-                Some(not_until.wait_time_from(DefaultClock::default().now()).as_secs().max(1))
-            }
-        }
+        let full = self.limiter.admit(address_key(ip), self.clock.now()).err()?;
+        Some(crate::rate_limited::rate_limited(
+            self.quota_key,
+            ip,
+            self.message,
+            full.retry_after_seconds(),
+        ))
     }
 }
 
@@ -100,6 +51,7 @@ mod tests {
     use std::sync::Mutex;
 
     use chrono::{DateTime, Utc};
+    use poem::http::StatusCode;
 
     use super::*;
 
@@ -143,15 +95,5 @@ mod tests {
 
         clock.advance(TimeDelta::seconds(REGISTRATION_WINDOW_SECONDS as i64 - 60));
         assert!(limit.check(ip).is_none(), "a new window opens when the old one ends");
-    }
-
-    #[test]
-    fn pair_code_guesses_are_limited_per_minute() {
-        let limit = PerAddressLimit::pair_code_attempts();
-        let ip = IpAddr::from([203, 0, 113, 9]);
-        for _ in 0..PAIR_ATTEMPTS_PER_MINUTE {
-            assert!(limit.check(ip).is_none());
-        }
-        assert_eq!(limit.check(ip).unwrap().status(), StatusCode::TOO_MANY_REQUESTS);
     }
 }

@@ -5,10 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::keys_file::KeysFile;
+mod keys;
+
 use crate::server::Application;
 use crate::settings::Settings;
 use crate::telemetry;
+use keys::KeysCommand;
 
 #[derive(Debug, Parser)]
 #[command(name = "svc", version, about = "Generative-UI server for AI agents over MCP")]
@@ -33,13 +35,13 @@ enum Command {
     },
     /// Write the deployment's cached blueprints to a pool file (import it with `serve --seed-pool`).
     ExportPool(ExportPoolArgs),
+    /// Apply the database migrations and exit (`serve` also applies them at start-up).
+    Migrate(DeploymentArgs),
 }
 
-#[derive(Debug, clap::Args)]
-struct ExportPoolArgs {
-    /// The pool file to write (JSON, format `svc-blueprint-pool` version 1; docs/blueprints.md).
-    #[arg(long)]
-    out: PathBuf,
+/// Which deployment a command works on: the same settings as `serve` (file, `SVC_*`), narrowed.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DeploymentArgs {
     /// A TOML file layered over config/default.toml.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -49,6 +51,28 @@ struct ExportPoolArgs {
     /// sqlite://... or postgres://...; default from the configuration.
     #[arg(long)]
     database_url: Option<String>,
+}
+
+impl DeploymentArgs {
+    fn settings(&self) -> Result<Settings, String> {
+        let mut settings = Settings::load(self.config.as_deref()).map_err(|e| e.to_string())?;
+        if let Some(d) = &self.data_dir {
+            settings.server.data_dir = d.clone();
+        }
+        if let Some(u) = &self.database_url {
+            settings.server.database_url = u.clone();
+        }
+        Ok(settings)
+    }
+}
+
+#[derive(Debug, clap::Args)]
+struct ExportPoolArgs {
+    /// The pool file to write (JSON, format `svc-blueprint-pool` version 1; docs/blueprints.md).
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    deployment: DeploymentArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -65,15 +89,8 @@ struct IssueCouponArgs {
     /// RFC 3339 time after which the coupon can no longer be redeemed (e.g. 2026-12-31T23:59:59Z).
     #[arg(long, value_parser = parse_time)]
     expires_at: Option<chrono::DateTime<chrono::Utc>>,
-    /// A TOML file layered over config/default.toml.
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// The server's data directory (its SQLite database); default from the configuration.
-    #[arg(long, conflicts_with = "database_url")]
-    data_dir: Option<PathBuf>,
-    /// sqlite://... or postgres://...; default from the configuration.
-    #[arg(long)]
-    database_url: Option<String>,
+    #[command(flatten)]
+    deployment: DeploymentArgs,
 }
 
 fn parse_time(raw: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
@@ -87,8 +104,10 @@ pub struct ServeArgs {
     /// A TOML file layered over config/default.toml.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Address to listen on (default 127.0.0.1; 0.0.0.0 for every interface).
     #[arg(long)]
     host: Option<String>,
+    /// Port to listen on (default 6781; 0 picks a free one, printed in the banner).
     #[arg(long)]
     port: Option<u16>,
     /// Where the SQLite database and the keys file live (default ./.svc-data).
@@ -100,6 +119,10 @@ pub struct ServeArgs {
     /// Accept any bearer as the `builder` identity. Development only.
     #[arg(long)]
     dev_allow_all: bool,
+    /// Acknowledge that --dev-allow-all on a non-loopback --host lets anyone who reaches the
+    /// port act as `builder` (refused without it).
+    #[arg(long)]
+    dev_allow_all_remote: bool,
     /// Public URL written into results, for servers behind a proxy or a tunnel.
     #[arg(long)]
     public_base_url: Option<String>,
@@ -124,17 +147,6 @@ pub struct ServeArgs {
     public_demo: bool,
 }
 
-#[derive(Debug, Subcommand)]
-enum KeysCommand {
-    /// Mint a bearer key; prints the plaintext once, as the last line of stdout.
-    Mint {
-        #[arg(long, default_value = ".svc-data")]
-        data_dir: PathBuf,
-        #[arg(long)]
-        name: Option<String>,
-    },
-}
-
 impl ServeArgs {
     fn settings(&self) -> Result<Settings, String> {
         let mut s = Settings::load(self.config.as_deref()).map_err(|e| e.to_string())?;
@@ -152,6 +164,9 @@ impl ServeArgs {
         }
         if self.dev_allow_all {
             s.server.dev_allow_all = true;
+        }
+        if self.dev_allow_all_remote {
+            s.server.dev_allow_all_remote = true;
         }
         if let Some(u) = &self.public_base_url {
             s.server.public_base_url = u.clone();
@@ -186,13 +201,12 @@ pub fn run() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Serve(args) => serve(args),
-        Command::Keys {
-            command: KeysCommand::Mint { data_dir, name },
-        } => mint(&data_dir, name),
+        Command::Keys { command } => keys::run(command),
         Command::Coupons {
             command: CouponsCommand::Issue(args),
         } => issue_coupon(args),
         Command::ExportPool(args) => export_pool(args),
+        Command::Migrate(args) => migrate(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -203,7 +217,9 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// `--help` and `--version` print as clap writes them; a bad flag is one line and status 2.
+/// `--help` and `--version` print as clap writes them; a usage error (a bad or missing flag) is
+/// one line and status 2, as clap and most Unix tools do, so scripts can tell it from a failure
+/// of the command itself (status 1).
 fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(
@@ -213,43 +229,47 @@ fn usage_error(e: clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::SUCCESS;
     }
-    let rendered = e.render().to_string();
-    let first = rendered
-        .lines()
-        .next()
-        .unwrap_or("invalid arguments")
-        .trim_start_matches("error: ");
-    eprintln!("svc: {first} (see `svc --help`)");
-    ExitCode::from(2)
+    eprintln!("svc: {} (see `svc --help`)", one_line(&e.render().to_string()));
+    ExitCode::from(USAGE_ERROR)
 }
 
-fn mint(data_dir: &std::path::Path, name: Option<String>) -> Result<(), String> {
-    let file = KeysFile::in_data_dir(data_dir);
-    let (entry, plaintext) = file
-        .mint(name, chrono::Utc::now())
-        .map_err(|e| format!("cannot write {}: {e}", file.path().display()))?;
-    println!(
-        "minted key {} ({}…) into {}",
-        entry.id,
-        entry.api_key_prefix,
-        file.path().display()
-    );
-    println!("store it now; it is shown only once:");
-    println!("{plaintext}");
-    Ok(())
+/// Exit status of a usage error.
+pub const USAGE_ERROR: u8 = 2;
+
+/// The first paragraph of clap's message on one line: `the following required arguments were
+/// not provided: --cents <CENTS>`, with the argument's name that the first line alone drops.
+fn one_line(rendered: &str) -> String {
+    let paragraph: Vec<&str> = rendered.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+    let joined = paragraph.join(" ");
+    let joined = joined.trim_start_matches("error: ");
+    if joined.is_empty() {
+        "invalid arguments".to_owned()
+    } else {
+        joined.to_owned()
+    }
+}
+
+fn migrate(args: &DeploymentArgs) -> Result<(), String> {
+    let settings = args.settings()?;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async move {
+        let url = settings.database_url();
+        let db = svc_sql::connect(&url, crate::server::pool_size(&settings))
+            .await
+            .map_err(|e| e.to_string())?;
+        let migrated = svc_sql::migrate(&db, &url).await.map_err(|e| e.to_string());
+        let _ = db.close().await;
+        let applied = migrated?;
+        println!("applied {applied} migration(s); the database is up to date");
+        Ok(())
+    })
 }
 
 fn issue_coupon(args: IssueCouponArgs) -> Result<(), String> {
-    let mut settings = Settings::load(args.config.as_deref()).map_err(|e| e.to_string())?;
-    if let Some(d) = args.data_dir {
-        settings.server.data_dir = d;
-    }
-    if let Some(u) = args.database_url {
-        settings.server.database_url = u;
-    }
+    let settings = args.deployment.settings()?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async move {
-        let db = svc_sql::connect_and_migrate(&settings.database_url())
+        let db = svc_sql::connect_and_migrate_with(&settings.database_url(), crate::server::pool_size(&settings))
             .await
             .map_err(|e| e.to_string())?;
         let coupons = crate::server::coupon_service(
@@ -279,16 +299,10 @@ fn issue_coupon(args: IssueCouponArgs) -> Result<(), String> {
 }
 
 fn export_pool(args: ExportPoolArgs) -> Result<(), String> {
-    let mut settings = Settings::load(args.config.as_deref()).map_err(|e| e.to_string())?;
-    if let Some(d) = args.data_dir {
-        settings.server.data_dir = d;
-    }
-    if let Some(u) = args.database_url {
-        settings.server.database_url = u;
-    }
+    let settings = args.deployment.settings()?;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async move {
-        let db = svc_sql::connect_and_migrate(&settings.database_url())
+        let db = svc_sql::connect_and_migrate_with(&settings.database_url(), crate::server::pool_size(&settings))
             .await
             .map_err(|e| e.to_string())?;
         let exported = crate::blueprints::export_pool_from(&settings, &db, &args.out).await;
@@ -312,47 +326,11 @@ fn serve(args: ServeArgs) -> Result<(), String> {
                 demo.generations_per_window, demo.window_seconds
             )
         });
-        print_banner(&app, demo_line.as_deref());
+        crate::banner::print_banner(&app, demo_line.as_deref());
         app.run_until(shutdown_signal())
             .await
             .map_err(|e| format!("server error: {e}"))
     })
-}
-
-/// The first line is a contract: `svc <version> listening on <base URL>`. A closed stdout (a
-/// supervisor that stopped reading) must not take the server down, so write errors are ignored.
-fn print_banner(app: &Application, public_demo: Option<&str>) {
-    use std::io::Write;
-    let auth = match app.auth_mode {
-        svc_application::services::auth::AuthMode::DevAllowAll => {
-            "--dev-allow-all (any bearer is accepted as `builder`)"
-        }
-        svc_application::services::auth::AuthMode::Strict => {
-            "strict; mint a bearer with `svc keys mint --data-dir <dir>`"
-        }
-    };
-    let mut banner = format!(
-        "svc {} listening on {}\n  MCP endpoint:  {}/mcp\n  auth:          {auth}\n",
-        env!("CARGO_PKG_VERSION"),
-        app.base_url,
-        app.base_url
-    );
-    if let Some(code) = &app.pair_code {
-        banner.push_str(&format!(
-            "  pair code:     {code}  (POST {}/_svc/pair {{\"pairCode\":\"{code}\"}} returns a bearer)\n",
-            app.base_url
-        ));
-    }
-    if let Some(issuer) = &app.oauth_issuer {
-        banner.push_str(&format!(
-            "  OAuth issuer:  {issuer}  (consent with the pair code or a key at {issuer}/oauth/authorize)\n"
-        ));
-    }
-    if let Some(line) = public_demo {
-        banner.push_str(line);
-    }
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

@@ -1,13 +1,20 @@
 //! Settings: `config/default.toml` (compiled in), then an optional file, then `SVC_*` environment
-//! variables (`__` separates sections), then command-line flags.
+//! variables (`SVC_<SECTION>__<KEY>`), then command-line flags. A key no struct below declares is
+//! refused at start-up (`catalog`, `layers`).
 
-use std::path::{Path, PathBuf};
+mod catalog;
+mod layers;
+mod unknown;
 
-use serde::Deserialize;
+use std::path::PathBuf;
 
-const DEFAULTS: &str = include_str!("../../config/default.toml");
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Deserialize)]
+pub use catalog::{Catalog, SettingKey};
+pub use layers::SettingsError;
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct Settings {
     pub server: ServerSettings,
     pub sessions: SessionSettings,
@@ -22,7 +29,7 @@ pub struct Settings {
 }
 
 /// The OAuth 2.1 surface for MCP hosts (Document 2); off unless `enabled`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct OAuthSettings {
     pub enabled: bool,
     /// Empty: the public base URL.
@@ -35,7 +42,7 @@ pub struct OAuthSettings {
 
 /// Public-demo mode (`svc serve --public-demo`, Document 2, Limits): cold generations per remote
 /// address in a fixed window, counted in memory per replica; off, generations are unlimited.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct PublicDemoSettings {
     pub enabled: bool,
     /// Document 2: 30 per 10 minutes.
@@ -46,7 +53,7 @@ pub struct PublicDemoSettings {
 }
 
 /// Which domains of the operator route `/ops` are wired (all by default).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct OpsSettings {
     pub apps: bool,
     pub orgs: bool,
@@ -57,7 +64,7 @@ pub struct OpsSettings {
     pub blueprints: bool,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct LiveSettings {
     pub replay_buffer: u64,
     /// `auto` (PostgreSQL LISTEN/NOTIFY when the database is PostgreSQL), `in-process` or `postgres`.
@@ -77,7 +84,7 @@ pub struct LiveSettings {
 }
 
 /// One `[[live.poll_tools]]` entry: a GET whose JSON body is the channel payload.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct PollToolSettings {
     pub name: String,
     pub url: String,
@@ -108,25 +115,70 @@ mod defaults {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ServerSettings {
     pub host: String,
     pub port: u16,
     pub data_dir: PathBuf,
     pub database_url: String,
     pub dev_allow_all: bool,
+    /// The operator's acknowledgement that `dev_allow_all` on a non-loopback address lets anyone
+    /// who reaches the port act as `builder`; without it such a server refuses to start.
+    #[serde(default)]
+    pub dev_allow_all_remote: bool,
     pub public_base_url: String,
     pub allowed_hosts: Vec<String>,
     pub log_format: String,
-    pub ws_secret: String,
+    /// The wsToken signing secrets: the first signs, every one verifies (rotation). Empty: one is
+    /// generated once and kept (`crate::secrets`).
+    pub ws_secret: SecretList,
+    /// Database pool bounds; 0 keeps the backend's default (SQLite 8, PostgreSQL 16).
+    #[serde(default)]
+    pub database_max_connections: u32,
+    #[serde(default)]
+    pub database_min_connections: u32,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// One secret or a list of them (`"s1"`, `["s1", "s0"]`, `SVC_SERVER__WS_SECRET=s1,s0`).
+#[derive(Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum SecretList {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl SecretList {
+    /// The configured secrets in order, blanks dropped.
+    pub fn secrets(&self) -> Vec<&str> {
+        match self {
+            Self::One(s) => vec![s.as_str()],
+            Self::Many(list) => list.iter().map(String::as_str).collect(),
+        }
+        .into_iter()
+        .filter(|s| !s.trim().is_empty())
+        .collect()
+    }
+}
+
+/// Never the secrets themselves: settings reach logs and error messages.
+impl std::fmt::Debug for SecretList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<{} secret(s)>", self.secrets().len())
+    }
+}
+
+impl From<&str> for SecretList {
+    fn from(secret: &str) -> Self {
+        Self::One(secret.to_owned())
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct SessionSettings {
     pub default_ttl_seconds: u64,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct GenerationSettings {
     pub concurrency: usize,
     pub max_waiting: usize,
@@ -165,7 +217,7 @@ pub struct GenerationSettings {
 }
 
 /// One language-model provider (`[generation.providers.<name>]`).
-#[derive(Clone, Deserialize)]
+#[derive(Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ProviderSettings {
     /// `openai` (Chat Completions; also Mistral, vLLM, llama.cpp), `anthropic`, `gemini` or `ollama`.
     pub wire: String,
@@ -210,7 +262,7 @@ impl ProviderSettings {
 }
 
 /// A model registry entry from configuration (`[[generation.models]]`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ModelSettings {
     /// `provider:model`.
     pub route: String,
@@ -254,34 +306,7 @@ fn default_structured_output() -> bool {
     true
 }
 
-#[derive(Debug, thiserror::Error)]
-#[error("configuration: {0}")]
-pub struct SettingsError(String);
-
 impl Settings {
-    /// Loads the layers below the command line.
-    pub fn load(file: Option<&Path>) -> Result<Self, SettingsError> {
-        let mut builder =
-            config::Config::builder().add_source(config::File::from_str(DEFAULTS, config::FileFormat::Toml));
-        if let Some(path) = file {
-            if !path.exists() {
-                return Err(SettingsError(format!("{} does not exist", path.display())));
-            }
-            builder = builder.add_source(config::File::from(path.to_path_buf()));
-        }
-        builder
-            .add_source(
-                config::Environment::with_prefix("SVC")
-                    .separator("__")
-                    .list_separator(",")
-                    .with_list_parse_key("server.allowed_hosts")
-                    .try_parsing(true),
-            )
-            .build()
-            .and_then(|c| c.try_deserialize())
-            .map_err(|e| SettingsError(e.to_string()))
-    }
-
     /// The database URL, defaulting to SQLite in the data directory.
     pub fn database_url(&self) -> String {
         if self.server.database_url.is_empty() {
@@ -306,20 +331,4 @@ impl Settings {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_load_and_point_sqlite_into_the_data_dir() {
-        let s = Settings::load(None).unwrap();
-        assert_eq!(s.server.port, 6781);
-        assert_eq!(s.database_url(), "sqlite://.svc-data/svc.db?mode=rwc");
-        assert_eq!(s.public_base_url(6781), "http://127.0.0.1:6781");
-    }
-
-    #[test]
-    fn a_missing_config_file_is_an_error_naming_it() {
-        let err = Settings::load(Some(Path::new("/nonexistent/svc.toml"))).unwrap_err();
-        assert!(err.to_string().contains("/nonexistent/svc.toml"));
-    }
-}
+mod tests;

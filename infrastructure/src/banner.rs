@@ -1,0 +1,55 @@
+//! What the server prints on stdout: the start-up banner, and the pair code that replaces a spent
+//! one. A closed stdout (a supervisor that stopped reading) must not take the server down, so
+//! write errors are ignored.
+
+use std::io::Write;
+
+use svc_application::services::auth::AuthMode;
+
+use crate::server::Application;
+
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// The first line is a contract: `svc <version> listening on http://<bound address>`, the real
+/// address (0.0.0.0 when bound to every interface); the public URL follows when it differs.
+pub fn print_banner(app: &Application, public_demo: Option<&str>) {
+    let auth = match app.auth_mode {
+        AuthMode::DevAllowAll => "--dev-allow-all (any bearer is accepted as `builder`)",
+        AuthMode::Strict => "strict; mint a bearer with `svc keys mint --data-dir <dir>`",
+    };
+    let listening = format!("http://{}", app.local_addr);
+    let mut banner = format!("svc {} listening on {listening}\n", env!("CARGO_PKG_VERSION"));
+    if app.base_url != listening {
+        banner.push_str(&format!("  public URL:    {}\n", app.base_url));
+    }
+    banner.push_str(&format!(
+        "  MCP endpoint:  {}/mcp\n  auth:          {auth}\n",
+        app.base_url
+    ));
+    if let Some(code) = &app.pair_code {
+        banner.push_str(&format!(
+            "  pair code:     {code}  (POST {}/_svc/pair {{\"pairCode\":\"{code}\"}} returns a bearer)\n",
+            app.base_url
+        ));
+    }
+    if let Some(issuer) = &app.oauth_issuer {
+        banner.push_str(&format!(
+            "  OAuth issuer:  {issuer}  (consent with the pair code or a key at {issuer}/oauth/authorize)\n"
+        ));
+    }
+    if let Some(line) = public_demo {
+        banner.push_str(line);
+    }
+    print(&banner);
+}
+
+/// A pair code was spent (ten minutes after its first use); this one replaced it.
+pub fn announce_pair_code(code: &str) {
+    tracing::info!("the pair code was spent; a new one is printed on stdout");
+    print(&format!(
+        "  pair code:     {code}  (the previous code was spent ten minutes after its first use)\n"
+    ));
+}

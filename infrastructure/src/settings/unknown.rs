@@ -1,0 +1,113 @@
+//! Refusing keys no setting declares, with the nearest known one, so a typo in a config file or
+//! an environment variable stops start-up instead of being silently ignored.
+
+use serde_json::Value;
+
+use super::catalog::{Catalog, ENV_PREFIX, ENV_SEPARATOR, Node};
+
+/// A key no setting declares, and the known key nearest to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKey {
+    pub key: String,
+    pub nearest: Option<String>,
+}
+
+impl Catalog {
+    /// The first key of a file's table that no setting declares (`server.prot`).
+    pub fn unknown_in_file(&self, table: &Value) -> Option<UnknownKey> {
+        let mut path = Vec::new();
+        let key = first_unknown(&self.root, table, &mut path)?;
+        let known: Vec<String> = self.keys().iter().map(|k| k.dotted()).collect();
+        Some(UnknownKey {
+            nearest: nearest(&key, &known),
+            key,
+        })
+    }
+
+    /// Whether `SVC_...` names a setting. A variable without `__` is not a setting (the test and
+    /// tool variables `SVC_TEST_DATABASE_URL`, `SVC_REQUIRE_PEERS`, ... live there) unless it is a
+    /// setting's name with `_` for `__`, the usual typo, which is refused like any unknown key.
+    pub fn check_env_var(&self, name: &str) -> EnvVar {
+        let Some(rest) = name.strip_prefix(ENV_PREFIX) else {
+            return EnvVar::NotASetting;
+        };
+        let known: Vec<String> = self.keys().iter().filter_map(|k| k.env_var()).collect();
+        let refuse = || {
+            EnvVar::Unknown(UnknownKey {
+                key: name.to_owned(),
+                nearest: nearest(name, &known),
+            })
+        };
+        if !rest.contains(ENV_SEPARATOR) {
+            let typo = known
+                .iter()
+                .any(|k| k.replace(ENV_SEPARATOR, "_") == name && !k.contains("<NAME>"));
+            return if typo { refuse() } else { EnvVar::NotASetting };
+        }
+        let segments: Vec<String> = rest.split(ENV_SEPARATOR).map(str::to_lowercase).collect();
+        if env_path_is_known(&self.root, &segments) {
+            EnvVar::Setting
+        } else {
+            refuse()
+        }
+    }
+}
+
+/// What an `SVC_*` environment variable is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvVar {
+    Setting,
+    NotASetting,
+    Unknown(UnknownKey),
+}
+
+fn first_unknown(node: &Node, value: &Value, path: &mut Vec<String>) -> Option<String> {
+    match (node, value) {
+        (Node::Table(children), Value::Object(entries)) => entries.iter().find_map(|(key, child)| {
+            path.push(key.clone());
+            let found = match children.get(key) {
+                Some(known) => first_unknown(known, child, path),
+                None => Some(path.join(".")),
+            };
+            path.pop();
+            found
+        }),
+        (Node::Map(child), Value::Object(entries)) => entries.iter().find_map(|(key, value)| {
+            path.push(key.clone());
+            let found = first_unknown(child, value, path);
+            path.pop();
+            found
+        }),
+        (Node::List(child), Value::Array(items)) => items.iter().find_map(|item| {
+            let last = path.pop().unwrap_or_default();
+            path.push(format!("{last}[]"));
+            let found = first_unknown(child, item, path);
+            path.pop();
+            path.push(last);
+            found
+        }),
+        // A leaf, or a value of the wrong type, which deserialising reports with its own message.
+        _ => None,
+    }
+}
+
+fn env_path_is_known(node: &Node, segments: &[String]) -> bool {
+    match (node, segments) {
+        (Node::Leaf(_), []) => true,
+        (Node::Table(children), [first, rest @ ..]) => {
+            children.get(first).is_some_and(|child| env_path_is_known(child, rest))
+        }
+        (Node::Map(child), [name, rest @ ..]) => !name.is_empty() && env_path_is_known(child, rest),
+        _ => false,
+    }
+}
+
+/// The known key with the smallest edit distance, if any is reasonably close.
+fn nearest(key: &str, known: &[String]) -> Option<String> {
+    known
+        .iter()
+        .map(|k| (strsim::levenshtein(&key.to_lowercase(), &k.to_lowercase()), k))
+        .min_by_key(|(distance, _)| *distance)
+        .filter(|(distance, _)| *distance <= key.len().max(4) / 2)
+        .map(|(_, k)| k.clone())
+}

@@ -11,4 +11,4 @@ pub mod operator;
 
 pub use connect::{ConnectError, connect_and_migrate};
 pub use migrations::Migrator;
-pub use pg_event_bus::PgEventBus;
+pub use pg_event_bus::{PgBusTasks, PgEventBus};

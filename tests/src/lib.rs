@@ -51,7 +51,7 @@ pub struct TestApp {
 }
 
 /// A database created for one test, dropped when the test ends (even on panic).
-struct PostgresDatabase {
+pub struct PostgresDatabase {
     admin_url: String,
     name: String,
 }
@@ -87,7 +87,16 @@ fn database_url_with_name(admin_url: &str, name: &str) -> String {
     }
 }
 
-async fn create_postgres_database(test: &str) -> Option<PostgresDatabase> {
+impl PostgresDatabase {
+    /// The URL of this test's own database.
+    pub fn url(&self) -> String {
+        database_url_with_name(&self.admin_url, &self.name)
+    }
+}
+
+/// A fresh PostgreSQL database for one test (a spawned binary's `--database-url`); `None`, after
+/// printing `skipped: <test>`, when `SVC_TEST_DATABASE_URL` is unset.
+pub async fn create_postgres_database(test: &str) -> Option<PostgresDatabase> {
     let Ok(admin_url) = std::env::var(POSTGRES_URL_VAR) else {
         println!("skipped: {test} (SVC_TEST_DATABASE_URL unset)");
         return None;

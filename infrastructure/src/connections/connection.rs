@@ -8,8 +8,8 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use poem::endpoint::BoxEndpoint;
-use poem::http::StatusCode;
 use poem::http::uri::Scheme;
+use poem::http::{HeaderValue, StatusCode};
 use poem::web::{LocalAddr, RemoteAddr};
 use poem::{Endpoint, IntoResponse};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -76,11 +76,17 @@ pub async fn serve<Io>(
         let request = poem::Request::from((req, local.clone(), remote.clone(), scheme.clone()));
         async move {
             let allowed = admission == Admission::Full || PROBES.contains(&request.uri().path());
-            let response = if allowed {
+            let mut response = if allowed {
                 endpoint.get_response(request).await
             } else {
                 refused_route()
             };
+            if admission == Admission::HealthOnly {
+                // Said out loud so that clients do not pool a connection about to close.
+                response
+                    .headers_mut()
+                    .insert(poem::http::header::CONNECTION, HeaderValue::from_static("close"));
+            }
             Ok::<_, Infallible>(hyper::Response::from(response))
         }
     });
@@ -114,7 +120,8 @@ pub async fn serve<Io>(
         tokio::select! {
             _ = connection.as_mut() => return,
             () = stop.abort.cancelled() => return,
-            () = stop.drain.cancelled(), if !closing => {
+            // Probe connections answer once and close anyway; they are what a drain still serves.
+            () = stop.drain.cancelled(), if !closing && admission == Admission::Full => {
                 connection.as_mut().graceful_shutdown();
                 closing = true;
             }

@@ -432,6 +432,7 @@ impl Application {
             tool_channels,
             in_flight: Default::default(),
             generations_trust_proxy: settings.public_demo.trust_proxy,
+            polling_flood_gates: Default::default(),
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),

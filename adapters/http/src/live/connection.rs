@@ -12,6 +12,7 @@ use svc_application::services::tool_channels::ChannelError;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use super::MAX_FRAME_BYTES;
+use super::flood_gate::{FloodGate, Verdict};
 use super::frames;
 use super::subscribe::{SubscribeOutcome, Subscribed, UpgradeBearer, subscribe};
 use super::tool_channels::{ToolChannels, error_frame_for};
@@ -19,8 +20,6 @@ use crate::HttpState;
 
 const HEARTBEAT: Duration = Duration::from_secs(20);
 const IDLE_LIMIT: Duration = Duration::from_secs(60);
-/// Frames per second before `RATE_LIMITED`; twice that closes the socket.
-const FRAMES_PER_SECOND: u32 = 100;
 
 struct Bound {
     subscribed: Subscribed,
@@ -55,33 +54,6 @@ impl Bound {
     }
 }
 
-/// Counts frames in one-second windows.
-struct FloodGate {
-    window_start: Instant,
-    count: u32,
-}
-
-enum Verdict {
-    Pass,
-    Warn,
-    Close,
-}
-
-impl FloodGate {
-    fn admit(&mut self) -> Verdict {
-        if self.window_start.elapsed() >= Duration::from_secs(1) {
-            self.window_start = Instant::now();
-            self.count = 0;
-        }
-        self.count += 1;
-        match self.count {
-            n if n > 2 * FRAMES_PER_SECOND => Verdict::Close,
-            n if n > FRAMES_PER_SECOND => Verdict::Warn,
-            _ => Verdict::Pass,
-        }
-    }
-}
-
 pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Option<String>) {
     let (mut sink, mut inbound) = stream.split();
     // A bearer on the upgrade authenticates like /mcp; an invalid one is simply not used.
@@ -95,10 +67,7 @@ pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Optio
         None => None,
     };
     let mut bound: Option<Bound> = None;
-    let mut gate = FloodGate {
-        window_start: Instant::now(),
-        count: 0,
-    };
+    let mut gate = FloodGate::default();
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut last_heard = Instant::now();
 

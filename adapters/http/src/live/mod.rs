@@ -1,6 +1,7 @@
 //! `/ws`: the live channel between a mounted card and the server (docs/live-channel.md).
 
 mod connection;
+pub mod flood_gate;
 mod frames;
 pub mod http_source;
 pub mod polling;

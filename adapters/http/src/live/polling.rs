@@ -9,6 +9,8 @@
 //!
 //! `POST /_svc/poll/<sessionId>?token=T` with one client frame (`action` or
 //! `host_context_observed`) answers `{ frames: [...] }` with what the socket would have answered.
+//! Its body is one frame (at most 256 KiB, 413 past it), under the socket's flood rule per session:
+//! past 100 frames a second the answer is a `RATE_LIMITED` error frame, past 200 a 429.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +24,7 @@ use serde_json::{Value, json};
 use svc_application::services::agent::{AgentError, Caller};
 
 use super::connection::action;
+use super::flood_gate::Verdict;
 use super::frames;
 use super::subscribe::ack_payload;
 use crate::{HttpState, TokenKind};
@@ -182,6 +185,19 @@ pub async fn send(
     let Some(caller) = caller_for(state, &session_id, &q.token) else {
         return refused();
     };
+    match state.polling_flood_gates.admit(&session_id) {
+        Verdict::Pass => {}
+        Verdict::Warn => {
+            return Json(json!({ "frames": [parse(&frames::error("RATE_LIMITED", "too many frames; slow down"))] }))
+                .into_response();
+        }
+        Verdict::Close => {
+            let body = json!({ "error": { "code": "RATE_LIMITED", "message": "too many frames; wait a second" } });
+            let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
+            response.headers_mut().insert("retry-after", 1.into());
+            return response;
+        }
+    }
     let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
     let answered = match frame["type"].as_str().unwrap_or_default() {
         "action" => action(state, &caller, &session_id, &payload).await,

@@ -372,7 +372,8 @@ impl Application {
             Arc::new(SeaOrmConnectorKeyRepository::new(db.clone())),
             clock.clone(),
             ids.clone(),
-        );
+        )
+        .announcing_revocations_on(ports.bus.clone());
         let ops_blueprints = || {
             OpsBlueprintService::new(OpsBlueprintPorts {
                 catalog: catalog.clone(),

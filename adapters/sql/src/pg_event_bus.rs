@@ -189,10 +189,16 @@ fn encode(event: &LiveEvent) -> Value {
         } => {
             json!({ "k": "render", "topic": topic, "s": session_id, "at": iso(*created_at) })
         }
+        LiveEvent::KeyRevoked { key_id } => json!({ "k": "revoked", "key": key_id }),
     }
 }
 
 fn decode(v: &Value) -> Option<LiveEvent> {
+    if v["k"] == "revoked" {
+        return Some(LiveEvent::KeyRevoked {
+            key_id: v["key"].as_str()?.to_owned(),
+        });
+    }
     let session_id = v["s"].as_str()?.to_owned();
     Some(match v["k"].as_str()? {
         "props" => LiveEvent::PropsUpdate {
@@ -261,6 +267,7 @@ mod tests {
                 session_id: "s2".into(),
                 created_at: at,
             },
+            LiveEvent::KeyRevoked { key_id: "01K".into() },
         ];
         for event in events {
             assert_eq!(decode(&encode(&event)), Some(event.clone()));

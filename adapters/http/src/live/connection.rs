@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use poem::web::websocket::{CloseCode, Message, WebSocketStream};
 use serde_json::{Value, json};
-use svc_application::ports::agent::LiveEvent;
+use svc_application::ports::agent::{LiveEvent, key_topic};
 use svc_application::services::agent::{AgentError, Caller, IncomingAction};
 use svc_application::services::tool_channels::ChannelError;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
@@ -20,6 +20,8 @@ use crate::HttpState;
 
 const HEARTBEAT: Duration = Duration::from_secs(20);
 const IDLE_LIMIT: Duration = Duration::from_secs(60);
+/// The error frame before a socket closes (1008) because its key was revoked.
+const KEY_REVOKED: &str = "KEY_REVOKED";
 
 struct Bound {
     subscribed: Subscribed,
@@ -28,12 +30,31 @@ struct Bound {
     host_events: Option<Receiver<LiveEvent>>,
     /// Pollers of `channel_subscribe`d tool channels; dropped (stopped) with the binding.
     channels: ToolChannels,
+    /// Announcements on the topic of the key the socket was opened under.
+    revocation: Option<Receiver<LiveEvent>>,
 }
 
 /// What a bound socket hears next: a bus event or a frame of a tool channel poller.
 enum Heard {
     Event(Result<LiveEvent, RecvError>),
     Channel(String),
+    /// The key the socket was opened under was revoked (on any replica).
+    KeyRevoked,
+}
+
+/// Resolves when the key's topic announces its revocation; never without a key.
+async fn revoked(revocation: Option<&mut Receiver<LiveEvent>>) {
+    let Some(revocation) = revocation else {
+        return std::future::pending().await;
+    };
+    loop {
+        match revocation.recv().await {
+            // A lagged receiver may have missed the announcement: end the channel to be safe.
+            Ok(LiveEvent::KeyRevoked { .. }) | Err(RecvError::Lagged(_)) => return,
+            Ok(_) => {}
+            Err(RecvError::Closed) => return std::future::pending().await,
+        }
+    }
 }
 
 impl Bound {
@@ -50,6 +71,7 @@ impl Bound {
         tokio::select! {
             event = events => Heard::Event(event),
             frame = self.channels.next_frame() => Heard::Channel(frame),
+            () = revoked(self.revocation.as_mut()) => Heard::KeyRevoked,
         }
     }
 }
@@ -108,6 +130,11 @@ pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Optio
             }
             heard = live => match heard {
                 Some(Heard::Channel(frame)) => vec![frame],
+                Some(Heard::KeyRevoked) => {
+                    send(&mut sink, frames::error(KEY_REVOKED, "the key this channel was opened with was revoked")).await;
+                    close(&mut sink, CloseCode::Policy, "key revoked").await;
+                    break;
+                }
                 Some(Heard::Event(Ok(event))) => forward(&state, &mut bound, event).await,
                 Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", json!({ "event": "lagged", "skipped": skipped, "message": "resubscribe with fromSeq to catch up" }))],
                 _ => break,
@@ -204,11 +231,22 @@ async fn handle(
                     .host_topic
                     .as_deref()
                     .map(|topic| state.agent.live_events(topic));
+                // Listen for the key's revocation, then check it once more: a revocation between
+                // the subscribe's check and now is not missed.
+                let key_id = subscribed.caller.key_id.clone();
+                let revocation = key_id.as_deref().map(|k| state.agent.live_events(&key_topic(k)));
+                if !super::key_still_live(state, key_id.as_deref()).await {
+                    return Ok(vec![frames::error(
+                        "AUTH_FAILED",
+                        "the credentials do not grant this session",
+                    )]);
+                }
                 *bound = Some(Bound {
                     subscribed,
                     events,
                     host_events,
                     channels: ToolChannels::new(),
+                    revocation,
                 });
                 Ok(frames)
             }

@@ -16,6 +16,20 @@ use poem::{IntoResponse, Request, handler};
 
 use crate::HttpState;
 
+/// Whether a live credential's key may still be used: tokens minted without a key (development
+/// mode) always may; a revoked, expired or deleted key's tokens no longer do. A failed lookup
+/// refuses (the card reconnects and asks again).
+pub(crate) async fn key_still_live(state: &HttpState, key_id: Option<&str>) -> bool {
+    let Some(key_id) = key_id else { return true };
+    match state.auth.key_is_live(key_id).await {
+        Ok(live) => live,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not check a live token's key");
+            false
+        }
+    }
+}
+
 /// Largest frame a client may send; bigger ones get `FRAME_TOO_LARGE` and a 1009 close.
 pub const MAX_FRAME_BYTES: usize = 256 * 1024;
 /// Initial read buffer of a socket (see BENCHMARKS.md, memory per idle socket).

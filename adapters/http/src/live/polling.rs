@@ -59,7 +59,7 @@ pub struct TokenQuery {
 }
 
 /// The caller a live token grants for `session_id`, either kind, and whether it was a wsToken.
-fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Caller, bool)> {
+async fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Caller, bool)> {
     let now = Utc::now();
     let (claims, ws_token) = match state.tokens.verify_kind(TokenKind::WsToken, token, now) {
         Ok(claims) => (claims, true),
@@ -68,19 +68,21 @@ fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Ca
             false,
         ),
     };
-    (claims.session_id == session_id).then(|| {
-        (
-            Caller {
-                principal_id: format!("live:{}", claims.session_id),
-                app_id: claims.app_id,
-            },
-            ws_token,
-        )
-    })
+    if claims.session_id != session_id || !super::key_still_live(state, claims.key_id.as_deref()).await {
+        return None;
+    }
+    Some((
+        Caller {
+            principal_id: format!("live:{}", claims.session_id),
+            app_id: claims.app_id,
+            key_id: claims.key_id,
+        },
+        ws_token,
+    ))
 }
 
-fn caller_for(state: &HttpState, session_id: &str, token: &str) -> Option<Caller> {
-    authenticated(state, session_id, token).map(|(caller, _)| caller)
+async fn caller_for(state: &HttpState, session_id: &str, token: &str) -> Option<Caller> {
+    authenticated(state, session_id, token).await.map(|(caller, _)| caller)
 }
 
 fn refused() -> Response {
@@ -127,7 +129,8 @@ async fn pending(
     let mut out = vec![];
     match q.revision {
         None => {
-            let ack = ack_payload(state, &snapshot, q.from_seq, q.since_sequence, gap, ws_token);
+            let key_id = caller.key_id.as_deref();
+            let ack = ack_payload(state, &snapshot, q.from_seq, q.since_sequence, gap, ws_token, key_id);
             out.push(json!({ "type": "ack", "payload": ack }));
         }
         Some(revision) if revision != session.revision => {
@@ -153,7 +156,7 @@ pub async fn poll(
     Query(q): Query<PollQuery>,
     Data(state): Data<&Arc<HttpState>>,
 ) -> Response {
-    let Some((caller, ws_token)) = authenticated(state, &session_id, &q.token) else {
+    let Some((caller, ws_token)) = authenticated(state, &session_id, &q.token).await else {
         return refused();
     };
     // Listen before reading, so an event between the read and the wait still wakes us.
@@ -182,7 +185,7 @@ pub async fn send(
     Json(frame): Json<Value>,
     Data(state): Data<&Arc<HttpState>>,
 ) -> Response {
-    let Some(caller) = caller_for(state, &session_id, &q.token) else {
+    let Some(caller) = caller_for(state, &session_id, &q.token).await else {
         return refused();
     };
     match state.polling_flood_gates.admit(&session_id) {

@@ -10,10 +10,16 @@ use crate::HttpState;
 /// Theme mode written into bootstraps; the card follows the host's mode when it reports one.
 const DEFAULT_THEME_MODE: &str = "light";
 
-pub fn render_meta(state: &HttpState, identity: &RenderIdentity, theme_id: &str, last_sequence: i64) -> Value {
+pub fn render_meta(
+    state: &HttpState,
+    identity: &RenderIdentity,
+    theme_id: &str,
+    last_sequence: i64,
+    key_id: Option<&str>,
+) -> Value {
     let (ws_token, expires_at) = state
         .tokens
-        .mint(&identity.session_id, &identity.app_id, chrono::Utc::now());
+        .mint(&identity.session_id, &identity.app_id, key_id, chrono::Utc::now());
     let theme = themes::css_variables(theme_id, themes::ThemeMode::Light).unwrap_or_default();
     let uri = render_uri(&identity.session_id);
     json!({

@@ -88,15 +88,13 @@ async fn subscribe(base: &str, slice: &Value, credential: (&str, &Value)) -> (Li
     (ws, first)
 }
 
-/// Waits for the revocation's error frame and close; returns how long it took.
-async fn closed_as_revoked(ws: &mut LiveClient) -> Duration {
-    let started = Instant::now();
+/// Waits for the revocation's error frame and close.
+async fn closed_as_revoked(ws: &mut LiveClient) {
     let error = ws.try_recv(Duration::from_secs(3)).await.expect("an error frame");
     assert_eq!(error["type"], "error", "{error}");
     assert_eq!(error["payload"]["code"], "KEY_REVOKED", "{error}");
     let close = ws.try_recv(Duration::from_secs(3)).await.expect("a close frame");
     assert_eq!(close, json!({ "type": "_closed", "payload": 1008 }));
-    started.elapsed()
 }
 
 async fn revoking_a_key_ends_its_live_channels_and_tokens(app: TestApp) {
@@ -117,11 +115,44 @@ async fn revoking_a_key_ends_its_live_channels_and_tokens(app: TestApp) {
     let (mut unrelated, ack) = subscribe(&app.base, &other, ("wsToken", &other["wsToken"])).await;
     assert_eq!(ack["type"], "ack");
 
+    // A long-poll of the fallback, held open, under the same key.
+    let polling = format!(
+        "{}?token={}",
+        slice["pollingUrl"].as_str().unwrap(),
+        slice["wsToken"].as_str().unwrap()
+    );
+    let first: Value = app
+        .client
+        .get(format!("{polling}&wait=0"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let c = &first["cursors"];
+    let waiting = {
+        let url = format!(
+            "{polling}&revision={}&fromSeq={}&sinceSequence={}&wait=20",
+            c["revision"], c["lastStreamSeq"], c["lastSequence"]
+        );
+        tokio::spawn(async move {
+            let response = reqwest::get(url).await.unwrap();
+            (Instant::now(), response.status())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let revoked_at = Instant::now();
     revoke_key(&app, &key_id).await;
     for ws in [&mut socket, &mut by_bearer] {
-        let took = closed_as_revoked(ws).await;
+        closed_as_revoked(ws).await;
+        let took = revoked_at.elapsed();
         assert!(took < Duration::from_secs(1), "closed within a second: {took:?}");
     }
+    let (answered_at, status) = waiting.await.unwrap();
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "the held long-poll ends refused");
+    assert!(answered_at - revoked_at < Duration::from_secs(1), "within a second");
     unrelated.send("ping", Value::Null).await;
     assert_eq!(unrelated.recv().await["type"], "pong", "the other key's socket is open");
 
@@ -131,11 +162,6 @@ async fn revoking_a_key_ends_its_live_channels_and_tokens(app: TestApp) {
         assert_eq!(refused["type"], "error", "{refused}");
         assert_eq!(refused["payload"]["code"], "AUTH_FAILED", "{refused}");
     }
-    let polling = format!(
-        "{}?token={}",
-        slice["pollingUrl"].as_str().unwrap(),
-        slice["wsToken"].as_str().unwrap()
-    );
     let poll = app.client.get(format!("{polling}&wait=0")).send().await.unwrap();
     assert_eq!(poll.status(), StatusCode::UNAUTHORIZED);
     let action = json!({ "type": "action", "payload": { "type": "data:submit", "sessionId": slice["sessionId"], "payload": { "action": "go" } } });
@@ -154,8 +180,10 @@ async fn a_revocation_on_one_replica_closes_the_socket_on_another() {
     let (mut on_b, ack) = subscribe(&b.base, &slice, ("wsToken", &slice["wsToken"])).await;
     assert_eq!(ack["type"], "ack", "{ack}");
 
+    let revoked_at = Instant::now();
     revoke_key(&a, &key_id).await;
-    let took = closed_as_revoked(&mut on_b).await;
+    closed_as_revoked(&mut on_b).await;
+    let took = revoked_at.elapsed();
     assert!(took < Duration::from_secs(1), "closed within a second: {took:?}");
     let (_, refused) = subscribe(&b.base, &slice, ("wsToken", &slice["wsToken"])).await;
     assert_eq!(refused["payload"]["code"], "AUTH_FAILED", "{refused}");

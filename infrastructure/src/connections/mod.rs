@@ -47,7 +47,8 @@ impl ConnectionLimits {
         if wanted > room {
             let fitted = usize::try_from(room)
                 .unwrap_or(usize::MAX)
-                .saturating_sub(self.health_headroom);
+                .saturating_sub(self.health_headroom)
+                .max(1);
             tracing::warn!(
                 configured = self.max_connections,
                 fitted,
@@ -145,4 +146,26 @@ pub async fn serve<A: Acceptor>(
     }
     stop.abort.cancel();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(max_connections: usize) -> ConnectionLimits {
+        ConnectionLimits {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections,
+            health_headroom: 16,
+        }
+    }
+
+    #[test]
+    fn the_cap_leaves_descriptors_for_the_database_and_the_probes() {
+        assert_eq!(limits(10_000).fitted_to(Some(1024)).max_connections, 1024 - 256 - 16);
+        assert_eq!(limits(500).fitted_to(Some(1024)).max_connections, 500);
+        assert_eq!(limits(10_000).fitted_to(None).max_connections, 10_000);
+        assert_eq!(limits(10_000).fitted_to(Some(100)).max_connections, 1, "never zero");
+    }
 }

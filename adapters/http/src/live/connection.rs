@@ -42,21 +42,6 @@ enum Heard {
     KeyRevoked,
 }
 
-/// Resolves when the key's topic announces its revocation; never without a key.
-async fn revoked(revocation: Option<&mut Receiver<LiveEvent>>) {
-    let Some(revocation) = revocation else {
-        return std::future::pending().await;
-    };
-    loop {
-        match revocation.recv().await {
-            // A lagged receiver may have missed the announcement: end the channel to be safe.
-            Ok(LiveEvent::KeyRevoked { .. }) | Err(RecvError::Lagged(_)) => return,
-            Ok(_) => {}
-            Err(RecvError::Closed) => return std::future::pending().await,
-        }
-    }
-}
-
 impl Bound {
     async fn next(&mut self) -> Heard {
         let events = async {
@@ -71,7 +56,7 @@ impl Bound {
         tokio::select! {
             event = events => Heard::Event(event),
             frame = self.channels.next_frame() => Heard::Channel(frame),
-            () = revoked(self.revocation.as_mut()) => Heard::KeyRevoked,
+            () = super::revoked(self.revocation.as_mut()) => Heard::KeyRevoked,
         }
     }
 }

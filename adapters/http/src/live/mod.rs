@@ -13,6 +13,9 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem::web::websocket::{WebSocket, WebSocketConfig};
 use poem::{IntoResponse, Request, handler};
+use svc_application::ports::agent::LiveEvent;
+use tokio::sync::broadcast::Receiver;
+use tokio::sync::broadcast::error::RecvError;
 
 use crate::HttpState;
 
@@ -26,6 +29,21 @@ pub(crate) async fn key_still_live(state: &HttpState, key_id: Option<&str>) -> b
         Err(e) => {
             tracing::warn!(error = %e, "could not check a live token's key");
             false
+        }
+    }
+}
+
+/// Resolves when the key's topic announces its revocation; never without a key.
+pub(crate) async fn revoked(revocation: Option<&mut Receiver<LiveEvent>>) {
+    let Some(revocation) = revocation else {
+        return std::future::pending().await;
+    };
+    loop {
+        match revocation.recv().await {
+            // A lagged receiver may have missed the announcement: end the channel to be safe.
+            Ok(LiveEvent::KeyRevoked { .. }) | Err(RecvError::Lagged(_)) => return,
+            Ok(_) => {}
+            Err(RecvError::Closed) => return std::future::pending().await,
         }
     }
 }

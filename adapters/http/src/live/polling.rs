@@ -21,6 +21,7 @@ use poem::web::{Data, Json, Path, Query};
 use poem::{IntoResponse, Response, handler};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use svc_application::ports::agent::key_topic;
 use svc_application::services::agent::{AgentError, Caller};
 
 use super::connection::action;
@@ -161,6 +162,11 @@ pub async fn poll(
     };
     // Listen before reading, so an event between the read and the wait still wakes us.
     let mut events = state.agent.live_events(&session_id);
+    // A poll held open ends with 401 when its key is revoked meanwhile.
+    let mut revocation = caller
+        .key_id
+        .as_deref()
+        .map(|key_id| state.agent.live_events(&key_topic(key_id)));
     let deadline =
         tokio::time::Instant::now() + Duration::from_secs(q.wait.unwrap_or(DEFAULT_WAIT_SECONDS).min(MAX_WAIT_SECONDS));
     loop {
@@ -172,8 +178,13 @@ pub async fn poll(
         if !out.is_empty() || tokio::time::Instant::now() >= deadline {
             return Json(json!({ "frames": out, "cursors": cursors })).into_response();
         }
-        if tokio::time::timeout_at(deadline, events.recv()).await.is_err() {
-            return Json(json!({ "frames": [], "cursors": cursors })).into_response();
+        tokio::select! {
+            woke = tokio::time::timeout_at(deadline, events.recv()) => {
+                if woke.is_err() {
+                    return Json(json!({ "frames": [], "cursors": cursors })).into_response();
+                }
+            }
+            () = super::revoked(revocation.as_mut()) => return refused(),
         }
     }
 }

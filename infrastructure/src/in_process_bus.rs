@@ -17,7 +17,7 @@ pub struct InProcessEventBus {
 impl EventBus for InProcessEventBus {
     fn publish(&self, event: LiveEvent) {
         let mut channels = self.channels.lock().expect("bus lock");
-        let session = event.topic().to_owned();
+        let session = event.topic();
         // Nobody listens any more: forget the channel.
         if let Some(sender) = channels.get(&session)
             && sender.send(event).is_err()

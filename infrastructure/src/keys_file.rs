@@ -139,6 +139,12 @@ impl KeyStore for KeysFile {
             app_id: None,
         }))
     }
+
+    /// A key stays live while its entry is in the file; removing the entry revokes it.
+    async fn is_live(&self, key_id: &str) -> Result<Option<bool>, RepositoryError> {
+        let doc = self.read().map_err(|e| RepositoryError::Unavailable(e.into()))?;
+        Ok(doc.keys.iter().any(|k| k.id == key_id).then_some(true))
+    }
 }
 
 #[cfg(test)]

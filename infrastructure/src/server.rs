@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use poem::Server;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
 use svc_application::ports::agent::{AppRepository, EventBus};
@@ -27,7 +26,6 @@ use svc_application::services::tool_channels::{
 use svc_domain::themes::DEFAULT_THEME_ID;
 use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness};
 use svc_http::{HttpPollableTool, OAuth, OAuthOptions};
-use svc_sql::PgEventBus;
 use svc_sql::agent::{
     SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
     SeaOrmSessionRepository,
@@ -36,7 +34,9 @@ use svc_sql::oauth::{SeaOrmAuthorizationCodeRepository, SeaOrmOAuthClientReposit
 use svc_sql::operator::{
     SeaOrmConnectorKeyRepository, SeaOrmCouponRepository, SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmOrgRepository,
 };
+use svc_sql::{PgBusTasks, PgEventBus};
 
+use crate::connections::{ConnectionLimits, Draining};
 use crate::exposure::is_loopback;
 use crate::in_process_bus::InProcessEventBus;
 use crate::keys_file::{KeysFile, LOCAL_OPERATOR};
@@ -70,6 +70,25 @@ fn public_demo_limit(settings: &Settings) -> Result<Option<GenerationLimit>, Sta
         demo.generations_per_window,
         window,
     ))))
+}
+
+/// `[connections]`: deadlines and the cap, each at least 1.
+fn connection_limits(settings: &Settings) -> Result<ConnectionLimits, StartError> {
+    let c = &settings.connections;
+    let positive = |name: &str, value: u64| {
+        (value > 0)
+            .then_some(value)
+            .ok_or_else(|| StartError::Config(format!("connections.{name} must be at least 1")))
+    };
+    Ok(ConnectionLimits {
+        header_read_timeout: Duration::from_secs(positive(
+            "header_read_timeout_seconds",
+            c.header_read_timeout_seconds,
+        )?),
+        idle_timeout: Duration::from_secs(positive("idle_timeout_seconds", c.idle_timeout_seconds)?),
+        max_connections: usize::try_from(positive("max_connections", c.max_connections as u64)?).unwrap_or(usize::MAX),
+        health_headroom: c.health_headroom,
+    })
 }
 
 /// The pollable tools of `streamSpec[*].source.tool` channels: `svc_get_session` and the HTTP
@@ -115,6 +134,8 @@ fn tool_channels(settings: &Settings, agent: &AgentService) -> Result<ToolChanne
 
 /// How long in-flight requests may take to finish after a shutdown signal.
 const GRACE_PERIOD: Duration = Duration::from_secs(10);
+/// Closing the database after the grace period: a pool that cannot close by then is left behind.
+const DATABASE_CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -137,6 +158,10 @@ pub enum StartError {
 pub struct Application {
     acceptor: PatientAcceptor<poem::listener::TcpAcceptor>,
     endpoint: poem::endpoint::BoxEndpoint<'static>,
+    limits: ConnectionLimits,
+    draining: Draining,
+    /// The PostgreSQL bus's listener holds a pooled connection: stopped before the pool closes.
+    bus_tasks: Option<PgBusTasks>,
     db: DatabaseConnection,
     pub local_addr: SocketAddr,
     pub base_url: String,
@@ -148,7 +173,10 @@ pub struct Application {
 }
 
 /// The event bus the settings ask for (see `live.bus` in config/default.toml).
-async fn event_bus(settings: &Settings, db: &DatabaseConnection) -> Result<Arc<dyn EventBus>, StartError> {
+async fn event_bus(
+    settings: &Settings,
+    db: &DatabaseConnection,
+) -> Result<(Arc<dyn EventBus>, Option<PgBusTasks>), StartError> {
     let local: Arc<dyn EventBus> = Arc::new(InProcessEventBus::default());
     let on_postgres = db.get_database_backend() == DbBackend::Postgres;
     let wanted = match settings.live.bus.as_str() {
@@ -167,13 +195,13 @@ async fn event_bus(settings: &Settings, db: &DatabaseConnection) -> Result<Arc<d
         }
     };
     if !wanted {
-        return Ok(local);
+        return Ok((local, None));
     }
     let origin = uuid::Uuid::new_v4().to_string();
-    let bus = PgEventBus::start(db, local, origin)
+    let (bus, tasks) = PgEventBus::start(db, local, origin)
         .await
         .map_err(|e| StartError::Config(format!("cannot LISTEN on PostgreSQL: {e}")))?;
-    Ok(Arc::new(bus))
+    Ok((Arc::new(bus), Some(tasks)))
 }
 
 /// Coupons over the database: redeemed on `/ops`, issued by `svc coupons issue`.
@@ -222,11 +250,15 @@ fn pair_code() -> String {
     format!("{n:0width$}", width = PAIR_CODE_DIGITS)
 }
 
-struct DatabaseReadiness(DatabaseConnection);
+/// Ready while not shutting down and the database answers.
+struct DatabaseReadiness(DatabaseConnection, Draining);
 
 #[async_trait::async_trait]
 impl Readiness for DatabaseReadiness {
     async fn ready(&self) -> Result<(), String> {
+        if self.1.is_set() {
+            return Err("shutting down".into());
+        }
         self.0
             .execute_unprepared("SELECT 1")
             .await
@@ -274,7 +306,9 @@ impl Application {
         let ws_secrets = crate::secrets::ws_signing_secrets(settings, &db).await?;
 
         // Each live-channel socket is a descriptor: lift the soft limit before accepting.
-        crate::open_files::raise_limit();
+        let open_file_limit = crate::open_files::raise_limit().map(|(_, after)| after);
+        let limits = connection_limits(settings)?.fitted_to(open_file_limit);
+        let draining = Draining::default();
         let addr = format!("{}:{}", settings.server.host, settings.server.port);
         let acceptor = TcpListener::bind(addr.clone())
             .into_acceptor()
@@ -300,6 +334,7 @@ impl Application {
             Arc::new(svc_compiler::OxcCompiler::new());
         let generators =
             crate::generation::generators(&settings.generation, compiler.clone()).map_err(StartError::Config)?;
+        let (bus, bus_tasks) = event_bus(settings, &db).await?;
         let ports = AgentPorts {
             clock: clock.clone(),
             ids: ids.clone(),
@@ -308,7 +343,7 @@ impl Application {
             sessions: Arc::new(SeaOrmSessionRepository::new(db.clone())),
             events: Arc::new(SeaOrmEventRepository::new(db.clone())),
             blueprints: Arc::new(SeaOrmBlueprintRepository::new(db.clone())),
-            bus: event_bus(settings, &db).await?,
+            bus,
             generator: Arc::new(generators.catalog),
             compiler,
         };
@@ -344,7 +379,8 @@ impl Application {
             Arc::new(SeaOrmConnectorKeyRepository::new(db.clone())),
             clock.clone(),
             ids.clone(),
-        );
+        )
+        .announcing_revocations_on(ports.bus.clone());
         let ops_blueprints = || {
             OpsBlueprintService::new(OpsBlueprintPorts {
                 catalog: catalog.clone(),
@@ -398,7 +434,7 @@ impl Application {
             agent,
             auth,
             tokens: live_tokens(ws_secrets),
-            readiness: Arc::new(DatabaseReadiness(db.clone())),
+            readiness: Arc::new(DatabaseReadiness(db.clone(), draining.clone())),
             pairing,
             urls: PublicUrls::from_base(&base_url),
             ops,
@@ -406,6 +442,7 @@ impl Application {
             tool_channels,
             in_flight: Default::default(),
             generations_trust_proxy: settings.public_demo.trust_proxy,
+            polling_flood_gates: Default::default(),
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),
@@ -415,6 +452,9 @@ impl Application {
         Ok(Self {
             acceptor: PatientAcceptor::new(acceptor),
             endpoint,
+            limits,
+            draining,
+            bus_tasks,
             db,
             local_addr,
             base_url,
@@ -429,11 +469,22 @@ impl Application {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let served = Server::new_with_acceptor(self.acceptor)
-            .run_with_graceful_shutdown(self.endpoint, shutdown, Some(GRACE_PERIOD))
-            .await;
-        if let Err(e) = self.db.close().await {
-            tracing::warn!(error = %e, "closing the database failed");
+        let served = crate::connections::serve(
+            self.acceptor,
+            self.endpoint,
+            self.limits,
+            shutdown,
+            GRACE_PERIOD,
+            self.draining,
+        )
+        .await;
+        if let Some(tasks) = self.bus_tasks {
+            tasks.stop().await;
+        }
+        match tokio::time::timeout(DATABASE_CLOSE_TIMEOUT, self.db.close()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "closing the database failed"),
+            Err(_) => tracing::warn!("the database did not close in time; exiting anyway"),
         }
         served
     }

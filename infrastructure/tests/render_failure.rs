@@ -71,6 +71,7 @@ async fn service(generator: Broken) -> (AgentService, Caller) {
         Caller {
             principal_id: "tester".into(),
             app_id: app.app_id,
+            key_id: None,
         },
     )
 }

@@ -99,23 +99,9 @@ fn database_url_with_name(admin_url: &str, name: &str) -> String {
     }
 }
 
-/// A PostgreSQL database of a test's own, for servers the test starts as processes: dropped
-/// with this value (even on panic). `None` (the test prints `skipped`) without
-/// `SVC_TEST_DATABASE_URL`.
-pub struct OwnPostgres {
-    pub url: String,
-    _database: PostgresDatabase,
-}
-
-pub async fn own_postgres(test: &str) -> Option<OwnPostgres> {
-    let database = create_postgres_database(test).await?;
-    Some(OwnPostgres {
-        url: database_url_with_name(&database.admin_url, &database.name),
-        _database: database,
-    })
-}
-
-async fn create_postgres_database(test: &str) -> Option<PostgresDatabase> {
+/// A fresh PostgreSQL database for one test (a spawned binary's `--database-url`); `None`, after
+/// printing `skipped: <test>`, when `SVC_TEST_DATABASE_URL` is unset.
+pub async fn create_postgres_database(test: &str) -> Option<PostgresDatabase> {
     let Ok(admin_url) = std::env::var(POSTGRES_URL_VAR) else {
         println!("skipped: {test} (SVC_TEST_DATABASE_URL unset)");
         return None;

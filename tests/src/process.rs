@@ -50,6 +50,25 @@ impl ServerProcess {
         self.child.wait().expect("reap")
     }
 
+    /// Sends SIGTERM without waiting.
+    pub fn send_term(&self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("kill -TERM");
+        assert!(sent.success());
+    }
+
+    /// Waits up to `limit` for the process to exit; `None` (and SIGKILL on drop) when it did not.
+    pub fn exit_within(mut self, limit: std::time::Duration) -> Option<std::process::ExitStatus> {
+        let started = std::time::Instant::now();
+        while started.elapsed() < limit {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return Some(status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        None
+    }
+
     /// SIGKILL: no graceful shutdown, no chance to flush anything.
     pub fn kill(mut self) {
         self.child.kill().expect("kill");

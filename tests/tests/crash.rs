@@ -147,7 +147,27 @@ async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
     let started = std::time::Instant::now();
-    let status = tokio::task::spawn_blocking(move || server.terminate()).await.unwrap();
+    server.send_term();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The long-poll holds shutdown open: a load balancer's probe now hears "not ready", and new
+    // connections get no work. (Fresh connections: the idle pooled ones were closed by the drain.)
+    let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let ready = client.get(format!("{}/readyz", server.base)).send().await.unwrap();
+    assert_eq!(ready.status(), 503, "readyz during the grace period");
+    let health = client.get(format!("{}/healthz", server.base)).send().await.unwrap();
+    assert_eq!(health.status(), 200, "healthz during the grace period");
+    let work = client
+        .post(format!("{}/mcp", server.base))
+        .bearer_auth("dev")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(work.status(), 503, "no new work during the grace period");
+    let status = tokio::task::spawn_blocking(move || server.exit_within(Duration::from_secs(12)))
+        .await
+        .unwrap()
+        .expect("exited within the grace period");
     assert!(status.success(), "exit status {status:?}");
     let finished = in_flight
         .await
@@ -159,4 +179,38 @@ async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
         "shut down within the grace period"
     );
     let _ = std::fs::remove_dir_all(data_dir);
+}
+
+/// An idle server ends on SIGTERM with status 0 well within the grace period (10 s), on either
+/// backend; on PostgreSQL the live bus's listener must let the pool close.
+async fn sigterm_ends_an_idle_server(data_dir: std::path::PathBuf, extra: &[&str]) {
+    let server = ServerProcess::start(BINARY, &data_dir, extra);
+    let client = reqwest::Client::new();
+    let ready = client.get(format!("{}/readyz", server.base)).send().await.unwrap();
+    assert_eq!(ready.status(), 200);
+    server.send_term();
+    let status = tokio::task::spawn_blocking(move || server.exit_within(Duration::from_secs(10)))
+        .await
+        .unwrap()
+        .expect("exited within the grace period");
+    assert!(status.success(), "exit status {status:?}");
+    let _ = std::fs::remove_dir_all(data_dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_an_idle_server_on_sqlite() {
+    sigterm_ends_an_idle_server(temp_dir("svc-term-idle"), &["--dev-allow-all"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_an_idle_server_on_postgres() {
+    let Some(database) = svc_tests::create_postgres_database("sigterm_ends_an_idle_server_on_postgres").await else {
+        return;
+    };
+    let url = database.url();
+    sigterm_ends_an_idle_server(
+        temp_dir("svc-term-idle-pg"),
+        &["--dev-allow-all", "--database-url", &url],
+    )
+    .await;
 }

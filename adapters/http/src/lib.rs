@@ -1,5 +1,6 @@
 //! poem routes of the service: `/mcp` (JSON-RPC over MCP Streamable HTTP), `/healthz`, `/readyz`.
 
+mod body_limit;
 mod client_address;
 mod guard;
 mod health;
@@ -20,6 +21,8 @@ use poem::{EndpointExt, Route, get, post};
 use svc_application::services::agent::AgentService;
 use svc_application::services::auth::AuthService;
 use svc_application::services::tool_channels::ToolChannelService;
+
+use crate::body_limit::BodyLimit;
 
 pub use guard::HostGuard;
 pub use health::Readiness;
@@ -50,6 +53,8 @@ pub struct HttpState {
     /// Read a tool call's remote address (the public-demo generation limit's key) from the last
     /// `X-Forwarded-For` entry instead of the peer: only behind a proxy that overwrites it.
     pub generations_trust_proxy: bool,
+    /// The flood gate of the polling POST, per session (the socket holds its own).
+    pub polling_flood_gates: live::flood_gate::SessionFloodGates,
 }
 
 /// Addresses written into results and bootstraps.
@@ -109,17 +114,23 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .at(
             "/_svc/poll/:session_id",
             get(live::polling::poll)
-                .post(live::polling::send)
+                // One client frame, as on /ws.
+                .post(live::polling::send.with(BodyLimit::new(live::MAX_FRAME_BYTES)))
                 .with(live::polling::cors()),
         )
         .at("/ws", get(live::ws))
         // poem-openapi routes (and documents, at /openapi.json) the pairing and OAuth paths.
-        .at("/_svc/pair", rest_api.clone())
+        .at(
+            "/_svc/pair",
+            rest_api.clone().with(BodyLimit::new(body_limit::PAIR_MAX_BODY_BYTES)),
+        )
         .nest_no_strip("/oauth", rest_api.clone())
         .nest_no_strip("/.well-known", rest_api)
         .at("/openapi.json", get(openapi::serve_document))
         .at("/metrics", get(observe::serve_metrics))
         .with(card_routes)
+        // Every route's ceiling; the routes above set tighter ones.
+        .with(BodyLimit::new(body_limit::MAX_BODY_BYTES))
         .data(state)
         .map_to_response()
         .with(observe::Observe)

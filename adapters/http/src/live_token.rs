@@ -1,7 +1,9 @@
 //! Live-channel credentials bound to one session and app, signed with HMAC-SHA256 under the server
 //! secret (shared by replicas): the `wsToken` (180 s, from the `_meta` slice) and the session token
 //! (4 hours, returned by the first `wsToken` subscribe, for reconnects). Form:
-//! `base64url(kind US sessionId US appId US expiresUnix) "." base64url(hmac)` (US = 0x1f).
+//! `base64url(kind US sessionId US appId US expiresUnix US keyId) "." base64url(hmac)` (US = 0x1f;
+//! `keyId` is the bearer key the token was minted under, empty without one; tokens minted before
+//! it was added have four fields). A token is honoured only while its key is live.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -57,6 +59,8 @@ pub struct LiveClaims {
     pub session_id: String,
     pub app_id: String,
     pub expires_at: DateTime<Utc>,
+    /// The key the token was minted under; revoking it ends the token.
+    pub key_id: Option<String>,
 }
 
 #[derive(Clone)]
@@ -95,8 +99,14 @@ impl LiveTokens {
     }
 
     /// A `wsToken`.
-    pub fn mint(&self, session_id: &str, app_id: &str, now: DateTime<Utc>) -> (String, DateTime<Utc>) {
-        self.mint_kind(TokenKind::WsToken, session_id, app_id, now)
+    pub fn mint(
+        &self,
+        session_id: &str,
+        app_id: &str,
+        key_id: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> (String, DateTime<Utc>) {
+        self.mint_kind(TokenKind::WsToken, session_id, app_id, key_id, now)
     }
 
     pub fn mint_kind(
@@ -104,10 +114,12 @@ impl LiveTokens {
         kind: TokenKind,
         session_id: &str,
         app_id: &str,
+        key_id: Option<&str>,
         now: DateTime<Utc>,
     ) -> (String, DateTime<Utc>) {
         let expires_at = now + chrono::Duration::seconds(kind.ttl_seconds());
-        let payload = [kind.tag(), session_id, app_id, &expires_at.timestamp().to_string()].join(FIELD_SEPARATOR);
+        let expires = expires_at.timestamp().to_string();
+        let payload = [kind.tag(), session_id, app_id, &expires, key_id.unwrap_or_default()].join(FIELD_SEPARATOR);
         let token = format!(
             "{}.{}",
             URL_SAFE_NO_PAD.encode(&payload),
@@ -132,8 +144,10 @@ impl LiveTokens {
         }
         let payload = String::from_utf8(payload).map_err(|_| LiveTokenError::Malformed)?;
         let fields: Vec<&str> = payload.split(FIELD_SEPARATOR).collect();
-        let [tag, session_id, app_id, expires] = fields[..] else {
-            return Err(LiveTokenError::Malformed);
+        let (tag, session_id, app_id, expires, key_id) = match fields[..] {
+            [tag, session_id, app_id, expires] => (tag, session_id, app_id, expires, ""),
+            [tag, session_id, app_id, expires, key_id] => (tag, session_id, app_id, expires, key_id),
+            _ => return Err(LiveTokenError::Malformed),
         };
         if tag != kind.tag() {
             return Err(LiveTokenError::Malformed);
@@ -151,6 +165,7 @@ impl LiveTokens {
             session_id,
             app_id,
             expires_at,
+            key_id: (!key_id.is_empty()).then(|| key_id.to_owned()),
         })
     }
 }
@@ -163,16 +178,17 @@ mod tests {
     fn a_minted_token_verifies_until_it_expires() {
         let tokens = LiveTokens::new(b"secret".to_vec());
         let now = Utc::now();
-        let (token, exp) = tokens.mint("s-1", "app.1", now);
+        let (token, exp) = tokens.mint("s-1", "app.1", Some("k1"), now);
         let claims = tokens.verify(&token, now).unwrap();
         assert_eq!((claims.session_id.as_str(), claims.app_id.as_str()), ("s-1", "app.1"));
+        assert_eq!(claims.key_id.as_deref(), Some("k1"));
         assert_eq!(tokens.verify(&token, exp), Err(LiveTokenError::Expired));
     }
 
     #[test]
     fn tampering_and_foreign_secrets_are_refused() {
         let tokens = LiveTokens::new(b"secret".to_vec());
-        let (token, _) = tokens.mint("s-1", "a", Utc::now());
+        let (token, _) = tokens.mint("s-1", "a", None, Utc::now());
         let other = LiveTokens::new(b"other".to_vec());
         assert_eq!(other.verify(&token, Utc::now()), Err(LiveTokenError::BadSignature));
         let forged = format!(
@@ -188,13 +204,13 @@ mod tests {
     fn after_rotation_the_first_secret_signs_and_every_secret_verifies() {
         let now = Utc::now();
         let old = LiveTokens::new(b"old".to_vec());
-        let (old_token, _) = old.mint("s-1", "a", now);
+        let (old_token, _) = old.mint("s-1", "a", None, now);
         let rotated = LiveTokens::rotating(b"new".to_vec(), vec![b"old".to_vec()]);
         assert!(
             rotated.verify(&old_token, now).is_ok(),
             "a token of the old secret still verifies"
         );
-        let (new_token, _) = rotated.mint("s-1", "a", now);
+        let (new_token, _) = rotated.mint("s-1", "a", None, now);
         assert!(LiveTokens::new(b"new".to_vec()).verify(&new_token, now).is_ok());
         assert_eq!(old.verify(&new_token, now), Err(LiveTokenError::BadSignature));
     }
@@ -203,7 +219,7 @@ mod tests {
     fn kinds_are_not_interchangeable() {
         let tokens = LiveTokens::new(b"secret".to_vec());
         let now = Utc::now();
-        let (session_token, exp) = tokens.mint_kind(TokenKind::SessionToken, "s", "a", now);
+        let (session_token, exp) = tokens.mint_kind(TokenKind::SessionToken, "s", "a", None, now);
         assert_eq!(exp - now, chrono::Duration::hours(4));
         assert!(tokens.verify_kind(TokenKind::SessionToken, &session_token, now).is_ok());
         assert_eq!(tokens.verify(&session_token, now), Err(LiveTokenError::Malformed));

@@ -6,6 +6,7 @@
 //! - 429 with `Retry-After` and `{ error: { code: "rate_limited", message, retryAfter } }` after
 //!   more than 5 attempts per minute from one address, counted together with the OAuth consent
 //!   form's pair-code attempts (one budget, whichever door);
+//! - 413 `{ error: { code: "PAYLOAD_TOO_LARGE", message } }` for a body over 16 KiB;
 //! - 404 when the server runs in `--dev-allow-all` mode (nothing to pair).
 
 use std::net::IpAddr;
@@ -156,7 +157,7 @@ struct PairError {
 #[derive(Object)]
 #[allow(dead_code)]
 struct PairErrorDetail {
-    /// `invalid_pair_code` or `internal_error`.
+    /// `invalid_pair_code`, `PAYLOAD_TOO_LARGE` or `internal_error`.
     code: String,
     message: String,
 }
@@ -177,6 +178,9 @@ enum PairAnswer {
     /// The server runs with `--dev-allow-all`: nothing to pair.
     #[oai(status = 404)]
     NotFound,
+    /// The body is over 16 KiB (`PAYLOAD_TOO_LARGE`).
+    #[oai(status = 413)]
+    TooLarge(poem_openapi::payload::Json<PairError>),
     /// The `Content-Type` is not `application/json` (poem's JSON extractor, as for 400).
     #[oai(status = 415)]
     UnsupportedMediaType(poem_openapi::payload::PlainText<String>),

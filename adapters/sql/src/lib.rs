@@ -12,4 +12,4 @@ pub mod server_secrets;
 
 pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};
 pub use migrations::Migrator;
-pub use pg_event_bus::PgEventBus;
+pub use pg_event_bus::{PgBusTasks, PgEventBus};

@@ -5,6 +5,9 @@
 //! event to its own subscribers. A notification payload is limited to 8000 bytes, so a large event
 //! (big props) is written to the `live_messages` table and the NOTIFY carries its id. Each
 //! replica ignores its own notifications by an origin id drawn at start-up.
+//!
+//! The listener holds one pooled connection for as long as it runs, so the pool cannot close
+//! before it stops: shutdown calls [`PgBusTasks::stop`] first.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,16 +31,40 @@ pub struct PgEventBus {
     outbox: mpsc::UnboundedSender<LiveEvent>,
 }
 
+/// The bus's background tasks, stopped at shutdown so the listener's connection goes back and
+/// the pool can close.
+pub struct PgBusTasks {
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl PgBusTasks {
+    /// Stops sending and listening; events published afterwards stay on this replica.
+    pub async fn stop(self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}
+
 impl PgEventBus {
     /// Starts the sender and the listener tasks; `local` is this replica's in-process bus.
-    pub async fn start(db: &DatabaseConnection, local: Arc<dyn EventBus>, origin: String) -> Result<Self, sqlx::Error> {
+    pub async fn start(
+        db: &DatabaseConnection,
+        local: Arc<dyn EventBus>,
+        origin: String,
+    ) -> Result<(Self, PgBusTasks), sqlx::Error> {
         let pool = db.get_postgres_connection_pool().clone();
         let mut listener = PgListener::connect_with(&pool).await?;
         listener.listen(CHANNEL).await?;
         let (outbox, queue) = mpsc::unbounded_channel();
-        tokio::spawn(send_loop(pool.clone(), queue, origin.clone()));
-        tokio::spawn(listen_loop(pool, listener, local.clone(), origin));
-        Ok(Self { local, outbox })
+        let tasks = vec![
+            tokio::spawn(send_loop(pool.clone(), queue, origin.clone())),
+            tokio::spawn(listen_loop(pool, listener, local.clone(), origin)),
+        ];
+        Ok((Self { local, outbox }, PgBusTasks { tasks }))
     }
 }
 
@@ -100,6 +127,10 @@ async fn listen_loop(pool: PgPool, mut listener: PgListener, local: Arc<dyn Even
         // `recv` reconnects by itself after a lost connection.
         let notification = match listener.recv().await {
             Ok(n) => n,
+            Err(e) if pool.is_closed() => {
+                tracing::debug!(error = %e, "live listener stops: the pool is closed");
+                return;
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "live listener error; retrying");
                 tokio::time::sleep(Duration::from_millis(500)).await;
@@ -158,10 +189,16 @@ fn encode(event: &LiveEvent) -> Value {
         } => {
             json!({ "k": "render", "topic": topic, "s": session_id, "at": iso(*created_at) })
         }
+        LiveEvent::KeyRevoked { key_id } => json!({ "k": "revoked", "key": key_id }),
     }
 }
 
 fn decode(v: &Value) -> Option<LiveEvent> {
+    if v["k"] == "revoked" {
+        return Some(LiveEvent::KeyRevoked {
+            key_id: v["key"].as_str()?.to_owned(),
+        });
+    }
     let session_id = v["s"].as_str()?.to_owned();
     Some(match v["k"].as_str()? {
         "props" => LiveEvent::PropsUpdate {
@@ -230,6 +267,7 @@ mod tests {
                 session_id: "s2".into(),
                 created_at: at,
             },
+            LiveEvent::KeyRevoked { key_id: "01K".into() },
         ];
         for event in events {
             assert_eq!(decode(&encode(&event)), Some(event.clone()));

@@ -226,6 +226,16 @@ pub enum LiveEvent {
         session_id: String,
         created_at: DateTime<Utc>,
     },
+    /// A bearer key was revoked: the live channels opened under it end, on every replica
+    /// (published on [`key_topic`]).
+    KeyRevoked {
+        key_id: String,
+    },
+}
+
+/// The bus topic of one bearer key, where its revocation is announced.
+pub fn key_topic(key_id: &str) -> String {
+    format!("key\u{1f}{key_id}")
 }
 
 /// The bus topic of a host conversation (`_meta['ai.svc/host-session']`).
@@ -237,14 +247,15 @@ pub fn host_topic(host: &HostSession) -> Option<String> {
 }
 
 impl LiveEvent {
-    /// The topic subscribers listen on: a session id, or a host conversation's topic.
-    pub fn topic(&self) -> &str {
+    /// The topic subscribers listen on: a session id, a host conversation's topic or a key's.
+    pub fn topic(&self) -> String {
         match self {
             Self::PropsUpdate { session_id, .. }
             | Self::ActionStored { session_id }
-            | Self::DrainAck { session_id, .. } => session_id,
-            Self::Data(envelope) => &envelope.session_id,
-            Self::Render { topic, .. } => topic,
+            | Self::DrainAck { session_id, .. } => session_id.clone(),
+            Self::Data(envelope) => envelope.session_id.clone(),
+            Self::Render { topic, .. } => topic.clone(),
+            Self::KeyRevoked { key_id } => key_topic(key_id),
         }
     }
 }

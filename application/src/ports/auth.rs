@@ -16,4 +16,7 @@ pub struct KeyOwner {
 pub trait KeyStore: Send + Sync {
     /// The owner of `bearer` when it is a live key of this store.
     async fn find(&self, bearer: &str) -> Result<Option<KeyOwner>, RepositoryError>;
+    /// Whether the key with this id may still authenticate: `Some(false)` once revoked or
+    /// expired, `None` when this store does not hold it (a key no store holds is gone).
+    async fn is_live(&self, key_id: &str) -> Result<Option<bool>, RepositoryError>;
 }

@@ -30,7 +30,11 @@ impl AuthService {
         bearer: Option<&str>,
         endpoint_app_id: &str,
     ) -> Result<Caller, EndpointDenial> {
-        let (principal_id, locked_app) = self.identify(bearer).await.map_err(|error| match error {
+        let super::auth::Identity {
+            principal_id,
+            locked_app,
+            key_id,
+        } = self.identify(bearer).await.map_err(|error| match error {
             AuthError::Internal(cause) => EndpointDenial::Internal(cause),
             AuthError::AppDeprovisioned(app_id) => EndpointDenial::AppDeprovisioned { app_id },
             other => EndpointDenial::Unauthenticated(other),
@@ -54,6 +58,7 @@ impl AuthService {
         Ok(Caller {
             principal_id,
             app_id: app.app_id,
+            key_id,
         })
     }
 }

@@ -36,6 +36,13 @@ pub enum AuthError {
     Internal(#[source] anyhow::Error),
 }
 
+/// Who a bearer stands for, before its app is resolved.
+pub(crate) struct Identity {
+    pub principal_id: String,
+    pub locked_app: Option<String>,
+    pub key_id: Option<String>,
+}
+
 /// An authenticated caller and how its key scopes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Authenticated {
@@ -81,7 +88,11 @@ impl AuthService {
 
     /// Like [`AuthService::authenticate`], also telling whether the key is locked to its app.
     pub async fn authenticate_scoped(&self, bearer: Option<&str>) -> Result<Authenticated, AuthError> {
-        let (principal, locked_app) = self.identify(bearer).await?;
+        let Identity {
+            principal_id: principal,
+            locked_app,
+            key_id,
+        } = self.identify(bearer).await?;
         let app_locked = locked_app.is_some();
         let app_id = match locked_app {
             Some(app) => {
@@ -109,24 +120,44 @@ impl AuthService {
             caller: Caller {
                 principal_id: principal,
                 app_id,
+                key_id,
             },
             app_locked,
         })
     }
 
-    /// The principal behind a bearer and the app its key is locked to, if any.
-    pub(crate) async fn identify(&self, bearer: Option<&str>) -> Result<(String, Option<String>), AuthError> {
+    /// The principal behind a bearer, the app its key is locked to and the key's id.
+    pub(crate) async fn identify(&self, bearer: Option<&str>) -> Result<Identity, AuthError> {
         let bearer = bearer
             .map(str::trim)
             .filter(|b| !b.is_empty())
             .ok_or(AuthError::Anonymous)?;
         match self.mode {
-            AuthMode::DevAllowAll => Ok((DEV_IDENTITY.to_owned(), None)),
+            AuthMode::DevAllowAll => Ok(Identity {
+                principal_id: DEV_IDENTITY.to_owned(),
+                locked_app: None,
+                key_id: None,
+            }),
             AuthMode::Strict => {
                 let owner = self.lookup(bearer).await?.ok_or(AuthError::InvalidToken)?;
-                Ok((owner.principal_id, owner.app_id))
+                Ok(Identity {
+                    principal_id: owner.principal_id,
+                    locked_app: owner.app_id,
+                    key_id: Some(owner.key_id),
+                })
             }
         }
+    }
+
+    /// Whether a key may still authenticate (a key no store holds any more is gone). Live-channel
+    /// tokens minted under a key are honoured only while it is live.
+    pub async fn key_is_live(&self, key_id: &str) -> Result<bool, AuthError> {
+        for store in &self.keys {
+            if let Some(live) = store.is_live(key_id).await.map_err(|e| AuthError::Internal(e.into()))? {
+                return Ok(live);
+            }
+        }
+        Ok(false)
     }
 
     pub(crate) fn apps(&self) -> &Arc<dyn AppRepository> {

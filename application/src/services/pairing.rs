@@ -107,6 +107,12 @@ impl KeyStore for ConnectorKeyService {
             app_id: k.app_id,
         }))
     }
+
+    async fn is_live(&self, key_id: &str) -> Result<Option<bool>, RepositoryError> {
+        self.key_is_live(key_id)
+            .await
+            .map_err(|e| RepositoryError::Unavailable(anyhow::anyhow!("{e}")))
+    }
 }
 
 #[cfg(all(test, feature = "testing"))]

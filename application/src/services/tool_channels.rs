@@ -224,6 +224,7 @@ impl PollableTool for SessionProjectionTool {
         let caller = Caller {
             principal_id: format!("live:{}", target.session_id),
             app_id: target.app_id.clone(),
+            key_id: None,
         };
         let snapshot = match self.agent.live_snapshot(&caller, &target.session_id).await {
             Ok(snapshot) => snapshot,

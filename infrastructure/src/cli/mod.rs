@@ -317,7 +317,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     let settings = args.settings()?;
     telemetry::init(&settings.server.log_format);
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let app = Application::build(&settings).await.map_err(|e| e.to_string())?;
         let demo = &settings.public_demo;
         let demo_line = demo.enabled.then(|| {
@@ -330,7 +330,10 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         app.run_until(shutdown_signal())
             .await
             .map_err(|e| format!("server error: {e}"))
-    })
+    });
+    // A blocking task still running (a compile, a render check) must not hold the exit past the grace.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    served
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

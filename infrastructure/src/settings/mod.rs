@@ -26,6 +26,30 @@ pub struct Settings {
     /// The blueprint catalog: manifest, seed pool, embedder, thresholds (`[blueprints]`).
     #[serde(default)]
     pub blueprints: crate::blueprints::BlueprintSettings,
+    /// Connection deadlines and the connection cap (`[connections]`).
+    #[serde(default)]
+    pub connections: ConnectionSettings,
+}
+
+/// `[connections]`: how long a client may take and how many connections are served at once.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(default)]
+pub struct ConnectionSettings {
+    pub header_read_timeout_seconds: u64,
+    pub idle_timeout_seconds: u64,
+    pub max_connections: usize,
+    pub health_headroom: usize,
+}
+
+impl Default for ConnectionSettings {
+    fn default() -> Self {
+        Self {
+            header_read_timeout_seconds: 10,
+            idle_timeout_seconds: 60,
+            max_connections: 10_000,
+            health_headroom: 16,
+        }
+    }
 }
 
 /// The OAuth 2.1 surface for MCP hosts (Document 2); off unless `enabled`.

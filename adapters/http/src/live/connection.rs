@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use poem::web::websocket::{CloseCode, Message, WebSocketStream};
 use serde_json::{Value, json};
-use svc_application::ports::agent::LiveEvent;
+use svc_application::ports::agent::{LiveEvent, key_topic};
 use svc_application::services::agent::{AgentError, Caller, IncomingAction};
 use svc_application::services::tool_channels::ChannelError;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use super::MAX_FRAME_BYTES;
+use super::flood_gate::{FloodGate, Verdict};
 use super::frames;
 use super::subscribe::{SubscribeOutcome, Subscribed, UpgradeBearer, subscribe};
 use super::tool_channels::{ToolChannels, error_frame_for};
@@ -19,8 +20,8 @@ use crate::HttpState;
 
 const HEARTBEAT: Duration = Duration::from_secs(20);
 const IDLE_LIMIT: Duration = Duration::from_secs(60);
-/// Frames per second before `RATE_LIMITED`; twice that closes the socket.
-const FRAMES_PER_SECOND: u32 = 100;
+/// The error frame before a socket closes (1008) because its key was revoked.
+const KEY_REVOKED: &str = "KEY_REVOKED";
 
 struct Bound {
     subscribed: Subscribed,
@@ -29,12 +30,16 @@ struct Bound {
     host_events: Option<Receiver<LiveEvent>>,
     /// Pollers of `channel_subscribe`d tool channels; dropped (stopped) with the binding.
     channels: ToolChannels,
+    /// Announcements on the topic of the key the socket was opened under.
+    revocation: Option<Receiver<LiveEvent>>,
 }
 
 /// What a bound socket hears next: a bus event or a frame of a tool channel poller.
 enum Heard {
     Event(Result<LiveEvent, RecvError>),
     Channel(String),
+    /// The key the socket was opened under was revoked (on any replica).
+    KeyRevoked,
 }
 
 impl Bound {
@@ -51,33 +56,7 @@ impl Bound {
         tokio::select! {
             event = events => Heard::Event(event),
             frame = self.channels.next_frame() => Heard::Channel(frame),
-        }
-    }
-}
-
-/// Counts frames in one-second windows.
-struct FloodGate {
-    window_start: Instant,
-    count: u32,
-}
-
-enum Verdict {
-    Pass,
-    Warn,
-    Close,
-}
-
-impl FloodGate {
-    fn admit(&mut self) -> Verdict {
-        if self.window_start.elapsed() >= Duration::from_secs(1) {
-            self.window_start = Instant::now();
-            self.count = 0;
-        }
-        self.count += 1;
-        match self.count {
-            n if n > 2 * FRAMES_PER_SECOND => Verdict::Close,
-            n if n > FRAMES_PER_SECOND => Verdict::Warn,
-            _ => Verdict::Pass,
+            () = super::revoked(self.revocation.as_mut()) => Heard::KeyRevoked,
         }
     }
 }
@@ -96,10 +75,7 @@ pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Optio
         None => None,
     };
     let mut bound: Option<Bound> = None;
-    let mut gate = FloodGate {
-        window_start: Instant::now(),
-        count: 0,
-    };
+    let mut gate = FloodGate::default();
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut last_heard = Instant::now();
 
@@ -140,6 +116,11 @@ pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Optio
             }
             heard = live => match heard {
                 Some(Heard::Channel(frame)) => vec![frame],
+                Some(Heard::KeyRevoked) => {
+                    send(&mut sink, frames::error(KEY_REVOKED, "the key this channel was opened with was revoked")).await;
+                    close(&mut sink, CloseCode::Policy, "key revoked").await;
+                    break;
+                }
                 Some(Heard::Event(Ok(event))) => forward(&state, &mut bound, event).await,
                 Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", json!({ "event": "lagged", "skipped": skipped, "message": "resubscribe with fromSeq to catch up" }))],
                 _ => break,
@@ -236,11 +217,22 @@ async fn handle(
                     .host_topic
                     .as_deref()
                     .map(|topic| state.agent.live_events(topic));
+                // Listen for the key's revocation, then check it once more: a revocation between
+                // the subscribe's check and now is not missed.
+                let key_id = subscribed.caller.key_id.clone();
+                let revocation = key_id.as_deref().map(|k| state.agent.live_events(&key_topic(k)));
+                if !super::key_still_live(state, key_id.as_deref()).await {
+                    return Ok(vec![frames::error(
+                        "AUTH_FAILED",
+                        "the credentials do not grant this session",
+                    )]);
+                }
                 *bound = Some(Bound {
                     subscribed,
                     events,
                     host_events,
                     channels: ToolChannels::new(),
+                    revocation,
                 });
                 Ok(frames)
             }

@@ -1,6 +1,7 @@
 //! `/ws`: the live channel between a mounted card and the server (docs/live-channel.md).
 
 mod connection;
+pub mod flood_gate;
 mod frames;
 pub mod http_source;
 pub mod polling;
@@ -12,8 +13,40 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem::web::websocket::{WebSocket, WebSocketConfig};
 use poem::{IntoResponse, Request, handler};
+use svc_application::ports::agent::LiveEvent;
+use tokio::sync::broadcast::Receiver;
+use tokio::sync::broadcast::error::RecvError;
 
 use crate::HttpState;
+
+/// Whether a live credential's key may still be used: tokens minted without a key (development
+/// mode) always may; a revoked, expired or deleted key's tokens no longer do. A failed lookup
+/// refuses (the card reconnects and asks again).
+pub(crate) async fn key_still_live(state: &HttpState, key_id: Option<&str>) -> bool {
+    let Some(key_id) = key_id else { return true };
+    match state.auth.key_is_live(key_id).await {
+        Ok(live) => live,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not check a live token's key");
+            false
+        }
+    }
+}
+
+/// Resolves when the key's topic announces its revocation; never without a key.
+pub(crate) async fn revoked(revocation: Option<&mut Receiver<LiveEvent>>) {
+    let Some(revocation) = revocation else {
+        return std::future::pending().await;
+    };
+    loop {
+        match revocation.recv().await {
+            // A lagged receiver may have missed the announcement: end the channel to be safe.
+            Ok(LiveEvent::KeyRevoked { .. }) | Err(RecvError::Lagged(_)) => return,
+            Ok(_) => {}
+            Err(RecvError::Closed) => return std::future::pending().await,
+        }
+    }
+}
 
 /// Largest frame a client may send; bigger ones get `FRAME_TOO_LARGE` and a 1009 close.
 pub const MAX_FRAME_BYTES: usize = 256 * 1024;

@@ -9,6 +9,8 @@
 //!
 //! `POST /_svc/poll/<sessionId>?token=T` with one client frame (`action` or
 //! `host_context_observed`) answers `{ frames: [...] }` with what the socket would have answered.
+//! Its body is one frame (at most 256 KiB, 413 past it), under the socket's flood rule per session:
+//! past 100 frames a second the answer is a `RATE_LIMITED` error frame, past 200 a 429.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,9 +21,11 @@ use poem::web::{Data, Json, Path, Query};
 use poem::{IntoResponse, Response, handler};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use svc_application::ports::agent::key_topic;
 use svc_application::services::agent::{AgentError, Caller};
 
 use super::connection::action;
+use super::flood_gate::Verdict;
 use super::frames;
 use super::subscribe::ack_payload;
 use crate::{HttpState, TokenKind};
@@ -56,7 +60,7 @@ pub struct TokenQuery {
 }
 
 /// The caller a live token grants for `session_id`, either kind, and whether it was a wsToken.
-fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Caller, bool)> {
+async fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Caller, bool)> {
     let now = Utc::now();
     let (claims, ws_token) = match state.tokens.verify_kind(TokenKind::WsToken, token, now) {
         Ok(claims) => (claims, true),
@@ -65,19 +69,21 @@ fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Ca
             false,
         ),
     };
-    (claims.session_id == session_id).then(|| {
-        (
-            Caller {
-                principal_id: format!("live:{}", claims.session_id),
-                app_id: claims.app_id,
-            },
-            ws_token,
-        )
-    })
+    if claims.session_id != session_id || !super::key_still_live(state, claims.key_id.as_deref()).await {
+        return None;
+    }
+    Some((
+        Caller {
+            principal_id: format!("live:{}", claims.session_id),
+            app_id: claims.app_id,
+            key_id: claims.key_id,
+        },
+        ws_token,
+    ))
 }
 
-fn caller_for(state: &HttpState, session_id: &str, token: &str) -> Option<Caller> {
-    authenticated(state, session_id, token).map(|(caller, _)| caller)
+async fn caller_for(state: &HttpState, session_id: &str, token: &str) -> Option<Caller> {
+    authenticated(state, session_id, token).await.map(|(caller, _)| caller)
 }
 
 fn refused() -> Response {
@@ -124,7 +130,8 @@ async fn pending(
     let mut out = vec![];
     match q.revision {
         None => {
-            let ack = ack_payload(state, &snapshot, q.from_seq, q.since_sequence, gap, ws_token);
+            let key_id = caller.key_id.as_deref();
+            let ack = ack_payload(state, &snapshot, q.from_seq, q.since_sequence, gap, ws_token, key_id);
             out.push(json!({ "type": "ack", "payload": ack }));
         }
         Some(revision) if revision != session.revision => {
@@ -150,12 +157,17 @@ pub async fn poll(
     Query(q): Query<PollQuery>,
     Data(state): Data<&Arc<HttpState>>,
 ) -> Response {
-    let Some((caller, ws_token)) = authenticated(state, &session_id, &q.token) else {
+    let Some((caller, ws_token)) = authenticated(state, &session_id, &q.token).await else {
         return refused();
     };
     let _counted = crate::observe::held(&crate::observe::METRICS.long_polls);
     // Listen before reading, so an event between the read and the wait still wakes us.
     let mut events = state.agent.live_events(&session_id);
+    // A poll held open ends with 401 when its key is revoked meanwhile.
+    let mut revocation = caller
+        .key_id
+        .as_deref()
+        .map(|key_id| state.agent.live_events(&key_topic(key_id)));
     let deadline =
         tokio::time::Instant::now() + Duration::from_secs(q.wait.unwrap_or(DEFAULT_WAIT_SECONDS).min(MAX_WAIT_SECONDS));
     loop {
@@ -167,8 +179,13 @@ pub async fn poll(
         if !out.is_empty() || tokio::time::Instant::now() >= deadline {
             return Json(json!({ "frames": out, "cursors": cursors })).into_response();
         }
-        if tokio::time::timeout_at(deadline, events.recv()).await.is_err() {
-            return Json(json!({ "frames": [], "cursors": cursors })).into_response();
+        tokio::select! {
+            woke = tokio::time::timeout_at(deadline, events.recv()) => {
+                if woke.is_err() {
+                    return Json(json!({ "frames": [], "cursors": cursors })).into_response();
+                }
+            }
+            () = super::revoked(revocation.as_mut()) => return refused(),
         }
     }
 }
@@ -180,9 +197,22 @@ pub async fn send(
     Json(frame): Json<Value>,
     Data(state): Data<&Arc<HttpState>>,
 ) -> Response {
-    let Some(caller) = caller_for(state, &session_id, &q.token) else {
+    let Some(caller) = caller_for(state, &session_id, &q.token).await else {
         return refused();
     };
+    match state.polling_flood_gates.admit(&session_id) {
+        Verdict::Pass => {}
+        Verdict::Warn => {
+            return Json(json!({ "frames": [parse(&frames::error("RATE_LIMITED", "too many frames; slow down"))] }))
+                .into_response();
+        }
+        Verdict::Close => {
+            let body = json!({ "error": { "code": "RATE_LIMITED", "message": "too many frames; wait a second" } });
+            let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
+            response.headers_mut().insert("retry-after", 1.into());
+            return response;
+        }
+    }
     let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
     let answered = match frame["type"].as_str().unwrap_or_default() {
         "action" => action(state, &caller, &session_id, &payload).await,

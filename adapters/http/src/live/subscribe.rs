@@ -99,6 +99,7 @@ fn authenticate(
         Caller {
             principal_id: format!("live:{}", claims.session_id),
             app_id: claims.app_id,
+            key_id: claims.key_id,
         },
         first,
     ))
@@ -136,6 +137,9 @@ pub async fn subscribe(
     let Some((caller, issue_session_token)) = authenticate(state, &payload, bearer_caller.as_ref()) else {
         return Ok(refused());
     };
+    if !super::key_still_live(state, caller.key_id.as_deref()).await {
+        return Ok(refused());
+    }
     if payload.app_id.as_ref().is_some_and(|a| a != &caller.app_id) {
         return Ok(refused());
     }
@@ -162,6 +166,7 @@ pub async fn subscribe(
         payload.since_sequence,
         gap,
         issue_session_token,
+        caller.key_id.as_deref(),
     );
     frames_out.push(frames::frame("ack", ack));
     if gap {
@@ -188,8 +193,8 @@ pub async fn subscribe(
 }
 
 /// The `ack` payload: the session as the card needs it, the cursors, and a fresh session token
-/// when `issue_session_token` (the caller came with a wsToken). The polling fallback answers its
-/// first poll with the same frame.
+/// when `issue_session_token` (the caller came with a wsToken), minted under the same key. The
+/// polling fallback answers its first poll with the same frame.
 pub fn ack_payload(
     state: &HttpState,
     snapshot: &LiveSnapshot,
@@ -197,6 +202,7 @@ pub fn ack_payload(
     since_sequence: Option<i64>,
     gap: bool,
     issue_session_token: bool,
+    key_id: Option<&str>,
 ) -> Value {
     let session = &snapshot.session;
     let mut ack = json!({
@@ -222,6 +228,7 @@ pub fn ack_payload(
             TokenKind::SessionToken,
             &session.session_id,
             &session.app_id,
+            key_id,
             Utc::now(),
         );
         ack["sessionToken"] = json!(token);

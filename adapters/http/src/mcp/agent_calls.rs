@@ -78,7 +78,7 @@ pub async fn call(
                 progress: super::progress_stream::current_observer(),
             };
             let result = agent.render(caller, cmd).await.map_err(map_agent_error)?;
-            Ok(render_body(state, &result))
+            Ok(render_body(state, &result, caller.key_id.as_deref()))
         }
         "svc_consume" => {
             let a: ConsumeArgs = args(arguments)?;
@@ -219,7 +219,10 @@ pub async fn call(
                     // A host re-mounting a card from its history subscribes with this; a session
                     // that can no longer be subscribed to gets none.
                     if *status == SessionStatus::Active {
-                        let (token, expires_at) = state.tokens.mint(&s.session_id, &s.app_id, now);
+                        let (token, expires_at) =
+                            state
+                                .tokens
+                                .mint(&s.session_id, &s.app_id, caller.key_id.as_deref(), now);
                         row["wsToken"] = json!(token);
                         row["wsTokenExpiresAt"] = json!(iso(expires_at));
                     }
@@ -305,9 +308,12 @@ pub async fn call(
                 .unexpired_session_for(caller, &a.session_id)
                 .await
                 .map_err(map_agent_error)?;
-            let (token, expires_at) = state
-                .tokens
-                .mint(&session.session_id, &session.app_id, chrono::Utc::now());
+            let (token, expires_at) = state.tokens.mint(
+                &session.session_id,
+                &session.app_id,
+                caller.key_id.as_deref(),
+                chrono::Utc::now(),
+            );
             Ok(ok_result(
                 json!({ "sessionId": session.session_id, "wsToken": token, "expiresAt": iso(expires_at) }),
                 "wsToken refreshed",
@@ -448,7 +454,7 @@ fn declined_body(findings: &[Finding]) -> Value {
     )
 }
 
-fn render_body(state: &HttpState, result: &RenderResult) -> Value {
+fn render_body(state: &HttpState, result: &RenderResult, key_id: Option<&str>) -> Value {
     count_render(result);
     match result {
         RenderResult::Rendered {
@@ -467,7 +473,7 @@ fn render_body(state: &HttpState, result: &RenderResult) -> Value {
                     json!({ "tool": "svc_consume", "example": { "sessionId": identity.session_id, "timeout": 10 } });
             }
             let mut result = ok_result(body, &format!("rendered: {uri}"));
-            result["_meta"] = render_meta(state, identity, theme_id, *last_sequence, first_paint);
+            result["_meta"] = render_meta(state, identity, theme_id, *last_sequence, first_paint, key_id);
             result
         }
         RenderResult::Failed {

@@ -111,10 +111,11 @@ fn render_bootstrap(
     code: &str,
     epoch: u32,
     props: Value,
+    key_id: Option<&str>,
 ) -> Value {
     let (ws_token, expires_at) = state
         .tokens
-        .mint(&session.session_id, &session.app_id, chrono::Utc::now());
+        .mint(&session.session_id, &session.app_id, key_id, chrono::Utc::now());
     let theme_id = session.theme_id.as_deref().unwrap_or(FALLBACK_THEME_ID);
     let light = themes::css_variables(theme_id, ThemeMode::Light);
     let dark = themes::css_variables(theme_id, ThemeMode::Dark);
@@ -198,7 +199,7 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
     Ok(contents(
         state,
         uri,
-        render_bootstrap(state, uri, &session, &code, epoch, props),
+        render_bootstrap(state, uri, &session, &code, epoch, props, caller.key_id.as_deref()),
         Some(&session.contract),
     ))
 }

@@ -45,6 +45,9 @@ pub struct Caller {
     pub principal_id: String,
     /// The app the call is scoped to.
     pub app_id: String,
+    /// The bearer key behind the call (none in `--dev-allow-all`): live-channel tokens minted
+    /// for this caller carry it, and its revocation ends them.
+    pub key_id: Option<String>,
 }
 
 /// Deployment settings the agent plane needs.

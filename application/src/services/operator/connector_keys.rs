@@ -8,6 +8,7 @@ use svc_domain::connector_key::{
 };
 
 use super::INTERNAL_ERROR_CODE;
+use crate::ports::agent::{EventBus, LiveEvent};
 use crate::ports::operator::{ConnectorKeyRepository, TransitionError};
 use crate::ports::{Clock, Ids, RepositoryError};
 
@@ -76,11 +77,33 @@ pub struct ConnectorKeyService {
     keys: Arc<dyn ConnectorKeyRepository>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
+    /// Where revocations are announced, so live channels opened under a key end with it.
+    revocations: Option<Arc<dyn EventBus>>,
 }
 
 impl ConnectorKeyService {
     pub fn new(keys: Arc<dyn ConnectorKeyRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
-        Self { keys, clock, ids }
+        Self {
+            keys,
+            clock,
+            ids,
+            revocations: None,
+        }
+    }
+
+    /// Announces each revocation on `bus` (every replica's live channels hear it).
+    pub fn announcing_revocations_on(self, bus: Arc<dyn EventBus>) -> Self {
+        Self {
+            revocations: Some(bus),
+            ..self
+        }
+    }
+
+    /// `Some(true)` while the key may authenticate, `Some(false)` once revoked or expired, `None`
+    /// for an unknown id.
+    pub async fn key_is_live(&self, key_id: &str) -> Result<Option<bool>, ConnectorKeyServiceError> {
+        let key = self.keys.get(key_id).await?;
+        Ok(key.map(|k| k.authenticates(self.clock.now())))
     }
 
     /// The caller's keys, metadata only.
@@ -116,6 +139,12 @@ impl ConnectorKeyService {
             .ok_or(ConnectorKeyError::NotFound)?;
         key.ensure_owned_by(&command.caller_user_id)?;
         let (revoked, outcome) = self.keys.revoke(&command.key_id).await?;
+        // Announced again on a repeated revoke: a replica that missed the first still hears it.
+        if let Some(bus) = &self.revocations {
+            bus.publish(LiveEvent::KeyRevoked {
+                key_id: revoked.id.clone(),
+            });
+        }
         Ok(RevokedConnectorKey {
             id: revoked.id,
             status: revoked.status,

@@ -1,0 +1,111 @@
+//! A connection's I/O, watched: when it last moved a byte, and whether the client has sent any.
+//! It also carries the connection's [`Slot`], so a live-channel socket keeps its place under the
+//! cap after the HTTP upgrade, until its descriptor closes.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::Instant;
+
+use super::slots::Slot;
+
+pub struct Activity {
+    opened: Instant,
+    /// Milliseconds after `opened` of the last byte moved either way.
+    last_ms: AtomicU64,
+    heard_from_client: AtomicBool,
+}
+
+impl Activity {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self {
+            opened: Instant::now(),
+            last_ms: AtomicU64::new(0),
+            heard_from_client: AtomicBool::new(false),
+        })
+    }
+
+    fn touch(&self) {
+        let ms = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, Ordering::Release);
+    }
+
+    pub fn opened(&self) -> Instant {
+        self.opened
+    }
+
+    pub fn last(&self) -> Instant {
+        self.opened + Duration::from_millis(self.last_ms.load(Ordering::Acquire))
+    }
+
+    pub fn heard_from_client(&self) -> bool {
+        self.heard_from_client.load(Ordering::Acquire)
+    }
+}
+
+pub struct WatchedIo<T> {
+    inner: T,
+    activity: Arc<Activity>,
+    _slot: Slot,
+}
+
+impl<T> WatchedIo<T> {
+    pub fn new(inner: T, activity: Arc<Activity>, slot: Slot) -> Self {
+        Self {
+            inner,
+            activity,
+            _slot: slot,
+        }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for WatchedIo<T> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.activity.heard_from_client.store(true, Ordering::Release);
+            self.activity.touch();
+        }
+        polled
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for WatchedIo<T> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}

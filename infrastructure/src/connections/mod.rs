@@ -1,0 +1,171 @@
+//! The HTTP server loop (in place of `poem::Server`, which offers no header-read timeout and no
+//! connection cap): accepts connections under the cap, serves each with hyper's header-read
+//! deadline and an idle deadline, and drains on shutdown while still answering health probes.
+
+mod activity;
+mod connection;
+mod slots;
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use poem::endpoint::BoxEndpoint;
+use poem::http::uri::Scheme;
+use poem::listener::Acceptor;
+use poem::web::{LocalAddr, RemoteAddr};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use self::connection::{Accepted, Stop};
+use self::slots::{Admission, Slots};
+
+/// Descriptors kept free of connections: the database pool, the data files, the logs.
+const RESERVED_DESCRIPTORS: u64 = 256;
+
+/// `[connections]` in the configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// A request head must arrive within this of the connection opening or the previous response.
+    pub header_read_timeout: Duration,
+    /// A connection silent both ways for this long is closed (after a request in progress).
+    pub idle_timeout: Duration,
+    /// Connections served in full, live-channel sockets included.
+    pub max_connections: usize,
+    /// Connections past the cap admitted for `/healthz` and `/readyz` only.
+    pub health_headroom: usize,
+}
+
+impl ConnectionLimits {
+    /// Lowers the cap so that connections cannot exhaust the open-file limit.
+    pub fn fitted_to(mut self, open_file_limit: Option<u64>) -> Self {
+        let Some(limit) = open_file_limit else { return self };
+        let room = limit.saturating_sub(RESERVED_DESCRIPTORS);
+        let wanted = (self.max_connections + self.health_headroom) as u64;
+        if wanted > room {
+            let fitted = usize::try_from(room)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(self.health_headroom)
+                .max(1);
+            tracing::warn!(
+                configured = self.max_connections,
+                fitted,
+                open_file_limit = limit,
+                "connections.max_connections lowered to fit the open-file limit; raise `ulimit -n` to allow more"
+            );
+            self.max_connections = fitted;
+        }
+        self
+    }
+}
+
+/// Set once shutdown begins; `/readyz` reads it to answer 503 at once.
+#[derive(Debug, Clone, Default)]
+pub struct Draining(Arc<AtomicBool>);
+
+impl Draining {
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn set(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+/// Serves until `shutdown` resolves; then drains: `/readyz` answers 503, new connections answer
+/// only the probes, requests in progress finish within `grace`, and whatever remains is dropped.
+pub async fn serve<A: Acceptor>(
+    mut acceptor: A,
+    endpoint: BoxEndpoint<'static>,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+    draining: Draining,
+) -> io::Result<()> {
+    let endpoint = Arc::new(endpoint);
+    let slots = Slots::new(limits.max_connections, limits.health_headroom);
+    let stop = Stop {
+        drain: CancellationToken::new(),
+        abort: CancellationToken::new(),
+    };
+    // Connections served in full; shutdown waits for these.
+    let in_service = TaskTracker::new();
+    let accept = |accepted: io::Result<(A::Io, LocalAddr, RemoteAddr, Scheme)>| {
+        let Ok((io, local, remote, scheme)) = accepted else {
+            return;
+        };
+        // Past the headroom, dropping the stream closes it at once.
+        let Some((slot, admission)) = slots.admit(draining.is_set()) else {
+            tracing::debug!(open = slots.open(), "connection refused: at the connection limit");
+            return;
+        };
+        let accepted = Accepted {
+            io,
+            local,
+            remote,
+            scheme,
+            slot,
+            admission,
+        };
+        let serving = connection::serve(accepted, endpoint.clone(), limits, stop.clone());
+        match admission {
+            Admission::Full => drop(in_service.spawn(serving)),
+            Admission::HealthOnly => drop(tokio::spawn(serving)),
+        }
+    };
+
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = acceptor.accept() => accept(accepted),
+        }
+    }
+
+    draining.set();
+    stop.drain.cancel();
+    in_service.close();
+    tracing::info!(
+        grace_seconds = grace.as_secs_f32(),
+        "draining: finishing requests in progress"
+    );
+    let deadline = tokio::time::sleep(grace);
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            () = in_service.wait() => break,
+            () = &mut deadline => {
+                tracing::warn!(left = in_service.len(), "grace period over: dropping the requests still in progress");
+                break;
+            }
+            accepted = acceptor.accept() => accept(accepted),
+        }
+    }
+    stop.abort.cancel();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(max_connections: usize) -> ConnectionLimits {
+        ConnectionLimits {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections,
+            health_headroom: 16,
+        }
+    }
+
+    #[test]
+    fn the_cap_leaves_descriptors_for_the_database_and_the_probes() {
+        assert_eq!(limits(10_000).fitted_to(Some(1024)).max_connections, 1024 - 256 - 16);
+        assert_eq!(limits(500).fitted_to(Some(1024)).max_connections, 500);
+        assert_eq!(limits(10_000).fitted_to(None).max_connections, 10_000);
+        assert_eq!(limits(10_000).fitted_to(Some(100)).max_connections, 1, "never zero");
+    }
+}

@@ -1,0 +1,199 @@
+//! The server's own resources: slow or silent clients are disconnected after the header-read
+//! and idle timeouts, and past the connection cap `/healthz` still answers while excess
+//! connections are closed at once (`[connections]`, README "Configuration"). Loopback only, a
+//! handful of connections, small timeouts.
+
+use std::time::{Duration, Instant};
+
+use svc_tests::{Auth, Backend, TestApp};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn server(configure: impl FnOnce(&mut svc::settings::ConnectionSettings)) -> TestApp {
+    TestApp::spawn_configured("connections", Backend::Sqlite, Auth::DevAllowAll, |s| {
+        configure(&mut s.connections)
+    })
+    .await
+    .expect("sqlite always runs")
+}
+
+fn address(app: &TestApp) -> String {
+    app.base.trim_start_matches("http://").to_owned()
+}
+
+fn get(path: &str) -> String {
+    format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+}
+
+/// Reads until the server closes the connection; `None` when it stays open past `limit`.
+async fn closed_within(stream: &mut TcpStream, limit: Duration) -> Option<(Duration, String)> {
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = limit.checked_sub(started.elapsed())?;
+        match tokio::time::timeout(left, stream.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some((started.elapsed(), String::from_utf8_lossy(&seen).into_owned())),
+            Ok(Ok(n)) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// Sends one request on a kept-alive connection and reads its answer (a small JSON body).
+async fn exchange(stream: &mut TcpStream, request: &str) -> String {
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).ends_with('}') {
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(n > 0, "closed before answering: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slowloris_connections_are_closed_after_the_header_read_timeout() {
+    let app = server(|c| {
+        c.header_read_timeout_seconds = 1;
+        c.idle_timeout_seconds = 30;
+    })
+    .await;
+    let addr = address(&app);
+    let slow: Vec<_> = (0..5)
+        .map(|_| {
+            let addr = addr.clone();
+            tokio::spawn(async move {
+                let started = Instant::now();
+                let mut stream = TcpStream::connect(&addr).await.unwrap();
+                stream
+                    .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                    .await
+                    .unwrap();
+                // One header byte every 200 ms: never a complete head.
+                while started.elapsed() < Duration::from_secs(6) {
+                    if stream.write_all(b"a").await.is_err() {
+                        return Some(started.elapsed());
+                    }
+                    if closed_within(&mut stream, Duration::from_millis(200)).await.is_some() {
+                        return Some(started.elapsed());
+                    }
+                }
+                None
+            })
+        })
+        .collect();
+    for task in slow {
+        let closed_after = task.await.unwrap().expect("a slowloris connection was closed");
+        assert!(closed_after < Duration::from_secs(4), "closed after {closed_after:?}");
+    }
+    // An ordinary client was never affected.
+    let health = app.client.get(format!("{}/healthz", app.base)).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_sends_nothing_is_closed_after_the_header_read_timeout() {
+    let app = server(|c| {
+        c.header_read_timeout_seconds = 1;
+        c.idle_timeout_seconds = 30;
+    })
+    .await;
+    let mut silent = TcpStream::connect(address(&app)).await.unwrap();
+    let (after, said) = closed_within(&mut silent, Duration::from_secs(4))
+        .await
+        .expect("the silent connection was closed");
+    assert!(after >= Duration::from_millis(900), "not before the timeout: {after:?}");
+    assert_eq!(said, "", "nothing is answered to nothing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_kept_alive_connection_is_closed_after_the_idle_timeout() {
+    let app = server(|c| {
+        c.header_read_timeout_seconds = 30;
+        c.idle_timeout_seconds = 1;
+    })
+    .await;
+    let mut stream = TcpStream::connect(address(&app)).await.unwrap();
+    assert!(
+        exchange(&mut stream, &get("/healthz"))
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    let (after, _) = closed_within(&mut stream, Duration::from_secs(4))
+        .await
+        .expect("the idle connection was closed");
+    assert!(after >= Duration::from_millis(900), "not before the timeout: {after:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_connection_cap_probes_still_answer_and_excess_connections_are_closed() {
+    let app = server(|c| {
+        c.header_read_timeout_seconds = 30;
+        c.idle_timeout_seconds = 30;
+        c.max_connections = 8;
+        c.health_headroom = 2;
+    })
+    .await;
+    let addr = address(&app);
+    // Fill the cap with kept-alive connections, each known to be accepted.
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let mut stream = TcpStream::connect(&addr).await.unwrap();
+        assert!(
+            exchange(&mut stream, &get("/healthz"))
+                .await
+                .starts_with("HTTP/1.1 200")
+        );
+        held.push(stream);
+    }
+
+    // The headroom answers probes, once per connection, and nothing else.
+    let mut probe = TcpStream::connect(&addr).await.unwrap();
+    probe.write_all(get("/healthz").as_bytes()).await.unwrap();
+    let (_, said) = closed_within(&mut probe, Duration::from_secs(5))
+        .await
+        .expect("answered, then closed");
+    assert!(said.starts_with("HTTP/1.1 200"), "{said}");
+    let mut work = TcpStream::connect(&addr).await.unwrap();
+    work.write_all(get("/_svc/iframe-runtime.js").as_bytes()).await.unwrap();
+    let (_, said) = closed_within(&mut work, Duration::from_secs(5))
+        .await
+        .expect("answered, then closed");
+    assert!(said.starts_with("HTTP/1.1 503"), "{said}");
+    assert!(said.contains("OVERLOADED"), "{said}");
+
+    // With the headroom taken as well, a new connection is closed at once, unanswered.
+    let mut headroom = Vec::new();
+    for _ in 0..2 {
+        headroom.push(TcpStream::connect(&addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut excess = TcpStream::connect(&addr).await.unwrap();
+    let _ = excess.write_all(get("/healthz").as_bytes()).await;
+    let (after, said) = closed_within(&mut excess, Duration::from_secs(2))
+        .await
+        .expect("the excess connection was closed");
+    assert_eq!(said, "", "closed without an answer");
+    assert!(after < Duration::from_secs(1), "closed promptly: {after:?}");
+
+    // Closing connections frees their slots.
+    drop((held, headroom));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let runtime = app
+            .client
+            .get(format!("{}/_svc/iframe-runtime.js", app.base))
+            .send()
+            .await;
+        if runtime.is_ok_and(|r| r.status() == 200) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "slots were freed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -221,6 +221,23 @@ impl ConnectorKey {
         }
     }
 
+    /// Whether a caller whose own key is locked to `locked_app` sees this key: a locked caller
+    /// sees only the keys locked to its app; a universal one (`None`) sees all its owner's.
+    pub fn within_app(&self, locked_app: Option<&str>) -> bool {
+        locked_app.is_none_or(|app| self.app_id.as_deref() == Some(app))
+    }
+
+    /// Whether a caller may manage this key: the owner, and when locked to an app only for the
+    /// keys of that app (another of the owner's keys answers like a missing one).
+    pub fn ensure_reachable(&self, user_id: &str, locked_app: Option<&str>) -> Result<(), ConnectorKeyError> {
+        self.ensure_owned_by(user_id)?;
+        if self.within_app(locked_app) {
+            Ok(())
+        } else {
+            Err(ConnectorKeyError::NotFound)
+        }
+    }
+
     pub fn summary(&self) -> ConnectorKeySummary {
         ConnectorKeySummary {
             id: self.id.clone(),
@@ -349,6 +366,24 @@ mod tests {
     #[test]
     fn only_the_owner_manages_a_key() {
         assert_eq!(active().ensure_owned_by("u1"), Ok(()));
+        let locked = ConnectorKey {
+            app_id: Some("shop".into()),
+            ..active()
+        };
+        assert_eq!(locked.ensure_reachable("u1", Some("shop")), Ok(()));
+        assert_eq!(locked.ensure_reachable("u1", None), Ok(()));
+        assert_eq!(
+            locked.ensure_reachable("u1", Some("other")).unwrap_err().code(),
+            "connector_key_not_found"
+        );
+        assert_eq!(
+            active().ensure_reachable("u1", Some("shop")).unwrap_err().code(),
+            "connector_key_not_found"
+        );
+        assert_eq!(
+            locked.ensure_reachable("u2", Some("shop")).unwrap_err().code(),
+            "connector_key_access_denied"
+        );
         assert_eq!(
             active().ensure_owned_by("u2").unwrap_err().code(),
             "connector_key_access_denied"

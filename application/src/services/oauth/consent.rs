@@ -183,6 +183,7 @@ impl OAuthService {
     pub(super) async fn revoke_quietly(&self, grant: &KeyGrant) {
         let command = RevokeConnectorKey {
             caller_user_id: grant.owner_id.clone(),
+            caller_locked_app: None,
             key_id: grant.key_id.clone(),
         };
         if let Err(error) = self.checks.keys.revoke(command).await {

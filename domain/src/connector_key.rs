@@ -42,19 +42,16 @@ impl ConnectorKeyStatus {
     }
 }
 
-/// A key name: 1 to 120 characters once surrounding whitespace is trimmed.
+/// A key name: 1 to 120 characters once surrounding whitespace is trimmed, no control characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct KeyName(String);
 
 impl KeyName {
     pub fn parse(raw: &str) -> Result<Self, ConnectorKeyError> {
-        let trimmed = raw.trim();
-        let chars = trimmed.chars().count();
-        if chars == 0 || chars > KEY_NAME_MAX_CHARS {
-            return Err(ConnectorKeyError::InvalidName { chars });
-        }
-        Ok(Self(trimmed.to_owned()))
+        crate::name::parse_name(raw, KEY_NAME_MAX_CHARS)
+            .map(Self)
+            .map_err(ConnectorKeyError::InvalidName)
     }
 
     /// Rebuilds a name read back from storage, where it was validated on the way in.
@@ -142,8 +139,8 @@ pub enum KeyRevokeOutcome {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectorKeyError {
-    #[error("key name must be 1 to {KEY_NAME_MAX_CHARS} characters, got {chars}")]
-    InvalidName { chars: usize },
+    #[error("key name {0}")]
+    InvalidName(crate::name::NameError),
     #[error("key secret must be at least {SECRET_MIN_CHARS} ASCII letters and digits")]
     WeakSecret,
     /// The key exists but belongs to another user.
@@ -156,7 +153,7 @@ pub enum ConnectorKeyError {
 impl ConnectorKeyError {
     pub fn code(&self) -> &'static str {
         match self {
-            Self::InvalidName { .. } => "invalid_key_name",
+            Self::InvalidName(_) => "invalid_key_name",
             Self::WeakSecret => "weak_key_secret",
             Self::AccessDenied => "connector_key_access_denied",
             Self::NotFound => "connector_key_not_found",

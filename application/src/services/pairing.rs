@@ -2,6 +2,8 @@
 //! local operator), so a client can connect without a key minted beforehand.
 
 use subtle::ConstantTimeEq;
+use svc_domain::connector_key::{ConnectorKeyError, KeyName};
+use svc_domain::name::NameError;
 
 use super::operator::{ConnectorKeyService, IssueConnectorKey};
 use crate::ports::RepositoryError;
@@ -14,6 +16,9 @@ pub const PAIR_CODE_DIGITS: usize = 6;
 pub enum PairingError {
     #[error("wrong pair code")]
     WrongCode,
+    /// `clientName` breaks the key-name rule.
+    #[error("clientName: {0}")]
+    InvalidClientName(NameError),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -40,15 +45,19 @@ impl PairingService {
         if !bool::from(code.trim().as_bytes().ct_eq(self.code.as_bytes())) {
             return Err(PairingError::WrongCode);
         }
+        let name = match client_name.filter(|n| !n.trim().is_empty()) {
+            None => "paired client".to_owned(),
+            Some(raw) => match KeyName::parse(&raw) {
+                Ok(name) => name.as_str().to_owned(),
+                Err(ConnectorKeyError::InvalidName(rule)) => return Err(PairingError::InvalidClientName(rule)),
+                Err(other) => return Err(PairingError::Internal(other.into())),
+            },
+        };
         let issued = self
             .keys
             .issue(IssueConnectorKey {
                 caller_user_id: self.operator.clone(),
-                name: Some(
-                    client_name
-                        .filter(|n| !n.trim().is_empty())
-                        .unwrap_or_else(|| "paired client".into()),
-                ),
+                name: Some(name),
                 app_id: None,
                 expires_at: None,
             })

@@ -1,0 +1,202 @@
+//! Text the stores cannot hold, and names with control characters, are refused at the boundary
+//! with the same answer on SQLite and PostgreSQL: -32602 naming the field on `/mcp` and `/ops`,
+//! 422 `invalid_client_name` naming the field on `POST /_svc/pair`. Echoed input in error messages is truncated.
+
+#[macro_use]
+mod ops_support;
+
+use ops_support::Client;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use svc_tests::{Auth, TestApp, on_every_backend};
+
+on_every_backend!(Auth::Strict =>
+    a_nul_in_agent_tool_text_is_invalid_params_naming_the_field,
+    a_nul_in_ops_tool_text_is_invalid_params_naming_the_field,
+    names_refuse_control_characters,
+    a_nul_or_control_character_in_a_pair_client_name_is_422,
+    error_messages_echo_at_most_a_short_prefix_of_the_input,
+);
+
+const NUL_RULE: &str = "must not contain U+0000 (NUL)";
+
+fn contract() -> Value {
+    json!({
+        "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title"] },
+        "actionSpec": { "approve": { "schema": { "type": "object" } } },
+    })
+}
+
+fn assert_invalid(body: &Value, message: &str) {
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    assert_eq!(body["error"]["message"], message, "{body}");
+}
+
+async fn a_nul_in_agent_tool_text_is_invalid_params_naming_the_field(app: TestApp) {
+    let body = app
+        .call(
+            "svc_handshake",
+            json!({ "intent": "order\u{0}approval", "blueprintDraft": { "contract": contract() } }),
+        )
+        .await;
+    assert_invalid(&body, &format!("Invalid params: intent: {NUL_RULE}"));
+
+    let hs = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "order approval", "blueprintDraft": { "contract": contract() } }),
+        )
+        .await;
+    let (status, body) = app
+        .rpc(
+            "tools/call",
+            json!({
+                "name": "svc_render",
+                "arguments": { "handshakeId": hs["handshakeId"], "props": { "title": "x" } },
+                "_meta": { "ai.svc/host-session": { "hostName": "claude\u{0}", "hostSessionId": "h1" } },
+            }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_invalid(
+        &body,
+        &format!("Invalid params: _meta.ai.svc/host-session.hostName: {NUL_RULE}"),
+    );
+    // Nothing was half-done: the handshake still renders.
+    let rendered = app
+        .tool_ok(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "title": "x\u{1}" } }),
+        )
+        .await;
+    assert_eq!(
+        rendered["outcome"], "rendered",
+        "other control characters are data: {rendered}"
+    );
+}
+
+async fn a_nul_in_ops_tool_text_is_invalid_params_naming_the_field(app: TestApp) {
+    let ops = Client::of(&app);
+    let rows = [
+        ("svc_ops_create_app", json!({ "displayName": "a\u{0}b" }), "displayName"),
+        ("svc_ops_create_org", json!({ "name": "a\u{0}b" }), "name"),
+        ("svc_ops_issue_connector_key", json!({ "name": "a\u{0}b" }), "name"),
+        (
+            "svc_ops_register_blueprint",
+            json!({ "contract": contract(), "componentCode": "export default () => '\u{0}';" }),
+            "componentCode",
+        ),
+        (
+            "svc_ops_register_blueprint",
+            json!({ "contract": contract(), "componentCode": "export default () => null;", "options": { "persona": "\u{0}" } }),
+            "options.persona",
+        ),
+    ];
+    for (tool, arguments, field) in rows {
+        let body = ops.call(tool, arguments).await;
+        assert_invalid(&body, &format!("Invalid params: {field}: {NUL_RULE}"));
+    }
+    let apps = ops.ok("svc_ops_list_apps", json!({})).await;
+    assert_eq!(apps["apps"].as_array().unwrap().len(), 1, "nothing was stored: {apps}");
+    assert_eq!(
+        ops.ok("svc_ops_list_blueprints", json!({})).await,
+        json!({ "blueprints": [] })
+    );
+}
+
+async fn names_refuse_control_characters(app: TestApp) {
+    let ops = Client::of(&app);
+    let app_id = ops.ok("svc_ops_create_app", json!({ "displayName": "Shop" })).await["appId"].clone();
+    let rule = "must not contain control characters";
+    let rows = [
+        (
+            "svc_ops_create_app",
+            json!({ "displayName": "bell\u{7}" }),
+            "displayName",
+        ),
+        (
+            "svc_ops_rename_app",
+            json!({ "appId": app_id, "displayName": "line\nbreak" }),
+            "displayName",
+        ),
+        ("svc_ops_create_org", json!({ "name": "esc\u{1b}[31m" }), "name"),
+        ("svc_ops_issue_connector_key", json!({ "name": "del\u{7f}" }), "name"),
+    ];
+    for (tool, arguments, field) in rows {
+        let message = ops.invalid(tool, arguments, field).await;
+        assert!(message.contains(rule), "{tool}: {message}");
+    }
+    let names: Vec<Value> = ops.ok("svc_ops_list_apps", json!({})).await["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["displayName"].clone())
+        .collect();
+    assert_eq!(names, [json!("My app"), json!("Shop")]);
+}
+
+async fn pair(app: &TestApp, client_name: &str) -> (StatusCode, Value) {
+    let resp = app
+        .client
+        .post(format!("{}/_svc/pair", app.base))
+        .json(&json!({ "pairCode": app.pair_code.as_deref().unwrap(), "clientName": client_name }))
+        .send()
+        .await
+        .unwrap();
+    (resp.status(), resp.json().await.unwrap_or(Value::Null))
+}
+
+async fn a_nul_or_control_character_in_a_pair_client_name_is_422(app: TestApp) {
+    for name in ["laptop\u{0}", "laptop\u{7}", &"x".repeat(121)] {
+        let (status, body) = pair(&app, name).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert_eq!(body["error"]["code"], "invalid_client_name", "{body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().starts_with("clientName: "),
+            "{body}"
+        );
+    }
+    let ops = Client::of(&app);
+    let keys = ops.ok("svc_ops_list_connector_keys", json!({})).await;
+    assert_eq!(keys, json!({ "keys": [] }), "no key was minted");
+    let (status, body) = pair(&app, "laptop").await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
+/// The longest excerpt of a caller's input an error message quotes, in characters.
+const ECHO_LIMIT: usize = 200;
+
+async fn error_messages_echo_at_most_a_short_prefix_of_the_input(app: TestApp) {
+    let huge = "q".repeat(3 * 1024 * 1024);
+    let probes = [
+        ("svc_search_blueprints", json!({ "query": huge, "limit": 0 })),
+        ("svc_handshake", json!({ "intent": huge, "blueprintDraft": 1 })),
+        (huge.as_str(), json!({})),
+    ];
+    for (tool, arguments) in probes {
+        let (status, body) = app
+            .rpc("tools/call", json!({ "name": tool, "arguments": arguments }))
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        let message = body["error"]["message"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}", &body.to_string()[..300]));
+        assert!(
+            message.chars().count() < ECHO_LIMIT + 200,
+            "{} chars: {}",
+            message.len(),
+            &message[..300]
+        );
+    }
+    let ops = Client::of(&app);
+    let body = ops
+        .call(
+            "svc_ops_update_blueprint",
+            json!({ "blueprintId": huge, "isOperatorDefault": true }),
+        )
+        .await;
+    let message = body["result"]["structuredContent"]["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", &body.to_string()[..300]));
+    assert!(message.chars().count() < ECHO_LIMIT + 200, "{}", &message[..300]);
+}

@@ -9,6 +9,7 @@ mod m20261125_000004_live_messages;
 mod m20261126_000005_blueprint_catalog;
 mod m20261126_000006_one_default_app;
 mod m20261127_000007_rehash_contracts;
+mod m20261127_000008_hash_coupon_codes;
 
 pub struct Migrator;
 
@@ -23,6 +24,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000005_blueprint_catalog::Migration),
             Box::new(m20261126_000006_one_default_app::Migration),
             Box::new(m20261127_000007_rehash_contracts::Migration),
+            Box::new(m20261127_000008_hash_coupon_codes::Migration),
         ]
     }
 }

@@ -14,12 +14,25 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `binary serve --port 0 --data-dir <dir> <extra...>` and waits for its banner.
     pub fn start(binary: &str, data_dir: &Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(binary)
+        Self::spawn(Command::new(binary).stderr(Stdio::null()), data_dir, extra)
+    }
+
+    /// Like [`ServerProcess::start`] with `RUST_LOG=<filter>`, the log (stderr) written to `log`.
+    pub fn start_logging(binary: &str, data_dir: &Path, extra: &[&str], filter: &str, log: &Path) -> Self {
+        let file = std::fs::File::create(log).expect("log file");
+        Self::spawn(
+            Command::new(binary).env("RUST_LOG", filter).stderr(Stdio::from(file)),
+            data_dir,
+            extra,
+        )
+    }
+
+    fn spawn(command: &mut Command, data_dir: &Path, extra: &[&str]) -> Self {
+        let mut child = command
             .args(["serve", "--port", "0", "--data-dir"])
             .arg(data_dir)
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .expect("spawn svc");
         let stdout = child.stdout.take().expect("stdout");

@@ -188,6 +188,33 @@ async fn error_messages_echo_at_most_a_short_prefix_of_the_input(app: TestApp) {
             &message[..300]
         );
     }
+    // A subscribed socket's unknown frame type is quoted in its BAD_FRAME error.
+    let hs = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "echo card", "blueprintDraft": { "contract": contract() } }),
+        )
+        .await;
+    let rendered = app
+        .call(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "title": "t" } }),
+        )
+        .await;
+    let slice = &rendered["result"]["_meta"]["ai.svc/render"];
+    let mut ws = svc_tests::live::LiveClient::connect(&app.base).await;
+    ws.send(
+        "subscribe",
+        json!({ "sessionId": slice["sessionId"], "wsToken": slice["wsToken"] }),
+    )
+    .await;
+    ws.expect("ack").await;
+    ws.send(&"t".repeat(200 * 1024), json!({})).await;
+    let frame = ws.recv().await;
+    assert_eq!(frame["payload"]["code"], "BAD_FRAME");
+    let message = frame["payload"]["message"].as_str().unwrap();
+    assert!(message.chars().count() < ECHO_LIMIT + 200, "{} chars", message.len());
+
     let ops = Client::of(&app);
     let body = ops
         .call(

@@ -280,7 +280,7 @@ async fn handle(
         }
         other => Ok(vec![frames::error(
             "BAD_FRAME",
-            &format!("unknown frame type `{other}`"),
+            &format!("unknown frame type `{}`", svc_domain::text::excerpt(other)),
         )]),
     }
 }

@@ -18,6 +18,16 @@ on_every_backend!(Auth::Strict =>
     error_messages_echo_at_most_a_short_prefix_of_the_input,
 );
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nul_in_a_url_or_an_oauth_form_is_400_sqlite() {
+    a_nul_in_a_url_or_an_oauth_form_is_400(svc_tests::Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nul_in_a_url_or_an_oauth_form_is_400_postgres() {
+    a_nul_in_a_url_or_an_oauth_form_is_400(svc_tests::Backend::Postgres).await;
+}
+
 const NUL_RULE: &str = "must not contain U+0000 (NUL)";
 
 fn contract() -> Value {
@@ -226,4 +236,69 @@ async fn error_messages_echo_at_most_a_short_prefix_of_the_input(app: TestApp) {
         .as_str()
         .unwrap_or_else(|| panic!("{}", &body.to_string()[..300]));
     assert!(message.chars().count() < ECHO_LIMIT + 200, "{}", &message[..300]);
+}
+
+/// Ids in paths and query strings, and OAuth form fields, are looked up in text columns too: a
+/// U+0000 in them is the caller's error (400), on both backends, never a 500.
+async fn a_nul_in_a_url_or_an_oauth_form_is_400(backend: svc_tests::Backend) {
+    let Some(app) = TestApp::spawn_configured("nul_urls", backend, Auth::Strict, |s| s.oauth.enabled = true).await
+    else {
+        return;
+    };
+    let url = |path: &str| format!("{}{path}", app.base);
+    let verifier = "v".repeat(50);
+    let challenge = "a".repeat(43);
+    let requests = [
+        app.client
+            .post(url("/_svc/invites/a%00b/accept"))
+            .bearer_auth(&app.bearer),
+        app.client
+            .post(url("/apps/a%00b/mcp"))
+            .bearer_auth(&app.bearer)
+            .header("accept", "application/json, text/event-stream")
+            .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })),
+        app.client.get(url("/_svc/poll/a%00b?token=x")),
+        app.client.get(url(&format!(
+            "/oauth/authorize?response_type=code&client_id=a%00b&redirect_uri=http://127.0.0.1/cb&code_challenge={challenge}&code_challenge_method=S256"
+        ))),
+        app.client
+            .post(url("/oauth/token"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!(
+                "grant_type=authorization_code&code=x&redirect_uri=http://127.0.0.1/cb&client_id=a%00b&code_verifier={verifier}"
+            )),
+        app.client
+            .post(url("/oauth/authorize"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!(
+                "response_type=code&client_id=a%00b&redirect_uri=http://127.0.0.1/cb&code_challenge={challenge}&code_challenge_method=S256&action=deny"
+            )),
+    ];
+    for request in requests {
+        let resp = request.send().await.unwrap();
+        let status = resp.status();
+        let target = resp.url().path().to_owned();
+        let body = resp.text().await.unwrap();
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{target}: {body}");
+        assert!(body.contains("U+0000"), "{target}: {body}");
+    }
+    // A socket authenticated by its bearer subscribes by session id alone.
+    let mut ws = svc_tests::live::LiveClient::connect_with_bearer(&app.base, &app.bearer).await;
+    ws.send("subscribe", json!({ "sessionId": "a\u{0}b" })).await;
+    let e = ws.expect("error").await;
+    assert_eq!(e["code"], "BAD_FRAME", "{e}");
+    assert_eq!(e["message"], format!("payload.sessionId {NUL_RULE}"));
+
+    let registered = app
+        .client
+        .post(url("/oauth/register"))
+        .json(&json!({ "redirect_uris": ["http://127.0.0.1/c\u{0}b"], "client_name": "x" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        registered.status(),
+        StatusCode::BAD_REQUEST,
+        "a redirect URI is parsed first"
+    );
 }

@@ -6,6 +6,7 @@ mod health;
 mod live;
 mod live_token;
 mod mcp;
+mod nul_guard;
 mod oauth;
 mod openapi;
 mod ops;
@@ -117,6 +118,7 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .nest_no_strip("/.well-known", rest_api)
         .at("/openapi.json", get(openapi::serve_document))
         .with(card_routes)
+        .around(nul_guard::refuse_nul_in_url)
         .data(state)
         .map_to_response()
 }

@@ -209,6 +209,13 @@ async fn handle(
     let Ok(frame) = serde_json::from_str::<Value>(text) else {
         return Ok(vec![frames::error("BAD_FRAME", "not JSON")]);
     };
+    // Ids in frames are looked up in text columns: the rule of every tool argument.
+    if let Some(path) = svc_domain::text::nul_path(&frame) {
+        return Ok(vec![frames::error(
+            "BAD_FRAME",
+            &format!("{path} {}", svc_domain::text::NUL_RULE),
+        )]);
+    }
     let kind = frame["type"].as_str().unwrap_or_default();
     let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
     if kind == "ping" {

@@ -20,6 +20,7 @@ on_every_backend!(Auth::Strict =>
     connector_keys_of_other_apps_are_out_of_reach,
     blueprints_of_other_apps_behave_like_missing_ones,
     a_locked_key_cannot_accept_an_org_invite,
+    on_mcp_a_locked_key_reaches_only_its_app,
 );
 
 /// The owner's universal client, and keys locked to two of its apps: `other` (X) and `shop` (Y).
@@ -304,4 +305,47 @@ async fn a_locked_key_cannot_accept_an_org_invite(app: TestApp) {
         .ok("svc_ops_revoke_invite", json!({ "inviteId": invite["inviteId"] }))
         .await;
     assert_eq!(revoked["status"], "revoked", "the invite stayed pending");
+}
+
+/// `tools/call` on `/mcp` for `client`: the whole JSON-RPC body.
+async fn mcp_call(client: &Client, tool: &str, arguments: Value) -> Value {
+    let (status, body) = client
+        .mcp("tools/call", json!({ "name": tool, "arguments": arguments }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{tool}: {body}");
+    body
+}
+
+async fn on_mcp_a_locked_key_reaches_only_its_app(app: TestApp) {
+    let f = fixture(&app).await;
+    let contract = json!({ "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } } } });
+    let hs = mcp_call(
+        &f.other_key,
+        "svc_handshake",
+        json!({ "intent": "other card", "blueprintDraft": { "contract": contract } }),
+    )
+    .await;
+    let rendered = mcp_call(
+        &f.other_key,
+        "svc_render",
+        json!({ "handshakeId": hs["result"]["structuredContent"]["handshakeId"], "props": { "title": "t" } }),
+    )
+    .await;
+    let session = rendered["result"]["structuredContent"]["sessionId"].clone();
+    assert!(session.is_string(), "{rendered}");
+
+    let read = mcp_call(&f.shop_key, "svc_get_session", json!({ "sessionId": session })).await;
+    assert_eq!(
+        read["error"]["code"], -32002,
+        "another app's session is missing: {read}"
+    );
+    let listed = mcp_call(&f.shop_key, "svc_list_sessions", json!({})).await;
+    assert_eq!(listed["result"]["structuredContent"]["sessions"], json!([]), "{listed}");
+    for tool in ["svc_list_gadgets", "svc_list_themes"] {
+        let denied = mcp_call(&f.shop_key, tool, json!({ "appId": f.other_app })).await;
+        assert_eq!(
+            denied["result"]["structuredContent"]["error"]["code"], "app_access_denied",
+            "{tool}: {denied}"
+        );
+    }
 }

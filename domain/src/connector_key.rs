@@ -42,19 +42,16 @@ impl ConnectorKeyStatus {
     }
 }
 
-/// A key name: 1 to 120 characters once surrounding whitespace is trimmed.
+/// A key name: 1 to 120 characters once surrounding whitespace is trimmed, no control characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct KeyName(String);
 
 impl KeyName {
     pub fn parse(raw: &str) -> Result<Self, ConnectorKeyError> {
-        let trimmed = raw.trim();
-        let chars = trimmed.chars().count();
-        if chars == 0 || chars > KEY_NAME_MAX_CHARS {
-            return Err(ConnectorKeyError::InvalidName { chars });
-        }
-        Ok(Self(trimmed.to_owned()))
+        crate::name::parse_name(raw, KEY_NAME_MAX_CHARS)
+            .map(Self)
+            .map_err(ConnectorKeyError::InvalidName)
     }
 
     /// Rebuilds a name read back from storage, where it was validated on the way in.
@@ -142,8 +139,8 @@ pub enum KeyRevokeOutcome {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectorKeyError {
-    #[error("key name must be 1 to {KEY_NAME_MAX_CHARS} characters, got {chars}")]
-    InvalidName { chars: usize },
+    #[error("key name {0}")]
+    InvalidName(crate::name::NameError),
     #[error("key secret must be at least {SECRET_MIN_CHARS} ASCII letters and digits")]
     WeakSecret,
     /// The key exists but belongs to another user.
@@ -156,7 +153,7 @@ pub enum ConnectorKeyError {
 impl ConnectorKeyError {
     pub fn code(&self) -> &'static str {
         match self {
-            Self::InvalidName { .. } => "invalid_key_name",
+            Self::InvalidName(_) => "invalid_key_name",
             Self::WeakSecret => "weak_key_secret",
             Self::AccessDenied => "connector_key_access_denied",
             Self::NotFound => "connector_key_not_found",
@@ -218,6 +215,23 @@ impl ConnectorKey {
             Ok(())
         } else {
             Err(ConnectorKeyError::AccessDenied)
+        }
+    }
+
+    /// Whether a caller whose own key is locked to `locked_app` sees this key: a locked caller
+    /// sees only the keys locked to its app; a universal one (`None`) sees all its owner's.
+    pub fn within_app(&self, locked_app: Option<&str>) -> bool {
+        locked_app.is_none_or(|app| self.app_id.as_deref() == Some(app))
+    }
+
+    /// Whether a caller may manage this key: the owner, and when locked to an app only for the
+    /// keys of that app (another of the owner's keys answers like a missing one).
+    pub fn ensure_reachable(&self, user_id: &str, locked_app: Option<&str>) -> Result<(), ConnectorKeyError> {
+        self.ensure_owned_by(user_id)?;
+        if self.within_app(locked_app) {
+            Ok(())
+        } else {
+            Err(ConnectorKeyError::NotFound)
         }
     }
 
@@ -349,6 +363,24 @@ mod tests {
     #[test]
     fn only_the_owner_manages_a_key() {
         assert_eq!(active().ensure_owned_by("u1"), Ok(()));
+        let locked = ConnectorKey {
+            app_id: Some("shop".into()),
+            ..active()
+        };
+        assert_eq!(locked.ensure_reachable("u1", Some("shop")), Ok(()));
+        assert_eq!(locked.ensure_reachable("u1", None), Ok(()));
+        assert_eq!(
+            locked.ensure_reachable("u1", Some("other")).unwrap_err().code(),
+            "connector_key_not_found"
+        );
+        assert_eq!(
+            active().ensure_reachable("u1", Some("shop")).unwrap_err().code(),
+            "connector_key_not_found"
+        );
+        assert_eq!(
+            locked.ensure_reachable("u2", Some("shop")).unwrap_err().code(),
+            "connector_key_access_denied"
+        );
         assert_eq!(
             active().ensure_owned_by("u2").unwrap_err().code(),
             "connector_key_access_denied"

@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::org::OrgMembership;
 use crate::wallet::{LedgerEntry, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement};
@@ -36,6 +37,18 @@ impl CouponCode {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The stored form of the code: its sha256, hex. A code is a bearer secret; 8 base62
+    /// characters (about 47 bits) drawn at random are too many to search through a hash, and the
+    /// caller always presents the code itself, so nothing needs the plaintext back.
+    pub fn stored_hash(&self) -> String {
+        coupon_code_hash(&self.0)
+    }
+}
+
+/// sha256 hex of a coupon code as given (also what the migration that hashed old rows used).
+pub fn coupon_code_hash(code: &str) -> String {
+    hex::encode(Sha256::digest(code.as_bytes()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -125,7 +125,7 @@ impl ModelRoute {
 pub enum ModelRouteError {
     #[error("must be written `provider:model` or `provider/model` (a bare model id is not a route)")]
     Malformed,
-    #[error("`{0}` is not in the model registry")]
+    #[error("`{}` is not in the model registry", crate::text::excerpt(.0))]
     Unknown(String),
 }
 

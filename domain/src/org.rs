@@ -45,19 +45,16 @@ impl OrgRole {
     }
 }
 
-/// An org name: 1 to 120 characters once surrounding whitespace is trimmed.
+/// An org name: 1 to 120 characters once surrounding whitespace is trimmed, no control characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct OrgName(String);
 
 impl OrgName {
     pub fn parse(raw: &str) -> Result<Self, OrgError> {
-        let trimmed = raw.trim();
-        let chars = trimmed.chars().count();
-        if chars == 0 || chars > ORG_NAME_MAX_CHARS {
-            return Err(OrgError::InvalidName { chars });
-        }
-        Ok(Self(trimmed.to_owned()))
+        crate::name::parse_name(raw, ORG_NAME_MAX_CHARS)
+            .map(Self)
+            .map_err(OrgError::InvalidName)
     }
 
     pub fn as_str(&self) -> &str {
@@ -105,8 +102,8 @@ pub struct NewOrg {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OrgError {
-    #[error("org name must be 1 to {ORG_NAME_MAX_CHARS} characters, got {chars}")]
-    InvalidName { chars: usize },
+    #[error("org name {0}")]
+    InvalidName(crate::name::NameError),
     /// The caller is not an owner or admin of the org (or not a member at all).
     #[error("caller does not administer this org")]
     InviteAccessDenied,
@@ -115,7 +112,7 @@ pub enum OrgError {
 impl OrgError {
     pub fn code(&self) -> &'static str {
         match self {
-            Self::InvalidName { .. } => "invalid_org_name",
+            Self::InvalidName(_) => "invalid_org_name",
             Self::InviteAccessDenied => "org_invite_access_denied",
         }
     }

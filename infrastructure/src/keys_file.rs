@@ -109,10 +109,12 @@ impl KeysFile {
     /// Replaces the file atomically (a temporary file, then a rename).
     fn write(&self, doc: &KeysDocument) -> std::io::Result<()> {
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)?;
+            crate::private_files::create_private_dir(dir)?;
         }
         let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(doc).map_err(std::io::Error::other)?)?;
+        // 0600 before any byte is written: the file lists every key's hash.
+        let bytes = serde_json::to_vec_pretty(doc).map_err(std::io::Error::other)?;
+        crate::private_files::write_private(&tmp, &bytes)?;
         std::fs::rename(&tmp, &self.path)
     }
 }

@@ -10,6 +10,7 @@ pub mod in_process_bus;
 pub mod keys_file;
 pub mod manifest;
 pub mod open_files;
+pub mod private_files;
 pub mod secrets;
 pub mod server;
 pub mod settings;

@@ -290,7 +290,7 @@ impl Application {
         crate::secrets::configured_ws_secrets(settings)?;
         let generation_limit = public_demo_limit(settings)?;
         let data_dir = &settings.server.data_dir;
-        std::fs::create_dir_all(data_dir).map_err(|e| StartError::DataDir {
+        crate::private_files::create_private_dir(data_dir).map_err(|e| StartError::DataDir {
             path: data_dir.display().to_string(),
             reason: e.to_string(),
         })?;

@@ -17,15 +17,29 @@ impl ServerProcess {
         Self::start_on_port(binary, data_dir, 0, extra)
     }
 
-    /// Like [`ServerProcess::start`] on a chosen port (the banner names the public base URL,
-    /// which is not where the process listens when `--public-base-url` is given).
+    /// Like [`ServerProcess::start`] on a chosen port (a `--public-base-url` deployment's
+    /// replicas listen on ports the proxy in front of them must know).
     pub fn start_on_port(binary: &str, data_dir: &Path, port: u16, extra: &[&str]) -> Self {
-        let mut child = Command::new(binary)
+        Self::spawn(Command::new(binary).stderr(Stdio::null()), data_dir, port, extra)
+    }
+
+    /// Like [`ServerProcess::start`] with `RUST_LOG=<filter>`, the log (stderr) written to `log`.
+    pub fn start_logging(binary: &str, data_dir: &Path, extra: &[&str], filter: &str, log: &Path) -> Self {
+        let file = std::fs::File::create(log).expect("log file");
+        Self::spawn(
+            Command::new(binary).env("RUST_LOG", filter).stderr(Stdio::from(file)),
+            data_dir,
+            0,
+            extra,
+        )
+    }
+
+    fn spawn(command: &mut Command, data_dir: &Path, port: u16, extra: &[&str]) -> Self {
+        let mut child = command
             .args(["serve", "--port", &port.to_string(), "--data-dir"])
             .arg(data_dir)
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .expect("spawn svc");
         let stdout = child.stdout.take().expect("stdout");

@@ -21,6 +21,7 @@ on_every_backend!(Auth::DevAllowAll =>
     a_new_render_in_the_same_host_conversation_reaches_mounted_cards,
     the_polling_fallback_carries_the_same_frames,
     a_bearer_on_the_upgrade_subscribes_its_own_apps,
+    a_client_seq_that_is_not_a_safe_integer_is_a_bad_frame,
 );
 
 fn contract() -> Value {
@@ -683,5 +684,47 @@ async fn a_bearer_on_the_upgrade_subscribes_its_own_apps(app: TestApp) {
         ws.expect("error").await["code"],
         "AUTH_FAILED",
         "a session outside the named app"
+    );
+}
+
+/// `clientSeq` deduplicates actions, so one the server cannot keep exactly (too large, a fraction,
+/// negative, not a number) is refused rather than stored without deduplication.
+async fn a_client_seq_that_is_not_a_safe_integer_is_a_bad_frame(app: TestApp) {
+    let (session, slice) = card(&app).await;
+    let (mut ws, _) = subscribed(&app, &slice, json!({})).await;
+    for bad in [
+        json!(1e20),
+        json!("x"),
+        json!(1.5),
+        json!(-1),
+        json!(9_007_199_254_740_992_u64),
+        json!(null),
+    ] {
+        let mut envelope = action(&session, "approve", json!({ "note": "x" }), 0);
+        envelope["clientSeq"] = bad.clone();
+        ws.send("action", envelope).await;
+        let e = ws.expect("error").await;
+        assert_eq!(e["code"], "BAD_FRAME", "{bad}: {e}");
+        assert_eq!(
+            e["message"], "clientSeq must be an integer from 0 to 9007199254740991",
+            "{bad}"
+        );
+    }
+    let consumed = app.tool_ok("svc_consume", json!({ "sessionId": session })).await;
+    assert_eq!(consumed["events"], json!([]), "nothing was stored");
+
+    let mut largest = action(&session, "approve", json!({ "note": "x" }), 0);
+    largest["clientSeq"] = json!(9_007_199_254_740_991_u64);
+    ws.send("action", largest.clone()).await;
+    assert_eq!(ws.expect("system").await["duplicate"], false);
+    ws.send("action", largest).await;
+    assert_eq!(ws.expect("system").await["duplicate"], true, "deduplicated");
+    let mut without = action(&session, "approve", json!({ "note": "y" }), 0);
+    without.as_object_mut().unwrap().remove("clientSeq");
+    ws.send("action", without).await;
+    assert_eq!(
+        ws.expect("system").await["event"],
+        "action_stored",
+        "clientSeq is optional"
     );
 }

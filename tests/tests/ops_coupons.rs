@@ -7,6 +7,7 @@ mod ops_support;
 
 use ops_support::{Tenants, assert_time, issue_coupon, issue_coupon_cli, scalar};
 use serde_json::json;
+use sha2::{Digest, Sha256};
 
 with_tenants!(
     the_operator_command_prints_a_code_as_its_last_line,
@@ -14,6 +15,7 @@ with_tenants!(
     coupon_errors,
     a_coupon_can_credit_an_org_the_caller_belongs_to,
     twenty_concurrent_redemptions_credit_once,
+    only_a_hash_of_a_code_is_stored,
 );
 
 fn is_code(code: &str) -> bool {
@@ -176,4 +178,29 @@ async fn twenty_concurrent_redemptions_credit_once(t: Tenants) {
     assert_eq!(scalar(&t.database_url, credited).await, 1, "one ledger row");
     let total = "SELECT CAST(sum(balance_cents) AS BIGINT) FROM wallets";
     assert_eq!(scalar(&t.database_url, total).await, 1000, "credited once");
+}
+
+/// A code is a bearer secret: the table holds its sha256 (hex), never the code itself, and
+/// redemption finds the coupon by that hash.
+async fn only_a_hash_of_a_code_is_stored(t: Tenants) {
+    let code = issue_coupon(&t.database_url, 300, None);
+    let hash = hex::encode(Sha256::digest(code.as_bytes()));
+    let by_hash = format!("SELECT count(*) FROM coupons WHERE code_hash = '{hash}'");
+    assert_eq!(scalar(&t.database_url, &by_hash).await, 1);
+    let plaintext = format!("SELECT count(*) FROM coupons WHERE code_hash = '{code}'");
+    assert_eq!(scalar(&t.database_url, &plaintext).await, 0);
+    let receipt = t.owner.ok("svc_ops_redeem_coupon", json!({ "couponCode": code })).await;
+    assert_eq!(receipt["couponCode"], code.as_str());
+    t.owner
+        .refused(
+            "svc_ops_redeem_coupon",
+            json!({ "couponCode": code }),
+            "coupon_already_redeemed",
+        )
+        .await;
+    assert_eq!(
+        scalar(&t.database_url, &plaintext).await,
+        0,
+        "not after redemption either"
+    );
 }

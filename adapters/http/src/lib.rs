@@ -7,6 +7,7 @@ mod health;
 mod live;
 mod live_token;
 mod mcp;
+mod nul_guard;
 mod oauth;
 mod observe;
 mod openapi;
@@ -131,6 +132,7 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .with(card_routes)
         // Every route's ceiling; the routes above set tighter ones.
         .with(BodyLimit::new(body_limit::MAX_BODY_BYTES))
+        .around(nul_guard::refuse_nul_in_url)
         .data(state)
         .map_to_response()
         .with(observe::Observe)

@@ -2,6 +2,9 @@
 //!
 //! Request `{ "pairCode": "123456", "clientName": "my laptop" }` (JSON). Answers:
 //! - 201 `{ accessToken, tokenType: "Bearer", keyId }`;
+//! - 422 `{ error: { code: "invalid_client_name", message } }` when `clientName` breaks the
+//!   key-name rule (1 to 120 characters once trimmed, no control characters), after the code
+//!   (400 stays poem's plain-text answer to a body that is not the JSON object);
 //! - 401 `{ error: { code: "invalid_pair_code", message } }`;
 //! - 429 with `Retry-After` and `{ error: { code: "rate_limited", message, retryAfter } }` after
 //!   more than 5 attempts per minute from one address, counted together with the OAuth consent
@@ -99,6 +102,9 @@ async fn pair(req: &Request, body: Json<PairRequest>, state: &Arc<HttpState>) ->
         )
             .into_response(),
         Err(PairingError::WrongCode) => error(StatusCode::UNAUTHORIZED, "invalid_pair_code", "the pair code is wrong"),
+        Err(e @ PairingError::InvalidClientName(_)) => {
+            error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_client_name", &e.to_string())
+        }
         Err(PairingError::Internal(cause)) => {
             tracing::error!(error = ?cause, "pairing failed");
             error(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "internal error")
@@ -184,6 +190,10 @@ enum PairAnswer {
     /// The `Content-Type` is not `application/json` (poem's JSON extractor, as for 400).
     #[oai(status = 415)]
     UnsupportedMediaType(poem_openapi::payload::PlainText<String>),
+    /// `invalid_client_name`: the right code, but `clientName` is not 1 to 120 characters once
+    /// trimmed or holds a control character; the message names the field and the rule.
+    #[oai(status = 422)]
+    InvalidClientName(poem_openapi::payload::Json<PairError>),
     /// More than 5 attempts a minute from one address.
     #[oai(status = 429)]
     RateLimited(

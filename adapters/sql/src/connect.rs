@@ -73,6 +73,10 @@ pub async fn connect(url: &str, pool: PoolSize) -> Result<DatabaseConnection, Co
         url: redact(url),
         reason: e.to_string(),
     };
+    create_private_sqlite_file(url).map_err(|e| ConnectError::Unreachable {
+        url: redact(url),
+        reason: e.to_string(),
+    })?;
     let db = Database::connect(options).await.map_err(unreachable)?;
     // Fail fast with a clear message instead of a later pool timeout.
     db.execute_unprepared("SELECT 1").await.map_err(unreachable)?;
@@ -115,6 +119,30 @@ pub async fn migrate(db: &DatabaseConnection, url: &str) -> Result<usize, Connec
         let _ = lock.detach();
     }
     migrated
+}
+
+/// Creates the file of a SQLite URL as 0600 before SQLite does (it would follow the umask,
+/// usually 0644). SQLite gives its `-wal` and `-shm` files the database file's mode, so they are
+/// private too. An existing file, an in-memory database and PostgreSQL are left alone.
+fn create_private_sqlite_file(url: &str) -> std::io::Result<()> {
+    let Some(rest) = url.strip_prefix("sqlite:") else {
+        return Ok(());
+    };
+    let path = rest.trim_start_matches("//");
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    if path.is_empty() || path.starts_with(":memory:") || url.contains("mode=memory") {
+        return Ok(());
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        // A missing directory: SQLite reports it in its own words.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other.map(drop),
+    }
 }
 
 /// Hides a password in a database URL before it reaches a log or an error message.

@@ -87,7 +87,7 @@ pub enum GenerationError {
         retry_after_seconds: Option<u64>,
     },
     /// The generator slug names no generator (`generator_not_found` in Document 3).
-    #[error("unknown generator `{0}`")]
+    #[error("unknown generator `{}`", svc_domain::text::excerpt(.0))]
     GeneratorNotFound(String),
 }
 

@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use svc_domain::name::{NameError, parse_name};
+
 use super::auth::APP_ID_LEN;
 use super::operator::INTERNAL_ERROR_CODE;
 use crate::ports::agent::{AppRecord, AppRepository};
@@ -41,8 +43,8 @@ pub struct SetAppSystemPrompt {
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppServiceError {
-    #[error("display name must be 1 to {APP_NAME_MAX_CHARS} characters once trimmed, got {chars}")]
-    InvalidName { chars: usize },
+    #[error("display name {0}")]
+    InvalidName(NameError),
     #[error("system prompt must be at most {SYSTEM_PROMPT_MAX_CHARS} characters, got {chars}")]
     SystemPromptTooLong { chars: usize },
     /// Missing, or another owner's: the same answer, so existence never leaks.
@@ -55,7 +57,7 @@ pub enum AppServiceError {
 impl AppServiceError {
     pub fn code(&self) -> &'static str {
         match self {
-            Self::InvalidName { .. } => "invalid_app_name",
+            Self::InvalidName(_) => "invalid_app_name",
             Self::SystemPromptTooLong { .. } => "system_prompt_too_long",
             Self::NotFound => "app_not_found",
             Self::Storage(_) => INTERNAL_ERROR_CODE,
@@ -63,14 +65,10 @@ impl AppServiceError {
     }
 }
 
-/// A display name: 1 to 120 characters once surrounding whitespace is trimmed.
+/// A display name: 1 to 120 characters once surrounding whitespace is trimmed, no control
+/// characters.
 pub fn app_name(raw: &str) -> Result<String, AppServiceError> {
-    let trimmed = raw.trim();
-    let chars = trimmed.chars().count();
-    if chars == 0 || chars > APP_NAME_MAX_CHARS {
-        return Err(AppServiceError::InvalidName { chars });
-    }
-    Ok(trimmed.to_owned())
+    parse_name(raw, APP_NAME_MAX_CHARS).map_err(AppServiceError::InvalidName)
 }
 
 /// A system prompt to store: `None` for the empty string, which clears it.
@@ -178,7 +176,7 @@ mod tests {
         for (raw, chars) in rows {
             let error = app_name(raw).unwrap_err();
             assert!(
-                matches!(error, AppServiceError::InvalidName { chars: c } if c == chars),
+                matches!(error, AppServiceError::InvalidName(NameError::Length { chars: c, .. }) if c == chars),
                 "{raw:?}"
             );
             assert_eq!(error.code(), "invalid_app_name");

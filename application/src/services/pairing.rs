@@ -4,6 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use svc_domain::connector_key::{ConnectorKeyError, KeyName};
+use svc_domain::name::NameError;
 use svc_domain::pair_code::PairCode;
 
 use super::operator::{ConnectorKeyService, IssueConnectorKey};
@@ -22,6 +24,9 @@ pub const PAIR_CODE_DIGITS: usize = 6;
 pub enum PairingError {
     #[error("wrong pair code")]
     WrongCode,
+    /// `clientName` breaks the key-name rule.
+    #[error("clientName: {0}")]
+    InvalidClientName(NameError),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -75,15 +80,19 @@ impl PairingService {
     /// Exchanges the pair code for a fresh bearer, returned once.
     pub async fn exchange(&self, code: &str, client_name: Option<String>) -> Result<(String, String), PairingError> {
         self.redeem(code)?;
+        let name = match client_name.filter(|n| !n.trim().is_empty()) {
+            None => "paired client".to_owned(),
+            Some(raw) => match KeyName::parse(&raw) {
+                Ok(name) => name.as_str().to_owned(),
+                Err(ConnectorKeyError::InvalidName(rule)) => return Err(PairingError::InvalidClientName(rule)),
+                Err(other) => return Err(PairingError::Internal(other.into())),
+            },
+        };
         let issued = self
             .keys
             .issue(IssueConnectorKey {
                 caller_user_id: self.operator.clone(),
-                name: Some(
-                    client_name
-                        .filter(|n| !n.trim().is_empty())
-                        .unwrap_or_else(|| "paired client".into()),
-                ),
+                name: Some(name),
                 app_id: None,
                 expires_at: None,
             })

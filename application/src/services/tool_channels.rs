@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use svc_domain::contract::{Contract, compile_schema, violations};
 use svc_domain::session::SessionStatus;
+use svc_domain::text::excerpt;
 
 use super::agent::{AgentError, AgentService, Caller};
 use crate::ports::pollable::{PollFailure, PollTarget, PollableTool};
@@ -43,9 +44,9 @@ impl Default for ToolChannelSettings {
 /// Why a channel is refused or a poll produced no payload; `code()` is the `channel_error` code.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChannelError {
-    #[error("`{0}` is not a streamSpec channel with a source.tool in this session's contract")]
+    #[error("`{}` is not a streamSpec channel with a source.tool in this session's contract", excerpt(.0))]
     UnknownChannel(String),
-    #[error("`{0}` is not a tool this server can poll")]
+    #[error("`{}` is not a tool this server can poll", excerpt(.0))]
     ToolUnavailable(String),
     #[error("at most {0} tool channels per connection")]
     TooManyChannels(usize),

@@ -30,9 +30,9 @@ pub enum RedirectUriError {
     WildcardHost,
     #[error("http is allowed only on a loopback host (127.0.0.1, [::1], localhost); use https")]
     InsecureHttp,
-    #[error("the scheme `{0}` can be executed by a browser")]
+    #[error("the scheme `{}` can be executed by a browser", crate::text::excerpt(.0))]
     BrowserExecutable(String),
-    #[error("the scheme `{0}` is neither https, loopback http nor a private-use scheme")]
+    #[error("the scheme `{}` is neither https, loopback http nor a private-use scheme", crate::text::excerpt(.0))]
     UnsupportedScheme(String),
 }
 

@@ -117,6 +117,12 @@ pub async fn serve<A: Acceptor>(
         }
     };
 
+    tracing::info!(
+        max_connections = limits.max_connections,
+        header_read_timeout_seconds = limits.header_read_timeout.as_secs(),
+        idle_timeout_seconds = limits.idle_timeout.as_secs(),
+        "server started"
+    );
     tokio::pin!(shutdown);
     loop {
         tokio::select! {

@@ -188,6 +188,11 @@ async fn the_openapi_document_names_every_route() {
             "{method} {path} documents its 404"
         );
     }
+    let pair = &document["paths"]["/_svc/pair"]["post"]["responses"]["422"];
+    assert!(
+        pair["content"]["application/json; charset=utf-8"].is_object(),
+        "a bad clientName is documented: {pair}"
+    );
     let token = &document["paths"]["/oauth/token"]["post"];
     assert!(
         token["requestBody"]["content"]["application/x-www-form-urlencoded"].is_object(),

@@ -191,6 +191,13 @@ async fn handle(
     let Ok(frame) = serde_json::from_str::<Value>(text) else {
         return Ok(vec![frames::error("BAD_FRAME", "not JSON")]);
     };
+    // Ids in frames are looked up in text columns: the rule of every tool argument.
+    if let Some(path) = svc_domain::text::nul_path(&frame) {
+        return Ok(vec![frames::error(
+            "BAD_FRAME",
+            &format!("{path} {}", svc_domain::text::NUL_RULE),
+        )]);
+    }
     let kind = frame["type"].as_str().unwrap_or_default();
     let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
     if kind == "ping" {
@@ -273,7 +280,7 @@ async fn handle(
         }
         other => Ok(vec![frames::error(
             "BAD_FRAME",
-            &format!("unknown frame type `{other}`"),
+            &format!("unknown frame type `{}`", svc_domain::text::excerpt(other)),
         )]),
     }
 }
@@ -302,7 +309,12 @@ pub(super) async fn action(
             "payload.action (the intent) is required",
         )]);
     };
-    let client_seq = envelope.get("clientSeq").and_then(Value::as_i64);
+    let Ok(client_seq) = client_seq(envelope) else {
+        return Ok(vec![frames::error(
+            "BAD_FRAME",
+            &format!("clientSeq must be an integer from 0 to {MAX_CLIENT_SEQ}"),
+        )]);
+    };
     let incoming = IncomingAction {
         intent: intent.to_owned(),
         data: envelope["payload"].get("data").cloned().unwrap_or(Value::Null),
@@ -330,5 +342,22 @@ pub(super) async fn action(
         )]),
         Err(AgentError::SessionNotFound) => Ok(vec![frames::error("SESSION_EXPIRED", "the session expired")]),
         Err(other) => Err(other),
+    }
+}
+
+/// The largest `clientSeq`: JavaScript's `Number.MAX_SAFE_INTEGER`, the largest integer a card
+/// can count to exactly.
+const MAX_CLIENT_SEQ: i64 = (1 << 53) - 1;
+
+/// An action's optional `clientSeq`. It deduplicates the action, so a value the server cannot
+/// keep exactly (a fraction, a negative, beyond [`MAX_CLIENT_SEQ`], not a number) is refused,
+/// never dropped (which would store the action without deduplication).
+fn client_seq(envelope: &Value) -> Result<Option<i64>, ()> {
+    match envelope.get("clientSeq") {
+        None => Ok(None),
+        Some(value) => match value.as_i64() {
+            Some(seq) if (0..=MAX_CLIENT_SEQ).contains(&seq) => Ok(Some(seq)),
+            _ => Err(()),
+        },
     }
 }

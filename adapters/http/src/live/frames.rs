@@ -7,7 +7,9 @@ pub fn frame(kind: &str, payload: Value) -> String {
     json!({ "type": kind, "payload": payload }).to_string()
 }
 
+/// An `error` frame; a message quoting input is cut like every error message (`svc_domain::text`).
 pub fn error(code: &str, message: &str) -> String {
+    let message = svc_domain::text::bounded_message(message.to_owned());
     frame("error", json!({ "code": code, "message": message }))
 }
 

@@ -223,7 +223,7 @@ pub async fn send(
             .map(|()| vec![]),
         other => Ok(vec![frames::error(
             "BAD_FRAME",
-            &format!("`{other}` cannot be sent by polling"),
+            &format!("`{}` cannot be sent by polling", svc_domain::text::excerpt(other)),
         )]),
     };
     match answered {

@@ -36,7 +36,7 @@ impl RpcFailure {
         Self {
             status: StatusCode::OK,
             code,
-            message: message.into(),
+            message: svc_domain::text::bounded_message(message.into()),
             data: None,
             headers: vec![],
         }

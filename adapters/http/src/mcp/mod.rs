@@ -22,6 +22,7 @@ use poem::{Body, IntoResponse, Request, Response, handler};
 use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
 use svc_application::services::auth::AuthError;
+use svc_domain::text as input;
 use svc_protocol::{
     AGENT_SYSTEM_PROMPT, INTERNAL_ERROR, INVALID_PARAMS, MCP_PROTOCOL_VERSIONS, METHOD_NOT_FOUND, UNAUTHORIZED,
 };
@@ -282,15 +283,23 @@ pub(crate) fn tool_call<'t>(
     let Some(tool) = find(name) else {
         return Err(RpcFailure::new(
             INVALID_PARAMS,
-            format!("Invalid params: name: unknown tool `{name}`"),
+            format!("Invalid params: name: unknown tool `{}`", input::excerpt(name)),
         ));
     };
     let arguments = match params.get("arguments") {
         None | Some(Value::Null) => json!({}),
         Some(a) => a.clone(),
     };
-    tool_table::check_arguments(tool, &arguments)
-        .map_err(|rule| RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {rule}")))?;
+    let invalid = |rule: String| RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {rule}"));
+    tool_table::check_arguments(tool, &arguments).map_err(invalid)?;
+    // Text no store can hold, in the arguments or in `_meta` (the host session is stored).
+    if let Some(path) = input::nul_path(&arguments) {
+        let field = if path.is_empty() { "arguments".to_owned() } else { path };
+        return Err(invalid(format!("{field}: {}", input::NUL_RULE)));
+    }
+    if let Some(path) = params.get("_meta").and_then(input::nul_path) {
+        return Err(invalid(format!("_meta.{path}: {}", input::NUL_RULE)));
+    }
     Ok((tool, arguments))
 }
 

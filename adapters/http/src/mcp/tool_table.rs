@@ -155,7 +155,9 @@ pub fn check_arguments(tool: &ToolSpec, arguments: &Value) -> Result<(), String>
             } else {
                 path.trim_start_matches('/').replace('/', ".")
             };
-            Err(format!("{field}: {e}"))
+            // The rule, quoting at most an excerpt of the offending value.
+            let quoted = svc_domain::text::excerpt(&e.instance().to_string()).into_owned();
+            Err(format!("{field}: {}", e.masked_with(quoted)))
         }
     }
 }

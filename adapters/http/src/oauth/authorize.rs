@@ -106,6 +106,13 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<HttpState>) ->
             &format!("The field {name} was sent more than once."),
         );
     }
+    if let Some(name) = params.with_nul() {
+        let name = svc_domain::text::excerpt(name);
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            &format!("The field {name} {}.", svc_domain::text::NUL_RULE),
+        );
+    }
     let request = params.authorization_request();
     if params.get("action").as_deref() == Some("deny") {
         return match oauth.service.deny(&request).await {

@@ -22,6 +22,15 @@ impl Params {
             .map(|(_, (name, _))| name.as_str())
     }
 
+    /// The first parameter whose name or value holds U+0000, which no store can hold
+    /// (`svc_domain::text::NUL_RULE`).
+    pub(super) fn with_nul(&self) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(name, value)| name.contains('\0') || value.contains('\0'))
+            .map(|(name, _)| name.as_str())
+    }
+
     pub(super) fn get(&self, name: &str) -> Option<String> {
         self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
     }
@@ -68,6 +77,8 @@ mod tests {
     fn duplicates_are_found() {
         assert_eq!(Params::parse(b"a=1&b=2&a=3").duplicate(), Some("a"));
         assert_eq!(Params::parse(b"a=1&b=2").duplicate(), None);
+        assert_eq!(Params::parse(b"a=1&b=x%00").with_nul(), Some("b"));
+        assert_eq!(Params::parse(b"a=1&b=2").with_nul(), None);
         let params = Params::parse(b"state=x%26y&code=+a");
         assert_eq!(params.get("state").as_deref(), Some("x&y"));
         assert_eq!(params.filled("code").as_deref(), Some(" a"));

@@ -36,6 +36,14 @@ pub(super) async fn token(body: Body, state: &Arc<HttpState>) -> Response {
             &format!("{name} was sent more than once"),
         );
     }
+    if let Some(name) = params.with_nul() {
+        let name = svc_domain::text::excerpt(name);
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            &format!("{name} {}", svc_domain::text::NUL_RULE),
+        );
+    }
     match oauth.service.exchange(&params.token_request()).await {
         Ok(token) => no_store(
             Json(json!({ "access_token": token.expose(), "token_type": "Bearer", "scope": "mcp" })).into_response(),

@@ -1,5 +1,6 @@
 //! The apps domain: `svc_ops_list_apps`, `_create_app`, `_rename_app`, `_delete_app`,
-//! `_set_default_app`, `_update_app_system_prompt`.
+//! `_set_default_app`, `_update_app_system_prompt`. A key locked to an app sees only rename and
+//! system prompt, for its own app.
 
 use serde_json::{Value, json};
 use svc_application::services::apps::{AppService, CreateApp, RenameApp, SetAppSystemPrompt};
@@ -30,6 +31,7 @@ pub async fn call(apps: &AppService, caller: &OpsCaller, name: &str, arguments: 
         }
         "svc_ops_rename_app" => {
             let a: RenameAppArgs = args(arguments)?;
+            caller.ensure_reaches_app(&a.app_id).map_err(tool_failure)?;
             let command = RenameApp {
                 owner_id: owner.to_owned(),
                 app_id: a.app_id,
@@ -49,6 +51,7 @@ pub async fn call(apps: &AppService, caller: &OpsCaller, name: &str, arguments: 
         }
         "svc_ops_update_app_system_prompt" => {
             let a: UpdateAppSystemPromptArgs = args(arguments)?;
+            caller.ensure_reaches_app(&a.app_id).map_err(tool_failure)?;
             let command = SetAppSystemPrompt {
                 owner_id: owner.to_owned(),
                 app_id: a.app_id,

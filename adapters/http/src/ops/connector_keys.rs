@@ -3,11 +3,10 @@
 //!
 //! A key may be locked only to one of the caller's own apps (another's answers `app_not_found`),
 //! and a caller whose own key is locked to an app issues keys locked to that same app, so a
-//! locked key can never mint a wider one.
+//! locked key can never mint a wider one. A locked caller lists and revokes only its app's keys.
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use svc_application::services::apps::AppServiceError;
 use svc_application::services::operator::{IssueConnectorKey, RevokeConnectorKey};
 use svc_protocol::NoArgs;
 use svc_protocol::ops_tools::{IssueConnectorKeyArgs, RevokeConnectorKeyArgs};
@@ -28,7 +27,11 @@ pub async fn call(
     match name {
         "svc_ops_list_connector_keys" => {
             let _: NoArgs = args(arguments)?;
-            let keys = domain.keys.list(&user).await.map_err(tool_failure)?;
+            let keys = domain
+                .keys
+                .list(&user, caller.locked_app())
+                .await
+                .map_err(tool_failure)?;
             ok(json!({ "keys": record(&keys)? }))
         }
         "svc_ops_issue_connector_key" => {
@@ -50,6 +53,7 @@ pub async fn call(
             let a: RevokeConnectorKeyArgs = args(arguments)?;
             let command = RevokeConnectorKey {
                 caller_user_id: user,
+                caller_locked_app: caller.locked_app().map(str::to_owned),
                 key_id: a.key_id,
             };
             ok(record(&domain.keys.revoke(command).await.map_err(tool_failure)?)?)
@@ -78,10 +82,10 @@ async fn locked_app(
     let app_id = match requested {
         None if caller.app_locked => caller.caller.app_id.clone(),
         None => return Ok(None),
-        Some(id) if caller.app_locked && id != caller.caller.app_id => {
-            return Err(tool_failure(AppServiceError::NotFound));
+        Some(id) => {
+            caller.ensure_reaches_app(&id).map_err(tool_failure)?;
+            id
         }
-        Some(id) => id,
     };
     let app = domain
         .apps

@@ -5,6 +5,7 @@
 //! identity becomes a member with the invited role. Answers:
 //! - 200 `{ orgId, userId, role, joinedAt }` (a caller already in the org keeps their membership);
 //! - 401 `{ error: { code: "unauthorized", message } }` without a valid bearer;
+//! - 403 `app_access_denied` for a key locked to an app (membership is beyond one app);
 //! - 404 `org_invite_not_found`, 410 `org_invite_revoked` / `org_invite_expired`,
 //!   409 `org_invite_already_accepted` (also what a revoke racing an accept meets);
 //! - 404 with no body when the orgs domain is not wired.
@@ -74,6 +75,14 @@ pub async fn accept_invite(
     let Ok(caller) = OpsCaller::new(&authenticated) else {
         return internal();
     };
+    // Membership is the owner's, beyond any one app: a key locked to an app cannot take it on.
+    if caller.app_locked {
+        return error(
+            StatusCode::FORBIDDEN,
+            "app_access_denied",
+            "a key locked to an app cannot accept org invites; use a key of the user",
+        );
+    }
     let command = AcceptInvite {
         user_id: caller.identity,
         invite_id,

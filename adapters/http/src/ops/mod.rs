@@ -23,7 +23,7 @@ use poem::web::Data;
 use poem::{Body, Request, Response, handler};
 use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
-use svc_application::services::apps::AppService;
+use svc_application::services::apps::{AppService, AppServiceError};
 use svc_application::services::auth::{AuthError, Authenticated};
 use svc_application::services::operator::{ConnectorKeyService, CouponService, OpsBlueprintService, OrgService};
 use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
@@ -33,7 +33,7 @@ use crate::mcp::errors::ToolFailure;
 use crate::mcp::jsonrpc::RpcFailure;
 use crate::mcp::{answer, auth_failure, bearer, cancel_scope, protocol_version, tool_call, tool_table::declaration};
 pub use invites::accept_invite;
-use tool_table::{APP_META_TOOLS, OPS_TOOLS, OpsDomain, OpsTool};
+use tool_table::{OPS_TOOLS, OpsDomain, OpsTool};
 
 /// The wired domains of `/ops` (`opsApps`, `opsOrgs`, `opsConnectorKeys`, `opsCoupon`).
 /// `Default` wires nothing.
@@ -87,6 +87,22 @@ pub struct OpsCaller {
 }
 
 impl OpsCaller {
+    /// The one app a locked key may reach; `None` for a universal key (every app of its owner).
+    pub fn locked_app(&self) -> Option<&str> {
+        self.app_locked.then_some(self.caller.app_id.as_str())
+    }
+
+    /// A locked key reaches only its own app: another app of the same owner answers exactly like
+    /// a missing one (`app_not_found`).
+    pub fn ensure_reaches_app(&self, app_id: &str) -> Result<(), AppServiceError> {
+        match self.locked_app() {
+            Some(own) if own != app_id => Err(AppServiceError::NotFound),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl OpsCaller {
     /// Neither a user id nor an app id is a server-side failure, never an empty answer.
     fn new(authenticated: &Authenticated) -> Result<Self, RpcFailure> {
         let caller = &authenticated.caller;
@@ -128,12 +144,13 @@ fn method_not_found(method: &str) -> RpcFailure {
     RpcFailure::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))
 }
 
-/// The tools this caller sees: wired domains only, and no app meta-tools for a locked key.
+/// The tools this caller sees: wired domains only, and for a locked key only those scoped to
+/// its app.
 fn visible_tools<'s>(domains: &'s OpsDomains, app_locked: bool) -> impl Iterator<Item = &'static OpsTool> + 's {
     OPS_TOOLS
         .iter()
         .filter(move |t| domains.wired(t.domain))
-        .filter(move |t| !(app_locked && APP_META_TOOLS.contains(&t.spec.name)))
+        .filter(move |t| t.visible_to(app_locked))
 }
 
 async fn dispatch(

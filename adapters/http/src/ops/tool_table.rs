@@ -19,16 +19,47 @@ pub enum OpsDomain {
     Blueprints,
 }
 
+/// What a key locked to one app may do with a tool (docs/ops.md, "Keys locked to an app").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForLockedKey {
+    /// The tool reaches beyond one app (the owner's other apps, orgs, wallets): absent from the
+    /// key's `tools/list` and -32602 `unknown tool` when called.
+    Hidden,
+    /// The tool acts on the key's own app only; another app answers like a missing one.
+    OwnApp,
+}
+
 pub struct OpsTool {
     pub domain: OpsDomain,
     pub spec: ToolSpec,
+    pub for_locked_key: ForLockedKey,
 }
 
-/// Tools a key locked to one app does not see: they reach across the user's apps.
-pub const APP_META_TOOLS: [&str; 1] = ["svc_ops_list_apps"];
+impl OpsTool {
+    pub fn visible_to(&self, app_locked: bool) -> bool {
+        !app_locked || self.for_locked_key == ForLockedKey::OwnApp
+    }
+}
 
 fn tool(domain: OpsDomain, spec: ToolSpec) -> OpsTool {
-    OpsTool { domain, spec }
+    // Every domain but the app's own tools and blueprints reaches beyond one app.
+    let for_locked_key = match domain {
+        OpsDomain::ConnectorKeys | OpsDomain::Blueprints => ForLockedKey::OwnApp,
+        OpsDomain::Apps | OpsDomain::Orgs | OpsDomain::Coupons => ForLockedKey::Hidden,
+    };
+    OpsTool {
+        domain,
+        spec,
+        for_locked_key,
+    }
+}
+
+/// An apps tool that acts on one app named by `appId`, which a locked key may aim at its own app.
+fn own_app_tool(spec: ToolSpec) -> OpsTool {
+    OpsTool {
+        for_locked_key: ForLockedKey::OwnApp,
+        ..tool(OpsDomain::Apps, spec)
+    }
 }
 
 pub static OPS_TOOLS: LazyLock<Vec<OpsTool>> = LazyLock::new(|| {
@@ -45,10 +76,10 @@ pub static OPS_TOOLS: LazyLock<Vec<OpsTool>> = LazyLock::new(|| {
                 "Create an app (the tenancy unit of sessions and blueprints). The server mints its id.",
             ),
         ),
-        tool(
-            Apps,
-            spec::<RenameAppArgs>("svc_ops_rename_app", "Rename one of the caller's apps."),
-        ),
+        own_app_tool(spec::<RenameAppArgs>(
+            "svc_ops_rename_app",
+            "Rename one of the caller's apps.",
+        )),
         tool(
             Apps,
             spec::<AppIdArgs>(
@@ -63,13 +94,10 @@ pub static OPS_TOOLS: LazyLock<Vec<OpsTool>> = LazyLock::new(|| {
                 "Make one of the caller's apps the default that universal keys are scoped to.",
             ),
         ),
-        tool(
-            Apps,
-            spec::<UpdateAppSystemPromptArgs>(
-                "svc_ops_update_app_system_prompt",
-                "Set the app's system prompt, appended to the agent instructions on /mcp initialize. An empty string clears it.",
-            ),
-        ),
+        own_app_tool(spec::<UpdateAppSystemPromptArgs>(
+            "svc_ops_update_app_system_prompt",
+            "Set the app's system prompt, appended to the agent instructions on /mcp initialize. An empty string clears it.",
+        )),
         tool(
             Orgs,
             spec::<NoArgs>(

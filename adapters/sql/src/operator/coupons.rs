@@ -30,11 +30,11 @@ impl CouponRepository for SeaOrmCouponRepository {
     }
 
     async fn get(&self, code: &CouponCode) -> Result<Option<Coupon>, RepositoryError> {
-        let row = coupons::Entity::find_by_id(code.as_str().to_owned())
+        let row = coupons::Entity::find_by_id(code.stored_hash())
             .one(&self.db)
             .await
             .map_err(repository_error)?;
-        row.map(coupon_from_row).transpose()
+        row.map(|row| coupon_from_row(row, code)).transpose()
     }
 
     async fn redeem(
@@ -47,12 +47,12 @@ impl CouponRepository for SeaOrmCouponRepository {
         // Any early return drops the transaction, which rolls back whatever it wrote.
         let txn = begin_write(&self.db).await?;
         // On PostgreSQL a racing redemption waits here and then reads the activated coupon.
-        let coupon = coupons::Entity::find_by_id(code.as_str().to_owned())
+        let coupon = coupons::Entity::find_by_id(code.stored_hash())
             .lock_exclusive()
             .one(&txn)
             .await
             .map_err(repository_error)?
-            .map(coupon_from_row)
+            .map(|row| coupon_from_row(row, code))
             .transpose()?
             .ok_or(TransitionError::Rejected(CouponError::NotFound))?;
         let wallet = lock_or_open(&txn, target, now).await?;
@@ -62,7 +62,7 @@ impl CouponRepository for SeaOrmCouponRepository {
         // Conditional on `issued` as well, so a missing lock could never credit twice.
         let activated = coupons::Entity::update_many()
             .set(coupon_row(&redemption.coupon))
-            .filter(coupons::Column::Code.eq(code.as_str()))
+            .filter(coupons::Column::CodeHash.eq(code.stored_hash()))
             .filter(coupons::Column::Status.eq(CouponStatus::Issued.as_str()))
             .exec(&txn)
             .await
@@ -79,7 +79,7 @@ impl CouponRepository for SeaOrmCouponRepository {
 fn coupon_row(coupon: &Coupon) -> coupons::ActiveModel {
     let redeemed_by = coupon.redeemed_by.as_ref();
     coupons::ActiveModel {
-        code: Set(coupon.code.as_str().to_owned()),
+        code_hash: Set(coupon.code.stored_hash()),
         credit_cents: Set(coupon.credit_cents),
         status: Set(coupon.status.as_str().to_owned()),
         created_at: Set(coupon.created_at),
@@ -90,8 +90,10 @@ fn coupon_row(coupon: &Coupon) -> coupons::ActiveModel {
     }
 }
 
-fn coupon_from_row(row: coupons::Model) -> Result<Coupon, RepositoryError> {
-    let code = CouponCode::parse(&row.code).map_err(|_| corrupt("coupons", format!("code {:?}", row.code)))?;
+/// The coupon of a row found by the hash of `code`: the row holds only the hash, so the code is
+/// the one the caller presented.
+fn coupon_from_row(row: coupons::Model, code: &CouponCode) -> Result<Coupon, RepositoryError> {
+    let code = code.clone();
     let status =
         CouponStatus::parse(&row.status).ok_or_else(|| corrupt("coupons", format!("status {:?}", row.status)))?;
     let redeemed_by = match (row.redeemed_by_principal_type, row.redeemed_by_principal_id) {

@@ -98,6 +98,8 @@ impl OAuthService {
             Ok(pair) => pair,
             Err(PairingError::WrongCode) => return Err(ApproveError::CredentialRefused),
             Err(PairingError::Internal(e)) => return Err(ApproveError::Internal(e)),
+            // The label is a registered client name, already held to a stricter rule.
+            Err(e @ PairingError::InvalidClientName(_)) => return Err(ApproveError::Internal(e.into())),
         };
         // The minted key goes through the same check as a key typed into the form.
         let caller = self.checks.auth.authenticate(Some(&token)).await.map_err(internal)?;
@@ -183,6 +185,7 @@ impl OAuthService {
     pub(super) async fn revoke_quietly(&self, grant: &KeyGrant) {
         let command = RevokeConnectorKey {
             caller_user_id: grant.owner_id.clone(),
+            caller_locked_app: None,
             key_id: grant.key_id.clone(),
         };
         if let Err(error) = self.checks.keys.revoke(command).await {

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use svc_domain::blueprint::{SourceKind, cosine, normalize_persona};
 use svc_domain::contract::{Contract, contract_hash, negotiate, sha256_hex, variant_key};
+use svc_domain::text::excerpt;
 
 use super::INTERNAL_ERROR_CODE;
 use crate::ports::blueprints::{BlueprintChange, BlueprintFilter, BlueprintRecord, BlueprintRepository};
@@ -32,14 +33,14 @@ pub enum OpsBlueprintError {
     /// The contract cannot be agreed; the findings say why.
     #[error("contract: {0}")]
     InvalidContract(String),
-    #[error("no generator is called `{0}`")]
+    #[error("no generator is called `{}`", excerpt(.0))]
     GeneratorNotFound(String),
     #[error("no provider key for this generation: {0} (fix: set a provider key)")]
     MissingCredentials(String),
     /// The generator or the compiler produced nothing usable.
     #[error("generation failed: {0}")]
     GenerationFailed(String),
-    #[error("no blueprint {0} in this app")]
+    #[error("no blueprint {} in this app", excerpt(.0))]
     BlueprintNotFound(String),
     /// The generation queue (shared with the agent's renders) or the provider is saturated.
     #[error("generation is overloaded; retry after {retry_after_seconds} s")]

@@ -26,6 +26,8 @@ pub struct IssueConnectorKey {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevokeConnectorKey {
     pub caller_user_id: String,
+    /// The app the caller's own key is locked to: it reaches only that app's keys.
+    pub caller_locked_app: Option<String>,
     pub key_id: String,
 }
 
@@ -106,10 +108,18 @@ impl ConnectorKeyService {
         Ok(key.map(|k| k.authenticates(self.clock.now())))
     }
 
-    /// The caller's keys, metadata only.
-    pub async fn list(&self, caller_user_id: &str) -> Result<Vec<ConnectorKeySummary>, ConnectorKeyServiceError> {
+    /// The caller's keys, metadata only; a caller locked to an app sees only that app's keys.
+    pub async fn list(
+        &self,
+        caller_user_id: &str,
+        caller_locked_app: Option<&str>,
+    ) -> Result<Vec<ConnectorKeySummary>, ConnectorKeyServiceError> {
         let keys = self.keys.list_by_owner(caller_user_id).await?;
-        Ok(keys.iter().map(ConnectorKey::summary).collect())
+        Ok(keys
+            .iter()
+            .filter(|k| k.within_app(caller_locked_app))
+            .map(ConnectorKey::summary)
+            .collect())
     }
 
     /// A new active key. Only its hash and display prefix are stored.
@@ -137,7 +147,7 @@ impl ConnectorKeyService {
             .get(&command.key_id)
             .await?
             .ok_or(ConnectorKeyError::NotFound)?;
-        key.ensure_owned_by(&command.caller_user_id)?;
+        key.ensure_reachable(&command.caller_user_id, command.caller_locked_app.as_deref())?;
         let (revoked, outcome) = self.keys.revoke(&command.key_id).await?;
         // Announced again on a repeated revoke: a replica that missed the first still hears it.
         if let Some(bus) = &self.revocations {
@@ -203,13 +213,14 @@ mod tests {
         fakes.clock.advance(TimeDelta::minutes(1));
         let authenticated = service.authenticate(&plaintext).await.unwrap().unwrap();
         assert_eq!(authenticated.id, issued.summary.id);
-        let listed = service.list("u1").await.unwrap();
+        let listed = service.list("u1", None).await.unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].last_used_at, Some(fakes.clock.now()));
-        assert!(service.list("u2").await.unwrap().is_empty());
+        assert!(service.list("u2", None).await.unwrap().is_empty());
 
         let revoke = RevokeConnectorKey {
             caller_user_id: "u1".into(),
+            caller_locked_app: None,
             key_id: issued.summary.id.clone(),
         };
         let first = service.revoke(revoke.clone()).await.unwrap();
@@ -227,7 +238,7 @@ mod tests {
             None,
             "revoked regardless of hash match"
         );
-        assert_eq!(service.list("u1").await.unwrap().len(), 1, "the row is kept");
+        assert_eq!(service.list("u1", None).await.unwrap().len(), 1, "the row is kept");
     }
 
     #[tokio::test]
@@ -239,6 +250,7 @@ mod tests {
             (
                 RevokeConnectorKey {
                     caller_user_id: "u2".into(),
+                    caller_locked_app: None,
                     key_id: issued.summary.id.clone(),
                 },
                 "connector_key_access_denied",
@@ -246,6 +258,7 @@ mod tests {
             (
                 RevokeConnectorKey {
                     caller_user_id: "u1".into(),
+                    caller_locked_app: None,
                     key_id: "missing".into(),
                 },
                 "connector_key_not_found",

@@ -1,0 +1,25 @@
+//! Ids in paths (`/apps/<appId>/mcp`, `/_svc/invites/<id>/accept`, `/_svc/poll/<sessionId>`) and
+//! query strings are looked up in text columns, and PostgreSQL `text` cannot hold U+0000: a URL
+//! carrying one (`%00`) is the caller's error, answered 400 on every route and both backends
+//! before any handler runs (`svc_domain::text::NUL_RULE`).
+
+use poem::http::StatusCode;
+use poem::web::Json;
+use poem::{Endpoint, IntoResponse, Request, Response};
+use serde_json::json;
+use svc_domain::text::NUL_RULE;
+
+/// Wraps `endpoint` so a URL holding `%00` never reaches it.
+pub async fn refuse_nul_in_url<E: Endpoint>(endpoint: E, req: Request) -> poem::Result<Response> {
+    let url = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or_default();
+    // Percent-encoding is the only way U+0000 travels in a URL; "%00" has no letters to fold.
+    if url.contains("%00") {
+        let message = format!("the URL {NUL_RULE}");
+        return Ok((
+            StatusCode::BAD_REQUEST,
+            Json(json!({ "error": { "code": "invalid_request", "message": message } })),
+        )
+            .into_response());
+    }
+    endpoint.call(req).await.map(IntoResponse::into_response)
+}

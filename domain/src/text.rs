@@ -1,0 +1,98 @@
+//! Hygiene of text callers send: what no store can hold, and how much of it an error message may
+//! quote back. One rule each, used by every route and every error that quotes input.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+/// Why a string is refused wherever it appears: PostgreSQL `text` cannot hold U+0000, so SQLite
+/// must not store it either (both backends answer the same).
+pub const NUL_RULE: &str = "must not contain U+0000 (NUL)";
+
+/// The most characters of a caller's input an error message quotes.
+pub const ECHO_MAX_CHARS: usize = 100;
+
+/// The longest error message sent, in characters: a backstop for messages that quote input
+/// through a path [`excerpt`] did not see.
+pub const MESSAGE_MAX_CHARS: usize = 1_000;
+
+/// The dotted path (`options.persona`, `items.0`) of the first string or object key in `value`
+/// holding U+0000; `""` names `value` itself.
+pub fn nul_path(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => s.contains('\0').then(String::new),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| nul_path(item).map(|rest| join(&i.to_string(), &rest))),
+        Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+            if key.contains('\0') {
+                return Some(excerpt(&key.replace('\0', "\\u0000")).into_owned());
+            }
+            nul_path(item).map(|rest| join(key, &rest))
+        }),
+        _ => None,
+    }
+}
+
+fn join(head: &str, rest: &str) -> String {
+    if rest.is_empty() {
+        head.to_owned()
+    } else {
+        format!("{head}.{rest}")
+    }
+}
+
+/// At most [`ECHO_MAX_CHARS`] characters of `text`, marked with `…` when cut.
+pub fn excerpt(text: &str) -> Cow<'_, str> {
+    cut(text, ECHO_MAX_CHARS)
+}
+
+/// An error message cut to [`MESSAGE_MAX_CHARS`].
+pub fn bounded_message(message: String) -> String {
+    match cut(&message, MESSAGE_MAX_CHARS) {
+        Cow::Borrowed(_) => message,
+        Cow::Owned(cut) => cut,
+    }
+}
+
+fn cut(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn nul_paths_name_the_field() {
+        let rows = [
+            (json!({ "intent": "ok" }), None),
+            (json!({ "intent": "a\u{0}b" }), Some("intent")),
+            (json!({ "options": { "persona": "\u{0}" } }), Some("options.persona")),
+            (json!({ "items": ["ok", "x\u{0}"] }), Some("items.1")),
+            (json!({ "a\u{0}": 1 }), Some("a\\u0000")),
+            (json!("\u{0}"), Some("")),
+            (json!({ "n": 1, "b": true, "z": null }), None),
+        ];
+        for (value, path) in rows {
+            assert_eq!(nul_path(&value).as_deref(), path, "{value}");
+        }
+    }
+
+    #[test]
+    fn excerpts_are_cut_on_character_boundaries() {
+        assert_eq!(excerpt("short"), "short");
+        let long = "é".repeat(ECHO_MAX_CHARS + 1);
+        let cut = excerpt(&long);
+        assert_eq!(cut.chars().count(), ECHO_MAX_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert_eq!(bounded_message("x".repeat(MESSAGE_MAX_CHARS)).len(), MESSAGE_MAX_CHARS);
+        assert!(bounded_message("x".repeat(MESSAGE_MAX_CHARS + 1)).ends_with('…'));
+    }
+}

@@ -3,6 +3,9 @@
 
 use serde_json::Value;
 
+use super::check_schema_budgets;
+use crate::budget::BudgetExceeded;
+
 /// One way an instance breaks its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaViolation {
@@ -12,12 +15,26 @@ pub struct SchemaViolation {
     pub message: String,
 }
 
-/// Compiles `schema` as JSON Schema 2020-12 with format assertions on.
-pub fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, String> {
+/// Why a schema was not compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaCompileError {
+    /// Refused before compiling: compiling or validating it could exhaust the stack or the CPU.
+    #[error(transparent)]
+    OverBudget(#[from] BudgetExceeded),
+    /// Not a valid JSON Schema 2020-12.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Compiles `schema` as JSON Schema 2020-12 with format assertions on, once it is within the
+/// complexity budgets: every compile goes through here, so a stored schema from before the
+/// budgets is refused as well.
+pub fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, SchemaCompileError> {
+    check_schema_budgets(schema)?;
     jsonschema::draft202012::options()
         .should_validate_formats(true)
         .build(schema)
-        .map_err(|e| e.to_string())
+        .map_err(|e| SchemaCompileError::Invalid(e.to_string()))
 }
 
 /// Every violation of `instance` against a compiled validator, in document order.
@@ -59,6 +76,15 @@ mod tests {
 
     #[test]
     fn an_invalid_schema_does_not_compile() {
-        assert!(compile_schema(&json!({ "type": "not-a-type" })).is_err());
+        assert!(matches!(
+            compile_schema(&json!({ "type": "not-a-type" })),
+            Err(SchemaCompileError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn a_schema_over_budget_is_not_compiled() {
+        let cycle = json!({ "$defs": { "a": { "$ref": "#/$defs/a" } }, "$ref": "#/$defs/a" });
+        assert!(matches!(compile_schema(&cycle), Err(SchemaCompileError::OverBudget(_))));
     }
 }

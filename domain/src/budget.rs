@@ -66,7 +66,7 @@ impl Budget {
             Budget::RefScope => None,
             // The parser recurses once per nesting level, so the source size bounds how deep it
             // can go before the nesting budget is checked; see docs/budgets.md.
-            Budget::ComponentBytes => Some(128 * 1024),
+            Budget::ComponentBytes => Some(64 * 1024),
             // oxc's parser overflows a 2 MiB stack between 500 and 1,000 nested parentheses in a
             // debug build; 256 is well below and far above what a component needs.
             Budget::ComponentNesting => Some(256),
@@ -129,9 +129,49 @@ impl fmt::Display for BudgetExceeded {
     }
 }
 
+/// Checks the size of component code before it is parsed.
+pub fn check_component_bytes(source: &str) -> Result<(), BudgetExceeded> {
+    let max = Budget::ComponentBytes.limit().unwrap_or(usize::MAX);
+    if source.len() > max {
+        return Err(BudgetExceeded::new(
+            Budget::ComponentBytes,
+            "",
+            format!("{} bytes", source.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks how deep a parsed component's syntax tree nests (measured by the compiler), before
+/// anything walks it again; `line` is where the deepest node starts.
+pub fn check_component_nesting(depth: usize, line: u32) -> Result<(), BudgetExceeded> {
+    let max = Budget::ComponentNesting.limit().unwrap_or(usize::MAX);
+    if depth > max {
+        return Err(BudgetExceeded::new(
+            Budget::ComponentNesting,
+            format!("line {line}"),
+            format!("nested {depth} levels deep"),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn component_code_is_bounded_in_size_and_nesting() {
+        assert_eq!(check_component_bytes(&"x".repeat(64 * 1024)), Ok(()));
+        let e = check_component_bytes(&"x".repeat(64 * 1024 + 1)).unwrap_err();
+        assert_eq!((e.budget, e.found.as_str()), (Budget::ComponentBytes, "65537 bytes"));
+        assert_eq!(check_component_nesting(256, 1), Ok(()));
+        let e = check_component_nesting(257, 3).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "over the `component_nesting` budget at line 3: component code nests at most 256 levels deep (nested 257 levels deep)"
+        );
+    }
 
     #[test]
     fn a_refusal_names_the_budget_the_path_and_the_rule() {

@@ -45,8 +45,12 @@ impl Compiler for OxcCompiler {
                 .stack_size(COMPILE_STACK_BYTES)
                 .spawn_scoped(scope, || compile_checked(tsx, allowed_packages));
             match compile {
-                Ok(thread) => thread.join().unwrap_or_else(|_| Err(failure(vec![internal_finding("the compiler panicked")]))),
-                Err(_) => Err(failure(vec![internal_finding("no thread could be started for the compiler")])),
+                Ok(thread) => thread
+                    .join()
+                    .unwrap_or_else(|_| Err(failure(vec![internal_finding("the compiler panicked")]))),
+                Err(_) => Err(failure(vec![internal_finding(
+                    "no thread could be started for the compiler",
+                )])),
             }
         })
     }

@@ -239,9 +239,30 @@ fn nesting_deeper_than_the_budget_is_refused_before_anything_walks_it() {
     assert_eq!(over.path, "line 1");
     assert!(has_finding(&failure, "`component_nesting` budget"), "{failure}");
     for (name, tsx) in [
-        ("jsx", format!("export default function C() {{ return {}{}; }}", "<b>".repeat(3_000), "</b>".repeat(3_000))),
-        ("arrays", format!("export default function C() {{ return {}1{}; }}", "[".repeat(3_000), "]".repeat(3_000))),
-        ("blocks", format!("export default function C() {{ {}{} }}", "{".repeat(3_000), "}".repeat(3_000))),
+        (
+            "jsx",
+            format!(
+                "export default function C() {{ return {}{}; }}",
+                "<b>".repeat(3_000),
+                "</b>".repeat(3_000)
+            ),
+        ),
+        (
+            "arrays",
+            format!(
+                "export default function C() {{ return {}1{}; }}",
+                "[".repeat(3_000),
+                "]".repeat(3_000)
+            ),
+        ),
+        (
+            "blocks",
+            format!(
+                "export default function C() {{ {}{} }}",
+                "{".repeat(3_000),
+                "}".repeat(3_000)
+            ),
+        ),
     ] {
         assert!(failure_of(&tsx).over_budget.is_some(), "{name}");
     }

@@ -133,11 +133,14 @@ impl ToolChannelService {
             .tools
             .get(&source.tool)
             .ok_or_else(|| ChannelError::ToolUnavailable(source.tool.clone()))?;
-        // Agreed contracts hold only schemas that compiled at negotiation.
-        let schema = contract
-            .stream_channel(channel)
-            .and_then(|c| compile_schema(&c.schema).ok())
-            .map(Arc::new);
+        // Agreed contracts hold only schemas that compiled at negotiation; one stored before the
+        // complexity budgets may be over one, and is refused rather than run.
+        let schema = match contract.stream_channel(channel) {
+            Some(declared) => Some(Arc::new(compile_schema(&declared.schema).map_err(|refused| {
+                ChannelError::BadPayload(format!("streamSpec.{channel}.schema is refused: {refused}"))
+            })?)),
+            None => None,
+        };
         let asked = source.interval_ms.map_or(tool.interval(), Duration::from_millis);
         let interval = asked.max(tool.interval()).max(self.settings.min_interval);
         Ok(ChannelPlan {

@@ -23,11 +23,7 @@ pub fn check_contract_budgets(contract: &Value) -> Result<(), BudgetExceeded> {
     let bytes = json_bytes(contract);
     let max_bytes = limit(Budget::ContractBytes);
     if bytes > max_bytes {
-        return Err(BudgetExceeded::new(
-            Budget::ContractBytes,
-            "",
-            format!("{bytes} bytes"),
-        ));
+        return Err(BudgetExceeded::new(Budget::ContractBytes, "", format!("{bytes} bytes")));
     }
     for (path, schema) in contract_schemas(contract) {
         check_schema_budgets(schema).map_err(|e| e.under(&path))?;
@@ -234,9 +230,7 @@ impl SchemaGraph {
                     continue;
                 }
                 let edges = &self.in_place[node];
-                applied[node] = edges
-                    .iter()
-                    .fold(1usize, |sum, e| sum.saturating_add(applied[e.to]));
+                applied[node] = edges.iter().fold(1usize, |sum, e| sum.saturating_add(applied[e.to]));
                 hops[node] = edges
                     .iter()
                     .map(|e| hops[e.to] + usize::from(e.is_ref))
@@ -279,20 +273,29 @@ impl<'a> Builder<'a> {
         for key in IN_PLACE_ONE {
             if let Some(sub) = map.get(key) {
                 let child = self.visit(sub, format!("{pointer}/{key}"))?;
-                self.in_place[index].push(Edge { to: child, is_ref: false });
+                self.in_place[index].push(Edge {
+                    to: child,
+                    is_ref: false,
+                });
             }
         }
         for key in IN_PLACE_LIST {
             for (i, sub) in map.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
                 let child = self.visit(sub, format!("{pointer}/{key}/{i}"))?;
-                self.in_place[index].push(Edge { to: child, is_ref: false });
+                self.in_place[index].push(Edge {
+                    to: child,
+                    is_ref: false,
+                });
             }
         }
         for key in IN_PLACE_MAP {
             for (name, sub) in map.get(key).and_then(Value::as_object).into_iter().flatten() {
                 if sub.is_object() || sub.is_boolean() {
                     let child = self.visit(sub, format!("{pointer}/{key}/{}", escape(name)))?;
-                    self.in_place[index].push(Edge { to: child, is_ref: false });
+                    self.in_place[index].push(Edge {
+                        to: child,
+                        is_ref: false,
+                    });
                 }
             }
         }
@@ -408,7 +411,10 @@ mod tests {
         defs.insert("l0".into(), json!({ "type": "string" }));
         for i in 1..levels {
             let below = format!("#/$defs/l{}", i - 1);
-            defs.insert(format!("l{i}"), json!({ "allOf": [{ "$ref": below }, { "$ref": below }] }));
+            defs.insert(
+                format!("l{i}"),
+                json!({ "allOf": [{ "$ref": below }, { "$ref": below }] }),
+            );
         }
         json!({ "type": "object", "properties": { "x": { "$ref": format!("#/$defs/l{}", levels - 1) } }, "$defs": defs })
     }
@@ -451,7 +457,10 @@ mod tests {
         let e = refused(&ref_chain(2_000));
         assert_eq!(e.budget, Budget::RefDepth);
         assert_eq!(e.found, "33 hops");
-        assert!(e.path.starts_with("/$defs/d") || e.path.starts_with("/properties/x"), "{e}");
+        assert!(
+            e.path.starts_with("/$defs/d") || e.path.starts_with("/properties/x"),
+            "{e}"
+        );
         assert_eq!(refused(&ref_chain(34)).budget, Budget::RefDepth);
     }
 
@@ -481,9 +490,18 @@ mod tests {
     fn references_outside_the_document_are_refused() {
         for (schema, path) in [
             (json!({ "$ref": "https://example.com/schema" }), "/$ref"),
-            (json!({ "properties": { "a": { "$ref": "#/$defs/missing" } } }), "/properties/a/$ref"),
-            (json!({ "properties": { "a": { "$dynamicRef": "#x" } } }), "/properties/a/$dynamicRef"),
-            (json!({ "$defs": { "a": { "$id": "other", "$ref": "#/x" } } }), "/$defs/a/$id"),
+            (
+                json!({ "properties": { "a": { "$ref": "#/$defs/missing" } } }),
+                "/properties/a/$ref",
+            ),
+            (
+                json!({ "properties": { "a": { "$dynamicRef": "#x" } } }),
+                "/properties/a/$dynamicRef",
+            ),
+            (
+                json!({ "$defs": { "a": { "$id": "other", "$ref": "#/x" } } }),
+                "/$defs/a/$id",
+            ),
             (json!({ "$ref": "#/default", "default": { "type": "string" } }), "/$ref"),
         ] {
             let e = refused(&schema);
@@ -527,7 +545,12 @@ mod tests {
         assert_eq!(e.budget, Budget::SchemaExpansion);
         assert_eq!(e.path, "/actionSpec/approve/schema/$defs/l8");
         let stream = json!({ "streamSpec": { "log": { "schema": ref_chain(100) } } });
-        assert!(check_contract_budgets(&stream).unwrap_err().path.starts_with("/streamSpec/log/schema/"));
+        assert!(
+            check_contract_budgets(&stream)
+                .unwrap_err()
+                .path
+                .starts_with("/streamSpec/log/schema/")
+        );
     }
 
     #[test]

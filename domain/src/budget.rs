@@ -22,6 +22,9 @@ pub enum Budget {
     SchemaExpansion,
     /// A `$ref` must name a subschema of the same document (`#/...` or `#anchor`).
     RefScope,
+    /// Subschemas applied while validating one value and everything in it, counted before
+    /// validating (a schema that doubles its work at every level of a deep value).
+    ValidationWork,
     /// Bytes of a component's TSX source.
     ComponentBytes,
     /// Nesting of a component's syntax tree (expressions, statements, JSX elements).
@@ -30,13 +33,14 @@ pub enum Budget {
 
 impl Budget {
     /// Every budget, in the order docs/budgets.md lists them.
-    pub const ALL: [Budget; 8] = [
+    pub const ALL: [Budget; 9] = [
         Budget::ContractBytes,
         Budget::SchemaNodes,
         Budget::SchemaDepth,
         Budget::RefDepth,
         Budget::SchemaExpansion,
         Budget::RefScope,
+        Budget::ValidationWork,
         Budget::ComponentBytes,
         Budget::ComponentNesting,
     ];
@@ -50,6 +54,7 @@ impl Budget {
             Budget::RefDepth => "ref_depth",
             Budget::SchemaExpansion => "schema_expansion",
             Budget::RefScope => "ref_scope",
+            Budget::ValidationWork => "validation_work",
             Budget::ComponentBytes => "component_bytes",
             Budget::ComponentNesting => "component_nesting",
         }
@@ -64,6 +69,8 @@ impl Budget {
             Budget::RefDepth => Some(32),
             Budget::SchemaExpansion => Some(1_000),
             Budget::RefScope => None,
+            // About 0.1 µs each in a debug build: a tenth of a second at most.
+            Budget::ValidationWork => Some(1_000_000),
             // The parser recurses once per nesting level, so the source size bounds how deep it
             // can go before the nesting budget is checked; see docs/budgets.md.
             Budget::ComponentBytes => Some(64 * 1024),
@@ -84,6 +91,9 @@ impl Budget {
                 "at most {limit} subschemas apply to one value through `$ref`, allOf, anyOf, oneOf, not, if/then/else and dependentSchemas"
             ),
             Budget::RefScope => "a `$ref` names a subschema of the same schema (`#/...` or `#anchor`); nested `$id`, `$dynamicRef` and `$recursiveRef` are not accepted".into(),
+            Budget::ValidationWork => format!(
+                "validating one value applies at most {limit} subschemas, counting every member and item"
+            ),
             Budget::ComponentBytes => format!("component code is at most {limit} bytes"),
             Budget::ComponentNesting => format!("component code nests at most {limit} levels deep"),
         }
@@ -94,7 +104,8 @@ impl Budget {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct BudgetExceeded {
     pub budget: Budget,
-    /// JSON Pointer (schemas, from the contract's root) or `line N` (component code).
+    /// JSON Pointer (into a schema from the contract's root, or into the validated value for
+    /// `validation_work`) or `line N` (component code).
     pub path: String,
     /// What was found there ("12,500 hops", "a `$ref` cycle").
     pub found: String,

@@ -19,6 +19,7 @@ svc_tests::on_every_backend!(svc_tests::Auth::DevAllowAll =>
     a_12500_hop_ref_chain_is_refused_at_handshake,
     a_ref_chain_within_the_size_budget_is_refused_by_ref_depth,
     a_doubling_contract_is_refused_and_health_answers_during_two_attacks,
+    props_that_double_the_work_at_every_level_are_refused_unvalidated,
     tsx_nested_2000_deep_is_refused_by_register_blueprint,
     a_stored_contract_over_budget_answers_errors_and_survives_a_restart
 );
@@ -150,6 +151,60 @@ async fn a_doubling_contract_is_refused_and_health_answers_during_two_attacks(ap
         );
     }
     healthy(&app).await;
+}
+
+/// Within every schema budget, but each level of the value doubles the work: each `allOf` branch
+/// steps into member `a` and `$ref`s the schema again, so 40 levels of props mean 2^40 steps.
+async fn props_that_double_the_work_at_every_level_are_refused_unvalidated(app: TestApp) {
+    let contract = json!({ "propsSpec": {
+        "type": "object",
+        "properties": { "tree": { "$ref": "#/$defs/n" } },
+        "$defs": { "n": { "allOf": [
+            { "properties": { "a": { "$ref": "#/$defs/n" } } },
+            { "properties": { "a": { "$ref": "#/$defs/n" } } } ] } }
+    } });
+    let deep = (0..40).fold(json!(1), |inner, _| json!({ "a": inner }));
+    let hs = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "doubling props", "blueprintDraft": { "contract": contract } }),
+        )
+        .await;
+    let render = || {
+        app.call(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "tree": deep.clone() } }),
+        )
+    };
+    let probes = async {
+        for _ in 0..5 {
+            healthy(&app).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    let ((one, two), ()) = tokio::join!(async { tokio::join!(render(), render()) }, probes);
+    for body in [one, two] {
+        assert_eq!(body["result"]["isError"], true, "{body}");
+        let error = &body["result"]["structuredContent"]["error"];
+        assert_eq!(error["code"], "contract_violation", "{body}");
+        let violation = &error["violations"][0];
+        assert!(
+            violation["message"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("not validated: over the `validation_work` budget at /tree/a/a/a"),
+            "{body}"
+        );
+    }
+    // Shallow props on the same contract render.
+    let shallow = (0..5).fold(json!(1), |inner, _| json!({ "a": inner }));
+    let rendered = app
+        .tool_ok(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "tree": shallow } }),
+        )
+        .await;
+    assert!(rendered["sessionId"].is_string(), "{rendered}");
 }
 
 async fn tsx_nested_2000_deep_is_refused_by_register_blueprint(app: TestApp) {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use svc_domain::contract::{Contract, compile_schema, violations};
+use svc_domain::contract::{CompiledSchema, Contract, compile_schema};
 use svc_domain::session::SessionStatus;
 
 use super::agent::{AgentError, AgentService, Caller};
@@ -87,7 +87,7 @@ pub struct ChannelPlan {
     pub target: PollTarget,
     tool: Arc<dyn PollableTool>,
     /// `streamSpec[channel].schema`, compiled once per subscription; every payload must match it.
-    schema: Option<Arc<jsonschema::Validator>>,
+    schema: Option<Arc<CompiledSchema>>,
 }
 
 #[derive(Clone)]
@@ -172,7 +172,7 @@ impl ToolChannelService {
         if let Some(violation) = plan
             .schema
             .as_ref()
-            .and_then(|schema| violations(schema, &payload).into_iter().next())
+            .and_then(|schema| schema.violations(&payload).into_iter().next())
         {
             return Err(ChannelError::BadPayload(format!(
                 "the result does not match streamSpec.{}.schema at `{}`: {}",

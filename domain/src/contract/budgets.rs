@@ -33,9 +33,15 @@ pub fn check_contract_budgets(contract: &Value) -> Result<(), BudgetExceeded> {
 
 /// Checks one schema; paths are JSON Pointers from the schema's root.
 pub fn check_schema_budgets(schema: &Value) -> Result<(), BudgetExceeded> {
+    measure_schema(schema).map(|_| ())
+}
+
+/// Checks one schema and returns its graph of subschemas, which bounds validation work later.
+pub(super) fn measure_schema(schema: &Value) -> Result<SchemaGraph, BudgetExceeded> {
     check_shape(schema)?;
     let graph = SchemaGraph::build(schema)?;
-    graph.check_in_place_paths()
+    graph.check_in_place_paths()?;
+    Ok(graph)
 }
 
 /// Every schema a contract declares, with its JSON Pointer.
@@ -57,7 +63,7 @@ fn contract_schemas(contract: &Value) -> Vec<(String, &Value)> {
     found
 }
 
-fn limit(budget: Budget) -> usize {
+pub(super) fn limit(budget: Budget) -> usize {
     budget.limit().unwrap_or(usize::MAX)
 }
 
@@ -136,17 +142,47 @@ const DESCENDING_ONE: [&str; 8] = [
 const DESCENDING_LIST: [&str; 2] = ["prefixItems", "items"];
 const DESCENDING_MAP: [&str; 4] = ["properties", "patternProperties", "$defs", "definitions"];
 
-/// Every subschema of a document, and the edges along which the validator stays at one value.
-struct SchemaGraph {
+/// Every subschema of a document (index 0 is the root), and the edges along which the validator
+/// applies one subschema after another.
+#[derive(Debug)]
+pub(super) struct SchemaGraph {
     pointers: Vec<String>,
     /// Subschemas applied to the same value: in-place applicators and the `$ref` target.
-    in_place: Vec<Vec<Edge>>,
+    pub(super) in_place: Vec<Vec<Edge>>,
+    /// Subschemas applied to a member or an item of the value.
+    pub(super) descending: Vec<Vec<(Step, usize)>>,
 }
 
-#[derive(Clone, Copy)]
-struct Edge {
-    to: usize,
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Edge {
+    pub(super) to: usize,
     is_ref: bool,
+}
+
+/// Which members or items of a value a descending subschema applies to.
+#[derive(Debug, Clone)]
+pub(super) enum Step {
+    /// `properties[name]`.
+    Property(String),
+    /// `patternProperties`, `additionalProperties`, `propertyNames`, `unevaluatedProperties`:
+    /// taken to apply to every member.
+    AnyProperty,
+    /// `prefixItems[i]` (or a tuple `items[i]`).
+    Item(usize),
+    /// `items`, `contains`, `additionalItems`, `unevaluatedItems`: every item.
+    AnyItem,
+}
+
+impl Step {
+    fn of_keyword(key: &str) -> Option<Step> {
+        match key {
+            "additionalProperties" | "propertyNames" | "unevaluatedProperties" | "patternProperties" => {
+                Some(Step::AnyProperty)
+            }
+            "items" | "contains" | "additionalItems" | "unevaluatedItems" => Some(Step::AnyItem),
+            _ => None,
+        }
+    }
 }
 
 struct Builder<'a> {
@@ -154,6 +190,7 @@ struct Builder<'a> {
     by_pointer: HashMap<String, usize>,
     anchors: HashMap<String, usize>,
     in_place: Vec<Vec<Edge>>,
+    descending: Vec<Vec<(Step, usize)>>,
     /// `$ref`s to resolve once every subschema is known: (from, reference, where it is written).
     refs: Vec<(usize, &'a str, String)>,
     root_id: Option<&'a str>,
@@ -166,6 +203,7 @@ impl SchemaGraph {
             by_pointer: HashMap::new(),
             anchors: HashMap::new(),
             in_place: Vec::new(),
+            descending: Vec::new(),
             refs: Vec::new(),
             root_id: schema.get("$id").and_then(Value::as_str),
         };
@@ -184,6 +222,7 @@ impl SchemaGraph {
         Ok(Self {
             pointers: builder.pointers,
             in_place: builder.in_place,
+            descending: builder.descending,
         })
     }
 
@@ -266,6 +305,7 @@ impl<'a> Builder<'a> {
         self.pointers.push(pointer.clone());
         self.by_pointer.insert(pointer.clone(), index);
         self.in_place.push(Vec::new());
+        self.descending.push(Vec::new());
         let Some(map) = schema.as_object() else {
             return Ok(index); // `true`, `false`, or something the compiler will refuse.
         };
@@ -301,17 +341,28 @@ impl<'a> Builder<'a> {
         }
         for key in DESCENDING_ONE {
             if let Some(sub) = map.get(key).filter(|s| s.is_object() || s.is_boolean()) {
-                self.visit(sub, format!("{pointer}/{key}"))?;
+                let child = self.visit(sub, format!("{pointer}/{key}"))?;
+                if let Some(step) = Step::of_keyword(key) {
+                    self.descending[index].push((step, child));
+                }
             }
         }
         for key in DESCENDING_LIST {
             for (i, sub) in map.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
-                self.visit(sub, format!("{pointer}/{key}/{i}"))?;
+                let child = self.visit(sub, format!("{pointer}/{key}/{i}"))?;
+                self.descending[index].push((Step::Item(i), child));
             }
         }
         for key in DESCENDING_MAP {
             for (name, sub) in map.get(key).and_then(Value::as_object).into_iter().flatten() {
-                self.visit(sub, format!("{pointer}/{key}/{}", escape(name)))?;
+                let child = self.visit(sub, format!("{pointer}/{key}/{}", escape(name)))?;
+                let step = match key {
+                    "properties" => Some(Step::Property(name.clone())),
+                    _ => Step::of_keyword(key), // definitions apply only through a `$ref`
+                };
+                if let Some(step) = step {
+                    self.descending[index].push((step, child));
+                }
             }
         }
         Ok(index)
@@ -385,7 +436,7 @@ fn display_pointer(pointer: &str) -> &str {
 }
 
 /// JSON Pointer escaping of one reference token (RFC 6901).
-fn escape(token: &str) -> String {
+pub(super) fn escape(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 

@@ -2,7 +2,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use svc_domain::contract::{SchemaCompileError, SchemaViolation, canonical_sha256, compile_schema, violations};
+use svc_domain::contract::{CompiledSchema, SchemaCompileError, SchemaViolation, canonical_sha256, compile_schema};
 
 /// Longest a schema compile plus one validation may take before the call answers an error. The
 /// complexity budgets keep real work far below it; the deadline keeps a caller from waiting on
@@ -12,7 +12,7 @@ const CHECK_DEADLINE: Duration = Duration::from_secs(2);
 /// Compiled JSON Schema validators, compiled once per distinct schema and shared.
 #[derive(Clone)]
 pub struct SchemaCache {
-    validators: moka::sync::Cache<String, Arc<jsonschema::Validator>>,
+    validators: moka::sync::Cache<String, Arc<CompiledSchema>>,
 }
 
 impl SchemaCache {
@@ -51,7 +51,7 @@ impl SchemaCache {
             .validators
             .try_get_with(key, || compile_schema(schema).map(Arc::new));
         match compiled {
-            Ok(validator) => violations(&validator, instance),
+            Ok(compiled) => compiled.violations(instance),
             Err(refused) => vec![whole_value(&match refused.as_ref() {
                 SchemaCompileError::OverBudget(over) => format!("the contract's schema is refused: {over}"),
                 SchemaCompileError::Invalid(reason) => format!("schema does not compile: {reason}"),

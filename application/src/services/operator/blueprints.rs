@@ -160,7 +160,11 @@ impl OpsBlueprintService {
         contract: Value,
         options: BlueprintOptions,
     ) -> Result<StoredBlueprint, OpsBlueprintError> {
-        let contract = agreed(&contract)?;
+        // Negotiation compiles every schema of the contract: CPU work on untrusted input, so it
+        // runs on a blocking thread.
+        let contract = tokio::task::spawn_blocking(move || agreed(&contract))
+            .await
+            .map_err(|panicked| OpsBlueprintError::GenerationFailed(format!("negotiation failed: {panicked}")))??;
         let intent = options.context.clone().unwrap_or_default();
         let request = GenerationRequest {
             generator: options.generator.clone(),

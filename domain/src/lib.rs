@@ -5,6 +5,7 @@
 pub mod action_event;
 pub mod artifact;
 pub mod blueprint;
+pub mod budget;
 pub mod connector_key;
 pub mod contract;
 pub mod coupon;

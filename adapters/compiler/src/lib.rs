@@ -7,6 +7,7 @@
 
 mod forbidden_use;
 mod module_shape;
+mod nesting;
 mod oxc_compiler;
 mod policy;
 mod source_location;

@@ -12,8 +12,11 @@ use oxc::span::SourceType;
 use oxc::transformer::{JsxOptions, JsxRuntime, TransformOptions, Transformer};
 use svc_application::ports::generation::{CompileFailure, CompileFinding, CompiledModule, Compiler};
 
+use svc_domain::budget::{BudgetExceeded, check_component_bytes, check_component_nesting};
+
 use crate::forbidden_use::check_forbidden_uses;
 use crate::module_shape::{check_default_export, check_imports, disallowed_import_message, distinct_specifiers};
+use crate::nesting::deepest_nesting;
 use crate::policy::is_import_allowed;
 use crate::source_location::line_of;
 
@@ -27,8 +30,35 @@ impl OxcCompiler {
     }
 }
 
+/// Stack of the thread each compile runs on. oxc's parser recurses once per nesting level (about
+/// 2.4 KiB a level in a debug build), and the nesting budget can only be measured once the parse
+/// is done, so the stack must hold the deepest parse the size budget allows: 64 KiB of `(` is
+/// about 160 MiB. Only what a parse touches is ever mapped in.
+const COMPILE_STACK_BYTES: usize = 256 << 20;
+
 impl Compiler for OxcCompiler {
     fn compile(&self, tsx: &str, allowed_packages: &[String]) -> Result<CompiledModule, CompileFailure> {
+        check_component_bytes(tsx).map_err(over_budget)?;
+        std::thread::scope(|scope| {
+            let compile = std::thread::Builder::new()
+                .name("svc-compile".into())
+                .stack_size(COMPILE_STACK_BYTES)
+                .spawn_scoped(scope, || compile_checked(tsx, allowed_packages));
+            match compile {
+                Ok(thread) => thread
+                    .join()
+                    .unwrap_or_else(|_| Err(failure(vec![internal_finding("the compiler panicked")]))),
+                Err(_) => Err(failure(vec![internal_finding(
+                    "no thread could be started for the compiler",
+                )])),
+            }
+        })
+    }
+}
+
+/// The whole pipeline, on a thread whose stack holds the deepest parse the size budget allows.
+fn compile_checked(tsx: &str, allowed_packages: &[String]) -> Result<CompiledModule, CompileFailure> {
+    {
         let allocator = Allocator::default();
         let ParserReturn {
             mut program,
@@ -42,6 +72,8 @@ impl Compiler for OxcCompiler {
                 diagnostics.iter().map(|d| diagnostic_finding(tsx, d)).collect(),
             ));
         }
+        let (depth, deepest_at) = deepest_nesting(&program);
+        check_component_nesting(depth, line_of(tsx, deepest_at)).map_err(over_budget)?;
 
         let mut findings = check_imports(tsx, &program, allowed_packages);
         findings.extend(check_default_export(&module_record));
@@ -127,5 +159,25 @@ fn diagnostic_finding(source: &str, diagnostic: &OxcDiagnostic) -> CompileFindin
 }
 
 fn failure(findings: Vec<CompileFinding>) -> CompileFailure {
-    CompileFailure { findings }
+    CompileFailure {
+        findings,
+        over_budget: None,
+    }
+}
+
+fn over_budget(over: BudgetExceeded) -> CompileFailure {
+    CompileFailure {
+        findings: vec![CompileFinding {
+            message: over.to_string(),
+            line: None,
+        }],
+        over_budget: Some(over),
+    }
+}
+
+fn internal_finding(message: &str) -> CompileFinding {
+    CompileFinding {
+        message: message.to_owned(),
+        line: None,
+    }
 }

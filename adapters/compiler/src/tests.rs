@@ -220,3 +220,78 @@ fn jsx_import_source_pragma_cannot_smuggle_a_runtime() {
     let failure = failure_of("/** @jsxImportSource preact */\nexport default function A() { return <p />; }\n");
     assert!(has_finding(&failure, "`preact/jsx-runtime`"), "{failure:?}");
 }
+
+/// A component returning `depth` nested parentheses around `1`.
+fn nested_parens(depth: usize) -> String {
+    format!(
+        "export default function C() {{ return {}1{}; }}",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    )
+}
+
+#[test]
+fn nesting_deeper_than_the_budget_is_refused_before_anything_walks_it() {
+    // The issue's attack: 2,000 levels aborted the process on a 2 MiB stack.
+    let failure = failure_of(&nested_parens(2_000));
+    let over = failure.over_budget.as_ref().expect("refused by a budget");
+    assert_eq!(over.budget, svc_domain::budget::Budget::ComponentNesting);
+    assert_eq!(over.path, "line 1");
+    assert!(has_finding(&failure, "`component_nesting` budget"), "{failure}");
+    for (name, tsx) in [
+        (
+            "jsx",
+            format!(
+                "export default function C() {{ return {}{}; }}",
+                "<b>".repeat(3_000),
+                "</b>".repeat(3_000)
+            ),
+        ),
+        (
+            "arrays",
+            format!(
+                "export default function C() {{ return {}1{}; }}",
+                "[".repeat(3_000),
+                "]".repeat(3_000)
+            ),
+        ),
+        (
+            "blocks",
+            format!(
+                "export default function C() {{ {}{} }}",
+                "{".repeat(3_000),
+                "}".repeat(3_000)
+            ),
+        ),
+    ] {
+        assert!(failure_of(&tsx).over_budget.is_some(), "{name}");
+    }
+}
+
+#[test]
+fn the_deepest_parse_the_size_budget_allows_does_not_overflow() {
+    // 64 KiB of `(`, unbalanced: the parser recurses once per byte before it fails.
+    let limit = svc_domain::budget::Budget::ComponentBytes.limit().unwrap();
+    let prefix = "export default function C() { return ";
+    let tsx = format!("{prefix}{}", "(".repeat(limit - prefix.len()));
+    assert!(compile(&tsx).is_err());
+    let balanced = nested_parens((limit - 50) / 2);
+    assert!(failure_of(&balanced).over_budget.is_some());
+}
+
+#[test]
+fn code_over_the_size_budget_is_not_parsed() {
+    let limit = svc_domain::budget::Budget::ComponentBytes.limit().unwrap();
+    let tsx = format!("{VALID}\n//{}", "x".repeat(limit));
+    let over = failure_of(&tsx).over_budget.expect("refused by a budget");
+    assert_eq!(over.budget, svc_domain::budget::Budget::ComponentBytes);
+}
+
+#[test]
+fn ordinary_components_nest_far_below_the_budget() {
+    let allocator = oxc::allocator::Allocator::default();
+    let parsed = oxc::parser::Parser::new(&allocator, VALID, oxc::span::SourceType::tsx()).parse();
+    let (depth, _) = crate::nesting::deepest_nesting(&parsed.program);
+    assert!(depth < 40, "{depth}");
+    assert!(compile(&nested_parens(200)).is_ok());
+}

@@ -15,6 +15,10 @@ pub async fn refuse_nul_in_url<E: Endpoint>(endpoint: E, req: Request) -> poem::
     // Percent-encoding is the only way U+0000 travels in a URL; "%00" has no letters to fold.
     if url.contains("%00") {
         let message = format!("the URL {NUL_RULE}");
+        // The browser-facing authorization page answers in the shape its document names.
+        if req.uri().path() == "/oauth/authorize" {
+            return Ok(crate::oauth::authorize_error_page(StatusCode::BAD_REQUEST, &message));
+        }
         return Ok((
             StatusCode::BAD_REQUEST,
             Json(json!({ "error": { "code": "invalid_request", "message": message } })),

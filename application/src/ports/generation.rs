@@ -201,6 +201,9 @@ pub struct CompileFinding {
 #[error("compilation failed: {}", findings.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join("; "))]
 pub struct CompileFailure {
     pub findings: Vec<CompileFinding>,
+    /// Set when the code was refused before compiling, over a complexity budget (its message is
+    /// also the one finding): registering such code is refused outright.
+    pub over_budget: Option<svc_domain::budget::BudgetExceeded>,
 }
 
 /// Compiles TSX into an ES module and checks it statically: a default export exists and every

@@ -5,6 +5,7 @@ pub mod app_endpoint;
 pub mod apps;
 pub mod auth;
 pub mod blueprints;
+pub mod compile;
 pub mod generation;
 pub mod oauth;
 pub mod operator;

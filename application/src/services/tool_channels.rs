@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use svc_domain::contract::{Contract, compile_schema, violations};
+use svc_domain::contract::{CompiledSchema, Contract, compile_schema};
 use svc_domain::session::SessionStatus;
 use svc_domain::text::excerpt;
 
@@ -88,7 +88,7 @@ pub struct ChannelPlan {
     pub target: PollTarget,
     tool: Arc<dyn PollableTool>,
     /// `streamSpec[channel].schema`, compiled once per subscription; every payload must match it.
-    schema: Option<Arc<jsonschema::Validator>>,
+    schema: Option<Arc<CompiledSchema>>,
 }
 
 #[derive(Clone)]
@@ -134,11 +134,14 @@ impl ToolChannelService {
             .tools
             .get(&source.tool)
             .ok_or_else(|| ChannelError::ToolUnavailable(source.tool.clone()))?;
-        // Agreed contracts hold only schemas that compiled at negotiation.
-        let schema = contract
-            .stream_channel(channel)
-            .and_then(|c| compile_schema(&c.schema).ok())
-            .map(Arc::new);
+        // Agreed contracts hold only schemas that compiled at negotiation; one stored before the
+        // complexity budgets may be over one, and is refused rather than run.
+        let schema = match contract.stream_channel(channel) {
+            Some(declared) => Some(Arc::new(compile_schema(&declared.schema).map_err(|refused| {
+                ChannelError::BadPayload(format!("streamSpec.{channel}.schema is refused: {refused}"))
+            })?)),
+            None => None,
+        };
         let asked = source.interval_ms.map_or(tool.interval(), Duration::from_millis);
         let interval = asked.max(tool.interval()).max(self.settings.min_interval);
         Ok(ChannelPlan {
@@ -170,7 +173,7 @@ impl ToolChannelService {
         if let Some(violation) = plan
             .schema
             .as_ref()
-            .and_then(|schema| violations(schema, &payload).into_iter().next())
+            .and_then(|schema| schema.violations(&payload).into_iter().next())
         {
             return Err(ChannelError::BadPayload(format!(
                 "the result does not match streamSpec.{}.schema at `{}`: {}",

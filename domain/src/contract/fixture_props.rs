@@ -8,22 +8,27 @@ use serde_json::{Map, Value, json};
 
 /// How deep `$ref`s and nested schemas are followed before a value is cut to `null`.
 const MAX_DEPTH: usize = 12;
+/// Values built at most; past it, `null`. Depth alone does not bound the work: an object whose
+/// fifty required properties each `$ref` the object itself needs 50^6 values at depth 12.
+const MAX_VALUES: usize = 2_000;
 
 /// Props for `props_schema`; always an object at the top.
 pub fn fixture_props(props_schema: &Value) -> Value {
-    match value_for(props_schema, props_schema, 0) {
+    let mut left = MAX_VALUES;
+    match value_for(props_schema, props_schema, 0, &mut left) {
         Value::Object(props) => Value::Object(props),
         _ => Value::Object(Map::new()),
     }
 }
 
-fn value_for(schema: &Value, root: &Value, depth: usize) -> Value {
+fn value_for(schema: &Value, root: &Value, depth: usize, left: &mut usize) -> Value {
     let Some(schema) = schema.as_object() else {
         return Value::Null; // `true`, or a malformed subschema: anything goes.
     };
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || *left == 0 {
         return Value::Null;
     }
+    *left -= 1;
     if let Some(given) = schema
         .get("const")
         .or_else(|| schema.get("default"))
@@ -37,33 +42,33 @@ fn value_for(schema: &Value, root: &Value, depth: usize) -> Value {
         .and_then(Value::as_str)
         .and_then(|r| resolve(root, r))
     {
-        return value_for(target, root, depth + 1);
+        return value_for(target, root, depth + 1, left);
     }
     if let Some(branch) = first(schema.get("oneOf")).or_else(|| first(schema.get("anyOf"))) {
-        return value_for(branch, root, depth + 1);
+        return value_for(branch, root, depth + 1, left);
     }
     if let Some(parts) = schema.get("allOf").and_then(Value::as_array) {
         let mut merged = Map::new();
         for part in parts {
-            if let Value::Object(fields) = value_for(part, root, depth + 1) {
+            if let Value::Object(fields) = value_for(part, root, depth + 1, left) {
                 merged.extend(fields);
             }
         }
-        let own = object_for(schema, root, depth);
+        let own = object_for(schema, root, depth, left);
         merged.extend(own);
         return Value::Object(merged);
     }
     match declared_type(schema) {
-        Some("object") => Value::Object(object_for(schema, root, depth)),
-        Some("array") => array_for(schema, root, depth),
+        Some("object") => Value::Object(object_for(schema, root, depth, left)),
+        Some("array") => array_for(schema, root, depth, left),
         Some("string") => string_for(schema),
         Some("integer") | Some("number") => number_for(schema),
         Some("boolean") => json!(false),
         Some(_) => Value::Null,
         None if schema.contains_key("properties") || schema.contains_key("required") => {
-            Value::Object(object_for(schema, root, depth))
+            Value::Object(object_for(schema, root, depth, left))
         }
-        None if schema.contains_key("items") => array_for(schema, root, depth),
+        None if schema.contains_key("items") => array_for(schema, root, depth, left),
         None => Value::Null,
     }
 }
@@ -81,27 +86,27 @@ fn declared_type(schema: &Map<String, Value>) -> Option<&str> {
     }
 }
 
-fn object_for(schema: &Map<String, Value>, root: &Value, depth: usize) -> Map<String, Value> {
+fn object_for(schema: &Map<String, Value>, root: &Value, depth: usize, left: &mut usize) -> Map<String, Value> {
     let properties = schema.get("properties").and_then(Value::as_object);
     let mut object = Map::new();
     for name in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
         let Some(name) = name.as_str() else { continue };
         let property = properties.and_then(|p| p.get(name)).unwrap_or(&Value::Bool(true));
-        object.insert(name.to_owned(), value_for(property, root, depth + 1));
+        object.insert(name.to_owned(), value_for(property, root, depth + 1, left));
     }
     // An optional property with a default: the card would show that default too.
     for (name, property) in properties.into_iter().flatten() {
         if !object.contains_key(name) && property.get("default").is_some() {
-            object.insert(name.clone(), value_for(property, root, depth + 1));
+            object.insert(name.clone(), value_for(property, root, depth + 1, left));
         }
     }
     object
 }
 
-fn array_for(schema: &Map<String, Value>, root: &Value, depth: usize) -> Value {
+fn array_for(schema: &Map<String, Value>, root: &Value, depth: usize, left: &mut usize) -> Value {
     let min_items = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0).min(3) as usize;
     let item = schema.get("items").unwrap_or(&Value::Bool(true));
-    Value::Array((0..min_items).map(|_| value_for(item, root, depth + 1)).collect())
+    Value::Array((0..min_items).map(|_| value_for(item, root, depth + 1, left)).collect())
 }
 
 /// 0, or the least whole number above a positive lower bound.
@@ -145,6 +150,23 @@ fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schema_that_fans_out_at_every_level_stops_at_the_value_budget() {
+        let names: Vec<String> = (0..50).map(|i| format!("p{i}")).collect();
+        let properties: Map<String, Value> = names
+            .iter()
+            .map(|n| (n.clone(), json!({ "$ref": "#/$defs/node" })))
+            .collect();
+        let schema = json!({
+            "type": "object",
+            "$defs": { "node": { "type": "object", "required": names, "properties": properties } },
+            "required": ["root"],
+            "properties": { "root": { "$ref": "#/$defs/node" } }
+        });
+        let props = fixture_props(&schema);
+        assert!(props["root"]["p0"].is_object(), "{props}");
+    }
 
     #[test]
     fn each_type_gets_its_empty_value_and_only_required_properties_are_filled() {

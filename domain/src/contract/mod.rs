@@ -5,17 +5,20 @@
 //! `docs/contract.schema.json`:
 //! `{ propsSpec?, actionSpec?, streamSpec?, contextSpec?, clientCapabilities?, agentCapabilities? }`.
 
+mod budgets;
 mod fixture_props;
 mod hashing;
 mod negotiation;
 mod profile;
 mod schema_check;
+mod validation_work;
 
+pub use budgets::{check_contract_budgets, check_schema_budgets};
 pub use fixture_props::fixture_props;
 pub use hashing::{canonical_sha256, contract_hash, props_schema_hash, sha256_hex, variant_key};
 pub use negotiation::{Finding, FindingSeverity, Negotiated, NegotiationError, negotiate};
 pub use profile::{PropsSchemaProfile, profile_of};
-pub use schema_check::{SchemaViolation, compile_schema, violations};
+pub use schema_check::{CompiledSchema, SchemaCompileError, SchemaViolation, compile_schema};
 
 use serde_json::{Map, Value, json};
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{CONTRACT_KEYS, Contract, RESERVED_CHANNEL_PREFIX, compile_schema};
+use super::{CONTRACT_KEYS, Contract, RESERVED_CHANNEL_PREFIX, SchemaCompileError, compile_schema};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FindingSeverity {
@@ -118,7 +118,12 @@ impl Negotiator {
     fn schema(&mut self, path: &str, schema: &Value) -> Option<Value> {
         match compile_schema(schema) {
             Ok(_) => Some(schema.clone()),
-            Err(reason) => {
+            Err(SchemaCompileError::OverBudget(over)) => {
+                let over = over.under(path);
+                self.fatal("over_budget", &over.path.clone(), &over.to_string());
+                None
+            }
+            Err(SchemaCompileError::Invalid(reason)) => {
                 self.fatal(
                     "invalid_schema",
                     path,

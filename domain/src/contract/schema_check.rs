@@ -3,6 +3,10 @@
 
 use serde_json::Value;
 
+use super::budgets::{SchemaGraph, measure_schema};
+use super::validation_work::check_validation_work;
+use crate::budget::BudgetExceeded;
+
 /// One way an instance breaks its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaViolation {
@@ -12,23 +16,59 @@ pub struct SchemaViolation {
     pub message: String,
 }
 
-/// Compiles `schema` as JSON Schema 2020-12 with format assertions on.
-pub fn compile_schema(schema: &Value) -> Result<jsonschema::Validator, String> {
-    jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(schema)
-        .map_err(|e| e.to_string())
+/// Why a schema was not compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaCompileError {
+    /// Refused before compiling: compiling or validating it could exhaust the stack or the CPU.
+    #[error(transparent)]
+    OverBudget(#[from] BudgetExceeded),
+    /// Not a valid JSON Schema 2020-12.
+    #[error("{0}")]
+    Invalid(String),
 }
 
-/// Every violation of `instance` against a compiled validator, in document order.
-pub fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<SchemaViolation> {
-    validator
-        .iter_errors(instance)
-        .map(|e| SchemaViolation {
-            path: e.instance_path().to_string(),
-            message: e.to_string(),
-        })
-        .collect()
+/// A compiled schema, with the graph of its subschemas that bounds the work of each validation.
+#[derive(Debug)]
+pub struct CompiledSchema {
+    validator: jsonschema::Validator,
+    graph: SchemaGraph,
+}
+
+/// Compiles `schema` as JSON Schema 2020-12 with format assertions on, once it is within the
+/// complexity budgets: every compile goes through here, so a stored schema from before the
+/// budgets is refused as well.
+pub fn compile_schema(schema: &Value) -> Result<CompiledSchema, SchemaCompileError> {
+    let graph = measure_schema(schema)?;
+    let validator = jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|e| SchemaCompileError::Invalid(e.to_string()))?;
+    Ok(CompiledSchema { validator, graph })
+}
+
+impl CompiledSchema {
+    /// Every violation of `instance`, in document order; a value whose validation would be over
+    /// the `validation_work` budget is not validated and answers that as its one violation.
+    pub fn violations(&self, instance: &Value) -> Vec<SchemaViolation> {
+        if let Err(over) = check_validation_work(&self.graph, instance) {
+            return vec![SchemaViolation {
+                path: over.path.clone(),
+                message: format!("not validated: {over}"),
+            }];
+        }
+        self.validator
+            .iter_errors(instance)
+            .map(|e| SchemaViolation {
+                path: e.instance_path().to_string(),
+                message: e.to_string(),
+            })
+            .collect()
+    }
+
+    /// Whether `instance` matches; a value over the `validation_work` budget does not.
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        check_validation_work(&self.graph, instance).is_ok() && self.validator.is_valid(instance)
+    }
 }
 
 #[cfg(test)]
@@ -44,7 +84,7 @@ mod tests {
                 "properties": { "qty": { "type": "integer" } } } } }
         }))
         .unwrap();
-        let found = violations(&v, &json!({ "items": [{ "qty": "three" }] }));
+        let found = v.violations(&json!({ "items": [{ "qty": "three" }] }));
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].path, "/items/0/qty");
         assert!(found[0].message.contains("integer"), "{}", found[0].message);
@@ -53,12 +93,21 @@ mod tests {
     #[test]
     fn formats_are_asserted() {
         let v = compile_schema(&json!({ "type": "string", "format": "date-time" })).unwrap();
-        assert!(violations(&v, &json!("2026-11-25T10:00:00Z")).is_empty());
-        assert_eq!(violations(&v, &json!("yesterday")).len(), 1);
+        assert!(v.violations(&json!("2026-11-25T10:00:00Z")).is_empty());
+        assert_eq!(v.violations(&json!("yesterday")).len(), 1);
     }
 
     #[test]
     fn an_invalid_schema_does_not_compile() {
-        assert!(compile_schema(&json!({ "type": "not-a-type" })).is_err());
+        assert!(matches!(
+            compile_schema(&json!({ "type": "not-a-type" })),
+            Err(SchemaCompileError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn a_schema_over_budget_is_not_compiled() {
+        let cycle = json!({ "$defs": { "a": { "$ref": "#/$defs/a" } }, "$ref": "#/$defs/a" });
+        assert!(matches!(compile_schema(&cycle), Err(SchemaCompileError::OverBudget(_))));
     }
 }

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use svc_application::services::compile::compile_off_worker;
 
 use futures_util::StreamExt;
 use svc_application::ports::generation::{
@@ -239,9 +240,8 @@ impl LlmGenerator {
         request: &GenerationRequest,
         allowed: &[String],
     ) -> Result<Option<f64>, Vec<CompileFinding>> {
-        let compiled = self
-            .compiler
-            .compile(tsx, allowed)
+        let compiled = compile_off_worker(&self.compiler, tsx, allowed)
+            .await
             .map_err(|failure| failure.findings)?;
         if let Some(render_check) = &self.render_check {
             render_once(render_check.clone(), compiled.code, request).await?;

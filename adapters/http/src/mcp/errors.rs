@@ -23,6 +23,14 @@ pub fn map_agent_error(e: AgentError) -> ToolFailure {
             INVALID_PARAMS,
             format!("Invalid params: {field}: {rule}"),
         )),
+        AgentError::OverBudget { field, over } => ToolFailure::Rpc(
+            RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {field}: {over}")).with_data(json!({
+                "code": "over_budget",
+                "budget": over.budget.name(),
+                "limit": over.budget.limit(),
+                "path": over.path,
+            })),
+        ),
         AgentError::ContractViolation { target, violations } => {
             let listed: Vec<Value> = violations
                 .iter()

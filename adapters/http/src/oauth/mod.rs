@@ -113,3 +113,9 @@ fn no_store(mut response: Response) -> Response {
     headers.insert("pragma", "no-cache".parse().expect("static header"));
     response
 }
+
+/// The page `GET /oauth/authorize` answers a request it cannot serve with (documented HTML, no
+/// redirect), for guards in front of the route.
+pub(crate) fn authorize_error_page(status: poem::http::StatusCode, message: &str) -> poem::Response {
+    consent_page::error_page(status, message)
+}

@@ -39,8 +39,10 @@ ops_error!(
 );
 
 /// Codes that reject an argument, and the argument they name.
-const ARGUMENT_CODES: [(&str, &str); 7] = [
+const ARGUMENT_CODES: [(&str, &str); 9] = [
     ("invalid_contract", "contract"),
+    ("contract_over_budget", "contract"),
+    ("component_over_budget", "componentCode"),
     ("invalid_app_name", "displayName"),
     ("system_prompt_too_long", "systemPrompt"),
     ("invalid_org_name", "name"),

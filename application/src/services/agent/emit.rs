@@ -34,7 +34,7 @@ impl AgentService {
                 format!("channel `{channel}` is not declared with `complete: true`"),
             ));
         }
-        let violations = self.schemas.check(&declared.schema, &payload);
+        let violations = self.schemas.check(&declared.schema, &payload).await;
         if !violations.is_empty() {
             return Err(AgentError::ContractViolation {
                 target: "payload".into(),

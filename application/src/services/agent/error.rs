@@ -11,6 +11,13 @@ pub enum AgentError {
     /// A tool argument broke a rule; `field` is a dotted path into the arguments.
     #[error("{field}: {rule}")]
     InvalidParams { field: String, rule: String },
+    /// A contract or code argument is over a complexity budget (answered as invalid params that
+    /// name the budget and the JSON path).
+    #[error("{field}: {over}")]
+    OverBudget {
+        field: String,
+        over: svc_domain::budget::BudgetExceeded,
+    },
     /// Props, a patch result or a stream payload did not match the contract.
     #[error("contract violation at {target}")]
     ContractViolation {

@@ -1,9 +1,10 @@
 use serde_json::Value;
 use svc_domain::contract::{
-    Contract, Finding, PropsSchemaProfile, contract_hash, negotiate, profile_of, props_schema_hash, variant_key,
+    Contract, Finding, PropsSchemaProfile, contract_hash, profile_of, props_schema_hash, variant_key,
 };
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 
+use super::untrusted_contract::negotiate_untrusted;
 use super::{AgentError, AgentService, Caller};
 use crate::ports::agent::{CacheMatch, HandshakeRecord};
 
@@ -84,9 +85,9 @@ impl AgentService {
                 .find_exact(&caller.app_id, &intent, &speculative_hash, &variant)
                 .await
         };
-        let validation = async { negotiate(&cmd.contract) };
+        let validation = negotiate_untrusted("blueprintDraft.contract", &cmd.contract);
         let (speculative, negotiated) = tokio::join!(lookup, validation);
-        let negotiated = match negotiated {
+        let negotiated = match negotiated? {
             Ok(n) => n,
             Err(declined) => {
                 return Ok(HandshakeOutcome::Declined {

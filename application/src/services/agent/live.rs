@@ -76,14 +76,14 @@ impl AgentService {
                 format!("`{}` is not an intent of the contract's actionSpec", action.intent),
             ));
         };
-        let violations = self.schemas.check(&schema, &action.data);
+        let violations = self.schemas.check(&schema, &action.data).await;
         if !violations.is_empty() {
             return Err(AgentError::ContractViolation {
                 target: "actionData".into(),
                 violations,
             });
         }
-        let ui_context = self.checked_context(&contract, &session, action.ui_context)?;
+        let ui_context = self.checked_context(&contract, &session, action.ui_context).await?;
         let event = NewActionEvent {
             session_id: session_id.to_owned(),
             client_seq: action.client_seq,
@@ -108,7 +108,7 @@ impl AgentService {
     }
 
     /// The gesture-time context: the stored snapshot overlaid with the card's, each slot checked.
-    fn checked_context(
+    async fn checked_context(
         &self,
         contract: &Contract,
         session: &SessionRecord,
@@ -131,7 +131,7 @@ impl AgentService {
                     continue;
                 }
                 let schema = contract.as_map()["contextSpec"][&slot]["schema"].clone();
-                let violations = self.schemas.check(&schema, &value);
+                let violations = self.schemas.check(&schema, &value).await;
                 if !violations.is_empty() {
                     return Err(AgentError::ContractViolation {
                         target: format!("uiContext/{slot}"),
@@ -148,7 +148,7 @@ impl AgentService {
     pub async fn sync_context(&self, caller: &Caller, session_id: &str, context: Value) -> Result<Value, AgentError> {
         let session = self.unexpired_session(caller, session_id).await?;
         let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
-        let slots = self.checked_context(&contract, &session, Some(context))?;
+        let slots = self.checked_context(&contract, &session, Some(context)).await?;
         let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
         snapshot.extend(slots.as_object().cloned().unwrap_or_default());
         self.ports

@@ -15,6 +15,7 @@ mod operator_default;
 mod render;
 mod schema_cache;
 mod sessions;
+mod untrusted_contract;
 mod update;
 
 use std::sync::Arc;

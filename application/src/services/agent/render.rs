@@ -2,18 +2,20 @@ use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use svc_domain::contract::{Contract, contract_hash, negotiate, sha256_hex, variant_key};
+use svc_domain::contract::{Contract, contract_hash, sha256_hex, variant_key};
 use svc_domain::handshake::{HandshakeAction, Origin};
 use svc_domain::model_route::parse_model_route;
 use svc_domain::refusal::RefusalEntry;
 use svc_domain::session::{SessionHead, checked_ttl};
 use svc_domain::themes;
 
+use super::untrusted_contract::negotiate_untrusted;
 use super::{AgentError, AgentService, Caller};
 use crate::ports::agent::{
     BlueprintRecord, HandshakeRecord, HostSession, LiveEvent, RenderFailure, SessionRecord, host_topic,
 };
 use crate::ports::generation::{GenerationProgress, GenerationRequest, GenerationStage};
+use crate::services::compile::compile_off_worker;
 
 use super::handshake_claim::HandshakeClaim;
 use super::lifecycle::{LifecycleSink, ProgressObserver};
@@ -127,7 +129,7 @@ impl AgentService {
             None => self.settings.default_session_ttl_seconds,
         };
         let plan = self.plan(caller, &handshake, cmd.override_.as_ref()).await?;
-        let violations = self.schemas.check(&plan.contract.props_schema(), &cmd.props);
+        let violations = self.schemas.check(&plan.contract.props_schema(), &cmd.props).await;
         if !violations.is_empty() {
             return Err(AgentError::ContractViolation {
                 target: "props".into(),
@@ -309,7 +311,9 @@ impl AgentService {
         let mut variance = handshake.variance.clone();
         let mut reaimed = false;
         if let Some(draft) = over.and_then(|o| o.contract.as_ref()) {
-            let agreed = negotiate(draft).map_err(|e| AgentError::invalid("override.contract", e.to_string()))?;
+            let agreed = negotiate_untrusted("override.contract", draft)
+                .await?
+                .map_err(|e| AgentError::invalid("override.contract", e.to_string()))?;
             if agreed.amended() {
                 let first = &agreed.amendments[0];
                 return Err(AgentError::invalid(
@@ -461,7 +465,7 @@ impl AgentService {
                 Default::default(),
             )
             .await;
-        let compiled = match self.ports.compiler.compile(&generated.source, &allowed) {
+        let compiled = match compile_off_worker(&self.ports.compiler, &generated.source, &allowed).await {
             Ok(c) => c,
             Err(failure) => {
                 let failure = RenderFailure {

@@ -1,12 +1,18 @@
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
-use svc_domain::contract::{SchemaViolation, canonical_sha256, compile_schema, violations};
+use svc_domain::contract::{CompiledSchema, SchemaCompileError, SchemaViolation, canonical_sha256, compile_schema};
+
+/// Longest a schema compile plus one validation may take before the call answers an error. The
+/// complexity budgets keep real work far below it; the deadline keeps a caller from waiting on
+/// whatever the budgets did not foresee.
+const CHECK_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Compiled JSON Schema validators, compiled once per distinct schema and shared.
 #[derive(Clone)]
 pub struct SchemaCache {
-    validators: moka::sync::Cache<String, Arc<jsonschema::Validator>>,
+    validators: moka::sync::Cache<String, Arc<CompiledSchema>>,
 }
 
 impl SchemaCache {
@@ -16,20 +22,47 @@ impl SchemaCache {
         }
     }
 
-    /// Violations of `instance` against `schema`; a schema that does not compile (only possible
-    /// for contracts stored before a rule change) is itself reported as a violation.
-    pub fn check(&self, schema: &Value, instance: &Value) -> Vec<SchemaViolation> {
+    /// Violations of `instance` against `schema`. Compiling and validating are CPU work on
+    /// untrusted input, so they run on a blocking thread, never on an async worker, and the
+    /// answer comes by the deadline. A schema that does not compile or is over a complexity
+    /// budget (only possible for contracts stored before a rule change) is itself reported as a
+    /// violation, so using such a contract answers an error instead of running it.
+    pub async fn check(&self, schema: &Value, instance: &Value) -> Vec<SchemaViolation> {
+        let (cache, schema, instance) = (self.clone(), schema.clone(), instance.clone());
+        let checking = tokio::task::spawn_blocking(move || cache.check_now(&schema, &instance));
+        match tokio::time::timeout(CHECK_DEADLINE, checking).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(panicked)) => {
+                tracing::error!(error = %panicked, "schema validation panicked");
+                vec![whole_value("validation failed inside the server")]
+            }
+            // A validation already running cannot be interrupted; the budgets bound how long it
+            // goes on, and the caller is answered now.
+            Err(_) => vec![whole_value(&format!(
+                "validation stopped: it took longer than {} s",
+                CHECK_DEADLINE.as_secs()
+            ))],
+        }
+    }
+
+    fn check_now(&self, schema: &Value, instance: &Value) -> Vec<SchemaViolation> {
         let key = canonical_sha256(schema);
         let compiled = self
             .validators
-            .try_get_with(key, || compile_schema(schema).map(Arc::new))
-            .map_err(|e| e.to_string());
+            .try_get_with(key, || compile_schema(schema).map(Arc::new));
         match compiled {
-            Ok(validator) => violations(&validator, instance),
-            Err(reason) => vec![SchemaViolation {
-                path: String::new(),
-                message: format!("schema does not compile: {reason}"),
-            }],
+            Ok(compiled) => compiled.violations(instance),
+            Err(refused) => vec![whole_value(&match refused.as_ref() {
+                SchemaCompileError::OverBudget(over) => format!("the contract's schema is refused: {over}"),
+                SchemaCompileError::Invalid(reason) => format!("schema does not compile: {reason}"),
+            })],
         }
+    }
+}
+
+fn whole_value(message: &str) -> SchemaViolation {
+    SchemaViolation {
+        path: String::new(),
+        message: message.to_owned(),
     }
 }

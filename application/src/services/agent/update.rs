@@ -49,7 +49,7 @@ impl AgentService {
                 }
             };
             let schema = contract.props_schema();
-            let violations = self.schemas.check(&schema, &props);
+            let violations = self.schemas.check(&schema, &props).await;
             if !violations.is_empty() {
                 return Err(AgentError::ContractViolation {
                     target: "props".into(),

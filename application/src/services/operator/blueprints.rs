@@ -8,15 +8,17 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use svc_domain::blueprint::{SourceKind, cosine, normalize_persona};
-use svc_domain::contract::{Contract, contract_hash, negotiate, sha256_hex, variant_key};
+use svc_domain::budget::BudgetExceeded;
+use svc_domain::contract::{Contract, check_contract_budgets, contract_hash, negotiate, sha256_hex, variant_key};
 use svc_domain::text::excerpt;
 
 use super::INTERNAL_ERROR_CODE;
 use crate::ports::blueprints::{BlueprintChange, BlueprintFilter, BlueprintRecord, BlueprintRepository};
-use crate::ports::generation::{Compiler, GenerationError, GenerationRequest, Generator};
+use crate::ports::generation::{CompileFailure, Compiler, GenerationError, GenerationRequest, Generator};
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::agent::GenerationQueue;
 use crate::services::blueprints::{BlueprintCatalog, CatalogError};
+use crate::services::compile::compile_off_worker;
 
 /// The `generator` of registered blueprints: `svc_ops_list_blueprints` filters them with it.
 pub const REGISTERED_GENERATOR: &str = "user";
@@ -33,6 +35,12 @@ pub enum OpsBlueprintError {
     /// The contract cannot be agreed; the findings say why.
     #[error("contract: {0}")]
     InvalidContract(String),
+    /// The contract is over a complexity budget (docs/budgets.md).
+    #[error("{0}")]
+    ContractOverBudget(BudgetExceeded),
+    /// The component code is over a complexity budget (docs/budgets.md).
+    #[error("{0}")]
+    ComponentOverBudget(BudgetExceeded),
     #[error("no generator is called `{}`", excerpt(.0))]
     GeneratorNotFound(String),
     #[error("no provider key for this generation: {0} (fix: set a provider key)")]
@@ -55,6 +63,8 @@ impl OpsBlueprintError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::InvalidContract(_) => "invalid_contract",
+            Self::ContractOverBudget(_) => "contract_over_budget",
+            Self::ComponentOverBudget(_) => "component_over_budget",
             Self::GeneratorNotFound(_) => "generator_not_found",
             Self::MissingCredentials(_) => "missing_credentials",
             Self::GenerationFailed(_) => "generation_failed",
@@ -151,7 +161,11 @@ impl OpsBlueprintService {
         contract: Value,
         options: BlueprintOptions,
     ) -> Result<StoredBlueprint, OpsBlueprintError> {
-        let contract = agreed(&contract)?;
+        // Negotiation compiles every schema of the contract: CPU work on untrusted input, so it
+        // runs on a blocking thread.
+        let contract = tokio::task::spawn_blocking(move || agreed(&contract))
+            .await
+            .map_err(|panicked| OpsBlueprintError::GenerationFailed(format!("negotiation failed: {panicked}")))??;
         let intent = options.context.clone().unwrap_or_default();
         let request = GenerationRequest {
             generator: options.generator.clone(),
@@ -166,9 +180,8 @@ impl OpsBlueprintService {
         })?;
         let generated = self.generator.generate(&request).await.map_err(generation_error)?;
         drop(slot);
-        let compiled = self
-            .compiler
-            .compile(&generated.source, &contract.importable_packages())
+        let compiled = compile_off_worker(&self.compiler, &generated.source, &contract.importable_packages())
+            .await
             .map_err(|failure| OpsBlueprintError::GenerationFailed(failure.to_string()))?;
         let record = BlueprintRecord {
             source: generated.source,
@@ -198,14 +211,21 @@ impl OpsBlueprintService {
         component_code: String,
         options: BlueprintOptions,
     ) -> Result<StoredBlueprint, OpsBlueprintError> {
+        check_contract_budgets(&contract).map_err(OpsBlueprintError::ContractOverBudget)?;
         let contract = Contract::from_agreed(contract.as_object().cloned().unwrap_or_default());
-        let (code, code_hash) = match self.compiler.compile(&component_code, &contract.importable_packages()) {
-            Ok(compiled) => {
-                let hash = sha256_hex(compiled.code.as_bytes());
-                (compiled.code, hash)
-            }
-            Err(_) => (String::new(), sha256_hex(component_code.as_bytes())),
-        };
+        let (code, code_hash) =
+            match compile_off_worker(&self.compiler, &component_code, &contract.importable_packages()).await {
+                Ok(compiled) => {
+                    let hash = sha256_hex(compiled.code.as_bytes());
+                    (compiled.code, hash)
+                }
+                // Code that does not compile is kept (and never served); code over a budget is not.
+                Err(CompileFailure {
+                    over_budget: Some(over),
+                    ..
+                }) => return Err(OpsBlueprintError::ComponentOverBudget(over)),
+                Err(_) => (String::new(), sha256_hex(component_code.as_bytes())),
+            };
         let record = BlueprintRecord {
             code_hash,
             code,
@@ -351,6 +371,7 @@ impl OpsBlueprintService {
 }
 
 fn agreed(contract: &Value) -> Result<Contract, OpsBlueprintError> {
+    check_contract_budgets(contract).map_err(OpsBlueprintError::ContractOverBudget)?;
     negotiate(contract).map(|n| n.contract).map_err(|declined| {
         let findings: Vec<String> = declined
             .findings

@@ -1,0 +1,24 @@
+//! Negotiating a contract an agent sent: the complexity budgets first, on the calling task (they
+//! are linear and refuse what would be costly), then negotiation, which compiles every schema, on a
+//! blocking thread so no async worker does CPU work on untrusted input.
+
+use serde_json::Value;
+use svc_domain::contract::{Negotiated, NegotiationError, check_contract_budgets, negotiate};
+
+use super::AgentError;
+
+/// Negotiates `draft` (the argument named `field`): over a budget is `OverBudget`; a draft that
+/// cannot be agreed is the inner `Err`.
+pub(super) async fn negotiate_untrusted(
+    field: &str,
+    draft: &Value,
+) -> Result<Result<Negotiated, NegotiationError>, AgentError> {
+    check_contract_budgets(draft).map_err(|over| AgentError::OverBudget {
+        field: field.to_owned(),
+        over,
+    })?;
+    let draft = draft.clone();
+    tokio::task::spawn_blocking(move || negotiate(&draft))
+        .await
+        .map_err(|panicked| AgentError::Internal(anyhow::Error::new(panicked)))
+}

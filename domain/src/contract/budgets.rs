@@ -1,0 +1,613 @@
+//! The complexity budgets of contract schemas (see [`crate::budget`]), checked before a schema is
+//! compiled or anything is validated against it: at negotiation, and again whenever a stored
+//! contract's schema is compiled, so a contract stored before the budgets existed is refused
+//! instead of run.
+//!
+//! `$ref`s are followed as the validator follows them. A reference reached without descending
+//! into the value (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`,
+//! `dependentSchemas`) applies at the same value, so chains and fan-out multiply there: those are
+//! counted (`ref_depth`, `schema_expansion`) and a cycle among them is refused. A reference behind
+//! `properties`, `items` and the like moves one level down the value, whose nesting the JSON
+//! parser already bounds, so recursive schemas (a tree of nodes) stay allowed.
+
+use std::collections::HashMap;
+use std::io;
+
+use serde_json::{Map, Value};
+
+use crate::budget::{Budget, BudgetExceeded};
+
+/// Checks a draft or stored contract: its size, then every schema it declares. Paths are JSON
+/// Pointers from the contract's root (`/propsSpec/$defs/l13`).
+pub fn check_contract_budgets(contract: &Value) -> Result<(), BudgetExceeded> {
+    let bytes = json_bytes(contract);
+    let max_bytes = limit(Budget::ContractBytes);
+    if bytes > max_bytes {
+        return Err(BudgetExceeded::new(Budget::ContractBytes, "", format!("{bytes} bytes")));
+    }
+    for (path, schema) in contract_schemas(contract) {
+        check_schema_budgets(schema).map_err(|e| e.under(&path))?;
+    }
+    Ok(())
+}
+
+/// Checks one schema; paths are JSON Pointers from the schema's root.
+pub fn check_schema_budgets(schema: &Value) -> Result<(), BudgetExceeded> {
+    measure_schema(schema).map(|_| ())
+}
+
+/// Checks one schema and returns its graph of subschemas, which bounds validation work later.
+pub(super) fn measure_schema(schema: &Value) -> Result<SchemaGraph, BudgetExceeded> {
+    check_shape(schema)?;
+    let graph = SchemaGraph::build(schema)?;
+    graph.check_in_place_paths()?;
+    Ok(graph)
+}
+
+/// Every schema a contract declares, with its JSON Pointer.
+fn contract_schemas(contract: &Value) -> Vec<(String, &Value)> {
+    let mut found = Vec::new();
+    if let Some(props) = contract.get("propsSpec") {
+        found.push(("/propsSpec".to_owned(), props));
+    }
+    for section in ["actionSpec", "streamSpec", "contextSpec"] {
+        let Some(entries) = contract.get(section).and_then(Value::as_object) else {
+            continue;
+        };
+        for (name, entry) in entries {
+            if let Some(schema) = entry.get("schema") {
+                found.push((format!("/{section}/{}/schema", escape(name)), schema));
+            }
+        }
+    }
+    found
+}
+
+pub(super) fn limit(budget: Budget) -> usize {
+    budget.limit().unwrap_or(usize::MAX)
+}
+
+/// Bytes of `value` as compact JSON, counted without building the text.
+fn json_bytes(value: &Value) -> usize {
+    struct Counter(usize);
+    impl io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing a `Value` into a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
+/// Node count and nesting depth, walked without recursion (the schema is not yet known to be
+/// shallow).
+fn check_shape(schema: &Value) -> Result<(), BudgetExceeded> {
+    let (max_nodes, max_depth) = (limit(Budget::SchemaNodes), limit(Budget::SchemaDepth));
+    let mut nodes = 0usize;
+    let mut pending: Vec<(&Value, usize, String)> = vec![(schema, 0, String::new())];
+    while let Some((value, depth, pointer)) = pending.pop() {
+        nodes += 1;
+        if nodes > max_nodes {
+            return Err(BudgetExceeded::new(
+                Budget::SchemaNodes,
+                "",
+                format!("more than {max_nodes} values"),
+            ));
+        }
+        if depth > max_depth {
+            return Err(BudgetExceeded::new(
+                Budget::SchemaDepth,
+                pointer,
+                format!("nested more than {max_depth} deep"),
+            ));
+        }
+        match value {
+            Value::Object(map) => pending.extend(
+                map.iter()
+                    .map(|(k, v)| (v, depth + 1, format!("{pointer}/{}", escape(k)))),
+            ),
+            Value::Array(items) => pending.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v, depth + 1, format!("{pointer}/{i}"))),
+            ),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Keywords whose subschemas apply to the same value.
+const IN_PLACE_ONE: [&str; 4] = ["not", "if", "then", "else"];
+const IN_PLACE_LIST: [&str; 3] = ["allOf", "anyOf", "oneOf"];
+const IN_PLACE_MAP: [&str; 2] = ["dependentSchemas", "dependencies"];
+/// Keywords whose subschemas apply one level down the value (or not at all: definitions).
+const DESCENDING_ONE: [&str; 8] = [
+    "additionalProperties",
+    "propertyNames",
+    "contains",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "additionalItems",
+    "contentSchema",
+    "items",
+];
+const DESCENDING_LIST: [&str; 2] = ["prefixItems", "items"];
+const DESCENDING_MAP: [&str; 4] = ["properties", "patternProperties", "$defs", "definitions"];
+
+/// Every subschema of a document (index 0 is the root), and the edges along which the validator
+/// applies one subschema after another.
+#[derive(Debug)]
+pub(super) struct SchemaGraph {
+    pointers: Vec<String>,
+    /// Subschemas applied to the same value: in-place applicators and the `$ref` target.
+    pub(super) in_place: Vec<Vec<Edge>>,
+    /// Subschemas applied to a member or an item of the value.
+    pub(super) descending: Vec<Vec<(Step, usize)>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Edge {
+    pub(super) to: usize,
+    is_ref: bool,
+}
+
+/// Which members or items of a value a descending subschema applies to.
+#[derive(Debug, Clone)]
+pub(super) enum Step {
+    /// `properties[name]`.
+    Property(String),
+    /// `patternProperties`, `additionalProperties`, `propertyNames`, `unevaluatedProperties`:
+    /// taken to apply to every member.
+    AnyProperty,
+    /// `prefixItems[i]` (or a tuple `items[i]`).
+    Item(usize),
+    /// `items`, `contains`, `additionalItems`, `unevaluatedItems`: every item.
+    AnyItem,
+}
+
+impl Step {
+    fn of_keyword(key: &str) -> Option<Step> {
+        match key {
+            "additionalProperties" | "propertyNames" | "unevaluatedProperties" | "patternProperties" => {
+                Some(Step::AnyProperty)
+            }
+            "items" | "contains" | "additionalItems" | "unevaluatedItems" => Some(Step::AnyItem),
+            _ => None,
+        }
+    }
+}
+
+struct Builder<'a> {
+    pointers: Vec<String>,
+    by_pointer: HashMap<String, usize>,
+    anchors: HashMap<String, usize>,
+    in_place: Vec<Vec<Edge>>,
+    descending: Vec<Vec<(Step, usize)>>,
+    /// `$ref`s to resolve once every subschema is known: (from, reference, where it is written).
+    refs: Vec<(usize, &'a str, String)>,
+    root_id: Option<&'a str>,
+}
+
+impl SchemaGraph {
+    fn build(schema: &Value) -> Result<Self, BudgetExceeded> {
+        let mut builder = Builder {
+            pointers: Vec::new(),
+            by_pointer: HashMap::new(),
+            anchors: HashMap::new(),
+            in_place: Vec::new(),
+            descending: Vec::new(),
+            refs: Vec::new(),
+            root_id: schema.get("$id").and_then(Value::as_str),
+        };
+        builder.visit(schema, String::new())?;
+        let refs = std::mem::take(&mut builder.refs);
+        for (from, reference, at) in refs {
+            let to = builder.resolve(reference).ok_or_else(|| {
+                BudgetExceeded::new(
+                    Budget::RefScope,
+                    at,
+                    format!("`{reference}` does not name a subschema of this schema"),
+                )
+            })?;
+            builder.in_place[from].push(Edge { to, is_ref: true });
+        }
+        Ok(Self {
+            pointers: builder.pointers,
+            in_place: builder.in_place,
+            descending: builder.descending,
+        })
+    }
+
+    /// Walks the in-place edges from every subschema, without recursion (a chain may be
+    /// thousands of hops long), refusing a cycle, a chain over `ref_depth` and a fan-out over
+    /// `schema_expansion`.
+    fn check_in_place_paths(&self) -> Result<(), BudgetExceeded> {
+        let (max_hops, max_applied) = (limit(Budget::RefDepth), limit(Budget::SchemaExpansion));
+        const NEW: u8 = 0;
+        const OPEN: u8 = 1;
+        const DONE: u8 = 2;
+        let count = self.pointers.len();
+        let mut state = vec![NEW; count];
+        // Subschemas applied at one value starting here (itself included), and `$ref` hops.
+        let mut applied = vec![0usize; count];
+        let mut hops = vec![0usize; count];
+        for start in 0..count {
+            if state[start] != NEW {
+                continue;
+            }
+            state[start] = OPEN;
+            let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+            while let Some((node, next)) = stack.last_mut() {
+                let node = *node;
+                if let Some(edge) = self.in_place[node].get(*next).copied() {
+                    *next += 1;
+                    match state[edge.to] {
+                        NEW => {
+                            state[edge.to] = OPEN;
+                            stack.push((edge.to, 0));
+                        }
+                        OPEN => {
+                            return Err(BudgetExceeded::new(
+                                Budget::RefDepth,
+                                self.pointers[node].clone(),
+                                format!(
+                                    "a `$ref` cycle back to {} that never descends into the value",
+                                    display_pointer(&self.pointers[edge.to])
+                                ),
+                            ));
+                        }
+                        _ => {}
+                    }
+                    continue;
+                }
+                let edges = &self.in_place[node];
+                applied[node] = edges.iter().fold(1usize, |sum, e| sum.saturating_add(applied[e.to]));
+                hops[node] = edges
+                    .iter()
+                    .map(|e| hops[e.to] + usize::from(e.is_ref))
+                    .max()
+                    .unwrap_or(0);
+                if hops[node] > max_hops {
+                    return Err(BudgetExceeded::new(
+                        Budget::RefDepth,
+                        self.pointers[node].clone(),
+                        format!("{} hops", hops[node]),
+                    ));
+                }
+                if applied[node] > max_applied {
+                    return Err(BudgetExceeded::new(
+                        Budget::SchemaExpansion,
+                        self.pointers[node].clone(),
+                        format!("{} subschemas", applied[node]),
+                    ));
+                }
+                state[node] = DONE;
+                stack.pop();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Builder<'a> {
+    /// Records `schema` at `pointer` and its subschemas; returns its index. Recursion is bounded by
+    /// the `schema_depth` budget, checked before.
+    fn visit(&mut self, schema: &'a Value, pointer: String) -> Result<usize, BudgetExceeded> {
+        let index = self.pointers.len();
+        self.pointers.push(pointer.clone());
+        self.by_pointer.insert(pointer.clone(), index);
+        self.in_place.push(Vec::new());
+        self.descending.push(Vec::new());
+        let Some(map) = schema.as_object() else {
+            return Ok(index); // `true`, `false`, or something the compiler will refuse.
+        };
+        self.keywords(index, map, &pointer)?;
+        for key in IN_PLACE_ONE {
+            if let Some(sub) = map.get(key) {
+                let child = self.visit(sub, format!("{pointer}/{key}"))?;
+                self.in_place[index].push(Edge {
+                    to: child,
+                    is_ref: false,
+                });
+            }
+        }
+        for key in IN_PLACE_LIST {
+            for (i, sub) in map.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
+                let child = self.visit(sub, format!("{pointer}/{key}/{i}"))?;
+                self.in_place[index].push(Edge {
+                    to: child,
+                    is_ref: false,
+                });
+            }
+        }
+        for key in IN_PLACE_MAP {
+            for (name, sub) in map.get(key).and_then(Value::as_object).into_iter().flatten() {
+                if sub.is_object() || sub.is_boolean() {
+                    let child = self.visit(sub, format!("{pointer}/{key}/{}", escape(name)))?;
+                    self.in_place[index].push(Edge {
+                        to: child,
+                        is_ref: false,
+                    });
+                }
+            }
+        }
+        for key in DESCENDING_ONE {
+            if let Some(sub) = map.get(key).filter(|s| s.is_object() || s.is_boolean()) {
+                let child = self.visit(sub, format!("{pointer}/{key}"))?;
+                if let Some(step) = Step::of_keyword(key) {
+                    self.descending[index].push((step, child));
+                }
+            }
+        }
+        for key in DESCENDING_LIST {
+            for (i, sub) in map.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
+                let child = self.visit(sub, format!("{pointer}/{key}/{i}"))?;
+                self.descending[index].push((Step::Item(i), child));
+            }
+        }
+        for key in DESCENDING_MAP {
+            for (name, sub) in map.get(key).and_then(Value::as_object).into_iter().flatten() {
+                let child = self.visit(sub, format!("{pointer}/{key}/{}", escape(name)))?;
+                let step = match key {
+                    "properties" => Some(Step::Property(name.clone())),
+                    _ => Step::of_keyword(key), // definitions apply only through a `$ref`
+                };
+                if let Some(step) = step {
+                    self.descending[index].push((step, child));
+                }
+            }
+        }
+        Ok(index)
+    }
+
+    /// `$ref`, `$anchor` and the keywords that would make references resolve elsewhere.
+    fn keywords(&mut self, index: usize, map: &'a Map<String, Value>, pointer: &str) -> Result<(), BudgetExceeded> {
+        for key in ["$dynamicRef", "$recursiveRef"] {
+            if map.contains_key(key) {
+                return Err(BudgetExceeded::new(
+                    Budget::RefScope,
+                    format!("{pointer}/{key}"),
+                    format!("`{key}` is not accepted"),
+                ));
+            }
+        }
+        if !pointer.is_empty() && map.get("$id").is_some_and(Value::is_string) {
+            return Err(BudgetExceeded::new(
+                Budget::RefScope,
+                format!("{pointer}/$id"),
+                "a nested `$id`",
+            ));
+        }
+        if let Some(anchor) = map.get("$anchor").and_then(Value::as_str) {
+            self.anchors.insert(anchor.to_owned(), index);
+        }
+        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+            self.refs.push((index, reference, format!("{pointer}/$ref")));
+        }
+        Ok(())
+    }
+
+    /// The subschema a same-document reference names.
+    fn resolve(&self, reference: &str) -> Option<usize> {
+        let local = match (reference.split_once('#'), self.root_id) {
+            (Some(("", fragment)), _) => fragment,
+            (Some((base, fragment)), Some(id)) if base == id.trim_end_matches('#') => fragment,
+            (None, Some(id)) if reference == id => "",
+            _ => return None,
+        };
+        let fragment = percent_decode(local)?;
+        if fragment.is_empty() || fragment.starts_with('/') {
+            self.by_pointer.get(&fragment).copied()
+        } else {
+            self.anchors.get(&fragment).copied()
+        }
+    }
+}
+
+/// Decodes `%XX` escapes of a URI fragment; `None` when they are not valid UTF-8.
+fn percent_decode(raw: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(byte) = raw.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+fn display_pointer(pointer: &str) -> &str {
+    if pointer.is_empty() { "the root" } else { pointer }
+}
+
+/// JSON Pointer escaping of one reference token (RFC 6901).
+pub(super) fn escape(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// `$defs` d0..d{n-1}, each a `$ref` to the one before: the first attack.
+    fn ref_chain(n: usize) -> Value {
+        let mut defs = Map::new();
+        defs.insert("d0".into(), json!({ "type": "string" }));
+        for i in 1..n {
+            defs.insert(format!("d{i}"), json!({ "$ref": format!("#/$defs/d{}", i - 1) }));
+        }
+        json!({ "type": "object", "properties": { "x": { "$ref": format!("#/$defs/d{}", n - 1) } }, "$defs": defs })
+    }
+
+    /// Level i is `allOf` of two `$ref`s to level i-1: the third attack.
+    fn doubling(levels: usize) -> Value {
+        let mut defs = Map::new();
+        defs.insert("l0".into(), json!({ "type": "string" }));
+        for i in 1..levels {
+            let below = format!("#/$defs/l{}", i - 1);
+            defs.insert(
+                format!("l{i}"),
+                json!({ "allOf": [{ "$ref": below }, { "$ref": below }] }),
+            );
+        }
+        json!({ "type": "object", "properties": { "x": { "$ref": format!("#/$defs/l{}", levels - 1) } }, "$defs": defs })
+    }
+
+    fn refused(schema: &Value) -> BudgetExceeded {
+        check_schema_budgets(schema).expect_err(&schema.to_string().chars().take(200).collect::<String>())
+    }
+
+    #[test]
+    fn ordinary_schemas_pass() {
+        for schema in [
+            json!({ "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title"] }),
+            json!(true),
+            json!({ "$defs": { "row": { "type": "object" } }, "type": "array", "items": { "$ref": "#/$defs/row" } }),
+            json!({ "allOf": [{ "$ref": "#/$defs/a" }, { "required": ["b"] }], "$defs": { "a": { "type": "object" } } }),
+            json!({ "$defs": { "n": { "$anchor": "node", "type": "object" } }, "$ref": "#node" }),
+            json!({ "default": { "$ref": "#/nowhere" }, "const": { "$id": "x" }, "type": "object" }),
+            ref_chain(32),
+            doubling(8),
+        ] {
+            assert_eq!(check_schema_budgets(&schema), Ok(()), "{schema}");
+        }
+    }
+
+    #[test]
+    fn recursion_that_descends_into_the_value_is_allowed() {
+        let tree = json!({
+            "$defs": { "node": { "type": "object", "properties": {
+                "label": { "type": "string" },
+                "children": { "type": "array", "items": { "$ref": "#/$defs/node" } } } } },
+            "$ref": "#/$defs/node"
+        });
+        assert_eq!(check_schema_budgets(&tree), Ok(()));
+    }
+
+    #[test]
+    fn a_long_ref_chain_is_refused_by_ref_depth() {
+        // The 12,500 hops is over the node budget already; 2,000 fits it.
+        assert_eq!(refused(&ref_chain(12_500)).budget, Budget::SchemaNodes);
+        let e = refused(&ref_chain(2_000));
+        assert_eq!(e.budget, Budget::RefDepth);
+        assert_eq!(e.found, "33 hops");
+        assert!(
+            e.path.starts_with("/$defs/d") || e.path.starts_with("/properties/x"),
+            "{e}"
+        );
+        assert_eq!(refused(&ref_chain(34)).budget, Budget::RefDepth);
+    }
+
+    #[test]
+    fn a_doubling_tree_of_refs_is_refused_by_schema_expansion() {
+        let e = refused(&doubling(41));
+        assert_eq!(e.budget, Budget::SchemaExpansion);
+        // Level i applies itself, its two `allOf` entries and twice level i-1: 2^(i+2) - 3.
+        assert_eq!(e.path, "/$defs/l8", "the first level over 1,000 (1,021 subschemas)");
+        assert_eq!(e.found, "1021 subschemas");
+    }
+
+    #[test]
+    fn an_in_place_cycle_is_refused() {
+        for schema in [
+            json!({ "$defs": { "a": { "$ref": "#/$defs/a" } }, "$ref": "#/$defs/a" }),
+            json!({ "$defs": { "a": { "allOf": [{ "$ref": "#/$defs/b" }] }, "b": { "not": { "$ref": "#/$defs/a" } } } }),
+            json!({ "anyOf": [{ "$ref": "#" }] }),
+        ] {
+            let e = refused(&schema);
+            assert_eq!(e.budget, Budget::RefDepth, "{schema}");
+            assert!(e.found.contains("cycle"), "{e}");
+        }
+    }
+
+    #[test]
+    fn references_outside_the_document_are_refused() {
+        for (schema, path) in [
+            (json!({ "$ref": "https://example.com/schema" }), "/$ref"),
+            (
+                json!({ "properties": { "a": { "$ref": "#/$defs/missing" } } }),
+                "/properties/a/$ref",
+            ),
+            (
+                json!({ "properties": { "a": { "$dynamicRef": "#x" } } }),
+                "/properties/a/$dynamicRef",
+            ),
+            (
+                json!({ "$defs": { "a": { "$id": "other", "$ref": "#/x" } } }),
+                "/$defs/a/$id",
+            ),
+            (json!({ "$ref": "#/default", "default": { "type": "string" } }), "/$ref"),
+        ] {
+            let e = refused(&schema);
+            assert_eq!((e.budget, e.path.as_str()), (Budget::RefScope, path), "{schema}");
+        }
+    }
+
+    #[test]
+    fn references_resolve_through_escapes_and_the_root_id() {
+        let schema = json!({
+            "$id": "https://svc.example/props",
+            "$defs": { "a/b": { "type": "string" }, "c d": { "type": "string" } },
+            "properties": {
+                "x": { "$ref": "#/$defs/a~1b" },
+                "y": { "$ref": "#/$defs/c%20d" },
+                "z": { "$ref": "https://svc.example/props#/$defs/a~1b" } }
+        });
+        assert_eq!(check_schema_budgets(&schema), Ok(()));
+    }
+
+    #[test]
+    fn size_and_nesting_are_bounded() {
+        let wide = json!({ "enum": (0..10_000).collect::<Vec<_>>() });
+        assert_eq!(refused(&wide).budget, Budget::SchemaNodes);
+        let mut deep = json!({ "type": "string" });
+        for _ in 0..40 {
+            deep = json!({ "properties": { "a": deep } });
+        }
+        let e = refused(&deep);
+        assert_eq!(e.budget, Budget::SchemaDepth);
+        assert!(e.path.starts_with("/properties/a/properties/a"), "{e}");
+    }
+
+    #[test]
+    fn a_contract_names_the_schema_at_fault() {
+        let contract = json!({
+            "propsSpec": { "type": "object" },
+            "actionSpec": { "approve": { "schema": doubling(41) } }
+        });
+        let e = check_contract_budgets(&contract).unwrap_err();
+        assert_eq!(e.budget, Budget::SchemaExpansion);
+        assert_eq!(e.path, "/actionSpec/approve/schema/$defs/l8");
+        let stream = json!({ "streamSpec": { "log": { "schema": ref_chain(100) } } });
+        assert!(
+            check_contract_budgets(&stream)
+                .unwrap_err()
+                .path
+                .starts_with("/streamSpec/log/schema/")
+        );
+    }
+
+    #[test]
+    fn a_huge_contract_is_refused_by_its_size() {
+        let contract = json!({ "propsSpec": { "type": "object", "description": "x".repeat(300 * 1024) } });
+        let e = check_contract_budgets(&contract).unwrap_err();
+        assert_eq!((e.budget, e.path.as_str()), (Budget::ContractBytes, ""));
+    }
+}

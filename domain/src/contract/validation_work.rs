@@ -1,0 +1,113 @@
+//! The `validation_work` budget: how many subschema applications validating one value takes,
+//! counted on the schema's graph before the validator runs. The per-value budgets
+//! (`schema_expansion`) cannot see a schema whose `allOf` branches each step into the same member
+//! and `$ref` the schema again: the work doubles at every level of the value, 2^40 at depth 40.
+//! Counting follows the value, so it stops as soon as the count passes the budget.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::budgets::{SchemaGraph, Step, escape, limit};
+use crate::budget::{Budget, BudgetExceeded};
+
+/// Subschemas to apply at one place in the value, with how many times each applies.
+type Applied = HashMap<usize, usize>;
+
+/// Checks that validating `instance` against the schema of `graph` stays within the budget; the
+/// path of a refusal is the JSON Pointer into the value where the count passed it.
+pub(super) fn check_validation_work(graph: &SchemaGraph, instance: &Value) -> Result<(), BudgetExceeded> {
+    let max = limit(Budget::ValidationWork);
+    let mut work = 0usize;
+    let mut pending: Vec<(&Value, String, Applied)> = vec![(instance, String::new(), HashMap::from([(0, 1)]))];
+    while let Some((value, pointer, applied)) = pending.pop() {
+        let mut members: HashMap<String, (&Value, Applied)> = HashMap::new();
+        let mut stack: Vec<(usize, usize)> = applied.into_iter().collect();
+        while let Some((node, times)) = stack.pop() {
+            work = work.saturating_add(times);
+            if work > max {
+                return Err(BudgetExceeded::new(
+                    Budget::ValidationWork,
+                    pointer,
+                    format!("more than {max} subschema applications"),
+                ));
+            }
+            stack.extend(graph.in_place[node].iter().map(|edge| (edge.to, times)));
+            for (step, child) in &graph.descending[node] {
+                for (token, member) in members_of(value, step) {
+                    let entry = members.entry(token).or_insert_with(|| (member, HashMap::new()));
+                    let count = entry.1.entry(*child).or_insert(0);
+                    *count = count.saturating_add(times);
+                }
+            }
+        }
+        pending.extend(
+            members
+                .into_iter()
+                .map(|(token, (member, applied))| (member, format!("{pointer}/{token}"), applied)),
+        );
+    }
+    Ok(())
+}
+
+/// The members or items of `value` a descending subschema applies to, with their pointer tokens.
+fn members_of<'v>(value: &'v Value, step: &Step) -> Vec<(String, &'v Value)> {
+    match (step, value) {
+        (Step::Property(name), Value::Object(map)) => map.get(name).map(|v| (escape(name), v)).into_iter().collect(),
+        (Step::AnyProperty, Value::Object(map)) => map.iter().map(|(k, v)| (escape(k), v)).collect(),
+        (Step::Item(i), Value::Array(items)) => items.get(*i).map(|v| (i.to_string(), v)).into_iter().collect(),
+        (Step::AnyItem, Value::Array(items)) => items.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::contract::budgets::measure_schema;
+
+    fn work(schema: &Value, instance: &Value) -> Result<(), BudgetExceeded> {
+        check_validation_work(&measure_schema(schema).expect("within the schema budgets"), instance)
+    }
+
+    /// `{ a: { a: ... } }`, `depth` levels.
+    fn nested(depth: usize) -> Value {
+        (0..depth).fold(json!(1), |inner, _| json!({ "a": inner }))
+    }
+
+    #[test]
+    fn a_schema_doubling_at_every_level_of_the_value_is_refused() {
+        let doubling = json!({
+            "$defs": { "n": { "allOf": [
+                { "properties": { "a": { "$ref": "#/$defs/n" } } },
+                { "properties": { "a": { "$ref": "#/$defs/n" } } } ] } },
+            "$ref": "#/$defs/n"
+        });
+        assert_eq!(work(&doubling, &nested(10)), Ok(()));
+        let e = work(&doubling, &nested(40)).unwrap_err();
+        assert_eq!(e.budget, Budget::ValidationWork);
+        assert!(e.path.starts_with("/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a"), "{e}");
+    }
+
+    #[test]
+    fn ordinary_values_are_far_below_the_budget() {
+        let rows = json!({
+            "type": "object",
+            "properties": { "rows": { "type": "array", "items": { "$ref": "#/$defs/row" } } },
+            "$defs": { "row": { "type": "object", "properties": {
+                "id": { "type": "integer" }, "name": { "type": "string" }, "tags": { "type": "array", "items": { "type": "string" } } } } }
+        });
+        let value = json!({ "rows": (0..5_000).map(|i| json!({ "id": i, "name": "x", "tags": ["a", "b"] })).collect::<Vec<_>>() });
+        assert_eq!(work(&rows, &value), Ok(()));
+    }
+
+    #[test]
+    fn every_member_counts_for_schemas_that_apply_to_all_members() {
+        let schema = json!({ "additionalProperties": { "allOf": [{ "type": "string" }, { "minLength": 1 }] } });
+        let wide: serde_json::Map<String, Value> = (0..400_000).map(|i| (format!("k{i}"), json!("v"))).collect();
+        let e = work(&schema, &Value::Object(wide)).unwrap_err();
+        assert_eq!(e.budget, Budget::ValidationWork);
+    }
+}

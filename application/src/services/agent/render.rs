@@ -460,8 +460,9 @@ impl AgentService {
         let compiled = match self.ports.compiler.compile(&generated.source, &allowed) {
             Ok(c) => c,
             Err(failure) => {
+                // The generator produced code and the code failed the checks.
                 let failure = RenderFailure {
-                    code: "PRODUCTION_FAILED".into(),
+                    code: "VALIDATION_ERROR".into(),
                     message: failure.to_string(),
                 };
                 return Ok(Err(failed(&lifecycle, failure).await));

@@ -244,7 +244,10 @@ async fn no_component(backend: Backend) {
     let failed = app.tool_error_result("svc_render", render_args(&handshake_id)).await;
     assert_eq!(failed["error"]["code"], "PRODUCTION_FAILED", "{failed}");
     assert!(
-        failed["error"]["message"].as_str().unwrap().contains("no ```tsx code block"),
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no ```tsx code block"),
         "{failed}"
     );
 }

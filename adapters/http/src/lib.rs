@@ -4,8 +4,10 @@ mod client_address;
 mod guard;
 mod health;
 mod live;
+mod live_switch;
 mod live_token;
 mod mcp;
+mod mcp_apps;
 mod oauth;
 mod observe;
 mod openapi;
@@ -24,6 +26,7 @@ pub use guard::HostGuard;
 pub use health::Readiness;
 pub use live::http_source::HttpPollableTool;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
+pub use mcp_apps::{ExternalRuntime, McpApps};
 pub use oauth::{OAuth, OAuthOptions, REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
 pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};
@@ -49,6 +52,12 @@ pub struct HttpState {
     /// Read a tool call's remote address (the public-demo generation limit's key) from the last
     /// `X-Forwarded-For` entry instead of the peer: only behind a proxy that overwrites it.
     pub generations_trust_proxy: bool,
+    /// The MCP-Apps option (`[mcp_apps]`); `None`: off.
+    pub mcp_apps: Option<McpApps>,
+    /// The live channel `/ws` and its polling fallback; off, both answer 404.
+    pub live_enabled: bool,
+    /// Counts `tools/call` on the agent routes when `[tool_calls]` wires a limiter.
+    pub tool_call_limit: Option<svc_application::services::tool_call_limit::ToolCallLimiter>,
 }
 
 /// Addresses written into results and bootstraps.
@@ -75,6 +84,7 @@ impl PublicUrls {
 /// The whole HTTP surface, with the DNS-rebinding guard in front.
 pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
     let card_routes = guard.host_only();
+    let live_enabled = state.live_enabled;
     let rest_api = openapi::endpoint();
     Route::new()
         .at(
@@ -109,9 +119,10 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
             "/_svc/poll/:session_id",
             get(live::polling::poll)
                 .post(live::polling::send)
-                .with(live::polling::cors()),
+                .with(live::polling::cors())
+                .with_if(!live_enabled, live_switch::LiveOff),
         )
-        .at("/ws", get(live::ws))
+        .at("/ws", get(live::ws).with_if(!live_enabled, live_switch::LiveOff))
         // poem-openapi routes (and documents, at /openapi.json) the pairing and OAuth paths.
         .at("/_svc/pair", rest_api.clone())
         .nest_no_strip("/oauth", rest_api.clone())

@@ -466,7 +466,10 @@ fn render_body(state: &HttpState, result: &RenderResult) -> Value {
                     json!({ "tool": "svc_consume", "example": { "sessionId": identity.session_id, "timeout": 10 } });
             }
             let mut result = ok_result(body, &format!("rendered: {uri}"));
-            result["_meta"] = render_meta(state, identity, theme_id, *last_sequence, first_paint);
+            // The mount bootstrap is MCP-Apps metadata: without the option there is none.
+            if state.mcp_apps_on() {
+                result["_meta"] = render_meta(state, identity, theme_id, *last_sequence, first_paint);
+            }
             result
         }
         RenderResult::Failed {

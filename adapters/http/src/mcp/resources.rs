@@ -123,7 +123,8 @@ fn render_bootstrap(
         (None, Some(dark)) => ("dark", dark.clone()),
         (None, None) => ("light", Default::default()),
     };
-    json!({
+    let (runtime_url, runtime_integrity) = state.runtime();
+    let mut bootstrap = json!({
         "sessionId": session.session_id,
         "appId": session.app_id,
         "resourceUri": uri,
@@ -133,7 +134,7 @@ fn render_bootstrap(
         // The compiled component, so the card paints before (and without) the live channel.
         "component": { "code": code, "blueprintId": session.blueprint_id },
         "contract": session.contract,
-        "runtimeUrl": format!("{}/_svc/iframe-runtime.js", state.urls.base),
+        "runtimeUrl": runtime_url,
         "wsUrl": state.urls.ws,
         "wsToken": ws_token,
         "expiresAt": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
@@ -145,7 +146,11 @@ fn render_bootstrap(
         "lastSequence": session.event_sequence,
         // Declared packages the component may import, loaded by the mount before the component.
         "gadgetBundles": state.agent.gadget_bundles(&session.contract),
-    })
+    });
+    if let Some(integrity) = runtime_integrity {
+        bootstrap["runtimeIntegrity"] = json!(integrity);
+    }
+    bootstrap
 }
 
 pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {

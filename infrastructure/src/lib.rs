@@ -2,6 +2,7 @@
 
 pub mod blueprints;
 pub mod cli;
+pub mod embed;
 pub mod generation;
 pub mod in_process_bus;
 pub mod keys_file;

@@ -166,7 +166,7 @@ pub async fn call(
                 .await
                 .map_err(map_agent_error)?;
             let mut body = json!({
-                "variant": "render",
+                "variant": v.variant.as_str(),
                 "id": v.session_id,
                 "appId": v.app_id,
                 "eventSequence": v.event_sequence,
@@ -174,8 +174,12 @@ pub async fn call(
                 "lastActivityAt": ms(v.last_activity_at),
                 "expiresAt": ms(v.expires_at),
             });
-            if v.context_snapshot.as_object().is_some_and(|m| !m.is_empty()) {
-                body["contextSnapshot"] = v.context_snapshot;
+            // Only a `render` variant has one (Document 1).
+            if let Some(snapshot) = v
+                .context_snapshot
+                .filter(|c| c.as_object().is_some_and(|m| !m.is_empty()))
+            {
+                body["contextSnapshot"] = snapshot;
             }
             Ok(ok_result(
                 body,

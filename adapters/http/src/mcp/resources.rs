@@ -11,6 +11,7 @@
 use serde_json::{Value, json};
 use svc_application::ports::agent::SessionRecord;
 use svc_application::services::agent::{AgentError, Caller};
+use svc_domain::session::SessionVariant;
 use svc_domain::themes::{self, ThemeMode};
 use svc_protocol::{INVALID_PARAMS, MOUNT_UNAVAILABLE, SESSION_NOT_FOUND};
 
@@ -183,6 +184,17 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
             }
         })?;
     let session = snapshot.session;
+    if !snapshot.variant.mounts_without_mcp_apps() && !state.mcp_apps_on() {
+        return Err(
+            RpcFailure::new(MOUNT_UNAVAILABLE, "Mount unavailable").with_data(json!({
+                "code": "NOT_SUPPORTED",
+                "message": format!(
+                    "this {} render is an MCP-Apps document and this server has the MCP-Apps option off",
+                    snapshot.variant.as_str()
+                ),
+            })),
+        );
+    }
     if session.blueprint_id.is_none() {
         let message = session.failure.map(|f| f.message).unwrap_or_default();
         return Err(RpcFailure::new(MOUNT_UNAVAILABLE, "Mount unavailable")
@@ -193,6 +205,9 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
             json!({ "code": "BLUEPRINT_UNRESOLVABLE", "message": "the render's component is no longer stored" }),
         ));
     };
+    if snapshot.variant == SessionVariant::McpApps {
+        return mcp_apps_document(state, uri, code, &session.contract);
+    }
     let epoch = epoch.unwrap_or(session.head.epoch);
     let props = state
         .agent
@@ -206,6 +221,14 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
         render_bootstrap(state, uri, &session, &code, epoch, props),
         Some(&session.contract),
     ))
+}
+
+/// An `mcpApps` session's mount: its declared MCP-Apps document, served as is (whatever the
+/// pinned epoch: the document has no history of its own), under the same policy as our documents.
+fn mcp_apps_document(state: &HttpState, uri: &str, html: String, contract: &Value) -> Result<Value, RpcFailure> {
+    let mut answer = contents(state, uri, Value::Null, Some(contract));
+    answer["contents"][0]["text"] = json!(html);
+    Ok(answer)
 }
 
 #[cfg(test)]

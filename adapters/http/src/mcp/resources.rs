@@ -76,7 +76,7 @@ fn document(bootstrap: &Value) -> String {
 
 /// `contract`: the render's, whose importable declared packages the card may load; `None` for
 /// the shell, which mounts any render and so allows every declared package.
-fn contents(state: &HttpState, uri: &str, bootstrap: Value, contract: Option<&Value>) -> Value {
+fn contents(state: &HttpState, uri: &str, text: String, contract: Option<&Value>) -> Value {
     let ws_origin = state.urls.ws.trim_end_matches("/ws").to_owned();
     // The HTTP origin too: the card falls back to `pollingUrl` where the socket is blocked.
     let mut connect_domains = vec![ws_origin, state.urls.base.clone()];
@@ -91,7 +91,7 @@ fn contents(state: &HttpState, uri: &str, bootstrap: Value, contract: Option<&Va
     json!({ "contents": [{
         "uri": uri,
         "mimeType": MIME,
-        "text": document(&bootstrap),
+        "text": text,
         "_meta": { "ui": { "csp": { "connectDomains": connect_domains, "resourceDomains": resource_domains } } },
     }] })
 }
@@ -162,7 +162,7 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
         ));
     };
     if uri == SHELL_URI {
-        return Ok(contents(state, uri, json!({ "shell": true }), None));
+        return Ok(contents(state, uri, document(&json!({ "shell": true })), None));
     }
     let Some(locator) = uri.strip_prefix(RENDER_URI_PREFIX) else {
         // Not a render locator at all: MCP's own "resource not found" (same code, -32002).
@@ -206,7 +206,7 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
         ));
     };
     if snapshot.variant == SessionVariant::McpApps {
-        return mcp_apps_document(state, uri, code, &session.contract);
+        return Ok(mcp_apps_document(state, uri, code, &session.contract));
     }
     let epoch = epoch.unwrap_or(session.head.epoch);
     let props = state
@@ -215,20 +215,14 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
         .await
         .map_err(|_| not_found())?
         .ok_or_else(not_found)?;
-    Ok(contents(
-        state,
-        uri,
-        render_bootstrap(state, uri, &session, &code, epoch, props),
-        Some(&session.contract),
-    ))
+    let bootstrap = render_bootstrap(state, uri, &session, &code, epoch, props);
+    Ok(contents(state, uri, document(&bootstrap), Some(&session.contract)))
 }
 
 /// An `mcpApps` session's mount: its declared MCP-Apps document, served as is (whatever the
 /// pinned epoch: the document has no history of its own), under the same policy as our documents.
-fn mcp_apps_document(state: &HttpState, uri: &str, html: String, contract: &Value) -> Result<Value, RpcFailure> {
-    let mut answer = contents(state, uri, Value::Null, Some(contract));
-    answer["contents"][0]["text"] = json!(html);
-    Ok(answer)
+fn mcp_apps_document(state: &HttpState, uri: &str, html: String, contract: &Value) -> Value {
+    contents(state, uri, html, Some(contract))
 }
 
 #[cfg(test)]

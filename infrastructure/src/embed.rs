@@ -99,6 +99,13 @@ impl EmbeddedServer {
         self
     }
 
+    /// The MCP-Apps option (Document 2): on in the defaults; `enabled: false` turns it off. It
+    /// needs the live channel (`live.enabled`), or `build` fails.
+    pub fn mcp_apps(mut self, option: crate::settings::McpAppsSettings) -> Self {
+        self.settings.mcp_apps = option;
+        self
+    }
+
     /// Any other setting.
     pub fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
         change(&mut self.settings);

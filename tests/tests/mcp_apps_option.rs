@@ -79,6 +79,15 @@ async fn on_by_default_the_capability_and_the_mount_metadata_are_there(backend: 
         json!({})
     );
     assert_eq!(render_tool(&app).await["_meta"]["ui"]["visibility"], json!(["model"]));
+    let (_, listed) = app.rpc("tools/list", json!({})).await;
+    let refresh = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "svc_runtime_refresh_ws_token")
+        .cloned()
+        .expect("the runtime tools are listed for the card");
+    assert_eq!(refresh["_meta"]["ui"]["visibility"], json!(["app"]));
     let result = rendered(&app).await;
     let uri = &result["structuredContent"]["resourceUri"];
     assert_eq!(&result["_meta"]["ui"]["resourceUri"], uri);
@@ -100,6 +109,18 @@ async fn off_no_capability_no_meta_and_renders_stay_readable(backend: Backend) {
     assert!(init["capabilities"].get("experimental").is_none(), "{init}");
     assert_eq!(init["capabilities"]["tools"]["listChanged"], true);
     assert!(render_tool(&app).await.get("_meta").is_none());
+    let (_, listed) = app.rpc("tools/list", json!({})).await;
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"svc_consume"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("svc_runtime_")),
+        "the card's runtime tools are MCP-Apps only: {names:?}"
+    );
     let result = rendered(&app).await;
     assert!(result.get("_meta").is_none(), "no mount metadata: {result}");
     let uri = &result["structuredContent"]["resourceUri"];

@@ -189,7 +189,9 @@ pub(crate) async fn dispatch(
         "initialize" => initialize(state, caller, &params).await,
         "ping" => Ok(json!({})),
         "tools/list" => {
-            let offered = tool_table::AGENT_TOOLS.iter().filter(|t| tool_table::offered(state, t));
+            let offered = tool_table::AGENT_TOOLS
+                .iter()
+                .filter(|t| tool_table::offered(state, t) && crate::mcp_apps::listed(state, t));
             let declared = offered.map(|t| crate::mcp_apps::declared(state, tool_table::declaration(t)));
             Ok(json!({ "tools": declared.collect::<Vec<_>>() }))
         }

@@ -30,6 +30,41 @@ impl SessionStatus {
     }
 }
 
+/// Which mount a session is (Document 1, Session `variant`). A `render` session is a React
+/// component the mount runtime paints; an `mcpApps` session is a self-contained MCP-Apps HTML
+/// document (a manifest UI declared with `"mount": "mcpApps"`) that the host mounts as is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionVariant {
+    Render,
+    McpApps,
+}
+
+impl SessionVariant {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Render => "render",
+            Self::McpApps => "mcpApps",
+        }
+    }
+
+    /// Whether the session has a component (TSX source, a compiled module): only `render`.
+    pub fn has_component(self) -> bool {
+        self == Self::Render
+    }
+
+    /// Whether the session keeps a `contextSnapshot`: only `render` (Document 1); an MCP-Apps
+    /// document does not declare its context slots to the runtime.
+    pub fn keeps_context_snapshot(self) -> bool {
+        self == Self::Render
+    }
+
+    /// Whether a host without the MCP-Apps capability can mount it: a `render` session through the
+    /// mount runtime, an `mcpApps` document only in an MCP-Apps host.
+    pub fn mounts_without_mcp_apps(self) -> bool {
+        self == Self::Render
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SessionError {
     #[error("ttlSeconds must be an integer from {MIN_TTL_SECONDS} to {MAX_TTL_SECONDS}")]
@@ -210,6 +245,20 @@ mod tests {
             old.update(json!({ "n": 9 }), t0() + Duration::days(1)),
             Err(SessionError::Expired)
         );
+    }
+
+    #[test]
+    fn only_a_render_variant_has_a_component_a_context_snapshot_and_a_runtime_mount() {
+        let rows = [
+            (SessionVariant::Render, "render", true),
+            (SessionVariant::McpApps, "mcpApps", false),
+        ];
+        for (variant, wire, component) in rows {
+            assert_eq!(variant.as_str(), wire);
+            assert_eq!(variant.has_component(), component);
+            assert_eq!(variant.keeps_context_snapshot(), component);
+            assert_eq!(variant.mounts_without_mcp_apps(), component);
+        }
     }
 
     #[test]

@@ -4,6 +4,7 @@ pub mod banner;
 pub mod blueprints;
 pub mod cli;
 pub mod connections;
+pub mod embed;
 pub mod exposure;
 pub mod generation;
 pub mod in_process_bus;

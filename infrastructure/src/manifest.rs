@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use svc_application::services::blueprints::ManifestUiDraft;
 use svc_domain::gadgets::GadgetDescriptor;
+use svc_domain::session::SessionVariant;
 use svc_domain::themes;
 
 /// The JSON Schema of `svc.json` (docs/schemas/svc.schema.json).
@@ -81,6 +82,8 @@ struct RawUi {
     fixture_props: Option<Value>,
     #[serde(default)]
     featured: bool,
+    /// `render` (default) or `mcpApps`; the schema admits no other value.
+    mount: Option<String>,
 }
 
 /// The manifest to load: `explicit` (which must exist), else `svc.json` in the working
@@ -241,6 +244,10 @@ fn load_ui(file: &Path) -> Result<ManifestUiDraft, ManifestError> {
         source,
         fixture_props: raw.fixture_props,
         featured: raw.featured,
+        mount: match raw.mount.as_deref() {
+            Some("mcpApps") => SessionVariant::McpApps,
+            _ => SessionVariant::Render,
+        },
     })
 }
 

@@ -20,12 +20,13 @@ use svc_application::services::operator::{
 };
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
 use svc_application::services::rate_limit::WindowQuota;
+use svc_application::services::tool_call_limit::{LimitedPer, ToolCallLimiter};
 use svc_application::services::tool_channels::{
     SESSION_PROJECTION_TOOL, SessionProjectionTool, ToolChannelService, ToolChannelSettings,
 };
 use svc_domain::themes::DEFAULT_THEME_ID;
+use svc_http::{ExternalRuntime, HttpPollableTool, McpApps, OAuth, OAuthOptions};
 use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness};
-use svc_http::{HttpPollableTool, OAuth, OAuthOptions};
 use svc_sql::agent::{
     SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
     SeaOrmSessionRepository,
@@ -130,6 +131,98 @@ fn tool_channels(settings: &Settings, agent: &AgentService) -> Result<ToolChanne
             poll_timeout: Duration::from_millis(live.tool_poll_timeout_ms),
         },
     ))
+}
+
+/// The MCP-Apps option of `[mcp_apps]` (Document 2): it needs the live channel, and an external
+/// runtime bundle needs its integrity digest. `None`: off.
+fn mcp_apps(settings: &Settings) -> Result<Option<McpApps>, StartError> {
+    let m = &settings.mcp_apps;
+    if !m.enabled {
+        return Ok(None);
+    }
+    if !settings.live.enabled {
+        return Err(StartError::Config(
+            "mcp_apps.enabled needs the live channel: set live.enabled = true or mcp_apps.enabled = false".into(),
+        ));
+    }
+    let external_runtime = match (m.runtime_url.trim(), m.runtime_integrity.trim()) {
+        ("", "") => None,
+        ("", _) => {
+            return Err(StartError::Config(
+                "mcp_apps.runtime_integrity is set without mcp_apps.runtime_url".into(),
+            ));
+        }
+        (url, integrity) => {
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(StartError::Config(format!(
+                    "mcp_apps.runtime_url must be an http(s) URL, not `{url}`"
+                )));
+            }
+            let digest = ["sha256-", "sha384-", "sha512-"]
+                .iter()
+                .any(|prefix| integrity.strip_prefix(prefix).is_some_and(|d| !d.is_empty()));
+            if !digest {
+                return Err(StartError::Config(
+                    "mcp_apps.runtime_url needs mcp_apps.runtime_integrity, a Subresource Integrity digest (sha384-...)"
+                        .into(),
+                ));
+            }
+            Some(ExternalRuntime {
+                url: url.to_owned(),
+                integrity: integrity.to_owned(),
+            })
+        }
+    };
+    Ok(Some(McpApps { external_runtime }))
+}
+
+/// The public URLs written into results: `mcp_apps.ws_url` overrides the live channel's.
+fn public_urls(settings: &Settings, base_url: &str) -> Result<PublicUrls, StartError> {
+    let mut urls = PublicUrls::from_base(base_url);
+    let ws_url = settings.mcp_apps.ws_url.trim();
+    if !ws_url.is_empty() {
+        if !(ws_url.starts_with("wss://") || ws_url.starts_with("ws://")) {
+            return Err(StartError::Config(format!(
+                "mcp_apps.ws_url must be a ws:// or wss:// URL, not `{ws_url}`"
+            )));
+        }
+        urls.ws = ws_url.to_owned();
+    }
+    Ok(urls)
+}
+
+/// The tool-call limiter of `[tool_calls]`; `None` when `calls_per_window` is 0.
+fn tool_call_limit(settings: &Settings, clock: Arc<dyn Clock>) -> Result<Option<ToolCallLimiter>, StartError> {
+    let t = &settings.tool_calls;
+    if t.calls_per_window == 0 {
+        return Ok(None);
+    }
+    let per = match t.per.as_str() {
+        "identity" => LimitedPer::Identity,
+        "app" => LimitedPer::App,
+        other => {
+            return Err(StartError::Config(format!(
+                "tool_calls.per must be identity or app, not `{other}`"
+            )));
+        }
+    };
+    let window = i64::try_from(t.window_seconds)
+        .ok()
+        .filter(|s| *s > 0)
+        .and_then(chrono::TimeDelta::try_seconds)
+        .ok_or_else(|| StartError::Config("tool_calls.window_seconds must be a positive number".into()))?;
+    Ok(Some(ToolCallLimiter::new(
+        per,
+        WindowQuota::new(t.calls_per_window, window),
+        clock,
+    )))
+}
+
+/// What a program embedding the server adds to the settings (`crate::embed`).
+#[derive(Default)]
+pub struct Embedding {
+    /// The embedder's own bearer check, consulted before the keys file and connector keys.
+    pub key_check: Option<Arc<dyn KeyStore>>,
 }
 
 /// How long in-flight requests may take to finish after a shutdown signal.
@@ -285,10 +378,16 @@ pub fn pool_size(settings: &Settings) -> svc_sql::PoolSize {
 impl Application {
     /// Creates the data directory, opens and migrates the database and binds the port (0 picks one).
     pub async fn build(settings: &Settings) -> Result<Self, StartError> {
+        Self::build_embedded(settings, Embedding::default()).await
+    }
+
+    /// [`Application::build`] with what an embedding program adds (see `crate::embed`).
+    pub async fn build_embedded(settings: &Settings, embedding: Embedding) -> Result<Self, StartError> {
         crate::exposure::check_dev_allow_all(settings).map_err(StartError::Config)?;
         // Refuse weak secrets before touching the database.
         crate::secrets::configured_ws_secrets(settings)?;
         let generation_limit = public_demo_limit(settings)?;
+        let mcp_apps = mcp_apps(settings)?;
         let data_dir = &settings.server.data_dir;
         crate::private_files::create_private_dir(data_dir).map_err(|e| StartError::DataDir {
             path: data_dir.display().to_string(),
@@ -401,10 +500,9 @@ impl Application {
             &clock,
             &ids,
         );
-        let key_stores: Vec<Arc<dyn KeyStore>> = vec![
-            Arc::new(KeysFile::in_data_dir(data_dir)),
-            Arc::new(connector_keys.clone()),
-        ];
+        let mut key_stores: Vec<Arc<dyn KeyStore>> = embedding.key_check.into_iter().collect();
+        key_stores.push(Arc::new(KeysFile::in_data_dir(data_dir)));
+        key_stores.push(Arc::new(connector_keys.clone()));
         let pairing = (auth_mode == AuthMode::Strict).then(|| {
             Pairing::new(PairingService::new(
                 LOCAL_OPERATOR.to_owned(),
@@ -421,6 +519,7 @@ impl Application {
             pairing: pairing.as_ref().map(|p| p.service.clone()),
             keys: connector_keys,
         };
+        let tool_call_limit = tool_call_limit(settings, clock.clone())?;
         let oauth = oauth_surface(settings, &base_url, &db, oauth_checks, apps, clock, ids)?;
         let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
         let mut agent = AgentService::new(ports, agent_settings, queue)
@@ -436,13 +535,16 @@ impl Application {
             tokens: live_tokens(ws_secrets),
             readiness: Arc::new(DatabaseReadiness(db.clone(), draining.clone())),
             pairing,
-            urls: PublicUrls::from_base(&base_url),
+            urls: public_urls(settings, &base_url)?,
             ops,
             oauth,
             tool_channels,
             in_flight: Default::default(),
             generations_trust_proxy: settings.public_demo.trust_proxy,
             polling_flood_gates: Default::default(),
+            mcp_apps,
+            live_enabled: settings.live.enabled,
+            tool_call_limit,
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),

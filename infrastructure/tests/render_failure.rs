@@ -153,9 +153,9 @@ async fn a_generation_failure_commits_an_error_session() {
 }
 
 #[tokio::test]
-async fn code_that_fails_the_compiler_checks_is_production_failed_with_the_findings() {
+async fn code_that_fails_the_compiler_checks_is_validation_error_with_the_findings() {
     let (_, _, _, _, code, message) = failed_render(Broken::BadCode).await;
-    assert_eq!(code, "PRODUCTION_FAILED");
+    assert_eq!(code, "VALIDATION_ERROR");
     assert!(message.contains("default export"), "{message}");
     assert!(message.contains("fetch"), "{message}");
 }

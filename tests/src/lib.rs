@@ -117,6 +117,32 @@ pub async fn create_postgres_database(test: &str) -> Option<PostgresDatabase> {
     Some(PostgresDatabase { admin_url, name })
 }
 
+/// A database for a server process a test starts itself: a fresh PostgreSQL database (dropped
+/// with this value) or a SQLite file in `data_dir`.
+pub struct ScratchDatabase {
+    pub url: String,
+    _postgres: Option<PostgresDatabase>,
+}
+
+impl ScratchDatabase {
+    /// `None` when the backend is PostgreSQL and `SVC_TEST_DATABASE_URL` is unset.
+    pub async fn create(test: &str, backend: Backend, data_dir: &std::path::Path) -> Option<Self> {
+        match backend {
+            Backend::Sqlite => Some(Self {
+                url: format!("sqlite://{}?mode=rwc", data_dir.join("svc.db").display()),
+                _postgres: None,
+            }),
+            Backend::Postgres => {
+                let pg = create_postgres_database(test).await?;
+                Some(Self {
+                    url: database_url_with_name(&pg.admin_url, &pg.name),
+                    _postgres: Some(pg),
+                })
+            }
+        }
+    }
+}
+
 pub fn temp_dir(prefix: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("{prefix}-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("temp dir");

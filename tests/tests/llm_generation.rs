@@ -199,20 +199,57 @@ async fn repaired(backend: Backend) {
     assert_eq!(stages.last().unwrap(), "done");
 }
 
+/// A component that still fails the checks after the repair round is `VALIDATION_ERROR`
+/// (docs/generation.md): generation produced code, the code did not validate.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reply_broken_twice_fails_with_production_failed_and_the_findings() {
+async fn a_reply_broken_twice_fails_with_validation_error_and_the_findings() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        broken_twice(backend).await;
+    }
+}
+
+async fn broken_twice(backend: Backend) {
     let fake = FakeProvider::start().await;
     fake.push(FakeReply::component(BROKEN));
     fake.push(FakeReply::component(BROKEN));
-    let app = server("llm_broken", &fake, true, |_| {}).await;
+    let Some(app) = server_on(backend, "llm_broken", &fake, true, |_| {}).await else {
+        return;
+    };
     let handshake_id = handshake(&app, "order approval").await;
     let failed = app.tool_error_result("svc_render", render_args(&handshake_id)).await;
     assert_eq!(failed["outcome"], "failed", "{failed}");
-    assert_eq!(failed["error"]["code"], "PRODUCTION_FAILED");
+    assert_eq!(failed["error"]["code"], "VALIDATION_ERROR");
     let message = failed["error"]["message"].as_str().unwrap();
     assert!(message.contains("`localStorage` is not available"), "{message}");
     assert!(failed.get("resourceUri").is_none());
     assert_eq!(fake.request_count(), 2, "exactly one repair round");
+}
+
+/// A last reply with no component at all is `PRODUCTION_FAILED`: nothing was produced to validate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_last_reply_without_a_component_fails_with_production_failed() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        no_component(backend).await;
+    }
+}
+
+async fn no_component(backend: Backend) {
+    let fake = FakeProvider::start().await;
+    fake.push(FakeReply::component(BROKEN));
+    fake.push(FakeReply::text("Sorry, I can only describe the card in words."));
+    let Some(app) = server_on(backend, "llm_no_component", &fake, true, |_| {}).await else {
+        return;
+    };
+    let handshake_id = handshake(&app, "order approval").await;
+    let failed = app.tool_error_result("svc_render", render_args(&handshake_id)).await;
+    assert_eq!(failed["error"]["code"], "PRODUCTION_FAILED", "{failed}");
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no ```tsx code block"),
+        "{failed}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -254,7 +291,7 @@ async fn a_reply_that_throws_when_rendered_twice_fails_with_the_error() {
     let handshake_id = handshake(&app, "order approval").await;
     let failed = app.tool_error_result("svc_render", render_args(&handshake_id)).await;
     assert_eq!(failed["outcome"], "failed", "{failed}");
-    assert_eq!(failed["error"]["code"], "PRODUCTION_FAILED");
+    assert_eq!(failed["error"]["code"], "VALIDATION_ERROR");
     let message = failed["error"]["message"].as_str().unwrap();
     assert!(
         message.contains("threw TypeError: cannot read property 'map' of undefined"),

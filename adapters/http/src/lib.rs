@@ -5,8 +5,10 @@ mod client_address;
 mod guard;
 mod health;
 mod live;
+mod live_switch;
 mod live_token;
 mod mcp;
+mod mcp_apps;
 mod nul_guard;
 mod oauth;
 mod observe;
@@ -29,6 +31,7 @@ pub use guard::HostGuard;
 pub use health::Readiness;
 pub use live::http_source::HttpPollableTool;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
+pub use mcp_apps::{ExternalRuntime, McpApps};
 pub use oauth::{OAuth, OAuthOptions, REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
 pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};
@@ -56,6 +59,12 @@ pub struct HttpState {
     pub generations_trust_proxy: bool,
     /// The flood gate of the polling POST, per session (the socket holds its own).
     pub polling_flood_gates: live::flood_gate::SessionFloodGates,
+    /// The MCP-Apps option (`[mcp_apps]`); `None`: off.
+    pub mcp_apps: Option<McpApps>,
+    /// The live channel `/ws` and its polling fallback; off, both answer 404.
+    pub live_enabled: bool,
+    /// Counts `tools/call` on the agent routes when `[tool_calls]` wires a limiter.
+    pub tool_call_limit: Option<svc_application::services::tool_call_limit::ToolCallLimiter>,
 }
 
 /// Addresses written into results and bootstraps.
@@ -82,6 +91,7 @@ impl PublicUrls {
 /// The whole HTTP surface, with the DNS-rebinding guard in front.
 pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
     let card_routes = guard.host_only();
+    let live_enabled = state.live_enabled;
     let rest_api = openapi::endpoint();
     Route::new()
         .at(
@@ -117,9 +127,10 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
             get(live::polling::poll)
                 // One client frame, as on /ws.
                 .post(live::polling::send.with(BodyLimit::new(live::MAX_FRAME_BYTES)))
-                .with(live::polling::cors()),
+                .with(live::polling::cors())
+                .with_if(!live_enabled, live_switch::LiveOff),
         )
-        .at("/ws", get(live::ws))
+        .at("/ws", get(live::ws).with_if(!live_enabled, live_switch::LiveOff))
         // poem-openapi routes (and documents, at /openapi.json) the pairing and OAuth paths.
         .at(
             "/_svc/pair",

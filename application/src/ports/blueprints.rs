@@ -16,6 +16,10 @@ pub const SHARED_POOL_APP_ID: &str = "_pool";
 /// Generator slug of the blueprints registered from the manifest's `svc.ui.json` files.
 pub const MANIFEST_GENERATOR: &str = "manifest";
 
+/// Generator slug of manifest UIs declared with `"mount": "mcpApps"`: an MCP-Apps HTML document
+/// stored as is (`source` and `code`); a render of one is an `mcpApps` session.
+pub const MCP_APPS_GENERATOR: &str = "manifest-mcp-apps";
+
 /// A stored embedding and the embedder that made it; a vector of another model is recomputed
 /// when the index is rebuilt.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +62,15 @@ pub struct BlueprintRecord {
 }
 
 impl BlueprintRecord {
+    /// The variant of a session rendered from this blueprint.
+    pub fn session_variant(&self) -> svc_domain::session::SessionVariant {
+        if self.generator == MCP_APPS_GENERATOR {
+            svc_domain::session::SessionVariant::McpApps
+        } else {
+            svc_domain::session::SessionVariant::Render
+        }
+    }
+
     /// Whether the blueprint has a compiled module a render can serve. A component registered by
     /// an operator that does not compile is kept as given, with no module, and never served.
     pub fn is_servable(&self) -> bool {

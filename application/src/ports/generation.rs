@@ -71,9 +71,13 @@ pub struct GeneratedComponent {
 /// (`docs/generation.md`); the render service maps them onto Document 1's failure codes.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GenerationError {
-    /// Generation ran and produced nothing usable (after the repair round, with its findings).
+    /// Generation ran and produced no component (no code in the reply, a provider failure).
     #[error("generation failed: {0}")]
     ProductionFailed(String),
+    /// Generation produced a component that still failed validation (compile, static checks,
+    /// render check) after the repair round; the findings are in the message.
+    #[error("generation failed: {0}")]
+    ValidationFailed(String),
     /// No key for the chosen provider, or the provider rejected the key.
     #[error("no credentials for provider {0}")]
     NoCredentials(String),
@@ -96,6 +100,7 @@ impl GenerationError {
     pub fn render_code(&self) -> &'static str {
         match self {
             Self::ProductionFailed(_) | Self::GeneratorNotFound(_) => "PRODUCTION_FAILED",
+            Self::ValidationFailed(_) => "VALIDATION_ERROR",
             Self::NoCredentials(_) => "NO_CREDENTIALS",
             Self::NoPlatformKey(_) => "NO_PLATFORM_KEY",
             Self::Overloaded { .. } => "GENERATION_QUEUE_OVERLOADED",

@@ -11,4 +11,5 @@ pub mod oauth;
 pub mod operator;
 pub mod pairing;
 pub mod rate_limit;
+pub mod tool_call_limit;
 pub mod tool_channels;

@@ -23,6 +23,10 @@ pub struct Settings {
     pub ops: OpsSettings,
     pub oauth: OAuthSettings,
     pub public_demo: PublicDemoSettings,
+    /// The tool-call limiter (`[tool_calls]`); off unless `calls_per_window` is set.
+    pub tool_calls: ToolCallSettings,
+    /// The MCP-Apps option (`[mcp_apps]`).
+    pub mcp_apps: McpAppsSettings,
     /// The blueprint catalog: manifest, seed pool, embedder, thresholds (`[blueprints]`).
     #[serde(default)]
     pub blueprints: crate::blueprints::BlueprintSettings,
@@ -76,6 +80,28 @@ pub struct PublicDemoSettings {
     pub trust_proxy: bool,
 }
 
+/// The tool-call limiter (Document 2, Errors): a limited `tools/call` answers an error result
+/// with code `rate_limited` and `retryAfterMs`. Off when `calls_per_window` is 0.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct ToolCallSettings {
+    pub calls_per_window: u32,
+    pub window_seconds: u64,
+    /// `identity` (the authenticated principal, across its apps) or `app`.
+    pub per: String,
+}
+
+/// The MCP-Apps option (Document 2): the UI capability, tool `_meta.ui` and render `_meta`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct McpAppsSettings {
+    pub enabled: bool,
+    /// The public WebSocket URL written into bootstraps; empty: the public base URL's `/ws`.
+    pub ws_url: String,
+    /// An external runtime bundle instead of `/_svc/iframe-runtime.js`; empty: ours.
+    pub runtime_url: String,
+    /// The external bundle's Subresource Integrity digest (`sha384-...`); required with it.
+    pub runtime_integrity: String,
+}
+
 /// Which domains of the operator route `/ops` are wired (all by default).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct OpsSettings {
@@ -90,6 +116,9 @@ pub struct OpsSettings {
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct LiveSettings {
+    /// The live channel `/ws` and its polling fallback; the MCP-Apps option needs it.
+    #[serde(default = "defaults::enabled")]
+    pub enabled: bool,
     pub replay_buffer: u64,
     /// `auto` (PostgreSQL LISTEN/NOTIFY when the database is PostgreSQL), `in-process` or `postgres`.
     pub bus: String,

@@ -1,7 +1,8 @@
 //! `LlmGenerator`: the `standard` and `advanced` generators. Prompt from the contract, stream
 //! the reply (retrying transient provider failures), extract the TSX, compile and check it,
 //! render it once headless when a render check is wired; on findings send it back once for
-//! repair; then `PRODUCTION_FAILED` with the findings.
+//! repair; then `VALIDATION_ERROR` with the findings (`PRODUCTION_FAILED` when the last reply held
+//! no code at all).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -303,7 +304,9 @@ impl Generator for LlmGenerator {
                 .report(GenerationProgress::stage(GenerationStage::Prompting, round))
                 .await;
             let reply = self.complete(provider, &chat, round, progress).await?;
-            let findings = match extract_tsx(&reply) {
+            let extracted = extract_tsx(&reply);
+            let produced_code = extracted.is_some();
+            let findings = match extracted {
                 None => vec![CompileFinding {
                     message: "the reply holds no ```tsx code block with the component".into(),
                     line: None,
@@ -335,11 +338,18 @@ impl Generator for LlmGenerator {
                 if let Some((tsx, score)) = best_advanced {
                     return Ok(self.component(tsx, entry, Some(score)));
                 }
-                return Err(GenerationError::ProductionFailed(format!(
+                let message = format!(
                     "{} did not produce a valid component after one repair round: {}",
                     entry.route.canonical(),
                     findings_text(&findings)
-                )));
+                );
+                // Code that fails the checks is a validation failure; a reply with no code
+                // produced nothing to validate.
+                return Err(if produced_code {
+                    GenerationError::ValidationFailed(message)
+                } else {
+                    GenerationError::ProductionFailed(message)
+                });
             }
             progress
                 .report(GenerationProgress {

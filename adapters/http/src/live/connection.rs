@@ -250,6 +250,9 @@ async fn handle(
     };
     let (caller, session_id) = (&b.subscribed.caller, b.subscribed.session_id.clone());
     let session_id = session_id.as_str();
+    if matches!(kind, "action" | "host_context_observed") && !b.subscribed.role.acts_for_the_user() {
+        return Ok(vec![role_forbidden(kind, &payload)]);
+    }
     match kind {
         "action" => action(state, caller, session_id, &payload).await,
         "host_context_observed" => {
@@ -283,6 +286,14 @@ async fn handle(
             &format!("unknown frame type `{}`", svc_domain::text::excerpt(other)),
         )]),
     }
+}
+
+/// An `agent` socket sent what only the user's card sends; nothing is stored.
+fn role_forbidden(kind: &str, payload: &Value) -> String {
+    frames::frame(
+        "error",
+        json!({ "code": "ROLE_FORBIDDEN", "message": format!("an agent socket observes; it may not send `{kind}`"), "clientSeq": payload.get("clientSeq") }),
+    )
 }
 
 pub(super) async fn action(

@@ -18,15 +18,46 @@ pub struct SubscribePayload {
     pub session_token: Option<String>,
     pub from_seq: Option<i64>,
     pub since_sequence: Option<i64>,
-    #[allow(dead_code)]
     pub role: Option<String>,
     pub supported_versions: Option<Vec<String>>,
+}
+
+/// `subscribe.role` (Document 2): the card's socket is `user` (the default); an `agent` socket
+/// observes the session (props, data, drain acks) and may not act for the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveRole {
+    User,
+    Agent,
+}
+
+impl LiveRole {
+    fn parse(role: Option<&str>) -> Result<Self, String> {
+        match role {
+            None | Some("user") => Ok(Self::User),
+            Some("agent") => Ok(Self::Agent),
+            Some(other) => Err(format!("subscribe payload: role: `{other}` is not `user` or `agent`")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Agent => "agent",
+        }
+    }
+
+    /// Whether the socket may send what only the user's card sends (`action`,
+    /// `host_context_observed`).
+    pub fn acts_for_the_user(self) -> bool {
+        self == Self::User
+    }
 }
 
 /// A bound socket: who it acts for and which session.
 pub struct Subscribed {
     pub caller: Caller,
     pub session_id: String,
+    pub role: LiveRole,
     /// Highest stream `seq` the client has been sent or told about (the `ack`'s `lastStreamSeq`).
     pub stream_cursor: i64,
     /// The host conversation the render belongs to, whose new renders reach this socket.
@@ -119,6 +150,10 @@ pub async fn subscribe(
             )));
         }
     };
+    let role = match LiveRole::parse(payload.role.as_deref()) {
+        Ok(role) => role,
+        Err(message) => return Ok(SubscribeOutcome::Refused(frames::error("BAD_FRAME", &message))),
+    };
     if let Some(versions) = &payload.supported_versions
         && !versions.iter().any(|v| v == SERVICE_PROTOCOL_VERSION)
     {
@@ -159,7 +194,7 @@ pub async fn subscribe(
         None => None,
     };
     let gap = actions.as_ref().is_some_and(|r| r.gap) || streams.as_ref().is_some_and(|r| r.gap);
-    let ack = ack_payload(
+    let mut ack = ack_payload(
         state,
         &snapshot,
         payload.from_seq,
@@ -168,6 +203,7 @@ pub async fn subscribe(
         issue_session_token,
         caller.key_id.as_deref(),
     );
+    ack["role"] = json!(role.as_str());
     frames_out.push(frames::frame("ack", ack));
     if gap {
         frames_out.push(frames::frame("system", frames::replay_gap()));
@@ -183,6 +219,7 @@ pub async fn subscribe(
     let subscribed = Subscribed {
         caller,
         session_id: session.session_id.clone(),
+        role,
         stream_cursor: snapshot.last_stream_seq.max(replayed_max),
         host_topic: svc_application::ports::agent::host_topic(&session.host),
     };

@@ -167,7 +167,7 @@ pub async fn call(
                 .await
                 .map_err(map_agent_error)?;
             let mut body = json!({
-                "variant": "render",
+                "variant": v.variant.as_str(),
                 "id": v.session_id,
                 "appId": v.app_id,
                 "eventSequence": v.event_sequence,
@@ -175,8 +175,12 @@ pub async fn call(
                 "lastActivityAt": ms(v.last_activity_at),
                 "expiresAt": ms(v.expires_at),
             });
-            if v.context_snapshot.as_object().is_some_and(|m| !m.is_empty()) {
-                body["contextSnapshot"] = v.context_snapshot;
+            // Only a `render` variant has one (Document 1).
+            if let Some(snapshot) = v
+                .context_snapshot
+                .filter(|c| c.as_object().is_some_and(|m| !m.is_empty()))
+            {
+                body["contextSnapshot"] = snapshot;
             }
             Ok(ok_result(
                 body,
@@ -473,7 +477,10 @@ fn render_body(state: &HttpState, result: &RenderResult, key_id: Option<&str>) -
                     json!({ "tool": "svc_consume", "example": { "sessionId": identity.session_id, "timeout": 10 } });
             }
             let mut result = ok_result(body, &format!("rendered: {uri}"));
-            result["_meta"] = render_meta(state, identity, theme_id, *last_sequence, first_paint, key_id);
+            // The mount bootstrap is MCP-Apps metadata: without the option there is none.
+            if state.mcp_apps_on() {
+                result["_meta"] = render_meta(state, identity, theme_id, *last_sequence, first_paint, key_id);
+            }
             result
         }
         RenderResult::Failed {

@@ -68,3 +68,15 @@ pub(crate) fn overloaded(retry_after_seconds: u64) -> RpcFailure {
         .with_data(json!({ "code": "GENERATION_OVERLOADED", "retryAfterSeconds": retry_after_seconds }))
         .with_header("retry-after", retry_after_seconds.to_string())
 }
+
+/// A tool call the limiter refused (Document 2): an error result, never HTTP 429.
+pub(crate) fn rate_limited(limited: &svc_application::services::tool_call_limit::ToolCallLimited) -> Value {
+    let message = format!(
+        "at most {} tool calls per {} seconds; retry in {} ms",
+        limited.limit, limited.window_seconds, limited.retry_after_ms
+    );
+    error_result(
+        json!({ "error": { "code": "rate_limited", "message": message, "retryAfterMs": limited.retry_after_ms } }),
+        &format!("rate_limited: {message}"),
+    )
+}

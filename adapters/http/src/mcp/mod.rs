@@ -221,8 +221,11 @@ pub(crate) async fn dispatch(
         "initialize" => initialize(state, caller, &params).await,
         "ping" => Ok(json!({})),
         "tools/list" => {
-            let offered = tool_table::AGENT_TOOLS.iter().filter(|t| tool_table::offered(state, t));
-            Ok(json!({ "tools": offered.map(tool_table::declaration).collect::<Vec<_>>() }))
+            let offered = tool_table::AGENT_TOOLS
+                .iter()
+                .filter(|t| tool_table::offered(state, t) && crate::mcp_apps::listed(state, t));
+            let declared = offered.map(|t| crate::mcp_apps::declared(state, tool_table::declaration(t)));
+            Ok(json!({ "tools": declared.collect::<Vec<_>>() }))
         }
         "tools/call" => call_tool(state, caller, origin, params).await,
         "resources/list" => Ok(resources::list()),
@@ -256,13 +259,16 @@ async fn initialize(state: &HttpState, caller: &Caller, params: &Value) -> Resul
         Some(extra) => format!("{AGENT_SYSTEM_PROMPT}\n\n{extra}"),
         None => AGENT_SYSTEM_PROMPT.to_owned(),
     };
+    let mut capabilities = json!({
+        "tools": { "listChanged": true },
+        "resources": { "subscribe": false, "listChanged": false },
+    });
+    if state.mcp_apps_on() {
+        capabilities["experimental"] = json!({ "io.modelcontextprotocol/ui": {} });
+    }
     Ok(json!({
         "protocolVersion": version,
-        "capabilities": {
-            "tools": { "listChanged": true },
-            "resources": { "subscribe": false, "listChanged": false },
-            "experimental": { "io.modelcontextprotocol/ui": {} },
-        },
+        "capabilities": capabilities,
         "serverInfo": { "name": "svc", "title": "svc generative UI server", "version": env!("CARGO_PKG_VERSION") },
         "instructions": instructions,
     }))
@@ -308,6 +314,11 @@ async fn call_tool(state: &HttpState, caller: &Caller, origin: IpAddr, params: V
         tool_table::find(name).filter(|t| tool_table::offered(state, t))
     })?;
     let name = tool.name;
+    if let Some(limit) = &state.tool_call_limit
+        && let Err(limited) = limit.admit(caller)
+    {
+        return Ok(errors::rate_limited(&limited));
+    }
     let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
     match agent_calls::call(state, caller, origin, name, arguments, &meta).await {
         Ok(result) => Ok(result),

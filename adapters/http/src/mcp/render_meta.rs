@@ -27,12 +27,13 @@ pub fn render_meta(
     let theme = themes::css_variables(theme_id, themes::ThemeMode::Light).unwrap_or_default();
     let dark = themes::css_variables(theme_id, themes::ThemeMode::Dark);
     let uri = render_uri(&identity.session_id);
-    json!({
+    let (runtime_url, runtime_integrity) = state.runtime();
+    let mut meta = json!({
         "ui": { "resourceUri": uri },
         "ai.svc/render": {
             "sessionId": identity.session_id,
             "appId": identity.app_id,
-            "runtimeUrl": format!("{}/_svc/iframe-runtime.js", state.urls.base),
+            "runtimeUrl": runtime_url,
             "wsUrl": state.urls.ws,
             "wsToken": ws_token,
             "expiresAt": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
@@ -50,5 +51,9 @@ pub fn render_meta(
             "component": { "code": first_paint.component_code, "blueprintId": identity.blueprint_id },
             "gadgetBundles": state.agent.gadget_bundles(&first_paint.contract),
         }
-    })
+    });
+    if let Some(integrity) = runtime_integrity {
+        meta["ai.svc/render"]["runtimeIntegrity"] = json!(integrity);
+    }
+    meta
 }

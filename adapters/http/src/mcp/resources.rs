@@ -11,6 +11,7 @@
 use serde_json::{Value, json};
 use svc_application::ports::agent::SessionRecord;
 use svc_application::services::agent::{AgentError, Caller};
+use svc_domain::session::SessionVariant;
 use svc_domain::themes::{self, ThemeMode};
 use svc_protocol::{INVALID_PARAMS, MOUNT_UNAVAILABLE, SESSION_NOT_FOUND};
 
@@ -75,7 +76,7 @@ fn document(bootstrap: &Value) -> String {
 
 /// `contract`: the render's, whose importable declared packages the card may load; `None` for
 /// the shell, which mounts any render and so allows every declared package.
-fn contents(state: &HttpState, uri: &str, bootstrap: Value, contract: Option<&Value>) -> Value {
+fn contents(state: &HttpState, uri: &str, text: String, contract: Option<&Value>) -> Value {
     let ws_origin = state.urls.ws.trim_end_matches("/ws").to_owned();
     // The HTTP origin too: the card falls back to `pollingUrl` where the socket is blocked.
     let mut connect_domains = vec![ws_origin, state.urls.base.clone()];
@@ -90,7 +91,7 @@ fn contents(state: &HttpState, uri: &str, bootstrap: Value, contract: Option<&Va
     json!({ "contents": [{
         "uri": uri,
         "mimeType": MIME,
-        "text": document(&bootstrap),
+        "text": text,
         "_meta": { "ui": { "csp": { "connectDomains": connect_domains, "resourceDomains": resource_domains } } },
     }] })
 }
@@ -124,7 +125,8 @@ fn render_bootstrap(
         (None, Some(dark)) => ("dark", dark.clone()),
         (None, None) => ("light", Default::default()),
     };
-    json!({
+    let (runtime_url, runtime_integrity) = state.runtime();
+    let mut bootstrap = json!({
         "sessionId": session.session_id,
         "appId": session.app_id,
         "resourceUri": uri,
@@ -134,7 +136,7 @@ fn render_bootstrap(
         // The compiled component, so the card paints before (and without) the live channel.
         "component": { "code": code, "blueprintId": session.blueprint_id },
         "contract": session.contract,
-        "runtimeUrl": format!("{}/_svc/iframe-runtime.js", state.urls.base),
+        "runtimeUrl": runtime_url,
         "wsUrl": state.urls.ws,
         "wsToken": ws_token,
         "expiresAt": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
@@ -146,7 +148,11 @@ fn render_bootstrap(
         "lastSequence": session.event_sequence,
         // Declared packages the component may import, loaded by the mount before the component.
         "gadgetBundles": state.agent.gadget_bundles(&session.contract),
-    })
+    });
+    if let Some(integrity) = runtime_integrity {
+        bootstrap["runtimeIntegrity"] = json!(integrity);
+    }
+    bootstrap
 }
 
 pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
@@ -157,7 +163,7 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
         ));
     };
     if uri == SHELL_URI {
-        return Ok(contents(state, uri, json!({ "shell": true }), None));
+        return Ok(contents(state, uri, document(&json!({ "shell": true })), None));
     }
     let Some(locator) = uri.strip_prefix(RENDER_URI_PREFIX) else {
         // Not a render locator at all: MCP's own "resource not found" (same code, -32002).
@@ -179,6 +185,17 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
             }
         })?;
     let session = snapshot.session;
+    if !snapshot.variant.mounts_without_mcp_apps() && !state.mcp_apps_on() {
+        return Err(
+            RpcFailure::new(MOUNT_UNAVAILABLE, "Mount unavailable").with_data(json!({
+                "code": "NOT_SUPPORTED",
+                "message": format!(
+                    "this {} render is an MCP-Apps document and this server has the MCP-Apps option off",
+                    snapshot.variant.as_str()
+                ),
+            })),
+        );
+    }
     if session.blueprint_id.is_none() {
         let message = session.failure.map(|f| f.message).unwrap_or_default();
         return Err(RpcFailure::new(MOUNT_UNAVAILABLE, "Mount unavailable")
@@ -189,6 +206,9 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
             json!({ "code": "BLUEPRINT_UNRESOLVABLE", "message": "the render's component is no longer stored" }),
         ));
     };
+    if snapshot.variant == SessionVariant::McpApps {
+        return Ok(mcp_apps_document(state, uri, code, &session.contract));
+    }
     let epoch = epoch.unwrap_or(session.head.epoch);
     let props = state
         .agent
@@ -196,12 +216,14 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
         .await
         .map_err(|_| not_found())?
         .ok_or_else(not_found)?;
-    Ok(contents(
-        state,
-        uri,
-        render_bootstrap(state, uri, &session, &code, epoch, props, caller.key_id.as_deref()),
-        Some(&session.contract),
-    ))
+    let bootstrap = render_bootstrap(state, uri, &session, &code, epoch, props, caller.key_id.as_deref());
+    Ok(contents(state, uri, document(&bootstrap), Some(&session.contract)))
+}
+
+/// An `mcpApps` session's mount: its declared MCP-Apps document, served as is (whatever the
+/// pinned epoch: the document has no history of its own), under the same policy as our documents.
+fn mcp_apps_document(state: &HttpState, uri: &str, html: String, contract: &Value) -> Value {
+    contents(state, uri, html, Some(contract))
 }
 
 #[cfg(test)]

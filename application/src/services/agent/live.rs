@@ -12,7 +12,9 @@ use crate::ports::agent::{ActionEventRecord, LiveEvent, NewActionEvent, SessionR
 #[derive(Debug, Clone)]
 pub struct LiveSnapshot {
     pub session: SessionRecord,
+    /// The compiled component, or the HTML document of an `mcpApps` session.
     pub component_code: Option<String>,
+    pub variant: svc_domain::session::SessionVariant,
     pub last_stream_seq: i64,
 }
 
@@ -39,14 +41,19 @@ impl AgentService {
     /// The session a live subscriber of `caller`'s app binds to.
     pub async fn live_snapshot(&self, caller: &Caller, session_id: &str) -> Result<LiveSnapshot, AgentError> {
         let session = self.owned_session(caller, session_id).await?;
-        let component_code = match &session.blueprint_id {
-            Some(id) => self.ports.blueprints.get(id).await?.map(|bp| bp.code),
+        let blueprint = match &session.blueprint_id {
+            Some(id) => self.ports.blueprints.get(id).await?,
             None => None,
         };
+        let variant = blueprint
+            .as_ref()
+            .map_or(svc_domain::session::SessionVariant::Render, |bp| bp.session_variant());
+        let component_code = blueprint.map(|bp| bp.code);
         let last_stream_seq = self.ports.events.last_stream_seq(session_id).await?;
         Ok(LiveSnapshot {
             session,
             component_code,
+            variant,
             last_stream_seq,
         })
     }

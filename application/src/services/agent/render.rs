@@ -468,8 +468,9 @@ impl AgentService {
         let compiled = match compile_off_worker(&self.ports.compiler, &generated.source, &allowed).await {
             Ok(c) => c,
             Err(failure) => {
+                // The generator produced code and the code failed the checks.
                 let failure = RenderFailure {
-                    code: "PRODUCTION_FAILED".into(),
+                    code: "VALIDATION_ERROR".into(),
                     message: failure.to_string(),
                 };
                 return Ok(Err(failed(&lifecycle, failure).await));

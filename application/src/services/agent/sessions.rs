@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use svc_domain::session::SessionStatus;
+use svc_domain::session::{SessionStatus, SessionVariant};
 
 use super::{AgentError, AgentService, Caller};
 use crate::ports::agent::{SessionQuery, SessionRecord};
@@ -19,7 +19,9 @@ pub struct SessionView {
     pub last_activity_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
     pub status: SessionStatus,
-    pub context_snapshot: Value,
+    pub variant: SessionVariant,
+    /// The last-known context slots; `None` for a variant that keeps none.
+    pub context_snapshot: Option<Value>,
 }
 
 /// The `svc_get_render_source` body.
@@ -46,7 +48,21 @@ impl AgentService {
                 .save_head(session_id, session.revision, &session.head, None)
                 .await?;
         }
-        Ok(view(&session, now))
+        let variant = self.session_variant(&session).await?;
+        Ok(view(&session, variant, now))
+    }
+
+    /// Which mount a session is: its blueprint's (a failed render, which has none, is `render`).
+    pub(super) async fn session_variant(&self, session: &SessionRecord) -> Result<SessionVariant, AgentError> {
+        Ok(match &session.blueprint_id {
+            Some(id) => self
+                .ports
+                .blueprints
+                .get(id)
+                .await?
+                .map_or(SessionVariant::Render, |bp| bp.session_variant()),
+            None => SessionVariant::Render,
+        })
     }
 
     /// The TSX behind a render; does not bump the heartbeat.
@@ -62,6 +78,13 @@ impl AgentService {
                 "the render's component is no longer stored".into(),
             ));
         };
+        let variant = blueprint.session_variant();
+        if !variant.has_component() {
+            return Err(AgentError::NoSource(format!(
+                "a non-component variant: this {} render is an HTML document, not a component",
+                variant.as_str()
+            )));
+        }
         Ok(RenderSource {
             session_id: session.session_id,
             source: blueprint.source,
@@ -115,7 +138,7 @@ impl AgentService {
     }
 }
 
-fn view(session: &SessionRecord, now: DateTime<Utc>) -> SessionView {
+fn view(session: &SessionRecord, variant: SessionVariant, now: DateTime<Utc>) -> SessionView {
     SessionView {
         session_id: session.session_id.clone(),
         app_id: session.app_id.clone(),
@@ -124,7 +147,8 @@ fn view(session: &SessionRecord, now: DateTime<Utc>) -> SessionView {
         last_activity_at: session.head.last_activity_at,
         expires_at: session.head.expires_at(),
         status: session.head.status_at(now),
-        context_snapshot: session.ui_context(),
+        variant,
+        context_snapshot: variant.keeps_context_snapshot().then(|| session.ui_context()),
     }
 }
 

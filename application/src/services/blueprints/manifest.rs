@@ -5,13 +5,18 @@
 use serde_json::Value;
 use svc_domain::blueprint::SourceKind;
 use svc_domain::contract::{negotiate, sha256_hex, variant_key};
+use svc_domain::session::SessionVariant;
 
 use super::{BlueprintCatalog, BlueprintEntry, CatalogError};
-use crate::ports::blueprints::{BlueprintFilter, BlueprintRecord, MANIFEST_GENERATOR, SHARED_POOL_APP_ID};
+use crate::ports::blueprints::{
+    BlueprintFilter, BlueprintRecord, MANIFEST_GENERATOR, MCP_APPS_GENERATOR, SHARED_POOL_APP_ID,
+};
 use crate::ports::generation::Compiler;
 
 /// `contentType` of `svc_render_blueprint`.
 pub const MANIFEST_CONTENT_TYPE: &str = "application/javascript+react";
+/// `contentType` of `svc_render_blueprint` for an `mcpApps` UI: the MCP-Apps HTML document.
+pub const MCP_APPS_CONTENT_TYPE: &str = "text/html;profile=mcp-app";
 
 /// A `svc.ui.json` as read from disk, before compiling.
 #[derive(Debug, Clone)]
@@ -23,10 +28,12 @@ pub struct ManifestUiDraft {
     pub description: String,
     pub category: String,
     pub contract: Value,
-    /// The TSX of `entryPoint`.
+    /// The TSX of `entryPoint` (the HTML document for an `mcpApps` UI).
     pub source: String,
     pub fixture_props: Option<Value>,
     pub featured: bool,
+    /// `"mount"`: `render` (a component, compiled) or `mcpApps` (an HTML document, kept as is).
+    pub mount: SessionVariant,
 }
 
 /// A compiled manifest UI.
@@ -41,6 +48,7 @@ pub struct ManifestUi {
     pub fixture_props: Option<Value>,
     pub featured: bool,
     pub code: String,
+    pub mount: SessionVariant,
 }
 
 impl ManifestUi {
@@ -90,9 +98,23 @@ impl BlueprintCatalog {
             // The same rule as a generated component's: what its contract lists
             // (`clientCapabilities.gadgets`) plus the standard package. The mount loads a declared
             // package's bundle only for a contract that lists it.
-            let compiled = compiler
-                .compile(&draft.source, &agreed.importable_packages())
-                .map_err(|e| fail(format!("entryPoint: {e}")))?;
+            let code = match draft.mount {
+                SessionVariant::Render => {
+                    compiler
+                        .compile(&draft.source, &agreed.importable_packages())
+                        .map_err(|e| fail(format!("entryPoint: {e}")))?
+                        .code
+                }
+                SessionVariant::McpApps => {
+                    if !is_html_document(&draft.source) {
+                        return Err(fail(
+                            "entryPoint: an mcpApps UI is an HTML document (it starts with <!doctype html> or <html>)"
+                                .into(),
+                        ));
+                    }
+                    draft.source.clone()
+                }
+            };
             uis.push(ManifestUi {
                 id: draft.id.clone(),
                 name: draft.name.clone(),
@@ -101,7 +123,8 @@ impl BlueprintCatalog {
                 contract: agreed.as_value(),
                 fixture_props: draft.fixture_props.clone(),
                 featured: draft.featured,
-                code: compiled.code,
+                code,
+                mount: draft.mount,
             });
             files.push(&draft.file);
         }
@@ -130,7 +153,11 @@ impl BlueprintCatalog {
             source: source.to_owned(),
             code_hash: sha256_hex(ui.code.as_bytes()),
             code: ui.code.clone(),
-            generator: MANIFEST_GENERATOR.to_owned(),
+            generator: match ui.mount {
+                SessionVariant::Render => MANIFEST_GENERATOR,
+                SessionVariant::McpApps => MCP_APPS_GENERATOR,
+            }
+            .to_owned(),
             name: Some(ui.name.clone()),
             description: Some(ui.description.clone()),
             category: Some(ui.category.clone()),
@@ -167,12 +194,16 @@ impl BlueprintCatalog {
     /// Removes from the cache the manifest UIs an earlier manifest declared and this one does not,
     /// so a UI taken out of `svc.json` stops being reused and found.
     async fn drop_undeclared(&self, uis: &[ManifestUi]) -> Result<(), CatalogError> {
-        let filter = BlueprintFilter {
-            app_ids: Some(vec![SHARED_POOL_APP_ID.to_owned()]),
-            generator: Some(MANIFEST_GENERATOR.to_owned()),
-            ..BlueprintFilter::default()
-        };
-        for stale in self.inner.repo.list(&filter).await? {
+        let mut declared_before = Vec::new();
+        for generator in [MANIFEST_GENERATOR, MCP_APPS_GENERATOR] {
+            let filter = BlueprintFilter {
+                app_ids: Some(vec![SHARED_POOL_APP_ID.to_owned()]),
+                generator: Some(generator.to_owned()),
+                ..BlueprintFilter::default()
+            };
+            declared_before.extend(self.inner.repo.list(&filter).await?);
+        }
+        for stale in declared_before {
             if !uis.iter().any(|u| u.id == stale.blueprint_id) {
                 self.inner.repo.delete(SHARED_POOL_APP_ID, &stale.blueprint_id).await?;
                 self.forget(&stale.blueprint_id);
@@ -206,7 +237,20 @@ impl BlueprintCatalog {
                 blueprint_id: u.id.clone(),
                 blueprint_name: u.name.clone(),
                 code: u.code.clone(),
-                content_type: MANIFEST_CONTENT_TYPE,
+                content_type: match u.mount {
+                    SessionVariant::Render => MANIFEST_CONTENT_TYPE,
+                    SessionVariant::McpApps => MCP_APPS_CONTENT_TYPE,
+                },
             })
     }
+}
+
+fn is_html_document(source: &str) -> bool {
+    let start: String = source
+        .trim_start()
+        .chars()
+        .take(15)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    start.starts_with("<!doctype html") || start.starts_with("<html")
 }

@@ -1,0 +1,58 @@
+//! The MCP-Apps option (Document 2, "MCP-Apps capability and mount metadata"). On, `initialize`
+//! advertises `experimental['io.modelcontextprotocol/ui']`, tool declarations carry `_meta.ui`
+//! and a rendered `svc_render` result carries `_meta` (`ui.resourceUri` and the
+//! `ai.svc/render` bootstrap slice). Off, none of these: a host sees plain MCP tools, and a
+//! render stays readable through `resources/read` on its `ui://` locator.
+
+use serde_json::Value;
+
+use crate::HttpState;
+use crate::mcp::tool_table::{ToolSpec, Visibility};
+
+/// Path of the runtime bundle this server serves.
+pub const RUNTIME_PATH: &str = "/_svc/iframe-runtime.js";
+
+/// The option's settings; the public WebSocket URL is `HttpState::urls.ws`.
+#[derive(Debug, Clone, Default)]
+pub struct McpApps {
+    /// A runtime bundle hosted elsewhere, written into bootstraps instead of ours.
+    pub external_runtime: Option<ExternalRuntime>,
+}
+
+/// An external runtime bundle and its Subresource Integrity digest (`sha384-...`).
+#[derive(Debug, Clone)]
+pub struct ExternalRuntime {
+    pub url: String,
+    pub integrity: String,
+}
+
+impl HttpState {
+    pub(crate) fn mcp_apps_on(&self) -> bool {
+        self.mcp_apps.is_some()
+    }
+
+    /// `runtimeUrl` of a bootstrap, and its `runtimeIntegrity` when the bundle is external.
+    pub(crate) fn runtime(&self) -> (String, Option<String>) {
+        match self.mcp_apps.as_ref().and_then(|m| m.external_runtime.as_ref()) {
+            Some(external) => (external.url.clone(), Some(external.integrity.clone())),
+            None => (format!("{}{RUNTIME_PATH}", self.urls.base), None),
+        }
+    }
+}
+
+/// Whether `tools/list` shows `tool`: the runtime tools a mounted card calls through its MCP-Apps
+/// host (`visibility: ["app"]`) only when the option is on; without it no host bridges them, and
+/// the model must not take them for its own.
+pub(crate) fn listed(state: &HttpState, tool: &ToolSpec) -> bool {
+    state.mcp_apps_on() || tool.visibility == Visibility::Model
+}
+
+/// A tool declaration as `tools/list` shows it: without `_meta.ui` when the option is off.
+pub(crate) fn declared(state: &HttpState, mut declaration: Value) -> Value {
+    if !state.mcp_apps_on()
+        && let Some(map) = declaration.as_object_mut()
+    {
+        map.remove("_meta");
+    }
+    declaration
+}

@@ -15,7 +15,9 @@ use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationLimit, GenerationQueue};
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
-use svc_application::services::oauth::{ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService};
+use svc_application::services::oauth::{
+    ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
+};
 use svc_application::services::operator::{
     ConnectorKeyService, CouponService, OpsBlueprintPorts, OpsBlueprintService, OrgService,
 };
@@ -26,7 +28,7 @@ use svc_application::services::tool_channels::{
 };
 use svc_domain::themes::DEFAULT_THEME_ID;
 use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness};
-use svc_http::{HttpPollableTool, OAuth, OAuthOptions};
+use svc_http::{HttpPollableTool, OAuth, OAuthOptions, ReqwestClientDocumentFetcher};
 use svc_sql::PgEventBus;
 use svc_sql::agent::{
     SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
@@ -468,6 +470,12 @@ fn oauth_surface(
         apps,
         clock,
         ids,
+        // Dev mode reads documents served on loopback (`http://127.0.0.1/...`); strict mode
+        // only public https hosts.
+        client_documents: ClientDocuments::new(
+            Arc::new(ReqwestClientDocumentFetcher::new(settings.server.dev_allow_all)),
+            settings.server.dev_allow_all,
+        ),
     };
     let options = OAuthOptions {
         consent_url: (!o.consent_url.is_empty()).then(|| o.consent_url.clone()),

@@ -25,7 +25,10 @@ pub use guard::HostGuard;
 pub use health::Readiness;
 pub use live::http_source::HttpPollableTool;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
-pub use oauth::{OAuth, OAuthOptions, REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
+pub use oauth::{
+    CLIENT_DOCUMENT_FETCH_SECONDS, OAuth, OAuthOptions, REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW,
+    ReqwestClientDocumentFetcher,
+};
 pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};
 pub use pairing::{PAIR_ATTEMPTS_PER_MINUTE, Pairing};

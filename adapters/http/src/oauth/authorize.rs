@@ -30,6 +30,7 @@ fn redirect(location: &str) -> Response {
 fn refused(oauth: &OAuth, error: AuthorizeError) -> Response {
     match error {
         AuthorizeError::NotRedirectable(message) => error_page(StatusCode::BAD_REQUEST, message),
+        AuthorizeError::ClientDocument(refused) => error_page(StatusCode::BAD_REQUEST, &refused.to_string()),
         AuthorizeError::Redirect(redirect_to) => redirect(&redirect_to.location(oauth.service.issuer())),
         AuthorizeError::Storage(cause) => {
             tracing::error!(error = ?cause, "authorization request failed");

@@ -14,6 +14,7 @@ mod api;
 mod authorize;
 mod consent_page;
 mod discovery;
+mod document_fetcher;
 mod params;
 mod rate_limit;
 mod register;
@@ -30,6 +31,7 @@ use crate::HttpState;
 use rate_limit::PerAddressLimit;
 
 pub(crate) use api::OAuthApi;
+pub use document_fetcher::{CLIENT_DOCUMENT_FETCH_SECONDS, ReqwestClientDocumentFetcher};
 pub use rate_limit::{REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
 
 /// Deployment options of the OAuth surface besides what the service holds.

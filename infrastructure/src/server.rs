@@ -391,7 +391,8 @@ impl Application {
         let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
         let mut agent = AgentService::new(ports, agent_settings, queue)
             .with_catalog(catalog)
-            .with_declared_gadgets(manifest.map(|m| m.gadgets).unwrap_or_default());
+            .with_declared_gadgets(manifest.map(|m| m.gadgets).unwrap_or_default())
+            .with_telemetry(Arc::new(svc_http::PrometheusTelemetry));
         if let Some(limit) = generation_limit {
             agent = agent.with_generation_limit(limit);
         }
@@ -408,6 +409,7 @@ impl Application {
             tool_channels,
             in_flight: Default::default(),
             generations_trust_proxy: settings.public_demo.trust_proxy,
+            pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),

@@ -8,6 +8,7 @@ mod live_token;
 mod mcp;
 mod oauth;
 mod observe;
+pub use observe::PrometheusTelemetry;
 mod openapi;
 mod ops;
 mod pairing;
@@ -50,6 +51,8 @@ pub struct HttpState {
     pub tool_channels: ToolChannelService,
     /// Requests running now, for `notifications/cancelled`.
     pub in_flight: mcp::cancellation::InFlightRequests,
+    /// The database pool's use, read at each metrics scrape.
+    pub pool_usage: Option<Arc<dyn svc_application::ports::telemetry::DatabasePoolUsage>>,
     /// Read a tool call's remote address (the public-demo generation limit's key) from the last
     /// `X-Forwarded-For` entry instead of the peer: only behind a proxy that overwrites it.
     pub generations_trust_proxy: bool,

@@ -4,6 +4,7 @@
 mod connect;
 mod migrations;
 mod pg_event_bus;
+mod pool_usage;
 
 pub mod agent;
 pub mod oauth;
@@ -13,3 +14,4 @@ pub mod server_secrets;
 pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};
 pub use migrations::Migrator;
 pub use pg_event_bus::PgEventBus;
+pub use pool_usage::SqlxPoolUsage;

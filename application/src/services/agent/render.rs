@@ -8,6 +8,7 @@ use svc_domain::model_route::parse_model_route;
 use svc_domain::refusal::RefusalEntry;
 use svc_domain::session::{SessionHead, checked_ttl};
 use svc_domain::themes;
+use tracing::Instrument;
 
 use super::{AgentError, AgentService, Caller};
 use crate::ports::agent::{
@@ -110,6 +111,7 @@ struct Plan {
 }
 
 impl AgentService {
+    #[tracing::instrument(name = "render", skip_all, fields(app_id = %caller.app_id, handshake_id = %cmd.handshake_id))]
     pub async fn render(&self, caller: &Caller, cmd: RenderCommand) -> Result<RenderResult, AgentError> {
         let now = self.ports.clock.now();
         let handshake = self.usable_handshake(caller, &cmd.handshake_id, now).await?;
@@ -159,6 +161,9 @@ impl AgentService {
                 }
             })?),
         };
+        if plan.cached.is_none() {
+            self.telemetry.queue_waited(queued_at.elapsed());
+        }
         let Some(mut claim) = HandshakeClaim::take(&self.ports.handshakes, &handshake.handshake_id, now).await? else {
             // Another render of this handshake won: this one generates nothing.
             if let Some((limit, admission)) = &admission {
@@ -180,6 +185,7 @@ impl AgentService {
             variant_key: variant_key(Some(&plan.variance)),
             cache: plan.cache_report.clone(),
         };
+        let generation_started = std::time::Instant::now();
         let blueprint = match plan.cached.clone() {
             Some(bp) => bp,
             None => match self
@@ -197,10 +203,19 @@ impl AgentService {
                         progress: cmd.progress.clone(),
                     },
                 )
+                .instrument(tracing::info_span!("generation"))
                 .await?
             {
-                Ok(bp) => bp,
+                Ok(bp) => {
+                    self.telemetry
+                        .generation_finished("rendered", generation_started.elapsed());
+                    bp
+                }
                 Err(failure) => {
+                    let code = failure_code(&failure);
+                    self.telemetry.generation_finished(code, generation_started.elapsed());
+                    // The message carries the provider's name and HTTP status when one answered.
+                    tracing::warn!(code, error = %failure.message, "generation failed");
                     claim.commit();
                     self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host)
                         .await?;
@@ -451,7 +466,16 @@ impl AgentService {
             fixture_props: Some(generation.props),
             ..GenerationRequest::default()
         };
-        let generated = match self.ports.generator.generate_with_progress(&request, &lifecycle).await {
+        let generated = match self
+            .ports
+            .generator
+            .generate_with_progress(&request, &lifecycle)
+            .instrument(tracing::info_span!(
+                "generate",
+                model = request.model.as_deref().unwrap_or("")
+            ))
+            .await
+        {
             Ok(g) => g,
             Err(e) => return Ok(Err(failed(&lifecycle, generation_failure(e)).await)),
         };
@@ -461,7 +485,9 @@ impl AgentService {
                 Default::default(),
             )
             .await;
-        let compiled = match self.ports.compiler.compile(&generated.source, &allowed) {
+        let compiled = match tracing::info_span!("compile")
+            .in_scope(|| self.ports.compiler.compile(&generated.source, &allowed))
+        {
             Ok(c) => c,
             Err(failure) => {
                 let failure = RenderFailure {

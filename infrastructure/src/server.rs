@@ -372,13 +372,17 @@ impl Application {
             Arc::new(connector_keys.clone()),
         ];
         let pairing = (auth_mode == AuthMode::Strict).then(|| {
-            Pairing::new(PairingService::new(
-                LOCAL_OPERATOR.to_owned(),
-                connector_keys.clone(),
+            Pairing::new(
+                PairingService::new(
+                    LOCAL_OPERATOR.to_owned(),
+                    connector_keys.clone(),
+                    clock.clone(),
+                    Arc::new(pair_code),
+                    Arc::new(crate::banner::announce_pair_code),
+                ),
+                Arc::new(svc_sql::SqlSharedWindows::new(db.clone())),
                 clock.clone(),
-                Arc::new(pair_code),
-                Arc::new(crate::banner::announce_pair_code),
-            ))
+            )
         });
         let pair_code = pairing.as_ref().map(|p| p.service.code());
         let auth = AuthService::new(auth_mode, key_stores, apps.clone(), clock.clone(), ids.clone());
@@ -483,7 +487,8 @@ fn oauth_surface(
         consent_url: (!o.consent_url.is_empty()).then(|| o.consent_url.clone()),
         trust_proxy: o.trust_proxy,
     };
-    OAuth::new(OAuthService::new(issuer, ports, checks, lifetime), options)
+    let windows = Arc::new(svc_sql::SqlSharedWindows::new(db.clone()));
+    OAuth::new(OAuthService::new(issuer, ports, checks, lifetime), options, windows)
         .map(Some)
         .map_err(StartError::Config)
 }

@@ -5,6 +5,7 @@ mod connect;
 mod migrations;
 mod pg_event_bus;
 mod pool_usage;
+mod rate_windows;
 
 pub mod agent;
 pub mod oauth;
@@ -15,3 +16,4 @@ pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_
 pub use migrations::Migrator;
 pub use pg_event_bus::PgEventBus;
 pub use pool_usage::SqlxPoolUsage;
+pub use rate_windows::SqlSharedWindows;

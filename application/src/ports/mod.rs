@@ -10,6 +10,7 @@ pub mod generation;
 pub mod oauth;
 pub mod operator;
 pub mod pollable;
+pub mod rate_windows;
 pub mod telemetry;
 
 pub use clock::{Clock, Ids};

@@ -129,8 +129,9 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<HttpState>) ->
     // One budget of pair-code guesses per address, shared with `POST /_svc/pair`.
     if matches!(credential, ConsentCredential::PairCode(_))
         && let Some(pairing) = &state.pairing
-        && let Some(limited) =
-            pairing.check_attempt(client_ip(req, oauth.options.trust_proxy), "oauth-consent-pair-code")
+        && let Some(limited) = pairing
+            .check_attempt(client_ip(req, oauth.options.trust_proxy), "oauth-consent-pair-code")
+            .await
     {
         return limited;
     }

@@ -10,6 +10,7 @@ mod m20261126_000005_blueprint_catalog;
 mod m20261126_000006_one_default_app;
 mod m20261127_000007_rehash_contracts;
 mod m20261128_000008_server_secrets;
+mod m20261129_000009_rate_windows;
 
 pub struct Migrator;
 
@@ -25,6 +26,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000006_one_default_app::Migration),
             Box::new(m20261127_000007_rehash_contracts::Migration),
             Box::new(m20261128_000008_server_secrets::Migration),
+            Box::new(m20261129_000009_rate_windows::Migration),
         ]
     }
 }

@@ -23,6 +23,7 @@ pub struct Generators {
 pub fn generators(settings: &GenerationSettings, compiler: Arc<dyn Compiler>) -> Result<Generators, String> {
     let registry = model_registry(settings)?;
     let providers = providers(settings)?;
+    log_summary(settings, &providers, &registry);
     // Every reply that compiles is rendered once headless before it is accepted.
     let llm = LlmGenerator::new(
         Flavour::Standard,
@@ -43,6 +44,65 @@ pub fn generators(settings: &GenerationSettings, compiler: Arc<dyn Compiler>) ->
         )
     })?;
     Ok(Generators { catalog, registry })
+}
+
+/// What generation can do with this configuration, for an operator reading the start-up log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Summary {
+    /// `name (key set)`, `name (no key)` or `name (no key needed)`: never the key.
+    providers: Vec<String>,
+    /// Registry routes whose provider is configured and has a key (or needs none).
+    routable_models: Vec<String>,
+    /// Providers that need a key and have none: their models fail with NO_CREDENTIALS.
+    keyless: Vec<String>,
+}
+
+fn summary(providers: &[ProviderConfig], registry: &ModelRegistry) -> Summary {
+    let usable = |name: &str| {
+        providers
+            .iter()
+            .any(|p| p.name == name && (p.has_key() || !p.key_required))
+    };
+    let describe = |p: &ProviderConfig| match (p.has_key(), p.key_required) {
+        (true, _) => format!("{} (key set)", p.name),
+        (false, true) => format!("{} (no key)", p.name),
+        (false, false) => format!("{} (no key needed)", p.name),
+    };
+    Summary {
+        providers: providers.iter().map(describe).collect(),
+        routable_models: registry
+            .routes()
+            .into_iter()
+            .filter(|route| registry.lookup(route).is_ok_and(|entry| usable(&entry.route.provider)))
+            .collect(),
+        keyless: providers
+            .iter()
+            .filter(|p| p.key_required && !p.has_key())
+            .map(|p| p.name.clone())
+            .collect(),
+    }
+}
+
+/// One start-up line: the default generator and model, every provider with whether it has a key,
+/// and the models a render can be routed to. A bad key cannot be seen before it is used: the
+/// first call it fails logs an error naming the provider (`svc_generation::llm`).
+fn log_summary(settings: &GenerationSettings, providers: &[ProviderConfig], registry: &ModelRegistry) {
+    let summary = summary(providers, registry);
+    tracing::info!(
+        target: "svc::startup",
+        default_generator = %settings.default_generator,
+        default_model = %settings.default_model,
+        providers = %summary.providers.join(", "),
+        routable_models = %summary.routable_models.join(", "),
+        "generation"
+    );
+    if !summary.keyless.is_empty() {
+        tracing::info!(
+            target: "svc::startup",
+            providers = %summary.keyless.join(", "),
+            "these providers have no API key: renders routed to them fail with NO_CREDENTIALS"
+        );
+    }
 }
 
 fn model_registry(settings: &GenerationSettings) -> Result<ModelRegistry, String> {
@@ -149,6 +209,30 @@ mod tests {
                 .unwrap_err()
                 .contains("generation.providers.openai.wire")
         );
+    }
+
+    #[test]
+    fn the_summary_names_keys_without_showing_them_and_lists_routable_models() {
+        let registry = ModelRegistry::builtin();
+        let providers = vec![
+            ProviderConfig::new(
+                "openai",
+                Wire::OpenAi,
+                "https://api.openai.com/v1",
+                Some("sk-secret".into()),
+            ),
+            ProviderConfig::new("anthropic", Wire::Anthropic, "https://api.anthropic.com", None),
+            ProviderConfig::new("ollama", Wire::Ollama, "http://127.0.0.1:11434", None),
+        ];
+        let summary = summary(&providers, &registry);
+        assert_eq!(
+            summary.providers,
+            vec!["openai (key set)", "anthropic (no key)", "ollama (no key needed)"]
+        );
+        assert_eq!(summary.keyless, vec!["anthropic"]);
+        assert!(format!("{summary:?}").contains("openai") && !format!("{summary:?}").contains("sk-secret"));
+        assert!(summary.routable_models.iter().any(|m| m.starts_with("openai:")));
+        assert!(summary.routable_models.iter().all(|m| !m.starts_with("anthropic:")));
     }
 
     struct NoCompiler;

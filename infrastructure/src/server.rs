@@ -14,7 +14,9 @@ use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationLimit, GenerationQueue};
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
-use svc_application::services::oauth::{ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService};
+use svc_application::services::oauth::{
+    ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
+};
 use svc_application::services::operator::{
     ConnectorKeyService, CouponService, OpsBlueprintPorts, OpsBlueprintService, OrgService,
 };
@@ -25,6 +27,7 @@ use svc_application::services::tool_channels::{
     SESSION_PROJECTION_TOOL, SessionProjectionTool, ToolChannelService, ToolChannelSettings,
 };
 use svc_domain::themes::DEFAULT_THEME_ID;
+use svc_http::ReqwestClientDocumentFetcher;
 use svc_http::{ExternalRuntime, HttpPollableTool, McpApps, OAuth, OAuthOptions};
 use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness};
 use svc_sql::agent::{
@@ -504,13 +507,17 @@ impl Application {
         key_stores.push(Arc::new(KeysFile::in_data_dir(data_dir)));
         key_stores.push(Arc::new(connector_keys.clone()));
         let pairing = (auth_mode == AuthMode::Strict).then(|| {
-            Pairing::new(PairingService::new(
-                LOCAL_OPERATOR.to_owned(),
-                connector_keys.clone(),
+            Pairing::new(
+                PairingService::new(
+                    LOCAL_OPERATOR.to_owned(),
+                    connector_keys.clone(),
+                    clock.clone(),
+                    Arc::new(pair_code),
+                    Arc::new(crate::banner::announce_pair_code),
+                ),
+                Arc::new(svc_sql::SqlSharedWindows::new(db.clone())),
                 clock.clone(),
-                Arc::new(pair_code),
-                Arc::new(crate::banner::announce_pair_code),
-            ))
+            )
         });
         let pair_code = pairing.as_ref().map(|p| p.service.code());
         let auth = AuthService::new(auth_mode, key_stores, apps.clone(), clock.clone(), ids.clone());
@@ -524,7 +531,8 @@ impl Application {
         let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
         let mut agent = AgentService::new(ports, agent_settings, queue)
             .with_catalog(catalog)
-            .with_declared_gadgets(manifest.map(|m| m.gadgets).unwrap_or_default());
+            .with_declared_gadgets(manifest.map(|m| m.gadgets).unwrap_or_default())
+            .with_telemetry(Arc::new(svc_http::PrometheusTelemetry));
         if let Some(limit) = generation_limit {
             agent = agent.with_generation_limit(limit);
         }
@@ -545,6 +553,7 @@ impl Application {
             mcp_apps,
             live_enabled: settings.live.enabled,
             tool_call_limit,
+            pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),
@@ -621,12 +630,19 @@ fn oauth_surface(
         apps,
         clock,
         ids,
+        // Dev mode reads documents served on loopback (`http://127.0.0.1/...`); strict mode
+        // only public https hosts.
+        client_documents: ClientDocuments::new(
+            Arc::new(ReqwestClientDocumentFetcher::new(settings.server.dev_allow_all)),
+            settings.server.dev_allow_all,
+        ),
     };
     let options = OAuthOptions {
         consent_url: (!o.consent_url.is_empty()).then(|| o.consent_url.clone()),
         trust_proxy: o.trust_proxy,
     };
-    OAuth::new(OAuthService::new(issuer, ports, checks, lifetime), options)
+    let windows = Arc::new(svc_sql::SqlSharedWindows::new(db.clone()));
+    OAuth::new(OAuthService::new(issuer, ports, checks, lifetime), options, windows)
         .map(Some)
         .map_err(StartError::Config)
 }

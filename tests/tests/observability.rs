@@ -130,7 +130,60 @@ async fn every_response_carries_a_request_id(app: TestApp) {
     assert_ne!(replaced.headers()["x-request-id"], "two words");
 }
 
+/// A cold render counts a cache miss, a queue wait and a generation; the same handshake again is
+/// a cache hit and generates nothing. Queue depth and the database pool are read at each scrape.
+async fn generation_figures_move(app: TestApp) {
+    let contract = json!({ "propsSpec": { "type": "object" } });
+    let before = scrape(&app).await;
+    let rendered = app.render("generation metrics card", contract.clone(), json!({})).await;
+    assert_eq!(rendered["outcome"], "rendered");
+    let after = scrape(&app).await;
+    for (key, moved_by) in [
+        ("svc_blueprint_cache_lookups_total{result=miss}", 1.0),
+        ("svc_generation_queue_wait_seconds_count{}", 1.0),
+        ("svc_generation_duration_seconds_count{outcome=rendered}", 1.0),
+    ] {
+        assert!(
+            value(&after, key) >= value(&before, key) + moved_by,
+            "{key}: {} -> {}",
+            value(&before, key),
+            value(&after, key)
+        );
+    }
+
+    let handshake = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "generation metrics card", "blueprintDraft": { "contract": contract } }),
+        )
+        .await;
+    assert_eq!(handshake["suggestion"]["origin"], "cache", "{handshake}");
+    let hit = "svc_blueprint_cache_lookups_total{result=hit}";
+    let later = scrape(&app).await;
+    assert!(value(&later, hit) >= value(&after, hit) + 1.0, "{later:?}");
+
+    // Gauges of this server, set at the scrape: nothing is generating now.
+    assert_eq!(
+        later.get("svc_generation_queue{state=running}"),
+        Some(&0.0),
+        "{later:?}"
+    );
+    assert_eq!(
+        later.get("svc_generation_queue{state=waiting}"),
+        Some(&0.0),
+        "{later:?}"
+    );
+    let max = value(&later, "svc_db_pool_max_connections{}");
+    let open =
+        value(&later, "svc_db_pool_connections{state=idle}") + value(&later, "svc_db_pool_connections{state=in_use}");
+    assert!(
+        max >= 2.0 && open >= 1.0 && open <= max,
+        "pool: {open} open of {max}: {later:?}"
+    );
+}
+
 on_every_backend!(Auth::DevAllowAll =>
+    generation_figures_move,
     counters_move_with_traffic,
     metrics_are_not_served_through_a_proxy,
     every_response_carries_a_request_id
@@ -197,4 +250,146 @@ async fn one_json_access_line_per_request_and_no_bearer_in_the_log() {
         line["fields"]["duration_ms"].as_f64().is_some_and(|ms| ms > 0.0),
         "{line}"
     );
+}
+
+/// The real binary with JSON logs, every provider pointed at a fake that answers 401: the
+/// start-up summary names each provider and whether it has a key (never the key) and the models
+/// a render can reach; the first failed call logs an error naming the provider and its status;
+/// the failed generation logs its code; its spans close with durations; `/metrics` counts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_provider_key_shows_in_the_log_and_the_metrics() {
+    use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
+
+    let fake = FakeProvider::start().await;
+    fake.set_default(FakeReply::status(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided"}}"#,
+    ));
+    let bad_key = "sk-rejected-key-that-must-never-be-logged-7d1e";
+    let data_dir = temp_dir("svc-provider-log");
+    let log_path = data_dir.join("stderr.log");
+    let mut child = Command::new(BINARY)
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--dev-allow-all",
+            "--log-format",
+            "json",
+            "--data-dir",
+        ])
+        .arg(&data_dir)
+        .env(
+            "SVC_GENERATION__PROVIDERS__OPENAI__BASE_URL",
+            format!("{}/v1", fake.base_url),
+        )
+        .env("SVC_GENERATION__PROVIDERS__OPENAI__API_KEY", bad_key)
+        .env_remove("RUST_LOG")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("MISTRAL_API_KEY")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut banner).unwrap();
+    let base = banner.split("listening on ").nth(1).unwrap().trim().to_owned();
+    let client = reqwest::Client::new();
+    let call = |tool: &str, arguments: Value| {
+        client
+            .post(format!("{base}/mcp"))
+            .bearer_auth("dev")
+            .header("accept", "application/json, text/event-stream")
+            .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } }))
+            .send()
+    };
+    let contract = json!({ "propsSpec": { "type": "object" } });
+    let handshake: Value = call(
+        "svc_handshake",
+        json!({ "intent": "key test", "blueprintDraft": { "contract": contract } }),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let handshake_id = handshake["result"]["structuredContent"]["handshakeId"].clone();
+    let render: Value = call(
+        "svc_render",
+        json!({ "handshakeId": handshake_id, "props": {}, "infra": { "model": "openai:gpt-4.1-mini" } }),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        render["result"]["structuredContent"]["error"]["code"], "NO_CREDENTIALS",
+        "{render}"
+    );
+    assert_eq!(fake.request_count(), 1, "a rejected key is not retried");
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let _ = child.wait();
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let _ = std::fs::remove_dir_all(&data_dir);
+
+    assert!(!log.contains(bad_key), "the key reached the log:\n{log}");
+    let lines: Vec<Value> = log.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let find = |what: &str, test: &dyn Fn(&Value) -> bool| -> Value {
+        lines
+            .iter()
+            .find(|line| test(line))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {what} line in the log:\n{log}"))
+    };
+    let startup = find("start-up summary", &|l| {
+        l["target"] == "svc::startup" && l["fields"]["message"] == "generation"
+    });
+    let providers = startup["fields"]["providers"].as_str().unwrap();
+    for named in ["openai (key set)", "anthropic (no key)", "ollama (no key needed)"] {
+        assert!(providers.contains(named), "{named}: {startup}");
+    }
+    let routable = startup["fields"]["routable_models"].as_str().unwrap();
+    assert!(routable.contains("openai:gpt-4.1-mini"), "{startup}");
+    assert!(!routable.contains("anthropic:"), "{startup}");
+
+    let rejected = find("rejected key", &|l| {
+        l["level"] == "ERROR"
+            && l["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("rejected its API key"))
+    });
+    assert_eq!(rejected["fields"]["provider"], "openai", "{rejected}");
+    assert_eq!(rejected["fields"]["status"], 401, "{rejected}");
+
+    let failed = find("generation failed", &|l| l["fields"]["message"] == "generation failed");
+    assert_eq!(failed["fields"]["code"], "NO_CREDENTIALS", "{failed}");
+    assert!(
+        failed["fields"]["error"].as_str().unwrap().contains("HTTP 401"),
+        "{failed}"
+    );
+
+    // Spans close with their durations.
+    for span in ["handshake", "render", "generation", "prompting", "provider_call"] {
+        let closed = find(span, &|l| {
+            l["fields"]["message"] == "close" && l["span"]["name"] == span
+        });
+        assert!(closed["fields"]["time.busy"].is_string(), "{closed}");
+    }
+    let call_closed = find("provider_call", &|l| l["span"]["name"] == "provider_call");
+    assert_eq!(call_closed["span"]["status"], 401, "{call_closed}");
+
+    let count = "svc_generation_duration_seconds_count{outcome=\"NO_CREDENTIALS\"} 1";
+    assert!(metrics.contains(count), "{count}:\n{metrics}");
 }

@@ -7,9 +7,13 @@ use svc_tests::{Auth, Backend, TestApp, on_every_backend};
 on_every_backend!(Auth::Strict => a_pair_code_mints_a_bearer_that_works_on_mcp);
 
 async fn pair(app: &TestApp, code: &str) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+    pair_at(app, &app.base, code).await
+}
+
+async fn pair_at(app: &TestApp, base: &str, code: &str) -> (StatusCode, reqwest::header::HeaderMap, Value) {
     let resp = app
         .client
-        .post(format!("{}/_svc/pair", app.base))
+        .post(format!("{base}/_svc/pair"))
         .json(&json!({ "pairCode": code, "clientName": "test" }))
         .send()
         .await
@@ -63,6 +67,26 @@ async fn pairing_is_rate_limited_per_address() {
     assert!(retry_after >= 1);
     assert_eq!(body["error"]["code"], "rate_limited");
     assert_eq!(body["error"]["retryAfter"], retry_after);
+}
+
+/// The budget is counted in the database: guesses spent on one replica are spent on every
+/// replica of the deployment (PostgreSQL; skipped without it).
+#[tokio::test]
+async fn replicas_share_one_pair_code_budget() {
+    let Some(app) = TestApp::spawn("pair_budget_replicas", Backend::Postgres, Auth::Strict).await else {
+        return;
+    };
+    let other = app.replica().await;
+    for _ in 0..svc_http::PAIR_ATTEMPTS_PER_MINUTE {
+        assert_eq!(pair(&app, "999999x").await.0, StatusCode::UNAUTHORIZED);
+    }
+    let (status, headers, body) = pair_at(&app, &other.base, "999999x").await;
+    assert_eq!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "limited on the other replica: {body}"
+    );
+    assert!(headers["retry-after"].to_str().unwrap().parse::<u64>().unwrap() >= 1);
 }
 
 #[tokio::test]

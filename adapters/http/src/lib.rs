@@ -12,6 +12,7 @@ mod mcp_apps;
 mod nul_guard;
 mod oauth;
 mod observe;
+pub use observe::PrometheusTelemetry;
 mod openapi;
 mod ops;
 mod pairing;
@@ -32,7 +33,10 @@ pub use health::Readiness;
 pub use live::http_source::HttpPollableTool;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 pub use mcp_apps::{ExternalRuntime, McpApps};
-pub use oauth::{OAuth, OAuthOptions, REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
+pub use oauth::{
+    CLIENT_DOCUMENT_FETCH_SECONDS, OAuth, OAuthOptions, REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW,
+    ReqwestClientDocumentFetcher,
+};
 pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};
 pub use pairing::{PAIR_ATTEMPTS_PER_MINUTE, Pairing};
@@ -54,6 +58,8 @@ pub struct HttpState {
     pub tool_channels: ToolChannelService,
     /// Requests running now, for `notifications/cancelled`.
     pub in_flight: mcp::cancellation::InFlightRequests,
+    /// The database pool's use, read at each metrics scrape.
+    pub pool_usage: Option<Arc<dyn svc_application::ports::telemetry::DatabasePoolUsage>>,
     /// Read a tool call's remote address (the public-demo generation limit's key) from the last
     /// `X-Forwarded-For` entry instead of the peer: only behind a proxy that overwrites it.
     pub generations_trust_proxy: bool,

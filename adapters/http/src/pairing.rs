@@ -13,17 +13,17 @@
 //! - 404 when the server runs in `--dev-allow-all` mode (nothing to pair).
 
 use std::net::IpAddr;
-use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use governor::clock::{Clock as _, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use chrono::TimeDelta;
 use poem::http::StatusCode;
 use poem::web::{Data, Json};
 use poem::{IntoResponse, Request, Response};
 use poem_openapi::{ApiResponse, Object, OpenApi};
 use serde::Deserialize;
 use serde_json::json;
+use svc_application::ports::Clock;
+use svc_application::ports::rate_windows::SharedWindows;
 use svc_application::services::pairing::{PairingError, PairingService};
 use svc_application::services::rate_limit::address_key;
 
@@ -33,38 +33,63 @@ use crate::openapi::{Described, RateLimited, RequestBody};
 /// Attempts per minute per client address, on `/_svc/pair` and the consent form together.
 pub const PAIR_ATTEMPTS_PER_MINUTE: u32 = 5;
 
-/// Addresses remembered before idle ones are forgotten, so the limiter's memory stays bounded.
-const TRACKED_ADDRESSES: usize = 10_000;
+/// The quota's name in the shared windows.
+const PAIR_ATTEMPTS_QUOTA: &str = "pair-code";
 
 pub struct Pairing {
     pub service: PairingService,
-    /// The one budget of pair-code guesses per address (an IPv6 client by its /64).
-    attempts: DefaultKeyedRateLimiter<IpAddr>,
+    /// The one budget of pair-code guesses per address (an IPv6 client by its /64), a fixed
+    /// minute counted in the database: every replica on it shares the budget.
+    attempts: Arc<dyn SharedWindows>,
+    clock: Arc<dyn Clock>,
 }
 
 impl Pairing {
-    pub fn new(service: PairingService) -> Self {
-        let quota = Quota::per_minute(NonZeroU32::new(PAIR_ATTEMPTS_PER_MINUTE).expect("non-zero"));
+    pub fn new(service: PairingService, attempts: Arc<dyn SharedWindows>, clock: Arc<dyn Clock>) -> Self {
         Self {
             service,
-            attempts: RateLimiter::keyed(quota),
+            attempts,
+            clock,
         }
     }
 
     /// Counts one pair-code attempt from `ip` (`door` names it in the log); the 429 answer when
-    /// the address's budget is spent.
-    pub(crate) fn check_attempt(&self, ip: IpAddr, door: &str) -> Option<Response> {
-        if self.attempts.len() > TRACKED_ADDRESSES {
-            self.attempts.retain_recent();
+    /// the address's budget is spent. Without the database to count in, no guess is let through.
+    pub(crate) async fn check_attempt(&self, ip: IpAddr, door: &str) -> Option<Response> {
+        let key = address_key(ip).to_string();
+        let counted = self
+            .attempts
+            .admit(
+                PAIR_ATTEMPTS_QUOTA,
+                &key,
+                PAIR_ATTEMPTS_PER_MINUTE,
+                TimeDelta::minutes(1),
+                self.clock.now(),
+            )
+            .await;
+        match counted {
+            Ok(None) => None,
+            Ok(Some(wait)) => {
+                let retry_after = u64::try_from(wait.num_milliseconds())
+                    .unwrap_or(0)
+                    .div_ceil(1000)
+                    .max(1);
+                Some(crate::rate_limited::rate_limited(
+                    door,
+                    ip,
+                    "too many pair code attempts",
+                    retry_after,
+                ))
+            }
+            Err(cause) => {
+                tracing::error!(error = ?cause, "could not count a pair-code attempt");
+                Some(error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "internal_error",
+                    "the attempt could not be counted; try again",
+                ))
+            }
         }
-        let not_until = self.attempts.check_key(&address_key(ip)).err()?;
-        let retry_after = not_until.wait_time_from(DefaultClock::default().now()).as_secs().max(1);
-        Some(crate::rate_limited::rate_limited(
-            door,
-            ip,
-            "too many pair code attempts",
-            retry_after,
-        ))
     }
 }
 
@@ -88,7 +113,7 @@ async fn pair(req: &Request, body: Json<PairRequest>, state: &Arc<HttpState>) ->
         .as_socket_addr()
         .map(|a| a.ip())
         .unwrap_or(IpAddr::from([0, 0, 0, 0]));
-    if let Some(limited) = pairing.check_attempt(ip, "pairing") {
+    if let Some(limited) = pairing.check_attempt(ip, "pairing").await {
         return limited;
     }
     match pairing

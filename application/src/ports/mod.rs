@@ -10,6 +10,8 @@ pub mod generation;
 pub mod oauth;
 pub mod operator;
 pub mod pollable;
+pub mod rate_windows;
+pub mod telemetry;
 
 pub use clock::{Clock, Ids};
 pub use repository_error::RepositoryError;

@@ -3,7 +3,7 @@
 //! the optional resource validator). The SQL adapter shares them between replicas.
 
 use chrono::{DateTime, Utc};
-use svc_domain::oauth::{AuthorizationCode, Issuer, OAuthClient, ResourceIndicator};
+use svc_domain::oauth::{AuthorizationCode, ClientIdUrl, Issuer, OAuthClient, ResourceIndicator};
 
 use super::RepositoryError;
 
@@ -40,4 +40,29 @@ pub trait AuthorizationCodeRepository: Send + Sync {
 #[async_trait::async_trait]
 pub trait ResourceValidator: Send + Sync {
     async fn accepts(&self, issuer: &Issuer, resource: &ResourceIndicator) -> Result<bool, RepositoryError>;
+}
+
+/// Why a client's metadata document could not be read. The messages finish the sentence "the
+/// client's metadata document could not be fetched: ..." shown to the person and the client.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientDocumentFetchError {
+    #[error("its host is a private, loopback or link-local address")]
+    PrivateTarget,
+    #[error("it answered with a redirect, and redirects are not followed")]
+    Redirected,
+    #[error("it answered HTTP {0}")]
+    Status(u16),
+    #[error("it is larger than {0} bytes")]
+    TooLarge(usize),
+    #[error("it did not answer within {0} seconds")]
+    TimedOut(u64),
+    #[error("its host could not be reached")]
+    Unreachable,
+}
+
+/// Reads a Client ID Metadata Document over the network, within the limits a server fetching
+/// URLs chosen by strangers needs: bounded size and time, no redirects, no private targets.
+#[async_trait::async_trait]
+pub trait ClientDocumentFetcher: Send + Sync {
+    async fn fetch(&self, url: &ClientIdUrl) -> Result<Vec<u8>, ClientDocumentFetchError>;
 }

@@ -1,5 +1,6 @@
-//! Fixed-window rate limits, the one counter behind Document 2's "N per period per address"
-//! limits (OAuth client registrations, public-demo generations).
+//! Fixed-window rate limits in memory: the public-demo generation limit. The same rule counted in
+//! the database, shared by replicas (pair-code attempts, OAuth registrations), is the
+//! `ports::rate_windows::SharedWindows` port.
 //!
 //! A key's window opens at its first admitted request and lasts `window`; at most `limit`
 //! requests are admitted in it, later ones are refused until it ends, and the next request after

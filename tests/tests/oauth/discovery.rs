@@ -65,6 +65,7 @@ async fn discovery_starts_from_the_mcp_401_and_names_one_issuer() {
             "token_endpoint_auth_methods_supported": ["none"],
             "scopes_supported": ["mcp"],
             "authorization_response_iss_parameter_supported": true,
+            "client_id_metadata_document_supported": true,
         })
     );
     let resp = app.http.get(app.url("/oauth/docs")).send().await.unwrap();

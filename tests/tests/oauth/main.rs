@@ -41,6 +41,7 @@ macro_rules! oauth_scenarios {
 }
 
 mod authorization;
+mod client_documents;
 mod discovery;
 mod registration;
 mod token;

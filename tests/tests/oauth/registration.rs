@@ -171,6 +171,32 @@ async fn the_eleventh_registration_from_one_address_is_rate_limited() {
     assert_eq!(body["error"]["retryAfter"], retry_after);
 }
 
+/// The window is counted in the database: registrations on one replica count on every replica
+/// (PostgreSQL; skipped without it).
+#[tokio::test]
+async fn replicas_share_the_registration_window() {
+    let Some(app) = OAuthApp::spawn("register_replicas", Backend::Postgres, Auth::Strict, |_| {}).await else {
+        return;
+    };
+    let other = app.app.replica().await;
+    for n in 1..=svc_http::REGISTRATIONS_PER_WINDOW {
+        let (status, _, body) = app.register(valid()).await;
+        assert_eq!(status, StatusCode::CREATED, "registration {n}: {body}");
+    }
+    let resp = app
+        .http
+        .post(format!("{}/oauth/register", other.base))
+        .json(&valid())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "limited on the other replica"
+    );
+}
+
 #[tokio::test]
 async fn behind_a_trusted_proxy_the_window_follows_x_forwarded_for() {
     let app = OAuthApp::spawn("register_trust_proxy", Backend::Sqlite, Auth::Strict, |s| {

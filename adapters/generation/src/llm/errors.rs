@@ -37,6 +37,8 @@ pub struct ProviderError {
     pub message: String,
     /// How long the provider asked us to wait (`retry-after`, `retry-after-ms`, Gemini's `retryDelay`).
     pub retry_after: Option<Duration>,
+    /// The provider's HTTP status, when it answered with one.
+    pub status: Option<u16>,
 }
 
 impl ProviderError {
@@ -46,6 +48,7 @@ impl ProviderError {
             provider: provider.to_owned(),
             message: message.into(),
             retry_after: None,
+            status: None,
         }
     }
 
@@ -65,6 +68,7 @@ impl ProviderError {
             provider: provider.to_owned(),
             message: format!("HTTP {}: {}", status.as_u16(), truncate(&detail, 300)),
             retry_after: retry_after(headers).or_else(|| body_retry_delay(body)),
+            status: Some(status.as_u16()),
         }
     }
 

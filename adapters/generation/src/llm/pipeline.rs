@@ -16,6 +16,7 @@ use svc_application::ports::generation::{
 use svc_application::services::generation::{ADVANCED_SLUG, STANDARD_SLUG};
 use svc_domain::contract::{Contract, fixture_props};
 use svc_domain::model_route::{ModelEntry, ModelRegistry};
+use tracing::Instrument;
 
 use super::chat::{ChatMessage, ChatRequest};
 use super::errors::{ProviderError, ProviderErrorKind};
@@ -171,10 +172,20 @@ impl LlmGenerator {
         let mut attempt = 1;
         loop {
             let mut text = String::new();
+            // One span per provider call: its close line carries the call's duration.
+            let call = tracing::info_span!(
+                "provider_call",
+                provider = %provider.name,
+                model = %chat.model,
+                round,
+                attempt,
+                status = tracing::field::Empty,
+            );
             let outcome = tokio::time::timeout(
                 self.settings.attempt_timeout,
                 self.stream_reply(provider, chat, round, &mut text, progress),
             )
+            .instrument(call.clone())
             .await;
             let error = match outcome {
                 Ok(Ok(())) => return Ok(text),
@@ -188,6 +199,10 @@ impl LlmGenerator {
                     )));
                 }
             };
+            if let Some(status) = error.status {
+                call.record("status", status);
+            }
+            report_failed_call(&error);
             match self.settings.retry.next_wait(attempt, &error, !text.is_empty()) {
                 Some(wait) => {
                     tracing::info!(provider = %provider.name, attempt, ?wait, error = %error, "retrying the model call");
@@ -254,6 +269,22 @@ impl LlmGenerator {
     }
 }
 
+/// Logs a failed model call where an operator looks first. A rejected key is an error: every
+/// generation routed to that provider fails until the key is fixed, so the first failed call
+/// says so plainly (the key itself is never logged).
+fn report_failed_call(error: &ProviderError) {
+    let status = error.status.map(i64::from).unwrap_or(-1);
+    if error.kind == ProviderErrorKind::Unauthorized {
+        tracing::error!(
+            provider = %error.provider,
+            status,
+            "the provider rejected its API key; generations routed to it fail with NO_CREDENTIALS until the key is fixed"
+        );
+    } else {
+        tracing::warn!(provider = %error.provider, status, kind = ?error.kind, error = %error, "the model call failed");
+    }
+}
+
 /// Characters per token assumed when sizing the prompt against the context window.
 const CHARS_PER_TOKEN: usize = 4;
 /// Tokens kept free for the reply at the least.
@@ -303,7 +334,10 @@ impl Generator for LlmGenerator {
             progress
                 .report(GenerationProgress::stage(GenerationStage::Prompting, round))
                 .await;
-            let reply = self.complete(provider, &chat, round, progress).await?;
+            let reply = self
+                .complete(provider, &chat, round, progress)
+                .instrument(tracing::info_span!("prompting", round))
+                .await?;
             let extracted = extract_tsx(&reply);
             let produced_code = extracted.is_some();
             let findings = match extracted {
@@ -315,7 +349,11 @@ impl Generator for LlmGenerator {
                     progress
                         .report(GenerationProgress::stage(GenerationStage::Compiling, round))
                         .await;
-                    match self.check(&tsx, request, &allowed).await {
+                    let checked = self
+                        .check(&tsx, request, &allowed)
+                        .instrument(tracing::info_span!("checking", round))
+                        .await;
+                    match checked {
                         Ok(None) => return Ok(self.component(tsx, entry, None)),
                         Ok(Some(score)) if score >= REPAIR_BELOW || round == 2 => {
                             let best = match best_advanced.take() {

@@ -30,6 +30,7 @@ fn redirect(location: &str) -> Response {
 fn refused(oauth: &OAuth, error: AuthorizeError) -> Response {
     match error {
         AuthorizeError::NotRedirectable(message) => error_page(StatusCode::BAD_REQUEST, message),
+        AuthorizeError::ClientDocument(refused) => error_page(StatusCode::BAD_REQUEST, &refused.to_string()),
         AuthorizeError::Redirect(redirect_to) => redirect(&redirect_to.location(oauth.service.issuer())),
         AuthorizeError::Storage(cause) => {
             tracing::error!(error = ?cause, "authorization request failed");
@@ -135,8 +136,9 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<HttpState>) ->
     // One budget of pair-code guesses per address, shared with `POST /_svc/pair`.
     if matches!(credential, ConsentCredential::PairCode(_))
         && let Some(pairing) = &state.pairing
-        && let Some(limited) =
-            pairing.check_attempt(client_ip(req, oauth.options.trust_proxy), "oauth-consent-pair-code")
+        && let Some(limited) = pairing
+            .check_attempt(client_ip(req, oauth.options.trust_proxy), "oauth-consent-pair-code")
+            .await
     {
         return limited;
     }

@@ -5,7 +5,7 @@ use poem::http::StatusCode;
 use poem::web::Html;
 use poem::{IntoResponse, Response};
 use svc_application::services::oauth::{AuthorizationRequest, ValidatedAuthorization};
-use svc_domain::oauth::{Issuer, ResourceIndicator};
+use svc_domain::oauth::{ClientIdUrl, Issuer, ResourceIndicator};
 
 /// HTML-escapes text for element content and quoted attribute values.
 pub(super) fn escape(text: &str) -> String {
@@ -78,10 +78,11 @@ impl ConsentForm<'_> {
     pub(super) fn render(&self, status: StatusCode) -> Response {
         let client = &self.validated.client;
         let name = escape(client.label());
-        let unnamed = if client.client_name.is_none() {
-            " (it registered without a name; this is its client id)"
-        } else {
-            ""
+        // A client named by its metadata document's URL: the person sees whose site vouches for it.
+        let unnamed = match ClientIdUrl::parse(&client.client_id, true) {
+            Ok(url) => format!(" (described by a document on <code>{}</code>)", escape(&url.host())),
+            Err(_) if client.client_name.is_none() => " (it registered without a name; this is its client id)".into(),
+            Err(_) => String::new(),
         };
         let scope = match &self.validated.resource {
             ResourceIndicator::Universal => "the MCP tools of this server".to_owned(),

@@ -86,6 +86,7 @@ pub(super) fn authorization_server(state: &Arc<HttpState>) -> Response {
         "token_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": ["mcp"],
         "authorization_response_iss_parameter_supported": true,
+        "client_id_metadata_document_supported": true,
     }))
 }
 

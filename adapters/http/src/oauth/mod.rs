@@ -14,6 +14,7 @@ mod api;
 mod authorize;
 mod consent_page;
 mod discovery;
+mod document_fetcher;
 mod params;
 mod rate_limit;
 mod register;
@@ -30,6 +31,7 @@ use crate::HttpState;
 use rate_limit::PerAddressLimit;
 
 pub(crate) use api::OAuthApi;
+pub use document_fetcher::{CLIENT_DOCUMENT_FETCH_SECONDS, ReqwestClientDocumentFetcher};
 pub use rate_limit::{REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
 
 /// Deployment options of the OAuth surface besides what the service holds.
@@ -49,15 +51,20 @@ pub struct OAuth {
 }
 
 impl OAuth {
-    /// Fails when the consent URL is not an absolute http(s) URL.
-    pub fn new(service: OAuthService, options: OAuthOptions) -> Result<Self, String> {
+    /// Fails when the consent URL is not an absolute http(s) URL. Registration windows are
+    /// counted in `windows` (the database, shared by replicas).
+    pub fn new(
+        service: OAuthService,
+        options: OAuthOptions,
+        windows: Arc<dyn svc_application::ports::rate_windows::SharedWindows>,
+    ) -> Result<Self, String> {
         if let Some(consent_url) = &options.consent_url {
             let parsed = url::Url::parse(consent_url).map_err(|e| format!("oauth.consent_url {consent_url:?}: {e}"))?;
             if !matches!(parsed.scheme(), "http" | "https") {
                 return Err(format!("oauth.consent_url {consent_url:?} must be an http(s) URL"));
             }
         }
-        let registrations = PerAddressLimit::registrations(service.clock());
+        let registrations = PerAddressLimit::registrations(windows, service.clock());
         Ok(Self {
             service,
             options,

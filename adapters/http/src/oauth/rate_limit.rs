@@ -1,14 +1,17 @@
 //! The per-address limit of OAuth client registrations, answered like every limit
-//! (`crate::rate_limited`). Counts live in memory per replica. Pair-code attempts on the consent
-//! form share `/_svc/pair`'s budget (`crate::Pairing::check_attempt`).
+//! (`crate::rate_limited`). Windows are counted in the database (`SharedWindows`), so replicas
+//! share them. Pair-code attempts on the consent form share `/_svc/pair`'s budget
+//! (`crate::Pairing::check_attempt`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use chrono::TimeDelta;
 use poem::Response;
+use poem::http::StatusCode;
 use svc_application::ports::Clock;
-use svc_application::services::rate_limit::{FixedWindowLimiter, WindowQuota, address_key};
+use svc_application::ports::rate_windows::SharedWindows;
+use svc_application::services::rate_limit::address_key;
 
 /// Document 2, Limits: 10 client registrations per 10 minutes per client address, fixed window.
 pub const REGISTRATIONS_PER_WINDOW: u32 = 10;
@@ -16,33 +19,60 @@ pub const REGISTRATION_WINDOW_SECONDS: u64 = 600;
 
 /// A fixed window per address: the spec's "N per period".
 pub(super) struct PerAddressLimit {
-    limiter: FixedWindowLimiter<IpAddr>,
+    windows: Arc<dyn SharedWindows>,
     clock: Arc<dyn Clock>,
     quota_key: &'static str,
     message: &'static str,
+    limit: u32,
+    window: TimeDelta,
 }
 
 impl PerAddressLimit {
     /// 10 per 10 minutes in a fixed window: the 11th is refused until the window ends.
-    pub(super) fn registrations(clock: Arc<dyn Clock>) -> Self {
-        let window = TimeDelta::seconds(REGISTRATION_WINDOW_SECONDS as i64);
+    pub(super) fn registrations(windows: Arc<dyn SharedWindows>, clock: Arc<dyn Clock>) -> Self {
         Self {
-            limiter: FixedWindowLimiter::new(WindowQuota::new(REGISTRATIONS_PER_WINDOW, window)),
+            windows,
             clock,
             quota_key: "oauth-register",
             message: "too many client registrations",
+            limit: REGISTRATIONS_PER_WINDOW,
+            window: TimeDelta::seconds(REGISTRATION_WINDOW_SECONDS as i64),
         }
     }
 
-    /// Counts one request from `ip`; the 429 answer when its window is spent.
-    pub(super) fn check(&self, ip: IpAddr) -> Option<Response> {
-        let full = self.limiter.admit(address_key(ip), self.clock.now()).err()?;
-        Some(crate::rate_limited::rate_limited(
-            self.quota_key,
-            ip,
-            self.message,
-            full.retry_after_seconds(),
-        ))
+    /// Counts one request from `ip`; the 429 answer when its window is spent (a 503 when the
+    /// database cannot count it).
+    pub(super) async fn check(&self, ip: IpAddr) -> Option<Response> {
+        let key = address_key(ip).to_string();
+        let counted = self
+            .windows
+            .admit(self.quota_key, &key, self.limit, self.window, self.clock.now())
+            .await;
+        match counted {
+            Ok(None) => None,
+            Ok(Some(wait)) => {
+                let retry_after = u64::try_from(wait.num_milliseconds())
+                    .unwrap_or(0)
+                    .div_ceil(1000)
+                    .max(1);
+                Some(crate::rate_limited::rate_limited(
+                    self.quota_key,
+                    ip,
+                    self.message,
+                    retry_after,
+                ))
+            }
+            Err(cause) => {
+                tracing::error!(error = ?cause, quota_key = self.quota_key, "could not count a request");
+                Some(super::no_store(poem::IntoResponse::into_response((
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    poem::web::Json(serde_json::json!({
+                        "error": "temporarily_unavailable",
+                        "error_description": "the request could not be counted; try again",
+                    })),
+                ))))
+            }
+        }
     }
 }
 
@@ -51,9 +81,27 @@ mod tests {
     use std::sync::Mutex;
 
     use chrono::{DateTime, Utc};
-    use poem::http::StatusCode;
+    use svc_application::ports::RepositoryError;
+    use svc_application::services::rate_limit::{FixedWindowLimiter, WindowQuota};
 
     use super::*;
+
+    /// The same fixed-window rule in memory (the database's is tested in svc-sql).
+    struct MemoryWindows(FixedWindowLimiter<String>);
+
+    #[async_trait::async_trait]
+    impl SharedWindows for MemoryWindows {
+        async fn admit(
+            &self,
+            _: &str,
+            key: &str,
+            _: u32,
+            _: TimeDelta,
+            now: DateTime<Utc>,
+        ) -> Result<Option<TimeDelta>, RepositoryError> {
+            Ok(self.0.admit(key.to_owned(), now).err().map(|full| full.retry_after))
+        }
+    }
 
     struct StoppedClock(Mutex<DateTime<Utc>>);
 
@@ -73,27 +121,35 @@ mod tests {
         response.headers()["retry-after"].to_str().unwrap().parse().unwrap()
     }
 
-    #[test]
-    fn the_eleventh_registration_is_refused_until_the_window_ends() {
+    #[tokio::test]
+    async fn the_eleventh_registration_is_refused_until_the_window_ends() {
         let clock = Arc::new(StoppedClock(Mutex::new(Utc::now())));
-        let limit = PerAddressLimit::registrations(clock.clone());
+        let quota = WindowQuota::new(
+            REGISTRATIONS_PER_WINDOW,
+            TimeDelta::seconds(REGISTRATION_WINDOW_SECONDS as i64),
+        );
+        let windows = Arc::new(MemoryWindows(FixedWindowLimiter::new(quota)));
+        let limit = PerAddressLimit::registrations(windows, clock.clone());
         let ip = IpAddr::from([203, 0, 113, 9]);
         for n in 0..REGISTRATIONS_PER_WINDOW {
-            assert!(limit.check(ip).is_none(), "registration {}", n + 1);
+            assert!(limit.check(ip).await.is_none(), "registration {}", n + 1);
         }
-        let refused = limit.check(ip).expect("the 11th is refused");
+        let refused = limit.check(ip).await.expect("the 11th is refused");
         assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(retry_after(&refused), REGISTRATION_WINDOW_SECONDS);
         assert!(
-            limit.check(IpAddr::from([203, 0, 113, 10])).is_none(),
+            limit.check(IpAddr::from([203, 0, 113, 10])).await.is_none(),
             "another address has its own window"
         );
 
         clock.advance(TimeDelta::seconds(60));
-        let still = limit.check(ip).expect("still refused a minute later");
+        let still = limit.check(ip).await.expect("still refused a minute later");
         assert_eq!(retry_after(&still), REGISTRATION_WINDOW_SECONDS - 60);
 
         clock.advance(TimeDelta::seconds(REGISTRATION_WINDOW_SECONDS as i64 - 60));
-        assert!(limit.check(ip).is_none(), "a new window opens when the old one ends");
+        assert!(
+            limit.check(ip).await.is_none(),
+            "a new window opens when the old one ends"
+        );
     }
 }

@@ -58,7 +58,11 @@ pub(super) async fn register(req: &Request, body: Body, state: &Arc<HttpState>) 
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
-    if let Some(limited) = oauth.registrations.check(client_ip(req, oauth.options.trust_proxy)) {
+    if let Some(limited) = oauth
+        .registrations
+        .check(client_ip(req, oauth.options.trust_proxy))
+        .await
+    {
         return limited;
     }
     let Ok(bytes) = body.into_bytes_limit(MAX_BODY_BYTES).await else {

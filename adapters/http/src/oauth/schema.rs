@@ -42,6 +42,8 @@ pub(super) struct AuthorizationServerMetadata {
     scopes_supported: Vec<String>,
     /// `true` (RFC 9207).
     authorization_response_iss_parameter_supported: bool,
+    /// `true`: a `client_id` may be the https URL of a Client ID Metadata Document.
+    client_id_metadata_document_supported: bool,
 }
 
 /// Protected-resource metadata (RFC 9728).

@@ -54,7 +54,7 @@ pub(super) async fn token(body: Body, state: &Arc<HttpState>) -> Response {
         }
         Err(refused) => {
             let status = match refused {
-                TokenError::UnknownClient => StatusCode::UNAUTHORIZED,
+                TokenError::UnknownClient | TokenError::ClientDocument(_) => StatusCode::UNAUTHORIZED,
                 _ => StatusCode::BAD_REQUEST,
             };
             error(status, refused.code(), &refused.to_string())

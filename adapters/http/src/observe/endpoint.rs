@@ -2,13 +2,18 @@
 //! peer must be a loopback address and the request must not have passed a proxy (a proxy on
 //! the same machine connects from loopback too, and would publish the metrics to everyone).
 
+use std::sync::Arc;
+
 use poem::http::StatusCode;
+use poem::web::Data;
 use poem::{IntoResponse, Request, Response, handler};
 
+use super::generation_metrics::refresh_gauges;
 use super::metrics::METRICS;
+use crate::HttpState;
 
 #[handler]
-pub fn serve_metrics(req: &Request) -> Response {
+pub fn serve_metrics(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Response {
     let loopback = req
         .remote_addr()
         .as_socket_addr()
@@ -17,6 +22,7 @@ pub fn serve_metrics(req: &Request) -> Response {
     if !loopback || proxied {
         return (StatusCode::FORBIDDEN, "metrics are served to loopback clients only").into_response();
     }
+    refresh_gauges(state.agent.queue_depth(), state.pool_usage.as_deref());
     METRICS
         .encode()
         .with_content_type("text/plain; version=0.0.4; charset=utf-8")

@@ -3,7 +3,9 @@
 
 use std::sync::LazyLock;
 
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+};
 
 pub(crate) struct HttpMetrics {
     registry: Registry,
@@ -15,6 +17,17 @@ pub(crate) struct HttpMetrics {
     pub renders: IntCounterVec,
     pub live_sockets: IntGauge,
     pub long_polls: IntGauge,
+    /// Cold generations by outcome (`rendered` or a failure code), counted and timed.
+    pub generation_duration: HistogramVec,
+    /// Time a cold generation waited for its queue slot.
+    pub queue_wait: Histogram,
+    /// Generations `running` and `waiting` at the last scrape.
+    pub queue_depth: IntGaugeVec,
+    /// Handshake cache lookups by `result` (`hit`, `miss`).
+    pub cache_lookups: IntCounterVec,
+    /// Database pool connections by `state` (`in_use`, `idle`) at the last scrape.
+    pub db_connections: IntGaugeVec,
+    pub db_max_connections: IntGauge,
 }
 
 /// Latency buckets from 1 ms (a cached read) to 2 minutes (a slow generation).
@@ -49,6 +62,52 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
         &["outcome", "cache"],
     )
     .expect("valid metric");
+    let generation_duration = HistogramVec::new(
+        HistogramOpts::new(
+            "svc_generation_duration_seconds",
+            "Cold generations (generate, compile, check, store), by outcome: rendered or the failure code",
+        )
+        .buckets(LATENCY_BUCKETS.to_vec()),
+        &["outcome"],
+    )
+    .expect("valid metric");
+    let queue_wait = Histogram::with_opts(
+        HistogramOpts::new(
+            "svc_generation_queue_wait_seconds",
+            "Time a cold generation waited for a generation slot",
+        )
+        .buckets(LATENCY_BUCKETS.to_vec()),
+    )
+    .expect("valid metric");
+    let queue_depth = IntGaugeVec::new(
+        Opts::new(
+            "svc_generation_queue",
+            "Cold generations running and waiting for a slot",
+        ),
+        &["state"],
+    )
+    .expect("valid metric");
+    let cache_lookups = IntCounterVec::new(
+        Opts::new(
+            "svc_blueprint_cache_lookups_total",
+            "Handshake lookups for a cached blueprint, by result (hit, miss)",
+        ),
+        &["result"],
+    )
+    .expect("valid metric");
+    let db_connections = IntGaugeVec::new(
+        Opts::new(
+            "svc_db_pool_connections",
+            "Open database pool connections, by state (in_use, idle)",
+        ),
+        &["state"],
+    )
+    .expect("valid metric");
+    let db_max_connections = IntGauge::new(
+        "svc_db_pool_max_connections",
+        "The most connections the database pool opens",
+    )
+    .expect("valid metric");
     let live_sockets = IntGauge::new("svc_live_sockets", "Open /ws live-channel sockets").expect("valid metric");
     let long_polls = IntGauge::new("svc_long_polls", "Polling-fallback GETs being held open").expect("valid metric");
     for collector in [
@@ -57,6 +116,12 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
         Box::new(renders.clone()),
         Box::new(live_sockets.clone()),
         Box::new(long_polls.clone()),
+        Box::new(generation_duration.clone()),
+        Box::new(queue_wait.clone()),
+        Box::new(queue_depth.clone()),
+        Box::new(cache_lookups.clone()),
+        Box::new(db_connections.clone()),
+        Box::new(db_max_connections.clone()),
     ] {
         registry.register(collector).expect("metric registered once");
     }
@@ -67,6 +132,12 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
         renders,
         live_sockets,
         long_polls,
+        generation_duration,
+        queue_wait,
+        queue_depth,
+        cache_lookups,
+        db_connections,
+        db_max_connections,
     }
 });
 

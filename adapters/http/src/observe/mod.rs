@@ -3,11 +3,13 @@
 
 mod access;
 mod endpoint;
+mod generation_metrics;
 mod metrics;
 mod route_label;
 mod rpc_label;
 
 pub use access::{Observe, RpcLabel};
 pub use endpoint::serve_metrics;
+pub use generation_metrics::PrometheusTelemetry;
 pub(crate) use metrics::{METRICS, held};
 pub(crate) use rpc_label::rpc_label;

@@ -11,6 +11,7 @@ mod m20261126_000006_one_default_app;
 mod m20261127_000007_rehash_contracts;
 mod m20261128_000008_server_secrets;
 mod m20261128_000009_hash_coupon_codes;
+mod m20261129_000010_rate_windows;
 
 pub struct Migrator;
 
@@ -27,6 +28,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000007_rehash_contracts::Migration),
             Box::new(m20261128_000008_server_secrets::Migration),
             Box::new(m20261128_000009_hash_coupon_codes::Migration),
+            Box::new(m20261129_000010_rate_windows::Migration),
         ]
     }
 }

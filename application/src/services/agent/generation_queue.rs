@@ -10,9 +10,17 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 #[derive(Clone)]
 pub struct GenerationQueue {
     slots: Arc<Semaphore>,
+    concurrency: usize,
     waiting: Arc<AtomicUsize>,
     max_waiting: usize,
     max_wait: Duration,
+}
+
+/// What the queue holds at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueDepth {
+    pub running: usize,
+    pub waiting: usize,
 }
 
 /// The queue is saturated; try again after `retry_after_seconds`.
@@ -25,9 +33,18 @@ impl GenerationQueue {
     pub fn new(concurrency: usize, max_waiting: usize, max_wait: Duration) -> Self {
         Self {
             slots: Arc::new(Semaphore::new(concurrency.max(1))),
+            concurrency: concurrency.max(1),
             waiting: Arc::new(AtomicUsize::new(0)),
             max_waiting,
             max_wait,
+        }
+    }
+
+    /// Generations running and waiting now (for the metrics scrape).
+    pub fn depth(&self) -> QueueDepth {
+        QueueDepth {
+            running: self.concurrency.saturating_sub(self.slots.available_permits()),
+            waiting: self.waiting.load(Ordering::SeqCst),
         }
     }
 
@@ -61,9 +78,12 @@ mod tests {
     #[tokio::test]
     async fn saturation_is_reported_and_released_slots_are_reused() {
         let queue = GenerationQueue::new(1, 0, Duration::from_millis(50));
+        assert_eq!(queue.depth(), QueueDepth { running: 0, waiting: 0 });
         let first = queue.enter().await.unwrap();
+        assert_eq!(queue.depth(), QueueDepth { running: 1, waiting: 0 });
         assert_eq!(queue.enter().await.unwrap_err(), QueueFull { retry_after_seconds: 1 });
         drop(first);
+        assert_eq!(queue.depth().running, 0);
         assert!(queue.enter().await.is_ok());
     }
 

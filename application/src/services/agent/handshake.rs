@@ -54,6 +54,7 @@ pub enum HandshakeOutcome {
 const MAX_INTENT_LEN: usize = 200;
 
 impl AgentService {
+    #[tracing::instrument(name = "handshake", skip_all, fields(app_id = %caller.app_id))]
     pub async fn handshake(&self, caller: &Caller, cmd: HandshakeCommand) -> Result<HandshakeOutcome, AgentError> {
         let intent = cmd.intent.trim().to_owned();
         if intent.is_empty() || intent.chars().count() > MAX_INTENT_LEN {
@@ -138,6 +139,9 @@ impl AgentService {
             }),
             None => semantic,
         };
+        if !cmd.force_create {
+            self.telemetry.cache_lookup(cached.is_some());
+        }
         let (origin, blueprint_id, cache, amendments, validation_findings) = match cached {
             Some(cache) => (
                 Origin::Cache,

@@ -23,7 +23,7 @@ use std::sync::Arc;
 pub use consume::{ConsumeReply, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use error::AgentError;
 pub use generation_limit::GenerationLimit;
-pub use generation_queue::{GenerationQueue, QueueFull};
+pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply};
 pub use lifecycle::{ProgressObserver, STREAMING_INTERVAL};
 pub use live::{IncomingAction, LiveSnapshot, Replay};
@@ -92,6 +92,8 @@ pub struct AgentService {
     declared_gadgets: Vec<svc_domain::gadgets::GadgetDescriptor>,
     /// Semantic lookup, search and the UI registry; without it the cache matches exactly only.
     catalog: Option<crate::services::blueprints::BlueprintCatalog>,
+    /// Cache lookups, queue waits and generation outcomes, for the operator's metrics.
+    telemetry: Arc<dyn crate::ports::telemetry::GenerationTelemetry>,
 }
 
 impl AgentService {
@@ -104,7 +106,19 @@ impl AgentService {
             generation_limit: None,
             declared_gadgets: Vec::new(),
             catalog: None,
+            telemetry: Arc::new(crate::ports::telemetry::NoTelemetry),
         }
+    }
+
+    /// Reports cache lookups, queue waits and generation outcomes to `telemetry`.
+    pub fn with_telemetry(mut self, telemetry: Arc<dyn crate::ports::telemetry::GenerationTelemetry>) -> Self {
+        self.telemetry = telemetry;
+        self
+    }
+
+    /// Generations running and waiting now.
+    pub fn queue_depth(&self) -> QueueDepth {
+        self.queue.depth()
     }
 
     pub fn settings(&self) -> &AgentSettings {

@@ -8,6 +8,7 @@ use svc_domain::model_route::parse_model_route;
 use svc_domain::refusal::RefusalEntry;
 use svc_domain::session::{SessionHead, checked_ttl};
 use svc_domain::themes;
+use tracing::Instrument;
 
 use super::untrusted_contract::negotiate_untrusted;
 use super::{AgentError, AgentService, Caller};
@@ -112,6 +113,7 @@ struct Plan {
 }
 
 impl AgentService {
+    #[tracing::instrument(name = "render", skip_all, fields(app_id = %caller.app_id, handshake_id = %cmd.handshake_id))]
     pub async fn render(&self, caller: &Caller, cmd: RenderCommand) -> Result<RenderResult, AgentError> {
         let now = self.ports.clock.now();
         let handshake = self.usable_handshake(caller, &cmd.handshake_id, now).await?;
@@ -161,6 +163,9 @@ impl AgentService {
                 }
             })?),
         };
+        if plan.cached.is_none() {
+            self.telemetry.queue_waited(queued_at.elapsed());
+        }
         let Some(mut claim) = HandshakeClaim::take(&self.ports.handshakes, &handshake.handshake_id, now).await? else {
             // Another render of this handshake won: this one generates nothing.
             if let Some((limit, admission)) = &admission {
@@ -182,6 +187,7 @@ impl AgentService {
             variant_key: variant_key(Some(&plan.variance)),
             cache: plan.cache_report.clone(),
         };
+        let generation_started = std::time::Instant::now();
         let blueprint = match plan.cached.clone() {
             Some(bp) => bp,
             None => match self
@@ -199,10 +205,19 @@ impl AgentService {
                         progress: cmd.progress.clone(),
                     },
                 )
+                .instrument(tracing::info_span!("generation"))
                 .await?
             {
-                Ok(bp) => bp,
+                Ok(bp) => {
+                    self.telemetry
+                        .generation_finished("rendered", generation_started.elapsed());
+                    bp
+                }
                 Err(failure) => {
+                    let code = failure_code(&failure);
+                    self.telemetry.generation_finished(code, generation_started.elapsed());
+                    // The message carries the provider's name and HTTP status when one answered.
+                    tracing::warn!(code, error = %failure.message, "generation failed");
                     claim.commit();
                     self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host)
                         .await?;
@@ -455,7 +470,16 @@ impl AgentService {
             fixture_props: Some(generation.props),
             ..GenerationRequest::default()
         };
-        let generated = match self.ports.generator.generate_with_progress(&request, &lifecycle).await {
+        let generated = match self
+            .ports
+            .generator
+            .generate_with_progress(&request, &lifecycle)
+            .instrument(tracing::info_span!(
+                "generate",
+                model = request.model.as_deref().unwrap_or("")
+            ))
+            .await
+        {
             Ok(g) => g,
             Err(e) => return Ok(Err(failed(&lifecycle, generation_failure(e)).await)),
         };
@@ -465,7 +489,10 @@ impl AgentService {
                 Default::default(),
             )
             .await;
-        let compiled = match compile_off_worker(&self.ports.compiler, &generated.source, &allowed).await {
+        let compiled = match compile_off_worker(&self.ports.compiler, &generated.source, &allowed)
+            .instrument(tracing::info_span!("compile"))
+            .await
+        {
             Ok(c) => c,
             Err(failure) => {
                 // The generator produced code and the code failed the checks.

@@ -5,7 +5,7 @@
 
 use svc_domain::oauth::{CodeChallenge, Issuer, OAuthClient, RedirectUri, ResourceIndicator};
 
-use super::OAuthService;
+use super::{ClientDocumentRefused, FindClientError, OAuthService};
 use crate::ports::RepositoryError;
 
 /// The authorization request's parameters as sent (the consent form echoes them back).
@@ -60,6 +60,9 @@ pub enum AuthorizeError {
     /// The client or its redirect URI is unknown: shown to the person, never redirected.
     #[error("{0}")]
     NotRedirectable(&'static str),
+    /// A URL `client_id` whose metadata document was refused: shown, never redirected.
+    #[error(transparent)]
+    ClientDocument(#[from] ClientDocumentRefused),
     #[error("{}: {}", .0.error, .0.description)]
     Redirect(ErrorRedirect),
     #[error("storage failure")]
@@ -77,9 +80,7 @@ impl OAuthService {
     ) -> Result<ValidatedAuthorization, AuthorizeError> {
         let client_id = present(&request.client_id).ok_or(AuthorizeError::NotRedirectable("client_id is required"))?;
         let client = self
-            .ports
-            .clients
-            .get(client_id)
+            .find_client(client_id)
             .await?
             .ok_or(AuthorizeError::NotRedirectable("the client_id is not registered"))?;
         let presented =
@@ -123,5 +124,14 @@ impl OAuthService {
             resource,
             resource_raw: request.resource.clone(),
         })
+    }
+}
+
+impl From<FindClientError> for AuthorizeError {
+    fn from(e: FindClientError) -> Self {
+        match e {
+            FindClientError::Refused(refused) => Self::ClientDocument(refused),
+            FindClientError::Storage(storage) => Self::Storage(storage),
+        }
     }
 }

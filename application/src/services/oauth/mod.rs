@@ -4,6 +4,7 @@
 //! and revoking it ends the connection.
 
 mod authorize;
+mod client_documents;
 mod consent;
 mod register;
 mod resources;
@@ -12,9 +13,10 @@ mod token;
 use std::sync::Arc;
 
 use chrono::TimeDelta;
-use svc_domain::oauth::Issuer;
+use svc_domain::oauth::{Issuer, OAuthClient, is_client_id_url};
 
 pub use authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
+pub use client_documents::{CLIENT_DOCUMENT_CACHE_SECONDS, ClientDocumentRefused, ClientDocuments};
 pub use consent::{ApproveError, ConsentCredential};
 pub use register::{RegisterClient, RegisterError};
 pub use resources::KnownAppsResourceValidator;
@@ -36,6 +38,8 @@ pub struct OAuthPorts {
     pub apps: Arc<dyn AppRepository>,
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn Ids>,
+    /// Clients whose `client_id` is the URL of their metadata document.
+    pub client_documents: ClientDocuments,
 }
 
 /// The checks a consent is approved with, shared with the rest of the server: the key check that
@@ -76,6 +80,20 @@ impl OAuthService {
         self.ports.clock.clone()
     }
 
+    /// The client `client_id` names: a registered one, or (a URL) the one its metadata document
+    /// describes. `Ok(None)`: no such registered client.
+    async fn find_client(&self, client_id: &str) -> Result<Option<OAuthClient>, FindClientError> {
+        if is_client_id_url(client_id) {
+            let client = self
+                .ports
+                .client_documents
+                .client(client_id, self.ports.clock.as_ref())
+                .await?;
+            return Ok(Some(client));
+        }
+        Ok(self.ports.clients.get(client_id).await?)
+    }
+
     /// Whether the deployment knows `resource` (for the app-scoped protected-resource metadata).
     pub async fn knows_resource(
         &self,
@@ -83,4 +101,13 @@ impl OAuthService {
     ) -> Result<bool, crate::ports::RepositoryError> {
         self.ports.resources.accepts(&self.issuer, resource).await
     }
+}
+
+/// Why [`OAuthService::find_client`] found no client.
+#[derive(Debug, thiserror::Error)]
+enum FindClientError {
+    #[error(transparent)]
+    Refused(#[from] ClientDocumentRefused),
+    #[error(transparent)]
+    Storage(#[from] crate::ports::RepositoryError),
 }

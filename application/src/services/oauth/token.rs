@@ -7,7 +7,7 @@
 
 use svc_domain::oauth::{CodeError, CodeExchange, hash_code};
 
-use super::OAuthService;
+use super::{ClientDocumentRefused, FindClientError, OAuthService};
 use crate::ports::RepositoryError;
 use crate::ports::oauth::CodeConsumption;
 
@@ -46,6 +46,9 @@ pub enum TokenError {
     MissingParameter(&'static str),
     #[error("the client_id is not registered")]
     UnknownClient,
+    /// A URL `client_id` whose metadata document was refused.
+    #[error(transparent)]
+    ClientDocument(#[from] ClientDocumentRefused),
     #[error("the authorization code is not valid")]
     UnknownCode,
     #[error(transparent)]
@@ -60,7 +63,7 @@ impl TokenError {
         match self {
             Self::UnsupportedGrantType => "unsupported_grant_type",
             Self::MissingParameter(_) => "invalid_request",
-            Self::UnknownClient => "invalid_client",
+            Self::UnknownClient | Self::ClientDocument(_) => "invalid_client",
             Self::UnknownCode => "invalid_grant",
             Self::Grant(e) => e.code(),
             Self::Storage(_) => "server_error",
@@ -87,7 +90,7 @@ impl OAuthService {
             code_verifier: required(&request.code_verifier, "code_verifier")?,
             resource: request.resource.as_deref().filter(|r| !r.is_empty()),
         };
-        if self.ports.clients.get(exchange.client_id).await?.is_none() {
+        if self.find_client(exchange.client_id).await?.is_none() {
             return Err(TokenError::UnknownClient);
         }
         let now = self.ports.clock.now();
@@ -111,6 +114,15 @@ impl OAuthService {
                 self.revoke_quietly(&code.key).await;
                 Err(error.into())
             }
+        }
+    }
+}
+
+impl From<FindClientError> for TokenError {
+    fn from(e: FindClientError) -> Self {
+        match e {
+            FindClientError::Refused(refused) => Self::ClientDocument(refused),
+            FindClientError::Storage(storage) => Self::Storage(storage),
         }
     }
 }

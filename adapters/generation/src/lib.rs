@@ -9,6 +9,7 @@ mod context_slots;
 mod controls;
 mod helpers;
 pub mod llm;
+mod meaning;
 mod needs;
 mod prop_views;
 mod schema_kind;

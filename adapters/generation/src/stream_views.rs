@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::helpers::Helper;
 use crate::needs::{Hook, Needs};
-use crate::prop_views::write_view;
+use crate::prop_views::{Shown, write_view};
 use crate::schema_kind::schema_text;
 use crate::tsx_text::{Writer, humanize, js_string, jsx_text};
 
@@ -51,10 +51,10 @@ pub(crate) fn write_stream_component(
             3,
             &format!("{{asRows(items).length === 0 && !complete && <p style={{styles.hint}}>{WAITING}</p>}}"),
         );
-        writer.line(3, "<ul style={styles.list}>");
+        writer.line(3, "<ul style={styles.log}>");
         writer.line(4, "{asRows(items).map((entry, position) => (");
-        writer.line(5, "<li key={position}>");
-        write_view(writer, 6, "entry", schema, 0, needs);
+        writer.line(5, "<li key={position} style={styles.logLine}>");
+        write_view(writer, 6, Shown::bare("entry", schema), 0, needs);
         writer.line(5, "</li>");
         writer.line(4, "))}");
         writer.line(3, "</ul>");
@@ -63,7 +63,7 @@ pub(crate) fn write_stream_component(
         writer.line(4, &format!("<p style={{styles.hint}}>{WAITING}</p>"));
         writer.line(3, ") : (");
         writer.line(4, "<div>");
-        write_view(writer, 5, "last", schema, 0, needs);
+        write_view(writer, 5, Shown::bare("last", schema), 0, needs);
         writer.line(4, "</div>");
         writer.line(3, ")}");
     }

@@ -154,7 +154,7 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
         (
             "tiles",
             format!(
-                "display: \"grid\", gridTemplateColumns: \"repeat(auto-fill, minmax(8em, 1fr))\", gap: \"{cell}\""
+                "display: \"grid\", gridTemplateColumns: \"repeat(auto-fill, minmax(11em, 1fr))\", gap: \"{cell}\""
             ),
         ),
         (
@@ -166,7 +166,7 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
         ),
         (
             "tileValue",
-            "fontSize: \"1.5em\", fontWeight: 600, fontVariantNumeric: \"tabular-nums\", overflowWrap: \"anywhere\"".into(),
+            "fontSize: \"1.4em\", fontWeight: 600, fontVariantNumeric: \"tabular-nums\", overflowWrap: \"normal\", whiteSpace: \"nowrap\"".into(),
         ),
         (
             "prose",

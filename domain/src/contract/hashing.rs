@@ -185,10 +185,20 @@ mod tests {
             r#"{"actionSpec":{"approve":{},"reject":{}},"propsSpec":{"properties":{"currency":{"type":"string"},"amount":{"type":"number"},"sku":{"type":"string"}},"type":"object"}}"#,
         )
         .unwrap();
-        let names = |value: &Value| -> Vec<String> { value["propsSpec"]["properties"].as_object().unwrap().keys().cloned().collect() };
+        let names = |value: &Value| -> Vec<String> {
+            value["propsSpec"]["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        };
         assert_eq!(names(&forward), ["sku", "amount", "currency"]);
         assert_eq!(names(&backward), ["currency", "amount", "sku"]);
-        assert_eq!(contract_hash(&contract(forward.clone())), contract_hash(&contract(backward)));
+        assert_eq!(
+            contract_hash(&contract(forward.clone())),
+            contract_hash(&contract(backward))
+        );
         // The same digest main computed before declared order was kept (JCS sorts keys itself).
         assert_eq!(
             contract_hash(&contract(forward)),

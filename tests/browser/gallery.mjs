@@ -212,7 +212,7 @@ async function run(base) {
         const box = cell.getBoundingClientRect();
         return { text: cell.textContent, clipped: cell.scrollWidth > cell.clientWidth + 1, inside: box.right <= document.documentElement.clientWidth + 0.5 };
       }));
-      same(headers.map((h) => h.text), ['Order ID', 'Customer', 'Placed on', 'Status', 'Items', 'Total', 'Currency'], 'column headers in declared order');
+      same(headers.map((h) => h.text), ['Order ID', 'Customer', 'Placed on', 'Status', 'Items', 'Total', 'Currency', 'Open order'], 'column headers in declared order, then the row action');
       same(headers.filter((h) => h.clipped || !h.inside).map((h) => h.text), [], 'columns clipped or outside the card at 720 px');
       same(await card.frame.locator('tbody tr').count(), 20, 'table rows');
       const totalAlign = await card.frame.$eval('tbody tr td:nth-child(6)', (cell) => [getComputedStyle(cell).textAlign, getComputedStyle(cell).fontVariantNumeric]);
@@ -226,6 +226,12 @@ async function run(base) {
         check(firstRow.includes(label), `the stacked row shows ${label}: ${firstRow}`);
       }
       check(firstRow.includes('$120.00'), `the stacked row shows the total as money: ${firstRow}`);
+      await resize(page, card, WIDE);
+      await waitFor('the table layout again', async () => (await card.frame.locator('[data-layout="table"] table').count()) === 1);
+      same(await card.frame.locator('form[data-intent="open_order"]').count(), 0, 'forms asking for an order id');
+      await card.frame.locator('tbody tr').nth(5).locator('button[data-intent="open_order"]').click();
+      const events = await consume(agent, card.sessionId, 10);
+      same(events.map((e) => [e.intent, e.actionData]), [['open_order', { order_id: 'SO-1045' }]], 'the row action of row 6');
     }
 
     step('approval and weekly-metrics: money and percentages formatted for people');

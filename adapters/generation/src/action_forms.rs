@@ -28,7 +28,7 @@ pub(crate) enum Tone {
 }
 
 impl Tone {
-    fn style(self) -> &'static str {
+    pub(crate) fn style(self) -> &'static str {
         match self {
             Self::Primary => "styles.button",
             Self::Secondary => "styles.secondaryButton",
@@ -36,7 +36,7 @@ impl Tone {
         }
     }
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Primary => "primary",
             Self::Secondary => "secondary",
@@ -642,7 +642,7 @@ fn write_sent_status(writer: &mut Writer, indent: usize, action: &str, can_resen
     if can_resend {
         writer.line(
             indent,
-            "{sent !== null && <button type=\"button\" style={styles.secondaryButton} onClick={() => { once.current = false; setSent(null); }}>{\"Send again\"}</button>}",
+            "{sent !== null && <button type=\"button\" data-send-again={true} style={styles.secondaryButton} onClick={() => { once.current = false; setSent(null); }}>{\"Send again\"}</button>}",
         );
     }
 }

@@ -8,6 +8,7 @@ use crate::context_slots::{write_slot_component, write_slots_section};
 use crate::helpers::Helper;
 use crate::needs::{Hook, Needs};
 use crate::prop_views::{title_prop, write_prop_sections};
+use crate::row_actions::{find_row_actions, write_row_action_component};
 use crate::schema_kind::declared_entries;
 use crate::stream_views::{RESERVED_CHANNEL_PREFIX, write_stream_component};
 use crate::styles::write_styles;
@@ -34,8 +35,13 @@ pub(crate) fn component_source(intent: &str, contract: &Value, variance: &Value)
     let mut parts = Writer::default();
     let intents: Vec<&str> = actions.iter().map(|(intent, _)| *intent).collect();
     let tones = tones(&intents);
+    let row_actions = find_row_actions(props_spec, &actions);
+    let row_action_at = |index: usize| row_actions.iter().find(|action| action.index == index);
     for (index, (intent, spec)) in actions.iter().enumerate() {
-        write_action_component(&mut parts, index, intent, spec, tones[index], &mut needs);
+        match row_action_at(index) {
+            Some(row_action) => write_row_action_component(&mut parts, row_action, tones[index], &mut needs),
+            None => write_action_component(&mut parts, index, intent, spec, tones[index], &mut needs),
+        }
         parts.blank();
     }
     for (index, (channel, spec)) in streams.iter().enumerate() {
@@ -70,7 +76,7 @@ pub(crate) fn component_source(intent: &str, contract: &Value, variance: &Value)
             ),
         ),
     }
-    let showed_props = write_prop_sections(&mut card, 3, props_spec, heading, &mut needs);
+    let showed_props = write_prop_sections(&mut card, 3, props_spec, heading, &row_actions, &mut needs);
     for index in 0..streams.len() {
         card.line(3, &format!("<Stream{index} />"));
     }
@@ -78,8 +84,9 @@ pub(crate) fn component_source(intent: &str, contract: &Value, variance: &Value)
         write_slots_section(&mut card, 3, slots.len());
     }
     // Forms first, then the bare buttons together in one bar at the bottom of the card.
-    let (buttons, forms): (Vec<usize>, Vec<usize>) =
-        (0..actions.len()).partition(|index| is_button_only(actions[*index].1));
+    let (buttons, forms): (Vec<usize>, Vec<usize>) = (0..actions.len())
+        .filter(|index| row_action_at(*index).is_none())
+        .partition(|index| is_button_only(actions[*index].1));
     for index in forms {
         card.line(3, &format!("<Action{index} />"));
     }

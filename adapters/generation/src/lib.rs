@@ -12,6 +12,7 @@ pub mod llm;
 mod meaning;
 mod needs;
 mod prop_views;
+mod row_actions;
 mod schema_kind;
 mod stream_views;
 mod styles;

@@ -45,6 +45,7 @@ const PROSE_WORDS: &[&str] = &[
     "content",
     "reason",
     "bio",
+    "justification",
 ];
 /// A `maxLength` above this makes a text prose.
 const PROSE_MIN_LENGTH: u64 = 160;

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use crate::helpers::Helper;
 use crate::meaning::{Currency, Meaning, meaning_of};
 use crate::needs::{Hook, Needs};
+use crate::row_actions::RowAction;
 use crate::schema_kind::{SchemaKind, TextFormat, classify, declared_entries, is_scalar, schema_text};
 use crate::tsx_text::{Writer, humanize, js_string, jsx_text};
 
@@ -83,6 +84,7 @@ pub(crate) fn write_prop_sections(
     indent: usize,
     props_spec: &Value,
     heading: Option<&str>,
+    row_actions: &[RowAction<'_>],
     needs: &mut Needs,
 ) -> bool {
     let Some(properties) = props_spec.get("properties").and_then(Value::as_object) else {
@@ -151,7 +153,13 @@ pub(crate) fn write_prop_sections(
                 &format!("<p style={{styles.hint}}>{}</p>", jsx_text(description)),
             );
         }
-        write_view(writer, indent + 1, block, 0, needs);
+        let actions: Vec<&RowAction<'_>> = row_actions.iter().filter(|action| action.prop == block.name).collect();
+        match classify(block.schema) {
+            SchemaKind::ArrayOfObjects(columns) if !actions.is_empty() => {
+                write_rows(writer, indent + 1, block.expression, columns, 0, &actions, needs);
+            }
+            _ => write_view(writer, indent + 1, block, 0, needs),
+        }
         writer.line(indent, "</section>");
     }
     true
@@ -180,7 +188,7 @@ pub(crate) fn write_view(writer: &mut Writer, indent: usize, shown: Shown<'_>, d
             write_fact_grid(writer, indent, &fields, depth, needs);
         }
         SchemaKind::ArrayOfObjects(columns) if depth < MAX_DEPTH => {
-            write_rows(writer, indent, shown.expression, columns, depth, needs);
+            write_rows(writer, indent, shown.expression, columns, depth, &[], needs);
         }
         SchemaKind::ArrayOfScalars(items) if depth < MAX_DEPTH => {
             write_list(writer, indent, shown.expression, items, depth, needs);
@@ -281,6 +289,7 @@ fn write_rows(
     expression: &str,
     columns: &Map<String, Value>,
     depth: usize,
+    row_actions: &[&RowAction<'_>],
     needs: &mut Needs,
 ) {
     needs.helper(Helper::AsRows);
@@ -306,6 +315,16 @@ fn write_rows(
         writer.line(indent + 3, "</>");
         writer.line(indent + 2, "),");
         writer.line(indent + 1, "},");
+    }
+    for action in row_actions {
+        writer.line(
+            indent + 1,
+            &format!(
+                "{{ label: {}, numeric: false, cell: ({row}: unknown): ReactNode => <Action{} row={{{row}}} /> }},",
+                js_string(&humanize(action.intent)),
+                action.index
+            ),
+        );
     }
     writer.line(indent, "]} />");
 }

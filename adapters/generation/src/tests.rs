@@ -348,6 +348,21 @@ fn values_are_shown_by_meaning() {
 }
 
 #[test]
+fn an_action_taking_a_row_id_is_a_button_on_every_row() {
+    let mut contract = approval_contract();
+    contract["actionSpec"]["remove_line"] =
+        json!({ "schema": { "type": "object", "required": ["sku"], "properties": { "sku": { "type": "string" } } } });
+    let source = generate(contract);
+    assert!(source.contains("function Action4({ row }: { row: unknown }): ReactNode {"));
+    assert!(source.contains("submit({ \"sku\": at(row, \"sku\") });"));
+    assert!(source.contains(
+        "{ label: \"Remove line\", numeric: false, cell: (row0: unknown): ReactNode => <Action4 row={row0} /> },"
+    ));
+    assert!(!source.contains("<Action4 />"), "no separate form asking for the SKU");
+    assert_compiles(&source);
+}
+
+#[test]
 fn forms_send_what_the_schema_accepts_once_per_gesture() {
     let source = generate(approval_contract());
     assert!(source.contains("<input type=\"time\""));

@@ -208,7 +208,7 @@ pub(crate) fn write_view(writer: &mut Writer, indent: usize, shown: Shown<'_>, d
 }
 
 /// A JSX child for a scalar (or, past the depth limit, any) value.
-fn scalar_child(shown: &Shown<'_>, needs: &mut Needs) -> String {
+pub(crate) fn scalar_child(shown: &Shown<'_>, needs: &mut Needs) -> String {
     let expression = shown.expression;
     let call = |helper: Helper, function: &str, extra: &str, needs: &mut Needs| {
         needs.helper(helper);

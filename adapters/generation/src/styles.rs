@@ -103,7 +103,7 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
             format!(
                 "alignSelf: \"flex-start\", font: \"inherit\", fontWeight: 600, padding: \"{cell} {gap}\", \
                  color: \"var(--svc-color-accent-fg)\", background: \"var(--svc-color-accent)\", border: \"none\", \
-                 borderRadius: \"var(--svc-radius)\", cursor: \"pointer\""
+                 borderRadius: \"var(--svc-radius)\", cursor: \"pointer\", whiteSpace: \"nowrap\""
             ),
         ),
         (
@@ -193,7 +193,7 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
             format!(
                 "alignSelf: \"flex-start\", font: \"inherit\", fontWeight: 600, padding: \"{cell} {gap}\", \
                  color: \"var(--svc-color-fg)\", background: \"var(--svc-color-bg)\", border: \"1px solid var(--svc-color-border)\", \
-                 borderRadius: \"var(--svc-radius)\", cursor: \"pointer\""
+                 borderRadius: \"var(--svc-radius)\", cursor: \"pointer\", whiteSpace: \"nowrap\""
             ),
         ),
         (
@@ -201,7 +201,7 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
             format!(
                 "alignSelf: \"flex-start\", font: \"inherit\", fontWeight: 600, padding: \"{cell} {gap}\", \
                  color: \"var(--svc-color-accent-fg)\", background: \"var(--svc-color-danger)\", border: \"none\", \
-                 borderRadius: \"var(--svc-radius)\", cursor: \"pointer\""
+                 borderRadius: \"var(--svc-radius)\", cursor: \"pointer\", whiteSpace: \"nowrap\""
             ),
         ),
         (

@@ -477,6 +477,10 @@ fn streams_use_use_stream_by_mode() {
     }
     assert!(!source.contains("_svc:lifecycle"), "reserved channels are not rendered");
     assert!(source.contains("asRows(items).map((entry, position)"));
+    assert!(
+        source.contains("<span>{asText(at(entry, \"line\"))}</span>{\" \"}"),
+        "a record of scalars on an append channel is one log line"
+    );
     assert!(source.contains("{last === undefined ? ("));
     assert!(source.contains("{formatNumber(last)}"));
 }

@@ -4,12 +4,15 @@
 // (ext-apps AppBridge, sandboxed srcdoc iframe under the resource's declared CSP) at 720 px and
 // 380 px, with assertions on what a person sees and on what the agent receives.
 //
-// Usage: node tests/browser/gallery.mjs <base-url>
+// Usage: node tests/browser/gallery.mjs <base-url> [--docs DIR]
+//        --docs: after every step passed, copy each fixture's 720 px shot to DIR and write
+//        DIR/README.md (each card beside its contract); `bash tests/browser/gallery-docs.sh` does it
+//        for docs/gallery/ against a fresh server.
 // Env:   SVC_CHROMIUM=/path/to/chromium (default /usr/bin/chromium; never downloads a browser)
 // Screenshots: ./artifacts/gallery/<fixture>-<width>.png (gitignored, kept by CI).
 
 import { createServer } from 'node:http';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -309,13 +312,26 @@ async function run(base) {
   }
 }
 
-const base = process.argv[2];
-if (!base) {
-  console.error('usage: node gallery.mjs <base-url>');
+/** The committed gallery page: one 720 px shot per fixture beside its contract and props. */
+async function writeDocs(dir) {
+  await mkdir(dir, { recursive: true });
+  const sections = ['# Gallery of the built-in generator', '', 'Each card as the built-in generator draws it at 720 px (light theme), beside the contract and', 'props it was rendered from. Regenerate with `bash tests/browser/gallery-docs.sh`; what the', 'generator reads from a contract: `docs/builtin-generator.md`.', ''];
+  for (const fixture of FIXTURES) {
+    await copyFile(path.join(ARTIFACTS, `${fixture.name}-${WIDE}.png`), path.join(dir, `${fixture.name}.png`));
+    sections.push(`## ${fixture.name}`, '', `![${fixture.name} at ${WIDE} px](${fixture.name}.png)`, '', '<details><summary>contract and props</summary>', '');
+    sections.push('```json', JSON.stringify({ intent: fixture.intent, contract: fixture.contract, props: fixture.props }, null, 2), '```', '', '</details>', '');
+  }
+  await writeFile(path.join(dir, 'README.md'), sections.join('\n'));
+}
+
+const [base, flag, docsDir] = process.argv.slice(2);
+if (!base || (flag !== undefined && (flag !== '--docs' || !docsDir))) {
+  console.error('usage: node gallery.mjs <base-url> [--docs DIR]');
   process.exit(2);
 }
 try {
   await run(base.replace(/\/+$/, ''));
+  if (docsDir) await writeDocs(path.resolve(docsDir));
   console.log('gallery: all steps passed');
 } catch (error) {
   console.error(`gallery FAILED at step "${currentStep}": ${error instanceof StepFailure ? error.message : error.stack ?? error}`);

@@ -237,7 +237,7 @@ async function run(base) {
       same(events.map((e) => [e.intent, e.actionData]), [['open_order', { order_id: 'SO-1045' }]], 'the row action of row 6');
     }
 
-    step('approval and weekly-metrics: money and percentages formatted for people');
+    step('approval and weekly-metrics: money and percentages formatted for people, a series charted');
     {
       const approval = await cardText(cards.get('approval').card.frame);
       for (const shown of ['$4,312.50', '$1,299.50', 'SKU', 'Three designers start in December.\nTheir current machines are five years old.']) {
@@ -247,6 +247,8 @@ async function run(base) {
       for (const shown of ['$18,240.75', '1.2%', '-1.8%', '312']) {
         check(metrics.includes(shown), `weekly-metrics shows ${shown}: ${metrics}`);
       }
+      const chart = await cards.get('weekly-metrics').card.frame.$eval('svg[role="img"]', (svg) => [svg.getAttribute('aria-label'), svg.querySelectorAll('rect').length]);
+      same(chart, ['Revenue USD: 11/16/2026: 2,410.5, 11/17/2026: 2,804, 11/18/2026: 3,120.25', 3], 'the weekly revenue chart (label, bars)');
       const agenda = await cardText(cards.get('agenda').card.frame);
       check(agenda.includes('09:30') && !agenda.includes('09:30:00Z'), `agenda shows times as people read them: ${agenda}`);
     }

@@ -26,6 +26,7 @@ pub(crate) enum Helper {
     RowsView,
     ToFullTime,
     DescribeSent,
+    BarChart,
 }
 
 impl Helper {
@@ -40,6 +41,7 @@ impl Helper {
             | Self::StatusBadge => &[Self::AsText],
             Self::FormatMoney | Self::FormatPercent | Self::FormatUnit => &[Self::AsText, Self::FormatNumber],
             Self::DescribeSent => &[Self::AsText],
+            Self::BarChart => &[Self::AsText, Self::FormatNumber],
             _ => &[],
         }
     }
@@ -75,6 +77,7 @@ impl Helper {
             Self::RowsView => ROWS_VIEW,
             Self::ToFullTime => TO_FULL_TIME,
             Self::DescribeSent => DESCRIBE_SENT,
+            Self::BarChart => BAR_CHART,
         }
     }
 }
@@ -340,5 +343,30 @@ const DESCRIBE_SENT: &str = r#"function describeSent(data: unknown): string {
     `${key}: ${Array.isArray(value) ? `${value.length} item${value.length === 1 ? "" : "s"}` : asText(value)}`,
   );
   return parts.join(", ");
+}
+"#;
+
+// A bar chart of a numeric series as accessible SVG: one labelled image, each bar with its value
+// as a tooltip; the numbers themselves stay on the card (the list or table below it) as the
+// fallback a screen reader and a copy-paste use. Bars grow down for negative values.
+const BAR_CHART: &str = r#"function BarChart({ points, label }: { points: { label: string; value: unknown }[]; label: string }): ReactNode {
+  const values = points.map((point) => (typeof point.value === "number" && Number.isFinite(point.value) ? point.value : 0));
+  if (values.length < 2) return null;
+  const top = Math.max(0, ...values);
+  const bottom = Math.min(0, ...values);
+  const span = top - bottom || 1;
+  const height = 60;
+  const step = 10;
+  const zero = (top / span) * height;
+  const summary = points.map((point, index) => `${point.label === "" ? index + 1 : point.label}: ${formatNumber(values[index])}`).join(", ");
+  return (
+    <svg role="img" aria-label={`${label}: ${summary}`} viewBox={`0 0 ${values.length * step} ${height}`} preserveAspectRatio="none" width="100%" height={height} style={styles.chart}>
+      {values.map((value, index) => (
+        <rect key={index} x={index * step + 1} width={step - 2} y={value >= 0 ? zero - (value / span) * height : zero} height={Math.max((Math.abs(value) / span) * height, 0.5)} style={{ fill: "var(--svc-color-accent)" }}>
+          <title>{`${points[index].label === "" ? index + 1 : points[index].label}: ${formatNumber(value)}`}</title>
+        </rect>
+      ))}
+    </svg>
+  );
 }
 "#;

@@ -296,6 +296,35 @@ fn write_rows(
     needs.helper(Helper::At);
     needs.helper(Helper::RowsView);
     let row = format!("row{depth}");
+    if let Some((label_column, number_column, number_schema)) = chart_columns(columns) {
+        needs.helper(Helper::BarChart);
+        needs.helper(Helper::AsText);
+        let label_expression = match label_column {
+            Some((name, schema)) => {
+                let function = match classify(schema) {
+                    SchemaKind::Text(TextFormat::Date) => Helper::FormatDate,
+                    SchemaKind::Text(TextFormat::DateTime) => Helper::FormatDateTime,
+                    _ => Helper::AsText,
+                };
+                needs.helper(function);
+                let function = match function {
+                    Helper::FormatDate => "formatDate",
+                    Helper::FormatDateTime => "formatDateTime",
+                    _ => "asText",
+                };
+                format!("{function}(at({row}, {}))", js_string(name))
+            }
+            None => "\"\"".to_string(),
+        };
+        writer.line(
+            indent,
+            &format!(
+                "<BarChart label={} points={{asRows({expression}).map(({row}) => ({{ label: {label_expression}, value: at({row}, {}) }}))}} />",
+                jsx_text(&label(number_column, number_schema)),
+                js_string(number_column)
+            ),
+        );
+    }
     writer.line(indent, &format!("<RowsView rows={{asRows({expression})}} columns={{["));
     for (name, schema) in declared_entries(columns) {
         let numeric = matches!(classify(schema), SchemaKind::Number { .. });
@@ -329,9 +358,40 @@ fn write_rows(
     writer.line(indent, "]} />");
 }
 
+/// Last words of a column that makes its rows a series over time.
+const PERIOD_WORDS: &[&str] = &["day", "date", "week", "month", "quarter", "year", "period", "hour"];
+
+/// For a series table (its first column a date or a period such as `day` or `month`, then a
+/// numeric column): the column naming each bar, and the first numeric column to chart.
+fn chart_columns(columns: &Map<String, Value>) -> Option<(Option<(&str, &Value)>, &str, &Value)> {
+    let entries = declared_entries(columns);
+    let (first, first_schema) = *entries.first()?;
+    let is_period = matches!(
+        classify(first_schema),
+        SchemaKind::Text(TextFormat::Date | TextFormat::DateTime)
+    ) || crate::tsx_text::name_words(first)
+        .last()
+        .is_some_and(|word| PERIOD_WORDS.contains(&word.as_str()));
+    if !is_period {
+        return None;
+    }
+    let (name, schema) = entries
+        .iter()
+        .copied()
+        .find(|(_, schema)| matches!(classify(schema), SchemaKind::Number { .. }))?;
+    Some((Some((first, first_schema)), name, schema))
+}
+
 /// A bulleted list of scalar items.
 fn write_list(writer: &mut Writer, indent: usize, expression: &str, items: &Value, depth: usize, needs: &mut Needs) {
     needs.helper(Helper::AsRows);
+    if matches!(classify(items), SchemaKind::Number { .. }) {
+        needs.helper(Helper::BarChart);
+        writer.line(
+            indent,
+            &format!("<BarChart label={{\"Chart\"}} points={{asRows({expression}).map((value) => ({{ label: \"\", value }}))}} />"),
+        );
+    }
     let (item, index) = (format!("item{depth}"), format!("index{depth}"));
     writer.line(indent, "<ul style={styles.list}>");
     writer.line(

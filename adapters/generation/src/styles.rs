@@ -229,6 +229,7 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
                  background: \"var(--svc-color-surface)\", borderRadius: \"var(--svc-radius)\""
             ),
         ),
+        ("chart", "display: \"block\", maxWidth: \"100%\"".into()),
         ("logLine", "whiteSpace: \"pre-wrap\", overflowWrap: \"anywhere\"".into()),
         (
             "editorRow",

@@ -345,6 +345,26 @@ fn values_are_shown_by_meaning() {
     );
     assert!(source.contains("numeric: true,"));
     assert!(source.contains("label: \"SKU\","));
+    assert!(!source.contains("<BarChart"), "line items are no series");
+}
+
+#[test]
+fn numeric_series_get_a_bar_chart_beside_their_numbers() {
+    let contract = json!({ "propsSpec": { "type": "object", "properties": {
+        "scores": { "type": "array", "items": { "type": "number" } },
+        "days": { "type": "array", "items": { "type": "object", "properties": {
+            "day": { "type": "string", "format": "date" }, "revenue_usd": { "type": "number" } } } }
+    } } });
+    let source = generate(contract);
+    assert!(source.contains(
+        "<BarChart label={\"Chart\"} points={asRows(at(props, \"scores\")).map((value) => ({ label: \"\", value }))} />"
+    ));
+    assert!(source.contains("<BarChart label={\"Revenue USD\"} points={asRows(at(props, \"days\")).map((row0) => ({ label: formatDate(at(row0, \"day\")), value: at(row0, \"revenue_usd\") }))} />"));
+    assert!(source.contains("role=\"img\""));
+    assert!(
+        source.contains("<RowsView rows={asRows(at(props, \"days\"))}"),
+        "the numbers stay as the fallback"
+    );
 }
 
 #[test]

@@ -193,7 +193,9 @@ pub(crate) fn write_view(writer: &mut Writer, indent: usize, shown: Shown<'_>, d
         SchemaKind::ArrayOfScalars(items) if depth < MAX_DEPTH => {
             write_list(writer, indent, shown.expression, items, depth, needs);
         }
-        _ if is_scalar(kind) && shown.meaning() == Meaning::Prose => {
+        // Running text as a paragraph in a block; inside a table cell or a field it is plain text
+        // (those keep line breaks too).
+        _ if depth == 0 && is_scalar(kind) && shown.meaning() == Meaning::Prose => {
             needs.helper(Helper::AsText);
             writer.line(
                 indent,

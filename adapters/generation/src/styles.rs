@@ -58,7 +58,7 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
         ),
         (
             "td",
-            format!("padding: \"{cell}\", verticalAlign: \"top\", borderBottom: \"1px solid var(--svc-color-border)\""),
+            format!("padding: \"{cell}\", verticalAlign: \"top\", whiteSpace: \"pre-wrap\", borderBottom: \"1px solid var(--svc-color-border)\""),
         ),
         ("list", "margin: 0, paddingLeft: \"1.25em\"".into()),
         (

@@ -298,34 +298,8 @@ fn write_rows(
     needs.helper(Helper::At);
     needs.helper(Helper::RowsView);
     let row = format!("row{depth}");
-    if let Some((label_column, number_column, number_schema)) = chart_columns(columns) {
-        needs.helper(Helper::BarChart);
-        needs.helper(Helper::AsText);
-        let label_expression = match label_column {
-            Some((name, schema)) => {
-                let function = match classify(schema) {
-                    SchemaKind::Text(TextFormat::Date) => Helper::FormatDate,
-                    SchemaKind::Text(TextFormat::DateTime) => Helper::FormatDateTime,
-                    _ => Helper::AsText,
-                };
-                needs.helper(function);
-                let function = match function {
-                    Helper::FormatDate => "formatDate",
-                    Helper::FormatDateTime => "formatDateTime",
-                    _ => "asText",
-                };
-                format!("{function}(at({row}, {}))", js_string(name))
-            }
-            None => "\"\"".to_string(),
-        };
-        writer.line(
-            indent,
-            &format!(
-                "<BarChart label={} points={{asRows({expression}).map(({row}) => ({{ label: {label_expression}, value: at({row}, {}) }}))}} />",
-                jsx_text(&label(number_column, number_schema)),
-                js_string(number_column)
-            ),
-        );
+    if let Some(series) = chart_columns(columns) {
+        write_series_chart(writer, indent, expression, &row, series, needs);
     }
     writer.line(indent, &format!("<RowsView rows={{asRows({expression})}} columns={{["));
     for (name, schema) in declared_entries(columns) {
@@ -363,9 +337,12 @@ fn write_rows(
 /// Last words of a column that makes its rows a series over time.
 const PERIOD_WORDS: &[&str] = &["day", "date", "week", "month", "quarter", "year", "period", "hour"];
 
+/// A column of a table: its name and schema.
+type Column<'a> = (&'a str, &'a Value);
+
 /// For a series table (its first column a date or a period such as `day` or `month`, then a
 /// numeric column): the column naming each bar, and the first numeric column to chart.
-fn chart_columns(columns: &Map<String, Value>) -> Option<(Option<(&str, &Value)>, &str, &Value)> {
+fn chart_columns(columns: &Map<String, Value>) -> Option<[Column<'_>; 2]> {
     let entries = declared_entries(columns);
     let (first, first_schema) = *entries.first()?;
     let is_period = matches!(
@@ -381,7 +358,34 @@ fn chart_columns(columns: &Map<String, Value>) -> Option<(Option<(&str, &Value)>
         .iter()
         .copied()
         .find(|(_, schema)| matches!(classify(schema), SchemaKind::Number { .. }))?;
-    Some((Some((first, first_schema)), name, schema))
+    Some([(first, first_schema), (name, schema)])
+}
+
+/// A bar chart of a series table's numeric column, each bar named by the period column.
+fn write_series_chart(
+    writer: &mut Writer,
+    indent: usize,
+    expression: &str,
+    row: &str,
+    [(period, period_schema), (value, value_schema)]: [Column<'_>; 2],
+    needs: &mut Needs,
+) {
+    needs.helper(Helper::BarChart);
+    let (helper, function) = match classify(period_schema) {
+        SchemaKind::Text(TextFormat::Date) => (Helper::FormatDate, "formatDate"),
+        SchemaKind::Text(TextFormat::DateTime) => (Helper::FormatDateTime, "formatDateTime"),
+        _ => (Helper::AsText, "asText"),
+    };
+    needs.helper(helper);
+    writer.line(
+        indent,
+        &format!(
+            "<BarChart label={} points={{asRows({expression}).map(({row}) => ({{ label: {function}(at({row}, {})), value: at({row}, {}) }}))}} />",
+            jsx_text(&label(value, value_schema)),
+            js_string(period),
+            js_string(value)
+        ),
+    );
 }
 
 /// A bulleted list of scalar items.

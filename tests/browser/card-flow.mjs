@@ -427,8 +427,6 @@ async function run(base) {
     await waitFor('the card to notice the outage', async () => (await liveState(card)) === 'reconnecting');
     await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 4' });
     await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload: 'line 5' });
-    // The card says the first approval was sent and keeps the button off until asked to send again.
-    await clickInCard(page, card, 'form[data-intent="approve"] button[data-send-again]');
     await card.locator('form[data-intent="approve"] input').first().fill('offline click');
     await clickInCard(page, card, 'button[data-intent="approve"]');
     await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -157,6 +157,26 @@ export const FIXTURES = [
     props: { title: 'Book a table', venue: 'Trattoria Roma' },
   },
   {
+    name: 'checkout-steps',
+    intent: 'checkout',
+    contract: {
+      propsSpec: {
+        type: 'object',
+        required: ['title', 'step', 'steps'],
+        properties: {
+          title: { type: 'string' },
+          step: { type: 'integer', minimum: 1 },
+          steps: { type: 'array', items: { type: 'string' } },
+          items: { type: 'integer' },
+          subtotal: { type: 'number' },
+          currency: { type: 'string' },
+        },
+      },
+      actionSpec: { back: {}, next: {} },
+    },
+    props: { title: 'Checkout', step: 1, steps: ['Cart', 'Shipping', 'Payment'], items: 3, subtotal: 89.9, currency: 'EUR' },
+  },
+  {
     name: 'live-log',
     intent: 'deploy log',
     contract: {

@@ -296,6 +296,21 @@ async function run(base) {
       same(await card.frame.$eval('button[data-intent="cancel"]', (b) => b.dataset.tone), 'danger', 'cancel tone');
     }
 
+    step('checkout-steps: the stepper shows step 1 of 3 and moves when the agent answers Next');
+    {
+      const { card, fixture } = cards.get('checkout-steps');
+      const current = () => card.frame.$eval('[data-stepper]', (nav) => [nav.querySelector('span').textContent, nav.querySelector('[aria-current="step"]')?.textContent ?? null]);
+      same(await current(), ['Step 1 of 3', 'Cart'], 'the stepper at first');
+      await card.frame.locator('button[data-intent="next"]').click();
+      same((await consume(agent, card.sessionId, 10)).map((e) => e.intent), ['next'], 'the Next click');
+      await tool(agent, 'svc_update', { sessionId: card.sessionId, kind: 'replace', props: { ...fixture.props, step: 2 } });
+      await waitFor('the stepper to move to step 2', async () => JSON.stringify(await current()) === JSON.stringify(['Step 2 of 3', 'Shipping']));
+      same(await card.frame.$eval('button[data-intent="back"]', (b) => b.dataset.tone), 'secondary', 'Back tone');
+      // Sent for step 1; the repaint to step 2 makes Next live again.
+      await card.frame.locator('button[data-intent="next"]').click();
+      same((await consume(agent, card.sessionId, 10)).map((e) => e.intent), ['next'], 'the Next click on step 2');
+    }
+
     step('ticket: long tokens wrap and line breaks are kept');
     {
       const text = await cardText(cards.get('ticket').card.frame);

@@ -81,8 +81,9 @@ fn a_card_mounts_acts_updates_streams_and_resumes_in_chromium() {
 /// The built-in generator's gallery (`tests/browser/gallery.mjs`): every fixture contract of
 /// `gallery-fixtures.mjs` rendered by the real server and mounted at 720 px and 380 px, with no
 /// horizontal overflow; the 20-row table readable at 720 px and stacked at 380 px; money and
-/// percentages formatted; reject styled as danger; a double click sending one event; `09:30`
-/// typed into a time field accepted by the server. Screenshots in `tests/browser/artifacts/gallery/`.
+/// percentages formatted; a series charted; reject styled as danger; a double click sending one
+/// event; `09:30` typed into a time field accepted by the server; a row action sending its row;
+/// the stepper at step 1 of 3 moving when the agent answers Next. Screenshots in `tests/browser/artifacts/gallery/`.
 #[test]
 fn the_builtin_generator_gallery_reads_well_at_720_and_380_px_in_chromium() {
     let test = "the_builtin_generator_gallery_reads_well_at_720_and_380_px_in_chromium";

@@ -45,18 +45,20 @@ impl Tone {
     }
 }
 
-/// Tones for the card's intents in order: danger by name, the first other one primary.
+/// Words of an intent that goes back a step: never the primary action.
+const BACK_WORDS: &[&str] = &["back", "previous", "prev"];
+
+/// Tones for the card's intents in order: danger by name, going back secondary, the first other
+/// one primary.
 pub(crate) fn tones(intents: &[&str]) -> Vec<Tone> {
     let mut primary_given = false;
     intents
         .iter()
         .map(|intent| {
-            if name_words(intent)
-                .iter()
-                .any(|word| DANGER_WORDS.contains(&word.as_str()))
-            {
+            let words = name_words(intent);
+            if words.iter().any(|word| DANGER_WORDS.contains(&word.as_str())) {
                 Tone::Danger
-            } else if primary_given {
+            } else if primary_given || words.iter().any(|word| BACK_WORDS.contains(&word.as_str())) {
                 Tone::Secondary
             } else {
                 primary_given = true;
@@ -160,13 +162,30 @@ pub(crate) fn write_action_component(
         );
     }
     // One event per gesture: the ref blocks a second click before React re-renders the button.
-    writer.line(1, "const once = useRef<boolean>(false);");
-    writer.line(1, "const [sent, setSent] = useState<string | null>(null);");
+    // A sent action stays sent for the props it was sent from; when the agent repaints the card
+    // (svc_update, say the next step), the button is live again.
+    needs.hook(Hook::Props);
+    writer.line(1, "const current: unknown = useProps<unknown>();");
+    writer.line(1, "const once = useRef<{ props: unknown } | null>(null);");
+    writer.line(
+        1,
+        "const [sentState, setSent] = useState<{ props: unknown; text: string } | null>(null);",
+    );
+    writer.line(
+        1,
+        "const sent: string | null = sentState !== null && sentState.props === current ? sentState.text : null;",
+    );
     writer.line(1, "const send = (...data: [] | [unknown]): void => {");
-    writer.line(2, "if (once.current) return;");
-    writer.line(2, "once.current = true;");
+    writer.line(
+        2,
+        "if (once.current !== null && once.current.props === current) return;",
+    );
+    writer.line(2, "once.current = { props: current };");
     writer.line(2, "submit(...data);");
-    writer.line(2, "setSent(data.length === 0 ? \"\" : describeSent(data[0]));");
+    writer.line(
+        2,
+        "setSent({ props: current, text: data.length === 0 ? \"\" : describeSent(data[0]) });",
+    );
     writer.line(1, "};");
     let parses_json = fields.iter().any(|field| field.control == Control::Json);
     if parses_json {
@@ -642,7 +661,7 @@ fn write_sent_status(writer: &mut Writer, indent: usize, action: &str, can_resen
     if can_resend {
         writer.line(
             indent,
-            "{sent !== null && <button type=\"button\" data-send-again={true} style={styles.secondaryButton} onClick={() => { once.current = false; setSent(null); }}>{\"Send again\"}</button>}",
+            "{sent !== null && <button type=\"button\" data-send-again={true} style={styles.secondaryButton} onClick={() => { once.current = null; setSent(null); }}>{\"Send again\"}</button>}",
         );
     }
 }

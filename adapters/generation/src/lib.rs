@@ -14,6 +14,7 @@ mod needs;
 mod prop_views;
 mod row_actions;
 mod schema_kind;
+mod stepper;
 mod stream_views;
 mod styles;
 mod tsx_text;

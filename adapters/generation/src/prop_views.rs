@@ -9,6 +9,7 @@ use crate::meaning::{Currency, Meaning, meaning_of};
 use crate::needs::{Hook, Needs};
 use crate::row_actions::RowAction;
 use crate::schema_kind::{SchemaKind, TextFormat, classify, declared_entries, is_scalar, schema_text};
+use crate::stepper::{find_stepper, write_stepper};
 use crate::tsx_text::{Writer, humanize, js_string, jsx_text};
 
 /// Past this nesting depth values are shown by the generic JSON view.
@@ -90,12 +91,16 @@ pub(crate) fn write_prop_sections(
     let Some(properties) = props_spec.get("properties").and_then(Value::as_object) else {
         return false;
     };
+    let stepper = find_stepper(props_spec);
+    if let Some(stepper) = stepper {
+        write_stepper(writer, indent, stepper, needs);
+    }
     let shown: Vec<(&str, &Value)> = declared_entries(properties)
         .into_iter()
-        .filter(|(name, _)| Some(*name) != heading)
+        .filter(|(name, _)| Some(*name) != heading && !stepper.is_some_and(|stepper| stepper.owns(name)))
         .collect();
     if shown.is_empty() {
-        return false;
+        return stepper.is_some();
     }
     needs.hook(Hook::Props);
     needs.helper(Helper::At);

@@ -86,14 +86,16 @@ pub(crate) fn write_row_action_component(writer: &mut Writer, action: &RowAction
         ),
     );
     writer.line(1, &format!("const submit = useAction({intent_literal});"));
-    writer.line(1, "const once = useRef<boolean>(false);");
-    writer.line(1, "const [sent, setSent] = useState<boolean>(false);");
+    // Sent for this row object; a repaint with new rows makes the button live again.
+    writer.line(1, "const once = useRef<unknown>(null);");
+    writer.line(1, "const [sentRow, setSent] = useState<unknown>(null);");
+    writer.line(1, "const sent = sentRow !== null && sentRow === row;");
     writer.line(1, "return (");
     writer.line(
         2,
         &format!(
             "<button type=\"button\" data-intent={{{intent_literal}}} data-tone=\"{}\" style={{{}}} disabled={{sent}} \
-             onClick={{() => {{ if (once.current) return; once.current = true; submit({{ {data} }}); setSent(true); }}}}>",
+             onClick={{() => {{ if (once.current !== null && once.current === row) return; once.current = row; submit({{ {data} }}); setSent(row); }}}}>",
             tone.name(),
             tone.style()
         ),

@@ -229,6 +229,24 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
                  background: \"var(--svc-color-surface)\", borderRadius: \"var(--svc-radius)\""
             ),
         ),
+        (
+            "steps",
+            format!("display: \"flex\", flexWrap: \"wrap\", gap: \"{cell}\", margin: 0, padding: 0, listStyle: \"none\""),
+        ),
+        (
+            "step",
+            format!("padding: \"{cell}\", color: \"var(--svc-color-muted)\", borderBottom: \"3px solid var(--svc-color-border)\""),
+        ),
+        (
+            "stepDone",
+            format!("padding: \"{cell}\", color: \"var(--svc-color-fg)\", borderBottom: \"3px solid var(--svc-color-success)\""),
+        ),
+        (
+            "stepCurrent",
+            format!(
+                "padding: \"{cell}\", fontWeight: 600, color: \"var(--svc-color-fg)\", borderBottom: \"3px solid var(--svc-color-accent)\""
+            ),
+        ),
         ("chart", "display: \"block\", maxWidth: \"100%\"".into()),
         ("logLine", "whiteSpace: \"pre-wrap\", overflowWrap: \"anywhere\"".into()),
         (

@@ -383,6 +383,28 @@ fn an_action_taking_a_row_id_is_a_button_on_every_row() {
 }
 
 #[test]
+fn a_multi_step_contract_shows_a_stepper_with_back_and_next() {
+    let contract = json!({
+        "propsSpec": { "type": "object", "properties": {
+            "title": { "type": "string" },
+            "step": { "type": "integer", "minimum": 1 },
+            "steps": { "type": "array", "items": { "type": "string" } }
+        } },
+        "actionSpec": { "back": {}, "next": {} }
+    });
+    let source = generate(contract);
+    assert!(source.contains("{`Step ${asText(at(props, \"step\"))} of ${asRows(at(props, \"steps\")).length}`}"));
+    assert!(source.contains("aria-current={index + 1 === at(props, \"step\") ? \"step\" : undefined}"));
+    assert!(
+        !source.contains("<div style={styles.tiles}>"),
+        "the step number is no KPI tile"
+    );
+    assert!(source.contains("data-intent={\"back\"} data-tone=\"secondary\""));
+    assert!(source.contains("data-intent={\"next\"} data-tone=\"primary\""));
+    assert_compiles(&source);
+}
+
+#[test]
 fn forms_send_what_the_schema_accepts_once_per_gesture() {
     let source = generate(approval_contract());
     assert!(source.contains("<input type=\"time\""));
@@ -391,7 +413,7 @@ fn forms_send_what_the_schema_accepts_once_per_gesture() {
         "09:30 is sent as RFC 3339 full-time"
     );
     assert!(
-        source.contains("if (once.current) return;"),
+        source.contains("if (once.current !== null && once.current.props === current) return;"),
         "a double click sends once"
     );
     assert!(

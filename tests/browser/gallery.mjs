@@ -9,7 +9,8 @@
 //        DIR/README.md (each card beside its contract); `bash tests/browser/gallery-docs.sh` does it
 //        for docs/gallery/ against a fresh server.
 // Env:   SVC_CHROMIUM=/path/to/chromium (default /usr/bin/chromium; never downloads a browser)
-// Screenshots: ./artifacts/gallery/<fixture>-<width>.png (gitignored, kept by CI).
+// Screenshots: ./artifacts/gallery/<fixture>-<width>.png and <fixture>-720-dark.png (gitignored,
+// kept by CI).
 
 import { createServer } from 'node:http';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -147,6 +148,12 @@ async function resize(page, card, width) {
   await card.frame.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
 }
 
+/** Switches the host's theme for one card and waits until the card follows it. */
+async function setMode(page, card, mode) {
+  await page.evaluate(({ id, theme }) => window.svcHost.changeHostContext(id, { theme }), { id: card.id, theme: mode });
+  await waitFor(`${card.id} to turn ${mode}`, async () => (await card.frame.evaluate(() => document.documentElement.dataset.svcMode)) === mode);
+}
+
 async function shot(page, card, fixture, width) {
   await page.locator(`#${card.id}`).screenshot({ path: path.join(ARTIFACTS, `${fixture.name}-${width}.png`) });
 }
@@ -204,6 +211,10 @@ async function run(base) {
         await shot(page, card, fixture, width);
       }
       await resize(page, card, WIDE);
+      await setMode(page, card, 'dark');
+      same(await overflow(card.frame), 0, `${fixture.name} at ${WIDE} px, dark: pixels of horizontal overflow`);
+      await page.locator(`#${card.id}`).screenshot({ path: path.join(ARTIFACTS, `${fixture.name}-${WIDE}-dark.png`) });
+      await setMode(page, card, 'light');
     }
 
     step('orders-table: every column readable at 720 px, a stacked list at 380 px');

@@ -195,7 +195,8 @@ async fn force_create_with_a_repairable_draft_is_synth(app: TestApp) {
         .iter()
         .map(|a| a["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes, ["unknown_key", "props_type_added"]);
+    // Amendments follow the draft's declared key order (`propsSpec` before `extra`).
+    assert_eq!(codes, ["props_type_added", "unknown_key"]);
     assert_eq!(hs["propsSchema"]["type"], "object");
     let rendered = app
         .tool_ok(

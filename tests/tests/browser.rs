@@ -49,18 +49,7 @@ fn browser_dir() -> PathBuf {
 #[test]
 fn a_card_mounts_acts_updates_streams_and_resumes_in_chromium() {
     let test = "a_card_mounts_acts_updates_streams_and_resumes_in_chromium";
-    let chromium = std::env::var("SVC_CHROMIUM").unwrap_or_else(|_| CHROMIUM.to_owned());
-    let needed = [
-        browser_dir().join("node_modules").join("playwright-core"),
-        PathBuf::from(chromium),
-    ];
-    if !deps_present(
-        test,
-        &needed,
-        "SVC_REQUIRE_BROWSER",
-        "browser deps",
-        "run tests/browser/install.sh",
-    ) {
+    if !browser_deps_present(test) {
         return;
     }
     let data_dir = temp_dir("svc-browser");
@@ -87,6 +76,51 @@ fn a_card_mounts_acts_updates_streams_and_resumes_in_chromium() {
         Some(_) => panic!("card-flow.mjs failed:\n{output}"),
         None => panic!("card-flow.mjs did not finish within {DEADLINE:?} and was killed:\n{output}"),
     }
+}
+
+/// The built-in generator's gallery (`tests/browser/gallery.mjs`): every fixture contract of
+/// `gallery-fixtures.mjs` rendered by the real server and mounted at 720 px and 380 px, with no
+/// horizontal overflow; the 20-row table readable at 720 px and stacked at 380 px; money and
+/// percentages formatted; a series charted; reject styled as danger; a double click sending one
+/// event; `09:30` typed into a time field accepted by the server; a row action sending its row;
+/// the stepper at step 1 of 3 moving when the agent answers Next. Screenshots in `tests/browser/artifacts/gallery/`.
+#[test]
+fn the_builtin_generator_gallery_reads_well_at_720_and_380_px_in_chromium() {
+    let test = "the_builtin_generator_gallery_reads_well_at_720_and_380_px_in_chromium";
+    if !browser_deps_present(test) {
+        return;
+    }
+    let data_dir = temp_dir("svc-gallery");
+    let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    let mut command = Command::new("node");
+    command
+        .arg(browser_dir().join("gallery.mjs"))
+        .arg(&server.base)
+        .current_dir(browser_dir());
+    let run = run_with_deadline(command, DEADLINE);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let output = format!("{}{}", run.stdout, run.stderr);
+    match run.status {
+        Some(status) if status.success() => println!("{output}"),
+        Some(_) => panic!("gallery.mjs failed:\n{output}"),
+        None => panic!("gallery.mjs did not finish within {DEADLINE:?} and was killed:\n{output}"),
+    }
+}
+
+fn browser_deps_present(test: &str) -> bool {
+    let chromium = std::env::var("SVC_CHROMIUM").unwrap_or_else(|_| CHROMIUM.to_owned());
+    let needed = [
+        browser_dir().join("node_modules").join("playwright-core"),
+        PathBuf::from(chromium),
+    ];
+    deps_present(
+        test,
+        &needed,
+        "SVC_REQUIRE_BROWSER",
+        "browser deps",
+        "run tests/browser/install.sh",
+    )
 }
 
 /// A port nobody listens on now, for the host page's server that `card-flow.mjs` starts.

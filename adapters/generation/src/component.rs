@@ -3,12 +3,13 @@
 
 use serde_json::{Map, Value};
 
-use crate::action_forms::write_action_component;
+use crate::action_forms::{is_button_only, tones, write_action_component};
 use crate::context_slots::{write_slot_component, write_slots_section};
 use crate::helpers::Helper;
 use crate::needs::{Hook, Needs};
 use crate::prop_views::{title_prop, write_prop_sections};
-use crate::schema_kind::sorted_entries;
+use crate::row_actions::{find_row_actions, write_row_action_component};
+use crate::schema_kind::declared_entries;
 use crate::stream_views::{RESERVED_CHANNEL_PREFIX, write_stream_component};
 use crate::styles::write_styles;
 use crate::tsx_text::{Writer, js_string, jsx_text, title_from_intent};
@@ -23,17 +24,24 @@ pub(crate) fn component_source(intent: &str, contract: &Value, variance: &Value)
     let empty = Map::new();
     let section = |name: &str| contract.get(name).and_then(Value::as_object).unwrap_or(&empty);
     let props_spec = contract.get("propsSpec").unwrap_or(&Value::Null);
-    let actions = sorted_entries(section("actionSpec"));
-    let streams: Vec<(&str, &Value)> = sorted_entries(section("streamSpec"))
+    let actions = declared_entries(section("actionSpec"));
+    let streams: Vec<(&str, &Value)> = declared_entries(section("streamSpec"))
         .into_iter()
         .filter(|(channel, _)| !channel.starts_with(RESERVED_CHANNEL_PREFIX))
         .collect();
-    let slots = sorted_entries(section("contextSpec"));
+    let slots = declared_entries(section("contextSpec"));
 
     let mut needs = Needs::default();
     let mut parts = Writer::default();
+    let intents: Vec<&str> = actions.iter().map(|(intent, _)| *intent).collect();
+    let tones = tones(&intents);
+    let row_actions = find_row_actions(props_spec, &actions);
+    let row_action_at = |index: usize| row_actions.iter().find(|action| action.index == index);
     for (index, (intent, spec)) in actions.iter().enumerate() {
-        write_action_component(&mut parts, index, intent, spec, &mut needs);
+        match row_action_at(index) {
+            Some(row_action) => write_row_action_component(&mut parts, row_action, tones[index], &mut needs),
+            None => write_action_component(&mut parts, index, intent, spec, tones[index], &mut needs),
+        }
         parts.blank();
     }
     for (index, (channel, spec)) in streams.iter().enumerate() {
@@ -68,15 +76,26 @@ pub(crate) fn component_source(intent: &str, contract: &Value, variance: &Value)
             ),
         ),
     }
-    let showed_props = write_prop_sections(&mut card, 3, props_spec, heading, &mut needs);
-    for index in 0..actions.len() {
-        card.line(3, &format!("<Action{index} />"));
-    }
+    let showed_props = write_prop_sections(&mut card, 3, props_spec, heading, &row_actions, &mut needs);
     for index in 0..streams.len() {
         card.line(3, &format!("<Stream{index} />"));
     }
     if !slots.is_empty() {
         write_slots_section(&mut card, 3, slots.len());
+    }
+    // Forms first, then the bare buttons together in one bar at the bottom of the card.
+    let (buttons, forms): (Vec<usize>, Vec<usize>) = (0..actions.len())
+        .filter(|index| row_action_at(*index).is_none())
+        .partition(|index| is_button_only(actions[*index].1));
+    for index in forms {
+        card.line(3, &format!("<Action{index} />"));
+    }
+    if !buttons.is_empty() {
+        card.line(3, "<div style={styles.actions}>");
+        for index in buttons {
+            card.line(4, &format!("<Action{index} />"));
+        }
+        card.line(3, "</div>");
     }
     if !showed_props && actions.is_empty() && streams.is_empty() && slots.is_empty() {
         card.line(3, "<p style={styles.hint}>{\"Nothing to show yet.\"}</p>");

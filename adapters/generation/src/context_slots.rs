@@ -19,6 +19,11 @@ pub(crate) fn write_slot_component(writer: &mut Writer, index: usize, name: &str
 
     writer.line(0, &format!("function Slot{index}(): ReactNode {{"));
     writer.line(1, &format!("const [value, setValue] = useContextSlot({name_literal});"));
+    let control = match control {
+        Control::Segmented(options) => Control::Select(options),
+        Control::Rows(_) => Control::Json,
+        control => control,
+    };
     match control {
         Control::Select(options) => {
             writer.line(1, &format!("const options: unknown[] = {};", options_literal(options)));
@@ -94,6 +99,14 @@ fn write_slot_input(writer: &mut Writer, indent: usize, control: Control<'_>, sc
                  onChange={{(event) => setValue(event.target.value === \"\" ? null : Number(event.target.value))}}{bounds} />"
             )
         }
+        Control::Time => {
+            needs.helper(Helper::AsInputText);
+            needs.helper(Helper::ToFullTime);
+            "<input type=\"time\" style={styles.input} value={asInputText(value).slice(0, 5)} \
+             onChange={(event) => setValue(toFullTime(event.target.value))} />"
+                .to_string()
+        }
+        Control::Segmented(_) | Control::Rows(_) => unreachable!("slots use selects and JSON for these"),
         Control::Checkbox => {
             "<input type=\"checkbox\" checked={value === true} onChange={(event) => setValue(event.target.checked)} />"
                 .to_string()

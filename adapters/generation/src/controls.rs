@@ -1,6 +1,6 @@
 //! Input controls for schema-typed values, shared by action forms and context slots.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::schema_kind::{SchemaKind, TextFormat, classify};
 use crate::tsx_text::{js_literal, js_string, jsx_text};
@@ -13,19 +13,38 @@ pub(crate) enum Control<'a> {
     },
     /// A `datetime-local` input, converted to and from RFC 3339.
     DateTime,
+    /// A `time` input whose `09:30` is sent as RFC 3339 `full-time` (`09:30:00Z`), as
+    /// `format: time` requires.
+    Time,
     Number {
         integer: bool,
     },
     Checkbox,
     /// A `<select>` over the schema's enum values, tracked by index so non-string values survive.
     Select(&'a [Value]),
+    /// A few enum values as a segmented radio group (tracked by index like `Select`).
+    Segmented(&'a [Value]),
+    /// An array of objects with scalar columns: a repeatable row editor.
+    Rows(&'a Map<String, Value>),
     /// A textarea holding JSON, for shapes no simpler control can edit.
     Json,
 }
 
+/// Enums with at most this many values are segmented controls; longer ones are selects.
+const MAX_SEGMENTS: usize = 4;
+
 pub(crate) fn control_for(schema: &Value) -> Control<'_> {
     match classify(schema) {
+        SchemaKind::Enum(options) if options.len() <= MAX_SEGMENTS => Control::Segmented(options),
         SchemaKind::Enum(options) => Control::Select(options),
+        SchemaKind::Text(TextFormat::Time) => Control::Time,
+        SchemaKind::ArrayOfObjects(columns)
+            if columns
+                .values()
+                .all(|column| matches!(cell_control(column), Some(control) if control != Control::Json)) =>
+        {
+            Control::Rows(columns)
+        }
         SchemaKind::Text(TextFormat::Plain) => Control::Text { input_type: "text" },
         SchemaKind::Text(TextFormat::Uri) => Control::Text { input_type: "url" },
         SchemaKind::Text(TextFormat::Email) => Control::Text { input_type: "email" },
@@ -34,6 +53,15 @@ pub(crate) fn control_for(schema: &Value) -> Control<'_> {
         SchemaKind::Number { integer } => Control::Number { integer },
         SchemaKind::Boolean => Control::Checkbox,
         _ => Control::Json,
+    }
+}
+
+/// The control for one cell of a row editor: scalars only, enums always as selects.
+pub(crate) fn cell_control(schema: &Value) -> Option<Control<'_>> {
+    match control_for(schema) {
+        Control::Segmented(options) => Some(Control::Select(options)),
+        Control::Rows(_) | Control::Json => None,
+        control => Some(control),
     }
 }
 
@@ -90,16 +118,17 @@ pub(crate) fn initial_state(control: Control<'_>, schema: &Value) -> String {
                 .map(Value::to_string)
                 .unwrap_or_default(),
         ),
-        Control::Select(options) => {
+        Control::Select(options) | Control::Segmented(options) => {
             let selected = default.and_then(|value| options.iter().position(|option| option == value));
             js_string(&selected.map(|index| index.to_string()).unwrap_or_default())
         }
+        Control::Rows(_) => "[]".to_string(),
         Control::Json => js_string(
             &default
                 .map(|value| serde_json::to_string_pretty(value).unwrap_or_default())
                 .unwrap_or_default(),
         ),
-        Control::DateTime => js_string(""),
+        Control::DateTime | Control::Time => js_string(""),
     }
 }
 
@@ -123,7 +152,14 @@ mod tests {
             Control::Number { integer: true }
         );
         assert_eq!(control_for(&json!({"type": "boolean"})), Control::Checkbox);
-        assert!(matches!(control_for(&json!({"enum": ["a"]})), Control::Select(_)));
+        assert!(matches!(control_for(&json!({"enum": ["a"]})), Control::Segmented(_)));
+        assert!(matches!(
+            control_for(&json!({"enum": ["a", "b", "c", "d", "e"]})),
+            Control::Select(_)
+        ));
+        assert_eq!(control_for(&json!({"type": "string", "format": "time"})), Control::Time);
+        let rows = json!({"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}}}});
+        assert!(matches!(control_for(&rows), Control::Rows(_)));
         assert_eq!(control_for(&json!({"type": "array"})), Control::Json);
     }
 

@@ -1,6 +1,8 @@
 //! Small fixed functions a generated component may carry: safe formatting of values whose type
 //! the schema promises but the runtime cannot guarantee, and conversions for form inputs.
 
+use crate::needs::Hook;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Helper {
     AsText,
@@ -16,14 +18,38 @@ pub(crate) enum Helper {
     ToIsoDateTime,
     ToDateTimeLocal,
     ParseJson,
+    FormatMoney,
+    FormatPercent,
+    FormatUnit,
+    FormatTime,
+    StatusBadge,
+    RowsView,
+    ToFullTime,
+    DescribeSent,
+    BarChart,
 }
 
 impl Helper {
     pub(crate) fn dependencies(self) -> &'static [Helper] {
         match self {
-            Self::FormatNumber | Self::FormatDate | Self::FormatDateTime | Self::SafeLink | Self::JsonValue => {
-                &[Self::AsText]
-            }
+            Self::FormatNumber
+            | Self::FormatDate
+            | Self::FormatDateTime
+            | Self::SafeLink
+            | Self::JsonValue
+            | Self::FormatTime
+            | Self::StatusBadge => &[Self::AsText],
+            Self::FormatMoney | Self::FormatPercent | Self::FormatUnit => &[Self::AsText, Self::FormatNumber],
+            Self::DescribeSent => &[Self::AsText],
+            Self::BarChart => &[Self::AsText, Self::FormatNumber],
+            _ => &[],
+        }
+    }
+
+    /// React hooks the helper's own source calls.
+    pub(crate) fn hooks(self) -> &'static [Hook] {
+        match self {
+            Self::RowsView => &[Hook::State, Hook::Callback],
             _ => &[],
         }
     }
@@ -43,6 +69,15 @@ impl Helper {
             Self::ToIsoDateTime => TO_ISO_DATE_TIME,
             Self::ToDateTimeLocal => TO_DATE_TIME_LOCAL,
             Self::ParseJson => PARSE_JSON,
+            Self::FormatMoney => FORMAT_MONEY,
+            Self::FormatPercent => FORMAT_PERCENT,
+            Self::FormatUnit => FORMAT_UNIT,
+            Self::FormatTime => FORMAT_TIME,
+            Self::StatusBadge => STATUS_BADGE,
+            Self::RowsView => ROWS_VIEW,
+            Self::ToFullTime => TO_FULL_TIME,
+            Self::DescribeSent => DESCRIBE_SENT,
+            Self::BarChart => BAR_CHART,
         }
     }
 }
@@ -64,8 +99,9 @@ const AS_ROWS: &str = r#"function asRows(value: unknown): unknown[] {
 }
 "#;
 
+// `Intl` with the browser's locale: grouping and decimal marks as the person reads them.
 const FORMAT_NUMBER: &str = r#"function formatNumber(value: unknown): string {
-  return typeof value === "number" ? value.toLocaleString() : asText(value);
+  return typeof value === "number" ? new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 }).format(value) : asText(value);
 }
 "#;
 
@@ -157,5 +193,180 @@ const PARSE_JSON: &str = r#"function parseJson(text: string): { ok: boolean; val
   } catch {
     return { ok: false };
   }
+}
+"#;
+
+// An unknown currency code makes Intl throw: the number is still shown.
+const FORMAT_MONEY: &str = r#"function formatMoney(value: unknown, currency: unknown): string {
+  if (typeof value !== "number" || typeof currency !== "string") return formatNumber(value);
+  try {
+    return new Intl.NumberFormat(undefined, { style: "currency", currency: currency.toUpperCase() }).format(value);
+  } catch {
+    return `${formatNumber(value)} ${currency}`;
+  }
+}
+"#;
+
+const FORMAT_PERCENT: &str = r#"function formatPercent(value: unknown, points: boolean): string {
+  if (typeof value !== "number") return asText(value);
+  return new Intl.NumberFormat(undefined, { style: "percent", maximumFractionDigits: 1 }).format(points ? value / 100 : value);
+}
+"#;
+
+const FORMAT_UNIT: &str = r#"function formatUnit(value: unknown, unit: string): string {
+  if (typeof value !== "number") return asText(value);
+  try {
+    return new Intl.NumberFormat(undefined, { style: "unit", unit, maximumFractionDigits: 2 }).format(value);
+  } catch {
+    return `${formatNumber(value)} ${unit}`;
+  }
+}
+"#;
+
+// `09:30:00Z` reads as `09:30`; a non-UTC offset stays visible.
+const FORMAT_TIME: &str = r#"function formatTime(value: unknown): string {
+  if (typeof value !== "string") return asText(value);
+  const parts = /^(\d{2}:\d{2})(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/i.exec(value);
+  if (!parts) return asText(value);
+  return parts[2] && parts[2].toUpperCase() !== "Z" ? `${parts[1]} (${parts[2]})` : parts[1];
+}
+"#;
+
+// The tone comes from the value's words, so any status enum gets sensible colours.
+const STATUS_BADGE: &str = r#"function StatusBadge({ value }: { value: unknown }): ReactNode {
+  const text = asText(value);
+  const word = text.toLowerCase();
+  const tone = /(reject|fail|error|overdue|block|cancel|critical|urgent|high|down|late|denied|lost)/.test(word)
+    ? "danger"
+    : /(approv|done|complete|paid|success|active|ok|pass|resolv|shipped|delivered|up|won|ready|low)/.test(word)
+      ? "success"
+      : /(pending|wait|review|progress|draft|open|new|medium|scheduled|queued)/.test(word)
+        ? "accent"
+        : "muted";
+  const colors: Record<string, string> = {
+    danger: "var(--svc-color-danger)",
+    success: "var(--svc-color-success)",
+    accent: "var(--svc-color-accent)",
+    muted: "var(--svc-color-muted)",
+  };
+  return (
+    <span data-tone={tone} style={{ ...styles.badge, color: colors[tone], borderColor: "currentColor" }}>
+      {text}
+    </span>
+  );
+}
+"#;
+
+// A table while every column fits; below that a stacked list, one block per row, so no column is
+// ever hidden behind a horizontal scroll. Width is measured, not guessed from the viewport, because
+// the card's frame is what the host sizes.
+const ROWS_VIEW: &str = r#"interface RowsColumn {
+  label: string;
+  numeric: boolean;
+  cell: (row: unknown) => ReactNode;
+}
+
+function RowsView({ rows, columns }: { rows: unknown[]; columns: RowsColumn[] }): ReactNode {
+  const [narrow, setNarrow] = useState<boolean>(false);
+  const limit = Math.min(640, Math.max(480, columns.length * 88));
+  const measure = useCallback(
+    (node: HTMLDivElement | null) => {
+      if (node === null || typeof ResizeObserver === "undefined") return undefined;
+      const observer = new ResizeObserver(() => setNarrow(node.clientWidth < limit));
+      observer.observe(node);
+      return () => observer.disconnect();
+    },
+    [limit],
+  );
+  if (rows.length === 0) return <p style={styles.hint}>{"No rows yet."}</p>;
+  return (
+    <div ref={measure} data-layout={narrow ? "stacked" : "table"}>
+      {narrow ? (
+        <ul style={styles.stack}>
+          {rows.map((row, index) => (
+            <li key={index} style={styles.stackItem}>
+              {columns.map((column, position) => (
+                <div key={position} style={styles.stackField}>
+                  <span style={styles.factName}>{column.label}</span>
+                  <span style={column.numeric ? styles.numberValue : styles.fieldValue}>{column.cell(row)}</span>
+                </div>
+              ))}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <table style={styles.table}>
+          <thead>
+            <tr>
+              {columns.map((column, position) => (
+                <th key={position} scope="col" style={column.numeric ? styles.thNumber : styles.th}>
+                  {column.label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row, index) => (
+              <tr key={index}>
+                {columns.map((column, position) => (
+                  <td key={position} style={column.numeric ? styles.tdNumber : styles.td}>
+                    {column.cell(row)}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+"#;
+
+// `<input type="time">` gives `09:30`; JSON Schema's `format: time` wants RFC 3339 `09:30:00Z`.
+// The person meant their own wall-clock time, so their current UTC offset is attached.
+const TO_FULL_TIME: &str = r#"function toFullTime(local: string): string {
+  const parts = /^(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(local);
+  if (!parts) return local;
+  const offset = -new Date().getTimezoneOffset();
+  const pad = (part: number): string => String(Math.floor(part)).padStart(2, "0");
+  const zone = offset === 0 ? "Z" : `${offset > 0 ? "+" : "-"}${pad(Math.abs(offset) / 60)}:${pad(Math.abs(offset) % 60)}`;
+  return `${parts[1]}:${parts[2]}:${parts[3] ?? "00"}${zone}`;
+}
+"#;
+
+// What a sent state says was sent: the fields a person filled, briefly.
+const DESCRIBE_SENT: &str = r#"function describeSent(data: unknown): string {
+  if (data === undefined) return "";
+  if (data === null || typeof data !== "object" || Array.isArray(data)) return asText(data);
+  const parts = Object.entries(data as Record<string, unknown>).map(([key, value]) =>
+    `${key}: ${Array.isArray(value) ? `${value.length} item${value.length === 1 ? "" : "s"}` : asText(value)}`,
+  );
+  return parts.join(", ");
+}
+"#;
+
+// A bar chart of a numeric series as accessible SVG: one labelled image, each bar with its value
+// as a tooltip; the numbers themselves stay on the card (the list or table below it) as the
+// fallback a screen reader and a copy-paste use. Bars grow down for negative values.
+const BAR_CHART: &str = r#"function BarChart({ points, label }: { points: { label: string; value: unknown }[]; label: string }): ReactNode {
+  const values = points.map((point) => (typeof point.value === "number" && Number.isFinite(point.value) ? point.value : 0));
+  if (values.length < 2) return null;
+  const top = Math.max(0, ...values);
+  const bottom = Math.min(0, ...values);
+  const span = top - bottom || 1;
+  const height = 60;
+  const step = 10;
+  const zero = (top / span) * height;
+  const summary = points.map((point, index) => `${point.label === "" ? index + 1 : point.label}: ${formatNumber(values[index])}`).join(", ");
+  return (
+    <svg role="img" aria-label={`${label}: ${summary}`} viewBox={`0 0 ${values.length * step} ${height}`} preserveAspectRatio="none" width="100%" height={height} style={styles.chart}>
+      {values.map((value, index) => (
+        <rect key={index} x={index * step + 1} width={step - 2} y={value >= 0 ? zero - (value / span) * height : zero} height={Math.max((Math.abs(value) / span) * height, 0.5)} style={{ fill: "var(--svc-color-accent)" }}>
+          <title>{`${points[index].label === "" ? index + 1 : points[index].label}: ${formatNumber(value)}`}</title>
+        </rect>
+      ))}
+    </svg>
+  );
 }
 "#;

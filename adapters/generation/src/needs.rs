@@ -9,6 +9,8 @@ use crate::helpers::Helper;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Hook {
     State,
+    Callback,
+    Ref,
     Props,
     Action,
     Stream,
@@ -19,6 +21,8 @@ impl Hook {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Self::State => "useState",
+            Self::Callback => "useCallback",
+            Self::Ref => "useRef",
             Self::Props => "useProps",
             Self::Action => "useAction",
             Self::Stream => "useStream",
@@ -27,7 +31,7 @@ impl Hook {
     }
 
     pub(crate) fn is_react(self) -> bool {
-        matches!(self, Self::State)
+        matches!(self, Self::State | Self::Callback | Self::Ref)
     }
 }
 
@@ -45,6 +49,9 @@ impl Needs {
     /// Marks `helper` used, with the helpers it calls.
     pub(crate) fn helper(&mut self, helper: Helper) {
         if self.helpers.insert(helper) {
+            for hook in helper.hooks() {
+                self.hook(*hook);
+            }
             for dependency in helper.dependencies() {
                 self.helper(*dependency);
             }

@@ -1,11 +1,15 @@
-//! Read-only views of values by schema: tables for arrays of objects, lists for arrays of
-//! scalars, key/value lists for objects, links, dates, numbers and booleans formatted for people.
+//! Read-only views of values by schema and meaning: the card's key facts in a compact grid, KPI
+//! tiles for numbers, prose with its line breaks, tables that stack on narrow widths, and money,
+//! percentages, units, dates, times and statuses formatted for people.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::helpers::Helper;
+use crate::meaning::{Currency, Meaning, meaning_of};
 use crate::needs::{Hook, Needs};
-use crate::schema_kind::{SchemaKind, TextFormat, classify, schema_text, sorted_entries};
+use crate::row_actions::RowAction;
+use crate::schema_kind::{SchemaKind, TextFormat, classify, declared_entries, is_scalar, schema_text};
+use crate::stepper::{find_stepper, write_stepper};
 use crate::tsx_text::{Writer, humanize, js_string, jsx_text};
 
 /// Past this nesting depth values are shown by the generic JSON view.
@@ -13,6 +17,32 @@ const MAX_DEPTH: usize = 3;
 
 /// Top-level props shown as the card's heading, in order of preference.
 const TITLE_PROPS: &[&str] = &["title", "name", "heading"];
+
+/// A value to show: the TS expression reading it, its property name and schema, and the object
+/// it sits in (for siblings such as a `currency` beside an `amount`).
+#[derive(Clone, Copy)]
+pub(crate) struct Shown<'a> {
+    pub expression: &'a str,
+    pub name: &'a str,
+    pub schema: &'a Value,
+    pub parent: Option<(&'a str, &'a Map<String, Value>)>,
+}
+
+impl<'a> Shown<'a> {
+    /// A value with no name or siblings (a stream payload, a list item).
+    pub(crate) fn bare(expression: &'a str, schema: &'a Value) -> Self {
+        Self {
+            expression,
+            name: "",
+            schema,
+            parent: None,
+        }
+    }
+
+    fn meaning(&self) -> Meaning {
+        meaning_of(self.name, self.schema, self.parent.map(|(_, siblings)| siblings))
+    }
+}
 
 /// The prop to show as the card's heading: a string-like `title`, `name` or `heading`.
 pub(crate) fn title_prop(props_spec: &Value) -> Option<&str> {
@@ -27,173 +57,352 @@ pub(crate) fn title_prop(props_spec: &Value) -> Option<&str> {
     })
 }
 
-/// One section per top-level prop except the heading prop, in sorted key order. Returns whether
-/// any section was written.
+/// Where a top-level prop goes in the card.
+enum Place {
+    /// A short scalar in the key-facts grid under the title.
+    Fact,
+    /// A number as a KPI tile.
+    Tile,
+    /// Its own titled block, full width, in declared order.
+    Block,
+}
+
+fn place_of(name: &str, schema: &Value, siblings: &Map<String, Value>) -> Place {
+    let kind = classify(schema);
+    if matches!(kind, SchemaKind::Number { .. }) {
+        return Place::Tile;
+    }
+    if is_scalar(kind) && meaning_of(name, schema, Some(siblings)) != Meaning::Prose {
+        return Place::Fact;
+    }
+    Place::Block
+}
+
+/// The top-level props except the heading: key facts, then KPI tiles, then one block per
+/// remaining prop, each group in the contract's declared order. Returns whether any was written.
 pub(crate) fn write_prop_sections(
     writer: &mut Writer,
     indent: usize,
     props_spec: &Value,
     heading: Option<&str>,
+    row_actions: &[RowAction<'_>],
     needs: &mut Needs,
 ) -> bool {
     let Some(properties) = props_spec.get("properties").and_then(Value::as_object) else {
         return false;
     };
-    let mut wrote_any = false;
-    for (name, schema) in sorted_entries(properties) {
-        if Some(name) == heading {
-            continue;
+    let stepper = find_stepper(props_spec);
+    if let Some(stepper) = stepper {
+        write_stepper(writer, indent, stepper, needs);
+    }
+    let shown: Vec<(&str, &Value)> = declared_entries(properties)
+        .into_iter()
+        .filter(|(name, _)| Some(*name) != heading && !stepper.is_some_and(|stepper| stepper.owns(name)))
+        .collect();
+    if shown.is_empty() {
+        return stepper.is_some();
+    }
+    needs.hook(Hook::Props);
+    needs.helper(Helper::At);
+    let expressions: Vec<String> = shown
+        .iter()
+        .map(|(name, _)| format!("at(props, {})", js_string(name)))
+        .collect();
+    let with_place = |wanted: fn(&Place) -> bool| {
+        shown
+            .iter()
+            .zip(&expressions)
+            .filter(move |((name, schema), _)| wanted(&place_of(name, schema, properties)))
+            .map(|((name, schema), expression)| Shown {
+                expression: expression.as_str(),
+                name,
+                schema,
+                parent: Some(("props", properties)),
+            })
+            .collect::<Vec<_>>()
+    };
+    let facts = with_place(|place| matches!(place, Place::Fact));
+    if !facts.is_empty() {
+        write_fact_grid(writer, indent, &facts, 0, needs);
+    }
+    let tiles = with_place(|place| matches!(place, Place::Tile));
+    if !tiles.is_empty() {
+        writer.line(indent, "<div style={styles.tiles}>");
+        for tile in &tiles {
+            writer.line(indent + 1, "<div style={styles.tile}>");
+            writer.line(
+                indent + 2,
+                &format!(
+                    "<span style={{styles.factName}}>{}</span>",
+                    jsx_text(&label(tile.name, tile.schema))
+                ),
+            );
+            let value = scalar_child(tile, needs);
+            writer.line(indent + 2, &format!("<span style={{styles.tileValue}}>{value}</span>"));
+            writer.line(indent + 1, "</div>");
         }
-        needs.hook(Hook::Props);
-        needs.helper(Helper::At);
+        writer.line(indent, "</div>");
+    }
+    for block in with_place(|place| matches!(place, Place::Block)) {
         writer.line(indent, "<section style={styles.section}>");
         writer.line(
             indent + 1,
             &format!(
                 "<h2 style={{styles.sectionTitle}}>{}</h2>",
-                jsx_text(&label(name, schema))
+                jsx_text(&label(block.name, block.schema))
             ),
         );
-        if let Some(description) = schema_text(schema, "description") {
+        if let Some(description) = schema_text(block.schema, "description") {
             writer.line(
                 indent + 1,
                 &format!("<p style={{styles.hint}}>{}</p>", jsx_text(description)),
             );
         }
-        write_view(
-            writer,
-            indent + 1,
-            &format!("at(props, {})", js_string(name)),
-            schema,
-            0,
-            needs,
-        );
+        let actions: Vec<&RowAction<'_>> = row_actions.iter().filter(|action| action.prop == block.name).collect();
+        match classify(block.schema) {
+            SchemaKind::ArrayOfObjects(columns) if !actions.is_empty() => {
+                write_rows(writer, indent + 1, block.expression, columns, 0, &actions, needs);
+            }
+            _ => write_view(writer, indent + 1, block, 0, needs),
+        }
         writer.line(indent, "</section>");
-        wrote_any = true;
     }
-    wrote_any
+    true
 }
 
-/// Writes JSX children showing the value of the expression `expression`, shaped by `schema`.
-pub(crate) fn write_view(
-    writer: &mut Writer,
-    indent: usize,
-    expression: &str,
-    schema: &Value,
-    depth: usize,
-    needs: &mut Needs,
-) {
-    let formatted = |helper: Helper, function: &str, needs: &mut Needs| {
+/// Writes JSX children showing one value, shaped by its schema and meaning.
+pub(crate) fn write_view(writer: &mut Writer, indent: usize, shown: Shown<'_>, depth: usize, needs: &mut Needs) {
+    let kind = classify(shown.schema);
+    match kind {
+        SchemaKind::Object(properties) if depth < MAX_DEPTH => {
+            let children: Vec<String> = declared_entries(properties)
+                .iter()
+                .map(|(name, _)| format!("at({}, {})", shown.expression, js_string(name)))
+                .collect();
+            let fields: Vec<Shown<'_>> = declared_entries(properties)
+                .into_iter()
+                .zip(&children)
+                .map(|((name, schema), expression)| Shown {
+                    expression,
+                    name,
+                    schema,
+                    parent: Some((shown.expression, properties)),
+                })
+                .collect();
+            needs.helper(Helper::At);
+            write_fact_grid(writer, indent, &fields, depth, needs);
+        }
+        SchemaKind::ArrayOfObjects(columns) if depth < MAX_DEPTH => {
+            write_rows(writer, indent, shown.expression, columns, depth, &[], needs);
+        }
+        SchemaKind::ArrayOfScalars(items) if depth < MAX_DEPTH => {
+            write_list(writer, indent, shown.expression, items, depth, needs);
+        }
+        // Running text as a paragraph in a block; inside a table cell or a field it is plain text
+        // (those keep line breaks too).
+        _ if depth == 0 && is_scalar(kind) && shown.meaning() == Meaning::Prose => {
+            needs.helper(Helper::AsText);
+            writer.line(
+                indent,
+                &format!("<p style={{styles.prose}}>{{asText({})}}</p>", shown.expression),
+            );
+        }
+        _ => {
+            let child = scalar_child(&shown, needs);
+            writer.line(indent, &child);
+        }
+    }
+}
+
+/// A JSX child for a scalar (or, past the depth limit, any) value.
+pub(crate) fn scalar_child(shown: &Shown<'_>, needs: &mut Needs) -> String {
+    let expression = shown.expression;
+    let call = |helper: Helper, function: &str, extra: &str, needs: &mut Needs| {
         needs.helper(helper);
-        format!("{{{function}({expression})}}")
+        format!("{{{function}({expression}{extra})}}")
     };
-    let line = match classify(schema) {
+    match classify(shown.schema) {
         SchemaKind::Text(TextFormat::Uri) => {
             needs.helper(Helper::SafeLink);
             format!("<SafeLink href={{{expression}}} />")
         }
-        SchemaKind::Text(TextFormat::DateTime) => formatted(Helper::FormatDateTime, "formatDateTime", needs),
-        SchemaKind::Text(TextFormat::Date) => formatted(Helper::FormatDate, "formatDate", needs),
-        SchemaKind::Text(_) | SchemaKind::Enum(_) => formatted(Helper::AsText, "asText", needs),
-        SchemaKind::Number { .. } => formatted(Helper::FormatNumber, "formatNumber", needs),
-        SchemaKind::Boolean => formatted(Helper::FormatBoolean, "formatBoolean", needs),
-        SchemaKind::Object(properties) if depth < MAX_DEPTH => {
-            return write_fields(writer, indent, expression, properties, depth, needs);
+        SchemaKind::Text(TextFormat::DateTime) => call(Helper::FormatDateTime, "formatDateTime", "", needs),
+        SchemaKind::Text(TextFormat::Date) => call(Helper::FormatDate, "formatDate", "", needs),
+        SchemaKind::Text(TextFormat::Time) => call(Helper::FormatTime, "formatTime", "", needs),
+        SchemaKind::Text(_) | SchemaKind::Enum(_) if shown.meaning() == Meaning::Status => {
+            needs.helper(Helper::StatusBadge);
+            format!("<StatusBadge value={{{expression}}} />")
         }
-        SchemaKind::ArrayOfObjects(properties) if depth < MAX_DEPTH => {
-            return write_table(writer, indent, expression, properties, depth, needs);
-        }
-        SchemaKind::ArrayOfScalars(items) if depth < MAX_DEPTH => {
-            return write_list(writer, indent, expression, items, depth, needs);
-        }
+        SchemaKind::Text(_) | SchemaKind::Enum(_) => call(Helper::AsText, "asText", "", needs),
+        SchemaKind::Number { .. } => match shown.meaning() {
+            Meaning::Money(currency) => {
+                let code = match (currency, shown.parent) {
+                    (Currency::Code(code), _) => js_string(&code),
+                    (Currency::Sibling(sibling), Some((parent, _))) => {
+                        needs.helper(Helper::At);
+                        format!("at({parent}, {})", js_string(&sibling))
+                    }
+                    (Currency::Sibling(_), None) => "undefined".to_string(),
+                };
+                call(Helper::FormatMoney, "formatMoney", &format!(", {code}"), needs)
+            }
+            Meaning::Percent { points } => call(Helper::FormatPercent, "formatPercent", &format!(", {points}"), needs),
+            Meaning::Unit(unit) => call(
+                Helper::FormatUnit,
+                "formatUnit",
+                &format!(", {}", js_string(&unit)),
+                needs,
+            ),
+            _ => call(Helper::FormatNumber, "formatNumber", "", needs),
+        },
+        SchemaKind::Boolean => call(Helper::FormatBoolean, "formatBoolean", "", needs),
         _ => {
             needs.helper(Helper::JsonValue);
             format!("<JsonValue value={{{expression}}} />")
         }
-    };
-    writer.line(indent, &line);
+    }
 }
 
-/// A key/value list of an object's declared properties.
-fn write_fields(
-    writer: &mut Writer,
-    indent: usize,
-    expression: &str,
-    properties: &serde_json::Map<String, Value>,
-    depth: usize,
-    needs: &mut Needs,
-) {
-    needs.helper(Helper::At);
-    writer.line(indent, "<dl style={styles.fields}>");
-    for (name, schema) in sorted_entries(properties) {
-        writer.line(indent + 1, "<div style={styles.fieldRow}>");
+/// A compact grid of labelled values: the card's key facts, or an object's fields.
+fn write_fact_grid(writer: &mut Writer, indent: usize, facts: &[Shown<'_>], depth: usize, needs: &mut Needs) {
+    writer.line(indent, "<dl style={styles.facts}>");
+    for fact in facts {
+        let wide = !is_scalar(classify(fact.schema)) || fact.meaning() == Meaning::Prose;
+        let style = if wide {
+            "{{ ...styles.fact, gridColumn: \"1 / -1\" }}"
+        } else {
+            "{styles.fact}"
+        };
+        writer.line(indent + 1, &format!("<div style={style}>"));
         writer.line(
             indent + 2,
-            &format!("<dt style={{styles.fieldName}}>{}</dt>", jsx_text(&label(name, schema))),
+            &format!(
+                "<dt style={{styles.factName}}>{}</dt>",
+                jsx_text(&label(fact.name, fact.schema))
+            ),
         );
         writer.line(indent + 2, "<dd style={styles.fieldValue}>");
-        let child = format!("at({expression}, {})", js_string(name));
-        write_view(writer, indent + 3, &child, schema, depth + 1, needs);
+        write_view(writer, indent + 3, *fact, depth + 1, needs);
         writer.line(indent + 2, "</dd>");
         writer.line(indent + 1, "</div>");
     }
     writer.line(indent, "</dl>");
 }
 
-/// A table whose columns are the item schema's properties.
-fn write_table(
+/// Rows of objects: a table with right-aligned numbers that stacks on narrow widths (`RowsView`).
+fn write_rows(
     writer: &mut Writer,
     indent: usize,
     expression: &str,
-    columns: &serde_json::Map<String, Value>,
+    columns: &Map<String, Value>,
     depth: usize,
+    row_actions: &[&RowAction<'_>],
     needs: &mut Needs,
 ) {
     needs.helper(Helper::AsRows);
     needs.helper(Helper::At);
-    let (row, index) = (format!("row{depth}"), format!("index{depth}"));
-    let columns = sorted_entries(columns);
-    writer.line(indent, "<div style={styles.scroll}>");
-    writer.line(indent + 1, "<table style={styles.table}>");
-    writer.line(indent + 2, "<thead>");
-    writer.line(indent + 3, "<tr>");
-    for (name, schema) in &columns {
-        writer.line(
-            indent + 4,
-            &format!("<th style={{styles.th}}>{}</th>", jsx_text(&label(name, schema))),
-        );
+    needs.helper(Helper::RowsView);
+    let row = format!("row{depth}");
+    if let Some(series) = chart_columns(columns) {
+        write_series_chart(writer, indent, expression, &row, series, needs);
     }
-    writer.line(indent + 3, "</tr>");
-    writer.line(indent + 2, "</thead>");
-    writer.line(indent + 2, "<tbody>");
-    writer.line(indent + 3, &format!("{{asRows({expression}).map(({row}, {index}) => ("));
-    writer.line(indent + 4, &format!("<tr key={{{index}}}>"));
-    for (name, schema) in &columns {
-        writer.line(indent + 5, "<td style={styles.td}>");
-        write_view(
-            writer,
-            indent + 6,
-            &format!("at({row}, {})", js_string(name)),
+    writer.line(indent, &format!("<RowsView rows={{asRows({expression})}} columns={{["));
+    for (name, schema) in declared_entries(columns) {
+        let numeric = matches!(classify(schema), SchemaKind::Number { .. });
+        writer.line(indent + 1, "{");
+        writer.line(indent + 2, &format!("label: {},", js_string(&label(name, schema))));
+        writer.line(indent + 2, &format!("numeric: {numeric},"));
+        writer.line(indent + 2, &format!("cell: ({row}: unknown): ReactNode => ("));
+        writer.line(indent + 3, "<>");
+        let cell = format!("at({row}, {})", js_string(name));
+        let shown = Shown {
+            expression: &cell,
+            name,
             schema,
-            depth + 1,
-            needs,
-        );
-        writer.line(indent + 5, "</td>");
+            parent: Some((&row, columns)),
+        };
+        write_view(writer, indent + 4, shown, depth + 1, needs);
+        writer.line(indent + 3, "</>");
+        writer.line(indent + 2, "),");
+        writer.line(indent + 1, "},");
     }
-    writer.line(indent + 4, "</tr>");
-    writer.line(indent + 3, "))}");
-    writer.line(indent + 2, "</tbody>");
-    writer.line(indent + 1, "</table>");
+    for action in row_actions {
+        writer.line(
+            indent + 1,
+            &format!(
+                "{{ label: {}, numeric: false, cell: ({row}: unknown): ReactNode => <Action{} row={{{row}}} /> }},",
+                js_string(&humanize(action.intent)),
+                action.index
+            ),
+        );
+    }
+    writer.line(indent, "]} />");
+}
+
+/// Last words of a column that makes its rows a series over time.
+const PERIOD_WORDS: &[&str] = &["day", "date", "week", "month", "quarter", "year", "period", "hour"];
+
+/// A column of a table: its name and schema.
+type Column<'a> = (&'a str, &'a Value);
+
+/// For a series table (its first column a date or a period such as `day` or `month`, then a
+/// numeric column): the column naming each bar, and the first numeric column to chart.
+fn chart_columns(columns: &Map<String, Value>) -> Option<[Column<'_>; 2]> {
+    let entries = declared_entries(columns);
+    let (first, first_schema) = *entries.first()?;
+    let is_period = matches!(
+        classify(first_schema),
+        SchemaKind::Text(TextFormat::Date | TextFormat::DateTime)
+    ) || crate::tsx_text::name_words(first)
+        .last()
+        .is_some_and(|word| PERIOD_WORDS.contains(&word.as_str()));
+    if !is_period {
+        return None;
+    }
+    let (name, schema) = entries
+        .iter()
+        .copied()
+        .find(|(_, schema)| matches!(classify(schema), SchemaKind::Number { .. }))?;
+    Some([(first, first_schema), (name, schema)])
+}
+
+/// A bar chart of a series table's numeric column, each bar named by the period column.
+fn write_series_chart(
+    writer: &mut Writer,
+    indent: usize,
+    expression: &str,
+    row: &str,
+    [(period, period_schema), (value, value_schema)]: [Column<'_>; 2],
+    needs: &mut Needs,
+) {
+    needs.helper(Helper::BarChart);
+    let (helper, function) = match classify(period_schema) {
+        SchemaKind::Text(TextFormat::Date) => (Helper::FormatDate, "formatDate"),
+        SchemaKind::Text(TextFormat::DateTime) => (Helper::FormatDateTime, "formatDateTime"),
+        _ => (Helper::AsText, "asText"),
+    };
+    needs.helper(helper);
     writer.line(
-        indent + 1,
-        &format!("{{asRows({expression}).length === 0 && <p style={{styles.hint}}>{{\"No rows yet.\"}}</p>}}"),
+        indent,
+        &format!(
+            "<BarChart label={} points={{asRows({expression}).map(({row}) => ({{ label: {function}(at({row}, {})), value: at({row}, {}) }}))}} />",
+            jsx_text(&label(value, value_schema)),
+            js_string(period),
+            js_string(value)
+        ),
     );
-    writer.line(indent, "</div>");
 }
 
 /// A bulleted list of scalar items.
 fn write_list(writer: &mut Writer, indent: usize, expression: &str, items: &Value, depth: usize, needs: &mut Needs) {
     needs.helper(Helper::AsRows);
+    if matches!(classify(items), SchemaKind::Number { .. }) {
+        needs.helper(Helper::BarChart);
+        writer.line(
+            indent,
+            &format!("<BarChart label={{\"Chart\"}} points={{asRows({expression}).map((value) => ({{ label: \"\", value }}))}} />"),
+        );
+    }
     let (item, index) = (format!("item{depth}"), format!("index{depth}"));
     writer.line(indent, "<ul style={styles.list}>");
     writer.line(
@@ -201,7 +410,7 @@ fn write_list(writer: &mut Writer, indent: usize, expression: &str, items: &Valu
         &format!("{{asRows({expression}).map(({item}, {index}) => ("),
     );
     writer.line(indent + 2, &format!("<li key={{{index}}}>"));
-    write_view(writer, indent + 3, &item, items, depth + 1, needs);
+    write_view(writer, indent + 3, Shown::bare(&item, items), depth + 1, needs);
     writer.line(indent + 2, "</li>");
     writer.line(indent + 1, "))}");
     writer.line(indent, "</ul>");

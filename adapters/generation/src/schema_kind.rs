@@ -28,6 +28,8 @@ pub(crate) enum TextFormat {
     Email,
     Date,
     DateTime,
+    /// RFC 3339 `full-time` (`09:30:00Z`), what JSON Schema's `format: time` accepts.
+    Time,
 }
 
 pub(crate) fn classify(schema: &Value) -> SchemaKind<'_> {
@@ -61,11 +63,10 @@ pub(crate) fn is_scalar(kind: SchemaKind<'_>) -> bool {
     )
 }
 
-/// Properties in sorted key order, whatever map order serde_json was built with.
-pub(crate) fn sorted_entries(map: &Map<String, Value>) -> Vec<(&str, &Value)> {
-    let mut entries: Vec<(&str, &Value)> = map.iter().map(|(key, value)| (key.as_str(), value)).collect();
-    entries.sort_by(|left, right| left.0.cmp(right.0));
-    entries
+/// Properties in the order the contract declared them (serde_json keeps insertion order in this
+/// workspace), which is the order the agent meant a person to read them in.
+pub(crate) fn declared_entries(map: &Map<String, Value>) -> Vec<(&str, &Value)> {
+    map.iter().map(|(key, value)| (key.as_str(), value)).collect()
 }
 
 /// The names listed in a schema's `required`.
@@ -114,6 +115,7 @@ fn text_format(schema: &Map<String, Value>) -> TextFormat {
         Some("email" | "idn-email") => TextFormat::Email,
         Some("date") => TextFormat::Date,
         Some("date-time") => TextFormat::DateTime,
+        Some("time") => TextFormat::Time,
         _ => TextFormat::Plain,
     }
 }

@@ -5,8 +5,9 @@ use serde_json::Value;
 
 use crate::helpers::Helper;
 use crate::needs::{Hook, Needs};
-use crate::prop_views::write_view;
+use crate::prop_views::{Shown, scalar_child, write_view};
 use crate::schema_kind::schema_text;
+use crate::schema_kind::{SchemaKind, classify, declared_entries, is_scalar};
 use crate::tsx_text::{Writer, humanize, js_string, jsx_text};
 
 /// Channel names with this prefix belong to the server and are never rendered.
@@ -51,10 +52,26 @@ pub(crate) fn write_stream_component(
             3,
             &format!("{{asRows(items).length === 0 && !complete && <p style={{styles.hint}}>{WAITING}</p>}}"),
         );
-        writer.line(3, "<ul style={styles.list}>");
+        writer.line(3, "<ul style={styles.log}>");
         writer.line(4, "{asRows(items).map((entry, position) => (");
-        writer.line(5, "<li key={position}>");
-        write_view(writer, 6, "entry", schema, 0, needs);
+        writer.line(5, "<li key={position} style={styles.logLine}>");
+        match log_fields(schema) {
+            // A record of scalars reads as one log line: `info  pulling image ...`.
+            Some(fields) => {
+                needs.helper(Helper::At);
+                for (name, field) in fields {
+                    let expression = format!("at(entry, {})", js_string(name));
+                    let shown = Shown {
+                        expression: &expression,
+                        name,
+                        schema: field,
+                        parent: None,
+                    };
+                    writer.line(6, &format!("<span>{}</span>{{\" \"}}", scalar_child(&shown, needs)));
+                }
+            }
+            None => write_view(writer, 6, Shown::bare("entry", schema), 0, needs),
+        }
         writer.line(5, "</li>");
         writer.line(4, "))}");
         writer.line(3, "</ul>");
@@ -63,7 +80,7 @@ pub(crate) fn write_stream_component(
         writer.line(4, &format!("<p style={{styles.hint}}>{WAITING}</p>"));
         writer.line(3, ") : (");
         writer.line(4, "<div>");
-        write_view(writer, 5, "last", schema, 0, needs);
+        write_view(writer, 5, Shown::bare("last", schema), 0, needs);
         writer.line(4, "</div>");
         writer.line(3, ")}");
     }
@@ -71,4 +88,14 @@ pub(crate) fn write_stream_component(
     writer.line(2, "</section>");
     writer.line(1, ");");
     writer.line(0, "}");
+}
+
+/// The fields of an append channel's items when each is a record of scalars (a log line).
+fn log_fields(schema: &Value) -> Option<Vec<(&str, &Value)>> {
+    match classify(schema) {
+        SchemaKind::Object(properties) if properties.values().all(|field| is_scalar(classify(field))) => {
+            Some(declared_entries(properties))
+        }
+        _ => None,
+    }
 }

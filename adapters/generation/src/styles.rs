@@ -20,12 +20,12 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
             "display: \"grid\", gridTemplateColumns: \"repeat(auto-fit, minmax(260px, 1fr))\", alignItems: \"start\""
         }
     };
-    let styles: [(&str, String); 24] = [
+    let styles: Vec<(&str, String)> = vec![
         (
             "root",
             format!(
                 "{arrangement}, gap: \"{gap}\", padding: \"{pad}\", boxSizing: \"border-box\", \
-                 fontFamily: \"var(--svc-font-family)\", fontSize: \"var(--svc-font-size)\", \
+                 fontFamily: \"var(--svc-font-family)\", fontSize: \"var(--svc-font-size)\", overflowWrap: \"anywhere\", \
                  color: \"var(--svc-color-fg)\", background: \"var(--svc-color-bg)\""
             ),
         ),
@@ -35,19 +35,19 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
         ),
         (
             "section",
-            format!(
-                "display: \"flex\", flexDirection: \"column\", gap: \"{cell}\", padding: \"{pad}\", minWidth: 0, \
-                 background: \"var(--svc-color-surface)\", border: \"1px solid var(--svc-color-border)\", \
-                 borderRadius: \"var(--svc-radius)\""
-            ),
+            format!("display: \"flex\", flexDirection: \"column\", gap: \"{cell}\", minWidth: 0"),
         ),
-        ("sectionTitle", "margin: 0, fontSize: \"1em\", fontWeight: 600".into()),
+        (
+            "sectionTitle",
+            "margin: 0, fontSize: \"0.8em\", fontWeight: 600, letterSpacing: \"0.04em\", textTransform: \"uppercase\", \
+             color: \"var(--svc-color-muted)\""
+                .into(),
+        ),
         (
             "hint",
             "margin: 0, fontSize: \"0.9em\", color: \"var(--svc-color-muted)\"".into(),
         ),
         ("muted", "color: \"var(--svc-color-muted)\"".into()),
-        ("scroll", "overflowX: \"auto\", maxWidth: \"100%\"".into()),
         ("table", "borderCollapse: \"collapse\", width: \"100%\"".into()),
         (
             "th",
@@ -58,7 +58,7 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
         ),
         (
             "td",
-            format!("padding: \"{cell}\", verticalAlign: \"top\", borderBottom: \"1px solid var(--svc-color-border)\""),
+            format!("padding: \"{cell}\", verticalAlign: \"top\", whiteSpace: \"pre-wrap\", borderBottom: \"1px solid var(--svc-color-border)\""),
         ),
         ("list", "margin: 0, paddingLeft: \"1.25em\"".into()),
         (
@@ -72,7 +72,7 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
         ("fieldName", "color: \"var(--svc-color-muted)\"".into()),
         (
             "fieldValue",
-            "margin: 0, minWidth: 0, overflowWrap: \"anywhere\"".into(),
+            "margin: 0, minWidth: 0, overflowWrap: \"anywhere\", whiteSpace: \"pre-wrap\"".into(),
         ),
         (
             "link",
@@ -103,7 +103,7 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
             format!(
                 "alignSelf: \"flex-start\", font: \"inherit\", fontWeight: 600, padding: \"{cell} {gap}\", \
                  color: \"var(--svc-color-accent-fg)\", background: \"var(--svc-color-accent)\", border: \"none\", \
-                 borderRadius: \"var(--svc-radius)\", cursor: \"pointer\""
+                 borderRadius: \"var(--svc-radius)\", cursor: \"pointer\", whiteSpace: \"nowrap\""
             ),
         ),
         (
@@ -120,6 +120,140 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
              color: \"var(--svc-color-success)\", border: \"1px solid var(--svc-color-success)\", \
              borderRadius: \"var(--svc-radius)\""
                 .into(),
+        ),
+        (
+            "thNumber",
+            format!(
+                "textAlign: \"right\", padding: \"{cell}\", fontWeight: 600, color: \"var(--svc-color-muted)\", \
+                 borderBottom: \"2px solid var(--svc-color-border)\""
+            ),
+        ),
+        (
+            "tdNumber",
+            format!(
+                "padding: \"{cell}\", verticalAlign: \"top\", textAlign: \"right\", fontVariantNumeric: \"tabular-nums\", \
+                 whiteSpace: \"nowrap\", borderBottom: \"1px solid var(--svc-color-border)\""
+            ),
+        ),
+        (
+            "numberValue",
+            "minWidth: 0, textAlign: \"right\", fontVariantNumeric: \"tabular-nums\"".into(),
+        ),
+        (
+            "facts",
+            format!(
+                "margin: 0, display: \"grid\", gridTemplateColumns: \"repeat(auto-fill, minmax(9em, 1fr))\", \
+                 columnGap: \"{gap}\", rowGap: \"{cell}\""
+            ),
+        ),
+        ("fact", "display: \"flex\", flexDirection: \"column\", minWidth: 0".into()),
+        (
+            "factName",
+            "fontSize: \"0.85em\", color: \"var(--svc-color-muted)\"".into(),
+        ),
+        (
+            "tiles",
+            format!(
+                "display: \"grid\", gridTemplateColumns: \"repeat(auto-fill, minmax(11em, 1fr))\", gap: \"{cell}\""
+            ),
+        ),
+        (
+            "tile",
+            format!(
+                "display: \"flex\", flexDirection: \"column\", gap: \"calc(var(--svc-space) / 2)\", padding: \"{cell}\", \
+                 minWidth: 0, background: \"var(--svc-color-surface)\", borderRadius: \"var(--svc-radius)\""
+            ),
+        ),
+        (
+            "tileValue",
+            "fontSize: \"1.4em\", fontWeight: 600, fontVariantNumeric: \"tabular-nums\", overflowWrap: \"normal\", whiteSpace: \"nowrap\"".into(),
+        ),
+        (
+            "prose",
+            "margin: 0, whiteSpace: \"pre-wrap\", overflowWrap: \"anywhere\", lineHeight: 1.45".into(),
+        ),
+        ("stack", format!("margin: 0, padding: 0, listStyle: \"none\", display: \"flex\", flexDirection: \"column\", gap: \"{cell}\"")),
+        (
+            "stackItem",
+            format!(
+                "display: \"flex\", flexDirection: \"column\", gap: \"calc(var(--svc-space) / 2)\", padding: \"{cell}\", \
+                 border: \"1px solid var(--svc-color-border)\", borderRadius: \"var(--svc-radius)\""
+            ),
+        ),
+        (
+            "stackField",
+            format!("display: \"flex\", justifyContent: \"space-between\", gap: \"{gap}\", minWidth: 0"),
+        ),
+        (
+            "actions",
+            format!("display: \"flex\", flexWrap: \"wrap\", alignItems: \"center\", gap: \"{cell}\""),
+        ),
+        (
+            "secondaryButton",
+            format!(
+                "alignSelf: \"flex-start\", font: \"inherit\", fontWeight: 600, padding: \"{cell} {gap}\", \
+                 color: \"var(--svc-color-fg)\", background: \"var(--svc-color-bg)\", border: \"1px solid var(--svc-color-border)\", \
+                 borderRadius: \"var(--svc-radius)\", cursor: \"pointer\", whiteSpace: \"nowrap\""
+            ),
+        ),
+        (
+            "dangerButton",
+            format!(
+                "alignSelf: \"flex-start\", font: \"inherit\", fontWeight: 600, padding: \"{cell} {gap}\", \
+                 color: \"var(--svc-color-accent-fg)\", background: \"var(--svc-color-danger)\", border: \"none\", \
+                 borderRadius: \"var(--svc-radius)\", cursor: \"pointer\", whiteSpace: \"nowrap\""
+            ),
+        ),
+        (
+            "fieldset",
+            format!(
+                "display: \"flex\", flexDirection: \"column\", gap: \"{cell}\", margin: 0, padding: \"{cell}\", minWidth: 0, \
+                 border: \"1px solid var(--svc-color-border)\", borderRadius: \"var(--svc-radius)\""
+            ),
+        ),
+        (
+            "segments",
+            "display: \"flex\", flexWrap: \"wrap\", gap: \"calc(var(--svc-space) / 2)\", margin: 0, padding: 0, border: \"none\"".into(),
+        ),
+        (
+            "segment",
+            format!(
+                "display: \"flex\", alignItems: \"center\", gap: \"calc(var(--svc-space) / 2)\", padding: \"{cell}\", \
+                 border: \"1px solid var(--svc-color-border)\", borderRadius: \"var(--svc-radius)\", cursor: \"pointer\""
+            ),
+        ),
+        (
+            "log",
+            format!(
+                "margin: 0, padding: \"{cell}\", listStyle: \"none\", fontFamily: \"var(--svc-font-mono)\", fontSize: \"0.9em\", \
+                 background: \"var(--svc-color-surface)\", borderRadius: \"var(--svc-radius)\""
+            ),
+        ),
+        (
+            "steps",
+            format!("display: \"flex\", flexWrap: \"wrap\", gap: \"{cell}\", margin: 0, padding: 0, listStyle: \"none\""),
+        ),
+        (
+            "step",
+            format!("padding: \"{cell}\", color: \"var(--svc-color-muted)\", borderBottom: \"3px solid var(--svc-color-border)\""),
+        ),
+        (
+            "stepDone",
+            format!("padding: \"{cell}\", color: \"var(--svc-color-fg)\", borderBottom: \"3px solid var(--svc-color-success)\""),
+        ),
+        (
+            "stepCurrent",
+            format!(
+                "padding: \"{cell}\", fontWeight: 600, color: \"var(--svc-color-fg)\", borderBottom: \"3px solid var(--svc-color-accent)\""
+            ),
+        ),
+        ("chart", "display: \"block\", maxWidth: \"100%\"".into()),
+        ("logLine", "whiteSpace: \"pre-wrap\", overflowWrap: \"anywhere\"".into()),
+        (
+            "editorRow",
+            format!(
+                "display: \"grid\", gridTemplateColumns: \"repeat(auto-fit, minmax(8em, 1fr))\", alignItems: \"end\", gap: \"{cell}\""
+            ),
         ),
     ];
     writer.line(0, "const styles: Record<string, CSSProperties> = {");

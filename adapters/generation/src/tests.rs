@@ -210,6 +210,7 @@ fn all_contracts() -> Vec<(&'static str, Value)> {
         ("streams", streams_contract()),
         ("slots", slots_contract()),
         ("hostile", hostile_contract()),
+        ("approval", approval_contract()),
     ]
 }
 
@@ -277,16 +278,154 @@ fn generation_is_deterministic() {
 }
 
 #[test]
-fn map_order_of_the_contract_does_not_matter() {
-    let forward: Value = serde_json::from_str(
-        r#"{"actionSpec":{"a":{},"b":{}},"propsSpec":{"properties":{"x":{"type":"string"},"y":{"type":"number"}}}}"#,
+fn fields_keep_the_order_the_contract_declared() {
+    let declared: Value = serde_json::from_str(
+        r#"{"actionSpec":{"approve":{},"reject":{}},"propsSpec":{"properties":{"zone":{"type":"string"},"amount":{"type":"number"},"city":{"type":"string"}}}}"#,
     )
     .unwrap();
-    let backward: Value = serde_json::from_str(
-        r#"{"propsSpec":{"properties":{"y":{"type":"number"},"x":{"type":"string"}}},"actionSpec":{"b":{},"a":{}}}"#,
-    )
-    .unwrap();
-    assert_eq!(generate(forward), generate(backward));
+    let source = generate(declared);
+    let at = |needle: &str| {
+        source
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing:\n{source}"))
+    };
+    assert!(
+        at("{\"Zone\"}") < at("{\"City\"}"),
+        "facts in declared order, not sorted"
+    );
+    assert!(at("function Action0") < at("useAction(\"reject\")"));
+    assert!(at("useAction(\"approve\")") < at("useAction(\"reject\")"));
+}
+
+fn approval_contract() -> Value {
+    json!({
+        "propsSpec": {
+            "type": "object",
+            "properties": {
+                "title": { "type": "string" },
+                "status": { "enum": ["pending", "approved", "rejected"] },
+                "amount": { "type": "number" },
+                "currency": { "type": "string" },
+                "change_percent": { "type": "number" },
+                "conversion_rate": { "type": "number", "maximum": 1 },
+                "weight": { "type": "number", "x-svc-hint": "unit", "x-svc-unit": "kilogram" },
+                "description": { "type": "string" },
+                "opens_at": { "type": "string", "format": "time" },
+                "lines": { "type": "array", "items": { "type": "object", "properties": {
+                    "sku": { "type": "string" }, "qty": { "type": "integer" }, "price": { "type": "number" }, "currency": { "type": "string" } } } }
+            }
+        },
+        "actionSpec": {
+            "approve": {},
+            "reject": { "schema": { "type": "object", "properties": { "reason": { "type": "string" } }, "required": ["reason"] } },
+            "book": { "schema": { "type": "object", "required": ["at"], "properties": {
+                "at": { "type": "string", "format": "time" },
+                "guests": { "type": "array", "items": { "type": "object", "required": ["name"], "properties": {
+                    "name": { "type": "string" }, "vegetarian": { "type": "boolean" }, "seat": { "enum": ["a", "b", "c", "d", "e"] } } } } } } },
+            "delete_draft": {}
+        }
+    })
+}
+
+#[test]
+fn values_are_shown_by_meaning() {
+    let source = generate(approval_contract());
+    assert!(source.contains("<StatusBadge value={at(props, \"status\")} />"));
+    assert!(source.contains("{formatMoney(at(props, \"amount\"), at(props, \"currency\"))}"));
+    assert!(source.contains("{formatMoney(at(row0, \"price\"), at(row0, \"currency\"))}"));
+    assert!(source.contains("{formatPercent(at(props, \"change_percent\"), true)}"));
+    assert!(source.contains("{formatPercent(at(props, \"conversion_rate\"), false)}"));
+    assert!(source.contains("{formatUnit(at(props, \"weight\"), \"kilogram\")}"));
+    assert!(source.contains("<p style={styles.prose}>{asText(at(props, \"description\"))}</p>"));
+    assert!(source.contains("{formatTime(at(props, \"opens_at\"))}"));
+    assert!(source.contains("<div style={styles.tiles}>"), "numbers are KPI tiles");
+    assert!(
+        source.contains("<dl style={styles.facts}>"),
+        "scalars are key facts in a grid"
+    );
+    assert!(source.contains("numeric: true,"));
+    assert!(source.contains("label: \"SKU\","));
+    assert!(!source.contains("<BarChart"), "line items are no series");
+}
+
+#[test]
+fn numeric_series_get_a_bar_chart_beside_their_numbers() {
+    let contract = json!({ "propsSpec": { "type": "object", "properties": {
+        "scores": { "type": "array", "items": { "type": "number" } },
+        "days": { "type": "array", "items": { "type": "object", "properties": {
+            "day": { "type": "string", "format": "date" }, "revenue_usd": { "type": "number" } } } }
+    } } });
+    let source = generate(contract);
+    assert!(source.contains(
+        "<BarChart label={\"Chart\"} points={asRows(at(props, \"scores\")).map((value) => ({ label: \"\", value }))} />"
+    ));
+    assert!(source.contains("<BarChart label={\"Revenue USD\"} points={asRows(at(props, \"days\")).map((row0) => ({ label: formatDate(at(row0, \"day\")), value: at(row0, \"revenue_usd\") }))} />"));
+    assert!(source.contains("role=\"img\""));
+    assert!(
+        source.contains("<RowsView rows={asRows(at(props, \"days\"))}"),
+        "the numbers stay as the fallback"
+    );
+}
+
+#[test]
+fn an_action_taking_a_row_id_is_a_button_on_every_row() {
+    let mut contract = approval_contract();
+    contract["actionSpec"]["remove_line"] =
+        json!({ "schema": { "type": "object", "required": ["sku"], "properties": { "sku": { "type": "string" } } } });
+    let source = generate(contract);
+    assert!(source.contains("function Action4({ row }: { row: unknown }): ReactNode {"));
+    assert!(source.contains("submit({ \"sku\": at(row, \"sku\") });"));
+    assert!(source.contains(
+        "{ label: \"Remove line\", numeric: false, cell: (row0: unknown): ReactNode => <Action4 row={row0} /> },"
+    ));
+    assert!(!source.contains("<Action4 />"), "no separate form asking for the SKU");
+    assert_compiles(&source);
+}
+
+#[test]
+fn a_multi_step_contract_shows_a_stepper_with_back_and_next() {
+    let contract = json!({
+        "propsSpec": { "type": "object", "properties": {
+            "title": { "type": "string" },
+            "step": { "type": "integer", "minimum": 1 },
+            "steps": { "type": "array", "items": { "type": "string" } }
+        } },
+        "actionSpec": { "back": {}, "next": {} }
+    });
+    let source = generate(contract);
+    assert!(source.contains("{`Step ${asText(at(props, \"step\"))} of ${asRows(at(props, \"steps\")).length}`}"));
+    assert!(source.contains("aria-current={index + 1 === at(props, \"step\") ? \"step\" : undefined}"));
+    assert!(
+        !source.contains("<div style={styles.tiles}>"),
+        "the step number is no KPI tile"
+    );
+    assert!(source.contains("data-intent={\"back\"} data-tone=\"secondary\""));
+    assert!(source.contains("data-intent={\"next\"} data-tone=\"primary\""));
+    assert_compiles(&source);
+}
+
+#[test]
+fn forms_send_what_the_schema_accepts_once_per_gesture() {
+    let source = generate(approval_contract());
+    assert!(source.contains("<input type=\"time\""));
+    assert!(
+        source.contains("data[\"at\"] = toFullTime(value0);"),
+        "09:30 is sent as RFC 3339 full-time"
+    );
+    assert!(
+        source.contains("if (once.current !== null && once.current.props === current) return;"),
+        "a double click sends once"
+    );
+    assert!(
+        source.contains("data-tone=\"danger\" style={styles.dangerButton}"),
+        "reject is danger"
+    );
+    assert!(source.contains("data-intent={\"approve\"} data-tone=\"primary\""));
+    assert!(source.contains("data-intent={\"delete_draft\"} data-tone=\"danger\""));
+    assert!(source.contains("{\"Add row\"}"), "arrays of objects are row editors");
+    assert!(source.contains("item[\"vegetarian\"] = (row[\"vegetarian\"] ?? \"\") === \"true\";"));
+    assert!(!source.contains("placeholder=\"JSON\""), "no raw JSON box");
+    assert!(source.contains("Sent: Approve"));
 }
 
 #[test]
@@ -307,9 +446,9 @@ fn variance_changes_spacing_and_layout() {
 fn props_are_shown_by_type() {
     let source = generate(table_contract());
     assert!(source.contains("<h1 style={styles.title}>{asText(at(props, \"title\"))}</h1>"));
-    assert!(source.contains("<table style={styles.table}>"));
-    assert!(source.contains("<th style={styles.th}>{\"Customer name\"}</th>"));
-    assert!(source.contains("<th style={styles.th}>{\"Placed at\"}</th>"));
+    assert!(source.contains("<RowsView rows={asRows(at(props, \"orders\"))} columns={["));
+    assert!(source.contains("label: \"Customer name\","));
+    assert!(source.contains("label: \"Placed at\","));
     assert!(source.contains("{formatDateTime(at(row0, \"placedAt\"))}"));
     assert!(source.contains("{formatDate(at(row0, \"shipDate\"))}"));
     assert!(source.contains("<SafeLink href={at(row0, \"tracking\")} />"));
@@ -325,7 +464,7 @@ fn props_are_shown_by_type() {
 fn nested_objects_are_key_value_views_down_to_a_depth() {
     let source = generate(nested_contract());
     assert!(source.contains("<h1 style={styles.title}>{asText(at(props, \"name\"))}</h1>"));
-    assert!(source.contains("<dt style={styles.fieldName}>{\"City\"}</dt>"));
+    assert!(source.contains("<dt style={styles.factName}>{\"City\"}</dt>"));
     assert!(source.contains("{formatNumber(at(at(at(at(props, \"customer\"), \"address\"), \"geo\"), \"lat\"))}"));
     assert!(
         source.contains("<JsonValue value={at(at(at(at(props, \"customer\"), \"address\"), \"geo\"), \"deeper\")} />")
@@ -356,12 +495,19 @@ fn actions_become_forms_and_buttons_with_data_intent() {
     assert!(source.contains("<input type=\"datetime-local\""));
     assert!(source.contains("step={1} min={1} max={10}"));
     assert!(source.contains("<input type=\"checkbox\""));
-    assert!(source.contains("<select style={styles.input}"));
+    assert!(
+        source.contains("<input type=\"radio\" name=\"action0-8\""),
+        "a short enum is a segmented control"
+    );
+    assert!(
+        source.contains("<fieldset style={styles.fieldset}>"),
+        "an object is a fieldset"
+    );
     assert!(source.contains("<textarea"));
     assert!(source.contains("data[\"count\"] = Number(value"));
     assert!(source.contains("[\"red\",\"green\",7,null][Number("));
-    assert!(source.contains("onClick={() => { submit(); setSent(true); }}"));
-    assert!(source.contains("onClick={() => { submit({}); setSent(true); }}"));
+    assert!(source.contains("onClick={() => send()}"));
+    assert!(source.contains("onClick={() => send({})}"));
     assert!(source.contains("let data: unknown = undefined;"));
 }
 
@@ -373,6 +519,10 @@ fn streams_use_use_stream_by_mode() {
     }
     assert!(!source.contains("_svc:lifecycle"), "reserved channels are not rendered");
     assert!(source.contains("asRows(items).map((entry, position)"));
+    assert!(
+        source.contains("<span>{asText(at(entry, \"line\"))}</span>{\" \"}"),
+        "a record of scalars on an append channel is one log line"
+    );
     assert!(source.contains("{last === undefined ? ("));
     assert!(source.contains("{formatNumber(last)}"));
 }

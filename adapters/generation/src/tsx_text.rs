@@ -26,8 +26,37 @@ pub(crate) fn jsx_text(text: &str) -> String {
     format!("{{{}}}", js_string(text))
 }
 
-/// A label for a machine name: `createdAt`, `created_at` and `created-at` all become `Created at`.
-pub(crate) fn humanize(name: &str) -> String {
+/// Short words people write in capitals (`sku` reads as `SKU`, `kpis` as `KPIs`).
+const ACRONYMS: &[(&str, &str)] = &[
+    ("api", "API"),
+    ("cpu", "CPU"),
+    ("csv", "CSV"),
+    ("eta", "ETA"),
+    ("eur", "EUR"),
+    ("gbp", "GBP"),
+    ("id", "ID"),
+    ("ids", "IDs"),
+    ("html", "HTML"),
+    ("ip", "IP"),
+    ("json", "JSON"),
+    ("kpi", "KPI"),
+    ("kpis", "KPIs"),
+    ("pdf", "PDF"),
+    ("sku", "SKU"),
+    ("skus", "SKUs"),
+    ("sla", "SLA"),
+    ("sso", "SSO"),
+    ("uri", "URI"),
+    ("url", "URL"),
+    ("urls", "URLs"),
+    ("usd", "USD"),
+    ("utc", "UTC"),
+    ("vat", "VAT"),
+];
+
+/// The lower-case words of a machine name: `createdAt`, `created_at` and `created-at` all give
+/// `["created", "at"]`.
+pub(crate) fn name_words(name: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
     let mut current = String::new();
     let mut previous_lower = false;
@@ -48,10 +77,26 @@ pub(crate) fn humanize(name: &str) -> String {
     if !current.is_empty() {
         words.push(current);
     }
+    words
+}
+
+/// A label for a machine name: `createdAt`, `created_at` and `created-at` all become `Created at`;
+/// known acronyms keep their capitals (`revenue_usd` is `Revenue USD`).
+pub(crate) fn humanize(name: &str) -> String {
+    let words = name_words(name);
     if words.is_empty() {
         return name.trim().to_string();
     }
-    capitalize_first(&words.join(" "))
+    let spelled: Vec<String> = words
+        .iter()
+        .map(|word| {
+            ACRONYMS
+                .iter()
+                .find(|(lower, _)| lower == word)
+                .map_or_else(|| word.clone(), |(_, written)| (*written).to_string())
+        })
+        .collect();
+    capitalize_first(&spelled.join(" "))
 }
 
 /// The card's title from the render intent: a sentence keeps its words, a slug is humanized.
@@ -127,7 +172,11 @@ mod tests {
         assert_eq!(humanize("createdAt"), "Created at");
         assert_eq!(humanize("created_at"), "Created at");
         assert_eq!(humanize("order-status:v2"), "Order status v2");
-        assert_eq!(humanize("URL"), "Url");
+        assert_eq!(humanize("URL"), "URL");
+        assert_eq!(humanize("sku"), "SKU");
+        assert_eq!(humanize("kpis"), "KPIs");
+        assert_eq!(humanize("revenue_usd"), "Revenue USD");
+        assert_eq!(humanize("orderId"), "Order ID");
         assert_eq!(humanize("???"), "???");
     }
 

@@ -175,6 +175,38 @@ mod tests {
     }
 
     #[test]
+    fn declared_order_is_kept_but_never_changes_the_contract_hash() {
+        // The card shows fields in the order the agent declared them; the reuse key must not see it.
+        let forward: Value = serde_json::from_str(
+            r#"{"propsSpec":{"type":"object","properties":{"sku":{"type":"string"},"amount":{"type":"number"},"currency":{"type":"string"}}},"actionSpec":{"reject":{},"approve":{}}}"#,
+        )
+        .unwrap();
+        let backward: Value = serde_json::from_str(
+            r#"{"actionSpec":{"approve":{},"reject":{}},"propsSpec":{"properties":{"currency":{"type":"string"},"amount":{"type":"number"},"sku":{"type":"string"}},"type":"object"}}"#,
+        )
+        .unwrap();
+        let names = |value: &Value| -> Vec<String> {
+            value["propsSpec"]["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        };
+        assert_eq!(names(&forward), ["sku", "amount", "currency"]);
+        assert_eq!(names(&backward), ["currency", "amount", "sku"]);
+        assert_eq!(
+            contract_hash(&contract(forward.clone())),
+            contract_hash(&contract(backward))
+        );
+        // The same digest main computed before declared order was kept (JCS sorts keys itself).
+        assert_eq!(
+            contract_hash(&contract(forward)),
+            "cd25601f2fa640e389d70f7837cc12b7b3f69888db587430a6693c60ab11b205"
+        );
+    }
+
+    #[test]
     fn hash_is_lowercase_hex_sha256_of_the_jcs_form() {
         // RFC 8785 orders keys and prints numbers in their shortest form; the digest is of those bytes.
         let value = json!({ "b": 1.0, "a": [true, null, "x"] });

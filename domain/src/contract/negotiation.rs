@@ -291,7 +291,7 @@ impl Negotiator {
             && let Ok(validator) = compile_schema(schema)
             && !validator.is_valid(default)
         {
-            entry.remove("default");
+            entry.shift_remove("default");
             self.amend(
                 "default_removed",
                 &format!("{path}/default"),

@@ -27,7 +27,9 @@ pub struct RpcFailure {
     pub status: StatusCode,
     pub code: i64,
     pub message: String,
-    pub data: Option<Value>,
+    /// Boxed: a `Value` (an indexmap under `preserve_order`) would make every `Result` carrying
+    /// this failure large.
+    pub data: Option<Box<Value>>,
     pub headers: Vec<(&'static str, String)>,
 }
 
@@ -48,7 +50,7 @@ impl RpcFailure {
     }
 
     pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
+        self.data = Some(Box::new(data));
         self
     }
 
@@ -61,7 +63,7 @@ impl RpcFailure {
     pub fn message_for(&self, id: Value) -> Value {
         let mut error = json!({ "code": self.code, "message": self.message });
         if let Some(data) = &self.data {
-            error["data"] = data.clone();
+            error["data"] = (**data).clone();
         }
         json!({ "jsonrpc": "2.0", "id": id, "error": error })
     }

@@ -403,7 +403,7 @@ fn merge_variance(stored: &Value, patch: &Map<String, Value>) -> Value {
     let mut merged = stored.as_object().cloned().unwrap_or_default();
     for (field, value) in patch {
         if value.as_str() == Some("") {
-            merged.remove(field);
+            merged.shift_remove(field);
         } else {
             merged.insert(field.clone(), value.clone());
         }

@@ -1,0 +1,368 @@
+#!/usr/bin/env node
+// The built-in generator's gallery in a real browser: every fixture contract of
+// gallery-fixtures.mjs rendered by the real `svc` server, mounted by an MCP-Apps host page
+// (ext-apps AppBridge, sandboxed srcdoc iframe under the resource's declared CSP) at 720 px and
+// 380 px, with assertions on what a person sees and on what the agent receives.
+//
+// Usage: node tests/browser/gallery.mjs <base-url> [--docs DIR]
+//        --docs: after every step passed, copy each fixture's 720 px shot to DIR and write
+//        DIR/README.md (each card beside its contract); `bash tests/browser/gallery-docs.sh` does it
+//        for docs/gallery/ against a fresh server.
+// Env:   SVC_CHROMIUM=/path/to/chromium (default /usr/bin/chromium; never downloads a browser)
+// Screenshots: ./artifacts/gallery/<fixture>-<width>.png and <fixture>-720-dark.png (gitignored,
+// kept by CI).
+
+import { createServer } from 'node:http';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { FIXTURES } from './gallery-fixtures.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ARTIFACTS = path.join(HERE, 'artifacts', 'gallery');
+const CHROMIUM = process.env.SVC_CHROMIUM || '/usr/bin/chromium';
+const WAIT_MS = 15_000;
+const WIDE = 720;
+const NARROW = 380;
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+class StepFailure extends Error {}
+let currentStep = 'start';
+const diagnostics = [];
+
+function step(name) {
+  currentStep = name;
+  console.log(`step: ${name}`);
+}
+
+function check(condition, message) {
+  if (!condition) throw new StepFailure(message);
+}
+
+function same(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  check(a === e, `${what}: expected ${e}, got ${a}`);
+}
+
+async function waitFor(what, probe, timeout = WAIT_MS) {
+  const deadline = Date.now() + timeout;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await probe();
+      if (last === true) return;
+    } catch (error) {
+      last = error.message;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new StepFailure(`timed out after ${timeout} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+}
+
+// ---------- the agent ----------
+
+async function connectAgent(base) {
+  const client = new Client({ name: 'svc-gallery-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: 'Bearer gallery-test' } } }),
+  );
+  return client;
+}
+
+async function tool(client, name, args) {
+  const result = await client.callTool({ name, arguments: args });
+  if (result.isError) throw new StepFailure(`${name} answered an error result: ${JSON.stringify(result.structuredContent ?? result.content)}`);
+  return result;
+}
+
+/** svc_consume's events for a session (drains them). */
+async function consume(agent, sessionId, timeout) {
+  const consumed = await tool(agent, 'svc_consume', { sessionId, timeout });
+  return consumed.structuredContent.events ?? [];
+}
+
+// ---------- the host page ----------
+
+async function startHostServer() {
+  const hostHtml = await readFile(path.join(HERE, 'host.html'), 'utf8');
+  const bundled = await build({
+    stdin: {
+      contents: "export { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';",
+      resolveDir: HERE,
+      loader: 'js',
+    },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    logLevel: 'silent',
+  });
+  const files = {
+    '/host.html': ['text/html', hostHtml],
+    '/vendor/app-bridge.js': ['text/javascript', bundled.outputFiles[0].text],
+    '/vendor/host-policy.js': ['text/javascript', await readFile(path.join(HERE, 'host-policy.js'), 'utf8')],
+  };
+  const server = createServer((req, res) => {
+    const file = files[new URL(req.url, 'http://host').pathname];
+    if (file) res.writeHead(200, { 'content-type': `${file[0]}; charset=utf-8` }).end(file[1]);
+    else res.writeHead(404).end('not found');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/** Renders a fixture and mounts it in a fresh frame `WIDE` px wide. */
+async function mountFixture(page, agent, fixture) {
+  const handshake = await tool(agent, 'svc_handshake', { intent: fixture.intent, blueprintDraft: { contract: fixture.contract } });
+  const args = { handshakeId: handshake.structuredContent.handshakeId, props: fixture.props };
+  const rendered = await tool(agent, 'svc_render', args);
+  same(rendered.structuredContent.outcome, 'rendered', `${fixture.name}: svc_render outcome`);
+  const sessionId = rendered.structuredContent.sessionId;
+  const read = await agent.readResource({ uri: `ui://svc/render/${sessionId}` });
+  const content = read.contents[0];
+  const id = `card-${fixture.name}`;
+  const hostContext = { theme: 'light', displayMode: 'inline', locale: 'en-US', timeZone: 'UTC', platform: 'web', containerDimensions: { maxHeight: 2000, width: WIDE } };
+  await page.evaluate(
+    (mount) => window.svcHost.mount(mount),
+    { id, title: fixture.name, html: content.text, csp: content._meta?.ui?.csp ?? {}, toolInput: args, toolResult: rendered, hostContext },
+  );
+  const frame = await (await page.$(`#${id}`)).contentFrame();
+  await waitFor(`${fixture.name}: the card to go live`, async () => (await frame.evaluate(() => document.documentElement.dataset.svcLive ?? null)) === 'live');
+  for (const payload of fixture.emits ?? []) await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload });
+  return { id, frame, sessionId };
+}
+
+/** Sets the card's frame to `width` px and waits until its layout settled at that width. */
+async function resize(page, card, width) {
+  // Chromium pauses animation frames of iframes outside the viewport.
+  await page.locator(`#${card.id}`).scrollIntoViewIfNeeded();
+  await page.evaluate(({ id, px }) => { document.getElementById(id).style.width = `${px}px`; }, { id: card.id, px: width });
+  await waitFor(`${card.id} to be ${width} px wide`, async () => { const inner = await card.frame.evaluate(() => window.innerWidth); return inner === width || `innerWidth ${inner}`; });
+  // Two frames: ResizeObserver callbacks and React's commit run before the next paint.
+  await card.frame.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+}
+
+/** Switches the host's theme for one card and waits until the card follows it. */
+async function setMode(page, card, mode) {
+  await page.evaluate(({ id, theme }) => window.svcHost.changeHostContext(id, { theme }), { id: card.id, theme: mode });
+  await waitFor(`${card.id} to turn ${mode}`, async () => (await card.frame.evaluate(() => document.documentElement.dataset.svcMode)) === mode);
+}
+
+async function shot(page, card, fixture, width) {
+  await page.locator(`#${card.id}`).screenshot({ path: path.join(ARTIFACTS, `${fixture.name}-${width}.png`) });
+}
+
+/** Horizontal overflow inside the card: the document wider than its frame. */
+const overflow = (frame) => frame.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+const cardText = (frame) => frame.evaluate(() => document.body.innerText);
+
+/** The computed value `cssValue` resolves to inside the card (a theme variable, say). */
+const resolvedColor = (frame, cssValue) =>
+  frame.evaluate((value) => {
+    const probe = document.createElement('span');
+    probe.style.backgroundColor = value;
+    document.body.append(probe);
+    const color = getComputedStyle(probe).backgroundColor;
+    probe.remove();
+    return color;
+  }, cssValue);
+
+// ---------- the gallery ----------
+
+async function run(base) {
+  await mkdir(ARTIFACTS, { recursive: true });
+  step('agent connects over MCP');
+  const agent = await connectAgent(base);
+  const host = await startHostServer();
+  const userDataDir = await mkdtemp(path.join(tmpdir(), 'svc-gallery-'));
+  let context;
+  try {
+    step('launch Chromium');
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 900, height: 1000 },
+      locale: 'en-US',
+      timezoneId: 'UTC',
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.exposeFunction('svcForwardToolCall', async () => ({ isError: true, content: [{ type: 'text', text: 'no tools in the gallery' }] }));
+    page.on('pageerror', (error) => diagnostics.push(`pageerror: ${error.message}`));
+    page.on('console', (message) => message.type() === 'error' && diagnostics.push(`console.error: ${message.text()}`));
+    await page.goto(`${host.origin}/host.html`);
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+
+    const cards = new Map();
+    for (const fixture of FIXTURES) {
+      step(`${fixture.name}: rendered at ${WIDE} px and ${NARROW} px without horizontal overflow`);
+      const card = await mountFixture(page, agent, fixture);
+      cards.set(fixture.name, { card, fixture });
+      await waitFor(`${fixture.name}: its title`, async () => (await cardText(card.frame)).includes(fixture.props.title));
+      for (const width of [WIDE, NARROW]) {
+        await resize(page, card, width);
+        same(await overflow(card.frame), 0, `${fixture.name} at ${width} px: pixels of horizontal overflow`);
+        await shot(page, card, fixture, width);
+      }
+      await resize(page, card, WIDE);
+      await setMode(page, card, 'dark');
+      same(await overflow(card.frame), 0, `${fixture.name} at ${WIDE} px, dark: pixels of horizontal overflow`);
+      await page.locator(`#${card.id}`).screenshot({ path: path.join(ARTIFACTS, `${fixture.name}-${WIDE}-dark.png`) });
+      await setMode(page, card, 'light');
+    }
+
+    step('orders-table: every column readable at 720 px, a stacked list at 380 px');
+    {
+      const { card } = cards.get('orders-table');
+      await resize(page, card, WIDE);
+      await waitFor('the table layout', async () => (await card.frame.locator('[data-layout="table"] table').count()) === 1);
+      const headers = await card.frame.$$eval('th', (cells) => cells.map((cell) => {
+        const box = cell.getBoundingClientRect();
+        return { text: cell.textContent, clipped: cell.scrollWidth > cell.clientWidth + 1, inside: box.right <= document.documentElement.clientWidth + 0.5 };
+      }));
+      same(headers.map((h) => h.text), ['Order ID', 'Customer', 'Placed on', 'Status', 'Items', 'Total', 'Currency', 'Open order'], 'column headers in declared order, then the row action');
+      same(headers.filter((h) => h.clipped || !h.inside).map((h) => h.text), [], 'columns clipped or outside the card at 720 px');
+      same(await card.frame.locator('tbody tr').count(), 20, 'table rows');
+      const totalAlign = await card.frame.$eval('tbody tr td:nth-child(6)', (cell) => [getComputedStyle(cell).textAlign, getComputedStyle(cell).fontVariantNumeric]);
+      same(totalAlign, ['right', 'tabular-nums'], 'the total column: right-aligned tabular numbers');
+      await resize(page, card, NARROW);
+      await waitFor('the stacked layout', async () => (await card.frame.locator('[data-layout="stacked"]').count()) === 1);
+      same(await card.frame.locator('table').count(), 0, 'tables at 380 px');
+      same(await card.frame.locator('[data-layout="stacked"] li').count(), 20, 'stacked rows');
+      const firstRow = await card.frame.locator('[data-layout="stacked"] li').first().innerText();
+      for (const label of ['Order ID', 'Customer', 'Placed on', 'Status', 'Items', 'Total', 'Currency']) {
+        check(firstRow.includes(label), `the stacked row shows ${label}: ${firstRow}`);
+      }
+      check(firstRow.includes('$120.00'), `the stacked row shows the total as money: ${firstRow}`);
+      await resize(page, card, WIDE);
+      await waitFor('the table layout again', async () => (await card.frame.locator('[data-layout="table"] table').count()) === 1);
+      same(await card.frame.locator('form[data-intent="open_order"]').count(), 0, 'forms asking for an order id');
+      await card.frame.locator('tbody tr').nth(5).locator('button[data-intent="open_order"]').click();
+      const events = await consume(agent, card.sessionId, 10);
+      same(events.map((e) => [e.intent, e.actionData]), [['open_order', { order_id: 'SO-1045' }]], 'the row action of row 6');
+    }
+
+    step('approval and weekly-metrics: money and percentages formatted for people, a series charted');
+    {
+      const approval = await cardText(cards.get('approval').card.frame);
+      for (const shown of ['$4,312.50', '$1,299.50', 'SKU', 'Three designers start in December.\nTheir current machines are five years old.']) {
+        check(approval.includes(shown), `approval shows ${JSON.stringify(shown)}: ${approval}`);
+      }
+      const metrics = await cardText(cards.get('weekly-metrics').card.frame);
+      for (const shown of ['$18,240.75', '1.2%', '-1.8%', '312']) {
+        check(metrics.includes(shown), `weekly-metrics shows ${shown}: ${metrics}`);
+      }
+      const chart = await cards.get('weekly-metrics').card.frame.$eval('svg[role="img"]', (svg) => [svg.getAttribute('aria-label'), svg.querySelectorAll('rect').length]);
+      same(chart, ['Revenue USD: 11/16/2026: 2,410.5, 11/17/2026: 2,804, 11/18/2026: 3,120.25', 3], 'the weekly revenue chart (label, bars)');
+      const agenda = await cardText(cards.get('agenda').card.frame);
+      check(agenda.includes('09:30') && !agenda.includes('09:30:00Z'), `agenda shows times as people read them: ${agenda}`);
+    }
+
+    step('approval: reject is styled as danger, approve as primary');
+    {
+      const { frame } = cards.get('approval').card;
+      const danger = await resolvedColor(frame, 'var(--svc-color-danger)');
+      const accent = await resolvedColor(frame, 'var(--svc-color-accent)');
+      check(danger !== accent, `the theme's danger and accent colours differ (${danger})`);
+      same(await frame.$eval('button[data-intent="reject"]', (b) => getComputedStyle(b).backgroundColor), danger, 'reject button background');
+      same(await frame.$eval('button[data-intent="approve"]', (b) => getComputedStyle(b).backgroundColor), accent, 'approve button background');
+    }
+
+    step('approval: a double click sends one event, and the card says it was sent');
+    {
+      const { card } = cards.get('approval');
+      await card.frame.locator('button[data-intent="approve"]').dblclick();
+      await waitFor('the sent state', async () => (await cardText(card.frame)).includes('Sent: Approve'));
+      check(await card.frame.locator('button[data-intent="approve"]').isDisabled(), 'the approve button is disabled once sent');
+      const events = await consume(agent, card.sessionId, 10);
+      same(events.map((e) => e.intent), ['approve'], 'events after a double click');
+      same(await consume(agent, card.sessionId, 2), [], 'events after the first drain (no second send)');
+    }
+
+    step('booking-form: 09:30 typed into a time field is accepted by the server');
+    {
+      const { card } = cards.get('booking-form');
+      const form = card.frame.locator('form[data-intent="book"]');
+      await form.locator('input[type="date"]').fill('2026-12-24');
+      await form.locator('input[type="time"]').fill('09:30');
+      await form.locator('label', { hasText: 'Terrace' }).click();
+      await form.getByRole('button', { name: 'Add row' }).click();
+      await form.locator('[data-row="0"] input[type="text"]').fill('Ada');
+      await form.locator('[data-row="0"] input[type="checkbox"]').check();
+      await form.locator('button[data-intent="book"]').click();
+      const events = await consume(agent, card.sessionId, 10);
+      same(
+        events.map((e) => [e.intent, e.actionData]),
+        [['book', { date: '2026-12-24', time: '09:30:00Z', seating: 'terrace', guests: [{ name: 'Ada', vegetarian: true }] }]],
+        'the booking the server accepted',
+      );
+      await waitFor('the sent state naming what was sent', async () => (await cardText(card.frame)).includes('time: 09:30:00Z'));
+      same(await card.frame.locator('textarea').count(), 0, 'raw-JSON boxes in the booking form');
+      same(await card.frame.$eval('button[data-intent="cancel"]', (b) => b.dataset.tone), 'danger', 'cancel tone');
+    }
+
+    step('checkout-steps: the stepper shows step 1 of 3 and moves when the agent answers Next');
+    {
+      const { card, fixture } = cards.get('checkout-steps');
+      const current = () => card.frame.$eval('[data-stepper]', (nav) => [nav.querySelector('span').textContent, nav.querySelector('[aria-current="step"]')?.textContent ?? null]);
+      same(await current(), ['Step 1 of 3', 'Cart'], 'the stepper at first');
+      await card.frame.locator('button[data-intent="next"]').click();
+      same((await consume(agent, card.sessionId, 10)).map((e) => e.intent), ['next'], 'the Next click');
+      await tool(agent, 'svc_update', { sessionId: card.sessionId, kind: 'replace', props: { ...fixture.props, step: 2 } });
+      await waitFor('the stepper to move to step 2', async () => JSON.stringify(await current()) === JSON.stringify(['Step 2 of 3', 'Shipping']));
+      same(await card.frame.$eval('button[data-intent="back"]', (b) => b.dataset.tone), 'secondary', 'Back tone');
+      // Sent for step 1; the repaint to step 2 makes Next live again.
+      await card.frame.locator('button[data-intent="next"]').click();
+      same((await consume(agent, card.sessionId, 10)).map((e) => e.intent), ['next'], 'the Next click on step 2');
+    }
+
+    step('ticket: long tokens wrap and line breaks are kept');
+    {
+      const text = await cardText(cards.get('ticket').card.frame);
+      check(text.includes('Steps:\n1. Open a workspace'), `the description keeps its line breaks: ${text}`);
+    }
+    console.log(`gallery: ${FIXTURES.length} fixtures at ${WIDE} px and ${NARROW} px; screenshots in ${ARTIFACTS}`);
+  } catch (error) {
+    const page = context?.pages()[0];
+    if (page) await page.screenshot({ path: path.join(ARTIFACTS, 'failure.png'), fullPage: true }).catch(() => {});
+    throw error;
+  } finally {
+    await context?.close().catch(() => {});
+    await host.close();
+    await rm(userDataDir, { recursive: true, force: true });
+    await agent.close().catch(() => {});
+  }
+}
+
+/** The committed gallery page: one 720 px shot per fixture beside its contract and props. */
+async function writeDocs(dir) {
+  await mkdir(dir, { recursive: true });
+  const sections = ['# Gallery of the built-in generator', '', 'Each card as the built-in generator draws it at 720 px (light theme), beside the contract and', 'props it was rendered from. Regenerate with `bash tests/browser/gallery-docs.sh`; what the', 'generator reads from a contract: `docs/builtin-generator.md`.', ''];
+  for (const fixture of FIXTURES) {
+    await copyFile(path.join(ARTIFACTS, `${fixture.name}-${WIDE}.png`), path.join(dir, `${fixture.name}.png`));
+    sections.push(`## ${fixture.name}`, '', `![${fixture.name} at ${WIDE} px](${fixture.name}.png)`, '', '<details><summary>contract and props</summary>', '');
+    sections.push('```json', JSON.stringify({ intent: fixture.intent, contract: fixture.contract, props: fixture.props }, null, 2), '```', '', '</details>', '');
+  }
+  await writeFile(path.join(dir, 'README.md'), sections.join('\n'));
+}
+
+const [base, flag, docsDir] = process.argv.slice(2);
+if (!base || (flag !== undefined && (flag !== '--docs' || !docsDir))) {
+  console.error('usage: node gallery.mjs <base-url> [--docs DIR]');
+  process.exit(2);
+}
+try {
+  await run(base.replace(/\/+$/, ''));
+  if (docsDir) await writeDocs(path.resolve(docsDir));
+  console.log('gallery: all steps passed');
+} catch (error) {
+  console.error(`gallery FAILED at step "${currentStep}": ${error instanceof StepFailure ? error.message : error.stack ?? error}`);
+  if (diagnostics.length > 0) console.error(`browser console:\n  ${diagnostics.slice(-40).join('\n  ')}`);
+  process.exit(1);
+}

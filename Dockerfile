@@ -25,7 +25,8 @@ VOLUME ["/var/lib/svc"]
 EXPOSE 6781
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s \
     CMD curl -fsS http://127.0.0.1:6781/healthz || exit 1
-# SIGTERM stops accepting, lets in-flight requests finish (10 s grace) and exits 0.
+# SIGTERM: /readyz answers 503 at once, requests in progress finish within a 10 s grace (new
+# connections get only the health probes), then the process exits 0.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["svc"]
 CMD ["serve", "--host", "0.0.0.0", "--data-dir", "/var/lib/svc"]

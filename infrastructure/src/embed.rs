@@ -55,7 +55,8 @@ pub enum EmbedError {
 
 impl EmbeddedServer {
     pub fn builder() -> Self {
-        Self::with_settings(Settings::load(None).expect("the compiled-in defaults load"))
+        // The host program's environment is its own: only the compiled-in defaults.
+        Self::with_settings(Settings::load_from(None, std::iter::empty()).expect("the compiled-in defaults load"))
     }
 
     /// Starts from settings the program loaded itself (for example with [`Settings::load`]).

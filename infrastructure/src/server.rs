@@ -633,7 +633,10 @@ fn oauth_surface(
         // Dev mode reads documents served on loopback (`http://127.0.0.1/...`); strict mode
         // only public https hosts.
         client_documents: ClientDocuments::new(
-            Arc::new(ReqwestClientDocumentFetcher::new(settings.server.dev_allow_all)),
+            // Loopback documents only for a dev server that is itself on loopback (no SSRF from afar).
+            Arc::new(ReqwestClientDocumentFetcher::new(
+                settings.server.dev_allow_all && is_loopback(&settings.server.host),
+            )),
             settings.server.dev_allow_all,
         ),
     };

@@ -54,10 +54,14 @@ fn rendered_config(dir: &Path, port: u16, replicas: [u16; 2]) -> String {
             "/etc/ssl/svc/fullchain.pem",
             &dir.join("cert.pem").display().to_string(),
         )
-        .replace("/etc/ssl/svc/privkey.pem", &dir.join("key.pem").display().to_string());
+        .replace("/etc/ssl/svc/privkey.pem", &dir.join("key.pem").display().to_string())
+        .replace(
+            "/var/log/nginx/svc-access.log",
+            &dir.join("svc-access.log").display().to_string(),
+        );
     assert_ne!(out, shipped);
     let directives: Vec<&str> = out.lines().filter(|line| !line.trim_start().starts_with('#')).collect();
-    for marked in ["6781", "443 ssl", "svc.example.com", "/etc/ssl/svc"] {
+    for marked in ["6781", "443 ssl", "svc.example.com", "/etc/ssl/svc", "/var/log/nginx"] {
         assert!(
             directives.iter().all(|line| !line.contains(marked)),
             "the shipped file changed shape: {marked} is still there"
@@ -385,10 +389,29 @@ async fn two_replicas_behind_the_shipped_nginx_config_share_a_card() {
         frames.push(frame);
         assert!(frames.len() < 20, "no data frame: {frames:?}");
     }
+    // The polling fallback through the proxy; its token (in the query) never reaches nginx's log.
+    let polled = proxied
+        .get(format!(
+            "{}?token={}&wait=0",
+            slice["pollingUrl"].as_str().unwrap(),
+            slice["wsToken"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(polled.status(), 200);
     // The metrics stay off the edge.
     assert_eq!(
         proxied.get(format!("{public}/metrics")).send().await.unwrap().status(),
         404
+    );
+    drop(_nginx);
+    let access_log = std::fs::read_to_string(dir.join("svc-access.log")).expect("nginx wrote its access log");
+    assert!(access_log.contains("/_svc/poll/"), "{access_log}");
+    let token = slice["wsToken"].as_str().unwrap();
+    assert!(
+        !access_log.contains(token) && !access_log.contains("token="),
+        "{access_log}"
     );
     drop((first, second));
     let _ = std::fs::remove_dir_all(&dir);

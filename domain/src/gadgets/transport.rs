@@ -37,7 +37,7 @@ impl GadgetDescriptor {
 
     /// Origins the mount loads resources from for this package: the stylesheet's. The bundle's
     /// origin is not one: the runtime fetches the bundle (connect-src), checks its integrity and
-    /// runs it from a `blob:`/`data:` URL, so allowing its origin as a script source would only
+    /// runs it as an inline module script, so allowing its origin as a script source would only
     /// let a card load other scripts from there unchecked.
     pub fn resource_origins(&self) -> Vec<String> {
         self.style_url.iter().filter_map(|url| origin(url)).collect()
@@ -145,7 +145,7 @@ mod tests {
     #[test]
     fn origins_come_from_the_bundle_the_stylesheet_and_connect() {
         let (resources, connects) = csp_origins([&charts(), &charts()]);
-        // The bundle is fetched and run from a blob: URL: only the stylesheet is a resource.
+        // The bundle is fetched and run as an inline script: only the stylesheet is a resource.
         assert_eq!(resources, ["https://styles.example.com:8443"]);
         assert_eq!(
             connects,

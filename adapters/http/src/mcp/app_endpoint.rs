@@ -32,7 +32,7 @@ pub async fn post_app_mcp(
             let origin = origin(state, req);
             let body = match body.into_bytes_limit(super::MAX_BODY_BYTES).await {
                 Ok(bytes) => bytes,
-                Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+                Err(_) => return crate::body_limit::too_large(super::MAX_BODY_BYTES),
             };
             if let Some(request) = super::progress_stream::wanted(req, &body) {
                 let sender = cancel_scope(state, req, "mcp", &caller).sender;

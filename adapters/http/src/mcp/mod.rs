@@ -96,7 +96,7 @@ where
 {
     let bytes = match body.into_bytes_limit(MAX_BODY_BYTES).await {
         Ok(b) => b,
-        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+        Err(_) => return crate::body_limit::too_large(MAX_BODY_BYTES),
     };
     match jsonrpc::parse(&bytes) {
         Err(failure) => failure.into_response(Value::Null),
@@ -167,7 +167,7 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
     let origin = origin(state, req);
     let body = match body.into_bytes_limit(MAX_BODY_BYTES).await {
         Ok(bytes) => bytes,
-        Err(_) => return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response(),
+        Err(_) => return crate::body_limit::too_large(MAX_BODY_BYTES),
     };
     if let Some(request) = progress_stream::wanted(req, &body) {
         let sender = cancel_scope(state, req, "mcp", &caller).sender;

@@ -42,7 +42,7 @@ impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
             .filter(|incoming| acceptable(incoming))
             .map(str::to_owned)
             .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let method = req.method().to_string();
+        let method = method_label(req.method()).to_owned();
         let route = route_label(req.uri().path());
         // Every log line of the request carries its id through this span.
         let span = tracing::info_span!("request", request_id = %id, method = %method, route);
@@ -77,6 +77,25 @@ impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
     }
 }
 
+/// The method as a label: a known verb, or `OTHER` (hyper accepts any token as a method, and a
+/// client must not grow the metrics without bound).
+fn method_label(method: &poem::http::Method) -> &'static str {
+    use poem::http::Method;
+    const KNOWN: [(Method, &str); 7] = [
+        (Method::GET, "GET"),
+        (Method::POST, "POST"),
+        (Method::PUT, "PUT"),
+        (Method::DELETE, "DELETE"),
+        (Method::HEAD, "HEAD"),
+        (Method::OPTIONS, "OPTIONS"),
+        (Method::PATCH, "PATCH"),
+    ];
+    KNOWN
+        .iter()
+        .find(|(known, _)| known == method)
+        .map_or("OTHER", |(_, label)| label)
+}
+
 /// An incoming id is kept only when short and plain (it goes into logs and a response header).
 fn acceptable(incoming: &str) -> bool {
     !incoming.is_empty()
@@ -89,6 +108,13 @@ fn acceptable(incoming: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::acceptable;
+
+    #[test]
+    fn methods_outside_the_known_verbs_are_one_label() {
+        use poem::http::Method;
+        assert_eq!(super::method_label(&Method::POST), "POST");
+        assert_eq!(super::method_label(&Method::from_bytes(b"XRANDOM1").unwrap()), "OTHER");
+    }
 
     #[test]
     fn only_short_plain_incoming_ids_are_kept() {

@@ -61,7 +61,16 @@ fn rendered_config(dir: &Path, port: u16, replicas: [u16; 2]) -> String {
         );
     assert_ne!(out, shipped);
     let directives: Vec<&str> = out.lines().filter(|line| !line.trim_start().starts_with('#')).collect();
-    for marked in ["6781", "443 ssl", "svc.example.com", "/etc/ssl/svc", "/var/log/nginx"] {
+    // Whole directives, not numbers: a random port may well end in 443 or 6781.
+    let marked_lines = [
+        "server 127.0.0.1:6781;",
+        "server 127.0.0.1:6782;",
+        "listen 443 ssl;",
+        "server_name svc.example.com;",
+        "/etc/ssl/svc/",
+        "/var/log/nginx/",
+    ];
+    for marked in marked_lines {
         assert!(
             directives.iter().all(|line| !line.contains(marked)),
             "the shipped file changed shape: {marked} is still there"

@@ -16,23 +16,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS, StepFailure, WAIT_MS, check, same, waitFor } from './steps.mjs';
 import { frameDocument } from './host-policy.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ARTIFACTS = path.join(HERE, 'artifacts');
-const CHROMIUM = process.env.SVC_CHROMIUM || '/usr/bin/chromium';
-const WAIT_MS = 15_000;
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const CONTRACT = {
   propsSpec: {
@@ -61,24 +51,12 @@ const HOST_CONTEXT = {
   containerDimensions: { maxHeight: 2000, width: 640 },
 };
 
-class StepFailure extends Error {}
-
 let currentStep = 'start';
 const diagnostics = [];
 
 function step(name) {
   currentStep = name;
   console.log(`step: ${name}`);
-}
-
-function check(condition, message) {
-  if (!condition) throw new StepFailure(message);
-}
-
-function same(actual, expected, what) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
-  check(a === e, `${what}: expected ${e}, got ${a}`);
 }
 
 // ---------- the agent ----------
@@ -193,21 +171,6 @@ async function mountCard(page, { id, title, resource, csp = resource.csp, byUrl 
 
 /** What the card's policy refused so far (recorded by the host page inside the frame). */
 const violations = (frame) => frame.evaluate(() => window.svcViolations ?? []);
-
-async function waitFor(what, probe, timeout = WAIT_MS) {
-  const deadline = Date.now() + timeout;
-  let last;
-  while (Date.now() < deadline) {
-    try {
-      last = await probe();
-      if (last === true) return;
-    } catch (error) {
-      last = error.message;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new StepFailure(`timed out after ${timeout} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
-}
 
 /** Waits until no card frame has moved or resized for a few polls in a row. */
 async function layoutSteady(page) {

@@ -19,50 +19,22 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS, StepFailure, WAIT_MS, check, same, waitFor } from './steps.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { FIXTURES } from './gallery-fixtures.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ARTIFACTS = path.join(HERE, 'artifacts', 'gallery');
-const CHROMIUM = process.env.SVC_CHROMIUM || '/usr/bin/chromium';
-const WAIT_MS = 15_000;
 const WIDE = 720;
 const NARROW = 380;
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-class StepFailure extends Error {}
 let currentStep = 'start';
 const diagnostics = [];
 
 function step(name) {
   currentStep = name;
   console.log(`step: ${name}`);
-}
-
-function check(condition, message) {
-  if (!condition) throw new StepFailure(message);
-}
-
-function same(actual, expected, what) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
-  check(a === e, `${what}: expected ${e}, got ${a}`);
-}
-
-async function waitFor(what, probe, timeout = WAIT_MS) {
-  const deadline = Date.now() + timeout;
-  let last;
-  while (Date.now() < deadline) {
-    try {
-      last = await probe();
-      if (last === true) return;
-    } catch (error) {
-      last = error.message;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new StepFailure(`timed out after ${timeout} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
 }
 
 // ---------- the agent ----------

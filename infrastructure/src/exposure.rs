@@ -2,9 +2,11 @@
 
 use crate::settings::Settings;
 
-/// A host name or address that only this machine reaches.
+/// A host name or address that only this machine reaches: `localhost`, or an IPv4/IPv6 loopback
+/// address (brackets allowed). A name that merely starts with `127.` is not one.
 pub fn is_loopback(host: &str) -> bool {
-    matches!(host, "127.0.0.1" | "localhost" | "::1") || host.starts_with("127.")
+    let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    bare.eq_ignore_ascii_case("localhost") || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// `--dev-allow-all` accepts any bearer: on a non-loopback address anyone who reaches the port
@@ -24,6 +26,16 @@ pub fn check_dev_allow_all(settings: &Settings) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_is_an_address_or_localhost_never_a_lookalike_name() {
+        for host in ["127.0.0.1", "127.8.9.10", "localhost", "::1", "[::1]"] {
+            assert!(is_loopback(host), "{host}");
+        }
+        for host in ["0.0.0.0", "10.0.0.1", "127.evil.example", "example.com", "::"] {
+            assert!(!is_loopback(host), "{host}");
+        }
+    }
 
     #[test]
     fn dev_allow_all_off_loopback_needs_the_acknowledgement() {

@@ -9,6 +9,21 @@ pub fn is_loopback(host: &str) -> bool {
     bare.eq_ignore_ascii_case("localhost") || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The host as written in a `host:port` authority: a bare IPv6 literal gets its brackets
+/// (`::1` -> `[::1]`), anything else (a name, IPv4, an already bracketed literal) stays.
+pub fn authority_host(host: &str) -> String {
+    if host.parse::<std::net::Ipv6Addr>().is_ok() {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    }
+}
+
+/// The address to bind: `host:port`, with IPv6 literals bracketed so they parse.
+pub fn listen_address(host: &str, port: u16) -> String {
+    format!("{}:{port}", authority_host(host))
+}
+
 /// `--dev-allow-all` accepts any bearer: on a non-loopback address anyone who reaches the port
 /// acts as `builder`, so that needs the operator's explicit acknowledgement.
 pub fn check_dev_allow_all(settings: &Settings) -> Result<(), String> {
@@ -34,6 +49,17 @@ mod tests {
         }
         for host in ["0.0.0.0", "10.0.0.1", "127.evil.example", "example.com", "::"] {
             assert!(!is_loopback(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn ipv6_literals_are_bracketed_once_in_an_authority() {
+        assert_eq!(listen_address("::1", 7000), "[::1]:7000");
+        assert_eq!(listen_address("[::1]", 7000), "[::1]:7000");
+        assert_eq!(listen_address("127.0.0.1", 7000), "127.0.0.1:7000");
+        assert_eq!(listen_address("localhost", 7000), "localhost:7000");
+        for addr in [listen_address("::1", 7000), listen_address("[::1]", 7000)] {
+            assert!(addr.parse::<std::net::SocketAddr>().is_ok(), "{addr} must parse");
         }
     }
 

@@ -411,7 +411,7 @@ impl Application {
         let open_file_limit = crate::open_files::raise_limit().map(|(_, after)| after);
         let limits = connection_limits(settings)?.fitted_to(open_file_limit);
         let draining = Draining::default();
-        let addr = format!("{}:{}", settings.server.host, settings.server.port);
+        let addr = crate::exposure::listen_address(&settings.server.host, settings.server.port);
         let acceptor = TcpListener::bind(addr.clone())
             .into_acceptor()
             .await

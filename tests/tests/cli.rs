@@ -269,6 +269,52 @@ concurency = 4
 }
 
 #[test]
+fn an_ipv6_loopback_host_binds_and_answers() {
+    let dir = temp_dir("svc-cli-ipv6");
+    let (mut child, banner) = serve(
+        &[
+            "--dev-allow-all",
+            "--host",
+            "::1",
+            "--port",
+            "0",
+            "--data-dir",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let listening = banner.first().cloned().unwrap_or_default();
+    let port = listening
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or_else(|| panic!("no port in the banner: {banner:?}"));
+    let health = {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(("::1", port)).expect("connect to [::1]");
+        write!(
+            stream,
+            "GET /healthz HTTP/1.1\r\nHost: [::1]:{port}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).ok();
+        answer
+    };
+    child.kill().ok();
+    child.wait().ok();
+    assert!(listening.contains(&format!("http://[::1]:{port}")), "{banner:?}");
+    assert!(
+        banner
+            .iter()
+            .any(|l| l.contains(&format!("MCP endpoint:  http://[::1]:{port}/mcp"))),
+        "the public URL brackets the address once: {banner:?}"
+    );
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
 fn dev_allow_all_off_loopback_needs_an_acknowledgement_and_the_banner_tells_the_truth() {
     let dir = temp_dir("svc-cli-exposed");
     let data_dir = dir.to_str().unwrap();

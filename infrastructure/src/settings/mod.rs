@@ -372,9 +372,8 @@ impl Settings {
     pub fn public_base_url(&self, port: u16) -> String {
         if self.server.public_base_url.is_empty() {
             let host = match self.server.host.as_str() {
-                "0.0.0.0" | "::" => "127.0.0.1".to_owned(),
-                h if h.contains(':') => format!("[{h}]"),
-                h => h.to_owned(),
+                "0.0.0.0" | "::" | "[::]" => "127.0.0.1".to_owned(),
+                h => crate::exposure::authority_host(h),
             };
             format!("http://{host}:{port}")
         } else {

@@ -34,6 +34,15 @@ fn defaults_load_and_point_sqlite_into_the_data_dir() {
 }
 
 #[test]
+fn an_ipv6_host_is_bracketed_once_in_the_public_url() {
+    let mut s = Settings::load_from(None, no_env()).unwrap();
+    for host in ["::1", "[::1]"] {
+        s.server.host = host.into();
+        assert_eq!(s.public_base_url(7000), "http://[::1]:7000", "{host}");
+    }
+}
+
+#[test]
 fn a_missing_config_file_is_an_error_naming_it() {
     let err = Settings::load_from(Some(Path::new("/nonexistent/svc.toml")), no_env()).unwrap_err();
     assert!(err.to_string().contains("/nonexistent/svc.toml"));

@@ -3,7 +3,6 @@
 //! the database on PostgreSQL, so every replica signs alike; in `<data_dir>/ws_secret` (mode 0600)
 //! on SQLite. Either way a restart keeps every live card's reconnect token valid.
 
-use std::io::Write;
 use std::path::Path;
 
 use rand::RngCore;
@@ -104,31 +103,19 @@ fn fresh_secret() -> String {
     hex::encode(bytes)
 }
 
-/// Reads the secret kept at `path`, creating it (mode 0600) on first use.
+/// Reads the secret kept at `path`, creating it (mode 0600, whole or not at all) on first use.
 fn kept_in_file(path: &Path) -> Result<String, SecretError> {
     let failed = |e: std::io::Error| SecretError::Keep {
         place: path.display().to_string(),
         reason: e.to_string(),
     };
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    match options.open(path) {
-        Ok(mut file) => {
-            let secret = fresh_secret();
-            file.write_all(secret.as_bytes())
-                .and_then(|()| file.sync_all())
-                .map_err(failed)?;
-            Ok(secret)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let secret = std::fs::read_to_string(path).map_err(failed)?.trim().to_owned();
-            check_secret(&path.display().to_string(), &secret)?;
-            Ok(secret)
-        }
-        Err(e) => Err(failed(e)),
+    let fresh = fresh_secret();
+    if crate::private_files::publish_private_once(path, fresh.as_bytes()).map_err(failed)? {
+        return Ok(fresh);
     }
+    let secret = std::fs::read_to_string(path).map_err(failed)?.trim().to_owned();
+    check_secret(&path.display().to_string(), &secret)?;
+    Ok(secret)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Files that hold secrets or everything the server stores are readable by their owner only:
 //! the data directory the server creates is 0700, `keys.json` and the SQLite database with its
-//! `-wal` and `-shm` files are 0600, whatever the process umask.
+//! `-wal` and `-shm` files and the generated `ws_secret` are 0600, whatever the process umask.
 #![cfg(unix)]
 
 use std::os::unix::fs::PermissionsExt;
@@ -23,6 +23,8 @@ async fn the_data_dir_keys_file_and_database_are_private() {
     let configured = data_dir.clone();
     let app = TestApp::spawn_configured("file_permissions", Backend::Sqlite, Auth::DevAllowAll, move |s| {
         s.server.data_dir = configured;
+        // None configured: the server generates one and keeps it in the data directory.
+        s.server.ws_secret = svc::settings::SecretList::Many(Vec::new());
     })
     .await
     .unwrap();
@@ -37,7 +39,7 @@ async fn the_data_dir_keys_file_and_database_are_private() {
         .unwrap();
 
     assert_eq!(mode(&data_dir), 0o700, "the data directory");
-    for file in ["svc.db", "svc.db-wal", "svc.db-shm", "keys.json"] {
+    for file in ["svc.db", "svc.db-wal", "svc.db-shm", "keys.json", "ws_secret"] {
         assert_eq!(mode(&data_dir.join(file)), 0o600, "{file}");
     }
 }

@@ -30,8 +30,18 @@ impl PairCode {
         }
     }
 
+    /// A code read back from storage.
+    pub fn stored(code: String, first_used_at: Option<DateTime<Utc>>) -> Self {
+        Self { code, first_used_at }
+    }
+
     pub fn code(&self) -> &str {
         &self.code
+    }
+
+    /// When the reuse window opened, if the code was used.
+    pub fn first_used_at(&self) -> Option<DateTime<Utc>> {
+        self.first_used_at
     }
 
     /// Whether the code is spent at `now`: used, and the reuse window has passed.

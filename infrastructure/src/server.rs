@@ -509,6 +509,7 @@ impl Application {
         let pairing = (auth_mode == AuthMode::Strict).then(|| {
             Pairing::new(
                 PairingService::new(
+                    Arc::new(svc_sql::SqlPairCodes::new(db.clone())),
                     LOCAL_OPERATOR.to_owned(),
                     connector_keys.clone(),
                     clock.clone(),
@@ -519,7 +520,15 @@ impl Application {
                 clock.clone(),
             )
         });
-        let pair_code = pairing.as_ref().map(|p| p.service.code());
+        let pair_code = match &pairing {
+            Some(p) => Some(
+                p.service
+                    .code()
+                    .await
+                    .map_err(|e| StartError::Config(format!("pair code: {e:#}")))?,
+            ),
+            None => None,
+        };
         let auth = AuthService::new(auth_mode, key_stores, apps.clone(), clock.clone(), ids.clone());
         let oauth_checks = ConsentChecks {
             auth: auth.clone(),

@@ -204,9 +204,10 @@ impl TestApp {
     pub async fn replica(&self) -> Replica {
         let mut settings = self.settings.clone();
         settings.server.data_dir = temp_dir("svc-replica");
-        let (base, _, shutdown) = start(&settings).await;
+        let (base, pair_code, shutdown) = start(&settings).await;
         Replica {
             base,
+            pair_code,
             data_dir: settings.server.data_dir,
             shutdown: Some(shutdown),
         }
@@ -353,6 +354,8 @@ async fn start(settings: &Settings) -> (String, Option<String>, oneshot::Sender<
 
 /// Another replica of a [`TestApp`]'s deployment; stopped when dropped.
 pub struct Replica {
+    /// The pair code this replica printed (strict mode).
+    pub pair_code: Option<String>,
     pub base: String,
     data_dir: PathBuf,
     shutdown: Option<oneshot::Sender<()>>,

@@ -89,6 +89,36 @@ async fn replicas_share_one_pair_code_budget() {
     assert!(headers["retry-after"].to_str().unwrap().parse::<u64>().unwrap() >= 1);
 }
 
+/// The code lives in the database: every replica prints the code in force and accepts it, and a
+/// code spent through one replica is spent on all (PostgreSQL; skipped without it).
+#[tokio::test]
+async fn replicas_print_and_accept_one_pair_code() {
+    let Some(app) = TestApp::spawn("pair_code_replicas", Backend::Postgres, Auth::Strict).await else {
+        return;
+    };
+    let other = app.replica().await;
+    let code = app.pair_code.clone().expect("strict mode prints a pair code");
+    assert_eq!(
+        other.pair_code.as_deref(),
+        Some(code.as_str()),
+        "one code for the deployment"
+    );
+    let (status, _, body) = pair_at(&app, &other.base, &code).await;
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "the code printed by one replica pairs on another: {body}"
+    );
+    let token = body["accessToken"].as_str().expect("a bearer");
+    let (status, _, reply) = app
+        .post_raw(
+            Some(token),
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }).to_string(),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{reply}");
+}
+
 #[tokio::test]
 async fn dev_mode_has_nothing_to_pair() {
     let app = TestApp::spawn("pair_dev", Backend::Sqlite, Auth::DevAllowAll)

@@ -3,6 +3,7 @@
 
 mod connect;
 mod migrations;
+mod pair_codes;
 mod pg_event_bus;
 mod pool_usage;
 mod rate_windows;
@@ -14,6 +15,7 @@ pub mod server_secrets;
 
 pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};
 pub use migrations::Migrator;
+pub use pair_codes::SqlPairCodes;
 pub use pg_event_bus::{PgBusTasks, PgEventBus};
 pub use pool_usage::SqlxPoolUsage;
 pub use rate_windows::SqlSharedWindows;

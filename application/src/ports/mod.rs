@@ -9,6 +9,7 @@ pub mod blueprints;
 pub mod generation;
 pub mod oauth;
 pub mod operator;
+pub mod pair_codes;
 pub mod pollable;
 pub mod rate_windows;
 pub mod telemetry;

@@ -1,8 +1,9 @@
 //! Pairing: the 6-digit code printed at boot is exchanged for a bearer key (a connector key of the
 //! local operator), so a client can connect without a key minted beforehand. A code is spent ten
 //! minutes after its first use (`svc_domain::pair_code`); the next one is drawn and announced.
+//! The code lives in a store every replica shares, so any replica accepts the code in force.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use svc_domain::connector_key::{ConnectorKeyError, KeyName};
 use svc_domain::name::NameError;
@@ -10,6 +11,7 @@ use svc_domain::pair_code::PairCode;
 
 use super::operator::{ConnectorKeyService, IssueConnectorKey};
 use crate::ports::auth::{KeyOwner, KeyStore};
+use crate::ports::pair_codes::PairCodeStore;
 use crate::ports::{Clock, RepositoryError};
 
 /// Draws a fresh pair code.
@@ -19,6 +21,9 @@ pub type AnnouncePairCode = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Digits of a pair code.
 pub const PAIR_CODE_DIGITS: usize = 6;
+
+/// Compare-and-set rounds before giving up: replicas racing on one code settle in one or two.
+const REDEEM_ROUNDS: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PairingError {
@@ -33,7 +38,7 @@ pub enum PairingError {
 
 #[derive(Clone)]
 pub struct PairingService {
-    code: Arc<Mutex<PairCode>>,
+    store: Arc<dyn PairCodeStore>,
     /// The principal paired bearers act for.
     operator: String,
     keys: ConnectorKeyService,
@@ -44,6 +49,7 @@ pub struct PairingService {
 
 impl PairingService {
     pub fn new(
+        store: Arc<dyn PairCodeStore>,
         operator: String,
         keys: ConnectorKeyService,
         clock: Arc<dyn Clock>,
@@ -51,7 +57,7 @@ impl PairingService {
         announce: AnnouncePairCode,
     ) -> Self {
         Self {
-            code: Arc::new(Mutex::new(PairCode::issued(fresh()))),
+            store,
             operator,
             keys,
             clock,
@@ -60,26 +66,50 @@ impl PairingService {
         }
     }
 
-    /// The code in force now.
-    pub fn code(&self) -> String {
-        self.code.lock().expect("pair code lock").code().to_owned()
+    /// The code in force now (stored first by whichever replica starts first).
+    pub async fn code(&self) -> Result<String, PairingError> {
+        let stored = self
+            .store
+            .load_or_issue(PairCode::issued((self.fresh)()))
+            .await
+            .map_err(internal)?;
+        Ok(stored.code.code().to_owned())
     }
 
-    /// Redeems `candidate`, replacing a spent code first.
-    fn redeem(&self, candidate: &str) -> Result<(), PairingError> {
-        let now = self.clock.now();
-        let mut current = self.code.lock().expect("pair code lock");
-        if current.is_spent(now) {
-            *current = PairCode::issued((self.fresh)());
-            (self.announce)(current.code());
+    /// Redeems `candidate`, replacing a spent code first. Every change is a compare-and-set, so
+    /// two replicas never both rotate or both open a reuse window.
+    async fn redeem(&self, candidate: &str) -> Result<(), PairingError> {
+        for _ in 0..REDEEM_ROUNDS {
+            let now = self.clock.now();
+            let stored = self
+                .store
+                .load_or_issue(PairCode::issued((self.fresh)()))
+                .await
+                .map_err(internal)?;
+            let (current, rotated) = if stored.code.is_spent(now) {
+                (PairCode::issued((self.fresh)()), true)
+            } else {
+                (stored.code, false)
+            };
+            let outcome = current.redeem(candidate, now);
+            let next = outcome.as_ref().unwrap_or(&current);
+            let changed = rotated || next.first_used_at() != current.first_used_at();
+            if changed && !self.store.replace(stored.version, next).await.map_err(internal)? {
+                continue;
+            }
+            if rotated {
+                (self.announce)(current.code());
+            }
+            return outcome.map(|_| ()).map_err(|_| PairingError::WrongCode);
         }
-        *current = current.redeem(candidate, now).map_err(|_| PairingError::WrongCode)?;
-        Ok(())
+        Err(internal(anyhow::anyhow!(
+            "the pair code kept changing under {REDEEM_ROUNDS} attempts"
+        )))
     }
 
     /// Exchanges the pair code for a fresh bearer, returned once.
     pub async fn exchange(&self, code: &str, client_name: Option<String>) -> Result<(String, String), PairingError> {
-        self.redeem(code)?;
+        self.redeem(code).await?;
         let name = match client_name.filter(|n| !n.trim().is_empty()) {
             None => "paired client".to_owned(),
             Some(raw) => match KeyName::parse(&raw) {
@@ -100,6 +130,10 @@ impl PairingService {
             .map_err(|e| PairingError::Internal(anyhow::anyhow!("{e}")))?;
         Ok((issued.summary.id.clone(), issued.plaintext_key.expose().to_owned()))
     }
+}
+
+fn internal(error: impl Into<anyhow::Error>) -> PairingError {
+    PairingError::Internal(error.into())
 }
 
 /// Connector keys (paired, OAuth-minted, or issued on `/ops`) authenticate tool routes.
@@ -126,47 +160,145 @@ impl KeyStore for ConnectorKeyService {
 
 #[cfg(all(test, feature = "testing"))]
 mod tests {
+    use std::sync::Mutex;
     use std::sync::atomic::{AtomicU32, Ordering};
 
     use chrono::TimeDelta;
     use svc_domain::pair_code::PAIR_CODE_REUSE_MINUTES;
 
     use super::*;
+    use crate::ports::RepositoryError;
+    use crate::ports::pair_codes::StoredPairCode;
     use crate::testing::OperatorFakes;
 
-    #[tokio::test]
-    async fn a_spent_code_is_replaced_and_the_new_one_announced() {
-        let fakes = OperatorFakes::new();
-        let drawn = Arc::new(AtomicU32::new(0));
+    /// The shared row, in memory: what two replicas on one database see.
+    #[derive(Default)]
+    struct MemoryPairCodes(Mutex<Option<StoredPairCode>>);
+
+    #[async_trait::async_trait]
+    impl PairCodeStore for MemoryPairCodes {
+        async fn load_or_issue(&self, fresh: PairCode) -> Result<StoredPairCode, RepositoryError> {
+            let mut row = self.0.lock().unwrap();
+            Ok(row
+                .get_or_insert(StoredPairCode {
+                    code: fresh,
+                    version: 0,
+                })
+                .clone())
+        }
+
+        async fn replace(&self, version: i64, next: &PairCode) -> Result<bool, RepositoryError> {
+            let mut row = self.0.lock().unwrap();
+            match row.as_mut() {
+                Some(stored) if stored.version == version => {
+                    *stored = StoredPairCode {
+                        code: next.clone(),
+                        version: version + 1,
+                    };
+                    Ok(true)
+                }
+                _ => Ok(false),
+            }
+        }
+    }
+
+    struct Replica {
+        service: PairingService,
+        announced: Arc<Mutex<Vec<String>>>,
+    }
+
+    /// A pairing service on `store`, drawing codes 100000, 100001, ... from `drawn`.
+    fn replica(fakes: &OperatorFakes, store: Arc<dyn PairCodeStore>, drawn: Arc<AtomicU32>) -> Replica {
         let announced = Arc::new(Mutex::new(Vec::<String>::new()));
-        let fresh: FreshPairCode = {
-            let drawn = drawn.clone();
-            Arc::new(move || format!("{:06}", 100_000 + drawn.fetch_add(1, Ordering::SeqCst)))
-        };
+        let fresh: FreshPairCode = Arc::new(move || format!("{:06}", 100_000 + drawn.fetch_add(1, Ordering::SeqCst)));
         let announce: AnnouncePairCode = {
             let announced = announced.clone();
             Arc::new(move |code: &str| announced.lock().unwrap().push(code.to_owned()))
         };
         let service = PairingService::new(
+            store,
             "owner".into(),
             fakes.connector_key_service(),
             fakes.clock.clone(),
             fresh,
             announce,
         );
-        assert_eq!(service.code(), "100000");
-        service.exchange("100000", Some("laptop".into())).await.unwrap();
+        Replica { service, announced }
+    }
+
+    #[tokio::test]
+    async fn a_spent_code_is_replaced_and_the_new_one_announced() {
+        let fakes = OperatorFakes::new();
+        let store: Arc<dyn PairCodeStore> = Arc::new(MemoryPairCodes::default());
+        let Replica { service, announced } = replica(&fakes, store, Arc::new(AtomicU32::new(0)));
+        let first = service.code().await.unwrap();
+        assert_eq!(service.code().await.unwrap(), first, "the code stays until spent");
+        service.exchange(&first, Some("laptop".into())).await.unwrap();
         fakes.clock.advance(TimeDelta::minutes(PAIR_CODE_REUSE_MINUTES - 1));
-        service.exchange("100000", Some("phone".into())).await.unwrap();
+        service.exchange(&first, Some("phone".into())).await.unwrap();
         assert!(announced.lock().unwrap().is_empty(), "reusable within the window");
 
         fakes.clock.advance(TimeDelta::minutes(1));
         assert!(matches!(
-            service.exchange("100000", None).await,
+            service.exchange(&first, None).await,
             Err(PairingError::WrongCode)
         ));
-        assert_eq!(*announced.lock().unwrap(), vec!["100001".to_owned()]);
-        assert_eq!(service.code(), "100001");
-        service.exchange("100001", None).await.unwrap();
+        let next = service.code().await.unwrap();
+        assert_ne!(next, first);
+        assert_eq!(*announced.lock().unwrap(), vec![next.clone()]);
+        service.exchange(&next, None).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn replicas_on_one_store_share_the_code_its_window_and_its_replacement() {
+        let fakes = OperatorFakes::new();
+        let store: Arc<dyn PairCodeStore> = Arc::new(MemoryPairCodes::default());
+        let a = replica(&fakes, store.clone(), Arc::new(AtomicU32::new(0)));
+        let b = replica(&fakes, store, Arc::new(AtomicU32::new(500)));
+        let code = a.service.code().await.unwrap();
+        assert_eq!(
+            b.service.code().await.unwrap(),
+            code,
+            "the first replica's code is in force on both"
+        );
+
+        a.service.exchange(&code, None).await.unwrap();
+        fakes.clock.advance(TimeDelta::minutes(PAIR_CODE_REUSE_MINUTES));
+        assert!(
+            matches!(b.service.exchange(&code, None).await, Err(PairingError::WrongCode)),
+            "the window opened on A closes on B"
+        );
+        let replacement = a.service.code().await.unwrap();
+        assert_ne!(replacement, code);
+        assert_eq!(
+            *b.announced.lock().unwrap(),
+            vec![replacement.clone()],
+            "B rotated and said so"
+        );
+        assert!(a.announced.lock().unwrap().is_empty());
+        a.service.exchange(&replacement, None).await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_first_uses_rotate_a_spent_code_once() {
+        let fakes = OperatorFakes::new();
+        let store: Arc<dyn PairCodeStore> = Arc::new(MemoryPairCodes::default());
+        let drawn = Arc::new(AtomicU32::new(0));
+        let replicas: Vec<Replica> = (0..4).map(|_| replica(&fakes, store.clone(), drawn.clone())).collect();
+        let code = replicas[0].service.code().await.unwrap();
+        replicas[0].service.exchange(&code, None).await.unwrap();
+        fakes.clock.advance(TimeDelta::minutes(PAIR_CODE_REUSE_MINUTES));
+        let attempts: Vec<_> = replicas
+            .iter()
+            .map(|r| {
+                let (service, code) = (r.service.clone(), code.clone());
+                tokio::spawn(async move { service.exchange(&code, None).await })
+            })
+            .collect();
+        for attempt in attempts {
+            assert!(matches!(attempt.await.unwrap(), Err(PairingError::WrongCode)));
+        }
+        let announcements: usize = replicas.iter().map(|r| r.announced.lock().unwrap().len()).sum();
+        assert_eq!(announcements, 1, "one replica rotated the spent code");
     }
 }

@@ -518,6 +518,7 @@ impl Application {
                 ),
                 Arc::new(svc_sql::SqlSharedWindows::new(db.clone())),
                 clock.clone(),
+                settings.oauth.trust_proxy,
             )
         });
         let pair_code = match &pairing {

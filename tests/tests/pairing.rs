@@ -69,6 +69,43 @@ async fn pairing_is_rate_limited_per_address() {
     assert_eq!(body["error"]["retryAfter"], retry_after);
 }
 
+/// Behind a proxy (`oauth.trust_proxy`), each client the proxy names has its own budget, on
+/// `/_svc/pair` as on the consent form; without it, the peer counts and a forged header is ignored.
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget() {
+    for trust_proxy in [true, false] {
+        let app = TestApp::spawn_configured("pair_proxy", Backend::Sqlite, Auth::Strict, move |s| {
+            s.oauth.trust_proxy = trust_proxy;
+        })
+        .await
+        .unwrap();
+        let attempt = |forwarded_for: &'static str| {
+            app.client
+                .post(format!("{}/_svc/pair", app.base))
+                .header("x-forwarded-for", forwarded_for)
+                .json(&json!({ "pairCode": "999999x" }))
+                .send()
+        };
+        for _ in 0..svc_http::PAIR_ATTEMPTS_PER_MINUTE {
+            assert_eq!(
+                attempt("198.51.100.7").await.unwrap().status(),
+                StatusCode::UNAUTHORIZED
+            );
+        }
+        assert_eq!(
+            attempt("198.51.100.7").await.unwrap().status(),
+            StatusCode::TOO_MANY_REQUESTS
+        );
+        let other_client = attempt("203.0.113.9").await.unwrap().status();
+        let expected = if trust_proxy {
+            StatusCode::UNAUTHORIZED
+        } else {
+            StatusCode::TOO_MANY_REQUESTS
+        };
+        assert_eq!(other_client, expected, "trust_proxy = {trust_proxy}");
+    }
+}
+
 /// The budget is counted in the database: guesses spent on one replica are spent on every
 /// replica of the deployment (PostgreSQL; skipped without it).
 #[tokio::test]

@@ -28,6 +28,7 @@ use svc_application::services::pairing::{PairingError, PairingService};
 use svc_application::services::rate_limit::address_key;
 
 use crate::HttpState;
+use crate::client_address::client_ip;
 use crate::openapi::{Described, RateLimited, RequestBody};
 
 /// Attempts per minute per client address, on `/_svc/pair` and the consent form together.
@@ -42,20 +43,31 @@ pub struct Pairing {
     /// minute counted in the database: every replica on it shares the budget.
     attempts: Arc<dyn SharedWindows>,
     clock: Arc<dyn Clock>,
+    /// Count the last `X-Forwarded-For` entry instead of the peer (`oauth.trust_proxy`): both
+    /// doors of the one budget read the address the same way.
+    trust_proxy: bool,
 }
 
 impl Pairing {
-    pub fn new(service: PairingService, attempts: Arc<dyn SharedWindows>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(
+        service: PairingService,
+        attempts: Arc<dyn SharedWindows>,
+        clock: Arc<dyn Clock>,
+        trust_proxy: bool,
+    ) -> Self {
         Self {
             service,
             attempts,
             clock,
+            trust_proxy,
         }
     }
 
-    /// Counts one pair-code attempt from `ip` (`door` names it in the log); the 429 answer when
-    /// the address's budget is spent. Without the database to count in, no guess is let through.
-    pub(crate) async fn check_attempt(&self, ip: IpAddr, door: &str) -> Option<Response> {
+    /// Counts one pair-code attempt from the request's client (`door` names it in the log); the
+    /// 429 answer when the address's budget is spent. Without the database to count in, no guess
+    /// is let through.
+    pub(crate) async fn check_attempt(&self, req: &Request, door: &str) -> Option<Response> {
+        let ip = client_ip(req, self.trust_proxy);
         let key = address_key(ip).to_string();
         let counted = self
             .attempts
@@ -108,12 +120,7 @@ async fn pair(req: &Request, body: Json<PairRequest>, state: &Arc<HttpState>) ->
     let Some(pairing) = &state.pairing else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let ip = req
-        .remote_addr()
-        .as_socket_addr()
-        .map(|a| a.ip())
-        .unwrap_or(IpAddr::from([0, 0, 0, 0]));
-    if let Some(limited) = pairing.check_attempt(ip, "pairing").await {
+    if let Some(limited) = pairing.check_attempt(req, "pairing").await {
         return limited;
     }
     match pairing

@@ -14,7 +14,6 @@ use super::consent_page::{ConsentForm, error_page};
 use super::params::{MAX_BODY_BYTES, Params};
 use super::{OAuth, enabled, no_store, not_found};
 use crate::HttpState;
-use crate::client_address::client_ip;
 
 /// HTTP 302 to `location` (Document 2 names 302 for both the code and the consent URL).
 fn redirect(location: &str) -> Response {
@@ -136,9 +135,7 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<HttpState>) ->
     // One budget of pair-code guesses per address, shared with `POST /_svc/pair`.
     if matches!(credential, ConsentCredential::PairCode(_))
         && let Some(pairing) = &state.pairing
-        && let Some(limited) = pairing
-            .check_attempt(client_ip(req, oauth.options.trust_proxy), "oauth-consent-pair-code")
-            .await
+        && let Some(limited) = pairing.check_attempt(req, "oauth-consent-pair-code").await
     {
         return limited;
     }

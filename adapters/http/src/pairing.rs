@@ -12,7 +12,6 @@
 //! - 413 `{ error: { code: "PAYLOAD_TOO_LARGE", message } }` for a body over 16 KiB;
 //! - 404 when the server runs in `--dev-allow-all` mode (nothing to pair).
 
-use std::net::IpAddr;
 use std::sync::Arc;
 
 use chrono::TimeDelta;

@@ -1,6 +1,7 @@
-//! No credential reaches the log, at any level: a server run with `RUST_LOG=trace` is sent a
-//! bearer, a wsToken, a session token and a polling token, and none of them appears in its log,
-//! even when `RUST_LOG` names the WebSocket library itself.
+//! No credential reaches the log, at any level: a strict server run with `RUST_LOG=trace` is sent
+//! a minted bearer, a refused bearer, a wsToken, a session token and a polling token, and reveals
+//! a key issued on `/ops`; none of them appears in its log, even when `RUST_LOG` names the
+//! WebSocket library itself.
 
 use std::time::Duration;
 
@@ -10,13 +11,29 @@ use svc_tests::process::ServerProcess;
 use svc_tests::temp_dir;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
-const BEARER: &str = "bearer-that-must-never-be-logged-7f3a9c";
+const REFUSED_BEARER: &str = "svc_user_bearer-that-must-never-be-logged-7f3a9c";
 
-async fn call(client: &reqwest::Client, base: &str, tool: &str, arguments: Value) -> Value {
+/// `svc keys mint` into `data_dir`: the key is the last line of stdout.
+fn mint_key(data_dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(BINARY)
+        .args(["keys", "mint", "--data-dir"])
+        .arg(data_dir)
+        .output()
+        .expect("svc keys mint");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    stdout.lines().last().expect("a key").trim().to_owned()
+}
+
+async fn call(client: &reqwest::Client, base: &str, tool: &str, arguments: Value, bearer: &str) -> Value {
+    call_at(client, &format!("{base}/mcp"), tool, arguments, bearer).await
+}
+
+async fn call_at(client: &reqwest::Client, url: &str, tool: &str, arguments: Value, bearer: &str) -> Value {
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
     let resp = client
-        .post(format!("{base}/mcp"))
-        .bearer_auth(BEARER)
+        .post(url)
+        .bearer_auth(bearer)
         .header("accept", "application/json, text/event-stream")
         .json(&body)
         .send()
@@ -29,14 +46,28 @@ async fn call(client: &reqwest::Client, base: &str, tool: &str, arguments: Value
 async fn no_token_reaches_a_trace_level_log() {
     let dir = temp_dir("svc-token-log");
     let log = dir.join("stderr.log");
-    let server = ServerProcess::start_logging(
-        BINARY,
-        &dir.join("data"),
-        &["--dev-allow-all"],
-        "trace,tungstenite=trace",
-        &log,
-    );
+    let data_dir = dir.join("data");
+    let bearer = mint_key(&data_dir);
+    let server = ServerProcess::start_logging(BINARY, &data_dir, &[], "trace,tungstenite=trace", &log);
     let client = reqwest::Client::new();
+
+    let refused = call(&client, &server.base, "svc_list_sessions", json!({}), REFUSED_BEARER).await;
+    assert!(
+        refused.get("result").is_none(),
+        "a bearer nobody minted is refused: {refused}"
+    );
+    let issued = call_at(
+        &client,
+        &format!("{}/ops", server.base),
+        "svc_ops_issue_connector_key",
+        json!({ "name": "revealed once" }),
+        &bearer,
+    )
+    .await;
+    let revealed = issued["result"]["structuredContent"]["plaintextKey"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a key issued on /ops: {issued}"))
+        .to_owned();
 
     let contract = json!({
         "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } } },
@@ -47,6 +78,7 @@ async fn no_token_reaches_a_trace_level_log() {
         &server.base,
         "svc_handshake",
         json!({ "intent": "log card", "blueprintDraft": { "contract": contract } }),
+        &bearer,
     )
     .await;
     let rendered = call(
@@ -54,6 +86,7 @@ async fn no_token_reaches_a_trace_level_log() {
         &server.base,
         "svc_render",
         json!({ "handshakeId": hs["result"]["structuredContent"]["handshakeId"], "props": { "title": "t" } }),
+        &bearer,
     )
     .await;
     let slice = rendered["result"]["_meta"]["ai.svc/render"].clone();
@@ -98,7 +131,9 @@ async fn no_token_reaches_a_trace_level_log() {
         text.len()
     );
     for (what, secret) in [
-        ("bearer", BEARER),
+        ("minted bearer", bearer.as_str()),
+        ("refused bearer", REFUSED_BEARER),
+        ("key revealed on /ops", revealed.as_str()),
         ("wsToken", &ws_token),
         ("session token", &session_token),
     ] {

@@ -56,6 +56,11 @@ impl ServerProcess {
         Self { child, base }
     }
 
+    /// The child's process id (for /proc readings).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGTERM, then waits for the exit.
     pub fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();

@@ -49,3 +49,6 @@ pub(crate) fn invalid(field: &str, rule: &str) -> ToolFailure {
 pub(crate) fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
+
+#[cfg(test)]
+mod names_defined_once;

@@ -39,12 +39,31 @@ async fn published(client: &Client, path: &str) -> BTreeSet<String> {
             let name = tool["name"].as_str().unwrap().to_owned();
             assert_eq!(tool["inputSchema"]["type"], "object", "{name}");
             assert_eq!(tool["outputSchema"]["type"], "object", "{name}");
+            // MCP SDK clients (the TypeScript one) refuse a `tools/list` with boolean subschemas.
+            assert_no_boolean_properties(&name, &tool["outputSchema"]);
             for hint in ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] {
                 assert!(tool["annotations"][hint].is_boolean(), "{name}: {hint}");
             }
             name
         })
         .collect()
+}
+
+fn assert_no_boolean_properties(tool: &str, schema: &Value) {
+    match schema {
+        Value::Object(map) => {
+            for (keyword, value) in map {
+                if let ("properties", Value::Object(properties)) = (keyword.as_str(), value) {
+                    for (property, subschema) in properties {
+                        assert!(subschema.is_object(), "{tool}: property {property} is {subschema}");
+                    }
+                }
+                assert_no_boolean_properties(tool, value);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| assert_no_boolean_properties(tool, item)),
+        _ => {}
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -71,9 +71,12 @@ fn schema<T: JsonSchema>() -> Value {
 }
 
 /// MCP requires an output schema of `type: object`; a result that is one of several bodies
-/// (an untagged enum: `anyOf` of objects) gets the `type` stated at the top.
+/// (an untagged enum: `anyOf` of objects) gets the `type` stated at the top. Subschemas that
+/// schemars writes as `true` (a `serde_json::Value` field: anything) are written `{}`, which means
+/// the same: the TypeScript SDK's client refuses a `tools/list` whose output schemas hold booleans.
 fn output_schema<T: JsonSchema>() -> Value {
     let mut schema = schema::<T>();
+    object_subschemas(&mut schema);
     let map = schema.as_object_mut().expect("a schema of a type is an object");
     match map.get("type") {
         Some(kind) => assert_eq!(kind, "object", "a tool result is a JSON object"),
@@ -87,5 +90,48 @@ fn output_schema<T: JsonSchema>() -> Value {
 impl AsRef<Declared> for Declared {
     fn as_ref(&self) -> &Declared {
         self
+    }
+}
+
+/// Rewrites the boolean subschemas of `schema` (at the keywords that hold schemas) as objects.
+fn object_subschemas(schema: &mut Value) {
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    for (keyword, value) in map.iter_mut() {
+        let subschemas: Vec<&mut Value> = match (keyword.as_str(), value) {
+            ("properties" | "$defs" | "patternProperties", Value::Object(members)) => members.values_mut().collect(),
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(items)) => items.iter_mut().collect(),
+            ("items" | "additionalProperties" | "not", schema) => vec![schema],
+            _ => continue,
+        };
+        for subschema in subschemas {
+            match subschema {
+                Value::Bool(true) => *subschema = json!({}),
+                Value::Bool(false) => *subschema = json!({ "not": {} }),
+                other => object_subschemas(other),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boolean_subschemas_become_objects() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": { "any": true, "list": { "type": "array", "items": true }, "nested": { "$ref": "#/$defs/N" } },
+            "additionalProperties": false,
+            "$defs": { "N": { "type": "object", "properties": { "deep": true }, "default": true } },
+        });
+        object_subschemas(&mut schema);
+        assert_eq!(schema["properties"]["any"], json!({}));
+        assert_eq!(schema["properties"]["list"]["items"], json!({}));
+        assert_eq!(schema["additionalProperties"], json!({ "not": {} }));
+        assert_eq!(schema["$defs"]["N"]["properties"]["deep"], json!({}));
+        assert_eq!(schema["$defs"]["N"]["default"], true, "a value that is not a schema stays");
     }
 }

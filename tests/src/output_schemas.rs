@@ -71,9 +71,6 @@ pub async fn published(client: &reqwest::Client, url: &str, bearer: Option<&str>
         })
         .collect();
     let validators = Arc::new(validators);
-    PUBLISHED
-        .lock()
-        .expect("cache")
-        .insert(key, Arc::clone(&validators));
+    PUBLISHED.lock().expect("cache").insert(key, Arc::clone(&validators));
     validators
 }

@@ -25,7 +25,7 @@ pub struct NextStep {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum HandshakeResult {
-    Agreed(HandshakeAgreed),
+    Agreed(Box<HandshakeAgreed>),
     Declined(HandshakeDeclined),
 }
 

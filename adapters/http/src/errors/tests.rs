@@ -148,7 +148,11 @@ fn every_coupon_error() -> Vec<(CouponServiceError, ErrorKind)> {
         (CouponError::AccessDenied, Refusal("coupon_access_denied")),
         (CouponError::NonPositiveCredit(0), Argument("creditCents")),
     ];
-    all.extend(wallet_errors().into_iter().map(|(w, kind)| (CouponError::Wallet(w), kind)));
+    all.extend(
+        wallet_errors()
+            .into_iter()
+            .map(|(w, kind)| (CouponError::Wallet(w), kind)),
+    );
     // Every variant of CouponError is above.
     for (e, _) in &all {
         match e {
@@ -197,9 +201,7 @@ fn every_blueprint_error() -> Vec<(OpsBlueprintError, ErrorKind)> {
         OpsBlueprintError::MissingCredentials("openai".into()),
         OpsBlueprintError::GenerationFailed("empty".into()),
         OpsBlueprintError::BlueprintNotFound("bp".into()),
-        OpsBlueprintError::Overloaded {
-            retry_after_seconds: 7,
-        },
+        OpsBlueprintError::Overloaded { retry_after_seconds: 7 },
         OpsBlueprintError::Storage(storage()),
         OpsBlueprintError::Catalog(CatalogError::Pool("bad".into())),
     ];
@@ -244,10 +246,7 @@ fn check(error: &dyn OpsError, code: &str, expected: ErrorKind) {
         (ErrorKind::Overloaded { retry_after_seconds }, ToolFailure::Rpc(f)) => {
             assert_eq!(f.code, GENERATION_OVERLOADED);
             assert_eq!(f.status, poem::http::StatusCode::SERVICE_UNAVAILABLE);
-            assert_eq!(
-                f.headers,
-                vec![("retry-after", retry_after_seconds.to_string())]
-            );
+            assert_eq!(f.headers, vec![("retry-after", retry_after_seconds.to_string())]);
         }
         (Internal, ToolFailure::Rpc(f)) => {
             assert_eq!(f.code, INTERNAL_ERROR, "{error:?}");
@@ -285,13 +284,20 @@ fn paging_and_amount_codes_are_argument_errors() {
     for (e, field) in [
         (CreditServiceError::InvalidCursor, "cursor"),
         (CreditServiceError::InvalidLimit(InvalidPageLimit(101)), "limit"),
-        (CreditServiceError::Wallet(WalletError::NonPositiveAmount(-5)), "amountCents"),
+        (
+            CreditServiceError::Wallet(WalletError::NonPositiveAmount(-5)),
+            "amountCents",
+        ),
     ] {
         let ToolFailure::Rpc(f) = e.failure() else {
             panic!("{e:?} is not -32602")
         };
         assert_eq!(f.code, INVALID_PARAMS);
-        assert!(f.message.starts_with(&format!("Invalid params: {field}: ")), "{}", f.message);
+        assert!(
+            f.message.starts_with(&format!("Invalid params: {field}: ")),
+            "{}",
+            f.message
+        );
     }
 }
 
@@ -328,9 +334,7 @@ fn every_agent_error_lands_where_the_table_says() {
         },
         AgentError::NoSource("the render failed".into()),
         AgentError::AppAccessDenied,
-        AgentError::Overloaded {
-            retry_after_seconds: 3,
-        },
+        AgentError::Overloaded { retry_after_seconds: 3 },
         AgentError::Internal(anyhow::anyhow!("boom")),
     ];
     // Every variant is in the list above, exactly once.

@@ -20,8 +20,8 @@ use svc_application::services::agent::{Caller, ProgressObserver};
 
 use super::agent_tools::Render;
 use super::jsonrpc::{Incoming, parse};
-use crate::tools::ToolDefinition;
 use crate::HttpState;
+use crate::tools::ToolDefinition;
 
 tokio::task_local! {
     /// The observer of the render this task answers, for the `svc_render` handler to hand to the service.

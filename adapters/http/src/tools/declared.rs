@@ -132,6 +132,9 @@ mod tests {
         assert_eq!(schema["properties"]["list"]["items"], json!({}));
         assert_eq!(schema["additionalProperties"], json!({ "not": {} }));
         assert_eq!(schema["$defs"]["N"]["properties"]["deep"], json!({}));
-        assert_eq!(schema["$defs"]["N"]["default"], true, "a value that is not a schema stays");
+        assert_eq!(
+            schema["$defs"]["N"]["default"], true,
+            "a value that is not a schema stays"
+        );
     }
 }

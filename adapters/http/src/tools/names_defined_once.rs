@@ -42,7 +42,10 @@ fn every_tool_name_is_written_once() {
         sources(&root.join(krate), &mut files);
     }
     assert!(files.len() > 50, "the scan found the sources ({} files)", files.len());
-    let names = AGENT_TOOLS.iter().map(|t| t.name()).chain(OPS_TOOLS.iter().map(|t| t.name()));
+    let names = AGENT_TOOLS
+        .iter()
+        .map(|t| t.name())
+        .chain(OPS_TOOLS.iter().map(|t| t.name()));
     let mut duplicated = Vec::new();
     for name in names {
         let literal = format!("\"{name}\"");
@@ -56,5 +59,8 @@ fn every_tool_name_is_written_once() {
             duplicated.push(format!("{name}: {places:?}"));
         }
     }
-    assert!(duplicated.is_empty(), "tool names written more than once (or never): {duplicated:#?}");
+    assert!(
+        duplicated.is_empty(),
+        "tool names written more than once (or never): {duplicated:#?}"
+    );
 }

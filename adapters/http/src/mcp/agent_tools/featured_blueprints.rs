@@ -12,7 +12,8 @@ pub struct FeaturedBlueprints;
 
 impl ToolDefinition for FeaturedBlueprints {
     const NAME: &'static str = "svc_list_featured_blueprints";
-    const DESCRIPTION: &'static str = "List the featured blueprints (manifest UIs and cached components) as starting points.";
+    const DESCRIPTION: &'static str =
+        "List the featured blueprints (manifest UIs and cached components) as starting points.";
     const ANNOTATIONS: Annotations = Annotations::READ;
     type Input = NoArgs;
     type Output = FeaturedBlueprintsResult;

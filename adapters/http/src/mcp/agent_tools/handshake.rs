@@ -33,7 +33,13 @@ impl AgentTool for Handshake {
             generator: a.blueprint_draft.generator,
             force_create: a.force_create,
         };
-        match ctx.state.agent.handshake(ctx.caller, cmd).await.map_err(map_agent_error)? {
+        match ctx
+            .state
+            .agent
+            .handshake(ctx.caller, cmd)
+            .await
+            .map_err(map_agent_error)?
+        {
             HandshakeOutcome::Agreed(reply) => Ok(agreed(&reply)),
             HandshakeOutcome::Declined { findings } => Ok(declined(&findings)),
         }
@@ -88,7 +94,7 @@ fn agreed(r: &HandshakeReply) -> Answer<HandshakeResult> {
         r.origin.as_str(),
         Render::NAME,
     );
-    Answer::ok(HandshakeResult::Agreed(body), text)
+    Answer::ok(HandshakeResult::Agreed(Box::new(body)), text)
 }
 
 fn declined(findings: &[Finding]) -> Answer<HandshakeResult> {

@@ -73,7 +73,10 @@ pub struct AgentToolEntry {
     handler: Handler,
 }
 
-fn run<'a, 'r, T: AgentTool>(ctx: &'a AgentCtx<'r>, arguments: Value) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
+fn run<'a, 'r, T: AgentTool>(
+    ctx: &'a AgentCtx<'r>,
+    arguments: Value,
+) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
     Box::pin(async move {
         let input = parse_arguments::<T::Input>(arguments)?;
         T::call(ctx, input).await?.into_result()
@@ -197,6 +200,12 @@ pub fn render_uri(session_id: &str) -> String {
     format!("{}/{session_id}", super::resources::SHELL_URI)
 }
 
+impl AsRef<Declared> for AgentToolEntry {
+    fn as_ref(&self) -> &Declared {
+        &self.declared
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,11 +233,5 @@ mod tests {
         assert!(err.starts_with("timeout: "), "{err}");
         let err = consume.declared.check_arguments(&json!({})).unwrap_err();
         assert!(err.contains("sessionId"), "{err}");
-    }
-}
-
-impl AsRef<Declared> for AgentToolEntry {
-    fn as_ref(&self) -> &Declared {
-        &self.declared
     }
 }

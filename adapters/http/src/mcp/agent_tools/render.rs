@@ -81,7 +81,14 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Answer<RenderOutcome> {
             // The mount bootstrap is MCP-Apps metadata: without the option there is none.
             if ctx.state.mcp_apps_on() {
                 let key_id = ctx.caller.key_id.as_deref();
-                answer.with_meta(render_meta(ctx.state, identity, theme_id, *last_sequence, first_paint, key_id))
+                answer.with_meta(render_meta(
+                    ctx.state,
+                    identity,
+                    theme_id,
+                    *last_sequence,
+                    first_paint,
+                    key_id,
+                ))
             } else {
                 answer
             }

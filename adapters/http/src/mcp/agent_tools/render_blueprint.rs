@@ -13,7 +13,8 @@ pub struct RenderBlueprint;
 
 impl ToolDefinition for RenderBlueprint {
     const NAME: &'static str = "svc_render_blueprint";
-    const DESCRIPTION: &'static str = "Fetch a manifest UI's compiled ES-module bundle by its svc.ui.json id; creates no session.";
+    const DESCRIPTION: &'static str =
+        "Fetch a manifest UI's compiled ES-module bundle by its svc.ui.json id; creates no session.";
     const ANNOTATIONS: Annotations = Annotations::READ;
     type Input = RenderBlueprintArgs;
     type Output = RenderBlueprintResult;

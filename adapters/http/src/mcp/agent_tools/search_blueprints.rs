@@ -12,7 +12,8 @@ pub struct SearchBlueprints;
 
 impl ToolDefinition for SearchBlueprints {
     const NAME: &'static str = "svc_search_blueprints";
-    const DESCRIPTION: &'static str = "Search manifest UIs and cached blueprints by name, description and meaning; best first, score 0 to 1.";
+    const DESCRIPTION: &'static str =
+        "Search manifest UIs and cached blueprints by name, description and meaning; best first, score 0 to 1.";
     const ANNOTATIONS: Annotations = Annotations::READ;
     type Input = SearchBlueprintsArgs;
     type Output = SearchBlueprintsResult;

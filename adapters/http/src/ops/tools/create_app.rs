@@ -12,7 +12,8 @@ pub struct CreateApp;
 
 impl ToolDefinition for CreateApp {
     const NAME: &'static str = "svc_ops_create_app";
-    const DESCRIPTION: &'static str = "Create an app (the tenancy unit of sessions and blueprints). The server mints its id.";
+    const DESCRIPTION: &'static str =
+        "Create an app (the tenancy unit of sessions and blueprints). The server mints its id.";
     const ANNOTATIONS: Annotations = Annotations::CREATE;
     type Input = CreateAppArgs;
     type Output = AppBody;

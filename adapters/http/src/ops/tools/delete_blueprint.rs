@@ -11,7 +11,8 @@ pub struct DeleteBlueprint;
 
 impl ToolDefinition for DeleteBlueprint {
     const NAME: &'static str = "svc_ops_delete_blueprint";
-    const DESCRIPTION: &'static str = "Delete one of the caller's app's blueprints. Idempotent: a missing id also answers deleted.";
+    const DESCRIPTION: &'static str =
+        "Delete one of the caller's app's blueprints. Idempotent: a missing id also answers deleted.";
     const ANNOTATIONS: Annotations = Annotations::OVERWRITE;
     type Input = BlueprintIdArgs;
     type Output = DeletedResult;

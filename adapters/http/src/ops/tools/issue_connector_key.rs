@@ -17,7 +17,8 @@ pub struct IssueConnectorKey;
 
 impl ToolDefinition for IssueConnectorKey {
     const NAME: &'static str = "svc_ops_issue_connector_key";
-    const DESCRIPTION: &'static str = "Issue a svc_user_ bearer key. plaintextKey is shown only in this result; store it now.";
+    const DESCRIPTION: &'static str =
+        "Issue a svc_user_ bearer key. plaintextKey is shown only in this result; store it now.";
     const ANNOTATIONS: Annotations = Annotations::CREATE;
     type Input = IssueConnectorKeyArgs;
     type Output = IssuedKeyBody;
@@ -33,7 +34,12 @@ impl OpsTool for IssueConnectorKey {
             app_id,
             expires_at,
         };
-        let issued = ctx.connector_keys()?.keys.issue(command).await.map_err(|e| e.failure())?;
+        let issued = ctx
+            .connector_keys()?
+            .keys
+            .issue(command)
+            .await
+            .map_err(|e| e.failure())?;
         Answer::json(IssuedKeyBody {
             key: bodies::connector_key(&issued.summary),
             plaintext_key: issued.plaintext_key.expose().to_owned(),

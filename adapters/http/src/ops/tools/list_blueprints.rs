@@ -13,7 +13,8 @@ pub struct ListBlueprints;
 
 impl ToolDefinition for ListBlueprints {
     const NAME: &'static str = "svc_ops_list_blueprints";
-    const DESCRIPTION: &'static str = "List the caller's app's blueprints. Filters AND-compose; persona and intentKeywords match by meaning.";
+    const DESCRIPTION: &'static str =
+        "List the caller's app's blueprints. Filters AND-compose; persona and intentKeywords match by meaning.";
     const ANNOTATIONS: Annotations = Annotations::READ;
     type Input = ListBlueprintsArgs;
     type Output = BlueprintsResult;

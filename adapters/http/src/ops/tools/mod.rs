@@ -103,7 +103,10 @@ impl OpsToolEntry {
     }
 }
 
-fn run<'a, 'r, T: OpsTool>(ctx: &'a OpsCtx<'r>, arguments: Value) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
+fn run<'a, 'r, T: OpsTool>(
+    ctx: &'a OpsCtx<'r>,
+    arguments: Value,
+) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
     Box::pin(async move {
         let input = parse_arguments::<T::Input>(arguments)?;
         T::call(ctx, input).await?.into_result()
@@ -182,9 +185,7 @@ pub fn list(domains: &OpsDomains, app_locked: bool) -> Value {
     let slot = wired * 2 + usize::from(app_locked);
     LISTS[slot]
         .get_or_init(|| {
-            let tools: Vec<Value> = visible(domains, app_locked)
-                .map(|t| t.declared.declaration())
-                .collect();
+            let tools: Vec<Value> = visible(domains, app_locked).map(|t| t.declared.declaration()).collect();
             json!({ "tools": tools })
         })
         .clone()
@@ -223,6 +224,12 @@ impl OpsCtx<'_> {
     }
 }
 
+impl AsRef<Declared> for OpsToolEntry {
+    fn as_ref(&self) -> &Declared {
+        &self.declared
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,8 +253,14 @@ mod tests {
     #[test]
     fn limits_are_in_the_schemas() {
         let create = find(create_app::CreateApp::NAME);
-        assert!(create.check_arguments(&json!({ "displayName": "x".repeat(120) })).is_ok());
-        let err = create.check_arguments(&json!({ "displayName": "x".repeat(121) })).unwrap_err();
+        assert!(
+            create
+                .check_arguments(&json!({ "displayName": "x".repeat(120) }))
+                .is_ok()
+        );
+        let err = create
+            .check_arguments(&json!({ "displayName": "x".repeat(121) }))
+            .unwrap_err();
         assert!(err.starts_with("displayName: "), "{err}");
         let err = create.check_arguments(&json!({ "displayName": "" })).unwrap_err();
         assert!(err.starts_with("displayName: "), "{err}");
@@ -267,11 +280,5 @@ mod tests {
             .check_arguments(&json!({ "orgId": "o", "email": "a@b.c", "role": "owner" }))
             .unwrap_err();
         assert!(err.starts_with("role: "), "{err}");
-    }
-}
-
-impl AsRef<Declared> for OpsToolEntry {
-    fn as_ref(&self) -> &Declared {
-        &self.declared
     }
 }

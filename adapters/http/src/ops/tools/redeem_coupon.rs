@@ -12,7 +12,8 @@ pub struct RedeemCoupon;
 
 impl ToolDefinition for RedeemCoupon {
     const NAME: &'static str = "svc_ops_redeem_coupon";
-    const DESCRIPTION: &'static str = "Redeem a one-time coupon into the caller's credit wallet, or into an org's the caller belongs to.";
+    const DESCRIPTION: &'static str =
+        "Redeem a one-time coupon into the caller's credit wallet, or into an org's the caller belongs to.";
     const ANNOTATIONS: Annotations = Annotations::CREATE;
     type Input = RedeemCouponArgs;
     type Output = CouponReceiptBody;

@@ -12,7 +12,8 @@ pub struct RevokeConnectorKey;
 
 impl ToolDefinition for RevokeConnectorKey {
     const NAME: &'static str = "svc_ops_revoke_connector_key";
-    const DESCRIPTION: &'static str = "Revoke one of the caller's connector keys by id; it stops authenticating at once.";
+    const DESCRIPTION: &'static str =
+        "Revoke one of the caller's connector keys by id; it stops authenticating at once.";
     const ANNOTATIONS: Annotations = Annotations::OVERWRITE;
     type Input = RevokeConnectorKeyArgs;
     type Output = RevokedKeyBody;
@@ -25,7 +26,12 @@ impl OpsTool for RevokeConnectorKey {
             caller_locked_app: ctx.caller.locked_app().map(str::to_owned),
             key_id: a.key_id,
         };
-        let revoked = ctx.connector_keys()?.keys.revoke(command).await.map_err(|e| e.failure())?;
+        let revoked = ctx
+            .connector_keys()?
+            .keys
+            .revoke(command)
+            .await
+            .map_err(|e| e.failure())?;
         Answer::json(RevokedKeyBody {
             id: revoked.id,
             status: revoked.status.as_str().to_owned(),

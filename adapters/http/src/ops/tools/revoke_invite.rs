@@ -12,7 +12,8 @@ pub struct RevokeInvite;
 
 impl ToolDefinition for RevokeInvite {
     const NAME: &'static str = "svc_ops_revoke_invite";
-    const DESCRIPTION: &'static str = "Revoke a pending invite of an org the caller administers; revoking twice answers alreadyRevoked.";
+    const DESCRIPTION: &'static str =
+        "Revoke a pending invite of an org the caller administers; revoking twice answers alreadyRevoked.";
     const ANNOTATIONS: Annotations = Annotations::OVERWRITE;
     type Input = RevokeInviteArgs;
     type Output = InviteRevokedBody;

@@ -3,15 +3,18 @@
 //! the wire: a JSON-RPC code, a tool error result with its snake_case name, or an HTTP status.
 //!
 //! - [`agent`]: `AgentError` on `/mcp` (JSON-RPC codes and error results with their data).
+//! - [`auth`]: `AuthError` on the tool routes (HTTP 401 / 403 with their JSON-RPC codes).
 //! - [`operator`]: the operator services' errors on `/ops` ([`ErrorKind`]) and the invite
 //!   acceptance route's HTTP statuses.
 
 mod agent;
+mod auth;
 mod operator;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use agent::{map_agent_error, overloaded, rate_limited};
+pub use auth::{auth_failure, deprovisioned};
 pub use operator::{OpsError, accept_invite_status, internal};
 
 use serde_json::{Value, json};

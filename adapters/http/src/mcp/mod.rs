@@ -21,12 +21,10 @@ use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
 use svc_application::services::auth::AuthError;
 use svc_domain::text as input;
-use svc_protocol::{
-    AGENT_SYSTEM_PROMPT, INTERNAL_ERROR, INVALID_PARAMS, MCP_PROTOCOL_VERSIONS, METHOD_NOT_FOUND, UNAUTHORIZED,
-};
+use svc_protocol::{AGENT_SYSTEM_PROMPT, INTERNAL_ERROR, INVALID_PARAMS, MCP_PROTOCOL_VERSIONS, METHOD_NOT_FOUND};
 
 use crate::HttpState;
-use crate::errors::{self, ToolFailure};
+use crate::errors::{self, ToolFailure, auth_failure};
 use crate::tools::Declared;
 use agent_tools::AgentCtx;
 use cancellation::CancelScope;
@@ -39,30 +37,6 @@ pub(crate) fn bearer(req: &Request) -> Option<String> {
     let value = req.header("authorization")?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
-}
-
-fn unauthorized(message: &str) -> Response {
-    let mut response = RpcFailure::new(UNAUTHORIZED, message)
-        .with_status(StatusCode::UNAUTHORIZED)
-        .into_response(Value::Null);
-    response.headers_mut().insert(
-        "www-authenticate",
-        r#"Bearer realm="mcp""#.parse().expect("static header"),
-    );
-    response
-}
-
-/// The answer to a failed bearer check of a tool route (`/mcp`, `/ops`).
-pub(crate) fn auth_failure(error: AuthError) -> Response {
-    match error {
-        AuthError::Anonymous => unauthorized("Unauthorized: a bearer token is required"),
-        AuthError::InvalidToken => unauthorized("Unauthorized: invalid bearer token"),
-        AuthError::AppDeprovisioned(app_id) => app_endpoint::deprovisioned(app_id).into_response(Value::Null),
-        AuthError::Internal(cause) => {
-            tracing::error!(error = ?cause, "authentication failed");
-            RpcFailure::new(INTERNAL_ERROR, "Internal error").into_response(Value::Null)
-        }
-    }
 }
 
 async fn authenticate(state: &HttpState, req: &Request) -> Result<Caller, AuthError> {

@@ -24,8 +24,9 @@ use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 
 use crate::HttpState;
 use crate::errors::ToolFailure;
+use crate::errors::auth_failure;
 use crate::mcp::jsonrpc::RpcFailure;
-use crate::mcp::{answer, auth_failure, bearer, cancel_scope, protocol_version, tool_call};
+use crate::mcp::{answer, bearer, cancel_scope, protocol_version, tool_call};
 pub use invites::accept_invite;
 use tools::{OpsCtx, OpsDomain};
 

@@ -12,6 +12,7 @@
 
 pub mod external;
 pub mod live;
+pub mod output_schemas;
 pub mod process;
 
 use std::path::PathBuf;
@@ -270,10 +271,14 @@ impl TestApp {
     }
 
     /// `tools/call`; returns the whole JSON-RPC response body.
+    /// Every result is checked against the tool's published `outputSchema`.
     pub async fn call(&self, tool: &str, arguments: Value) -> Value {
-        self.rpc("tools/call", json!({ "name": tool, "arguments": arguments }))
+        let body = self
+            .rpc("tools/call", json!({ "name": tool, "arguments": arguments }))
             .await
-            .1
+            .1;
+        output_schemas::check(&self.client, &self.mcp_url(), Some(&self.bearer), tool, &body).await;
+        body
     }
 
     /// `tools/call` that must succeed without `isError`; returns `structuredContent`.

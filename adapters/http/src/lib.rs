@@ -2,6 +2,7 @@
 
 mod body_limit;
 mod client_address;
+mod errors;
 mod guard;
 mod health;
 mod live;
@@ -18,6 +19,7 @@ mod ops;
 mod pairing;
 mod rate_limited;
 mod runtime_asset;
+mod tools;
 
 use std::sync::Arc;
 

@@ -4,10 +4,7 @@
 //! `ai.svc/render` bootstrap slice). Off, none of these: a host sees plain MCP tools, and a
 //! render stays readable through `resources/read` on its `ui://` locator.
 
-use serde_json::Value;
-
 use crate::HttpState;
-use crate::mcp::tool_table::{ToolSpec, Visibility};
 
 /// Path of the runtime bundle this server serves.
 pub const RUNTIME_PATH: &str = "/_svc/iframe-runtime.js";
@@ -38,21 +35,4 @@ impl HttpState {
             None => (format!("{}{RUNTIME_PATH}", self.urls.base), None),
         }
     }
-}
-
-/// Whether `tools/list` shows `tool`: the runtime tools a mounted card calls through its MCP-Apps
-/// host (`visibility: ["app"]`) only when the option is on; without it no host bridges them, and
-/// the model must not take them for its own.
-pub(crate) fn listed(state: &HttpState, tool: &ToolSpec) -> bool {
-    state.mcp_apps_on() || tool.visibility == Visibility::Model
-}
-
-/// A tool declaration as `tools/list` shows it: without `_meta.ui` when the option is off.
-pub(crate) fn declared(state: &HttpState, mut declaration: Value) -> Value {
-    if !state.mcp_apps_on()
-        && let Some(map) = declaration.as_object_mut()
-    {
-        map.remove("_meta");
-    }
-    declaration
 }

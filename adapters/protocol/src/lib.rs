@@ -1,10 +1,12 @@
-//! Wire types of the service: tool arguments of `/mcp` (the same types the handlers receive, so
-//! `tools/list` schemas come from them), JSON-RPC error codes, MCP protocol versions and the
+//! Wire types of the service: tool arguments and results of `/mcp` and `/ops` (the same types the
+//! handlers receive and answer, so `tools/list` input and output schemas come from them), JSON-RPC error codes, MCP protocol versions and the
 //! recommended agent system prompt.
 
 mod agent_prompt;
+pub mod agent_results;
 mod agent_tools;
 mod codes;
+pub mod ops_results;
 pub mod ops_tools;
 
 pub use agent_prompt::AGENT_SYSTEM_PROMPT;

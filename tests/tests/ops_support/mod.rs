@@ -73,12 +73,15 @@ impl Client {
         (status, body)
     }
 
-    /// `tools/call` on `/ops`: the whole JSON-RPC body.
+    /// `tools/call` on `/ops`: the whole JSON-RPC body. Every result is checked against the
+    /// tool's published `outputSchema`.
     pub async fn call(&self, tool: &str, arguments: Value) -> Value {
         let (status, body) = self
             .ops("tools/call", json!({ "name": tool, "arguments": arguments }))
             .await;
         assert_eq!(status, StatusCode::OK, "{tool}: {body}");
+        let url = format!("{}/ops", self.base);
+        svc_tests::output_schemas::check(&self.client, &url, self.bearer.as_deref(), tool, &body).await;
         body
     }
 

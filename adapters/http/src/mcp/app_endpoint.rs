@@ -7,15 +7,15 @@ use std::sync::Arc;
 use poem::http::StatusCode;
 use poem::web::{Data, Path};
 use poem::{Body, IntoResponse, Request, Response, handler};
-use serde_json::{Value, json};
+use serde_json::Value;
 use svc_application::services::agent::Caller;
 use svc_application::services::app_endpoint::EndpointDenial;
-use svc_domain::refusal::RefusalCode;
-use svc_protocol::{APP_NOT_FOUND, INTERNAL_ERROR, UNAUTHORIZED};
+use svc_protocol::{INTERNAL_ERROR, UNAUTHORIZED};
 
 use super::jsonrpc::RpcFailure;
-use super::{MAX_BODY_BYTES, answer, auth_failure, bearer, cancel_scope, dispatch, origin};
+use super::{MAX_BODY_BYTES, answer, bearer, cancel_scope, dispatch, origin};
 use crate::HttpState;
+use crate::errors::{auth_failure, deprovisioned};
 
 #[handler]
 pub async fn post_app_mcp(
@@ -87,22 +87,6 @@ async fn refuse(state: &HttpState, denial: EndpointDenial, app_id: &str, body: B
 /// The refusal of a request for a deprovisioned app, answering the request's id.
 pub(crate) async fn deprovisioned_response(app_id: String, body: Body) -> Response {
     deprovisioned(app_id).into_response(request_id(body).await)
-}
-
-/// -32003 with the strict refusal: exactly `code, message, fix, retry, appId`, never `fixBy`.
-pub(crate) fn deprovisioned(app_id: String) -> RpcFailure {
-    let entry = RefusalCode::AppDeprovisioned.entry();
-    RpcFailure::new(APP_NOT_FOUND, "App not found")
-        .with_status(StatusCode::FORBIDDEN)
-        .with_data(json!({
-            "refusal": {
-                "code": entry.code,
-                "message": format!("app {app_id} is not served by this endpoint"),
-                "fix": entry.fix,
-                "retry": entry.retry.as_str(),
-                "appId": app_id,
-            }
-        }))
 }
 
 fn unauthenticated(state: &HttpState, error: svc_application::services::auth::AuthError, app_id: &str) -> Response {

@@ -1,16 +1,14 @@
 //! `/mcp`: MCP over Streamable HTTP, stateless. POST carries one JSON-RPC message and is answered
 //! with `application/json`; notifications get 202. No `Mcp-Session-Id` is issued or needed.
 
-pub(crate) mod agent_calls;
+pub(crate) mod agent_tools;
 pub(crate) mod app_endpoint;
 pub(crate) mod cancellation;
-pub(crate) mod errors;
 pub(crate) mod jsonrpc;
 mod progress_stream;
 mod render_meta;
 mod resources;
 pub(crate) mod results;
-pub(crate) mod tool_table;
 
 use std::future::Future;
 use std::net::IpAddr;
@@ -23,15 +21,14 @@ use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
 use svc_application::services::auth::AuthError;
 use svc_domain::text as input;
-use svc_protocol::{
-    AGENT_SYSTEM_PROMPT, INTERNAL_ERROR, INVALID_PARAMS, MCP_PROTOCOL_VERSIONS, METHOD_NOT_FOUND, UNAUTHORIZED,
-};
+use svc_protocol::{AGENT_SYSTEM_PROMPT, INTERNAL_ERROR, INVALID_PARAMS, MCP_PROTOCOL_VERSIONS, METHOD_NOT_FOUND};
 
 use crate::HttpState;
+use crate::errors::{self, ToolFailure, auth_failure};
+use crate::tools::Declared;
+use agent_tools::AgentCtx;
 use cancellation::CancelScope;
-use errors::ToolFailure;
 use jsonrpc::{Incoming, RpcFailure, success};
-use tool_table::ToolSpec;
 
 /// Largest accepted request body.
 pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -40,30 +37,6 @@ pub(crate) fn bearer(req: &Request) -> Option<String> {
     let value = req.header("authorization")?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
-}
-
-fn unauthorized(message: &str) -> Response {
-    let mut response = RpcFailure::new(UNAUTHORIZED, message)
-        .with_status(StatusCode::UNAUTHORIZED)
-        .into_response(Value::Null);
-    response.headers_mut().insert(
-        "www-authenticate",
-        r#"Bearer realm="mcp""#.parse().expect("static header"),
-    );
-    response
-}
-
-/// The answer to a failed bearer check of a tool route (`/mcp`, `/ops`).
-pub(crate) fn auth_failure(error: AuthError) -> Response {
-    match error {
-        AuthError::Anonymous => unauthorized("Unauthorized: a bearer token is required"),
-        AuthError::InvalidToken => unauthorized("Unauthorized: invalid bearer token"),
-        AuthError::AppDeprovisioned(app_id) => app_endpoint::deprovisioned(app_id).into_response(Value::Null),
-        AuthError::Internal(cause) => {
-            tracing::error!(error = ?cause, "authentication failed");
-            RpcFailure::new(INTERNAL_ERROR, "Internal error").into_response(Value::Null)
-        }
-    }
 }
 
 async fn authenticate(state: &HttpState, req: &Request) -> Result<Caller, AuthError> {
@@ -220,13 +193,7 @@ pub(crate) async fn dispatch(
     match method {
         "initialize" => initialize(state, caller, &params).await,
         "ping" => Ok(json!({})),
-        "tools/list" => {
-            let offered = tool_table::AGENT_TOOLS
-                .iter()
-                .filter(|t| tool_table::offered(state, t) && crate::mcp_apps::listed(state, t));
-            let declared = offered.map(|t| crate::mcp_apps::declared(state, tool_table::declaration(t)));
-            Ok(json!({ "tools": declared.collect::<Vec<_>>() }))
-        }
+        "tools/list" => Ok(agent_tools::list(state)),
         "tools/call" => call_tool(state, caller, origin, params).await,
         "resources/list" => Ok(resources::list()),
         "resources/templates/list" => Ok(resources::templates()),
@@ -276,10 +243,10 @@ async fn initialize(state: &HttpState, caller: &Caller, params: &Value) -> Resul
 
 /// The tool a `tools/call` names (looked up with `find`) and its arguments, checked against the
 /// tool's schema: -32602 naming the field and the rule otherwise.
-pub(crate) fn tool_call<'t>(
+pub(crate) fn tool_call<'t, T: AsRef<Declared>>(
     params: &Value,
-    find: impl FnOnce(&str) -> Option<&'t ToolSpec>,
-) -> Result<(&'t ToolSpec, Value), RpcFailure> {
+    find: impl FnOnce(&str) -> Option<&'t T>,
+) -> Result<(&'t T, Value), RpcFailure> {
     let Some(name) = params["name"].as_str() else {
         return Err(RpcFailure::new(
             INVALID_PARAMS,
@@ -297,7 +264,7 @@ pub(crate) fn tool_call<'t>(
         Some(a) => a.clone(),
     };
     let invalid = |rule: String| RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {rule}"));
-    tool_table::check_arguments(tool, &arguments).map_err(invalid)?;
+    tool.as_ref().check_arguments(&arguments).map_err(invalid)?;
     // Text no store can hold, in the arguments or in `_meta` (the host session is stored).
     if let Some(path) = input::nul_path(&arguments) {
         let field = if path.is_empty() { "arguments".to_owned() } else { path };
@@ -310,17 +277,20 @@ pub(crate) fn tool_call<'t>(
 }
 
 async fn call_tool(state: &HttpState, caller: &Caller, origin: IpAddr, params: Value) -> Result<Value, RpcFailure> {
-    let (tool, arguments) = tool_call(&params, |name| {
-        tool_table::find(name).filter(|t| tool_table::offered(state, t))
-    })?;
-    let name = tool.name;
+    let (tool, arguments) = tool_call(&params, |name| agent_tools::find(state, name))?;
     if let Some(limit) = &state.tool_call_limit
         && let Err(limited) = limit.admit(caller)
     {
         return Ok(errors::rate_limited(&limited));
     }
     let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
-    match agent_calls::call(state, caller, origin, name, arguments, &meta).await {
+    let ctx = AgentCtx {
+        state,
+        caller,
+        origin,
+        meta: &meta,
+    };
+    match tool.call(&ctx, arguments).await {
         Ok(result) => Ok(result),
         Err(ToolFailure::Result(result)) => Ok(result),
         Err(ToolFailure::Rpc(failure)) => Err(failure),

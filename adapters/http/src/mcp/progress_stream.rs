@@ -18,11 +18,13 @@ use serde_json::{Value, json};
 use svc_application::ports::generation::{GenerationProgress, GenerationStage};
 use svc_application::services::agent::{Caller, ProgressObserver};
 
+use super::agent_tools::Render;
 use super::jsonrpc::{Incoming, parse};
 use crate::HttpState;
+use crate::tools::ToolDefinition;
 
 tokio::task_local! {
-    /// The observer of the render this task answers, for `agent_calls` to hand to the service.
+    /// The observer of the render this task answers, for the `svc_render` handler to hand to the service.
     static OBSERVER: ProgressObserver;
 }
 
@@ -51,7 +53,7 @@ pub(crate) fn wanted(req: &Request, body: &[u8]) -> Option<ProgressRequest> {
         return None;
     };
     let token = params["_meta"]["progressToken"].clone();
-    let is_render = method == "tools/call" && params["name"] == "svc_render";
+    let is_render = method == "tools/call" && params["name"] == Render::NAME;
     (is_render && (token.is_string() || token.is_number())).then_some(ProgressRequest { id, params, token })
 }
 
@@ -89,7 +91,7 @@ pub(crate) fn answer(
     let mut response = SSE::new(stream).into_response();
     response
         .extensions_mut()
-        .insert(crate::observe::RpcLabel("svc_render".to_owned()));
+        .insert(crate::observe::RpcLabel(Render::NAME.to_owned()));
     response
 }
 

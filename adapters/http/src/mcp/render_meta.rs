@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 use svc_application::services::agent::{FirstPaint, RenderIdentity};
 use svc_domain::themes;
 
-use super::agent_calls::render_uri;
+use super::agent_tools::render_uri;
 use crate::HttpState;
 
 /// Theme mode written into bootstraps; the card follows the host's mode when it reports one.

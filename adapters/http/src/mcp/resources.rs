@@ -19,7 +19,7 @@ use super::jsonrpc::RpcFailure;
 use crate::HttpState;
 use crate::runtime_asset::RUNTIME_JS;
 
-const SHELL_URI: &str = "ui://svc/render";
+pub(crate) const SHELL_URI: &str = "ui://svc/render";
 const RENDER_URI_PREFIX: &str = "ui://svc/render/";
 const MIME: &str = "text/html;profile=mcp-app";
 /// Theme of a session that recorded none (a render from before themes were stored).

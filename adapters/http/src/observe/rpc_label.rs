@@ -19,10 +19,7 @@ const METHODS: &[&str] = &[
 pub(crate) fn rpc_label(method: &str, params: &Value) -> String {
     if method == "tools/call" {
         let name = params["name"].as_str().unwrap_or_default();
-        let known = crate::mcp::tool_table::find(name).is_some()
-            || crate::ops::tool_table::OPS_TOOLS
-                .iter()
-                .any(|tool| tool.spec.name == name);
+        let known = crate::mcp::agent_tools::known(name) || crate::ops::tools::known(name);
         return if known { name.to_owned() } else { "unknown".to_owned() };
     }
     METHODS

@@ -33,16 +33,13 @@ fn internal() -> Response {
 }
 
 fn refused(e: OrgServiceError) -> Response {
-    let status = match e.code() {
-        "org_invite_not_found" => StatusCode::NOT_FOUND,
-        "org_invite_revoked" | "org_invite_expired" => StatusCode::GONE,
-        "org_invite_already_accepted" => StatusCode::CONFLICT,
-        _ => {
+    match crate::errors::accept_invite_status(&e) {
+        Some(status) => error(status, e.code(), &e.to_string()),
+        None => {
             tracing::error!(error = ?e, "accepting an invite failed");
-            return internal();
+            internal()
         }
-    };
-    error(status, e.code(), &e.to_string())
+    }
 }
 
 #[handler]

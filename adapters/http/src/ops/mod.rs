@@ -6,14 +6,8 @@
 //! Every tool acts for one identity: the caller's user id, else its app id. Every read and write
 //! is scoped to it; another identity's rows answer exactly like missing ones.
 
-mod apps;
-mod blueprints;
-mod connector_keys;
-mod coupons;
-mod errors;
 mod invites;
-mod orgs;
-pub(crate) mod tool_table;
+pub(crate) mod tools;
 mod wire;
 
 use std::sync::Arc;
@@ -29,11 +23,12 @@ use svc_application::services::operator::{ConnectorKeyService, CouponService, Op
 use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 
 use crate::HttpState;
-use crate::mcp::errors::ToolFailure;
+use crate::errors::ToolFailure;
+use crate::errors::auth_failure;
 use crate::mcp::jsonrpc::RpcFailure;
-use crate::mcp::{answer, auth_failure, bearer, cancel_scope, protocol_version, tool_call, tool_table::declaration};
+use crate::mcp::{answer, bearer, cancel_scope, protocol_version, tool_call};
 pub use invites::accept_invite;
-use tool_table::{OPS_TOOLS, OpsDomain, OpsTool};
+use tools::{OpsCtx, OpsDomain};
 
 /// The wired domains of `/ops` (`opsApps`, `opsOrgs`, `opsConnectorKeys`, `opsCoupon`).
 /// `Default` wires nothing.
@@ -65,15 +60,7 @@ impl OpsDomains {
     }
 
     fn any_wired(&self) -> bool {
-        [
-            OpsDomain::Apps,
-            OpsDomain::Orgs,
-            OpsDomain::ConnectorKeys,
-            OpsDomain::Coupons,
-            OpsDomain::Blueprints,
-        ]
-        .into_iter()
-        .any(|d| self.wired(d))
+        OpsDomain::ALL.into_iter().any(|d| self.wired(d))
     }
 }
 
@@ -140,17 +127,8 @@ pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
     .await
 }
 
-fn method_not_found(method: &str) -> RpcFailure {
+pub(crate) fn method_not_found(method: &str) -> RpcFailure {
     RpcFailure::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))
-}
-
-/// The tools this caller sees: wired domains only, and for a locked key only those scoped to
-/// its app.
-fn visible_tools<'s>(domains: &'s OpsDomains, app_locked: bool) -> impl Iterator<Item = &'static OpsTool> + 's {
-    OPS_TOOLS
-        .iter()
-        .filter(move |t| domains.wired(t.domain))
-        .filter(move |t| t.visible_to(app_locked))
 }
 
 async fn dispatch(
@@ -164,20 +142,17 @@ async fn dispatch(
         "initialize" => Ok(initialize(domains, &params)),
         "ping" => Ok(json!({})),
         "tools/list" | "tools/call" if !domains.any_wired() => Err(method_not_found(method)),
-        "tools/list" => {
-            let tools: Vec<Value> = visible_tools(domains, authenticated.app_locked)
-                .map(|t| declaration(&t.spec))
-                .collect();
-            Ok(json!({ "tools": tools }))
-        }
+        "tools/list" => Ok(tools::list(domains, authenticated.app_locked)),
         "tools/call" => {
             let caller = OpsCaller::new(authenticated)?;
             let (tool, arguments) = tool_call(&params, |name| {
-                visible_tools(domains, caller.app_locked)
-                    .find(|t| t.spec.name == name)
-                    .map(|t| &t.spec)
+                tools::visible(domains, caller.app_locked).find(|t| t.name() == name)
             })?;
-            match call(domains, &caller, tool.name, arguments).await {
+            let ctx = OpsCtx {
+                domains,
+                caller: &caller,
+            };
+            match tool.call(&ctx, arguments).await {
                 Ok(result) | Err(ToolFailure::Result(result)) => Ok(result),
                 Err(ToolFailure::Rpc(failure)) => Err(failure),
             }
@@ -197,25 +172,4 @@ fn initialize(domains: &OpsDomains, params: &Value) -> Value {
         "serverInfo": { "name": "svc-ops", "title": "svc operator tools", "version": env!("CARGO_PKG_VERSION") },
         "instructions": "Operator tools of this svc server: manage the caller's apps, orgs and invites, connector keys, coupons and blueprints. Every tool acts only on the caller's own rows.",
     })
-}
-
-async fn call(domains: &OpsDomains, caller: &OpsCaller, name: &str, arguments: Value) -> Result<Value, ToolFailure> {
-    // `visible_tools` let only wired domains' tools through, so each service is present here.
-    let unwired = || ToolFailure::Rpc(method_not_found("tools/call"));
-    match OPS_TOOLS.iter().find(|t| t.spec.name == name).map(|t| t.domain) {
-        Some(OpsDomain::Apps) => apps::call(domains.apps.as_ref().ok_or_else(unwired)?, caller, name, arguments).await,
-        Some(OpsDomain::Orgs) => orgs::call(domains.orgs.as_ref().ok_or_else(unwired)?, caller, name, arguments).await,
-        Some(OpsDomain::ConnectorKeys) => {
-            let domain = domains.connector_keys.as_ref().ok_or_else(unwired)?;
-            connector_keys::call(domain, caller, name, arguments).await
-        }
-        Some(OpsDomain::Coupons) => {
-            coupons::call(domains.coupons.as_ref().ok_or_else(unwired)?, caller, name, arguments).await
-        }
-        Some(OpsDomain::Blueprints) => {
-            let domain = domains.blueprints.as_ref().ok_or_else(unwired)?;
-            blueprints::call(domain, caller, name, arguments).await
-        }
-        None => Err(unwired()),
-    }
 }

@@ -1,42 +1,18 @@
-//! Result bodies of the operator tools: Document 3's records in camelCase, as `structuredContent`
-//! with the same JSON as text beside it. Every time is RFC 3339 UTC with milliseconds, as on
-//! `/mcp`, whatever precision the database keeps.
+//! Records answered outside the tools (the invite acceptance route): serialised by their own
+//! `Serialize`, every time RFC 3339 UTC with milliseconds, as on `/mcp` and `/ops`, whatever
+//! precision the database keeps.
 
 use chrono::DateTime;
 use serde::Serialize;
-use serde_json::{Value, json};
-use svc_application::ports::agent::AppRecord;
+use serde_json::Value;
 
-use super::errors::internal;
-use crate::mcp::agent_calls::iso;
-use crate::mcp::errors::ToolFailure;
-use crate::mcp::results::ok_result;
-
-/// A successful tool result carrying `body`.
-pub fn ok(body: Value) -> Result<Value, ToolFailure> {
-    let text = body.to_string();
-    Ok(ok_result(body, &text))
-}
+use crate::tools::iso;
 
 /// A record serialised by its own `Serialize`, with its times normalised.
-pub fn record(value: &impl Serialize) -> Result<Value, ToolFailure> {
-    let mut body = serde_json::to_value(value).map_err(|e| ToolFailure::Rpc(internal(&e)))?;
+pub fn record(value: &impl Serialize) -> Result<Value, serde_json::Error> {
+    let mut body = serde_json::to_value(value)?;
     normalise_times(&mut body);
     Ok(body)
-}
-
-/// `AppRecord`: `systemPrompt` is omitted when there is none.
-pub fn app(app: &AppRecord) -> Value {
-    let mut body = json!({
-        "appId": app.app_id,
-        "displayName": app.display_name,
-        "createdAt": iso(app.created_at),
-        "updatedAt": iso(app.updated_at),
-    });
-    if let Some(prompt) = &app.system_prompt {
-        body["systemPrompt"] = json!(prompt);
-    }
-    body
 }
 
 /// Rewrites every `...At` string that is an RFC 3339 time to milliseconds in UTC.
@@ -61,6 +37,8 @@ fn normalise_times(value: &mut Value) {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -1,18 +1,13 @@
-//! The one table from application errors to JSON-RPC codes, HTTP statuses and error results.
+//! `AgentError` on `/mcp`: JSON-RPC codes (with Document 1's `data`) and error results.
 
 use poem::http::StatusCode;
 use serde_json::{Value, json};
 use svc_application::services::agent::AgentError;
 use svc_protocol::{GENERATION_OVERLOADED, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND};
 
-use super::jsonrpc::RpcFailure;
-use super::results::error_result;
-
-/// A tool call ends as a result (possibly `isError`) or as a protocol failure.
-pub enum ToolFailure {
-    Result(Value),
-    Rpc(RpcFailure),
-}
+use super::{ErrorKind, ToolFailure};
+use crate::mcp::jsonrpc::RpcFailure;
+use crate::mcp::results::error_result;
 
 pub fn map_agent_error(e: AgentError) -> ToolFailure {
     match e {
@@ -45,14 +40,8 @@ pub fn map_agent_error(e: AgentError) -> ToolFailure {
                 &format!("Contract violation: {first}"),
             ))
         }
-        AgentError::AppAccessDenied => ToolFailure::Result(error_result(
-            json!({ "error": { "code": "app_access_denied", "message": "appId is not the caller's app" } }),
-            "app_access_denied: appId is not the caller's app",
-        )),
-        AgentError::NoSource(reason) => ToolFailure::Result(error_result(
-            json!({ "error": { "code": "no_source", "message": reason } }),
-            &format!("no_source: {reason}"),
-        )),
+        AgentError::AppAccessDenied => ErrorKind::Refusal("app_access_denied").failure("appId is not the caller's app"),
+        AgentError::NoSource(reason) => ErrorKind::Refusal("no_source").failure(&reason),
         AgentError::Overloaded { retry_after_seconds } => ToolFailure::Rpc(overloaded(retry_after_seconds)),
         AgentError::Internal(cause) => {
             tracing::error!(error = ?cause, "tool call failed");

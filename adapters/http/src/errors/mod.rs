@@ -1,0 +1,61 @@
+//! The one error table: every error kind of domain and application maps here, by an exhaustive
+//! match per error type (a new variant does not compile until it is placed), to how it reaches
+//! the wire: a JSON-RPC code, a tool error result with its snake_case name, or an HTTP status.
+//!
+//! - [`agent`]: `AgentError` on `/mcp` (JSON-RPC codes and error results with their data).
+//! - [`auth`]: `AuthError` on the tool routes (HTTP 401 / 403 with their JSON-RPC codes).
+//! - [`operator`]: the operator services' errors on `/ops` ([`ErrorKind`]) and the invite
+//!   acceptance route's HTTP statuses.
+
+mod agent;
+mod auth;
+mod operator;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use agent::{map_agent_error, overloaded, rate_limited};
+pub use auth::{auth_failure, deprovisioned};
+pub use operator::{OpsError, accept_invite_status, internal};
+
+use serde_json::{Value, json};
+use svc_protocol::INVALID_PARAMS;
+
+use crate::mcp::jsonrpc::RpcFailure;
+use crate::mcp::results::error_result;
+
+/// A tool call ends as a result (possibly `isError`) or as a protocol failure.
+pub enum ToolFailure {
+    Result(Value),
+    Rpc(RpcFailure),
+}
+
+/// How an error reaches a tool caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// JSON-RPC -32602 naming this argument: the caller sent a value no rule admits.
+    Argument(&'static str),
+    /// An error result `{ error: { code, message } }` with this snake_case code (Document 3).
+    Refusal(&'static str),
+    /// JSON-RPC -32014 with HTTP 503 and `Retry-After`: the generation queue is saturated.
+    Overloaded { retry_after_seconds: u64 },
+    /// JSON-RPC -32603 with a generic message; the cause is logged, never sent.
+    Internal,
+}
+
+impl ErrorKind {
+    /// The failure a tool answers, with `message` (the error's own text) where one is sent.
+    pub fn failure(self, message: &str) -> ToolFailure {
+        match self {
+            Self::Argument(field) => ToolFailure::Rpc(RpcFailure::new(
+                INVALID_PARAMS,
+                format!("Invalid params: {field}: {message}"),
+            )),
+            Self::Refusal(code) => ToolFailure::Result(error_result(
+                json!({ "error": { "code": code, "message": message } }),
+                &format!("{code}: {message}"),
+            )),
+            Self::Overloaded { retry_after_seconds } => ToolFailure::Rpc(overloaded(retry_after_seconds)),
+            Self::Internal => ToolFailure::Rpc(internal(&message)),
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! The agent tools of `/mcp` and `/apps/<appId>/mcp`: one file per tool, one line per tool in
+//! [`AGENT_TOOLS`]. `tools/list` (built once per server configuration) and `tools/call` both
+//! read this table.
+
+mod amend;
+mod consume;
+mod emit;
+mod featured_blueprints;
+mod get_render_source;
+mod get_session;
+mod handshake;
+mod list_gadgets;
+mod list_sessions;
+mod list_themes;
+mod refresh_ws_token;
+mod render;
+mod render_blueprint;
+mod search_blueprints;
+mod sync_context;
+mod update;
+
+pub use render::Render;
+
+use std::future::Future;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::{LazyLock, OnceLock};
+
+use serde_json::{Value, json};
+use svc_application::services::agent::Caller;
+
+use super::errors::ToolFailure;
+use crate::HttpState;
+use crate::tools::{Answer, Declared, ToolDefinition, parse_arguments};
+
+/// What an agent tool runs with.
+pub struct AgentCtx<'r> {
+    pub state: &'r HttpState,
+    pub caller: &'r Caller,
+    /// The remote address the call is counted against (the public-demo generation limit).
+    pub origin: IpAddr,
+    /// The request's `_meta` (`ai.svc/host-session`, `progressToken`).
+    pub meta: &'r Value,
+}
+
+/// An agent tool's handler.
+pub trait AgentTool: ToolDefinition {
+    fn call(
+        ctx: &AgentCtx<'_>,
+        input: Self::Input,
+    ) -> impl Future<Output = Result<Answer<Self::Output>, ToolFailure>> + Send;
+}
+
+/// Who a host shows a tool to (MCP-Apps `_meta.ui.visibility`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    /// The agent's tools.
+    Model,
+    /// Runtime tools the mounted card calls; hidden from the model.
+    App,
+}
+
+type Handler = for<'a, 'r> fn(&'a AgentCtx<'r>, Value) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+type Outcome = Result<Value, ToolFailure>;
+
+pub struct AgentToolEntry {
+    pub declared: Declared,
+    pub visibility: Visibility,
+    /// The `ui://` resource a host mounts for the tool's result (MCP-Apps `_meta.ui.resourceUri`).
+    resource_uri: Option<&'static str>,
+    /// Whether this server offers the tool at all.
+    offered_when: fn(&HttpState) -> bool,
+    handler: Handler,
+}
+
+fn run<'a, 'r, T: AgentTool>(
+    ctx: &'a AgentCtx<'r>,
+    arguments: Value,
+) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
+    Box::pin(async move {
+        let input = parse_arguments::<T::Input>(arguments)?;
+        T::call(ctx, input).await?.into_result()
+    })
+}
+
+fn model<T: AgentTool>() -> AgentToolEntry {
+    AgentToolEntry {
+        declared: Declared::of::<T>(),
+        visibility: Visibility::Model,
+        resource_uri: None,
+        offered_when: |_| true,
+        handler: run::<T>,
+    }
+}
+
+fn app<T: AgentTool>() -> AgentToolEntry {
+    AgentToolEntry {
+        visibility: Visibility::App,
+        ..model::<T>()
+    }
+}
+
+impl AgentToolEntry {
+    fn mounting(self, resource_uri: &'static str) -> Self {
+        Self {
+            resource_uri: Some(resource_uri),
+            ..self
+        }
+    }
+
+    fn offered_when(self, offered_when: fn(&HttpState) -> bool) -> Self {
+        Self { offered_when, ..self }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.declared.name
+    }
+
+    /// Whether `tools/list` shows the tool and `tools/call` accepts it on this server.
+    pub fn offered(&self, state: &HttpState) -> bool {
+        (self.offered_when)(state)
+    }
+
+    pub async fn call(&self, ctx: &AgentCtx<'_>, arguments: Value) -> Outcome {
+        (self.handler)(ctx, arguments).await
+    }
+
+    /// The `tools/list` entry, with `_meta.ui` for MCP-Apps hosts.
+    fn declaration(&self, mcp_apps: bool) -> Value {
+        let mut declaration = self.declared.declaration();
+        if mcp_apps {
+            let mut ui = match self.visibility {
+                Visibility::Model => json!({ "visibility": ["model"] }),
+                Visibility::App => json!({ "visibility": ["app"] }),
+            };
+            // Hosts that link a UI to a tool by declaration mount the shell and hand it the result.
+            if let Some(uri) = self.resource_uri {
+                ui["resourceUri"] = json!(uri);
+            }
+            declaration["_meta"] = json!({ "ui": ui });
+        }
+        declaration
+    }
+}
+
+pub static AGENT_TOOLS: LazyLock<Vec<AgentToolEntry>> = LazyLock::new(|| {
+    vec![
+        model::<handshake::Handshake>(),
+        model::<render::Render>().mounting(super::resources::SHELL_URI),
+        model::<consume::Consume>(),
+        model::<update::Update>(),
+        model::<amend::Amend>(),
+        model::<emit::Emit>(),
+        model::<get_session::GetSession>(),
+        model::<get_render_source::GetRenderSource>(),
+        model::<list_sessions::ListSessions>(),
+        model::<list_gadgets::ListGadgets>(),
+        model::<list_themes::ListThemes>(),
+        model::<featured_blueprints::FeaturedBlueprints>(),
+        model::<search_blueprints::SearchBlueprints>(),
+        model::<render_blueprint::RenderBlueprint>().offered_when(|state| state.agent.has_ui_registry()),
+        app::<refresh_ws_token::RefreshWsToken>(),
+        app::<sync_context::SyncContext>(),
+    ]
+});
+
+/// The tool of that name this server offers.
+pub fn find(state: &HttpState, name: &str) -> Option<&'static AgentToolEntry> {
+    AGENT_TOOLS.iter().find(|t| t.name() == name && t.offered(state))
+}
+
+/// Whether a tool of that name exists on any server (a bounded metrics label).
+pub fn known(name: &str) -> bool {
+    AGENT_TOOLS.iter().any(|t| t.name() == name)
+}
+
+/// The `tools/list` result, built once per server configuration: the runtime tools a mounted card
+/// calls through its MCP-Apps host (`visibility: ["app"]`) are listed only with MCP-Apps on
+/// (without it no host bridges them, and the model must not take them for its own), and so is
+/// `_meta.ui`.
+pub fn list(state: &HttpState) -> Value {
+    static LISTS: [OnceLock<Value>; 4] = [const { OnceLock::new() }; 4];
+    let mcp_apps = state.mcp_apps_on();
+    let registry = state.agent.has_ui_registry();
+    let slot = usize::from(mcp_apps) * 2 + usize::from(registry);
+    LISTS[slot]
+        .get_or_init(|| {
+            let tools: Vec<Value> = AGENT_TOOLS
+                .iter()
+                .filter(|t| t.offered(state) && (mcp_apps || t.visibility == Visibility::Model))
+                .map(|t| t.declaration(mcp_apps))
+                .collect();
+            json!({ "tools": tools })
+        })
+        .clone()
+}
+
+/// `ui://svc/render/<sessionId>`: the resource of one render.
+pub fn render_uri(session_id: &str) -> String {
+    format!("{}/{session_id}", super::resources::SHELL_URI)
+}
+
+impl AsRef<Declared> for AgentToolEntry {
+    fn as_ref(&self) -> &Declared {
+        &self.declared
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_schema_is_an_object_schema_and_names_are_unique() {
+        let mut names: Vec<&str> = AGENT_TOOLS.iter().map(|t| t.name()).collect();
+        for tool in AGENT_TOOLS.iter() {
+            assert_eq!(tool.declared.input_schema["type"], "object", "{}", tool.name());
+            assert_eq!(tool.declared.output_schema["type"], "object", "{}", tool.name());
+        }
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "a tool name is registered twice");
+    }
+
+    #[test]
+    fn violations_name_the_field() {
+        let consume = AGENT_TOOLS.iter().find(|t| t.name() == consume::Consume::NAME).unwrap();
+        let err = consume
+            .declared
+            .check_arguments(&json!({ "sessionId": "s", "timeout": 30 }))
+            .unwrap_err();
+        assert!(err.starts_with("timeout: "), "{err}");
+        let err = consume.declared.check_arguments(&json!({})).unwrap_err();
+        assert!(err.contains("sessionId"), "{err}");
+    }
+}

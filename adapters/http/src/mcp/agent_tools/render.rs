@@ -1,0 +1,164 @@
+//! `svc_render`: render a card from a handshake. A failed or refused render is an error result
+//! with the same typed body.
+
+use serde_json::{Value, json};
+use svc_application::ports::agent::HostSession;
+use svc_application::services::agent::{RenderCommand, RenderIdentity, RenderOverride, RenderResult};
+use svc_protocol::RenderArgs;
+use svc_protocol::agent_results::{
+    CacheBody, ErrorBody, NextStep, RefusalBody, RenderFailed, RenderIdentityBody, RenderOutcome, RenderRefused,
+    Rendered,
+};
+
+use super::consume::Consume;
+use super::{AgentCtx, AgentTool, render_uri};
+use crate::errors::{ToolFailure, map_agent_error};
+use crate::mcp::render_meta::render_meta;
+use crate::tools::{Annotations, Answer, ToolDefinition};
+
+pub struct Render;
+
+impl ToolDefinition for Render {
+    const NAME: &'static str = "svc_render";
+    const DESCRIPTION: &'static str = "Render a UI card from a handshake. Read `outcome` first: rendered (a card and its ui:// resource), failed (generation produced nothing) or refused (nothing ran; follow refusal.fix).";
+    // A render may call a language model provider.
+    const ANNOTATIONS: Annotations = Annotations::CREATE.open_world();
+    type Input = RenderArgs;
+    type Output = RenderOutcome;
+}
+
+impl AgentTool for Render {
+    async fn call(ctx: &AgentCtx<'_>, a: RenderArgs) -> Result<Answer<RenderOutcome>, ToolFailure> {
+        let cmd = RenderCommand {
+            handshake_id: a.handshake_id,
+            props: Value::Object(a.props),
+            theme_id: a.theme_id,
+            model: a.infra.and_then(|i| i.model),
+            override_: a.override_.map(|o| RenderOverride {
+                contract: o.contract.map(Value::Object),
+                variance: o.variance.map(Value::Object),
+            }),
+            ttl_seconds: a.ttl_seconds,
+            host: host_session(ctx.meta),
+            origin: Some(ctx.origin),
+            progress: crate::mcp::progress_stream::current_observer(),
+        };
+        let result = ctx.state.agent.render(ctx.caller, cmd).await.map_err(map_agent_error)?;
+        count_render(&result);
+        Ok(answer(ctx, &result))
+    }
+}
+
+/// `_meta['ai.svc/host-session']` of the request, captured for `svc_list_sessions`.
+fn host_session(meta: &Value) -> HostSession {
+    let pair = &meta["ai.svc/host-session"];
+    HostSession {
+        host_name: pair["hostName"].as_str().map(str::to_owned),
+        host_session_id: pair["hostSessionId"].as_str().map(str::to_owned),
+    }
+}
+
+fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Answer<RenderOutcome> {
+    match result {
+        RenderResult::Rendered {
+            identity,
+            has_actions,
+            theme_id,
+            last_sequence,
+            first_paint,
+            ..
+        } => {
+            let uri = render_uri(&identity.session_id);
+            let body = Rendered {
+                identity: identity_body("rendered", identity),
+                resource_uri: uri.clone(),
+                next_step: has_actions.then(|| NextStep {
+                    tool: Consume::NAME.to_owned(),
+                    example: json!({ "sessionId": identity.session_id, "timeout": 10 }),
+                }),
+            };
+            let answer = Answer::ok(RenderOutcome::Rendered(body), format!("rendered: {uri}"));
+            // The mount bootstrap is MCP-Apps metadata: without the option there is none.
+            if ctx.state.mcp_apps_on() {
+                let key_id = ctx.caller.key_id.as_deref();
+                answer.with_meta(render_meta(
+                    ctx.state,
+                    identity,
+                    theme_id,
+                    *last_sequence,
+                    first_paint,
+                    key_id,
+                ))
+            } else {
+                answer
+            }
+        }
+        RenderResult::Failed {
+            identity,
+            code,
+            message,
+        } => {
+            let body = RenderFailed {
+                identity: identity_body("failed", identity),
+                error: ErrorBody {
+                    code: (*code).to_owned(),
+                    message: message.clone(),
+                },
+            };
+            Answer::error(
+                RenderOutcome::Failed(body),
+                format!("render failed ({code}): {message}"),
+            )
+        }
+        RenderResult::Refused(refusal) => {
+            let body = RenderRefused {
+                outcome: "refused".to_owned(),
+                refusal: RefusalBody {
+                    code: refusal.entry.code.to_owned(),
+                    message: refusal.message.clone(),
+                    fix: refusal.entry.fix.to_owned(),
+                    retry: refusal.entry.retry.as_str().to_owned(),
+                    handshake: "intact".to_owned(),
+                    balance_cents_at_check: refusal.balance_cents_at_check,
+                },
+            };
+            Answer::error(
+                RenderOutcome::Refused(body),
+                format!("render refused ({}): {}", refusal.entry.code, refusal.entry.fix),
+            )
+        }
+    }
+}
+
+fn identity_body(outcome: &str, identity: &RenderIdentity) -> RenderIdentityBody {
+    let c = &identity.cache;
+    RenderIdentityBody {
+        outcome: outcome.to_owned(),
+        session_id: identity.session_id.clone(),
+        action: identity.action.as_str().to_owned(),
+        contract_hash: identity.contract_hash.clone(),
+        blueprint_id: identity.blueprint_id.clone(),
+        variant_key: identity.variant_key.clone(),
+        cache: CacheBody {
+            hit: c.hit,
+            llm_calls_avoided: c.llm_calls_avoided,
+            similarity: c.similarity,
+            cached_blueprint_id: c.cached_blueprint_id.clone(),
+            kind: c.kind.clone(),
+            reason: c.reason.clone(),
+        },
+    }
+}
+
+/// `svc_renders_total{outcome, cache}`: how renders end, and how many a cached blueprint served.
+fn count_render(result: &RenderResult) {
+    let (outcome, cache) = match result {
+        RenderResult::Rendered { identity, .. } => ("rendered", if identity.cache.hit { "hit" } else { "miss" }),
+        RenderResult::Failed { .. } => ("failed", "miss"),
+        RenderResult::Refused(_) => ("refused", "none"),
+    };
+    crate::observe::METRICS
+        .renders
+        .with_label_values(&[outcome, cache])
+        .inc();
+}

@@ -1,0 +1,39 @@
+//! `svc_ops_generate_blueprint`: generate a component for a contract into the caller's app's
+//! blueprint cache.
+
+use serde_json::Value;
+use svc_protocol::ops_results::StoredBlueprintBody;
+use svc_protocol::ops_tools::GenerateBlueprintArgs;
+
+use super::{OpsCtx, OpsTool, bodies};
+use crate::errors::{OpsError, ToolFailure};
+use crate::tools::{Annotations, Answer, ToolDefinition};
+
+pub struct GenerateBlueprint;
+
+impl ToolDefinition for GenerateBlueprint {
+    const NAME: &'static str = "svc_ops_generate_blueprint";
+    const DESCRIPTION: &'static str = "Generate a component for a DataContract with a generator (default: the deployment's) and store it in the caller's app's blueprint cache.";
+    // Generation may call a language model provider.
+    const ANNOTATIONS: Annotations = Annotations::CREATE.open_world();
+    type Input = GenerateBlueprintArgs;
+    type Output = StoredBlueprintBody;
+}
+
+impl OpsTool for GenerateBlueprint {
+    async fn call(ctx: &OpsCtx<'_>, a: GenerateBlueprintArgs) -> Result<Answer<StoredBlueprintBody>, ToolFailure> {
+        let app_id = ctx.caller.caller.app_id.as_str();
+        let stored = ctx
+            .blueprints()?
+            .generate(app_id, Value::Object(a.contract), bodies::blueprint_options(a.options))
+            .await
+            .map_err(|e| e.failure())?;
+        let record = &stored.record;
+        Answer::json(StoredBlueprintBody {
+            blueprint_id: record.blueprint_id.clone(),
+            code_hash: record.code_hash.clone(),
+            source: bodies::blueprint_source(record),
+            validator_score: stored.validator_score,
+        })
+    }
+}

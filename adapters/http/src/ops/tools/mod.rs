@@ -1,0 +1,284 @@
+//! The operator tools of Document 3 for a self-hosted server: one file per tool, one line per
+//! tool in [`OPS_TOOLS`], each tagged with the domain that wires it. Provider keys and credits
+//! (hosted only) are not offered.
+
+mod bodies;
+mod create_app;
+mod create_org;
+mod delete_app;
+mod delete_blueprint;
+mod generate_blueprint;
+mod invite_to_org;
+mod issue_connector_key;
+mod list_apps;
+mod list_blueprints;
+mod list_connector_keys;
+mod list_orgs;
+mod redeem_coupon;
+mod register_blueprint;
+mod rename_app;
+mod revoke_connector_key;
+mod revoke_invite;
+mod set_default_app;
+mod update_app_system_prompt;
+mod update_blueprint;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{LazyLock, OnceLock};
+
+use serde_json::{Value, json};
+use svc_application::services::apps::AppService;
+use svc_application::services::operator::{CouponService, OpsBlueprintService, OrgService};
+
+use super::{OpsCaller, OpsConnectorKeys, OpsDomains, method_not_found};
+use crate::errors::ToolFailure;
+use crate::tools::{Answer, Declared, ToolDefinition, parse_arguments};
+
+/// What an operator tool runs with.
+pub struct OpsCtx<'r> {
+    pub domains: &'r OpsDomains,
+    pub caller: &'r OpsCaller,
+}
+
+/// An operator tool's handler.
+pub trait OpsTool: ToolDefinition {
+    fn call(
+        ctx: &OpsCtx<'_>,
+        input: Self::Input,
+    ) -> impl Future<Output = Result<Answer<Self::Output>, ToolFailure>> + Send;
+}
+
+/// A domain of `/ops`, wired by one server option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpsDomain {
+    Apps,
+    Orgs,
+    ConnectorKeys,
+    Coupons,
+    Blueprints,
+}
+
+impl OpsDomain {
+    pub const ALL: [Self; 5] = [
+        Self::Apps,
+        Self::Orgs,
+        Self::ConnectorKeys,
+        Self::Coupons,
+        Self::Blueprints,
+    ];
+}
+
+/// What a key locked to one app may do with a tool (docs/ops.md, "Keys locked to an app").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForLockedKey {
+    /// The tool reaches beyond one app (the owner's other apps, orgs, wallets): absent from the
+    /// key's `tools/list` and -32602 `unknown tool` when called.
+    Hidden,
+    /// The tool acts on the key's own app only; another app answers like a missing one.
+    OwnApp,
+}
+
+type Outcome = Result<Value, ToolFailure>;
+type Handler = for<'a, 'r> fn(&'a OpsCtx<'r>, Value) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+
+pub struct OpsToolEntry {
+    pub domain: OpsDomain,
+    pub declared: Declared,
+    pub for_locked_key: ForLockedKey,
+    handler: Handler,
+}
+
+impl OpsToolEntry {
+    pub fn name(&self) -> &'static str {
+        self.declared.name
+    }
+
+    pub fn visible_to(&self, app_locked: bool) -> bool {
+        !app_locked || self.for_locked_key == ForLockedKey::OwnApp
+    }
+
+    pub async fn call(&self, ctx: &OpsCtx<'_>, arguments: Value) -> Outcome {
+        (self.handler)(ctx, arguments).await
+    }
+}
+
+fn run<'a, 'r, T: OpsTool>(
+    ctx: &'a OpsCtx<'r>,
+    arguments: Value,
+) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
+    Box::pin(async move {
+        let input = parse_arguments::<T::Input>(arguments)?;
+        T::call(ctx, input).await?.into_result()
+    })
+}
+
+fn tool<T: OpsTool>(domain: OpsDomain) -> OpsToolEntry {
+    // Every domain but connector keys and blueprints reaches beyond one app.
+    let for_locked_key = match domain {
+        OpsDomain::ConnectorKeys | OpsDomain::Blueprints => ForLockedKey::OwnApp,
+        OpsDomain::Apps | OpsDomain::Orgs | OpsDomain::Coupons => ForLockedKey::Hidden,
+    };
+    OpsToolEntry {
+        domain,
+        declared: Declared::of::<T>(),
+        for_locked_key,
+        handler: run::<T>,
+    }
+}
+
+/// An apps tool that acts on one app named by `appId`, which a locked key may aim at its own app.
+fn own_app_tool<T: OpsTool>() -> OpsToolEntry {
+    OpsToolEntry {
+        for_locked_key: ForLockedKey::OwnApp,
+        ..tool::<T>(OpsDomain::Apps)
+    }
+}
+
+pub static OPS_TOOLS: LazyLock<Vec<OpsToolEntry>> = LazyLock::new(|| {
+    use OpsDomain::*;
+    vec![
+        tool::<list_apps::ListApps>(Apps),
+        tool::<create_app::CreateApp>(Apps),
+        own_app_tool::<rename_app::RenameApp>(),
+        tool::<delete_app::DeleteApp>(Apps),
+        tool::<set_default_app::SetDefaultApp>(Apps),
+        own_app_tool::<update_app_system_prompt::UpdateAppSystemPrompt>(),
+        tool::<list_orgs::ListOrgs>(Orgs),
+        tool::<create_org::CreateOrg>(Orgs),
+        tool::<invite_to_org::InviteToOrg>(Orgs),
+        tool::<revoke_invite::RevokeInvite>(Orgs),
+        tool::<list_connector_keys::ListConnectorKeys>(ConnectorKeys),
+        tool::<issue_connector_key::IssueConnectorKey>(ConnectorKeys),
+        tool::<revoke_connector_key::RevokeConnectorKey>(ConnectorKeys),
+        tool::<redeem_coupon::RedeemCoupon>(Coupons),
+        tool::<generate_blueprint::GenerateBlueprint>(Blueprints),
+        tool::<register_blueprint::RegisterBlueprint>(Blueprints),
+        tool::<list_blueprints::ListBlueprints>(Blueprints),
+        tool::<update_blueprint::UpdateBlueprint>(Blueprints),
+        tool::<delete_blueprint::DeleteBlueprint>(Blueprints),
+    ]
+});
+
+/// Whether a tool of that name exists on any server (a bounded metrics label).
+pub fn known(name: &str) -> bool {
+    OPS_TOOLS.iter().any(|t| t.name() == name)
+}
+
+/// The tools this caller sees: wired domains only, and for a locked key only those scoped to
+/// its app.
+pub fn visible(domains: &OpsDomains, app_locked: bool) -> impl Iterator<Item = &'static OpsToolEntry> + '_ {
+    OPS_TOOLS
+        .iter()
+        .filter(move |t| domains.wired(t.domain))
+        .filter(move |t| t.visible_to(app_locked))
+}
+
+/// The `tools/list` result, built once per set of wired domains and key scope.
+pub fn list(domains: &OpsDomains, app_locked: bool) -> Value {
+    static LISTS: [OnceLock<Value>; 64] = [const { OnceLock::new() }; 64];
+    let wired = OpsDomain::ALL
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| domains.wired(**d))
+        .fold(0, |bits, (i, _)| bits | (1 << i));
+    let slot = wired * 2 + usize::from(app_locked);
+    LISTS[slot]
+        .get_or_init(|| {
+            let tools: Vec<Value> = visible(domains, app_locked).map(|t| t.declared.declaration()).collect();
+            json!({ "tools": tools })
+        })
+        .clone()
+}
+
+/// `visible` let only wired domains' tools through, so a handler finds its service; a missing
+/// one answers like an unknown method.
+fn unwired() -> ToolFailure {
+    ToolFailure::Rpc(method_not_found("tools/call"))
+}
+
+impl OpsCtx<'_> {
+    fn apps(&self) -> Result<&AppService, ToolFailure> {
+        self.domains.apps.as_ref().ok_or_else(unwired)
+    }
+
+    fn orgs(&self) -> Result<&OrgService, ToolFailure> {
+        self.domains.orgs.as_ref().ok_or_else(unwired)
+    }
+
+    fn connector_keys(&self) -> Result<&OpsConnectorKeys, ToolFailure> {
+        self.domains.connector_keys.as_ref().ok_or_else(unwired)
+    }
+
+    fn coupons(&self) -> Result<&CouponService, ToolFailure> {
+        self.domains.coupons.as_ref().ok_or_else(unwired)
+    }
+
+    fn blueprints(&self) -> Result<&OpsBlueprintService, ToolFailure> {
+        self.domains.blueprints.as_ref().ok_or_else(unwired)
+    }
+
+    /// The owner of every row the tool reads or writes.
+    fn owner(&self) -> &str {
+        &self.caller.identity
+    }
+}
+
+impl AsRef<Declared> for OpsToolEntry {
+    fn as_ref(&self) -> &Declared {
+        &self.declared
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(name: &str) -> &'static Declared {
+        &OPS_TOOLS.iter().find(|t| t.name() == name).unwrap().declared
+    }
+
+    #[test]
+    fn every_schema_is_an_object_schema_and_names_are_unique() {
+        let mut names: Vec<&str> = OPS_TOOLS.iter().map(|t| t.name()).collect();
+        for tool in OPS_TOOLS.iter() {
+            assert_eq!(tool.declared.input_schema["type"], "object", "{}", tool.name());
+            assert_eq!(tool.declared.output_schema["type"], "object", "{}", tool.name());
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 19);
+    }
+
+    #[test]
+    fn limits_are_in_the_schemas() {
+        let create = find(create_app::CreateApp::NAME);
+        assert!(
+            create
+                .check_arguments(&json!({ "displayName": "x".repeat(120) }))
+                .is_ok()
+        );
+        let err = create
+            .check_arguments(&json!({ "displayName": "x".repeat(121) }))
+            .unwrap_err();
+        assert!(err.starts_with("displayName: "), "{err}");
+        let err = create.check_arguments(&json!({ "displayName": "" })).unwrap_err();
+        assert!(err.starts_with("displayName: "), "{err}");
+        let prompt = find(update_app_system_prompt::UpdateAppSystemPrompt::NAME);
+        let err = prompt
+            .check_arguments(&json!({ "appId": "a", "systemPrompt": "x".repeat(10_001) }))
+            .unwrap_err();
+        assert!(err.starts_with("systemPrompt: "), "{err}");
+        let redeem = find(redeem_coupon::RedeemCoupon::NAME);
+        assert!(redeem.check_arguments(&json!({ "couponCode": "cpn_AbCd1234" })).is_ok());
+        for bad in ["cpn_AbCd123", "cpn_AbCd12345", "CPN_AbCd1234", "cpn_AbCd-234"] {
+            let err = redeem.check_arguments(&json!({ "couponCode": bad })).unwrap_err();
+            assert!(err.starts_with("couponCode: "), "{bad}: {err}");
+        }
+        let invite = find(invite_to_org::InviteToOrg::NAME);
+        let err = invite
+            .check_arguments(&json!({ "orgId": "o", "email": "a@b.c", "role": "owner" }))
+            .unwrap_err();
+        assert!(err.starts_with("role: "), "{err}");
+    }
+}

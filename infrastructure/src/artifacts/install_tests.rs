@@ -100,18 +100,18 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-#[tokio::test]
-async fn a_verified_gadget_is_added_to_app_gadgets_keeping_the_rest_of_svc_json() {
+#[test]
+fn a_verified_gadget_is_added_to_app_gadgets_keeping_the_rest_of_svc_json() {
     let key = ed25519::generate();
     let f = fetched(gadget_manifest(&key, GADGET_JS), GADGET_JS, &key);
-    let trust = verify(&f, &requested("@acme/chart@1.2.3"), &policy(true)).await.unwrap();
+    let trust = verify(&f, &requested("@acme/chart@1.2.3"), &policy(true)).unwrap();
     assert_eq!(
         trust,
         Trust::Ed25519 {
             public_key_id: ed25519::public_key_id(&key.verifying_key())
         }
     );
-    let dir = project_with(r#"{ "registry": "https://reg.example", "app": { "defaultThemeId": "slate", "gadgets": [{ "package": "@other/x", "version": "1.0.0" }] } }"#);
+    let dir = project_with(r#"{ "registry": "https://reg.example", "app": { "defaultThemeId": "paper", "gadgets": [{ "package": "@other/x", "version": "1.0.0" }] } }"#);
     assert_eq!(
         write(dir.path(), &f).unwrap(),
         Installed::Gadget {
@@ -120,7 +120,7 @@ async fn a_verified_gadget_is_added_to_app_gadgets_keeping_the_rest_of_svc_json(
     );
     let svc = read_json(&dir.path().join("svc.json"));
     assert_eq!(svc["registry"], json!("https://reg.example"));
-    assert_eq!(svc["app"]["defaultThemeId"], json!("slate"));
+    assert_eq!(svc["app"]["defaultThemeId"], json!("paper"));
     assert_eq!(svc["app"]["gadgets"][0]["package"], json!("@other/x"));
     assert_eq!(
         svc["app"]["gadgets"][1],
@@ -135,8 +135,8 @@ async fn a_verified_gadget_is_added_to_app_gadgets_keeping_the_rest_of_svc_json(
     crate::manifest::load(&dir.path().join("svc.json")).unwrap();
 }
 
-#[tokio::test]
-async fn reinstalling_a_gadget_replaces_its_entry() {
+#[test]
+fn reinstalling_a_gadget_replaces_its_entry() {
     let key = ed25519::generate();
     let f = fetched(gadget_manifest(&key, GADGET_JS), GADGET_JS, &key);
     let dir = project_with("{}");
@@ -146,11 +146,11 @@ async fn reinstalling_a_gadget_replaces_its_entry() {
     assert_eq!(svc["app"]["gadgets"].as_array().unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn a_verified_blueprint_gets_its_directory_and_the_include_glob_once() {
+#[test]
+fn a_verified_blueprint_gets_its_directory_and_the_include_glob_once() {
     let key = ed25519::generate();
     let f = fetched(blueprint_manifest(&key, BLUEPRINT_TSX), BLUEPRINT_TSX, &key);
-    verify(&f, &requested("@acme/card@2.0.0+build.7"), &policy(true)).await.unwrap();
+    verify(&f, &requested("@acme/card@2.0.0+build.7"), &policy(true)).unwrap();
     let dir = project_with(r#"{ "blueprints": { "include": ["ui/*.json"] } }"#);
     let Installed::Blueprint { dir: installed } = write(dir.path(), &f).unwrap() else {
         panic!("a blueprint")
@@ -167,6 +167,10 @@ async fn a_verified_blueprint_gets_its_directory_and_the_include_glob_once() {
     write(dir.path(), &f).unwrap();
     let svc = read_json(&dir.path().join("svc.json"));
     assert_eq!(svc["blueprints"]["include"], json!(["ui/*.json", INSTALLED_BLUEPRINTS_GLOB]));
+    // The server reads the installed blueprint through the glob.
+    let loaded = crate::manifest::load(&dir.path().join("svc.json")).unwrap();
+    let ids: Vec<String> = loaded.uis.unwrap().iter().map(|u| u.id.clone()).collect();
+    assert_eq!(ids, vec!["@acme/card@2.0.0".to_owned()]);
     // No staging or backup directory is left behind.
     let entries: Vec<_> = std::fs::read_dir(dir.path().join(".svc/installed-blueprints"))
         .unwrap()
@@ -175,12 +179,12 @@ async fn a_verified_blueprint_gets_its_directory_and_the_include_glob_once() {
     assert_eq!(entries, vec!["@acme__card__2.0.0+build.7".to_owned()]);
 }
 
-#[tokio::test]
-async fn a_tampered_bundle_fails_leg_one_and_the_project_is_untouched() {
+#[test]
+fn a_tampered_bundle_fails_leg_one() {
     let key = ed25519::generate();
     let mut f = fetched(gadget_manifest(&key, GADGET_JS), GADGET_JS, &key);
     f.bundle[0] ^= 1;
-    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).await.unwrap_err();
+    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).unwrap_err();
     assert_eq!(
         err,
         VerifyError::DigestMismatch {
@@ -190,13 +194,13 @@ async fn a_tampered_bundle_fails_leg_one_and_the_project_is_untouched() {
     );
 }
 
-#[tokio::test]
-async fn a_pinned_key_that_does_not_derive_the_named_key_id_is_refused() {
+#[test]
+fn a_pinned_key_that_does_not_derive_the_named_key_id_is_refused() {
     let key = ed25519::generate();
     let other = ed25519::generate();
     let mut f = fetched(gadget_manifest(&key, GADGET_JS), GADGET_JS, &key);
     f.version.author_public_key = Some(ed25519::encode_public_key(&other.verifying_key()));
-    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).await.unwrap_err();
+    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).unwrap_err();
     assert_eq!(
         err,
         VerifyError::Ed25519(Ed25519Error::KeyIdMismatch {
@@ -206,40 +210,40 @@ async fn a_pinned_key_that_does_not_derive_the_named_key_id_is_refused() {
     );
 }
 
-#[tokio::test]
-async fn a_signature_by_another_key_is_refused() {
+#[test]
+fn a_signature_by_another_key_is_refused() {
     let key = ed25519::generate();
     let forger = ed25519::generate();
     let mut f = fetched(gadget_manifest(&key, GADGET_JS), GADGET_JS, &key);
     f.version.signature.value = Some(ed25519::sign(&forger, &payload::gadget_payload(GADGET_JS)));
-    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).await.unwrap_err();
+    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).unwrap_err();
     assert_eq!(err, VerifyError::Ed25519(Ed25519Error::BadSignature));
 }
 
-#[tokio::test]
-async fn a_blueprint_manifest_changed_after_signing_is_refused() {
+#[test]
+fn a_blueprint_manifest_changed_after_signing_is_refused() {
     let key = ed25519::generate();
     let mut f = fetched(blueprint_manifest(&key, BLUEPRINT_TSX), BLUEPRINT_TSX, &key);
     f.version.manifest["blueprint"]["contract"] = json!({ "propsSpec": { "type": "string" } });
-    let err = verify(&f, &requested("@acme/card@2.0.0+build.7"), &policy(false)).await.unwrap_err();
+    let err = verify(&f, &requested("@acme/card@2.0.0+build.7"), &policy(false)).unwrap_err();
     assert_eq!(err, VerifyError::Ed25519(Ed25519Error::BadSignature));
 }
 
-#[tokio::test]
-async fn no_pinned_key_warns_and_continues_unless_strict() {
+#[test]
+fn no_pinned_key_warns_and_continues_unless_strict() {
     let key = ed25519::generate();
     let mut f = fetched(gadget_manifest(&key, GADGET_JS), GADGET_JS, &key);
     f.version.author_public_key = None;
     let want = requested("@acme/chart@1.2.3");
-    assert_eq!(verify(&f, &want, &policy(false)).await.unwrap(), Trust::Unpinned);
-    assert_eq!(verify(&f, &want, &policy(true)).await.unwrap_err(), VerifyError::UnpinnedKey);
+    assert_eq!(verify(&f, &want, &policy(false)).unwrap(), Trust::Unpinned);
+    assert_eq!(verify(&f, &want, &policy(true)).unwrap_err(), VerifyError::UnpinnedKey);
 }
 
-#[tokio::test]
-async fn another_artifact_than_the_requested_one_is_refused() {
+#[test]
+fn another_artifact_than_the_requested_one_is_refused() {
     let key = ed25519::generate();
     let f = fetched(gadget_manifest(&key, GADGET_JS), GADGET_JS, &key);
-    let err = verify(&f, &requested("@acme/chart@1.2.4"), &policy(false)).await.unwrap_err();
+    let err = verify(&f, &requested("@acme/chart@1.2.4"), &policy(false)).unwrap_err();
     assert_eq!(
         err,
         VerifyError::WrongArtifact {
@@ -249,8 +253,8 @@ async fn another_artifact_than_the_requested_one_is_refused() {
     );
 }
 
-#[tokio::test]
-async fn a_sigstore_version_without_its_bundle_is_refused() {
+#[test]
+fn a_sigstore_version_without_its_bundle_is_refused() {
     let key = ed25519::generate();
     let mut manifest = gadget_manifest(&key, GADGET_JS);
     manifest["signature"] = json!({ "algorithm": "sigstore", "bundleSha384": payload::bundle_sha384(GADGET_JS) });
@@ -259,7 +263,7 @@ async fn a_sigstore_version_without_its_bundle_is_refused() {
         algorithm: "sigstore".into(),
         ..WireSignature::default()
     };
-    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).await.unwrap_err();
+    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).unwrap_err();
     assert_eq!(err, VerifyError::Missing("sigstoreBundle"));
 }
 

@@ -40,7 +40,7 @@ pub struct Project {
 impl Project {
     pub fn open(dir: &Path) -> Result<Self, ProjectError> {
         let path = dir.join(DEFAULT_MANIFEST);
-        let manifest = match std::fs::read(&path) {
+        let manifest: Option<Value> = match std::fs::read(&path) {
             Ok(bytes) => Some(serde_json::from_slice(&bytes).map_err(|e| ProjectError::NotJson {
                 path: path.display().to_string(),
                 reason: e.to_string(),

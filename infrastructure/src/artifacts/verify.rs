@@ -63,7 +63,7 @@ pub fn view(fetched: &Fetched) -> Result<ManifestView, VerifyError> {
 }
 
 /// Runs both legs for the requested `scope/name@version`.
-pub async fn verify(fetched: &Fetched, requested: &Requested, policy: &TrustPolicy) -> Result<Trust, VerifyError> {
+pub fn verify(fetched: &Fetched, requested: &Requested, policy: &TrustPolicy) -> Result<Trust, VerifyError> {
     let manifest = view(fetched)?;
     let served = Requested {
         scope: manifest.scope.clone(),
@@ -119,7 +119,7 @@ pub async fn verify(fetched: &Fetched, requested: &Requested, policy: &TrustPoli
                 .sigstore_bundle
                 .as_ref()
                 .ok_or(VerifyError::Missing("sigstoreBundle"))?;
-            sigstore::verify(&signed, &bundle.to_string(), &policy.trusted_root, policy.identity.as_ref()).await?;
+            sigstore::verify(&signed, &bundle.to_string(), &policy.trusted_root, policy.identity.as_ref())?;
             Ok(Trust::Sigstore)
         }
         other => Err(VerifyError::UnknownAlgorithm(other.to_owned())),

@@ -44,7 +44,10 @@ fn stderr(o: &Output) -> String {
 }
 
 fn staging_args() -> Vec<String> {
-    vec!["--trusted-root".into(), fixtures().join("staging-trusted_root.json").display().to_string()]
+    vec![
+        "--trusted-root".into(),
+        fixtures().join("staging-trusted_root.json").display().to_string(),
+    ]
 }
 
 async fn verify(file: &Path, bundle: &str, extra: &[&str]) -> Output {
@@ -64,7 +67,12 @@ async fn verify_accepts_the_v01_and_v03_fixtures_pinned_to_their_signers() {
         ("bundle.txt", "bundle.txt.sigstore", "a@tny.town"),
         ("bundle_v3.txt", "bundle_v3.txt.sigstore", "william@yossarian.net"),
     ] {
-        let pin = ["--certificate-identity", identity, "--certificate-oidc-issuer", "https://github.com/login/oauth"];
+        let pin = [
+            "--certificate-identity",
+            identity,
+            "--certificate-oidc-issuer",
+            "https://github.com/login/oauth",
+        ];
         let out = verify(&fixtures().join(artifact), bundle, &pin).await;
         assert_eq!(out.status.code(), Some(0), "{bundle}: {}", stderr(&out));
         assert!(stdout(&out).starts_with("Verified OK"), "{}", stdout(&out));
@@ -74,15 +82,34 @@ async fn verify_accepts_the_v01_and_v03_fixtures_pinned_to_their_signers() {
 #[tokio::test]
 async fn verify_refuses_every_failing_fixture_with_its_reason() {
     for (artifact, bundle, reason) in [
-        ("bundle_cve_2022_36056.txt", "bundle_cve_2022_36056.txt.sigstore", "log entry does not match the bundle"),
-        ("bundle_no_log_entry.txt", "bundle_no_log_entry.txt.sigstore", "must have an inclusion promise"),
-        ("bundle_invalid_version.txt", "bundle_invalid_version.txt.sigstore", "Invalid media type"),
-        ("bundle_v3_no_signed_time.txt", "bundle_v3_no_signed_time.txt.sigstore.json", "no verified timestamp"),
+        (
+            "bundle_cve_2022_36056.txt",
+            "bundle_cve_2022_36056.txt.sigstore",
+            "log entry does not match the bundle",
+        ),
+        (
+            "bundle_no_log_entry.txt",
+            "bundle_no_log_entry.txt.sigstore",
+            "must have an inclusion promise",
+        ),
+        (
+            "bundle_invalid_version.txt",
+            "bundle_invalid_version.txt.sigstore",
+            "Invalid media type",
+        ),
+        (
+            "bundle_v3_no_signed_time.txt",
+            "bundle_v3_no_signed_time.txt.sigstore.json",
+            "no verified timestamp",
+        ),
     ] {
         let out = verify(&fixtures().join(artifact), bundle, &[]).await;
         assert_eq!(out.status.code(), Some(1), "{bundle}");
         let err = stderr(&out);
-        assert!(err.starts_with("svc: ") && err.contains("verification failed") && err.contains(reason), "{bundle}: {err}");
+        assert!(
+            err.starts_with("svc: ") && err.contains("verification failed") && err.contains(reason),
+            "{bundle}: {err}"
+        );
     }
 }
 
@@ -95,9 +122,18 @@ async fn verify_refuses_a_tampered_file_a_wrong_identity_and_the_production_root
     std::fs::write(&tampered, bytes).unwrap();
     let out = verify(&tampered, "bundle_v3.txt.sigstore", &[]).await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("does not match artifact hash"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("does not match artifact hash"),
+        "{}",
+        stderr(&out)
+    );
 
-    let wrong = ["--certificate-identity", "a@tny.town", "--certificate-oidc-issuer", "https://github.com/login/oauth"];
+    let wrong = [
+        "--certificate-identity",
+        "a@tny.town",
+        "--certificate-oidc-issuer",
+        "https://github.com/login/oauth",
+    ];
     let out = verify(&fixtures().join("bundle_v3.txt"), "bundle_v3.txt.sigstore", &wrong).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -116,7 +152,12 @@ async fn verify_refuses_a_tampered_file_a_wrong_identity_and_the_production_root
 
 #[tokio::test]
 async fn an_identity_pin_needs_its_issuer() {
-    let out = verify(&fixtures().join("bundle.txt"), "bundle.txt.sigstore", &["--certificate-identity", "a@tny.town"]).await;
+    let out = verify(
+        &fixtures().join("bundle.txt"),
+        "bundle.txt.sigstore",
+        &["--certificate-identity", "a@tny.town"],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(2), "a usage error");
     assert!(stderr(&out).contains("--certificate-oidc-issuer"), "{}", stderr(&out));
 }
@@ -130,7 +171,11 @@ async fn author_key_generate_writes_a_private_key_file_and_prints_its_id() {
     let file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let public = ed25519::decode_public_key(file["publicKey"].as_str().unwrap()).unwrap();
     let id = ed25519::public_key_id(&public);
-    assert!(stdout(&out).contains(&format!("public key id: {id}")), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!("public key id: {id}")),
+        "{}",
+        stdout(&out)
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -163,7 +208,10 @@ struct Fake {
 
 impl Fake {
     fn answer(&self, route: &str, status: u16, body: impl Into<Vec<u8>>) {
-        self.answers.lock().unwrap().insert(route.to_owned(), (status, body.into()));
+        self.answers
+            .lock()
+            .unwrap()
+            .insert(route.to_owned(), (status, body.into()));
     }
 }
 
@@ -258,13 +306,22 @@ async fn install_verifies_then_writes_a_gadget_and_a_blueprint_from_svc_json_reg
 
     let manifest: Value = serde_json::from_slice(&std::fs::read(project.join("svc.json")).unwrap()).unwrap();
     assert_eq!(manifest["app"]["gadgets"][0]["package"], json!("@acme/chart"));
-    assert_eq!(manifest["app"]["gadgets"][0]["bundleSri"], json!(payload::bundle_sha384(GADGET_JS.as_bytes())));
+    assert_eq!(
+        manifest["app"]["gadgets"][0]["bundleSri"],
+        json!(payload::bundle_sha384(GADGET_JS.as_bytes()))
+    );
     assert_eq!(manifest["app"]["gadgets"][0]["exports"][0]["hook"], json!("useChart"));
-    assert_eq!(manifest["blueprints"]["include"], json!([".svc/installed-blueprints/*/svc.ui.json"]));
+    assert_eq!(
+        manifest["blueprints"]["include"],
+        json!([".svc/installed-blueprints/*/svc.ui.json"])
+    );
     let dir = project.join(".svc/installed-blueprints/@acme__card__1.0.0");
     assert_eq!(std::fs::read_to_string(dir.join("index.tsx")).unwrap(), CARD_TSX);
     let ui: Value = serde_json::from_slice(&std::fs::read(dir.join("svc.ui.json")).unwrap()).unwrap();
-    assert_eq!(ui, json!({ "id": "@acme/card@1.0.0", "contract": {}, "entryPoint": "index.tsx" }));
+    assert_eq!(
+        ui,
+        json!({ "id": "@acme/card@1.0.0", "contract": {}, "entryPoint": "index.tsx" })
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -272,7 +329,11 @@ async fn a_yanked_version_or_a_tampered_bundle_exits_1_and_leaves_the_project_as
     let (base, fake) = fake_registry().await;
     let key = ed25519::generate();
     publish_in_fake(&fake, &base, &key, "gadget", "chart", GADGET_JS.as_bytes());
-    fake.answer("GET /bundles/sha384/chart", 200, b"export function useChart() { return 2; }".to_vec());
+    fake.answer(
+        "GET /bundles/sha384/chart",
+        200,
+        b"export function useChart() { return 2; }".to_vec(),
+    );
     fake.answer(
         "GET /pkg/@acme/old/1.0.0",
         410,
@@ -280,12 +341,20 @@ async fn a_yanked_version_or_a_tampered_bundle_exits_1_and_leaves_the_project_as
             .to_string(),
     );
     let project = temp_dir("svc-install-fail");
-    std::fs::write(project.join("svc.json"), "{ \"registry\": \"".to_owned() + &base + "\" }\n").unwrap();
+    std::fs::write(
+        project.join("svc.json"),
+        "{ \"registry\": \"".to_owned() + &base + "\" }\n",
+    )
+    .unwrap();
     let before = snapshot(&project);
 
     let out = svc(&["install", "@acme/chart@1.0.0"], &project, &project).await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("did not verify: the bundle's sha384 is"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("did not verify: the bundle's sha384 is"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(snapshot(&project), before);
 
     let out = svc(&["install", "@acme/old@1.0.0"], &project, &project).await;
@@ -300,7 +369,11 @@ async fn a_yanked_version_or_a_tampered_bundle_exits_1_and_leaves_the_project_as
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_stores_the_token_that_register_and_publish_then_send() {
     let (base, fake) = fake_registry().await;
-    fake.answer("GET /whoami", 200, json!({ "publisher": "acme", "admin": false }).to_string());
+    fake.answer(
+        "GET /whoami",
+        200,
+        json!({ "publisher": "acme", "admin": false }).to_string(),
+    );
     let config = temp_dir("svc-login");
     let out = svc(&["login", "--registry", &base, "--token", "tok_123"], &config, &config).await;
     assert!(out.status.success(), "{}", stderr(&out));
@@ -308,7 +381,12 @@ async fn login_stores_the_token_that_register_and_publish_then_send() {
     let stored: Value = serde_json::from_slice(&std::fs::read(config.join("svc/credentials.json")).unwrap()).unwrap();
     assert_eq!(stored["registries"][&base]["token"], json!("tok_123"));
 
-    assert!(svc(&["author-key", "generate"], &config, &config).await.status.success());
+    assert!(
+        svc(&["author-key", "generate"], &config, &config)
+            .await
+            .status
+            .success()
+    );
     let key_file: Value = serde_json::from_slice(&std::fs::read(config.join("svc/author-key.json")).unwrap()).unwrap();
     fake.answer(
         "POST /author-keys",
@@ -326,7 +404,20 @@ async fn login_stores_the_token_that_register_and_publish_then_send() {
         201,
         json!({ "scope": "@acme", "name": "chart", "version": "1.0.0", "bundleSri": "sha384-x", "bundleUrl": format!("{base}/bundles/sha384/ab"), "publishedAt": "now" }).to_string(),
     );
-    let out = svc(&["publish", "--registry", &base, "--manifest", "chart.json", "--bundle", "chart.js"], &config, &config).await;
+    let out = svc(
+        &[
+            "publish",
+            "--registry",
+            &base,
+            "--manifest",
+            "chart.json",
+            "--bundle",
+            "chart.js",
+        ],
+        &config,
+        &config,
+    )
+    .await;
     assert!(out.status.success(), "{}", stderr(&out));
 
     let seen = fake.seen.lock().unwrap().clone();
@@ -338,20 +429,53 @@ async fn login_stores_the_token_that_register_and_publish_then_send() {
     // The registry can check what was sent: leg one and leg two as install runs them.
     let public = ed25519::decode_public_key(body["manifest"]["authorPublicKey"].as_str().unwrap()).unwrap();
     assert_eq!(body["manifest"]["signature"]["publicKeyId"], key_file["publicKeyId"]);
-    assert_eq!(body["bundleSha384"], json!(payload::bundle_sha384(GADGET_JS.as_bytes())));
-    ed25519::verify(&public, &payload::gadget_payload(GADGET_JS.as_bytes()), body["signature"]["value"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        body["bundleSha384"],
+        json!(payload::bundle_sha384(GADGET_JS.as_bytes()))
+    );
+    ed25519::verify(
+        &public,
+        &payload::gadget_payload(GADGET_JS.as_bytes()),
+        body["signature"]["value"].as_str().unwrap(),
+    )
+    .unwrap();
 
     // A refused publish names the registry's code.
-    fake.answer("POST /publish", 409, json!({ "error": "version_exists", "message": "@acme/chart@1.0.0 exists" }).to_string());
-    let out = svc(&["publish", "--registry", &base, "--manifest", "chart.json", "--bundle", "chart.js"], &config, &config).await;
+    fake.answer(
+        "POST /publish",
+        409,
+        json!({ "error": "version_exists", "message": "@acme/chart@1.0.0 exists" }).to_string(),
+    );
+    let out = svc(
+        &[
+            "publish",
+            "--registry",
+            &base,
+            "--manifest",
+            "chart.json",
+            "--bundle",
+            "chart.js",
+        ],
+        &config,
+        &config,
+    )
+    .await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("409: @acme/chart@1.0.0 exists (version_exists)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("409: @acme/chart@1.0.0 exists (version_exists)"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_the_registry_refuses_is_not_stored() {
     let (base, fake) = fake_registry().await;
-    fake.answer("GET /whoami", 401, json!({ "error": "unauthorized", "message": "invalid token" }).to_string());
+    fake.answer(
+        "GET /whoami",
+        401,
+        json!({ "error": "unauthorized", "message": "invalid token" }).to_string(),
+    );
     let config = temp_dir("svc-login-refused");
     let out = svc(&["login", "--registry", &base, "--token", "bad"], &config, &config).await;
     assert_eq!(out.status.code(), Some(1));

@@ -21,7 +21,9 @@ const KEY_ID_LEN: usize = 16;
 pub fn generate() -> SigningKey {
     // Seeded through the workspace's rand (0.9) so ed25519-dalek needs no rand_core of its own.
     let mut seed = [0u8; 32];
-    rand::rngs::OsRng.try_fill_bytes(&mut seed).expect("the OS random source is available");
+    rand::rngs::OsRng
+        .try_fill_bytes(&mut seed)
+        .expect("the OS random source is available");
     SigningKey::from_bytes(&seed)
 }
 
@@ -38,7 +40,9 @@ pub fn encode_public_key(key: &VerifyingKey) -> String {
 
 /// Parses a base64 raw 32-byte public key.
 pub fn decode_public_key(base64: &str) -> Result<VerifyingKey, Ed25519Error> {
-    let bytes = STANDARD.decode(base64.trim()).map_err(|_| Ed25519Error::PublicKeyEncoding)?;
+    let bytes = STANDARD
+        .decode(base64.trim())
+        .map_err(|_| Ed25519Error::PublicKeyEncoding)?;
     let raw: [u8; 32] = bytes.try_into().map_err(|_| Ed25519Error::PublicKeyLength)?;
     VerifyingKey::from_bytes(&raw).map_err(|_| Ed25519Error::PublicKeyInvalid)
 }
@@ -50,7 +54,9 @@ pub fn sign(key: &SigningKey, payload: &[u8]) -> String {
 
 /// Verifies a base64 signature over `payload` (strict: no malleable or small-order forms).
 pub fn verify(public_key: &VerifyingKey, payload: &[u8], signature: &str) -> Result<(), Ed25519Error> {
-    let bytes = STANDARD.decode(signature.trim()).map_err(|_| Ed25519Error::SignatureEncoding)?;
+    let bytes = STANDARD
+        .decode(signature.trim())
+        .map_err(|_| Ed25519Error::SignatureEncoding)?;
     let signature = ed25519_dalek::Signature::from_slice(&bytes).map_err(|_| Ed25519Error::SignatureLength)?;
     public_key
         .verify_strict(payload, &signature)
@@ -99,7 +105,10 @@ impl KeyFile {
     /// The signing key, checked against the public half the file records.
     pub fn signing_key(&self) -> Result<SigningKey, Ed25519Error> {
         if self.algorithm != ALGORITHM {
-            return Err(Ed25519Error::KeyFile(format!("algorithm `{}` is not ed25519", self.algorithm)));
+            return Err(Ed25519Error::KeyFile(format!(
+                "algorithm `{}` is not ed25519",
+                self.algorithm
+            )));
         }
         let bytes = STANDARD
             .decode(self.private_key.trim())
@@ -166,7 +175,10 @@ mod tests {
     #[test]
     fn malformed_signatures_and_keys_are_named() {
         let key = generate();
-        assert_eq!(verify(&key.verifying_key(), b"p", "***"), Err(Ed25519Error::SignatureEncoding));
+        assert_eq!(
+            verify(&key.verifying_key(), b"p", "***"),
+            Err(Ed25519Error::SignatureEncoding)
+        );
         assert_eq!(
             verify(&key.verifying_key(), b"p", &STANDARD.encode([0u8; 10])),
             Err(Ed25519Error::SignatureLength)
@@ -184,7 +196,13 @@ mod tests {
         let signature = sign(&key, b"p");
         let err = verify_with_key_id(&key.verifying_key(), "AAAAAAAAAAAAAAAA", b"p", &signature).unwrap_err();
         assert!(matches!(err, Ed25519Error::KeyIdMismatch { .. }), "{err:?}");
-        verify_with_key_id(&key.verifying_key(), &public_key_id(&key.verifying_key()), b"p", &signature).unwrap();
+        verify_with_key_id(
+            &key.verifying_key(),
+            &public_key_id(&key.verifying_key()),
+            b"p",
+            &signature,
+        )
+        .unwrap();
     }
 
     #[test]

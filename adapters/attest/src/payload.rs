@@ -80,7 +80,10 @@ mod tests {
         let b = json!({ "n": 1, "kind": "blueprint", "name": "chart" });
         let payload = blueprint_payload(&a).unwrap();
         assert_eq!(payload, blueprint_payload(&b).unwrap());
-        assert_eq!(String::from_utf8(payload).unwrap(), r#"{"kind":"blueprint","n":1,"name":"chart"}"#);
+        assert_eq!(
+            String::from_utf8(payload).unwrap(),
+            r#"{"kind":"blueprint","n":1,"name":"chart"}"#
+        );
     }
 
     #[test]

@@ -44,8 +44,7 @@ const VERIFYING: [(&str, &str, &str); 2] = [
 fn the_v01_and_v03_bundles_verify_with_and_without_their_identity_pin() {
     for (artifact, bundle, identity) in VERIFYING {
         let bytes = fixture(artifact);
-        check(&bytes, bundle, &staging(), None)
-            .unwrap_or_else(|e| panic!("{bundle}: {e}"));
+        check(&bytes, bundle, &staging(), None).unwrap_or_else(|e| panic!("{bundle}: {e}"));
         check(&bytes, bundle, &staging(), Some(&pin(identity, GITHUB)))
             .unwrap_or_else(|e| panic!("{bundle} pinned: {e}"));
     }
@@ -54,8 +53,7 @@ fn the_v01_and_v03_bundles_verify_with_and_without_their_identity_pin() {
 #[test]
 fn a_one_byte_tampered_artifact_fails() {
     for (artifact, bundle, _) in VERIFYING {
-        let err = check(&tampered(fixture(artifact)), bundle, &staging(), None)
-            .unwrap_err();
+        let err = check(&tampered(fixture(artifact)), bundle, &staging(), None).unwrap_err();
         assert_eq!(
             err,
             SigstoreError::Rejected("artifact mismatch: message digest in bundle does not match artifact hash".into()),
@@ -68,18 +66,26 @@ fn a_one_byte_tampered_artifact_fails() {
 fn a_wrong_identity_or_issuer_pin_fails() {
     for (artifact, bundle, identity) in VERIFYING {
         let bytes = fixture(artifact);
-        let err = check(&bytes, bundle, &staging(), Some(&pin("someone@example.com", GITHUB)))
-            .unwrap_err();
+        let err = check(&bytes, bundle, &staging(), Some(&pin("someone@example.com", GITHUB))).unwrap_err();
         assert_eq!(
             err,
-            SigstoreError::Rejected(format!("identity mismatch: expected someone@example.com, got {identity}")),
+            SigstoreError::Rejected(format!(
+                "identity mismatch: expected someone@example.com, got {identity}"
+            )),
             "{bundle}"
         );
-        let err = check(&bytes, bundle, &staging(), Some(&pin(identity, "https://accounts.google.com")))
-            .unwrap_err();
+        let err = check(
+            &bytes,
+            bundle,
+            &staging(),
+            Some(&pin(identity, "https://accounts.google.com")),
+        )
+        .unwrap_err();
         assert_eq!(
             err,
-            SigstoreError::Rejected(format!("issuer mismatch: expected https://accounts.google.com, got {GITHUB}")),
+            SigstoreError::Rejected(format!(
+                "issuer mismatch: expected https://accounts.google.com, got {GITHUB}"
+            )),
             "{bundle}"
         );
     }
@@ -87,8 +93,13 @@ fn a_wrong_identity_or_issuer_pin_fails() {
 
 #[test]
 fn the_production_root_does_not_trust_staging_bundles() {
-    let err = check(&fixture("bundle.txt"), "bundle.txt.sigstore", &TrustedRoot::production(), None)
-        .unwrap_err();
+    let err = check(
+        &fixture("bundle.txt"),
+        "bundle.txt.sigstore",
+        &TrustedRoot::production(),
+        None,
+    )
+    .unwrap_err();
     // The staging log's key is not in the production root, so the entry's promise cannot verify.
     assert!(
         matches!(&err, SigstoreError::Rejected(m) if m.starts_with("invalid inclusion promise: No log key valid")),
@@ -108,15 +119,21 @@ fn a_log_entry_inconsistent_with_the_other_materials_fails() {
     assert_eq!(
         err,
         SigstoreError::Rejected(
-            "log entry does not match the bundle: certificate in bundle does not match certificate in Rekor entry".into()
+            "log entry does not match the bundle: certificate in bundle does not match certificate in Rekor entry"
+                .into()
         )
     );
 }
 
 #[test]
 fn a_bundle_without_a_log_entry_fails() {
-    let err = check(&fixture("bundle_no_log_entry.txt"), "bundle_no_log_entry.txt.sigstore", &staging(), None)
-        .unwrap_err();
+    let err = check(
+        &fixture("bundle_no_log_entry.txt"),
+        "bundle_no_log_entry.txt.sigstore",
+        &staging(),
+        None,
+    )
+    .unwrap_err();
     assert_eq!(
         err,
         SigstoreError::Rejected(
@@ -164,9 +181,11 @@ fn a_forged_signed_entry_timestamp_fails() {
     let mut forged = v3.clone();
     forged["verificationMaterial"]["tlogEntries"][0]["inclusionPromise"] =
         v01["verificationMaterial"]["tlogEntries"][0]["inclusionPromise"].clone();
-    let err = verify(&fixture("bundle_v3.txt"), &forged.to_string(), &staging(), None)
-        .unwrap_err();
-    assert!(matches!(&err, SigstoreError::Rejected(m) if m.starts_with("invalid inclusion promise")), "{err}");
+    let err = verify(&fixture("bundle_v3.txt"), &forged.to_string(), &staging(), None).unwrap_err();
+    assert!(
+        matches!(&err, SigstoreError::Rejected(m) if m.starts_with("invalid inclusion promise")),
+        "{err}"
+    );
 }
 
 #[test]

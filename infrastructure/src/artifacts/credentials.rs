@@ -145,7 +145,11 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(store.path()).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o600);
-            let dir_mode = std::fs::metadata(store.path().parent().unwrap()).unwrap().permissions().mode() & 0o777;
+            let dir_mode = std::fs::metadata(store.path().parent().unwrap())
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777;
             assert_eq!(dir_mode, 0o700);
         }
     }
@@ -155,9 +159,18 @@ mod tests {
         let (_dir, store) = store();
         store.put("https://reg.example", token("stored")).unwrap();
         let r = "https://reg.example";
-        assert_eq!(resolve_token(Some("flag"), Some("env"), &store, r).unwrap().as_deref(), Some("flag"));
-        assert_eq!(resolve_token(None, Some("env"), &store, r).unwrap().as_deref(), Some("env"));
-        assert_eq!(resolve_token(None, Some(""), &store, r).unwrap().as_deref(), Some("stored"));
+        assert_eq!(
+            resolve_token(Some("flag"), Some("env"), &store, r).unwrap().as_deref(),
+            Some("flag")
+        );
+        assert_eq!(
+            resolve_token(None, Some("env"), &store, r).unwrap().as_deref(),
+            Some("env")
+        );
+        assert_eq!(
+            resolve_token(None, Some(""), &store, r).unwrap().as_deref(),
+            Some("stored")
+        );
         assert_eq!(resolve_token(None, None, &store, "https://other").unwrap(), None);
     }
 
@@ -167,6 +180,10 @@ mod tests {
         std::fs::create_dir_all(store.path().parent().unwrap()).unwrap();
         std::fs::write(store.path(), "not json").unwrap();
         let err = store.get("https://reg.example").unwrap_err();
-        assert!(err.to_string().starts_with(&format!("cannot read {}", store.path().display())), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("cannot read {}", store.path().display())),
+            "{err}"
+        );
     }
 }

@@ -39,9 +39,9 @@ pub fn write(project_dir: &Path, fetched: &Fetched) -> Result<Installed, Install
     let manifest = view(fetched)?;
     match manifest.kind.as_str() {
         "gadget" => {
-            let section = manifest.gadget.ok_or_else(|| InstallError::MissingSection {
-                kind: "gadget".into(),
-            })?;
+            let section = manifest
+                .gadget
+                .ok_or_else(|| InstallError::MissingSection { kind: "gadget".into() })?;
             let package = format!("{}/{}", manifest.scope, manifest.name);
             let entry = gadget_entry(&package, &manifest.version, fetched, &section.exports);
             let updated = project.with_gadget(entry)?;

@@ -82,7 +82,10 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
                 files.push((path.strip_prefix(dir).unwrap().display().to_string() + "/", Vec::new()));
                 stack.push(path);
             } else {
-                files.push((path.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&path).unwrap()));
+                files.push((
+                    path.strip_prefix(dir).unwrap().display().to_string(),
+                    std::fs::read(&path).unwrap(),
+                ));
             }
         }
     }
@@ -111,7 +114,9 @@ fn a_verified_gadget_is_added_to_app_gadgets_keeping_the_rest_of_svc_json() {
             public_key_id: ed25519::public_key_id(&key.verifying_key())
         }
     );
-    let dir = project_with(r#"{ "registry": "https://reg.example", "app": { "defaultThemeId": "paper", "gadgets": [{ "package": "@other/x", "version": "1.0.0" }] } }"#);
+    let dir = project_with(
+        r#"{ "registry": "https://reg.example", "app": { "defaultThemeId": "paper", "gadgets": [{ "package": "@other/x", "version": "1.0.0" }] } }"#,
+    );
     assert_eq!(
         write(dir.path(), &f).unwrap(),
         Installed::Gadget {
@@ -166,7 +171,10 @@ fn a_verified_blueprint_gets_its_directory_and_the_include_glob_once() {
     );
     write(dir.path(), &f).unwrap();
     let svc = read_json(&dir.path().join("svc.json"));
-    assert_eq!(svc["blueprints"]["include"], json!(["ui/*.json", INSTALLED_BLUEPRINTS_GLOB]));
+    assert_eq!(
+        svc["blueprints"]["include"],
+        json!(["ui/*.json", INSTALLED_BLUEPRINTS_GLOB])
+    );
     // The server reads the installed blueprint through the glob.
     let loaded = crate::manifest::load(&dir.path().join("svc.json")).unwrap();
     let ids: Vec<String> = loaded.uis.unwrap().iter().map(|u| u.id.clone()).collect();
@@ -279,9 +287,19 @@ fn an_svc_json_of_the_wrong_shape_fails_before_anything_is_written() {
     );
     let dir2 = project_with(r#"{ "blueprints": { "include": "x" } }"#);
     let before2 = snapshot(dir2.path());
-    let err = write(dir2.path(), &fetched(blueprint_manifest(&key, BLUEPRINT_TSX), BLUEPRINT_TSX, &key)).unwrap_err();
+    let err = write(
+        dir2.path(),
+        &fetched(blueprint_manifest(&key, BLUEPRINT_TSX), BLUEPRINT_TSX, &key),
+    )
+    .unwrap_err();
     assert!(
-        matches!(&err, InstallError::Project(ProjectError::Shape { field: "blueprints.include", .. })),
+        matches!(
+            &err,
+            InstallError::Project(ProjectError::Shape {
+                field: "blueprints.include",
+                ..
+            })
+        ),
         "{err:?}"
     );
     assert_eq!(snapshot(dir.path()), before);
@@ -321,7 +339,11 @@ fn a_failed_svc_json_write_removes_the_new_directory_and_restores_a_previous_ins
 fn a_project_without_svc_json_gets_one() {
     let key = ed25519::generate();
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), &fetched(blueprint_manifest(&key, BLUEPRINT_TSX), BLUEPRINT_TSX, &key)).unwrap();
+    write(
+        dir.path(),
+        &fetched(blueprint_manifest(&key, BLUEPRINT_TSX), BLUEPRINT_TSX, &key),
+    )
+    .unwrap();
     let svc = read_json(&dir.path().join("svc.json"));
     assert_eq!(svc, json!({ "blueprints": { "include": [INSTALLED_BLUEPRINTS_GLOB] } }));
 }
@@ -329,9 +351,18 @@ fn a_project_without_svc_json_gets_one() {
 #[test]
 fn scope_name_version_is_parsed_with_or_without_the_at_sign() {
     let r = requested("@acme/chart@1.2.3-alpha.1+build.42");
-    assert_eq!((r.scope.as_str(), r.name.as_str(), r.version.as_str()), ("@acme", "chart", "1.2.3-alpha.1+build.42"));
+    assert_eq!(
+        (r.scope.as_str(), r.name.as_str(), r.version.as_str()),
+        ("@acme", "chart", "1.2.3-alpha.1+build.42")
+    );
     assert_eq!(requested("acme/chart@1.0.0").scope, "@acme");
-    for bad in ["@acme/chart", "chart@1.0.0", "@acme/a/b@1.0.0", "@/chart@1.0.0", "@acme/chart@"] {
+    for bad in [
+        "@acme/chart",
+        "chart@1.0.0",
+        "@acme/a/b@1.0.0",
+        "@/chart@1.0.0",
+        "@acme/chart@",
+    ] {
         assert!(bad.parse::<Requested>().is_err(), "{bad}");
     }
 }

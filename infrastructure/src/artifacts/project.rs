@@ -119,7 +119,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), ProjectError> {
         path: path.display().to_string(),
         reason: e.to_string(),
     };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut temp = tempfile::Builder::new()
         .prefix(".svc-install-")
         .tempfile_in(dir)

@@ -59,14 +59,20 @@ pub fn complete_manifest(manifest: &Value, bundle: &[u8], signer: &Signer<'_>) -
 /// The exact bytes the signature must cover, for `--print-payload` (to sign with cosign).
 pub fn payload_to_sign(manifest: &Value, bundle: &[u8], signer: &Signer<'_>) -> Result<Vec<u8>, PublishError> {
     let completed = complete_manifest(manifest, bundle, signer)?;
-    let kind = completed.get("kind").and_then(Value::as_str).ok_or(PublishError::NotAManifest)?;
+    let kind = completed
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or(PublishError::NotAManifest)?;
     Ok(payload::signed_payload(kind, &completed, bundle)?)
 }
 
 /// The `POST /publish` body.
 pub fn request(manifest: &Value, bundle: &[u8], signer: &Signer<'_>) -> Result<PublishRequest, PublishError> {
     let completed = complete_manifest(manifest, bundle, signer)?;
-    let kind = completed.get("kind").and_then(Value::as_str).ok_or(PublishError::NotAManifest)?;
+    let kind = completed
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or(PublishError::NotAManifest)?;
     let signed = payload::signed_payload(kind, &completed, bundle)?;
     let signature = match signer {
         Signer::Ed25519(key) => WireSignature {

@@ -26,9 +26,7 @@ pub struct Candidates<'a> {
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error(
-    "no registry: pass --registry URL, set {REGISTRY_URL_ENV}, or add \"registry\" to svc.json"
-)]
+#[error("no registry: pass --registry URL, set {REGISTRY_URL_ENV}, or add \"registry\" to svc.json")]
 pub struct NoRegistry;
 
 /// The registry URL, by the order of `resolution`. An empty value counts as absent.

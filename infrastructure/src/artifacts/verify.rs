@@ -51,7 +51,9 @@ pub enum VerifyError {
 /// What verification established.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Trust {
-    Ed25519 { public_key_id: String },
+    Ed25519 {
+        public_key_id: String,
+    },
     /// Leg two skipped: the registry pinned no key (a warning; `--strict` refuses instead).
     Unpinned,
     Sigstore,
@@ -119,7 +121,12 @@ pub fn verify(fetched: &Fetched, requested: &Requested, policy: &TrustPolicy) ->
                 .sigstore_bundle
                 .as_ref()
                 .ok_or(VerifyError::Missing("sigstoreBundle"))?;
-            sigstore::verify(&signed, &bundle.to_string(), &policy.trusted_root, policy.identity.as_ref())?;
+            sigstore::verify(
+                &signed,
+                &bundle.to_string(),
+                &policy.trusted_root,
+                policy.identity.as_ref(),
+            )?;
             Ok(Trust::Sigstore)
         }
         other => Err(VerifyError::UnknownAlgorithm(other.to_owned())),

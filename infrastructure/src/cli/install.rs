@@ -34,7 +34,10 @@ pub fn run(args: InstallArgs) -> Result<(), String> {
             .package_version(&spec.scope, &spec.name, &spec.version)
             .await
             .map_err(|e| fetch_error(spec, &e))?;
-        let bundle = client.fetch_bundle(&version.bundle_url).await.map_err(|e| e.to_string())?;
+        let bundle = client
+            .fetch_bundle(&version.bundle_url)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(Fetched { version, bundle })
     })?;
     let trust = verify(&fetched, spec, &policy).map_err(|e| format!("{spec} did not verify: {e}"))?;
@@ -57,7 +60,9 @@ fn fetch_error(spec: &Requested, error: &RegistryError) -> String {
             let reason = body.reason.as_deref().unwrap_or("no reason given");
             format!("{spec} was yanked by the registry ({reason}); install another version")
         }
-        RegistryError::Api { body, .. } if body.error == "not_found" => format!("{spec} does not exist in the registry"),
+        RegistryError::Api { body, .. } if body.error == "not_found" => {
+            format!("{spec} does not exist in the registry")
+        }
         other => other.to_string(),
     }
 }

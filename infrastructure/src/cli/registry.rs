@@ -82,7 +82,12 @@ pub fn login(args: LoginArgs) -> Result<(), String> {
         None => prompt_token(&url)?,
     };
     let client = RegistryClient::new(&url, Some(token.clone())).map_err(|e| e.to_string())?;
-    let who = block_on(async { client.whoami().await.map_err(|e| format!("the token was not accepted: {e}")) })?;
+    let who = block_on(async {
+        client
+            .whoami()
+            .await
+            .map_err(|e| format!("the token was not accepted: {e}"))
+    })?;
     let store = CredentialStore::for_user().map_err(|e| e.to_string())?;
     store
         .put(
@@ -94,13 +99,19 @@ pub fn login(args: LoginArgs) -> Result<(), String> {
         )
         .map_err(|e| e.to_string())?;
     let role = if who.admin { " (admin)" } else { "" };
-    println!("logged in to {url} as {}{role}; token stored in {}", who.publisher, store.path().display());
+    println!(
+        "logged in to {url} as {}{role}; token stored in {}",
+        who.publisher,
+        store.path().display()
+    );
     Ok(())
 }
 
 fn prompt_token(url: &str) -> Result<String, String> {
     if !std::io::stdin().is_terminal() {
-        return Err(format!("no token: pass --token or set {REGISTRY_TOKEN_ENV} (stdin is not a terminal)"));
+        return Err(format!(
+            "no token: pass --token or set {REGISTRY_TOKEN_ENV} (stdin is not a terminal)"
+        ));
     }
     eprint!("token for {url}: ");
     let mut line = String::new();

@@ -22,7 +22,7 @@ pub enum RegistryError {
     #[error("cannot reach the registry at {url}: {reason}")]
     Transport { url: String, reason: String },
     #[error("the registry answered {status}: {} ({})", .body.message, .body.error)]
-    Api { status: u16, body: ErrorBody },
+    Api { status: u16, body: Box<ErrorBody> },
     #[error("the registry answered {status} with an unexpected body: {snippet}")]
     Unexpected { status: u16, snippet: String },
 }
@@ -102,18 +102,28 @@ impl RegistryClient {
     }
 
     /// `GET /pkg/{scope}/{name}/{version}`.
-    pub async fn package_version(&self, scope: &str, name: &str, version: &str) -> Result<PackageVersion, RegistryError> {
+    pub async fn package_version(
+        &self,
+        scope: &str,
+        name: &str,
+        version: &str,
+    ) -> Result<PackageVersion, RegistryError> {
         self.call(Method::GET, &["pkg", scope, name, version], None::<&()>, &[])
             .await
     }
 
     /// `POST /conformance/check`.
-    pub async fn conformance_check(&self, manifest: &Value, bundle: Option<&str>) -> Result<ConformanceReport, RegistryError> {
+    pub async fn conformance_check(
+        &self,
+        manifest: &Value,
+        bundle: Option<&str>,
+    ) -> Result<ConformanceReport, RegistryError> {
         let mut body = serde_json::json!({ "manifest": manifest });
         if let Some(bundle) = bundle {
             body["bundle"] = Value::String(bundle.to_owned());
         }
-        self.call(Method::POST, &["conformance", "check"], Some(&body), &[]).await
+        self.call(Method::POST, &["conformance", "check"], Some(&body), &[])
+            .await
     }
 
     /// The bytes at `url` (a version's `bundleUrl`), with a progress bar on a terminal. The token
@@ -149,7 +159,9 @@ impl RegistryClient {
     fn url(&self, segments: &[&str], query: &[(&str, &str)]) -> Url {
         let mut url = self.base.clone();
         {
-            let mut path = url.path_segments_mut().expect("checked in new: the base URL has a path");
+            let mut path = url
+                .path_segments_mut()
+                .expect("checked in new: the base URL has a path");
             path.pop_if_empty();
             path.extend(segments);
         }
@@ -195,7 +207,7 @@ fn error_from(status: StatusCode, bytes: &[u8]) -> RegistryError {
     match serde_json::from_slice::<ErrorBody>(bytes) {
         Ok(body) => RegistryError::Api {
             status: status.as_u16(),
-            body,
+            body: Box::new(body),
         },
         Err(_) => RegistryError::Unexpected {
             status: status.as_u16(),
@@ -230,7 +242,10 @@ mod tests {
     #[test]
     fn a_base_that_is_not_http_is_refused() {
         for bad in ["ftp://reg.example", "not a url", "mailto:a@b"] {
-            assert!(matches!(RegistryClient::new(bad, None), Err(RegistryError::BadUrl(_))), "{bad}");
+            assert!(
+                matches!(RegistryClient::new(bad, None), Err(RegistryError::BadUrl(_))),
+                "{bad}"
+            );
         }
     }
 

@@ -6,10 +6,7 @@ use reqwest::Url;
 
 /// A download bar for `url`, sized when the length is known.
 pub fn download(length: Option<u64>, url: &Url) -> ProgressBar {
-    let bar = match length {
-        Some(len) => ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr()),
-        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
-    };
+    let bar = ProgressBar::with_draw_target(length, ProgressDrawTarget::stderr());
     let template = if length.is_some() {
         "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}"
     } else {

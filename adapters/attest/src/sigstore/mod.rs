@@ -32,7 +32,12 @@ pub enum SigstoreError {
 }
 
 /// Verifies `bundle_json` over `payload` against `root`, optionally pinned to an identity.
-pub fn verify(payload: &[u8], bundle_json: &str, root: &TrustedRoot, pin: Option<&IdentityPin>) -> Result<(), SigstoreError> {
+pub fn verify(
+    payload: &[u8],
+    bundle_json: &str,
+    root: &TrustedRoot,
+    pin: Option<&IdentityPin>,
+) -> Result<(), SigstoreError> {
     let bundle = Bundle::from_json(bundle_json).map_err(|e| SigstoreError::Malformed(e.to_string()))?;
     let policy = match pin {
         Some(pin) => VerificationPolicy::new(pin.identity.as_str(), pin.issuer.as_str()),

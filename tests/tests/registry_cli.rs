@@ -508,3 +508,46 @@ async fn search_sends_the_filters_and_prints_one_line_per_artifact() {
     assert_eq!(seen[0].0, "GET /search?q=chart&kind=gadget&tag=viz");
     assert_eq!(seen[0].1, None, "a public read sends no credential");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_refuses_a_dirty_work_tree_unless_allowed() {
+    let (base, fake) = fake_registry().await;
+    fake.answer(
+        "POST /publish",
+        201,
+        json!({ "scope": "@acme", "name": "chart", "version": "1.0.0", "bundleSri": "sha384-x", "bundleUrl": format!("{base}/bundles/sha384/ab"), "publishedAt": "now" }).to_string(),
+    );
+    let dir = temp_dir("svc-publish-dirty");
+    assert!(svc(&["author-key", "generate"], &dir, &dir).await.status.success());
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    std::fs::write(dir.join("chart.json"), json!({ "kind": "gadget", "scope": "@acme", "name": "chart", "version": "1.0.0", "visibility": "private", "gadget": { "exports": [{ "hook": "useChart" }] } }).to_string()).unwrap();
+    std::fs::write(dir.join("chart.js"), GADGET_JS).unwrap();
+    let args = [
+        "publish",
+        "--registry",
+        &base,
+        "--token",
+        "t",
+        "--manifest",
+        "chart.json",
+        "--bundle",
+        "chart.js",
+    ];
+    let out = svc(&args, &dir, &dir).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("refusing to publish a dirty version"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(fake.seen.lock().unwrap().is_empty(), "nothing was sent");
+    let mut allowed = args.to_vec();
+    allowed.push("--allow-dirty");
+    let out = svc(&allowed, &dir, &dir).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+}

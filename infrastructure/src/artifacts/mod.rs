@@ -3,6 +3,7 @@
 //! [`crate::registry_client`].
 
 pub mod credentials;
+pub mod dirty;
 pub mod install;
 pub mod project;
 pub mod publish;

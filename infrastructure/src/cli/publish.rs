@@ -47,10 +47,14 @@ pub struct PublishArgs {
     /// Write the exact bytes the signature must cover to this file and exit.
     #[arg(long)]
     print_payload: Option<PathBuf>,
+    /// Publish even when the manifest's git work tree has uncommitted changes.
+    #[arg(long)]
+    allow_dirty: bool,
 }
 
 pub fn run(args: PublishArgs) -> Result<(), String> {
     let (manifest, bundle) = args.artifact.read()?;
+    refuse_dirty(&args)?;
     let sigstore_bundle = match &args.sigstore_bundle {
         Some(path) => Some(
             serde_json::from_str::<Value>(&super::verify::read_text(path)?)
@@ -89,6 +93,26 @@ pub fn run(args: PublishArgs) -> Result<(), String> {
     );
     println!("{}", published.bundle_url);
     Ok(())
+}
+
+fn refuse_dirty(args: &PublishArgs) -> Result<(), String> {
+    if args.allow_dirty || args.print_payload.is_some() {
+        return Ok(());
+    }
+    let dir = match args.artifact.manifest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let changes = crate::artifacts::dirty::uncommitted_changes(&dir);
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = changes.iter().take(5).map(String::as_str).collect();
+    Err(format!(
+        "refusing to publish a dirty version: {} uncommitted change(s) ({}); commit them or pass --allow-dirty",
+        changes.len(),
+        shown.join(", ")
+    ))
 }
 
 fn default_key_path() -> Result<PathBuf, String> {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use wire::{
     AuthorKey, ConformanceReport, ErrorBody, PackageVersion, PublishRequest, Published, SearchQuery, SearchResults,
-    WhoAmI,
+    VersionListing, WhoAmI,
 };
 
 /// Why a registry call failed.
@@ -99,6 +99,11 @@ impl RegistryClient {
         .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
         .collect();
         self.call(Method::GET, &["search"], None::<&()>, &pairs).await
+    }
+
+    /// `GET /pkg/{scope}/{name}`.
+    pub async fn versions(&self, scope: &str, name: &str) -> Result<VersionListing, RegistryError> {
+        self.call(Method::GET, &["pkg", scope, name], None::<&()>, &[]).await
     }
 
     /// `GET /pkg/{scope}/{name}/{version}`.

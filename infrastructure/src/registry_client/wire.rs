@@ -88,6 +88,24 @@ pub struct PackageVersion {
     pub published_at: String,
 }
 
+/// `GET /pkg/{scope}/{name}`: the version listing.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct VersionListing {
+    pub scope: String,
+    pub name: String,
+    pub versions: Vec<ListedVersion>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedVersion {
+    pub version: String,
+    #[serde(default)]
+    pub published_at: String,
+    #[serde(default)]
+    pub yanked: bool,
+}
+
 /// `GET /search` answer.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct SearchResults {

@@ -30,12 +30,21 @@ pub struct RegistryArgs {
 
 impl RegistryArgs {
     pub fn registry_url(&self, resolution: Resolution) -> Result<String, String> {
-        let project = Project::open(&self.project).map_err(|e| e.to_string())?;
         let env = env_var(REGISTRY_URL_ENV);
+        // svc.json is read only when its answer can matter, so a broken one does not stop
+        // `svc login --registry URL`.
+        let given = |v: Option<&str>| v.is_some_and(|v| !v.trim().is_empty());
+        let decided = given(self.registry.as_deref()) || (resolution == Resolution::Publish && given(env.as_deref()));
+        let manifest = if decided {
+            None
+        } else {
+            let project = Project::open(&self.project).map_err(|e| e.to_string())?;
+            project.registry().map(str::to_owned)
+        };
         let candidates = Candidates {
             flag: self.registry.as_deref(),
             env: env.as_deref(),
-            manifest: project.registry(),
+            manifest: manifest.as_deref(),
         };
         resolve(resolution, &candidates).map_err(|e| e.to_string())
     }

@@ -1,5 +1,6 @@
 //! The `svc` binary's library: CLI, configuration, wiring of adapters into ports, telemetry.
 
+pub mod artifacts;
 pub mod banner;
 pub mod blueprints;
 pub mod cli;
@@ -12,6 +13,7 @@ pub mod keys_file;
 pub mod manifest;
 pub mod open_files;
 pub mod private_files;
+pub mod registry_client;
 pub mod secrets;
 pub mod server;
 pub mod settings;

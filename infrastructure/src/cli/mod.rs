@@ -5,7 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod author_key;
+mod install;
 mod keys;
+mod publish;
+mod registry;
+mod verify;
 
 use crate::server::Application;
 use crate::settings::Settings;
@@ -37,6 +42,26 @@ enum Command {
     ExportPool(ExportPoolArgs),
     /// Apply the database migrations and exit (`serve` also applies them at start-up).
     Migrate(DeploymentArgs),
+    /// Verify a file against a Sigstore bundle offline (exit 0 verified, 1 not).
+    Verify(verify::VerifyArgs),
+    /// The Ed25519 key that signs private artifacts.
+    AuthorKey {
+        #[command(subcommand)]
+        command: author_key::AuthorKeyCommand,
+    },
+    /// Check a registry token (GET /whoami) and store it for that registry.
+    Login(registry::LoginArgs),
+    /// Sign an artifact and upload it to the registry.
+    Publish(publish::PublishArgs),
+    /// Search the registry.
+    Search(registry::SearchArgs),
+    /// Install a gadget or blueprint from the registry into this project (verified first).
+    Install(install::InstallArgs),
+    /// The registry's conformance gate.
+    Conformance {
+        #[command(subcommand)]
+        command: registry::ConformanceCommand,
+    },
 }
 
 /// Which deployment a command works on: the same settings as `serve` (file, `SVC_*`), narrowed.
@@ -207,6 +232,13 @@ pub fn run() -> ExitCode {
         } => issue_coupon(args),
         Command::ExportPool(args) => export_pool(args),
         Command::Migrate(args) => migrate(&args),
+        Command::Verify(args) => verify::run(args),
+        Command::AuthorKey { command } => author_key::run(command),
+        Command::Login(args) => registry::login(args),
+        Command::Publish(args) => publish::run(args),
+        Command::Search(args) => registry::search(args),
+        Command::Install(args) => install::run(args),
+        Command::Conformance { command } => registry::conformance(command),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,68 @@
+//! `svc install scope/name@version`: fetches a version and its bundle, verifies both legs, then
+//! writes it into the project; nothing is written unless everything verified.
+
+use super::registry::{RegistryArgs, block_on, connect};
+use super::verify::SigstoreTrustArgs;
+use crate::artifacts::install::{Installed, write};
+use crate::artifacts::registry_url::Resolution;
+use crate::artifacts::verify::{Fetched, Requested, Trust, TrustPolicy, verify};
+use crate::registry_client::RegistryError;
+
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// The artifact: @scope/name@version.
+    spec: Requested,
+    /// Refuse (exit 1) a private artifact whose version has no pinned author key.
+    #[arg(long)]
+    strict: bool,
+    #[command(flatten)]
+    trust: SigstoreTrustArgs,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+pub fn run(args: InstallArgs) -> Result<(), String> {
+    let policy = TrustPolicy {
+        strict: args.strict,
+        trusted_root: args.trust.trusted_root()?,
+        identity: args.trust.identity(),
+    };
+    let client = connect(&args.registry, Resolution::Install, false)?;
+    let spec = &args.spec;
+    let fetched = block_on(async {
+        let version = client
+            .package_version(&spec.scope, &spec.name, &spec.version)
+            .await
+            .map_err(|e| fetch_error(spec, &e))?;
+        let bundle = client
+            .fetch_bundle(&version.bundle_url)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Fetched { version, bundle })
+    })?;
+    let trust = verify(&fetched, spec, &policy).map_err(|e| format!("{spec} did not verify: {e}"))?;
+    if trust == Trust::Unpinned {
+        eprintln!(
+            "svc: warning: the registry pinned no author key for {spec}; its signature was not checked (--strict refuses this)"
+        );
+    }
+    match write(&args.registry.project, &fetched).map_err(|e| format!("cannot install {spec}: {e}"))? {
+        Installed::Gadget { package } => println!("installed gadget {package}@{} into svc.json", spec.version),
+        Installed::Blueprint { dir } => println!("installed blueprint {spec} into {}", dir.display()),
+    }
+    Ok(())
+}
+
+/// A yanked version names itself and the reason; the rest say what the registry said.
+fn fetch_error(spec: &Requested, error: &RegistryError) -> String {
+    match error {
+        RegistryError::Api { body, .. } if body.error == "version_yanked" => {
+            let reason = body.reason.as_deref().unwrap_or("no reason given");
+            format!("{spec} was yanked by the registry ({reason}); install another version")
+        }
+        RegistryError::Api { body, .. } if body.error == "not_found" => {
+            format!("{spec} does not exist in the registry")
+        }
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,210 @@
+//! What every registry command shares (which registry, which token, which project), and the small
+//! commands: `svc login`, `svc search`, `svc conformance check`.
+
+use std::future::Future;
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use crate::artifacts::credentials::{CredentialStore, REGISTRY_TOKEN_ENV, StoredToken, resolve_token};
+use crate::artifacts::project::Project;
+use crate::artifacts::registry_url::{Candidates, REGISTRY_URL_ENV, Resolution, resolve};
+use crate::registry_client::RegistryClient;
+use crate::registry_client::wire::SearchQuery;
+
+/// Which registry and credential a command uses.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RegistryArgs {
+    /// The registry's base URL (else SVC_REGISTRY_URL and svc.json#registry, in the order
+    /// docs/registry.md gives per command).
+    #[arg(long)]
+    pub registry: Option<String>,
+    /// A bearer token (else SVC_REGISTRY_TOKEN, else the one `svc login` stored).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// The project directory holding svc.json (default: the current directory).
+    #[arg(long, default_value = ".")]
+    pub project: PathBuf,
+}
+
+impl RegistryArgs {
+    pub fn registry_url(&self, resolution: Resolution) -> Result<String, String> {
+        let env = env_var(REGISTRY_URL_ENV);
+        // svc.json is read only when its answer can matter, so a broken one does not stop
+        // `svc login --registry URL`.
+        let given = |v: Option<&str>| v.is_some_and(|v| !v.trim().is_empty());
+        let decided = given(self.registry.as_deref()) || (resolution == Resolution::Publish && given(env.as_deref()));
+        let manifest = if decided {
+            None
+        } else {
+            let project = Project::open(&self.project).map_err(|e| e.to_string())?;
+            project.registry().map(str::to_owned)
+        };
+        let candidates = Candidates {
+            flag: self.registry.as_deref(),
+            env: env.as_deref(),
+            manifest: manifest.as_deref(),
+        };
+        resolve(resolution, &candidates).map_err(|e| e.to_string())
+    }
+}
+
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// A client for the resolved registry; `needs_credential` refuses to go on without a token.
+pub fn connect(args: &RegistryArgs, resolution: Resolution, needs_credential: bool) -> Result<RegistryClient, String> {
+    let url = args.registry_url(resolution)?;
+    let store = CredentialStore::for_user().map_err(|e| e.to_string())?;
+    let env = env_var(REGISTRY_TOKEN_ENV);
+    let token = resolve_token(args.token.as_deref(), env.as_deref(), &store, &url).map_err(|e| e.to_string())?;
+    if needs_credential && token.is_none() {
+        return Err(format!(
+            "no credential for {url}: run `svc login --registry {url}`, or pass --token or set {REGISTRY_TOKEN_ENV}"
+        ));
+    }
+    RegistryClient::new(&url, token).map_err(|e| e.to_string())
+}
+
+/// Runs a registry call on a small runtime of its own.
+pub fn block_on<T>(future: impl Future<Output = Result<T, String>>) -> Result<T, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?
+        .block_on(future)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LoginArgs {
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+/// `svc login`: checks the token with GET /whoami and stores it for this registry.
+pub fn login(args: LoginArgs) -> Result<(), String> {
+    let url = args.registry.registry_url(Resolution::Publish)?;
+    let token = match args.registry.token.clone().or_else(|| env_var(REGISTRY_TOKEN_ENV)) {
+        Some(token) => token,
+        None => prompt_token(&url)?,
+    };
+    let client = RegistryClient::new(&url, Some(token.clone())).map_err(|e| e.to_string())?;
+    let who = block_on(async {
+        client
+            .whoami()
+            .await
+            .map_err(|e| format!("the token was not accepted: {e}"))
+    })?;
+    let store = CredentialStore::for_user().map_err(|e| e.to_string())?;
+    store
+        .put(
+            &url,
+            StoredToken {
+                token,
+                publisher: who.publisher.clone(),
+            },
+        )
+        .map_err(|e| e.to_string())?;
+    let role = if who.admin { " (admin)" } else { "" };
+    println!(
+        "logged in to {url} as {}{role}; token stored in {}",
+        who.publisher,
+        store.path().display()
+    );
+    Ok(())
+}
+
+fn prompt_token(url: &str) -> Result<String, String> {
+    if !std::io::stdin().is_terminal() {
+        return Err(format!(
+            "no token: pass --token or set {REGISTRY_TOKEN_ENV} (stdin is not a terminal)"
+        ));
+    }
+    eprint!("token for {url}: ");
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read the token: {e}"))?;
+    let token = line.trim().to_owned();
+    if token.is_empty() {
+        return Err("no token entered".into());
+    }
+    Ok(token)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// Free text matched against names and descriptions.
+    query: Option<String>,
+    /// gadget or blueprint.
+    #[arg(long, value_parser = ["gadget", "blueprint"])]
+    kind: Option<String>,
+    /// A gadget hook name (useChart).
+    #[arg(long)]
+    hook: Option<String>,
+    #[arg(long)]
+    tag: Option<String>,
+    /// The publisher.
+    #[arg(long)]
+    author: Option<String>,
+    #[command(flatten)]
+    registry: RegistryArgs,
+}
+
+/// `svc search`: one line per artifact.
+pub fn search(args: SearchArgs) -> Result<(), String> {
+    let client = connect(&args.registry, Resolution::Publish, false)?;
+    let query = SearchQuery {
+        q: args.query,
+        kind: args.kind,
+        hook: args.hook,
+        tag: args.tag,
+        author: args.author,
+    };
+    let found = block_on(async { client.search(&query).await.map_err(|e| e.to_string()) })?;
+    if found.results.is_empty() {
+        println!("no artifacts found");
+    }
+    for hit in found.results {
+        let tags = if hit.tags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", hit.tags.join(", "))
+        };
+        println!(
+            "{}/{}@{}\t{}\t{}{tags}\tby {}",
+            hit.scope, hit.name, hit.latest_version, hit.kind, hit.description, hit.author
+        );
+    }
+    Ok(())
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConformanceCommand {
+    /// Dry-run the registry's conformance gate on a manifest and its bundle.
+    Check(super::publish::ArtifactArgs),
+}
+
+/// `svc conformance check`: exit 0 when the gate passes, 1 listing each failed rule.
+pub fn conformance(command: ConformanceCommand) -> Result<(), String> {
+    let ConformanceCommand::Check(args) = command;
+    let (manifest, bundle) = args.read()?;
+    let client = connect(&args.registry, Resolution::Publish, true)?;
+    let encoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bundle);
+    let report = block_on(async {
+        client
+            .conformance_check(&manifest, Some(&encoded))
+            .await
+            .map_err(|e| e.to_string())
+    })?;
+    if report.ok {
+        println!("conformance check passed");
+        return Ok(());
+    }
+    for failure in &report.failures {
+        eprintln!("{} at {}: {}", failure.rule, failure.path, failure.message);
+    }
+    Err(format!("conformance check failed ({} rule(s))", report.failures.len()))
+}

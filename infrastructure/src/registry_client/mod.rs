@@ -1,0 +1,269 @@
+//! The HTTP client of the artifact registry: one method per route, every shape in [`wire`].
+//! Route paths and bodies follow docs/registry.md; this is the one module to change if they move.
+
+mod progress;
+pub mod wire;
+
+use reqwest::{Method, StatusCode, Url};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use wire::{
+    AuthorKey, ConformanceReport, ErrorBody, PackageVersion, PublishRequest, Published, SearchQuery, SearchResults,
+    VersionListing, WhoAmI,
+};
+
+/// Why a registry call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("`{0}` is not a registry URL (expected http:// or https://)")]
+    BadUrl(String),
+    #[error("cannot reach the registry at {url}: {reason}")]
+    Transport { url: String, reason: String },
+    #[error("the registry answered {status}: {} ({})", .body.message, .body.error)]
+    Api { status: u16, body: Box<ErrorBody> },
+    #[error("the registry answered {status} with an unexpected body: {snippet}")]
+    Unexpected { status: u16, snippet: String },
+}
+
+impl RegistryError {
+    /// The registry's error code (`version_yanked`, `unauthorized`, ...), when it sent one.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Self::Api { body, .. } => Some(&body.error),
+            _ => None,
+        }
+    }
+}
+
+/// A registry at `base`, with the bearer token when the command has one.
+#[derive(Debug, Clone)]
+pub struct RegistryClient {
+    base: Url,
+    token: Option<String>,
+    http: reqwest::Client,
+}
+
+impl RegistryClient {
+    pub fn new(base: &str, token: Option<String>) -> Result<Self, RegistryError> {
+        let mut base = Url::parse(base).map_err(|_| RegistryError::BadUrl(base.to_owned()))?;
+        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
+            return Err(RegistryError::BadUrl(base.to_string()));
+        }
+        // `https://host/prefix` and `https://host/prefix/` name the same registry.
+        if !base.path().ends_with('/') {
+            let path = format!("{}/", base.path());
+            base.set_path(&path);
+        }
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("svc/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| RegistryError::Transport {
+                url: base.to_string(),
+                reason: e.to_string(),
+            })?;
+        Ok(Self { base, token, http })
+    }
+
+    pub fn base_url(&self) -> &Url {
+        &self.base
+    }
+
+    /// `GET /whoami`: who the token belongs to.
+    pub async fn whoami(&self) -> Result<WhoAmI, RegistryError> {
+        self.call(Method::GET, &["whoami"], None::<&()>, &[]).await
+    }
+
+    /// `POST /author-keys` with the base64 raw public key.
+    pub async fn register_author_key(&self, public_key: &str) -> Result<AuthorKey, RegistryError> {
+        let body = serde_json::json!({ "publicKey": public_key });
+        self.call(Method::POST, &["author-keys"], Some(&body), &[]).await
+    }
+
+    /// `POST /publish`.
+    pub async fn publish(&self, request: &PublishRequest) -> Result<Published, RegistryError> {
+        self.call(Method::POST, &["publish"], Some(request), &[]).await
+    }
+
+    /// `GET /search` with the filters that are set.
+    pub async fn search(&self, query: &SearchQuery) -> Result<SearchResults, RegistryError> {
+        let pairs: Vec<(&str, &str)> = [
+            ("q", &query.q),
+            ("kind", &query.kind),
+            ("hook", &query.hook),
+            ("tag", &query.tag),
+            ("author", &query.author),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_deref().map(|v| (k, v)))
+        .collect();
+        self.call(Method::GET, &["search"], None::<&()>, &pairs).await
+    }
+
+    /// `GET /pkg/{scope}/{name}`.
+    pub async fn versions(&self, scope: &str, name: &str) -> Result<VersionListing, RegistryError> {
+        self.call(Method::GET, &["pkg", scope, name], None::<&()>, &[]).await
+    }
+
+    /// `GET /pkg/{scope}/{name}/{version}`.
+    pub async fn package_version(
+        &self,
+        scope: &str,
+        name: &str,
+        version: &str,
+    ) -> Result<PackageVersion, RegistryError> {
+        self.call(Method::GET, &["pkg", scope, name, version], None::<&()>, &[])
+            .await
+    }
+
+    /// `POST /conformance/check`.
+    pub async fn conformance_check(
+        &self,
+        manifest: &Value,
+        bundle: Option<&str>,
+    ) -> Result<ConformanceReport, RegistryError> {
+        let mut body = serde_json::json!({ "manifest": manifest });
+        if let Some(bundle) = bundle {
+            body["bundle"] = Value::String(bundle.to_owned());
+        }
+        self.call(Method::POST, &["conformance", "check"], Some(&body), &[])
+            .await
+    }
+
+    /// The bytes at `url` (a version's `bundleUrl`), with a progress bar on a terminal. The token
+    /// goes only to the registry's own origin.
+    pub async fn fetch_bundle(&self, url: &str) -> Result<Vec<u8>, RegistryError> {
+        let parsed = Url::parse(url).map_err(|_| RegistryError::BadUrl(url.to_owned()))?;
+        let mut request = self.http.get(parsed.clone());
+        if parsed.origin() == self.base.origin()
+            && let Some(token) = &self.token
+        {
+            request = request.bearer_auth(token);
+        }
+        let transport = |e: reqwest::Error| RegistryError::Transport {
+            url: url.to_owned(),
+            reason: e.to_string(),
+        };
+        let mut response = request.send().await.map_err(transport)?;
+        let status = response.status();
+        if !status.is_success() {
+            let bytes = response.bytes().await.map_err(transport)?;
+            return Err(error_from(status, &bytes));
+        }
+        let bar = progress::download(response.content_length(), &parsed);
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+            bytes.extend_from_slice(&chunk);
+            bar.inc(chunk.len() as u64);
+        }
+        bar.finish_and_clear();
+        Ok(bytes)
+    }
+
+    fn url(&self, segments: &[&str], query: &[(&str, &str)]) -> Url {
+        let mut url = self.base.clone();
+        {
+            let mut path = url
+                .path_segments_mut()
+                .expect("checked in new: the base URL has a path");
+            path.pop_if_empty();
+            path.extend(segments);
+        }
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        url
+    }
+
+    async fn call<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        segments: &[&str],
+        body: Option<&B>,
+        query: &[(&str, &str)],
+    ) -> Result<T, RegistryError> {
+        let url = self.url(segments, query);
+        let mut request = self.http.request(method, url.clone());
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let transport = |e: reqwest::Error| RegistryError::Transport {
+            url: url.to_string(),
+            reason: e.to_string(),
+        };
+        let response = request.send().await.map_err(transport)?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(transport)?;
+        if !status.is_success() {
+            return Err(error_from(status, &bytes));
+        }
+        serde_json::from_slice(&bytes).map_err(|_| RegistryError::Unexpected {
+            status: status.as_u16(),
+            snippet: snippet(&bytes),
+        })
+    }
+}
+
+fn error_from(status: StatusCode, bytes: &[u8]) -> RegistryError {
+    match serde_json::from_slice::<ErrorBody>(bytes) {
+        Ok(body) => RegistryError::Api {
+            status: status.as_u16(),
+            body: Box::new(body),
+        },
+        Err(_) => RegistryError::Unexpected {
+            status: status.as_u16(),
+            snippet: snippet(bytes),
+        },
+    }
+}
+
+/// At most 200 characters of a body, for an error message.
+fn snippet(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_are_built_under_the_base_path_with_the_scope_and_its_at_sign() {
+        let client = RegistryClient::new("https://reg.example/api", None).unwrap();
+        assert_eq!(
+            client.url(&["pkg", "@acme", "chart", "1.2.3"], &[]).as_str(),
+            "https://reg.example/api/pkg/@acme/chart/1.2.3"
+        );
+        let client = RegistryClient::new("http://127.0.0.1:7000/", None).unwrap();
+        assert_eq!(
+            client.url(&["search"], &[("q", "a b"), ("tag", "x&y")]).as_str(),
+            "http://127.0.0.1:7000/search?q=a+b&tag=x%26y"
+        );
+    }
+
+    #[test]
+    fn a_base_that_is_not_http_is_refused() {
+        for bad in ["ftp://reg.example", "not a url", "mailto:a@b"] {
+            assert!(
+                matches!(RegistryClient::new(bad, None), Err(RegistryError::BadUrl(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_error_body_keeps_its_code_and_a_non_json_body_its_text() {
+        let err = error_from(
+            StatusCode::GONE,
+            br#"{"error":"version_yanked","message":"yanked","reason":"broken","manifest":{"kind":"gadget"}}"#,
+        );
+        assert_eq!(err.code(), Some("version_yanked"));
+        assert_eq!(err.to_string(), "the registry answered 410: yanked (version_yanked)");
+        let err = error_from(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>");
+        assert_eq!(err.code(), None);
+        assert!(err.to_string().contains("<html>bad gateway"), "{err}");
+    }
+}

@@ -1,0 +1,22 @@
+//! Progress of a long transfer: a bar on a terminal, nothing when stderr is piped (indicatif
+//! draws only to a terminal).
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use reqwest::Url;
+
+/// A download bar for `url`, sized when the length is known.
+pub fn download(length: Option<u64>, url: &Url) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(length, ProgressDrawTarget::stderr());
+    let template = if length.is_some() {
+        "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}"
+    } else {
+        "{msg} {spinner} {bytes} {bytes_per_sec}"
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    let name = url.path_segments().and_then(|mut s| s.next_back()).unwrap_or("bundle");
+    let short: String = name.chars().take(16).collect();
+    bar.set_message(format!("fetching {short}"));
+    bar
+}

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use digest::BundleDigest;
+pub use digest::{BundleDigest, token_sha256};
 pub use identity::{ARTIFACT_SEGMENT_MAX_CHARS, ArtifactIdentity, ArtifactName, ArtifactScope, SemanticVersion};
 pub use manifest::{
     ArtifactManifest, GateFailure, MANIFEST_SCHEMA, ManifestBody, ManifestError, ManifestSignature, compare_exports,

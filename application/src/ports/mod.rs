@@ -11,6 +11,7 @@ pub mod oauth;
 pub mod operator;
 pub mod pollable;
 pub mod rate_windows;
+pub mod registry;
 pub mod telemetry;
 
 pub use clock::{Clock, Ids};

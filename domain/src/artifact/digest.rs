@@ -3,7 +3,12 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use sha2::{Digest, Sha384};
+use sha2::{Digest, Sha256, Sha384};
+
+/// How a registry token is stored: the sha256 hex of its plaintext.
+pub fn token_sha256(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
 
 /// sha384 of a payload, with the two spellings the registry uses.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::digest::BundleDigest;
 use super::identity::{ArtifactIdentity, SemanticVersion};
 use super::{ArtifactError, ArtifactKind, SignatureAlgorithm, Visibility};
 
@@ -177,6 +178,15 @@ impl ArtifactManifest {
             body,
             raw: raw.clone(),
         })
+    }
+
+    /// The bytes an Ed25519 signature covers (Document 3): for a gadget the 48 raw bytes of
+    /// sha384(bundle); for a blueprint the RFC 8785 canonical JSON of the manifest.
+    pub fn signed_payload(&self, bundle: &BundleDigest) -> Vec<u8> {
+        match self.kind {
+            ArtifactKind::Gadget => bundle.bytes().to_vec(),
+            ArtifactKind::Blueprint => serde_json_canonicalizer::to_vec(&self.raw).expect("JSON values canonicalize"),
+        }
     }
 
     /// Declared hooks of a gadget; empty for a blueprint.

@@ -54,3 +54,14 @@ impl RegistryService {
         Self { ports, gate }
     }
 }
+
+impl RegistryService {
+    /// `POST /conformance/check`: the gate as a dry run, every failure listed.
+    pub async fn check_conformance(
+        &self,
+        manifest: &serde_json::Value,
+        bundle: Option<&[u8]>,
+    ) -> Vec<svc_domain::artifact::GateFailure> {
+        self.gate.check(manifest, bundle).await
+    }
+}

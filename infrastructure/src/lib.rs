@@ -12,6 +12,7 @@ pub mod keys_file;
 pub mod manifest;
 pub mod open_files;
 pub mod private_files;
+pub mod registry_server;
 pub mod secrets;
 pub mod server;
 pub mod settings;

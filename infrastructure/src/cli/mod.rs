@@ -6,11 +6,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod keys;
+mod registry;
 
 use crate::server::Application;
 use crate::settings::Settings;
 use crate::telemetry;
 use keys::KeysCommand;
+use registry::RegistryCommand;
 
 #[derive(Debug, Parser)]
 #[command(name = "svc", version, about = "Generative-UI server for AI agents over MCP")]
@@ -37,6 +39,11 @@ enum Command {
     ExportPool(ExportPoolArgs),
     /// Apply the database migrations and exit (`serve` also applies them at start-up).
     Migrate(DeploymentArgs),
+    /// The artifact registry server and its host-side tooling (docs/registry.md).
+    Registry {
+        #[command(subcommand)]
+        command: RegistryCommand,
+    },
 }
 
 /// Which deployment a command works on: the same settings as `serve` (file, `SVC_*`), narrowed.
@@ -207,6 +214,7 @@ pub fn run() -> ExitCode {
         } => issue_coupon(args),
         Command::ExportPool(args) => export_pool(args),
         Command::Migrate(args) => migrate(&args),
+        Command::Registry { command } => registry::run(command),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

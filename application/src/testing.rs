@@ -17,8 +17,8 @@ use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord};
 use svc_domain::wallet::{LedgerEntry, Principal, Wallet, WalletError, WalletMovement};
 
 use crate::ports::operator::{
-    ConnectorKeyRepository, CouponRepository, InviteRepository, LedgerPage, LedgerPosition, Mailer,
-    MailerError, OrgRepository, TransitionError, WalletRepository,
+    ConnectorKeyRepository, CouponRepository, InviteRepository, LedgerPage, LedgerPosition, Mailer, MailerError,
+    OrgRepository, TransitionError, WalletRepository,
 };
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::operator::{ConnectorKeyService, CouponService, CreditService, OrgService};

@@ -185,7 +185,11 @@ impl ArtifactVersion {
         if BundleDigest::from_sri(&command.bundle_sri).is_none() {
             return Err(ArtifactError::InvalidBundleSri);
         }
-        check_signature_scheme(command.visibility, &command.signature, command.author_public_key.as_deref())?;
+        check_signature_scheme(
+            command.visibility,
+            &command.signature,
+            command.author_public_key.as_deref(),
+        )?;
         Ok(ArtifactVersion {
             identity: command.identity,
             kind: command.kind,
@@ -321,14 +325,23 @@ mod tests {
             (Visibility::Private, ed25519(), SRI, Ok(())),
             (Visibility::Public, sigstore(), SRI, Ok(())),
             (Visibility::Private, ed25519(), "sha256-abc", Err("invalid_bundle_sri")),
-            (Visibility::Private, ed25519(), &SRI[..SRI.len() - 4], Err("invalid_bundle_sri")),
+            (
+                Visibility::Private,
+                ed25519(),
+                &SRI[..SRI.len() - 4],
+                Err("invalid_bundle_sri"),
+            ),
             (Visibility::Public, ed25519(), SRI, Err("bad_signature")),
             (Visibility::Private, sigstore(), SRI, Err("bad_signature")),
             (Visibility::Private, no_value, SRI, Err("bad_signature")),
         ];
         for (visibility, signature, sri, expected) in rows {
             let result = ArtifactVersion::publish(command(visibility, signature, sri), now());
-            assert_eq!(result.as_ref().map(|_| ()).map_err(|e| e.code()), expected, "{visibility:?} {sri}");
+            assert_eq!(
+                result.as_ref().map(|_| ()).map_err(|e| e.code()),
+                expected,
+                "{visibility:?} {sri}"
+            );
             if let Ok(version) = result {
                 assert_eq!(version.status, ArtifactStatus::Published);
             }
@@ -340,7 +353,10 @@ mod tests {
         let later = now() + TimeDelta::days(1);
         let (yanked, outcome) = published().yank("broken", later);
         assert_eq!((yanked.status, outcome), (ArtifactStatus::Yanked, YankOutcome::Yanked));
-        assert_eq!((yanked.yanked_at, yanked.yank_reason.as_deref()), (Some(later), Some("broken")));
+        assert_eq!(
+            (yanked.yanked_at, yanked.yank_reason.as_deref()),
+            (Some(later), Some("broken"))
+        );
         assert!(yanked.is_yanked());
         assert_eq!(yanked.manifest, published().manifest, "the manifest stays readable");
         let (again, outcome) = yanked.yank("other", later + TimeDelta::days(1));
@@ -348,7 +364,10 @@ mod tests {
             (again.status, outcome),
             (ArtifactStatus::Yanked, YankOutcome::AlreadyYanked)
         );
-        assert_eq!((again.yanked_at, again.yank_reason.as_deref()), (Some(later), Some("broken")));
+        assert_eq!(
+            (again.yanked_at, again.yank_reason.as_deref()),
+            (Some(later), Some("broken"))
+        );
     }
 
     #[test]
@@ -356,7 +375,10 @@ mod tests {
         assert_eq!(ArtifactKind::parse("blueprint"), Some(ArtifactKind::Blueprint));
         assert_eq!(Visibility::Private.as_str(), "private");
         assert_eq!(ArtifactStatus::parse("deleted"), None);
-        assert_eq!(SignatureAlgorithm::parse("sigstore"), Some(SignatureAlgorithm::Sigstore));
+        assert_eq!(
+            SignatureAlgorithm::parse("sigstore"),
+            Some(SignatureAlgorithm::Sigstore)
+        );
         let wire = serde_json::to_value(published()).unwrap();
         assert_eq!(wire["identity"]["version"], "1.2.3");
         assert_eq!(wire["identity"]["scope"], "@acme");

@@ -27,7 +27,10 @@ on_both_backends!(
 async fn publishes_and_reads_back_a_gadget_and_a_blueprint(registry: Registry) {
     let token = registry.mint("acme", false);
     let (status, me) = registry.get("/whoami", Some(&token)).await;
-    assert_eq!((status, me), (StatusCode::OK, json!({ "publisher": "acme", "admin": false })));
+    assert_eq!(
+        (status, me),
+        (StatusCode::OK, json!({ "publisher": "acme", "admin": false }))
+    );
     let author = Author::new(1);
     registry.register_key(&token, &author).await;
 
@@ -38,7 +41,10 @@ async fn publishes_and_reads_back_a_gadget_and_a_blueprint(registry: Registry) {
     assert_eq!(status, StatusCode::CREATED, "{published}");
     let expected_sri = sri(GADGET_JS.as_bytes());
     assert_eq!(published["bundleSri"], expected_sri);
-    assert_eq!((published["scope"].as_str(), published["version"].as_str()), (Some("@acme"), Some("1.2.3")));
+    assert_eq!(
+        (published["scope"].as_str(), published["version"].as_str()),
+        (Some("@acme"), Some("1.2.3"))
+    );
     let bundle_url = published["bundleUrl"].as_str().unwrap().to_owned();
     assert!(bundle_url.starts_with(&registry.base), "{bundle_url}");
 
@@ -63,12 +69,19 @@ async fn publishes_and_reads_back_a_gadget_and_a_blueprint(registry: Registry) {
     let bytes = response.bytes().await.unwrap();
     assert_eq!(sri(&bytes), expected_sri);
     let missing = format!("{}/bundles/sha384/{}", registry.base, "0".repeat(96));
-    assert_eq!(registry.client.get(missing).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        registry.client.get(missing).send().await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
 
     // A blueprint: its TSX is the bundle, served as text.
     let blueprint = blueprint_manifest("@acme", "board", "0.1.0", &author, BLUEPRINT_TSX);
     let (status, published) = registry
-        .post("/publish", Some(&token), &signed_publish(&blueprint, BLUEPRINT_TSX, &author))
+        .post(
+            "/publish",
+            Some(&token),
+            &signed_publish(&blueprint, BLUEPRINT_TSX, &author),
+        )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{published}");
     let response = registry
@@ -99,13 +112,22 @@ async fn publishes_and_reads_back_a_gadget_and_a_blueprint(registry: Registry) {
     assert_eq!(versions, ["1.2.3", "1.2.4-rc.1", "1.10.0"]);
     assert_eq!(listing["versions"][0]["yanked"], false);
     let (status, body) = registry.get("/pkg/@acme/nothing", Some(&token)).await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
     let (status, body) = registry.get("/pkg/@acme/chart/9.9.9", Some(&token)).await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
 
     // The schema the manifest was checked against, and the OpenAPI document.
     let (status, schema) = registry.get("/schemas/manifest.json", None).await;
-    assert_eq!((status, schema["title"].as_str()), (StatusCode::OK, Some("Artifact manifest")));
+    assert_eq!(
+        (status, schema["title"].as_str()),
+        (StatusCode::OK, Some("Artifact manifest"))
+    );
     let (status, openapi) = registry.get("/openapi.json", None).await;
     assert_eq!(status, StatusCode::OK);
     assert!(openapi["paths"]["/publish"]["post"].is_object(), "{openapi}");
@@ -137,7 +159,14 @@ async fn search_filters_and_compose(registry: Registry) {
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| format!("{}/{}@{}", r["scope"].as_str().unwrap(), r["name"].as_str().unwrap(), r["latestVersion"].as_str().unwrap()))
+            .map(|r| {
+                format!(
+                    "{}/{}@{}",
+                    r["scope"].as_str().unwrap(),
+                    r["name"].as_str().unwrap(),
+                    r["latestVersion"].as_str().unwrap()
+                )
+            })
             .collect()
     };
     let rows: [(&str, &[&str]); 9] = [
@@ -160,13 +189,24 @@ async fn search_filters_and_compose(registry: Registry) {
     let chart = &body["results"][1];
     assert_eq!(
         (&chart["kind"], &chart["author"], &chart["description"], &chart["tags"]),
-        (&json!("gadget"), &json!("acme"), &json!("Sparkline and bar charts"), &json!(["chart", "svg"]))
+        (
+            &json!("gadget"),
+            &json!("acme"),
+            &json!("Sparkline and bar charts"),
+            &json!(["chart", "svg"])
+        )
     );
     // Without a credential only public artifacts are listed.
     let (status, body) = registry.get("/search", None).await;
-    assert_eq!((status, names(&body)), (StatusCode::OK, vec!["@globex/dates@2.0.0".to_owned()]));
+    assert_eq!(
+        (status, names(&body)),
+        (StatusCode::OK, vec!["@globex/dates@2.0.0".to_owned()])
+    );
     let (status, body) = registry.get("/search?kind=widget", None).await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_request")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_request"))
+    );
     // Public reads need no credential.
     let (status, detail) = registry.get("/pkg/@globex/dates/2.0.0", None).await;
     assert_eq!(status, StatusCode::OK, "{detail}");
@@ -183,12 +223,18 @@ async fn republishing_is_409_and_a_yanked_version_is_410_with_its_manifest(regis
     let (status, _) = registry.post("/publish", Some(&token), &body).await;
     assert_eq!(status, StatusCode::CREATED);
     let (status, refused) = registry.post("/publish", Some(&token), &body).await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::CONFLICT, Some("version_exists")));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::CONFLICT, Some("version_exists"))
+    );
 
     // Only an admin yanks over HTTP.
     let yank = json!({ "scope": "@acme", "name": "chart", "version": "1.0.0", "reason": "leaks" });
     let (status, refused) = registry.post("/admin/yank", Some(&token), &yank).await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden")));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::FORBIDDEN, Some("forbidden"))
+    );
 
     // `svc registry yank` on the registry host.
     let (ok, stdout, stderr) = registry.cli(&["yank", "@acme/chart@1.0.0", "--reason", "leaks the token"]);
@@ -202,20 +248,33 @@ async fn republishing_is_409_and_a_yanked_version_is_410_with_its_manifest(regis
     let (_, listing) = registry.get("/pkg/@acme/chart", Some(&token)).await;
     assert_eq!(listing["versions"][0]["yanked"], true);
     let (_, search) = registry.get("/search?author=acme", Some(&token)).await;
-    assert_eq!(search["results"], json!([]), "a package with only yanked versions is not listed");
+    assert_eq!(
+        search["results"],
+        json!([]),
+        "a package with only yanked versions is not listed"
+    );
 
     // Yanked, never deleted: the triple stays taken.
     let (status, refused) = registry.post("/publish", Some(&token), &body).await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::CONFLICT, Some("version_exists")));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::CONFLICT, Some("version_exists"))
+    );
 
     // Yanking again keeps the first reason.
     let admin = registry.mint("root", true);
     let (status, answer) = registry.post("/admin/yank", Some(&admin), &yank).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
-    assert_eq!((answer["alreadyYanked"].as_bool(), answer["reason"].as_str()), (Some(true), Some("leaks the token")));
+    assert_eq!(
+        (answer["alreadyYanked"].as_bool(), answer["reason"].as_str()),
+        (Some(true), Some("leaks the token"))
+    );
     let unknown = json!({ "scope": "@acme", "name": "chart", "version": "3.0.0", "reason": "x" });
     let (status, refused) = registry.post("/admin/yank", Some(&admin), &unknown).await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
     let (ok, _, stderr) = registry.cli(&["yank", "@acme/chart@latest", "--reason", "x"]);
     assert!(!ok);
     assert!(stderr.contains("invalid version \"latest\""), "{stderr}");
@@ -227,7 +286,10 @@ async fn every_semver_refusal_has_its_exact_message(registry: Registry) {
     registry.register_key(&token, &author).await;
     const RANGE: &str = "a range is not a version; name an exact version such as 1.2.3";
     let rows = [
-        ("latest", "`latest` is not a version; name an exact version such as 1.2.3"),
+        (
+            "latest",
+            "`latest` is not a version; name an exact version such as 1.2.3",
+        ),
         ("^1.2.3", RANGE),
         ("~1.2.3", RANGE),
         (">=1.0.0", RANGE),
@@ -248,13 +310,23 @@ async fn every_semver_refusal_has_its_exact_message(registry: Registry) {
             .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{version}");
         assert_eq!(refused["error"], "invalid_version", "{version}");
-        assert_eq!(refused["message"], format!("invalid version {version:?}: {reason}"), "{version}");
+        assert_eq!(
+            refused["message"],
+            format!("invalid version {version:?}: {reason}"),
+            "{version}"
+        );
     }
     let (status, refused) = registry.get("/pkg/@acme/chart/latest", Some(&token)).await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_version")));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_version"))
+    );
     let (status, refused) = registry.get("/pkg/@acme/chart/01.0.0", Some(&token)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(refused["message"], "invalid version \"01.0.0\": invalid leading zero in major version number");
+    assert_eq!(
+        refused["message"],
+        "invalid version \"01.0.0\": invalid leading zero in major version number"
+    );
 }
 
 async fn tampered_bundles_and_wrong_keys_are_refused(registry: Registry) {
@@ -268,7 +340,10 @@ async fn tampered_bundles_and_wrong_keys_are_refused(registry: Registry) {
         async move {
             let (status, refused) = registry.post("/publish", Some(&token), &body).await;
             assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
-            (refused["error"].as_str().unwrap().to_owned(), refused["message"].as_str().unwrap().to_owned())
+            (
+                refused["error"].as_str().unwrap().to_owned(),
+                refused["message"].as_str().unwrap().to_owned(),
+            )
         }
     };
 
@@ -324,16 +399,27 @@ async fn a_rotated_key_leaves_old_versions_verifiable(registry: Registry) {
     let (old_key, new_key) = (Author::new(1), Author::new(2));
     registry.register_key(&token, &old_key).await;
     let v1 = gadget_manifest("@acme", "chart", "1.0.0", &old_key, GADGET_JS);
-    let (status, _) = registry.post("/publish", Some(&token), &signed_publish(&v1, GADGET_JS, &old_key)).await;
+    let (status, _) = registry
+        .post("/publish", Some(&token), &signed_publish(&v1, GADGET_JS, &old_key))
+        .await;
     assert_eq!(status, StatusCode::CREATED);
     // Rotation: a new key registered; re-registering the old one is idempotent (200).
     registry.register_key(&token, &new_key).await;
     let (status, again) = registry
-        .post("/author-keys", Some(&token), &json!({ "publicKey": old_key.public_key() }))
+        .post(
+            "/author-keys",
+            Some(&token),
+            &json!({ "publicKey": old_key.public_key() }),
+        )
         .await;
-    assert_eq!((status, again["publicKeyId"].as_str()), (StatusCode::OK, Some(old_key.key_id().as_str())));
+    assert_eq!(
+        (status, again["publicKeyId"].as_str()),
+        (StatusCode::OK, Some(old_key.key_id().as_str()))
+    );
     let v2 = gadget_manifest("@acme", "chart", "2.0.0", &new_key, GADGET_JS);
-    let (status, _) = registry.post("/publish", Some(&token), &signed_publish(&v2, GADGET_JS, &new_key)).await;
+    let (status, _) = registry
+        .post("/publish", Some(&token), &signed_publish(&v2, GADGET_JS, &new_key))
+        .await;
     assert_eq!(status, StatusCode::CREATED);
 
     // Each version carries the key that signed it, and verifies with it.
@@ -342,11 +428,22 @@ async fn a_rotated_key_leaves_old_versions_verifiable(registry: Registry) {
         assert_eq!(status, StatusCode::OK);
         assert_eq!(detail["authorPublicKey"], key.public_key(), "{version}");
         assert_eq!(detail["signature"]["publicKeyId"], key.key_id(), "{version}");
-        let public: [u8; 32] = STANDARD.decode(detail["authorPublicKey"].as_str().unwrap()).unwrap().try_into().unwrap();
-        let signature: [u8; 64] = STANDARD.decode(detail["signature"]["value"].as_str().unwrap()).unwrap().try_into().unwrap();
+        let public: [u8; 32] = STANDARD
+            .decode(detail["authorPublicKey"].as_str().unwrap())
+            .unwrap()
+            .try_into()
+            .unwrap();
+        let signature: [u8; 64] = STANDARD
+            .decode(detail["signature"]["value"].as_str().unwrap())
+            .unwrap()
+            .try_into()
+            .unwrap();
         VerifyingKey::from_bytes(&public)
             .unwrap()
-            .verify_strict(&Sha384::digest(GADGET_JS.as_bytes()), &Signature::from_bytes(&signature))
+            .verify_strict(
+                &Sha384::digest(GADGET_JS.as_bytes()),
+                &Signature::from_bytes(&signature),
+            )
             .expect("the old version still verifies with its own key");
     }
     // Key ids are base64: `/` and `+` are percent-encoded in the path.
@@ -357,19 +454,34 @@ async fn a_rotated_key_leaves_old_versions_verifiable(registry: Registry) {
     // Another publisher can neither claim acme's key nor sign acme's scope with its own.
     let globex = registry.mint("globex", false);
     let (status, refused) = registry
-        .post("/author-keys", Some(&globex), &json!({ "publicKey": old_key.public_key() }))
+        .post(
+            "/author-keys",
+            Some(&globex),
+            &json!({ "publicKey": old_key.public_key() }),
+        )
         .await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::CONFLICT, Some("key_exists")));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::CONFLICT, Some("key_exists"))
+    );
     let theirs = Author::new(3);
     registry.register_key(&globex, &theirs).await;
     let mut v3 = gadget_manifest("@globex", "chart", "1.0.0", &new_key, GADGET_JS);
     v3["authorPublicKey"] = json!(new_key.public_key());
-    let (status, refused) = registry.post("/publish", Some(&globex), &signed_publish(&v3, GADGET_JS, &new_key)).await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::BAD_REQUEST, Some("unknown_key")));
+    let (status, refused) = registry
+        .post("/publish", Some(&globex), &signed_publish(&v3, GADGET_JS, &new_key))
+        .await;
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("unknown_key"))
+    );
     let (status, refused) = registry
         .post("/author-keys", Some(&token), &json!({ "publicKey": "c2hvcnQ=" }))
         .await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_request")));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_request"))
+    );
 }
 
 async fn the_conformance_gate_names_rule_and_path(registry: Registry) {
@@ -388,7 +500,10 @@ async fn the_conformance_gate_names_rule_and_path(registry: Registry) {
     let gadget = |bundle: &str| gadget_manifest("@acme", "chart", "1.0.0", &author, bundle);
     let blueprint = |source: &str| blueprint_manifest("@acme", "board", "1.0.0", &author, source);
     assert_eq!(check(gadget(GADGET_JS), GADGET_JS).await, json!({ "ok": true }));
-    assert_eq!(check(blueprint(BLUEPRINT_TSX), BLUEPRINT_TSX).await, json!({ "ok": true }));
+    assert_eq!(
+        check(blueprint(BLUEPRINT_TSX), BLUEPRINT_TSX).await,
+        json!({ "ok": true })
+    );
 
     let missing_hook = "export function useSparkline(v) { return v; }\n";
     let extra_export = format!("{GADGET_JS}export const useExtra = 1;\n");
@@ -401,19 +516,63 @@ async fn the_conformance_gate_names_rule_and_path(registry: Registry) {
     let mut bad_version = gadget(GADGET_JS);
     bad_version["version"] = json!("latest");
     let rows = [
-        (check(gadget(missing_hook), missing_hook).await, "gadget_exports", "/manifest/gadget/exports/1/hook", "useBars"),
-        (check(gadget(&extra_export), &extra_export).await, "gadget_exports", "/bundle", "useExtra"),
-        (check(gadget(not_a_module), not_a_module).await, "gadget_module", "/bundle", ""),
-        (check(gadget(&relative), &relative).await, "gadget_module", "/bundle", "./x.js"),
-        (check(blueprint(no_compile), no_compile).await, "blueprint_compiles", "/bundle", "line 1"),
-        (check(blueprint(throws), throws).await, "blueprint_renders", "/manifest/blueprint/fixtureProps", "boom at render"),
-        (check(bad_tag, GADGET_JS).await, "manifest_schema", "/manifest/tags/0", ""),
-        (check(bad_version, GADGET_JS).await, "version_format", "/manifest/version", "latest"),
+        (
+            check(gadget(missing_hook), missing_hook).await,
+            "gadget_exports",
+            "/manifest/gadget/exports/1/hook",
+            "useBars",
+        ),
+        (
+            check(gadget(&extra_export), &extra_export).await,
+            "gadget_exports",
+            "/bundle",
+            "useExtra",
+        ),
+        (
+            check(gadget(not_a_module), not_a_module).await,
+            "gadget_module",
+            "/bundle",
+            "",
+        ),
+        (
+            check(gadget(&relative), &relative).await,
+            "gadget_module",
+            "/bundle",
+            "./x.js",
+        ),
+        (
+            check(blueprint(no_compile), no_compile).await,
+            "blueprint_compiles",
+            "/bundle",
+            "line 1",
+        ),
+        (
+            check(blueprint(throws), throws).await,
+            "blueprint_renders",
+            "/manifest/blueprint/fixtureProps",
+            "boom at render",
+        ),
+        (
+            check(bad_tag, GADGET_JS).await,
+            "manifest_schema",
+            "/manifest/tags/0",
+            "",
+        ),
+        (
+            check(bad_version, GADGET_JS).await,
+            "version_format",
+            "/manifest/version",
+            "latest",
+        ),
     ];
     for (answer, rule, path, mentions) in rows {
         assert_eq!(answer["ok"], false, "{answer}");
         let failure = &answer["failures"][0];
-        assert_eq!((failure["rule"].as_str(), failure["path"].as_str()), (Some(rule), Some(path)), "{answer}");
+        assert_eq!(
+            (failure["rule"].as_str(), failure["path"].as_str()),
+            (Some(rule), Some(path)),
+            "{answer}"
+        );
         assert!(failure["message"].as_str().unwrap().contains(mentions), "{answer}");
     }
     let body = json!({ "manifest": gadget(GADGET_JS) });
@@ -423,19 +582,34 @@ async fn the_conformance_gate_names_rule_and_path(registry: Registry) {
     // Publishing runs the same gate: 400 conformance_failed naming the rule and the path.
     let manifest = gadget(missing_hook);
     let (status, refused) = registry
-        .post("/publish", Some(&token), &signed_publish(&manifest, missing_hook, &author))
+        .post(
+            "/publish",
+            Some(&token),
+            &signed_publish(&manifest, missing_hook, &author),
+        )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(
-        (refused["error"].as_str(), refused["rule"].as_str(), refused["path"].as_str()),
-        (Some("conformance_failed"), Some("gadget_exports"), Some("/manifest/gadget/exports/1/hook"))
+        (
+            refused["error"].as_str(),
+            refused["rule"].as_str(),
+            refused["path"].as_str()
+        ),
+        (
+            Some("conformance_failed"),
+            Some("gadget_exports"),
+            Some("/manifest/gadget/exports/1/hook")
+        )
     );
     let manifest = blueprint(throws);
     let (status, refused) = registry
         .post("/publish", Some(&token), &signed_publish(&manifest, throws, &author))
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!((refused["rule"].as_str(), refused["path"].as_str()), (Some("blueprint_renders"), Some("/manifest/blueprint/fixtureProps")));
+    assert_eq!(
+        (refused["rule"].as_str(), refused["path"].as_str()),
+        (Some("blueprint_renders"), Some("/manifest/blueprint/fixtureProps"))
+    );
     // A schema failure at publish is invalid_manifest, with its path.
     let mut extra = gadget(GADGET_JS);
     extra["unexpected"] = json!(true);
@@ -443,7 +617,10 @@ async fn the_conformance_gate_names_rule_and_path(registry: Registry) {
         .post("/publish", Some(&token), &signed_publish(&extra, GADGET_JS, &author))
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!((refused["error"].as_str(), refused["path"].as_str()), (Some("invalid_manifest"), Some("/manifest")));
+    assert_eq!(
+        (refused["error"].as_str(), refused["path"].as_str()),
+        (Some("invalid_manifest"), Some("/manifest"))
+    );
 }
 
 async fn credentials_guard_writes_and_private_reads(registry: Registry) {
@@ -467,8 +644,14 @@ async fn credentials_guard_writes_and_private_reads(registry: Registry) {
         let refused: Value = response.json().await.unwrap();
         assert_eq!(refused["error"], "unauthorized");
         for path in ["/author-keys", "/conformance/check"] {
-            let (status, refused) = registry.post(path, bearer, &json!({ "publicKey": author.public_key() })).await;
-            assert_eq!((status, refused["error"].as_str()), (StatusCode::UNAUTHORIZED, Some("unauthorized")), "{path}");
+            let (status, refused) = registry
+                .post(path, bearer, &json!({ "publicKey": author.public_key() }))
+                .await;
+            assert_eq!(
+                (status, refused["error"].as_str()),
+                (StatusCode::UNAUTHORIZED, Some("unauthorized")),
+                "{path}"
+            );
         }
         let (status, _) = registry.get("/whoami", bearer).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -481,20 +664,37 @@ async fn credentials_guard_writes_and_private_reads(registry: Registry) {
     // A private version: 401 without a credential, readable with any valid one.
     for path in ["/pkg/@acme/chart/1.0.0", "/pkg/@acme/chart"] {
         let (status, refused) = registry.get(path, None).await;
-        assert_eq!((status, refused["error"].as_str()), (StatusCode::UNAUTHORIZED, Some("unauthorized")), "{path}");
+        assert_eq!(
+            (status, refused["error"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("unauthorized")),
+            "{path}"
+        );
     }
     let reader = registry.mint("someone", false);
     let (status, _) = registry.get("/pkg/@acme/chart/1.0.0", Some(&reader)).await;
     assert_eq!(status, StatusCode::OK);
     let (status, refused) = registry.get("/pkg/@acme/chart/1.0.0", Some("svcreg_wrong")).await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::UNAUTHORIZED, Some("unauthorized")));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("unauthorized"))
+    );
 
     // A publisher owns only its own scope.
     let manifest = gadget_manifest("@acme", "chart", "2.0.0", &author, GADGET_JS);
     let (status, refused) = registry
-        .post("/publish", Some(&reader), &signed_publish(&manifest, GADGET_JS, &author))
+        .post(
+            "/publish",
+            Some(&reader),
+            &signed_publish(&manifest, GADGET_JS, &author),
+        )
         .await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden")));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::FORBIDDEN, Some("forbidden"))
+    );
     let (status, refused) = registry.get("/nowhere", None).await;
-    assert_eq!((status, refused["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
 }

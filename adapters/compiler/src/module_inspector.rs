@@ -109,7 +109,10 @@ mod tests {
     #[test]
     fn refuses_what_is_not_one_plain_module() {
         assert!(shape("export const x = ;").is_err());
-        assert!(shape("export const x: number = 1;").is_err(), "TypeScript is not a compiled bundle");
+        assert!(
+            shape("export const x: number = 1;").is_err(),
+            "TypeScript is not a compiled bundle"
+        );
         let star = shape("export * from './rest.js';").unwrap_err();
         assert!(star.contains("export * from"), "{star}");
     }

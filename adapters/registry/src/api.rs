@@ -108,10 +108,7 @@ impl RegistryApi {
         let answer = async {
             let publisher = required_caller(req, &state).await?;
             let body = read_body(body)?;
-            let (key, created) = state
-                .service
-                .register_author_key(&publisher, &body.public_key)
-                .await?;
+            let (key, created) = state.service.register_author_key(&publisher, &body.public_key).await?;
             let status = if created { StatusCode::CREATED } else { StatusCode::OK };
             Ok(json_response(status, &author_key_body(key)))
         };
@@ -129,7 +126,12 @@ impl RegistryApi {
 
     /// Publish a version (credential)
     #[oai(path = "/publish", method = "post")]
-    async fn publish(&self, req: &Request, body: JsonBody<PublishRequestBody>, state: State<'_>) -> Described<PublishAnswer> {
+    async fn publish(
+        &self,
+        req: &Request,
+        body: JsonBody<PublishRequestBody>,
+        state: State<'_>,
+    ) -> Described<PublishAnswer> {
         let answer = async {
             let publisher = required_caller(req, &state).await?;
             let body = read_body(body)?;
@@ -140,7 +142,12 @@ impl RegistryApi {
                 signature: PublishSignature {
                     algorithm: body.signature.algorithm,
                     public_key_id: body.signature.public_key_id,
-                    value: body.signature.value.as_deref().map(|v| decode("signature.value", v)).transpose()?,
+                    value: body
+                        .signature
+                        .value
+                        .as_deref()
+                        .map(|v| decode("signature.value", v))
+                        .transpose()?,
                     sigstore_bundle: body.signature.sigstore_bundle,
                 },
             };
@@ -420,4 +427,3 @@ fn version_detail(state: &RegistryState, version: ArtifactVersion) -> VersionDet
         published_at: timestamp(version.published_at),
     }
 }
-

@@ -71,10 +71,19 @@ mod tests {
         let store = FsBundleStore::new(&root);
         let digest = BundleDigest::of(b"export const useA = 1;");
         assert_eq!(store.get(&digest).await.unwrap(), None);
-        store.put(&digest, ArtifactKind::Gadget, b"export const useA = 1;").await.unwrap();
-        store.put(&digest, ArtifactKind::Gadget, b"export const useA = 1;").await.unwrap();
+        store
+            .put(&digest, ArtifactKind::Gadget, b"export const useA = 1;")
+            .await
+            .unwrap();
+        store
+            .put(&digest, ArtifactKind::Gadget, b"export const useA = 1;")
+            .await
+            .unwrap();
         let stored = store.get(&digest).await.unwrap().unwrap();
-        assert_eq!((stored.kind, stored.bytes.as_slice()), (ArtifactKind::Gadget, &b"export const useA = 1;"[..]));
+        assert_eq!(
+            (stored.kind, stored.bytes.as_slice()),
+            (ArtifactKind::Gadget, &b"export const useA = 1;"[..])
+        );
         let _ = std::fs::remove_dir_all(root);
     }
 }

@@ -52,9 +52,10 @@ pub(crate) fn error_response(error: &RegistryError) -> Response {
     }
     let mut response = json_response(status_of(error), &body);
     if matches!(error, RegistryError::Unauthorized) {
-        response
-            .headers_mut()
-            .insert("www-authenticate", "Bearer realm=\"registry\"".parse().expect("a valid header"));
+        response.headers_mut().insert(
+            "www-authenticate",
+            "Bearer realm=\"registry\"".parse().expect("a valid header"),
+        );
     }
     response
 }

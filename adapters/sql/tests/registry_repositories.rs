@@ -67,7 +67,10 @@ async fn versions_read_back_whole_and_are_immutable(db: DatabaseConnection) {
         repo.publish(&published).await.unwrap();
         assert_eq!(repo.get(&published.identity).await.unwrap(), Some(published.clone()));
         let again = repo.publish(&published).await;
-        assert!(matches!(again, Err(TransitionError::Rejected(ArtifactError::VersionExists))));
+        assert!(matches!(
+            again,
+            Err(TransitionError::Rejected(ArtifactError::VersionExists))
+        ));
     }
     let missing = ArtifactIdentity::parse("@acme", "private", "9.9.9").unwrap();
     assert_eq!(repo.get(&missing).await.unwrap(), None);
@@ -141,7 +144,10 @@ async fn search_narrows_by_kind_scope_and_visibility(db: DatabaseConnection) {
         ["@acme/board@1.0.0"]
     );
     let all = repo
-        .versions(&ArtifactScope::parse("@acme").unwrap(), &ArtifactName::parse("chart").unwrap())
+        .versions(
+            &ArtifactScope::parse("@acme").unwrap(),
+            &ArtifactName::parse("chart").unwrap(),
+        )
         .await
         .unwrap();
     assert_eq!(all.len(), 2, "yanked versions are listed too");
@@ -155,12 +161,18 @@ async fn author_keys_and_tokens_read_back(db: DatabaseConnection) {
         publisher: "acme".into(),
         created_at: at(1),
     };
-    assert_eq!(keys.register(&key).await.unwrap(), KeyRegistration::Created(key.clone()));
+    assert_eq!(
+        keys.register(&key).await.unwrap(),
+        KeyRegistration::Created(key.clone())
+    );
     let again = AuthorKey {
         created_at: at(2),
         ..key.clone()
     };
-    assert_eq!(keys.register(&again).await.unwrap(), KeyRegistration::Existing(key.clone()));
+    assert_eq!(
+        keys.register(&again).await.unwrap(),
+        KeyRegistration::Existing(key.clone())
+    );
     let stolen = AuthorKey {
         publisher: "mallory".into(),
         ..key.clone()

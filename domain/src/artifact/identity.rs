@@ -112,7 +112,10 @@ fn looks_like_range(raw: &str) -> bool {
     raw.starts_with(['^', '~', '>', '<', '=', '*'])
         || raw.contains("||")
         || raw.contains(" - ")
-        || raw.split(['.', '-', '+']).take(3).any(|part| part == "x" || part == "X" || part == "*")
+        || raw
+            .split(['.', '-', '+'])
+            .take(3)
+            .any(|part| part == "x" || part == "X" || part == "*")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -134,7 +137,13 @@ impl ArtifactIdentity {
 
 impl std::fmt::Display for ArtifactIdentity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}@{}", self.scope.as_str(), self.name.as_str(), self.version.as_str())
+        write!(
+            f,
+            "{}/{}@{}",
+            self.scope.as_str(),
+            self.name.as_str(),
+            self.version.as_str()
+        )
     }
 }
 
@@ -158,7 +167,10 @@ mod tests {
             ("0.0.0", None),
             ("1.2.3-alpha.1+build.42", None),
             ("10.20.30-rc.0", None),
-            ("latest", Some("`latest` is not a version; name an exact version such as 1.2.3")),
+            (
+                "latest",
+                Some("`latest` is not a version; name an exact version such as 1.2.3"),
+            ),
             ("^1.2.3", Some(RANGE)),
             ("~1.2", Some(RANGE)),
             (">=1.0.0", Some(RANGE)),
@@ -171,9 +183,18 @@ mod tests {
             ("1.02.3", Some("invalid leading zero in minor version number")),
             ("1.2.03", Some("invalid leading zero in patch version number")),
             ("1.2.3-01", Some("invalid leading zero in pre-release identifier")),
-            ("1.2", Some("unexpected end of input while parsing minor version number")),
-            ("v1.2.3", Some("unexpected character 'v' while parsing major version number")),
-            (" 1.2.3", Some("unexpected character ' ' while parsing major version number")),
+            (
+                "1.2",
+                Some("unexpected end of input while parsing minor version number"),
+            ),
+            (
+                "v1.2.3",
+                Some("unexpected character 'v' while parsing major version number"),
+            ),
+            (
+                " 1.2.3",
+                Some("unexpected character ' ' while parsing major version number"),
+            ),
             ("", Some("empty string, expected a semver version")),
             ("1.2.3-beta.x", None),
         ];

@@ -147,10 +147,18 @@ impl ArtifactManifest {
             return Err(ManifestError::Schema(failures));
         }
         let wire: Wire = serde_json::from_value(raw.clone()).map_err(|error| {
-            ManifestError::Schema(vec![GateFailure::new("manifest_schema", "/manifest", error.to_string())])
+            ManifestError::Schema(vec![GateFailure::new(
+                "manifest_schema",
+                "/manifest",
+                error.to_string(),
+            )])
         })?;
         let identity = ArtifactIdentity::parse(&wire.scope, &wire.name, &wire.version).map_err(|error| {
-            ManifestError::Schema(vec![GateFailure::new("manifest_schema", "/manifest", error.to_string())])
+            ManifestError::Schema(vec![GateFailure::new(
+                "manifest_schema",
+                "/manifest",
+                error.to_string(),
+            )])
         })?;
         let body = match (wire.kind, wire.gadget, wire.blueprint) {
             (ArtifactKind::Gadget, Some(gadget), _) => ManifestBody::Gadget {

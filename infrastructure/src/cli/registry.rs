@@ -43,7 +43,9 @@ pub struct RegistryStoreArgs {
 
 impl RegistryStoreArgs {
     fn settings(&self) -> Result<RegistrySettings, String> {
-        let mut s = Settings::load(self.config.as_deref()).map_err(|e| e.to_string())?.registry;
+        let mut s = Settings::load(self.config.as_deref())
+            .map_err(|e| e.to_string())?
+            .registry;
         if let Some(d) = &self.data_dir {
             s.data_dir = d.clone();
         }
@@ -184,7 +186,10 @@ mod tests {
     fn artifacts_are_scope_name_at_version() {
         let parts = |s: &str, n: &str, v: &str| Ok((s.to_owned(), n.to_owned(), v.to_owned()));
         assert_eq!(parse_artifact("@acme/chart@1.2.3"), parts("@acme", "chart", "1.2.3"));
-        assert_eq!(parse_artifact("@acme/chart@1.0.0-rc.1+b.2"), parts("@acme", "chart", "1.0.0-rc.1+b.2"));
+        assert_eq!(
+            parse_artifact("@acme/chart@1.0.0-rc.1+b.2"),
+            parts("@acme", "chart", "1.0.0-rc.1+b.2")
+        );
         assert!(parse_artifact("@acme/chart").is_err());
         assert!(parse_artifact("chart@1.0.0").is_err());
     }

@@ -49,7 +49,9 @@ impl Registry {
             database_url: database.url.clone(),
             public_base_url: String::new(),
         };
-        let app = RegistryApplication::build(&settings).await.expect("the registry starts");
+        let app = RegistryApplication::build(&settings)
+            .await
+            .expect("the registry starts");
         let base = app.base_url().to_owned();
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(app.run_until(async move {
@@ -117,7 +119,11 @@ impl Registry {
     /// Registers `author`'s key for its publisher; asserts 201.
     pub async fn register_key(&self, token: &str, author: &Author) {
         let (status, body) = self
-            .post("/author-keys", Some(token), &json!({ "publicKey": author.public_key() }))
+            .post(
+                "/author-keys",
+                Some(token),
+                &json!({ "publicKey": author.public_key() }),
+            )
             .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!(body["publicKeyId"], author.key_id());

@@ -99,11 +99,19 @@ impl MigrationTrait for Migration {
                     .col(text(RegistryArtifactVersions::Kind))
                     .col(text(RegistryArtifactVersions::Visibility))
                     .col(text(RegistryArtifactVersions::Publisher))
-                    .col(ColumnDef::new(RegistryArtifactVersions::Manifest).json_binary().not_null())
+                    .col(
+                        ColumnDef::new(RegistryArtifactVersions::Manifest)
+                            .json_binary()
+                            .not_null(),
+                    )
                     .col(text(RegistryArtifactVersions::SignatureAlgorithm))
                     .col(optional_text(RegistryArtifactVersions::SignaturePublicKeyId))
                     .col(optional_text(RegistryArtifactVersions::SignatureValue))
-                    .col(ColumnDef::new(RegistryArtifactVersions::SigstoreBundle).json_binary().null())
+                    .col(
+                        ColumnDef::new(RegistryArtifactVersions::SigstoreBundle)
+                            .json_binary()
+                            .null(),
+                    )
                     .col(optional_text(RegistryArtifactVersions::AuthorPublicKey))
                     .col(text(RegistryArtifactVersions::BundleSri))
                     .col(text(RegistryArtifactVersions::Status))

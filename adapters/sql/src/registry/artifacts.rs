@@ -61,7 +61,8 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
     }
 
     async fn search(&self, query: &ArtifactQuery) -> Result<Vec<ArtifactVersion>, RepositoryError> {
-        let mut select = artifact_versions::Entity::find().filter(Column::Status.eq(ArtifactStatus::Published.as_str()));
+        let mut select =
+            artifact_versions::Entity::find().filter(Column::Status.eq(ArtifactStatus::Published.as_str()));
         if let Some(kind) = query.kind {
             select = select.filter(Column::Kind.eq(kind.as_str()));
         }

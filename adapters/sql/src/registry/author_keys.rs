@@ -35,7 +35,9 @@ impl AuthorKeyRepository for SeaOrmAuthorKeyRepository {
                     Ok(KeyRegistration::Existing(existing))
                 }
                 Some(_) => Ok(KeyRegistration::OwnedByAnother),
-                None => Err(RepositoryError::Conflict("the author key changed under a racing writer".into())),
+                None => Err(RepositoryError::Conflict(
+                    "the author key changed under a racing writer".into(),
+                )),
             },
             Err(other) => Err(other),
         }

@@ -50,7 +50,11 @@ pub struct RegistryService {
 
 impl RegistryService {
     pub fn new(ports: RegistryPorts) -> Self {
-        let gate = ConformanceGate::new(ports.modules.clone(), ports.compiler.clone(), ports.render_check.clone());
+        let gate = ConformanceGate::new(
+            ports.modules.clone(),
+            ports.compiler.clone(),
+            ports.render_check.clone(),
+        );
         Self { ports, gate }
     }
 }

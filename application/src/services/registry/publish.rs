@@ -5,8 +5,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 use svc_domain::artifact::{
-    ArtifactError, ArtifactManifest, ArtifactVersion, BundleDigest, ManifestError, PublishArtifact,
-    SignatureAlgorithm, StoredSignature, check_signature_scheme,
+    ArtifactError, ArtifactManifest, ArtifactVersion, BundleDigest, ManifestError, PublishArtifact, SignatureAlgorithm,
+    StoredSignature, check_signature_scheme,
 };
 
 use super::credentials::require_owner;
@@ -46,7 +46,11 @@ struct Signed {
 }
 
 impl RegistryService {
-    pub async fn publish(&self, caller: Option<&Publisher>, request: PublishRequest) -> Result<Published, RegistryError> {
+    pub async fn publish(
+        &self,
+        caller: Option<&Publisher>,
+        request: PublishRequest,
+    ) -> Result<Published, RegistryError> {
         let publisher = caller.ok_or(RegistryError::Unauthorized)?;
         let manifest = ArtifactManifest::parse(&request.manifest).map_err(|error| match error {
             ManifestError::Version(error) => RegistryError::InvalidVersion(error),
@@ -58,7 +62,9 @@ impl RegistryService {
             .as_deref()
             .ok_or_else(|| RegistryError::BundleMismatch("a bundle is required".into()))?;
         let digest = check_digest(&manifest, bundle, request.bundle_sha384.as_deref())?;
-        let signed = self.verify_signature(&manifest, &digest, bundle, request.signature).await?;
+        let signed = self
+            .verify_signature(&manifest, &digest, bundle, request.signature)
+            .await?;
         if self.ports.artifacts.get(&manifest.identity).await?.is_some() {
             return Err(RegistryError::VersionExists(manifest.identity.to_string()));
         }
@@ -82,12 +88,16 @@ impl RegistryService {
         .map_err(|error| RegistryError::BadSignature(error.to_string()))?;
         // The bundle first: a version row never points at a missing payload.
         self.ports.bundles.put(&digest, manifest.kind, bundle).await?;
-        self.ports.artifacts.publish(&version).await.map_err(|error| match error {
-            TransitionError::Rejected(ArtifactError::VersionExists) => {
-                RegistryError::VersionExists(manifest.identity.to_string())
-            }
-            other => other.into(),
-        })?;
+        self.ports
+            .artifacts
+            .publish(&version)
+            .await
+            .map_err(|error| match error {
+                TransitionError::Rejected(ArtifactError::VersionExists) => {
+                    RegistryError::VersionExists(manifest.identity.to_string())
+                }
+                other => other.into(),
+            })?;
         Ok(Published {
             version,
             digest,
@@ -133,7 +143,9 @@ impl RegistryService {
                 // Until svc_attest is wired, the verifier answers `Unverified` (docs/registry.md).
                 let verification = self.ports.sigstore.verify(sigstore_bundle, bundle);
                 if let SigstoreVerification::Rejected(why) = &verification {
-                    return Err(RegistryError::BadSignature(format!("the Sigstore bundle does not verify: {why}")));
+                    return Err(RegistryError::BadSignature(format!(
+                        "the Sigstore bundle does not verify: {why}"
+                    )));
                 }
                 Ok(Signed {
                     signature: stored,
@@ -170,12 +182,18 @@ impl RegistryService {
                     manifest.identity.scope.as_str()
                 ))
             })?;
-        if manifest.author_public_key.as_deref().is_some_and(|pinned| pinned != key.public_key) {
+        if manifest
+            .author_public_key
+            .as_deref()
+            .is_some_and(|pinned| pinned != key.public_key)
+        {
             return Err(RegistryError::UnknownKey(format!(
                 "`authorPublicKey` is not the key registered as {key_id:?}"
             )));
         }
-        let public_key = STANDARD.decode(&key.public_key).map_err(|e| RegistryError::Internal(e.into()))?;
+        let public_key = STANDARD
+            .decode(&key.public_key)
+            .map_err(|e| RegistryError::Internal(e.into()))?;
         let value = signature.value.as_deref().unwrap_or_default();
         self.ports
             .ed25519
@@ -186,7 +204,11 @@ impl RegistryService {
 }
 
 /// The registry's own sha384 must equal both hashes the publisher stated.
-fn check_digest(manifest: &ArtifactManifest, bundle: &[u8], stated: Option<&str>) -> Result<BundleDigest, RegistryError> {
+fn check_digest(
+    manifest: &ArtifactManifest,
+    bundle: &[u8],
+    stated: Option<&str>,
+) -> Result<BundleDigest, RegistryError> {
     let digest = BundleDigest::of(bundle);
     let sri = digest.sri();
     if let Some(stated) = stated

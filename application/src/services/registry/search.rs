@@ -32,7 +32,11 @@ pub struct SearchHit {
 }
 
 impl RegistryService {
-    pub async fn search(&self, caller: Option<&Publisher>, query: SearchQuery) -> Result<Vec<SearchHit>, RegistryError> {
+    pub async fn search(
+        &self,
+        caller: Option<&Publisher>,
+        query: SearchQuery,
+    ) -> Result<Vec<SearchHit>, RegistryError> {
         let kind = match query.kind.as_deref().filter(|k| !k.is_empty()) {
             None => None,
             Some(raw) => Some(ArtifactKind::parse(raw).ok_or_else(|| {
@@ -107,4 +111,3 @@ fn matches((hit, hooks): &(SearchHit, Vec<String>), query: &SearchQuery) -> bool
     let tag_ok = given(&query.tag).is_none_or(|tag| hit.tags.contains(&tag));
     text_ok && hook_ok && tag_ok
 }
-

@@ -35,7 +35,11 @@ impl RegistryService {
         if reason.is_empty() {
             return Err(RegistryError::InvalidRequest("a yank needs a reason".into()));
         }
-        let (version, outcome) = self.ports.artifacts.yank(&identity, reason, self.ports.clock.now()).await?;
+        let (version, outcome) = self
+            .ports
+            .artifacts
+            .yank(&identity, reason, self.ports.clock.now())
+            .await?;
         Ok(Yanked {
             version,
             already_yanked: outcome == YankOutcome::AlreadyYanked,

@@ -698,3 +698,38 @@ async fn credentials_guard_writes_and_private_reads(registry: Registry) {
         (StatusCode::NOT_FOUND, Some("not_found"))
     );
 }
+
+/// `svc registry serve` as a real process: it prints where it listens and answers there.
+#[tokio::test]
+async fn svc_registry_serve_listens_where_it_says() {
+    use std::io::BufRead;
+
+    let data_dir = std::env::temp_dir().join(format!("svc-registry-serve-{}", uuid::Uuid::new_v4().simple()));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_svc-under-test"))
+        .args(["registry", "serve", "--port", "0", "--data-dir"])
+        .arg(&data_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the svc binary starts");
+    // Kept open until the end: the banner has more lines, and a closed pipe would end the server.
+    let mut banner = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first_line = String::new();
+    banner.read_line(&mut first_line).unwrap();
+    let base = first_line
+        .trim()
+        .strip_prefix("svc registry listening on ")
+        .unwrap_or_else(|| panic!("unexpected banner: {first_line:?}"))
+        .to_owned();
+    let health: Value = reqwest::get(format!("{base}/health"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(banner);
+    let _ = std::fs::remove_dir_all(&data_dir);
+    assert_eq!(health, json!({ "status": "ok" }));
+}

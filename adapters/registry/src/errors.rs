@@ -78,3 +78,49 @@ pub(crate) fn json_response(status: StatusCode, body: &impl serde::Serialize) ->
         .content_type("application/json")
         .body(serde_json::to_vec(body).expect("wire bodies serialize"))
 }
+
+#[cfg(test)]
+mod tests {
+    use svc_domain::artifact::{ArtifactError, GateFailure};
+
+    use super::*;
+
+    /// docs/registry.md, "Errors": every refusal's status and code, and the fields it carries.
+    #[test]
+    fn every_error_has_its_documented_status_and_code() {
+        let failure = || vec![GateFailure::new("gadget_exports", "/bundle", "exports `x`")];
+        let version = ArtifactError::InvalidVersion {
+            raw: "latest".into(),
+            reason: "no".into(),
+        };
+        let rows: Vec<(RegistryError, u16, &str)> = vec![
+            (RegistryError::Unauthorized, 401, "unauthorized"),
+            (RegistryError::Forbidden("x".into()), 403, "forbidden"),
+            (RegistryError::NotFound("x".into()), 404, "not_found"),
+            (RegistryError::InvalidRequest("x".into()), 400, "invalid_request"),
+            (RegistryError::InvalidVersion(version), 400, "invalid_version"),
+            (RegistryError::InvalidManifest(failure()), 400, "invalid_manifest"),
+            (RegistryError::ConformanceFailed(failure()), 400, "conformance_failed"),
+            (RegistryError::BundleMismatch("x".into()), 400, "bundle_mismatch"),
+            (RegistryError::UnknownKey("x".into()), 400, "unknown_key"),
+            (RegistryError::BadSignature("x".into()), 400, "bad_signature"),
+            (RegistryError::VersionExists("x".into()), 409, "version_exists"),
+            (RegistryError::KeyExists, 409, "key_exists"),
+            (
+                RegistryError::Internal(anyhow::anyhow!("disk on fire")),
+                500,
+                "internal",
+            ),
+        ];
+        for (error, status, code) in rows {
+            assert_eq!((status_of(&error).as_u16(), error.code()), (status, code), "{error:?}");
+        }
+        let response = error_response(&RegistryError::ConformanceFailed(failure()));
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        let internal = RegistryError::Internal(anyhow::anyhow!("disk on fire"));
+        assert!(
+            !internal.to_string().contains("disk"),
+            "an internal cause is never shown"
+        );
+    }
+}

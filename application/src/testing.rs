@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
-use svc_domain::artifact::{ArtifactError, ArtifactIdentity, ArtifactVersion, YankOutcome};
 use svc_domain::connector_key::{ConnectorKey, ConnectorKeyError, KeyRevokeOutcome};
 use svc_domain::coupon::{Coupon, CouponCode, CouponError, Redemption};
 use svc_domain::invite::{Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteStatus};
@@ -18,8 +17,8 @@ use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord};
 use svc_domain::wallet::{LedgerEntry, Principal, Wallet, WalletError, WalletMovement};
 
 use crate::ports::operator::{
-    ArtifactRepository, ConnectorKeyRepository, CouponRepository, InviteRepository, LedgerPage, LedgerPosition, Mailer,
-    MailerError, OrgRepository, TransitionError, WalletRepository,
+    ConnectorKeyRepository, CouponRepository, InviteRepository, LedgerPage, LedgerPosition, Mailer, MailerError,
+    OrgRepository, TransitionError, WalletRepository,
 };
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::operator::{ConnectorKeyService, CouponService, CreditService, OrgService};
@@ -118,7 +117,6 @@ struct OperatorState {
     wallets: HashMap<Principal, Wallet>,
     /// Position `i + 1` is `ledger[i]`.
     ledger: Vec<LedgerEntry>,
-    artifacts: HashMap<ArtifactIdentity, ArtifactVersion>,
 }
 
 impl OperatorState {
@@ -404,37 +402,6 @@ impl WalletRepository for InMemoryOperatorStore {
             entries: rows.into_iter().map(|(entry, _)| entry).collect(),
             next_before,
         })
-    }
-}
-
-#[async_trait::async_trait]
-impl ArtifactRepository for InMemoryOperatorStore {
-    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>> {
-        let mut state = self.state();
-        if state.artifacts.contains_key(&version.identity) {
-            return Err(TransitionError::Rejected(ArtifactError::VersionExists));
-        }
-        state.artifacts.insert(version.identity.clone(), version.clone());
-        Ok(())
-    }
-
-    async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError> {
-        Ok(self.state().artifacts.get(identity).cloned())
-    }
-
-    async fn yank(
-        &self,
-        identity: &ArtifactIdentity,
-        now: DateTime<Utc>,
-    ) -> Result<(ArtifactVersion, YankOutcome), TransitionError<ArtifactError>> {
-        let mut state = self.state();
-        let version = state
-            .artifacts
-            .get_mut(identity)
-            .ok_or(TransitionError::Rejected(ArtifactError::NotFound))?;
-        let (next, outcome) = version.yank(now);
-        *version = next.clone();
-        Ok((next, outcome))
     }
 }
 

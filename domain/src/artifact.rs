@@ -2,13 +2,23 @@
 //!
 //! A version is identified by (scope, name, version), is immutable once published, and is yanked,
 //! never deleted: a yanked version still answers reads (HTTP 410 with its manifest) so an install
-//! can say why it refuses. Yanking twice is idempotent.
+//! can say why it refuses. Yanking twice is idempotent and keeps the first reason.
+//! Each version keeps the signature and the key it was published with, so rotating a
+//! publisher's key later never invalidates it.
+
+mod digest;
+mod identity;
+mod manifest;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-/// Longest scope or name, in characters.
-pub const ARTIFACT_SEGMENT_MAX_CHARS: usize = 64;
+pub use digest::{BundleDigest, token_sha256};
+pub use identity::{ARTIFACT_SEGMENT_MAX_CHARS, ArtifactIdentity, ArtifactName, ArtifactScope, SemanticVersion};
+pub use manifest::{
+    ArtifactManifest, GateFailure, MANIFEST_SCHEMA, ManifestBody, ManifestError, ManifestSignature, compare_exports,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -31,6 +41,13 @@ pub enum ArtifactStatus {
     Yanked,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SignatureAlgorithm {
+    Ed25519,
+    Sigstore,
+}
+
 macro_rules! wire_names {
     ($type:ty { $($variant:ident => $name:literal),+ $(,)? }) => {
         impl $type {
@@ -48,64 +65,41 @@ macro_rules! wire_names {
 wire_names!(ArtifactKind { Gadget => "gadget", Blueprint => "blueprint" });
 wire_names!(Visibility { Public => "public", Private => "private" });
 wire_names!(ArtifactStatus { Published => "published", Yanked => "yanked" });
+wire_names!(SignatureAlgorithm { Ed25519 => "ed25519", Sigstore => "sigstore" });
 
-/// An exact semantic version such as `1.2.3-alpha.1+build.42`. Ranges (`^1.2`, `>=1`), the word
-/// `latest`, a leading `v` and leading zeros (`01.2.3`, `1.2.3-01`) are rejected.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(transparent)]
-pub struct SemanticVersion(String);
-
-impl SemanticVersion {
-    pub fn parse(raw: &str) -> Result<Self, ArtifactError> {
-        // The semver crate implements exactly SemVer 2.0.0's grammar, leading-zero rule included.
-        semver::Version::parse(raw).map_err(|_| ArtifactError::InvalidVersion(raw.to_owned()))?;
-        Ok(Self(raw.to_owned()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// (scope, name, version). Scope and name are 1 to 64 characters of lowercase ASCII letters,
-/// digits, `-`, `_` and `.`, starting with a letter or digit, so they are safe in URL paths
-/// and in the `<scope>__<name>__<version>` install directory names.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct ArtifactIdentity {
-    pub scope: String,
-    pub name: String,
-    pub version: SemanticVersion,
-}
-
-impl ArtifactIdentity {
-    pub fn parse(scope: &str, name: &str, version: &str) -> Result<Self, ArtifactError> {
-        if !is_segment(scope) {
-            return Err(ArtifactError::InvalidScope(scope.to_owned()));
+impl SignatureAlgorithm {
+    /// Document 3's trust model: public artifacts are signed keyless (Sigstore), private ones
+    /// with the publisher's pinned Ed25519 key.
+    pub fn required_for(visibility: Visibility) -> Self {
+        match visibility {
+            Visibility::Public => Self::Sigstore,
+            Visibility::Private => Self::Ed25519,
         }
-        if !is_segment(name) {
-            return Err(ArtifactError::InvalidName(name.to_owned()));
-        }
-        Ok(Self {
-            scope: scope.to_owned(),
-            name: name.to_owned(),
-            version: SemanticVersion::parse(version)?,
-        })
     }
 }
 
-fn is_segment(value: &str) -> bool {
-    let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c);
-    value.len() <= ARTIFACT_SEGMENT_MAX_CHARS
-        && value.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && value.chars().all(allowed)
+impl ArtifactKind {
+    /// The media type a bundle of this kind is served with.
+    pub fn bundle_media_type(self) -> &'static str {
+        match self {
+            Self::Gadget => "text/javascript",
+            Self::Blueprint => "text/plain; charset=utf-8",
+        }
+    }
 }
 
+/// The signature as published, kept with its version forever.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ArtifactSignature {
-    pub algorithm: String,
-    pub public_key_id: String,
-    pub bundle_sha384: String,
+pub struct StoredSignature {
+    pub algorithm: SignatureAlgorithm,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_key_id: Option<String>,
+    /// Base64 Ed25519 signature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sigstore_bundle: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -114,16 +108,19 @@ pub struct ArtifactVersion {
     pub identity: ArtifactIdentity,
     pub kind: ArtifactKind,
     pub visibility: Visibility,
-    /// The manifest as published; its fields beyond the ones modelled here belong to the registry.
-    pub manifest: serde_json::Value,
-    pub signature: ArtifactSignature,
-    /// Base64 raw Ed25519 public key that signed this version; kept per version so later key
-    /// rotation does not invalidate it.
-    pub author_public_key: String,
-    /// `sha384-<base64>` of the gadget bundle; blueprints have none.
+    /// The publisher that published it (the scope's owner, or an admin).
+    pub publisher: String,
+    /// The manifest as published.
+    pub manifest: Value,
+    pub signature: StoredSignature,
+    /// Base64 raw Ed25519 public key that signed this version (Ed25519 only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub bundle_sri: Option<String>,
+    pub author_public_key: Option<String>,
+    /// `sha384-<base64>` of the payload, computed by the registry.
+    pub bundle_sri: String,
     pub status: ArtifactStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yank_reason: Option<String>,
     pub published_at: DateTime<Utc>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yanked_at: Option<DateTime<Utc>>,
@@ -134,10 +131,11 @@ pub struct PublishArtifact {
     pub identity: ArtifactIdentity,
     pub kind: ArtifactKind,
     pub visibility: Visibility,
-    pub manifest: serde_json::Value,
-    pub signature: ArtifactSignature,
-    pub author_public_key: String,
-    pub bundle_sri: Option<String>,
+    pub publisher: String,
+    pub manifest: Value,
+    pub signature: StoredSignature,
+    pub author_public_key: Option<String>,
+    pub bundle_sri: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,15 +146,18 @@ pub enum YankOutcome {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArtifactError {
-    #[error("not an exact semantic version: {0:?}")]
-    InvalidVersion(String),
-    #[error("invalid artifact scope: {0:?}")]
+    #[error("invalid version {raw:?}: {reason}")]
+    InvalidVersion { raw: String, reason: String },
+    #[error("invalid artifact scope {0:?}: `@` and 1-64 of a-z 0-9 - _ . starting with a letter or digit")]
     InvalidScope(String),
-    #[error("invalid artifact name: {0:?}")]
+    #[error("invalid artifact name {0:?}: 1-64 of a-z 0-9 - _ . starting with a letter or digit")]
     InvalidName(String),
-    /// A gadget needs `sha384-<base64 of 48 bytes>`; a blueprint has no bundle.
+    /// The payload hash is not `sha384-<base64 of 48 bytes>`.
     #[error("invalid bundle integrity value")]
     InvalidBundleSri,
+    /// The signature does not fit the visibility's trust model, or lacks what its algorithm needs.
+    #[error("{0}")]
+    SignatureScheme(String),
     /// Republishing an existing (scope, name, version); versions are immutable.
     #[error("this version already exists")]
     VersionExists,
@@ -167,57 +168,51 @@ pub enum ArtifactError {
 impl ArtifactError {
     pub fn code(&self) -> &'static str {
         match self {
-            Self::InvalidVersion(_) => "invalid_version",
+            Self::InvalidVersion { .. } => "invalid_version",
             Self::InvalidScope(_) => "invalid_scope",
             Self::InvalidName(_) => "invalid_name",
             Self::InvalidBundleSri => "invalid_bundle_sri",
+            Self::SignatureScheme(_) => "bad_signature",
             Self::VersionExists => "version_exists",
-            Self::NotFound => "artifact_not_found",
+            Self::NotFound => "not_found",
         }
     }
-}
-
-/// `sha384-` followed by the unpadded-length base64 of a 48-byte digest (exactly 64 characters).
-fn is_sha384_sri(value: &str) -> bool {
-    value.strip_prefix("sha384-").is_some_and(|digest| {
-        digest.len() == 64
-            && digest
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '/')
-    })
 }
 
 impl ArtifactVersion {
     /// (none) -> published.
     pub fn publish(command: PublishArtifact, now: DateTime<Utc>) -> Result<ArtifactVersion, ArtifactError> {
-        let sri_ok = match (command.kind, command.bundle_sri.as_deref()) {
-            (ArtifactKind::Gadget, Some(sri)) => is_sha384_sri(sri),
-            (ArtifactKind::Blueprint, None) => true,
-            _ => false,
-        };
-        if !sri_ok {
+        if BundleDigest::from_sri(&command.bundle_sri).is_none() {
             return Err(ArtifactError::InvalidBundleSri);
         }
+        check_signature_scheme(
+            command.visibility,
+            &command.signature,
+            command.author_public_key.as_deref(),
+        )?;
         Ok(ArtifactVersion {
             identity: command.identity,
             kind: command.kind,
             visibility: command.visibility,
+            publisher: command.publisher,
             manifest: command.manifest,
             signature: command.signature,
             author_public_key: command.author_public_key,
             bundle_sri: command.bundle_sri,
             status: ArtifactStatus::Published,
+            yank_reason: None,
             published_at: now,
             yanked_at: None,
         })
     }
 
-    /// published -> yanked; yanked -> yanked (idempotent, keeps the first `yanked_at`).
-    pub fn yank(&self, now: DateTime<Utc>) -> (ArtifactVersion, YankOutcome) {
+    /// published -> yanked; yanked -> yanked (idempotent, keeps the first time and reason).
+    pub fn yank(&self, reason: &str, now: DateTime<Utc>) -> (ArtifactVersion, YankOutcome) {
         match self.status {
             ArtifactStatus::Published => (
                 ArtifactVersion {
                     status: ArtifactStatus::Yanked,
+                    yank_reason: Some(reason.to_owned()),
                     yanked_at: Some(now),
                     ..self.clone()
                 },
@@ -230,11 +225,52 @@ impl ArtifactVersion {
     pub fn is_yanked(&self) -> bool {
         self.status == ArtifactStatus::Yanked
     }
+
+    /// The content address of the payload (always valid: checked at publish).
+    pub fn digest(&self) -> Option<BundleDigest> {
+        BundleDigest::from_sri(&self.bundle_sri)
+    }
+}
+
+/// Private: Ed25519 with a key id, a signature value and the signing key kept. Public: a
+/// Sigstore bundle.
+pub fn check_signature_scheme(
+    visibility: Visibility,
+    signature: &StoredSignature,
+    author_public_key: Option<&str>,
+) -> Result<(), ArtifactError> {
+    let required = SignatureAlgorithm::required_for(visibility);
+    if signature.algorithm != required {
+        return Err(ArtifactError::SignatureScheme(format!(
+            "a {} artifact is signed with {}, not {}",
+            visibility.as_str(),
+            required.as_str(),
+            signature.algorithm.as_str()
+        )));
+    }
+    let complete = match signature.algorithm {
+        SignatureAlgorithm::Ed25519 => {
+            signature.public_key_id.is_some() && signature.value.is_some() && author_public_key.is_some()
+        }
+        SignatureAlgorithm::Sigstore => signature.sigstore_bundle.is_some(),
+    };
+    if !complete {
+        let needs = match signature.algorithm {
+            SignatureAlgorithm::Ed25519 => "`publicKeyId` and `value`",
+            SignatureAlgorithm::Sigstore => "`sigstoreBundle`",
+        };
+        return Err(ArtifactError::SignatureScheme(format!(
+            "an {} signature needs {needs}",
+            signature.algorithm.as_str()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use chrono::{TimeDelta, TimeZone};
+    use serde_json::json;
 
     use super::*;
 
@@ -244,92 +280,70 @@ mod tests {
         Utc.with_ymd_and_hms(2026, 5, 1, 0, 0, 0).unwrap()
     }
 
-    fn command(kind: ArtifactKind, bundle_sri: Option<&str>) -> PublishArtifact {
+    fn ed25519() -> StoredSignature {
+        StoredSignature {
+            algorithm: SignatureAlgorithm::Ed25519,
+            public_key_id: Some("abcdefghijklmnop".into()),
+            value: Some("sig".into()),
+            sigstore_bundle: None,
+        }
+    }
+
+    fn sigstore() -> StoredSignature {
+        StoredSignature {
+            algorithm: SignatureAlgorithm::Sigstore,
+            public_key_id: None,
+            value: None,
+            sigstore_bundle: Some(json!({ "mediaType": "application/vnd.dev.sigstore.bundle+json;version=0.3" })),
+        }
+    }
+
+    fn command(visibility: Visibility, signature: StoredSignature, sri: &str) -> PublishArtifact {
         PublishArtifact {
-            identity: ArtifactIdentity::parse("acme", "date-picker", "1.2.3").unwrap(),
-            kind,
-            visibility: Visibility::Public,
-            manifest: serde_json::json!({ "kind": "gadget" }),
-            signature: ArtifactSignature {
-                algorithm: "ed25519".into(),
-                public_key_id: "abcdefghijklmnop".into(),
-                bundle_sha384: "digest".into(),
-            },
-            author_public_key: "key".into(),
-            bundle_sri: bundle_sri.map(str::to_owned),
+            identity: ArtifactIdentity::parse("@acme", "date-picker", "1.2.3").unwrap(),
+            kind: ArtifactKind::Gadget,
+            visibility,
+            publisher: "acme".into(),
+            manifest: json!({ "kind": "gadget" }),
+            author_public_key: (signature.algorithm == SignatureAlgorithm::Ed25519).then(|| "key".into()),
+            signature,
+            bundle_sri: sri.into(),
         }
     }
 
     fn published() -> ArtifactVersion {
-        ArtifactVersion::publish(command(ArtifactKind::Gadget, Some(SRI)), now()).unwrap()
+        ArtifactVersion::publish(command(Visibility::Private, ed25519(), SRI), now()).unwrap()
     }
 
     #[test]
-    fn versions_are_exact_semantic_versions() {
+    fn publishing_checks_integrity_and_the_trust_model() {
+        let no_value = StoredSignature {
+            value: None,
+            ..ed25519()
+        };
         let rows = [
-            ("1.2.3", true),
-            ("0.0.0", true),
-            ("1.2.3-alpha.1+build.42", true),
-            ("10.20.30-rc.0", true),
-            ("latest", false),
-            ("^1.2.3", false),
-            ("~1.2", false),
-            (">=1.0.0", false),
-            ("1.x", false),
-            ("1.2", false),
-            ("1.2.3 - 2.0.0", false),
-            ("01.2.3", false),
-            ("1.02.3", false),
-            ("1.2.03", false),
-            ("1.2.3-01", false),
-            ("v1.2.3", false),
-            (" 1.2.3", false),
-            ("", false),
+            (Visibility::Private, ed25519(), SRI, Ok(())),
+            (Visibility::Public, sigstore(), SRI, Ok(())),
+            (Visibility::Private, ed25519(), "sha256-abc", Err("invalid_bundle_sri")),
+            (
+                Visibility::Private,
+                ed25519(),
+                &SRI[..SRI.len() - 4],
+                Err("invalid_bundle_sri"),
+            ),
+            (Visibility::Public, ed25519(), SRI, Err("bad_signature")),
+            (Visibility::Private, sigstore(), SRI, Err("bad_signature")),
+            (Visibility::Private, no_value, SRI, Err("bad_signature")),
         ];
-        for (raw, valid) in rows {
-            let result = SemanticVersion::parse(raw);
-            assert_eq!(result.is_ok(), valid, "{raw:?}");
-            if let Err(error) = result {
-                assert_eq!(error.code(), "invalid_version");
-            }
-        }
-    }
-
-    #[test]
-    fn scopes_and_names_are_path_safe() {
-        let long = "a".repeat(65);
-        let rows = [
-            ("acme", "date-picker", Ok(())),
-            ("acme.io", "x_1", Ok(())),
-            ("Acme", "x", Err("invalid_scope")),
-            ("", "x", Err("invalid_scope")),
-            ("-acme", "x", Err("invalid_scope")),
-            ("acme", "../x", Err("invalid_name")),
-            ("acme", "a/b", Err("invalid_name")),
-            ("acme", long.as_str(), Err("invalid_name")),
-        ];
-        for (scope, name, expected) in rows {
-            let result = ArtifactIdentity::parse(scope, name, "1.0.0").map(|_| ());
-            assert_eq!(result.map_err(|e| e.code()), expected, "{scope}/{name}");
-        }
-    }
-
-    #[test]
-    fn publishing_checks_the_bundle_integrity_value() {
-        let rows = [
-            (ArtifactKind::Gadget, Some(SRI), true),
-            (ArtifactKind::Gadget, None, false),
-            (ArtifactKind::Gadget, Some("sha256-abc"), false),
-            (ArtifactKind::Gadget, Some(&SRI[..SRI.len() - 1]), false),
-            (ArtifactKind::Blueprint, None, true),
-            (ArtifactKind::Blueprint, Some(SRI), false),
-        ];
-        for (kind, sri, valid) in rows {
-            let result = ArtifactVersion::publish(command(kind, sri), now());
-            assert_eq!(result.is_ok(), valid, "{kind:?} {sri:?}");
-            match result {
-                Ok(version) => assert_eq!(version.status, ArtifactStatus::Published),
-                Err(error) => assert_eq!(error.code(), "invalid_bundle_sri"),
+        for (visibility, signature, sri, expected) in rows {
+            let result = ArtifactVersion::publish(command(visibility, signature, sri), now());
+            assert_eq!(
+                result.as_ref().map(|_| ()).map_err(|e| e.code()),
+                expected,
+                "{visibility:?} {sri}"
+            );
+            if let Ok(version) = result {
+                assert_eq!(version.status, ArtifactStatus::Published);
             }
         }
     }
@@ -337,17 +351,23 @@ mod tests {
     #[test]
     fn yanking_follows_the_table() {
         let later = now() + TimeDelta::days(1);
-        let (yanked, outcome) = published().yank(later);
+        let (yanked, outcome) = published().yank("broken", later);
         assert_eq!((yanked.status, outcome), (ArtifactStatus::Yanked, YankOutcome::Yanked));
-        assert_eq!(yanked.yanked_at, Some(later));
+        assert_eq!(
+            (yanked.yanked_at, yanked.yank_reason.as_deref()),
+            (Some(later), Some("broken"))
+        );
         assert!(yanked.is_yanked());
         assert_eq!(yanked.manifest, published().manifest, "the manifest stays readable");
-        let (again, outcome) = yanked.yank(later + TimeDelta::days(1));
+        let (again, outcome) = yanked.yank("other", later + TimeDelta::days(1));
         assert_eq!(
             (again.status, outcome),
             (ArtifactStatus::Yanked, YankOutcome::AlreadyYanked)
         );
-        assert_eq!(again.yanked_at, Some(later));
+        assert_eq!(
+            (again.yanked_at, again.yank_reason.as_deref()),
+            (Some(later), Some("broken"))
+        );
     }
 
     #[test]
@@ -355,8 +375,13 @@ mod tests {
         assert_eq!(ArtifactKind::parse("blueprint"), Some(ArtifactKind::Blueprint));
         assert_eq!(Visibility::Private.as_str(), "private");
         assert_eq!(ArtifactStatus::parse("deleted"), None);
+        assert_eq!(
+            SignatureAlgorithm::parse("sigstore"),
+            Some(SignatureAlgorithm::Sigstore)
+        );
         let wire = serde_json::to_value(published()).unwrap();
         assert_eq!(wire["identity"]["version"], "1.2.3");
+        assert_eq!(wire["identity"]["scope"], "@acme");
         assert_eq!(wire["signature"]["publicKeyId"], "abcdefghijklmnop");
         assert_eq!(wire["bundleSri"], SRI);
     }

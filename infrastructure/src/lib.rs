@@ -14,6 +14,7 @@ pub mod manifest;
 pub mod open_files;
 pub mod private_files;
 pub mod registry_client;
+pub mod registry_server;
 pub mod secrets;
 pub mod server;
 pub mod settings;

@@ -29,7 +29,13 @@ pub fn generate() -> SigningKey {
 
 /// First 16 characters of base64(sha256(public key bytes)).
 pub fn public_key_id(key: &VerifyingKey) -> String {
-    let encoded = STANDARD.encode(Sha256::digest(key.as_bytes()));
+    key_id_of_bytes(key.as_bytes())
+}
+
+/// The key id of raw public-key bytes, whatever they hold (the registry derives it before it
+/// knows whether the bytes are a valid key).
+pub fn key_id_of_bytes(public_key: &[u8]) -> String {
+    let encoded = STANDARD.encode(Sha256::digest(public_key));
     encoded[..KEY_ID_LEN].to_owned()
 }
 
@@ -57,7 +63,12 @@ pub fn verify(public_key: &VerifyingKey, payload: &[u8], signature: &str) -> Res
     let bytes = STANDARD
         .decode(signature.trim())
         .map_err(|_| Ed25519Error::SignatureEncoding)?;
-    let signature = ed25519_dalek::Signature::from_slice(&bytes).map_err(|_| Ed25519Error::SignatureLength)?;
+    verify_bytes(public_key, payload, &bytes)
+}
+
+/// Verifies a raw 64-byte signature over `payload`.
+pub fn verify_bytes(public_key: &VerifyingKey, payload: &[u8], signature: &[u8]) -> Result<(), Ed25519Error> {
+    let signature = ed25519_dalek::Signature::from_slice(signature).map_err(|_| Ed25519Error::SignatureLength)?;
     public_key
         .verify_strict(payload, &signature)
         .map_err(|_| Ed25519Error::BadSignature)

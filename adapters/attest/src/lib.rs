@@ -5,7 +5,9 @@
 //! - [`ed25519`]: pinned per-publisher author keys (private artifacts).
 //! - [`sigstore`]: keyless Sigstore bundles verified offline against a trusted root (public
 //!   artifacts).
+//! - [`registry_ports`]: both, behind the registry's verifier ports.
 
 pub mod ed25519;
 pub mod payload;
+pub mod registry_ports;
 pub mod sigstore;

@@ -6,12 +6,14 @@
 //! the mount's content security policy stays the security boundary.
 
 mod forbidden_use;
+mod module_inspector;
 mod module_shape;
 mod nesting;
 mod oxc_compiler;
 mod policy;
 mod source_location;
 
+pub use module_inspector::OxcModuleInspector;
 pub use oxc_compiler::OxcCompiler;
 pub use policy::{
     BASE_ALLOWED_IMPORTS, FORBIDDEN_GLOBALS, FORBIDDEN_MEMBERS, GLOBAL_OBJECT_ALIASES, is_import_allowed,

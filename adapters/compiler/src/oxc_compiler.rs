@@ -34,7 +34,7 @@ impl OxcCompiler {
 /// 2.4 KiB a level in a debug build), and the nesting budget can only be measured once the parse
 /// is done, so the stack must hold the deepest parse the size budget allows: 64 KiB of `(` is
 /// about 160 MiB. Only what a parse touches is ever mapped in.
-const COMPILE_STACK_BYTES: usize = 256 << 20;
+pub(crate) const COMPILE_STACK_BYTES: usize = 256 << 20;
 
 impl Compiler for OxcCompiler {
     fn compile(&self, tsx: &str, allowed_packages: &[String]) -> Result<CompiledModule, CompileFailure> {
@@ -135,7 +135,7 @@ fn transform_options() -> TransformOptions {
 
 /// A finding from an oxc diagnostic: its line is the primary label's (or the first label's), and
 /// when several places are labelled (a redeclaration, say) each is named with its line.
-fn diagnostic_finding(source: &str, diagnostic: &OxcDiagnostic) -> CompileFinding {
+pub(crate) fn diagnostic_finding(source: &str, diagnostic: &OxcDiagnostic) -> CompileFinding {
     let mut message = diagnostic.message.to_string();
     if diagnostic.labels.len() > 1 {
         for label in &diagnostic.labels {

@@ -11,6 +11,7 @@ mod rate_windows;
 pub mod agent;
 pub mod oauth;
 pub mod operator;
+pub mod registry;
 pub mod server_secrets;
 
 pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};

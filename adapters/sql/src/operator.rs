@@ -6,20 +6,18 @@
 //!   a wallet movement and its ledger row) run in one write transaction that reads its rows
 //!   `FOR UPDATE` on PostgreSQL and begins `IMMEDIATE` on SQLite, so writers queue instead of
 //!   racing;
-//! - single-row transitions (revoking an invite or a key, yanking a version) are compare-and-set
+//! - single-row transitions (revoking an invite or a key) are compare-and-set
 //!   updates on the status that was read, retried after a lost race.
 
-mod artifacts;
 mod connector_keys;
 mod coupons;
-mod db;
+pub(crate) mod db;
 mod entities;
 mod invites;
 mod mail_outbox;
 mod orgs;
 mod wallets;
 
-pub use artifacts::SeaOrmArtifactRepository;
 pub use connector_keys::SeaOrmConnectorKeyRepository;
 pub use coupons::SeaOrmCouponRepository;
 pub use invites::SeaOrmInviteRepository;

@@ -8,7 +8,7 @@ use svc_sql::Migrator;
 
 support::backend_tests!(the_migrations_roll_back_and_reapply);
 
-const OPERATOR_TABLES: [&str; 9] = [
+const OPERATOR_TABLES: [&str; 8] = [
     "orgs",
     "org_memberships",
     "org_invites",
@@ -16,7 +16,6 @@ const OPERATOR_TABLES: [&str; 9] = [
     "coupons",
     "wallets",
     "ledger_entries",
-    "artifact_versions",
     "mail_outbox",
 ];
 
@@ -29,7 +28,15 @@ async fn table_exists(db: &DatabaseConnection, table: &str) -> bool {
 }
 
 /// A table of each later migration, so the check does not depend on their order.
-const OTHER_TABLES: [&str; 4] = ["sessions", "handshakes", "live_messages", "blueprints"];
+const OTHER_TABLES: [&str; 7] = [
+    "sessions",
+    "handshakes",
+    "live_messages",
+    "blueprints",
+    "registry_artifact_versions",
+    "registry_author_keys",
+    "registry_tokens",
+];
 
 async fn the_migrations_roll_back_and_reapply(db: DatabaseConnection) {
     for table in OPERATOR_TABLES.iter().chain(OTHER_TABLES.iter()) {

@@ -12,6 +12,7 @@ pub mod operator;
 pub mod pair_codes;
 pub mod pollable;
 pub mod rate_windows;
+pub mod registry;
 pub mod telemetry;
 
 pub use clock::{Clock, Ids};

@@ -1,4 +1,4 @@
-//! Ports of the operator plane (orgs, invites, connector keys, coupons, wallets, artifacts).
+//! Ports of the operator plane (orgs, invites, connector keys, coupons, wallets).
 //!
 //! Methods that change state run one domain transition atomically: the adapter reads the current
 //! value inside one write transaction (rows locked where the store can), calls the pure
@@ -7,7 +7,6 @@
 //! atomic.
 
 use chrono::{DateTime, Utc};
-use svc_domain::artifact::{ArtifactError, ArtifactIdentity, ArtifactVersion, YankOutcome};
 use svc_domain::connector_key::{ConnectorKey, ConnectorKeyError, KeyRevokeOutcome};
 use svc_domain::coupon::{Coupon, CouponCode, CouponError, Redemption};
 use svc_domain::invite::{Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome};
@@ -125,19 +124,6 @@ pub trait WalletRepository: Send + Sync {
         limit: u32,
         before: Option<LedgerPosition>,
     ) -> Result<LedgerPage, RepositoryError>;
-}
-
-#[async_trait::async_trait]
-pub trait ArtifactRepository: Send + Sync {
-    /// `Rejected(VersionExists)` when the (scope, name, version) triple is taken, yanked or not.
-    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>>;
-    async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError>;
-    /// Atomic `ArtifactVersion::yank`; `Rejected(NotFound)` for an unknown triple.
-    async fn yank(
-        &self,
-        identity: &ArtifactIdentity,
-        now: DateTime<Utc>,
-    ) -> Result<(ArtifactVersion, YankOutcome), TransitionError<ArtifactError>>;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -11,5 +11,6 @@ pub mod oauth;
 pub mod operator;
 pub mod pairing;
 pub mod rate_limit;
+pub mod registry;
 pub mod tool_call_limit;
 pub mod tool_channels;

@@ -10,12 +10,14 @@ mod install;
 mod keys;
 mod publish;
 mod registry;
+mod registry_admin;
 mod verify;
 
 use crate::server::Application;
 use crate::settings::Settings;
 use crate::telemetry;
 use keys::KeysCommand;
+use registry_admin::RegistryCommand;
 
 #[derive(Debug, Parser)]
 #[command(name = "svc", version, about = "Generative-UI server for AI agents over MCP")]
@@ -61,6 +63,11 @@ enum Command {
     Conformance {
         #[command(subcommand)]
         command: registry::ConformanceCommand,
+    },
+    /// The artifact registry server and its host-side tooling (docs/registry.md).
+    Registry {
+        #[command(subcommand)]
+        command: RegistryCommand,
     },
 }
 
@@ -239,6 +246,7 @@ pub fn run() -> ExitCode {
         Command::Search(args) => registry::search(args),
         Command::Install(args) => install::run(args),
         Command::Conformance { command } => registry::conformance(command),
+        Command::Registry { command } => registry_admin::run(command),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

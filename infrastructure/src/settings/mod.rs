@@ -33,6 +33,54 @@ pub struct Settings {
     /// Connection deadlines and the connection cap (`[connections]`).
     #[serde(default)]
     pub connections: ConnectionSettings,
+    /// The artifact registry server, `svc registry serve` (`[registry]`; docs/registry.md).
+    #[serde(default)]
+    pub registry: RegistrySettings,
+}
+
+/// `[registry]`: where `svc registry serve` listens and keeps its data. Its own server and
+/// storage, apart from `[server]`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(default)]
+pub struct RegistrySettings {
+    pub host: String,
+    pub port: u16,
+    /// The registry's SQLite database and its bundles (`<data_dir>/bundles/sha384/`).
+    pub data_dir: PathBuf,
+    /// Empty: SQLite in the data directory; else `sqlite://...` or `postgres://...`.
+    pub database_url: String,
+    /// Origin written into `bundleUrl`; empty: `http://<host>:<port>`.
+    pub public_base_url: String,
+    /// The Sigstore trusted root (`trusted_root.json`) public artifacts verify against; empty:
+    /// the public-good production instance.
+    pub sigstore_trusted_root: PathBuf,
+    /// Development registries only: store a public artifact whose Sigstore bundle does not
+    /// verify, marked `unverified`, instead of refusing it (installers still verify).
+    pub accept_unverified_sigstore: bool,
+}
+
+impl Default for RegistrySettings {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port: 6782,
+            data_dir: PathBuf::from(".svc-registry"),
+            database_url: String::new(),
+            public_base_url: String::new(),
+            sigstore_trusted_root: PathBuf::new(),
+            accept_unverified_sigstore: false,
+        }
+    }
+}
+
+impl RegistrySettings {
+    pub fn database_url(&self) -> String {
+        if self.database_url.is_empty() {
+            format!("sqlite://{}?mode=rwc", self.data_dir.join("registry.db").display())
+        } else {
+            self.database_url.clone()
+        }
+    }
 }
 
 /// `[connections]`: how long a client may take and how many connections are served at once.

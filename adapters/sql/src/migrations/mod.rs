@@ -13,6 +13,7 @@ mod m20261128_000008_server_secrets;
 mod m20261128_000009_hash_coupon_codes;
 mod m20261129_000010_rate_windows;
 mod m20261130_000011_pair_codes;
+mod m20261202_000001_registry_tables;
 
 pub struct Migrator;
 
@@ -31,6 +32,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000009_hash_coupon_codes::Migration),
             Box::new(m20261129_000010_rate_windows::Migration),
             Box::new(m20261130_000011_pair_codes::Migration),
+            Box::new(m20261202_000001_registry_tables::Migration),
         ]
     }
 }

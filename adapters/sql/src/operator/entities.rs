@@ -1,7 +1,6 @@
 //! Hand-written sea-orm entities of the operator tables, with portable column types: string ids,
 //! `DateTimeUtc`, `i64` cents. Enumerations are stored as their wire names.
 
-pub mod artifact_versions;
 pub mod connector_keys;
 pub mod coupons;
 pub mod ledger_entries;

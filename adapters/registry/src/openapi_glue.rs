@@ -1,0 +1,91 @@
+//! Two small adapters between our handlers and poem-openapi, so the handlers keep the exact
+//! wire of docs/registry.md (JSON errors for every refusal, including a body that does not
+//! parse) while poem-openapi still routes and describes them:
+//! - [`Described<R>`]: a handler's own `poem::Response`, documented as the `ApiResponse` `R`;
+//! - [`JsonBody<T>`]: the body read (at most [`BODY_LIMIT`]) and parsed with serde, documented
+//!   as `Json<T>`; a parse failure is kept for the handler to answer.
+
+use std::marker::PhantomData;
+
+use futures_util::FutureExt;
+use poem::{IntoResponse, Request, Response};
+use poem_openapi::payload::{Json, Payload};
+use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaResponses, Registry};
+use poem_openapi::types::{ParseFromJSON, ToJSON};
+use poem_openapi::{ApiExtractor, ApiExtractorType, ApiResponse, ExtractParamOptions};
+use serde::de::DeserializeOwned;
+
+/// Largest request body: a 6 MiB bundle in base64 plus its manifest.
+pub const BODY_LIMIT: usize = 8 << 20;
+
+pub struct Described<R>(Response, PhantomData<fn() -> R>);
+
+impl<R> Described<R> {
+    pub fn new(response: Response) -> Self {
+        Self(response, PhantomData)
+    }
+}
+
+impl<R> IntoResponse for Described<R> {
+    fn into_response(self) -> Response {
+        self.0
+    }
+}
+
+impl<R: ApiResponse> ApiResponse for Described<R> {
+    fn meta() -> MetaResponses {
+        R::meta()
+    }
+
+    fn register(registry: &mut Registry) {
+        R::register(registry);
+    }
+}
+
+/// Why a body could not be read.
+pub enum BodyError {
+    TooLarge,
+    Invalid(String),
+}
+
+pub struct JsonBody<T>(pub Result<T, BodyError>);
+
+impl<'a, T: DeserializeOwned + ParseFromJSON + ToJSON + Send + Sync + 'static> ApiExtractor<'a> for JsonBody<T> {
+    const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::RequestObject];
+
+    type ParamType = ();
+    type ParamRawType = ();
+
+    fn register(registry: &mut Registry) {
+        <Json<T> as Payload>::register(registry);
+    }
+
+    fn request_meta() -> Option<MetaRequest> {
+        Some(MetaRequest {
+            description: None,
+            content: vec![MetaMediaType {
+                content_type: <Json<T> as Payload>::CONTENT_TYPE,
+                schema: <Json<T> as Payload>::schema_ref(),
+            }],
+            required: true,
+        })
+    }
+
+    async fn from_request(
+        _request: &'a Request,
+        body: &mut poem::RequestBody,
+        _options: ExtractParamOptions<()>,
+    ) -> poem::Result<Self> {
+        let Ok(body) = body.take() else {
+            return Ok(Self(Err(BodyError::Invalid("the body was already read".into()))));
+        };
+        let bytes = match body.into_bytes_limit(BODY_LIMIT).boxed().await {
+            Ok(bytes) => bytes,
+            Err(poem::error::ReadBodyError::PayloadTooLarge) => return Ok(Self(Err(BodyError::TooLarge))),
+            Err(error) => return Ok(Self(Err(BodyError::Invalid(error.to_string())))),
+        };
+        Ok(Self(
+            serde_json::from_slice(&bytes).map_err(|error| BodyError::Invalid(error.to_string())),
+        ))
+    }
+}

@@ -1,0 +1,154 @@
+//! Ports of the artifact registry: its metadata (versions, author keys, publisher tokens), the
+//! bundle store, the signature verifiers and the module inspector of the conformance gate.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use svc_domain::artifact::{
+    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactName, ArtifactScope, ArtifactVersion, BundleDigest,
+    YankOutcome,
+};
+
+use super::RepositoryError;
+use super::generation::CompileFailure;
+pub use super::operator::TransitionError;
+
+/// Who a registry token acts for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Publisher {
+    pub name: String,
+    /// May yank and publish into any scope.
+    pub admin: bool,
+}
+
+#[async_trait::async_trait]
+pub trait RegistryTokenRepository: Send + Sync {
+    /// Stores a token by its sha256 hex; the plaintext is never stored.
+    async fn insert(
+        &self,
+        token_sha256: &str,
+        publisher: &Publisher,
+        created_at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError>;
+    async fn find(&self, token_sha256: &str) -> Result<Option<Publisher>, RepositoryError>;
+}
+
+/// A publisher's registered Ed25519 public key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorKey {
+    pub public_key_id: String,
+    /// Base64 of the raw 32-byte key.
+    pub public_key: String,
+    pub publisher: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyRegistration {
+    Created(AuthorKey),
+    /// The same publisher registered this key before: the stored row.
+    Existing(AuthorKey),
+    /// Another publisher registered this key.
+    OwnedByAnother,
+}
+
+#[async_trait::async_trait]
+pub trait AuthorKeyRepository: Send + Sync {
+    async fn register(&self, key: &AuthorKey) -> Result<KeyRegistration, RepositoryError>;
+    async fn get(&self, public_key_id: &str) -> Result<Option<AuthorKey>, RepositoryError>;
+}
+
+/// What the store narrows a search to; the rest of the filters run in the service.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ArtifactQuery {
+    pub kind: Option<ArtifactKind>,
+    pub scope: Option<ArtifactScope>,
+    pub include_private: bool,
+}
+
+#[async_trait::async_trait]
+pub trait ArtifactRepository: Send + Sync {
+    /// `Rejected(VersionExists)` when the (scope, name, version) triple is taken, yanked or not.
+    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>>;
+    async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError>;
+    /// Every version of one package, yanked ones included, in no particular order.
+    async fn versions(
+        &self,
+        scope: &ArtifactScope,
+        name: &ArtifactName,
+    ) -> Result<Vec<ArtifactVersion>, RepositoryError>;
+    /// Published (not yanked) versions matching the query, in no particular order.
+    async fn search(&self, query: &ArtifactQuery) -> Result<Vec<ArtifactVersion>, RepositoryError>;
+    /// Atomic `ArtifactVersion::yank`; `Rejected(NotFound)` for an unknown triple.
+    async fn yank(
+        &self,
+        identity: &ArtifactIdentity,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(ArtifactVersion, YankOutcome), TransitionError<ArtifactError>>;
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the bundle store failed")]
+pub struct BundleStoreError(#[source] pub anyhow::Error);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredBundle {
+    pub kind: ArtifactKind,
+    pub bytes: Vec<u8>,
+}
+
+/// Payloads by content hash. Writing the same hash twice is a no-op.
+#[async_trait::async_trait]
+pub trait BundleStore: Send + Sync {
+    async fn put(&self, digest: &BundleDigest, kind: ArtifactKind, bytes: &[u8]) -> Result<(), BundleStoreError>;
+    async fn get(&self, digest: &BundleDigest) -> Result<Option<StoredBundle>, BundleStoreError>;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SignatureRejected(pub String);
+
+/// Ed25519 with pinned keys.
+pub trait Ed25519Verifier: Send + Sync {
+    /// First 16 characters of base64(sha256(public key)).
+    fn public_key_id(&self, public_key: &[u8]) -> String;
+    fn verify(&self, public_key: &[u8], payload: &[u8], signature: &[u8]) -> Result<(), SignatureRejected>;
+}
+
+/// What the registry knows about a Sigstore bundle after publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SigstoreVerification {
+    Verified,
+    /// No verifier is wired: the bundle is stored as sent; the installer's check is the gate.
+    Unverified,
+    Rejected(String),
+}
+
+impl SigstoreVerification {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Verified => "verified",
+            Self::Unverified => "unverified",
+            Self::Rejected(_) => "rejected",
+        }
+    }
+}
+
+/// Keyless Sigstore verification of a bundle over the payload bytes.
+pub trait SigstoreVerifier: Send + Sync {
+    fn verify(&self, bundle: &Value, payload: &[u8]) -> SigstoreVerification;
+}
+
+/// The shape of a plain ES module (a gadget bundle).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EsModuleShape {
+    /// Exported names (`default` included when there is one).
+    pub exports: Vec<String>,
+    /// Module specifiers it imports or re-exports from.
+    pub imports: Vec<String>,
+}
+
+/// Parses JavaScript as one ES module.
+pub trait ModuleInspector: Send + Sync {
+    fn inspect(&self, javascript: &str) -> Result<EsModuleShape, CompileFailure>;
+}

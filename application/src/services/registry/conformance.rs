@@ -1,0 +1,139 @@
+//! The conformance gate: what an artifact must satisfy before it is published (and what
+//! `POST /conformance/check` reports as a dry run). Each failure names its rule and the JSON
+//! pointer of the request body it is about.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use svc_domain::artifact::{ArtifactManifest, GateFailure, ManifestBody, ManifestError, compare_exports};
+
+use crate::ports::generation::{CompileFailure, Compiler, RenderCheck, RenderCheckFailure, RenderCheckInput};
+use crate::ports::registry::ModuleInspector;
+
+/// The packages a blueprint may import beside React: the standard gadget package.
+const BLUEPRINT_PACKAGES: &[&str] = &["@svc/gadgets"];
+
+#[derive(Clone)]
+pub struct ConformanceGate {
+    modules: Arc<dyn ModuleInspector>,
+    compiler: Arc<dyn Compiler>,
+    render_check: Arc<dyn RenderCheck>,
+}
+
+impl ConformanceGate {
+    pub fn new(
+        modules: Arc<dyn ModuleInspector>,
+        compiler: Arc<dyn Compiler>,
+        render_check: Arc<dyn RenderCheck>,
+    ) -> Self {
+        Self {
+            modules,
+            compiler,
+            render_check,
+        }
+    }
+
+    /// The whole gate over a raw manifest: version and schema first, then the bundle.
+    pub async fn check(&self, manifest: &Value, bundle: Option<&[u8]>) -> Vec<GateFailure> {
+        match ArtifactManifest::parse(manifest) {
+            Ok(manifest) => self.check_bundle(&manifest, bundle).await,
+            Err(ManifestError::Schema(failures)) => failures,
+            Err(ManifestError::Version(error)) => vec![GateFailure::new(
+                "version_format",
+                "/manifest/version",
+                error.to_string(),
+            )],
+        }
+    }
+
+    /// The bundle rules for a manifest that passed its schema. Compiling and rendering are CPU
+    /// work: they run on the blocking pool.
+    pub async fn check_bundle(&self, manifest: &ArtifactManifest, bundle: Option<&[u8]>) -> Vec<GateFailure> {
+        let Some(bundle) = bundle else {
+            return vec![GateFailure::new("bundle_required", "/bundle", "a bundle is required")];
+        };
+        let Ok(source) = std::str::from_utf8(bundle) else {
+            let rule = match manifest.body {
+                ManifestBody::Gadget { .. } => "gadget_module",
+                ManifestBody::Blueprint { .. } => "blueprint_compiles",
+            };
+            return vec![GateFailure::new(rule, "/bundle", "the bundle is not UTF-8 text")];
+        };
+        let source = source.to_owned();
+        let gate = self.clone();
+        let body = manifest.body.clone();
+        tokio::task::spawn_blocking(move || match body {
+            ManifestBody::Gadget { hooks } => gate.check_gadget(&source, &hooks),
+            ManifestBody::Blueprint {
+                contract,
+                fixture_props,
+                ..
+            } => gate.check_blueprint(&source, &contract, fixture_props.as_ref()),
+        })
+        .await
+        .unwrap_or_else(|error| {
+            vec![GateFailure::new(
+                "bundle_required",
+                "/bundle",
+                format!("the check could not run: {error}"),
+            )]
+        })
+    }
+
+    fn check_gadget(&self, source: &str, hooks: &[String]) -> Vec<GateFailure> {
+        let shape = match self.modules.inspect(source) {
+            Ok(shape) => shape,
+            Err(failure) => return vec![GateFailure::new("gadget_module", "/bundle", findings(&failure))],
+        };
+        // One module: it may import packages the page provides, never a sibling file.
+        if let Some(relative) = shape.imports.iter().find(|s| s.starts_with('.') || s.starts_with('/')) {
+            return vec![GateFailure::new(
+                "gadget_module",
+                "/bundle",
+                format!("the bundle imports `{relative}`; a gadget bundle is one self-contained ES module"),
+            )];
+        }
+        compare_exports(hooks, &shape.exports)
+    }
+
+    fn check_blueprint(&self, source: &str, contract: &Value, fixture_props: Option<&Value>) -> Vec<GateFailure> {
+        let packages: Vec<String> = BLUEPRINT_PACKAGES.iter().map(|p| (*p).to_owned()).collect();
+        let module = match self.compiler.compile(source, &packages) {
+            Ok(module) => module,
+            Err(failure) => return vec![GateFailure::new("blueprint_compiles", "/bundle", findings(&failure))],
+        };
+        let empty = json!({});
+        let input = RenderCheckInput {
+            code: &module.code,
+            props: fixture_props.unwrap_or(&empty),
+            contract,
+            gadgets: &[],
+            theme_id: None,
+        };
+        match self.render_check.render(&input) {
+            Ok(()) => Vec::new(),
+            Err(RenderCheckFailure::Findings(found)) => vec![GateFailure::new(
+                "blueprint_renders",
+                "/manifest/blueprint/fixtureProps",
+                found.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join("; "),
+            )],
+            Err(RenderCheckFailure::Unavailable(why)) => vec![GateFailure::new(
+                "blueprint_renders",
+                "/manifest/blueprint/fixtureProps",
+                format!("the render check could not run: {why}"),
+            )],
+        }
+    }
+}
+
+fn findings(failure: &CompileFailure) -> String {
+    failure
+        .findings
+        .iter()
+        .map(|f| match f.line {
+            Some(line) => format!("line {line}: {}", f.message),
+            None => f.message.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}

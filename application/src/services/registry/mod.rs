@@ -1,0 +1,71 @@
+//! The artifact registry (Document 3, docs/registry.md): publishers and their tokens, author
+//! keys, publishing through the conformance gate and the signature checks, reads with the
+//! visibility and yank rules, search, and yanking.
+
+mod conformance;
+mod credentials;
+mod error;
+mod publish;
+mod reads;
+mod search;
+mod yank;
+
+use std::sync::Arc;
+
+use crate::ports::generation::{Compiler, RenderCheck};
+use crate::ports::registry::{
+    ArtifactRepository, AuthorKeyRepository, BundleStore, Ed25519Verifier, ModuleInspector, RegistryTokenRepository,
+    SigstoreVerifier,
+};
+use crate::ports::{Clock, Ids};
+
+pub use conformance::ConformanceGate;
+pub use error::RegistryError;
+pub use publish::{PublishRequest, PublishSignature, Published};
+pub use reads::VersionSummary;
+pub use search::{SearchHit, SearchQuery};
+pub use yank::Yanked;
+
+/// Everything the registry needs from the outside world.
+#[derive(Clone)]
+pub struct RegistryPorts {
+    pub artifacts: Arc<dyn ArtifactRepository>,
+    pub author_keys: Arc<dyn AuthorKeyRepository>,
+    pub tokens: Arc<dyn RegistryTokenRepository>,
+    pub bundles: Arc<dyn BundleStore>,
+    pub ed25519: Arc<dyn Ed25519Verifier>,
+    pub sigstore: Arc<dyn SigstoreVerifier>,
+    pub modules: Arc<dyn ModuleInspector>,
+    pub compiler: Arc<dyn Compiler>,
+    pub render_check: Arc<dyn RenderCheck>,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn Ids>,
+}
+
+#[derive(Clone)]
+pub struct RegistryService {
+    ports: RegistryPorts,
+    gate: ConformanceGate,
+}
+
+impl RegistryService {
+    pub fn new(ports: RegistryPorts) -> Self {
+        let gate = ConformanceGate::new(
+            ports.modules.clone(),
+            ports.compiler.clone(),
+            ports.render_check.clone(),
+        );
+        Self { ports, gate }
+    }
+}
+
+impl RegistryService {
+    /// `POST /conformance/check`: the gate as a dry run, every failure listed.
+    pub async fn check_conformance(
+        &self,
+        manifest: &serde_json::Value,
+        bundle: Option<&[u8]>,
+    ) -> Vec<svc_domain::artifact::GateFailure> {
+        self.gate.check(manifest, bundle).await
+    }
+}

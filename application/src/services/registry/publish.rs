@@ -1,0 +1,232 @@
+//! `POST /publish`: the checks of docs/registry.md in their documented order, then the bundle
+//! and the version are stored.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::Value;
+use svc_domain::artifact::{
+    ArtifactError, ArtifactManifest, ArtifactVersion, BundleDigest, ManifestError, PublishArtifact, SignatureAlgorithm,
+    StoredSignature, check_signature_scheme,
+};
+
+use super::credentials::require_owner;
+use super::{RegistryError, RegistryService};
+use crate::ports::registry::{Publisher, SigstoreVerification, TransitionError};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublishSignature {
+    pub algorithm: String,
+    pub public_key_id: Option<String>,
+    /// The raw 64-byte Ed25519 signature.
+    pub value: Option<Vec<u8>>,
+    pub sigstore_bundle: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublishRequest {
+    pub manifest: Value,
+    pub bundle: Option<Vec<u8>>,
+    pub bundle_sha384: Option<String>,
+    pub signature: PublishSignature,
+}
+
+#[derive(Debug, Clone)]
+pub struct Published {
+    pub version: ArtifactVersion,
+    pub digest: BundleDigest,
+    /// For a Sigstore artifact, what the registry could check of its bundle.
+    pub sigstore: Option<SigstoreVerification>,
+}
+
+/// A verified signature, ready to be kept with its version.
+struct Signed {
+    signature: StoredSignature,
+    author_public_key: Option<String>,
+    sigstore: Option<SigstoreVerification>,
+}
+
+impl RegistryService {
+    pub async fn publish(
+        &self,
+        caller: Option<&Publisher>,
+        request: PublishRequest,
+    ) -> Result<Published, RegistryError> {
+        let publisher = caller.ok_or(RegistryError::Unauthorized)?;
+        let manifest = ArtifactManifest::parse(&request.manifest).map_err(|error| match error {
+            ManifestError::Version(error) => RegistryError::InvalidVersion(error),
+            ManifestError::Schema(failures) => RegistryError::InvalidManifest(failures),
+        })?;
+        require_owner(publisher, &manifest.identity.scope)?;
+        let bundle = request
+            .bundle
+            .as_deref()
+            .ok_or_else(|| RegistryError::BundleMismatch("a bundle is required".into()))?;
+        let digest = check_digest(&manifest, bundle, request.bundle_sha384.as_deref())?;
+        let signed = self
+            .verify_signature(&manifest, &digest, bundle, request.signature)
+            .await?;
+        if self.ports.artifacts.get(&manifest.identity).await?.is_some() {
+            return Err(RegistryError::VersionExists(manifest.identity.to_string()));
+        }
+        let failures = self.gate.check_bundle(&manifest, Some(bundle)).await;
+        if !failures.is_empty() {
+            return Err(RegistryError::ConformanceFailed(failures));
+        }
+        let version = ArtifactVersion::publish(
+            PublishArtifact {
+                identity: manifest.identity.clone(),
+                kind: manifest.kind,
+                visibility: manifest.visibility,
+                publisher: publisher.name.clone(),
+                manifest: manifest.raw.clone(),
+                signature: signed.signature,
+                author_public_key: signed.author_public_key,
+                bundle_sri: digest.sri(),
+            },
+            self.ports.clock.now(),
+        )
+        .map_err(|error| RegistryError::BadSignature(error.to_string()))?;
+        // The bundle first: a version row never points at a missing payload.
+        self.ports.bundles.put(&digest, manifest.kind, bundle).await?;
+        self.ports
+            .artifacts
+            .publish(&version)
+            .await
+            .map_err(|error| match error {
+                TransitionError::Rejected(ArtifactError::VersionExists) => {
+                    RegistryError::VersionExists(manifest.identity.to_string())
+                }
+                other => other.into(),
+            })?;
+        Ok(Published {
+            version,
+            digest,
+            sigstore: signed.sigstore,
+        })
+    }
+
+    async fn verify_signature(
+        &self,
+        manifest: &ArtifactManifest,
+        digest: &BundleDigest,
+        bundle: &[u8],
+        signature: PublishSignature,
+    ) -> Result<Signed, RegistryError> {
+        let algorithm = SignatureAlgorithm::parse(&signature.algorithm)
+            .filter(|algorithm| *algorithm == manifest.signature.algorithm)
+            .ok_or_else(|| {
+                RegistryError::BadSignature(format!(
+                    "`signature.algorithm` {:?} differs from the manifest's `{}`",
+                    signature.algorithm,
+                    manifest.signature.algorithm.as_str()
+                ))
+            })?;
+        let stored = StoredSignature {
+            algorithm,
+            public_key_id: signature.public_key_id.clone(),
+            value: signature.value.as_ref().map(|v| STANDARD.encode(v)),
+            sigstore_bundle: signature.sigstore_bundle.clone(),
+        };
+        // The trust model first, with a stand-in key: whether the key is known comes next.
+        check_signature_scheme(manifest.visibility, &stored, Some("")).map_err(bad_scheme)?;
+        match algorithm {
+            SignatureAlgorithm::Ed25519 => {
+                let author_public_key = self.verify_ed25519(manifest, digest, &signature).await?;
+                Ok(Signed {
+                    signature: stored,
+                    author_public_key: Some(author_public_key),
+                    sigstore: None,
+                })
+            }
+            SignatureAlgorithm::Sigstore => {
+                let sigstore_bundle = signature.sigstore_bundle.as_ref().expect("checked by the trust model");
+                // Until svc_attest is wired, the verifier answers `Unverified` (docs/registry.md).
+                let verification = self.ports.sigstore.verify(sigstore_bundle, bundle);
+                if let SigstoreVerification::Rejected(why) = &verification {
+                    return Err(RegistryError::BadSignature(format!(
+                        "the Sigstore bundle does not verify: {why}"
+                    )));
+                }
+                Ok(Signed {
+                    signature: stored,
+                    author_public_key: None,
+                    sigstore: Some(verification),
+                })
+            }
+        }
+    }
+
+    /// The key must be registered by the scope's publisher, match the manifest, and verify the
+    /// signature over the payload. Returns the key kept with the version.
+    async fn verify_ed25519(
+        &self,
+        manifest: &ArtifactManifest,
+        digest: &BundleDigest,
+        signature: &PublishSignature,
+    ) -> Result<String, RegistryError> {
+        let key_id = signature.public_key_id.as_deref().unwrap_or_default();
+        if manifest.signature.public_key_id.as_deref() != Some(key_id) {
+            return Err(RegistryError::UnknownKey(format!(
+                "`signature.publicKeyId` {key_id:?} differs from the manifest's"
+            )));
+        }
+        let key = self
+            .ports
+            .author_keys
+            .get(key_id)
+            .await?
+            .filter(|key| key.publisher == manifest.identity.scope.publisher())
+            .ok_or_else(|| {
+                RegistryError::UnknownKey(format!(
+                    "no author key {key_id:?} is registered for `{}`",
+                    manifest.identity.scope.as_str()
+                ))
+            })?;
+        if manifest
+            .author_public_key
+            .as_deref()
+            .is_some_and(|pinned| pinned != key.public_key)
+        {
+            return Err(RegistryError::UnknownKey(format!(
+                "`authorPublicKey` is not the key registered as {key_id:?}"
+            )));
+        }
+        let public_key = STANDARD
+            .decode(&key.public_key)
+            .map_err(|e| RegistryError::Internal(e.into()))?;
+        let value = signature.value.as_deref().unwrap_or_default();
+        self.ports
+            .ed25519
+            .verify(&public_key, &manifest.signed_payload(digest), value)
+            .map_err(|why| RegistryError::BadSignature(format!("the Ed25519 signature does not verify: {why}")))?;
+        Ok(key.public_key)
+    }
+}
+
+/// The registry's own sha384 must equal both hashes the publisher stated.
+fn check_digest(
+    manifest: &ArtifactManifest,
+    bundle: &[u8],
+    stated: Option<&str>,
+) -> Result<BundleDigest, RegistryError> {
+    let digest = BundleDigest::of(bundle);
+    let sri = digest.sri();
+    if let Some(stated) = stated
+        && stated != sri
+    {
+        return Err(RegistryError::BundleMismatch(format!(
+            "`bundleSha384` is {stated} but the bundle hashes to {sri}"
+        )));
+    }
+    if manifest.signature.bundle_sha384 != sri {
+        return Err(RegistryError::BundleMismatch(format!(
+            "`manifest.signature.bundleSha384` is {} but the bundle hashes to {sri}",
+            manifest.signature.bundle_sha384
+        )));
+    }
+    Ok(digest)
+}
+
+fn bad_scheme(error: ArtifactError) -> RegistryError {
+    RegistryError::BadSignature(error.to_string())
+}

@@ -1,0 +1,121 @@
+//! Wiring of the artifact registry server (`svc registry serve`; docs/registry.md): its own
+//! database and bundle directory, apart from the `svc serve` deployment.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use poem::listener::{Acceptor, Listener, TcpAcceptor, TcpListener};
+use poem::{EndpointExt, Server};
+use sea_orm::DatabaseConnection;
+use svc_application::services::registry::{RegistryPorts, RegistryService};
+use svc_attest::registry_ports::{AttestEd25519Verifier, AttestSigstoreVerifier};
+use svc_attest::sigstore::TrustedRoot;
+use svc_registry::{FsBundleStore, RegistryState};
+use svc_sql::registry::{SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository};
+
+use crate::settings::RegistrySettings;
+use crate::system::{RandomIds, SystemClock};
+
+/// How long in-flight requests may finish after a shutdown signal.
+const GRACE_PERIOD: Duration = Duration::from_secs(10);
+
+/// The registry service over the SQL repositories and the bundle directory of `settings`.
+pub fn registry_service(settings: &RegistrySettings, db: &DatabaseConnection) -> Result<RegistryService, String> {
+    let root = if settings.sigstore_trusted_root.as_os_str().is_empty() {
+        TrustedRoot::production()
+    } else {
+        let path = &settings.sigstore_trusted_root;
+        let json = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        TrustedRoot::from_json(&json).map_err(|e| format!("{}: {e}", path.display()))?
+    };
+    Ok(RegistryService::new(RegistryPorts {
+        artifacts: Arc::new(SeaOrmArtifactRepository::new(db.clone())),
+        author_keys: Arc::new(SeaOrmAuthorKeyRepository::new(db.clone())),
+        tokens: Arc::new(SeaOrmRegistryTokenRepository::new(db.clone())),
+        bundles: Arc::new(FsBundleStore::new(settings.data_dir.join("bundles"))),
+        ed25519: Arc::new(AttestEd25519Verifier),
+        sigstore: Arc::new(AttestSigstoreVerifier::new(root, settings.accept_unverified_sigstore)),
+        modules: Arc::new(svc_compiler::OxcModuleInspector),
+        compiler: Arc::new(svc_compiler::OxcCompiler::new()),
+        render_check: Arc::new(svc_render_check::QuickJsRenderCheck::default()),
+        clock: Arc::new(SystemClock),
+        ids: Arc::new(RandomIds),
+    }))
+}
+
+/// Connects to the registry's database (creating the data directory for SQLite) and migrates it.
+pub async fn connect(settings: &RegistrySettings) -> Result<DatabaseConnection, String> {
+    if settings.database_url.is_empty() {
+        std::fs::create_dir_all(&settings.data_dir)
+            .map_err(|e| format!("cannot create {}: {e}", settings.data_dir.display()))?;
+    }
+    svc_sql::connect_and_migrate(&settings.database_url())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+pub struct RegistryApplication {
+    acceptor: TcpAcceptor,
+    local_addr: SocketAddr,
+    base_url: String,
+    state: RegistryState,
+    db: DatabaseConnection,
+}
+
+impl RegistryApplication {
+    /// Binds the port (0 picks a free one) and prepares the routes.
+    pub async fn build(settings: &RegistrySettings) -> Result<Self, String> {
+        std::fs::create_dir_all(settings.data_dir.join("bundles"))
+            .map_err(|e| format!("cannot create {}: {e}", settings.data_dir.display()))?;
+        let db = connect(settings).await?;
+        let addr = format!("{}:{}", settings.host, settings.port);
+        let acceptor = TcpListener::bind(addr.clone())
+            .into_acceptor()
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let local_addr = acceptor
+            .local_addr()
+            .first()
+            .and_then(|a| a.as_socket_addr().copied())
+            .ok_or_else(|| format!("cannot listen on {addr}: no local address"))?;
+        let base_url = if settings.public_base_url.is_empty() {
+            format!("http://{local_addr}")
+        } else {
+            settings.public_base_url.trim_end_matches('/').to_owned()
+        };
+        let state = RegistryState {
+            service: registry_service(settings, &db)?,
+            public_base_url: base_url.clone(),
+        };
+        Ok(Self {
+            acceptor,
+            local_addr,
+            base_url,
+            state,
+            db,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The origin of `bundleUrl`s.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Serves until `shutdown` resolves, then closes the database.
+    pub async fn run_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let endpoint = svc_registry::routes(self.state).with(poem::middleware::Tracing);
+        let served = Server::new_with_acceptor(self.acceptor)
+            .run_with_graceful_shutdown(endpoint, shutdown, Some(GRACE_PERIOD))
+            .await;
+        let _ = self.db.close().await;
+        served
+    }
+}

@@ -8,7 +8,7 @@ use svc_domain::artifact::{
     YankOutcome,
 };
 
-use super::db::{RACE_ATTEMPTS, contention, corrupt, repository_error};
+use crate::errors::{RACE_ATTEMPTS, contention, corrupt, repository_error};
 use super::entities::artifact_versions;
 
 pub struct SeaOrmArtifactRepository {

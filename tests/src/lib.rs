@@ -362,9 +362,7 @@ macro_rules! backend_variant {
     ($name:ident, $backend:ident, $auth:expr, $scenario:ident) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $name() {
-            if let Some(app) =
-                $crate::TestApp::spawn(stringify!($scenario), $crate::Backend::$backend, $auth).await
-            {
+            if let Some(app) = $crate::TestApp::spawn(stringify!($scenario), $crate::Backend::$backend, $auth).await {
                 super::$scenario(app).await;
             }
         }

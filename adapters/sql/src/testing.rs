@@ -69,7 +69,10 @@ impl ScratchDatabase {
             .await
             .unwrap_or_else(|e| panic!("{test}: {var}={server_url} is set but unreachable: {e}"));
         let create = match backend {
-            Backend::Mariadb => format!("CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE {}", mysql::COLLATION),
+            Backend::Mariadb => format!(
+                "CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE {}",
+                mysql::COLLATION
+            ),
             _ => format!("CREATE DATABASE \"{name}\""),
         };
         admin
@@ -151,9 +154,18 @@ mod tests {
 
     #[test]
     fn with_database_replaces_only_the_database_name() {
-        assert_eq!(with_database("postgres://u:p@h:5432/test", "x"), "postgres://u:p@h:5432/x");
-        assert_eq!(with_database("postgres://h/test?sslmode=disable", "x"), "postgres://h/x?sslmode=disable");
+        assert_eq!(
+            with_database("postgres://u:p@h:5432/test", "x"),
+            "postgres://u:p@h:5432/x"
+        );
+        assert_eq!(
+            with_database("postgres://h/test?sslmode=disable", "x"),
+            "postgres://h/x?sslmode=disable"
+        );
         assert_eq!(with_database("postgres://h:5432", "x"), "postgres://h:5432/x");
-        assert_eq!(with_database("mysql://root@127.0.0.1:3306/test", "x"), "mysql://root@127.0.0.1:3306/x");
+        assert_eq!(
+            with_database("mysql://root@127.0.0.1:3306/test", "x"),
+            "mysql://root@127.0.0.1:3306/x"
+        );
     }
 }

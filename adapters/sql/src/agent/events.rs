@@ -1,7 +1,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -9,8 +10,8 @@ use svc_application::ports::agent::{ActionEventRecord, EventRepository, NewActio
 use svc_domain::action_event::action_id;
 
 use super::entities::{action_event, session, stream_envelope};
-use crate::backend;
 use super::seam::{from_text, to_text};
+use crate::backend;
 use crate::errors::{begin_write, lost_race, repository_error};
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.

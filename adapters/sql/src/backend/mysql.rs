@@ -7,9 +7,7 @@ use std::borrow::Cow;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{ColumnDef, ColumnType, Expr};
 use sea_orm::sqlx::{self, Row};
-use sea_orm::{
-    ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect, RuntimeErr,
-};
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect, RuntimeErr};
 
 use crate::agent::entities::action_event;
 use crate::errors::begin_write;
@@ -24,7 +22,6 @@ const MIGRATION_LOCK_WAIT_SECONDS: i64 = 600;
 /// Identifiers compare byte for byte (ids, hashes, tokens are case-sensitive); MySQL's default
 /// collations ignore case.
 pub const COLLATION: &str = "utf8mb4_bin";
-
 
 /// The URL the driver understands: `mariadb://` is accepted as a spelling of `mysql://`.
 pub fn driver_url(url: &str) -> Cow<'_, str> {
@@ -59,7 +56,11 @@ where
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<usize, DbErr>>,
 {
-    let mut lock = db.get_mysql_connection_pool().acquire().await.map_err(|e| e.to_string())?;
+    let mut lock = db
+        .get_mysql_connection_pool()
+        .acquire()
+        .await
+        .map_err(|e| e.to_string())?;
     let name: String = sqlx::query("SELECT CONCAT(?, DATABASE())")
         .bind(MIGRATION_LOCK_PREFIX)
         .fetch_one(&mut *lock)
@@ -79,7 +80,10 @@ where
         ));
     }
     let migrated = apply().await.map_err(|e| e.to_string());
-    let released = sqlx::query("SELECT RELEASE_LOCK(?)").bind(&name).execute(&mut *lock).await;
+    let released = sqlx::query("SELECT RELEASE_LOCK(?)")
+        .bind(&name)
+        .execute(&mut *lock)
+        .await;
     if let Err(e) = released {
         // The lock goes with the connection; closing it releases the lock for the others.
         tracing::warn!(error = %e, "releasing the migration lock failed; closing its connection");
@@ -123,13 +127,7 @@ pub fn fit_column(column: &mut ColumnDef) {
 /// MySQL has no partial index: a unique index over a stored generated column that is NULL
 /// outside the rows the index is about (NULLs never collide) does the same. Returns the
 /// statements adding `column` as `expression` and the unique index over `columns`.
-pub fn partial_unique_index(
-    index: &str,
-    table: &str,
-    column: &str,
-    expression: &str,
-    columns: &str,
-) -> [String; 2] {
+pub fn partial_unique_index(index: &str, table: &str, column: &str, expression: &str, columns: &str) -> [String; 2] {
     [
         format!("ALTER TABLE {table} ADD COLUMN {column} VARCHAR(255) AS ({expression}) STORED"),
         format!("CREATE UNIQUE INDEX {index} ON {table} ({columns})"),
@@ -172,7 +170,10 @@ mod tests {
 
     #[test]
     fn mariadb_is_a_spelling_of_mysql() {
-        assert_eq!(driver_url("mariadb://root@127.0.0.1:3306/test"), "mysql://root@127.0.0.1:3306/test");
+        assert_eq!(
+            driver_url("mariadb://root@127.0.0.1:3306/test"),
+            "mysql://root@127.0.0.1:3306/test"
+        );
         assert_eq!(driver_url("mysql://u:p@h/db"), "mysql://u:p@h/db");
         assert_eq!(driver_url("sqlite://x.db"), "sqlite://x.db");
     }

@@ -54,7 +54,7 @@ fn table(name: &'static str, columns: Vec<ColumnDef>, backend: DbBackend) -> Tab
     let mut t = Table::create();
     t.table(Alias::new(name)).if_not_exists();
     for c in columns {
-        t.col(&mut fit(c, backend));
+        t.col(fit(c, backend));
     }
     t.to_owned()
 }
@@ -212,8 +212,20 @@ impl MigrationTrait for Migration {
                 b,
             ),
             index("sessions_app_created", "sessions", &["app_id", "created_at"], false, b),
-            index("session_history_key", "session_history", &["session_id", "epoch"], true, b),
-            index("action_events_key", "action_events", &["session_id", "sequence"], true, b),
+            index(
+                "session_history_key",
+                "session_history",
+                &["session_id", "epoch"],
+                true,
+                b,
+            ),
+            index(
+                "action_events_key",
+                "action_events",
+                &["session_id", "sequence"],
+                true,
+                b,
+            ),
             index(
                 "action_events_client_seq",
                 "action_events",
@@ -221,7 +233,13 @@ impl MigrationTrait for Migration {
                 true,
                 b,
             ),
-            index("stream_envelopes_key", "stream_envelopes", &["session_id", "seq"], true, b),
+            index(
+                "stream_envelopes_key",
+                "stream_envelopes",
+                &["session_id", "seq"],
+                true,
+                b,
+            ),
         ];
         for i in indexes {
             manager.create_index(i).await?;

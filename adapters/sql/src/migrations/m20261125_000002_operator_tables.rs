@@ -143,11 +143,17 @@ fn optional_text(name: impl IntoIden) -> ColumnDef {
 }
 
 fn time(name: impl IntoIden, backend: DbBackend) -> ColumnDef {
-    fit(ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned(), backend)
+    fit(
+        ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned(),
+        backend,
+    )
 }
 
 fn optional_time(name: impl IntoIden, backend: DbBackend) -> ColumnDef {
-    fit(ColumnDef::new(name).timestamp_with_time_zone().null().to_owned(), backend)
+    fit(
+        ColumnDef::new(name).timestamp_with_time_zone().null().to_owned(),
+        backend,
+    )
 }
 
 fn cents(name: impl IntoIden) -> ColumnDef {

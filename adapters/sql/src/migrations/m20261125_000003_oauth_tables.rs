@@ -46,13 +46,19 @@ fn string(name: impl IntoIden, nullable: bool) -> ColumnDef {
 fn timestamp(name: impl IntoIden, nullable: bool, backend: DbBackend) -> ColumnDef {
     let mut column = ColumnDef::new(name);
     column.timestamp_with_time_zone();
-    fit(if nullable { column.null() } else { column.not_null() }.to_owned(), backend)
+    fit(
+        if nullable { column.null() } else { column.not_null() }.to_owned(),
+        backend,
+    )
 }
 
 fn long_text(name: impl IntoIden, nullable: bool, backend: DbBackend) -> ColumnDef {
     let mut column = ColumnDef::new(name);
     column.text();
-    fit(if nullable { column.null() } else { column.not_null() }.to_owned(), backend)
+    fit(
+        if nullable { column.null() } else { column.not_null() }.to_owned(),
+        backend,
+    )
 }
 
 #[async_trait::async_trait]

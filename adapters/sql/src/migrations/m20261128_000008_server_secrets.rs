@@ -26,7 +26,10 @@ impl MigrationTrait for Migration {
                     .table(ServerSecrets::Table)
                     .if_not_exists()
                     .col(ColumnDef::new(ServerSecrets::Name).string().not_null().primary_key())
-                    .col(fit(ColumnDef::new(ServerSecrets::Value).text().not_null().to_owned(), b))
+                    .col(fit(
+                        ColumnDef::new(ServerSecrets::Value).text().not_null().to_owned(),
+                        b,
+                    ))
                     .col(fit(
                         ColumnDef::new(ServerSecrets::CreatedAt)
                             .timestamp_with_time_zone()

@@ -8,8 +8,8 @@ use svc_domain::artifact::{
     YankOutcome,
 };
 
-use crate::errors::{RACE_ATTEMPTS, contention, corrupt, repository_error};
 use super::entities::artifact_versions;
+use crate::errors::{RACE_ATTEMPTS, contention, corrupt, repository_error};
 
 pub struct SeaOrmArtifactRepository {
     db: DatabaseConnection,

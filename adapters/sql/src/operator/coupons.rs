@@ -5,9 +5,9 @@ use svc_application::ports::operator::{CouponRepository, TransitionError};
 use svc_domain::coupon::{Coupon, CouponCode, CouponError, CouponStatus, Redemption};
 use svc_domain::wallet::Principal;
 
-use crate::errors::{begin_write, corrupt, repository_error};
 use super::entities::coupons;
 use super::wallets::{lock_or_open, principal_from_row, write_movement};
+use crate::errors::{begin_write, corrupt, repository_error};
 
 pub struct SeaOrmCouponRepository {
     db: DatabaseConnection,

@@ -10,9 +10,9 @@ use svc_domain::invite::{
 };
 use svc_domain::org::OrgMembership;
 
-use crate::errors::{RACE_ATTEMPTS, begin_write, contention, corrupt, repository_error};
 use super::entities::{org_invites, org_memberships};
 use super::orgs::{membership_from_row, membership_row};
+use crate::errors::{RACE_ATTEMPTS, begin_write, contention, corrupt, repository_error};
 
 pub struct SeaOrmInviteRepository {
     db: DatabaseConnection,

@@ -5,9 +5,9 @@ use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::OrgRepository;
 use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord, OrgName, OrgRole};
 
-use crate::errors::{begin_write, corrupt, repository_error};
 use super::entities::{org_memberships, orgs};
 use super::wallets::insert_wallet;
+use crate::errors::{begin_write, corrupt, repository_error};
 
 pub struct SeaOrmOrgRepository {
     db: DatabaseConnection,

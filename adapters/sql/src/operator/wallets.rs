@@ -7,8 +7,8 @@ use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{LedgerPage, LedgerPosition, TransitionError, WalletRepository};
 use svc_domain::wallet::{LedgerEntry, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement};
 
-use crate::errors::{begin_write, corrupt, repository_error};
 use super::entities::{ledger_entries, wallets};
+use crate::errors::{begin_write, corrupt, repository_error};
 
 pub struct SeaOrmWalletRepository {
     db: DatabaseConnection,

@@ -1,6 +1,6 @@
 //! The wsToken signing secrets. Configured ones must be strong (at least 32 bytes, not a
 //! placeholder from an example config). With none configured, one is generated once and kept: in
-//! the database on PostgreSQL, so every replica signs alike; in `<data_dir>/ws_secret` (mode 0600)
+//! the database on PostgreSQL and MariaDB, so every replica signs alike; in `<data_dir>/ws_secret` (mode 0600)
 //! on SQLite. Either way a restart keeps every live card's reconnect token valid.
 
 use std::path::Path;
@@ -83,7 +83,8 @@ pub async fn ws_signing_secrets(settings: &Settings, db: &DatabaseConnection) ->
     if !configured.is_empty() {
         return Ok(configured);
     }
-    let kept = if db.get_database_backend() == DbBackend::Postgres {
+    // A server database is shared by replicas; a SQLite file belongs to one server.
+    let kept = if db.get_database_backend() != DbBackend::Sqlite {
         svc_sql::server_secrets::keep_first(db, KEPT_NAME, &fresh_secret(), chrono::Utc::now())
             .await
             .map_err(|e| SecretError::Keep {

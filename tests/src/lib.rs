@@ -1,12 +1,15 @@
 //! `TestApp`: a real server on a free port, with request helpers, for black-box tests.
 //!
 //! Every scenario runs on SQLite (a fresh file database) and on PostgreSQL when
-//! `SVC_TEST_DATABASE_URL` is set (a fresh database created there and dropped afterwards). Unset,
-//! the PostgreSQL variants print `skipped: <name> (SVC_TEST_DATABASE_URL unset)` and pass; set but
-//! unreachable, they fail. List scenarios with [`on_every_backend!`]:
+//! `SVC_TEST_DATABASE_URL` is set (a fresh database created there and dropped afterwards); the
+//! scenarios listed with `mariadb` run on MariaDB too when `SVC_TEST_MARIADB_URL` is set. Unset,
+//! those variants print `skipped: <name> (<VAR> unset)` and pass (MariaDB fails instead when
+//! `SVC_REQUIRE_MARIADB=1`); set but unreachable, they fail. The databases come from
+//! `svc_sql::testing::ScratchDatabase`, the one helper. List scenarios with [`on_every_backend!`]:
 //!
 //! ```ignore
-//! svc_tests::on_every_backend!(renders_a_card);
+//! svc_tests::on_every_backend!(Auth::Strict => renders_a_card);
+//! svc_tests::on_every_backend!(mariadb, Auth::Strict => renders_a_card);  // and on MariaDB
 //! async fn renders_a_card(app: svc_tests::TestApp) { /* ... */ }
 //! ```
 
@@ -18,18 +21,10 @@ pub mod process;
 use std::path::PathBuf;
 
 use reqwest::StatusCode;
-use sea_orm::{ConnectionTrait, Database};
 use serde_json::{Value, json};
 use svc::{Application, Settings};
+pub use svc_sql::testing::{Backend, POSTGRES_URL_VAR, ScratchDatabase};
 use tokio::sync::oneshot;
-
-pub const POSTGRES_URL_VAR: &str = "SVC_TEST_DATABASE_URL";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Sqlite,
-    Postgres,
-}
 
 /// How the server authenticates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,100 +43,7 @@ pub struct TestApp {
     /// What this server was started with, so a replica can share its database and secret.
     pub settings: Settings,
     shutdown: Option<oneshot::Sender<()>>,
-    postgres: Option<PostgresDatabase>,
-}
-
-/// A database created for one test, dropped when the test ends (even on panic).
-pub struct PostgresDatabase {
-    admin_url: String,
-    name: String,
-}
-
-impl PostgresDatabase {
-    /// An empty database of its own, for tests that start their servers themselves; `None` (and
-    /// a `skipped:` line) when `SVC_TEST_DATABASE_URL` is unset.
-    pub async fn create(test: &str) -> Option<Self> {
-        create_postgres_database(test).await
-    }
-
-    pub fn url(&self) -> String {
-        database_url_with_name(&self.admin_url, &self.name)
-    }
-}
-
-impl Drop for PostgresDatabase {
-    fn drop(&mut self) {
-        let (url, name) = (self.admin_url.clone(), self.name.clone());
-        // Drop runs inside the test's runtime; a separate thread gets a runtime of its own.
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            rt.block_on(async {
-                let db = Database::connect(&url).await.ok()?;
-                db.execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                    .await
-                    .ok()
-            })
-        })
-        .join();
-    }
-}
-
-fn database_url_with_name(admin_url: &str, name: &str) -> String {
-    let (without_query, query) = admin_url
-        .split_once('?')
-        .map_or((admin_url, None), |(a, q)| (a, Some(q)));
-    let base = without_query.rsplit_once('/').map_or(without_query, |(b, _)| b);
-    match query {
-        Some(q) => format!("{base}/{name}?{q}"),
-        None => format!("{base}/{name}"),
-    }
-}
-
-/// A fresh PostgreSQL database for one test (a spawned binary's `--database-url`); `None`, after
-/// printing `skipped: <test>`, when `SVC_TEST_DATABASE_URL` is unset.
-pub async fn create_postgres_database(test: &str) -> Option<PostgresDatabase> {
-    let Ok(admin_url) = std::env::var(POSTGRES_URL_VAR) else {
-        println!("skipped: {test} (SVC_TEST_DATABASE_URL unset)");
-        return None;
-    };
-    let name = format!("svc_bb_{}", uuid::Uuid::new_v4().simple());
-    let admin = Database::connect(&admin_url)
-        .await
-        .unwrap_or_else(|e| panic!("{POSTGRES_URL_VAR}={admin_url} is set but unreachable: {e}"));
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{name}\""))
-        .await
-        .expect("create test database");
-    Some(PostgresDatabase { admin_url, name })
-}
-
-/// A database for a server process a test starts itself: a fresh PostgreSQL database (dropped
-/// with this value) or a SQLite file in `data_dir`.
-pub struct ScratchDatabase {
-    pub url: String,
-    _postgres: Option<PostgresDatabase>,
-}
-
-impl ScratchDatabase {
-    /// `None` when the backend is PostgreSQL and `SVC_TEST_DATABASE_URL` is unset.
-    pub async fn create(test: &str, backend: Backend, data_dir: &std::path::Path) -> Option<Self> {
-        match backend {
-            Backend::Sqlite => Some(Self {
-                url: format!("sqlite://{}?mode=rwc", data_dir.join("svc.db").display()),
-                _postgres: None,
-            }),
-            Backend::Postgres => {
-                let pg = create_postgres_database(test).await?;
-                Some(Self {
-                    url: database_url_with_name(&pg.admin_url, &pg.name),
-                    _postgres: Some(pg),
-                })
-            }
-        }
-    }
+    database: ScratchDatabase,
 }
 
 pub fn temp_dir(prefix: &str) -> PathBuf {
@@ -151,7 +53,7 @@ pub fn temp_dir(prefix: &str) -> PathBuf {
 }
 
 impl TestApp {
-    /// Starts a server; `None` when the backend is not available (PostgreSQL unset).
+    /// Starts a server; `None` when the backend is not available (its server not configured).
     pub async fn spawn(test: &str, backend: Backend, auth: Auth) -> Option<Self> {
         Self::spawn_configured(test, backend, auth, |_| {}).await
     }
@@ -164,16 +66,13 @@ impl TestApp {
         configure: impl FnOnce(&mut Settings),
     ) -> Option<Self> {
         let data_dir = temp_dir("svc-bb");
-        let postgres = match backend {
-            Backend::Sqlite => None,
-            Backend::Postgres => Some(create_postgres_database(test).await?),
-        };
+        let database = ScratchDatabase::create(test, backend, &data_dir).await?;
         let mut settings = Settings::load(None).expect("default settings");
         settings.server.port = 0;
         settings.server.data_dir = data_dir.clone();
         settings.server.dev_allow_all = auth == Auth::DevAllowAll;
-        if let Some(pg) = &postgres {
-            settings.server.database_url = database_url_with_name(&pg.admin_url, &pg.name);
+        if backend != Backend::Sqlite {
+            settings.server.database_url = database.url.clone();
         }
         // Replicas of one deployment share the wsToken secret.
         settings.server.ws_secret = "svc-tests-shared-secret-3f0c9a7d51be4e2a8c6d".into();
@@ -197,7 +96,7 @@ impl TestApp {
             pair_code,
             settings,
             shutdown: Some(shutdown),
-            postgres,
+            database,
         })
     }
 
@@ -329,7 +228,12 @@ impl TestApp {
     }
 
     pub fn is_postgres(&self) -> bool {
-        self.postgres.is_some()
+        self.database.backend == Backend::Postgres
+    }
+
+    /// The backend this server's database runs on.
+    pub fn backend(&self) -> Backend {
+        self.database.backend
     }
 }
 
@@ -389,9 +293,30 @@ fn chrono_now() -> chrono::DateTime<chrono::Utc> {
 }
 
 /// Generates `<scenario>::sqlite` and `<scenario>::postgres` tests for `async fn scenario(Backend)`,
-/// for scenarios that configure their own servers.
+/// for scenarios that configure their own servers; with `mariadb, ` first, `<scenario>::mariadb`
+/// too.
 #[macro_export]
 macro_rules! on_both_backends {
+    (mariadb, $($scenario:ident),+ $(,)?) => {
+        $(
+            mod $scenario {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn sqlite() {
+                    super::$scenario($crate::Backend::Sqlite).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn postgres() {
+                    super::$scenario($crate::Backend::Postgres).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn mariadb() {
+                    super::$scenario($crate::Backend::Mariadb).await;
+                }
+            }
+        )+
+    };
     ($($scenario:ident),+ $(,)?) => {
         $(
             mod $scenario {
@@ -409,29 +334,45 @@ macro_rules! on_both_backends {
     };
 }
 
-/// Generates `<scenario>::sqlite` and `<scenario>::postgres` tests for `async fn scenario(TestApp)`.
+/// Generates `<scenario>::sqlite` and `<scenario>::postgres` tests for `async fn scenario(TestApp)`;
+/// with `mariadb, ` before the auth mode, a `<scenario>::mariadb` test too.
 #[macro_export]
 macro_rules! on_every_backend {
+    (mariadb, $auth:expr => $($scenario:ident),+ $(,)?) => {
+        $(
+            mod $scenario {
+                #[allow(unused_imports)]
+                use super::*;
+
+                $crate::backend_variant!(sqlite, Sqlite, $auth, $scenario);
+                $crate::backend_variant!(postgres, Postgres, $auth, $scenario);
+                $crate::backend_variant!(mariadb, Mariadb, $auth, $scenario);
+            }
+        )+
+    };
     ($auth:expr => $($scenario:ident),+ $(,)?) => {
         $(
             mod $scenario {
                 #[allow(unused_imports)]
                 use super::*;
 
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn sqlite() {
-                    if let Some(app) = $crate::TestApp::spawn(stringify!($scenario), $crate::Backend::Sqlite, $auth).await {
-                        super::$scenario(app).await;
-                    }
-                }
-
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn postgres() {
-                    if let Some(app) = $crate::TestApp::spawn(stringify!($scenario), $crate::Backend::Postgres, $auth).await {
-                        super::$scenario(app).await;
-                    }
-                }
+                $crate::backend_variant!(sqlite, Sqlite, $auth, $scenario);
+                $crate::backend_variant!(postgres, Postgres, $auth, $scenario);
             }
         )+
+    };
+}
+
+/// One `#[tokio::test]` of [`on_every_backend!`]: `scenario` on a server over `backend`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! backend_variant {
+    ($name:ident, $backend:ident, $auth:expr, $scenario:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            if let Some(app) = $crate::TestApp::spawn(stringify!($scenario), $crate::Backend::$backend, $auth).await {
+                super::$scenario(app).await;
+            }
+        }
     };
 }

@@ -7,25 +7,29 @@ on_every_backend!(Auth::DevAllowAll =>
     a_clean_draft_is_agreed_with_agent_origin,
     a_repairable_draft_is_amended_with_synth_origin,
     an_unrepairable_draft_is_declined,
-    same_intent_and_contract_reuse_the_cached_blueprint,
     a_property_named_like_an_annotation_keeps_its_contract_apart,
-    force_create_replaces_a_cached_blueprint,
     force_create_with_a_repairable_draft_is_synth,
     a_rendered_result_carries_identity_and_the_meta_slice,
     props_that_break_the_contract_are_a_contract_violation_and_keep_the_handshake,
-    a_handshake_is_single_use,
     render_input_rules,
-    update_moves_the_epoch_and_freezes_history,
     merge_updates_apply_rfc7396,
     amend_repaints_in_place,
     emit_validates_channel_payload_and_completion,
-    consume_rules,
-    sessions_are_tenant_scoped,
     get_session_projects_times_as_epoch_ms_and_bumps_activity,
     render_source_returns_the_tsx,
-    list_sessions_filters_by_host_session_and_limits,
     catalogs_list_gadgets_and_themes,
     resources_read_mounts_a_render_and_pinned_epochs,
+);
+
+// The scenarios that also run on MariaDB (each MariaDB database costs a few seconds of DDL).
+on_every_backend!(mariadb, Auth::DevAllowAll =>
+    same_intent_and_contract_reuse_the_cached_blueprint,
+    force_create_replaces_a_cached_blueprint,
+    a_handshake_is_single_use,
+    update_moves_the_epoch_and_freezes_history,
+    consume_rules,
+    sessions_are_tenant_scoped,
+    list_sessions_filters_by_host_session_and_limits,
 );
 
 fn order_contract() -> Value {

@@ -18,7 +18,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use svc_tests::external::deps_present;
 use svc_tests::process::ServerProcess;
-use svc_tests::{create_postgres_database, temp_dir};
+use svc_tests::{Backend, ScratchDatabase, temp_dir};
 use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
@@ -250,16 +250,16 @@ async fn two_replicas_behind_the_shipped_nginx_config_share_a_card() {
     ) {
         return;
     }
-    let Some(database) = create_postgres_database(test).await else {
+    let dir = temp_dir("svc-nginx");
+    let Some(database) = ScratchDatabase::create(test, Backend::Postgres, &dir).await else {
         return;
     };
-    let dir = temp_dir("svc-nginx");
     certificates(&dir);
     let port = free_port();
     let public = format!("https://127.0.0.1:{port}");
     let replica_ports = [free_port(), free_port()];
-    let first = replica(&dir.join("a"), replica_ports[0], &database.url(), &public);
-    let second = replica(&dir.join("b"), replica_ports[1], &database.url(), &public);
+    let first = replica(&dir.join("a"), replica_ports[0], &database.url, &public);
+    let second = replica(&dir.join("b"), replica_ports[1], &database.url, &public);
     let conf = dir.join("nginx.conf");
     std::fs::write(&conf, rendered_config(&dir, port, replica_ports)).unwrap();
     let own = |replica: usize| format!("http://127.0.0.1:{}", replica_ports[replica]);

@@ -11,8 +11,35 @@ fn fixture_manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/manifest/svc.json")
 }
 
-/// Like `on_every_backend!`, for servers started with the fixture manifest.
+/// Like `on_every_backend!`, for servers started with the fixture manifest (`mariadb, ` first adds
+/// a MariaDB variant).
 macro_rules! with_manifest {
+    (mariadb, $($scenario:ident),+ $(,)?) => {
+        $(
+            mod $scenario {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    if let Some(app) = super::spawn_with_manifest(stringify!($scenario), svc_tests::Backend::Sqlite).await {
+                        super::$scenario(app).await;
+                    }
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    if let Some(app) = super::spawn_with_manifest(stringify!($scenario), svc_tests::Backend::Postgres).await {
+                        super::$scenario(app).await;
+                    }
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn mariadb() {
+                    if let Some(app) = super::spawn_with_manifest(stringify!($scenario), svc_tests::Backend::Mariadb).await {
+                        super::$scenario(app).await;
+                    }
+                }
+            }
+        )+
+    };
     ($($scenario:ident),+ $(,)?) => {
         $(
             mod $scenario {
@@ -43,6 +70,10 @@ async fn spawn_with_manifest(test: &str, backend: Backend) -> Option<TestApp> {
 
 on_every_backend!(Auth::DevAllowAll =>
     without_a_manifest_render_blueprint_is_absent_and_the_catalog_is_empty,
+);
+
+// The scenarios that also run on MariaDB (each MariaDB database costs a few seconds of DDL).
+on_every_backend!(mariadb, Auth::DevAllowAll =>
     search_limits_default_to_10_and_stop_at_100,
 );
 
@@ -50,11 +81,11 @@ with_manifest!(
     render_blueprint_serves_a_manifest_bundle_and_refuses_an_unknown_id,
     manifest_names_score_1_and_substrings_0_7,
     a_manifest_row_wins_over_the_same_blueprint_found_by_meaning,
-    cached_generations_are_found_by_meaning_with_their_cosine,
     featured_lists_the_featured_manifest_uis,
     a_paraphrased_intent_is_a_semantic_cache_hit,
     the_manifest_layers_gadgets_over_the_standard_package,
 );
+with_manifest!(mariadb, cached_generations_are_found_by_meaning_with_their_cosine);
 
 fn approval_contract() -> Value {
     json!({

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use svc_tests::process::ServerProcess;
-use svc_tests::temp_dir;
+use svc_tests::{Backend, ScratchDatabase, temp_dir};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 
@@ -61,8 +61,22 @@ async fn writer(client: reqwest::Client, base: String, acked: tokio::sync::mpsc:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigkill_during_writes_loses_no_acknowledged_row() {
-    let data_dir = temp_dir("svc-crash");
-    let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    sigkill_during_writes(temp_dir("svc-crash"), &["--dev-allow-all"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigkill_during_writes_loses_no_acknowledged_row_on_mariadb() {
+    let data_dir = temp_dir("svc-crash-mariadb");
+    let Some(database) = ScratchDatabase::create("sigkill_on_mariadb", Backend::Mariadb, &data_dir).await else {
+        return;
+    };
+    sigkill_during_writes(data_dir, &["--dev-allow-all", "--database-url", &database.url]).await;
+}
+
+/// Writers render and update until the server is killed; the restarted server has every
+/// acknowledged session at its acknowledged epoch.
+async fn sigkill_during_writes(data_dir: std::path::PathBuf, args: &[&str]) {
+    let server = ServerProcess::start(BINARY, &data_dir, args);
     let client = reqwest::Client::new();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let writers: Vec<_> = (0..4)
@@ -85,7 +99,7 @@ async fn sigkill_during_writes_loses_no_acknowledged_row() {
         acknowledged.len()
     );
 
-    let restarted = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    let restarted = ServerProcess::start(BINARY, &data_dir, args);
     for (session, epoch) in &acknowledged {
         let got = call(
             &client,
@@ -204,13 +218,18 @@ async fn sigterm_ends_an_idle_server_on_sqlite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_an_idle_server_on_postgres() {
-    let Some(database) = svc_tests::create_postgres_database("sigterm_ends_an_idle_server_on_postgres").await else {
+    sigterm_ends_an_idle_server_on(Backend::Postgres, "sigterm_ends_an_idle_server_on_postgres").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_an_idle_server_on_mariadb() {
+    sigterm_ends_an_idle_server_on(Backend::Mariadb, "sigterm_ends_an_idle_server_on_mariadb").await;
+}
+
+async fn sigterm_ends_an_idle_server_on(backend: Backend, test: &str) {
+    let data_dir = temp_dir("svc-term-idle-server");
+    let Some(database) = ScratchDatabase::create(test, backend, &data_dir).await else {
         return;
     };
-    let url = database.url();
-    sigterm_ends_an_idle_server(
-        temp_dir("svc-term-idle-pg"),
-        &["--dev-allow-all", "--database-url", &url],
-    )
-    .await;
+    sigterm_ends_an_idle_server(data_dir, &["--dev-allow-all", "--database-url", &database.url]).await;
 }

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use svc::{Application, Settings};
 use svc_tests::live::LiveClient;
-use svc_tests::{Auth, Backend, PostgresDatabase, TestApp, on_both_backends, temp_dir};
+use svc_tests::{Auth, Backend, ScratchDatabase, TestApp, on_both_backends, temp_dir};
 
 on_both_backends!(
     a_restart_keeps_live_cards_tokens_valid,
@@ -140,7 +140,19 @@ async fn a_rotated_out_secret_verifies_until_it_is_dropped(backend: Backend) {
 /// under the advisory lock, they share one generated secret, and all serve.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_replicas_started_at_once_on_an_empty_database_all_come_up() {
-    let Some(database) = PostgresDatabase::create("three_replicas").await else {
+    three_replicas_started_at_once(Backend::Postgres, "three_replicas").await;
+}
+
+/// The same on MariaDB: the migration lock there is `GET_LOCK`, the secret is kept in the
+/// database too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn three_replicas_started_at_once_on_an_empty_mariadb_database_all_come_up() {
+    three_replicas_started_at_once(Backend::Mariadb, "three_replicas_mariadb").await;
+}
+
+async fn three_replicas_started_at_once(backend: Backend, test: &str) {
+    let dir = temp_dir("svc-replicas-db");
+    let Some(database) = ScratchDatabase::create(test, backend, &dir).await else {
         return;
     };
     let mut starts = Vec::new();
@@ -148,7 +160,7 @@ async fn three_replicas_started_at_once_on_an_empty_database_all_come_up() {
         let mut settings = Settings::load(None).expect("default settings");
         settings.server.port = 0;
         settings.server.data_dir = temp_dir("svc-replica-start");
-        settings.server.database_url = database.url();
+        settings.server.database_url = database.url.clone();
         settings.server.dev_allow_all = true;
         starts.push(tokio::spawn(async move { Application::build(&settings).await }));
     }
@@ -181,12 +193,24 @@ async fn three_replicas_started_at_once_on_an_empty_database_all_come_up() {
 /// replicas started afterwards find nothing left to apply.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn svc_migrate_prepares_an_empty_postgresql_database() {
-    let Some(database) = PostgresDatabase::create("svc_migrate").await else {
+    svc_migrate_prepares_an_empty_database(Backend::Postgres, "svc_migrate").await;
+}
+
+/// The same on MariaDB, named by a `mariadb://` URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn svc_migrate_prepares_an_empty_mariadb_database() {
+    svc_migrate_prepares_an_empty_database(Backend::Mariadb, "svc_migrate_mariadb").await;
+}
+
+async fn svc_migrate_prepares_an_empty_database(backend: Backend, test: &str) {
+    let dir = temp_dir("svc-migrate-db");
+    let Some(database) = ScratchDatabase::create(test, backend, &dir).await else {
         return;
     };
+    let url = database.url.replacen("mysql://", "mariadb://", 1);
     let migrate = || {
         std::process::Command::new(env!("CARGO_BIN_EXE_svc-under-test"))
-            .args(["migrate", "--database-url", &database.url()])
+            .args(["migrate", "--database-url", &url])
             .output()
             .unwrap()
     };
@@ -203,7 +227,7 @@ async fn svc_migrate_prepares_an_empty_postgresql_database() {
     let mut settings = Settings::load(None).expect("default settings");
     settings.server.port = 0;
     settings.server.data_dir = temp_dir("svc-after-migrate");
-    settings.server.database_url = database.url();
+    settings.server.database_url = url.clone();
     let app = Application::build(&settings)
         .await
         .expect("a replica starts on the migrated database");

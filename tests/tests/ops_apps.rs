@@ -14,9 +14,13 @@ on_every_backend!(Auth::Strict =>
     names_are_1_to_120_characters,
     rename_and_system_prompt_update_the_record,
     the_system_prompt_reaches_mcp_initialize,
+    missing_apps_are_app_not_found,
+);
+
+// The scenarios that also run on MariaDB (each MariaDB database costs a few seconds of DDL).
+on_every_backend!(mariadb, Auth::Strict =>
     set_default_moves_universal_keys,
     delete_is_idempotent_and_promotes_a_new_default,
-    missing_apps_are_app_not_found,
     concurrent_first_requests_share_one_default_app,
 );
 

@@ -1,11 +1,10 @@
 use std::time::Duration;
 
-use sea_orm::sqlx;
-use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr};
 use sea_orm_migration::MigratorTrait;
 
 use crate::Migrator;
+use crate::backend::{mysql, postgres, sqlite};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
@@ -22,9 +21,6 @@ pub struct PoolSize {
     pub min_connections: Option<u32>,
 }
 
-/// Any fixed number that every replica agrees on: the advisory lock held while migrating.
-const MIGRATION_LOCK_KEY: i64 = 0x7376_635f_6d69_6772; // "svc_migr"
-
 /// Opens the database named by `url` and applies every pending migration.
 pub async fn connect_and_migrate(url: &str) -> Result<DatabaseConnection, ConnectError> {
     connect_and_migrate_with(url, PoolSize::default()).await
@@ -40,40 +36,34 @@ pub async fn connect_and_migrate_with(url: &str, pool: PoolSize) -> Result<Datab
     Ok(db)
 }
 
-/// Opens the database named by `url`.
+/// Opens the database named by `url`: `sqlite:`, `postgres://` or `mysql://` (also spelled
+/// `mariadb://`).
 ///
-/// SQLite runs in WAL mode with `synchronous=FULL` on every connection so a committed row survives
-/// a SIGKILL or power loss; an in-memory SQLite gets one connection because each connection would
-/// otherwise see its own empty database. An unreachable PostgreSQL surfaces from sqlx as a pool
-/// timeout, so the acquire timeout is short and the error names the URL.
+/// An in-memory SQLite gets one connection because each connection would otherwise see its own
+/// empty database. An unreachable server surfaces from sqlx as a pool timeout, so the acquire
+/// timeout is short and the error names the URL.
 pub async fn connect(url: &str, pool: PoolSize) -> Result<DatabaseConnection, ConnectError> {
-    let mut options = ConnectOptions::new(url.to_owned());
+    let mut options = ConnectOptions::new(mysql::driver_url(url).into_owned());
     options
         .acquire_timeout(Duration::from_secs(5))
         .connect_timeout(Duration::from_secs(5))
         .sqlx_logging(false);
-    if url.starts_with("sqlite::memory:") || url.contains("mode=memory") {
+    if sqlite::is_in_memory(url) {
         options.max_connections(1).min_connections(1);
     } else {
-        let default_max = if url.starts_with("sqlite:") { 8 } else { 16 };
-        // PostgreSQL migrations hold the lock on one connection and migrate on another.
+        let default_max = if sqlite::is_sqlite(url) { 8 } else { 16 };
+        // Server backends hold the migration lock on one connection and migrate on another.
         options.max_connections(pool.max_connections.unwrap_or(default_max).max(2));
         if let Some(min) = pool.min_connections {
             options.min_connections(min);
         }
     }
-    // Per connection, not once: every pooled SQLite connection must write durably.
-    options.map_sqlx_sqlite_opts(|o| {
-        o.journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(5))
-    });
+    sqlite::configure(&mut options);
     let unreachable = |e: DbErr| ConnectError::Unreachable {
         url: redact(url),
         reason: e.to_string(),
     };
-    create_private_sqlite_file(url).map_err(|e| ConnectError::Unreachable {
+    sqlite::create_private_file(url).map_err(|e| ConnectError::Unreachable {
         url: redact(url),
         reason: e.to_string(),
     })?;
@@ -83,9 +73,9 @@ pub async fn connect(url: &str, pool: PoolSize) -> Result<DatabaseConnection, Co
     Ok(db)
 }
 
-/// Applies every pending migration and answers how many there were. On PostgreSQL a session
-/// advisory lock is held meanwhile, so replicas started together migrate one after another
-/// instead of racing on the same DDL.
+/// Applies every pending migration and answers how many there were. On PostgreSQL and MySQL a
+/// lock is held meanwhile, so replicas started together migrate one after another instead of
+/// racing on the same DDL.
 pub async fn migrate(db: &DatabaseConnection, url: &str) -> Result<usize, ConnectError> {
     let failed = |reason: String| ConnectError::Migration {
         url: redact(url),
@@ -95,53 +85,13 @@ pub async fn migrate(db: &DatabaseConnection, url: &str) -> Result<usize, Connec
         let pending = Migrator::get_pending_migrations(db).await?.len();
         Migrator::up(db, None).await.map(|()| pending)
     };
-    if db.get_database_backend() != DbBackend::Postgres {
-        return apply().await.map_err(|e| failed(e.to_string()));
-    }
-    let mut lock = db
-        .get_postgres_connection_pool()
-        .acquire()
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    sqlx::query("SELECT pg_advisory_lock($1)")
-        .bind(MIGRATION_LOCK_KEY)
-        .execute(&mut *lock)
-        .await
-        .map_err(|e| failed(format!("cannot take the migration lock: {e}")))?;
-    let migrated = apply().await.map_err(|e| failed(e.to_string()));
-    let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)")
-        .bind(MIGRATION_LOCK_KEY)
-        .execute(&mut *lock)
-        .await;
-    if let Err(e) = unlocked {
-        // The lock goes with the connection; closing it releases the lock for the others.
-        tracing::warn!(error = %e, "releasing the migration lock failed; closing its connection");
-        let _ = lock.detach();
-    }
-    migrated
-}
-
-/// Creates the file of a SQLite URL as 0600 before SQLite does (it would follow the umask,
-/// usually 0644). SQLite gives its `-wal` and `-shm` files the database file's mode, so they are
-/// private too. An existing file, an in-memory database and PostgreSQL are left alone.
-fn create_private_sqlite_file(url: &str) -> std::io::Result<()> {
-    let Some(rest) = url.strip_prefix("sqlite:") else {
-        return Ok(());
-    };
-    let path = rest.trim_start_matches("//");
-    let path = path.split_once('?').map_or(path, |(p, _)| p);
-    if path.is_empty() || path.starts_with(":memory:") || url.contains("mode=memory") {
-        return Ok(());
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    match options.open(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        // A missing directory: SQLite reports it in its own words.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        other => other.map(drop),
+    match db.get_database_backend() {
+        DbBackend::Postgres => postgres::with_migration_lock(db, apply).await.map_err(failed),
+        DbBackend::MySql => {
+            mysql::prepare_database(db).await.map_err(failed)?;
+            mysql::with_migration_lock(db, apply).await.map_err(failed)
+        }
+        _ => apply().await.map_err(|e| failed(e.to_string())),
     }
 }
 
@@ -168,5 +118,6 @@ mod tests {
         assert_eq!(redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
         assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
         assert_eq!(redact("sqlite://./x.db?mode=rwc"), "sqlite://./x.db?mode=rwc");
+        assert_eq!(redact("mariadb://root:pw@h:3306/db"), "mariadb://root:***@h:3306/db");
     }
 }

@@ -1,7 +1,10 @@
-//! sea-orm persistence: one adapter for SQLite (the embedded default) and PostgreSQL.
+//! sea-orm persistence: one adapter for SQLite (the embedded default), PostgreSQL and
+//! MySQL/MariaDB. Backend-specific SQL lives in `backend/`, one file per backend.
 //! Entities are written by hand with portable types (`DateTimeUtc`, strings for ids).
 
+mod backend;
 mod connect;
+mod errors;
 mod migrations;
 mod pair_codes;
 mod pg_event_bus;
@@ -13,6 +16,8 @@ pub mod oauth;
 pub mod operator;
 pub mod registry;
 pub mod server_secrets;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};
 pub use migrations::Migrator;

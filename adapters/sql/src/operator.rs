@@ -1,17 +1,16 @@
-//! Repositories of the operator plane, on sea-orm (SQLite and PostgreSQL alike).
+//! Repositories of the operator plane, on sea-orm (SQLite, PostgreSQL and MySQL/MariaDB alike).
 //!
 //! Every state change runs its domain transition atomically and stays correct with several
-//! writers on either backend:
+//! writers on every backend:
 //! - multi-row writes (an org with its membership and wallet; a coupon redemption's three legs;
 //!   a wallet movement and its ledger row) run in one write transaction that reads its rows
-//!   `FOR UPDATE` on PostgreSQL and begins `IMMEDIATE` on SQLite, so writers queue instead of
+//!   `FOR UPDATE` on PostgreSQL and MySQL and begins `IMMEDIATE` on SQLite, so writers queue instead of
 //!   racing;
 //! - single-row transitions (revoking an invite or a key) are compare-and-set
 //!   updates on the status that was read, retried after a lost race.
 
 mod connector_keys;
 mod coupons;
-pub(crate) mod db;
 mod entities;
 mod invites;
 mod mail_outbox;

@@ -1,24 +1,20 @@
-//! `SqlSharedWindows`: fixed windows per address counted in `rate_windows`, one upsert per
-//! request, so of replicas racing on one address exactly `limit` requests get in per window.
+//! `SqlSharedWindows`: fixed windows per address counted in `rate_windows`, one conditional
+//! UPDATE per request (after creating the address's row if it is new), so of replicas racing on
+//! one address exactly `limit` requests get in per window. Built with sea-query, so the same
+//! statements run on SQLite, PostgreSQL and MySQL/MariaDB.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, TimeDelta, Utc};
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, Statement};
+use sea_orm::sea_query::{Condition, Expr, OnConflict, Query};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, DeriveIden, ExprTrait};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::rate_windows::SharedWindows;
 
+use crate::errors::repository_error;
+
 /// Ended windows of a quota are deleted every this many requests, so the table stays small.
 const SWEEP_EVERY: u64 = 256;
-
-/// Opens a window, counts one request in an open one with room, or (window full) changes
-/// nothing and returns no row. `$3` is now, `$4` the opening time of windows that have ended.
-const ADMIT: &str = "INSERT INTO rate_windows (quota, address, opened_at_ms, admitted) VALUES ($1, $2, $3, 1) \
-     ON CONFLICT (quota, address) DO UPDATE SET \
-       opened_at_ms = CASE WHEN rate_windows.opened_at_ms <= $4 THEN $3 ELSE rate_windows.opened_at_ms END, \
-       admitted = CASE WHEN rate_windows.opened_at_ms <= $4 THEN 1 ELSE rate_windows.admitted + 1 END \
-     WHERE rate_windows.opened_at_ms <= $4 OR rate_windows.admitted < $5 \
-     RETURNING opened_at_ms";
 
 pub struct SqlSharedWindows {
     db: DatabaseConnection,
@@ -34,19 +30,77 @@ impl SqlSharedWindows {
     }
 
     async fn sweep(&self, quota: &str, ended_before_ms: i64) -> Result<(), DbErr> {
-        self.db
-            .execute_raw(Statement::from_sql_and_values(
-                self.db.get_database_backend(),
-                "DELETE FROM rate_windows WHERE quota = $1 AND opened_at_ms <= $2",
-                [quota.into(), ended_before_ms.into()],
-            ))
-            .await
-            .map(|_| ())
+        let delete = Query::delete()
+            .from_table(RateWindows::Table)
+            .and_where(Expr::col(RateWindows::Quota).eq(quota))
+            .and_where(Expr::col(RateWindows::OpenedAtMs).lte(ended_before_ms))
+            .to_owned();
+        self.db.execute(&delete).await.map(|_| ())
+    }
+
+    /// Creates the address's row as an empty window opening now, unless it exists.
+    async fn ensure_row(&self, quota: &str, key: &str, now_ms: i64) -> Result<(), DbErr> {
+        let insert = Query::insert()
+            .into_table(RateWindows::Table)
+            .columns([
+                RateWindows::Quota,
+                RateWindows::Address,
+                RateWindows::OpenedAtMs,
+                RateWindows::Admitted,
+            ])
+            .values_panic([quota.into(), key.into(), now_ms.into(), 0i64.into()])
+            .on_conflict(
+                OnConflict::columns([RateWindows::Quota, RateWindows::Address])
+                    // MySQL spells "do nothing" as an update of these columns to themselves.
+                    .do_nothing_on([RateWindows::Quota, RateWindows::Address])
+                    .to_owned(),
+            )
+            .to_owned();
+        self.db.execute(&insert).await.map(|_| ())
+    }
+
+    /// One conditional UPDATE: reopens an ended window with this request, counts it in an open
+    /// one with room, or (window full) matches no row. `admitted` is assigned before
+    /// `opened_at_ms` because MySQL reads the columns already assigned in the same statement;
+    /// so ordered, the statement means the same on every backend.
+    async fn count_in(
+        &self,
+        quota: &str,
+        key: &str,
+        limit: u32,
+        now_ms: i64,
+        ended_before_ms: i64,
+    ) -> Result<bool, DbErr> {
+        let ended = || Expr::col(RateWindows::OpenedAtMs).lte(ended_before_ms);
+        let update = Query::update()
+            .table(RateWindows::Table)
+            .value(
+                RateWindows::Admitted,
+                Expr::case(ended(), 1i64).finally(Expr::col(RateWindows::Admitted).add(1i64)),
+            )
+            .value(
+                RateWindows::OpenedAtMs,
+                Expr::case(ended(), now_ms).finally(Expr::col(RateWindows::OpenedAtMs)),
+            )
+            .and_where(Expr::col(RateWindows::Quota).eq(quota))
+            .and_where(Expr::col(RateWindows::Address).eq(key))
+            .cond_where(
+                Condition::any()
+                    .add(ended())
+                    .add(Expr::col(RateWindows::Admitted).lt(i64::from(limit))),
+            )
+            .to_owned();
+        Ok(self.db.execute(&update).await?.rows_affected() == 1)
     }
 }
 
-fn unavailable(error: DbErr) -> RepositoryError {
-    RepositoryError::Unavailable(anyhow::Error::new(error))
+#[derive(DeriveIden)]
+enum RateWindows {
+    Table,
+    Quota,
+    Address,
+    OpenedAtMs,
+    Admitted,
 }
 
 #[async_trait::async_trait]
@@ -62,42 +116,33 @@ impl SharedWindows for SqlSharedWindows {
         let now_ms = now.timestamp_millis();
         let ended_before_ms = now_ms - window.num_milliseconds();
         if self.requests.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
-            self.sweep(quota, ended_before_ms).await.map_err(unavailable)?;
+            self.sweep(quota, ended_before_ms).await.map_err(repository_error)?;
         }
         if limit == 0 {
             return Ok(Some(window));
         }
-        let backend = self.db.get_database_backend();
-        let admitted = self
-            .db
-            .query_one_raw(Statement::from_sql_and_values(
-                backend,
-                ADMIT,
-                [
-                    quota.into(),
-                    key.into(),
-                    now_ms.into(),
-                    ended_before_ms.into(),
-                    i64::from(limit).into(),
-                ],
-            ))
+        self.ensure_row(quota, key, now_ms).await.map_err(repository_error)?;
+        if self
+            .count_in(quota, key, limit, now_ms, ended_before_ms)
             .await
-            .map_err(unavailable)?;
-        if admitted.is_some() {
+            .map_err(repository_error)?
+        {
             return Ok(None);
         }
+        let select = Query::select()
+            .column(RateWindows::OpenedAtMs)
+            .from(RateWindows::Table)
+            .and_where(Expr::col(RateWindows::Quota).eq(quota))
+            .and_where(Expr::col(RateWindows::Address).eq(key))
+            .to_owned();
         let opened_at_ms: i64 = self
             .db
-            .query_one_raw(Statement::from_sql_and_values(
-                backend,
-                "SELECT opened_at_ms FROM rate_windows WHERE quota = $1 AND address = $2",
-                [quota.into(), key.into()],
-            ))
+            .query_one(&select)
             .await
-            .map_err(unavailable)?
+            .map_err(repository_error)?
             .map(|row| row.try_get("", "opened_at_ms"))
             .transpose()
-            .map_err(unavailable)?
+            .map_err(repository_error)?
             .unwrap_or(now_ms);
         let ends_in = TimeDelta::milliseconds(opened_at_ms + window.num_milliseconds() - now_ms);
         Ok(Some(ends_in.max(TimeDelta::milliseconds(1))))

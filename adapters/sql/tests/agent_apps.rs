@@ -35,10 +35,10 @@ async fn defaults_of(db: &DatabaseConnection, owner: &str) -> Vec<String> {
 async fn duplicate_defaults_keep_the_oldest_and_cannot_come_back(db: DatabaseConnection) {
     support::roll_back_through(&db, "m20261126_000006_one_default_app").await;
     for (app, owner, created) in [
-        ("later", "racer", "2026-01-01T00:00:02Z"),
-        ("oldest", "racer", "2026-01-01T00:00:01Z"),
-        ("tie-b", "racer", "2026-01-01T00:00:02Z"),
-        ("alone", "calm", "2026-01-01T00:00:05Z"),
+        ("later", "racer", "2026-01-01 00:00:02"),
+        ("oldest", "racer", "2026-01-01 00:00:01"),
+        ("tie-b", "racer", "2026-01-01 00:00:02"),
+        ("alone", "calm", "2026-01-01 00:00:05"),
     ] {
         exec(&db, &insert_app(app, owner, true, created)).await.unwrap();
     }
@@ -51,9 +51,9 @@ async fn duplicate_defaults_keep_the_oldest_and_cannot_come_back(db: DatabaseCon
         "no app is lost, only demoted"
     );
 
-    let second = exec(&db, &insert_app("another", "calm", true, "2026-01-02T00:00:00Z")).await;
+    let second = exec(&db, &insert_app("another", "calm", true, "2026-01-02 00:00:00")).await;
     assert!(second.is_err(), "a second default of one owner is refused");
-    exec(&db, &insert_app("plain", "calm", false, "2026-01-02T00:00:00Z"))
+    exec(&db, &insert_app("plain", "calm", false, "2026-01-02 00:00:00"))
         .await
         .unwrap();
 }

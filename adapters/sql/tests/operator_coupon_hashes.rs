@@ -26,14 +26,14 @@ async fn plain_text_codes_are_hashed_in_place(db: DatabaseConnection) {
     exec(
         &db,
         "INSERT INTO coupons (code, credit_cents, status, created_at) \
-         VALUES ('cpn_Issued01', 500, 'issued', '2026-01-01T00:00:00Z')",
+         VALUES ('cpn_Issued01', 500, 'issued', '2026-01-01 00:00:00')",
     )
     .await;
     exec(
         &db,
         "INSERT INTO coupons (code, credit_cents, status, created_at, activated_at, \
          redeemed_by_principal_type, redeemed_by_principal_id) \
-         VALUES ('cpn_Used0002', 200, 'activated', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', 'user', 'u1')",
+         VALUES ('cpn_Used0002', 200, 'activated', '2026-01-01 00:00:00', '2026-01-02 00:00:00', 'user', 'u1')",
     )
     .await;
 

@@ -1,13 +1,11 @@
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::{Expr, OnConflict};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set, TransactionTrait,
-};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{AppRecord, AppRepository};
 
 use super::entities::app;
-use super::seam::db;
+use crate::errors::{begin_write, is_unique_violation, repository_error};
 
 /// Name of an app created implicitly as its owner's default.
 pub const DEFAULT_APP_NAME: &str = "My app";
@@ -29,7 +27,7 @@ impl SeaOrmAppRepository {
             .order_by_asc(app::Column::AppId)
             .one(&self.db)
             .await
-            .map_err(db)
+            .map_err(repository_error)
     }
 }
 
@@ -64,13 +62,13 @@ impl AppRepository for SeaOrmAppRepository {
             created_at: Set(now),
             updated_at: Set(now),
         };
-        // Two first requests may race: the unique index on (owner_id) WHERE is_default lets one
-        // insert win and the other do nothing; both then read the one default.
-        app::Entity::insert(candidate)
-            .on_conflict(OnConflict::new().do_nothing().to_owned())
-            .exec_without_returning(&self.db)
-            .await
-            .map_err(db)?;
+        // Two first requests may race: the one-default-per-owner unique index lets one insert
+        // win and refuses the other; both then read the one default.
+        match candidate.insert(&self.db).await {
+            Ok(_) => {}
+            Err(e) if is_unique_violation(&e) => {}
+            Err(e) => return Err(repository_error(e)),
+        }
         let chosen = self.oldest_default(owner_id).await?;
         chosen
             .map(record)
@@ -81,7 +79,7 @@ impl AppRepository for SeaOrmAppRepository {
         Ok(app::Entity::find_by_id(app_id.to_owned())
             .one(&self.db)
             .await
-            .map_err(db)?
+            .map_err(repository_error)?
             .map(record))
     }
 
@@ -92,7 +90,7 @@ impl AppRepository for SeaOrmAppRepository {
             .order_by_asc(app::Column::AppId)
             .all(&self.db)
             .await
-            .map_err(db)?
+            .map_err(repository_error)?
             .into_iter()
             .map(record)
             .collect())
@@ -110,7 +108,7 @@ impl AppRepository for SeaOrmAppRepository {
         }
         .insert(&self.db)
         .await
-        .map_err(db)?;
+        .map_err(repository_error)?;
         Ok(())
     }
 
@@ -123,34 +121,33 @@ impl AppRepository for SeaOrmAppRepository {
             .filter(app::Column::OwnerId.eq(changed.owner_id.as_str()))
             .exec(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         Ok(result.rows_affected > 0)
     }
 
     async fn set_default(&self, owner_id: &str, app_id: &str) -> Result<bool, RepositoryError> {
-        // One transaction that only writes (on SQLite a reading one may not become a writer):
-        // clear the owner's default, then set the target if it is theirs, else roll back. The
+        // One write transaction: clear the owner's default, then set the target if it is theirs, else roll back. The
         // one-default index holds at every statement and no reader sees none.
-        let tx = self.db.begin().await.map_err(db)?;
+        let tx = begin_write(&self.db).await.map_err(repository_error)?;
         app::Entity::update_many()
             .col_expr(app::Column::IsDefault, Expr::value(false))
             .filter(app::Column::OwnerId.eq(owner_id))
             .filter(app::Column::IsDefault.eq(true))
             .exec(&tx)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         let set = app::Entity::update_many()
             .col_expr(app::Column::IsDefault, Expr::value(true))
             .filter(app::Column::AppId.eq(app_id))
             .filter(app::Column::OwnerId.eq(owner_id))
             .exec(&tx)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         if set.rows_affected == 0 {
-            tx.rollback().await.map_err(db)?;
+            tx.rollback().await.map_err(repository_error)?;
             return Ok(false);
         }
-        tx.commit().await.map_err(db)?;
+        tx.commit().await.map_err(repository_error)?;
         Ok(true)
     }
 
@@ -160,7 +157,7 @@ impl AppRepository for SeaOrmAppRepository {
             .filter(app::Column::OwnerId.eq(owner_id))
             .exec(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         if result.rows_affected == 0 || self.oldest_default(owner_id).await?.is_some() {
             return Ok(());
         }
@@ -172,7 +169,7 @@ impl AppRepository for SeaOrmAppRepository {
             .order_by_asc(app::Column::AppId)
             .one(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         if let Some(oldest) = oldest {
             let promoted = app::Entity::update_many()
                 .col_expr(app::Column::IsDefault, Expr::value(true))
@@ -182,7 +179,7 @@ impl AppRepository for SeaOrmAppRepository {
             if let Err(error) = promoted
                 && self.oldest_default(owner_id).await?.is_none()
             {
-                return Err(db(error));
+                return Err(repository_error(error));
             }
         }
         Ok(())

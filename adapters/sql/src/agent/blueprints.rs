@@ -2,7 +2,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, FromQueryResult, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set, TransactionTrait,
+    QueryFilter, QueryOrder, QuerySelect, Set,
 };
 use svc_application::ports::RepositoryError;
 use svc_application::ports::blueprints::{
@@ -12,7 +12,8 @@ use svc_application::ports::blueprints::{
 use svc_domain::blueprint::SourceKind;
 
 use super::entities::blueprint;
-use super::seam::{db, from_text, to_text};
+use super::seam::{from_text, to_text};
+use crate::errors::{begin_write, is_unique_violation, repository_error};
 
 pub struct SeaOrmBlueprintRepository {
     db: DatabaseConnection,
@@ -137,21 +138,18 @@ struct SummaryRow {
 #[async_trait::async_trait]
 impl BlueprintRepository for SeaOrmBlueprintRepository {
     async fn insert(&self, r: &BlueprintRecord) -> Result<(), RepositoryError> {
-        active(r).insert(&self.db).await.map_err(db)?;
+        active(r).insert(&self.db).await.map_err(repository_error)?;
         Ok(())
     }
 
     async fn insert_if_absent(&self, r: &BlueprintRecord) -> Result<bool, RepositoryError> {
-        let inserted = blueprint::Entity::insert(active(r))
-            .on_conflict(
-                OnConflict::column(blueprint::Column::BlueprintId)
-                    .do_nothing()
-                    .to_owned(),
-            )
-            .exec_without_returning(&self.db)
-            .await
-            .map_err(db)?;
-        Ok(inserted > 0)
+        // A plain insert whose duplicate key means "already there": portable, where an upsert
+        // that does nothing counts the found row as affected on MySQL.
+        match active(r).insert(&self.db).await {
+            Ok(_) => Ok(true),
+            Err(e) if is_unique_violation(&e) => Ok(false),
+            Err(e) => Err(repository_error(e)),
+        }
     }
 
     async fn upsert(&self, r: &BlueprintRecord) -> Result<(), RepositoryError> {
@@ -188,7 +186,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             )
             .exec_without_returning(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         Ok(())
     }
 
@@ -196,7 +194,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
         blueprint::Entity::find_by_id(blueprint_id.to_owned())
             .one(&self.db)
             .await
-            .map_err(db)?
+            .map_err(repository_error)?
             .map(record)
             .transpose()
     }
@@ -218,7 +216,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             .order_by_desc(blueprint::Column::BlueprintId)
             .all(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         let own = rows.iter().position(|m| m.app_id == app_id);
         let chosen = match own {
             Some(i) => rows.into_iter().nth(i),
@@ -233,7 +231,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             .filter(blueprint::Column::Intent.eq(intent))
             .count(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         Ok(count > 0)
     }
 
@@ -267,7 +265,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             .order_by_asc(C::BlueprintId)
             .all(&self.db)
             .await
-            .map_err(db)?
+            .map_err(repository_error)?
             .into_iter()
             .map(record)
             .collect()
@@ -280,7 +278,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             .into_tuple::<String>()
             .all(&self.db)
             .await
-            .map_err(db)
+            .map_err(repository_error)
     }
 
     async fn summaries(&self, since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>, RepositoryError> {
@@ -312,7 +310,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             .into_model::<SummaryRow>()
             .all(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         rows.into_iter()
             .map(|r| {
                 Ok(BlueprintSummary {
@@ -346,7 +344,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             .filter(blueprint::Column::BlueprintId.eq(blueprint_id))
             .exec(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         Ok(())
     }
 
@@ -358,17 +356,16 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
         at: DateTime<Utc>,
     ) -> Result<bool, RepositoryError> {
         use blueprint::Column as C;
-        // Read before the transaction, which then only writes: on SQLite a transaction that
-        // reads first cannot become a writer after another connection's commit (`is_busy`).
+        // Read before the write transaction: a missing row needs no write lock.
         let Some(found) = blueprint::Entity::find_by_id(blueprint_id.to_owned())
             .filter(C::AppId.eq(app_id))
             .one(&self.db)
             .await
-            .map_err(db)?
+            .map_err(repository_error)?
         else {
             return Ok(false);
         };
-        let txn = self.db.begin().await.map_err(db)?;
+        let txn = begin_write(&self.db).await.map_err(repository_error)?;
         if change.is_operator_default == Some(true) {
             blueprint::Entity::update_many()
                 .col_expr(C::IsOperatorDefault, Expr::value(false))
@@ -379,7 +376,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
                 .filter(C::BlueprintId.ne(blueprint_id))
                 .exec(&txn)
                 .await
-                .map_err(db)?;
+                .map_err(repository_error)?;
         }
         let mut row: blueprint::ActiveModel = found.into();
         if let Some((variance, variant_key)) = &change.variance {
@@ -390,8 +387,8 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             row.is_operator_default = Set(flag);
         }
         row.updated_at = Set(Some(at));
-        row.update(&txn).await.map_err(db)?;
-        txn.commit().await.map_err(db)?;
+        row.update(&txn).await.map_err(repository_error)?;
+        txn.commit().await.map_err(repository_error)?;
         Ok(true)
     }
 
@@ -401,7 +398,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             .filter(blueprint::Column::AppId.eq(app_id))
             .exec(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         Ok(deleted.rows_affected > 0)
     }
 }

@@ -1,8 +1,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
-    TransactionTrait,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -10,7 +10,9 @@ use svc_application::ports::agent::{ActionEventRecord, EventRepository, NewActio
 use svc_domain::action_event::action_id;
 
 use super::entities::{action_event, session, stream_envelope};
-use super::seam::{busy_pause, db, from_text, is_busy, is_unique_violation, to_text};
+use super::seam::{from_text, to_text};
+use crate::backend;
+use crate::errors::{begin_write, lost_race, repository_error};
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
 /// Stream `seq` counts per session, across channels, so one `fromSeq` cursor resumes them all
@@ -36,11 +38,11 @@ impl SeaOrmEventRepository {
             .filter(action_event::Column::ClientSeq.eq(client_seq))
             .one(&self.db)
             .await
-            .map_err(db)
+            .map_err(repository_error)
     }
 
     async fn try_append_action(&self, event: &NewActionEvent) -> Result<action_event::Model, DbErr> {
-        let txn = self.db.begin().await?;
+        let txn = begin_write(&self.db).await?;
         let last: Option<i64> = action_event::Entity::find()
             .select_only()
             .column_as(action_event::Column::Sequence.max(), "max")
@@ -77,7 +79,7 @@ impl SeaOrmEventRepository {
     }
 
     async fn try_append_stream(&self, envelope: &StreamEnvelope) -> Result<i64, DbErr> {
-        let txn = self.db.begin().await?;
+        let txn = begin_write(&self.db).await?;
         let last: Option<i64> = stream_envelope::Entity::find()
             .select_only()
             .column_as(stream_envelope::Column::Seq.max(), "max")
@@ -131,7 +133,7 @@ fn envelope(m: stream_envelope::Model) -> Result<StreamEnvelope, RepositoryError
 #[async_trait::async_trait]
 impl EventRepository for SeaOrmEventRepository {
     async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool), RepositoryError> {
-        for attempt in 0..MAX_SEQUENCE_ATTEMPTS {
+        for _ in 0..MAX_SEQUENCE_ATTEMPTS {
             if let Some(seq) = event.client_seq
                 && let Some(existing) = self.by_client_seq(&event.session_id, seq).await?
             {
@@ -139,9 +141,8 @@ impl EventRepository for SeaOrmEventRepository {
             }
             match self.try_append_action(event).await {
                 Ok(model) => return Ok((action(model)?, true)),
-                Err(e) if is_unique_violation(&e) => continue,
-                Err(e) if is_busy(&e) => busy_pause(attempt).await,
-                Err(e) => return Err(db(e)),
+                Err(e) if lost_race(&e) => continue,
+                Err(e) => return Err(repository_error(e)),
             }
         }
         Err(RepositoryError::Conflict(format!(
@@ -151,14 +152,19 @@ impl EventRepository for SeaOrmEventRepository {
     }
 
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, RepositoryError> {
-        // One UPDATE ... RETURNING: two concurrent drains never return the same gesture.
-        let mut drained = action_event::Entity::update_many()
-            .col_expr(action_event::Column::DrainedAt, Expr::value(Utc::now()))
-            .filter(action_event::Column::SessionId.eq(session_id))
-            .filter(action_event::Column::DrainedAt.is_null())
-            .exec_with_returning(&self.db)
-            .await
-            .map_err(db)?;
+        let now = Utc::now();
+        let mut drained = if self.db.get_database_backend() == DbBackend::MySql {
+            backend::mysql::drain_actions(&self.db, session_id, now).await
+        } else {
+            // One UPDATE ... RETURNING: two concurrent drains never return the same gesture.
+            action_event::Entity::update_many()
+                .col_expr(action_event::Column::DrainedAt, Expr::value(now))
+                .filter(action_event::Column::SessionId.eq(session_id))
+                .filter(action_event::Column::DrainedAt.is_null())
+                .exec_with_returning(&self.db)
+                .await
+        }
+        .map_err(repository_error)?;
         drained.sort_by_key(|m| m.sequence);
         drained.into_iter().map(action).collect()
     }
@@ -181,15 +187,14 @@ impl EventRepository for SeaOrmEventRepository {
             complete,
             timestamp: at,
         };
-        for attempt in 0..MAX_SEQUENCE_ATTEMPTS {
+        for _ in 0..MAX_SEQUENCE_ATTEMPTS {
             match self.try_append_stream(&pending).await {
                 Ok(seq) => {
                     pending.seq = seq;
                     return Ok(pending);
                 }
-                Err(e) if is_unique_violation(&e) => continue,
-                Err(e) if is_busy(&e) => busy_pause(attempt).await,
-                Err(e) => return Err(db(e)),
+                Err(e) if lost_race(&e) => continue,
+                Err(e) => return Err(repository_error(e)),
             }
         }
         Err(RepositoryError::Conflict(format!(
@@ -210,7 +215,7 @@ impl EventRepository for SeaOrmEventRepository {
             .limit(limit)
             .all(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         newest.reverse();
         newest.into_iter().map(envelope).collect()
     }
@@ -223,7 +228,7 @@ impl EventRepository for SeaOrmEventRepository {
             .into_tuple::<Option<i64>>()
             .one(&self.db)
             .await
-            .map_err(db)?
+            .map_err(repository_error)?
             .flatten();
         Ok(last.unwrap_or(0))
     }
@@ -242,7 +247,7 @@ impl EventRepository for SeaOrmEventRepository {
             .limit(limit)
             .all(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         newest.reverse();
         newest.into_iter().map(action).collect()
     }

@@ -7,7 +7,8 @@ use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeReposi
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 
 use super::entities::handshake;
-use super::seam::{db, from_text, to_text};
+use super::seam::{from_text, to_text};
+use crate::errors::repository_error;
 
 pub struct SeaOrmHandshakeRepository {
     db: DatabaseConnection,
@@ -76,7 +77,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
         }
         .insert(&self.db)
         .await
-        .map_err(db)?;
+        .map_err(repository_error)?;
         Ok(())
     }
 
@@ -84,7 +85,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
         handshake::Entity::find_by_id(handshake_id.to_owned())
             .one(&self.db)
             .await
-            .map_err(db)?
+            .map_err(repository_error)?
             .map(record)
             .transpose()
     }
@@ -97,7 +98,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             .filter(handshake::Column::ConsumedAt.is_null())
             .exec(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         Ok(result.rows_affected == 1)
     }
 
@@ -110,7 +111,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             .filter(handshake::Column::HandshakeId.eq(handshake_id))
             .exec(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         Ok(())
     }
 }

@@ -2,7 +2,7 @@
 
 mod apps;
 mod blueprints;
-mod entities;
+pub(crate) mod entities;
 mod events;
 mod handshakes;
 mod seam;

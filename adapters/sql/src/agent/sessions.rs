@@ -1,7 +1,6 @@
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
-    TransactionTrait,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -9,7 +8,8 @@ use svc_application::ports::agent::{HostSession, RenderFailure, SessionQuery, Se
 use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 
 use super::entities::{session, session_history};
-use super::seam::{db, from_text, to_text};
+use super::seam::{from_text, to_text};
+use crate::errors::{begin_write, repository_error};
 
 pub struct SeaOrmSessionRepository {
     db: DatabaseConnection,
@@ -98,7 +98,7 @@ impl SessionRepository for SeaOrmSessionRepository {
         }
         .insert(&self.db)
         .await
-        .map_err(db)?;
+        .map_err(repository_error)?;
         Ok(())
     }
 
@@ -106,7 +106,7 @@ impl SessionRepository for SeaOrmSessionRepository {
         session::Entity::find_by_id(session_id.to_owned())
             .one(&self.db)
             .await
-            .map_err(db)?
+            .map_err(repository_error)?
             .map(record)
             .transpose()
     }
@@ -118,7 +118,7 @@ impl SessionRepository for SeaOrmSessionRepository {
         head: &SessionHead,
         frozen: Option<&FrozenCard>,
     ) -> Result<bool, RepositoryError> {
-        let txn = self.db.begin().await.map_err(db)?;
+        let txn = begin_write(&self.db).await.map_err(repository_error)?;
         let moved = session::Entity::update_many()
             .col_expr(session::Column::Epoch, Expr::value(i64::from(head.epoch)))
             .col_expr(session::Column::Props, Expr::value(to_text(&head.props)))
@@ -128,9 +128,9 @@ impl SessionRepository for SeaOrmSessionRepository {
             .filter(session::Column::Revision.eq(revision))
             .exec(&txn)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         if moved.rows_affected != 1 {
-            txn.rollback().await.map_err(db)?;
+            txn.rollback().await.map_err(repository_error)?;
             return Ok(false);
         }
         if let Some(card) = frozen {
@@ -142,9 +142,9 @@ impl SessionRepository for SeaOrmSessionRepository {
             }
             .insert(&txn)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         }
-        txn.commit().await.map_err(db)?;
+        txn.commit().await.map_err(repository_error)?;
         Ok(true)
     }
 
@@ -152,7 +152,7 @@ impl SessionRepository for SeaOrmSessionRepository {
         session_history::Entity::find_by_id((session_id.to_owned(), i64::from(epoch)))
             .one(&self.db)
             .await
-            .map_err(db)?
+            .map_err(repository_error)?
             .map(|m| from_text(&m.props))
             .transpose()
     }
@@ -163,7 +163,7 @@ impl SessionRepository for SeaOrmSessionRepository {
             .filter(session::Column::SessionId.eq(session_id))
             .exec(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         Ok(())
     }
 
@@ -182,7 +182,7 @@ impl SessionRepository for SeaOrmSessionRepository {
             .limit(query.limit)
             .all(&self.db)
             .await
-            .map_err(db)?;
+            .map_err(repository_error)?;
         rows.reverse();
         rows.into_iter().map(record).collect()
     }

@@ -1,7 +1,10 @@
 //! Tables of the agent plane: apps, handshakes, blueprints, sessions with their frozen history,
 //! stored gestures and stream envelopes.
 
+use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
+
+use super::fit;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -47,20 +50,34 @@ fn flag(name: &'static str) -> ColumnDef {
     ColumnDef::new(Alias::new(name)).boolean().not_null().to_owned()
 }
 
-fn table(name: &'static str, columns: Vec<ColumnDef>) -> TableCreateStatement {
+fn table(name: &'static str, columns: Vec<ColumnDef>, backend: DbBackend) -> TableCreateStatement {
     let mut t = Table::create();
     t.table(Alias::new(name)).if_not_exists();
-    for mut c in columns {
-        t.col(&mut c);
+    for c in columns {
+        t.col(fit(c, backend));
     }
     t.to_owned()
 }
 
-fn index(name: &'static str, table: &'static str, columns: &[&'static str], unique: bool) -> IndexCreateStatement {
+/// MySQL limits an index key to 3072 bytes and indexes a `text` column only by a prefix: there a
+/// string column of an index named in `PREFIXED` is indexed by its first 128 characters.
+const PREFIXED: [&str; 1] = ["blueprints_reuse_key"];
+
+fn index(
+    name: &'static str,
+    table: &'static str,
+    columns: &[&'static str],
+    unique: bool,
+    backend: DbBackend,
+) -> IndexCreateStatement {
     let mut i = Index::create();
     i.name(name).table(Alias::new(table)).if_not_exists();
     for c in columns {
-        i.col(Alias::new(*c));
+        if backend == DbBackend::MySql && PREFIXED.contains(&name) {
+            i.col((Alias::new(*c), 128));
+        } else {
+            i.col(Alias::new(*c));
+        }
     }
     if unique {
         i.unique();
@@ -71,6 +88,7 @@ fn index(name: &'static str, table: &'static str, columns: &[&'static str], uniq
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let b = manager.get_database_backend();
         let tables = [
             table(
                 "apps",
@@ -83,6 +101,7 @@ impl MigrationTrait for Migration {
                     time("created_at"),
                     time("updated_at"),
                 ],
+                b,
             ),
             table(
                 "handshakes",
@@ -100,6 +119,7 @@ impl MigrationTrait for Migration {
                     time("created_at"),
                     time_null("consumed_at"),
                 ],
+                b,
             ),
             table(
                 "blueprints",
@@ -118,6 +138,7 @@ impl MigrationTrait for Migration {
                     string_null("model"),
                     time("created_at"),
                 ],
+                b,
             ),
             table(
                 "sessions",
@@ -142,10 +163,12 @@ impl MigrationTrait for Migration {
                     time("created_at"),
                     big("revision"),
                 ],
+                b,
             ),
             table(
                 "session_history",
                 vec![string("session_id"), big("epoch"), text("props"), time("frozen_at")],
+                b,
             ),
             table(
                 "action_events",
@@ -160,6 +183,7 @@ impl MigrationTrait for Migration {
                     time("fired_at"),
                     time_null("drained_at"),
                 ],
+                b,
             ),
             table(
                 "stream_envelopes",
@@ -172,29 +196,50 @@ impl MigrationTrait for Migration {
                     flag("complete"),
                     time("timestamp"),
                 ],
+                b,
             ),
         ];
         for t in tables {
             manager.create_table(t).await?;
         }
         let indexes = [
-            index("apps_owner", "apps", &["owner_id"], false),
+            index("apps_owner", "apps", &["owner_id"], false, b),
             index(
                 "blueprints_reuse_key",
                 "blueprints",
                 &["app_id", "intent", "contract_hash", "variant_key"],
                 false,
+                b,
             ),
-            index("sessions_app_created", "sessions", &["app_id", "created_at"], false),
-            index("session_history_key", "session_history", &["session_id", "epoch"], true),
-            index("action_events_key", "action_events", &["session_id", "sequence"], true),
+            index("sessions_app_created", "sessions", &["app_id", "created_at"], false, b),
+            index(
+                "session_history_key",
+                "session_history",
+                &["session_id", "epoch"],
+                true,
+                b,
+            ),
+            index(
+                "action_events_key",
+                "action_events",
+                &["session_id", "sequence"],
+                true,
+                b,
+            ),
             index(
                 "action_events_client_seq",
                 "action_events",
                 &["session_id", "client_seq"],
                 true,
+                b,
             ),
-            index("stream_envelopes_key", "stream_envelopes", &["session_id", "seq"], true),
+            index(
+                "stream_envelopes_key",
+                "stream_envelopes",
+                &["session_id", "seq"],
+                true,
+                b,
+            ),
         ];
         for i in indexes {
             manager.create_index(i).await?;

@@ -2,7 +2,11 @@
 //! their ledger, artifact versions, and the mail outbox. Portable types only: string ids,
 //! `timestamptz` (text on SQLite), `bigint` cents, JSON (`jsonb` on PostgreSQL).
 
+use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
+
+use super::fit;
+use crate::backend::mysql;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -138,12 +142,18 @@ fn optional_text(name: impl IntoIden) -> ColumnDef {
     ColumnDef::new(name).string().null().to_owned()
 }
 
-fn time(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned()
+fn time(name: impl IntoIden, backend: DbBackend) -> ColumnDef {
+    fit(
+        ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned(),
+        backend,
+    )
 }
 
-fn optional_time(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).timestamp_with_time_zone().null().to_owned()
+fn optional_time(name: impl IntoIden, backend: DbBackend) -> ColumnDef {
+    fit(
+        ColumnDef::new(name).timestamp_with_time_zone().null().to_owned(),
+        backend,
+    )
 }
 
 fn cents(name: impl IntoIden) -> ColumnDef {
@@ -157,6 +167,7 @@ fn index(name: &str) -> IndexCreateStatement {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let b = manager.get_database_backend();
         manager
             .create_table(
                 Table::create()
@@ -164,8 +175,8 @@ impl MigrationTrait for Migration {
                     .col(id(Orgs::Id).primary_key())
                     .col(text(Orgs::Name))
                     .col(id(Orgs::OwnerUserId))
-                    .col(time(Orgs::CreatedAt))
-                    .col(time(Orgs::UpdatedAt))
+                    .col(time(Orgs::CreatedAt, b))
+                    .col(time(Orgs::UpdatedAt, b))
                     .to_owned(),
             )
             .await?;
@@ -177,7 +188,7 @@ impl MigrationTrait for Migration {
                     .col(id(OrgMemberships::OrgId))
                     .col(id(OrgMemberships::UserId))
                     .col(text(OrgMemberships::Role))
-                    .col(time(OrgMemberships::JoinedAt))
+                    .col(time(OrgMemberships::JoinedAt, b))
                     .primary_key(Index::create().col(OrgMemberships::OrgId).col(OrgMemberships::UserId))
                     .foreign_key(
                         ForeignKey::create()
@@ -207,11 +218,11 @@ impl MigrationTrait for Migration {
                     .col(text(OrgInvites::Role))
                     .col(id(OrgInvites::InviterUserId))
                     .col(text(OrgInvites::Status))
-                    .col(time(OrgInvites::ExpiresAt))
-                    .col(time(OrgInvites::CreatedAt))
-                    .col(optional_time(OrgInvites::AcceptedAt))
+                    .col(time(OrgInvites::ExpiresAt, b))
+                    .col(time(OrgInvites::CreatedAt, b))
+                    .col(optional_time(OrgInvites::AcceptedAt, b))
                     .col(optional_text(OrgInvites::AcceptedByUserId))
-                    .col(optional_time(OrgInvites::RevokedAt))
+                    .col(optional_time(OrgInvites::RevokedAt, b))
                     .foreign_key(
                         ForeignKey::create()
                             .name("fk_org_invites_org")
@@ -222,13 +233,24 @@ impl MigrationTrait for Migration {
             )
             .await?;
         // At most one pending invite per (org, email): racing inviters end up sharing one row.
-        // A partial index is spelled the same on SQLite and PostgreSQL.
-        manager
-            .get_connection()
-            .execute_unprepared(
-                "CREATE UNIQUE INDEX ux_org_invites_pending ON org_invites (org_id, email) WHERE status = 'pending'",
+        // A partial index is spelled the same on SQLite and PostgreSQL; MySQL has its own form.
+        let statements = match b {
+            DbBackend::MySql => mysql::partial_unique_index(
+                "ux_org_invites_pending",
+                "org_invites",
+                "pending_email",
+                "CASE WHEN status = 'pending' THEN email END",
+                "org_id, pending_email",
             )
-            .await?;
+            .to_vec(),
+            _ => vec![
+                "CREATE UNIQUE INDEX ux_org_invites_pending ON org_invites (org_id, email) WHERE status = 'pending'"
+                    .to_owned(),
+            ],
+        };
+        for statement in statements {
+            manager.get_connection().execute_unprepared(&statement).await?;
+        }
 
         manager
             .create_table(
@@ -241,9 +263,9 @@ impl MigrationTrait for Migration {
                     .col(text(ConnectorKeys::ApiKeyPrefix))
                     .col(text(ConnectorKeys::KeyHash).unique_key())
                     .col(text(ConnectorKeys::Status))
-                    .col(time(ConnectorKeys::CreatedAt))
-                    .col(optional_time(ConnectorKeys::LastUsedAt))
-                    .col(optional_time(ConnectorKeys::ExpiresAt))
+                    .col(time(ConnectorKeys::CreatedAt, b))
+                    .col(optional_time(ConnectorKeys::LastUsedAt, b))
+                    .col(optional_time(ConnectorKeys::ExpiresAt, b))
                     .to_owned(),
             )
             .await?;
@@ -263,9 +285,9 @@ impl MigrationTrait for Migration {
                     .col(id(Coupons::Code).primary_key())
                     .col(cents(Coupons::CreditCents))
                     .col(text(Coupons::Status))
-                    .col(time(Coupons::CreatedAt))
-                    .col(optional_time(Coupons::ExpiresAt))
-                    .col(optional_time(Coupons::ActivatedAt))
+                    .col(time(Coupons::CreatedAt, b))
+                    .col(optional_time(Coupons::ExpiresAt, b))
+                    .col(optional_time(Coupons::ActivatedAt, b))
                     .col(optional_text(Coupons::RedeemedByPrincipalType))
                     .col(optional_text(Coupons::RedeemedByPrincipalId))
                     .to_owned(),
@@ -281,7 +303,7 @@ impl MigrationTrait for Migration {
                     .col(cents(Wallets::BalanceCents))
                     .col(cents(Wallets::LifetimeGrantedCents))
                     .col(cents(Wallets::LifetimeSpentCents))
-                    .col(time(Wallets::UpdatedAt))
+                    .col(time(Wallets::UpdatedAt, b))
                     .primary_key(Index::create().col(Wallets::PrincipalType).col(Wallets::PrincipalId))
                     // The domain keeps these; the database refuses a write that would break them.
                     .check(Expr::col(Wallets::BalanceCents).gte(0))
@@ -307,7 +329,7 @@ impl MigrationTrait for Migration {
                     .col(cents(LedgerEntries::DeltaCents))
                     .col(cents(LedgerEntries::BalanceAfterCents))
                     .col(text(LedgerEntries::Reason))
-                    .col(time(LedgerEntries::CreatedAt))
+                    .col(time(LedgerEntries::CreatedAt, b))
                     .col(optional_text(LedgerEntries::RelatedSessionId))
                     .to_owned(),
             )
@@ -339,8 +361,8 @@ impl MigrationTrait for Migration {
                     .col(text(ArtifactVersions::AuthorPublicKey))
                     .col(optional_text(ArtifactVersions::BundleSri))
                     .col(text(ArtifactVersions::Status))
-                    .col(time(ArtifactVersions::PublishedAt))
-                    .col(optional_time(ArtifactVersions::YankedAt))
+                    .col(time(ArtifactVersions::PublishedAt, b))
+                    .col(optional_time(ArtifactVersions::YankedAt, b))
                     .primary_key(
                         Index::create()
                             .col(ArtifactVersions::Scope)
@@ -359,8 +381,8 @@ impl MigrationTrait for Migration {
                     .col(text(MailOutbox::Kind))
                     .col(text(MailOutbox::Recipient))
                     .col(ColumnDef::new(MailOutbox::Payload).json_binary().not_null())
-                    .col(time(MailOutbox::CreatedAt))
-                    .col(optional_time(MailOutbox::SentAt))
+                    .col(time(MailOutbox::CreatedAt, b))
+                    .col(optional_time(MailOutbox::SentAt, b))
                     .to_owned(),
             )
             .await?;

@@ -2,7 +2,10 @@
 //! Codes are stored by sha256 hash, with the access token sealed by the code (see
 //! `svc_domain::oauth::AuthorizationCode`).
 
+use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
+
+use super::fit;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -40,23 +43,36 @@ fn string(name: impl IntoIden, nullable: bool) -> ColumnDef {
     if nullable { column.null() } else { column.not_null() }.to_owned()
 }
 
-fn timestamp(name: impl IntoIden, nullable: bool) -> ColumnDef {
+fn timestamp(name: impl IntoIden, nullable: bool, backend: DbBackend) -> ColumnDef {
     let mut column = ColumnDef::new(name);
     column.timestamp_with_time_zone();
-    if nullable { column.null() } else { column.not_null() }.to_owned()
+    fit(
+        if nullable { column.null() } else { column.not_null() }.to_owned(),
+        backend,
+    )
+}
+
+fn long_text(name: impl IntoIden, nullable: bool, backend: DbBackend) -> ColumnDef {
+    let mut column = ColumnDef::new(name);
+    column.text();
+    fit(
+        if nullable { column.null() } else { column.not_null() }.to_owned(),
+        backend,
+    )
 }
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let b = manager.get_database_backend();
         manager
             .create_table(
                 Table::create()
                     .table(OauthClients::Table)
                     .col(string(OauthClients::ClientId, false).primary_key())
                     .col(string(OauthClients::ClientName, true))
-                    .col(ColumnDef::new(OauthClients::RedirectUris).text().not_null())
-                    .col(timestamp(OauthClients::CreatedAt, false))
+                    .col(long_text(OauthClients::RedirectUris, false, b))
+                    .col(timestamp(OauthClients::CreatedAt, false, b))
                     .col(string(OauthClients::LastResource, true))
                     .to_owned(),
             )
@@ -67,15 +83,15 @@ impl MigrationTrait for Migration {
                     .table(OauthAuthorizationCodes::Table)
                     .col(string(OauthAuthorizationCodes::CodeHash, false).primary_key())
                     .col(string(OauthAuthorizationCodes::ClientId, false))
-                    .col(ColumnDef::new(OauthAuthorizationCodes::RedirectUri).text().not_null())
+                    .col(long_text(OauthAuthorizationCodes::RedirectUri, false, b))
                     .col(string(OauthAuthorizationCodes::CodeChallenge, false))
-                    .col(ColumnDef::new(OauthAuthorizationCodes::Resource).text().null())
+                    .col(long_text(OauthAuthorizationCodes::Resource, true, b))
                     .col(string(OauthAuthorizationCodes::KeyId, false))
                     .col(string(OauthAuthorizationCodes::KeyOwnerId, false))
-                    .col(ColumnDef::new(OauthAuthorizationCodes::SealedToken).text().not_null())
-                    .col(timestamp(OauthAuthorizationCodes::IssuedAt, false))
-                    .col(timestamp(OauthAuthorizationCodes::ExpiresAt, false))
-                    .col(timestamp(OauthAuthorizationCodes::ConsumedAt, true))
+                    .col(long_text(OauthAuthorizationCodes::SealedToken, false, b))
+                    .col(timestamp(OauthAuthorizationCodes::IssuedAt, false, b))
+                    .col(timestamp(OauthAuthorizationCodes::ExpiresAt, false, b))
+                    .col(timestamp(OauthAuthorizationCodes::ConsumedAt, true, b))
                     .to_owned(),
             )
             .await

@@ -2,12 +2,15 @@
 
 use sea_orm_migration::prelude::*;
 
+use super::fit;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let b = manager.get_database_backend();
         manager
             .create_table(
                 Table::create()
@@ -20,12 +23,14 @@ impl MigrationTrait for Migration {
                             .auto_increment()
                             .primary_key(),
                     )
-                    .col(ColumnDef::new(Alias::new("body")).text().not_null())
-                    .col(
+                    .col(fit(ColumnDef::new(Alias::new("body")).text().not_null().to_owned(), b))
+                    .col(fit(
                         ColumnDef::new(Alias::new("created_at"))
                             .timestamp_with_time_zone()
-                            .not_null(),
-                    )
+                            .not_null()
+                            .to_owned(),
+                        b,
+                    ))
                     .to_owned(),
             )
             .await

@@ -9,6 +9,8 @@
 
 use sea_orm_migration::prelude::*;
 
+use super::fit;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -40,7 +42,9 @@ const INDEXES: [(&str, &[&str]); 2] = [
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        for mut column in columns() {
+        let b = manager.get_database_backend();
+        for column in columns() {
+            let mut column = fit(column, b);
             manager
                 .alter_table(
                     Table::alter()
@@ -67,9 +71,13 @@ impl MigrationTrait for Migration {
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         for (name, _) in INDEXES {
-            manager
-                .drop_index(Index::drop().name(name).table(Alias::new(TABLE)).if_exists().to_owned())
-                .await?;
+            let mut drop = Index::drop();
+            drop.name(name).table(Alias::new(TABLE));
+            // MySQL has no DROP INDEX IF EXISTS; there the index is known to exist.
+            if manager.get_database_backend() != sea_orm::DbBackend::MySql {
+                drop.if_exists();
+            }
+            manager.drop_index(drop.to_owned()).await?;
         }
         for column in columns().into_iter().rev() {
             manager

@@ -3,6 +3,8 @@
 
 use sea_orm_migration::prelude::*;
 
+use super::fit;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -17,18 +19,24 @@ enum ServerSecrets {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let b = manager.get_database_backend();
         manager
             .create_table(
                 Table::create()
                     .table(ServerSecrets::Table)
                     .if_not_exists()
                     .col(ColumnDef::new(ServerSecrets::Name).string().not_null().primary_key())
-                    .col(ColumnDef::new(ServerSecrets::Value).text().not_null())
-                    .col(
+                    .col(fit(
+                        ColumnDef::new(ServerSecrets::Value).text().not_null().to_owned(),
+                        b,
+                    ))
+                    .col(fit(
                         ColumnDef::new(ServerSecrets::CreatedAt)
                             .timestamp_with_time_zone()
-                            .not_null(),
-                    )
+                            .not_null()
+                            .to_owned(),
+                        b,
+                    ))
                     .to_owned(),
             )
             .await

@@ -2,6 +2,8 @@
 
 use sea_orm_migration::prelude::*;
 
+use super::fit;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -17,6 +19,7 @@ enum PairCodes {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let b = manager.get_database_backend();
         manager
             .create_table(
                 Table::create()
@@ -24,7 +27,13 @@ impl MigrationTrait for Migration {
                     .if_not_exists()
                     .col(ColumnDef::new(PairCodes::Id).integer().not_null().primary_key())
                     .col(ColumnDef::new(PairCodes::Code).string().not_null())
-                    .col(ColumnDef::new(PairCodes::FirstUsedAt).timestamp_with_time_zone().null())
+                    .col(fit(
+                        ColumnDef::new(PairCodes::FirstUsedAt)
+                            .timestamp_with_time_zone()
+                            .null()
+                            .to_owned(),
+                        b,
+                    ))
                     .col(ColumnDef::new(PairCodes::Version).big_integer().not_null())
                     .to_owned(),
             )

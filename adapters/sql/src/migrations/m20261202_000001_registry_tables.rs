@@ -3,6 +3,9 @@
 //! unwired `artifact_versions` table, which was never written.
 
 use sea_orm_migration::prelude::*;
+use sea_orm_migration::sea_orm::DbBackend;
+
+use super::fit;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -75,17 +78,18 @@ fn optional_text(name: impl IntoIden) -> ColumnDef {
     ColumnDef::new(name).string().null().to_owned()
 }
 
-fn time(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned()
+fn time(name: impl IntoIden, b: DbBackend) -> ColumnDef {
+    fit(ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned(), b)
 }
 
-fn optional_time(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).timestamp_with_time_zone().null().to_owned()
+fn optional_time(name: impl IntoIden, b: DbBackend) -> ColumnDef {
+    fit(ColumnDef::new(name).timestamp_with_time_zone().null().to_owned(), b)
 }
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let b = manager.get_database_backend();
         manager
             .drop_table(Table::drop().table(ArtifactVersions::Table).if_exists().to_owned())
             .await?;
@@ -116,8 +120,8 @@ impl MigrationTrait for Migration {
                     .col(text(RegistryArtifactVersions::BundleSri))
                     .col(text(RegistryArtifactVersions::Status))
                     .col(optional_text(RegistryArtifactVersions::YankReason))
-                    .col(time(RegistryArtifactVersions::PublishedAt))
-                    .col(optional_time(RegistryArtifactVersions::YankedAt))
+                    .col(time(RegistryArtifactVersions::PublishedAt, b))
+                    .col(optional_time(RegistryArtifactVersions::YankedAt, b))
                     .primary_key(
                         Index::create()
                             .col(RegistryArtifactVersions::Scope)
@@ -143,7 +147,7 @@ impl MigrationTrait for Migration {
                     .col(text(RegistryAuthorKeys::PublicKeyId).primary_key())
                     .col(text(RegistryAuthorKeys::PublicKey))
                     .col(text(RegistryAuthorKeys::Publisher))
-                    .col(time(RegistryAuthorKeys::CreatedAt))
+                    .col(time(RegistryAuthorKeys::CreatedAt, b))
                     .to_owned(),
             )
             .await?;
@@ -154,13 +158,14 @@ impl MigrationTrait for Migration {
                     .col(text(RegistryTokens::TokenSha256).primary_key())
                     .col(text(RegistryTokens::Publisher))
                     .col(ColumnDef::new(RegistryTokens::Admin).boolean().not_null())
-                    .col(time(RegistryTokens::CreatedAt))
+                    .col(time(RegistryTokens::CreatedAt, b))
                     .to_owned(),
             )
             .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let b = manager.get_database_backend();
         for table in [
             RegistryTokens::Table.into_iden(),
             RegistryAuthorKeys::Table.into_iden(),
@@ -184,8 +189,8 @@ impl MigrationTrait for Migration {
                     .col(text(ArtifactVersions::AuthorPublicKey))
                     .col(optional_text(ArtifactVersions::BundleSri))
                     .col(text(ArtifactVersions::Status))
-                    .col(time(ArtifactVersions::PublishedAt))
-                    .col(optional_time(ArtifactVersions::YankedAt))
+                    .col(time(ArtifactVersions::PublishedAt, b))
+                    .col(optional_time(ArtifactVersions::YankedAt, b))
                     .primary_key(
                         Index::create()
                             .col(ArtifactVersions::Scope)

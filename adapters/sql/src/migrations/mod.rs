@@ -1,5 +1,10 @@
 //! One migration per file (`DeriveMigrationName` names a migration after its file).
+//!
+//! Portable migrations: build columns with sea-query's types and pass each through [`fit`], so
+//! MySQL/MariaDB gets its own spelling of the types it lacks; a partial index needs its MySQL
+//! form (`backend::mysql::partial_unique_index`).
 
+use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
 
 mod m20261125_000001_agent_tables;
@@ -35,4 +40,12 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000001_registry_tables::Migration),
         ]
     }
+}
+
+/// `column` as `backend` spells it: unchanged on SQLite and PostgreSQL.
+pub(crate) fn fit(mut column: ColumnDef, backend: DbBackend) -> ColumnDef {
+    if backend == DbBackend::MySql {
+        crate::backend::mysql::fit_column(&mut column);
+    }
+    column
 }

@@ -5,7 +5,7 @@ use svc_application::ports::oauth::OAuthClientRepository;
 use svc_domain::oauth::{ClientName, OAuthClient, RedirectUri};
 
 use super::entities::oauth_clients;
-use super::repository_error;
+use crate::errors::repository_error;
 
 pub struct SeaOrmOAuthClientRepository {
     db: DatabaseConnection,

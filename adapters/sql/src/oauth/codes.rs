@@ -6,7 +6,7 @@ use svc_application::ports::oauth::{AuthorizationCodeRepository, CodeConsumption
 use svc_domain::oauth::{AuthorizationCode, CodeBinding, CodeChallenge, KeyGrant};
 
 use super::entities::oauth_authorization_codes as codes;
-use super::repository_error;
+use crate::errors::repository_error;
 
 pub struct SeaOrmAuthorizationCodeRepository {
     db: DatabaseConnection,

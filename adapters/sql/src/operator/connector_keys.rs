@@ -5,8 +5,8 @@ use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{ConnectorKeyRepository, TransitionError};
 use svc_domain::connector_key::{ConnectorKey, ConnectorKeyError, ConnectorKeyStatus, KeyName, KeyRevokeOutcome};
 
-use super::db::{RACE_ATTEMPTS, contention, corrupt, repository_error};
 use super::entities::connector_keys;
+use crate::errors::{RACE_ATTEMPTS, contention, corrupt, repository_error};
 
 pub struct SeaOrmConnectorKeyRepository {
     db: DatabaseConnection,

@@ -5,9 +5,9 @@ use svc_application::ports::operator::{CouponRepository, TransitionError};
 use svc_domain::coupon::{Coupon, CouponCode, CouponError, CouponStatus, Redemption};
 use svc_domain::wallet::Principal;
 
-use super::db::{begin_write, corrupt, repository_error};
 use super::entities::coupons;
 use super::wallets::{lock_or_open, principal_from_row, write_movement};
+use crate::errors::{begin_write, corrupt, repository_error};
 
 pub struct SeaOrmCouponRepository {
     db: DatabaseConnection,
@@ -45,7 +45,7 @@ impl CouponRepository for SeaOrmCouponRepository {
         now: DateTime<Utc>,
     ) -> Result<Redemption, TransitionError<CouponError>> {
         // Any early return drops the transaction, which rolls back whatever it wrote.
-        let txn = begin_write(&self.db).await?;
+        let txn = begin_write(&self.db).await.map_err(repository_error)?;
         // On PostgreSQL a racing redemption waits here and then reads the activated coupon.
         let coupon = coupons::Entity::find_by_id(code.stored_hash())
             .lock_exclusive()

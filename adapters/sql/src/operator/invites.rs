@@ -10,9 +10,9 @@ use svc_domain::invite::{
 };
 use svc_domain::org::OrgMembership;
 
-use super::db::{RACE_ATTEMPTS, begin_write, contention, corrupt, repository_error};
 use super::entities::{org_invites, org_memberships};
 use super::orgs::{membership_from_row, membership_row};
+use crate::errors::{RACE_ATTEMPTS, begin_write, contention, corrupt, repository_error};
 
 pub struct SeaOrmInviteRepository {
     db: DatabaseConnection,
@@ -30,7 +30,7 @@ impl SeaOrmInviteRepository {
         draft: &InviteDraft,
         now: DateTime<Utc>,
     ) -> Result<InviteIssue, RepositoryError> {
-        let txn = begin_write(&self.db).await?;
+        let txn = begin_write(&self.db).await.map_err(repository_error)?;
         let existing = org_invites::Entity::find()
             .filter(org_invites::Column::OrgId.eq(draft.org_id.as_str()))
             .filter(org_invites::Column::Email.eq(draft.email.as_str()))
@@ -116,7 +116,7 @@ impl InviteRepository for SeaOrmInviteRepository {
         user_id: &str,
         now: DateTime<Utc>,
     ) -> Result<(Invite, OrgMembership), TransitionError<InviteError>> {
-        let txn = begin_write(&self.db).await?;
+        let txn = begin_write(&self.db).await.map_err(repository_error)?;
         let current = self
             .load(&txn, invite_id, true)
             .await?

@@ -5,9 +5,9 @@ use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::OrgRepository;
 use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord, OrgName, OrgRole};
 
-use super::db::{begin_write, corrupt, repository_error};
 use super::entities::{org_memberships, orgs};
 use super::wallets::insert_wallet;
+use crate::errors::{begin_write, corrupt, repository_error};
 
 pub struct SeaOrmOrgRepository {
     db: DatabaseConnection,
@@ -23,7 +23,7 @@ impl SeaOrmOrgRepository {
 impl OrgRepository for SeaOrmOrgRepository {
     async fn create(&self, new_org: &NewOrg) -> Result<(), RepositoryError> {
         // Any failure drops the transaction, which rolls back the rows written so far.
-        let txn = begin_write(&self.db).await?;
+        let txn = begin_write(&self.db).await.map_err(repository_error)?;
         orgs::Entity::insert(org_row(&new_org.org))
             .exec_without_returning(&txn)
             .await

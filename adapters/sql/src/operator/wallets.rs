@@ -7,8 +7,8 @@ use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{LedgerPage, LedgerPosition, TransitionError, WalletRepository};
 use svc_domain::wallet::{LedgerEntry, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement};
 
-use super::db::{begin_write, corrupt, repository_error};
 use super::entities::{ledger_entries, wallets};
+use crate::errors::{begin_write, corrupt, repository_error};
 
 pub struct SeaOrmWalletRepository {
     db: DatabaseConnection,
@@ -36,7 +36,7 @@ impl WalletRepository for SeaOrmWalletRepository {
         movement: WalletMovement,
         now: DateTime<Utc>,
     ) -> Result<(Wallet, LedgerEntry), TransitionError<WalletError>> {
-        let txn = begin_write(&self.db).await?;
+        let txn = begin_write(&self.db).await.map_err(repository_error)?;
         let wallet = lock_or_open(&txn, principal, now).await?;
         let (next, entry) = wallet.apply(movement, now).map_err(TransitionError::Rejected)?;
         write_movement(&txn, &next, &entry).await?;

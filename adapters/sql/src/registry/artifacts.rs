@@ -9,7 +9,7 @@ use svc_domain::artifact::{
 };
 
 use super::entities::artifact_versions::{self, Column};
-use crate::operator::db::{RACE_ATTEMPTS, contention, corrupt, repository_error};
+use crate::errors::{RACE_ATTEMPTS, contention, corrupt, repository_error};
 
 pub struct SeaOrmArtifactRepository {
     db: DatabaseConnection,

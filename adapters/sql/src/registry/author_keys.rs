@@ -3,7 +3,7 @@ use svc_application::ports::RepositoryError;
 use svc_application::ports::registry::{AuthorKey, AuthorKeyRepository, KeyRegistration};
 
 use super::entities::author_keys;
-use crate::operator::db::repository_error;
+use crate::errors::repository_error;
 
 pub struct SeaOrmAuthorKeyRepository {
     db: DatabaseConnection,

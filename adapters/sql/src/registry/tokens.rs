@@ -4,7 +4,7 @@ use svc_application::ports::RepositoryError;
 use svc_application::ports::registry::{Publisher, RegistryTokenRepository};
 
 use super::entities::tokens;
-use crate::operator::db::repository_error;
+use crate::errors::repository_error;
 
 pub struct SeaOrmRegistryTokenRepository {
     db: DatabaseConnection,

@@ -1,0 +1,55 @@
+//! SQLite: the embedded default, one file under the data directory.
+
+use std::time::Duration;
+
+use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+use sea_orm::{ConnectOptions, DatabaseConnection};
+
+pub fn is_sqlite(url: &str) -> bool {
+    url.starts_with("sqlite:")
+}
+
+pub fn is_in_memory(url: &str) -> bool {
+    url.starts_with("sqlite::memory:") || url.contains("mode=memory")
+}
+
+/// WAL mode with `synchronous=FULL` on every connection, so a committed row survives a SIGKILL
+/// or power loss; writers queue on the busy timeout (write transactions begin `IMMEDIATE`, see
+/// `errors::begin_write`). Per connection, not once: every pooled connection must write durably.
+pub fn configure(options: &mut ConnectOptions) {
+    options.map_sqlx_sqlite_opts(|o| {
+        o.journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5))
+    });
+}
+
+/// Creates the file of a SQLite URL as 0600 before SQLite does (it would follow the umask,
+/// usually 0644). SQLite gives its `-wal` and `-shm` files the database file's mode, so they are
+/// private too. An existing file, an in-memory database and other backends are left alone.
+pub fn create_private_file(url: &str) -> std::io::Result<()> {
+    let Some(rest) = url.strip_prefix("sqlite:") else {
+        return Ok(());
+    };
+    let path = rest.trim_start_matches("//");
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    if path.is_empty() || path.starts_with(":memory:") || is_in_memory(url) {
+        return Ok(());
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        // A missing directory: SQLite reports it in its own words.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other.map(drop),
+    }
+}
+
+pub fn pool_readings(db: &DatabaseConnection) -> (u32, usize, u32) {
+    let pool = db.get_sqlite_connection_pool();
+    (pool.size(), pool.num_idle(), pool.options().get_max_connections())
+}

@@ -1,0 +1,59 @@
+//! The one place where driver errors become `RepositoryError`s, and where write transactions
+//! begin, so every repository meets write contention the same way on every backend.
+
+use std::fmt::Display;
+
+use sea_orm::{
+    DatabaseConnection, DatabaseTransaction, DbErr, SqlErr, SqliteTransactionMode, TransactionOptions, TransactionTrait,
+};
+use svc_application::ports::RepositoryError;
+
+use crate::backend;
+
+/// How often a compare-and-set or a transaction that lost a race is retried before the caller
+/// gets a `Conflict`. Each retry re-reads, so it only repeats under sustained contention.
+pub(crate) const RACE_ATTEMPTS: usize = 5;
+
+/// A unique-constraint violation, or a transaction that lost a race ([`lost_race`]), is a
+/// `Conflict` (callers that retry on it run again); anything else is the store failing.
+pub(crate) fn repository_error(error: DbErr) -> RepositoryError {
+    match error.sql_err() {
+        Some(SqlErr::UniqueConstraintViolation(message)) => RepositoryError::Conflict(message),
+        _ if backend::mysql::is_deadlock(&error) => RepositoryError::Conflict(error.to_string()),
+        _ => RepositoryError::Unavailable(anyhow::Error::new(error)),
+    }
+}
+
+pub(crate) fn is_unique_violation(error: &DbErr) -> bool {
+    matches!(error.sql_err(), Some(SqlErr::UniqueConstraintViolation(_)))
+}
+
+/// A transaction that lost a race and may simply run again: a unique index refused the row it
+/// computed (another writer took that sequence number first), or the backend chose it as a
+/// deadlock victim (MySQL/MariaDB's gap locks).
+pub(crate) fn lost_race(error: &DbErr) -> bool {
+    is_unique_violation(error) || backend::mysql::is_deadlock(error)
+}
+
+/// Begins a write transaction, the only way repositories start one. SQLite takes its write lock
+/// at `BEGIN IMMEDIATE`, so concurrent writers queue on the busy timeout set at connect; a
+/// deferred transaction would read a snapshot and then fail with `SQLITE_BUSY` when upgrading to
+/// write after another writer committed. PostgreSQL and MySQL ignore the option; there the
+/// repositories lock the rows they read (`FOR UPDATE`) or compare-and-set.
+pub(crate) async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    let options = TransactionOptions {
+        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+        ..TransactionOptions::default()
+    };
+    db.begin_with_options(options).await
+}
+
+/// A stored value the domain does not recognise: the row was written by something else.
+pub(crate) fn corrupt(table: &str, detail: impl Display) -> RepositoryError {
+    RepositoryError::Unavailable(anyhow::anyhow!("unreadable {table} row: {detail}"))
+}
+
+/// The conflict answered after [`RACE_ATTEMPTS`] lost races.
+pub(crate) fn contention(what: &str) -> RepositoryError {
+    RepositoryError::Conflict(format!("{what} kept changing under concurrent writers"))
+}

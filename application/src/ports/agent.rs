@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use svc_domain::contract::Contract;
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 use svc_domain::session::{FrozenCard, SessionHead};
 
@@ -57,7 +58,7 @@ pub struct HandshakeRecord {
     pub app_id: String,
     pub intent: String,
     /// The agreed contract.
-    pub contract: Value,
+    pub contract: Contract,
     pub variance: Value,
     pub generator: Option<String>,
     pub origin: Origin,
@@ -101,7 +102,7 @@ pub struct SessionRecord {
     pub app_id: String,
     pub intent: String,
     pub blueprint_id: Option<String>,
-    pub contract: Value,
+    pub contract: Contract,
     pub theme_id: Option<String>,
     pub head: SessionHead,
     pub failure: Option<RenderFailure>,

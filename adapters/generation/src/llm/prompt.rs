@@ -34,11 +34,11 @@ pub fn system_prompt(json_reply: bool) -> String {
 
 /// The first user turn.
 pub fn user_prompt(request: &GenerationRequest) -> String {
-    let contract = Contract::from_agreed(request.contract.as_object().cloned().unwrap_or_default());
+    let contract = &request.contract;
     let mut out = String::new();
     let _ = writeln!(out, "Build the card for this intent: {}\n", request.intent.trim());
-    let _ = writeln!(out, "## Data contract\n```json\n{}\n```", pretty(&request.contract));
-    describe_contract(&mut out, &contract);
+    let _ = writeln!(out, "## Data contract\n```json\n{}\n```", pretty(&request.contract.as_value()));
+    describe_contract(&mut out, contract);
     if request.variance.as_object().is_some_and(|v| !v.is_empty()) {
         let _ = writeln!(out, "\n## Design variance\n```json\n{}\n```", pretty(&request.variance));
     }
@@ -190,7 +190,9 @@ mod tests {
         let mut request = GenerationRequest::new(
             "order approval",
             json!({ "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } } },
-                    "actionSpec": { "approve": { "schema": { "type": "object" } } } }),
+                    "actionSpec": { "approve": { "schema": { "type": "object" } } } })
+            .try_into()
+            .unwrap(),
         )
         .with_persona(Some(" Finance Lead "));
         request.aesthetic = Some("dense, monochrome".into());

@@ -1,4 +1,3 @@
-use serde_json::Value;
 use svc_domain::contract::Contract;
 use svc_domain::gadgets::{self, GadgetBundle, GadgetDescriptor};
 use svc_domain::themes::ThemeEntry;
@@ -17,19 +16,17 @@ impl AgentService {
 
     /// The declared bundles a session's component may need: those of the packages its contract
     /// lets it import (the same rule the compiler applies to its imports).
-    pub fn gadget_bundles(&self, contract: &Value) -> Vec<GadgetBundle> {
-        let contract = Contract::from_agreed(contract.as_object().cloned().unwrap_or_default());
+    pub fn gadget_bundles(&self, contract: &Contract) -> Vec<GadgetBundle> {
         gadgets::bundles_for(&self.declared_gadgets, &contract.importable_packages())
     }
 
     /// `(resourceDomains, connectDomains)` additions for a mount: the declared packages a session's
     /// contract can import, or every declared package for the shell (`contract` `None`), which
     /// mounts any render.
-    pub fn gadget_csp_origins(&self, contract: Option<&Value>) -> (Vec<String>, Vec<String>) {
+    pub fn gadget_csp_origins(&self, contract: Option<&Contract>) -> (Vec<String>, Vec<String>) {
         match contract {
             None => gadgets::csp_origins(&self.declared_gadgets),
             Some(contract) => {
-                let contract = Contract::from_agreed(contract.as_object().cloned().unwrap_or_default());
                 let importable = contract.importable_packages();
                 gadgets::csp_origins(self.declared_gadgets.iter().filter(|d| importable.contains(&d.package)))
             }

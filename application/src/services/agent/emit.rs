@@ -1,5 +1,4 @@
 use serde_json::Value;
-use svc_domain::contract::Contract;
 use svc_domain::session::SessionStatus;
 
 use super::{AgentError, AgentService, Caller};
@@ -21,7 +20,7 @@ impl AgentService {
         if session.head.status_at(now) != SessionStatus::Active {
             return Err(AgentError::SessionNotFound);
         }
-        let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
+        let contract = &session.contract;
         let Some(declared) = contract.stream_channel(channel) else {
             return Err(AgentError::invalid(
                 "channel",

@@ -164,7 +164,7 @@ impl AgentService {
             handshake_id: self.ports.ids.uuid(),
             app_id: caller.app_id.clone(),
             intent: intent.clone(),
-            contract: contract.as_value(),
+            contract: contract.clone(),
             variance,
             generator: cmd.generator.clone(),
             origin,

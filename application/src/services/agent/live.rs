@@ -76,7 +76,7 @@ impl AgentService {
         if session.head.status_at(now) != SessionStatus::Active {
             return Err(AgentError::SessionNotFound);
         }
-        let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
+        let contract = &session.contract;
         let Some(schema) = contract.action_schema(&action.intent) else {
             return Err(AgentError::invalid(
                 "payload.action",
@@ -154,7 +154,7 @@ impl AgentService {
     /// `svc_runtime_sync_context`: validates and stores the card's slot values; returns the snapshot.
     pub async fn sync_context(&self, caller: &Caller, session_id: &str, context: Value) -> Result<Value, AgentError> {
         let session = self.unexpired_session(caller, session_id).await?;
-        let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
+        let contract = &session.contract;
         let slots = self.checked_context(&contract, &session, Some(context)).await?;
         let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
         snapshot.extend(slots.as_object().cloned().unwrap_or_default());

@@ -16,7 +16,7 @@ use crate::ports::agent::{
     BlueprintRecord, HandshakeRecord, HostSession, LiveEvent, RenderFailure, SessionRecord, host_topic,
 };
 use crate::ports::generation::{GenerationProgress, GenerationRequest, GenerationStage};
-use crate::services::compile::compile_off_worker;
+use crate::services::compile::module_of;
 
 use super::handshake_claim::HandshakeClaim;
 use super::lifecycle::{LifecycleSink, ProgressObserver};
@@ -69,7 +69,7 @@ pub struct RenderIdentity {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FirstPaint {
     pub component_code: String,
-    pub contract: Value,
+    pub contract: Contract,
     pub props: Value,
 }
 
@@ -231,7 +231,7 @@ impl AgentService {
         };
         let first_paint = FirstPaint {
             component_code: blueprint.code.clone(),
-            contract: plan.contract.as_value(),
+            contract: plan.contract.clone(),
             props: cmd.props.clone(),
         };
         let head = SessionHead::rendered(cmd.props, ttl, self.ports.clock.now());
@@ -240,7 +240,7 @@ impl AgentService {
             app_id: caller.app_id.clone(),
             intent: handshake.intent.clone(),
             blueprint_id: Some(blueprint.blueprint_id.clone()),
-            contract: plan.contract.as_value(),
+            contract: plan.contract.clone(),
             theme_id: Some(theme_id.clone()),
             head: head.clone(),
             failure: None,
@@ -322,7 +322,7 @@ impl AgentService {
         handshake: &HandshakeRecord,
         over: Option<&RenderOverride>,
     ) -> Result<Plan, AgentError> {
-        let mut contract = Contract::from_agreed(handshake.contract.as_object().cloned().unwrap_or_default());
+        let mut contract = handshake.contract.clone();
         let mut variance = handshake.variance.clone();
         let mut reaimed = false;
         if let Some(draft) = over.and_then(|o| o.contract.as_ref()) {
@@ -456,7 +456,7 @@ impl AgentService {
         let allowed = plan.contract.importable_packages();
         let request = GenerationRequest {
             intent: handshake.intent.clone(),
-            contract: plan.contract.as_value(),
+            contract: plan.contract.clone(),
             variance: plan.variance.clone(),
             model: generation.model,
             generator: handshake.generator.clone(),
@@ -489,7 +489,7 @@ impl AgentService {
                 Default::default(),
             )
             .await;
-        let compiled = match compile_off_worker(&self.ports.compiler, &generated.source, &allowed)
+        let compiled = match module_of(&self.ports.compiler, &generated, &allowed)
             .instrument(tracing::info_span!("compile"))
             .await
         {
@@ -509,7 +509,7 @@ impl AgentService {
             intent: handshake.intent.clone(),
             contract_hash: identity.contract_hash.clone(),
             variant_key: identity.variant_key.clone(),
-            contract: plan.contract.as_value(),
+            contract: plan.contract.clone().into(),
             variance: plan.variance.clone(),
             source: generated.source,
             code_hash: sha256_hex(compiled.code.as_bytes()),
@@ -545,7 +545,7 @@ impl AgentService {
             app_id: identity.app_id.clone(),
             intent: handshake.intent.clone(),
             blueprint_id: None,
-            contract: plan.contract.as_value(),
+            contract: plan.contract.clone(),
             theme_id: None,
             head: SessionHead::failed(ttl, now),
             failure: Some(failure.clone()),

@@ -29,7 +29,7 @@ pub struct SessionView {
 pub struct RenderSource {
     pub session_id: String,
     pub source: String,
-    pub contract: Value,
+    pub contract: svc_domain::contract::Contract,
     pub fixture_props: Value,
 }
 

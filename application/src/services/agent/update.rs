@@ -1,5 +1,5 @@
 use serde_json::Value;
-use svc_domain::contract::{Contract, PropsSchemaProfile, profile_of, props_schema_hash};
+use svc_domain::contract::{PropsSchemaProfile, profile_of, props_schema_hash};
 use svc_domain::session::{NO_OP_WARNING, SessionError, UpdateEffect};
 
 use super::{AgentError, AgentService, Caller};
@@ -39,7 +39,7 @@ impl AgentService {
     ) -> Result<UpdateReply, AgentError> {
         for _ in 0..MAX_WRITE_ATTEMPTS {
             let session = self.owned_session(caller, session_id).await?;
-            let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
+            let contract = &session.contract;
             let props = match &change {
                 PropsChange::Replace(p) => p.clone(),
                 PropsChange::Merge(patch) => {

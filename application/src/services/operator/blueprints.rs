@@ -18,7 +18,7 @@ use crate::ports::generation::{CompileFailure, Compiler, GenerationError, Genera
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::agent::GenerationQueue;
 use crate::services::blueprints::{BlueprintCatalog, CatalogError};
-use crate::services::compile::compile_off_worker;
+use crate::services::compile::{compile_off_worker, module_of};
 
 /// The `generator` of registered blueprints: `svc_ops_list_blueprints` filters them with it.
 pub const REGISTERED_GENERATOR: &str = "user";
@@ -172,7 +172,7 @@ impl OpsBlueprintService {
             aesthetic: options.aesthetic.clone(),
             context: options.context.clone(),
             seed_prompt: options.seed_prompt.clone(),
-            ..GenerationRequest::new(intent, contract.as_value())
+            ..GenerationRequest::new(intent, contract.clone())
         }
         .with_persona(options.persona.as_deref());
         let slot = self.queue.enter().await.map_err(|full| OpsBlueprintError::Overloaded {
@@ -180,7 +180,7 @@ impl OpsBlueprintService {
         })?;
         let generated = self.generator.generate(&request).await.map_err(generation_error)?;
         drop(slot);
-        let compiled = compile_off_worker(&self.compiler, &generated.source, &contract.importable_packages())
+        let compiled = module_of(&self.compiler, &generated, &contract.importable_packages())
             .await
             .map_err(|failure| OpsBlueprintError::GenerationFailed(failure.to_string()))?;
         let record = BlueprintRecord {
@@ -212,7 +212,8 @@ impl OpsBlueprintService {
         options: BlueprintOptions,
     ) -> Result<StoredBlueprint, OpsBlueprintError> {
         check_contract_budgets(&contract).map_err(OpsBlueprintError::ContractOverBudget)?;
-        let contract = Contract::from_agreed(contract.as_object().cloned().unwrap_or_default());
+        // Registered as given (never negotiated), but it must be an object.
+        let contract = Contract::try_from(contract).map_err(|e| OpsBlueprintError::InvalidContract(e.to_string()))?;
         let (code, code_hash) =
             match compile_off_worker(&self.compiler, &component_code, &contract.importable_packages()).await {
                 Ok(compiled) => {

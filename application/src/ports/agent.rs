@@ -10,16 +10,8 @@ use super::RepositoryError;
 
 type Result<T> = std::result::Result<T, RepositoryError>;
 
-/// An app: the tenancy unit of sessions and blueprints.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AppRecord {
-    pub app_id: String,
-    pub owner_id: String,
-    pub display_name: String,
-    pub system_prompt: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
+/// An app: the tenancy unit of sessions and blueprints (the domain's entity, stored as is).
+pub use svc_domain::app::App as AppRecord;
 
 #[async_trait::async_trait]
 pub trait AppRepository: Send + Sync {

@@ -10,7 +10,7 @@ use super::entities::app;
 use super::seam::db;
 
 /// Name of an app created implicitly as its owner's default.
-pub const DEFAULT_APP_NAME: &str = "My app";
+pub use svc_domain::app::DEFAULT_APP_NAME;
 
 pub struct SeaOrmAppRepository {
     db: DatabaseConnection,

@@ -16,6 +16,8 @@ mod lifecycle;
 mod facade;
 mod live;
 mod render;
+#[cfg(all(test, feature = "testing"))]
+mod render_tests;
 mod schema_cache;
 mod session_access;
 mod sessions;

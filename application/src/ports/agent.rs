@@ -174,8 +174,8 @@ pub struct StreamEnvelope {
 pub trait EventRepository: Send + Sync {
     /// Stores a gesture durably; a repeated `client_seq` returns the stored one instead.
     async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool)>;
-    /// Returns every undrained gesture of the session and marks them drained, atomically.
-    async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>>;
+    /// Returns every undrained gesture of the session and marks them drained `at`, atomically.
+    async fn drain(&self, session_id: &str, at: DateTime<Utc>) -> Result<Vec<ActionEventRecord>>;
     /// Stores a delivery with the session's next stream sequence number.
     async fn append_stream(
         &self,

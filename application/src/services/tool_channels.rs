@@ -238,7 +238,7 @@ impl PollableTool for SessionProjectionTool {
             }
         };
         let session = &snapshot.session;
-        if session.head.status_at(chrono::Utc::now()) != SessionStatus::Active {
+        if session.head.status_at(self.agent.now()) != SessionStatus::Active {
             return Err(PollFailure::SessionGone);
         }
         // Epoch milliseconds, like the tool's result.

@@ -282,7 +282,7 @@ impl EventRepository for InMemoryAgentStore {
         Ok((stored, true))
     }
 
-    async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>> {
+    async fn drain(&self, session_id: &str, _at: DateTime<Utc>) -> Result<Vec<ActionEventRecord>> {
         let mut state = lock(&self.0);
         Ok(state
             .actions

@@ -204,7 +204,7 @@ pub async fn call(
                 limit: a.limit.unwrap_or(0),
             };
             let rows = agent.list_sessions(caller, query).await.map_err(map_agent_error)?;
-            let now = chrono::Utc::now();
+            let now = agent.now();
             let sessions: Vec<Value> = rows
                 .iter()
                 .map(|(s, status)| {
@@ -316,7 +316,7 @@ pub async fn call(
                 &session.session_id,
                 &session.app_id,
                 caller.key_id.as_deref(),
-                chrono::Utc::now(),
+                agent.now(),
             );
             Ok(ok_result(
                 json!({ "sessionId": session.session_id, "wsToken": token, "expiresAt": iso(expires_at) }),

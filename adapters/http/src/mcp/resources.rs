@@ -117,7 +117,7 @@ fn render_bootstrap(
 ) -> Value {
     let (ws_token, expires_at) = state
         .tokens
-        .mint(&session.session_id, &session.app_id, key_id, chrono::Utc::now());
+        .mint(&session.session_id, &session.app_id, key_id, state.agent.now());
     let theme_id = session.theme_id.as_deref().unwrap_or(FALLBACK_THEME_ID);
     let light = themes::css_variables(theme_id, ThemeMode::Light);
     let dark = themes::css_variables(theme_id, ThemeMode::Dark);

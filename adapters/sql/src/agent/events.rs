@@ -150,10 +150,10 @@ impl EventRepository for SeaOrmEventRepository {
         )))
     }
 
-    async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, RepositoryError> {
+    async fn drain(&self, session_id: &str, at: DateTime<Utc>) -> Result<Vec<ActionEventRecord>, RepositoryError> {
         // One UPDATE ... RETURNING: two concurrent drains never return the same gesture.
         let mut drained = action_event::Entity::update_many()
-            .col_expr(action_event::Column::DrainedAt, Expr::value(Utc::now()))
+            .col_expr(action_event::Column::DrainedAt, Expr::value(at))
             .filter(action_event::Column::SessionId.eq(session_id))
             .filter(action_event::Column::DrainedAt.is_null())
             .exec_with_returning(&self.db)

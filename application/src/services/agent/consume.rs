@@ -75,7 +75,7 @@ impl ConsumeService {
     }
 
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, AgentError> {
-        let events = self.events.drain(session_id).await?;
+        let events = self.events.drain(session_id, self.access.clock.now()).await?;
         if !events.is_empty() {
             self.bus.publish(LiveEvent::DrainAck {
                 session_id: session_id.to_owned(),

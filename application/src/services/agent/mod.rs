@@ -145,6 +145,16 @@ impl AgentService {
         self
     }
 
+    /// Now, by the agent plane's clock: the transports stamp and check live tokens with it.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.ports.clock.now()
+    }
+
+    /// The agent plane's source of ids (request ids of the access log).
+    pub fn ids(&self) -> Arc<dyn Ids> {
+        self.ports.ids.clone()
+    }
+
     fn access(&self) -> SessionAccess {
         SessionAccess::new(self.ports.sessions.clone(), self.ports.clock.clone())
     }

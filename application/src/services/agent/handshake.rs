@@ -211,8 +211,7 @@ impl HandshakeService {
 
 /// The hash the draft would have if it is agreed verbatim.
 fn draft_hash(draft: &Value) -> String {
-    draft
-        .as_object()
-        .map(|map| contract_hash(&Contract::from_agreed(map.clone())))
+    Contract::try_from(draft.clone())
+        .map(|verbatim| contract_hash(&verbatim))
         .unwrap_or_default()
 }

@@ -591,4 +591,3 @@ fn reports_the_builtin_slug_and_no_model() {
     assert_eq!(component.generator, "builtin");
     assert_eq!(component.model, None);
 }
-

@@ -54,7 +54,11 @@ impl InMemoryAgentStore {
     /// Sessions stored, in creation order.
     pub fn sessions(&self) -> Vec<SessionRecord> {
         let state = lock(&self.0);
-        state.session_order.iter().map(|id| state.sessions[id].clone()).collect()
+        state
+            .session_order
+            .iter()
+            .map(|id| state.sessions[id].clone())
+            .collect()
     }
 
     /// Blueprints stored, in creation order.
@@ -87,7 +91,12 @@ impl AppRepository for InMemoryAgentStore {
     async fn default_app(&self, owner_id: &str, new_app_id: &str, now: DateTime<Utc>) -> Result<AppRecord> {
         let mut state = lock(&self.0);
         if let Some(id) = state.defaults.get(owner_id).cloned() {
-            return Ok(state.apps.iter().find(|a| a.app_id == id).cloned().expect("default app"));
+            return Ok(state
+                .apps
+                .iter()
+                .find(|a| a.app_id == id)
+                .cloned()
+                .expect("default app"));
         }
         let app = AppRecord::new(new_app_id.to_owned(), owner_id.to_owned(), None, now).expect("default name");
         state.apps.push(app.clone());
@@ -100,7 +109,12 @@ impl AppRepository for InMemoryAgentStore {
     }
 
     async fn list_by_owner(&self, owner_id: &str) -> Result<Vec<AppRecord>> {
-        Ok(lock(&self.0).apps.iter().filter(|a| a.owner_id == owner_id).cloned().collect())
+        Ok(lock(&self.0)
+            .apps
+            .iter()
+            .filter(|a| a.owner_id == owner_id)
+            .cloned()
+            .collect())
     }
 
     async fn insert(&self, record: &AppRecord) -> Result<()> {
@@ -143,7 +157,12 @@ impl AppRepository for InMemoryAgentStore {
         state.apps.retain(|a| !(a.app_id == app_id && a.owner_id == owner_id));
         if state.defaults.get(owner_id).is_some_and(|d| d == app_id) {
             state.defaults.remove(owner_id);
-            if let Some(oldest) = state.apps.iter().find(|a| a.owner_id == owner_id).map(|a| a.app_id.clone()) {
+            if let Some(oldest) = state
+                .apps
+                .iter()
+                .find(|a| a.owner_id == owner_id)
+                .map(|a| a.app_id.clone())
+            {
                 state.defaults.insert(owner_id.to_owned(), oldest);
             }
         }
@@ -431,7 +450,11 @@ impl BlueprintRepository for InMemoryAgentStore {
     }
 
     async fn ids(&self) -> Result<Vec<String>> {
-        Ok(lock(&self.0).blueprints.iter().map(|b| b.blueprint_id.clone()).collect())
+        Ok(lock(&self.0)
+            .blueprints
+            .iter()
+            .map(|b| b.blueprint_id.clone())
+            .collect())
     }
 
     async fn set_embedding(&self, blueprint_id: &str, embedding: &StoredEmbedding) -> Result<()> {
@@ -596,7 +619,7 @@ impl Compiler for StubCompiler {
 }
 
 /// The agent plane's fakes, wired together.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct AgentFakes {
     pub clock: Arc<ManualClock>,
     pub ids: Arc<SequentialIds>,
@@ -604,19 +627,6 @@ pub struct AgentFakes {
     pub bus: Arc<LocalBus>,
     pub generator: Arc<ScriptedGenerator>,
     pub compiler: Arc<StubCompiler>,
-}
-
-impl Default for AgentFakes {
-    fn default() -> Self {
-        Self {
-            clock: Arc::default(),
-            ids: Arc::default(),
-            store: Arc::default(),
-            bus: Arc::default(),
-            generator: Arc::default(),
-            compiler: Arc::default(),
-        }
-    }
 }
 
 impl AgentFakes {

@@ -10,8 +10,9 @@ use svc_application::services::compile::compile_off_worker;
 
 use futures_util::StreamExt;
 use svc_application::ports::generation::{
-    CompileFinding, CompiledModule, Compiler, GeneratedComponent, GenerationError, GenerationProgress, GenerationRequest,
-    GenerationStage, Generator, NoProgress, ProgressSink, RenderCheck, RenderCheckFailure, RenderCheckInput,
+    CompileFinding, CompiledModule, Compiler, GeneratedComponent, GenerationError, GenerationProgress,
+    GenerationRequest, GenerationStage, Generator, NoProgress, ProgressSink, RenderCheck, RenderCheckFailure,
+    RenderCheckInput,
 };
 use svc_application::services::generation::{ADVANCED_SLUG, STANDARD_SLUG};
 use svc_domain::contract::fixture_props;
@@ -404,7 +405,12 @@ impl Generator for LlmGenerator {
 }
 
 impl LlmGenerator {
-    fn component(&self, (source, compiled): Checked, entry: &ModelEntry, validator_score: Option<f64>) -> GeneratedComponent {
+    fn component(
+        &self,
+        (source, compiled): Checked,
+        entry: &ModelEntry,
+        validator_score: Option<f64>,
+    ) -> GeneratedComponent {
         GeneratedComponent {
             source,
             generator: self.slug().to_owned(),

@@ -37,13 +37,17 @@ pub fn user_prompt(request: &GenerationRequest) -> String {
     let contract = &request.contract;
     let mut out = String::new();
     let _ = writeln!(out, "Build the card for this intent: {}\n", request.intent.trim());
-    let _ = writeln!(out, "## Data contract\n```json\n{}\n```", pretty(&request.contract.as_value()));
+    let _ = writeln!(
+        out,
+        "## Data contract\n```json\n{}\n```",
+        pretty(&request.contract.as_value())
+    );
     describe_contract(&mut out, contract);
     if request.variance.as_object().is_some_and(|v| !v.is_empty()) {
         let _ = writeln!(out, "\n## Design variance\n```json\n{}\n```", pretty(&request.variance));
     }
     let _ = writeln!(out, "\n## Gadgets you may import");
-    for package in catalog(request, &contract) {
+    for package in catalog(request, contract) {
         describe_package(&mut out, &package);
     }
     describe_theme(&mut out, request.theme_id.as_deref());

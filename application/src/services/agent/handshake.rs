@@ -140,7 +140,12 @@ impl HandshakeService {
             },
             _ => None,
         };
-        let same_intent = exact_exists || self.blueprints.repository.intent_cached(&caller.app_id, &intent).await?;
+        let same_intent = exact_exists
+            || self
+                .blueprints
+                .repository
+                .intent_cached(&caller.app_id, &intent)
+                .await?;
         let action = HandshakeAction::choose(cmd.force_create, exact_exists || semantic.is_some(), same_intent);
 
         let cached = match exact {

@@ -108,7 +108,7 @@ impl LiveService {
                 violations,
             });
         }
-        let ui_context = self.checked_context(&contract, &session, action.ui_context).await?;
+        let ui_context = self.checked_context(contract, &session, action.ui_context).await?;
         let event = NewActionEvent {
             session_id: session_id.to_owned(),
             client_seq: action.client_seq,
@@ -172,7 +172,7 @@ impl LiveService {
     pub async fn sync_context(&self, caller: &Caller, session_id: &str, context: Value) -> Result<Value, AgentError> {
         let session = self.access.unexpired(caller, session_id).await?;
         let contract = &session.contract;
-        let slots = self.checked_context(&contract, &session, Some(context)).await?;
+        let slots = self.checked_context(contract, &session, Some(context)).await?;
         let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
         snapshot.extend(slots.as_object().cloned().unwrap_or_default());
         self.sessions

@@ -8,12 +8,12 @@ mod catalogs;
 mod consume;
 mod emit;
 mod error;
+mod facade;
 mod generation_limit;
 mod generation_queue;
 mod handshake;
 mod handshake_claim;
 mod lifecycle;
-mod facade;
 mod live;
 mod render;
 #[cfg(all(test, feature = "testing"))]
@@ -38,8 +38,8 @@ pub use render::{
     CacheReport, FirstPaint, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult, RenderService,
 };
 pub use schema_cache::SchemaCache;
-pub use sessions::{DEFAULT_SESSION_LIST, MAX_SESSION_LIST};
 pub use session_access::SessionAccess;
+pub use sessions::{DEFAULT_SESSION_LIST, MAX_SESSION_LIST};
 pub use sessions::{RenderSource, SessionService, SessionView};
 pub use update::{PropsChange, PropsService, UpdateReply};
 

@@ -86,7 +86,10 @@ async fn a_new_intent_generates_compiles_once_and_stores_blueprint_and_session()
         .unwrap();
     let (identity, first_paint) = rendered(result);
     assert_eq!(identity.action, HandshakeAction::Create);
-    assert_eq!(identity.blueprint_id, reply.blueprint_id, "the announced id is the one generated");
+    assert_eq!(
+        identity.blueprint_id, reply.blueprint_id,
+        "the announced id is the one generated"
+    );
     assert!(!identity.cache.hit);
     assert_eq!(fakes.generator.requests().len(), 1);
     assert_eq!(fakes.compiler.compilations(), 1, "one compilation per generation");
@@ -97,10 +100,17 @@ async fn a_new_intent_generates_compiles_once_and_stores_blueprint_and_session()
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].session_id, identity.session_id);
     assert_eq!(sessions[0].contract.as_value(), titled());
-    assert_eq!(sessions[0].blueprint_id.as_deref(), Some(identity.blueprint_id.as_str()));
+    assert_eq!(
+        sessions[0].blueprint_id.as_deref(),
+        Some(identity.blueprint_id.as_str())
+    );
     assert_eq!(fakes.store.blueprints().len(), 1);
     let lifecycle = fakes.store.deliveries(&identity.session_id, "_svc:lifecycle");
-    assert_eq!(lifecycle.last().map(|d| d.complete), Some(true), "`done` ends the lifecycle channel");
+    assert_eq!(
+        lifecycle.last().map(|d| d.complete),
+        Some(true),
+        "`done` ends the lifecycle channel"
+    );
 }
 
 #[tokio::test]
@@ -151,7 +161,9 @@ async fn a_semantic_match_is_served_with_its_similarity_and_reason() {
         }),
         lifecycle: HandshakeLifecycle::new(fakes.clock.now()),
     };
-    HandshakeRepository::insert(fakes.store.as_ref(), &handshake).await.unwrap();
+    HandshakeRepository::insert(fakes.store.as_ref(), &handshake)
+        .await
+        .unwrap();
 
     let (identity, _) = rendered(
         service
@@ -183,7 +195,11 @@ async fn a_new_contract_for_a_cached_intent_is_an_update_beside_the_other_bluepr
     assert_ne!(identity.blueprint_id, first.blueprint_id);
     assert_ne!(identity.contract_hash, first.contract_hash);
     let stored: Vec<String> = fakes.store.blueprints().into_iter().map(|b| b.blueprint_id).collect();
-    assert_eq!(stored, [first.blueprint_id, identity.blueprint_id], "the first blueprint stays");
+    assert_eq!(
+        stored,
+        [first.blueprint_id, identity.blueprint_id],
+        "the first blueprint stays"
+    );
 }
 
 #[tokio::test]
@@ -228,7 +244,10 @@ async fn a_variance_override_re_aims_a_cached_handshake_at_a_new_component() {
         ..render_of(&reply.handshake_id, json!({}))
     };
     let (identity, _) = rendered(service.render(&caller, command).await.unwrap());
-    assert_ne!(identity.blueprint_id, first.blueprint_id, "a re-aimed render is a new component");
+    assert_ne!(
+        identity.blueprint_id, first.blueprint_id,
+        "a re-aimed render is a new component"
+    );
     assert_ne!(identity.blueprint_id, reply.blueprint_id);
     assert_ne!(identity.variant_key, first.variant_key);
     assert!(!identity.cache.hit);
@@ -262,7 +281,10 @@ async fn an_override_contract_that_needs_amending_or_a_bad_variance_is_refused_a
     };
     match service.render(&caller, with(bad_variance)).await {
         Err(AgentError::InvalidParams { field, rule }) => {
-            assert_eq!((field.as_str(), rule.as_str()), ("override.variance", "must be an object"));
+            assert_eq!(
+                (field.as_str(), rule.as_str()),
+                ("override.variance", "must be an object")
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -279,10 +301,12 @@ async fn an_override_contract_that_needs_amending_or_a_bad_variance_is_refused_a
 #[tokio::test]
 async fn a_cold_generation_over_the_demo_limit_is_refused_before_any_work() {
     let fakes = AgentFakes::default();
-    let service = fakes.service().with_generation_limit(GenerationLimit::per_address(WindowQuota {
-        limit: 1,
-        window: TimeDelta::minutes(10),
-    }));
+    let service = fakes
+        .service()
+        .with_generation_limit(GenerationLimit::per_address(WindowQuota {
+            limit: 1,
+            window: TimeDelta::minutes(10),
+        }));
     let caller = AgentFakes::caller("app-1");
     render_once(&service, &caller, "order card", titled()).await;
     let reply = agreed(&service, &caller, draft("stock card", counted())).await;
@@ -317,9 +341,9 @@ async fn a_cold_generation_over_the_demo_limit_is_refused_before_any_work() {
 async fn a_failed_generation_commits_an_error_session_and_uses_the_handshake() {
     let fakes = AgentFakes::default();
     let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
-    fakes
-        .generator
-        .fail(GenerationError::ProductionFailed("the model returned no component".into()));
+    fakes.generator.fail(GenerationError::ProductionFailed(
+        "the model returned no component".into(),
+    ));
     let reply = agreed(&service, &caller, draft("order card", titled())).await;
     let (identity, code, message) = match service
         .render(&caller, render_of(&reply.handshake_id, json!({})))
@@ -339,12 +363,12 @@ async fn a_failed_generation_commits_an_error_session_and_uses_the_handshake() {
     assert_eq!(sessions.len(), 1);
     assert_eq!(sessions[0].session_id, identity.session_id);
     assert_eq!(sessions[0].head.status_at(fakes.clock.now()), SessionStatus::Failed);
-    assert_eq!(sessions[0].failure.as_ref().map(|f| f.code.as_str()), Some("PRODUCTION_FAILED"));
+    assert_eq!(
+        sessions[0].failure.as_ref().map(|f| f.code.as_str()),
+        Some("PRODUCTION_FAILED")
+    );
     assert!(fakes.store.blueprints().is_empty());
-    match service
-        .render(&caller, render_of(&reply.handshake_id, json!({})))
-        .await
-    {
+    match service.render(&caller, render_of(&reply.handshake_id, json!({}))).await {
         Err(AgentError::InvalidParams { field, .. }) => assert_eq!(field, "handshakeId"),
         other => panic!("the handshake is used: {other:?}"),
     }
@@ -364,7 +388,10 @@ async fn generated_code_that_does_not_compile_is_a_validation_error_session() {
         RenderResult::Failed { code, .. } => assert_eq!(code, "VALIDATION_ERROR"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(fakes.store.sessions()[0].failure.as_ref().unwrap().code, "VALIDATION_ERROR");
+    assert_eq!(
+        fakes.store.sessions()[0].failure.as_ref().unwrap().code,
+        "VALIDATION_ERROR"
+    );
 }
 
 #[tokio::test]
@@ -453,7 +480,10 @@ async fn a_gesture_is_drained_by_exactly_one_of_two_concurrent_consumers() {
         ui_context: None,
         client_seq: Some(1),
     };
-    let (_, fresh) = service.record_action(&caller, &session_id, action.clone()).await.unwrap();
+    let (_, fresh) = service
+        .record_action(&caller, &session_id, action.clone())
+        .await
+        .unwrap();
     assert!(fresh);
     let (_, again) = service.record_action(&caller, &session_id, action).await.unwrap();
     assert!(!again, "a repeated clientSeq is the stored gesture");
@@ -474,9 +504,15 @@ async fn consume_refuses_a_long_timeout_and_a_foreign_session() {
     let fakes = AgentFakes::default();
     let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
     let session_id = render_once(&service, &caller, "order card", titled()).await.session_id;
-    match service.consume(&caller, &session_id, MAX_CONSUME_TIMEOUT_SECONDS + 1).await {
+    match service
+        .consume(&caller, &session_id, MAX_CONSUME_TIMEOUT_SECONDS + 1)
+        .await
+    {
         Err(AgentError::InvalidParams { field, rule }) => {
-            assert_eq!((field.as_str(), rule.as_str()), ("timeout", "must be an integer from 0 to 25"));
+            assert_eq!(
+                (field.as_str(), rule.as_str()),
+                ("timeout", "must be an integer from 0 to 25")
+            );
         }
         other => panic!("{other:?}"),
     }

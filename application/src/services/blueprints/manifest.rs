@@ -145,7 +145,7 @@ impl BlueprintCatalog {
             blueprint_id: ui.id.clone(),
             app_id: SHARED_POOL_APP_ID.to_owned(),
             intent: ui.name.clone(),
-            contract_hash: svc_domain::contract::contract_hash(&contract),
+            contract_hash: svc_domain::contract::contract_hash(contract),
             variant_key: variant_key(Some(&variance)),
             contract: ui.contract.clone().into(),
             variance,

@@ -21,7 +21,7 @@ use crate::ports::agent::{
     StreamEnvelope,
 };
 use crate::ports::blueprints::{
-    BlueprintChange, BlueprintFilter, BlueprintSummary, SHARED_POOL_APP_ID, StoredEmbedding,
+    BlueprintChange, BlueprintFilter, BlueprintSummary, EmbedError, Embedder, SHARED_POOL_APP_ID, StoredEmbedding,
 };
 use crate::ports::generation::{
     CompileFailure, CompileFinding, CompiledModule, Compiler, GeneratedComponent, GenerationError, GenerationRequest,
@@ -615,6 +615,21 @@ impl Compiler for StubCompiler {
             code: format!("/* compiled */ {tsx}"),
             imports: vec!["react".into()],
         })
+    }
+}
+
+/// An embedder that puts every text at the same point: everything is as similar as can be.
+#[derive(Default)]
+pub struct FlatEmbedder;
+
+#[async_trait::async_trait]
+impl Embedder for FlatEmbedder {
+    fn model(&self) -> &str {
+        "flat"
+    }
+
+    async fn embed(&self, texts: &[String]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
     }
 }
 

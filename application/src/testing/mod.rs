@@ -26,7 +26,7 @@ use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::operator::{ConnectorKeyService, CouponService, CreditService, OrgService};
 
 mod agent;
-pub use agent::{AgentFakes, InMemoryAgentStore, LocalBus, ScriptedGenerator, StubCompiler};
+pub use agent::{AgentFakes, FlatEmbedder, InMemoryAgentStore, LocalBus, ScriptedGenerator, StubCompiler};
 
 /// A clock that stands still until told to move.
 pub struct ManualClock(Mutex<DateTime<Utc>>);

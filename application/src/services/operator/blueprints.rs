@@ -427,3 +427,51 @@ mod tests {
         assert_eq!(merge_variance(&json!(null), &Default::default()), json!({}));
     }
 }
+
+#[cfg(all(test, feature = "testing"))]
+mod register_tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::services::blueprints::CatalogSettings;
+    use crate::testing::{AgentFakes, FlatEmbedder};
+
+    fn service(fakes: &AgentFakes) -> OpsBlueprintService {
+        OpsBlueprintService::new(OpsBlueprintPorts {
+            catalog: BlueprintCatalog::new(
+                fakes.store.clone(),
+                Arc::new(FlatEmbedder),
+                fakes.clock.clone(),
+                CatalogSettings::default(),
+            ),
+            repository: fakes.store.clone(),
+            generator: fakes.generator.clone(),
+            queue: GenerationQueue::new(1, 1, Duration::from_secs(1)),
+            compiler: fakes.compiler.clone(),
+            clock: fakes.clock.clone(),
+            ids: fakes.ids.clone(),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_registered_contract_that_is_not_an_object_is_an_invalid_contract_not_an_empty_one() {
+        let fakes = AgentFakes::default();
+        let code = "export default function Card() { return null; }".to_owned();
+        let error = service(&fakes)
+            .register("app-1", json!(["propsSpec"]), code.clone(), BlueprintOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(error.code(), "invalid_contract");
+        assert_eq!(error.to_string(), "contract: must be a JSON object");
+        assert!(fakes.store.blueprints().is_empty());
+
+        let stored = service(&fakes)
+            .register("app-1", json!({}), code, BlueprintOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(stored.record.contract, json!({}));
+    }
+}

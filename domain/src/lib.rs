@@ -3,6 +3,7 @@
 //! typed error. Nothing here reads a clock, touches I/O or draws randomness.
 
 pub mod action_event;
+pub mod app;
 pub mod artifact;
 pub mod blueprint;
 pub mod budget;
@@ -11,6 +12,7 @@ pub mod contract;
 pub mod coupon;
 pub mod gadgets;
 pub mod handshake;
+pub mod intent;
 pub mod invite;
 pub mod model_route;
 pub mod name;

@@ -37,6 +37,7 @@ impl Generator for Broken {
                 generator: "broken".into(),
                 model: None,
                 validator_score: None,
+                compiled: None,
             }),
         }
     }

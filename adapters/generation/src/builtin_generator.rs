@@ -18,16 +18,12 @@ impl BuiltinGenerator {
 
     /// The component for a request, without the async port around it.
     pub fn generate_now(&self, request: &GenerationRequest) -> Result<GeneratedComponent, GenerationError> {
-        if !request.contract.is_object() {
-            return Err(GenerationError::ProductionFailed(
-                "the data contract is not a JSON object".to_string(),
-            ));
-        }
         Ok(GeneratedComponent {
-            source: component_source(&request.intent, &request.contract, &request.variance),
+            source: component_source(&request.intent, request.contract.as_map(), &request.variance),
             generator: BUILTIN_GENERATOR_SLUG.to_string(),
             model: None,
             validator_score: None,
+            compiled: None,
         })
     }
 }

@@ -20,7 +20,7 @@ const GADGETS_PACKAGE: &str = svc_domain::gadgets::STANDARD_PACKAGE;
 
 /// The TSX source for `contract` (an object; missing maps count as empty). Deterministic: the same
 /// intent, contract and variance always give the same bytes.
-pub(crate) fn component_source(intent: &str, contract: &Value, variance: &Value) -> String {
+pub(crate) fn component_source(intent: &str, contract: &Map<String, Value>, variance: &Value) -> String {
     let empty = Map::new();
     let section = |name: &str| contract.get(name).and_then(Value::as_object).unwrap_or(&empty);
     let props_spec = contract.get("propsSpec").unwrap_or(&Value::Null);

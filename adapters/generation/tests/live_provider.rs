@@ -87,7 +87,9 @@ async fn one_generation_against_a_real_provider() {
                     "required": ["orderId", "total"] },
                 "actionSpec": { "approve": { "schema": { "type": "object", "properties": { "note": { "type": "string" } } } },
                                 "reject": { "schema": { "type": "object", "properties": { "reason": { "type": "string" } } } } }
-            }),
+            })
+            .try_into()
+            .unwrap(),
         )
         .with_persona(Some("Finance approver"))
     };

@@ -100,6 +100,7 @@ impl PublicUrls {
 pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
     let card_routes = guard.host_only();
     let live_enabled = state.live_enabled;
+    let request_ids = state.agent.ids();
     let rest_api = openapi::endpoint();
     Route::new()
         .at(
@@ -154,5 +155,5 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .around(nul_guard::refuse_nul_in_url)
         .data(state)
         .map_to_response()
-        .with(observe::Observe)
+        .with(observe::Observe { ids: request_ids })
 }

@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use svc_domain::contract::Contract;
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 use svc_domain::session::{FrozenCard, SessionHead};
 
@@ -9,16 +10,8 @@ use super::RepositoryError;
 
 type Result<T> = std::result::Result<T, RepositoryError>;
 
-/// An app: the tenancy unit of sessions and blueprints.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AppRecord {
-    pub app_id: String,
-    pub owner_id: String,
-    pub display_name: String,
-    pub system_prompt: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
+/// An app: the tenancy unit of sessions and blueprints (the domain's entity, stored as is).
+pub use svc_domain::app::App as AppRecord;
 
 #[async_trait::async_trait]
 pub trait AppRepository: Send + Sync {
@@ -57,7 +50,7 @@ pub struct HandshakeRecord {
     pub app_id: String,
     pub intent: String,
     /// The agreed contract.
-    pub contract: Value,
+    pub contract: Contract,
     pub variance: Value,
     pub generator: Option<String>,
     pub origin: Origin,
@@ -101,7 +94,7 @@ pub struct SessionRecord {
     pub app_id: String,
     pub intent: String,
     pub blueprint_id: Option<String>,
-    pub contract: Value,
+    pub contract: Contract,
     pub theme_id: Option<String>,
     pub head: SessionHead,
     pub failure: Option<RenderFailure>,
@@ -181,8 +174,8 @@ pub struct StreamEnvelope {
 pub trait EventRepository: Send + Sync {
     /// Stores a gesture durably; a repeated `client_seq` returns the stored one instead.
     async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool)>;
-    /// Returns every undrained gesture of the session and marks them drained, atomically.
-    async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>>;
+    /// Returns every undrained gesture of the session and marks them drained `at`, atomically.
+    async fn drain(&self, session_id: &str, at: DateTime<Utc>) -> Result<Vec<ActionEventRecord>>;
     /// Stores a delivery with the session's next stream sequence number.
     async fn append_stream(
         &self,

@@ -1,6 +1,7 @@
 //! Ports of the render pipeline: turning an agreed contract into TSX, and TSX into an ES module.
 
 use serde_json::Value;
+use svc_domain::contract::Contract;
 
 /// What a generator is asked to build. The contract is the agreed DataContract object
 /// (`propsSpec`, `actionSpec`, `streamSpec`, `contextSpec`, `clientCapabilities`,
@@ -12,7 +13,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, Default)]
 pub struct GenerationRequest {
     pub intent: String,
-    pub contract: Value,
+    pub contract: Contract,
     /// Design-time variance (`{ density?, layout?, tone?, ... }`); free-form object.
     pub variance: Value,
     /// The `provider:model` route when the agent asked for one; `None` for the default generator.
@@ -39,7 +40,7 @@ pub struct GenerationRequest {
 }
 
 impl GenerationRequest {
-    pub fn new(intent: impl Into<String>, contract: Value) -> Self {
+    pub fn new(intent: impl Into<String>, contract: Contract) -> Self {
         Self {
             intent: intent.into(),
             contract,
@@ -65,6 +66,9 @@ pub struct GeneratedComponent {
     pub model: Option<String>,
     /// The `advanced` generator's validator score, 0 to 1; `None` for the others.
     pub validator_score: Option<f64>,
+    /// The module the generator already compiled from `source` with the request's importable
+    /// packages, so the render does not compile it a second time; `None` when it compiled nothing.
+    pub compiled: Option<CompiledModule>,
 }
 
 /// Why a generation produced nothing. Each variant is one documented outcome

@@ -6,19 +6,14 @@
 
 use std::sync::Arc;
 
-use svc_domain::name::{NameError, parse_name};
+pub use svc_domain::app::{APP_NAME_MAX_CHARS, DEFAULT_APP_NAME, SYSTEM_PROMPT_MAX_CHARS};
+use svc_domain::app::{App, AppError};
+use svc_domain::name::NameError;
 
 use super::auth::APP_ID_LEN;
 use super::operator::INTERNAL_ERROR_CODE;
 use crate::ports::agent::{AppRecord, AppRepository};
 use crate::ports::{Clock, Ids, RepositoryError};
-
-/// Name of an app created without one.
-pub const DEFAULT_APP_NAME: &str = "My app";
-/// Longest display name, in characters.
-pub const APP_NAME_MAX_CHARS: usize = 120;
-/// Longest system prompt, in characters.
-pub const SYSTEM_PROMPT_MAX_CHARS: usize = 10_000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateApp {
@@ -65,19 +60,23 @@ impl AppServiceError {
     }
 }
 
-/// A display name: 1 to 120 characters once surrounding whitespace is trimmed, no control
-/// characters.
+impl From<AppError> for AppServiceError {
+    fn from(e: AppError) -> Self {
+        match e {
+            AppError::InvalidName(e) => Self::InvalidName(e),
+            AppError::SystemPromptTooLong { chars } => Self::SystemPromptTooLong { chars },
+        }
+    }
+}
+
+/// A display name (the rule is the domain's: `svc_domain::app::app_name`).
 pub fn app_name(raw: &str) -> Result<String, AppServiceError> {
-    parse_name(raw, APP_NAME_MAX_CHARS).map_err(AppServiceError::InvalidName)
+    Ok(svc_domain::app::app_name(raw)?)
 }
 
 /// A system prompt to store: `None` for the empty string, which clears it.
 pub fn system_prompt(raw: &str) -> Result<Option<String>, AppServiceError> {
-    let chars = raw.chars().count();
-    if chars > SYSTEM_PROMPT_MAX_CHARS {
-        return Err(AppServiceError::SystemPromptTooLong { chars });
-    }
-    Ok((!raw.is_empty()).then(|| raw.to_owned()))
+    Ok(svc_domain::app::system_prompt(raw)?)
 }
 
 #[derive(Clone)]
@@ -107,33 +106,29 @@ impl AppService {
 
     /// A new app with a server-minted base62 id.
     pub async fn create(&self, command: CreateApp) -> Result<AppRecord, AppServiceError> {
-        let display_name = match command.display_name {
-            Some(raw) => app_name(&raw)?,
-            None => DEFAULT_APP_NAME.to_owned(),
-        };
-        let now = self.clock.now();
-        let app = AppRecord {
-            app_id: self.ids.base62(APP_ID_LEN),
-            owner_id: command.owner_id,
-            display_name,
-            system_prompt: None,
-            created_at: now,
-            updated_at: now,
-        };
+        let app = App::new(
+            self.ids.base62(APP_ID_LEN),
+            command.owner_id,
+            command.display_name.as_deref(),
+            self.clock.now(),
+        )?;
         self.apps.insert(&app).await?;
         Ok(app)
     }
 
     pub async fn rename(&self, command: RenameApp) -> Result<AppRecord, AppServiceError> {
-        let display_name = app_name(&command.display_name)?;
-        let app = self.owned(&command.owner_id, &command.app_id).await?;
-        self.save(AppRecord { display_name, ..app }).await
+        // A bad name is refused before the lookup, whoever owns the app.
+        app_name(&command.display_name)?;
+        let mut app = self.owned(&command.owner_id, &command.app_id).await?;
+        app.rename(&command.display_name, self.clock.now())?;
+        self.save(app).await
     }
 
     pub async fn set_system_prompt(&self, command: SetAppSystemPrompt) -> Result<AppRecord, AppServiceError> {
-        let system_prompt = system_prompt(&command.system_prompt)?;
-        let app = self.owned(&command.owner_id, &command.app_id).await?;
-        self.save(AppRecord { system_prompt, ..app }).await
+        system_prompt(&command.system_prompt)?;
+        let mut app = self.owned(&command.owner_id, &command.app_id).await?;
+        app.set_system_prompt(&command.system_prompt, self.clock.now())?;
+        self.save(app).await
     }
 
     /// Deletes the owner's app; a missing or foreign id is a no-op, so deleting is idempotent.
@@ -150,11 +145,7 @@ impl AppService {
         }
     }
 
-    async fn save(&self, app: AppRecord) -> Result<AppRecord, AppServiceError> {
-        let app = AppRecord {
-            updated_at: self.clock.now(),
-            ..app
-        };
+    async fn save(&self, app: App) -> Result<AppRecord, AppServiceError> {
         // A delete may land between the read and this write.
         if self.apps.update(&app).await? {
             Ok(app)

@@ -4,7 +4,20 @@
 
 use std::sync::Arc;
 
-use crate::ports::generation::{CompileFailure, CompileFinding, CompiledModule, Compiler};
+use crate::ports::generation::{CompileFailure, CompileFinding, CompiledModule, Compiler, GeneratedComponent};
+
+/// The module of a generated component: the one its generator already compiled (the LLM pipeline
+/// checks what it produced), else `source` compiled now. One compilation per generation.
+pub async fn module_of(
+    compiler: &Arc<dyn Compiler>,
+    generated: &GeneratedComponent,
+    allowed_packages: &[String],
+) -> Result<CompiledModule, CompileFailure> {
+    match &generated.compiled {
+        Some(module) => Ok(module.clone()),
+        None => compile_off_worker(compiler, &generated.source, allowed_packages).await,
+    }
+}
 
 /// `compiler.compile(tsx, allowed_packages)` on a blocking thread.
 pub async fn compile_off_worker(

@@ -97,6 +97,7 @@ mod tests {
                 generator: self.0.to_owned(),
                 model: None,
                 validator_score: None,
+                compiled: None,
             })
         }
     }
@@ -114,7 +115,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_request_is_served_by_its_slug_then_its_model_then_the_default() {
-        let plain = GenerationRequest::new("card", serde_json::json!({}));
+        let plain = GenerationRequest::new("card", Default::default());
         assert_eq!(served_by(plain.clone()).await.unwrap(), "builtin");
         let with_model = GenerationRequest {
             model: Some("openai:gpt-4o".into()),
@@ -132,7 +133,7 @@ mod tests {
     async fn an_unknown_slug_is_generator_not_found() {
         let request = GenerationRequest {
             generator: Some("deluxe".into()),
-            ..GenerationRequest::new("card", serde_json::json!({}))
+            ..GenerationRequest::new("card", Default::default())
         };
         assert_eq!(
             served_by(request).await,
@@ -144,9 +145,9 @@ mod tests {
 
     #[test]
     fn persona_is_trimmed_and_lowercased() {
-        let request = GenerationRequest::new("card", serde_json::json!({})).with_persona(Some("  Ops Lead "));
+        let request = GenerationRequest::new("card", Default::default()).with_persona(Some("  Ops Lead "));
         assert_eq!(request.persona.as_deref(), Some("ops lead"));
-        let blank = GenerationRequest::new("card", serde_json::json!({})).with_persona(Some("   "));
+        let blank = GenerationRequest::new("card", Default::default()).with_persona(Some("   "));
         assert_eq!(blank.persona, None);
     }
 }

@@ -121,12 +121,11 @@ impl ToolChannelService {
     /// nor the deployment minimum.
     pub fn plan(
         &self,
-        contract: &Value,
+        contract: &Contract,
         session_id: &str,
         app_id: &str,
         channel: &str,
     ) -> Result<ChannelPlan, ChannelError> {
-        let contract = Contract::from_agreed(contract.as_object().cloned().unwrap_or_default());
         let source = contract
             .stream_source(channel)
             .ok_or_else(|| ChannelError::UnknownChannel(channel.to_owned()))?;
@@ -239,7 +238,7 @@ impl PollableTool for SessionProjectionTool {
             }
         };
         let session = &snapshot.session;
-        if session.head.status_at(chrono::Utc::now()) != SessionStatus::Active {
+        if session.head.status_at(self.agent.now()) != SessionStatus::Active {
             return Err(PollFailure::SessionGone);
         }
         // Epoch milliseconds, like the tool's result.
@@ -294,14 +293,15 @@ mod tests {
         )
     }
 
-    fn contract() -> Value {
-        json!({ "streamSpec": {
+    fn contract() -> Contract {
+        Contract::try_from(json!({ "streamSpec": {
             "a": { "mode": "replace", "schema": {}, "source": { "tool": "slow", "intervalMs": 250 } },
             "b": { "mode": "replace", "schema": {}, "source": { "tool": "fast", "intervalMs": 2000 } },
             "c": { "mode": "replace", "schema": {}, "source": { "tool": "fast" } },
             "d": { "mode": "replace", "schema": {}, "source": { "tool": "nope" } },
             "plain": { "mode": "append", "schema": {} }
-        } })
+        } }))
+        .unwrap()
     }
 
     #[test]

@@ -38,9 +38,34 @@ pub const RESERVED_CHANNEL_PREFIX: &str = "_svc:";
 /// The channel on which generation progress is delivered as `data`.
 pub const LIFECYCLE_CHANNEL: &str = "_svc:lifecycle";
 
-/// An agreed contract: a JSON object that passed negotiation, with typed accessors.
-#[derive(Debug, Clone, PartialEq)]
+/// An agreed contract: a JSON object that passed negotiation, with typed accessors. It serializes
+/// as that object; deserializing anything but an object fails.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct Contract(Map<String, Value>);
+
+/// A contract that is not a JSON object: callers answer it as an invalid argument naming the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("must be a JSON object")]
+pub struct ContractNotAnObject;
+
+impl TryFrom<Value> for Contract {
+    type Error = ContractNotAnObject;
+
+    /// Parses a contract read back from storage or from a manifest; never negotiates.
+    fn try_from(value: Value) -> Result<Self, Self::Error> {
+        match value {
+            Value::Object(map) => Ok(Self(map)),
+            _ => Err(ContractNotAnObject),
+        }
+    }
+}
+
+impl From<Contract> for Value {
+    fn from(contract: Contract) -> Self {
+        Value::Object(contract.0)
+    }
+}
 
 /// A stream channel the server fills by polling a tool (`streamSpec[c].source`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,5 +206,27 @@ impl Contract {
         let mut packages = self.gadget_packages();
         packages.push(crate::gadgets::STANDARD_PACKAGE.to_owned());
         packages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_object_is_a_contract() {
+        for not_an_object in [json!([1]), json!("propsSpec"), json!(null), json!(3)] {
+            assert_eq!(Contract::try_from(not_an_object), Err(ContractNotAnObject));
+        }
+        let contract = Contract::try_from(json!({ "propsSpec": { "type": "object" } })).unwrap();
+        assert!(contract.declares_props_spec());
+    }
+
+    #[test]
+    fn a_contract_serializes_as_its_object_and_refuses_anything_else() {
+        let value = json!({ "actionSpec": { "ok": { "schema": {} } } });
+        let contract: Contract = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&contract).unwrap(), value);
+        assert!(serde_json::from_value::<Contract>(json!([])).is_err());
     }
 }

@@ -10,11 +10,12 @@ use svc_application::services::compile::compile_off_worker;
 
 use futures_util::StreamExt;
 use svc_application::ports::generation::{
-    CompileFinding, Compiler, GeneratedComponent, GenerationError, GenerationProgress, GenerationRequest,
-    GenerationStage, Generator, NoProgress, ProgressSink, RenderCheck, RenderCheckFailure, RenderCheckInput,
+    CompileFinding, CompiledModule, Compiler, GeneratedComponent, GenerationError, GenerationProgress,
+    GenerationRequest, GenerationStage, Generator, NoProgress, ProgressSink, RenderCheck, RenderCheckFailure,
+    RenderCheckInput,
 };
 use svc_application::services::generation::{ADVANCED_SLUG, STANDARD_SLUG};
-use svc_domain::contract::{Contract, fixture_props};
+use svc_domain::contract::fixture_props;
 use svc_domain::model_route::{ModelEntry, ModelRegistry};
 use tracing::Instrument;
 
@@ -249,23 +250,24 @@ impl LlmGenerator {
     }
 
     /// Compiles `tsx` and renders it once; for `advanced`, also validates it. `Ok` carries the
-    /// validator score.
+    /// compiled module (the render stores it as is) and the validator score.
     async fn check(
         &self,
         tsx: &str,
         request: &GenerationRequest,
         allowed: &[String],
-    ) -> Result<Option<f64>, Vec<CompileFinding>> {
+    ) -> Result<(CompiledModule, Option<f64>), Vec<CompileFinding>> {
         let compiled = compile_off_worker(&self.compiler, tsx, allowed)
             .await
             .map_err(|failure| failure.findings)?;
         if let Some(render_check) = &self.render_check {
-            render_once(render_check.clone(), compiled.code, request).await?;
+            render_once(render_check.clone(), compiled.code.clone(), request).await?;
         }
-        Ok(match self.flavour {
+        let score = match self.flavour {
             Flavour::Standard => None,
             Flavour::Advanced => Some(validate(tsx, &request.contract).score),
-        })
+        };
+        Ok((compiled, score))
     }
 }
 
@@ -326,10 +328,9 @@ impl Generator for LlmGenerator {
             json_reply,
             reasoning: entry.reasoning,
         };
-        let contract = Contract::from_agreed(request.contract.as_object().cloned().unwrap_or_default());
-        let allowed = contract.importable_packages();
+        let allowed = request.contract.importable_packages();
 
-        let mut best_advanced: Option<(String, f64)> = None;
+        let mut best_advanced: Option<(Checked, f64)> = None;
         for round in 1..=2u32 {
             progress
                 .report(GenerationProgress::stage(GenerationStage::Prompting, round))
@@ -354,17 +355,17 @@ impl Generator for LlmGenerator {
                         .instrument(tracing::info_span!("checking", round))
                         .await;
                     match checked {
-                        Ok(None) => return Ok(self.component(tsx, entry, None)),
-                        Ok(Some(score)) if score >= REPAIR_BELOW || round == 2 => {
+                        Ok((compiled, None)) => return Ok(self.component((tsx, compiled), entry, None)),
+                        Ok((compiled, Some(score))) if score >= REPAIR_BELOW || round == 2 => {
                             let best = match best_advanced.take() {
                                 Some((earlier, earlier_score)) if earlier_score > score => (earlier, earlier_score),
-                                _ => (tsx, score),
+                                _ => ((tsx, compiled), score),
                             };
                             return Ok(self.component(best.0, entry, Some(best.1)));
                         }
-                        Ok(Some(score)) => {
+                        Ok((compiled, Some(score))) => {
                             let findings = validate(&tsx, &request.contract).findings;
-                            best_advanced = Some((tsx, score));
+                            best_advanced = Some(((tsx, compiled), score));
                             findings
                         }
                         Err(findings) => findings,
@@ -373,8 +374,8 @@ impl Generator for LlmGenerator {
             };
             if round == 2 {
                 // A compiled first reply of `advanced` beats a broken repair.
-                if let Some((tsx, score)) = best_advanced {
-                    return Ok(self.component(tsx, entry, Some(score)));
+                if let Some((checked, score)) = best_advanced {
+                    return Ok(self.component(checked, entry, Some(score)));
                 }
                 let message = format!(
                     "{} did not produce a valid component after one repair round: {}",
@@ -404,15 +405,24 @@ impl Generator for LlmGenerator {
 }
 
 impl LlmGenerator {
-    fn component(&self, source: String, entry: &ModelEntry, validator_score: Option<f64>) -> GeneratedComponent {
+    fn component(
+        &self,
+        (source, compiled): Checked,
+        entry: &ModelEntry,
+        validator_score: Option<f64>,
+    ) -> GeneratedComponent {
         GeneratedComponent {
             source,
             generator: self.slug().to_owned(),
             model: Some(entry.route.canonical()),
             validator_score,
+            compiled: Some(compiled),
         }
     }
 }
+
+/// A reply's TSX and the module it compiled to.
+type Checked = (String, CompiledModule);
 
 /// The render check on a blocking thread: it runs a JavaScript engine for up to its time budget.
 async fn render_once(
@@ -420,11 +430,11 @@ async fn render_once(
     code: String,
     request: &GenerationRequest,
 ) -> Result<(), Vec<CompileFinding>> {
-    let props = request.fixture_props.clone().unwrap_or_else(|| {
-        let contract = Contract::from_agreed(request.contract.as_object().cloned().unwrap_or_default());
-        fixture_props(&contract.props_schema())
-    });
-    let contract = request.contract.clone();
+    let props = request
+        .fixture_props
+        .clone()
+        .unwrap_or_else(|| fixture_props(&request.contract.props_schema()));
+    let contract = request.contract.as_value();
     let gadgets = request.gadgets.clone();
     let theme_id = request.theme_id.clone();
     let outcome = tokio::task::spawn_blocking(move || {

@@ -34,16 +34,20 @@ pub fn system_prompt(json_reply: bool) -> String {
 
 /// The first user turn.
 pub fn user_prompt(request: &GenerationRequest) -> String {
-    let contract = Contract::from_agreed(request.contract.as_object().cloned().unwrap_or_default());
+    let contract = &request.contract;
     let mut out = String::new();
     let _ = writeln!(out, "Build the card for this intent: {}\n", request.intent.trim());
-    let _ = writeln!(out, "## Data contract\n```json\n{}\n```", pretty(&request.contract));
-    describe_contract(&mut out, &contract);
+    let _ = writeln!(
+        out,
+        "## Data contract\n```json\n{}\n```",
+        pretty(&request.contract.as_value())
+    );
+    describe_contract(&mut out, contract);
     if request.variance.as_object().is_some_and(|v| !v.is_empty()) {
         let _ = writeln!(out, "\n## Design variance\n```json\n{}\n```", pretty(&request.variance));
     }
     let _ = writeln!(out, "\n## Gadgets you may import");
-    for package in catalog(request, &contract) {
+    for package in catalog(request, contract) {
         describe_package(&mut out, &package);
     }
     describe_theme(&mut out, request.theme_id.as_deref());
@@ -190,7 +194,9 @@ mod tests {
         let mut request = GenerationRequest::new(
             "order approval",
             json!({ "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } } },
-                    "actionSpec": { "approve": { "schema": { "type": "object" } } } }),
+                    "actionSpec": { "approve": { "schema": { "type": "object" } } } })
+            .try_into()
+            .unwrap(),
         )
         .with_persona(Some(" Finance Lead "));
         request.aesthetic = Some("dense, monochrome".into());

@@ -14,8 +14,7 @@ pub struct Validation {
     pub findings: Vec<CompileFinding>,
 }
 
-pub fn validate(source: &str, contract: &Value) -> Validation {
-    let contract = Contract::from_agreed(contract.as_object().cloned().unwrap_or_default());
+pub fn validate(source: &str, contract: &Contract) -> Validation {
     let mut checks: Vec<(bool, String)> = Vec::new();
     let calls = |hook: &str, name: &str| {
         source.contains(&format!("{hook}('{name}'"))
@@ -100,14 +99,14 @@ mod tests {
     fn a_component_using_its_contract_and_theme_scores_one() {
         let source = "const p = useProps(); const a = useAction('approve'); const r = useAction(\"reject\");\n\
                       <div style={{ color: 'var(--svc-color-fg)' }} />";
-        let v = validate(source, &contract());
+        let v = validate(source, &Contract::try_from(contract()).unwrap());
         assert_eq!(v.score, 1.0, "{:?}", v.findings);
     }
 
     #[test]
     fn missing_intents_and_hard_coded_colours_lower_the_score_with_findings() {
         let source = "const p = useProps(); const a = useAction('approve'); <div style={{ color: '#ff0000' }} />";
-        let v = validate(source, &contract());
+        let v = validate(source, &Contract::try_from(contract()).unwrap());
         assert!(v.score < REPAIR_BELOW, "{}", v.score);
         let text: Vec<_> = v.findings.iter().map(|f| f.message.as_str()).collect();
         assert!(text.iter().any(|m| m.contains("`reject`")), "{text:?}");

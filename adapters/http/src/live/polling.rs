@@ -15,7 +15,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
 use poem::http::StatusCode;
 use poem::web::{Data, Json, Path, Query};
 use poem::{IntoResponse, Response, handler};
@@ -61,7 +60,7 @@ pub struct TokenQuery {
 
 /// The caller a live token grants for `session_id`, either kind, and whether it was a wsToken.
 async fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Caller, bool)> {
-    let now = Utc::now();
+    let now = state.agent.now();
     let (claims, ws_token) = match state.tokens.verify_kind(TokenKind::WsToken, token, now) {
         Ok(claims) => (claims, true),
         Err(_) => (

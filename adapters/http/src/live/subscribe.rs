@@ -1,6 +1,5 @@
 //! The `subscribe` frame: authentication, the `ack`, and replay in the documented order.
 
-use chrono::Utc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use svc_application::services::agent::{AgentError, Caller, LiveSnapshot};
@@ -105,7 +104,7 @@ fn authenticate(
     payload: &SubscribePayload,
     bearer_caller: Option<&Caller>,
 ) -> Option<(Caller, bool)> {
-    let now = Utc::now();
+    let now = state.agent.now();
     if let Some(caller) = bearer_caller {
         return Some((caller.clone(), false));
     }
@@ -266,7 +265,7 @@ pub fn ack_payload(
             &session.session_id,
             &session.app_id,
             key_id,
-            Utc::now(),
+            state.agent.now(),
         );
         ack["sessionToken"] = json!(token);
         ack["sessionTokenExpiresAt"] = json!(expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));

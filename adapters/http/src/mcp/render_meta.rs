@@ -23,7 +23,7 @@ pub fn render_meta(
 ) -> Value {
     let (ws_token, expires_at) = state
         .tokens
-        .mint(&identity.session_id, &identity.app_id, key_id, chrono::Utc::now());
+        .mint(&identity.session_id, &identity.app_id, key_id, state.agent.now());
     let theme = themes::css_variables(theme_id, themes::ThemeMode::Light).unwrap_or_default();
     let dark = themes::css_variables(theme_id, themes::ThemeMode::Dark);
     let uri = render_uri(&identity.session_id);

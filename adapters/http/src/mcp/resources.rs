@@ -11,6 +11,7 @@
 use serde_json::{Value, json};
 use svc_application::ports::agent::SessionRecord;
 use svc_application::services::agent::{AgentError, Caller};
+use svc_domain::contract::Contract;
 use svc_domain::session::SessionVariant;
 use svc_domain::themes::{self, ThemeMode};
 use svc_protocol::{INVALID_PARAMS, MOUNT_UNAVAILABLE, SESSION_NOT_FOUND};
@@ -76,7 +77,7 @@ fn document(bootstrap: &Value) -> String {
 
 /// `contract`: the render's, whose importable declared packages the card may load; `None` for
 /// the shell, which mounts any render and so allows every declared package.
-fn contents(state: &HttpState, uri: &str, text: String, contract: Option<&Value>) -> Value {
+fn contents(state: &HttpState, uri: &str, text: String, contract: Option<&Contract>) -> Value {
     let ws_origin = state.urls.ws.trim_end_matches("/ws").to_owned();
     // The HTTP origin too: the card falls back to `pollingUrl` where the socket is blocked.
     let mut connect_domains = vec![ws_origin, state.urls.base.clone()];
@@ -116,7 +117,7 @@ fn render_bootstrap(
 ) -> Value {
     let (ws_token, expires_at) = state
         .tokens
-        .mint(&session.session_id, &session.app_id, key_id, chrono::Utc::now());
+        .mint(&session.session_id, &session.app_id, key_id, state.agent.now());
     let theme_id = session.theme_id.as_deref().unwrap_or(FALLBACK_THEME_ID);
     let light = themes::css_variables(theme_id, ThemeMode::Light);
     let dark = themes::css_variables(theme_id, ThemeMode::Dark);
@@ -222,7 +223,7 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
 
 /// An `mcpApps` session's mount: its declared MCP-Apps document, served as is (whatever the
 /// pinned epoch: the document has no history of its own), under the same policy as our documents.
-fn mcp_apps_document(state: &HttpState, uri: &str, html: String, contract: &Value) -> Value {
+fn mcp_apps_document(state: &HttpState, uri: &str, html: String, contract: &Contract) -> Value {
     contents(state, uri, html, Some(contract))
 }
 

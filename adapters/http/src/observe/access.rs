@@ -2,10 +2,13 @@
 //! sane, else a new one; echoed on the response), one access-log line, and the request metrics.
 //! The line never carries a header value or a body: bearers, keys and tokens stay out of logs.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use poem::{Endpoint, IntoResponse, Middleware, Request, Response, Result};
 use tracing::Instrument;
+
+use svc_application::ports::Ids;
 
 use super::metrics::METRICS;
 use super::route_label::route_label;
@@ -18,18 +21,25 @@ const MAX_INCOMING_ID: usize = 128;
 #[derive(Debug, Clone)]
 pub struct RpcLabel(pub String);
 
-pub struct Observe;
+/// `ids` mints the id of a request that came without a sane one.
+pub struct Observe {
+    pub ids: Arc<dyn Ids>,
+}
 
 impl<E: Endpoint> Middleware<E> for Observe {
     type Output = ObserveEndpoint<E>;
 
     fn transform(&self, inner: E) -> Self::Output {
-        ObserveEndpoint { inner }
+        ObserveEndpoint {
+            inner,
+            ids: self.ids.clone(),
+        }
     }
 }
 
 pub struct ObserveEndpoint<E> {
     inner: E,
+    ids: Arc<dyn Ids>,
 }
 
 impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
@@ -41,7 +51,7 @@ impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
             .header(HEADER)
             .filter(|incoming| acceptable(incoming))
             .map(str::to_owned)
-            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            .unwrap_or_else(|| self.ids.uuid());
         let method = method_label(req.method()).to_owned();
         let route = route_label(req.uri().path());
         // Every log line of the request carries its id through this span.

@@ -8,7 +8,7 @@ use super::entities::app;
 use crate::errors::{begin_write, is_unique_violation, repository_error};
 
 /// Name of an app created implicitly as its owner's default.
-pub const DEFAULT_APP_NAME: &str = "My app";
+pub use svc_domain::app::DEFAULT_APP_NAME;
 
 pub struct SeaOrmAppRepository {
     db: DatabaseConnection,

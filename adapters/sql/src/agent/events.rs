@@ -151,14 +151,13 @@ impl EventRepository for SeaOrmEventRepository {
         )))
     }
 
-    async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, RepositoryError> {
-        let now = Utc::now();
+    async fn drain(&self, session_id: &str, at: DateTime<Utc>) -> Result<Vec<ActionEventRecord>, RepositoryError> {
         let mut drained = if self.db.get_database_backend() == DbBackend::MySql {
-            backend::mysql::drain_actions(&self.db, session_id, now).await
+            backend::mysql::drain_actions(&self.db, session_id, at).await
         } else {
             // One UPDATE ... RETURNING: two concurrent drains never return the same gesture.
             action_event::Entity::update_many()
-                .col_expr(action_event::Column::DrainedAt, Expr::value(now))
+                .col_expr(action_event::Column::DrainedAt, Expr::value(at))
                 .filter(action_event::Column::SessionId.eq(session_id))
                 .filter(action_event::Column::DrainedAt.is_null())
                 .exec_with_returning(&self.db)

@@ -38,7 +38,9 @@ fn record(m: handshake::Model) -> Result<HandshakeRecord, RepositoryError> {
         }
     };
     Ok(HandshakeRecord {
-        contract: from_text(&m.contract)?,
+        contract: from_text(&m.contract)?
+            .try_into()
+            .map_err(|_| RepositoryError::Unavailable(anyhow::anyhow!("corrupt contract column: not an object")))?,
         variance: from_text(&m.variance)?,
         origin: Origin::parse(&m.origin).ok_or_else(|| corrupt("origin"))?,
         action: HandshakeAction::parse(&m.action).ok_or_else(|| corrupt("action"))?,
@@ -65,7 +67,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             handshake_id: Set(r.handshake_id.clone()),
             app_id: Set(r.app_id.clone()),
             intent: Set(r.intent.clone()),
-            contract: Set(to_text(&r.contract)),
+            contract: Set(to_text(&r.contract.as_value())),
             variance: Set(to_text(&r.variance)),
             generator: Set(r.generator.clone()),
             origin: Set(r.origin.as_str().to_owned()),

@@ -43,7 +43,9 @@ fn record(m: session::Model) -> Result<SessionRecord, RepositoryError> {
         _ => None,
     };
     Ok(SessionRecord {
-        contract: from_text(&m.contract)?,
+        contract: from_text(&m.contract)?
+            .try_into()
+            .map_err(|_| RepositoryError::Unavailable(anyhow::anyhow!("corrupt contract column: not an object")))?,
         head: SessionHead {
             status,
             epoch: u32::try_from(m.epoch).unwrap_or(0),
@@ -80,7 +82,7 @@ impl SessionRepository for SeaOrmSessionRepository {
             app_id: Set(r.app_id.clone()),
             intent: Set(r.intent.clone()),
             blueprint_id: Set(r.blueprint_id.clone()),
-            contract: Set(to_text(&r.contract)),
+            contract: Set(to_text(&r.contract.as_value())),
             theme_id: Set(r.theme_id.clone()),
             status: Set(status_column(r.head.status).to_owned()),
             epoch: Set(i64::from(r.head.epoch)),

@@ -1,16 +1,12 @@
-//! How the agent plane uses the blueprint catalog: storing what it generates, the handshake's
-//! semantic lookup, and the catalog tools (`svc_search_blueprints`,
-//! `svc_list_featured_blueprints`, `svc_render_blueprint`).
+//! How the agent plane uses stored blueprints: storing what it generates, and the handshake's
+//! reuse lookups beyond the exact key (the operator's default, then a semantic match).
 
-use svc_domain::gadgets::GadgetDescriptor;
+use std::sync::Arc;
 
-use super::{AgentError, AgentService, Caller};
-use crate::ports::agent::{BlueprintRecord, CacheMatch};
-use crate::services::blueprints::{BlueprintCatalog, BlueprintEntry, CatalogError, ManifestBundle, SearchPage};
-
-/// Default and largest `limit` of `svc_search_blueprints`.
-pub const DEFAULT_SEARCH_LIMIT: usize = 10;
-pub const MAX_SEARCH_LIMIT: usize = 100;
+use super::AgentError;
+use crate::ports::agent::{BlueprintRecord, BlueprintRepository, CacheMatch};
+use crate::ports::blueprints::BlueprintFilter;
+use crate::services::blueprints::{BlueprintCatalog, CatalogError};
 
 impl From<CatalogError> for AgentError {
     fn from(e: CatalogError) -> Self {
@@ -21,44 +17,34 @@ impl From<CatalogError> for AgentError {
     }
 }
 
-impl AgentService {
-    /// Wires the blueprint catalog (semantic lookup, search, the UI registry).
-    pub fn with_catalog(mut self, catalog: BlueprintCatalog) -> Self {
-        self.catalog = Some(catalog);
-        self
-    }
+/// The blueprint repository, with the catalog (vectors, semantic lookup) when one is wired.
+#[derive(Clone)]
+pub struct CachedBlueprints {
+    pub(super) repository: Arc<dyn BlueprintRepository>,
+    pub(super) catalog: Option<BlueprintCatalog>,
+}
 
-    /// The gadgets of `svc.json#app.gadgets`, layered over the standard package.
-    pub fn with_declared_gadgets(mut self, gadgets: Vec<GadgetDescriptor>) -> Self {
-        self.declared_gadgets = gadgets;
-        self
-    }
-
-    pub fn catalog(&self) -> Option<&BlueprintCatalog> {
-        self.catalog.as_ref()
-    }
-
-    /// Whether `svc_render_blueprint` is offered.
-    pub fn has_ui_registry(&self) -> bool {
-        self.catalog.as_ref().is_some_and(BlueprintCatalog::has_ui_registry)
+impl CachedBlueprints {
+    pub fn new(repository: Arc<dyn BlueprintRepository>, catalog: Option<BlueprintCatalog>) -> Self {
+        Self { repository, catalog }
     }
 
     /// Stores a generated blueprint (with its vector, when a catalog is wired).
-    pub(super) async fn store_blueprint(&self, record: &BlueprintRecord) -> Result<(), AgentError> {
+    pub async fn store(&self, record: &BlueprintRecord) -> Result<(), AgentError> {
         match &self.catalog {
             Some(catalog) => {
                 catalog.store(record.clone()).await?;
             }
-            None => self.ports.blueprints.insert(record).await?,
+            None => self.repository.insert(record).await?,
         }
         Ok(())
     }
 
     /// A cached blueprint for a different intent with the same contract and variance, similar
-    /// enough to reuse.
-    pub(super) async fn semantic_cache_match(
+    /// enough to reuse. Without a catalog the cache matches exactly only.
+    pub async fn semantic_match(
         &self,
-        caller: &Caller,
+        app_id: &str,
         intent: &str,
         contract_hash: &str,
         variant_key: &str,
@@ -67,7 +53,7 @@ impl AgentService {
             return Ok(None);
         };
         let found = catalog
-            .semantic_match(&caller.app_id, intent, contract_hash, variant_key)
+            .semantic_match(app_id, intent, contract_hash, variant_key)
             .await?;
         Ok(found.map(|m| CacheMatch {
             reason: format!(
@@ -82,39 +68,30 @@ impl AgentService {
         }))
     }
 
-    /// `svc_search_blueprints`; `limit` defaults to 10 and must be 1 to 100.
-    pub async fn search_blueprints(
-        &self,
-        caller: &Caller,
-        query: &str,
-        limit: Option<u64>,
-    ) -> Result<SearchPage, AgentError> {
-        let limit = match limit {
-            None => DEFAULT_SEARCH_LIMIT,
-            Some(n) if (1..=MAX_SEARCH_LIMIT as u64).contains(&n) => n as usize,
-            Some(_) => {
-                return Err(AgentError::invalid(
-                    "limit",
-                    format!("must be an integer from 1 to {MAX_SEARCH_LIMIT}"),
-                ));
-            }
+    /// The app's operator default for this contractHash (there is at most one, whatever its
+    /// variance), when it can be served: a registered component that does not compile never is.
+    /// Set by `svc_ops_register_blueprint` / `_generate_blueprint` with `setAsOperatorDefault`,
+    /// or `svc_ops_update_blueprint` with `isOperatorDefault: true`.
+    pub async fn operator_default(&self, app_id: &str, contract_hash: &str) -> Result<Option<CacheMatch>, AgentError> {
+        let filter = BlueprintFilter {
+            app_ids: Some(vec![app_id.to_owned()]),
+            contract_hash: Some(contract_hash.to_owned()),
+            ..BlueprintFilter::default()
         };
-        match &self.catalog {
-            Some(catalog) => Ok(catalog.search(&caller.app_id, query, limit).await?),
-            None => Ok(SearchPage { rows: vec![], total: 0 }),
-        }
-    }
-
-    /// `svc_list_featured_blueprints`: empty when no catalog is wired.
-    pub fn featured_blueprints(&self, caller: &Caller) -> Vec<BlueprintEntry> {
-        self.catalog
-            .as_ref()
-            .map(|c| c.featured(&caller.app_id))
-            .unwrap_or_default()
-    }
-
-    /// `svc_render_blueprint`: `None` for an id the UI registry does not declare.
-    pub fn render_blueprint(&self, blueprint_id: &str) -> Option<ManifestBundle> {
-        self.catalog.as_ref()?.manifest_bundle(blueprint_id)
+        let Some(default) = self
+            .repository
+            .list(&filter)
+            .await?
+            .into_iter()
+            .find(|b| b.is_operator_default && b.is_servable())
+        else {
+            return Ok(None);
+        };
+        Ok(Some(CacheMatch {
+            blueprint_id: default.blueprint_id,
+            similarity: 1.0,
+            kind: "operator_default".into(),
+            reason: "the operator's default blueprint for this contractHash".into(),
+        }))
     }
 }

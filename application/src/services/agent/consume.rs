@@ -4,8 +4,10 @@ use serde_json::Value;
 use svc_domain::session::SessionStatus;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::{AgentError, AgentService, Caller};
-use crate::ports::agent::{ActionEventRecord, LiveEvent};
+use std::sync::Arc;
+
+use super::{AgentError, Caller, SessionAccess};
+use crate::ports::agent::{ActionEventRecord, EventBus, EventRepository, LiveEvent};
 
 /// Longest `svc_consume` long-poll, in seconds.
 pub const MAX_CONSUME_TIMEOUT_SECONDS: u64 = 25;
@@ -18,7 +20,15 @@ pub struct ConsumeReply {
     pub client: Option<Value>,
 }
 
-impl AgentService {
+/// `svc_consume`: drains a session's gestures, long-polling for the first one.
+#[derive(Clone)]
+pub struct ConsumeService {
+    pub access: SessionAccess,
+    pub events: Arc<dyn EventRepository>,
+    pub bus: Arc<dyn EventBus>,
+}
+
+impl ConsumeService {
     /// Drains the session's gestures, waiting up to `timeout_seconds` for the first one. Waiting
     /// listens on the event bus, so an arriving gesture wakes it at once and nothing polls.
     pub async fn consume(
@@ -33,13 +43,13 @@ impl AgentService {
                 format!("must be an integer from 0 to {MAX_CONSUME_TIMEOUT_SECONDS}"),
             ));
         }
-        let session = self.owned_session(caller, session_id).await?;
-        let status = match session.head.status_at(self.ports.clock.now()) {
+        let session = self.access.owned(caller, session_id).await?;
+        let status = match session.head.status_at(self.access.clock.now()) {
             SessionStatus::Active => SessionStatus::Active,
             SessionStatus::Expired | SessionStatus::Failed => SessionStatus::Expired,
         };
         // Subscribe before the first drain so a gesture stored in between still wakes us.
-        let mut wake = self.ports.bus.subscribe(session_id);
+        let mut wake = self.bus.subscribe(session_id);
         let mut events = self.drain(session_id).await?;
         if events.is_empty() && status == SessionStatus::Active && timeout_seconds > 0 {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_seconds);
@@ -65,9 +75,9 @@ impl AgentService {
     }
 
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, AgentError> {
-        let events = self.ports.events.drain(session_id).await?;
+        let events = self.events.drain(session_id, self.access.clock.now()).await?;
         if !events.is_empty() {
-            self.ports.bus.publish(LiveEvent::DrainAck {
+            self.bus.publish(LiveEvent::DrainAck {
                 session_id: session_id.to_owned(),
                 action_ids: events.iter().map(|e| e.action_id.clone()).collect(),
             });

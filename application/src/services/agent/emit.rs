@@ -1,11 +1,10 @@
 use serde_json::Value;
-use svc_domain::contract::Contract;
 use svc_domain::session::SessionStatus;
 
-use super::{AgentError, AgentService, Caller};
+use super::{AgentError, Caller, PropsService};
 use crate::ports::agent::LiveEvent;
 
-impl AgentService {
+impl PropsService {
     /// Validates a payload against its channel, stores it with the next `seq` and publishes it.
     /// No subscriber is not an error: the envelope waits in the replay store.
     pub async fn emit(
@@ -16,12 +15,12 @@ impl AgentService {
         payload: Value,
         complete: bool,
     ) -> Result<bool, AgentError> {
-        let session = self.owned_session(caller, session_id).await?;
-        let now = self.ports.clock.now();
+        let session = self.access.owned(caller, session_id).await?;
+        let now = self.access.clock.now();
         if session.head.status_at(now) != SessionStatus::Active {
             return Err(AgentError::SessionNotFound);
         }
-        let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
+        let contract = &session.contract;
         let Some(declared) = contract.stream_channel(channel) else {
             return Err(AgentError::invalid(
                 "channel",
@@ -42,11 +41,10 @@ impl AgentService {
             });
         }
         let envelope = self
-            .ports
             .events
             .append_stream(session_id, channel, declared.mode.as_str(), &payload, complete, now)
             .await?;
-        self.ports.bus.publish(LiveEvent::Data(envelope));
+        self.bus.publish(LiveEvent::Data(envelope));
         Ok(true)
     }
 }

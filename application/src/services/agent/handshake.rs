@@ -3,10 +3,16 @@ use svc_domain::contract::{
     Contract, Finding, PropsSchemaProfile, contract_hash, profile_of, props_schema_hash, variant_key,
 };
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
+use svc_domain::intent::Intent;
 
+use std::sync::Arc;
+
+use super::blueprint_cache::CachedBlueprints;
 use super::untrusted_contract::negotiate_untrusted;
-use super::{AgentError, AgentService, Caller};
-use crate::ports::agent::{CacheMatch, HandshakeRecord};
+use super::{AgentError, Caller};
+use crate::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository};
+use crate::ports::telemetry::GenerationTelemetry;
+use crate::ports::{Clock, Ids};
 
 #[derive(Debug, Clone)]
 pub struct HandshakeCommand {
@@ -50,19 +56,22 @@ pub enum HandshakeOutcome {
     },
 }
 
-/// Longest accepted intent.
-const MAX_INTENT_LEN: usize = 200;
+/// `svc_handshake`: negotiates the draft, looks the reuse key up and records the handshake.
+#[derive(Clone)]
+pub struct HandshakeService {
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn Ids>,
+    pub handshakes: Arc<dyn HandshakeRepository>,
+    pub blueprints: CachedBlueprints,
+    pub telemetry: Arc<dyn GenerationTelemetry>,
+}
 
-impl AgentService {
+impl HandshakeService {
     #[tracing::instrument(name = "handshake", skip_all, fields(app_id = %caller.app_id))]
     pub async fn handshake(&self, caller: &Caller, cmd: HandshakeCommand) -> Result<HandshakeOutcome, AgentError> {
-        let intent = cmd.intent.trim().to_owned();
-        if intent.is_empty() || intent.chars().count() > MAX_INTENT_LEN {
-            return Err(AgentError::invalid(
-                "intent",
-                format!("must be 1 to {MAX_INTENT_LEN} characters"),
-            ));
-        }
+        let intent = Intent::parse(&cmd.intent)
+            .map_err(|e| AgentError::invalid("intent", e.to_string()))?
+            .into_string();
         if cmd.variance.as_ref().is_some_and(|v| !v.is_object() && !v.is_null()) {
             return Err(AgentError::invalid("blueprintDraft.variance", "must be an object"));
         }
@@ -72,7 +81,7 @@ impl AgentService {
             .filter(|v| !v.is_null())
             .unwrap_or_else(|| Value::Object(Default::default()));
         let variant = variant_key(Some(&variance));
-        let now = self.ports.clock.now();
+        let now = self.clock.now();
 
         // Lookup and validation run concurrently; a draft that is agreed verbatim hashes like its
         // agreed form, so the speculative lookup is usually the only one.
@@ -81,8 +90,8 @@ impl AgentService {
             if cmd.force_create {
                 return Ok(None);
             }
-            self.ports
-                .blueprints
+            self.blueprints
+                .repository
                 .find_exact(&caller.app_id, &intent, &speculative_hash, &variant)
                 .await
         };
@@ -102,8 +111,8 @@ impl AgentService {
             Some(bp) if bp.contract_hash == hash => Some(bp),
             _ if cmd.force_create => None,
             _ => {
-                self.ports
-                    .blueprints
+                self.blueprints
+                    .repository
                     .find_exact(&caller.app_id, &intent, &hash, &variant)
                     .await?
             }
@@ -111,8 +120,8 @@ impl AgentService {
         let exact_exists = match (&exact, cmd.force_create) {
             (Some(_), _) => true,
             (None, true) => self
-                .ports
                 .blueprints
+                .repository
                 .find_exact(&caller.app_id, &intent, &hash, &variant)
                 .await?
                 .is_some(),
@@ -121,13 +130,22 @@ impl AgentService {
         // No exact match: the operator's default for the contract serves, else a cached
         // blueprint for a similar intent with the same contract and variance.
         let semantic = match (&exact, cmd.force_create) {
-            (None, false) => match self.operator_default_match(caller, &hash).await? {
+            (None, false) => match self.blueprints.operator_default(&caller.app_id, &hash).await? {
                 Some(chosen) => Some(chosen),
-                None => self.semantic_cache_match(caller, &intent, &hash, &variant).await?,
+                None => {
+                    self.blueprints
+                        .semantic_match(&caller.app_id, &intent, &hash, &variant)
+                        .await?
+                }
             },
             _ => None,
         };
-        let same_intent = exact_exists || self.ports.blueprints.intent_cached(&caller.app_id, &intent).await?;
+        let same_intent = exact_exists
+            || self
+                .blueprints
+                .repository
+                .intent_cached(&caller.app_id, &intent)
+                .await?;
         let action = HandshakeAction::choose(cmd.force_create, exact_exists || semantic.is_some(), same_intent);
 
         let cached = match exact {
@@ -152,19 +170,19 @@ impl AgentService {
             ),
             None if negotiated.amended() => (
                 Origin::Synth,
-                self.ports.ids.uuid(),
+                self.ids.uuid(),
                 None,
                 negotiated.amendments.clone(),
                 vec![],
             ),
-            None => (Origin::Agent, self.ports.ids.uuid(), None, vec![], vec![]),
+            None => (Origin::Agent, self.ids.uuid(), None, vec![], vec![]),
         };
 
         let record = HandshakeRecord {
-            handshake_id: self.ports.ids.uuid(),
+            handshake_id: self.ids.uuid(),
             app_id: caller.app_id.clone(),
             intent: intent.clone(),
-            contract: contract.as_value(),
+            contract: contract.clone(),
             variance,
             generator: cmd.generator.clone(),
             origin,
@@ -173,7 +191,7 @@ impl AgentService {
             cache: cache.clone(),
             lifecycle: HandshakeLifecycle::new(now),
         };
-        self.ports.handshakes.insert(&record).await?;
+        self.handshakes.insert(&record).await?;
 
         let enforced = contract.props_schema();
         Ok(HandshakeOutcome::Agreed(Box::new(HandshakeReply {
@@ -198,8 +216,7 @@ impl AgentService {
 
 /// The hash the draft would have if it is agreed verbatim.
 fn draft_hash(draft: &Value) -> String {
-    draft
-        .as_object()
-        .map(|map| contract_hash(&Contract::from_agreed(map.clone())))
+    Contract::try_from(draft.clone())
+        .map(|verbatim| contract_hash(&verbatim))
         .unwrap_or_default()
 }

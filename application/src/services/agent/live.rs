@@ -5,8 +5,13 @@ use serde_json::{Map, Value};
 use svc_domain::contract::Contract;
 use svc_domain::session::SessionStatus;
 
-use super::{AgentError, AgentService, Caller};
-use crate::ports::agent::{ActionEventRecord, LiveEvent, NewActionEvent, SessionRecord, StreamEnvelope};
+use std::sync::Arc;
+
+use super::{AgentError, Caller, SchemaCache, SessionAccess};
+use crate::ports::agent::{
+    ActionEventRecord, BlueprintRepository, EventBus, EventRepository, LiveEvent, NewActionEvent, SessionRecord,
+    SessionRepository, StreamEnvelope,
+};
 
 /// Everything the `ack` frame carries.
 #[derive(Debug, Clone)]
@@ -37,19 +42,32 @@ pub struct IncomingAction {
 /// Key of the host observation inside the context snapshot.
 pub(super) const HOST_KEY: &str = "_host";
 
-impl AgentService {
+/// What the live channel needs from the agent plane.
+#[derive(Clone)]
+pub struct LiveService {
+    pub access: SessionAccess,
+    pub sessions: Arc<dyn SessionRepository>,
+    pub events: Arc<dyn EventRepository>,
+    pub blueprints: Arc<dyn BlueprintRepository>,
+    pub bus: Arc<dyn EventBus>,
+    pub schemas: SchemaCache,
+    /// Stream envelopes and gestures one live subscriber may replay; an older cursor is a gap.
+    pub replay_buffer: u64,
+}
+
+impl LiveService {
     /// The session a live subscriber of `caller`'s app binds to.
     pub async fn live_snapshot(&self, caller: &Caller, session_id: &str) -> Result<LiveSnapshot, AgentError> {
-        let session = self.owned_session(caller, session_id).await?;
+        let session = self.access.owned(caller, session_id).await?;
         let blueprint = match &session.blueprint_id {
-            Some(id) => self.ports.blueprints.get(id).await?,
+            Some(id) => self.blueprints.get(id).await?,
             None => None,
         };
         let variant = blueprint
             .as_ref()
             .map_or(svc_domain::session::SessionVariant::Render, |bp| bp.session_variant());
         let component_code = blueprint.map(|bp| bp.code);
-        let last_stream_seq = self.ports.events.last_stream_seq(session_id).await?;
+        let last_stream_seq = self.events.last_stream_seq(session_id).await?;
         Ok(LiveSnapshot {
             session,
             component_code,
@@ -60,7 +78,7 @@ impl AgentService {
 
     /// Live events of a topic: a session id, or a host conversation's topic.
     pub fn live_events(&self, topic: &str) -> tokio::sync::broadcast::Receiver<LiveEvent> {
-        self.ports.bus.subscribe(topic)
+        self.bus.subscribe(topic)
     }
 
     /// Validates a gesture against the contract and stores it durably (deduplicated by
@@ -71,12 +89,12 @@ impl AgentService {
         session_id: &str,
         action: IncomingAction,
     ) -> Result<(ActionEventRecord, bool), AgentError> {
-        let session = self.owned_session(caller, session_id).await?;
-        let now = self.ports.clock.now();
+        let session = self.access.owned(caller, session_id).await?;
+        let now = self.access.clock.now();
         if session.head.status_at(now) != SessionStatus::Active {
             return Err(AgentError::SessionNotFound);
         }
-        let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
+        let contract = &session.contract;
         let Some(schema) = contract.action_schema(&action.intent) else {
             return Err(AgentError::invalid(
                 "payload.action",
@@ -90,7 +108,7 @@ impl AgentService {
                 violations,
             });
         }
-        let ui_context = self.checked_context(&contract, &session, action.ui_context).await?;
+        let ui_context = self.checked_context(contract, &session, action.ui_context).await?;
         let event = NewActionEvent {
             session_id: session_id.to_owned(),
             client_seq: action.client_seq,
@@ -99,15 +117,14 @@ impl AgentService {
             ui_context: ui_context.clone(),
             fired_at: now,
         };
-        let (stored, fresh) = self.ports.events.append_action(&event).await?;
+        let (stored, fresh) = self.events.append_action(&event).await?;
         if fresh {
             let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
             snapshot.extend(ui_context.as_object().cloned().unwrap_or_default());
-            self.ports
-                .sessions
+            self.sessions
                 .set_context_snapshot(session_id, &Value::Object(snapshot))
                 .await?;
-            self.ports.bus.publish(LiveEvent::ActionStored {
+            self.bus.publish(LiveEvent::ActionStored {
                 session_id: session_id.to_owned(),
             });
         }
@@ -153,13 +170,12 @@ impl AgentService {
 
     /// `svc_runtime_sync_context`: validates and stores the card's slot values; returns the snapshot.
     pub async fn sync_context(&self, caller: &Caller, session_id: &str, context: Value) -> Result<Value, AgentError> {
-        let session = self.unexpired_session(caller, session_id).await?;
-        let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
-        let slots = self.checked_context(&contract, &session, Some(context)).await?;
+        let session = self.access.unexpired(caller, session_id).await?;
+        let contract = &session.contract;
+        let slots = self.checked_context(contract, &session, Some(context)).await?;
         let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
         snapshot.extend(slots.as_object().cloned().unwrap_or_default());
-        self.ports
-            .sessions
+        self.sessions
             .set_context_snapshot(session_id, &Value::Object(snapshot))
             .await?;
         Ok(slots)
@@ -172,11 +188,10 @@ impl AgentService {
         session_id: &str,
         observed: Value,
     ) -> Result<(), AgentError> {
-        let session = self.owned_session(caller, session_id).await?;
+        let session = self.access.owned(caller, session_id).await?;
         let mut snapshot = session.context_snapshot.as_object().cloned().unwrap_or_default();
         snapshot.insert(HOST_KEY.to_owned(), observed);
-        self.ports
-            .sessions
+        self.sessions
             .set_context_snapshot(session_id, &Value::Object(snapshot))
             .await?;
         Ok(())
@@ -185,9 +200,8 @@ impl AgentService {
     /// Stream envelopes after `after_seq`: the newest `replay_buffer` of them.
     pub async fn replay_streams(&self, session_id: &str, after_seq: i64) -> Result<Replay<StreamEnvelope>, AgentError> {
         let fetched = self
-            .ports
             .events
-            .streams_since(session_id, after_seq, self.settings.replay_buffer + 1)
+            .streams_since(session_id, after_seq, self.replay_buffer + 1)
             .await?;
         Ok(self.bounded(fetched))
     }
@@ -199,9 +213,8 @@ impl AgentService {
         after_sequence: i64,
     ) -> Result<Replay<ActionEventRecord>, AgentError> {
         let fetched = self
-            .ports
             .events
-            .actions_since(session_id, after_sequence, self.settings.replay_buffer + 1)
+            .actions_since(session_id, after_sequence, self.replay_buffer + 1)
             .await?;
         Ok(self.bounded(fetched))
     }
@@ -209,7 +222,7 @@ impl AgentService {
     /// The store returns one item more than the buffer when the cursor is older than the buffer:
     /// that is the gap, and the oldest item goes.
     fn bounded<T>(&self, mut items: Vec<T>) -> Replay<T> {
-        let gap = items.len() as u64 > self.settings.replay_buffer;
+        let gap = items.len() as u64 > self.replay_buffer;
         if gap {
             items.remove(0);
         }

@@ -1,42 +1,53 @@
-//! The agent plane: handshake, render, consume, update, amend, emit and the session reads.
+//! The agent plane: handshake, render, consume, update, amend, emit, the session reads and the
+//! live channel. Each use case is its own service holding only the ports it uses
+//! ([`HandshakeService`], [`RenderService`], [`ConsumeService`], [`PropsService`],
+//! [`SessionService`], [`LiveService`]); [`AgentService`] is the facade the transports call.
 
 mod blueprint_cache;
 mod catalogs;
 mod consume;
 mod emit;
 mod error;
+mod facade;
 mod generation_limit;
 mod generation_queue;
 mod handshake;
 mod handshake_claim;
 mod lifecycle;
 mod live;
-mod operator_default;
 mod render;
+#[cfg(all(test, feature = "testing"))]
+mod render_tests;
 mod schema_cache;
+mod session_access;
 mod sessions;
 mod untrusted_contract;
 mod update;
 
 use std::sync::Arc;
 
-pub use consume::{ConsumeReply, MAX_CONSUME_TIMEOUT_SECONDS};
+pub use blueprint_cache::CachedBlueprints;
+pub use consume::{ConsumeReply, ConsumeService, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use error::AgentError;
 pub use generation_limit::GenerationLimit;
 pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};
-pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply};
+pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply, HandshakeService};
 pub use lifecycle::{ProgressObserver, STREAMING_INTERVAL};
-pub use live::{IncomingAction, LiveSnapshot, Replay};
-pub use render::{CacheReport, FirstPaint, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult};
+pub use live::{IncomingAction, LiveService, LiveSnapshot, Replay};
+pub use render::{
+    CacheReport, FirstPaint, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult, RenderService,
+};
 pub use schema_cache::SchemaCache;
+pub use session_access::SessionAccess;
 pub use sessions::{DEFAULT_SESSION_LIST, MAX_SESSION_LIST};
-pub use sessions::{RenderSource, SessionView};
-pub use update::{PropsChange, UpdateReply};
+pub use sessions::{RenderSource, SessionService, SessionView};
+pub use update::{PropsChange, PropsService, UpdateReply};
 
 use crate::ports::agent::{
     AppRepository, BlueprintRepository, EventBus, EventRepository, HandshakeRepository, SessionRepository,
 };
 use crate::ports::generation::{Compiler, Generator};
+use crate::ports::telemetry::GenerationTelemetry;
 use crate::ports::{Clock, Ids};
 
 /// The authenticated caller of a tool, resolved by the transport.
@@ -80,6 +91,9 @@ pub struct AgentPorts {
     pub compiler: Arc<dyn Compiler>,
 }
 
+/// The agent plane's facade: what the transports call. Each method hands the call to its use
+/// case (handshake, render, consume, props, sessions, live), assembled from only the ports that use
+/// case needs; the catalog tools (gadgets, themes, blueprint search) stay here.
 #[derive(Clone)]
 pub struct AgentService {
     ports: AgentPorts,
@@ -93,7 +107,7 @@ pub struct AgentService {
     /// Semantic lookup, search and the UI registry; without it the cache matches exactly only.
     catalog: Option<crate::services::blueprints::BlueprintCatalog>,
     /// Cache lookups, queue waits and generation outcomes, for the operator's metrics.
-    telemetry: Arc<dyn crate::ports::telemetry::GenerationTelemetry>,
+    telemetry: Arc<dyn GenerationTelemetry>,
 }
 
 impl AgentService {
@@ -111,7 +125,7 @@ impl AgentService {
     }
 
     /// Reports cache lookups, queue waits and generation outcomes to `telemetry`.
-    pub fn with_telemetry(mut self, telemetry: Arc<dyn crate::ports::telemetry::GenerationTelemetry>) -> Self {
+    pub fn with_telemetry(mut self, telemetry: Arc<dyn GenerationTelemetry>) -> Self {
         self.telemetry = telemetry;
         self
     }
@@ -131,29 +145,95 @@ impl AgentService {
         self
     }
 
-    /// The caller's session, or `SessionNotFound` for a missing or foreign one alike.
-    async fn owned_session(
-        &self,
-        caller: &Caller,
-        session_id: &str,
-    ) -> Result<crate::ports::agent::SessionRecord, AgentError> {
-        match self.ports.sessions.get(session_id).await? {
-            Some(s) if s.app_id == caller.app_id => Ok(s),
-            _ => Err(AgentError::SessionNotFound),
+    /// Now, by the agent plane's clock: the transports stamp and check live tokens with it.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.ports.clock.now()
+    }
+
+    /// The agent plane's source of ids (request ids of the access log).
+    pub fn ids(&self) -> Arc<dyn Ids> {
+        self.ports.ids.clone()
+    }
+
+    fn access(&self) -> SessionAccess {
+        SessionAccess::new(self.ports.sessions.clone(), self.ports.clock.clone())
+    }
+
+    fn cached_blueprints(&self) -> CachedBlueprints {
+        CachedBlueprints::new(self.ports.blueprints.clone(), self.catalog.clone())
+    }
+
+    /// The handshake use case.
+    pub fn handshakes(&self) -> HandshakeService {
+        HandshakeService {
+            clock: self.ports.clock.clone(),
+            ids: self.ports.ids.clone(),
+            handshakes: self.ports.handshakes.clone(),
+            blueprints: self.cached_blueprints(),
+            telemetry: self.telemetry.clone(),
         }
     }
 
-    /// The caller's session unless it expired: agent and runtime tools answer an expired session
-    /// like a missing one (-32002, Document 1). A failed render stays readable.
-    pub(super) async fn unexpired_session(
-        &self,
-        caller: &Caller,
-        session_id: &str,
-    ) -> Result<crate::ports::agent::SessionRecord, AgentError> {
-        let session = self.owned_session(caller, session_id).await?;
-        if session.head.status_at(self.ports.clock.now()) == svc_domain::session::SessionStatus::Expired {
-            return Err(AgentError::SessionNotFound);
+    /// The render use case.
+    pub fn renders(&self) -> RenderService {
+        RenderService {
+            clock: self.ports.clock.clone(),
+            ids: self.ports.ids.clone(),
+            handshakes: self.ports.handshakes.clone(),
+            sessions: self.ports.sessions.clone(),
+            events: self.ports.events.clone(),
+            blueprints: self.cached_blueprints(),
+            bus: self.ports.bus.clone(),
+            generator: self.ports.generator.clone(),
+            compiler: self.ports.compiler.clone(),
+            settings: self.settings.clone(),
+            schemas: self.schemas.clone(),
+            queue: self.queue.clone(),
+            generation_limit: self.generation_limit.clone(),
+            declared_gadgets: self.declared_gadgets.clone(),
+            telemetry: self.telemetry.clone(),
         }
-        Ok(session)
+    }
+
+    /// The `svc_consume` use case.
+    pub fn consumption(&self) -> ConsumeService {
+        ConsumeService {
+            access: self.access(),
+            events: self.ports.events.clone(),
+            bus: self.ports.bus.clone(),
+        }
+    }
+
+    /// The `svc_update` / `svc_amend` / `svc_emit` use case.
+    pub fn props(&self) -> PropsService {
+        PropsService {
+            access: self.access(),
+            sessions: self.ports.sessions.clone(),
+            events: self.ports.events.clone(),
+            bus: self.ports.bus.clone(),
+            schemas: self.schemas.clone(),
+        }
+    }
+
+    /// The session reads.
+    pub fn session_reads(&self) -> SessionService {
+        SessionService {
+            access: self.access(),
+            blueprints: self.ports.blueprints.clone(),
+            apps: self.ports.apps.clone(),
+        }
+    }
+
+    /// What the live channel needs.
+    pub fn live(&self) -> LiveService {
+        LiveService {
+            access: self.access(),
+            sessions: self.ports.sessions.clone(),
+            events: self.ports.events.clone(),
+            blueprints: self.ports.blueprints.clone(),
+            bus: self.ports.bus.clone(),
+            schemas: self.schemas.clone(),
+            replay_buffer: self.settings.replay_buffer,
+        }
     }
 }

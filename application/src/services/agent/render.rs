@@ -7,16 +7,22 @@ use svc_domain::handshake::{HandshakeAction, Origin};
 use svc_domain::model_route::parse_model_route;
 use svc_domain::refusal::RefusalEntry;
 use svc_domain::session::{SessionHead, checked_ttl};
-use svc_domain::themes;
 use tracing::Instrument;
 
+use std::sync::Arc;
+
+use super::blueprint_cache::CachedBlueprints;
+use super::catalogs::theme_catalog;
 use super::untrusted_contract::negotiate_untrusted;
-use super::{AgentError, AgentService, Caller};
+use super::{AgentError, AgentSettings, Caller, GenerationLimit, GenerationQueue, SchemaCache};
 use crate::ports::agent::{
-    BlueprintRecord, HandshakeRecord, HostSession, LiveEvent, RenderFailure, SessionRecord, host_topic,
+    BlueprintRecord, EventBus, EventRepository, HandshakeRecord, HandshakeRepository, HostSession, LiveEvent,
+    RenderFailure, SessionRecord, SessionRepository, host_topic,
 };
-use crate::ports::generation::{GenerationProgress, GenerationRequest, GenerationStage};
-use crate::services::compile::compile_off_worker;
+use crate::ports::generation::{Compiler, GenerationProgress, GenerationRequest, GenerationStage, Generator};
+use crate::ports::telemetry::GenerationTelemetry;
+use crate::ports::{Clock, Ids};
+use crate::services::compile::module_of;
 
 use super::handshake_claim::HandshakeClaim;
 use super::lifecycle::{LifecycleSink, ProgressObserver};
@@ -69,7 +75,7 @@ pub struct RenderIdentity {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FirstPaint {
     pub component_code: String,
-    pub contract: Value,
+    pub contract: Contract,
     pub props: Value,
 }
 
@@ -112,10 +118,33 @@ struct Plan {
     cache_report: CacheReport,
 }
 
-impl AgentService {
+/// `svc_render`: turns a handshake into a session, from the cache or by a generation.
+#[derive(Clone)]
+pub struct RenderService {
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn Ids>,
+    pub handshakes: Arc<dyn HandshakeRepository>,
+    pub sessions: Arc<dyn SessionRepository>,
+    /// The `_svc:lifecycle` deliveries of a generation.
+    pub events: Arc<dyn EventRepository>,
+    pub blueprints: CachedBlueprints,
+    pub bus: Arc<dyn EventBus>,
+    pub generator: Arc<dyn Generator>,
+    pub compiler: Arc<dyn Compiler>,
+    pub settings: Arc<AgentSettings>,
+    pub schemas: SchemaCache,
+    pub queue: GenerationQueue,
+    /// `--public-demo`: cold generations per remote address; absent, generations are unlimited.
+    pub generation_limit: Option<GenerationLimit>,
+    /// Gadgets declared by the app manifest, offered to a generation its contract allows.
+    pub declared_gadgets: Vec<svc_domain::gadgets::GadgetDescriptor>,
+    pub telemetry: Arc<dyn GenerationTelemetry>,
+}
+
+impl RenderService {
     #[tracing::instrument(name = "render", skip_all, fields(app_id = %caller.app_id, handshake_id = %cmd.handshake_id))]
     pub async fn render(&self, caller: &Caller, cmd: RenderCommand) -> Result<RenderResult, AgentError> {
-        let now = self.ports.clock.now();
+        let now = self.clock.now();
         let handshake = self.usable_handshake(caller, &cmd.handshake_id, now).await?;
         let model = cmd
             .model
@@ -166,7 +195,7 @@ impl AgentService {
         if plan.cached.is_none() {
             self.telemetry.queue_waited(queued_at.elapsed());
         }
-        let Some(mut claim) = HandshakeClaim::take(&self.ports.handshakes, &handshake.handshake_id, now).await? else {
+        let Some(mut claim) = HandshakeClaim::take(&self.handshakes, &handshake.handshake_id, now).await? else {
             // Another render of this handshake won: this one generates nothing.
             if let Some((limit, admission)) = &admission {
                 limit.give_back(admission);
@@ -177,7 +206,7 @@ impl AgentService {
             ));
         };
 
-        let session_id = self.ports.ids.uuid();
+        let session_id = self.ids.uuid();
         let identity = RenderIdentity {
             session_id: session_id.clone(),
             app_id: caller.app_id.clone(),
@@ -231,16 +260,16 @@ impl AgentService {
         };
         let first_paint = FirstPaint {
             component_code: blueprint.code.clone(),
-            contract: plan.contract.as_value(),
+            contract: plan.contract.clone(),
             props: cmd.props.clone(),
         };
-        let head = SessionHead::rendered(cmd.props, ttl, self.ports.clock.now());
+        let head = SessionHead::rendered(cmd.props, ttl, self.clock.now());
         let record = SessionRecord {
             session_id,
             app_id: caller.app_id.clone(),
             intent: handshake.intent.clone(),
             blueprint_id: Some(blueprint.blueprint_id.clone()),
-            contract: plan.contract.as_value(),
+            contract: plan.contract.clone(),
             theme_id: Some(theme_id.clone()),
             head: head.clone(),
             failure: None,
@@ -251,10 +280,10 @@ impl AgentService {
             revision: 0,
         };
         claim.commit();
-        self.ports.sessions.insert(&record).await?;
+        self.sessions.insert(&record).await?;
         if let Some(topic) = host_topic(&record.host) {
             let (session_id, created_at) = (record.session_id.clone(), record.created_at);
-            self.ports.bus.publish(LiveEvent::Render {
+            self.bus.publish(LiveEvent::Render {
                 topic,
                 session_id,
                 created_at,
@@ -276,7 +305,7 @@ impl AgentService {
         id: &str,
         now: DateTime<Utc>,
     ) -> Result<HandshakeRecord, AgentError> {
-        let record = match self.ports.handshakes.get(id).await? {
+        let record = match self.handshakes.get(id).await? {
             Some(r) if r.app_id == caller.app_id => r,
             _ => {
                 return Err(AgentError::invalid(
@@ -293,7 +322,7 @@ impl AgentService {
     }
 
     fn checked_theme(&self, requested: Option<&str>) -> Result<String, AgentError> {
-        let available = self.theme_catalog();
+        let available = theme_catalog(&self.settings);
         match requested {
             None => Ok(self.settings.default_theme_id.clone()),
             Some(id) if available.iter().any(|t| t.id == id) => Ok(id.to_owned()),
@@ -307,14 +336,6 @@ impl AgentService {
         }
     }
 
-    pub(super) fn theme_catalog(&self) -> Vec<themes::ThemeEntry> {
-        if self.settings.available_theme_ids.is_empty() {
-            themes::catalog()
-        } else {
-            themes::filter_by_allowlist(themes::catalog(), &self.settings.available_theme_ids)
-        }
-    }
-
     /// Applies `override` (PATCH semantics) and decides between the cache and a generation.
     async fn plan(
         &self,
@@ -322,7 +343,7 @@ impl AgentService {
         handshake: &HandshakeRecord,
         over: Option<&RenderOverride>,
     ) -> Result<Plan, AgentError> {
-        let mut contract = Contract::from_agreed(handshake.contract.as_object().cloned().unwrap_or_default());
+        let mut contract = handshake.contract.clone();
         let mut variance = handshake.variance.clone();
         let mut reaimed = false;
         if let Some(draft) = over.and_then(|o| o.contract.as_ref()) {
@@ -349,13 +370,13 @@ impl AgentService {
         let served_from_cache = handshake.origin == Origin::Cache && !reaimed;
         let cached = match (handshake.origin, reaimed) {
             (Origin::Cache, false) => match &handshake.cache {
-                Some(hit) => self.ports.blueprints.get(&hit.blueprint_id).await?,
+                Some(hit) => self.blueprints.repository.get(&hit.blueprint_id).await?,
                 None => None,
             },
             // A variance re-aim may land on another cached variant; a contract re-draft never does.
             (_, true) if over.is_some_and(|o| o.contract.is_none()) => {
-                self.ports
-                    .blueprints
+                self.blueprints
+                    .repository
                     .find_exact(
                         &caller.app_id,
                         &handshake.intent,
@@ -397,7 +418,7 @@ impl AgentService {
         // its id was the cached component's, and a blueprintId names one component.
         let planned_blueprint_id = match &cached {
             Some(bp) => bp.blueprint_id.clone(),
-            None if reaimed || served_from_cache => self.ports.ids.uuid(),
+            None if reaimed || served_from_cache => self.ids.uuid(),
             None => handshake.blueprint_id.clone(),
         };
         // A planned reuse that generates is a `create`, or an `update` beside another blueprint
@@ -406,8 +427,8 @@ impl AgentService {
             (None, HandshakeAction::Reuse) => HandshakeAction::choose(
                 false,
                 false,
-                self.ports
-                    .blueprints
+                self.blueprints
+                    .repository
                     .intent_cached(&caller.app_id, &handshake.intent)
                     .await?,
             ),
@@ -435,9 +456,9 @@ impl AgentService {
     ) -> Result<Result<BlueprintRecord, RenderFailure>, AgentError> {
         let lifecycle = LifecycleSink::new(
             &identity.session_id,
-            self.ports.events.as_ref(),
-            self.ports.bus.as_ref(),
-            self.ports.clock.as_ref(),
+            self.events.as_ref(),
+            self.bus.as_ref(),
+            self.clock.as_ref(),
             generation.progress.clone(),
         );
         let waited_ms = u64::try_from(generation.waited.as_millis()).unwrap_or(u64::MAX);
@@ -456,7 +477,7 @@ impl AgentService {
         let allowed = plan.contract.importable_packages();
         let request = GenerationRequest {
             intent: handshake.intent.clone(),
-            contract: plan.contract.as_value(),
+            contract: plan.contract.clone(),
             variance: plan.variance.clone(),
             model: generation.model,
             generator: handshake.generator.clone(),
@@ -471,7 +492,6 @@ impl AgentService {
             ..GenerationRequest::default()
         };
         let generated = match self
-            .ports
             .generator
             .generate_with_progress(&request, &lifecycle)
             .instrument(tracing::info_span!(
@@ -489,7 +509,7 @@ impl AgentService {
                 Default::default(),
             )
             .await;
-        let compiled = match compile_off_worker(&self.ports.compiler, &generated.source, &allowed)
+        let compiled = match module_of(&self.compiler, &generated, &allowed)
             .instrument(tracing::info_span!("compile"))
             .await
         {
@@ -509,18 +529,18 @@ impl AgentService {
             intent: handshake.intent.clone(),
             contract_hash: identity.contract_hash.clone(),
             variant_key: identity.variant_key.clone(),
-            contract: plan.contract.as_value(),
+            contract: plan.contract.clone().into(),
             variance: plan.variance.clone(),
             source: generated.source,
             code_hash: sha256_hex(compiled.code.as_bytes()),
             code: compiled.code,
             generator: generated.generator,
             model: generated.model,
-            ..BlueprintRecord::blank(self.ports.clock.now())
+            ..BlueprintRecord::blank(self.clock.now())
         };
         // From the first durable write on, the handshake stays used whatever happens next.
         claim.commit();
-        self.store_blueprint(&record).await?;
+        self.blueprints.store(&record).await?;
         lifecycle
             .publish(
                 GenerationProgress::stage(GenerationStage::Done, 1),
@@ -539,13 +559,13 @@ impl AgentService {
         ttl: u64,
         host: &HostSession,
     ) -> Result<(), AgentError> {
-        let now = self.ports.clock.now();
+        let now = self.clock.now();
         let record = SessionRecord {
             session_id: identity.session_id.clone(),
             app_id: identity.app_id.clone(),
             intent: handshake.intent.clone(),
             blueprint_id: None,
-            contract: plan.contract.as_value(),
+            contract: plan.contract.clone(),
             theme_id: None,
             head: SessionHead::failed(ttl, now),
             failure: Some(failure.clone()),
@@ -555,7 +575,7 @@ impl AgentService {
             created_at: now,
             revision: 0,
         };
-        self.ports.sessions.insert(&record).await?;
+        self.sessions.insert(&record).await?;
         Ok(())
     }
 }

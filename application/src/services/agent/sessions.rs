@@ -2,8 +2,10 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use svc_domain::session::{SessionStatus, SessionVariant};
 
-use super::{AgentError, AgentService, Caller};
-use crate::ports::agent::{SessionQuery, SessionRecord};
+use std::sync::Arc;
+
+use super::{AgentError, Caller, SessionAccess};
+use crate::ports::agent::{AppRepository, BlueprintRepository, SessionQuery, SessionRecord};
 
 /// Bounds of `svc_list_sessions`' `limit`.
 pub const MAX_SESSION_LIST: u64 = 200;
@@ -29,21 +31,30 @@ pub struct SessionView {
 pub struct RenderSource {
     pub session_id: String,
     pub source: String,
-    pub contract: Value,
+    pub contract: svc_domain::contract::Contract,
     pub fixture_props: Value,
 }
 
-impl AgentService {
+/// The session reads (`svc_get_session`, `svc_get_render_source`, `svc_list_sessions`, frozen
+/// props) and the app's system prompt.
+#[derive(Clone)]
+pub struct SessionService {
+    pub access: SessionAccess,
+    pub blueprints: Arc<dyn BlueprintRepository>,
+    pub apps: Arc<dyn AppRepository>,
+}
+
+impl SessionService {
     /// Reads a session and bumps its activity heartbeat.
     pub async fn get_session(&self, caller: &Caller, session_id: &str) -> Result<SessionView, AgentError> {
         // An expired session is not revived by a read.
-        let mut session = self.unexpired_session(caller, session_id).await?;
-        let now = self.ports.clock.now();
+        let mut session = self.access.unexpired(caller, session_id).await?;
+        let now = self.access.clock.now();
         let before = session.head.last_activity_at;
         session.head.touch(now);
         // A lost race only means another writer bumped the heartbeat too.
         if session.head.last_activity_at != before {
-            self.ports
+            self.access
                 .sessions
                 .save_head(session_id, session.revision, &session.head, None)
                 .await?;
@@ -53,10 +64,9 @@ impl AgentService {
     }
 
     /// Which mount a session is: its blueprint's (a failed render, which has none, is `render`).
-    pub(super) async fn session_variant(&self, session: &SessionRecord) -> Result<SessionVariant, AgentError> {
+    async fn session_variant(&self, session: &SessionRecord) -> Result<SessionVariant, AgentError> {
         Ok(match &session.blueprint_id {
             Some(id) => self
-                .ports
                 .blueprints
                 .get(id)
                 .await?
@@ -67,13 +77,13 @@ impl AgentService {
 
     /// The TSX behind a render; does not bump the heartbeat.
     pub async fn get_render_source(&self, caller: &Caller, session_id: &str) -> Result<RenderSource, AgentError> {
-        let session = self.unexpired_session(caller, session_id).await?;
+        let session = self.access.unexpired(caller, session_id).await?;
         let Some(blueprint_id) = &session.blueprint_id else {
             return Err(AgentError::NoSource(
                 "the render failed and produced no component".into(),
             ));
         };
-        let Some(blueprint) = self.ports.blueprints.get(blueprint_id).await? else {
+        let Some(blueprint) = self.blueprints.get(blueprint_id).await? else {
             return Err(AgentError::NoSource(
                 "the render's component is no longer stored".into(),
             ));
@@ -107,8 +117,8 @@ impl AgentService {
                 format!("must be an integer from 1 to {MAX_SESSION_LIST}"),
             ));
         }
-        let now = self.ports.clock.now();
-        let rows = self.ports.sessions.list(&caller.app_id, &query).await?;
+        let now = self.access.clock.now();
+        let rows = self.access.sessions.list(&caller.app_id, &query).await?;
         Ok(rows
             .into_iter()
             .map(|s| {
@@ -118,23 +128,13 @@ impl AgentService {
             .collect())
     }
 
-    /// The session as seen by a live-channel or resource reader of the caller's app.
-    pub async fn session_for(&self, caller: &Caller, session_id: &str) -> Result<SessionRecord, AgentError> {
-        self.owned_session(caller, session_id).await
-    }
-
-    /// The session a runtime tool (`svc_runtime_refresh_ws_token`) acts on: not expired.
-    pub async fn unexpired_session_for(&self, caller: &Caller, session_id: &str) -> Result<SessionRecord, AgentError> {
-        self.unexpired_session(caller, session_id).await
-    }
-
     /// Props of a frozen epoch, or of the head when `epoch` is the head.
     pub async fn props_at(&self, caller: &Caller, session_id: &str, epoch: u32) -> Result<Option<Value>, AgentError> {
-        let session = self.owned_session(caller, session_id).await?;
+        let session = self.access.owned(caller, session_id).await?;
         if epoch == session.head.epoch {
             return Ok(Some(session.head.props));
         }
-        Ok(self.ports.sessions.frozen_props(session_id, epoch).await?)
+        Ok(self.access.sessions.frozen_props(session_id, epoch).await?)
     }
 }
 
@@ -152,11 +152,10 @@ fn view(session: &SessionRecord, variant: SessionVariant, now: DateTime<Utc>) ->
     }
 }
 
-impl AgentService {
+impl SessionService {
     /// The app's system prompt, appended to the agent instructions by `initialize`.
     pub async fn app_system_prompt(&self, caller: &Caller) -> Result<Option<String>, AgentError> {
         Ok(self
-            .ports
             .apps
             .get(&caller.app_id)
             .await?

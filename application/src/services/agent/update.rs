@@ -1,9 +1,11 @@
 use serde_json::Value;
-use svc_domain::contract::{Contract, PropsSchemaProfile, profile_of, props_schema_hash};
+use svc_domain::contract::{PropsSchemaProfile, profile_of, props_schema_hash};
 use svc_domain::session::{NO_OP_WARNING, SessionError, UpdateEffect};
 
-use super::{AgentError, AgentService, Caller};
-use crate::ports::agent::LiveEvent;
+use std::sync::Arc;
+
+use super::{AgentError, Caller, SchemaCache, SessionAccess};
+use crate::ports::agent::{EventBus, EventRepository, LiveEvent, SessionRepository};
 
 /// How new props are given.
 #[derive(Debug, Clone)]
@@ -28,7 +30,17 @@ pub struct UpdateReply {
 /// Attempts before a burst of concurrent writers on one session is reported as a failure.
 const MAX_WRITE_ATTEMPTS: usize = 5;
 
-impl AgentService {
+/// `svc_update`, `svc_amend` and `svc_emit`: what the agent pushes into a live session.
+#[derive(Clone)]
+pub struct PropsService {
+    pub access: SessionAccess,
+    pub sessions: Arc<dyn SessionRepository>,
+    pub events: Arc<dyn EventRepository>,
+    pub bus: Arc<dyn EventBus>,
+    pub schemas: SchemaCache,
+}
+
+impl PropsService {
     /// `svc_update` (`amend == false`) or `svc_amend` (`amend == true`).
     pub async fn change_props(
         &self,
@@ -38,8 +50,8 @@ impl AgentService {
         amend: bool,
     ) -> Result<UpdateReply, AgentError> {
         for _ in 0..MAX_WRITE_ATTEMPTS {
-            let session = self.owned_session(caller, session_id).await?;
-            let contract = Contract::from_agreed(session.contract.as_object().cloned().unwrap_or_default());
+            let session = self.access.owned(caller, session_id).await?;
+            let contract = &session.contract;
             let props = match &change {
                 PropsChange::Replace(p) => p.clone(),
                 PropsChange::Merge(patch) => {
@@ -56,7 +68,7 @@ impl AgentService {
                     violations,
                 });
             }
-            let now = self.ports.clock.now();
+            let now = self.access.clock.now();
             let mut head = session.head.clone();
             let (updated, frozen) = if amend {
                 (head.amend(props, now).map_err(session_error)?, None)
@@ -67,7 +79,6 @@ impl AgentService {
                 }
             };
             if !self
-                .ports
                 .sessions
                 .save_head(session_id, session.revision, &head, frozen.as_ref())
                 .await?
@@ -75,7 +86,7 @@ impl AgentService {
                 continue;
             }
             if updated {
-                self.ports.bus.publish(LiveEvent::PropsUpdate {
+                self.bus.publish(LiveEvent::PropsUpdate {
                     session_id: session_id.to_owned(),
                     props: head.props.clone(),
                     epoch: head.epoch,

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use svc_domain::blueprint::SourceKind;
-use svc_domain::contract::{negotiate, sha256_hex, variant_key};
+use svc_domain::contract::{Contract, negotiate, sha256_hex, variant_key};
 use svc_domain::session::SessionVariant;
 
 use super::{BlueprintCatalog, BlueprintEntry, CatalogError};
@@ -44,7 +44,7 @@ pub struct ManifestUi {
     pub description: String,
     pub category: String,
     /// The agreed form of the declared contract.
-    pub contract: Value,
+    pub contract: Contract,
     pub fixture_props: Option<Value>,
     pub featured: bool,
     pub code: String,
@@ -58,7 +58,7 @@ impl ManifestUi {
             &self.name,
             &self.description,
             &self.category,
-            &self.contract,
+            &self.contract.as_value(),
             self.featured,
         )
     }
@@ -120,7 +120,7 @@ impl BlueprintCatalog {
                 name: draft.name.clone(),
                 description: draft.description.clone(),
                 category: draft.category.clone(),
-                contract: agreed.as_value(),
+                contract: agreed,
                 fixture_props: draft.fixture_props.clone(),
                 featured: draft.featured,
                 code,
@@ -139,16 +139,15 @@ impl BlueprintCatalog {
 
     async fn register_in_cache(&self, ui: &ManifestUi, source: &str) -> Result<(), CatalogError> {
         let now = self.now();
-        let contract =
-            svc_domain::contract::Contract::from_agreed(ui.contract.as_object().cloned().unwrap_or_default());
+        let contract = &ui.contract;
         let variance = Value::Object(Default::default());
         let mut record = BlueprintRecord {
             blueprint_id: ui.id.clone(),
             app_id: SHARED_POOL_APP_ID.to_owned(),
             intent: ui.name.clone(),
-            contract_hash: svc_domain::contract::contract_hash(&contract),
+            contract_hash: svc_domain::contract::contract_hash(contract),
             variant_key: variant_key(Some(&variance)),
-            contract: ui.contract.clone(),
+            contract: ui.contract.clone().into(),
             variance,
             source: source.to_owned(),
             code_hash: sha256_hex(ui.code.as_bytes()),

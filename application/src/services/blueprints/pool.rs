@@ -106,12 +106,8 @@ impl PoolBlueprint {
         if id.trim().is_empty() {
             return Err("a blueprint has an empty blueprintId".into());
         }
-        let contract = self
-            .contract
-            .as_object()
-            .cloned()
-            .ok_or_else(|| fail("contract is not an object"))?;
-        if contract_hash(&Contract::from_agreed(contract)) != self.contract_hash {
+        let contract = Contract::try_from(self.contract.clone()).map_err(|e| fail(&format!("contract {e}")))?;
+        if contract_hash(&contract) != self.contract_hash {
             return Err(fail("contractHash does not match its contract"));
         }
         if !self.variance.is_object() || variant_key(Some(&self.variance)) != self.variant_key {

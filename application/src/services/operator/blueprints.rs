@@ -18,7 +18,7 @@ use crate::ports::generation::{CompileFailure, Compiler, GenerationError, Genera
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::agent::GenerationQueue;
 use crate::services::blueprints::{BlueprintCatalog, CatalogError};
-use crate::services::compile::compile_off_worker;
+use crate::services::compile::{compile_off_worker, module_of};
 
 /// The `generator` of registered blueprints: `svc_ops_list_blueprints` filters them with it.
 pub const REGISTERED_GENERATOR: &str = "user";
@@ -172,7 +172,7 @@ impl OpsBlueprintService {
             aesthetic: options.aesthetic.clone(),
             context: options.context.clone(),
             seed_prompt: options.seed_prompt.clone(),
-            ..GenerationRequest::new(intent, contract.as_value())
+            ..GenerationRequest::new(intent, contract.clone())
         }
         .with_persona(options.persona.as_deref());
         let slot = self.queue.enter().await.map_err(|full| OpsBlueprintError::Overloaded {
@@ -180,7 +180,7 @@ impl OpsBlueprintService {
         })?;
         let generated = self.generator.generate(&request).await.map_err(generation_error)?;
         drop(slot);
-        let compiled = compile_off_worker(&self.compiler, &generated.source, &contract.importable_packages())
+        let compiled = module_of(&self.compiler, &generated, &contract.importable_packages())
             .await
             .map_err(|failure| OpsBlueprintError::GenerationFailed(failure.to_string()))?;
         let record = BlueprintRecord {
@@ -212,7 +212,8 @@ impl OpsBlueprintService {
         options: BlueprintOptions,
     ) -> Result<StoredBlueprint, OpsBlueprintError> {
         check_contract_budgets(&contract).map_err(OpsBlueprintError::ContractOverBudget)?;
-        let contract = Contract::from_agreed(contract.as_object().cloned().unwrap_or_default());
+        // Registered as given (never negotiated), but it must be an object.
+        let contract = Contract::try_from(contract).map_err(|e| OpsBlueprintError::InvalidContract(e.to_string()))?;
         let (code, code_hash) =
             match compile_off_worker(&self.compiler, &component_code, &contract.importable_packages()).await {
                 Ok(compiled) => {
@@ -424,5 +425,53 @@ mod tests {
         let merged = merge_variance(&stored, patch.as_object().unwrap());
         assert_eq!(merged, json!({ "density": "roomy", "layout": "grid" }));
         assert_eq!(merge_variance(&json!(null), &Default::default()), json!({}));
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod register_tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::services::blueprints::CatalogSettings;
+    use crate::testing::{AgentFakes, FlatEmbedder};
+
+    fn service(fakes: &AgentFakes) -> OpsBlueprintService {
+        OpsBlueprintService::new(OpsBlueprintPorts {
+            catalog: BlueprintCatalog::new(
+                fakes.store.clone(),
+                Arc::new(FlatEmbedder),
+                fakes.clock.clone(),
+                CatalogSettings::default(),
+            ),
+            repository: fakes.store.clone(),
+            generator: fakes.generator.clone(),
+            queue: GenerationQueue::new(1, 1, Duration::from_secs(1)),
+            compiler: fakes.compiler.clone(),
+            clock: fakes.clock.clone(),
+            ids: fakes.ids.clone(),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_registered_contract_that_is_not_an_object_is_an_invalid_contract_not_an_empty_one() {
+        let fakes = AgentFakes::default();
+        let code = "export default function Card() { return null; }".to_owned();
+        let error = service(&fakes)
+            .register("app-1", json!(["propsSpec"]), code.clone(), BlueprintOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(error.code(), "invalid_contract");
+        assert_eq!(error.to_string(), "contract: must be a JSON object");
+        assert!(fakes.store.blueprints().is_empty());
+
+        let stored = service(&fakes)
+            .register("app-1", json!({}), code, BlueprintOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(stored.record.contract, json!({}));
     }
 }

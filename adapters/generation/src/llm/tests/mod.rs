@@ -110,7 +110,7 @@ async fn collect(provider: &ProviderConfig, request: &ChatRequest) -> Result<Str
 fn request_for(route: &str, contract: serde_json::Value) -> GenerationRequest {
     GenerationRequest {
         model: Some(route.into()),
-        ..GenerationRequest::new("order approval", contract)
+        ..GenerationRequest::new("order approval", contract.try_into().unwrap())
     }
 }
 

@@ -166,7 +166,7 @@ async fn the_advanced_generator_scores_and_repairs_a_weak_component() {
 #[tokio::test]
 async fn a_request_without_a_model_needs_a_default() {
     let fake = FakeProvider::start().await;
-    let request = GenerationRequest::new("card", title_contract());
+    let request = GenerationRequest::new("card", title_contract().try_into().unwrap());
     let error = generator(&fake, Flavour::Standard, fast_settings())
         .generate(&request)
         .await

@@ -29,7 +29,7 @@ impl AgentTool for GetRenderSource {
             session_id: s.session_id,
             blueprint: RenderSourceBlueprint {
                 source: s.source,
-                contract: s.contract,
+                contract: s.contract.into(),
                 fixture_props: s.fixture_props,
             },
         };

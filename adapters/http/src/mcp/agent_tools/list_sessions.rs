@@ -32,7 +32,7 @@ impl AgentTool for ListSessions {
             .list_sessions(ctx.caller, query)
             .await
             .map_err(map_agent_error)?;
-        let now = chrono::Utc::now();
+        let now = ctx.state.agent.now();
         let sessions: Vec<SessionRow> = rows
             .iter()
             .map(|(s, status)| {

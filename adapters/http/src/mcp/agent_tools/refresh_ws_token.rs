@@ -31,7 +31,7 @@ impl AgentTool for RefreshWsToken {
             &session.session_id,
             &session.app_id,
             ctx.caller.key_id.as_deref(),
-            chrono::Utc::now(),
+            ctx.state.agent.now(),
         );
         let body = WsTokenResult {
             session_id: session.session_id,

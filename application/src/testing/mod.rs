@@ -4,6 +4,7 @@
 //! operation that spans repositories (an org and its wallet, a coupon and a wallet) is atomic
 //! exactly as the SQL adapter's transactions are. [`OperatorFakes`] bundles it with a manual
 //! clock, predictable ids and a recording mailer, and builds the services over them.
+//! [`AgentFakes`] does the same for the agent plane (`agent.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,6 +23,9 @@ use crate::ports::operator::{
 };
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::operator::{ConnectorKeyService, CouponService, CreditService, OrgService};
+
+mod agent;
+pub use agent::{AgentFakes, FlatEmbedder, InMemoryAgentStore, LocalBus, ScriptedGenerator, StubCompiler};
 
 /// A clock that stands still until told to move.
 pub struct ManualClock(Mutex<DateTime<Utc>>);
@@ -165,7 +169,7 @@ impl InMemoryOperatorStore {
 }
 
 /// A poisoned lock only means another test thread panicked; the data is still usable.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 

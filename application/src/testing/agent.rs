@@ -1,0 +1,689 @@
+//! In-memory fakes of the agent plane's ports: one store for apps, handshakes, sessions, events
+//! and blueprints (one mutex, so `consume` and `drain` are atomic as the SQL adapter's are), a
+//! process-local bus, a scripted generator and a stub compiler. [`AgentFakes`] wires them into
+//! [`AgentPorts`] and builds the use cases over them.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use svc_domain::session::{FrozenCard, SessionHead};
+use tokio::sync::broadcast;
+
+use super::{ManualClock, SequentialIds, lock};
+use crate::ports::RepositoryError;
+use crate::ports::agent::{
+    ActionEventRecord, AppRecord, AppRepository, BlueprintRecord, BlueprintRepository, EventBus, EventRepository,
+    HandshakeRecord, HandshakeRepository, LiveEvent, NewActionEvent, SessionQuery, SessionRecord, SessionRepository,
+    StreamEnvelope,
+};
+use crate::ports::blueprints::{
+    BlueprintChange, BlueprintFilter, BlueprintSummary, EmbedError, Embedder, SHARED_POOL_APP_ID, StoredEmbedding,
+};
+use crate::ports::generation::{
+    CompileFailure, CompileFinding, CompiledModule, Compiler, GeneratedComponent, GenerationError, GenerationRequest,
+    Generator,
+};
+use crate::services::agent::{AgentPorts, AgentService, AgentSettings, Caller, GenerationQueue};
+
+type Result<T> = std::result::Result<T, RepositoryError>;
+
+#[derive(Default)]
+struct AgentState {
+    apps: Vec<AppRecord>,
+    defaults: HashMap<String, String>,
+    handshakes: HashMap<String, HandshakeRecord>,
+    sessions: HashMap<String, SessionRecord>,
+    /// In insertion order, which is creation order.
+    session_order: Vec<String>,
+    frozen: HashMap<(String, u32), Value>,
+    actions: Vec<(ActionEventRecord, bool)>,
+    streams: Vec<StreamEnvelope>,
+    /// In insertion order, which is creation order.
+    blueprints: Vec<BlueprintRecord>,
+}
+
+/// Every agent-plane repository, in memory.
+#[derive(Default)]
+pub struct InMemoryAgentStore(Mutex<AgentState>);
+
+impl InMemoryAgentStore {
+    /// Sessions stored, in creation order.
+    pub fn sessions(&self) -> Vec<SessionRecord> {
+        let state = lock(&self.0);
+        state
+            .session_order
+            .iter()
+            .map(|id| state.sessions[id].clone())
+            .collect()
+    }
+
+    /// Blueprints stored, in creation order.
+    pub fn blueprints(&self) -> Vec<BlueprintRecord> {
+        lock(&self.0).blueprints.clone()
+    }
+
+    /// Gestures stored and not drained yet.
+    pub fn undrained(&self, session_id: &str) -> usize {
+        lock(&self.0)
+            .actions
+            .iter()
+            .filter(|(a, drained)| a.session_id == session_id && !drained)
+            .count()
+    }
+
+    /// Stream deliveries of a session's channel, oldest first.
+    pub fn deliveries(&self, session_id: &str, channel: &str) -> Vec<StreamEnvelope> {
+        lock(&self.0)
+            .streams
+            .iter()
+            .filter(|s| s.session_id == session_id && s.channel == channel)
+            .cloned()
+            .collect()
+    }
+}
+
+#[async_trait::async_trait]
+impl AppRepository for InMemoryAgentStore {
+    async fn default_app(&self, owner_id: &str, new_app_id: &str, now: DateTime<Utc>) -> Result<AppRecord> {
+        let mut state = lock(&self.0);
+        if let Some(id) = state.defaults.get(owner_id).cloned() {
+            return Ok(state
+                .apps
+                .iter()
+                .find(|a| a.app_id == id)
+                .cloned()
+                .expect("default app"));
+        }
+        let app = AppRecord::new(new_app_id.to_owned(), owner_id.to_owned(), None, now).expect("default name");
+        state.apps.push(app.clone());
+        state.defaults.insert(owner_id.to_owned(), new_app_id.to_owned());
+        Ok(app)
+    }
+
+    async fn get(&self, app_id: &str) -> Result<Option<AppRecord>> {
+        Ok(lock(&self.0).apps.iter().find(|a| a.app_id == app_id).cloned())
+    }
+
+    async fn list_by_owner(&self, owner_id: &str) -> Result<Vec<AppRecord>> {
+        Ok(lock(&self.0)
+            .apps
+            .iter()
+            .filter(|a| a.owner_id == owner_id)
+            .cloned()
+            .collect())
+    }
+
+    async fn insert(&self, record: &AppRecord) -> Result<()> {
+        let mut state = lock(&self.0);
+        if state.apps.iter().any(|a| a.app_id == record.app_id) {
+            return Err(RepositoryError::Conflict(record.app_id.clone()));
+        }
+        state.apps.push(record.clone());
+        Ok(())
+    }
+
+    async fn update(&self, record: &AppRecord) -> Result<bool> {
+        let mut state = lock(&self.0);
+        match state
+            .apps
+            .iter_mut()
+            .find(|a| a.app_id == record.app_id && a.owner_id == record.owner_id)
+        {
+            Some(app) => {
+                app.display_name = record.display_name.clone();
+                app.system_prompt = record.system_prompt.clone();
+                app.updated_at = record.updated_at;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    async fn set_default(&self, owner_id: &str, app_id: &str) -> Result<bool> {
+        let mut state = lock(&self.0);
+        if !state.apps.iter().any(|a| a.app_id == app_id && a.owner_id == owner_id) {
+            return Ok(false);
+        }
+        state.defaults.insert(owner_id.to_owned(), app_id.to_owned());
+        Ok(true)
+    }
+
+    async fn delete(&self, owner_id: &str, app_id: &str) -> Result<()> {
+        let mut state = lock(&self.0);
+        state.apps.retain(|a| !(a.app_id == app_id && a.owner_id == owner_id));
+        if state.defaults.get(owner_id).is_some_and(|d| d == app_id) {
+            state.defaults.remove(owner_id);
+            if let Some(oldest) = state
+                .apps
+                .iter()
+                .find(|a| a.owner_id == owner_id)
+                .map(|a| a.app_id.clone())
+            {
+                state.defaults.insert(owner_id.to_owned(), oldest);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl HandshakeRepository for InMemoryAgentStore {
+    async fn insert(&self, record: &HandshakeRecord) -> Result<()> {
+        lock(&self.0)
+            .handshakes
+            .insert(record.handshake_id.clone(), record.clone());
+        Ok(())
+    }
+
+    async fn get(&self, handshake_id: &str) -> Result<Option<HandshakeRecord>> {
+        Ok(lock(&self.0).handshakes.get(handshake_id).cloned())
+    }
+
+    async fn consume(&self, handshake_id: &str, at: DateTime<Utc>) -> Result<bool> {
+        let mut state = lock(&self.0);
+        match state.handshakes.get_mut(handshake_id) {
+            Some(h) if h.lifecycle.consumed_at.is_none() => {
+                h.lifecycle.consumed_at = Some(at);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn release(&self, handshake_id: &str) -> Result<()> {
+        if let Some(h) = lock(&self.0).handshakes.get_mut(handshake_id) {
+            h.lifecycle.consumed_at = None;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl SessionRepository for InMemoryAgentStore {
+    async fn insert(&self, record: &SessionRecord) -> Result<()> {
+        let mut state = lock(&self.0);
+        if state.sessions.contains_key(&record.session_id) {
+            return Err(RepositoryError::Conflict(record.session_id.clone()));
+        }
+        state.session_order.push(record.session_id.clone());
+        state.sessions.insert(record.session_id.clone(), record.clone());
+        Ok(())
+    }
+
+    async fn get(&self, session_id: &str) -> Result<Option<SessionRecord>> {
+        Ok(lock(&self.0).sessions.get(session_id).cloned())
+    }
+
+    async fn save_head(
+        &self,
+        session_id: &str,
+        revision: i64,
+        head: &SessionHead,
+        frozen: Option<&FrozenCard>,
+    ) -> Result<bool> {
+        let mut state = lock(&self.0);
+        let Some(session) = state.sessions.get_mut(session_id) else {
+            return Ok(false);
+        };
+        if session.revision != revision {
+            return Ok(false);
+        }
+        session.head = head.clone();
+        session.revision += 1;
+        if let Some(card) = frozen {
+            state
+                .frozen
+                .insert((session_id.to_owned(), card.epoch), card.props.clone());
+        }
+        Ok(true)
+    }
+
+    async fn frozen_props(&self, session_id: &str, epoch: u32) -> Result<Option<Value>> {
+        Ok(lock(&self.0).frozen.get(&(session_id.to_owned(), epoch)).cloned())
+    }
+
+    async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<()> {
+        if let Some(s) = lock(&self.0).sessions.get_mut(session_id) {
+            s.context_snapshot = snapshot.clone();
+        }
+        Ok(())
+    }
+
+    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>> {
+        let state = lock(&self.0);
+        let rows: Vec<SessionRecord> = state
+            .session_order
+            .iter()
+            .map(|id| &state.sessions[id])
+            .filter(|s| s.app_id == app_id)
+            .filter(|s| query.host_name.is_none() || s.host.host_name == query.host_name)
+            .filter(|s| query.host_session_id.is_none() || s.host.host_session_id == query.host_session_id)
+            .cloned()
+            .collect();
+        let skip = rows.len().saturating_sub(query.limit as usize);
+        Ok(rows.into_iter().skip(skip).collect())
+    }
+}
+
+#[async_trait::async_trait]
+impl EventRepository for InMemoryAgentStore {
+    async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool)> {
+        let mut state = lock(&self.0);
+        if let Some(seq) = event.client_seq
+            && let Some((stored, _)) = state
+                .actions
+                .iter()
+                .find(|(a, _)| a.session_id == event.session_id && a.client_seq == Some(seq))
+        {
+            return Ok((stored.clone(), false));
+        }
+        let sequence = state
+            .actions
+            .iter()
+            .filter(|(a, _)| a.session_id == event.session_id)
+            .count() as i64
+            + 1;
+        let stored = ActionEventRecord {
+            session_id: event.session_id.clone(),
+            sequence,
+            client_seq: event.client_seq,
+            intent: event.intent.clone(),
+            action_data: event.action_data.clone(),
+            ui_context: event.ui_context.clone(),
+            action_id: format!("{}-action-{sequence}", event.session_id),
+            fired_at: event.fired_at,
+        };
+        state.actions.push((stored.clone(), false));
+        Ok((stored, true))
+    }
+
+    async fn drain(&self, session_id: &str, _at: DateTime<Utc>) -> Result<Vec<ActionEventRecord>> {
+        let mut state = lock(&self.0);
+        Ok(state
+            .actions
+            .iter_mut()
+            .filter(|(a, drained)| a.session_id == session_id && !drained)
+            .map(|(a, drained)| {
+                *drained = true;
+                a.clone()
+            })
+            .collect())
+    }
+
+    async fn append_stream(
+        &self,
+        session_id: &str,
+        channel: &str,
+        mode: &str,
+        payload: &Value,
+        complete: bool,
+        at: DateTime<Utc>,
+    ) -> Result<StreamEnvelope> {
+        let mut state = lock(&self.0);
+        let seq = state.streams.iter().filter(|s| s.session_id == session_id).count() as i64 + 1;
+        let envelope = StreamEnvelope {
+            session_id: session_id.to_owned(),
+            channel: channel.to_owned(),
+            seq,
+            mode: mode.to_owned(),
+            payload: payload.clone(),
+            complete,
+            timestamp: at,
+        };
+        state.streams.push(envelope.clone());
+        Ok(envelope)
+    }
+
+    async fn streams_since(&self, session_id: &str, after_seq: i64, limit: u64) -> Result<Vec<StreamEnvelope>> {
+        let rows: Vec<StreamEnvelope> = lock(&self.0)
+            .streams
+            .iter()
+            .filter(|s| s.session_id == session_id && s.seq > after_seq)
+            .cloned()
+            .collect();
+        let skip = rows.len().saturating_sub(limit as usize);
+        Ok(rows.into_iter().skip(skip).collect())
+    }
+
+    async fn last_stream_seq(&self, session_id: &str) -> Result<i64> {
+        Ok(lock(&self.0)
+            .streams
+            .iter()
+            .filter(|s| s.session_id == session_id)
+            .map(|s| s.seq)
+            .max()
+            .unwrap_or(0))
+    }
+
+    async fn actions_since(&self, session_id: &str, after_sequence: i64, limit: u64) -> Result<Vec<ActionEventRecord>> {
+        let rows: Vec<ActionEventRecord> = lock(&self.0)
+            .actions
+            .iter()
+            .map(|(a, _)| a)
+            .filter(|a| a.session_id == session_id && a.sequence > after_sequence)
+            .cloned()
+            .collect();
+        let skip = rows.len().saturating_sub(limit as usize);
+        Ok(rows.into_iter().skip(skip).collect())
+    }
+}
+
+fn visible_to(record: &BlueprintRecord, app_id: &str) -> bool {
+    record.app_id == app_id || record.app_id == SHARED_POOL_APP_ID
+}
+
+#[async_trait::async_trait]
+impl BlueprintRepository for InMemoryAgentStore {
+    async fn insert(&self, record: &BlueprintRecord) -> Result<()> {
+        let mut state = lock(&self.0);
+        if state.blueprints.iter().any(|b| b.blueprint_id == record.blueprint_id) {
+            return Err(RepositoryError::Conflict(record.blueprint_id.clone()));
+        }
+        state.blueprints.push(record.clone());
+        Ok(())
+    }
+
+    async fn insert_if_absent(&self, record: &BlueprintRecord) -> Result<bool> {
+        Ok(BlueprintRepository::insert(self, record).await.is_ok())
+    }
+
+    async fn upsert(&self, record: &BlueprintRecord) -> Result<()> {
+        let mut state = lock(&self.0);
+        state.blueprints.retain(|b| b.blueprint_id != record.blueprint_id);
+        state.blueprints.push(record.clone());
+        Ok(())
+    }
+
+    async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>> {
+        Ok(lock(&self.0)
+            .blueprints
+            .iter()
+            .find(|b| b.blueprint_id == blueprint_id)
+            .cloned())
+    }
+
+    async fn find_exact(
+        &self,
+        app_id: &str,
+        intent: &str,
+        contract_hash: &str,
+        variant_key: &str,
+    ) -> Result<Option<BlueprintRecord>> {
+        Ok(lock(&self.0)
+            .blueprints
+            .iter()
+            .rev()
+            .find(|b| {
+                visible_to(b, app_id)
+                    && b.intent == intent
+                    && b.contract_hash == contract_hash
+                    && b.variant_key == variant_key
+            })
+            .cloned())
+    }
+
+    async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool> {
+        Ok(lock(&self.0)
+            .blueprints
+            .iter()
+            .any(|b| visible_to(b, app_id) && b.intent == intent))
+    }
+
+    async fn list(&self, filter: &BlueprintFilter) -> Result<Vec<BlueprintRecord>> {
+        Ok(lock(&self.0)
+            .blueprints
+            .iter()
+            .filter(|b| filter.app_ids.as_ref().is_none_or(|ids| ids.contains(&b.app_id)))
+            .filter(|b| filter.contract_hash.as_ref().is_none_or(|h| *h == b.contract_hash))
+            .filter(|b| filter.generator.as_ref().is_none_or(|g| *g == b.generator))
+            .filter(|b| !filter.featured_only || b.featured)
+            .cloned()
+            .collect())
+    }
+
+    async fn summaries(&self, _since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>> {
+        Ok(Vec::new())
+    }
+
+    async fn ids(&self) -> Result<Vec<String>> {
+        Ok(lock(&self.0)
+            .blueprints
+            .iter()
+            .map(|b| b.blueprint_id.clone())
+            .collect())
+    }
+
+    async fn set_embedding(&self, blueprint_id: &str, embedding: &StoredEmbedding) -> Result<()> {
+        if let Some(b) = lock(&self.0)
+            .blueprints
+            .iter_mut()
+            .find(|b| b.blueprint_id == blueprint_id)
+        {
+            b.embedding = Some(embedding.clone());
+        }
+        Ok(())
+    }
+
+    async fn update(
+        &self,
+        app_id: &str,
+        blueprint_id: &str,
+        change: &BlueprintChange,
+        at: DateTime<Utc>,
+    ) -> Result<bool> {
+        let mut state = lock(&self.0);
+        let Some(b) = state
+            .blueprints
+            .iter_mut()
+            .find(|b| b.blueprint_id == blueprint_id && b.app_id == app_id)
+        else {
+            return Ok(false);
+        };
+        if let Some((variance, key)) = &change.variance {
+            b.variance = variance.clone();
+            b.variant_key = key.clone();
+        }
+        if let Some(flag) = change.is_operator_default {
+            b.is_operator_default = flag;
+        }
+        b.updated_at = at;
+        Ok(true)
+    }
+
+    async fn delete(&self, app_id: &str, blueprint_id: &str) -> Result<bool> {
+        let mut state = lock(&self.0);
+        let before = state.blueprints.len();
+        state
+            .blueprints
+            .retain(|b| !(b.blueprint_id == blueprint_id && b.app_id == app_id));
+        Ok(state.blueprints.len() != before)
+    }
+}
+
+/// The bus of one process: a broadcast channel per topic.
+#[derive(Default)]
+pub struct LocalBus(Mutex<HashMap<String, broadcast::Sender<LiveEvent>>>);
+
+impl LocalBus {
+    fn sender(&self, topic: &str) -> broadcast::Sender<LiveEvent> {
+        lock(&self.0)
+            .entry(topic.to_owned())
+            .or_insert_with(|| broadcast::channel(256).0)
+            .clone()
+    }
+}
+
+impl EventBus for LocalBus {
+    fn publish(&self, event: LiveEvent) {
+        let _ = self.sender(&event.topic()).send(event);
+    }
+
+    fn subscribe(&self, topic: &str) -> broadcast::Receiver<LiveEvent> {
+        self.sender(topic).subscribe()
+    }
+}
+
+/// A generator that answers what it was told to, and counts the requests it saw.
+pub struct ScriptedGenerator {
+    answer: Mutex<std::result::Result<String, GenerationError>>,
+    requests: Mutex<Vec<GenerationRequest>>,
+    /// Held before answering, so a test can keep a generation running.
+    delay: Mutex<Duration>,
+}
+
+impl Default for ScriptedGenerator {
+    fn default() -> Self {
+        Self {
+            answer: Mutex::new(Ok("export default function Card() { return null; }".into())),
+            requests: Mutex::default(),
+            delay: Mutex::default(),
+        }
+    }
+}
+
+impl ScriptedGenerator {
+    /// Every later generation produces `source`.
+    pub fn produce(&self, source: &str) {
+        *lock(&self.answer) = Ok(source.to_owned());
+    }
+
+    /// Every later generation fails with `error`.
+    pub fn fail(&self, error: GenerationError) {
+        *lock(&self.answer) = Err(error);
+    }
+
+    /// Every later generation takes `delay` first.
+    pub fn delay(&self, delay: Duration) {
+        *lock(&self.delay) = delay;
+    }
+
+    /// The requests seen so far.
+    pub fn requests(&self) -> Vec<GenerationRequest> {
+        lock(&self.requests).clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl Generator for ScriptedGenerator {
+    async fn generate(&self, request: &GenerationRequest) -> std::result::Result<GeneratedComponent, GenerationError> {
+        lock(&self.requests).push(request.clone());
+        let delay = *lock(&self.delay);
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        let source = lock(&self.answer).clone()?;
+        Ok(GeneratedComponent {
+            source,
+            generator: "scripted".into(),
+            model: None,
+            validator_score: None,
+            compiled: None,
+        })
+    }
+}
+
+/// A compiler that "compiles" TSX to itself, prefixed, unless the source has no default export;
+/// counts its compilations.
+#[derive(Default)]
+pub struct StubCompiler {
+    compilations: AtomicUsize,
+}
+
+impl StubCompiler {
+    pub fn compilations(&self) -> usize {
+        self.compilations.load(Ordering::SeqCst)
+    }
+}
+
+impl Compiler for StubCompiler {
+    fn compile(&self, tsx: &str, _allowed_packages: &[String]) -> std::result::Result<CompiledModule, CompileFailure> {
+        self.compilations.fetch_add(1, Ordering::SeqCst);
+        if !tsx.contains("export default") {
+            return Err(CompileFailure {
+                findings: vec![CompileFinding {
+                    message: "the module has no default export".into(),
+                    line: None,
+                }],
+                over_budget: None,
+            });
+        }
+        Ok(CompiledModule {
+            code: format!("/* compiled */ {tsx}"),
+            imports: vec!["react".into()],
+        })
+    }
+}
+
+/// An embedder that puts every text at the same point: everything is as similar as can be.
+#[derive(Default)]
+pub struct FlatEmbedder;
+
+#[async_trait::async_trait]
+impl Embedder for FlatEmbedder {
+    fn model(&self) -> &str {
+        "flat"
+    }
+
+    async fn embed(&self, texts: &[String]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+    }
+}
+
+/// The agent plane's fakes, wired together.
+#[derive(Clone, Default)]
+pub struct AgentFakes {
+    pub clock: Arc<ManualClock>,
+    pub ids: Arc<SequentialIds>,
+    pub store: Arc<InMemoryAgentStore>,
+    pub bus: Arc<LocalBus>,
+    pub generator: Arc<ScriptedGenerator>,
+    pub compiler: Arc<StubCompiler>,
+}
+
+impl AgentFakes {
+    pub fn ports(&self) -> AgentPorts {
+        AgentPorts {
+            clock: self.clock.clone(),
+            ids: self.ids.clone(),
+            apps: self.store.clone(),
+            handshakes: self.store.clone(),
+            sessions: self.store.clone(),
+            events: self.store.clone(),
+            blueprints: self.store.clone(),
+            bus: self.bus.clone(),
+            generator: self.generator.clone(),
+            compiler: self.compiler.clone(),
+        }
+    }
+
+    pub fn settings() -> AgentSettings {
+        AgentSettings {
+            default_session_ttl_seconds: 3600,
+            model_registry: vec!["openai:gpt-4.1".into()],
+            available_theme_ids: Vec::new(),
+            default_theme_id: svc_domain::themes::catalog()[0].id.clone(),
+            replay_buffer: 100,
+        }
+    }
+
+    /// The facade over the fakes, with a queue of two running and two waiting generations.
+    pub fn service(&self) -> AgentService {
+        AgentService::new(
+            self.ports(),
+            Self::settings(),
+            GenerationQueue::new(2, 2, Duration::from_secs(5)),
+        )
+    }
+
+    pub fn caller(app_id: &str) -> Caller {
+        Caller {
+            principal_id: format!("user-of-{app_id}"),
+            app_id: app_id.to_owned(),
+            key_id: None,
+        }
+    }
+}

@@ -376,6 +376,23 @@ impl WalletRepository for InMemoryOperatorStore {
         Ok((next, entry))
     }
 
+    async fn apply_once(
+        &self,
+        principal: &Principal,
+        movement: WalletMovement,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(Wallet, LedgerEntry)>, TransitionError<WalletError>> {
+        let mut state = self.state();
+        let kind = movement.kind;
+        if state.ledger.iter().any(|e| &e.principal == principal && e.kind == kind) {
+            return Ok(None);
+        }
+        let wallet = state.wallet_or_empty(principal, now);
+        let (next, entry) = wallet.apply(movement, now).map_err(TransitionError::Rejected)?;
+        state.record_movement(next.clone(), entry.clone());
+        Ok(Some((next, entry)))
+    }
+
     async fn list_ledger(
         &self,
         principal: &Principal,

@@ -31,7 +31,10 @@ pub async fn call(
         "svc_ops_generate_blueprint" => {
             let a: GenerateBlueprintArgs = args(arguments)?;
             let stored = blueprints
-                .generate(app_id, Value::Object(a.contract), options(a.options))
+                .generate(app_id, Value::Object(a.contract), BlueprintOptions {
+                    key_owner: Some(svc_application::services::hosted::payer_of(&caller.caller)),
+                    ..options(a.options)
+                })
                 .await
                 .map_err(generation_failure)?;
             ok(generated(&stored))
@@ -94,6 +97,7 @@ fn options(a: BlueprintOptionsArgs) -> BlueprintOptions {
         context: a.context,
         seed_prompt: a.seed_prompt,
         set_as_operator_default: a.set_as_operator_default.unwrap_or(false),
+        key_owner: None,
     }
 }
 

@@ -5,8 +5,10 @@
 
 use serde_json::json;
 use svc_application::services::apps::AppServiceError;
+use svc_application::services::hosted::ProviderKeyServiceError;
 use svc_application::services::operator::{
-    ConnectorKeyServiceError, CouponServiceError, INTERNAL_ERROR_CODE, OpsBlueprintError, OrgServiceError,
+    ConnectorKeyServiceError, CouponServiceError, CreditServiceError, INTERNAL_ERROR_CODE, OpsBlueprintError,
+    OrgServiceError,
 };
 use svc_protocol::INTERNAL_ERROR;
 
@@ -35,11 +37,13 @@ ops_error!(
     OrgServiceError,
     ConnectorKeyServiceError,
     CouponServiceError,
-    OpsBlueprintError
+    OpsBlueprintError,
+    ProviderKeyServiceError,
+    CreditServiceError
 );
 
 /// Codes that reject an argument, and the argument they name.
-const ARGUMENT_CODES: [(&str, &str); 9] = [
+const ARGUMENT_CODES: [(&str, &str); 14] = [
     ("invalid_contract", "contract"),
     ("contract_over_budget", "contract"),
     ("component_over_budget", "componentCode"),
@@ -49,10 +53,15 @@ const ARGUMENT_CODES: [(&str, &str); 9] = [
     ("invalid_email", "email"),
     ("invalid_invite_role", "role"),
     ("invalid_key_name", "name"),
+    ("invalid_provider", "provider"),
+    ("invalid_provider_key", "plaintextKey"),
+    ("invalid_label", "label"),
+    ("invalid_limit", "limit"),
+    ("invalid_cursor", "cursor"),
 ];
 
 /// Codes that are the server's fault, never the caller's.
-const SERVER_CODES: [&str; 2] = [INTERNAL_ERROR_CODE, "weak_key_secret"];
+const SERVER_CODES: [&str; 3] = [INTERNAL_ERROR_CODE, "weak_key_secret", "provider_key_unsealable"];
 
 pub fn internal(cause: &dyn std::fmt::Debug) -> RpcFailure {
     tracing::error!(error = ?cause, "operator tool failed");

@@ -11,6 +11,7 @@ mod blueprints;
 mod connector_keys;
 mod coupons;
 mod errors;
+mod hosted;
 mod invites;
 mod orgs;
 pub(crate) mod tool_table;
@@ -25,7 +26,10 @@ use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
 use svc_application::services::apps::{AppService, AppServiceError};
 use svc_application::services::auth::{AuthError, Authenticated};
-use svc_application::services::operator::{ConnectorKeyService, CouponService, OpsBlueprintService, OrgService};
+use svc_application::services::hosted::ProviderKeyService;
+use svc_application::services::operator::{
+    ConnectorKeyService, CouponService, CreditService, OpsBlueprintService, OrgService,
+};
 use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 
 use crate::HttpState;
@@ -45,6 +49,10 @@ pub struct OpsDomains {
     pub coupons: Option<CouponService>,
     /// The blueprint dependency bundle: the cache, the embedder, the generators and the compiler.
     pub blueprints: Option<OpsBlueprintService>,
+    /// Hosted deployments only: the caller's provider keys.
+    pub provider_keys: Option<ProviderKeyService>,
+    /// Hosted deployments only: the caller's credit wallet and ledger.
+    pub credits: Option<Arc<CreditService>>,
 }
 
 /// The connector-keys domain: the keys, and the apps a key may be locked to.
@@ -61,6 +69,8 @@ impl OpsDomains {
             OpsDomain::ConnectorKeys => self.connector_keys.is_some(),
             OpsDomain::Coupons => self.coupons.is_some(),
             OpsDomain::Blueprints => self.blueprints.is_some(),
+            OpsDomain::ProviderKeys => self.provider_keys.is_some(),
+            OpsDomain::Credits => self.credits.is_some(),
         }
     }
 
@@ -71,6 +81,8 @@ impl OpsDomains {
             OpsDomain::ConnectorKeys,
             OpsDomain::Coupons,
             OpsDomain::Blueprints,
+            OpsDomain::ProviderKeys,
+            OpsDomain::Credits,
         ]
         .into_iter()
         .any(|d| self.wired(d))
@@ -215,6 +227,25 @@ async fn call(domains: &OpsDomains, caller: &OpsCaller, name: &str, arguments: V
         Some(OpsDomain::Blueprints) => {
             let domain = domains.blueprints.as_ref().ok_or_else(unwired)?;
             blueprints::call(domain, caller, name, arguments).await
+        }
+        Some(OpsDomain::ProviderKeys) => {
+            let keys = domains.provider_keys.as_ref().ok_or_else(unwired)?;
+            match name {
+                "svc_ops_set_provider_key" => hosted::set_provider_key::handle(keys, caller, arguments).await,
+                "svc_ops_list_provider_keys" => hosted::list_provider_keys::handle(keys, caller).await,
+                "svc_ops_remove_provider_key" => hosted::remove_provider_key::handle(keys, caller, arguments).await,
+                other => unreachable!("{other} is not a provider-key tool"),
+            }
+        }
+        Some(OpsDomain::Credits) => {
+            let credits = domains.credits.as_ref().ok_or_else(unwired)?;
+            match name {
+                "svc_ops_get_credit_balance" => hosted::get_credit_balance::handle(credits, caller).await,
+                "svc_ops_list_credit_transactions" => {
+                    hosted::list_credit_transactions::handle(credits, caller, arguments).await
+                }
+                other => unreachable!("{other} is not a credits tool"),
+            }
         }
         None => Err(unwired()),
     }

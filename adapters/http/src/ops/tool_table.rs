@@ -1,12 +1,15 @@
 //! The operator tools of Document 3 for a self-hosted server, each tagged with the domain that
 //! wires it. Schemas come from the argument types of `svc_protocol::ops_tools`, exactly as on
-//! `/mcp`. Provider keys and credits (hosted only) are not offered.
+//! `/mcp`. Provider keys and credits are wired by hosted deployments only.
 
 use std::sync::LazyLock;
 
 use svc_protocol::NoArgs;
 use svc_protocol::ops_tools::*;
 
+use super::hosted::list_credit_transactions::ListCreditTransactionsArgs;
+use super::hosted::remove_provider_key::RemoveProviderKeyArgs;
+use super::hosted::set_provider_key::SetProviderKeyArgs;
 use crate::mcp::tool_table::{ToolSpec, spec};
 
 /// A domain of `/ops`, wired by one server option.
@@ -17,6 +20,10 @@ pub enum OpsDomain {
     ConnectorKeys,
     Coupons,
     Blueprints,
+    /// Hosted only.
+    ProviderKeys,
+    /// Hosted only.
+    Credits,
 }
 
 /// What a key locked to one app may do with a tool (docs/ops.md, "Keys locked to an app").
@@ -45,7 +52,11 @@ fn tool(domain: OpsDomain, spec: ToolSpec) -> OpsTool {
     // Every domain but the app's own tools and blueprints reaches beyond one app.
     let for_locked_key = match domain {
         OpsDomain::ConnectorKeys | OpsDomain::Blueprints => ForLockedKey::OwnApp,
-        OpsDomain::Apps | OpsDomain::Orgs | OpsDomain::Coupons => ForLockedKey::Hidden,
+        OpsDomain::Apps
+        | OpsDomain::Orgs
+        | OpsDomain::Coupons
+        | OpsDomain::ProviderKeys
+        | OpsDomain::Credits => ForLockedKey::Hidden,
     };
     OpsTool {
         domain,
@@ -189,6 +200,41 @@ pub static OPS_TOOLS: LazyLock<Vec<OpsTool>> = LazyLock::new(|| {
                 "Delete one of the caller's app's blueprints. Idempotent: a missing id also answers deleted.",
             ),
         ),
+        tool(
+            ProviderKeys,
+            spec::<SetProviderKeyArgs>(
+                "svc_ops_set_provider_key",
+                "Store your own API key for a language-model provider; your generations use it. Stored encrypted, never shown again (summarised by lastFour); setting again rotates.",
+            ),
+        ),
+        tool(
+            ProviderKeys,
+            spec::<NoArgs>(
+                "svc_ops_list_provider_keys",
+                "List your provider keys: provider, label, lastFour, createdAt, lastUsedAt; never the key.",
+            ),
+        ),
+        tool(
+            ProviderKeys,
+            spec::<RemoveProviderKeyArgs>(
+                "svc_ops_remove_provider_key",
+                "Remove your key for a provider. Idempotent: deleted is false when there was none.",
+            ),
+        ),
+        tool(
+            Credits,
+            spec::<NoArgs>(
+                "svc_ops_get_credit_balance",
+                "Your credit wallet: balanceCents, lifetimeGrantedCents, lifetimeSpentCents, updatedAt.",
+            ),
+        ),
+        tool(
+            Credits,
+            spec::<ListCreditTransactionsArgs>(
+                "svc_ops_list_credit_transactions",
+                "Your credit transactions, newest first: limit 1-100 (default 20), then pass nextCursor for the next page.",
+            ),
+        ),
     ]
 });
 
@@ -211,7 +257,7 @@ mod tests {
         }
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 19);
+        assert_eq!(names.len(), 24, "Document 3's 24 tools");
     }
 
     #[test]

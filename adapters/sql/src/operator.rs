@@ -17,6 +17,7 @@ mod entities;
 mod invites;
 mod mail_outbox;
 mod orgs;
+mod provider_keys;
 mod wallets;
 
 pub use artifacts::SeaOrmArtifactRepository;
@@ -25,4 +26,5 @@ pub use coupons::SeaOrmCouponRepository;
 pub use invites::SeaOrmInviteRepository;
 pub use mail_outbox::SeaOrmMailOutbox;
 pub use orgs::SeaOrmOrgRepository;
+pub use provider_keys::SeaOrmProviderKeyRepository;
 pub use wallets::SeaOrmWalletRepository;

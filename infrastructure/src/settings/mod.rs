@@ -3,6 +3,7 @@
 //! refused at start-up (`catalog`, `layers`).
 
 mod catalog;
+mod hosted;
 mod layers;
 mod unknown;
 
@@ -12,6 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use catalog::{Catalog, SettingKey};
+pub use hosted::HostedSettings;
 pub use layers::SettingsError;
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -33,6 +35,9 @@ pub struct Settings {
     /// Connection deadlines and the connection cap (`[connections]`).
     #[serde(default)]
     pub connections: ConnectionSettings,
+    /// The hosted plane: provider keys, credits (`[hosted]`); off unless `enabled`.
+    #[serde(default)]
+    pub hosted: HostedSettings,
 }
 
 /// `[connections]`: how long a client may take and how many connections are served at once.

@@ -253,7 +253,10 @@ mod tests {
         let sealed = keys.seal(&alice, Provider::OpenAi, &secret("sk-abc123"), b"salt-1");
         assert_eq!(sealed.key_id, "k1");
         assert!(!sealed.ciphertext.windows(9).any(|w| w == b"sk-abc123"));
-        assert_eq!(keys.open(&alice, Provider::OpenAi, &sealed).unwrap().expose(), "sk-abc123");
+        assert_eq!(
+            keys.open(&alice, Provider::OpenAi, &sealed).unwrap().expose(),
+            "sk-abc123"
+        );
         let rows = [
             (Principal::user("bob"), Provider::OpenAi),
             (Principal::org("alice"), Provider::OpenAi),

@@ -104,12 +104,7 @@ mod tests {
         let docs = include_str!("../../docs/agent-api.md");
         for code in RefusalCode::ALL {
             let e = code.entry();
-            let row = format!(
-                "| `{}` | `{}` | `{}` |",
-                e.code,
-                e.retry.as_str(),
-                e.fix_by.as_str()
-            );
+            let row = format!("| `{}` | `{}` | `{}` |", e.code, e.retry.as_str(), e.fix_by.as_str());
             assert!(docs.contains(&row), "docs/agent-api.md lacks the row {row}");
             assert!(docs.contains(e.fix), "docs/agent-api.md lacks the fix of {}", e.code);
         }

@@ -59,9 +59,9 @@ pub fn keyring(settings: &Settings) -> Result<Keyring, String> {
     }
     let mut keys = Vec::with_capacity(entries.len());
     for (index, entry) in entries.iter().enumerate() {
-        let (id, material) = entry.split_once(':').ok_or_else(|| {
-            format!("hosted.master_keys[{index}] must be written id:base64-of-32-bytes")
-        })?;
+        let (id, material) = entry
+            .split_once(':')
+            .ok_or_else(|| format!("hosted.master_keys[{index}] must be written id:base64-of-32-bytes"))?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(material.trim())
             .ok()
@@ -87,7 +87,12 @@ pub struct HostedPlane {
     pub account: GenerationAccount,
 }
 
-pub fn credit_service(settings: &Settings, db: &DatabaseConnection, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> CreditService {
+pub fn credit_service(
+    settings: &Settings,
+    db: &DatabaseConnection,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+) -> CreditService {
     CreditService::new(Arc::new(SeaOrmWalletRepository::new(db.clone())), clock, ids)
         .with_free_credit(settings.hosted.free_credit_cents)
 }
@@ -151,7 +156,10 @@ mod tests {
         let mut sqlite = hosted();
         sqlite.server.database_url = String::new();
         let error = check(&sqlite).unwrap_err();
-        assert!(error.contains("PostgreSQL") && error.contains("database_url"), "{error}");
+        assert!(
+            error.contains("PostgreSQL") && error.contains("database_url"),
+            "{error}"
+        );
         assert!(!error.contains('\n'));
         let rows = [
             (vec![], "hosted.master_keys"),

@@ -317,7 +317,6 @@ fn ops_domains(
     apps: AppService,
     keys: ConnectorKeyService,
     blueprints: impl FnOnce() -> OpsBlueprintService,
-    hosted: Option<&crate::hosted::HostedPlane>,
     clock: &Arc<dyn Clock>,
     ids: &Arc<dyn Ids>,
 ) -> OpsDomains {
@@ -337,9 +336,9 @@ fn ops_domains(
         connector_keys: wired.connector_keys.then(|| OpsConnectorKeys { keys, apps }),
         coupons: wired.coupons.then(|| coupon_service(db, clock.clone(), ids.clone())),
         blueprints: wired.blueprints.then(blueprints),
-        // Hosted deployments only (Document 3): absent from a self-hosted tools/list.
-        provider_keys: hosted.map(|h| h.provider_keys.clone()),
-        credits: hosted.map(|h| h.credits.clone()),
+        // Hosted deployments only (Document 3): wired by `build` in hosted mode.
+        provider_keys: None,
+        credits: None,
     }
 }
 
@@ -517,10 +516,15 @@ impl Application {
             AppService::new(apps.clone(), clock.clone(), ids.clone()),
             connector_keys.clone(),
             ops_blueprints,
-            hosted.as_ref(),
             &clock,
             &ids,
         );
+        // Provider keys and credits: hosted only, absent from a self-hosted tools/list.
+        let ops = OpsDomains {
+            provider_keys: hosted.as_ref().map(|h| h.provider_keys.clone()),
+            credits: hosted.as_ref().map(|h| h.credits.clone()),
+            ..ops
+        };
         let mut key_stores: Vec<Arc<dyn KeyStore>> = embedding.key_check.into_iter().collect();
         key_stores.push(Arc::new(KeysFile::in_data_dir(data_dir)));
         key_stores.push(Arc::new(connector_keys.clone()));

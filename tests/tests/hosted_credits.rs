@@ -36,14 +36,21 @@ fn kinds(page: &Value) -> Vec<(String, i64)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (t["kind"].as_str().unwrap().to_owned(), t["deltaCents"].as_i64().unwrap()))
+        .map(|t| {
+            (
+                t["kind"].as_str().unwrap().to_owned(),
+                t["deltaCents"].as_i64().unwrap(),
+            )
+        })
         .collect()
 }
 
 /// The identity the test's bearer acts for, as the ledger knows it.
 async fn identity(app: &TestApp) -> String {
     let code = issue_coupon(&app.settings.database_url(), 1, None);
-    let receipt = Client::of(app).ok("svc_ops_redeem_coupon", json!({ "couponCode": code })).await;
+    let receipt = Client::of(app)
+        .ok("svc_ops_redeem_coupon", json!({ "couponCode": code }))
+        .await;
     receipt["redeemedByPrincipalId"].as_str().unwrap().to_owned()
 }
 
@@ -70,7 +77,11 @@ async fn a_cold_render_is_charged_a_cache_hit_is_free_and_a_failure_is_refunded(
         "first use grants the free credit: {wallet}"
     );
     ops_support::assert_time(&wallet["updatedAt"]);
-    assert_eq!(balance(&ops).await["balanceCents"], 20, "the free credit is granted once");
+    assert_eq!(
+        balance(&ops).await["balanceCents"],
+        20,
+        "the free credit is granted once"
+    );
 
     // A cold render with the built-in generator is charged.
     let cold = render(&app, &handshake(&app, "order card").await, json!({})).await;
@@ -126,9 +137,16 @@ async fn two_concurrent_renders_with_balance_for_one_give_one_render_and_one_ref
         outcomes.contains(&json!("rendered")) && outcomes.contains(&json!("refused")),
         "{first} {second}"
     );
-    let (refused_body, refused_handshake) = if outcomes[0] == "refused" { (&first, &a) } else { (&second, &b) };
+    let (refused_body, refused_handshake) = if outcomes[0] == "refused" {
+        (&first, &a)
+    } else {
+        (&second, &b)
+    };
     assert_eq!(refused_body["result"]["isError"], true);
-    assert!(refused_body["result"].get("_meta").is_none(), "a refusal carries no _meta");
+    assert!(
+        refused_body["result"].get("_meta").is_none(),
+        "a refusal carries no _meta"
+    );
     let content = &refused_body["result"]["structuredContent"];
     assert_eq!(
         content.as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -151,7 +169,10 @@ async fn two_concurrent_renders_with_balance_for_one_give_one_render_and_one_ref
         .ok("svc_ops_redeem_coupon", json!({ "couponCode": code }))
         .await;
     let retried = render(&app, refused_handshake, json!({})).await;
-    assert_eq!(retried["result"]["structuredContent"]["outcome"], "rendered", "{retried}");
+    assert_eq!(
+        retried["result"]["structuredContent"]["outcome"], "rendered",
+        "{retried}"
+    );
     let page = transactions(&Client::of(&app), json!({ "limit": 2 })).await;
     assert_eq!(kinds(&page), [("render_charge".into(), -5), ("topup".into(), 5)]);
 }
@@ -188,12 +209,22 @@ async fn a_storm_of_renders_refunds_and_coupons_keeps_the_balance_at_the_ledger_
     );
     let rendered = outcomes.iter().filter(|o| **o == "rendered").count() as i64;
     let refused = outcomes.iter().filter(|o| **o == "refused").count();
-    assert!(rendered > 0 && outcomes.iter().all(|o| ["rendered", "failed", "refused"].contains(&o.as_str().unwrap())), "{outcomes:?}");
+    assert!(
+        rendered > 0
+            && outcomes
+                .iter()
+                .all(|o| ["rendered", "failed", "refused"].contains(&o.as_str().unwrap())),
+        "{outcomes:?}"
+    );
 
     let wallet = balance(&Client::of(&app)).await;
     let balance_cents = wallet["balanceCents"].as_i64().unwrap();
     assert!(balance_cents >= 0, "{wallet}");
-    assert_eq!(balance_cents, scalar(&url, &ledger_sum_sql(&owner)).await, "balance = ledger sum");
+    assert_eq!(
+        balance_cents,
+        scalar(&url, &ledger_sum_sql(&owner)).await,
+        "balance = ledger sum"
+    );
     // 30 free + 1 (identity probe) + 40 of coupons, minus 5 per rendered card.
     assert_eq!(balance_cents, 71 - 5 * rendered, "{outcomes:?} ({refused} refused)");
     let negative = scalar(
@@ -212,7 +243,11 @@ async fn transactions_page_with_a_cursor_that_stays_stable_while_rows_are_added(
     let owner = identity(&app).await;
     let url = app.settings.database_url();
     for cents in [2, 3, 4, 5] {
-        grant(&url, &["--user", &owner, "--cents", &cents.to_string(), "--reason", "support"]).unwrap();
+        grant(
+            &url,
+            &["--user", &owner, "--cents", &cents.to_string(), "--reason", "support"],
+        )
+        .unwrap();
     }
     let ops = Client::of(&app);
     let first = transactions(&ops, json!({ "limit": 2 })).await;
@@ -228,7 +263,11 @@ async fn transactions_page_with_a_cursor_that_stays_stable_while_rows_are_added(
     assert_eq!(kinds(&last), [("topup".into(), 1)], "the identity probe's coupon");
     assert!(last.get("nextCursor").is_none(), "{last}");
     let all = transactions(&ops, json!({})).await;
-    assert_eq!(all["transactions"].as_array().unwrap().len(), 6, "default limit 20 holds all");
+    assert_eq!(
+        all["transactions"].as_array().unwrap().len(),
+        6,
+        "default limit 20 holds all"
+    );
 
     for (arguments, field) in [
         (json!({ "limit": 0 }), "limit"),
@@ -274,8 +313,14 @@ async fn the_grant_command_tops_up_a_user_or_an_org_and_refuses_bad_input() {
 
     for (args, needle) in [
         (vec!["--cents", "5", "--reason", "r"], "--user"),
-        (vec!["--user", "u", "--org", "o", "--cents", "5", "--reason", "r"], "cannot be used with"),
-        (vec!["--user", "u", "--cents", "0", "--reason", "r"], "amount must be positive"),
+        (
+            vec!["--user", "u", "--org", "o", "--cents", "5", "--reason", "r"],
+            "cannot be used with",
+        ),
+        (
+            vec!["--user", "u", "--cents", "0", "--reason", "r"],
+            "amount must be positive",
+        ),
         (vec!["--user", "u", "--cents", "5", "--reason", " "], "--reason"),
     ] {
         let error = grant(&url, &args).unwrap_err();

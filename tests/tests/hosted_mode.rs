@@ -72,9 +72,7 @@ async fn self_hosted_ops_lists_no_hosted_tool() {
     for tool in HOSTED_TOOLS {
         assert!(!names.iter().any(|n| n == tool), "{tool} listed self-hosted");
     }
-    let body = Client::of(&app)
-        .call("svc_ops_get_credit_balance", json!({}))
-        .await;
+    let body = Client::of(&app).call("svc_ops_get_credit_balance", json!({})).await;
     assert_eq!(body["error"]["code"], -32602, "an unlisted tool is unknown: {body}");
 }
 
@@ -102,12 +100,17 @@ async fn hosted_renders_live_indefinitely_unless_a_ttl_is_given() {
     let Some(app) = hosted_app("hosted_ttl", |s| s.hosted.free_credit_cents = 1_000).await else {
         return;
     };
-    let lifetime_days = |session: serde_json::Value| (session["expiresAt"].as_i64().unwrap() - session["lastActivityAt"].as_i64().unwrap()) / 86_400_000;
+    let lifetime_days = |session: serde_json::Value| {
+        (session["expiresAt"].as_i64().unwrap() - session["lastActivityAt"].as_i64().unwrap()) / 86_400_000
+    };
 
     let first = render(&app, &handshake(&app, "kept card").await, json!({})).await;
     let sid = &first["result"]["structuredContent"]["sessionId"];
     let session = app.tool_ok("svc_get_session", json!({ "sessionId": sid })).await;
-    assert!(lifetime_days(session) > 365 * 50, "a hosted render is kept indefinitely");
+    assert!(
+        lifetime_days(session) > 365 * 50,
+        "a hosted render is kept indefinitely"
+    );
 
     let second = render(&app, &handshake(&app, "short card").await, json!({ "ttlSeconds": 600 })).await;
     let sid = &second["result"]["structuredContent"]["sessionId"];

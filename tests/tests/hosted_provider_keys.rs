@@ -70,7 +70,10 @@ async fn keys_are_set_listed_by_last_four_rotated_and_removed_never_echoed() {
         )
         .await;
     assert_eq!(rotated["lastFour"], "wxyz");
-    assert!(rotated.get("label").is_none(), "setting again replaces the key and its label");
+    assert!(
+        rotated.get("label").is_none(),
+        "setting again replaces the key and its label"
+    );
     ops.ok(
         "svc_ops_set_provider_key",
         json!({ "provider": "mistral", "plaintextKey": "m-key-0001" }),
@@ -108,19 +111,33 @@ async fn keys_are_set_listed_by_last_four_rotated_and_removed_never_echoed() {
     );
 
     assert_eq!(
-        ops.ok("svc_ops_remove_provider_key", json!({ "provider": "openai" })).await,
+        ops.ok("svc_ops_remove_provider_key", json!({ "provider": "openai" }))
+            .await,
         json!({ "deleted": true, "provider": "openai" })
     );
     assert_eq!(
-        ops.ok("svc_ops_remove_provider_key", json!({ "provider": "openai" })).await,
+        ops.ok("svc_ops_remove_provider_key", json!({ "provider": "openai" }))
+            .await,
         json!({ "deleted": false, "provider": "openai" }),
         "idempotent"
     );
 
     for (tool, arguments, field) in [
-        ("svc_ops_set_provider_key", json!({ "provider": "ollama", "plaintextKey": "k" }), "provider"),
-        ("svc_ops_set_provider_key", json!({ "provider": "openai", "plaintextKey": "" }), "plaintextKey"),
-        ("svc_ops_set_provider_key", json!({ "provider": "openai", "plaintextKey": "   " }), "plaintextKey"),
+        (
+            "svc_ops_set_provider_key",
+            json!({ "provider": "ollama", "plaintextKey": "k" }),
+            "provider",
+        ),
+        (
+            "svc_ops_set_provider_key",
+            json!({ "provider": "openai", "plaintextKey": "" }),
+            "plaintextKey",
+        ),
+        (
+            "svc_ops_set_provider_key",
+            json!({ "provider": "openai", "plaintextKey": "   " }),
+            "plaintextKey",
+        ),
         (
             "svc_ops_set_provider_key",
             json!({ "provider": "openai", "plaintextKey": "k", "label": "x".repeat(121) }),
@@ -151,20 +168,36 @@ async fn a_generation_uses_exactly_the_callers_key_and_none_without_one() {
         )
         .await;
     assert!(missing["message"].as_str().unwrap().contains("openai"), "{missing}");
-    let failed = render(&app, &handshake(&app, "no key card").await, json!({ "infra": { "model": MODEL } })).await;
+    let failed = render(
+        &app,
+        &handshake(&app, "no key card").await,
+        json!({ "infra": { "model": MODEL } }),
+    )
+    .await;
     let failed = &failed["result"]["structuredContent"];
     assert_eq!(failed["outcome"], "failed", "{failed}");
     assert_eq!(failed["error"]["code"], "NO_CREDENTIALS");
     assert!(
-        failed["error"]["message"].as_str().unwrap().contains("svc_ops_set_provider_key"),
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("svc_ops_set_provider_key"),
         "the failure names the fix: {failed}"
     );
     assert_eq!(fake.request_count(), 0, "nothing reached the provider");
 
     let secret = "sk-caller-exact-5678";
     ops.ok("svc_ops_set_provider_key", set(secret)).await;
-    let rendered = render(&app, &handshake(&app, "keyed card").await, json!({ "infra": { "model": MODEL } })).await;
-    assert_eq!(rendered["result"]["structuredContent"]["outcome"], "rendered", "{rendered}");
+    let rendered = render(
+        &app,
+        &handshake(&app, "keyed card").await,
+        json!({ "infra": { "model": MODEL } }),
+    )
+    .await;
+    assert_eq!(
+        rendered["result"]["structuredContent"]["outcome"], "rendered",
+        "{rendered}"
+    );
     let generated = ops
         .ok(
             "svc_ops_generate_blueprint",
@@ -205,7 +238,10 @@ async fn rotating_the_master_key_reseals_every_key_and_generation_still_uses_it(
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("re-sealed 1 provider key(s) under master key `k2`"), "{stdout}");
+    assert!(
+        stdout.contains("re-sealed 1 provider key(s) under master key `k2`"),
+        "{stdout}"
+    );
     assert_eq!(
         scalar(&url, "SELECT count(*) FROM provider_keys WHERE master_key_id = 'k2'").await,
         1
@@ -214,9 +250,20 @@ async fn rotating_the_master_key_reseals_every_key_and_generation_still_uses_it(
     // The old master key can go: the server with only k2 still opens the key.
     app.restart(|s| s.hosted.master_keys = svc::settings::SecretList::Many(vec![master_key("k2", 2)]))
         .await;
-    let rendered = render(&app, &handshake(&app, "after rotation").await, json!({ "infra": { "model": MODEL } })).await;
-    assert_eq!(rendered["result"]["structuredContent"]["outcome"], "rendered", "{rendered}");
-    assert_eq!(fake.requests()[0].credential.as_deref(), Some(&*format!("Bearer {secret}")));
+    let rendered = render(
+        &app,
+        &handshake(&app, "after rotation").await,
+        json!({ "infra": { "model": MODEL } }),
+    )
+    .await;
+    assert_eq!(
+        rendered["result"]["structuredContent"]["outcome"], "rendered",
+        "{rendered}"
+    );
+    assert_eq!(
+        fake.requests()[0].credential.as_deref(),
+        Some(&*format!("Bearer {secret}"))
+    );
 
     // Without the key that sealed them, rotation stops and says which key is missing.
     let out = std::process::Command::new(BINARY)
@@ -244,7 +291,10 @@ async fn dump(url: &str) -> String {
     for table in tables {
         let name: String = table.try_get_by_index(0).unwrap();
         let rows = db
-            .query_all_raw(Statement::from_string(backend, format!("SELECT t::text FROM \"{name}\" t")))
+            .query_all_raw(Statement::from_string(
+                backend,
+                format!("SELECT t::text FROM \"{name}\" t"),
+            ))
             .await
             .unwrap();
         for row in rows {
@@ -283,7 +333,13 @@ async fn neither_a_database_dump_nor_the_debug_log_contains_a_provider_key() {
     let server = ServerProcess::start_logging(
         BINARY,
         &dir.join("data"),
-        &["--config", config.to_str().unwrap(), "--database-url", &database.url(), "--dev-allow-all"],
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--database-url",
+            &database.url(),
+            "--dev-allow-all",
+        ],
         "debug",
         &log,
     );
@@ -310,16 +366,28 @@ async fn neither_a_database_dump_nor_the_debug_log_contains_a_provider_key() {
         )
         .await
         .1;
-    assert_eq!(rendered["result"]["structuredContent"]["outcome"], "rendered", "{rendered}");
-    assert_eq!(fake.requests()[0].credential.as_deref(), Some(&*format!("Bearer {secret}")));
+    assert_eq!(
+        rendered["result"]["structuredContent"]["outcome"], "rendered",
+        "{rendered}"
+    );
+    assert_eq!(
+        fake.requests()[0].credential.as_deref(),
+        Some(&*format!("Bearer {secret}"))
+    );
     server.terminate();
 
     let dumped = dump(&database.url()).await;
-    assert!(dumped.contains(",1337,"), "the dump holds the key's row, with its last four");
+    assert!(
+        dumped.contains(",1337,"),
+        "the dump holds the key's row, with its last four"
+    );
     assert!(!dumped.contains(secret), "the database holds the key in plain text");
     assert!(!dumped.contains(&hex_of(secret)), "nor its hex");
     let logged = std::fs::read_to_string(&log).unwrap();
-    assert!(logged.contains("provider_call") || logged.contains("generation"), "the log was written at debug");
+    assert!(
+        logged.contains("provider_call") || logged.contains("generation"),
+        "the log was written at debug"
+    );
     assert!(!logged.contains(secret), "the log holds the key");
 }
 

@@ -31,10 +31,14 @@ pub async fn call(
         "svc_ops_generate_blueprint" => {
             let a: GenerateBlueprintArgs = args(arguments)?;
             let stored = blueprints
-                .generate(app_id, Value::Object(a.contract), BlueprintOptions {
-                    key_owner: Some(svc_application::services::hosted::payer_of(&caller.caller)),
-                    ..options(a.options)
-                })
+                .generate(
+                    app_id,
+                    Value::Object(a.contract),
+                    BlueprintOptions {
+                        key_owner: Some(svc_application::services::hosted::payer_of(&caller.caller)),
+                        ..options(a.options)
+                    },
+                )
                 .await
                 .map_err(generation_failure)?;
             ok(generated(&stored))

@@ -52,11 +52,9 @@ fn tool(domain: OpsDomain, spec: ToolSpec) -> OpsTool {
     // Every domain but the app's own tools and blueprints reaches beyond one app.
     let for_locked_key = match domain {
         OpsDomain::ConnectorKeys | OpsDomain::Blueprints => ForLockedKey::OwnApp,
-        OpsDomain::Apps
-        | OpsDomain::Orgs
-        | OpsDomain::Coupons
-        | OpsDomain::ProviderKeys
-        | OpsDomain::Credits => ForLockedKey::Hidden,
+        OpsDomain::Apps | OpsDomain::Orgs | OpsDomain::Coupons | OpsDomain::ProviderKeys | OpsDomain::Credits => {
+            ForLockedKey::Hidden
+        }
     };
     OpsTool {
         domain,

@@ -44,7 +44,11 @@ impl MigrationTrait for Migration {
                             .timestamp_with_time_zone()
                             .not_null(),
                     )
-                    .col(ColumnDef::new(ProviderKeys::LastUsedAt).timestamp_with_time_zone().null())
+                    .col(
+                        ColumnDef::new(ProviderKeys::LastUsedAt)
+                            .timestamp_with_time_zone()
+                            .null(),
+                    )
                     .primary_key(
                         Index::create()
                             .col(ProviderKeys::PrincipalType)

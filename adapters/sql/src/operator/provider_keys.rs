@@ -116,8 +116,14 @@ impl ProviderKeyRepository for SeaOrmProviderKeyRepository {
         next: &SealedSecret,
     ) -> Result<bool, RepositoryError> {
         let updated = Entity::update_many()
-            .col_expr(Column::MasterKeyId, sea_orm::sea_query::Expr::value(next.key_id.clone()))
-            .col_expr(Column::SaltHex, sea_orm::sea_query::Expr::value(hex::encode(&next.salt)))
+            .col_expr(
+                Column::MasterKeyId,
+                sea_orm::sea_query::Expr::value(next.key_id.clone()),
+            )
+            .col_expr(
+                Column::SaltHex,
+                sea_orm::sea_query::Expr::value(hex::encode(&next.salt)),
+            )
             .col_expr(
                 Column::CiphertextHex,
                 sea_orm::sea_query::Expr::value(hex::encode(&next.ciphertext)),

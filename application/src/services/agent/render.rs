@@ -200,7 +200,9 @@ impl AgentService {
                 limit.give_back(admission);
             }
             if let Some(reservation) = reservation {
-                reservation.refund("refund: the handshake was used by another render").await;
+                reservation
+                    .refund("refund: the handshake was used by another render")
+                    .await;
             }
             return Err(AgentError::invalid(
                 "handshakeId",

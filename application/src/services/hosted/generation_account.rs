@@ -79,9 +79,7 @@ impl GenerationAccount {
                 Err(CreditServiceError::Wallet(WalletError::InsufficientCredit { balance_cents, .. })) => {
                     return Ok(Err(Refusal {
                         entry: RefusalCode::InsufficientCredit.entry(),
-                        message: format!(
-                            "a render costs {price} cents and the wallet holds {balance_cents} cents"
-                        ),
+                        message: format!("a render costs {price} cents and the wallet holds {balance_cents} cents"),
                         balance_cents_at_check: Some(balance_cents),
                     }));
                 }
@@ -144,24 +142,18 @@ impl Reservation {
     /// used.
     pub async fn settle(mut self, model: Option<&str>) {
         self.closed = true;
-        if let Some(provider) = model.and_then(|m| m.split([':', '/']).next()) {
-            if let Err(error) = self.account.keys.touch(&self.payer, provider).await {
-                tracing::warn!(error = %error, "could not record the provider key's lastUsedAt");
-            }
+        let Some(provider) = model.and_then(|m| m.split([':', '/']).next()) else {
+            return;
+        };
+        if let Err(error) = self.account.keys.touch(&self.payer, provider).await {
+            tracing::warn!(error = %error, "could not record the provider key's lastUsedAt");
         }
     }
 
     /// The generation failed or never ran: the charge is given back.
     pub async fn refund(mut self, reason: &str) {
         self.closed = true;
-        refund(
-            &self.account,
-            &self.payer,
-            self.charged_cents,
-            &self.session_id,
-            reason,
-        )
-        .await;
+        refund(&self.account, &self.payer, self.charged_cents, &self.session_id, reason).await;
     }
 }
 

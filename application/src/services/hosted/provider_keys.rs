@@ -84,7 +84,12 @@ pub struct ProviderKeyService {
 }
 
 impl ProviderKeyService {
-    pub fn new(keys: Arc<dyn ProviderKeyRepository>, keyring: Keyring, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
+    pub fn new(
+        keys: Arc<dyn ProviderKeyRepository>,
+        keyring: Keyring,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn Ids>,
+    ) -> Self {
         Self {
             keys,
             keyring,
@@ -93,7 +98,11 @@ impl ProviderKeyService {
         }
     }
 
-    pub async fn set(&self, owner: &Principal, command: SetProviderKey) -> Result<ProviderKeySummary, ProviderKeyServiceError> {
+    pub async fn set(
+        &self,
+        owner: &Principal,
+        command: SetProviderKey,
+    ) -> Result<ProviderKeySummary, ProviderKeyServiceError> {
         let provider = Provider::parse(&command.provider).ok_or(ProviderKeyServiceError::UnknownProvider)?;
         let secret = ProviderSecret::parse(&command.plaintext_key)?;
         let label = checked_label(command.label.as_deref())?;

@@ -180,9 +180,11 @@ impl OpsBlueprintService {
         let intent = options.context.clone().unwrap_or_default();
         let hosted_owner = self.provider_keys.as_ref().zip(options.key_owner.as_ref());
         let caller_keys = match hosted_owner {
-            Some((keys, owner)) => Some(keys.caller_keys(owner).await.map_err(|e| {
-                OpsBlueprintError::GenerationFailed(format!("cannot open the provider keys: {e}"))
-            })?),
+            Some((keys, owner)) => Some(
+                keys.caller_keys(owner)
+                    .await
+                    .map_err(|e| OpsBlueprintError::GenerationFailed(format!("cannot open the provider keys: {e}")))?,
+            ),
             None => None,
         };
         let request = GenerationRequest {

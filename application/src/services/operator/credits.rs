@@ -2,7 +2,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use svc_domain::wallet::{
-    InvalidPageLimit, LedgerEntry, LedgerPageLimit, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement,
+    InvalidPageLimit, LedgerEntry, LedgerPageLimit, Principal, PrincipalType, TransactionKind, Wallet, WalletError,
+    WalletMovement,
 };
 
 use super::INTERNAL_ERROR_CODE;
@@ -306,7 +307,10 @@ mod tests {
         service.welcome(&user()).await.unwrap();
         let ledger = fakes.store.ledger_of(&user());
         let kinds: Vec<_> = ledger.iter().map(|e| (e.kind, e.delta_cents)).collect();
-        assert_eq!(kinds, vec![(TransactionKind::FreeCredit, 250), (TransactionKind::Topup, 10)]);
+        assert_eq!(
+            kinds,
+            vec![(TransactionKind::FreeCredit, 250), (TransactionKind::Topup, 10)]
+        );
         let org = Principal::org("o1");
         service.welcome(&org).await.unwrap();
         assert!(fakes.store.ledger_of(&org).is_empty());

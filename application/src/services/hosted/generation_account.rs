@@ -132,6 +132,17 @@ pub struct Reservation {
     closed: bool,
 }
 
+/// Never the keys.
+impl std::fmt::Debug for Reservation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reservation")
+            .field("payer", &self.payer)
+            .field("charged_cents", &self.charged_cents)
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Reservation {
     /// The payer's provider keys, for the generation request.
     pub fn keys(&self) -> CallerKeys {
@@ -190,5 +201,113 @@ async fn refund(account: &GenerationAccount, payer: &Principal, cents: i64, sess
     };
     if let Err(error) = account.credits.refund(command).await {
         tracing::error!(error = %error, payer = %payer.principal_id, cents, "a reserved charge could not be refunded");
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use svc_domain::provider_key::{Keyring, MasterKey};
+    use svc_domain::wallet::TransactionKind;
+
+    use super::*;
+    use crate::services::hosted::SetProviderKey;
+    use crate::testing::{InMemoryProviderKeys, OperatorFakes};
+
+    fn caller() -> Caller {
+        Caller {
+            principal_id: "u1".into(),
+            app_id: "app1".into(),
+            key_id: None,
+        }
+    }
+
+    fn account(fakes: &OperatorFakes, free: i64, price: i64) -> GenerationAccount {
+        let keys = ProviderKeyService::new(
+            Arc::new(InMemoryProviderKeys::default()),
+            Keyring::new(vec![MasterKey::new("k1", [1; 32])]).unwrap(),
+            fakes.clock.clone(),
+            fakes.ids.clone(),
+        );
+        let pricing = GenerationPricing {
+            price: RenderPrice::new(price, BTreeMap::from([("openai:gpt-5".to_owned(), 7)])).unwrap(),
+            default_generator: "builtin".into(),
+        };
+        GenerationAccount::new(Arc::new(fakes.credit_service().with_free_credit(free)), keys, pricing)
+    }
+
+    fn ledger(fakes: &OperatorFakes) -> Vec<(TransactionKind, i64)> {
+        fakes
+            .store
+            .ledger_of(&Principal::user("u1"))
+            .iter()
+            .map(|e| (e.kind, e.delta_cents))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_reservation_is_charged_then_settled_or_refunded_and_an_empty_wallet_refuses() {
+        use TransactionKind::*;
+        let fakes = OperatorFakes::new();
+        let account = account(&fakes, 10, 5);
+        let first = account.reserve(&caller(), None, None, "s1").await.unwrap().unwrap();
+        first.settle(None).await;
+        let second = account.reserve(&caller(), None, None, "s2").await.unwrap().unwrap();
+        let refused = account.reserve(&caller(), None, None, "s3").await.unwrap().unwrap_err();
+        assert_eq!(refused.entry.code, "insufficient_credit");
+        assert_eq!(refused.balance_cents_at_check, Some(0));
+        second.refund("failed").await;
+        let model_priced = account
+            .reserve(&caller(), Some("openai:gpt-5"), None, "s4")
+            .await
+            .unwrap();
+        assert_eq!(
+            model_priced.unwrap_err().balance_cents_at_check,
+            Some(5),
+            "gpt-5 costs 7"
+        );
+        assert_eq!(
+            ledger(&fakes),
+            [(FreeCredit, 10), (RenderCharge, -5), (RenderCharge, -5), (Refund, 5)]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_dropped_reservation_is_refunded_and_carries_the_payers_keys() {
+        let fakes = OperatorFakes::new();
+        let account = account(&fakes, 5, 5);
+        account
+            .keys
+            .set(
+                &Principal::user("u1"),
+                SetProviderKey {
+                    provider: "anthropic".into(),
+                    plaintext_key: "a-key".into(),
+                    label: None,
+                },
+            )
+            .await
+            .unwrap();
+        let reservation = account.reserve(&caller(), None, None, "s1").await.unwrap().unwrap();
+        assert_eq!(reservation.keys().get("anthropic"), Some("a-key"));
+        drop(reservation);
+        for _ in 0..100 {
+            if ledger(&fakes).len() == 3 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(ledger(&fakes).last(), Some(&(TransactionKind::Refund, 5)));
+    }
+
+    #[test]
+    fn the_payer_is_the_user_else_the_app() {
+        assert_eq!(payer_of(&caller()), Principal::user("u1"));
+        let app_only = Caller {
+            principal_id: String::new(),
+            ..caller()
+        };
+        assert_eq!(payer_of(&app_only), Principal::user("app1"));
     }
 }

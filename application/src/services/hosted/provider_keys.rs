@@ -181,3 +181,76 @@ impl ProviderKeyService {
         self.ids.uuid()
     }
 }
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use svc_domain::provider_key::MasterKey;
+
+    use super::*;
+    use crate::testing::{InMemoryProviderKeys, ManualClock, SequentialIds};
+
+    fn service(store: &Arc<InMemoryProviderKeys>, keys: &[(&str, u8)]) -> ProviderKeyService {
+        let ring = Keyring::new(keys.iter().map(|(id, b)| MasterKey::new(*id, [*b; 32])).collect()).unwrap();
+        ProviderKeyService::new(
+            store.clone(),
+            ring,
+            Arc::new(ManualClock::default()),
+            Arc::new(SequentialIds::default()),
+        )
+    }
+
+    fn set(provider: &str, key: &str) -> SetProviderKey {
+        SetProviderKey {
+            provider: provider.into(),
+            plaintext_key: key.into(),
+            label: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn keys_are_stored_sealed_summarised_and_opened_only_for_their_owner() {
+        let store = Arc::new(InMemoryProviderKeys::default());
+        let keys = service(&store, &[("k1", 1)]);
+        let alice = Principal::user("alice");
+        let summary = keys.set(&alice, set("openai", " sk-alice-1234 ")).await.unwrap();
+        assert_eq!((summary.provider, summary.last_four.as_str()), ("openai", "1234"));
+        let row = &store.rows()[0];
+        assert!(!row.sealed.ciphertext.windows(8).any(|w| w == b"sk-alice"));
+        assert_eq!(
+            keys.caller_keys(&alice).await.unwrap().get("openai"),
+            Some("sk-alice-1234")
+        );
+        assert_eq!(
+            keys.caller_keys(&Principal::user("bob")).await.unwrap().get("openai"),
+            None
+        );
+        let rows = [
+            (set("ollama", "k"), "invalid_provider"),
+            (set("openai", "  "), "invalid_provider_key"),
+        ];
+        for (command, code) in rows {
+            assert_eq!(keys.set(&alice, command).await.unwrap_err().code(), code);
+        }
+        assert_eq!(keys.remove(&alice, "openai").await.unwrap().1, true);
+        assert_eq!(keys.remove(&alice, "openai").await.unwrap().1, false);
+    }
+
+    #[tokio::test]
+    async fn rotation_reseals_under_the_first_master_key() {
+        let store = Arc::new(InMemoryProviderKeys::default());
+        let owner = Principal::user("u");
+        service(&store, &[("k1", 1)])
+            .set(&owner, set("google", "g-key"))
+            .await
+            .unwrap();
+        let rotated = service(&store, &[("k2", 2), ("k1", 1)]);
+        assert_eq!(rotated.rotate().await.unwrap(), Rotation { resealed: 1, raced: 0 });
+        assert_eq!(store.rows()[0].sealed.key_id, "k2");
+        let only_new = service(&store, &[("k2", 2)]);
+        assert_eq!(only_new.caller_keys(&owner).await.unwrap().get("google"), Some("g-key"));
+        // A key whose master key is gone does not open: the caller simply has no key.
+        let unrelated = service(&store, &[("k3", 3)]);
+        assert_eq!(unrelated.caller_keys(&owner).await.unwrap().get("google"), None);
+        assert_eq!(unrelated.rotate().await.unwrap_err().code(), "provider_key_unsealable");
+    }
+}

@@ -179,7 +179,7 @@ impl Coupon {
     }
 
     /// issued -> activated, crediting `wallet` (the redeeming principal's current wallet) with
-    /// a `free_credit` ledger row numbered `transaction_id`.
+    /// a `topup` ledger row numbered `transaction_id`.
     pub fn redeem(
         &self,
         wallet: &Wallet,
@@ -194,7 +194,7 @@ impl Coupon {
         }
         let movement = WalletMovement {
             transaction_id,
-            kind: TransactionKind::FreeCredit,
+            kind: TransactionKind::Topup,
             amount_cents: self.credit_cents,
             reason: format!("coupon {}", self.code.as_str()),
             related_session_id: None,
@@ -288,7 +288,7 @@ mod tests {
         assert_eq!(redemption.coupon.redeemed_by, Some(Principal::user("u1")));
         assert_eq!(redemption.wallet.balance_cents, 600);
         assert_eq!(redemption.wallet.lifetime_granted_cents, 600);
-        assert_eq!(redemption.ledger_entry.kind, TransactionKind::FreeCredit);
+        assert_eq!(redemption.ledger_entry.kind, TransactionKind::Topup);
         assert_eq!(redemption.ledger_entry.delta_cents, 500);
         assert_eq!(redemption.ledger_entry.balance_after_cents, 600);
         assert_eq!(redemption.ledger_entry.transaction_id, "tx1");

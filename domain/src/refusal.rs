@@ -98,6 +98,18 @@ impl RefusalCode {
 mod tests {
     use super::*;
 
+    /// docs/agent-api.md writes the registry down; a row per code, as the code has it.
+    #[test]
+    fn the_documented_registry_matches_the_code() {
+        let docs = include_str!("../../docs/agent-api.md");
+        for code in RefusalCode::ALL {
+            let e = code.entry();
+            let row = format!("| `{}` | `{}` | `{}` |", e.code, e.retry.as_str(), e.fix_by.as_str());
+            assert!(docs.contains(&row), "docs/agent-api.md lacks the row {row}");
+            assert!(docs.contains(e.fix), "docs/agent-api.md lacks the fix of {}", e.code);
+        }
+    }
+
     #[test]
     fn codes_are_unique_snake_case() {
         let codes: Vec<_> = RefusalCode::ALL.iter().map(|c| c.entry().code).collect();

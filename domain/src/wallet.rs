@@ -371,6 +371,50 @@ mod tests {
         assert!(wire.get("principal").is_none());
     }
 
+    mod storm {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn kind() -> impl Strategy<Value = TransactionKind> {
+            prop_oneof![
+                Just(TransactionKind::FreeCredit),
+                Just(TransactionKind::Topup),
+                Just(TransactionKind::RenderCharge),
+                Just(TransactionKind::Refund),
+            ]
+        }
+
+        proptest! {
+            /// Any sequence of grants, charges (reservations) and refunds, each applied or
+            /// refused: the balance never goes negative and always equals the ledger's sum.
+            #[test]
+            fn the_balance_is_the_ledger_sum_and_never_negative(
+                moves in proptest::collection::vec((kind(), -5i64..400), 0..200)
+            ) {
+                let mut wallet = Wallet::open(Principal::user("u"), at(0));
+                let mut ledger_sum = 0i64;
+                for (kind, amount) in moves {
+                    match wallet.apply(movement(kind, amount), at(1)) {
+                        Ok((next, entry)) => {
+                            ledger_sum += entry.delta_cents;
+                            prop_assert_eq!(entry.balance_after_cents, next.balance_cents);
+                            wallet = next;
+                        }
+                        Err(WalletError::InsufficientCredit { balance_cents, requested_cents }) => {
+                            prop_assert_eq!(balance_cents, wallet.balance_cents);
+                            prop_assert!(requested_cents > balance_cents);
+                        }
+                        Err(_) => {}
+                    }
+                    prop_assert!(wallet.balance_cents >= 0);
+                    prop_assert!(wallet.invariant_holds());
+                    prop_assert_eq!(wallet.balance_cents, ledger_sum);
+                }
+            }
+        }
+    }
+
     #[test]
     fn page_limit_defaults_to_20_and_stays_within_1_to_100() {
         assert_eq!(LedgerPageLimit::new(None).unwrap().get(), 20);

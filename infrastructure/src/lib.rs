@@ -8,6 +8,7 @@ pub mod connections;
 pub mod embed;
 pub mod exposure;
 pub mod generation;
+pub mod hosted;
 pub mod in_process_bus;
 pub mod keys_file;
 pub mod manifest;

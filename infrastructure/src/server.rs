@@ -336,6 +336,9 @@ fn ops_domains(
         connector_keys: wired.connector_keys.then(|| OpsConnectorKeys { keys, apps }),
         coupons: wired.coupons.then(|| coupon_service(db, clock.clone(), ids.clone())),
         blueprints: wired.blueprints.then(blueprints),
+        // Hosted deployments only (Document 3): wired by `build` in hosted mode.
+        provider_keys: None,
+        credits: None,
     }
 }
 
@@ -386,6 +389,9 @@ impl Application {
 
     /// [`Application::build`] with what an embedding program adds (see `crate::embed`).
     pub async fn build_embedded(settings: &Settings, embedding: Embedding) -> Result<Self, StartError> {
+        // Hosted mode implies OAuth and needs PostgreSQL and a master key: refused before anything starts.
+        crate::hosted::check(settings).map_err(StartError::Config)?;
+        let settings = &crate::hosted::effective(settings);
         crate::exposure::check_dev_allow_all(settings).map_err(StartError::Config)?;
         // Refuse weak secrets before touching the database.
         crate::secrets::configured_ws_secrets(settings)?;
@@ -458,8 +464,13 @@ impl Application {
         )
         .await
         .map_err(StartError::Blueprints)?;
+        let hosted = crate::hosted::plane(settings, &db, &clock, &ids).map_err(StartError::Config)?;
         let agent_settings = AgentSettings {
-            default_session_ttl_seconds: settings.sessions.default_ttl_seconds,
+            // Hosted deployments keep renders indefinitely unless a render asks for a ttlSeconds.
+            default_session_ttl_seconds: match hosted {
+                Some(_) => crate::hosted::HOSTED_RENDER_TTL_SECONDS,
+                None => settings.sessions.default_ttl_seconds,
+            },
             model_registry: generators.registry.routes(),
             available_theme_ids: manifest
                 .as_ref()
@@ -483,8 +494,9 @@ impl Application {
             ids.clone(),
         )
         .announcing_revocations_on(ports.bus.clone());
+        let hosted_keys = hosted.as_ref().map(|h| h.provider_keys.clone());
         let ops_blueprints = || {
-            OpsBlueprintService::new(OpsBlueprintPorts {
+            let service = OpsBlueprintService::new(OpsBlueprintPorts {
                 catalog: catalog.clone(),
                 repository: ports.blueprints.clone(),
                 generator: ports.generator.clone(),
@@ -492,7 +504,11 @@ impl Application {
                 compiler: ports.compiler.clone(),
                 clock: clock.clone(),
                 ids: ids.clone(),
-            })
+            });
+            match hosted_keys {
+                Some(keys) => service.with_provider_keys(keys),
+                None => service,
+            }
         };
         let ops = ops_domains(
             settings,
@@ -503,6 +519,12 @@ impl Application {
             &clock,
             &ids,
         );
+        // Provider keys and credits: hosted only, absent from a self-hosted tools/list.
+        let ops = OpsDomains {
+            provider_keys: hosted.as_ref().map(|h| h.provider_keys.clone()),
+            credits: hosted.as_ref().map(|h| h.credits.clone()),
+            ..ops
+        };
         let mut key_stores: Vec<Arc<dyn KeyStore>> = embedding.key_check.into_iter().collect();
         key_stores.push(Arc::new(KeysFile::in_data_dir(data_dir)));
         key_stores.push(Arc::new(connector_keys.clone()));
@@ -545,6 +567,9 @@ impl Application {
             .with_telemetry(Arc::new(svc_http::PrometheusTelemetry));
         if let Some(limit) = generation_limit {
             agent = agent.with_generation_limit(limit);
+        }
+        if let Some(plane) = &hosted {
+            agent = agent.with_generation_account(plane.account.clone());
         }
         let tool_channels = tool_channels(settings, &agent)?;
         let state = Arc::new(HttpState {

@@ -210,3 +210,63 @@ pub struct BlueprintUpdatedBody {
     pub blueprint_id: String,
     pub updated_at: String,
 }
+
+/// Document 3's ProviderKeySummary: never the key, only its last four characters.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderKeySummaryBody {
+    pub provider: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub last_four: String,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_used_at: Option<String>,
+}
+
+/// `svc_ops_list_provider_keys`
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ProviderKeysResult {
+    pub keys: Vec<ProviderKeySummaryBody>,
+}
+
+/// `svc_ops_remove_provider_key`: `deleted` is false when there was none.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RemovedProviderKeyBody {
+    pub deleted: bool,
+    pub provider: String,
+}
+
+/// Document 3's credit wallet.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreditWalletBody {
+    pub balance_cents: i64,
+    pub lifetime_granted_cents: i64,
+    pub lifetime_spent_cents: i64,
+    pub updated_at: String,
+}
+
+/// Document 3's credit transaction.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreditTransactionBody {
+    pub transaction_id: String,
+    /// `free_credit`, `render_charge`, `topup` or `refund`.
+    pub kind: String,
+    pub delta_cents: i64,
+    pub balance_after_cents: i64,
+    pub reason: String,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub related_session_id: Option<String>,
+}
+
+/// `svc_ops_list_credit_transactions`: newest first; `nextCursor` names the page's last row.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreditTransactionsResult {
+    pub transactions: Vec<CreditTransactionBody>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}

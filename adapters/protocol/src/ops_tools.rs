@@ -217,3 +217,53 @@ impl JsonSchema for OnlyTrue {
 pub struct BlueprintIdArgs {
     pub blueprint_id: String,
 }
+
+/// The four language-model providers of the model registry (hosted provider keys).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderName {
+    Openai,
+    Anthropic,
+    Google,
+    Mistral,
+}
+
+impl ProviderName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Openai => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Google => "google",
+            Self::Mistral => "mistral",
+        }
+    }
+}
+
+/// `svc_ops_set_provider_key` (hosted)
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetProviderKeyArgs {
+    pub provider: ProviderName,
+    /// The provider's API key; stored encrypted and never shown again. Setting again rotates.
+    #[schemars(length(min = 1))]
+    pub plaintext_key: String,
+    /// 1 to 120 characters.
+    #[schemars(length(max = 120))]
+    pub label: Option<String>,
+}
+
+/// `svc_ops_remove_provider_key` (hosted)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RemoveProviderKeyArgs {
+    pub provider: ProviderName,
+}
+
+/// `svc_ops_list_credit_transactions` (hosted)
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListCreditTransactionsArgs {
+    /// 1 to 100; default 20.
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}

@@ -15,6 +15,7 @@ mod entities;
 mod invites;
 mod mail_outbox;
 mod orgs;
+mod provider_keys;
 mod wallets;
 
 pub use connector_keys::SeaOrmConnectorKeyRepository;
@@ -22,4 +23,5 @@ pub use coupons::SeaOrmCouponRepository;
 pub use invites::SeaOrmInviteRepository;
 pub use mail_outbox::SeaOrmMailOutbox;
 pub use orgs::SeaOrmOrgRepository;
+pub use provider_keys::SeaOrmProviderKeyRepository;
 pub use wallets::SeaOrmWalletRepository;

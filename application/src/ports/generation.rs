@@ -37,6 +37,30 @@ pub struct GenerationRequest {
     /// `svc_render`; `None` synthesizes the least props the contract's `propsSpec` admits
     /// (`svc_domain::contract::fixture_props`).
     pub fixture_props: Option<Value>,
+    /// Hosted deployments: the caller's own provider keys. When set, the language-model
+    /// generators use these and never the deployment's keys; a provider without one here fails
+    /// with `NoCredentials`.
+    pub caller_keys: Option<CallerKeys>,
+}
+
+/// A caller's provider keys by provider name (`openai`, ...). `Debug` never shows them.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct CallerKeys(std::collections::BTreeMap<String, String>);
+
+impl CallerKeys {
+    pub fn new(keys: impl IntoIterator<Item = (String, String)>) -> Self {
+        Self(keys.into_iter().collect())
+    }
+
+    pub fn get(&self, provider: &str) -> Option<&str> {
+        self.0.get(provider).map(String::as_str)
+    }
+}
+
+impl std::fmt::Debug for CallerKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
 }
 
 impl GenerationRequest {

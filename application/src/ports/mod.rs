@@ -7,6 +7,7 @@ pub mod agent;
 pub mod auth;
 pub mod blueprints;
 pub mod generation;
+pub mod hosted;
 pub mod oauth;
 pub mod operator;
 pub mod pair_codes;

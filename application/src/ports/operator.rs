@@ -117,6 +117,15 @@ pub trait WalletRepository: Send + Sync {
         movement: WalletMovement,
         now: DateTime<Utc>,
     ) -> Result<(Wallet, LedgerEntry), TransitionError<WalletError>>;
+    /// Like [`WalletRepository::apply`], but only while the principal's ledger holds no row of
+    /// `movement.kind` (a one-time grant such as `free_credit`); `None` when it already does.
+    /// Racing callers grant once.
+    async fn apply_once(
+        &self,
+        principal: &Principal,
+        movement: WalletMovement,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(Wallet, LedgerEntry)>, TransitionError<WalletError>>;
     /// Up to `limit` rows written before `before` (or the newest when `None`), newest first.
     async fn list_ledger(
         &self,

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod blueprints;
 pub mod compile;
 pub mod generation;
+pub mod hosted;
 pub mod oauth;
 pub mod operator;
 pub mod pairing;

@@ -378,6 +378,23 @@ impl WalletRepository for InMemoryOperatorStore {
         Ok((next, entry))
     }
 
+    async fn apply_once(
+        &self,
+        principal: &Principal,
+        movement: WalletMovement,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(Wallet, LedgerEntry)>, TransitionError<WalletError>> {
+        let mut state = self.state();
+        let kind = movement.kind;
+        if state.ledger.iter().any(|e| &e.principal == principal && e.kind == kind) {
+            return Ok(None);
+        }
+        let wallet = state.wallet_or_empty(principal, now);
+        let (next, entry) = wallet.apply(movement, now).map_err(TransitionError::Rejected)?;
+        state.record_movement(next.clone(), entry.clone());
+        Ok(Some((next, entry)))
+    }
+
     async fn list_ledger(
         &self,
         principal: &Principal,
@@ -459,5 +476,95 @@ impl OperatorFakes {
 
     pub fn credit_service(&self) -> CreditService {
         CreditService::new(self.store.clone(), self.clock.clone(), self.ids.clone())
+    }
+}
+
+/// Provider keys in memory, keyed by owner and provider.
+#[derive(Default)]
+pub struct InMemoryProviderKeys(Mutex<Vec<crate::ports::hosted::StoredProviderKey>>);
+
+impl InMemoryProviderKeys {
+    /// Every stored row, for assertions.
+    pub fn rows(&self) -> Vec<crate::ports::hosted::StoredProviderKey> {
+        lock(&self.0).clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::ports::hosted::ProviderKeyRepository for InMemoryProviderKeys {
+    async fn put(&self, key: &crate::ports::hosted::StoredProviderKey) -> Result<(), RepositoryError> {
+        let mut rows = lock(&self.0);
+        rows.retain(|k| !(k.owner == key.owner && k.provider == key.provider));
+        rows.push(key.clone());
+        Ok(())
+    }
+
+    async fn get(
+        &self,
+        owner: &Principal,
+        provider: svc_domain::provider_key::Provider,
+    ) -> Result<Option<crate::ports::hosted::StoredProviderKey>, RepositoryError> {
+        Ok(lock(&self.0)
+            .iter()
+            .find(|k| &k.owner == owner && k.provider == provider)
+            .cloned())
+    }
+
+    async fn list(&self, owner: &Principal) -> Result<Vec<crate::ports::hosted::StoredProviderKey>, RepositoryError> {
+        let mut keys: Vec<_> = lock(&self.0).iter().filter(|k| &k.owner == owner).cloned().collect();
+        keys.sort_by_key(|k| k.provider);
+        Ok(keys)
+    }
+
+    async fn delete(
+        &self,
+        owner: &Principal,
+        provider: svc_domain::provider_key::Provider,
+    ) -> Result<bool, RepositoryError> {
+        let mut rows = lock(&self.0);
+        let before = rows.len();
+        rows.retain(|k| !(&k.owner == owner && k.provider == provider));
+        Ok(rows.len() < before)
+    }
+
+    async fn touch_last_used(
+        &self,
+        owner: &Principal,
+        provider: svc_domain::provider_key::Provider,
+        at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError> {
+        for key in lock(&self.0).iter_mut() {
+            if &key.owner == owner && key.provider == provider {
+                key.last_used_at = Some(at);
+            }
+        }
+        Ok(())
+    }
+
+    async fn sealed_under_other_keys(
+        &self,
+        key_id: &str,
+    ) -> Result<Vec<crate::ports::hosted::StoredProviderKey>, RepositoryError> {
+        Ok(lock(&self.0)
+            .iter()
+            .filter(|k| k.sealed.key_id != key_id)
+            .cloned()
+            .collect())
+    }
+
+    async fn reseal(
+        &self,
+        owner: &Principal,
+        provider: svc_domain::provider_key::Provider,
+        previous: &svc_domain::provider_key::SealedSecret,
+        next: &svc_domain::provider_key::SealedSecret,
+    ) -> Result<bool, RepositoryError> {
+        for key in lock(&self.0).iter_mut() {
+            if &key.owner == owner && key.provider == provider && &key.sealed == previous {
+                key.sealed = next.clone();
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }

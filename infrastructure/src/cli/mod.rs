@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod author_key;
+mod hosted;
 mod install;
 mod keys;
 mod publish;
@@ -39,6 +40,16 @@ enum Command {
     Coupons {
         #[command(subcommand)]
         command: CouponsCommand,
+    },
+    /// Operator tooling for credit wallets (hosted mode).
+    Credits {
+        #[command(subcommand)]
+        command: hosted::CreditsCommand,
+    },
+    /// Operator tooling of hosted mode.
+    Hosted {
+        #[command(subcommand)]
+        command: hosted::HostedCommand,
     },
     /// Write the deployment's cached blueprints to a pool file (import it with `serve --seed-pool`).
     ExportPool(ExportPoolArgs),
@@ -177,6 +188,10 @@ pub struct ServeArgs {
     /// next render is refused with `issuer_rate_limited`; `[public_demo]` in the config).
     #[arg(long)]
     public_demo: bool,
+    /// Hosted mode: PostgreSQL required, OAuth on, provider keys and credits (`[hosted]`;
+    /// docs/hosted.md).
+    #[arg(long)]
+    hosted: bool,
 }
 
 impl ServeArgs {
@@ -221,6 +236,9 @@ impl ServeArgs {
         if self.public_demo {
             s.public_demo.enabled = true;
         }
+        if self.hosted {
+            s.hosted.enabled = true;
+        }
         Ok(s)
     }
 }
@@ -237,6 +255,12 @@ pub fn run() -> ExitCode {
         Command::Coupons {
             command: CouponsCommand::Issue(args),
         } => issue_coupon(args),
+        Command::Credits {
+            command: hosted::CreditsCommand::Grant(args),
+        } => hosted::grant(args),
+        Command::Hosted {
+            command: hosted::HostedCommand::RotateMasterKey(args),
+        } => hosted::rotate_master_key(args),
         Command::ExportPool(args) => export_pool(args),
         Command::Migrate(args) => migrate(&args),
         Command::Verify(args) => verify::run(args),

@@ -12,7 +12,7 @@ use super::unknown::{EnvVar, UnknownKey};
 const DEFAULTS: &str = include_str!("../../../config/default.toml");
 
 /// Settings read as a list when they come from one environment variable (comma-separated).
-const LIST_KEYS: &[&str] = &["server.allowed_hosts", "server.ws_secret"];
+const LIST_KEYS: &[&str] = &["server.allowed_hosts", "server.ws_secret", "hosted.master_keys"];
 
 #[derive(Debug, thiserror::Error)]
 #[error("configuration: {0}")]

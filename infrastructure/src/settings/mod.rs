@@ -3,6 +3,7 @@
 //! refused at start-up (`catalog`, `layers`).
 
 mod catalog;
+mod hosted;
 mod layers;
 mod unknown;
 
@@ -12,6 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use catalog::{Catalog, SettingKey};
+pub use hosted::HostedSettings;
 pub use layers::SettingsError;
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -36,6 +38,9 @@ pub struct Settings {
     /// The artifact registry server, `svc registry serve` (`[registry]`; docs/registry.md).
     #[serde(default)]
     pub registry: RegistrySettings,
+    /// The hosted plane: provider keys, credits (`[hosted]`); off unless `enabled`.
+    #[serde(default)]
+    pub hosted: HostedSettings,
 }
 
 /// `[registry]`: where `svc registry serve` listens and keeps its data. Its own server and

@@ -125,7 +125,10 @@ impl LlmGenerator {
     }
 
     /// The route, its registry entry and its provider, or why the request cannot be served.
-    fn target(&self, request: &GenerationRequest) -> Result<(&ModelEntry, &ProviderConfig), GenerationError> {
+    fn target(
+        &self,
+        request: &GenerationRequest,
+    ) -> Result<(&ModelEntry, std::borrow::Cow<'_, ProviderConfig>), GenerationError> {
         let raw = request
             .model
             .as_deref()
@@ -150,6 +153,18 @@ impl LlmGenerator {
                     entry.route.provider
                 ))
             })?;
+        // Hosted: the caller's own key, never the deployment's.
+        if let Some(keys) = &request.caller_keys {
+            let mut own = provider.clone();
+            own.api_key = keys.get(&provider.name).map(str::to_owned);
+            if own.key_required && !own.has_key() {
+                return Err(GenerationError::NoCredentials(format!(
+                    "{} (set your key with svc_ops_set_provider_key; see docs/hosted.md)",
+                    provider.name
+                )));
+            }
+            return Ok((entry, std::borrow::Cow::Owned(own)));
+        }
         if provider.key_required && !provider.has_key() {
             let any_key = self.providers.iter().any(ProviderConfig::has_key);
             let message = format!("{} (set its API key; see docs/generation.md)", provider.name);
@@ -159,7 +174,7 @@ impl LlmGenerator {
                 GenerationError::NoPlatformKey(format!("the deployment has no provider key; {message}"))
             });
         }
-        Ok((entry, provider))
+        Ok((entry, std::borrow::Cow::Borrowed(provider)))
     }
 
     /// One model call with retries; returns the whole reply text.
@@ -336,7 +351,7 @@ impl Generator for LlmGenerator {
                 .report(GenerationProgress::stage(GenerationStage::Prompting, round))
                 .await;
             let reply = self
-                .complete(provider, &chat, round, progress)
+                .complete(&provider, &chat, round, progress)
                 .instrument(tracing::info_span!("prompting", round))
                 .await?;
             let extracted = extract_tsx(&reply);

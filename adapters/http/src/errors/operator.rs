@@ -6,6 +6,7 @@
 use poem::http::StatusCode;
 use svc_application::ports::RepositoryError;
 use svc_application::services::apps::AppServiceError;
+use svc_application::services::hosted::ProviderKeyServiceError;
 use svc_application::services::operator::{
     ConnectorKeyServiceError, CouponServiceError, CreditServiceError, OpsBlueprintError, OrgServiceError,
 };
@@ -13,6 +14,7 @@ use svc_domain::connector_key::ConnectorKeyError;
 use svc_domain::coupon::CouponError;
 use svc_domain::invite::InviteError;
 use svc_domain::org::OrgError;
+use svc_domain::provider_key::ProviderKeyError;
 use svc_domain::wallet::WalletError;
 use svc_protocol::INTERNAL_ERROR;
 
@@ -128,6 +130,21 @@ impl OpsError for CreditServiceError {
             Self::Wallet(e) => wallet(e),
             Self::InvalidLimit(_) => Argument("limit"),
             Self::InvalidCursor => Argument("cursor"),
+            Self::Storage(e) => repository(e),
+        }
+    }
+}
+
+impl OpsError for ProviderKeyServiceError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Key(e) => match e {
+                ProviderKeyError::EmptyKey => Argument("plaintextKey"),
+                ProviderKeyError::InvalidLabel => Argument("label"),
+                ProviderKeyError::NotFound => Refusal(e.code()),
+                ProviderKeyError::UnknownMasterKey(_) | ProviderKeyError::Unsealable => Internal,
+            },
+            Self::UnknownProvider => Argument("provider"),
             Self::Storage(e) => repository(e),
         }
     }

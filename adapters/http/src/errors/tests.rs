@@ -8,6 +8,7 @@ use svc_application::ports::operator::MailerError;
 use svc_application::services::agent::AgentError;
 use svc_application::services::apps::AppServiceError;
 use svc_application::services::blueprints::CatalogError;
+use svc_application::services::hosted::ProviderKeyServiceError;
 use svc_application::services::operator::{
     ConnectorKeyServiceError, CouponServiceError, CreditServiceError, OpsBlueprintError, OrgServiceError,
 };
@@ -17,6 +18,7 @@ use svc_domain::coupon::CouponError;
 use svc_domain::invite::InviteError;
 use svc_domain::name::NameError;
 use svc_domain::org::OrgError;
+use svc_domain::provider_key::ProviderKeyError;
 use svc_domain::wallet::{InvalidPageLimit, WalletError};
 use svc_protocol::{GENERATION_OVERLOADED, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND};
 
@@ -192,6 +194,44 @@ fn every_credit_error() -> Vec<(CreditServiceError, ErrorKind)> {
     all
 }
 
+fn every_provider_key_error() -> Vec<(ProviderKeyServiceError, ErrorKind)> {
+    let all = vec![
+        (
+            ProviderKeyServiceError::Key(ProviderKeyError::EmptyKey),
+            Argument("plaintextKey"),
+        ),
+        (
+            ProviderKeyServiceError::Key(ProviderKeyError::InvalidLabel),
+            Argument("label"),
+        ),
+        (
+            ProviderKeyServiceError::Key(ProviderKeyError::NotFound),
+            Refusal("provider_key_not_found"),
+        ),
+        (
+            ProviderKeyServiceError::Key(ProviderKeyError::UnknownMasterKey("old".into())),
+            Internal,
+        ),
+        (ProviderKeyServiceError::Key(ProviderKeyError::Unsealable), Internal),
+        (ProviderKeyServiceError::UnknownProvider, Argument("provider")),
+        (ProviderKeyServiceError::Storage(storage()), Internal),
+    ];
+    for (e, _) in &all {
+        match e {
+            ProviderKeyServiceError::Key(
+                ProviderKeyError::EmptyKey
+                | ProviderKeyError::InvalidLabel
+                | ProviderKeyError::NotFound
+                | ProviderKeyError::UnknownMasterKey(_)
+                | ProviderKeyError::Unsealable,
+            )
+            | ProviderKeyServiceError::UnknownProvider
+            | ProviderKeyServiceError::Storage(_) => {}
+        }
+    }
+    all
+}
+
 fn every_blueprint_error() -> Vec<(OpsBlueprintError, ErrorKind)> {
     let all = vec![
         OpsBlueprintError::InvalidContract("propsSpec: not an object".into()),
@@ -271,6 +311,9 @@ fn every_operator_error_lands_where_the_table_says() {
         check(&e, e.code(), kind);
     }
     for (e, kind) in every_credit_error() {
+        check(&e, e.code(), kind);
+    }
+    for (e, kind) in every_provider_key_error() {
         check(&e, e.code(), kind);
     }
     for (e, kind) in every_blueprint_error() {

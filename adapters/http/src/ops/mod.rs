@@ -19,7 +19,10 @@ use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
 use svc_application::services::apps::{AppService, AppServiceError};
 use svc_application::services::auth::{AuthError, Authenticated};
-use svc_application::services::operator::{ConnectorKeyService, CouponService, OpsBlueprintService, OrgService};
+use svc_application::services::hosted::ProviderKeyService;
+use svc_application::services::operator::{
+    ConnectorKeyService, CouponService, CreditService, OpsBlueprintService, OrgService,
+};
 use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 
 use crate::HttpState;
@@ -40,6 +43,10 @@ pub struct OpsDomains {
     pub coupons: Option<CouponService>,
     /// The blueprint dependency bundle: the cache, the embedder, the generators and the compiler.
     pub blueprints: Option<OpsBlueprintService>,
+    /// Hosted deployments only: the caller's provider keys.
+    pub provider_keys: Option<ProviderKeyService>,
+    /// Hosted deployments only: the caller's credit wallet and ledger.
+    pub credits: Option<Arc<CreditService>>,
 }
 
 /// The connector-keys domain: the keys, and the apps a key may be locked to.
@@ -56,6 +63,8 @@ impl OpsDomains {
             OpsDomain::ConnectorKeys => self.connector_keys.is_some(),
             OpsDomain::Coupons => self.coupons.is_some(),
             OpsDomain::Blueprints => self.blueprints.is_some(),
+            OpsDomain::ProviderKeys => self.provider_keys.is_some(),
+            OpsDomain::Credits => self.credits.is_some(),
         }
     }
 

@@ -19,6 +19,7 @@ mod m20261128_000009_hash_coupon_codes;
 mod m20261129_000010_rate_windows;
 mod m20261130_000011_pair_codes;
 mod m20261202_000001_registry_tables;
+mod m20261203_000001_provider_keys;
 
 pub struct Migrator;
 
@@ -38,6 +39,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_000010_rate_windows::Migration),
             Box::new(m20261130_000011_pair_codes::Migration),
             Box::new(m20261202_000001_registry_tables::Migration),
+            Box::new(m20261203_000001_provider_keys::Migration),
         ]
     }
 }

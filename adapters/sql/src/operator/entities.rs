@@ -8,4 +8,5 @@ pub mod mail_outbox;
 pub mod org_invites;
 pub mod org_memberships;
 pub mod orgs;
+pub mod provider_keys;
 pub mod wallets;

@@ -44,6 +44,33 @@ impl WalletRepository for SeaOrmWalletRepository {
         Ok((next, entry))
     }
 
+    async fn apply_once(
+        &self,
+        principal: &Principal,
+        movement: WalletMovement,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(Wallet, LedgerEntry)>, TransitionError<WalletError>> {
+        let txn = begin_write(&self.db).await.map_err(repository_error)?;
+        // The wallet row is locked first, so racing first uses queue here and the second one
+        // sees the first one's ledger row.
+        let wallet = lock_or_open(&txn, principal, now).await?;
+        let already = ledger_entries::Entity::find()
+            .filter(ledger_entries::Column::PrincipalType.eq(principal.principal_type.as_str()))
+            .filter(ledger_entries::Column::PrincipalId.eq(principal.principal_id.as_str()))
+            .filter(ledger_entries::Column::Kind.eq(movement.kind.as_str()))
+            .one(&txn)
+            .await
+            .map_err(repository_error)?;
+        if already.is_some() {
+            txn.commit().await.map_err(repository_error)?;
+            return Ok(None);
+        }
+        let (next, entry) = wallet.apply(movement, now).map_err(TransitionError::Rejected)?;
+        write_movement(&txn, &next, &entry).await?;
+        txn.commit().await.map_err(repository_error)?;
+        Ok(Some((next, entry)))
+    }
+
     async fn list_ledger(
         &self,
         principal: &Principal,

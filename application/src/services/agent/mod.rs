@@ -108,6 +108,8 @@ pub struct AgentService {
     catalog: Option<crate::services::blueprints::BlueprintCatalog>,
     /// Cache lookups, queue waits and generation outcomes, for the operator's metrics.
     telemetry: Arc<dyn GenerationTelemetry>,
+    /// Hosted mode: who pays for a cold generation, and with which provider keys.
+    account: Option<crate::services::hosted::GenerationAccount>,
 }
 
 impl AgentService {
@@ -121,7 +123,15 @@ impl AgentService {
             declared_gadgets: Vec::new(),
             catalog: None,
             telemetry: Arc::new(crate::ports::telemetry::NoTelemetry),
+            account: None,
         }
+    }
+
+    /// Hosted mode: cold generations are charged to the caller's wallet by reservation and use
+    /// the caller's own provider keys.
+    pub fn with_generation_account(mut self, account: crate::services::hosted::GenerationAccount) -> Self {
+        self.account = Some(account);
+        self
     }
 
     /// Reports cache lookups, queue waits and generation outcomes to `telemetry`.
@@ -192,6 +202,7 @@ impl AgentService {
             generation_limit: self.generation_limit.clone(),
             declared_gadgets: self.declared_gadgets.clone(),
             telemetry: self.telemetry.clone(),
+            account: self.account.clone(),
         }
     }
 

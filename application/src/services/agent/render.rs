@@ -139,6 +139,8 @@ pub struct RenderService {
     /// Gadgets declared by the app manifest, offered to a generation its contract allows.
     pub declared_gadgets: Vec<svc_domain::gadgets::GadgetDescriptor>,
     pub telemetry: Arc<dyn GenerationTelemetry>,
+    /// Hosted mode: who pays for a cold generation, and with which provider keys.
+    pub account: Option<crate::services::hosted::GenerationAccount>,
 }
 
 impl RenderService {
@@ -176,21 +178,49 @@ impl RenderService {
             },
             _ => None,
         };
+        // Hosted: a cold generation is paid for up front (a reservation, refunded if nothing is
+        // produced); an empty wallet refuses the render before any work.
+        let session_id = self.ids.uuid();
+        let reservation = match (&plan.cached, &self.account) {
+            (None, Some(account)) => {
+                let model = model.as_ref().map(|m| m.canonical());
+                match account
+                    .reserve(caller, model.as_deref(), handshake.generator.as_deref(), &session_id)
+                    .await?
+                {
+                    Ok(reservation) => Some(reservation),
+                    Err(refusal) => {
+                        if let Some((limit, admission)) = &admission {
+                            limit.give_back(admission);
+                        }
+                        return Ok(RenderResult::Refused(refusal));
+                    }
+                }
+            }
+            _ => None,
+        };
         // Only a cold generation needs a queue slot; saturation leaves the handshake intact. The
         // slot is held by this future: a finished, failed, timed-out or cancelled (dropped)
         // render frees it.
         let queued_at = std::time::Instant::now();
         let _slot = match plan.cached {
             Some(_) => None,
-            None => Some(self.queue.enter().await.map_err(|full| {
-                // Turned away before it ran: the public-demo window does not count it.
-                if let Some((limit, admission)) = &admission {
-                    limit.give_back(admission);
+            None => match self.queue.enter().await {
+                Ok(slot) => Some(slot),
+                Err(full) => {
+                    // Turned away before it ran: the public-demo window does not count it, and
+                    // the reservation is given back.
+                    if let Some((limit, admission)) = &admission {
+                        limit.give_back(admission);
+                    }
+                    if let Some(reservation) = reservation {
+                        reservation.refund("refund: the generation queue was full").await;
+                    }
+                    return Err(AgentError::Overloaded {
+                        retry_after_seconds: full.retry_after_seconds,
+                    });
                 }
-                AgentError::Overloaded {
-                    retry_after_seconds: full.retry_after_seconds,
-                }
-            })?),
+            },
         };
         if plan.cached.is_none() {
             self.telemetry.queue_waited(queued_at.elapsed());
@@ -200,13 +230,17 @@ impl RenderService {
             if let Some((limit, admission)) = &admission {
                 limit.give_back(admission);
             }
+            if let Some(reservation) = reservation {
+                reservation
+                    .refund("refund: the handshake was used by another render")
+                    .await;
+            }
             return Err(AgentError::invalid(
                 "handshakeId",
                 "the handshake was already used by a render; call svc_handshake again",
             ));
         };
 
-        let session_id = self.ids.uuid();
         let identity = RenderIdentity {
             session_id: session_id.clone(),
             app_id: caller.app_id.clone(),
@@ -232,12 +266,16 @@ impl RenderService {
                         waited: queued_at.elapsed(),
                         props: cmd.props.clone(),
                         progress: cmd.progress.clone(),
+                        caller_keys: reservation.as_ref().map(|r| r.keys()),
                     },
                 )
                 .instrument(tracing::info_span!("generation"))
                 .await?
             {
                 Ok(bp) => {
+                    if let Some(reservation) = reservation {
+                        reservation.settle(bp.model.as_deref()).await;
+                    }
                     self.telemetry
                         .generation_finished("rendered", generation_started.elapsed());
                     bp
@@ -247,6 +285,9 @@ impl RenderService {
                     self.telemetry.generation_finished(code, generation_started.elapsed());
                     // The message carries the provider's name and HTTP status when one answered.
                     tracing::warn!(code, error = %failure.message, "generation failed");
+                    if let Some(reservation) = reservation {
+                        reservation.refund("refund: the generation failed").await;
+                    }
                     claim.commit();
                     self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host)
                         .await?;
@@ -489,6 +530,7 @@ impl RenderService {
                 .collect(),
             theme_id: Some(generation.theme_id),
             fixture_props: Some(generation.props),
+            caller_keys: generation.caller_keys,
             ..GenerationRequest::default()
         };
         let generated = match self
@@ -609,6 +651,8 @@ struct Generation {
     /// The render's props: the render check renders the new component with them.
     props: Value,
     progress: Option<ProgressObserver>,
+    /// Hosted: the payer's own provider keys.
+    caller_keys: Option<crate::ports::generation::CallerKeys>,
 }
 
 /// The wire code of a failure, from the closed set Document 1 allows.

@@ -90,6 +90,8 @@ pub struct BlueprintOptions {
     pub context: Option<String>,
     pub seed_prompt: Option<String>,
     pub set_as_operator_default: bool,
+    /// Hosted: whose provider keys the generation uses (the caller's, as its wallet owner).
+    pub key_owner: Option<svc_domain::wallet::Principal>,
 }
 
 /// What `svc_ops_generate_blueprint` and `svc_ops_register_blueprint` answer.
@@ -126,6 +128,8 @@ pub struct OpsBlueprintService {
     compiler: Arc<dyn Compiler>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
+    /// Hosted: generations use the caller's own provider keys.
+    provider_keys: Option<crate::services::hosted::ProviderKeyService>,
 }
 
 /// The ports the blueprints domain uses.
@@ -151,7 +155,14 @@ impl OpsBlueprintService {
             compiler: ports.compiler,
             clock: ports.clock,
             ids: ports.ids,
+            provider_keys: None,
         }
+    }
+
+    /// Hosted mode: a generation uses its caller's provider keys and never the deployment's.
+    pub fn with_provider_keys(mut self, keys: crate::services::hosted::ProviderKeyService) -> Self {
+        self.provider_keys = Some(keys);
+        self
     }
 
     /// Generates a component for `contract` in `app_id`, compiles it and stores it.
@@ -167,7 +178,17 @@ impl OpsBlueprintService {
             .await
             .map_err(|panicked| OpsBlueprintError::GenerationFailed(format!("negotiation failed: {panicked}")))??;
         let intent = options.context.clone().unwrap_or_default();
+        let hosted_owner = self.provider_keys.as_ref().zip(options.key_owner.as_ref());
+        let caller_keys = match hosted_owner {
+            Some((keys, owner)) => Some(
+                keys.caller_keys(owner)
+                    .await
+                    .map_err(|e| OpsBlueprintError::GenerationFailed(format!("cannot open the provider keys: {e}")))?,
+            ),
+            None => None,
+        };
         let request = GenerationRequest {
+            caller_keys,
             generator: options.generator.clone(),
             aesthetic: options.aesthetic.clone(),
             context: options.context.clone(),
@@ -180,6 +201,12 @@ impl OpsBlueprintService {
         })?;
         let generated = self.generator.generate(&request).await.map_err(generation_error)?;
         drop(slot);
+        if let (Some((keys, owner)), Some(model)) = (hosted_owner, generated.model.as_deref()) {
+            let provider = model.split([':', '/']).next().unwrap_or_default();
+            if let Err(error) = keys.touch(owner, provider).await {
+                tracing::warn!(error = %error, "could not record the provider key's lastUsedAt");
+            }
+        }
         let compiled = module_of(&self.compiler, &generated, &contract.importable_packages())
             .await
             .map_err(|failure| OpsBlueprintError::GenerationFailed(failure.to_string()))?;

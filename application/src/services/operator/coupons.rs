@@ -154,7 +154,7 @@ mod tests {
         assert_eq!(wallet.balance_cents, 500);
         let ledger = fakes.store.ledger_of(&Principal::user("u1"));
         assert_eq!(ledger.len(), 1);
-        assert_eq!(ledger[0].kind, TransactionKind::FreeCredit);
+        assert_eq!(ledger[0].kind, TransactionKind::Topup);
         assert_eq!(fakes.store.wallet(&Principal::user("u2")), None);
     }
 

@@ -2,7 +2,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use svc_domain::wallet::{
-    InvalidPageLimit, LedgerEntry, LedgerPageLimit, Principal, TransactionKind, Wallet, WalletError, WalletMovement,
+    InvalidPageLimit, LedgerEntry, LedgerPageLimit, Principal, PrincipalType, TransactionKind, Wallet, WalletError,
+    WalletMovement,
 };
 
 use super::INTERNAL_ERROR_CODE;
@@ -104,11 +105,41 @@ pub struct CreditService {
     wallets: Arc<dyn WalletRepository>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
+    /// The one-time `free_credit` grant of a user's wallet on first use (hosted); 0: none.
+    free_credit_cents: i64,
 }
 
 impl CreditService {
     pub fn new(wallets: Arc<dyn WalletRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
-        Self { wallets, clock, ids }
+        Self {
+            wallets,
+            clock,
+            ids,
+            free_credit_cents: 0,
+        }
+    }
+
+    /// Grants `cents` of `free_credit` once to every user wallet, on its first use.
+    pub fn with_free_credit(mut self, cents: i64) -> Self {
+        self.free_credit_cents = cents;
+        self
+    }
+
+    /// The first use of a user's wallet: the one-time `free_credit` grant, if the deployment
+    /// gives one and the user never had it. Org wallets start empty (Document 3).
+    pub async fn welcome(&self, principal: &Principal) -> Result<(), CreditServiceError> {
+        if self.free_credit_cents <= 0 || principal.principal_type != PrincipalType::User {
+            return Ok(());
+        }
+        let movement = WalletMovement {
+            transaction_id: self.ids.ulid(),
+            kind: TransactionKind::FreeCredit,
+            amount_cents: self.free_credit_cents,
+            reason: "free credit on first use".into(),
+            related_session_id: None,
+        };
+        self.wallets.apply_once(principal, movement, self.clock.now()).await?;
+        Ok(())
     }
 
     /// The principal's wallet; one that never moved reads as an empty wallet.
@@ -264,6 +295,28 @@ mod tests {
             ),
             (800, 1_000, 200)
         );
+    }
+
+    #[tokio::test]
+    async fn a_user_wallet_gets_its_free_credit_once_and_an_org_wallet_none() {
+        let fakes = OperatorFakes::new();
+        let service = fakes.credit_service().with_free_credit(250);
+        service.welcome(&user()).await.unwrap();
+        service.welcome(&user()).await.unwrap();
+        service.grant(grant(10)).await.unwrap();
+        service.welcome(&user()).await.unwrap();
+        let ledger = fakes.store.ledger_of(&user());
+        let kinds: Vec<_> = ledger.iter().map(|e| (e.kind, e.delta_cents)).collect();
+        assert_eq!(
+            kinds,
+            vec![(TransactionKind::FreeCredit, 250), (TransactionKind::Topup, 10)]
+        );
+        let org = Principal::org("o1");
+        service.welcome(&org).await.unwrap();
+        assert!(fakes.store.ledger_of(&org).is_empty());
+        let none = fakes.credit_service();
+        none.welcome(&Principal::user("u2")).await.unwrap();
+        assert!(fakes.store.ledger_of(&Principal::user("u2")).is_empty());
     }
 
     #[tokio::test]

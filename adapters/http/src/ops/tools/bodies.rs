@@ -54,5 +54,19 @@ pub fn blueprint_options(a: BlueprintOptionsArgs) -> BlueprintOptions {
         context: a.context,
         seed_prompt: a.seed_prompt,
         set_as_operator_default: a.set_as_operator_default.unwrap_or(false),
+        key_owner: None,
+    }
+}
+
+/// Document 3's ProviderKeySummary.
+pub fn provider_key(
+    s: svc_application::services::hosted::ProviderKeySummary,
+) -> svc_protocol::ops_results::ProviderKeySummaryBody {
+    svc_protocol::ops_results::ProviderKeySummaryBody {
+        provider: s.provider.to_owned(),
+        label: s.label,
+        last_four: s.last_four,
+        created_at: crate::tools::iso(s.created_at),
+        last_used_at: s.last_used_at.map(crate::tools::iso),
     }
 }

@@ -5,6 +5,8 @@ use serde_json::Value;
 use svc_protocol::ops_results::StoredBlueprintBody;
 use svc_protocol::ops_tools::GenerateBlueprintArgs;
 
+use svc_application::services::operator::BlueprintOptions;
+
 use super::{OpsCtx, OpsTool, bodies};
 use crate::errors::{OpsError, ToolFailure};
 use crate::tools::{Annotations, Answer, ToolDefinition};
@@ -25,7 +27,15 @@ impl OpsTool for GenerateBlueprint {
         let app_id = ctx.caller.caller.app_id.as_str();
         let stored = ctx
             .blueprints()?
-            .generate(app_id, Value::Object(a.contract), bodies::blueprint_options(a.options))
+            .generate(
+                app_id,
+                Value::Object(a.contract),
+                BlueprintOptions {
+                    // Hosted: the generation uses the caller's own provider keys.
+                    key_owner: Some(svc_application::services::hosted::payer_of(&ctx.caller.caller)),
+                    ..bodies::blueprint_options(a.options)
+                },
+            )
             .await
             .map_err(|e| e.failure())?;
         let record = &stored.record;

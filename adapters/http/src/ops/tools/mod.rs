@@ -1,6 +1,6 @@
 //! The operator tools of Document 3 for a self-hosted server: one file per tool, one line per
 //! tool in [`OPS_TOOLS`], each tagged with the domain that wires it. Provider keys and credits
-//! (hosted only) are not offered.
+//! are wired by hosted deployments only; a self-hosted server lists none of their tools.
 
 mod bodies;
 mod create_app;
@@ -8,18 +8,23 @@ mod create_org;
 mod delete_app;
 mod delete_blueprint;
 mod generate_blueprint;
+mod get_credit_balance;
 mod invite_to_org;
 mod issue_connector_key;
 mod list_apps;
 mod list_blueprints;
 mod list_connector_keys;
+mod list_credit_transactions;
 mod list_orgs;
+mod list_provider_keys;
 mod redeem_coupon;
 mod register_blueprint;
+mod remove_provider_key;
 mod rename_app;
 mod revoke_connector_key;
 mod revoke_invite;
 mod set_default_app;
+mod set_provider_key;
 mod update_app_system_prompt;
 mod update_blueprint;
 
@@ -29,7 +34,9 @@ use std::sync::{LazyLock, OnceLock};
 
 use serde_json::{Value, json};
 use svc_application::services::apps::AppService;
-use svc_application::services::operator::{CouponService, OpsBlueprintService, OrgService};
+use svc_application::services::hosted::ProviderKeyService;
+use svc_application::services::operator::{CouponService, CreditService, OpsBlueprintService, OrgService};
+use svc_domain::wallet::Principal;
 
 use super::{OpsCaller, OpsConnectorKeys, OpsDomains, method_not_found};
 use crate::errors::ToolFailure;
@@ -57,15 +64,21 @@ pub enum OpsDomain {
     ConnectorKeys,
     Coupons,
     Blueprints,
+    /// Hosted only.
+    ProviderKeys,
+    /// Hosted only.
+    Credits,
 }
 
 impl OpsDomain {
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 7] = [
         Self::Apps,
         Self::Orgs,
         Self::ConnectorKeys,
         Self::Coupons,
         Self::Blueprints,
+        Self::ProviderKeys,
+        Self::Credits,
     ];
 }
 
@@ -117,7 +130,9 @@ fn tool<T: OpsTool>(domain: OpsDomain) -> OpsToolEntry {
     // Every domain but connector keys and blueprints reaches beyond one app.
     let for_locked_key = match domain {
         OpsDomain::ConnectorKeys | OpsDomain::Blueprints => ForLockedKey::OwnApp,
-        OpsDomain::Apps | OpsDomain::Orgs | OpsDomain::Coupons => ForLockedKey::Hidden,
+        OpsDomain::Apps | OpsDomain::Orgs | OpsDomain::Coupons | OpsDomain::ProviderKeys | OpsDomain::Credits => {
+            ForLockedKey::Hidden
+        }
     };
     OpsToolEntry {
         domain,
@@ -157,6 +172,11 @@ pub static OPS_TOOLS: LazyLock<Vec<OpsToolEntry>> = LazyLock::new(|| {
         tool::<list_blueprints::ListBlueprints>(Blueprints),
         tool::<update_blueprint::UpdateBlueprint>(Blueprints),
         tool::<delete_blueprint::DeleteBlueprint>(Blueprints),
+        tool::<set_provider_key::SetProviderKey>(ProviderKeys),
+        tool::<list_provider_keys::ListProviderKeys>(ProviderKeys),
+        tool::<remove_provider_key::RemoveProviderKey>(ProviderKeys),
+        tool::<get_credit_balance::GetCreditBalance>(Credits),
+        tool::<list_credit_transactions::ListCreditTransactions>(Credits),
     ]
 });
 
@@ -176,7 +196,8 @@ pub fn visible(domains: &OpsDomains, app_locked: bool) -> impl Iterator<Item = &
 
 /// The `tools/list` result, built once per set of wired domains and key scope.
 pub fn list(domains: &OpsDomains, app_locked: bool) -> Value {
-    static LISTS: [OnceLock<Value>; 64] = [const { OnceLock::new() }; 64];
+    // One slot per set of wired domains and key scope: 2^7 sets, two scopes.
+    static LISTS: [OnceLock<Value>; 256] = [const { OnceLock::new() }; 256];
     let wired = OpsDomain::ALL
         .iter()
         .enumerate()
@@ -218,6 +239,20 @@ impl OpsCtx<'_> {
         self.domains.blueprints.as_ref().ok_or_else(unwired)
     }
 
+    fn provider_keys(&self) -> Result<&ProviderKeyService, ToolFailure> {
+        self.domains.provider_keys.as_ref().ok_or_else(unwired)
+    }
+
+    fn credits(&self) -> Result<&CreditService, ToolFailure> {
+        self.domains.credits.as_deref().ok_or_else(unwired)
+    }
+
+    /// Whose wallet and provider keys the hosted tools act on: the caller's user id, else its
+    /// app id (Document 3, "Authentication").
+    fn payer(&self) -> Principal {
+        Principal::user(self.caller.identity.clone())
+    }
+
     /// The owner of every row the tool reads or writes.
     fn owner(&self) -> &str {
         &self.caller.identity
@@ -247,7 +282,7 @@ mod tests {
         }
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 19);
+        assert_eq!(names.len(), 24);
     }
 
     #[test]

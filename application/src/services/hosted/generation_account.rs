@@ -1,0 +1,313 @@
+//! Who pays for a cold generation and with which provider keys (hosted mode).
+//!
+//! The charge is a reservation: a `render_charge` ledger row written atomically (the wallet row
+//! locked) before the generation runs, so two concurrent renders with balance for one get one
+//! generation and one `insufficient_credit` refusal, and the balance never goes negative. A
+//! generation that fails, or a render that ends before it produced anything, gets a `refund` of
+//! the reservation; a generation that succeeds settles it as charged. A cache hit never comes
+//! here: it is free.
+
+use std::sync::Arc;
+
+use svc_domain::refusal::RefusalCode;
+use svc_domain::render_price::RenderPrice;
+use svc_domain::wallet::{Principal, WalletError};
+
+use super::provider_keys::ProviderKeyService;
+use crate::ports::RepositoryError;
+use crate::ports::generation::CallerKeys;
+use crate::services::agent::{Caller, Refusal};
+use crate::services::operator::{ChargeCredit, CreditService, CreditServiceError, RefundCredit};
+
+/// The wallet a caller's generations are charged to and whose provider keys they use.
+///
+/// Until accounts exist the caller is its key's user id, else its app id (Document 3,
+/// "Authentication"); apps do not belong to orgs yet, so an org wallet is never the payer here
+/// although the owner type is ready for it.
+pub fn payer_of(caller: &Caller) -> Principal {
+    let id = if caller.principal_id.is_empty() {
+        &caller.app_id
+    } else {
+        &caller.principal_id
+    };
+    Principal::user(id.clone())
+}
+
+/// The prices of cold generations and the generator slug a render without one uses.
+#[derive(Debug, Clone)]
+pub struct GenerationPricing {
+    pub price: RenderPrice,
+    pub default_generator: String,
+}
+
+/// Credits and provider keys around one cold generation.
+#[derive(Clone)]
+pub struct GenerationAccount {
+    credits: Arc<CreditService>,
+    keys: ProviderKeyService,
+    pricing: GenerationPricing,
+}
+
+impl GenerationAccount {
+    pub fn new(credits: Arc<CreditService>, keys: ProviderKeyService, pricing: GenerationPricing) -> Self {
+        Self { credits, keys, pricing }
+    }
+
+    /// Takes the price of one generation from the payer's wallet, or refuses the render with
+    /// `insufficient_credit` (the handshake stays intact). The reservation carries the payer's
+    /// provider keys for the generator.
+    pub async fn reserve(
+        &self,
+        caller: &Caller,
+        model: Option<&str>,
+        generator: Option<&str>,
+        session_id: &str,
+    ) -> Result<Result<Reservation, Refusal>, RepositoryError> {
+        let payer = payer_of(caller);
+        self.credits.welcome(&payer).await.map_err(storage)?;
+        let slug = generator.unwrap_or(&self.pricing.default_generator);
+        let price = self.pricing.price.of(model, slug);
+        let charged = if price > 0 {
+            let charge = ChargeCredit {
+                principal: payer.clone(),
+                amount_cents: price,
+                reason: format!("render: {}", model.unwrap_or(slug)),
+                related_session_id: Some(session_id.to_owned()),
+            };
+            match self.credits.charge(charge).await {
+                Ok(_) => price,
+                Err(CreditServiceError::Wallet(WalletError::InsufficientCredit { balance_cents, .. })) => {
+                    return Ok(Err(Refusal {
+                        entry: RefusalCode::InsufficientCredit.entry(),
+                        message: format!("a render costs {price} cents and the wallet holds {balance_cents} cents"),
+                        balance_cents_at_check: Some(balance_cents),
+                    }));
+                }
+                Err(other) => return Err(storage(other)),
+            }
+        } else {
+            0
+        };
+        let keys = match self.keys.caller_keys(&payer).await {
+            Ok(keys) => keys,
+            Err(error) => {
+                let reservation = self.reservation(payer, charged, session_id, CallerKeys::default());
+                reservation.refund("refund: the render did not run").await;
+                return Err(match error {
+                    super::ProviderKeyServiceError::Storage(e) => e,
+                    other => RepositoryError::Unavailable(anyhow::anyhow!(other.to_string())),
+                });
+            }
+        };
+        Ok(Ok(self.reservation(payer, charged, session_id, keys)))
+    }
+
+    fn reservation(&self, payer: Principal, charged: i64, session_id: &str, keys: CallerKeys) -> Reservation {
+        Reservation {
+            account: self.clone(),
+            payer,
+            charged_cents: charged,
+            session_id: session_id.to_owned(),
+            keys,
+            closed: false,
+        }
+    }
+}
+
+fn storage(error: CreditServiceError) -> RepositoryError {
+    match error {
+        CreditServiceError::Storage(e) => e,
+        other => RepositoryError::Unavailable(anyhow::anyhow!(other.to_string())),
+    }
+}
+
+/// A reserved charge. Settle it when the generation produced a component, refund it when it
+/// did not; dropped open (the render was cancelled), it refunds in the background.
+pub struct Reservation {
+    account: GenerationAccount,
+    payer: Principal,
+    charged_cents: i64,
+    session_id: String,
+    keys: CallerKeys,
+    closed: bool,
+}
+
+/// Never the keys.
+impl std::fmt::Debug for Reservation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reservation")
+            .field("payer", &self.payer)
+            .field("charged_cents", &self.charged_cents)
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Reservation {
+    /// The payer's provider keys, for the generation request.
+    pub fn keys(&self) -> CallerKeys {
+        self.keys.clone()
+    }
+
+    /// The generation succeeded: the charge stands, and the key of the model that ran is marked
+    /// used.
+    pub async fn settle(mut self, model: Option<&str>) {
+        self.closed = true;
+        let Some(provider) = model.and_then(|m| m.split([':', '/']).next()) else {
+            return;
+        };
+        if let Err(error) = self.account.keys.touch(&self.payer, provider).await {
+            tracing::warn!(error = %error, "could not record the provider key's lastUsedAt");
+        }
+    }
+
+    /// The generation failed or never ran: the charge is given back.
+    pub async fn refund(mut self, reason: &str) {
+        self.closed = true;
+        refund(&self.account, &self.payer, self.charged_cents, &self.session_id, reason).await;
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.closed || self.charged_cents == 0 {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::error!(payer = %self.payer.principal_id, cents = self.charged_cents, "a dropped reservation could not be refunded: no runtime");
+            return;
+        };
+        let (account, payer, cents, session) = (
+            self.account.clone(),
+            self.payer.clone(),
+            self.charged_cents,
+            self.session_id.clone(),
+        );
+        runtime.spawn(async move {
+            refund(&account, &payer, cents, &session, "refund: the render was cancelled").await;
+        });
+    }
+}
+
+async fn refund(account: &GenerationAccount, payer: &Principal, cents: i64, session_id: &str, reason: &str) {
+    if cents == 0 {
+        return;
+    }
+    let command = RefundCredit {
+        principal: payer.clone(),
+        amount_cents: cents,
+        reason: reason.to_owned(),
+        related_session_id: Some(session_id.to_owned()),
+    };
+    if let Err(error) = account.credits.refund(command).await {
+        tracing::error!(error = %error, payer = %payer.principal_id, cents, "a reserved charge could not be refunded");
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use svc_domain::provider_key::{Keyring, MasterKey};
+    use svc_domain::wallet::TransactionKind;
+
+    use super::*;
+    use crate::services::hosted::SetProviderKey;
+    use crate::testing::{InMemoryProviderKeys, OperatorFakes};
+
+    fn caller() -> Caller {
+        Caller {
+            principal_id: "u1".into(),
+            app_id: "app1".into(),
+            key_id: None,
+        }
+    }
+
+    fn account(fakes: &OperatorFakes, free: i64, price: i64) -> GenerationAccount {
+        let keys = ProviderKeyService::new(
+            Arc::new(InMemoryProviderKeys::default()),
+            Keyring::new(vec![MasterKey::new("k1", [1; 32])]).unwrap(),
+            fakes.clock.clone(),
+            fakes.ids.clone(),
+        );
+        let pricing = GenerationPricing {
+            price: RenderPrice::new(price, BTreeMap::from([("openai:gpt-5".to_owned(), 7)])).unwrap(),
+            default_generator: "builtin".into(),
+        };
+        GenerationAccount::new(Arc::new(fakes.credit_service().with_free_credit(free)), keys, pricing)
+    }
+
+    fn ledger(fakes: &OperatorFakes) -> Vec<(TransactionKind, i64)> {
+        fakes
+            .store
+            .ledger_of(&Principal::user("u1"))
+            .iter()
+            .map(|e| (e.kind, e.delta_cents))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_reservation_is_charged_then_settled_or_refunded_and_an_empty_wallet_refuses() {
+        use TransactionKind::*;
+        let fakes = OperatorFakes::new();
+        let account = account(&fakes, 10, 5);
+        let first = account.reserve(&caller(), None, None, "s1").await.unwrap().unwrap();
+        first.settle(None).await;
+        let second = account.reserve(&caller(), None, None, "s2").await.unwrap().unwrap();
+        let refused = account.reserve(&caller(), None, None, "s3").await.unwrap().unwrap_err();
+        assert_eq!(refused.entry.code, "insufficient_credit");
+        assert_eq!(refused.balance_cents_at_check, Some(0));
+        second.refund("failed").await;
+        let model_priced = account
+            .reserve(&caller(), Some("openai:gpt-5"), None, "s4")
+            .await
+            .unwrap();
+        assert_eq!(
+            model_priced.unwrap_err().balance_cents_at_check,
+            Some(5),
+            "gpt-5 costs 7"
+        );
+        assert_eq!(
+            ledger(&fakes),
+            [(FreeCredit, 10), (RenderCharge, -5), (RenderCharge, -5), (Refund, 5)]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_dropped_reservation_is_refunded_and_carries_the_payers_keys() {
+        let fakes = OperatorFakes::new();
+        let account = account(&fakes, 5, 5);
+        account
+            .keys
+            .set(
+                &Principal::user("u1"),
+                SetProviderKey {
+                    provider: "anthropic".into(),
+                    plaintext_key: "a-key".into(),
+                    label: None,
+                },
+            )
+            .await
+            .unwrap();
+        let reservation = account.reserve(&caller(), None, None, "s1").await.unwrap().unwrap();
+        assert_eq!(reservation.keys().get("anthropic"), Some("a-key"));
+        drop(reservation);
+        for _ in 0..100 {
+            if ledger(&fakes).len() == 3 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(ledger(&fakes).last(), Some(&(TransactionKind::Refund, 5)));
+    }
+
+    #[test]
+    fn the_payer_is_the_user_else_the_app() {
+        assert_eq!(payer_of(&caller()), Principal::user("u1"));
+        let app_only = Caller {
+            principal_id: String::new(),
+            ..caller()
+        };
+        assert_eq!(payer_of(&app_only), Principal::user("app1"));
+    }
+}

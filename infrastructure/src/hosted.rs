@@ -1,0 +1,191 @@
+//! Wiring of hosted mode (`[hosted]`, `svc serve --hosted`): the checks it needs before start-up
+//! (PostgreSQL, a master key), the settings it changes (OAuth on, renders kept indefinitely), and
+//! the provider-key and credit services it adds.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use sea_orm::DatabaseConnection;
+use svc_application::ports::{Clock, Ids};
+use svc_application::services::hosted::{GenerationAccount, GenerationPricing, ProviderKeyService};
+use svc_application::services::operator::CreditService;
+use svc_domain::provider_key::{Keyring, MasterKey};
+use svc_domain::render_price::RenderPrice;
+use svc_sql::operator::{SeaOrmProviderKeyRepository, SeaOrmWalletRepository};
+
+use crate::settings::Settings;
+
+/// The sliding lifetime of a render without `ttlSeconds` in hosted mode: a century, which is
+/// "indefinitely" for a card (Document 1: hosted deployments retain renders by default).
+pub const HOSTED_RENDER_TTL_SECONDS: u64 = 100 * 365 * 24 * 3600;
+
+/// The settings hosted mode implies: OAuth on and renders kept indefinitely.
+pub fn effective(settings: &Settings) -> Settings {
+    let mut s = settings.clone();
+    if s.hosted.enabled {
+        s.oauth.enabled = true;
+    }
+    s
+}
+
+/// Refuses a hosted start-up that cannot work, in one line naming the fix.
+pub fn check(settings: &Settings) -> Result<(), String> {
+    if !settings.hosted.enabled {
+        return Ok(());
+    }
+    let url = settings.database_url();
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(
+            "hosted mode needs PostgreSQL, not SQLite: set server.database_url (or --database-url) to postgres://user@host/db"
+                .into(),
+        );
+    }
+    keyring(settings)?;
+    price(settings)?;
+    if settings.hosted.free_credit_cents < 0 {
+        return Err("hosted.free_credit_cents must be 0 or more".into());
+    }
+    Ok(())
+}
+
+/// The master keyring of `hosted.master_keys` (`id:base64-of-32-bytes`, the first seals).
+pub fn keyring(settings: &Settings) -> Result<Keyring, String> {
+    let entries = settings.hosted.master_keys.secrets();
+    if entries.is_empty() {
+        return Err(
+            "hosted mode needs a master key for provider keys: set hosted.master_keys = [\"k1:<openssl rand -base64 32>\"] (SVC_HOSTED__MASTER_KEYS)"
+                .into(),
+        );
+    }
+    let mut keys = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        let (id, material) = entry
+            .split_once(':')
+            .ok_or_else(|| format!("hosted.master_keys[{index}] must be written id:base64-of-32-bytes"))?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(material.trim())
+            .ok()
+            .and_then(|b| <[u8; 32]>::try_from(b).ok())
+            .ok_or_else(|| format!("hosted.master_keys[{index}] (`{id}`): the key must be 32 bytes in base64"))?;
+        if id.trim().is_empty() {
+            return Err(format!("hosted.master_keys[{index}] needs an id before the colon"));
+        }
+        keys.push(MasterKey::new(id.trim(), bytes));
+    }
+    Keyring::new(keys).ok_or_else(|| "hosted.master_keys: two keys share an id".into())
+}
+
+fn price(settings: &Settings) -> Result<RenderPrice, String> {
+    let h = &settings.hosted;
+    RenderPrice::new(h.render_price_cents, h.model_price_cents.clone()).map_err(|e| format!("hosted: {e}"))
+}
+
+/// The hosted services over the database.
+pub struct HostedPlane {
+    pub provider_keys: ProviderKeyService,
+    pub credits: Arc<CreditService>,
+    pub account: GenerationAccount,
+}
+
+pub fn credit_service(
+    settings: &Settings,
+    db: &DatabaseConnection,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+) -> CreditService {
+    CreditService::new(Arc::new(SeaOrmWalletRepository::new(db.clone())), clock, ids)
+        .with_free_credit(settings.hosted.free_credit_cents)
+}
+
+pub fn provider_key_service(
+    settings: &Settings,
+    db: &DatabaseConnection,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+) -> Result<ProviderKeyService, String> {
+    Ok(ProviderKeyService::new(
+        Arc::new(SeaOrmProviderKeyRepository::new(db.clone())),
+        keyring(settings)?,
+        clock,
+        ids,
+    ))
+}
+
+/// `None` unless hosted mode is on.
+pub fn plane(
+    settings: &Settings,
+    db: &DatabaseConnection,
+    clock: &Arc<dyn Clock>,
+    ids: &Arc<dyn Ids>,
+) -> Result<Option<HostedPlane>, String> {
+    if !settings.hosted.enabled {
+        return Ok(None);
+    }
+    let provider_keys = provider_key_service(settings, db, clock.clone(), ids.clone())?;
+    let credits = Arc::new(credit_service(settings, db, clock.clone(), ids.clone()));
+    let pricing = GenerationPricing {
+        price: price(settings)?,
+        default_generator: settings.generation.default_generator.clone(),
+    };
+    let account = GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing);
+    Ok(Some(HostedPlane {
+        provider_keys,
+        credits,
+        account,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosted() -> Settings {
+        let mut s = Settings::load(None).unwrap();
+        s.hosted.enabled = true;
+        s.server.database_url = "postgres://u@h/db".into();
+        s.hosted.master_keys = crate::settings::SecretList::Many(vec![format!(
+            "k1:{}",
+            base64::engine::general_purpose::STANDARD.encode([7u8; 32])
+        )]);
+        s
+    }
+
+    #[test]
+    fn hosted_mode_refuses_sqlite_and_a_missing_or_malformed_master_key_in_one_line() {
+        assert_eq!(check(&hosted()), Ok(()));
+        let mut sqlite = hosted();
+        sqlite.server.database_url = String::new();
+        let error = check(&sqlite).unwrap_err();
+        assert!(
+            error.contains("PostgreSQL") && error.contains("database_url"),
+            "{error}"
+        );
+        assert!(!error.contains('\n'));
+        let rows = [
+            (vec![], "hosted.master_keys"),
+            (vec!["nocolon".to_owned()], "id:base64"),
+            (vec!["k1:c2hvcnQ=".to_owned()], "32 bytes"),
+        ];
+        for (keys, needle) in rows {
+            let mut s = hosted();
+            s.hosted.master_keys = crate::settings::SecretList::Many(keys);
+            let error = check(&s).unwrap_err();
+            assert!(error.contains(needle), "{error}");
+        }
+        let mut negative = hosted();
+        negative.hosted.render_price_cents = -1;
+        assert!(check(&negative).unwrap_err().contains("0 or more"));
+        let mut off = hosted();
+        off.hosted.enabled = false;
+        off.server.database_url = String::new();
+        assert_eq!(check(&off), Ok(()));
+    }
+
+    #[test]
+    fn hosted_mode_turns_oauth_on() {
+        assert!(effective(&hosted()).oauth.enabled);
+        let mut off = hosted();
+        off.hosted.enabled = false;
+        assert!(!effective(&off).oauth.enabled);
+    }
+}

@@ -1,0 +1,38 @@
+//! `[hosted]`: the multi-tenant plane (`svc serve --hosted`, docs/hosted.md).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::SecretList;
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(default)]
+pub struct HostedSettings {
+    /// Hosted mode: PostgreSQL required, OAuth on, provider keys and credits on `/ops`, renders
+    /// kept indefinitely unless they ask for a `ttlSeconds`.
+    pub enabled: bool,
+    /// Credit granted once to a user's wallet on its first use (`free_credit`).
+    pub free_credit_cents: i64,
+    /// Price of one cold generation, whatever the generator (cache hits are free).
+    pub render_price_cents: i64,
+    /// Prices by model route (`openai:gpt-5`) or generator slug (`builtin`), overriding
+    /// `render_price_cents`.
+    pub model_price_cents: BTreeMap<String, i64>,
+    /// Master keys sealing provider keys at rest, `id:base64-of-32-bytes`: the first seals, every
+    /// one opens (rotate with `svc hosted rotate-master-key`).
+    pub master_keys: SecretList,
+}
+
+impl Default for HostedSettings {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            free_credit_cents: 100,
+            render_price_cents: 5,
+            model_price_cents: BTreeMap::new(),
+            master_keys: SecretList::Many(Vec::new()),
+        }
+    }
+}

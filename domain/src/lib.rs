@@ -3,6 +3,7 @@
 //! typed error. Nothing here reads a clock, touches I/O or draws randomness.
 
 pub mod action_event;
+pub mod app_settings;
 pub mod artifact;
 pub mod blueprint;
 pub mod budget;

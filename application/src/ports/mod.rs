@@ -4,6 +4,7 @@ mod clock;
 mod repository_error;
 
 pub mod agent;
+pub mod app_settings;
 pub mod auth;
 pub mod blueprints;
 pub mod generation;

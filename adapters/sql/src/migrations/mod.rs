@@ -12,6 +12,7 @@ mod m20261127_000007_rehash_contracts;
 mod m20261128_000008_server_secrets;
 mod m20261128_000009_hash_coupon_codes;
 mod m20261129_000010_rate_windows;
+mod m20261204_000001_app_hosted_settings;
 
 pub struct Migrator;
 
@@ -29,6 +30,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000008_server_secrets::Migration),
             Box::new(m20261128_000009_hash_coupon_codes::Migration),
             Box::new(m20261129_000010_rate_windows::Migration),
+            Box::new(m20261204_000001_app_hosted_settings::Migration),
         ]
     }
 }

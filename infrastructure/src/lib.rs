@@ -11,6 +11,7 @@ pub mod in_process_bus;
 pub mod keys_file;
 pub mod manifest;
 pub mod open_files;
+pub mod per_app;
 pub mod private_files;
 pub mod secrets;
 pub mod server;

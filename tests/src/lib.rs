@@ -12,6 +12,7 @@
 
 pub mod external;
 pub mod live;
+pub mod nats;
 pub mod process;
 
 use std::path::PathBuf;

@@ -6,6 +6,7 @@ mod repository_error;
 pub mod agent;
 pub mod app_settings;
 pub mod auth;
+pub mod federation;
 pub mod blueprints;
 pub mod generation;
 pub mod oauth;

@@ -16,6 +16,7 @@ use super::errors::{ToolFailure, map_agent_error};
 use super::jsonrpc::RpcFailure;
 use super::render_meta::render_meta;
 use super::results::{error_result, ok_result};
+use super::tool_table::DISCOVER;
 use crate::HttpState;
 
 type Outcome = Result<Value, ToolFailure>;
@@ -286,6 +287,17 @@ pub async fn call(
             let rows: Vec<Value> = agent.featured_blueprints(caller).iter().map(blueprint_entry).collect();
             let text = format!("{} featured blueprint(s)", rows.len());
             Ok(ok_result(json!({ "total": rows.len(), "blueprints": rows }), &text))
+        }
+        DISCOVER => {
+            let Some(apps) = &state.hosted_apps else {
+                return Err(ToolFailure::Rpc(RpcFailure::new(
+                    INVALID_PARAMS,
+                    "Invalid params: name: unknown tool `svc_discover`",
+                )));
+            };
+            let output = super::discover::discover(apps, caller, args(arguments)?).await?;
+            let text = format!("protocol {}", output.protocol_version);
+            Ok(ok_result(serde_json::to_value(output).expect("discover output serialises"), &text))
         }
         "svc_render_blueprint" => {
             let a: RenderBlueprintArgs = args(arguments)?;

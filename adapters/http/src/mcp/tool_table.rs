@@ -103,6 +103,10 @@ pub static AGENT_TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
             RENDER_BLUEPRINT,
             "Fetch a manifest UI's compiled ES-module bundle by its svc.ui.json id; creates no session.",
         ),
+        spec::<super::discover::DiscoverInput>(
+            DISCOVER,
+            "Hosted deployments: the protocol revision, content, shell and adapter types, component capabilities, and the caller's app settings.",
+        ),
         app_spec::<RefreshWsTokenArgs>(
             "svc_runtime_refresh_ws_token",
             "Runtime: mint a fresh wsToken for a mounted card's live channel.",
@@ -117,9 +121,16 @@ pub static AGENT_TOOLS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
 /// Offered only when the server has a UI registry (Document 1).
 pub const RENDER_BLUEPRINT: &str = "svc_render_blueprint";
 
+/// Offered only in hosted deployments (Document 1).
+pub const DISCOVER: &str = "svc_discover";
+
 /// Whether `tools/list` shows the tool and `tools/call` accepts it on this server.
 pub fn offered(state: &crate::HttpState, tool: &ToolSpec) -> bool {
-    tool.name != RENDER_BLUEPRINT || state.agent.has_ui_registry()
+    match tool.name {
+        RENDER_BLUEPRINT => state.agent.has_ui_registry(),
+        DISCOVER => state.hosted_apps.is_some(),
+        _ => true,
+    }
 }
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {

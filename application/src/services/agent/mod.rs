@@ -5,6 +5,7 @@ mod catalogs;
 mod consume;
 mod emit;
 mod error;
+mod app_render_limit;
 mod generation_limit;
 mod generation_queue;
 mod handshake;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 
 pub use consume::{ConsumeReply, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use error::AgentError;
+pub use app_render_limit::AppRenderLimit;
 pub use generation_limit::GenerationLimit;
 pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply};
@@ -88,6 +90,8 @@ pub struct AgentService {
     queue: GenerationQueue,
     /// `--public-demo`: cold generations per remote address; absent, generations are unlimited.
     generation_limit: Option<GenerationLimit>,
+    /// Hosted per-app render rates; absent, apps are not limited.
+    app_render_limit: Option<AppRenderLimit>,
     /// Gadgets declared by the app manifest (`svc.json#app.gadgets`), layered over the standard package.
     declared_gadgets: Vec<svc_domain::gadgets::GadgetDescriptor>,
     /// Semantic lookup, search and the UI registry; without it the cache matches exactly only.
@@ -104,6 +108,7 @@ impl AgentService {
             schemas: SchemaCache::new(1024),
             queue,
             generation_limit: None,
+            app_render_limit: None,
             declared_gadgets: Vec::new(),
             catalog: None,
             telemetry: Arc::new(crate::ports::telemetry::NoTelemetry),
@@ -123,6 +128,12 @@ impl AgentService {
 
     pub fn settings(&self) -> &AgentSettings {
         &self.settings
+    }
+
+    /// Limits the renders of each app to its configured rate.
+    pub fn with_app_render_limit(mut self, limit: AppRenderLimit) -> Self {
+        self.app_render_limit = Some(limit);
+        self
     }
 
     /// Limits cold generations per remote address (public-demo mode).

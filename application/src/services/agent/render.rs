@@ -138,6 +138,12 @@ impl AgentService {
                 violations,
             });
         }
+        // Hosted: a render over the app's per-minute rate is refused before any work.
+        if let Some(limit) = &self.app_render_limit
+            && let Err(refusal) = limit.admit(&caller.app_id, now).await?
+        {
+            return Ok(RenderResult::Refused(refusal));
+        }
         // Public demo: a cold generation over the address's window is refused before any work;
         // the handshake stays pending.
         let admission = match (&plan.cached, &self.generation_limit) {

@@ -553,6 +553,10 @@ impl Application {
             keys: connector_keys,
         };
         let tool_call_limit = tool_call_limit(settings, clock.clone())?;
+        let hosted_apps = settings
+            .hosted
+            .enabled
+            .then(|| crate::per_app::app_settings_service(&db, apps.clone(), clock.clone()));
         let oauth = oauth_surface(settings, &base_url, &db, oauth_checks, apps, clock, ids)?;
         let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
         let mut agent = AgentService::new(ports, agent_settings, queue)
@@ -580,10 +584,7 @@ impl Application {
             mcp_apps,
             live_enabled: settings.live.enabled,
             tool_call_limit,
-            hosted_apps: settings
-                .hosted
-                .enabled
-                .then(|| crate::per_app::app_settings_service(&db, apps.clone(), clock.clone())),
+            hosted_apps,
             pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),
         });
         let guard = HostGuard::new(

@@ -197,3 +197,23 @@ async fn frames_and_wake_ups_cross_replicas_on(bus: &str, configure: impl FnOnce
     .await;
     assert_eq!(resumed.expect("data").await["payload"], -1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_broker_stops_start_up_with_one_line() {
+    let mut settings = svc::Settings::load(None).expect("default settings");
+    settings.server.port = 0;
+    settings.server.data_dir = svc_tests::temp_dir("svc-nats-down");
+    settings.live.bus = "nats".into();
+    // Port 1 on loopback: nothing listens there.
+    settings.nats.url = "nats://127.0.0.1:1".into();
+    let error = match svc::Application::build(&settings).await {
+        Ok(_) => panic!("a server started without its broker"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        error.contains("live.bus = \"nats\": cannot reach NATS at nats://127.0.0.1:1"),
+        "{error}"
+    );
+    assert!(!error.contains('\n'), "one line: {error}");
+    let _ = std::fs::remove_dir_all(&settings.server.data_dir);
+}

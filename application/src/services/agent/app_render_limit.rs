@@ -52,3 +52,100 @@ impl AppRenderLimit {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use chrono::TimeZone;
+    use svc_domain::app_settings::AppSettings;
+    use svc_domain::refusal::Retry;
+
+    use super::*;
+    use crate::ports::RepositoryError;
+
+    #[derive(Default)]
+    struct FakeSettings(HashMap<String, AppSettings>);
+
+    #[async_trait::async_trait]
+    impl AppSettingsRepository for FakeSettings {
+        async fn get(&self, app_id: &str) -> Result<Option<AppSettings>, RepositoryError> {
+            Ok(self.0.get(app_id).cloned())
+        }
+        async fn put(&self, _: &str, _: &AppSettings, _: DateTime<Utc>) -> Result<(), RepositoryError> {
+            unreachable!("the limit never writes settings")
+        }
+    }
+
+    /// The shared windows' rule, in memory: (quota, key) -> (opened at, admitted).
+    #[derive(Default)]
+    struct FakeWindows(Mutex<HashMap<(String, String), (DateTime<Utc>, u32)>>);
+
+    #[async_trait::async_trait]
+    impl SharedWindows for FakeWindows {
+        async fn admit(
+            &self,
+            quota: &str,
+            key: &str,
+            limit: u32,
+            window: TimeDelta,
+            now: DateTime<Utc>,
+        ) -> Result<Option<TimeDelta>, RepositoryError> {
+            let mut windows = self.0.lock().unwrap();
+            let entry = windows.entry((quota.into(), key.into())).or_insert((now, 0));
+            if now >= entry.0 + window {
+                *entry = (now, 0);
+            }
+            if entry.1 >= limit {
+                return Ok(Some(entry.0 + window - now));
+            }
+            entry.1 += 1;
+            Ok(None)
+        }
+    }
+
+    fn limit_for(app: &str, rate: Option<u32>) -> AppRenderLimit {
+        let mut settings = FakeSettings::default();
+        settings.0.insert(
+            app.into(),
+            AppSettings {
+                rate_limit_per_minute: rate,
+                ..AppSettings::default()
+            },
+        );
+        AppRenderLimit::new(Arc::new(settings), Arc::new(FakeWindows::default()))
+    }
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 12, 4, 10, 0, 0).unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_render_past_the_apps_rate_is_refused_until_the_minute_ends() {
+        let limit = limit_for("a", Some(2));
+        assert!(limit.admit("a", t0()).await.unwrap().is_ok());
+        assert!(limit.admit("a", t0()).await.unwrap().is_ok());
+        let refusal = limit
+            .admit("a", t0() + TimeDelta::seconds(15))
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(refusal.entry.code, "app_rate_limited");
+        assert_eq!(refusal.entry.retry, Retry::NextPeriod);
+        assert_eq!(
+            refusal.message,
+            "app a allows 2 renders per minute; the window ends in 45 s"
+        );
+        assert!(limit.admit("b", t0()).await.unwrap().is_ok(), "another app has no rate");
+        assert!(limit.admit("a", t0() + TimeDelta::seconds(60)).await.unwrap().is_ok());
+    }
+
+    #[tokio::test]
+    async fn an_app_without_a_rate_is_not_counted() {
+        let limit = limit_for("a", None);
+        for _ in 0..100 {
+            assert!(limit.admit("a", t0()).await.unwrap().is_ok());
+        }
+    }
+}

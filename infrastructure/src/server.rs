@@ -311,9 +311,10 @@ async fn event_bus(
     match wanted {
         None => Ok((local, None)),
         Some("nats") => {
-            let (bus, tasks) = svc_events_nats::NatsEventBus::start(&settings.nats.url, &settings.nats.subject, local, origin)
-                .await
-                .map_err(|e| StartError::Config(format!("live.bus = \"nats\": {e}")))?;
+            let (bus, tasks) =
+                svc_events_nats::NatsEventBus::start(&settings.nats.url, &settings.nats.subject, local, origin)
+                    .await
+                    .map_err(|e| StartError::Config(format!("live.bus = \"nats\": {e}")))?;
             Ok((Arc::new(bus), Some(BusTasks::Nats(tasks))))
         }
         Some(_) => {

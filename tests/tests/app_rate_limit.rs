@@ -70,7 +70,10 @@ async fn renders_past_the_apps_rate_are_refused_on_every_replica(backend: Backen
 
     for n in 0..3 {
         let (_, result) = render(&app, &bases[n % 2], &limited, &format!("card {n}")).await;
-        assert_eq!(result["structuredContent"]["outcome"], "rendered", "render {n}: {result}");
+        assert_eq!(
+            result["structuredContent"]["outcome"], "rendered",
+            "render {n}: {result}"
+        );
     }
     for base in &bases {
         let (handshake_id, result) = render(&app, base, &limited, "one too many").await;
@@ -84,7 +87,9 @@ async fn renders_past_the_apps_rate_are_refused_on_every_replica(backend: Backen
         assert_eq!(refusal["retry"], "next-period");
         assert_eq!(refusal["handshake"], "intact");
         assert!(
-            refusal["message"].as_str().is_some_and(|m| m.contains("3 renders per minute")),
+            refusal["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("3 renders per minute")),
             "{body}"
         );
         assert!(refusal["fix"].as_str().is_some_and(|f| !f.is_empty()), "{body}");

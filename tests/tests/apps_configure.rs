@@ -42,12 +42,16 @@ async fn bad_values_are_refused_one_line_each_and_the_rest_is_kept(app: TestApp)
         (
             app_id,
             &["--default-shell-type", "window"],
-            format!("svc: cannot configure app {app_id}: unknown shell type `window`: expected chat, fullscreen or spatial"),
+            format!(
+                "svc: cannot configure app {app_id}: unknown shell type `window`: expected chat, fullscreen or spatial"
+            ),
         ),
         (
             app_id,
             &["--enabled-adapters", "voice,telepathy"],
-            format!("svc: cannot configure app {app_id}: unknown adapter `telepathy`: expected one of voice, camera, location, bluetooth"),
+            format!(
+                "svc: cannot configure app {app_id}: unknown adapter `telepathy`: expected one of voice, camera, location, bluetooth"
+            ),
         ),
         (
             app_id,
@@ -57,7 +61,9 @@ async fn bad_values_are_refused_one_line_each_and_the_rest_is_kept(app: TestApp)
         (
             app_id,
             &["--federation-issuer", "http://issuer.example"],
-            format!("svc: cannot configure app {app_id}: federation issuer must be an https URL (http only on a loopback host), not `http://issuer.example`"),
+            format!(
+                "svc: cannot configure app {app_id}: federation issuer must be an https URL (http only on a loopback host), not `http://issuer.example`"
+            ),
         ),
         (
             app_id,

@@ -44,16 +44,20 @@ async fn a_hosted_server_describes_itself_and_the_callers_app() {
     let client = Client::of(&app);
     assert!(tool_names(&client, "/mcp").await.contains(&"svc_discover".to_owned()));
 
-    let app_id = app_with_prompt(&client, "Discoverable", "x").await.as_str().unwrap().to_owned();
+    let app_id = app_with_prompt(&client, "Discoverable", "x")
+        .await
+        .as_str()
+        .unwrap()
+        .to_owned();
     let path = format!("/apps/{app_id}/mcp");
     let bare = discover(&client, &path).await["result"]["structuredContent"].clone();
     assert_eq!(bare["protocolVersion"], "draft-2026-06-12");
     assert_eq!(bare["shellTypes"], json!(["chat", "fullscreen", "spatial"]));
-    assert_eq!(bare["adapterTypes"], json!(["voice", "camera", "location", "bluetooth"]));
-    assert!(
-        bare["contentTypes"].as_array().is_some_and(|t| !t.is_empty()),
-        "{bare}"
+    assert_eq!(
+        bare["adapterTypes"],
+        json!(["voice", "camera", "location", "bluetooth"])
     );
+    assert!(bare["contentTypes"].as_array().is_some_and(|t| !t.is_empty()), "{bare}");
     let capabilities = bare["componentCapabilities"].as_array().unwrap();
     assert!(capabilities.contains(&json!("useProps")), "{bare}");
     assert_eq!(bare["app"], json!({}), "nothing set, nothing reported: {bare}");
@@ -99,5 +103,8 @@ async fn a_self_hosted_server_has_no_svc_discover() {
     assert!(!tool_names(&client, "/mcp").await.contains(&"svc_discover".to_owned()));
     let body = discover(&client, "/mcp").await;
     assert_eq!(body["error"]["code"], -32602, "{body}");
-    assert_eq!(body["error"]["message"], "Invalid params: name: unknown tool `svc_discover`");
+    assert_eq!(
+        body["error"]["message"],
+        "Invalid params: name: unknown tool `svc_discover`"
+    );
 }

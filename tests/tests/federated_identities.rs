@@ -43,13 +43,23 @@ async fn call(app: &TestApp, app_id: &str, bearer: &str, method: &str, params: V
 }
 
 async fn initialize(app: &TestApp, app_id: &str, bearer: &str) -> (StatusCode, Value) {
-    call(app, app_id, bearer, "initialize", json!({ "protocolVersion": "2025-06-18" })).await
+    call(
+        app,
+        app_id,
+        bearer,
+        "initialize",
+        json!({ "protocolVersion": "2025-06-18" }),
+    )
+    .await
 }
 
 fn assert_bare(status: StatusCode, body: &Value, expected: StatusCode, case: &str) {
     assert_eq!(status, expected, "{case}: {body}");
     assert_eq!(body["error"]["code"], -32007, "{case}: {body}");
-    assert!(body["error"].get("data").is_none(), "{case}: a bare denial carries no data: {body}");
+    assert!(
+        body["error"].get("data").is_none(),
+        "{case}: a bare denial carries no data: {body}"
+    );
 }
 
 /// A new app of the strict server's owner; its id.
@@ -85,7 +95,14 @@ async fn tokens_of_the_apps_issuer_are_served_for_each_algorithm(backend: Backen
         BINARY,
         &database(&app),
         &explicit,
-        &["--auth-mode", "both", "--federation-issuer", &issuer.url, "--jwks-url", &issuer.jwks_url()],
+        &[
+            "--auth-mode",
+            "both",
+            "--federation-issuer",
+            &issuer.url,
+            "--jwks-url",
+            &issuer.jwks_url(),
+        ],
     );
 
     for app_id in [&discovered, &explicit] {
@@ -117,7 +134,10 @@ async fn tokens_of_the_apps_issuer_are_served_for_each_algorithm(backend: Backen
             json!({ "name": "svc_render", "arguments": { "handshakeId": handshake_id, "props": { "t": "hi" } } }),
         )
         .await;
-    assert_eq!(rendered["result"]["structuredContent"]["outcome"], "rendered", "{rendered}");
+    assert_eq!(
+        rendered["result"]["structuredContent"]["outcome"], "rendered",
+        "{rendered}"
+    );
     let session = rendered["result"]["structuredContent"]["sessionId"].clone();
     let (_, owners) = call(
         &app,
@@ -133,7 +153,11 @@ async fn tokens_of_the_apps_issuer_are_served_for_each_algorithm(backend: Backen
         .iter()
         .map(|s| &s["sessionId"])
         .collect();
-    assert_eq!(listed, [&session], "the owner's native key sees the app's render (auth mode both)");
+    assert_eq!(
+        listed,
+        [&session],
+        "the owner's native key sees the app's render (auth mode both)"
+    );
 }
 
 async fn the_classic_attacks_are_refused(backend: Backend) {
@@ -168,7 +192,10 @@ async fn the_classic_attacks_are_refused(backend: Backend) {
     oversized["padding"] = json!("x".repeat(10_000));
     let invalid: Vec<(&str, String)> = vec![
         ("alg none", unsigned_token(&good)),
-        ("HS256 signed with the public key", hs256_token(&rs.public_pem, &rs.kid, &good)),
+        (
+            "HS256 signed with the public key",
+            hs256_token(&rs.public_pem, &rs.kid, &good),
+        ),
         ("HS256 signed with the JWK's modulus", {
             let n = serde_json::to_value(&rs.jwk).unwrap()["n"].as_str().unwrap().to_owned();
             hs256_token(n.as_bytes(), &rs.kid, &good)
@@ -215,13 +242,25 @@ async fn an_unknown_kid_is_followed_to_the_rotated_key_set_at_most_once_per_floo
         BINARY,
         &database(&app),
         &app_id,
-        &["--auth-mode", "federated", "--federation-issuer", &issuer.url, "--jwks-url", &issuer.jwks_url()],
+        &[
+            "--auth-mode",
+            "federated",
+            "--federation-issuer",
+            &issuer.url,
+            "--jwks-url",
+            &issuer.jwks_url(),
+        ],
     );
     let token_old = old.sign(&claims(&issuer.url, &app_id, "user-1"));
     let token_new = new.sign(&claims(&issuer.url, &app_id, "user-1"));
     assert_eq!(initialize(&app, &app_id, &token_old).await.0, StatusCode::OK);
     let (status, body) = initialize(&app, &app_id, &token_new).await;
-    assert_bare(status, &body, StatusCode::UNAUTHORIZED, "a kid the issuer does not publish");
+    assert_bare(
+        status,
+        &body,
+        StatusCode::UNAUTHORIZED,
+        "a kid the issuer does not publish",
+    );
 
     // A burst of made-up kids within the floor fetches the key set at most once more.
     let before = issuer.jwks_fetches();
@@ -231,7 +270,11 @@ async fn an_unknown_kid_is_followed_to_the_rotated_key_set_at_most_once_per_floo
         let (status, _) = initialize(&app, &app_id, &forged.sign(&claims(&issuer.url, &app_id, "u"))).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
     }
-    assert!(issuer.jwks_fetches() - before <= 1, "fetches: {}", issuer.jwks_fetches() - before);
+    assert!(
+        issuer.jwks_fetches() - before <= 1,
+        "fetches: {}",
+        issuer.jwks_fetches() - before
+    );
 
     // The issuer rotates; past the floor the new kid is fetched and served, the old one gone.
     issuer.publish(&[&new]);
@@ -262,13 +305,25 @@ async fn refusals_come_in_the_specs_order(backend: Backend) {
         BINARY,
         &database(&app),
         &app_id,
-        &["--auth-mode", "federated", "--federation-issuer", &issuer.url, "--deny-subject", "banned"],
+        &[
+            "--auth-mode",
+            "federated",
+            "--federation-issuer",
+            &issuer.url,
+            "--deny-subject",
+            "banned",
+        ],
     );
     let banned = key.sign(&claims(&issuer.url, &app_id, "banned"));
     let (status, body) = initialize(&app, &app_id, &banned).await;
     assert_bare(status, &body, StatusCode::FORBIDDEN, "denied subject on a live app");
     let (status, body) = initialize(&app, &app_id, &app.bearer).await;
-    assert_bare(status, &body, StatusCode::FORBIDDEN, "a native key on a federated-only app");
+    assert_bare(
+        status,
+        &body,
+        StatusCode::FORBIDDEN,
+        "a native key on a federated-only app",
+    );
     let (status, body) = Client::anonymous(&app)
         .post(&path(&app_id), "initialize", json!({}))
         .await

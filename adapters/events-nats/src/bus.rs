@@ -97,7 +97,9 @@ impl EventBus for NatsEventBus {
 async fn send_loop(
     client: async_nats::Client,
     subject: String,
-    mut queue: mpsc::UnboundedReceiver<LiveEvent>, origin: String) {
+    mut queue: mpsc::UnboundedReceiver<LiveEvent>,
+    origin: String,
+) {
     while let Some(event) = queue.recv().await {
         let message = Message {
             origin: origin.clone(),

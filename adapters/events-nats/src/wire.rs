@@ -134,7 +134,9 @@ mod tests {
 
     #[test]
     fn every_event_survives_the_wire() {
-        let at = DateTime::parse_from_rfc3339("2026-12-04T10:00:00.123Z").unwrap().to_utc();
+        let at = DateTime::parse_from_rfc3339("2026-12-04T10:00:00.123Z")
+            .unwrap()
+            .to_utc();
         let events = [
             LiveEvent::PropsUpdate {
                 session_id: "s".into(),

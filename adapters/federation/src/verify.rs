@@ -6,9 +6,7 @@ use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
-use svc_application::ports::federation::{
-    FederatedIdentity, FederatedTokenVerifier, TokenRejection, UnverifiedToken,
-};
+use svc_application::ports::federation::{FederatedIdentity, FederatedTokenVerifier, TokenRejection, UnverifiedToken};
 
 use crate::keys::{JwksCache, KeyFetchSettings};
 
@@ -141,8 +139,7 @@ impl FederatedTokenVerifier for JwtFederatedVerifier {
         validation.set_required_spec_claims(&["exp", "aud", "iss", "sub"]);
         validation.validate_nbf = true;
         validation.leeway = LEEWAY_SECONDS;
-        let data = jsonwebtoken::decode::<VerifiedClaims>(token, &key, &validation)
-            .map_err(|e| rejection(e.kind()))?;
+        let data = jsonwebtoken::decode::<VerifiedClaims>(token, &key, &validation).map_err(|e| rejection(e.kind()))?;
         Ok(FederatedIdentity {
             issuer: data.claims.iss,
             subject: data.claims.sub,

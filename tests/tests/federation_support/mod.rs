@@ -42,7 +42,11 @@ fn openssl(args: &[&str], input: Option<&[u8]>) -> Vec<u8> {
     }
     drop(child.stdin.take());
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -50,8 +54,14 @@ impl SigningKey {
     /// A fresh key pair for RS256, ES256 or EdDSA.
     pub fn generate(alg: Algorithm, kid: &str) -> Self {
         let private_pem = match alg {
-            Algorithm::RS256 => openssl(&["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"], None),
-            Algorithm::ES256 => openssl(&["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"], None),
+            Algorithm::RS256 => openssl(
+                &["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"],
+                None,
+            ),
+            Algorithm::ES256 => openssl(
+                &["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"],
+                None,
+            ),
             Algorithm::EdDSA => openssl(&["genpkey", "-algorithm", "ed25519"], None),
             other => panic!("no test keys for {other:?}"),
         };

@@ -297,7 +297,10 @@ pub async fn call(
             };
             let output = super::discover::discover(apps, caller, args(arguments)?).await?;
             let text = format!("protocol {}", output.protocol_version);
-            Ok(ok_result(serde_json::to_value(output).expect("discover output serialises"), &text))
+            Ok(ok_result(
+                serde_json::to_value(output).expect("discover output serialises"),
+                &text,
+            ))
         }
         "svc_render_blueprint" => {
             let a: RenderBlueprintArgs = args(arguments)?;

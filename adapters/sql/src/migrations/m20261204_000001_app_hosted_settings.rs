@@ -30,12 +30,21 @@ impl MigrationTrait for Migration {
                 Table::create()
                     .table(AppHostedSettings::Table)
                     .if_not_exists()
-                    .col(ColumnDef::new(AppHostedSettings::AppId).string_len(64).not_null().primary_key())
+                    .col(
+                        ColumnDef::new(AppHostedSettings::AppId)
+                            .string_len(64)
+                            .not_null()
+                            .primary_key(),
+                    )
                     .col(ColumnDef::new(AppHostedSettings::RateLimitPerMinute).integer().null())
                     // Lists as JSON arrays in text: the same on every backend.
                     .col(ColumnDef::new(AppHostedSettings::EnabledAdapters).text().null())
                     .col(ColumnDef::new(AppHostedSettings::GrantedCapabilities).text().null())
-                    .col(ColumnDef::new(AppHostedSettings::DefaultShellType).string_len(16).null())
+                    .col(
+                        ColumnDef::new(AppHostedSettings::DefaultShellType)
+                            .string_len(16)
+                            .null(),
+                    )
                     .col(ColumnDef::new(AppHostedSettings::AuthMode).string_len(16).null())
                     .col(ColumnDef::new(AppHostedSettings::FederationIssuer).text().null())
                     .col(ColumnDef::new(AppHostedSettings::JwksUrl).text().null())

@@ -30,24 +30,21 @@ impl AppRenderLimit {
 
     /// Counts one render of `app_id` at `now`, or the refusal when its minute is spent.
     pub(super) async fn admit(&self, app_id: &str, now: DateTime<Utc>) -> Result<Result<(), Refusal>, AgentError> {
-        let Some(limit) = self
-            .settings
-            .get(app_id)
-            .await?
-            .and_then(|s| s.rate_limit_per_minute)
-        else {
+        let Some(limit) = self.settings.get(app_id).await?.and_then(|s| s.rate_limit_per_minute) else {
             return Ok(Ok(()));
         };
-        let Some(wait) = self.windows.admit(QUOTA, app_id, limit, TimeDelta::minutes(1), now).await? else {
+        let Some(wait) = self
+            .windows
+            .admit(QUOTA, app_id, limit, TimeDelta::minutes(1), now)
+            .await?
+        else {
             return Ok(Ok(()));
         };
         let seconds = WindowFull { retry_after: wait }.retry_after_seconds();
         tracing::warn!(quota_key = QUOTA, app_id, retry_after = seconds, "rate_limit_hit");
         Ok(Err(Refusal {
             entry: RefusalCode::AppRateLimited.entry(),
-            message: format!(
-                "app {app_id} allows {limit} renders per minute; the window ends in {seconds} s"
-            ),
+            message: format!("app {app_id} allows {limit} renders per minute; the window ends in {seconds} s"),
             balance_cents_at_check: None,
         }))
     }
@@ -78,9 +75,12 @@ mod tests {
         }
     }
 
-    /// The shared windows' rule, in memory: (quota, key) -> (opened at, admitted).
+    /// An open window: when it opened and how many it admitted.
+    type OpenWindow = (DateTime<Utc>, u32);
+
+    /// The shared windows' rule, in memory, per (quota, key).
     #[derive(Default)]
-    struct FakeWindows(Mutex<HashMap<(String, String), (DateTime<Utc>, u32)>>);
+    struct FakeWindows(Mutex<HashMap<(String, String), OpenWindow>>);
 
     #[async_trait::async_trait]
     impl SharedWindows for FakeWindows {

@@ -1,11 +1,11 @@
 //! The agent plane: handshake, render, consume, update, amend, emit and the session reads.
 
+mod app_render_limit;
 mod blueprint_cache;
 mod catalogs;
 mod consume;
 mod emit;
 mod error;
-mod app_render_limit;
 mod generation_limit;
 mod generation_queue;
 mod handshake;
@@ -21,9 +21,9 @@ mod update;
 
 use std::sync::Arc;
 
+pub use app_render_limit::AppRenderLimit;
 pub use consume::{ConsumeReply, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use error::AgentError;
-pub use app_render_limit::AppRenderLimit;
 pub use generation_limit::GenerationLimit;
 pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply};

@@ -146,3 +146,55 @@ impl FederatedTokenVerifier for JwtFederatedVerifier {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn part(value: serde_json::Value) -> String {
+        URL_SAFE_NO_PAD.encode(value.to_string())
+    }
+
+    fn verifier() -> JwtFederatedVerifier {
+        JwtFederatedVerifier::new(KeyFetchSettings::default())
+    }
+
+    #[test]
+    fn only_three_parts_with_a_json_header_naming_alg_look_like_a_jwt() {
+        let v = verifier();
+        let header = part(json!({ "alg": "ES256" }));
+        assert!(v.is_jwt(&format!("{header}.{}.sig", part(json!({})))));
+        assert!(v.is_jwt(&format!("{}.e30.", part(json!({ "alg": "none" })))));
+        for native in [
+            "svc_user_AbCdEf0123456789",
+            "svc_user_abc.def.ghi",
+            &format!("{header}.e30"),
+            &format!("{header}.e30.sig.extra"),
+            &format!("{}.e30.sig", part(json!({ "typ": "JWT" }))),
+        ] {
+            assert!(!v.is_jwt(native), "{native}");
+        }
+    }
+
+    #[test]
+    fn peek_reads_one_or_many_audiences_and_the_issuer() {
+        let v = verifier();
+        let header = part(json!({ "alg": "ES256" }));
+        let one = format!("{header}.{}.sig", part(json!({ "aud": "app1", "iss": "https://i" })));
+        assert_eq!(
+            v.peek(&one),
+            Ok(UnverifiedToken {
+                audiences: vec!["app1".into()],
+                issuer: Some("https://i".into()),
+            })
+        );
+        let many = format!("{header}.{}.sig", part(json!({ "aud": ["a", "b"] })));
+        assert_eq!(v.peek(&many).unwrap().audiences, ["a", "b"]);
+        assert_eq!(
+            v.peek(&format!("{header}.not-json.sig")),
+            Err(TokenRejection::Malformed)
+        );
+    }
+}

@@ -4,6 +4,7 @@
 
 pub mod action_event;
 pub mod app;
+pub mod app_settings;
 pub mod artifact;
 pub mod blueprint;
 pub mod budget;

@@ -13,6 +13,7 @@ pub mod in_process_bus;
 pub mod keys_file;
 pub mod manifest;
 pub mod open_files;
+pub mod per_app;
 pub mod private_files;
 pub mod registry_client;
 pub mod registry_server;

@@ -257,7 +257,7 @@ pub struct Application {
     limits: ConnectionLimits,
     draining: Draining,
     /// The PostgreSQL bus's listener holds a pooled connection: stopped before the pool closes.
-    bus_tasks: Option<PgBusTasks>,
+    bus_tasks: Option<BusTasks>,
     db: DatabaseConnection,
     pub local_addr: SocketAddr,
     pub base_url: String,
@@ -268,36 +268,62 @@ pub struct Application {
     pub oauth_issuer: Option<String>,
 }
 
+/// The event bus's background tasks (a listener holds a pooled connection or a broker
+/// connection): stopped before the pool closes.
+pub enum BusTasks {
+    Postgres(PgBusTasks),
+    Nats(svc_events_nats::NatsBusTasks),
+}
+
+impl BusTasks {
+    async fn stop(self) {
+        match self {
+            Self::Postgres(tasks) => tasks.stop().await,
+            Self::Nats(tasks) => tasks.stop().await,
+        }
+    }
+}
+
 /// The event bus the settings ask for (see `live.bus` in config/default.toml).
 async fn event_bus(
     settings: &Settings,
     db: &DatabaseConnection,
-) -> Result<(Arc<dyn EventBus>, Option<PgBusTasks>), StartError> {
+) -> Result<(Arc<dyn EventBus>, Option<BusTasks>), StartError> {
     let local: Arc<dyn EventBus> = Arc::new(InProcessEventBus::default());
     let on_postgres = db.get_database_backend() == DbBackend::Postgres;
     let wanted = match settings.live.bus.as_str() {
-        "in-process" => false,
+        "in-process" => None,
         "postgres" if !on_postgres => {
             return Err(StartError::Config(
                 "live.bus = \"postgres\" needs a PostgreSQL database".into(),
             ));
         }
-        "postgres" => true,
-        "auto" => on_postgres,
+        "postgres" => Some("postgres"),
+        "nats" => Some("nats"),
+        "auto" => on_postgres.then_some("postgres"),
         other => {
             return Err(StartError::Config(format!(
-                "live.bus must be auto, in-process or postgres, not `{other}`"
+                "live.bus must be auto, in-process, postgres or nats, not `{other}`"
             )));
         }
     };
-    if !wanted {
-        return Ok((local, None));
-    }
     let origin = uuid::Uuid::new_v4().to_string();
-    let (bus, tasks) = PgEventBus::start(db, local, origin)
-        .await
-        .map_err(|e| StartError::Config(format!("cannot LISTEN on PostgreSQL: {e}")))?;
-    Ok((Arc::new(bus), Some(tasks)))
+    match wanted {
+        None => Ok((local, None)),
+        Some("nats") => {
+            let (bus, tasks) =
+                svc_events_nats::NatsEventBus::start(&settings.nats.url, &settings.nats.subject, local, origin)
+                    .await
+                    .map_err(|e| StartError::Config(format!("live.bus = \"nats\": {e}")))?;
+            Ok((Arc::new(bus), Some(BusTasks::Nats(tasks))))
+        }
+        Some(_) => {
+            let (bus, tasks) = PgEventBus::start(db, local, origin)
+                .await
+                .map_err(|e| StartError::Config(format!("cannot LISTEN on PostgreSQL: {e}")))?;
+            Ok((Arc::new(bus), Some(BusTasks::Postgres(tasks))))
+        }
+    }
 }
 
 /// Coupons over the database: redeemed on `/ops`, issued by `svc coupons issue`.
@@ -552,13 +578,18 @@ impl Application {
             ),
             None => None,
         };
-        let auth = AuthService::new(auth_mode, key_stores, apps.clone(), clock.clone(), ids.clone());
+        let auth = AuthService::new(auth_mode, key_stores, apps.clone(), clock.clone(), ids.clone())
+            .with_federation(crate::per_app::federation(settings, &db));
         let oauth_checks = ConsentChecks {
             auth: auth.clone(),
             pairing: pairing.as_ref().map(|p| p.service.clone()),
             keys: connector_keys,
         };
         let tool_call_limit = tool_call_limit(settings, clock.clone())?;
+        let hosted_apps = settings
+            .hosted
+            .enabled
+            .then(|| crate::per_app::app_settings_service(&db, apps.clone(), clock.clone()));
         let oauth = oauth_surface(settings, &base_url, &db, oauth_checks, apps, clock, ids)?;
         let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
         let mut agent = AgentService::new(ports, agent_settings, queue)
@@ -571,6 +602,7 @@ impl Application {
         if let Some(plane) = &hosted {
             agent = agent.with_generation_account(plane.account.clone());
         }
+        agent = agent.with_app_render_limit(crate::per_app::render_limit(&db));
         let tool_channels = tool_channels(settings, &agent)?;
         let state = Arc::new(HttpState {
             agent,
@@ -588,6 +620,7 @@ impl Application {
             mcp_apps,
             live_enabled: settings.live.enabled,
             tool_call_limit,
+            hosted_apps,
             pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),
         });
         let guard = HostGuard::new(

@@ -15,6 +15,7 @@
 
 pub mod external;
 pub mod live;
+pub mod nats;
 pub mod output_schemas;
 pub mod process;
 

@@ -1,5 +1,9 @@
 //! Two replicas on one PostgreSQL database: live frames and consume wake-ups cross replicas
-//! through LISTEN/NOTIFY, and stopping one replica loses nothing it acknowledged.
+//! through the event bus (PostgreSQL LISTEN/NOTIFY, and NATS), and stopping one replica loses
+//! nothing it acknowledged.
+//!
+//! The NATS variant needs a broker at `SVC_TEST_NATS_URL` (default `nats://127.0.0.1:4222`):
+//! without one it prints a `skipped:` line, unless `SVC_REQUIRE_NATS=1` (CI), where it fails.
 
 use std::time::Duration;
 
@@ -25,7 +29,30 @@ async fn call(base: &str, tool: &str, arguments: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn frames_and_wake_ups_cross_replicas() {
-    let Some(a) = TestApp::spawn("replicas", Backend::Postgres, Auth::DevAllowAll).await else {
+    frames_and_wake_ups_cross_replicas_on("postgres", |_| {}).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn frames_and_wake_ups_cross_replicas_on_nats() {
+    let Some(url) = svc_tests::nats::broker_url("frames_and_wake_ups_cross_replicas_on_nats").await else {
+        return;
+    };
+    // A subject of this test's own: other runs on the same broker are not its replicas.
+    let subject = format!("svc.test.{}", uuid::Uuid::new_v4().simple());
+    frames_and_wake_ups_cross_replicas_on("nats", move |s| {
+        s.nats.url = url;
+        s.nats.subject = subject;
+    })
+    .await;
+}
+
+async fn frames_and_wake_ups_cross_replicas_on(bus: &str, configure: impl FnOnce(&mut svc::Settings)) {
+    let Some(a) = TestApp::spawn_configured("replicas", Backend::Postgres, Auth::DevAllowAll, |s| {
+        s.live.bus = bus.to_owned();
+        configure(s);
+    })
+    .await
+    else {
         return;
     };
     let b = a.replica().await;
@@ -169,4 +196,24 @@ async fn frames_and_wake_ups_cross_replicas() {
     )
     .await;
     assert_eq!(resumed.expect("data").await["payload"], -1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_broker_stops_start_up_with_one_line() {
+    let mut settings = svc::Settings::load(None).expect("default settings");
+    settings.server.port = 0;
+    settings.server.data_dir = svc_tests::temp_dir("svc-nats-down");
+    settings.live.bus = "nats".into();
+    // Port 1 on loopback: nothing listens there.
+    settings.nats.url = "nats://127.0.0.1:1".into();
+    let error = match svc::Application::build(&settings).await {
+        Ok(_) => panic!("a server started without its broker"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        error.contains("live.bus = \"nats\": cannot reach NATS at nats://127.0.0.1:1"),
+        "{error}"
+    );
+    assert!(!error.contains('\n'), "one line: {error}");
+    let _ = std::fs::remove_dir_all(&settings.server.data_dir);
 }

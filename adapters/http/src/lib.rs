@@ -73,6 +73,9 @@ pub struct HttpState {
     pub live_enabled: bool,
     /// Counts `tools/call` on the agent routes when `[tool_calls]` wires a limiter.
     pub tool_call_limit: Option<svc_application::services::tool_call_limit::ToolCallLimiter>,
+    /// Present in hosted mode: the apps' hosted settings, read by `svc_discover` (absent, the
+    /// tool is not offered).
+    pub hosted_apps: Option<svc_application::services::app_settings::AppSettingsService>,
 }
 
 /// Addresses written into results and bootstraps.

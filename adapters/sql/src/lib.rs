@@ -12,6 +12,7 @@ mod pool_usage;
 mod rate_windows;
 
 pub mod agent;
+pub mod hosted;
 pub mod oauth;
 pub mod operator;
 pub mod registry;

@@ -4,8 +4,10 @@ mod clock;
 mod repository_error;
 
 pub mod agent;
+pub mod app_settings;
 pub mod auth;
 pub mod blueprints;
+pub mod federation;
 pub mod generation;
 pub mod hosted;
 pub mod oauth;

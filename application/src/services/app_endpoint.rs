@@ -30,6 +30,12 @@ impl AuthService {
         bearer: Option<&str>,
         endpoint_app_id: &str,
     ) -> Result<Caller, EndpointDenial> {
+        let presented = bearer.map(str::trim).filter(|b| !b.is_empty());
+        if let (Some(federation), Some(token)) = (self.federation(), presented)
+            && federation.claims_jwt(token)
+        {
+            return federation.caller(self.apps().as_ref(), token, endpoint_app_id).await;
+        }
         let super::auth::Identity {
             principal_id,
             locked_app,
@@ -54,6 +60,18 @@ impl AuthService {
         // apps of its own principal.
         if locked_app.is_none() && app.owner_id != principal_id {
             return Err(EndpointDenial::Forbidden);
+        }
+        // An app set to `federated` takes no native key, its owner's included.
+        if let Some(federation) = self.federation() {
+            let settings = federation
+                .settings
+                .get(endpoint_app_id)
+                .await
+                .map_err(|e| EndpointDenial::Internal(e.into()))?
+                .unwrap_or_default();
+            if !settings.effective_auth_mode().admits_native() {
+                return Err(EndpointDenial::Forbidden);
+            }
         }
         Ok(Caller {
             principal_id,

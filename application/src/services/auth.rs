@@ -58,6 +58,9 @@ pub struct AuthService {
     apps: Arc<dyn AppRepository>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
+    /// Federated identities and per-app auth modes on `/apps/<appId>/mcp`; absent, that endpoint
+    /// takes native keys only.
+    federation: Option<super::federated_caller::Federation>,
 }
 
 impl AuthService {
@@ -74,7 +77,19 @@ impl AuthService {
             apps,
             clock,
             ids,
+            federation: None,
         }
+    }
+
+    /// Checks JWT bearers on per-app endpoints against the app's federation issuer, and each
+    /// app's auth mode.
+    pub fn with_federation(mut self, federation: super::federated_caller::Federation) -> Self {
+        self.federation = Some(federation);
+        self
+    }
+
+    pub(crate) fn federation(&self) -> Option<&super::federated_caller::Federation> {
+        self.federation.as_ref()
     }
 
     pub fn mode(&self) -> AuthMode {

@@ -2,10 +2,12 @@
 
 pub mod agent;
 pub mod app_endpoint;
+pub mod app_settings;
 pub mod apps;
 pub mod auth;
 pub mod blueprints;
 pub mod compile;
+pub mod federated_caller;
 pub mod generation;
 pub mod hosted;
 pub mod oauth;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod apps;
 mod author_key;
 mod hosted;
 mod install;
@@ -35,6 +36,11 @@ enum Command {
     Keys {
         #[command(subcommand)]
         command: KeysCommand,
+    },
+    /// Hosted settings of apps.
+    Apps {
+        #[command(subcommand)]
+        command: apps::AppsCommand,
     },
     /// Operator tooling for coupons.
     Coupons {
@@ -252,6 +258,7 @@ pub fn run() -> ExitCode {
     let outcome = match cli.command {
         Command::Serve(args) => serve(args),
         Command::Keys { command } => keys::run(command),
+        Command::Apps { command } => apps::run(command),
         Command::Coupons {
             command: CouponsCommand::Issue(args),
         } => issue_coupon(args),

@@ -41,6 +41,12 @@ pub struct Settings {
     /// The hosted plane: provider keys, credits (`[hosted]`); off unless `enabled`.
     #[serde(default)]
     pub hosted: HostedSettings,
+    /// The NATS broker of `live.bus = "nats"` (`[nats]`).
+    #[serde(default)]
+    pub nats: NatsSettings,
+    /// Federated identities on per-app endpoints: how issuers' keys are fetched (`[federation]`).
+    #[serde(default)]
+    pub federation: FederationSettings,
 }
 
 /// `[registry]`: where `svc registry serve` listens and keeps its data. Its own server and
@@ -78,12 +84,53 @@ impl Default for RegistrySettings {
     }
 }
 
+/// `[nats]`: the broker of the NATS event bus.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(default)]
+pub struct NatsSettings {
+    pub url: String,
+    /// The subject every replica of this deployment publishes on and listens to; deployments
+    /// sharing a broker use different subjects.
+    pub subject: String,
+}
+
+impl Default for NatsSettings {
+    fn default() -> Self {
+        Self {
+            url: "nats://127.0.0.1:4222".into(),
+            subject: "svc.live".into(),
+        }
+    }
+}
+
 impl RegistrySettings {
     pub fn database_url(&self) -> String {
         if self.database_url.is_empty() {
             format!("sqlite://{}?mode=rwc", self.data_dir.join("registry.db").display())
         } else {
             self.database_url.clone()
+        }
+    }
+}
+
+/// `[federation]`: the cache of federation issuers' key sets (JWKS).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(default)]
+pub struct FederationSettings {
+    /// How long a fetched key set is used before it is fetched again.
+    pub jwks_ttl_seconds: u64,
+    /// Shortest time between two fetches of one key set on an unknown `kid`.
+    pub jwks_refresh_floor_seconds: u64,
+    /// Deadline of one discovery or key-set fetch.
+    pub fetch_timeout_seconds: u64,
+}
+
+impl Default for FederationSettings {
+    fn default() -> Self {
+        Self {
+            jwks_ttl_seconds: 3600,
+            jwks_refresh_floor_seconds: 30,
+            fetch_timeout_seconds: 5,
         }
     }
 }
@@ -173,7 +220,8 @@ pub struct LiveSettings {
     #[serde(default = "defaults::enabled")]
     pub enabled: bool,
     pub replay_buffer: u64,
-    /// `auto` (PostgreSQL LISTEN/NOTIFY when the database is PostgreSQL), `in-process` or `postgres`.
+    /// `auto` (PostgreSQL LISTEN/NOTIFY when the database is PostgreSQL), `in-process`,
+    /// `postgres` or `nats` (the broker at `nats.url`).
     pub bus: String,
     /// Tool channels (`channel_subscribe`): no tool is polled more often than this.
     #[serde(default = "defaults::tool_channel_min_interval_ms")]

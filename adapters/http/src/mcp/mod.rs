@@ -4,6 +4,7 @@
 pub(crate) mod agent_tools;
 pub(crate) mod app_endpoint;
 pub(crate) mod cancellation;
+pub(crate) mod discover;
 pub(crate) mod jsonrpc;
 mod progress_stream;
 mod render_meta;

@@ -20,6 +20,7 @@ mod m20261129_000010_rate_windows;
 mod m20261130_000011_pair_codes;
 mod m20261202_000001_registry_tables;
 mod m20261203_000001_provider_keys;
+mod m20261204_000001_app_hosted_settings;
 
 pub struct Migrator;
 
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261130_000011_pair_codes::Migration),
             Box::new(m20261202_000001_registry_tables::Migration),
             Box::new(m20261203_000001_provider_keys::Migration),
+            Box::new(m20261204_000001_app_hosted_settings::Migration),
         ]
     }
 }

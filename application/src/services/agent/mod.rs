@@ -3,6 +3,7 @@
 //! ([`HandshakeService`], [`RenderService`], [`ConsumeService`], [`PropsService`],
 //! [`SessionService`], [`LiveService`]); [`AgentService`] is the facade the transports call.
 
+mod app_render_limit;
 mod blueprint_cache;
 mod catalogs;
 mod consume;
@@ -26,6 +27,7 @@ mod update;
 
 use std::sync::Arc;
 
+pub use app_render_limit::AppRenderLimit;
 pub use blueprint_cache::CachedBlueprints;
 pub use consume::{ConsumeReply, ConsumeService, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use error::AgentError;
@@ -102,6 +104,8 @@ pub struct AgentService {
     queue: GenerationQueue,
     /// `--public-demo`: cold generations per remote address; absent, generations are unlimited.
     generation_limit: Option<GenerationLimit>,
+    /// Hosted per-app render rates; absent, apps are not limited.
+    app_render_limit: Option<AppRenderLimit>,
     /// Gadgets declared by the app manifest (`svc.json#app.gadgets`), layered over the standard package.
     declared_gadgets: Vec<svc_domain::gadgets::GadgetDescriptor>,
     /// Semantic lookup, search and the UI registry; without it the cache matches exactly only.
@@ -120,6 +124,7 @@ impl AgentService {
             schemas: SchemaCache::new(1024),
             queue,
             generation_limit: None,
+            app_render_limit: None,
             declared_gadgets: Vec::new(),
             catalog: None,
             telemetry: Arc::new(crate::ports::telemetry::NoTelemetry),
@@ -147,6 +152,12 @@ impl AgentService {
 
     pub fn settings(&self) -> &AgentSettings {
         &self.settings
+    }
+
+    /// Limits the renders of each app to its configured rate.
+    pub fn with_app_render_limit(mut self, limit: AppRenderLimit) -> Self {
+        self.app_render_limit = Some(limit);
+        self
     }
 
     /// Limits cold generations per remote address (public-demo mode).
@@ -203,6 +214,7 @@ impl AgentService {
             declared_gadgets: self.declared_gadgets.clone(),
             telemetry: self.telemetry.clone(),
             account: self.account.clone(),
+            app_render_limit: self.app_render_limit.clone(),
         }
     }
 

@@ -141,6 +141,8 @@ pub struct RenderService {
     pub telemetry: Arc<dyn GenerationTelemetry>,
     /// Hosted mode: who pays for a cold generation, and with which provider keys.
     pub account: Option<crate::services::hosted::GenerationAccount>,
+    /// Per-app render rates (`svc apps configure --rate-limit-per-minute`), shared by replicas.
+    pub app_render_limit: Option<super::AppRenderLimit>,
 }
 
 impl RenderService {
@@ -168,6 +170,12 @@ impl RenderService {
                 target: "props".into(),
                 violations,
             });
+        }
+        // Hosted: a render over the app's per-minute rate is refused before any work.
+        if let Some(limit) = &self.app_render_limit
+            && let Err(refusal) = limit.admit(&caller.app_id, now).await?
+        {
+            return Ok(RenderResult::Refused(refusal));
         }
         // Public demo: a cold generation over the address's window is refused before any work;
         // the handshake stays pending.

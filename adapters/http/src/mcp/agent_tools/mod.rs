@@ -4,6 +4,7 @@
 
 mod amend;
 mod consume;
+mod discover;
 mod emit;
 mod featured_blueprints;
 mod get_render_source;
@@ -159,6 +160,7 @@ pub static AGENT_TOOLS: LazyLock<Vec<AgentToolEntry>> = LazyLock::new(|| {
         model::<featured_blueprints::FeaturedBlueprints>(),
         model::<search_blueprints::SearchBlueprints>(),
         model::<render_blueprint::RenderBlueprint>().offered_when(|state| state.agent.has_ui_registry()),
+        model::<discover::Discover>().offered_when(|state| state.hosted_apps.is_some()),
         app::<refresh_ws_token::RefreshWsToken>(),
         app::<sync_context::SyncContext>(),
     ]
@@ -179,10 +181,11 @@ pub fn known(name: &str) -> bool {
 /// (without it no host bridges them, and the model must not take them for its own), and so is
 /// `_meta.ui`.
 pub fn list(state: &HttpState) -> Value {
-    static LISTS: [OnceLock<Value>; 4] = [const { OnceLock::new() }; 4];
+    static LISTS: [OnceLock<Value>; 8] = [const { OnceLock::new() }; 8];
     let mcp_apps = state.mcp_apps_on();
     let registry = state.agent.has_ui_registry();
-    let slot = usize::from(mcp_apps) * 2 + usize::from(registry);
+    let hosted = state.hosted_apps.is_some();
+    let slot = usize::from(mcp_apps) * 4 + usize::from(registry) * 2 + usize::from(hosted);
     LISTS[slot]
         .get_or_init(|| {
             let tools: Vec<Value> = AGENT_TOOLS

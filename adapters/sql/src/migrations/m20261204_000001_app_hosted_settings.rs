@@ -1,0 +1,72 @@
+//! The hosted settings of apps (`svc apps configure`). A row of its own, keyed by app id and not
+//! tied to `apps` by a foreign key: a deleted (deprovisioned) app keeps its federation issuer, so
+//! a federated caller of it is still verified and told `app_deprovisioned`.
+
+use sea_orm_migration::prelude::*;
+
+use super::fit;
+
+#[derive(DeriveMigrationName)]
+pub struct Migration;
+
+#[derive(DeriveIden)]
+enum AppHostedSettings {
+    Table,
+    AppId,
+    RateLimitPerMinute,
+    EnabledAdapters,
+    GrantedCapabilities,
+    DefaultShellType,
+    AuthMode,
+    FederationIssuer,
+    JwksUrl,
+    DeniedSubjects,
+    UpdatedAt,
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for Migration {
+    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let b = manager.get_database_backend();
+        manager
+            .create_table(
+                Table::create()
+                    .table(AppHostedSettings::Table)
+                    .if_not_exists()
+                    .col(
+                        ColumnDef::new(AppHostedSettings::AppId)
+                            .string_len(64)
+                            .not_null()
+                            .primary_key(),
+                    )
+                    .col(ColumnDef::new(AppHostedSettings::RateLimitPerMinute).integer().null())
+                    // Lists as JSON arrays in text: the same on every backend.
+                    .col(ColumnDef::new(AppHostedSettings::EnabledAdapters).text().null())
+                    .col(ColumnDef::new(AppHostedSettings::GrantedCapabilities).text().null())
+                    .col(
+                        ColumnDef::new(AppHostedSettings::DefaultShellType)
+                            .string_len(16)
+                            .null(),
+                    )
+                    .col(ColumnDef::new(AppHostedSettings::AuthMode).string_len(16).null())
+                    .col(ColumnDef::new(AppHostedSettings::FederationIssuer).text().null())
+                    .col(ColumnDef::new(AppHostedSettings::JwksUrl).text().null())
+                    .col(ColumnDef::new(AppHostedSettings::DeniedSubjects).text().not_null())
+                    .col(fit(
+                        ColumnDef::new(AppHostedSettings::UpdatedAt)
+                            .timestamp_with_time_zone()
+                            .not_null()
+                            .to_owned(),
+                        b,
+                    ))
+                    .to_owned(),
+            )
+            .await
+    }
+
+    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .drop_table(Table::drop().table(AppHostedSettings::Table).to_owned())
+            .await
+    }
+}

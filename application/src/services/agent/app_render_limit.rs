@@ -1,0 +1,151 @@
+//! The per-app render rate (`svc apps configure --rate-limit-per-minute N`): at most N renders
+//! of one app per minute, counted in a fixed window in the database so every replica shares the
+//! count. The render over it is refused before any work with `app_rate_limited` (retry
+//! `next-period`) and its handshake stays valid. Apps with no rate set are not limited.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use svc_domain::refusal::RefusalCode;
+
+use super::AgentError;
+use super::render::Refusal;
+use crate::ports::app_settings::AppSettingsRepository;
+use crate::ports::rate_windows::SharedWindows;
+use crate::services::rate_limit::WindowFull;
+
+/// The quota's name in the shared windows.
+const QUOTA: &str = "app-renders";
+
+#[derive(Clone)]
+pub struct AppRenderLimit {
+    settings: Arc<dyn AppSettingsRepository>,
+    windows: Arc<dyn SharedWindows>,
+}
+
+impl AppRenderLimit {
+    pub fn new(settings: Arc<dyn AppSettingsRepository>, windows: Arc<dyn SharedWindows>) -> Self {
+        Self { settings, windows }
+    }
+
+    /// Counts one render of `app_id` at `now`, or the refusal when its minute is spent.
+    pub(super) async fn admit(&self, app_id: &str, now: DateTime<Utc>) -> Result<Result<(), Refusal>, AgentError> {
+        let Some(limit) = self.settings.get(app_id).await?.and_then(|s| s.rate_limit_per_minute) else {
+            return Ok(Ok(()));
+        };
+        let Some(wait) = self
+            .windows
+            .admit(QUOTA, app_id, limit, TimeDelta::minutes(1), now)
+            .await?
+        else {
+            return Ok(Ok(()));
+        };
+        let seconds = WindowFull { retry_after: wait }.retry_after_seconds();
+        tracing::warn!(quota_key = QUOTA, app_id, retry_after = seconds, "rate_limit_hit");
+        Ok(Err(Refusal {
+            entry: RefusalCode::AppRateLimited.entry(),
+            message: format!("app {app_id} allows {limit} renders per minute; the window ends in {seconds} s"),
+            balance_cents_at_check: None,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use chrono::TimeZone;
+    use svc_domain::app_settings::AppSettings;
+    use svc_domain::refusal::Retry;
+
+    use super::*;
+    use crate::ports::RepositoryError;
+
+    #[derive(Default)]
+    struct FakeSettings(HashMap<String, AppSettings>);
+
+    #[async_trait::async_trait]
+    impl AppSettingsRepository for FakeSettings {
+        async fn get(&self, app_id: &str) -> Result<Option<AppSettings>, RepositoryError> {
+            Ok(self.0.get(app_id).cloned())
+        }
+        async fn put(&self, _: &str, _: &AppSettings, _: DateTime<Utc>) -> Result<(), RepositoryError> {
+            unreachable!("the limit never writes settings")
+        }
+    }
+
+    /// An open window: when it opened and how many it admitted.
+    type OpenWindow = (DateTime<Utc>, u32);
+
+    /// The shared windows' rule, in memory, per (quota, key).
+    #[derive(Default)]
+    struct FakeWindows(Mutex<HashMap<(String, String), OpenWindow>>);
+
+    #[async_trait::async_trait]
+    impl SharedWindows for FakeWindows {
+        async fn admit(
+            &self,
+            quota: &str,
+            key: &str,
+            limit: u32,
+            window: TimeDelta,
+            now: DateTime<Utc>,
+        ) -> Result<Option<TimeDelta>, RepositoryError> {
+            let mut windows = self.0.lock().unwrap();
+            let entry = windows.entry((quota.into(), key.into())).or_insert((now, 0));
+            if now >= entry.0 + window {
+                *entry = (now, 0);
+            }
+            if entry.1 >= limit {
+                return Ok(Some(entry.0 + window - now));
+            }
+            entry.1 += 1;
+            Ok(None)
+        }
+    }
+
+    fn limit_for(app: &str, rate: Option<u32>) -> AppRenderLimit {
+        let mut settings = FakeSettings::default();
+        settings.0.insert(
+            app.into(),
+            AppSettings {
+                rate_limit_per_minute: rate,
+                ..AppSettings::default()
+            },
+        );
+        AppRenderLimit::new(Arc::new(settings), Arc::new(FakeWindows::default()))
+    }
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 12, 4, 10, 0, 0).unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_render_past_the_apps_rate_is_refused_until_the_minute_ends() {
+        let limit = limit_for("a", Some(2));
+        assert!(limit.admit("a", t0()).await.unwrap().is_ok());
+        assert!(limit.admit("a", t0()).await.unwrap().is_ok());
+        let refusal = limit
+            .admit("a", t0() + TimeDelta::seconds(15))
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(refusal.entry.code, "app_rate_limited");
+        assert_eq!(refusal.entry.retry, Retry::NextPeriod);
+        assert_eq!(
+            refusal.message,
+            "app a allows 2 renders per minute; the window ends in 45 s"
+        );
+        assert!(limit.admit("b", t0()).await.unwrap().is_ok(), "another app has no rate");
+        assert!(limit.admit("a", t0() + TimeDelta::seconds(60)).await.unwrap().is_ok());
+    }
+
+    #[tokio::test]
+    async fn an_app_without_a_rate_is_not_counted() {
+        let limit = limit_for("a", None);
+        for _ in 0..100 {
+            assert!(limit.admit("a", t0()).await.unwrap().is_ok());
+        }
+    }
+}

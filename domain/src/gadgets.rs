@@ -188,7 +188,9 @@ const STANDARD_HOOKS: &[StandardHook] = &[
         description: "Returns a function that sends one user intent to the agent. Each call becomes one \
                       `data:submit` event that the agent reads with svc_consume as `{ intent, actionData, \
                       uiContext }`. This is the only way for the UI to talk to the agent.",
-        usage: "useAction(intent: string): (data?: unknown) => void",
+        usage: "useAction(intent: string): (data?: unknown) => Promise<ActionOutcome>, where ActionOutcome is \
+                { ok: true; actionId: string; duplicate: boolean } | { ok: false; code: string; message: string; \
+                violations: { path: string; message: string }[] }",
         example: "const approve = useAction('approve');\n\
                   return <button data-intent=\"approve\" onClick={() => approve({ id: row.id })}>Approve</button>;",
         gotchas: &[
@@ -196,8 +198,10 @@ const STANDARD_HOOKS: &[StandardHook] = &[
              or the event is rejected.",
             "Call the hook at the top level of the component, then call the returned function in event \
              handlers, never during render.",
-            "Fire-and-forget: nothing is returned. The agent answers later by updating props or emitting \
-             on a stream, so show a local pending state if the user needs feedback.",
+            "The promise settles when the server stored the event (`ok: true`) or refused it (`ok: false`, \
+             `violations` naming each field by JSON Pointer, e.g. `/date`); it never rejects. Disable the \
+             control while it is pending so a double click sends once, and show each violation on its field. \
+             The agent answers later by updating props or emitting on a stream.",
             "Send plain JSON: no functions, Dates, Maps or DOM events. Convert dates to ISO strings.",
         ],
     },

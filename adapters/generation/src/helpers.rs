@@ -27,6 +27,7 @@ pub(crate) enum Helper {
     ToFullTime,
     DescribeSent,
     BarChart,
+    FieldErrors,
 }
 
 impl Helper {
@@ -78,6 +79,7 @@ impl Helper {
             Self::ToFullTime => TO_FULL_TIME,
             Self::DescribeSent => DESCRIBE_SENT,
             Self::BarChart => BAR_CHART,
+            Self::FieldErrors => FIELD_ERRORS,
         }
     }
 }
@@ -368,5 +370,27 @@ const BAR_CHART: &str = r#"function BarChart({ points, label }: { points: { labe
       ))}
     </svg>
   );
+}
+"#;
+
+// The server names the fields of a refused action by JSON Pointer (`/guests/0/name`); a missing
+// required field is named by its parent and the message (`"date" is a required property`). Each
+// error is shown on the control whose key is that path or a prefix of it.
+const FIELD_ERRORS: &str = r#"function fieldErrors(violations: { path: string; message: string }[]): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const violation of violations) {
+    const missing = /^"((?:[^"\\]|\\.)*)" is a required property/.exec(violation.message);
+    const parent = violation.path.replace(/^\//, "");
+    const path = missing ? (parent === "" ? missing[1] : `${parent}/${missing[1]}`) : parent;
+    if (!(path in errors)) errors[path] = violation.message;
+  }
+  return errors;
+}
+
+function errorAt(errors: Record<string, string>, key: string): string | undefined {
+  for (const [path, message] of Object.entries(errors)) {
+    if (key === "" || path === key || path.startsWith(`${key}/`)) return message;
+  }
+  return undefined;
 }
 "#;

@@ -14,6 +14,7 @@ mod needs;
 mod prop_views;
 mod row_actions;
 mod schema_kind;
+mod send_state;
 mod stepper;
 mod stream_views;
 mod styles;

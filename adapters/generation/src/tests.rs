@@ -374,7 +374,7 @@ fn an_action_taking_a_row_id_is_a_button_on_every_row() {
         json!({ "schema": { "type": "object", "required": ["sku"], "properties": { "sku": { "type": "string" } } } });
     let source = generate(contract);
     assert!(source.contains("function Action4({ row }: { row: unknown }): ReactNode {"));
-    assert!(source.contains("submit({ \"sku\": at(row, \"sku\") });"));
+    assert!(source.contains("void submit({ \"sku\": at(row, \"sku\") }).then((outcome) => {"));
     assert!(source.contains(
         "{ label: \"Remove line\", numeric: false, cell: (row0: unknown): ReactNode => <Action4 row={row0} /> },"
     ));
@@ -426,6 +426,18 @@ fn forms_send_what_the_schema_accepts_once_per_gesture() {
     assert!(source.contains("item[\"vegetarian\"] = (row[\"vegetarian\"] ?? \"\") === \"true\";"));
     assert!(!source.contains("placeholder=\"JSON\""), "no raw JSON box");
     assert!(source.contains("Sent: Approve"));
+    assert!(
+        source.contains("setStatus({ props, phase: \"sending\", text, message: \"\", errors: {} });")
+            && source.contains("disabled={sending || sent !== null} aria-busy={sending}"),
+        "a sending state: the button is disabled while the server has not answered"
+    );
+    assert!(
+        source.contains("errors: fieldErrors(outcome.violations)")
+            && source.contains("aria-invalid={errorAt(errors, \"at\") !== undefined}")
+            && source.contains("data-field-error={\"at\"}"),
+        "the field the server names in a refusal shows its error inline"
+    );
+    assert!(source.contains("Not sent: Approve"), "a refusal says nothing was sent");
 }
 
 #[test]

@@ -4,6 +4,8 @@
 
 mod action_forms;
 mod builtin_generator;
+mod chart_views;
+mod charts;
 mod component;
 mod context_slots;
 mod controls;

@@ -56,13 +56,22 @@ pub(crate) fn write_numbers_chart(
     write_chart(writer, indent, kind, &points, &jsx_text(chart_label), needs);
 }
 
-/// A sparkline of the array at `expression`, inside a KPI tile.
-pub(crate) fn write_sparkline(writer: &mut Writer, indent: usize, expression: &str, chart_label: &str, needs: &mut Needs) {
+/// A sparkline of the array at `expression`, inside a KPI tile; `format` (a TS expression of type
+/// `(value: unknown) => string`, or none for plain numbers) names its points as the tile does.
+pub(crate) fn write_sparkline(
+    writer: &mut Writer,
+    indent: usize,
+    expression: &str,
+    chart_label: &str,
+    format: Option<&str>,
+    needs: &mut Needs,
+) {
     needs.helper(Helper::AsRows);
     needs.helper(Helper::Sparkline);
+    let format = format.map(|format| format!(" format={{{format}}}")).unwrap_or_default();
     writer.line(
         indent,
-        &format!("<Sparkline label={} values={{asRows({expression})}} />", jsx_text(chart_label)),
+        &format!("<Sparkline label={} values={{asRows({expression})}}{format} />", jsx_text(chart_label)),
     );
 }
 

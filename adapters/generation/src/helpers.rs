@@ -439,7 +439,7 @@ const LINE_CHART: &str = r#"function LineChart({ points, label }: { points: { la
 
 // A word-sized line of a KPI's history, beside its number in the tile; its label names every
 // value (the fallback, since the tile shows only the latest).
-const SPARKLINE: &str = r#"function Sparkline({ values: raw, label }: { values: unknown[]; label: string }): ReactNode {
+const SPARKLINE: &str = r#"function Sparkline({ values: raw, label, format = formatNumber }: { values: unknown[]; label: string; format?: (value: unknown) => string }): ReactNode {
   const points = raw.map((value) => ({ label: "", value }));
   const values = chartValues(points);
   if (values.length < 2) return null;
@@ -448,7 +448,7 @@ const SPARKLINE: &str = r#"function Sparkline({ values: raw, label }: { values: 
   const span = top - bottom || 1;
   const line = values.map((value, index) => `${(index * 100) / (values.length - 1)},${22 - ((value - bottom) / span) * 20}`).join(" ");
   return (
-    <svg role="img" aria-label={`${label}: ${values.map((value) => formatNumber(value)).join(", ")}`} viewBox="0 0 100 24" preserveAspectRatio="none" width="100%" height={24} style={styles.sparkline}>
+    <svg role="img" aria-label={`${label}: ${values.map((value) => format(value)).join(", ")}`} viewBox="0 0 100 24" preserveAspectRatio="none" width="100%" height={24} style={styles.sparkline}>
       <polyline points={line} vectorEffect="non-scaling-stroke" style={{ fill: "none", stroke: "var(--svc-color-accent)", strokeWidth: 1.5 }} />
     </svg>
   );

@@ -153,7 +153,14 @@ pub(crate) fn write_prop_sections(
             writer.line(indent + 2, &format!("<span style={{styles.tileValue}}>{value}</span>"));
             if let Some(history) = sparkline_of(tile.name, properties) {
                 let history_label = label(history, &properties[history]);
-                write_sparkline(writer, indent + 2, &format!("at(props, {})", js_string(history)), &history_label, needs);
+                // The tile's own formatting (money, percent, unit) names each point of its history.
+                let point = scalar_child(&Shown { expression: "point", ..*tile }, needs);
+                let format = point
+                    .strip_prefix('{')
+                    .and_then(|call| call.strip_suffix('}'))
+                    .map(|call| format!("(point: unknown): string => {call}"));
+                let expression = format!("at(props, {})", js_string(history));
+                write_sparkline(writer, indent + 2, &expression, &history_label, format.as_deref(), needs);
             }
             writer.line(indent + 1, "</div>");
         }

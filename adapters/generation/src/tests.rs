@@ -388,7 +388,7 @@ fn numeric_series_get_a_chart_beside_their_numbers() {
         "a series over named periods: bars"
     );
     assert!(
-        source.contains("<Sparkline label={\"Revenue trend\"} values={asRows(at(props, \"revenue_trend\"))} />"),
+        source.contains("<Sparkline label={\"Revenue trend\"} values={asRows(at(props, \"revenue_trend\"))} format={(point: unknown): string => formatNumber(point)} />"),
         "a number's history is a sparkline in its tile"
     );
     assert!(!source.contains("<h2 style={styles.sectionTitle}>{\"Revenue trend\"}</h2>"), "and no block of its own");

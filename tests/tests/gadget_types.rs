@@ -37,7 +37,13 @@ async fn the_gadget_declarations_are_served_and_match_the_catalog() {
     let listed = app.tool_ok("svc_list_gadgets", json!({})).await;
     let text = listed.to_string();
     for component in ["ActionButton", "Chart", "DataTable", "StatusBadge"] {
-        assert!(body.contains(&format!("export function {component}")), "{component} declared");
-        assert!(text.contains(&format!("\"component\":\"{component}\"")), "{component} listed: {text}");
+        assert!(
+            body.contains(&format!("export function {component}")),
+            "{component} declared"
+        );
+        assert!(
+            text.contains(&format!("\"component\":\"{component}\"")),
+            "{component} listed: {text}"
+        );
     }
 }

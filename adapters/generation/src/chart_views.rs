@@ -71,11 +71,21 @@ pub(crate) fn write_sparkline(
     let format = format.map(|format| format!(" format={{{format}}}")).unwrap_or_default();
     writer.line(
         indent,
-        &format!("<Sparkline label={} values={{asRows({expression})}}{format} />", jsx_text(chart_label)),
+        &format!(
+            "<Sparkline label={} values={{asRows({expression})}}{format} />",
+            jsx_text(chart_label)
+        ),
     );
 }
 
-fn write_chart(writer: &mut Writer, indent: usize, kind: ChartKind, points: &str, chart_label: &str, needs: &mut Needs) {
+fn write_chart(
+    writer: &mut Writer,
+    indent: usize,
+    kind: ChartKind,
+    points: &str,
+    chart_label: &str,
+    needs: &mut Needs,
+) {
     if kind == ChartKind::Sparkline {
         needs.helper(Helper::Sparkline);
         writer.line(

@@ -116,14 +116,18 @@ mod tests {
 
         let dated = json!({ "day": { "type": "string", "format": "date" }, "visits": { "type": "integer" } });
         let dated = dated.as_object().unwrap();
-        assert_eq!(series_chart(&json!({}), dated).map(|(kind, _)| kind), Some(ChartKind::Line));
+        assert_eq!(
+            series_chart(&json!({}), dated).map(|(kind, _)| kind),
+            Some(ChartKind::Line)
+        );
         assert_eq!(
             series_chart(&json!({ "x-svc-chart": "bar" }), dated).map(|(kind, _)| kind),
             Some(ChartKind::Bar)
         );
         let weeks = json!({ "week": { "type": "string" }, "visits": { "type": "integer" } });
         assert_eq!(
-            series_chart(&json!({}), weeks.as_object().unwrap()).map(|(kind, [period, value])| (kind, period.0, value.0)),
+            series_chart(&json!({}), weeks.as_object().unwrap())
+                .map(|(kind, [period, value])| (kind, period.0, value.0)),
             Some((ChartKind::Bar, "week", "visits"))
         );
         let people = json!({ "name": { "type": "string" }, "age": { "type": "integer" } });
@@ -140,6 +144,10 @@ mod tests {
         });
         let siblings = siblings.as_object().unwrap();
         assert_eq!(sparkline_of("revenue", siblings), Some("revenue_trend"));
-        assert_eq!(sparkline_of("visits", siblings), None, "a history of texts is no sparkline");
+        assert_eq!(
+            sparkline_of("visits", siblings),
+            None,
+            "a history of texts is no sparkline"
+        );
     }
 }

@@ -155,7 +155,11 @@ fn bottom_bar(buttons: &[usize], tones: &[Tone]) -> (Vec<usize>, Vec<usize>) {
         None => buttons.iter().copied().take(2).collect(),
     };
     chosen.sort_unstable();
-    let more = buttons.iter().copied().filter(|index| !chosen.contains(index)).collect();
+    let more = buttons
+        .iter()
+        .copied()
+        .filter(|index| !chosen.contains(index))
+        .collect();
     (chosen, more)
 }
 

@@ -45,7 +45,9 @@ impl Helper {
             | Self::StatusBadge => &[Self::AsText],
             Self::FormatMoney | Self::FormatPercent | Self::FormatUnit => &[Self::AsText, Self::FormatNumber],
             Self::DescribeSent => &[Self::AsText],
-            Self::BarChart | Self::LineChart | Self::Sparkline => &[Self::AsText, Self::FormatNumber, Self::ChartValues],
+            Self::BarChart | Self::LineChart | Self::Sparkline => {
+                &[Self::AsText, Self::FormatNumber, Self::ChartValues]
+            }
             _ => &[],
         }
     }

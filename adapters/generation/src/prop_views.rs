@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::charts::{chart_for_numbers, series_chart, sparkline_of};
 use crate::chart_views::{write_numbers_chart, write_series_chart, write_sparkline};
+use crate::charts::{chart_for_numbers, series_chart, sparkline_of};
 use crate::helpers::Helper;
 use crate::meaning::{Currency, Meaning, meaning_of};
 use crate::needs::{Hook, Needs};
@@ -106,9 +106,7 @@ pub(crate) fn write_prop_sections(
     let shown: Vec<(&str, &Value)> = declared_entries(properties)
         .into_iter()
         .filter(|(name, _)| {
-            Some(*name) != heading
-                && !stepper.is_some_and(|stepper| stepper.owns(name))
-                && !sparklines.contains(name)
+            Some(*name) != heading && !stepper.is_some_and(|stepper| stepper.owns(name)) && !sparklines.contains(name)
         })
         .collect();
     if shown.is_empty() {
@@ -154,13 +152,26 @@ pub(crate) fn write_prop_sections(
             if let Some(history) = sparkline_of(tile.name, properties) {
                 let history_label = label(history, &properties[history]);
                 // The tile's own formatting (money, percent, unit) names each point of its history.
-                let point = scalar_child(&Shown { expression: "point", ..*tile }, needs);
+                let point = scalar_child(
+                    &Shown {
+                        expression: "point",
+                        ..*tile
+                    },
+                    needs,
+                );
                 let format = point
                     .strip_prefix('{')
                     .and_then(|call| call.strip_suffix('}'))
                     .map(|call| format!("(point: unknown): string => {call}"));
                 let expression = format!("at(props, {})", js_string(history));
-                write_sparkline(writer, indent + 2, &expression, &history_label, format.as_deref(), needs);
+                write_sparkline(
+                    writer,
+                    indent + 2,
+                    &expression,
+                    &history_label,
+                    format.as_deref(),
+                    needs,
+                );
             }
             writer.line(indent + 1, "</div>");
         }
@@ -184,7 +195,16 @@ pub(crate) fn write_prop_sections(
         let actions: Vec<&RowAction<'_>> = row_actions.iter().filter(|action| action.prop == block.name).collect();
         match classify(block.schema) {
             SchemaKind::ArrayOfObjects(columns) if !actions.is_empty() => {
-                write_rows(writer, indent + 1, block.expression, block.schema, columns, 0, &actions, needs);
+                write_rows(
+                    writer,
+                    indent + 1,
+                    block.expression,
+                    block.schema,
+                    columns,
+                    0,
+                    &actions,
+                    needs,
+                );
             }
             _ => write_view(writer, indent + 1, block, 0, needs),
         }
@@ -216,7 +236,16 @@ pub(crate) fn write_view(writer: &mut Writer, indent: usize, shown: Shown<'_>, d
             write_fact_grid(writer, indent, &fields, depth, needs);
         }
         SchemaKind::ArrayOfObjects(columns) if depth < MAX_DEPTH => {
-            write_rows(writer, indent, shown.expression, shown.schema, columns, depth, &[], needs);
+            write_rows(
+                writer,
+                indent,
+                shown.expression,
+                shown.schema,
+                columns,
+                depth,
+                &[],
+                needs,
+            );
         }
         SchemaKind::ArrayOfScalars(items) if depth < MAX_DEPTH => {
             write_list(writer, indent, &shown, items, depth, needs);
@@ -371,7 +400,11 @@ fn write_list(writer: &mut Writer, indent: usize, shown: &Shown<'_>, items: &Val
     if matches!(classify(items), SchemaKind::Number { .. })
         && let Some(kind) = chart_for_numbers(shown.name, shown.schema)
     {
-        let chart_label = if shown.name.is_empty() { "Chart".to_string() } else { label(shown.name, shown.schema) };
+        let chart_label = if shown.name.is_empty() {
+            "Chart".to_string()
+        } else {
+            label(shown.name, shown.schema)
+        };
         write_numbers_chart(writer, indent, kind, expression, &chart_label, needs);
     }
     let (item, index) = (format!("item{depth}"), format!("index{depth}"));

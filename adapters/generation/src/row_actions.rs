@@ -93,7 +93,10 @@ pub(crate) fn write_row_action_component(writer: &mut Writer, action: &RowAction
         1,
         "const [status, setStatus] = useState<{ row: unknown; phase: \"sending\" | \"sent\" | \"refused\"; message: string } | null>(null);",
     );
-    writer.line(1, "const phase = status !== null && status.row === row ? status.phase : null;");
+    writer.line(
+        1,
+        "const phase = status !== null && status.row === row ? status.phase : null;",
+    );
     writer.line(1, "const onClick = (): void => {");
     writer.line(2, "if (once.current !== null && once.current === row) return;");
     writer.line(2, "once.current = row;");

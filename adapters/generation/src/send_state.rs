@@ -25,16 +25,28 @@ pub(crate) fn write_send_state(writer: &mut Writer, intent_literal: &str, needs:
         1,
         "const [status, setStatus] = useState<{ props: unknown; phase: \"sending\" | \"sent\" | \"refused\"; text: string; message: string; errors: Record<string, string> } | null>(null);",
     );
-    writer.line(1, "const shown = status !== null && status.props === current ? status : null;");
+    writer.line(
+        1,
+        "const shown = status !== null && status.props === current ? status : null;",
+    );
     writer.line(1, "const sending = shown !== null && shown.phase === \"sending\";");
     writer.line(
         1,
         "const sent: string | null = shown !== null && shown.phase === \"sent\" ? shown.text : null;",
     );
-    writer.line(1, "const refused = shown !== null && shown.phase === \"refused\" ? shown : null;");
-    writer.line(1, "const errors: Record<string, string> = refused !== null ? refused.errors : {};");
+    writer.line(
+        1,
+        "const refused = shown !== null && shown.phase === \"refused\" ? shown : null;",
+    );
+    writer.line(
+        1,
+        "const errors: Record<string, string> = refused !== null ? refused.errors : {};",
+    );
     writer.line(1, "const send = (...data: [] | [unknown]): void => {");
-    writer.line(2, "if (once.current !== null && once.current.props === current) return;");
+    writer.line(
+        2,
+        "if (once.current !== null && once.current.props === current) return;",
+    );
     writer.line(2, "const props = current;");
     writer.line(2, "once.current = { props };");
     writer.line(2, "const text = data.length === 0 ? \"\" : describeSent(data[0]);");
@@ -50,7 +62,10 @@ pub(crate) fn write_send_state(writer: &mut Writer, intent_literal: &str, needs:
     );
     writer.line(4, "return;");
     writer.line(3, "}");
-    writer.line(3, "// Refused: nothing reached the agent, so the person may fix it and send again.");
+    writer.line(
+        3,
+        "// Refused: nothing reached the agent, so the person may fix it and send again.",
+    );
     writer.line(3, "once.current = null;");
     writer.line(
         3,

@@ -391,7 +391,10 @@ fn numeric_series_get_a_chart_beside_their_numbers() {
         source.contains("<Sparkline label={\"Revenue trend\"} values={asRows(at(props, \"revenue_trend\"))} format={(point: unknown): string => formatNumber(point)} />"),
         "a number's history is a sparkline in its tile"
     );
-    assert!(!source.contains("<h2 style={styles.sectionTitle}>{\"Revenue trend\"}</h2>"), "and no block of its own");
+    assert!(
+        !source.contains("<h2 style={styles.sectionTitle}>{\"Revenue trend\"}</h2>"),
+        "and no block of its own"
+    );
     assert!(source.contains("role=\"img\""));
     assert!(
         source.contains("<RowsView rows={asRows(at(props, \"days\"))}"),
@@ -404,7 +407,8 @@ fn numeric_series_get_a_chart_beside_their_numbers() {
 fn at_most_two_buttons_sit_at_the_bottom() {
     let contract = json!({ "actionSpec": { "approve": {}, "reject": {}, "snooze": {}, "escalate": {} } });
     let source = generate(contract);
-    let bar = &source[source.find("<div style={styles.actions}>").unwrap()..source.find("<details data-more-actions").unwrap()];
+    let bar = &source
+        [source.find("<div style={styles.actions}>").unwrap()..source.find("<details data-more-actions").unwrap()];
     assert!(bar.contains("<Action0 />") && bar.contains("<Action1 />") && !bar.contains("<Action2 />"));
     let more = &source[source.find("<details data-more-actions").unwrap()..];
     assert!(more.contains("<Action2 />") && more.contains("<Action3 />"));

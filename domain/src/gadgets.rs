@@ -1,5 +1,5 @@
 //! Gadget descriptors: what generated UI may import on the renderer side. The standard package
-//! `@svc/gadgets` (seven hooks) is the floor every app gets; packages an app declares in
+//! `@svc/gadgets` (seven hooks and the kit's components) is the floor every app gets; packages an app declares in
 //! `svc.json#app.gadgets` layer on top of it, and a declared package wins on a name collision.
 //!
 //! The hook texts are written for a language model writing a component: they are what
@@ -8,6 +8,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+mod kit;
 mod transport;
 pub use transport::{GadgetBundle, bundles_for, csp_origins};
 
@@ -124,9 +125,17 @@ fn one_or_many<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>
     })
 }
 
-/// The standard package: the seven hooks every mounted component can import from `@svc/gadgets`.
+/// Where the server serves the TypeScript declarations of the standard package.
+pub const STANDARD_TYPES_PATH: &str = "/_svc/gadgets.d.ts";
+
+/// The standard package: the seven hooks and the kit's components every mounted component can
+/// import from `@svc/gadgets` (typed by [`STANDARD_TYPES_PATH`]).
 pub fn standard_package() -> GadgetDescriptor {
-    let exports = STANDARD_HOOKS.iter().map(StandardHook::to_export).collect();
+    let exports = STANDARD_HOOKS
+        .iter()
+        .map(StandardHook::to_export)
+        .chain(kit::COMPONENTS.iter().map(kit::KitComponent::to_export))
+        .collect();
     GadgetDescriptor::new(STANDARD_PACKAGE, STANDARD_PACKAGE_VERSION, exports)
 }
 
@@ -188,7 +197,9 @@ const STANDARD_HOOKS: &[StandardHook] = &[
         description: "Returns a function that sends one user intent to the agent. Each call becomes one \
                       `data:submit` event that the agent reads with svc_consume as `{ intent, actionData, \
                       uiContext }`. This is the only way for the UI to talk to the agent.",
-        usage: "useAction(intent: string): (data?: unknown) => void",
+        usage: "useAction(intent: string): (data?: unknown) => Promise<ActionOutcome>, where ActionOutcome is \
+                { ok: true; actionId: string; duplicate: boolean } | { ok: false; code: string; message: string; \
+                violations: { path: string; message: string }[] }",
         example: "const approve = useAction('approve');\n\
                   return <button data-intent=\"approve\" onClick={() => approve({ id: row.id })}>Approve</button>;",
         gotchas: &[
@@ -196,8 +207,10 @@ const STANDARD_HOOKS: &[StandardHook] = &[
              or the event is rejected.",
             "Call the hook at the top level of the component, then call the returned function in event \
              handlers, never during render.",
-            "Fire-and-forget: nothing is returned. The agent answers later by updating props or emitting \
-             on a stream, so show a local pending state if the user needs feedback.",
+            "The promise settles when the server stored the event (`ok: true`) or refused it (`ok: false`, \
+             `violations` naming each field by JSON Pointer, e.g. `/date`); it never rejects. Disable the \
+             control while it is pending so a double click sends once, and show each violation on its field. \
+             The agent answers later by updating props or emitting on a stream.",
             "Send plain JSON: no functions, Dates, Maps or DOM events. Convert dates to ISO strings.",
         ],
     },
@@ -295,18 +308,24 @@ mod tests {
     ];
 
     #[test]
-    fn standard_package_has_exactly_the_seven_hooks() {
+    fn standard_package_has_the_seven_hooks_then_the_kit() {
         let package = standard_package();
         assert_eq!(package.package, STANDARD_PACKAGE);
         assert_eq!(package.version, "1.0.0");
-        let names: Vec<&str> = package.exports.iter().map(|export| export.name.as_str()).collect();
-        assert_eq!(names, SEVEN_HOOKS);
-        assert!(
-            package
-                .exports
-                .iter()
-                .all(|export| matches!(export.name, ExportName::Hook(_)))
-        );
+        let hooks: Vec<&str> = package
+            .exports
+            .iter()
+            .filter(|export| matches!(export.name, ExportName::Hook(_)))
+            .map(|export| export.name.as_str())
+            .collect();
+        assert_eq!(hooks, SEVEN_HOOKS);
+        let components: Vec<&str> = package
+            .exports
+            .iter()
+            .filter(|export| matches!(export.name, ExportName::Component(_)))
+            .map(|export| export.name.as_str())
+            .collect();
+        assert_eq!(components, ["ActionButton", "Chart", "DataTable", "StatusBadge"]);
     }
 
     #[test]

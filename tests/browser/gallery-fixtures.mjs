@@ -342,4 +342,248 @@ export const FIXTURES = [
       message: 'The calendar provider refused our token.\nReconnect the account, then retry.',
     },
   },
+  {
+    name: 'chat-transcript',
+    intent: 'support chat',
+    contract: {
+      propsSpec: {
+        type: 'object',
+        properties: {
+          title: { type: 'string' },
+          messages: {
+            type: 'array',
+            items: { type: 'object', properties: { author: { type: 'string' }, sent_at: { type: 'string', format: 'date-time' }, message: { type: 'string' } } },
+          },
+        },
+      },
+      actionSpec: { reply: { schema: { type: 'object', required: ['message'], properties: { message: { type: 'string', maxLength: 2000 } } } } },
+    },
+    props: {
+      title: 'Chat with Grace',
+      messages: [
+        { author: 'Grace', sent_at: '2026-11-24T10:02:00Z', message: 'Hi! My invoice shows two charges for November.' },
+        { author: 'Agent', sent_at: '2026-11-24T10:03:00Z', message: 'Sorry about that. I can see both charges.\nOne of them is a pre-authorisation and will drop off within 3 days.' },
+        { author: 'Grace', sent_at: '2026-11-24T10:05:00Z', message: 'Thanks, that helps.' },
+      ],
+    },
+  },
+  {
+    name: 'invoice',
+    intent: 'invoice to pay',
+    contract: {
+      propsSpec: {
+        type: 'object',
+        properties: {
+          title: { type: 'string' },
+          status: { enum: ['draft', 'due', 'overdue', 'paid'] },
+          due_on: { type: 'string', format: 'date' },
+          currency: { type: 'string' },
+          subtotal: { type: 'number' },
+          tax: { type: 'number' },
+          total: { type: 'number' },
+          lines: {
+            type: 'array',
+            items: { type: 'object', properties: { item: { type: 'string' }, hours: { type: 'number' }, rate: { type: 'number', 'x-svc-hint': 'currency', 'x-svc-currency': 'EUR' } } },
+          },
+        },
+      },
+      actionSpec: { pay: {}, dispute: { schema: { type: 'object', required: ['reason'], properties: { reason: { type: 'string' } } } } },
+    },
+    props: {
+      title: 'Invoice 2026-118',
+      status: 'overdue',
+      due_on: '2026-11-15',
+      currency: 'EUR',
+      subtotal: 3150,
+      tax: 598.5,
+      total: 3748.5,
+      lines: [
+        { item: 'Design review', hours: 12, rate: 150 },
+        { item: 'Implementation', hours: 9, rate: 150 },
+      ],
+    },
+  },
+  {
+    name: 'kpi-dashboard',
+    intent: 'service health',
+    contract: {
+      propsSpec: {
+        type: 'object',
+        properties: {
+          title: { type: 'string' },
+          requests: { type: 'integer' },
+          requests_trend: { type: 'array', items: { type: 'integer' } },
+          error_rate: { type: 'number', maximum: 1 },
+          error_rate_trend: { type: 'array', items: { type: 'number' } },
+          p95_latency: { type: 'number', 'x-svc-hint': 'unit', 'x-svc-unit': 'millisecond' },
+          latency_history: { type: 'array', items: { type: 'number' } },
+        },
+      },
+    },
+    props: {
+      title: 'API health, last 7 days',
+      requests: 1284000,
+      requests_trend: [160000, 171000, 182500, 179000, 190200, 198000, 203300],
+      error_rate: 0.0042,
+      error_rate_trend: [0.0061, 0.0052, 0.0049, 0.0047, 0.0044, 0.0043, 0.0042],
+      p95_latency: 182,
+      latency_history: [240, 231, 210, 205, 198, 190, 182],
+    },
+  },
+  {
+    name: 'shipment',
+    intent: 'shipment tracking',
+    contract: {
+      propsSpec: {
+        type: 'object',
+        properties: {
+          title: { type: 'string' },
+          status: { enum: ['label created', 'in transit', 'out for delivery', 'delivered', 'delayed'] },
+          carrier: { type: 'string' },
+          tracking_url: { type: 'string', format: 'uri' },
+          expected_on: { type: 'string', format: 'date' },
+          events: {
+            type: 'array',
+            items: { type: 'object', properties: { at: { type: 'string', format: 'date-time' }, place: { type: 'string' }, event: { type: 'string' } } },
+          },
+        },
+      },
+      actionSpec: { change_delivery: { schema: { type: 'object', required: ['deliver_on'], properties: { deliver_on: { type: 'string', format: 'date' }, leave_with_neighbour: { type: 'boolean' } } } } },
+    },
+    props: {
+      title: 'Parcel 1Z999AA10123456784',
+      status: 'in transit',
+      carrier: 'UPS',
+      tracking_url: 'https://track.example.com/1Z999AA10123456784',
+      expected_on: '2026-11-28',
+      events: [
+        { at: '2026-11-24T08:10:00Z', place: 'Lyon, FR', event: 'Picked up' },
+        { at: '2026-11-25T02:44:00Z', place: 'Paris, FR', event: 'Departed facility' },
+      ],
+    },
+  },
+  {
+    name: 'signup-form',
+    intent: 'workspace signup',
+    contract: {
+      propsSpec: { type: 'object', properties: { title: { type: 'string' }, plan: { type: 'string' } } },
+      actionSpec: {
+        create_workspace: {
+          description: 'The workspace handle is 3 to 20 lowercase letters, digits or dashes.',
+          schema: {
+            type: 'object',
+            required: ['handle', 'email', 'region'],
+            properties: {
+              handle: { type: 'string', pattern: '^[a-z0-9-]{3,20}$' },
+              email: { type: 'string', format: 'email' },
+              region: { enum: ['eu-west', 'us-east', 'ap-south', 'sa-east', 'me-central'] },
+              seats: { type: 'integer', minimum: 1, maximum: 500, default: 5 },
+              newsletter: { type: 'boolean' },
+            },
+          },
+        },
+      },
+    },
+    props: { title: 'Create your workspace', plan: 'Team' },
+  },
+  {
+    name: 'team-roster',
+    intent: 'on-call roster',
+    contract: {
+      propsSpec: {
+        type: 'object',
+        properties: {
+          title: { type: 'string' },
+          people: {
+            type: 'array',
+            items: { type: 'object', properties: { person: { type: 'string' }, role: { type: 'string' }, email: { type: 'string', format: 'email' }, on_call: { type: 'boolean' } } },
+          },
+        },
+      },
+      actionSpec: { page_person: { schema: { type: 'object', required: ['email'], properties: { email: { type: 'string', format: 'email' } } } } },
+    },
+    props: {
+      title: 'Platform on-call',
+      people: [
+        { person: 'Ada Lovelace', role: 'Primary', email: 'ada@example.com', on_call: true },
+        { person: 'Alan Turing', role: 'Secondary', email: 'alan@example.com', on_call: true },
+        { person: 'Grace Hopper', role: 'Escalation', email: 'grace@example.com', on_call: false },
+      ],
+    },
+  },
+  {
+    name: 'incident',
+    intent: 'incident',
+    contract: {
+      propsSpec: {
+        type: 'object',
+        properties: {
+          title: { type: 'string' },
+          severity: { enum: ['sev1', 'sev2', 'sev3'] },
+          status: { enum: ['investigating', 'identified', 'monitoring', 'resolved'] },
+          started_at: { type: 'string', format: 'date-time' },
+          affected: { type: 'array', items: { type: 'string' } },
+          summary: { type: 'string' },
+        },
+      },
+      actionSpec: { acknowledge: {}, resolve: {}, escalate: {}, page_oncall: {} },
+    },
+    props: {
+      title: 'Checkout errors in EU',
+      severity: 'sev2',
+      status: 'investigating',
+      started_at: '2026-11-25T07:58:00Z',
+      affected: ['checkout-api', 'payments-eu'],
+      summary: '5% of checkout requests in eu-west fail with 502 since 07:58 UTC.',
+    },
+  },
+  {
+    name: 'event-rsvp',
+    intent: 'event invitation',
+    contract: {
+      propsSpec: {
+        type: 'object',
+        properties: {
+          title: { type: 'string' },
+          starts_at: { type: 'string', format: 'date-time' },
+          ends_at: { type: 'string', format: 'date-time' },
+          location: { type: 'string' },
+          organiser: { type: 'string' },
+          details: { type: 'string' },
+        },
+      },
+      actionSpec: {
+        accept: {},
+        decline: {},
+        propose_time: { schema: { type: 'object', required: ['date', 'time'], properties: { date: { type: 'string', format: 'date' }, time: { type: 'string', format: 'time' } } } },
+      },
+    },
+    props: {
+      title: 'Design review: checkout v3',
+      starts_at: '2026-12-02T14:00:00Z',
+      ends_at: '2026-12-02T15:00:00Z',
+      location: 'Room Atlas / video link in the invite',
+      organiser: 'Katherine Johnson',
+      details: 'Bring the latest prototype.\nWe decide on the payment step layout.',
+    },
+  },
+  {
+    name: 'empty-state',
+    intent: 'open pull requests',
+    contract: {
+      propsSpec: {
+        type: 'object',
+        properties: {
+          title: { type: 'string' },
+          pull_requests: {
+            type: 'array',
+            items: { type: 'object', properties: { number: { type: 'integer' }, pr_title: { type: 'string' }, author: { type: 'string' }, state: { enum: ['open', 'draft', 'merged'] } } },
+          },
+          labels: { type: 'array', items: { type: 'string' } },
+        },
+      },
+      actionSpec: { refresh: {} },
+    },
+    props: { title: 'Pull requests waiting for you', pull_requests: [], labels: [] },
+  },
 ];

@@ -10,7 +10,9 @@
 //        for docs/gallery/ against a fresh server.
 // Env:   SVC_CHROMIUM=/path/to/chromium (default /usr/bin/chromium; never downloads a browser)
 // Screenshots: ./artifacts/gallery/<fixture>-<width>.png and <fixture>-720-dark.png (gitignored,
-// kept by CI).
+// kept by CI). Every card, at 380 px and at 720 px light and dark, is also checked by axe-core
+// (node_modules/axe-core, injected over CDP) for serious and critical violations, and tabbed
+// through: every control takes focus with a visible ring.
 
 import { createServer } from 'node:http';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -145,6 +147,63 @@ const resolvedColor = (frame, cssValue) =>
     return color;
   }, cssValue);
 
+/** axe-core's serious and critical violations inside the card (axe is injected over CDP, which a
+ * strict card policy does not see). */
+async function axeFindings(frame, axeSource) {
+  await frame.evaluate(`${axeSource}\n;true`);
+  const results = await frame.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.slice(0, 3).map((node) => node.target.join(' ')).join('; ')}`);
+}
+
+/** Every control of the card, in DOM order, with a stable label for the messages. */
+const controls = (frame) =>
+  frame.$$eval('button:not([disabled]), input:not([disabled]), select, textarea, a[href], summary', (elements) =>
+    elements
+      .filter((element) => element.checkVisibility())
+      // Tab enters a radio group once: at its checked radio, else at its first.
+      .filter((element) => {
+        if (element.type !== 'radio') return true;
+        const group = [...document.querySelectorAll('input[type=radio]')].filter((radio) => radio.name === element.name);
+        return element === (group.find((radio) => radio.checked) ?? group[0]);
+      })
+      // A probe number names each control; its start tag names it in messages.
+      .map((element, index) => {
+        element.dataset.tabProbe = String(index);
+        return `${index}: ${element.outerHTML.slice(0, 70)}`;
+      }),
+  );
+
+/** Tabs through the card from its start: which controls took focus, and whether each showed a
+ * focus ring (a 2 px or wider outline). */
+async function tabThrough(page, card, count) {
+  // Start before the card's first control: a throwaway focusable at the top of the body.
+  await card.frame.evaluate(() => {
+    const start = document.createElement('span');
+    start.tabIndex = 0;
+    start.dataset.tabStart = 'true';
+    document.body.prepend(start);
+    start.focus();
+  });
+  const seen = [];
+  // Date and time inputs take one Tab per segment, so allow a few per control; stop once focus
+  // has left the card.
+  for (let index = 0; index < count * 4 + 4; index += 1) {
+    await page.keyboard.press('Tab');
+    const focused = await card.frame.evaluate(() => {
+      const element = document.activeElement;
+      if (!element || element === document.body) return null;
+      const style = getComputedStyle(element);
+      return { probe: element.dataset.tabProbe ?? null, html: element.outerHTML.slice(0, 70), ring: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2 };
+    });
+    if (focused) seen.push(focused);
+    else if (seen.length > 0) break;
+  }
+  await card.frame.evaluate(() => document.querySelector('[data-tab-start]')?.remove());
+  return seen;
+}
+
 // ---------- the gallery ----------
 
 async function run(base) {
@@ -171,6 +230,7 @@ async function run(base) {
     await page.goto(`${host.origin}/host.html`);
     await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
 
+    const axeSource = await readFile(path.join(HERE, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
     const cards = new Map();
     for (const fixture of FIXTURES) {
       step(`${fixture.name}: rendered at ${WIDE} px and ${NARROW} px without horizontal overflow`);
@@ -182,11 +242,24 @@ async function run(base) {
         same(await overflow(card.frame), 0, `${fixture.name} at ${width} px: pixels of horizontal overflow`);
         await shot(page, card, fixture, width);
       }
+      same(await axeFindings(card.frame, axeSource), [], `${fixture.name} at ${NARROW} px: axe-core serious or critical violations`);
       await resize(page, card, WIDE);
+      same(await axeFindings(card.frame, axeSource), [], `${fixture.name} at ${WIDE} px: axe-core serious or critical violations`);
       await setMode(page, card, 'dark');
       same(await overflow(card.frame), 0, `${fixture.name} at ${WIDE} px, dark: pixels of horizontal overflow`);
+      same(await axeFindings(card.frame, axeSource), [], `${fixture.name} at ${WIDE} px, dark: axe-core serious or critical violations`);
       await page.locator(`#${card.id}`).screenshot({ path: path.join(ARTIFACTS, `${fixture.name}-${WIDE}-dark.png`) });
       await setMode(page, card, 'light');
+    }
+
+    step('every card: each control reachable by Tab, with a visible focus ring');
+    for (const [name, { card }] of cards) {
+      await resize(page, card, WIDE);
+      const wanted = await controls(card.frame);
+      const seen = await tabThrough(page, card, wanted.length);
+      const reached = new Set(seen.map((focused) => focused.probe));
+      same(wanted.filter((control) => !reached.has(control.split(':')[0])), [], `${name}: controls Tab never reached (focus went: ${JSON.stringify(seen.map((focused) => focused.html.slice(0, 40)))})`);
+      same(seen.filter((focused) => !focused.ring).map((focused) => focused.html), [], `${name}: focused controls without a visible focus ring`);
     }
 
     step('orders-table: every column readable at 720 px, a stacked list at 380 px');
@@ -230,8 +303,10 @@ async function run(base) {
       for (const shown of ['$18,240.75', '1.2%', '-1.8%', '312']) {
         check(metrics.includes(shown), `weekly-metrics shows ${shown}: ${metrics}`);
       }
-      const chart = await cards.get('weekly-metrics').card.frame.$eval('svg[role="img"]', (svg) => [svg.getAttribute('aria-label'), svg.querySelectorAll('rect').length]);
-      same(chart, ['Revenue USD: 11/16/2026: 2,410.5, 11/17/2026: 2,804, 11/18/2026: 3,120.25', 3], 'the weekly revenue chart (label, bars)');
+      const chart = await cards.get('weekly-metrics').card.frame.$eval('svg[role="img"]', (svg) => [svg.getAttribute('aria-label'), svg.querySelectorAll('circle').length, svg.querySelectorAll('polyline').length]);
+      same(chart, ['Revenue USD: 11/16/2026: 2,410.5, 11/17/2026: 2,804, 11/18/2026: 3,120.25', 3, 1], 'the weekly revenue chart over dates (label, points, line)');
+      const invoice = await cardText(cards.get('invoice').card.frame);
+      for (const shown of ['€3,748.50', '€598.50', '€150.00']) check(invoice.includes(shown), `invoice shows ${shown}: ${invoice}`);
       const agenda = await cardText(cards.get('agenda').card.frame);
       check(agenda.includes('09:30') && !agenda.includes('09:30:00Z'), `agenda shows times as people read them: ${agenda}`);
     }
@@ -292,6 +367,85 @@ async function run(base) {
       // Sent for step 1; the repaint to step 2 makes Next live again.
       await card.frame.locator('button[data-intent="next"]').click();
       same((await consume(agent, card.sessionId, 10)).map((e) => e.intent), ['next'], 'the Next click on step 2');
+    }
+
+    step('kpi-dashboard: a sparkline in each tile with a history, a line chart for a history of its own');
+    {
+      const { frame } = cards.get('kpi-dashboard').card;
+      const charts = await frame.$$eval('svg[role="img"]', (svgs) => svgs.map((svg) => svg.getAttribute('aria-label')));
+      same(
+        charts,
+        [
+          'Requests trend: 160,000, 171,000, 182,500, 179,000, 190,200, 198,000, 203,300',
+          'Error rate trend: 0.6%, 0.5%, 0.5%, 0.5%, 0.4%, 0.4%, 0.4%',
+          'Latency history: 1: 240, 2: 231, 3: 210, 4: 205, 5: 198, 6: 190, 7: 182',
+        ],
+        'the charts and the points they name',
+      );
+      const text = await cardText(frame);
+      for (const shown of ['1,284,000', '0.4%', '182 ms']) check(text.includes(shown), `kpi-dashboard shows ${shown}: ${text}`);
+      check(!text.includes('Requests trend'), `a tile's history has no block of its own: ${text}`);
+    }
+
+    step('incident: two buttons at the bottom, the others behind More actions');
+    {
+      const { frame } = cards.get('incident').card;
+      const bar = await frame.$$eval('main > div:last-of-type button[data-intent]', (buttons) => buttons.map((b) => [b.dataset.intent, b.dataset.tone]));
+      same(bar.slice(0, 2), [['acknowledge', 'primary'], ['resolve', 'secondary']], 'the bottom bar');
+      same(await frame.locator('details[data-more-actions] button[data-intent]').evaluateAll((buttons) => buttons.map((b) => b.dataset.intent)), ['escalate', 'page_oncall'], 'behind More actions');
+      check(!(await frame.locator('button[data-intent="escalate"]').isVisible()), 'escalate is hidden until More actions opens');
+      await frame.locator('details[data-more-actions] summary').click();
+      await frame.locator('button[data-intent="escalate"]').click();
+      same((await consume(agent, cards.get('incident').card.sessionId, 10)).map((e) => e.intent), ['escalate'], 'the action behind More actions');
+    }
+
+    step('signup-form: the field the server refuses shows its error inline; fixed, it is sent, sending then sent');
+    {
+      const { card } = cards.get('signup-form');
+      const form = card.frame.locator('form[data-intent="create_workspace"]');
+      // Record every state the button and the status line pass through.
+      await card.frame.evaluate(() => {
+        window.seen = [];
+        const note = () => {
+          const button = document.querySelector('button[data-intent="create_workspace"]');
+          const status = [...document.querySelectorAll('[role="status"], [data-refused]')].map((node) => node.textContent).join(' | ');
+          window.seen.push(`${button?.disabled ? 'disabled' : 'enabled'}/${button?.getAttribute('aria-busy')}/${status}`);
+        };
+        new MutationObserver(note).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+      });
+      await form.getByLabel('Handle').fill('My Team!');
+      await form.getByLabel('Email').fill('ada@example.com');
+      await form.getByLabel('Region').selectOption({ label: 'eu-west' });
+      await form.locator('button[data-intent="create_workspace"]').click();
+      await waitFor('the inline error on Handle', async () => (await card.frame.locator('[data-field-error="handle"]').count()) === 1);
+      const error = await card.frame.locator('[data-field-error="handle"]').innerText();
+      check(error.includes('^[a-z0-9-]{3,20}$'), `the error names the rule: ${error}`);
+      same(await form.getByLabel('Handle').getAttribute('aria-invalid'), 'true', 'Handle marked invalid');
+      same(await form.getByLabel('Email').getAttribute('aria-invalid'), 'false', 'Email not marked invalid');
+      check((await cardText(card.frame)).includes('Not sent: Create workspace'), 'the card says nothing was sent');
+      check(!(await form.locator('button[data-intent="create_workspace"]').isDisabled()), 'the button is live again after a refusal');
+      same(await consume(agent, card.sessionId, 2), [], 'events after the refused submission');
+      await form.getByLabel('Handle').fill('my-team');
+      await form.locator('button[data-intent="create_workspace"]').click();
+      await waitFor('the sent state', async () => (await cardText(card.frame)).includes('Sent: Create workspace — handle: my-team'));
+      same(await card.frame.locator('[data-field-error]').count(), 0, 'inline errors once sent');
+      const events = await consume(agent, card.sessionId, 10);
+      same(events.map((e) => [e.intent, e.actionData]), [['create_workspace', { handle: 'my-team', email: 'ada@example.com', region: 'eu-west', seats: 5, newsletter: false }]], 'the workspace the server accepted');
+      const seen = await card.frame.evaluate(() => window.seen);
+      check(seen.some((state) => state.startsWith('disabled/true/Sending: Create workspace')), `a sending state was shown: ${JSON.stringify(seen)}`);
+    }
+
+    step('team-roster: a row action pages the person of its row; event-rsvp: operable by keyboard');
+    {
+      const roster = cards.get('team-roster').card;
+      await roster.frame.locator('tbody tr').nth(1).locator('button[data-intent="page_person"]').click();
+      same((await consume(agent, roster.sessionId, 10)).map((e) => [e.intent, e.actionData]), [['page_person', { email: 'alan@example.com' }]], 'the row action of row 2');
+      const rsvp = cards.get('event-rsvp').card;
+      await rsvp.frame.locator('button[data-intent="accept"]').focus();
+      await page.keyboard.press('Enter');
+      same((await consume(agent, rsvp.sessionId, 10)).map((e) => e.intent), ['accept'], 'Enter on the focused Accept');
+      const empty = await cardText(cards.get('empty-state').card.frame);
+      check(empty.includes('No rows yet.') && empty.includes('None'), `empty lists say so: ${empty}`);
     }
 
     step('ticket: long tokens wrap and line breaks are kept');

@@ -628,13 +628,15 @@ async fn catalogs_list_gadgets_and_themes(app: TestApp) {
     let gadgets = app.tool_ok("svc_list_gadgets", json!({})).await;
     let standard = &gadgets["gadgets"][0];
     assert_eq!(standard["package"], "@svc/gadgets");
-    let hooks: Vec<&str> = standard["exports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["hook"].as_str().unwrap())
-        .collect();
+    let exports = standard["exports"].as_array().unwrap();
+    let hooks: Vec<&str> = exports.iter().filter_map(|e| e["hook"].as_str()).collect();
     assert_eq!(hooks.len(), 7);
+    let components: Vec<&str> = exports.iter().filter_map(|e| e["component"].as_str()).collect();
+    assert_eq!(
+        components,
+        ["ActionButton", "Chart", "DataTable", "StatusBadge"],
+        "the kit"
+    );
     for e in standard["exports"].as_array().unwrap() {
         for field in ["description", "usage", "example"] {
             assert!(e[field].is_string(), "{field} on {e}");

@@ -37,7 +37,8 @@ async fn a_hosted_server_describes_itself_and_the_callers_app() {
     let Some(app) = TestApp::spawn_configured("discover_hosted", Backend::Postgres, Auth::Strict, |s| {
         s.hosted.enabled = true;
         // Hosted mode seals provider keys and will not start without a master key.
-        s.hosted.master_keys = svc::settings::SecretList::Many(vec!["k1:BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=".to_owned()]);
+        s.hosted.master_keys =
+            svc::settings::SecretList::Many(vec!["k1:BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=".to_owned()]);
     })
     .await
     else {

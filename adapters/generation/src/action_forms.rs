@@ -9,9 +9,10 @@ use crate::controls::{
     Control, bound_attributes, cell_control, control_for, initial_state, option_elements, options_literal,
 };
 use crate::helpers::Helper;
-use crate::needs::{Hook, Needs};
+use crate::needs::Needs;
 use crate::prop_views::label;
 use crate::schema_kind::{SchemaKind, classify, declared_entries, is_scalar, required_names, schema_text};
+use crate::send_state::{button_attributes, invalid_attributes, write_field_error, write_send_state, write_status};
 use crate::tsx_text::{Writer, humanize, js_string, jsx_text, name_words};
 
 /// Words of an intent that destroys or refuses something: its button is styled as danger.
@@ -110,6 +111,9 @@ struct Field<'a> {
     control: Control<'a>,
     /// Index of the field's state (`value<position>`).
     position: usize,
+    /// Where the server's violations name this field: its JSON Pointer without the leading
+    /// slash (`contact/email`), "" for the whole value.
+    error_key: String,
 }
 
 /// Writes `function Action<index>()` for one intent.
@@ -121,22 +125,14 @@ pub(crate) fn write_action_component(
     tone: Tone,
     needs: &mut Needs,
 ) {
-    needs.hook(Hook::Action);
-    needs.hook(Hook::State);
-    needs.hook(Hook::Ref);
-    needs.helper(Helper::DescribeSent);
     let schema = spec.get("schema").unwrap_or(&Value::Null);
     let input = action_input(schema);
     let intent_literal = js_string(intent);
     let title = jsx_text(&humanize(intent));
-    let button_attributes = format!(
-        "data-intent={{{intent_literal}}} data-tone=\"{}\" style={{{}}} disabled={{sent !== null}}",
-        tone.name(),
-        tone.style()
-    );
+    let button_attributes = button_attributes(&intent_literal, tone.name(), tone.style());
 
     writer.line(0, &format!("function Action{index}(): ReactNode {{"));
-    writer.line(1, &format!("const submit = useAction({intent_literal});"));
+    write_send_state(writer, &intent_literal, needs);
     let fields: Vec<&Field<'_>> = match &input {
         ActionInput::Fields(items) => items
             .iter()
@@ -161,32 +157,6 @@ pub(crate) fn write_action_component(
             &format!("const [value{position}, setValue{position}] = useState<{state_type}>({initial});"),
         );
     }
-    // One event per gesture: the ref blocks a second click before React re-renders the button.
-    // A sent action stays sent for the props it was sent from; when the agent repaints the card
-    // (svc_update, say the next step), the button is live again.
-    needs.hook(Hook::Props);
-    writer.line(1, "const current: unknown = useProps<unknown>();");
-    writer.line(1, "const once = useRef<{ props: unknown } | null>(null);");
-    writer.line(
-        1,
-        "const [sentState, setSent] = useState<{ props: unknown; text: string } | null>(null);",
-    );
-    writer.line(
-        1,
-        "const sent: string | null = sentState !== null && sentState.props === current ? sentState.text : null;",
-    );
-    writer.line(1, "const send = (...data: [] | [unknown]): void => {");
-    writer.line(
-        2,
-        "if (once.current !== null && once.current.props === current) return;",
-    );
-    writer.line(2, "once.current = { props: current };");
-    writer.line(2, "submit(...data);");
-    writer.line(
-        2,
-        "setSent({ props: current, text: data.length === 0 ? \"\" : describeSent(data[0]) });",
-    );
-    writer.line(1, "};");
     let parses_json = fields.iter().any(|field| field.control == Control::Json);
     if parses_json {
         needs.helper(Helper::ParseJson);
@@ -207,7 +177,7 @@ pub(crate) fn write_action_component(
         );
         writer.line(4, &title);
         writer.line(3, "</button>");
-        write_sent_status(writer, 3, &humanize(intent), false);
+        write_status(writer, 3, &humanize(intent), false);
         writer.line(2, "</>");
         writer.line(1, ");");
         writer.line(0, "}");
@@ -283,7 +253,7 @@ pub(crate) fn write_action_component(
     writer.line(5, &format!("<button type=\"submit\" {button_attributes}>"));
     writer.line(6, &title);
     writer.line(5, "</button>");
-    write_sent_status(writer, 5, &humanize(intent), true);
+    write_status(writer, 5, &humanize(intent), true);
     writer.line(4, "</div>");
     if parses_json {
         writer.line(
@@ -314,6 +284,7 @@ fn action_input(schema: &Value) -> ActionInput<'_> {
                                 position += 1;
                                 make_field(
                                     Some(inner_key),
+                                    format!("{key}/{inner_key}"),
                                     inner_schema,
                                     inner_required.contains(&inner_key),
                                     position - 1,
@@ -329,27 +300,40 @@ fn action_input(schema: &Value) -> ActionInput<'_> {
                     }
                     _ => {
                         position += 1;
-                        Item::Field(make_field(Some(key), property, required.contains(&key), position - 1))
+                        Item::Field(make_field(
+                            Some(key),
+                            key.to_string(),
+                            property,
+                            required.contains(&key),
+                            position - 1,
+                        ))
                     }
                 })
                 .collect();
             ActionInput::Fields(items)
         }
         _ if is_scalar(kind) || matches!(kind, SchemaKind::ArrayOfObjects(_) | SchemaKind::ArrayOfScalars(_)) => {
-            ActionInput::Whole(make_field(None, schema, true, 0))
+            ActionInput::Whole(make_field(None, String::new(), schema, true, 0))
         }
         _ if declares_type(schema, "object") => ActionInput::EmptyObject,
         _ if has_any(schema, &["type", "anyOf", "oneOf", "allOf", "$ref", "const"])
             && !declares_type(schema, "null") =>
         {
-            ActionInput::Whole(make_field(None, schema, true, 0))
+            ActionInput::Whole(make_field(None, String::new(), schema, true, 0))
         }
         _ => ActionInput::Nothing,
     }
 }
 
-fn make_field<'a>(key: Option<&'a str>, schema: &'a Value, required: bool, position: usize) -> Field<'a> {
+fn make_field<'a>(
+    key: Option<&'a str>,
+    error_key: String,
+    schema: &'a Value,
+    required: bool,
+    position: usize,
+) -> Field<'a> {
     Field {
+        error_key,
         key,
         label: match key {
             Some(key) => label(key, schema),
@@ -463,6 +447,7 @@ fn write_field(writer: &mut Writer, indent: usize, action: usize, field: &Field<
     let state = format!("value{}", field.position);
     let setter = format!("setValue{}", field.position);
     let label = jsx_text(&field.label);
+    let error_id = format!("action{action}-error{}", field.position);
     match field.control {
         Control::Checkbox => {
             writer.line(indent, "<label style={styles.checkLabel}>");
@@ -502,7 +487,12 @@ fn write_field(writer: &mut Writer, indent: usize, action: usize, field: &Field<
         control => {
             writer.line(indent, "<label style={styles.inputLabel}>");
             writer.line(indent + 1, &format!("<span>{label}</span>"));
-            let on_change = format!("onChange={{(event) => {setter}(event.target.value)}}");
+            // The attribute text after the change handler also marks the input invalid while the
+            // server's refusal names it.
+            let on_change = format!(
+                "onChange={{(event) => {setter}(event.target.value)}}{}",
+                invalid_attributes(&field.error_key, &error_id)
+            );
             write_input(
                 writer,
                 indent + 1,
@@ -516,6 +506,7 @@ fn write_field(writer: &mut Writer, indent: usize, action: usize, field: &Field<
         }
     }
     write_field_description(writer, indent, field);
+    write_field_error(writer, indent, &field.error_key, &error_id);
 }
 
 /// An input element for a scalar control, bound to `value` and changed by `on_change`.
@@ -645,23 +636,6 @@ fn write_description(writer: &mut Writer, indent: usize, spec: &Value) {
         writer.line(
             indent,
             &format!("<p style={{styles.hint}}>{}</p>", jsx_text(description)),
-        );
-    }
-}
-
-/// The sent state: what was sent, and for forms a way to send again on purpose.
-fn write_sent_status(writer: &mut Writer, indent: usize, action: &str, can_resend: bool) {
-    let sent_label = js_string(&format!("Sent: {action}"));
-    writer.line(
-        indent,
-        &format!(
-            "{{sent !== null && <span role=\"status\" style={{styles.status}}>{{sent === \"\" ? {sent_label} : `${{{sent_label}}} — ${{sent}}`}}</span>}}"
-        ),
-    );
-    if can_resend {
-        writer.line(
-            indent,
-            "{sent !== null && <button type=\"button\" data-send-again={true} style={styles.secondaryButton} onClick={() => { once.current = null; setSent(null); }}>{\"Send again\"}</button>}",
         );
     }
 }

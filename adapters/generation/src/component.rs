@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::action_forms::{is_button_only, tones, write_action_component};
+use crate::action_forms::{Tone, is_button_only, tones, write_action_component};
 use crate::context_slots::{write_slot_component, write_slots_section};
 use crate::helpers::Helper;
 use crate::needs::{Hook, Needs};
@@ -90,12 +90,25 @@ pub(crate) fn component_source(intent: &str, contract: &Map<String, Value>, vari
     for index in forms {
         card.line(3, &format!("<Action{index} />"));
     }
-    if !buttons.is_empty() {
+    // At most two buttons at the bottom, the primary one and the first other, in declared order
+    // (the inline-card convention hosts teach); the rest wait behind "More actions".
+    let (bar, more) = bottom_bar(&buttons, &tones);
+    if !bar.is_empty() {
         card.line(3, "<div style={styles.actions}>");
-        for index in buttons {
+        for index in bar {
             card.line(4, &format!("<Action{index} />"));
         }
         card.line(3, "</div>");
+    }
+    if !more.is_empty() {
+        card.line(3, "<details data-more-actions={true} style={styles.more}>");
+        card.line(4, "<summary style={styles.moreSummary}>{\"More actions\"}</summary>");
+        card.line(4, "<div style={styles.actions}>");
+        for index in more {
+            card.line(5, &format!("<Action{index} />"));
+        }
+        card.line(4, "</div>");
+        card.line(3, "</details>");
     }
     if !showed_props && actions.is_empty() && streams.is_empty() && slots.is_empty() {
         card.line(3, "<p style={styles.hint}>{\"Nothing to show yet.\"}</p>");
@@ -132,6 +145,24 @@ pub(crate) fn component_source(intent: &str, contract: &Map<String, Value>, vari
     module.finish()
 }
 
+/// The bare buttons split into the bottom bar (at most two: the primary one and the first other,
+/// in declared order) and the rest.
+fn bottom_bar(buttons: &[usize], tones: &[Tone]) -> (Vec<usize>, Vec<usize>) {
+    let mut chosen: Vec<usize> = match buttons.iter().copied().find(|index| tones[*index] == Tone::Primary) {
+        Some(primary) => std::iter::once(primary)
+            .chain(buttons.iter().copied().find(|index| *index != primary))
+            .collect(),
+        None => buttons.iter().copied().take(2).collect(),
+    };
+    chosen.sort_unstable();
+    let more = buttons
+        .iter()
+        .copied()
+        .filter(|index| !chosen.contains(index))
+        .collect();
+    (chosen, more)
+}
+
 fn write_imports(module: &mut Writer, needs: &Needs) {
     let (react, gadgets): (Vec<Hook>, Vec<Hook>) = needs.hooks().partition(|hook| hook.is_react());
     let names = |hooks: &[Hook]| hooks.iter().map(|hook| hook.name()).collect::<Vec<_>>().join(", ");
@@ -144,5 +175,19 @@ fn write_imports(module: &mut Writer, needs: &Needs) {
             0,
             &format!("import {{ {} }} from {};", names(&gadgets), js_string(GADGETS_PACKAGE)),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bottom_bar_holds_the_primary_action_and_one_other() {
+        let tones = [Tone::Secondary, Tone::Primary, Tone::Danger, Tone::Secondary];
+        assert_eq!(bottom_bar(&[0, 1, 2, 3], &tones), (vec![0, 1], vec![2, 3]));
+        assert_eq!(bottom_bar(&[2, 3], &tones), (vec![2, 3], vec![]));
+        assert_eq!(bottom_bar(&[1, 2], &tones), (vec![1, 2], vec![]));
+        assert_eq!(bottom_bar(&[3, 1], &tones), (vec![1, 3], vec![]));
     }
 }

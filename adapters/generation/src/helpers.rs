@@ -27,6 +27,10 @@ pub(crate) enum Helper {
     ToFullTime,
     DescribeSent,
     BarChart,
+    FieldErrors,
+    LineChart,
+    Sparkline,
+    ChartValues,
 }
 
 impl Helper {
@@ -41,7 +45,9 @@ impl Helper {
             | Self::StatusBadge => &[Self::AsText],
             Self::FormatMoney | Self::FormatPercent | Self::FormatUnit => &[Self::AsText, Self::FormatNumber],
             Self::DescribeSent => &[Self::AsText],
-            Self::BarChart => &[Self::AsText, Self::FormatNumber],
+            Self::BarChart | Self::LineChart | Self::Sparkline => {
+                &[Self::AsText, Self::FormatNumber, Self::ChartValues]
+            }
             _ => &[],
         }
     }
@@ -78,6 +84,10 @@ impl Helper {
             Self::ToFullTime => TO_FULL_TIME,
             Self::DescribeSent => DESCRIBE_SENT,
             Self::BarChart => BAR_CHART,
+            Self::FieldErrors => FIELD_ERRORS,
+            Self::LineChart => LINE_CHART,
+            Self::Sparkline => SPARKLINE,
+            Self::ChartValues => CHART_VALUES,
         }
     }
 }
@@ -350,7 +360,7 @@ const DESCRIBE_SENT: &str = r#"function describeSent(data: unknown): string {
 // as a tooltip; the numbers themselves stay on the card (the list or table below it) as the
 // fallback a screen reader and a copy-paste use. Bars grow down for negative values.
 const BAR_CHART: &str = r#"function BarChart({ points, label }: { points: { label: string; value: unknown }[]; label: string }): ReactNode {
-  const values = points.map((point) => (typeof point.value === "number" && Number.isFinite(point.value) ? point.value : 0));
+  const values = chartValues(points);
   if (values.length < 2) return null;
   const top = Math.max(0, ...values);
   const bottom = Math.min(0, ...values);
@@ -358,14 +368,90 @@ const BAR_CHART: &str = r#"function BarChart({ points, label }: { points: { labe
   const height = 60;
   const step = 10;
   const zero = (top / span) * height;
-  const summary = points.map((point, index) => `${point.label === "" ? index + 1 : point.label}: ${formatNumber(values[index])}`).join(", ");
   return (
-    <svg role="img" aria-label={`${label}: ${summary}`} viewBox={`0 0 ${values.length * step} ${height}`} preserveAspectRatio="none" width="100%" height={height} style={styles.chart}>
+    <svg role="img" aria-label={`${label}: ${chartSummary(points, values)}`} viewBox={`0 0 ${values.length * step} ${height}`} preserveAspectRatio="none" width="100%" height={height} style={styles.chart}>
       {values.map((value, index) => (
         <rect key={index} x={index * step + 1} width={step - 2} y={value >= 0 ? zero - (value / span) * height : zero} height={Math.max((Math.abs(value) / span) * height, 0.5)} style={{ fill: "var(--svc-color-accent)" }}>
           <title>{`${points[index].label === "" ? index + 1 : points[index].label}: ${formatNumber(value)}`}</title>
         </rect>
       ))}
+    </svg>
+  );
+}
+"#;
+
+// The server names the fields of a refused action by JSON Pointer (`/guests/0/name`); a missing
+// required field is named by its parent and the message (`"date" is a required property`). Each
+// error is shown on the control whose key is that path or a prefix of it.
+const FIELD_ERRORS: &str = r#"function fieldErrors(violations: { path: string; message: string }[]): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const violation of violations) {
+    const missing = /^"((?:[^"\\]|\\.)*)" is a required property/.exec(violation.message);
+    const parent = violation.path.replace(/^\//, "");
+    const path = missing ? (parent === "" ? missing[1] : `${parent}/${missing[1]}`) : parent;
+    if (!(path in errors)) errors[path] = violation.message;
+  }
+  return errors;
+}
+
+function errorAt(errors: Record<string, string>, key: string): string | undefined {
+  for (const [path, message] of Object.entries(errors)) {
+    if (key === "" || path === key || path.startsWith(`${key}/`)) return message;
+  }
+  return undefined;
+}
+"#;
+
+// What every chart reads: finite numbers (anything else counts as 0), and a summary naming each
+// point for the chart's `aria-label`.
+const CHART_VALUES: &str = r#"function chartValues(points: { label: string; value: unknown }[]): number[] {
+  return points.map((point) => (typeof point.value === "number" && Number.isFinite(point.value) ? point.value : 0));
+}
+
+function chartSummary(points: { label: string; value: unknown }[], values: number[]): string {
+  return points.map((point, index) => `${point.label === "" ? index + 1 : point.label}: ${formatNumber(values[index])}`).join(", ");
+}
+"#;
+
+// A line chart of a series over time as accessible SVG: one labelled image, a dot per point with
+// its value as a tooltip, the stroke kept 2 px at any width. The table or list under it stays.
+const LINE_CHART: &str = r#"function LineChart({ points, label }: { points: { label: string; value: unknown }[]; label: string }): ReactNode {
+  const values = chartValues(points);
+  if (values.length < 2) return null;
+  const width = 320;
+  const height = 90;
+  const pad = 6;
+  const top = Math.max(...values);
+  const bottom = Math.min(...values);
+  const span = top - bottom || 1;
+  const x = (index: number): number => pad + (index * (width - 2 * pad)) / (values.length - 1);
+  const y = (value: number): number => pad + (1 - (value - bottom) / span) * (height - 2 * pad);
+  return (
+    <svg role="img" aria-label={`${label}: ${chartSummary(points, values)}`} viewBox={`0 0 ${width} ${height}`} width="100%" style={styles.lineChart}>
+      <polyline points={values.map((value, index) => `${x(index)},${y(value)}`).join(" ")} vectorEffect="non-scaling-stroke" style={{ fill: "none", stroke: "var(--svc-color-accent)", strokeWidth: 2 }} />
+      {values.map((value, index) => (
+        <circle key={index} cx={x(index)} cy={y(value)} r={3} style={{ fill: "var(--svc-color-accent)" }}>
+          <title>{`${points[index].label === "" ? index + 1 : points[index].label}: ${formatNumber(value)}`}</title>
+        </circle>
+      ))}
+    </svg>
+  );
+}
+"#;
+
+// A word-sized line of a KPI's history, beside its number in the tile; its label names every
+// value (the fallback, since the tile shows only the latest).
+const SPARKLINE: &str = r#"function Sparkline({ values: raw, label, format = formatNumber }: { values: unknown[]; label: string; format?: (value: unknown) => string }): ReactNode {
+  const points = raw.map((value) => ({ label: "", value }));
+  const values = chartValues(points);
+  if (values.length < 2) return null;
+  const top = Math.max(...values);
+  const bottom = Math.min(...values);
+  const span = top - bottom || 1;
+  const line = values.map((value, index) => `${(index * 100) / (values.length - 1)},${22 - ((value - bottom) / span) * 20}`).join(" ");
+  return (
+    <svg role="img" aria-label={`${label}: ${values.map((value) => format(value)).join(", ")}`} viewBox="0 0 100 24" preserveAspectRatio="none" width="100%" height={24} style={styles.sparkline}>
+      <polyline points={line} vectorEffect="non-scaling-stroke" style={{ fill: "none", stroke: "var(--svc-color-accent)", strokeWidth: 1.5 }} />
     </svg>
   );
 }

@@ -4,6 +4,8 @@
 
 mod action_forms;
 mod builtin_generator;
+mod chart_views;
+mod charts;
 mod component;
 mod context_slots;
 mod controls;
@@ -14,6 +16,7 @@ mod needs;
 mod prop_views;
 mod row_actions;
 mod schema_kind;
+mod send_state;
 mod stepper;
 mod stream_views;
 mod styles;

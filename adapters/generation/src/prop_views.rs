@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::chart_views::{write_numbers_chart, write_series_chart, write_sparkline};
+use crate::charts::{chart_for_numbers, series_chart, sparkline_of};
 use crate::helpers::Helper;
 use crate::meaning::{Currency, Meaning, meaning_of};
 use crate::needs::{Hook, Needs};
@@ -95,9 +97,17 @@ pub(crate) fn write_prop_sections(
     if let Some(stepper) = stepper {
         write_stepper(writer, indent, stepper, needs);
     }
+    // A number's history (`revenue_trend` beside `revenue`) is drawn in the number's tile.
+    let sparklines: Vec<&str> = declared_entries(properties)
+        .into_iter()
+        .filter(|(name, schema)| matches!(classify(schema), SchemaKind::Number { .. }) && Some(*name) != heading)
+        .filter_map(|(name, _)| sparkline_of(name, properties))
+        .collect();
     let shown: Vec<(&str, &Value)> = declared_entries(properties)
         .into_iter()
-        .filter(|(name, _)| Some(*name) != heading && !stepper.is_some_and(|stepper| stepper.owns(name)))
+        .filter(|(name, _)| {
+            Some(*name) != heading && !stepper.is_some_and(|stepper| stepper.owns(name)) && !sparklines.contains(name)
+        })
         .collect();
     if shown.is_empty() {
         return stepper.is_some();
@@ -139,6 +149,30 @@ pub(crate) fn write_prop_sections(
             );
             let value = scalar_child(tile, needs);
             writer.line(indent + 2, &format!("<span style={{styles.tileValue}}>{value}</span>"));
+            if let Some(history) = sparkline_of(tile.name, properties) {
+                let history_label = label(history, &properties[history]);
+                // The tile's own formatting (money, percent, unit) names each point of its history.
+                let point = scalar_child(
+                    &Shown {
+                        expression: "point",
+                        ..*tile
+                    },
+                    needs,
+                );
+                let format = point
+                    .strip_prefix('{')
+                    .and_then(|call| call.strip_suffix('}'))
+                    .map(|call| format!("(point: unknown): string => {call}"));
+                let expression = format!("at(props, {})", js_string(history));
+                write_sparkline(
+                    writer,
+                    indent + 2,
+                    &expression,
+                    &history_label,
+                    format.as_deref(),
+                    needs,
+                );
+            }
             writer.line(indent + 1, "</div>");
         }
         writer.line(indent, "</div>");
@@ -161,7 +195,16 @@ pub(crate) fn write_prop_sections(
         let actions: Vec<&RowAction<'_>> = row_actions.iter().filter(|action| action.prop == block.name).collect();
         match classify(block.schema) {
             SchemaKind::ArrayOfObjects(columns) if !actions.is_empty() => {
-                write_rows(writer, indent + 1, block.expression, columns, 0, &actions, needs);
+                write_rows(
+                    writer,
+                    indent + 1,
+                    block.expression,
+                    block.schema,
+                    columns,
+                    0,
+                    &actions,
+                    needs,
+                );
             }
             _ => write_view(writer, indent + 1, block, 0, needs),
         }
@@ -193,10 +236,19 @@ pub(crate) fn write_view(writer: &mut Writer, indent: usize, shown: Shown<'_>, d
             write_fact_grid(writer, indent, &fields, depth, needs);
         }
         SchemaKind::ArrayOfObjects(columns) if depth < MAX_DEPTH => {
-            write_rows(writer, indent, shown.expression, columns, depth, &[], needs);
+            write_rows(
+                writer,
+                indent,
+                shown.expression,
+                shown.schema,
+                columns,
+                depth,
+                &[],
+                needs,
+            );
         }
         SchemaKind::ArrayOfScalars(items) if depth < MAX_DEPTH => {
-            write_list(writer, indent, shown.expression, items, depth, needs);
+            write_list(writer, indent, &shown, items, depth, needs);
         }
         // Running text as a paragraph in a block; inside a table cell or a field it is plain text
         // (those keep line breaks too).
@@ -290,10 +342,12 @@ fn write_fact_grid(writer: &mut Writer, indent: usize, facts: &[Shown<'_>], dept
 }
 
 /// Rows of objects: a table with right-aligned numbers that stacks on narrow widths (`RowsView`).
+#[allow(clippy::too_many_arguments)]
 fn write_rows(
     writer: &mut Writer,
     indent: usize,
     expression: &str,
+    array: &Value,
     columns: &Map<String, Value>,
     depth: usize,
     row_actions: &[&RowAction<'_>],
@@ -303,8 +357,8 @@ fn write_rows(
     needs.helper(Helper::At);
     needs.helper(Helper::RowsView);
     let row = format!("row{depth}");
-    if let Some(series) = chart_columns(columns) {
-        write_series_chart(writer, indent, expression, &row, series, needs);
+    if let Some((kind, series)) = series_chart(array, columns) {
+        write_series_chart(writer, indent, kind, expression, &row, series, needs);
     }
     writer.line(indent, &format!("<RowsView rows={{asRows({expression})}} columns={{["));
     for (name, schema) in declared_entries(columns) {
@@ -339,69 +393,19 @@ fn write_rows(
     writer.line(indent, "]} />");
 }
 
-/// Last words of a column that makes its rows a series over time.
-const PERIOD_WORDS: &[&str] = &["day", "date", "week", "month", "quarter", "year", "period", "hour"];
-
-/// A column of a table: its name and schema.
-type Column<'a> = (&'a str, &'a Value);
-
-/// For a series table (its first column a date or a period such as `day` or `month`, then a
-/// numeric column): the column naming each bar, and the first numeric column to chart.
-fn chart_columns(columns: &Map<String, Value>) -> Option<[Column<'_>; 2]> {
-    let entries = declared_entries(columns);
-    let (first, first_schema) = *entries.first()?;
-    let is_period = matches!(
-        classify(first_schema),
-        SchemaKind::Text(TextFormat::Date | TextFormat::DateTime)
-    ) || crate::tsx_text::name_words(first)
-        .last()
-        .is_some_and(|word| PERIOD_WORDS.contains(&word.as_str()));
-    if !is_period {
-        return None;
-    }
-    let (name, schema) = entries
-        .iter()
-        .copied()
-        .find(|(_, schema)| matches!(classify(schema), SchemaKind::Number { .. }))?;
-    Some([(first, first_schema), (name, schema)])
-}
-
-/// A bar chart of a series table's numeric column, each bar named by the period column.
-fn write_series_chart(
-    writer: &mut Writer,
-    indent: usize,
-    expression: &str,
-    row: &str,
-    [(period, period_schema), (value, value_schema)]: [Column<'_>; 2],
-    needs: &mut Needs,
-) {
-    needs.helper(Helper::BarChart);
-    let (helper, function) = match classify(period_schema) {
-        SchemaKind::Text(TextFormat::Date) => (Helper::FormatDate, "formatDate"),
-        SchemaKind::Text(TextFormat::DateTime) => (Helper::FormatDateTime, "formatDateTime"),
-        _ => (Helper::AsText, "asText"),
-    };
-    needs.helper(helper);
-    writer.line(
-        indent,
-        &format!(
-            "<BarChart label={} points={{asRows({expression}).map(({row}) => ({{ label: {function}(at({row}, {})), value: at({row}, {}) }}))}} />",
-            jsx_text(&label(value, value_schema)),
-            js_string(period),
-            js_string(value)
-        ),
-    );
-}
-
 /// A bulleted list of scalar items.
-fn write_list(writer: &mut Writer, indent: usize, expression: &str, items: &Value, depth: usize, needs: &mut Needs) {
+fn write_list(writer: &mut Writer, indent: usize, shown: &Shown<'_>, items: &Value, depth: usize, needs: &mut Needs) {
     needs.helper(Helper::AsRows);
-    if matches!(classify(items), SchemaKind::Number { .. }) {
-        needs.helper(Helper::BarChart);
-        writer.line(
-            indent,
-            &format!("<BarChart label={{\"Chart\"}} points={{asRows({expression}).map((value) => ({{ label: \"\", value }}))}} />"),
-        );
+    let expression = shown.expression;
+    if matches!(classify(items), SchemaKind::Number { .. })
+        && let Some(kind) = chart_for_numbers(shown.name, shown.schema)
+    {
+        let chart_label = if shown.name.is_empty() {
+            "Chart".to_string()
+        } else {
+            label(shown.name, shown.schema)
+        };
+        write_numbers_chart(writer, indent, kind, expression, &chart_label, needs);
     }
     let (item, index) = (format!("item{depth}"), format!("index{depth}"));
     writer.line(indent, "<ul style={styles.list}>");

@@ -86,16 +86,35 @@ pub(crate) fn write_row_action_component(writer: &mut Writer, action: &RowAction
         ),
     );
     writer.line(1, &format!("const submit = useAction({intent_literal});"));
-    // Sent for this row object; a repaint with new rows makes the button live again.
+    // Sent for this row object; a repaint with new rows makes the button live again. A refusal
+    // lets the person click again.
     writer.line(1, "const once = useRef<unknown>(null);");
-    writer.line(1, "const [sentRow, setSent] = useState<unknown>(null);");
-    writer.line(1, "const sent = sentRow !== null && sentRow === row;");
+    writer.line(
+        1,
+        "const [status, setStatus] = useState<{ row: unknown; phase: \"sending\" | \"sent\" | \"refused\"; message: string } | null>(null);",
+    );
+    writer.line(
+        1,
+        "const phase = status !== null && status.row === row ? status.phase : null;",
+    );
+    writer.line(1, "const onClick = (): void => {");
+    writer.line(2, "if (once.current !== null && once.current === row) return;");
+    writer.line(2, "once.current = row;");
+    writer.line(2, "setStatus({ row, phase: \"sending\", message: \"\" });");
+    writer.line(2, &format!("void submit({{ {data} }}).then((outcome) => {{"));
+    writer.line(3, "if (!outcome.ok) once.current = null;");
+    writer.line(
+        3,
+        "setStatus({ row, phase: outcome.ok ? \"sent\" : \"refused\", message: outcome.ok ? \"\" : outcome.message });",
+    );
+    writer.line(2, "});");
+    writer.line(1, "};");
     writer.line(1, "return (");
     writer.line(
         2,
         &format!(
-            "<button type=\"button\" data-intent={{{intent_literal}}} data-tone=\"{}\" style={{{}}} disabled={{sent}} \
-             onClick={{() => {{ if (once.current !== null && once.current === row) return; once.current = row; submit({{ {data} }}); setSent(row); }}}}>",
+            "<button type=\"button\" data-intent={{{intent_literal}}} data-tone=\"{}\" style={{{}}} disabled={{phase === \"sending\" || phase === \"sent\"}} \
+             aria-busy={{phase === \"sending\"}} title={{phase === \"refused\" && status !== null ? status.message : undefined}} onClick={{onClick}}>",
             tone.name(),
             tone.style()
         ),
@@ -103,8 +122,10 @@ pub(crate) fn write_row_action_component(writer: &mut Writer, action: &RowAction
     writer.line(
         3,
         &format!(
-            "{{sent ? {} : {}}}",
+            "{{phase === \"sending\" ? {} : phase === \"sent\" ? {} : phase === \"refused\" ? {} : {}}}",
+            js_string("Sending…"),
             js_string("Sent"),
+            js_string("Not sent, retry"),
             js_string(&humanize(action.intent))
         ),
     );

@@ -248,6 +248,10 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
             ),
         ),
         ("chart", "display: \"block\", maxWidth: \"100%\"".into()),
+        ("lineChart", "display: \"block\", maxWidth: \"100%\", height: \"auto\", maxHeight: \"12em\"".into()),
+        ("more", "margin: 0".into()),
+        ("moreSummary", "cursor: \"pointer\", color: \"var(--svc-color-muted)\", padding: \"calc(var(--svc-space) / 2) 0\"".into()),
+        ("sparkline", "display: \"block\", maxWidth: \"10em\"".into()),
         ("logLine", "whiteSpace: \"pre-wrap\", overflowWrap: \"anywhere\"".into()),
         (
             "editorRow",

@@ -211,7 +211,21 @@ fn all_contracts() -> Vec<(&'static str, Value)> {
         ("slots", slots_contract()),
         ("hostile", hostile_contract()),
         ("approval", approval_contract()),
+        ("charts", charts_contract()),
     ]
+}
+
+fn charts_contract() -> Value {
+    json!({ "propsSpec": { "type": "object", "properties": {
+        "revenue": { "type": "number" },
+        "revenue_trend": { "type": "array", "items": { "type": "number" } },
+        "scores": { "type": "array", "items": { "type": "number" } },
+        "latency_history": { "type": "array", "items": { "type": "number" } },
+        "days": { "type": "array", "items": { "type": "object", "properties": {
+            "day": { "type": "string", "format": "date" }, "revenue_usd": { "type": "number" } } } },
+        "weeks": { "type": "array", "items": { "type": "object", "properties": {
+            "week": { "type": "string" }, "visits": { "type": "integer" } } } }
+    } } })
 }
 
 #[test]
@@ -254,6 +268,11 @@ fn every_contract_shape_renders_in_the_render_check() {
         let mut fixtures = vec![least];
         if name == "table" {
             fixtures.push(full_table.clone());
+        }
+        if name == "charts" {
+            fixtures.push(json!({ "revenue": 12.5, "revenue_trend": [1, 3, 2], "scores": [4, -2],
+                "latency_history": [120, 80, 95], "days": [{ "day": "2026-11-16", "revenue_usd": 10 }, { "day": "2026-11-17", "revenue_usd": 12 }],
+                "weeks": [{ "week": "W46", "visits": 3 }, { "week": "W47", "visits": 5 }] }));
         }
         for props in fixtures {
             let outcome = check.render(&RenderCheckInput {
@@ -349,22 +368,51 @@ fn values_are_shown_by_meaning() {
 }
 
 #[test]
-fn numeric_series_get_a_bar_chart_beside_their_numbers() {
-    let contract = json!({ "propsSpec": { "type": "object", "properties": {
-        "scores": { "type": "array", "items": { "type": "number" } },
-        "days": { "type": "array", "items": { "type": "object", "properties": {
-            "day": { "type": "string", "format": "date" }, "revenue_usd": { "type": "number" } } } }
-    } } });
+fn numeric_series_get_a_chart_beside_their_numbers() {
+    let contract = charts_contract();
     let source = generate(contract);
-    assert!(source.contains(
-        "<BarChart label={\"Chart\"} points={asRows(at(props, \"scores\")).map((value) => ({ label: \"\", value }))} />"
-    ));
-    assert!(source.contains("<BarChart label={\"Revenue USD\"} points={asRows(at(props, \"days\")).map((row0) => ({ label: formatDate(at(row0, \"day\")), value: at(row0, \"revenue_usd\") }))} />"));
+    assert!(
+        source.contains("<BarChart label={\"Scores\"} points={asRows(at(props, \"scores\")).map((value) => ({ label: \"\", value }))} />"),
+        "a list of numbers: bars"
+    );
+    assert!(
+        source.contains("<LineChart label={\"Latency history\"} points={asRows(at(props, \"latency_history\"))"),
+        "a history: a line"
+    );
+    assert!(
+        source.contains("<LineChart label={\"Revenue USD\"} points={asRows(at(props, \"days\")).map((row0) => ({ label: formatDate(at(row0, \"day\")), value: at(row0, \"revenue_usd\") }))} />"),
+        "a series over dates: a line"
+    );
+    assert!(
+        source.contains("<BarChart label={\"Visits\"} points={asRows(at(props, \"weeks\")).map((row0) => ({ label: asText(at(row0, \"week\")), value: at(row0, \"visits\") }))} />"),
+        "a series over named periods: bars"
+    );
+    assert!(
+        source.contains("<Sparkline label={\"Revenue trend\"} values={asRows(at(props, \"revenue_trend\"))} format={(point: unknown): string => formatNumber(point)} />"),
+        "a number's history is a sparkline in its tile"
+    );
+    assert!(
+        !source.contains("<h2 style={styles.sectionTitle}>{\"Revenue trend\"}</h2>"),
+        "and no block of its own"
+    );
     assert!(source.contains("role=\"img\""));
     assert!(
         source.contains("<RowsView rows={asRows(at(props, \"days\"))}"),
         "the numbers stay as the fallback"
     );
+    assert_compiles(&source);
+}
+
+#[test]
+fn at_most_two_buttons_sit_at_the_bottom() {
+    let contract = json!({ "actionSpec": { "approve": {}, "reject": {}, "snooze": {}, "escalate": {} } });
+    let source = generate(contract);
+    let bar = &source
+        [source.find("<div style={styles.actions}>").unwrap()..source.find("<details data-more-actions").unwrap()];
+    assert!(bar.contains("<Action0 />") && bar.contains("<Action1 />") && !bar.contains("<Action2 />"));
+    let more = &source[source.find("<details data-more-actions").unwrap()..];
+    assert!(more.contains("<Action2 />") && more.contains("<Action3 />"));
+    assert_compiles(&source);
 }
 
 #[test]
@@ -374,7 +422,7 @@ fn an_action_taking_a_row_id_is_a_button_on_every_row() {
         json!({ "schema": { "type": "object", "required": ["sku"], "properties": { "sku": { "type": "string" } } } });
     let source = generate(contract);
     assert!(source.contains("function Action4({ row }: { row: unknown }): ReactNode {"));
-    assert!(source.contains("submit({ \"sku\": at(row, \"sku\") });"));
+    assert!(source.contains("void submit({ \"sku\": at(row, \"sku\") }).then((outcome) => {"));
     assert!(source.contains(
         "{ label: \"Remove line\", numeric: false, cell: (row0: unknown): ReactNode => <Action4 row={row0} /> },"
     ));
@@ -426,6 +474,18 @@ fn forms_send_what_the_schema_accepts_once_per_gesture() {
     assert!(source.contains("item[\"vegetarian\"] = (row[\"vegetarian\"] ?? \"\") === \"true\";"));
     assert!(!source.contains("placeholder=\"JSON\""), "no raw JSON box");
     assert!(source.contains("Sent: Approve"));
+    assert!(
+        source.contains("setStatus({ props, phase: \"sending\", text, message: \"\", errors: {} });")
+            && source.contains("disabled={sending || sent !== null} aria-busy={sending}"),
+        "a sending state: the button is disabled while the server has not answered"
+    );
+    assert!(
+        source.contains("errors: fieldErrors(outcome.violations)")
+            && source.contains("aria-invalid={errorAt(errors, \"at\") !== undefined}")
+            && source.contains("data-field-error={\"at\"}"),
+        "the field the server names in a refusal shows its error inline"
+    );
+    assert!(source.contains("Not sent: Approve"), "a refusal says nothing was sent");
 }
 
 #[test]

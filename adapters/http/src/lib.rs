@@ -3,6 +3,7 @@
 mod body_limit;
 mod client_address;
 mod errors;
+mod gadget_types;
 mod guard;
 mod health;
 mod live;
@@ -134,6 +135,7 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/_svc/iframe-runtime.js", get(runtime_asset::serve))
+        .at("/_svc/gadgets.d.ts", get(gadget_types::serve))
         .at(
             "/_svc/poll/:session_id",
             get(live::polling::poll)

@@ -3,13 +3,13 @@
 
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import { EMPTY_STREAM, EMPTY_TOOL_CHANNEL, type CardState, type Store, type StreamState, type ThemeState, type ToolChannelState } from './store';
-import type { JsonObject } from './protocol';
+import type { ActionOutcome, JsonObject } from './protocol';
 
 /** What the hooks need from the card they run in: the mounted card (`Mount`), or the server's
  * render check (`render-check.tsx`), which runs these same hooks against fixture props. */
 export interface GadgetHost {
   readonly store: Store;
-  act(intent: string, data: unknown): void;
+  act(intent: string, data: unknown): Promise<ActionOutcome>;
   slotValue(state: CardState, name: string): unknown;
   isToolChannel(channel: string): boolean;
   retainChannel(channel: string): () => void;
@@ -38,8 +38,10 @@ export function useProps<T = Record<string, unknown>>(): T {
   return useCard((state) => state.props) as T;
 }
 
-/** A function sending one `data:submit` with `intent` and the context slot snapshot. */
-export function useAction(intent: string): (data?: unknown) => void {
+/** A function sending one `data:submit` with `intent` and the context slot snapshot. Its promise
+ * says whether the server stored the action or refused it (with the fields it named); it never
+ * rejects, and a caller may ignore it. */
+export function useAction(intent: string): (data?: unknown) => Promise<ActionOutcome> {
   const current = mount();
   return useCallback((data?: unknown) => current.act(intent, data), [current, intent]);
 }

@@ -59,6 +59,8 @@ export interface LiveSocketOptions {
   /** The server's replay buffer no longer covers our cursor: stream state must be rebuilt. */
   onReplayGap(): void;
   onActionRejected(action: ActionEnvelope, error: ErrorPayload): void;
+  /** The server stored the action sent with `clientSeq` (it reaches the agent's svc_consume). */
+  onActionStored?(clientSeq: number, actionId: string, duplicate: boolean): void;
   /** A fresh wsToken (from `svc_runtime_refresh_ws_token` through the host), or null. */
   refreshWsToken?(): Promise<string | null>;
   /** The transport changed (the socket is blocked: polling took over; it answers again: back). */
@@ -342,8 +344,10 @@ export class LiveSocket {
 
   private onSystem(system: SystemPayload): void {
     if (system.event === 'action_stored' && typeof system.clientSeq === 'number') {
-      this.unacked.delete(system.clientSeq);
-      this.inflight = this.inflight.filter((seq) => seq !== system.clientSeq);
+      const clientSeq = system.clientSeq;
+      this.unacked.delete(clientSeq);
+      this.inflight = this.inflight.filter((seq) => seq !== clientSeq);
+      this.options.onActionStored?.(clientSeq, typeof system.actionId === 'string' ? system.actionId : '', system.duplicate === true);
       if (typeof system.sequence === 'number' && system.sequence > this.eventCursor) {
         this.eventCursor = system.sequence;
       }

@@ -12,6 +12,8 @@ import {
   isObject,
   type AckPayload,
   type ActionEnvelope,
+  type ActionOutcome,
+  type ActionViolation,
   type Contract,
   type ErrorPayload,
   type Frame,
@@ -39,6 +41,8 @@ export class Mount implements GadgetHost {
   private echoTimer: number | undefined;
   private lastEcho = '';
   private stopWatchingPolicy: () => void = () => {};
+  /** `useAction` calls waiting for the server's answer, by clientSeq. */
+  private readonly pendingActions = new Map<number, (outcome: ActionOutcome) => void>();
 
   constructor(
     private readonly bootstrap: Bootstrap,
@@ -91,6 +95,7 @@ export class Mount implements GadgetHost {
       onStatus: (status, detail) => this.onStatus(status, detail),
       onReplayGap: () => this.store.update({ streams: {} }),
       onActionRejected: (action, error) => this.onActionRejected(action, error),
+      onActionStored: (clientSeq, actionId, duplicate) => this.settleAction(clientSeq, { ok: true, actionId, duplicate }),
       ...(this.services.refreshWsToken ? { refreshWsToken: () => this.services.refreshWsToken!(sessionId) } : {}),
     });
     this.socket.start();
@@ -102,13 +107,21 @@ export class Mount implements GadgetHost {
     this.socket?.stop();
   }
 
-  /** `useAction(intent)(data)`: one `data:submit` with the slot snapshot as `uiContext`. */
-  act(intent: string, data: unknown): void {
-    if (!this.socket) return;
+  /** `useAction(intent)(data)`: one `data:submit` with the slot snapshot as `uiContext`. The
+   * promise settles when the server stored the action or refused it; it never rejects. An action
+   * queued while offline waits (it is delivered once the channel is back). */
+  act(intent: string, data: unknown): Promise<ActionOutcome> {
+    if (!this.socket) {
+      return Promise.resolve({ ok: false, code: 'NOT_CONNECTED', message: 'This card has no live channel.', violations: [] });
+    }
     // An echo still waiting for its debounce goes first: the agent's svc_consume then sees the
     // host context the gesture was made in.
     this.flushEcho();
-    this.socket.sendAction(intent, toJson(data), this.uiContext());
+    const socket = this.socket;
+    return new Promise((resolve) => {
+      const clientSeq = socket.sendAction(intent, toJson(data), this.uiContext());
+      this.pendingActions.set(clientSeq, resolve);
+    });
   }
 
   /** A slot's value: what the card set, else the contextSpec default. */
@@ -255,6 +268,19 @@ export class Mount implements GadgetHost {
 
   private onActionRejected(action: ActionEnvelope, error: ErrorPayload): void {
     this.store.update({ notice: `The agent's contract rejected "${action.payload.action}": ${describeError(error)}` });
+    this.settleAction(action.clientSeq, {
+      ok: false,
+      code: error.code ?? 'ERROR',
+      message: error.message ?? describeError(error),
+      violations: asViolations(error.violations),
+    });
+  }
+
+  private settleAction(clientSeq: number, outcome: ActionOutcome): void {
+    const resolve = this.pendingActions.get(clientSeq);
+    if (!resolve) return;
+    this.pendingActions.delete(clientSeq);
+    resolve(outcome);
   }
 
   private scheduleEcho(): void {
@@ -310,6 +336,14 @@ function describeError(error: ErrorPayload): string {
     return `${code} (${text})`;
   }
   return error.message ? `${code}: ${error.message}` : code;
+}
+
+function asViolations(value: unknown): ActionViolation[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(isObject).map((item) => ({
+    path: typeof item.path === 'string' ? item.path : '',
+    message: typeof item.message === 'string' ? item.message : String(item.message ?? ''),
+  }));
 }
 
 /** Plain JSON only: drops functions and DOM events, turns Dates into ISO strings. */

@@ -90,6 +90,17 @@ export interface ErrorPayload {
   [key: string]: unknown;
 }
 
+/** One field the server named when it refused an action: a JSON Pointer into `data` and the rule. */
+export interface ActionViolation {
+  path: string;
+  message: string;
+}
+
+/** What became of one `useAction` call: stored for the agent, or refused with the reasons. */
+export type ActionOutcome =
+  | { ok: true; actionId: string; duplicate: boolean }
+  | { ok: false; code: string; message: string; violations: ActionViolation[] };
+
 export interface SystemPayload {
   event?: string;
   clientSeq?: number;

@@ -6,9 +6,15 @@ import * as React from 'react';
 import * as JsxRuntime from 'react/jsx-runtime';
 import * as ReactDom from 'react-dom';
 import * as Gadgets from './gadgets';
+import { ActionButton } from './kit/action-button';
+import { Chart } from './kit/chart';
+import { DataTable } from './kit/data-table';
+import { StatusBadge, statusTone } from './kit/status-badge';
 import type { ProvidedModules } from './module-loader';
 
-const gadgetExports = {
+/** `@svc/gadgets`: the seven hooks and the kit's components, as `gadgets.d.ts` declares them
+ * (`kit-types.ts` checks the two agree). */
+export const gadgetExports = {
   useProps: Gadgets.useProps,
   useAction: Gadgets.useAction,
   useStream: Gadgets.useStream,
@@ -16,6 +22,11 @@ const gadgetExports = {
   useTheme: Gadgets.useTheme,
   useHostContext: Gadgets.useHostContext,
   useToolChannel: Gadgets.useToolChannel,
+  ActionButton,
+  Chart,
+  DataTable,
+  StatusBadge,
+  statusTone,
 };
 
 export function providedModules(): ProvidedModules {

@@ -11,7 +11,7 @@ import { inert } from './render-check-globals';
 import { createElement, type ComponentType, type ReactNode } from 'react';
 import { renderToString } from 'react-dom/server.browser';
 import { setActiveMount, type GadgetHost } from './gadgets';
-import { isObject, type Contract, type JsonObject } from './protocol';
+import { isObject, type ActionOutcome, type Contract, type JsonObject } from './protocol';
 import { providedModules } from './provided';
 import { contextSlotValue, Store, type CardState, type ThemeState } from './store';
 import type { ProvidedModules } from './module-loader';
@@ -64,7 +64,9 @@ class CheckHost implements GadgetHost {
     this.store = new Store(initial);
   }
 
-  act(): void {}
+  act(): Promise<ActionOutcome> {
+    return Promise.resolve({ ok: true, actionId: '', duplicate: false });
+  }
 
   slotValue(state: CardState, name: string): unknown {
     return contextSlotValue(state, name);

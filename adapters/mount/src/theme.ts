@@ -10,6 +10,7 @@ const BASE_STYLE_ID = 'svc-base-style';
 const BASE_CSS = `html,body{margin:0;padding:0}
 body{background:var(--svc-color-bg,Canvas);color:var(--svc-color-fg,CanvasText);font-family:var(--svc-font-family,system-ui,sans-serif);font-size:var(--svc-font-size,14px)}
 #svc-root{box-sizing:border-box}
+:focus-visible,input:focus,input:focus-within,select:focus,textarea:focus{outline:2px solid var(--svc-color-accent,Highlight);outline-offset:2px}
 .svc-status{font:12px/1.4 var(--svc-font-family,system-ui,sans-serif);color:var(--svc-color-muted,GrayText);padding:4px var(--svc-space,8px)}
 .svc-status[data-kind=error]{color:var(--svc-color-danger,#b00020)}
 .svc-error{margin:var(--svc-space,8px);padding:var(--svc-space,8px);border:1px solid var(--svc-color-danger,#b00020);border-radius:var(--svc-radius,6px);color:var(--svc-color-danger,#b00020);white-space:pre-wrap;font-family:var(--svc-font-mono,monospace);font-size:12px}`;

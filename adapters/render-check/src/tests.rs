@@ -131,6 +131,47 @@ export default function Orders() {
 }
 
 #[test]
+fn a_component_using_the_kit_renders_what_the_built_in_cards_draw() {
+    let tsx = r#"
+import { useProps, ActionButton, Chart, DataTable, StatusBadge, statusTone } from "@svc/gadgets";
+
+type Props = { title: string; items: { name: string; qty: number }[] };
+
+export default function Kit() {
+  const { title, items } = useProps<Props>();
+  if (statusTone("rejected") !== "danger") throw new Error("statusTone");
+  return (
+    <section>
+      <h2>{title}</h2>
+      <StatusBadge value="pending" />
+      <Chart kind="line" label="Qty" points={items.map((item) => ({ label: item.name, value: item.qty }))} />
+      <DataTable rows={items} columns={[{ label: "Name", cell: (row) => row.name }, { label: "Qty", numeric: true, cell: (row) => row.qty }]} />
+      <ActionButton intent="approve" tone="primary" data={{ id: 1 }}>Approve</ActionButton>
+    </section>
+  );
+}
+"#;
+    let props = json!({ "title": "Kit", "items": [{ "name": "alpha", "qty": 2 }, { "name": "beta", "qty": 5 }] });
+    let html = markup(tsx, props.clone());
+    assert!(html.contains(r#"data-tone="accent""#), "the badge: {html}");
+    // QuickJS's number formatting differs from a browser's; the points and their names are there.
+    assert!(
+        html.contains(r#"role="img" aria-label="Qty: alpha: 2"#) && html.contains("beta: 5"),
+        "the chart: {html}"
+    );
+    assert_eq!(html.matches("<circle").count(), 2, "a line chart's points: {html}");
+    assert!(
+        html.contains(r#"data-layout="table""#) && html.contains("<td"),
+        "the table: {html}"
+    );
+    assert!(
+        html.contains(r#"data-intent="approve" data-tone="primary""#),
+        "the button: {html}"
+    );
+    assert_eq!(check(tsx, props), Ok(()));
+}
+
+#[test]
 fn reading_absent_props_is_a_finding_naming_the_error_and_the_line() {
     let tsx = r#"
 import { useProps } from "@svc/gadgets";

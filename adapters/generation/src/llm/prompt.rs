@@ -138,6 +138,14 @@ fn catalog(request: &GenerationRequest, contract: &Contract) -> Vec<GadgetDescri
 
 fn describe_package(out: &mut String, package: &GadgetDescriptor) {
     let _ = writeln!(out, "\n### `{}` {}", package.package, package.version);
+    if package.package == gadgets::STANDARD_PACKAGE {
+        let _ = writeln!(
+            out,
+            "Typed by the server's `{}`. Prefer its components (ActionButton, Chart, DataTable, StatusBadge) to \
+             hand-made ones: cards then look and behave like the built-in generator's.",
+            gadgets::STANDARD_TYPES_PATH
+        );
+    }
     for export in &package.exports {
         let kind = match export.name {
             ExportName::Hook(_) => "hook",
@@ -209,6 +217,10 @@ mod tests {
             "useAction: approve",
             "hook `useProps`",
             "usage: `useAction(intent: string)",
+            "component `ActionButton`",
+            "component `Chart`",
+            "usage: `Chart(props: { kind: 'bar' | 'line' | 'sparkline'",
+            "Typed by the server's `/_svc/gadgets.d.ts`",
             "gotcha:",
             "`--svc-color-accent`",
             "finance lead",

@@ -13,6 +13,7 @@ pub(crate) fn route_label(path: &str) -> &'static str {
         "/openapi.json",
         "/_svc/pair",
         "/_svc/iframe-runtime.js",
+        "/_svc/gadgets.d.ts",
         "/oauth/register",
         "/oauth/authorize",
         "/oauth/token",

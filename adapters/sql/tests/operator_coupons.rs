@@ -58,7 +58,7 @@ async fn redeeming_writes_all_three_legs(db: DatabaseConnection) {
     assert_eq!((wallet.balance_cents, wallet.lifetime_granted_cents), (500, 500));
     let ledger = wallets.list_ledger(&Principal::user("u1"), 10, None).await.unwrap();
     assert_eq!(ledger.entries, vec![redemption.ledger_entry]);
-    assert_eq!(ledger.entries[0].kind, TransactionKind::FreeCredit);
+    assert_eq!(ledger.entries[0].kind, TransactionKind::Topup);
 }
 
 async fn concurrent_redemptions_credit_the_wallet_once(db: DatabaseConnection) {

@@ -49,8 +49,14 @@ async fn publish_search_install_and_yank_through_the_cli_against_the_real_regist
     let token = registry.mint("acme", false);
     let home = temp_dir("svc-e2e-publisher");
 
-    succeeded(&svc(&["login", "--registry", &base, "--token", &token], &home, &home).await, "login");
-    succeeded(&svc(&["author-key", "generate"], &home, &home).await, "author-key generate");
+    succeeded(
+        &svc(&["login", "--registry", &base, "--token", &token], &home, &home).await,
+        "login",
+    );
+    succeeded(
+        &svc(&["author-key", "generate"], &home, &home).await,
+        "author-key generate",
+    );
     succeeded(
         &svc(&["author-key", "register", "--registry", &base], &home, &home).await,
         "author-key register",
@@ -79,7 +85,16 @@ async fn publish_search_install_and_yank_through_the_cli_against_the_real_regist
     std::fs::write(home.join("index.tsx"), BLUEPRINT_TSX).unwrap();
     for (manifest, bundle) in [("charts.json", "charts.js"), ("board.json", "index.tsx")] {
         let out = svc(
-            &["publish", "--registry", &base, "--manifest", manifest, "--bundle", bundle, "--allow-dirty"],
+            &[
+                "publish",
+                "--registry",
+                &base,
+                "--manifest",
+                manifest,
+                "--bundle",
+                bundle,
+                "--allow-dirty",
+            ],
             &home,
             &home,
         )
@@ -91,12 +106,18 @@ async fn publish_search_install_and_yank_through_the_cli_against_the_real_regist
         &svc(&["search", "--registry", &base, "--kind", "gadget"], &home, &home).await,
         "search",
     );
-    assert!(found.contains("@acme/charts") && !found.contains("@acme/board"), "{found}");
+    assert!(
+        found.contains("@acme/charts") && !found.contains("@acme/board"),
+        "{found}"
+    );
 
     let project = temp_dir("svc-e2e-project");
     std::fs::write(project.join("svc.json"), json!({ "registry": base }).to_string()).unwrap();
     for artifact in ["@acme/charts@1.0.0", "@acme/board@1.0.0"] {
-        succeeded(&svc(&["install", artifact, "--strict"], &home, &project).await, artifact);
+        succeeded(
+            &svc(&["install", artifact, "--strict"], &home, &project).await,
+            artifact,
+        );
     }
     let manifest: Value = serde_json::from_slice(&std::fs::read(project.join("svc.json")).unwrap()).unwrap();
     let installed = &manifest["app"]["gadgets"][0];

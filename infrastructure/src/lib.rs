@@ -6,6 +6,7 @@ pub mod blueprints;
 pub mod cli;
 pub mod connections;
 pub mod embed;
+pub mod event_bus;
 pub mod exposure;
 pub mod generation;
 pub mod hosted;

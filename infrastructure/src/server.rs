@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use poem::listener::{Acceptor, Listener, TcpListener};
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
-use svc_application::ports::agent::{AppRepository, EventBus};
+use sea_orm::{ConnectionTrait, DatabaseConnection};
+use svc_application::ports::agent::AppRepository;
 use svc_application::ports::auth::KeyStore;
 use svc_application::ports::pollable::PollableTool;
 use svc_application::ports::{Clock, Ids};
@@ -38,11 +38,10 @@ use svc_sql::oauth::{SeaOrmAuthorizationCodeRepository, SeaOrmOAuthClientReposit
 use svc_sql::operator::{
     SeaOrmConnectorKeyRepository, SeaOrmCouponRepository, SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmOrgRepository,
 };
-use svc_sql::{PgBusTasks, PgEventBus};
 
 use crate::connections::{ConnectionLimits, Draining};
+use crate::event_bus::{BusTasks, event_bus};
 use crate::exposure::is_loopback;
-use crate::in_process_bus::InProcessEventBus;
 use crate::keys_file::{KeysFile, LOCAL_OPERATOR};
 use crate::open_files::PatientAcceptor;
 use crate::settings::Settings;
@@ -266,64 +265,6 @@ pub struct Application {
     pub pair_code: Option<String>,
     /// The OAuth issuer, when OAuth is on.
     pub oauth_issuer: Option<String>,
-}
-
-/// The event bus's background tasks (a listener holds a pooled connection or a broker
-/// connection): stopped before the pool closes.
-pub enum BusTasks {
-    Postgres(PgBusTasks),
-    Nats(svc_events_nats::NatsBusTasks),
-}
-
-impl BusTasks {
-    async fn stop(self) {
-        match self {
-            Self::Postgres(tasks) => tasks.stop().await,
-            Self::Nats(tasks) => tasks.stop().await,
-        }
-    }
-}
-
-/// The event bus the settings ask for (see `live.bus` in config/default.toml).
-async fn event_bus(
-    settings: &Settings,
-    db: &DatabaseConnection,
-) -> Result<(Arc<dyn EventBus>, Option<BusTasks>), StartError> {
-    let local: Arc<dyn EventBus> = Arc::new(InProcessEventBus::default());
-    let on_postgres = db.get_database_backend() == DbBackend::Postgres;
-    let wanted = match settings.live.bus.as_str() {
-        "in-process" => None,
-        "postgres" if !on_postgres => {
-            return Err(StartError::Config(
-                "live.bus = \"postgres\" needs a PostgreSQL database".into(),
-            ));
-        }
-        "postgres" => Some("postgres"),
-        "nats" => Some("nats"),
-        "auto" => on_postgres.then_some("postgres"),
-        other => {
-            return Err(StartError::Config(format!(
-                "live.bus must be auto, in-process, postgres or nats, not `{other}`"
-            )));
-        }
-    };
-    let origin = uuid::Uuid::new_v4().to_string();
-    match wanted {
-        None => Ok((local, None)),
-        Some("nats") => {
-            let (bus, tasks) =
-                svc_events_nats::NatsEventBus::start(&settings.nats.url, &settings.nats.subject, local, origin)
-                    .await
-                    .map_err(|e| StartError::Config(format!("live.bus = \"nats\": {e}")))?;
-            Ok((Arc::new(bus), Some(BusTasks::Nats(tasks))))
-        }
-        Some(_) => {
-            let (bus, tasks) = PgEventBus::start(db, local, origin)
-                .await
-                .map_err(|e| StartError::Config(format!("cannot LISTEN on PostgreSQL: {e}")))?;
-            Ok((Arc::new(bus), Some(BusTasks::Postgres(tasks))))
-        }
-    }
 }
 
 /// Coupons over the database: redeemed on `/ops`, issued by `svc coupons issue`.

@@ -8,6 +8,8 @@ mod registry_support;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use registry_support::*;
+use std::path::Path;
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use svc_attest::{ed25519, payload};
@@ -782,7 +784,7 @@ async fn svc_registry_serve_listens_where_it_says() {
 /// not chain to the production root either) are both refused, and nothing is stored.
 #[tokio::test]
 async fn a_public_artifact_whose_sigstore_bundle_does_not_verify_is_refused() {
-    let registry = Registry::spawn_verifying("sigstore_verified", svc_tests::Backend::Sqlite)
+    let registry = Registry::spawn_verifying("sigstore_verified", svc_tests::Backend::Sqlite, Path::new(""))
         .await
         .expect("SQLite always runs");
     let globex = registry.mint("globex", false);
@@ -798,6 +800,47 @@ async fn a_public_artifact_whose_sigstore_bundle_does_not_verify_is_refused() {
         let (status, answer) = registry.post("/publish", Some(&globex), &body).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
         assert_eq!(answer["error"], "bad_signature", "{answer}");
+    }
+    let (status, _) = registry.get("/pkg/@globex/dates/2.0.0", None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "a refused publish stores nothing");
+}
+
+/// Against the staging trusted root (the fixtures' own) every fixture is refused at publish with
+/// its reason: three must-fail fixtures for their own defect, the rest because a registry payload
+/// (sha384 of the bundle, or the canonical manifest) is not the file they sign. (The CVE fixture's
+/// own defect, over its own file, is seen through `svc verify`, the same code, in registry_cli.rs.)
+#[tokio::test]
+async fn every_sigstore_fixture_is_refused_at_publish() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sigstore");
+    let registry = Registry::spawn_verifying(
+        "sigstore_fixtures",
+        svc_tests::Backend::Sqlite,
+        &fixtures.join("staging-trusted_root.json"),
+    )
+    .await
+    .expect("SQLite always runs");
+    let globex = registry.mint("globex", false);
+    const NOT_THIS_PAYLOAD: &str = "artifact mismatch: message digest in bundle does not match artifact hash";
+    let rows = [
+        ("bundle_cve_2022_36056.txt.sigstore", NOT_THIS_PAYLOAD),
+        ("bundle_no_log_entry.txt.sigstore", "must have an inclusion promise"),
+        ("bundle_invalid_version.txt.sigstore", "Invalid media type"),
+        ("bundle_v3_no_signed_time.txt.sigstore.json", "no verified timestamp"),
+        ("bundle.txt.sigstore", NOT_THIS_PAYLOAD),
+        ("bundle_v3.txt.sigstore", NOT_THIS_PAYLOAD),
+    ];
+    for (fixture, reason) in rows {
+        let mut body = sigstore_publish("@globex", "dates", "2.0.0", GADGET_JS);
+        let bundle = std::fs::read_to_string(fixtures.join(fixture)).expect("the Sigstore fixture");
+        body["signature"]["sigstoreBundle"] = serde_json::from_str(&bundle).unwrap();
+        let (status, answer) = registry.post("/publish", Some(&globex), &body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{fixture}: {answer}");
+        assert_eq!(answer["error"], "bad_signature", "{fixture}: {answer}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("the Sigstore bundle does not verify: ") && message.contains(reason),
+            "{fixture}: expected {reason:?} in {message}"
+        );
     }
     let (status, _) = registry.get("/pkg/@globex/dates/2.0.0", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "a refused publish stores nothing");

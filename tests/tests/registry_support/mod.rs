@@ -41,27 +41,29 @@ impl Registry {
     pub async fn spawn(test: &str, backend: Backend) -> Option<Self> {
         // No fixture can sign our payloads with a real Fulcio certificate, so the scenarios that
         // need public artifacts run the development mode; `spawn_verifying` runs the default.
-        Self::spawn_with(test, backend, true).await
+        Self::spawn_with(test, backend, |settings| settings.accept_unverified_sigstore = true).await
     }
 
-    /// A registry that verifies Sigstore bundles (the default settings).
-    pub async fn spawn_verifying(test: &str, backend: Backend) -> Option<Self> {
-        Self::spawn_with(test, backend, false).await
+    /// A registry that verifies Sigstore bundles against `trusted_root` (empty: the default
+    /// production root).
+    pub async fn spawn_verifying(test: &str, backend: Backend, trusted_root: &std::path::Path) -> Option<Self> {
+        let root = trusted_root.to_path_buf();
+        Self::spawn_with(test, backend, move |settings| settings.sigstore_trusted_root = root).await
     }
 
-    async fn spawn_with(test: &str, backend: Backend, accept_unverified_sigstore: bool) -> Option<Self> {
+    async fn spawn_with(test: &str, backend: Backend, adjust: impl FnOnce(&mut RegistrySettings)) -> Option<Self> {
         let data_dir = std::env::temp_dir().join(format!("svc-registry-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&data_dir).unwrap();
         let database = ScratchDatabase::create(test, backend, &data_dir).await?;
-        let settings = RegistrySettings {
+        let mut settings = RegistrySettings {
             host: "127.0.0.1".into(),
             port: 0,
             data_dir: data_dir.clone(),
             database_url: database.url.clone(),
             public_base_url: String::new(),
-            accept_unverified_sigstore,
             ..RegistrySettings::default()
         };
+        adjust(&mut settings);
         let app = RegistryApplication::build(&settings)
             .await
             .expect("the registry starts");

@@ -127,6 +127,12 @@ async fn publish_search_install_and_yank_through_the_cli_against_the_real_regist
         )
         .await;
         succeeded(&out, &format!("publish {manifest}"));
+        // Piped, the upload draws no progress bar.
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "",
+            "publish {manifest}: stderr when piped"
+        );
     }
 
     let found = succeeded(
@@ -180,31 +186,47 @@ async fn publish_search_install_and_yank_through_the_cli_against_the_real_regist
     assert_eq!(std::fs::read(fresh.join("svc.json")).unwrap(), before);
 }
 
-/// On a terminal the download draws its bar: the install runs under a pseudo-terminal (util-linux
-/// `script`), which records everything the terminal received.
+/// On a terminal the upload of `svc publish` and the download of `svc install` draw their bars:
+/// each runs under a pseudo-terminal (util-linux `script`), which records what the terminal got.
 async fn progress_is_drawn_on_a_terminal(home: &Path, base: &str) {
     if !Path::new("/usr/bin/script").exists() {
         println!("skipped: the terminal progress check (util-linux `script` is not installed)");
         return;
     }
+    std::fs::write(home.join("charts-1.0.1.json"), charts("1.0.1", "private").to_string()).unwrap();
+    std::fs::write(home.join("charts-1.0.1.js"), GADGET_JS).unwrap();
+    let publish = format!(
+        "{BINARY} publish --registry {base} --manifest charts-1.0.1.json --bundle charts-1.0.1.js --allow-dirty"
+    );
+    let terminal = on_terminal(&publish, home, home).await;
+    assert!(
+        terminal.contains("sending to /publish"),
+        "the terminal shows the upload's progress: {terminal:?}"
+    );
     let project = temp_dir("svc-e2e-terminal");
     std::fs::write(project.join("svc.json"), json!({ "registry": base }).to_string()).unwrap();
-    let command = format!("{BINARY} install @acme/charts@1.0.0 --strict");
+    let install = format!("{BINARY} install @acme/charts@1.0.1 --strict");
+    let terminal = on_terminal(&install, home, &project).await;
+    assert!(
+        terminal.contains("fetching "),
+        "the terminal shows the download's progress: {terminal:?}"
+    );
+}
+
+/// What a terminal showed while `command` ran in `cwd` (it must succeed).
+async fn on_terminal(command: &str, home: &Path, cwd: &Path) -> String {
     let out = tokio::process::Command::new("/usr/bin/script")
-        .args(["--quiet", "--return", "--command", &command, "/dev/null"])
-        .current_dir(&project)
+        .args(["--quiet", "--return", "--command", command, "/dev/null"])
+        .current_dir(cwd)
         .env("XDG_CONFIG_HOME", home)
         .env_remove("SVC_REGISTRY_URL")
         .env_remove("SVC_REGISTRY_TOKEN")
         .output()
         .await
         .unwrap();
-    let terminal = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "install on a terminal: {terminal}");
-    assert!(
-        terminal.contains("fetching "),
-        "the terminal shows the download's progress: {terminal:?}"
-    );
+    let terminal = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{command} on a terminal: {terminal}");
+    terminal
 }
 
 /// `svc publish` of `manifest` with `bundle` from `home` (the publisher's config and files).

@@ -9,15 +9,13 @@
 // Env:   SVC_CHROMIUM=/path/to/chromium (default /usr/bin/chromium; never downloads a browser)
 // Exits non-zero with a message naming the failed step; screenshots go to ./artifacts/.
 
-import { createServer } from 'node:http';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS, StepFailure, WAIT_MS, check, same, waitFor } from './steps.mjs';
-import { frameDocument } from './host-policy.js';
+import { startHostServer as startSharedHostServer } from './host-server.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -89,54 +87,14 @@ async function readResource(client, uri) {
 // ---------- the host page's server ----------
 
 async function startHostServer() {
-  const hostHtml = await readFile(path.join(HERE, 'host.html'), 'utf8');
-  const bundled = await build({
-    stdin: {
-      contents: "export { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';",
-      resolveDir: HERE,
-      loader: 'js',
-    },
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    write: false,
-    logLevel: 'silent',
-  });
-  const appBridgeJs = bundled.outputFiles[0].text;
   const badgeJs = await readFile(path.join(HERE, 'gadgets', 'badge.js'), 'utf8');
   // Bytes that differ from the ones the manifest's bundleSri was computed over.
-  const gadgetFiles = {
+  const files = {
     '/gadgets/badge.js': ['text/javascript', badgeJs],
     '/gadgets/badge-tampered.js': ['text/javascript', badgeJs.replace('badge: ', 'tampered: ')],
     '/gadgets/badge.css': ['text/css', await readFile(path.join(HERE, 'gadgets', 'badge.css'), 'utf8')],
   };
-  const hostPolicyJs = await readFile(path.join(HERE, 'host-policy.js'), 'utf8');
-  const frames = new Map();
-  const server = createServer((req, res) => {
-    const url = new URL(req.url, 'http://host');
-    if (url.pathname === '/host.html') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(hostHtml);
-    } else if (url.pathname === '/vendor/host-policy.js') {
-      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(hostPolicyJs);
-    } else if (url.pathname.startsWith('/frame/') && frames.has(url.pathname.slice('/frame/'.length))) {
-      const { html, csp } = frames.get(url.pathname.slice('/frame/'.length));
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(frameDocument(html, csp));
-    } else if (url.pathname === '/vendor/app-bridge.js') {
-      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(appBridgeJs);
-    } else if (Object.hasOwn(gadgetFiles, url.pathname)) {
-      // A CDN's answer: the sandboxed card's origin is opaque, so the bundle needs CORS `*`.
-      const [type, body] = gadgetFiles[url.pathname];
-      res.writeHead(200, { 'content-type': `${type}; charset=utf-8`, 'access-control-allow-origin': '*' }).end(body);
-    } else {
-      res.writeHead(404).end('not found');
-    }
-  });
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(HOST_PORT, '127.0.0.1', resolve);
-  });
-  const origin = `http://127.0.0.1:${server.address().port}`;
-  return { origin, frames, close: () => new Promise((resolve) => server.close(resolve)) };
+  return startSharedHostServer({ port: HOST_PORT, files });
 }
 
 // ---------- the browser ----------

@@ -23,6 +23,17 @@ impl ServerProcess {
         Self::spawn(Command::new(binary).stderr(Stdio::null()), data_dir, port, extra)
     }
 
+    /// Like [`ServerProcess::start`] in the working directory `cwd` (where `svc serve` finds the
+    /// project's `svc.json` without `--manifest`).
+    pub fn start_in(binary: &str, cwd: &Path, data_dir: &Path, extra: &[&str]) -> Self {
+        Self::spawn(
+            Command::new(binary).current_dir(cwd).stderr(Stdio::null()),
+            data_dir,
+            0,
+            extra,
+        )
+    }
+
     /// Like [`ServerProcess::start`] with `RUST_LOG=<filter>`, the log (stderr) written to `log`.
     pub fn start_logging(binary: &str, data_dir: &Path, extra: &[&str], filter: &str, log: &Path) -> Self {
         let file = std::fs::File::create(log).expect("log file");

@@ -245,8 +245,16 @@ async fn fake_registry() -> (String, Arc<Fake>) {
 const GADGET_JS: &str = "export function useChart() { return 1; }";
 const CARD_TSX: &str = "export default function Card() { return <div>card</div>; }";
 
-/// Serves `@acme/<name>@1.0.0` signed by `key`, as GET /pkg and GET /bundles answer it.
-fn publish_in_fake(fake: &Fake, base: &str, key: &ed25519::AuthorSigningKey, kind: &str, name: &str, bytes: &[u8]) {
+/// Serves `@acme/<name>@1.0.0` signed by `key`, as GET /pkg and GET /bundles answer it; returns
+/// the version body served.
+fn publish_in_fake(
+    fake: &Fake,
+    base: &str,
+    key: &ed25519::AuthorSigningKey,
+    kind: &str,
+    name: &str,
+    bytes: &[u8],
+) -> Value {
     let public = key.verifying_key();
     let mut manifest = json!({
         "kind": kind, "scope": "@acme", "name": name, "version": "1.0.0", "visibility": "private",
@@ -269,6 +277,7 @@ fn publish_in_fake(fake: &Fake, base: &str, key: &ed25519::AuthorSigningKey, kin
     });
     fake.answer(&format!("GET /pkg/@acme/{name}/1.0.0"), 200, version.to_string());
     fake.answer(&format!("GET {bundle_path}"), 200, bytes.to_vec());
+    version
 }
 
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -550,4 +559,51 @@ async fn publish_refuses_a_dirty_work_tree_unless_allowed() {
     allowed.push("--allow-dirty");
     let out = svc(&allowed, &dir, &dir).await;
     assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// The second leg as a user meets it: a registry whose pinned key is not the one the signature
+/// names exits 1 naming both ids; a version with no pinned key installs with a warning, and
+/// `--strict` refuses it. Nothing is written on a refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_key_id_exits_1_and_an_unpinned_key_warns_unless_strict() {
+    let (base, fake) = fake_registry().await;
+    let (key, other) = (ed25519::generate(), ed25519::generate());
+    let mut swapped = publish_in_fake(&fake, &base, &key, "gadget", "swapped", GADGET_JS.as_bytes());
+    swapped["authorPublicKey"] = json!(ed25519::encode_public_key(&other.verifying_key()));
+    fake.answer("GET /pkg/@acme/swapped/1.0.0", 200, swapped.to_string());
+    let mut unpinned = publish_in_fake(&fake, &base, &key, "gadget", "unpinned", GADGET_JS.as_bytes());
+    unpinned.as_object_mut().unwrap().remove("authorPublicKey");
+    fake.answer("GET /pkg/@acme/unpinned/1.0.0", 200, unpinned.to_string());
+    let project = temp_dir("svc-install-keys");
+    std::fs::write(project.join("svc.json"), json!({ "registry": base }).to_string()).unwrap();
+    let before = snapshot(&project);
+
+    let out = svc(&["install", "@acme/swapped@1.0.0"], &project, &project).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim(),
+        format!(
+            "svc: @acme/swapped@1.0.0 did not verify: the pinned public key derives key id {}, but the signature names {}",
+            ed25519::public_key_id(&other.verifying_key()),
+            ed25519::public_key_id(&key.verifying_key())
+        )
+    );
+    assert_eq!(snapshot(&project), before);
+
+    let out = svc(&["install", "@acme/unpinned@1.0.0", "--strict"], &project, &project).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim(),
+        "svc: @acme/unpinned@1.0.0 did not verify: the registry pinned no author public key for this version (refused by --strict)"
+    );
+    assert_eq!(snapshot(&project), before);
+
+    let out = svc(&["install", "@acme/unpinned@1.0.0"], &project, &project).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim(),
+        "svc: warning: the registry pinned no author key for @acme/unpinned@1.0.0; its signature was not checked (--strict refuses this)"
+    );
+    let svc_json: Value = serde_json::from_slice(&std::fs::read(project.join("svc.json")).unwrap()).unwrap();
+    assert_eq!(svc_json["app"]["gadgets"][0]["package"], "@acme/unpinned");
 }

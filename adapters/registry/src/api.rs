@@ -179,7 +179,10 @@ impl RegistryApi {
             required_caller(req, &state).await?;
             let body = read_body(body)?;
             let bundle = body.bundle.as_deref().map(|b| decode("bundle", b)).transpose()?;
-            let failures = state.service.check_conformance(&body.manifest, bundle.as_deref()).await;
+            let failures = state
+                .service
+                .check_conformance(&body.manifest, bundle.as_deref())
+                .await?;
             let answer = ConformanceBody {
                 ok: failures.is_empty(),
                 failures: (!failures.is_empty()).then(|| failures.iter().map(failure_body).collect()),

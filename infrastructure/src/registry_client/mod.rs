@@ -4,6 +4,7 @@
 mod progress;
 pub mod wire;
 
+use futures_util::StreamExt as _;
 use reqwest::{Method, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -13,6 +14,9 @@ use wire::{
     AuthorKey, ConformanceReport, ErrorBody, PackageVersion, PublishRequest, Published, SearchQuery, SearchResults,
     VersionListing, WhoAmI,
 };
+
+/// The piece of a publish body sent between two progress updates.
+const UPLOAD_CHUNK: usize = 64 * 1024;
 
 /// Why a registry call failed.
 #[derive(Debug, thiserror::Error)]
@@ -81,9 +85,26 @@ impl RegistryClient {
         self.call(Method::POST, &["author-keys"], Some(&body), &[]).await
     }
 
-    /// `POST /publish`.
+    /// `POST /publish`: the body (up to 8 MiB with the bundle) is sent with a progress bar on a
+    /// terminal.
     pub async fn publish(&self, request: &PublishRequest) -> Result<Published, RegistryError> {
-        self.call(Method::POST, &["publish"], Some(request), &[]).await
+        let bytes = serde_json::to_vec(request).expect("a publish request serialises");
+        let url = self.url(&["publish"], &[]);
+        let bar = progress::upload(bytes.len() as u64, &url);
+        let chunks: Vec<Vec<u8>> = bytes.chunks(UPLOAD_CHUNK).map(<[u8]>::to_vec).collect();
+        let sent = bar.clone();
+        let body = futures_util::stream::iter(chunks).map(move |chunk| {
+            sent.inc(chunk.len() as u64);
+            Ok::<_, std::io::Error>(chunk)
+        });
+        let request = self
+            .authorised(self.http.post(url.clone()))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::CONTENT_LENGTH, bytes.len())
+            .body(reqwest::Body::wrap_stream(body));
+        let answer = answer(request, &url).await;
+        bar.finish_and_clear();
+        answer
     }
 
     /// `GET /search` with the filters that are set.
@@ -184,28 +205,37 @@ impl RegistryClient {
         query: &[(&str, &str)],
     ) -> Result<T, RegistryError> {
         let url = self.url(segments, query);
-        let mut request = self.http.request(method, url.clone());
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
-        }
+        let mut request = self.authorised(self.http.request(method, url.clone()));
         if let Some(body) = body {
             request = request.json(body);
         }
-        let transport = |e: reqwest::Error| RegistryError::Transport {
-            url: url.to_string(),
-            reason: e.to_string(),
-        };
-        let response = request.send().await.map_err(transport)?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(transport)?;
-        if !status.is_success() {
-            return Err(error_from(status, &bytes));
-        }
-        serde_json::from_slice(&bytes).map_err(|_| RegistryError::Unexpected {
-            status: status.as_u16(),
-            snippet: snippet(&bytes),
-        })
+        answer(request, &url).await
     }
+
+    fn authorised(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+}
+
+/// Sends `request` and reads its JSON answer, or the registry's error.
+async fn answer<T: DeserializeOwned>(request: reqwest::RequestBuilder, url: &Url) -> Result<T, RegistryError> {
+    let transport = |e: reqwest::Error| RegistryError::Transport {
+        url: url.to_string(),
+        reason: e.to_string(),
+    };
+    let response = request.send().await.map_err(transport)?;
+    let status = response.status();
+    let bytes = response.bytes().await.map_err(transport)?;
+    if !status.is_success() {
+        return Err(error_from(status, &bytes));
+    }
+    serde_json::from_slice(&bytes).map_err(|_| RegistryError::Unexpected {
+        status: status.as_u16(),
+        snippet: snippet(&bytes),
+    })
 }
 
 fn error_from(status: StatusCode, bytes: &[u8]) -> RegistryError {

@@ -1,8 +1,18 @@
-//! Progress of a long transfer: a bar on a terminal, nothing when stderr is piped (indicatif
-//! draws only to a terminal).
+//! Progress of a long transfer (a publish upload, a bundle download): a bar on a terminal, nothing
+//! when stderr is piped (indicatif draws only to a terminal).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use reqwest::Url;
+
+/// An upload bar for a body of `length` bytes sent to `url`.
+pub fn upload(length: u64, url: &Url) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(length), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(format!("sending to {}", url.path()));
+    bar
+}
 
 /// A download bar for `url`, sized when the length is known.
 pub fn download(length: Option<u64>, url: &Url) -> ProgressBar {

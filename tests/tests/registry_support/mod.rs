@@ -1,5 +1,5 @@
-//! A registry server on a free port (`svc::registry_server::RegistryApplication`), on SQLite or
-//! PostgreSQL, with tokens minted and versions yanked through the real `svc registry` CLI, and
+//! A registry server on a free port (`svc::registry_server::RegistryApplication`), on SQLite,
+//! PostgreSQL or MariaDB, with tokens minted and versions yanked through the real `svc registry` CLI, and
 //! helpers that sign and publish the way a publisher's client does (docs/registry.md).
 
 use std::path::PathBuf;
@@ -7,12 +7,12 @@ use std::process::Command;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use ed25519_dalek::{Signer, SigningKey};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256, Sha384};
 use svc::registry_server::RegistryApplication;
 use svc::settings::RegistrySettings;
+use svc_attest::ed25519::{self, AuthorSigningKey};
+use svc_attest::payload;
 use svc_tests::{Backend, ScratchDatabase};
 use tokio::sync::oneshot;
 
@@ -37,31 +37,33 @@ impl Drop for Registry {
 }
 
 impl Registry {
-    /// `None` (the test is skipped) for PostgreSQL without `SVC_TEST_DATABASE_URL`.
+    /// `None` (the test is skipped) for a server backend whose `SVC_TEST_*_URL` is unset.
     pub async fn spawn(test: &str, backend: Backend) -> Option<Self> {
         // No fixture can sign our payloads with a real Fulcio certificate, so the scenarios that
         // need public artifacts run the development mode; `spawn_verifying` runs the default.
-        Self::spawn_with(test, backend, true).await
+        Self::spawn_with(test, backend, |settings| settings.accept_unverified_sigstore = true).await
     }
 
-    /// A registry that verifies Sigstore bundles (the default settings).
-    pub async fn spawn_verifying(test: &str, backend: Backend) -> Option<Self> {
-        Self::spawn_with(test, backend, false).await
+    /// A registry that verifies Sigstore bundles against `trusted_root` (empty: the default
+    /// production root).
+    pub async fn spawn_verifying(test: &str, backend: Backend, trusted_root: &std::path::Path) -> Option<Self> {
+        let root = trusted_root.to_path_buf();
+        Self::spawn_with(test, backend, move |settings| settings.sigstore_trusted_root = root).await
     }
 
-    async fn spawn_with(test: &str, backend: Backend, accept_unverified_sigstore: bool) -> Option<Self> {
+    async fn spawn_with(test: &str, backend: Backend, adjust: impl FnOnce(&mut RegistrySettings)) -> Option<Self> {
         let data_dir = std::env::temp_dir().join(format!("svc-registry-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&data_dir).unwrap();
         let database = ScratchDatabase::create(test, backend, &data_dir).await?;
-        let settings = RegistrySettings {
+        let mut settings = RegistrySettings {
             host: "127.0.0.1".into(),
             port: 0,
             data_dir: data_dir.clone(),
             database_url: database.url.clone(),
             public_base_url: String::new(),
-            accept_unverified_sigstore,
             ..RegistrySettings::default()
         };
+        adjust(&mut settings);
         let app = RegistryApplication::build(&settings)
             .await
             .expect("the registry starts");
@@ -96,6 +98,16 @@ impl Registry {
             String::from_utf8_lossy(&output.stdout).into_owned(),
             String::from_utf8_lossy(&output.stderr).into_owned(),
         )
+    }
+
+    /// The file where the registry stores the gadget bundle served at `bundle_url`
+    /// (`<data-dir>/bundles/sha384/<hex>.js`), for tests that tamper with the storage.
+    #[allow(dead_code)] // registry_end_to_end.rs only
+    pub fn stored_gadget_bundle(&self, bundle_url: &str) -> PathBuf {
+        let hex = bundle_url.rsplit('/').next().expect("a bundle URL");
+        let file = self.data_dir.join("bundles/sha384").join(format!("{hex}.js"));
+        assert!(file.is_file(), "the registry stores {bundle_url} at {}", file.display());
+        file
     }
 
     /// A token minted by `svc registry token mint` (the last line of its stdout).
@@ -143,30 +155,32 @@ impl Registry {
     }
 }
 
-/// A publisher's Ed25519 signing key.
-pub struct Author(SigningKey);
+/// A publisher's Ed25519 signing key. Key ids, signatures and digests come from `svc_attest`,
+/// the code `svc publish` signs with, so the tests and the product cannot drift apart.
+pub struct Author(AuthorSigningKey);
 
 impl Author {
     pub fn new(seed: u8) -> Self {
-        Self(SigningKey::from_bytes(&[seed; 32]))
+        Self(AuthorSigningKey::from_bytes(&[seed; 32]))
     }
 
     pub fn public_key(&self) -> String {
-        STANDARD.encode(self.0.verifying_key().to_bytes())
+        ed25519::encode_public_key(&self.0.verifying_key())
     }
 
     /// First 16 characters of base64(sha256(public key)).
     pub fn key_id(&self) -> String {
-        STANDARD.encode(Sha256::digest(self.0.verifying_key().to_bytes()))[..16].to_owned()
+        ed25519::public_key_id(&self.0.verifying_key())
     }
 
     pub fn sign(&self, payload: &[u8]) -> String {
-        STANDARD.encode(self.0.sign(payload).to_bytes())
+        ed25519::sign(&self.0, payload)
     }
 }
 
+/// `sha384-<base64>`: a payload's `bundleSha384` and `bundleSri`.
 pub fn sri(bytes: &[u8]) -> String {
-    format!("sha384-{}", STANDARD.encode(Sha384::digest(bytes)))
+    payload::bundle_sha384(bytes)
 }
 
 pub const GADGET_JS: &str = "export function useSparkline(values) { return values.length; }\n\
@@ -207,13 +221,10 @@ pub fn blueprint_manifest(scope: &str, name: &str, version: &str, author: &Autho
 }
 
 /// The publish body a client sends: Ed25519 over sha384(bundle) for a gadget, over the RFC 8785
-/// canonical manifest for a blueprint.
+/// canonical manifest for a blueprint (`svc_attest::payload::signed_payload`, as `svc publish`).
 pub fn signed_publish(manifest: &Value, bundle: &str, author: &Author) -> Value {
-    let payload = if manifest["kind"] == "gadget" {
-        Sha384::digest(bundle.as_bytes()).to_vec()
-    } else {
-        serde_json_canonicalizer::to_vec(manifest).unwrap()
-    };
+    let kind = manifest["kind"].as_str().expect("a manifest kind");
+    let payload = payload::signed_payload(kind, manifest, bundle.as_bytes()).expect("a payload");
     json!({
         "manifest": manifest,
         "bundle": STANDARD.encode(bundle),
@@ -243,26 +254,31 @@ pub fn sigstore_publish(scope: &str, name: &str, version: &str, bundle: &str) ->
     })
 }
 
-/// Runs a scenario on SQLite and on PostgreSQL.
+/// Runs a scenario on SQLite, PostgreSQL and MariaDB (a server backend without its
+/// `SVC_TEST_*_URL` is skipped, unless `SVC_REQUIRE_MARIADB=1` asks for MariaDB).
 #[macro_export]
-macro_rules! on_both_backends {
+macro_rules! on_every_registry_backend {
     ($($scenario:ident),+ $(,)?) => {
         $(
             mod $scenario {
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn sqlite() {
-                    if let Some(registry) = super::registry_support::Registry::spawn(stringify!($scenario), svc_tests::Backend::Sqlite).await {
-                        super::$scenario(registry).await;
-                    }
-                }
-
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn postgres() {
-                    if let Some(registry) = super::registry_support::Registry::spawn(stringify!($scenario), svc_tests::Backend::Postgres).await {
-                        super::$scenario(registry).await;
-                    }
-                }
+                $crate::registry_backend_variant!(sqlite, Sqlite, $scenario);
+                $crate::registry_backend_variant!(postgres, Postgres, $scenario);
+                $crate::registry_backend_variant!(mariadb, Mariadb, $scenario);
             }
         )+
+    };
+}
+
+/// One backend's test of [`on_every_registry_backend!`].
+#[macro_export]
+macro_rules! registry_backend_variant {
+    ($test:ident, $backend:ident, $scenario:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $test() {
+            let backend = svc_tests::Backend::$backend;
+            if let Some(registry) = super::registry_support::Registry::spawn(stringify!($scenario), backend).await {
+                super::$scenario(registry).await;
+            }
+        }
     };
 }

@@ -7,17 +7,22 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use svc_domain::artifact::{ArtifactManifest, GateFailure, ManifestBody, ManifestError, compare_exports};
 
+use super::blueprint_gadgets;
+use crate::ports::RepositoryError;
 use crate::ports::generation::{CompileFailure, Compiler, RenderCheck, RenderCheckFailure, RenderCheckInput};
-use crate::ports::registry::ModuleInspector;
+use crate::ports::registry::{ArtifactRepository, ModuleInspector};
+use svc_domain::gadgets::GadgetDescriptor;
 
-/// The packages a blueprint may import beside React: the standard gadget package.
-const BLUEPRINT_PACKAGES: &[&str] = &["@svc/gadgets"];
+/// The package every blueprint may import beside React and its contract's gadget packages.
+const STANDARD_PACKAGE: &str = "@svc/gadgets";
 
 #[derive(Clone)]
 pub struct ConformanceGate {
     modules: Arc<dyn ModuleInspector>,
     compiler: Arc<dyn Compiler>,
     render_check: Arc<dyn RenderCheck>,
+    /// Where a blueprint's `clientCapabilities.gadgets` packages are looked up.
+    artifacts: Arc<dyn ArtifactRepository>,
 }
 
 impl ConformanceGate {
@@ -25,50 +30,69 @@ impl ConformanceGate {
         modules: Arc<dyn ModuleInspector>,
         compiler: Arc<dyn Compiler>,
         render_check: Arc<dyn RenderCheck>,
+        artifacts: Arc<dyn ArtifactRepository>,
     ) -> Self {
         Self {
             modules,
             compiler,
             render_check,
+            artifacts,
         }
     }
 
     /// The whole gate over a raw manifest: version and schema first, then the bundle.
-    pub async fn check(&self, manifest: &Value, bundle: Option<&[u8]>) -> Vec<GateFailure> {
+    pub async fn check(&self, manifest: &Value, bundle: Option<&[u8]>) -> Result<Vec<GateFailure>, RepositoryError> {
         match ArtifactManifest::parse(manifest) {
             Ok(manifest) => self.check_bundle(&manifest, bundle).await,
-            Err(ManifestError::Schema(failures)) => failures,
-            Err(ManifestError::Version(error)) => vec![GateFailure::new(
+            Err(ManifestError::Schema(failures)) => Ok(failures),
+            Err(ManifestError::Version(error)) => Ok(vec![GateFailure::new(
                 "version_format",
                 "/manifest/version",
                 error.to_string(),
-            )],
+            )]),
         }
     }
 
     /// The bundle rules for a manifest that passed its schema. Compiling and rendering are CPU
     /// work: they run on the blocking pool.
-    pub async fn check_bundle(&self, manifest: &ArtifactManifest, bundle: Option<&[u8]>) -> Vec<GateFailure> {
+    pub async fn check_bundle(
+        &self,
+        manifest: &ArtifactManifest,
+        bundle: Option<&[u8]>,
+    ) -> Result<Vec<GateFailure>, RepositoryError> {
         let Some(bundle) = bundle else {
-            return vec![GateFailure::new("bundle_required", "/bundle", "a bundle is required")];
+            return Ok(vec![GateFailure::new(
+                "bundle_required",
+                "/bundle",
+                "a bundle is required",
+            )]);
         };
         let Ok(source) = std::str::from_utf8(bundle) else {
             let rule = match manifest.body {
                 ManifestBody::Gadget { .. } => "gadget_module",
                 ManifestBody::Blueprint { .. } => "blueprint_compiles",
             };
-            return vec![GateFailure::new(rule, "/bundle", "the bundle is not UTF-8 text")];
+            return Ok(vec![GateFailure::new(rule, "/bundle", "the bundle is not UTF-8 text")]);
+        };
+        let gadgets = match &manifest.body {
+            ManifestBody::Blueprint { contract, .. } => {
+                match blueprint_gadgets::resolve(self.artifacts.as_ref(), contract).await? {
+                    Ok(gadgets) => gadgets,
+                    Err(failures) => return Ok(failures),
+                }
+            }
+            ManifestBody::Gadget { .. } => Vec::new(),
         };
         let source = source.to_owned();
         let gate = self.clone();
         let body = manifest.body.clone();
-        tokio::task::spawn_blocking(move || match body {
+        Ok(tokio::task::spawn_blocking(move || match body {
             ManifestBody::Gadget { hooks } => gate.check_gadget(&source, &hooks),
             ManifestBody::Blueprint {
                 contract,
                 fixture_props,
                 ..
-            } => gate.check_blueprint(&source, &contract, fixture_props.as_ref()),
+            } => gate.check_blueprint(&source, &contract, fixture_props.as_ref(), &gadgets),
         })
         .await
         .unwrap_or_else(|error| {
@@ -77,7 +101,7 @@ impl ConformanceGate {
                 "/bundle",
                 format!("the check could not run: {error}"),
             )]
-        })
+        }))
     }
 
     fn check_gadget(&self, source: &str, hooks: &[String]) -> Vec<GateFailure> {
@@ -96,8 +120,16 @@ impl ConformanceGate {
         compare_exports(hooks, &shape.exports)
     }
 
-    fn check_blueprint(&self, source: &str, contract: &Value, fixture_props: Option<&Value>) -> Vec<GateFailure> {
-        let packages: Vec<String> = BLUEPRINT_PACKAGES.iter().map(|p| (*p).to_owned()).collect();
+    fn check_blueprint(
+        &self,
+        source: &str,
+        contract: &Value,
+        fixture_props: Option<&Value>,
+        gadgets: &[GadgetDescriptor],
+    ) -> Vec<GateFailure> {
+        let packages: Vec<String> = std::iter::once(STANDARD_PACKAGE.to_owned())
+            .chain(gadgets.iter().map(|g| g.package.clone()))
+            .collect();
         let module = match self.compiler.compile(source, &packages) {
             Ok(module) => module,
             Err(failure) => return vec![GateFailure::new("blueprint_compiles", "/bundle", findings(&failure))],
@@ -107,7 +139,7 @@ impl ConformanceGate {
             code: &module.code,
             props: fixture_props.unwrap_or(&empty),
             contract,
-            gadgets: &[],
+            gadgets,
             theme_id: None,
         };
         match self.render_check.render(&input) {

@@ -2,6 +2,7 @@
 //! keys, publishing through the conformance gate and the signature checks, reads with the
 //! visibility and yank rules, search, and yanking.
 
+mod blueprint_gadgets;
 mod conformance;
 mod credentials;
 mod error;
@@ -54,6 +55,7 @@ impl RegistryService {
             ports.modules.clone(),
             ports.compiler.clone(),
             ports.render_check.clone(),
+            ports.artifacts.clone(),
         );
         Self { ports, gate }
     }
@@ -65,7 +67,7 @@ impl RegistryService {
         &self,
         manifest: &serde_json::Value,
         bundle: Option<&[u8]>,
-    ) -> Vec<svc_domain::artifact::GateFailure> {
-        self.gate.check(manifest, bundle).await
+    ) -> Result<Vec<svc_domain::artifact::GateFailure>, RegistryError> {
+        Ok(self.gate.check(manifest, bundle).await?)
     }
 }

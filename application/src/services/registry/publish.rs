@@ -68,7 +68,7 @@ impl RegistryService {
         if self.ports.artifacts.get(&manifest.identity).await?.is_some() {
             return Err(RegistryError::VersionExists(manifest.identity.to_string()));
         }
-        let failures = self.gate.check_bundle(&manifest, Some(bundle)).await;
+        let failures = self.gate.check_bundle(&manifest, Some(bundle)).await?;
         if !failures.is_empty() {
             return Err(RegistryError::ConformanceFailed(failures));
         }

@@ -24,6 +24,8 @@ mod proxy_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use federation_support::configure_app;
@@ -481,33 +483,42 @@ async fn the_hosted_story_runs_end_to_end_on_two_replicas_behind_nginx() {
         .as_str()
         .unwrap()
         .to_owned();
-    let direct = reqwest::Client::new();
     let (a, b) = (plan.replica_base(0), plan.replica_base(1));
-    for n in 0..3 {
-        let action = json!({ "sessionId": session, "type": "data:submit", "payload": { "action": "approve", "data": { "n": n } }, "clientSeq": n });
-        let answer: Value = direct
-            .post(format!("{a}/_svc/poll/{session}?token={ws_token}"))
-            .json(&json!({ "type": "action", "payload": action }))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        assert_eq!(answer["frames"][0]["payload"]["event"], "action_stored", "{answer}");
-        let emitted = ok(
-            &direct,
-            &a,
-            "/mcp",
-            &caller.token,
-            "svc_emit",
-            json!({ "sessionId": session, "channel": "log", "payload": n }),
-        )
-        .await;
-        assert_eq!(emitted["accepted"], true, "{emitted}");
+    let (session_a, token_a, bearer_a) = (session.clone(), ws_token.clone(), caller.token.clone());
+    let rounds = Arc::new(AtomicUsize::new(0));
+    // A card and an agent keep talking to A while it is stopped: each action and emit A
+    // acknowledged is recorded, the first refused one ends the run.
+    let load = tokio::spawn({
+        let rounds = rounds.clone();
+        async move {
+            let (mut actions, mut emits) = (Vec::new(), Vec::new());
+            for n in 0..200i64 {
+                if !action_on(&a, &session_a, &token_a, n).await {
+                    break;
+                }
+                actions.push(n);
+                if !emit_on(&a, &session_a, &bearer_a, n).await {
+                    break;
+                }
+                emits.push(n);
+                rounds.fetch_add(1, Ordering::SeqCst);
+            }
+            (actions, emits)
+        }
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while rounds.load(Ordering::SeqCst) < 3 {
+        assert!(std::time::Instant::now() < deadline, "A acknowledged nothing in 30 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(first.terminate().success(), "A stops cleanly on SIGTERM");
+    let (acknowledged_actions, acknowledged_emits) = load.await.unwrap();
+    assert!(
+        acknowledged_emits.len() >= 3,
+        "A acknowledged some before it stopped: {acknowledged_actions:?} {acknowledged_emits:?}"
+    );
 
+    let direct = reqwest::Client::new();
     let consumed = ok(
         &direct,
         &b,
@@ -517,13 +528,13 @@ async fn the_hosted_story_runs_end_to_end_on_two_replicas_behind_nginx() {
         json!({ "sessionId": session, "timeout": 5 }),
     )
     .await;
-    let actions: Vec<&Value> = consumed["events"]
+    let actions: Vec<i64> = consumed["events"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| &e["actionData"]["n"])
+        .map(|e| e["actionData"]["n"].as_i64().unwrap())
         .collect();
-    assert_eq!(actions, [&json!(0), &json!(1), &json!(2)], "{consumed}");
+    assert_each_once(&acknowledged_actions, &actions, "action");
     let polled: Value = direct
         .get(format!("{b}/_svc/poll/{session}?token={ws_token}&fromSeq=0&wait=0"))
         .send()
@@ -532,14 +543,14 @@ async fn the_hosted_story_runs_end_to_end_on_two_replicas_behind_nginx() {
         .json()
         .await
         .unwrap();
-    let emits: Vec<&Value> = polled["frames"]
+    let emits: Vec<i64> = polled["frames"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|f| f["type"] == "data" && f["payload"]["channel"] == "log")
-        .map(|f| &f["payload"]["payload"])
+        .map(|f| f["payload"]["payload"].as_i64().unwrap())
         .collect();
-    assert_eq!(emits, [&json!(0), &json!(1), &json!(2)], "the emits A acknowledged");
+    assert_each_once(&acknowledged_emits, &emits, "emit");
     // The proxy goes on serving from the survivor.
     ok(
         &caller.client,
@@ -552,6 +563,48 @@ async fn the_hosted_story_runs_end_to_end_on_two_replicas_behind_nginx() {
     .await;
     drop((_nginx, second));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A card's action `{ n }` posted on `base`'s polling door; whether it was stored (acknowledged).
+async fn action_on(base: &str, session: &str, ws_token: &str, n: i64) -> bool {
+    let action = json!({ "sessionId": session, "type": "data:submit", "payload": { "action": "approve", "data": { "n": n } }, "clientSeq": n });
+    let Ok(answer) = reqwest::Client::new()
+        .post(format!("{base}/_svc/poll/{session}?token={ws_token}"))
+        .json(&json!({ "type": "action", "payload": action }))
+        .send()
+        .await
+    else {
+        return false;
+    };
+    let answer: Value = answer.json().await.unwrap_or_default();
+    answer["frames"][0]["payload"]["event"] == "action_stored"
+}
+
+/// `svc_emit` of `n` on the `log` channel through `base`; whether it was accepted.
+async fn emit_on(base: &str, session: &str, bearer: &str, n: i64) -> bool {
+    let Ok(answer) = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .bearer_auth(bearer)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "svc_emit", "arguments": { "sessionId": session, "channel": "log", "payload": n } } }))
+        .send()
+        .await
+    else {
+        return false;
+    };
+    let answer: Value = answer.json().await.unwrap_or_default();
+    answer["result"]["structuredContent"]["accepted"] == true
+}
+
+/// Every acknowledged value is among the survivor's exactly once.
+fn assert_each_once(acknowledged: &[i64], survived: &[i64], what: &str) {
+    for n in acknowledged {
+        assert_eq!(
+            survived.iter().filter(|s| *s == n).count(),
+            1,
+            "acknowledged {what} {n} is on the survivor exactly once: {survived:?}"
+        );
+    }
 }
 
 /// A coupon worth `cents` from the operator command (coupons are issued by the operator, not

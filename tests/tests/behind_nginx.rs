@@ -8,158 +8,20 @@
 //! prints `skipped: ...` and passes, unless `SVC_REQUIRE_PROXY=1` (CI). Needs
 //! `SVC_TEST_DATABASE_URL` (replicas share PostgreSQL).
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+mod proxy_support;
+
+use std::path::Path;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
+use proxy_support::{ProxyPlan, shipped_config};
 use serde_json::{Value, json};
-use svc_tests::external::deps_present;
 use svc_tests::process::ServerProcess;
 use svc_tests::{Backend, ScratchDatabase, temp_dir};
-use tokio_rustls::rustls;
-use tokio_rustls::rustls::pki_types::pem::PemObject;
-use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use tokio_tungstenite::tungstenite::Message;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
-const NGINX: &str = "/usr/sbin/nginx";
 const SHARED_SECRET: &str = "behind-nginx-test-secret-shared-by-both-replicas-0123456789";
-
-fn shipped_config() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/nginx/svc.conf");
-    std::fs::read_to_string(path).expect("deploy/nginx/svc.conf")
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// The shipped file with its marked lines pointed at this test's replicas, port and certificate.
-fn rendered_config(dir: &Path, port: u16, replicas: [u16; 2]) -> String {
-    let shipped = shipped_config();
-    let mut out = shipped
-        .replace(
-            "    server 127.0.0.1:6781;\n    server 127.0.0.1:6782;",
-            &format!(
-                "    server 127.0.0.1:{};\n    server 127.0.0.1:{};",
-                replicas[0], replicas[1]
-            ),
-        )
-        .replace("listen 443 ssl;", &format!("listen 127.0.0.1:{port} ssl;"))
-        .replace("server_name svc.example.com;", "server_name 127.0.0.1;")
-        .replace(
-            "/etc/ssl/svc/fullchain.pem",
-            &dir.join("cert.pem").display().to_string(),
-        )
-        .replace("/etc/ssl/svc/privkey.pem", &dir.join("key.pem").display().to_string())
-        .replace(
-            "/var/log/nginx/svc-access.log",
-            &dir.join("svc-access.log").display().to_string(),
-        );
-    assert_ne!(out, shipped);
-    let directives: Vec<&str> = out.lines().filter(|line| !line.trim_start().starts_with('#')).collect();
-    // Whole directives, not numbers: a random port may well end in 443 or 6781.
-    let marked_lines = [
-        "server 127.0.0.1:6781;",
-        "server 127.0.0.1:6782;",
-        "listen 443 ssl;",
-        "server_name svc.example.com;",
-        "/etc/ssl/svc/",
-        "/var/log/nginx/",
-    ];
-    for marked in marked_lines {
-        assert!(
-            directives.iter().all(|line| !line.contains(marked)),
-            "the shipped file changed shape: {marked} is still there"
-        );
-    }
-    // A main configuration around it, as /etc/nginx/nginx.conf is around conf.d/.
-    out = format!(
-        "worker_processes 1;\npid {dir}/nginx.pid;\nerror_log {dir}/error.log warn;\ndaemon off;\n\
-         events {{ worker_connections 256; }}\n\
-         http {{\n  access_log {dir}/access.log;\n  client_body_temp_path {dir}/body;\n  proxy_temp_path {dir}/proxy;\n\
-         fastcgi_temp_path {dir}/fastcgi;\n  uwsgi_temp_path {dir}/uwsgi;\n  scgi_temp_path {dir}/scgi;\n{out}\n}}\n",
-        dir = dir.display()
-    );
-    out
-}
-
-struct Nginx(Child);
-
-impl Drop for Nginx {
-    /// SIGTERM (nginx's fast shutdown), so the master takes its workers down with it.
-    fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
-        let _ = self.0.wait();
-    }
-}
-
-/// A test CA (`ca.pem`, what the clients trust) and the proxy's certificate for 127.0.0.1
-/// signed by it (`cert.pem`, `key.pem`): rustls refuses a CA certificate as a server's own.
-fn certificates(dir: &Path) {
-    let openssl = |args: &[&str]| {
-        let status = Command::new("openssl")
-            .current_dir(dir)
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("openssl");
-        assert!(status.success(), "openssl {args:?} failed");
-    };
-    openssl(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=svc test CA",
-        "-keyout",
-        "ca-key.pem",
-        "-out",
-        "ca.pem",
-    ]);
-    openssl(&[
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-subj",
-        "/CN=127.0.0.1",
-        "-keyout",
-        "key.pem",
-        "-out",
-        "proxy.csr",
-    ]);
-    std::fs::write(
-        dir.join("proxy.ext"),
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
-    )
-    .unwrap();
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "proxy.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca-key.pem",
-        "-CAcreateserial",
-        "-days",
-        "1",
-        "-extfile",
-        "proxy.ext",
-        "-out",
-        "cert.pem",
-    ]);
-}
 
 /// A replica listening on `port` (its `base` is the public URL it was given, the proxy's).
 fn replica(data_dir: &Path, port: u16, database_url: &str, public_base: &str) -> ServerProcess {
@@ -240,69 +102,21 @@ async fn next(socket: &mut TlsSocket) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_behind_the_shipped_nginx_config_share_a_card() {
     let test = "two_replicas_behind_the_shipped_nginx_config_share_a_card";
-    let needed = [PathBuf::from(NGINX), PathBuf::from("/usr/bin/openssl")];
-    if !deps_present(
-        test,
-        &needed,
-        "SVC_REQUIRE_PROXY",
-        "nginx and openssl",
-        "apt-get install nginx-light openssl",
-    ) {
+    if !proxy_support::available(test) {
         return;
     }
     let dir = temp_dir("svc-nginx");
     let Some(database) = ScratchDatabase::create(test, Backend::Postgres, &dir).await else {
         return;
     };
-    certificates(&dir);
-    let port = free_port();
-    let public = format!("https://127.0.0.1:{port}");
-    let replica_ports = [free_port(), free_port()];
+    let plan = ProxyPlan::new(&dir);
+    let (port, public, replica_ports) = (plan.port, plan.public.clone(), plan.replica_ports);
     let first = replica(&dir.join("a"), replica_ports[0], &database.url, &public);
     let second = replica(&dir.join("b"), replica_ports[1], &database.url, &public);
-    let conf = dir.join("nginx.conf");
-    std::fs::write(&conf, rendered_config(&dir, port, replica_ports)).unwrap();
-    let own = |replica: usize| format!("http://127.0.0.1:{}", replica_ports[replica]);
-    let check = Command::new(NGINX)
-        .arg("-t")
-        .arg("-c")
-        .arg(&conf)
-        .arg("-p")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        check.status.success(),
-        "nginx -t: {}",
-        String::from_utf8_lossy(&check.stderr)
-    );
-    let _nginx = Nginx(
-        Command::new(NGINX)
-            .arg("-c")
-            .arg(&conf)
-            .arg("-p")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-
-    let certificate = std::fs::read(dir.join("ca.pem")).unwrap();
-    let proxied = reqwest::Client::builder()
-        .add_root_certificate(reqwest::Certificate::from_pem(&certificate).unwrap())
-        .build()
-        .unwrap();
+    let own = |replica: usize| plan.replica_base(replica);
+    let _nginx = plan.start().await;
+    let proxied = plan.client();
     let direct = reqwest::Client::new();
-    // nginx takes a moment to listen.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while let Err(error) = proxied.get(format!("{public}/healthz")).send().await {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "nginx never answered on {public}: {error:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 
     // A render through the proxy; its slice points the card back at the proxy.
     let contract = json!({
@@ -330,20 +144,7 @@ async fn two_replicas_behind_the_shipped_nginx_config_share_a_card() {
     assert_eq!(slice["pollingUrl"], format!("{public}/_svc/poll/{session}"), "{slice}");
 
     // The card's socket, over TLS through the proxy.
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(&certificate).unwrap())
-        .unwrap();
-    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let stream = tokio_rustls::TlsConnector::from(Arc::new(tls))
-        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
-        .await
-        .expect("TLS to nginx");
+    let stream = plan.tls_stream().await;
     let (mut socket, _) = tokio_tungstenite::client_async(slice["wsUrl"].as_str().unwrap(), stream)
         .await
         .expect("the WebSocket upgrade passes nginx");

@@ -36,7 +36,7 @@ use sha2::{Digest, Sha384};
 
 use svc_tests::external::{deps_present, run_with_deadline};
 use svc_tests::process::ServerProcess;
-use svc_tests::temp_dir;
+use svc_tests::{Auth, Backend, TestApp, temp_dir};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -145,6 +145,56 @@ fn the_operator_console_walks_every_screen_in_chromium() {
         Some(status) if status.success() => println!("{output}"),
         Some(_) => panic!("console.mjs failed:\n{output}"),
         None => panic!("console.mjs did not finish within {DEADLINE:?} and was killed:\n{output}"),
+    }
+}
+
+/// The console's hosted-only screens (`console.mjs ... hosted`) against a hosted server on
+/// PostgreSQL (development mode, so any key signs in as `builder`): provider keys set (only the
+/// last four shown) and removed; a coupon redeemed changes the balance and the ledger; axe-core
+/// clean. Needs `SVC_TEST_DATABASE_URL` (skipped without it, unless `SVC_REQUIRE_POSTGRES=1`).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_operator_console_shows_hosted_screens_in_chromium() {
+    let test = "the_operator_console_shows_hosted_screens_in_chromium";
+    if !browser_deps_present(test) {
+        return;
+    }
+    if std::env::var(svc_tests::POSTGRES_URL_VAR).is_err() {
+        assert!(
+            std::env::var("SVC_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+            "{test}: hosted mode needs PostgreSQL, but SVC_TEST_DATABASE_URL is unset"
+        );
+        eprintln!("skipped: {test} (hosted mode needs PostgreSQL; SVC_TEST_DATABASE_URL unset)");
+        return;
+    }
+    let master = format!("k1:{}", base64::engine::general_purpose::STANDARD.encode([1u8; 32]));
+    let app = TestApp::spawn_configured(test, Backend::Postgres, Auth::DevAllowAll, |s| {
+        s.hosted.enabled = true;
+        s.hosted.master_keys = svc::settings::SecretList::Many(vec![master]);
+    })
+    .await
+    .expect("PostgreSQL configured");
+    let url = app.settings.server.database_url.clone();
+    let coupon = last_line_of(&["coupons", "issue", "--cents", "500", "--database-url", &url]);
+    let base = app.base.clone();
+    let run = tokio::task::spawn_blocking(move || {
+        let mut command = Command::new("node");
+        command
+            .arg(browser_dir().join("console.mjs"))
+            .arg(&base)
+            .arg("any key")
+            .arg(&coupon)
+            .arg("hosted")
+            .current_dir(browser_dir());
+        run_with_deadline(command, DEADLINE)
+    })
+    .await
+    .expect("the walk ran");
+    drop(app);
+    let output = format!("{}{}", run.stdout, run.stderr);
+    match run.status {
+        Some(status) if status.success() => println!("{output}"),
+        Some(_) => panic!("console.mjs hosted failed:\n{output}"),
+        None => panic!("console.mjs hosted did not finish within {DEADLINE:?} and was killed:\n{output}"),
     }
 }
 

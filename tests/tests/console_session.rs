@@ -359,3 +359,31 @@ async fn in_development_mode_any_key_signs_in_as_builder() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["principalId"], "builder");
 }
+
+/// Pair-code guesses at the console count in the one budget of `/_svc/pair`.
+#[tokio::test]
+async fn console_pair_code_guesses_share_the_pairing_budget() {
+    let app = TestApp::spawn("console_pair_budget", Backend::Sqlite, Auth::Strict)
+        .await
+        .unwrap();
+    for _ in 0..svc_http::PAIR_ATTEMPTS_PER_MINUTE {
+        let (status, _, _) = sign_in(&app.base, json!({ "pairCode": "999999x" })).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    let right = app.pair_code.clone().unwrap();
+    let (status, headers, body) = sign_in(&app.base, json!({ "pairCode": right })).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert!(headers.contains_key("retry-after"));
+    assert_eq!(body["error"]["code"], "rate_limited");
+    let paired = reqwest::Client::new()
+        .post(format!("{}/_svc/pair", app.base))
+        .json(&json!({ "pairCode": right }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        paired.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "one budget for both doors"
+    );
+}

@@ -526,6 +526,12 @@ impl Application {
             pairing: pairing.as_ref().map(|p| p.service.clone()),
             keys: connector_keys,
         };
+        let console = svc_application::services::console::ConsoleSessions::new(
+            Arc::new(svc_sql::SqlConsoleSessions::new(db.clone())),
+            auth.clone(),
+            clock.clone(),
+            ids.clone(),
+        );
         let tool_call_limit = tool_call_limit(settings, clock.clone())?;
         let hosted_apps = settings
             .hosted
@@ -563,6 +569,7 @@ impl Application {
             tool_call_limit,
             hosted_apps,
             pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),
+            console: Some(console),
         });
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),

@@ -36,7 +36,7 @@ use sha2::{Digest, Sha384};
 
 use svc_tests::external::{deps_present, run_with_deadline};
 use svc_tests::process::ServerProcess;
-use svc_tests::temp_dir;
+use svc_tests::{Auth, Backend, TestApp, temp_dir};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -112,6 +112,102 @@ fn the_builtin_generator_gallery_reads_well_at_720_and_380_px_in_chromium() {
         Some(_) => panic!("gallery.mjs failed:\n{output}"),
         None => panic!("gallery.mjs did not finish within {GALLERY_DEADLINE:?} and was killed:\n{output}"),
     }
+}
+
+/// The operator console (`tests/browser/console.mjs`) against a strict self-hosted server on
+/// SQLite: signs in with a key minted by `svc keys mint`, walks apps, keys (issue, one-time
+/// reveal, revoke, refused on `/mcp`), orgs and invites, coupons (a code from `svc coupons
+/// issue`), blueprints; axe-core on every screen at 1024 px, 380 px and dark; the session cookie
+/// unreadable from script. Screenshots in `tests/browser/artifacts/console/`.
+#[test]
+fn the_operator_console_walks_every_screen_in_chromium() {
+    let test = "the_operator_console_walks_every_screen_in_chromium";
+    if !browser_deps_present(test) {
+        return;
+    }
+    let data_dir = temp_dir("svc-console");
+    let dir = data_dir.to_str().expect("utf-8 path");
+    let key = last_line_of(&["keys", "mint", "--data-dir", dir, "--name", "console test"]);
+    let coupon = last_line_of(&["coupons", "issue", "--cents", "500", "--data-dir", dir]);
+    let server = ServerProcess::start(BINARY, &data_dir, &[]);
+    let mut command = Command::new("node");
+    command
+        .arg(browser_dir().join("console.mjs"))
+        .arg(&server.base)
+        .arg(&key)
+        .arg(&coupon)
+        .current_dir(browser_dir());
+    let run = run_with_deadline(command, DEADLINE);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let output = format!("{}{}", run.stdout, run.stderr);
+    match run.status {
+        Some(status) if status.success() => println!("{output}"),
+        Some(_) => panic!("console.mjs failed:\n{output}"),
+        None => panic!("console.mjs did not finish within {DEADLINE:?} and was killed:\n{output}"),
+    }
+}
+
+/// The console's hosted-only screens (`console.mjs ... hosted`) against a hosted server on
+/// PostgreSQL (development mode, so any key signs in as `builder`): provider keys set (only the
+/// last four shown) and removed; a coupon redeemed changes the balance and the ledger; axe-core
+/// clean. Needs `SVC_TEST_DATABASE_URL` (skipped without it, unless `SVC_REQUIRE_POSTGRES=1`).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_operator_console_shows_hosted_screens_in_chromium() {
+    let test = "the_operator_console_shows_hosted_screens_in_chromium";
+    if !browser_deps_present(test) {
+        return;
+    }
+    if std::env::var(svc_tests::POSTGRES_URL_VAR).is_err() {
+        assert!(
+            std::env::var("SVC_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+            "{test}: hosted mode needs PostgreSQL, but SVC_TEST_DATABASE_URL is unset"
+        );
+        eprintln!("skipped: {test} (hosted mode needs PostgreSQL; SVC_TEST_DATABASE_URL unset)");
+        return;
+    }
+    let master = format!("k1:{}", base64::engine::general_purpose::STANDARD.encode([1u8; 32]));
+    let app = TestApp::spawn_configured(test, Backend::Postgres, Auth::DevAllowAll, |s| {
+        s.hosted.enabled = true;
+        s.hosted.master_keys = svc::settings::SecretList::Many(vec![master]);
+    })
+    .await
+    .expect("PostgreSQL configured");
+    let url = app.settings.server.database_url.clone();
+    let coupon = last_line_of(&["coupons", "issue", "--cents", "500", "--database-url", &url]);
+    let base = app.base.clone();
+    let run = tokio::task::spawn_blocking(move || {
+        let mut command = Command::new("node");
+        command
+            .arg(browser_dir().join("console.mjs"))
+            .arg(&base)
+            .arg("any key")
+            .arg(&coupon)
+            .arg("hosted")
+            .current_dir(browser_dir());
+        run_with_deadline(command, DEADLINE)
+    })
+    .await
+    .expect("the walk ran");
+    drop(app);
+    let output = format!("{}{}", run.stdout, run.stderr);
+    match run.status {
+        Some(status) if status.success() => println!("{output}"),
+        Some(_) => panic!("console.mjs hosted failed:\n{output}"),
+        None => panic!("console.mjs hosted did not finish within {DEADLINE:?} and was killed:\n{output}"),
+    }
+}
+
+/// The last line `svc <args>` prints (the key or the coupon code), which must succeed.
+fn last_line_of(args: &[&str]) -> String {
+    let output = Command::new(BINARY).args(args).output().expect("run svc");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "svc {args:?}: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout.lines().last().expect("a line").trim().to_owned()
 }
 
 fn browser_deps_present(test: &str) -> bool {

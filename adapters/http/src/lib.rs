@@ -2,6 +2,7 @@
 
 mod body_limit;
 mod client_address;
+mod console;
 mod errors;
 mod gadget_types;
 mod guard;
@@ -77,6 +78,8 @@ pub struct HttpState {
     /// Present in hosted mode: the apps' hosted settings, read by `svc_discover` (absent, the
     /// tool is not offered).
     pub hosted_apps: Option<svc_application::services::app_settings::AppSettingsService>,
+    /// The operator console's sessions (`/console`); `None`: the console answers 404.
+    pub console: Option<svc_application::services::console::ConsoleSessions>,
 }
 
 /// Addresses written into results and bootstraps.
@@ -118,6 +121,7 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
             "/_svc/invites/:invite_id/accept",
             post(ops::accept_invite).with(guard.clone()),
         )
+        .nest("/console", console::routes(guard.clone()))
         .at(
             "/mcp",
             post(mcp::post_mcp)

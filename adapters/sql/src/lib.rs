@@ -4,6 +4,7 @@
 
 mod backend;
 mod connect;
+mod console_sessions;
 mod errors;
 mod migrations;
 mod pair_codes;
@@ -21,6 +22,7 @@ pub mod server_secrets;
 pub mod testing;
 
 pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};
+pub use console_sessions::SqlConsoleSessions;
 pub use migrations::Migrator;
 pub use pair_codes::SqlPairCodes;
 pub use pg_event_bus::{PgBusTasks, PgEventBus};

@@ -36,8 +36,10 @@ pub enum AuthError {
     Internal(#[source] anyhow::Error),
 }
 
-/// Who a bearer stands for, before its app is resolved.
-pub(crate) struct Identity {
+/// Who a caller is, verified (a bearer key, or a console session opened with one), before its app
+/// is resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
     pub principal_id: String,
     pub locked_app: Option<String>,
     pub key_id: Option<String>,
@@ -103,11 +105,18 @@ impl AuthService {
 
     /// Like [`AuthService::authenticate`], also telling whether the key is locked to its app.
     pub async fn authenticate_scoped(&self, bearer: Option<&str>) -> Result<Authenticated, AuthError> {
+        let identity = self.identify(bearer).await?;
+        self.resolve(identity).await
+    }
+
+    /// Scopes a verified identity to its app: the app its key is locked to (which must still
+    /// exist), else the owner's default app (created on first use).
+    pub async fn resolve(&self, identity: Identity) -> Result<Authenticated, AuthError> {
         let Identity {
             principal_id: principal,
             locked_app,
             key_id,
-        } = self.identify(bearer).await?;
+        } = identity;
         let app_locked = locked_app.is_some();
         let app_id = match locked_app {
             Some(app) => {
@@ -142,7 +151,7 @@ impl AuthService {
     }
 
     /// The principal behind a bearer, the app its key is locked to and the key's id.
-    pub(crate) async fn identify(&self, bearer: Option<&str>) -> Result<Identity, AuthError> {
+    pub async fn identify(&self, bearer: Option<&str>) -> Result<Identity, AuthError> {
         let bearer = bearer
             .map(str::trim)
             .filter(|b| !b.is_empty())

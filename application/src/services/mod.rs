@@ -7,6 +7,7 @@ pub mod apps;
 pub mod auth;
 pub mod blueprints;
 pub mod compile;
+pub mod console;
 pub mod federated_caller;
 pub mod generation;
 pub mod hosted;

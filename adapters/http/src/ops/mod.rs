@@ -129,6 +129,12 @@ pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
         }
         Err(error) => return auth_failure(error),
     };
+    answer_as(state, req, body, authenticated).await
+}
+
+/// Answers one `/ops` JSON-RPC message for an authenticated caller: the bearer of `/ops`, or the
+/// session of the console (`/console/ops`), through the one tool dispatch.
+pub(crate) async fn answer_as(state: &HttpState, req: &Request, body: Body, authenticated: Authenticated) -> Response {
     let scope = cancel_scope(state, req, "ops", &authenticated.caller);
     answer(body, scope, |method, params| async move {
         dispatch(state, &authenticated, &method, params).await

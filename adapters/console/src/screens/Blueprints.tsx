@@ -1,0 +1,111 @@
+// Blueprints: the app's stored components, searchable by intent; make one the operator default
+// of its contract, or delete it.
+
+import { useCallback, useState } from 'react';
+
+import type { ScreenProps } from '../App';
+import { callTool } from '../api';
+import { TOOLS, type Blueprint } from '../tools';
+import { Busy, ConfirmButton, Empty, ErrorText, formatTime, useAction } from '../ui';
+import { useList } from './useList';
+
+export function BlueprintsScreen(_: ScreenProps) {
+  const [query, setQuery] = useState('');
+  const [applied, setApplied] = useState('');
+  const blueprints = useList(
+    useCallback(async () => {
+      const words = applied.split(/\s+/).filter(Boolean);
+      const args = words.length ? { intentKeywords: words } : {};
+      return (await callTool<{ blueprints: Blueprint[] }>(TOOLS.listBlueprints, args)).blueprints;
+    }, [applied]),
+  );
+  return (
+    <>
+      <p className="lead">
+        Blueprints are the components your agents' cards reuse. They appear as agents render cards, or when registered
+        with <code>svc_ops_register_blueprint</code>.
+      </p>
+      <form
+        className="inline-form"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setApplied(query);
+        }}
+      >
+        <label htmlFor="blueprint-search">Search by intent</label>
+        <input id="blueprint-search" type="search" value={query} onChange={(e) => setQuery(e.target.value)} />
+        <button type="submit">Search</button>
+      </form>
+      {blueprints.error && <p className="error">{blueprints.error}</p>}
+      {blueprints.items === null && !blueprints.error && <Busy label="Loading blueprints…" />}
+      {blueprints.items?.length === 0 && (
+        <Empty>
+          {applied
+            ? 'No blueprint matches those words: try fewer or other words.'
+            : 'No blueprints yet: they appear when an agent renders a card in this app.'}
+        </Empty>
+      )}
+      <ul className="cards">
+        {blueprints.items?.map((b) => (
+          <BlueprintCard key={b.blueprintId} blueprint={b} onChanged={blueprints.reload} />
+        ))}
+      </ul>
+    </>
+  );
+}
+
+function BlueprintCard({ blueprint, onChanged }: { blueprint: Blueprint; onChanged: () => Promise<void> }) {
+  const id = blueprint.blueprintId;
+  const makeDefault = useAction(
+    useCallback(async () => {
+      await callTool(TOOLS.updateBlueprint, { blueprintId: id, isOperatorDefault: true });
+      await onChanged();
+    }, [id, onChanged]),
+  );
+  const remove = useAction(
+    useCallback(async () => {
+      await callTool(TOOLS.deleteBlueprint, { blueprintId: id });
+      await onChanged();
+    }, [id, onChanged]),
+  );
+  const title = blueprint.intent ?? blueprint.description ?? id;
+  return (
+    <li className="card" aria-label={`Blueprint ${title}`}>
+      <h3>
+        {title} {blueprint.isOperatorDefault && <span className="badge">Operator default</span>}
+      </h3>
+      <dl className="facts">
+        <dt>Generator</dt>
+        <dd>{blueprint.generator}</dd>
+        <dt>Contract</dt>
+        <dd>
+          <code>{blueprint.contractHash.slice(0, 12)}</code>
+        </dd>
+        <dt>Created</dt>
+        <dd>{formatTime(blueprint.createdAt)}</dd>
+        {blueprint.persona && (
+          <>
+            <dt>Persona</dt>
+            <dd>{blueprint.persona}</dd>
+          </>
+        )}
+      </dl>
+      <div className="actions">
+        {!blueprint.isOperatorDefault && (
+          <button type="button" onClick={() => void makeDefault.run()} disabled={makeDefault.running}>
+            Make operator default
+          </button>
+        )}
+        <ConfirmButton
+          label="Delete"
+          question="Delete this blueprint? Cards already rendered keep it."
+          confirmLabel="Yes, delete"
+          running={remove.running}
+          onConfirm={() => void remove.run()}
+        />
+      </div>
+      <ErrorText id={`blueprint-${id}-error`} error={makeDefault.error ?? remove.error} />
+    </li>
+  );
+}

@@ -46,11 +46,11 @@ pub struct RotateArgs {
     deployment: DeploymentArgs,
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))
 }
 
-async fn database(settings: &crate::settings::Settings) -> Result<sea_orm::DatabaseConnection, String> {
+pub(super) async fn database(settings: &crate::settings::Settings) -> Result<sea_orm::DatabaseConnection, String> {
     svc_sql::connect_and_migrate_with(&settings.database_url(), crate::server::pool_size(settings))
         .await
         .map_err(|e| e.to_string())

@@ -114,6 +114,48 @@ async fn a_key_minted_for_an_account_works_on_every_replica_at_once() {
     let owner = hosted_support::scalar_text(&db, "SELECT owner_user_id FROM connector_keys").await;
     assert_eq!(owner, user_id);
 
+    // The operator tops the account up by its email.
+    let out = svc(
+        &[
+            "credits",
+            "grant",
+            "--database-url",
+            &db,
+            "--user",
+            "Ada@example.org",
+            "--cents",
+            "50",
+            "--reason",
+            "welcome",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_, balance) = ops(&a.base, &key, "svc_ops_get_credit_balance", json!({})).await;
+    assert_eq!(balance["result"]["structuredContent"]["balanceCents"], 150, "{balance}");
+    let out = svc(
+        &[
+            "credits",
+            "grant",
+            "--database-url",
+            &db,
+            "--user",
+            "nobody@example.org",
+            "--cents",
+            "50",
+            "--reason",
+            "x",
+        ],
+        "",
+    );
+    assert_eq!(
+        failure(&out),
+        (
+            Some(1),
+            "svc: cannot grant the credit: no account with email nobody@example.org".into()
+        )
+    );
+
     // An unknown account is refused in one line.
     let out = svc(
         &["keys", "mint", "--database-url", &db, "--user", "nobody@example.org"],

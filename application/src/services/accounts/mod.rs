@@ -172,3 +172,6 @@ fn salt(ids: &dyn Ids) -> [u8; SALT_BYTES] {
     salt.copy_from_slice(&drawn.as_bytes()[..SALT_BYTES]);
     salt
 }
+
+#[cfg(all(test, feature = "testing"))]
+mod tests;

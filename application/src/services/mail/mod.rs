@@ -101,3 +101,5 @@ impl MailDelivery {
     }
 }
 
+#[cfg(all(test, feature = "testing"))]
+mod tests;

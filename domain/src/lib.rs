@@ -2,6 +2,7 @@
 //! whose transitions are methods taking `now` as an argument and returning the next state or a
 //! typed error. Nothing here reads a clock, touches I/O or draws randomness.
 
+pub mod account;
 pub mod action_event;
 pub mod app;
 pub mod app_settings;
@@ -15,6 +16,7 @@ pub mod gadgets;
 pub mod handshake;
 pub mod intent;
 pub mod invite;
+pub mod mail;
 pub mod model_route;
 pub mod name;
 pub mod oauth;

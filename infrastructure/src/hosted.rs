@@ -7,11 +7,15 @@ use std::sync::Arc;
 use base64::Engine;
 use sea_orm::DatabaseConnection;
 use svc_application::ports::{Clock, Ids};
+use svc_application::services::accounts::{AccountLinks, AccountService};
 use svc_application::services::hosted::{GenerationAccount, GenerationPricing, ProviderKeyService};
 use svc_application::services::operator::CreditService;
+use svc_domain::account::SignupMode;
 use svc_domain::provider_key::{Keyring, MasterKey};
 use svc_domain::render_price::RenderPrice;
-use svc_sql::operator::{SeaOrmProviderKeyRepository, SeaOrmWalletRepository};
+use svc_sql::SqlSharedWindows;
+use svc_sql::hosted::{SeaOrmAccountRepository, SeaOrmAccountTokenRepository};
+use svc_sql::operator::{SeaOrmMailOutbox, SeaOrmProviderKeyRepository, SeaOrmWalletRepository};
 
 use crate::settings::Settings;
 
@@ -42,6 +46,7 @@ pub fn check(settings: &Settings) -> Result<(), String> {
     }
     keyring(settings)?;
     price(settings)?;
+    signup_mode(settings)?;
     if settings.hosted.free_credit_cents < 0 {
         return Err("hosted.free_credit_cents must be 0 or more".into());
     }
@@ -85,6 +90,8 @@ pub struct HostedPlane {
     pub provider_keys: ProviderKeyService,
     pub credits: Arc<CreditService>,
     pub account: GenerationAccount,
+    /// Accounts, rate limited in the database and mailing their links through the outbox.
+    pub accounts: AccountService,
 }
 
 pub fn credit_service(
@@ -95,6 +102,24 @@ pub fn credit_service(
 ) -> CreditService {
     CreditService::new(Arc::new(SeaOrmWalletRepository::new(db.clone())), clock, ids)
         .with_free_credit(settings.hosted.free_credit_cents)
+}
+
+/// `hosted.signup` as a mode.
+pub fn signup_mode(settings: &Settings) -> Result<SignupMode, String> {
+    let raw = settings.hosted.signup.trim();
+    SignupMode::parse(raw).ok_or_else(|| format!("hosted.signup must be closed, invite or open, not `{raw}`"))
+}
+
+/// Accounts over the database, with the deployment's sign-up mode (`closed` when unreadable:
+/// start-up refuses that before any request).
+pub fn account_service(
+    settings: &Settings,
+    db: &DatabaseConnection,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+) -> AccountService {
+    AccountService::new(Arc::new(SeaOrmAccountRepository::new(db.clone())), clock, ids)
+        .with_signup(signup_mode(settings).unwrap_or_default())
 }
 
 pub fn provider_key_service(
@@ -117,6 +142,7 @@ pub fn plane(
     db: &DatabaseConnection,
     clock: &Arc<dyn Clock>,
     ids: &Arc<dyn Ids>,
+    base_url: &str,
 ) -> Result<Option<HostedPlane>, String> {
     if !settings.hosted.enabled {
         return Ok(None);
@@ -128,10 +154,18 @@ pub fn plane(
         default_generator: settings.generation.default_generator.clone(),
     };
     let account = GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing);
+    let accounts = account_service(settings, db, clock.clone(), ids.clone())
+        .limited_by(Arc::new(SqlSharedWindows::new(db.clone())))
+        .mailing(AccountLinks {
+            tokens: Arc::new(SeaOrmAccountTokenRepository::new(db.clone())),
+            mailer: Arc::new(SeaOrmMailOutbox::new(db.clone())),
+            base_url: base_url.to_owned(),
+        });
     Ok(Some(HostedPlane {
         provider_keys,
         credits,
         account,
+        accounts,
     }))
 }
 
@@ -172,6 +206,12 @@ mod tests {
             let error = check(&s).unwrap_err();
             assert!(error.contains(needle), "{error}");
         }
+        let mut signup = hosted();
+        signup.hosted.signup = "public".into();
+        assert_eq!(
+            check(&signup),
+            Err("hosted.signup must be closed, invite or open, not `public`".into())
+        );
         let mut negative = hosted();
         negative.hosted.render_price_cents = -1;
         assert!(check(&negative).unwrap_err().contains("0 or more"));

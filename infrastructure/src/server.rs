@@ -15,7 +15,7 @@ use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, 
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
 use svc_application::services::oauth::{
-    ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
+    AccountSignIn, ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
 };
 use svc_application::services::operator::{
     ConnectorKeyService, CouponService, OpsBlueprintPorts, OpsBlueprintService, OrgService,
@@ -257,6 +257,8 @@ pub struct Application {
     draining: Draining,
     /// The PostgreSQL bus's listener holds a pooled connection: stopped before the pool closes.
     bus_tasks: Option<BusTasks>,
+    /// Delivers the mail outbox (`mail.smtp_url`): stopped before the pool closes.
+    mail_worker: Option<crate::mail::MailWorker>,
     db: DatabaseConnection,
     pub local_addr: SocketAddr,
     pub base_url: String,
@@ -403,6 +405,7 @@ impl Application {
         let base_url = settings.public_base_url(local_addr.port());
 
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let clock_for_mail = clock.clone();
         let ids: Arc<dyn Ids> = Arc::new(RandomIds);
         let apps: Arc<dyn AppRepository> = Arc::new(SeaOrmAppRepository::new(db.clone()));
         let compiler: Arc<dyn svc_application::ports::generation::Compiler> =
@@ -431,7 +434,7 @@ impl Application {
         )
         .await
         .map_err(StartError::Blueprints)?;
-        let hosted = crate::hosted::plane(settings, &db, &clock, &ids).map_err(StartError::Config)?;
+        let hosted = crate::hosted::plane(settings, &db, &clock, &ids, &base_url).map_err(StartError::Config)?;
         let agent_settings = AgentSettings {
             // Hosted deployments keep renders indefinitely unless a render asks for a ttlSeconds.
             default_session_ttl_seconds: match hosted {
@@ -525,6 +528,10 @@ impl Application {
             auth: auth.clone(),
             pairing: pairing.as_ref().map(|p| p.service.clone()),
             keys: connector_keys,
+            accounts: hosted.as_ref().map(|h| AccountSignIn {
+                accounts: h.accounts.clone(),
+                credits: Some(h.credits.clone()),
+            }),
         };
         let console = svc_application::services::console::ConsoleSessions::new(
             Arc::new(svc_sql::SqlConsoleSessions::new(db.clone())),
@@ -568,6 +575,10 @@ impl Application {
             live_enabled: settings.live.enabled,
             tool_call_limit,
             hosted_apps,
+            accounts: hosted.as_ref().map(|h| svc_http::AccountPages {
+                accounts: h.accounts.clone(),
+                trust_proxy: settings.oauth.trust_proxy,
+            }),
             pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),
             console: Some(console),
         });
@@ -576,12 +587,14 @@ impl Application {
             settings.server.allowed_hosts.clone(),
         );
         let endpoint = poem::EndpointExt::boxed(svc_http::routes(state, guard));
+        let mail_worker = crate::mail::start(settings, &db, clock_for_mail).map_err(StartError::Config)?;
         Ok(Self {
             acceptor: PatientAcceptor::new(acceptor),
             endpoint,
             limits,
             draining,
             bus_tasks,
+            mail_worker,
             db,
             local_addr,
             base_url,
@@ -607,6 +620,9 @@ impl Application {
         .await;
         if let Some(tasks) = self.bus_tasks {
             tasks.stop().await;
+        }
+        if let Some(worker) = self.mail_worker {
+            worker.stop().await;
         }
         match tokio::time::timeout(DATABASE_CLOSE_TIMEOUT, self.db.close()).await {
             Ok(Ok(())) => {}

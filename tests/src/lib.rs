@@ -18,6 +18,7 @@ pub mod live;
 pub mod nats;
 pub mod output_schemas;
 pub mod process;
+pub mod smtp_sink;
 
 use std::path::PathBuf;
 

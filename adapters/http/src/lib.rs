@@ -1,5 +1,6 @@
 //! poem routes of the service: `/mcp` (JSON-RPC over MCP Streamable HTTP), `/healthz`, `/readyz`.
 
+mod account_pages;
 mod body_limit;
 mod client_address;
 mod console;
@@ -32,6 +33,7 @@ use svc_application::services::tool_channels::ToolChannelService;
 
 use crate::body_limit::BodyLimit;
 
+pub use account_pages::AccountPages;
 pub use guard::HostGuard;
 pub use health::Readiness;
 pub use live::http_source::HttpPollableTool;
@@ -80,6 +82,8 @@ pub struct HttpState {
     pub hosted_apps: Option<svc_application::services::app_settings::AppSettingsService>,
     /// The operator console's sessions (`/console`); `None`: the console answers 404.
     pub console: Option<svc_application::services::console::ConsoleSessions>,
+    /// Present in hosted mode: the account pages (email verification, password reset).
+    pub accounts: Option<AccountPages>,
 }
 
 /// Addresses written into results and bootstraps.
@@ -135,6 +139,15 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
                 .get(mcp::app_endpoint::other_app_mcp)
                 .delete(mcp::app_endpoint::other_app_mcp)
                 .with(guard),
+        )
+        .at("/account/verify", get(account_pages::verify))
+        .at(
+            "/account/reset",
+            get(account_pages::reset_page).post(account_pages::reset),
+        )
+        .at(
+            "/account/forgot",
+            get(account_pages::forgot_page).post(account_pages::forgot),
         )
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))

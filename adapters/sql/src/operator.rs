@@ -14,6 +14,7 @@ mod coupons;
 mod entities;
 mod invites;
 mod mail_outbox;
+mod mail_queue;
 mod orgs;
 mod provider_keys;
 mod wallets;

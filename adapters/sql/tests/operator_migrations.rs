@@ -28,7 +28,7 @@ async fn table_exists(db: &DatabaseConnection, table: &str) -> bool {
 }
 
 /// A table of each later migration, so the check does not depend on their order.
-const OTHER_TABLES: [&str; 7] = [
+const OTHER_TABLES: [&str; 9] = [
     "sessions",
     "handshakes",
     "live_messages",
@@ -36,6 +36,8 @@ const OTHER_TABLES: [&str; 7] = [
     "registry_artifact_versions",
     "registry_author_keys",
     "registry_tokens",
+    "accounts",
+    "account_tokens",
 ];
 
 async fn the_migrations_roll_back_and_reapply(db: DatabaseConnection) {

@@ -3,6 +3,7 @@
 mod clock;
 mod repository_error;
 
+pub mod accounts;
 pub mod agent;
 pub mod app_settings;
 pub mod auth;
@@ -11,6 +12,7 @@ pub mod console_sessions;
 pub mod federation;
 pub mod generation;
 pub mod hosted;
+pub mod mail;
 pub mod oauth;
 pub mod operator;
 pub mod pair_codes;

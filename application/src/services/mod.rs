@@ -1,5 +1,6 @@
 //! One service per area.
 
+pub mod accounts;
 pub mod agent;
 pub mod app_endpoint;
 pub mod app_settings;
@@ -11,6 +12,7 @@ pub mod console;
 pub mod federated_caller;
 pub mod generation;
 pub mod hosted;
+pub mod mail;
 pub mod oauth;
 pub mod operator;
 pub mod pairing;

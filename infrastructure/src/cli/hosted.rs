@@ -18,7 +18,7 @@ pub enum CreditsCommand {
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("owner").required(true).args(["user", "org"])))]
 pub struct GrantArgs {
-    /// The user's id (until accounts exist, a key's user id or an app id).
+    /// The user: an account's email, or a user id (`usr_...`, a key's owner, or an app id).
     #[arg(long)]
     user: Option<String>,
     /// The org's id.
@@ -46,11 +46,11 @@ pub struct RotateArgs {
     deployment: DeploymentArgs,
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))
 }
 
-async fn database(settings: &crate::settings::Settings) -> Result<sea_orm::DatabaseConnection, String> {
+pub(super) async fn database(settings: &crate::settings::Settings) -> Result<sea_orm::DatabaseConnection, String> {
     svc_sql::connect_and_migrate_with(&settings.database_url(), crate::server::pool_size(settings))
         .await
         .map_err(|e| e.to_string())
@@ -68,6 +68,13 @@ pub fn grant(args: GrantArgs) -> Result<(), String> {
     }
     runtime()?.block_on(async move {
         let db = database(&settings).await?;
+        let principal = match account_of(&settings, &db, &principal).await {
+            Ok(principal) => principal,
+            Err(e) => {
+                let _ = db.close().await;
+                return Err(e);
+            }
+        };
         let credits = crate::hosted::credit_service(&settings, &db, Arc::new(SystemClock), Arc::new(RandomIds));
         let granted = credits
             .grant(GrantCredit {
@@ -90,6 +97,29 @@ pub fn grant(args: GrantArgs) -> Result<(), String> {
         );
         Ok(())
     })
+}
+
+/// A user named by an account's email becomes that account's user id.
+async fn account_of(
+    settings: &crate::settings::Settings,
+    db: &sea_orm::DatabaseConnection,
+    principal: &Principal,
+) -> Result<Principal, String> {
+    if principal.principal_type != svc_domain::wallet::PrincipalType::User || !principal.principal_id.contains('@') {
+        return Ok(principal.clone());
+    }
+    let accounts = crate::hosted::account_service(settings, db, Arc::new(SystemClock), Arc::new(RandomIds));
+    let account = accounts
+        .find_by_email(&principal.principal_id)
+        .await
+        .map_err(|e| format!("cannot grant the credit: {e}"))?
+        .ok_or_else(|| {
+            format!(
+                "cannot grant the credit: no account with email {}",
+                principal.principal_id
+            )
+        })?;
+    Ok(Principal::user(account.user_id))
 }
 
 pub fn rotate_master_key(args: RotateArgs) -> Result<(), String> {

@@ -2,21 +2,34 @@
 //! (the same settings as `serve`: `--config`, `SVC_SERVER__DATA_DIR`, `--data-dir`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Subcommand;
+use svc_application::ports::{Clock, Ids};
+use svc_application::services::operator::{ConnectorKeyService, IssueConnectorKey};
+use svc_sql::operator::SeaOrmConnectorKeyRepository;
 
 use crate::keys_file::KeysFile;
 use crate::settings::Settings;
+use crate::system::{RandomIds, SystemClock};
 
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
-    /// Mint a bearer key; prints the plaintext once, as the last line of stdout.
+    /// Mint a bearer key; prints the plaintext once, as the last line of stdout. With
+    /// `--database-url` and `--user`, the key belongs to that hosted account and lives in the
+    /// database (every replica accepts it at once); otherwise it goes into the keys file.
     Mint {
         #[command(flatten)]
         at: KeysFileArgs,
-        /// A label shown by `svc keys list`.
+        /// A label shown by `svc keys list` (and in the account's key list).
         #[arg(long)]
         name: Option<String>,
+        /// The hosted database (postgres://...) to mint into.
+        #[arg(long, requires = "user", conflicts_with = "data_dir")]
+        database_url: Option<String>,
+        /// The email of the hosted account the key belongs to.
+        #[arg(long, requires = "database_url")]
+        user: Option<String>,
     },
     /// List the keys (id, name, prefix, creation time); never the keys themselves.
     List {
@@ -53,10 +66,58 @@ impl KeysFileArgs {
 
 pub fn run(command: KeysCommand) -> Result<(), String> {
     match command {
-        KeysCommand::Mint { at, name } => mint(&at.keys_file()?, name),
+        KeysCommand::Mint {
+            at,
+            name,
+            database_url: Some(database_url),
+            user: Some(user),
+        } => mint_for_account(&at, database_url, &user, name),
+        KeysCommand::Mint { at, name, .. } => mint(&at.keys_file()?, name),
         KeysCommand::List { at } => list(&at.keys_file()?),
         KeysCommand::Revoke { key, at } => revoke(&at.keys_file()?, &key),
     }
+}
+
+/// `svc keys mint --database-url URL --user EMAIL`: a connector key of the account, in the
+/// database the replicas read.
+fn mint_for_account(at: &KeysFileArgs, database_url: String, email: &str, name: Option<String>) -> Result<(), String> {
+    let mut settings = Settings::load(at.config.as_deref()).map_err(|e| e.to_string())?;
+    settings.server.database_url = database_url;
+    let (clock, ids): (Arc<dyn Clock>, Arc<dyn Ids>) = (Arc::new(SystemClock), Arc::new(RandomIds));
+    super::hosted::runtime()?.block_on(async move {
+        let db = super::hosted::database(&settings).await?;
+        let minted = async {
+            let accounts = crate::hosted::account_service(&settings, &db, clock.clone(), ids.clone());
+            let account = accounts
+                .find_by_email(email)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("no account with email {}", email.trim()))?;
+            let keys = ConnectorKeyService::new(Arc::new(SeaOrmConnectorKeyRepository::new(db.clone())), clock, ids);
+            keys.issue(IssueConnectorKey {
+                caller_user_id: account.user_id.clone(),
+                name,
+                app_id: None,
+                expires_at: None,
+            })
+            .await
+            .map(|issued| (account, issued))
+            .map_err(|e| e.to_string())
+        }
+        .await;
+        let _ = db.close().await;
+        let (account, issued) = minted.map_err(|e| format!("cannot mint a key: {e}"))?;
+        println!(
+            "minted key {} (svc_user_{}…) for {} ({})",
+            issued.summary.id,
+            issued.summary.api_key_prefix,
+            account.email.as_str(),
+            account.user_id
+        );
+        println!("store it now; it is shown only once:");
+        println!("{}", issued.plaintext_key.expose());
+        Ok(())
+    })
 }
 
 fn mint(file: &KeysFile, name: Option<String>) -> Result<(), String> {

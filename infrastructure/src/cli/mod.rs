@@ -13,6 +13,7 @@ mod keys;
 mod publish;
 mod registry;
 mod registry_admin;
+mod users;
 mod verify;
 
 use crate::server::Application;
@@ -36,6 +37,11 @@ enum Command {
     Keys {
         #[command(subcommand)]
         command: KeysCommand,
+    },
+    /// Hosted accounts (email and password).
+    Users {
+        #[command(subcommand)]
+        command: users::UsersCommand,
     },
     /// Hosted settings of apps.
     Apps {
@@ -259,6 +265,7 @@ pub fn run() -> ExitCode {
         Command::Serve(args) => serve(args),
         Command::Keys { command } => keys::run(command),
         Command::Apps { command } => apps::run(command),
+        Command::Users { command } => users::run(command),
         Command::Coupons {
             command: CouponsCommand::Issue(args),
         } => issue_coupon(args),

@@ -23,6 +23,9 @@ pub struct HostedSettings {
     /// Master keys sealing provider keys at rest, `id:base64-of-32-bytes`: the first seals, every
     /// one opens (rotate with `svc hosted rotate-master-key`).
     pub master_keys: SecretList,
+    /// Who may create an account: `closed` (only `svc users create`), `invite` (an org invite's
+    /// acceptance) or `open` (anyone, on the sign-in page).
+    pub signup: String,
 }
 
 impl Default for HostedSettings {
@@ -33,6 +36,7 @@ impl Default for HostedSettings {
             render_price_cents: 5,
             model_price_cents: BTreeMap::new(),
             master_keys: SecretList::Many(Vec::new()),
+            signup: "closed".into(),
         }
     }
 }

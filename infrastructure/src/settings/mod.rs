@@ -5,6 +5,7 @@
 mod catalog;
 mod hosted;
 mod layers;
+mod mail;
 mod unknown;
 
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use catalog::{Catalog, SettingKey};
 pub use hosted::HostedSettings;
 pub use layers::SettingsError;
+pub use mail::MailSettings;
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct Settings {
@@ -47,6 +49,9 @@ pub struct Settings {
     /// Federated identities on per-app endpoints: how issuers' keys are fetched (`[federation]`).
     #[serde(default)]
     pub federation: FederationSettings,
+    /// The SMTP server the mail outbox is delivered through (`[mail]`).
+    #[serde(default)]
+    pub mail: MailSettings,
 }
 
 /// `[registry]`: where `svc registry serve` listens and keeps its data. Its own server and

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod accounts;
+
 use base64::Engine;
 use serde_json::{Value, json};
 use svc_tests::{Auth, Backend, TestApp};
@@ -67,4 +69,18 @@ pub async fn render(app: &TestApp, handshake_id: &str, extra: Value) -> Value {
         args.extend(more.clone());
     }
     app.call("svc_render", arguments).await
+}
+
+/// The first column of the first row of `sql` on the deployment's database, as text.
+pub async fn scalar_text(database_url: &str, sql: &str) -> String {
+    use sea_orm::{ConnectionTrait, Database, Statement};
+    let db = Database::connect(database_url).await.expect("connect");
+    let row = db
+        .query_one_raw(Statement::from_string(db.get_database_backend(), sql.to_owned()))
+        .await
+        .expect("query")
+        .expect("a row");
+    let value: String = row.try_get_by_index(0).expect("text");
+    let _ = db.close().await;
+    value
 }

@@ -1,19 +1,22 @@
 //! `GET /oauth/authorize` shows the consent step for a fully checked request; `POST
-//! /oauth/authorize` is the consent form's answer (exactly one of `pair_code` or `api_key`, or
-//! `action=deny`).
+//! /oauth/authorize` is the consent form's answer (exactly one of `pair_code`, `api_key` or, in
+//! hosted mode, `email` with `password`; or `action=deny`).
 
 use std::sync::Arc;
 
 use poem::http::StatusCode;
 use poem::{Body, Request, Response};
+use svc_application::services::accounts::{AccountServiceError, SignIn};
 use svc_application::services::oauth::{
     ApproveError, AuthorizationRequest, AuthorizeError, ConsentCredential, ValidatedAuthorization,
 };
+use svc_application::services::rate_limit::address_key;
 
 use super::consent_page::{ConsentForm, error_page};
 use super::params::{MAX_BODY_BYTES, Params};
 use super::{OAuth, enabled, no_store, not_found};
 use crate::HttpState;
+use crate::client_address::client_ip;
 
 /// HTTP 302 to `location` (Document 2 names 302 for both the code and the consent URL).
 fn redirect(location: &str) -> Response {
@@ -54,6 +57,7 @@ fn form(
         validated,
         request,
         pairing: state.pairing.is_some(),
+        accounts: oauth.service.signup_mode(),
         notice,
     }
     .render(status)
@@ -120,14 +124,31 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<HttpState>) ->
             Err(error) => refused(oauth, error),
         };
     }
-    let credential = match (params.filled("pair_code"), params.filled("api_key")) {
-        (Some(code), None) => ConsentCredential::PairCode(code),
-        (None, Some(key)) => ConsentCredential::ApiKey(key),
-        (pair_code, _) => {
-            let notice = if pair_code.is_some() {
-                "Enter either the pair code or a key, not both."
+    let accounts = oauth.service.signup_mode().is_some();
+    let email = params.filled("email").filter(|_| accounts);
+    let credential = match (params.filled("pair_code"), params.filled("api_key"), email) {
+        (Some(code), None, None) => ConsentCredential::PairCode(code),
+        (None, Some(key), None) => ConsentCredential::ApiKey(key),
+        (None, None, Some(email)) => ConsentCredential::Account(SignIn {
+            email,
+            // A password is taken as typed: spaces are characters of it.
+            password: params.get("password").unwrap_or_default(),
+            client_address: Some(address_key(client_ip(req, oauth.options.trust_proxy)).to_string()),
+            sign_up: params.get("action").as_deref() == Some("signup"),
+        }),
+        (None, None, None) => {
+            let notice = if accounts {
+                "Enter your email and password, or a key."
             } else {
                 "Enter the pair code or a key."
+            };
+            return reshow(oauth, state, &request, notice, StatusCode::BAD_REQUEST).await;
+        }
+        _ => {
+            let notice = if accounts {
+                "Sign in with one credential: your email and password, a key or the pair code."
+            } else {
+                "Enter either the pair code or a key, not both."
             };
             return reshow(oauth, state, &request, notice, StatusCode::BAD_REQUEST).await;
         }
@@ -146,6 +167,7 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<HttpState>) ->
             let notice = "That pair code or key was not accepted.";
             reshow(oauth, state, &request, notice, StatusCode::UNAUTHORIZED).await
         }
+        Err(ApproveError::SignIn(error)) => signed_out(req, oauth, state, &request, error).await,
         Err(ApproveError::PairingUnavailable) => {
             let notice = "This server prints no pair code (it runs in development mode): use a key.";
             reshow(oauth, state, &request, notice, StatusCode::BAD_REQUEST).await
@@ -158,6 +180,49 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<HttpState>) ->
             )
         }
     }
+}
+
+/// A refused sign-in: the form again with what to do, or a spent sign-in budget's 429. The
+/// notice for a wrong password and for an unknown email is the same.
+async fn signed_out(
+    req: &Request,
+    oauth: &OAuth,
+    state: &HttpState,
+    request: &AuthorizationRequest,
+    error: AccountServiceError,
+) -> Response {
+    let (notice, status) = match &error {
+        AccountServiceError::RateLimited { retry_after, quota } => {
+            let seconds = u64::try_from(retry_after.num_milliseconds())
+                .unwrap_or(0)
+                .div_ceil(1000)
+                .max(1);
+            let ip = client_ip(req, oauth.options.trust_proxy);
+            return crate::rate_limited::rate_limited(quota, ip, "too many sign-in attempts", seconds);
+        }
+        AccountServiceError::Refused => (
+            "The email or password is not right.".to_owned(),
+            StatusCode::UNAUTHORIZED,
+        ),
+        AccountServiceError::SignupClosed => (error.to_string(), StatusCode::FORBIDDEN),
+        AccountServiceError::Rule(rule) => (format!("{}.", capitalised(&rule.to_string())), StatusCode::BAD_REQUEST),
+        AccountServiceError::EmailTaken | AccountServiceError::LinkInvalid | AccountServiceError::Storage(_) => {
+            tracing::error!(error = ?error, "sign-in failed");
+            return error_page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The server could not complete the request.",
+            );
+        }
+    };
+    reshow(oauth, state, request, &notice, status).await
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// The form again, with a notice, for a request that still passes its checks.

@@ -5,10 +5,11 @@ use poem::http::StatusCode;
 use poem::web::Html;
 use poem::{IntoResponse, Response};
 use svc_application::services::oauth::{AuthorizationRequest, ValidatedAuthorization};
+use svc_domain::account::SignupMode;
 use svc_domain::oauth::{ClientIdUrl, Issuer, ResourceIndicator};
 
 /// HTML-escapes text for element content and quoted attribute values.
-pub(super) fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -28,7 +29,7 @@ line-height:1.5;color:#1f2328}label{display:block;margin:1rem 0 .25rem}input{wid
 font:inherit;box-sizing:border-box}.notice{padding:.5rem .75rem;background:#fff4e5;border-left:4px solid #d97706}\
 .actions{margin-top:1.5rem;display:flex;gap:.75rem}button{padding:.5rem 1.25rem;font:inherit}code{word-break:break-all}";
 
-fn page(status: StatusCode, title: &str, body: &str) -> Response {
+pub(crate) fn page(status: StatusCode, title: &str, body: &str) -> Response {
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
@@ -71,6 +72,8 @@ pub(super) struct ConsentForm<'a> {
     pub request: &'a AuthorizationRequest,
     /// Whether a pair code can be used (strict mode).
     pub pairing: bool,
+    /// Hosted accounts: sign in with email and password (and sign up when it is open).
+    pub accounts: Option<SignupMode>,
     pub notice: Option<&'a str>,
 }
 
@@ -103,16 +106,39 @@ impl ConsentForm<'_> {
         } else {
             ""
         };
+        let account = match self.accounts {
+            None => String::new(),
+            Some(mode) => {
+                let sign_up = if mode.allows_self_signup() {
+                    "<p>New here? Enter your email and a password of at least 12 characters and choose \
+                     <em>Create account and allow</em>.</p>"
+                } else {
+                    ""
+                };
+                format!(
+                    "<label for=\"email\">Email</label>\
+                     <input id=\"email\" name=\"email\" type=\"email\" autocomplete=\"username\">\
+                     <label for=\"password\">Password</label>\
+                     <input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\">\
+                     {sign_up}<p>or</p>"
+                )
+            }
+        };
+        let sign_up_button = if self.accounts.is_some_and(SignupMode::allows_self_signup) {
+            "<button type=\"submit\" name=\"action\" value=\"signup\">Create account and allow</button>"
+        } else {
+            ""
+        };
         let body = format!(
             "<h1>Connect <q>{name}</q>?</h1>\
              <p><strong>{name}</strong>{unnamed} asks to use {scope}.</p>\
              <p>If you allow it, the authorization code goes to <strong>{destination}</strong>. \
              Allow only if you started this connection from that application.</p>{notice}\
-             <form method=\"post\" action=\"{action}\">{hidden}{pair_code}\
+             <form method=\"post\" action=\"{action}\">{hidden}{account}{pair_code}\
              <label for=\"api_key\">Key</label>\
              <input id=\"api_key\" name=\"api_key\" type=\"password\" autocomplete=\"off\" spellcheck=\"false\">\
              <div class=\"actions\"><button type=\"submit\" name=\"action\" value=\"allow\">Allow</button>\
-             <button type=\"submit\" name=\"action\" value=\"deny\">Deny</button></div></form>",
+             {sign_up_button}<button type=\"submit\" name=\"action\" value=\"deny\">Deny</button></div></form>",
             action = escape(&self.issuer.url("/oauth/authorize")),
             hidden = self.hidden_inputs(),
         );

@@ -21,6 +21,8 @@ mod m20261130_000011_pair_codes;
 mod m20261202_000001_registry_tables;
 mod m20261203_000001_provider_keys;
 mod m20261204_000001_app_hosted_settings;
+mod m20261210_000001_accounts;
+mod m20261210_000002_mail_delivery;
 mod m20261213_000001_console_sessions;
 
 pub struct Migrator;
@@ -43,6 +45,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000001_registry_tables::Migration),
             Box::new(m20261203_000001_provider_keys::Migration),
             Box::new(m20261204_000001_app_hosted_settings::Migration),
+            Box::new(m20261210_000001_accounts::Migration),
+            Box::new(m20261210_000002_mail_delivery::Migration),
             Box::new(m20261213_000001_console_sessions::Migration),
         ]
     }

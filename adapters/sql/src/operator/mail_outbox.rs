@@ -1,8 +1,11 @@
 use sea_orm::{ActiveValue::Set, DatabaseConnection, EntityTrait};
+use svc_application::ports::RepositoryError;
+use svc_application::ports::accounts::{AccountLink, AccountMailer};
 use svc_application::ports::operator::{Mailer, MailerError};
 use svc_domain::invite::Invite;
 
 use super::entities::mail_outbox;
+use crate::errors::repository_error;
 
 /// A [`Mailer`] that queues each email as a `mail_outbox` row in the service's own database, and
 /// logs it; a delivery worker sends the rows and stamps `sent_at`. Queueing lives in the same store as
@@ -16,6 +19,31 @@ impl SeaOrmMailOutbox {
 
     pub fn new(db: DatabaseConnection) -> Self {
         Self { db }
+    }
+
+    pub(super) fn db(&self) -> &DatabaseConnection {
+        &self.db
+    }
+}
+
+#[async_trait::async_trait]
+impl AccountMailer for SeaOrmMailOutbox {
+    async fn queue_link(&self, link: &AccountLink) -> Result<(), RepositoryError> {
+        let row = mail_outbox::ActiveModel {
+            id: Set(link.id.clone()),
+            kind: Set(link.purpose.as_str().to_owned()),
+            recipient: Set(link.recipient.clone()),
+            payload: Set(serde_json::json!({ "url": link.url })),
+            created_at: Set(link.created_at),
+            sent_at: Set(None),
+            ..Default::default()
+        };
+        mail_outbox::Entity::insert(row)
+            .on_conflict_do_nothing()
+            .exec_without_returning(&self.db)
+            .await
+            .map_err(repository_error)?;
+        Ok(())
     }
 }
 
@@ -31,6 +59,7 @@ impl Mailer for SeaOrmMailOutbox {
             payload: Set(payload),
             created_at: Set(invite.created_at),
             sent_at: Set(None),
+            ..Default::default()
         };
         mail_outbox::Entity::insert(row)
             .on_conflict_do_nothing()

@@ -1,13 +1,16 @@
 //! `POST /oauth/authorize`: the consent step. The person proves who they are with exactly one
-//! credential: the pair code (exchanged through the pairing service for a fresh key) or a key the
-//! `/mcp` check accepts (a fresh key is minted for its owner). Either way the fresh key, labelled
+//! credential: the pair code (exchanged through the pairing service for a fresh key), a key the
+//! `/mcp` check accepts (a fresh key is minted for its owner), or, in hosted mode, an account's
+//! email and password (a fresh key is minted for the account). Either way the fresh key, labelled
 //! with the client's name, is what the token endpoint hands out, and the code carries it sealed.
 
 use svc_domain::oauth::{AuthorizationCode, CodeBinding, KeyGrant, ResourceIndicator};
+use svc_domain::wallet::Principal;
 
 use super::OAuthService;
 use super::authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
 use crate::ports::RepositoryError;
+use crate::services::accounts::{AccountServiceError, SignIn};
 use crate::services::agent::Caller;
 use crate::services::auth::{APP_ID_LEN, AuthError};
 use crate::services::operator::{IssueConnectorKey, RevokeConnectorKey};
@@ -16,10 +19,12 @@ use crate::services::pairing::PairingError;
 /// Random base62 characters of an authorization code: about 256 bits.
 const CODE_CHARS: usize = 43;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum ConsentCredential {
     PairCode(String),
     ApiKey(String),
+    /// A hosted account's email and password (`sign_up`: create it, when sign-up is open).
+    Account(SignIn),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +37,10 @@ pub enum ApproveError {
     /// `--dev-allow-all` prints no pair code.
     #[error("this server has no pair code; use a key")]
     PairingUnavailable,
+    /// The sign-in was refused (wrong email or password, sign-up closed, a password too short)
+    /// or rate limited; the account error says which.
+    #[error(transparent)]
+    SignIn(AccountServiceError),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -64,6 +73,7 @@ impl OAuthService {
         let minted = match credential {
             ConsentCredential::PairCode(code) => self.mint_with_pair_code(&validated, &code).await?,
             ConsentCredential::ApiKey(key) => self.mint_with_key(&validated, &key).await?,
+            ConsentCredential::Account(attempt) => self.mint_with_account(&validated, attempt).await?,
         };
         let code = self.ports.ids.base62(CODE_CHARS);
         let binding = CodeBinding {
@@ -151,6 +161,58 @@ impl OAuthService {
             grant: KeyGrant {
                 key_id: issued.summary.id,
                 owner_id: caller.principal_id,
+            },
+            token: issued.plaintext_key.expose().to_owned(),
+        })
+    }
+
+    /// Signs the person in (or up) and mints a key of the account, labelled with the client's
+    /// name; a per-app resource must be one of the account's apps. A first sign-in gets the
+    /// free credit.
+    async fn mint_with_account(
+        &self,
+        validated: &ValidatedAuthorization,
+        attempt: SignIn,
+    ) -> Result<Minted, ApproveError> {
+        let sign_in = self.checks.accounts.as_ref().ok_or(ApproveError::CredentialRefused)?;
+        let signed_in = match sign_in.accounts.sign_in(attempt).await {
+            Ok(signed_in) => signed_in,
+            Err(AccountServiceError::Storage(e)) => return Err(e.into()),
+            Err(e) => return Err(ApproveError::SignIn(e)),
+        };
+        let user_id = signed_in.account.user_id.clone();
+        if signed_in.first_sign_in
+            && let Some(credits) = &sign_in.credits
+        {
+            credits
+                .welcome(&Principal::user(user_id.clone()))
+                .await
+                .map_err(internal)?;
+        }
+        let app_id = match &validated.resource {
+            ResourceIndicator::Universal => None,
+            ResourceIndicator::App(app_id) => {
+                if !self.owns_app(&user_id, app_id).await? {
+                    return Err(denied(validated, "the app is not yours").into());
+                }
+                Some(app_id.clone())
+            }
+        };
+        let issued = self
+            .checks
+            .keys
+            .issue(IssueConnectorKey {
+                caller_user_id: user_id.clone(),
+                name: Some(validated.client.label().to_owned()),
+                app_id,
+                expires_at: None,
+            })
+            .await
+            .map_err(internal)?;
+        Ok(Minted {
+            grant: KeyGrant {
+                key_id: issued.summary.id,
+                owner_id: user_id,
             },
             token: issued.plaintext_key.expose().to_owned(),
         })

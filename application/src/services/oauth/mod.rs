@@ -22,8 +22,9 @@ pub use register::{RegisterClient, RegisterError};
 pub use resources::KnownAppsResourceValidator;
 pub use token::{AccessToken, TokenError, TokenRequest};
 
+use super::accounts::AccountService;
 use super::auth::AuthService;
-use super::operator::ConnectorKeyService;
+use super::operator::{ConnectorKeyService, CreditService};
 use super::pairing::PairingService;
 use crate::ports::agent::AppRepository;
 use crate::ports::oauth::{AuthorizationCodeRepository, OAuthClientRepository, ResourceValidator};
@@ -50,6 +51,15 @@ pub struct ConsentChecks {
     pub auth: AuthService,
     pub pairing: Option<PairingService>,
     pub keys: ConnectorKeyService,
+    /// Hosted accounts: the consent page signs the person in (email and password).
+    pub accounts: Option<AccountSignIn>,
+}
+
+/// Signing in at consent: the accounts, and the wallets that get a first sign-in's free credit.
+#[derive(Clone)]
+pub struct AccountSignIn {
+    pub accounts: AccountService,
+    pub credits: Option<Arc<CreditService>>,
 }
 
 #[derive(Clone)]
@@ -73,6 +83,11 @@ impl OAuthService {
 
     pub fn issuer(&self) -> &Issuer {
         &self.issuer
+    }
+
+    /// The sign-up mode when the consent page signs people in with an account (hosted mode).
+    pub fn signup_mode(&self) -> Option<svc_domain::account::SignupMode> {
+        self.checks.accounts.as_ref().map(|a| a.accounts.signup_mode())
     }
 
     /// The clock the service reads, shared with the transport's rate limits.

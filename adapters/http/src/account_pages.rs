@@ -1,0 +1,179 @@
+//! The account pages of hosted mode (docs/hosted.md, "Accounts"): the targets of the links the
+//! mail outbox sends, and the password-reset request form.
+//!
+//! - `GET /account/verify?token=`: confirms the address (the token is spent);
+//! - `GET /account/reset?token=`: the new-password form; `POST /account/reset`: sets it;
+//! - `GET /account/forgot`: the reset request form; `POST /account/forgot`: mails a link when the
+//!   address has an account, answering the same either way.
+//!
+//! Absent (404) unless the server runs in hosted mode.
+
+use std::sync::Arc;
+
+use poem::http::StatusCode;
+use poem::web::{Data, Form, Query};
+use poem::{IntoResponse, Request, Response, handler};
+use serde::Deserialize;
+use svc_application::services::accounts::{AccountService, AccountServiceError};
+use svc_application::services::rate_limit::address_key;
+
+use crate::HttpState;
+use crate::client_address::client_ip;
+use crate::oauth::{escape, html_page};
+
+/// The account pages' service, and how their rate limits read the client's address.
+#[derive(Clone)]
+pub struct AccountPages {
+    pub accounts: AccountService,
+    pub trust_proxy: bool,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct TokenQuery {
+    token: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ResetForm {
+    token: Option<String>,
+    password: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ForgotForm {
+    email: Option<String>,
+}
+
+fn pages(state: &HttpState) -> Option<&AccountPages> {
+    state.accounts.as_ref()
+}
+
+fn message(status: StatusCode, title: &str, text: &str) -> Response {
+    html_page(
+        status,
+        title,
+        &format!("<h1>{}</h1><p>{}</p>", escape(title), escape(text)),
+    )
+}
+
+fn link_refused() -> Response {
+    message(
+        StatusCode::BAD_REQUEST,
+        "This link does not work",
+        "It has expired or was already used. Ask for a new one.",
+    )
+}
+
+fn failed(error: &AccountServiceError) -> Response {
+    tracing::error!(error = ?error, "account page failed");
+    message(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Something went wrong",
+        "The server could not complete the request. Try again later.",
+    )
+}
+
+#[handler]
+pub(crate) async fn verify(Query(q): Query<TokenQuery>, state: Data<&Arc<HttpState>>) -> Response {
+    let Some(pages) = pages(&state) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    match pages
+        .accounts
+        .verify_email(q.token.as_deref().unwrap_or_default())
+        .await
+    {
+        Ok(()) => message(
+            StatusCode::OK,
+            "Your email address is confirmed",
+            "You can close this page.",
+        ),
+        Err(AccountServiceError::LinkInvalid) => link_refused(),
+        Err(e) => failed(&e),
+    }
+}
+
+fn reset_form(status: StatusCode, token: &str, notice: Option<&str>) -> Response {
+    let notice = notice
+        .map(|n| format!("<p class=\"notice\" role=\"alert\">{}</p>", escape(n)))
+        .unwrap_or_default();
+    let body = format!(
+        "<h1>Choose a new password</h1>{notice}<form method=\"post\" action=\"/account/reset\">\
+         <input type=\"hidden\" name=\"token\" value=\"{}\">\
+         <label for=\"password\">New password (at least 12 characters)</label>\
+         <input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"new-password\">\
+         <div class=\"actions\"><button type=\"submit\">Set password</button></div></form>",
+        escape(token)
+    );
+    html_page(status, "Choose a new password", &body)
+}
+
+#[handler]
+pub(crate) async fn reset_page(Query(q): Query<TokenQuery>, state: Data<&Arc<HttpState>>) -> Response {
+    if pages(&state).is_none() {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    reset_form(StatusCode::OK, q.token.as_deref().unwrap_or_default(), None)
+}
+
+#[handler]
+pub(crate) async fn reset(Form(form): Form<ResetForm>, state: Data<&Arc<HttpState>>) -> Response {
+    let Some(pages) = pages(&state) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let token = form.token.unwrap_or_default();
+    match pages
+        .accounts
+        .reset_password(&token, form.password.as_deref().unwrap_or_default())
+        .await
+    {
+        Ok(()) => message(
+            StatusCode::OK,
+            "Your password is changed",
+            "Sign in with the new password from your application.",
+        ),
+        Err(AccountServiceError::Rule(rule)) => reset_form(StatusCode::BAD_REQUEST, &token, Some(&rule.to_string())),
+        Err(AccountServiceError::LinkInvalid) => link_refused(),
+        Err(e) => failed(&e),
+    }
+}
+
+#[handler]
+pub(crate) async fn forgot_page(state: Data<&Arc<HttpState>>) -> Response {
+    if pages(&state).is_none() {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    let body = "<h1>Reset your password</h1><form method=\"post\" action=\"/account/forgot\">\
+                <label for=\"email\">Email</label>\
+                <input id=\"email\" name=\"email\" type=\"email\" autocomplete=\"username\">\
+                <div class=\"actions\"><button type=\"submit\">Send a reset link</button></div></form>";
+    html_page(StatusCode::OK, "Reset your password", body)
+}
+
+#[handler]
+pub(crate) async fn forgot(req: &Request, Form(form): Form<ForgotForm>, state: Data<&Arc<HttpState>>) -> Response {
+    let Some(pages) = pages(&state) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let ip = client_ip(req, pages.trust_proxy);
+    let address = address_key(ip).to_string();
+    match pages
+        .accounts
+        .request_password_reset(form.email.as_deref().unwrap_or_default(), Some(&address))
+        .await
+    {
+        Ok(()) => message(
+            StatusCode::OK,
+            "Check your email",
+            "If an account exists for that address, a link to reset its password is on its way. It works for an hour.",
+        ),
+        Err(AccountServiceError::RateLimited { retry_after, quota }) => {
+            let seconds = u64::try_from(retry_after.num_milliseconds())
+                .unwrap_or(0)
+                .div_ceil(1000)
+                .max(1);
+            crate::rate_limited::rate_limited(quota, ip, "too many attempts", seconds)
+        }
+        Err(e) => failed(&e),
+    }
+}

@@ -1,0 +1,104 @@
+//! Email verification and password reset: a one-time token, mailed as a link through the outbox.
+//!
+//! A reset request for an unknown address does nothing and answers as for a known one, so the
+//! form reveals no accounts; requests count against the sign-in budgets.
+
+use std::sync::Arc;
+
+use svc_domain::account::token::{AccountToken, TOKEN_CHARS, TokenPurpose, token_hash};
+use svc_domain::account::{self, Account, password};
+
+use super::{AccountService, AccountServiceError};
+use crate::ports::accounts::{AccountLink, AccountMailer, AccountTokenRepository};
+
+/// Where links point and how they travel.
+#[derive(Clone)]
+pub struct AccountLinks {
+    pub tokens: Arc<dyn AccountTokenRepository>,
+    pub mailer: Arc<dyn AccountMailer>,
+    /// The public base URL links start with (`<base>/account/verify?token=...`).
+    pub base_url: String,
+}
+
+/// The account pages (served by the HTTP adapter).
+pub const VERIFY_PATH: &str = "/account/verify";
+pub const RESET_PATH: &str = "/account/reset";
+
+impl AccountService {
+    /// Mails `account` a link that verifies its address (nothing without links configured).
+    pub async fn send_verification(&self, account: &Account) -> Result<(), AccountServiceError> {
+        self.send_link(account, TokenPurpose::VerifyEmail).await
+    }
+
+    /// Mails a password-reset link when `email` has an account; the same `Ok` either way.
+    pub async fn request_password_reset(
+        &self,
+        email: &str,
+        client_address: Option<&str>,
+    ) -> Result<(), AccountServiceError> {
+        let Ok(email) = account::parse_email(email) else {
+            return Ok(());
+        };
+        let key = account::email_key(&email);
+        self.admit(client_address, &key).await?;
+        if let Some(account) = self.accounts.find_by_email_key(&key).await? {
+            self.send_link(&account, TokenPurpose::ResetPassword).await?;
+        }
+        Ok(())
+    }
+
+    /// Verifies the address of the token's account; the token is spent.
+    pub async fn verify_email(&self, token: &str) -> Result<(), AccountServiceError> {
+        let taken = self.take(token, TokenPurpose::VerifyEmail).await?;
+        self.accounts
+            .mark_email_verified(&taken.user_id, self.clock.now())
+            .await?;
+        Ok(())
+    }
+
+    /// Sets a new password with a reset token. The password rule is checked before the token is
+    /// spent, so a too-short password can be corrected with the same link. Following the link
+    /// proves the address too.
+    pub async fn reset_password(&self, token: &str, new_password: &str) -> Result<(), AccountServiceError> {
+        password::check_new(new_password)?;
+        let taken = self.take(token, TokenPurpose::ResetPassword).await?;
+        let hash = self.hash(new_password).await;
+        self.accounts.set_password_hash(&taken.user_id, &hash).await?;
+        self.accounts
+            .mark_email_verified(&taken.user_id, self.clock.now())
+            .await?;
+        Ok(())
+    }
+
+    async fn take(&self, token: &str, purpose: TokenPurpose) -> Result<AccountToken, AccountServiceError> {
+        let links = self.links.as_ref().ok_or(AccountServiceError::LinkInvalid)?;
+        let taken = links.tokens.take(&token_hash(token.trim()), purpose).await?;
+        taken
+            .filter(|t| t.is_live(self.clock.now()))
+            .ok_or(AccountServiceError::LinkInvalid)
+    }
+
+    async fn send_link(&self, account: &Account, purpose: TokenPurpose) -> Result<(), AccountServiceError> {
+        let Some(links) = &self.links else {
+            return Ok(());
+        };
+        let now = self.clock.now();
+        let token = self.ids.base62(TOKEN_CHARS);
+        let stored = AccountToken::issue(&token, &account.user_id, purpose, now);
+        links.tokens.insert(&stored).await?;
+        let path = match purpose {
+            TokenPurpose::VerifyEmail => VERIFY_PATH,
+            TokenPurpose::ResetPassword => RESET_PATH,
+        };
+        let link = AccountLink {
+            id: format!("{}:{}", purpose.as_str(), &stored.token_hash[..32]),
+            purpose,
+            recipient: account.email.as_str().to_owned(),
+            url: format!("{}{path}?token={token}", links.base_url.trim_end_matches('/')),
+            created_at: now,
+        };
+        links.mailer.queue_link(&link).await?;
+        tracing::info!(kind = purpose.as_str(), user_id = %account.user_id, "account email queued in the mail outbox");
+        Ok(())
+    }
+}

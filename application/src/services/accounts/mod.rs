@@ -1,0 +1,177 @@
+//! Hosted accounts: creating them (the operator's `svc users create`, or the person on the
+//! sign-in page when sign-up is open) and signing in.
+//!
+//! A failed sign-in never says whether the email exists: an unknown email and a wrong password
+//! get the same error after the same work (a password is hashed against a dummy hash).
+
+mod links;
+mod sign_in;
+
+use std::sync::Arc;
+
+use chrono::TimeDelta;
+use svc_domain::account::password::{self, PasswordRuleError, SALT_BYTES};
+use svc_domain::account::{self, Account, AccountError, SignupMode};
+use svc_domain::invite::EmailAddress;
+
+use crate::ports::accounts::AccountRepository;
+use crate::ports::rate_windows::SharedWindows;
+use crate::ports::{Clock, Ids, RepositoryError};
+
+pub use links::{AccountLinks, RESET_PATH, VERIFY_PATH};
+pub use sign_in::{ACCOUNT_QUOTA, ADDRESS_QUOTA, SignIn, SignedIn};
+
+/// Random base62 characters of a generated password: about 143 bits.
+pub const GENERATED_PASSWORD_CHARS: usize = 24;
+/// Base62 characters of a user id after `usr_`.
+const USER_ID_CHARS: usize = 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AccountServiceError {
+    #[error(transparent)]
+    Rule(#[from] AccountError),
+    /// Only `svc users create` makes accounts (`hosted.signup` is not `open`).
+    #[error("sign-up is closed on this server: ask its operator for an account")]
+    SignupClosed,
+    /// `svc users create` for an email that has an account.
+    #[error("an account with this email exists")]
+    EmailTaken,
+    /// The email or the password is wrong (which one is never said).
+    #[error("the email or password is not right")]
+    Refused,
+    /// Too many sign-in attempts for this account or from this address.
+    #[error("too many sign-in attempts; try again in {} seconds", .retry_after.num_seconds())]
+    RateLimited {
+        retry_after: TimeDelta,
+        quota: &'static str,
+    },
+    /// A verification or reset link that is unknown, used or expired.
+    #[error("this link has expired or was already used")]
+    LinkInvalid,
+    #[error("storage failure")]
+    Storage(#[from] RepositoryError),
+}
+
+impl From<PasswordRuleError> for AccountServiceError {
+    fn from(e: PasswordRuleError) -> Self {
+        Self::Rule(AccountError::Password(e))
+    }
+}
+
+/// An account just created by the operator, with the password when it was generated.
+#[derive(Debug)]
+pub struct CreatedAccount {
+    pub account: Account,
+    pub generated_password: Option<String>,
+}
+
+#[derive(Clone)]
+pub struct AccountService {
+    accounts: Arc<dyn AccountRepository>,
+    windows: Option<Arc<dyn SharedWindows>>,
+    /// Verification and reset mail; `None`: no mail is sent.
+    links: Option<AccountLinks>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+    signup: SignupMode,
+    /// A hash of no one's password, verified for unknown emails so they cost the same work.
+    dummy_hash: Arc<str>,
+}
+
+impl AccountService {
+    pub fn new(accounts: Arc<dyn AccountRepository>, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> Self {
+        let dummy_hash = password::hash(&ids.base62(GENERATED_PASSWORD_CHARS), &salt(ids.as_ref())).into();
+        Self {
+            accounts,
+            windows: None,
+            links: None,
+            clock,
+            ids,
+            signup: SignupMode::Closed,
+            dummy_hash,
+        }
+    }
+
+    pub fn with_signup(self, signup: SignupMode) -> Self {
+        Self { signup, ..self }
+    }
+
+    /// Counts sign-in attempts in `windows` (shared by every replica).
+    pub fn limited_by(self, windows: Arc<dyn SharedWindows>) -> Self {
+        Self {
+            windows: Some(windows),
+            ..self
+        }
+    }
+
+    /// Sends verification links on sign-up and serves password resets through `links`.
+    pub fn mailing(self, links: AccountLinks) -> Self {
+        Self {
+            links: Some(links),
+            ..self
+        }
+    }
+
+    pub fn signup_mode(&self) -> SignupMode {
+        self.signup
+    }
+
+    /// `svc users create`: an account for `email`, with `password` or a generated one.
+    pub async fn create(&self, email: &str, password: Option<&str>) -> Result<CreatedAccount, AccountServiceError> {
+        let email = account::parse_email(email)?;
+        let (password, generated) = match password {
+            Some(p) => (p.to_owned(), false),
+            None => (self.ids.base62(GENERATED_PASSWORD_CHARS), true),
+        };
+        let account = self
+            .insert(email, &password)
+            .await?
+            .ok_or(AccountServiceError::EmailTaken)?;
+        self.send_verification(&account).await?;
+        Ok(CreatedAccount {
+            account,
+            generated_password: generated.then_some(password),
+        })
+    }
+
+    /// The account of `email`, if any (the operator's look-up: `svc keys mint --user`).
+    pub async fn find_by_email(&self, email: &str) -> Result<Option<Account>, AccountServiceError> {
+        let email = account::parse_email(email)?;
+        Ok(self.accounts.find_by_email_key(&account::email_key(&email)).await?)
+    }
+
+    /// Stores a new account; `None` when the email is taken.
+    async fn insert(&self, email: EmailAddress, password: &str) -> Result<Option<Account>, AccountServiceError> {
+        password::check_new(password)?;
+        let hash = self.hash(password).await;
+        let user_id = format!("usr_{}", self.ids.base62(USER_ID_CHARS));
+        let account = Account::new(user_id, email, hash, self.clock.now());
+        Ok(self.accounts.insert(&account).await?.then_some(account))
+    }
+
+    /// argon2id off the async workers: it is seconds of CPU in aggregate under a burst.
+    async fn hash(&self, password: &str) -> String {
+        let salt = salt(self.ids.as_ref());
+        let password = password.to_owned();
+        tokio::task::spawn_blocking(move || password::hash(&password, &salt))
+            .await
+            .expect("hashing does not panic")
+    }
+
+    async fn verify(&self, password: &str, stored: &str) -> bool {
+        let (password, stored) = (password.to_owned(), stored.to_owned());
+        tokio::task::spawn_blocking(move || password::verify(&password, &stored))
+            .await
+            .expect("verifying does not panic")
+    }
+}
+
+fn salt(ids: &dyn Ids) -> [u8; SALT_BYTES] {
+    let drawn = ids.base62(SALT_BYTES);
+    let mut salt = [0u8; SALT_BYTES];
+    salt.copy_from_slice(&drawn.as_bytes()[..SALT_BYTES]);
+    salt
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests;

@@ -1,0 +1,128 @@
+//! Accounts on in-memory fakes: a stale hash is replaced at sign-in, the first sign-in is told
+//! once, and an unknown email and a wrong password fail alike.
+
+use std::sync::{Arc, Mutex};
+
+use argon2_params::old_hash;
+use chrono::{DateTime, Utc};
+use svc_domain::account::{Account, password};
+
+use super::*;
+use crate::testing::{ManualClock, SequentialIds};
+
+#[derive(Default)]
+struct Accounts(Mutex<Vec<Account>>);
+
+#[async_trait::async_trait]
+impl AccountRepository for Accounts {
+    async fn insert(&self, account: &Account) -> Result<bool, RepositoryError> {
+        let mut all = self.0.lock().unwrap();
+        if all.iter().any(|a| a.email_key() == account.email_key()) {
+            return Ok(false);
+        }
+        all.push(account.clone());
+        Ok(true)
+    }
+    async fn find_by_email_key(&self, key: &str) -> Result<Option<Account>, RepositoryError> {
+        Ok(self.0.lock().unwrap().iter().find(|a| a.email_key() == key).cloned())
+    }
+    async fn find_by_id(&self, user_id: &str) -> Result<Option<Account>, RepositoryError> {
+        Ok(self.0.lock().unwrap().iter().find(|a| a.user_id == user_id).cloned())
+    }
+    async fn set_password_hash(&self, user_id: &str, hash: &str) -> Result<(), RepositoryError> {
+        for a in self.0.lock().unwrap().iter_mut().filter(|a| a.user_id == user_id) {
+            a.password_hash = hash.to_owned();
+        }
+        Ok(())
+    }
+    async fn mark_email_verified(&self, _user_id: &str, _at: DateTime<Utc>) -> Result<(), RepositoryError> {
+        Ok(())
+    }
+    async fn mark_first_sign_in(&self, user_id: &str, at: DateTime<Utc>) -> Result<bool, RepositoryError> {
+        let mut all = self.0.lock().unwrap();
+        let account = all.iter_mut().find(|a| a.user_id == user_id).unwrap();
+        let first = account.first_sign_in_at.is_none();
+        account.first_sign_in_at.get_or_insert(at);
+        Ok(first)
+    }
+}
+
+/// A hash made with weaker, older parameters (argon2id, 8 MiB, 1 iteration).
+mod argon2_params {
+    pub fn old_hash(password: &str) -> String {
+        use argon2::password_hash::{PasswordHasher, SaltString};
+        let params = argon2::Params::new(8 * 1024, 1, 1, None).unwrap();
+        let argon2 = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+        let salt = SaltString::encode_b64(&[9; 16]).unwrap();
+        argon2.hash_password(password.as_bytes(), &salt).unwrap().to_string()
+    }
+}
+
+fn service() -> (AccountService, Arc<Accounts>) {
+    let accounts = Arc::new(Accounts::default());
+    let service = AccountService::new(
+        accounts.clone(),
+        Arc::new(ManualClock::default()),
+        Arc::new(SequentialIds::default()),
+    );
+    (service, accounts)
+}
+
+fn attempt(email: &str, password: &str) -> SignIn {
+    SignIn {
+        email: email.into(),
+        password: password.into(),
+        client_address: None,
+        sign_up: false,
+    }
+}
+
+#[tokio::test]
+async fn a_hash_made_with_older_parameters_is_replaced_at_sign_in() {
+    let (service, accounts) = service();
+    let email = svc_domain::account::parse_email("ada@example.org").unwrap();
+    let stale = old_hash("correct horse battery");
+    accounts
+        .0
+        .lock()
+        .unwrap()
+        .push(Account::new("usr_a".into(), email, stale.clone(), Utc::now()));
+
+    let signed_in = service
+        .sign_in(attempt("ada@example.org", "correct horse battery"))
+        .await
+        .unwrap();
+    assert!(signed_in.first_sign_in);
+    let stored = accounts.0.lock().unwrap()[0].password_hash.clone();
+    assert_ne!(stored, stale);
+    assert!(!password::needs_rehash(&stored), "{stored}");
+    assert!(password::verify("correct horse battery", &stored));
+
+    let again = service
+        .sign_in(attempt("ADA@example.org", "correct horse battery"))
+        .await
+        .unwrap();
+    assert!(!again.first_sign_in, "the first sign-in is told once");
+    assert_eq!(
+        accounts.0.lock().unwrap()[0].password_hash,
+        stored,
+        "a current hash is kept"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_email_and_a_wrong_password_fail_alike() {
+    let (service, _) = service();
+    service
+        .create("ada@example.org", Some("correct horse battery"))
+        .await
+        .unwrap();
+    for (email, password) in [
+        ("ada@example.org", "wrong password!!"),
+        ("nobody@example.org", "wrong password!!"),
+        ("not an email", "x"),
+    ] {
+        let error = service.sign_in(attempt(email, password)).await.unwrap_err();
+        assert!(matches!(error, AccountServiceError::Refused), "{email}: {error:?}");
+    }
+}

@@ -1,0 +1,67 @@
+//! `svc users create`: a hosted account made by the operator (docs/hosted.md, "Accounts").
+
+use std::io::{IsTerminal, Read};
+use std::sync::Arc;
+
+use clap::Subcommand;
+
+use super::DeploymentArgs;
+use crate::system::{RandomIds, SystemClock};
+
+#[derive(Debug, Subcommand)]
+pub enum UsersCommand {
+    /// Create an account. The password is read from stdin when it is not a terminal; otherwise
+    /// one is generated and printed once, as the last line of stdout.
+    Create(CreateArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CreateArgs {
+    /// The account's email address (its login).
+    #[arg(long)]
+    email: String,
+    #[command(flatten)]
+    deployment: DeploymentArgs,
+}
+
+pub fn run(command: UsersCommand) -> Result<(), String> {
+    match command {
+        UsersCommand::Create(args) => create(args),
+    }
+}
+
+/// The password piped in (its first line), `None` when stdin is a terminal or empty.
+fn password_from_stdin() -> Result<Option<String>, String> {
+    let mut stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(None);
+    }
+    let mut text = String::new();
+    stdin
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read the password from stdin: {e}"))?;
+    let line = text.lines().next().unwrap_or("");
+    Ok((!line.is_empty()).then(|| line.to_owned()))
+}
+
+fn create(args: CreateArgs) -> Result<(), String> {
+    let settings = args.deployment.settings()?;
+    let password = password_from_stdin()?;
+    super::hosted::runtime()?.block_on(async move {
+        let db = super::hosted::database(&settings).await?;
+        let accounts = crate::hosted::account_service(&settings, &db, Arc::new(SystemClock), Arc::new(RandomIds));
+        let created = accounts.create(&args.email, password.as_deref()).await;
+        let _ = db.close().await;
+        let created = created.map_err(|e| format!("cannot create the account {}: {e}", args.email.trim()))?;
+        println!(
+            "created account {} for {}",
+            created.account.user_id,
+            created.account.email.as_str()
+        );
+        if let Some(password) = created.generated_password {
+            println!("its password, shown only once:");
+            println!("{password}");
+        }
+        Ok(())
+    })
+}

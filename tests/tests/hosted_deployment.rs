@@ -3,8 +3,9 @@
 //! proxy's public URL unless it names a replica:
 //!
 //! 1. the official TypeScript SDK connects from the URL alone (OAuth discovery, registration,
-//!    PKCE); the person's step at the consent page is `authorize_through_consent` in
-//!    `hosted_deployment_support`;
+//!    PKCE); the person signs up at the consent page (`authorize_through_consent` in
+//!    `hosted_deployment_support`) and confirms the address with the link mailed to a real SMTP
+//!    sink (aiosmtpd on loopback);
 //! 2. a cold render is charged `hosted.render_price_cents` (balance and ledger), a cached render
 //!    is free;
 //! 3. a provider key set through `/ops` is exactly what the (fake) provider receives;
@@ -30,12 +31,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use federation_support::configure_app;
-use hosted_deployment_support::{oauth_token_from_the_url_alone, oidc_issuer, peers_installed};
+use hosted_deployment_support::{Person, oauth_token_from_the_url_alone, oidc_issuer, peers_installed};
 use hosted_support::master_key;
 use proxy_support::ProxyPlan;
 use serde_json::{Value, json};
 use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
 use svc_tests::process::ServerProcess;
+use svc_tests::smtp_sink::SmtpSink;
 use svc_tests::{Backend, ScratchDatabase, temp_dir};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
@@ -50,31 +52,28 @@ export default function Card() {\n\
   return <h2>{title}</h2>;\n\
 }";
 
-/// The operator's key, minted into replica `a`'s keys file and copied to `b`'s, so the consent
-/// form accepts it on either replica.
-fn operator_key(dirs: [&Path; 2]) -> String {
-    for dir in dirs {
-        std::fs::create_dir_all(dir).unwrap();
-    }
-    let (_, plaintext) = svc::keys_file::KeysFile::in_data_dir(dirs[0])
-        .mint(Some("operator".into()), chrono::Utc::now())
-        .expect("mint a key");
-    std::fs::copy(dirs[0].join("keys.json"), dirs[1].join("keys.json")).unwrap();
-    plaintext
-}
-
 /// A strict hosted replica on `port`, told the proxy's URL; its providers point at `fake`.
-fn replica(data_dir: &Path, port: u16, database_url: &str, public: &str, fake: &FakeProvider) -> ServerProcess {
+fn replica(
+    data_dir: &Path,
+    port: u16,
+    database_url: &str,
+    public: &str,
+    fake: &FakeProvider,
+    mail: &SmtpSink,
+) -> ServerProcess {
+    std::fs::create_dir_all(data_dir).unwrap();
     let config = data_dir.join("svc.toml");
     std::fs::write(
         &config,
         format!(
             "[server]\nws_secret = \"{SHARED_SECRET}\"\n\n\
              [hosted]\nenabled = true\nmaster_keys = [\"{key}\"]\nfree_credit_cents = {FREE_CREDIT_CENTS}\n\
-             render_price_cents = {RENDER_PRICE_CENTS}\n\n\
+             render_price_cents = {RENDER_PRICE_CENTS}\nsignup = \"open\"\n\n\
+             [mail]\nsmtp_url = \"{smtp}\"\nfrom = \"svc hosted <svc@example.org>\"\npoll_seconds = 1\n\n\
              [generation.providers.openai]\nbase_url = \"{fake}/v1\"\napi_key_env = \"SVC_TEST_UNSET_KEY_VARIABLE\"\n",
             key = master_key("k1", 7),
             fake = fake.base_url,
+            smtp = mail.url(),
         ),
     )
     .unwrap();
@@ -201,23 +200,40 @@ async fn the_hosted_story_runs_end_to_end_on_two_replicas_behind_nginx() {
     fake.set_default(FakeReply::component(GOOD));
     let plan = ProxyPlan::new(&dir);
     let (dir_a, dir_b) = (dir.join("a"), dir.join("b"));
-    let operator_key = operator_key([&dir_a, &dir_b]);
-    let first = replica(&dir_a, plan.replica_ports[0], &database.url, &plan.public, &fake);
-    let second = replica(&dir_b, plan.replica_ports[1], &database.url, &plan.public, &fake);
+    let Some(mail) = SmtpSink::start(test, 0) else {
+        return;
+    };
+    let first = replica(&dir_a, plan.replica_ports[0], &database.url, &plan.public, &fake, &mail);
+    let second = replica(&dir_b, plan.replica_ports[1], &database.url, &plan.public, &fake, &mail);
     let _nginx = plan.start().await;
 
-    // 1. OAuth from the URL alone, through the proxy.
+    // 1. OAuth from the URL alone, through the proxy; the person signs up at the consent page and
+    //    confirms the address with the link mailed to the SMTP sink.
+    let person = Person {
+        email: "ada@example.org",
+        password: "a long enough passphrase",
+    };
     let caller = Caller {
         client: plan.client(),
         public: plan.public.clone(),
-        token: oauth_token_from_the_url_alone(&plan, &operator_key).await,
+        token: oauth_token_from_the_url_alone(&plan, &person).await,
     };
+    let confirmation = mail
+        .wait_for(person.email, "Confirm your email address", Duration::from_secs(30))
+        .await;
+    let link = confirmation
+        .link("/account/verify?token=")
+        .expect("a verification link");
+    assert!(link.starts_with(&plan.public), "the link uses the public URL: {link}");
+    let confirmed = caller.client.get(&link).send().await.unwrap();
+    assert_eq!(confirmed.status(), 200, "the mailed link confirms, through the proxy");
+    assert!(confirmed.text().await.unwrap().contains("Your email address is confirmed"));
 
     // 2. A cold render is charged, a cached one is free.
     assert_eq!(
         caller.balance().await,
         FREE_CREDIT_CENTS,
-        "the first use grants the free credit"
+        "signing up granted the free credit"
     );
     let cold = caller.render(&caller.handshake("order card").await, json!({})).await;
     let cold = assert_rendered(&cold);

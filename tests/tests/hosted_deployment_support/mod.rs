@@ -67,10 +67,15 @@ pub fn consent_form(html: &str) -> (String, Vec<(String, String)>) {
     (action, hidden)
 }
 
-/// The person's step at the consent page: signs in as today's consent page on main asks (the
-/// operator's key) and allows. Answers the redirect's URL (code, state, iss). The one place to
-/// change when consent becomes an account sign-in.
-pub async fn authorize_through_consent(plan: &ProxyPlan, authorization_url: &str, operator_key: &str) -> String {
+/// The person at the consent page: an email and a password.
+pub struct Person {
+    pub email: &'static str,
+    pub password: &'static str,
+}
+
+/// The person's step at the consent page: signs up with an account (open sign-up) and allows.
+/// Answers the redirect's URL (code, state, iss).
+pub async fn authorize_through_consent(plan: &ProxyPlan, authorization_url: &str, person: &Person) -> String {
     let browser = plan
         .client_builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -79,8 +84,9 @@ pub async fn authorize_through_consent(plan: &ProxyPlan, authorization_url: &str
     let page = browser.get(authorization_url).send().await.unwrap();
     assert_eq!(page.status(), 200, "the consent page shows");
     let (action, mut fields) = consent_form(&page.text().await.unwrap());
-    fields.push(("api_key".into(), operator_key.into()));
-    fields.push(("action".into(), "allow".into()));
+    fields.push(("email".into(), person.email.into()));
+    fields.push(("password".into(), person.password.into()));
+    fields.push(("action".into(), "signup".into()));
     let answer = browser.post(&action).form(&fields).send().await.unwrap();
     assert_eq!(answer.status(), 302, "consent redirects: {:?}", answer.text().await);
     answer.headers()["location"].to_str().unwrap().to_owned()
@@ -88,7 +94,7 @@ pub async fn authorize_through_consent(plan: &ProxyPlan, authorization_url: &str
 
 /// The official TypeScript SDK connects to `<public>/mcp` from the URL alone; the access token
 /// it received.
-pub async fn oauth_token_from_the_url_alone(plan: &ProxyPlan, operator_key: &str) -> String {
+pub async fn oauth_token_from_the_url_alone(plan: &ProxyPlan, person: &Person) -> String {
     let mut peer = tokio::process::Command::new("timeout")
         .arg("120")
         .arg(std::env::var("SVC_PEER_NODE").unwrap_or_else(|_| "node".to_owned()))
@@ -109,7 +115,7 @@ pub async fn oauth_token_from_the_url_alone(plan: &ProxyPlan, operator_key: &str
     let mut token = None;
     while let Some(line) = lines.next_line().await.unwrap() {
         if let Some(url) = line.strip_prefix("ts-sdk-oauth: authorize ") {
-            let location = authorize_through_consent(plan, url, operator_key).await;
+            let location = authorize_through_consent(plan, url, person).await;
             stdin.write_all(format!("{location}\n").as_bytes()).await.unwrap();
         } else if let Some(access) = line.strip_prefix("ts-sdk-oauth: token ") {
             token = Some(access.to_owned());

@@ -6,6 +6,8 @@ mod agent_prompt;
 pub mod agent_results;
 mod agent_tools;
 mod codes;
+pub mod jsonrpc;
+pub mod live_frames;
 pub mod ops_results;
 pub mod ops_tools;
 

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use svc_application::ports::agent::{LiveEvent, key_topic};
 use svc_application::services::agent::{AgentError, Caller, IncomingAction};
 use svc_application::services::tool_channels::ChannelError;
+use svc_protocol::live_frames::{FrameRefusal, InboundFrame, parse_action, parse_frame};
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use super::MAX_FRAME_BYTES;
@@ -188,22 +189,14 @@ async fn handle(
     bound: &mut Option<Bound>,
     bearer_caller: Option<&UpgradeBearer>,
 ) -> Result<Vec<String>, AgentError> {
-    let Ok(frame) = serde_json::from_str::<Value>(text) else {
-        return Ok(vec![frames::error("BAD_FRAME", "not JSON")]);
+    let frame = match parse_frame(text) {
+        Ok(frame) => frame,
+        Err(refusal) => return Ok(vec![refused(&refusal)]),
     };
-    // Ids in frames are looked up in text columns: the rule of every tool argument.
-    if let Some(path) = svc_domain::text::nul_path(&frame) {
-        return Ok(vec![frames::error(
-            "BAD_FRAME",
-            &format!("{path} {}", svc_domain::text::NUL_RULE),
-        )]);
-    }
-    let kind = frame["type"].as_str().unwrap_or_default();
-    let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
-    if kind == "ping" {
+    if frame == InboundFrame::Ping {
         return Ok(vec![frames::frame("pong", Value::Null)]);
     }
-    if kind == "subscribe" {
+    if let InboundFrame::Subscribe(payload) = frame {
         return match subscribe(state, payload, bearer_caller).await? {
             SubscribeOutcome::Refused(frame) => Ok(vec![frame]),
             SubscribeOutcome::Bound {
@@ -250,25 +243,27 @@ async fn handle(
     };
     let (caller, session_id) = (&b.subscribed.caller, b.subscribed.session_id.clone());
     let session_id = session_id.as_str();
-    if matches!(kind, "action" | "host_context_observed") && !b.subscribed.role.acts_for_the_user() {
-        return Ok(vec![role_forbidden(kind, &payload)]);
+    let user_gesture = match &frame {
+        InboundFrame::Action(payload) => Some(("action", payload)),
+        InboundFrame::HostContextObserved(payload) => Some(("host_context_observed", payload)),
+        _ => None,
+    };
+    if let Some((kind, payload)) = user_gesture
+        && !b.subscribed.role.acts_for_the_user()
+    {
+        return Ok(vec![role_forbidden(kind, payload)]);
     }
-    match kind {
-        "action" => action(state, caller, session_id, &payload).await,
-        "host_context_observed" => {
+    match frame {
+        InboundFrame::Action(payload) => action(state, caller, session_id, &payload).await,
+        InboundFrame::HostContextObserved(payload) => {
             state.agent.observe_host_context(caller, session_id, payload).await?;
             Ok(vec![])
         }
-        "channel_subscribe" | "channel_unsubscribe" => {
-            let channel = payload
-                .as_str()
-                .or_else(|| payload["channel"].as_str())
-                .unwrap_or_default()
-                .to_owned();
-            if kind == "channel_unsubscribe" {
-                b.channels.unsubscribe(&channel);
-                return Ok(vec![]);
-            }
+        InboundFrame::ChannelUnsubscribe(channel) => {
+            b.channels.unsubscribe(&channel);
+            Ok(vec![])
+        }
+        InboundFrame::ChannelSubscribe(channel) => {
             let snapshot = match state.agent.live_snapshot(caller, session_id).await {
                 Ok(snapshot) => snapshot,
                 Err(AgentError::SessionNotFound) => {
@@ -281,9 +276,11 @@ async fn handle(
                 .plan(&snapshot.session.contract, session_id, &caller.app_id, &channel);
             Ok(b.channels.subscribe(&state.tool_channels, &channel, plan))
         }
-        other => Ok(vec![frames::error(
+        // Handled before binding.
+        InboundFrame::Ping | InboundFrame::Subscribe(_) => Ok(vec![]),
+        InboundFrame::Unknown(other) => Ok(vec![frames::error(
             "BAD_FRAME",
-            &format!("unknown frame type `{}`", svc_domain::text::excerpt(other)),
+            &format!("unknown frame type `{}`", svc_domain::text::excerpt(&other)),
         )]),
     }
 }
@@ -302,34 +299,15 @@ pub(super) async fn action(
     session_id: &str,
     envelope: &Value,
 ) -> Result<Vec<String>, AgentError> {
-    if envelope["type"] != svc_domain::action_event::DATA_SUBMIT {
-        return Ok(vec![frames::error(
-            "BAD_FRAME",
-            "ActionEnvelope.type must be `data:submit`",
-        )]);
-    }
-    if envelope["sessionId"].as_str().is_some_and(|s| s != session_id) {
-        return Ok(vec![frames::error(
-            "BAD_FRAME",
-            "ActionEnvelope.sessionId is not the subscribed session",
-        )]);
-    }
-    let Some(intent) = envelope["payload"]["action"].as_str() else {
-        return Ok(vec![frames::error(
-            "BAD_FRAME",
-            "payload.action (the intent) is required",
-        )]);
+    let parsed = match parse_action(envelope, session_id) {
+        Ok(parsed) => parsed,
+        Err(refusal) => return Ok(vec![refused(&refusal)]),
     };
-    let Ok(client_seq) = client_seq(envelope) else {
-        return Ok(vec![frames::error(
-            "BAD_FRAME",
-            &format!("clientSeq must be an integer from 0 to {MAX_CLIENT_SEQ}"),
-        )]);
-    };
+    let client_seq = parsed.client_seq;
     let incoming = IncomingAction {
-        intent: intent.to_owned(),
-        data: envelope["payload"].get("data").cloned().unwrap_or(Value::Null),
-        ui_context: envelope.get("uiContext").cloned(),
+        intent: parsed.intent,
+        data: parsed.data,
+        ui_context: parsed.ui_context,
         client_seq,
     };
     match state.agent.record_action(caller, session_id, incoming).await {
@@ -356,19 +334,7 @@ pub(super) async fn action(
     }
 }
 
-/// The largest `clientSeq`: JavaScript's `Number.MAX_SAFE_INTEGER`, the largest integer a card
-/// can count to exactly.
-const MAX_CLIENT_SEQ: i64 = (1 << 53) - 1;
-
-/// An action's optional `clientSeq`. It deduplicates the action, so a value the server cannot
-/// keep exactly (a fraction, a negative, beyond [`MAX_CLIENT_SEQ`], not a number) is refused,
-/// never dropped (which would store the action without deduplication).
-fn client_seq(envelope: &Value) -> Result<Option<i64>, ()> {
-    match envelope.get("clientSeq") {
-        None => Ok(None),
-        Some(value) => match value.as_i64() {
-            Some(seq) if (0..=MAX_CLIENT_SEQ).contains(&seq) => Ok(Some(seq)),
-            _ => Err(()),
-        },
-    }
+/// The `error` frame of a refused inbound frame.
+fn refused(refusal: &FrameRefusal) -> String {
+    frames::error(refusal.code, &refusal.message)
 }

@@ -3,23 +3,8 @@
 use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::{Value, json};
-use svc_protocol::{INVALID_REQUEST, PARSE_ERROR};
 
-/// One parsed message.
-pub enum Incoming {
-    Request {
-        id: Value,
-        method: String,
-        params: Value,
-    },
-    /// A notification: answered 202 with no body.
-    Notification {
-        method: String,
-        params: Value,
-    },
-    /// A client's response: answered 202 with no body.
-    NoReply,
-}
+pub use svc_protocol::jsonrpc::Incoming;
 
 /// A JSON-RPC failure with its HTTP status.
 #[derive(Debug)]
@@ -84,44 +69,8 @@ pub fn success(id: Value, result: Value) -> Response {
     poem::web::Json(json!({ "jsonrpc": "2.0", "id": id, "result": result })).into_response()
 }
 
-/// Parses a POST body. Batches are not part of current MCP revisions and are refused.
+/// Parses a POST body (`svc_protocol::jsonrpc::parse_request`); a refusal is answered 400.
 pub fn parse(body: &[u8]) -> Result<Incoming, RpcFailure> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| RpcFailure::new(PARSE_ERROR, format!("Parse error: {e}")).with_status(StatusCode::BAD_REQUEST))?;
-    let invalid = |why: &str| {
-        RpcFailure::new(INVALID_REQUEST, format!("Invalid Request: {why}")).with_status(StatusCode::BAD_REQUEST)
-    };
-    let Some(object) = value.as_object() else {
-        return Err(invalid("the body must be a JSON-RPC 2.0 object"));
-    };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(invalid("`jsonrpc` must be \"2.0\""));
-    }
-    let Some(method) = object.get("method") else {
-        if object.contains_key("result") || object.contains_key("error") {
-            return Ok(Incoming::NoReply);
-        }
-        return Err(invalid("`method` is missing"));
-    };
-    let Some(method) = method.as_str() else {
-        return Err(invalid("`method` must be a string"));
-    };
-    let Some(id) = object.get("id") else {
-        return Ok(Incoming::Notification {
-            method: method.to_owned(),
-            params: object.get("params").cloned().unwrap_or(Value::Null),
-        });
-    };
-    if !(id.is_string() || id.is_number()) {
-        return Err(invalid("`id` must be a string or a number"));
-    }
-    let params = object.get("params").cloned().unwrap_or(Value::Null);
-    if !(params.is_object() || params.is_null()) {
-        return Err(invalid("`params` must be an object"));
-    }
-    Ok(Incoming::Request {
-        id: id.clone(),
-        method: method.to_owned(),
-        params,
-    })
+    svc_protocol::jsonrpc::parse_request(body)
+        .map_err(|refusal| RpcFailure::new(refusal.code, refusal.message).with_status(StatusCode::BAD_REQUEST))
 }

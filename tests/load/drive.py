@@ -11,6 +11,7 @@ $LOAD_BEARER."""
 import http.client
 import json
 import os
+import re
 import sys
 import urllib.parse
 
@@ -29,7 +30,8 @@ def send(method, payload=None):
     connection.request(method, target.path, body=payload, headers=headers)
     response = connection.getresponse()
     text = response.read().decode()
-    if response.status != 200 or '"error":' in text or '"isError":true' in text:
+    failed = re.match(r'\{"jsonrpc":"2\.0","id":[^,]*,"error":', text) or '"isError":true' in text
+    if response.status != 200 or failed:
         sys.exit(f"drive.py: unexpected answer {response.status}: {text[:300]}")
     return text
 

@@ -10,7 +10,7 @@ local failures = 0
 
 function response(status, headers, body)
   -- A JSON-RPC error or a tool error travels in a 200: count those too.
-  if status ~= 200 or body:find('"error":', 1, true) or body:find('"isError":true', 1, true) then
+  if status ~= 200 or body:find('^{"jsonrpc":"2.0","id":[^,]*,"error":') or body:find('"isError":true', 1, true) then
     failures = failures + 1
     if failures == 1 then
       io.stderr:write("rpc.lua: unexpected answer " .. status .. ": " .. body:sub(1, 300) .. "\n")

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use svc_application::ports::agent::{EventBus, LiveEvent};
+use svc_application::ports::agent::{EventBus, KEY_REVOCATIONS_TOPIC, LiveEvent};
 use tokio::sync::broadcast;
 
 /// Frames a slow subscriber may fall behind before it is told it lagged.
@@ -17,13 +17,10 @@ pub struct InProcessEventBus {
 impl EventBus for InProcessEventBus {
     fn publish(&self, event: LiveEvent) {
         let mut channels = self.channels.lock().expect("bus lock");
-        let session = event.topic();
-        // Nobody listens any more: forget the channel.
-        if let Some(sender) = channels.get(&session)
-            && sender.send(event).is_err()
-        {
-            channels.remove(&session);
+        if matches!(event, LiveEvent::KeyRevoked { .. }) {
+            deliver(&mut channels, KEY_REVOCATIONS_TOPIC.to_owned(), event.clone());
         }
+        deliver(&mut channels, event.topic(), event);
     }
 
     fn subscribe(&self, session_id: &str) -> broadcast::Receiver<LiveEvent> {
@@ -32,5 +29,14 @@ impl EventBus for InProcessEventBus {
             .entry(session_id.to_owned())
             .or_insert_with(|| broadcast::channel(CHANNEL_CAPACITY).0)
             .subscribe()
+    }
+}
+
+fn deliver(channels: &mut HashMap<String, broadcast::Sender<LiveEvent>>, topic: String, event: LiveEvent) {
+    // Nobody listens any more: forget the channel.
+    if let Some(sender) = channels.get(&topic)
+        && sender.send(event).is_err()
+    {
+        channels.remove(&topic);
     }
 }

@@ -17,6 +17,9 @@ pub const LOCAL_OPERATOR: &str = "owner";
 /// Prefix of every minted secret.
 pub const KEY_PREFIX: &str = "svc_user_";
 
+/// Characters after the prefix: 32 random bytes in unpadded base64url.
+pub const SECRET_CHARS: usize = 43;
+
 /// Characters of the secret kept in the file to recognise a key.
 const SHOWN_PREFIX_LEN: usize = 12;
 
@@ -86,7 +89,7 @@ impl KeysFile {
     }
 
     /// Removes the key whose id is `id_or_prefix`, or the one key whose shown prefix starts with
-    /// it; answers the removed entry. A running server re-reads the file, so it stops at once.
+    /// it; answers the removed entry. A running server watches the file, so it stops at once.
     pub fn revoke(&self, id_or_prefix: &str) -> Result<KeyEntry, RevokeError> {
         let mut doc = self.read()?;
         let matches: Vec<usize> = (0..doc.keys.len())
@@ -159,6 +162,7 @@ mod tests {
         let file = KeysFile::in_data_dir(&dir);
         let (entry, plaintext) = file.mint(Some("laptop".into()), Utc::now()).unwrap();
         assert!(plaintext.starts_with(KEY_PREFIX));
+        assert_eq!(plaintext.len(), KEY_PREFIX.len() + SECRET_CHARS);
         let stored = std::fs::read_to_string(file.path()).unwrap();
         assert!(!stored.contains(&plaintext));
         let owner = file.find(&plaintext).await.unwrap().unwrap();

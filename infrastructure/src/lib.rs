@@ -12,6 +12,7 @@ pub mod generation;
 pub mod hosted;
 pub mod in_process_bus;
 pub mod keys_file;
+pub mod keys_file_watch;
 pub mod mail;
 pub mod manifest;
 pub mod open_files;

@@ -42,7 +42,7 @@ use svc_sql::operator::{
 use crate::connections::{ConnectionLimits, Draining};
 use crate::event_bus::{BusTasks, event_bus};
 use crate::exposure::is_loopback;
-use crate::keys_file::{KeysFile, LOCAL_OPERATOR};
+use crate::keys_file::LOCAL_OPERATOR;
 use crate::open_files::PatientAcceptor;
 use crate::settings::Settings;
 use crate::system::{RandomIds, SystemClock};
@@ -496,7 +496,9 @@ impl Application {
             ..ops
         };
         let mut key_stores: Vec<Arc<dyn KeyStore>> = embedding.key_check.into_iter().collect();
-        key_stores.push(Arc::new(KeysFile::in_data_dir(data_dir)));
+        let keys_file = crate::keys_file_watch::WatchedKeysFile::open(data_dir)
+            .map_err(|e| StartError::Config(format!("keys file: {e}")))?;
+        key_stores.push(Arc::new(keys_file));
         key_stores.push(Arc::new(connector_keys.clone()));
         let pairing = (auth_mode == AuthMode::Strict).then(|| {
             Pairing::new(

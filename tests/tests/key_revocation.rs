@@ -188,3 +188,52 @@ async fn a_revocation_on_one_replica_closes_the_socket_on_another() {
     let (_, refused) = subscribe(&b.base, &slice, ("wsToken", &slice["wsToken"])).await;
     assert_eq!(refused["payload"]["code"], "AUTH_FAILED", "{refused}");
 }
+
+/// The status of `tools/list` on `base`'s `/mcp` with `bearer`.
+async fn mcp_status(base: &str, bearer: &str) -> StatusCode {
+    reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .bearer_auth(bearer)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }))
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+/// Each replica keeps an authenticated key in memory; a revocation on one replica reaches the
+/// other's cache over the event bus, so the key is refused there too, within a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_key_revoked_on_one_replica_is_refused_by_both_within_a_second() {
+    let Some(a) = TestApp::spawn("revocation_cache_replicas", Backend::Postgres, Auth::Strict).await else {
+        return;
+    };
+    let b = a.replica().await;
+    let (key_id, key) = issue_key(&a).await;
+    for replica in [&a.base, &b.base] {
+        // Twice: the second answer comes from the replica's cache.
+        assert_eq!(mcp_status(replica, &key).await, StatusCode::OK);
+        assert_eq!(mcp_status(replica, &key).await, StatusCode::OK);
+    }
+
+    let revoked_at = Instant::now();
+    revoke_key(&a, &key_id).await;
+    assert_eq!(
+        mcp_status(&a.base, &key).await,
+        StatusCode::UNAUTHORIZED,
+        "the revoking replica refuses the key at once"
+    );
+    while mcp_status(&b.base, &key).await != StatusCode::UNAUTHORIZED {
+        assert!(
+            revoked_at.elapsed() < Duration::from_secs(1),
+            "the other replica still accepts the revoked key"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        mcp_status(&a.base, &a.bearer).await,
+        StatusCode::OK,
+        "other keys still work"
+    );
+}

@@ -220,11 +220,16 @@ pub enum LiveEvent {
         created_at: DateTime<Utc>,
     },
     /// A bearer key was revoked: the live channels opened under it end, on every replica
-    /// (published on [`key_topic`]).
+    /// (published on [`key_topic`]), and every replica's authentication cache forgets the key
+    /// (each bus also delivers it to subscribers of [`KEY_REVOCATIONS_TOPIC`]).
     KeyRevoked {
         key_id: String,
     },
 }
+
+/// The bus topic that hears every [`LiveEvent::KeyRevoked`], whatever the key: the
+/// authentication cache listens here.
+pub const KEY_REVOCATIONS_TOPIC: &str = "keys\u{1f}revoked";
 
 /// The bus topic of one bearer key, where its revocation is announced.
 pub fn key_topic(key_id: &str) -> String {

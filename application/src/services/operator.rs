@@ -6,6 +6,7 @@ mod blueprints;
 mod connector_keys;
 mod coupons;
 mod credits;
+mod key_cache;
 mod orgs;
 
 pub use blueprints::{

@@ -519,6 +519,11 @@ impl LocalBus {
 
 impl EventBus for LocalBus {
     fn publish(&self, event: LiveEvent) {
+        if matches!(event, LiveEvent::KeyRevoked { .. }) {
+            let _ = self
+                .sender(crate::ports::agent::KEY_REVOCATIONS_TOPIC)
+                .send(event.clone());
+        }
         let _ = self.sender(&event.topic()).send(event);
     }
 

@@ -13,7 +13,7 @@ use svc_application::services::app_endpoint::EndpointDenial;
 use svc_protocol::{INTERNAL_ERROR, UNAUTHORIZED};
 
 use super::jsonrpc::RpcFailure;
-use super::{MAX_BODY_BYTES, answer, bearer, cancel_scope, dispatch, origin};
+use super::{MAX_BODY_BYTES, answer, bearer, cancel_scope, origin, reply};
 use crate::HttpState;
 use crate::errors::{auth_failure, deprovisioned};
 
@@ -41,7 +41,7 @@ pub async fn post_app_mcp(
             answer(
                 Body::from(body),
                 cancel_scope(state, req, "mcp", &caller),
-                |method, params| async move { dispatch(state, &caller, origin, &method, params).await },
+                |method, params| async move { reply(state, &caller, origin, &method, params).await },
             )
             .await
         }

@@ -58,9 +58,9 @@ fn cancelled() -> RpcFailure {
 
 impl InFlightRequests {
     /// Runs `work` for request `id`, unless `notifications/cancelled` for it arrives first.
-    pub async fn run<F>(&self, sender: &str, id: &Value, work: F) -> Result<Value, RpcFailure>
+    pub async fn run<F, T>(&self, sender: &str, id: &Value, work: F) -> Result<T, RpcFailure>
     where
-        F: Future<Output = Result<Value, RpcFailure>>,
+        F: Future<Output = Result<T, RpcFailure>>,
     {
         let key = (sender.to_owned(), id.to_string());
         let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);

@@ -1,5 +1,7 @@
 //! JSON-RPC 2.0 envelopes: what a POST body may be, and the replies we send.
 
+use std::sync::Arc;
+
 use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -65,8 +67,29 @@ impl RpcFailure {
     }
 }
 
-pub fn success(id: Value, result: Value) -> Response {
-    poem::web::Json(json!({ "jsonrpc": "2.0", "id": id, "result": result })).into_response()
+/// A method's result: built for this request, or a document serialized once and shared by every
+/// request that asks for it (`tools/list`).
+pub enum Reply {
+    Built(Value),
+    Shared(Arc<str>),
+}
+
+impl From<Value> for Reply {
+    fn from(value: Value) -> Self {
+        Self::Built(value)
+    }
+}
+
+pub fn success(id: Value, result: Reply) -> Response {
+    match result {
+        Reply::Built(result) => {
+            poem::web::Json(json!({ "jsonrpc": "2.0", "id": id, "result": result })).into_response()
+        }
+        // The same bytes as the `Json` arm would write (keys in this order, compact).
+        Reply::Shared(result) => Response::builder()
+            .content_type("application/json; charset=utf-8")
+            .body(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)),
+    }
 }
 
 /// Parses a POST body (`svc_protocol::jsonrpc::parse_request`); a refusal is answered 400.

@@ -29,7 +29,7 @@ use crate::errors::{self, ToolFailure, auth_failure};
 use crate::tools::Declared;
 use agent_tools::AgentCtx;
 use cancellation::CancelScope;
-use jsonrpc::{Incoming, RpcFailure, success};
+use jsonrpc::{Incoming, Reply, RpcFailure, success};
 
 /// Largest accepted request body.
 pub(crate) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -66,7 +66,7 @@ async fn denied(state: &HttpState, error: AuthError, body: Body) -> Response {
 pub(crate) async fn answer<F, Fut>(body: Body, scope: CancelScope<'_>, dispatch: F) -> Response
 where
     F: FnOnce(String, Value) -> Fut,
-    Fut: Future<Output = Result<Value, RpcFailure>>,
+    Fut: Future<Output = Result<Reply, RpcFailure>>,
 {
     let bytes = match body.into_bytes_limit(MAX_BODY_BYTES).await {
         Ok(b) => b,
@@ -150,9 +150,24 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
     answer(
         Body::from(body),
         cancel_scope(state, req, "mcp", &caller),
-        |method, params| async move { dispatch(state, &caller, origin, &method, params).await },
+        |method, params| async move { reply(state, &caller, origin, &method, params).await },
     )
     .await
+}
+
+/// The answer to one request of `/mcp` or `/apps/<appId>/mcp`: `tools/list` is the document
+/// serialized once per server configuration, every other method is built by [`dispatch`].
+pub(crate) async fn reply(
+    state: &HttpState,
+    caller: &Caller,
+    origin: IpAddr,
+    method: &str,
+    params: Value,
+) -> Result<Reply, RpcFailure> {
+    if method == "tools/list" {
+        return Ok(Reply::Shared(agent_tools::list(state)));
+    }
+    dispatch(state, caller, origin, method, params).await.map(Reply::Built)
 }
 
 /// The remote address a tool call is counted against (the public-demo generation limit).
@@ -184,6 +199,7 @@ async fn post_only(state: &HttpState, req: &Request) -> Response {
     response
 }
 
+/// Every method but `tools/list` (see [`reply`]).
 pub(crate) async fn dispatch(
     state: &HttpState,
     caller: &Caller,
@@ -194,7 +210,6 @@ pub(crate) async fn dispatch(
     match method {
         "initialize" => initialize(state, caller, &params).await,
         "ping" => Ok(json!({})),
-        "tools/list" => Ok(agent_tools::list(state)),
         "tools/call" => call_tool(state, caller, origin, params).await,
         "resources/list" => Ok(resources::list()),
         "resources/templates/list" => Ok(resources::templates()),

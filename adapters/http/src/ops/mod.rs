@@ -28,7 +28,7 @@ use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 use crate::HttpState;
 use crate::errors::ToolFailure;
 use crate::errors::auth_failure;
-use crate::mcp::jsonrpc::RpcFailure;
+use crate::mcp::jsonrpc::{Reply, RpcFailure};
 use crate::mcp::{answer, bearer, cancel_scope, protocol_version, tool_call};
 pub use invites::accept_invite;
 use tools::{OpsCtx, OpsDomain};
@@ -151,13 +151,13 @@ async fn dispatch(
     authenticated: &Authenticated,
     method: &str,
     params: Value,
-) -> Result<Value, RpcFailure> {
+) -> Result<Reply, RpcFailure> {
     let domains = &state.ops;
     match method {
-        "initialize" => Ok(initialize(domains, &params)),
-        "ping" => Ok(json!({})),
+        "initialize" => Ok(initialize(domains, &params).into()),
+        "ping" => Ok(json!({}).into()),
         "tools/list" | "tools/call" if !domains.any_wired() => Err(method_not_found(method)),
-        "tools/list" => Ok(tools::list(domains, authenticated.app_locked)),
+        "tools/list" => Ok(Reply::Shared(tools::list(domains, authenticated.app_locked))),
         "tools/call" => {
             let caller = OpsCaller::new(authenticated)?;
             let (tool, arguments) = tool_call(&params, |name| {
@@ -168,7 +168,7 @@ async fn dispatch(
                 caller: &caller,
             };
             match tool.call(&ctx, arguments).await {
-                Ok(result) | Err(ToolFailure::Result(result)) => Ok(result),
+                Ok(result) | Err(ToolFailure::Result(result)) => Ok(result.into()),
                 Err(ToolFailure::Rpc(failure)) => Err(failure),
             }
         }

@@ -10,13 +10,26 @@ use crate::errors::{begin_write, is_unique_violation, repository_error};
 /// Name of an app created implicitly as its owner's default.
 pub use svc_domain::app::DEFAULT_APP_NAME;
 
+/// How long an owner's default app is trusted without reading it again. Every authenticated
+/// request resolves it; a change made through this repository is seen at once, one made on
+/// another replica within this long.
+const DEFAULT_APP_TIME_TO_LIVE: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub struct SeaOrmAppRepository {
     db: DatabaseConnection,
+    /// Owner id to its default app.
+    defaults: moka::sync::Cache<String, AppRecord>,
 }
 
 impl SeaOrmAppRepository {
     pub fn new(db: DatabaseConnection) -> Self {
-        Self { db }
+        Self {
+            db,
+            defaults: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(DEFAULT_APP_TIME_TO_LIVE)
+                .build(),
+        }
     }
 
     async fn oldest_default(&self, owner_id: &str) -> Result<Option<app::Model>, RepositoryError> {
@@ -29,22 +42,9 @@ impl SeaOrmAppRepository {
             .await
             .map_err(repository_error)
     }
-}
 
-fn record(m: app::Model) -> AppRecord {
-    AppRecord {
-        app_id: m.app_id,
-        owner_id: m.owner_id,
-        display_name: m.display_name,
-        system_prompt: m.system_prompt,
-        created_at: m.created_at,
-        updated_at: m.updated_at,
-    }
-}
-
-#[async_trait::async_trait]
-impl AppRepository for SeaOrmAppRepository {
-    async fn default_app(
+    /// The owner's default app from the database, created with `new_app_id` when it has none.
+    async fn default_app_uncached(
         &self,
         owner_id: &str,
         new_app_id: &str,
@@ -73,6 +73,34 @@ impl AppRepository for SeaOrmAppRepository {
         chosen
             .map(record)
             .ok_or_else(|| RepositoryError::Unavailable(anyhow::anyhow!("default app vanished")))
+    }
+}
+
+fn record(m: app::Model) -> AppRecord {
+    AppRecord {
+        app_id: m.app_id,
+        owner_id: m.owner_id,
+        display_name: m.display_name,
+        system_prompt: m.system_prompt,
+        created_at: m.created_at,
+        updated_at: m.updated_at,
+    }
+}
+
+#[async_trait::async_trait]
+impl AppRepository for SeaOrmAppRepository {
+    async fn default_app(
+        &self,
+        owner_id: &str,
+        new_app_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<AppRecord, RepositoryError> {
+        if let Some(cached) = self.defaults.get(owner_id) {
+            return Ok(cached);
+        }
+        let found = self.default_app_uncached(owner_id, new_app_id, now).await?;
+        self.defaults.insert(owner_id.to_owned(), found.clone());
+        Ok(found)
     }
 
     async fn get(&self, app_id: &str) -> Result<Option<AppRecord>, RepositoryError> {
@@ -122,6 +150,7 @@ impl AppRepository for SeaOrmAppRepository {
             .exec(&self.db)
             .await
             .map_err(repository_error)?;
+        self.defaults.invalidate(&changed.owner_id);
         Ok(result.rows_affected > 0)
     }
 
@@ -148,10 +177,22 @@ impl AppRepository for SeaOrmAppRepository {
             return Ok(false);
         }
         tx.commit().await.map_err(repository_error)?;
+        self.defaults.invalidate(owner_id);
         Ok(true)
     }
 
     async fn delete(&self, owner_id: &str, app_id: &str) -> Result<(), RepositoryError> {
+        // Forgotten first and again at the end: a request in between reads the database.
+        self.defaults.invalidate(owner_id);
+        let outcome = self.delete_and_promote(owner_id, app_id).await;
+        self.defaults.invalidate(owner_id);
+        outcome
+    }
+}
+
+impl SeaOrmAppRepository {
+    /// Deletes the owner's app; when it was the default, promotes the oldest remaining one.
+    async fn delete_and_promote(&self, owner_id: &str, app_id: &str) -> Result<(), RepositoryError> {
         let result = app::Entity::delete_many()
             .filter(app::Column::AppId.eq(app_id))
             .filter(app::Column::OwnerId.eq(owner_id))

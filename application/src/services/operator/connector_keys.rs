@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use svc_domain::connector_key::{
     self, ConnectorKey, ConnectorKeyDraft, ConnectorKeyError, ConnectorKeyStatus, ConnectorKeySummary,
@@ -8,12 +8,17 @@ use svc_domain::connector_key::{
 };
 
 use super::INTERNAL_ERROR_CODE;
+use super::key_cache::KeyCache;
 use crate::ports::agent::{EventBus, LiveEvent};
 use crate::ports::operator::{ConnectorKeyRepository, TransitionError};
 use crate::ports::{Clock, Ids, RepositoryError};
 
 /// Random characters after `svc_user_`: 40 base62 characters, about 238 bits.
 const SECRET_CHARS: usize = 40;
+
+/// `last_used_at` is written at most once per key per this long: a key in use does not turn
+/// every request into a write.
+const LAST_USED_RESOLUTION: TimeDelta = TimeDelta::seconds(60);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IssueConnectorKey {
@@ -81,6 +86,8 @@ pub struct ConnectorKeyService {
     ids: Arc<dyn Ids>,
     /// Where revocations are announced, so live channels opened under a key end with it.
     revocations: Option<Arc<dyn EventBus>>,
+    /// Bearer hash to key record: authentication reads no row while a key is in use.
+    cache: KeyCache,
 }
 
 impl ConnectorKeyService {
@@ -90,11 +97,14 @@ impl ConnectorKeyService {
             clock,
             ids,
             revocations: None,
+            cache: KeyCache::new(),
         }
     }
 
-    /// Announces each revocation on `bus` (every replica's live channels hear it).
+    /// Announces each revocation on `bus` (every replica's live channels hear it), and forgets
+    /// each key the bus says was revoked, on whichever replica.
     pub fn announcing_revocations_on(self, bus: Arc<dyn EventBus>) -> Self {
+        self.cache.listen(bus.as_ref());
         Self {
             revocations: Some(bus),
             ..self
@@ -149,6 +159,8 @@ impl ConnectorKeyService {
             .ok_or(ConnectorKeyError::NotFound)?;
         key.ensure_reachable(&command.caller_user_id, command.caller_locked_app.as_deref())?;
         let (revoked, outcome) = self.keys.revoke(&command.key_id).await?;
+        // Before answering: the revoker's next request with the key is already refused.
+        self.cache.forget(&revoked.id);
         // Announced again on a repeated revoke: a replica that missed the first still hears it.
         if let Some(bus) = &self.revocations {
             bus.publish(LiveEvent::KeyRevoked {
@@ -168,20 +180,40 @@ impl ConnectorKeyService {
             return Ok(None);
         }
         let now = self.clock.now();
-        let Some(key) = self.keys.find_by_hash(&connector_key::hash_key(plaintext)).await? else {
-            return Ok(None);
+        let hash = connector_key::hash_key(plaintext);
+        let (key, cached) = match self.cache.get(&hash) {
+            Some(key) => (key, true),
+            None => match self.keys.find_by_hash(&hash).await? {
+                Some(key) => (key, false),
+                None => return Ok(None),
+            },
         };
         if !key.authenticates(now) {
             return Ok(None);
         }
-        // Last-used is informational: a failed write must not refuse a valid key.
+        let (key, touched) = self.record_use(key, now).await;
+        // A hit is not re-inserted (that would restart its time to live).
+        if !cached || touched {
+            self.cache.insert(key.clone());
+        }
+        Ok(Some(key))
+    }
+
+    /// Writes `last_used_at` when the stored one is older than [`LAST_USED_RESOLUTION`].
+    /// Last-used is informational: a failed write must not refuse a valid key.
+    async fn record_use(&self, key: ConnectorKey, now: DateTime<Utc>) -> (ConnectorKey, bool) {
+        if key.last_used_at.is_some_and(|at| now - at < LAST_USED_RESOLUTION) {
+            return (key, false);
+        }
         if let Err(error) = self.keys.touch_last_used(&key.id, now).await {
             tracing::warn!(key_id = %key.id, error = %error, "could not record connector key use");
+            return (key, false);
         }
-        Ok(Some(ConnectorKey {
+        let used = ConnectorKey {
             last_used_at: Some(now),
             ..key
-        }))
+        };
+        (used, true)
     }
 }
 

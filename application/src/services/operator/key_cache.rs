@@ -1,0 +1,119 @@
+//! The authentication cache of connector keys: a bearer's hash to its key record, so an
+//! authenticated request reads no row. Revocation is honoured at once: the revoking replica
+//! forgets the key before it answers, every other replica when the event bus carries the
+//! revocation ([`KEY_REVOCATIONS_TOPIC`]). Expiry is checked on every hit; the time to live
+//! bounds any change made behind the service's back (a row edited by hand).
+
+use std::time::Duration;
+
+use svc_domain::connector_key::ConnectorKey;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::ports::agent::{EventBus, KEY_REVOCATIONS_TOPIC, LiveEvent};
+
+/// How long a key record is trusted without reading its row again.
+const TIME_TO_LIVE: Duration = Duration::from_secs(10);
+/// Keys held at most (one entry is a few hundred bytes).
+const CAPACITY: u64 = 100_000;
+
+#[derive(Clone)]
+pub(crate) struct KeyCache {
+    by_hash: moka::sync::Cache<String, ConnectorKey>,
+}
+
+impl KeyCache {
+    pub(crate) fn new() -> Self {
+        Self {
+            by_hash: moka::sync::Cache::builder()
+                .max_capacity(CAPACITY)
+                .time_to_live(TIME_TO_LIVE)
+                .support_invalidation_closures()
+                .build(),
+        }
+    }
+
+    pub(crate) fn get(&self, key_hash: &str) -> Option<ConnectorKey> {
+        self.by_hash.get(key_hash)
+    }
+
+    pub(crate) fn insert(&self, key: ConnectorKey) {
+        self.by_hash.insert(key.key_hash.clone(), key);
+    }
+
+    /// Forgets the key with this id; a lookup after this call returns reads its row again.
+    pub(crate) fn forget(&self, key_id: &str) {
+        let key_id = key_id.to_owned();
+        if self
+            .by_hash
+            .invalidate_entries_if(move |_, key| key.id == key_id)
+            .is_err()
+        {
+            self.by_hash.invalidate_all();
+        }
+    }
+
+    /// Forgets each key whose revocation the bus carries (from any replica); a listener that
+    /// fell behind forgets every key. Needs a Tokio runtime; without one (a unit test) only the
+    /// revoking service forgets.
+    pub(crate) fn listen(&self, bus: &dyn EventBus) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut revocations = bus.subscribe(KEY_REVOCATIONS_TOPIC);
+        let cache = self.clone();
+        runtime.spawn(async move {
+            loop {
+                match revocations.recv().await {
+                    Ok(LiveEvent::KeyRevoked { key_id }) => cache.forget(&key_id),
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(_)) => cache.by_hash.invalidate_all(),
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use std::sync::Arc;
+
+    use chrono::Utc;
+    use svc_domain::connector_key::ConnectorKeyStatus;
+
+    use super::*;
+    use crate::testing::LocalBus;
+
+    fn key(id: &str, hash: &str) -> ConnectorKey {
+        ConnectorKey {
+            id: id.into(),
+            owner_user_id: "u1".into(),
+            app_id: None,
+            name: None,
+            api_key_prefix: "abcdefgh".into(),
+            key_hash: hash.into(),
+            status: ConnectorKeyStatus::Active,
+            created_at: Utc::now(),
+            last_used_at: None,
+            expires_at: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_revocation_heard_on_the_bus_forgets_that_key_only() {
+        let bus = Arc::new(LocalBus::default());
+        let cache = KeyCache::new();
+        cache.listen(bus.as_ref());
+        cache.insert(key("k1", "h1"));
+        cache.insert(key("k2", "h2"));
+        bus.publish(LiveEvent::KeyRevoked { key_id: "k1".into() });
+        for _ in 0..100 {
+            if cache.get("h1").is_none() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(cache.get("h1").is_none(), "the revoked key is forgotten");
+        assert_eq!(cache.get("h2").map(|k| k.id), Some("k2".into()), "the other key stays");
+    }
+}

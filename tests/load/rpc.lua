@@ -1,0 +1,19 @@
+-- One JSON-RPC request, sent again and again: the body comes from $LOAD_BODY, the bearer from
+-- $LOAD_BEARER (tests/load/run.sh sets both). Any answer but 200 is counted as an error.
+wrk.method = "POST"
+wrk.body = os.getenv("LOAD_BODY")
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["Authorization"] = "Bearer " .. (os.getenv("LOAD_BEARER") or "load")
+
+local failures = 0
+
+function response(status, headers, body)
+  -- A JSON-RPC error or a tool error travels in a 200: count those too.
+  if status ~= 200 or body:find('^{"jsonrpc":"2.0","id":[^,]*,"error":') or body:find('"isError":true', 1, true) then
+    failures = failures + 1
+    if failures == 1 then
+      io.stderr:write("rpc.lua: unexpected answer " .. status .. ": " .. body:sub(1, 300) .. "\n")
+    end
+  end
+end

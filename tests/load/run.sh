@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The load script of issue 18: every row of BENCHMARKS.md's "Request paths under load" table
+# against the release `svc` binary, with the official TypeScript SDK's stateless no-op tool
+# (tests/peers/ts-sdk-noop-server.mjs) measured in the same run. Loopback only; every process it
+# starts is stopped on exit; each row is bounded by wrk's duration.
+#
+#   cargo build --release -p svc --bin svc  # once; the script never builds
+#   tests/load/run.sh                       # SQLite, --dev-allow-all
+#   tests/load/run.sh --strict              # SQLite, a minted key (the strict bearer check)
+#   tests/load/run.sh --postgres postgres://postgres@127.0.0.1:5432/test
+#
+# Options: --duration SECONDS per row (default 6), --connections N (default 16),
+# --threads N (default 2), --rows LIST (comma-separated row names, default all).
+# Env: SVC_BIN (default target/release/svc). Needs `wrk` (Debian: apt-get install -y wrk),
+# `curl`, `node` and tests/peers/node_modules (tests/peers/install.sh); `psql` for --postgres
+# (a fresh database is created beside the given one and dropped afterwards).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+bin="${SVC_BIN:-$root/target/release/svc}"
+duration=6
+connections=16
+threads=2
+postgres=""
+strict=0
+rows="healthz,ping,tools_list,consume,get_session,resource_read,pair_1,pair_2,pair_16,ts_sdk"
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --duration) duration="$2"; shift 2 ;;
+    --connections) connections="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --postgres) postgres="$2"; shift 2 ;;
+    --strict) strict=1; shift ;;
+    --rows) rows="$2"; shift 2 ;;
+    *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+for tool in wrk curl node; do
+  command -v "$tool" >/dev/null || { echo "run.sh: '$tool' not found (apt-get install -y wrk curl nodejs)" >&2; exit 1; }
+done
+
+[[ -d "$root/tests/peers/node_modules/@modelcontextprotocol/sdk" ]] \
+  || { echo "run.sh: run tests/peers/install.sh first" >&2; exit 1; }
+# shellcheck source=tests/load/server.sh
+source "$here/server.sh"
+
+# --- the reference peer: the official TypeScript SDK, stateless, one no-op tool --------------
+node "$root/tests/peers/ts-sdk-noop-server.mjs" 0 >"$work/peer.out" 2>"$work/peer.err" &
+pids+=($!)
+peer_port="$(await_line "$work/peer.out" '^listening ' | cut -d' ' -f2)"
+
+# --- the rows ---------------------------------------------------------------------------------
+results="$work/results"
+: >"$results"
+
+# measure NAME LABEL CONNECTIONS URL SCRIPT [BODY]: one wrk run, one line "NAME LABEL rps p50 p99 errors".
+measure() {
+  local name="$1" label="$2" conns="$3" url="$4" script="$5" body="${6:-}"
+  [[ ",$rows," == *",$name,"* ]] || return 0
+  local t="$threads"
+  (( conns < t )) && t="$conns"
+  local args=(-t"$t" -c"$conns" -d"${duration}s" --latency --timeout 5s "$url")
+  [[ -n "$script" ]] && args=(-s "$here/$script" "${args[@]}")
+  local out
+  out="$(LOAD_BODY="$body" timeout $((duration + 30)) wrk "${args[@]}" 2>"$work/wrk.err")"
+  local rps p50 p99 errors
+  rps="$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")"
+  p50="$(awk '$1 == "50%" {print $2}' <<<"$out")"
+  p99="$(awk '$1 == "99%" {print $2}' <<<"$out")"
+  errors="$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')"
+  [[ -s "$work/wrk.err" ]] && errors="$errors $(head -c 200 "$work/wrk.err" | tr '\n' ' ')"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$label" "$rps" "$p50" "$p99" "$errors" >>"$results"
+  printf '  %-16s %10s req/s  p50 %8s  p99 %8s %s\n' "$name" "$rps" "$p50" "$p99" "$errors" >&2
+}
+
+echo "run.sh: svc $backend ($mode) at $base, TS SDK peer at 127.0.0.1:$peer_port;" \
+  "wrk -t$threads -c$connections -d${duration}s per row" >&2
+c="$connections"
+measure healthz "GET /healthz" "$c" "$base/healthz" ""
+measure ping "ping" "$c" "$mcp" rpc.lua "${row_body[ping]}"
+measure tools_list "tools/list" "$c" "$mcp" rpc.lua "${row_body[tools_list]}"
+measure consume "svc_consume(0)" "$c" "$mcp" rpc.lua "${row_body[consume]}"
+measure get_session "svc_get_session" "$c" "$mcp" rpc.lua "${row_body[get_session]}"
+measure resource_read "resources/read (render)" "$c" "$mcp" rpc.lua "${row_body[resource_read]}"
+measure pair_1 "handshake+render, 1 conn" 1 "$mcp" warm_pair.lua
+measure pair_2 "handshake+render, 2 conns" 2 "$mcp" warm_pair.lua
+measure pair_16 "handshake+render, $c conns" "$c" "$mcp" warm_pair.lua
+measure ts_sdk "TS SDK no-op tool" "$c" "http://127.0.0.1:$peer_port/mcp" rpc.lua \
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"noop","arguments":{}}}'
+kill -0 "$server_pid" 2>/dev/null || { echo "run.sh: the server died; its stderr:" >&2; cat "$work/svc.err" >&2; exit 1; }
+
+# --- the table --------------------------------------------------------------------------------
+healthz="$(awk -F'\t' '$1 == "healthz" {print $3}' "$results")"
+sdk="$(awk -F'\t' '$1 == "ts_sdk" {print $3}' "$results")"
+echo
+echo "svc $backend, $mode, wrk -t$threads -c$connections -d${duration}s, $(date -u +%Y-%m-%d)"
+echo
+echo "| path | requests/s | p50 | p99 | vs /healthz | vs TS SDK no-op |"
+echo "|---|---|---|---|---|---|"
+awk -F'\t' -v h="${healthz:-0}" -v s="${sdk:-0}" '
+  function ratio(x, y) { return (y > 0 && x > 0) ? sprintf("%.2fx", x / y) : "" }
+  { printf "| %s | %s | %s | %s | %s | %s |%s\n", $2, $3, $4, $5, ratio($3, h), ratio($3, s), ($6 == "" ? "" : " errors: " $6) }
+' "$results"

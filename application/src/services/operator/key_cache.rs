@@ -2,7 +2,9 @@
 //! authenticated request reads no row. Revocation is honoured at once: the revoking replica
 //! forgets the key before it answers, every other replica when the event bus carries the
 //! revocation ([`KEY_REVOCATIONS_TOPIC`]). Expiry is checked on every hit; the time to live
-//! bounds any change made behind the service's back (a row edited by hand).
+//! bounds any change made behind the service's back (a row edited by hand). A revoked key's id is
+//! remembered for twice that time, so a lookup that read the row just before the revocation cannot
+//! put the old record back (it is neither served nor kept).
 
 use std::time::Duration;
 
@@ -19,6 +21,9 @@ const CAPACITY: u64 = 100_000;
 #[derive(Clone)]
 pub(crate) struct KeyCache {
     by_hash: moka::sync::Cache<String, ConnectorKey>,
+    /// Ids of keys revoked in the last `2 * TIME_TO_LIVE`: a revocation is final, so an entry
+    /// for one of them is stale whenever it was read.
+    revoked: moka::sync::Cache<String, ()>,
 }
 
 impl KeyCache {
@@ -29,19 +34,31 @@ impl KeyCache {
                 .time_to_live(TIME_TO_LIVE)
                 .support_invalidation_closures()
                 .build(),
+            revoked: moka::sync::Cache::builder()
+                .max_capacity(CAPACITY)
+                .time_to_live(2 * TIME_TO_LIVE)
+                .build(),
         }
     }
 
     pub(crate) fn get(&self, key_hash: &str) -> Option<ConnectorKey> {
-        self.by_hash.get(key_hash)
+        let key = self.by_hash.get(key_hash)?;
+        if self.revoked.contains_key(&key.id) {
+            self.by_hash.invalidate(key_hash);
+            return None;
+        }
+        Some(key)
     }
 
     pub(crate) fn insert(&self, key: ConnectorKey) {
-        self.by_hash.insert(key.key_hash.clone(), key);
+        if !self.revoked.contains_key(&key.id) {
+            self.by_hash.insert(key.key_hash.clone(), key);
+        }
     }
 
     /// Forgets the key with this id; a lookup after this call returns reads its row again.
     pub(crate) fn forget(&self, key_id: &str) {
+        self.revoked.insert(key_id.to_owned(), ());
         let key_id = key_id.to_owned();
         if self
             .by_hash
@@ -97,6 +114,19 @@ mod tests {
             last_used_at: None,
             expires_at: None,
         }
+    }
+
+    #[test]
+    fn a_record_read_before_the_revocation_is_never_served_after_it() {
+        let cache = KeyCache::new();
+        let read_before = key("k1", "h1");
+        cache.forget("k1");
+        cache.insert(read_before.clone());
+        assert!(cache.get("h1").is_none(), "not kept after the revocation");
+        cache.by_hash.insert("h1".into(), read_before);
+        assert!(cache.get("h1").is_none(), "nor served if it slipped in");
+        cache.insert(key("k2", "h2"));
+        assert_eq!(cache.get("h2").map(|k| k.id), Some("k2".into()), "other keys are cached");
     }
 
     #[tokio::test]

@@ -2,7 +2,9 @@
 // legal comments, no absolute paths):
 // - dist/iframe-runtime.js: the mount runtime, one minified ES module, safe to inline in <script>;
 // - dist/render-check.js: the server's headless render check (src/render-check.tsx), a script
-//   for an embedded QuickJS engine (adapters/render-check embeds it).
+//   for an embedded QuickJS engine (adapters/render-check embeds it);
+// - dist/playground.js: the local host page at /_svc/playground (src/playground/), the official
+//   ext-apps AppBridge and MCP client; never part of a card.
 
 import { build } from 'esbuild';
 import { readFile } from 'node:fs/promises';
@@ -10,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const RUNTIME = 'dist/iframe-runtime.js';
 const RENDER_CHECK = 'dist/render-check.js';
+const PLAYGROUND = 'dist/playground.js';
 
 const common = {
   bundle: true,
@@ -57,6 +60,15 @@ await build({
   ],
 });
 
+await build({
+  ...common,
+  entryPoints: ['src/playground/main.ts'],
+  outfile: PLAYGROUND,
+  format: 'esm',
+  platform: 'browser',
+  define: { 'process.env.NODE_ENV': '"production"' },
+});
+
 // The server inlines the runtime into HTML: `</script` would end the element, and `<!--` would
 // switch the HTML parser into its escaped script states.
 const text = await readFile(RUNTIME, 'utf8');
@@ -68,3 +80,4 @@ for (const forbidden of [/<\/script/i, /<!--/]) {
 }
 console.log(`${RUNTIME}: ${text.length} bytes`);
 console.log(`${RENDER_CHECK}: ${(await readFile(RENDER_CHECK, 'utf8')).length} bytes`);
+console.log(`${PLAYGROUND}: ${(await readFile(PLAYGROUND, 'utf8')).length} bytes`);

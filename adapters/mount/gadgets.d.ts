@@ -40,7 +40,8 @@ declare module '@svc/gadgets' {
   }): ReactNode;
 
   /** A bar chart, a line chart or a sparkline as accessible SVG: one image whose label names
-   * every point. Keep the numbers on the card too (a list or a DataTable). */
+   * every point (a sparkline: its values in order). Keep the numbers on the card too (a list or
+   * a DataTable). */
   export function Chart(props: {
     kind: 'bar' | 'line' | 'sparkline';
     label: string;

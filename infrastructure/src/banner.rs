@@ -25,10 +25,13 @@ pub fn print_banner(app: &Application, public_demo: Option<&str>) {
     if app.base_url != listening {
         banner.push_str(&format!("  public URL:    {}\n", app.base_url));
     }
-    banner.push_str(&format!(
-        "  MCP endpoint:  {}/mcp\n  auth:          {auth}\n",
-        app.base_url
-    ));
+    banner.push_str(&format!("  MCP endpoint:  {}/mcp\n", app.base_url));
+    if let Some(playground) = &app.playground_url {
+        banner.push_str(&format!(
+            "  playground:    {playground}  (open it in a browser: recent cards, their clicks, svc_consume)\n"
+        ));
+    }
+    banner.push_str(&format!("  auth:          {auth}\n"));
     if let Some(code) = &app.pair_code {
         banner.push_str(&format!(
             "  pair code:     {code}  (POST {}/_svc/pair {{\"pairCode\":\"{code}\"}} returns a bearer)\n",

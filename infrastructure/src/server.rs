@@ -267,6 +267,14 @@ pub struct Application {
     pub pair_code: Option<String>,
     /// The OAuth issuer, when OAuth is on.
     pub oauth_issuer: Option<String>,
+    /// The local host page `/_svc/playground`, when it is served.
+    pub playground_url: Option<String>,
+}
+
+/// The operator's playground page is served on a loopback listener (only this machine reaches
+/// it) or in dev mode (the server is open anyway); never on a strict server facing a network.
+fn playground_served(settings: &Settings, auth_mode: AuthMode) -> bool {
+    is_loopback(&settings.server.host) || auth_mode == AuthMode::DevAllowAll
 }
 
 /// Coupons over the database: redeemed on `/ops`, issued by `svc coupons issue`.
@@ -583,7 +591,9 @@ impl Application {
             }),
             pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),
             console: Some(console),
+            playground: playground_served(settings, auth_mode),
         });
+        let playground_url = state.playground_url();
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),
             settings.server.allowed_hosts.clone(),
@@ -603,6 +613,7 @@ impl Application {
             auth_mode,
             pair_code,
             oauth_issuer,
+            playground_url,
         })
     }
 

@@ -9,6 +9,8 @@ use std::process::{Child, Command, Stdio};
 pub struct ServerProcess {
     child: Child,
     pub base: String,
+    /// The banner's lines up to its `  auth:` line (the first line alone for another program).
+    banner: String,
 }
 
 impl ServerProcess {
@@ -57,6 +59,18 @@ impl ServerProcess {
         let mut reader = BufReader::new(stdout);
         let mut first = String::new();
         reader.read_line(&mut first).expect("banner");
+        let mut banner = first.clone();
+        // `svc serve` writes its banner at once; its `  auth:` line always comes.
+        if first.starts_with("svc ") && first.contains(" listening on ") {
+            let mut line = String::new();
+            while !line.starts_with("  auth:") {
+                line.clear();
+                if reader.read_line(&mut line).expect("banner") == 0 {
+                    break;
+                }
+                banner.push_str(&line);
+            }
+        }
         // Keep draining stdout so the server never writes into a closed pipe.
         std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
         let base = first
@@ -64,7 +78,12 @@ impl ServerProcess {
             .nth(1)
             .map(|s| s.trim().to_owned())
             .unwrap_or_else(|| panic!("unexpected banner: {first:?}"));
-        Self { child, base }
+        Self { child, base, banner }
+    }
+
+    /// What the server printed at start-up, up to its `  auth:` line.
+    pub fn banner(&self) -> &str {
+        &self.banner
     }
 
     /// The child's process id (for /proc readings).

@@ -210,6 +210,68 @@ fn last_line_of(args: &[&str]) -> String {
     stdout.lines().last().expect("a line").trim().to_owned()
 }
 
+/// README's first hour ends on the playground (`tests/browser/playground.mjs`): README's own
+/// handshake and render through /mcp, the render's text linking the page, the card mounted there
+/// under its declared policy, a click shown as sent and drained by the page's `svc_consume`, the
+/// page's strict policy refusing nothing. Dev mode: the page is open.
+#[test]
+fn the_first_hour_ends_with_a_card_on_the_playground_and_a_drained_click() {
+    let test = "the_first_hour_ends_with_a_card_on_the_playground_and_a_drained_click";
+    if !browser_deps_present(test) {
+        return;
+    }
+    let data_dir = temp_dir("svc-playground");
+    let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    let mut command = Command::new("node");
+    command
+        .arg(browser_dir().join("playground.mjs"))
+        .arg(&server.base)
+        .current_dir(browser_dir());
+    let run = run_with_deadline(command, DEADLINE);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data_dir);
+    finished("playground.mjs", run);
+}
+
+/// The same path on a strict server: the page asks for a key (a wrong one is refused) and signs
+/// in with one minted by `svc keys mint`; the agent uses another.
+#[test]
+fn a_strict_playground_signs_in_with_a_key_then_shows_the_card_and_its_click() {
+    let test = "a_strict_playground_signs_in_with_a_key_then_shows_the_card_and_its_click";
+    if !browser_deps_present(test) {
+        return;
+    }
+    let data_dir = temp_dir("svc-playground-strict");
+    let agent_key = mint_key(&data_dir, "agent");
+    let page_key = mint_key(&data_dir, "playground");
+    let server = ServerProcess::start(BINARY, &data_dir, &[]);
+    let mut command = Command::new("node");
+    command
+        .arg(browser_dir().join("playground.mjs"))
+        .arg(&server.base)
+        .env("SVC_AGENT_BEARER", agent_key)
+        .env("SVC_PLAYGROUND_KEY", page_key)
+        .current_dir(browser_dir());
+    let run = run_with_deadline(command, DEADLINE);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&data_dir);
+    finished("playground.mjs (strict)", run);
+}
+
+/// `svc keys mint`'s last line: the new key.
+fn mint_key(data_dir: &Path, name: &str) -> String {
+    let dir = data_dir.to_str().expect("utf-8 path");
+    last_line_of(&["keys", "mint", "--data-dir", dir, "--name", name])
+}
+
+fn finished(script: &str, run: svc_tests::external::Finished) {
+    let output = format!("{}{}", run.stdout, run.stderr);
+    match run.status {
+        Some(status) if status.success() => println!("{output}"),
+        Some(_) => panic!("{script} failed:\n{output}"),
+        None => panic!("{script} did not finish within {DEADLINE:?} and was killed:\n{output}"),
+    }
+}
 fn browser_deps_present(test: &str) -> bool {
     let chromium = std::env::var("SVC_CHROMIUM").unwrap_or_else(|_| CHROMIUM.to_owned());
     let needed = [

@@ -1,19 +1,12 @@
-//! The JSX placing a chart (`charts.rs` chooses which) above the numbers it draws.
+//! The JSX placing a chart (`charts.rs` chooses which) above the numbers it draws: the kit's
+//! `Chart` from `@svc/gadgets`, the component a language model's card uses too.
 
 use crate::charts::{ChartKind, Column};
 use crate::helpers::Helper;
-use crate::needs::Needs;
+use crate::needs::{Kit, Needs};
 use crate::prop_views::label;
 use crate::schema_kind::{SchemaKind, TextFormat, classify};
 use crate::tsx_text::{Writer, js_string, jsx_text};
-
-fn chart_helper(kind: ChartKind) -> Helper {
-    match kind {
-        ChartKind::Bar => Helper::BarChart,
-        ChartKind::Line => Helper::LineChart,
-        ChartKind::Sparkline => Helper::Sparkline,
-    }
-}
 
 /// A chart of a series table's numeric column, each point named by the period column.
 pub(crate) fn write_series_chart(
@@ -67,12 +60,13 @@ pub(crate) fn write_sparkline(
     needs: &mut Needs,
 ) {
     needs.helper(Helper::AsRows);
-    needs.helper(Helper::Sparkline);
+    needs.helper(Helper::ChartPoints);
+    needs.kit(Kit::Chart);
     let format = format.map(|format| format!(" format={{{format}}}")).unwrap_or_default();
     writer.line(
         indent,
         &format!(
-            "<Sparkline label={} values={{asRows({expression})}}{format} />",
+            "<Chart kind=\"sparkline\" label={} points={{chartPoints(asRows({expression}).map((value) => ({{ label: \"\", value }})))}}{format} />",
             jsx_text(chart_label)
         ),
     );
@@ -86,17 +80,13 @@ fn write_chart(
     chart_label: &str,
     needs: &mut Needs,
 ) {
-    if kind == ChartKind::Sparkline {
-        needs.helper(Helper::Sparkline);
-        writer.line(
-            indent,
-            &format!("<Sparkline label={chart_label} values={{{points}.map((point) => point.value)}} />"),
-        );
-        return;
-    }
-    needs.helper(chart_helper(kind));
+    needs.helper(Helper::ChartPoints);
+    needs.kit(Kit::Chart);
     writer.line(
         indent,
-        &format!("<{} label={chart_label} points={{{points}}} />", kind.component()),
+        &format!(
+            "<Chart kind={} label={chart_label} points={{chartPoints({points})}} />",
+            js_string(kind.name())
+        ),
     );
 }

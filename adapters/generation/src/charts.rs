@@ -25,12 +25,12 @@ pub(crate) enum ChartKind {
 }
 
 impl ChartKind {
-    /// The component drawing it (a helper of the generated module).
-    pub(crate) fn component(self) -> &'static str {
+    /// Its `kind` on the kit's `Chart`.
+    pub(crate) fn name(self) -> &'static str {
         match self {
-            Self::Bar => "BarChart",
-            Self::Line => "LineChart",
-            Self::Sparkline => "Sparkline",
+            Self::Bar => "bar",
+            Self::Line => "line",
+            Self::Sparkline => "sparkline",
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::styles::write_styles;
 use crate::tsx_text::{Writer, js_string, jsx_text, title_from_intent};
 use crate::variance::Variance;
 
-/// Package the standard hooks are imported from.
+/// Package the standard hooks and the kit's components are imported from.
 const GADGETS_PACKAGE: &str = svc_domain::gadgets::STANDARD_PACKAGE;
 
 /// The TSX source for `contract` (an object; missing maps count as empty). Deterministic: the same
@@ -170,10 +170,20 @@ fn write_imports(module: &mut Writer, needs: &Needs) {
         module.line(0, &format!("import {{ {} }} from \"react\";", names(&react)));
     }
     module.line(0, "import type { CSSProperties, ReactNode } from \"react\";");
-    if !gadgets.is_empty() {
+    // The hooks, then the kit's components: the same imports a language model's card writes.
+    let gadget_names: Vec<&str> = gadgets
+        .iter()
+        .map(|hook| hook.name())
+        .chain(needs.kit_components().map(|component| component.name()))
+        .collect();
+    if !gadget_names.is_empty() {
         module.line(
             0,
-            &format!("import {{ {} }} from {};", names(&gadgets), js_string(GADGETS_PACKAGE)),
+            &format!(
+                "import {{ {} }} from {};",
+                gadget_names.join(", "),
+                js_string(GADGETS_PACKAGE)
+            ),
         );
     }
 }

@@ -1,8 +1,6 @@
 //! Small fixed functions a generated component may carry: safe formatting of values whose type
 //! the schema promises but the runtime cannot guarantee, and conversions for form inputs.
 
-use crate::needs::Hook;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Helper {
     AsText,
@@ -22,15 +20,10 @@ pub(crate) enum Helper {
     FormatPercent,
     FormatUnit,
     FormatTime,
-    StatusBadge,
-    RowsView,
     ToFullTime,
     DescribeSent,
-    BarChart,
     FieldErrors,
-    LineChart,
-    Sparkline,
-    ChartValues,
+    ChartPoints,
 }
 
 impl Helper {
@@ -41,21 +34,9 @@ impl Helper {
             | Self::FormatDateTime
             | Self::SafeLink
             | Self::JsonValue
-            | Self::FormatTime
-            | Self::StatusBadge => &[Self::AsText],
+            | Self::FormatTime => &[Self::AsText],
             Self::FormatMoney | Self::FormatPercent | Self::FormatUnit => &[Self::AsText, Self::FormatNumber],
             Self::DescribeSent => &[Self::AsText],
-            Self::BarChart | Self::LineChart | Self::Sparkline => {
-                &[Self::AsText, Self::FormatNumber, Self::ChartValues]
-            }
-            _ => &[],
-        }
-    }
-
-    /// React hooks the helper's own source calls.
-    pub(crate) fn hooks(self) -> &'static [Hook] {
-        match self {
-            Self::RowsView => &[Hook::State, Hook::Callback],
             _ => &[],
         }
     }
@@ -79,15 +60,10 @@ impl Helper {
             Self::FormatPercent => FORMAT_PERCENT,
             Self::FormatUnit => FORMAT_UNIT,
             Self::FormatTime => FORMAT_TIME,
-            Self::StatusBadge => STATUS_BADGE,
-            Self::RowsView => ROWS_VIEW,
             Self::ToFullTime => TO_FULL_TIME,
             Self::DescribeSent => DESCRIBE_SENT,
-            Self::BarChart => BAR_CHART,
             Self::FieldErrors => FIELD_ERRORS,
-            Self::LineChart => LINE_CHART,
-            Self::Sparkline => SPARKLINE,
-            Self::ChartValues => CHART_VALUES,
+            Self::ChartPoints => CHART_POINTS,
         }
     }
 }
@@ -242,97 +218,6 @@ const FORMAT_TIME: &str = r#"function formatTime(value: unknown): string {
 }
 "#;
 
-// The tone comes from the value's words, so any status enum gets sensible colours.
-const STATUS_BADGE: &str = r#"function StatusBadge({ value }: { value: unknown }): ReactNode {
-  const text = asText(value);
-  const word = text.toLowerCase();
-  const tone = /(reject|fail|error|overdue|block|cancel|critical|urgent|high|down|late|denied|lost)/.test(word)
-    ? "danger"
-    : /(approv|done|complete|paid|success|active|ok|pass|resolv|shipped|delivered|up|won|ready|low)/.test(word)
-      ? "success"
-      : /(pending|wait|review|progress|draft|open|new|medium|scheduled|queued)/.test(word)
-        ? "accent"
-        : "muted";
-  const colors: Record<string, string> = {
-    danger: "var(--svc-color-danger)",
-    success: "var(--svc-color-success)",
-    accent: "var(--svc-color-accent)",
-    muted: "var(--svc-color-muted)",
-  };
-  return (
-    <span data-tone={tone} style={{ ...styles.badge, color: colors[tone], borderColor: "currentColor" }}>
-      {text}
-    </span>
-  );
-}
-"#;
-
-// A table while every column fits; below that a stacked list, one block per row, so no column is
-// ever hidden behind a horizontal scroll. Width is measured, not guessed from the viewport, because
-// the card's frame is what the host sizes.
-const ROWS_VIEW: &str = r#"interface RowsColumn {
-  label: string;
-  numeric: boolean;
-  cell: (row: unknown) => ReactNode;
-}
-
-function RowsView({ rows, columns }: { rows: unknown[]; columns: RowsColumn[] }): ReactNode {
-  const [narrow, setNarrow] = useState<boolean>(false);
-  const limit = Math.min(640, Math.max(480, columns.length * 88));
-  const measure = useCallback(
-    (node: HTMLDivElement | null) => {
-      if (node === null || typeof ResizeObserver === "undefined") return undefined;
-      const observer = new ResizeObserver(() => setNarrow(node.clientWidth < limit));
-      observer.observe(node);
-      return () => observer.disconnect();
-    },
-    [limit],
-  );
-  if (rows.length === 0) return <p style={styles.hint}>{"No rows yet."}</p>;
-  return (
-    <div ref={measure} data-layout={narrow ? "stacked" : "table"}>
-      {narrow ? (
-        <ul style={styles.stack}>
-          {rows.map((row, index) => (
-            <li key={index} style={styles.stackItem}>
-              {columns.map((column, position) => (
-                <div key={position} style={styles.stackField}>
-                  <span style={styles.factName}>{column.label}</span>
-                  <span style={column.numeric ? styles.numberValue : styles.fieldValue}>{column.cell(row)}</span>
-                </div>
-              ))}
-            </li>
-          ))}
-        </ul>
-      ) : (
-        <table style={styles.table}>
-          <thead>
-            <tr>
-              {columns.map((column, position) => (
-                <th key={position} scope="col" style={column.numeric ? styles.thNumber : styles.th}>
-                  {column.label}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row, index) => (
-              <tr key={index}>
-                {columns.map((column, position) => (
-                  <td key={position} style={column.numeric ? styles.tdNumber : styles.td}>
-                    {column.cell(row)}
-                  </td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </div>
-  );
-}
-"#;
-
 // `<input type="time">` gives `09:30`; JSON Schema's `format: time` wants RFC 3339 `09:30:00Z`.
 // The person meant their own wall-clock time, so their current UTC offset is attached.
 const TO_FULL_TIME: &str = r#"function toFullTime(local: string): string {
@@ -353,30 +238,6 @@ const DESCRIBE_SENT: &str = r#"function describeSent(data: unknown): string {
     `${key}: ${Array.isArray(value) ? `${value.length} item${value.length === 1 ? "" : "s"}` : asText(value)}`,
   );
   return parts.join(", ");
-}
-"#;
-
-// A bar chart of a numeric series as accessible SVG: one labelled image, each bar with its value
-// as a tooltip; the numbers themselves stay on the card (the list or table below it) as the
-// fallback a screen reader and a copy-paste use. Bars grow down for negative values.
-const BAR_CHART: &str = r#"function BarChart({ points, label }: { points: { label: string; value: unknown }[]; label: string }): ReactNode {
-  const values = chartValues(points);
-  if (values.length < 2) return null;
-  const top = Math.max(0, ...values);
-  const bottom = Math.min(0, ...values);
-  const span = top - bottom || 1;
-  const height = 60;
-  const step = 10;
-  const zero = (top / span) * height;
-  return (
-    <svg role="img" aria-label={`${label}: ${chartSummary(points, values)}`} viewBox={`0 0 ${values.length * step} ${height}`} preserveAspectRatio="none" width="100%" height={height} style={styles.chart}>
-      {values.map((value, index) => (
-        <rect key={index} x={index * step + 1} width={step - 2} y={value >= 0 ? zero - (value / span) * height : zero} height={Math.max((Math.abs(value) / span) * height, 0.5)} style={{ fill: "var(--svc-color-accent)" }}>
-          <title>{`${points[index].label === "" ? index + 1 : points[index].label}: ${formatNumber(value)}`}</title>
-        </rect>
-      ))}
-    </svg>
-  );
 }
 "#;
 
@@ -402,57 +263,9 @@ function errorAt(errors: Record<string, string>, key: string): string | undefine
 }
 "#;
 
-// What every chart reads: finite numbers (anything else counts as 0), and a summary naming each
-// point for the chart's `aria-label`.
-const CHART_VALUES: &str = r#"function chartValues(points: { label: string; value: unknown }[]): number[] {
-  return points.map((point) => (typeof point.value === "number" && Number.isFinite(point.value) ? point.value : 0));
-}
-
-function chartSummary(points: { label: string; value: unknown }[], values: number[]): string {
-  return points.map((point, index) => `${point.label === "" ? index + 1 : point.label}: ${formatNumber(values[index])}`).join(", ");
-}
-"#;
-
-// A line chart of a series over time as accessible SVG: one labelled image, a dot per point with
-// its value as a tooltip, the stroke kept 2 px at any width. The table or list under it stays.
-const LINE_CHART: &str = r#"function LineChart({ points, label }: { points: { label: string; value: unknown }[]; label: string }): ReactNode {
-  const values = chartValues(points);
-  if (values.length < 2) return null;
-  const width = 320;
-  const height = 90;
-  const pad = 6;
-  const top = Math.max(...values);
-  const bottom = Math.min(...values);
-  const span = top - bottom || 1;
-  const x = (index: number): number => pad + (index * (width - 2 * pad)) / (values.length - 1);
-  const y = (value: number): number => pad + (1 - (value - bottom) / span) * (height - 2 * pad);
-  return (
-    <svg role="img" aria-label={`${label}: ${chartSummary(points, values)}`} viewBox={`0 0 ${width} ${height}`} width="100%" style={styles.lineChart}>
-      <polyline points={values.map((value, index) => `${x(index)},${y(value)}`).join(" ")} vectorEffect="non-scaling-stroke" style={{ fill: "none", stroke: "var(--svc-color-accent)", strokeWidth: 2 }} />
-      {values.map((value, index) => (
-        <circle key={index} cx={x(index)} cy={y(value)} r={3} style={{ fill: "var(--svc-color-accent)" }}>
-          <title>{`${points[index].label === "" ? index + 1 : points[index].label}: ${formatNumber(value)}`}</title>
-        </circle>
-      ))}
-    </svg>
-  );
-}
-"#;
-
-// A word-sized line of a KPI's history, beside its number in the tile; its label names every
-// value (the fallback, since the tile shows only the latest).
-const SPARKLINE: &str = r#"function Sparkline({ values: raw, label, format = formatNumber }: { values: unknown[]; label: string; format?: (value: unknown) => string }): ReactNode {
-  const points = raw.map((value) => ({ label: "", value }));
-  const values = chartValues(points);
-  if (values.length < 2) return null;
-  const top = Math.max(...values);
-  const bottom = Math.min(...values);
-  const span = top - bottom || 1;
-  const line = values.map((value, index) => `${(index * 100) / (values.length - 1)},${22 - ((value - bottom) / span) * 20}`).join(" ");
-  return (
-    <svg role="img" aria-label={`${label}: ${values.map((value) => format(value)).join(", ")}`} viewBox="0 0 100 24" preserveAspectRatio="none" width="100%" height={24} style={styles.sparkline}>
-      <polyline points={line} vectorEffect="non-scaling-stroke" style={{ fill: "none", stroke: "var(--svc-color-accent)", strokeWidth: 1.5 }} />
-    </svg>
-  );
+// The kit's `Chart` takes numbers; props promise them but the runtime cannot guarantee it, so a
+// missing or non-finite value counts as 0 (the list or table under the chart shows it as it is).
+const CHART_POINTS: &str = r#"function chartPoints(points: { label: string; value: unknown }[]): { label: string; value: number }[] {
+  return points.map((point) => ({ label: point.label, value: typeof point.value === "number" && Number.isFinite(point.value) ? point.value : 0 }));
 }
 "#;

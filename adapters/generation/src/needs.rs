@@ -1,5 +1,5 @@
 //! What the generated views use, collected while they are written, so the module imports only the
-//! hooks it calls and carries only the helpers it needs.
+//! hooks and kit components it calls and carries only the helpers it needs.
 
 use std::collections::BTreeSet;
 
@@ -9,7 +9,6 @@ use crate::helpers::Helper;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Hook {
     State,
-    Callback,
     Ref,
     Props,
     Action,
@@ -21,7 +20,6 @@ impl Hook {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Self::State => "useState",
-            Self::Callback => "useCallback",
             Self::Ref => "useRef",
             Self::Props => "useProps",
             Self::Action => "useAction",
@@ -31,7 +29,25 @@ impl Hook {
     }
 
     pub(crate) fn is_react(self) -> bool {
-        matches!(self, Self::State | Self::Callback | Self::Ref)
+        matches!(self, Self::State | Self::Ref)
+    }
+}
+
+/// Components of the kit (`@svc/gadgets`), the ones a language model's card imports too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Kit {
+    Chart,
+    DataTable,
+    StatusBadge,
+}
+
+impl Kit {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Chart => "Chart",
+            Self::DataTable => "DataTable",
+            Self::StatusBadge => "StatusBadge",
+        }
     }
 }
 
@@ -39,6 +55,7 @@ impl Hook {
 pub(crate) struct Needs {
     hooks: BTreeSet<Hook>,
     helpers: BTreeSet<Helper>,
+    kit: BTreeSet<Kit>,
 }
 
 impl Needs {
@@ -49,13 +66,18 @@ impl Needs {
     /// Marks `helper` used, with the helpers it calls.
     pub(crate) fn helper(&mut self, helper: Helper) {
         if self.helpers.insert(helper) {
-            for hook in helper.hooks() {
-                self.hook(*hook);
-            }
             for dependency in helper.dependencies() {
                 self.helper(*dependency);
             }
         }
+    }
+
+    pub(crate) fn kit(&mut self, component: Kit) {
+        self.kit.insert(component);
+    }
+
+    pub(crate) fn kit_components(&self) -> impl Iterator<Item = Kit> + '_ {
+        self.kit.iter().copied()
     }
 
     pub(crate) fn hooks(&self) -> impl Iterator<Item = Hook> + '_ {

@@ -8,7 +8,7 @@ use crate::chart_views::{write_numbers_chart, write_series_chart, write_sparklin
 use crate::charts::{chart_for_numbers, series_chart, sparkline_of};
 use crate::helpers::Helper;
 use crate::meaning::{Currency, Meaning, meaning_of};
-use crate::needs::{Hook, Needs};
+use crate::needs::{Hook, Kit, Needs};
 use crate::row_actions::RowAction;
 use crate::schema_kind::{SchemaKind, TextFormat, classify, declared_entries, is_scalar, schema_text};
 use crate::stepper::{find_stepper, write_stepper};
@@ -282,8 +282,9 @@ pub(crate) fn scalar_child(shown: &Shown<'_>, needs: &mut Needs) -> String {
         SchemaKind::Text(TextFormat::Date) => call(Helper::FormatDate, "formatDate", "", needs),
         SchemaKind::Text(TextFormat::Time) => call(Helper::FormatTime, "formatTime", "", needs),
         SchemaKind::Text(_) | SchemaKind::Enum(_) if shown.meaning() == Meaning::Status => {
-            needs.helper(Helper::StatusBadge);
-            format!("<StatusBadge value={{{expression}}} />")
+            needs.kit(Kit::StatusBadge);
+            needs.helper(Helper::AsText);
+            format!("<StatusBadge value={{asText({expression})}} />")
         }
         SchemaKind::Text(_) | SchemaKind::Enum(_) => call(Helper::AsText, "asText", "", needs),
         SchemaKind::Number { .. } => match shown.meaning() {
@@ -341,7 +342,8 @@ fn write_fact_grid(writer: &mut Writer, indent: usize, facts: &[Shown<'_>], dept
     writer.line(indent, "</dl>");
 }
 
-/// Rows of objects: a table with right-aligned numbers that stacks on narrow widths (`RowsView`).
+/// Rows of objects: the kit's `DataTable`, a table with right-aligned numbers that stacks on
+/// narrow widths.
 #[allow(clippy::too_many_arguments)]
 fn write_rows(
     writer: &mut Writer,
@@ -355,12 +357,12 @@ fn write_rows(
 ) {
     needs.helper(Helper::AsRows);
     needs.helper(Helper::At);
-    needs.helper(Helper::RowsView);
+    needs.kit(Kit::DataTable);
     let row = format!("row{depth}");
     if let Some((kind, series)) = series_chart(array, columns) {
         write_series_chart(writer, indent, kind, expression, &row, series, needs);
     }
-    writer.line(indent, &format!("<RowsView rows={{asRows({expression})}} columns={{["));
+    writer.line(indent, &format!("<DataTable rows={{asRows({expression})}} columns={{["));
     for (name, schema) in declared_entries(columns) {
         let numeric = matches!(classify(schema), SchemaKind::Number { .. });
         writer.line(indent + 1, "{");

@@ -48,18 +48,6 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
             "margin: 0, fontSize: \"0.9em\", color: \"var(--svc-color-muted)\"".into(),
         ),
         ("muted", "color: \"var(--svc-color-muted)\"".into()),
-        ("table", "borderCollapse: \"collapse\", width: \"100%\"".into()),
-        (
-            "th",
-            format!(
-                "textAlign: \"left\", padding: \"{cell}\", fontWeight: 600, color: \"var(--svc-color-muted)\", \
-                 borderBottom: \"2px solid var(--svc-color-border)\""
-            ),
-        ),
-        (
-            "td",
-            format!("padding: \"{cell}\", verticalAlign: \"top\", whiteSpace: \"pre-wrap\", borderBottom: \"1px solid var(--svc-color-border)\""),
-        ),
         ("list", "margin: 0, paddingLeft: \"1.25em\"".into()),
         (
             "fields",
@@ -122,24 +110,6 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
                 .into(),
         ),
         (
-            "thNumber",
-            format!(
-                "textAlign: \"right\", padding: \"{cell}\", fontWeight: 600, color: \"var(--svc-color-muted)\", \
-                 borderBottom: \"2px solid var(--svc-color-border)\""
-            ),
-        ),
-        (
-            "tdNumber",
-            format!(
-                "padding: \"{cell}\", verticalAlign: \"top\", textAlign: \"right\", fontVariantNumeric: \"tabular-nums\", \
-                 whiteSpace: \"nowrap\", borderBottom: \"1px solid var(--svc-color-border)\""
-            ),
-        ),
-        (
-            "numberValue",
-            "minWidth: 0, textAlign: \"right\", fontVariantNumeric: \"tabular-nums\"".into(),
-        ),
-        (
             "facts",
             format!(
                 "margin: 0, display: \"grid\", gridTemplateColumns: \"repeat(auto-fill, minmax(9em, 1fr))\", \
@@ -171,18 +141,6 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
         (
             "prose",
             "margin: 0, whiteSpace: \"pre-wrap\", overflowWrap: \"anywhere\", lineHeight: 1.45".into(),
-        ),
-        ("stack", format!("margin: 0, padding: 0, listStyle: \"none\", display: \"flex\", flexDirection: \"column\", gap: \"{cell}\"")),
-        (
-            "stackItem",
-            format!(
-                "display: \"flex\", flexDirection: \"column\", gap: \"calc(var(--svc-space) / 2)\", padding: \"{cell}\", \
-                 border: \"1px solid var(--svc-color-border)\", borderRadius: \"var(--svc-radius)\""
-            ),
-        ),
-        (
-            "stackField",
-            format!("display: \"flex\", justifyContent: \"space-between\", gap: \"{gap}\", minWidth: 0"),
         ),
         (
             "actions",
@@ -247,11 +205,8 @@ pub(crate) fn write_styles(writer: &mut Writer, variance: Variance) {
                 "padding: \"{cell}\", fontWeight: 600, color: \"var(--svc-color-fg)\", borderBottom: \"3px solid var(--svc-color-accent)\""
             ),
         ),
-        ("chart", "display: \"block\", maxWidth: \"100%\"".into()),
-        ("lineChart", "display: \"block\", maxWidth: \"100%\", height: \"auto\", maxHeight: \"12em\"".into()),
         ("more", "margin: 0".into()),
         ("moreSummary", "cursor: \"pointer\", color: \"var(--svc-color-muted)\", padding: \"calc(var(--svc-space) / 2) 0\"".into()),
-        ("sparkline", "display: \"block\", maxWidth: \"10em\"".into()),
         ("logLine", "whiteSpace: \"pre-wrap\", overflowWrap: \"anywhere\"".into()),
         (
             "editorRow",

@@ -349,7 +349,7 @@ fn approval_contract() -> Value {
 #[test]
 fn values_are_shown_by_meaning() {
     let source = generate(approval_contract());
-    assert!(source.contains("<StatusBadge value={at(props, \"status\")} />"));
+    assert!(source.contains("<StatusBadge value={asText(at(props, \"status\"))} />"));
     assert!(source.contains("{formatMoney(at(props, \"amount\"), at(props, \"currency\"))}"));
     assert!(source.contains("{formatMoney(at(row0, \"price\"), at(row0, \"currency\"))}"));
     assert!(source.contains("{formatPercent(at(props, \"change_percent\"), true)}"));
@@ -364,7 +364,7 @@ fn values_are_shown_by_meaning() {
     );
     assert!(source.contains("numeric: true,"));
     assert!(source.contains("label: \"SKU\","));
-    assert!(!source.contains("<BarChart"), "line items are no series");
+    assert!(!source.contains("<Chart "), "line items are no series");
 }
 
 #[test]
@@ -372,32 +372,35 @@ fn numeric_series_get_a_chart_beside_their_numbers() {
     let contract = charts_contract();
     let source = generate(contract);
     assert!(
-        source.contains("<BarChart label={\"Scores\"} points={asRows(at(props, \"scores\")).map((value) => ({ label: \"\", value }))} />"),
+        source.contains("<Chart kind=\"bar\" label={\"Scores\"} points={chartPoints(asRows(at(props, \"scores\")).map((value) => ({ label: \"\", value })))} />"),
         "a list of numbers: bars"
     );
     assert!(
-        source.contains("<LineChart label={\"Latency history\"} points={asRows(at(props, \"latency_history\"))"),
+        source.contains("<Chart kind=\"line\" label={\"Latency history\"} points={chartPoints(asRows(at(props, \"latency_history\"))"),
         "a history: a line"
     );
     assert!(
-        source.contains("<LineChart label={\"Revenue USD\"} points={asRows(at(props, \"days\")).map((row0) => ({ label: formatDate(at(row0, \"day\")), value: at(row0, \"revenue_usd\") }))} />"),
+        source.contains("<Chart kind=\"line\" label={\"Revenue USD\"} points={chartPoints(asRows(at(props, \"days\")).map((row0) => ({ label: formatDate(at(row0, \"day\")), value: at(row0, \"revenue_usd\") })))} />"),
         "a series over dates: a line"
     );
     assert!(
-        source.contains("<BarChart label={\"Visits\"} points={asRows(at(props, \"weeks\")).map((row0) => ({ label: asText(at(row0, \"week\")), value: at(row0, \"visits\") }))} />"),
+        source.contains("<Chart kind=\"bar\" label={\"Visits\"} points={chartPoints(asRows(at(props, \"weeks\")).map((row0) => ({ label: asText(at(row0, \"week\")), value: at(row0, \"visits\") })))} />"),
         "a series over named periods: bars"
     );
     assert!(
-        source.contains("<Sparkline label={\"Revenue trend\"} values={asRows(at(props, \"revenue_trend\"))} format={(point: unknown): string => formatNumber(point)} />"),
+        source.contains("<Chart kind=\"sparkline\" label={\"Revenue trend\"} points={chartPoints(asRows(at(props, \"revenue_trend\")).map((value) => ({ label: \"\", value })))} format={(point: unknown): string => formatNumber(point)} />"),
         "a number's history is a sparkline in its tile"
     );
     assert!(
         !source.contains("<h2 style={styles.sectionTitle}>{\"Revenue trend\"}</h2>"),
         "and no block of its own"
     );
-    assert!(source.contains("role=\"img\""));
     assert!(
-        source.contains("<RowsView rows={asRows(at(props, \"days\"))}"),
+        source.contains("import { useProps, Chart, DataTable } from \"@svc/gadgets\";"),
+        "the charts are the kit's, imported as a language model's card imports them"
+    );
+    assert!(
+        source.contains("<DataTable rows={asRows(at(props, \"days\"))}"),
         "the numbers stay as the fallback"
     );
     assert_compiles(&source);
@@ -506,7 +509,7 @@ fn variance_changes_spacing_and_layout() {
 fn props_are_shown_by_type() {
     let source = generate(table_contract());
     assert!(source.contains("<h1 style={styles.title}>{asText(at(props, \"title\"))}</h1>"));
-    assert!(source.contains("<RowsView rows={asRows(at(props, \"orders\"))} columns={["));
+    assert!(source.contains("<DataTable rows={asRows(at(props, \"orders\"))} columns={["));
     assert!(source.contains("label: \"Customer name\","));
     assert!(source.contains("label: \"Placed at\","));
     assert!(source.contains("{formatDateTime(at(row0, \"placedAt\"))}"));
@@ -517,7 +520,11 @@ fn props_are_shown_by_type() {
     assert!(source.contains("asRows(at(props, \"tags\")).map((item0, index0)"));
     assert!(source.contains("<JsonValue value={at(props, \"union\")} />"));
     assert!(source.contains("{\"Open orders\"}"));
-    assert!(source.contains("import { useProps } from \"@svc/gadgets\";"));
+    let imports: Vec<&str> = source.lines().filter(|line| line.starts_with("import ")).collect();
+    assert!(
+        imports.contains(&"import { useProps, Chart, DataTable, StatusBadge } from \"@svc/gadgets\";"),
+        "the kit's table comes from @svc/gadgets: {imports:?}"
+    );
 }
 
 #[test]

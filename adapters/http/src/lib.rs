@@ -20,6 +20,7 @@ pub use observe::PrometheusTelemetry;
 mod openapi;
 mod ops;
 mod pairing;
+mod playground;
 mod rate_limited;
 mod runtime_asset;
 mod tools;
@@ -84,6 +85,20 @@ pub struct HttpState {
     pub console: Option<svc_application::services::console::ConsoleSessions>,
     /// Present in hosted mode: the account pages (email verification, password reset).
     pub accounts: Option<AccountPages>,
+    /// Serve the operator's local host page `/_svc/playground` (loopback or dev mode only).
+    pub playground: bool,
+}
+
+impl HttpState {
+    /// The playground page's address, when it is served.
+    pub fn playground_url(&self) -> Option<String> {
+        self.playground.then(|| playground_url(&self.urls.base))
+    }
+}
+
+/// The playground page's address on `base` (the public base URL).
+pub fn playground_url(base: &str) -> String {
+    format!("{}{}", base.trim_end_matches('/'), playground::PATH)
 }
 
 /// Addresses written into results and bootstraps.
@@ -153,6 +168,7 @@ pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Ou
         .at("/readyz", get(health::readyz))
         .at("/_svc/iframe-runtime.js", get(runtime_asset::serve))
         .at("/_svc/gadgets.d.ts", get(gadget_types::serve))
+        .nest(playground::PATH, playground::routes(state.playground))
         .at(
             "/_svc/poll/:session_id",
             get(live::polling::poll)

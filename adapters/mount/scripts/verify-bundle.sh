@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI check: the runtime's unit tests pass, and the committed dist/ (iframe-runtime.js,
-# render-check.js) is exactly what the locked sources build.
+# render-check.js, playground.js) is exactly what the locked sources build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm ci --no-audit --no-fund
@@ -16,4 +16,4 @@ if [ -n "$(git status --porcelain -- dist/)" ]; then
   git status --porcelain -- dist/ >&2
   exit 1
 fi
-echo "dist/iframe-runtime.js and dist/render-check.js match the sources"
+echo "dist/iframe-runtime.js, dist/render-check.js and dist/playground.js match the sources"

@@ -10,7 +10,7 @@ import { setActiveMount } from './gadgets';
 import { HostBridge } from './host-bridge';
 import { ModuleLoader } from './module-loader';
 import { Mount } from './mount';
-import { isObject, type JsonObject } from './protocol';
+import { isObject, type ActionOutcome, type JsonObject } from './protocol';
 import { providedModules } from './provided';
 import { applyTheme, installBaseStyles } from './theme';
 
@@ -55,9 +55,18 @@ function start(): void {
     return isObject(content) && typeof content.wsToken === 'string' ? content.wsToken : null;
   };
 
+  // Each action the card sent, as an MCP log message the host may show (the playground does).
+  const onActionSettled = (intent: string, data: unknown, outcome: ActionOutcome): void => {
+    bridge?.notify('notifications/message', {
+      level: outcome.ok ? 'info' : 'warning',
+      logger: 'svc.action',
+      data: { intent, data, outcome },
+    } as JsonObject);
+  };
+
   const begin = (bootstrap: Bootstrap): void => {
     if (mount) return; // one card per document
-    const current = new Mount(bootstrap, loader, hostContext, { refreshWsToken });
+    const current = new Mount(bootstrap, loader, hostContext, { refreshWsToken, onActionSettled });
     mount = current;
     setActiveMount(current);
     let theme = current.store.get().theme;

@@ -27,6 +27,8 @@ import { isThemeMode, themeVariables } from './theme';
 export interface MountServices {
   /** A fresh wsToken for `sessionId`, or null when none can be had. */
   refreshWsToken?(sessionId: string): Promise<string | null>;
+  /** An action the card sent, once the server answered (the host may show it). */
+  onActionSettled?(intent: string, data: unknown, outcome: ActionOutcome): void;
 }
 
 const HOST_CONTEXT_ECHO_DELAY_MS = 250;
@@ -118,9 +120,14 @@ export class Mount implements GadgetHost {
     // host context the gesture was made in.
     this.flushEcho();
     const socket = this.socket;
-    return new Promise((resolve) => {
-      const clientSeq = socket.sendAction(intent, toJson(data), this.uiContext());
+    const sent = toJson(data);
+    const settled = new Promise<ActionOutcome>((resolve) => {
+      const clientSeq = socket.sendAction(intent, sent, this.uiContext());
       this.pendingActions.set(clientSeq, resolve);
+    });
+    return settled.then((outcome) => {
+      this.services.onActionSettled?.(intent, sent, outcome);
+      return outcome;
     });
   }
 

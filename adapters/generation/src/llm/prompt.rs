@@ -142,7 +142,8 @@ fn describe_package(out: &mut String, package: &GadgetDescriptor) {
         let _ = writeln!(
             out,
             "Typed by the server's `{}`. Prefer its components (ActionButton, Chart, DataTable, StatusBadge) to \
-             hand-made ones: cards then look and behave like the built-in generator's.",
+             hand-made ones: the built-in generator's cards import the very same components, so cards then look \
+             and behave alike.",
             gadgets::STANDARD_TYPES_PATH
         );
     }

@@ -59,7 +59,7 @@ pub struct TokenQuery {
 }
 
 /// The caller a live token grants for `session_id`, either kind, and whether it was a wsToken.
-async fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Caller, bool)> {
+pub(crate) async fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Caller, bool)> {
     let now = state.agent.now();
     let (claims, ws_token) = match state.tokens.verify_kind(TokenKind::WsToken, token, now) {
         Ok(claims) => (claims, true),

@@ -8,7 +8,7 @@ pub(crate) mod discover;
 pub(crate) mod jsonrpc;
 mod progress_stream;
 mod render_meta;
-mod resources;
+pub(crate) mod resources;
 pub(crate) mod results;
 
 use std::future::Future;

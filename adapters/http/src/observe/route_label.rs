@@ -14,6 +14,9 @@ pub(crate) fn route_label(path: &str) -> &'static str {
         "/_svc/pair",
         "/_svc/iframe-runtime.js",
         "/_svc/gadgets.d.ts",
+        "/_svc/playground",
+        "/_svc/playground/playground.js",
+        "/_svc/playground/playground.css",
         "/oauth/register",
         "/oauth/authorize",
         "/oauth/token",
@@ -27,6 +30,7 @@ pub(crate) fn route_label(path: &str) -> &'static str {
     match segments.as_slice() {
         ["apps", _, "mcp"] => "/apps/{appId}/mcp",
         ["_svc", "poll", _] => "/_svc/poll/{sessionId}",
+        ["_svc", "playground", "card", _] => "/_svc/playground/card/{sessionId}",
         ["_svc", "invites", _, "accept"] => "/_svc/invites/{inviteId}/accept",
         [".well-known", "oauth-protected-resource", ..] => "/.well-known/oauth-protected-resource/{path}",
         _ => "other",

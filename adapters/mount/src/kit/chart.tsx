@@ -24,9 +24,13 @@ const ACCENT = 'var(--svc-color-accent)';
 export function Chart({ kind, label, points, format = defaultFormat }: ChartProps): ReactNode {
   const values = points.map((point) => (Number.isFinite(point.value) ? point.value : 0));
   if (values.length < 2) return null;
+  // A sparkline sits beside its number and names the values alone, in order; a chart names each
+  // point by its label (or its position).
   const name = (index: number): string => {
+    const value = format(values[index] ?? 0);
+    if (kind === 'sparkline') return value;
     const point = points[index]?.label ?? '';
-    return `${point === '' ? index + 1 : point}: ${format(values[index] ?? 0)}`;
+    return `${point === '' ? index + 1 : point}: ${value}`;
   };
   const summary = `${label}: ${values.map((_, index) => name(index)).join(', ')}`;
   const top = Math.max(kind === 'bar' ? 0 : -Infinity, ...values);

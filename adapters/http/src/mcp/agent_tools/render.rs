@@ -77,7 +77,12 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Answer<RenderOutcome> {
                     example: json!({ "sessionId": identity.session_id, "timeout": 10 }),
                 }),
             };
-            let answer = Answer::ok(RenderOutcome::Rendered(body), format!("rendered: {uri}"));
+            // A person without an MCP-Apps host at hand sees the card on the playground page.
+            let text = match ctx.state.playground_url() {
+                Some(page) => format!("rendered: {uri} (see it at {page}#{})", identity.session_id),
+                None => format!("rendered: {uri}"),
+            };
+            let answer = Answer::ok(RenderOutcome::Rendered(body), text);
             // The mount bootstrap is MCP-Apps metadata: without the option there is none.
             if ctx.state.mcp_apps_on() {
                 let key_id = ctx.caller.key_id.as_deref();

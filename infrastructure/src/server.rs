@@ -409,7 +409,7 @@ impl Application {
             Arc::new(svc_compiler::OxcCompiler::new());
         let generators =
             crate::generation::generators(&settings.generation, compiler.clone()).map_err(StartError::Config)?;
-        let (bus, bus_tasks) = event_bus(settings, &db).await?;
+        let (bus, bus_tasks) = event_bus(settings, &db, clock.clone(), ids.as_ref()).await?;
         let ports = AgentPorts {
             clock: clock.clone(),
             ids: ids.clone(),

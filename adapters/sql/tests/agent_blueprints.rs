@@ -5,8 +5,9 @@
 mod support;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use sea_orm::DatabaseConnection;
+use sea_orm::{ConnectionTrait, DatabaseConnection};
 use serde_json::json;
+use svc_application::ports::RepositoryError;
 use svc_application::ports::blueprints::{
     BlueprintChange, BlueprintFilter, BlueprintRecord, BlueprintRepository, MANIFEST_GENERATOR, SHARED_POOL_APP_ID,
     StoredEmbedding,
@@ -20,6 +21,7 @@ support::backend_tests!(
     insert_if_absent_keeps_the_first_and_upsert_overwrites,
     listings_filter_and_summaries_follow_the_watermark,
     operator_updates_and_deletes_are_scoped_to_the_app,
+    a_stored_contract_that_is_not_an_object_is_refused,
 );
 
 fn t0() -> DateTime<Utc> {
@@ -35,13 +37,28 @@ fn bp(id: &str, app: &str, intent: &str, at: DateTime<Utc>) -> BlueprintRecord {
         intent: intent.into(),
         contract_hash: "hash-a".into(),
         variant_key: "variant-0".into(),
-        contract: json!({ "propsSpec": { "type": "object" } }),
+        contract: json!({ "propsSpec": { "type": "object" } }).try_into().unwrap(),
         variance: json!({}),
         source: "export default function C() { return null }".into(),
         code: "export default function C() { return null; }".into(),
         code_hash: "c0de".into(),
         generator: "builtin".into(),
         ..BlueprintRecord::blank(at)
+    }
+}
+
+async fn a_stored_contract_that_is_not_an_object_is_refused(db: DatabaseConnection) {
+    let repo = SeaOrmBlueprintRepository::new(db.clone());
+    repo.insert(&bp("b1", "app1", "one", t0())).await.unwrap();
+    db.execute_unprepared("UPDATE blueprints SET contract = '[1, 2]' WHERE blueprint_id = 'b1'")
+        .await
+        .unwrap();
+    match repo.get("b1").await {
+        Err(RepositoryError::Corrupt { column, reason }) => {
+            assert_eq!(column, "contract");
+            assert_eq!(reason, "must be a JSON object");
+        }
+        other => panic!("a non-object contract was read as {other:?}"),
     }
 }
 

@@ -5,9 +5,10 @@
 mod support;
 
 use chrono::{DateTime, Utc};
-use sea_orm::DatabaseConnection;
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use sea_orm_migration::MigratorTrait;
 use serde_json::{Value, json};
+use svc_application::ports::RepositoryError;
 use svc_application::ports::blueprints::{BlueprintRecord, BlueprintRepository};
 use svc_domain::contract::{Contract, contract_hash};
 use svc_sql::Migrator;
@@ -27,7 +28,7 @@ fn blueprint(id: &str, contract: Value, contract_hash: &str) -> BlueprintRecord 
         intent: "task card".into(),
         contract_hash: contract_hash.into(),
         variant_key: "variant-0".into(),
-        contract,
+        contract: contract.try_into().unwrap(),
         variance: json!({}),
         source: "export default function C() { return null }".into(),
         code: "export default function C() { return null; }".into(),
@@ -56,10 +57,14 @@ async fn stale_contract_hashes_are_recomputed_once(db: DatabaseConnection) {
     .unwrap();
     repo.insert(&BlueprintRecord {
         intent: "odd card".into(),
-        ..blueprint("not-an-object", json!(["odd"]), "kept-as-is")
+        ..blueprint("not-an-object", json!({}), "kept-as-is")
     })
     .await
     .unwrap();
+    // A row no repository writes any more: a stored contract that is not an object.
+    db.execute_unprepared(r#"UPDATE blueprints SET contract = '["odd"]' WHERE blueprint_id = 'not-an-object'"#)
+        .await
+        .unwrap();
 
     Migrator::up(&db, None).await.unwrap();
 
@@ -71,9 +76,24 @@ async fn stale_contract_hashes_are_recomputed_once(db: DatabaseConnection) {
         .unwrap();
     assert_eq!(found.map(|b| b.blueprint_id).as_deref(), Some("stale"));
     assert_eq!(repo.get("fresh").await.unwrap().unwrap().contract_hash, hash_of(&plain));
+    let odd = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT contract_hash FROM blueprints WHERE blueprint_id = 'not-an-object'",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
-        repo.get("not-an-object").await.unwrap().unwrap().contract_hash,
+        odd.try_get::<String>("", "contract_hash").unwrap(),
         "kept-as-is",
         "a contract that cannot be hashed keeps its stored hash"
+    );
+    assert!(
+        matches!(
+            repo.get("not-an-object").await,
+            Err(RepositoryError::Corrupt { column: "contract", .. })
+        ),
+        "and the repository refuses to read it as a contract"
     );
 }

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod app_settings;
 pub mod auth;
 pub mod blueprints;
+pub mod bus_message;
 pub mod federation;
 pub mod generation;
 pub mod hosted;

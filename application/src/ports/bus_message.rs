@@ -1,16 +1,39 @@
-//! The bus message: the sender's origin and the event, as JSON. A mirror of `LiveEvent` with
-//! serde, so the port keeps no wire format and old and new replicas agree on field names.
+//! The message replicas exchange on a scale-out event bus (PostgreSQL NOTIFY, NATS): the
+//! sender's origin and the event, as JSON. One encoding for every bus, a mirror of `LiveEvent`
+//! with serde, so the port keeps no wire format and old and new replicas agree on field names.
 
+use crate::ports::agent::{LiveEvent, StreamEnvelope};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use svc_application::ports::agent::{LiveEvent, StreamEnvelope};
 
+/// One event on the bus; `origin` is the sending replica's id (a replica drops its own).
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Message {
+pub struct BusMessage {
     pub origin: String,
     pub event: WireEvent,
 }
+
+impl BusMessage {
+    pub fn new(origin: &str, event: LiveEvent) -> Self {
+        Self {
+            origin: origin.to_owned(),
+            event: event.into(),
+        }
+    }
+
+    /// The JSON text every bus carries.
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).expect("a bus message is plain JSON")
+    }
+
+    /// A message read off the bus, or `None` for anything that is not one.
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// The event as it travels: short keys, tagged by `k`.
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "k", rename_all = "snake_case")]
@@ -165,20 +188,27 @@ mod tests {
             LiveEvent::KeyRevoked { key_id: "01K".into() },
         ];
         for event in events {
-            let bytes = serde_json::to_vec(&Message {
-                origin: "o".into(),
-                event: event.clone().into(),
-            })
-            .unwrap();
-            let back: Message = serde_json::from_slice(&bytes).unwrap();
+            let text = BusMessage::new("o", event.clone()).encode();
+            let back = BusMessage::decode(text.as_bytes()).unwrap();
             assert_eq!(back.origin, "o");
             assert_eq!(LiveEvent::from(back.event), event);
         }
     }
 
     #[test]
+    fn an_offset_timestamp_is_read_as_utc() {
+        // Earlier PostgreSQL buses wrote RFC 3339 with `+00:00`; replicas of both kinds agree.
+        let raw = json!({ "origin": "o", "event": { "k": "render", "topic": "t", "s": "s", "at": "2026-11-25T10:00:00.123+00:00" } });
+        let back = BusMessage::decode(raw.to_string().as_bytes()).unwrap();
+        let LiveEvent::Render { created_at, .. } = LiveEvent::from(back.event) else {
+            panic!("not a render event");
+        };
+        assert_eq!(created_at.to_rfc3339(), "2026-11-25T10:00:00.123+00:00");
+    }
+
+    #[test]
     fn an_unknown_kind_is_not_an_event() {
         let raw = json!({ "origin": "o", "event": { "k": "telepathy", "s": "x" } });
-        assert!(serde_json::from_value::<Message>(raw).is_err());
+        assert!(BusMessage::decode(raw.to_string().as_bytes()).is_none());
     }
 }

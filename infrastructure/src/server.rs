@@ -545,7 +545,7 @@ impl Application {
         }
         agent = agent.with_app_render_limit(crate::per_app::render_limit(&db));
         let tool_channels = tool_channels(settings, &agent)?;
-        let state = Arc::new(HttpState {
+        let state = HttpState {
             agent,
             auth,
             tokens: live_tokens(ws_secrets),
@@ -563,7 +563,7 @@ impl Application {
             tool_call_limit,
             hosted_apps,
             pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),
-        });
+        };
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),
             settings.server.allowed_hosts.clone(),

@@ -484,4 +484,6 @@ impl Settings {
 }
 
 #[cfg(test)]
+mod read_somewhere;
+#[cfg(test)]
 mod tests;

@@ -1,6 +1,6 @@
 # svc as a container: a release build, then a small runtime image that runs as a non-root user.
 # (No Docker engine runs on our CI machines: what this image ships, the binary, config/ and
-# deploy/nginx/svc.conf, is what tests/tests/behind_nginx.rs runs there.)
+# deploy/nginx/svc.conf, is what tests/tests/blackbox/behind_nginx.rs runs there.)
 #
 #   docker build -t svc .
 #   docker run -p 6781:6781 -v svc-data:/var/lib/svc svc          # SQLite, strict (pair code in the log)

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::in_process_bus::InProcessEventBus;
 use sea_orm::{DatabaseConnection, DbBackend};
 use svc_application::ports::agent::EventBus;
+use svc_application::ports::{Clock, Ids};
 use svc_sql::{PgBusTasks, PgEventBus};
 
 use crate::server::StartError;
@@ -27,10 +28,13 @@ impl BusTasks {
     }
 }
 
-/// The event bus the settings ask for (see `live.bus` in config/default.toml).
+/// The event bus the settings ask for (see `live.bus` in config/default.toml); `ids` draws this
+/// replica's origin id.
 pub async fn event_bus(
     settings: &Settings,
     db: &DatabaseConnection,
+    clock: Arc<dyn Clock>,
+    ids: &dyn Ids,
 ) -> Result<(Arc<dyn EventBus>, Option<BusTasks>), StartError> {
     let local: Arc<dyn EventBus> = Arc::new(InProcessEventBus::default());
     let on_postgres = db.get_database_backend() == DbBackend::Postgres;
@@ -50,7 +54,7 @@ pub async fn event_bus(
             )));
         }
     };
-    let origin = uuid::Uuid::new_v4().to_string();
+    let origin = ids.uuid();
     match wanted {
         None => Ok((local, None)),
         Some("nats") => {
@@ -61,7 +65,7 @@ pub async fn event_bus(
             Ok((Arc::new(bus), Some(BusTasks::Nats(tasks))))
         }
         Some(_) => {
-            let (bus, tasks) = PgEventBus::start(db, local, origin)
+            let (bus, tasks) = PgEventBus::start(db, local, origin, clock)
                 .await
                 .map_err(|e| StartError::Config(format!("cannot LISTEN on PostgreSQL: {e}")))?;
             Ok((Arc::new(bus), Some(BusTasks::Postgres(tasks))))

@@ -420,7 +420,7 @@ impl Application {
             Arc::new(svc_compiler::OxcCompiler::new());
         let generators =
             crate::generation::generators(&settings.generation, compiler.clone()).map_err(StartError::Config)?;
-        let (bus, bus_tasks) = event_bus(settings, &db).await?;
+        let (bus, bus_tasks) = event_bus(settings, &db, clock.clone(), ids.as_ref()).await?;
         let ports = AgentPorts {
             clock: clock.clone(),
             ids: ids.clone(),
@@ -568,7 +568,7 @@ impl Application {
         }
         agent = agent.with_app_render_limit(crate::per_app::render_limit(&db));
         let tool_channels = tool_channels(settings, &agent)?;
-        let state = Arc::new(HttpState {
+        let state = HttpState {
             agent,
             auth,
             tokens: live_tokens(ws_secrets),
@@ -592,7 +592,7 @@ impl Application {
             pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),
             console: Some(console),
             playground: playground_served(settings, auth_mode),
-        });
+        };
         let playground_url = state.playground_url();
         let guard = HostGuard::new(
             is_loopback(&settings.server.host),

@@ -508,7 +508,7 @@ async function run(base) {
     step('a component importing a declared gadget package shows the gadget; a tampered bundle shows an integrity error');
     if (!HOST_PORT) {
       // Run by hand without browser.rs's manifest: the server declares no packages to load.
-      console.log('card-flow: gadget-bundle step skipped (SVC_BROWSER_HOST_PORT unset, see tests/tests/browser.rs)');
+      console.log('card-flow: gadget-bundle step skipped (SVC_BROWSER_HOST_PORT unset, see tests/tests/blackbox/browser.rs)');
     } else {
       const importing = (pkg) =>
         `import { jsx as _jsx } from "react/jsx-runtime";\nimport { useProps } from "@svc/gadgets";\nimport { Badge } from "${pkg}";\n` +

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what tests/tests/browser.rs needs, idempotently: Debian's Chromium (never a
+# Installs what tests/tests/blackbox/browser.rs needs, idempotently: Debian's Chromium (never a
 # Playwright-downloaded browser) and the locked npm packages of tests/browser.
 set -euo pipefail
 cd "$(dirname "$0")"

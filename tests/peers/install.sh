@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the third-party MCP peers that tests/tests/peers.rs runs against svc:
+# Installs the third-party MCP peers that tests/tests/blackbox/peers.rs runs against svc:
 #   - tests/peers/node_modules: `npm ci` from the committed package-lock.json
 #     (official TypeScript SDK, the MCP conformance suite 0.1 for the server
 #     scenarios and 0.2 under the alias mcp-conformance-0.2 for the
@@ -8,7 +8,7 @@
 #     suite and oidc-provider need; the machine's `node` runs the SDK client);
 #   - tests/peers/.venv: a Python venv with requirements.txt (official Python SDK,
 #     aiosmtpd for the SMTP sink smtp_sink.py of the hosted mail tests,
-#     and schemathesis for tests/tests/openapi_fuzz.rs).
+#     and schemathesis for tests/tests/blackbox/openapi_fuzz.rs).
 #
 # Idempotent and quick when nothing changed: each half is skipped while a stamp
 # holding the hash of its lockfile (and of the Node/Python version it was made

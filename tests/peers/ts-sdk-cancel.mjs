@@ -6,7 +6,7 @@
 //   node tests/peers/ts-sdk-cancel.mjs http://127.0.0.1:PORT/mcp MODEL
 //
 // The server behind the URL has one generation slot, no waiting room, and a language-model
-// provider that holds every reply until the test lets go (`a_typescript_sdk_abort_cancels_the_render` in tests/tests/generation_queue.rs). Prints
+// provider that holds every reply until the test lets go (`a_typescript_sdk_abort_cancels_the_render` in tests/tests/blackbox/generation_queue.rs). Prints
 // `ts-sdk-cancel: OK` and exits 0; on failure prints `ts-sdk-cancel: FAIL: <what>` and exits 1.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

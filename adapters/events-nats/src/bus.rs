@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use svc_application::ports::agent::{EventBus, LiveEvent};
+use svc_application::ports::bus_message::BusMessage;
 use tokio::sync::{broadcast, mpsc};
-
-use crate::wire::{Message, WireEvent};
 
 /// How long start-up waits for the broker before it gives up with a clear error.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -101,17 +100,7 @@ async fn send_loop(
     origin: String,
 ) {
     while let Some(event) = queue.recv().await {
-        let message = Message {
-            origin: origin.clone(),
-            event: WireEvent::from(event),
-        };
-        let body = match serde_json::to_vec(&message) {
-            Ok(body) => body,
-            Err(e) => {
-                tracing::error!(error = %e, "could not encode a live event");
-                continue;
-            }
-        };
+        let body = BusMessage::new(&origin, event).encode();
         // A message over the server's `max_payload` (1 MiB by default) is refused by the client;
         // the other replicas' subscribers then miss it and catch up from the replay buffer.
         let max = client.server_info().max_payload;
@@ -132,7 +121,7 @@ async fn send_loop(
 async fn listen_loop(mut subscription: async_nats::Subscriber, local: Arc<dyn EventBus>, origin: String) {
     // The client reconnects by itself and resubscribes; the stream ends only when it is closed.
     while let Some(delivered) = subscription.next().await {
-        let Ok(message) = serde_json::from_slice::<Message>(&delivered.payload) else {
+        let Some(message) = BusMessage::decode(&delivered.payload) else {
             tracing::warn!("a message on the live subject is not a live event; ignored");
             continue;
         };

@@ -8,6 +8,5 @@
 //! NOTIFY: durability lives in the database (stored events, replay buffers), the bus only wakes.
 
 mod bus;
-mod wire;
 
 pub use bus::{NatsBusTasks, NatsEventBus, NatsStartError};

@@ -17,9 +17,9 @@ use serde::Deserialize;
 use svc_application::services::accounts::{AccountService, AccountServiceError};
 use svc_application::services::rate_limit::address_key;
 
-use crate::HttpState;
 use crate::client_address::client_ip;
 use crate::oauth::{escape, html_page};
+use crate::route_states::AccountRoutes;
 
 /// The account pages' service, and how their rate limits read the client's address.
 #[derive(Clone)]
@@ -44,8 +44,8 @@ pub(crate) struct ForgotForm {
     email: Option<String>,
 }
 
-fn pages(state: &HttpState) -> Option<&AccountPages> {
-    state.accounts.as_ref()
+fn pages(state: &AccountRoutes) -> Option<&AccountPages> {
+    state.pages.as_ref()
 }
 
 fn message(status: StatusCode, title: &str, text: &str) -> Response {
@@ -74,7 +74,7 @@ fn failed(error: &AccountServiceError) -> Response {
 }
 
 #[handler]
-pub(crate) async fn verify(Query(q): Query<TokenQuery>, state: Data<&Arc<HttpState>>) -> Response {
+pub(crate) async fn verify(Query(q): Query<TokenQuery>, state: Data<&Arc<AccountRoutes>>) -> Response {
     let Some(pages) = pages(&state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
@@ -109,7 +109,7 @@ fn reset_form(status: StatusCode, token: &str, notice: Option<&str>) -> Response
 }
 
 #[handler]
-pub(crate) async fn reset_page(Query(q): Query<TokenQuery>, state: Data<&Arc<HttpState>>) -> Response {
+pub(crate) async fn reset_page(Query(q): Query<TokenQuery>, state: Data<&Arc<AccountRoutes>>) -> Response {
     if pages(&state).is_none() {
         return StatusCode::NOT_FOUND.into_response();
     }
@@ -117,7 +117,7 @@ pub(crate) async fn reset_page(Query(q): Query<TokenQuery>, state: Data<&Arc<Htt
 }
 
 #[handler]
-pub(crate) async fn reset(Form(form): Form<ResetForm>, state: Data<&Arc<HttpState>>) -> Response {
+pub(crate) async fn reset(Form(form): Form<ResetForm>, state: Data<&Arc<AccountRoutes>>) -> Response {
     let Some(pages) = pages(&state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
@@ -139,7 +139,7 @@ pub(crate) async fn reset(Form(form): Form<ResetForm>, state: Data<&Arc<HttpStat
 }
 
 #[handler]
-pub(crate) async fn forgot_page(state: Data<&Arc<HttpState>>) -> Response {
+pub(crate) async fn forgot_page(state: Data<&Arc<AccountRoutes>>) -> Response {
     if pages(&state).is_none() {
         return StatusCode::NOT_FOUND.into_response();
     }
@@ -151,7 +151,7 @@ pub(crate) async fn forgot_page(state: Data<&Arc<HttpState>>) -> Response {
 }
 
 #[handler]
-pub(crate) async fn forgot(req: &Request, Form(form): Form<ForgotForm>, state: Data<&Arc<HttpState>>) -> Response {
+pub(crate) async fn forgot(req: &Request, Form(form): Form<ForgotForm>, state: Data<&Arc<AccountRoutes>>) -> Response {
     let Some(pages) = pages(&state) else {
         return StatusCode::NOT_FOUND.into_response();
     };

@@ -4,8 +4,6 @@ use poem::http::StatusCode;
 use poem::web::Data;
 use poem::{IntoResponse, handler};
 
-use crate::HttpState;
-
 /// Whether the server's dependencies answer (the database, for readiness probes).
 #[async_trait::async_trait]
 pub trait Readiness: Send + Sync {
@@ -20,8 +18,8 @@ pub async fn healthz() -> impl IntoResponse {
 
 /// 200 when the database answers, 503 otherwise.
 #[handler]
-pub async fn readyz(Data(state): Data<&Arc<HttpState>>) -> poem::Response {
-    match state.readiness.ready().await {
+pub async fn readyz(Data(readiness): Data<&Arc<dyn Readiness>>) -> poem::Response {
+    match readiness.ready().await {
         Ok(()) => poem::web::Json(serde_json::json!({ "status": "ready" })).into_response(),
         Err(reason) => {
             tracing::warn!(%reason, "readiness check failed");

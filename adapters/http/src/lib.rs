@@ -22,6 +22,7 @@ mod ops;
 mod pairing;
 mod playground;
 mod rate_limited;
+mod route_states;
 mod runtime_asset;
 mod tools;
 
@@ -48,7 +49,8 @@ pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};
 pub use pairing::{PAIR_ATTEMPTS_PER_MINUTE, Pairing};
 
-/// Everything the routes need, built once by the binary.
+/// Everything the routes need, built once by the binary; `routes` hands each group of routes
+/// only its part (`route_states`).
 pub struct HttpState {
     pub agent: AgentService,
     pub auth: AuthService,
@@ -123,75 +125,101 @@ impl PublicUrls {
 }
 
 /// The whole HTTP surface, with the DNS-rebinding guard in front.
-pub fn routes(state: Arc<HttpState>, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
+pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
     let card_routes = guard.host_only();
     let live_enabled = state.live_enabled;
+    let playground_served = state.playground;
     let request_ids = state.agent.ids();
     let rest_api = openapi::endpoint();
+    // Each group receives its own state (route_states.rs), nothing else.
+    let states = state.split();
     Route::new()
         .at(
             "/ops",
             post(ops::post_ops)
                 .get(mcp::get_mcp)
                 .delete(mcp::delete_mcp)
-                .with(guard.clone()),
+                .with(guard.clone())
+                .data(states.ops.clone())
+                .data(states.gate.clone()),
         )
         .at(
             "/_svc/invites/:invite_id/accept",
-            post(ops::accept_invite).with(guard.clone()),
+            post(ops::accept_invite).with(guard.clone()).data(states.ops),
         )
-        .nest("/console", console::routes(guard.clone()))
+        .nest("/console", console::routes(guard.clone()).data(states.console))
         .at(
             "/mcp",
             post(mcp::post_mcp)
                 .get(mcp::get_mcp)
                 .delete(mcp::delete_mcp)
-                .with(guard.clone()),
+                .with(guard.clone())
+                .data(states.agent.clone())
+                .data(states.gate),
         )
         .at(
             "/apps/:app_id/mcp",
             post(mcp::app_endpoint::post_app_mcp)
                 .get(mcp::app_endpoint::other_app_mcp)
                 .delete(mcp::app_endpoint::other_app_mcp)
-                .with(guard),
+                .with(guard)
+                .data(states.agent),
         )
-        .at("/account/verify", get(account_pages::verify))
+        .at(
+            "/account/verify",
+            get(account_pages::verify).data(states.accounts.clone()),
+        )
         .at(
             "/account/reset",
-            get(account_pages::reset_page).post(account_pages::reset),
+            get(account_pages::reset_page)
+                .post(account_pages::reset)
+                .data(states.accounts.clone()),
         )
         .at(
             "/account/forgot",
-            get(account_pages::forgot_page).post(account_pages::forgot),
+            get(account_pages::forgot_page)
+                .post(account_pages::forgot)
+                .data(states.accounts),
         )
         .at("/healthz", get(health::healthz))
-        .at("/readyz", get(health::readyz))
+        .at("/readyz", get(health::readyz).data(states.readiness))
         .at("/_svc/iframe-runtime.js", get(runtime_asset::serve))
         .at("/_svc/gadgets.d.ts", get(gadget_types::serve))
-        .nest(playground::PATH, playground::routes(state.playground))
+        .nest(
+            playground::PATH,
+            playground::routes(playground_served).data(states.playground),
+        )
         .at(
             "/_svc/poll/:session_id",
             get(live::polling::poll)
                 // One client frame, as on /ws.
                 .post(live::polling::send.with(BodyLimit::new(live::MAX_FRAME_BYTES)))
                 .with(live::polling::cors())
-                .with_if(!live_enabled, live_switch::LiveOff),
+                .with_if(!live_enabled, live_switch::LiveOff)
+                .data(states.live.clone()),
         )
-        .at("/ws", get(live::ws).with_if(!live_enabled, live_switch::LiveOff))
+        .at(
+            "/ws",
+            get(live::ws)
+                .with_if(!live_enabled, live_switch::LiveOff)
+                .data(states.live),
+        )
         // poem-openapi routes (and documents, at /openapi.json) the pairing and OAuth paths.
         .at(
             "/_svc/pair",
-            rest_api.clone().with(BodyLimit::new(body_limit::PAIR_MAX_BODY_BYTES)),
+            rest_api
+                .clone()
+                .with(BodyLimit::new(body_limit::PAIR_MAX_BODY_BYTES))
+                .data(states.rest.clone()),
         )
-        .nest_no_strip("/oauth", rest_api.clone())
-        .nest_no_strip("/.well-known", rest_api)
+        .nest_no_strip("/oauth", rest_api.clone().data(states.rest.clone()))
+        .nest_no_strip("/.well-known", rest_api.data(states.rest))
         .at("/openapi.json", get(openapi::serve_document))
-        .at("/metrics", get(observe::serve_metrics))
+        .at("/metrics", get(observe::serve_metrics).data(states.metrics))
         .with(card_routes)
         // Every route's ceiling; the routes above set tighter ones.
         .with(BodyLimit::new(body_limit::MAX_BODY_BYTES))
         .around(nul_guard::refuse_nul_in_url)
-        .data(state)
         .map_to_response()
         .with(observe::Observe { ids: request_ids })
 }

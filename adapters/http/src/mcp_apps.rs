@@ -4,12 +4,12 @@
 //! `ai.svc/render` bootstrap slice). Off, none of these: a host sees plain MCP tools, and a
 //! render stays readable through `resources/read` on its `ui://` locator.
 
-use crate::HttpState;
+use crate::route_states::AgentRoutes;
 
 /// Path of the runtime bundle this server serves.
 pub const RUNTIME_PATH: &str = "/_svc/iframe-runtime.js";
 
-/// The option's settings; the public WebSocket URL is `HttpState::urls.ws`.
+/// The option's settings; the public WebSocket URL is `AgentRoutes::urls.ws`.
 #[derive(Debug, Clone, Default)]
 pub struct McpApps {
     /// A runtime bundle hosted elsewhere, written into bootstraps instead of ours.
@@ -23,7 +23,7 @@ pub struct ExternalRuntime {
     pub integrity: String,
 }
 
-impl HttpState {
+impl AgentRoutes {
     pub(crate) fn mcp_apps_on(&self) -> bool {
         self.mcp_apps.is_some()
     }

@@ -16,7 +16,7 @@
 //!   as the payload `P` (for example `Form<TokenForm>`);
 //! - [`QueryParam<T, REQUIRED>`]: documents one query parameter of type `T`; reads nothing.
 //!
-//! The schemathesis run (`tests/tests/openapi_fuzz.rs`) checks the real answers against this
+//! The schemathesis run (`tests/tests/blackbox/openapi_fuzz.rs`) checks the real answers against this
 //! document (status codes, content types, headers and body schemas).
 
 use std::marker::PhantomData;

@@ -26,9 +26,9 @@ use svc_application::ports::rate_windows::SharedWindows;
 use svc_application::services::pairing::{PairingError, PairingService};
 use svc_application::services::rate_limit::address_key;
 
-use crate::HttpState;
 use crate::client_address::client_ip;
 use crate::openapi::{Described, RateLimited, RequestBody};
+use crate::route_states::RestRoutes;
 
 /// Attempts per minute per client address, on `/_svc/pair` and the consent form together.
 pub const PAIR_ATTEMPTS_PER_MINUTE: u32 = 5;
@@ -115,7 +115,7 @@ fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
 }
 
-async fn pair(req: &Request, body: Json<PairRequest>, state: &Arc<HttpState>) -> Response {
+async fn pair(req: &Request, body: Json<PairRequest>, state: &Arc<RestRoutes>) -> Response {
     let Some(pairing) = &state.pairing else {
         return StatusCode::NOT_FOUND.into_response();
     };
@@ -157,7 +157,7 @@ impl PairingApi {
         &self,
         req: &Request,
         body: RequestBody<Json<PairRequest>, poem_openapi::payload::Json<PairBody>>,
-        state: Data<&Arc<HttpState>>,
+        state: Data<&Arc<RestRoutes>>,
     ) -> Described<PairAnswer> {
         Described::new(pair(req, body.0, &state).await)
     }

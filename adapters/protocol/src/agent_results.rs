@@ -354,3 +354,34 @@ pub struct SyncContextResult {
     pub accepted: bool,
     pub context_snapshot: Value,
 }
+
+/// `svc_discover` (hosted deployments): what this deployment renders and, for the caller's app,
+/// its hosted settings.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    pub protocol_version: &'static str,
+    pub content_types: Vec<&'static str>,
+    pub shell_types: Vec<&'static str>,
+    pub adapter_types: Vec<&'static str>,
+    /// The hooks and components every mounted component can import (the standard package).
+    pub component_capabilities: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<DiscoveredApp>,
+}
+
+/// The caller's app's settings; fields not set are left out.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoveredApp {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enabled_adapters: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub granted_capabilities: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_shell_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_limit_per_minute: Option<u32>,
+}

@@ -12,12 +12,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use sea_orm::DatabaseConnection;
 use sea_orm::sqlx::postgres::PgListener;
 use sea_orm::sqlx::{self, PgPool};
 use serde_json::{Value, json};
-use svc_application::ports::agent::{EventBus, LiveEvent, StreamEnvelope};
+use svc_application::ports::Clock;
+use svc_application::ports::agent::{EventBus, LiveEvent};
+use svc_application::ports::bus_message::BusMessage;
 use tokio::sync::{broadcast, mpsc};
 
 const CHANNEL: &str = "svc_live";
@@ -50,18 +51,20 @@ impl PgBusTasks {
 }
 
 impl PgEventBus {
-    /// Starts the sender and the listener tasks; `local` is this replica's in-process bus.
+    /// Starts the sender and the listener tasks; `local` is this replica's in-process bus and
+    /// `clock` stamps and expires spilled messages.
     pub async fn start(
         db: &DatabaseConnection,
         local: Arc<dyn EventBus>,
         origin: String,
+        clock: Arc<dyn Clock>,
     ) -> Result<(Self, PgBusTasks), sqlx::Error> {
         let pool = db.get_postgres_connection_pool().clone();
         let mut listener = PgListener::connect_with(&pool).await?;
         listener.listen(CHANNEL).await?;
         let (outbox, queue) = mpsc::unbounded_channel();
         let tasks = vec![
-            tokio::spawn(send_loop(pool.clone(), queue, origin.clone())),
+            tokio::spawn(send_loop(pool.clone(), queue, origin.clone(), clock)),
             tokio::spawn(listen_loop(pool, listener, local.clone(), origin)),
         ];
         Ok((Self { local, outbox }, PgBusTasks { tasks }))
@@ -80,14 +83,14 @@ impl EventBus for PgEventBus {
     }
 }
 
-async fn send_loop(pool: PgPool, mut queue: mpsc::UnboundedReceiver<LiveEvent>, origin: String) {
-    let mut last_cleanup = Utc::now();
+async fn send_loop(pool: PgPool, mut queue: mpsc::UnboundedReceiver<LiveEvent>, origin: String, clock: Arc<dyn Clock>) {
+    let mut last_cleanup = clock.now();
     while let Some(event) = queue.recv().await {
-        let body = json!({ "origin": origin, "event": encode(&event) }).to_string();
+        let body = BusMessage::new(&origin, event).encode();
         let payload = if body.len() <= INLINE_LIMIT {
             body
         } else {
-            match spill(&pool, &body).await {
+            match spill(&pool, &body, clock.as_ref()).await {
                 Ok(id) => json!({ "origin": origin, "ref": id }).to_string(),
                 Err(e) => {
                     tracing::error!(error = %e, "could not spill a live event");
@@ -103,9 +106,10 @@ async fn send_loop(pool: PgPool, mut queue: mpsc::UnboundedReceiver<LiveEvent>, 
         {
             tracing::error!(error = %e, "NOTIFY failed; other replicas miss one live event");
         }
-        if (Utc::now() - last_cleanup).num_seconds() > 60 {
-            last_cleanup = Utc::now();
-            let cutoff = Utc::now() - chrono::Duration::seconds(SPILL_RETENTION_SECONDS);
+        let now = clock.now();
+        if (now - last_cleanup).num_seconds() > 60 {
+            last_cleanup = now;
+            let cutoff = now - chrono::Duration::seconds(SPILL_RETENTION_SECONDS);
             let _ = sqlx::query("DELETE FROM live_messages WHERE created_at < $1")
                 .bind(cutoff)
                 .execute(&pool)
@@ -114,10 +118,10 @@ async fn send_loop(pool: PgPool, mut queue: mpsc::UnboundedReceiver<LiveEvent>, 
     }
 }
 
-async fn spill(pool: &PgPool, body: &str) -> Result<i64, sqlx::Error> {
+async fn spill(pool: &PgPool, body: &str, clock: &dyn Clock) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("INSERT INTO live_messages (body, created_at) VALUES ($1, $2) RETURNING id")
         .bind(body)
-        .bind(Utc::now())
+        .bind(clock.now())
         .fetch_one(pool)
         .await
 }
@@ -137,140 +141,27 @@ async fn listen_loop(pool: PgPool, mut listener: PgListener, local: Arc<dyn Even
                 continue;
             }
         };
-        let Ok(mut message) = serde_json::from_str::<Value>(notification.payload()) else {
+        let Some(message) = read(&pool, notification.payload(), &origin).await else {
             continue;
         };
-        if message["origin"] == origin.as_str() {
-            continue;
-        }
-        if let Some(id) = message["ref"].as_i64() {
-            let body: Result<String, _> = sqlx::query_scalar("SELECT body FROM live_messages WHERE id = $1")
-                .bind(id)
-                .fetch_one(&pool)
-                .await;
-            match body.ok().and_then(|b| serde_json::from_str(&b).ok()) {
-                Some(full) => message = full,
-                None => continue,
-            }
-        }
-        if let Some(event) = decode(&message["event"]) {
-            local.publish(event);
-        }
+        local.publish(message.event.into());
     }
 }
 
-fn iso(t: DateTime<Utc>) -> String {
-    t.to_rfc3339()
-}
-
-fn time(v: &Value) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(v.as_str()?)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
-
-fn encode(event: &LiveEvent) -> Value {
-    match event {
-        LiveEvent::PropsUpdate {
-            session_id,
-            props,
-            epoch,
-        } => json!({ "k": "props", "s": session_id, "props": props, "epoch": epoch }),
-        LiveEvent::Data(e) => json!({
-            "k": "data", "s": e.session_id, "channel": e.channel, "seq": e.seq, "mode": e.mode,
-            "payload": e.payload, "complete": e.complete, "timestamp": iso(e.timestamp),
-        }),
-        LiveEvent::ActionStored { session_id } => json!({ "k": "action", "s": session_id }),
-        LiveEvent::DrainAck { session_id, action_ids } => json!({ "k": "drain", "s": session_id, "ids": action_ids }),
-        LiveEvent::Render {
-            topic,
-            session_id,
-            created_at,
-        } => {
-            json!({ "k": "render", "topic": topic, "s": session_id, "at": iso(*created_at) })
-        }
-        LiveEvent::KeyRevoked { key_id } => json!({ "k": "revoked", "key": key_id }),
+/// Another replica's message from a notification: inline, or by its `ref` in `live_messages`.
+/// `None` for this replica's own, a spilled row gone, or anything that is not a message.
+async fn read(pool: &PgPool, payload: &str, origin: &str) -> Option<BusMessage> {
+    let envelope: Value = serde_json::from_str(payload).ok()?;
+    if envelope["origin"] == origin {
+        return None;
     }
-}
-
-fn decode(v: &Value) -> Option<LiveEvent> {
-    if v["k"] == "revoked" {
-        return Some(LiveEvent::KeyRevoked {
-            key_id: v["key"].as_str()?.to_owned(),
-        });
-    }
-    let session_id = v["s"].as_str()?.to_owned();
-    Some(match v["k"].as_str()? {
-        "props" => LiveEvent::PropsUpdate {
-            session_id,
-            props: v["props"].clone(),
-            epoch: u32::try_from(v["epoch"].as_u64()?).ok()?,
-        },
-        "data" => LiveEvent::Data(StreamEnvelope {
-            session_id,
-            channel: v["channel"].as_str()?.to_owned(),
-            seq: v["seq"].as_i64()?,
-            mode: v["mode"].as_str()?.to_owned(),
-            payload: v["payload"].clone(),
-            complete: v["complete"].as_bool()?,
-            timestamp: time(&v["timestamp"])?,
-        }),
-        "action" => LiveEvent::ActionStored { session_id },
-        "drain" => LiveEvent::DrainAck {
-            session_id,
-            action_ids: v["ids"]
-                .as_array()?
-                .iter()
-                .filter_map(|i| i.as_str().map(str::to_owned))
-                .collect(),
-        },
-        "render" => LiveEvent::Render {
-            topic: v["topic"].as_str()?.to_owned(),
-            session_id,
-            created_at: time(&v["at"])?,
-        },
-        _ => return None,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_event_survives_encoding() {
-        let at = DateTime::parse_from_rfc3339("2026-11-25T10:00:00.123Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        let events = [
-            LiveEvent::PropsUpdate {
-                session_id: "s".into(),
-                props: json!({ "a": [1, 2] }),
-                epoch: 3,
-            },
-            LiveEvent::Data(StreamEnvelope {
-                session_id: "s".into(),
-                channel: "log".into(),
-                seq: 9,
-                mode: "append".into(),
-                payload: json!("x"),
-                complete: true,
-                timestamp: at,
-            }),
-            LiveEvent::ActionStored { session_id: "s".into() },
-            LiveEvent::DrainAck {
-                session_id: "s".into(),
-                action_ids: vec!["0badf00d".into()],
-            },
-            LiveEvent::Render {
-                topic: "host\u{1f}a\u{1f}b".into(),
-                session_id: "s2".into(),
-                created_at: at,
-            },
-            LiveEvent::KeyRevoked { key_id: "01K".into() },
-        ];
-        for event in events {
-            assert_eq!(decode(&encode(&event)), Some(event.clone()));
-        }
-    }
+    let Some(id) = envelope["ref"].as_i64() else {
+        return BusMessage::decode(payload.as_bytes());
+    };
+    let body: String = sqlx::query_scalar("SELECT body FROM live_messages WHERE id = $1")
+        .bind(id)
+        .fetch_one(pool)
+        .await
+        .ok()?;
+    BusMessage::decode(body.as_bytes())
 }

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use svc_domain::blueprint::SourceKind;
+use svc_domain::contract::Contract;
 
 use super::RepositoryError;
 
@@ -37,7 +38,8 @@ pub struct BlueprintRecord {
     pub intent: String,
     pub contract_hash: String,
     pub variant_key: String,
-    pub contract: Value,
+    /// Parsed once where it is read back (a stored non-object is refused there).
+    pub contract: Contract,
     pub variance: Value,
     pub source: String,
     pub code: String,
@@ -209,7 +211,7 @@ impl BlueprintRecord {
             intent: String::new(),
             contract_hash: String::new(),
             variant_key: String::new(),
-            contract: Value::Object(Default::default()),
+            contract: Contract::default(),
             variance: Value::Object(Default::default()),
             source: String::new(),
             code: String::new(),

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod app_settings;
 pub mod auth;
 pub mod blueprints;
+pub mod bus_message;
 pub mod console_sessions;
 pub mod federation;
 pub mod generation;

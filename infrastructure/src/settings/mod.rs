@@ -489,4 +489,6 @@ impl Settings {
 }
 
 #[cfg(test)]
+mod read_somewhere;
+#[cfg(test)]
 mod tests;

@@ -8,12 +8,12 @@ use poem::web::Data;
 use poem::{Body, IntoResponse, Request, Response, handler};
 
 use super::session::session_for_change;
-use crate::HttpState;
+use crate::route_states::ConsoleRoutes;
 
 #[handler]
-pub async fn post_console_ops(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub async fn post_console_ops(req: &Request, body: Body, Data(state): Data<&Arc<ConsoleRoutes>>) -> Response {
     match session_for_change(req, state).await {
-        Ok(session) => crate::ops::answer_as(state, req, body, session.caller).await,
+        Ok(session) => crate::ops::answer_as(&state.ops, req, body, session.caller).await,
         Err(refused) => refused.into_response(),
     }
 }

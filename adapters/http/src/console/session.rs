@@ -18,7 +18,7 @@ use svc_application::services::console::{CONSOLE_SESSION_HOURS, ConsoleError, Co
 use svc_application::services::pairing::PairingError;
 
 use super::{cookie, refusal};
-use crate::HttpState;
+use crate::route_states::ConsoleRoutes;
 use crate::tools::iso;
 
 /// The header every state-changing console request carries the session's CSRF token in.
@@ -69,16 +69,16 @@ impl IntoResponse for Refusal {
     }
 }
 
-fn sessions(state: &HttpState) -> Result<&ConsoleSessions, Refusal> {
-    state.console.as_ref().ok_or(Refusal::NotWired)
+fn sessions(state: &ConsoleRoutes) -> Result<&ConsoleSessions, Refusal> {
+    state.sessions.as_ref().ok_or(Refusal::NotWired)
 }
 
-fn secure(state: &HttpState) -> bool {
-    state.urls.base.starts_with("https://")
+fn secure(state: &ConsoleRoutes) -> bool {
+    state.secure
 }
 
 #[handler]
-pub async fn sign_in(req: &Request, Json(body): Json<SignIn>, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub async fn sign_in(req: &Request, Json(body): Json<SignIn>, Data(state): Data<&Arc<ConsoleRoutes>>) -> Response {
     let sessions = match sessions(state) {
         Ok(s) => s,
         Err(refused) => return refused.into_response(),
@@ -120,7 +120,7 @@ pub async fn sign_in(req: &Request, Json(body): Json<SignIn>, Data(state): Data<
 }
 
 /// Redeems the pair code for a fresh key named `console`; the session is tied to that key.
-async fn paired_key(req: &Request, state: &HttpState, code: &str) -> Result<String, Refusal> {
+async fn paired_key(req: &Request, state: &ConsoleRoutes, code: &str) -> Result<String, Refusal> {
     let pairing = state.pairing.as_ref().ok_or(Refusal::NoPairCode)?;
     if let Some(limited) = pairing.check_attempt(req, "console").await {
         return Err(Refusal::Limited(Box::new(limited)));
@@ -136,7 +136,7 @@ async fn paired_key(req: &Request, state: &HttpState, code: &str) -> Result<Stri
 }
 
 #[handler]
-pub async fn status(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub async fn status(req: &Request, Data(state): Data<&Arc<ConsoleRoutes>>) -> Response {
     match live_session(req, state).await {
         Ok(resumed) => Json(session_body(&resumed))
             .with_header("cache-control", "no-store")
@@ -146,7 +146,7 @@ pub async fn status(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Respon
 }
 
 #[handler]
-pub async fn sign_out(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub async fn sign_out(req: &Request, Data(state): Data<&Arc<ConsoleRoutes>>) -> Response {
     if let Err(refused) = session_for_change(req, state).await {
         return refused.into_response();
     }
@@ -162,7 +162,7 @@ pub async fn sign_out(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Resp
 }
 
 /// The live session of the request's cookie.
-pub(super) async fn live_session(req: &Request, state: &HttpState) -> Result<ResumedSession, Refusal> {
+pub(super) async fn live_session(req: &Request, state: &ConsoleRoutes) -> Result<ResumedSession, Refusal> {
     let sessions = sessions(state)?;
     let secret = cookie::read(req).ok_or(Refusal::Session(ConsoleError::SignedOut))?;
     sessions.resume(&secret).await.map_err(Refusal::Session)
@@ -170,7 +170,7 @@ pub(super) async fn live_session(req: &Request, state: &HttpState) -> Result<Res
 
 /// The live session of a state-changing request, which must send the session's CSRF token in
 /// `X-CSRF-Token`: a page of another site can make the browser send the cookie, never the token.
-pub(super) async fn session_for_change(req: &Request, state: &HttpState) -> Result<ResumedSession, Refusal> {
+pub(super) async fn session_for_change(req: &Request, state: &ConsoleRoutes) -> Result<ResumedSession, Refusal> {
     let resumed = live_session(req, state).await?;
     let sent = req.header(CSRF_HEADER).unwrap_or_default();
     if bool::from(sent.as_bytes().ct_eq(resumed.csrf_token.as_bytes())) {

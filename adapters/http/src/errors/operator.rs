@@ -172,7 +172,7 @@ impl OpsError for OpsBlueprintError {
 /// service retried or explained.
 fn repository(e: &RepositoryError) -> ErrorKind {
     match e {
-        RepositoryError::Conflict(_) | RepositoryError::Unavailable(_) => Internal,
+        RepositoryError::Conflict(_) | RepositoryError::Corrupt { .. } | RepositoryError::Unavailable(_) => Internal,
     }
 }
 

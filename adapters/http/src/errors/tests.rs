@@ -243,6 +243,11 @@ fn every_blueprint_error() -> Vec<(OpsBlueprintError, ErrorKind)> {
         OpsBlueprintError::BlueprintNotFound("bp".into()),
         OpsBlueprintError::Overloaded { retry_after_seconds: 7 },
         OpsBlueprintError::Storage(storage()),
+        OpsBlueprintError::Storage(RepositoryError::Conflict("raced".into())),
+        OpsBlueprintError::Storage(RepositoryError::Corrupt {
+            column: "contract",
+            reason: "must be a JSON object".into(),
+        }),
         OpsBlueprintError::Catalog(CatalogError::Pool("bad".into())),
     ];
     all.into_iter()

@@ -17,7 +17,7 @@ use super::flood_gate::{FloodGate, Verdict};
 use super::frames;
 use super::subscribe::{SubscribeOutcome, Subscribed, UpgradeBearer, subscribe};
 use super::tool_channels::{ToolChannels, error_frame_for};
-use crate::HttpState;
+use crate::route_states::LiveRoutes;
 
 const HEARTBEAT: Duration = Duration::from_secs(20);
 const IDLE_LIMIT: Duration = Duration::from_secs(60);
@@ -62,7 +62,7 @@ impl Bound {
     }
 }
 
-pub async fn serve(state: Arc<HttpState>, stream: WebSocketStream, bearer: Option<String>) {
+pub async fn serve(state: Arc<LiveRoutes>, stream: WebSocketStream, bearer: Option<String>) {
     let _counted = crate::observe::held(&crate::observe::METRICS.live_sockets);
     let (mut sink, mut inbound) = stream.split();
     // A bearer on the upgrade authenticates like /mcp; an invalid one is simply not used.
@@ -152,7 +152,7 @@ async fn close(sink: &mut (impl SinkExt<Message> + Unpin), code: CloseCode, reas
 }
 
 /// A live event becomes a frame, skipping stream envelopes the client already has.
-async fn forward(state: &HttpState, bound: &mut Option<Bound>, event: LiveEvent) -> Vec<String> {
+async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, event: LiveEvent) -> Vec<String> {
     let Some(b) = bound.as_mut() else { return vec![] };
     if let LiveEvent::Data(envelope) = &event {
         if envelope.seq <= b.subscribed.stream_cursor {
@@ -184,7 +184,7 @@ async fn forward(state: &HttpState, bound: &mut Option<Bound>, event: LiveEvent)
 }
 
 async fn handle(
-    state: &HttpState,
+    state: &LiveRoutes,
     text: &str,
     bound: &mut Option<Bound>,
     bearer_caller: Option<&UpgradeBearer>,
@@ -294,7 +294,7 @@ fn role_forbidden(kind: &str, payload: &Value) -> String {
 }
 
 pub(super) async fn action(
-    state: &HttpState,
+    state: &LiveRoutes,
     caller: &Caller,
     session_id: &str,
     envelope: &Value,

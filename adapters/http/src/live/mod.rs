@@ -17,12 +17,12 @@ use svc_application::ports::agent::LiveEvent;
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::HttpState;
+use crate::route_states::LiveRoutes;
 
 /// Whether a live credential's key may still be used: tokens minted without a key (development
 /// mode) always may; a revoked, expired or deleted key's tokens no longer do. A failed lookup
 /// refuses (the card reconnects and asks again).
-pub(crate) async fn key_still_live(state: &HttpState, key_id: Option<&str>) -> bool {
+pub(crate) async fn key_still_live(state: &LiveRoutes, key_id: Option<&str>) -> bool {
     let Some(key_id) = key_id else { return true };
     match state.auth.key_is_live(key_id).await {
         Ok(live) => live,
@@ -54,7 +54,7 @@ pub const MAX_FRAME_BYTES: usize = 256 * 1024;
 const READ_BUFFER_BYTES: usize = 8 * 1024;
 
 #[handler]
-pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<HttpState>>) -> impl IntoResponse {
+pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<LiveRoutes>>) -> impl IntoResponse {
     let state = state.clone();
     let bearer = crate::mcp::bearer(req);
     // The transport refuses far-oversized messages before they are buffered; the connection

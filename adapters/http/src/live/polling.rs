@@ -27,7 +27,8 @@ use super::connection::action;
 use super::flood_gate::Verdict;
 use super::frames;
 use super::subscribe::ack_payload;
-use crate::{HttpState, TokenKind};
+use crate::TokenKind;
+use crate::route_states::LiveRoutes;
 
 /// Cards call the fallback from the host's sandbox (origin `null` or the host's own): any origin
 /// may, since the token in the query is the credential and no cookie is involved.
@@ -59,7 +60,7 @@ pub struct TokenQuery {
 }
 
 /// The caller a live token grants for `session_id`, either kind, and whether it was a wsToken.
-pub(crate) async fn authenticated(state: &HttpState, session_id: &str, token: &str) -> Option<(Caller, bool)> {
+pub(crate) async fn authenticated(state: &LiveRoutes, session_id: &str, token: &str) -> Option<(Caller, bool)> {
     let now = state.agent.now();
     let (claims, ws_token) = match state.tokens.verify_kind(TokenKind::WsToken, token, now) {
         Ok(claims) => (claims, true),
@@ -81,7 +82,7 @@ pub(crate) async fn authenticated(state: &HttpState, session_id: &str, token: &s
     ))
 }
 
-async fn caller_for(state: &HttpState, session_id: &str, token: &str) -> Option<Caller> {
+async fn caller_for(state: &LiveRoutes, session_id: &str, token: &str) -> Option<Caller> {
     authenticated(state, session_id, token).await.map(|(caller, _)| caller)
 }
 
@@ -102,7 +103,7 @@ fn internal(e: AgentError) -> Response {
 /// Frames a poller has not seen yet, and its next cursors. The first poll (no `revision`) starts
 /// with the `ack` the socket would send, carrying a session token when `ws_token` was used.
 async fn pending(
-    state: &HttpState,
+    state: &LiveRoutes,
     caller: &Caller,
     session_id: &str,
     q: &PollQuery,
@@ -154,7 +155,7 @@ fn parse(frame: &str) -> Value {
 pub async fn poll(
     Path(session_id): Path<String>,
     Query(q): Query<PollQuery>,
-    Data(state): Data<&Arc<HttpState>>,
+    Data(state): Data<&Arc<LiveRoutes>>,
 ) -> Response {
     let Some((caller, ws_token)) = authenticated(state, &session_id, &q.token).await else {
         return refused();
@@ -194,7 +195,7 @@ pub async fn send(
     Path(session_id): Path<String>,
     Query(q): Query<TokenQuery>,
     Json(frame): Json<Value>,
-    Data(state): Data<&Arc<HttpState>>,
+    Data(state): Data<&Arc<LiveRoutes>>,
 ) -> Response {
     let Some(caller) = caller_for(state, &session_id, &q.token).await else {
         return refused();

@@ -6,7 +6,8 @@ use svc_application::services::agent::{AgentError, Caller, LiveSnapshot};
 use svc_protocol::SERVICE_PROTOCOL_VERSION;
 
 use super::frames;
-use crate::{HttpState, TokenKind};
+use crate::TokenKind;
+use crate::route_states::LiveRoutes;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -88,7 +89,7 @@ pub struct UpgradeBearer {
 
 /// The bearer's caller for the app the subscribe names: `appId` picks another app of the same
 /// identity, checked like `/apps/<appId>/mcp`; `None` when the bearer does not grant that app.
-async fn bearer_caller_for(state: &HttpState, bearer: &UpgradeBearer, app_id: Option<&str>) -> Option<Caller> {
+async fn bearer_caller_for(state: &LiveRoutes, bearer: &UpgradeBearer, app_id: Option<&str>) -> Option<Caller> {
     match app_id {
         Some(app_id) if app_id != bearer.caller.app_id => {
             state.auth.authenticate_for_app(Some(&bearer.token), app_id).await.ok()
@@ -100,7 +101,7 @@ async fn bearer_caller_for(state: &HttpState, bearer: &UpgradeBearer, app_id: Op
 /// Resolves the caller: a bearer on the upgrade, else a session token, else a wsToken.
 /// Returns the caller and whether a session token should be issued.
 fn authenticate(
-    state: &HttpState,
+    state: &LiveRoutes,
     payload: &SubscribePayload,
     bearer_caller: Option<&Caller>,
 ) -> Option<(Caller, bool)> {
@@ -136,7 +137,7 @@ fn authenticate(
 }
 
 pub async fn subscribe(
-    state: &HttpState,
+    state: &LiveRoutes,
     raw: Value,
     bearer: Option<&UpgradeBearer>,
 ) -> Result<SubscribeOutcome, AgentError> {
@@ -232,7 +233,7 @@ pub async fn subscribe(
 /// when `issue_session_token` (the caller came with a wsToken), minted under the same key. The
 /// polling fallback answers its first poll with the same frame.
 pub fn ack_payload(
-    state: &HttpState,
+    state: &LiveRoutes,
     snapshot: &LiveSnapshot,
     from_seq: Option<i64>,
     since_sequence: Option<i64>,

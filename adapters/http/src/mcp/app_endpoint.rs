@@ -14,33 +14,33 @@ use svc_protocol::{INTERNAL_ERROR, UNAUTHORIZED};
 
 use super::jsonrpc::RpcFailure;
 use super::{MAX_BODY_BYTES, answer, bearer, cancel_scope, origin, reply};
-use crate::HttpState;
 use crate::errors::{auth_failure, deprovisioned};
+use crate::route_states::AgentRoutes;
 
 #[handler]
 pub async fn post_app_mcp(
     req: &Request,
     body: Body,
     Path(app_id): Path<String>,
-    Data(state): Data<&Arc<HttpState>>,
+    Data(state): Data<&Arc<AgentRoutes>>,
 ) -> Response {
     if let Some(refusal) = super::unsupported_protocol_version(req) {
         return refusal;
     }
     match caller_for_app(state, req, &app_id).await {
         Ok(caller) => {
-            let origin = origin(state, req);
+            let origin = origin(&state.gate, req);
             let body = match body.into_bytes_limit(super::MAX_BODY_BYTES).await {
                 Ok(bytes) => bytes,
                 Err(_) => return crate::body_limit::too_large(super::MAX_BODY_BYTES),
             };
             if let Some(request) = super::progress_stream::wanted(req, &body) {
-                let sender = cancel_scope(state, req, "mcp", &caller).sender;
+                let sender = cancel_scope(&state.gate, req, "mcp", &caller).sender;
                 return super::progress_stream::answer(Arc::clone(state), caller, origin, sender, request);
             }
             answer(
                 Body::from(body),
-                cancel_scope(state, req, "mcp", &caller),
+                cancel_scope(&state.gate, req, "mcp", &caller),
                 |method, params| async move { reply(state, &caller, origin, &method, params).await },
             )
             .await
@@ -51,7 +51,11 @@ pub async fn post_app_mcp(
 
 /// GET and DELETE: the same checks, then 405 as on `/mcp`.
 #[handler]
-pub async fn other_app_mcp(req: &Request, Path(app_id): Path<String>, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub async fn other_app_mcp(
+    req: &Request,
+    Path(app_id): Path<String>,
+    Data(state): Data<&Arc<AgentRoutes>>,
+) -> Response {
     match caller_for_app(state, req, &app_id).await {
         Ok(_) => {
             let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
@@ -64,11 +68,15 @@ pub async fn other_app_mcp(req: &Request, Path(app_id): Path<String>, Data(state
     }
 }
 
-async fn caller_for_app(state: &HttpState, req: &Request, app_id: &str) -> Result<Caller, EndpointDenial> {
-    state.auth.authenticate_for_app(bearer(req).as_deref(), app_id).await
+async fn caller_for_app(state: &AgentRoutes, req: &Request, app_id: &str) -> Result<Caller, EndpointDenial> {
+    state
+        .gate
+        .auth
+        .authenticate_for_app(bearer(req).as_deref(), app_id)
+        .await
 }
 
-async fn refuse(state: &HttpState, denial: EndpointDenial, app_id: &str, body: Body) -> Response {
+async fn refuse(state: &AgentRoutes, denial: EndpointDenial, app_id: &str, body: Body) -> Response {
     let failure = match denial {
         EndpointDenial::Unauthenticated(error) => return unauthenticated(state, error, app_id),
         EndpointDenial::Forbidden => {
@@ -89,13 +97,13 @@ pub(crate) async fn deprovisioned_response(app_id: String, body: Body) -> Respon
     deprovisioned(app_id).into_response(request_id(body).await)
 }
 
-fn unauthenticated(state: &HttpState, error: svc_application::services::auth::AuthError, app_id: &str) -> Response {
+fn unauthenticated(state: &AgentRoutes, error: svc_application::services::auth::AuthError, app_id: &str) -> Response {
     let mut response = auth_failure(error);
     // The path's id goes into a header only when it is a well-formed (base62) app id.
     if response.status() == StatusCode::UNAUTHORIZED
         && !app_id.is_empty()
         && app_id.chars().all(|c| c.is_ascii_alphanumeric())
-        && let Ok(challenge) = crate::oauth::app_bearer_challenge(state, app_id).parse()
+        && let Ok(challenge) = state.gate.challenges.app(app_id).parse()
     {
         response.headers_mut().insert("www-authenticate", challenge);
     }

@@ -24,8 +24,8 @@ use svc_application::services::auth::AuthError;
 use svc_domain::text as input;
 use svc_protocol::{AGENT_SYSTEM_PROMPT, INTERNAL_ERROR, INVALID_PARAMS, MCP_PROTOCOL_VERSIONS, METHOD_NOT_FOUND};
 
-use crate::HttpState;
 use crate::errors::{self, ToolFailure, auth_failure};
+use crate::route_states::{AgentRoutes, Gate};
 use crate::tools::Declared;
 use agent_tools::AgentCtx;
 use cancellation::CancelScope;
@@ -40,20 +40,20 @@ pub(crate) fn bearer(req: &Request) -> Option<String> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
 }
 
-async fn authenticate(state: &HttpState, req: &Request) -> Result<Caller, AuthError> {
-    state.auth.authenticate(bearer(req).as_deref()).await
+async fn authenticate(gate: &Gate, req: &Request) -> Result<Caller, AuthError> {
+    gate.auth.authenticate(bearer(req).as_deref()).await
 }
 
 /// The answer to a failed authentication of `/mcp`; the body is read only to echo the request's
 /// id in a refusal.
-async fn denied(state: &HttpState, error: AuthError, body: Body) -> Response {
+async fn denied(gate: &Gate, error: AuthError, body: Body) -> Response {
     if let AuthError::AppDeprovisioned(app_id) = error {
         return app_endpoint::deprovisioned_response(app_id, body).await;
     }
     let mut response = auth_failure(error);
     // With OAuth on, the challenge also names the protected-resource metadata (RFC 9728).
     if response.status() == StatusCode::UNAUTHORIZED
-        && let Ok(challenge) = crate::oauth::bearer_challenge(state).parse()
+        && let Ok(challenge) = gate.challenges.mcp().parse()
     {
         response.headers_mut().insert("www-authenticate", challenge);
     }
@@ -97,12 +97,12 @@ where
 /// (every bearer is `builder` under `--dev-allow-all`, every paired key is the owner) and JSON-RPC
 /// ids are small counters, so the sender is the principal in its app plus the credential itself
 /// (hashed) and the client's address: one client cannot cancel another's request.
-pub(crate) fn cancel_scope<'a>(state: &'a HttpState, req: &Request, route: &str, caller: &Caller) -> CancelScope<'a> {
+pub(crate) fn cancel_scope<'a>(gate: &'a Gate, req: &Request, route: &str, caller: &Caller) -> CancelScope<'a> {
     use sha2::Digest;
     let credential = sha2::Sha256::digest(bearer(req).unwrap_or_default().as_bytes());
-    let address = crate::client_address::client_ip(req, state.generations_trust_proxy);
+    let address = crate::client_address::client_ip(req, gate.trust_proxy);
     CancelScope {
-        requests: &state.in_flight,
+        requests: &gate.in_flight,
         sender: format!(
             "{route}\u{0}{}\u{0}{}\u{0}{credential:x}\u{0}{address}",
             caller.principal_id, caller.app_id
@@ -130,26 +130,27 @@ pub(crate) fn unsupported_protocol_version(req: &Request) -> Option<Response> {
 }
 
 #[handler]
-pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<AgentRoutes>>) -> Response {
     if let Some(refusal) = unsupported_protocol_version(req) {
         return refusal;
     }
-    let caller = match authenticate(state, req).await {
+    let gate = &state.gate;
+    let caller = match authenticate(gate, req).await {
         Ok(c) => c,
-        Err(error) => return denied(state, error, body).await,
+        Err(error) => return denied(gate, error, body).await,
     };
-    let origin = origin(state, req);
+    let origin = origin(gate, req);
     let body = match body.into_bytes_limit(MAX_BODY_BYTES).await {
         Ok(bytes) => bytes,
         Err(_) => return crate::body_limit::too_large(MAX_BODY_BYTES),
     };
     if let Some(request) = progress_stream::wanted(req, &body) {
-        let sender = cancel_scope(state, req, "mcp", &caller).sender;
+        let sender = cancel_scope(gate, req, "mcp", &caller).sender;
         return progress_stream::answer(Arc::clone(state), caller, origin, sender, request);
     }
     answer(
         Body::from(body),
-        cancel_scope(state, req, "mcp", &caller),
+        cancel_scope(gate, req, "mcp", &caller),
         |method, params| async move { reply(state, &caller, origin, &method, params).await },
     )
     .await
@@ -158,7 +159,7 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
 /// The answer to one request of `/mcp` or `/apps/<appId>/mcp`: `tools/list` is the document
 /// serialized once per server configuration, every other method is built by [`dispatch`].
 pub(crate) async fn reply(
-    state: &HttpState,
+    state: &AgentRoutes,
     caller: &Caller,
     origin: IpAddr,
     method: &str,
@@ -171,26 +172,26 @@ pub(crate) async fn reply(
 }
 
 /// The remote address a tool call is counted against (the public-demo generation limit).
-pub(crate) fn origin(state: &HttpState, req: &Request) -> IpAddr {
-    crate::client_address::client_ip(req, state.generations_trust_proxy)
+pub(crate) fn origin(gate: &Gate, req: &Request) -> IpAddr {
+    crate::client_address::client_ip(req, gate.trust_proxy)
 }
 
 /// Server-initiated streams are not offered (the server is stateless): 401 without
 /// credentials, so clients discover auth, else 405.
 #[handler]
-pub async fn get_mcp(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Response {
-    post_only(state, req).await
+pub async fn get_mcp(req: &Request, Data(gate): Data<&Arc<Gate>>) -> Response {
+    post_only(gate, req).await
 }
 
 /// There is no MCP session to end.
 #[handler]
-pub async fn delete_mcp(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Response {
-    post_only(state, req).await
+pub async fn delete_mcp(req: &Request, Data(gate): Data<&Arc<Gate>>) -> Response {
+    post_only(gate, req).await
 }
 
-async fn post_only(state: &HttpState, req: &Request) -> Response {
-    if let Err(error) = authenticate(state, req).await {
-        return denied(state, error, Body::empty()).await;
+async fn post_only(gate: &Gate, req: &Request) -> Response {
+    if let Err(error) = authenticate(gate, req).await {
+        return denied(gate, error, Body::empty()).await;
     }
     let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
     response
@@ -201,7 +202,7 @@ async fn post_only(state: &HttpState, req: &Request) -> Response {
 
 /// Every method but `tools/list` (see [`reply`]).
 pub(crate) async fn dispatch(
-    state: &HttpState,
+    state: &AgentRoutes,
     caller: &Caller,
     origin: IpAddr,
     method: &str,
@@ -228,7 +229,7 @@ pub(crate) fn protocol_version(params: &Value) -> &'static str {
         .unwrap_or(MCP_PROTOCOL_VERSIONS[0])
 }
 
-async fn initialize(state: &HttpState, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
+async fn initialize(state: &AgentRoutes, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
     let version = protocol_version(params);
     let app_prompt = state
         .agent
@@ -292,7 +293,7 @@ pub(crate) fn tool_call<'t, T: AsRef<Declared>>(
     Ok((tool, arguments))
 }
 
-async fn call_tool(state: &HttpState, caller: &Caller, origin: IpAddr, params: Value) -> Result<Value, RpcFailure> {
+async fn call_tool(state: &AgentRoutes, caller: &Caller, origin: IpAddr, params: Value) -> Result<Value, RpcFailure> {
     let (tool, arguments) = tool_call(&params, |name| agent_tools::find(state, name))?;
     if let Some(limit) = &state.tool_call_limit
         && let Err(limited) = limit.admit(caller)

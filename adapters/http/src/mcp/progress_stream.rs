@@ -20,7 +20,7 @@ use svc_application::services::agent::{Caller, ProgressObserver};
 
 use super::agent_tools::Render;
 use super::jsonrpc::{Incoming, parse};
-use crate::HttpState;
+use crate::route_states::AgentRoutes;
 use crate::tools::ToolDefinition;
 
 tokio::task_local! {
@@ -59,7 +59,7 @@ pub(crate) fn wanted(req: &Request, body: &[u8]) -> Option<ProgressRequest> {
 
 /// Runs the render in its own task and answers with the stream of its progress and result.
 pub(crate) fn answer(
-    state: Arc<HttpState>,
+    state: Arc<AgentRoutes>,
     caller: Caller,
     origin: IpAddr,
     sender: String,
@@ -79,7 +79,9 @@ pub(crate) fn answer(
     });
     tokio::spawn(async move {
         let work = super::dispatch(&state, &caller, origin, "tools/call", params);
-        let outcome = OBSERVER.scope(observer, state.in_flight.run(&sender, &id, work)).await;
+        let outcome = OBSERVER
+            .scope(observer, state.gate.in_flight.run(&sender, &id, work))
+            .await;
         let message = match outcome {
             Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
             Err(failure) => failure.message_for(id),

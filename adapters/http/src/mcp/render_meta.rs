@@ -5,7 +5,7 @@ use svc_application::services::agent::{FirstPaint, RenderIdentity};
 use svc_domain::themes;
 
 use super::agent_tools::render_uri;
-use crate::HttpState;
+use crate::route_states::AgentRoutes;
 
 /// Theme mode written into bootstraps; the card follows the host's mode when it reports one.
 const DEFAULT_THEME_MODE: &str = "light";
@@ -14,7 +14,7 @@ const DEFAULT_THEME_MODE: &str = "light";
 /// palettes): the shell `ui://svc/render` is fed only by the host's tool-result notification,
 /// and a host that allows the card no connection must still show it.
 pub fn render_meta(
-    state: &HttpState,
+    state: &AgentRoutes,
     identity: &RenderIdentity,
     theme_id: &str,
     last_sequence: i64,

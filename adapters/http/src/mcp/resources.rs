@@ -17,7 +17,7 @@ use svc_domain::themes::{self, ThemeMode};
 use svc_protocol::{INVALID_PARAMS, MOUNT_UNAVAILABLE, SESSION_NOT_FOUND};
 
 use super::jsonrpc::RpcFailure;
-use crate::HttpState;
+use crate::route_states::AgentRoutes;
 use crate::runtime_asset::RUNTIME_JS;
 
 pub(crate) const SHELL_URI: &str = "ui://svc/render";
@@ -77,7 +77,7 @@ fn document(bootstrap: &Value) -> String {
 
 /// `contract`: the render's, whose importable declared packages the card may load; `None` for
 /// the shell, which mounts any render and so allows every declared package.
-fn contents(state: &HttpState, uri: &str, text: String, contract: Option<&Contract>) -> Value {
+fn contents(state: &AgentRoutes, uri: &str, text: String, contract: Option<&Contract>) -> Value {
     let ws_origin = state.urls.ws.trim_end_matches("/ws").to_owned();
     // The HTTP origin too: the card falls back to `pollingUrl` where the socket is blocked.
     let mut connect_domains = vec![ws_origin, state.urls.base.clone()];
@@ -107,7 +107,7 @@ fn extend_new(into: &mut Vec<String>, origins: Vec<String>) {
 
 /// What the runtime needs to subscribe and paint one render at one epoch.
 fn render_bootstrap(
-    state: &HttpState,
+    state: &AgentRoutes,
     uri: &str,
     session: &SessionRecord,
     code: &str,
@@ -156,7 +156,7 @@ fn render_bootstrap(
     bootstrap
 }
 
-pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
+pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
     let Some(uri) = params["uri"].as_str() else {
         return Err(RpcFailure::new(
             INVALID_PARAMS,
@@ -223,7 +223,7 @@ pub async fn read(state: &HttpState, caller: &Caller, params: &Value) -> Result<
 
 /// An `mcpApps` session's mount: its declared MCP-Apps document, served as is (whatever the
 /// pinned epoch: the document has no history of its own), under the same policy as our documents.
-fn mcp_apps_document(state: &HttpState, uri: &str, html: String, contract: &Contract) -> Value {
+fn mcp_apps_document(state: &AgentRoutes, uri: &str, html: String, contract: &Contract) -> Value {
     contents(state, uri, html, Some(contract))
 }
 

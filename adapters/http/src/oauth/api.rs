@@ -16,8 +16,8 @@ use super::schema::{
     TokenAnswerResponses, TokenForm,
 };
 use super::{authorize, discovery, register, token};
-use crate::HttpState;
 use crate::openapi::{Described, QueryParam, RequestBody};
+use crate::route_states::RestRoutes;
 
 pub struct OAuthApi;
 
@@ -25,19 +25,19 @@ pub struct OAuthApi;
 impl OAuthApi {
     /// Authorization-server metadata (RFC 8414)
     #[oai(path = "/.well-known/oauth-authorization-server", method = "get")]
-    async fn authorization_server(&self, state: Data<&Arc<HttpState>>) -> Described<AuthorizationServerAnswer> {
+    async fn authorization_server(&self, state: Data<&Arc<RestRoutes>>) -> Described<AuthorizationServerAnswer> {
         Described::new(discovery::authorization_server(&state))
     }
 
     /// Protected-resource metadata of the universal resource `<issuer>/mcp` (RFC 9728)
     #[oai(path = "/.well-known/oauth-protected-resource", method = "get")]
-    async fn protected_resource(&self, state: Data<&Arc<HttpState>>) -> Described<ProtectedResourceAnswer> {
+    async fn protected_resource(&self, state: Data<&Arc<RestRoutes>>) -> Described<ProtectedResourceAnswer> {
         Described::new(discovery::protected_resource(&state))
     }
 
     /// Protected-resource metadata, at the path-suffixed form clients derive from `/mcp`
     #[oai(path = "/.well-known/oauth-protected-resource/mcp", method = "get")]
-    async fn protected_resource_mcp(&self, state: Data<&Arc<HttpState>>) -> Described<ProtectedResourceAnswer> {
+    async fn protected_resource_mcp(&self, state: Data<&Arc<RestRoutes>>) -> Described<ProtectedResourceAnswer> {
         Described::new(discovery::protected_resource(&state))
     }
 
@@ -48,7 +48,7 @@ impl OAuthApi {
     async fn app_protected_resource(
         &self,
         app_id: Path<String>,
-        state: Data<&Arc<HttpState>>,
+        state: Data<&Arc<RestRoutes>>,
     ) -> Described<AppProtectedResourceAnswer> {
         Described::new(discovery::app_protected_resource(&app_id, &state).await)
     }
@@ -58,14 +58,14 @@ impl OAuthApi {
     async fn app_protected_resource_mcp(
         &self,
         app_id: Path<String>,
-        state: Data<&Arc<HttpState>>,
+        state: Data<&Arc<RestRoutes>>,
     ) -> Described<AppProtectedResourceAnswer> {
         Described::new(discovery::app_protected_resource(&app_id, &state).await)
     }
 
     /// How to connect (the `resource_documentation` page)
     #[oai(path = "/oauth/docs", method = "get")]
-    async fn documentation(&self, state: Data<&Arc<HttpState>>) -> Described<DocumentationAnswer> {
+    async fn documentation(&self, state: Data<&Arc<RestRoutes>>) -> Described<DocumentationAnswer> {
         Described::new(discovery::documentation(&state))
     }
 
@@ -78,7 +78,7 @@ impl OAuthApi {
         &self,
         req: &Request,
         body: RequestBody<Body, Json<ClientRegistration>>,
-        state: Data<&Arc<HttpState>>,
+        state: Data<&Arc<RestRoutes>>,
     ) -> Described<RegistrationAnswer> {
         Described::new(register::register(req, body.0, &state).await)
     }
@@ -91,7 +91,7 @@ impl OAuthApi {
     async fn authorize(
         &self,
         req: &Request,
-        state: Data<&Arc<HttpState>>,
+        state: Data<&Arc<RestRoutes>>,
         #[oai(name = "response_type")] _response_type: QueryParam<ResponseType, true>,
         /// From registration.
         #[oai(name = "client_id")]
@@ -125,7 +125,7 @@ impl OAuthApi {
         &self,
         req: &Request,
         body: RequestBody<Body, Form<ConsentForm>>,
-        state: Data<&Arc<HttpState>>,
+        state: Data<&Arc<RestRoutes>>,
     ) -> Described<ConsentAnswer> {
         Described::new(authorize::answer(req, body.0, &state).await)
     }
@@ -137,7 +137,7 @@ impl OAuthApi {
     async fn token(
         &self,
         body: RequestBody<Body, Form<TokenForm>>,
-        state: Data<&Arc<HttpState>>,
+        state: Data<&Arc<RestRoutes>>,
     ) -> Described<TokenAnswerResponses> {
         Described::new(token::token(body.0, &state).await)
     }

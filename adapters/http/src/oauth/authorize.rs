@@ -15,8 +15,8 @@ use svc_application::services::rate_limit::address_key;
 use super::consent_page::{ConsentForm, error_page};
 use super::params::{MAX_BODY_BYTES, Params};
 use super::{OAuth, enabled, no_store, not_found};
-use crate::HttpState;
 use crate::client_address::client_ip;
+use crate::route_states::RestRoutes;
 
 /// HTTP 302 to `location` (Document 2 names 302 for both the code and the consent URL).
 fn redirect(location: &str) -> Response {
@@ -46,7 +46,7 @@ fn refused(oauth: &OAuth, error: AuthorizeError) -> Response {
 
 fn form(
     oauth: &OAuth,
-    state: &HttpState,
+    state: &RestRoutes,
     validated: &ValidatedAuthorization,
     request: &AuthorizationRequest,
     notice: Option<&str>,
@@ -75,7 +75,7 @@ fn consent_url(oauth: &OAuth, consent_url: &str, params: &Params) -> Response {
     redirect(url.as_str())
 }
 
-pub(super) async fn show(req: &Request, state: &Arc<HttpState>) -> Response {
+pub(super) async fn show(req: &Request, state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
@@ -96,7 +96,7 @@ pub(super) async fn show(req: &Request, state: &Arc<HttpState>) -> Response {
     }
 }
 
-pub(super) async fn answer(req: &Request, body: Body, state: &Arc<HttpState>) -> Response {
+pub(super) async fn answer(req: &Request, body: Body, state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
@@ -228,7 +228,7 @@ fn capitalised(text: &str) -> String {
 /// The form again, with a notice, for a request that still passes its checks.
 async fn reshow(
     oauth: &OAuth,
-    state: &HttpState,
+    state: &RestRoutes,
     request: &AuthorizationRequest,
     notice: &str,
     status: StatusCode,

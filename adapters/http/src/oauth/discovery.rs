@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use svc_domain::oauth::{Issuer, ResourceIndicator};
 
 use super::{enabled, not_found};
-use crate::HttpState;
+use crate::route_states::RestRoutes;
 
 /// Where clients read the metadata of the universal resource `{issuer}/mcp`.
 pub(super) fn protected_resource_metadata_url(issuer: &Issuer) -> String {
@@ -41,7 +41,7 @@ fn public_json(body: Value) -> Response {
 }
 
 /// `/.well-known/oauth-protected-resource` and its `/mcp` form: the universal resource.
-pub(super) fn protected_resource(state: &Arc<HttpState>) -> Response {
+pub(super) fn protected_resource(state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
@@ -50,7 +50,7 @@ pub(super) fn protected_resource(state: &Arc<HttpState>) -> Response {
 }
 
 /// `/.well-known/oauth-protected-resource/apps/<appId>`: one app's resource, if it exists.
-pub(super) async fn app_protected_resource(app_id: &str, state: &Arc<HttpState>) -> Response {
+pub(super) async fn app_protected_resource(app_id: &str, state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
@@ -70,7 +70,7 @@ pub(super) async fn app_protected_resource(app_id: &str, state: &Arc<HttpState>)
     }
 }
 
-pub(super) fn authorization_server(state: &Arc<HttpState>) -> Response {
+pub(super) fn authorization_server(state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
@@ -91,7 +91,7 @@ pub(super) fn authorization_server(state: &Arc<HttpState>) -> Response {
 }
 
 /// `resource_documentation`: how to connect, for a person who follows the link.
-pub(super) fn documentation(state: &Arc<HttpState>) -> Response {
+pub(super) fn documentation(state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };

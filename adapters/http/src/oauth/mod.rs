@@ -27,7 +27,9 @@ use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use svc_application::services::oauth::OAuthService;
 
-use crate::HttpState;
+use svc_domain::oauth::Issuer;
+
+use crate::route_states::RestRoutes;
 use rate_limit::PerAddressLimit;
 
 pub(crate) use api::OAuthApi;
@@ -81,31 +83,45 @@ impl OAuth {
     }
 }
 
-/// The `WWW-Authenticate` challenge of an unauthenticated `/mcp` request: with OAuth on, it
-/// points at the protected-resource metadata (RFC 9728 section 5.1).
-pub(crate) fn bearer_challenge(state: &HttpState) -> String {
-    match &state.oauth {
-        Some(oauth) => format!(
-            r#"Bearer realm="mcp", resource_metadata="{}""#,
-            discovery::protected_resource_metadata_url(oauth.service.issuer())
-        ),
-        None => r#"Bearer realm="mcp""#.to_owned(),
-    }
+/// The `WWW-Authenticate` challenges of unauthenticated MCP requests: with OAuth on, they point
+/// at the protected-resource metadata (RFC 9728 section 5.1).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Challenges {
+    issuer: Option<Issuer>,
 }
 
-/// The challenge of an unauthenticated per-app endpoint: the app's own resource metadata.
-pub(crate) fn app_bearer_challenge(state: &HttpState, app_id: &str) -> String {
-    match &state.oauth {
-        Some(oauth) => format!(
-            r#"Bearer realm="mcp", resource_metadata="{}""#,
-            discovery::app_resource_metadata_url(oauth.service.issuer(), app_id)
-        ),
-        None => r#"Bearer realm="mcp""#.to_owned(),
+impl Challenges {
+    pub(crate) fn of(oauth: Option<&OAuth>) -> Self {
+        Self {
+            issuer: oauth.map(|o| o.service.issuer().clone()),
+        }
+    }
+
+    /// The challenge of `/mcp` and `/ops`.
+    pub(crate) fn mcp(&self) -> String {
+        match &self.issuer {
+            Some(issuer) => format!(
+                r#"Bearer realm="mcp", resource_metadata="{}""#,
+                discovery::protected_resource_metadata_url(issuer)
+            ),
+            None => r#"Bearer realm="mcp""#.to_owned(),
+        }
+    }
+
+    /// The challenge of a per-app endpoint: the app's own resource metadata.
+    pub(crate) fn app(&self, app_id: &str) -> String {
+        match &self.issuer {
+            Some(issuer) => format!(
+                r#"Bearer realm="mcp", resource_metadata="{}""#,
+                discovery::app_resource_metadata_url(issuer, app_id)
+            ),
+            None => r#"Bearer realm="mcp""#.to_owned(),
+        }
     }
 }
 
 /// The OAuth surface, when on.
-fn enabled(state: &Arc<HttpState>) -> Option<&OAuth> {
+fn enabled(state: &Arc<RestRoutes>) -> Option<&OAuth> {
     state.oauth.as_ref()
 }
 

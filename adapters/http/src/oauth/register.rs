@@ -13,8 +13,8 @@ use svc_domain::oauth::{ClientName, RedirectUri};
 
 use super::params::MAX_BODY_BYTES;
 use super::{enabled, no_store, not_found};
-use crate::HttpState;
 use crate::client_address::client_ip;
+use crate::route_states::RestRoutes;
 
 fn refused(code: &str, description: &str) -> Response {
     no_store(
@@ -54,7 +54,7 @@ fn parse(body: &[u8]) -> Result<RegisterClient, Refusal> {
     })
 }
 
-pub(super) async fn register(req: &Request, body: Body, state: &Arc<HttpState>) -> Response {
+pub(super) async fn register(req: &Request, body: Body, state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };

@@ -11,13 +11,13 @@ use svc_application::services::oauth::TokenError;
 
 use super::params::{MAX_BODY_BYTES, Params};
 use super::{enabled, no_store, not_found};
-use crate::HttpState;
+use crate::route_states::RestRoutes;
 
 fn error(status: StatusCode, code: &str, description: &str) -> Response {
     no_store((status, Json(json!({ "error": code, "error_description": description }))).into_response())
 }
 
-pub(super) async fn token(body: Body, state: &Arc<HttpState>) -> Response {
+pub(super) async fn token(body: Body, state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };

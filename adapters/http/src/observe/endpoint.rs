@@ -10,10 +10,10 @@ use poem::{IntoResponse, Request, Response, handler};
 
 use super::generation_metrics::refresh_gauges;
 use super::metrics::METRICS;
-use crate::HttpState;
+use crate::route_states::MetricsSources;
 
 #[handler]
-pub fn serve_metrics(req: &Request, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub fn serve_metrics(req: &Request, Data(state): Data<&Arc<MetricsSources>>) -> Response {
     let loopback = req
         .remote_addr()
         .as_socket_addr()

@@ -21,8 +21,8 @@ use svc_application::services::operator::{AcceptInvite, OrgServiceError};
 
 use super::OpsCaller;
 use super::wire::record;
-use crate::HttpState;
 use crate::mcp::bearer;
+use crate::route_states::OpsRoutes;
 
 fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
@@ -46,12 +46,12 @@ fn refused(e: OrgServiceError) -> Response {
 pub async fn accept_invite(
     req: &Request,
     Path(invite_id): Path<String>,
-    Data(state): Data<&Arc<HttpState>>,
+    Data(state): Data<&Arc<OpsRoutes>>,
 ) -> Response {
     let Some(orgs) = &state.ops.orgs else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let authenticated = match state.auth.authenticate_scoped(bearer(req).as_deref()).await {
+    let authenticated = match state.gate.auth.authenticate_scoped(bearer(req).as_deref()).await {
         Ok(a) => a,
         Err(AuthError::Internal(cause)) => {
             tracing::error!(error = ?cause, "authentication failed");

@@ -25,11 +25,11 @@ use svc_application::services::operator::{
 };
 use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 
-use crate::HttpState;
 use crate::errors::ToolFailure;
 use crate::errors::auth_failure;
 use crate::mcp::jsonrpc::{Reply, RpcFailure};
 use crate::mcp::{answer, bearer, cancel_scope, protocol_version, tool_call};
+use crate::route_states::OpsRoutes;
 pub use invites::accept_invite;
 use tools::{OpsCtx, OpsDomain};
 
@@ -118,11 +118,11 @@ impl OpsCaller {
 }
 
 #[handler]
-pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<HttpState>>) -> Response {
+pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<OpsRoutes>>) -> Response {
     if let Some(refusal) = crate::mcp::unsupported_protocol_version(req) {
         return refusal;
     }
-    let authenticated = match state.auth.authenticate_scoped(bearer(req).as_deref()).await {
+    let authenticated = match state.gate.auth.authenticate_scoped(bearer(req).as_deref()).await {
         Ok(a) => a,
         Err(AuthError::AppDeprovisioned(app_id)) => {
             return crate::mcp::app_endpoint::deprovisioned_response(app_id, body).await;
@@ -134,8 +134,8 @@ pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<HttpStat
 
 /// Answers one `/ops` JSON-RPC message for an authenticated caller: the bearer of `/ops`, or the
 /// session of the console (`/console/ops`), through the one tool dispatch.
-pub(crate) async fn answer_as(state: &HttpState, req: &Request, body: Body, authenticated: Authenticated) -> Response {
-    let scope = cancel_scope(state, req, "ops", &authenticated.caller);
+pub(crate) async fn answer_as(state: &OpsRoutes, req: &Request, body: Body, authenticated: Authenticated) -> Response {
+    let scope = cancel_scope(&state.gate, req, "ops", &authenticated.caller);
     answer(body, scope, |method, params| async move {
         dispatch(state, &authenticated, &method, params).await
     })
@@ -147,7 +147,7 @@ pub(crate) fn method_not_found(method: &str) -> RpcFailure {
 }
 
 async fn dispatch(
-    state: &HttpState,
+    state: &OpsRoutes,
     authenticated: &Authenticated,
     method: &str,
     params: Value,

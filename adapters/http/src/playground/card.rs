@@ -13,9 +13,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::policy;
-use crate::HttpState;
 use crate::live::polling::authenticated;
 use crate::mcp::resources;
+use crate::route_states::PlaygroundRoutes;
 
 #[derive(Debug, Deserialize)]
 pub struct TokenQuery {
@@ -26,14 +26,14 @@ pub struct TokenQuery {
 pub async fn serve(
     Path(session_id): Path<String>,
     Query(query): Query<TokenQuery>,
-    Data(state): Data<&Arc<HttpState>>,
+    Data(state): Data<&Arc<PlaygroundRoutes>>,
 ) -> Response {
-    let Some((caller, _)) = authenticated(state, &session_id, &query.token).await else {
+    let Some((caller, _)) = authenticated(&state.live, &session_id, &query.token).await else {
         let body = json!({ "error": { "code": "AUTH_FAILED", "message": "the token does not grant this session" } });
         return (StatusCode::UNAUTHORIZED, Json(body)).into_response();
     };
     let uri = format!("ui://svc/render/{session_id}");
-    let read = match resources::read(state, &caller, &json!({ "uri": uri })).await {
+    let read = match resources::read(&state.agent, &caller, &json!({ "uri": uri })).await {
         Ok(read) => read,
         Err(failure) => {
             let message = failure

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem::{EndpointExt, IntoResponse, Response, Route, get, handler};
 
-use crate::HttpState;
+use crate::route_states::PlaygroundRoutes;
 
 pub const PATH: &str = "/_svc/playground";
 
@@ -42,14 +42,9 @@ pub fn routes(served: bool) -> impl poem::Endpoint<Output = Response> {
 }
 
 #[handler]
-async fn page(Data(state): Data<&Arc<HttpState>>) -> Response {
+async fn page(Data(state): Data<&Arc<PlaygroundRoutes>>) -> Response {
     // The page signs in with a key unless the server accepts any bearer (docs/playground.md).
-    let auth = if state.pairing.is_none() && state.auth.mode() == svc_application::services::auth::AuthMode::DevAllowAll
-    {
-        "open"
-    } else {
-        "key"
-    };
+    let auth = if state.open { "open" } else { "key" };
     PAGE_HTML
         .replace("{{AUTH}}", auth)
         .with_content_type("text/html; charset=utf-8")

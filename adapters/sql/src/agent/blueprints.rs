@@ -12,7 +12,7 @@ use svc_application::ports::blueprints::{
 use svc_domain::blueprint::SourceKind;
 
 use super::entities::blueprint;
-use super::seam::{from_text, to_text};
+use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::{begin_write, is_unique_violation, repository_error};
 
 pub struct SeaOrmBlueprintRepository {
@@ -52,7 +52,7 @@ fn source_kind(raw: &str) -> SourceKind {
 
 fn record(m: blueprint::Model) -> Result<BlueprintRecord, RepositoryError> {
     Ok(BlueprintRecord {
-        contract: from_text(&m.contract)?,
+        contract: contract_from_text(&m.contract)?,
         variance: from_text(&m.variance)?,
         fixture_props: m.fixture_props.as_deref().map(from_text).transpose()?,
         embedding: embedding_of(m.embedding, m.embedding_model),
@@ -86,7 +86,7 @@ fn active(r: &BlueprintRecord) -> blueprint::ActiveModel {
         intent: Set(r.intent.clone()),
         contract_hash: Set(r.contract_hash.clone()),
         variant_key: Set(r.variant_key.clone()),
-        contract: Set(to_text(&r.contract)),
+        contract: Set(contract_to_text(&r.contract)),
         variance: Set(to_text(&r.variance)),
         source: Set(r.source.clone()),
         code: Set(r.code.clone()),

@@ -7,7 +7,7 @@ use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeReposi
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 
 use super::entities::handshake;
-use super::seam::{from_text, to_text};
+use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::repository_error;
 
 pub struct SeaOrmHandshakeRepository {
@@ -38,9 +38,7 @@ fn record(m: handshake::Model) -> Result<HandshakeRecord, RepositoryError> {
         }
     };
     Ok(HandshakeRecord {
-        contract: from_text(&m.contract)?
-            .try_into()
-            .map_err(|_| RepositoryError::Unavailable(anyhow::anyhow!("corrupt contract column: not an object")))?,
+        contract: contract_from_text(&m.contract)?,
         variance: from_text(&m.variance)?,
         origin: Origin::parse(&m.origin).ok_or_else(|| corrupt("origin"))?,
         action: HandshakeAction::parse(&m.action).ok_or_else(|| corrupt("action"))?,
@@ -67,7 +65,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             handshake_id: Set(r.handshake_id.clone()),
             app_id: Set(r.app_id.clone()),
             intent: Set(r.intent.clone()),
-            contract: Set(to_text(&r.contract.as_value())),
+            contract: Set(contract_to_text(&r.contract)),
             variance: Set(to_text(&r.variance)),
             generator: Set(r.generator.clone()),
             origin: Set(r.origin.as_str().to_owned()),

@@ -8,7 +8,7 @@ use svc_application::ports::agent::{HostSession, RenderFailure, SessionQuery, Se
 use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 
 use super::entities::{session, session_history};
-use super::seam::{from_text, to_text};
+use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::{begin_write, repository_error};
 
 pub struct SeaOrmSessionRepository {
@@ -43,9 +43,7 @@ fn record(m: session::Model) -> Result<SessionRecord, RepositoryError> {
         _ => None,
     };
     Ok(SessionRecord {
-        contract: from_text(&m.contract)?
-            .try_into()
-            .map_err(|_| RepositoryError::Unavailable(anyhow::anyhow!("corrupt contract column: not an object")))?,
+        contract: contract_from_text(&m.contract)?,
         head: SessionHead {
             status,
             epoch: u32::try_from(m.epoch).unwrap_or(0),
@@ -82,7 +80,7 @@ impl SessionRepository for SeaOrmSessionRepository {
             app_id: Set(r.app_id.clone()),
             intent: Set(r.intent.clone()),
             blueprint_id: Set(r.blueprint_id.clone()),
-            contract: Set(to_text(&r.contract.as_value())),
+            contract: Set(contract_to_text(&r.contract)),
             theme_id: Set(r.theme_id.clone()),
             status: Set(status_column(r.head.status).to_owned()),
             epoch: Set(i64::from(r.head.epoch)),

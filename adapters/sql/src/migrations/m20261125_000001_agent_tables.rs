@@ -4,57 +4,16 @@
 use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
 
-use super::fit;
+use super::columns::Columns;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
-fn id(name: &'static str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name))
-        .string()
-        .not_null()
-        .primary_key()
-        .to_owned()
-}
-fn text(name: &'static str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).text().not_null().to_owned()
-}
-fn text_null(name: &'static str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).text().null().to_owned()
-}
-fn string(name: &'static str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).string().not_null().to_owned()
-}
-fn string_null(name: &'static str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).string().null().to_owned()
-}
-fn time(name: &'static str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name))
-        .timestamp_with_time_zone()
-        .not_null()
-        .to_owned()
-}
-fn time_null(name: &'static str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name))
-        .timestamp_with_time_zone()
-        .null()
-        .to_owned()
-}
-fn big(name: &'static str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).big_integer().not_null().to_owned()
-}
-fn big_null(name: &'static str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).big_integer().null().to_owned()
-}
-fn flag(name: &'static str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).boolean().not_null().to_owned()
-}
-
-fn table(name: &'static str, columns: Vec<ColumnDef>, backend: DbBackend) -> TableCreateStatement {
+fn table(name: &'static str, columns: Vec<ColumnDef>) -> TableCreateStatement {
     let mut t = Table::create();
     t.table(Alias::new(name)).if_not_exists();
     for c in columns {
-        t.col(fit(c, backend));
+        t.col(c);
     }
     t.to_owned()
 }
@@ -89,114 +48,113 @@ fn index(
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let b = manager.get_database_backend();
+        let c = Columns::new(b);
         let tables = [
             table(
                 "apps",
                 vec![
-                    id("app_id"),
-                    string("owner_id"),
-                    string("display_name"),
-                    text_null("system_prompt"),
-                    flag("is_default"),
-                    time("created_at"),
-                    time("updated_at"),
+                    c.key("app_id"),
+                    c.string("owner_id"),
+                    c.string("display_name"),
+                    c.optional_text("system_prompt"),
+                    c.flag("is_default"),
+                    c.time("created_at"),
+                    c.time("updated_at"),
                 ],
-                b,
             ),
             table(
                 "handshakes",
                 vec![
-                    id("handshake_id"),
-                    string("app_id"),
-                    text("intent"),
-                    text("contract"),
-                    text("variance"),
-                    string_null("generator"),
-                    string("origin"),
-                    string("action"),
-                    string("blueprint_id"),
-                    text_null("cache"),
-                    time("created_at"),
-                    time_null("consumed_at"),
+                    c.key("handshake_id"),
+                    c.string("app_id"),
+                    c.text("intent"),
+                    c.text("contract"),
+                    c.text("variance"),
+                    c.optional_string("generator"),
+                    c.string("origin"),
+                    c.string("action"),
+                    c.string("blueprint_id"),
+                    c.optional_text("cache"),
+                    c.time("created_at"),
+                    c.optional_time("consumed_at"),
                 ],
-                b,
             ),
             table(
                 "blueprints",
                 vec![
-                    id("blueprint_id"),
-                    string("app_id"),
-                    text("intent"),
-                    string("contract_hash"),
-                    string("variant_key"),
-                    text("contract"),
-                    text("variance"),
-                    text("source"),
-                    text("code"),
-                    string("code_hash"),
-                    string("generator"),
-                    string_null("model"),
-                    time("created_at"),
+                    c.key("blueprint_id"),
+                    c.string("app_id"),
+                    c.text("intent"),
+                    c.string("contract_hash"),
+                    c.string("variant_key"),
+                    c.text("contract"),
+                    c.text("variance"),
+                    c.text("source"),
+                    c.text("code"),
+                    c.string("code_hash"),
+                    c.string("generator"),
+                    c.optional_string("model"),
+                    c.time("created_at"),
                 ],
-                b,
             ),
             table(
                 "sessions",
                 vec![
-                    id("session_id"),
-                    string("app_id"),
-                    text("intent"),
-                    string_null("blueprint_id"),
-                    text("contract"),
-                    string_null("theme_id"),
-                    string("status"),
-                    big("epoch"),
-                    text("props"),
-                    time("last_activity_at"),
-                    big("ttl_seconds"),
-                    string_null("failure_code"),
-                    text_null("failure_message"),
-                    string_null("host_name"),
-                    string_null("host_session_id"),
-                    text("context_snapshot"),
-                    big("event_sequence"),
-                    time("created_at"),
-                    big("revision"),
+                    c.key("session_id"),
+                    c.string("app_id"),
+                    c.text("intent"),
+                    c.optional_string("blueprint_id"),
+                    c.text("contract"),
+                    c.optional_string("theme_id"),
+                    c.string("status"),
+                    c.big("epoch"),
+                    c.text("props"),
+                    c.time("last_activity_at"),
+                    c.big("ttl_seconds"),
+                    c.optional_string("failure_code"),
+                    c.optional_text("failure_message"),
+                    c.optional_string("host_name"),
+                    c.optional_string("host_session_id"),
+                    c.text("context_snapshot"),
+                    c.big("event_sequence"),
+                    c.time("created_at"),
+                    c.big("revision"),
                 ],
-                b,
             ),
             table(
                 "session_history",
-                vec![string("session_id"), big("epoch"), text("props"), time("frozen_at")],
-                b,
+                vec![
+                    c.string("session_id"),
+                    c.big("epoch"),
+                    c.text("props"),
+                    c.time("frozen_at"),
+                ],
             ),
             table(
                 "action_events",
                 vec![
-                    string("session_id"),
-                    big("sequence"),
-                    big_null("client_seq"),
-                    text("intent"),
-                    text("action_data"),
-                    text("ui_context"),
-                    string("action_id"),
-                    time("fired_at"),
-                    time_null("drained_at"),
+                    c.string("session_id"),
+                    c.big("sequence"),
+                    c.optional_big("client_seq"),
+                    c.text("intent"),
+                    c.text("action_data"),
+                    c.text("ui_context"),
+                    c.string("action_id"),
+                    c.time("fired_at"),
+                    c.optional_time("drained_at"),
                 ],
-                b,
             ),
             table(
                 "stream_envelopes",
                 vec![
-                    string("session_id"),
-                    string("channel"),
-                    big("seq"),
-                    string("mode"),
-                    text("payload"),
-                    flag("complete"),
-                    time("timestamp"),
+                    c.string("session_id"),
+                    c.string("channel"),
+                    c.big("seq"),
+                    c.string("mode"),
+                    c.text("payload"),
+                    c.flag("complete"),
+                    c.time("timestamp"),
                 ],
-                b,
             ),
         ];
         for t in tables {

@@ -5,7 +5,7 @@
 use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
 
-use super::fit;
+use super::columns::Columns;
 use crate::backend::mysql;
 
 #[derive(DeriveMigrationName)]
@@ -130,36 +130,6 @@ enum MailOutbox {
     SentAt,
 }
 
-fn id(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).string().not_null().to_owned()
-}
-
-fn text(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).string().not_null().to_owned()
-}
-
-fn optional_text(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).string().null().to_owned()
-}
-
-fn time(name: impl IntoIden, backend: DbBackend) -> ColumnDef {
-    fit(
-        ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned(),
-        backend,
-    )
-}
-
-fn optional_time(name: impl IntoIden, backend: DbBackend) -> ColumnDef {
-    fit(
-        ColumnDef::new(name).timestamp_with_time_zone().null().to_owned(),
-        backend,
-    )
-}
-
-fn cents(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).big_integer().not_null().to_owned()
-}
-
 fn index(name: &str) -> IndexCreateStatement {
     Index::create().name(name).to_owned()
 }
@@ -168,15 +138,16 @@ fn index(name: &str) -> IndexCreateStatement {
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let b = manager.get_database_backend();
+        let c = Columns::new(b);
         manager
             .create_table(
                 Table::create()
                     .table(Orgs::Table)
-                    .col(id(Orgs::Id).primary_key())
-                    .col(text(Orgs::Name))
-                    .col(id(Orgs::OwnerUserId))
-                    .col(time(Orgs::CreatedAt, b))
-                    .col(time(Orgs::UpdatedAt, b))
+                    .col(c.key(Orgs::Id))
+                    .col(c.string(Orgs::Name))
+                    .col(c.string(Orgs::OwnerUserId))
+                    .col(c.time(Orgs::CreatedAt))
+                    .col(c.time(Orgs::UpdatedAt))
                     .to_owned(),
             )
             .await?;
@@ -185,10 +156,10 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(OrgMemberships::Table)
-                    .col(id(OrgMemberships::OrgId))
-                    .col(id(OrgMemberships::UserId))
-                    .col(text(OrgMemberships::Role))
-                    .col(time(OrgMemberships::JoinedAt, b))
+                    .col(c.string(OrgMemberships::OrgId))
+                    .col(c.string(OrgMemberships::UserId))
+                    .col(c.string(OrgMemberships::Role))
+                    .col(c.time(OrgMemberships::JoinedAt))
                     .primary_key(Index::create().col(OrgMemberships::OrgId).col(OrgMemberships::UserId))
                     .foreign_key(
                         ForeignKey::create()
@@ -212,17 +183,17 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(OrgInvites::Table)
-                    .col(id(OrgInvites::Id).primary_key())
-                    .col(id(OrgInvites::OrgId))
-                    .col(text(OrgInvites::Email))
-                    .col(text(OrgInvites::Role))
-                    .col(id(OrgInvites::InviterUserId))
-                    .col(text(OrgInvites::Status))
-                    .col(time(OrgInvites::ExpiresAt, b))
-                    .col(time(OrgInvites::CreatedAt, b))
-                    .col(optional_time(OrgInvites::AcceptedAt, b))
-                    .col(optional_text(OrgInvites::AcceptedByUserId))
-                    .col(optional_time(OrgInvites::RevokedAt, b))
+                    .col(c.key(OrgInvites::Id))
+                    .col(c.string(OrgInvites::OrgId))
+                    .col(c.string(OrgInvites::Email))
+                    .col(c.string(OrgInvites::Role))
+                    .col(c.string(OrgInvites::InviterUserId))
+                    .col(c.string(OrgInvites::Status))
+                    .col(c.time(OrgInvites::ExpiresAt))
+                    .col(c.time(OrgInvites::CreatedAt))
+                    .col(c.optional_time(OrgInvites::AcceptedAt))
+                    .col(c.optional_string(OrgInvites::AcceptedByUserId))
+                    .col(c.optional_time(OrgInvites::RevokedAt))
                     .foreign_key(
                         ForeignKey::create()
                             .name("fk_org_invites_org")
@@ -256,16 +227,16 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(ConnectorKeys::Table)
-                    .col(id(ConnectorKeys::Id).primary_key())
-                    .col(id(ConnectorKeys::OwnerUserId))
-                    .col(optional_text(ConnectorKeys::AppId))
-                    .col(optional_text(ConnectorKeys::Name))
-                    .col(text(ConnectorKeys::ApiKeyPrefix))
-                    .col(text(ConnectorKeys::KeyHash).unique_key())
-                    .col(text(ConnectorKeys::Status))
-                    .col(time(ConnectorKeys::CreatedAt, b))
-                    .col(optional_time(ConnectorKeys::LastUsedAt, b))
-                    .col(optional_time(ConnectorKeys::ExpiresAt, b))
+                    .col(c.key(ConnectorKeys::Id))
+                    .col(c.string(ConnectorKeys::OwnerUserId))
+                    .col(c.optional_string(ConnectorKeys::AppId))
+                    .col(c.optional_string(ConnectorKeys::Name))
+                    .col(c.string(ConnectorKeys::ApiKeyPrefix))
+                    .col(c.string(ConnectorKeys::KeyHash).unique_key())
+                    .col(c.string(ConnectorKeys::Status))
+                    .col(c.time(ConnectorKeys::CreatedAt))
+                    .col(c.optional_time(ConnectorKeys::LastUsedAt))
+                    .col(c.optional_time(ConnectorKeys::ExpiresAt))
                     .to_owned(),
             )
             .await?;
@@ -282,14 +253,14 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(Coupons::Table)
-                    .col(id(Coupons::Code).primary_key())
-                    .col(cents(Coupons::CreditCents))
-                    .col(text(Coupons::Status))
-                    .col(time(Coupons::CreatedAt, b))
-                    .col(optional_time(Coupons::ExpiresAt, b))
-                    .col(optional_time(Coupons::ActivatedAt, b))
-                    .col(optional_text(Coupons::RedeemedByPrincipalType))
-                    .col(optional_text(Coupons::RedeemedByPrincipalId))
+                    .col(c.key(Coupons::Code))
+                    .col(c.big(Coupons::CreditCents))
+                    .col(c.string(Coupons::Status))
+                    .col(c.time(Coupons::CreatedAt))
+                    .col(c.optional_time(Coupons::ExpiresAt))
+                    .col(c.optional_time(Coupons::ActivatedAt))
+                    .col(c.optional_string(Coupons::RedeemedByPrincipalType))
+                    .col(c.optional_string(Coupons::RedeemedByPrincipalId))
                     .to_owned(),
             )
             .await?;
@@ -298,12 +269,12 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(Wallets::Table)
-                    .col(text(Wallets::PrincipalType))
-                    .col(id(Wallets::PrincipalId))
-                    .col(cents(Wallets::BalanceCents))
-                    .col(cents(Wallets::LifetimeGrantedCents))
-                    .col(cents(Wallets::LifetimeSpentCents))
-                    .col(time(Wallets::UpdatedAt, b))
+                    .col(c.string(Wallets::PrincipalType))
+                    .col(c.string(Wallets::PrincipalId))
+                    .col(c.big(Wallets::BalanceCents))
+                    .col(c.big(Wallets::LifetimeGrantedCents))
+                    .col(c.big(Wallets::LifetimeSpentCents))
+                    .col(c.time(Wallets::UpdatedAt))
                     .primary_key(Index::create().col(Wallets::PrincipalType).col(Wallets::PrincipalId))
                     // The domain keeps these; the database refuses a write that would break them.
                     .check(Expr::col(Wallets::BalanceCents).gte(0))
@@ -315,22 +286,16 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(LedgerEntries::Table)
-                    .col(
-                        ColumnDef::new(LedgerEntries::Seq)
-                            .big_integer()
-                            .not_null()
-                            .auto_increment()
-                            .primary_key(),
-                    )
-                    .col(id(LedgerEntries::TransactionId).unique_key())
-                    .col(text(LedgerEntries::PrincipalType))
-                    .col(id(LedgerEntries::PrincipalId))
-                    .col(text(LedgerEntries::Kind))
-                    .col(cents(LedgerEntries::DeltaCents))
-                    .col(cents(LedgerEntries::BalanceAfterCents))
-                    .col(text(LedgerEntries::Reason))
-                    .col(time(LedgerEntries::CreatedAt, b))
-                    .col(optional_text(LedgerEntries::RelatedSessionId))
+                    .col(c.big(LedgerEntries::Seq).auto_increment().primary_key())
+                    .col(c.string(LedgerEntries::TransactionId).unique_key())
+                    .col(c.string(LedgerEntries::PrincipalType))
+                    .col(c.string(LedgerEntries::PrincipalId))
+                    .col(c.string(LedgerEntries::Kind))
+                    .col(c.big(LedgerEntries::DeltaCents))
+                    .col(c.big(LedgerEntries::BalanceAfterCents))
+                    .col(c.string(LedgerEntries::Reason))
+                    .col(c.time(LedgerEntries::CreatedAt))
+                    .col(c.optional_string(LedgerEntries::RelatedSessionId))
                     .to_owned(),
             )
             .await?;
@@ -349,20 +314,20 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(ArtifactVersions::Table)
-                    .col(text(ArtifactVersions::Scope))
-                    .col(text(ArtifactVersions::Name))
-                    .col(text(ArtifactVersions::Version))
-                    .col(text(ArtifactVersions::Kind))
-                    .col(text(ArtifactVersions::Visibility))
-                    .col(ColumnDef::new(ArtifactVersions::Manifest).json_binary().not_null())
-                    .col(text(ArtifactVersions::SignatureAlgorithm))
-                    .col(text(ArtifactVersions::SignaturePublicKeyId))
-                    .col(text(ArtifactVersions::SignatureBundleSha384))
-                    .col(text(ArtifactVersions::AuthorPublicKey))
-                    .col(optional_text(ArtifactVersions::BundleSri))
-                    .col(text(ArtifactVersions::Status))
-                    .col(time(ArtifactVersions::PublishedAt, b))
-                    .col(optional_time(ArtifactVersions::YankedAt, b))
+                    .col(c.string(ArtifactVersions::Scope))
+                    .col(c.string(ArtifactVersions::Name))
+                    .col(c.string(ArtifactVersions::Version))
+                    .col(c.string(ArtifactVersions::Kind))
+                    .col(c.string(ArtifactVersions::Visibility))
+                    .col(c.json(ArtifactVersions::Manifest))
+                    .col(c.string(ArtifactVersions::SignatureAlgorithm))
+                    .col(c.string(ArtifactVersions::SignaturePublicKeyId))
+                    .col(c.string(ArtifactVersions::SignatureBundleSha384))
+                    .col(c.string(ArtifactVersions::AuthorPublicKey))
+                    .col(c.optional_string(ArtifactVersions::BundleSri))
+                    .col(c.string(ArtifactVersions::Status))
+                    .col(c.time(ArtifactVersions::PublishedAt))
+                    .col(c.optional_time(ArtifactVersions::YankedAt))
                     .primary_key(
                         Index::create()
                             .col(ArtifactVersions::Scope)
@@ -377,12 +342,12 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(MailOutbox::Table)
-                    .col(id(MailOutbox::Id).primary_key())
-                    .col(text(MailOutbox::Kind))
-                    .col(text(MailOutbox::Recipient))
-                    .col(ColumnDef::new(MailOutbox::Payload).json_binary().not_null())
-                    .col(time(MailOutbox::CreatedAt, b))
-                    .col(optional_time(MailOutbox::SentAt, b))
+                    .col(c.key(MailOutbox::Id))
+                    .col(c.string(MailOutbox::Kind))
+                    .col(c.string(MailOutbox::Recipient))
+                    .col(c.json(MailOutbox::Payload))
+                    .col(c.time(MailOutbox::CreatedAt))
+                    .col(c.optional_time(MailOutbox::SentAt))
                     .to_owned(),
             )
             .await?;

@@ -2,10 +2,9 @@
 //! Codes are stored by sha256 hash, with the access token sealed by the code (see
 //! `svc_domain::oauth::AuthorizationCode`).
 
-use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
 
-use super::fit;
+use super::columns::Columns;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -37,43 +36,19 @@ enum OauthAuthorizationCodes {
     ConsumedAt,
 }
 
-fn string(name: impl IntoIden, nullable: bool) -> ColumnDef {
-    let mut column = ColumnDef::new(name);
-    column.string();
-    if nullable { column.null() } else { column.not_null() }.to_owned()
-}
-
-fn timestamp(name: impl IntoIden, nullable: bool, backend: DbBackend) -> ColumnDef {
-    let mut column = ColumnDef::new(name);
-    column.timestamp_with_time_zone();
-    fit(
-        if nullable { column.null() } else { column.not_null() }.to_owned(),
-        backend,
-    )
-}
-
-fn long_text(name: impl IntoIden, nullable: bool, backend: DbBackend) -> ColumnDef {
-    let mut column = ColumnDef::new(name);
-    column.text();
-    fit(
-        if nullable { column.null() } else { column.not_null() }.to_owned(),
-        backend,
-    )
-}
-
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let b = manager.get_database_backend();
+        let c = Columns::new(manager.get_database_backend());
         manager
             .create_table(
                 Table::create()
                     .table(OauthClients::Table)
-                    .col(string(OauthClients::ClientId, false).primary_key())
-                    .col(string(OauthClients::ClientName, true))
-                    .col(long_text(OauthClients::RedirectUris, false, b))
-                    .col(timestamp(OauthClients::CreatedAt, false, b))
-                    .col(string(OauthClients::LastResource, true))
+                    .col(c.key(OauthClients::ClientId))
+                    .col(c.optional_string(OauthClients::ClientName))
+                    .col(c.text(OauthClients::RedirectUris))
+                    .col(c.time(OauthClients::CreatedAt))
+                    .col(c.optional_string(OauthClients::LastResource))
                     .to_owned(),
             )
             .await?;
@@ -81,17 +56,17 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(OauthAuthorizationCodes::Table)
-                    .col(string(OauthAuthorizationCodes::CodeHash, false).primary_key())
-                    .col(string(OauthAuthorizationCodes::ClientId, false))
-                    .col(long_text(OauthAuthorizationCodes::RedirectUri, false, b))
-                    .col(string(OauthAuthorizationCodes::CodeChallenge, false))
-                    .col(long_text(OauthAuthorizationCodes::Resource, true, b))
-                    .col(string(OauthAuthorizationCodes::KeyId, false))
-                    .col(string(OauthAuthorizationCodes::KeyOwnerId, false))
-                    .col(long_text(OauthAuthorizationCodes::SealedToken, false, b))
-                    .col(timestamp(OauthAuthorizationCodes::IssuedAt, false, b))
-                    .col(timestamp(OauthAuthorizationCodes::ExpiresAt, false, b))
-                    .col(timestamp(OauthAuthorizationCodes::ConsumedAt, true, b))
+                    .col(c.key(OauthAuthorizationCodes::CodeHash))
+                    .col(c.string(OauthAuthorizationCodes::ClientId))
+                    .col(c.text(OauthAuthorizationCodes::RedirectUri))
+                    .col(c.string(OauthAuthorizationCodes::CodeChallenge))
+                    .col(c.optional_text(OauthAuthorizationCodes::Resource))
+                    .col(c.string(OauthAuthorizationCodes::KeyId))
+                    .col(c.string(OauthAuthorizationCodes::KeyOwnerId))
+                    .col(c.text(OauthAuthorizationCodes::SealedToken))
+                    .col(c.time(OauthAuthorizationCodes::IssuedAt))
+                    .col(c.time(OauthAuthorizationCodes::ExpiresAt))
+                    .col(c.optional_time(OauthAuthorizationCodes::ConsumedAt))
                     .to_owned(),
             )
             .await

@@ -2,7 +2,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::fit;
+use super::columns::Columns;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -10,27 +10,15 @@ pub struct Migration;
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let b = manager.get_database_backend();
+        let c = Columns::new(manager.get_database_backend());
         manager
             .create_table(
                 Table::create()
                     .table(Alias::new("live_messages"))
                     .if_not_exists()
-                    .col(
-                        ColumnDef::new(Alias::new("id"))
-                            .big_integer()
-                            .not_null()
-                            .auto_increment()
-                            .primary_key(),
-                    )
-                    .col(fit(ColumnDef::new(Alias::new("body")).text().not_null().to_owned(), b))
-                    .col(fit(
-                        ColumnDef::new(Alias::new("created_at"))
-                            .timestamp_with_time_zone()
-                            .not_null()
-                            .to_owned(),
-                        b,
-                    ))
+                    .col(c.big("id").auto_increment().primary_key())
+                    .col(c.text("body"))
+                    .col(c.time("created_at"))
                     .to_owned(),
             )
             .await

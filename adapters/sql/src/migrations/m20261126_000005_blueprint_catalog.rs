@@ -9,28 +9,27 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::fit;
+use super::columns::Columns;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
 const TABLE: &str = "blueprints";
 
-fn columns() -> Vec<ColumnDef> {
-    let c = |name: &str| ColumnDef::new(Alias::new(name));
+fn columns(c: Columns) -> Vec<ColumnDef> {
     vec![
-        c("name").text().null().to_owned(),
-        c("description").text().null().to_owned(),
-        c("category").string().null().to_owned(),
-        c("fixture_props").text().null().to_owned(),
-        c("embedding").binary().null().to_owned(),
-        c("embedding_model").string().null().to_owned(),
-        c("featured").boolean().not_null().default(false).to_owned(),
-        c("persona").string().null().to_owned(),
-        c("aesthetic").string().null().to_owned(),
-        c("is_operator_default").boolean().not_null().default(false).to_owned(),
-        c("source_kind").string().not_null().default("llm").to_owned(),
-        c("updated_at").timestamp_with_time_zone().null().to_owned(),
+        c.optional_text("name"),
+        c.optional_text("description"),
+        c.optional_string("category"),
+        c.optional_text("fixture_props"),
+        c.fit(ColumnDef::new("embedding").binary().null()),
+        c.optional_string("embedding_model"),
+        c.flag("featured").default(false).to_owned(),
+        c.optional_string("persona"),
+        c.optional_string("aesthetic"),
+        c.flag("is_operator_default").default(false).to_owned(),
+        c.string("source_kind").default("llm").to_owned(),
+        c.optional_time("updated_at"),
     ]
 }
 
@@ -42,9 +41,7 @@ const INDEXES: [(&str, &[&str]); 2] = [
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let b = manager.get_database_backend();
-        for column in columns() {
-            let mut column = fit(column, b);
+        for mut column in columns(Columns::new(manager.get_database_backend())) {
             manager
                 .alter_table(
                     Table::alter()
@@ -79,7 +76,7 @@ impl MigrationTrait for Migration {
             }
             manager.drop_index(drop.to_owned()).await?;
         }
-        for column in columns().into_iter().rev() {
+        for column in columns(Columns::new(manager.get_database_backend())).into_iter().rev() {
             manager
                 .alter_table(
                     Table::alter()

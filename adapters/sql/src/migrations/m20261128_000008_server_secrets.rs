@@ -3,7 +3,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::fit;
+use super::columns::Columns;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -19,24 +19,15 @@ enum ServerSecrets {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let b = manager.get_database_backend();
+        let c = Columns::new(manager.get_database_backend());
         manager
             .create_table(
                 Table::create()
                     .table(ServerSecrets::Table)
                     .if_not_exists()
-                    .col(ColumnDef::new(ServerSecrets::Name).string().not_null().primary_key())
-                    .col(fit(
-                        ColumnDef::new(ServerSecrets::Value).text().not_null().to_owned(),
-                        b,
-                    ))
-                    .col(fit(
-                        ColumnDef::new(ServerSecrets::CreatedAt)
-                            .timestamp_with_time_zone()
-                            .not_null()
-                            .to_owned(),
-                        b,
-                    ))
+                    .col(c.key(ServerSecrets::Name))
+                    .col(c.text(ServerSecrets::Value))
+                    .col(c.time(ServerSecrets::CreatedAt))
                     .to_owned(),
             )
             .await

@@ -2,6 +2,8 @@
 
 use sea_orm_migration::prelude::*;
 
+use super::columns::Columns;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -17,16 +19,17 @@ enum RateWindows {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        let c = Columns::new(manager.get_database_backend());
         manager
             .create_table(
                 Table::create()
                     .table(RateWindows::Table)
                     .if_not_exists()
-                    .col(ColumnDef::new(RateWindows::Quota).string().not_null())
-                    .col(ColumnDef::new(RateWindows::Address).string().not_null())
+                    .col(c.string(RateWindows::Quota))
+                    .col(c.string(RateWindows::Address))
                     // Milliseconds since the epoch: compared as numbers on both backends.
-                    .col(ColumnDef::new(RateWindows::OpenedAtMs).big_integer().not_null())
-                    .col(ColumnDef::new(RateWindows::Admitted).integer().not_null())
+                    .col(c.big(RateWindows::OpenedAtMs))
+                    .col(c.fit(ColumnDef::new(RateWindows::Admitted).integer().not_null()))
                     .primary_key(Index::create().col(RateWindows::Quota).col(RateWindows::Address))
                     .to_owned(),
             )

@@ -2,7 +2,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::fit;
+use super::columns::Columns;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -19,22 +19,16 @@ enum PairCodes {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let b = manager.get_database_backend();
+        let c = Columns::new(manager.get_database_backend());
         manager
             .create_table(
                 Table::create()
                     .table(PairCodes::Table)
                     .if_not_exists()
-                    .col(ColumnDef::new(PairCodes::Id).integer().not_null().primary_key())
-                    .col(ColumnDef::new(PairCodes::Code).string().not_null())
-                    .col(fit(
-                        ColumnDef::new(PairCodes::FirstUsedAt)
-                            .timestamp_with_time_zone()
-                            .null()
-                            .to_owned(),
-                        b,
-                    ))
-                    .col(ColumnDef::new(PairCodes::Version).big_integer().not_null())
+                    .col(c.fit(ColumnDef::new(PairCodes::Id).integer().not_null().primary_key()))
+                    .col(c.string(PairCodes::Code))
+                    .col(c.optional_time(PairCodes::FirstUsedAt))
+                    .col(c.big(PairCodes::Version))
                     .to_owned(),
             )
             .await

@@ -3,9 +3,8 @@
 //! unwired `artifact_versions` table, which was never written.
 
 use sea_orm_migration::prelude::*;
-use sea_orm_migration::sea_orm::DbBackend;
 
-use super::fit;
+use super::columns::Columns;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -70,26 +69,10 @@ enum ArtifactVersions {
     YankedAt,
 }
 
-fn text(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).string().not_null().to_owned()
-}
-
-fn optional_text(name: impl IntoIden) -> ColumnDef {
-    ColumnDef::new(name).string().null().to_owned()
-}
-
-fn time(name: impl IntoIden, b: DbBackend) -> ColumnDef {
-    fit(ColumnDef::new(name).timestamp_with_time_zone().not_null().to_owned(), b)
-}
-
-fn optional_time(name: impl IntoIden, b: DbBackend) -> ColumnDef {
-    fit(ColumnDef::new(name).timestamp_with_time_zone().null().to_owned(), b)
-}
-
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let b = manager.get_database_backend();
+        let c = Columns::new(manager.get_database_backend());
         manager
             .drop_table(Table::drop().table(ArtifactVersions::Table).if_exists().to_owned())
             .await?;
@@ -97,31 +80,23 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(RegistryArtifactVersions::Table)
-                    .col(text(RegistryArtifactVersions::Scope))
-                    .col(text(RegistryArtifactVersions::Name))
-                    .col(text(RegistryArtifactVersions::Version))
-                    .col(text(RegistryArtifactVersions::Kind))
-                    .col(text(RegistryArtifactVersions::Visibility))
-                    .col(text(RegistryArtifactVersions::Publisher))
-                    .col(
-                        ColumnDef::new(RegistryArtifactVersions::Manifest)
-                            .json_binary()
-                            .not_null(),
-                    )
-                    .col(text(RegistryArtifactVersions::SignatureAlgorithm))
-                    .col(optional_text(RegistryArtifactVersions::SignaturePublicKeyId))
-                    .col(optional_text(RegistryArtifactVersions::SignatureValue))
-                    .col(
-                        ColumnDef::new(RegistryArtifactVersions::SigstoreBundle)
-                            .json_binary()
-                            .null(),
-                    )
-                    .col(optional_text(RegistryArtifactVersions::AuthorPublicKey))
-                    .col(text(RegistryArtifactVersions::BundleSri))
-                    .col(text(RegistryArtifactVersions::Status))
-                    .col(optional_text(RegistryArtifactVersions::YankReason))
-                    .col(time(RegistryArtifactVersions::PublishedAt, b))
-                    .col(optional_time(RegistryArtifactVersions::YankedAt, b))
+                    .col(c.string(RegistryArtifactVersions::Scope))
+                    .col(c.string(RegistryArtifactVersions::Name))
+                    .col(c.string(RegistryArtifactVersions::Version))
+                    .col(c.string(RegistryArtifactVersions::Kind))
+                    .col(c.string(RegistryArtifactVersions::Visibility))
+                    .col(c.string(RegistryArtifactVersions::Publisher))
+                    .col(c.json(RegistryArtifactVersions::Manifest))
+                    .col(c.string(RegistryArtifactVersions::SignatureAlgorithm))
+                    .col(c.optional_string(RegistryArtifactVersions::SignaturePublicKeyId))
+                    .col(c.optional_string(RegistryArtifactVersions::SignatureValue))
+                    .col(c.optional_json(RegistryArtifactVersions::SigstoreBundle))
+                    .col(c.optional_string(RegistryArtifactVersions::AuthorPublicKey))
+                    .col(c.string(RegistryArtifactVersions::BundleSri))
+                    .col(c.string(RegistryArtifactVersions::Status))
+                    .col(c.optional_string(RegistryArtifactVersions::YankReason))
+                    .col(c.time(RegistryArtifactVersions::PublishedAt))
+                    .col(c.optional_time(RegistryArtifactVersions::YankedAt))
                     .primary_key(
                         Index::create()
                             .col(RegistryArtifactVersions::Scope)
@@ -144,10 +119,10 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(RegistryAuthorKeys::Table)
-                    .col(text(RegistryAuthorKeys::PublicKeyId).primary_key())
-                    .col(text(RegistryAuthorKeys::PublicKey))
-                    .col(text(RegistryAuthorKeys::Publisher))
-                    .col(time(RegistryAuthorKeys::CreatedAt, b))
+                    .col(c.key(RegistryAuthorKeys::PublicKeyId))
+                    .col(c.string(RegistryAuthorKeys::PublicKey))
+                    .col(c.string(RegistryAuthorKeys::Publisher))
+                    .col(c.time(RegistryAuthorKeys::CreatedAt))
                     .to_owned(),
             )
             .await?;
@@ -155,17 +130,17 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(RegistryTokens::Table)
-                    .col(text(RegistryTokens::TokenSha256).primary_key())
-                    .col(text(RegistryTokens::Publisher))
-                    .col(ColumnDef::new(RegistryTokens::Admin).boolean().not_null())
-                    .col(time(RegistryTokens::CreatedAt, b))
+                    .col(c.key(RegistryTokens::TokenSha256))
+                    .col(c.string(RegistryTokens::Publisher))
+                    .col(c.flag(RegistryTokens::Admin))
+                    .col(c.time(RegistryTokens::CreatedAt))
                     .to_owned(),
             )
             .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let b = manager.get_database_backend();
+        let c = Columns::new(manager.get_database_backend());
         for table in [
             RegistryTokens::Table.into_iden(),
             RegistryAuthorKeys::Table.into_iden(),
@@ -177,20 +152,20 @@ impl MigrationTrait for Migration {
             .create_table(
                 Table::create()
                     .table(ArtifactVersions::Table)
-                    .col(text(ArtifactVersions::Scope))
-                    .col(text(ArtifactVersions::Name))
-                    .col(text(ArtifactVersions::Version))
-                    .col(text(ArtifactVersions::Kind))
-                    .col(text(ArtifactVersions::Visibility))
-                    .col(ColumnDef::new(ArtifactVersions::Manifest).json_binary().not_null())
-                    .col(text(ArtifactVersions::SignatureAlgorithm))
-                    .col(text(ArtifactVersions::SignaturePublicKeyId))
-                    .col(text(ArtifactVersions::SignatureBundleSha384))
-                    .col(text(ArtifactVersions::AuthorPublicKey))
-                    .col(optional_text(ArtifactVersions::BundleSri))
-                    .col(text(ArtifactVersions::Status))
-                    .col(time(ArtifactVersions::PublishedAt, b))
-                    .col(optional_time(ArtifactVersions::YankedAt, b))
+                    .col(c.string(ArtifactVersions::Scope))
+                    .col(c.string(ArtifactVersions::Name))
+                    .col(c.string(ArtifactVersions::Version))
+                    .col(c.string(ArtifactVersions::Kind))
+                    .col(c.string(ArtifactVersions::Visibility))
+                    .col(c.json(ArtifactVersions::Manifest))
+                    .col(c.string(ArtifactVersions::SignatureAlgorithm))
+                    .col(c.string(ArtifactVersions::SignaturePublicKeyId))
+                    .col(c.string(ArtifactVersions::SignatureBundleSha384))
+                    .col(c.string(ArtifactVersions::AuthorPublicKey))
+                    .col(c.optional_string(ArtifactVersions::BundleSri))
+                    .col(c.string(ArtifactVersions::Status))
+                    .col(c.time(ArtifactVersions::PublishedAt))
+                    .col(c.optional_time(ArtifactVersions::YankedAt))
                     .primary_key(
                         Index::create()
                             .col(ArtifactVersions::Scope)

@@ -4,7 +4,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::fit;
+use super::columns::Columns;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -27,39 +27,23 @@ enum ProviderKeys {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let b = manager.get_database_backend();
-        let text = |c: ProviderKeys| ColumnDef::new(c).string().not_null().to_owned();
+        let c = Columns::new(manager.get_database_backend());
         manager
             .create_table(
                 Table::create()
                     .table(ProviderKeys::Table)
                     .if_not_exists()
-                    .col(text(ProviderKeys::PrincipalType))
-                    .col(text(ProviderKeys::PrincipalId))
-                    .col(text(ProviderKeys::Provider))
-                    .col(ColumnDef::new(ProviderKeys::Label).string().null())
-                    .col(text(ProviderKeys::LastFour))
-                    .col(text(ProviderKeys::MasterKeyId))
-                    .col(text(ProviderKeys::SaltHex))
+                    .col(c.string(ProviderKeys::PrincipalType))
+                    .col(c.string(ProviderKeys::PrincipalId))
+                    .col(c.string(ProviderKeys::Provider))
+                    .col(c.optional_string(ProviderKeys::Label))
+                    .col(c.string(ProviderKeys::LastFour))
+                    .col(c.string(ProviderKeys::MasterKeyId))
+                    .col(c.string(ProviderKeys::SaltHex))
                     // A long provider key outgrows MariaDB's VARCHAR(255) once sealed and hex-encoded.
-                    .col(fit(
-                        ColumnDef::new(ProviderKeys::CiphertextHex).text().not_null().to_owned(),
-                        b,
-                    ))
-                    .col(fit(
-                        ColumnDef::new(ProviderKeys::CreatedAt)
-                            .timestamp_with_time_zone()
-                            .not_null()
-                            .to_owned(),
-                        b,
-                    ))
-                    .col(fit(
-                        ColumnDef::new(ProviderKeys::LastUsedAt)
-                            .timestamp_with_time_zone()
-                            .null()
-                            .to_owned(),
-                        b,
-                    ))
+                    .col(c.text(ProviderKeys::CiphertextHex))
+                    .col(c.time(ProviderKeys::CreatedAt))
+                    .col(c.optional_time(ProviderKeys::LastUsedAt))
                     .primary_key(
                         Index::create()
                             .col(ProviderKeys::PrincipalType)

@@ -4,7 +4,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::fit;
+use super::columns::Columns;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -27,38 +27,36 @@ enum AppHostedSettings {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let b = manager.get_database_backend();
+        let c = Columns::new(manager.get_database_backend());
         manager
             .create_table(
                 Table::create()
                     .table(AppHostedSettings::Table)
                     .if_not_exists()
                     .col(
-                        ColumnDef::new(AppHostedSettings::AppId)
-                            .string_len(64)
-                            .not_null()
-                            .primary_key(),
+                        c.fit(
+                            ColumnDef::new(AppHostedSettings::AppId)
+                                .string_len(64)
+                                .not_null()
+                                .primary_key(),
+                        ),
                     )
-                    .col(ColumnDef::new(AppHostedSettings::RateLimitPerMinute).integer().null())
+                    .col(c.fit(ColumnDef::new(AppHostedSettings::RateLimitPerMinute).integer().null()))
                     // Lists as JSON arrays in text: the same on every backend.
-                    .col(ColumnDef::new(AppHostedSettings::EnabledAdapters).text().null())
-                    .col(ColumnDef::new(AppHostedSettings::GrantedCapabilities).text().null())
+                    .col(c.optional_text(AppHostedSettings::EnabledAdapters))
+                    .col(c.optional_text(AppHostedSettings::GrantedCapabilities))
                     .col(
-                        ColumnDef::new(AppHostedSettings::DefaultShellType)
-                            .string_len(16)
-                            .null(),
+                        c.fit(
+                            ColumnDef::new(AppHostedSettings::DefaultShellType)
+                                .string_len(16)
+                                .null(),
+                        ),
                     )
-                    .col(ColumnDef::new(AppHostedSettings::AuthMode).string_len(16).null())
-                    .col(ColumnDef::new(AppHostedSettings::FederationIssuer).text().null())
-                    .col(ColumnDef::new(AppHostedSettings::JwksUrl).text().null())
-                    .col(ColumnDef::new(AppHostedSettings::DeniedSubjects).text().not_null())
-                    .col(fit(
-                        ColumnDef::new(AppHostedSettings::UpdatedAt)
-                            .timestamp_with_time_zone()
-                            .not_null()
-                            .to_owned(),
-                        b,
-                    ))
+                    .col(c.fit(ColumnDef::new(AppHostedSettings::AuthMode).string_len(16).null()))
+                    .col(c.optional_text(AppHostedSettings::FederationIssuer))
+                    .col(c.optional_text(AppHostedSettings::JwksUrl))
+                    .col(c.text(AppHostedSettings::DeniedSubjects))
+                    .col(c.time(AppHostedSettings::UpdatedAt))
                     .to_owned(),
             )
             .await

@@ -1,12 +1,13 @@
 //! One migration per file (`DeriveMigrationName` names a migration after its file).
 //!
-//! Portable migrations: build columns with sea-query's types and pass each through [`fit`], so
-//! MySQL/MariaDB gets its own spelling of the types it lacks; a partial index needs its MySQL
-//! form (`backend::mysql::partial_unique_index`).
+//! Portable migrations: build columns with [`columns::Columns`], which passes each through
+//! [`fit`], so MySQL/MariaDB gets its own spelling of the types it lacks; a partial index needs
+//! its MySQL form (`backend::mysql::partial_unique_index`).
 
 use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
 
+mod columns;
 mod m20261125_000001_agent_tables;
 mod m20261125_000002_operator_tables;
 mod m20261125_000003_oauth_tables;

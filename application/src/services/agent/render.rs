@@ -579,7 +579,7 @@ impl RenderService {
             intent: handshake.intent.clone(),
             contract_hash: identity.contract_hash.clone(),
             variant_key: identity.variant_key.clone(),
-            contract: plan.contract.clone().into(),
+            contract: plan.contract.clone(),
             variance: plan.variance.clone(),
             source: generated.source,
             code_hash: sha256_hex(compiled.code.as_bytes()),

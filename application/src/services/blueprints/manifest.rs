@@ -147,7 +147,7 @@ impl BlueprintCatalog {
             intent: ui.name.clone(),
             contract_hash: svc_domain::contract::contract_hash(contract),
             variant_key: variant_key(Some(&variance)),
-            contract: ui.contract.clone().into(),
+            contract: ui.contract.clone(),
             variance,
             source: source.to_owned(),
             code_hash: sha256_hex(ui.code.as_bytes()),

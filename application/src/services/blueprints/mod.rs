@@ -26,7 +26,7 @@ use crate::ports::RepositoryError;
 use crate::ports::blueprints::{BlueprintRecord, BlueprintRepository, EmbedError, Embedder, StoredEmbedding};
 
 pub use index::{BlueprintEntry, IndexedBlueprint, VectorIndex};
-pub use manifest::{MANIFEST_CONTENT_TYPE, ManifestBundle, ManifestUi, ManifestUiDraft};
+pub use manifest::{MANIFEST_CONTENT_TYPE, MCP_APPS_CONTENT_TYPE, ManifestBundle, ManifestUi, ManifestUiDraft};
 pub use pool::{POOL_FORMAT, POOL_VERSION, PoolBlueprint, PoolFile, PoolImport};
 pub use search::{RankedHit, SearchPage, SearchRow, SemanticMatch};
 
@@ -223,7 +223,7 @@ impl BlueprintCatalog {
             category: record.category.clone(),
             contract_hash: record.contract_hash.clone(),
             variant_key: record.variant_key.clone(),
-            contract: record.contract.clone(),
+            contract: record.contract.as_value(),
             generator: record.generator.clone(),
             featured: record.featured,
             persona: record.persona.clone(),

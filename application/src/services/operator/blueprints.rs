@@ -276,7 +276,7 @@ impl OpsBlueprintService {
             app_id: app_id.to_owned(),
             contract_hash: contract_hash(contract),
             variant_key: variant_key(None),
-            contract: contract.as_value(),
+            contract: contract.clone(),
             description: context,
             persona: options.persona.as_deref().and_then(normalize_persona),
             aesthetic: options.aesthetic.clone().filter(|a| !a.trim().is_empty()),
@@ -499,6 +499,6 @@ mod register_tests {
             .register("app-1", json!({}), code, BlueprintOptions::default())
             .await
             .unwrap();
-        assert_eq!(stored.record.contract, json!({}));
+        assert_eq!(stored.record.contract.as_value(), json!({}));
     }
 }

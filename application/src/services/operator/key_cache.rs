@@ -126,7 +126,11 @@ mod tests {
         cache.by_hash.insert("h1".into(), read_before);
         assert!(cache.get("h1").is_none(), "nor served if it slipped in");
         cache.insert(key("k2", "h2"));
-        assert_eq!(cache.get("h2").map(|k| k.id), Some("k2".into()), "other keys are cached");
+        assert_eq!(
+            cache.get("h2").map(|k| k.id),
+            Some("k2".into()),
+            "other keys are cached"
+        );
     }
 
     #[tokio::test]

@@ -31,12 +31,12 @@ use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
 
 use super::errors::ToolFailure;
-use crate::HttpState;
+use crate::route_states::AgentRoutes;
 use crate::tools::{Answer, Declared, ToolDefinition, parse_arguments};
 
 /// What an agent tool runs with.
 pub struct AgentCtx<'r> {
-    pub state: &'r HttpState,
+    pub state: &'r AgentRoutes,
     pub caller: &'r Caller,
     /// The remote address the call is counted against (the public-demo generation limit).
     pub origin: IpAddr,
@@ -70,7 +70,7 @@ pub struct AgentToolEntry {
     /// The `ui://` resource a host mounts for the tool's result (MCP-Apps `_meta.ui.resourceUri`).
     resource_uri: Option<&'static str>,
     /// Whether this server offers the tool at all.
-    offered_when: fn(&HttpState) -> bool,
+    offered_when: fn(&AgentRoutes) -> bool,
     handler: Handler,
 }
 
@@ -109,7 +109,7 @@ impl AgentToolEntry {
         }
     }
 
-    fn offered_when(self, offered_when: fn(&HttpState) -> bool) -> Self {
+    fn offered_when(self, offered_when: fn(&AgentRoutes) -> bool) -> Self {
         Self { offered_when, ..self }
     }
 
@@ -118,7 +118,7 @@ impl AgentToolEntry {
     }
 
     /// Whether `tools/list` shows the tool and `tools/call` accepts it on this server.
-    pub fn offered(&self, state: &HttpState) -> bool {
+    pub fn offered(&self, state: &AgentRoutes) -> bool {
         (self.offered_when)(state)
     }
 
@@ -167,7 +167,7 @@ pub static AGENT_TOOLS: LazyLock<Vec<AgentToolEntry>> = LazyLock::new(|| {
 });
 
 /// The tool of that name this server offers.
-pub fn find(state: &HttpState, name: &str) -> Option<&'static AgentToolEntry> {
+pub fn find(state: &AgentRoutes, name: &str) -> Option<&'static AgentToolEntry> {
     AGENT_TOOLS.iter().find(|t| t.name() == name && t.offered(state))
 }
 
@@ -180,7 +180,7 @@ pub fn known(name: &str) -> bool {
 /// calls through its MCP-Apps host (`visibility: ["app"]`) are listed only with MCP-Apps on
 /// (without it no host bridges them, and the model must not take them for its own), and so is
 /// `_meta.ui`.
-pub fn list(state: &HttpState) -> Arc<str> {
+pub fn list(state: &AgentRoutes) -> Arc<str> {
     static LISTS: [OnceLock<Arc<str>>; 8] = [const { OnceLock::new() }; 8];
     let mcp_apps = state.mcp_apps_on();
     let registry = state.agent.has_ui_registry();

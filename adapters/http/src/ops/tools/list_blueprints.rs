@@ -50,7 +50,7 @@ fn row(record: &BlueprintRecord) -> BlueprintRowBody {
         source: bodies::blueprint_source(record),
         is_operator_default: record.is_operator_default,
         variance: record.variance.clone(),
-        contract: record.contract.clone(),
+        contract: record.contract.as_value(),
         created_at: iso(record.created_at),
         updated_at: iso(record.updated_at),
         intent: Some(record.intent.clone()).filter(|i| !i.is_empty()),

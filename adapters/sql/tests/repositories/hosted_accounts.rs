@@ -1,0 +1,86 @@
+//! Hosted accounts and their tokens on every backend: one account per address whatever its
+//! case, the first sign-in stamped once, a token taken once.
+
+use crate::support;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use sea_orm::DatabaseConnection;
+use svc_application::ports::accounts::{AccountRepository, AccountTokenRepository};
+use svc_domain::account::token::{AccountToken, TokenPurpose};
+use svc_domain::account::{Account, parse_email};
+use svc_sql::hosted::{SeaOrmAccountRepository, SeaOrmAccountTokenRepository};
+
+support::backend_tests!(
+    an_address_has_one_account_whatever_its_case,
+    the_first_sign_in_is_stamped_once,
+    a_token_is_taken_once_and_only_for_its_purpose
+);
+
+fn now() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-12-10T10:00:00Z").unwrap().to_utc()
+}
+
+fn account(user_id: &str, email: &str) -> Account {
+    Account::new(
+        user_id.into(),
+        parse_email(email).unwrap(),
+        "$argon2id$stub".into(),
+        now(),
+    )
+}
+
+async fn an_address_has_one_account_whatever_its_case(db: DatabaseConnection) {
+    let repo = SeaOrmAccountRepository::new(db);
+    assert!(repo.insert(&account("usr_a", "Ada@Example.org")).await.unwrap());
+    assert!(
+        !repo.insert(&account("usr_b", "ada@example.ORG")).await.unwrap(),
+        "same address"
+    );
+    let found = repo.find_by_email_key("ada@example.org").await.unwrap().unwrap();
+    assert_eq!(found, account("usr_a", "Ada@Example.org"));
+    assert_eq!(repo.find_by_id("usr_a").await.unwrap(), Some(found));
+    assert_eq!(repo.find_by_id("usr_b").await.unwrap(), None);
+
+    repo.set_password_hash("usr_a", "$argon2id$fresh").await.unwrap();
+    repo.mark_email_verified("usr_a", now()).await.unwrap();
+    repo.mark_email_verified("usr_a", now() + TimeDelta::hours(1))
+        .await
+        .unwrap();
+    let updated = repo.find_by_id("usr_a").await.unwrap().unwrap();
+    assert_eq!(updated.password_hash, "$argon2id$fresh");
+    assert_eq!(updated.email_verified_at, Some(now()), "the first stamp stays");
+}
+
+async fn the_first_sign_in_is_stamped_once(db: DatabaseConnection) {
+    let repo = SeaOrmAccountRepository::new(db);
+    repo.insert(&account("usr_a", "a@example.org")).await.unwrap();
+    assert!(repo.mark_first_sign_in("usr_a", now()).await.unwrap());
+    assert!(
+        !repo
+            .mark_first_sign_in("usr_a", now() + TimeDelta::minutes(1))
+            .await
+            .unwrap()
+    );
+    assert!(!repo.mark_first_sign_in("usr_nobody", now()).await.unwrap());
+    let stored = repo.find_by_id("usr_a").await.unwrap().unwrap();
+    assert_eq!(stored.first_sign_in_at, Some(now()));
+}
+
+async fn a_token_is_taken_once_and_only_for_its_purpose(db: DatabaseConnection) {
+    let repo = SeaOrmAccountTokenRepository::new(db);
+    let token = AccountToken::issue("the-secret", "usr_a", TokenPurpose::ResetPassword, now());
+    repo.insert(&token).await.unwrap();
+    assert_eq!(
+        repo.take(&token.token_hash, TokenPurpose::VerifyEmail).await.unwrap(),
+        None,
+        "another purpose"
+    );
+    assert_eq!(
+        repo.take(&token.token_hash, TokenPurpose::ResetPassword).await.unwrap(),
+        Some(token.clone())
+    );
+    assert_eq!(
+        repo.take(&token.token_hash, TokenPurpose::ResetPassword).await.unwrap(),
+        None
+    );
+}

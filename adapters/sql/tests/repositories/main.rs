@@ -1,0 +1,19 @@
+//! The repository tests, one binary: each module runs its tests on SQLite, PostgreSQL and MariaDB
+//! (`support::backend_tests!`). Run one module with `cargo test -p svc-sql --test repositories <module>::`.
+
+mod support;
+
+mod agent_apps;
+mod agent_blueprints;
+mod agent_contract_rehash;
+mod hosted_accounts;
+mod hosted_app_settings;
+mod operator_connector_keys;
+mod operator_coupon_hashes;
+mod operator_coupons;
+mod operator_invites;
+mod operator_migrations;
+mod operator_orgs;
+mod operator_wallets;
+mod rate_windows;
+mod registry_repositories;

@@ -1,0 +1,189 @@
+//! Client ID Metadata Documents: a client whose `client_id` is the URL of its metadata document,
+//! served here on loopback. Dev mode fetches loopback `http` documents; strict mode fetches only
+//! public `https` hosts and never contacts a private one.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use poem::endpoint::make_sync;
+use poem::http::StatusCode as PoemStatus;
+use poem::listener::TcpAcceptor;
+use poem::{Endpoint, EndpointExt, Response, Route, Server};
+use reqwest::StatusCode;
+use serde_json::json;
+use svc_tests::{Auth, Backend};
+
+use crate::oauth::support::{OAuthApp, REDIRECT, with};
+
+oauth_scenarios!(Auth::DevAllowAll => a_client_named_by_its_document_completes_the_flow);
+
+/// A loopback site serving metadata documents; counts the requests it answers.
+struct DocumentSite {
+    origin: String,
+    hits: Arc<AtomicUsize>,
+}
+
+impl DocumentSite {
+    async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let hits = Arc::new(AtomicUsize::new(0));
+        let document = |path: &str, client_id: String| {
+            let body = json!({
+                "client_id": client_id,
+                "client_name": "Doc Client",
+                "redirect_uris": [REDIRECT],
+                "token_endpoint_auth_method": "none",
+                "padding": if path == "/oversize.json" { "x".repeat(6 * 1024) } else { String::new() },
+            })
+            .to_string();
+            make_sync(move |_| Response::builder().content_type("application/json").body(body.clone()))
+        };
+        let counted = hits.clone();
+        let app = Route::new()
+            .at("/good.json", document("/good.json", format!("{origin}/good.json")))
+            .at(
+                "/mismatch.json",
+                document("/mismatch.json", "https://someone-else.example/client.json".into()),
+            )
+            .at(
+                "/oversize.json",
+                document("/oversize.json", format!("{origin}/oversize.json")),
+            )
+            .at(
+                "/redirect.json",
+                make_sync({
+                    let target = format!("{origin}/good.json");
+                    move |_| {
+                        Response::builder()
+                            .status(PoemStatus::FOUND)
+                            .header("location", target.clone())
+                            .finish()
+                    }
+                }),
+            )
+            .around(move |endpoint, request| {
+                let counted = counted.clone();
+                async move {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    endpoint.call(request).await
+                }
+            });
+        let acceptor = TcpAcceptor::from_tokio(listener).unwrap();
+        tokio::spawn(Server::new_with_acceptor(acceptor).run(app));
+        Self { origin, hits }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.origin)
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
+
+/// Authorize, consent and token with a document's URL as `client_id`; the document is read once.
+async fn a_client_named_by_its_document_completes_the_flow(app: OAuthApp) {
+    let site = DocumentSite::start().await;
+    let client_id = site.url("/good.json");
+    let params = app.request(&client_id);
+
+    let shown = app.authorize(&params).await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+    assert!(shown.body.contains("Doc Client"), "{}", shown.body);
+    assert!(
+        shown.body.contains("described by a document on <code>127.0.0.1</code>"),
+        "{}",
+        shown.body
+    );
+
+    let code = app.code_for(&params).await;
+    let (status, _, body) = app.token(&app.token_form(&client_id, &code)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let token = body["access_token"].as_str().expect("access_token");
+    assert_eq!(app.mcp_status(token).await, StatusCode::OK);
+    assert_eq!(site.hits(), 1, "authorize, consent and token read one cached document");
+
+    let elsewhere = with(&params, "redirect_uri", Some("http://127.0.0.1:47613/other"));
+    let refused = app.authorize(&elsewhere).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::BAD_REQUEST,
+        "the document's redirect_uris bind"
+    );
+    assert!(refused.location.is_none());
+}
+
+/// The page shown for a refused document: 400, its reason, no redirect to the client.
+async fn refused_with(app: &OAuthApp, client_id: &str, reason: &str) {
+    let answer = app.authorize(&app.request(client_id)).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{client_id}: {}", answer.body);
+    assert!(answer.location.is_none(), "{client_id}: never redirected");
+    assert!(
+        answer.body.contains(reason),
+        "{client_id}: wanted {reason:?} in {}",
+        answer.body
+    );
+}
+
+#[tokio::test]
+async fn documents_that_break_the_rules_are_refused() {
+    let app = OAuthApp::spawn("cimd_refused", Backend::Sqlite, Auth::DevAllowAll, |_| {})
+        .await
+        .unwrap();
+    let site = DocumentSite::start().await;
+    let cases = [
+        ("/mismatch.json", "client_id is not the URL it was fetched from"),
+        ("/oversize.json", "it is larger than 5120 bytes"),
+        (
+            "/redirect.json",
+            "it answered with a redirect, and redirects are not followed",
+        ),
+        ("/missing.json", "it answered HTTP 404"),
+    ];
+    for (path, reason) in cases {
+        refused_with(&app, &site.url(path), reason).await;
+    }
+
+    // The token endpoint applies the same check: invalid_client.
+    let (status, _, body) = app.token(&app.token_form(&site.url("/mismatch.json"), "x")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"], "invalid_client");
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("client_id is not the URL"),
+        "{body}"
+    );
+
+    // Not cached when refused: every attempt fetches again.
+    let before = site.hits();
+    refused_with(&app, &site.url("/mismatch.json"), "client_id is not the URL").await;
+    assert_eq!(site.hits(), before + 1);
+}
+
+#[tokio::test]
+async fn outside_dev_mode_private_targets_are_never_contacted() {
+    let app = OAuthApp::spawn("cimd_strict", Backend::Sqlite, Auth::Strict, |_| {})
+        .await
+        .unwrap();
+    let site = DocumentSite::start().await;
+    let port = site.origin.rsplit(':').next().unwrap().to_owned();
+    refused_with(&app, &site.url("/good.json"), "the client_id URL must use https").await;
+    for url in [
+        format!("https://127.0.0.1:{port}/good.json"),
+        format!("https://[::1]:{port}/good.json"),
+        format!("https://localhost:{port}/good.json"),
+    ] {
+        refused_with(
+            &app,
+            &url,
+            "could not be fetched: its host is a private, loopback or link-local address",
+        )
+        .await;
+    }
+    refused_with(&app, "https://app.example.com/", "the client_id URL must have a path").await;
+    assert_eq!(site.hits(), 0, "the site was never contacted");
+}

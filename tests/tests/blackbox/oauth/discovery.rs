@@ -1,0 +1,206 @@
+//! Discovery: the 401 challenge, protected-resource metadata at every path, the authorization-
+//! server metadata with Document 2's fixed values and one issuer string; and OAuth off.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use svc_tests::{Auth, Backend, TestApp};
+
+use crate::oauth::support::OAuthApp;
+
+oauth_scenarios!(Auth::Strict => app_scoped_metadata_exists_for_known_apps_only);
+
+#[tokio::test]
+async fn discovery_starts_from_the_mcp_401_and_names_one_issuer() {
+    let app = OAuthApp::spawn("discovery", Backend::Sqlite, Auth::Strict, |_| {})
+        .await
+        .unwrap();
+    let issuer = app.issuer().to_owned();
+    assert!(!issuer.ends_with('/'), "{issuer}");
+
+    let resp = app.http.get(app.url("/mcp")).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let challenge = resp.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    let metadata_url = format!("{issuer}/.well-known/oauth-protected-resource/mcp");
+    assert_eq!(
+        challenge,
+        format!(r#"Bearer realm="mcp", resource_metadata="{metadata_url}""#)
+    );
+    let resp = app
+        .app
+        .post_raw(None, json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string())
+        .await;
+    assert_eq!(
+        resp.1["www-authenticate"].to_str().unwrap(),
+        challenge,
+        "POST gets the same challenge"
+    );
+
+    let expected_resource = json!({
+        "resource": format!("{issuer}/mcp"),
+        "authorization_servers": [issuer],
+        "bearer_methods_supported": ["header"],
+        "resource_documentation": format!("{issuer}/oauth/docs"),
+    });
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let (status, _, body) = app.get_json(path).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert_eq!(body, expected_resource, "{path}");
+    }
+
+    let (status, _, metadata) = app.get_json("/.well-known/oauth-authorization-server").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        metadata,
+        json!({
+            "issuer": issuer,
+            "authorization_endpoint": format!("{issuer}/oauth/authorize"),
+            "token_endpoint": format!("{issuer}/oauth/token"),
+            "registration_endpoint": format!("{issuer}/oauth/register"),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none"],
+            "scopes_supported": ["mcp"],
+            "authorization_response_iss_parameter_supported": true,
+            "client_id_metadata_document_supported": true,
+        })
+    );
+    let resp = app.http.get(app.url("/oauth/docs")).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp.text().await.unwrap().contains(&format!("{issuer}/mcp")));
+}
+
+async fn app_scoped_metadata_exists_for_known_apps_only(app: OAuthApp) {
+    let app_id = app.default_app_id().await;
+    let (status, _, body) = app
+        .get_json(&format!("/.well-known/oauth-protected-resource/apps/{app_id}"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["resource"], format!("{}/apps/{app_id}", app.issuer()));
+    assert_eq!(body["authorization_servers"], json!([app.issuer()]));
+    for unknown in ["NoSuchApp0000000", "not-an-id"] {
+        let (status, _, _) = app
+            .get_json(&format!("/.well-known/oauth-protected-resource/apps/{unknown}"))
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{unknown}");
+    }
+}
+
+#[tokio::test]
+async fn the_issuer_flag_sets_every_url() {
+    let app = OAuthApp::spawn("issuer_flag", Backend::Sqlite, Auth::Strict, |s| {
+        s.oauth.issuer = "HTTPS://MCP.Example.com/".into();
+    })
+    .await
+    .unwrap();
+    let (_, _, metadata) = app.get_json("/.well-known/oauth-authorization-server").await;
+    assert_eq!(metadata["issuer"], "https://mcp.example.com");
+    assert_eq!(metadata["token_endpoint"], "https://mcp.example.com/oauth/token");
+    let (_, _, resource) = app.get_json("/.well-known/oauth-protected-resource").await;
+    assert_eq!(resource["resource"], "https://mcp.example.com/mcp");
+    assert_eq!(resource["authorization_servers"], json!(["https://mcp.example.com"]));
+}
+
+#[tokio::test]
+async fn an_insecure_issuer_refuses_to_start() {
+    let mut settings = svc::Settings::load(None).unwrap();
+    settings.server.port = 0;
+    settings.server.data_dir = svc_tests::temp_dir("svc-oauth-issuer");
+    settings.oauth.enabled = true;
+    settings.oauth.issuer = "http://mcp.example.com".into();
+    let error = svc::Application::build(&settings).await.err().expect("refused");
+    assert!(error.to_string().contains("oauth.issuer"), "{error}");
+    let _ = std::fs::remove_dir_all(&settings.server.data_dir);
+}
+
+#[tokio::test]
+async fn with_oauth_off_every_oauth_path_is_404() {
+    let app = TestApp::spawn("oauth_off", Backend::Sqlite, Auth::Strict)
+        .await
+        .unwrap();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource/apps/Ab12Cd34Ef56Gh78",
+        "/.well-known/oauth-authorization-server",
+        "/oauth/authorize?response_type=code",
+        "/oauth/docs",
+    ] {
+        let status = client.get(format!("{}{path}", app.base)).send().await.unwrap().status();
+        assert_eq!(status, StatusCode::NOT_FOUND, "GET {path}");
+    }
+    for path in ["/oauth/register", "/oauth/authorize", "/oauth/token"] {
+        let status = client
+            .post(format!("{}{path}", app.base))
+            .json(&json!({ "redirect_uris": ["https://c.example.com/cb"] }))
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status, StatusCode::NOT_FOUND, "POST {path}");
+    }
+    let (status, headers, _) = app.post_raw(None, Value::Null.to_string()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        headers["www-authenticate"], r#"Bearer realm="mcp""#,
+        "bearer-only challenge"
+    );
+}
+
+/// `/openapi.json`: the document poem-openapi generates from the routes, served with OAuth on or
+/// off (it is static), naming every OAuth, discovery and pairing path with its answers.
+#[tokio::test]
+async fn the_openapi_document_names_every_route() {
+    let app = TestApp::spawn("openapi_document", Backend::Sqlite, Auth::Strict)
+        .await
+        .unwrap();
+    let resp = reqwest::get(format!("{}/openapi.json", app.base)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    let document: Value = resp.json().await.unwrap();
+    assert!(document["openapi"].as_str().unwrap().starts_with("3."), "{document}");
+    let operations = [
+        ("/.well-known/oauth-authorization-server", "get", "200"),
+        ("/.well-known/oauth-protected-resource", "get", "200"),
+        ("/.well-known/oauth-protected-resource/mcp", "get", "200"),
+        ("/.well-known/oauth-protected-resource/apps/{app_id}", "get", "200"),
+        ("/oauth/docs", "get", "200"),
+        ("/oauth/register", "post", "201"),
+        ("/oauth/authorize", "get", "302"),
+        ("/oauth/authorize", "post", "302"),
+        ("/oauth/token", "post", "200"),
+        ("/_svc/pair", "post", "201"),
+    ];
+    for (path, method, success) in operations {
+        let operation = &document["paths"][path][method];
+        assert!(
+            operation["responses"][success].is_object(),
+            "{method} {path}: {operation}"
+        );
+        assert!(
+            operation["responses"]["404"].is_object(),
+            "{method} {path} documents its 404"
+        );
+    }
+    let pair = &document["paths"]["/_svc/pair"]["post"]["responses"]["422"];
+    assert!(
+        pair["content"]["application/json; charset=utf-8"].is_object(),
+        "a bad clientName is documented: {pair}"
+    );
+    let token = &document["paths"]["/oauth/token"]["post"];
+    assert!(
+        token["requestBody"]["content"]["application/x-www-form-urlencoded"].is_object(),
+        "{token}"
+    );
+    assert_eq!(
+        document,
+        serde_json::from_str::<Value>(svc_http::openapi_document()).unwrap()
+    );
+}

@@ -39,6 +39,8 @@ pub(crate) struct AgentRoutes {
     pub mcp_apps: Option<McpApps>,
     pub tool_call_limit: Option<ToolCallLimiter>,
     pub hosted_apps: Option<AppSettingsService>,
+    /// The playground page's address, when it is served (`svc_render`'s text points to it).
+    pub playground_url: Option<String>,
 }
 
 /// The operator route `/ops` and the invite acceptance route.
@@ -109,6 +111,7 @@ pub(crate) struct RouteStates {
 
 impl HttpState {
     pub(crate) fn split(self) -> RouteStates {
+        let playground_url = self.playground_url();
         let gate = Arc::new(Gate {
             auth: self.auth.clone(),
             challenges: Challenges::of(self.oauth.as_ref()),
@@ -127,6 +130,7 @@ impl HttpState {
             mcp_apps: self.mcp_apps,
             tool_call_limit: self.tool_call_limit,
             hosted_apps: self.hosted_apps,
+            playground_url,
         });
         let ops = Arc::new(OpsRoutes {
             gate: gate.clone(),

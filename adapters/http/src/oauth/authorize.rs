@@ -187,7 +187,7 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<RestRoutes>) -
 async fn signed_out(
     req: &Request,
     oauth: &OAuth,
-    state: &HttpState,
+    state: &RestRoutes,
     request: &AuthorizationRequest,
     error: AccountServiceError,
 ) -> Response {

@@ -78,7 +78,7 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Answer<RenderOutcome> {
                 }),
             };
             // A person without an MCP-Apps host at hand sees the card on the playground page.
-            let text = match ctx.state.playground_url() {
+            let text = match &ctx.state.playground_url {
                 Some(page) => format!("rendered: {uri} (see it at {page}#{})", identity.session_id),
                 None => format!("rendered: {uri}"),
             };

@@ -1,4 +1,4 @@
-// The operator console in Debian's Chromium against a real server, run by tests/tests/browser.rs:
+// The operator console in Debian's Chromium against a real server, run by tests/tests/blackbox/browser.rs:
 // `node console.mjs <base> <key> <coupon code>` walks a self-hosted server (SQLite);
 // `node console.mjs <base> <key> <coupon code> hosted` walks the hosted-only screens of a hosted
 // server (PostgreSQL): a provider key set and removed (only its last four shown), a coupon

@@ -10,7 +10,7 @@
 // Env:   SVC_PROJECT_DIR    the project install wrote into (svc.json, .svc/installed-blueprints)
 //        SVC_BLUEPRINT_ID   the installed blueprint's id (`@scope/name@version`)
 //        SVC_TAMPER_FILE    the registry's stored file of the gadget bundle (rewritten here)
-// Run by tests/tests/registry_end_to_end.rs; exits non-zero naming the failed step.
+// Run by tests/tests/blackbox/registry_end_to_end.rs; exits non-zero naming the failed step.
 
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -38,7 +38,7 @@ function step(name) {
 
 function env(name) {
   const value = process.env[name];
-  if (!value) throw new StepFailure(`${name} is not set (see tests/tests/registry_end_to_end.rs)`);
+  if (!value) throw new StepFailure(`${name} is not set (see tests/tests/blackbox/registry_end_to_end.rs)`);
   return value;
 }
 

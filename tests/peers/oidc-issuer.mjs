@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A real OpenID provider on loopback for tests/tests/hosted_deployment.rs: npm `oidc-provider`
+// A real OpenID provider on loopback for tests/tests/blackbox/hosted_deployment.rs: npm `oidc-provider`
 // (a certified implementation) with one confidential client allowed the client-credentials
 // grant, whose access tokens are ES256 JWTs with audience = the app id given.
 //

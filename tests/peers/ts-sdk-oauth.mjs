@@ -16,7 +16,7 @@
 // the code (PKCE) and the script lists tools on /mcp with the token. With SVC_PEER_CONSENT=stdio
 // the caller plays the person instead: the script prints `ts-sdk-oauth: authorize <url>`, reads
 // the redirect's URL from stdin, and prints `ts-sdk-oauth: token <access token>` for the caller
-// to go on with (tests/tests/hosted_deployment.rs). Exits 0 on success; on a
+// to go on with (tests/tests/blackbox/hosted_deployment.rs). Exits 0 on success; on a
 // failure prints `ts-sdk-oauth: FAIL: <what>` to stderr and exits 1.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

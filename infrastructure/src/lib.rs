@@ -4,6 +4,7 @@ pub mod artifacts;
 pub mod banner;
 pub mod blueprints;
 pub mod cli;
+pub mod console_sweep;
 pub mod connections;
 pub mod embed;
 pub mod event_bus;

@@ -195,6 +195,13 @@ pub struct BlueprintRowBody {
     pub persona: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aesthetic: Option<String>,
+    /// Example props the component renders with, when stored (our field: the console previews
+    /// a blueprint with them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixture_props: Option<Value>,
+    /// Whether a compiled module is stored, so the blueprint can be mounted (a registered
+    /// component that did not compile cannot).
+    pub mountable: bool,
 }
 
 /// `svc_ops_list_blueprints`

@@ -1,5 +1,6 @@
 //! `GET /console/blueprints/<blueprintId>/preview`: one of the session's app's blueprints mounted
-//! with its fixture props, for the console's sandboxed preview frame (docs/console.md).
+//! with its fixture props (or, for a registered one that has none, props built from its
+//! contract), for the console's sandboxed preview frame (docs/console.md).
 //!
 //! The document is the per-render card document (`ui://svc/render/<id>`: the mount runtime and
 //! the compiled component inline) with no session behind it: the frame's policy grants no
@@ -15,6 +16,7 @@ use poem::{IntoResponse, Request, Response, handler};
 use serde_json::{Value, json};
 use svc_application::ports::blueprints::BlueprintRecord;
 use svc_application::services::operator::OpsBlueprintError;
+use svc_domain::contract::fixture_props;
 use svc_domain::themes::{self, ThemeMode};
 
 use super::refusal;
@@ -72,7 +74,11 @@ fn preview_bootstrap(record: &BlueprintRecord) -> Value {
     let dark = themes::css_variables(PREVIEW_THEME_ID, ThemeMode::Dark);
     json!({
         "sessionId": format!("preview-{}", record.blueprint_id),
-        "props": record.fixture_props.clone().unwrap_or_else(|| json!({})),
+        // A registered component has no stored fixture props: props built from its contract.
+        "props": record
+            .fixture_props
+            .clone()
+            .unwrap_or_else(|| fixture_props(&record.contract.props_schema())),
         "frozen": true,
         "component": { "code": record.code, "blueprintId": record.blueprint_id },
         "contract": record.contract.as_value(),

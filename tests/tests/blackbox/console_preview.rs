@@ -82,6 +82,7 @@ async fn a_blueprint_preview_mounts_the_component_with_props_and_no_connection()
     let bootstrap: Value = serde_json::from_str(&html[bootstrap_start..bootstrap_end]).unwrap();
     assert!(bootstrap["props"]["title"].is_string(), "{}", bootstrap["props"]);
     assert_eq!(bootstrap["frozen"], true);
+    assert_eq!(bootstrap["preview"], true, "the runtime opens no live channel");
     assert!(bootstrap.get("wsToken").is_none(), "no live channel: {bootstrap}");
 
     // The console page may frame its own origin (the previews) and nothing else.

@@ -3,10 +3,11 @@
 //! contract), for the console's sandboxed preview frame (docs/console.md).
 //!
 //! The document is the per-render card document (`ui://svc/render/<id>`: the mount runtime and
-//! the compiled component inline) with no session behind it: the frame's policy grants no
-//! connection at all (`connect-src 'none'`), so the runtime says live updates are off and the card
-//! shows the fixture props. A frame navigated here has this policy, not the console's (which
-//! forbids inline script); only the console may frame it.
+//! the compiled component inline) with no session behind it: the bootstrap says `preview`, so the
+//! runtime opens no live channel (the frame's policy allows no connection anyway,
+//! `connect-src 'none'`) and shows the card with the props and a "preview" line. A frame
+//! navigated here has this policy, not the console's (which forbids inline script); only the
+//! console may frame it.
 
 use std::sync::Arc;
 
@@ -27,11 +28,6 @@ use crate::route_states::ConsoleRoutes;
 
 /// The theme a preview paints with (a blueprint records none).
 const PREVIEW_THEME_ID: &str = "default";
-
-/// Where the runtime would open its live channel. `.invalid` never resolves, and the frame's
-/// policy refuses the connection before it is tried; the runtime then shows its "live updates
-/// are off" line.
-const NO_LIVE_CHANNEL: &str = "wss://preview.invalid/ws";
 
 #[handler]
 pub async fn serve(req: &Request, Path(blueprint_id): Path<String>, Data(state): Data<&Arc<ConsoleRoutes>>) -> Response {
@@ -82,7 +78,8 @@ fn preview_bootstrap(record: &BlueprintRecord) -> Value {
         "frozen": true,
         "component": { "code": record.code, "blueprintId": record.blueprint_id },
         "contract": record.contract.as_value(),
-        "wsUrl": NO_LIVE_CHANNEL,
+        // No session behind it: the runtime opens no live channel and says it is a preview.
+        "preview": true,
         "themeId": PREVIEW_THEME_ID,
         "themeMode": "light",
         "theme": light.clone().unwrap_or_default(),

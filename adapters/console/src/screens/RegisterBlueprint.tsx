@@ -19,7 +19,7 @@ const EXAMPLE_CODE = `import { useProps } from '@svc/gadgets';
 
 export default function Title() {
   const { title } = useProps<{ title: string }>();
-  return <h2>{title}</h2>;
+  return <h2>{title || 'Untitled'}</h2>;
 }`;
 
 function parsedContract(text: string): Record<string, unknown> {

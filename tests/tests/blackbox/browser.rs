@@ -36,7 +36,7 @@ use sha2::{Digest, Sha384};
 
 use svc_tests::external::{deps_present, run_with_deadline};
 use svc_tests::process::ServerProcess;
-use svc_tests::{Auth, Backend, TestApp, temp_dir};
+use svc_tests::temp_dir;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 const CHROMIUM: &str = "/usr/bin/chromium";

@@ -8,7 +8,8 @@
 // It signs in (a wrong key first: the error shows next to the field), checks the session cookie
 // is HttpOnly and unreadable from script, then walks every screen: creates and renames an app and
 // counts its system prompt; issues a key (the one-time reveal), sees it work on /mcp, revokes it
-// and sees /mcp refuse it; creates an org, invites and revokes; redeems a malformed then a real
+// and sees /mcp refuse it; creates an org, invites (again: reused) and sees the invite's status
+// listed, revokes it; redeems a malformed then a real
 // coupon; shows the blueprints' empty state, registers a blueprint and sees it mounted in its
 // sandboxed preview frame, edits its variance; hosted-only screens are absent. Each screen is
 // checked by axe-core (no serious or critical violation) at 1024 px light, 380 px (no horizontal
@@ -153,6 +154,10 @@ async function selfHostedWalk(page, axeSource) {
   await org.getByLabel('Role').selectOption('admin');
   await org.getByRole('button', { name: 'Send invite' }).click();
   await org.getByText('ada@example.com as admin: pending').waitFor();
+  step('orgs: inviting the same address again sends no second email');
+  await org.getByLabel('Invite by email').fill('ada@example.com');
+  await org.getByRole('button', { name: 'Send invite' }).click();
+  await org.getByText('ada@example.com already has a pending invite').waitFor();
   await org.getByRole('button', { name: 'Revoke invite' }).click();
   await org.getByRole('button', { name: 'Yes, revoke' }).click();
   await org.getByText('ada@example.com as admin: revoked').waitFor();

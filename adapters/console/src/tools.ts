@@ -54,6 +54,17 @@ export interface OrgMembership {
   ownerUserId: string;
   role: string;
   joinedAt: string;
+  /** The org's invites, newest first: present where the caller is an owner or admin. */
+  invites?: OrgInvite[];
+}
+
+export interface OrgInvite {
+  inviteId: string;
+  email: string;
+  role: string;
+  status: string;
+  expiresAt: string;
+  createdAt: string;
 }
 
 export interface Invite {

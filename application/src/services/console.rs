@@ -12,9 +12,9 @@ use svc_domain::contract::sha256_hex;
 use super::accounts::{AccountServiceError, SignIn};
 use super::auth::{AuthError, AuthService, Authenticated, Identity};
 use super::oauth::AccountSignIn;
-use svc_domain::wallet::Principal;
 use crate::ports::console_sessions::{ConsoleSessionStore, StoredConsoleSession};
 use crate::ports::{Clock, Ids};
+use svc_domain::wallet::Principal;
 
 /// How long a console session lasts from sign-in.
 pub const CONSOLE_SESSION_HOURS: i64 = 12;

@@ -172,7 +172,10 @@ async fn the_operator_console_shows_hosted_screens_in_chromium() {
     app.bearer = crate::hosted_support::accounts::mint_key(&url, email, Some("render"));
     let handshake = crate::hosted_support::handshake(&app, "order card").await;
     let rendered = crate::hosted_support::render(&app, &handshake, json!({})).await;
-    assert_eq!(rendered["result"]["structuredContent"]["outcome"], "rendered", "{rendered}");
+    assert_eq!(
+        rendered["result"]["structuredContent"]["outcome"], "rendered",
+        "{rendered}"
+    );
     let coupon = last_line_of(&["coupons", "issue", "--cents", "500", "--database-url", &url]);
     let base = app.base.clone();
     let run = tokio::task::spawn_blocking(move || {

@@ -44,13 +44,15 @@ async fn a_hosted_account_signs_in_with_its_email_and_password() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(body["error"]["code"], "invalid_request");
 
-    let (status, headers, body) =
-        sign_in(&app.base, json!({ "email": "Ada@Example.org", "password": PASSWORD })).await;
+    let (status, headers, body) = sign_in(&app.base, json!({ "email": "Ada@Example.org", "password": PASSWORD })).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["principalId"], user_id.as_str());
     assert_eq!(body["appLocked"], false);
     let set_cookie = headers["set-cookie"].to_str().unwrap();
-    assert!(set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Lax"), "{set_cookie}");
+    assert!(
+        set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Lax"),
+        "{set_cookie}"
+    );
 
     // The session acts for the account: its wallet (with the first sign-in's welcome credit).
     let session = open(&app.base, json!({ "email": "ada@example.org", "password": PASSWORD })).await;
@@ -61,7 +63,11 @@ async fn a_hosted_account_signs_in_with_its_email_and_password() {
         .iter()
         .filter_map(|t| t["kind"].as_str())
         .collect();
-    assert_eq!(kinds, vec!["free_credit"], "one welcome credit, on the first sign-in only");
+    assert_eq!(
+        kinds,
+        vec!["free_credit"],
+        "one welcome credit, on the first sign-in only"
+    );
 }
 
 #[tokio::test]

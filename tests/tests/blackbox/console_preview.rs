@@ -60,18 +60,29 @@ async fn a_blueprint_preview_mounts_the_component_with_props_and_no_connection()
         .unwrap()
         .clone();
     assert_eq!(row["mountable"], true, "{row}");
-    assert!(row.get("fixtureProps").is_none(), "a registered component has none: {row}");
+    assert!(
+        row.get("fixtureProps").is_none(),
+        "a registered component has none: {row}"
+    );
 
     let resp = preview(&app.base, Some(&session.cookie), &id).await;
     assert_eq!(resp.status(), StatusCode::OK);
     let policy = resp.headers()["content-security-policy"].to_str().unwrap().to_owned();
-    for directive in ["connect-src 'none'", "frame-ancestors 'self'", "default-src 'none'", "frame-src 'none'"] {
+    for directive in [
+        "connect-src 'none'",
+        "frame-ancestors 'self'",
+        "default-src 'none'",
+        "frame-src 'none'",
+    ] {
         assert!(policy.contains(directive), "{directive} missing from {policy}");
     }
     assert!(!policy.contains("unsafe-eval"), "{policy}");
     assert_eq!(resp.headers()["referrer-policy"], "no-referrer");
     let html = resp.text().await.unwrap();
-    assert!(html.contains(r#"<script type="application/json" id="svc-bootstrap">"#), "{html:.300}");
+    assert!(
+        html.contains(r#"<script type="application/json" id="svc-bootstrap">"#),
+        "{html:.300}"
+    );
     assert!(
         html.contains(&format!(r#""blueprintId":"{id}""#)),
         "the component is inline"
@@ -120,7 +131,13 @@ async fn a_preview_needs_a_session_a_known_blueprint_of_its_app_and_a_compiled_c
     assert_eq!((status, code), (StatusCode::NOT_FOUND, json!("not_mountable")));
 
     // A session locked to another app sees this blueprint as unknown.
-    let other = tool(&app.base, &session, "svc_ops_create_app", json!({ "displayName": "Other" })).await;
+    let other = tool(
+        &app.base,
+        &session,
+        "svc_ops_create_app",
+        json!({ "displayName": "Other" }),
+    )
+    .await;
     let issued = tool(
         &app.base,
         &session,

@@ -366,7 +366,16 @@ async fn an_administered_org_lists_its_invites_with_their_status(t: Tenants) {
     assert_eq!(invites[1]["inviteId"], to_builder["inviteId"]);
     assert_eq!(
         keys(&invites[0]),
-        BTreeSet::from(["inviteId", "email", "role", "inviterUserId", "status", "expiresAt", "createdAt", "revokedAt"])
+        BTreeSet::from([
+            "inviteId",
+            "email",
+            "role",
+            "inviterUserId",
+            "status",
+            "expiresAt",
+            "createdAt",
+            "revokedAt"
+        ])
     );
 
     let (status, _) = accept(&t.other_app, Some("x"), &to_builder["inviteId"]).await;
@@ -375,5 +384,8 @@ async fn an_administered_org_lists_its_invites_with_their_status(t: Tenants) {
     assert_eq!(after["orgs"][0]["invites"][1]["status"], "accepted");
     let theirs = t.other.ok("svc_ops_list_orgs", json!({})).await;
     assert_eq!(theirs["orgs"][0]["role"], "member");
-    assert!(theirs["orgs"][0].get("invites").is_none(), "a member sees no invites: {theirs}");
+    assert!(
+        theirs["orgs"][0].get("invites").is_none(),
+        "a member sees no invites: {theirs}"
+    );
 }

@@ -30,18 +30,33 @@ use crate::route_states::ConsoleRoutes;
 const PREVIEW_THEME_ID: &str = "default";
 
 #[handler]
-pub async fn serve(req: &Request, Path(blueprint_id): Path<String>, Data(state): Data<&Arc<ConsoleRoutes>>) -> Response {
+pub async fn serve(
+    req: &Request,
+    Path(blueprint_id): Path<String>,
+    Data(state): Data<&Arc<ConsoleRoutes>>,
+) -> Response {
     let session = match live_session(req, state).await {
         Ok(session) => session,
         Err(refused) => return refused.into_response(),
     };
     let Some(blueprints) = state.ops.ops.blueprints.as_ref() else {
-        return refusal(StatusCode::NOT_FOUND, "blueprint_not_found", "this server keeps no blueprints");
+        return refusal(
+            StatusCode::NOT_FOUND,
+            "blueprint_not_found",
+            "this server keeps no blueprints",
+        );
     };
-    let record = match blueprints.get(session.caller.caller.app_id.as_str(), &blueprint_id).await {
+    let record = match blueprints
+        .get(session.caller.caller.app_id.as_str(), &blueprint_id)
+        .await
+    {
         Ok(record) => record,
         Err(OpsBlueprintError::BlueprintNotFound(_)) => {
-            return refusal(StatusCode::NOT_FOUND, "blueprint_not_found", "no blueprint of this app has that id");
+            return refusal(
+                StatusCode::NOT_FOUND,
+                "blueprint_not_found",
+                "no blueprint of this app has that id",
+            );
         }
         Err(other) => {
             tracing::error!(error = ?other, "reading a blueprint for its preview failed");

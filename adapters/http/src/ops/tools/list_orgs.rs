@@ -1,7 +1,7 @@
 //! `svc_ops_list_orgs`
 
-use svc_protocol::NoArgs;
 use svc_domain::invite::Invite;
+use svc_protocol::NoArgs;
 use svc_protocol::ops_results::{OrgInviteBody, OrgMembershipBody, OrgsResult};
 
 use super::{OpsCtx, OpsTool};

@@ -5,6 +5,7 @@ pub mod banner;
 pub mod blueprints;
 pub mod cli;
 pub mod connections;
+pub mod console_sweep;
 pub mod embed;
 pub mod event_bus;
 pub mod exposure;

@@ -259,6 +259,8 @@ pub struct Application {
     bus_tasks: Option<BusTasks>,
     /// Delivers the mail outbox (`mail.smtp_url`): stopped before the pool closes.
     mail_worker: Option<crate::mail::MailWorker>,
+    /// Swept of expired rows while the server runs.
+    console_sweep: svc_application::services::console::ConsoleSessions,
     db: DatabaseConnection,
     pub local_addr: SocketAddr,
     pub base_url: String,
@@ -543,12 +545,19 @@ impl Application {
                 credits: Some(h.credits.clone()),
             }),
         };
-        let console = svc_application::services::console::ConsoleSessions::new(
+        let mut console = svc_application::services::console::ConsoleSessions::new(
             Arc::new(svc_sql::SqlConsoleSessions::new(db.clone())),
             auth.clone(),
             clock.clone(),
             ids.clone(),
         );
+        if let Some(h) = &hosted {
+            console = console.with_accounts(AccountSignIn {
+                accounts: h.accounts.clone(),
+                credits: Some(h.credits.clone()),
+            });
+        }
+        let console_sweep = console.clone();
         let tool_call_limit = tool_call_limit(settings, clock.clone())?;
         let hosted_apps = settings
             .hosted
@@ -607,6 +616,7 @@ impl Application {
             draining,
             bus_tasks,
             mail_worker,
+            console_sweep,
             db,
             local_addr,
             base_url,
@@ -622,6 +632,7 @@ impl Application {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        let sweeper = crate::console_sweep::ConsoleSweeper::start(self.console_sweep);
         let served = crate::connections::serve(
             self.acceptor,
             self.endpoint,
@@ -637,6 +648,7 @@ impl Application {
         if let Some(worker) = self.mail_worker {
             worker.stop().await;
         }
+        sweeper.stop().await;
         match tokio::time::timeout(DATABASE_CLOSE_TIMEOUT, self.db.close()).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::warn!(error = %e, "closing the database failed"),

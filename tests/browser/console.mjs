@@ -1,14 +1,17 @@
 // The operator console in Debian's Chromium against a real server, run by tests/tests/blackbox/browser.rs:
 // `node console.mjs <base> <key> <coupon code>` walks a self-hosted server (SQLite);
-// `node console.mjs <base> <key> <coupon code> hosted` walks the hosted-only screens of a hosted
-// server (PostgreSQL): a provider key set and removed (only its last four shown), a coupon
-// changing the balance and the ledger.
+// `node console.mjs <base> <email> <coupon code> hosted <password>` walks a hosted server
+// (PostgreSQL): signs in with the account's email and password (a wrong password first), a
+// provider key set and removed (only its last four shown), the account's spend in the chart, its
+// generated blueprint previewed, a coupon changing the balance and the ledger.
 //
 // It signs in (a wrong key first: the error shows next to the field), checks the session cookie
 // is HttpOnly and unreadable from script, then walks every screen: creates and renames an app and
 // counts its system prompt; issues a key (the one-time reveal), sees it work on /mcp, revokes it
-// and sees /mcp refuse it; creates an org, invites and revokes; redeems a malformed then a real
-// coupon; shows the blueprints' empty state; hosted-only screens are absent. Each screen is
+// and sees /mcp refuse it; creates an org, invites (again: reused) and sees the invite's status
+// listed, revokes it; redeems a malformed then a real
+// coupon; shows the blueprints' empty state, registers a blueprint and sees it mounted in its
+// sandboxed preview frame, edits its variance; hosted-only screens are absent. Each screen is
 // checked by axe-core (no serious or critical violation) at 1024 px light, 380 px (no horizontal
 // overflow) and dark; the nav works from the keyboard; no CSP violation is reported.
 // Screenshots: ./artifacts/console/<screen>-<variant>.png (gitignored, kept by CI), and readme.png
@@ -28,7 +31,7 @@ const ARTIFACTS = path.join(HERE, 'artifacts', 'console');
 const WIDE = 1024;
 const NARROW = 380;
 
-const [base, key, coupon, mode] = process.argv.slice(2);
+const [base, key, coupon, mode, password] = process.argv.slice(2);
 /** `hosted`: walk the hosted-only screens (provider keys, credits) instead. */
 const hosted = mode === 'hosted';
 let current = 'start';
@@ -41,7 +44,9 @@ const step = (name) => {
 async function axeFindings(page, axeSource) {
   // Injected over CDP: the console's own policy (script-src 'self') does not see it.
   await page.evaluate(`${axeSource}\n;true`);
-  const results = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  // The preview frames hold the blueprint's own component (the author's markup, not the
+  // console's), in an opaque origin axe cannot enter: the console's page is what is checked.
+  const results = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'], iframes: false }));
   return results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join('; ')}`);
@@ -149,6 +154,10 @@ async function selfHostedWalk(page, axeSource) {
   await org.getByLabel('Role').selectOption('admin');
   await org.getByRole('button', { name: 'Send invite' }).click();
   await org.getByText('ada@example.com as admin: pending').waitFor();
+  step('orgs: inviting the same address again sends no second email');
+  await org.getByLabel('Invite by email').fill('ada@example.com');
+  await org.getByRole('button', { name: 'Send invite' }).click();
+  await org.getByText('ada@example.com already has a pending invite').waitFor();
   await org.getByRole('button', { name: 'Revoke invite' }).click();
   await org.getByRole('button', { name: 'Yes, revoke' }).click();
   await org.getByText('ada@example.com as admin: revoked').waitFor();
@@ -170,6 +179,34 @@ async function selfHostedWalk(page, axeSource) {
   step('blueprints: the empty state says what to do');
   await open(page, 'blueprints');
   await page.getByText('No blueprints yet').waitFor();
+  await checkScreen(page, axeSource, 'blueprints-empty');
+
+  step('blueprints: a contract that is not JSON is explained beside the form');
+  await page.getByText('Register a blueprint').click();
+  await page.getByLabel('Contract (JSON)').fill('{ not json');
+  await page.getByRole('button', { name: 'Register blueprint' }).click();
+  await waitFor('the contract error', async () => (await page.locator('#register-error').innerText()).startsWith('contract: not JSON'));
+
+  step('blueprints: register one and see it mounted in its sandboxed preview');
+  await page.getByLabel('Contract (JSON)').fill(
+    JSON.stringify({ propsSpec: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] } }),
+  );
+  await page.getByLabel('Description (optional)').fill('A title card');
+  await page.getByRole('button', { name: 'Register blueprint' }).click();
+  await page.getByText(/^Registered /).waitFor();
+  const blueprint = page.getByRole('listitem', { name: 'Blueprint A title card' });
+  await blueprint.waitFor();
+  const frame = blueprint.locator('iframe.preview');
+  same(await frame.getAttribute('sandbox'), 'allow-scripts', 'the preview frame is sandboxed to scripts only');
+  // The default component shows its title, or 'Untitled' with the contract's fixture props ('').
+  await page.frameLocator('iframe[title="Preview of A title card"]').getByRole('heading', { name: 'Untitled' }).waitFor();
+
+  step('blueprints: edit the variance');
+  await blueprint.getByText('Edit variance').click();
+  await blueprint.getByLabel('New field').fill('tone');
+  await blueprint.getByLabel('Its value').fill('calm');
+  await blueprint.getByRole('button', { name: 'Save variance' }).click();
+  await waitFor('the saved variance', async () => (await blueprint.getByLabel('tone').inputValue()) === 'calm');
   await checkScreen(page, axeSource, 'blueprints');
 
   step('hosted-only screens are absent on a self-hosted server');
@@ -199,9 +236,23 @@ async function hostedWalk(page, axeSource) {
   await card.getByRole('button', { name: 'Yes, remove' }).click();
   await page.getByText('No provider key yet').waitFor();
 
-  step('credits: a redeemed coupon changes the balance and the ledger');
+  step('blueprints: the account\'s generated blueprint is previewed with its fixture props');
+  await open(page, 'blueprints');
+  const preview = page.locator('iframe.preview').first();
+  await preview.waitFor();
+  const previewTitle = await preview.getAttribute('title');
+  await waitFor('the generated card painted in its frame', async () =>
+    (await page.frameLocator(`iframe[title="${previewTitle}"]`).locator('#svc-root').innerText()).trim().length > 0,
+  );
+  await checkScreen(page, axeSource, 'blueprints');
+
+  step('credits: the cold render shows as spend in the chart');
   await open(page, 'credits');
   await page.getByText('Balance').waitFor();
+  await waitFor('the spend caption', async () => (await page.locator('figure.spend figcaption').innerText()).startsWith('Spent $'));
+  check((await page.locator('figure.spend svg rect.bar').count()) === 1, 'one day with spend: one bar');
+
+  step('credits: a redeemed coupon changes the balance and the ledger');
   const before = await page.locator('.figures dd').first().innerText();
   await open(page, 'coupons');
   await page.getByLabel('Coupon code').fill(coupon);
@@ -242,18 +293,27 @@ async function run() {
     await page.getByLabel('Key', { exact: true }).waitFor();
     await checkScreen(page, axeSource, 'signin');
 
-    if (!hosted) {
-      // (The hosted walk's server runs in development mode, where every key signs in.)
+    if (hosted) {
+      step('hosted: a wrong password is refused in words, then the account signs in');
+      await page.getByLabel('Email').fill(key);
+      await page.getByLabel('Password').fill('not the password');
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await waitFor('the account error', async () => (await page.locator('#account-error').innerText()).includes('email or password is not right'));
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    } else {
       step('a wrong key is refused in words next to the field');
       await page.getByLabel('Key', { exact: true }).fill('svc_user_wrong');
       await page.getByRole('button', { name: 'Sign in with a key' }).click();
       await waitFor('the key error', async () => (await page.locator('#key-error').innerText()).includes('unknown, revoked or expired'));
-    }
 
-    step('signing in with a key');
-    await page.getByLabel('Key', { exact: true }).fill(key);
-    await page.getByRole('button', { name: 'Sign in with a key' }).click();
-    await page.getByRole('heading', { name: 'Apps' }).waitFor();
+
+      step('signing in with a key');
+      await page.getByLabel('Key', { exact: true }).fill(key);
+      await page.getByRole('button', { name: 'Sign in with a key' }).click();
+      await page.getByRole('heading', { name: 'Apps' }).waitFor();
+    }
 
     step('the session cookie is HttpOnly and unreadable from script');
     const cookies = await context.cookies(`${base}/console`);
@@ -269,6 +329,7 @@ async function run() {
     step('signing out');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Key', { exact: true }).waitFor();
+    if (hosted) await page.getByLabel('Email').waitFor();
     await page.reload();
     await page.getByLabel('Key', { exact: true }).waitFor();
 

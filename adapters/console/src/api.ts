@@ -48,7 +48,9 @@ export async function currentSession(): Promise<Session | null> {
   return remember((await response.json()) as Session);
 }
 
-export async function signIn(credential: { pairCode: string } | { key: string }): Promise<Session> {
+export async function signIn(
+  credential: { pairCode: string } | { key: string } | { email: string; password: string },
+): Promise<Session> {
   const response = await fetch('/console/session', {
     method: 'POST',
     credentials: 'same-origin',

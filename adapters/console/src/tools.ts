@@ -16,6 +16,7 @@ export const TOOLS = {
   revokeKey: 'svc_ops_revoke_connector_key',
   redeemCoupon: 'svc_ops_redeem_coupon',
   listBlueprints: 'svc_ops_list_blueprints',
+  registerBlueprint: 'svc_ops_register_blueprint',
   updateBlueprint: 'svc_ops_update_blueprint',
   deleteBlueprint: 'svc_ops_delete_blueprint',
   listProviderKeys: 'svc_ops_list_provider_keys',
@@ -53,6 +54,17 @@ export interface OrgMembership {
   ownerUserId: string;
   role: string;
   joinedAt: string;
+  /** The org's invites, newest first: present where the caller is an owner or admin. */
+  invites?: OrgInvite[];
+}
+
+export interface OrgInvite {
+  inviteId: string;
+  email: string;
+  role: string;
+  status: string;
+  expiresAt: string;
+  createdAt: string;
 }
 
 export interface Invite {
@@ -74,6 +86,17 @@ export interface Blueprint {
   intent?: string;
   description?: string;
   persona?: string;
+  aesthetic?: string;
+  /** Free-form hints (`tone`, `density`, ...): merged by svc_ops_update_blueprint. */
+  variance: Record<string, unknown> | null;
+  fixtureProps?: unknown;
+  /** A compiled module is stored: the gallery can mount it. */
+  mountable: boolean;
+}
+
+export interface RegisteredBlueprint {
+  blueprintId: string;
+  codeHash: string;
 }
 
 export interface ProviderKey {

@@ -74,6 +74,9 @@ pub(crate) struct ConsoleRoutes {
     pub pairing: Option<Arc<Pairing>>,
     /// The session cookie is `Secure` (the public URL is https).
     pub secure: bool,
+    /// Account sign-in attempts count against the last `X-Forwarded-For` address (the account
+    /// pages' setting, so the console and the consent page share one budget per address).
+    pub trust_proxy: bool,
 }
 
 /// The hosted account pages (`/account/*`); `None` outside hosted mode.
@@ -122,6 +125,7 @@ impl HttpState {
         let playground_open =
             pairing.is_none() && self.auth.mode() == svc_application::services::auth::AuthMode::DevAllowAll;
         let secure = self.urls.base.starts_with("https://");
+        let accounts_trust_proxy = self.accounts.as_ref().is_some_and(|a| a.trust_proxy);
         let agent = Arc::new(AgentRoutes {
             gate: gate.clone(),
             agent: self.agent.clone(),
@@ -149,6 +153,7 @@ impl HttpState {
                 ops: ops.clone(),
                 pairing: pairing.clone(),
                 secure,
+                trust_proxy: accounts_trust_proxy,
             }),
             accounts: Arc::new(AccountRoutes { pages: self.accounts }),
             playground: Arc::new(PlaygroundRoutes {

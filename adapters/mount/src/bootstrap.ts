@@ -26,6 +26,9 @@ export interface Bootstrap {
   props?: unknown;
   /** A history card (an older epoch): keeps its props when the head moves on. */
   frozen?: boolean;
+  /** A preview (the console's blueprint gallery): the component with example props, no session
+   * behind it, so no live channel is opened. */
+  preview?: boolean;
   /** The compiled component, embedded by per-render documents so the card paints at once. */
   component?: { code?: string; blueprintId?: string };
   /** Declared gadget packages the component may import (checked by `asGadgetBundles`). */

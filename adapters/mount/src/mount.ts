@@ -74,6 +74,11 @@ export class Mount implements GadgetHost {
     const { wsUrl, sessionId, component } = this.bootstrap;
     // An embedded component paints now; the ack brings the same code (and live props) later.
     if (typeof component?.code === 'string' && component.code !== '') void this.loadComponent(component.code, asGadgetBundles(this.bootstrap.gadgetBundles));
+    if (this.bootstrap.preview) {
+      // A blueprint preview has no session: the component and its example props are all there is.
+      this.store.update({ live: 'preview' });
+      return;
+    }
     const { pollingUrl } = this.bootstrap;
     if (!wsUrl && !pollingUrl) {
       this.store.update({ phase: 'failed', live: 'failed', notice: 'This card has no live-channel address (wsUrl).' });

@@ -28,8 +28,9 @@ export type Phase = 'connecting' | 'generating' | 'ready' | 'failed';
 
 export interface CardState {
   phase: Phase;
-  /** `off`: the host's policy allows no connection to the server; the card shows what it has. */
-  live: 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed' | 'off';
+  /** `off`: the host's policy allows no connection to the server; the card shows what it has.
+   * `preview`: no session behind the card (a blueprint preview), so nothing to connect to. */
+  live: 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed' | 'off' | 'preview';
   /** How the live frames travel: the WebSocket, or `pollingUrl` where the socket is blocked. */
   transport: 'websocket' | 'polling';
   /** A message for the user: why the card failed, or a rejected action. */

@@ -47,6 +47,29 @@ pub struct OrgMembershipBody {
     /// `owner`, `admin` or `member`.
     pub role: String,
     pub joined_at: String,
+    /// Our field: the org's invites, newest first, on the rows of orgs the caller administers
+    /// (owner or admin); absent on a plain member's row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invites: Option<Vec<OrgInviteBody>>,
+}
+
+/// One invite of an org in `svc_ops_list_orgs`, with its status now (`pending`, `accepted`,
+/// `revoked` or `expired`).
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrgInviteBody {
+    pub invite_id: String,
+    pub email: String,
+    /// `admin` or `member`.
+    pub role: String,
+    pub inviter_user_id: String,
+    pub status: String,
+    pub expires_at: String,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<String>,
 }
 
 /// `svc_ops_list_orgs`
@@ -195,6 +218,13 @@ pub struct BlueprintRowBody {
     pub persona: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aesthetic: Option<String>,
+    /// Example props the component renders with, when stored (our field: the console previews
+    /// a blueprint with them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixture_props: Option<Value>,
+    /// Whether a compiled module is stored, so the blueprint can be mounted (a registered
+    /// component that did not compile cannot).
+    pub mountable: bool,
 }
 
 /// `svc_ops_list_blueprints`

@@ -42,6 +42,8 @@ pub trait InviteRepository: Send + Sync {
     /// the existing one is reused. Racing callers for one pair get one row between them.
     async fn create_or_reuse(&self, draft: InviteDraft, now: DateTime<Utc>) -> Result<InviteIssue, RepositoryError>;
     async fn get(&self, invite_id: &str) -> Result<Option<Invite>, RepositoryError>;
+    /// Every invite of the org as stored, newest first.
+    async fn list_of_org(&self, org_id: &str) -> Result<Vec<Invite>, RepositoryError>;
     /// Compare-and-set `Invite::revoke`: the invite as stored afterwards and how the revoke
     /// ended. `Rejected(AlreadyAccepted)` for an accepted invite, `Rejected(NotFound)` for none.
     async fn revoke(

@@ -9,9 +9,12 @@ use std::sync::Arc;
 use chrono::{DateTime, TimeDelta, Utc};
 use svc_domain::contract::sha256_hex;
 
+use super::accounts::{AccountServiceError, SignIn};
 use super::auth::{AuthError, AuthService, Authenticated, Identity};
+use super::oauth::AccountSignIn;
 use crate::ports::console_sessions::{ConsoleSessionStore, StoredConsoleSession};
 use crate::ports::{Clock, Ids};
+use svc_domain::wallet::Principal;
 
 /// How long a console session lasts from sign-in.
 pub const CONSOLE_SESSION_HOURS: i64 = 12;
@@ -27,6 +30,12 @@ pub enum ConsoleError {
     /// The key the session was opened with is locked to an app that was deleted.
     #[error("app {0} not found")]
     AppDeprovisioned(String),
+    /// A hosted account sign-in was refused (wrong email or password, rate limited, ...).
+    #[error(transparent)]
+    Account(AccountServiceError),
+    /// Email and password sign-in on a server without hosted accounts.
+    #[error("this server has no accounts: sign in with the pair code or a key")]
+    AccountsUnavailable,
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -63,6 +72,8 @@ pub struct ConsoleSessions {
     auth: AuthService,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
+    /// Hosted mode: email and password sign-in (and the welcome credit of a first sign-in).
+    accounts: Option<AccountSignIn>,
 }
 
 impl ConsoleSessions {
@@ -77,7 +88,54 @@ impl ConsoleSessions {
             auth,
             clock,
             ids,
+            accounts: None,
         }
+    }
+
+    /// Hosted mode: accounts sign in with their email and password.
+    pub fn with_accounts(mut self, accounts: AccountSignIn) -> Self {
+        self.accounts = Some(accounts);
+        self
+    }
+
+    /// Whether email and password sign-in is offered (hosted mode).
+    pub fn has_accounts(&self) -> bool {
+        self.accounts.is_some()
+    }
+
+    /// Signs in a hosted account with its email and password, exactly as the consent page does
+    /// (same budgets, same welcome credit on a first sign-in). The session has no key: it ends
+    /// at its expiry or on sign-out.
+    pub async fn sign_in_with_account(&self, attempt: SignIn) -> Result<OpenedSession, ConsoleError> {
+        let accounts = self.accounts.as_ref().ok_or(ConsoleError::AccountsUnavailable)?;
+        let signed_in = accounts.accounts.sign_in(attempt).await.map_err(|e| match e {
+            AccountServiceError::Storage(cause) => ConsoleError::Internal(cause.into()),
+            refused => ConsoleError::Account(refused),
+        })?;
+        let user_id = signed_in.account.user_id;
+        if signed_in.first_sign_in
+            && let Some(credits) = &accounts.credits
+        {
+            credits
+                .welcome(&Principal::user(user_id.clone()))
+                .await
+                .map_err(|e| ConsoleError::Internal(e.into()))?;
+        }
+        self.open(Identity {
+            principal_id: user_id,
+            locked_app: None,
+            key_id: None,
+        })
+        .await
+    }
+
+    /// Forgets every session past its expiry (run periodically, so rows of browsers that never
+    /// come back do not pile up).
+    pub async fn sweep_expired(&self) -> Result<(), ConsoleError> {
+        self.store
+            .delete_expired(self.clock.now())
+            .await
+            .map_err(|e| ConsoleError::Internal(e.into()))
     }
 
     /// Signs in with a bearer key (a connector key, a keys-file key, a paired key).
@@ -261,6 +319,42 @@ mod tests {
             Err(ConsoleError::SignedOut)
         ));
         assert!(w.store.0.lock().unwrap().is_empty(), "the expired row is deleted");
+    }
+
+    #[tokio::test]
+    async fn the_sweep_forgets_expired_sessions_and_keeps_live_ones() {
+        let w = world();
+        let (_, key) = issued_key(&w).await;
+        let old = w.sessions.sign_in_with_key(&key).await.unwrap();
+        w.fakes.clock.advance(TimeDelta::hours(1));
+        let young = w.sessions.sign_in_with_key(&key).await.unwrap();
+        w.fakes
+            .clock
+            .advance(TimeDelta::hours(CONSOLE_SESSION_HOURS) - TimeDelta::minutes(30));
+        w.sessions.sweep_expired().await.unwrap();
+        let kept: Vec<String> = w.store.0.lock().unwrap().iter().map(|s| s.token_hash.clone()).collect();
+        assert_eq!(kept, vec![sha256_hex(young.cookie_secret.as_bytes())]);
+        assert!(matches!(
+            w.sessions.resume(&old.cookie_secret).await,
+            Err(ConsoleError::SignedOut)
+        ));
+        assert!(w.sessions.resume(&young.cookie_secret).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn account_sign_in_needs_hosted_accounts() {
+        let w = world();
+        let attempt = SignIn {
+            email: "ada@example.com".into(),
+            password: "correct horse battery".into(),
+            client_address: None,
+            sign_up: false,
+        };
+        assert!(!w.sessions.has_accounts());
+        assert!(matches!(
+            w.sessions.sign_in_with_account(attempt).await,
+            Err(ConsoleError::AccountsUnavailable)
+        ));
     }
 
     #[tokio::test]

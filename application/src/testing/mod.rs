@@ -230,6 +230,18 @@ impl InviteRepository for InMemoryOperatorStore {
         Ok(self.state().invites.get(invite_id).cloned())
     }
 
+    async fn list_of_org(&self, org_id: &str) -> Result<Vec<Invite>, RepositoryError> {
+        let mut invites: Vec<Invite> = self
+            .state()
+            .invites
+            .values()
+            .filter(|i| i.org_id == org_id)
+            .cloned()
+            .collect();
+        invites.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.invite_id.cmp(&a.invite_id)));
+        Ok(invites)
+    }
+
     async fn revoke(
         &self,
         invite_id: &str,

@@ -36,7 +36,7 @@ use sha2::{Digest, Sha384};
 
 use svc_tests::external::{deps_present, run_with_deadline};
 use svc_tests::process::ServerProcess;
-use svc_tests::{Auth, Backend, TestApp, temp_dir};
+use svc_tests::temp_dir;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -148,32 +148,34 @@ fn the_operator_console_walks_every_screen_in_chromium() {
     }
 }
 
-/// The console's hosted-only screens (`console.mjs ... hosted`) against a hosted server on
-/// PostgreSQL (development mode, so any key signs in as `builder`): provider keys set (only the
-/// last four shown) and removed; a coupon redeemed changes the balance and the ledger; axe-core
-/// clean. Needs `SVC_TEST_DATABASE_URL` (skipped without it, unless `SVC_REQUIRE_POSTGRES=1`).
+/// The console's hosted screens (`console.mjs ... hosted`) against a hosted server on
+/// PostgreSQL that checks bearers: signs in with an account's email and password (a wrong
+/// password first), provider keys set (only the last four shown) and removed; the account's cold
+/// render (made here with its key) shows as spend in the chart and its generated blueprint is
+/// previewed with its fixture props; a coupon redeemed changes the balance and the ledger;
+/// axe-core clean. Needs `SVC_TEST_DATABASE_URL` (skipped without it, unless
+/// `SVC_REQUIRE_POSTGRES=1`).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_operator_console_shows_hosted_screens_in_chromium() {
     let test = "the_operator_console_shows_hosted_screens_in_chromium";
     if !browser_deps_present(test) {
         return;
     }
-    if std::env::var(svc_tests::POSTGRES_URL_VAR).is_err() {
-        assert!(
-            std::env::var("SVC_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-            "{test}: hosted mode needs PostgreSQL, but SVC_TEST_DATABASE_URL is unset"
-        );
-        eprintln!("skipped: {test} (hosted mode needs PostgreSQL; SVC_TEST_DATABASE_URL unset)");
+    let Some(mut app) = crate::hosted_support::accounts::hosted_strict_app(test, |_| {}).await else {
         return;
-    }
-    let master = format!("k1:{}", base64::engine::general_purpose::STANDARD.encode([1u8; 32]));
-    let app = TestApp::spawn_configured(test, Backend::Postgres, Auth::DevAllowAll, |s| {
-        s.hosted.enabled = true;
-        s.hosted.master_keys = svc::settings::SecretList::Many(vec![master]);
-    })
-    .await
-    .expect("PostgreSQL configured");
+    };
     let url = app.settings.server.database_url.clone();
+    let email = "console@example.org";
+    let password = "console walk password";
+    crate::hosted_support::accounts::create_user(&url, email, password);
+    // A cold render by the account's own key: charged to its wallet, and a generated blueprint.
+    app.bearer = crate::hosted_support::accounts::mint_key(&url, email, Some("render"));
+    let handshake = crate::hosted_support::handshake(&app, "order card").await;
+    let rendered = crate::hosted_support::render(&app, &handshake, json!({})).await;
+    assert_eq!(
+        rendered["result"]["structuredContent"]["outcome"], "rendered",
+        "{rendered}"
+    );
     let coupon = last_line_of(&["coupons", "issue", "--cents", "500", "--database-url", &url]);
     let base = app.base.clone();
     let run = tokio::task::spawn_blocking(move || {
@@ -181,9 +183,10 @@ async fn the_operator_console_shows_hosted_screens_in_chromium() {
         command
             .arg(browser_dir().join("console.mjs"))
             .arg(&base)
-            .arg("any key")
+            .arg(email)
             .arg(&coupon)
             .arg("hosted")
+            .arg(password)
             .current_dir(browser_dir());
         run_with_deadline(command, DEADLINE)
     })

@@ -12,12 +12,12 @@ on_every_backend!(mariadb, Auth::Strict => a_pair_code_opens_a_session_that_need
 on_every_backend!(Auth::Strict => revoking_the_key_ends_its_console_session);
 
 /// A console session as a browser holds it: the cookie and the CSRF token the page keeps.
-struct Session {
-    cookie: String,
-    csrf: String,
+pub(crate) struct Session {
+    pub(crate) cookie: String,
+    pub(crate) csrf: String,
 }
 
-async fn sign_in(base: &str, credential: Value) -> (StatusCode, HeaderMap, Value) {
+pub(crate) async fn sign_in(base: &str, credential: Value) -> (StatusCode, HeaderMap, Value) {
     let resp = reqwest::Client::new()
         .post(format!("{base}/console/session"))
         .json(&credential)
@@ -31,7 +31,7 @@ async fn sign_in(base: &str, credential: Value) -> (StatusCode, HeaderMap, Value
     )
 }
 
-async fn open(base: &str, credential: Value) -> Session {
+pub(crate) async fn open(base: &str, credential: Value) -> Session {
     let (status, headers, body) = sign_in(base, credential).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let set_cookie = headers["set-cookie"].to_str().unwrap();
@@ -43,7 +43,7 @@ async fn open(base: &str, credential: Value) -> Session {
 }
 
 /// POSTs one JSON-RPC message to `/console/ops` with the cookie and the given CSRF header.
-async fn console_ops(
+pub(crate) async fn console_ops(
     base: &str,
     cookie: Option<&str>,
     csrf: Option<&str>,
@@ -77,7 +77,7 @@ async fn ops_call(base: &str, bearer: &str, name: &str, arguments: Value) -> Val
         .unwrap()
 }
 
-async fn tool(base: &str, session: &Session, name: &str, arguments: Value) -> Value {
+pub(crate) async fn tool(base: &str, session: &Session, name: &str, arguments: Value) -> Value {
     let (status, body) = console_ops(
         base,
         Some(&session.cookie),

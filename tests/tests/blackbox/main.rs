@@ -22,6 +22,8 @@ mod body_limits;
 mod browser;
 mod cli;
 mod connections;
+mod console_accounts;
+mod console_preview;
 mod console_session;
 mod crash;
 mod deployment;

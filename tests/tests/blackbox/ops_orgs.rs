@@ -26,6 +26,7 @@ with_tenants!(
     revoking_follows_the_state_table,
     an_accepted_invite_makes_a_member_with_the_invited_role,
     only_owners_and_admins_administer_invites,
+    an_administered_org_lists_its_invites_with_their_status,
     another_tenant_sees_no_org_and_no_invite,
     concurrent_revokes_yield_one_revoked,
 );
@@ -76,7 +77,7 @@ async fn creating_an_org_makes_the_caller_its_owner(app: TestApp) {
     let listed = ops.ok("svc_ops_list_orgs", json!({})).await;
     assert_eq!(
         listed["orgs"],
-        json!([{ "orgId": org["orgId"], "name": "Acme", "ownerUserId": "owner", "role": "owner", "joinedAt": org["createdAt"] }])
+        json!([{ "orgId": org["orgId"], "name": "Acme", "ownerUserId": "owner", "role": "owner", "joinedAt": org["createdAt"], "invites": [] }])
     );
 }
 
@@ -338,4 +339,53 @@ async fn a_key_locked_to_a_deleted_app_cannot_accept(app: TestApp) {
     let (status, body) = accept(&app, issued["plaintextKey"].as_str(), &invited["inviteId"]).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(body["error"]["code"], "app_deprovisioned", "{body}");
+}
+
+/// Our field (docs/ops.md): `svc_ops_list_orgs` lists an org's invites, newest first with their
+/// status now, on the rows of orgs the caller owns or administers, and not on a member's row.
+async fn an_administered_org_lists_its_invites_with_their_status(t: Tenants) {
+    let org = create_org(&t.owner, "Acme").await;
+    let to_builder = invite(&t.owner, &org, "builder@example.com", "member").await;
+    let to_dave = invite(&t.owner, &org, "dave@example.com", "admin").await;
+    t.owner
+        .ok("svc_ops_revoke_invite", json!({ "inviteId": to_dave["inviteId"] }))
+        .await;
+    let listed = t.owner.ok("svc_ops_list_orgs", json!({})).await;
+    let invites = listed["orgs"][0]["invites"].as_array().unwrap().clone();
+    let summary: Vec<(Value, Value, Value)> = invites
+        .iter()
+        .map(|i| (i["email"].clone(), i["role"].clone(), i["status"].clone()))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (json!("dave@example.com"), json!("admin"), json!("revoked")),
+            (json!("builder@example.com"), json!("member"), json!("pending")),
+        ]
+    );
+    assert_eq!(invites[1]["inviteId"], to_builder["inviteId"]);
+    assert_eq!(
+        keys(&invites[0]),
+        BTreeSet::from([
+            "inviteId",
+            "email",
+            "role",
+            "inviterUserId",
+            "status",
+            "expiresAt",
+            "createdAt",
+            "revokedAt"
+        ])
+    );
+
+    let (status, _) = accept(&t.other_app, Some("x"), &to_builder["inviteId"]).await;
+    assert_eq!(status, StatusCode::OK);
+    let after = t.owner.ok("svc_ops_list_orgs", json!({})).await;
+    assert_eq!(after["orgs"][0]["invites"][1]["status"], "accepted");
+    let theirs = t.other.ok("svc_ops_list_orgs", json!({})).await;
+    assert_eq!(theirs["orgs"][0]["role"], "member");
+    assert!(
+        theirs["orgs"][0].get("invites").is_none(),
+        "a member sees no invites: {theirs}"
+    );
 }

@@ -1,5 +1,6 @@
-// Blueprints: the app's stored components, searchable by intent; make one the operator default
-// of its contract, or delete it.
+// Blueprints: the app's stored components, searchable by intent, each mounted live with its
+// fixture props; register your own, edit a variance, make one the operator default of its
+// contract, or delete it.
 
 import { useCallback, useState } from 'react';
 
@@ -7,9 +8,12 @@ import type { ScreenProps } from '../App';
 import { callTool } from '../api';
 import { TOOLS, type Blueprint } from '../tools';
 import { Busy, ConfirmButton, Empty, ErrorText, formatTime, useAction } from '../ui';
+import { BlueprintPreview } from './BlueprintPreview';
+import { RegisterBlueprint } from './RegisterBlueprint';
 import { useList } from './useList';
+import { VarianceEditor } from './VarianceEditor';
 
-export function BlueprintsScreen(_: ScreenProps) {
+export function BlueprintsScreen({ tools }: ScreenProps) {
   const [query, setQuery] = useState('');
   const [applied, setApplied] = useState('');
   const blueprints = useList(
@@ -23,8 +27,9 @@ export function BlueprintsScreen(_: ScreenProps) {
     <>
       <p className="lead">
         Blueprints are the components your agents' cards reuse. They appear as agents render cards, or when registered
-        with <code>svc_ops_register_blueprint</code>.
+        below. Each is shown live with its example props.
       </p>
+      {tools.includes(TOOLS.registerBlueprint) && <RegisterBlueprint onRegistered={blueprints.reload} />}
       <form
         className="inline-form"
         role="search"
@@ -43,7 +48,7 @@ export function BlueprintsScreen(_: ScreenProps) {
         <Empty>
           {applied
             ? 'No blueprint matches those words: try fewer or other words.'
-            : 'No blueprints yet: they appear when an agent renders a card in this app.'}
+            : 'No blueprints yet: they appear when an agent renders a card in this app, or register one above.'}
         </Empty>
       )}
       <ul className="cards">
@@ -75,6 +80,7 @@ function BlueprintCard({ blueprint, onChanged }: { blueprint: Blueprint; onChang
       <h3>
         {title} {blueprint.isOperatorDefault && <span className="badge">Operator default</span>}
       </h3>
+      <BlueprintPreview blueprintId={id} title={title} mountable={blueprint.mountable} />
       <dl className="facts">
         <dt>Generator</dt>
         <dd>{blueprint.generator}</dd>
@@ -91,6 +97,10 @@ function BlueprintCard({ blueprint, onChanged }: { blueprint: Blueprint; onChang
           </>
         )}
       </dl>
+      <details className="variance-details">
+        <summary>Edit variance</summary>
+        <VarianceEditor blueprint={blueprint} onSaved={onChanged} />
+      </details>
       <div className="actions">
         {!blueprint.isOperatorDefault && (
           <button type="button" onClick={() => void makeDefault.run()} disabled={makeDefault.running}>

@@ -1,4 +1,5 @@
-// Credits (hosted only): the balance, lifetime figures and the ledger, a page at a time.
+// Credits (hosted only): the balance, lifetime figures, spend over time and the ledger, a page
+// at a time.
 
 import { useCallback, useEffect, useState } from 'react';
 
@@ -6,6 +7,7 @@ import type { ScreenProps } from '../App';
 import { callTool } from '../api';
 import { TOOLS, type CreditTransaction, type Wallet } from '../tools';
 import { Busy, Empty, ErrorText, formatCents, formatTime, useAction } from '../ui';
+import { SpendChart } from './SpendChart';
 
 const PAGE = 20;
 
@@ -60,6 +62,8 @@ export function CreditsScreen({ tools }: ScreenProps) {
       )}
       {canList && (
         <>
+          <h3>Spend per day</h3>
+          {rows && <SpendChart rows={rows} />}
           <h3>Ledger</h3>
           {rows?.length === 0 && <Empty>No transactions yet: redeem a coupon to add credit.</Empty>}
           <ul className="rows" aria-label="Ledger">

@@ -1,11 +1,11 @@
-// Orgs and invites: create an org, invite by email with a role, revoke an invite. There is no
-// tool that lists an org's invites, so the invites shown are those sent from this page.
+// Orgs and invites: create an org, invite by email with a role, see each invite's status (the
+// invites svc_ops_list_orgs lists for the orgs you administer), revoke a pending one.
 
 import { useCallback, useState } from 'react';
 
 import type { ScreenProps } from '../App';
 import { callTool } from '../api';
-import { TOOLS, type Invite, type OrgMembership } from '../tools';
+import { TOOLS, type Invite, type OrgInvite, type OrgMembership } from '../tools';
 import { Busy, ConfirmButton, Empty, ErrorText, formatTime, useAction } from '../ui';
 import { useList } from './useList';
 
@@ -48,24 +48,26 @@ export function OrgsScreen(_: ScreenProps) {
       {orgs.items?.length === 0 && <Empty>You are in no org yet: create one above, then invite your team.</Empty>}
       <ul className="cards">
         {orgs.items?.map((org) => (
-          <OrgCard key={org.orgId} org={org} />
+          <OrgCard key={org.orgId} org={org} onChanged={orgs.reload} />
         ))}
       </ul>
     </>
   );
 }
 
-function OrgCard({ org }: { org: OrgMembership }) {
+function OrgCard({ org, onChanged }: { org: OrgMembership; onChanged: () => Promise<void> }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState('member');
-  const [invites, setInvites] = useState<Invite[]>([]);
+  const [reused, setReused] = useState<string | null>(null);
+  const invites = org.invites ?? [];
   const id = org.orgId;
   const invite = useAction(
     useCallback(async () => {
       const sent = await callTool<Invite>(TOOLS.inviteToOrg, { orgId: id, email, role });
-      setInvites((all) => [sent, ...all.filter((i) => i.inviteId !== sent.inviteId)]);
+      setReused(sent.reused ? sent.email : null);
       setEmail('');
-    }, [id, email, role]),
+      await onChanged();
+    }, [id, email, role, onChanged]),
   );
   const canInvite = org.role === 'owner' || org.role === 'admin';
   return (
@@ -102,13 +104,17 @@ function OrgCard({ org }: { org: OrgMembership }) {
           <button type="submit" disabled={invite.running}>
             {invite.running ? 'Inviting…' : 'Send invite'}
           </button>
+          <p role="status" className="meta">
+            {reused ? `${reused} already has a pending invite: no second email was sent.` : ''}
+          </p>
           <ErrorText id={`org-${id}-invite-error`} error={invite.error} />
         </form>
       )}
+      {canInvite && invites.length === 0 && <Empty>No invites yet: invite someone by email above.</Empty>}
       {invites.length > 0 && (
-        <ul className="rows" aria-label={`Invites sent to ${org.name}`}>
+        <ul className="rows" aria-label={`Invites of ${org.name}`}>
           {invites.map((i) => (
-            <InviteRow key={i.inviteId} invite={i} onRevoked={(status) => setInvites((all) => all.map((x) => (x.inviteId === i.inviteId ? { ...x, status } : x)))} />
+            <InviteRow key={i.inviteId} invite={i} onRevoked={onChanged} />
           ))}
         </ul>
       )}
@@ -116,18 +122,18 @@ function OrgCard({ org }: { org: OrgMembership }) {
   );
 }
 
-function InviteRow({ invite, onRevoked }: { invite: Invite; onRevoked: (status: string) => void }) {
+function InviteRow({ invite, onRevoked }: { invite: OrgInvite; onRevoked: () => Promise<void> }) {
   const revoke = useAction(
     useCallback(async () => {
-      const result = await callTool<{ status: string }>(TOOLS.revokeInvite, { inviteId: invite.inviteId });
-      onRevoked(result.status);
+      await callTool(TOOLS.revokeInvite, { inviteId: invite.inviteId });
+      await onRevoked();
     }, [invite.inviteId, onRevoked]),
   );
   return (
     <li>
       <span>
         {invite.email} as {invite.role}: <strong>{invite.status}</strong>
-        {invite.reused ? ' (already pending; no second email)' : ''}, expires {formatTime(invite.expiresAt)}
+        {invite.status === 'pending' ? `, expires ${formatTime(invite.expiresAt)}` : `, sent ${formatTime(invite.createdAt)}`}
       </span>
       {invite.status === 'pending' && (
         <ConfirmButton

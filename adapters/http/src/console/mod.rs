@@ -1,11 +1,13 @@
 //! The operator console (docs/console.md): `GET /console` serves the single-page app (built from
 //! adapters/console), `/console/session` signs in and out, `/console/ops` runs the `/ops` tools
-//! with the session's caller. The app calls nothing else, so every screen is exactly what an
+//! with the session's caller, `/console/blueprints/<id>/preview` mounts a blueprint for the
+//! gallery's sandboxed frame. The app calls nothing else, so every screen is exactly what an
 //! operator agent can do on `/ops`.
 
 mod assets;
 mod cookie;
 mod ops;
+mod preview;
 mod session;
 
 use poem::{Endpoint, EndpointExt, Route, get, post};
@@ -23,6 +25,7 @@ pub(crate) fn routes(guard: HostGuard) -> impl Endpoint {
             post(session::sign_in).get(session::status).delete(session::sign_out),
         )
         .at("/ops", post(ops::post_console_ops))
+        .at("/blueprints/:blueprint_id/preview", get(preview::serve))
         .with(guard)
 }
 

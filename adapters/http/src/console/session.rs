@@ -1,10 +1,11 @@
 //! `/console/session`: sign in (`POST`, the pair code or a key), the current session (`GET`, which
 //! hands the page its CSRF token again after a reload) and sign out (`DELETE`).
 //!
-//! `POST { pairCode }` or `POST { key }` answers 201 `{ csrfToken, expiresAt, principalId, appId,
-//! appLocked }` with the session cookie; a wrong code is 401 `invalid_pair_code`, an unknown,
-//! revoked or expired key 401 `invalid_key`, pair-code guesses share the 5-a-minute budget of
-//! `/_svc/pair` (429 `rate_limited`).
+//! `POST { pairCode }`, `POST { key }` or (hosted) `POST { email, password }` answers 201
+//! `{ csrfToken, expiresAt, principalId, appId, appLocked }` with the session cookie; a wrong code
+//! is 401 `invalid_pair_code`, an unknown, revoked or expired key 401 `invalid_key`, a wrong email
+//! or password 401 `invalid_credentials`; pair-code guesses share the 5-a-minute budget of
+//! `/_svc/pair`, account attempts the budgets of the consent page's sign-in (429 `rate_limited`).
 
 use std::sync::Arc;
 
@@ -14,10 +15,13 @@ use poem::{IntoResponse, Request, Response, handler};
 use serde::Deserialize;
 use serde_json::json;
 use subtle::ConstantTimeEq;
+use svc_application::services::accounts::{AccountServiceError, SignIn as AccountSignIn};
 use svc_application::services::console::{CONSOLE_SESSION_HOURS, ConsoleError, ConsoleSessions, ResumedSession};
 use svc_application::services::pairing::PairingError;
+use svc_application::services::rate_limit::address_key;
 
 use super::{cookie, refusal};
+use crate::client_address::client_ip;
 use crate::route_states::ConsoleRoutes;
 use crate::tools::iso;
 
@@ -32,6 +36,9 @@ const PAIRED_KEY_NAME: &str = "console";
 pub struct SignIn {
     pair_code: Option<String>,
     key: Option<String>,
+    /// Hosted mode: an account's email, with its `password`.
+    email: Option<String>,
+    password: Option<String>,
 }
 
 /// Why a console request is not served; each answers its own status and code.
@@ -83,21 +90,31 @@ pub async fn sign_in(req: &Request, Json(body): Json<SignIn>, Data(state): Data<
         Ok(s) => s,
         Err(refused) => return refused.into_response(),
     };
-    let key = match (body.pair_code, body.key) {
-        (Some(code), None) => match paired_key(req, state, &code).await {
-            Ok(key) => key,
+    let opened = match (body.pair_code, body.key, body.email) {
+        (Some(code), None, None) => match paired_key(req, state, &code).await {
+            Ok(key) => sessions.sign_in_with_key(&key).await,
             Err(refused) => return refused.into_response(),
         },
-        (None, Some(key)) => key,
+        (None, Some(key), None) => sessions.sign_in_with_key(&key).await,
+        (None, None, Some(email)) => {
+            let attempt = AccountSignIn {
+                email,
+                // A password is taken as typed: spaces are characters of it.
+                password: body.password.unwrap_or_default(),
+                client_address: Some(address_key(client_ip(req, state.trust_proxy)).to_string()),
+                sign_up: false,
+            };
+            sessions.sign_in_with_account(attempt).await
+        }
         _ => {
             return refusal(
                 StatusCode::BAD_REQUEST,
                 "invalid_request",
-                "send either pairCode or key",
+                "send one of pairCode, key, or email with password",
             );
         }
     };
-    let opened = match sessions.sign_in_with_key(&key).await {
+    let opened = match opened {
         Ok(opened) => opened,
         Err(ConsoleError::SignedOut) => {
             return refusal(
@@ -106,7 +123,7 @@ pub async fn sign_in(req: &Request, Json(body): Json<SignIn>, Data(state): Data<
                 "this key is unknown, revoked or expired",
             );
         }
-        Err(other) => return failure(other),
+        Err(other) => return sign_in_failure(req, state, other),
     };
     let resumed = match sessions.resume(&opened.cookie_secret).await {
         Ok(resumed) => resumed,
@@ -190,6 +207,35 @@ fn session_body(resumed: &ResumedSession) -> serde_json::Value {
     })
 }
 
+/// A refused account sign-in: the same words for an unknown email and a wrong password; a spent
+/// budget is the consent page's 429.
+fn sign_in_failure(req: &Request, state: &ConsoleRoutes, error: ConsoleError) -> Response {
+    match error {
+        ConsoleError::Account(AccountServiceError::RateLimited { retry_after, quota }) => {
+            let seconds = u64::try_from(retry_after.num_milliseconds())
+                .unwrap_or(0)
+                .div_ceil(1000)
+                .max(1);
+            let ip = client_ip(req, state.trust_proxy);
+            crate::rate_limited::rate_limited(quota, ip, "too many sign-in attempts", seconds)
+        }
+        ConsoleError::Account(AccountServiceError::Refused) => refusal(
+            StatusCode::UNAUTHORIZED,
+            "invalid_credentials",
+            "the email or password is not right",
+        ),
+        ConsoleError::Account(AccountServiceError::Rule(rule)) => {
+            refusal(StatusCode::BAD_REQUEST, "invalid_request", &rule.to_string())
+        }
+        ConsoleError::AccountsUnavailable => refusal(
+            StatusCode::BAD_REQUEST,
+            "account_sign_in_unavailable",
+            "this server has no accounts: sign in with the pair code or a key",
+        ),
+        other => failure(other),
+    }
+}
+
 fn failure(error: ConsoleError) -> Response {
     match error {
         ConsoleError::SignedOut => refusal(
@@ -202,8 +248,8 @@ fn failure(error: ConsoleError) -> Response {
             "app_deprovisioned",
             &format!("the app {app} this session's key is locked to was deleted"),
         ),
-        ConsoleError::Internal(cause) => {
-            tracing::error!(error = ?cause, "console session failed");
+        ConsoleError::Internal(_) | ConsoleError::Account(_) | ConsoleError::AccountsUnavailable => {
+            tracing::error!(error = ?error, "console session failed");
             refusal(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", "internal error")
         }
     }

@@ -63,7 +63,7 @@ fn script_source(source: &str) -> String {
     out
 }
 
-fn document(bootstrap: &Value) -> String {
+pub(crate) fn document(bootstrap: &Value) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>svc render</title>\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"></head>\

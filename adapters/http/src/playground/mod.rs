@@ -10,7 +10,7 @@
 //!   page's sandboxed frame, under the policy built from the resource's declared `_meta.ui.csp`.
 
 mod card;
-mod policy;
+pub(crate) mod policy;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::{NotSet, Set},
-    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QuerySelect,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{InviteRepository, TransitionError};
@@ -90,6 +90,19 @@ impl InviteRepository for SeaOrmInviteRepository {
 
     async fn get(&self, invite_id: &str) -> Result<Option<Invite>, RepositoryError> {
         self.load(&self.db, invite_id, false).await
+    }
+
+    async fn list_of_org(&self, org_id: &str) -> Result<Vec<Invite>, RepositoryError> {
+        org_invites::Entity::find()
+            .filter(org_invites::Column::OrgId.eq(org_id))
+            .order_by_desc(org_invites::Column::CreatedAt)
+            .order_by_desc(org_invites::Column::Id)
+            .all(&self.db)
+            .await
+            .map_err(repository_error)?
+            .into_iter()
+            .map(invite_from_row)
+            .collect()
     }
 
     async fn revoke(

@@ -359,6 +359,15 @@ impl OpsBlueprintService {
             .collect())
     }
 
+    /// One of the app's blueprints (another app's answers as an unknown one).
+    pub async fn get(&self, app_id: &str, blueprint_id: &str) -> Result<BlueprintRecord, OpsBlueprintError> {
+        self.repository
+            .get(blueprint_id)
+            .await?
+            .filter(|b| b.app_id == app_id)
+            .ok_or_else(|| OpsBlueprintError::BlueprintNotFound(blueprint_id.to_owned()))
+    }
+
     /// Applies the operator's change; the updated time.
     pub async fn update(&self, app_id: &str, command: UpdateBlueprint) -> Result<DateTime<Utc>, OpsBlueprintError> {
         let not_found = || OpsBlueprintError::BlueprintNotFound(command.blueprint_id.clone());

@@ -111,6 +111,20 @@ impl OrgService {
         }
     }
 
+    /// The invites of an org the caller administers, newest first, each with its status now (a
+    /// pending invite past its expiry is `expired`). A member who is not an owner or admin is
+    /// denied; a caller outside the org is told it has none to see.
+    pub async fn invites_of(&self, org_id: &str, caller_user_id: &str) -> Result<Vec<Invite>, OrgServiceError> {
+        let membership = self.orgs.membership(org_id, caller_user_id).await?;
+        org::ensure_administers(membership.as_ref())?;
+        let now = self.clock.now();
+        let mut invites = self.invites.list_of_org(org_id).await?;
+        for invite in &mut invites {
+            invite.status = invite.status_at(now);
+        }
+        Ok(invites)
+    }
+
     /// The caller's memberships (`svc_ops_list_orgs`).
     pub async fn list_orgs(&self, caller_user_id: &str) -> Result<Vec<OrgMembershipRecord>, OrgServiceError> {
         Ok(self.orgs.list_memberships_of_user(caller_user_id).await?)

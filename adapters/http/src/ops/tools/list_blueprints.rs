@@ -57,5 +57,7 @@ fn row(record: &BlueprintRecord) -> BlueprintRowBody {
         description: record.description.clone(),
         persona: record.persona.clone(),
         aesthetic: record.aesthetic.clone(),
+        fixture_props: record.fixture_props.clone(),
+        mountable: !record.code.is_empty(),
     }
 }

@@ -18,7 +18,7 @@ use svc_application::services::oauth::{
     AccountSignIn, ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
 };
 use svc_application::services::operator::{
-    ConnectorKeyService, CouponService, OpsBlueprintPorts, OpsBlueprintService, OrgService,
+    ConnectorKeyService, CouponService, InviteLinks, OpsBlueprintPorts, OpsBlueprintService, OrgService,
 };
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
 use svc_application::services::rate_limit::WindowQuota;
@@ -296,16 +296,22 @@ fn ops_domains(
     blueprints: impl FnOnce() -> OpsBlueprintService,
     clock: &Arc<dyn Clock>,
     ids: &Arc<dyn Ids>,
+    invite_links: Option<InviteLinks>,
 ) -> OpsDomains {
     let wired = &settings.ops;
     let orgs = || {
-        OrgService::new(
+        let service = OrgService::new(
             Arc::new(SeaOrmOrgRepository::new(db.clone())),
             Arc::new(SeaOrmInviteRepository::new(db.clone())),
             Arc::new(SeaOrmMailOutbox::new(db.clone())),
             clock.clone(),
             ids.clone(),
-        )
+        );
+        // Hosted: invite mails carry the one-time link that can create the account.
+        match invite_links {
+            Some(links) => service.linking(links),
+            None => service,
+        }
     };
     OpsDomains {
         apps: wired.apps.then(|| apps.clone()),
@@ -496,6 +502,7 @@ impl Application {
             ops_blueprints,
             &clock,
             &ids,
+            hosted.as_ref().map(|h| h.invite_links.clone()),
         );
         // Provider keys and credits: hosted only, absent from a self-hosted tools/list.
         let ops = OpsDomains {
@@ -587,6 +594,7 @@ impl Application {
             hosted_apps,
             accounts: hosted.as_ref().map(|h| svc_http::AccountPages {
                 accounts: h.accounts.clone(),
+                invites: h.invite_signup.clone(),
                 trust_proxy: settings.oauth.trust_proxy,
             }),
             pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),

@@ -100,7 +100,7 @@ impl RecordingMailer {
 
 #[async_trait::async_trait]
 impl Mailer for RecordingMailer {
-    async fn send_invite(&self, invite: &Invite) -> Result<(), MailerError> {
+    async fn send_invite(&self, invite: &Invite, _accept_url: Option<&str>) -> Result<(), MailerError> {
         if self.fail_next.swap(false, Ordering::SeqCst) {
             return Err(MailerError(anyhow::anyhow!("mailer told to fail")));
         }

@@ -35,6 +35,7 @@ mod generation_queue;
 mod hosted_accounts;
 mod hosted_credits;
 mod hosted_deployment;
+mod hosted_invites;
 mod hosted_mode;
 mod hosted_provider_keys;
 mod hosted_sign_in;

@@ -1,13 +1,16 @@
 use std::sync::Arc;
 
 use serde::Serialize;
+use svc_domain::account::token::{TOKEN_CHARS, token_hash};
 use svc_domain::invite::{
     EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole, InviteStatus,
 };
 use svc_domain::org::{self, Org, OrgError, OrgMembership, OrgMembershipRecord};
 
 use super::INTERNAL_ERROR_CODE;
-use crate::ports::operator::{InviteRepository, Mailer, MailerError, OrgRepository, TransitionError};
+use crate::ports::operator::{
+    InviteLinkRepository, InviteRepository, Mailer, MailerError, OrgRepository, TransitionError,
+};
 use crate::ports::{Clock, Ids, RepositoryError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,11 +88,24 @@ impl From<TransitionError<InviteError>> for OrgServiceError {
     }
 }
 
+/// The page an invite mail's one-time link opens (served by the HTTP adapter in hosted mode).
+pub const INVITE_PATH: &str = "/account/invite";
+
+/// Where invite mails' one-time links point and where their token hashes are kept (hosted
+/// mode, where accepting an invite can create the account).
+#[derive(Clone)]
+pub struct InviteLinks {
+    pub links: Arc<dyn InviteLinkRepository>,
+    /// The public base URL links start with (`<base>/account/invite?token=...`).
+    pub base_url: String,
+}
+
 /// Orgs, memberships and invites.
 pub struct OrgService {
     orgs: Arc<dyn OrgRepository>,
     invites: Arc<dyn InviteRepository>,
     mailer: Arc<dyn Mailer>,
+    links: Option<InviteLinks>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
 }
@@ -106,8 +122,17 @@ impl OrgService {
             orgs,
             invites,
             mailer,
+            links: None,
             clock,
             ids,
+        }
+    }
+
+    /// Invite mails carry a one-time link to `/account/invite` (hosted mode).
+    pub fn linking(self, links: InviteLinks) -> Self {
+        Self {
+            links: Some(links),
+            ..self
         }
     }
 
@@ -143,12 +168,29 @@ impl OrgService {
         };
         let issue = self.invites.create_or_reuse(draft, self.clock.now()).await?;
         if let InviteIssue::Created { invite, .. } = &issue {
-            self.mailer.send_invite(invite).await?;
+            let accept_url = self.issue_link(invite).await?;
+            self.mailer.send_invite(invite, accept_url.as_deref()).await?;
         }
         Ok(InviteIssued {
             reused: issue.reused(),
             invite: issue.invite().clone(),
         })
+    }
+
+    /// A fresh one-time link for `invite`, its token's hash stored; `None` without links.
+    async fn issue_link(&self, invite: &Invite) -> Result<Option<String>, OrgServiceError> {
+        let Some(links) = &self.links else {
+            return Ok(None);
+        };
+        let token = self.ids.base62(TOKEN_CHARS);
+        links
+            .links
+            .insert(&token_hash(&token), &invite.invite_id, self.clock.now())
+            .await?;
+        Ok(Some(format!(
+            "{}{INVITE_PATH}?token={token}",
+            links.base_url.trim_end_matches('/')
+        )))
     }
 
     /// Revokes an invite by compare-and-set. A caller outside the invite's org is told the

@@ -84,6 +84,8 @@ pub struct AppSettings {
     /// Where the issuer's keys are; `None`: found by OpenID Connect discovery on the issuer.
     pub jwks_url: Option<String>,
     pub denied_subjects: Vec<String>,
+    /// The org the app belongs to: its renders are charged to the org's wallet.
+    pub org_id: Option<String>,
 }
 
 /// One `svc apps configure` call: each field given replaces the stored one, the rest stay.
@@ -98,6 +100,8 @@ pub struct AppSettingsChange {
     pub jwks_url: Option<String>,
     /// Added to the deny list (subjects already there stay).
     pub deny_subjects: Vec<String>,
+    /// `Some(Some(org))` puts the app in an org, `Some(None)` takes it out, `None` leaves it.
+    pub org_id: Option<Option<String>>,
 }
 
 impl AppSettings {
@@ -139,6 +143,12 @@ impl AppSettings {
         }
         if let Some(jwks) = change.jwks_url {
             next.jwks_url = Some(checked_url("JWKS URL", jwks)?);
+        }
+        if let Some(org) = change.org_id {
+            next.org_id = match org {
+                Some(id) => checked_names("org id", vec![id])?.pop(),
+                None => None,
+            };
         }
         for subject in checked_names("denied subjects", change.deny_subjects)? {
             if !next.denies(&subject) {

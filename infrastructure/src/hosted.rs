@@ -8,7 +8,7 @@ use base64::Engine;
 use sea_orm::DatabaseConnection;
 use svc_application::ports::{Clock, Ids};
 use svc_application::services::accounts::{AccountLinks, AccountService, InviteSignup};
-use svc_application::services::hosted::{GenerationAccount, GenerationPricing, ProviderKeyService};
+use svc_application::services::hosted::{AppPayers, GenerationAccount, GenerationPricing, ProviderKeyService};
 use svc_application::services::operator::{CreditService, InviteLinks};
 use svc_domain::account::SignupMode;
 use svc_domain::provider_key::{Keyring, MasterKey};
@@ -160,7 +160,11 @@ pub fn plane(
         price: price(settings)?,
         default_generator: settings.generation.default_generator.clone(),
     };
-    let account = GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing);
+    let account =
+        GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing).with_app_payers(AppPayers {
+            settings: crate::per_app::app_settings(db),
+            apps: Arc::new(svc_sql::agent::SeaOrmAppRepository::new(db.clone())),
+        });
     let accounts = account_service(settings, db, clock.clone(), ids.clone())
         .limited_by(Arc::new(SqlSharedWindows::new(db.clone())))
         .mailing(AccountLinks {

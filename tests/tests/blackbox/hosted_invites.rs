@@ -221,7 +221,7 @@ async fn an_invite_binds_an_existing_account_by_signing_in_and_refuses_each_bad_
     scalar_text(
         &db,
         &format!(
-            "UPDATE org_invites SET expires_at = now() - interval '1 minute' WHERE invite_id = '{}' RETURNING 'x'",
+            "UPDATE org_invites SET expires_at = now() - interval '1 minute' WHERE id = '{}' RETURNING 'x'",
             expired["inviteId"].as_str().unwrap()
         ),
     )

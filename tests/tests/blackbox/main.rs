@@ -37,6 +37,7 @@ mod hosted_credits;
 mod hosted_deployment;
 mod hosted_invites;
 mod hosted_mode;
+mod hosted_org_wallets;
 mod hosted_provider_keys;
 mod hosted_sign_in;
 mod hostile_inputs;

@@ -141,6 +141,15 @@ impl OrgService {
         Ok(self.orgs.list_memberships_of_user(caller_user_id).await?)
     }
 
+    /// Refuses with `org_not_found` unless `user_id` is a member of `org_id` (a missing org
+    /// answers the same): reading an org's wallet takes membership, any role.
+    pub async fn ensure_member(&self, org_id: &str, user_id: &str) -> Result<(), OrgServiceError> {
+        match self.orgs.membership(org_id, user_id).await? {
+            Some(_) => Ok(()),
+            None => Err(OrgError::NotFound.into()),
+        }
+    }
+
     /// A new org owned by the caller, with its owner membership and an empty wallet.
     pub async fn create_org(&self, command: CreateOrg) -> Result<Org, OrgServiceError> {
         let new_org = Org::create(self.ids.ulid(), &command.name, command.caller_user_id, self.clock.now())?;

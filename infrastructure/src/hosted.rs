@@ -160,11 +160,10 @@ pub fn plane(
         price: price(settings)?,
         default_generator: settings.generation.default_generator.clone(),
     };
-    let account =
-        GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing).with_app_payers(AppPayers {
-            settings: crate::per_app::app_settings(db),
-            apps: Arc::new(svc_sql::agent::SeaOrmAppRepository::new(db.clone())),
-        });
+    let account = GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing).with_app_payers(AppPayers {
+        settings: crate::per_app::app_settings(db),
+        apps: Arc::new(svc_sql::agent::SeaOrmAppRepository::new(db.clone())),
+    });
     let accounts = account_service(settings, db, clock.clone(), ids.clone())
         .limited_by(Arc::new(SqlSharedWindows::new(db.clone())))
         .mailing(AccountLinks {

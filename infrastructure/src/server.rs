@@ -18,7 +18,7 @@ use svc_application::services::oauth::{
     AccountSignIn, ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
 };
 use svc_application::services::operator::{
-    ConnectorKeyService, CouponService, InviteLinks, OpsBlueprintPorts, OpsBlueprintService, OrgService,
+    ConnectorKeyService, CouponService, OpsBlueprintPorts, OpsBlueprintService, OrgService,
 };
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
 use svc_application::services::rate_limit::WindowQuota;
@@ -296,22 +296,16 @@ fn ops_domains(
     blueprints: impl FnOnce() -> OpsBlueprintService,
     clock: &Arc<dyn Clock>,
     ids: &Arc<dyn Ids>,
-    invite_links: Option<InviteLinks>,
 ) -> OpsDomains {
     let wired = &settings.ops;
     let orgs = || {
-        let service = OrgService::new(
+        OrgService::new(
             Arc::new(SeaOrmOrgRepository::new(db.clone())),
             Arc::new(SeaOrmInviteRepository::new(db.clone())),
             Arc::new(SeaOrmMailOutbox::new(db.clone())),
             clock.clone(),
             ids.clone(),
-        );
-        // Hosted: invite mails carry the one-time link that can create the account.
-        match invite_links {
-            Some(links) => service.linking(links),
-            None => service,
-        }
+        )
     };
     OpsDomains {
         apps: wired.apps.then(|| apps.clone()),
@@ -502,12 +496,16 @@ impl Application {
             ops_blueprints,
             &clock,
             &ids,
-            hosted.as_ref().map(|h| h.invite_links.clone()),
         );
         // Provider keys and credits: hosted only, absent from a self-hosted tools/list.
         let ops = OpsDomains {
             provider_keys: hosted.as_ref().map(|h| h.provider_keys.clone()),
             credits: hosted.as_ref().map(|h| h.credits.clone()),
+            // Hosted: invite mails carry the one-time link that can create the account.
+            orgs: match &hosted {
+                Some(h) => ops.orgs.map(|orgs| orgs.linking(h.invite_links.clone())),
+                None => ops.orgs,
+            },
             ..ops
         };
         let mut key_stores: Vec<Arc<dyn KeyStore>> = embedding.key_check.into_iter().collect();

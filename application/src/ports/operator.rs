@@ -64,7 +64,8 @@ pub trait InviteRepository: Send + Sync {
 /// was (so a second use is told the invite was accepted).
 #[async_trait::async_trait]
 pub trait InviteLinkRepository: Send + Sync {
-    async fn insert(&self, token_hash: &str, invite_id: &str, created_at: DateTime<Utc>) -> Result<(), RepositoryError>;
+    async fn insert(&self, token_hash: &str, invite_id: &str, created_at: DateTime<Utc>)
+    -> Result<(), RepositoryError>;
     /// The invite id of the link whose token hashes to `token_hash`.
     async fn invite_of(&self, token_hash: &str) -> Result<Option<String>, RepositoryError>;
 }

@@ -77,11 +77,7 @@ async fn post(app: &TestApp, form: &[(&str, &str)]) -> (StatusCode, String) {
 }
 
 async fn create(app: &TestApp, token: &str, password: &str) -> (StatusCode, String) {
-    post(
-        app,
-        &[("token", token), ("action", "create"), ("password", password)],
-    )
-    .await
+    post(app, &[("token", token), ("action", "create"), ("password", password)]).await
 }
 
 async fn sign_in(app: &TestApp, token: &str, email: &str, password: &str) -> (StatusCode, String) {
@@ -100,9 +96,7 @@ async fn sign_in(app: &TestApp, token: &str, email: &str, password: &str) -> (St
 /// The orgs `email`'s account is in, as `(orgId, role)`.
 async fn memberships(app: &TestApp, email: &str) -> Vec<(String, String)> {
     let key = mint_key(&app.settings.database_url(), email, None);
-    let listed = Client::with_bearer(app, &key)
-        .ok("svc_ops_list_orgs", json!({}))
-        .await;
+    let listed = Client::with_bearer(app, &key).ok("svc_ops_list_orgs", json!({})).await;
     listed["orgs"]
         .as_array()
         .unwrap()
@@ -136,7 +130,10 @@ async fn an_invite_link_creates_the_account_once_and_joins_the_org_with_the_invi
     let (status, page) = open(&app, &link).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("ada@example.org") && page.contains("admin"), "{page}");
-    assert!(page.contains("value=\"create\""), "invite sign-up offers to create: {page}");
+    assert!(
+        page.contains("value=\"create\""),
+        "invite sign-up offers to create: {page}"
+    );
 
     let (status, page) = create(&app, &token, "too short").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
@@ -206,10 +203,7 @@ async fn an_invite_binds_an_existing_account_by_signing_in_and_refuses_each_bad_
     // A revoked invite: 410.
     let (revoked, link) = invite(&owner, &sink, &org, "carol@example.org", "member").await;
     owner
-        .ok(
-            "svc_ops_revoke_invite",
-            json!({ "inviteId": revoked["inviteId"] }),
-        )
+        .ok("svc_ops_revoke_invite", json!({ "inviteId": revoked["inviteId"] }))
         .await;
     let (status, page) = open(&app, &link).await;
     assert_eq!(status, StatusCode::GONE);
@@ -272,7 +266,12 @@ async fn closed_sign_up_refuses_create_with_403_and_open_sign_up_allows_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_invite_page_is_absent_outside_hosted_mode() {
-    let Some(app) = TestApp::spawn("invite_page_self_hosted", svc_tests::Backend::Sqlite, svc_tests::Auth::Strict).await
+    let Some(app) = TestApp::spawn(
+        "invite_page_self_hosted",
+        svc_tests::Backend::Sqlite,
+        svc_tests::Auth::Strict,
+    )
+    .await
     else {
         return;
     };

@@ -115,9 +115,7 @@ async fn an_org_apps_renders_are_charged_to_the_org_and_a_federated_callers_to_t
     create_user(&db, "outsider@example.org", PASSWORD);
     let owner = Client::with_bearer(&app, &mint_key(&db, "owner@example.org", None));
     let outsider = Client::with_bearer(&app, &mint_key(&db, "outsider@example.org", None));
-    let app_id = owner
-        .ok("svc_ops_create_app", json!({ "displayName": "Shop" }))
-        .await["appId"]
+    let app_id = owner.ok("svc_ops_create_app", json!({ "displayName": "Shop" })).await["appId"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -164,7 +162,11 @@ async fn an_org_apps_renders_are_charged_to_the_org_and_a_federated_callers_to_t
     // A native caller's render of the org's app is the org's charge, not the caller's.
     let session = assert_rendered(&render(&owner, &app_id, "b").await);
     assert_eq!(balance(&owner, Some(&org_id)).await, 10 - PRICE);
-    assert_eq!(balance(&owner, None).await, 100 - PRICE, "the owner's wallet is untouched");
+    assert_eq!(
+        balance(&owner, None).await,
+        100 - PRICE,
+        "the owner's wallet is untouched"
+    );
     let org_ledger = ledger(&owner, Some(&org_id)).await;
     assert_eq!(
         org_ledger,

@@ -22,7 +22,10 @@ impl MigrationTrait for Migration {
             .alter_table(
                 Table::alter()
                     .table(AppHostedSettings::Table)
-                    .add_column(fit(ColumnDef::new(AppHostedSettings::OrgId).string().null().to_owned(), b))
+                    .add_column(fit(
+                        ColumnDef::new(AppHostedSettings::OrgId).string().null().to_owned(),
+                        b,
+                    ))
                     .to_owned(),
             )
             .await

@@ -38,7 +38,12 @@ impl SeaOrmInviteLinkRepository {
 
 #[async_trait::async_trait]
 impl InviteLinkRepository for SeaOrmInviteLinkRepository {
-    async fn insert(&self, token_hash: &str, invite_id: &str, created_at: DateTime<Utc>) -> Result<(), RepositoryError> {
+    async fn insert(
+        &self,
+        token_hash: &str,
+        invite_id: &str,
+        created_at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError> {
         let link = row::ActiveModel {
             token_hash: Set(token_hash.to_owned()),
             invite_id: Set(invite_id.to_owned()),

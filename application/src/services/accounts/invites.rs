@@ -135,9 +135,7 @@ impl InviteSignup {
         client_address: Option<&str>,
     ) -> Result<InviteAccepted, InviteAcceptError> {
         let invite = self.live_invite(token).await?;
-        let email = email
-            .filter(|e| !e.trim().is_empty())
-            .unwrap_or(invite.email.as_str());
+        let email = email.filter(|e| !e.trim().is_empty()).unwrap_or(invite.email.as_str());
         let signed_in = self
             .accounts
             .sign_in(SignIn {

@@ -17,9 +17,9 @@ use super::provider_keys::ProviderKeyService;
 use crate::ports::RepositoryError;
 use crate::ports::agent::AppRepository;
 use crate::ports::app_settings::AppSettingsRepository;
-use crate::services::federated_caller::is_federated_principal;
 use crate::ports::generation::CallerKeys;
 use crate::services::agent::{Caller, Refusal};
+use crate::services::federated_caller::is_federated_principal;
 use crate::services::operator::{ChargeCredit, CreditService, CreditServiceError, RefundCredit};
 
 /// The caller's own wallet: its key's user id, else its app id (Document 3, "Authentication").

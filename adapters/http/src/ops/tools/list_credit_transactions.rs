@@ -15,8 +15,7 @@ pub struct ListCreditTransactions;
 
 impl ToolDefinition for ListCreditTransactions {
     const NAME: &'static str = "svc_ops_list_credit_transactions";
-    const DESCRIPTION: &'static str =
-        "Your credit ledger (or with orgId that of an org you are a member of), newest first: limit 1-100 (default 20), cursor from the previous page's nextCursor.";
+    const DESCRIPTION: &'static str = "Your credit ledger (or with orgId that of an org you are a member of), newest first: limit 1-100 (default 20), cursor from the previous page's nextCursor.";
     const ANNOTATIONS: Annotations = Annotations::READ;
     type Input = ListCreditTransactionsArgs;
     type Output = CreditTransactionsResult;

@@ -223,6 +223,23 @@ mod tests {
     }
 
     #[test]
+    fn an_app_is_put_in_an_org_kept_there_and_taken_out() {
+        let org = |org_id: Option<Option<&str>>| AppSettingsChange {
+            org_id: org_id.map(|o| o.map(str::to_owned)),
+            ..Default::default()
+        };
+        let inside = AppSettings::default().apply(org(Some(Some("01ORG")))).unwrap();
+        assert_eq!(inside.org_id.as_deref(), Some("01ORG"));
+        let kept = inside.apply(org(None)).unwrap();
+        assert_eq!(kept.org_id.as_deref(), Some("01ORG"), "not named: kept");
+        assert_eq!(kept.apply(org(Some(None))).unwrap().org_id, None);
+        assert_eq!(
+            AppSettings::default().apply(org(Some(Some("")))),
+            Err(AppSettingsError::Name { field: "org id" })
+        );
+    }
+
+    #[test]
     fn a_change_replaces_the_fields_it_names_and_keeps_the_rest() {
         let first = AppSettings::default()
             .apply(AppSettingsChange {

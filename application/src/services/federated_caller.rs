@@ -102,3 +102,19 @@ impl Federation {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_issuer_url_and_a_subject_make_a_federated_principal() {
+        assert!(is_federated_principal(&federated_principal(
+            "https://id.example",
+            "u#1"
+        )));
+        for native in ["usr_abc", "owner", "01HZAPP", "a#b", ""] {
+            assert!(!is_federated_principal(native), "{native}");
+        }
+    }
+}

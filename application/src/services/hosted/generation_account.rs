@@ -257,6 +257,7 @@ mod tests {
     use svc_domain::wallet::TransactionKind;
 
     use super::*;
+    use crate::ports::Clock;
     use crate::services::hosted::SetProviderKey;
     use crate::testing::{InMemoryProviderKeys, OperatorFakes};
 
@@ -344,6 +345,58 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert_eq!(ledger(&fakes).last(), Some(&(TransactionKind::Refund, 5)));
+    }
+
+    /// Settings that put every app in `org` (or in none).
+    struct EveryAppIn(Option<String>);
+
+    #[async_trait::async_trait]
+    impl AppSettingsRepository for EveryAppIn {
+        async fn get(&self, _: &str) -> Result<Option<svc_domain::app_settings::AppSettings>, RepositoryError> {
+            Ok(Some(svc_domain::app_settings::AppSettings {
+                org_id: self.0.clone(),
+                ..Default::default()
+            }))
+        }
+        async fn put(
+            &self,
+            _: &str,
+            _: &svc_domain::app_settings::AppSettings,
+            _: chrono::DateTime<chrono::Utc>,
+        ) -> Result<(), RepositoryError> {
+            unreachable!("the payer is only read")
+        }
+    }
+
+    #[tokio::test]
+    async fn the_payer_is_the_apps_org_else_a_federated_callers_app_owner_else_the_caller() {
+        let fakes = OperatorFakes::new();
+        let apps = Arc::new(crate::testing::InMemoryAgentStore::default());
+        apps.default_app("owner1", "app1", fakes.clock.now()).await.unwrap();
+        let federated = Caller {
+            principal_id: crate::services::federated_caller::federated_principal("https://id.example", "s1"),
+            ..caller()
+        };
+        let with_org = |org: Option<&str>| {
+            account(&fakes, 0, 5).with_app_payers(AppPayers {
+                settings: Arc::new(EveryAppIn(org.map(str::to_owned))),
+                apps: apps.clone(),
+            })
+        };
+        let rows = [
+            (None, caller(), Principal::user("u1")),
+            (None, federated.clone(), Principal::user("owner1")),
+            (Some("org1"), caller(), Principal::org("org1")),
+            (Some("org1"), federated.clone(), Principal::org("org1")),
+        ];
+        for (org, who, expected) in rows {
+            assert_eq!(with_org(org).payer(&who).await.unwrap(), expected, "{org:?} {who:?}");
+        }
+        assert_eq!(
+            account(&fakes, 0, 5).payer(&federated).await.unwrap(),
+            Principal::user(federated.principal_id.clone()),
+            "without app payers, the caller"
+        );
     }
 
     #[test]

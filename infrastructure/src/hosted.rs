@@ -185,6 +185,7 @@ pub fn plane(
         invite_links: InviteLinks {
             links,
             base_url: base_url.to_owned(),
+            accounts: Arc::new(SeaOrmAccountRepository::new(db.clone())),
         },
         invite_signup,
     }))

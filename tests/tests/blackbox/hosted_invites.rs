@@ -278,3 +278,63 @@ async fn the_invite_page_is_absent_outside_hosted_mode() {
     let (status, _) = open(&app, &format!("{}/account/invite?token=abc", app.base)).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+/// `POST /_svc/invites/<id>/accept` as `bearer`, with `body` as JSON when given.
+async fn accept_by_id(app: &TestApp, bearer: &str, invite: &Value, body: Option<Value>) -> (StatusCode, Value) {
+    let mut req = app
+        .client
+        .post(format!(
+            "{}/_svc/invites/{}/accept",
+            app.base,
+            invite["inviteId"].as_str().unwrap()
+        ))
+        .bearer_auth(bearer);
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let resp = req.send().await.unwrap();
+    (resp.status(), resp.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_accept_route_takes_the_links_token_or_the_invitees_own_account_not_the_id_alone() {
+    let Some(sink) = SmtpSink::start("invite_accept_route", 0) else {
+        return;
+    };
+    let Some(app) = hosted_with_mail("invite_accept_route", "invite", &sink).await else {
+        return;
+    };
+    let db = app.settings.database_url();
+    let (owner, org) = owner_with_org(&app).await;
+    create_user(&db, "ada@example.org", PASSWORD);
+    create_user(&db, "bob@example.org", PASSWORD);
+    let ada = mint_key(&db, "ada@example.org", None);
+    let bob = mint_key(&db, "bob@example.org", None);
+    let (to_ada, _) = invite(&owner, &sink, &org, "Ada@example.org", "member").await;
+
+    // Someone else holding the id alone, or a wrong token, is told the invite does not exist.
+    for body in [None, Some(json!({ "token": "x".repeat(43) }))] {
+        let (status, answer) = accept_by_id(&app, &bob, &to_ada, body.clone()).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body:?}: {answer}");
+        assert_eq!(answer["error"]["code"], "org_invite_not_found");
+    }
+    let (status, answer) = accept_by_id(&app, &bob, &to_ada, Some(json!({ "tok": 1 }))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(answer["error"]["code"], "invalid_request");
+
+    // The invitee's own account (its address is the invited one) accepts with the id.
+    let (status, answer) = accept_by_id(&app, &ada, &to_ada, None).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["role"], "member");
+
+    // The mailed link's token entitles whoever shows it.
+    let (to_carol, link) = invite(&owner, &sink, &org, "carol@example.org", "admin").await;
+    let (status, answer) = accept_by_id(&app, &bob, &to_carol, Some(json!({ "token": token_of(&link) }))).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["role"], "admin");
+    let org_id = org["orgId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        memberships(&app, "bob@example.org").await,
+        [(org_id, "admin".to_owned())]
+    );
+}

@@ -1,6 +1,7 @@
 use std::sync::Arc;
 
 use serde::Serialize;
+use svc_domain::account::email_key;
 use svc_domain::account::token::{TOKEN_CHARS, token_hash};
 use svc_domain::invite::{
     EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole, InviteStatus,
@@ -8,6 +9,7 @@ use svc_domain::invite::{
 use svc_domain::org::{self, Org, OrgError, OrgMembership, OrgMembershipRecord};
 
 use super::INTERNAL_ERROR_CODE;
+use crate::ports::accounts::AccountRepository;
 use crate::ports::operator::{
     InviteLinkRepository, InviteRepository, Mailer, MailerError, OrgRepository, TransitionError,
 };
@@ -92,12 +94,14 @@ impl From<TransitionError<InviteError>> for OrgServiceError {
 pub const INVITE_PATH: &str = "/account/invite";
 
 /// Where invite mails' one-time links point and where their token hashes are kept (hosted
-/// mode, where accepting an invite can create the account).
+/// mode, where accepting an invite can create the account), and the accounts whose address
+/// proves a caller is the invitee.
 #[derive(Clone)]
 pub struct InviteLinks {
     pub links: Arc<dyn InviteLinkRepository>,
     /// The public base URL links start with (`<base>/account/invite?token=...`).
     pub base_url: String,
+    pub accounts: Arc<dyn AccountRepository>,
 }
 
 /// Orgs, memberships and invites.
@@ -219,6 +223,44 @@ impl OrgService {
             invite_id: stored.invite_id,
             status: stored.status,
             already_revoked: outcome == InviteRevokeOutcome::AlreadyRevoked,
+        })
+    }
+
+    /// `POST /_svc/invites/{inviteId}/accept`. On a hosted server (invite links wired) the
+    /// caller must show the invite's link token or be the invitee (their account's address is
+    /// the invited one); anyone else is told the invite does not exist, whatever its state. A
+    /// self-hosted server's invite mail carries the invite id only: holding it entitles.
+    pub async fn accept_invite_as_caller(
+        &self,
+        command: AcceptInvite,
+        token: Option<&str>,
+    ) -> Result<OrgMembership, OrgServiceError> {
+        if let Some(links) = &self.links
+            && !self.is_invitee(links, &command, token).await?
+        {
+            return Err(InviteError::NotFound.into());
+        }
+        self.accept_invite(command).await
+    }
+
+    async fn is_invitee(
+        &self,
+        links: &InviteLinks,
+        command: &AcceptInvite,
+        token: Option<&str>,
+    ) -> Result<bool, OrgServiceError> {
+        let Some(invite) = self.invites.get(&command.invite_id).await? else {
+            return Ok(false);
+        };
+        Ok(match token.map(str::trim).filter(|t| !t.is_empty()) {
+            Some(token) => {
+                links.links.invite_of(&token_hash(token)).await?.as_deref() == Some(invite.invite_id.as_str())
+            }
+            None => links
+                .accounts
+                .find_by_id(&command.user_id)
+                .await?
+                .is_some_and(|account| account.email_key() == email_key(&invite.email)),
         })
     }
 

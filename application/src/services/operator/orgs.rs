@@ -507,6 +507,97 @@ mod tests {
         );
     }
 
+    /// Invite links in memory: token hash to invite id.
+    #[derive(Default)]
+    struct Links(std::sync::Mutex<std::collections::HashMap<String, String>>);
+
+    #[async_trait::async_trait]
+    impl InviteLinkRepository for Links {
+        async fn insert(
+            &self,
+            hash: &str,
+            invite_id: &str,
+            _: chrono::DateTime<chrono::Utc>,
+        ) -> Result<(), RepositoryError> {
+            self.0.lock().unwrap().insert(hash.into(), invite_id.into());
+            Ok(())
+        }
+        async fn invite_of(&self, hash: &str) -> Result<Option<String>, RepositoryError> {
+            Ok(self.0.lock().unwrap().get(hash).cloned())
+        }
+    }
+
+    /// One account, `ada`, whose address is `ada@example.com`.
+    struct OnlyAda;
+
+    #[async_trait::async_trait]
+    impl AccountRepository for OnlyAda {
+        async fn insert(&self, _: &svc_domain::account::Account) -> Result<bool, RepositoryError> {
+            unreachable!()
+        }
+        async fn find_by_email_key(&self, _: &str) -> Result<Option<svc_domain::account::Account>, RepositoryError> {
+            unreachable!()
+        }
+        async fn find_by_id(&self, user_id: &str) -> Result<Option<svc_domain::account::Account>, RepositoryError> {
+            let email = EmailAddress::parse("Ada@Example.com").unwrap();
+            Ok((user_id == "ada").then(|| {
+                svc_domain::account::Account::new("ada".into(), email, "hash".into(), chrono::DateTime::UNIX_EPOCH)
+            }))
+        }
+        async fn set_password_hash(&self, _: &str, _: &str) -> Result<(), RepositoryError> {
+            unreachable!()
+        }
+        async fn mark_email_verified(&self, _: &str, _: chrono::DateTime<chrono::Utc>) -> Result<(), RepositoryError> {
+            unreachable!()
+        }
+        async fn mark_first_sign_in(&self, _: &str, _: chrono::DateTime<chrono::Utc>) -> Result<bool, RepositoryError> {
+            unreachable!()
+        }
+    }
+
+    #[tokio::test]
+    async fn with_links_the_mail_carries_a_token_and_only_its_holder_or_the_invitee_accepts_by_id() {
+        let fakes = OperatorFakes::new();
+        let (service, org) = org_with_owner(&fakes).await;
+        let service = service.linking(InviteLinks {
+            links: Arc::new(Links::default()),
+            base_url: "https://ui.example/".into(),
+            accounts: Arc::new(OnlyAda),
+        });
+        let to_ada = service
+            .invite_to_org(invite(&org, "owner", "ada@example.com", "member"))
+            .await
+            .unwrap();
+        let to_bob = service
+            .invite_to_org(invite(&org, "owner", "bob@example.com", "member"))
+            .await
+            .unwrap();
+        let urls = fakes.mailer.sent_accept_urls();
+        let token = |url: &Option<String>| {
+            let url = url.clone().unwrap();
+            assert!(url.starts_with("https://ui.example/account/invite?token="), "{url}");
+            url.rsplit_once('=').unwrap().1.to_owned()
+        };
+        let (_, bob_token) = (token(&urls[0]), token(&urls[1]));
+        let accept = |user: &str, invite: &InviteIssued| AcceptInvite {
+            user_id: user.into(),
+            invite_id: invite.invite.invite_id.clone(),
+        };
+        let rows = [
+            ("eve", &to_ada, None, Err("org_invite_not_found")),
+            ("eve", &to_ada, Some(bob_token.as_str()), Err("org_invite_not_found")),
+            ("ada", &to_ada, None, Ok(())),
+            ("eve", &to_bob, Some(bob_token.as_str()), Ok(())),
+        ];
+        for (user, issued, shown, expected) in rows {
+            let result = service
+                .accept_invite_as_caller(accept(user, issued), shown)
+                .await
+                .map(|_| ());
+            assert_eq!(result.map_err(|e| e.code()), expected, "{user} {shown:?}");
+        }
+    }
+
     #[tokio::test]
     async fn a_failing_mailer_fails_the_invite_with_an_internal_error() {
         let fakes = OperatorFakes::new();

@@ -56,6 +56,11 @@ impl SignupMode {
     pub fn allows_self_signup(self) -> bool {
         self == Self::Open
     }
+
+    /// Whether the person holding an org invite's link may create an account with it.
+    pub fn allows_invite_signup(self) -> bool {
+        self != Self::Closed
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -111,14 +116,15 @@ mod tests {
 
     #[test]
     fn signup_modes_round_trip_and_only_open_lets_people_in() {
-        for (text, mode, self_signup) in [
-            ("closed", SignupMode::Closed, false),
-            ("invite", SignupMode::Invite, false),
-            ("open", SignupMode::Open, true),
+        for (text, mode, self_signup, invite_signup) in [
+            ("closed", SignupMode::Closed, false, false),
+            ("invite", SignupMode::Invite, false, true),
+            ("open", SignupMode::Open, true, true),
         ] {
             assert_eq!(SignupMode::parse(text), Some(mode));
             assert_eq!(mode.as_str(), text);
             assert_eq!(mode.allows_self_signup(), self_signup);
+            assert_eq!(mode.allows_invite_signup(), invite_signup);
         }
         assert_eq!(SignupMode::parse("Open"), None);
     }

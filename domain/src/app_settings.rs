@@ -84,6 +84,8 @@ pub struct AppSettings {
     /// Where the issuer's keys are; `None`: found by OpenID Connect discovery on the issuer.
     pub jwks_url: Option<String>,
     pub denied_subjects: Vec<String>,
+    /// The org the app belongs to: its renders are charged to the org's wallet.
+    pub org_id: Option<String>,
 }
 
 /// One `svc apps configure` call: each field given replaces the stored one, the rest stay.
@@ -98,6 +100,8 @@ pub struct AppSettingsChange {
     pub jwks_url: Option<String>,
     /// Added to the deny list (subjects already there stay).
     pub deny_subjects: Vec<String>,
+    /// `Some(Some(org))` puts the app in an org, `Some(None)` takes it out, `None` leaves it.
+    pub org_id: Option<Option<String>>,
 }
 
 impl AppSettings {
@@ -139,6 +143,12 @@ impl AppSettings {
         }
         if let Some(jwks) = change.jwks_url {
             next.jwks_url = Some(checked_url("JWKS URL", jwks)?);
+        }
+        if let Some(org) = change.org_id {
+            next.org_id = match org {
+                Some(id) => checked_names("org id", vec![id])?.pop(),
+                None => None,
+            };
         }
         for subject in checked_names("denied subjects", change.deny_subjects)? {
             if !next.denies(&subject) {
@@ -210,6 +220,23 @@ mod tests {
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn an_app_is_put_in_an_org_kept_there_and_taken_out() {
+        let org = |org_id: Option<Option<&str>>| AppSettingsChange {
+            org_id: org_id.map(|o| o.map(str::to_owned)),
+            ..Default::default()
+        };
+        let inside = AppSettings::default().apply(org(Some(Some("01ORG")))).unwrap();
+        assert_eq!(inside.org_id.as_deref(), Some("01ORG"));
+        let kept = inside.apply(org(None)).unwrap();
+        assert_eq!(kept.org_id.as_deref(), Some("01ORG"), "not named: kept");
+        assert_eq!(kept.apply(org(Some(None))).unwrap().org_id, None);
+        assert_eq!(
+            AppSettings::default().apply(org(Some(Some("")))),
+            Err(AppSettingsError::Name { field: "org id" })
+        );
     }
 
     #[test]

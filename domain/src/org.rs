@@ -107,6 +107,10 @@ pub enum OrgError {
     /// The caller is not an owner or admin of the org (or not a member at all).
     #[error("caller does not administer this org")]
     InviteAccessDenied,
+    /// No such org, or the caller is not a member of it (the same answer, so membership of
+    /// other orgs cannot be probed).
+    #[error("no such org")]
+    NotFound,
 }
 
 impl OrgError {
@@ -114,6 +118,7 @@ impl OrgError {
         match self {
             Self::InvalidName(_) => "invalid_org_name",
             Self::InviteAccessDenied => "org_invite_access_denied",
+            Self::NotFound => "org_not_found",
         }
     }
 }

@@ -7,15 +7,18 @@ use std::sync::Arc;
 use base64::Engine;
 use sea_orm::DatabaseConnection;
 use svc_application::ports::{Clock, Ids};
-use svc_application::services::accounts::{AccountLinks, AccountService};
-use svc_application::services::hosted::{GenerationAccount, GenerationPricing, ProviderKeyService};
-use svc_application::services::operator::CreditService;
+use svc_application::services::accounts::{AccountLinks, AccountService, InviteSignup};
+use svc_application::services::hosted::{AppPayers, GenerationAccount, GenerationPricing, ProviderKeyService};
+use svc_application::services::operator::{CreditService, InviteLinks};
 use svc_domain::account::SignupMode;
 use svc_domain::provider_key::{Keyring, MasterKey};
 use svc_domain::render_price::RenderPrice;
 use svc_sql::SqlSharedWindows;
 use svc_sql::hosted::{SeaOrmAccountRepository, SeaOrmAccountTokenRepository};
-use svc_sql::operator::{SeaOrmMailOutbox, SeaOrmProviderKeyRepository, SeaOrmWalletRepository};
+use svc_sql::operator::{
+    SeaOrmInviteLinkRepository, SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmProviderKeyRepository,
+    SeaOrmWalletRepository,
+};
 
 use crate::settings::Settings;
 
@@ -92,6 +95,10 @@ pub struct HostedPlane {
     pub account: GenerationAccount,
     /// Accounts, rate limited in the database and mailing their links through the outbox.
     pub accounts: AccountService,
+    /// Where invite mails' one-time links point (`/account/invite`) and are kept.
+    pub invite_links: InviteLinks,
+    /// Accepting an invite through its link, creating or signing in to the account.
+    pub invite_signup: InviteSignup,
 }
 
 pub fn credit_service(
@@ -153,7 +160,10 @@ pub fn plane(
         price: price(settings)?,
         default_generator: settings.generation.default_generator.clone(),
     };
-    let account = GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing);
+    let account = GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing).with_app_payers(AppPayers {
+        settings: crate::per_app::app_settings(db),
+        apps: Arc::new(svc_sql::agent::SeaOrmAppRepository::new(db.clone())),
+    });
     let accounts = account_service(settings, db, clock.clone(), ids.clone())
         .limited_by(Arc::new(SqlSharedWindows::new(db.clone())))
         .mailing(AccountLinks {
@@ -161,11 +171,23 @@ pub fn plane(
             mailer: Arc::new(SeaOrmMailOutbox::new(db.clone())),
             base_url: base_url.to_owned(),
         });
+    let links = Arc::new(SeaOrmInviteLinkRepository::new(db.clone()));
+    let invite_signup = InviteSignup::new(
+        accounts.clone(),
+        Arc::new(SeaOrmInviteRepository::new(db.clone())),
+        links.clone(),
+    );
     Ok(Some(HostedPlane {
         provider_keys,
         credits,
         account,
         accounts,
+        invite_links: InviteLinks {
+            links,
+            base_url: base_url.to_owned(),
+            accounts: Arc::new(SeaOrmAccountRepository::new(db.clone())),
+        },
+        invite_signup,
     }))
 }
 

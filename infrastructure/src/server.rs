@@ -503,6 +503,11 @@ impl Application {
         let ops = OpsDomains {
             provider_keys: hosted.as_ref().map(|h| h.provider_keys.clone()),
             credits: hosted.as_ref().map(|h| h.credits.clone()),
+            // Hosted: invite mails carry the one-time link that can create the account.
+            orgs: match &hosted {
+                Some(h) => ops.orgs.map(|orgs| orgs.linking(h.invite_links.clone())),
+                None => ops.orgs,
+            },
             ..ops
         };
         let mut key_stores: Vec<Arc<dyn KeyStore>> = embedding.key_check.into_iter().collect();
@@ -596,6 +601,7 @@ impl Application {
             hosted_apps,
             accounts: hosted.as_ref().map(|h| svc_http::AccountPages {
                 accounts: h.accounts.clone(),
+                invites: h.invite_signup.clone(),
                 trust_proxy: settings.oauth.trust_proxy,
             }),
             pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),

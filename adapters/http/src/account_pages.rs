@@ -4,7 +4,8 @@
 //! - `GET /account/verify?token=`: confirms the address (the token is spent);
 //! - `GET /account/reset?token=`: the new-password form; `POST /account/reset`: sets it;
 //! - `GET /account/forgot`: the reset request form; `POST /account/forgot`: mails a link when the
-//!   address has an account, answering the same either way.
+//!   address has an account, answering the same either way;
+//! - `/account/invite`: accepting an org invite (account_invite.rs).
 //!
 //! Absent (404) unless the server runs in hosted mode.
 
@@ -14,7 +15,7 @@ use poem::http::StatusCode;
 use poem::web::{Data, Form, Query};
 use poem::{IntoResponse, Request, Response, handler};
 use serde::Deserialize;
-use svc_application::services::accounts::{AccountService, AccountServiceError};
+use svc_application::services::accounts::{AccountService, AccountServiceError, InviteSignup};
 use svc_application::services::rate_limit::address_key;
 
 use crate::client_address::client_ip;
@@ -25,12 +26,14 @@ use crate::route_states::AccountRoutes;
 #[derive(Clone)]
 pub struct AccountPages {
     pub accounts: AccountService,
+    /// Accepting org invites through their mailed links (`/account/invite`).
+    pub invites: InviteSignup,
     pub trust_proxy: bool,
 }
 
 #[derive(Deserialize)]
 pub(crate) struct TokenQuery {
-    token: Option<String>,
+    pub(crate) token: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -48,7 +51,7 @@ fn pages(state: &AccountRoutes) -> Option<&AccountPages> {
     state.pages.as_ref()
 }
 
-fn message(status: StatusCode, title: &str, text: &str) -> Response {
+pub(crate) fn message(status: StatusCode, title: &str, text: &str) -> Response {
     html_page(
         status,
         title,
@@ -64,7 +67,7 @@ fn link_refused() -> Response {
     )
 }
 
-fn failed(error: &AccountServiceError) -> Response {
+pub(crate) fn failed(error: &AccountServiceError) -> Response {
     tracing::error!(error = ?error, "account page failed");
     message(
         StatusCode::INTERNAL_SERVER_ERROR,

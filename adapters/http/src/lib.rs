@@ -1,5 +1,6 @@
 //! poem routes of the service: `/mcp` (JSON-RPC over MCP Streamable HTTP), `/healthz`, `/readyz`.
 
+mod account_invite;
 mod account_pages;
 mod body_limit;
 mod client_address;
@@ -179,6 +180,12 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
             "/account/forgot",
             get(account_pages::forgot_page)
                 .post(account_pages::forgot)
+                .data(states.accounts.clone()),
+        )
+        .at(
+            "/account/invite",
+            get(account_invite::invite_page_handler)
+                .post(account_invite::accept)
                 .data(states.accounts),
         )
         .at("/healthz", get(health::healthz))

@@ -258,12 +258,23 @@ pub struct RemoveProviderKeyArgs {
     pub provider: ProviderName,
 }
 
+/// `svc_ops_get_credit_balance` (hosted)
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GetCreditBalanceArgs {
+    /// Read this org's wallet instead of the caller's; the caller must be a member.
+    pub org_id: Option<String>,
+}
+
 /// `svc_ops_list_credit_transactions` (hosted)
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ListCreditTransactionsArgs {
     /// 1 to 100; default 20.
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,
+    /// List this org's ledger instead of the caller's; the caller must be a member.
+    pub org_id: Option<String>,
 }

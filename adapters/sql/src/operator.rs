@@ -12,6 +12,7 @@
 mod connector_keys;
 mod coupons;
 mod entities;
+mod invite_links;
 mod invites;
 mod mail_outbox;
 mod mail_queue;
@@ -21,6 +22,7 @@ mod wallets;
 
 pub use connector_keys::SeaOrmConnectorKeyRepository;
 pub use coupons::SeaOrmCouponRepository;
+pub use invite_links::SeaOrmInviteLinkRepository;
 pub use invites::SeaOrmInviteRepository;
 pub use mail_outbox::SeaOrmMailOutbox;
 pub use orgs::SeaOrmOrgRepository;

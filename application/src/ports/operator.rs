@@ -61,6 +61,17 @@ pub trait InviteRepository: Send + Sync {
     ) -> Result<(Invite, OrgMembership), TransitionError<InviteError>>;
 }
 
+/// The one-time links of invite mails (hosted mode): only the sha256 of a link's token is kept,
+/// with the invite it opens. A link is not deleted when used: the invite's own status says it
+/// was (so a second use is told the invite was accepted).
+#[async_trait::async_trait]
+pub trait InviteLinkRepository: Send + Sync {
+    async fn insert(&self, token_hash: &str, invite_id: &str, created_at: DateTime<Utc>)
+    -> Result<(), RepositoryError>;
+    /// The invite id of the link whose token hashes to `token_hash`.
+    async fn invite_of(&self, token_hash: &str) -> Result<Option<String>, RepositoryError>;
+}
+
 #[async_trait::async_trait]
 pub trait ConnectorKeyRepository: Send + Sync {
     /// A duplicate id or hash is a `Conflict`.
@@ -144,6 +155,7 @@ pub struct MailerError(#[source] pub anyhow::Error);
 /// Sends the emails of the operator plane.
 #[async_trait::async_trait]
 pub trait Mailer: Send + Sync {
-    /// Sends (or durably queues) the email that carries an invite's link.
-    async fn send_invite(&self, invite: &Invite) -> Result<(), MailerError>;
+    /// Sends (or durably queues) the email that tells of an invite; `accept_url` is the
+    /// one-time link that accepts it (hosted mode), when there is one.
+    async fn send_invite(&self, invite: &Invite, accept_url: Option<&str>) -> Result<(), MailerError>;
 }

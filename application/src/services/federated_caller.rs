@@ -21,6 +21,19 @@ use crate::ports::federation::FederatedTokenVerifier;
 /// Longest bearer taken for a JWT; a longer one is refused before it is parsed.
 pub const MAX_TOKEN_BYTES: usize = 8 * 1024;
 
+/// The principal of a federated caller: `<iss>#<sub>`.
+pub fn federated_principal(issuer: &str, subject: &str) -> String {
+    format!("{issuer}#{subject}")
+}
+
+/// Whether `principal_id` is a federated caller's (an issuer URL, `#`, a subject): no user id,
+/// key owner or app id has that shape.
+pub fn is_federated_principal(principal_id: &str) -> bool {
+    principal_id
+        .split_once('#')
+        .is_some_and(|(issuer, _)| issuer.contains("://"))
+}
+
 /// The ports the federated check needs; wired in every deployment (an app without an issuer
 /// simply admits no federated caller).
 #[derive(Clone)]
@@ -83,9 +96,25 @@ impl Federation {
             return Err(EndpointDenial::Forbidden);
         }
         Ok(Caller {
-            principal_id: format!("{}#{}", identity.issuer, identity.subject),
+            principal_id: federated_principal(&identity.issuer, &identity.subject),
             app_id: app.app_id,
             key_id: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_issuer_url_and_a_subject_make_a_federated_principal() {
+        assert!(is_federated_principal(&federated_principal(
+            "https://id.example",
+            "u#1"
+        )));
+        for native in ["usr_abc", "owner", "01HZAPP", "a#b", ""] {
+            assert!(!is_federated_principal(native), "{native}");
+        }
     }
 }

@@ -23,7 +23,8 @@ pub use credits::{
     ListCreditTransactions, RefundCredit,
 };
 pub use orgs::{
-    AcceptInvite, CreateOrg, InviteIssued, InviteRevoked, InviteToOrg, OrgService, OrgServiceError, RevokeInvite,
+    AcceptInvite, CreateOrg, INVITE_PATH, InviteIssued, InviteLinks, InviteRevoked, InviteToOrg, OrgService,
+    OrgServiceError, RevokeInvite,
 };
 
 /// Code of every storage failure: its cause is logged, never shown.

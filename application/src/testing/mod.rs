@@ -84,13 +84,21 @@ impl Ids for SequentialIds {
 /// Records the invites it was asked to email; can be told to fail once.
 #[derive(Default)]
 pub struct RecordingMailer {
-    sent: Mutex<Vec<Invite>>,
+    sent: Mutex<Vec<(Invite, Option<String>)>>,
     fail_next: AtomicBool,
 }
 
 impl RecordingMailer {
     pub fn sent_invite_ids(&self) -> Vec<String> {
-        lock(&self.sent).iter().map(|invite| invite.invite_id.clone()).collect()
+        lock(&self.sent)
+            .iter()
+            .map(|(invite, _)| invite.invite_id.clone())
+            .collect()
+    }
+
+    /// The accept links the mails carried, in sending order (`None`: no link).
+    pub fn sent_accept_urls(&self) -> Vec<Option<String>> {
+        lock(&self.sent).iter().map(|(_, url)| url.clone()).collect()
     }
 
     pub fn fail_next(&self) {
@@ -100,11 +108,11 @@ impl RecordingMailer {
 
 #[async_trait::async_trait]
 impl Mailer for RecordingMailer {
-    async fn send_invite(&self, invite: &Invite) -> Result<(), MailerError> {
+    async fn send_invite(&self, invite: &Invite, accept_url: Option<&str>) -> Result<(), MailerError> {
         if self.fail_next.swap(false, Ordering::SeqCst) {
             return Err(MailerError(anyhow::anyhow!("mailer told to fail")));
         }
-        lock(&self.sent).push(invite.clone());
+        lock(&self.sent).push((invite.clone(), accept_url.map(str::to_owned)));
         Ok(())
     }
 }

@@ -45,6 +45,13 @@ pub struct ConfigureArgs {
     /// A federated subject (`sub`) refused on the app's endpoint; repeat for more.
     #[arg(long = "deny-subject")]
     deny_subjects: Vec<String>,
+    /// The org the app belongs to (it must exist): the app's renders are charged to the org's
+    /// wallet and use the org's provider keys.
+    #[arg(long, conflicts_with = "no_org")]
+    org_id: Option<String>,
+    /// Take the app out of its org: its renders are charged to the caller again.
+    #[arg(long)]
+    no_org: bool,
     #[command(flatten)]
     deployment: DeploymentArgs,
 }
@@ -61,7 +68,8 @@ pub fn run(command: AppsCommand) -> Result<(), String> {
             Arc::new(svc_sql::agent::SeaOrmAppRepository::new(db.clone())),
             crate::per_app::app_settings(&db),
             Arc::new(crate::system::SystemClock),
-        );
+        )
+        .checking_orgs(Arc::new(svc_sql::operator::SeaOrmOrgRepository::new(db.clone())));
         let change = AppSettingsChange {
             rate_limit_per_minute: args.rate_limit_per_minute,
             enabled_adapters: args.enabled_adapters.map(non_blank),
@@ -71,6 +79,11 @@ pub fn run(command: AppsCommand) -> Result<(), String> {
             federation_issuer: args.federation_issuer,
             jwks_url: args.jwks_url,
             deny_subjects: args.deny_subjects,
+            org_id: match (args.org_id, args.no_org) {
+                (Some(org), _) => Some(Some(org.trim().to_owned())),
+                (None, true) => Some(None),
+                (None, false) => None,
+            },
         };
         let configured = service.configure(&args.app_id, change).await;
         let _ = db.close().await;
@@ -103,4 +116,5 @@ fn print_settings(s: &AppSettings) {
     println!("  federation_issuer: {}", text(&s.federation_issuer));
     println!("  jwks_url: {}", text(&s.jwks_url));
     println!("  denied_subjects: {}", s.denied_subjects.join(","));
+    println!("  org_id: {}", text(&s.org_id));
 }

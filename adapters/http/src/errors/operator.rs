@@ -66,7 +66,7 @@ impl OpsError for OrgServiceError {
 fn org(e: &OrgError) -> ErrorKind {
     match e {
         OrgError::InvalidName(_) => Argument("name"),
-        OrgError::InviteAccessDenied => Refusal(e.code()),
+        OrgError::InviteAccessDenied | OrgError::NotFound => Refusal(e.code()),
     }
 }
 

@@ -88,6 +88,7 @@ fn every_org_error() -> Vec<(OrgServiceError, ErrorKind)> {
     let all = vec![
         OrgServiceError::Org(OrgError::InvalidName(name_error())),
         OrgServiceError::Org(OrgError::InviteAccessDenied),
+        OrgServiceError::Org(OrgError::NotFound),
         OrgServiceError::Invite(InviteError::InvalidEmail("x".into())),
         OrgServiceError::Invite(InviteError::InvalidRole("owner".into())),
         OrgServiceError::Invite(InviteError::AlreadyAccepted),
@@ -102,6 +103,7 @@ fn every_org_error() -> Vec<(OrgServiceError, ErrorKind)> {
             let expected = match &e {
                 OrgServiceError::Org(OrgError::InvalidName(_)) => Argument("name"),
                 OrgServiceError::Org(OrgError::InviteAccessDenied) => Refusal("org_invite_access_denied"),
+                OrgServiceError::Org(OrgError::NotFound) => Refusal("org_not_found"),
                 OrgServiceError::Invite(i) => match i {
                     InviteError::InvalidEmail(_) => Argument("email"),
                     InviteError::InvalidRole(_) => Argument("role"),

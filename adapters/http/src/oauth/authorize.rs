@@ -217,7 +217,7 @@ async fn signed_out(
     reshow(oauth, state, request, &notice, status).await
 }
 
-fn capitalised(text: &str) -> String {
+pub(crate) fn capitalised(text: &str) -> String {
     let mut chars = text.chars();
     chars
         .next()

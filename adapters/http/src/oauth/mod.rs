@@ -33,6 +33,7 @@ use crate::route_states::RestRoutes;
 use rate_limit::PerAddressLimit;
 
 pub(crate) use api::OAuthApi;
+pub(crate) use authorize::capitalised;
 pub(crate) use consent_page::{escape, page as html_page};
 pub use document_fetcher::{CLIENT_DOCUMENT_FETCH_SECONDS, ReqwestClientDocumentFetcher};
 pub use rate_limit::{REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};

@@ -24,6 +24,7 @@ mod row {
         pub jwks_url: Option<String>,
         pub denied_subjects: String,
         pub updated_at: DateTimeUtc,
+        pub org_id: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -71,6 +72,7 @@ fn settings(m: row::Model) -> Result<AppSettings, RepositoryError> {
         federation_issuer: m.federation_issuer,
         jwks_url: m.jwks_url,
         denied_subjects: list(&m.denied_subjects)?,
+        org_id: m.org_id,
     })
 }
 
@@ -101,6 +103,7 @@ impl AppSettingsRepository for SeaOrmAppSettingsRepository {
             jwks_url: Set(s.jwks_url.clone()),
             denied_subjects: Set(list_text(&s.denied_subjects)),
             updated_at: Set(now),
+            org_id: Set(s.org_id.clone()),
         };
         row::Entity::insert(model)
             .on_conflict(
@@ -115,6 +118,7 @@ impl AppSettingsRepository for SeaOrmAppSettingsRepository {
                         row::Column::JwksUrl,
                         row::Column::DeniedSubjects,
                         row::Column::UpdatedAt,
+                        row::Column::OrgId,
                     ])
                     .to_owned(),
             )

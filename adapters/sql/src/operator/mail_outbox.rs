@@ -49,8 +49,11 @@ impl AccountMailer for SeaOrmMailOutbox {
 
 #[async_trait::async_trait]
 impl Mailer for SeaOrmMailOutbox {
-    async fn send_invite(&self, invite: &Invite) -> Result<(), MailerError> {
-        let payload = serde_json::to_value(invite).map_err(|error| MailerError(error.into()))?;
+    async fn send_invite(&self, invite: &Invite, accept_url: Option<&str>) -> Result<(), MailerError> {
+        let mut payload = serde_json::to_value(invite).map_err(|error| MailerError(error.into()))?;
+        if let (Some(url), Some(fields)) = (accept_url, payload.as_object_mut()) {
+            fields.insert("url".into(), url.into());
+        }
         let row = mail_outbox::ActiveModel {
             // One row per invite, so a retried send queues the email once.
             id: Set(format!("{}:{}", Self::INVITE_KIND, invite.invite_id)),

@@ -27,6 +27,7 @@ async fn settings_are_stored_whole_and_replaced_whole(db: DatabaseConnection) {
         federation_issuer: Some("https://issuer.example".into()),
         jwks_url: Some("https://issuer.example/jwks".into()),
         denied_subjects: vec!["u1".into(), "u2".into()],
+        org_id: Some("01ORG".into()),
     };
     repo.put("app1", &full, now()).await.unwrap();
     assert_eq!(repo.get("app1").await.unwrap(), Some(full.clone()));

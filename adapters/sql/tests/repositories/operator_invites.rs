@@ -229,7 +229,7 @@ async fn the_outbox_queues_one_email_per_invite(db: DatabaseConnection) {
     let invites = setup(&db).await;
     let invite = pending(&invites, "inv1", "ada@example.com").await;
     let outbox = SeaOrmMailOutbox::new(db.clone());
-    outbox.send_invite(&invite).await.unwrap();
-    outbox.send_invite(&invite).await.unwrap();
+    outbox.send_invite(&invite, None).await.unwrap();
+    outbox.send_invite(&invite, None).await.unwrap();
     assert_eq!(support::count_rows(&db, "mail_outbox").await, 1);
 }

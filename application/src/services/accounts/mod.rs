@@ -4,6 +4,7 @@
 //! A failed sign-in never says whether the email exists: an unknown email and a wrong password
 //! get the same error after the same work (a password is hashed against a dummy hash).
 
+mod invites;
 mod links;
 mod sign_in;
 
@@ -18,6 +19,7 @@ use crate::ports::accounts::AccountRepository;
 use crate::ports::rate_windows::SharedWindows;
 use crate::ports::{Clock, Ids, RepositoryError};
 
+pub use invites::{InviteAcceptError, InviteAccepted, InviteSignup, OpenedInvite};
 pub use links::{AccountLinks, RESET_PATH, VERIFY_PATH};
 pub use sign_in::{ACCOUNT_QUOTA, ADDRESS_QUOTA, SignIn, SignedIn};
 

@@ -15,15 +15,16 @@ use svc_domain::wallet::{Principal, WalletError};
 
 use super::provider_keys::ProviderKeyService;
 use crate::ports::RepositoryError;
+use crate::ports::agent::AppRepository;
+use crate::ports::app_settings::AppSettingsRepository;
 use crate::ports::generation::CallerKeys;
 use crate::services::agent::{Caller, Refusal};
+use crate::services::federated_caller::is_federated_principal;
 use crate::services::operator::{ChargeCredit, CreditService, CreditServiceError, RefundCredit};
 
-/// The wallet a caller's generations are charged to and whose provider keys they use.
-///
-/// Until accounts exist the caller is its key's user id, else its app id (Document 3,
-/// "Authentication"); apps do not belong to orgs yet, so an org wallet is never the payer here
-/// although the owner type is ready for it.
+/// The caller's own wallet: its key's user id, else its app id (Document 3, "Authentication").
+/// [`GenerationAccount::payer`] puts the app's org, or for a federated caller the app's owner,
+/// before it.
 pub fn payer_of(caller: &Caller) -> Principal {
     let id = if caller.principal_id.is_empty() {
         &caller.app_id
@@ -40,17 +41,61 @@ pub struct GenerationPricing {
     pub default_generator: String,
 }
 
+/// Where the payer of an app's renders is read: the app's org (its hosted settings) and its
+/// owner.
+#[derive(Clone)]
+pub struct AppPayers {
+    pub settings: Arc<dyn AppSettingsRepository>,
+    pub apps: Arc<dyn AppRepository>,
+}
+
 /// Credits and provider keys around one cold generation.
 #[derive(Clone)]
 pub struct GenerationAccount {
     credits: Arc<CreditService>,
     keys: ProviderKeyService,
     pricing: GenerationPricing,
+    /// `None`: every render is charged to its caller.
+    app_payers: Option<AppPayers>,
 }
 
 impl GenerationAccount {
     pub fn new(credits: Arc<CreditService>, keys: ProviderKeyService, pricing: GenerationPricing) -> Self {
-        Self { credits, keys, pricing }
+        Self {
+            credits,
+            keys,
+            pricing,
+            app_payers: None,
+        }
+    }
+
+    /// Renders of an app in an org are charged to the org, and a federated caller's to the
+    /// app's owner.
+    pub fn with_app_payers(self, app_payers: AppPayers) -> Self {
+        Self {
+            app_payers: Some(app_payers),
+            ..self
+        }
+    }
+
+    /// Whose wallet a render of `caller` is charged to and whose provider keys it uses:
+    /// 1. the org of the caller's app, when the app belongs to one (whoever the caller is);
+    /// 2. for a federated caller (`<iss>#<sub>`, who has no wallet of their own), the app's owner;
+    /// 3. otherwise the caller.
+    pub async fn payer(&self, caller: &Caller) -> Result<Principal, RepositoryError> {
+        let Some(payers) = &self.app_payers else {
+            return Ok(payer_of(caller));
+        };
+        let settings = payers.settings.get(&caller.app_id).await?.unwrap_or_default();
+        if let Some(org_id) = settings.org_id {
+            return Ok(Principal::org(org_id));
+        }
+        if is_federated_principal(&caller.principal_id)
+            && let Some(app) = payers.apps.get(&caller.app_id).await?
+        {
+            return Ok(Principal::user(app.owner_id));
+        }
+        Ok(payer_of(caller))
     }
 
     /// Takes the price of one generation from the payer's wallet, or refuses the render with
@@ -63,7 +108,7 @@ impl GenerationAccount {
         generator: Option<&str>,
         session_id: &str,
     ) -> Result<Result<Reservation, Refusal>, RepositoryError> {
-        let payer = payer_of(caller);
+        let payer = self.payer(caller).await?;
         self.credits.welcome(&payer).await.map_err(storage)?;
         let slug = generator.unwrap_or(&self.pricing.default_generator);
         let price = self.pricing.price.of(model, slug);
@@ -212,6 +257,7 @@ mod tests {
     use svc_domain::wallet::TransactionKind;
 
     use super::*;
+    use crate::ports::Clock;
     use crate::services::hosted::SetProviderKey;
     use crate::testing::{InMemoryProviderKeys, OperatorFakes};
 
@@ -299,6 +345,58 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert_eq!(ledger(&fakes).last(), Some(&(TransactionKind::Refund, 5)));
+    }
+
+    /// Settings that put every app in `org` (or in none).
+    struct EveryAppIn(Option<String>);
+
+    #[async_trait::async_trait]
+    impl AppSettingsRepository for EveryAppIn {
+        async fn get(&self, _: &str) -> Result<Option<svc_domain::app_settings::AppSettings>, RepositoryError> {
+            Ok(Some(svc_domain::app_settings::AppSettings {
+                org_id: self.0.clone(),
+                ..Default::default()
+            }))
+        }
+        async fn put(
+            &self,
+            _: &str,
+            _: &svc_domain::app_settings::AppSettings,
+            _: chrono::DateTime<chrono::Utc>,
+        ) -> Result<(), RepositoryError> {
+            unreachable!("the payer is only read")
+        }
+    }
+
+    #[tokio::test]
+    async fn the_payer_is_the_apps_org_else_a_federated_callers_app_owner_else_the_caller() {
+        let fakes = OperatorFakes::new();
+        let apps = Arc::new(crate::testing::InMemoryAgentStore::default());
+        apps.default_app("owner1", "app1", fakes.clock.now()).await.unwrap();
+        let federated = Caller {
+            principal_id: crate::services::federated_caller::federated_principal("https://id.example", "s1"),
+            ..caller()
+        };
+        let with_org = |org: Option<&str>| {
+            account(&fakes, 0, 5).with_app_payers(AppPayers {
+                settings: Arc::new(EveryAppIn(org.map(str::to_owned))),
+                apps: apps.clone(),
+            })
+        };
+        let rows = [
+            (None, caller(), Principal::user("u1")),
+            (None, federated.clone(), Principal::user("owner1")),
+            (Some("org1"), caller(), Principal::org("org1")),
+            (Some("org1"), federated.clone(), Principal::org("org1")),
+        ];
+        for (org, who, expected) in rows {
+            assert_eq!(with_org(org).payer(&who).await.unwrap(), expected, "{org:?} {who:?}");
+        }
+        assert_eq!(
+            account(&fakes, 0, 5).payer(&federated).await.unwrap(),
+            Principal::user(federated.principal_id.clone()),
+            "without app payers, the caller"
+        );
     }
 
     #[test]

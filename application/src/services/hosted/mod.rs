@@ -4,5 +4,5 @@
 mod generation_account;
 mod provider_keys;
 
-pub use generation_account::{GenerationAccount, GenerationPricing, Reservation, payer_of};
+pub use generation_account::{AppPayers, GenerationAccount, GenerationPricing, Reservation, payer_of};
 pub use provider_keys::{ProviderKeyService, ProviderKeyServiceError, ProviderKeySummary, Rotation, SetProviderKey};

@@ -26,6 +26,10 @@ fn field<'a>(mail: &'a QueuedMail, name: &str) -> Result<&'a str, ComposeError> 
         })
 }
 
+fn optional<'a>(mail: &'a QueuedMail, name: &str) -> Option<&'a str> {
+    mail.payload.get(name).and_then(Value::as_str)
+}
+
 /// The message for an outbox row; a row of an unknown kind or without its fields is an error
 /// (it is given up on, not retried).
 pub fn compose(mail: &QueuedMail) -> Result<OutgoingMail, ComposeError> {
@@ -51,10 +55,14 @@ pub fn compose(mail: &QueuedMail) -> Result<OutgoingMail, ComposeError> {
         ORG_INVITE => (
             "You are invited to an organisation".to_owned(),
             format!(
-                "You are invited to join organisation {} as {}.\n\n\
+                "You are invited to join organisation {} as {}.\n\n{}\
                  Invite id: {}\nIt expires at {}.\n",
                 field(mail, "orgId")?,
                 field(mail, "role")?,
+                // Hosted mode: the one-time link that accepts (creating the account if need be).
+                optional(mail, "url")
+                    .map(|url| format!("Open this link to accept (it works once):\n\n{url}\n\n"))
+                    .unwrap_or_default(),
                 field(mail, "inviteId")?,
                 field(mail, "expiresAt")?
             ),

@@ -1,13 +1,18 @@
 use std::sync::Arc;
 
 use serde::Serialize;
+use svc_domain::account::email_key;
+use svc_domain::account::token::{TOKEN_CHARS, token_hash};
 use svc_domain::invite::{
     EmailAddress, Invite, InviteDraft, InviteError, InviteIssue, InviteRevokeOutcome, InviteRole, InviteStatus,
 };
 use svc_domain::org::{self, Org, OrgError, OrgMembership, OrgMembershipRecord};
 
 use super::INTERNAL_ERROR_CODE;
-use crate::ports::operator::{InviteRepository, Mailer, MailerError, OrgRepository, TransitionError};
+use crate::ports::accounts::AccountRepository;
+use crate::ports::operator::{
+    InviteLinkRepository, InviteRepository, Mailer, MailerError, OrgRepository, TransitionError,
+};
 use crate::ports::{Clock, Ids, RepositoryError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,11 +90,26 @@ impl From<TransitionError<InviteError>> for OrgServiceError {
     }
 }
 
+/// The page an invite mail's one-time link opens (served by the HTTP adapter in hosted mode).
+pub const INVITE_PATH: &str = "/account/invite";
+
+/// Where invite mails' one-time links point and where their token hashes are kept (hosted
+/// mode, where accepting an invite can create the account), and the accounts whose address
+/// proves a caller is the invitee.
+#[derive(Clone)]
+pub struct InviteLinks {
+    pub links: Arc<dyn InviteLinkRepository>,
+    /// The public base URL links start with (`<base>/account/invite?token=...`).
+    pub base_url: String,
+    pub accounts: Arc<dyn AccountRepository>,
+}
+
 /// Orgs, memberships and invites.
 pub struct OrgService {
     orgs: Arc<dyn OrgRepository>,
     invites: Arc<dyn InviteRepository>,
     mailer: Arc<dyn Mailer>,
+    links: Option<InviteLinks>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
 }
@@ -106,6 +126,7 @@ impl OrgService {
             orgs,
             invites,
             mailer,
+            links: None,
             clock,
             ids,
         }
@@ -125,9 +146,26 @@ impl OrgService {
         Ok(invites)
     }
 
+    /// Invite mails carry a one-time link to `/account/invite` (hosted mode).
+    pub fn linking(self, links: InviteLinks) -> Self {
+        Self {
+            links: Some(links),
+            ..self
+        }
+    }
+
     /// The caller's memberships (`svc_ops_list_orgs`).
     pub async fn list_orgs(&self, caller_user_id: &str) -> Result<Vec<OrgMembershipRecord>, OrgServiceError> {
         Ok(self.orgs.list_memberships_of_user(caller_user_id).await?)
+    }
+
+    /// Refuses with `org_not_found` unless `user_id` is a member of `org_id` (a missing org
+    /// answers the same): reading an org's wallet takes membership, any role.
+    pub async fn ensure_member(&self, org_id: &str, user_id: &str) -> Result<(), OrgServiceError> {
+        match self.orgs.membership(org_id, user_id).await? {
+            Some(_) => Ok(()),
+            None => Err(OrgError::NotFound.into()),
+        }
     }
 
     /// A new org owned by the caller, with its owner membership and an empty wallet.
@@ -157,12 +195,29 @@ impl OrgService {
         };
         let issue = self.invites.create_or_reuse(draft, self.clock.now()).await?;
         if let InviteIssue::Created { invite, .. } = &issue {
-            self.mailer.send_invite(invite).await?;
+            let accept_url = self.issue_link(invite).await?;
+            self.mailer.send_invite(invite, accept_url.as_deref()).await?;
         }
         Ok(InviteIssued {
             reused: issue.reused(),
             invite: issue.invite().clone(),
         })
+    }
+
+    /// A fresh one-time link for `invite`, its token's hash stored; `None` without links.
+    async fn issue_link(&self, invite: &Invite) -> Result<Option<String>, OrgServiceError> {
+        let Some(links) = &self.links else {
+            return Ok(None);
+        };
+        let token = self.ids.base62(TOKEN_CHARS);
+        links
+            .links
+            .insert(&token_hash(&token), &invite.invite_id, self.clock.now())
+            .await?;
+        Ok(Some(format!(
+            "{}{INVITE_PATH}?token={token}",
+            links.base_url.trim_end_matches('/')
+        )))
     }
 
     /// Revokes an invite by compare-and-set. A caller outside the invite's org is told the
@@ -182,6 +237,44 @@ impl OrgService {
             invite_id: stored.invite_id,
             status: stored.status,
             already_revoked: outcome == InviteRevokeOutcome::AlreadyRevoked,
+        })
+    }
+
+    /// `POST /_svc/invites/{inviteId}/accept`. On a hosted server (invite links wired) the
+    /// caller must show the invite's link token or be the invitee (their account's address is
+    /// the invited one); anyone else is told the invite does not exist, whatever its state. A
+    /// self-hosted server's invite mail carries the invite id only: holding it entitles.
+    pub async fn accept_invite_as_caller(
+        &self,
+        command: AcceptInvite,
+        token: Option<&str>,
+    ) -> Result<OrgMembership, OrgServiceError> {
+        if let Some(links) = &self.links
+            && !self.is_invitee(links, &command, token).await?
+        {
+            return Err(InviteError::NotFound.into());
+        }
+        self.accept_invite(command).await
+    }
+
+    async fn is_invitee(
+        &self,
+        links: &InviteLinks,
+        command: &AcceptInvite,
+        token: Option<&str>,
+    ) -> Result<bool, OrgServiceError> {
+        let Some(invite) = self.invites.get(&command.invite_id).await? else {
+            return Ok(false);
+        };
+        Ok(match token.map(str::trim).filter(|t| !t.is_empty()) {
+            Some(token) => {
+                links.links.invite_of(&token_hash(token)).await?.as_deref() == Some(invite.invite_id.as_str())
+            }
+            None => links
+                .accounts
+                .find_by_id(&command.user_id)
+                .await?
+                .is_some_and(|account| account.email_key() == email_key(&invite.email)),
         })
     }
 
@@ -426,6 +519,97 @@ mod tests {
             service.accept_invite(accept).await.unwrap_err().code(),
             "org_invite_expired"
         );
+    }
+
+    /// Invite links in memory: token hash to invite id.
+    #[derive(Default)]
+    struct Links(std::sync::Mutex<std::collections::HashMap<String, String>>);
+
+    #[async_trait::async_trait]
+    impl InviteLinkRepository for Links {
+        async fn insert(
+            &self,
+            hash: &str,
+            invite_id: &str,
+            _: chrono::DateTime<chrono::Utc>,
+        ) -> Result<(), RepositoryError> {
+            self.0.lock().unwrap().insert(hash.into(), invite_id.into());
+            Ok(())
+        }
+        async fn invite_of(&self, hash: &str) -> Result<Option<String>, RepositoryError> {
+            Ok(self.0.lock().unwrap().get(hash).cloned())
+        }
+    }
+
+    /// One account, `ada`, whose address is `ada@example.com`.
+    struct OnlyAda;
+
+    #[async_trait::async_trait]
+    impl AccountRepository for OnlyAda {
+        async fn insert(&self, _: &svc_domain::account::Account) -> Result<bool, RepositoryError> {
+            unreachable!()
+        }
+        async fn find_by_email_key(&self, _: &str) -> Result<Option<svc_domain::account::Account>, RepositoryError> {
+            unreachable!()
+        }
+        async fn find_by_id(&self, user_id: &str) -> Result<Option<svc_domain::account::Account>, RepositoryError> {
+            let email = EmailAddress::parse("Ada@Example.com").unwrap();
+            Ok((user_id == "ada").then(|| {
+                svc_domain::account::Account::new("ada".into(), email, "hash".into(), chrono::DateTime::UNIX_EPOCH)
+            }))
+        }
+        async fn set_password_hash(&self, _: &str, _: &str) -> Result<(), RepositoryError> {
+            unreachable!()
+        }
+        async fn mark_email_verified(&self, _: &str, _: chrono::DateTime<chrono::Utc>) -> Result<(), RepositoryError> {
+            unreachable!()
+        }
+        async fn mark_first_sign_in(&self, _: &str, _: chrono::DateTime<chrono::Utc>) -> Result<bool, RepositoryError> {
+            unreachable!()
+        }
+    }
+
+    #[tokio::test]
+    async fn with_links_the_mail_carries_a_token_and_only_its_holder_or_the_invitee_accepts_by_id() {
+        let fakes = OperatorFakes::new();
+        let (service, org) = org_with_owner(&fakes).await;
+        let service = service.linking(InviteLinks {
+            links: Arc::new(Links::default()),
+            base_url: "https://ui.example/".into(),
+            accounts: Arc::new(OnlyAda),
+        });
+        let to_ada = service
+            .invite_to_org(invite(&org, "owner", "ada@example.com", "member"))
+            .await
+            .unwrap();
+        let to_bob = service
+            .invite_to_org(invite(&org, "owner", "bob@example.com", "member"))
+            .await
+            .unwrap();
+        let urls = fakes.mailer.sent_accept_urls();
+        let token = |url: &Option<String>| {
+            let url = url.clone().unwrap();
+            assert!(url.starts_with("https://ui.example/account/invite?token="), "{url}");
+            url.rsplit_once('=').unwrap().1.to_owned()
+        };
+        let (_, bob_token) = (token(&urls[0]), token(&urls[1]));
+        let accept = |user: &str, invite: &InviteIssued| AcceptInvite {
+            user_id: user.into(),
+            invite_id: invite.invite.invite_id.clone(),
+        };
+        let rows = [
+            ("eve", &to_ada, None, Err("org_invite_not_found")),
+            ("eve", &to_ada, Some(bob_token.as_str()), Err("org_invite_not_found")),
+            ("ada", &to_ada, None, Ok(())),
+            ("eve", &to_bob, Some(bob_token.as_str()), Ok(())),
+        ];
+        for (user, issued, shown, expected) in rows {
+            let result = service
+                .accept_invite_as_caller(accept(user, issued), shown)
+                .await
+                .map(|_| ());
+            assert_eq!(result.map_err(|e| e.code()), expected, "{user} {shown:?}");
+        }
     }
 
     #[tokio::test]

@@ -1,4 +1,5 @@
-//! `svc_ops_list_credit_transactions` (hosted): the caller's ledger, newest first, `limit` 1 to
+//! `svc_ops_list_credit_transactions` (hosted): the caller's ledger (or with `orgId` an org's
+//! the caller is a member of), newest first, `limit` 1 to
 //! 100 (default 20). `nextCursor` is opaque: it names the page's last row, so rows written
 //! meanwhile never shift a page. A cursor or limit we did not hand out is -32602.
 
@@ -14,8 +15,7 @@ pub struct ListCreditTransactions;
 
 impl ToolDefinition for ListCreditTransactions {
     const NAME: &'static str = "svc_ops_list_credit_transactions";
-    const DESCRIPTION: &'static str =
-        "Your credit ledger, newest first: limit 1-100 (default 20), cursor from the previous page's nextCursor.";
+    const DESCRIPTION: &'static str = "Your credit ledger (or with orgId that of an org you are a member of), newest first: limit 1-100 (default 20), cursor from the previous page's nextCursor.";
     const ANNOTATIONS: Annotations = Annotations::READ;
     type Input = ListCreditTransactionsArgs;
     type Output = CreditTransactionsResult;
@@ -26,7 +26,7 @@ impl OpsTool for ListCreditTransactions {
         ctx: &OpsCtx<'_>,
         a: ListCreditTransactionsArgs,
     ) -> Result<Answer<CreditTransactionsResult>, ToolFailure> {
-        let (credits, owner) = (ctx.credits()?, ctx.payer());
+        let (credits, owner) = (ctx.credits()?, ctx.wallet_owner(a.org_id).await?);
         credits.welcome(&owner).await.map_err(|e| e.failure())?;
         let page = credits
             .list_transactions(ListCommand {

@@ -39,7 +39,7 @@ use svc_application::services::operator::{CouponService, CreditService, OpsBluep
 use svc_domain::wallet::Principal;
 
 use super::{OpsCaller, OpsConnectorKeys, OpsDomains, method_not_found};
-use crate::errors::ToolFailure;
+use crate::errors::{OpsError, ToolFailure};
 use crate::tools::{Answer, Declared, ToolDefinition, parse_arguments};
 
 /// What an operator tool runs with.
@@ -251,6 +251,19 @@ impl OpsCtx<'_> {
     /// app id (Document 3, "Authentication").
     fn payer(&self) -> Principal {
         Principal::user(self.caller.identity.clone())
+    }
+
+    /// The wallet a credit tool reads: the org's of `org_id` when the caller is a member of it
+    /// (`org_not_found` otherwise, a missing org alike), else the caller's.
+    async fn wallet_owner(&self, org_id: Option<String>) -> Result<Principal, ToolFailure> {
+        let Some(org_id) = org_id else {
+            return Ok(self.payer());
+        };
+        self.orgs()?
+            .ensure_member(&org_id, self.owner())
+            .await
+            .map_err(|e| e.failure())?;
+        Ok(Principal::org(org_id))
     }
 
     /// The owner of every row the tool reads or writes.

@@ -23,7 +23,7 @@ support::backend_tests!(
 );
 
 async fn probe_table(db: &DatabaseConnection) {
-    db.execute_unprepared("CREATE TABLE gc_probe (id INTEGER PRIMARY KEY, note VARCHAR(40) NOT NULL)")
+    db.execute_unprepared("CREATE TABLE gc_probe (id BIGINT PRIMARY KEY, note VARCHAR(40) NOT NULL)")
         .await
         .unwrap();
 }

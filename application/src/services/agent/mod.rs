@@ -21,6 +21,7 @@ mod render;
 mod render_tests;
 mod schema_cache;
 mod session_access;
+mod session_variants;
 mod sessions;
 mod untrusted_contract;
 mod update;
@@ -41,6 +42,7 @@ pub use render::{
 };
 pub use schema_cache::SchemaCache;
 pub use session_access::SessionAccess;
+pub use session_variants::SessionVariants;
 pub use sessions::{DEFAULT_SESSION_LIST, MAX_SESSION_LIST};
 pub use sessions::{RenderSource, SessionService, SessionView};
 pub use update::{PropsChange, PropsService, UpdateReply};
@@ -129,6 +131,7 @@ impl AgentService {
             catalog: None,
             telemetry: Arc::new(crate::ports::telemetry::NoTelemetry),
             account: None,
+            variants: SessionVariants::default(),
         }
     }
 
@@ -244,6 +247,7 @@ impl AgentService {
             access: self.access(),
             blueprints: self.ports.blueprints.clone(),
             apps: self.ports.apps.clone(),
+            variants: self.variants.clone(),
         }
     }
 

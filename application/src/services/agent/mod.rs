@@ -116,6 +116,8 @@ pub struct AgentService {
     telemetry: Arc<dyn GenerationTelemetry>,
     /// Hosted mode: who pays for a cold generation, and with which provider keys.
     account: Option<crate::services::hosted::GenerationAccount>,
+    /// Each blueprint's session variant, for the session reads.
+    variants: SessionVariants,
 }
 
 impl AgentService {

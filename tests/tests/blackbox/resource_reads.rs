@@ -41,12 +41,17 @@ async fn assert_token_works(app: &TestApp, embedded: &Value) {
 }
 
 async fn a_render_read_follows_every_change_of_its_session(app: TestApp) {
-    let rendered = app.render("reads follow changes", contract(), json!({ "title": "v1" })).await;
+    let rendered = app
+        .render("reads follow changes", contract(), json!({ "title": "v1" }))
+        .await;
     let session = rendered["sessionId"].as_str().unwrap().to_owned();
     let uri = format!("ui://svc/render/{session}");
 
     let first = bootstrap(&app, &uri).await;
-    assert_eq!((first["props"].clone(), first["epoch"].clone()), (json!({ "title": "v1" }), json!(1)));
+    assert_eq!(
+        (first["props"].clone(), first["epoch"].clone()),
+        (json!({ "title": "v1" }), json!(1))
+    );
     assert_eq!(first["lastSequence"], 0);
     assert_token_works(&app, &first).await;
     let again = bootstrap(&app, &uri).await;
@@ -59,7 +64,11 @@ async fn a_render_read_follows_every_change_of_its_session(app: TestApp) {
     )
     .await;
     let amended = bootstrap(&app, &uri).await;
-    assert_eq!(amended["props"], json!({ "title": "v1b" }), "an amend shows in the next read");
+    assert_eq!(
+        amended["props"],
+        json!({ "title": "v1b" }),
+        "an amend shows in the next read"
+    );
     assert_eq!(amended["epoch"], 1);
 
     app.tool_ok(
@@ -68,10 +77,17 @@ async fn a_render_read_follows_every_change_of_its_session(app: TestApp) {
     )
     .await;
     let updated = bootstrap(&app, &uri).await;
-    assert_eq!((updated["props"].clone(), updated["epoch"].clone()), (json!({ "title": "v2" }), json!(2)));
+    assert_eq!(
+        (updated["props"].clone(), updated["epoch"].clone()),
+        (json!({ "title": "v2" }), json!(2))
+    );
     assert_eq!(updated["frozen"], false);
     let pinned = bootstrap(&app, &format!("{uri}#1")).await;
-    assert_eq!(pinned["props"], json!({ "title": "v1b" }), "the frozen card keeps its props");
+    assert_eq!(
+        pinned["props"],
+        json!({ "title": "v1b" }),
+        "the frozen card keeps its props"
+    );
     assert_eq!(pinned["frozen"], true);
 
     // A gesture through the polling fallback moves the event sequence the document carries.
@@ -82,10 +98,22 @@ async fn a_render_read_follows_every_change_of_its_session(app: TestApp) {
     );
     let gesture = json!({ "type": "action", "payload": { "sessionId": session, "type": "data:submit",
         "payload": { "action": "approve", "data": { "note": "ok" } }, "clientSeq": 1, "uiContext": {} } });
-    let ack: Value = app.client.post(&post).json(&gesture).send().await.unwrap().json().await.unwrap();
+    let ack: Value = app
+        .client
+        .post(&post)
+        .json(&gesture)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(ack["frames"][0]["payload"]["event"], "action_stored", "{ack}");
     let after_gesture = bootstrap(&app, &uri).await;
-    assert_eq!(after_gesture["lastSequence"], 1, "a stored gesture shows in the next read");
+    assert_eq!(
+        after_gesture["lastSequence"], 1,
+        "a stored gesture shows in the next read"
+    );
     assert_eq!(after_gesture["props"], json!({ "title": "v2" }));
 
     app.tool_ok(

@@ -246,10 +246,12 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
         let html = document(&bootstrap, &Hole::Runtime.marker());
         ReadTemplate::of(&contents(state, uri, html, Some(&session.contract)))
     });
-    let (ws_token, expires_at) =
-        state
-            .tokens
-            .mint(&session.session_id, &session.app_id, caller.key_id.as_deref(), state.agent.now());
+    let (ws_token, expires_at) = state.tokens.mint(
+        &session.session_id,
+        &session.app_id,
+        caller.key_id.as_deref(),
+        state.agent.now(),
+    );
     let expires_at = expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     Ok(Reply::Shared(template.fill(&ws_token, &expires_at).into()))
 }

@@ -52,7 +52,9 @@ impl SeaOrmEventRepository {
     async fn try_append_stream(&self, envelope: &StreamEnvelope) -> Result<i64, DbErr> {
         if let Some(writer) = &self.writer {
             let envelope = envelope.clone();
-            return writer.write(move |txn| Box::pin(append_stream_row(txn, envelope))).await;
+            return writer
+                .write(move |txn| Box::pin(append_stream_row(txn, envelope)))
+                .await;
         }
         let txn = begin_write(&self.db).await?;
         let seq = append_stream_row(&txn, envelope.clone()).await?;

@@ -1,6 +1,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+};
 use serde_json::json;
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository};

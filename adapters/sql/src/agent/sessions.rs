@@ -202,7 +202,11 @@ impl SessionRepository for SeaOrmSessionRepository {
     async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<(), RepositoryError> {
         let (id, snapshot) = (session_id.to_owned(), to_text(snapshot));
         match &self.writer {
-            Some(writer) => writer.write(move |txn| Box::pin(set_snapshot_row(txn, id, snapshot))).await,
+            Some(writer) => {
+                writer
+                    .write(move |txn| Box::pin(set_snapshot_row(txn, id, snapshot)))
+                    .await
+            }
             None => set_snapshot_row(&self.db, id, snapshot).await,
         }
         .map_err(repository_error)

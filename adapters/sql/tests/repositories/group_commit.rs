@@ -85,7 +85,10 @@ async fn requests_queued_behind_a_batch_share_one_commit(db: DatabaseConnection)
         })
         .collect();
     wait_until_queued(&writer, 40).await;
-    assert!(notes(&db).await.is_empty(), "nothing is visible before its batch commits");
+    assert!(
+        notes(&db).await.is_empty(),
+        "nothing is visible before its batch commits"
+    );
     release.send(()).unwrap();
     blocker.await.unwrap().unwrap();
     for (index, request) in requests.into_iter().enumerate() {
@@ -132,7 +135,11 @@ async fn a_failing_request_rolls_back_only_its_own_statements(db: DatabaseConnec
         "the request sees its own error: {refused}"
     );
     after.await.unwrap().unwrap();
-    assert_eq!(notes(&db).await, vec![1, 3], "only the failing request's statements are gone");
+    assert_eq!(
+        notes(&db).await,
+        vec![1, 3],
+        "only the failing request's statements are gone"
+    );
     assert_eq!(writer.committed_batches(), 2);
 }
 

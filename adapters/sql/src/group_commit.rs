@@ -3,7 +3,7 @@
 //! `synchronous=FULL`) instead of one each.
 //!
 //! Each request's work runs under its own SAVEPOINT, so a failing request rolls back only its own
-//! part; a request learns its outcome only after the batch's COMMIT returned, so nothing is
+//! part (a request alone in its batch runs in the transaction itself); a request learns its outcome only after the batch's COMMIT returned, so nothing is
 //! acknowledged before it is on disk. SQLite has one writer anyway: batching adds no waiting, it
 //! shares the fsync. PostgreSQL and MySQL do not use it (their repositories write directly).
 
@@ -101,10 +101,48 @@ fn stopped() -> DbErr {
 async fn run(db: DatabaseConnection, mut queue: mpsc::Receiver<Work>, committed: Arc<AtomicU64>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        if commit_batch(&db, batch.drain(..)).await {
+        let done = if batch.len() == 1 {
+            commit_alone(&db, batch.pop().expect("one job")).await
+        } else {
+            commit_batch(&db, batch.drain(..)).await
+        };
+        if done {
             committed.fetch_add(1, Ordering::Relaxed);
         }
     }
+}
+
+/// A request that found the writer idle: its own transaction, no savepoint (two statements
+/// fewer). Answers whether it committed.
+async fn commit_alone(db: &DatabaseConnection, job: Work) -> bool {
+    let txn = match begin_write(db).await {
+        Ok(txn) => txn,
+        Err(error) => {
+            tracing::error!(%error, "group commit: cannot begin a transaction");
+            return false;
+        }
+    };
+    let ran = match AssertUnwindSafe(job(&txn)).catch_unwind().await {
+        Ok(ran) => ran,
+        Err(_) => {
+            tracing::error!("group commit: a request's work panicked; its statements are rolled back");
+            return false;
+        }
+    };
+    if !ran.succeeded {
+        if let Err(error) = txn.rollback().await {
+            tracing::error!(%error, "group commit: a failed request's rollback failed");
+        }
+        (ran.answer)(Ok(()));
+        return false;
+    }
+    let committed = txn.commit().await.map_err(|error| {
+        tracing::error!(%error, "group commit: the commit failed");
+        format!("the write could not be committed: {error}")
+    });
+    let succeeded = committed.is_ok();
+    (ran.answer)(committed);
+    succeeded
 }
 
 /// One transaction for the whole batch; a request whose job could not run (the batch failed to

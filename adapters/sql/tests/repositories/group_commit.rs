@@ -19,6 +19,7 @@ use tokio::sync::oneshot;
 support::backend_tests!(
     requests_queued_behind_a_batch_share_one_commit,
     a_failing_request_rolls_back_only_its_own_statements,
+    a_failing_request_alone_in_its_batch_leaves_nothing,
     racing_consumes_in_one_batch_take_the_handshake_once
 );
 
@@ -141,6 +142,26 @@ async fn a_failing_request_rolls_back_only_its_own_statements(db: DatabaseConnec
         "only the failing request's statements are gone"
     );
     assert_eq!(writer.committed_batches(), 2);
+}
+
+async fn a_failing_request_alone_in_its_batch_leaves_nothing(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let refused = writer
+        .write(|txn| {
+            Box::pin(async move {
+                txn.execute_unprepared(&insert(7)).await?;
+                txn.execute_unprepared(&insert(7)).await.map(drop)
+            })
+        })
+        .await;
+    assert!(refused.is_err(), "the duplicate fails the request");
+    assert!(notes(&db).await.is_empty(), "its first statement is rolled back too");
+    writer
+        .write(|txn| Box::pin(async move { txn.execute_unprepared(&insert(8)).await.map(drop) }))
+        .await
+        .unwrap();
+    assert_eq!(notes(&db).await, vec![8], "the writer goes on");
 }
 
 fn handshake(id: &str) -> HandshakeRecord {

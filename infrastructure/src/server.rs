@@ -423,13 +423,16 @@ impl Application {
         let generators =
             crate::generation::generators(&settings.generation, compiler.clone()).map_err(StartError::Config)?;
         let (bus, bus_tasks) = event_bus(settings, &db, clock.clone(), ids.as_ref()).await?;
+        // One group-commit writer on SQLite for the warm path's writes (handshakes, sessions,
+        // gestures, deliveries): concurrent requests share a commit and its fsync.
+        let writer = svc_sql::Writer::for_database(&db);
         let ports = AgentPorts {
             clock: clock.clone(),
             ids: ids.clone(),
             apps: apps.clone(),
-            handshakes: Arc::new(SeaOrmHandshakeRepository::new(db.clone())),
-            sessions: Arc::new(SeaOrmSessionRepository::new(db.clone())),
-            events: Arc::new(SeaOrmEventRepository::new(db.clone())),
+            handshakes: Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(writer.clone())),
+            sessions: Arc::new(SeaOrmSessionRepository::new(db.clone()).with_writer(writer.clone())),
+            events: Arc::new(SeaOrmEventRepository::new(db.clone()).with_writer(writer)),
             blueprints: Arc::new(SeaOrmBlueprintRepository::new(db.clone())),
             bus,
             generator: Arc::new(generators.catalog),

@@ -14,6 +14,7 @@ use svc_application::services::tool_channels::ToolChannelService;
 
 use crate::live::flood_gate::SessionFloodGates;
 use crate::mcp::cancellation::InFlightRequests;
+use crate::mcp::read_templates::ReadTemplates;
 use crate::oauth::Challenges;
 use crate::{AccountPages, HttpState, LiveTokens, McpApps, OAuth, OpsDomains, Pairing, PublicUrls, Readiness};
 
@@ -41,6 +42,8 @@ pub(crate) struct AgentRoutes {
     pub hosted_apps: Option<AppSettingsService>,
     /// The playground page's address, when it is served (`svc_render`'s text points to it).
     pub playground_url: Option<String>,
+    /// `resources/read` answers serialised once per state of a session.
+    pub read_templates: ReadTemplates,
 }
 
 /// The operator route `/ops` and the invite acceptance route.
@@ -135,6 +138,7 @@ impl HttpState {
             tool_call_limit: self.tool_call_limit,
             hosted_apps: self.hosted_apps,
             playground_url,
+            read_templates: ReadTemplates::default(),
         });
         let ops = Arc::new(OpsRoutes {
             gate: gate.clone(),

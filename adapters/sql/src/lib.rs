@@ -6,6 +6,7 @@ mod backend;
 mod connect;
 mod console_sessions;
 mod errors;
+mod group_commit;
 mod migrations;
 mod pair_codes;
 mod pg_event_bus;
@@ -23,6 +24,7 @@ pub mod testing;
 
 pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};
 pub use console_sessions::SqlConsoleSessions;
+pub use group_commit::Writer;
 pub use migrations::Migrator;
 pub use pair_codes::SqlPairCodes;
 pub use pg_event_bus::{PgBusTasks, PgEventBus};

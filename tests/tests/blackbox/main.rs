@@ -72,6 +72,7 @@ mod registry_end_to_end;
 mod registry_server;
 mod render_progress;
 mod replicas;
+mod resource_reads;
 mod token_logging;
 mod tool_channels;
 mod tool_rate_limit;

@@ -22,7 +22,7 @@ use svc_domain::themes::{self, ThemeMode};
 
 use super::refusal;
 use super::session::live_session;
-use crate::mcp::resources::document;
+use crate::mcp::resources::card_document;
 use crate::playground::policy;
 use crate::route_states::ConsoleRoutes;
 
@@ -70,7 +70,7 @@ pub async fn serve(
             "this blueprint's component did not compile, so it cannot be mounted",
         );
     }
-    document(&preview_bootstrap(&record))
+    card_document(&preview_bootstrap(&record))
         .with_content_type("text/html; charset=utf-8")
         .with_header("content-security-policy", policy::from_declared(&Value::Null))
         .with_header("cache-control", "no-store")

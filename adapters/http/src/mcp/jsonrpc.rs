@@ -74,6 +74,16 @@ pub enum Reply {
     Shared(Arc<str>),
 }
 
+impl Reply {
+    /// The result as a value (a shared document is parsed back: for the rare reader that needs it).
+    pub fn into_value(self) -> Value {
+        match self {
+            Self::Built(value) => value,
+            Self::Shared(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
+        }
+    }
+}
+
 impl From<Value> for Reply {
     fn from(value: Value) -> Self {
         Self::Built(value)

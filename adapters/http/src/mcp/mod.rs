@@ -7,6 +7,7 @@ pub(crate) mod cancellation;
 pub(crate) mod discover;
 pub(crate) mod jsonrpc;
 mod progress_stream;
+pub(crate) mod read_templates;
 mod render_meta;
 pub(crate) mod resources;
 pub(crate) mod results;
@@ -157,7 +158,8 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<AgentRou
 }
 
 /// The answer to one request of `/mcp` or `/apps/<appId>/mcp`: `tools/list` is the document
-/// serialized once per server configuration, every other method is built by [`dispatch`].
+/// serialized once per server configuration, `resources/read` a template serialized once per
+/// state of the session, every other method is built by [`dispatch`].
 pub(crate) async fn reply(
     state: &AgentRoutes,
     caller: &Caller,
@@ -165,8 +167,10 @@ pub(crate) async fn reply(
     method: &str,
     params: Value,
 ) -> Result<Reply, RpcFailure> {
-    if method == "tools/list" {
-        return Ok(Reply::Shared(agent_tools::list(state)));
+    match method {
+        "tools/list" => return Ok(Reply::Shared(agent_tools::list(state))),
+        "resources/read" => return resources::read(state, caller, &params).await,
+        _ => {}
     }
     dispatch(state, caller, origin, method, params).await.map(Reply::Built)
 }
@@ -200,7 +204,7 @@ async fn post_only(gate: &Gate, req: &Request) -> Response {
     response
 }
 
-/// Every method but `tools/list` (see [`reply`]).
+/// Every method but `tools/list` and `resources/read` (see [`reply`]).
 pub(crate) async fn dispatch(
     state: &AgentRoutes,
     caller: &Caller,
@@ -214,7 +218,6 @@ pub(crate) async fn dispatch(
         "tools/call" => call_tool(state, caller, origin, params).await,
         "resources/list" => Ok(resources::list()),
         "resources/templates/list" => Ok(resources::templates()),
-        "resources/read" => resources::read(state, caller, &params).await,
         _ => Err(RpcFailure::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))),
     }
 }

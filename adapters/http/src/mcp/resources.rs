@@ -16,9 +16,9 @@ use svc_domain::session::SessionVariant;
 use svc_domain::themes::{self, ThemeMode};
 use svc_protocol::{INVALID_PARAMS, MOUNT_UNAVAILABLE, SESSION_NOT_FOUND};
 
-use super::jsonrpc::RpcFailure;
+use super::jsonrpc::{Reply, RpcFailure};
+use super::read_templates::{DocumentKey, Hole, ReadTemplate};
 use crate::route_states::AgentRoutes;
-use crate::runtime_asset::RUNTIME_JS;
 
 pub(crate) const SHELL_URI: &str = "ui://svc/render";
 const RENDER_URI_PREFIX: &str = "ui://svc/render/";
@@ -50,7 +50,7 @@ fn script_json(value: &Value) -> String {
 /// JavaScript source made safe inside a `<script>` element: `</script` (any case) would close
 /// it. The runtime build already refuses such bundles; this keeps the document well-formed even
 /// if one slips through (`<\/` is `</` inside JS strings, templates and regular expressions).
-fn script_source(source: &str) -> String {
+pub(super) fn script_source(source: &str) -> String {
     let lower = source.to_ascii_lowercase();
     let mut out = String::with_capacity(source.len());
     let mut last = 0;
@@ -63,7 +63,15 @@ fn script_source(source: &str) -> String {
     out
 }
 
-pub(crate) fn document(bootstrap: &Value) -> String {
+/// The whole card document with the runtime inline, for pages that serve it themselves (the
+/// console's blueprint preview); `resources/read` fills a cached template instead.
+pub(crate) fn card_document(bootstrap: &Value) -> String {
+    document(bootstrap, &script_source(crate::runtime_asset::RUNTIME_JS))
+}
+
+/// The HTML document; `runtime` is the mount runtime's source already made safe by
+/// [`script_source`] (or the marker of its hole in a template).
+fn document(bootstrap: &Value, runtime: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>svc render</title>\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"></head>\
@@ -71,7 +79,7 @@ pub(crate) fn document(bootstrap: &Value) -> String {
 <script type=\"application/json\" id=\"svc-bootstrap\">{}</script>\
 <script type=\"module\">{}</script></body></html>",
         script_json(bootstrap),
-        script_source(RUNTIME_JS),
+        runtime,
     )
 }
 
@@ -105,7 +113,8 @@ fn extend_new(into: &mut Vec<String>, origins: Vec<String>) {
     }
 }
 
-/// What the runtime needs to subscribe and paint one render at one epoch.
+/// What the runtime needs to subscribe and paint one render at one epoch; the per-request
+/// `wsToken` and `expiresAt` are given (holes of a template, see `read_templates`).
 fn render_bootstrap(
     state: &AgentRoutes,
     uri: &str,
@@ -113,11 +122,8 @@ fn render_bootstrap(
     code: &str,
     epoch: u32,
     props: Value,
-    key_id: Option<&str>,
+    (ws_token, expires_at): (&str, &str),
 ) -> Value {
-    let (ws_token, expires_at) = state
-        .tokens
-        .mint(&session.session_id, &session.app_id, key_id, state.agent.now());
     let theme_id = session.theme_id.as_deref().unwrap_or(FALLBACK_THEME_ID);
     let light = themes::css_variables(theme_id, ThemeMode::Light);
     let dark = themes::css_variables(theme_id, ThemeMode::Dark);
@@ -140,7 +146,7 @@ fn render_bootstrap(
         "runtimeUrl": runtime_url,
         "wsUrl": state.urls.ws,
         "wsToken": ws_token,
-        "expiresAt": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "expiresAt": expires_at,
         "themeId": theme_id,
         "themeMode": theme_mode,
         "theme": theme,
@@ -156,7 +162,9 @@ fn render_bootstrap(
     bootstrap
 }
 
-pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Result<Value, RpcFailure> {
+/// `resources/read`. Our documents are answered from a template serialised once per state of the
+/// session (see `read_templates`); only the live token is fresh per request.
+pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Result<Reply, RpcFailure> {
     let Some(uri) = params["uri"].as_str() else {
         return Err(RpcFailure::new(
             INVALID_PARAMS,
@@ -164,7 +172,17 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
         ));
     };
     if uri == SHELL_URI {
-        return Ok(contents(state, uri, document(&json!({ "shell": true })), None));
+        let key = DocumentKey {
+            uri: uri.to_owned(),
+            revision: 0,
+            event_sequence: 0,
+            epoch: 0,
+        };
+        let template = state.read_templates.get_or_build(key, || {
+            let shell = document(&json!({ "shell": true }), &Hole::Runtime.marker());
+            ReadTemplate::of(&contents(state, uri, shell, None))
+        });
+        return Ok(Reply::Shared(template.fill("", "").into()));
     }
     let Some(locator) = uri.strip_prefix(RENDER_URI_PREFIX) else {
         // Not a render locator at all: MCP's own "resource not found" (same code, -32002).
@@ -208,17 +226,40 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
         ));
     };
     if snapshot.variant == SessionVariant::McpApps {
-        return Ok(mcp_apps_document(state, uri, code, &session.contract));
+        return Ok(Reply::Built(mcp_apps_document(state, uri, code, &session.contract)));
     }
     let epoch = epoch.unwrap_or(session.head.epoch);
-    let props = state
-        .agent
-        .props_at(caller, session_id, epoch)
-        .await
-        .map_err(|_| not_found())?
-        .ok_or_else(not_found)?;
-    let bootstrap = render_bootstrap(state, uri, &session, &code, epoch, props, caller.key_id.as_deref());
-    Ok(contents(state, uri, document(&bootstrap), Some(&session.contract)))
+    // The head's props are in the session just read; only a frozen epoch needs its own read.
+    let props = if epoch == session.head.epoch {
+        session.head.props.clone()
+    } else {
+        state
+            .agent
+            .props_at(caller, session_id, epoch)
+            .await
+            .map_err(|_| not_found())?
+            .ok_or_else(not_found)?
+    };
+    let key = DocumentKey {
+        uri: uri.to_owned(),
+        revision: session.revision,
+        event_sequence: session.event_sequence,
+        epoch,
+    };
+    let template = state.read_templates.get_or_build(key, || {
+        let holes = (Hole::WsToken.marker(), Hole::ExpiresAt.marker());
+        let bootstrap = render_bootstrap(state, uri, &session, &code, epoch, props, (&holes.0, &holes.1));
+        let html = document(&bootstrap, &Hole::Runtime.marker());
+        ReadTemplate::of(&contents(state, uri, html, Some(&session.contract)))
+    });
+    let (ws_token, expires_at) = state.tokens.mint(
+        &session.session_id,
+        &session.app_id,
+        caller.key_id.as_deref(),
+        state.agent.now(),
+    );
+    let expires_at = expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    Ok(Reply::Shared(template.fill(&ws_token, &expires_at).into()))
 }
 
 /// An `mcpApps` session's mount: its declared MCP-Apps document, served as is (whatever the
@@ -241,7 +282,8 @@ mod tests {
 
     #[test]
     fn the_document_inlines_the_runtime_and_escapes_the_bootstrap() {
-        let html = document(&json!({ "props": { "title": "</script><b>x" } }));
+        let runtime = script_source(crate::runtime_asset::RUNTIME_JS);
+        let html = document(&json!({ "props": { "title": "</script><b>x" } }), &runtime);
         assert!(html.starts_with("<!doctype html>"));
         assert!(!html.contains("</script><b>"));
         assert!(html.contains("<script type=\"module\">"));

@@ -34,7 +34,7 @@ pub async fn serve(
     };
     let uri = format!("ui://svc/render/{session_id}");
     let read = match resources::read(&state.agent, &caller, &json!({ "uri": uri })).await {
-        Ok(read) => read,
+        Ok(read) => read.into_value(),
         Err(failure) => {
             let message = failure
                 .data

@@ -1,8 +1,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -13,6 +13,7 @@ use super::entities::{action_event, session, stream_envelope};
 use super::seam::{from_text, to_text};
 use crate::backend;
 use crate::errors::{begin_write, lost_race, repository_error};
+use crate::group_commit::Writer;
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
 /// Stream `seq` counts per session, across channels, so one `fromSeq` cursor resumes them all
@@ -21,88 +22,149 @@ const MAX_SEQUENCE_ATTEMPTS: usize = 16;
 
 pub struct SeaOrmEventRepository {
     db: DatabaseConnection,
+    writer: Option<Writer>,
 }
 
 impl SeaOrmEventRepository {
     pub fn new(db: DatabaseConnection) -> Self {
-        Self { db }
+        Self { db, writer: None }
     }
 
-    async fn by_client_seq(
-        &self,
-        session_id: &str,
-        client_seq: i64,
-    ) -> Result<Option<action_event::Model>, RepositoryError> {
-        action_event::Entity::find()
-            .filter(action_event::Column::SessionId.eq(session_id))
-            .filter(action_event::Column::ClientSeq.eq(client_seq))
-            .one(&self.db)
-            .await
-            .map_err(repository_error)
+    /// Writes through the group-commit writer when there is one (SQLite).
+    pub fn with_writer(mut self, writer: Option<Writer>) -> Self {
+        self.writer = writer;
+        self
     }
 
-    async fn try_append_action(&self, event: &NewActionEvent) -> Result<action_event::Model, DbErr> {
-        let txn = begin_write(&self.db).await?;
-        let last: Option<i64> = action_event::Entity::find()
-            .select_only()
-            .column_as(action_event::Column::Sequence.max(), "max")
-            .filter(action_event::Column::SessionId.eq(event.session_id.as_str()))
-            .into_tuple::<Option<i64>>()
-            .one(&txn)
-            .await?
-            .flatten();
-        let sequence = last.unwrap_or(0) + 1;
-        let correlation_seq = event
-            .client_seq
-            .and_then(|s| u64::try_from(s).ok())
-            .unwrap_or(sequence.unsigned_abs());
-        let model = action_event::ActiveModel {
-            session_id: Set(event.session_id.clone()),
-            sequence: Set(sequence),
-            client_seq: Set(event.client_seq),
-            intent: Set(event.intent.clone()),
-            action_data: Set(to_text(&event.action_data)),
-            ui_context: Set(to_text(&event.ui_context)),
-            action_id: Set(action_id(&event.session_id, &event.intent, correlation_seq)),
-            fired_at: Set(event.fired_at),
-            drained_at: Set(None),
+    /// One attempt to store a gesture: the stored row and whether this call stored it (a
+    /// `clientSeq` seen before answers the first row again).
+    async fn try_append_action(&self, event: &NewActionEvent) -> Result<(action_event::Model, bool), DbErr> {
+        if let Some(writer) = &self.writer {
+            let event = event.clone();
+            return writer.write(move |txn| Box::pin(append_action_rows(txn, event))).await;
         }
-        .insert(&txn)
-        .await?;
-        session::Entity::update_many()
-            .col_expr(session::Column::EventSequence, Expr::value(sequence))
-            .filter(session::Column::SessionId.eq(event.session_id.as_str()))
-            .exec(&txn)
-            .await?;
+        let txn = begin_write(&self.db).await?;
+        let stored = append_action_rows(&txn, event.clone()).await?;
         txn.commit().await?;
-        Ok(model)
+        Ok(stored)
     }
 
     async fn try_append_stream(&self, envelope: &StreamEnvelope) -> Result<i64, DbErr> {
-        let txn = begin_write(&self.db).await?;
-        let last: Option<i64> = stream_envelope::Entity::find()
-            .select_only()
-            .column_as(stream_envelope::Column::Seq.max(), "max")
-            .filter(stream_envelope::Column::SessionId.eq(envelope.session_id.as_str()))
-            .into_tuple::<Option<i64>>()
-            .one(&txn)
-            .await?
-            .flatten();
-        let seq = last.unwrap_or(0) + 1;
-        stream_envelope::ActiveModel {
-            session_id: Set(envelope.session_id.clone()),
-            channel: Set(envelope.channel.clone()),
-            seq: Set(seq),
-            mode: Set(envelope.mode.clone()),
-            payload: Set(to_text(&envelope.payload)),
-            complete: Set(envelope.complete),
-            timestamp: Set(envelope.timestamp),
+        if let Some(writer) = &self.writer {
+            let envelope = envelope.clone();
+            return writer
+                .write(move |txn| Box::pin(append_stream_row(txn, envelope)))
+                .await;
         }
-        .insert(&txn)
-        .await?;
+        let txn = begin_write(&self.db).await?;
+        let seq = append_stream_row(&txn, envelope.clone()).await?;
         txn.commit().await?;
         Ok(seq)
     }
+
+    /// Whether the session holds a gesture nobody drained: a read, so an empty drain (the usual
+    /// `svc_consume`) never takes the write lock.
+    async fn has_undrained(&self, session_id: &str) -> Result<bool, DbErr> {
+        let first = action_event::Entity::find()
+            .select_only()
+            .column(action_event::Column::Sequence)
+            .filter(action_event::Column::SessionId.eq(session_id))
+            .filter(action_event::Column::DrainedAt.is_null())
+            .into_tuple::<i64>()
+            .one(&self.db)
+            .await?;
+        Ok(first.is_some())
+    }
+}
+
+/// Stores a gesture at max + 1 (the unique index refuses a sequence another writer took first,
+/// and the caller tries again) and moves the session's `event_sequence` with it. A `clientSeq`
+/// already stored answers that row instead: a retried gesture is stored once.
+async fn append_action_rows<C: ConnectionTrait>(
+    c: &C,
+    event: NewActionEvent,
+) -> Result<(action_event::Model, bool), DbErr> {
+    if let Some(seq) = event.client_seq
+        && let Some(existing) = action_event::Entity::find()
+            .filter(action_event::Column::SessionId.eq(event.session_id.as_str()))
+            .filter(action_event::Column::ClientSeq.eq(seq))
+            .one(c)
+            .await?
+    {
+        return Ok((existing, false));
+    }
+    let last: Option<i64> = action_event::Entity::find()
+        .select_only()
+        .column_as(action_event::Column::Sequence.max(), "max")
+        .filter(action_event::Column::SessionId.eq(event.session_id.as_str()))
+        .into_tuple::<Option<i64>>()
+        .one(c)
+        .await?
+        .flatten();
+    let sequence = last.unwrap_or(0) + 1;
+    let correlation_seq = event
+        .client_seq
+        .and_then(|s| u64::try_from(s).ok())
+        .unwrap_or(sequence.unsigned_abs());
+    let model = action_event::ActiveModel {
+        session_id: Set(event.session_id.clone()),
+        sequence: Set(sequence),
+        client_seq: Set(event.client_seq),
+        intent: Set(event.intent.clone()),
+        action_data: Set(to_text(&event.action_data)),
+        ui_context: Set(to_text(&event.ui_context)),
+        action_id: Set(action_id(&event.session_id, &event.intent, correlation_seq)),
+        fired_at: Set(event.fired_at),
+        drained_at: Set(None),
+    }
+    .insert(c)
+    .await?;
+    session::Entity::update_many()
+        .col_expr(session::Column::EventSequence, Expr::value(sequence))
+        .filter(session::Column::SessionId.eq(event.session_id.as_str()))
+        .exec(c)
+        .await?;
+    Ok((model, true))
+}
+
+/// Stores a delivery at the session's max `seq` + 1 (see [`append_action_rows`] for races).
+async fn append_stream_row<C: ConnectionTrait>(c: &C, envelope: StreamEnvelope) -> Result<i64, DbErr> {
+    let last: Option<i64> = stream_envelope::Entity::find()
+        .select_only()
+        .column_as(stream_envelope::Column::Seq.max(), "max")
+        .filter(stream_envelope::Column::SessionId.eq(envelope.session_id.as_str()))
+        .into_tuple::<Option<i64>>()
+        .one(c)
+        .await?
+        .flatten();
+    let seq = last.unwrap_or(0) + 1;
+    stream_envelope::ActiveModel {
+        session_id: Set(envelope.session_id),
+        channel: Set(envelope.channel),
+        seq: Set(seq),
+        mode: Set(envelope.mode),
+        payload: Set(to_text(&envelope.payload)),
+        complete: Set(envelope.complete),
+        timestamp: Set(envelope.timestamp),
+    }
+    .insert(c)
+    .await?;
+    Ok(seq)
+}
+
+/// Marks every undrained gesture drained and answers them: one UPDATE ... RETURNING, so two
+/// concurrent drains never return the same gesture.
+async fn drain_rows<C: ConnectionTrait>(
+    c: &C,
+    session_id: String,
+    at: DateTime<Utc>,
+) -> Result<Vec<action_event::Model>, DbErr> {
+    action_event::Entity::update_many()
+        .col_expr(action_event::Column::DrainedAt, Expr::value(at))
+        .filter(action_event::Column::SessionId.eq(session_id))
+        .filter(action_event::Column::DrainedAt.is_null())
+        .exec_with_returning(c)
+        .await
 }
 
 fn action(m: action_event::Model) -> Result<ActionEventRecord, RepositoryError> {
@@ -134,13 +196,8 @@ fn envelope(m: stream_envelope::Model) -> Result<StreamEnvelope, RepositoryError
 impl EventRepository for SeaOrmEventRepository {
     async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool), RepositoryError> {
         for _ in 0..MAX_SEQUENCE_ATTEMPTS {
-            if let Some(seq) = event.client_seq
-                && let Some(existing) = self.by_client_seq(&event.session_id, seq).await?
-            {
-                return Ok((action(existing)?, false));
-            }
             match self.try_append_action(event).await {
-                Ok(model) => return Ok((action(model)?, true)),
+                Ok((model, fresh)) => return Ok((action(model)?, fresh)),
                 Err(e) if lost_race(&e) => continue,
                 Err(e) => return Err(repository_error(e)),
             }
@@ -152,16 +209,14 @@ impl EventRepository for SeaOrmEventRepository {
     }
 
     async fn drain(&self, session_id: &str, at: DateTime<Utc>) -> Result<Vec<ActionEventRecord>, RepositoryError> {
-        let mut drained = if self.db.get_database_backend() == DbBackend::MySql {
-            backend::mysql::drain_actions(&self.db, session_id, at).await
-        } else {
-            // One UPDATE ... RETURNING: two concurrent drains never return the same gesture.
-            action_event::Entity::update_many()
-                .col_expr(action_event::Column::DrainedAt, Expr::value(at))
-                .filter(action_event::Column::SessionId.eq(session_id))
-                .filter(action_event::Column::DrainedAt.is_null())
-                .exec_with_returning(&self.db)
-                .await
+        if !self.has_undrained(session_id).await.map_err(repository_error)? {
+            return Ok(Vec::new());
+        }
+        let id = session_id.to_owned();
+        let mut drained = match (&self.writer, self.db.get_database_backend()) {
+            (Some(writer), _) => writer.write(move |txn| Box::pin(drain_rows(txn, id, at))).await,
+            (None, DbBackend::MySql) => backend::mysql::drain_actions(&self.db, session_id, at).await,
+            (None, _) => drain_rows(&self.db, id, at).await,
         }
         .map_err(repository_error)?;
         drained.sort_by_key(|m| m.sequence);

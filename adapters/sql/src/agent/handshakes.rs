@@ -1,6 +1,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+};
 use serde_json::json;
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository};
@@ -9,15 +11,50 @@ use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 use super::entities::handshake;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::repository_error;
+use crate::group_commit::Writer;
 
 pub struct SeaOrmHandshakeRepository {
     db: DatabaseConnection,
+    writer: Option<Writer>,
 }
 
 impl SeaOrmHandshakeRepository {
     pub fn new(db: DatabaseConnection) -> Self {
-        Self { db }
+        Self { db, writer: None }
     }
+
+    /// Writes through the group-commit writer when there is one (SQLite).
+    pub fn with_writer(mut self, writer: Option<Writer>) -> Self {
+        self.writer = writer;
+        self
+    }
+}
+
+async fn insert_row<C: ConnectionTrait>(c: &C, row: handshake::ActiveModel) -> Result<(), DbErr> {
+    row.insert(c).await.map(drop)
+}
+
+/// Compare-and-set: only the render that flips consumed_at from NULL wins.
+async fn consume_row<C: ConnectionTrait>(c: &C, handshake_id: String, at: DateTime<Utc>) -> Result<bool, DbErr> {
+    let result = handshake::Entity::update_many()
+        .col_expr(handshake::Column::ConsumedAt, Expr::value(at))
+        .filter(handshake::Column::HandshakeId.eq(handshake_id))
+        .filter(handshake::Column::ConsumedAt.is_null())
+        .exec(c)
+        .await?;
+    Ok(result.rows_affected == 1)
+}
+
+async fn release_row<C: ConnectionTrait>(c: &C, handshake_id: String) -> Result<(), DbErr> {
+    handshake::Entity::update_many()
+        .col_expr(
+            handshake::Column::ConsumedAt,
+            Expr::value(Option::<DateTime<Utc>>::None),
+        )
+        .filter(handshake::Column::HandshakeId.eq(handshake_id))
+        .exec(c)
+        .await
+        .map(drop)
 }
 
 fn corrupt(what: &str) -> RepositoryError {
@@ -61,7 +98,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
         let cache = r.cache.as_ref().map(|c| {
             to_text(&json!({ "blueprintId": c.blueprint_id, "similarity": c.similarity, "kind": c.kind, "reason": c.reason }))
         });
-        handshake::ActiveModel {
+        let row = handshake::ActiveModel {
             handshake_id: Set(r.handshake_id.clone()),
             app_id: Set(r.app_id.clone()),
             intent: Set(r.intent.clone()),
@@ -74,11 +111,12 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             cache: Set(cache),
             created_at: Set(r.lifecycle.created_at),
             consumed_at: Set(r.lifecycle.consumed_at),
+        };
+        match &self.writer {
+            Some(writer) => writer.write(move |txn| Box::pin(insert_row(txn, row))).await,
+            None => insert_row(&self.db, row).await,
         }
-        .insert(&self.db)
-        .await
-        .map_err(repository_error)?;
-        Ok(())
+        .map_err(repository_error)
     }
 
     async fn get(&self, handshake_id: &str) -> Result<Option<HandshakeRecord>, RepositoryError> {
@@ -91,27 +129,20 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
     }
 
     async fn consume(&self, handshake_id: &str, at: DateTime<Utc>) -> Result<bool, RepositoryError> {
-        // Compare-and-set: only the render that flips consumed_at from NULL wins.
-        let result = handshake::Entity::update_many()
-            .col_expr(handshake::Column::ConsumedAt, Expr::value(at))
-            .filter(handshake::Column::HandshakeId.eq(handshake_id))
-            .filter(handshake::Column::ConsumedAt.is_null())
-            .exec(&self.db)
-            .await
-            .map_err(repository_error)?;
-        Ok(result.rows_affected == 1)
+        let id = handshake_id.to_owned();
+        match &self.writer {
+            Some(writer) => writer.write(move |txn| Box::pin(consume_row(txn, id, at))).await,
+            None => consume_row(&self.db, id, at).await,
+        }
+        .map_err(repository_error)
     }
 
     async fn release(&self, handshake_id: &str) -> Result<(), RepositoryError> {
-        handshake::Entity::update_many()
-            .col_expr(
-                handshake::Column::ConsumedAt,
-                Expr::value(Option::<DateTime<Utc>>::None),
-            )
-            .filter(handshake::Column::HandshakeId.eq(handshake_id))
-            .exec(&self.db)
-            .await
-            .map_err(repository_error)?;
-        Ok(())
+        let id = handshake_id.to_owned();
+        match &self.writer {
+            Some(writer) => writer.write(move |txn| Box::pin(release_row(txn, id))).await,
+            None => release_row(&self.db, id).await,
+        }
+        .map_err(repository_error)
     }
 }

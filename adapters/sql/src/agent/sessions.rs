@@ -1,6 +1,7 @@
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -10,15 +11,70 @@ use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 use super::entities::{session, session_history};
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::{begin_write, repository_error};
+use crate::group_commit::Writer;
 
 pub struct SeaOrmSessionRepository {
     db: DatabaseConnection,
+    writer: Option<Writer>,
 }
 
 impl SeaOrmSessionRepository {
     pub fn new(db: DatabaseConnection) -> Self {
-        Self { db }
+        Self { db, writer: None }
     }
+
+    /// Writes through the group-commit writer when there is one (SQLite).
+    pub fn with_writer(mut self, writer: Option<Writer>) -> Self {
+        self.writer = writer;
+        self
+    }
+}
+
+async fn insert_row<C: ConnectionTrait>(c: &C, row: session::ActiveModel) -> Result<(), DbErr> {
+    row.insert(c).await.map(drop)
+}
+
+/// Moves the head one revision on (compare-and-set on `revision`) and keeps the card it froze;
+/// `false`, with nothing written, when another writer moved it first.
+async fn save_head_rows<C: ConnectionTrait>(
+    c: &C,
+    session_id: String,
+    revision: i64,
+    head: SessionHead,
+    frozen: Option<FrozenCard>,
+) -> Result<bool, DbErr> {
+    let moved = session::Entity::update_many()
+        .col_expr(session::Column::Epoch, Expr::value(i64::from(head.epoch)))
+        .col_expr(session::Column::Props, Expr::value(to_text(&head.props)))
+        .col_expr(session::Column::LastActivityAt, Expr::value(head.last_activity_at))
+        .col_expr(session::Column::Revision, Expr::value(revision + 1))
+        .filter(session::Column::SessionId.eq(session_id.as_str()))
+        .filter(session::Column::Revision.eq(revision))
+        .exec(c)
+        .await?;
+    if moved.rows_affected != 1 {
+        return Ok(false);
+    }
+    if let Some(card) = frozen {
+        session_history::ActiveModel {
+            session_id: Set(session_id),
+            epoch: Set(i64::from(card.epoch)),
+            props: Set(to_text(&card.props)),
+            frozen_at: Set(head.last_activity_at),
+        }
+        .insert(c)
+        .await?;
+    }
+    Ok(true)
+}
+
+async fn set_snapshot_row<C: ConnectionTrait>(c: &C, session_id: String, snapshot: String) -> Result<(), DbErr> {
+    session::Entity::update_many()
+        .col_expr(session::Column::ContextSnapshot, Expr::value(snapshot))
+        .filter(session::Column::SessionId.eq(session_id))
+        .exec(c)
+        .await
+        .map(drop)
 }
 
 /// Only the states a row can hold: expiry is computed from time, never stored.
@@ -75,7 +131,7 @@ fn clamp_i64(v: u64) -> i64 {
 #[async_trait::async_trait]
 impl SessionRepository for SeaOrmSessionRepository {
     async fn insert(&self, r: &SessionRecord) -> Result<(), RepositoryError> {
-        session::ActiveModel {
+        let row = session::ActiveModel {
             session_id: Set(r.session_id.clone()),
             app_id: Set(r.app_id.clone()),
             intent: Set(r.intent.clone()),
@@ -95,11 +151,12 @@ impl SessionRepository for SeaOrmSessionRepository {
             event_sequence: Set(r.event_sequence),
             created_at: Set(r.created_at),
             revision: Set(r.revision),
+        };
+        match &self.writer {
+            Some(writer) => writer.write(move |txn| Box::pin(insert_row(txn, row))).await,
+            None => insert_row(&self.db, row).await,
         }
-        .insert(&self.db)
-        .await
-        .map_err(repository_error)?;
-        Ok(())
+        .map_err(repository_error)
     }
 
     async fn get(&self, session_id: &str) -> Result<Option<SessionRecord>, RepositoryError> {
@@ -118,34 +175,19 @@ impl SessionRepository for SeaOrmSessionRepository {
         head: &SessionHead,
         frozen: Option<&FrozenCard>,
     ) -> Result<bool, RepositoryError> {
+        let (id, head, frozen) = (session_id.to_owned(), head.clone(), frozen.cloned());
+        if let Some(writer) = &self.writer {
+            return writer
+                .write(move |txn| Box::pin(save_head_rows(txn, id, revision, head, frozen)))
+                .await
+                .map_err(repository_error);
+        }
         let txn = begin_write(&self.db).await.map_err(repository_error)?;
-        let moved = session::Entity::update_many()
-            .col_expr(session::Column::Epoch, Expr::value(i64::from(head.epoch)))
-            .col_expr(session::Column::Props, Expr::value(to_text(&head.props)))
-            .col_expr(session::Column::LastActivityAt, Expr::value(head.last_activity_at))
-            .col_expr(session::Column::Revision, Expr::value(revision + 1))
-            .filter(session::Column::SessionId.eq(session_id))
-            .filter(session::Column::Revision.eq(revision))
-            .exec(&txn)
+        let saved = save_head_rows(&txn, id, revision, head, frozen)
             .await
             .map_err(repository_error)?;
-        if moved.rows_affected != 1 {
-            txn.rollback().await.map_err(repository_error)?;
-            return Ok(false);
-        }
-        if let Some(card) = frozen {
-            session_history::ActiveModel {
-                session_id: Set(session_id.to_owned()),
-                epoch: Set(i64::from(card.epoch)),
-                props: Set(to_text(&card.props)),
-                frozen_at: Set(head.last_activity_at),
-            }
-            .insert(&txn)
-            .await
-            .map_err(repository_error)?;
-        }
         txn.commit().await.map_err(repository_error)?;
-        Ok(true)
+        Ok(saved)
     }
 
     async fn frozen_props(&self, session_id: &str, epoch: u32) -> Result<Option<Value>, RepositoryError> {
@@ -158,13 +200,16 @@ impl SessionRepository for SeaOrmSessionRepository {
     }
 
     async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<(), RepositoryError> {
-        session::Entity::update_many()
-            .col_expr(session::Column::ContextSnapshot, Expr::value(to_text(snapshot)))
-            .filter(session::Column::SessionId.eq(session_id))
-            .exec(&self.db)
-            .await
-            .map_err(repository_error)?;
-        Ok(())
+        let (id, snapshot) = (session_id.to_owned(), to_text(snapshot));
+        match &self.writer {
+            Some(writer) => {
+                writer
+                    .write(move |txn| Box::pin(set_snapshot_row(txn, id, snapshot)))
+                    .await
+            }
+            None => set_snapshot_row(&self.db, id, snapshot).await,
+        }
+        .map_err(repository_error)
     }
 
     async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>, RepositoryError> {

@@ -21,6 +21,7 @@ mod render;
 mod render_tests;
 mod schema_cache;
 mod session_access;
+mod session_variants;
 mod sessions;
 mod untrusted_contract;
 mod update;
@@ -41,6 +42,7 @@ pub use render::{
 };
 pub use schema_cache::SchemaCache;
 pub use session_access::SessionAccess;
+pub use session_variants::SessionVariants;
 pub use sessions::{DEFAULT_SESSION_LIST, MAX_SESSION_LIST};
 pub use sessions::{RenderSource, SessionService, SessionView};
 pub use update::{PropsChange, PropsService, UpdateReply};
@@ -114,6 +116,8 @@ pub struct AgentService {
     telemetry: Arc<dyn GenerationTelemetry>,
     /// Hosted mode: who pays for a cold generation, and with which provider keys.
     account: Option<crate::services::hosted::GenerationAccount>,
+    /// Each blueprint's session variant, for the session reads.
+    variants: SessionVariants,
 }
 
 impl AgentService {
@@ -129,6 +133,7 @@ impl AgentService {
             catalog: None,
             telemetry: Arc::new(crate::ports::telemetry::NoTelemetry),
             account: None,
+            variants: SessionVariants::default(),
         }
     }
 
@@ -244,6 +249,7 @@ impl AgentService {
             access: self.access(),
             blueprints: self.ports.blueprints.clone(),
             apps: self.ports.apps.clone(),
+            variants: self.variants.clone(),
         }
     }
 

@@ -4,6 +4,7 @@ use svc_domain::session::{SessionStatus, SessionVariant};
 
 use std::sync::Arc;
 
+use super::session_variants::SessionVariants;
 use super::{AgentError, Caller, SessionAccess};
 use crate::ports::agent::{AppRepository, BlueprintRepository, SessionQuery, SessionRecord};
 
@@ -42,6 +43,7 @@ pub struct SessionService {
     pub access: SessionAccess,
     pub blueprints: Arc<dyn BlueprintRepository>,
     pub apps: Arc<dyn AppRepository>,
+    pub variants: SessionVariants,
 }
 
 impl SessionService {
@@ -65,14 +67,9 @@ impl SessionService {
 
     /// Which mount a session is: its blueprint's (a failed render, which has none, is `render`).
     async fn session_variant(&self, session: &SessionRecord) -> Result<SessionVariant, AgentError> {
-        Ok(match &session.blueprint_id {
-            Some(id) => self
-                .blueprints
-                .get(id)
-                .await?
-                .map_or(SessionVariant::Render, |bp| bp.session_variant()),
-            None => SessionVariant::Render,
-        })
+        self.variants
+            .of(&self.blueprints, session.blueprint_id.as_deref())
+            .await
     }
 
     /// The TSX behind a render; does not bump the heartbeat.

@@ -1,0 +1,207 @@
+//! The group-commit writer: requests that arrive while a batch is running share the next commit;
+//! a request that fails rolls back its own statements only; two renders racing for one
+//! handshake in one batch still consume it once. (The server uses the writer on SQLite; it is
+//! plain transactions and savepoints, so it runs on every backend here.)
+
+use crate::support;
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr};
+use svc_application::ports::agent::{HandshakeRecord, HandshakeRepository};
+use svc_domain::contract::Contract;
+use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
+use svc_sql::Writer;
+use svc_sql::agent::SeaOrmHandshakeRepository;
+use tokio::sync::oneshot;
+
+support::backend_tests!(
+    requests_queued_behind_a_batch_share_one_commit,
+    a_failing_request_rolls_back_only_its_own_statements,
+    a_failing_request_alone_in_its_batch_leaves_nothing,
+    racing_consumes_in_one_batch_take_the_handshake_once
+);
+
+async fn probe_table(db: &DatabaseConnection) {
+    db.execute_unprepared("CREATE TABLE gc_probe (id BIGINT PRIMARY KEY, note VARCHAR(40) NOT NULL)")
+        .await
+        .unwrap();
+}
+
+async fn notes(db: &DatabaseConnection) -> Vec<i64> {
+    let rows = db
+        .query_all_raw(sea_orm::Statement::from_string(
+            db.get_database_backend(),
+            "SELECT id FROM gc_probe ORDER BY id",
+        ))
+        .await
+        .unwrap();
+    rows.iter().map(|r| r.try_get::<i64>("", "id").unwrap()).collect()
+}
+
+fn insert(id: i64) -> String {
+    format!("INSERT INTO gc_probe (id, note) VALUES ({id}, 'n{id}')")
+}
+
+/// Holds the writer inside a batch until the returned sender fires, so what is sent meanwhile
+/// queues for the next batch.
+async fn hold_the_writer(writer: &Writer) -> (oneshot::Sender<()>, tokio::task::JoinHandle<Result<(), DbErr>>) {
+    let (release, held) = oneshot::channel::<()>();
+    let (started, running) = oneshot::channel::<()>();
+    let blocker = writer.clone();
+    let task = tokio::spawn(async move {
+        blocker
+            .write(move |_txn| {
+                Box::pin(async move {
+                    let _ = started.send(());
+                    let _ = held.await;
+                    Ok(())
+                })
+            })
+            .await
+    });
+    running.await.unwrap();
+    (release, task)
+}
+
+async fn wait_until_queued(writer: &Writer, count: usize) {
+    while writer.pending() < count {
+        tokio::task::yield_now().await;
+    }
+}
+
+async fn requests_queued_behind_a_batch_share_one_commit(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let requests: Vec<_> = (1..=40)
+        .map(|id| {
+            let writer = writer.clone();
+            tokio::spawn(async move {
+                writer
+                    .write(move |txn| Box::pin(async move { txn.execute_unprepared(&insert(id)).await.map(|_| id) }))
+                    .await
+            })
+        })
+        .collect();
+    wait_until_queued(&writer, 40).await;
+    assert!(
+        notes(&db).await.is_empty(),
+        "nothing is visible before its batch commits"
+    );
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    for (index, request) in requests.into_iter().enumerate() {
+        assert_eq!(request.await.unwrap().unwrap(), index as i64 + 1);
+    }
+    assert_eq!(notes(&db).await, (1..=40).collect::<Vec<_>>());
+    assert_eq!(
+        writer.committed_batches(),
+        2,
+        "the held batch, then one commit for the 40 queued requests"
+    );
+}
+
+async fn a_failing_request_rolls_back_only_its_own_statements(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let spawn_write = |statements: Vec<String>| {
+        let writer = writer.clone();
+        tokio::spawn(async move {
+            writer
+                .write(move |txn| {
+                    Box::pin(async move {
+                        for statement in statements {
+                            txn.execute_unprepared(&statement).await?;
+                        }
+                        Ok(())
+                    })
+                })
+                .await
+        })
+    };
+    let before = spawn_write(vec![insert(1)]);
+    // Writes 2, then fails on a duplicate of 1: its 2 must not survive.
+    let failing = spawn_write(vec![insert(2), insert(1)]);
+    let after = spawn_write(vec![insert(3)]);
+    wait_until_queued(&writer, 3).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    before.await.unwrap().unwrap();
+    let refused = failing.await.unwrap().expect_err("a duplicate key fails its request");
+    assert!(
+        refused.to_string().to_lowercase().contains("unique") || refused.to_string().contains("Duplicate"),
+        "the request sees its own error: {refused}"
+    );
+    after.await.unwrap().unwrap();
+    assert_eq!(
+        notes(&db).await,
+        vec![1, 3],
+        "only the failing request's statements are gone"
+    );
+    assert_eq!(writer.committed_batches(), 2);
+}
+
+async fn a_failing_request_alone_in_its_batch_leaves_nothing(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let refused = writer
+        .write(|txn| {
+            Box::pin(async move {
+                txn.execute_unprepared(&insert(7)).await?;
+                txn.execute_unprepared(&insert(7)).await.map(drop)
+            })
+        })
+        .await;
+    assert!(refused.is_err(), "the duplicate fails the request");
+    assert!(notes(&db).await.is_empty(), "its first statement is rolled back too");
+    writer
+        .write(|txn| Box::pin(async move { txn.execute_unprepared(&insert(8)).await.map(drop) }))
+        .await
+        .unwrap();
+    assert_eq!(notes(&db).await, vec![8], "the writer goes on");
+}
+
+fn handshake(id: &str) -> HandshakeRecord {
+    HandshakeRecord {
+        handshake_id: id.to_owned(),
+        app_id: "app".to_owned(),
+        intent: "show a chart".to_owned(),
+        contract: Contract::try_from(serde_json::json!({})).unwrap(),
+        variance: serde_json::json!({}),
+        generator: None,
+        origin: Origin::Agent,
+        action: HandshakeAction::parse("create").unwrap(),
+        blueprint_id: "bp_1".to_owned(),
+        cache: None,
+        lifecycle: HandshakeLifecycle {
+            created_at: Utc::now(),
+            consumed_at: None,
+        },
+    }
+}
+
+async fn racing_consumes_in_one_batch_take_the_handshake_once(db: DatabaseConnection) {
+    let writer = Writer::start(db.clone());
+    let repository = Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(Some(writer.clone())));
+    repository.insert(&handshake("hs_1")).await.unwrap();
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let renders: Vec<_> = (0..8)
+        .map(|_| {
+            let repository = repository.clone();
+            tokio::spawn(async move { repository.consume("hs_1", Utc::now()).await.unwrap() })
+        })
+        .collect();
+    wait_until_queued(&writer, 8).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    let mut won = 0;
+    for render in renders {
+        won += usize::from(render.await.unwrap());
+    }
+    assert_eq!(won, 1, "one render of a handshake, even inside one batch");
+    let stored = repository.get("hs_1").await.unwrap().unwrap();
+    assert!(stored.lifecycle.consumed_at.is_some());
+}

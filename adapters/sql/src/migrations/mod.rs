@@ -25,6 +25,7 @@ mod m20261204_000001_app_hosted_settings;
 mod m20261210_000001_accounts;
 mod m20261210_000002_mail_delivery;
 mod m20261213_000001_console_sessions;
+mod m20261215_000001_external_identities;
 
 pub struct Migrator;
 
@@ -49,6 +50,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261210_000001_accounts::Migration),
             Box::new(m20261210_000002_mail_delivery::Migration),
             Box::new(m20261213_000001_console_sessions::Migration),
+            Box::new(m20261215_000001_external_identities::Migration),
         ]
     }
 }

@@ -14,7 +14,10 @@ use svc_domain::account::SignupMode;
 use svc_domain::provider_key::{Keyring, MasterKey};
 use svc_domain::render_price::RenderPrice;
 use svc_sql::SqlSharedWindows;
-use svc_sql::hosted::{SeaOrmAccountRepository, SeaOrmAccountTokenRepository};
+use svc_application::services::oauth::ExternalSignIn;
+use svc_sql::hosted::{
+    SeaOrmAccountRepository, SeaOrmAccountTokenRepository, SeaOrmExternalIdentities, SeaOrmPendingExternalSignIns,
+};
 use svc_sql::operator::{SeaOrmMailOutbox, SeaOrmProviderKeyRepository, SeaOrmWalletRepository};
 
 use crate::settings::Settings;
@@ -47,6 +50,7 @@ pub fn check(settings: &Settings) -> Result<(), String> {
     keyring(settings)?;
     price(settings)?;
     signup_mode(settings)?;
+    oidc_settings(settings, "https://svc.invalid")?;
     if settings.hosted.free_credit_cents < 0 {
         return Err("hosted.free_credit_cents must be 0 or more".into());
     }
@@ -92,6 +96,45 @@ pub struct HostedPlane {
     pub account: GenerationAccount,
     /// Accounts, rate limited in the database and mailing their links through the outbox.
     pub accounts: AccountService,
+    /// Sign-in with the external OpenID Connect provider of `[hosted.oidc]`, when configured.
+    pub external: Option<ExternalSignIn>,
+}
+
+/// svc's callback at the provider.
+pub const OIDC_CALLBACK_PATH: &str = "/oauth/oidc/callback";
+
+/// `[hosted.oidc]` as the provider adapter takes it; `None` while no issuer is set.
+fn oidc_settings(settings: &Settings, base_url: &str) -> Result<Option<svc_oidc::OidcProviderSettings>, String> {
+    let oidc = &settings.hosted.oidc;
+    if oidc.issuer.trim().is_empty() {
+        return Ok(None);
+    }
+    if oidc.client_id.trim().is_empty() {
+        return Err("hosted.oidc.issuer is set but hosted.oidc.client_id is empty: set svc's client id at the provider".into());
+    }
+    let Some(secret) = oidc.client_secret.secrets().first().map(|s| s.to_string()) else {
+        return Err("hosted.oidc.issuer is set but hosted.oidc.client_secret is empty: set svc's client secret at the provider (SVC_HOSTED__OIDC__CLIENT_SECRET)".into());
+    };
+    let provider = svc_oidc::OidcProviderSettings {
+        issuer: oidc.issuer.trim().to_owned(),
+        client_id: oidc.client_id.trim().to_owned(),
+        client_secret: secret,
+        display_name: oidc.display_name.trim().to_owned(),
+        redirect_uri: format!("{}{OIDC_CALLBACK_PATH}", base_url.trim_end_matches('/')),
+    };
+    // The URLs are checked now, so a typo stops the start-up.
+    svc_oidc::OidcProvider::new(provider.clone())?;
+    Ok(Some(provider))
+}
+
+fn external_sign_in(settings: &Settings, db: &DatabaseConnection, base_url: &str) -> Result<Option<ExternalSignIn>, String> {
+    let Some(provider) = oidc_settings(settings, base_url)? else {
+        return Ok(None);
+    };
+    Ok(Some(ExternalSignIn {
+        provider: Arc::new(svc_oidc::OidcProvider::new(provider)?),
+        pending: Arc::new(SeaOrmPendingExternalSignIns::new(db.clone())),
+    }))
 }
 
 pub fn credit_service(
@@ -120,6 +163,16 @@ pub fn account_service(
 ) -> AccountService {
     AccountService::new(Arc::new(SeaOrmAccountRepository::new(db.clone())), clock, ids)
         .with_signup(signup_mode(settings).unwrap_or_default())
+        .with_identities(Arc::new(SeaOrmExternalIdentities::new(db.clone())))
+}
+
+/// Account links (verification, password reset) through the database's mail outbox.
+pub fn account_links(db: &DatabaseConnection, base_url: &str) -> AccountLinks {
+    AccountLinks {
+        tokens: Arc::new(SeaOrmAccountTokenRepository::new(db.clone())),
+        mailer: Arc::new(SeaOrmMailOutbox::new(db.clone())),
+        base_url: base_url.to_owned(),
+    }
 }
 
 pub fn provider_key_service(
@@ -156,16 +209,13 @@ pub fn plane(
     let account = GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing);
     let accounts = account_service(settings, db, clock.clone(), ids.clone())
         .limited_by(Arc::new(SqlSharedWindows::new(db.clone())))
-        .mailing(AccountLinks {
-            tokens: Arc::new(SeaOrmAccountTokenRepository::new(db.clone())),
-            mailer: Arc::new(SeaOrmMailOutbox::new(db.clone())),
-            base_url: base_url.to_owned(),
-        });
+        .mailing(account_links(db, base_url));
     Ok(Some(HostedPlane {
         provider_keys,
         credits,
         account,
         accounts,
+        external: external_sign_in(settings, db, base_url)?,
     }))
 }
 

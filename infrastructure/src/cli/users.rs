@@ -61,14 +61,18 @@ fn create(args: CreateArgs) -> Result<(), String> {
         let created = accounts.create(&args.email, password.as_deref()).await;
         let _ = db.close().await;
         let created = created.map_err(|e| format!("cannot create the account {}: {e}", args.email.trim()))?;
+        if !args.no_verification_mail {
+            // stderr: stdout's last line is the account (or its generated password).
+            eprintln!(
+                "a verification mail to {} is queued in the mail outbox (a running server delivers it)",
+                created.account.email.as_str()
+            );
+        }
         println!(
             "created account {} for {}",
             created.account.user_id,
             created.account.email.as_str()
         );
-        if !args.no_verification_mail {
-            println!("a verification mail to {} is queued in the mail outbox", created.account.email.as_str());
-        }
         if let Some(password) = created.generated_password {
             println!("its password, shown only once:");
             println!("{password}");

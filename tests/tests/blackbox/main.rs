@@ -4,6 +4,7 @@
 // Shared helpers first: `with_tenants!` is used by the modules after it.
 mod federation_support;
 mod hosted_deployment_support;
+mod hosted_oidc_support;
 mod hosted_support;
 #[macro_use]
 mod ops_support;
@@ -36,6 +37,7 @@ mod hosted_accounts;
 mod hosted_credits;
 mod hosted_deployment;
 mod hosted_mode;
+mod hosted_oidc_sign_in;
 mod hosted_provider_keys;
 mod hosted_sign_in;
 mod hostile_inputs;

@@ -145,7 +145,9 @@ async fn closed_sign_up_refuses_an_unknown_identity_and_links_an_operator_accoun
     assert_eq!(scalar_text(&db, "SELECT count(*)::text FROM accounts").await, "0");
 
     // The operator's account: an unverified email at the provider does not take it over ...
+    // (each person in a browser of their own: the provider keeps a session per browser)
     let user_id = create_user(&db, "grace@example.org", "correct horse battery staple");
+    let mut browser = Browser::new();
     provider.next_login("grace-sub", "grace@example.org", false).await;
     let callback = to_callback(&app, &mut browser, &params).await;
     let refused = browser.get(&callback).await;
@@ -153,6 +155,7 @@ async fn closed_sign_up_refuses_an_unknown_identity_and_links_an_operator_accoun
     assert!(refused.body.contains("An account with this email exists"), "{}", refused.body);
 
     // ... a verified one links it, and the client's key is that account's.
+    let mut browser = Browser::new();
     provider.next_login("grace-sub", "Grace@Example.org", true).await;
     let callback = to_callback(&app, &mut browser, &params).await;
     let back = browser.get(&callback).await;
@@ -220,6 +223,7 @@ async fn the_callback_refuses_a_made_up_state_another_browser_a_replayed_code_an
     assert!(answer.body.contains("did not pass the checks"), "{}", answer.body);
 
     // The person declines at the provider: the client hears access_denied with its state.
+    let mut browser = Browser::new();
     provider.next_declines().await;
     let callback = to_callback(&app, &mut browser, &params).await;
     let declined = browser.get(&callback).await;

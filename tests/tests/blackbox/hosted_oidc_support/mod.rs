@@ -43,6 +43,8 @@ impl Provider {
         })
         .await
         .expect("the provider starts within 30 s");
+        // oidc-provider writes notices to stdout later; a closed pipe would kill it (EPIPE).
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let parts: Vec<&str> = line.split_whitespace().collect();
         Self {
             _process: process,

@@ -112,9 +112,10 @@ fn oidc_settings(settings: &Settings, base_url: &str) -> Result<Option<svc_oidc:
     if oidc.client_id.trim().is_empty() {
         return Err("hosted.oidc.issuer is set but hosted.oidc.client_id is empty: set svc's client id at the provider".into());
     }
-    let Some(secret) = oidc.client_secret.secrets().first().map(|s| s.to_string()) else {
+    let secret = oidc.client_secret.trim().to_owned();
+    if secret.is_empty() {
         return Err("hosted.oidc.issuer is set but hosted.oidc.client_secret is empty: set svc's client secret at the provider (SVC_HOSTED__OIDC__CLIENT_SECRET)".into());
-    };
+    }
     let provider = svc_oidc::OidcProviderSettings {
         issuer: oidc.issuer.trim().to_owned(),
         client_id: oidc.client_id.trim().to_owned(),
@@ -265,6 +266,16 @@ mod tests {
         let mut negative = hosted();
         negative.hosted.render_price_cents = -1;
         assert!(check(&negative).unwrap_err().contains("0 or more"));
+        let mut oidc = hosted();
+        oidc.hosted.oidc.issuer = "https://id.example.org".into();
+        assert!(check(&oidc).unwrap_err().contains("hosted.oidc.client_id"));
+        oidc.hosted.oidc.client_id = "svc".into();
+        assert!(check(&oidc).unwrap_err().contains("hosted.oidc.client_secret"));
+        oidc.hosted.oidc.client_secret = "s3cret".into();
+        assert_eq!(check(&oidc), Ok(()));
+        assert!(!format!("{:?}", oidc.hosted.oidc).contains("s3cret"));
+        oidc.hosted.oidc.issuer = "not a url".into();
+        assert!(check(&oidc).unwrap_err().contains("hosted.oidc.issuer"));
         let mut off = hosted();
         off.hosted.enabled = false;
         off.server.database_url = String::new();

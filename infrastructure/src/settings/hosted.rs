@@ -33,7 +33,7 @@ pub struct HostedSettings {
 
 /// `[hosted.oidc]`: the external OpenID Connect provider svc is a client of (docs/hosted.md,
 /// "Signing in with an identity provider").
-#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(default)]
 pub struct HostedOidcSettings {
     /// The provider's issuer URL (its discovery document is `<issuer>/.well-known/openid-configuration`).
@@ -42,7 +42,7 @@ pub struct HostedOidcSettings {
     /// svc's client id at the provider.
     pub client_id: String,
     /// svc's client secret at the provider (`client_secret_basic`).
-    pub client_secret: SecretList,
+    pub client_secret: String,
     /// The provider's name on the consent page's button, "Sign in with <display_name>".
     pub display_name: String,
 }
@@ -66,8 +66,20 @@ impl Default for HostedOidcSettings {
         Self {
             issuer: String::new(),
             client_id: String::new(),
-            client_secret: SecretList::One(String::new()),
+            client_secret: String::new(),
             display_name: "your identity provider".into(),
         }
+    }
+}
+
+/// Never the client secret: settings reach logs and error messages.
+impl std::fmt::Debug for HostedOidcSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostedOidcSettings")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &if self.client_secret.is_empty() { "" } else { "<secret>" })
+            .field("display_name", &self.display_name)
+            .finish()
     }
 }

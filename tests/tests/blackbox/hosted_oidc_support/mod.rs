@@ -81,7 +81,7 @@ impl Provider {
 pub fn configure(s: &mut svc::Settings, provider: &Provider) {
     s.hosted.oidc.issuer = provider.issuer.clone();
     s.hosted.oidc.client_id = provider.client_id.clone();
-    s.hosted.oidc.client_secret = svc::settings::SecretList::One(provider.client_secret.clone());
+    s.hosted.oidc.client_secret = provider.client_secret.clone();
     s.hosted.oidc.display_name = "Loopback ID".into();
 }
 

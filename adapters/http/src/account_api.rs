@@ -107,6 +107,13 @@ enum PageAnswer {
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "X-Frame-Options")] String,
     ),
+    /// A URL holding `%00`.
+    #[oai(status = 400)]
+    Refused(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+    ),
     /// Not a hosted server.
     #[oai(status = 404)]
     NotFound,
@@ -122,7 +129,7 @@ enum LinkAnswer {
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "X-Frame-Options")] String,
     ),
-    /// "This link does not work": unknown, used or expired.
+    /// "This link does not work": unknown, used or expired; or a URL holding `%00`.
     #[oai(status = 400)]
     Refused(
         Html<String>,

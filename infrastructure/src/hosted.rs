@@ -9,12 +9,12 @@ use sea_orm::DatabaseConnection;
 use svc_application::ports::{Clock, Ids};
 use svc_application::services::accounts::{AccountLinks, AccountService};
 use svc_application::services::hosted::{GenerationAccount, GenerationPricing, ProviderKeyService};
+use svc_application::services::oauth::ExternalSignIn;
 use svc_application::services::operator::CreditService;
 use svc_domain::account::SignupMode;
 use svc_domain::provider_key::{Keyring, MasterKey};
 use svc_domain::render_price::RenderPrice;
 use svc_sql::SqlSharedWindows;
-use svc_application::services::oauth::ExternalSignIn;
 use svc_sql::hosted::{
     SeaOrmAccountRepository, SeaOrmAccountTokenRepository, SeaOrmExternalIdentities, SeaOrmPendingExternalSignIns,
 };
@@ -110,7 +110,9 @@ fn oidc_settings(settings: &Settings, base_url: &str) -> Result<Option<svc_oidc:
         return Ok(None);
     }
     if oidc.client_id.trim().is_empty() {
-        return Err("hosted.oidc.issuer is set but hosted.oidc.client_id is empty: set svc's client id at the provider".into());
+        return Err(
+            "hosted.oidc.issuer is set but hosted.oidc.client_id is empty: set svc's client id at the provider".into(),
+        );
     }
     let secret = oidc.client_secret.trim().to_owned();
     if secret.is_empty() {
@@ -128,7 +130,11 @@ fn oidc_settings(settings: &Settings, base_url: &str) -> Result<Option<svc_oidc:
     Ok(Some(provider))
 }
 
-fn external_sign_in(settings: &Settings, db: &DatabaseConnection, base_url: &str) -> Result<Option<ExternalSignIn>, String> {
+fn external_sign_in(
+    settings: &Settings,
+    db: &DatabaseConnection,
+    base_url: &str,
+) -> Result<Option<ExternalSignIn>, String> {
     let Some(provider) = oidc_settings(settings, base_url)? else {
         return Ok(None);
     };

@@ -87,8 +87,7 @@ pub(crate) async fn verify(req: &Request, state: &Arc<AccountRoutes>) -> Respons
     let Some(pages) = pages(state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    match pages.accounts.verify_email(&token_of(req)).await
-    {
+    match pages.accounts.verify_email(&token_of(req)).await {
         Ok(()) => message(
             StatusCode::OK,
             "Your email address is confirmed",
@@ -130,8 +129,7 @@ pub(crate) async fn reset(body: Body, state: &Arc<AccountRoutes>) -> Response {
     };
     let token = field(&form, "token").unwrap_or_default();
     let password = field(&form, "password").unwrap_or_default();
-    match pages.accounts.reset_password(&token, &password).await
-    {
+    match pages.accounts.reset_password(&token, &password).await {
         Ok(()) => message(
             StatusCode::OK,
             "Your password is changed",
@@ -164,11 +162,7 @@ pub(crate) async fn forgot(req: &Request, body: Body, state: &Arc<AccountRoutes>
     let email = field(&form, "email").unwrap_or_default();
     let ip = client_ip(req, pages.trust_proxy);
     let address = address_key(ip).to_string();
-    match pages
-        .accounts
-        .request_password_reset(&email, Some(&address))
-        .await
-    {
+    match pages.accounts.request_password_reset(&email, Some(&address)).await {
         Ok(()) => message(
             StatusCode::OK,
             "Check your email",

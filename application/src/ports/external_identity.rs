@@ -50,8 +50,12 @@ pub trait IdentityProvider: Send + Sync {
     /// A fresh authorization request (authorization code flow, PKCE S256, state, nonce).
     async fn redirect(&self) -> Result<ProviderRedirect, ExternalSignInError>;
     /// Exchanges `code` and verifies the ID token (issuer, audience, signature, expiry, `nonce`).
-    async fn identity(&self, code: &str, pkce_verifier: &str, nonce: &str)
-    -> Result<ExternalIdentity, ExternalSignInError>;
+    async fn identity(
+        &self,
+        code: &str,
+        pkce_verifier: &str,
+        nonce: &str,
+    ) -> Result<ExternalIdentity, ExternalSignInError>;
 }
 
 /// A sign-in under way: the OAuth authorization request it continues and the secrets of the
@@ -85,5 +89,11 @@ pub trait PendingExternalSignIns: Send + Sync {
 pub trait ExternalIdentityRepository: Send + Sync {
     async fn find_user(&self, issuer: &str, subject: &str) -> Result<Option<String>, RepositoryError>;
     /// Links the identity to `user_id`; `false` when the identity is already linked.
-    async fn link(&self, issuer: &str, subject: &str, user_id: &str, at: DateTime<Utc>) -> Result<bool, RepositoryError>;
+    async fn link(
+        &self,
+        issuer: &str,
+        subject: &str,
+        user_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, RepositoryError>;
 }

@@ -78,7 +78,10 @@ impl std::fmt::Debug for HostedOidcSettings {
         f.debug_struct("HostedOidcSettings")
             .field("issuer", &self.issuer)
             .field("client_id", &self.client_id)
-            .field("client_secret", &if self.client_secret.is_empty() { "" } else { "<secret>" })
+            .field(
+                "client_secret",
+                &if self.client_secret.is_empty() { "" } else { "<secret>" },
+            )
             .field("display_name", &self.display_name)
             .finish()
     }

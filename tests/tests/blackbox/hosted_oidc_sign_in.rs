@@ -23,7 +23,10 @@ const CALLBACK: &str = "/oauth/oidc/callback";
 
 /// A hosted server on a fresh PostgreSQL database with `[hosted.oidc]` pointing at a fresh
 /// provider, and `configure` on top.
-async fn hosted_with_provider(test: &str, configure_more: impl FnOnce(&mut svc::Settings)) -> Option<(OAuthApp, Provider)> {
+async fn hosted_with_provider(
+    test: &str,
+    configure_more: impl FnOnce(&mut svc::Settings),
+) -> Option<(OAuthApp, Provider)> {
     if !postgres_available(test) || !peers_installed(test) {
         return None;
     }
@@ -52,15 +55,13 @@ async fn leave_for_provider(app: &OAuthApp, browser: &mut Browser, params: &[(St
 /// Consent page -> provider -> the callback URL svc is sent back to (not yet followed).
 async fn to_callback(app: &OAuthApp, browser: &mut Browser, params: &[(String, String)]) -> String {
     let left = leave_for_provider(app, browser, params).await;
-    browser
-        .follow_until(left, &app.url(CALLBACK))
-        .await
-        .to_string()
+    browser.follow_until(left, &app.url(CALLBACK)).await.to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn signing_in_with_the_provider_creates_the_account_and_completes_the_clients_oauth() {
-    let Some((app, provider)) = hosted_with_provider("oidc_round_trip", |s| s.hosted.signup = "open".into()).await else {
+    let Some((app, provider)) = hosted_with_provider("oidc_round_trip", |s| s.hosted.signup = "open".into()).await
+    else {
         return;
     };
     let db = app.app.settings.database_url();
@@ -76,11 +77,16 @@ async fn signing_in_with_the_provider_creates_the_account_and_completes_the_clie
     let to_provider = left.location.clone().unwrap();
     assert!(to_provider.as_str().starts_with(&provider.issuer), "{to_provider}");
     for needed in ["state", "nonce", "code_challenge"] {
-        assert!(left.param(needed).is_some(), "the provider is sent {needed}: {to_provider}");
+        assert!(
+            left.param(needed).is_some(),
+            "the provider is sent {needed}: {to_provider}"
+        );
     }
     assert_eq!(left.param("code_challenge_method").as_deref(), Some("S256"));
     assert!(
-        left.set_cookies.iter().any(|c| c.starts_with("svc_oidc_browser=") && c.contains("HttpOnly")),
+        left.set_cookies
+            .iter()
+            .any(|c| c.starts_with("svc_oidc_browser=") && c.contains("HttpOnly")),
         "{:?}",
         left.set_cookies
     );
@@ -102,11 +108,19 @@ async fn signing_in_with_the_provider_creates_the_account_and_completes_the_clie
     assert_eq!(scalar_text(&db, "SELECT count(*)::text FROM accounts").await, "1");
     assert_eq!(scalar_text(&db, "SELECT email FROM accounts").await, "ada@example.org");
     assert_eq!(
-        scalar_text(&db, "SELECT CASE WHEN email_verified_at IS NULL THEN 'no' ELSE 'yes' END FROM accounts").await,
+        scalar_text(
+            &db,
+            "SELECT CASE WHEN email_verified_at IS NULL THEN 'no' ELSE 'yes' END FROM accounts"
+        )
+        .await,
         "yes"
     );
     assert_eq!(
-        scalar_text(&db, "SELECT a.user_id || ' ' || i.subject FROM account_identities i JOIN accounts a USING (user_id)").await,
+        scalar_text(
+            &db,
+            "SELECT a.user_id || ' ' || i.subject FROM account_identities i JOIN accounts a USING (user_id)"
+        )
+        .await,
         format!("{} ada-sub", scalar_text(&db, "SELECT user_id FROM accounts").await)
     );
 
@@ -138,7 +152,9 @@ async fn closed_sign_up_refuses_an_unknown_identity_and_links_an_operator_accoun
     let refused = browser.get(&callback).await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN);
     assert!(
-        refused.body.contains("No account on this server belongs to this identity, and sign-up is closed"),
+        refused
+            .body
+            .contains("No account on this server belongs to this identity, and sign-up is closed"),
         "{}",
         refused.body
     );
@@ -152,7 +168,11 @@ async fn closed_sign_up_refuses_an_unknown_identity_and_links_an_operator_accoun
     let callback = to_callback(&app, &mut browser, &params).await;
     let refused = browser.get(&callback).await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN);
-    assert!(refused.body.contains("An account with this email exists"), "{}", refused.body);
+    assert!(
+        refused.body.contains("An account with this email exists"),
+        "{}",
+        refused.body
+    );
 
     // ... a verified one links it, and the client's key is that account's.
     let mut browser = Browser::new();
@@ -164,7 +184,11 @@ async fn closed_sign_up_refuses_an_unknown_identity_and_links_an_operator_accoun
     let (status, _, token) = app.token(&app.token_form(&client, &code)).await;
     assert_eq!(status, StatusCode::OK, "{token}");
     assert_eq!(
-        scalar_text(&db, "SELECT user_id FROM account_identities WHERE subject = 'grace-sub'").await,
+        scalar_text(
+            &db,
+            "SELECT user_id FROM account_identities WHERE subject = 'grace-sub'"
+        )
+        .await,
         user_id
     );
     assert_eq!(scalar_text(&db, "SELECT count(*)::text FROM accounts").await, "1");
@@ -186,7 +210,12 @@ async fn the_callback_refuses_a_made_up_state_another_browser_a_replayed_code_an
         .unwrap();
     assert_eq!(made_up.status(), StatusCode::BAD_REQUEST);
     assert!(made_up.text().await.unwrap().contains("unknown, was already used"));
-    let no_state = app.http.get(app.url(&format!("{CALLBACK}?code=x"))).send().await.unwrap();
+    let no_state = app
+        .http
+        .get(app.url(&format!("{CALLBACK}?code=x")))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(no_state.status(), StatusCode::BAD_REQUEST);
 
     // The return in another browser (no cookie) is refused, and spends the sign-in.
@@ -195,7 +224,11 @@ async fn the_callback_refuses_a_made_up_state_another_browser_a_replayed_code_an
     let callback = to_callback(&app, &mut browser, &params).await;
     let elsewhere = Browser::new().get(&callback).await;
     assert_eq!(elsewhere.status, StatusCode::BAD_REQUEST);
-    assert!(elsewhere.body.contains("started in another browser"), "{}", elsewhere.body);
+    assert!(
+        elsewhere.body.contains("started in another browser"),
+        "{}",
+        elsewhere.body
+    );
     assert_eq!(browser.get(&callback).await.status, StatusCode::BAD_REQUEST);
 
     // A code the provider already redeemed, brought back with a fresh sign-in's state.
@@ -249,7 +282,12 @@ async fn without_a_provider_the_consent_page_offers_none_and_the_callback_is_not
     let client = app.client("Claude Desktop").await;
     let page = app.authorize(&app.request(&client)).await;
     assert!(!page.body.contains("Sign in with"), "{}", page.body);
-    let callback = app.http.get(app.url(&format!("{CALLBACK}?state=s&code=c"))).send().await.unwrap();
+    let callback = app
+        .http
+        .get(app.url(&format!("{CALLBACK}?state=s&code=c")))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(callback.status(), StatusCode::NOT_FOUND);
 }
 
@@ -275,13 +313,25 @@ async fn users_create_queues_a_verification_mail_unless_told_not_to() {
     };
     let db = app.app.settings.database_url();
     let out = svc(
-        &["users", "create", "--database-url", &db, "--email", "quiet@example.org", "--no-verification-mail"],
+        &[
+            "users",
+            "create",
+            "--database-url",
+            &db,
+            "--email",
+            "quiet@example.org",
+            "--no-verification-mail",
+        ],
         "correct horse battery staple\n",
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     create_user(&db, "linus@example.org", "correct horse battery staple");
     let mail = sink
-        .wait_for("linus@example.org", "Confirm your email address", Duration::from_secs(20))
+        .wait_for(
+            "linus@example.org",
+            "Confirm your email address",
+            Duration::from_secs(20),
+        )
         .await;
     let link = mail.link("/account/verify?token=").expect("a verification link");
     // The CLI's links start with `server.public_base_url` (unset here: the default address), so
@@ -294,7 +344,9 @@ async fn users_create_queues_a_verification_mail_unless_told_not_to() {
         "yes"
     );
     assert!(
-        sink.received().iter().all(|m| !m.to.iter().any(|to| to.contains("quiet@"))),
+        sink.received()
+            .iter()
+            .all(|m| !m.to.iter().any(|to| to.contains("quiet@"))),
         "--no-verification-mail queues none"
     );
 }

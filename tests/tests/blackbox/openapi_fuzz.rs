@@ -158,7 +158,13 @@ async fn schemathesis_finds_no_server_error_on_the_hosted_account_pages() {
     let run = {
         let (root, base) = (root.clone(), base.clone());
         tokio::task::spawn_blocking(move || {
-            schemathesis_run(&schemathesis, &config, &base, &root, &["--include-path-regex", "^/account/"])
+            schemathesis_run(
+                &schemathesis,
+                &config,
+                &base,
+                &root,
+                &["--include-path-regex", "^/account/"],
+            )
         })
         .await
         .unwrap()

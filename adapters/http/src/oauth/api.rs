@@ -12,8 +12,8 @@ use poem_openapi::payload::{Form, Json};
 
 use super::schema::{
     AppProtectedResourceAnswer, AuthorizationServerAnswer, AuthorizeAnswer, ClientRegistration, CodeChallengeMethod,
-    ConsentAnswer, ConsentForm, DocumentationAnswer, ExternalCallbackAnswer, ProtectedResourceAnswer, RegistrationAnswer, ResponseType,
-    TokenAnswerResponses, TokenForm,
+    ConsentAnswer, ConsentForm, DocumentationAnswer, ExternalCallbackAnswer, ProtectedResourceAnswer,
+    RegistrationAnswer, ResponseType, TokenAnswerResponses, TokenForm,
 };
 use super::{authorize, discovery, external_sign_in, register, token};
 use crate::openapi::{Described, QueryParam, RequestBody};

@@ -92,7 +92,10 @@ pub(super) async fn callback(req: &Request, state: &Arc<RestRoutes>) -> Response
     let outcome = match (params.filled("error"), params.filled("code")) {
         (Some(error), _) => {
             tracing::info!(error, "the identity provider did not sign the person in");
-            oauth.service.abandon_external(&provider_state, browser.as_deref()).await
+            oauth
+                .service
+                .abandon_external(&provider_state, browser.as_deref())
+                .await
         }
         (None, Some(code)) => {
             oauth

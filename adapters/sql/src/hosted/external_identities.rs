@@ -78,7 +78,13 @@ impl ExternalIdentityRepository for SeaOrmExternalIdentities {
         Ok(found.map(|row| row.user_id))
     }
 
-    async fn link(&self, issuer: &str, subject: &str, user_id: &str, at: DateTime<Utc>) -> Result<bool, RepositoryError> {
+    async fn link(
+        &self,
+        issuer: &str,
+        subject: &str,
+        user_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, RepositoryError> {
         let row = identity_row::ActiveModel {
             issuer: Set(issuer.to_owned()),
             subject: Set(subject.to_owned()),

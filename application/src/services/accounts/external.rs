@@ -37,7 +37,10 @@ impl AccountService {
 
     /// An identity not linked yet: linked to the account of its verified email, or a new account
     /// when sign-up is open.
-    async fn first_external_sign_in(&self, identity: &ExternalIdentity) -> Result<(Account, bool), AccountServiceError> {
+    async fn first_external_sign_in(
+        &self,
+        identity: &ExternalIdentity,
+    ) -> Result<(Account, bool), AccountServiceError> {
         let email = identity
             .email
             .as_deref()
@@ -59,7 +62,9 @@ impl AccountService {
                     .await?
                     .ok_or(AccountServiceError::ExternalEmailTaken)?;
                 if identity.email_verified {
-                    self.accounts.mark_email_verified(&account.user_id, self.clock.now()).await?;
+                    self.accounts
+                        .mark_email_verified(&account.user_id, self.clock.now())
+                        .await?;
                 } else {
                     self.send_verification(&account).await?;
                 }

@@ -52,13 +52,17 @@ pub enum AccountServiceError {
     LinkInvalid,
     /// An external identity with no account, and none may be made for it (sign-up is not open,
     /// and no account has the email the provider verified).
-    #[error("no account on this server belongs to this identity, and sign-up is closed: ask the operator for an account")]
+    #[error(
+        "no account on this server belongs to this identity, and sign-up is closed: ask the operator for an account"
+    )]
     ExternalIdentityUnknown,
     /// Open sign-up, but the provider shared no email address to make the account with.
     #[error("the identity provider did not share an email address, which an account needs")]
     ExternalEmailMissing,
     /// An account has the identity's email, which the provider did not verify: not linked.
-    #[error("an account with this email exists; sign in with its password (the identity provider did not verify the address)")]
+    #[error(
+        "an account with this email exists; sign in with its password (the identity provider did not verify the address)"
+    )]
     ExternalEmailTaken,
     #[error("storage failure")]
     Storage(#[from] RepositoryError),

@@ -35,7 +35,11 @@ impl Provider {
         let mut lines = BufReader::new(process.stdout.take().unwrap()).lines();
         let line = tokio::time::timeout(Duration::from_secs(30), async {
             loop {
-                let line = lines.next_line().await.unwrap().expect("the provider prints where it listens");
+                let line = lines
+                    .next_line()
+                    .await
+                    .unwrap()
+                    .expect("the provider prints where it listens");
                 if let Some(rest) = line.strip_prefix("oidc-sign-in-issuer: listening ") {
                     return rest.to_owned();
                 }
@@ -119,7 +123,11 @@ impl Page {
 }
 
 fn origin(url: &Url) -> String {
-    format!("{}:{}", url.host_str().unwrap_or_default(), url.port_or_known_default().unwrap_or(0))
+    format!(
+        "{}:{}",
+        url.host_str().unwrap_or_default(),
+        url.port_or_known_default().unwrap_or(0)
+    )
 }
 
 impl Browser {

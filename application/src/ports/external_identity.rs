@@ -71,7 +71,7 @@ pub struct PendingExternalSignIn {
     pub pkce_verifier: String,
     /// The MCP client's authorization request, as form pairs (JSON object of strings).
     pub request_json: String,
-    /// The person's client address as the sign-in budgets key it.
+    /// The person's client address as the sign-in budgets key it (logged with the sign-in).
     pub client_address: Option<String>,
     pub expires_at: DateTime<Utc>,
 }

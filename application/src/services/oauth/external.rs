@@ -93,7 +93,14 @@ impl OAuthService {
             Err(AccountServiceError::Storage(e)) => return Err(e.into()),
             Err(e) => return Err(ApproveError::SignIn(e)),
         };
-        tracing::info!(user_id = %signed_in.account.user_id, issuer = %identity.issuer, "signed in through the identity provider");
+        // The address the sign-in started from, for the audit trail (the return may come through
+        // another replica or proxy hop).
+        tracing::info!(
+            user_id = %signed_in.account.user_id,
+            issuer = %identity.issuer,
+            client_address = pending.client_address.as_deref().unwrap_or("-"),
+            "signed in through the identity provider"
+        );
         let minted = self.mint_for_account(&validated, signed_in).await?;
         self.issue_code(&validated, minted).await
     }

@@ -9,12 +9,15 @@ use sea_orm::DatabaseConnection;
 use svc_application::ports::{Clock, Ids};
 use svc_application::services::accounts::{AccountLinks, AccountService, InviteSignup};
 use svc_application::services::hosted::{AppPayers, GenerationAccount, GenerationPricing, ProviderKeyService};
+use svc_application::services::oauth::ExternalSignIn;
 use svc_application::services::operator::{CreditService, InviteLinks};
 use svc_domain::account::SignupMode;
 use svc_domain::provider_key::{Keyring, MasterKey};
 use svc_domain::render_price::RenderPrice;
 use svc_sql::SqlSharedWindows;
-use svc_sql::hosted::{SeaOrmAccountRepository, SeaOrmAccountTokenRepository};
+use svc_sql::hosted::{
+    SeaOrmAccountRepository, SeaOrmAccountTokenRepository, SeaOrmExternalIdentities, SeaOrmPendingExternalSignIns,
+};
 use svc_sql::operator::{
     SeaOrmInviteLinkRepository, SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmProviderKeyRepository,
     SeaOrmWalletRepository,
@@ -50,6 +53,7 @@ pub fn check(settings: &Settings) -> Result<(), String> {
     keyring(settings)?;
     price(settings)?;
     signup_mode(settings)?;
+    oidc_settings(settings, "https://svc.invalid")?;
     if settings.hosted.free_credit_cents < 0 {
         return Err("hosted.free_credit_cents must be 0 or more".into());
     }
@@ -99,6 +103,52 @@ pub struct HostedPlane {
     pub invite_links: InviteLinks,
     /// Accepting an invite through its link, creating or signing in to the account.
     pub invite_signup: InviteSignup,
+    /// Sign-in with the external OpenID Connect provider of `[hosted.oidc]`, when configured.
+    pub external: Option<ExternalSignIn>,
+}
+
+/// svc's callback at the provider.
+pub const OIDC_CALLBACK_PATH: &str = "/oauth/oidc/callback";
+
+/// `[hosted.oidc]` as the provider adapter takes it; `None` while no issuer is set.
+fn oidc_settings(settings: &Settings, base_url: &str) -> Result<Option<svc_oidc::OidcProviderSettings>, String> {
+    let oidc = &settings.hosted.oidc;
+    if oidc.issuer.trim().is_empty() {
+        return Ok(None);
+    }
+    if oidc.client_id.trim().is_empty() {
+        return Err(
+            "hosted.oidc.issuer is set but hosted.oidc.client_id is empty: set svc's client id at the provider".into(),
+        );
+    }
+    let secret = oidc.client_secret.trim().to_owned();
+    if secret.is_empty() {
+        return Err("hosted.oidc.issuer is set but hosted.oidc.client_secret is empty: set svc's client secret at the provider (SVC_HOSTED__OIDC__CLIENT_SECRET)".into());
+    }
+    let provider = svc_oidc::OidcProviderSettings {
+        issuer: oidc.issuer.trim().to_owned(),
+        client_id: oidc.client_id.trim().to_owned(),
+        client_secret: secret,
+        display_name: oidc.display_name.trim().to_owned(),
+        redirect_uri: format!("{}{OIDC_CALLBACK_PATH}", base_url.trim_end_matches('/')),
+    };
+    // The URLs are checked now, so a typo stops the start-up.
+    svc_oidc::OidcProvider::new(provider.clone())?;
+    Ok(Some(provider))
+}
+
+fn external_sign_in(
+    settings: &Settings,
+    db: &DatabaseConnection,
+    base_url: &str,
+) -> Result<Option<ExternalSignIn>, String> {
+    let Some(provider) = oidc_settings(settings, base_url)? else {
+        return Ok(None);
+    };
+    Ok(Some(ExternalSignIn {
+        provider: Arc::new(svc_oidc::OidcProvider::new(provider)?),
+        pending: Arc::new(SeaOrmPendingExternalSignIns::new(db.clone())),
+    }))
 }
 
 pub fn credit_service(
@@ -127,6 +177,16 @@ pub fn account_service(
 ) -> AccountService {
     AccountService::new(Arc::new(SeaOrmAccountRepository::new(db.clone())), clock, ids)
         .with_signup(signup_mode(settings).unwrap_or_default())
+        .with_identities(Arc::new(SeaOrmExternalIdentities::new(db.clone())))
+}
+
+/// Account links (verification, password reset) through the database's mail outbox.
+pub fn account_links(db: &DatabaseConnection, base_url: &str) -> AccountLinks {
+    AccountLinks {
+        tokens: Arc::new(SeaOrmAccountTokenRepository::new(db.clone())),
+        mailer: Arc::new(SeaOrmMailOutbox::new(db.clone())),
+        base_url: base_url.to_owned(),
+    }
 }
 
 pub fn provider_key_service(
@@ -166,11 +226,7 @@ pub fn plane(
     });
     let accounts = account_service(settings, db, clock.clone(), ids.clone())
         .limited_by(Arc::new(SqlSharedWindows::new(db.clone())))
-        .mailing(AccountLinks {
-            tokens: Arc::new(SeaOrmAccountTokenRepository::new(db.clone())),
-            mailer: Arc::new(SeaOrmMailOutbox::new(db.clone())),
-            base_url: base_url.to_owned(),
-        });
+        .mailing(account_links(db, base_url));
     let links = Arc::new(SeaOrmInviteLinkRepository::new(db.clone()));
     let invite_signup = InviteSignup::new(
         accounts.clone(),
@@ -188,6 +244,7 @@ pub fn plane(
             accounts: Arc::new(SeaOrmAccountRepository::new(db.clone())),
         },
         invite_signup,
+        external: external_sign_in(settings, db, base_url)?,
     }))
 }
 
@@ -237,6 +294,16 @@ mod tests {
         let mut negative = hosted();
         negative.hosted.render_price_cents = -1;
         assert!(check(&negative).unwrap_err().contains("0 or more"));
+        let mut oidc = hosted();
+        oidc.hosted.oidc.issuer = "https://id.example.org".into();
+        assert!(check(&oidc).unwrap_err().contains("hosted.oidc.client_id"));
+        oidc.hosted.oidc.client_id = "svc".into();
+        assert!(check(&oidc).unwrap_err().contains("hosted.oidc.client_secret"));
+        oidc.hosted.oidc.client_secret = "s3cret".into();
+        assert_eq!(check(&oidc), Ok(()));
+        assert!(!format!("{:?}", oidc.hosted.oidc).contains("s3cret"));
+        oidc.hosted.oidc.issuer = "not a url".into();
+        assert!(check(&oidc).unwrap_err().contains("hosted.oidc.issuer"));
         let mut off = hosted();
         off.hosted.enabled = false;
         off.server.database_url = String::new();

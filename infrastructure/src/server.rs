@@ -552,6 +552,7 @@ impl Application {
                 accounts: h.accounts.clone(),
                 credits: Some(h.credits.clone()),
             }),
+            external: hosted.as_ref().and_then(|h| h.external.clone()),
         };
         let mut console = svc_application::services::console::ConsoleSessions::new(
             Arc::new(svc_sql::SqlConsoleSessions::new(db.clone())),

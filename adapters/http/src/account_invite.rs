@@ -20,10 +20,15 @@ use svc_application::services::accounts::{AccountServiceError, InviteAcceptError
 use svc_application::services::rate_limit::address_key;
 use svc_domain::invite::InviteError;
 
-use crate::account_pages::{TokenQuery, failed, message};
+use crate::account_pages::{failed, message};
 use crate::client_address::client_ip;
 use crate::oauth::{capitalised, escape, html_page};
 use crate::route_states::AccountRoutes;
+
+#[derive(Deserialize)]
+pub(crate) struct TokenQuery {
+    token: Option<String>,
+}
 
 #[derive(Deserialize)]
 pub(crate) struct InviteForm {

@@ -7,14 +7,13 @@
 //!   address has an account, answering the same either way;
 //! - `/account/invite`: accepting an org invite (account_invite.rs).
 //!
-//! Absent (404) unless the server runs in hosted mode.
+//! Absent (404) unless the server runs in hosted mode. poem-openapi routes them and describes
+//! them in `/openapi.json` (`account_api`); the handlers read the request themselves.
 
 use std::sync::Arc;
 
 use poem::http::StatusCode;
-use poem::web::{Data, Form, Query};
-use poem::{IntoResponse, Request, Response, handler};
-use serde::Deserialize;
+use poem::{Body, IntoResponse, Request, Response};
 use svc_application::services::accounts::{AccountService, AccountServiceError, InviteSignup};
 use svc_application::services::rate_limit::address_key;
 
@@ -31,20 +30,31 @@ pub struct AccountPages {
     pub trust_proxy: bool,
 }
 
-#[derive(Deserialize)]
-pub(crate) struct TokenQuery {
-    pub(crate) token: Option<String>,
+/// Largest form read.
+const MAX_FORM_BYTES: usize = 16 * 1024;
+
+/// The first value of `name` in a query string or form body.
+fn field(encoded: &[u8], name: &str) -> Option<String> {
+    url::form_urlencoded::parse(encoded)
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.into_owned())
 }
 
-#[derive(Deserialize)]
-pub(crate) struct ResetForm {
-    token: Option<String>,
-    password: Option<String>,
+fn token_of(req: &Request) -> String {
+    field(req.uri().query().unwrap_or_default().as_bytes(), "token").unwrap_or_default()
 }
 
-#[derive(Deserialize)]
-pub(crate) struct ForgotForm {
-    email: Option<String>,
+/// The form body, read whatever its `Content-Type`; `None` when it is too large.
+async fn form_body(body: Body) -> Option<Vec<u8>> {
+    body.into_bytes_limit(MAX_FORM_BYTES).await.ok().map(|b| b.to_vec())
+}
+
+fn too_large() -> Response {
+    message(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "The form is too large",
+        "Go back and try again.",
+    )
 }
 
 fn pages(state: &AccountRoutes) -> Option<&AccountPages> {
@@ -76,16 +86,11 @@ pub(crate) fn failed(error: &AccountServiceError) -> Response {
     )
 }
 
-#[handler]
-pub(crate) async fn verify(Query(q): Query<TokenQuery>, state: Data<&Arc<AccountRoutes>>) -> Response {
-    let Some(pages) = pages(&state) else {
+pub(crate) async fn verify(req: &Request, state: &Arc<AccountRoutes>) -> Response {
+    let Some(pages) = pages(state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    match pages
-        .accounts
-        .verify_email(q.token.as_deref().unwrap_or_default())
-        .await
-    {
+    match pages.accounts.verify_email(&token_of(req)).await {
         Ok(()) => message(
             StatusCode::OK,
             "Your email address is confirmed",
@@ -111,25 +116,23 @@ fn reset_form(status: StatusCode, token: &str, notice: Option<&str>) -> Response
     html_page(status, "Choose a new password", &body)
 }
 
-#[handler]
-pub(crate) async fn reset_page(Query(q): Query<TokenQuery>, state: Data<&Arc<AccountRoutes>>) -> Response {
-    if pages(&state).is_none() {
+pub(crate) async fn reset_page(req: &Request, state: &Arc<AccountRoutes>) -> Response {
+    if pages(state).is_none() {
         return StatusCode::NOT_FOUND.into_response();
     }
-    reset_form(StatusCode::OK, q.token.as_deref().unwrap_or_default(), None)
+    reset_form(StatusCode::OK, &token_of(req), None)
 }
 
-#[handler]
-pub(crate) async fn reset(Form(form): Form<ResetForm>, state: Data<&Arc<AccountRoutes>>) -> Response {
-    let Some(pages) = pages(&state) else {
+pub(crate) async fn reset(body: Body, state: &Arc<AccountRoutes>) -> Response {
+    let Some(pages) = pages(state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let token = form.token.unwrap_or_default();
-    match pages
-        .accounts
-        .reset_password(&token, form.password.as_deref().unwrap_or_default())
-        .await
-    {
+    let Some(form) = form_body(body).await else {
+        return too_large();
+    };
+    let token = field(&form, "token").unwrap_or_default();
+    let password = field(&form, "password").unwrap_or_default();
+    match pages.accounts.reset_password(&token, &password).await {
         Ok(()) => message(
             StatusCode::OK,
             "Your password is changed",
@@ -141,9 +144,8 @@ pub(crate) async fn reset(Form(form): Form<ResetForm>, state: Data<&Arc<AccountR
     }
 }
 
-#[handler]
-pub(crate) async fn forgot_page(state: Data<&Arc<AccountRoutes>>) -> Response {
-    if pages(&state).is_none() {
+pub(crate) async fn forgot_page(state: &Arc<AccountRoutes>) -> Response {
+    if pages(state).is_none() {
         return StatusCode::NOT_FOUND.into_response();
     }
     let body = "<h1>Reset your password</h1><form method=\"post\" action=\"/account/forgot\">\
@@ -153,18 +155,17 @@ pub(crate) async fn forgot_page(state: Data<&Arc<AccountRoutes>>) -> Response {
     html_page(StatusCode::OK, "Reset your password", body)
 }
 
-#[handler]
-pub(crate) async fn forgot(req: &Request, Form(form): Form<ForgotForm>, state: Data<&Arc<AccountRoutes>>) -> Response {
-    let Some(pages) = pages(&state) else {
+pub(crate) async fn forgot(req: &Request, body: Body, state: &Arc<AccountRoutes>) -> Response {
+    let Some(pages) = pages(state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
+    let Some(form) = form_body(body).await else {
+        return too_large();
+    };
+    let email = field(&form, "email").unwrap_or_default();
     let ip = client_ip(req, pages.trust_proxy);
     let address = address_key(ip).to_string();
-    match pages
-        .accounts
-        .request_password_reset(form.email.as_deref().unwrap_or_default(), Some(&address))
-        .await
-    {
+    match pages.accounts.request_password_reset(&email, Some(&address)).await {
         Ok(()) => message(
             StatusCode::OK,
             "Check your email",

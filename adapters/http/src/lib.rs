@@ -1,5 +1,6 @@
 //! poem routes of the service: `/mcp` (JSON-RPC over MCP Streamable HTTP), `/healthz`, `/readyz`.
 
+mod account_api;
 mod account_invite;
 mod account_pages;
 mod body_limit;
@@ -166,27 +167,12 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
                 .with(guard)
                 .data(states.agent),
         )
-        .at(
-            "/account/verify",
-            get(account_pages::verify).data(states.accounts.clone()),
-        )
-        .at(
-            "/account/reset",
-            get(account_pages::reset_page)
-                .post(account_pages::reset)
-                .data(states.accounts.clone()),
-        )
-        .at(
-            "/account/forgot",
-            get(account_pages::forgot_page)
-                .post(account_pages::forgot)
-                .data(states.accounts.clone()),
-        )
+        // Inside /account but outside the OpenAPI service: a form page of its own.
         .at(
             "/account/invite",
             get(account_invite::invite_page_handler)
                 .post(account_invite::accept)
-                .data(states.accounts),
+                .data(states.accounts.clone()),
         )
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz).data(states.readiness))
@@ -220,7 +206,8 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
                 .data(states.rest.clone()),
         )
         .nest_no_strip("/oauth", rest_api.clone().data(states.rest.clone()))
-        .nest_no_strip("/.well-known", rest_api.data(states.rest))
+        .nest_no_strip("/.well-known", rest_api.clone().data(states.rest))
+        .nest_no_strip("/account", rest_api.data(states.accounts))
         .at("/openapi.json", get(openapi::serve_document))
         .at("/metrics", get(observe::serve_metrics).data(states.metrics))
         .with(card_routes)

@@ -15,8 +15,9 @@ pub async fn refuse_nul_in_url<E: Endpoint>(endpoint: E, req: Request) -> poem::
     // Percent-encoding is the only way U+0000 travels in a URL; "%00" has no letters to fold.
     if url.contains("%00") {
         let message = format!("the URL {NUL_RULE}");
-        // The browser-facing authorization page answers in the shape its document names.
-        if req.uri().path() == "/oauth/authorize" {
+        // Browser-facing pages answer in the shape their documents name: an HTML page.
+        let path = req.uri().path();
+        if path == "/oauth/authorize" || path == "/oauth/oidc/callback" || path.starts_with("/account/") {
             return Ok(crate::oauth::authorize_error_page(StatusCode::BAD_REQUEST, &message));
         }
         return Ok((

@@ -1,5 +1,6 @@
 //! The OpenAPI document of the REST-shaped routes: the OAuth surface with its discovery documents
-//! (`oauth::api`) and the pairing route (`pairing::PairingApi`). poem-openapi routes them (the
+//! (`oauth::api`), the pairing route (`pairing::PairingApi`) and the hosted account pages
+//! (`account_api`). poem-openapi routes them (the
 //! `#[OpenApi]` impls) and generates the document from the same impls; it is served at
 //! `GET /openapi.json` (always: it is static, and it says which answers depend on `--oauth` or
 //! strict mode).
@@ -30,22 +31,24 @@ use poem_openapi::registry::{MetaMediaType, MetaParamIn, MetaRequest, MetaRespon
 use poem_openapi::types::Type;
 use poem_openapi::{ApiExtractor, ApiExtractorType, ApiResponse, ExtractParamOptions, Object, OpenApiService};
 
+use crate::account_api::AccountApi;
 use crate::oauth::OAuthApi;
 use crate::pairing::PairingApi;
 
 /// The routed APIs: poem-openapi's service, as an endpoint shared by the route prefixes it serves.
 pub(crate) type ApiEndpoint = std::sync::Arc<poem::endpoint::BoxEndpoint<'static>>;
 
-fn service() -> OpenApiService<(OAuthApi, PairingApi), ()> {
+fn service() -> OpenApiService<(OAuthApi, PairingApi, AccountApi), ()> {
     OpenApiService::new(
-        (OAuthApi, PairingApi),
-        "svc: OAuth and pairing",
+        (OAuthApi, PairingApi, AccountApi),
+        "svc: OAuth, pairing and account pages",
         env!("CARGO_PKG_VERSION"),
     )
     .description(
         "The OAuth 2.1 surface for MCP hosts (Document 2; `docs/oauth.md`) and the pair-code \
          exchange. Every `/oauth/*` and `/.well-known/*` path answers 404 unless the server runs \
-         with `--oauth`; `/_svc/pair` answers 404 in `--dev-allow-all` mode. Paths are relative \
+         with `--oauth`; `/_svc/pair` answers 404 in `--dev-allow-all` mode; the `/account/*` pages (email \
+         verification, password reset) answer 404 unless the server runs `--hosted`. Paths are relative \
          to the server's public base URL.",
     )
 }

@@ -10,6 +10,7 @@ pub mod auth;
 pub mod blueprints;
 pub mod bus_message;
 pub mod console_sessions;
+pub mod external_identity;
 pub mod federation;
 pub mod generation;
 pub mod hosted;

@@ -20,6 +20,10 @@ pub struct CreateArgs {
     /// The account's email address (its login).
     #[arg(long)]
     email: String,
+    /// Queue no verification mail (by default one is queued in the mail outbox, and a running
+    /// server delivers it; its link starts with `server.public_base_url`).
+    #[arg(long)]
+    no_verification_mail: bool,
     #[command(flatten)]
     deployment: DeploymentArgs,
 }
@@ -49,10 +53,21 @@ fn create(args: CreateArgs) -> Result<(), String> {
     let password = password_from_stdin()?;
     super::hosted::runtime()?.block_on(async move {
         let db = super::hosted::database(&settings).await?;
-        let accounts = crate::hosted::account_service(&settings, &db, Arc::new(SystemClock), Arc::new(RandomIds));
+        let mut accounts = crate::hosted::account_service(&settings, &db, Arc::new(SystemClock), Arc::new(RandomIds));
+        if !args.no_verification_mail {
+            let base_url = settings.public_base_url(settings.server.port);
+            accounts = accounts.mailing(crate::hosted::account_links(&db, &base_url));
+        }
         let created = accounts.create(&args.email, password.as_deref()).await;
         let _ = db.close().await;
         let created = created.map_err(|e| format!("cannot create the account {}: {e}", args.email.trim()))?;
+        if !args.no_verification_mail {
+            // stderr: stdout's last line is the account (or its generated password).
+            eprintln!(
+                "a verification mail to {} is queued in the mail outbox (a running server delivers it)",
+                created.account.email.as_str()
+            );
+        }
         println!(
             "created account {} for {}",
             created.account.user_id,

@@ -26,6 +26,25 @@ pub struct HostedSettings {
     /// Who may create an account: `closed` (only `svc users create`), `invite` (an org invite's
     /// acceptance) or `open` (anyone, on the sign-in page).
     pub signup: String,
+    /// Sign-in with an external OpenID Connect provider at the consent page (off while `issuer`
+    /// is empty).
+    pub oidc: HostedOidcSettings,
+}
+
+/// `[hosted.oidc]`: the external OpenID Connect provider svc is a client of (docs/hosted.md,
+/// "Signing in with an identity provider").
+#[derive(Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(default)]
+pub struct HostedOidcSettings {
+    /// The provider's issuer URL (its discovery document is `<issuer>/.well-known/openid-configuration`).
+    /// Empty: no provider sign-in.
+    pub issuer: String,
+    /// svc's client id at the provider.
+    pub client_id: String,
+    /// svc's client secret at the provider (`client_secret_basic`).
+    pub client_secret: String,
+    /// The provider's name on the consent page's button, "Sign in with <display_name>".
+    pub display_name: String,
 }
 
 impl Default for HostedSettings {
@@ -37,6 +56,33 @@ impl Default for HostedSettings {
             model_price_cents: BTreeMap::new(),
             master_keys: SecretList::Many(Vec::new()),
             signup: "closed".into(),
+            oidc: HostedOidcSettings::default(),
         }
+    }
+}
+
+impl Default for HostedOidcSettings {
+    fn default() -> Self {
+        Self {
+            issuer: String::new(),
+            client_id: String::new(),
+            client_secret: String::new(),
+            display_name: "your identity provider".into(),
+        }
+    }
+}
+
+/// Never the client secret: settings reach logs and error messages.
+impl std::fmt::Debug for HostedOidcSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostedOidcSettings")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &if self.client_secret.is_empty() { "" } else { "<secret>" },
+            )
+            .field("display_name", &self.display_name)
+            .finish()
     }
 }

@@ -257,6 +257,9 @@ async fn a_nul_in_a_url_or_an_oauth_form_is_400(backend: svc_tests::Backend) {
             .header("accept", "application/json, text/event-stream")
             .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })),
         app.client.get(url("/_svc/poll/a%00b?token=x")),
+        // Browser pages: an HTML page naming the rule.
+        app.client.get(url("/account/verify?token=a%00b")),
+        app.client.get(url("/oauth/oidc/callback?state=a%00b&code=c")),
         app.client.get(url(&format!(
             "/oauth/authorize?response_type=code&client_id=a%00b&redirect_uri=http://127.0.0.1/cb&code_challenge={challenge}&code_challenge_method=S256"
         ))),

@@ -4,6 +4,7 @@
 // Shared helpers first: `with_tenants!` is used by the modules after it.
 mod federation_support;
 mod hosted_deployment_support;
+mod hosted_oidc_support;
 mod hosted_support;
 #[macro_use]
 mod ops_support;
@@ -40,6 +41,7 @@ mod hosted_deployment;
 mod hosted_invites;
 mod hosted_mode;
 mod hosted_org_wallets;
+mod hosted_oidc_sign_in;
 mod hosted_provider_keys;
 mod hosted_sign_in;
 mod hostile_inputs;

@@ -76,13 +76,26 @@ fn schemathesis_finds_no_server_error_and_no_divergence_from_the_document() {
     )
     .expect("write schemathesis.toml");
 
-    let mut command = Command::new(&schemathesis);
+    let run = schemathesis_run(&schemathesis, &config, &server.base, &root, &[]);
+    let _ = std::fs::remove_dir_all(&root);
+    assert_clean(&server.base, &run);
+}
+
+/// schemathesis with the checks and bounds above, against `base`, with `extra` arguments.
+fn schemathesis_run(
+    schemathesis: &Path,
+    config: &Path,
+    base: &str,
+    root: &Path,
+    extra: &[&str],
+) -> svc_tests::external::Finished {
+    let mut command = Command::new(schemathesis);
     command
         .arg("--config-file")
-        .arg(&config)
+        .arg(config)
         .arg("run")
-        .arg(format!("{}/openapi.json", server.base))
-        .args(["--url", &server.base])
+        .arg(format!("{base}/openapi.json"))
+        .args(["--url", base])
         .args([
             "--checks",
             "not_a_server_error,status_code_conformance,content_type_conformance,\
@@ -91,13 +104,15 @@ fn schemathesis_finds_no_server_error_and_no_divergence_from_the_document() {
         .args(["--phases", "examples,coverage,fuzzing"])
         .args(["--max-examples", "100", "--workers", "1", "--request-timeout", "10"])
         .args(["--generation-database", "none", "--no-color"])
-        .current_dir(&root);
-    let run = run_with_deadline(command, DEADLINE);
-    let _ = std::fs::remove_dir_all(&root);
+        .args(extra)
+        .current_dir(root);
+    run_with_deadline(command, DEADLINE)
+}
+
+fn assert_clean(base: &str, run: &svc_tests::external::Finished) {
     assert!(
         run.succeeded(),
-        "schemathesis against {} {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        server.base,
+        "schemathesis against {base} {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
         match run.status {
             Some(status) => format!("exited with {status}"),
             None => format!("did not finish within {DEADLINE:?}"),
@@ -110,4 +125,50 @@ fn schemathesis_finds_no_server_error_and_no_divergence_from_the_document() {
         "no verdict:\n{}",
         run.stdout
     );
+}
+
+/// The hosted-only routes (the `/account/*` pages, the identity provider's callback) answer 404
+/// on the server above; here they run for real, on a hosted server on PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemathesis_finds_no_server_error_on_the_hosted_account_pages() {
+    let schemathesis = peers_dir().join(".venv/bin/schemathesis");
+    let test = "schemathesis_finds_no_server_error_on_the_hosted_account_pages";
+    if !deps_present(
+        test,
+        std::slice::from_ref(&schemathesis),
+        "SVC_REQUIRE_PEERS",
+        "schemathesis",
+        "run tests/peers/install.sh",
+    ) || !crate::hosted_support::postgres_available(test)
+    {
+        return;
+    }
+    let Some(app) = crate::hosted_support::accounts::hosted_strict_app(test, |_| {}).await else {
+        return;
+    };
+    crate::hosted_support::accounts::create_user(
+        &app.settings.database_url(),
+        "fuzz@example.org",
+        "correct horse battery staple",
+    );
+    let root = svc_tests::temp_dir("svc-openapi-fuzz-hosted");
+    let config = root.join("schemathesis.toml");
+    std::fs::write(&config, "[parameters]\n\"body.email\" = \"fuzz@example.org\"\n").expect("write schemathesis.toml");
+    let base = app.base.clone();
+    let run = {
+        let (root, base) = (root.clone(), base.clone());
+        tokio::task::spawn_blocking(move || {
+            schemathesis_run(
+                &schemathesis,
+                &config,
+                &base,
+                &root,
+                &["--include-path-regex", "^/account/"],
+            )
+        })
+        .await
+        .unwrap()
+    };
+    let _ = std::fs::remove_dir_all(&root);
+    assert_clean(&base, &run);
 }

@@ -12,10 +12,10 @@ use poem_openapi::payload::{Form, Json};
 
 use super::schema::{
     AppProtectedResourceAnswer, AuthorizationServerAnswer, AuthorizeAnswer, ClientRegistration, CodeChallengeMethod,
-    ConsentAnswer, ConsentForm, DocumentationAnswer, ProtectedResourceAnswer, RegistrationAnswer, ResponseType,
-    TokenAnswerResponses, TokenForm,
+    ConsentAnswer, ConsentForm, DocumentationAnswer, ExternalCallbackAnswer, ProtectedResourceAnswer,
+    RegistrationAnswer, ResponseType, TokenAnswerResponses, TokenForm,
 };
-use super::{authorize, discovery, register, token};
+use super::{authorize, discovery, external_sign_in, register, token};
 use crate::openapi::{Described, QueryParam, RequestBody};
 use crate::route_states::RestRoutes;
 
@@ -128,6 +128,28 @@ impl OAuthApi {
         state: Data<&Arc<RestRoutes>>,
     ) -> Described<ConsentAnswer> {
         Described::new(authorize::answer(req, body.0, &state).await)
+    }
+
+    /// The external OpenID Connect provider's return (hosted mode)
+    ///
+    /// `state` and `code` (or `error`) from the provider; the sign-in must have started in the
+    /// same browser (its cookie). 404 unless `[hosted.oidc]` is configured.
+    #[oai(path = "/oauth/oidc/callback", method = "get")]
+    async fn external_callback(
+        &self,
+        req: &Request,
+        state: Data<&Arc<RestRoutes>>,
+        /// The `state` svc sent to the provider.
+        #[oai(name = "state")]
+        _provider_state: QueryParam<String, false>,
+        /// The provider's authorization code.
+        #[oai(name = "code")]
+        _code: QueryParam<String, false>,
+        /// The provider's error (the person declined there).
+        #[oai(name = "error")]
+        _error: QueryParam<String, false>,
+    ) -> Described<ExternalCallbackAnswer> {
+        Described::new(external_sign_in::callback(req, &state).await)
     }
 
     /// Token request: the authorization-code grant

@@ -19,7 +19,7 @@ use crate::client_address::client_ip;
 use crate::route_states::RestRoutes;
 
 /// HTTP 302 to `location` (Document 2 names 302 for both the code and the consent URL).
-fn redirect(location: &str) -> Response {
+pub(super) fn redirect(location: &str) -> Response {
     no_store(
         Response::builder()
             .status(StatusCode::FOUND)
@@ -29,7 +29,7 @@ fn redirect(location: &str) -> Response {
 }
 
 /// The answer to a request that failed its checks.
-fn refused(oauth: &OAuth, error: AuthorizeError) -> Response {
+pub(super) fn refused(oauth: &OAuth, error: AuthorizeError) -> Response {
     match error {
         AuthorizeError::NotRedirectable(message) => error_page(StatusCode::BAD_REQUEST, message),
         AuthorizeError::ClientDocument(refused) => error_page(StatusCode::BAD_REQUEST, &refused.to_string()),
@@ -58,6 +58,7 @@ fn form(
         request,
         pairing: state.pairing.is_some(),
         accounts: oauth.service.signup_mode(),
+        external: oauth.service.external_provider_name(),
         notice,
     }
     .render(status)
@@ -124,6 +125,9 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<RestRoutes>) -
             Err(error) => refused(oauth, error),
         };
     }
+    if params.get("action").as_deref() == Some("external") {
+        return super::external_sign_in::begin(req, oauth, &request).await;
+    }
     let accounts = oauth.service.signup_mode().is_some();
     let email = params.filled("email").filter(|_| accounts);
     let credential = match (params.filled("pair_code"), params.filled("api_key"), email) {
@@ -172,8 +176,13 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<RestRoutes>) -
             let notice = "This server prints no pair code (it runs in development mode): use a key.";
             reshow(oauth, state, &request, notice, StatusCode::BAD_REQUEST).await
         }
-        Err(ApproveError::Internal(cause)) => {
-            tracing::error!(error = ?cause, "consent failed");
+        Err(
+            error @ (ApproveError::ExternalUnavailable
+            | ApproveError::ExternalStateUnknown
+            | ApproveError::External(_)
+            | ApproveError::Internal(_)),
+        ) => {
+            tracing::error!(error = ?error, "consent failed");
             error_page(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "The server could not complete the request.",
@@ -206,7 +215,12 @@ async fn signed_out(
         ),
         AccountServiceError::SignupClosed => (error.to_string(), StatusCode::FORBIDDEN),
         AccountServiceError::Rule(rule) => (format!("{}.", capitalised(&rule.to_string())), StatusCode::BAD_REQUEST),
-        AccountServiceError::EmailTaken | AccountServiceError::LinkInvalid | AccountServiceError::Storage(_) => {
+        AccountServiceError::EmailTaken
+        | AccountServiceError::LinkInvalid
+        | AccountServiceError::ExternalIdentityUnknown
+        | AccountServiceError::ExternalEmailMissing
+        | AccountServiceError::ExternalEmailTaken
+        | AccountServiceError::Storage(_) => {
             tracing::error!(error = ?error, "sign-in failed");
             return error_page(
                 StatusCode::INTERNAL_SERVER_ERROR,

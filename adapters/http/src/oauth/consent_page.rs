@@ -74,6 +74,8 @@ pub(super) struct ConsentForm<'a> {
     pub pairing: bool,
     /// Hosted accounts: sign in with email and password (and sign up when it is open).
     pub accounts: Option<SignupMode>,
+    /// The external identity provider's display name, when sign-in with it is configured.
+    pub external: Option<&'a str>,
     pub notice: Option<&'a str>,
 }
 
@@ -129,6 +131,15 @@ impl ConsentForm<'_> {
         } else {
             ""
         };
+        let external = self
+            .external
+            .map(|provider| {
+                format!(
+                    "<p>or</p><div class=\"actions\"><button type=\"submit\" name=\"action\" value=\"external\">Sign in with {} and allow</button></div>",
+                    escape(provider)
+                )
+            })
+            .unwrap_or_default();
         let body = format!(
             "<h1>Connect <q>{name}</q>?</h1>\
              <p><strong>{name}</strong>{unnamed} asks to use {scope}.</p>\
@@ -138,7 +149,7 @@ impl ConsentForm<'_> {
              <label for=\"api_key\">Key</label>\
              <input id=\"api_key\" name=\"api_key\" type=\"password\" autocomplete=\"off\" spellcheck=\"false\">\
              <div class=\"actions\"><button type=\"submit\" name=\"action\" value=\"allow\">Allow</button>\
-             {sign_up_button}<button type=\"submit\" name=\"action\" value=\"deny\">Deny</button></div></form>",
+             {sign_up_button}<button type=\"submit\" name=\"action\" value=\"deny\">Deny</button></div>{external}</form>",
             action = escape(&self.issuer.url("/oauth/authorize")),
             hidden = self.hidden_inputs(),
         );

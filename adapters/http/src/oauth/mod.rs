@@ -15,6 +15,7 @@ mod authorize;
 mod consent_page;
 mod discovery;
 mod document_fetcher;
+mod external_sign_in;
 mod params;
 mod rate_limit;
 mod register;

@@ -115,7 +115,12 @@ pub(super) struct ConsentForm {
     pair_code: Option<String>,
     /// A bearer key the `/mcp` key check accepts.
     api_key: Option<String>,
-    /// `deny`: the person declined.
+    /// Hosted: the account's email (with `password`).
+    email: Option<String>,
+    /// Hosted: the account's password.
+    password: Option<String>,
+    /// `deny`: the person declined; hosted: `signup` (create the account, open sign-up) or
+    /// `external` (sign in with the configured OpenID Connect provider).
     action: Option<String>,
 }
 
@@ -295,12 +300,60 @@ pub(super) enum ConsentAnswer {
     /// The form is over 64 KiB.
     #[oai(status = 413)]
     TooLarge(Html<String>, #[oai(header = "Cache-Control")] String),
+    /// Hosted: the form again, sign-up is closed.
+    #[oai(status = 403)]
+    Forbidden(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+    ),
     /// More than 5 pair-code attempts a minute from one address.
     #[oai(status = 429)]
     RateLimited(Json<RateLimited>, #[oai(header = "Retry-After")] u64),
     /// The consent could not be completed (storage).
     #[oai(status = 500)]
     Failed(Html<String>, #[oai(header = "Cache-Control")] String),
+    /// `action=external`: the identity provider cannot be reached (its discovery failed).
+    #[oai(status = 502)]
+    ProviderUnavailable(Html<String>, #[oai(header = "Cache-Control")] String),
+}
+
+/// `GET /oauth/oidc/callback`.
+#[derive(ApiResponse)]
+pub(super) enum ExternalCallbackAnswer {
+    /// Signed in: to the MCP client's `redirect_uri?code&state&iss`; or, the person declined at
+    /// the provider, with `error=access_denied`. The browser cookie is cleared.
+    #[oai(status = 302)]
+    Redirect(
+        #[oai(header = "Location")] String,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Set-Cookie")] String,
+    ),
+    /// No `state` or `code`; a `state` unknown, used, expired or from another browser; or the
+    /// provider's code exchange or ID token failed a check.
+    #[oai(status = 400)]
+    Refused(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+    ),
+    /// The identity has no account and none may be made for it (sign-up closed, or the email
+    /// belongs to an account and the provider did not verify it).
+    #[oai(status = 403)]
+    Forbidden(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+    ),
+    /// OAuth is off or no provider is configured.
+    #[oai(status = 404)]
+    NotFound,
+    /// The sign-in could not be completed (storage).
+    #[oai(status = 500)]
+    Failed(Html<String>, #[oai(header = "Cache-Control")] String),
+    /// The identity provider cannot be reached.
+    #[oai(status = 502)]
+    ProviderUnavailable(Html<String>, #[oai(header = "Cache-Control")] String),
 }
 
 /// `POST /oauth/token`.

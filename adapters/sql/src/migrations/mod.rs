@@ -27,6 +27,7 @@ mod m20261210_000002_mail_delivery;
 mod m20261213_000001_console_sessions;
 mod m20261215_000001_org_invite_links;
 mod m20261215_000002_app_org;
+mod m20261215_000003_external_identities;
 
 pub struct Migrator;
 
@@ -53,6 +54,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261213_000001_console_sessions::Migration),
             Box::new(m20261215_000001_org_invite_links::Migration),
             Box::new(m20261215_000002_app_org::Migration),
+            Box::new(m20261215_000003_external_identities::Migration),
         ]
     }
 }

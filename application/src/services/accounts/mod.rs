@@ -5,6 +5,7 @@
 //! get the same error after the same work (a password is hashed against a dummy hash).
 
 mod invites;
+mod external;
 mod links;
 mod sign_in;
 
@@ -16,6 +17,7 @@ use svc_domain::account::{self, Account, AccountError, SignupMode};
 use svc_domain::invite::EmailAddress;
 
 use crate::ports::accounts::AccountRepository;
+use crate::ports::external_identity::ExternalIdentityRepository;
 use crate::ports::rate_windows::SharedWindows;
 use crate::ports::{Clock, Ids, RepositoryError};
 
@@ -50,6 +52,20 @@ pub enum AccountServiceError {
     /// A verification or reset link that is unknown, used or expired.
     #[error("this link has expired or was already used")]
     LinkInvalid,
+    /// An external identity with no account, and none may be made for it (sign-up is not open,
+    /// and no account has the email the provider verified).
+    #[error(
+        "no account on this server belongs to this identity, and sign-up is closed: ask the operator for an account"
+    )]
+    ExternalIdentityUnknown,
+    /// Open sign-up, but the provider shared no email address to make the account with.
+    #[error("the identity provider did not share an email address, which an account needs")]
+    ExternalEmailMissing,
+    /// An account has the identity's email, which the provider did not verify: not linked.
+    #[error(
+        "an account with this email exists; sign in with its password (the identity provider did not verify the address)"
+    )]
+    ExternalEmailTaken,
     #[error("storage failure")]
     Storage(#[from] RepositoryError),
 }
@@ -73,6 +89,8 @@ pub struct AccountService {
     windows: Option<Arc<dyn SharedWindows>>,
     /// Verification and reset mail; `None`: no mail is sent.
     links: Option<AccountLinks>,
+    /// Identities of external OpenID Connect providers linked to accounts.
+    identities: Option<Arc<dyn ExternalIdentityRepository>>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
     signup: SignupMode,
@@ -87,6 +105,7 @@ impl AccountService {
             accounts,
             windows: None,
             links: None,
+            identities: None,
             clock,
             ids,
             signup: SignupMode::Closed,
@@ -110,6 +129,14 @@ impl AccountService {
     pub fn mailing(self, links: AccountLinks) -> Self {
         Self {
             links: Some(links),
+            ..self
+        }
+    }
+
+    /// Signs in identities of external providers, linked in `identities`.
+    pub fn with_identities(self, identities: Arc<dyn ExternalIdentityRepository>) -> Self {
+        Self {
+            identities: Some(identities),
             ..self
         }
     }

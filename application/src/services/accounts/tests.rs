@@ -126,3 +126,92 @@ async fn an_unknown_email_and_a_wrong_password_fail_alike() {
         assert!(matches!(error, AccountServiceError::Refused), "{email}: {error:?}");
     }
 }
+
+#[derive(Default)]
+struct Identities(Mutex<Vec<(String, String, String)>>);
+
+#[async_trait::async_trait]
+impl ExternalIdentityRepository for Identities {
+    async fn find_user(&self, issuer: &str, subject: &str) -> Result<Option<String>, RepositoryError> {
+        let all = self.0.lock().unwrap();
+        Ok(all
+            .iter()
+            .find(|(i, s, _)| i == issuer && s == subject)
+            .map(|(_, _, u)| u.clone()))
+    }
+    async fn link(
+        &self,
+        issuer: &str,
+        subject: &str,
+        user_id: &str,
+        _at: DateTime<Utc>,
+    ) -> Result<bool, RepositoryError> {
+        let mut all = self.0.lock().unwrap();
+        if all.iter().any(|(i, s, _)| i == issuer && s == subject) {
+            return Ok(false);
+        }
+        all.push((issuer.into(), subject.into(), user_id.into()));
+        Ok(true)
+    }
+}
+
+fn identity(
+    subject: &str,
+    email: Option<&str>,
+    email_verified: bool,
+) -> crate::ports::external_identity::ExternalIdentity {
+    crate::ports::external_identity::ExternalIdentity {
+        issuer: "https://id.example.org".into(),
+        subject: subject.into(),
+        email: email.map(str::to_owned),
+        email_verified,
+    }
+}
+
+#[tokio::test]
+async fn an_external_identity_links_by_verified_email_and_is_created_only_with_open_sign_up() {
+    let (closed, accounts) = service();
+    let closed = closed.with_identities(Arc::new(Identities::default()));
+    let unknown = closed
+        .sign_in_external(&identity("s1", Some("ada@example.org"), true))
+        .await;
+    assert!(matches!(unknown, Err(AccountServiceError::ExternalIdentityUnknown)));
+    let made = closed
+        .create("ada@example.org", Some("correct horse battery"))
+        .await
+        .unwrap();
+    // An unverified email proves nothing about the account that has it.
+    let unverified = closed
+        .sign_in_external(&identity("s1", Some("ada@example.org"), false))
+        .await;
+    assert!(matches!(unverified, Err(AccountServiceError::ExternalEmailTaken)));
+    let linked = closed
+        .sign_in_external(&identity("s1", Some("ADA@example.org"), true))
+        .await
+        .unwrap();
+    assert_eq!(linked.account.user_id, made.account.user_id);
+    assert!(!linked.created);
+    // Linked: found by (issuer, subject), whatever the email says now.
+    let again = closed.sign_in_external(&identity("s1", None, false)).await.unwrap();
+    assert_eq!(again.account.user_id, made.account.user_id);
+    assert_eq!(accounts.0.lock().unwrap().len(), 1);
+
+    let (open, accounts) = service();
+    let open = open
+        .with_signup(SignupMode::Open)
+        .with_identities(Arc::new(Identities::default()));
+    let no_email = open.sign_in_external(&identity("s2", None, false)).await;
+    assert!(matches!(no_email, Err(AccountServiceError::ExternalEmailMissing)));
+    let created = open
+        .sign_in_external(&identity("s2", Some("bo@example.org"), true))
+        .await
+        .unwrap();
+    assert!(created.created && created.first_sign_in);
+    let back = open
+        .sign_in_external(&identity("s2", Some("bo@example.org"), true))
+        .await
+        .unwrap();
+    assert_eq!(back.account.user_id, created.account.user_id);
+    assert!(!back.created && !back.first_sign_in);
+    assert_eq!(accounts.0.lock().unwrap().len(), 1);
+}

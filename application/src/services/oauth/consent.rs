@@ -10,7 +10,8 @@ use svc_domain::wallet::Principal;
 use super::OAuthService;
 use super::authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
 use crate::ports::RepositoryError;
-use crate::services::accounts::{AccountServiceError, SignIn};
+use crate::ports::external_identity::ExternalSignInError;
+use crate::services::accounts::{AccountServiceError, SignIn, SignedIn};
 use crate::services::agent::Caller;
 use crate::services::auth::{APP_ID_LEN, AuthError};
 use crate::services::operator::{IssueConnectorKey, RevokeConnectorKey};
@@ -41,6 +42,16 @@ pub enum ApproveError {
     /// or rate limited; the account error says which.
     #[error(transparent)]
     SignIn(AccountServiceError),
+    /// Sign-in with the external identity provider is not configured.
+    #[error("sign-in with an identity provider is not configured on this server")]
+    ExternalUnavailable,
+    /// The provider's return names no sign-in under way: an unknown, used or expired `state`, or
+    /// one started in another browser.
+    #[error("this sign-in is unknown, was already used or has expired")]
+    ExternalStateUnknown,
+    /// The provider or its answer failed a check.
+    #[error(transparent)]
+    External(#[from] ExternalSignInError),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -56,7 +67,7 @@ fn internal(e: impl std::fmt::Display) -> ApproveError {
 }
 
 /// The key minted at consent.
-struct Minted {
+pub(super) struct Minted {
     grant: KeyGrant,
     token: String,
 }
@@ -75,6 +86,16 @@ impl OAuthService {
             ConsentCredential::ApiKey(key) => self.mint_with_key(&validated, &key).await?,
             ConsentCredential::Account(attempt) => self.mint_with_account(&validated, attempt).await?,
         };
+        self.issue_code(&validated, minted).await
+    }
+
+    /// Stores a code for `minted`, bound to the request, and answers the `Location` to send the
+    /// browser to (`redirect_uri?code&state&iss`).
+    pub(super) async fn issue_code(
+        &self,
+        validated: &ValidatedAuthorization,
+        minted: Minted,
+    ) -> Result<String, ApproveError> {
         let code = self.ports.ids.base62(CODE_CHARS);
         let binding = CodeBinding {
             client_id: validated.client.client_id.clone(),
@@ -180,6 +201,17 @@ impl OAuthService {
             Err(AccountServiceError::Storage(e)) => return Err(e.into()),
             Err(e) => return Err(ApproveError::SignIn(e)),
         };
+        self.mint_for_account(validated, signed_in).await
+    }
+
+    /// Mints a key of a signed-in account, labelled with the client's name; a per-app resource
+    /// must be one of the account's apps. A first sign-in gets the free credit.
+    pub(super) async fn mint_for_account(
+        &self,
+        validated: &ValidatedAuthorization,
+        signed_in: SignedIn,
+    ) -> Result<Minted, ApproveError> {
+        let sign_in = self.checks.accounts.as_ref().ok_or(ApproveError::CredentialRefused)?;
         let user_id = signed_in.account.user_id.clone();
         if signed_in.first_sign_in
             && let Some(credits) = &sign_in.credits

@@ -6,6 +6,7 @@
 mod authorize;
 mod client_documents;
 mod consent;
+mod external;
 mod register;
 mod resources;
 mod token;
@@ -18,6 +19,7 @@ use svc_domain::oauth::{Issuer, OAuthClient, is_client_id_url};
 pub use authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
 pub use client_documents::{CLIENT_DOCUMENT_CACHE_SECONDS, ClientDocumentRefused, ClientDocuments};
 pub use consent::{ApproveError, ConsentCredential};
+pub use external::{EXTERNAL_SIGN_IN_LIFETIME, ExternalSignIn, ExternalSignInStarted};
 pub use register::{RegisterClient, RegisterError};
 pub use resources::KnownAppsResourceValidator;
 pub use token::{AccessToken, TokenError, TokenRequest};
@@ -53,6 +55,8 @@ pub struct ConsentChecks {
     pub keys: ConnectorKeyService,
     /// Hosted accounts: the consent page signs the person in (email and password).
     pub accounts: Option<AccountSignIn>,
+    /// Hosted accounts: sign-in with an external OpenID Connect provider.
+    pub external: Option<ExternalSignIn>,
 }
 
 /// Signing in at consent: the accounts, and the wallets that get a first sign-in's free credit.

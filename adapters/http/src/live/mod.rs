@@ -13,7 +13,7 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem::web::websocket::{WebSocket, WebSocketConfig};
 use poem::{IntoResponse, Request, handler};
-use svc_application::ports::agent::LiveEvent;
+use svc_application::ports::agent::{LiveEvent, Published};
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -34,15 +34,16 @@ pub(crate) async fn key_still_live(state: &LiveRoutes, key_id: Option<&str>) -> 
 }
 
 /// Resolves when the key's topic announces its revocation; never without a key.
-pub(crate) async fn revoked(revocation: Option<&mut Receiver<LiveEvent>>) {
+pub(crate) async fn revoked(revocation: Option<&mut Receiver<Published>>) {
     let Some(revocation) = revocation else {
         return std::future::pending().await;
     };
     loop {
         match revocation.recv().await {
-            // A lagged receiver may have missed the announcement: end the channel to be safe.
-            Ok(LiveEvent::KeyRevoked { .. }) | Err(RecvError::Lagged(_)) => return,
+            Ok(published) if matches!(published.event(), LiveEvent::KeyRevoked { .. }) => return,
             Ok(_) => {}
+            // A lagged receiver may have missed the announcement: end the channel to be safe.
+            Err(RecvError::Lagged(_)) => return,
             Err(RecvError::Closed) => return std::future::pending().await,
         }
     }

@@ -21,6 +21,7 @@ mod blueprints;
 mod body_limits;
 mod browser;
 mod cli;
+mod cold_start;
 mod connections;
 mod console_session;
 mod crash;

@@ -187,7 +187,7 @@ async fn a_held_consume_counts_as_a_wait(app: TestApp) {
     let rendered = app
         .render("waiting card", json!({ "propsSpec": { "type": "object" } }), json!({}))
         .await;
-    let session_id = rendered["session"]["sessionId"].as_str().unwrap().to_owned();
+    let session_id = rendered["sessionId"].as_str().unwrap().to_owned();
     let held = app.call("svc_consume", json!({ "sessionId": session_id, "timeout": 3 }));
     let seen = async {
         // The gauge is per process; another test's wait may add to it, never subtract.

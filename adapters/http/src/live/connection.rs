@@ -67,9 +67,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: WebSocketStream, bearer: Opti
     let (mut sink, mut inbound) = stream.split();
     // A bearer on the upgrade authenticates like /mcp; an invalid one is simply not used.
     let bearer_caller = match bearer {
-        Some(token) => state
-            .auth
-            .authenticate(Some(&token))
+        Some(token) => Box::pin(state.auth.authenticate(Some(&token)))
             .await
             .ok()
             .map(|caller| UpgradeBearer { token, caller }),
@@ -107,7 +105,9 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: WebSocketStream, bearer: Opti
                     close(&mut sink, CloseCode::Size, "frame too large").await;
                     break;
                 }
-                match handle(&state, &text, &mut bound, bearer_caller.as_ref()).await {
+                // Boxed: an idle socket's task is sized for what it awaits while idle, not for the
+                // subscribe and action paths (database calls) it runs now and then.
+                match Box::pin(handle(&state, &text, &mut bound, bearer_caller.as_ref())).await {
                     Ok(out) => out,
                     Err(e) => {
                         tracing::error!(error = ?e, "live channel failure");
@@ -122,7 +122,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: WebSocketStream, bearer: Opti
                     close(&mut sink, CloseCode::Policy, "key revoked").await;
                     break;
                 }
-                Some(Heard::Event(Ok(event))) => forward(&state, &mut bound, event).await,
+                Some(Heard::Event(Ok(event))) => Box::pin(forward(&state, &mut bound, event)).await,
                 Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", json!({ "event": "lagged", "skipped": skipped, "message": "resubscribe with fromSeq to catch up" }))],
                 _ => break,
             },

@@ -51,8 +51,9 @@ pub(crate) async fn revoked(revocation: Option<&mut Receiver<Published>>) {
 
 /// Largest frame a client may send; bigger ones get `FRAME_TOO_LARGE` and a 1009 close.
 pub const MAX_FRAME_BYTES: usize = 256 * 1024;
-/// Initial read buffer of a socket (see BENCHMARKS.md, memory per idle socket).
-const READ_BUFFER_BYTES: usize = 8 * 1024;
+/// Initial read buffer of a socket (see BENCHMARKS.md, memory per idle socket): inbound frames
+/// are small (subscribe, action, ping); a larger one grows it.
+const READ_BUFFER_BYTES: usize = 4 * 1024;
 
 #[handler]
 pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<LiveRoutes>>) -> impl IntoResponse {
@@ -62,8 +63,11 @@ pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<LiveRou
     // answers the ones just over the protocol limit with an error frame.
     // tungstenite allocates its read buffer up front (128 KiB by default); live frames are small,
     // and the buffer grows for a large one, so an idle card costs a few KiB instead.
+    // Frames are written out at once (no 128 KiB write threshold): a fan-out frame reaches the
+    // socket when it is sent, and the write buffer holds at most the frames not yet written.
     let config = WebSocketConfig::default()
         .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(0)
         .max_message_size(Some(4 * MAX_FRAME_BYTES))
         .max_frame_size(Some(4 * MAX_FRAME_BYTES));
     socket

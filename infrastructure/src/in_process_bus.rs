@@ -128,9 +128,6 @@ mod tests {
         for _ in 0..CHANNEL_CAPACITY + 1 {
             bus.publish(stored("s"));
         }
-        assert!(matches!(
-            slow.recv().await,
-            Err(broadcast::error::RecvError::Lagged(1))
-        ));
+        assert!(matches!(slow.recv().await, Err(broadcast::error::RecvError::Lagged(1))));
     }
 }

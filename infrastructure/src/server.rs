@@ -14,6 +14,7 @@ use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationLimit, GenerationQueue};
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
+use svc_application::services::blueprints::BlueprintCatalog;
 use svc_application::services::oauth::{
     AccountSignIn, ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
 };
@@ -29,7 +30,6 @@ use svc_application::services::tool_channels::{
 use svc_domain::themes::DEFAULT_THEME_ID;
 use svc_http::ReqwestClientDocumentFetcher;
 use svc_http::{ExternalRuntime, HttpPollableTool, McpApps, OAuth, OAuthOptions};
-use svc_application::services::blueprints::BlueprintCatalog;
 use svc_http::{
     HostGuard, HttpState, LiveTokens, NotReady, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness,
 };

@@ -27,7 +27,7 @@ const ROUNDS: [(usize, usize); 3] = [(1, 300), (100, 60), (1000, 20)];
 /// Idle sockets of the memory figure; `LIVE_FANOUT_IDLE` changes it.
 const IDLE_SOCKETS: usize = 1000;
 
-fn rounds() -> Vec<(usize, usize)> {
+fn round_plan() -> Vec<(usize, usize)> {
     match std::env::var("LIVE_FANOUT_ROUNDS") {
         Ok(spec) => spec
             .split(',')
@@ -413,7 +413,7 @@ async fn memory(target: &Target, count: usize) -> f64 {
 async fn measure(target: &Target) -> (Vec<Round>, f64) {
     let per_socket = memory(target, idle_sockets()).await;
     let mut rounds = vec![];
-    for (sockets, emits) in rounds() {
+    for (sockets, emits) in round_plan() {
         rounds.push(latency(target, &target.process().base, sockets, emits).await);
     }
     (rounds, per_socket)

@@ -18,10 +18,7 @@ const SVC_BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 const CONSUME_TIMEOUT_SECONDS: u64 = 25;
 
 fn knob(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 fn main() {
@@ -52,7 +49,15 @@ impl Server {
         let data_dir = std::env::temp_dir().join(format!("svc-long-polls-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&data_dir).unwrap();
         let mut child = Command::new(binary)
-            .args(["serve", "--host", "127.0.0.1", "--port", "0", "--dev-allow-all", "--data-dir"])
+            .args([
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--dev-allow-all",
+                "--data-dir",
+            ])
             .arg(&data_dir)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
@@ -153,9 +158,14 @@ async fn run() {
         ids.push(render(&client, &base).await);
     }
     // Warm the consume path once, then measure from a settled process.
-    call(&client, &base, "svc_consume", json!({ "sessionId": ids[0], "timeout": 0 }))
-        .await
-        .unwrap();
+    call(
+        &client,
+        &base,
+        "svc_consume",
+        json!({ "sessionId": ids[0], "timeout": 0 }),
+    )
+    .await
+    .unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = server.rss_kib();
 
@@ -205,7 +215,9 @@ async fn run() {
     samples.sort();
     let pick = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
     let grown = during.saturating_sub(before);
-    println!("loopback; svc (SQLite, --dev-allow-all), {count} svc_consume(timeout {CONSUME_TIMEOUT_SECONDS}) over {sessions} cards");
+    println!(
+        "loopback; svc (SQLite, --dev-allow-all), {count} svc_consume(timeout {CONSUME_TIMEOUT_SECONDS}) over {sessions} cards"
+    );
     println!(
         "held: {waiting} waiting after {:.1} s ({still_waiting} after the probes); failed polls: {failed}",
         opened_in.as_secs_f64()

@@ -17,8 +17,8 @@ use super::{ManualClock, SequentialIds, lock};
 use crate::ports::RepositoryError;
 use crate::ports::agent::{
     ActionEventRecord, AppRecord, AppRepository, BlueprintRecord, BlueprintRepository, EventBus, EventRepository,
-    HandshakeRecord, HandshakeRepository, LiveEvent, NewActionEvent, Published, SessionQuery, SessionRecord, SessionRepository,
-    StreamEnvelope,
+    HandshakeRecord, HandshakeRepository, LiveEvent, NewActionEvent, Published, SessionQuery, SessionRecord,
+    SessionRepository, StreamEnvelope,
 };
 use crate::ports::blueprints::{
     BlueprintChange, BlueprintFilter, BlueprintSummary, EmbedError, Embedder, SHARED_POOL_APP_ID, StoredEmbedding,

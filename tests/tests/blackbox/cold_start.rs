@@ -86,7 +86,9 @@ async fn seed(app: &TestApp, original: &str) {
         let file = app.data_dir.join("svc.db");
         (format!("sqlite://{}?mode=rwc", file.display()), DbBackend::Sqlite)
     };
-    let db = Database::connect(&url).await.expect("the test reaches the server's database");
+    let db = Database::connect(&url)
+        .await
+        .expect("the test reaches the server's database");
     let columns = "app_id, contract_hash, variant_key, contract, variance, source, code, code_hash, generator, \
                    model, created_at, name, description, category, fixture_props, featured, persona, aesthetic, \
                    is_operator_default, source_kind, updated_at";
@@ -160,7 +162,11 @@ async fn cold_start_serves_while_the_index_builds(backend: Backend) {
     let exact = handshake(&app, "seeded card 42").await;
     assert_eq!(exact["action"], "reuse", "{exact}");
     let expected = format!("{original}-42");
-    assert_eq!(exact["suggestion"]["blueprintMeta"]["blueprintId"], expected.as_str(), "{exact}");
+    assert_eq!(
+        exact["suggestion"]["blueprintMeta"]["blueprintId"],
+        expected.as_str(),
+        "{exact}"
+    );
     assert_eq!(exact["suggestion"]["cache"]["kind"], "exact", "{exact}");
 
     // The semantic lookup reads the stored vectors of the contract's blueprints.

@@ -182,7 +182,11 @@ async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, published: Publi
     {
         return vec![];
     }
-    published.rendered(frames::live).map(|frame| frame.to_string()).into_iter().collect()
+    published
+        .rendered(frames::live)
+        .map(|frame| frame.to_string())
+        .into_iter()
+        .collect()
 }
 
 async fn handle(

@@ -112,8 +112,8 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
     .expect("valid metric");
     let live_sockets = IntGauge::new("svc_live_sockets", "Open /ws live-channel sockets").expect("valid metric");
     let long_polls = IntGauge::new("svc_long_polls", "Polling-fallback GETs being held open").expect("valid metric");
-    let consume_waits = IntGauge::new("svc_consume_waits", "svc_consume calls with a timeout being held open")
-        .expect("valid metric");
+    let consume_waits =
+        IntGauge::new("svc_consume_waits", "svc_consume calls with a timeout being held open").expect("valid metric");
     for collector in [
         Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
         Box::new(latency.clone()),

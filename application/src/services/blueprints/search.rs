@@ -64,7 +64,9 @@ impl BlueprintCatalog {
             }
         };
         if !self.index_ready() {
-            return self.semantic_from_database(app_id, query.as_slice(), contract_hash, variant_key).await;
+            return self
+                .semantic_from_database(app_id, query.as_slice(), contract_hash, variant_key)
+                .await;
         }
         let candidates: Vec<SemanticMatch> = {
             let index = self.read_index();

@@ -135,9 +135,11 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<AgentRou
         return refusal;
     }
     let gate = &state.gate;
-    let caller = match authenticate(gate, req).await {
+    // Boxed: a held request (a long-poll) keeps a future sized for its own path, not for
+    // authentication's queries or the refusal's (issue 18: memory per long-poll).
+    let caller = match Box::pin(authenticate(gate, req)).await {
         Ok(c) => c,
-        Err(error) => return denied(gate, error, body).await,
+        Err(error) => return Box::pin(denied(gate, error, body)).await,
     };
     let origin = origin(gate, req);
     let body = match body.into_bytes_limit(MAX_BODY_BYTES).await {
@@ -209,12 +211,12 @@ pub(crate) async fn dispatch(
     params: Value,
 ) -> Result<Value, RpcFailure> {
     match method {
-        "initialize" => initialize(state, caller, &params).await,
+        "initialize" => Box::pin(initialize(state, caller, &params)).await,
         "ping" => Ok(json!({})),
         "tools/call" => call_tool(state, caller, origin, params).await,
         "resources/list" => Ok(resources::list()),
         "resources/templates/list" => Ok(resources::templates()),
-        "resources/read" => resources::read(state, caller, &params).await,
+        "resources/read" => Box::pin(resources::read(state, caller, &params)).await,
         _ => Err(RpcFailure::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))),
     }
 }

@@ -45,7 +45,9 @@ impl ConsumeService {
         }
         // Only what the reply needs is kept: a long-poll holds no session record while it waits.
         let (status, client) = {
-            let session = self.access.owned(caller, session_id).await?;
+            // Database calls are boxed: a waiting long-poll's future is sized for the wait,
+            // not for the queries it ran before and after it (issue 18: memory per long-poll).
+            let session = Box::pin(self.access.owned(caller, session_id)).await?;
             let status = match session.head.status_at(self.access.clock.now()) {
                 SessionStatus::Active => SessionStatus::Active,
                 SessionStatus::Expired | SessionStatus::Failed => SessionStatus::Expired,
@@ -54,7 +56,7 @@ impl ConsumeService {
         };
         // Subscribe before the first drain so a gesture stored in between still wakes us.
         let mut wake = self.bus.subscribe(session_id);
-        let mut events = self.drain(session_id).await?;
+        let mut events = Box::pin(self.drain(session_id)).await?;
         if events.is_empty() && status == SessionStatus::Active && timeout_seconds > 0 {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_seconds);
             loop {
@@ -65,7 +67,7 @@ impl ConsumeService {
                     Ok(Err(RecvError::Lagged(_))) => true,
                 };
                 if look {
-                    events = self.drain(session_id).await?;
+                    events = Box::pin(self.drain(session_id)).await?;
                     if !events.is_empty() {
                         break;
                     }

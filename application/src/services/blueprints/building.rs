@@ -54,3 +54,29 @@ impl BlueprintCatalog {
         });
     }
 }
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::services::blueprints::CatalogSettings;
+    use crate::testing::{AgentFakes, FlatEmbedder};
+
+    #[tokio::test]
+    async fn the_index_is_not_ready_from_the_spawn_until_the_build_ends() {
+        let fakes = AgentFakes::default();
+        let catalog = BlueprintCatalog::new(
+            fakes.store.clone(),
+            Arc::new(FlatEmbedder),
+            fakes.clock.clone(),
+            CatalogSettings::default(),
+        );
+        assert!(catalog.index_ready(), "a catalog nobody builds is ready");
+        catalog.spawn_build(None);
+        assert!(!catalog.index_ready(), "not ready before the task has run");
+        catalog.wait_for_index().await;
+        assert!(catalog.index_ready());
+        assert_eq!(catalog.indexed(), 0);
+    }
+}

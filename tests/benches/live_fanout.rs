@@ -452,7 +452,7 @@ async fn run() {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .env(REFERENCE_MODE, "1")
-        .env("LIVE_FANOUT_REFERENCE_READ_BUFFER", "8192");
+        .env("LIVE_FANOUT_REFERENCE_READ_BUFFER", "4096");
     let small_buffers = Target::Reference(Reference {
         process: spawn(command, None),
         client: reqwest::Client::new(),
@@ -478,7 +478,7 @@ async fn run() {
         );
     }
     println!(
-        "memory per idle subscribed socket (RSS delta over {}): svc {:.1} KiB, reference {:.1} KiB (ratio {:.2}x), reference with svc's 8 KiB read buffer {:.1} KiB (ratio {:.2}x)",
+        "memory per idle subscribed socket (RSS delta over {}): svc {:.1} KiB, reference {:.1} KiB (ratio {:.2}x), reference with svc's 4 KiB read buffer {:.1} KiB (ratio {:.2}x)",
         idle_sockets(),
         svc_mem / 1024.0,
         ref_mem / 1024.0,

@@ -122,8 +122,8 @@ pub fn load_manifest(settings: &BlueprintSettings) -> Result<Option<Manifest>, S
     manifest::load(&file).map(Some).map_err(|e| e.to_string())
 }
 
-/// Start-up work of the catalog: registers the manifest's UIs, imports the seed pool, rebuilds
-/// the index and starts its refresh.
+/// Start-up work of the catalog: registers the manifest's UIs, imports the seed pool, starts
+/// building the index in the background and then its refresh.
 pub async fn start(
     catalog: &BlueprintCatalog,
     settings: &BlueprintSettings,
@@ -147,14 +147,9 @@ pub async fn start(
             .map_err(|e| format!("--seed-pool {}: {e}", settings.seed_pool))?;
         tracing::info!(imported = report.imported, kept = report.kept, "seed pool imported");
     }
-    let indexed = catalog
-        .rebuild()
-        .await
-        .map_err(|e| format!("cannot build the blueprint index: {e}"))?;
-    tracing::info!(indexed, embedder = catalog.embedder_model(), "blueprint index built");
-    if settings.index_refresh_seconds > 0 {
-        catalog.spawn_refresh(Duration::from_secs(settings.index_refresh_seconds));
-    }
+    // Built in the background: /healthz answers at once, /readyz reports the build.
+    let refresh = (settings.index_refresh_seconds > 0).then(|| Duration::from_secs(settings.index_refresh_seconds));
+    catalog.spawn_build(refresh);
     Ok(())
 }
 
@@ -173,7 +168,7 @@ pub async fn export_pool(catalog: &BlueprintCatalog, out: &Path) -> Result<usize
 }
 
 /// The catalog the server wires: built over `repo`, manifest UIs registered, seed pool imported,
-/// index rebuilt and refreshing.
+/// index building in the background, then refreshing.
 pub async fn wire(
     settings: &BlueprintSettings,
     manifest: Option<&Manifest>,

@@ -1,42 +1,133 @@
-//! The single-node event bus: one broadcast channel per session with live subscribers.
+//! The single-node event bus: one broadcast channel per topic with live subscribers.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use svc_application::ports::agent::{EventBus, KEY_REVOCATIONS_TOPIC, LiveEvent};
+use svc_application::ports::agent::{EventBus, KEY_REVOCATIONS_TOPIC, LiveEvent, Published};
 use tokio::sync::broadcast;
 
-/// Frames a slow subscriber may fall behind before it is told it lagged.
-const CHANNEL_CAPACITY: usize = 256;
+/// Events a slow subscriber may fall behind before it is told it lagged (a socket then resumes
+/// from the store with `fromSeq`; a long-poll drains). A channel allocates all its slots up front
+/// and every waiting `svc_consume` or subscribed card holds one per session, so it stays small;
+/// a slot is one pointer (`Published`).
+const CHANNEL_CAPACITY: usize = 64;
+
+/// Channels kept before the first sweep of ones nobody listens to any more.
+const FIRST_SWEEP_AT: usize = 1024;
 
 #[derive(Default)]
 pub struct InProcessEventBus {
-    channels: Mutex<HashMap<String, broadcast::Sender<LiveEvent>>>,
+    channels: Mutex<Channels>,
+}
+
+#[derive(Default)]
+struct Channels {
+    by_topic: HashMap<String, broadcast::Sender<Published>>,
+    /// The next sweep runs when this many channels exist (twice what the last one kept).
+    sweep_at: usize,
+}
+
+impl Channels {
+    fn deliver(&mut self, topic: &str, event: Published) {
+        // Nobody listens any more: forget the channel.
+        if let Some(sender) = self.by_topic.get(topic)
+            && sender.send(event).is_err()
+        {
+            self.by_topic.remove(topic);
+        }
+    }
+
+    /// Drops channels whose subscribers all left without a publish to notice it (a long-poll that
+    /// timed out, a card that closed): amortised over subscribes, so the map stays as large as
+    /// twice the topics listened to.
+    fn sweep_if_due(&mut self) {
+        if self.by_topic.len() < self.sweep_at.max(FIRST_SWEEP_AT) {
+            return;
+        }
+        self.by_topic.retain(|_, sender| sender.receiver_count() > 0);
+        self.sweep_at = self.by_topic.len() * 2;
+    }
+}
+
+impl InProcessEventBus {
+    /// Topics with a channel (for tests of the cleanup).
+    pub fn channel_count(&self) -> usize {
+        self.channels.lock().expect("bus lock").by_topic.len()
+    }
 }
 
 impl EventBus for InProcessEventBus {
     fn publish(&self, event: LiveEvent) {
+        let topic = event.topic();
+        let revocation = matches!(event, LiveEvent::KeyRevoked { .. });
+        let published = Published::new(event);
         let mut channels = self.channels.lock().expect("bus lock");
-        if matches!(event, LiveEvent::KeyRevoked { .. }) {
-            deliver(&mut channels, KEY_REVOCATIONS_TOPIC.to_owned(), event.clone());
+        if revocation {
+            channels.deliver(KEY_REVOCATIONS_TOPIC, published.clone());
         }
-        deliver(&mut channels, event.topic(), event);
+        channels.deliver(&topic, published);
     }
 
-    fn subscribe(&self, session_id: &str) -> broadcast::Receiver<LiveEvent> {
+    fn subscribe(&self, topic: &str) -> broadcast::Receiver<Published> {
         let mut channels = self.channels.lock().expect("bus lock");
-        channels
-            .entry(session_id.to_owned())
-            .or_insert_with(|| broadcast::channel(CHANNEL_CAPACITY).0)
-            .subscribe()
+        channels.sweep_if_due();
+        match channels.by_topic.get(topic) {
+            Some(sender) => sender.subscribe(),
+            None => {
+                let (sender, receiver) = broadcast::channel(CHANNEL_CAPACITY);
+                channels.by_topic.insert(topic.to_owned(), sender);
+                receiver
+            }
+        }
     }
 }
 
-fn deliver(channels: &mut HashMap<String, broadcast::Sender<LiveEvent>>, topic: String, event: LiveEvent) {
-    // Nobody listens any more: forget the channel.
-    if let Some(sender) = channels.get(&topic)
-        && sender.send(event).is_err()
-    {
-        channels.remove(&topic);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(session_id: &str) -> LiveEvent {
+        LiveEvent::ActionStored {
+            session_id: session_id.to_owned(),
+        }
+    }
+
+    #[tokio::test]
+    async fn every_subscriber_gets_the_same_shared_event() {
+        let bus = InProcessEventBus::default();
+        let (mut a, mut b) = (bus.subscribe("s"), bus.subscribe("s"));
+        bus.publish(stored("s"));
+        let (a, b) = (a.recv().await.unwrap(), b.recv().await.unwrap());
+        assert_eq!(a.event(), &stored("s"));
+        let first = a.rendered(|_| Some("frame".to_owned())).unwrap();
+        let second = b.rendered(|_| panic!("rendered once for every subscriber")).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first, &second));
+    }
+
+    #[tokio::test]
+    async fn channels_nobody_listens_to_are_swept() {
+        let bus = InProcessEventBus::default();
+        let kept = bus.subscribe("kept");
+        for i in 0..FIRST_SWEEP_AT * 3 {
+            drop(bus.subscribe(&format!("gone-{i}")));
+        }
+        assert!(
+            bus.channel_count() <= FIRST_SWEEP_AT,
+            "idle channels are dropped: {} left",
+            bus.channel_count()
+        );
+        bus.publish(stored("kept"));
+        let mut kept = kept;
+        assert_eq!(kept.recv().await.unwrap().event(), &stored("kept"));
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_more_than_the_capacity_behind_is_told_it_lagged() {
+        let bus = InProcessEventBus::default();
+        let mut slow = bus.subscribe("s");
+        for _ in 0..CHANNEL_CAPACITY + 1 {
+            bus.publish(stored("s"));
+        }
+        assert!(matches!(slow.recv().await, Err(broadcast::error::RecvError::Lagged(1))));
     }
 }

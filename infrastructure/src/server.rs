@@ -14,6 +14,7 @@ use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationLimit, GenerationQueue};
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
+use svc_application::services::blueprints::BlueprintCatalog;
 use svc_application::services::oauth::{
     AccountSignIn, ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
 };
@@ -29,7 +30,9 @@ use svc_application::services::tool_channels::{
 use svc_domain::themes::DEFAULT_THEME_ID;
 use svc_http::ReqwestClientDocumentFetcher;
 use svc_http::{ExternalRuntime, HttpPollableTool, McpApps, OAuth, OAuthOptions};
-use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness};
+use svc_http::{
+    HostGuard, HttpState, LiveTokens, NotReady, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness,
+};
 use svc_sql::agent::{
     SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
     SeaOrmSessionRepository,
@@ -328,20 +331,27 @@ fn pair_code() -> String {
     format!("{n:0width$}", width = PAIR_CODE_DIGITS)
 }
 
-/// Ready while not shutting down and the database answers.
-struct DatabaseReadiness(DatabaseConnection, Draining);
+/// Ready while not shutting down, the blueprint index is built and the database answers.
+struct ServerReadiness {
+    db: DatabaseConnection,
+    draining: Draining,
+    catalog: BlueprintCatalog,
+}
 
 #[async_trait::async_trait]
-impl Readiness for DatabaseReadiness {
-    async fn ready(&self) -> Result<(), String> {
-        if self.1.is_set() {
-            return Err("shutting down".into());
+impl Readiness for ServerReadiness {
+    async fn ready(&self) -> Result<(), NotReady> {
+        if self.draining.is_set() {
+            return Err(NotReady::ShuttingDown);
         }
-        self.0
+        if !self.catalog.index_ready() {
+            return Err(NotReady::BuildingIndex);
+        }
+        self.db
             .execute_unprepared("SELECT 1")
             .await
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(|e| NotReady::Database(e.to_string()))
     }
 }
 
@@ -574,6 +584,11 @@ impl Application {
             .then(|| crate::per_app::app_settings_service(&db, apps.clone(), clock.clone()));
         let oauth = oauth_surface(settings, &base_url, &db, oauth_checks, apps, clock, ids)?;
         let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
+        let readiness = Arc::new(ServerReadiness {
+            db: db.clone(),
+            draining: draining.clone(),
+            catalog: catalog.clone(),
+        });
         let mut agent = AgentService::new(ports, agent_settings, queue)
             .with_catalog(catalog)
             .with_declared_gadgets(manifest.map(|m| m.gadgets).unwrap_or_default())
@@ -590,7 +605,7 @@ impl Application {
             agent,
             auth,
             tokens: live_tokens(ws_secrets),
-            readiness: Arc::new(DatabaseReadiness(db.clone(), draining.clone())),
+            readiness,
             pairing,
             urls: public_urls(settings, &base_url)?,
             ops,

@@ -22,8 +22,30 @@ use tokio_tungstenite::tungstenite::Message;
 const SVC_BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 /// Set in the environment of the child that serves the reference.
 const REFERENCE_MODE: &str = "LIVE_FANOUT_REFERENCE";
-/// (sockets, emits) per round.
+/// (sockets, emits) per round; `LIVE_FANOUT_ROUNDS="1:50,100:10"` runs others (a dev smoke run).
 const ROUNDS: [(usize, usize); 3] = [(1, 300), (100, 60), (1000, 20)];
+/// Idle sockets of the memory figure; `LIVE_FANOUT_IDLE` changes it.
+const IDLE_SOCKETS: usize = 1000;
+
+fn round_plan() -> Vec<(usize, usize)> {
+    match std::env::var("LIVE_FANOUT_ROUNDS") {
+        Ok(spec) => spec
+            .split(',')
+            .map(|round| {
+                let (sockets, emits) = round.split_once(':').expect("LIVE_FANOUT_ROUNDS: sockets:emits,...");
+                (sockets.trim().parse().unwrap(), emits.trim().parse().unwrap())
+            })
+            .collect(),
+        Err(_) => ROUNDS.to_vec(),
+    }
+}
+
+fn idle_sockets() -> usize {
+    std::env::var("LIVE_FANOUT_IDLE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(IDLE_SOCKETS)
+}
 /// Sockets opening at once; a card-like ramp, not a connect storm (see BENCHMARKS.md).
 const CONNECT_CONCURRENCY: usize = 64;
 const RECEIPT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -389,9 +411,9 @@ async fn memory(target: &Target, count: usize) -> f64 {
 }
 
 async fn measure(target: &Target) -> (Vec<Round>, f64) {
-    let per_socket = memory(target, 1000).await;
+    let per_socket = memory(target, idle_sockets()).await;
     let mut rounds = vec![];
-    for (sockets, emits) in ROUNDS {
+    for (sockets, emits) in round_plan() {
         rounds.push(latency(target, &target.process().base, sockets, emits).await);
     }
     (rounds, per_socket)
@@ -410,7 +432,8 @@ async fn run() {
             c.args(args).arg(SVC_BINARY);
             c
         }
-        None => Command::new(SVC_BINARY),
+        // LIVE_FANOUT_SVC_BIN=<path>: measure that binary (target/release/svc) instead.
+        None => Command::new(std::env::var("LIVE_FANOUT_SVC_BIN").unwrap_or_else(|_| SVC_BINARY.to_owned())),
     };
     command
         .args(["serve", "--port", "0", "--dev-allow-all", "--data-dir"])
@@ -429,7 +452,7 @@ async fn run() {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .env(REFERENCE_MODE, "1")
-        .env("LIVE_FANOUT_REFERENCE_READ_BUFFER", "8192");
+        .env("LIVE_FANOUT_REFERENCE_READ_BUFFER", "4096");
     let small_buffers = Target::Reference(Reference {
         process: spawn(command, None),
         client: reqwest::Client::new(),
@@ -438,7 +461,7 @@ async fn run() {
     println!("loopback; server processes: svc (SQLite, --dev-allow-all) and a raw poem WebSocket broadcast");
     let (svc_rounds, svc_mem) = measure(&svc).await;
     let (ref_rounds, ref_mem) = measure(&reference).await;
-    let ref_small_mem = memory(&small_buffers, 1000).await;
+    let ref_small_mem = memory(&small_buffers, idle_sockets()).await;
     println!(
         "{:<10} {:>14} {:>14} {:>16} {:>16} {:>10}",
         "sockets", "svc p50", "svc p99", "reference p50", "reference p99", "p50 ratio"
@@ -455,7 +478,8 @@ async fn run() {
         );
     }
     println!(
-        "memory per idle subscribed socket (RSS delta over 1000): svc {:.1} KiB, reference {:.1} KiB (ratio {:.2}x), reference with svc's 8 KiB read buffer {:.1} KiB (ratio {:.2}x)",
+        "memory per idle subscribed socket (RSS delta over {}): svc {:.1} KiB, reference {:.1} KiB (ratio {:.2}x), reference with svc's 4 KiB read buffer {:.1} KiB (ratio {:.2}x)",
+        idle_sockets(),
         svc_mem / 1024.0,
         ref_mem / 1024.0,
         svc_mem / ref_mem.max(1.0),

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use svc_application::ports::agent::{EventBus, LiveEvent};
+use svc_application::ports::agent::{EventBus, LiveEvent, Published};
 use svc_application::ports::bus_message::BusMessage;
 use tokio::sync::{broadcast, mpsc};
 
@@ -88,7 +88,7 @@ impl EventBus for NatsEventBus {
         let _ = self.outbox.send(event);
     }
 
-    fn subscribe(&self, topic: &str) -> broadcast::Receiver<LiveEvent> {
+    fn subscribe(&self, topic: &str) -> broadcast::Receiver<Published> {
         self.local.subscribe(topic)
     }
 }

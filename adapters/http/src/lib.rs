@@ -39,7 +39,7 @@ use crate::body_limit::BodyLimit;
 
 pub use account_pages::AccountPages;
 pub use guard::HostGuard;
-pub use health::Readiness;
+pub use health::{NotReady, Readiness};
 pub use live::http_source::HttpPollableTool;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 pub use mcp_apps::{ExternalRuntime, McpApps};

@@ -17,7 +17,7 @@ use sea_orm::sqlx::postgres::PgListener;
 use sea_orm::sqlx::{self, PgPool};
 use serde_json::{Value, json};
 use svc_application::ports::Clock;
-use svc_application::ports::agent::{EventBus, LiveEvent};
+use svc_application::ports::agent::{EventBus, LiveEvent, Published};
 use svc_application::ports::bus_message::BusMessage;
 use tokio::sync::{broadcast, mpsc};
 
@@ -78,7 +78,7 @@ impl EventBus for PgEventBus {
         let _ = self.outbox.send(event);
     }
 
-    fn subscribe(&self, topic: &str) -> broadcast::Receiver<LiveEvent> {
+    fn subscribe(&self, topic: &str) -> broadcast::Receiver<Published> {
         self.local.subscribe(topic)
     }
 }

@@ -260,7 +260,52 @@ impl LiveEvent {
 
 /// Fan-out of live events to every subscriber of a topic (a session id or a host conversation),
 /// on any replica.
+///
+/// Subscribers receive [`Published`]: one shared copy of the event per publish, however many
+/// subscribers hear it.
 pub trait EventBus: Send + Sync {
     fn publish(&self, event: LiveEvent);
-    fn subscribe(&self, topic: &str) -> tokio::sync::broadcast::Receiver<LiveEvent>;
+    fn subscribe(&self, topic: &str) -> tokio::sync::broadcast::Receiver<Published>;
+}
+
+/// A published [`LiveEvent`] as subscribers receive it: reference-counted, so a broadcast to a
+/// thousand subscribers copies a pointer, not the payload, and a broadcast channel's slots stay
+/// one pointer wide; the frame a transport renders from it is rendered once and shared.
+#[derive(Debug, Clone)]
+pub struct Published(std::sync::Arc<PublishedInner>);
+
+#[derive(Debug)]
+struct PublishedInner {
+    event: LiveEvent,
+    rendered: std::sync::OnceLock<Option<std::sync::Arc<str>>>,
+}
+
+impl Published {
+    pub fn new(event: LiveEvent) -> Self {
+        Self(std::sync::Arc::new(PublishedInner {
+            event,
+            rendered: std::sync::OnceLock::new(),
+        }))
+    }
+
+    pub fn event(&self) -> &LiveEvent {
+        &self.0.event
+    }
+
+    /// The event rendered by `render` (a transport's frame), computed by the first subscriber
+    /// that asks and shared with the others; every subscriber must pass the same renderer.
+    pub fn rendered(&self, render: impl FnOnce(&LiveEvent) -> Option<String>) -> Option<std::sync::Arc<str>> {
+        self.0
+            .rendered
+            .get_or_init(|| render(&self.0.event).map(std::sync::Arc::from))
+            .clone()
+    }
+}
+
+impl std::ops::Deref for Published {
+    type Target = LiveEvent;
+
+    fn deref(&self) -> &LiveEvent {
+        &self.0.event
+    }
 }

@@ -17,8 +17,8 @@ use super::{ManualClock, SequentialIds, lock};
 use crate::ports::RepositoryError;
 use crate::ports::agent::{
     ActionEventRecord, AppRecord, AppRepository, BlueprintRecord, BlueprintRepository, EventBus, EventRepository,
-    HandshakeRecord, HandshakeRepository, LiveEvent, NewActionEvent, SessionQuery, SessionRecord, SessionRepository,
-    StreamEnvelope,
+    HandshakeRecord, HandshakeRepository, LiveEvent, NewActionEvent, Published, SessionQuery, SessionRecord,
+    SessionRepository, StreamEnvelope,
 };
 use crate::ports::blueprints::{
     BlueprintChange, BlueprintFilter, BlueprintSummary, EmbedError, Embedder, SHARED_POOL_APP_ID, StoredEmbedding,
@@ -506,10 +506,10 @@ impl BlueprintRepository for InMemoryAgentStore {
 
 /// The bus of one process: a broadcast channel per topic.
 #[derive(Default)]
-pub struct LocalBus(Mutex<HashMap<String, broadcast::Sender<LiveEvent>>>);
+pub struct LocalBus(Mutex<HashMap<String, broadcast::Sender<Published>>>);
 
 impl LocalBus {
-    fn sender(&self, topic: &str) -> broadcast::Sender<LiveEvent> {
+    fn sender(&self, topic: &str) -> broadcast::Sender<Published> {
         lock(&self.0)
             .entry(topic.to_owned())
             .or_insert_with(|| broadcast::channel(256).0)
@@ -522,12 +522,12 @@ impl EventBus for LocalBus {
         if matches!(event, LiveEvent::KeyRevoked { .. }) {
             let _ = self
                 .sender(crate::ports::agent::KEY_REVOCATIONS_TOPIC)
-                .send(event.clone());
+                .send(Published::new(event.clone()));
         }
-        let _ = self.sender(&event.topic()).send(event);
+        let _ = self.sender(&event.topic()).send(Published::new(event));
     }
 
-    fn subscribe(&self, topic: &str) -> broadcast::Receiver<LiveEvent> {
+    fn subscribe(&self, topic: &str) -> broadcast::Receiver<Published> {
         self.sender(topic).subscribe()
     }
 }

@@ -22,6 +22,7 @@ mod blueprints;
 mod body_limits;
 mod browser;
 mod cli;
+mod cold_start;
 mod connections;
 mod console_accounts;
 mod console_preview;

@@ -182,7 +182,31 @@ async fn generation_figures_move(app: TestApp) {
     );
 }
 
+/// A `svc_consume` held open with a timeout counts in `svc_consume_waits` while it waits.
+async fn a_held_consume_counts_as_a_wait(app: TestApp) {
+    let rendered = app
+        .render("waiting card", json!({ "propsSpec": { "type": "object" } }), json!({}))
+        .await;
+    let session_id = rendered["sessionId"].as_str().unwrap().to_owned();
+    let held = app.call("svc_consume", json!({ "sessionId": session_id, "timeout": 3 }));
+    let seen = async {
+        // The gauge is per process; another test's wait may add to it, never subtract.
+        for _ in 0..100 {
+            let waits = value(&scrape(&app).await, "svc_consume_waits{}");
+            if waits >= 1.0 {
+                return waits;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        0.0
+    };
+    let (reply, waits) = tokio::join!(held, seen);
+    assert!(waits >= 1.0, "svc_consume_waits while a consume waits: {waits}");
+    assert_eq!(reply["result"]["structuredContent"]["events"], json!([]), "{reply}");
+}
+
 on_every_backend!(Auth::DevAllowAll =>
+    a_held_consume_counts_as_a_wait,
     generation_figures_move,
     counters_move_with_traffic,
     metrics_are_not_served_through_a_proxy,

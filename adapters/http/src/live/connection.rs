@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use poem::web::websocket::{CloseCode, Message, WebSocketStream};
 use serde_json::{Value, json};
-use svc_application::ports::agent::{LiveEvent, key_topic};
+use svc_application::ports::agent::{LiveEvent, Published, key_topic};
 use svc_application::services::agent::{AgentError, Caller, IncomingAction};
 use svc_application::services::tool_channels::ChannelError;
 use svc_protocol::live_frames::{FrameRefusal, InboundFrame, parse_action, parse_frame};
@@ -26,18 +26,18 @@ const KEY_REVOKED: &str = "KEY_REVOKED";
 
 struct Bound {
     subscribed: Subscribed,
-    events: Receiver<LiveEvent>,
+    events: Receiver<Published>,
     /// New renders in the same host conversation.
-    host_events: Option<Receiver<LiveEvent>>,
+    host_events: Option<Receiver<Published>>,
     /// Pollers of `channel_subscribe`d tool channels; dropped (stopped) with the binding.
     channels: ToolChannels,
     /// Announcements on the topic of the key the socket was opened under.
-    revocation: Option<Receiver<LiveEvent>>,
+    revocation: Option<Receiver<Published>>,
 }
 
 /// What a bound socket hears next: a bus event or a frame of a tool channel poller.
 enum Heard {
-    Event(Result<LiveEvent, RecvError>),
+    Event(Result<Published, RecvError>),
     Channel(String),
     /// The key the socket was opened under was revoked (on any replica).
     KeyRevoked,
@@ -67,9 +67,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: WebSocketStream, bearer: Opti
     let (mut sink, mut inbound) = stream.split();
     // A bearer on the upgrade authenticates like /mcp; an invalid one is simply not used.
     let bearer_caller = match bearer {
-        Some(token) => state
-            .auth
-            .authenticate(Some(&token))
+        Some(token) => Box::pin(state.auth.authenticate(Some(&token)))
             .await
             .ok()
             .map(|caller| UpgradeBearer { token, caller }),
@@ -107,7 +105,9 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: WebSocketStream, bearer: Opti
                     close(&mut sink, CloseCode::Size, "frame too large").await;
                     break;
                 }
-                match handle(&state, &text, &mut bound, bearer_caller.as_ref()).await {
+                // Boxed: an idle socket's task is sized for what it awaits while idle, not for the
+                // subscribe and action paths (database calls) it runs now and then.
+                match Box::pin(handle(&state, &text, &mut bound, bearer_caller.as_ref())).await {
                     Ok(out) => out,
                     Err(e) => {
                         tracing::error!(error = ?e, "live channel failure");
@@ -122,7 +122,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: WebSocketStream, bearer: Opti
                     close(&mut sink, CloseCode::Policy, "key revoked").await;
                     break;
                 }
-                Some(Heard::Event(Ok(event))) => forward(&state, &mut bound, event).await,
+                Some(Heard::Event(Ok(event))) => Box::pin(forward(&state, &mut bound, event)).await,
                 Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", json!({ "event": "lagged", "skipped": skipped, "message": "resubscribe with fromSeq to catch up" }))],
                 _ => break,
             },
@@ -151,10 +151,12 @@ async fn close(sink: &mut (impl SinkExt<Message> + Unpin), code: CloseCode, reas
     let _ = sink.send(Message::Close(Some((code, reason.to_owned())))).await;
 }
 
-/// A live event becomes a frame, skipping stream envelopes the client already has.
-async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, event: LiveEvent) -> Vec<String> {
+/// A live event becomes a frame, skipping stream envelopes the client already has. The frame is
+/// serialised once per event and shared by every socket that forwards it.
+async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, published: Published) -> Vec<String> {
     let Some(b) = bound.as_mut() else { return vec![] };
-    if let LiveEvent::Data(envelope) = &event {
+    let event = published.event();
+    if let LiveEvent::Data(envelope) = event {
         if envelope.seq <= b.subscribed.stream_cursor {
             return vec![];
         }
@@ -175,12 +177,16 @@ async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, event: LiveEvent
         }
         b.subscribed.stream_cursor = envelope.seq;
     }
-    if let LiveEvent::Render { session_id, .. } = &event
+    if let LiveEvent::Render { session_id, .. } = event
         && session_id == &b.subscribed.session_id
     {
         return vec![];
     }
-    frames::live(&event).into_iter().collect()
+    published
+        .rendered(frames::live)
+        .map(|frame| frame.to_string())
+        .into_iter()
+        .collect()
 }
 
 async fn handle(

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem::web::websocket::{WebSocket, WebSocketConfig};
 use poem::{IntoResponse, Request, handler};
-use svc_application::ports::agent::LiveEvent;
+use svc_application::ports::agent::{LiveEvent, Published};
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -34,15 +34,16 @@ pub(crate) async fn key_still_live(state: &LiveRoutes, key_id: Option<&str>) -> 
 }
 
 /// Resolves when the key's topic announces its revocation; never without a key.
-pub(crate) async fn revoked(revocation: Option<&mut Receiver<LiveEvent>>) {
+pub(crate) async fn revoked(revocation: Option<&mut Receiver<Published>>) {
     let Some(revocation) = revocation else {
         return std::future::pending().await;
     };
     loop {
         match revocation.recv().await {
-            // A lagged receiver may have missed the announcement: end the channel to be safe.
-            Ok(LiveEvent::KeyRevoked { .. }) | Err(RecvError::Lagged(_)) => return,
+            Ok(published) if matches!(published.event(), LiveEvent::KeyRevoked { .. }) => return,
             Ok(_) => {}
+            // A lagged receiver may have missed the announcement: end the channel to be safe.
+            Err(RecvError::Lagged(_)) => return,
             Err(RecvError::Closed) => return std::future::pending().await,
         }
     }
@@ -50,8 +51,9 @@ pub(crate) async fn revoked(revocation: Option<&mut Receiver<LiveEvent>>) {
 
 /// Largest frame a client may send; bigger ones get `FRAME_TOO_LARGE` and a 1009 close.
 pub const MAX_FRAME_BYTES: usize = 256 * 1024;
-/// Initial read buffer of a socket (see BENCHMARKS.md, memory per idle socket).
-const READ_BUFFER_BYTES: usize = 8 * 1024;
+/// Initial read buffer of a socket (see BENCHMARKS.md, memory per idle socket): inbound frames
+/// are small (subscribe, action, ping); a larger one grows it.
+const READ_BUFFER_BYTES: usize = 4 * 1024;
 
 #[handler]
 pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<LiveRoutes>>) -> impl IntoResponse {
@@ -61,8 +63,11 @@ pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<LiveRou
     // answers the ones just over the protocol limit with an error frame.
     // tungstenite allocates its read buffer up front (128 KiB by default); live frames are small,
     // and the buffer grows for a large one, so an idle card costs a few KiB instead.
+    // Frames are written out at once (no 128 KiB write threshold): a fan-out frame reaches the
+    // socket when it is sent, and the write buffer holds at most the frames not yet written.
     let config = WebSocketConfig::default()
         .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(0)
         .max_message_size(Some(4 * MAX_FRAME_BYTES))
         .max_frame_size(Some(4 * MAX_FRAME_BYTES));
     socket

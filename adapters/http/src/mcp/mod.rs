@@ -136,9 +136,11 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<AgentRou
         return refusal;
     }
     let gate = &state.gate;
-    let caller = match authenticate(gate, req).await {
+    // Boxed: a held request (a long-poll) keeps a future sized for its own path, not for
+    // authentication's queries or the refusal's (issue 18: memory per long-poll).
+    let caller = match Box::pin(authenticate(gate, req)).await {
         Ok(c) => c,
-        Err(error) => return denied(gate, error, body).await,
+        Err(error) => return Box::pin(denied(gate, error, body)).await,
     };
     let origin = origin(gate, req);
     let body = match body.into_bytes_limit(MAX_BODY_BYTES).await {
@@ -169,7 +171,7 @@ pub(crate) async fn reply(
 ) -> Result<Reply, RpcFailure> {
     match method {
         "tools/list" => return Ok(Reply::Shared(agent_tools::list(state))),
-        "resources/read" => return resources::read(state, caller, &params).await,
+        "resources/read" => return Box::pin(resources::read(state, caller, &params)).await,
         _ => {}
     }
     dispatch(state, caller, origin, method, params).await.map(Reply::Built)
@@ -213,7 +215,7 @@ pub(crate) async fn dispatch(
     params: Value,
 ) -> Result<Value, RpcFailure> {
     match method {
-        "initialize" => initialize(state, caller, &params).await,
+        "initialize" => Box::pin(initialize(state, caller, &params)).await,
         "ping" => Ok(json!({})),
         "tools/call" => call_tool(state, caller, origin, params).await,
         "resources/list" => Ok(resources::list()),

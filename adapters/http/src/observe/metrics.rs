@@ -17,6 +17,8 @@ pub(crate) struct HttpMetrics {
     pub renders: IntCounterVec,
     pub live_sockets: IntGauge,
     pub long_polls: IntGauge,
+    /// `svc_consume` calls with a timeout being held open.
+    pub consume_waits: IntGauge,
     /// Cold generations by outcome (`rendered` or a failure code), counted and timed.
     pub generation_duration: HistogramVec,
     /// Time a cold generation waited for its queue slot.
@@ -110,12 +112,15 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
     .expect("valid metric");
     let live_sockets = IntGauge::new("svc_live_sockets", "Open /ws live-channel sockets").expect("valid metric");
     let long_polls = IntGauge::new("svc_long_polls", "Polling-fallback GETs being held open").expect("valid metric");
+    let consume_waits =
+        IntGauge::new("svc_consume_waits", "svc_consume calls with a timeout being held open").expect("valid metric");
     for collector in [
         Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
         Box::new(latency.clone()),
         Box::new(renders.clone()),
         Box::new(live_sockets.clone()),
         Box::new(long_polls.clone()),
+        Box::new(consume_waits.clone()),
         Box::new(generation_duration.clone()),
         Box::new(queue_wait.clone()),
         Box::new(queue_depth.clone()),
@@ -132,6 +137,7 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
         renders,
         live_sockets,
         long_polls,
+        consume_waits,
         generation_duration,
         queue_wait,
         queue_depth,

@@ -59,11 +59,11 @@ impl AgentService {
     }
 
     /// `svc_list_featured_blueprints`: empty when no catalog is wired.
-    pub fn featured_blueprints(&self, caller: &Caller) -> Vec<BlueprintEntry> {
-        self.catalog
-            .as_ref()
-            .map(|c| c.featured(&caller.app_id))
-            .unwrap_or_default()
+    pub async fn featured_blueprints(&self, caller: &Caller) -> Vec<BlueprintEntry> {
+        match &self.catalog {
+            Some(c) => c.featured(&caller.app_id).await,
+            None => vec![],
+        }
     }
 
     /// `svc_render_blueprint`: `None` for an id the UI registry does not declare.

@@ -43,35 +43,38 @@ impl ConsumeService {
                 format!("must be an integer from 0 to {MAX_CONSUME_TIMEOUT_SECONDS}"),
             ));
         }
-        let session = self.access.owned(caller, session_id).await?;
-        let status = match session.head.status_at(self.access.clock.now()) {
-            SessionStatus::Active => SessionStatus::Active,
-            SessionStatus::Expired | SessionStatus::Failed => SessionStatus::Expired,
+        // Only what the reply needs is kept: a long-poll holds no session record while it waits.
+        let (status, client) = {
+            // Database calls are boxed: a waiting long-poll's future is sized for the wait,
+            // not for the queries it ran before and after it (issue 18: memory per long-poll).
+            let session = Box::pin(self.access.owned(caller, session_id)).await?;
+            let status = match session.head.status_at(self.access.clock.now()) {
+                SessionStatus::Active => SessionStatus::Active,
+                SessionStatus::Expired | SessionStatus::Failed => SessionStatus::Expired,
+            };
+            (status, session.client_context())
         };
         // Subscribe before the first drain so a gesture stored in between still wakes us.
         let mut wake = self.bus.subscribe(session_id);
-        let mut events = self.drain(session_id).await?;
+        let mut events = Box::pin(self.drain(session_id)).await?;
         if events.is_empty() && status == SessionStatus::Active && timeout_seconds > 0 {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_seconds);
             loop {
-                match tokio::time::timeout_at(deadline, wake.recv()).await {
-                    Err(_) => break,
-                    Ok(Ok(LiveEvent::ActionStored { .. })) | Ok(Err(RecvError::Lagged(_))) => {
-                        events = self.drain(session_id).await?;
-                        if !events.is_empty() {
-                            break;
-                        }
+                let look = match tokio::time::timeout_at(deadline, wake.recv()).await {
+                    Err(_) | Ok(Err(RecvError::Closed)) => break,
+                    Ok(Ok(published)) => matches!(published.event(), LiveEvent::ActionStored { .. }),
+                    // Behind: a gesture may be among the missed events.
+                    Ok(Err(RecvError::Lagged(_))) => true,
+                };
+                if look {
+                    events = Box::pin(self.drain(session_id)).await?;
+                    if !events.is_empty() {
+                        break;
                     }
-                    Ok(Ok(_)) => {}
-                    Ok(Err(RecvError::Closed)) => break,
                 }
             }
         }
-        Ok(ConsumeReply {
-            events,
-            status,
-            client: session.client_context(),
-        })
+        Ok(ConsumeReply { events, status, client })
     }
 
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, AgentError> {

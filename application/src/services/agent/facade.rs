@@ -8,7 +8,7 @@ use super::{
     AgentError, AgentService, Caller, ConsumeReply, HandshakeCommand, HandshakeOutcome, IncomingAction, LiveSnapshot,
     PropsChange, RenderCommand, RenderResult, RenderSource, Replay, SessionView, UpdateReply,
 };
-use crate::ports::agent::{ActionEventRecord, LiveEvent, SessionQuery, SessionRecord, StreamEnvelope};
+use crate::ports::agent::{ActionEventRecord, SessionQuery, SessionRecord, StreamEnvelope};
 
 impl AgentService {
     pub async fn handshake(&self, caller: &Caller, cmd: HandshakeCommand) -> Result<HandshakeOutcome, AgentError> {
@@ -90,7 +90,7 @@ impl AgentService {
     }
 
     /// Live events of a topic: a session id, or a host conversation's topic.
-    pub fn live_events(&self, topic: &str) -> tokio::sync::broadcast::Receiver<LiveEvent> {
+    pub fn live_events(&self, topic: &str) -> tokio::sync::broadcast::Receiver<crate::ports::agent::Published> {
         self.live().live_events(topic)
     }
 

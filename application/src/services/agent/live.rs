@@ -77,7 +77,7 @@ impl LiveService {
     }
 
     /// Live events of a topic: a session id, or a host conversation's topic.
-    pub fn live_events(&self, topic: &str) -> tokio::sync::broadcast::Receiver<LiveEvent> {
+    pub fn live_events(&self, topic: &str) -> tokio::sync::broadcast::Receiver<crate::ports::agent::Published> {
         self.bus.subscribe(topic)
     }
 

@@ -230,6 +230,17 @@ impl VectorIndex {
     pub fn items(&self) -> impl Iterator<Item = &IndexedBlueprint> {
         self.items.iter()
     }
+
+    /// Copies in the blueprints of `other` this index lacks (with their vectors): what was
+    /// stored while this index was being built from the database.
+    pub fn absorb_missing(&mut self, other: &VectorIndex) {
+        let Some(dims) = other.dimensions else { return };
+        for (at, item) in other.items.iter().enumerate() {
+            if !self.positions.contains_key(&item.entry.id) {
+                self.upsert(item.clone(), &other.vectors[at * dims..(at + 1) * dims]);
+            }
+        }
+    }
 }
 
 impl Default for VectorIndex {
@@ -276,6 +287,12 @@ mod tests {
         assert_eq!(index.len(), 2);
         index.upsert(item("w"), &[0.0, 1.0]);
         let (top, total) = index.top(&[0.0, 1.0], 0.0, 1, |_| true);
+        let mut rebuilt = VectorIndex::new();
+        rebuilt.upsert(item("z"), &[1.0, 0.0]);
+        rebuilt.absorb_missing(&index);
+        assert_eq!(rebuilt.len(), 3, "y and w join, z keeps the rebuilt vector");
+        assert!((rebuilt.score("z", &[1.0, 0.0]).unwrap() - 1.0).abs() < 1e-6);
+        assert!((rebuilt.score("w", &[0.0, 1.0]).unwrap() - 1.0).abs() < 1e-6);
         assert_eq!((top.len(), total), (1, 3));
         assert_eq!(top[0].blueprint.entry.id, "w");
         assert!((index.score("z", &[0.0, 1.0]).unwrap() - 0.8).abs() < 1e-6);

@@ -9,6 +9,7 @@
 //! leaves a replica's index at the second refresh that no longer finds it (see `refresh`);
 //! until then lookups re-read the record, so a lingering entry is dropped instead of served.
 
+mod building;
 mod index;
 mod manifest;
 mod pool;
@@ -107,6 +108,8 @@ struct Inner {
     /// `None`: the server has no UI registry (no manifest `blueprints` section).
     uis: RwLock<Option<Vec<ManifestUi>>>,
     queries: moka::sync::Cache<String, Arc<Vec<f32>>>,
+    /// `false` while the start-up build runs in the background (see `building`).
+    index_ready: tokio::sync::watch::Sender<bool>,
 }
 
 impl BlueprintCatalog {
@@ -127,6 +130,7 @@ impl BlueprintCatalog {
                 missing: Mutex::new(HashSet::new()),
                 uis: RwLock::new(None),
                 queries: moka::sync::Cache::new(4096),
+                index_ready: tokio::sync::watch::Sender::new(true),
             }),
         }
     }
@@ -272,8 +276,11 @@ impl BlueprintCatalog {
         for (item, vector) in entries {
             index.upsert(item, &vector);
         }
+        let mut current = self.write_index();
+        // Blueprints stored while the database was read are in the index being replaced.
+        index.absorb_missing(&current);
         let count = index.len();
-        *self.write_index() = index;
+        *current = index;
         Ok(count)
     }
 

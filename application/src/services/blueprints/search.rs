@@ -1,7 +1,9 @@
 //! Lookups over the catalog: the handshake's semantic match, `svc_search_blueprints`, a ranked
 //! semantic listing other tools reuse, and the featured list.
 
-use svc_domain::blueprint::{RowSource, ScoredRow, manifest_text_score, merge_rows};
+use svc_domain::blueprint::{RowSource, ScoredRow, dot, manifest_text_score, merge_rows, normalized};
+
+use crate::ports::blueprints::{BlueprintFilter, SHARED_POOL_APP_ID};
 
 use super::{BlueprintCatalog, BlueprintEntry, CatalogError};
 
@@ -61,6 +63,11 @@ impl BlueprintCatalog {
                 return Ok(None);
             }
         };
+        if !self.index_ready() {
+            return self
+                .semantic_from_database(app_id, query.as_slice(), contract_hash, variant_key)
+                .await;
+        }
         let candidates: Vec<SemanticMatch> = {
             let index = self.read_index();
             index
@@ -88,6 +95,49 @@ impl BlueprintCatalog {
         Ok(None)
     }
 
+    /// [`BlueprintCatalog::semantic_match`] while the index is being built: the stored vectors
+    /// of the blueprints with this contract (a narrow, indexed query), scored like the index does.
+    async fn semantic_from_database(
+        &self,
+        app_id: &str,
+        query: &[f32],
+        contract_hash: &str,
+        variant_key: &str,
+    ) -> Result<Option<SemanticMatch>, CatalogError> {
+        let filter = BlueprintFilter {
+            app_ids: Some(vec![app_id.to_owned(), SHARED_POOL_APP_ID.to_owned()]),
+            contract_hash: Some(contract_hash.to_owned()),
+            ..BlueprintFilter::default()
+        };
+        let model = self.inner.embedder.model();
+        let threshold = self.inner.settings.semantic_threshold;
+        let best = self
+            .inner
+            .repo
+            .list(&filter)
+            .await?
+            .into_iter()
+            .filter(|b| b.variant_key == variant_key && b.is_servable())
+            .filter_map(|b| {
+                let embedding = b.embedding.as_ref().filter(|e| e.model == model)?;
+                let vector = normalized(embedding.vector.clone());
+                let similarity = (vector.len() == query.len()).then(|| dot(&vector, query))?;
+                (similarity >= threshold).then_some(SemanticMatch {
+                    blueprint_id: b.blueprint_id,
+                    similarity,
+                    cached_intent: b.intent,
+                })
+            })
+            // Best first, equal scores by id: the order the index ranks in.
+            .min_by(|a, b| {
+                b.similarity
+                    .partial_cmp(&a.similarity)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then_with(|| a.blueprint_id.cmp(&b.blueprint_id))
+            });
+        Ok(best)
+    }
+
     /// `svc_search_blueprints`: manifest UIs by name and description (1.0 for an exact name,
     /// 0.7 for a substring), the cache (manifest UIs included) by cosine similarity from the
     /// search floor; merged by id with the manifest row winning, best first.
@@ -108,6 +158,7 @@ impl BlueprintCatalog {
             }
         }
         let mut semantic_total = 0;
+        self.wait_for_index().await;
         match self.query_vector(query.trim()).await {
             Ok(vector) => {
                 let index = self.read_index();
@@ -152,6 +203,7 @@ impl BlueprintCatalog {
     /// fails, since a filter that silently matched nothing would mislead.
     pub async fn rank(&self, app_ids: &[String], query: &str, min_score: f64) -> Result<Vec<RankedHit>, CatalogError> {
         let vector = self.query_vector(query.trim()).await?;
+        self.wait_for_index().await;
         let index = self.read_index();
         Ok(index
             .search(&vector, min_score, |b| app_ids.contains(&b.app_id))
@@ -168,8 +220,9 @@ impl BlueprintCatalog {
     }
 
     /// `svc_list_featured_blueprints`: featured manifest UIs in manifest order, then featured
-    /// cached blueprints visible to `app_id` by id.
-    pub fn featured(&self, app_id: &str) -> Vec<BlueprintEntry> {
+    /// cached blueprints visible to `app_id` by id (once the index is built).
+    pub async fn featured(&self, app_id: &str) -> Vec<BlueprintEntry> {
+        self.wait_for_index().await;
         let mut out: Vec<BlueprintEntry> = self
             .manifest_uis()
             .iter()

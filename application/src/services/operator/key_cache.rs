@@ -81,8 +81,11 @@ impl KeyCache {
         runtime.spawn(async move {
             loop {
                 match revocations.recv().await {
-                    Ok(LiveEvent::KeyRevoked { key_id }) => cache.forget(&key_id),
-                    Ok(_) => {}
+                    Ok(published) => {
+                        if let LiveEvent::KeyRevoked { key_id } = published.event() {
+                            cache.forget(key_id);
+                        }
+                    }
                     Err(RecvError::Lagged(_)) => cache.by_hash.invalidate_all(),
                     Err(RecvError::Closed) => return,
                 }

@@ -20,10 +20,12 @@ impl ToolDefinition for Consume {
 
 impl AgentTool for Consume {
     async fn call(ctx: &AgentCtx<'_>, a: ConsumeArgs) -> Result<Answer<ConsumeResult>, ToolFailure> {
+        let timeout = a.timeout.unwrap_or(0);
+        let _waiting = (timeout > 0).then(|| crate::observe::held(&crate::observe::METRICS.consume_waits));
         let reply = ctx
             .state
             .agent
-            .consume(ctx.caller, &a.session_id, a.timeout.unwrap_or(0))
+            .consume(ctx.caller, &a.session_id, timeout)
             .await
             .map_err(map_agent_error)?;
         let events: Vec<ActionEventBody> = reply

@@ -25,6 +25,7 @@ impl AgentTool for FeaturedBlueprints {
             .state
             .agent
             .featured_blueprints(ctx.caller)
+            .await
             .iter()
             .map(blueprint_entry)
             .collect();

@@ -23,6 +23,7 @@ mod browser;
 mod cli;
 mod connections;
 mod console_session;
+mod cpu_gate;
 mod crash;
 mod deployment;
 mod discover;

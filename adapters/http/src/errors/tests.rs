@@ -247,7 +247,7 @@ fn every_blueprint_error() -> Vec<(OpsBlueprintError, ErrorKind)> {
         OpsBlueprintError::Storage(storage()),
         OpsBlueprintError::Storage(RepositoryError::Conflict("raced".into())),
         OpsBlueprintError::Storage(RepositoryError::Corrupt {
-            column: "contract",
+            column: "blueprints.contract",
             reason: "must be a JSON object".into(),
         }),
         OpsBlueprintError::Catalog(CatalogError::Pool("bad".into())),

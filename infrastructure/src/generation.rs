@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use svc_application::ports::generation::{Compiler, Generator};
+use svc_application::services::cpu_gate::CpuGate;
 use svc_application::services::generation::{ADVANCED_SLUG, BUILTIN_SLUG, GeneratorCatalog, STANDARD_SLUG};
 use svc_domain::model_route::{ModelEntry, ModelRegistry, parse_route_syntax};
 use svc_generation::BuiltinGenerator;
@@ -20,7 +21,11 @@ pub struct Generators {
     pub registry: ModelRegistry,
 }
 
-pub fn generators(settings: &GenerationSettings, compiler: Arc<dyn Compiler>) -> Result<Generators, String> {
+pub fn generators(
+    settings: &GenerationSettings,
+    compiler: Arc<dyn Compiler>,
+    cpu: CpuGate,
+) -> Result<Generators, String> {
     let registry = model_registry(settings)?;
     let providers = providers(settings)?;
     log_summary(settings, &providers, &registry);
@@ -32,7 +37,8 @@ pub fn generators(settings: &GenerationSettings, compiler: Arc<dyn Compiler>) ->
         compiler,
         llm_settings(settings)?,
     )
-    .with_render_check(Arc::new(QuickJsRenderCheck::default()));
+    .with_render_check(Arc::new(QuickJsRenderCheck::default()))
+    .with_cpu_gate(cpu);
     let catalog = GeneratorCatalog::new(settings.default_generator.clone())
         .with(BUILTIN_SLUG, Arc::new(BuiltinGenerator::new()) as Arc<dyn Generator>)
         .with(STANDARD_SLUG, Arc::new(llm.clone()))
@@ -174,7 +180,7 @@ mod tests {
     #[test]
     fn the_default_configuration_wires_every_slug_and_provider() {
         let settings = Settings::load(None).unwrap();
-        let generators = generators(&settings.generation, Arc::new(NoCompiler)).unwrap();
+        let generators = generators(&settings.generation, Arc::new(NoCompiler), CpuGate::unbounded()).unwrap();
         assert_eq!(generators.catalog.slugs(), vec!["builtin", "standard", "advanced"]);
         assert_eq!(generators.registry, ModelRegistry::builtin());
         let names: Vec<String> = providers(&settings.generation)

@@ -8,6 +8,7 @@ use std::time::Duration;
 use poem::listener::{Acceptor, Listener, TcpAcceptor, TcpListener};
 use poem::{EndpointExt, Server};
 use sea_orm::DatabaseConnection;
+use svc_application::services::cpu_gate::CpuGate;
 use svc_application::services::registry::{RegistryPorts, RegistryService};
 use svc_attest::registry_ports::{AttestEd25519Verifier, AttestSigstoreVerifier};
 use svc_attest::sigstore::TrustedRoot;
@@ -39,6 +40,8 @@ pub fn registry_service(settings: &RegistrySettings, db: &DatabaseConnection) ->
         modules: Arc::new(svc_compiler::OxcModuleInspector),
         compiler: Arc::new(svc_compiler::OxcCompiler::new()),
         render_check: Arc::new(svc_render_check::QuickJsRenderCheck::default()),
+        // The registry has no `[limits]` of its own: one check per core at a time.
+        cpu: CpuGate::new(0, Duration::ZERO),
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds),
     }))

@@ -15,6 +15,7 @@ use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, 
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
 use svc_application::services::blueprints::BlueprintCatalog;
+use svc_application::services::cpu_gate::CpuGate;
 use svc_application::services::oauth::{
     AccountSignIn, ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
 };
@@ -430,8 +431,12 @@ impl Application {
         let apps: Arc<dyn AppRepository> = Arc::new(SeaOrmAppRepository::new(db.clone()));
         let compiler: Arc<dyn svc_application::ports::generation::Compiler> =
             Arc::new(svc_compiler::OxcCompiler::new());
-        let generators =
-            crate::generation::generators(&settings.generation, compiler.clone()).map_err(StartError::Config)?;
+        let cpu = CpuGate::new(
+            settings.limits.cpu_heavy_concurrency,
+            Duration::from_millis(settings.limits.cpu_heavy_wait_ms),
+        );
+        let generators = crate::generation::generators(&settings.generation, compiler.clone(), cpu.clone())
+            .map_err(StartError::Config)?;
         let (bus, bus_tasks) = event_bus(settings, &db, clock.clone(), ids.as_ref()).await?;
         // One group-commit writer on SQLite for the warm path's writes (handshakes, sessions,
         // gestures, deliveries): concurrent requests share a commit and its fsync.
@@ -495,6 +500,7 @@ impl Application {
                 generator: ports.generator.clone(),
                 queue: queue.clone(),
                 compiler: ports.compiler.clone(),
+                cpu: cpu.clone(),
                 clock: clock.clone(),
                 ids: ids.clone(),
             });
@@ -590,6 +596,7 @@ impl Application {
             catalog: catalog.clone(),
         });
         let mut agent = AgentService::new(ports, agent_settings, queue)
+            .with_cpu_gate(cpu)
             .with_catalog(catalog)
             .with_declared_gadgets(manifest.map(|m| m.gadgets).unwrap_or_default())
             .with_telemetry(Arc::new(svc_http::PrometheusTelemetry));

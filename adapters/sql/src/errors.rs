@@ -48,9 +48,19 @@ pub(crate) async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTrans
     db.begin_with_options(options).await
 }
 
-/// A stored value the domain does not recognise: the row was written by something else.
-pub(crate) fn corrupt(table: &str, detail: impl Display) -> RepositoryError {
-    RepositoryError::Unavailable(anyhow::anyhow!("unreadable {table} row: {detail}"))
+/// A stored column the domain cannot read (`column` is `table.column`): the row was written by
+/// something else. Typed, so the log and the caller's error name the column.
+pub(crate) fn corrupt(column: &'static str, detail: impl Display) -> RepositoryError {
+    RepositoryError::Corrupt {
+        column,
+        reason: detail.to_string(),
+    }
+}
+
+/// Rows that contradict each other (one vanished inside its own transaction, a reference to a
+/// row that is not there): no single column is wrong, the store is.
+pub(crate) fn inconsistent(table: &str, detail: impl Display) -> RepositoryError {
+    RepositoryError::Unavailable(anyhow::anyhow!("inconsistent {table} rows: {detail}"))
 }
 
 /// The conflict answered after [`RACE_ATTEMPTS`] lost races.

@@ -146,6 +146,9 @@ impl ConsoleSessions {
 
     /// Opens a session for an identity the caller has verified.
     pub async fn open(&self, identity: Identity) -> Result<OpenedSession, ConsoleError> {
+        // The bearer was authenticated from a cache that hears another replica's revocation only
+        // when the bus carries it: a session lasts hours, so it is opened only on a live row.
+        self.ensure_key_is_live(identity.key_id.as_deref()).await?;
         let now = self.clock.now();
         if let Err(cause) = self.store.delete_expired(now).await {
             tracing::warn!(error = ?cause, "could not forget expired console sessions");
@@ -188,11 +191,7 @@ impl ConsoleSessions {
                 .map_err(|e| ConsoleError::Internal(e.into()))?;
             return Err(ConsoleError::SignedOut);
         }
-        if let Some(key_id) = &session.key_id
-            && !self.auth.key_is_live(key_id).await?
-        {
-            return Err(ConsoleError::SignedOut);
-        }
+        self.ensure_key_is_live(session.key_id.as_deref()).await?;
         let caller = self
             .auth
             .resolve(Identity {
@@ -206,6 +205,15 @@ impl ConsoleSessions {
             expires_at: session.expires_at,
             caller,
         })
+    }
+
+    /// Refuses a session whose key was revoked or expired; a session opened without a key
+    /// (an account sign-in) has none to check.
+    async fn ensure_key_is_live(&self, key_id: Option<&str>) -> Result<(), ConsoleError> {
+        match key_id {
+            Some(key_id) if !self.auth.key_is_live(key_id).await? => Err(ConsoleError::SignedOut),
+            _ => Ok(()),
+        }
     }
 
     /// Signs out: the session is forgotten on every replica.

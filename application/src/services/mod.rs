@@ -9,6 +9,7 @@ pub mod auth;
 pub mod blueprints;
 pub mod compile;
 pub mod console;
+pub mod cpu_gate;
 pub mod federated_caller;
 pub mod generation;
 pub mod hosted;

@@ -52,6 +52,29 @@ pub struct Settings {
     /// The SMTP server the mail outbox is delivered through (`[mail]`).
     #[serde(default)]
     pub mail: MailSettings,
+    /// Bounds on CPU-heavy work of untrusted input (`[limits]`; docs/budgets.md).
+    #[serde(default)]
+    pub limits: LimitsSettings,
+}
+
+/// `[limits]`: how many CPU-heavy steps (schema compilation and validation, TSX compilation, the
+/// render check) run at once, and how long a request waits for a slot before it is refused.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(default)]
+pub struct LimitsSettings {
+    /// Slots; 0 is one per core.
+    pub cpu_heavy_concurrency: usize,
+    /// Longest a request waits for a slot before -32014 `SERVER_BUSY` (HTTP 503, `Retry-After`).
+    pub cpu_heavy_wait_ms: u64,
+}
+
+impl Default for LimitsSettings {
+    fn default() -> Self {
+        Self {
+            cpu_heavy_concurrency: 0,
+            cpu_heavy_wait_ms: 2000,
+        }
+    }
 }
 
 /// `[registry]`: where `svc registry serve` listens and keeps its data. Its own server and

@@ -27,6 +27,7 @@ mod connections;
 mod console_accounts;
 mod console_preview;
 mod console_session;
+mod cpu_gate;
 mod crash;
 mod deployment;
 mod discover;

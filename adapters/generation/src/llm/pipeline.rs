@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use svc_application::services::compile::compile_off_worker;
+use svc_application::services::compile::compile_admitted;
+use svc_application::services::cpu_gate::CpuGate;
 
 use futures_util::StreamExt;
 use svc_application::ports::generation::{
@@ -72,6 +73,8 @@ pub struct LlmGenerator {
     compiler: Arc<dyn Compiler>,
     /// Renders each compiled reply once; `None` accepts what compiles.
     render_check: Option<Arc<dyn RenderCheck>>,
+    /// Bounds compilation and the render check with the deployment's other CPU-heavy work.
+    cpu: CpuGate,
     http: reqwest::Client,
     settings: Arc<LlmSettings>,
 }
@@ -95,6 +98,7 @@ impl LlmGenerator {
             registry: Arc::new(registry),
             compiler,
             render_check: None,
+            cpu: CpuGate::unbounded(),
             http,
             settings: Arc::new(settings),
         }
@@ -107,6 +111,12 @@ impl LlmGenerator {
             render_check: Some(render_check),
             ..self
         }
+    }
+
+    /// Compiles and render-checks through `cpu`, the deployment's gate of CPU-heavy work. A
+    /// generation was admitted by the generation queue, so it waits for a slot, never refused.
+    pub fn with_cpu_gate(self, cpu: CpuGate) -> Self {
+        Self { cpu, ..self }
     }
 
     /// The same providers, registry and settings with another flavour.
@@ -272,11 +282,11 @@ impl LlmGenerator {
         request: &GenerationRequest,
         allowed: &[String],
     ) -> Result<(CompiledModule, Option<f64>), Vec<CompileFinding>> {
-        let compiled = compile_off_worker(&self.compiler, tsx, allowed)
+        let compiled = compile_admitted(&self.cpu, &self.compiler, tsx, allowed)
             .await
             .map_err(|failure| failure.findings)?;
         if let Some(render_check) = &self.render_check {
-            render_once(render_check.clone(), compiled.code.clone(), request).await?;
+            render_once(&self.cpu, render_check.clone(), compiled.code.clone(), request).await?;
         }
         let score = match self.flavour {
             Flavour::Standard => None,
@@ -441,6 +451,7 @@ type Checked = (String, CompiledModule);
 
 /// The render check on a blocking thread: it runs a JavaScript engine for up to its time budget.
 async fn render_once(
+    cpu: &CpuGate,
     render_check: Arc<dyn RenderCheck>,
     code: String,
     request: &GenerationRequest,
@@ -452,16 +463,17 @@ async fn render_once(
     let contract = request.contract.as_value();
     let gadgets = request.gadgets.clone();
     let theme_id = request.theme_id.clone();
-    let outcome = tokio::task::spawn_blocking(move || {
-        render_check.render(&RenderCheckInput {
-            code: &code,
-            props: &props,
-            contract: &contract,
-            gadgets: &gadgets,
-            theme_id: theme_id.as_deref(),
+    let outcome = cpu
+        .run_admitted(move || {
+            render_check.render(&RenderCheckInput {
+                code: &code,
+                props: &props,
+                contract: &contract,
+                gadgets: &gadgets,
+                theme_id: theme_id.as_deref(),
+            })
         })
-    })
-    .await;
+        .await;
     match outcome {
         Ok(Ok(())) => Ok(()),
         Ok(Err(RenderCheckFailure::Findings(findings))) => Err(findings),

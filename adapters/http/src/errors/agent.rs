@@ -43,6 +43,7 @@ pub fn map_agent_error(e: AgentError) -> ToolFailure {
         AgentError::AppAccessDenied => ErrorKind::Refusal("app_access_denied").failure("appId is not the caller's app"),
         AgentError::NoSource(reason) => ErrorKind::Refusal("no_source").failure(&reason),
         AgentError::Overloaded { retry_after_seconds } => ToolFailure::Rpc(overloaded(retry_after_seconds)),
+        AgentError::Busy(busy) => ToolFailure::Rpc(server_busy(busy.retry_after_seconds)),
         AgentError::Internal(cause) => {
             tracing::error!(error = ?cause, "tool call failed");
             ToolFailure::Rpc(RpcFailure::new(INTERNAL_ERROR, "Internal error"))
@@ -55,6 +56,16 @@ pub(crate) fn overloaded(retry_after_seconds: u64) -> RpcFailure {
     RpcFailure::new(GENERATION_OVERLOADED, "Generation queue overloaded; retry later")
         .with_status(StatusCode::SERVICE_UNAVAILABLE)
         .with_data(json!({ "code": "GENERATION_OVERLOADED", "retryAfterSeconds": retry_after_seconds }))
+        .with_header("retry-after", retry_after_seconds.to_string())
+}
+
+/// HTTP 503 with `Retry-After` and JSON-RPC -32014 (the spec's overload code), `data.code`
+/// `SERVER_BUSY`: every CPU slot for heavy work (schemas, TSX, render checks) stayed taken for the
+/// whole wait.
+pub(crate) fn server_busy(retry_after_seconds: u64) -> RpcFailure {
+    RpcFailure::new(GENERATION_OVERLOADED, "Server busy with other heavy work; retry later")
+        .with_status(StatusCode::SERVICE_UNAVAILABLE)
+        .with_data(json!({ "code": "SERVER_BUSY", "retryAfterSeconds": retry_after_seconds }))
         .with_header("retry-after", retry_after_seconds.to_string())
 }
 

@@ -13,7 +13,7 @@ mod operator;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use agent::{map_agent_error, overloaded, rate_limited};
+pub(crate) use agent::{map_agent_error, overloaded, rate_limited, server_busy};
 pub use auth::{auth_failure, deprovisioned};
 pub use operator::{OpsError, accept_invite_status, internal};
 
@@ -38,6 +38,9 @@ pub enum ErrorKind {
     Refusal(&'static str),
     /// JSON-RPC -32014 with HTTP 503 and `Retry-After`: the generation queue is saturated.
     Overloaded { retry_after_seconds: u64 },
+    /// JSON-RPC -32014 with HTTP 503 and `Retry-After`, `data.code` `SERVER_BUSY`: no CPU slot
+    /// for heavy work freed within `limits.cpu_heavy_wait_ms`.
+    Busy { retry_after_seconds: u64 },
     /// JSON-RPC -32603 with a generic message; the cause is logged, never sent.
     Internal,
 }
@@ -55,6 +58,7 @@ impl ErrorKind {
                 &format!("{code}: {message}"),
             )),
             Self::Overloaded { retry_after_seconds } => ToolFailure::Rpc(overloaded(retry_after_seconds)),
+            Self::Busy { retry_after_seconds } => ToolFailure::Rpc(server_busy(retry_after_seconds)),
             Self::Internal => ToolFailure::Rpc(internal(&message)),
         }
     }

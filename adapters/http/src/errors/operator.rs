@@ -162,6 +162,9 @@ impl OpsError for OpsBlueprintError {
             Self::Overloaded { retry_after_seconds } => ErrorKind::Overloaded {
                 retry_after_seconds: *retry_after_seconds,
             },
+            Self::Busy(busy) => ErrorKind::Busy {
+                retry_after_seconds: busy.retry_after_seconds,
+            },
             Self::Storage(e) => repository(e),
             Self::Catalog(_) => Internal,
         }

@@ -8,6 +8,7 @@ use svc_application::ports::operator::MailerError;
 use svc_application::services::agent::AgentError;
 use svc_application::services::apps::AppServiceError;
 use svc_application::services::blueprints::CatalogError;
+use svc_application::services::cpu_gate::CpuBusy;
 use svc_application::services::hosted::ProviderKeyServiceError;
 use svc_application::services::operator::{
     ConnectorKeyServiceError, CouponServiceError, CreditServiceError, OpsBlueprintError, OrgServiceError,
@@ -244,10 +245,11 @@ fn every_blueprint_error() -> Vec<(OpsBlueprintError, ErrorKind)> {
         OpsBlueprintError::GenerationFailed("empty".into()),
         OpsBlueprintError::BlueprintNotFound("bp".into()),
         OpsBlueprintError::Overloaded { retry_after_seconds: 7 },
+        OpsBlueprintError::Busy(CpuBusy { retry_after_seconds: 2 }),
         OpsBlueprintError::Storage(storage()),
         OpsBlueprintError::Storage(RepositoryError::Conflict("raced".into())),
         OpsBlueprintError::Storage(RepositoryError::Corrupt {
-            column: "contract",
+            column: "blueprints.contract",
             reason: "must be a JSON object".into(),
         }),
         OpsBlueprintError::Catalog(CatalogError::Pool("bad".into())),
@@ -265,6 +267,9 @@ fn every_blueprint_error() -> Vec<(OpsBlueprintError, ErrorKind)> {
                 OpsBlueprintError::BlueprintNotFound(_) => Refusal("blueprint_not_found"),
                 OpsBlueprintError::Overloaded { retry_after_seconds } => ErrorKind::Overloaded {
                     retry_after_seconds: *retry_after_seconds,
+                },
+                OpsBlueprintError::Busy(busy) => ErrorKind::Busy {
+                    retry_after_seconds: busy.retry_after_seconds,
                 },
                 OpsBlueprintError::Storage(_) | OpsBlueprintError::Catalog(_) => Internal,
             };
@@ -293,6 +298,12 @@ fn check(error: &dyn OpsError, code: &str, expected: ErrorKind) {
         (ErrorKind::Overloaded { retry_after_seconds }, ToolFailure::Rpc(f)) => {
             assert_eq!(f.code, GENERATION_OVERLOADED);
             assert_eq!(f.status, poem::http::StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(f.headers, vec![("retry-after", retry_after_seconds.to_string())]);
+        }
+        (ErrorKind::Busy { retry_after_seconds }, ToolFailure::Rpc(f)) => {
+            assert_eq!(f.code, GENERATION_OVERLOADED, "the spec's overload code");
+            assert_eq!(f.status, poem::http::StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(f.data.unwrap()["code"], "SERVER_BUSY");
             assert_eq!(f.headers, vec![("retry-after", retry_after_seconds.to_string())]);
         }
         (Internal, ToolFailure::Rpc(f)) => {
@@ -386,11 +397,12 @@ fn every_agent_error_lands_where_the_table_says() {
         AgentError::AppAccessDenied,
         AgentError::Overloaded { retry_after_seconds: 3 },
         AgentError::Internal(anyhow::anyhow!("boom")),
+        AgentError::Busy(CpuBusy { retry_after_seconds: 2 }),
     ];
     // Every variant is in the list above, exactly once.
     let mut seen: Vec<usize> = all.iter().map(agent_variant).collect();
     seen.sort_unstable();
-    assert_eq!(seen, (0..8).collect::<Vec<_>>());
+    assert_eq!(seen, (0..9).collect::<Vec<_>>());
     for e in all {
         let described = format!("{e:?}");
         match (agent_variant(&e), map_agent_error(e)) {
@@ -418,6 +430,14 @@ fn every_agent_error_lands_where_the_table_says() {
             (7, ToolFailure::Rpc(f)) => {
                 assert_eq!((f.code, f.message.as_str()), (INTERNAL_ERROR, "Internal error"))
             }
+            (8, ToolFailure::Rpc(f)) => {
+                assert_eq!(
+                    (f.code, f.status),
+                    (GENERATION_OVERLOADED, poem::http::StatusCode::SERVICE_UNAVAILABLE)
+                );
+                assert_eq!(f.data.unwrap()["code"], "SERVER_BUSY");
+                assert_eq!(f.headers, vec![("retry-after", "2".to_owned())]);
+            }
             _ => panic!("{described} answered the wrong way"),
         }
     }
@@ -434,5 +454,6 @@ fn agent_variant(e: &AgentError) -> usize {
         AgentError::AppAccessDenied => 5,
         AgentError::Overloaded { .. } => 6,
         AgentError::Internal(_) => 7,
+        AgentError::Busy(_) => 8,
     }
 }

@@ -336,6 +336,11 @@ pub(super) async fn action(
             json!({ "code": "CONTRACT_VIOLATION", "message": format!("{field}: {rule}"), "clientSeq": client_seq }),
         )]),
         Err(AgentError::SessionNotFound) => Ok(vec![frames::error("SESSION_EXPIRED", "the session expired")]),
+        // Not stored: the card may send the same clientSeq again after the wait.
+        Err(AgentError::Busy(busy)) => Ok(vec![frames::frame(
+            "error",
+            json!({ "code": "SERVER_BUSY", "message": busy.to_string(), "clientSeq": client_seq, "retryAfterSeconds": busy.retry_after_seconds }),
+        )]),
         Err(other) => Err(other),
     }
 }

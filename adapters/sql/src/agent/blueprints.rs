@@ -13,7 +13,7 @@ use svc_domain::blueprint::SourceKind;
 
 use super::entities::blueprint;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
-use crate::errors::{begin_write, is_unique_violation, repository_error};
+use crate::errors::{begin_write, corrupt, is_unique_violation, repository_error};
 
 pub struct SeaOrmBlueprintRepository {
     db: DatabaseConnection,
@@ -46,17 +46,22 @@ fn embedding_of(bytes: Option<Vec<u8>>, model: Option<String>) -> Option<StoredE
     }
 }
 
-fn source_kind(raw: &str) -> SourceKind {
-    SourceKind::parse(raw).unwrap_or(SourceKind::Llm)
+/// An unknown kind is corrupt, never read as `llm`: the kind decides what a blueprint may do.
+fn source_kind(raw: &str) -> Result<SourceKind, RepositoryError> {
+    SourceKind::parse(raw).ok_or_else(|| corrupt("blueprints.source_kind", format!("unknown kind {raw:?}")))
 }
 
 fn record(m: blueprint::Model) -> Result<BlueprintRecord, RepositoryError> {
     Ok(BlueprintRecord {
-        contract: contract_from_text(&m.contract)?,
-        variance: from_text(&m.variance)?,
-        fixture_props: m.fixture_props.as_deref().map(from_text).transpose()?,
+        contract: contract_from_text("blueprints.contract", &m.contract)?,
+        variance: from_text("blueprints.variance", &m.variance)?,
+        fixture_props: m
+            .fixture_props
+            .as_deref()
+            .map(|text| from_text("blueprints.fixture_props", text))
+            .transpose()?,
         embedding: embedding_of(m.embedding, m.embedding_model),
-        source_kind: source_kind(&m.source_kind),
+        source_kind: source_kind(&m.source_kind)?,
         updated_at: m.updated_at.unwrap_or(m.created_at),
         blueprint_id: m.blueprint_id,
         app_id: m.app_id,
@@ -314,7 +319,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
         rows.into_iter()
             .map(|r| {
                 Ok(BlueprintSummary {
-                    contract: from_text(&r.contract)?,
+                    contract: from_text("blueprints.contract", &r.contract)?,
                     embedding: embedding_of(r.embedding, r.embedding_model),
                     updated_at: r.updated_at.unwrap_or(r.created_at),
                     blueprint_id: r.blueprint_id,

@@ -169,8 +169,8 @@ async fn drain_rows<C: ConnectionTrait>(
 
 fn action(m: action_event::Model) -> Result<ActionEventRecord, RepositoryError> {
     Ok(ActionEventRecord {
-        action_data: from_text(&m.action_data)?,
-        ui_context: from_text(&m.ui_context)?,
+        action_data: from_text("action_events.action_data", &m.action_data)?,
+        ui_context: from_text("action_events.ui_context", &m.ui_context)?,
         session_id: m.session_id,
         sequence: m.sequence,
         client_seq: m.client_seq,
@@ -182,7 +182,7 @@ fn action(m: action_event::Model) -> Result<ActionEventRecord, RepositoryError> 
 
 fn envelope(m: stream_envelope::Model) -> Result<StreamEnvelope, RepositoryError> {
     Ok(StreamEnvelope {
-        payload: from_text(&m.payload)?,
+        payload: from_text("stream_envelopes.payload", &m.payload)?,
         session_id: m.session_id,
         channel: m.channel,
         seq: m.seq,

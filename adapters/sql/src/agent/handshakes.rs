@@ -57,17 +57,20 @@ async fn release_row<C: ConnectionTrait>(c: &C, handshake_id: String) -> Result<
         .map(drop)
 }
 
-fn corrupt(what: &str) -> RepositoryError {
-    RepositoryError::Unavailable(anyhow::anyhow!("corrupt handshake column {what}"))
+fn corrupt(column: &'static str, value: &str) -> RepositoryError {
+    crate::errors::corrupt(column, format!("unreadable value {}", svc_domain::text::excerpt(value)))
 }
 
 fn record(m: handshake::Model) -> Result<HandshakeRecord, RepositoryError> {
     let cache = match m.cache.as_deref() {
         None => None,
         Some(text) => {
-            let v = from_text(text)?;
+            let v = from_text("handshakes.cache", text)?;
             Some(CacheMatch {
-                blueprint_id: v["blueprintId"].as_str().ok_or_else(|| corrupt("cache"))?.to_owned(),
+                blueprint_id: v["blueprintId"]
+                    .as_str()
+                    .ok_or_else(|| corrupt("handshakes.cache", text))?
+                    .to_owned(),
                 similarity: v["similarity"].as_f64().unwrap_or(1.0),
                 kind: v["kind"].as_str().unwrap_or("exact").to_owned(),
                 reason: v["reason"].as_str().unwrap_or_default().to_owned(),
@@ -75,10 +78,10 @@ fn record(m: handshake::Model) -> Result<HandshakeRecord, RepositoryError> {
         }
     };
     Ok(HandshakeRecord {
-        contract: contract_from_text(&m.contract)?,
-        variance: from_text(&m.variance)?,
-        origin: Origin::parse(&m.origin).ok_or_else(|| corrupt("origin"))?,
-        action: HandshakeAction::parse(&m.action).ok_or_else(|| corrupt("action"))?,
+        contract: contract_from_text("handshakes.contract", &m.contract)?,
+        variance: from_text("handshakes.variance", &m.variance)?,
+        origin: Origin::parse(&m.origin).ok_or_else(|| corrupt("handshakes.origin", &m.origin))?,
+        action: HandshakeAction::parse(&m.action).ok_or_else(|| corrupt("handshakes.action", &m.action))?,
         lifecycle: HandshakeLifecycle {
             created_at: m.created_at,
             consumed_at: m.consumed_at,

@@ -8,15 +8,19 @@ pub fn to_text(value: &Value) -> String {
     value.to_string()
 }
 
-pub fn from_text(text: &str) -> Result<Value, RepositoryError> {
-    serde_json::from_str(text).map_err(|e| RepositoryError::Unavailable(anyhow::anyhow!("corrupt JSON column: {e}")))
+/// The JSON stored in `column` (`table.column`); text that is not JSON is that column corrupt.
+pub fn from_text(column: &'static str, text: &str) -> Result<Value, RepositoryError> {
+    serde_json::from_str(text).map_err(|e| RepositoryError::Corrupt {
+        column,
+        reason: format!("not JSON: {e}"),
+    })
 }
 
 /// A stored contract (handshakes, sessions, blueprints), parsed once here: anything but a JSON
 /// object is refused as [`RepositoryError::Corrupt`], never read as an empty contract.
-pub fn contract_from_text(text: &str) -> Result<Contract, RepositoryError> {
-    Contract::try_from(from_text(text)?).map_err(|e| RepositoryError::Corrupt {
-        column: "contract",
+pub fn contract_from_text(column: &'static str, text: &str) -> Result<Contract, RepositoryError> {
+    Contract::try_from(from_text(column, text)?).map_err(|e| RepositoryError::Corrupt {
+        column,
         reason: e.to_string(),
     })
 }

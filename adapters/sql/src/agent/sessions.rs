@@ -99,15 +99,15 @@ fn record(m: session::Model) -> Result<SessionRecord, RepositoryError> {
         _ => None,
     };
     Ok(SessionRecord {
-        contract: contract_from_text(&m.contract)?,
+        contract: contract_from_text("sessions.contract", &m.contract)?,
         head: SessionHead {
             status,
             epoch: u32::try_from(m.epoch).unwrap_or(0),
-            props: from_text(&m.props)?,
+            props: from_text("sessions.props", &m.props)?,
             last_activity_at: m.last_activity_at,
             ttl_seconds: u64::try_from(m.ttl_seconds).unwrap_or(0),
         },
-        context_snapshot: from_text(&m.context_snapshot)?,
+        context_snapshot: from_text("sessions.context_snapshot", &m.context_snapshot)?,
         failure,
         host: HostSession {
             host_name: m.host_name,
@@ -195,7 +195,7 @@ impl SessionRepository for SeaOrmSessionRepository {
             .one(&self.db)
             .await
             .map_err(repository_error)?
-            .map(|m| from_text(&m.props))
+            .map(|m| from_text("session_history.props", &m.props))
             .transpose()
     }
 

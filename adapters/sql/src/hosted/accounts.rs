@@ -67,7 +67,8 @@ impl SeaOrmAccountRepository {
 }
 
 fn account(m: account_row::Model) -> Result<Account, RepositoryError> {
-    let email = EmailAddress::parse(&m.email).map_err(|_| corrupt("accounts.email", &m.email))?;
+    let email =
+        EmailAddress::parse(&m.email).map_err(|_| corrupt("accounts.email", svc_domain::text::excerpt(&m.email)))?;
     Ok(Account {
         user_id: m.user_id,
         email,

@@ -7,6 +7,8 @@ use svc_application::ports::RepositoryError;
 use svc_application::ports::app_settings::AppSettingsRepository;
 use svc_domain::app_settings::{AppSettings, AuthMode};
 
+use crate::errors::corrupt;
+
 mod row {
     use sea_orm::entity::prelude::*;
 
@@ -51,27 +53,35 @@ fn list_text(list: &[String]) -> String {
     serde_json::Value::from(list.to_vec()).to_string()
 }
 
-fn list(text: &str) -> Result<Vec<String>, RepositoryError> {
-    serde_json::from_str(text).map_err(unavailable)
+fn list(column: &'static str, text: &str) -> Result<Vec<String>, RepositoryError> {
+    serde_json::from_str(text).map_err(|e| corrupt(column, e))
 }
 
 fn settings(m: row::Model) -> Result<AppSettings, RepositoryError> {
     Ok(AppSettings {
         rate_limit_per_minute: m
             .rate_limit_per_minute
-            .map(|rate| u32::try_from(rate).map_err(unavailable))
+            .map(|rate| u32::try_from(rate).map_err(|e| corrupt("app_hosted_settings.rate_limit_per_minute", e)))
             .transpose()?,
-        enabled_adapters: m.enabled_adapters.as_deref().map(list).transpose()?,
-        granted_capabilities: m.granted_capabilities.as_deref().map(list).transpose()?,
+        enabled_adapters: m
+            .enabled_adapters
+            .as_deref()
+            .map(|text| list("app_hosted_settings.enabled_adapters", text))
+            .transpose()?,
+        granted_capabilities: m
+            .granted_capabilities
+            .as_deref()
+            .map(|text| list("app_hosted_settings.granted_capabilities", text))
+            .transpose()?,
         default_shell_type: m.default_shell_type,
         auth_mode: m
             .auth_mode
             .as_deref()
-            .map(|mode| AuthMode::parse(mode).map_err(unavailable))
+            .map(|mode| AuthMode::parse(mode).map_err(|e| corrupt("app_hosted_settings.auth_mode", e)))
             .transpose()?,
         federation_issuer: m.federation_issuer,
         jwks_url: m.jwks_url,
-        denied_subjects: list(&m.denied_subjects)?,
+        denied_subjects: list("app_hosted_settings.denied_subjects", &m.denied_subjects)?,
         org_id: m.org_id,
     })
 }

@@ -59,7 +59,7 @@ impl OAuthClientRepository for SeaOrmOAuthClientRepository {
 
 fn client_from_row(row: oauth_clients::Model) -> Result<OAuthClient, RepositoryError> {
     let uris: Vec<String> = serde_json::from_str(&row.redirect_uris)
-        .map_err(|e| RepositoryError::Unavailable(anyhow::anyhow!("unreadable oauth_clients.redirect_uris: {e}")))?;
+        .map_err(|e| crate::errors::corrupt("oauth_clients.redirect_uris", e))?;
     Ok(OAuthClient {
         client_id: row.client_id,
         client_name: row.client_name.map(ClientName::from_stored),

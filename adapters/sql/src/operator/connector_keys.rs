@@ -114,7 +114,7 @@ fn key_row(key: &ConnectorKey) -> connector_keys::ActiveModel {
 
 fn key_from_row(row: connector_keys::Model) -> Result<ConnectorKey, RepositoryError> {
     let status = ConnectorKeyStatus::parse(&row.status)
-        .ok_or_else(|| corrupt("connector_keys", format!("status {:?}", row.status)))?;
+        .ok_or_else(|| corrupt("connector_keys.status", format!("status {:?}", row.status)))?;
     Ok(ConnectorKey {
         id: row.id,
         owner_user_id: row.owner_user_id,

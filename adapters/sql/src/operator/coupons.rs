@@ -94,14 +94,21 @@ fn coupon_row(coupon: &Coupon) -> coupons::ActiveModel {
 /// the one the caller presented.
 fn coupon_from_row(row: coupons::Model, code: &CouponCode) -> Result<Coupon, RepositoryError> {
     let code = code.clone();
-    let status =
-        CouponStatus::parse(&row.status).ok_or_else(|| corrupt("coupons", format!("status {:?}", row.status)))?;
+    let status = CouponStatus::parse(&row.status)
+        .ok_or_else(|| corrupt("coupons.status", format!("status {:?}", row.status)))?;
     let redeemed_by = match (row.redeemed_by_principal_type, row.redeemed_by_principal_id) {
-        (Some(principal_type), Some(principal_id)) => {
-            Some(principal_from_row(&principal_type, principal_id, "coupons")?)
-        }
+        (Some(principal_type), Some(principal_id)) => Some(principal_from_row(
+            &principal_type,
+            principal_id,
+            "coupons.redeemed_by_principal_type",
+        )?),
         (None, None) => None,
-        _ => return Err(corrupt("coupons", "half a redeeming principal")),
+        _ => {
+            return Err(corrupt(
+                "coupons.redeemed_by_principal_id",
+                "half a redeeming principal",
+            ));
+        }
     };
     Ok(Coupon {
         code,

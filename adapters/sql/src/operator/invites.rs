@@ -12,7 +12,7 @@ use svc_domain::org::OrgMembership;
 
 use super::entities::{org_invites, org_memberships};
 use super::orgs::{membership_from_row, membership_row};
-use crate::errors::{RACE_ATTEMPTS, begin_write, contention, corrupt, repository_error};
+use crate::errors::{RACE_ATTEMPTS, begin_write, contention, corrupt, inconsistent, repository_error};
 
 pub struct SeaOrmInviteRepository {
     db: DatabaseConnection,
@@ -148,7 +148,7 @@ impl InviteRepository for SeaOrmInviteRepository {
             .one(&txn)
             .await
             .map_err(repository_error)?
-            .ok_or_else(|| corrupt("org_memberships", "membership vanished inside its transaction"))?;
+            .ok_or_else(|| inconsistent("org_memberships", "membership vanished inside its transaction"))?;
         let kept = membership_from_row(kept)?;
         txn.commit().await.map_err(repository_error)?;
         Ok((accepted, kept))
@@ -202,11 +202,11 @@ fn invite_row(invite: &Invite) -> org_invites::ActiveModel {
 }
 
 fn invite_from_row(row: org_invites::Model) -> Result<Invite, RepositoryError> {
-    let unreadable = |detail: String| corrupt("org_invites", detail);
     Ok(Invite {
-        email: EmailAddress::parse(&row.email).map_err(|error| unreadable(error.to_string()))?,
-        role: InviteRole::parse(&row.role).map_err(|error| unreadable(error.to_string()))?,
-        status: InviteStatus::parse(&row.status).ok_or_else(|| unreadable(format!("status {:?}", row.status)))?,
+        email: EmailAddress::parse(&row.email).map_err(|error| corrupt("org_invites.email", error))?,
+        role: InviteRole::parse(&row.role).map_err(|error| corrupt("org_invites.role", error))?,
+        status: InviteStatus::parse(&row.status)
+            .ok_or_else(|| corrupt("org_invites.status", format!("status {:?}", row.status)))?,
         invite_id: row.id,
         org_id: row.org_id,
         inviter_user_id: row.inviter_user_id,

@@ -7,7 +7,7 @@ use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord, OrgName, 
 
 use super::entities::{org_memberships, orgs};
 use super::wallets::insert_wallet;
-use crate::errors::{begin_write, corrupt, repository_error};
+use crate::errors::{begin_write, corrupt, inconsistent, repository_error};
 
 pub struct SeaOrmOrgRepository {
     db: DatabaseConnection,
@@ -75,7 +75,7 @@ impl OrgRepository for SeaOrmOrgRepository {
                 let membership = membership_from_row(row)?;
                 let org = orgs
                     .get(&membership.org_id)
-                    .ok_or_else(|| corrupt("org_memberships", "org is missing"))?;
+                    .ok_or_else(|| inconsistent("org_memberships", "org is missing"))?;
                 Ok(org.membership_record(&membership))
             })
             .collect()
@@ -93,7 +93,7 @@ fn org_row(org: &Org) -> orgs::ActiveModel {
 }
 
 fn org_from_row(row: orgs::Model) -> Result<Org, RepositoryError> {
-    let name = OrgName::parse(&row.name).map_err(|error| corrupt("orgs", error))?;
+    let name = OrgName::parse(&row.name).map_err(|error| corrupt("orgs.name", error))?;
     Ok(Org {
         org_id: row.id,
         name,
@@ -113,7 +113,8 @@ pub(super) fn membership_row(membership: &OrgMembership) -> org_memberships::Act
 }
 
 pub(super) fn membership_from_row(row: org_memberships::Model) -> Result<OrgMembership, RepositoryError> {
-    let role = OrgRole::parse(&row.role).ok_or_else(|| corrupt("org_memberships", format!("role {:?}", row.role)))?;
+    let role =
+        OrgRole::parse(&row.role).ok_or_else(|| corrupt("org_memberships.role", format!("role {:?}", row.role)))?;
     Ok(OrgMembership {
         org_id: row.org_id,
         user_id: row.user_id,

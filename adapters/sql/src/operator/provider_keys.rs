@@ -154,17 +154,17 @@ fn row(key: &StoredProviderKey) -> ActiveModel {
 
 fn stored(row: Model) -> Result<StoredProviderKey, RepositoryError> {
     let provider = Provider::parse(&row.provider)
-        .ok_or_else(|| corrupt("provider_keys", format!("provider {:?}", row.provider)))?;
-    let bytes = |hex_text: &str| hex::decode(hex_text).map_err(|e| corrupt("provider_keys", e));
+        .ok_or_else(|| corrupt("provider_keys.provider", format!("provider {:?}", row.provider)))?;
+    let bytes = |column, hex_text: &str| hex::decode(hex_text).map_err(|e| corrupt(column, e));
     Ok(StoredProviderKey {
-        owner: principal_from_row(&row.principal_type, row.principal_id, "provider_keys")?,
+        owner: principal_from_row(&row.principal_type, row.principal_id, "provider_keys.principal_type")?,
         provider,
         label: row.label,
         last_four: row.last_four,
         sealed: SealedSecret {
             key_id: row.master_key_id,
-            salt: bytes(&row.salt_hex)?,
-            ciphertext: bytes(&row.ciphertext_hex)?,
+            salt: bytes("provider_keys.salt_hex", &row.salt_hex)?,
+            ciphertext: bytes("provider_keys.ciphertext_hex", &row.ciphertext_hex)?,
         },
         created_at: row.created_at,
         last_used_at: row.last_used_at,

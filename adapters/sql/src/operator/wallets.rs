@@ -8,7 +8,7 @@ use svc_application::ports::operator::{LedgerPage, LedgerPosition, TransitionErr
 use svc_domain::wallet::{LedgerEntry, Principal, PrincipalType, TransactionKind, Wallet, WalletError, WalletMovement};
 
 use super::entities::{ledger_entries, wallets};
-use crate::errors::{begin_write, corrupt, repository_error};
+use crate::errors::{begin_write, corrupt, inconsistent, repository_error};
 
 pub struct SeaOrmWalletRepository {
     db: DatabaseConnection,
@@ -131,7 +131,7 @@ pub(super) async fn lock_or_open(
         .one(conn)
         .await
         .map_err(repository_error)?
-        .ok_or_else(|| corrupt("wallets", "vanished inside its transaction"))?;
+        .ok_or_else(|| inconsistent("wallets", "vanished inside its transaction"))?;
     wallet_from_row(row)
 }
 
@@ -149,7 +149,7 @@ pub(super) async fn write_movement(
         .await
         .map_err(repository_error)?;
     if updated.rows_affected != 1 {
-        return Err(corrupt("wallets", "movement on a wallet that does not exist"));
+        return Err(inconsistent("wallets", "movement on a wallet that does not exist"));
     }
     ledger_entries::Entity::insert(ledger_row(entry))
         .exec_without_returning(conn)
@@ -172,10 +172,10 @@ fn wallet_row(wallet: &Wallet) -> wallets::ActiveModel {
 pub(super) fn principal_from_row(
     principal_type: &str,
     principal_id: String,
-    table: &str,
+    column: &'static str,
 ) -> Result<Principal, RepositoryError> {
     let principal_type = PrincipalType::parse(principal_type)
-        .ok_or_else(|| corrupt(table, format!("principal type {principal_type:?}")))?;
+        .ok_or_else(|| corrupt(column, format!("principal type {principal_type:?}")))?;
     Ok(Principal {
         principal_type,
         principal_id,
@@ -184,7 +184,7 @@ pub(super) fn principal_from_row(
 
 pub(super) fn wallet_from_row(row: wallets::Model) -> Result<Wallet, RepositoryError> {
     Ok(Wallet {
-        principal: principal_from_row(&row.principal_type, row.principal_id, "wallets")?,
+        principal: principal_from_row(&row.principal_type, row.principal_id, "wallets.principal_type")?,
         balance_cents: row.balance_cents,
         lifetime_granted_cents: row.lifetime_granted_cents,
         lifetime_spent_cents: row.lifetime_spent_cents,
@@ -208,11 +208,11 @@ fn ledger_row(entry: &LedgerEntry) -> ledger_entries::ActiveModel {
 }
 
 fn ledger_entry_from_row(row: ledger_entries::Model) -> Result<LedgerEntry, RepositoryError> {
-    let kind =
-        TransactionKind::parse(&row.kind).ok_or_else(|| corrupt("ledger_entries", format!("kind {:?}", row.kind)))?;
+    let kind = TransactionKind::parse(&row.kind)
+        .ok_or_else(|| corrupt("ledger_entries.kind", format!("kind {:?}", row.kind)))?;
     Ok(LedgerEntry {
         transaction_id: row.transaction_id,
-        principal: principal_from_row(&row.principal_type, row.principal_id, "ledger_entries")?,
+        principal: principal_from_row(&row.principal_type, row.principal_id, "ledger_entries.principal_type")?,
         kind,
         delta_cents: row.delta_cents,
         balance_after_cents: row.balance_after_cents,

@@ -149,19 +149,29 @@ fn version_row(version: &ArtifactVersion) -> artifact_versions::ActiveModel {
 }
 
 fn version_from_row(row: artifact_versions::Model) -> Result<ArtifactVersion, RepositoryError> {
-    let unreadable = |detail: String| corrupt("registry_artifact_versions", detail);
+    let unreadable = |column, detail: String| corrupt(column, detail);
     Ok(ArtifactVersion {
         identity: ArtifactIdentity::parse(&row.scope, &row.name, &row.version)
-            .map_err(|error| unreadable(error.to_string()))?,
-        kind: ArtifactKind::parse(&row.kind).ok_or_else(|| unreadable(format!("kind {:?}", row.kind)))?,
-        visibility: Visibility::parse(&row.visibility)
-            .ok_or_else(|| unreadable(format!("visibility {:?}", row.visibility)))?,
-        status: ArtifactStatus::parse(&row.status).ok_or_else(|| unreadable(format!("status {:?}", row.status)))?,
+            .map_err(|error| unreadable("registry_artifact_versions.version", error.to_string()))?,
+        kind: ArtifactKind::parse(&row.kind)
+            .ok_or_else(|| unreadable("registry_artifact_versions.kind", format!("kind {:?}", row.kind)))?,
+        visibility: Visibility::parse(&row.visibility).ok_or_else(|| {
+            unreadable(
+                "registry_artifact_versions.visibility",
+                format!("visibility {:?}", row.visibility),
+            )
+        })?,
+        status: ArtifactStatus::parse(&row.status)
+            .ok_or_else(|| unreadable("registry_artifact_versions.status", format!("status {:?}", row.status)))?,
         publisher: row.publisher,
         manifest: row.manifest,
         signature: StoredSignature {
-            algorithm: SignatureAlgorithm::parse(&row.signature_algorithm)
-                .ok_or_else(|| unreadable(format!("algorithm {:?}", row.signature_algorithm)))?,
+            algorithm: SignatureAlgorithm::parse(&row.signature_algorithm).ok_or_else(|| {
+                unreadable(
+                    "registry_artifact_versions.signature_algorithm",
+                    format!("algorithm {:?}", row.signature_algorithm),
+                )
+            })?,
             public_key_id: row.signature_public_key_id,
             value: row.signature_value,
             sigstore_bundle: row.sigstore_bundle,

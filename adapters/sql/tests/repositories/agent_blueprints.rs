@@ -55,7 +55,7 @@ async fn a_stored_contract_that_is_not_an_object_is_refused(db: DatabaseConnecti
         .unwrap();
     match repo.get("b1").await {
         Err(RepositoryError::Corrupt { column, reason }) => {
-            assert_eq!(column, "contract");
+            assert_eq!(column, "blueprints.contract");
             assert_eq!(reason, "must be a JSON object");
         }
         other => panic!("a non-object contract was read as {other:?}"),

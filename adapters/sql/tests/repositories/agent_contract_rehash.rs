@@ -92,7 +92,10 @@ async fn stale_contract_hashes_are_recomputed_once(db: DatabaseConnection) {
     assert!(
         matches!(
             repo.get("not-an-object").await,
-            Err(RepositoryError::Corrupt { column: "contract", .. })
+            Err(RepositoryError::Corrupt {
+                column: "blueprints.contract",
+                ..
+            })
         ),
         "and the repository refuses to read it as a contract"
     );

@@ -18,3 +18,4 @@ mod operator_orgs;
 mod operator_wallets;
 mod rate_windows;
 mod registry_repositories;
+mod stored_column_corruption;

@@ -33,7 +33,7 @@ impl PropsService {
                 format!("channel `{channel}` is not declared with `complete: true`"),
             ));
         }
-        let violations = self.schemas.check(&declared.schema, &payload).await;
+        let violations = self.schemas.check(&declared.schema, &payload).await?;
         if !violations.is_empty() {
             return Err(AgentError::ContractViolation {
                 target: "payload".into(),

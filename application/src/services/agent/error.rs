@@ -33,6 +33,10 @@ pub enum AgentError {
     /// The generation queue is saturated.
     #[error("generation queue overloaded")]
     Overloaded { retry_after_seconds: u64 },
+    /// No CPU slot for heavy work (schema compilation or validation, TSX compilation) freed in
+    /// time.
+    #[error(transparent)]
+    Busy(#[from] crate::services::cpu_gate::CpuBusy),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }

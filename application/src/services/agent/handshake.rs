@@ -13,6 +13,7 @@ use super::{AgentError, Caller};
 use crate::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository};
 use crate::ports::telemetry::GenerationTelemetry;
 use crate::ports::{Clock, Ids};
+use crate::services::cpu_gate::CpuGate;
 
 #[derive(Debug, Clone)]
 pub struct HandshakeCommand {
@@ -64,6 +65,7 @@ pub struct HandshakeService {
     pub handshakes: Arc<dyn HandshakeRepository>,
     pub blueprints: CachedBlueprints,
     pub telemetry: Arc<dyn GenerationTelemetry>,
+    pub cpu: CpuGate,
 }
 
 impl HandshakeService {
@@ -95,7 +97,7 @@ impl HandshakeService {
                 .find_exact(&caller.app_id, &intent, &speculative_hash, &variant)
                 .await
         };
-        let validation = negotiate_untrusted("blueprintDraft.contract", &cmd.contract);
+        let validation = negotiate_untrusted(&self.cpu, "blueprintDraft.contract", &cmd.contract);
         let (speculative, negotiated) = tokio::join!(lookup, validation);
         let negotiated = match negotiated? {
             Ok(n) => n,

@@ -101,7 +101,7 @@ impl LiveService {
                 format!("`{}` is not an intent of the contract's actionSpec", action.intent),
             ));
         };
-        let violations = self.schemas.check(&schema, &action.data).await;
+        let violations = self.schemas.check(&schema, &action.data).await?;
         if !violations.is_empty() {
             return Err(AgentError::ContractViolation {
                 target: "actionData".into(),
@@ -155,7 +155,7 @@ impl LiveService {
                     continue;
                 }
                 let schema = contract.as_map()["contextSpec"][&slot]["schema"].clone();
-                let violations = self.schemas.check(&schema, &value).await;
+                let violations = self.schemas.check(&schema, &value).await?;
                 if !violations.is_empty() {
                     return Err(AgentError::ContractViolation {
                         target: format!("uiContext/{slot}"),

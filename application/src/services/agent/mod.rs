@@ -53,6 +53,7 @@ use crate::ports::agent::{
 use crate::ports::generation::{Compiler, Generator};
 use crate::ports::telemetry::GenerationTelemetry;
 use crate::ports::{Clock, Ids};
+use crate::services::cpu_gate::CpuGate;
 
 /// The authenticated caller of a tool, resolved by the transport.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +66,9 @@ pub struct Caller {
     /// for this caller carry it, and its revocation ends them.
     pub key_id: Option<String>,
 }
+
+/// Distinct schemas whose compiled validators are kept.
+const SCHEMA_CACHE_CAPACITY: u64 = 1024;
 
 /// Deployment settings the agent plane needs.
 #[derive(Debug, Clone)]
@@ -103,6 +107,8 @@ pub struct AgentService {
     ports: AgentPorts,
     settings: Arc<AgentSettings>,
     schemas: SchemaCache,
+    /// The gate every CPU-heavy step on untrusted input goes through (the schema cache's too).
+    cpu: CpuGate,
     queue: GenerationQueue,
     /// `--public-demo`: cold generations per remote address; absent, generations are unlimited.
     generation_limit: Option<GenerationLimit>,
@@ -125,7 +131,8 @@ impl AgentService {
         Self {
             ports,
             settings: Arc::new(settings),
-            schemas: SchemaCache::new(1024),
+            schemas: SchemaCache::new(SCHEMA_CACHE_CAPACITY, CpuGate::unbounded()),
+            cpu: CpuGate::unbounded(),
             queue,
             generation_limit: None,
             app_render_limit: None,
@@ -135,6 +142,14 @@ impl AgentService {
             account: None,
             variants: SessionVariants::default(),
         }
+    }
+
+    /// Bounds the plane's CPU-heavy work (negotiation, schema checks, compilation) with `cpu`;
+    /// without it nothing is refused (unit tests).
+    pub fn with_cpu_gate(mut self, cpu: CpuGate) -> Self {
+        self.schemas = SchemaCache::new(SCHEMA_CACHE_CAPACITY, cpu.clone());
+        self.cpu = cpu;
+        self
     }
 
     /// Hosted mode: cold generations are charged to the caller's wallet by reservation and use
@@ -197,6 +212,7 @@ impl AgentService {
             handshakes: self.ports.handshakes.clone(),
             blueprints: self.cached_blueprints(),
             telemetry: self.telemetry.clone(),
+            cpu: self.cpu.clone(),
         }
     }
 
@@ -212,6 +228,7 @@ impl AgentService {
             bus: self.ports.bus.clone(),
             generator: self.ports.generator.clone(),
             compiler: self.ports.compiler.clone(),
+            cpu: self.cpu.clone(),
             settings: self.settings.clone(),
             schemas: self.schemas.clone(),
             queue: self.queue.clone(),

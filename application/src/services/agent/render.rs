@@ -23,6 +23,7 @@ use crate::ports::generation::{Compiler, GenerationProgress, GenerationRequest, 
 use crate::ports::telemetry::GenerationTelemetry;
 use crate::ports::{Clock, Ids};
 use crate::services::compile::module_of;
+use crate::services::cpu_gate::CpuGate;
 
 use super::handshake_claim::HandshakeClaim;
 use super::lifecycle::{LifecycleSink, ProgressObserver};
@@ -131,6 +132,7 @@ pub struct RenderService {
     pub bus: Arc<dyn EventBus>,
     pub generator: Arc<dyn Generator>,
     pub compiler: Arc<dyn Compiler>,
+    pub cpu: CpuGate,
     pub settings: Arc<AgentSettings>,
     pub schemas: SchemaCache,
     pub queue: GenerationQueue,
@@ -164,7 +166,7 @@ impl RenderService {
             None => self.settings.default_session_ttl_seconds,
         };
         let plan = self.plan(caller, &handshake, cmd.override_.as_ref()).await?;
-        let violations = self.schemas.check(&plan.contract.props_schema(), &cmd.props).await;
+        let violations = self.schemas.check(&plan.contract.props_schema(), &cmd.props).await?;
         if !violations.is_empty() {
             return Err(AgentError::ContractViolation {
                 target: "props".into(),
@@ -396,7 +398,7 @@ impl RenderService {
         let mut variance = handshake.variance.clone();
         let mut reaimed = false;
         if let Some(draft) = over.and_then(|o| o.contract.as_ref()) {
-            let agreed = negotiate_untrusted("override.contract", draft)
+            let agreed = negotiate_untrusted(&self.cpu, "override.contract", draft)
                 .await?
                 .map_err(|e| AgentError::invalid("override.contract", e.to_string()))?;
             if agreed.amended() {
@@ -559,7 +561,7 @@ impl RenderService {
                 Default::default(),
             )
             .await;
-        let compiled = match module_of(&self.compiler, &generated, &allowed)
+        let compiled = match module_of(&self.cpu, &self.compiler, &generated, &allowed)
             .instrument(tracing::info_span!("compile"))
             .await
         {

@@ -1,6 +1,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::services::cpu_gate::{CpuBusy, CpuGate};
 use serde_json::Value;
 use svc_domain::contract::{CompiledSchema, SchemaCompileError, SchemaViolation, canonical_sha256, compile_schema};
 
@@ -13,24 +14,28 @@ const CHECK_DEADLINE: Duration = Duration::from_secs(2);
 #[derive(Clone)]
 pub struct SchemaCache {
     validators: moka::sync::Cache<String, Arc<CompiledSchema>>,
+    cpu: CpuGate,
 }
 
 impl SchemaCache {
-    pub fn new(capacity: u64) -> Self {
+    /// Compiles and validates through `cpu`, the deployment's gate of CPU-heavy work.
+    pub fn new(capacity: u64, cpu: CpuGate) -> Self {
         Self {
             validators: moka::sync::Cache::new(capacity),
+            cpu,
         }
     }
 
     /// Violations of `instance` against `schema`. Compiling and validating are CPU work on
-    /// untrusted input, so they run on a blocking thread, never on an async worker, and the
-    /// answer comes by the deadline. A schema that does not compile or is over a complexity
+    /// untrusted input, so they run on a blocking thread through the CPU gate (refused with
+    /// [`CpuBusy`] when no slot frees in time), never on an async worker, and the answer comes by
+    /// the deadline. A schema that does not compile or is over a complexity
     /// budget (only possible for contracts stored before a rule change) is itself reported as a
     /// violation, so using such a contract answers an error instead of running it.
-    pub async fn check(&self, schema: &Value, instance: &Value) -> Vec<SchemaViolation> {
+    pub async fn check(&self, schema: &Value, instance: &Value) -> Result<Vec<SchemaViolation>, CpuBusy> {
         let (cache, schema, instance) = (self.clone(), schema.clone(), instance.clone());
-        let checking = tokio::task::spawn_blocking(move || cache.check_now(&schema, &instance));
-        match tokio::time::timeout(CHECK_DEADLINE, checking).await {
+        let checking = self.cpu.start(move || cache.check_now(&schema, &instance)).await?;
+        Ok(match tokio::time::timeout(CHECK_DEADLINE, checking).await {
             Ok(Ok(found)) => found,
             Ok(Err(panicked)) => {
                 tracing::error!(error = %panicked, "schema validation panicked");
@@ -42,7 +47,7 @@ impl SchemaCache {
                 "validation stopped: it took longer than {} s",
                 CHECK_DEADLINE.as_secs()
             ))],
-        }
+        })
     }
 
     fn check_now(&self, schema: &Value, instance: &Value) -> Vec<SchemaViolation> {

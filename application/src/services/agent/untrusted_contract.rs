@@ -1,15 +1,18 @@
 //! Negotiating a contract an agent sent: the complexity budgets first, on the calling task (they
 //! are linear and refuse what would be costly), then negotiation, which compiles every schema, on a
-//! blocking thread so no async worker does CPU work on untrusted input.
+//! blocking thread through the CPU gate, so no async worker does CPU work on untrusted input and
+//! a burst of drafts waits for (or is refused) a slot instead of taking every core.
 
 use serde_json::Value;
 use svc_domain::contract::{Negotiated, NegotiationError, check_contract_budgets, negotiate};
 
 use super::AgentError;
+use crate::services::cpu_gate::{CpuGate, CpuWorkError};
 
 /// Negotiates `draft` (the argument named `field`): over a budget is `OverBudget`; a draft that
 /// cannot be agreed is the inner `Err`.
 pub(super) async fn negotiate_untrusted(
+    cpu: &CpuGate,
     field: &str,
     draft: &Value,
 ) -> Result<Result<Negotiated, NegotiationError>, AgentError> {
@@ -18,7 +21,10 @@ pub(super) async fn negotiate_untrusted(
         over,
     })?;
     let draft = draft.clone();
-    tokio::task::spawn_blocking(move || negotiate(&draft))
+    cpu.run(move || negotiate(&draft))
         .await
-        .map_err(|panicked| AgentError::Internal(anyhow::Error::new(panicked)))
+        .map_err(|refused| match refused {
+            CpuWorkError::Busy(busy) => AgentError::Busy(busy),
+            panicked => AgentError::Internal(anyhow::Error::new(panicked)),
+        })
 }

@@ -61,7 +61,7 @@ impl PropsService {
                 }
             };
             let schema = contract.props_schema();
-            let violations = self.schemas.check(&schema, &props).await;
+            let violations = self.schemas.check(&schema, &props).await?;
             if !violations.is_empty() {
                 return Err(AgentError::ContractViolation {
                     target: "props".into(),

@@ -19,6 +19,7 @@ use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::agent::GenerationQueue;
 use crate::services::blueprints::{BlueprintCatalog, CatalogError};
 use crate::services::compile::{compile_off_worker, module_of};
+use crate::services::cpu_gate::{CpuBusy, CpuGate, CpuWorkError};
 
 /// The `generator` of registered blueprints: `svc_ops_list_blueprints` filters them with it.
 pub const REGISTERED_GENERATOR: &str = "user";
@@ -53,6 +54,9 @@ pub enum OpsBlueprintError {
     /// The generation queue (shared with the agent's renders) or the provider is saturated.
     #[error("generation is overloaded; retry after {retry_after_seconds} s")]
     Overloaded { retry_after_seconds: u64 },
+    /// No CPU slot freed in time for the contract's negotiation or the code's compilation.
+    #[error(transparent)]
+    Busy(#[from] CpuBusy),
     #[error(transparent)]
     Storage(#[from] RepositoryError),
     #[error(transparent)]
@@ -70,6 +74,7 @@ impl OpsBlueprintError {
             Self::GenerationFailed(_) => "generation_failed",
             Self::BlueprintNotFound(_) => "blueprint_not_found",
             Self::Overloaded { .. } => "generation_overloaded",
+            Self::Busy(_) => "server_busy",
             Self::Storage(_) | Self::Catalog(_) => INTERNAL_ERROR_CODE,
         }
     }
@@ -126,6 +131,7 @@ pub struct OpsBlueprintService {
     generator: Arc<dyn Generator>,
     queue: GenerationQueue,
     compiler: Arc<dyn Compiler>,
+    cpu: CpuGate,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
     /// Hosted: generations use the caller's own provider keys.
@@ -141,6 +147,8 @@ pub struct OpsBlueprintPorts {
     /// as renders.
     pub queue: GenerationQueue,
     pub compiler: Arc<dyn Compiler>,
+    /// Bounds negotiation and compilation with the deployment's other CPU-heavy work.
+    pub cpu: CpuGate,
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn Ids>,
 }
@@ -153,6 +161,7 @@ impl OpsBlueprintService {
             generator: ports.generator,
             queue: ports.queue,
             compiler: ports.compiler,
+            cpu: ports.cpu,
             clock: ports.clock,
             ids: ports.ids,
             provider_keys: None,
@@ -173,10 +182,16 @@ impl OpsBlueprintService {
         options: BlueprintOptions,
     ) -> Result<StoredBlueprint, OpsBlueprintError> {
         // Negotiation compiles every schema of the contract: CPU work on untrusted input, so it
-        // runs on a blocking thread.
-        let contract = tokio::task::spawn_blocking(move || agreed(&contract))
-            .await
-            .map_err(|panicked| OpsBlueprintError::GenerationFailed(format!("negotiation failed: {panicked}")))??;
+        // runs on a blocking thread through the CPU gate.
+        let contract = match self.cpu.run(move || agreed(&contract)).await {
+            Ok(agreed) => agreed?,
+            Err(CpuWorkError::Busy(busy)) => return Err(busy.into()),
+            Err(panicked) => {
+                return Err(OpsBlueprintError::GenerationFailed(format!(
+                    "negotiation failed: {panicked}"
+                )));
+            }
+        };
         let intent = options.context.clone().unwrap_or_default();
         let hosted_owner = self.provider_keys.as_ref().zip(options.key_owner.as_ref());
         let caller_keys = match hosted_owner {
@@ -207,7 +222,7 @@ impl OpsBlueprintService {
                 tracing::warn!(error = %error, "could not record the provider key's lastUsedAt");
             }
         }
-        let compiled = module_of(&self.compiler, &generated, &contract.importable_packages())
+        let compiled = module_of(&self.cpu, &self.compiler, &generated, &contract.importable_packages())
             .await
             .map_err(|failure| OpsBlueprintError::GenerationFailed(failure.to_string()))?;
         let record = BlueprintRecord {
@@ -241,19 +256,25 @@ impl OpsBlueprintService {
         check_contract_budgets(&contract).map_err(OpsBlueprintError::ContractOverBudget)?;
         // Registered as given (never negotiated), but it must be an object.
         let contract = Contract::try_from(contract).map_err(|e| OpsBlueprintError::InvalidContract(e.to_string()))?;
-        let (code, code_hash) =
-            match compile_off_worker(&self.compiler, &component_code, &contract.importable_packages()).await {
-                Ok(compiled) => {
-                    let hash = sha256_hex(compiled.code.as_bytes());
-                    (compiled.code, hash)
-                }
-                // Code that does not compile is kept (and never served); code over a budget is not.
-                Err(CompileFailure {
-                    over_budget: Some(over),
-                    ..
-                }) => return Err(OpsBlueprintError::ComponentOverBudget(over)),
-                Err(_) => (String::new(), sha256_hex(component_code.as_bytes())),
-            };
+        let (code, code_hash) = match compile_off_worker(
+            &self.cpu,
+            &self.compiler,
+            &component_code,
+            &contract.importable_packages(),
+        )
+        .await?
+        {
+            Ok(compiled) => {
+                let hash = sha256_hex(compiled.code.as_bytes());
+                (compiled.code, hash)
+            }
+            // Code that does not compile is kept (and never served); code over a budget is not.
+            Err(CompileFailure {
+                over_budget: Some(over),
+                ..
+            }) => return Err(OpsBlueprintError::ComponentOverBudget(over)),
+            Err(_) => (String::new(), sha256_hex(component_code.as_bytes())),
+        };
         let record = BlueprintRecord {
             code_hash,
             code,
@@ -487,6 +508,7 @@ mod register_tests {
             generator: fakes.generator.clone(),
             queue: GenerationQueue::new(1, 1, Duration::from_secs(1)),
             compiler: fakes.compiler.clone(),
+            cpu: CpuGate::unbounded(),
             clock: fakes.clock.clone(),
             ids: fakes.ids.clone(),
         })

@@ -2,6 +2,7 @@
 //! `POST /conformance/check` reports as a dry run). Each failure names its rule and the JSON
 //! pointer of the request body it is about.
 
+use crate::services::cpu_gate::CpuGate;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -23,6 +24,7 @@ pub struct ConformanceGate {
     render_check: Arc<dyn RenderCheck>,
     /// Where a blueprint's `clientCapabilities.gadgets` packages are looked up.
     artifacts: Arc<dyn ArtifactRepository>,
+    cpu: CpuGate,
 }
 
 impl ConformanceGate {
@@ -31,12 +33,14 @@ impl ConformanceGate {
         compiler: Arc<dyn Compiler>,
         render_check: Arc<dyn RenderCheck>,
         artifacts: Arc<dyn ArtifactRepository>,
+        cpu: CpuGate,
     ) -> Self {
         Self {
             modules,
             compiler,
             render_check,
             artifacts,
+            cpu,
         }
     }
 
@@ -86,22 +90,25 @@ impl ConformanceGate {
         let source = source.to_owned();
         let gate = self.clone();
         let body = manifest.body.clone();
-        Ok(tokio::task::spawn_blocking(move || match body {
-            ManifestBody::Gadget { hooks } => gate.check_gadget(&source, &hooks),
-            ManifestBody::Blueprint {
-                contract,
-                fixture_props,
-                ..
-            } => gate.check_blueprint(&source, &contract, fixture_props.as_ref(), &gadgets),
-        })
-        .await
-        .unwrap_or_else(|error| {
-            vec![GateFailure::new(
-                "bundle_required",
-                "/bundle",
-                format!("the check could not run: {error}"),
-            )]
-        }))
+        // A publish is admitted once authenticated: it waits for a CPU slot rather than fail.
+        Ok(self
+            .cpu
+            .run_admitted(move || match body {
+                ManifestBody::Gadget { hooks } => gate.check_gadget(&source, &hooks),
+                ManifestBody::Blueprint {
+                    contract,
+                    fixture_props,
+                    ..
+                } => gate.check_blueprint(&source, &contract, fixture_props.as_ref(), &gadgets),
+            })
+            .await
+            .unwrap_or_else(|error| {
+                vec![GateFailure::new(
+                    "bundle_required",
+                    "/bundle",
+                    format!("the check could not run: {error}"),
+                )]
+            }))
     }
 
     fn check_gadget(&self, source: &str, hooks: &[String]) -> Vec<GateFailure> {

@@ -11,6 +11,7 @@ mod reads;
 mod search;
 mod yank;
 
+use crate::services::cpu_gate::CpuGate;
 use std::sync::Arc;
 
 use crate::ports::generation::{Compiler, RenderCheck};
@@ -39,6 +40,8 @@ pub struct RegistryPorts {
     pub modules: Arc<dyn ModuleInspector>,
     pub compiler: Arc<dyn Compiler>,
     pub render_check: Arc<dyn RenderCheck>,
+    /// Bounds how many conformance checks (compile and render) run at once.
+    pub cpu: CpuGate,
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn Ids>,
 }
@@ -56,6 +59,7 @@ impl RegistryService {
             ports.compiler.clone(),
             ports.render_check.clone(),
             ports.artifacts.clone(),
+            ports.cpu.clone(),
         );
         Self { ports, gate }
     }

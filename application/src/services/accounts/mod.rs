@@ -4,8 +4,8 @@
 //! A failed sign-in never says whether the email exists: an unknown email and a wrong password
 //! get the same error after the same work (a password is hashed against a dummy hash).
 
-mod invites;
 mod external;
+mod invites;
 mod links;
 mod sign_in;
 

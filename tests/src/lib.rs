@@ -48,6 +48,19 @@ pub struct TestApp {
     database: ScratchDatabase,
 }
 
+/// `/readyz`'s status once it is 200, or its last status after `limit`: a server answers
+/// `/healthz` at once but reports ready only when its blueprint index is built.
+pub async fn readiness_within(client: &reqwest::Client, base: &str, limit: std::time::Duration) -> reqwest::StatusCode {
+    let started = std::time::Instant::now();
+    loop {
+        let status = client.get(format!("{base}/readyz")).send().await.expect("readyz").status();
+        if status == reqwest::StatusCode::OK || started.elapsed() >= limit {
+            return status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 pub fn temp_dir(prefix: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("{prefix}-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("temp dir");

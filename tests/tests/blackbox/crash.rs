@@ -200,8 +200,8 @@ async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
 async fn sigterm_ends_an_idle_server(data_dir: std::path::PathBuf, extra: &[&str]) {
     let server = ServerProcess::start(BINARY, &data_dir, extra);
     let client = reqwest::Client::new();
-    let ready = client.get(format!("{}/readyz", server.base)).send().await.unwrap();
-    assert_eq!(ready.status(), 200);
+    let ready = svc_tests::readiness_within(&client, &server.base, Duration::from_secs(10)).await;
+    assert_eq!(ready, 200);
     server.send_term();
     let status = tokio::task::spawn_blocking(move || server.exit_within(Duration::from_secs(10)))
         .await

@@ -168,6 +168,17 @@ impl OrgService {
         }
     }
 
+    /// Refuses unless `user_id` is an owner or admin of `org_id`: `org_not_found` for a caller
+    /// outside the org (a missing org alike), `org_invite_access_denied` for a plain member.
+    /// Changing what an org pays with (its provider keys) takes administering it.
+    pub async fn ensure_administers(&self, org_id: &str, user_id: &str) -> Result<(), OrgServiceError> {
+        let membership = self.orgs.membership(org_id, user_id).await?;
+        if membership.is_none() {
+            return Err(OrgError::NotFound.into());
+        }
+        Ok(org::ensure_administers(membership.as_ref())?)
+    }
+
     /// A new org owned by the caller, with its owner membership and an empty wallet.
     pub async fn create_org(&self, command: CreateOrg) -> Result<Org, OrgServiceError> {
         let new_org = Org::create(self.ids.ulid(), &command.name, command.caller_user_id, self.clock.now())?;

@@ -444,6 +444,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn administering_takes_owner_or_admin_and_outsiders_see_no_org() {
+        let fakes = OperatorFakes::new();
+        let (service, org) = org_with_owner(&fakes).await;
+        let to_member = service
+            .invite_to_org(invite(&org, "owner", "m@example.com", "member"))
+            .await
+            .unwrap();
+        service
+            .accept_invite(AcceptInvite {
+                user_id: "member".into(),
+                invite_id: to_member.invite.invite_id,
+            })
+            .await
+            .unwrap();
+        let rows = [
+            (org.org_id.as_str(), "owner", Ok(())),
+            (org.org_id.as_str(), "member", Err("org_invite_access_denied")),
+            (org.org_id.as_str(), "stranger", Err("org_not_found")),
+            ("nope", "owner", Err("org_not_found")),
+        ];
+        for (org_id, caller, expected) in rows {
+            let result = service.ensure_administers(org_id, caller).await;
+            assert_eq!(result.map_err(|e| e.code()), expected, "{org_id} {caller}");
+        }
+    }
+
+    #[tokio::test]
     async fn revoking_follows_the_table() {
         let fakes = OperatorFakes::new();
         let (service, org) = org_with_owner(&fakes).await;

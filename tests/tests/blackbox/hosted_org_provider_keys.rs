@@ -133,7 +133,10 @@ async fn an_orgs_admins_set_and_remove_its_keys_its_members_list_them_and_others
     let summary = admin
         .ok("svc_ops_set_provider_key", set("sk-org-first-aaaa", Some(org_id)))
         .await;
-    assert_eq!((&summary["provider"], &summary["lastFour"]), (&json!("openai"), &json!("aaaa")));
+    assert_eq!(
+        (&summary["provider"], &summary["lastFour"]),
+        (&json!("openai"), &json!("aaaa"))
+    );
     let org_keys = vec![("openai".to_owned(), "aaaa".to_owned())];
     for caller in [&owner, &admin, &member] {
         assert_eq!(listed(caller, Some(org_id)).await, org_keys);
@@ -153,7 +156,10 @@ async fn an_orgs_admins_set_and_remove_its_keys_its_members_list_them_and_others
     owner
         .ok("svc_ops_set_provider_key", set("sk-org-second-cccc", Some(org_id)))
         .await;
-    assert_eq!(listed(&member, Some(org_id)).await, [("openai".to_owned(), "cccc".to_owned())]);
+    assert_eq!(
+        listed(&member, Some(org_id)).await,
+        [("openai".to_owned(), "cccc".to_owned())]
+    );
 
     // A plain member may not change the org's keys.
     member
@@ -186,7 +192,10 @@ async fn an_orgs_admins_set_and_remove_its_keys_its_members_list_them_and_others
             )
             .await;
     }
-    assert_eq!(listed(&owner, Some(org_id)).await, [("openai".to_owned(), "cccc".to_owned())]);
+    assert_eq!(
+        listed(&owner, Some(org_id)).await,
+        [("openai".to_owned(), "cccc".to_owned())]
+    );
 
     // An admin removes it, idempotently; the owner's own key stays.
     for deleted in [true, false] {
@@ -233,9 +242,7 @@ async fn an_org_apps_render_sends_exactly_the_orgs_key_never_the_callers_own() {
     assert_eq!(fake.request_count(), 0, "nothing reached the provider");
 
     let org_key = "sk-org-exact-2222";
-    owner
-        .ok("svc_ops_set_provider_key", set(org_key, Some(&org_id)))
-        .await;
+    owner.ok("svc_ops_set_provider_key", set(org_key, Some(&org_id))).await;
     let rendered = render(&owner, &app_id, "org key").await;
     assert_eq!(rendered["outcome"], "rendered", "{rendered}");
     let credentials: Vec<Option<String>> = fake.requests().into_iter().map(|r| r.credential).collect();
@@ -244,9 +251,7 @@ async fn an_org_apps_render_sends_exactly_the_orgs_key_never_the_callers_own() {
         [Some(format!("Bearer {org_key}"))],
         "the provider received exactly the org's key"
     );
-    let org_keys = owner
-        .ok("svc_ops_list_provider_keys", json!({ "orgId": org_id }))
-        .await;
+    let org_keys = owner.ok("svc_ops_list_provider_keys", json!({ "orgId": org_id })).await;
     ops_support::assert_time(&org_keys["keys"][0]["lastUsedAt"]);
     let own_keys = owner.ok("svc_ops_list_provider_keys", json!({})).await;
     assert!(own_keys["keys"][0].get("lastUsedAt").is_none(), "{own_keys}");

@@ -412,12 +412,22 @@ mod tests {
             label: None,
         };
         let keys = &account.keys;
-        keys.set(&Principal::user("u1"), key("openai", "user-key")).await.unwrap();
-        keys.set(&Principal::user("u1"), key("mistral", "user-m")).await.unwrap();
-        keys.set(&Principal::org("org1"), key("openai", "org-key")).await.unwrap();
+        keys.set(&Principal::user("u1"), key("openai", "user-key"))
+            .await
+            .unwrap();
+        keys.set(&Principal::user("u1"), key("mistral", "user-m"))
+            .await
+            .unwrap();
+        keys.set(&Principal::org("org1"), key("openai", "org-key"))
+            .await
+            .unwrap();
         let reservation = account.reserve(&caller(), None, None, "s1").await.unwrap().unwrap();
         assert_eq!(reservation.keys().get("openai"), Some("org-key"));
-        assert_eq!(reservation.keys().get("mistral"), None, "no fallback to the caller's keys");
+        assert_eq!(
+            reservation.keys().get("mistral"),
+            None,
+            "no fallback to the caller's keys"
+        );
     }
 
     #[test]

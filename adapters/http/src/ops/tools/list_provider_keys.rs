@@ -12,8 +12,7 @@ pub struct ListProviderKeys;
 
 impl ToolDefinition for ListProviderKeys {
     const NAME: &'static str = "svc_ops_list_provider_keys";
-    const DESCRIPTION: &'static str =
-        "List your provider keys (or with orgId those of an org you are a member of): provider, label, lastFour, createdAt, lastUsedAt; never the key.";
+    const DESCRIPTION: &'static str = "List your provider keys (or with orgId those of an org you are a member of): provider, label, lastFour, createdAt, lastUsedAt; never the key.";
     const ANNOTATIONS: Annotations = Annotations::READ;
     type Input = ListProviderKeysArgs;
     type Output = ProviderKeysResult;

@@ -12,8 +12,7 @@ pub struct RemoveProviderKey;
 
 impl ToolDefinition for RemoveProviderKey {
     const NAME: &'static str = "svc_ops_remove_provider_key";
-    const DESCRIPTION: &'static str =
-        "Remove your key for a provider (or with orgId an org's you own or administer). Idempotent: deleted is false when there was none.";
+    const DESCRIPTION: &'static str = "Remove your key for a provider (or with orgId an org's you own or administer). Idempotent: deleted is false when there was none.";
     const ANNOTATIONS: Annotations = Annotations::OVERWRITE;
     type Input = RemoveProviderKeyArgs;
     type Output = RemovedProviderKeyBody;

@@ -250,12 +250,25 @@ pub struct SetProviderKeyArgs {
     /// 1 to 120 characters.
     #[schemars(length(max = 120))]
     pub label: Option<String>,
+    /// Set this org's key instead of the caller's; the caller must be an owner or admin.
+    pub org_id: Option<String>,
+}
+
+/// `svc_ops_list_provider_keys` (hosted)
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListProviderKeysArgs {
+    /// List this org's keys instead of the caller's; the caller must be a member.
+    pub org_id: Option<String>,
 }
 
 /// `svc_ops_remove_provider_key` (hosted)
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct RemoveProviderKeyArgs {
     pub provider: ProviderName,
+    /// Remove this org's key instead of the caller's; the caller must be an owner or admin.
+    pub org_id: Option<String>,
 }
 
 /// `svc_ops_get_credit_balance` (hosted)

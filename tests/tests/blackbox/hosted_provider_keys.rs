@@ -16,10 +16,10 @@ use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
 use svc_tests::process::ServerProcess;
 use svc_tests::{Auth, Backend, ScratchDatabase, TestApp, temp_dir};
 
-const MODEL: &str = "openai:gpt-4.1-mini";
+pub const MODEL: &str = "openai:gpt-4.1-mini";
 const PLATFORM_KEY: &str = "sk-platform-key-never-used";
 
-const GOOD: &str = "import { useProps } from \"@svc/gadgets\";\n\
+pub const GOOD: &str = "import { useProps } from \"@svc/gadgets\";\n\
 export default function Card() {\n\
   const { title } = useProps<{ title: string }>();\n\
   return <h2>{title}</h2>;\n\
@@ -27,18 +27,21 @@ export default function Card() {\n\
 
 /// A hosted server whose `openai` provider is `fake` and has a deployment key of its own.
 async fn app_with_fake(test: &str, fake: &FakeProvider) -> Option<TestApp> {
-    hosted_app(test, |s| {
-        s.hosted.free_credit_cents = 1_000;
-        for provider in s.generation.providers.values_mut() {
-            provider.api_key_env = "SVC_TEST_UNSET_KEY_VARIABLE".into();
-            provider.api_key = String::new();
-        }
-        let openai = s.generation.providers.get_mut("openai").unwrap();
-        openai.base_url = format!("{}/v1", fake.base_url);
-        openai.api_key = PLATFORM_KEY.into();
-        s.generation.default_model = MODEL.into();
-    })
-    .await
+    hosted_app(test, |s| use_fake_openai(s, fake)).await
+}
+
+/// Settings whose only provider is `fake` (as `openai`, the default model's), with a deployment
+/// key a generation must never send; every wallet starts with 1,000 cents.
+pub fn use_fake_openai(s: &mut svc::Settings, fake: &FakeProvider) {
+    s.hosted.free_credit_cents = 1_000;
+    for provider in s.generation.providers.values_mut() {
+        provider.api_key_env = "SVC_TEST_UNSET_KEY_VARIABLE".into();
+        provider.api_key = String::new();
+    }
+    let openai = s.generation.providers.get_mut("openai").unwrap();
+    openai.base_url = format!("{}/v1", fake.base_url);
+    openai.api_key = PLATFORM_KEY.into();
+    s.generation.default_model = MODEL.into();
 }
 
 fn set(key: &str) -> Value {

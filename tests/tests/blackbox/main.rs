@@ -43,6 +43,7 @@ mod hosted_deployment;
 mod hosted_invites;
 mod hosted_mode;
 mod hosted_oidc_sign_in;
+mod hosted_org_provider_keys;
 mod hosted_org_wallets;
 mod hosted_provider_keys;
 mod hosted_sign_in;

@@ -399,6 +399,37 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn an_org_apps_reservation_carries_the_orgs_keys_never_the_callers() {
+        let fakes = OperatorFakes::new();
+        let account = account(&fakes, 0, 0).with_app_payers(AppPayers {
+            settings: Arc::new(EveryAppIn(Some("org1".into()))),
+            apps: Arc::new(crate::testing::InMemoryAgentStore::default()),
+        });
+        let key = |provider: &str, plaintext_key: &str| SetProviderKey {
+            provider: provider.into(),
+            plaintext_key: plaintext_key.into(),
+            label: None,
+        };
+        let keys = &account.keys;
+        keys.set(&Principal::user("u1"), key("openai", "user-key"))
+            .await
+            .unwrap();
+        keys.set(&Principal::user("u1"), key("mistral", "user-m"))
+            .await
+            .unwrap();
+        keys.set(&Principal::org("org1"), key("openai", "org-key"))
+            .await
+            .unwrap();
+        let reservation = account.reserve(&caller(), None, None, "s1").await.unwrap().unwrap();
+        assert_eq!(reservation.keys().get("openai"), Some("org-key"));
+        assert_eq!(
+            reservation.keys().get("mistral"),
+            None,
+            "no fallback to the caller's keys"
+        );
+    }
+
     #[test]
     fn the_payer_is_the_user_else_the_app() {
         assert_eq!(payer_of(&caller()), Principal::user("u1"));

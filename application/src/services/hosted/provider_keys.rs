@@ -242,15 +242,20 @@ mod tests {
     async fn rotation_reseals_under_the_first_master_key() {
         let store = Arc::new(InMemoryProviderKeys::default());
         let owner = Principal::user("u");
-        service(&store, &[("k1", 1)])
-            .set(&owner, set("google", "g-key"))
-            .await
-            .unwrap();
+        let org = Principal::org("o");
+        let first = service(&store, &[("k1", 1)]);
+        first.set(&owner, set("google", "g-key")).await.unwrap();
+        first.set(&org, set("google", "org-key")).await.unwrap();
         let rotated = service(&store, &[("k2", 2), ("k1", 1)]);
-        assert_eq!(rotated.rotate().await.unwrap(), Rotation { resealed: 1, raced: 0 });
-        assert_eq!(store.rows()[0].sealed.key_id, "k2");
+        assert_eq!(
+            rotated.rotate().await.unwrap(),
+            Rotation { resealed: 2, raced: 0 },
+            "org keys too"
+        );
+        assert!(store.rows().iter().all(|row| row.sealed.key_id == "k2"));
         let only_new = service(&store, &[("k2", 2)]);
         assert_eq!(only_new.caller_keys(&owner).await.unwrap().get("google"), Some("g-key"));
+        assert_eq!(only_new.caller_keys(&org).await.unwrap().get("google"), Some("org-key"));
         // A key whose master key is gone does not open: the caller simply has no key.
         let unrelated = service(&store, &[("k3", 3)]);
         assert_eq!(unrelated.caller_keys(&owner).await.unwrap().get("google"), None);

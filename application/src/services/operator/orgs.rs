@@ -168,6 +168,17 @@ impl OrgService {
         }
     }
 
+    /// Refuses unless `user_id` is an owner or admin of `org_id`: `org_not_found` for a caller
+    /// outside the org (a missing org alike), `org_invite_access_denied` for a plain member.
+    /// Changing what an org pays with (its provider keys) takes administering it.
+    pub async fn ensure_administers(&self, org_id: &str, user_id: &str) -> Result<(), OrgServiceError> {
+        let membership = self.orgs.membership(org_id, user_id).await?;
+        if membership.is_none() {
+            return Err(OrgError::NotFound.into());
+        }
+        Ok(org::ensure_administers(membership.as_ref())?)
+    }
+
     /// A new org owned by the caller, with its owner membership and an empty wallet.
     pub async fn create_org(&self, command: CreateOrg) -> Result<Org, OrgServiceError> {
         let new_org = Org::create(self.ids.ulid(), &command.name, command.caller_user_id, self.clock.now())?;
@@ -430,6 +441,33 @@ mod tests {
             service.invite_to_org(unknown_org).await.unwrap_err().code(),
             "org_invite_access_denied"
         );
+    }
+
+    #[tokio::test]
+    async fn administering_takes_owner_or_admin_and_outsiders_see_no_org() {
+        let fakes = OperatorFakes::new();
+        let (service, org) = org_with_owner(&fakes).await;
+        let to_member = service
+            .invite_to_org(invite(&org, "owner", "m@example.com", "member"))
+            .await
+            .unwrap();
+        service
+            .accept_invite(AcceptInvite {
+                user_id: "member".into(),
+                invite_id: to_member.invite.invite_id,
+            })
+            .await
+            .unwrap();
+        let rows = [
+            (org.org_id.as_str(), "owner", Ok(())),
+            (org.org_id.as_str(), "member", Err("org_invite_access_denied")),
+            (org.org_id.as_str(), "stranger", Err("org_not_found")),
+            ("nope", "owner", Err("org_not_found")),
+        ];
+        for (org_id, caller, expected) in rows {
+            let result = service.ensure_administers(org_id, caller).await;
+            assert_eq!(result.map_err(|e| e.code()), expected, "{org_id} {caller}");
+        }
     }
 
     #[tokio::test]

@@ -266,6 +266,20 @@ impl OpsCtx<'_> {
         Ok(Principal::org(org_id))
     }
 
+    /// The provider keys a set or remove changes: the org's of `org_id` when the caller is an
+    /// owner or admin of it (`org_not_found` outside it, `org_invite_access_denied` for a plain
+    /// member), else the caller's. Listing reads them like a wallet: [`Self::wallet_owner`].
+    async fn key_owner(&self, org_id: Option<String>) -> Result<Principal, ToolFailure> {
+        let Some(org_id) = org_id else {
+            return Ok(self.payer());
+        };
+        self.orgs()?
+            .ensure_administers(&org_id, self.owner())
+            .await
+            .map_err(|e| e.failure())?;
+        Ok(Principal::org(org_id))
+    }
+
     /// The owner of every row the tool reads or writes.
     fn owner(&self) -> &str {
         &self.caller.identity

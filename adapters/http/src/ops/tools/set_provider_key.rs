@@ -1,5 +1,5 @@
-//! `svc_ops_set_provider_key` (hosted): stores or rotates the caller's key for one provider,
-//! sealed; answers its summary, never the key.
+//! `svc_ops_set_provider_key` (hosted): stores or rotates the caller's key for one provider
+//! (with `orgId`, an org's the caller administers), sealed; answers its summary, never the key.
 
 use svc_application::services::hosted::SetProviderKey as SetProviderKeyCommand;
 use svc_protocol::ops_results::ProviderKeySummaryBody;
@@ -13,7 +13,7 @@ pub struct SetProviderKey;
 
 impl ToolDefinition for SetProviderKey {
     const NAME: &'static str = "svc_ops_set_provider_key";
-    const DESCRIPTION: &'static str = "Store your own API key for a language-model provider; your generations use it. Stored encrypted, never shown again (summarised by lastFour); setting again rotates.";
+    const DESCRIPTION: &'static str = "Store your own API key for a language-model provider (or with orgId the key of an org you own or administer); the generations you (or the org's apps) pay for use it. Stored encrypted, never shown again (summarised by lastFour); setting again rotates.";
     const ANNOTATIONS: Annotations = Annotations::OVERWRITE;
     type Input = SetProviderKeyArgs;
     type Output = ProviderKeySummaryBody;
@@ -21,6 +21,7 @@ impl ToolDefinition for SetProviderKey {
 
 impl OpsTool for SetProviderKey {
     async fn call(ctx: &OpsCtx<'_>, a: SetProviderKeyArgs) -> Result<Answer<ProviderKeySummaryBody>, ToolFailure> {
+        let owner = ctx.key_owner(a.org_id).await?;
         let command = SetProviderKeyCommand {
             provider: a.provider.as_str().to_owned(),
             plaintext_key: a.plaintext_key,
@@ -28,7 +29,7 @@ impl OpsTool for SetProviderKey {
         };
         let summary = ctx
             .provider_keys()?
-            .set(&ctx.payer(), command)
+            .set(&owner, command)
             .await
             .map_err(|e| e.failure())?;
         Answer::json(bodies::provider_key(summary))

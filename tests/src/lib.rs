@@ -53,7 +53,12 @@ pub struct TestApp {
 pub async fn readiness_within(client: &reqwest::Client, base: &str, limit: std::time::Duration) -> reqwest::StatusCode {
     let started = std::time::Instant::now();
     loop {
-        let status = client.get(format!("{base}/readyz")).send().await.expect("readyz").status();
+        let status = client
+            .get(format!("{base}/readyz"))
+            .send()
+            .await
+            .expect("readyz")
+            .status();
         if status == reqwest::StatusCode::OK || started.elapsed() >= limit {
             return status;
         }

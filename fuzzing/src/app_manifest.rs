@@ -21,7 +21,10 @@ pub fn app_manifest(data: &[u8]) {
         }
     }
     if let Ok(ui) = svc_manifest::parse_ui(data) {
-        assert!(!ui.name.is_empty() || ui.id.is_empty(), "a missing name falls back to the id");
+        assert!(
+            !ui.name.is_empty() || ui.id.is_empty(),
+            "a missing name falls back to the id"
+        );
         assert!(ui.contract.is_object(), "the contract is an object");
     }
 }

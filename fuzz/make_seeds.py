@@ -97,3 +97,39 @@ seed("manifest", "blueprint", blueprint)
 seed("manifest", "gadget_kind_blueprint_body", dict(blueprint, kind="gadget"))
 seed("manifest", "bad_version", dict(gadget, version="01.2.3-\u0000"))
 seed("manifest", "blueprint_ref_chain", dict(blueprint, blueprint=dict(blueprint["blueprint"], contract=ref_chain(40)["contract"])))
+
+# app_manifest: an app manifest (svc.json) or a blueprint's svc.ui.json (svc-manifest).
+app = {"app": {"gadgets": [{"package": "@acme/maps", "version": "1.0.0", "exports": [{"hook": "useMap"}], "connect": ["https://tiles.example.com"]}], "defaultThemeId": "default", "availableThemeIds": ["default"]}, "blueprints": {"include": ["uis/**/svc.ui.json", ".svc/installed-blueprints/*/svc.ui.json"]}, "registry": "https://registry.example"}
+seed("app_manifest", "app", app)
+seed("app_manifest", "ui", {"id": "order-approval", "name": "Order approval", "entryPoint": "index.tsx", "featured": True, "mount": "mcpApps", "contract": simple, "fixtureProps": {"title": "x"}})
+seed("app_manifest", "ui_minimal", {"id": "@acme/invoice@1.2.0", "contract": {}, "entryPoint": "index.tsx"})
+seed("app_manifest", "empty_object", {})
+seed("app_manifest", "not_json", '{ "app": ')
+seed("app_manifest", "empty", "")
+# Deep nesting: past serde_json's 128 levels, and just under it inside free-form values.
+seed("app_manifest", "deep_include", '{"blueprints":{"include":' + "[" * 5000 + "]" * 5000 + "}}")
+seed("app_manifest", "deep_fixture_props", '{"id":"d","entryPoint":"i.tsx","fixtureProps":' + '{"a":' * 120 + "1" + "}" * 121)
+seed("app_manifest", "deep_contract", '{"id":"d","entryPoint":"i.tsx","contract":{"propsSpec":' + '{"items":' * 120 + "{}" + "}" * 121 + "}")
+# Huge strings: a 60 KB name, id and glob.
+seed("app_manifest", "huge_ui_name", {"id": "x", "name": "n" * 60000, "entryPoint": "index.tsx"})
+seed("app_manifest", "huge_glob", {"blueprints": {"include": ["*" * 2 + "/" + "[a-z]" * 10000]}})
+seed("app_manifest", "huge_theme_ids", {"app": {"availableThemeIds": ["t" * 100] * 500}})
+# Bad globs: an unclosed class, `***`, `**` inside a name.
+seed("app_manifest", "bad_glob_class", {"blueprints": {"include": ["uis/[/svc.ui.json"]}})
+seed("app_manifest", "bad_glob_stars", {"blueprints": {"include": ["ok/*.json", "uis/***/svc.ui.json"]}})
+seed("app_manifest", "bad_glob_recursive", {"blueprints": {"include": ["uis/a**/svc.ui.json"]}})
+seed("app_manifest", "glob_escapes_directory", {"blueprints": {"include": ["../../../etc/*", "/abs/**/svc.ui.json"]}})
+# Wrong types.
+seed("app_manifest", "app_is_text", {"app": "x"})
+seed("app_manifest", "gadgets_object", {"app": {"gadgets": {"package": "@acme/maps"}}})
+seed("app_manifest", "include_text", {"blueprints": {"include": "uis/*"}})
+seed("app_manifest", "ui_wrong_types", {"id": 7, "entryPoint": ["index.tsx"], "featured": "yes", "mount": "react"})
+seed("app_manifest", "top_level_array", [app])
+# Rules past the schema: transports, theme ids.
+seed("app_manifest", "gadget_relative_bundle", {"app": {"gadgets": [{"package": "@acme/maps", "version": "1", "bundleUrl": "/maps.js"}]}})
+seed("app_manifest", "gadget_bare_connect", {"app": {"gadgets": [{"package": "@acme/maps", "version": "1", "connect": ["tiles.example.com"]}]}})
+seed("app_manifest", "unknown_themes", {"app": {"availableThemeIds": ["neon", "plaid"]}})
+seed("app_manifest", "default_not_available", {"app": {"defaultThemeId": "default", "availableThemeIds": ["nope", "dark"]}})
+seed("app_manifest", "no_default_allowlist", {"app": {"availableThemeIds": ["nope", "dark"]}})
+seed("app_manifest", "nul_bytes", b'{"app":{"defaultThemeId":"default\\u0000"},"blueprints":{"include":["a\\u0000/*"]},"registry":"\x00"}')
+seed("app_manifest", "invalid_utf8", b'{"registry":"\xff\xfe"}')

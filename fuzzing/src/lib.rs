@@ -4,11 +4,13 @@
 //! `tests/corpus.rs` runs every committed seed (`fuzz/corpus/<target>/`) as an ordinary test and
 //! a crash found by the fuzzer becomes a regression test by adding its input to the corpus.
 
+mod app_manifest;
 mod contract;
 mod manifest;
 mod transport;
 mod tsx;
 
+pub use app_manifest::app_manifest;
 pub use contract::contract;
 pub use manifest::manifest;
 pub use transport::{jsonrpc_request, ws_frame};
@@ -19,12 +21,13 @@ pub type Body = fn(&[u8]);
 
 /// Every target: its name (the `fuzz/fuzz_targets/<name>.rs` binary and the corpus directory)
 /// and its body.
-pub const TARGETS: [(&str, Body); 5] = [
+pub const TARGETS: [(&str, Body); 6] = [
     ("contract", contract),
     ("tsx_compile", tsx_compile),
     ("jsonrpc_request", jsonrpc_request),
     ("ws_frame", ws_frame),
     ("manifest", manifest),
+    ("app_manifest", app_manifest),
 ];
 
 /// The input as JSON, when it is JSON at all (what every JSON-fed body starts from).

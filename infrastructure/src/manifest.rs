@@ -1,36 +1,17 @@
 //! The app manifest `svc.json` and the `svc.ui.json` files its `blueprints.include` globs name:
-//! read, validated against the JSON Schemas in `docs/schemas/`, and turned into what the
-//! application wires (declared gadgets, theme settings, manifest UI drafts). Every failure is one
-//! message naming the file, the path inside it and the rule.
+//! read from disk, checked by `svc-manifest` (schemas in `docs/schemas/`, gadget transports, theme
+//! ids, glob syntax), the globs matched, and turned into what the application wires (declared
+//! gadgets, theme settings, manifest UI drafts). Every failure is one message naming the file, the
+//! path inside it and the rule.
 
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
-use serde::Deserialize;
-use serde_json::Value;
 use svc_application::services::blueprints::ManifestUiDraft;
 use svc_domain::gadgets::GadgetDescriptor;
-use svc_domain::session::SessionVariant;
-use svc_domain::themes;
+pub use svc_manifest::{MANIFEST_SCHEMA, ManifestError, UI_SCHEMA};
 
-/// The JSON Schema of `svc.json` (docs/schemas/svc.schema.json).
-pub const MANIFEST_SCHEMA: &str = include_str!("../../docs/schemas/svc.schema.json");
-/// The JSON Schema of `svc.ui.json` (docs/schemas/svc.ui.schema.json).
-pub const UI_SCHEMA: &str = include_str!("../../docs/schemas/svc.ui.schema.json");
 /// The manifest read from the working directory when `--manifest` is not given.
 pub const DEFAULT_MANIFEST: &str = "svc.json";
-
-static MANIFEST_VALIDATOR: LazyLock<jsonschema::Validator> = LazyLock::new(|| validator(MANIFEST_SCHEMA));
-static UI_VALIDATOR: LazyLock<jsonschema::Validator> = LazyLock::new(|| validator(UI_SCHEMA));
-
-fn validator(schema: &str) -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(schema).expect("the committed schema is JSON");
-    jsonschema::draft202012::new(&schema).expect("the committed schema compiles")
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ManifestError(pub String);
 
 /// What `svc.json` configures.
 #[derive(Debug, Clone, Default)]
@@ -43,47 +24,6 @@ pub struct Manifest {
     /// `None` without a `blueprints` section: the server then has no UI registry.
     pub uis: Option<Vec<ManifestUiDraft>>,
     pub registry: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RawManifest {
-    #[serde(default)]
-    app: RawApp,
-    blueprints: Option<RawBlueprints>,
-    registry: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct RawApp {
-    #[serde(default)]
-    gadgets: Vec<GadgetDescriptor>,
-    default_theme_id: Option<String>,
-    #[serde(default)]
-    available_theme_ids: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct RawBlueprints {
-    include: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RawUi {
-    id: String,
-    name: Option<String>,
-    #[serde(default)]
-    description: String,
-    category: Option<String>,
-    contract: Option<Value>,
-    entry_point: String,
-    fixture_props: Option<Value>,
-    #[serde(default)]
-    featured: bool,
-    /// `render` (default) or `mcpApps`; the schema admits no other value.
-    mount: Option<String>,
 }
 
 /// The manifest to load: `explicit` (which must exist), else `svc.json` in the working
@@ -99,103 +39,39 @@ pub fn locate(explicit: Option<&Path>) -> Result<Option<PathBuf>, ManifestError>
     }
 }
 
-/// Reads a JSON file and checks it against `schema`.
-fn read_checked(file: &Path, schema: &jsonschema::Validator) -> Result<Value, ManifestError> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| ManifestError(format!("{}: cannot read: {e}", file.display())))?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
-        ManifestError(format!(
-            "{}: not JSON: {e} (line {}, column {})",
-            file.display(),
-            e.line(),
-            e.column()
-        ))
-    })?;
-    let errors: Vec<String> = schema
-        .iter_errors(&value)
-        .take(3)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            let at = if at.is_empty() { "/".to_owned() } else { at };
-            format!("at {at}: {e} (rule: {})", e.kind().keyword())
-        })
-        .collect();
-    if !errors.is_empty() {
-        return Err(ManifestError(format!("{}: {}", file.display(), errors.join("; "))));
-    }
-    Ok(value)
+/// The text of `file`, or why it cannot be read.
+fn read(file: &Path) -> Result<String, ManifestError> {
+    std::fs::read_to_string(file).map_err(|e| ManifestError(format!("{}: cannot read: {e}", file.display())))
+}
+
+/// `error` as said about `file`.
+fn in_file(file: &Path, error: ManifestError) -> ManifestError {
+    ManifestError(format!("{}: {error}", file.display()))
 }
 
 /// Loads and checks `file` and every `svc.ui.json` it includes.
 pub fn load(file: &Path) -> Result<Manifest, ManifestError> {
-    let value = read_checked(file, &MANIFEST_VALIDATOR)?;
-    let raw: RawManifest =
-        serde_json::from_value(value).map_err(|e| ManifestError(format!("{}: {e}", file.display())))?;
-    for (index, gadget) in raw.app.gadgets.iter().enumerate() {
-        gadget
-            .check_transport()
-            .map_err(|rule| ManifestError(format!("{}: at /app/gadgets/{index}/{rule}", file.display())))?;
-    }
-    let (default_theme_id, available_theme_ids) = theme_settings(file, &raw.app)?;
+    let parsed = svc_manifest::parse_manifest(read(file)?.as_bytes()).map_err(|e| in_file(file, e))?;
     let base = file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let uis = raw.blueprints.map(|b| load_uis(file, &base, &b.include)).transpose()?;
+    let uis = parsed
+        .blueprint_includes
+        .map(|patterns| load_uis(file, &base, &patterns))
+        .transpose()?;
     Ok(Manifest {
         file: file.to_path_buf(),
-        gadgets: raw.app.gadgets,
-        default_theme_id,
-        available_theme_ids,
+        gadgets: parsed.gadgets,
+        default_theme_id: parsed.default_theme_id,
+        available_theme_ids: parsed.available_theme_ids,
         uis,
-        registry: raw.registry,
+        registry: parsed.registry,
     })
-}
-
-fn theme_settings(file: &Path, app: &RawApp) -> Result<(String, Vec<String>), ManifestError> {
-    let fail = |at: &str, rule: String| ManifestError(format!("{}: at {at}: {rule}", file.display()));
-    let available = themes::filter_by_allowlist(themes::catalog(), &app.available_theme_ids);
-    if !app.available_theme_ids.is_empty() && available.is_empty() {
-        return Err(fail(
-            "/app/availableThemeIds",
-            format!(
-                "none of these ids is a registered theme (registered: {})",
-                registered_themes()
-            ),
-        ));
-    }
-    let default = match &app.default_theme_id {
-        Some(id) if !themes::is_registered(id) => {
-            return Err(fail(
-                "/app/defaultThemeId",
-                format!("`{id}` is not a registered theme (registered: {})", registered_themes()),
-            ));
-        }
-        Some(id) if !app.available_theme_ids.is_empty() && !available.iter().any(|t| t.id == *id) => {
-            return Err(fail(
-                "/app/defaultThemeId",
-                format!("`{id}` is not in availableThemeIds"),
-            ));
-        }
-        Some(id) => id.clone(),
-        None if app.available_theme_ids.is_empty() => themes::DEFAULT_THEME_ID.to_owned(),
-        None => match available.iter().find(|t| t.id == themes::DEFAULT_THEME_ID) {
-            Some(t) => t.id.clone(),
-            None => available[0].id.clone(),
-        },
-    };
-    Ok((default, app.available_theme_ids.clone()))
-}
-
-fn registered_themes() -> String {
-    themes::catalog()
-        .iter()
-        .map(|t| t.id.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn load_uis(file: &Path, base: &Path, patterns: &[String]) -> Result<Vec<ManifestUiDraft>, ManifestError> {
     let mut paths: Vec<PathBuf> = Vec::new();
     for (i, pattern) in patterns.iter().enumerate() {
         let full = base.join(pattern);
+        // The pattern itself is checked already; the manifest's directory may still hold `[`.
         let matches = glob::glob(&full.to_string_lossy()).map_err(|e| {
             ManifestError(format!(
                 "{}: at /blueprints/include/{i}: `{pattern}` is not a glob pattern: {e}",
@@ -220,13 +96,12 @@ fn load_uis(file: &Path, base: &Path, patterns: &[String]) -> Result<Vec<Manifes
 }
 
 fn load_ui(file: &Path) -> Result<ManifestUiDraft, ManifestError> {
-    let value = read_checked(file, &UI_VALIDATOR)?;
-    let raw: RawUi = serde_json::from_value(value).map_err(|e| ManifestError(format!("{}: {e}", file.display())))?;
+    let ui = svc_manifest::parse_ui(read(file)?.as_bytes()).map_err(|e| in_file(file, e))?;
     let entry = file
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default()
-        .join(&raw.entry_point);
+        .join(&ui.entry_point);
     let source = std::fs::read_to_string(&entry).map_err(|e| {
         ManifestError(format!(
             "{}: at /entryPoint: cannot read {}: {e}",
@@ -236,18 +111,15 @@ fn load_ui(file: &Path) -> Result<ManifestUiDraft, ManifestError> {
     })?;
     Ok(ManifestUiDraft {
         file: file.display().to_string(),
-        name: raw.name.unwrap_or_else(|| raw.id.clone()),
-        id: raw.id,
-        description: raw.description,
-        category: raw.category.unwrap_or_else(|| "manifest".to_owned()),
-        contract: raw.contract.unwrap_or_else(|| Value::Object(Default::default())),
+        id: ui.id,
+        name: ui.name,
+        description: ui.description,
+        category: ui.category,
+        contract: ui.contract,
         source,
-        fixture_props: raw.fixture_props,
-        featured: raw.featured,
-        mount: match raw.mount.as_deref() {
-            Some("mcpApps") => SessionVariant::McpApps,
-            _ => SessionVariant::Render,
-        },
+        fixture_props: ui.fixture_props,
+        featured: ui.featured,
+        mount: ui.mount,
     })
 }
 

@@ -122,9 +122,12 @@ async fn a_failing_request_rolls_back_only_its_own_statements(db: DatabaseConnec
                 .await
         })
     };
+    // Queued one by one, so the batch runs them in this order whatever the scheduler does.
     let before = spawn_write(vec![insert(1)]);
+    wait_until_queued(&writer, 1).await;
     // Writes 2, then fails on a duplicate of 1: its 2 must not survive.
     let failing = spawn_write(vec![insert(2), insert(1)]);
+    wait_until_queued(&writer, 2).await;
     let after = spawn_write(vec![insert(3)]);
     wait_until_queued(&writer, 3).await;
     release.send(()).unwrap();

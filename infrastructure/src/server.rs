@@ -51,52 +51,8 @@ use crate::open_files::PatientAcceptor;
 use crate::settings::Settings;
 use crate::system::{RandomIds, SystemClock};
 
-/// `--public-demo`: the per-address limit of cold generations; none otherwise.
-fn public_demo_limit(settings: &Settings) -> Result<Option<GenerationLimit>, StartError> {
-    let demo = &settings.public_demo;
-    if !demo.enabled {
-        return Ok(None);
-    }
-    if demo.generations_per_window == 0 {
-        return Err(StartError::Config(
-            "public_demo.generations_per_window must be at least 1".into(),
-        ));
-    }
-    let window = i64::try_from(demo.window_seconds)
-        .ok()
-        .filter(|s| *s > 0)
-        .and_then(chrono::TimeDelta::try_seconds)
-        .ok_or_else(|| StartError::Config("public_demo.window_seconds must be a positive number".into()))?;
-    tracing::info!(
-        generations = demo.generations_per_window,
-        window_seconds = demo.window_seconds,
-        trust_proxy = demo.trust_proxy,
-        "public demo: cold generations are limited per remote address"
-    );
-    Ok(Some(GenerationLimit::per_address(WindowQuota::new(
-        demo.generations_per_window,
-        window,
-    ))))
-}
-
-/// `[connections]`: deadlines and the cap, each at least 1.
-fn connection_limits(settings: &Settings) -> Result<ConnectionLimits, StartError> {
-    let c = &settings.connections;
-    let positive = |name: &str, value: u64| {
-        (value > 0)
-            .then_some(value)
-            .ok_or_else(|| StartError::Config(format!("connections.{name} must be at least 1")))
-    };
-    Ok(ConnectionLimits {
-        header_read_timeout: Duration::from_secs(positive(
-            "header_read_timeout_seconds",
-            c.header_read_timeout_seconds,
-        )?),
-        idle_timeout: Duration::from_secs(positive("idle_timeout_seconds", c.idle_timeout_seconds)?),
-        max_connections: usize::try_from(positive("max_connections", c.max_connections as u64)?).unwrap_or(usize::MAX),
-        health_headroom: c.health_headroom,
-    })
-}
+mod limits;
+use limits::{connection_limits, public_demo_limit, tool_call_limit};
 
 /// The pollable tools of `streamSpec[*].source.tool` channels: `svc_get_session` and the HTTP
 /// data sources of `[[live.poll_tools]]` (docs/live-channel.md).
@@ -195,33 +151,6 @@ fn public_urls(settings: &Settings, base_url: &str) -> Result<PublicUrls, StartE
         urls.ws = ws_url.to_owned();
     }
     Ok(urls)
-}
-
-/// The tool-call limiter of `[tool_calls]`; `None` when `calls_per_window` is 0.
-fn tool_call_limit(settings: &Settings, clock: Arc<dyn Clock>) -> Result<Option<ToolCallLimiter>, StartError> {
-    let t = &settings.tool_calls;
-    if t.calls_per_window == 0 {
-        return Ok(None);
-    }
-    let per = match t.per.as_str() {
-        "identity" => LimitedPer::Identity,
-        "app" => LimitedPer::App,
-        other => {
-            return Err(StartError::Config(format!(
-                "tool_calls.per must be identity or app, not `{other}`"
-            )));
-        }
-    };
-    let window = i64::try_from(t.window_seconds)
-        .ok()
-        .filter(|s| *s > 0)
-        .and_then(chrono::TimeDelta::try_seconds)
-        .ok_or_else(|| StartError::Config("tool_calls.window_seconds must be a positive number".into()))?;
-    Ok(Some(ToolCallLimiter::new(
-        per,
-        WindowQuota::new(t.calls_per_window, window),
-        clock,
-    )))
 }
 
 /// What a program embedding the server adds to the settings (`crate::embed`).

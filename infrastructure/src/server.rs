@@ -370,14 +370,27 @@ impl Application {
         // One group-commit writer on SQLite for the warm path's writes (handshakes, sessions,
         // gestures, deliveries): concurrent requests share a commit and its fsync.
         let writer = svc_sql::Writer::for_database(&db);
+        // Where this process alone writes (the writer's database), the read paths' rows are
+        // also kept in memory; the repositories forget a session after each write of it.
+        let reads = writer.as_ref().map(|_| svc_sql::ReadCache::new());
         let ports = AgentPorts {
             clock: clock.clone(),
             ids: ids.clone(),
             apps: apps.clone(),
             handshakes: Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(writer.clone())),
-            sessions: Arc::new(SeaOrmSessionRepository::new(db.clone()).with_writer(writer.clone())),
-            events: Arc::new(SeaOrmEventRepository::new(db.clone()).with_writer(writer)),
-            blueprints: Arc::new(SeaOrmBlueprintRepository::new(db.clone())),
+            sessions: Arc::new(
+                SeaOrmSessionRepository::new(db.clone())
+                    .with_writer(writer.clone())
+                    .with_read_cache(reads.clone()),
+            ),
+            events: Arc::new(
+                SeaOrmEventRepository::new(db.clone())
+                    .with_writer(writer)
+                    .with_read_cache(reads),
+            ),
+            blueprints: Arc::new(svc_application::services::blueprints::BlueprintReadCache::new(
+                Arc::new(SeaOrmBlueprintRepository::new(db.clone())),
+            )),
             bus,
             generator: Arc::new(generators.catalog),
             compiler,

@@ -12,6 +12,7 @@ mod pair_codes;
 mod pg_event_bus;
 mod pool_usage;
 mod rate_windows;
+mod read_cache;
 
 pub mod agent;
 pub mod hosted;
@@ -30,3 +31,4 @@ pub use pair_codes::SqlPairCodes;
 pub use pg_event_bus::{PgBusTasks, PgEventBus};
 pub use pool_usage::SqlxPoolUsage;
 pub use rate_windows::SqlSharedWindows;
+pub use read_cache::ReadCache;

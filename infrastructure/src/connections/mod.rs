@@ -4,6 +4,7 @@
 
 mod activity;
 mod connection;
+mod detached_head;
 mod slots;
 
 use std::future::Future;

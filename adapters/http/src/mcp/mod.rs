@@ -73,7 +73,10 @@ where
         Ok(b) => b,
         Err(_) => return crate::body_limit::too_large(MAX_BODY_BYTES),
     };
-    match jsonrpc::parse(&bytes) {
+    let incoming = jsonrpc::parse(&bytes);
+    // The body may share hyper's read buffer; a held request (a long-poll) must not pin it.
+    drop(bytes);
+    match incoming {
         Err(failure) => failure.into_response(Value::Null),
         Ok(Incoming::NoReply) => StatusCode::ACCEPTED.into_response(),
         Ok(Incoming::Notification { method, params }) => {

@@ -14,6 +14,7 @@ use super::seam::{from_text, to_text};
 use crate::backend;
 use crate::errors::{begin_write, lost_race, repository_error};
 use crate::group_commit::Writer;
+use crate::read_cache::ReadCache;
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
 /// Stream `seq` counts per session, across channels, so one `fromSeq` cursor resumes them all
@@ -23,11 +24,16 @@ const MAX_SEQUENCE_ATTEMPTS: usize = 16;
 pub struct SeaOrmEventRepository {
     db: DatabaseConnection,
     writer: Option<Writer>,
+    cache: Option<ReadCache>,
 }
 
 impl SeaOrmEventRepository {
     pub fn new(db: DatabaseConnection) -> Self {
-        Self { db, writer: None }
+        Self {
+            db,
+            writer: None,
+            cache: None,
+        }
     }
 
     /// Writes through the group-commit writer when there is one (SQLite).
@@ -36,13 +42,34 @@ impl SeaOrmEventRepository {
         self
     }
 
+    /// Answers "anything to drain?" and the last delivery `seq` through `cache`, which every
+    /// append here forgets (only for a database this process alone writes).
+    pub fn with_read_cache(mut self, cache: Option<ReadCache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    fn forget(&self, session_id: &str) {
+        if let Some(cache) = &self.cache {
+            cache.forget(session_id);
+        }
+    }
+
     /// One attempt to store a gesture: the stored row and whether this call stored it (a
     /// `clientSeq` seen before answers the first row again).
     async fn try_append_action(&self, event: &NewActionEvent) -> Result<(action_event::Model, bool), DbErr> {
-        if let Some(writer) = &self.writer {
-            let event = event.clone();
-            return writer.write(move |txn| Box::pin(append_action_rows(txn, event))).await;
-        }
+        let stored = match &self.writer {
+            Some(writer) => {
+                let owned = event.clone();
+                writer.write(move |txn| Box::pin(append_action_rows(txn, owned))).await
+            }
+            None => self.append_action_directly(event).await,
+        };
+        self.forget(&event.session_id);
+        stored
+    }
+
+    async fn append_action_directly(&self, event: &NewActionEvent) -> Result<(action_event::Model, bool), DbErr> {
         let txn = begin_write(&self.db).await?;
         let stored = append_action_rows(&txn, event.clone()).await?;
         txn.commit().await?;
@@ -50,21 +77,56 @@ impl SeaOrmEventRepository {
     }
 
     async fn try_append_stream(&self, envelope: &StreamEnvelope) -> Result<i64, DbErr> {
-        if let Some(writer) = &self.writer {
-            let envelope = envelope.clone();
-            return writer
-                .write(move |txn| Box::pin(append_stream_row(txn, envelope)))
-                .await;
-        }
+        let seq = match &self.writer {
+            Some(writer) => {
+                let owned = envelope.clone();
+                writer.write(move |txn| Box::pin(append_stream_row(txn, owned))).await
+            }
+            None => self.append_stream_directly(envelope).await,
+        };
+        self.forget(&envelope.session_id);
+        seq
+    }
+
+    async fn append_stream_directly(&self, envelope: &StreamEnvelope) -> Result<i64, DbErr> {
         let txn = begin_write(&self.db).await?;
         let seq = append_stream_row(&txn, envelope.clone()).await?;
         txn.commit().await?;
         Ok(seq)
     }
 
-    /// Whether the session holds a gesture nobody drained: a read, so an empty drain (the usual
-    /// `svc_consume`) never takes the write lock.
+    /// Whether the session holds a gesture nobody drained: a read (answered from the cache when
+    /// the session is known quiet), so an empty drain (the usual `svc_consume`) never takes the
+    /// write lock.
     async fn has_undrained(&self, session_id: &str) -> Result<bool, DbErr> {
+        let Some(cache) = &self.cache else {
+            return self.has_undrained_stored(session_id).await;
+        };
+        if cache.is_quiet(session_id) {
+            return Ok(false);
+        }
+        let ticket = cache.ticket(session_id);
+        let undrained = self.has_undrained_stored(session_id).await?;
+        if !undrained {
+            cache.keep_quiet(&ticket, session_id);
+        }
+        Ok(undrained)
+    }
+
+    async fn last_stream_seq_stored(&self, session_id: &str) -> Result<i64, RepositoryError> {
+        let last: Option<i64> = stream_envelope::Entity::find()
+            .select_only()
+            .column_as(stream_envelope::Column::Seq.max(), "max")
+            .filter(stream_envelope::Column::SessionId.eq(session_id))
+            .into_tuple::<Option<i64>>()
+            .one(&self.db)
+            .await
+            .map_err(repository_error)?
+            .flatten();
+        Ok(last.unwrap_or(0))
+    }
+
+    async fn has_undrained_stored(&self, session_id: &str) -> Result<bool, DbErr> {
         let first = action_event::Entity::find()
             .select_only()
             .column(action_event::Column::Sequence)
@@ -275,16 +337,16 @@ impl EventRepository for SeaOrmEventRepository {
     }
 
     async fn last_stream_seq(&self, session_id: &str) -> Result<i64, RepositoryError> {
-        let last: Option<i64> = stream_envelope::Entity::find()
-            .select_only()
-            .column_as(stream_envelope::Column::Seq.max(), "max")
-            .filter(stream_envelope::Column::SessionId.eq(session_id))
-            .into_tuple::<Option<i64>>()
-            .one(&self.db)
-            .await
-            .map_err(repository_error)?
-            .flatten();
-        Ok(last.unwrap_or(0))
+        let Some(cache) = &self.cache else {
+            return self.last_stream_seq_stored(session_id).await;
+        };
+        if let Some(seq) = cache.last_seq(session_id) {
+            return Ok(seq);
+        }
+        let ticket = cache.ticket(session_id);
+        let seq = self.last_stream_seq_stored(session_id).await?;
+        cache.keep_last_seq(&ticket, session_id, seq);
+        Ok(seq)
     }
 
     async fn actions_since(

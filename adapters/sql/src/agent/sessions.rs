@@ -12,21 +12,51 @@ use super::entities::{session, session_history};
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::{begin_write, repository_error};
 use crate::group_commit::Writer;
+use crate::read_cache::ReadCache;
 
 pub struct SeaOrmSessionRepository {
     db: DatabaseConnection,
     writer: Option<Writer>,
+    cache: Option<ReadCache>,
 }
 
 impl SeaOrmSessionRepository {
     pub fn new(db: DatabaseConnection) -> Self {
-        Self { db, writer: None }
+        Self {
+            db,
+            writer: None,
+            cache: None,
+        }
     }
 
     /// Writes through the group-commit writer when there is one (SQLite).
     pub fn with_writer(mut self, writer: Option<Writer>) -> Self {
         self.writer = writer;
         self
+    }
+
+    /// Reads sessions through `cache` (only for a database this process alone writes).
+    pub fn with_read_cache(mut self, cache: Option<ReadCache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    fn forget(&self, session_id: &str) {
+        if let Some(cache) = &self.cache {
+            cache.forget(session_id);
+        }
+    }
+
+    async fn get_stored(&self, session_id: &str) -> Result<Option<(SessionRecord, usize)>, RepositoryError> {
+        let Some(m) = session::Entity::find_by_id(session_id.to_owned())
+            .one(&self.db)
+            .await
+            .map_err(repository_error)?
+        else {
+            return Ok(None);
+        };
+        let stored_bytes = m.props.len() + m.contract.len() + m.context_snapshot.len() + m.intent.len();
+        Ok(Some((record(m)?, stored_bytes)))
     }
 }
 
@@ -160,12 +190,18 @@ impl SessionRepository for SeaOrmSessionRepository {
     }
 
     async fn get(&self, session_id: &str) -> Result<Option<SessionRecord>, RepositoryError> {
-        session::Entity::find_by_id(session_id.to_owned())
-            .one(&self.db)
-            .await
-            .map_err(repository_error)?
-            .map(record)
-            .transpose()
+        let Some(cache) = &self.cache else {
+            return Ok(self.get_stored(session_id).await?.map(|(record, _)| record));
+        };
+        if let Some(record) = cache.session(session_id) {
+            return Ok(Some(record));
+        }
+        let ticket = cache.ticket(session_id);
+        let stored = self.get_stored(session_id).await?;
+        if let Some((record, stored_bytes)) = &stored {
+            cache.keep_session(&ticket, record, *stored_bytes);
+        }
+        Ok(stored.map(|(record, _)| record))
     }
 
     async fn save_head(
@@ -177,16 +213,18 @@ impl SessionRepository for SeaOrmSessionRepository {
     ) -> Result<bool, RepositoryError> {
         let (id, head, frozen) = (session_id.to_owned(), head.clone(), frozen.cloned());
         if let Some(writer) = &self.writer {
-            return writer
+            let saved = writer
                 .write(move |txn| Box::pin(save_head_rows(txn, id, revision, head, frozen)))
-                .await
-                .map_err(repository_error);
+                .await;
+            self.forget(session_id);
+            return saved.map_err(repository_error);
         }
         let txn = begin_write(&self.db).await.map_err(repository_error)?;
         let saved = save_head_rows(&txn, id, revision, head, frozen)
             .await
             .map_err(repository_error)?;
         txn.commit().await.map_err(repository_error)?;
+        self.forget(session_id);
         Ok(saved)
     }
 
@@ -201,15 +239,16 @@ impl SessionRepository for SeaOrmSessionRepository {
 
     async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<(), RepositoryError> {
         let (id, snapshot) = (session_id.to_owned(), to_text(snapshot));
-        match &self.writer {
+        let written = match &self.writer {
             Some(writer) => {
                 writer
                     .write(move |txn| Box::pin(set_snapshot_row(txn, id, snapshot)))
                     .await
             }
             None => set_snapshot_row(&self.db, id, snapshot).await,
-        }
-        .map_err(repository_error)
+        };
+        self.forget(session_id);
+        written.map_err(repository_error)
     }
 
     async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>, RepositoryError> {

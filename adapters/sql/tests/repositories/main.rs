@@ -18,4 +18,5 @@ mod operator_orgs;
 mod operator_wallets;
 mod rate_windows;
 mod registry_repositories;
+mod session_read_cache;
 mod stored_column_corruption;

@@ -13,6 +13,7 @@ mod building;
 mod index;
 mod manifest;
 mod pool;
+mod read_cache;
 mod search;
 
 use std::collections::HashSet;
@@ -29,6 +30,7 @@ use crate::ports::blueprints::{BlueprintRecord, BlueprintRepository, EmbedError,
 pub use index::{BlueprintEntry, IndexedBlueprint, VectorIndex};
 pub use manifest::{MANIFEST_CONTENT_TYPE, MCP_APPS_CONTENT_TYPE, ManifestBundle, ManifestUi, ManifestUiDraft};
 pub use pool::{POOL_FORMAT, POOL_VERSION, PoolBlueprint, PoolFile, PoolImport};
+pub use read_cache::BlueprintReadCache;
 pub use search::{RankedHit, SearchPage, SearchRow, SemanticMatch};
 
 /// Cosine similarity from which the handshake reuses a cached blueprint for a different intent

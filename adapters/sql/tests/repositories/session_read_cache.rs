@@ -1,0 +1,109 @@
+//! The session read cache (the server uses it on SQLite, where this process alone writes): a read
+//! through the repositories sees every write made through them, whichever repository made it.
+
+use chrono::Utc;
+use sea_orm::DatabaseConnection;
+use serde_json::json;
+use svc_application::ports::agent::{EventRepository, HostSession, NewActionEvent, SessionRecord, SessionRepository};
+use svc_domain::contract::Contract;
+use svc_domain::session::SessionHead;
+use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
+use svc_sql::{ReadCache, Writer};
+
+use crate::support;
+
+support::backend_tests!(reads_through_the_cache_see_every_write);
+
+fn session(id: &str) -> SessionRecord {
+    let now = Utc::now();
+    SessionRecord {
+        session_id: id.into(),
+        app_id: "app_1".into(),
+        intent: "card".into(),
+        blueprint_id: None,
+        contract: Contract::default(),
+        theme_id: None,
+        head: SessionHead::rendered(json!({ "title": "first" }), 3600, now),
+        failure: None,
+        host: HostSession::default(),
+        context_snapshot: json!({}),
+        event_sequence: 0,
+        created_at: now,
+        revision: 0,
+    }
+}
+
+fn gesture(id: &str) -> NewActionEvent {
+    NewActionEvent {
+        session_id: id.into(),
+        client_seq: None,
+        intent: "approve".into(),
+        action_data: json!({}),
+        ui_context: json!({}),
+        fired_at: Utc::now(),
+    }
+}
+
+async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
+    // The server's wiring: the group-commit writer on SQLite, direct writes elsewhere.
+    let writer = Writer::for_database(&db);
+    let cache = Some(ReadCache::new());
+    let sessions = SeaOrmSessionRepository::new(db.clone())
+        .with_writer(writer.clone())
+        .with_read_cache(cache.clone());
+    let events = SeaOrmEventRepository::new(db.clone())
+        .with_writer(writer)
+        .with_read_cache(cache);
+    sessions.insert(&session("s1")).await.unwrap();
+
+    let read = sessions.get("s1").await.unwrap().unwrap();
+    assert_eq!(read.head.props, json!({ "title": "first" }));
+    let mut head = read.head.clone();
+    head.props = json!({ "title": "second" });
+    head.epoch = 2;
+    assert!(sessions.save_head("s1", read.revision, &head, None).await.unwrap());
+    let read = sessions.get("s1").await.unwrap().unwrap();
+    assert_eq!(
+        read.head.props,
+        json!({ "title": "second" }),
+        "the new head, not the kept one"
+    );
+    assert_eq!(read.revision, 1);
+
+    sessions
+        .set_context_snapshot("s1", &json!({ "tab": "b" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        sessions.get("s1").await.unwrap().unwrap().context_snapshot,
+        json!({ "tab": "b" })
+    );
+
+    assert!(
+        events.drain("s1", Utc::now()).await.unwrap().is_empty(),
+        "nothing yet (now known quiet)"
+    );
+    events.append_action(&gesture("s1")).await.unwrap();
+    assert_eq!(
+        sessions.get("s1").await.unwrap().unwrap().event_sequence,
+        1,
+        "the gesture moved the sequence"
+    );
+    assert_eq!(
+        events.drain("s1", Utc::now()).await.unwrap().len(),
+        1,
+        "a quiet session that got a gesture drains it"
+    );
+    assert!(events.drain("s1", Utc::now()).await.unwrap().is_empty());
+
+    assert_eq!(events.last_stream_seq("s1").await.unwrap(), 0);
+    let delivered = events
+        .append_stream("s1", "ticks", "append", &json!({ "n": 1 }), false, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(
+        events.last_stream_seq("s1").await.unwrap(),
+        delivered.seq,
+        "the cursor moved"
+    );
+}

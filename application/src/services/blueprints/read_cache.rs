@@ -1,0 +1,250 @@
+//! The reuse path's blueprint reads kept in memory for a moment: a warm handshake asks
+//! `find_exact` and its render asks `get`, and both answer whole records (source and compiled
+//! code) that change only when a blueprint is stored, edited or deleted.
+//!
+//! A write through this repository forgets everything at once (writes are rare: a generation,
+//! an import, an operator's edit). A write elsewhere (another replica, the CLI) is seen within
+//! [`FRESHNESS`]. A read that raced a write here is not kept: every write bumps a generation,
+//! and a reader stores its answer only if the generation it noted before the query held.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use moka::sync::Cache;
+
+use crate::ports::RepositoryError;
+use crate::ports::agent::{BlueprintRecord, BlueprintRepository};
+use crate::ports::blueprints::{BlueprintChange, BlueprintFilter, BlueprintSummary, StoredEmbedding};
+
+/// How long another process's change can go unseen here.
+const FRESHNESS: Duration = Duration::from_secs(1);
+/// Records kept (each holds a component's source and code).
+const ENTRIES: u64 = 4096;
+
+type Result<T> = std::result::Result<T, RepositoryError>;
+type ExactKey = (String, String, String, String);
+
+pub struct BlueprintReadCache {
+    inner: Arc<dyn BlueprintRepository>,
+    generation: AtomicU64,
+    by_id: Cache<String, Option<Arc<BlueprintRecord>>>,
+    exact: Cache<ExactKey, Option<Arc<BlueprintRecord>>>,
+}
+
+impl BlueprintReadCache {
+    pub fn new(inner: Arc<dyn BlueprintRepository>) -> Self {
+        Self {
+            inner,
+            generation: AtomicU64::new(0),
+            by_id: fresh_cache(),
+            exact: fresh_cache(),
+        }
+    }
+
+    /// Called after every write: nothing read before it is answered again.
+    fn forget_all(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.by_id.invalidate_all();
+        self.exact.invalidate_all();
+    }
+
+    /// Stores `answer` under `key` unless a write happened since `generation` was noted.
+    fn keep<K>(
+        &self,
+        cache: &Cache<K, Option<Arc<BlueprintRecord>>>,
+        key: K,
+        answer: &Option<BlueprintRecord>,
+        generation: u64,
+    ) where
+        K: std::hash::Hash + Eq + Send + Sync + Clone + 'static,
+    {
+        cache.insert(key.clone(), answer.clone().map(Arc::new));
+        if self.generation.load(Ordering::SeqCst) != generation {
+            cache.invalidate(&key);
+        }
+    }
+
+    fn noted(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+}
+
+fn fresh_cache<K: std::hash::Hash + Eq + Send + Sync + 'static>() -> Cache<K, Option<Arc<BlueprintRecord>>> {
+    Cache::builder().max_capacity(ENTRIES).time_to_live(FRESHNESS).build()
+}
+
+fn owned(cached: Option<Arc<BlueprintRecord>>) -> Option<BlueprintRecord> {
+    cached.map(|record| (*record).clone())
+}
+
+#[async_trait::async_trait]
+impl BlueprintRepository for BlueprintReadCache {
+    async fn insert(&self, record: &BlueprintRecord) -> Result<()> {
+        let done = self.inner.insert(record).await;
+        self.forget_all();
+        done
+    }
+
+    async fn insert_if_absent(&self, record: &BlueprintRecord) -> Result<bool> {
+        let done = self.inner.insert_if_absent(record).await;
+        self.forget_all();
+        done
+    }
+
+    async fn upsert(&self, record: &BlueprintRecord) -> Result<()> {
+        let done = self.inner.upsert(record).await;
+        self.forget_all();
+        done
+    }
+
+    async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>> {
+        if let Some(cached) = self.by_id.get(blueprint_id) {
+            return Ok(owned(cached));
+        }
+        let generation = self.noted();
+        let answer = self.inner.get(blueprint_id).await?;
+        self.keep(&self.by_id, blueprint_id.to_owned(), &answer, generation);
+        Ok(answer)
+    }
+
+    async fn find_exact(
+        &self,
+        app_id: &str,
+        intent: &str,
+        contract_hash: &str,
+        variant_key: &str,
+    ) -> Result<Option<BlueprintRecord>> {
+        let key = (
+            app_id.to_owned(),
+            intent.to_owned(),
+            contract_hash.to_owned(),
+            variant_key.to_owned(),
+        );
+        if let Some(cached) = self.exact.get(&key) {
+            return Ok(owned(cached));
+        }
+        let generation = self.noted();
+        let answer = self
+            .inner
+            .find_exact(app_id, intent, contract_hash, variant_key)
+            .await?;
+        self.keep(&self.exact, key, &answer, generation);
+        Ok(answer)
+    }
+
+    async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool> {
+        self.inner.intent_cached(app_id, intent).await
+    }
+
+    async fn list(&self, filter: &BlueprintFilter) -> Result<Vec<BlueprintRecord>> {
+        self.inner.list(filter).await
+    }
+
+    async fn summaries(&self, since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>> {
+        self.inner.summaries(since).await
+    }
+
+    async fn ids(&self) -> Result<Vec<String>> {
+        self.inner.ids().await
+    }
+
+    async fn set_embedding(&self, blueprint_id: &str, embedding: &StoredEmbedding) -> Result<()> {
+        let done = self.inner.set_embedding(blueprint_id, embedding).await;
+        self.forget_all();
+        done
+    }
+
+    async fn update(
+        &self,
+        app_id: &str,
+        blueprint_id: &str,
+        change: &BlueprintChange,
+        at: DateTime<Utc>,
+    ) -> Result<bool> {
+        let done = self.inner.update(app_id, blueprint_id, change, at).await;
+        self.forget_all();
+        done
+    }
+
+    async fn delete(&self, app_id: &str, blueprint_id: &str) -> Result<bool> {
+        let done = self.inner.delete(app_id, blueprint_id).await;
+        self.forget_all();
+        done
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use super::*;
+    use crate::testing::InMemoryAgentStore;
+    use chrono::Utc;
+
+    fn record(id: &str, intent: &str) -> BlueprintRecord {
+        BlueprintRecord {
+            blueprint_id: id.into(),
+            app_id: "app".into(),
+            intent: intent.into(),
+            contract_hash: "h".into(),
+            variant_key: "v".into(),
+            source: format!("source of {id}"),
+            ..BlueprintRecord::blank(Utc::now())
+        }
+    }
+
+    fn wired() -> (Arc<InMemoryAgentStore>, BlueprintReadCache) {
+        let store = Arc::new(InMemoryAgentStore::default());
+        let cache = BlueprintReadCache::new(store.clone());
+        (store, cache)
+    }
+
+    #[tokio::test]
+    async fn a_write_here_is_seen_by_the_next_read() {
+        let (_, cache) = wired();
+        assert!(cache.find_exact("app", "card", "h", "v").await.unwrap().is_none());
+        cache.insert(&record("b1", "card")).await.unwrap();
+        let found = cache.find_exact("app", "card", "h", "v").await.unwrap();
+        assert_eq!(
+            found.map(|r| r.blueprint_id),
+            Some("b1".to_owned()),
+            "the cached miss is forgotten"
+        );
+        assert!(cache.get("b1").await.unwrap().is_some());
+        assert!(cache.delete("app", "b1").await.unwrap());
+        assert!(
+            cache.get("b1").await.unwrap().is_none(),
+            "the deleted record is not answered"
+        );
+        assert!(cache.find_exact("app", "card", "h", "v").await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn reads_are_answered_from_memory_until_fresh_runs_out() {
+        let (store, cache) = wired();
+        store.insert(&record("b1", "card")).await.unwrap();
+        assert!(cache.get("b1").await.unwrap().is_some());
+        // Another process deletes it: this replica answers from memory for at most FRESHNESS.
+        store.delete("app", "b1").await.unwrap();
+        assert!(cache.get("b1").await.unwrap().is_some(), "served from memory");
+        tokio::time::sleep(FRESHNESS + Duration::from_millis(50)).await;
+        assert!(cache.get("b1").await.unwrap().is_none(), "seen once fresh ran out");
+    }
+
+    #[tokio::test]
+    async fn a_read_that_raced_a_write_is_not_kept() {
+        let (store, cache) = wired();
+        store.insert(&record("b1", "card")).await.unwrap();
+        let before = cache.noted();
+        let stale = store.get("b1").await.unwrap();
+        cache
+            .update("app", "b1", &BlueprintChange::default(), Utc::now())
+            .await
+            .unwrap();
+        cache.keep(&cache.by_id, "b1".to_owned(), &stale, before);
+        assert!(
+            cache.by_id.get("b1").is_none(),
+            "the answer read before the write is dropped"
+        );
+    }
+}

@@ -73,7 +73,11 @@ pub async fn serve<Io>(
     let io = WatchedIo::new(io, activity.clone(), slot);
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         let endpoint = endpoint.clone();
-        let req = super::detached_head::detach(req);
+        let req = if super::detached_head::may_be_held(&req) {
+            super::detached_head::detach(req)
+        } else {
+            req
+        };
         let request = poem::Request::from((req, local.clone(), remote.clone(), scheme.clone()));
         async move {
             let allowed = admission == Admission::Full || PROBES.contains(&request.uri().path());

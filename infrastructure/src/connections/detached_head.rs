@@ -7,7 +7,13 @@
 //! per long-poll).
 
 use hyper::Request;
-use poem::http::{HeaderValue, Uri};
+use poem::http::{HeaderValue, Method, Uri};
+
+/// Whether a request can be held open for long (a JSON-RPC long-poll is a POST, a live poll a
+/// GET of `/_svc/poll/...`): only those are worth the copy (a few thousand instructions).
+pub fn may_be_held<B>(request: &Request<B>) -> bool {
+    request.method() == Method::POST || request.uri().path().starts_with("/_svc/poll/")
+}
 
 /// The same request, its URI and header values in allocations of their own.
 pub fn detach<B>(request: Request<B>) -> Request<B> {
@@ -42,5 +48,13 @@ mod tests {
         assert_eq!(detached.method(), "POST");
         assert_eq!(detached.headers()["authorization"], "Bearer k");
         assert_eq!(detached.headers()["x-custom"], "v");
+    }
+
+    #[test]
+    fn posts_and_live_polls_may_be_held() {
+        let request = |method: &str, uri: &str| Request::builder().method(method).uri(uri).body(()).unwrap();
+        assert!(may_be_held(&request("POST", "/mcp")));
+        assert!(may_be_held(&request("GET", "/_svc/poll/s1")));
+        assert!(!may_be_held(&request("GET", "/healthz")));
     }
 }

@@ -67,11 +67,13 @@ impl RpcFailure {
     }
 }
 
-/// A method's result: built for this request, or a document serialized once and shared by every
-/// request that asks for it (`tools/list`).
+/// A method's result: built for this request, a document serialized once and shared by every
+/// request that asks for it (`tools/list`), or one assembled from shared serialized pieces (a
+/// `resources/read` template filled in, written without being copied into one string).
 pub enum Reply {
     Built(Value),
     Shared(Arc<str>),
+    Pieces(Vec<bytes::Bytes>),
 }
 
 impl Reply {
@@ -80,6 +82,7 @@ impl Reply {
         match self {
             Self::Built(value) => value,
             Self::Shared(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
+            Self::Pieces(pieces) => serde_json::from_slice(&pieces.concat()).unwrap_or(Value::Null),
         }
     }
 }
@@ -99,6 +102,17 @@ pub fn success(id: Value, result: Reply) -> Response {
         Reply::Shared(result) => Response::builder()
             .content_type("application/json; charset=utf-8")
             .body(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)),
+        Reply::Pieces(pieces) => {
+            let head = bytes::Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#));
+            let body = super::pieces_body::PiecesBody::new(
+                std::iter::once(head)
+                    .chain(pieces)
+                    .chain(std::iter::once(bytes::Bytes::from_static(b"}"))),
+            );
+            Response::builder()
+                .content_type("application/json; charset=utf-8")
+                .body(body.into_poem())
+        }
     }
 }
 

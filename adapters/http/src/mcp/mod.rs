@@ -6,6 +6,7 @@ pub(crate) mod app_endpoint;
 pub(crate) mod cancellation;
 pub(crate) mod discover;
 pub(crate) mod jsonrpc;
+mod pieces_body;
 mod progress_stream;
 pub(crate) mod read_templates;
 mod render_meta;

@@ -13,6 +13,7 @@
 
 use std::sync::{Arc, LazyLock};
 
+use bytes::Bytes;
 use serde_json::Value;
 
 use super::resources::script_source;
@@ -25,9 +26,9 @@ const CACHE_BYTES: u64 = 64 * 1024 * 1024;
 static NONCE: LazyLock<String> = LazyLock::new(|| uuid::Uuid::new_v4().simple().to_string());
 
 /// The runtime's source as it appears inside the serialised `text` string.
-static ESCAPED_RUNTIME: LazyLock<Arc<str>> = LazyLock::new(|| {
+static ESCAPED_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| {
     let quoted = serde_json::to_string(&script_source(RUNTIME_JS)).expect("a string serialises");
-    Arc::from(&quoted[1..quoted.len() - 1])
+    Bytes::copy_from_slice(quoted[1..quoted.len() - 1].as_bytes())
 });
 
 /// What a hole of a template is filled with.
@@ -53,7 +54,7 @@ impl Hole {
 }
 
 enum Piece {
-    Text(String),
+    Text(Bytes),
     Hole(Hole),
 }
 
@@ -77,12 +78,12 @@ impl ReadTemplate {
                 .min_by_key(|(at, _, _)| *at);
             match next {
                 Some((at, hole, len)) => {
-                    pieces.push(Piece::Text(rest[..at].to_owned()));
+                    pieces.push(Piece::Text(Bytes::copy_from_slice(rest[..at].as_bytes())));
                     pieces.push(Piece::Hole(hole));
                     rest = &rest[at + len..];
                 }
                 None => {
-                    pieces.push(Piece::Text(rest.to_owned()));
+                    pieces.push(Piece::Text(Bytes::copy_from_slice(rest.as_bytes())));
                     break;
                 }
             }
@@ -90,20 +91,19 @@ impl ReadTemplate {
         Self { pieces }
     }
 
-    /// The serialised result for one request. `ws_token` and `expires_at` must need no JSON or
-    /// HTML escaping (a base64url token, an RFC 3339 time: they do not).
-    pub(crate) fn fill(&self, ws_token: &str, expires_at: &str) -> String {
-        let runtime = ESCAPED_RUNTIME.as_ref();
-        let mut out = String::with_capacity(self.own_bytes() + runtime.len() + 256);
-        for piece in &self.pieces {
-            out.push_str(match piece {
-                Piece::Text(text) => text,
-                Piece::Hole(Hole::WsToken) => ws_token,
-                Piece::Hole(Hole::ExpiresAt) => expires_at,
-                Piece::Hole(Hole::Runtime) => runtime,
-            });
-        }
-        out
+    /// The serialised result for one request, as pieces to write one after the other: the
+    /// template's own (shared, not copied) and the filled-in parts. `ws_token` and `expires_at`
+    /// must need no JSON or HTML escaping (a base64url token, an RFC 3339 time: they do not).
+    pub(crate) fn fill(&self, ws_token: &str, expires_at: &str) -> Vec<Bytes> {
+        self.pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Text(text) => text.clone(),
+                Piece::Hole(Hole::WsToken) => Bytes::copy_from_slice(ws_token.as_bytes()),
+                Piece::Hole(Hole::ExpiresAt) => Bytes::copy_from_slice(expires_at.as_bytes()),
+                Piece::Hole(Hole::Runtime) => ESCAPED_RUNTIME.clone(),
+            })
+            .collect()
     }
 
     fn own_bytes(&self) -> usize {
@@ -161,9 +161,11 @@ mod tests {
     fn a_filled_template_is_the_result_serialised_with_its_parts() {
         let with_holes = json!({ "text": format!("<a>{}</a>{}", Hole::WsToken.marker(), Hole::Runtime.marker()),
             "expiresAt": Hole::ExpiresAt.marker() });
-        let filled = ReadTemplate::of(&with_holes).fill("tok.en", "2026-11-27T00:00:00.000Z");
+        let filled: Vec<u8> = ReadTemplate::of(&with_holes)
+            .fill("tok.en", "2026-11-27T00:00:00.000Z")
+            .concat();
         let expected = json!({ "text": format!("<a>tok.en</a>{}", script_source(RUNTIME_JS)),
             "expiresAt": "2026-11-27T00:00:00.000Z" });
-        assert_eq!(filled, expected.to_string());
+        assert_eq!(String::from_utf8(filled).unwrap(), expected.to_string());
     }
 }

@@ -182,7 +182,7 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
             let shell = document(&json!({ "shell": true }), &Hole::Runtime.marker());
             ReadTemplate::of(&contents(state, uri, shell, None))
         });
-        return Ok(Reply::Shared(template.fill("", "").into()));
+        return Ok(Reply::Pieces(template.fill("", "")));
     }
     let Some(locator) = uri.strip_prefix(RENDER_URI_PREFIX) else {
         // Not a render locator at all: MCP's own "resource not found" (same code, -32002).
@@ -259,7 +259,7 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
         state.agent.now(),
     );
     let expires_at = expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    Ok(Reply::Shared(template.fill(&ws_token, &expires_at).into()))
+    Ok(Reply::Pieces(template.fill(&ws_token, &expires_at)))
 }
 
 /// An `mcpApps` session's mount: its declared MCP-Apps document, served as is (whatever the

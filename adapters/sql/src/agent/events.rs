@@ -14,7 +14,7 @@ use super::seam::{from_text, to_text};
 use crate::backend;
 use crate::errors::{begin_write, lost_race, repository_error};
 use crate::group_commit::Writer;
-use crate::read_cache::ReadCache;
+use crate::read_cache::{Changed, ReadCache};
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
 /// Stream `seq` counts per session, across channels, so one `fromSeq` cursor resumes them all
@@ -49,9 +49,9 @@ impl SeaOrmEventRepository {
         self
     }
 
-    fn forget(&self, session_id: &str) {
+    fn forget(&self, session_id: &str, changed: Changed) {
         if let Some(cache) = &self.cache {
-            cache.forget(session_id);
+            cache.forget(session_id, changed);
         }
     }
 
@@ -65,7 +65,7 @@ impl SeaOrmEventRepository {
             }
             None => self.append_action_directly(event).await,
         };
-        self.forget(&event.session_id);
+        self.forget(&event.session_id, Changed::Gestures);
         stored
     }
 
@@ -84,7 +84,7 @@ impl SeaOrmEventRepository {
             }
             None => self.append_stream_directly(envelope).await,
         };
-        self.forget(&envelope.session_id);
+        self.forget(&envelope.session_id, Changed::Deliveries);
         seq
     }
 

@@ -12,7 +12,7 @@ use super::entities::{session, session_history};
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::{begin_write, repository_error};
 use crate::group_commit::Writer;
-use crate::read_cache::ReadCache;
+use crate::read_cache::{Changed, ReadCache};
 
 pub struct SeaOrmSessionRepository {
     db: DatabaseConnection,
@@ -43,8 +43,30 @@ impl SeaOrmSessionRepository {
 
     fn forget(&self, session_id: &str) {
         if let Some(cache) = &self.cache {
-            cache.forget(session_id);
+            cache.forget(session_id, Changed::Row);
         }
+    }
+
+    async fn save_head_stored(
+        &self,
+        session_id: &str,
+        revision: i64,
+        head: &SessionHead,
+        frozen: Option<&FrozenCard>,
+    ) -> Result<bool, RepositoryError> {
+        let (id, head, frozen) = (session_id.to_owned(), head.clone(), frozen.cloned());
+        if let Some(writer) = &self.writer {
+            return writer
+                .write(move |txn| Box::pin(save_head_rows(txn, id, revision, head, frozen)))
+                .await
+                .map_err(repository_error);
+        }
+        let txn = begin_write(&self.db).await.map_err(repository_error)?;
+        let saved = save_head_rows(&txn, id, revision, head, frozen)
+            .await
+            .map_err(repository_error)?;
+        txn.commit().await.map_err(repository_error)?;
+        Ok(saved)
     }
 
     async fn get_stored(&self, session_id: &str) -> Result<Option<(SessionRecord, usize)>, RepositoryError> {
@@ -211,21 +233,14 @@ impl SessionRepository for SeaOrmSessionRepository {
         head: &SessionHead,
         frozen: Option<&FrozenCard>,
     ) -> Result<bool, RepositoryError> {
-        let (id, head, frozen) = (session_id.to_owned(), head.clone(), frozen.cloned());
-        if let Some(writer) = &self.writer {
-            let saved = writer
-                .write(move |txn| Box::pin(save_head_rows(txn, id, revision, head, frozen)))
-                .await;
-            self.forget(session_id);
-            return saved.map_err(repository_error);
+        let saved = self.save_head_stored(session_id, revision, head, frozen).await;
+        if let Some(cache) = &self.cache {
+            match saved {
+                Ok(true) => cache.saved_head(session_id, revision, head),
+                _ => cache.forget(session_id, Changed::Row),
+            }
         }
-        let txn = begin_write(&self.db).await.map_err(repository_error)?;
-        let saved = save_head_rows(&txn, id, revision, head, frozen)
-            .await
-            .map_err(repository_error)?;
-        txn.commit().await.map_err(repository_error)?;
-        self.forget(session_id);
-        Ok(saved)
+        saved
     }
 
     async fn frozen_props(&self, session_id: &str, epoch: u32) -> Result<Option<Value>, RepositoryError> {

@@ -70,6 +70,19 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
     );
     assert_eq!(read.revision, 1);
 
+    // A heartbeat (same props): the kept row takes the new head rather than being read again.
+    let mut beat = read.head.clone();
+    beat.last_activity_at += chrono::Duration::seconds(5);
+    assert!(sessions.save_head("s1", read.revision, &beat, None).await.unwrap());
+    let read = sessions.get("s1").await.unwrap().unwrap();
+    assert_eq!(read.head.last_activity_at, beat.last_activity_at);
+    assert_eq!(read.revision, 2);
+    assert!(
+        !sessions.save_head("s1", 1, &beat, None).await.unwrap(),
+        "a stale revision writes nothing"
+    );
+    assert_eq!(sessions.get("s1").await.unwrap().unwrap().revision, 2);
+
     sessions
         .set_context_snapshot("s1", &json!({ "tab": "b" }))
         .await

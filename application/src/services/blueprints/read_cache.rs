@@ -2,9 +2,10 @@
 //! `find_exact` and its render asks `get`, and both answer whole records (source and compiled
 //! code) that change only when a blueprint is stored, edited or deleted.
 //!
-//! A write through this repository forgets everything at once (writes are rare: a generation,
-//! an import, an operator's edit). A write elsewhere (another replica, the CLI) is seen within
-//! [`FRESHNESS`]. A read that raced a write here is not kept: every write bumps a generation,
+//! Only found records are kept: a miss is asked again, so a blueprint another replica just
+//! generated is reused at once. A write through this repository forgets everything at once
+//! (writes are rare: a generation, an import, an operator's edit); an edit or a delete elsewhere
+//! (another replica, the CLI) is seen within [`FRESHNESS`]. A read that raced a write here is not kept: every write bumps a generation,
 //! and a reader stores its answer only if the generation it noted before the query held.
 
 use std::sync::Arc;
@@ -29,8 +30,8 @@ type ExactKey = (String, String, String, String);
 pub struct BlueprintReadCache {
     inner: Arc<dyn BlueprintRepository>,
     generation: AtomicU64,
-    by_id: Cache<String, Option<Arc<BlueprintRecord>>>,
-    exact: Cache<ExactKey, Option<Arc<BlueprintRecord>>>,
+    by_id: Cache<String, Arc<BlueprintRecord>>,
+    exact: Cache<ExactKey, Arc<BlueprintRecord>>,
 }
 
 impl BlueprintReadCache {
@@ -50,17 +51,15 @@ impl BlueprintReadCache {
         self.exact.invalidate_all();
     }
 
-    /// Stores `answer` under `key` unless a write happened since `generation` was noted.
-    fn keep<K>(
-        &self,
-        cache: &Cache<K, Option<Arc<BlueprintRecord>>>,
-        key: K,
-        answer: &Option<BlueprintRecord>,
-        generation: u64,
-    ) where
+    /// Stores a found record under `key` unless a write happened since `generation` was noted.
+    fn keep<K>(&self, cache: &Cache<K, Arc<BlueprintRecord>>, key: K, answer: &Option<BlueprintRecord>, generation: u64)
+    where
         K: std::hash::Hash + Eq + Send + Sync + Clone + 'static,
     {
-        cache.insert(key.clone(), answer.clone().map(Arc::new));
+        let Some(found) = answer else {
+            return;
+        };
+        cache.insert(key.clone(), Arc::new(found.clone()));
         if self.generation.load(Ordering::SeqCst) != generation {
             cache.invalidate(&key);
         }
@@ -71,12 +70,12 @@ impl BlueprintReadCache {
     }
 }
 
-fn fresh_cache<K: std::hash::Hash + Eq + Send + Sync + 'static>() -> Cache<K, Option<Arc<BlueprintRecord>>> {
+fn fresh_cache<K: std::hash::Hash + Eq + Send + Sync + 'static>() -> Cache<K, Arc<BlueprintRecord>> {
     Cache::builder().max_capacity(ENTRIES).time_to_live(FRESHNESS).build()
 }
 
-fn owned(cached: Option<Arc<BlueprintRecord>>) -> Option<BlueprintRecord> {
-    cached.map(|record| (*record).clone())
+fn owned(cached: Arc<BlueprintRecord>) -> Option<BlueprintRecord> {
+    Some((*cached).clone())
 }
 
 #[async_trait::async_trait]
@@ -217,6 +216,17 @@ mod tests {
             "the deleted record is not answered"
         );
         assert!(cache.find_exact("app", "card", "h", "v").await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_miss_is_asked_again() {
+        let (store, cache) = wired();
+        assert!(cache.find_exact("app", "card", "h", "v").await.unwrap().is_none());
+        assert!(cache.get("b1").await.unwrap().is_none());
+        // Another replica generates it: the next lookup here finds it at once.
+        store.insert(&record("b1", "card")).await.unwrap();
+        assert!(cache.find_exact("app", "card", "h", "v").await.unwrap().is_some());
+        assert!(cache.get("b1").await.unwrap().is_some());
     }
 
     #[tokio::test]

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use poem::listener::{Acceptor, Listener, TcpListener};
 use sea_orm::{ConnectionTrait, DatabaseConnection};
-use svc_application::ports::agent::AppRepository;
+use svc_application::ports::agent::{AppRepository, BlueprintRepository};
 use svc_application::ports::auth::KeyStore;
 use svc_application::ports::pollable::PollableTool;
 use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationLimit, GenerationQueue};
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
-use svc_application::services::blueprints::BlueprintCatalog;
+use svc_application::services::blueprints::{BlueprintCatalog, BlueprintReadCache};
 use svc_application::services::cpu_gate::CpuGate;
 use svc_application::services::oauth::{
     AccountSignIn, ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
@@ -373,6 +373,12 @@ impl Application {
         // Where this process alone writes (the writer's database), the read paths' rows are
         // also kept in memory; the repositories forget a session after each write of it.
         let reads = writer.as_ref().map(|_| svc_sql::ReadCache::new());
+        let stored_blueprints: Arc<dyn BlueprintRepository> = Arc::new(SeaOrmBlueprintRepository::new(db.clone()));
+        // Replicas on a shared database would answer each other's deleted blueprints for a moment.
+        let blueprints: Arc<dyn BlueprintRepository> = match &reads {
+            Some(_) => Arc::new(BlueprintReadCache::new(stored_blueprints)),
+            None => stored_blueprints,
+        };
         let ports = AgentPorts {
             clock: clock.clone(),
             ids: ids.clone(),
@@ -388,9 +394,7 @@ impl Application {
                     .with_writer(writer)
                     .with_read_cache(reads),
             ),
-            blueprints: Arc::new(svc_application::services::blueprints::BlueprintReadCache::new(
-                Arc::new(SeaOrmBlueprintRepository::new(db.clone())),
-            )),
+            blueprints,
             bus,
             generator: Arc::new(generators.catalog),
             compiler,

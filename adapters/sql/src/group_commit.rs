@@ -73,6 +73,18 @@ impl Writer {
         T: Send + 'static,
         F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
     {
+        self.write_then(work, || {}).await
+    }
+
+    /// [`Writer::write`], and `settled` runs on the writer once the batch's fate is known, before
+    /// the answer is sent, whether or not anyone still waits for it (a cancelled request's write
+    /// still commits: what must follow every commit, such as forgetting a cached row, goes here).
+    pub async fn write_then<T, F, S>(&self, work: F, settled: S) -> Result<T, DbErr>
+    where
+        T: Send + 'static,
+        F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
+        S: FnOnce() + Send + 'static,
+    {
         let (reply, outcome) = oneshot::channel::<Result<T, DbErr>>();
         let job: Work = Box::new(move |txn| {
             Box::pin(async move {
@@ -80,6 +92,7 @@ impl Writer {
                 Ran {
                     succeeded: result.is_ok(),
                     answer: Box::new(move |batch: Result<(), String>| {
+                        settled();
                         let answer = match batch {
                             Ok(()) => result,
                             Err(reason) => result.and(Err(DbErr::Custom(reason))),

@@ -16,10 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use moka::ops::compute::Op;
 use moka::sync::Cache;
 use svc_application::ports::agent::SessionRecord;
-use svc_domain::session::SessionHead;
 
 /// Generations are per stripe of sessions, not per session: a bounded array, no map to grow.
 const STRIPES: usize = 256;
@@ -131,32 +129,6 @@ impl ReadCache {
         }
     }
 
-    /// After a committed `save_head` from `revision`: a kept row at that revision takes the new
-    /// head (a heartbeat, the usual case, keeps `svc_get_session` a read from memory); any other
-    /// kept row is dropped. Changed props drop it too (their weight is the row's).
-    pub(crate) fn saved_head(&self, session_id: &str, revision: i64, head: &SessionHead) {
-        self.inner.generations[self.stripe(session_id)].fetch_add(1, Ordering::SeqCst);
-        self.inner
-            .sessions
-            .entry(session_id.to_owned())
-            .and_compute_with(|kept| match kept {
-                None => Op::Nop,
-                Some(entry) => {
-                    let cached = entry.value();
-                    if cached.record.revision != revision || cached.record.head.props != head.props {
-                        return Op::Remove;
-                    }
-                    let mut record = cached.record.clone();
-                    record.head = head.clone();
-                    record.revision = revision + 1;
-                    Op::Put(Arc::new(CachedSession {
-                        record,
-                        weight: cached.weight,
-                    }))
-                }
-            });
-    }
-
     pub(crate) fn session(&self, session_id: &str) -> Option<SessionRecord> {
         self.inner.sessions.get(session_id).map(|c| c.record.clone())
     }
@@ -222,46 +194,6 @@ mod tests {
         assert_eq!(cache.last_seq("s1"), Some(7), "a heartbeat leaves the delivery cursor");
         cache.forget("s1", Changed::Deliveries);
         assert_eq!(cache.last_seq("s1"), None, "a delivery forgets it");
-    }
-
-    fn record(revision: i64) -> SessionRecord {
-        let now = chrono::Utc::now();
-        SessionRecord {
-            session_id: "s1".into(),
-            app_id: "a".into(),
-            intent: "card".into(),
-            blueprint_id: None,
-            contract: Default::default(),
-            theme_id: None,
-            head: SessionHead::rendered(serde_json::json!({ "n": 1 }), 3600, now),
-            failure: None,
-            host: Default::default(),
-            context_snapshot: serde_json::json!({}),
-            event_sequence: 0,
-            created_at: now,
-            revision,
-        }
-    }
-
-    #[test]
-    fn a_saved_head_replaces_only_the_row_it_moved_on_from() {
-        let cache = ReadCache::new();
-        let kept = record(3);
-        cache.keep_session(&cache.ticket("s1"), &kept, 100);
-        let mut beat = kept.head.clone();
-        beat.last_activity_at += chrono::Duration::seconds(1);
-        cache.saved_head("s1", 2, &beat);
-        assert!(cache.session("s1").is_none(), "the kept row was not the one saved from");
-
-        cache.keep_session(&cache.ticket("s1"), &kept, 100);
-        cache.saved_head("s1", 3, &beat);
-        let now = cache.session("s1").expect("a heartbeat keeps the row");
-        assert_eq!((now.revision, now.head.last_activity_at), (4, beat.last_activity_at));
-
-        let mut update = now.head.clone();
-        update.props = serde_json::json!({ "n": 2 });
-        cache.saved_head("s1", 4, &update);
-        assert!(cache.session("s1").is_none(), "new props are read again");
     }
 
     #[test]

@@ -28,7 +28,7 @@ static NONCE: LazyLock<String> = LazyLock::new(|| uuid::Uuid::new_v4().simple().
 /// The runtime's source as it appears inside the serialised `text` string.
 static ESCAPED_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| {
     let quoted = serde_json::to_string(&script_source(RUNTIME_JS)).expect("a string serialises");
-    Bytes::copy_from_slice(quoted[1..quoted.len() - 1].as_bytes())
+    Bytes::copy_from_slice(&quoted.as_bytes()[1..quoted.len() - 1])
 });
 
 /// What a hole of a template is filled with.
@@ -78,7 +78,7 @@ impl ReadTemplate {
                 .min_by_key(|(at, _, _)| *at);
             match next {
                 Some((at, hole, len)) => {
-                    pieces.push(Piece::Text(Bytes::copy_from_slice(rest[..at].as_bytes())));
+                    pieces.push(Piece::Text(Bytes::copy_from_slice(&rest.as_bytes()[..at])));
                     pieces.push(Piece::Hole(hole));
                     rest = &rest[at + len..];
                 }

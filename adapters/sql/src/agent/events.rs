@@ -49,24 +49,34 @@ impl SeaOrmEventRepository {
         self
     }
 
-    fn forget(&self, session_id: &str, changed: Changed) {
-        if let Some(cache) = &self.cache {
-            cache.forget(session_id, changed);
+    /// What must follow a committed append: forgetting what it changed. On the writer it runs
+    /// there, so a request cancelled while its write commits still forgets.
+    fn forgetting(&self, session_id: &str, changed: Changed) -> impl FnOnce() + Send + 'static {
+        let (cache, id) = (self.cache.clone(), session_id.to_owned());
+        move || {
+            if let Some(cache) = cache {
+                cache.forget(&id, changed);
+            }
         }
     }
 
     /// One attempt to store a gesture: the stored row and whether this call stored it (a
     /// `clientSeq` seen before answers the first row again).
     async fn try_append_action(&self, event: &NewActionEvent) -> Result<(action_event::Model, bool), DbErr> {
-        let stored = match &self.writer {
+        let forget = self.forgetting(&event.session_id, Changed::Gestures);
+        match &self.writer {
             Some(writer) => {
                 let owned = event.clone();
-                writer.write(move |txn| Box::pin(append_action_rows(txn, owned))).await
+                writer
+                    .write_then(move |txn| Box::pin(append_action_rows(txn, owned)), forget)
+                    .await
             }
-            None => self.append_action_directly(event).await,
-        };
-        self.forget(&event.session_id, Changed::Gestures);
-        stored
+            None => {
+                let stored = self.append_action_directly(event).await;
+                forget();
+                stored
+            }
+        }
     }
 
     async fn append_action_directly(&self, event: &NewActionEvent) -> Result<(action_event::Model, bool), DbErr> {
@@ -77,15 +87,20 @@ impl SeaOrmEventRepository {
     }
 
     async fn try_append_stream(&self, envelope: &StreamEnvelope) -> Result<i64, DbErr> {
-        let seq = match &self.writer {
+        let forget = self.forgetting(&envelope.session_id, Changed::Deliveries);
+        match &self.writer {
             Some(writer) => {
                 let owned = envelope.clone();
-                writer.write(move |txn| Box::pin(append_stream_row(txn, owned))).await
+                writer
+                    .write_then(move |txn| Box::pin(append_stream_row(txn, owned)), forget)
+                    .await
             }
-            None => self.append_stream_directly(envelope).await,
-        };
-        self.forget(&envelope.session_id, Changed::Deliveries);
-        seq
+            None => {
+                let seq = self.append_stream_directly(envelope).await;
+                forget();
+                seq
+            }
+        }
     }
 
     async fn append_stream_directly(&self, envelope: &StreamEnvelope) -> Result<i64, DbErr> {

@@ -41,32 +41,15 @@ impl SeaOrmSessionRepository {
         self
     }
 
-    fn forget(&self, session_id: &str) {
-        if let Some(cache) = &self.cache {
-            cache.forget(session_id, Changed::Row);
+    /// What must follow a committed write of the session's row: forgetting the kept copy. On the
+    /// writer it runs there, so a request cancelled while its write commits still forgets.
+    fn forgetting(&self, session_id: &str) -> impl FnOnce() + Send + 'static {
+        let (cache, id) = (self.cache.clone(), session_id.to_owned());
+        move || {
+            if let Some(cache) = cache {
+                cache.forget(&id, Changed::Row);
+            }
         }
-    }
-
-    async fn save_head_stored(
-        &self,
-        session_id: &str,
-        revision: i64,
-        head: &SessionHead,
-        frozen: Option<&FrozenCard>,
-    ) -> Result<bool, RepositoryError> {
-        let (id, head, frozen) = (session_id.to_owned(), head.clone(), frozen.cloned());
-        if let Some(writer) = &self.writer {
-            return writer
-                .write(move |txn| Box::pin(save_head_rows(txn, id, revision, head, frozen)))
-                .await
-                .map_err(repository_error);
-        }
-        let txn = begin_write(&self.db).await.map_err(repository_error)?;
-        let saved = save_head_rows(&txn, id, revision, head, frozen)
-            .await
-            .map_err(repository_error)?;
-        txn.commit().await.map_err(repository_error)?;
-        Ok(saved)
     }
 
     async fn get_stored(&self, session_id: &str) -> Result<Option<(SessionRecord, usize)>, RepositoryError> {
@@ -233,14 +216,24 @@ impl SessionRepository for SeaOrmSessionRepository {
         head: &SessionHead,
         frozen: Option<&FrozenCard>,
     ) -> Result<bool, RepositoryError> {
-        let saved = self.save_head_stored(session_id, revision, head, frozen).await;
-        if let Some(cache) = &self.cache {
-            match saved {
-                Ok(true) => cache.saved_head(session_id, revision, head),
-                _ => cache.forget(session_id, Changed::Row),
-            }
+        let (id, head, frozen) = (session_id.to_owned(), head.clone(), frozen.cloned());
+        let forget = self.forgetting(session_id);
+        if let Some(writer) = &self.writer {
+            return writer
+                .write_then(
+                    move |txn| Box::pin(save_head_rows(txn, id, revision, head, frozen)),
+                    forget,
+                )
+                .await
+                .map_err(repository_error);
         }
-        saved
+        let txn = begin_write(&self.db).await.map_err(repository_error)?;
+        let saved = save_head_rows(&txn, id, revision, head, frozen)
+            .await
+            .map_err(repository_error)?;
+        txn.commit().await.map_err(repository_error)?;
+        forget();
+        Ok(saved)
     }
 
     async fn frozen_props(&self, session_id: &str, epoch: u32) -> Result<Option<Value>, RepositoryError> {
@@ -254,15 +247,19 @@ impl SessionRepository for SeaOrmSessionRepository {
 
     async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<(), RepositoryError> {
         let (id, snapshot) = (session_id.to_owned(), to_text(snapshot));
+        let forget = self.forgetting(session_id);
         let written = match &self.writer {
             Some(writer) => {
                 writer
-                    .write(move |txn| Box::pin(set_snapshot_row(txn, id, snapshot)))
+                    .write_then(move |txn| Box::pin(set_snapshot_row(txn, id, snapshot)), forget)
                     .await
             }
-            None => set_snapshot_row(&self.db, id, snapshot).await,
+            None => {
+                let written = set_snapshot_row(&self.db, id, snapshot).await;
+                forget();
+                written
+            }
         };
-        self.forget(session_id);
         written.map_err(repository_error)
     }
 

@@ -20,7 +20,8 @@ support::backend_tests!(
     requests_queued_behind_a_batch_share_one_commit,
     a_failing_request_rolls_back_only_its_own_statements,
     a_failing_request_alone_in_its_batch_leaves_nothing,
-    racing_consumes_in_one_batch_take_the_handshake_once
+    racing_consumes_in_one_batch_take_the_handshake_once,
+    a_cancelled_request_still_commits_and_settles
 );
 
 async fn probe_table(db: &DatabaseConnection) {
@@ -207,4 +208,31 @@ async fn racing_consumes_in_one_batch_take_the_handshake_once(db: DatabaseConnec
     assert_eq!(won, 1, "one render of a handshake, even inside one batch");
     let stored = repository.get("hs_1").await.unwrap().unwrap();
     assert!(stored.lifecycle.consumed_at.is_some());
+}
+
+/// A request dropped while its write waits in the queue (a cancelled tool call) still commits,
+/// and what follows the commit (`settled`: forgetting a cached row) still runs, on the writer.
+async fn a_cancelled_request_still_commits_and_settles(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let (settled, after) = oneshot::channel::<()>();
+    let queued = writer.clone();
+    let request = tokio::spawn(async move {
+        queued
+            .write_then(
+                move |txn| Box::pin(async move { txn.execute_unprepared(&insert(7)).await.map(drop) }),
+                move || {
+                    let _ = settled.send(());
+                },
+            )
+            .await
+    });
+    wait_until_queued(&writer, 1).await;
+    request.abort();
+    assert!(request.await.unwrap_err().is_cancelled());
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    after.await.expect("settled ran although nobody waited");
+    assert_eq!(notes(&db).await, vec![7], "the cancelled request's write committed");
 }

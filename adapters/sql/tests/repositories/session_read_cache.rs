@@ -70,7 +70,7 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
     );
     assert_eq!(read.revision, 1);
 
-    // A heartbeat (same props): the kept row takes the new head rather than being read again.
+    // A heartbeat (same props, a new time): the next read sees it.
     let mut beat = read.head.clone();
     beat.last_activity_at += chrono::Duration::seconds(5);
     assert!(sessions.save_head("s1", read.revision, &beat, None).await.unwrap());

@@ -2,10 +2,11 @@
 //! `find_exact` and its render asks `get`, and both answer whole records (source and compiled
 //! code) that change only when a blueprint is stored, edited or deleted.
 //!
-//! Only found records are kept: a miss is asked again, so a blueprint another replica just
-//! generated is reused at once. A write through this repository forgets everything at once
-//! (writes are rare: a generation, an import, an operator's edit); an edit or a delete elsewhere
-//! (another replica, the CLI) is seen within [`FRESHNESS`]. A read that raced a write here is not kept: every write bumps a generation,
+//! For a server that alone writes its database (the SQLite default; replicas sharing one would
+//! answer each other's deleted blueprints for a moment, so they do without). Only found records
+//! are kept: a miss is asked again. A write through this repository forgets everything at once
+//! (writes are rare: a generation, an import, an operator's edit); a write from outside the
+//! server (the CLI on the same file) is seen within [`FRESHNESS`]. A read that raced a write here is not kept: every write bumps a generation,
 //! and a reader stores its answer only if the generation it noted before the query held.
 
 use std::sync::Arc;

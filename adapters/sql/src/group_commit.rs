@@ -107,6 +107,33 @@ impl Writer {
     }
 }
 
+/// Runs `work` through `writer` when there is one (SQLite), else in a transaction of its own
+/// on `db`; `settled` follows the commit either way (on the writer: see [`Writer::write_then`]).
+pub(crate) async fn write_settled<T, F, S>(
+    writer: Option<&Writer>,
+    db: &DatabaseConnection,
+    work: F,
+    settled: S,
+) -> Result<T, DbErr>
+where
+    T: Send + 'static,
+    F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
+    S: FnOnce() + Send + 'static,
+{
+    if let Some(writer) = writer {
+        return writer.write_then(work, settled).await;
+    }
+    let written = async {
+        let txn = begin_write(db).await?;
+        let value = work(&txn).await?;
+        txn.commit().await?;
+        Ok(value)
+    }
+    .await;
+    settled();
+    written
+}
+
 fn stopped() -> DbErr {
     DbErr::Custom("the group-commit batch did not complete (see the log)".to_owned())
 }

@@ -129,6 +129,22 @@ impl ReadCache {
         }
     }
 
+    /// What must follow a committed write (`cache` being the repository's, if any): forgetting
+    /// what it `changed`. Handed to the writer, it runs there, so a request cancelled while its
+    /// write commits still forgets.
+    pub(crate) fn forgetting(
+        cache: Option<&ReadCache>,
+        session_id: &str,
+        changed: Changed,
+    ) -> impl FnOnce() + Send + 'static {
+        let (cache, id) = (cache.cloned(), session_id.to_owned());
+        move || {
+            if let Some(cache) = cache {
+                cache.forget(&id, changed);
+            }
+        }
+    }
+
     pub(crate) fn session(&self, session_id: &str) -> Option<SessionRecord> {
         self.inner.sessions.get(session_id).map(|c| c.record.clone())
     }

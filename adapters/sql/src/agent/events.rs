@@ -12,8 +12,8 @@ use svc_domain::action_event::action_id;
 use super::entities::{action_event, session, stream_envelope};
 use super::seam::{from_text, to_text};
 use crate::backend;
-use crate::errors::{begin_write, lost_race, repository_error};
-use crate::group_commit::Writer;
+use crate::errors::{lost_race, repository_error};
+use crate::group_commit::{Writer, write_settled};
 use crate::read_cache::{Changed, ReadCache};
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
@@ -49,65 +49,30 @@ impl SeaOrmEventRepository {
         self
     }
 
-    /// What must follow a committed append: forgetting what it changed. On the writer it runs
-    /// there, so a request cancelled while its write commits still forgets.
-    fn forgetting(&self, session_id: &str, changed: Changed) -> impl FnOnce() + Send + 'static {
-        let (cache, id) = (self.cache.clone(), session_id.to_owned());
-        move || {
-            if let Some(cache) = cache {
-                cache.forget(&id, changed);
-            }
-        }
-    }
-
     /// One attempt to store a gesture: the stored row and whether this call stored it (a
     /// `clientSeq` seen before answers the first row again).
     async fn try_append_action(&self, event: &NewActionEvent) -> Result<(action_event::Model, bool), DbErr> {
-        let forget = self.forgetting(&event.session_id, Changed::Gestures);
-        match &self.writer {
-            Some(writer) => {
-                let owned = event.clone();
-                writer
-                    .write_then(move |txn| Box::pin(append_action_rows(txn, owned)), forget)
-                    .await
-            }
-            None => {
-                let stored = self.append_action_directly(event).await;
-                forget();
-                stored
-            }
-        }
-    }
-
-    async fn append_action_directly(&self, event: &NewActionEvent) -> Result<(action_event::Model, bool), DbErr> {
-        let txn = begin_write(&self.db).await?;
-        let stored = append_action_rows(&txn, event.clone()).await?;
-        txn.commit().await?;
-        Ok(stored)
+        let forget = ReadCache::forgetting(self.cache.as_ref(), &event.session_id, Changed::Gestures);
+        let event = event.clone();
+        write_settled(
+            self.writer.as_ref(),
+            &self.db,
+            move |txn| Box::pin(append_action_rows(txn, event)),
+            forget,
+        )
+        .await
     }
 
     async fn try_append_stream(&self, envelope: &StreamEnvelope) -> Result<i64, DbErr> {
-        let forget = self.forgetting(&envelope.session_id, Changed::Deliveries);
-        match &self.writer {
-            Some(writer) => {
-                let owned = envelope.clone();
-                writer
-                    .write_then(move |txn| Box::pin(append_stream_row(txn, owned)), forget)
-                    .await
-            }
-            None => {
-                let seq = self.append_stream_directly(envelope).await;
-                forget();
-                seq
-            }
-        }
-    }
-
-    async fn append_stream_directly(&self, envelope: &StreamEnvelope) -> Result<i64, DbErr> {
-        let txn = begin_write(&self.db).await?;
-        let seq = append_stream_row(&txn, envelope.clone()).await?;
-        txn.commit().await?;
-        Ok(seq)
+        let forget = ReadCache::forgetting(self.cache.as_ref(), &envelope.session_id, Changed::Deliveries);
+        let envelope = envelope.clone();
+        write_settled(
+            self.writer.as_ref(),
+            &self.db,
+            move |txn| Box::pin(append_stream_row(txn, envelope)),
+            forget,
+        )
+        .await
     }
 
     /// Whether the session holds a gesture nobody drained: a read (answered from the cache when

@@ -10,8 +10,8 @@ use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 
 use super::entities::{session, session_history};
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
-use crate::errors::{begin_write, repository_error};
-use crate::group_commit::Writer;
+use crate::errors::repository_error;
+use crate::group_commit::{Writer, write_settled};
 use crate::read_cache::{Changed, ReadCache};
 
 pub struct SeaOrmSessionRepository {
@@ -39,17 +39,6 @@ impl SeaOrmSessionRepository {
     pub fn with_read_cache(mut self, cache: Option<ReadCache>) -> Self {
         self.cache = cache;
         self
-    }
-
-    /// What must follow a committed write of the session's row: forgetting the kept copy. On the
-    /// writer it runs there, so a request cancelled while its write commits still forgets.
-    fn forgetting(&self, session_id: &str) -> impl FnOnce() + Send + 'static {
-        let (cache, id) = (self.cache.clone(), session_id.to_owned());
-        move || {
-            if let Some(cache) = cache {
-                cache.forget(&id, Changed::Row);
-            }
-        }
     }
 
     async fn get_stored(&self, session_id: &str) -> Result<Option<(SessionRecord, usize)>, RepositoryError> {
@@ -217,23 +206,14 @@ impl SessionRepository for SeaOrmSessionRepository {
         frozen: Option<&FrozenCard>,
     ) -> Result<bool, RepositoryError> {
         let (id, head, frozen) = (session_id.to_owned(), head.clone(), frozen.cloned());
-        let forget = self.forgetting(session_id);
-        if let Some(writer) = &self.writer {
-            return writer
-                .write_then(
-                    move |txn| Box::pin(save_head_rows(txn, id, revision, head, frozen)),
-                    forget,
-                )
-                .await
-                .map_err(repository_error);
-        }
-        let txn = begin_write(&self.db).await.map_err(repository_error)?;
-        let saved = save_head_rows(&txn, id, revision, head, frozen)
-            .await
-            .map_err(repository_error)?;
-        txn.commit().await.map_err(repository_error)?;
-        forget();
-        Ok(saved)
+        write_settled(
+            self.writer.as_ref(),
+            &self.db,
+            move |txn| Box::pin(save_head_rows(txn, id, revision, head, frozen)),
+            ReadCache::forgetting(self.cache.as_ref(), session_id, Changed::Row),
+        )
+        .await
+        .map_err(repository_error)
     }
 
     async fn frozen_props(&self, session_id: &str, epoch: u32) -> Result<Option<Value>, RepositoryError> {
@@ -247,20 +227,14 @@ impl SessionRepository for SeaOrmSessionRepository {
 
     async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<(), RepositoryError> {
         let (id, snapshot) = (session_id.to_owned(), to_text(snapshot));
-        let forget = self.forgetting(session_id);
-        let written = match &self.writer {
-            Some(writer) => {
-                writer
-                    .write_then(move |txn| Box::pin(set_snapshot_row(txn, id, snapshot)), forget)
-                    .await
-            }
-            None => {
-                let written = set_snapshot_row(&self.db, id, snapshot).await;
-                forget();
-                written
-            }
-        };
-        written.map_err(repository_error)
+        write_settled(
+            self.writer.as_ref(),
+            &self.db,
+            move |txn| Box::pin(set_snapshot_row(txn, id, snapshot)),
+            ReadCache::forgetting(self.cache.as_ref(), session_id, Changed::Row),
+        )
+        .await
+        .map_err(repository_error)
     }
 
     async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>, RepositoryError> {

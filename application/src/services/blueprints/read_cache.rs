@@ -75,10 +75,6 @@ fn fresh_cache<K: std::hash::Hash + Eq + Send + Sync + 'static>() -> Cache<K, Ar
     Cache::builder().max_capacity(ENTRIES).time_to_live(FRESHNESS).build()
 }
 
-fn owned(cached: Arc<BlueprintRecord>) -> Option<BlueprintRecord> {
-    Some((*cached).clone())
-}
-
 #[async_trait::async_trait]
 impl BlueprintRepository for BlueprintReadCache {
     async fn insert(&self, record: &BlueprintRecord) -> Result<()> {
@@ -101,7 +97,7 @@ impl BlueprintRepository for BlueprintReadCache {
 
     async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>> {
         if let Some(cached) = self.by_id.get(blueprint_id) {
-            return Ok(owned(cached));
+            return Ok(Some((*cached).clone()));
         }
         let generation = self.noted();
         let answer = self.inner.get(blueprint_id).await?;
@@ -123,7 +119,7 @@ impl BlueprintRepository for BlueprintReadCache {
             variant_key.to_owned(),
         );
         if let Some(cached) = self.exact.get(&key) {
-            return Ok(owned(cached));
+            return Ok(Some((*cached).clone()));
         }
         let generation = self.noted();
         let answer = self

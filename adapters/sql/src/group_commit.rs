@@ -2,10 +2,13 @@
 //! together, inside one database transaction that ends in one commit (one fsync under
 //! `synchronous=FULL`) instead of one each.
 //!
-//! Each request's work runs under its own SAVEPOINT, so a failing request rolls back only its own
-//! part (a request alone in its batch runs in the transaction itself); a request learns its outcome only after the batch's COMMIT returned, so nothing is
-//! acknowledged before it is on disk. SQLite has one writer anyway: batching adds no waiting, it
-//! shares the fsync. PostgreSQL and MySQL do not use it (their repositories write directly).
+//! A failing request rolls back only its own part: its work runs under its own SAVEPOINT, or, when
+//! it writes with one statement ([`Undo::OneStatement`]), SQLite undoes that statement itself and
+//! the savepoint's two statements (two thread hand-offs to sqlx's SQLite worker) are saved. A
+//! request alone in its batch runs in the transaction itself. A request learns its outcome only
+//! after the batch's COMMIT returned, so nothing is acknowledged before it is on disk. SQLite has
+//! one writer anyway: batching adds no waiting, it shares the fsync. PostgreSQL and MySQL do not
+//! use it (their repositories write directly).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -13,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use sea_orm::{DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, TransactionTrait};
+use sea_orm::{DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, SqlErr, TransactionTrait};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::errors::begin_write;
@@ -23,15 +26,44 @@ const MAX_BATCH: usize = 128;
 /// Requests waiting for the writer before `write` itself waits (backpressure, not a refusal).
 const QUEUE_DEPTH: usize = 1024;
 
-/// The work a request hands the writer: statements on the savepoint it is given, nothing else
-/// (the batch holds the only write lock; another connection would wait for it forever).
-type Work = Box<dyn for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Ran> + Send>;
+/// What undoes a request's statements when its work fails inside a batch of several.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undo {
+    /// A savepoint around the work: any work, any number of writes.
+    Savepoint,
+    /// SQLite itself. The work writes with one statement at most, its last one, and fails only
+    /// when a statement fails. A statement a constraint refused undoes only itself; any other
+    /// failure (a full disk, an I/O error, a work that failed after its write) may have ended or
+    /// dirtied the transaction, so the whole batch is abandoned: nothing of it commits, every
+    /// request it ran is answered with the failure, and those it had not run yet go on to the
+    /// next batch. On another backend a failed statement ends the transaction, so there it is a
+    /// savepoint.
+    OneStatement,
+}
 
-/// A request's work has run: whether it succeeded (its savepoint is released, else rolled back)
-/// and how to answer it once the batch's fate is known.
+/// The work a request hands the writer: statements on the transaction or savepoint it is given,
+/// nothing else (the batch holds the only write lock; another connection would wait forever).
+struct Work {
+    run: RunWork,
+    undo: Undo,
+}
+
+type RunWork = Box<dyn for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Ran> + Send>;
+
+/// A request's work has run: how it ended and how to answer it once the batch's fate is known.
 struct Ran {
-    succeeded: bool,
-    answer: Box<dyn FnOnce(Result<(), String>) + Send>,
+    ended: Ended,
+    answer: Answer,
+}
+
+type Answer = Box<dyn FnOnce(Result<(), String>) + Send>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Succeeded,
+    /// A constraint refused its statement (the statement undid itself; the transaction goes on).
+    Refused,
+    Failed,
 }
 
 /// A handle on the one writer; clones share it.
@@ -76,6 +108,15 @@ impl Writer {
         self.write_then(work, || {}).await
     }
 
+    /// [`Writer::write`] for a `work` that keeps [`Undo::OneStatement`]'s promise.
+    pub async fn write_one<T, F>(&self, work: F) -> Result<T, DbErr>
+    where
+        T: Send + 'static,
+        F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
+    {
+        self.submit(work, || {}, Undo::OneStatement).await
+    }
+
     /// [`Writer::write`], and `settled` runs on the writer once the batch's fate is known, before
     /// the answer is sent, whether or not anyone still waits for it (a cancelled request's write
     /// still commits: what must follow every commit, such as forgetting a cached row, goes here).
@@ -85,12 +126,27 @@ impl Writer {
         F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
         S: FnOnce() + Send + 'static,
     {
+        self.submit(work, settled, Undo::Savepoint).await
+    }
+
+    /// Queues `work` for the next batch, undone by `undo` if it fails, and waits for its answer.
+    pub async fn submit<T, F, S>(&self, work: F, settled: S, undo: Undo) -> Result<T, DbErr>
+    where
+        T: Send + 'static,
+        F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
+        S: FnOnce() + Send + 'static,
+    {
         let (reply, outcome) = oneshot::channel::<Result<T, DbErr>>();
-        let job: Work = Box::new(move |txn| {
+        let run: RunWork = Box::new(move |txn| {
             Box::pin(async move {
                 let result = work(txn).await;
+                let ended = match &result {
+                    Ok(_) => Ended::Succeeded,
+                    Err(error) if refused_by_constraint(error) => Ended::Refused,
+                    Err(_) => Ended::Failed,
+                };
                 Ran {
-                    succeeded: result.is_ok(),
+                    ended,
                     answer: Box::new(move |batch: Result<(), String>| {
                         settled();
                         let answer = match batch {
@@ -102,16 +158,18 @@ impl Writer {
                 }
             })
         });
-        self.jobs.send(job).await.map_err(|_| stopped())?;
+        self.jobs.send(Work { run, undo }).await.map_err(|_| stopped())?;
         outcome.await.map_err(|_| stopped())?
     }
 }
 
-/// Runs `work` through `writer` when there is one (SQLite), else in a transaction of its own
-/// on `db`; `settled` follows the commit either way (on the writer: see [`Writer::write_then`]).
+/// Runs `work` through `writer` when there is one (SQLite; `undo` as in [`Writer::submit`]), else
+/// in a transaction of its own on `db`; `settled` follows the commit either way (on the writer:
+/// see [`Writer::write_then`]).
 pub(crate) async fn write_settled<T, F, S>(
     writer: Option<&Writer>,
     db: &DatabaseConnection,
+    undo: Undo,
     work: F,
     settled: S,
 ) -> Result<T, DbErr>
@@ -121,7 +179,7 @@ where
     S: FnOnce() + Send + 'static,
 {
     if let Some(writer) = writer {
-        return writer.write_then(work, settled).await;
+        return writer.submit(work, settled, undo).await;
     }
     let written = async {
         let txn = begin_write(db).await?;
@@ -138,13 +196,28 @@ fn stopped() -> DbErr {
     DbErr::Custom("the group-commit batch did not complete (see the log)".to_owned())
 }
 
+/// A constraint refused the statement: SQLite undid that statement alone (the default `ABORT`
+/// conflict resolution), and the transaction goes on.
+fn refused_by_constraint(error: &DbErr) -> bool {
+    matches!(
+        error.sql_err(),
+        Some(SqlErr::UniqueConstraintViolation(_) | SqlErr::ForeignKeyConstraintViolation(_))
+    )
+}
+
 async fn run(db: DatabaseConnection, mut queue: mpsc::Receiver<Work>, committed: Arc<AtomicU64>) {
+    // Only SQLite leaves the transaction usable after a refused statement.
+    let statements_undo_themselves = db.get_database_backend() == DbBackend::Sqlite;
     let mut batch = Vec::with_capacity(MAX_BATCH);
-    while queue.recv_many(&mut batch, MAX_BATCH).await > 0 {
+    loop {
+        // What an abandoned batch had not run yet goes first, in a batch of its own.
+        if batch.is_empty() && queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
+            return;
+        }
         let done = if batch.len() == 1 {
             commit_alone(&db, batch.pop().expect("one job")).await
         } else {
-            commit_batch(&db, batch.drain(..)).await
+            commit_batch(&db, &mut batch, statements_undo_themselves).await
         };
         if done {
             committed.fetch_add(1, Ordering::Relaxed);
@@ -162,14 +235,14 @@ async fn commit_alone(db: &DatabaseConnection, job: Work) -> bool {
             return false;
         }
     };
-    let ran = match AssertUnwindSafe(job(&txn)).catch_unwind().await {
+    let ran = match AssertUnwindSafe((job.run)(&txn)).catch_unwind().await {
         Ok(ran) => ran,
         Err(_) => {
             tracing::error!("group commit: a request's work panicked; its statements are rolled back");
             return false;
         }
     };
-    if !ran.succeeded {
+    if ran.ended != Ended::Succeeded {
         if let Err(error) = txn.rollback().await {
             tracing::error!(%error, "group commit: a failed request's rollback failed");
         }
@@ -185,9 +258,11 @@ async fn commit_alone(db: &DatabaseConnection, job: Work) -> bool {
     succeeded
 }
 
-/// One transaction for the whole batch; a request whose job could not run (the batch failed to
-/// begin) is dropped, which its caller reads as [`stopped`]. Answers whether the batch committed.
-async fn commit_batch(db: &DatabaseConnection, jobs: impl Iterator<Item = Work>) -> bool {
+/// One transaction for the whole of `batch`, which it empties. When the batch cannot begin, its
+/// requests are dropped (their callers read [`stopped`]); when it is abandoned, the requests it
+/// had not run yet are left in `batch` for the next one. Answers whether the batch committed.
+async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, statements_undo_themselves: bool) -> bool {
+    let mut jobs = std::mem::take(batch).into_iter();
     let txn = match begin_write(db).await {
         Ok(txn) => txn,
         Err(error) => {
@@ -196,13 +271,26 @@ async fn commit_batch(db: &DatabaseConnection, jobs: impl Iterator<Item = Work>)
         }
     };
     let mut answers = Vec::new();
-    for job in jobs {
-        match run_savepointed(&txn, job).await {
+    while let Some(job) = jobs.next() {
+        let ran = if job.undo == Undo::OneStatement && statements_undo_themselves {
+            run_bare(&txn, job).await
+        } else {
+            run_savepointed(&txn, job).await
+        };
+        match ran {
             Ok(answer) => answers.push(answer),
-            Err(error) => {
-                // The transaction itself is broken: nothing of this batch will commit.
-                tracing::error!(%error, "group commit: a savepoint failed; the batch is abandoned");
-                drop(answers);
+            Err(Abandon { reason, answer }) => {
+                // The transaction itself is broken or holds a half-done request: nothing of this
+                // batch commits, and everyone who ran is told.
+                tracing::error!(%reason, "group commit: the batch is abandoned");
+                if let Err(error) = txn.rollback().await {
+                    tracing::error!(%error, "group commit: an abandoned batch's rollback failed");
+                }
+                let failure = format!("the write could not be committed: {reason}");
+                for answer in answers.into_iter().chain(answer) {
+                    answer(Err(failure.clone()));
+                }
+                batch.extend(jobs);
                 return false;
             }
         }
@@ -218,26 +306,58 @@ async fn commit_batch(db: &DatabaseConnection, jobs: impl Iterator<Item = Work>)
     succeeded
 }
 
+/// Why a batch cannot commit, and the answer of the request that found out (if it has one).
+struct Abandon {
+    reason: String,
+    answer: Option<Answer>,
+}
+
 /// Runs one request's work under its own savepoint and keeps or undoes it.
-async fn run_savepointed(
-    txn: &DatabaseTransaction,
-    job: Work,
-) -> Result<Box<dyn FnOnce(Result<(), String>) + Send>, DbErr> {
-    let savepoint = txn.begin().await?;
-    match AssertUnwindSafe(job(&savepoint)).catch_unwind().await {
-        Ok(ran) if ran.succeeded => {
-            savepoint.commit().await?;
-            Ok(ran.answer)
-        }
-        Ok(ran) => {
-            savepoint.rollback().await?;
-            Ok(ran.answer)
-        }
+async fn run_savepointed(txn: &DatabaseTransaction, job: Work) -> Result<Answer, Abandon> {
+    let savepoint = txn.begin().await.map_err(|error| Abandon {
+        reason: format!("a savepoint could not begin: {error}"),
+        answer: None,
+    })?;
+    let (keep, answer) = match AssertUnwindSafe((job.run)(&savepoint)).catch_unwind().await {
+        Ok(ran) => (ran.ended == Ended::Succeeded, ran.answer),
         Err(_) => {
             // A panicking request answers nothing (its caller sees `stopped`); the others go on.
             tracing::error!("group commit: a request's work panicked; its statements are rolled back");
-            savepoint.rollback().await?;
-            Ok(Box::new(|_| {}))
+            (false, Box::new(|_| {}) as Answer)
         }
+    };
+    let ended = if keep {
+        savepoint.commit().await
+    } else {
+        savepoint.rollback().await
+    };
+    match ended {
+        Ok(()) => Ok(answer),
+        Err(error) => Err(Abandon {
+            reason: format!("a savepoint could not end: {error}"),
+            answer: Some(answer),
+        }),
+    }
+}
+
+/// Runs one request's single-statement work in the batch's transaction itself
+/// ([`Undo::OneStatement`]).
+async fn run_bare(txn: &DatabaseTransaction, job: Work) -> Result<Answer, Abandon> {
+    match AssertUnwindSafe((job.run)(txn)).catch_unwind().await {
+        Ok(Ran {
+            ended: Ended::Succeeded | Ended::Refused,
+            answer,
+        }) => Ok(answer),
+        Ok(Ran {
+            ended: Ended::Failed,
+            answer,
+        }) => Err(Abandon {
+            reason: "a single-statement write failed other than by a constraint".to_owned(),
+            answer: Some(answer),
+        }),
+        Err(_) => Err(Abandon {
+            reason: "a single-statement write panicked".to_owned(),
+            answer: None,
+        }),
     }
 }

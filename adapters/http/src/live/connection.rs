@@ -4,19 +4,22 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use poem::web::websocket::{CloseCode, Message, WebSocketStream};
 use serde_json::{Value, json};
 use svc_application::ports::agent::{LiveEvent, Published, key_topic};
 use svc_application::services::agent::{AgentError, Caller, IncomingAction};
 use svc_application::services::tool_channels::ChannelError;
 use svc_protocol::live_frames::{FrameRefusal, InboundFrame, parse_action, parse_frame};
 use tokio::sync::broadcast::{Receiver, error::RecvError};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use super::MAX_FRAME_BYTES;
 use super::flood_gate::{FloodGate, Verdict};
 use super::frames;
 use super::subscribe::{SubscribeOutcome, Subscribed, UpgradeBearer, subscribe};
 use super::tool_channels::{ToolChannels, error_frame_for};
+use super::upgrade::{LiveSocket, text_frames};
 use crate::route_states::LiveRoutes;
 
 const HEARTBEAT: Duration = Duration::from_secs(20);
@@ -62,7 +65,7 @@ impl Bound {
     }
 }
 
-pub async fn serve(state: Arc<LiveRoutes>, stream: WebSocketStream, bearer: Option<String>) {
+pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<String>) {
     let _counted = crate::observe::held(&crate::observe::METRICS.live_sockets);
     let (mut sink, mut inbound) = stream.split();
     // A bearer on the upgrade authenticates like /mcp; an invalid one is simply not used.
@@ -93,7 +96,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: WebSocketStream, bearer: Opti
                     Message::Text(text) => text,
                     Message::Binary(_) => { send(&mut sink, frames::error("BAD_FRAME", "frames are JSON text")).await; continue }
                     Message::Close(_) => break,
-                    Message::Ping(_) | Message::Pong(_) => continue,
+                    Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
                 };
                 match gate.admit() {
                     Verdict::Pass => {}
@@ -131,24 +134,35 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: WebSocketStream, bearer: Opti
                     close(&mut sink, CloseCode::Away, "idle").await;
                     break;
                 }
-                if sink.send(Message::Ping(Vec::new())).await.is_err() { break }
+                if sink.send(Message::Ping(Default::default())).await.is_err() { break }
                 continue;
             }
         };
         for text in outgoing {
-            if sink.send(Message::Text(text)).await.is_err() {
+            if !send(&mut sink, text).await {
                 return;
             }
         }
     }
 }
 
-async fn send(sink: &mut (impl SinkExt<Message> + Unpin), text: String) {
-    let _ = sink.send(Message::Text(text)).await;
+/// Writes one text message (in fragments when long, see [`text_frames`]); false once the socket
+/// is gone.
+async fn send(sink: &mut (impl SinkExt<Message> + Unpin), text: String) -> bool {
+    for frame in text_frames(text) {
+        if sink.send(frame).await.is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 async fn close(sink: &mut (impl SinkExt<Message> + Unpin), code: CloseCode, reason: &str) {
-    let _ = sink.send(Message::Close(Some((code, reason.to_owned())))).await;
+    let frame = CloseFrame {
+        code,
+        reason: reason.to_owned().into(),
+    };
+    let _ = sink.send(Message::Close(Some(frame))).await;
 }
 
 /// A live event becomes a frame, skipping stream envelopes the client already has. The frame is

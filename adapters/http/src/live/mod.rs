@@ -7,15 +7,16 @@ pub mod http_source;
 pub mod polling;
 mod subscribe;
 mod tool_channels;
+mod upgrade;
 
 use std::sync::Arc;
 
 use poem::web::Data;
-use poem::web::websocket::{WebSocket, WebSocketConfig};
 use poem::{IntoResponse, Request, handler};
 use svc_application::ports::agent::{LiveEvent, Published};
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 use crate::route_states::LiveRoutes;
 
@@ -56,7 +57,7 @@ pub const MAX_FRAME_BYTES: usize = 256 * 1024;
 const READ_BUFFER_BYTES: usize = 4 * 1024;
 
 #[handler]
-pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<LiveRoutes>>) -> impl IntoResponse {
+pub async fn ws(req: &Request, socket: upgrade::LiveUpgrade, Data(state): Data<&Arc<LiveRoutes>>) -> impl IntoResponse {
     let state = state.clone();
     let bearer = crate::mcp::bearer(req);
     // The transport refuses far-oversized messages before they are buffered; the connection
@@ -64,13 +65,12 @@ pub async fn ws(req: &Request, socket: WebSocket, Data(state): Data<&Arc<LiveRou
     // tungstenite allocates its read buffer up front (128 KiB by default); live frames are small,
     // and the buffer grows for a large one, so an idle card costs a few KiB instead.
     // Frames are written out at once (no 128 KiB write threshold): a fan-out frame reaches the
-    // socket when it is sent, and the write buffer holds at most the frames not yet written.
+    // socket when it is sent, and the write buffer holds at most the fragment not yet written
+    // (long messages go out in fragments, see `upgrade`).
     let config = WebSocketConfig::default()
         .read_buffer_size(READ_BUFFER_BYTES)
         .write_buffer_size(0)
         .max_message_size(Some(4 * MAX_FRAME_BYTES))
         .max_frame_size(Some(4 * MAX_FRAME_BYTES));
-    socket
-        .config(config)
-        .on_upgrade(move |stream| connection::serve(state, stream, bearer))
+    socket.on_upgrade(config, move |stream| connection::serve(state, stream, bearer))
 }

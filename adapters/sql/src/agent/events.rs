@@ -13,7 +13,7 @@ use super::entities::{action_event, session, stream_envelope};
 use super::seam::{from_text, to_text};
 use crate::backend;
 use crate::errors::{lost_race, repository_error};
-use crate::group_commit::{Writer, write_settled};
+use crate::group_commit::{Undo, Writer, write_settled};
 use crate::read_cache::{Changed, ReadCache};
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
@@ -57,6 +57,7 @@ impl SeaOrmEventRepository {
         write_settled(
             self.writer.as_ref(),
             &self.db,
+            Undo::Savepoint,
             move |txn| Box::pin(append_action_rows(txn, event)),
             forget,
         )
@@ -69,6 +70,7 @@ impl SeaOrmEventRepository {
         write_settled(
             self.writer.as_ref(),
             &self.db,
+            Undo::OneStatement,
             move |txn| Box::pin(append_stream_row(txn, envelope)),
             forget,
         )
@@ -256,7 +258,7 @@ impl EventRepository for SeaOrmEventRepository {
         }
         let id = session_id.to_owned();
         let mut drained = match (&self.writer, self.db.get_database_backend()) {
-            (Some(writer), _) => writer.write(move |txn| Box::pin(drain_rows(txn, id, at))).await,
+            (Some(writer), _) => writer.write_one(move |txn| Box::pin(drain_rows(txn, id, at))).await,
             (None, DbBackend::MySql) => backend::mysql::drain_actions(&self.db, session_id, at).await,
             (None, _) => drain_rows(&self.db, id, at).await,
         }

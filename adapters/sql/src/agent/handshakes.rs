@@ -116,7 +116,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             consumed_at: Set(r.lifecycle.consumed_at),
         };
         match &self.writer {
-            Some(writer) => writer.write(move |txn| Box::pin(insert_row(txn, row))).await,
+            Some(writer) => writer.write_one(move |txn| Box::pin(insert_row(txn, row))).await,
             None => insert_row(&self.db, row).await,
         }
         .map_err(repository_error)
@@ -134,7 +134,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
     async fn consume(&self, handshake_id: &str, at: DateTime<Utc>) -> Result<bool, RepositoryError> {
         let id = handshake_id.to_owned();
         match &self.writer {
-            Some(writer) => writer.write(move |txn| Box::pin(consume_row(txn, id, at))).await,
+            Some(writer) => writer.write_one(move |txn| Box::pin(consume_row(txn, id, at))).await,
             None => consume_row(&self.db, id, at).await,
         }
         .map_err(repository_error)
@@ -143,7 +143,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
     async fn release(&self, handshake_id: &str) -> Result<(), RepositoryError> {
         let id = handshake_id.to_owned();
         match &self.writer {
-            Some(writer) => writer.write(move |txn| Box::pin(release_row(txn, id))).await,
+            Some(writer) => writer.write_one(move |txn| Box::pin(release_row(txn, id))).await,
             None => release_row(&self.db, id).await,
         }
         .map_err(repository_error)

@@ -11,7 +11,7 @@ use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 use super::entities::{session, session_history};
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::repository_error;
-use crate::group_commit::{Writer, write_settled};
+use crate::group_commit::{Undo, Writer, write_settled};
 use crate::read_cache::{Changed, ReadCache};
 
 pub struct SeaOrmSessionRepository {
@@ -177,7 +177,7 @@ impl SessionRepository for SeaOrmSessionRepository {
             revision: Set(r.revision),
         };
         match &self.writer {
-            Some(writer) => writer.write(move |txn| Box::pin(insert_row(txn, row))).await,
+            Some(writer) => writer.write_one(move |txn| Box::pin(insert_row(txn, row))).await,
             None => insert_row(&self.db, row).await,
         }
         .map_err(repository_error)
@@ -206,9 +206,16 @@ impl SessionRepository for SeaOrmSessionRepository {
         frozen: Option<&FrozenCard>,
     ) -> Result<bool, RepositoryError> {
         let (id, head, frozen) = (session_id.to_owned(), head.clone(), frozen.cloned());
+        // The head's UPDATE alone is one statement; keeping a frozen card adds an INSERT.
+        let undo = if frozen.is_some() {
+            Undo::Savepoint
+        } else {
+            Undo::OneStatement
+        };
         write_settled(
             self.writer.as_ref(),
             &self.db,
+            undo,
             move |txn| Box::pin(save_head_rows(txn, id, revision, head, frozen)),
             ReadCache::forgetting(self.cache.as_ref(), session_id, Changed::Row),
         )
@@ -230,6 +237,7 @@ impl SessionRepository for SeaOrmSessionRepository {
         write_settled(
             self.writer.as_ref(),
             &self.db,
+            Undo::OneStatement,
             move |txn| Box::pin(set_snapshot_row(txn, id, snapshot)),
             ReadCache::forgetting(self.cache.as_ref(), session_id, Changed::Row),
         )

@@ -21,7 +21,9 @@ support::backend_tests!(
     a_failing_request_rolls_back_only_its_own_statements,
     a_failing_request_alone_in_its_batch_leaves_nothing,
     racing_consumes_in_one_batch_take_the_handshake_once,
-    a_cancelled_request_still_commits_and_settles
+    a_cancelled_request_still_commits_and_settles,
+    a_one_statement_request_refused_by_a_constraint_fails_alone,
+    a_one_statement_request_failing_after_its_write_leaves_nothing_half_done
 );
 
 async fn probe_table(db: &DatabaseConnection) {
@@ -235,4 +237,101 @@ async fn a_cancelled_request_still_commits_and_settles(db: DatabaseConnection) {
     blocker.await.unwrap().unwrap();
     after.await.expect("settled ran although nobody waited");
     assert_eq!(notes(&db).await, vec![7], "the cancelled request's write committed");
+}
+
+/// Queues one write per entry of `requests` in this order behind the held writer, each a single
+/// statement (`Undo::OneStatement`, through `Writer::write_one`) that then answers `Err` when its
+/// flag says so.
+async fn queue_one_statement_writes(
+    writer: &Writer,
+    requests: Vec<(i64, bool)>,
+) -> Vec<tokio::task::JoinHandle<Result<i64, DbErr>>> {
+    let mut queued = Vec::new();
+    for (index, (id, fail_after)) in requests.into_iter().enumerate() {
+        let queuing = writer.clone();
+        queued.push(tokio::spawn(async move {
+            queuing
+                .write_one(move |txn| {
+                    Box::pin(async move {
+                        txn.execute_unprepared(&insert(id)).await?;
+                        if fail_after {
+                            return Err(DbErr::Custom("the work failed after its write".to_owned()));
+                        }
+                        Ok(id)
+                    })
+                })
+                .await
+        }));
+        wait_until_queued(writer, index + 1).await;
+    }
+    queued
+}
+
+/// Without a savepoint (SQLite), a statement a unique index refused undoes itself: the request
+/// sees its own error and the rest of the batch commits.
+async fn a_one_statement_request_refused_by_a_constraint_fails_alone(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let queued = queue_one_statement_writes(&writer, vec![(1, false), (1, false), (3, false)]).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    let answers: Vec<_> = futures_util::future::join_all(queued)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(answers[0].as_ref().unwrap(), &1);
+    let refused = answers[1].as_ref().expect_err("the duplicate fails its request");
+    assert!(
+        refused.to_string().to_lowercase().contains("unique") || refused.to_string().contains("Duplicate"),
+        "the request sees its own error: {refused}"
+    );
+    assert_eq!(answers[2].as_ref().unwrap(), &3);
+    assert_eq!(notes(&db).await, vec![1, 3]);
+    assert_eq!(writer.committed_batches(), 2);
+}
+
+/// A single-statement work that fails after its statement wrote broke its promise: its row must
+/// not commit. On SQLite the batch is abandoned (the requests it ran are told, nothing of it
+/// commits, the one it had not run yet commits in the next batch); elsewhere a savepoint undoes
+/// that request alone. Either way a request answered `Ok` is stored and a request answered
+/// `Err` is not, and the writer goes on.
+async fn a_one_statement_request_failing_after_its_write_leaves_nothing_half_done(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let queued = queue_one_statement_writes(&writer, vec![(1, false), (2, true), (3, false)]).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    let mut acknowledged = Vec::new();
+    for (id, request) in [1, 2, 3].into_iter().zip(queued) {
+        match request.await.unwrap() {
+            Ok(answered) => acknowledged.push(answered),
+            Err(error) if id == 2 => assert!(
+                error.to_string().contains("failed after its write"),
+                "the failing request sees its own error: {error}"
+            ),
+            Err(error) => assert!(
+                error.to_string().contains("could not be committed"),
+                "a request of an abandoned batch is told why: {error}"
+            ),
+        }
+    }
+    assert_eq!(
+        notes(&db).await,
+        acknowledged,
+        "exactly the acknowledged writes are stored"
+    );
+    let expected: Vec<i64> = if db.get_database_backend() == sea_orm::DbBackend::Sqlite {
+        vec![3]
+    } else {
+        vec![1, 3]
+    };
+    assert_eq!(acknowledged, expected);
+    writer
+        .write_one(|txn| Box::pin(async move { txn.execute_unprepared(&insert(8)).await.map(drop) }))
+        .await
+        .unwrap();
+    assert!(notes(&db).await.contains(&8), "the writer goes on");
 }

@@ -164,6 +164,8 @@ pub struct Embedding {
 const GRACE_PERIOD: Duration = Duration::from_secs(10);
 /// Closing the database after the grace period: a pool that cannot close by then is left behind.
 const DATABASE_CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a starting server waits for the previous server on its SQLite file to let go of it.
+const SOLE_SERVER_PATIENCE: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -195,6 +197,8 @@ pub struct Application {
     /// Swept of expired rows while the server runs.
     console_sweep: svc_application::services::console::ConsoleSessions,
     db: DatabaseConnection,
+    /// This server's claim on its SQLite file, released once the database is closed.
+    sole_server: Option<svc_sql::SoleServer>,
     pub local_addr: SocketAddr,
     pub base_url: String,
     pub auth_mode: AuthMode,
@@ -329,6 +333,8 @@ impl Application {
         std::fs::remove_file(&probe).ok();
 
         let manifest = crate::blueprints::load_manifest(&settings.blueprints).map_err(StartError::Blueprints)?;
+        // The read caches below are right only while this server alone writes a SQLite file.
+        let sole_server = svc_sql::SoleServer::claim(&settings.database_url(), SOLE_SERVER_PATIENCE).await?;
         let db = svc_sql::connect_and_migrate_with(&settings.database_url(), pool_size(settings)).await?;
         let ws_secrets = crate::secrets::ws_signing_secrets(settings, &db).await?;
 
@@ -383,7 +389,11 @@ impl Application {
             clock: clock.clone(),
             ids: ids.clone(),
             apps: apps.clone(),
-            handshakes: Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(writer.clone())),
+            handshakes: Arc::new(
+                SeaOrmHandshakeRepository::new(db.clone())
+                    .with_writer(writer.clone())
+                    .keeping_pending(reads.is_some()),
+            ),
             sessions: Arc::new(
                 SeaOrmSessionRepository::new(db.clone())
                     .with_writer(writer.clone())
@@ -596,6 +606,7 @@ impl Application {
             mail_worker,
             console_sweep,
             db,
+            sole_server,
             local_addr,
             base_url,
             auth_mode,
@@ -632,6 +643,7 @@ impl Application {
             Ok(Err(e)) => tracing::warn!(error = %e, "closing the database failed"),
             Err(_) => tracing::warn!("the database did not close in time; exiting anyway"),
         }
+        drop(self.sole_server);
         served
     }
 }

@@ -12,6 +12,10 @@ pub enum ConnectError {
     Unreachable { url: String, reason: String },
     #[error("cannot migrate database {url}: {reason}")]
     Migration { url: String, reason: String },
+    #[error(
+        "{database} is in use by another `svc serve` (it holds {lock}); run one server per SQLite file, or PostgreSQL for replicas"
+    )]
+    InUse { database: String, lock: String },
 }
 
 /// Pool bounds; `None` keeps the backend's default.

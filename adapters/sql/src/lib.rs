@@ -20,6 +20,7 @@ pub mod oauth;
 pub mod operator;
 pub mod registry;
 pub mod server_secrets;
+mod sole_server;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -32,3 +33,4 @@ pub use pg_event_bus::{PgBusTasks, PgEventBus};
 pub use pool_usage::SqlxPoolUsage;
 pub use rate_windows::SqlSharedWindows;
 pub use read_cache::ReadCache;
+pub use sole_server::SoleServer;

@@ -16,25 +16,27 @@ const QUEUED_FRAMES: usize = 16;
 
 pub struct ToolChannels {
     running: HashMap<String, JoinHandle<()>>,
-    tx: mpsc::Sender<String>,
-    rx: mpsc::Receiver<String>,
+    /// The pollers' queue, made by the first `channel_subscribe`: most sockets never send one,
+    /// and an idle socket should not hold a channel's buffers.
+    queue: Option<(mpsc::Sender<String>, mpsc::Receiver<String>)>,
 }
 
 impl ToolChannels {
     pub fn new() -> Self {
-        let (tx, rx) = mpsc::channel(QUEUED_FRAMES);
         Self {
             running: HashMap::new(),
-            tx,
-            rx,
+            queue: None,
         }
     }
 
     /// The next frame a poller produced; pending while there is none.
     pub async fn next_frame(&mut self) -> String {
-        match self.rx.recv().await {
+        let Some((_, rx)) = self.queue.as_mut() else {
+            return std::future::pending().await;
+        };
+        match rx.recv().await {
             Some(frame) => frame,
-            // Unreachable while `self.tx` lives, but never spin.
+            // Unreachable while the queue's sender lives, but never spin.
             None => std::future::pending().await,
         }
     }
@@ -59,7 +61,8 @@ impl ToolChannels {
         if self.running.len() >= limit {
             return vec![error_frame_for(&ChannelError::TooManyChannels(limit), &channel)];
         }
-        let task = tokio::spawn(poll_loop(service.clone(), plan, self.tx.clone()));
+        let (tx, _) = self.queue.get_or_insert_with(|| mpsc::channel(QUEUED_FRAMES));
+        let task = tokio::spawn(poll_loop(service.clone(), plan, tx.clone()));
         self.running.insert(channel, task);
         vec![]
     }

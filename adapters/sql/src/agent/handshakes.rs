@@ -9,6 +9,7 @@ use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeReposi
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 
 use super::entities::handshake;
+use super::pending_handshakes::PendingHandshakes;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::repository_error;
 use crate::group_commit::Writer;
@@ -16,11 +17,29 @@ use crate::group_commit::Writer;
 pub struct SeaOrmHandshakeRepository {
     db: DatabaseConnection,
     writer: Option<Writer>,
+    pending: Option<PendingHandshakes>,
 }
 
 impl SeaOrmHandshakeRepository {
     pub fn new(db: DatabaseConnection) -> Self {
-        Self { db, writer: None }
+        Self {
+            db,
+            writer: None,
+            pending: None,
+        }
+    }
+
+    /// Keeps the handshakes it issues until a render consumes them (`pending_handshakes.rs`);
+    /// only for a database this process alone writes.
+    pub fn keeping_pending(mut self, keep: bool) -> Self {
+        self.pending = keep.then(PendingHandshakes::new);
+        self
+    }
+
+    fn forget(&self, handshake_id: &str) {
+        if let Some(pending) = &self.pending {
+            pending.forget(handshake_id);
+        }
     }
 
     /// Writes through the group-commit writer when there is one (SQLite).
@@ -101,12 +120,14 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
         let cache = r.cache.as_ref().map(|c| {
             to_text(&json!({ "blueprintId": c.blueprint_id, "similarity": c.similarity, "kind": c.kind, "reason": c.reason }))
         });
+        let (contract, variance) = (contract_to_text(&r.contract), to_text(&r.variance));
+        let stored_bytes = contract.len() + variance.len() + r.intent.len() + r.handshake_id.len();
         let row = handshake::ActiveModel {
             handshake_id: Set(r.handshake_id.clone()),
             app_id: Set(r.app_id.clone()),
             intent: Set(r.intent.clone()),
-            contract: Set(contract_to_text(&r.contract)),
-            variance: Set(to_text(&r.variance)),
+            contract: Set(contract),
+            variance: Set(variance),
             generator: Set(r.generator.clone()),
             origin: Set(r.origin.as_str().to_owned()),
             action: Set(r.action.as_str().to_owned()),
@@ -119,10 +140,17 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             Some(writer) => writer.write_one(move |txn| Box::pin(insert_row(txn, row))).await,
             None => insert_row(&self.db, row).await,
         }
-        .map_err(repository_error)
+        .map_err(repository_error)?;
+        if let Some(pending) = &self.pending {
+            pending.keep(r, stored_bytes);
+        }
+        Ok(())
     }
 
     async fn get(&self, handshake_id: &str) -> Result<Option<HandshakeRecord>, RepositoryError> {
+        if let Some(record) = self.pending.as_ref().and_then(|p| p.get(handshake_id)) {
+            return Ok(Some(record));
+        }
         handshake::Entity::find_by_id(handshake_id.to_owned())
             .one(&self.db)
             .await
@@ -132,6 +160,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
     }
 
     async fn consume(&self, handshake_id: &str, at: DateTime<Utc>) -> Result<bool, RepositoryError> {
+        self.forget(handshake_id);
         let id = handshake_id.to_owned();
         match &self.writer {
             Some(writer) => writer.write_one(move |txn| Box::pin(consume_row(txn, id, at))).await,
@@ -141,6 +170,7 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
     }
 
     async fn release(&self, handshake_id: &str) -> Result<(), RepositoryError> {
+        self.forget(handshake_id);
         let id = handshake_id.to_owned();
         match &self.writer {
             Some(writer) => writer.write_one(move |txn| Box::pin(release_row(txn, id))).await,

@@ -5,6 +5,7 @@ mod blueprints;
 pub(crate) mod entities;
 mod events;
 mod handshakes;
+mod pending_handshakes;
 mod seam;
 mod sessions;
 

@@ -29,14 +29,9 @@ pub fn configure(options: &mut ConnectOptions) {
 /// usually 0644). SQLite gives its `-wal` and `-shm` files the database file's mode, so they are
 /// private too. An existing file, an in-memory database and other backends are left alone.
 pub fn create_private_file(url: &str) -> std::io::Result<()> {
-    let Some(rest) = url.strip_prefix("sqlite:") else {
+    let Some(path) = file_path(url) else {
         return Ok(());
     };
-    let path = rest.trim_start_matches("//");
-    let path = path.split_once('?').map_or(path, |(p, _)| p);
-    if path.is_empty() || path.starts_with(":memory:") || is_in_memory(url) {
-        return Ok(());
-    }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -47,6 +42,14 @@ pub fn create_private_file(url: &str) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         other => other.map(drop),
     }
+}
+
+/// The file of a SQLite URL; `None` for an in-memory database or another backend.
+pub fn file_path(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("sqlite:")?;
+    let path = rest.trim_start_matches("//");
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    (!path.is_empty() && !path.starts_with(":memory:") && !is_in_memory(url)).then_some(path)
 }
 
 pub fn pool_readings(db: &DatabaseConnection) -> (u32, usize, u32) {

@@ -16,6 +16,7 @@ mod operator_invites;
 mod operator_migrations;
 mod operator_orgs;
 mod operator_wallets;
+mod pending_handshakes;
 mod rate_windows;
 mod registry_repositories;
 mod session_read_cache;

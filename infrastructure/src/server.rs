@@ -164,8 +164,9 @@ pub struct Embedding {
 const GRACE_PERIOD: Duration = Duration::from_secs(10);
 /// Closing the database after the grace period: a pool that cannot close by then is left behind.
 const DATABASE_CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long a starting server waits for the previous server on its SQLite file to let go of it.
-const SOLE_SERVER_PATIENCE: Duration = Duration::from_secs(5);
+/// How long a starting server waits for the previous server on its SQLite file to let go of it:
+/// longer than a shutdown takes (the grace period, then closing the database).
+const SOLE_SERVER_PATIENCE: Duration = Duration::from_secs(20);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {

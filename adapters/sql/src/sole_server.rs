@@ -78,7 +78,10 @@ mod tests {
         let first = SoleServer::claim(&url, Duration::ZERO).await.unwrap();
         assert!(first.is_some());
         let refused = SoleServer::claim(&url, Duration::from_millis(120)).await.unwrap_err();
-        assert!(matches!(&refused, ConnectError::InUse { lock, .. } if lock.ends_with("svc.db.lock")), "{refused}");
+        assert!(
+            matches!(&refused, ConnectError::InUse { lock, .. } if lock.ends_with("svc.db.lock")),
+            "{refused}"
+        );
         assert!(refused.to_string().contains("another `svc serve`"), "{refused}");
         drop(first);
         assert!(SoleServer::claim(&url, Duration::ZERO).await.unwrap().is_some());
@@ -87,7 +90,11 @@ mod tests {
 
     #[tokio::test]
     async fn in_memory_databases_and_server_backends_claim_nothing() {
-        for url in ["sqlite::memory:", "postgres://postgres@127.0.0.1/test", "mysql://root@127.0.0.1/test"] {
+        for url in [
+            "sqlite::memory:",
+            "postgres://postgres@127.0.0.1/test",
+            "mysql://root@127.0.0.1/test",
+        ] {
             assert!(SoleServer::claim(url, Duration::ZERO).await.unwrap().is_none(), "{url}");
         }
     }

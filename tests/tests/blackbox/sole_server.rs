@@ -37,7 +37,10 @@ async fn a_second_server_on_the_same_sqlite_file_is_refused_and_the_first_serves
     second.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
     assert!(!status.success(), "the second server must not run: {stderr}");
     assert!(stderr.contains("another `svc serve`"), "{stderr}");
-    assert!(stderr.contains("svc.db.lock"), "the error names the lock file: {stderr}");
+    assert!(
+        stderr.contains("svc.db.lock"),
+        "the error names the lock file: {stderr}"
+    );
 
     let health = reqwest::get(format!("{}/healthz", first.base)).await.unwrap();
     assert_eq!(health.status(), 200, "the first server serves on");

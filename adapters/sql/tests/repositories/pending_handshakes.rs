@@ -57,14 +57,23 @@ async fn an_issued_handshake_is_read_from_memory_until_a_render_consumes_it(db: 
     );
 
     // A render's consume forgets it: the next read is the row's.
-    assert!(!repository.consume("hs_1", Utc::now()).await.unwrap(), "the row was consumed first");
+    assert!(
+        !repository.consume("hs_1", Utc::now()).await.unwrap(),
+        "the row was consumed first"
+    );
     assert!(consumed(&repository, "hs_1").await);
 
     repository.insert(&handshake("hs_2")).await.unwrap();
     assert!(repository.consume("hs_2", Utc::now()).await.unwrap());
-    assert!(consumed(&repository, "hs_2").await, "a consumed handshake reads consumed");
+    assert!(
+        consumed(&repository, "hs_2").await,
+        "a consumed handshake reads consumed"
+    );
     repository.release("hs_2").await.unwrap();
-    assert!(!consumed(&repository, "hs_2").await, "a released handshake reads usable again");
+    assert!(
+        !consumed(&repository, "hs_2").await,
+        "a released handshake reads usable again"
+    );
     assert!(repository.get("hs_unknown").await.unwrap().is_none());
 }
 

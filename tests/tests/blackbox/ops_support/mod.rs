@@ -188,18 +188,14 @@ pub async fn tenants(test: &str, backend: Backend) -> Option<Tenants> {
     })
 }
 
-/// Generates `<scenario>::sqlite` and `<scenario>::postgres` tests for `async fn scenario(Tenants)`.
+/// Generates a `<scenario>::postgres` test for `async fn scenario(Tenants)`. Not on SQLite: a
+/// SQLite file serves one `svc serve` (the second waits, then refuses: it keeps rows in memory),
+/// and the tenants are two servers. The tenancy rules are the application's, the same on every
+/// backend; the repositories' SQL runs on SQLite in `adapters/sql/tests`.
 macro_rules! with_tenants {
     ($($scenario:ident),+ $(,)?) => {
         $(
             mod $scenario {
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn sqlite() {
-                    if let Some(t) = super::ops_support::tenants(stringify!($scenario), svc_tests::Backend::Sqlite).await {
-                        super::$scenario(t).await;
-                    }
-                }
-
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn postgres() {
                     if let Some(t) = super::ops_support::tenants(stringify!($scenario), svc_tests::Backend::Postgres).await {

@@ -28,7 +28,7 @@ const QUEUE_DEPTH: usize = 1024;
 
 /// What undoes a request's statements when its work fails inside a batch of several.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Undo {
+pub(crate) enum Undo {
     /// A savepoint around the work: any work, any number of writes.
     Savepoint,
     /// SQLite itself. The work writes with one statement at most, its last one, and fails only
@@ -130,7 +130,7 @@ impl Writer {
     }
 
     /// Queues `work` for the next batch, undone by `undo` if it fails, and waits for its answer.
-    pub async fn submit<T, F, S>(&self, work: F, settled: S, undo: Undo) -> Result<T, DbErr>
+    pub(crate) async fn submit<T, F, S>(&self, work: F, settled: S, undo: Undo) -> Result<T, DbErr>
     where
         T: Send + 'static,
         F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,

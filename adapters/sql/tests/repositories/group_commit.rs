@@ -9,9 +9,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr};
-use svc_application::ports::agent::{HandshakeRecord, HandshakeRepository};
-use svc_domain::contract::Contract;
-use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
+use svc_application::ports::agent::HandshakeRepository;
 use svc_sql::Writer;
 use svc_sql::agent::SeaOrmHandshakeRepository;
 use tokio::sync::oneshot;
@@ -170,29 +168,10 @@ async fn a_failing_request_alone_in_its_batch_leaves_nothing(db: DatabaseConnect
     assert_eq!(notes(&db).await, vec![8], "the writer goes on");
 }
 
-fn handshake(id: &str) -> HandshakeRecord {
-    HandshakeRecord {
-        handshake_id: id.to_owned(),
-        app_id: "app".to_owned(),
-        intent: "show a chart".to_owned(),
-        contract: Contract::try_from(serde_json::json!({})).unwrap(),
-        variance: serde_json::json!({}),
-        generator: None,
-        origin: Origin::Agent,
-        action: HandshakeAction::parse("create").unwrap(),
-        blueprint_id: "bp_1".to_owned(),
-        cache: None,
-        lifecycle: HandshakeLifecycle {
-            created_at: Utc::now(),
-            consumed_at: None,
-        },
-    }
-}
-
 async fn racing_consumes_in_one_batch_take_the_handshake_once(db: DatabaseConnection) {
     let writer = Writer::start(db.clone());
     let repository = Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(Some(writer.clone())));
-    repository.insert(&handshake("hs_1")).await.unwrap();
+    repository.insert(&support::handshake("hs_1")).await.unwrap();
     let (release, blocker) = hold_the_writer(&writer).await;
     let renders: Vec<_> = (0..8)
         .map(|_| {

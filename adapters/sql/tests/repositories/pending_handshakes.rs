@@ -6,34 +6,13 @@ use crate::support;
 
 use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
-use svc_application::ports::agent::{HandshakeRecord, HandshakeRepository};
-use svc_domain::contract::Contract;
-use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
+use svc_application::ports::agent::HandshakeRepository;
 use svc_sql::agent::SeaOrmHandshakeRepository;
 
 support::backend_tests!(
     an_issued_handshake_is_read_from_memory_until_a_render_consumes_it,
     without_keeping_a_read_sees_the_row
 );
-
-fn handshake(id: &str) -> HandshakeRecord {
-    HandshakeRecord {
-        handshake_id: id.to_owned(),
-        app_id: "app".to_owned(),
-        intent: "show a chart".to_owned(),
-        contract: Contract::try_from(serde_json::json!({ "propsSpec": { "type": "object" } })).unwrap(),
-        variance: serde_json::json!({}),
-        generator: None,
-        origin: Origin::Agent,
-        action: HandshakeAction::parse("create").unwrap(),
-        blueprint_id: "bp_1".to_owned(),
-        cache: None,
-        lifecycle: HandshakeLifecycle {
-            created_at: Utc::now(),
-            consumed_at: None,
-        },
-    }
-}
 
 /// Marks the row consumed behind the repository's back, as another writer would.
 async fn consume_behind_its_back(db: &DatabaseConnection, id: &str) {
@@ -49,7 +28,7 @@ async fn consumed(repository: &SeaOrmHandshakeRepository, id: &str) -> bool {
 
 async fn an_issued_handshake_is_read_from_memory_until_a_render_consumes_it(db: DatabaseConnection) {
     let repository = SeaOrmHandshakeRepository::new(db.clone()).keeping_pending(true);
-    repository.insert(&handshake("hs_1")).await.unwrap();
+    repository.insert(&support::handshake("hs_1")).await.unwrap();
     consume_behind_its_back(&db, "hs_1").await;
     assert!(
         !consumed(&repository, "hs_1").await,
@@ -63,7 +42,7 @@ async fn an_issued_handshake_is_read_from_memory_until_a_render_consumes_it(db: 
     );
     assert!(consumed(&repository, "hs_1").await);
 
-    repository.insert(&handshake("hs_2")).await.unwrap();
+    repository.insert(&support::handshake("hs_2")).await.unwrap();
     assert!(repository.consume("hs_2", Utc::now()).await.unwrap());
     assert!(
         consumed(&repository, "hs_2").await,
@@ -79,7 +58,7 @@ async fn an_issued_handshake_is_read_from_memory_until_a_render_consumes_it(db: 
 
 async fn without_keeping_a_read_sees_the_row(db: DatabaseConnection) {
     let repository = SeaOrmHandshakeRepository::new(db.clone());
-    repository.insert(&handshake("hs_1")).await.unwrap();
+    repository.insert(&support::handshake("hs_1")).await.unwrap();
     consume_behind_its_back(&db, "hs_1").await;
     assert!(consumed(&repository, "hs_1").await);
 }

@@ -24,7 +24,11 @@
 use std::future::Future;
 use std::path::PathBuf;
 
+use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use svc_application::ports::agent::HandshakeRecord;
+use svc_domain::contract::Contract;
+use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 pub use svc_sql::testing::Backend;
 use svc_sql::testing::ScratchDatabase;
 
@@ -117,4 +121,24 @@ pub async fn roll_back_through(db: &DatabaseConnection, name: &str) {
     svc_sql::Migrator::down(db, Some(from_the_end as u32 + 1))
         .await
         .unwrap();
+}
+
+/// A pending handshake of app `app` with an empty contract, as `svc_handshake` would store it.
+pub fn handshake(id: &str) -> HandshakeRecord {
+    HandshakeRecord {
+        handshake_id: id.to_owned(),
+        app_id: "app".to_owned(),
+        intent: "show a chart".to_owned(),
+        contract: Contract::try_from(serde_json::json!({})).unwrap(),
+        variance: serde_json::json!({}),
+        generator: None,
+        origin: Origin::Agent,
+        action: HandshakeAction::parse("create").unwrap(),
+        blueprint_id: "bp_1".to_owned(),
+        cache: None,
+        lifecycle: HandshakeLifecycle {
+            created_at: Utc::now(),
+            consumed_at: None,
+        },
+    }
 }

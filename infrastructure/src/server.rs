@@ -162,10 +162,12 @@ pub struct Embedding {
 
 /// How long in-flight requests may take to finish after a shutdown signal.
 const GRACE_PERIOD: Duration = Duration::from_secs(10);
+/// How long the live sockets get to write their close frame once the drain is over.
+const LIVE_CLOSE_PATIENCE: Duration = Duration::from_secs(2);
 /// Closing the database after the grace period: a pool that cannot close by then is left behind.
 const DATABASE_CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a starting server waits for the previous server on its SQLite file to let go of it:
-/// longer than a shutdown takes (the grace period, then closing the database).
+/// longer than a shutdown takes (the grace period, the live sockets' close, closing the database).
 const SOLE_SERVER_PATIENCE: Duration = Duration::from_secs(20);
 
 #[derive(Debug, thiserror::Error)]
@@ -191,6 +193,8 @@ pub struct Application {
     endpoint: poem::endpoint::BoxEndpoint<'static>,
     limits: ConnectionLimits,
     draining: Draining,
+    /// Upgraded `/ws` sockets: asked to close when the drain starts, awaited before the pool closes.
+    live_sockets: svc_http::LiveSockets,
     /// The PostgreSQL bus's listener holds a pooled connection: stopped before the pool closes.
     bus_tasks: Option<BusTasks>,
     /// Delivers the mail outbox (`mail.smtp_url`): stopped before the pool closes.
@@ -343,6 +347,7 @@ impl Application {
         let open_file_limit = crate::open_files::raise_limit().map(|(_, after)| after);
         let limits = connection_limits(settings)?.fitted_to(open_file_limit);
         let draining = Draining::default();
+        let live_sockets = svc_http::LiveSockets::default();
         let addr = crate::exposure::listen_address(&settings.server.host, settings.server.port);
         let acceptor = TcpListener::bind(addr.clone())
             .into_acceptor()
@@ -580,6 +585,7 @@ impl Application {
             polling_flood_gates: Default::default(),
             mcp_apps,
             live_enabled: settings.live.enabled,
+            live_sockets: live_sockets.clone(),
             tool_call_limit,
             hosted_apps,
             accounts: hosted.as_ref().map(|h| svc_http::AccountPages {
@@ -603,6 +609,7 @@ impl Application {
             endpoint,
             limits,
             draining,
+            live_sockets,
             bus_tasks,
             mail_worker,
             console_sweep,
@@ -623,6 +630,12 @@ impl Application {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let sweeper = crate::console_sweep::ConsoleSweeper::start(self.console_sweep);
+        let live_sockets = self.live_sockets.clone();
+        // Live sockets close as the drain starts, not after it: their cards reconnect at once.
+        let shutdown = async move {
+            shutdown.await;
+            live_sockets.close_all();
+        };
         let served = crate::connections::serve(
             self.acceptor,
             self.endpoint,
@@ -632,6 +645,10 @@ impl Application {
             self.draining,
         )
         .await;
+        let left = self.live_sockets.closed_within(LIVE_CLOSE_PATIENCE).await;
+        if left > 0 {
+            tracing::warn!(left, "live sockets still open after shutdown asked them to close");
+        }
         if let Some(tasks) = self.bus_tasks {
             tasks.stop().await;
         }

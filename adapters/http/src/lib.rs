@@ -41,6 +41,7 @@ pub use account_pages::AccountPages;
 pub use guard::HostGuard;
 pub use health::{NotReady, Readiness};
 pub use live::http_source::HttpPollableTool;
+pub use live::sockets::LiveSockets;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 pub use mcp_apps::{ExternalRuntime, McpApps};
 pub use oauth::{
@@ -80,6 +81,8 @@ pub struct HttpState {
     pub mcp_apps: Option<McpApps>,
     /// The live channel `/ws` and its polling fallback; off, both answer 404.
     pub live_enabled: bool,
+    /// The upgraded `/ws` sockets; the server closes them on shutdown.
+    pub live_sockets: live::sockets::LiveSockets,
     /// Counts `tools/call` on the agent routes when `[tool_calls]` wires a limiter.
     pub tool_call_limit: Option<svc_application::services::tool_call_limit::ToolCallLimiter>,
     /// Present in hosted mode: the apps' hosted settings, read by `svc_discover` (absent, the

@@ -60,6 +60,8 @@ pub(crate) struct LiveRoutes {
     pub tool_channels: ToolChannelService,
     /// The flood gate of the polling POST, per session (the socket holds its own).
     pub polling_flood_gates: SessionFloodGates,
+    /// The upgraded sockets, closed (1001) and awaited by the server's shutdown.
+    pub sockets: crate::live::sockets::LiveSockets,
 }
 
 /// The REST routes poem-openapi serves: pairing (`/_svc/pair`) and OAuth (`/oauth`,
@@ -150,6 +152,7 @@ impl HttpState {
             tokens: self.tokens,
             tool_channels: self.tool_channels,
             polling_flood_gates: self.polling_flood_gates,
+            sockets: self.live_sockets,
         });
         RouteStates {
             console: Arc::new(ConsoleRoutes {

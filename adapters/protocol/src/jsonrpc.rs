@@ -40,39 +40,33 @@ pub fn parse_request(body: &[u8]) -> Result<Incoming, RequestRefusal> {
         code: INVALID_REQUEST,
         message: format!("Invalid Request: {why}"),
     };
-    let Some(object) = value.as_object() else {
+    // Owned, so `params` and `id` move out instead of being copied.
+    let Value::Object(mut object) = value else {
         return Err(invalid("the body must be a JSON-RPC 2.0 object"));
     };
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(invalid("`jsonrpc` must be \"2.0\""));
     }
-    let Some(method) = object.get("method") else {
+    let Some(method) = object.remove("method") else {
         if object.contains_key("result") || object.contains_key("error") {
             return Ok(Incoming::NoReply);
         }
         return Err(invalid("`method` is missing"));
     };
-    let Some(method) = method.as_str() else {
+    let Value::String(method) = method else {
         return Err(invalid("`method` must be a string"));
     };
-    let Some(id) = object.get("id") else {
-        return Ok(Incoming::Notification {
-            method: method.to_owned(),
-            params: object.get("params").cloned().unwrap_or(Value::Null),
-        });
+    let params = object.remove("params").unwrap_or(Value::Null);
+    let Some(id) = object.remove("id") else {
+        return Ok(Incoming::Notification { method, params });
     };
     if !(id.is_string() || id.is_number()) {
         return Err(invalid("`id` must be a string or a number"));
     }
-    let params = object.get("params").cloned().unwrap_or(Value::Null);
     if !(params.is_object() || params.is_null()) {
         return Err(invalid("`params` must be an object"));
     }
-    Ok(Incoming::Request {
-        id: id.clone(),
-        method: method.to_owned(),
-        params,
-    })
+    Ok(Incoming::Request { id, method, params })
 }
 
 #[cfg(test)]

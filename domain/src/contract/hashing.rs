@@ -62,7 +62,7 @@ pub fn canonical_sha256(value: &Value) -> String {
 
 /// Hash of the contract's shape: annotations stripped, then canonicalised.
 pub fn contract_hash(contract: &Contract) -> String {
-    canonical_sha256(&strip_annotations(&contract.as_value()))
+    contract.hash_once(|contract| canonical_sha256(&strip_annotations(&contract.as_value())))
 }
 
 /// Hash of the variance; an absent variance hashes like an empty object.

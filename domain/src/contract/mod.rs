@@ -20,6 +20,8 @@ pub use negotiation::{Finding, FindingSeverity, Negotiated, NegotiationError, ne
 pub use profile::{PropsSchemaProfile, profile_of};
 pub use schema_check::{CompiledSchema, SchemaCompileError, SchemaViolation, compile_schema};
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 /// Top-level keys a contract may carry.
@@ -39,10 +41,44 @@ pub const RESERVED_CHANNEL_PREFIX: &str = "_svc:";
 pub const LIFECYCLE_CHANNEL: &str = "_svc:lifecycle";
 
 /// An agreed contract: a JSON object that passed negotiation, with typed accessors. It serializes
-/// as that object; deserializing anything but an object fails.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(transparent)]
-pub struct Contract(Map<String, Value>);
+/// as that object; deserializing anything but an object fails. Immutable once agreed, so copies
+/// (a render hands it to the session, the blueprint, the answer) share one object.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Contract(Arc<Agreed>);
+
+/// The agreed object and, once asked for, its hash (the contract never changes, so neither does
+/// the hash: a handshake and its render canonicalise it once).
+#[derive(Debug, Default)]
+struct Agreed {
+    object: Map<String, Value>,
+    hash: std::sync::OnceLock<String>,
+}
+
+impl PartialEq for Agreed {
+    fn eq(&self, other: &Self) -> bool {
+        self.object == other.object
+    }
+}
+
+impl std::ops::Deref for Agreed {
+    type Target = Map<String, Value>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.object
+    }
+}
+
+impl serde::Serialize for Contract {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.object.serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Contract {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Map::deserialize(deserializer).map(Self::from_agreed)
+    }
+}
 
 /// A contract that is not a JSON object: callers answer it as an invalid argument naming the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,7 +91,7 @@ impl TryFrom<Value> for Contract {
     /// Parses a contract read back from storage or from a manifest; never negotiates.
     fn try_from(value: Value) -> Result<Self, Self::Error> {
         match value {
-            Value::Object(map) => Ok(Self(map)),
+            Value::Object(map) => Ok(Self::from_agreed(map)),
             _ => Err(ContractNotAnObject),
         }
     }
@@ -63,7 +99,10 @@ impl TryFrom<Value> for Contract {
 
 impl From<Contract> for Value {
     fn from(contract: Contract) -> Self {
-        Value::Object(contract.0)
+        match Arc::try_unwrap(contract.0) {
+            Ok(agreed) => Value::Object(agreed.object),
+            Err(shared) => Value::Object(shared.object.clone()),
+        }
     }
 }
 
@@ -113,15 +152,23 @@ impl Contract {
     /// Wraps an object already agreed by [`negotiate`]; callers outside negotiation use this only
     /// for contracts read back from storage.
     pub fn from_agreed(value: Map<String, Value>) -> Self {
-        Self(value)
+        Self(Arc::new(Agreed {
+            object: value,
+            hash: std::sync::OnceLock::new(),
+        }))
     }
 
     pub fn as_value(&self) -> Value {
-        Value::Object(self.0.clone())
+        Value::Object(self.0.object.clone())
     }
 
     pub fn as_map(&self) -> &Map<String, Value> {
-        &self.0
+        &self.0.object
+    }
+
+    /// The contract's hash, computed by `compute` the first time it is asked for.
+    pub(crate) fn hash_once(&self, compute: impl FnOnce(&Self) -> String) -> String {
+        self.0.hash.get_or_init(|| compute(self)).clone()
     }
 
     /// The schema props are validated against: `propsSpec`, or "any object" when absent.

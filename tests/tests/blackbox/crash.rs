@@ -1,4 +1,5 @@
-//! Durability: a server killed with SIGKILL in the middle of writes loses no acknowledged row.
+//! Durability: a server killed with SIGKILL in the middle of writes loses no acknowledged row;
+//! one stopped with SIGTERM finishes its requests and closes its live sockets first.
 
 use std::time::Duration;
 
@@ -192,6 +193,55 @@ async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
         started.elapsed() < Duration::from_secs(9),
         "shut down within the grace period"
     );
+    let _ = std::fs::remove_dir_all(data_dir);
+}
+
+/// A card's live socket hears 1001 "going away" when the server shuts down (so it reconnects,
+/// to another replica behind a proxy), and the server still exits cleanly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_closes_live_sockets_with_going_away() {
+    let data_dir = temp_dir("svc-term-live");
+    let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    let client = reqwest::Client::new();
+    let hs = call(
+        &client,
+        &server.base,
+        "svc_handshake",
+        json!({ "intent": "term live", "blueprintDraft": { "contract": {} } }),
+    )
+    .await
+    .unwrap();
+    let body: Value = client
+        .post(format!("{}/mcp", server.base))
+        .bearer_auth("dev")
+        .json(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "svc_render", "arguments": { "handshakeId": hs["handshakeId"], "props": {} } } }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let slice = &body["result"]["_meta"]["ai.svc/render"];
+    let mut socket = svc_tests::live::LiveClient::connect(&server.base).await;
+    socket
+        .send(
+            "subscribe",
+            json!({ "sessionId": slice["sessionId"], "wsToken": slice["wsToken"] }),
+        )
+        .await;
+    socket.expect("ack").await;
+    server.send_term();
+    let closed = socket.try_recv(Duration::from_secs(5)).await;
+    assert_eq!(
+        closed,
+        Some(json!({ "type": "_closed", "payload": 1001 })),
+        "the socket is closed with 1001 going away"
+    );
+    let status = tokio::task::spawn_blocking(move || server.exit_within(Duration::from_secs(12)))
+        .await
+        .unwrap()
+        .expect("exited within the grace period");
+    assert!(status.success(), "exit status {status:?}");
     let _ = std::fs::remove_dir_all(data_dir);
 }
 

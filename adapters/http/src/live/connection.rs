@@ -129,6 +129,11 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", json!({ "event": "lagged", "skipped": skipped, "message": "resubscribe with fromSeq to catch up" }))],
                 _ => break,
             },
+            // Shutdown: the card reconnects (to another replica behind a proxy) and resumes by fromSeq.
+            () = state.sockets.closing() => {
+                close(&mut sink, CloseCode::Away, "server shutting down").await;
+                break;
+            }
             _ = heartbeat.tick() => {
                 if last_heard.elapsed() > IDLE_LIMIT {
                     close(&mut sink, CloseCode::Away, "idle").await;

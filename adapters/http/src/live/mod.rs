@@ -5,6 +5,7 @@ pub mod flood_gate;
 mod frames;
 pub mod http_source;
 pub mod polling;
+pub mod sockets;
 mod subscribe;
 mod tool_channels;
 mod upgrade;
@@ -72,5 +73,6 @@ pub async fn ws(req: &Request, socket: upgrade::LiveUpgrade, Data(state): Data<&
         .write_buffer_size(0)
         .max_message_size(Some(4 * MAX_FRAME_BYTES))
         .max_frame_size(Some(4 * MAX_FRAME_BYTES));
-    socket.on_upgrade(config, move |stream| connection::serve(state, stream, bearer))
+    let sockets = state.sockets.clone();
+    socket.on_upgrade(config, &sockets, move |stream| connection::serve(state, stream, bearer))
 }

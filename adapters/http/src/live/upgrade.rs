@@ -9,6 +9,8 @@
 use poem::http::{HeaderValue, Method, StatusCode, header};
 use poem::{FromRequest, IntoResponse, Request, RequestBody, Response};
 use tokio_tungstenite::WebSocketStream;
+
+use super::sockets::LiveSockets;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::Frame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
@@ -67,14 +69,15 @@ impl<'a> FromRequest<'a> for LiveUpgrade {
 
 impl LiveUpgrade {
     /// Answers `101 Switching Protocols` and, once the connection switched, serves it with `serve`.
-    pub fn on_upgrade<F, Fut>(self, config: WebSocketConfig, serve: F) -> Response
+    /// The socket is served as one of `sockets`, so the server's shutdown closes and awaits it.
+    pub fn on_upgrade<F, Fut>(self, config: WebSocketConfig, sockets: &LiveSockets, serve: F) -> Response
     where
         F: FnOnce(LiveSocket) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = ()> + Send + 'static,
     {
         let accept = derive_accept_key(self.key.as_bytes());
         let on_upgrade = self.on_upgrade;
-        tokio::spawn(async move {
+        sockets.spawn(async move {
             let Ok(upgraded) = on_upgrade.await else { return };
             let socket = WebSocketStream::from_raw_socket(upgraded, Role::Server, Some(config)).await;
             serve(socket).await;

@@ -13,7 +13,7 @@ use svc_application::services::app_endpoint::EndpointDenial;
 use svc_protocol::{INTERNAL_ERROR, UNAUTHORIZED};
 
 use super::jsonrpc::RpcFailure;
-use super::{MAX_BODY_BYTES, answer, bearer, cancel_scope, origin, reply};
+use super::{MAX_BODY_BYTES, bearer};
 use crate::errors::{auth_failure, deprovisioned};
 use crate::route_states::AgentRoutes;
 
@@ -28,23 +28,7 @@ pub async fn post_app_mcp(
         return refusal;
     }
     match caller_for_app(state, req, &app_id).await {
-        Ok(caller) => {
-            let origin = origin(&state.gate, req);
-            let body = match body.into_bytes_limit(super::MAX_BODY_BYTES).await {
-                Ok(bytes) => bytes,
-                Err(_) => return crate::body_limit::too_large(super::MAX_BODY_BYTES),
-            };
-            if let Some(request) = super::progress_stream::wanted(req, &body) {
-                let sender = cancel_scope(&state.gate, req, "mcp", &caller).sender;
-                return super::progress_stream::answer(Arc::clone(state), caller, origin, sender, request);
-            }
-            answer(
-                Body::from(body),
-                cancel_scope(&state.gate, req, "mcp", &caller),
-                |method, params| async move { reply(state, &caller, origin, &method, params).await },
-            )
-            .await
-        }
+        Ok(caller) => super::serve_agent_post(state, req, caller, body).await,
         Err(denial) => refuse(state, denial, &app_id, body).await,
     }
 }

@@ -1,7 +1,5 @@
 //! JSON-RPC 2.0 envelopes: what a POST body may be, and the replies we send.
 
-use std::sync::Arc;
-
 use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -72,7 +70,7 @@ impl RpcFailure {
 /// `resources/read` template filled in, written without being copied into one string).
 pub enum Reply {
     Built(Value),
-    Shared(Arc<str>),
+    Shared(bytes::Bytes),
     Pieces(Vec<bytes::Bytes>),
 }
 
@@ -81,7 +79,7 @@ impl Reply {
     pub fn into_value(self) -> Value {
         match self {
             Self::Built(value) => value,
-            Self::Shared(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
+            Self::Shared(text) => serde_json::from_slice(&text).unwrap_or(Value::Null),
             Self::Pieces(pieces) => serde_json::from_slice(&pieces.concat()).unwrap_or(Value::Null),
         }
     }
@@ -96,24 +94,31 @@ impl From<Value> for Reply {
 pub fn success(id: Value, result: Reply) -> Response {
     match result {
         Reply::Built(result) => {
-            poem::web::Json(json!({ "jsonrpc": "2.0", "id": id, "result": result })).into_response()
+            // Moved in, not copied (`json!` serializes each value it is given into a new one).
+            let mut envelope = serde_json::Map::with_capacity(3);
+            envelope.insert("jsonrpc".into(), Value::from("2.0"));
+            envelope.insert("id".into(), id);
+            envelope.insert("result".into(), result);
+            poem::web::Json(Value::Object(envelope)).into_response()
         }
-        // The same bytes as the `Json` arm would write (keys in this order, compact).
-        Reply::Shared(result) => Response::builder()
-            .content_type("application/json; charset=utf-8")
-            .body(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)),
-        Reply::Pieces(pieces) => {
-            let head = bytes::Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#));
-            let body = super::pieces_body::PiecesBody::new(
-                std::iter::once(head)
-                    .chain(pieces)
-                    .chain(std::iter::once(bytes::Bytes::from_static(b"}"))),
-            );
-            Response::builder()
-                .content_type("application/json; charset=utf-8")
-                .body(body.into_poem())
-        }
+        // The same bytes as the `Json` arm would write (keys in this order, compact); the shared
+        // document goes to hyper as it is, not copied into the envelope.
+        Reply::Shared(result) => enveloped(id, [result]),
+        Reply::Pieces(pieces) => enveloped(id, pieces),
     }
+}
+
+/// `{"jsonrpc":"2.0","id":<id>,"result":<pieces>}` written from the pieces as they are.
+fn enveloped(id: Value, pieces: impl IntoIterator<Item = bytes::Bytes>) -> Response {
+    let head = bytes::Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#));
+    let body = super::pieces_body::PiecesBody::new(
+        std::iter::once(head)
+            .chain(pieces)
+            .chain(std::iter::once(bytes::Bytes::from_static(b"}"))),
+    );
+    Response::builder()
+        .content_type("application/json; charset=utf-8")
+        .body(body.into_poem())
 }
 
 /// Parses a POST body (`svc_protocol::jsonrpc::parse_request`); a refusal is answered 400.

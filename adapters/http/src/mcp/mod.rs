@@ -70,23 +70,39 @@ where
     F: FnOnce(String, Value) -> Fut,
     Fut: Future<Output = Result<Reply, RpcFailure>>,
 {
-    let bytes = match body.into_bytes_limit(MAX_BODY_BYTES).await {
-        Ok(b) => b,
-        Err(_) => return crate::body_limit::too_large(MAX_BODY_BYTES),
-    };
-    let incoming = jsonrpc::parse(&bytes);
-    // The body may share hyper's read buffer; a held request (a long-poll) must not pin it.
-    drop(bytes);
+    match read_message(body).await {
+        Ok(incoming) => answer_message(incoming, scope, dispatch).await,
+        Err(refusal) => refusal,
+    }
+}
+
+/// The message in a POST body; a body over [`MAX_BODY_BYTES`] is answered 413, one that is not
+/// a JSON-RPC message the JSON-RPC refusal.
+async fn read_message(body: Body) -> Result<Incoming, Response> {
+    let bytes = body
+        .into_bytes_limit(MAX_BODY_BYTES)
+        .await
+        .map_err(|_| crate::body_limit::too_large(MAX_BODY_BYTES))?;
+    // The bytes may share hyper's read buffer; they are dropped here, so a held request (a
+    // long-poll) does not pin it.
+    jsonrpc::parse(&bytes).map_err(|failure| failure.into_response(Value::Null))
+}
+
+/// [`answer`] for a message already read.
+async fn answer_message<F, Fut>(incoming: Incoming, scope: CancelScope<'_>, dispatch: F) -> Response
+where
+    F: FnOnce(String, Value) -> Fut,
+    Fut: Future<Output = Result<Reply, RpcFailure>>,
+{
     match incoming {
-        Err(failure) => failure.into_response(Value::Null),
-        Ok(Incoming::NoReply) => StatusCode::ACCEPTED.into_response(),
-        Ok(Incoming::Notification { method, params }) => {
+        Incoming::NoReply => StatusCode::ACCEPTED.into_response(),
+        Incoming::Notification { method, params } => {
             if method == "notifications/cancelled" {
                 scope.requests.cancel(&scope.sender, &params);
             }
             StatusCode::ACCEPTED.into_response()
         }
-        Ok(Incoming::Request { id, method, params }) => {
+        Incoming::Request { id, method, params } => {
             let label = crate::observe::rpc_label(&method, &params);
             let mut response = match scope.requests.run(&scope.sender, &id, dispatch(method, params)).await {
                 Ok(result) => success(id, result),
@@ -96,6 +112,28 @@ where
             response
         }
     }
+}
+
+/// An authenticated agent's POST to `/mcp` or `/apps/<appId>/mcp`: a `svc_render` with a
+/// progress token, from a client that accepts an event stream, streams its progress; any other
+/// message is answered with [`reply`].
+pub(crate) async fn serve_agent_post(state: &Arc<AgentRoutes>, req: &Request, caller: Caller, body: Body) -> Response {
+    let origin = origin(&state.gate, req);
+    let incoming = match read_message(body).await {
+        Ok(incoming) => incoming,
+        Err(refusal) => return refusal,
+    };
+    let scope = cancel_scope(&state.gate, req, "mcp", &caller);
+    let incoming = match progress_stream::wanted(req, incoming) {
+        Ok(request) => {
+            return progress_stream::answer(Arc::clone(state), caller, origin, scope.sender, request);
+        }
+        Err(incoming) => incoming,
+    };
+    answer_message(incoming, scope, |method, params| async move {
+        reply(state, &caller, origin, &method, params).await
+    })
+    .await
 }
 
 /// The requests one client sends to one route (`/mcp`, `/ops`). Many clients share a principal
@@ -146,21 +184,7 @@ pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<AgentRou
         Ok(c) => c,
         Err(error) => return Box::pin(denied(gate, error, body)).await,
     };
-    let origin = origin(gate, req);
-    let body = match body.into_bytes_limit(MAX_BODY_BYTES).await {
-        Ok(bytes) => bytes,
-        Err(_) => return crate::body_limit::too_large(MAX_BODY_BYTES),
-    };
-    if let Some(request) = progress_stream::wanted(req, &body) {
-        let sender = cancel_scope(gate, req, "mcp", &caller).sender;
-        return progress_stream::answer(Arc::clone(state), caller, origin, sender, request);
-    }
-    answer(
-        Body::from(body),
-        cancel_scope(gate, req, "mcp", &caller),
-        |method, params| async move { reply(state, &caller, origin, &method, params).await },
-    )
-    .await
+    serve_agent_post(state, req, caller, body).await
 }
 
 /// The answer to one request of `/mcp` or `/apps/<appId>/mcp`: `tools/list` is the document

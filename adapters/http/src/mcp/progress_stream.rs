@@ -19,7 +19,7 @@ use svc_application::ports::generation::{GenerationProgress, GenerationStage};
 use svc_application::services::agent::{Caller, ProgressObserver};
 
 use super::agent_tools::Render;
-use super::jsonrpc::{Incoming, parse};
+use super::jsonrpc::Incoming;
 use crate::route_states::AgentRoutes;
 use crate::tools::ToolDefinition;
 
@@ -40,21 +40,22 @@ pub(crate) struct ProgressRequest {
     token: Value,
 }
 
-/// The request in `body` when it is a `svc_render` with a progress token and the client
-/// accepts an event stream.
-pub(crate) fn wanted(req: &Request, body: &[u8]) -> Option<ProgressRequest> {
+/// The request when `incoming` is a `svc_render` with a progress token and the client accepts an
+/// event stream; otherwise `incoming` back, untouched.
+pub(crate) fn wanted(req: &Request, incoming: Incoming) -> Result<ProgressRequest, Incoming> {
     let accepts_stream = req
         .header("accept")
         .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"));
-    if !accepts_stream {
-        return None;
-    }
-    let Ok(Incoming::Request { id, method, params }) = parse(body) else {
-        return None;
+    let Incoming::Request { id, method, params } = incoming else {
+        return Err(incoming);
     };
-    let token = params["_meta"]["progressToken"].clone();
+    let token = &params["_meta"]["progressToken"];
     let is_render = method == "tools/call" && params["name"] == Render::NAME;
-    (is_render && (token.is_string() || token.is_number())).then_some(ProgressRequest { id, params, token })
+    if !(accepts_stream && is_render && (token.is_string() || token.is_number())) {
+        return Err(Incoming::Request { id, method, params });
+    }
+    let token = token.clone();
+    Ok(ProgressRequest { id, params, token })
 }
 
 /// Runs the render in its own task and answers with the stream of its progress and result.

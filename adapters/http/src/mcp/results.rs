@@ -4,7 +4,11 @@ use serde_json::{Value, json};
 use svc_domain::text as input;
 
 pub fn ok_result(body: Value, text: &str) -> Value {
-    json!({ "content": [{ "type": "text", "text": text }], "structuredContent": body })
+    // Built by moving `body` in: `json!` would copy it (it serializes every value it is given).
+    let mut result = serde_json::Map::with_capacity(2);
+    result.insert("content".into(), json!([{ "type": "text", "text": text }]));
+    result.insert("structuredContent".into(), body);
+    Value::Object(result)
 }
 
 pub fn error_result(mut body: Value, text: &str) -> Value {
@@ -13,5 +17,9 @@ pub fn error_result(mut body: Value, text: &str) -> Value {
         body["error"]["message"] = json!(input::bounded_message(message.to_owned()));
     }
     let text = input::bounded_message(text.to_owned());
-    json!({ "content": [{ "type": "text", "text": text }], "structuredContent": body, "isError": true })
+    let Value::Object(mut result) = ok_result(body, &text) else {
+        unreachable!("ok_result builds an object")
+    };
+    result.insert("isError".into(), Value::Bool(true));
+    Value::Object(result)
 }

@@ -4,6 +4,7 @@
 //! `next-period`) and its handshake stays valid. Apps with no rate set are not limited.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use svc_domain::refusal::RefusalCode;
@@ -17,20 +18,43 @@ use crate::services::rate_limit::WindowFull;
 /// The quota's name in the shared windows.
 const QUOTA: &str = "app-renders";
 
+/// How long an app's rate is used without reading its settings again: every render asks, and
+/// `svc apps configure` (another process, or another replica) changes it rarely, so a new rate
+/// takes effect within this long.
+const RATE_TIME_TO_LIVE: Duration = Duration::from_secs(1);
+
 #[derive(Clone)]
 pub struct AppRenderLimit {
     settings: Arc<dyn AppSettingsRepository>,
     windows: Arc<dyn SharedWindows>,
+    /// App id to its rate (`None`: not limited), as last read.
+    rates: moka::sync::Cache<String, Option<u32>>,
 }
 
 impl AppRenderLimit {
     pub fn new(settings: Arc<dyn AppSettingsRepository>, windows: Arc<dyn SharedWindows>) -> Self {
-        Self { settings, windows }
+        Self {
+            settings,
+            windows,
+            rates: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(RATE_TIME_TO_LIVE)
+                .build(),
+        }
+    }
+
+    async fn rate(&self, app_id: &str) -> Result<Option<u32>, AgentError> {
+        if let Some(rate) = self.rates.get(app_id) {
+            return Ok(rate);
+        }
+        let rate = self.settings.get(app_id).await?.and_then(|s| s.rate_limit_per_minute);
+        self.rates.insert(app_id.to_owned(), rate);
+        Ok(rate)
     }
 
     /// Counts one render of `app_id` at `now`, or the refusal when its minute is spent.
     pub(super) async fn admit(&self, app_id: &str, now: DateTime<Utc>) -> Result<Result<(), Refusal>, AgentError> {
-        let Some(limit) = self.settings.get(app_id).await?.and_then(|s| s.rate_limit_per_minute) else {
+        let Some(limit) = self.rate(app_id).await? else {
             return Ok(Ok(()));
         };
         let Some(wait) = self
@@ -63,11 +87,12 @@ mod tests {
     use crate::ports::RepositoryError;
 
     #[derive(Default)]
-    struct FakeSettings(HashMap<String, AppSettings>);
+    struct FakeSettings(HashMap<String, AppSettings>, std::sync::atomic::AtomicUsize);
 
     #[async_trait::async_trait]
     impl AppSettingsRepository for FakeSettings {
         async fn get(&self, app_id: &str) -> Result<Option<AppSettings>, RepositoryError> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok(self.0.get(app_id).cloned())
         }
         async fn put(&self, _: &str, _: &AppSettings, _: DateTime<Utc>) -> Result<(), RepositoryError> {
@@ -147,5 +172,28 @@ mod tests {
         for _ in 0..100 {
             assert!(limit.admit("a", t0()).await.unwrap().is_ok());
         }
+    }
+
+    #[tokio::test]
+    async fn the_rate_is_read_once_a_second_per_app_not_once_a_render() {
+        let mut settings = FakeSettings::default();
+        settings.0.insert(
+            "a".into(),
+            AppSettings {
+                rate_limit_per_minute: Some(1_000),
+                ..AppSettings::default()
+            },
+        );
+        let settings = Arc::new(settings);
+        let limit = AppRenderLimit::new(settings.clone(), Arc::new(FakeWindows::default()));
+        let reads = || settings.1.load(std::sync::atomic::Ordering::Relaxed);
+        for _ in 0..10 {
+            assert!(limit.admit("a", t0()).await.unwrap().is_ok());
+            assert!(limit.admit("b", t0()).await.unwrap().is_ok());
+        }
+        assert_eq!(reads(), 2, "one read per app");
+        tokio::time::sleep(RATE_TIME_TO_LIVE + Duration::from_millis(100)).await;
+        assert!(limit.admit("a", t0()).await.unwrap().is_ok());
+        assert_eq!(reads(), 3, "read again once the rate is older than its time to live");
     }
 }

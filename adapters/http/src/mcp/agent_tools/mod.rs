@@ -25,7 +25,7 @@ pub use render::Render;
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{LazyLock, OnceLock};
 
 use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
@@ -180,8 +180,8 @@ pub fn known(name: &str) -> bool {
 /// calls through its MCP-Apps host (`visibility: ["app"]`) are listed only with MCP-Apps on
 /// (without it no host bridges them, and the model must not take them for its own), and so is
 /// `_meta.ui`.
-pub fn list(state: &AgentRoutes) -> Arc<str> {
-    static LISTS: [OnceLock<Arc<str>>; 8] = [const { OnceLock::new() }; 8];
+pub fn list(state: &AgentRoutes) -> bytes::Bytes {
+    static LISTS: [OnceLock<bytes::Bytes>; 8] = [const { OnceLock::new() }; 8];
     let mcp_apps = state.mcp_apps_on();
     let registry = state.agent.has_ui_registry();
     let hosted = state.hosted_apps.is_some();
@@ -193,7 +193,7 @@ pub fn list(state: &AgentRoutes) -> Arc<str> {
                 .filter(|t| t.offered(state) && (mcp_apps || t.visibility == Visibility::Model))
                 .map(|t| t.declaration(mcp_apps))
                 .collect();
-            Arc::from(json!({ "tools": tools }).to_string())
+            bytes::Bytes::from(json!({ "tools": tools }).to_string())
         })
         .clone()
 }

@@ -30,7 +30,7 @@ mod update_blueprint;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{LazyLock, OnceLock};
 
 use serde_json::{Value, json};
 use svc_application::services::apps::AppService;
@@ -195,9 +195,9 @@ pub fn visible(domains: &OpsDomains, app_locked: bool) -> impl Iterator<Item = &
 }
 
 /// The `tools/list` result, built once per set of wired domains and key scope.
-pub fn list(domains: &OpsDomains, app_locked: bool) -> Arc<str> {
+pub fn list(domains: &OpsDomains, app_locked: bool) -> bytes::Bytes {
     // One slot per set of wired domains and key scope: 2^7 sets, two scopes; serialized once.
-    static LISTS: [OnceLock<Arc<str>>; 256] = [const { OnceLock::new() }; 256];
+    static LISTS: [OnceLock<bytes::Bytes>; 256] = [const { OnceLock::new() }; 256];
     let wired = OpsDomain::ALL
         .iter()
         .enumerate()
@@ -207,7 +207,7 @@ pub fn list(domains: &OpsDomains, app_locked: bool) -> Arc<str> {
     LISTS[slot]
         .get_or_init(|| {
             let tools: Vec<Value> = visible(domains, app_locked).map(|t| t.declared.declaration()).collect();
-            Arc::from(json!({ "tools": tools }).to_string())
+            bytes::Bytes::from(json!({ "tools": tools }).to_string())
         })
         .clone()
 }

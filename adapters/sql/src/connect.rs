@@ -124,4 +124,18 @@ mod tests {
         assert_eq!(redact("sqlite://./x.db?mode=rwc"), "sqlite://./x.db?mode=rwc");
         assert_eq!(redact("mariadb://root:pw@h:3306/db"), "mariadb://root:***@h:3306/db");
     }
+
+    /// `.cargo/config.toml` builds the bundled SQLite with the query planner stability guarantee;
+    /// without it every `.one()` read is prepared again on each execution.
+    #[tokio::test]
+    async fn the_bundled_sqlite_plans_without_reading_bound_values() {
+        use sea_orm::{ConnectionTrait, DbBackend, Statement};
+        let db = super::connect("sqlite::memory:", super::PoolSize::default()).await.unwrap();
+        let rows = db
+            .query_all_raw(Statement::from_string(DbBackend::Sqlite, "PRAGMA compile_options"))
+            .await
+            .unwrap();
+        let options: Vec<String> = rows.iter().map(|r| r.try_get_by_index(0).unwrap()).collect();
+        assert!(options.iter().any(|o| o == "ENABLE_QPSG"), "{options:?}");
+    }
 }

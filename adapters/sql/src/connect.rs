@@ -130,7 +130,9 @@ mod tests {
     #[tokio::test]
     async fn the_bundled_sqlite_plans_without_reading_bound_values() {
         use sea_orm::{ConnectionTrait, DbBackend, Statement};
-        let db = super::connect("sqlite::memory:", super::PoolSize::default()).await.unwrap();
+        let db = super::connect("sqlite::memory:", super::PoolSize::default())
+            .await
+            .unwrap();
         let rows = db
             .query_all_raw(Statement::from_string(DbBackend::Sqlite, "PRAGMA compile_options"))
             .await

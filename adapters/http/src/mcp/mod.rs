@@ -125,10 +125,10 @@ pub(crate) async fn serve_agent_post(state: &Arc<AgentRoutes>, req: &Request, ca
     };
     let scope = cancel_scope(&state.gate, req, "mcp", &caller);
     let incoming = match progress_stream::wanted(req, incoming) {
-        Ok(request) => {
+        progress_stream::Answered::Streamed(request) => {
             return progress_stream::answer(Arc::clone(state), caller, origin, scope.sender, request);
         }
-        Err(incoming) => incoming,
+        progress_stream::Answered::Plain(incoming) => incoming,
     };
     answer_message(incoming, scope, |method, params| async move {
         reply(state, &caller, origin, &method, params).await

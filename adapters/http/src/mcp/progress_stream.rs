@@ -40,22 +40,28 @@ pub(crate) struct ProgressRequest {
     token: Value,
 }
 
-/// The request when `incoming` is a `svc_render` with a progress token and the client accepts an
-/// event stream; otherwise `incoming` back, untouched.
-pub(crate) fn wanted(req: &Request, incoming: Incoming) -> Result<ProgressRequest, Incoming> {
+/// How a POST is answered: its progress streamed, or as JSON.
+pub(crate) enum Answered {
+    Streamed(ProgressRequest),
+    Plain(Incoming),
+}
+
+/// [`Answered::Streamed`] when `incoming` is a `svc_render` with a progress token and the client
+/// accepts an event stream; otherwise `incoming` back, untouched.
+pub(crate) fn wanted(req: &Request, incoming: Incoming) -> Answered {
     let accepts_stream = req
         .header("accept")
         .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"));
     let Incoming::Request { id, method, params } = incoming else {
-        return Err(incoming);
+        return Answered::Plain(incoming);
     };
     let token = &params["_meta"]["progressToken"];
     let is_render = method == "tools/call" && params["name"] == Render::NAME;
     if !(accepts_stream && is_render && (token.is_string() || token.is_number())) {
-        return Err(Incoming::Request { id, method, params });
+        return Answered::Plain(Incoming::Request { id, method, params });
     }
     let token = token.clone();
-    Ok(ProgressRequest { id, params, token })
+    Answered::Streamed(ProgressRequest { id, params, token })
 }
 
 /// Runs the render in its own task and answers with the stream of its progress and result.

@@ -27,6 +27,13 @@ fn doubling_contract() -> Value {
     } })
 }
 
+/// The doubling contract, its text made unique by a description.
+fn new_draft(n: usize) -> Value {
+    let mut draft = doubling_contract();
+    draft["propsSpec"]["description"] = json!(format!("draft {n}"));
+    draft
+}
+
 fn deep_props(depth: usize) -> Value {
     json!({ "tree": (0..depth).fold(json!(1), |inner, _| json!({ "a": inner })) })
 }
@@ -132,13 +139,14 @@ async fn handshakes_while_a_heavy_validation_runs_are_refused_server_busy() {
     let id = handshake(&app).await;
     // A heavy validation in flight and, until it is answered, one handshake after another
     // (negotiation is gated too): whichever comes while the other holds the slot is refused.
+    // Each draft is new (a draft agreed before is answered from memory, with no work to gate).
     let heavy = render(&app, &id, deep_props(DEPTH));
     tokio::pin!(heavy);
     let mut drafts = Vec::new();
     let heavy_status = loop {
         let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
             "name": "svc_handshake",
-            "arguments": { "intent": format!("card {}", drafts.len()), "blueprintDraft": { "contract": doubling_contract() } } } });
+            "arguments": { "intent": format!("card {}", drafts.len()), "blueprintDraft": { "contract": new_draft(drafts.len()) } } } });
         tokio::select! {
             (status, _, _) = &mut heavy => break status,
             answer = app.post_raw(Some(&app.bearer), body.to_string()) => drafts.push(answer),

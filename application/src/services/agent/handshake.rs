@@ -8,6 +8,7 @@ use svc_domain::intent::Intent;
 use std::sync::Arc;
 
 use super::blueprint_cache::CachedBlueprints;
+use super::negotiation_memo::{DraftKey, NegotiationMemo};
 use super::untrusted_contract::negotiate_untrusted;
 use super::{AgentError, Caller};
 use crate::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository};
@@ -66,6 +67,7 @@ pub struct HandshakeService {
     pub blueprints: CachedBlueprints,
     pub telemetry: Arc<dyn GenerationTelemetry>,
     pub cpu: CpuGate,
+    pub(super) negotiations: NegotiationMemo,
 }
 
 impl HandshakeService {
@@ -85,26 +87,36 @@ impl HandshakeService {
         let variant = variant_key(Some(&variance));
         let now = self.clock.now();
 
-        // Lookup and validation run concurrently; a draft that is agreed verbatim hashes like its
-        // agreed form, so the speculative lookup is usually the only one.
-        let speculative_hash = draft_hash(&cmd.contract);
-        let lookup = async {
-            if cmd.force_create {
-                return Ok(None);
-            }
-            self.blueprints
-                .repository
-                .find_exact(&caller.app_id, &intent, &speculative_hash, &variant)
-                .await
-        };
-        let validation = negotiate_untrusted(&self.cpu, "blueprintDraft.contract", &cmd.contract);
-        let (speculative, negotiated) = tokio::join!(lookup, validation);
-        let negotiated = match negotiated? {
-            Ok(n) => n,
-            Err(declined) => {
-                return Ok(HandshakeOutcome::Declined {
-                    findings: declined.findings,
-                });
+        let draft = DraftKey::of(&cmd.contract);
+        let (speculative, negotiated) = match self.negotiations.agreed(&draft) {
+            // Agreed before: its hash is known, so the one lookup below is exact.
+            Some(agreed) => (Ok(None), agreed),
+            None => {
+                // Lookup and validation run concurrently; a draft that is agreed verbatim hashes
+                // like its agreed form, so the speculative lookup is usually the only one.
+                let speculative_hash = draft_hash(&cmd.contract);
+                let lookup = async {
+                    if cmd.force_create {
+                        return Ok(None);
+                    }
+                    self.blueprints
+                        .repository
+                        .find_exact(&caller.app_id, &intent, &speculative_hash, &variant)
+                        .await
+                };
+                let validation = negotiate_untrusted(&self.cpu, "blueprintDraft.contract", &cmd.contract);
+                let (speculative, negotiated) = tokio::join!(lookup, validation);
+                match negotiated? {
+                    Ok(agreed) => {
+                        self.negotiations.remember(draft, &agreed);
+                        (speculative, agreed)
+                    }
+                    Err(declined) => {
+                        return Ok(HandshakeOutcome::Declined {
+                            findings: declined.findings,
+                        });
+                    }
+                }
             }
         };
         let contract = negotiated.contract.clone();

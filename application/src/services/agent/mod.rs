@@ -16,6 +16,7 @@ mod handshake;
 mod handshake_claim;
 mod lifecycle;
 mod live;
+mod negotiation_memo;
 mod render;
 #[cfg(all(test, feature = "testing"))]
 mod render_tests;
@@ -124,6 +125,8 @@ pub struct AgentService {
     account: Option<crate::services::hosted::GenerationAccount>,
     /// Each blueprint's session variant, for the session reads.
     variants: SessionVariants,
+    /// Drafts already agreed, for the handshakes that send them again.
+    negotiations: negotiation_memo::NegotiationMemo,
 }
 
 impl AgentService {
@@ -141,6 +144,7 @@ impl AgentService {
             telemetry: Arc::new(crate::ports::telemetry::NoTelemetry),
             account: None,
             variants: SessionVariants::default(),
+            negotiations: negotiation_memo::NegotiationMemo::default(),
         }
     }
 
@@ -213,6 +217,7 @@ impl AgentService {
             blueprints: self.cached_blueprints(),
             telemetry: self.telemetry.clone(),
             cpu: self.cpu.clone(),
+            negotiations: self.negotiations.clone(),
         }
     }
 

@@ -137,6 +137,32 @@ async fn the_same_reuse_key_is_served_from_the_cache_without_generating() {
     assert_eq!(fakes.store.sessions().len(), 2);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_sent_again_is_agreed_as_before_without_negotiating_again() {
+    let fakes = AgentFakes::default();
+    let cpu = crate::services::cpu_gate::CpuGate::new(1, Duration::from_millis(1));
+    let service = fakes.service().with_cpu_gate(cpu.clone());
+    let caller = AgentFakes::caller("app-1");
+    // Negotiation amends it (`madeUp` is not a contract key): a `synth` handshake.
+    let amended = json!({ "propsSpec": { "type": "object" }, "madeUp": 1 });
+    let first = agreed(&service, &caller, draft("order card", amended.clone())).await;
+    assert_eq!(first.origin, Origin::Synth);
+    // The gate's one slot is taken: a new draft cannot be negotiated now, the same one needs not be.
+    let holding = tokio::spawn(async move { cpu.run(|| std::thread::sleep(Duration::from_millis(500))).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let again = agreed(&service, &caller, draft("order card", amended)).await;
+    assert_eq!(again.origin, first.origin);
+    assert_eq!(again.amendments, first.amendments);
+    assert_eq!(again.contract_hash, first.contract_hash);
+    assert_eq!(again.props_schema_hash, first.props_schema_hash);
+    assert_ne!(again.handshake_id, first.handshake_id);
+    match service.handshake(&caller, draft("order card", titled())).await {
+        Err(AgentError::Busy(_)) => {}
+        other => panic!("a new draft waits for the gate and is refused: {other:?}"),
+    }
+    holding.await.unwrap().unwrap();
+}
+
 #[tokio::test]
 async fn a_semantic_match_is_served_with_its_similarity_and_reason() {
     let fakes = AgentFakes::default();

@@ -16,9 +16,7 @@ use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
 use svc_application::services::blueprints::{BlueprintCatalog, BlueprintReadCache};
 use svc_application::services::cpu_gate::CpuGate;
-use svc_application::services::oauth::{
-    AccountSignIn, ClientDocuments, ConsentChecks, KnownAppsResourceValidator, OAuthPorts, OAuthService,
-};
+use svc_application::services::oauth::{AccountSignIn, ConsentChecks};
 use svc_application::services::operator::{
     ConnectorKeyService, CouponService, OpsBlueprintPorts, OpsBlueprintService, OrgService,
 };
@@ -29,8 +27,7 @@ use svc_application::services::tool_channels::{
     SESSION_PROJECTION_TOOL, SessionProjectionTool, ToolChannelService, ToolChannelSettings,
 };
 use svc_domain::themes::DEFAULT_THEME_ID;
-use svc_http::ReqwestClientDocumentFetcher;
-use svc_http::{ExternalRuntime, HttpPollableTool, McpApps, OAuth, OAuthOptions};
+use svc_http::{ExternalRuntime, HttpPollableTool, McpApps};
 use svc_http::{
     HostGuard, HttpState, LiveTokens, NotReady, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness,
 };
@@ -38,7 +35,6 @@ use svc_sql::agent::{
     SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
     SeaOrmSessionRepository,
 };
-use svc_sql::oauth::{SeaOrmAuthorizationCodeRepository, SeaOrmOAuthClientRepository};
 use svc_sql::operator::{
     SeaOrmConnectorKeyRepository, SeaOrmCouponRepository, SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmOrgRepository,
 };
@@ -52,7 +48,9 @@ use crate::settings::Settings;
 use crate::system::{RandomIds, SystemClock};
 
 mod limits;
+mod oauth_surface;
 use limits::{connection_limits, public_demo_limit, tool_call_limit};
+use oauth_surface::oauth_surface;
 
 /// The pollable tools of `streamSpec[*].source.tool` channels: `svc_get_session` and the HTTP
 /// data sources of `[[live.poll_tools]]` (docs/live-channel.md).
@@ -664,53 +662,4 @@ impl Application {
         drop(self.sole_server);
         served
     }
-}
-
-/// The OAuth surface when `[oauth] enabled` (`--oauth`); the issuer defaults to the public base URL.
-fn oauth_surface(
-    settings: &Settings,
-    base_url: &str,
-    db: &DatabaseConnection,
-    checks: ConsentChecks,
-    apps: Arc<dyn AppRepository>,
-    clock: Arc<dyn Clock>,
-    ids: Arc<dyn Ids>,
-) -> Result<Option<OAuth>, StartError> {
-    let o = &settings.oauth;
-    if !o.enabled {
-        return Ok(None);
-    }
-    let issuer_url = if o.issuer.is_empty() { base_url } else { &o.issuer };
-    let issuer =
-        svc_domain::oauth::Issuer::parse(issuer_url).map_err(|e| StartError::Config(format!("oauth.issuer: {e}")))?;
-    let lifetime = i64::try_from(o.code_lifetime_seconds)
-        .ok()
-        .filter(|s| *s > 0)
-        .map(chrono::TimeDelta::seconds)
-        .ok_or_else(|| StartError::Config("oauth.code_lifetime_seconds must be a positive number".into()))?;
-    let ports = OAuthPorts {
-        clients: Arc::new(SeaOrmOAuthClientRepository::new(db.clone())),
-        codes: Arc::new(SeaOrmAuthorizationCodeRepository::new(db.clone())),
-        resources: Arc::new(KnownAppsResourceValidator::new(apps.clone())),
-        apps,
-        clock,
-        ids,
-        // Dev mode reads documents served on loopback (`http://127.0.0.1/...`); strict mode
-        // only public https hosts.
-        client_documents: ClientDocuments::new(
-            // Loopback documents only for a dev server that is itself on loopback (no SSRF from afar).
-            Arc::new(ReqwestClientDocumentFetcher::new(
-                settings.server.dev_allow_all && is_loopback(&settings.server.host),
-            )),
-            settings.server.dev_allow_all,
-        ),
-    };
-    let options = OAuthOptions {
-        consent_url: (!o.consent_url.is_empty()).then(|| o.consent_url.clone()),
-        trust_proxy: o.trust_proxy,
-    };
-    let windows = Arc::new(svc_sql::SqlSharedWindows::new(db.clone()));
-    OAuth::new(OAuthService::new(issuer, ports, checks, lifetime), options, windows)
-        .map(Some)
-        .map_err(StartError::Config)
 }

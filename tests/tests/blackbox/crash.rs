@@ -9,7 +9,8 @@ use svc_tests::{Backend, ScratchDatabase, temp_dir};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
 
-async fn call(client: &reqwest::Client, base: &str, tool: &str, arguments: Value) -> Option<Value> {
+/// A tool call's whole `result` (content, structuredContent, `_meta`).
+async fn call_result(client: &reqwest::Client, base: &str, tool: &str, arguments: Value) -> Option<Value> {
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
     let resp = client
         .post(format!("{base}/mcp"))
@@ -18,10 +19,35 @@ async fn call(client: &reqwest::Client, base: &str, tool: &str, arguments: Value
         .send()
         .await
         .ok()?;
-    let json: Value = resp.json().await.ok()?;
-    json["result"]["structuredContent"]
+    let mut json: Value = resp.json().await.ok()?;
+    Some(json["result"].take())
+}
+
+async fn call(client: &reqwest::Client, base: &str, tool: &str, arguments: Value) -> Option<Value> {
+    let result = call_result(client, base, tool, arguments).await?;
+    result["structuredContent"]
         .as_object()
         .map(|o| Value::Object(o.clone()))
+}
+
+/// Handshakes and renders an empty-contract card; the render's whole result.
+async fn render_card(client: &reqwest::Client, base: &str, intent: &str) -> Value {
+    let hs = call(
+        client,
+        base,
+        "svc_handshake",
+        json!({ "intent": intent, "blueprintDraft": { "contract": {} } }),
+    )
+    .await
+    .unwrap();
+    call_result(
+        client,
+        base,
+        "svc_render",
+        json!({ "handshakeId": hs["handshakeId"], "props": {} }),
+    )
+    .await
+    .unwrap()
 }
 
 /// Renders then updates, recording every write the server acknowledged.
@@ -132,22 +158,7 @@ async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
     let data_dir = temp_dir("svc-term");
     let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
     let client = reqwest::Client::new();
-    let hs = call(
-        &client,
-        &server.base,
-        "svc_handshake",
-        json!({ "intent": "term", "blueprintDraft": { "contract": {} } }),
-    )
-    .await
-    .unwrap();
-    let r = call(
-        &client,
-        &server.base,
-        "svc_render",
-        json!({ "handshakeId": hs["handshakeId"], "props": {} }),
-    )
-    .await
-    .unwrap();
+    let r = render_card(&client, &server.base, "term").await["structuredContent"].take();
     let in_flight = {
         let (client, base, session) = (client.clone(), server.base.clone(), r["sessionId"].clone());
         tokio::spawn(async move {
@@ -200,28 +211,24 @@ async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
 /// to another replica behind a proxy), and the server still exits cleanly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_closes_live_sockets_with_going_away() {
-    let data_dir = temp_dir("svc-term-live");
-    let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    sigterm_closes_live_sockets(temp_dir("svc-term-live"), &["--dev-allow-all"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_closes_live_sockets_with_going_away_on_postgres() {
+    let data_dir = temp_dir("svc-term-live-pg");
+    let test = "sigterm_closes_live_sockets_with_going_away_on_postgres";
+    let Some(database) = ScratchDatabase::create(test, Backend::Postgres, &data_dir).await else {
+        return;
+    };
+    sigterm_closes_live_sockets(data_dir, &["--dev-allow-all", "--database-url", &database.url]).await;
+}
+
+async fn sigterm_closes_live_sockets(data_dir: std::path::PathBuf, args: &[&str]) {
+    let server = ServerProcess::start(BINARY, &data_dir, args);
     let client = reqwest::Client::new();
-    let hs = call(
-        &client,
-        &server.base,
-        "svc_handshake",
-        json!({ "intent": "term live", "blueprintDraft": { "contract": {} } }),
-    )
-    .await
-    .unwrap();
-    let body: Value = client
-        .post(format!("{}/mcp", server.base))
-        .bearer_auth("dev")
-        .json(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "svc_render", "arguments": { "handshakeId": hs["handshakeId"], "props": {} } } }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let slice = &body["result"]["_meta"]["ai.svc/render"];
+    let rendered = render_card(&client, &server.base, "term live").await;
+    let slice = &rendered["_meta"]["ai.svc/render"];
     let mut socket = svc_tests::live::LiveClient::connect(&server.base).await;
     socket
         .send(

@@ -63,6 +63,7 @@ pub async fn connect(url: &str, pool: PoolSize) -> Result<DatabaseConnection, Co
         }
     }
     sqlite::configure(&mut options);
+    check_before_handing_out(&mut options, url);
     let unreachable = |e: DbErr| ConnectError::Unreachable {
         url: redact(url),
         reason: e.to_string(),
@@ -75,6 +76,23 @@ pub async fn connect(url: &str, pool: PoolSize) -> Result<DatabaseConnection, Co
     // Fail fast with a clear message instead of a later pool timeout.
     db.execute_unprepared("SELECT 1").await.map_err(unreachable)?;
     Ok(db)
+}
+
+/// A pooled connection to a server that sat idle this long is pinged before it is used again.
+const IDLE_BEFORE_PING: Duration = Duration::from_secs(10);
+
+/// The pool pings a connection before handing it out only where that can catch something. A
+/// SQLite connection is a file handle no server or proxy can drop, and its ping is a round trip to
+/// the connection's worker thread, paid by every statement that took a pooled connection. A
+/// server's connection is pinged once it was idle for [`IDLE_BEFORE_PING`] (a server, proxy or
+/// firewall drops idle ones), not on every acquire, which would add a network round trip to each
+/// statement; a connection that died while in use fails its statement either way.
+fn check_before_handing_out(options: &mut ConnectOptions, url: &str) {
+    if sqlite::is_sqlite(url) {
+        options.test_before_acquire(false);
+    } else {
+        options.test_before_acquire_if_idle_for(IDLE_BEFORE_PING);
+    }
 }
 
 /// Applies every pending migration and answers how many there were. On PostgreSQL and MySQL a
@@ -139,5 +157,15 @@ mod tests {
             .unwrap();
         let options: Vec<String> = rows.iter().map(|r| r.try_get_by_index(0).unwrap()).collect();
         assert!(options.iter().any(|o| o == "ENABLE_QPSG"), "{options:?}");
+    }
+
+    /// Every statement takes a pooled connection; on SQLite a ping there is a round trip to the
+    /// connection's thread that can find nothing wrong.
+    #[tokio::test]
+    async fn a_sqlite_connection_is_handed_out_without_a_ping() {
+        let db = super::connect("sqlite::memory:", super::PoolSize::default())
+            .await
+            .unwrap();
+        assert!(!db.get_sqlite_connection_pool().options().get_test_before_acquire());
     }
 }

@@ -73,9 +73,10 @@ pub fn variant_key(variance: Option<&Value>) -> String {
     }
 }
 
-/// `propsSchemaHash`: the hash of the schema the paired render enforces.
-pub fn props_schema_hash(enforced_schema: &Value) -> String {
-    canonical_sha256(enforced_schema)
+/// `propsSchemaHash`: the hash of the schema a render of `contract` enforces (computed once per
+/// contract). It is exact, annotations included, so it also keys compiled props validators.
+pub fn props_schema_hash(contract: &Contract) -> String {
+    contract.props_schema_hash_once(|contract| canonical_sha256(&contract.props_schema()))
 }
 
 /// The contract with annotations removed where they annotate: a schema's own keywords and an

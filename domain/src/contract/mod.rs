@@ -46,12 +46,13 @@ pub const LIFECYCLE_CHANNEL: &str = "_svc:lifecycle";
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Contract(Arc<Agreed>);
 
-/// The agreed object and, once asked for, its hash (the contract never changes, so neither does
-/// the hash: a handshake and its render canonicalise it once).
+/// The agreed object and, once asked for, its hashes (the contract never changes, so neither do
+/// they: a handshake and its renders canonicalise it once).
 #[derive(Debug, Default)]
 struct Agreed {
     object: Map<String, Value>,
     hash: std::sync::OnceLock<String>,
+    props_schema_hash: std::sync::OnceLock<String>,
 }
 
 impl PartialEq for Agreed {
@@ -154,7 +155,7 @@ impl Contract {
     pub fn from_agreed(value: Map<String, Value>) -> Self {
         Self(Arc::new(Agreed {
             object: value,
-            hash: std::sync::OnceLock::new(),
+            ..Agreed::default()
         }))
     }
 
@@ -169,6 +170,11 @@ impl Contract {
     /// The contract's hash, computed by `compute` the first time it is asked for.
     pub(crate) fn hash_once(&self, compute: impl FnOnce(&Self) -> String) -> String {
         self.0.hash.get_or_init(|| compute(self)).clone()
+    }
+
+    /// The hash of the props schema, computed by `compute` the first time it is asked for.
+    pub(crate) fn props_schema_hash_once(&self, compute: impl FnOnce(&Self) -> String) -> String {
+        self.0.props_schema_hash.get_or_init(|| compute(self)).clone()
     }
 
     /// The schema props are validated against: `propsSpec`, or "any object" when absent.

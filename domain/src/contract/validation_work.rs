@@ -17,7 +17,11 @@ type Applied = HashMap<usize, usize>;
 /// Checks that validating `instance` against the schema of `graph` stays within the budget; the
 /// path of a refusal is the JSON Pointer into the value where the count passed it.
 pub(super) fn check_validation_work(graph: &SchemaGraph, instance: &Value) -> Result<(), BudgetExceeded> {
-    let max = limit(Budget::ValidationWork);
+    check_work_within(graph, instance, limit(Budget::ValidationWork))
+}
+
+/// [`check_validation_work`] against `max` applications instead of the budget.
+pub(super) fn check_work_within(graph: &SchemaGraph, instance: &Value, max: usize) -> Result<(), BudgetExceeded> {
     let mut work = 0usize;
     let mut pending: Vec<(&Value, String, Applied)> = vec![(instance, String::new(), HashMap::from([(0, 1)]))];
     while let Some((value, pointer, applied)) = pending.pop() {

@@ -182,7 +182,7 @@ async fn append_stream_row<C: ConnectionTrait>(c: &C, envelope: StreamEnvelope) 
         .await?
         .flatten();
     let seq = last.unwrap_or(0) + 1;
-    stream_envelope::ActiveModel {
+    stream_envelope::Entity::insert(stream_envelope::ActiveModel {
         session_id: Set(envelope.session_id),
         channel: Set(envelope.channel),
         seq: Set(seq),
@@ -190,8 +190,8 @@ async fn append_stream_row<C: ConnectionTrait>(c: &C, envelope: StreamEnvelope) 
         payload: Set(to_text(&envelope.payload)),
         complete: Set(envelope.complete),
         timestamp: Set(envelope.timestamp),
-    }
-    .insert(c)
+    })
+    .exec_without_returning(c)
     .await?;
     Ok(seq)
 }

@@ -1,8 +1,6 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
-};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set};
 use serde_json::json;
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository};
@@ -49,8 +47,9 @@ impl SeaOrmHandshakeRepository {
     }
 }
 
+/// Without `RETURNING`: nothing of the row is read back.
 async fn insert_row<C: ConnectionTrait>(c: &C, row: handshake::ActiveModel) -> Result<(), DbErr> {
-    row.insert(c).await.map(drop)
+    handshake::Entity::insert(row).exec_without_returning(c).await.map(drop)
 }
 
 /// Compare-and-set: only the render that flips consumed_at from NULL wins.

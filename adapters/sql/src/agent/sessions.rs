@@ -1,7 +1,6 @@
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -54,8 +53,9 @@ impl SeaOrmSessionRepository {
     }
 }
 
+/// Without `RETURNING`: nothing of the row (its contract, its props) is read back and parsed.
 async fn insert_row<C: ConnectionTrait>(c: &C, row: session::ActiveModel) -> Result<(), DbErr> {
-    row.insert(c).await.map(drop)
+    session::Entity::insert(row).exec_without_returning(c).await.map(drop)
 }
 
 /// Moves the head one revision on (compare-and-set on `revision`) and keeps the card it froze;
@@ -80,13 +80,13 @@ async fn save_head_rows<C: ConnectionTrait>(
         return Ok(false);
     }
     if let Some(card) = frozen {
-        session_history::ActiveModel {
+        session_history::Entity::insert(session_history::ActiveModel {
             session_id: Set(session_id),
             epoch: Set(i64::from(card.epoch)),
             props: Set(to_text(&card.props)),
             frozen_at: Set(head.last_activity_at),
-        }
-        .insert(c)
+        })
+        .exec_without_returning(c)
         .await?;
     }
     Ok(true)

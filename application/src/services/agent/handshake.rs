@@ -221,7 +221,7 @@ impl HandshakeService {
             validation_findings,
             cache,
             props_schema: negotiated.amended().then(|| enforced.clone()),
-            props_schema_hash: props_schema_hash(&enforced),
+            props_schema_hash: props_schema_hash(&contract),
             props_schema_profile: profile_of(&enforced),
             enforced_schema: enforced,
         })))

@@ -166,7 +166,7 @@ impl RenderService {
             None => self.settings.default_session_ttl_seconds,
         };
         let plan = self.plan(caller, &handshake, cmd.override_.as_ref()).await?;
-        let violations = self.schemas.check(&plan.contract.props_schema(), &cmd.props).await?;
+        let violations = self.schemas.check_props(&plan.contract, &cmd.props).await?;
         if !violations.is_empty() {
             return Err(AgentError::ContractViolation {
                 target: "props".into(),

@@ -163,6 +163,42 @@ async fn a_draft_sent_again_is_agreed_as_before_without_negotiating_again() {
     holding.await.unwrap().unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_props_of_a_known_schema_are_checked_while_the_cpu_gate_is_full_unless_it_has_a_pattern() {
+    let fakes = AgentFakes::default();
+    let cpu = crate::services::cpu_gate::CpuGate::new(1, Duration::from_millis(1));
+    let service = fakes.service().with_cpu_gate(cpu.clone());
+    let caller = AgentFakes::caller("app-1");
+    let patterned = json!({ "propsSpec": { "type": "object",
+        "properties": { "title": { "type": "string", "pattern": "^Q[0-9]$" } } } });
+    // Each schema is compiled once, through the gate, by a first render.
+    render_once(&service, &caller, "order card", titled()).await;
+    render_once(&service, &caller, "quarter card", patterned.clone()).await;
+    let plain = agreed(&service, &caller, draft("order card", titled())).await;
+    let wrong = agreed(&service, &caller, draft("order card", titled())).await;
+    let regex = agreed(&service, &caller, draft("quarter card", patterned)).await;
+
+    let holding = tokio::spawn(async move { cpu.run(|| std::thread::sleep(Duration::from_millis(500))).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let render =
+        |handshake: &HandshakeReply, props: Value| service.render(&caller, render_of(&handshake.handshake_id, props));
+    let (identity, first_paint) = rendered(render(&plain, json!({ "title": "Order 7" })).await.unwrap());
+    assert_eq!(identity.action, HandshakeAction::Reuse);
+    assert_eq!(first_paint.props, json!({ "title": "Order 7" }));
+    match render(&wrong, json!({ "title": 7 })).await {
+        Err(AgentError::ContractViolation { target, violations }) => {
+            assert_eq!(target, "props");
+            assert_eq!(violations[0].path, "/title");
+        }
+        other => panic!("a wrong prop is still found: {other:?}"),
+    }
+    match render(&regex, json!({ "title": "Q3" })).await {
+        Err(AgentError::Busy(_)) => {}
+        other => panic!("a pattern is never run on an async worker, so this waits for the gate: {other:?}"),
+    }
+    holding.await.unwrap().unwrap();
+}
+
 #[tokio::test]
 async fn a_semantic_match_is_served_with_its_similarity_and_reason() {
     let fakes = AgentFakes::default();

@@ -3,7 +3,9 @@ use std::time::Duration;
 
 use crate::services::cpu_gate::{CpuBusy, CpuGate};
 use serde_json::Value;
-use svc_domain::contract::{CompiledSchema, SchemaCompileError, SchemaViolation, canonical_sha256, compile_schema};
+use svc_domain::contract::{
+    CompiledSchema, Contract, SchemaCompileError, SchemaViolation, canonical_sha256, compile_schema, props_schema_hash,
+};
 
 /// Longest a schema compile plus one validation may take before the call answers an error. The
 /// complexity budgets keep real work far below it; the deadline keeps a caller from waiting on
@@ -29,12 +31,40 @@ impl SchemaCache {
     /// Violations of `instance` against `schema`. Compiling and validating are CPU work on
     /// untrusted input, so they run on a blocking thread through the CPU gate (refused with
     /// [`CpuBusy`] when no slot frees in time), never on an async worker, and the answer comes by
-    /// the deadline. A schema that does not compile or is over a complexity
-    /// budget (only possible for contracts stored before a rule change) is itself reported as a
-    /// violation, so using such a contract answers an error instead of running it.
+    /// the deadline; only a light validation of a schema compiled before
+    /// ([`CompiledSchema::light_violations`]: no regular expression, a small value, little work)
+    /// runs where the caller is, which spares the hand-off to a thread and back. A schema that does
+    /// not compile or is over a complexity budget (only possible for contracts stored before a rule
+    /// change) is itself reported as a violation, so using such a contract answers an error
+    /// instead of running it.
     pub async fn check(&self, schema: &Value, instance: &Value) -> Result<Vec<SchemaViolation>, CpuBusy> {
-        let (cache, schema, instance) = (self.clone(), schema.clone(), instance.clone());
-        let checking = self.cpu.start(move || cache.check_now(&schema, &instance)).await?;
+        self.check_keyed(canonical_sha256(schema), || schema.clone(), instance)
+            .await
+    }
+
+    /// [`SchemaCache::check`] against the props schema of `contract`, whose hash the contract
+    /// keeps: a warm render does not canonicalise its schema again.
+    pub async fn check_props(&self, contract: &Contract, props: &Value) -> Result<Vec<SchemaViolation>, CpuBusy> {
+        self.check_keyed(props_schema_hash(contract), || contract.props_schema(), props)
+            .await
+    }
+
+    /// `key` is the canonical hash of the schema `schema` gives.
+    async fn check_keyed(
+        &self,
+        key: String,
+        schema: impl FnOnce() -> Value,
+        instance: &Value,
+    ) -> Result<Vec<SchemaViolation>, CpuBusy> {
+        if let Some(found) = self
+            .validators
+            .get(&key)
+            .and_then(|compiled| compiled.light_violations(instance))
+        {
+            return Ok(found);
+        }
+        let (cache, schema, instance) = (self.clone(), schema(), instance.clone());
+        let checking = self.cpu.start(move || cache.check_now(key, &schema, &instance)).await?;
         Ok(match tokio::time::timeout(CHECK_DEADLINE, checking).await {
             Ok(Ok(found)) => found,
             Ok(Err(panicked)) => {
@@ -50,8 +80,7 @@ impl SchemaCache {
         })
     }
 
-    fn check_now(&self, schema: &Value, instance: &Value) -> Vec<SchemaViolation> {
-        let key = canonical_sha256(schema);
+    fn check_now(&self, key: String, schema: &Value, instance: &Value) -> Vec<SchemaViolation> {
         let compiled = self
             .validators
             .try_get_with(key, || compile_schema(schema).map(Arc::new));

@@ -60,8 +60,7 @@ impl PropsService {
                     merged
                 }
             };
-            let schema = contract.props_schema();
-            let violations = self.schemas.check(&schema, &props).await?;
+            let violations = self.schemas.check_props(contract, &props).await?;
             if !violations.is_empty() {
                 return Err(AgentError::ContractViolation {
                     target: "props".into(),
@@ -99,7 +98,7 @@ impl PropsService {
                 warning: (!updated).then_some(NO_OP_WARNING),
                 props_schema: contract
                     .declares_props_spec()
-                    .then(|| (props_schema_hash(&schema), profile_of(&schema))),
+                    .then(|| (props_schema_hash(contract), profile_of(&contract.props_schema()))),
             });
         }
         Err(AgentError::Internal(anyhow::anyhow!(

@@ -5,11 +5,10 @@
 //! time changed (a key minted a moment ago works on its first request).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
-use notify::{RecursiveMode, Watcher};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::auth::{KeyOwner, KeyStore};
 use svc_domain::contract::sha256_hex;
@@ -38,7 +37,7 @@ pub struct WatchedKeysFile {
     file: KeysFile,
     snapshot: Arc<RwLock<Arc<Snapshot>>>,
     /// Kept alive for as long as the store: dropping it stops the watch.
-    _watcher: Option<notify::RecommendedWatcher>,
+    _watch: Option<crate::keys_file_changes::Watch>,
 }
 
 fn stamp_of(metadata: &std::fs::Metadata) -> Option<(SystemTime, u64)> {
@@ -68,7 +67,7 @@ impl WatchedKeysFile {
         Ok(Self {
             file,
             snapshot,
-            _watcher: watcher,
+            _watch: watcher,
         })
     }
 
@@ -104,23 +103,20 @@ fn watch(
     file: &KeysFile,
     data_dir: &Path,
     snapshot: Arc<RwLock<Arc<Snapshot>>>,
-) -> notify::Result<notify::RecommendedWatcher> {
-    let watched: PathBuf = file.path().to_owned();
+) -> std::io::Result<crate::keys_file_changes::Watch> {
+    let name = file
+        .path()
+        .file_name()
+        .map(|name| name.to_owned())
+        .ok_or_else(|| std::io::Error::other("the keys file has no name"))?;
     let reader = file.clone();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let Ok(event) = event else { return };
-        if !event.paths.iter().any(|p| p == &watched) {
-            return;
-        }
-        match read_blocking(&reader) {
-            Ok(fresh) => *snapshot.write().expect("keys snapshot lock") = Arc::new(fresh),
-            // A half-written file is never seen (writes go through a rename); keep the last.
-            Err(error) => tracing::warn!(error = %error, "cannot re-read the keys file"),
-        }
-    })?;
-    crate::private_files::create_private_dir(data_dir).map_err(notify::Error::io)?;
-    watcher.watch(data_dir, RecursiveMode::NonRecursive)?;
-    Ok(watcher)
+    let reread = move || match read_blocking(&reader) {
+        Ok(fresh) => *snapshot.write().expect("keys snapshot lock") = Arc::new(fresh),
+        // A half-written file is never seen (writes go through a rename); keep the last.
+        Err(error) => tracing::warn!(error = %error, "cannot re-read the keys file"),
+    };
+    crate::private_files::create_private_dir(data_dir)?;
+    crate::keys_file_changes::watch(data_dir, name, Arc::new(reread))
 }
 
 #[async_trait::async_trait]
@@ -155,6 +151,7 @@ impl KeyStore for WatchedKeysFile {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
     use std::time::Duration;
 
     use chrono::Utc;

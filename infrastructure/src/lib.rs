@@ -13,6 +13,7 @@ pub mod generation;
 pub mod hosted;
 pub mod in_process_bus;
 pub mod keys_file;
+mod keys_file_changes;
 pub mod keys_file_watch;
 pub mod mail;
 pub mod manifest;

@@ -40,7 +40,16 @@ pub fn watch(dir: &Path, file_name: OsString, changed: Arc<dyn Fn() + Send + Syn
     )?;
     let mut events = inotify.into_event_stream(vec![0u8; 4096])?;
     let task = tokio::spawn(async move {
-        while let Some(Ok(event)) = events.next().await {
+        while let Some(event) = events.next().await {
+            let event = match event {
+                Ok(event) => event,
+                Err(error) => {
+                    // The file is still re-read when a bearer misses the snapshot (a minted key
+                    // works); a revocation then waits for the next change seen on a miss.
+                    tracing::warn!(error = %error, "the keys file watch stopped");
+                    return;
+                }
+            };
             // An overflowed queue lost events: any of them may have been the file's.
             let concerned =
                 event.mask.contains(EventMask::Q_OVERFLOW) || event.name.as_deref() == Some(file_name.as_os_str());

@@ -44,7 +44,7 @@ fn stamp_of(metadata: &std::fs::Metadata) -> Option<(SystemTime, u64)> {
     Some((metadata.modified().ok()?, metadata.len()))
 }
 
-/// Reads the file now (blocking: start-up and the watcher's own thread only).
+/// Reads the file now (blocking: start-up and the watch's blocking thread only).
 fn read_blocking(file: &KeysFile) -> std::io::Result<Snapshot> {
     let stamp = std::fs::metadata(file.path()).ok().as_ref().and_then(stamp_of);
     Ok(Snapshot::of(file.list()?, stamp))

@@ -68,7 +68,7 @@ pub(super) fn limit(budget: Budget) -> usize {
 }
 
 /// Bytes of `value` as compact JSON, counted without building the text.
-fn json_bytes(value: &Value) -> usize {
+pub(super) fn json_bytes(value: &Value) -> usize {
     struct Counter(usize);
     impl io::Write for Counter {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

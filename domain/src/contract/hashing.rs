@@ -74,7 +74,8 @@ pub fn variant_key(variance: Option<&Value>) -> String {
 }
 
 /// `propsSchemaHash`: the hash of the schema a render of `contract` enforces (computed once per
-/// contract). It is exact, annotations included, so it also keys compiled props validators.
+/// contract). Annotations included: it is the key compiled validators are cached by, as the
+/// canonical hash of any other schema is.
 pub fn props_schema_hash(contract: &Contract) -> String {
     contract.props_schema_hash_once(|contract| canonical_sha256(&contract.props_schema()))
 }

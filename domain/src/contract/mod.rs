@@ -8,6 +8,7 @@
 mod budgets;
 mod fixture_props;
 mod hashing;
+mod light_check;
 mod negotiation;
 mod profile;
 mod schema_check;

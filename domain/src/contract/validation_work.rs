@@ -17,11 +17,11 @@ type Applied = HashMap<usize, usize>;
 /// Checks that validating `instance` against the schema of `graph` stays within the budget; the
 /// path of a refusal is the JSON Pointer into the value where the count passed it.
 pub(super) fn check_validation_work(graph: &SchemaGraph, instance: &Value) -> Result<(), BudgetExceeded> {
-    check_work_within(graph, instance, limit(Budget::ValidationWork))
+    check_work_within(graph, instance, limit(Budget::ValidationWork)).map(drop)
 }
 
-/// [`check_validation_work`] against `max` applications instead of the budget.
-pub(super) fn check_work_within(graph: &SchemaGraph, instance: &Value, max: usize) -> Result<(), BudgetExceeded> {
+/// [`check_validation_work`] against `max` applications instead of the budget; answers the count.
+pub(super) fn check_work_within(graph: &SchemaGraph, instance: &Value, max: usize) -> Result<usize, BudgetExceeded> {
     let mut work = 0usize;
     let mut pending: Vec<(&Value, String, Applied)> = vec![(instance, String::new(), HashMap::from([(0, 1)]))];
     while let Some((value, pointer, applied)) = pending.pop() {
@@ -51,7 +51,7 @@ pub(super) fn check_work_within(graph: &SchemaGraph, instance: &Value, max: usiz
                 .map(|(token, (member, applied))| (member, format!("{pointer}/{token}"), applied)),
         );
     }
-    Ok(())
+    Ok(work)
 }
 
 /// The members or items of `value` a descending subschema applies to, with their pointer tokens.

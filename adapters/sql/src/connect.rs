@@ -168,4 +168,22 @@ mod tests {
             .unwrap();
         assert!(!db.get_sqlite_connection_pool().options().get_test_before_acquire());
     }
+
+    /// A PostgreSQL connection is pinged only once it sat idle: not on every acquire, where the
+    /// ping is a network round trip per statement.
+    #[cfg(feature = "testing")]
+    #[tokio::test]
+    async fn a_server_connection_is_not_pinged_on_every_acquire() {
+        use crate::testing::{Backend, ScratchDatabase};
+        let Some(scratch) =
+            ScratchDatabase::create("connect_idle_ping", Backend::Postgres, &std::env::temp_dir()).await
+        else {
+            return;
+        };
+        let db = super::connect(&scratch.url, super::PoolSize::default()).await.unwrap();
+        assert!(!db.get_postgres_connection_pool().options().get_test_before_acquire());
+        sea_orm::ConnectionTrait::execute_unprepared(&db, "SELECT 1")
+            .await
+            .unwrap();
+    }
 }

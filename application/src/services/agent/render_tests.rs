@@ -137,19 +137,32 @@ async fn the_same_reuse_key_is_served_from_the_cache_without_generating() {
     assert_eq!(fakes.store.sessions().len(), 2);
 }
 
+/// The service behind a CPU gate of one slot, refusing after a 1 ms wait.
+fn one_slot_gate(fakes: &AgentFakes) -> (AgentService, crate::services::cpu_gate::CpuGate) {
+    let cpu = crate::services::cpu_gate::CpuGate::new(1, Duration::from_millis(1));
+    (fakes.service().with_cpu_gate(cpu.clone()), cpu)
+}
+
+/// Takes the gate's one slot for half a second; await the handle to let it go.
+async fn hold_the_slot(
+    cpu: crate::services::cpu_gate::CpuGate,
+) -> tokio::task::JoinHandle<Result<(), crate::services::cpu_gate::CpuWorkError>> {
+    let holding = tokio::spawn(async move { cpu.run(|| std::thread::sleep(Duration::from_millis(500))).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    holding
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_draft_sent_again_is_agreed_as_before_without_negotiating_again() {
     let fakes = AgentFakes::default();
-    let cpu = crate::services::cpu_gate::CpuGate::new(1, Duration::from_millis(1));
-    let service = fakes.service().with_cpu_gate(cpu.clone());
+    let (service, cpu) = one_slot_gate(&fakes);
     let caller = AgentFakes::caller("app-1");
     // Negotiation amends it (`madeUp` is not a contract key): a `synth` handshake.
     let amended = json!({ "propsSpec": { "type": "object" }, "madeUp": 1 });
     let first = agreed(&service, &caller, draft("order card", amended.clone())).await;
     assert_eq!(first.origin, Origin::Synth);
     // The gate's one slot is taken: a new draft cannot be negotiated now, the same one needs not be.
-    let holding = tokio::spawn(async move { cpu.run(|| std::thread::sleep(Duration::from_millis(500))).await });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let holding = hold_the_slot(cpu).await;
     let again = agreed(&service, &caller, draft("order card", amended)).await;
     assert_eq!(again.origin, first.origin);
     assert_eq!(again.amendments, first.amendments);
@@ -166,8 +179,7 @@ async fn a_draft_sent_again_is_agreed_as_before_without_negotiating_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn small_props_of_a_known_schema_are_checked_while_the_cpu_gate_is_full_unless_it_has_a_pattern() {
     let fakes = AgentFakes::default();
-    let cpu = crate::services::cpu_gate::CpuGate::new(1, Duration::from_millis(1));
-    let service = fakes.service().with_cpu_gate(cpu.clone());
+    let (service, cpu) = one_slot_gate(&fakes);
     let caller = AgentFakes::caller("app-1");
     let patterned = json!({ "propsSpec": { "type": "object",
         "properties": { "title": { "type": "string", "pattern": "^Q[0-9]$" } } } });
@@ -178,8 +190,7 @@ async fn small_props_of_a_known_schema_are_checked_while_the_cpu_gate_is_full_un
     let wrong = agreed(&service, &caller, draft("order card", titled())).await;
     let regex = agreed(&service, &caller, draft("quarter card", patterned)).await;
 
-    let holding = tokio::spawn(async move { cpu.run(|| std::thread::sleep(Duration::from_millis(500))).await });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let holding = hold_the_slot(cpu).await;
     let render =
         |handshake: &HandshakeReply, props: Value| service.render(&caller, render_of(&handshake.handshake_id, props));
     let (identity, first_paint) = rendered(render(&plain, json!({ "title": "Order 7" })).await.unwrap());

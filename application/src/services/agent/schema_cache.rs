@@ -32,9 +32,9 @@ impl SchemaCache {
     /// untrusted input, so they run on a blocking thread through the CPU gate (refused with
     /// [`CpuBusy`] when no slot frees in time), never on an async worker, and the answer comes by
     /// the deadline; only a light validation of a schema compiled before
-    /// ([`CompiledSchema::light_violations`]: no regular expression, a small value, little work)
-    /// runs where the caller is, which spares the hand-off to a thread and back. A schema that does
-    /// not compile or is over a complexity budget (only possible for contracts stored before a rule
+    /// ([`CompiledSchema::light_violations`]: no regular expression, a small value, few
+    /// applications of a small schema) runs where the caller is, which spares the hand-off to a
+    /// thread and back. A schema that does not compile or is over a complexity budget (only possible for contracts stored before a rule
     /// change) is itself reported as a violation, so using such a contract answers an error
     /// instead of running it.
     pub async fn check(&self, schema: &Value, instance: &Value) -> Result<Vec<SchemaViolation>, CpuBusy> {

@@ -4,6 +4,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -17,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ConnectionLimits;
 use super::activity::{Activity, WatchedIo};
+use super::drained_body::DrainedBody;
 use super::slots::{Admission, Slot};
 
 /// The HTTP/2 settings poem's own server uses.
@@ -78,7 +80,10 @@ pub async fn serve<Io>(
         } else {
             req
         };
-        let request = poem::Request::from((req, local.clone(), remote.clone(), scheme.clone()));
+        let (head, body) = req.into_parts();
+        let head = poem::RequestParts::from((head, local.clone(), remote.clone(), scheme.clone()));
+        let body = poem::Body::from(DrainedBody::new(body).boxed());
+        let request = poem::Request::from_parts(head, body);
         async move {
             let allowed = admission == Admission::Full || PROBES.contains(&request.uri().path());
             let mut response = if allowed {

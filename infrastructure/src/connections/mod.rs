@@ -5,6 +5,7 @@
 mod activity;
 mod connection;
 mod detached_head;
+mod drained_body;
 mod slots;
 
 use std::future::Future;

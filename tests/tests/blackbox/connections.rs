@@ -1,7 +1,8 @@
 //! The server's own resources: slow or silent clients are disconnected after the header-read
 //! and idle timeouts, and past the connection cap `/healthz` still answers while excess
-//! connections are closed at once (`[connections]`, README "Configuration"). Loopback only, a
-//! handful of connections, small timeouts.
+//! connections are closed at once (`[connections]`, README "Configuration"). A connection
+//! answered before its request body arrived (a 401) stays usable for the next request, unless the
+//! unread body runs past the drain bound. Loopback only, a handful of connections, small timeouts.
 
 use std::time::{Duration, Instant};
 
@@ -196,4 +197,73 @@ async fn at_the_connection_cap_probes_still_answer_and_excess_connections_are_cl
         assert!(Instant::now() < deadline, "slots were freed");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Writes a `POST /mcp` head without a credential, then (after a pause, as a client writing its
+/// head and body separately does) `body_bytes` of body.
+async fn unauthorised_post_in_two_writes(stream: &mut TcpStream, body_bytes: usize) {
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {body_bytes}\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Past the drain bound the server may close while this is still being written.
+    let _ = stream.write_all(&vec![b' '; body_bytes]).await;
+}
+
+/// Reads one answer with a `Content-Length`; its head.
+async fn answer_head(stream: &mut TcpStream) -> String {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&seen).into_owned();
+        if let Some((head, rest)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap())
+                })
+                .expect("a content-length");
+            if rest.len() >= length {
+                return head.to_owned();
+            }
+        }
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(n > 0, "closed before answering: {text}");
+        seen.extend_from_slice(&buf[..n]);
+    }
+}
+
+async fn strict_server() -> TestApp {
+    TestApp::spawn_configured("connections-strict", Backend::Sqlite, Auth::Strict, |_| {})
+        .await
+        .expect("sqlite always runs")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_answered_before_its_body_arrived_stays_usable() {
+    let app = strict_server().await;
+    let mut stream = TcpStream::connect(address(&app)).await.unwrap();
+    unauthorised_post_in_two_writes(&mut stream, 300).await;
+    let head = answer_head(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    // The next request on the same connection, as a pooling client (httpx) sends it.
+    let answer = exchange(&mut stream, &get("/healthz")).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unread_body_past_the_drain_bound_closes_the_connection() {
+    let app = strict_server().await;
+    let mut stream = TcpStream::connect(address(&app)).await.unwrap();
+    unauthorised_post_in_two_writes(&mut stream, 3 * 1024 * 1024).await;
+    assert!(
+        closed_within(&mut stream, Duration::from_secs(10)).await.is_some(),
+        "the server stops reading a body of megabytes nobody asked for"
+    );
 }

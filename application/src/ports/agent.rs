@@ -70,6 +70,11 @@ pub trait HandshakeRepository: Send + Sync {
     /// Undoes a consumption whose render ended before committing anything. Only the render
     /// holding the consumption calls it, so no other render's consumption can be undone.
     async fn release(&self, handshake_id: &str) -> Result<()>;
+    /// Consumes the handshake and inserts the session rendered from it in one transaction, both
+    /// or neither (a cache hit's render); `false`, with nothing written, when another render
+    /// consumed it first.
+    async fn consume_for_session(&self, handshake_id: &str, at: DateTime<Utc>, session: &SessionRecord)
+    -> Result<bool>;
 }
 
 pub use super::blueprints::{BlueprintRecord, BlueprintRepository};

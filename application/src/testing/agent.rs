@@ -200,6 +200,20 @@ impl HandshakeRepository for InMemoryAgentStore {
         }
         Ok(())
     }
+
+    async fn consume_for_session(&self, handshake_id: &str, at: DateTime<Utc>, session: &SessionRecord) -> Result<bool> {
+        let mut state = lock(&self.0);
+        if state.sessions.contains_key(&session.session_id) {
+            return Err(RepositoryError::Conflict(session.session_id.clone()));
+        }
+        match state.handshakes.get_mut(handshake_id) {
+            Some(h) if h.lifecycle.consumed_at.is_none() => h.lifecycle.consumed_at = Some(at),
+            _ => return Ok(false),
+        }
+        state.session_order.push(session.session_id.clone());
+        state.sessions.insert(session.session_id.clone(), session.clone());
+        Ok(true)
+    }
 }
 
 #[async_trait::async_trait]

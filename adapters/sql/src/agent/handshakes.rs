@@ -3,14 +3,15 @@ use sea_orm::sea_query::Expr;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set};
 use serde_json::json;
 use svc_application::ports::RepositoryError;
-use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository};
+use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository, SessionRecord};
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 
 use super::entities::handshake;
 use super::pending_handshakes::PendingHandshakes;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
+use super::sessions::{insert_row as insert_session_row, session_row};
 use crate::errors::repository_error;
-use crate::group_commit::Writer;
+use crate::group_commit::{Undo, Writer, write_settled};
 
 pub struct SeaOrmHandshakeRepository {
     db: DatabaseConnection,
@@ -61,6 +62,20 @@ async fn consume_row<C: ConnectionTrait>(c: &C, handshake_id: String, at: DateTi
         .exec(c)
         .await?;
     Ok(result.rows_affected == 1)
+}
+
+/// The consume, and the session only if this render won it.
+async fn consume_into_session_rows<C: ConnectionTrait>(
+    c: &C,
+    handshake_id: String,
+    at: DateTime<Utc>,
+    session: super::entities::session::ActiveModel,
+) -> Result<bool, DbErr> {
+    if !consume_row(c, handshake_id, at).await? {
+        return Ok(false);
+    }
+    insert_session_row(c, session).await?;
+    Ok(true)
 }
 
 async fn release_row<C: ConnectionTrait>(c: &C, handshake_id: String) -> Result<(), DbErr> {
@@ -165,6 +180,26 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             Some(writer) => writer.write_one(move |txn| Box::pin(consume_row(txn, id, at))).await,
             None => consume_row(&self.db, id, at).await,
         }
+        .map_err(repository_error)
+    }
+
+    async fn consume_for_session(
+        &self,
+        handshake_id: &str,
+        at: DateTime<Utc>,
+        session: &SessionRecord,
+    ) -> Result<bool, RepositoryError> {
+        self.forget(handshake_id);
+        let (id, row) = (handshake_id.to_owned(), session_row(session));
+        // Two writes that stand or fall together: a savepoint when it shares a batch.
+        write_settled(
+            self.writer.as_ref(),
+            &self.db,
+            Undo::Savepoint,
+            move |txn| Box::pin(consume_into_session_rows(txn, id, at, row)),
+            || {},
+        )
+        .await
         .map_err(repository_error)
     }
 

@@ -54,8 +54,33 @@ impl SeaOrmSessionRepository {
 }
 
 /// Without `RETURNING`: nothing of the row (its contract, its props) is read back and parsed.
-async fn insert_row<C: ConnectionTrait>(c: &C, row: session::ActiveModel) -> Result<(), DbErr> {
+pub(super) async fn insert_row<C: ConnectionTrait>(c: &C, row: session::ActiveModel) -> Result<(), DbErr> {
     session::Entity::insert(row).exec_without_returning(c).await.map(drop)
+}
+
+/// The row a new session is stored as.
+pub(super) fn session_row(r: &SessionRecord) -> session::ActiveModel {
+    session::ActiveModel {
+        session_id: Set(r.session_id.clone()),
+        app_id: Set(r.app_id.clone()),
+        intent: Set(r.intent.clone()),
+        blueprint_id: Set(r.blueprint_id.clone()),
+        contract: Set(contract_to_text(&r.contract)),
+        theme_id: Set(r.theme_id.clone()),
+        status: Set(status_column(r.head.status).to_owned()),
+        epoch: Set(i64::from(r.head.epoch)),
+        props: Set(to_text(&r.head.props)),
+        last_activity_at: Set(r.head.last_activity_at),
+        ttl_seconds: Set(clamp_i64(r.head.ttl_seconds)),
+        failure_code: Set(r.failure.as_ref().map(|f| f.code.clone())),
+        failure_message: Set(r.failure.as_ref().map(|f| f.message.clone())),
+        host_name: Set(r.host.host_name.clone()),
+        host_session_id: Set(r.host.host_session_id.clone()),
+        context_snapshot: Set(to_text(&r.context_snapshot)),
+        event_sequence: Set(r.event_sequence),
+        created_at: Set(r.created_at),
+        revision: Set(r.revision),
+    }
 }
 
 /// Moves the head one revision on (compare-and-set on `revision`) and keeps the card it froze;
@@ -155,27 +180,7 @@ fn clamp_i64(v: u64) -> i64 {
 #[async_trait::async_trait]
 impl SessionRepository for SeaOrmSessionRepository {
     async fn insert(&self, r: &SessionRecord) -> Result<(), RepositoryError> {
-        let row = session::ActiveModel {
-            session_id: Set(r.session_id.clone()),
-            app_id: Set(r.app_id.clone()),
-            intent: Set(r.intent.clone()),
-            blueprint_id: Set(r.blueprint_id.clone()),
-            contract: Set(contract_to_text(&r.contract)),
-            theme_id: Set(r.theme_id.clone()),
-            status: Set(status_column(r.head.status).to_owned()),
-            epoch: Set(i64::from(r.head.epoch)),
-            props: Set(to_text(&r.head.props)),
-            last_activity_at: Set(r.head.last_activity_at),
-            ttl_seconds: Set(clamp_i64(r.head.ttl_seconds)),
-            failure_code: Set(r.failure.as_ref().map(|f| f.code.clone())),
-            failure_message: Set(r.failure.as_ref().map(|f| f.message.clone())),
-            host_name: Set(r.host.host_name.clone()),
-            host_session_id: Set(r.host.host_session_id.clone()),
-            context_snapshot: Set(to_text(&r.context_snapshot)),
-            event_sequence: Set(r.event_sequence),
-            created_at: Set(r.created_at),
-            revision: Set(r.revision),
-        };
+        let row = session_row(r);
         match &self.writer {
             Some(writer) => writer.write_one(move |txn| Box::pin(insert_row(txn, row))).await,
             None => insert_row(&self.db, row).await,

@@ -19,6 +19,7 @@ support::backend_tests!(
     a_failing_request_rolls_back_only_its_own_statements,
     a_failing_request_alone_in_its_batch_leaves_nothing,
     racing_consumes_in_one_batch_take_the_handshake_once,
+    racing_cached_renders_in_one_batch_store_one_session,
     a_cancelled_request_still_commits_and_settles,
     a_one_statement_request_refused_by_a_constraint_fails_alone,
     a_one_statement_request_failing_after_its_write_leaves_nothing_half_done
@@ -189,6 +190,31 @@ async fn racing_consumes_in_one_batch_take_the_handshake_once(db: DatabaseConnec
     assert_eq!(won, 1, "one render of a handshake, even inside one batch");
     let stored = repository.get("hs_1").await.unwrap().unwrap();
     assert!(stored.lifecycle.consumed_at.is_some());
+}
+
+/// Eight cache-hit renders of one handshake queued into one batch: one consumes it and stores
+/// its session; the other seven store nothing (their savepoints hold only a lost consume).
+async fn racing_cached_renders_in_one_batch_store_one_session(db: DatabaseConnection) {
+    let writer = Writer::start(db.clone());
+    let repository = Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(Some(writer.clone())));
+    repository.insert(&support::handshake("hs_1")).await.unwrap();
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let renders: Vec<_> = (0..8)
+        .map(|n| {
+            let repository = repository.clone();
+            let session = support::session(&format!("s{n}"));
+            tokio::spawn(async move { repository.consume_for_session("hs_1", Utc::now(), &session).await.unwrap() })
+        })
+        .collect();
+    wait_until_queued(&writer, 8).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    let mut won = 0;
+    for render in renders {
+        won += usize::from(render.await.unwrap());
+    }
+    assert_eq!(won, 1, "one render of a handshake, even inside one batch");
+    assert_eq!(support::count_rows(&db, "sessions").await, 1, "one session");
 }
 
 /// A request dropped while its write waits in the queue (a cancelled tool call) still commits,

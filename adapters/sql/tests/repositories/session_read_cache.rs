@@ -4,34 +4,13 @@
 use chrono::Utc;
 use sea_orm::DatabaseConnection;
 use serde_json::json;
-use svc_application::ports::agent::{EventRepository, HostSession, NewActionEvent, SessionRecord, SessionRepository};
-use svc_domain::contract::Contract;
-use svc_domain::session::SessionHead;
+use svc_application::ports::agent::{EventRepository, NewActionEvent, SessionRepository};
 use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
 use svc_sql::{ReadCache, Writer};
 
 use crate::support;
 
 support::backend_tests!(reads_through_the_cache_see_every_write);
-
-fn session(id: &str) -> SessionRecord {
-    let now = Utc::now();
-    SessionRecord {
-        session_id: id.into(),
-        app_id: "app_1".into(),
-        intent: "card".into(),
-        blueprint_id: None,
-        contract: Contract::default(),
-        theme_id: None,
-        head: SessionHead::rendered(json!({ "title": "first" }), 3600, now),
-        failure: None,
-        host: HostSession::default(),
-        context_snapshot: json!({}),
-        event_sequence: 0,
-        created_at: now,
-        revision: 0,
-    }
-}
 
 fn gesture(id: &str) -> NewActionEvent {
     NewActionEvent {
@@ -54,7 +33,7 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
     let events = SeaOrmEventRepository::new(db.clone())
         .with_writer(writer)
         .with_read_cache(cache);
-    sessions.insert(&session("s1")).await.unwrap();
+    sessions.insert(&support::session("s1")).await.unwrap();
 
     let read = sessions.get("s1").await.unwrap().unwrap();
     assert_eq!(read.head.props, json!({ "title": "first" }));

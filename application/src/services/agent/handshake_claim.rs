@@ -1,5 +1,6 @@
-//! A render's hold on its handshake. Consuming the handshake first makes two renders of one
-//! handshake impossible. If the render then ends before it wrote anything durable (the client
+//! A generating render's hold on its handshake (a cache hit needs none: it consumes the
+//! handshake in its session's write). Consuming the handshake first makes two generations for
+//! one handshake impossible. If the render then ends before it wrote anything durable (the client
 //! sent `notifications/cancelled` during the generation and the render future was dropped), the
 //! claim gives the handshake back so the agent can render it again instead of negotiating anew.
 //! The render commits the claim just before its first durable write (the blueprint, or the

@@ -235,22 +235,6 @@ impl RenderService {
         if plan.cached.is_none() {
             self.telemetry.queue_waited(queued_at.elapsed());
         }
-        let Some(mut claim) = HandshakeClaim::take(&self.handshakes, &handshake.handshake_id, now).await? else {
-            // Another render of this handshake won: this one generates nothing.
-            if let Some((limit, admission)) = &admission {
-                limit.give_back(admission);
-            }
-            if let Some(reservation) = reservation {
-                reservation
-                    .refund("refund: the handshake was used by another render")
-                    .await;
-            }
-            return Err(AgentError::invalid(
-                "handshakeId",
-                "the handshake was already used by a render; call svc_handshake again",
-            ));
-        };
-
         let identity = RenderIdentity {
             session_id: session_id.clone(),
             app_id: caller.app_id.clone(),
@@ -261,9 +245,24 @@ impl RenderService {
             cache: plan.cache_report.clone(),
         };
         let generation_started = std::time::Instant::now();
-        let blueprint = match plan.cached.clone() {
-            Some(bp) => bp,
-            None => match self
+        // A cache hit consumes its handshake in the session's own write (below); a generation
+        // holds it from the start, so two renders of one handshake never both generate.
+        let (blueprint, claim) = match plan.cached.clone() {
+            Some(bp) => (bp, None),
+            None => {
+                let Some(mut claim) = HandshakeClaim::take(&self.handshakes, &handshake.handshake_id, now).await? else {
+                    // Another render of this handshake won: this one generates nothing.
+                    if let Some((limit, admission)) = &admission {
+                        limit.give_back(admission);
+                    }
+                    if let Some(reservation) = reservation {
+                        reservation
+                            .refund("refund: the handshake was used by another render")
+                            .await;
+                    }
+                    return Err(handshake_used());
+                };
+                let blueprint = match self
                 .materialise(
                     caller,
                     &handshake,
@@ -307,7 +306,9 @@ impl RenderService {
                         message: failure.message,
                     });
                 }
-            },
+            };
+                (blueprint, Some(claim))
+            }
         };
         let first_paint = FirstPaint {
             component_code: blueprint.code.clone(),
@@ -330,8 +331,22 @@ impl RenderService {
             created_at: now,
             revision: 0,
         };
-        claim.commit();
-        self.sessions.insert(&record).await?;
+        match claim {
+            Some(mut claim) => {
+                claim.commit();
+                self.sessions.insert(&record).await?;
+            }
+            // Both or neither: a crash cannot leave the handshake used without its session.
+            None => {
+                if !self
+                    .handshakes
+                    .consume_for_session(&handshake.handshake_id, now, &record)
+                    .await?
+                {
+                    return Err(handshake_used());
+                }
+            }
+        }
         if let Some(topic) = host_topic(&record.host) {
             let (session_id, created_at) = (record.session_id.clone(), record.created_at);
             self.bus.publish(LiveEvent::Render {
@@ -630,6 +645,14 @@ impl RenderService {
         self.sessions.insert(&record).await?;
         Ok(())
     }
+}
+
+/// Another render consumed the handshake first.
+fn handshake_used() -> AgentError {
+    AgentError::invalid(
+        "handshakeId",
+        "the handshake was already used by a render; call svc_handshake again",
+    )
 }
 
 fn generation_failure(e: crate::ports::generation::GenerationError) -> RenderFailure {

@@ -531,6 +531,37 @@ async fn two_renders_racing_for_one_handshake_generate_once() {
     assert_eq!(fakes.store.sessions().len(), 1);
 }
 
+/// A cache hit consumes its handshake in the same write as its session: a render that finds the
+/// handshake usable, and then loses it to another render while it waits for the CPU gate (its
+/// props schema has a pattern), stores nothing and answers that the handshake was used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cache_hit_whose_handshake_was_used_meanwhile_stores_no_session() {
+    let fakes = AgentFakes::default();
+    let cpu = crate::services::cpu_gate::CpuGate::new(1, Duration::from_secs(5));
+    let service = fakes.service().with_cpu_gate(cpu.clone());
+    let caller = AgentFakes::caller("app-1");
+    let patterned = json!({ "propsSpec": { "type": "object",
+        "properties": { "title": { "type": "string", "pattern": "^Q[0-9]$" } } } });
+    render_once(&service, &caller, "quarter card", patterned.clone()).await;
+    let reply = agreed(&service, &caller, draft("quarter card", patterned)).await;
+    assert_eq!(reply.action, HandshakeAction::Reuse);
+
+    let holding = hold_the_slot(cpu).await;
+    let waiting = tokio::spawn({
+        let (service, caller, id) = (service.clone(), caller.clone(), reply.handshake_id.clone());
+        async move { service.render(&caller, render_of(&id, json!({ "title": "Q3" }))).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let used = HandshakeRepository::consume(&fakes.store, &reply.handshake_id, chrono::Utc::now()).await;
+    assert!(used.unwrap(), "the handshake was still unused while the render waited");
+    holding.await.unwrap().unwrap();
+    match waiting.await.unwrap() {
+        Err(AgentError::InvalidParams { field, .. }) if field == "handshakeId" => {}
+        other => panic!("the render lost its handshake: {other:?}"),
+    }
+    assert_eq!(fakes.store.sessions().len(), 1, "only the first render's session");
+}
+
 #[tokio::test]
 async fn a_gesture_is_drained_by_exactly_one_of_two_concurrent_consumers() {
     let fakes = AgentFakes::default();

@@ -26,9 +26,10 @@ use std::path::PathBuf;
 
 use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
-use svc_application::ports::agent::HandshakeRecord;
+use svc_application::ports::agent::{HandshakeRecord, HostSession, SessionRecord};
 use svc_domain::contract::Contract;
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
+use svc_domain::session::SessionHead;
 pub use svc_sql::testing::Backend;
 use svc_sql::testing::ScratchDatabase;
 
@@ -140,5 +141,25 @@ pub fn handshake(id: &str) -> HandshakeRecord {
             created_at: Utc::now(),
             consumed_at: None,
         },
+    }
+}
+
+/// A rendered session of app `app_1`, as a render would store it.
+pub fn session(id: &str) -> SessionRecord {
+    let now = Utc::now();
+    SessionRecord {
+        session_id: id.into(),
+        app_id: "app_1".into(),
+        intent: "card".into(),
+        blueprint_id: None,
+        contract: Contract::default(),
+        theme_id: None,
+        head: SessionHead::rendered(serde_json::json!({ "title": "first" }), 3600, now),
+        failure: None,
+        host: HostSession::default(),
+        context_snapshot: serde_json::json!({}),
+        event_sequence: 0,
+        created_at: now,
+        revision: 0,
     }
 }

@@ -552,7 +552,7 @@ async fn a_cache_hit_whose_handshake_was_used_meanwhile_stores_no_session() {
         async move { service.render(&caller, render_of(&id, json!({ "title": "Q3" }))).await }
     });
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let used = HandshakeRepository::consume(&fakes.store, &reply.handshake_id, chrono::Utc::now()).await;
+    let used = HandshakeRepository::consume(fakes.store.as_ref(), &reply.handshake_id, chrono::Utc::now()).await;
     assert!(used.unwrap(), "the handshake was still unused while the render waited");
     holding.await.unwrap().unwrap();
     match waiting.await.unwrap() {

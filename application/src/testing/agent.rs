@@ -201,14 +201,22 @@ impl HandshakeRepository for InMemoryAgentStore {
         Ok(())
     }
 
-    async fn consume_for_session(&self, handshake_id: &str, at: DateTime<Utc>, session: &SessionRecord) -> Result<bool> {
+    async fn consume_for_session(
+        &self,
+        handshake_id: &str,
+        at: DateTime<Utc>,
+        session: &SessionRecord,
+    ) -> Result<bool> {
         let mut state = lock(&self.0);
+        // As in SQL: the consume first, then the insert, undone together if the insert fails.
+        if !matches!(state.handshakes.get(handshake_id), Some(h) if h.lifecycle.consumed_at.is_none()) {
+            return Ok(false);
+        }
         if state.sessions.contains_key(&session.session_id) {
             return Err(RepositoryError::Conflict(session.session_id.clone()));
         }
-        match state.handshakes.get_mut(handshake_id) {
-            Some(h) if h.lifecycle.consumed_at.is_none() => h.lifecycle.consumed_at = Some(at),
-            _ => return Ok(false),
+        if let Some(h) = state.handshakes.get_mut(handshake_id) {
+            h.lifecycle.consumed_at = Some(at);
         }
         state.session_order.push(session.session_id.clone());
         state.sessions.insert(session.session_id.clone(), session.clone());

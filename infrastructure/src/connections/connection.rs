@@ -10,7 +10,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use poem::endpoint::BoxEndpoint;
 use poem::http::uri::Scheme;
-use poem::http::{HeaderValue, StatusCode};
+use poem::http::{HeaderValue, StatusCode, Version, header};
 use poem::web::{LocalAddr, RemoteAddr};
 use poem::{Endpoint, IntoResponse};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -81,8 +81,9 @@ pub async fn serve<Io>(
             req
         };
         let (head, body) = req.into_parts();
+        let drains = head.version <= Version::HTTP_11 && !head.headers.contains_key(header::EXPECT);
         let head = poem::RequestParts::from((head, local.clone(), remote.clone(), scheme.clone()));
-        let body = poem::Body::from(DrainedBody::new(body).boxed());
+        let body = poem::Body::from(DrainedBody::new(body, drains).boxed());
         let request = poem::Request::from_parts(head, body);
         async move {
             let allowed = admission == Admission::Full || PROBES.contains(&request.uri().path());
@@ -95,7 +96,7 @@ pub async fn serve<Io>(
                 // Said out loud so that clients do not pool a connection about to close.
                 response
                     .headers_mut()
-                    .insert(poem::http::header::CONNECTION, HeaderValue::from_static("close"));
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
             Ok::<_, Infallible>(hyper::Response::from(response))
         }

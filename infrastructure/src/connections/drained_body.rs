@@ -8,6 +8,12 @@
 //! the OAuth discovery after a 401 does exactly that. So a body dropped before its end is handed
 //! to a task that reads and discards the rest (bounded in bytes and time, after which hyper
 //! closes as before), and the connection stays usable.
+//!
+//! Only a body the handler never began to read is drained, and only when it can end within the
+//! bound: a declared rest over [`DRAIN_BYTES`] closes at once as before, and a body the handler
+//! read part of (the body limit's 413, which drains what it refuses itself) is not read twice.
+//! HTTP/2 needs none of this (a dropped body resets its stream, which tells the client to stop
+//! sending), nor does `Expect: 100-continue` (hyper then never asks for the body).
 
 use std::io;
 use std::pin::Pin;
@@ -26,14 +32,20 @@ const DRAIN_TIME: Duration = Duration::from_secs(5);
 pub struct DrainedBody {
     inner: Option<Incoming>,
     ended: bool,
+    /// Whether the body is drained when dropped unread (an HTTP/1 request without `Expect`).
+    drains: bool,
+    /// Whether the handler began to read it.
+    touched: bool,
 }
 
 impl DrainedBody {
-    pub fn new(inner: Incoming) -> Self {
+    pub fn new(inner: Incoming, drains: bool) -> Self {
         let ended = inner.is_end_stream();
         Self {
             inner: Some(inner),
             ended,
+            drains,
+            touched: false,
         }
     }
 }
@@ -43,6 +55,7 @@ impl Body for DrainedBody {
     type Error = io::Error;
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        self.touched = true;
         let Some(inner) = self.inner.as_mut() else {
             return Poll::Ready(None);
         };
@@ -65,7 +78,8 @@ impl Body for DrainedBody {
 impl Drop for DrainedBody {
     fn drop(&mut self) {
         let Some(inner) = self.inner.take() else { return };
-        if self.ended || inner.is_end_stream() {
+        let beyond_the_bound = inner.size_hint().lower() > DRAIN_BYTES;
+        if !self.drains || self.touched || self.ended || inner.is_end_stream() || beyond_the_bound {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {

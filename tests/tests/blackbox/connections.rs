@@ -267,3 +267,23 @@ async fn an_unread_body_past_the_drain_bound_closes_the_connection() {
         "the server stops reading a body of megabytes nobody asked for"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unread_body_that_stops_arriving_closes_the_connection_after_the_drain_time() {
+    let app = strict_server().await;
+    let mut stream = TcpStream::connect(address(&app)).await.unwrap();
+    let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 300\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A third of the declared body, then nothing.
+    stream.write_all(&[b' '; 100]).await.unwrap();
+    let answer = answer_head(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    let (after, _) = closed_within(&mut stream, Duration::from_secs(15))
+        .await
+        .expect("the server stops waiting for the rest");
+    assert!(
+        after >= Duration::from_secs(4),
+        "not before the drain time (5 s): {after:?}"
+    );
+}

@@ -203,7 +203,12 @@ async fn racing_cached_renders_in_one_batch_store_one_session(db: DatabaseConnec
         .map(|n| {
             let repository = repository.clone();
             let session = support::session(&format!("s{n}"));
-            tokio::spawn(async move { repository.consume_for_session("hs_1", Utc::now(), &session).await.unwrap() })
+            tokio::spawn(async move {
+                repository
+                    .consume_for_session("hs_1", Utc::now(), &session)
+                    .await
+                    .unwrap()
+            })
         })
         .collect();
     wait_until_queued(&writer, 8).await;

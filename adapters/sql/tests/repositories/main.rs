@@ -18,7 +18,7 @@ mod operator_orgs;
 mod operator_wallets;
 mod pending_handshakes;
 mod rate_windows;
-mod render_commit;
 mod registry_repositories;
+mod render_commit;
 mod session_read_cache;
 mod stored_column_corruption;

@@ -33,7 +33,12 @@ async fn the_handshake_is_consumed_with_the_session_stored(db: DatabaseConnectio
     let (handshakes, sessions) = repositories(&db);
     handshakes.insert(&support::handshake("hs_1")).await.unwrap();
     let at = Utc::now();
-    assert!(handshakes.consume_for_session("hs_1", at, &support::session("s1")).await.unwrap());
+    assert!(
+        handshakes
+            .consume_for_session("hs_1", at, &support::session("s1"))
+            .await
+            .unwrap()
+    );
     let consumed = handshakes.get("hs_1").await.unwrap().unwrap().lifecycle.consumed_at;
     assert!(consumed.is_some(), "consumed");
     let stored = sessions.get("s1").await.unwrap().expect("the session is stored");
@@ -43,8 +48,16 @@ async fn the_handshake_is_consumed_with_the_session_stored(db: DatabaseConnectio
 async fn a_used_handshake_stores_no_second_session(db: DatabaseConnection) {
     let (handshakes, sessions) = repositories(&db);
     handshakes.insert(&support::handshake("hs_1")).await.unwrap();
-    assert!(handshakes.consume_for_session("hs_1", Utc::now(), &support::session("s1")).await.unwrap());
-    let second = handshakes.consume_for_session("hs_1", Utc::now(), &support::session("s2")).await.unwrap();
+    assert!(
+        handshakes
+            .consume_for_session("hs_1", Utc::now(), &support::session("s1"))
+            .await
+            .unwrap()
+    );
+    let second = handshakes
+        .consume_for_session("hs_1", Utc::now(), &support::session("s2"))
+        .await
+        .unwrap();
     assert!(!second, "the second render loses");
     assert!(sessions.get("s2").await.unwrap().is_none(), "and stores nothing");
     assert_eq!(support::count_rows(&db, "sessions").await, 1);
@@ -55,9 +68,16 @@ async fn a_session_that_cannot_be_stored_leaves_the_handshake_usable(db: Databas
     handshakes.insert(&support::handshake("hs_1")).await.unwrap();
     // A session id already taken: the session's insert is refused.
     sessions.insert(&support::session("s1")).await.unwrap();
-    let refused = handshakes.consume_for_session("hs_1", Utc::now(), &support::session("s1")).await;
+    let refused = handshakes
+        .consume_for_session("hs_1", Utc::now(), &support::session("s1"))
+        .await;
     assert!(refused.is_err(), "{refused:?}");
     let handshake = handshakes.get("hs_1").await.unwrap().unwrap();
     assert_eq!(handshake.lifecycle.consumed_at, None, "the consume was undone with it");
-    assert!(handshakes.consume_for_session("hs_1", Utc::now(), &support::session("s2")).await.unwrap());
+    assert!(
+        handshakes
+            .consume_for_session("hs_1", Utc::now(), &support::session("s2"))
+            .await
+            .unwrap()
+    );
 }

@@ -250,7 +250,8 @@ impl RenderService {
         let (blueprint, claim) = match plan.cached.clone() {
             Some(bp) => (bp, None),
             None => {
-                let Some(mut claim) = HandshakeClaim::take(&self.handshakes, &handshake.handshake_id, now).await? else {
+                let Some(mut claim) = HandshakeClaim::take(&self.handshakes, &handshake.handshake_id, now).await?
+                else {
                     // Another render of this handshake won: this one generates nothing.
                     if let Some((limit, admission)) = &admission {
                         limit.give_back(admission);
@@ -263,50 +264,50 @@ impl RenderService {
                     return Err(handshake_used());
                 };
                 let blueprint = match self
-                .materialise(
-                    caller,
-                    &handshake,
-                    &plan,
-                    &identity,
-                    &mut claim,
-                    Generation {
-                        model: model.map(|m| m.canonical()),
-                        theme_id: theme_id.clone(),
-                        waited: queued_at.elapsed(),
-                        props: cmd.props.clone(),
-                        progress: cmd.progress.clone(),
-                        caller_keys: reservation.as_ref().map(|r| r.keys()),
-                    },
-                )
-                .instrument(tracing::info_span!("generation"))
-                .await?
-            {
-                Ok(bp) => {
-                    if let Some(reservation) = reservation {
-                        reservation.settle(bp.model.as_deref()).await;
+                    .materialise(
+                        caller,
+                        &handshake,
+                        &plan,
+                        &identity,
+                        &mut claim,
+                        Generation {
+                            model: model.map(|m| m.canonical()),
+                            theme_id: theme_id.clone(),
+                            waited: queued_at.elapsed(),
+                            props: cmd.props.clone(),
+                            progress: cmd.progress.clone(),
+                            caller_keys: reservation.as_ref().map(|r| r.keys()),
+                        },
+                    )
+                    .instrument(tracing::info_span!("generation"))
+                    .await?
+                {
+                    Ok(bp) => {
+                        if let Some(reservation) = reservation {
+                            reservation.settle(bp.model.as_deref()).await;
+                        }
+                        self.telemetry
+                            .generation_finished("rendered", generation_started.elapsed());
+                        bp
                     }
-                    self.telemetry
-                        .generation_finished("rendered", generation_started.elapsed());
-                    bp
-                }
-                Err(failure) => {
-                    let code = failure_code(&failure);
-                    self.telemetry.generation_finished(code, generation_started.elapsed());
-                    // The message carries the provider's name and HTTP status when one answered.
-                    tracing::warn!(code, error = %failure.message, "generation failed");
-                    if let Some(reservation) = reservation {
-                        reservation.refund("refund: the generation failed").await;
+                    Err(failure) => {
+                        let code = failure_code(&failure);
+                        self.telemetry.generation_finished(code, generation_started.elapsed());
+                        // The message carries the provider's name and HTTP status when one answered.
+                        tracing::warn!(code, error = %failure.message, "generation failed");
+                        if let Some(reservation) = reservation {
+                            reservation.refund("refund: the generation failed").await;
+                        }
+                        claim.commit();
+                        self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host)
+                            .await?;
+                        return Ok(RenderResult::Failed {
+                            identity,
+                            code: failure_code(&failure),
+                            message: failure.message,
+                        });
                     }
-                    claim.commit();
-                    self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host)
-                        .await?;
-                    return Ok(RenderResult::Failed {
-                        identity,
-                        code: failure_code(&failure),
-                        message: failure.message,
-                    });
-                }
-            };
+                };
                 (blueprint, Some(claim))
             }
         };

@@ -531,9 +531,10 @@ async fn two_renders_racing_for_one_handshake_generate_once() {
     assert_eq!(fakes.store.sessions().len(), 1);
 }
 
-/// A cache hit consumes its handshake in the same write as its session: a render that finds the
-/// handshake usable, and then loses it to another render while it waits for the CPU gate (its
-/// props schema has a pattern), stores nothing and answers that the handshake was used.
+/// A cache hit that finds its handshake usable and then loses it to another render while it
+/// waits for the CPU gate (its props schema has a pattern) stores nothing and answers that the
+/// handshake was used. (That the consume and the insert are one write, both or neither, is the
+/// repository tests' `render_commit::*`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cache_hit_whose_handshake_was_used_meanwhile_stores_no_session() {
     let fakes = AgentFakes::default();

@@ -25,7 +25,9 @@ use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::operator::{ConnectorKeyService, CouponService, CreditService, OrgService};
 
 mod agent;
-pub use agent::{AgentFakes, FlatEmbedder, InMemoryAgentStore, LocalBus, ScriptedGenerator, StubCompiler};
+mod agent_pipeline;
+pub use agent::{AgentFakes, InMemoryAgentStore};
+pub use agent_pipeline::{FlatEmbedder, LocalBus, ScriptedGenerator, StubCompiler};
 
 /// A clock that stands still until told to move.
 pub struct ManualClock(Mutex<DateTime<Utc>>);

@@ -169,17 +169,17 @@ async fn a_failing_request_alone_in_its_batch_leaves_nothing(db: DatabaseConnect
     assert_eq!(notes(&db).await, vec![8], "the writer goes on");
 }
 
-async fn racing_consumes_in_one_batch_take_the_handshake_once(db: DatabaseConnection) {
+/// Eight renders of handshake `hs_1` queued behind a held writer, so they share one batch: how
+/// many of them `render` says won.
+async fn wins_in_one_batch<F>(db: &DatabaseConnection, render: F) -> (Arc<SeaOrmHandshakeRepository>, usize)
+where
+    F: Fn(Arc<SeaOrmHandshakeRepository>, usize) -> futures_util::future::BoxFuture<'static, bool>,
+{
     let writer = Writer::start(db.clone());
     let repository = Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(Some(writer.clone())));
     repository.insert(&support::handshake("hs_1")).await.unwrap();
     let (release, blocker) = hold_the_writer(&writer).await;
-    let renders: Vec<_> = (0..8)
-        .map(|_| {
-            let repository = repository.clone();
-            tokio::spawn(async move { repository.consume("hs_1", Utc::now()).await.unwrap() })
-        })
-        .collect();
+    let renders: Vec<_> = (0..8).map(|n| tokio::spawn(render(repository.clone(), n))).collect();
     wait_until_queued(&writer, 8).await;
     release.send(()).unwrap();
     blocker.await.unwrap().unwrap();
@@ -187,6 +187,14 @@ async fn racing_consumes_in_one_batch_take_the_handshake_once(db: DatabaseConnec
     for render in renders {
         won += usize::from(render.await.unwrap());
     }
+    (repository, won)
+}
+
+async fn racing_consumes_in_one_batch_take_the_handshake_once(db: DatabaseConnection) {
+    let (repository, won) = wins_in_one_batch(&db, |repository, _| {
+        Box::pin(async move { repository.consume("hs_1", Utc::now()).await.unwrap() })
+    })
+    .await;
     assert_eq!(won, 1, "one render of a handshake, even inside one batch");
     let stored = repository.get("hs_1").await.unwrap().unwrap();
     assert!(stored.lifecycle.consumed_at.is_some());
@@ -195,29 +203,16 @@ async fn racing_consumes_in_one_batch_take_the_handshake_once(db: DatabaseConnec
 /// Eight cache-hit renders of one handshake queued into one batch: one consumes it and stores
 /// its session; the other seven store nothing (their savepoints hold only a lost consume).
 async fn racing_cached_renders_in_one_batch_store_one_session(db: DatabaseConnection) {
-    let writer = Writer::start(db.clone());
-    let repository = Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(Some(writer.clone())));
-    repository.insert(&support::handshake("hs_1")).await.unwrap();
-    let (release, blocker) = hold_the_writer(&writer).await;
-    let renders: Vec<_> = (0..8)
-        .map(|n| {
-            let repository = repository.clone();
-            let session = support::session(&format!("s{n}"));
-            tokio::spawn(async move {
-                repository
-                    .consume_for_session("hs_1", Utc::now(), &session)
-                    .await
-                    .unwrap()
-            })
+    let (_, won) = wins_in_one_batch(&db, |repository, n| {
+        let session = support::session(&format!("s{n}"));
+        Box::pin(async move {
+            repository
+                .consume_for_session("hs_1", Utc::now(), &session)
+                .await
+                .unwrap()
         })
-        .collect();
-    wait_until_queued(&writer, 8).await;
-    release.send(()).unwrap();
-    blocker.await.unwrap().unwrap();
-    let mut won = 0;
-    for render in renders {
-        won += usize::from(render.await.unwrap());
-    }
+    })
+    .await;
     assert_eq!(won, 1, "one render of a handshake, even inside one batch");
     assert_eq!(support::count_rows(&db, "sessions").await, 1, "one session");
 }

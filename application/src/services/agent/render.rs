@@ -1,8 +1,8 @@
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
-use svc_domain::contract::{Contract, contract_hash, sha256_hex, variant_key};
+use serde_json::Value;
+use svc_domain::contract::{Contract, contract_hash, variant_key};
 use svc_domain::handshake::{HandshakeAction, Origin};
 use svc_domain::model_route::parse_model_route;
 use svc_domain::refusal::RefusalEntry;
@@ -17,16 +17,18 @@ use super::untrusted_contract::negotiate_untrusted;
 use super::{AgentError, AgentSettings, Caller, GenerationLimit, GenerationQueue, SchemaCache};
 use crate::ports::agent::{
     BlueprintRecord, EventBus, EventRepository, HandshakeRecord, HandshakeRepository, HostSession, LiveEvent,
-    RenderFailure, SessionRecord, SessionRepository, host_topic,
+    SessionRecord, SessionRepository, host_topic,
 };
-use crate::ports::generation::{Compiler, GenerationProgress, GenerationRequest, GenerationStage, Generator};
+use crate::ports::generation::{Compiler, Generator};
 use crate::ports::telemetry::GenerationTelemetry;
 use crate::ports::{Clock, Ids};
-use crate::services::compile::module_of;
 use crate::services::cpu_gate::CpuGate;
 
+mod generation;
+
+use self::generation::{Generation, failure_code};
 use super::handshake_claim::HandshakeClaim;
-use super::lifecycle::{LifecycleSink, ProgressObserver};
+use super::lifecycle::ProgressObserver;
 
 #[derive(Debug, Clone, Default)]
 pub struct RenderOverride {
@@ -510,142 +512,6 @@ impl RenderService {
             cache_report,
         })
     }
-
-    /// Generates and compiles a component, publishing progress on `_svc:lifecycle`.
-    async fn materialise(
-        &self,
-        caller: &Caller,
-        handshake: &HandshakeRecord,
-        plan: &Plan,
-        identity: &RenderIdentity,
-        claim: &mut HandshakeClaim,
-        generation: Generation,
-    ) -> Result<Result<BlueprintRecord, RenderFailure>, AgentError> {
-        let lifecycle = LifecycleSink::new(
-            &identity.session_id,
-            self.events.as_ref(),
-            self.bus.as_ref(),
-            self.clock.as_ref(),
-            generation.progress.clone(),
-        );
-        let waited_ms = u64::try_from(generation.waited.as_millis()).unwrap_or(u64::MAX);
-        lifecycle
-            .publish(
-                GenerationProgress::stage(GenerationStage::Queued, 1),
-                serde_json::Map::from_iter([("waitedMs".to_owned(), json!(waited_ms))]),
-            )
-            .await;
-        lifecycle
-            .publish(
-                GenerationProgress::stage(GenerationStage::Prompting, 1),
-                Default::default(),
-            )
-            .await;
-        let allowed = plan.contract.importable_packages();
-        let request = GenerationRequest {
-            intent: handshake.intent.clone(),
-            contract: plan.contract.clone(),
-            variance: plan.variance.clone(),
-            model: generation.model,
-            generator: handshake.generator.clone(),
-            gadgets: self
-                .declared_gadgets
-                .iter()
-                .filter(|g| allowed.contains(&g.package))
-                .cloned()
-                .collect(),
-            theme_id: Some(generation.theme_id),
-            fixture_props: Some(generation.props),
-            caller_keys: generation.caller_keys,
-            ..GenerationRequest::default()
-        };
-        let generated = match self
-            .generator
-            .generate_with_progress(&request, &lifecycle)
-            .instrument(tracing::info_span!(
-                "generate",
-                model = request.model.as_deref().unwrap_or("")
-            ))
-            .await
-        {
-            Ok(g) => g,
-            Err(e) => return Ok(Err(failed(&lifecycle, generation_failure(e)).await)),
-        };
-        lifecycle
-            .publish(
-                GenerationProgress::stage(GenerationStage::Compiling, 1),
-                Default::default(),
-            )
-            .await;
-        let compiled = match module_of(&self.cpu, &self.compiler, &generated, &allowed)
-            .instrument(tracing::info_span!("compile"))
-            .await
-        {
-            Ok(c) => c,
-            Err(failure) => {
-                // The generator produced code and the code failed the checks.
-                let failure = RenderFailure {
-                    code: "VALIDATION_ERROR".into(),
-                    message: failure.to_string(),
-                };
-                return Ok(Err(failed(&lifecycle, failure).await));
-            }
-        };
-        let record = BlueprintRecord {
-            blueprint_id: identity.blueprint_id.clone(),
-            app_id: caller.app_id.clone(),
-            intent: handshake.intent.clone(),
-            contract_hash: identity.contract_hash.clone(),
-            variant_key: identity.variant_key.clone(),
-            contract: plan.contract.clone(),
-            variance: plan.variance.clone(),
-            source: generated.source,
-            code_hash: sha256_hex(compiled.code.as_bytes()),
-            code: compiled.code,
-            generator: generated.generator,
-            model: generated.model,
-            ..BlueprintRecord::blank(self.clock.now())
-        };
-        // From the first durable write on, the handshake stays used whatever happens next.
-        claim.commit();
-        self.blueprints.store(&record).await?;
-        lifecycle
-            .publish(
-                GenerationProgress::stage(GenerationStage::Done, 1),
-                serde_json::Map::from_iter([("outcome".to_owned(), json!("rendered"))]),
-            )
-            .await;
-        Ok(Ok(record))
-    }
-
-    async fn commit_failed(
-        &self,
-        handshake: &HandshakeRecord,
-        plan: &Plan,
-        identity: &RenderIdentity,
-        failure: &RenderFailure,
-        ttl: u64,
-        host: &HostSession,
-    ) -> Result<(), AgentError> {
-        let now = self.clock.now();
-        let record = SessionRecord {
-            session_id: identity.session_id.clone(),
-            app_id: identity.app_id.clone(),
-            intent: handshake.intent.clone(),
-            blueprint_id: None,
-            contract: plan.contract.clone(),
-            theme_id: None,
-            head: SessionHead::failed(ttl, now),
-            failure: Some(failure.clone()),
-            host: host.clone(),
-            context_snapshot: Value::Object(Default::default()),
-            event_sequence: 0,
-            created_at: now,
-            revision: 0,
-        };
-        self.sessions.insert(&record).await?;
-        Ok(())
-    }
 }
 
 /// Another render consumed the handshake first.
@@ -654,48 +520,4 @@ fn handshake_used() -> AgentError {
         "handshakeId",
         "the handshake was already used by a render; call svc_handshake again",
     )
-}
-
-fn generation_failure(e: crate::ports::generation::GenerationError) -> RenderFailure {
-    RenderFailure {
-        code: e.render_code().into(),
-        message: e.to_string(),
-    }
-}
-
-/// Publishes the terminal `done` delivery of a failed generation and hands the failure back.
-async fn failed(lifecycle: &LifecycleSink<'_>, failure: RenderFailure) -> RenderFailure {
-    lifecycle
-        .publish(
-            GenerationProgress::stage(GenerationStage::Done, 1),
-            serde_json::Map::from_iter([
-                ("outcome".to_owned(), json!("failed")),
-                ("code".to_owned(), json!(failure_code(&failure))),
-            ]),
-        )
-        .await;
-    failure
-}
-
-/// What the render passes on to a cold generation.
-struct Generation {
-    model: Option<String>,
-    theme_id: String,
-    waited: std::time::Duration,
-    /// The render's props: the render check renders the new component with them.
-    props: Value,
-    progress: Option<ProgressObserver>,
-    /// Hosted: the payer's own provider keys.
-    caller_keys: Option<crate::ports::generation::CallerKeys>,
-}
-
-/// The wire code of a failure, from the closed set Document 1 allows.
-fn failure_code(failure: &RenderFailure) -> &'static str {
-    match failure.code.as_str() {
-        "NO_CREDENTIALS" => "NO_CREDENTIALS",
-        "NO_PLATFORM_KEY" => "NO_PLATFORM_KEY",
-        "VALIDATION_ERROR" => "VALIDATION_ERROR",
-        "GENERATION_QUEUE_OVERLOADED" => "GENERATION_QUEUE_OVERLOADED",
-        _ => "PRODUCTION_FAILED",
-    }
 }

@@ -11,7 +11,7 @@ use tracing_subscriber::filter::{Directive, EnvFilter, FilterExt, filter_fn};
 use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{Layer, fmt};
+use tracing_subscriber::{Layer, Registry, fmt};
 
 /// Libraries that log whole messages below `info` (the WebSocket library traces every frame,
 /// `wsToken`s and session tokens included). They are held at `info` whatever `RUST_LOG` asks,
@@ -27,34 +27,75 @@ fn timed_span(meta: &Metadata<'_>) -> bool {
 }
 
 pub fn init(format: &str) {
-    let json = format == "json";
-    let registry = tracing_subscriber::registry()
-        .with(json.then(|| fmt::layer().json().with_writer(std::io::stderr).with_filter(filter())))
-        .with((!json).then(|| fmt::layer().with_writer(std::io::stderr).with_filter(filter())))
-        .with(json.then(|| {
+    // A second init (tests starting several servers) is harmless.
+    let rust_log = std::env::var("RUST_LOG").ok();
+    let _ = subscriber(format == "json", rust_log.as_deref()).try_init();
+}
+
+/// The two layers, boxed rather than optional: an absent (`None`) layer declares an interest in
+/// every callsite, which made the libraries' trace-level spans (sea-orm opens several per
+/// statement) be built and recorded on every request although no filter lets them out.
+fn subscriber(json: bool, rust_log: Option<&str>) -> impl tracing::Subscriber + Send + Sync {
+    let layers: Vec<Box<dyn Layer<Registry> + Send + Sync>> = if json {
+        vec![
+            fmt::layer()
+                .json()
+                .with_writer(std::io::stderr)
+                .with_filter(filter(rust_log))
+                .boxed(),
             fmt::layer()
                 .json()
                 .with_writer(std::io::stderr)
                 .with_span_events(FmtSpan::CLOSE)
-                .with_filter(filter().and(filter_fn(timed_span)))
-        }))
-        .with((!json).then(|| {
+                .with_filter(filter(rust_log).and(filter_fn(timed_span)))
+                .boxed(),
+        ]
+    } else {
+        vec![
+            fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(filter(rust_log))
+                .boxed(),
             fmt::layer()
                 .with_writer(std::io::stderr)
                 .with_span_events(FmtSpan::CLOSE)
-                .with_filter(filter().and(filter_fn(timed_span)))
-        }));
-    // A second init (tests starting several servers) is harmless.
-    let _ = registry.try_init();
+                .with_filter(filter(rust_log).and(filter_fn(timed_span)))
+                .boxed(),
+        ]
+    };
+    tracing_subscriber::registry().with(layers)
 }
 
 /// `RUST_LOG` (default `info`, quieter SQL), with the secret-bearing targets capped. A target
 /// directive is more specific than a bare level, and `add_directive` replaces one for the same
 /// target, so neither `RUST_LOG=trace` nor `RUST_LOG=tungstenite=trace` lifts the cap.
-fn filter() -> EnvFilter {
-    let base = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+fn filter(rust_log: Option<&str>) -> EnvFilter {
+    let base = rust_log
+        .and_then(|directives| EnvFilter::try_new(directives).ok())
+        .unwrap_or_else(|| EnvFilter::new(DEFAULT_FILTER));
     SECRET_BEARING_TARGETS.iter().fold(base, |filter, target| {
         let directive: Directive = format!("{target}=info").parse().expect("a static directive");
         filter.add_directive(directive)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_no_filter_lets_out_are_never_built() {
+        for json in [false, true] {
+            tracing::subscriber::with_default(subscriber(json, None), || {
+                let statement = tracing::trace_span!(target: "sea_orm::database::transaction", "execute");
+                assert!(statement.is_disabled(), "a library's trace span (json: {json})");
+                let stage = tracing::info_span!(target: "svc_application::render", "generate");
+                assert!(!stage.is_disabled(), "our own info span (json: {json})");
+            });
+        }
+        tracing::subscriber::with_default(subscriber(false, Some("info,sea_orm=trace")), || {
+            let statement = tracing::trace_span!(target: "sea_orm::database::transaction", "execute");
+            assert!(!statement.is_disabled(), "RUST_LOG asked for it");
+        });
+    }
 }

@@ -39,6 +39,13 @@ pub(crate) enum Undo {
     /// next batch. On another backend a failed statement ends the transaction, so there it is a
     /// savepoint.
     OneStatement,
+    /// The work itself. It writes with statements whose every failure is its last statement's,
+    /// and when a constraint refuses a statement after an earlier one wrote, it undoes that
+    /// earlier write with a statement of its own before answering the refusal: so when it ends,
+    /// it has written all of its statements or none. Any other failure abandons the batch, as for
+    /// [`Undo::OneStatement`]. Two thread hand-offs fewer than a savepoint on success. Where a
+    /// failed statement ends the transaction (not SQLite), it is a savepoint.
+    Compensated,
 }
 
 /// The work a request hands the writer: statements on the transaction or savepoint it is given,
@@ -105,7 +112,7 @@ impl Writer {
         T: Send + 'static,
         F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
     {
-        self.write_then(work, || {}).await
+        self.write_then(work, |_| {}).await
     }
 
     /// [`Writer::write`] for a `work` that keeps [`Undo::OneStatement`]'s promise.
@@ -114,17 +121,18 @@ impl Writer {
         T: Send + 'static,
         F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
     {
-        self.submit(work, || {}, Undo::OneStatement).await
+        self.submit(work, |_| {}, Undo::OneStatement).await
     }
 
-    /// [`Writer::write`], and `settled` runs on the writer once the batch's fate is known, before
-    /// the answer is sent, whether or not anyone still waits for it (a cancelled request's write
-    /// still commits: what must follow every commit, such as forgetting a cached row, goes here).
+    /// [`Writer::write`], and `settled` runs on the writer with the request's outcome once the
+    /// batch's fate is known, before the answer is sent, whether or not anyone still waits for it
+    /// (a cancelled request's write still commits: what must follow every commit, such as
+    /// forgetting a cached row, goes here). Settlements run in commit order.
     pub async fn write_then<T, F, S>(&self, work: F, settled: S) -> Result<T, DbErr>
     where
         T: Send + 'static,
         F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
-        S: FnOnce() + Send + 'static,
+        S: FnOnce(&Result<T, DbErr>) + Send + 'static,
     {
         self.submit(work, settled, Undo::Savepoint).await
     }
@@ -134,7 +142,7 @@ impl Writer {
     where
         T: Send + 'static,
         F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
-        S: FnOnce() + Send + 'static,
+        S: FnOnce(&Result<T, DbErr>) + Send + 'static,
     {
         let (reply, outcome) = oneshot::channel::<Result<T, DbErr>>();
         let run: RunWork = Box::new(move |txn| {
@@ -148,11 +156,11 @@ impl Writer {
                 Ran {
                     ended,
                     answer: Box::new(move |batch: Result<(), String>| {
-                        settled();
                         let answer = match batch {
                             Ok(()) => result,
                             Err(reason) => result.and(Err(DbErr::Custom(reason))),
                         };
+                        settled(&answer);
                         let _ = reply.send(answer);
                     }),
                 }
@@ -176,7 +184,7 @@ pub(crate) async fn write_settled<T, F, S>(
 where
     T: Send + 'static,
     F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
-    S: FnOnce() + Send + 'static,
+    S: FnOnce(&Result<T, DbErr>) + Send + 'static,
 {
     if let Some(writer) = writer {
         return writer.submit(work, settled, undo).await;
@@ -188,7 +196,7 @@ where
         Ok(value)
     }
     .await;
-    settled();
+    settled(&written);
     written
 }
 
@@ -272,7 +280,8 @@ async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, statements
     };
     let mut answers = Vec::new();
     while let Some(job) = jobs.next() {
-        let ran = if job.undo == Undo::OneStatement && statements_undo_themselves {
+        let undoes_itself = matches!(job.undo, Undo::OneStatement | Undo::Compensated);
+        let ran = if undoes_itself && statements_undo_themselves {
             run_bare(&txn, job).await
         } else {
             run_savepointed(&txn, job).await
@@ -340,8 +349,8 @@ async fn run_savepointed(txn: &DatabaseTransaction, job: Work) -> Result<Answer,
     }
 }
 
-/// Runs one request's single-statement work in the batch's transaction itself
-/// ([`Undo::OneStatement`]).
+/// Runs one request's self-undoing work in the batch's transaction itself
+/// ([`Undo::OneStatement`], [`Undo::Compensated`]).
 async fn run_bare(txn: &DatabaseTransaction, job: Work) -> Result<Answer, Abandon> {
     match AssertUnwindSafe((job.run)(txn)).catch_unwind().await {
         Ok(Ran {
@@ -352,11 +361,11 @@ async fn run_bare(txn: &DatabaseTransaction, job: Work) -> Result<Answer, Abando
             ended: Ended::Failed,
             answer,
         }) => Err(Abandon {
-            reason: "a single-statement write failed other than by a constraint".to_owned(),
+            reason: "a self-undoing write failed other than by a constraint".to_owned(),
             answer: Some(answer),
         }),
         Err(_) => Err(Abandon {
-            reason: "a single-statement write panicked".to_owned(),
+            reason: "a self-undoing write panicked".to_owned(),
             answer: None,
         }),
     }

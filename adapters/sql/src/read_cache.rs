@@ -16,8 +16,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use moka::ops::compute::Op;
 use moka::sync::Cache;
+use sea_orm::DbErr;
 use svc_application::ports::agent::SessionRecord;
+use svc_domain::session::SessionHead;
 
 /// Generations are per stripe of sessions, not per session: a bounded array, no map to grow.
 const STRIPES: usize = 256;
@@ -132,17 +135,61 @@ impl ReadCache {
     /// What must follow a committed write (`cache` being the repository's, if any): forgetting
     /// what it `changed`. Handed to the writer, it runs there, so a request cancelled while its
     /// write commits still forgets.
-    pub(crate) fn forgetting(
+    pub(crate) fn forgetting<T>(
         cache: Option<&ReadCache>,
         session_id: &str,
         changed: Changed,
-    ) -> impl FnOnce() + Send + 'static {
+    ) -> impl FnOnce(&Result<T, DbErr>) + Send + 'static {
         let (cache, id) = (cache.cloned(), session_id.to_owned());
-        move || {
+        move |_| {
             if let Some(cache) = cache {
                 cache.forget(&id, changed);
             }
         }
+    }
+
+    /// What must follow a `save_head` from `revision` to `head`: once it committed, a kept row
+    /// at `revision` takes the new head if only the heartbeat moved (so `svc_get_session` of a
+    /// kept session stays a read from memory); anything else forgets the row. Handed to the
+    /// writer, it runs there in commit order, after the forgets of every write committed before
+    /// it (a gesture's among them), so the row it moves on is the stored one.
+    pub(crate) fn settling_head(
+        cache: Option<&ReadCache>,
+        session_id: &str,
+        revision: i64,
+        head: &SessionHead,
+    ) -> impl FnOnce(&Result<bool, DbErr>) + Send + 'static {
+        let settled = cache.map(|cache| (cache.clone(), session_id.to_owned(), head.clone()));
+        move |outcome| {
+            let Some((cache, id, head)) = settled else { return };
+            match outcome {
+                Ok(true) => cache.heartbeat_saved(&id, revision, &head),
+                _ => cache.forget(&id, Changed::Row),
+            }
+        }
+    }
+
+    /// After a committed `save_head` from `revision`: the kept row moves on to `head` when it is
+    /// the row saved from and only the heartbeat differs; any other kept row is dropped.
+    fn heartbeat_saved(&self, session_id: &str, revision: i64, head: &SessionHead) {
+        self.inner.generations[self.stripe(session_id)].fetch_add(1, Ordering::SeqCst);
+        self.inner
+            .sessions
+            .entry(session_id.to_owned())
+            .and_compute_with(|kept| {
+                let Some(entry) = kept else { return Op::Nop };
+                let cached = entry.value();
+                let mut record = cached.record.clone();
+                record.head.last_activity_at = head.last_activity_at;
+                if record.revision != revision || record.head != *head {
+                    return Op::Remove;
+                }
+                record.revision = revision + 1;
+                Op::Put(Arc::new(CachedSession {
+                    record,
+                    weight: cached.weight,
+                }))
+            });
     }
 
     pub(crate) fn session(&self, session_id: &str) -> Option<SessionRecord> {
@@ -210,6 +257,71 @@ mod tests {
         assert_eq!(cache.last_seq("s1"), Some(7), "a heartbeat leaves the delivery cursor");
         cache.forget("s1", Changed::Deliveries);
         assert_eq!(cache.last_seq("s1"), None, "a delivery forgets it");
+    }
+
+    fn record(revision: i64) -> SessionRecord {
+        let now = chrono::Utc::now();
+        SessionRecord {
+            session_id: "s1".into(),
+            app_id: "a".into(),
+            intent: "card".into(),
+            blueprint_id: None,
+            contract: Default::default(),
+            theme_id: None,
+            head: SessionHead::rendered(serde_json::json!({ "n": 1 }), 3600, now),
+            failure: None,
+            host: Default::default(),
+            context_snapshot: serde_json::json!({}),
+            event_sequence: 0,
+            created_at: now,
+            revision,
+        }
+    }
+
+    fn settle(cache: &ReadCache, revision: i64, head: &SessionHead, outcome: Result<bool, DbErr>) {
+        ReadCache::settling_head(Some(cache), "s1", revision, head)(&outcome);
+    }
+
+    #[test]
+    fn a_saved_heartbeat_moves_on_only_the_row_it_was_saved_from() {
+        let cache = ReadCache::new();
+        let kept = record(3);
+        cache.keep_session(&cache.ticket("s1"), &kept, 100);
+        let mut beat = kept.head.clone();
+        beat.last_activity_at += chrono::Duration::seconds(1);
+        settle(&cache, 2, &beat, Ok(true));
+        assert!(cache.session("s1").is_none(), "the kept row was not the one saved from");
+
+        cache.keep_session(&cache.ticket("s1"), &kept, 100);
+        settle(&cache, 3, &beat, Ok(true));
+        let now = cache.session("s1").expect("a heartbeat keeps the row");
+        assert_eq!((now.revision, now.head.last_activity_at), (4, beat.last_activity_at));
+
+        let mut update = now.head.clone();
+        update.props = serde_json::json!({ "n": 2 });
+        settle(&cache, 4, &update, Ok(true));
+        assert!(cache.session("s1").is_none(), "new props are read again");
+
+        for outcome in [Ok(false), Err(DbErr::Custom("the batch failed".into()))] {
+            cache.keep_session(&cache.ticket("s1"), &kept, 100);
+            settle(&cache, 3, &beat, outcome);
+            assert!(cache.session("s1").is_none(), "a write that did not land forgets");
+        }
+    }
+
+    #[test]
+    fn a_read_in_flight_across_a_saved_heartbeat_is_not_kept() {
+        let cache = ReadCache::new();
+        let ticket = cache.ticket("s1");
+        let kept = record(3);
+        let mut beat = kept.head.clone();
+        beat.last_activity_at += chrono::Duration::seconds(1);
+        settle(&cache, 3, &beat, Ok(true));
+        cache.keep_session(&ticket, &kept, 100);
+        assert!(
+            cache.session("s1").is_none(),
+            "the read began before the heartbeat landed"
+        );
     }
 
     #[test]

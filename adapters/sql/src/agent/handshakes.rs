@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, Set};
 use serde_json::json;
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository, SessionRecord};
@@ -64,17 +64,26 @@ async fn consume_row<C: ConnectionTrait>(c: &C, handshake_id: String, at: DateTi
     Ok(result.rows_affected == 1)
 }
 
-/// The consume, and the session only if this render won it.
+/// The consume, and the session only if this render won it. With `compensate` (SQLite, where a
+/// refused statement leaves the transaction usable), a session a constraint refuses releases the
+/// consume again by a statement, so the work needs no savepoint ([`Undo::Compensated`]);
+/// elsewhere the transaction's rollback undoes it.
 async fn consume_into_session_rows<C: ConnectionTrait>(
     c: &C,
     handshake_id: String,
     at: DateTime<Utc>,
     session: super::entities::session::ActiveModel,
+    compensate: bool,
 ) -> Result<bool, DbErr> {
-    if !consume_row(c, handshake_id, at).await? {
+    if !consume_row(c, handshake_id.clone(), at).await? {
         return Ok(false);
     }
-    insert_session_row(c, session).await?;
+    if let Err(refused) = insert_session_row(c, session).await {
+        if compensate {
+            release_row(c, handshake_id).await?;
+        }
+        return Err(refused);
+    }
     Ok(true)
 }
 
@@ -191,13 +200,15 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
     ) -> Result<bool, RepositoryError> {
         self.forget(handshake_id);
         let (id, row) = (handshake_id.to_owned(), session_row(session));
-        // Two writes that stand or fall together: a savepoint when it shares a batch.
+        // Two writes that stand or fall together: on SQLite the work undoes its consume itself
+        // when the session is refused.
+        let compensate = self.db.get_database_backend() == DbBackend::Sqlite;
         write_settled(
             self.writer.as_ref(),
             &self.db,
-            Undo::Savepoint,
-            move |txn| Box::pin(consume_into_session_rows(txn, id, at, row)),
-            || {},
+            Undo::Compensated,
+            move |txn| Box::pin(consume_into_session_rows(txn, id, at, row, compensate)),
+            |_| {},
         )
         .await
         .map_err(repository_error)

@@ -210,6 +210,7 @@ impl SessionRepository for SeaOrmSessionRepository {
         head: &SessionHead,
         frozen: Option<&FrozenCard>,
     ) -> Result<bool, RepositoryError> {
+        let settled = ReadCache::settling_head(self.cache.as_ref(), session_id, revision, head);
         let (id, head, frozen) = (session_id.to_owned(), head.clone(), frozen.cloned());
         // The head's UPDATE alone is one statement; keeping a frozen card adds an INSERT.
         let undo = if frozen.is_some() {
@@ -222,7 +223,7 @@ impl SessionRepository for SeaOrmSessionRepository {
             &self.db,
             undo,
             move |txn| Box::pin(save_head_rows(txn, id, revision, head, frozen)),
-            ReadCache::forgetting(self.cache.as_ref(), session_id, Changed::Row),
+            settled,
         )
         .await
         .map_err(repository_error)

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr};
-use svc_application::ports::agent::HandshakeRepository;
+use svc_application::ports::agent::{HandshakeRepository, SessionRecord, SessionRepository};
 use svc_sql::Writer;
-use svc_sql::agent::SeaOrmHandshakeRepository;
+use svc_sql::agent::{SeaOrmHandshakeRepository, SeaOrmSessionRepository};
 use tokio::sync::oneshot;
 
 support::backend_tests!(
@@ -20,6 +20,7 @@ support::backend_tests!(
     a_failing_request_alone_in_its_batch_leaves_nothing,
     racing_consumes_in_one_batch_take_the_handshake_once,
     racing_cached_renders_in_one_batch_store_one_session,
+    a_cached_render_refused_inside_a_batch_leaves_its_handshake_usable,
     a_cancelled_request_still_commits_and_settles,
     a_one_statement_request_refused_by_a_constraint_fails_alone,
     a_one_statement_request_failing_after_its_write_leaves_nothing_half_done
@@ -217,6 +218,49 @@ async fn racing_cached_renders_in_one_batch_store_one_session(db: DatabaseConnec
     assert_eq!(support::count_rows(&db, "sessions").await, 1, "one session");
 }
 
+/// Two cache-hit renders share one batch; the session of the first is refused (its id is taken):
+/// its consume is undone with it, and the second render's consume and session commit.
+async fn a_cached_render_refused_inside_a_batch_leaves_its_handshake_usable(db: DatabaseConnection) {
+    let writer = Writer::start(db.clone());
+    let repository = Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(Some(writer.clone())));
+    repository.insert(&support::handshake("hs_1")).await.unwrap();
+    repository.insert(&support::handshake("hs_2")).await.unwrap();
+    let taken = support::session("s_taken");
+    SeaOrmSessionRepository::new(db.clone()).insert(&taken).await.unwrap();
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let render = |id: &'static str, session: SessionRecord| {
+        let repository = repository.clone();
+        tokio::spawn(async move { repository.consume_for_session(id, Utc::now(), &session).await })
+    };
+    let refused = render("hs_1", taken);
+    let stored = render("hs_2", support::session("s_new"));
+    wait_until_queued(&writer, 2).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    let refused = refused.await.unwrap();
+    assert!(refused.is_err(), "{refused:?}");
+    assert!(
+        stored.await.unwrap().unwrap(),
+        "the other render of the batch won its handshake"
+    );
+    let usable = repository.get("hs_1").await.unwrap().unwrap();
+    assert_eq!(
+        usable.lifecycle.consumed_at, None,
+        "the refused render's consume was undone"
+    );
+    assert!(
+        repository
+            .get("hs_2")
+            .await
+            .unwrap()
+            .unwrap()
+            .lifecycle
+            .consumed_at
+            .is_some()
+    );
+    assert_eq!(support::count_rows(&db, "sessions").await, 2, "s_taken and s_new");
+}
+
 /// A request dropped while its write waits in the queue (a cancelled tool call) still commits,
 /// and what follows the commit (`settled`: forgetting a cached row) still runs, on the writer.
 async fn a_cancelled_request_still_commits_and_settles(db: DatabaseConnection) {
@@ -229,7 +273,7 @@ async fn a_cancelled_request_still_commits_and_settles(db: DatabaseConnection) {
         queued
             .write_then(
                 move |txn| Box::pin(async move { txn.execute_unprepared(&insert(7)).await.map(drop) }),
-                move || {
+                move |_| {
                     let _ = settled.send(());
                 },
             )

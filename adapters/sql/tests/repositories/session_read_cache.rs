@@ -2,7 +2,7 @@
 //! through the repositories sees every write made through them, whichever repository made it.
 
 use chrono::Utc;
-use sea_orm::DatabaseConnection;
+use sea_orm::{ConnectionTrait, DatabaseConnection};
 use serde_json::json;
 use svc_application::ports::agent::{EventRepository, NewActionEvent, SessionRepository};
 use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
@@ -10,7 +10,10 @@ use svc_sql::{ReadCache, Writer};
 
 use crate::support;
 
-support::backend_tests!(reads_through_the_cache_see_every_write);
+support::backend_tests!(
+    reads_through_the_cache_see_every_write,
+    a_heartbeat_keeps_the_cached_row_as_stored
+);
 
 fn gesture(id: &str) -> NewActionEvent {
     NewActionEvent {
@@ -97,5 +100,47 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
         events.last_stream_seq("s1").await.unwrap(),
         delivered.seq,
         "the cursor moved"
+    );
+}
+
+/// A heartbeat's write moves the kept row on instead of forgetting it (a second read asks the
+/// database nothing), and what is kept is what is stored, although a gesture moved the row's
+/// sequence between the read the heartbeat started from and its write.
+async fn a_heartbeat_keeps_the_cached_row_as_stored(db: DatabaseConnection) {
+    let writer = Writer::for_database(&db);
+    let cache = Some(ReadCache::new());
+    let sessions = SeaOrmSessionRepository::new(db.clone())
+        .with_writer(writer.clone())
+        .with_read_cache(cache.clone());
+    let events = SeaOrmEventRepository::new(db.clone())
+        .with_writer(writer)
+        .with_read_cache(cache);
+    let stored = SeaOrmSessionRepository::new(db.clone());
+    sessions.insert(&support::session("s1")).await.unwrap();
+
+    let read = sessions.get("s1").await.unwrap().unwrap();
+    events.append_action(&gesture("s1")).await.unwrap();
+    let mut beat = read.head.clone();
+    beat.last_activity_at += chrono::Duration::seconds(5);
+    assert!(sessions.save_head("s1", read.revision, &beat, None).await.unwrap());
+    let kept = sessions.get("s1").await.unwrap().unwrap();
+    assert_eq!(
+        kept.event_sequence, 1,
+        "the gesture's sequence, not the one read before it"
+    );
+    assert_eq!(kept, stored.get("s1").await.unwrap().unwrap(), "kept as stored");
+
+    let mut beat = kept.head.clone();
+    beat.last_activity_at += chrono::Duration::seconds(5);
+    assert!(sessions.save_head("s1", kept.revision, &beat, None).await.unwrap());
+    // Changed behind the repositories' back: a read from the database would see it.
+    db.execute_unprepared("UPDATE sessions SET intent = 'changed' WHERE session_id = 's1'")
+        .await
+        .unwrap();
+    let kept = sessions.get("s1").await.unwrap().unwrap();
+    assert_eq!(
+        (kept.intent.as_str(), kept.revision, kept.head.last_activity_at),
+        ("card", 2, beat.last_activity_at),
+        "the heartbeat moved the kept row on"
     );
 }

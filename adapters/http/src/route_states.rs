@@ -14,6 +14,7 @@ use svc_application::services::tool_channels::ToolChannelService;
 
 use crate::live::flood_gate::SessionFloodGates;
 use crate::mcp::cancellation::InFlightRequests;
+use crate::mcp::escaped_code::EscapedComponents;
 use crate::mcp::read_templates::ReadTemplates;
 use crate::oauth::Challenges;
 use crate::{AccountPages, HttpState, LiveTokens, McpApps, OAuth, OpsDomains, Pairing, PublicUrls, Readiness};
@@ -44,6 +45,8 @@ pub(crate) struct AgentRoutes {
     pub playground_url: Option<String>,
     /// `resources/read` answers serialised once per state of a session.
     pub read_templates: ReadTemplates,
+    /// Render results' component code, escaped once per blueprint.
+    pub escaped_code: EscapedComponents,
 }
 
 /// The operator route `/ops` and the invite acceptance route.
@@ -141,6 +144,7 @@ impl HttpState {
             hosted_apps: self.hosted_apps,
             playground_url,
             read_templates: ReadTemplates::default(),
+            escaped_code: EscapedComponents::default(),
         });
         let ops = Arc::new(OpsRoutes {
             gate: gate.clone(),

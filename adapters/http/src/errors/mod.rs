@@ -24,6 +24,7 @@ use crate::mcp::jsonrpc::RpcFailure;
 use crate::mcp::results::error_result;
 
 /// A tool call ends as a result (possibly `isError`) or as a protocol failure.
+#[derive(Debug)]
 pub enum ToolFailure {
     Result(Value),
     Rpc(RpcFailure),

@@ -108,6 +108,22 @@ pub fn success(id: Value, result: Reply) -> Response {
     }
 }
 
+/// The success message as text (one server-sent event's data): the bytes [`success`] writes.
+pub fn success_text(id: Value, result: Reply) -> String {
+    let pieces = match result {
+        Reply::Built(result) => return json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string(),
+        Reply::Shared(result) => vec![result],
+        Reply::Pieces(pieces) => pieces,
+    };
+    let mut text = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).into_bytes();
+    for piece in pieces {
+        text.extend_from_slice(&piece);
+    }
+    text.push(b'}');
+    // Every piece is serialised JSON, so UTF-8.
+    String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// `{"jsonrpc":"2.0","id":<id>,"result":<pieces>}` written from the pieces as they are.
 fn enveloped(id: Value, pieces: impl IntoIterator<Item = bytes::Bytes>) -> Response {
     let head = bytes::Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#));
@@ -125,4 +141,26 @@ fn enveloped(id: Value, pieces: impl IntoIterator<Item = bytes::Bytes>) -> Respo
 pub fn parse(body: &[u8]) -> Result<Incoming, RpcFailure> {
     svc_protocol::jsonrpc::parse_request(body)
         .map_err(|refusal| RpcFailure::new(refusal.code, refusal.message).with_status(StatusCode::BAD_REQUEST))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_success_as_text_is_the_same_message_whatever_the_reply_holds() {
+        let result = json!({ "content": [{ "type": "text", "text": "a \"quoted\" line" }] });
+        let bytes = bytes::Bytes::from(serde_json::to_vec(&result).unwrap());
+        let split = bytes.len() / 2;
+        let replies = [
+            Reply::Built(result.clone()),
+            Reply::Shared(bytes.clone()),
+            Reply::Pieces(vec![bytes.slice(..split), bytes.slice(split..)]),
+        ];
+        let expected = json!({ "jsonrpc": "2.0", "id": 7, "result": result });
+        for reply in replies {
+            let text = success_text(json!(7), reply);
+            assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), expected);
+        }
+    }
 }

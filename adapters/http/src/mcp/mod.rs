@@ -5,6 +5,7 @@ pub(crate) mod agent_tools;
 pub(crate) mod app_endpoint;
 pub(crate) mod cancellation;
 pub(crate) mod discover;
+pub(crate) mod escaped_code;
 pub(crate) mod jsonrpc;
 mod pieces_body;
 mod progress_stream;
@@ -214,7 +215,7 @@ pub(crate) async fn reply(
         "resources/read" => return Box::pin(resources::read(state, caller, &params)).await,
         _ => {}
     }
-    dispatch(state, caller, origin, method, params).await.map(Reply::Built)
+    dispatch(state, caller, origin, method, params).await
 }
 
 /// The remote address a tool call is counted against (the public-demo generation limit).
@@ -253,13 +254,13 @@ pub(crate) async fn dispatch(
     origin: IpAddr,
     method: &str,
     params: Value,
-) -> Result<Value, RpcFailure> {
+) -> Result<Reply, RpcFailure> {
     match method {
-        "initialize" => Box::pin(initialize(state, caller, &params)).await,
-        "ping" => Ok(json!({})),
+        "initialize" => Box::pin(initialize(state, caller, &params)).await.map(Reply::Built),
+        "ping" => Ok(Reply::Built(json!({}))),
         "tools/call" => call_tool(state, caller, origin, params).await,
-        "resources/list" => Ok(resources::list()),
-        "resources/templates/list" => Ok(resources::templates()),
+        "resources/list" => Ok(Reply::Built(resources::list())),
+        "resources/templates/list" => Ok(Reply::Built(resources::templates())),
         _ => Err(RpcFailure::new(METHOD_NOT_FOUND, format!("Method not found: {method}"))),
     }
 }
@@ -338,12 +339,12 @@ pub(crate) fn tool_call<'t, T: AsRef<Declared>>(
     Ok((tool, arguments))
 }
 
-async fn call_tool(state: &AgentRoutes, caller: &Caller, origin: IpAddr, params: Value) -> Result<Value, RpcFailure> {
+async fn call_tool(state: &AgentRoutes, caller: &Caller, origin: IpAddr, params: Value) -> Result<Reply, RpcFailure> {
     let (tool, arguments) = tool_call(&params, |name| agent_tools::find(state, name))?;
     if let Some(limit) = &state.tool_call_limit
         && let Err(limited) = limit.admit(caller)
     {
-        return Ok(errors::rate_limited(&limited));
+        return Ok(Reply::Built(errors::rate_limited(&limited)));
     }
     let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
     let ctx = AgentCtx {
@@ -354,7 +355,7 @@ async fn call_tool(state: &AgentRoutes, caller: &Caller, origin: IpAddr, params:
     };
     match tool.call(&ctx, arguments).await {
         Ok(result) => Ok(result),
-        Err(ToolFailure::Result(result)) => Ok(result),
+        Err(ToolFailure::Result(result)) => Ok(Reply::Built(result)),
         Err(ToolFailure::Rpc(failure)) => Err(failure),
     }
 }

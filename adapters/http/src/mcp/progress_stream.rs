@@ -73,16 +73,19 @@ pub(crate) fn answer(
     request: ProgressRequest,
 ) -> Response {
     let ProgressRequest { id, params, token } = request;
-    let (messages, mut received) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    let (messages, mut received) = tokio::sync::mpsc::unbounded_channel::<String>();
     let notifications = messages.clone();
     let count = AtomicU64::new(0);
     let observer = ProgressObserver::new(move |progress| {
         let progress_number = count.fetch_add(1, Ordering::Relaxed) + 1;
-        let _ = notifications.send(json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/progress",
-            "params": { "progressToken": token, "progress": progress_number, "message": describe(progress) },
-        }));
+        let _ = notifications.send(
+            json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": { "progressToken": token, "progress": progress_number, "message": describe(progress) },
+            })
+            .to_string(),
+        );
     });
     tokio::spawn(async move {
         let work = super::dispatch(&state, &caller, origin, "tools/call", params);
@@ -90,13 +93,13 @@ pub(crate) fn answer(
             .scope(observer, state.gate.in_flight.run(&sender, &id, work))
             .await;
         let message = match outcome {
-            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-            Err(failure) => failure.message_for(id),
+            Ok(result) => super::jsonrpc::success_text(id, result),
+            Err(failure) => failure.message_for(id).to_string(),
         };
         let _ = messages.send(message);
     });
     let stream = futures_util::stream::poll_fn(move |cx| received.poll_recv(cx))
-        .map(|message| Event::message(message.to_string()).event_type("message"));
+        .map(|message| Event::message(message).event_type("message"));
     let mut response = SSE::new(stream).into_response();
     response
         .extensions_mut()

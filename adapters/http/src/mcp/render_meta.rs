@@ -1,7 +1,15 @@
-//! The `_meta` of a rendered result: `ui.resourceUri` and the `ai.svc/render` bootstrap slice.
+//! The `_meta` of a rendered result: `ui.resourceUri` and the `ai.svc/render` bootstrap slice,
+//! serialised here once, with the component code written as the blueprint's kept escaped string
+//! (`escaped_code.rs`) rather than escaped again for every render.
 
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
 use svc_application::services::agent::{FirstPaint, RenderIdentity};
+use svc_domain::contract::Contract;
+use svc_domain::gadgets::GadgetBundle;
 use svc_domain::themes;
 
 use super::agent_tools::render_uri;
@@ -9,6 +17,67 @@ use crate::route_states::AgentRoutes;
 
 /// Theme mode written into bootstraps; the card follows the host's mode when it reports one.
 const DEFAULT_THEME_MODE: &str = "light";
+
+type CssVariables = BTreeMap<String, String>;
+
+#[derive(Serialize)]
+struct Meta<'a> {
+    ui: Ui<'a>,
+    #[serde(rename = "ai.svc/render")]
+    render: RenderSlice<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Ui<'a> {
+    resource_uri: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RenderSlice<'a> {
+    session_id: &'a str,
+    app_id: &'a str,
+    runtime_url: String,
+    ws_url: &'a str,
+    ws_token: String,
+    expires_at: String,
+    resource_uri: &'a str,
+    epoch: u32,
+    capabilities: Capabilities,
+    theme_id: &'a str,
+    theme_mode: &'static str,
+    theme_variants: ThemeVariants<'a>,
+    theme: &'a CssVariables,
+    polling_url: String,
+    last_sequence: i64,
+    props: &'a Value,
+    contract: &'a Contract,
+    component: Component<'a>,
+    gadget_bundles: Vec<GadgetBundle>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runtime_integrity: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Capabilities {
+    live_channel: bool,
+    polling: bool,
+}
+
+#[derive(Serialize)]
+struct ThemeVariants<'a> {
+    light: &'a CssVariables,
+    dark: Option<CssVariables>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Component<'a> {
+    code: &'a RawValue,
+    blueprint_id: &'a str,
+}
 
 /// The slice carries what the card paints with (`component`, `contract`, `props`, both theme
 /// palettes): the shell `ui://svc/render` is fed only by the host's tool-result notification,
@@ -20,40 +89,48 @@ pub fn render_meta(
     last_sequence: i64,
     first_paint: &FirstPaint,
     key_id: Option<&str>,
-) -> Value {
+) -> Result<Box<RawValue>, serde_json::Error> {
     let (ws_token, expires_at) = state
         .tokens
         .mint(&identity.session_id, &identity.app_id, key_id, state.agent.now());
     let theme = themes::css_variables(theme_id, themes::ThemeMode::Light).unwrap_or_default();
-    let dark = themes::css_variables(theme_id, themes::ThemeMode::Dark);
     let uri = render_uri(&identity.session_id);
     let (runtime_url, runtime_integrity) = state.runtime();
-    let mut meta = json!({
-        "ui": { "resourceUri": uri },
-        "ai.svc/render": {
-            "sessionId": identity.session_id,
-            "appId": identity.app_id,
-            "runtimeUrl": runtime_url,
-            "wsUrl": state.urls.ws,
-            "wsToken": ws_token,
-            "expiresAt": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            "resourceUri": uri,
-            "epoch": 1,
-            "capabilities": { "liveChannel": true, "polling": true },
-            "themeId": theme_id,
-            "themeMode": DEFAULT_THEME_MODE,
-            "themeVariants": { "light": theme, "dark": dark },
-            "theme": theme,
-            "pollingUrl": format!("{}/_svc/poll/{}", state.urls.base, identity.session_id),
-            "lastSequence": last_sequence,
-            "props": first_paint.props,
-            "contract": first_paint.contract,
-            "component": { "code": first_paint.component_code, "blueprintId": identity.blueprint_id },
-            "gadgetBundles": state.agent.gadget_bundles(&first_paint.contract),
-        }
-    });
-    if let Some(integrity) = runtime_integrity {
-        meta["ai.svc/render"]["runtimeIntegrity"] = json!(integrity);
-    }
-    meta
+    let code = state
+        .escaped_code
+        .of(&identity.blueprint_id, &first_paint.component_code)?;
+    serde_json::value::to_raw_value(&Meta {
+        ui: Ui { resource_uri: &uri },
+        render: RenderSlice {
+            session_id: &identity.session_id,
+            app_id: &identity.app_id,
+            runtime_url,
+            ws_url: &state.urls.ws,
+            ws_token,
+            expires_at: expires_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            resource_uri: &uri,
+            epoch: 1,
+            capabilities: Capabilities {
+                live_channel: true,
+                polling: true,
+            },
+            theme_id,
+            theme_mode: DEFAULT_THEME_MODE,
+            theme_variants: ThemeVariants {
+                light: &theme,
+                dark: themes::css_variables(theme_id, themes::ThemeMode::Dark),
+            },
+            theme: &theme,
+            polling_url: format!("{}/_svc/poll/{}", state.urls.base, identity.session_id),
+            last_sequence,
+            props: &first_paint.props,
+            contract: &first_paint.contract,
+            component: Component {
+                code: code.json(),
+                blueprint_id: &identity.blueprint_id,
+            },
+            gadget_bundles: state.agent.gadget_bundles(&first_paint.contract),
+            runtime_integrity,
+        },
+    })
 }

@@ -9,6 +9,7 @@ mod declared;
 
 pub use annotations::Annotations;
 pub use answer::Answer;
+pub(crate) use answer::serialisation_failure;
 pub use declared::Declared;
 
 use schemars::JsonSchema;

@@ -314,7 +314,7 @@ impl RenderService {
             }
         };
         let first_paint = FirstPaint {
-            component_code: blueprint.code.clone(),
+            component_code: blueprint.code,
             contract: plan.contract.clone(),
             props: cmd.props.clone(),
         };

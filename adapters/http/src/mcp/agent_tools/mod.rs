@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
 
 use super::errors::ToolFailure;
+use super::jsonrpc::Reply;
 use crate::route_states::AgentRoutes;
 use crate::tools::{Answer, Declared, ToolDefinition, parse_arguments};
 
@@ -62,7 +63,7 @@ pub enum Visibility {
 }
 
 type Handler = for<'a, 'r> fn(&'a AgentCtx<'r>, Value) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
-type Outcome = Result<Value, ToolFailure>;
+type Outcome = Result<Reply, ToolFailure>;
 
 pub struct AgentToolEntry {
     pub declared: Declared,
@@ -80,7 +81,7 @@ fn run<'a, 'r, T: AgentTool>(
 ) -> Pin<Box<dyn Future<Output = Outcome> + Send + 'a>> {
     Box::pin(async move {
         let input = parse_arguments::<T::Input>(arguments)?;
-        T::call(ctx, input).await?.into_result()
+        T::call(ctx, input).await?.into_reply()
     })
 }
 

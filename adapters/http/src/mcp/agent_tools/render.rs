@@ -14,7 +14,7 @@ use super::consume::Consume;
 use super::{AgentCtx, AgentTool, render_uri};
 use crate::errors::{ToolFailure, map_agent_error};
 use crate::mcp::render_meta::render_meta;
-use crate::tools::{Annotations, Answer, ToolDefinition};
+use crate::tools::{Annotations, Answer, ToolDefinition, serialisation_failure};
 
 pub struct Render;
 
@@ -45,7 +45,7 @@ impl AgentTool for Render {
         };
         let result = ctx.state.agent.render(ctx.caller, cmd).await.map_err(map_agent_error)?;
         count_render(&result);
-        Ok(answer(ctx, &result))
+        answer(ctx, &result)
     }
 }
 
@@ -58,7 +58,7 @@ fn host_session(meta: &Value) -> HostSession {
     }
 }
 
-fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Answer<RenderOutcome> {
+fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Result<Answer<RenderOutcome>, ToolFailure> {
     match result {
         RenderResult::Rendered {
             identity,
@@ -86,16 +86,11 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Answer<RenderOutcome> {
             // The mount bootstrap is MCP-Apps metadata: without the option there is none.
             if ctx.state.mcp_apps_on() {
                 let key_id = ctx.caller.key_id.as_deref();
-                answer.with_meta(render_meta(
-                    ctx.state,
-                    identity,
-                    theme_id,
-                    *last_sequence,
-                    first_paint,
-                    key_id,
-                ))
+                let meta = render_meta(ctx.state, identity, theme_id, *last_sequence, first_paint, key_id)
+                    .map_err(serialisation_failure)?;
+                Ok(answer.with_serialized_meta(meta))
             } else {
-                answer
+                Ok(answer)
             }
         }
         RenderResult::Failed {
@@ -110,10 +105,10 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Answer<RenderOutcome> {
                     message: message.clone(),
                 },
             };
-            Answer::error(
+            Ok(Answer::error(
                 RenderOutcome::Failed(body),
                 format!("render failed ({code}): {message}"),
-            )
+            ))
         }
         RenderResult::Refused(refusal) => {
             let body = RenderRefused {
@@ -127,10 +122,10 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Answer<RenderOutcome> {
                     balance_cents_at_check: refusal.balance_cents_at_check,
                 },
             };
-            Answer::error(
+            Ok(Answer::error(
                 RenderOutcome::Refused(body),
                 format!("render refused ({}): {}", refusal.entry.code, refusal.entry.fix),
-            )
+            ))
         }
     }
 }

@@ -3,8 +3,9 @@
 //! `synchronous=FULL`) instead of one each.
 //!
 //! A failing request rolls back only its own part: its work runs under its own SAVEPOINT, or, when
-//! it writes with one statement ([`Undo::OneStatement`]), SQLite undoes that statement itself and
-//! the savepoint's two statements (two thread hand-offs to sqlx's SQLite worker) are saved. A
+//! it writes with one statement ([`Undo::OneStatement`]) or undoes its own earlier writes
+//! ([`Undo::Compensated`]), SQLite undoes the refused statement itself and the savepoint's two
+//! statements (two thread hand-offs to sqlx's SQLite worker) are saved. A
 //! request alone in its batch runs in the transaction itself. A request learns its outcome only
 //! after the batch's COMMIT returned, so nothing is acknowledged before it is on disk. SQLite has
 //! one writer anyway: batching adds no waiting, it shares the fsync. PostgreSQL and MySQL do not
@@ -206,7 +207,7 @@ fn stopped() -> DbErr {
 
 /// A constraint refused the statement: SQLite undid that statement alone (the default `ABORT`
 /// conflict resolution), and the transaction goes on.
-fn refused_by_constraint(error: &DbErr) -> bool {
+pub(crate) fn refused_by_constraint(error: &DbErr) -> bool {
     matches!(
         error.sql_err(),
         Some(SqlErr::UniqueConstraintViolation(_) | SqlErr::ForeignKeyConstraintViolation(_))

@@ -9,7 +9,15 @@
 //! A reader may fetch a row just before a write commits and store it just after the write forgot
 //! it. So every session hashes to a generation that each forget bumps; a reader notes it before
 //! the query, stores its answer, then looks again and takes the answer back out if it moved. A
-//! stale entry can therefore only live while the write that makes it stale has not returned.
+//! stale entry can therefore only live until the reader that stored it looks again.
+//!
+//! A committed heartbeat moves the kept row on instead of forgetting it ([`settling_head`]): it
+//! reads the kept row and writes it back under moka's per-key lock, so a reader takes its
+//! answer back out under the same lock (before the move, which then finds nothing, or after it,
+//! removing what was moved). And it runs on the writer in commit order, so no other write's
+//! forget falls between its read and its write; without a writer it only forgets.
+//!
+//! [`settling_head`]: ReadCache::settling_head
 
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -150,20 +158,22 @@ impl ReadCache {
 
     /// What must follow a `save_head` from `revision` to `head`: once it committed, a kept row
     /// at `revision` takes the new head if only the heartbeat moved (so `svc_get_session` of a
-    /// kept session stays a read from memory); anything else forgets the row. Handed to the
-    /// writer, it runs there in commit order, after the forgets of every write committed before
-    /// it (a gesture's among them), so the row it moves on is the stored one.
+    /// kept session stays a read from memory); anything else forgets the row. Only `on_writer`
+    /// (handed to the group-commit writer, it runs there in commit order, after the forgets of
+    /// every write committed before it, a gesture's among them, and never beside another); a
+    /// settlement that runs in the request task forgets.
     pub(crate) fn settling_head(
         cache: Option<&ReadCache>,
         session_id: &str,
         revision: i64,
         head: &SessionHead,
+        on_writer: bool,
     ) -> impl FnOnce(&Result<bool, DbErr>) + Send + 'static {
         let settled = cache.map(|cache| (cache.clone(), session_id.to_owned(), head.clone()));
         move |outcome| {
             let Some((cache, id, head)) = settled else { return };
             match outcome {
-                Ok(true) => cache.heartbeat_saved(&id, revision, &head),
+                Ok(true) if on_writer => cache.heartbeat_saved(&id, revision, &head),
                 _ => cache.forget(&id, Changed::Row),
             }
         }
@@ -204,7 +214,14 @@ impl ReadCache {
             record: record.clone(),
             weight: u32::try_from(stored_bytes + ROW_OVERHEAD).unwrap_or(u32::MAX),
         });
-        self.keep(ticket, || cache.insert(id.clone(), cached), || cache.invalidate(&id));
+        // Taken back under the key's lock, which a heartbeat's move holds (see the module doc).
+        self.keep(
+            ticket,
+            || cache.insert(id.clone(), cached),
+            || {
+                cache.entry(id.clone()).and_compute_with(|_| Op::Remove);
+            },
+        );
     }
 
     /// `true` when the session is known to hold no undrained gesture.
@@ -279,7 +296,7 @@ mod tests {
     }
 
     fn settle(cache: &ReadCache, revision: i64, head: &SessionHead, outcome: Result<bool, DbErr>) {
-        ReadCache::settling_head(Some(cache), "s1", revision, head)(&outcome);
+        ReadCache::settling_head(Some(cache), "s1", revision, head, true)(&outcome);
     }
 
     #[test]
@@ -307,6 +324,13 @@ mod tests {
             settle(&cache, 3, &beat, outcome);
             assert!(cache.session("s1").is_none(), "a write that did not land forgets");
         }
+
+        cache.keep_session(&cache.ticket("s1"), &kept, 100);
+        ReadCache::settling_head(Some(&cache), "s1", 3, &beat, false)(&Ok(true));
+        assert!(
+            cache.session("s1").is_none(),
+            "off the writer, nothing orders it: it forgets"
+        );
     }
 
     #[test]

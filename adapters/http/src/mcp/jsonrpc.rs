@@ -115,26 +115,25 @@ pub fn success_text(id: Value, result: Reply) -> String {
         Reply::Shared(result) => vec![result],
         Reply::Pieces(pieces) => pieces,
     };
-    let mut text = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).into_bytes();
-    for piece in pieces {
-        text.extend_from_slice(&piece);
-    }
-    text.push(b'}');
+    let text: Vec<u8> = envelope_around(id, pieces).flat_map(|piece| piece.to_vec()).collect();
     // Every piece is serialised JSON, so UTF-8.
     String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// `{"jsonrpc":"2.0","id":<id>,"result":<pieces>}` written from the pieces as they are.
 fn enveloped(id: Value, pieces: impl IntoIterator<Item = bytes::Bytes>) -> Response {
-    let head = bytes::Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#));
-    let body = super::pieces_body::PiecesBody::new(
-        std::iter::once(head)
-            .chain(pieces)
-            .chain(std::iter::once(bytes::Bytes::from_static(b"}"))),
-    );
+    let body = super::pieces_body::PiecesBody::new(envelope_around(id, pieces));
     Response::builder()
         .content_type("application/json; charset=utf-8")
         .body(body.into_poem())
+}
+
+/// The pieces of a success message around a result serialised already.
+fn envelope_around(id: Value, result: impl IntoIterator<Item = bytes::Bytes>) -> impl Iterator<Item = bytes::Bytes> {
+    let head = bytes::Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#));
+    std::iter::once(head)
+        .chain(result)
+        .chain(std::iter::once(bytes::Bytes::from_static(b"}")))
 }
 
 /// Parses a POST body (`svc_protocol::jsonrpc::parse_request`); a refusal is answered 400.

@@ -11,7 +11,7 @@ use super::pending_handshakes::PendingHandshakes;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use super::sessions::{insert_row as insert_session_row, session_row};
 use crate::errors::repository_error;
-use crate::group_commit::{Undo, Writer, write_settled};
+use crate::group_commit::{Undo, Writer, refused_by_constraint, write_settled};
 
 pub struct SeaOrmHandshakeRepository {
     db: DatabaseConnection,
@@ -78,11 +78,12 @@ async fn consume_into_session_rows<C: ConnectionTrait>(
     if !consume_row(c, handshake_id.clone(), at).await? {
         return Ok(false);
     }
-    if let Err(refused) = insert_session_row(c, session).await {
-        if compensate {
+    if let Err(failed) = insert_session_row(c, session).await {
+        // Only a refusal leaves the transaction going; any other failure abandons it whole.
+        if compensate && refused_by_constraint(&failed) {
             release_row(c, handshake_id).await?;
         }
-        return Err(refused);
+        return Err(failed);
     }
     Ok(true)
 }

@@ -210,7 +210,8 @@ impl SessionRepository for SeaOrmSessionRepository {
         head: &SessionHead,
         frozen: Option<&FrozenCard>,
     ) -> Result<bool, RepositoryError> {
-        let settled = ReadCache::settling_head(self.cache.as_ref(), session_id, revision, head);
+        let on_writer = self.writer.is_some();
+        let settled = ReadCache::settling_head(self.cache.as_ref(), session_id, revision, head, on_writer);
         let (id, head, frozen) = (session_id.to_owned(), head.clone(), frozen.cloned());
         // The head's UPDATE alone is one statement; keeping a frozen card adds an INSERT.
         let undo = if frozen.is_some() {

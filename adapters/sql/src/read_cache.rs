@@ -295,6 +295,13 @@ mod tests {
         }
     }
 
+    /// `record`'s head a second later.
+    fn heartbeat_of(record: &SessionRecord) -> SessionHead {
+        let mut beat = record.head.clone();
+        beat.last_activity_at += chrono::Duration::seconds(1);
+        beat
+    }
+
     fn settle(cache: &ReadCache, revision: i64, head: &SessionHead, outcome: Result<bool, DbErr>) {
         ReadCache::settling_head(Some(cache), "s1", revision, head, true)(&outcome);
     }
@@ -304,8 +311,7 @@ mod tests {
         let cache = ReadCache::new();
         let kept = record(3);
         cache.keep_session(&cache.ticket("s1"), &kept, 100);
-        let mut beat = kept.head.clone();
-        beat.last_activity_at += chrono::Duration::seconds(1);
+        let beat = heartbeat_of(&kept);
         settle(&cache, 2, &beat, Ok(true));
         assert!(cache.session("s1").is_none(), "the kept row was not the one saved from");
 
@@ -338,8 +344,7 @@ mod tests {
         let cache = ReadCache::new();
         let ticket = cache.ticket("s1");
         let kept = record(3);
-        let mut beat = kept.head.clone();
-        beat.last_activity_at += chrono::Duration::seconds(1);
+        let beat = heartbeat_of(&kept);
         settle(&cache, 3, &beat, Ok(true));
         cache.keep_session(&ticket, &kept, 100);
         assert!(

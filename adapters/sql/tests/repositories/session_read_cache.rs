@@ -26,9 +26,9 @@ fn gesture(id: &str) -> NewActionEvent {
     }
 }
 
-async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
-    // The server's wiring: the group-commit writer on SQLite, direct writes elsewhere.
-    let writer = Writer::for_database(&db);
+/// The server's wiring: the group-commit writer on SQLite, direct writes elsewhere, and one read
+/// cache both repositories read and forget through.
+fn wired(db: &DatabaseConnection, writer: Option<Writer>) -> (SeaOrmSessionRepository, SeaOrmEventRepository) {
     let cache = Some(ReadCache::new());
     let sessions = SeaOrmSessionRepository::new(db.clone())
         .with_writer(writer.clone())
@@ -36,6 +36,11 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
     let events = SeaOrmEventRepository::new(db.clone())
         .with_writer(writer)
         .with_read_cache(cache);
+    (sessions, events)
+}
+
+async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
+    let (sessions, events) = wired(&db, Writer::for_database(&db));
     sessions.insert(&support::session("s1")).await.unwrap();
 
     let read = sessions.get("s1").await.unwrap().unwrap();
@@ -110,13 +115,7 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
 async fn a_heartbeat_keeps_the_cached_row_as_stored(db: DatabaseConnection) {
     let writer = Writer::for_database(&db);
     let on_writer = writer.is_some();
-    let cache = Some(ReadCache::new());
-    let sessions = SeaOrmSessionRepository::new(db.clone())
-        .with_writer(writer.clone())
-        .with_read_cache(cache.clone());
-    let events = SeaOrmEventRepository::new(db.clone())
-        .with_writer(writer)
-        .with_read_cache(cache);
+    let (sessions, events) = wired(&db, writer);
     let stored = SeaOrmSessionRepository::new(db.clone());
     sessions.insert(&support::session("s1")).await.unwrap();
 

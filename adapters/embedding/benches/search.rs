@@ -111,14 +111,20 @@ impl BlueprintRepository for Summaries {
     async fn ids(&self) -> Result<Vec<String>, RepositoryError> {
         Ok(self.0.lock().unwrap().iter().map(|s| s.blueprint_id.clone()).collect())
     }
-    async fn get(&self, id: &str) -> Result<Option<BlueprintRecord>, RepositoryError> {
+    async fn get(&self, id: &str) -> Result<Option<Arc<BlueprintRecord>>, RepositoryError> {
         // Existence check of a semantic hit: answer like a database that has it.
-        Ok(Some(BlueprintRecord {
+        Ok(Some(Arc::new(BlueprintRecord {
             blueprint_id: id.to_owned(),
             ..BlueprintRecord::blank(Utc::now())
-        }))
+        })))
     }
-    async fn find_exact(&self, _: &str, _: &str, _: &str, _: &str) -> Result<Option<BlueprintRecord>, RepositoryError> {
+    async fn find_exact(
+        &self,
+        _: &str,
+        _: &str,
+        _: &str,
+        _: &str,
+    ) -> Result<Option<Arc<BlueprintRecord>>, RepositoryError> {
         Ok(None)
     }
     async fn intent_cached(&self, _: &str, _: &str) -> Result<bool, RepositoryError> {

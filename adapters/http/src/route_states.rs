@@ -26,7 +26,7 @@ pub(crate) struct Gate {
     /// The `WWW-Authenticate` challenges of unauthenticated requests.
     pub challenges: Challenges,
     /// Requests running now, for `notifications/cancelled` (one table for every MCP route).
-    pub in_flight: InFlightRequests,
+    pub in_flight: Arc<InFlightRequests>,
     /// Read a caller's remote address from the last `X-Forwarded-For` entry.
     pub trust_proxy: bool,
 }
@@ -126,7 +126,7 @@ impl HttpState {
         let gate = Arc::new(Gate {
             auth: self.auth.clone(),
             challenges: Challenges::of(self.oauth.as_ref()),
-            in_flight: self.in_flight,
+            in_flight: Arc::new(self.in_flight),
             trust_proxy: self.generations_trust_proxy,
         });
         let pairing = self.pairing.map(Arc::new);

@@ -1,6 +1,8 @@
 //! Ports of the blueprint cache: the repository of materialised components and the embedder
 //! that turns intents and descriptions into vectors for semantic lookup.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use svc_domain::blueprint::SourceKind;
@@ -153,7 +155,9 @@ pub trait BlueprintRepository: Send + Sync {
     async fn insert_if_absent(&self, record: &BlueprintRecord) -> Result<bool>;
     /// Writes every field of `record` over the blueprint with its id, or inserts it.
     async fn upsert(&self, record: &BlueprintRecord) -> Result<()>;
-    async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>>;
+    /// Shared, not owned: the reuse path's reads are answered from memory
+    /// ([`crate::services::blueprints::BlueprintReadCache`]) without copying a whole component.
+    async fn get(&self, blueprint_id: &str) -> Result<Option<Arc<BlueprintRecord>>>;
     /// The newest blueprint for the exact reuse key, in the app or the shared pool.
     async fn find_exact(
         &self,
@@ -161,7 +165,7 @@ pub trait BlueprintRepository: Send + Sync {
         intent: &str,
         contract_hash: &str,
         variant_key: &str,
-    ) -> Result<Option<BlueprintRecord>>;
+    ) -> Result<Option<Arc<BlueprintRecord>>>;
     /// Whether the app or the shared pool caches a blueprint for the intent.
     async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool>;
     /// Whole records matching `filter`, oldest first.

@@ -415,12 +415,13 @@ impl BlueprintRepository for InMemoryAgentStore {
         Ok(())
     }
 
-    async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>> {
+    async fn get(&self, blueprint_id: &str) -> Result<Option<Arc<BlueprintRecord>>> {
         Ok(lock(&self.0)
             .blueprints
             .iter()
             .find(|b| b.blueprint_id == blueprint_id)
-            .cloned())
+            .cloned()
+            .map(Arc::new))
     }
 
     async fn find_exact(
@@ -429,7 +430,7 @@ impl BlueprintRepository for InMemoryAgentStore {
         intent: &str,
         contract_hash: &str,
         variant_key: &str,
-    ) -> Result<Option<BlueprintRecord>> {
+    ) -> Result<Option<Arc<BlueprintRecord>>> {
         Ok(lock(&self.0)
             .blueprints
             .iter()
@@ -440,7 +441,8 @@ impl BlueprintRepository for InMemoryAgentStore {
                     && b.contract_hash == contract_hash
                     && b.variant_key == variant_key
             })
-            .cloned())
+            .cloned()
+            .map(Arc::new))
     }
 
     async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool> {

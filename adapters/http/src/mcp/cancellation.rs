@@ -10,8 +10,8 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::future::{AbortHandle, Abortable};
@@ -43,9 +43,10 @@ struct State {
     early: HashMap<Key, Instant>,
 }
 
-/// Who sends the requests of one POST: the cancellations it may make are its own.
-pub struct CancelScope<'a> {
-    pub requests: &'a InFlightRequests,
+/// Who sends the requests of one POST: the cancellations it may make are its own. Owned, so a
+/// result answered later (a held long-poll) stays cancellable after its handler returned.
+pub struct CancelScope {
+    pub requests: Arc<InFlightRequests>,
     pub sender: String,
 }
 

@@ -4,6 +4,7 @@ use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+pub use super::later::Later;
 pub use svc_protocol::jsonrpc::Incoming;
 
 /// A JSON-RPC failure with its HTTP status.
@@ -66,21 +67,25 @@ impl RpcFailure {
 }
 
 /// A method's result: built for this request, a document serialized once and shared by every
-/// request that asks for it (`tools/list`), or one assembled from shared serialized pieces (a
-/// `resources/read` template filled in, written without being copied into one string).
+/// request that asks for it (`tools/list`), one assembled from shared serialized pieces (a
+/// `resources/read` template filled in, written without being copied into one string), or one
+/// that is not ready yet (a long-poll, [`Later`]).
 pub enum Reply {
     Built(Value),
     Shared(bytes::Bytes),
     Pieces(Vec<bytes::Bytes>),
+    Later(Later),
 }
 
 impl Reply {
-    /// The result as a value (a shared document is parsed back: for the rare reader that needs it).
+    /// The result as a value (a shared document is parsed back: for the rare reader that needs it,
+    /// a `resources/read`; a later result is not waited for here and reads as `null`).
     pub fn into_value(self) -> Value {
         match self {
             Self::Built(value) => value,
             Self::Shared(text) => serde_json::from_slice(&text).unwrap_or(Value::Null),
             Self::Pieces(pieces) => serde_json::from_slice(&pieces.concat()).unwrap_or(Value::Null),
+            Self::Later(_) => Value::Null,
         }
     }
 }
@@ -105,15 +110,23 @@ pub fn success(id: Value, result: Reply) -> Response {
         // document goes to hyper as it is, not copied into the envelope.
         Reply::Shared(result) => enveloped(id, [result]),
         Reply::Pieces(pieces) => enveloped(id, pieces),
+        Reply::Later(later) => later.respond(id),
     }
 }
 
-/// The success message as text (one server-sent event's data): the bytes [`success`] writes.
-pub fn success_text(id: Value, result: Reply) -> String {
+/// The success message as text (one server-sent event's data): the bytes [`success`] writes. A
+/// later result is waited for, and its failure is the JSON-RPC error message.
+pub async fn success_text(id: Value, result: Reply) -> String {
     let pieces = match result {
         Reply::Built(result) => return json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string(),
         Reply::Shared(result) => vec![result],
         Reply::Pieces(pieces) => pieces,
+        Reply::Later(later) => {
+            return match later.ready().await {
+                Ok(ready) => Box::pin(success_text(id, ready)).await,
+                Err(failure) => failure.message_for(id).to_string(),
+            };
+        }
     };
     let text: Vec<u8> = envelope_around(id, pieces).flat_map(|piece| piece.to_vec()).collect();
     // Every piece is serialised JSON, so UTF-8.
@@ -146,19 +159,21 @@ pub fn parse(body: &[u8]) -> Result<Incoming, RpcFailure> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_success_as_text_is_the_same_message_whatever_the_reply_holds() {
+    #[tokio::test]
+    async fn a_success_as_text_is_the_same_message_whatever_the_reply_holds() {
         let result = json!({ "content": [{ "type": "text", "text": "a \"quoted\" line" }] });
         let bytes = bytes::Bytes::from(serde_json::to_vec(&result).unwrap());
         let split = bytes.len() / 2;
+        let later = result.clone();
         let replies = [
             Reply::Built(result.clone()),
             Reply::Shared(bytes.clone()),
             Reply::Pieces(vec![bytes.slice(..split), bytes.slice(split..)]),
+            Reply::Later(Later::new(async move { Ok(Reply::Built(later)) })),
         ];
         let expected = json!({ "jsonrpc": "2.0", "id": 7, "result": result });
         for reply in replies {
-            let text = success_text(json!(7), reply);
+            let text = success_text(json!(7), reply).await;
             assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), expected);
         }
     }

@@ -7,6 +7,7 @@ pub(crate) mod cancellation;
 pub(crate) mod discover;
 pub(crate) mod escaped_code;
 pub(crate) mod jsonrpc;
+mod later;
 mod pieces_body;
 mod progress_stream;
 pub(crate) mod read_templates;
@@ -70,7 +71,7 @@ async fn denied(gate: &Gate, error: AuthError, body: Body) -> Response {
 /// Reads one JSON-RPC message from a POST body and answers a request with `dispatch(method,
 /// params)`, cancellable by the same sender's `notifications/cancelled`; notifications and client
 /// responses get 202.
-pub(crate) async fn answer<F, Fut>(body: Body, scope: CancelScope<'_>, dispatch: F) -> Response
+pub(crate) async fn answer<F, Fut>(body: Body, scope: CancelScope, dispatch: F) -> Response
 where
     F: FnOnce(String, Value) -> Fut,
     Fut: Future<Output = Result<Reply, RpcFailure>>,
@@ -94,7 +95,7 @@ async fn read_message(body: Body) -> Result<Incoming, Response> {
 }
 
 /// [`answer`] for a message already read.
-async fn answer_message<F, Fut>(incoming: Incoming, scope: CancelScope<'_>, dispatch: F) -> Response
+async fn answer_message<F, Fut>(incoming: Incoming, scope: CancelScope, dispatch: F) -> Response
 where
     F: FnOnce(String, Value) -> Fut,
     Fut: Future<Output = Result<Reply, RpcFailure>>,
@@ -110,6 +111,8 @@ where
         Incoming::Request { id, method, params } => {
             let label = crate::observe::rpc_label(&method, &params);
             let mut response = match scope.requests.run(&scope.sender, &id, dispatch(method, params)).await {
+                // Still cancellable while it waits, after this handler returned.
+                Ok(Reply::Later(later)) => success(id.clone(), Reply::Later(later.cancellable(scope, id))),
                 Ok(result) => success(id, result),
                 Err(failure) => failure.into_response(id),
             };
@@ -148,7 +151,7 @@ pub(crate) async fn serve_agent_post(state: &Arc<AgentRoutes>, req: &Request, ca
 /// 64-bit hash under a key drawn at start (so no credential is held, and no client can aim at
 /// another's hash): cheaper per request than the digest and text it replaced, and two live
 /// senders share one by chance with odds of about n² in 2^65.
-pub(crate) fn cancel_scope<'a>(gate: &'a Gate, req: &Request, route: &str, caller: &Caller) -> CancelScope<'a> {
+pub(crate) fn cancel_scope(gate: &Gate, req: &Request, route: &str, caller: &Caller) -> CancelScope {
     use std::hash::{BuildHasher, Hash, Hasher};
     static SENDER_KEY: std::sync::OnceLock<std::collections::hash_map::RandomState> = std::sync::OnceLock::new();
     let mut sender = SENDER_KEY.get_or_init(Default::default).build_hasher();
@@ -161,7 +164,7 @@ pub(crate) fn cancel_scope<'a>(gate: &'a Gate, req: &Request, route: &str, calle
         .hash(&mut sender);
     crate::client_address::client_ip(req, gate.trust_proxy).hash(&mut sender);
     CancelScope {
-        requests: &gate.in_flight,
+        requests: Arc::clone(&gate.in_flight),
         sender: format!("{:016x}", sender.finish()),
     }
 }
@@ -353,9 +356,5 @@ async fn call_tool(state: &AgentRoutes, caller: &Caller, origin: IpAddr, params:
         origin,
         meta: &meta,
     };
-    match tool.call(&ctx, arguments).await {
-        Ok(result) => Ok(result),
-        Err(ToolFailure::Result(result)) => Ok(Reply::Built(result)),
-        Err(ToolFailure::Rpc(failure)) => Err(failure),
-    }
+    agent_tools::into_rpc(tool.call(&ctx, arguments).await)
 }

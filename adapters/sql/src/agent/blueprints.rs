@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
@@ -195,12 +197,12 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
         Ok(())
     }
 
-    async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>, RepositoryError> {
+    async fn get(&self, blueprint_id: &str) -> Result<Option<Arc<BlueprintRecord>>, RepositoryError> {
         blueprint::Entity::find_by_id(blueprint_id.to_owned())
             .one(&self.db)
             .await
             .map_err(repository_error)?
-            .map(record)
+            .map(|row| record(row).map(Arc::new))
             .transpose()
     }
 
@@ -210,7 +212,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
         intent: &str,
         contract_hash: &str,
         variant_key: &str,
-    ) -> Result<Option<BlueprintRecord>, RepositoryError> {
+    ) -> Result<Option<Arc<BlueprintRecord>>, RepositoryError> {
         // The app's own component first, then the shared pool's; newest first within each.
         let rows = blueprint::Entity::find()
             .filter(app_or_pool(app_id))
@@ -227,7 +229,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             Some(i) => rows.into_iter().nth(i),
             None => rows.into_iter().next(),
         };
-        chosen.map(record).transpose()
+        chosen.map(|row| record(row).map(Arc::new)).transpose()
     }
 
     async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool, RepositoryError> {

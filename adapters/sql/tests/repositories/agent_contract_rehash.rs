@@ -74,7 +74,7 @@ async fn stale_contract_hashes_are_recomputed_once(db: DatabaseConnection) {
         .find_exact("app1", "task card", &hash_of(&titled), "variant-0")
         .await
         .unwrap();
-    assert_eq!(found.map(|b| b.blueprint_id).as_deref(), Some("stale"));
+    assert_eq!(found.map(|b| b.blueprint_id.clone()).as_deref(), Some("stale"));
     assert_eq!(repo.get("fresh").await.unwrap().unwrap().contract_hash, hash_of(&plain));
     let odd = db
         .query_one_raw(Statement::from_string(

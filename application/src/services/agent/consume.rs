@@ -1,13 +1,13 @@
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 use svc_domain::session::SessionStatus;
-use tokio::sync::broadcast::error::RecvError;
-
-use std::sync::Arc;
+use tokio::sync::broadcast::{Receiver, error::RecvError};
+use tokio::time::Instant;
 
 use super::{AgentError, Caller, SessionAccess};
-use crate::ports::agent::{ActionEventRecord, EventBus, EventRepository, LiveEvent};
+use crate::ports::agent::{ActionEventRecord, EventBus, EventRepository, LiveEvent, Published};
 
 /// Longest `svc_consume` long-poll, in seconds.
 pub const MAX_CONSUME_TIMEOUT_SECONDS: u64 = 25;
@@ -37,6 +37,20 @@ impl ConsumeService {
         session_id: &str,
         timeout_seconds: u64,
     ) -> Result<ConsumeReply, AgentError> {
+        match self.begin(caller, session_id, timeout_seconds).await? {
+            Consumption::Ready(reply) => Ok(reply),
+            Consumption::Waiting(poll) => poll.finish().await,
+        }
+    }
+
+    /// [`ConsumeService::consume`] up to its wait: every refusal (a timeout out of range, a
+    /// session that is not the caller's) and any gesture already stored are answered here.
+    pub async fn begin(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        timeout_seconds: u64,
+    ) -> Result<Consumption, AgentError> {
         if timeout_seconds > MAX_CONSUME_TIMEOUT_SECONDS {
             return Err(AgentError::invalid(
                 "timeout",
@@ -55,26 +69,18 @@ impl ConsumeService {
             (status, session.client_context())
         };
         // Subscribe before the first drain so a gesture stored in between still wakes us.
-        let mut wake = self.bus.subscribe(session_id);
-        let mut events = Box::pin(self.drain(session_id)).await?;
-        if events.is_empty() && status == SessionStatus::Active && timeout_seconds > 0 {
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout_seconds);
-            loop {
-                let look = match tokio::time::timeout_at(deadline, wake.recv()).await {
-                    Err(_) | Ok(Err(RecvError::Closed)) => break,
-                    Ok(Ok(published)) => matches!(published.event(), LiveEvent::ActionStored { .. }),
-                    // Behind: a gesture may be among the missed events.
-                    Ok(Err(RecvError::Lagged(_))) => true,
-                };
-                if look {
-                    events = Box::pin(self.drain(session_id)).await?;
-                    if !events.is_empty() {
-                        break;
-                    }
-                }
-            }
+        let wake = self.bus.subscribe(session_id);
+        let events = Box::pin(self.drain(session_id)).await?;
+        if !events.is_empty() || status != SessionStatus::Active || timeout_seconds == 0 {
+            return Ok(Consumption::Ready(ConsumeReply { events, status, client }));
         }
-        Ok(ConsumeReply { events, status, client })
+        Ok(Consumption::Waiting(LongPoll {
+            service: self.clone(),
+            session_id: session_id.to_owned(),
+            client,
+            wake,
+            deadline: Instant::now() + Duration::from_secs(timeout_seconds),
+        }))
     }
 
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, AgentError> {
@@ -86,6 +92,50 @@ impl ConsumeService {
             });
         }
         Ok(events)
+    }
+}
+
+/// `svc_consume` after its first look ([`ConsumeService::begin`]).
+pub enum Consumption {
+    Ready(ConsumeReply),
+    /// An active session with no gesture yet: [`LongPoll::finish`] waits for one.
+    Waiting(LongPoll),
+}
+
+/// A long-poll on an active session. It owns what its wait needs, so a transport can hold it
+/// apart from the request that began it (issue 18: memory per held long-poll).
+pub struct LongPoll {
+    service: ConsumeService,
+    session_id: String,
+    client: Option<Value>,
+    wake: Receiver<Published>,
+    deadline: Instant,
+}
+
+impl LongPoll {
+    /// Waits until a gesture is stored (drained and answered) or the timeout runs out (an empty
+    /// answer); the session was active when the poll began.
+    pub async fn finish(mut self) -> Result<ConsumeReply, AgentError> {
+        let mut events = Vec::new();
+        loop {
+            let look = match tokio::time::timeout_at(self.deadline, self.wake.recv()).await {
+                Err(_) | Ok(Err(RecvError::Closed)) => break,
+                Ok(Ok(published)) => matches!(published.event(), LiveEvent::ActionStored { .. }),
+                // Behind: a gesture may be among the missed events.
+                Ok(Err(RecvError::Lagged(_))) => true,
+            };
+            if look {
+                events = Box::pin(self.service.drain(&self.session_id)).await?;
+                if !events.is_empty() {
+                    break;
+                }
+            }
+        }
+        Ok(ConsumeReply {
+            events,
+            status: SessionStatus::Active,
+            client: self.client,
+        })
     }
 }
 

@@ -5,8 +5,8 @@ use serde_json::Value;
 use svc_domain::session::SessionStatus;
 
 use super::{
-    AgentError, AgentService, Caller, ConsumeReply, HandshakeCommand, HandshakeOutcome, IncomingAction, LiveSnapshot,
-    PropsChange, RenderCommand, RenderResult, RenderSource, Replay, SessionView, UpdateReply,
+    AgentError, AgentService, Caller, ConsumeReply, Consumption, HandshakeCommand, HandshakeOutcome, IncomingAction,
+    LiveSnapshot, PropsChange, RenderCommand, RenderResult, RenderSource, Replay, SessionView, UpdateReply,
 };
 use crate::ports::agent::{ActionEventRecord, SessionQuery, SessionRecord, StreamEnvelope};
 
@@ -26,6 +26,17 @@ impl AgentService {
         timeout_seconds: u64,
     ) -> Result<ConsumeReply, AgentError> {
         self.consumption().consume(caller, session_id, timeout_seconds).await
+    }
+
+    /// `svc_consume` up to its wait, for a transport that holds the wait apart
+    /// ([`crate::services::agent::ConsumeService::begin`]).
+    pub async fn begin_consume(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        timeout_seconds: u64,
+    ) -> Result<Consumption, AgentError> {
+        self.consumption().begin(caller, session_id, timeout_seconds).await
     }
 
     /// `svc_update` (`amend == false`) or `svc_amend` (`amend == true`).

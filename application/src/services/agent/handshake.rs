@@ -164,7 +164,7 @@ impl HandshakeService {
 
         let cached = match exact {
             Some(bp) => Some(CacheMatch {
-                blueprint_id: bp.blueprint_id,
+                blueprint_id: bp.blueprint_id.clone(),
                 similarity: 1.0,
                 kind: "exact".into(),
                 reason: "same intent, contractHash and variantKey".into(),

@@ -66,7 +66,7 @@ impl LiveService {
         let variant = blueprint
             .as_ref()
             .map_or(svc_domain::session::SessionVariant::Render, |bp| bp.session_variant());
-        let component_code = blueprint.map(|bp| bp.code);
+        let component_code = blueprint.map(|bp| bp.code.clone());
         let last_stream_seq = self.events.last_stream_seq(session_id).await?;
         Ok(LiveSnapshot {
             session,

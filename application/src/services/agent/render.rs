@@ -114,7 +114,7 @@ pub enum RenderResult {
 struct Plan {
     contract: Contract,
     variance: Value,
-    cached: Option<BlueprintRecord>,
+    cached: Option<Arc<BlueprintRecord>>,
     planned_blueprint_id: String,
     /// The handshake's action, unless a planned reuse generates after all.
     action: HandshakeAction,
@@ -310,11 +310,13 @@ impl RenderService {
                         });
                     }
                 };
-                (blueprint, Some(claim))
+                (Arc::new(blueprint), Some(claim))
             }
         };
+        let blueprint_id = blueprint.blueprint_id.clone();
         let first_paint = FirstPaint {
-            component_code: blueprint.code,
+            // A generated component is moved; a cached one's code is copied out of the shared record.
+            component_code: Arc::try_unwrap(blueprint).map_or_else(|shared| shared.code.clone(), |owned| owned.code),
             contract: plan.contract.clone(),
             props: cmd.props.clone(),
         };
@@ -323,7 +325,7 @@ impl RenderService {
             session_id,
             app_id: caller.app_id.clone(),
             intent: handshake.intent.clone(),
-            blueprint_id: Some(blueprint.blueprint_id.clone()),
+            blueprint_id: Some(blueprint_id),
             contract: plan.contract.clone(),
             theme_id: Some(theme_id.clone()),
             head: head.clone(),

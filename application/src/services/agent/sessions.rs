@@ -94,7 +94,7 @@ impl SessionService {
         }
         Ok(RenderSource {
             session_id: session.session_id,
-            source: blueprint.source,
+            source: blueprint.source.clone(),
             contract: session.contract,
             fixture_props: session.head.props,
         })

@@ -245,7 +245,8 @@ impl BlueprintCatalog {
     /// from the index when it is gone.
     pub async fn reindex(&self, blueprint_id: &str) -> Result<(), CatalogError> {
         match self.inner.repo.get(blueprint_id).await? {
-            Some(mut record) => {
+            Some(shared) => {
+                let mut record = Arc::unwrap_or_clone(shared);
                 if record
                     .embedding
                     .as_ref()

@@ -1,6 +1,7 @@
 //! The reuse path's blueprint reads kept in memory for a moment: a warm handshake asks
 //! `find_exact` and its render asks `get`, and both answer whole records (source and compiled
-//! code) that change only when a blueprint is stored, edited or deleted.
+//! code) that change only when a blueprint is stored, edited or deleted. A kept record is
+//! answered shared (`Arc`), never copied.
 //!
 //! For a server that alone writes its database (the SQLite default; replicas sharing one would
 //! answer each other's deleted blueprints for a moment, so they do without). Only found records
@@ -53,14 +54,19 @@ impl BlueprintReadCache {
     }
 
     /// Stores a found record under `key` unless a write happened since `generation` was noted.
-    fn keep<K>(&self, cache: &Cache<K, Arc<BlueprintRecord>>, key: K, answer: &Option<BlueprintRecord>, generation: u64)
-    where
+    fn keep<K>(
+        &self,
+        cache: &Cache<K, Arc<BlueprintRecord>>,
+        key: K,
+        answer: &Option<Arc<BlueprintRecord>>,
+        generation: u64,
+    ) where
         K: std::hash::Hash + Eq + Send + Sync + Clone + 'static,
     {
         let Some(found) = answer else {
             return;
         };
-        cache.insert(key.clone(), Arc::new(found.clone()));
+        cache.insert(key.clone(), found.clone());
         if self.generation.load(Ordering::SeqCst) != generation {
             cache.invalidate(&key);
         }
@@ -95,9 +101,9 @@ impl BlueprintRepository for BlueprintReadCache {
         done
     }
 
-    async fn get(&self, blueprint_id: &str) -> Result<Option<BlueprintRecord>> {
+    async fn get(&self, blueprint_id: &str) -> Result<Option<Arc<BlueprintRecord>>> {
         if let Some(cached) = self.by_id.get(blueprint_id) {
-            return Ok(Some((*cached).clone()));
+            return Ok(Some(cached));
         }
         let generation = self.noted();
         let answer = self.inner.get(blueprint_id).await?;
@@ -111,7 +117,7 @@ impl BlueprintRepository for BlueprintReadCache {
         intent: &str,
         contract_hash: &str,
         variant_key: &str,
-    ) -> Result<Option<BlueprintRecord>> {
+    ) -> Result<Option<Arc<BlueprintRecord>>> {
         let key = (
             app_id.to_owned(),
             intent.to_owned(),
@@ -119,7 +125,7 @@ impl BlueprintRepository for BlueprintReadCache {
             variant_key.to_owned(),
         );
         if let Some(cached) = self.exact.get(&key) {
-            return Ok(Some((*cached).clone()));
+            return Ok(Some(cached));
         }
         let generation = self.noted();
         let answer = self
@@ -202,7 +208,7 @@ mod tests {
         cache.insert(&record("b1", "card")).await.unwrap();
         let found = cache.find_exact("app", "card", "h", "v").await.unwrap();
         assert_eq!(
-            found.map(|r| r.blueprint_id),
+            found.map(|r| r.blueprint_id.clone()),
             Some("b1".to_owned()),
             "the cached miss is forgotten"
         );

@@ -386,6 +386,7 @@ impl OpsBlueprintService {
             .get(blueprint_id)
             .await?
             .filter(|b| b.app_id == app_id)
+            .map(Arc::unwrap_or_clone)
             .ok_or_else(|| OpsBlueprintError::BlueprintNotFound(blueprint_id.to_owned()))
     }
 

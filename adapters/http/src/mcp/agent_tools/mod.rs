@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use svc_application::services::agent::Caller;
 
 use super::errors::ToolFailure;
-use super::jsonrpc::Reply;
+use super::jsonrpc::{Reply, RpcFailure};
 use crate::route_states::AgentRoutes;
 use crate::tools::{Answer, Declared, ToolDefinition, parse_arguments};
 
@@ -86,12 +86,27 @@ fn run<'a, 'r, T: AgentTool>(
 }
 
 fn model<T: AgentTool>() -> AgentToolEntry {
+    handled_by::<T>(run::<T>)
+}
+
+/// A model tool whose handler answers a [`Reply`] itself (one that may be [`Reply::Later`]).
+fn handled_by<T: ToolDefinition>(handler: Handler) -> AgentToolEntry {
     AgentToolEntry {
         declared: Declared::of::<T>(),
         visibility: Visibility::Model,
         resource_uri: None,
         offered_when: |_| true,
-        handler: run::<T>,
+        handler,
+    }
+}
+
+/// A tool's outcome as a JSON-RPC result: a tool failure is a result with `isError`, a protocol
+/// failure the JSON-RPC error.
+pub(crate) fn into_rpc(outcome: Outcome) -> Result<Reply, RpcFailure> {
+    match outcome {
+        Ok(result) => Ok(result),
+        Err(ToolFailure::Result(result)) => Ok(Reply::Built(result)),
+        Err(ToolFailure::Rpc(failure)) => Err(failure),
     }
 }
 
@@ -149,7 +164,7 @@ pub static AGENT_TOOLS: LazyLock<Vec<AgentToolEntry>> = LazyLock::new(|| {
     vec![
         model::<handshake::Handshake>(),
         model::<render::Render>().mounting(super::resources::SHELL_URI),
-        model::<consume::Consume>(),
+        handled_by::<consume::Consume>(consume::answer_held_apart),
         model::<update::Update>(),
         model::<amend::Amend>(),
         model::<emit::Emit>(),

@@ -17,11 +17,58 @@ on_every_backend!(Auth::DevAllowAll =>
     invalid_tool_arguments_name_the_field_and_rule,
     unknown_tools_are_invalid_params,
     get_without_credentials_asks_for_a_bearer,
+    a_waiting_consume_sends_its_head_first_and_stays_cancellable,
 );
 
 on_every_backend!(Auth::Strict =>
     strict_mode_accepts_only_minted_keys,
 );
+
+/// A `svc_consume` that has to wait is answered with its head at once and its JSON-RPC message as
+/// the body when ready (the server holds the wait alone, not the request); until then the
+/// sender's `notifications/cancelled` still ends it with -32800.
+async fn a_waiting_consume_sends_its_head_first_and_stays_cancellable(app: TestApp) {
+    use std::time::Duration;
+    let rendered = app
+        .render("held card", json!({ "propsSpec": { "type": "object" } }), json!({}))
+        .await;
+    let session_id = rendered["sessionId"].as_str().unwrap().to_owned();
+    let post = |body: Value| {
+        app.client
+            .post(app.mcp_url())
+            .bearer_auth(&app.bearer)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body)
+            .send()
+    };
+    let consume = json!({ "jsonrpc": "2.0", "id": 77, "method": "tools/call",
+        "params": { "name": "svc_consume", "arguments": { "sessionId": session_id, "timeout": 20 } } });
+    let head = tokio::time::timeout(Duration::from_secs(10), post(consume))
+        .await
+        .expect("the head comes before the 20 s wait ends")
+        .unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    assert!(
+        head.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let body = tokio::spawn(head.text());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!body.is_finished(), "the answer waits for a gesture");
+
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 77 } });
+    assert_eq!(post(cancel).await.unwrap().status(), StatusCode::ACCEPTED);
+    let text = tokio::time::timeout(Duration::from_secs(10), body)
+        .await
+        .expect("the cancelled wait answers at once")
+        .unwrap()
+        .unwrap();
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(answer["id"], 77, "{answer}");
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+}
 
 /// MCP transport rule: an `MCP-Protocol-Version` the server does not speak is a 400, on every
 /// JSON-RPC route; a supported one, or none at all (clients before 2025-06-18), is served.

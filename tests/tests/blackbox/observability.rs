@@ -182,12 +182,15 @@ async fn generation_figures_move(app: TestApp) {
     );
 }
 
-/// A `svc_consume` held open with a timeout counts in `svc_consume_waits` while it waits.
+/// A `svc_consume` held open with a timeout counts in `svc_consume_waits` while it waits, and its
+/// latency is the whole wait (its answer is sent after its head).
 async fn a_held_consume_counts_as_a_wait(app: TestApp) {
     let rendered = app
         .render("waiting card", json!({ "propsSpec": { "type": "object" } }), json!({}))
         .await;
     let session_id = rendered["sessionId"].as_str().unwrap().to_owned();
+    let waited = "svc_http_request_duration_seconds_sum{route=/mcp,rpc=svc_consume}";
+    let waited_before = value(&scrape(&app).await, waited);
     let held = app.call("svc_consume", json!({ "sessionId": session_id, "timeout": 3 }));
     let seen = async {
         // The gauge is per process; another test's wait may add to it, never subtract.
@@ -203,6 +206,16 @@ async fn a_held_consume_counts_as_a_wait(app: TestApp) {
     let (reply, waits) = tokio::join!(held, seen);
     assert!(waits >= 1.0, "svc_consume_waits while a consume waits: {waits}");
     assert_eq!(reply["result"]["structuredContent"]["events"], json!([]), "{reply}");
+    // Recorded as the body ends, which can follow the client's read by a moment.
+    let mut recorded = 0.0;
+    for _ in 0..100 {
+        recorded = value(&scrape(&app).await, waited) - waited_before;
+        if recorded >= 2.9 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(recorded >= 2.9, "the 3 s wait is in the latency sum: {recorded}");
 }
 
 on_every_backend!(Auth::DevAllowAll =>

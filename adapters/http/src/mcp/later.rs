@@ -49,9 +49,11 @@ impl Later {
             let text = super::jsonrpc::success_text(id, Reply::Later(self)).await;
             Ok::<_, std::io::Error>(Bytes::from(text))
         });
-        Response::builder()
+        let mut response = Response::builder()
             .content_type("application/json; charset=utf-8")
-            .body(Body::from_bytes_stream(message))
+            .body(Body::from_bytes_stream(message));
+        response.extensions_mut().insert(crate::observe::AnswerInBody);
+        response
     }
 }
 

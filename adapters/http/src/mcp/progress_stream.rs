@@ -104,6 +104,7 @@ pub(crate) fn answer(
     response
         .extensions_mut()
         .insert(crate::observe::RpcLabel(Render::NAME.to_owned()));
+    response.extensions_mut().insert(crate::observe::AnswerInBody);
     response
 }
 

@@ -1,11 +1,14 @@
 //! The middleware in front of every route: the request id (an incoming `X-Request-Id` when it is
 //! sane, else a new one; echoed on the response), one access-log line, and the request metrics.
 //! The line never carries a header value or a body: bearers, keys and tokens stay out of logs.
+//! A response whose body is the answer itself ([`AnswerInBody`]: a long-poll answered later, a
+//! progress stream) is timed and logged when its body ends, not when its head is sent.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use poem::{Endpoint, IntoResponse, Middleware, Request, Response, Result};
+use futures_util::StreamExt;
+use poem::{Body, Endpoint, IntoResponse, Middleware, Request, Response, Result};
 use tracing::Instrument;
 
 use svc_application::ports::Ids;
@@ -20,6 +23,10 @@ const MAX_INCOMING_ID: usize = 128;
 /// the JSON-RPC handlers in the response's extensions; the access line and metrics read it.
 #[derive(Debug, Clone)]
 pub struct RpcLabel(pub String);
+
+/// Set on a response whose head goes out before its answer is ready (the answer is its body).
+#[derive(Debug, Clone, Copy)]
+pub struct AnswerInBody;
 
 /// `ids` mints the id of a request that came without a sane one.
 pub struct Observe {
@@ -60,7 +67,6 @@ impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
             Ok(output) => output.into_response(),
             Err(error) => error.into_response(),
         };
-        let elapsed = started.elapsed();
         let status = response.status().as_u16();
         let rpc = response.extensions().get::<RpcLabel>().map(|label| label.0.clone());
         if let Ok(value) = id.parse() {
@@ -70,20 +76,65 @@ impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
             .requests
             .with_label_values(&[route, method.as_str(), &status.to_string()])
             .inc();
+        let answered = Answered {
+            started,
+            route,
+            status,
+            rpc,
+            span,
+        };
+        if response.extensions().get::<AnswerInBody>().is_none() {
+            answered.record();
+            return Ok(response);
+        }
+        // Recorded when the body ends, or is dropped (the client went away).
+        let body = response.take_body().into_bytes_stream();
+        let on_end = Recorded(Some(answered));
+        response.set_body(Body::from_bytes_stream(body.map(move |chunk| {
+            let _ = &on_end;
+            chunk
+        })));
+        Ok(response)
+    }
+}
+
+/// A request's answer, to time and log once it is complete.
+struct Answered {
+    started: Instant,
+    route: &'static str,
+    status: u16,
+    rpc: Option<String>,
+    span: tracing::Span,
+}
+
+impl Answered {
+    fn record(self) {
+        let elapsed = self.started.elapsed();
+        let rpc = self.rpc.as_deref();
         METRICS
             .latency
-            .with_label_values(&[route, rpc.as_deref().unwrap_or("-")])
+            .with_label_values(&[self.route, rpc.unwrap_or("-")])
             .observe(elapsed.as_secs_f64());
-        span.in_scope(|| {
+        self.span.in_scope(|| {
             tracing::info!(
                 target: "svc::access",
-                status,
+                status = self.status,
                 duration_ms = elapsed.as_secs_f64() * 1000.0,
-                rpc = rpc.as_deref().unwrap_or(""),
+                rpc = rpc.unwrap_or(""),
                 "request"
             )
         });
-        Ok(response)
+    }
+}
+
+/// Records its answer when dropped.
+struct Recorded(Option<Answered>);
+
+impl Drop for Recorded {
+    fn drop(&mut self) {
+        if let Some(answered) = self.0.take() {
+            answered.record();
+        }
     }
 }
 

@@ -8,7 +8,7 @@ mod metrics;
 mod route_label;
 mod rpc_label;
 
-pub use access::{Observe, RpcLabel};
+pub use access::{AnswerInBody, Observe, RpcLabel};
 pub use endpoint::serve_metrics;
 pub use generation_metrics::PrometheusTelemetry;
 pub(crate) use metrics::{METRICS, held};

@@ -9,8 +9,11 @@ wrk.headers["Authorization"] = "Bearer " .. (os.getenv("LOAD_BEARER") or "load")
 local failures = 0
 
 function response(status, headers, body)
-  -- A JSON-RPC error or a tool error travels in a 200: count those too.
-  if status ~= 200 or body:find('^{"jsonrpc":"2.0","id":[^,]*,"error":') or body:find('"isError":true', 1, true) then
+  -- A JSON-RPC error or a tool error travels in a 200: count those too. The tool error is looked
+  -- for from its rarer `E`: LuaJIT's plain find stops at every occurrence of the first byte, and
+  -- a leading `"` made the check of a 23 KB tools/list cost wrk (on the server's cores) about
+  -- 15% of the row's throughput (BENCHMARKS.md, session 15).
+  if status ~= 200 or body:find('^{"jsonrpc":"2.0","id":[^,]*,"error":') or body:find('Error":true', 1, true) then
     failures = failures + 1
     if failures == 1 then
       io.stderr:write("rpc.lua: unexpected answer " .. status .. ": " .. body:sub(1, 300) .. "\n")

@@ -31,7 +31,7 @@ function response(status, headers, body)
     table.insert(pending, id)
   end
   local miss = body:find('"hit":false', 1, true)
-  if status ~= 200 or miss or body:find('"isError":true', 1, true) or body:find('^{"jsonrpc":"2.0","id":[^,]*,"error":') then
+  if status ~= 200 or miss or body:find('Error":true', 1, true) or body:find('^{"jsonrpc":"2.0","id":[^,]*,"error":') then
     failures = failures + 1
     if failures == 1 then
       io.stderr:write("warm_pair.lua: unexpected answer " .. status .. ": " .. body:sub(1, 300) .. "\n")

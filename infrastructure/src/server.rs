@@ -193,6 +193,7 @@ pub struct Application {
     draining: Draining,
     /// Upgraded `/ws` sockets: asked to close when the drain starts, awaited before the pool closes.
     live_sockets: svc_http::LiveSockets,
+    held_requests: svc_http::HeldRequests,
     /// The PostgreSQL bus's listener holds a pooled connection: stopped before the pool closes.
     bus_tasks: Option<BusTasks>,
     /// Delivers the mail outbox (`mail.smtp_url`): stopped before the pool closes.
@@ -346,6 +347,7 @@ impl Application {
         let limits = connection_limits(settings)?.fitted_to(open_file_limit);
         let draining = Draining::default();
         let live_sockets = svc_http::LiveSockets::default();
+        let held_requests = svc_http::HeldRequests::default();
         let addr = crate::exposure::listen_address(&settings.server.host, settings.server.port);
         let acceptor = TcpListener::bind(addr.clone())
             .into_acceptor()
@@ -584,6 +586,7 @@ impl Application {
             mcp_apps,
             live_enabled: settings.live.enabled,
             live_sockets: live_sockets.clone(),
+            held_requests: held_requests.clone(),
             tool_call_limit,
             hosted_apps,
             accounts: hosted.as_ref().map(|h| svc_http::AccountPages {
@@ -608,6 +611,7 @@ impl Application {
             limits,
             draining,
             live_sockets,
+            held_requests,
             bus_tasks,
             mail_worker,
             console_sweep,
@@ -629,10 +633,13 @@ impl Application {
     ) -> std::io::Result<()> {
         let sweeper = crate::console_sweep::ConsoleSweeper::start(self.console_sweep);
         let live_sockets = self.live_sockets.clone();
+        let held_requests = self.held_requests.clone();
         // Live sockets close as the drain starts, not after it: their cards reconnect at once.
         let shutdown = async move {
             shutdown.await;
             live_sockets.close_all();
+            // Long-polls answer now (nothing new) rather than be cut off when the grace ends.
+            held_requests.release_all();
         };
         let served = crate::connections::serve(
             self.acceptor,

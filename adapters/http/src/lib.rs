@@ -10,6 +10,7 @@ mod errors;
 mod gadget_types;
 mod guard;
 mod health;
+mod held_requests;
 mod live;
 mod live_switch;
 mod live_token;
@@ -40,6 +41,7 @@ use crate::body_limit::BodyLimit;
 pub use account_pages::AccountPages;
 pub use guard::HostGuard;
 pub use health::{NotReady, Readiness};
+pub use held_requests::HeldRequests;
 pub use live::http_source::HttpPollableTool;
 pub use live::sockets::LiveSockets;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
@@ -83,6 +85,8 @@ pub struct HttpState {
     pub live_enabled: bool,
     /// The upgraded `/ws` sockets; the server closes them on shutdown.
     pub live_sockets: live::sockets::LiveSockets,
+    /// The long-polls held open; the server releases them as its drain begins.
+    pub held_requests: HeldRequests,
     /// Counts `tools/call` on the agent routes when `[tool_calls]` wires a limiter.
     pub tool_call_limit: Option<svc_application::services::tool_call_limit::ToolCallLimiter>,
     /// Present in hosted mode: the apps' hosted settings, read by `svc_discover` (absent, the

@@ -47,6 +47,8 @@ pub(crate) struct AgentRoutes {
     pub read_templates: ReadTemplates,
     /// Render results' component code, escaped once per blueprint.
     pub escaped_code: EscapedComponents,
+    /// Released as the server's drain begins: a waiting `svc_consume` then answers at once.
+    pub held: crate::HeldRequests,
 }
 
 /// The operator route `/ops` and the invite acceptance route.
@@ -65,6 +67,8 @@ pub(crate) struct LiveRoutes {
     pub polling_flood_gates: SessionFloodGates,
     /// The upgraded sockets, closed (1001) and awaited by the server's shutdown.
     pub sockets: crate::live::sockets::LiveSockets,
+    /// Released as the server's drain begins: a polling GET then answers at once.
+    pub held: crate::HeldRequests,
 }
 
 /// The REST routes poem-openapi serves: pairing (`/_svc/pair`) and OAuth (`/oauth`,
@@ -145,6 +149,7 @@ impl HttpState {
             playground_url,
             read_templates: ReadTemplates::default(),
             escaped_code: EscapedComponents::default(),
+            held: self.held_requests.clone(),
         });
         let ops = Arc::new(OpsRoutes {
             gate: gate.clone(),
@@ -157,6 +162,7 @@ impl HttpState {
             tool_channels: self.tool_channels,
             polling_flood_gates: self.polling_flood_gates,
             sockets: self.live_sockets,
+            held: self.held_requests.clone(),
         });
         RouteStates {
             console: Arc::new(ConsoleRoutes {

@@ -4,7 +4,7 @@
 use std::fmt::Display;
 
 use sea_orm::{
-    DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, SqlErr, SqliteTransactionMode, SqlxSqlitePoolConnection,
+    DatabaseConnection, DatabaseConnectionType, DatabaseTransaction, DbErr, SqlErr, SqliteTransactionMode,
     TransactionOptions, TransactionTrait,
 };
 use svc_application::ports::RepositoryError;
@@ -42,13 +42,13 @@ pub(crate) fn lost_race(error: &DbErr) -> bool {
 /// write after another writer committed. PostgreSQL and MySQL ignore the option; there the
 /// repositories lock the rows they read (`FOR UPDATE`) or compare-and-set.
 ///
-/// SQLite begins on sqlx's pool itself, and the other backends' begin is boxed: sea-orm's
-/// `DatabaseConnection::begin_with_options` is a future sized for every backend this build
-/// carries, and it was copied whole on every SQLite write (36,000 instructions each, issue 18).
+/// SQLite begins on its sqlx pool connection itself, and the other backends' begin is boxed:
+/// sea-orm's `DatabaseConnection::begin_with_options` is a future sized for every backend this
+/// build carries, and it was copied whole on every SQLite write (36,000 instructions each,
+/// issue 18).
 pub(crate) async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
-    if db.get_database_backend() == DbBackend::Sqlite {
-        let pool = SqlxSqlitePoolConnection::from(db.get_sqlite_connection_pool().clone());
-        return pool.begin(None, None, Some(SqliteTransactionMode::Immediate)).await;
+    if let DatabaseConnectionType::SqlxSqlitePoolConnection(sqlite) = &db.inner {
+        return sqlite.begin(None, None, Some(SqliteTransactionMode::Immediate)).await;
     }
     let options = TransactionOptions {
         sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),

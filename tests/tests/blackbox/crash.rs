@@ -1,5 +1,6 @@
 //! Durability: a server killed with SIGKILL in the middle of writes loses no acknowledged row;
-//! one stopped with SIGTERM finishes its requests and closes its live sockets first.
+//! one stopped with SIGTERM answers its long-polls, finishes its requests and closes its live
+//! sockets first.
 
 use std::time::Duration;
 
@@ -153,30 +154,97 @@ async fn sigkill_during_writes(data_dir: std::path::PathBuf, args: &[&str]) {
     let _ = std::fs::remove_dir_all(data_dir);
 }
 
+/// A POST to `/mcp` whose body is half sent: a request in progress for as long as the test likes.
+async fn half_sent_ping(base: &str) -> (tokio::net::TcpStream, &'static [u8]) {
+    use tokio::io::AsyncWriteExt;
+    const BODY: &[u8] = br#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;
+    let address = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {address}\r\nauthorization: Bearer dev\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: {}\r\n\r\n",
+        BODY.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&BODY[..10]).await.unwrap();
+    (stream, &BODY[10..])
+}
+
+/// On SIGTERM the held long-polls answer at once (nothing new: their clients poll again,
+/// elsewhere) instead of being cut off when the grace period ends; a request in progress is
+/// finished, and meanwhile the server is not ready and takes no new work; then it exits cleanly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let data_dir = temp_dir("svc-term");
     let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
     let client = reqwest::Client::new();
-    let r = render_card(&client, &server.base, "term").await["structuredContent"].take();
-    let in_flight = {
-        let (client, base, session) = (client.clone(), server.base.clone(), r["sessionId"].clone());
+    let rendered = render_card(&client, &server.base, "term").await;
+    let session = rendered["structuredContent"]["sessionId"].clone();
+    let ws_token = rendered["_meta"]["ai.svc/render"]["wsToken"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Both outlast the 10 s grace period unless shutdown answers them.
+    let consume = {
+        let (client, base, session) = (client.clone(), server.base.clone(), session.clone());
         tokio::spawn(async move {
             call(
                 &client,
                 &base,
                 "svc_consume",
-                json!({ "sessionId": session, "timeout": 2 }),
+                json!({ "sessionId": session, "timeout": 25 }),
             )
             .await
         })
     };
+    let poll = {
+        // The first poll answers at once (the ack); the next, with its cursors, waits.
+        let poll_url = format!(
+            "{}/_svc/poll/{}?token={ws_token}",
+            server.base,
+            session.as_str().unwrap()
+        );
+        let first: Value = client
+            .get(format!("{poll_url}&wait=0"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let cursors = &first["cursors"];
+        let url = format!(
+            "{poll_url}&wait=25&revision={}&fromSeq={}&sinceSequence={}",
+            cursors["revision"], cursors["lastStreamSeq"], cursors["lastSequence"]
+        );
+        let client = client.clone();
+        tokio::spawn(async move { client.get(url).send().await.ok()?.json::<Value>().await.ok() })
+    };
+    let (mut in_progress, rest) = half_sent_ping(&server.base).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !consume.is_finished() && !poll.is_finished(),
+        "both are held before the shutdown"
+    );
     let started = std::time::Instant::now();
     server.send_term();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    // The long-poll holds shutdown open: a load balancer's probe now hears "not ready", and new
-    // connections get no work. (Fresh connections: the idle pooled ones were closed by the drain.)
+
+    let answered = tokio::time::timeout(Duration::from_secs(5), consume)
+        .await
+        .expect("the held svc_consume answers as the drain begins")
+        .unwrap()
+        .expect("an answer, not a cut-off");
+    assert_eq!(answered["events"], json!([]), "{answered}");
+    assert_eq!(answered["status"], "active", "{answered}");
+    let polled = tokio::time::timeout(Duration::from_secs(5), poll)
+        .await
+        .expect("the held polling GET answers as the drain begins")
+        .unwrap()
+        .expect("an answer, not a cut-off");
+    assert_eq!(polled["frames"], json!([]), "{polled}");
+
+    // The half-sent request holds shutdown open: a load balancer's probe now hears "not ready",
+    // and new connections get no work. (Fresh connections: the idle pooled ones were closed.)
     let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
     let ready = client.get(format!("{}/readyz", server.base)).send().await.unwrap();
     assert_eq!(ready.status(), 503, "readyz during the grace period");
@@ -190,16 +258,22 @@ async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
         .await
         .unwrap();
     assert_eq!(work.status(), 503, "no new work during the grace period");
+
+    in_progress.write_all(rest).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), in_progress.read_to_end(&mut response))
+        .await
+        .expect("the request in progress is answered, then its connection closed")
+        .unwrap();
+    let response = String::from_utf8_lossy(&response);
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.contains(r#""id":5"#), "{response}");
+
     let status = tokio::task::spawn_blocking(move || server.exit_within(Duration::from_secs(12)))
         .await
         .unwrap()
         .expect("exited within the grace period");
     assert!(status.success(), "exit status {status:?}");
-    let finished = in_flight
-        .await
-        .unwrap()
-        .expect("the in-flight long-poll got its answer");
-    assert_eq!(finished["status"], "active");
     assert!(
         started.elapsed() < Duration::from_secs(9),
         "shut down within the grace period"

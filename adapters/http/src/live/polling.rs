@@ -2,10 +2,10 @@
 //!
 //! `GET /_svc/poll/<sessionId>?token=T[&fromSeq=N][&sinceSequence=M][&revision=R][&wait=S]`
 //! answers `{ frames: [...], cursors: { revision, lastStreamSeq, lastSequence } }`, waiting up to
-//! `wait` seconds (0 to 25, default 20) for something new. `token` is a `wsToken` or a session
-//! token. Frames: `props_update` when the session's revision differs from `revision`, `data`
-//! after `fromSeq`, `render_event` after `sinceSequence` (with a leading `system replay_gap` when
-//! a cursor is older than the replay buffer). Pass the returned cursors to the next poll.
+//! `wait` seconds (0 to 25, default 20) for something new, or until the server's drain begins.
+//! `token` is a `wsToken` or a session token. Frames: `props_update` when the session's revision
+//! differs from `revision`, `data` after `fromSeq`, `render_event` after `sinceSequence` (with a
+//! leading `system replay_gap` when a cursor is older than the replay buffer). Pass the returned cursors to the next poll.
 //!
 //! `POST /_svc/poll/<sessionId>?token=T` with one client frame (`action` or
 //! `host_context_observed`) answers `{ frames: [...] }` with what the socket would have answered.
@@ -170,6 +170,8 @@ pub async fn poll(
         .map(|key_id| state.agent.live_events(&key_topic(key_id)));
     let deadline =
         tokio::time::Instant::now() + Duration::from_secs(q.wait.unwrap_or(DEFAULT_WAIT_SECONDS).min(MAX_WAIT_SECONDS));
+    let drained = state.held.released();
+    tokio::pin!(drained);
     loop {
         let (out, cursors) = match pending(state, &caller, &session_id, &q, ws_token).await {
             Ok(p) => p,
@@ -186,6 +188,8 @@ pub async fn poll(
                 }
             }
             () = super::revoked(revocation.as_mut()) => return refused(),
+            // The server is shutting down: nothing new, poll again (elsewhere).
+            () = &mut drained => return Json(json!({ "frames": [], "cursors": cursors })).into_response(),
         }
     }
 }

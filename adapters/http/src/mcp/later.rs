@@ -15,6 +15,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use poem::{Body, Response};
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::cancellation::CancelScope;
 use super::jsonrpc::{Reply, RpcFailure};
@@ -45,10 +46,15 @@ impl Later {
     /// The response answering request `id` with this result: a 200 with the JSON-RPC message as
     /// its body once ready.
     pub fn respond(self, id: Value) -> Response {
-        let message = futures_util::stream::once(async move {
-            let text = super::jsonrpc::success_text(id, Reply::Later(self)).await;
-            Ok::<_, std::io::Error>(Bytes::from(text))
-        });
+        // What it logs while it waits carries the request's id, as the handler's lines do.
+        let request = tracing::Span::current();
+        let message = futures_util::stream::once(
+            async move {
+                let text = super::jsonrpc::success_text(id, Reply::Later(self)).await;
+                Ok::<_, std::io::Error>(Bytes::from(text))
+            }
+            .instrument(request),
+        );
         let mut response = Response::builder()
             .content_type("application/json; charset=utf-8")
             .body(Body::from_bytes_stream(message));

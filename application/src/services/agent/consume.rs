@@ -1,3 +1,4 @@
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -115,10 +116,22 @@ pub struct LongPoll {
 impl LongPoll {
     /// Waits until a gesture is stored (drained and answered) or the timeout runs out (an empty
     /// answer); the session was active when the poll began.
-    pub async fn finish(mut self) -> Result<ConsumeReply, AgentError> {
+    pub async fn finish(self) -> Result<ConsumeReply, AgentError> {
+        self.finish_unless(std::future::pending()).await
+    }
+
+    /// [`LongPoll::finish`], answering early with no gesture when `stop` resolves (the server's
+    /// drain). `stop` ends only the waiting, never a drain under way: gestures it drained are
+    /// answered.
+    pub async fn finish_unless(mut self, stop: impl Future<Output = ()>) -> Result<ConsumeReply, AgentError> {
+        tokio::pin!(stop);
         let mut events = Vec::new();
         loop {
-            let look = match tokio::time::timeout_at(self.deadline, self.wake.recv()).await {
+            let received = tokio::select! {
+                received = tokio::time::timeout_at(self.deadline, self.wake.recv()) => received,
+                () = &mut stop => break,
+            };
+            let look = match received {
                 Err(_) | Ok(Err(RecvError::Closed)) => break,
                 Ok(Ok(published)) => matches!(published.event(), LiveEvent::ActionStored { .. }),
                 // Behind: a gesture may be among the missed events.

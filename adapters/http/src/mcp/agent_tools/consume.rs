@@ -27,7 +27,8 @@ impl ToolDefinition for Consume {
     type Output = ConsumeResult;
 }
 
-/// The handler: every refusal and any stored gesture are answered now; a wait is answered later.
+/// The handler: every refusal and any stored gesture are answered now; a wait is answered later,
+/// or as the server's drain begins (with no gesture: the client polls again).
 pub(super) fn answer_held_apart<'a>(
     ctx: &'a AgentCtx<'_>,
     arguments: Value,
@@ -44,11 +45,14 @@ pub(super) fn answer_held_apart<'a>(
             .map_err(map_agent_error)?;
         match begun {
             Consumption::Ready(reply) => answer(reply).into_reply(),
-            Consumption::Waiting(poll) => Ok(Reply::Later(Later::new(async move {
-                let _waiting = waiting;
-                let finished = poll.finish().await.map_err(map_agent_error);
-                into_rpc(finished.and_then(|reply| answer(reply).into_reply()))
-            }))),
+            Consumption::Waiting(poll) => {
+                let drained = ctx.state.held.released();
+                Ok(Reply::Later(Later::new(async move {
+                    let _waiting = waiting;
+                    let finished = poll.finish_unless(drained).await.map_err(map_agent_error);
+                    into_rpc(finished.and_then(|reply| answer(reply).into_reply()))
+                })))
+            }
         }
     })
 }

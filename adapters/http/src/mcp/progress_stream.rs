@@ -93,6 +93,7 @@ pub(crate) fn answer(
             .scope(observer, state.gate.in_flight.run(&sender, &id, work))
             .await;
         let message = match outcome {
+            // A render never answers later, so nothing here waits outside the cancellable run.
             Ok(result) => super::jsonrpc::success_text(id, result).await,
             Err(failure) => failure.message_for(id).to_string(),
         };

@@ -80,6 +80,45 @@ pub fn props_schema_hash(contract: &Contract) -> String {
     contract.props_schema_hash_once(|contract| canonical_sha256(&contract.props_schema()))
 }
 
+/// The key compiled validators of `schema` are cached by: its canonical hash, then the exact
+/// digits of every integer beyond ±2^53 in it. RFC 8785 writes numbers as doubles, so two schemas
+/// that differ only in such an integer (`maximum`, `const`, `enum`) hash alike; as a contract's
+/// identity that is the RFC's rule, but a validator of one must never check the other.
+pub fn validator_key(schema: &Value) -> String {
+    let mut key = canonical_sha256(schema);
+    append_exact_large_integers(schema, &mut key);
+    key
+}
+
+/// [`validator_key`] of the contract's props schema (computed once per contract).
+pub fn props_validator_key(contract: &Contract) -> String {
+    contract.props_validator_key_once(|contract| {
+        let mut key = props_schema_hash(contract);
+        append_exact_large_integers(&contract.props_schema(), &mut key);
+        key
+    })
+}
+
+/// Appends `:<digits>` for each integer in `value` that a double cannot hold exactly.
+fn append_exact_large_integers(value: &Value, key: &mut String) {
+    const EXACT_IN_A_DOUBLE: u64 = 1 << 53;
+    match value {
+        Value::Number(n) => {
+            let beyond = n
+                .as_u64()
+                .map(|u| u > EXACT_IN_A_DOUBLE)
+                .or_else(|| n.as_i64().map(|i| i.unsigned_abs() > EXACT_IN_A_DOUBLE));
+            if beyond == Some(true) {
+                key.push(':');
+                key.push_str(&n.to_string());
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| append_exact_large_integers(item, key)),
+        Value::Object(map) => map.values().for_each(|item| append_exact_large_integers(item, key)),
+        _ => {}
+    }
+}
+
 /// The contract with annotations removed where they annotate: a schema's own keywords and an
 /// entry's own keys. Names chosen by the contract (properties, `$defs`, intents, channels, slots)
 /// are kept whatever they are, and so is every other value.
@@ -171,6 +210,35 @@ fn strip_schema_map(value: &Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn integers_a_double_cannot_hold_keep_their_validators_apart() {
+        let at = |max: Value| json!({ "type": "object", "properties": { "n": { "type": "integer", "maximum": max } } });
+        let (a, b) = (
+            at(json!(9_007_199_254_740_993_u64)),
+            at(json!(9_007_199_254_740_992_u64)),
+        );
+        assert_eq!(
+            canonical_sha256(&a),
+            canonical_sha256(&b),
+            "RFC 8785 writes both as one double"
+        );
+        assert_ne!(validator_key(&a), validator_key(&b));
+        let (small_a, small_b) = (at(json!(10)), at(json!(10)));
+        assert_eq!(
+            validator_key(&small_a),
+            canonical_sha256(&small_b),
+            "no suffix when every integer is exact"
+        );
+        let negative = |min: i64| json!({ "minimum": min });
+        assert_ne!(
+            validator_key(&negative(-9_007_199_254_740_993)),
+            validator_key(&negative(-9_007_199_254_740_992))
+        );
+        let props = |spec: Value| contract(json!({ "propsSpec": spec }));
+        assert_eq!(props_validator_key(&props(a.clone())), validator_key(&a));
+        assert_ne!(props_validator_key(&props(a)), props_validator_key(&props(b)));
+    }
 
     fn contract(v: Value) -> Contract {
         Contract::from_agreed(v.as_object().unwrap().clone())

@@ -16,7 +16,9 @@ mod validation_work;
 
 pub use budgets::{check_contract_budgets, check_schema_budgets};
 pub use fixture_props::fixture_props;
-pub use hashing::{canonical_sha256, contract_hash, props_schema_hash, sha256_hex, variant_key};
+pub use hashing::{
+    canonical_sha256, contract_hash, props_schema_hash, props_validator_key, sha256_hex, validator_key, variant_key,
+};
 pub use negotiation::{Finding, FindingSeverity, Negotiated, NegotiationError, negotiate};
 pub use profile::{PropsSchemaProfile, profile_of};
 pub use schema_check::{CompiledSchema, SchemaCompileError, SchemaViolation, compile_schema};
@@ -54,6 +56,7 @@ struct Agreed {
     object: Map<String, Value>,
     hash: std::sync::OnceLock<String>,
     props_schema_hash: std::sync::OnceLock<String>,
+    props_validator_key: std::sync::OnceLock<String>,
 }
 
 impl PartialEq for Agreed {
@@ -176,6 +179,11 @@ impl Contract {
     /// The hash of the props schema, computed by `compute` the first time it is asked for.
     pub(crate) fn props_schema_hash_once(&self, compute: impl FnOnce(&Self) -> String) -> String {
         self.0.props_schema_hash.get_or_init(|| compute(self)).clone()
+    }
+
+    /// The props schema's validator key, computed by `compute` the first time it is asked for.
+    pub(crate) fn props_validator_key_once(&self, compute: impl FnOnce(&Self) -> String) -> String {
+        self.0.props_validator_key.get_or_init(|| compute(self)).clone()
     }
 
     /// The schema props are validated against: `propsSpec`, or "any object" when absent.

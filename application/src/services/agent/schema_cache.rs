@@ -4,7 +4,7 @@ use std::time::Duration;
 use crate::services::cpu_gate::{CpuBusy, CpuGate};
 use serde_json::Value;
 use svc_domain::contract::{
-    CompiledSchema, Contract, SchemaCompileError, SchemaViolation, canonical_sha256, compile_schema, props_schema_hash,
+    CompiledSchema, Contract, SchemaCompileError, SchemaViolation, compile_schema, props_validator_key, validator_key,
 };
 
 /// Longest a schema compile plus one validation may take before the call answers an error. The
@@ -38,18 +38,18 @@ impl SchemaCache {
     /// change) is itself reported as a violation, so using such a contract answers an error
     /// instead of running it.
     pub async fn check(&self, schema: &Value, instance: &Value) -> Result<Vec<SchemaViolation>, CpuBusy> {
-        self.check_keyed(canonical_sha256(schema), || schema.clone(), instance)
+        self.check_keyed(validator_key(schema), || schema.clone(), instance)
             .await
     }
 
-    /// [`SchemaCache::check`] against the props schema of `contract`, whose hash the contract
-    /// keeps: a warm render does not canonicalise its schema again.
+    /// [`SchemaCache::check`] against the props schema of `contract`, whose validator key the
+    /// contract keeps: a warm render does not canonicalise its schema again.
     pub async fn check_props(&self, contract: &Contract, props: &Value) -> Result<Vec<SchemaViolation>, CpuBusy> {
-        self.check_keyed(props_schema_hash(contract), || contract.props_schema(), props)
+        self.check_keyed(props_validator_key(contract), || contract.props_schema(), props)
             .await
     }
 
-    /// `key` is the canonical hash of the schema `schema` gives.
+    /// `key` is the validator key ([`validator_key`]) of the schema `schema` gives.
     async fn check_keyed(
         &self,
         key: String,
@@ -98,5 +98,23 @@ fn whole_value(message: &str) -> SchemaViolation {
     SchemaViolation {
         path: String::new(),
         message: message.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn schemas_that_differ_beyond_a_doubles_precision_are_checked_by_their_own_validators() {
+        let cache = SchemaCache::new(16, CpuGate::unbounded());
+        let at_most = |max: u64| json!({ "type": "integer", "maximum": max });
+        let value = json!(9_007_199_254_740_993_u64);
+        let within = cache.check(&at_most(9_007_199_254_740_993), &value).await.unwrap();
+        assert!(within.is_empty(), "{within:?}");
+        // Canonically the same schema as the one just compiled; it must not answer for it.
+        let beyond = cache.check(&at_most(9_007_199_254_740_992), &value).await.unwrap();
+        assert_eq!(beyond.len(), 1, "{beyond:?}");
     }
 }

@@ -92,11 +92,7 @@ pub fn validator_key(schema: &Value) -> String {
 
 /// [`validator_key`] of the contract's props schema (computed once per contract).
 pub fn props_validator_key(contract: &Contract) -> String {
-    contract.props_validator_key_once(|contract| {
-        let mut key = props_schema_hash(contract);
-        append_exact_large_integers(&contract.props_schema(), &mut key);
-        key
-    })
+    contract.props_validator_key_once(|contract| validator_key(&contract.props_schema()))
 }
 
 /// Appends `:<digits>` for each integer in `value` that a double cannot hold exactly.

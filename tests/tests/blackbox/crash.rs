@@ -174,16 +174,26 @@ async fn half_sent_ping(base: &str) -> (tokio::net::TcpStream, &'static [u8]) {
 /// finished, and meanwhile the server is not ready and takes no new work; then it exits cleanly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
+    sigterm_finishes_in_flight_requests(temp_dir("svc-term"), &["--dev-allow-all"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_in_flight_requests_then_exits_cleanly_on_postgres() {
+    let data_dir = temp_dir("svc-term-pg");
+    let test = "sigterm_finishes_in_flight_requests_then_exits_cleanly_on_postgres";
+    let Some(database) = ScratchDatabase::create(test, Backend::Postgres, &data_dir).await else {
+        return;
+    };
+    sigterm_finishes_in_flight_requests(data_dir, &["--dev-allow-all", "--database-url", &database.url]).await;
+}
+
+async fn sigterm_finishes_in_flight_requests(data_dir: std::path::PathBuf, args: &[&str]) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let data_dir = temp_dir("svc-term");
-    let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    let server = ServerProcess::start(BINARY, &data_dir, args);
     let client = reqwest::Client::new();
     let rendered = render_card(&client, &server.base, "term").await;
     let session = rendered["structuredContent"]["sessionId"].clone();
-    let ws_token = rendered["_meta"]["ai.svc/render"]["wsToken"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let slice = &rendered["_meta"]["ai.svc/render"];
     // Both outlast the 10 s grace period unless shutdown answers them.
     let consume = {
         let (client, base, session) = (client.clone(), server.base.clone(), session.clone());
@@ -200,9 +210,9 @@ async fn sigterm_finishes_in_flight_requests_then_exits_cleanly() {
     let poll = {
         // The first poll answers at once (the ack); the next, with its cursors, waits.
         let poll_url = format!(
-            "{}/_svc/poll/{}?token={ws_token}",
-            server.base,
-            session.as_str().unwrap()
+            "{}?token={}",
+            slice["pollingUrl"].as_str().unwrap(),
+            slice["wsToken"].as_str().unwrap()
         );
         let first: Value = client
             .get(format!("{poll_url}&wait=0"))

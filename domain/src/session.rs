@@ -9,6 +9,11 @@ use serde_json::Value;
 pub const MIN_TTL_SECONDS: u64 = 60;
 pub const MAX_TTL_SECONDS: u64 = 30 * 24 * 3600;
 
+/// A read's heartbeat is recorded at this resolution: a read within it of the last recorded
+/// activity writes nothing and reports the stored times, so a busy session costs one durable
+/// write per second instead of one per read, and what a read reports is always what is stored.
+pub const HEARTBEAT_RESOLUTION: Duration = Duration::seconds(1);
+
 /// Warning returned with `updated: false`.
 pub const NO_OP_WARNING: &str = "props unchanged: nothing was repainted and no new card was minted";
 
@@ -155,11 +160,15 @@ impl SessionHead {
         }
     }
 
-    /// Bumps the activity heartbeat (a read, an event): the TTL restarts.
-    pub fn touch(&mut self, now: DateTime<Utc>) {
-        if self.status_at(now) == SessionStatus::Active {
+    /// A read's activity heartbeat: the TTL restarts, unless the last recorded activity is
+    /// within [`HEARTBEAT_RESOLUTION`] of `now`. `true` when the head changed and must be saved.
+    pub fn touch(&mut self, now: DateTime<Utc>) -> bool {
+        let stale = now - self.last_activity_at >= HEARTBEAT_RESOLUTION;
+        if stale && self.status_at(now) == SessionStatus::Active {
             self.last_activity_at = now;
+            return true;
         }
+        false
     }
 
     /// `svc_update`: new props make a new card at epoch N+1; equal props are a no-op.
@@ -264,8 +273,26 @@ mod tests {
     #[test]
     fn activity_slides_the_expiry() {
         let mut head = SessionHead::rendered(json!({}), 60, t0());
-        head.touch(t0() + Duration::seconds(50));
+        assert!(head.touch(t0() + Duration::seconds(50)));
         assert_eq!(head.status_at(t0() + Duration::seconds(100)), SessionStatus::Active);
+    }
+
+    #[test]
+    fn a_heartbeat_within_its_resolution_records_nothing() {
+        let mut head = SessionHead::rendered(json!({}), 60, t0());
+        let soon = t0() + HEARTBEAT_RESOLUTION - Duration::milliseconds(1);
+        assert!(!head.touch(soon));
+        assert_eq!(head.last_activity_at, t0());
+        let later = t0() + HEARTBEAT_RESOLUTION;
+        assert!(head.touch(later));
+        assert_eq!(head.last_activity_at, later);
+    }
+
+    #[test]
+    fn an_expired_session_is_not_revived_by_a_heartbeat() {
+        let mut head = SessionHead::rendered(json!({}), 60, t0());
+        assert!(!head.touch(t0() + Duration::seconds(60)));
+        assert_eq!(head.status_at(t0() + Duration::seconds(61)), SessionStatus::Expired);
     }
 
     #[test]

@@ -4,10 +4,11 @@ on any answer that is not a success. The fixed request mix of tests/load/callgri
 
     drive.py URL COUNT KIND [JSON-BODY]
 
-KIND is `get` (GET URL), `rpc` (POST JSON-BODY) or `pair` (svc_handshake of $LOAD_INTENT and
-$LOAD_CONTRACT, then svc_render of the handshake it answered: COUNT pairs). The bearer is
-$LOAD_BEARER."""
+KIND is `get` (GET URL), `rpc` (POST JSON-BODY), `rpc_gzip` (the same, accepting gzip: every
+answer must come back gzipped) or `pair` (svc_handshake of $LOAD_INTENT and $LOAD_CONTRACT, then
+svc_render of the handshake it answered: COUNT pairs). The bearer is $LOAD_BEARER."""
 
+import gzip
 import http.client
 import json
 import os
@@ -26,10 +27,13 @@ headers = {
 }
 
 
-def send(method, payload=None):
-    connection.request(method, target.path, body=payload, headers=headers)
+def send(method, payload=None, extra=None):
+    connection.request(method, target.path, body=payload, headers={**headers, **(extra or {})})
     response = connection.getresponse()
-    text = response.read().decode()
+    raw = response.read()
+    if extra and response.getheader("content-encoding") != "gzip":
+        sys.exit(f"drive.py: the answer was not gzipped: {response.status} {raw[:300]!r}")
+    text = (gzip.decompress(raw) if extra else raw).decode()
     failed = re.match(r'\{"jsonrpc":"2\.0","id":[^,]*,"error":', text) or '"isError":true' in text
     if response.status != 200 or failed:
         sys.exit(f"drive.py: unexpected answer {response.status}: {text[:300]}")
@@ -46,6 +50,8 @@ for _ in range(count):
         send("GET")
     elif kind == "rpc":
         send("POST", body)
+    elif kind == "rpc_gzip":
+        send("POST", body, {"accept-encoding": "gzip"})
     elif kind == "pair":
         contract = json.loads(os.environ["LOAD_CONTRACT"])
         handshake = tool("svc_handshake", {"intent": os.environ["LOAD_INTENT"], "blueprintDraft": {"contract": contract}})

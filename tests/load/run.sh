@@ -24,7 +24,7 @@ connections=16
 threads=2
 postgres=""
 strict=0
-rows="healthz,ping,tools_list,consume,get_session,resource_read,pair_1,pair_2,pair_16,ts_sdk"
+rows="healthz,ping,tools_list,consume,get_session,resource_read,resource_read_gzip,pair_1,pair_2,pair_16,ts_sdk"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -56,16 +56,17 @@ peer_port="$(await_line "$work/peer.out" '^listening ' | cut -d' ' -f2)"
 results="$work/results"
 : >"$results"
 
-# measure NAME LABEL CONNECTIONS URL SCRIPT [BODY]: one wrk run, one line "NAME LABEL rps p50 p99 errors".
+# measure NAME LABEL CONNECTIONS URL SCRIPT [BODY [ACCEPT_ENCODING]]: one wrk run, one line
+# "NAME LABEL rps p50 p99 errors".
 measure() {
-  local name="$1" label="$2" conns="$3" url="$4" script="$5" body="${6:-}"
+  local name="$1" label="$2" conns="$3" url="$4" script="$5" body="${6:-}" encoding="${7:-}"
   [[ ",$rows," == *",$name,"* ]] || return 0
   local t="$threads"
   (( conns < t )) && t="$conns"
   local args=(-t"$t" -c"$conns" -d"${duration}s" --latency --timeout 5s "$url")
   [[ -n "$script" ]] && args=(-s "$here/$script" "${args[@]}")
   local out
-  out="$(LOAD_BODY="$body" timeout $((duration + 30)) wrk "${args[@]}" 2>"$work/wrk.err")"
+  out="$(LOAD_BODY="$body" LOAD_ACCEPT_ENCODING="$encoding" timeout $((duration + 30)) wrk "${args[@]}" 2>"$work/wrk.err")"
   local rps p50 p99 errors
   rps="$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")"
   p50="$(awk '$1 == "50%" {print $2}' <<<"$out")"
@@ -85,6 +86,7 @@ measure tools_list "tools/list" "$c" "$mcp" rpc.lua "${row_body[tools_list]}"
 measure consume "svc_consume(0)" "$c" "$mcp" rpc.lua "${row_body[consume]}"
 measure get_session "svc_get_session" "$c" "$mcp" rpc.lua "${row_body[get_session]}"
 measure resource_read "resources/read (render)" "$c" "$mcp" rpc.lua "${row_body[resource_read]}"
+measure resource_read_gzip "resources/read (render), gzip" "$c" "$mcp" rpc.lua "${row_body[resource_read]}" gzip
 measure pair_1 "handshake+render, 1 conn" 1 "$mcp" warm_pair.lua
 measure pair_2 "handshake+render, 2 conns" 2 "$mcp" warm_pair.lua
 measure pair_16 "handshake+render, $c conns" "$c" "$mcp" warm_pair.lua

@@ -6,6 +6,7 @@ mod account_pages;
 mod body_limit;
 mod client_address;
 mod console;
+mod content_coding;
 mod errors;
 mod gadget_types;
 mod guard;

@@ -546,12 +546,24 @@ async fn get_session_projects_times_as_epoch_ms_and_bumps_activity(app: TestApp)
     }
     assert_eq!(first["contextSnapshot"], json!({ "tab": "summary" }));
     assert!(first.get("componentCode").is_none() && first.get("sourceCode").is_none());
-    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    let second = app.tool_ok("svc_get_session", json!({ "sessionId": session })).await;
+    // The heartbeat's resolution is a second: past it a read records its own time...
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let bumped = app.tool_ok("svc_get_session", json!({ "sessionId": session })).await;
+    let at = |view: &Value, field: &str| view[field].as_i64().unwrap();
     assert!(
-        second["lastActivityAt"].as_i64() > first["lastActivityAt"].as_i64(),
-        "heartbeat bumped"
+        at(&bumped, "lastActivityAt") >= at(&first, "lastActivityAt") + 1_100,
+        "heartbeat bumped: {first} then {bumped}"
     );
+    let ttl = at(&first, "expiresAt") - at(&first, "lastActivityAt");
+    assert_eq!(
+        at(&bumped, "expiresAt") - at(&bumped, "lastActivityAt"),
+        ttl,
+        "the TTL slides"
+    );
+    // ...and a read within it reports the recorded times, not a newer one it did not store.
+    let again = app.tool_ok("svc_get_session", json!({ "sessionId": session })).await;
+    assert_eq!(at(&again, "lastActivityAt"), at(&bumped, "lastActivityAt"));
+    assert_eq!(at(&again, "expiresAt"), at(&bumped, "expiresAt"));
 }
 
 async fn render_source_returns_the_tsx(app: TestApp) {

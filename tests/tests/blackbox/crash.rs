@@ -1,4 +1,5 @@
-//! Durability: a server killed with SIGKILL in the middle of writes loses no acknowledged row;
+//! Durability: a server killed with SIGKILL in the middle of writes loses no acknowledged row
+//! (nor the activity time a read reported);
 //! one stopped with SIGTERM answers its long-polls, finishes its requests and closes its live
 //! sockets first.
 
@@ -150,6 +151,50 @@ async fn sigkill_during_writes(data_dir: std::path::PathBuf, args: &[&str]) {
             "epoch {epoch} of {session} survived: {body}"
         );
     }
+    drop(restarted);
+    let _ = std::fs::remove_dir_all(data_dir);
+}
+
+/// `svc_get_session` reports only what is stored: after SIGKILL the restarted server lists the
+/// activity time the last read reported, the heartbeat's write included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_after_reads_keeps_the_activity_time_they_reported() {
+    let data_dir = temp_dir("svc-crash-heartbeat");
+    let server = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    let client = reqwest::Client::new();
+    let rendered = render_card(&client, &server.base, "heartbeat").await;
+    let session = rendered["structuredContent"]["sessionId"].as_str().unwrap().to_owned();
+    let read = |base: String| {
+        let (client, session) = (client.clone(), session.clone());
+        async move {
+            let view = call(&client, &base, "svc_get_session", json!({ "sessionId": session })).await;
+            view.unwrap()["lastActivityAt"].as_i64().unwrap()
+        }
+    };
+    // Past the heartbeat's resolution the read writes its own time; reads within it write nothing.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let bumped = read(server.base.clone()).await;
+    let reported = read(server.base.clone()).await;
+    assert_eq!(reported, bumped);
+    server.kill();
+
+    let restarted = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);
+    let listed = call(&client, &restarted.base, "svc_list_sessions", json!({}))
+        .await
+        .unwrap();
+    let row = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["sessionId"] == session.as_str())
+        .unwrap_or_else(|| panic!("{listed}"))
+        .clone();
+    let stored = chrono::DateTime::parse_from_rfc3339(row["lastActivityAt"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        stored.timestamp_millis(),
+        reported,
+        "what the read reported is what survived"
+    );
     drop(restarted);
     let _ = std::fs::remove_dir_all(data_dir);
 }

@@ -1,12 +1,14 @@
 //! `resources/read` of a render is served from a document serialised once per state of the
 //! session: every amend, update, gesture and emit is still visible in the next read, and every
-//! read embeds a live token that works.
+//! read embeds a live token that works. A client that accepts gzip gets the same document
+//! gzipped (decoded here by Debian's `gzip`, not by our code).
 
 use serde_json::{Value, json};
 use svc_tests::{Auth, TestApp, on_every_backend};
 
 on_every_backend!(Auth::DevAllowAll =>
     a_render_read_follows_every_change_of_its_session,
+    a_client_that_accepts_gzip_gets_the_same_document_gzipped,
 );
 
 fn contract() -> Value {
@@ -20,13 +22,41 @@ fn contract() -> Value {
 /// The bootstrap the document embeds, from `resources/read` of `uri`.
 async fn bootstrap(app: &TestApp, uri: &str) -> Value {
     let read = app.rpc("resources/read", json!({ "uri": uri })).await.1;
+    split_document(&read).1
+}
+
+/// A `resources/read` answer's document without its bootstrap, and the bootstrap.
+fn split_document(read: &Value) -> (String, Value) {
     let html = read["result"]["contents"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("{read}"));
     assert!(html.contains("<script type=\"module\">"), "the runtime is inlined");
     let start = html.find("id=\"svc-bootstrap\">").unwrap() + "id=\"svc-bootstrap\">".len();
     let end = start + html[start..].find("</script>").unwrap();
-    serde_json::from_str(&html[start..end]).unwrap()
+    let rest = format!("{}{}", &html[..start], &html[end..]);
+    (rest, serde_json::from_str(&html[start..end]).unwrap())
+}
+
+/// `gzip -dc` of `bytes`: a decoder that is not ours.
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("gzip")
+        .arg("-dc")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("Debian's gzip");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = bytes.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        output.status.success(),
+        "gzip -dc: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
 }
 
 /// The embedded `wsToken` opens the polling fallback of its session.
@@ -125,4 +155,63 @@ async fn a_render_read_follows_every_change_of_its_session(app: TestApp) {
     assert_eq!(after_emit["props"], json!({ "title": "v2" }));
     assert_eq!(after_emit["lastSequence"], 1);
     assert_token_works(&app, &after_emit).await;
+}
+
+/// `resources/read` of `uri` as request `id`, with the given `Accept-Encoding`.
+async fn read_accepting(app: &TestApp, uri: &str, id: u32, accept_encoding: &str) -> reqwest::Response {
+    let message = json!({ "jsonrpc": "2.0", "id": id, "method": "resources/read", "params": { "uri": uri } });
+    app.client
+        .post(app.mcp_url())
+        .bearer_auth(&app.bearer)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("accept-encoding", accept_encoding)
+        .body(message.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn a_client_that_accepts_gzip_gets_the_same_document_gzipped(app: TestApp) {
+    let rendered = app
+        .render("gzipped reads", contract(), json!({ "title": "packed" }))
+        .await;
+    let uri = format!("ui://svc/render/{}", rendered["sessionId"].as_str().unwrap());
+    let plain = app.rpc("resources/read", json!({ "uri": uri })).await.1;
+    let plain_length = plain.to_string().len();
+    // Twice: the first deflates the kept pieces, the second reuses them.
+    for id in [41, 42] {
+        let response = read_accepting(&app, &uri, id, "gzip, deflate, br").await;
+        assert_eq!(response.status(), 200);
+        let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+        assert_eq!(header("content-encoding").as_deref(), Some("gzip"));
+        assert_eq!(header("vary").as_deref(), Some("accept-encoding"));
+        let packed = response.bytes().await.unwrap();
+        assert!(
+            packed.len() * 2 < plain_length,
+            "gzipped {} bytes of {plain_length}",
+            packed.len()
+        );
+        let read: Value = serde_json::from_slice(&gunzip(&packed)).expect("the gzipped body is JSON");
+        assert_eq!(read["id"], id, "the envelope is this request's");
+        // The same document; only the live token and its expiry are fresh per read.
+        let (plain_rest, mut plain_boot) = split_document(&plain);
+        let (rest, mut boot) = split_document(&read);
+        assert_eq!(rest, plain_rest);
+        assert_token_works(&app, &boot).await;
+        for fresh in ["wsToken", "expiresAt"] {
+            plain_boot.as_object_mut().unwrap().remove(fresh);
+            boot.as_object_mut().unwrap().remove(fresh);
+        }
+        assert_eq!(boot, plain_boot);
+        assert_eq!(
+            read["result"]["contents"][0]["_meta"],
+            plain["result"]["contents"][0]["_meta"]
+        );
+    }
+    // A client that refuses gzip gets the document as it is.
+    let response = read_accepting(&app, &uri, 43, "gzip;q=0, identity").await;
+    assert!(response.headers().get("content-encoding").is_none());
+    let read: Value = response.json().await.unwrap();
+    assert_eq!(split_document(&read).0, split_document(&plain).0);
 }

@@ -4,7 +4,9 @@ use poem::http::StatusCode;
 use poem::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use super::answer_pieces::{self, AnswerPiece};
 pub use super::later::Later;
+use crate::content_coding::ContentCoding;
 pub use svc_protocol::jsonrpc::Incoming;
 
 /// A JSON-RPC failure with its HTTP status.
@@ -67,13 +69,13 @@ impl RpcFailure {
 }
 
 /// A method's result: built for this request, a document serialized once and shared by every
-/// request that asks for it (`tools/list`), one assembled from shared serialized pieces (a
-/// `resources/read` template filled in, written without being copied into one string), or one
-/// that is not ready yet (a long-poll, [`Later`]).
+/// request that asks for it (`tools/list`), one assembled from kept serialized pieces (a
+/// `resources/read` template filled in, written without being copied into one string, and sent
+/// gzipped to a client that accepts it), or one that is not ready yet (a long-poll, [`Later`]).
 pub enum Reply {
     Built(Value),
     Shared(bytes::Bytes),
-    Pieces(Vec<bytes::Bytes>),
+    Pieces(Vec<AnswerPiece>),
     Later(Later),
 }
 
@@ -84,7 +86,7 @@ impl Reply {
         match self {
             Self::Built(value) => value,
             Self::Shared(text) => serde_json::from_slice(&text).unwrap_or(Value::Null),
-            Self::Pieces(pieces) => serde_json::from_slice(&pieces.concat()).unwrap_or(Value::Null),
+            Self::Pieces(pieces) => serde_json::from_slice(&texts(&pieces).concat()).unwrap_or(Value::Null),
             Self::Later(_) => Value::Null,
         }
     }
@@ -96,7 +98,9 @@ impl From<Value> for Reply {
     }
 }
 
-pub fn success(id: Value, result: Reply) -> Response {
+/// The success message answering request `id`; `coding` is what the client accepts, used where
+/// the answer has kept pieces to send compressed.
+pub fn success(id: Value, result: Reply, coding: ContentCoding) -> Response {
     match result {
         Reply::Built(result) => {
             // Moved in, not copied (`json!` serializes each value it is given into a new one).
@@ -109,7 +113,7 @@ pub fn success(id: Value, result: Reply) -> Response {
         // The same bytes as the `Json` arm would write (keys in this order, compact); the shared
         // document goes to hyper as it is, not copied into the envelope.
         Reply::Shared(result) => enveloped(id, [result]),
-        Reply::Pieces(pieces) => enveloped(id, pieces),
+        Reply::Pieces(pieces) => enveloped_pieces(id, pieces, coding),
         Reply::Later(later) => later.respond(id),
     }
 }
@@ -120,7 +124,7 @@ pub async fn success_text(id: Value, result: Reply) -> String {
     let pieces = match result {
         Reply::Built(result) => return json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string(),
         Reply::Shared(result) => vec![result],
-        Reply::Pieces(pieces) => pieces,
+        Reply::Pieces(pieces) => texts(&pieces),
         Reply::Later(later) => {
             return match later.ready().await {
                 Ok(ready) => Box::pin(success_text(id, ready)).await,
@@ -141,12 +145,45 @@ fn enveloped(id: Value, pieces: impl IntoIterator<Item = bytes::Bytes>) -> Respo
         .body(body.into_poem())
 }
 
+/// [`enveloped`] for kept pieces: gzipped when the client accepts it. Either way the answer
+/// varies with `Accept-Encoding`, and says so to caches.
+fn enveloped_pieces(id: Value, pieces: Vec<AnswerPiece>, coding: ContentCoding) -> Response {
+    let builder = Response::builder()
+        .content_type("application/json; charset=utf-8")
+        .header("vary", "accept-encoding");
+    match coding {
+        ContentCoding::Identity => {
+            let body = super::pieces_body::PiecesBody::new(envelope_around(id, texts(&pieces)));
+            builder.body(body.into_poem())
+        }
+        ContentCoding::Gzip => {
+            let message: Vec<AnswerPiece> = std::iter::once(AnswerPiece::Fresh(envelope_head(&id)))
+                .chain(pieces)
+                .chain(std::iter::once(AnswerPiece::Fresh(envelope_tail())))
+                .collect();
+            let body = super::pieces_body::PiecesBody::new(answer_pieces::gzip(&message));
+            builder.header("content-encoding", "gzip").body(body.into_poem())
+        }
+    }
+}
+
+fn texts(pieces: &[AnswerPiece]) -> Vec<bytes::Bytes> {
+    pieces.iter().map(AnswerPiece::text).collect()
+}
+
 /// The pieces of a success message around a result serialised already.
 fn envelope_around(id: Value, result: impl IntoIterator<Item = bytes::Bytes>) -> impl Iterator<Item = bytes::Bytes> {
-    let head = bytes::Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#));
-    std::iter::once(head)
+    std::iter::once(envelope_head(&id))
         .chain(result)
-        .chain(std::iter::once(bytes::Bytes::from_static(b"}")))
+        .chain(std::iter::once(envelope_tail()))
+}
+
+fn envelope_head(id: &Value) -> bytes::Bytes {
+    bytes::Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#))
+}
+
+fn envelope_tail() -> bytes::Bytes {
+    bytes::Bytes::from_static(b"}")
 }
 
 /// Parses a POST body (`svc_protocol::jsonrpc::parse_request`); a refusal is answered 400.
@@ -168,7 +205,10 @@ mod tests {
         let replies = [
             Reply::Built(result.clone()),
             Reply::Shared(bytes.clone()),
-            Reply::Pieces(vec![bytes.slice(..split), bytes.slice(split..)]),
+            Reply::Pieces(vec![
+                AnswerPiece::Fresh(bytes.slice(..split)),
+                AnswerPiece::Kept(std::sync::Arc::new(answer_pieces::KeptText::new(bytes.slice(split..)))),
+            ]),
             Reply::Later(Later::new(async move { Ok(Reply::Built(later)) })),
         ];
         let expected = json!({ "jsonrpc": "2.0", "id": 7, "result": result });

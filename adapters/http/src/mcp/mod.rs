@@ -2,6 +2,7 @@
 //! with `application/json`; notifications get 202. No `Mcp-Session-Id` is issued or needed.
 
 pub(crate) mod agent_tools;
+pub(crate) mod answer_pieces;
 pub(crate) mod app_endpoint;
 pub(crate) mod cancellation;
 pub(crate) mod discover;
@@ -19,6 +20,7 @@ use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use crate::content_coding::ContentCoding;
 use poem::http::StatusCode;
 use poem::web::Data;
 use poem::{Body, IntoResponse, Request, Response, handler};
@@ -71,13 +73,13 @@ async fn denied(gate: &Gate, error: AuthError, body: Body) -> Response {
 /// Reads one JSON-RPC message from a POST body and answers a request with `dispatch(method,
 /// params)`, cancellable by the same sender's `notifications/cancelled`; notifications and client
 /// responses get 202.
-pub(crate) async fn answer<F, Fut>(body: Body, scope: CancelScope, dispatch: F) -> Response
+pub(crate) async fn answer<F, Fut>(body: Body, scope: CancelScope, coding: ContentCoding, dispatch: F) -> Response
 where
     F: FnOnce(String, Value) -> Fut,
     Fut: Future<Output = Result<Reply, RpcFailure>>,
 {
     match read_message(body).await {
-        Ok(incoming) => answer_message(incoming, scope, dispatch).await,
+        Ok(incoming) => answer_message(incoming, scope, coding, dispatch).await,
         Err(refusal) => refusal,
     }
 }
@@ -94,8 +96,9 @@ async fn read_message(body: Body) -> Result<Incoming, Response> {
     jsonrpc::parse(&bytes).map_err(|failure| failure.into_response(Value::Null))
 }
 
-/// [`answer`] for a message already read.
-async fn answer_message<F, Fut>(incoming: Incoming, scope: CancelScope, dispatch: F) -> Response
+/// [`answer`] for a message already read; `coding` is what the client accepts (kept answers are
+/// sent compressed when it accepts gzip).
+async fn answer_message<F, Fut>(incoming: Incoming, scope: CancelScope, coding: ContentCoding, dispatch: F) -> Response
 where
     F: FnOnce(String, Value) -> Fut,
     Fut: Future<Output = Result<Reply, RpcFailure>>,
@@ -112,8 +115,8 @@ where
             let label = crate::observe::rpc_label(&method, &params);
             let mut response = match scope.requests.run(&scope.sender, &id, dispatch(method, params)).await {
                 // Still cancellable while it waits, after this handler returned.
-                Ok(Reply::Later(later)) => success(id.clone(), Reply::Later(later.cancellable(scope, id))),
-                Ok(result) => success(id, result),
+                Ok(Reply::Later(later)) => success(id.clone(), Reply::Later(later.cancellable(scope, id)), coding),
+                Ok(result) => success(id, result, coding),
                 Err(failure) => failure.into_response(id),
             };
             response.extensions_mut().insert(crate::observe::RpcLabel(label));
@@ -138,9 +141,12 @@ pub(crate) async fn serve_agent_post(state: &Arc<AgentRoutes>, req: &Request, ca
         }
         progress_stream::Answered::Plain(incoming) => incoming,
     };
-    answer_message(incoming, scope, |method, params| async move {
-        reply(state, &caller, origin, &method, params).await
-    })
+    answer_message(
+        incoming,
+        scope,
+        ContentCoding::accepted_by(req),
+        |method, params| async move { reply(state, &caller, origin, &method, params).await },
+    )
     .await
 }
 

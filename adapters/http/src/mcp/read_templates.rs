@@ -16,6 +16,7 @@ use std::sync::{Arc, LazyLock};
 use bytes::Bytes;
 use serde_json::Value;
 
+use super::answer_pieces::{AnswerPiece, KeptText};
 use super::resources::script_source;
 use crate::runtime_asset::RUNTIME_JS;
 
@@ -25,10 +26,13 @@ const CACHE_BYTES: u64 = 64 * 1024 * 1024;
 /// A per-process random part makes the markers unguessable, so no prop can plant one.
 static NONCE: LazyLock<String> = LazyLock::new(|| uuid::Uuid::new_v4().simple().to_string());
 
-/// The runtime's source as it appears inside the serialised `text` string.
-static ESCAPED_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| {
+/// The runtime's source as it appears inside the serialised `text` string (deflated once per
+/// process, for the first answer that is sent compressed).
+static ESCAPED_RUNTIME: LazyLock<Arc<KeptText>> = LazyLock::new(|| {
     let quoted = serde_json::to_string(&script_source(RUNTIME_JS)).expect("a string serialises");
-    Bytes::copy_from_slice(&quoted.as_bytes()[1..quoted.len() - 1])
+    Arc::new(KeptText::new(Bytes::copy_from_slice(
+        &quoted.as_bytes()[1..quoted.len() - 1],
+    )))
 });
 
 /// What a hole of a template is filled with.
@@ -54,7 +58,7 @@ impl Hole {
 }
 
 enum Piece {
-    Text(Bytes),
+    Text(Arc<KeptText>),
     Hole(Hole),
 }
 
@@ -78,12 +82,12 @@ impl ReadTemplate {
                 .min_by_key(|(at, _, _)| *at);
             match next {
                 Some((at, hole, len)) => {
-                    pieces.push(Piece::Text(Bytes::copy_from_slice(&rest.as_bytes()[..at])));
+                    pieces.push(Piece::text(&rest.as_bytes()[..at]));
                     pieces.push(Piece::Hole(hole));
                     rest = &rest[at + len..];
                 }
                 None => {
-                    pieces.push(Piece::Text(Bytes::copy_from_slice(rest.as_bytes())));
+                    pieces.push(Piece::text(rest.as_bytes()));
                     break;
                 }
             }
@@ -94,26 +98,35 @@ impl ReadTemplate {
     /// The serialised result for one request, as pieces to write one after the other: the
     /// template's own (shared, not copied) and the filled-in parts. `ws_token` and `expires_at`
     /// must need no JSON or HTML escaping (a base64url token, an RFC 3339 time: they do not).
-    pub(crate) fn fill(&self, ws_token: &str, expires_at: &str) -> Vec<Bytes> {
+    pub(crate) fn fill(&self, ws_token: &str, expires_at: &str) -> Vec<AnswerPiece> {
+        let fresh = |text: &str| AnswerPiece::Fresh(Bytes::copy_from_slice(text.as_bytes()));
         self.pieces
             .iter()
             .map(|piece| match piece {
-                Piece::Text(text) => text.clone(),
-                Piece::Hole(Hole::WsToken) => Bytes::copy_from_slice(ws_token.as_bytes()),
-                Piece::Hole(Hole::ExpiresAt) => Bytes::copy_from_slice(expires_at.as_bytes()),
-                Piece::Hole(Hole::Runtime) => ESCAPED_RUNTIME.clone(),
+                Piece::Text(text) => AnswerPiece::Kept(Arc::clone(text)),
+                Piece::Hole(Hole::WsToken) => fresh(ws_token),
+                Piece::Hole(Hole::ExpiresAt) => fresh(expires_at),
+                Piece::Hole(Hole::Runtime) => AnswerPiece::Kept(Arc::clone(&ESCAPED_RUNTIME)),
             })
             .collect()
     }
 
+    /// Its own text, twice when it has been sent compressed (the deflated copy is at most about
+    /// the text's size).
     fn own_bytes(&self) -> usize {
         self.pieces
             .iter()
             .map(|p| match p {
-                Piece::Text(text) => text.len(),
+                Piece::Text(text) => text.text().len() * 2,
                 Piece::Hole(_) => 0,
             })
             .sum()
+    }
+}
+
+impl Piece {
+    fn text(bytes: &[u8]) -> Self {
+        Self::Text(Arc::new(KeptText::new(Bytes::copy_from_slice(bytes))))
     }
 }
 
@@ -163,7 +176,9 @@ mod tests {
             "expiresAt": Hole::ExpiresAt.marker() });
         let filled: Vec<u8> = ReadTemplate::of(&with_holes)
             .fill("tok.en", "2026-11-27T00:00:00.000Z")
-            .concat();
+            .iter()
+            .flat_map(|piece| piece.text().to_vec())
+            .collect();
         let expected = json!({ "text": format!("<a>tok.en</a>{}", script_source(RUNTIME_JS)),
             "expiresAt": "2026-11-27T00:00:00.000Z" });
         assert_eq!(String::from_utf8(filled).unwrap(), expected.to_string());

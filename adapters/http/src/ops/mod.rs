@@ -25,6 +25,7 @@ use svc_application::services::operator::{
 };
 use svc_protocol::{INTERNAL_ERROR, METHOD_NOT_FOUND};
 
+use crate::content_coding::ContentCoding;
 use crate::errors::ToolFailure;
 use crate::errors::auth_failure;
 use crate::mcp::jsonrpc::{Reply, RpcFailure};
@@ -136,9 +137,12 @@ pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<OpsRoute
 /// session of the console (`/console/ops`), through the one tool dispatch.
 pub(crate) async fn answer_as(state: &OpsRoutes, req: &Request, body: Body, authenticated: Authenticated) -> Response {
     let scope = cancel_scope(&state.gate, req, "ops", &authenticated.caller);
-    answer(body, scope, |method, params| async move {
-        dispatch(state, &authenticated, &method, params).await
-    })
+    answer(
+        body,
+        scope,
+        ContentCoding::accepted_by(req),
+        |method, params| async move { dispatch(state, &authenticated, &method, params).await },
+    )
     .await
 }
 

@@ -47,15 +47,14 @@ pub struct SessionService {
 }
 
 impl SessionService {
-    /// Reads a session and bumps its activity heartbeat.
+    /// Reads a session and bumps its activity heartbeat (at its resolution: a read within a
+    /// second of the last recorded activity writes nothing and reports the stored times).
     pub async fn get_session(&self, caller: &Caller, session_id: &str) -> Result<SessionView, AgentError> {
         // An expired session is not revived by a read.
         let mut session = self.access.unexpired(caller, session_id).await?;
         let now = self.access.clock.now();
-        let before = session.head.last_activity_at;
-        session.head.touch(now);
         // A lost race only means another writer bumped the heartbeat too.
-        if session.head.last_activity_at != before {
+        if session.head.touch(now) {
             self.access
                 .sessions
                 .save_head(session_id, session.revision, &session.head, None)

@@ -1,0 +1,195 @@
+//! The pieces a kept answer is written from, and the same answer as one gzip member assembled
+//! from them with nothing compressed per request.
+//!
+//! A kept piece (a `resources/read` template's text, the escaped mount runtime) is deflated once,
+//! for the first request that accepts gzip, into a raw deflate stream ended by a sync flush: it is
+//! byte-aligned, not final, and refers to nothing before its own start. Such streams concatenate
+//! into one valid deflate stream (RFC 1951; pigz builds its members the same way), so an answer is
+//! the gzip header (RFC 1952), each kept piece's stream in turn, each fresh piece (the envelope
+//! with the request's id, the live token) as stored blocks, an empty final block, and the CRC-32
+//! of the whole, combined from each kept piece's own. A card document of about 315 KB goes out as
+//! about 95 KB.
+
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use miniz_oxide::deflate::core::{
+    CompressorOxide, TDEFLFlush, TDEFLStatus, compress_to_output, create_comp_flags_from_zip_params,
+};
+
+/// zlib's default level: kept pieces are deflated once per state of a session.
+const LEVEL: i32 = 6;
+/// A negative window size asks for a raw stream (no zlib header).
+const RAW_DEFLATE: i32 = -15;
+/// ID1 ID2, CM = deflate, no flags, no modification time, no extra flags, OS unknown.
+const GZIP_HEADER: &[u8] = &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+/// An empty stored block with BFINAL set.
+const FINAL_BLOCK: &[u8] = &[0x01, 0x00, 0x00, 0xff, 0xff];
+/// The most a stored block holds.
+const STORED_BLOCK_MAX: usize = u16::MAX as usize;
+
+/// Text kept across requests, deflated on first need.
+pub struct KeptText {
+    text: Bytes,
+    deflated: OnceLock<Deflated>,
+}
+
+struct Deflated {
+    stream: Bytes,
+    crc: u32,
+}
+
+impl KeptText {
+    pub fn new(text: impl Into<Bytes>) -> Self {
+        Self {
+            text: text.into(),
+            deflated: OnceLock::new(),
+        }
+    }
+
+    pub fn text(&self) -> &Bytes {
+        &self.text
+    }
+
+    fn deflated(&self) -> &Deflated {
+        self.deflated.get_or_init(|| Deflated {
+            stream: deflate_synced(&self.text),
+            crc: crc32fast::hash(&self.text),
+        })
+    }
+}
+
+/// One piece of an answer: kept (shared by every request that writes it) or made for this one.
+#[derive(Clone)]
+pub enum AnswerPiece {
+    Kept(Arc<KeptText>),
+    Fresh(Bytes),
+}
+
+impl AnswerPiece {
+    /// The piece's bytes as they appear in the answer (a reference count, not a copy).
+    pub fn text(&self) -> Bytes {
+        match self {
+            Self::Kept(kept) => kept.text.clone(),
+            Self::Fresh(bytes) => bytes.clone(),
+        }
+    }
+}
+
+/// The pieces' concatenation as one gzip member, as pieces to write one after the other.
+pub fn gzip(pieces: &[AnswerPiece]) -> Vec<Bytes> {
+    let mut out = Vec::with_capacity(pieces.len() * 2 + 3);
+    out.push(Bytes::from_static(GZIP_HEADER));
+    let mut crc = crc32fast::Hasher::new();
+    for piece in pieces {
+        match piece {
+            AnswerPiece::Kept(kept) if !kept.text.is_empty() => {
+                let deflated = kept.deflated();
+                crc.combine(&crc32fast::Hasher::new_with_initial_len(
+                    deflated.crc,
+                    kept.text.len() as u64,
+                ));
+                out.push(deflated.stream.clone());
+            }
+            AnswerPiece::Kept(_) => {}
+            AnswerPiece::Fresh(bytes) => {
+                crc.update(bytes);
+                out.push(stored_blocks(bytes));
+            }
+        }
+    }
+    // ISIZE is the length modulo 2^32 (RFC 1952).
+    let length = crc.total_len() as u32;
+    let mut trailer = Vec::with_capacity(FINAL_BLOCK.len() + 8);
+    trailer.extend_from_slice(FINAL_BLOCK);
+    trailer.extend_from_slice(&crc.finalize().to_le_bytes());
+    trailer.extend_from_slice(&length.to_le_bytes());
+    out.push(Bytes::from(trailer));
+    out
+}
+
+/// A raw deflate stream of `text`, ended by a sync flush (an empty stored block) and not final.
+fn deflate_synced(text: &[u8]) -> Bytes {
+    let mut compressor = CompressorOxide::new(create_comp_flags_from_zip_params(LEVEL, RAW_DEFLATE, 0));
+    let mut stream = Vec::with_capacity(text.len() / 3 + 64);
+    let (status, consumed) = compress_to_output(&mut compressor, text, TDEFLFlush::Sync, |chunk| {
+        stream.extend_from_slice(chunk);
+        true
+    });
+    // Compressing into a growing vector cannot fail; a failure here is a bug in this module.
+    assert!(
+        status == TDEFLStatus::Okay && consumed == text.len(),
+        "deflate stopped: {status:?} after {consumed} of {} bytes",
+        text.len()
+    );
+    Bytes::from(stream)
+}
+
+/// `bytes` as non-final stored blocks (RFC 1951 §3.2.4), each byte-aligned.
+fn stored_blocks(bytes: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(bytes.len() + 5 * (bytes.len() / STORED_BLOCK_MAX + 1));
+    for chunk in bytes.chunks(STORED_BLOCK_MAX) {
+        let length = chunk.len() as u16;
+        out.push(0x00);
+        out.extend_from_slice(&length.to_le_bytes());
+        out.extend_from_slice(&(!length).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads a gzip member the way RFC 1952 lays it out and checks its trailer.
+    fn gunzip(member: &[u8]) -> Vec<u8> {
+        assert_eq!(&member[..10], GZIP_HEADER);
+        let (deflate, trailer) = member[10..].split_at(member.len() - 18);
+        let text = miniz_oxide::inflate::decompress_to_vec(deflate).expect("a valid deflate stream");
+        assert_eq!(
+            u32::from_le_bytes(trailer[..4].try_into().unwrap()),
+            crc32fast::hash(&text)
+        );
+        assert_eq!(u32::from_le_bytes(trailer[4..].try_into().unwrap()), text.len() as u32);
+        text
+    }
+
+    fn kept(text: &str) -> AnswerPiece {
+        AnswerPiece::Kept(Arc::new(KeptText::new(text.to_owned())))
+    }
+
+    #[test]
+    fn the_member_holds_the_pieces_in_order() {
+        let long = "the mount runtime, again and again; ".repeat(5_000);
+        let pieces = vec![
+            AnswerPiece::Fresh(Bytes::from_static(b"{\"id\":7,\"result\":")),
+            kept(&long),
+            AnswerPiece::Fresh(Bytes::from_static(b"token")),
+            kept(""),
+            kept("{\"tail\":true}"),
+            AnswerPiece::Fresh(Bytes::new()),
+            AnswerPiece::Fresh(Bytes::from_static(b"}")),
+        ];
+        let expected: Vec<u8> = pieces.iter().flat_map(|p| p.text().to_vec()).collect();
+        let member = gzip(&pieces).concat();
+        assert_eq!(gunzip(&member), expected);
+        assert!(member.len() < expected.len() / 10, "compressed: {} bytes", member.len());
+    }
+
+    #[test]
+    fn a_fresh_piece_longer_than_a_stored_block_is_split() {
+        let big: Vec<u8> = (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let pieces = [AnswerPiece::Fresh(Bytes::from(big.clone())), kept("end")];
+        assert_eq!(gunzip(&gzip(&pieces).concat()), [big, b"end".to_vec()].concat());
+    }
+
+    #[test]
+    fn a_kept_piece_is_deflated_once_and_reused() {
+        let piece = kept(&"x".repeat(10_000));
+        let first = gzip(std::slice::from_ref(&piece));
+        let second = gzip(std::slice::from_ref(&piece));
+        // The same stream, shared: the reference, not only the bytes.
+        assert_eq!(first[1].as_ptr(), second[1].as_ptr());
+    }
+}

@@ -300,6 +300,8 @@ async fn open_sockets(
             socket.send(Message::Text(subscribe.into())).await.unwrap();
             let mut acked = Some(acked_tx);
             while let Some(message) = socket.next().await {
+                // Received now: the time this client then spends parsing is not the server's.
+                let received = Instant::now();
                 let Ok(Message::Text(text)) = message else {
                     if let Ok(Message::Close(frame)) = &message
                         && let Some(tx) = acked.take()
@@ -317,7 +319,7 @@ async fn open_sockets(
                     }
                     Some("data") => {
                         if let Some(p) = frame["payload"]["payload"].as_str() {
-                            let _ = tx.send((p.to_owned(), Instant::now()));
+                            let _ = tx.send((p.to_owned(), received));
                         }
                     }
                     Some("error") => {

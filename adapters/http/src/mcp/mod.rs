@@ -87,10 +87,9 @@ where
 /// The message in a POST body; a body over [`MAX_BODY_BYTES`] is answered 413, one that is not
 /// a JSON-RPC message the JSON-RPC refusal.
 async fn read_message(body: Body) -> Result<Incoming, Response> {
-    let bytes = body
-        .into_bytes_limit(MAX_BODY_BYTES)
+    let bytes = crate::body_limit::read_limited(body, MAX_BODY_BYTES)
         .await
-        .map_err(|_| crate::body_limit::too_large(MAX_BODY_BYTES))?;
+        .ok_or_else(|| crate::body_limit::too_large(MAX_BODY_BYTES))?;
     // The bytes may share hyper's read buffer; they are dropped here, so a held request (a
     // long-poll) does not pin it.
     jsonrpc::parse(&bytes).map_err(|failure| failure.into_response(Value::Null))

@@ -101,7 +101,7 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<RestRoutes>) -
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
-    let Ok(bytes) = body.into_bytes_limit(MAX_BODY_BYTES).await else {
+    let Some(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
         return error_page(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large.");
     };
     let params = Params::parse(&bytes);

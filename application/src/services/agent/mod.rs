@@ -22,6 +22,8 @@ mod render;
 mod render_tests;
 mod schema_cache;
 mod session_access;
+#[cfg(all(test, feature = "testing"))]
+mod session_tests;
 mod session_variants;
 mod sessions;
 mod untrusted_contract;

@@ -53,12 +53,17 @@ impl SessionService {
         // An expired session is not revived by a read.
         let mut session = self.access.unexpired(caller, session_id).await?;
         let now = self.access.clock.now();
-        // A lost race only means another writer bumped the heartbeat too.
         if session.head.touch(now) {
-            self.access
+            let saved = self
+                .access
                 .sessions
                 .save_head(session_id, session.revision, &session.head, None)
                 .await?;
+            // Another writer moved the session first (a heartbeat or an update): report what it
+            // stored, so a read never reports a state that is not on disk.
+            if !saved {
+                session = self.access.unexpired(caller, session_id).await?;
+            }
         }
         let variant = self.session_variant(&session).await?;
         Ok(view(&session, variant, now))

@@ -13,7 +13,8 @@
 # --threads N (default 2), --rows LIST (comma-separated row names, default all).
 # Env: SVC_BIN (default target/release/svc). Needs `wrk` (Debian: apt-get install -y wrk),
 # `curl`, `node` and tests/peers/node_modules (tests/peers/install.sh); `psql` for --postgres
-# (a fresh database is created beside the given one and dropped afterwards).
+# (a fresh database is created beside the given one and dropped afterwards), and `pgbench` for
+# its pg_floor row (PostgreSQL's own select-only throughput, measured in the same run).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,7 +25,7 @@ connections=16
 threads=2
 postgres=""
 strict=0
-rows="healthz,ping,tools_list,consume,get_session,resource_read,resource_read_gzip,pair_1,pair_2,pair_16,ts_sdk"
+rows="healthz,ping,tools_list,consume,get_session,resource_read,resource_read_gzip,pair_1,pair_2,pair_16,pg_floor,ts_sdk"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -90,6 +91,20 @@ measure resource_read_gzip "resources/read (render), gzip" "$c" "$mcp" rpc.lua "
 measure pair_1 "handshake+render, 1 conn" 1 "$mcp" warm_pair.lua
 measure pair_2 "handshake+render, 2 conns" 2 "$mcp" warm_pair.lua
 measure pair_16 "handshake+render, $c conns" "$c" "$mcp" warm_pair.lua
+# PostgreSQL's own floor for a read that queries it: pgbench's select-only script (one prepared
+# primary-key SELECT per transaction) with the same client count, in the server's database.
+pg_floor() {
+  [[ -n "$postgres" && ",$rows," == *",pg_floor,"* ]] || return 0
+  command -v pgbench >/dev/null || { echo "run.sh: pgbench not found (postgresql-contrib)" >&2; return 0; }
+  local url="${postgres%/*}/$database" out tps latency
+  pgbench -q -i -s 1 "$url" >/dev/null 2>&1
+  out="$(timeout $((duration + 30)) pgbench -S -M prepared -c "$connections" -j "$threads" -T "$duration" "$url" 2>&1)"
+  tps="$(awk '/^tps = / {printf "%.0f", $3}' <<<"$out")"
+  latency="$(awk '/^latency average = / {print $4 "ms"}' <<<"$out")"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' pg_floor "pgbench -S (PostgreSQL alone, mean latency)" "$tps" "$latency" "" "" >>"$results"
+  printf '  %-16s %10s tps    mean %8s\n' pg_floor "$tps" "$latency" >&2
+}
+pg_floor
 measure ts_sdk "TS SDK no-op tool" "$c" "http://127.0.0.1:$peer_port/mcp" rpc.lua \
   '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"noop","arguments":{}}}'
 kill -0 "$server_pid" 2>/dev/null || { echo "run.sh: the server died; its stderr:" >&2; cat "$work/svc.err" >&2; exit 1; }

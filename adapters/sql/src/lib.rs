@@ -13,6 +13,7 @@ mod pg_event_bus;
 mod pool_usage;
 mod rate_windows;
 mod read_cache;
+mod reads;
 
 pub mod agent;
 pub mod hosted;

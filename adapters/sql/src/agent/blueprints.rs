@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, FromQueryResult, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set,
+    QueryFilter, QueryOrder, QuerySelect, SelectModel, Set,
 };
 use svc_application::ports::RepositoryError;
 use svc_application::ports::blueprints::{
@@ -16,6 +16,7 @@ use svc_domain::blueprint::SourceKind;
 use super::entities::blueprint;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::{begin_write, corrupt, is_unique_violation, repository_error};
+use crate::reads::KeyedRead;
 
 pub struct SeaOrmBlueprintRepository {
     db: DatabaseConnection,
@@ -26,6 +27,10 @@ impl SeaOrmBlueprintRepository {
         Self { db }
     }
 }
+
+/// A blueprint by id: every `resources/read` of a render asks it.
+static BLUEPRINT_BY_ID: KeyedRead<SelectModel<blueprint::Model>> =
+    KeyedRead::new(|id| blueprint::Entity::find_by_id(id.to_owned()).into_model());
 
 fn vector_bytes(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -198,8 +203,8 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
     }
 
     async fn get(&self, blueprint_id: &str) -> Result<Option<Arc<BlueprintRecord>>, RepositoryError> {
-        blueprint::Entity::find_by_id(blueprint_id.to_owned())
-            .one(&self.db)
+        BLUEPRINT_BY_ID
+            .one(&self.db, blueprint_id)
             .await
             .map_err(repository_error)?
             .map(|row| record(row).map(Arc::new))

@@ -2,7 +2,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set,
+    QueryOrder, QuerySelect, SelectGetableTuple, Set,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -15,6 +15,7 @@ use crate::backend;
 use crate::errors::{lost_race, repository_error};
 use crate::group_commit::{Undo, Writer, write_settled};
 use crate::read_cache::{Changed, ReadCache};
+use crate::reads::KeyedRead;
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
 /// Stream `seq` counts per session, across channels, so one `fromSeq` cursor resumes them all
@@ -96,12 +97,8 @@ impl SeaOrmEventRepository {
     }
 
     async fn last_stream_seq_stored(&self, session_id: &str) -> Result<i64, RepositoryError> {
-        let last: Option<i64> = stream_envelope::Entity::find()
-            .select_only()
-            .column_as(stream_envelope::Column::Seq.max(), "max")
-            .filter(stream_envelope::Column::SessionId.eq(session_id))
-            .into_tuple::<Option<i64>>()
-            .one(&self.db)
+        let last = LAST_DELIVERY_SEQ
+            .one(&self.db, session_id)
             .await
             .map_err(repository_error)?
             .flatten();
@@ -109,17 +106,30 @@ impl SeaOrmEventRepository {
     }
 
     async fn has_undrained_stored(&self, session_id: &str) -> Result<bool, DbErr> {
-        let first = action_event::Entity::find()
-            .select_only()
-            .column(action_event::Column::Sequence)
-            .filter(action_event::Column::SessionId.eq(session_id))
-            .filter(action_event::Column::DrainedAt.is_null())
-            .into_tuple::<i64>()
-            .one(&self.db)
-            .await?;
+        let first = FIRST_UNDRAINED.one(&self.db, session_id).await?;
         Ok(first.is_some())
     }
 }
+
+/// A session's highest delivery `seq` (`None` when it has none).
+static LAST_DELIVERY_SEQ: KeyedRead<SelectGetableTuple<Option<i64>>> = KeyedRead::new(|id| {
+    stream_envelope::Entity::find()
+        .select_only()
+        .column_as(stream_envelope::Column::Seq.max(), "max")
+        .filter(stream_envelope::Column::SessionId.eq(id))
+        .into_tuple()
+});
+
+/// The `sequence` of one gesture of a session that nobody drained.
+static FIRST_UNDRAINED: KeyedRead<SelectGetableTuple<i64>> = KeyedRead::new(|id| {
+    action_event::Entity::find()
+        .select_only()
+        .column(action_event::Column::Sequence)
+        .filter(action_event::Column::SessionId.eq(id))
+        .filter(action_event::Column::DrainedAt.is_null())
+        .limit(1)
+        .into_tuple()
+});
 
 /// Stores a gesture at max + 1 (the unique index refuses a sequence another writer took first,
 /// and the caller tries again) and moves the session's `event_sequence` with it. A `clientSeq`

@@ -1,6 +1,7 @@
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    SelectModel, Set,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -12,6 +13,7 @@ use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::repository_error;
 use crate::group_commit::{Undo, Writer, write_settled};
 use crate::read_cache::{Changed, ReadCache};
+use crate::reads::KeyedRead;
 
 pub struct SeaOrmSessionRepository {
     db: DatabaseConnection,
@@ -41,8 +43,8 @@ impl SeaOrmSessionRepository {
     }
 
     async fn get_stored(&self, session_id: &str) -> Result<Option<(SessionRecord, usize)>, RepositoryError> {
-        let Some(m) = session::Entity::find_by_id(session_id.to_owned())
-            .one(&self.db)
+        let Some(m) = SESSION_BY_ID
+            .one(&self.db, session_id)
             .await
             .map_err(repository_error)?
         else {
@@ -52,6 +54,10 @@ impl SeaOrmSessionRepository {
         Ok(Some((record(m)?, stored_bytes)))
     }
 }
+
+/// The read every session tool starts with.
+static SESSION_BY_ID: KeyedRead<SelectModel<session::Model>> =
+    KeyedRead::new(|id| session::Entity::find_by_id(id.to_owned()).into_model());
 
 /// Without `RETURNING`: nothing of the row (its contract, its props) is read back and parsed.
 pub(super) async fn insert_row<C: ConnectionTrait>(c: &C, row: session::ActiveModel) -> Result<(), DbErr> {

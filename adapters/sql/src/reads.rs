@@ -1,0 +1,120 @@
+//! The read paths' statements (`svc_consume`, `svc_get_session`, `resources/read`): built once
+//! per backend and run on the backend's own sea-orm driver.
+//!
+//! Two costs were larger than sending the statement and decoding its row (issue 18, on
+//! PostgreSQL, BENCHMARKS.md): building the same `SELECT` from sea-query expressions on every
+//! read (about 40,000 instructions for the 19 columns of a session), and
+//! `DatabaseConnection::query_one_raw`, one future sized for every backend this build carries,
+//! wrapped in a span future and copied whole several times per statement (about 75,000
+//! instructions of `memcpy`). A [`KeyedRead`] keeps the SQL text a shape builds and binds only
+//! its key per call; the driver's own future is boxed once, so the futures that await it stay
+//! small. (`errors::begin_write` does the same for SQLite's begin.)
+
+use std::sync::OnceLock;
+
+use sea_orm::{
+    DatabaseConnection, DatabaseConnectionType, DbBackend, DbErr, QueryResult, Selector, SelectorTrait, Statement,
+    Value,
+};
+
+/// What a shape is built with in place of its key; found again among the built values.
+const KEY_PLACEHOLDER: &str = "\u{0}svc-reads-key\u{0}";
+
+/// A read of at most one row whose statement differs only by one string key (an id).
+pub(crate) struct KeyedRead<S: SelectorTrait> {
+    build: fn(&str) -> Selector<S>,
+    /// Per backend: the SQL text and the values, the key's place holding the placeholder.
+    built: [OnceLock<(String, Vec<Value>)>; 3],
+}
+
+impl<S: SelectorTrait> KeyedRead<S> {
+    /// `build` makes the read for a key; give it a `LIMIT 1` when more than one row could match.
+    pub(crate) const fn new(build: fn(&str) -> Selector<S>) -> Self {
+        Self {
+            build,
+            built: [OnceLock::new(), OnceLock::new(), OnceLock::new()],
+        }
+    }
+
+    /// The row for `key`, decoded.
+    pub(crate) async fn one(&self, db: &DatabaseConnection, key: &str) -> Result<Option<S::Item>, DbErr> {
+        one_row(db, self.statement(db.get_database_backend(), key))
+            .await?
+            .map(S::from_raw_query_result)
+            .transpose()
+    }
+
+    fn statement(&self, backend: DbBackend, key: &str) -> Statement {
+        let Some(slot) = slot(backend) else {
+            return (self.build)(key).into_statement(backend);
+        };
+        let (sql, values) = self.built[slot].get_or_init(|| {
+            let built = (self.build)(KEY_PLACEHOLDER).into_statement(backend);
+            (built.sql, built.values.map(|v| v.0).unwrap_or_default())
+        });
+        let values = values.iter().map(|value| match value {
+            Value::String(Some(s)) if s == KEY_PLACEHOLDER => Value::String(Some(key.to_owned())),
+            other => other.clone(),
+        });
+        Statement::from_sql_and_values(backend, sql.as_str(), values)
+    }
+}
+
+fn slot(backend: DbBackend) -> Option<usize> {
+    match backend {
+        DbBackend::Sqlite => Some(0),
+        DbBackend::Postgres => Some(1),
+        DbBackend::MySql => Some(2),
+        _ => None,
+    }
+}
+
+/// The first row `statement` answers, on the connection's own driver.
+async fn one_row(db: &DatabaseConnection, statement: Statement) -> Result<Option<QueryResult>, DbErr> {
+    match &db.inner {
+        DatabaseConnectionType::SqlxPostgresPoolConnection(postgres) => Box::pin(postgres.query_one(statement)).await,
+        DatabaseConnectionType::SqlxSqlitePoolConnection(sqlite) => Box::pin(sqlite.query_one(statement)).await,
+        DatabaseConnectionType::SqlxMySqlPoolConnection(mysql) => Box::pin(mysql.query_one(statement)).await,
+        _ => Box::pin(sea_orm::ConnectionTrait::query_one_raw(db, statement)).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QuerySelect, SelectModel};
+
+    use super::*;
+    use crate::agent::entities::{action_event, session};
+
+    fn session_by_id(id: &str) -> Selector<SelectModel<session::Model>> {
+        session::Entity::find_by_id(id.to_owned()).into_model()
+    }
+
+    /// A key in a filter beside a literal and a `LIMIT`, both bound as values too.
+    fn gesture_of(id: &str) -> Selector<SelectModel<action_event::Model>> {
+        action_event::Entity::find()
+            .filter(action_event::Column::SessionId.eq(id))
+            .filter(action_event::Column::Intent.ne("svc-reads-other"))
+            .limit(1)
+            .into_model()
+    }
+
+    fn assert_kept_equals_built<S: SelectorTrait>(build: fn(&str) -> Selector<S>) {
+        let kept = KeyedRead::new(build);
+        for backend in [DbBackend::Sqlite, DbBackend::Postgres, DbBackend::MySql] {
+            for key in ["01JSESSION", "another-id", ""] {
+                assert_eq!(
+                    kept.statement(backend, key),
+                    build(key).into_statement(backend),
+                    "{backend:?} {key:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_kept_statement_is_the_one_its_shape_builds_for_each_key_on_each_backend() {
+        assert_kept_equals_built(session_by_id);
+        assert_kept_equals_built(gesture_of);
+    }
+}

@@ -123,6 +123,12 @@ pub struct SessionQuery {
 pub trait SessionRepository: Send + Sync {
     async fn insert(&self, record: &SessionRecord) -> Result<()>;
     async fn get(&self, session_id: &str) -> Result<Option<SessionRecord>>;
+    /// The session and whether a gesture of it waits to be drained, in one look where the store
+    /// answers both at once (a server database: one round trip instead of two). `None` for the
+    /// second when this store does not know: [`EventRepository::drain`] then looks.
+    async fn get_with_undrained(&self, session_id: &str) -> Result<Option<(SessionRecord, Option<bool>)>> {
+        Ok(self.get(session_id).await?.map(|session| (session, None)))
+    }
     /// Writes a new head if `revision` is still current, freezing `frozen` as history in the same
     /// transaction; `false` when another writer moved the session first.
     async fn save_head(

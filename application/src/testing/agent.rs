@@ -235,6 +235,19 @@ impl SessionRepository for InMemoryAgentStore {
         Ok(lock(&self.0).sessions.get(session_id).cloned())
     }
 
+    /// As a server database answers it: both from one look.
+    async fn get_with_undrained(&self, session_id: &str) -> Result<Option<(SessionRecord, Option<bool>)>> {
+        let state = lock(&self.0);
+        let undrained = state
+            .actions
+            .iter()
+            .any(|(a, drained)| a.session_id == session_id && !drained);
+        Ok(state
+            .sessions
+            .get(session_id)
+            .map(|session| (session.clone(), Some(undrained))))
+    }
+
     async fn save_head(
         &self,
         session_id: &str,

@@ -1,14 +1,14 @@
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Expr, ExprTrait, Query, QueryStatementBuilder};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-    SelectModel, Set,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
+    QueryResult, QuerySelect, SelectModel, Set,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{HostSession, RenderFailure, SessionQuery, SessionRecord, SessionRepository};
 use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 
-use super::entities::{session, session_history};
+use super::entities::{action_event, session, session_history};
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::repository_error;
 use crate::group_commit::{Undo, Writer, write_settled};
@@ -58,6 +58,40 @@ impl SeaOrmSessionRepository {
 /// The read every session tool starts with.
 static SESSION_BY_ID: KeyedRead<SelectModel<session::Model>> =
     KeyedRead::new(|id| session::Entity::find_by_id(id.to_owned()).into_model());
+
+/// A session row and the `sequence` of one of its gestures nobody drained (`svc_consume`).
+struct SessionWithUndrained {
+    session: session::Model,
+    first_undrained: Option<i64>,
+}
+
+impl FromQueryResult for SessionWithUndrained {
+    fn from_query_result(row: &QueryResult, pre: &str) -> Result<Self, DbErr> {
+        Ok(Self {
+            session: session::Model::from_query_result(row, pre)?,
+            first_undrained: row.try_get(pre, "first_undrained")?,
+        })
+    }
+}
+
+static SESSION_WITH_UNDRAINED: KeyedRead<SelectModel<SessionWithUndrained>> = KeyedRead::new(|id| {
+    let first_undrained = Query::select()
+        .column(action_event::Column::Sequence)
+        .from(action_event::Entity)
+        .and_where(
+            Expr::col((action_event::Entity, action_event::Column::SessionId))
+                .equals((session::Entity, session::Column::SessionId)),
+        )
+        .and_where(action_event::Column::DrainedAt.is_null())
+        .limit(1)
+        .to_owned();
+    session::Entity::find_by_id(id.to_owned())
+        .column_as(
+            Expr::SubQuery(None, Box::new(first_undrained.into_sub_query_statement())),
+            "first_undrained",
+        )
+        .into_model()
+});
 
 /// Without `RETURNING`: nothing of the row (its contract, its props) is read back and parsed.
 pub(super) async fn insert_row<C: ConnectionTrait>(c: &C, row: session::ActiveModel) -> Result<(), DbErr> {
@@ -207,6 +241,25 @@ impl SessionRepository for SeaOrmSessionRepository {
             cache.keep_session(&ticket, record, *stored_bytes);
         }
         Ok(stored.map(|(record, _)| record))
+    }
+
+    /// With a read cache (SQLite) the two are each answered from memory, so only the session is
+    /// read here; a server database answers both in one statement.
+    async fn get_with_undrained(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<(SessionRecord, Option<bool>)>, RepositoryError> {
+        if self.cache.is_some() {
+            return Ok(self.get(session_id).await?.map(|record| (record, None)));
+        }
+        let Some(row) = SESSION_WITH_UNDRAINED
+            .one(&self.db, session_id)
+            .await
+            .map_err(repository_error)?
+        else {
+            return Ok(None);
+        };
+        Ok(Some((record(row.session)?, Some(row.first_undrained.is_some()))))
     }
 
     async fn save_head(

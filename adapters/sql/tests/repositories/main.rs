@@ -21,4 +21,5 @@ mod rate_windows;
 mod registry_repositories;
 mod render_commit;
 mod session_read_cache;
+mod session_undrained;
 mod stored_column_corruption;

@@ -58,20 +58,24 @@ impl ConsumeService {
                 format!("must be an integer from 0 to {MAX_CONSUME_TIMEOUT_SECONDS}"),
             ));
         }
+        // Subscribe before the first look at the gestures, so one stored after it still wakes
+        // us. (The look may come with the session's read, so that read comes after this.)
+        let wake = self.bus.subscribe(session_id);
         // Only what the reply needs is kept: a long-poll holds no session record while it waits.
-        let (status, client) = {
+        let (status, client, undrained) = {
             // Database calls are boxed: a waiting long-poll's future is sized for the wait,
             // not for the queries it ran before and after it (issue 18: memory per long-poll).
-            let session = Box::pin(self.access.owned(caller, session_id)).await?;
+            let (session, undrained) = Box::pin(self.access.owned_with_undrained(caller, session_id)).await?;
             let status = match session.head.status_at(self.access.clock.now()) {
                 SessionStatus::Active => SessionStatus::Active,
                 SessionStatus::Expired | SessionStatus::Failed => SessionStatus::Expired,
             };
-            (status, session.client_context())
+            (status, session.client_context(), undrained)
         };
-        // Subscribe before the first drain so a gesture stored in between still wakes us.
-        let wake = self.bus.subscribe(session_id);
-        let events = Box::pin(self.drain(session_id)).await?;
+        let events = match undrained {
+            Some(false) => Vec::new(),
+            Some(true) | None => Box::pin(self.drain(session_id)).await?,
+        };
         if !events.is_empty() || status != SessionStatus::Active || timeout_seconds == 0 {
             return Ok(Consumption::Ready(ConsumeReply { events, status, client }));
         }

@@ -28,6 +28,19 @@ impl SessionAccess {
         }
     }
 
+    /// [`SessionAccess::owned`], and whether a gesture waits to be drained when the store knows
+    /// it from the same look.
+    pub async fn owned_with_undrained(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+    ) -> Result<(SessionRecord, Option<bool>), AgentError> {
+        match self.sessions.get_with_undrained(session_id).await? {
+            Some((s, undrained)) if s.app_id == caller.app_id => Ok((s, undrained)),
+            _ => Err(AgentError::SessionNotFound),
+        }
+    }
+
     /// The caller's session unless it expired: agent and runtime tools answer an expired session
     /// like a missing one (-32002, Document 1). A failed render stays readable.
     pub async fn unexpired(&self, caller: &Caller, session_id: &str) -> Result<SessionRecord, AgentError> {

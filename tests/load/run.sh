@@ -95,10 +95,10 @@ measure pair_16 "handshake+render, $c conns" "$c" "$mcp" warm_pair.lua
 # primary-key SELECT per transaction) with the same client count, in the server's database.
 pg_floor() {
   [[ -n "$postgres" && ",$rows," == *",pg_floor,"* ]] || return 0
-  command -v pgbench >/dev/null || { echo "run.sh: pgbench not found (postgresql-contrib)" >&2; return 0; }
+  command -v pgbench >/dev/null || { echo "run.sh: pgbench not found (Debian: postgresql-15)" >&2; return 0; }
   local url="${postgres%/*}/$database" out tps latency
-  pgbench -q -i -s 1 "$url" >/dev/null 2>&1
-  out="$(timeout $((duration + 30)) pgbench -S -M prepared -c "$connections" -j "$threads" -T "$duration" "$url" 2>&1)"
+  pgbench -q -i -s 1 "$url" >/dev/null 2>&1 || { echo "run.sh: pgbench -i failed; no pg_floor row" >&2; return 0; }
+  out="$(timeout $((duration + 30)) pgbench -S -M prepared -c "$connections" -j "$threads" -T "$duration" "$url" 2>&1)" || true
   tps="$(awk '/^tps = / {printf "%.0f", $3}' <<<"$out")"
   latency="$(awk '/^latency average = / {print $4 "ms"}' <<<"$out")"
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' pg_floor "pgbench -S (PostgreSQL alone, mean latency)" "$tps" "$latency" "" "" >>"$results"

@@ -29,7 +29,7 @@ impl SeaOrmBlueprintRepository {
 }
 
 /// A blueprint by id: every `resources/read` of a render asks it.
-static BLUEPRINT_BY_ID: KeyedRead<SelectModel<blueprint::Model>> =
+pub(crate) static BLUEPRINT_BY_ID: KeyedRead<SelectModel<blueprint::Model>> =
     KeyedRead::new(|id| blueprint::Entity::find_by_id(id.to_owned()).into_model());
 
 fn vector_bytes(vector: &[f32]) -> Vec<u8> {

@@ -112,7 +112,7 @@ impl SeaOrmEventRepository {
 }
 
 /// A session's highest delivery `seq` (`None` when it has none).
-static LAST_DELIVERY_SEQ: KeyedRead<SelectGetableTuple<Option<i64>>> = KeyedRead::new(|id| {
+pub(crate) static LAST_DELIVERY_SEQ: KeyedRead<SelectGetableTuple<Option<i64>>> = KeyedRead::new(|id| {
     stream_envelope::Entity::find()
         .select_only()
         .column_as(stream_envelope::Column::Seq.max(), "max")
@@ -121,7 +121,7 @@ static LAST_DELIVERY_SEQ: KeyedRead<SelectGetableTuple<Option<i64>>> = KeyedRead
 });
 
 /// The `sequence` of one gesture of a session that nobody drained.
-static FIRST_UNDRAINED: KeyedRead<SelectGetableTuple<i64>> = KeyedRead::new(|id| {
+pub(crate) static FIRST_UNDRAINED: KeyedRead<SelectGetableTuple<i64>> = KeyedRead::new(|id| {
     action_event::Entity::find()
         .select_only()
         .column(action_event::Column::Sequence)

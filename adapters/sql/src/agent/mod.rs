@@ -1,13 +1,13 @@
 //! Repositories of the agent plane.
 
 mod apps;
-mod blueprints;
+pub(crate) mod blueprints;
 pub(crate) mod entities;
-mod events;
+pub(crate) mod events;
 mod handshakes;
 mod pending_handshakes;
 mod seam;
-mod sessions;
+pub(crate) mod sessions;
 
 pub use apps::SeaOrmAppRepository;
 pub use blueprints::SeaOrmBlueprintRepository;

@@ -56,11 +56,11 @@ impl SeaOrmSessionRepository {
 }
 
 /// The read every session tool starts with.
-static SESSION_BY_ID: KeyedRead<SelectModel<session::Model>> =
+pub(crate) static SESSION_BY_ID: KeyedRead<SelectModel<session::Model>> =
     KeyedRead::new(|id| session::Entity::find_by_id(id.to_owned()).into_model());
 
 /// A session row and the `sequence` of one of its gestures nobody drained (`svc_consume`).
-struct SessionWithUndrained {
+pub(crate) struct SessionWithUndrained {
     session: session::Model,
     first_undrained: Option<i64>,
 }
@@ -74,7 +74,7 @@ impl FromQueryResult for SessionWithUndrained {
     }
 }
 
-static SESSION_WITH_UNDRAINED: KeyedRead<SelectModel<SessionWithUndrained>> = KeyedRead::new(|id| {
+pub(crate) static SESSION_WITH_UNDRAINED: KeyedRead<SelectModel<SessionWithUndrained>> = KeyedRead::new(|id| {
     let first_undrained = Query::select()
         .column(action_event::Column::Sequence)
         .from(action_event::Entity)
@@ -243,8 +243,9 @@ impl SessionRepository for SeaOrmSessionRepository {
         Ok(stored.map(|(record, _)| record))
     }
 
-    /// With a read cache (SQLite) the two are each answered from memory, so only the session is
-    /// read here; a server database answers both in one statement.
+    /// With a read cache (SQLite) only the session is read here and the drain asks about
+    /// gestures (each answered from memory once known); a server database answers both in one
+    /// statement.
     async fn get_with_undrained(
         &self,
         session_id: &str,

@@ -58,9 +58,10 @@ impl ConsumeService {
                 format!("must be an integer from 0 to {MAX_CONSUME_TIMEOUT_SECONDS}"),
             ));
         }
-        // Subscribe before the first look at the gestures, so one stored after it still wakes
-        // us. (The look may come with the session's read, so that read comes after this.)
-        let wake = self.bus.subscribe(session_id);
+        // A poll that may wait subscribes before the first look at the gestures, so one stored
+        // after the look still wakes it. (The look may come with the session's read, so that
+        // read comes after this; a topic of an id that is no session is swept by the bus.)
+        let wake = (timeout_seconds > 0).then(|| self.bus.subscribe(session_id));
         // Only what the reply needs is kept: a long-poll holds no session record while it waits.
         let (status, client, undrained) = {
             // Database calls are boxed: a waiting long-poll's future is sized for the wait,
@@ -76,9 +77,9 @@ impl ConsumeService {
             Some(false) => Vec::new(),
             Some(true) | None => Box::pin(self.drain(session_id)).await?,
         };
-        if !events.is_empty() || status != SessionStatus::Active || timeout_seconds == 0 {
+        let Some(wake) = wake.filter(|_| events.is_empty() && status == SessionStatus::Active) else {
             return Ok(Consumption::Ready(ConsumeReply { events, status, client }));
-        }
+        };
         Ok(Consumption::Waiting(LongPoll {
             service: self.clone(),
             session_id: session_id.to_owned(),

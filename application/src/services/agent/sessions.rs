@@ -8,6 +8,9 @@ use super::session_variants::SessionVariants;
 use super::{AgentError, Caller, SessionAccess};
 use crate::ports::agent::{AppRepository, BlueprintRepository, SessionQuery, SessionRecord};
 
+/// How often a heartbeat that lost its race to another writer is tried again (each try re-reads).
+const HEARTBEAT_ATTEMPTS: usize = 5;
+
 /// Bounds of `svc_list_sessions`' `limit`.
 pub const MAX_SESSION_LIST: u64 = 200;
 pub const DEFAULT_SESSION_LIST: u64 = 50;
@@ -53,17 +56,22 @@ impl SessionService {
         // An expired session is not revived by a read.
         let mut session = self.access.unexpired(caller, session_id).await?;
         let now = self.access.clock.now();
-        if session.head.touch(now) {
+        // When another writer moves the session first (a heartbeat or an update), read what it
+        // stored and beat again if that is still a second behind: a read never reports a state
+        // that is not on disk, nor loses its own heartbeat to a slower writer.
+        for _ in 0..HEARTBEAT_ATTEMPTS {
+            if !session.head.touch(now) {
+                break;
+            }
             let saved = self
                 .access
                 .sessions
                 .save_head(session_id, session.revision, &session.head, None)
                 .await?;
-            // Another writer moved the session first (a heartbeat or an update): report what it
-            // stored, so a read never reports a state that is not on disk.
-            if !saved {
-                session = self.access.unexpired(caller, session_id).await?;
+            if saved {
+                break;
             }
+            session = self.access.unexpired(caller, session_id).await?;
         }
         let variant = self.session_variant(&session).await?;
         Ok(view(&session, variant, now))

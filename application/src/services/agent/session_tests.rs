@@ -104,6 +104,14 @@ impl SessionRepository for CutIn {
     }
 }
 
+/// The session as the fakes' store holds it.
+async fn stored(fakes: &AgentFakes, session_id: &str) -> SessionRecord {
+    SessionRepository::get(fakes.store.as_ref(), session_id)
+        .await
+        .unwrap()
+        .expect("the session is stored")
+}
+
 fn with_sessions(fakes: &AgentFakes, sessions: Arc<dyn SessionRepository>) -> AgentService {
     let mut ports = fakes.ports();
     ports.sessions = sessions;
@@ -161,10 +169,7 @@ async fn a_read_that_loses_its_heartbeat_to_another_writer_reports_what_that_wri
 
     let view = raced.get_session(&caller, &session_id).await.unwrap();
 
-    let stored = SessionRepository::get(fakes.store.as_ref(), &session_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored(&fakes, &session_id).await;
     assert_eq!(stored.head.last_activity_at, rival_at, "the rival's write stands");
     assert_eq!(view.last_activity_at, rival_at, "the read reports what is stored");
     assert_eq!(
@@ -191,10 +196,7 @@ async fn a_read_that_loses_to_a_writer_a_second_behind_it_beats_again() {
 
     let view = raced.get_session(&caller, &session_id).await.unwrap();
 
-    let stored = SessionRepository::get(fakes.store.as_ref(), &session_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let stored = stored(&fakes, &session_id).await;
     assert_eq!(
         stored.head.last_activity_at, now,
         "the second try wrote the read's own time"

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use poem::listener::{Acceptor, Listener, TcpListener};
@@ -31,6 +32,7 @@ use svc_http::{ExternalRuntime, HttpPollableTool, McpApps};
 use svc_http::{
     HostGuard, HttpState, LiveTokens, NotReady, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness,
 };
+use svc_sql::ClaimMode;
 use svc_sql::agent::{
     SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
     SeaOrmSessionRepository,
@@ -203,6 +205,9 @@ pub struct Application {
     db: DatabaseConnection,
     /// This server's claim on its SQLite file, released once the database is closed.
     sole_server: Option<svc_sql::SoleServer>,
+    /// Its claim on a PostgreSQL database (shared by replicas, or held alone); losing it stops
+    /// the server.
+    database_claim: Option<svc_sql::DatabaseClaim>,
     pub local_addr: SocketAddr,
     pub base_url: String,
     pub auth_mode: AuthMode,
@@ -299,6 +304,25 @@ fn live_tokens(mut secrets: Vec<Vec<u8>>) -> LiveTokens {
     LiveTokens::rotating(signing, secrets)
 }
 
+/// Claims a PostgreSQL database, alone when `server.database_sole_server` says this server is the
+/// only one on it, shared otherwise (`svc_sql::DatabaseClaim`). SQLite has its file lock.
+async fn claim_database(
+    settings: &Settings,
+    db: &DatabaseConnection,
+) -> Result<Option<svc_sql::DatabaseClaim>, StartError> {
+    let sole = settings.server.database_sole_server;
+    match db.get_database_backend() {
+        sea_orm::DbBackend::Postgres => {
+            let mode = if sole { ClaimMode::Sole } else { ClaimMode::Shared };
+            Ok(svc_sql::DatabaseClaim::take(db, mode, SOLE_SERVER_PATIENCE).await?)
+        }
+        sea_orm::DbBackend::MySql if sole => Err(StartError::Config(
+            "server.database_sole_server is for PostgreSQL (a SQLite server is always the only one); turn it off on MariaDB".into(),
+        )),
+        _ => Ok(None),
+    }
+}
+
 /// Pool bounds from `server.database_*_connections` (0: the backend's default).
 pub fn pool_size(settings: &Settings) -> svc_sql::PoolSize {
     let set = |n: u32| (n > 0).then_some(n);
@@ -340,6 +364,7 @@ impl Application {
         // The read caches below are right only while this server alone writes a SQLite file.
         let sole_server = svc_sql::SoleServer::claim(&settings.database_url(), SOLE_SERVER_PATIENCE).await?;
         let db = svc_sql::connect_and_migrate_with(&settings.database_url(), pool_size(settings)).await?;
+        let database_claim = claim_database(settings, &db).await?;
         let ws_secrets = crate::secrets::ws_signing_secrets(settings, &db).await?;
 
         // Each live-channel socket is a descriptor: lift the soft limit before accepting.
@@ -382,14 +407,26 @@ impl Application {
         // One group-commit writer on SQLite for the warm path's writes (handshakes, sessions,
         // gestures, deliveries): concurrent requests share a commit and its fsync.
         let writer = svc_sql::Writer::for_database(&db);
-        // Where this process alone writes (the writer's database), the read paths' rows are
-        // also kept in memory; the repositories forget a session after each write of it.
-        let reads = writer.as_ref().map(|_| svc_sql::ReadCache::new());
+        // Where this process alone writes (the writer's SQLite file, a PostgreSQL database it
+        // claimed alone), the read paths' rows are also kept in memory; the repositories forget
+        // a session after each write of it.
+        let sole_writer = writer.is_some() || database_claim.as_ref().is_some_and(|c| c.mode() == ClaimMode::Sole);
+        let reads = sole_writer.then(svc_sql::ReadCache::new);
         let stored_blueprints: Arc<dyn BlueprintRepository> = Arc::new(SeaOrmBlueprintRepository::new(db.clone()));
         // Replicas on a shared database would answer each other's deleted blueprints for a moment.
-        let blueprints: Arc<dyn BlueprintRepository> = match &reads {
-            Some(_) => Arc::new(BlueprintReadCache::new(stored_blueprints)),
-            None => stored_blueprints,
+        let blueprints: Arc<dyn BlueprintRepository> = match (&reads, &database_claim) {
+            (Some(reads), claim) => {
+                let kept = Arc::new(BlueprintReadCache::new(stored_blueprints));
+                if let Some(claim) = claim {
+                    let (reads, kept) = (reads.clone(), kept.clone());
+                    claim.when_retaken(move || {
+                        reads.forget_everything();
+                        kept.forget_all();
+                    });
+                }
+                kept
+            }
+            (None, _) => stored_blueprints,
         };
         let ports = AgentPorts {
             clock: clock.clone(),
@@ -617,6 +654,7 @@ impl Application {
             console_sweep,
             db,
             sole_server,
+            database_claim,
             local_addr,
             base_url,
             auth_mode,
@@ -634,9 +672,21 @@ impl Application {
         let sweeper = crate::console_sweep::ConsoleSweeper::start(self.console_sweep);
         let live_sockets = self.live_sockets.clone();
         let held_requests = self.held_requests.clone();
+        let claim_lost = Arc::new(AtomicBool::new(false));
+        let lost = self.database_claim.as_ref().map(|claim| claim.lost());
+        let noted_lost = claim_lost.clone();
         // Live sockets close as the drain starts, not after it: their cards reconnect at once.
         let shutdown = async move {
-            shutdown.await;
+            let lost = async move {
+                match lost {
+                    Some(lost) => lost.await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = shutdown => {}
+                () = lost => noted_lost.store(true, Ordering::SeqCst),
+            }
             live_sockets.close_all();
             // Long-polls answer now (nothing new) rather than be cut off when the grace ends.
             held_requests.release_all();
@@ -666,7 +716,13 @@ impl Application {
             Ok(Err(e)) => tracing::warn!(error = %e, "closing the database failed"),
             Err(_) => tracing::warn!("the database did not close in time; exiting anyway"),
         }
+        drop(self.database_claim);
         drop(self.sole_server);
+        if claim_lost.load(Ordering::SeqCst) {
+            return Err(std::io::Error::other(
+                "this server lost its claim on the database (see the log) and stopped",
+            ));
+        }
         served
     }
 }

@@ -8,6 +8,8 @@
 #   tests/load/run.sh                       # SQLite, --dev-allow-all
 #   tests/load/run.sh --strict              # SQLite, a minted key (the strict bearer check)
 #   tests/load/run.sh --postgres postgres://postgres@127.0.0.1:5432/test
+#   tests/load/run.sh --postgres URL --sole # the server as its database's only one
+#                                           # (server.database_sole_server: reads kept in memory)
 #
 # Options: --duration SECONDS per row (default 6), --connections N (default 16),
 # --threads N (default 2), --rows LIST (comma-separated row names, default all).
@@ -25,6 +27,7 @@ connections=16
 threads=2
 postgres=""
 strict=0
+sole=0
 rows="healthz,ping,tools_list,consume,get_session,resource_read,resource_read_gzip,pair_1,pair_2,pair_16,pg_floor,ts_sdk"
 
 while [[ $# -gt 0 ]]; do
@@ -34,6 +37,7 @@ while [[ $# -gt 0 ]]; do
     --threads) threads="$2"; shift 2 ;;
     --postgres) postgres="$2"; shift 2 ;;
     --strict) strict=1; shift ;;
+    --sole) sole=1; shift ;;
     --rows) rows="$2"; shift 2 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac

@@ -1,9 +1,9 @@
 # Sourced by tests/load/run.sh and tests/load/callgrind.sh: starts the `svc` under test on
 # loopback (SQLite, or a fresh PostgreSQL database beside $postgres), primes one cached blueprint
 # and one session, and stops everything on exit. Expects $bin, $strict (0/1), $postgres (URL or
-# empty) and optionally $launcher (a command the server runs under, e.g. valgrind). Sets $work,
-# $base, $mcp, $bearer, $mode, $backend, $server_pid, $intent, $contract, $session_id and the
-# helpers await_line, call and tool_body.
+# empty), optionally $sole (1: server.database_sole_server) and $launcher (a command the server
+# runs under, e.g. valgrind). Sets $work, $base, $mcp, $bearer, $mode, $backend, $server_pid,
+# $intent, $contract, $session_id and the helpers await_line, call and tool_body.
 
 work="$(mktemp -d /tmp/svc-load.XXXXXX)"
 pids=()
@@ -47,6 +47,10 @@ if [[ -n "$postgres" ]]; then
   psql "$postgres" -qc "CREATE DATABASE $database" >/dev/null
   serve_args+=(--database-url "${postgres%/*}/$database")
   backend="PostgreSQL"
+  if [[ "${sole:-0}" == 1 ]]; then
+    export SVC_SERVER__DATABASE_SOLE_SERVER=true
+    backend="PostgreSQL, sole server"
+  fi
 fi
 # shellcheck disable=SC2086 # $launcher is a command line.
 RUST_LOG=warn ${launcher:-} "$bin" "${serve_args[@]}" >"$work/svc.out" 2>"$work/svc.err" &

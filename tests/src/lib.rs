@@ -24,7 +24,8 @@ use std::path::PathBuf;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use svc::{Application, Settings};
+use svc::Application;
+pub use svc::Settings;
 pub use svc_sql::testing::{Backend, POSTGRES_URL_VAR, ScratchDatabase};
 use tokio::sync::oneshot;
 
@@ -255,6 +256,12 @@ impl TestApp {
     pub fn backend(&self) -> Backend {
         self.database.backend
     }
+
+    /// Whether [`TestApp::replica`] can start beside this server: a server database not claimed
+    /// by a sole server.
+    pub fn can_have_replicas(&self) -> bool {
+        self.backend() != Backend::Sqlite && !self.settings.server.database_sole_server
+    }
 }
 
 impl Drop for TestApp {
@@ -355,7 +362,9 @@ macro_rules! on_both_backends {
 }
 
 /// Generates `<scenario>::sqlite` and `<scenario>::postgres` tests for `async fn scenario(TestApp)`;
-/// with `mariadb, ` before the auth mode, a `<scenario>::mariadb` test too.
+/// with `mariadb, ` before the auth mode, a `<scenario>::mariadb` test too, and
+/// `<scenario>::postgres_sole`: PostgreSQL claimed by a sole server, which keeps the read paths'
+/// rows in memory (`server.database_sole_server`). `sole, ` adds only the latter.
 #[macro_export]
 macro_rules! on_every_backend {
     (mariadb, $auth:expr => $($scenario:ident),+ $(,)?) => {
@@ -367,6 +376,19 @@ macro_rules! on_every_backend {
                 $crate::backend_variant!(sqlite, Sqlite, $auth, $scenario);
                 $crate::backend_variant!(postgres, Postgres, $auth, $scenario);
                 $crate::backend_variant!(mariadb, Mariadb, $auth, $scenario);
+                $crate::sole_postgres_variant!($auth, $scenario);
+            }
+        )+
+    };
+    (sole, $auth:expr => $($scenario:ident),+ $(,)?) => {
+        $(
+            mod $scenario {
+                #[allow(unused_imports)]
+                use super::*;
+
+                $crate::backend_variant!(sqlite, Sqlite, $auth, $scenario);
+                $crate::backend_variant!(postgres, Postgres, $auth, $scenario);
+                $crate::sole_postgres_variant!($auth, $scenario);
             }
         )+
     };
@@ -380,6 +402,22 @@ macro_rules! on_every_backend {
                 $crate::backend_variant!(postgres, Postgres, $auth, $scenario);
             }
         )+
+    };
+}
+
+/// The `postgres_sole` test of [`on_every_backend!`].
+#[doc(hidden)]
+#[macro_export]
+macro_rules! sole_postgres_variant {
+    ($auth:expr, $scenario:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn postgres_sole() {
+            let sole = |settings: &mut $crate::Settings| settings.server.database_sole_server = true;
+            let test = stringify!($scenario);
+            if let Some(app) = $crate::TestApp::spawn_configured(test, $crate::Backend::Postgres, $auth, sole).await {
+                super::$scenario(app).await;
+            }
+        }
     };
 }
 

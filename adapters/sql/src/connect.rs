@@ -16,6 +16,16 @@ pub enum ConnectError {
         "{database} is in use by another `svc serve` (it holds {lock}); run one server per SQLite file, or PostgreSQL for replicas"
     )]
     InUse { database: String, lock: String },
+    #[error("{}", claimed_reason(*sole))]
+    Claimed { sole: bool },
+}
+
+fn claimed_reason(sole: bool) -> &'static str {
+    if sole {
+        "another `svc serve` uses this PostgreSQL database, and `server.database_sole_server` asks for one no other server uses: turn the setting off on every replica, or give this server a database of its own"
+    } else {
+        "this PostgreSQL database belongs to a `svc serve` started with `server.database_sole_server` (it keeps rows in memory that another server's writes would make stale): stop that server, or turn the setting off there to run replicas"
+    }
 }
 
 /// Pool bounds; `None` keeps the backend's default.

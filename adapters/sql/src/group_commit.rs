@@ -174,7 +174,9 @@ impl Writer {
 
 /// Runs `work` through `writer` when there is one (SQLite; `undo` as in [`Writer::submit`]), else
 /// in a transaction of its own on `db`; `settled` follows the commit either way (on the writer:
-/// see [`Writer::write_then`]).
+/// see [`Writer::write_then`]). Without a writer the transaction runs in a task of its own, as
+/// the writer runs it: a request that leaves while its `COMMIT` is on the wire cannot skip
+/// `settled` (a read cache's forget) while the database still commits.
 pub(crate) async fn write_settled<T, F, S>(
     writer: Option<&Writer>,
     db: &DatabaseConnection,
@@ -190,15 +192,21 @@ where
     if let Some(writer) = writer {
         return writer.submit(work, settled, undo).await;
     }
-    let written = async {
-        let txn = begin_write(db).await?;
-        let value = work(&txn).await?;
-        txn.commit().await?;
-        Ok(value)
-    }
-    .await;
-    settled(&written);
+    let db = db.clone();
+    let written = tokio::spawn(tracing::Instrument::in_current_span(async move {
+        let written = async {
+            let txn = begin_write(&db).await?;
+            let value = work(&txn).await?;
+            txn.commit().await?;
+            Ok(value)
+        }
+        .await;
+        settled(&written);
+        written
+    }));
     written
+        .await
+        .map_err(|e| DbErr::Custom(format!("a write's task ended early: {e}")))?
 }
 
 fn stopped() -> DbErr {

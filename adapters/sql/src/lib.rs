@@ -5,6 +5,7 @@
 mod backend;
 mod connect;
 mod console_sessions;
+mod database_claim;
 mod errors;
 mod group_commit;
 mod migrations;
@@ -27,6 +28,7 @@ pub mod testing;
 
 pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};
 pub use console_sessions::SqlConsoleSessions;
+pub use database_claim::{CLAIM_KEY, ClaimMode, DatabaseClaim};
 pub use group_commit::Writer;
 pub use migrations::Migrator;
 pub use pair_codes::SqlPairCodes;

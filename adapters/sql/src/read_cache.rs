@@ -2,9 +2,11 @@
 //! and again, kept in memory: session rows, "no gesture waits to be drained", and a session's
 //! last delivery `seq`.
 //!
-//! Only for a database this process alone writes (SQLite, the one group-commit writer): every
-//! write to these rows goes through the session and event repositories here, which forget the
-//! session after their commit. A server backend shared by replicas has no such cache.
+//! Only for a database this process alone writes (SQLite, the one group-commit writer; PostgreSQL
+//! claimed by a sole server, `database_claim.rs`): every write to these rows goes through the
+//! session and event repositories here, which forget the session after their commit, and the
+//! commit and its forget run together even when the request that asked leaves
+//! (`group_commit::write_settled`). Replicas sharing a database have no such cache.
 //!
 //! A reader may fetch a row just before a write commits and store it just after the write forgot
 //! it. So every session hashes to a generation that each forget bumps; a reader notes it before
@@ -138,6 +140,17 @@ impl ReadCache {
             }
             Changed::Deliveries => self.inner.last_seq.invalidate(session_id),
         }
+    }
+
+    /// Forgets every kept row, and turns away the answers of reads still in flight: after this
+    /// server's claim on a shared database broke, another server may have written anything.
+    pub fn forget_everything(&self) {
+        for generation in &self.inner.generations {
+            generation.fetch_add(1, Ordering::SeqCst);
+        }
+        self.inner.sessions.invalidate_all();
+        self.inner.quiet.invalidate_all();
+        self.inner.last_seq.invalidate_all();
     }
 
     /// What must follow a committed write (`cache` being the repository's, if any): forgetting

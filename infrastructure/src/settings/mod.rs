@@ -319,6 +319,10 @@ pub struct ServerSettings {
     pub database_max_connections: u32,
     #[serde(default)]
     pub database_min_connections: u32,
+    /// PostgreSQL: this server is the only one on its database; it claims it alone and keeps the
+    /// read paths' rows in memory, as on SQLite (`svc_sql::DatabaseClaim`).
+    #[serde(default)]
+    pub database_sole_server: bool,
 }
 
 /// One secret or a list of them (`"s1"`, `["s1", "s0"]`, `SVC_SERVER__WS_SECRET=s1,s0`).

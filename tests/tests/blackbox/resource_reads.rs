@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use svc_tests::{Auth, TestApp, on_every_backend};
 
-on_every_backend!(Auth::DevAllowAll =>
+on_every_backend!(sole, Auth::DevAllowAll =>
     a_render_read_follows_every_change_of_its_session,
     a_client_that_accepts_gzip_gets_the_same_document_gzipped,
 );

@@ -6,6 +6,7 @@ mod support;
 mod agent_apps;
 mod agent_blueprints;
 mod agent_contract_rehash;
+mod database_claim;
 mod group_commit;
 mod hosted_accounts;
 mod hosted_app_settings;

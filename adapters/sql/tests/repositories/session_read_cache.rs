@@ -12,7 +12,8 @@ use crate::support;
 
 support::backend_tests!(
     reads_through_the_cache_see_every_write,
-    a_heartbeat_keeps_the_cached_row_as_stored
+    a_heartbeat_keeps_the_cached_row_as_stored,
+    a_write_whose_caller_leaves_still_commits_and_is_forgotten
 );
 
 fn gesture(id: &str) -> NewActionEvent {
@@ -147,5 +148,38 @@ async fn a_heartbeat_keeps_the_cached_row_as_stored(db: DatabaseConnection) {
             read.intent, "changed",
             "without the writer the heartbeat forgot the row"
         );
+    }
+}
+
+/// A request that leaves (its client hung up) once its write started: the write commits anyway,
+/// as the group-commit writer runs it, and the kept row is forgotten with it, so no read answers
+/// the row as it was before a write the database holds.
+async fn a_write_whose_caller_leaves_still_commits_and_is_forgotten(db: DatabaseConnection) {
+    let (sessions, _) = wired(&db, Writer::for_database(&db));
+    let stored = SeaOrmSessionRepository::new(db.clone());
+    sessions.insert(&support::session("s1")).await.unwrap();
+    let read = sessions.get("s1").await.unwrap().unwrap();
+    let mut head = read.head.clone();
+    head.props = json!({ "title": "second" });
+    head.epoch = 2;
+
+    let started = futures_util::FutureExt::now_or_never(sessions.save_head("s1", read.revision, &head, None));
+    assert!(started.is_none(), "a write waits for its commit");
+    // Dropped: the caller is gone.
+
+    // The kept row goes just after the commit, in the task that ran it; an entry left behind
+    // would be answered until it idled out, minutes later.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    for (repository, what) in [
+        (&stored, "never committed"),
+        (&sessions, "committed but stayed kept as before"),
+    ] {
+        while repository.get("s1").await.unwrap().unwrap().head.props != head.props {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the write of a caller that left {what}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 }

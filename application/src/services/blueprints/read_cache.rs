@@ -46,8 +46,9 @@ impl BlueprintReadCache {
         }
     }
 
-    /// Called after every write: nothing read before it is answered again.
-    fn forget_all(&self) {
+    /// Called after every write (and by a server whose claim on its database broke): nothing
+    /// read before it is answered again.
+    pub fn forget_all(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.by_id.invalidate_all();
         self.exact.invalidate_all();

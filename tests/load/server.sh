@@ -47,6 +47,9 @@ if [[ -n "$postgres" ]]; then
   psql "$postgres" -qc "CREATE DATABASE $database" >/dev/null
   serve_args+=(--database-url "${postgres%/*}/$database")
   backend="PostgreSQL"
+  # The pool opened at start: otherwise the first row that queries pays for the PostgreSQL
+  # backends forked under its load (a p99 of 30 ms and more in its first seconds, BENCHMARKS.md).
+  export SVC_SERVER__DATABASE_MIN_CONNECTIONS="${connections:-16}"
   if [[ "${sole:-0}" == 1 ]]; then
     export SVC_SERVER__DATABASE_SOLE_SERVER=true
     backend="PostgreSQL, sole server"

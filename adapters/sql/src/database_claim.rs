@@ -11,7 +11,7 @@
 //! dropped, an operator ended the backend) the lock is gone, so the watchdog takes it again on a
 //! new connection and tells the server to forget what it kept ([`DatabaseClaim::when_retaken`]).
 //! When another server holds it by then (for [`HELD_PATIENCE`]), or the database stays out of
-//! reach for [`RETAKE_PATIENCE`], the claim is lost ([`DatabaseClaim::lost`]) and the server stops; a
+//! a sole server's reach for [`RETAKE_PATIENCE`], the claim is lost ([`DatabaseClaim::lost`]) and the server stops; a
 //! supervisor that restarts it finds the claim taken and waits, as at any start.
 
 use std::sync::{Arc, Mutex};
@@ -188,16 +188,20 @@ async fn watch_over(
     }
 }
 
-/// Claims again after a break: the database may be restarting, so an unreachable one is asked
-/// again until [`RETAKE_PATIENCE`]; a claim held by another backend for [`HELD_PATIENCE`] is
-/// another server's.
+/// Claims again after a break. A claim held by another backend for [`HELD_PATIENCE`] is another
+/// server's. A database out of reach may be restarting: a replica asks again until it answers
+/// (it keeps nothing in memory that could go stale meanwhile), a sole server for
+/// [`RETAKE_PATIENCE`] (the database might be out of reach from here only, and reachable from a
+/// server that takes the claim).
 async fn retake(pool: &PgPool, mode: ClaimMode) -> Result<PgConnection, String> {
     let deadline = Instant::now() + RETAKE_PATIENCE;
     loop {
         match try_claim(pool, mode, HELD_PATIENCE).await {
             Ok(connection) => return Ok(connection),
             Err(Refusal::Held) => return Err("another server holds it".into()),
-            Err(Refusal::Unreachable(reason)) if Instant::now() >= deadline => return Err(reason),
+            Err(Refusal::Unreachable(reason)) if mode == ClaimMode::Sole && Instant::now() >= deadline => {
+                return Err(reason);
+            }
             Err(Refusal::Unreachable(_)) => tokio::time::sleep(RETRY_EVERY).await,
         }
     }

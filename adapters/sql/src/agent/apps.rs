@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set};
@@ -15,10 +17,14 @@ pub use svc_domain::app::DEFAULT_APP_NAME;
 /// another replica within this long.
 const DEFAULT_APP_TIME_TO_LIVE: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// An owner's default app, read by the first request that asks once the last reading expired;
+/// the requests that ask meanwhile wait for that one reading instead of each querying.
+type DefaultReading = Arc<tokio::sync::OnceCell<AppRecord>>;
+
 pub struct SeaOrmAppRepository {
     db: DatabaseConnection,
     /// Owner id to its default app.
-    defaults: moka::sync::Cache<String, AppRecord>,
+    defaults: moka::sync::Cache<String, DefaultReading>,
 }
 
 impl SeaOrmAppRepository {
@@ -95,12 +101,12 @@ impl AppRepository for SeaOrmAppRepository {
         new_app_id: &str,
         now: DateTime<Utc>,
     ) -> Result<AppRecord, RepositoryError> {
-        if let Some(cached) = self.defaults.get(owner_id) {
-            return Ok(cached);
-        }
-        let found = self.default_app_uncached(owner_id, new_app_id, now).await?;
-        self.defaults.insert(owner_id.to_owned(), found.clone());
-        Ok(found)
+        let reading = self.defaults.get_with_by_ref(owner_id, DefaultReading::default);
+        // A failed reading leaves the cell empty: the next request reads again.
+        let found = reading
+            .get_or_try_init(|| self.default_app_uncached(owner_id, new_app_id, now))
+            .await?;
+        Ok(found.clone())
     }
 
     async fn get(&self, app_id: &str) -> Result<Option<AppRecord>, RepositoryError> {

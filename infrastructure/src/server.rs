@@ -363,8 +363,14 @@ impl Application {
         let manifest = crate::blueprints::load_manifest(&settings.blueprints).map_err(StartError::Blueprints)?;
         // The read caches below are right only while this server alone writes a SQLite file.
         let sole_server = svc_sql::SoleServer::claim(&settings.database_url(), SOLE_SERVER_PATIENCE).await?;
-        let db = svc_sql::connect_and_migrate_with(&settings.database_url(), pool_size(settings)).await?;
+        let db = svc_sql::connect(&settings.database_url(), pool_size(settings)).await?;
+        // Claimed before migrating: a server refused beside a sole server must not have changed
+        // its schema or rows first.
         let database_claim = claim_database(settings, &db).await?;
+        let applied = svc_sql::migrate(&db, &settings.database_url()).await?;
+        if applied > 0 {
+            tracing::info!(applied, "database migrated");
+        }
         let ws_secrets = crate::secrets::ws_signing_secrets(settings, &db).await?;
 
         // Each live-channel socket is a descriptor: lift the soft limit before accepting.
@@ -418,10 +424,16 @@ impl Application {
             (Some(reads), claim) => {
                 let kept = Arc::new(BlueprintReadCache::new(stored_blueprints));
                 if let Some(claim) = claim {
-                    let (reads, kept) = (reads.clone(), kept.clone());
+                    let (retaken_reads, retaken_kept) = (reads.clone(), kept.clone());
                     claim.when_retaken(move || {
-                        reads.forget_everything();
-                        kept.forget_all();
+                        retaken_reads.forget_everything();
+                        retaken_kept.forget_all();
+                    });
+                    // Until the server has stopped, another server may write: read through.
+                    let (lost_reads, lost_kept) = (reads.clone(), kept.clone());
+                    claim.when_lost(move || {
+                        lost_reads.stop_keeping();
+                        lost_kept.stop_keeping();
                     });
                 }
                 kept

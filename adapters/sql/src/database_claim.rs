@@ -31,6 +31,8 @@ pub const CLAIM_KEY: i64 = 0x7376_635f_7365_7276;
 const RETRY_EVERY: Duration = Duration::from_millis(50);
 /// How often the watchdog asks the claim's connection whether it still lives.
 pub const CHECK_EVERY: Duration = Duration::from_millis(250);
+/// A ping unanswered this long counts as a broken connection (a half-open one never answers).
+const PING_PATIENCE: Duration = Duration::from_secs(1);
 /// How long a database out of reach is asked again for a broken claim before the server gives up.
 const RETAKE_PATIENCE: Duration = Duration::from_secs(10);
 /// How long a broken claim that another backend holds is asked for again: the broken connection's
@@ -46,13 +48,26 @@ pub enum ClaimMode {
     Sole,
 }
 
-type Retaken = Arc<Mutex<Option<Box<dyn Fn() + Send + Sync>>>>;
+type Callback = Arc<Mutex<Option<Box<dyn Fn() + Send + Sync>>>>;
+
+/// What the watchdog tells the server.
+#[derive(Clone, Default)]
+struct Callbacks {
+    retaken: Callback,
+    lost: Callback,
+}
+
+fn run(callback: &Callback) {
+    if let Some(callback) = callback.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        callback();
+    }
+}
 
 /// This server's claim on its PostgreSQL database; released when dropped.
 pub struct DatabaseClaim {
     mode: ClaimMode,
     lost: watch::Receiver<bool>,
-    retaken: Retaken,
+    callbacks: Callbacks,
     watchdog: JoinHandle<()>,
 }
 
@@ -83,12 +98,12 @@ impl DatabaseClaim {
             }
         };
         let (lose, lost) = watch::channel(false);
-        let retaken: Retaken = Arc::default();
-        let watchdog = tokio::spawn(watch_over(connection, pool, mode, retaken.clone(), lose));
+        let callbacks = Callbacks::default();
+        let watchdog = tokio::spawn(watch_over(connection, pool, mode, callbacks.clone(), lose));
         Ok(Some(Self {
             mode,
             lost,
-            retaken,
+            callbacks,
             watchdog,
         }))
     }
@@ -100,17 +115,21 @@ impl DatabaseClaim {
     /// What to do once a broken claim was taken again: forget every row kept in memory, since
     /// another server may have written meanwhile.
     pub fn when_retaken(&self, forget: impl Fn() + Send + Sync + 'static) {
-        *self.retaken.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(forget));
+        *self.callbacks.retaken.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(forget));
     }
 
-    /// Resolves when the claim is lost for good; never while it holds.
+    /// What to do at once when the claim is lost, before [`DatabaseClaim::lost`] stops the
+    /// server: stop answering from memory, since another server may write meanwhile.
+    pub fn when_lost(&self, stop_keeping: impl Fn() + Send + Sync + 'static) {
+        *self.callbacks.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(stop_keeping));
+    }
+
+    /// Resolves when the claim is lost for good (a watchdog that ended while the claim is held,
+    /// by a panic, counts: its connection and the lock went with it); never while it holds.
     pub fn lost(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut lost = self.lost.clone();
         async move {
-            if lost.wait_for(|lost| *lost).await.is_err() {
-                // The watchdog ended without losing it (the claim was dropped).
-                std::future::pending::<()>().await;
-            }
+            let _ = lost.wait_for(|lost| *lost).await;
         }
     }
 }
@@ -160,26 +179,30 @@ async fn watch_over(
     mut connection: PgConnection,
     pool: PgPool,
     mode: ClaimMode,
-    retaken: Retaken,
+    callbacks: Callbacks,
     lose: watch::Sender<bool>,
 ) {
     let mut every = tokio::time::interval(CHECK_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         every.tick().await;
-        let Err(broken) = connection.ping().await else {
-            continue;
+        let broken = match tokio::time::timeout(PING_PATIENCE, connection.ping()).await {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer to a ping within {PING_PATIENCE:?}"),
         };
         tracing::warn!(error = %broken, "the connection holding this server's claim on the database broke; claiming it again");
+        // Closed first: a backend still alive behind a silent connection would refuse our own
+        // claim. Closing its socket lets PostgreSQL end it.
+        drop(connection);
         match retake(&pool, mode).await {
             Ok(fresh) => {
                 connection = fresh;
-                if let Some(forget) = retaken.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-                    forget();
-                }
+                run(&callbacks.retaken);
                 tracing::info!("claimed the database again; rows kept in memory were forgotten");
             }
             Err(reason) => {
+                run(&callbacks.lost);
                 tracing::error!(reason, "this server lost its claim on the database; stopping");
                 let _ = lose.send(true);
                 return;

@@ -23,7 +23,7 @@
 
 use std::hash::BuildHasher;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use moka::ops::compute::Op;
@@ -50,6 +50,8 @@ pub struct ReadCache {
 }
 
 struct Inner {
+    /// Cleared for good by [`ReadCache::stop_keeping`].
+    keeping: AtomicBool,
     generations: [AtomicU64; STRIPES],
     hasher: std::collections::hash_map::RandomState,
     sessions: Cache<String, Arc<CachedSession>>,
@@ -97,6 +99,7 @@ impl ReadCache {
             .build();
         Self {
             inner: Arc::new(Inner {
+                keeping: AtomicBool::new(true),
                 generations: std::array::from_fn(|_| AtomicU64::new(0)),
                 hasher: std::collections::hash_map::RandomState::new(),
                 sessions,
@@ -121,6 +124,9 @@ impl ReadCache {
 
     /// Keeps `insert` unless a write forgot the session since `ticket` (then nothing is kept).
     fn keep(&self, ticket: &Ticket, insert: impl FnOnce(), remove: impl FnOnce()) {
+        if !self.inner.keeping.load(Ordering::SeqCst) {
+            return;
+        }
         insert();
         if self.inner.generations[ticket.stripe].load(Ordering::SeqCst) != ticket.generation {
             remove();
@@ -140,6 +146,13 @@ impl ReadCache {
             }
             Changed::Deliveries => self.inner.last_seq.invalidate(session_id),
         }
+    }
+
+    /// Keeps nothing from now on and forgets what it kept: this server lost its claim on its
+    /// database, and another server may write until this one has stopped.
+    pub fn stop_keeping(&self) {
+        self.inner.keeping.store(false, Ordering::SeqCst);
+        self.forget_everything();
     }
 
     /// Forgets every kept row, and turns away the answers of reads still in flight: after this
@@ -287,6 +300,23 @@ mod tests {
         assert_eq!(cache.last_seq("s1"), Some(7), "a heartbeat leaves the delivery cursor");
         cache.forget("s1", Changed::Deliveries);
         assert_eq!(cache.last_seq("s1"), None, "a delivery forgets it");
+    }
+
+    #[test]
+    fn a_cache_that_stopped_keeping_forgets_and_answers_nothing_more() {
+        let cache = ReadCache::new();
+        cache.keep_session(&cache.ticket("s1"), &record(1), 100);
+        cache.keep_quiet(&cache.ticket("s1"), "s1");
+        cache.keep_last_seq(&cache.ticket("s1"), "s1", 4);
+        cache.stop_keeping();
+        assert!(cache.session("s1").is_none() && !cache.is_quiet("s1") && cache.last_seq("s1").is_none());
+        cache.keep_session(&cache.ticket("s1"), &record(2), 100);
+        cache.keep_quiet(&cache.ticket("s1"), "s1");
+        cache.keep_last_seq(&cache.ticket("s1"), "s1", 5);
+        assert!(
+            cache.session("s1").is_none() && !cache.is_quiet("s1") && cache.last_seq("s1").is_none(),
+            "reads after the stop are not kept"
+        );
     }
 
     fn record(revision: i64) -> SessionRecord {

@@ -111,6 +111,68 @@ async fn a_replica_beside_a_sole_server_on_postgres_is_refused_and_the_sole_serv
     );
 }
 
+/// A sole server answers session reads from memory (a change written behind its back is not
+/// seen), and after its claim's connection breaks it claims the database again and forgets what
+/// it kept (the change is then seen).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sole_server_reads_from_memory_and_forgets_it_when_its_claim_is_taken_again() {
+    let sole = |settings: &mut svc_tests::Settings| settings.server.database_sole_server = true;
+    let test = "a_sole_server_reads_from_memory";
+    let Some(app) = TestApp::spawn_configured(test, Backend::Postgres, Auth::DevAllowAll, sole).await else {
+        return;
+    };
+    let rendered = app
+        .render("show a note", json!({ "propsSpec": { "type": "object" } }), json!({}))
+        .await;
+    let session = rendered["sessionId"].as_str().expect("sessionId").to_owned();
+    let consume = json!({ "sessionId": session });
+    let first = app.tool_ok("svc_consume", consume.clone()).await;
+    assert!(first["client"].is_null(), "{first}");
+
+    let admin = sea_orm::Database::connect(app.settings.server.database_url.as_str())
+        .await
+        .unwrap();
+    admin
+        .execute_raw(Statement::from_sql_and_values(
+            DbBackend::Postgres,
+            "UPDATE sessions SET context_snapshot = $1 WHERE session_id = $2",
+            [r#"{"_host":{"marker":1}}"#.into(), session.clone().into()],
+        ))
+        .await
+        .unwrap();
+    let kept = app.tool_ok("svc_consume", consume.clone()).await;
+    assert!(kept["client"].is_null(), "the row kept in memory answers: {kept}");
+
+    let holders = advisory_holders(&admin, true).await;
+    assert_eq!(holders.len(), 1, "the sole server holds the claim");
+    for pid in &holders {
+        admin
+            .execute_raw(Statement::from_sql_and_values(
+                DbBackend::Postgres,
+                "SELECT pg_terminate_backend($1)",
+                [(*pid).into()],
+            ))
+            .await
+            .unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let read = app.tool_ok("svc_consume", consume.clone()).await;
+        if read["client"]["marker"] == 1 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still answered from memory after the claim was taken again: {read}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let retaken = advisory_holders(&admin, true).await;
+    assert_eq!(retaken.len(), 1, "claimed again");
+    assert_ne!(retaken, holders, "on a new connection");
+    let _ = admin.close().await;
+}
+
 /// A sole server whose claim passes to another server while its lock connection is down (here an
 /// operator ends that backend while another session waits for the key) stops with an error, so
 /// it does not serve rows from memory beside a server that now writes them.

@@ -18,8 +18,9 @@ pub use svc_domain::app::DEFAULT_APP_NAME;
 const DEFAULT_APP_TIME_TO_LIVE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// An owner's default app, read by the first request that asks once the last reading expired;
-/// the requests that ask meanwhile wait for that one reading instead of each querying.
-type DefaultReading = Arc<tokio::sync::OnceCell<AppRecord>>;
+/// the requests that ask meanwhile wait for that one reading instead of each querying, and share
+/// its failure too (so a database outage fails them together, not one timeout after another).
+type DefaultReading = Arc<tokio::sync::OnceCell<Result<AppRecord, String>>>;
 
 pub struct SeaOrmAppRepository {
     db: DatabaseConnection,
@@ -102,11 +103,25 @@ impl AppRepository for SeaOrmAppRepository {
         now: DateTime<Utc>,
     ) -> Result<AppRecord, RepositoryError> {
         let reading = self.defaults.get_with_by_ref(owner_id, DefaultReading::default);
-        // A failed reading leaves the cell empty: the next request reads again.
-        let found = reading
-            .get_or_try_init(|| self.default_app_uncached(owner_id, new_app_id, now))
-            .await?;
-        Ok(found.clone())
+        let read = reading
+            .get_or_init(|| async {
+                let read = self.default_app_uncached(owner_id, new_app_id, now).await;
+                read.map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+            })
+            .await;
+        match read {
+            Ok(found) => Ok(found.clone()),
+            Err(reason) => {
+                // The next request reads again (unless a newer reading took this one's place).
+                self.defaults
+                    .entry_by_ref(owner_id)
+                    .and_compute_with(|kept| match kept {
+                        Some(entry) if Arc::ptr_eq(entry.value(), &reading) => moka::ops::compute::Op::Remove,
+                        _ => moka::ops::compute::Op::Nop,
+                    });
+                Err(RepositoryError::Unavailable(anyhow::anyhow!("{reason}")))
+            }
+        }
     }
 
     async fn get(&self, app_id: &str) -> Result<Option<AppRecord>, RepositoryError> {

@@ -1,5 +1,6 @@
-//! The session read cache (the server uses it on SQLite, where this process alone writes): a read
-//! through the repositories sees every write made through them, whichever repository made it.
+//! The session read cache (the server uses it where this process alone writes: SQLite, and
+//! PostgreSQL claimed by a sole server): a read through the repositories sees every write made
+//! through them, whichever repository made it.
 
 use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseConnection};

@@ -11,7 +11,7 @@
 //! and a reader stores its answer only if the generation it noted before the query held.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -31,6 +31,8 @@ type ExactKey = (String, String, String, String);
 
 pub struct BlueprintReadCache {
     inner: Arc<dyn BlueprintRepository>,
+    /// Cleared for good by [`BlueprintReadCache::stop_keeping`].
+    keeping: AtomicBool,
     generation: AtomicU64,
     by_id: Cache<String, Arc<BlueprintRecord>>,
     exact: Cache<ExactKey, Arc<BlueprintRecord>>,
@@ -40,10 +42,18 @@ impl BlueprintReadCache {
     pub fn new(inner: Arc<dyn BlueprintRepository>) -> Self {
         Self {
             inner,
+            keeping: AtomicBool::new(true),
             generation: AtomicU64::new(0),
             by_id: fresh_cache(),
             exact: fresh_cache(),
         }
+    }
+
+    /// Keeps nothing from now on and forgets what it kept (a server that lost its claim on its
+    /// database, while another may write to it).
+    pub fn stop_keeping(&self) {
+        self.keeping.store(false, Ordering::SeqCst);
+        self.forget_all();
     }
 
     /// Called after every write (and by a server whose claim on its database broke): nothing
@@ -67,6 +77,9 @@ impl BlueprintReadCache {
         let Some(found) = answer else {
             return;
         };
+        if !self.keeping.load(Ordering::SeqCst) {
+            return;
+        }
         cache.insert(key.clone(), found.clone());
         if self.generation.load(Ordering::SeqCst) != generation {
             cache.invalidate(&key);
@@ -243,6 +256,21 @@ mod tests {
         assert!(cache.get("b1").await.unwrap().is_some(), "served from memory");
         tokio::time::sleep(FRESHNESS + Duration::from_millis(50)).await;
         assert!(cache.get("b1").await.unwrap().is_none(), "seen once fresh ran out");
+    }
+
+    #[tokio::test]
+    async fn a_cache_that_stopped_keeping_reads_through() {
+        let (store, cache) = wired();
+        store.insert(&record("b1", "card")).await.unwrap();
+        assert!(cache.get("b1").await.unwrap().is_some());
+        cache.stop_keeping();
+        // Another server deletes it: this one's next read asks the store, and keeps nothing.
+        store.delete("app", "b1").await.unwrap();
+        assert!(cache.get("b1").await.unwrap().is_none(), "forgotten at the stop");
+        store.insert(&record("b1", "card")).await.unwrap();
+        assert!(cache.get("b1").await.unwrap().is_some());
+        store.delete("app", "b1").await.unwrap();
+        assert!(cache.get("b1").await.unwrap().is_none(), "nothing kept after the stop");
     }
 
     #[tokio::test]

@@ -418,7 +418,10 @@ impl Application {
         // a session after each write of it.
         let sole_writer = writer.is_some() || database_claim.as_ref().is_some_and(|c| c.mode() == ClaimMode::Sole);
         let reads = sole_writer.then(svc_sql::ReadCache::new);
-        let stored_blueprints: Arc<dyn BlueprintRepository> = Arc::new(SeaOrmBlueprintRepository::new(db.clone()));
+        // PostgreSQL: the read paths' single-row reads skip the pool's ping on return.
+        let lane = svc_sql::ReadLane::for_database(&db);
+        let stored_blueprints: Arc<dyn BlueprintRepository> =
+            Arc::new(SeaOrmBlueprintRepository::new(db.clone()).with_read_lane(lane.clone()));
         // Replicas on a shared database would answer each other's deleted blueprints for a moment.
         let blueprints: Arc<dyn BlueprintRepository> = match (&reads, &database_claim) {
             (Some(reads), claim) => {
@@ -452,12 +455,14 @@ impl Application {
             sessions: Arc::new(
                 SeaOrmSessionRepository::new(db.clone())
                     .with_writer(writer.clone())
-                    .with_read_cache(reads.clone()),
+                    .with_read_cache(reads.clone())
+                    .with_read_lane(lane.clone()),
             ),
             events: Arc::new(
                 SeaOrmEventRepository::new(db.clone())
                     .with_writer(writer)
-                    .with_read_cache(reads),
+                    .with_read_cache(reads)
+                    .with_read_lane(lane),
             ),
             blueprints,
             bus,

@@ -14,6 +14,7 @@ mod pg_event_bus;
 mod pool_usage;
 mod rate_windows;
 mod read_cache;
+mod read_lane;
 mod reads;
 
 pub mod agent;
@@ -36,4 +37,5 @@ pub use pg_event_bus::{PgBusTasks, PgEventBus};
 pub use pool_usage::SqlxPoolUsage;
 pub use rate_windows::SqlSharedWindows;
 pub use read_cache::ReadCache;
+pub use read_lane::ReadLane;
 pub use sole_server::SoleServer;

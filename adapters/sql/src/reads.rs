@@ -1,5 +1,6 @@
 //! The read paths' statements (`svc_consume`, `svc_get_session`, `resources/read`): built once
-//! per backend and run on the backend's own sea-orm driver.
+//! per backend and run on the backend's own sea-orm driver (on PostgreSQL, on a [`ReadLane`]'s
+//! held connections where the repository has one).
 //!
 //! Two costs were larger than sending the statement and decoding its row (issue 18, on
 //! PostgreSQL, BENCHMARKS.md): building the same `SELECT` from sea-query expressions on every
@@ -11,6 +12,8 @@
 //! small. (`errors::begin_write` does the same for SQLite's begin.)
 
 use std::sync::OnceLock;
+
+use crate::read_lane::ReadLane;
 
 use sea_orm::{
     DatabaseConnection, DatabaseConnectionType, DbBackend, DbErr, QueryResult, Selector, SelectorTrait, Statement,
@@ -36,9 +39,14 @@ impl<S: SelectorTrait> KeyedRead<S> {
         }
     }
 
-    /// The row for `key`, decoded.
-    pub(crate) async fn one(&self, db: &DatabaseConnection, key: &str) -> Result<Option<S::Item>, DbErr> {
-        one_row(db, self.statement(db.get_database_backend(), key))
+    /// The row for `key`, decoded; on `lane`'s held connections when there is one.
+    pub(crate) async fn one(
+        &self,
+        db: &DatabaseConnection,
+        lane: Option<&ReadLane>,
+        key: &str,
+    ) -> Result<Option<S::Item>, DbErr> {
+        one_row(db, lane, self.statement(db.get_database_backend(), key))
             .await?
             .map(S::from_raw_query_result)
             .transpose()
@@ -71,14 +79,23 @@ fn slot(backend: DbBackend) -> Option<usize> {
 
 /// The first row `statement` answers, on the connection's own driver, in the span sea-orm gives
 /// each statement (target `sea_orm`, so `RUST_LOG=sea_orm=info` shows these reads as well).
-async fn one_row(db: &DatabaseConnection, statement: Statement) -> Result<Option<QueryResult>, DbErr> {
+async fn one_row(
+    db: &DatabaseConnection,
+    lane: Option<&ReadLane>,
+    statement: Statement,
+) -> Result<Option<QueryResult>, DbErr> {
     let span = tracing::info_span!(
         target: "sea_orm",
         "sea_orm.query_one",
         db.statement = %statement.sql,
         otel.status_code = tracing::field::Empty,
     );
-    let answer = tracing::Instrument::instrument(on_driver(db, statement), span.clone()).await;
+    let answer = match lane {
+        Some(lane) => tracing::Instrument::instrument(Box::pin(lane.one(&statement)), span.clone())
+            .await
+            .map(|row| row.map(QueryResult::from)),
+        None => tracing::Instrument::instrument(on_driver(db, statement), span.clone()).await,
+    };
     if answer.is_err() {
         span.record("otel.status_code", "ERROR");
     }

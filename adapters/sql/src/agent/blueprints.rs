@@ -16,15 +16,23 @@ use svc_domain::blueprint::SourceKind;
 use super::entities::blueprint;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::{begin_write, corrupt, is_unique_violation, repository_error};
+use crate::read_lane::ReadLane;
 use crate::reads::KeyedRead;
 
 pub struct SeaOrmBlueprintRepository {
     db: DatabaseConnection,
+    lane: Option<ReadLane>,
 }
 
 impl SeaOrmBlueprintRepository {
     pub fn new(db: DatabaseConnection) -> Self {
-        Self { db }
+        Self { db, lane: None }
+    }
+
+    /// Reads a blueprint by id on `lane`'s held connections (PostgreSQL).
+    pub fn with_read_lane(mut self, lane: Option<ReadLane>) -> Self {
+        self.lane = lane;
+        self
     }
 }
 
@@ -204,7 +212,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
 
     async fn get(&self, blueprint_id: &str) -> Result<Option<Arc<BlueprintRecord>>, RepositoryError> {
         BLUEPRINT_BY_ID
-            .one(&self.db, blueprint_id)
+            .one(&self.db, self.lane.as_ref(), blueprint_id)
             .await
             .map_err(repository_error)?
             .map(|row| record(row).map(Arc::new))

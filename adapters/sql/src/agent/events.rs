@@ -15,6 +15,7 @@ use crate::backend;
 use crate::errors::{lost_race, repository_error};
 use crate::group_commit::{Undo, Writer, write_settled};
 use crate::read_cache::{Changed, ReadCache};
+use crate::read_lane::ReadLane;
 use crate::reads::KeyedRead;
 
 /// Sequence numbers are max + 1 under a unique index; concurrent writers that collide retry.
@@ -26,6 +27,7 @@ pub struct SeaOrmEventRepository {
     db: DatabaseConnection,
     writer: Option<Writer>,
     cache: Option<ReadCache>,
+    lane: Option<ReadLane>,
 }
 
 impl SeaOrmEventRepository {
@@ -34,7 +36,14 @@ impl SeaOrmEventRepository {
             db,
             writer: None,
             cache: None,
+            lane: None,
         }
+    }
+
+    /// Runs the read paths' single-row reads on `lane`'s held connections (PostgreSQL).
+    pub fn with_read_lane(mut self, lane: Option<ReadLane>) -> Self {
+        self.lane = lane;
+        self
     }
 
     /// Writes through the group-commit writer when there is one (SQLite).
@@ -98,7 +107,7 @@ impl SeaOrmEventRepository {
 
     async fn last_stream_seq_stored(&self, session_id: &str) -> Result<i64, RepositoryError> {
         let last = LAST_DELIVERY_SEQ
-            .one(&self.db, session_id)
+            .one(&self.db, self.lane.as_ref(), session_id)
             .await
             .map_err(repository_error)?
             .flatten();
@@ -106,7 +115,7 @@ impl SeaOrmEventRepository {
     }
 
     async fn has_undrained_stored(&self, session_id: &str) -> Result<bool, DbErr> {
-        let first = FIRST_UNDRAINED.one(&self.db, session_id).await?;
+        let first = FIRST_UNDRAINED.one(&self.db, self.lane.as_ref(), session_id).await?;
         Ok(first.is_some())
     }
 }

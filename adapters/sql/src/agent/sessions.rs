@@ -13,12 +13,14 @@ use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::repository_error;
 use crate::group_commit::{Undo, Writer, write_settled};
 use crate::read_cache::{Changed, ReadCache};
+use crate::read_lane::ReadLane;
 use crate::reads::KeyedRead;
 
 pub struct SeaOrmSessionRepository {
     db: DatabaseConnection,
     writer: Option<Writer>,
     cache: Option<ReadCache>,
+    lane: Option<ReadLane>,
 }
 
 impl SeaOrmSessionRepository {
@@ -27,7 +29,14 @@ impl SeaOrmSessionRepository {
             db,
             writer: None,
             cache: None,
+            lane: None,
         }
+    }
+
+    /// Runs the read paths' single-row reads on `lane`'s held connections (PostgreSQL).
+    pub fn with_read_lane(mut self, lane: Option<ReadLane>) -> Self {
+        self.lane = lane;
+        self
     }
 
     /// Writes through the group-commit writer when there is one (SQLite).
@@ -44,7 +53,7 @@ impl SeaOrmSessionRepository {
 
     async fn get_stored(&self, session_id: &str) -> Result<Option<(SessionRecord, usize)>, RepositoryError> {
         let Some(m) = SESSION_BY_ID
-            .one(&self.db, session_id)
+            .one(&self.db, self.lane.as_ref(), session_id)
             .await
             .map_err(repository_error)?
         else {
@@ -254,7 +263,7 @@ impl SessionRepository for SeaOrmSessionRepository {
             return Ok(self.get(session_id).await?.map(|record| (record, None)));
         }
         let Some(row) = SESSION_WITH_UNDRAINED
-            .one(&self.db, session_id)
+            .one(&self.db, self.lane.as_ref(), session_id)
             .await
             .map_err(repository_error)?
         else {

@@ -1,0 +1,144 @@
+//! PostgreSQL single-row reads on connections held between reads.
+//!
+//! sqlx's pool pings every connection it takes back (a `Sync` and its `ReadyForQuery`: one more
+//! round trip, TLS record and backend wake-up per statement; `PoolConnection::return_to_pool`).
+//! For the read paths (`svc_consume`, `svc_get_session`, `resources/read`: one short statement
+//! each) that doubled PostgreSQL's work and cost replicas about a quarter of their read
+//! throughput (issue 18, BENCHMARKS.md). The lane takes connections from the pool and keeps up to
+//! half the pool's size between reads, so a read that finds one held pays one round trip. A
+//! connection goes back to the pool, pinged there, when a read on it failed or did not finish (its
+//! caller left mid-statement: the rest of the answer may still be on the wire, and the ping is
+//! what reads it off), and when it sat unused for [`HOLD_IDLE`], so writes are never short of
+//! connections for longer than that once reads stop, and a connection the server or a proxy may
+//! drop while idle is never kept.
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use sea_orm::sqlx::pool::PoolConnection;
+use sea_orm::sqlx::postgres::PgRow;
+use sea_orm::sqlx::{self, PgPool, Postgres};
+use sea_orm::{ConnAcquireErr, DatabaseConnection, DbBackend, DbErr, RuntimeErr, Statement, Values};
+use sea_query_sqlx::SqlxValues;
+use tokio::time::Instant;
+
+/// How long a held connection may sit unused before it goes back to the pool.
+const HOLD_IDLE: Duration = Duration::from_secs(1);
+
+/// Connections kept for the read paths of one PostgreSQL pool. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct ReadLane {
+    inner: Arc<Lane>,
+}
+
+struct Lane {
+    pool: PgPool,
+    /// Most recently used last: reads take from the end, the sweep returns from the front.
+    held: Mutex<Vec<Held>>,
+    capacity: usize,
+}
+
+struct Held {
+    connection: PoolConnection<Postgres>,
+    used: Instant,
+}
+
+impl ReadLane {
+    /// A lane for `db`'s pool when it is PostgreSQL's (elsewhere a pooled connection's return
+    /// costs no round trip worth saving: SQLite's ping is a no-op for a kept connection).
+    /// Spawns the sweep that returns idle connections; it ends with the lane or the pool.
+    pub fn for_database(db: &DatabaseConnection) -> Option<Self> {
+        (db.get_database_backend() == DbBackend::Postgres).then(|| Self::new(db.get_postgres_connection_pool().clone()))
+    }
+
+    fn new(pool: PgPool) -> Self {
+        let capacity = (pool.options().get_max_connections() as usize / 2).max(1);
+        let lane = Arc::new(Lane {
+            pool,
+            held: Mutex::new(Vec::with_capacity(capacity)),
+            capacity,
+        });
+        tokio::spawn(sweep(Arc::downgrade(&lane), lane.pool.close_event()));
+        Self { inner: lane }
+    }
+
+    /// The first row `statement` answers.
+    pub(crate) async fn one(&self, statement: &Statement) -> Result<Option<PgRow>, DbErr> {
+        let mut connection = self.inner.take().await?;
+        let values = SqlxValues(statement.values.clone().unwrap_or(Values(Vec::new())));
+        // If this future is dropped mid-statement, `connection` goes back to the pool, which
+        // reads the rest of the answer off the wire before anyone else uses it.
+        let row = sqlx::query_with(sqlx::AssertSqlSafe(statement.sql.as_str()), values)
+            .fetch_optional(&mut *connection)
+            .await
+            .map_err(|e| DbErr::Query(RuntimeErr::SqlxError(e.into())))?;
+        self.inner.keep(connection);
+        Ok(row)
+    }
+
+    /// How many connections the lane holds between reads now.
+    pub fn held(&self) -> usize {
+        self.inner.held.lock().expect("read lane lock").len()
+    }
+}
+
+impl Lane {
+    async fn take(&self) -> Result<PoolConnection<Postgres>, DbErr> {
+        let recent = self.held.lock().expect("read lane lock").pop();
+        match recent {
+            // A connection older than the hold was left to the sweep; the pool checks it.
+            Some(held) if held.used.elapsed() < HOLD_IDLE && !self.pool.is_closed() => Ok(held.connection),
+            _ => self.pool.acquire().await.map_err(acquire_error),
+        }
+    }
+
+    fn keep(&self, connection: PoolConnection<Postgres>) {
+        let mut held = self.held.lock().expect("read lane lock");
+        if held.len() < self.capacity && !self.pool.is_closed() {
+            held.push(Held {
+                connection,
+                used: Instant::now(),
+            });
+        }
+        // Otherwise `connection` drops here, back to the pool.
+    }
+
+    /// Hands back every connection unused for [`HOLD_IDLE`] (all of them once the pool closes).
+    fn release_idle(&self, everything: bool) {
+        let released: Vec<Held> = {
+            let mut held = self.held.lock().expect("read lane lock");
+            let idle = if everything {
+                held.len()
+            } else {
+                held.iter().take_while(|h| h.used.elapsed() >= HOLD_IDLE).count()
+            };
+            held.drain(..idle).collect()
+        };
+        // Dropped outside the lock: each spawns its return to the pool.
+        drop(released);
+    }
+}
+
+/// As sea-orm reports a pool's refusal.
+fn acquire_error(error: sqlx::Error) -> DbErr {
+    match error {
+        sqlx::Error::PoolTimedOut => DbErr::ConnectionAcquire(ConnAcquireErr::Timeout),
+        sqlx::Error::PoolClosed => DbErr::ConnectionAcquire(ConnAcquireErr::ConnectionClosed),
+        other => DbErr::Conn(RuntimeErr::SqlxError(other.into())),
+    }
+}
+
+async fn sweep(lane: Weak<Lane>, closed: sqlx::pool::CloseEvent) {
+    tokio::pin!(closed);
+    loop {
+        let everything = tokio::select! {
+            () = tokio::time::sleep(HOLD_IDLE / 2) => false,
+            () = &mut closed => true,
+        };
+        let Some(lane) = lane.upgrade() else { return };
+        lane.release_idle(everything);
+        if everything {
+            return;
+        }
+    }
+}

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use sea_orm::sqlx::pool::PoolConnection;
 use sea_orm::sqlx::postgres::PgRow;
-use sea_orm::sqlx::{self, PgPool, Postgres};
+use sea_orm::sqlx::{self, Connection, PgPool, Postgres};
 use sea_orm::{ConnAcquireErr, DatabaseConnection, DbBackend, DbErr, RuntimeErr, Statement, Values};
 use sea_query_sqlx::SqlxValues;
 use tokio::time::Instant;
@@ -44,9 +44,9 @@ struct Held {
 }
 
 impl ReadLane {
-    /// A lane for `db`'s pool when it is PostgreSQL's (elsewhere a pooled connection's return
-    /// costs no round trip worth saving: SQLite's ping is a no-op for a kept connection).
-    /// Spawns the sweep that returns idle connections; it ends with the lane or the pool.
+    /// A lane for `db`'s pool when it is PostgreSQL's, the replicas' backend. (SQLite's reads
+    /// are kept in memory; MariaDB's pool pings too, and its reads have no lane yet.) Spawns the
+    /// sweep that returns idle connections; it ends with the lane or the pool.
     pub fn for_database(db: &DatabaseConnection) -> Option<Self> {
         (db.get_database_backend() == DbBackend::Postgres).then(|| Self::new(db.get_postgres_connection_pool().clone()))
     }
@@ -64,14 +64,33 @@ impl ReadLane {
 
     /// The first row `statement` answers.
     pub(crate) async fn one(&self, statement: &Statement) -> Result<Option<PgRow>, DbErr> {
-        let mut connection = self.inner.take().await?;
+        let connection = match self.inner.take_held() {
+            Some(held) => match self.run(held, statement).await {
+                Ok(row) => return Ok(row),
+                // A held connection the database or a proxy closed since fails its next
+                // statement, and the pool's idle ones may have gone with it (a restarted
+                // database): a read can be asked again, on a connection seen to answer.
+                Err(_) => self.inner.answering_connection().await?,
+            },
+            None => self.inner.pool.acquire().await.map_err(acquire_error)?,
+        };
+        self.run(connection, statement)
+            .await
+            .map_err(|e| DbErr::Query(RuntimeErr::SqlxError(e.into())))
+    }
+
+    async fn run(
+        &self,
+        mut connection: PoolConnection<Postgres>,
+        statement: &Statement,
+    ) -> Result<Option<PgRow>, sqlx::Error> {
         let values = SqlxValues(statement.values.clone().unwrap_or(Values(Vec::new())));
-        // If this future is dropped mid-statement, `connection` goes back to the pool, which
-        // reads the rest of the answer off the wire before anyone else uses it.
+        // A failed statement's connection, or one whose caller left mid-statement (this future
+        // dropped), goes back to the pool, which reads the rest of the answer off the wire or
+        // closes it before anyone else uses it.
         let row = sqlx::query_with(sqlx::AssertSqlSafe(statement.sql.as_str()), values)
             .fetch_optional(&mut *connection)
-            .await
-            .map_err(|e| DbErr::Query(RuntimeErr::SqlxError(e.into())))?;
+            .await?;
         self.inner.keep(connection);
         Ok(row)
     }
@@ -83,13 +102,23 @@ impl ReadLane {
 }
 
 impl Lane {
-    async fn take(&self) -> Result<PoolConnection<Postgres>, DbErr> {
-        let recent = self.held.lock().expect("read lane lock").pop();
-        match recent {
-            // A connection older than the hold was left to the sweep; the pool checks it.
-            Some(held) if held.used.elapsed() < HOLD_IDLE && !self.pool.is_closed() => Ok(held.connection),
-            _ => self.pool.acquire().await.map_err(acquire_error),
+    /// The connection used last, unless it sat longer than [`HOLD_IDLE`] (then the pool has it
+    /// back, and checks it before handing it out again).
+    fn take_held(&self) -> Option<PoolConnection<Postgres>> {
+        let recent = self.held.lock().expect("read lane lock").pop()?;
+        (recent.used.elapsed() < HOLD_IDLE && !self.pool.is_closed()).then_some(recent.connection)
+    }
+
+    /// A connection from the pool that answers a ping, after as many broken ones as the pool
+    /// can hold (each dropped: the pool closes it and opens another).
+    async fn answering_connection(&self) -> Result<PoolConnection<Postgres>, DbErr> {
+        for _ in 0..self.pool.options().get_max_connections() {
+            let mut connection = self.pool.acquire().await.map_err(acquire_error)?;
+            if connection.ping().await.is_ok() {
+                return Ok(connection);
+            }
         }
+        self.pool.acquire().await.map_err(acquire_error)
     }
 
     fn keep(&self, connection: PoolConnection<Postgres>) {

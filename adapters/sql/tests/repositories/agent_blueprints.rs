@@ -13,6 +13,7 @@ use svc_application::ports::blueprints::{
     StoredEmbedding,
 };
 use svc_domain::blueprint::SourceKind;
+use svc_sql::ReadLane;
 use svc_sql::agent::SeaOrmBlueprintRepository;
 
 support::backend_tests!(
@@ -48,7 +49,7 @@ fn bp(id: &str, app: &str, intent: &str, at: DateTime<Utc>) -> BlueprintRecord {
 }
 
 async fn a_stored_contract_that_is_not_an_object_is_refused(db: DatabaseConnection) {
-    let repo = SeaOrmBlueprintRepository::new(db.clone());
+    let repo = SeaOrmBlueprintRepository::new(db.clone()).with_read_lane(ReadLane::for_database(&db));
     repo.insert(&bp("b1", "app1", "one", t0())).await.unwrap();
     db.execute_unprepared("UPDATE blueprints SET contract = '[1, 2]' WHERE blueprint_id = 'b1'")
         .await

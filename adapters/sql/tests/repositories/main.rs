@@ -19,6 +19,7 @@ mod operator_orgs;
 mod operator_wallets;
 mod pending_handshakes;
 mod rate_windows;
+mod read_lane;
 mod registry_repositories;
 mod render_commit;
 mod session_read_cache;

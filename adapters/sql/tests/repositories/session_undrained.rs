@@ -5,6 +5,7 @@ use chrono::Utc;
 use sea_orm::DatabaseConnection;
 use serde_json::json;
 use svc_application::ports::agent::{EventRepository, NewActionEvent, SessionRepository};
+use svc_sql::ReadLane;
 use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
 
 use crate::support;
@@ -23,9 +24,10 @@ fn gesture(id: &str, intent: &str) -> NewActionEvent {
 }
 
 async fn the_undrained_flag_follows_gestures_stored_and_drained(db: DatabaseConnection) {
-    // No read cache: the wiring of a server database.
-    let sessions = SeaOrmSessionRepository::new(db.clone());
-    let events = SeaOrmEventRepository::new(db.clone());
+    // No read cache: the wiring of a server database (on PostgreSQL, reads on a lane).
+    let lane = ReadLane::for_database(&db);
+    let sessions = SeaOrmSessionRepository::new(db.clone()).with_read_lane(lane.clone());
+    let events = SeaOrmEventRepository::new(db.clone()).with_read_lane(lane);
     sessions.insert(&support::session("s1")).await.unwrap();
     sessions.insert(&support::session("s2")).await.unwrap();
 

@@ -11,6 +11,7 @@ use svc_application::ports::RepositoryError;
 use svc_application::ports::blueprints::{BlueprintRecord, BlueprintRepository};
 use svc_application::ports::operator::ConnectorKeyRepository;
 use svc_domain::connector_key::{ConnectorKey, ConnectorKeyDraft};
+use svc_sql::ReadLane;
 use svc_sql::agent::SeaOrmBlueprintRepository;
 use svc_sql::operator::SeaOrmConnectorKeyRepository;
 
@@ -59,7 +60,7 @@ fn assert_corrupt<T: std::fmt::Debug>(read: Result<T, RepositoryError>, expected
 }
 
 async fn an_unknown_blueprint_source_kind_is_corrupt_not_llm(db: DatabaseConnection) {
-    let repo = SeaOrmBlueprintRepository::new(db.clone());
+    let repo = SeaOrmBlueprintRepository::new(db.clone()).with_read_lane(ReadLane::for_database(&db));
     repo.insert(&blueprint("bp1")).await.unwrap();
     assert!(repo.get("bp1").await.unwrap().is_some(), "readable as written");
     overwrite(&db, "blueprints", "source_kind", "alien", "blueprint_id", "bp1").await;
@@ -67,7 +68,7 @@ async fn an_unknown_blueprint_source_kind_is_corrupt_not_llm(db: DatabaseConnect
 }
 
 async fn a_json_column_that_is_not_json_is_corrupt(db: DatabaseConnection) {
-    let repo = SeaOrmBlueprintRepository::new(db.clone());
+    let repo = SeaOrmBlueprintRepository::new(db.clone()).with_read_lane(ReadLane::for_database(&db));
     repo.insert(&blueprint("bp1")).await.unwrap();
     overwrite(&db, "blueprints", "variance", "{not json", "blueprint_id", "bp1").await;
     assert_corrupt(repo.get("bp1").await, "blueprints.variance");

@@ -1,0 +1,152 @@
+//! `svc_sql::ReadLane`: the read paths' PostgreSQL connections held between reads (issue 18).
+//! Held connections go back to the pool once reads stop, so writes get them; a held connection
+//! the database closed costs no failed read; the pool still closes while the lane holds some.
+//! PostgreSQL only: skipped without `SVC_TEST_DATABASE_URL`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sea_orm::DatabaseConnection;
+use sea_orm::sqlx::{self, Connection};
+use svc_application::ports::agent::SessionRepository;
+use svc_sql::agent::SeaOrmSessionRepository;
+use svc_sql::testing::{Backend, ScratchDatabase};
+use svc_sql::{PoolSize, ReadLane};
+
+use crate::support;
+
+/// A migrated scratch database and a pool of `max` connections on it.
+async fn database(test: &str, max: u32) -> Option<(ScratchDatabase, DatabaseConnection)> {
+    let database = ScratchDatabase::create(test, Backend::Postgres, &std::env::temp_dir()).await?;
+    database.connect_and_migrate().await.unwrap().close().await.unwrap();
+    let pool = PoolSize {
+        max_connections: Some(max),
+        min_connections: None,
+    };
+    let db = svc_sql::connect(&database.url, pool).await.unwrap();
+    Some((database, db))
+}
+
+async fn sessions_with_lane(db: &DatabaseConnection, ids: &[&str]) -> (Arc<SeaOrmSessionRepository>, ReadLane) {
+    let lane = ReadLane::for_database(db).expect("a lane on PostgreSQL");
+    let sessions = SeaOrmSessionRepository::new(db.clone()).with_read_lane(Some(lane.clone()));
+    for id in ids {
+        sessions.insert(&support::session(id)).await.unwrap();
+    }
+    (Arc::new(sessions), lane)
+}
+
+/// Connections of the pool nobody uses now (neither a statement nor the lane).
+fn idle(db: &DatabaseConnection) -> usize {
+    db.get_postgres_connection_pool().num_idle()
+}
+
+async fn wait_until<F: Fn() -> bool>(what: &str, within: Duration, done: F) {
+    let deadline = Instant::now() + within;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} within {within:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn held_connections_go_back_to_the_pool_once_reads_stop() {
+    let Some((_database, db)) = database("held_connections_go_back", 4).await else {
+        return;
+    };
+    let (sessions, lane) = sessions_with_lane(&db, &["s1", "s2"]).await;
+
+    // Concurrent reads take more connections than the lane keeps (half the pool).
+    let reads: Vec<_> = (0..8)
+        .map(|i| {
+            let sessions = sessions.clone();
+            tokio::spawn(async move { sessions.get(if i % 2 == 0 { "s1" } else { "s2" }).await })
+        })
+        .collect();
+    for (i, read) in reads.into_iter().enumerate() {
+        let record = read.await.unwrap().unwrap().expect("the session");
+        assert_eq!(record.session_id, if i % 2 == 0 { "s1" } else { "s2" });
+    }
+    assert!(
+        (1..=2).contains(&lane.held()),
+        "the lane keeps some connections, at most half the pool's 4 (held {})",
+        lane.held()
+    );
+
+    // Writes still have the rest of the pool meanwhile.
+    sessions.insert(&support::session("s3")).await.unwrap();
+
+    wait_until(
+        "every held connection is back in the pool",
+        Duration::from_secs(5),
+        || lane.held() == 0,
+    )
+    .await;
+    wait_until("the pool has them idle again", Duration::from_secs(5), || {
+        idle(&db) == db.get_postgres_connection_pool().size() as usize
+    })
+    .await;
+    assert_eq!(sessions.get("s3").await.unwrap().unwrap().session_id, "s3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_held_connection_the_database_closed_costs_no_failed_read() {
+    let Some((database, db)) = database("a_held_connection_closed", 4).await else {
+        return;
+    };
+    let (sessions, lane) = sessions_with_lane(&db, &["s1"]).await;
+    sessions.get("s1").await.unwrap().expect("the session");
+    assert_eq!(lane.held(), 1);
+
+    // End every other backend of this database, as a restart would: the held connection and
+    // the pool's idle ones. (One connection of its own, which the query spares.)
+    let mut admin = sqlx::PgConnection::connect(&database.url).await.unwrap();
+    let ended: Vec<(bool,)> = sqlx::query_as(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    assert!(!ended.is_empty(), "the lane's connection was among the backends ended");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (left,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
+        if left == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the ended backends are gone within 5 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let record = sessions
+        .get("s1")
+        .await
+        .expect("the read is asked again on a connection that works")
+        .expect("the session");
+    assert_eq!(record.session_id, "s1");
+    admin.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_pool_closes_while_the_lane_holds_connections() {
+    let Some((_database, db)) = database("the_pool_closes_while_held", 4).await else {
+        return;
+    };
+    let (sessions, lane) = sessions_with_lane(&db, &["s1"]).await;
+    sessions.get("s1").await.unwrap().expect("the session");
+    assert_eq!(lane.held(), 1);
+
+    // sqlx's close waits for every connection it handed out; the lane hands its back at once.
+    tokio::time::timeout(Duration::from_millis(900), db.close())
+        .await
+        .expect("the pool closes without waiting for the lane's idle sweep")
+        .unwrap();
+    assert_eq!(lane.held(), 0);
+}

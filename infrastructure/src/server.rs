@@ -462,7 +462,7 @@ impl Application {
                 SeaOrmEventRepository::new(db.clone())
                     .with_writer(writer)
                     .with_read_cache(reads)
-                    .with_read_lane(lane),
+                    .with_read_lane(lane.clone()),
             ),
             blueprints,
             bus,
@@ -648,7 +648,7 @@ impl Application {
                 invites: h.invite_signup.clone(),
                 trust_proxy: settings.oauth.trust_proxy,
             }),
-            pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()))),
+            pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()).with_read_lane(lane))),
             console: Some(console),
             playground: playground_served(settings, auth_mode),
         };

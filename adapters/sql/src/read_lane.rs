@@ -128,8 +128,11 @@ impl Lane {
                 connection,
                 used: Instant::now(),
             });
+            return;
         }
-        // Otherwise `connection` drops here, back to the pool.
+        drop(held);
+        // Back to the pool (outside the lock: its return is a task of its own).
+        drop(connection);
     }
 
     /// Hands back every connection unused for [`HOLD_IDLE`] (all of them once the pool closes).

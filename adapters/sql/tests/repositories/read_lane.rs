@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use sea_orm::DatabaseConnection;
 use sea_orm::sqlx::{self, Connection};
 use svc_application::ports::agent::SessionRepository;
+use svc_application::ports::telemetry::DatabasePoolUsage;
 use svc_sql::agent::SeaOrmSessionRepository;
 use svc_sql::testing::{Backend, ScratchDatabase};
-use svc_sql::{PoolSize, ReadLane};
+use svc_sql::{PoolSize, ReadLane, SqlxPoolUsage};
 
 use crate::support;
 
@@ -72,6 +73,19 @@ async fn held_connections_go_back_to_the_pool_once_reads_stop() {
         "the lane keeps some connections, at most half the pool's 4 (held {})",
         lane.held()
     );
+
+    // `/metrics` counts them idle: no statement runs on them. (The reads past the lane's
+    // capacity gave theirs back to the pool, which takes a moment to check them.)
+    let metrics = SqlxPoolUsage::new(db.clone()).with_read_lane(Some(lane.clone()));
+    wait_until(
+        "every connection idle, the lane's among them",
+        Duration::from_secs(5),
+        || {
+            let usage = metrics.usage();
+            lane.held() > 0 && usage.open > 0 && usage.idle == usage.open
+        },
+    )
+    .await;
 
     // Writes still have the rest of the pool meanwhile.
     sessions.insert(&support::session("s3")).await.unwrap();

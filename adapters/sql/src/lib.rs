@@ -3,6 +3,7 @@
 //! Entities are written by hand with portable types (`DateTimeUtc`, strings for ids).
 
 mod backend;
+mod batched_read;
 mod connect;
 mod console_sessions;
 mod database_claim;
@@ -37,5 +38,5 @@ pub use pg_event_bus::{PgBusTasks, PgEventBus};
 pub use pool_usage::SqlxPoolUsage;
 pub use rate_windows::SqlSharedWindows;
 pub use read_cache::ReadCache;
-pub use read_lane::ReadLane;
+pub use read_lane::{LaneReads, ReadLane};
 pub use sole_server::SoleServer;

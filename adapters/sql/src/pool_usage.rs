@@ -27,10 +27,13 @@ impl DatabasePoolUsage for SqlxPoolUsage {
     fn usage(&self) -> PoolUsage {
         let (open, idle, max) = crate::backend::pool_readings(&self.db);
         let idle = idle + self.lane.as_ref().map_or(0, ReadLane::held);
+        let reads = self.lane.as_ref().map(ReadLane::reads).unwrap_or_default();
         PoolUsage {
             open,
             idle: u32::try_from(idle).unwrap_or(u32::MAX),
             max,
+            reads_alone: reads.alone,
+            reads_shared: reads.shared,
         }
     }
 }

@@ -11,8 +11,9 @@
 //! its key per call; the driver's own future is boxed once, so the futures that await it stay
 //! small. (`errors::begin_write` does the same for SQLite's begin.)
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
+use crate::batched_read::BatchedRead;
 use crate::read_lane::ReadLane;
 
 use sea_orm::{
@@ -26,8 +27,15 @@ const KEY_PLACEHOLDER: &str = "\u{0}svc-reads-key\u{0}";
 /// A read of at most one row whose statement differs only by one string key (an id).
 pub(crate) struct KeyedRead<S: SelectorTrait> {
     build: fn(&str) -> Selector<S>,
-    /// Per backend: the SQL text and the values, the key's place holding the placeholder.
-    built: [OnceLock<(String, Vec<Value>)>; 3],
+    /// Per backend: the statement with the placeholder in the key's place.
+    built: [OnceLock<Kept>; 3],
+}
+
+struct Kept {
+    sql: String,
+    values: Vec<Value>,
+    /// On PostgreSQL: the statement for the reads of many keys that wait together.
+    batched: Option<Arc<BatchedRead>>,
 }
 
 impl<S: SelectorTrait> KeyedRead<S> {
@@ -46,26 +54,44 @@ impl<S: SelectorTrait> KeyedRead<S> {
         lane: Option<&ReadLane>,
         key: &str,
     ) -> Result<Option<S::Item>, DbErr> {
-        one_row(db, lane, self.statement(db.get_database_backend(), key))
+        let backend = db.get_database_backend();
+        let lane = lane.map(|lane| (lane, self.kept(backend).and_then(|kept| kept.batched.clone())));
+        one_row(db, lane, self.statement(backend, key), key)
             .await?
             .map(S::from_raw_query_result)
             .transpose()
     }
 
     fn statement(&self, backend: DbBackend, key: &str) -> Statement {
-        let Some(slot) = slot(backend) else {
+        let Some(Kept { sql, values, .. }) = self.kept(backend) else {
             return (self.build)(key).into_statement(backend);
         };
-        let (sql, values) = self.built[slot].get_or_init(|| {
-            let built = (self.build)(KEY_PLACEHOLDER).into_statement(backend);
-            (built.sql, built.values.map(|v| v.0).unwrap_or_default())
-        });
         let values = values.iter().map(|value| match value {
-            Value::String(Some(s)) if s == KEY_PLACEHOLDER => Value::String(Some(key.to_owned())),
+            value if is_placeholder(value) => Value::String(Some(key.to_owned())),
             other => other.clone(),
         });
         Statement::from_sql_and_values(backend, sql.as_str(), values)
     }
+
+    fn kept(&self, backend: DbBackend) -> Option<&Kept> {
+        Some(self.built[slot(backend)?].get_or_init(|| {
+            let built = (self.build)(KEY_PLACEHOLDER).into_statement(backend);
+            let values = built.values.map(|v| v.0).unwrap_or_default();
+            let batched = (backend == DbBackend::Postgres)
+                .then(|| BatchedRead::of(&built.sql, &values, is_placeholder))
+                .flatten()
+                .map(Arc::new);
+            Kept {
+                sql: built.sql,
+                values,
+                batched,
+            }
+        }))
+    }
+}
+
+fn is_placeholder(value: &Value) -> bool {
+    matches!(value, Value::String(Some(s)) if s == KEY_PLACEHOLDER)
 }
 
 fn slot(backend: DbBackend) -> Option<usize> {
@@ -81,8 +107,9 @@ fn slot(backend: DbBackend) -> Option<usize> {
 /// each statement (target `sea_orm`, so `RUST_LOG=sea_orm=info` shows these reads as well).
 async fn one_row(
     db: &DatabaseConnection,
-    lane: Option<&ReadLane>,
+    lane: Option<(&ReadLane, Option<Arc<BatchedRead>>)>,
     statement: Statement,
+    key: &str,
 ) -> Result<Option<QueryResult>, DbErr> {
     let span = tracing::info_span!(
         target: "sea_orm",
@@ -91,9 +118,11 @@ async fn one_row(
         otel.status_code = tracing::field::Empty,
     );
     let answer = match lane {
-        Some(lane) => tracing::Instrument::instrument(Box::pin(lane.one(&statement)), span.clone())
-            .await
-            .map(|row| row.map(QueryResult::from)),
+        Some((lane, batched)) => {
+            tracing::Instrument::instrument(Box::pin(lane.one_keyed(&statement, batched, key)), span.clone())
+                .await
+                .map(|row| row.map(QueryResult::from))
+        }
         None => tracing::Instrument::instrument(on_driver(db, statement), span.clone()).await,
     };
     if answer.is_err() {
@@ -125,6 +154,12 @@ impl<S: SelectorTrait> KeyedRead<S> {
                 );
             }
         }
+    }
+
+    /// Whether reads of this shape that wait together share one statement on PostgreSQL.
+    pub(crate) fn batches_on_postgres(&self) -> bool {
+        self.kept(DbBackend::Postgres)
+            .is_some_and(|kept| kept.batched.is_some())
     }
 }
 
@@ -161,5 +196,15 @@ mod tests {
         crate::agent::events::LAST_DELIVERY_SEQ.assert_kept_equals_built();
         crate::agent::events::FIRST_UNDRAINED.assert_kept_equals_built();
         crate::agent::blueprints::BLUEPRINT_BY_ID.assert_kept_equals_built();
+    }
+
+    #[test]
+    fn every_kept_read_of_the_repositories_shares_statements_on_postgresql() {
+        use crate::agent::{blueprints, events, sessions};
+        assert!(sessions::SESSION_BY_ID.batches_on_postgres());
+        assert!(sessions::SESSION_WITH_UNDRAINED.batches_on_postgres());
+        assert!(events::LAST_DELIVERY_SEQ.batches_on_postgres());
+        assert!(events::FIRST_UNDRAINED.batches_on_postgres());
+        assert!(blueprints::BLUEPRINT_BY_ID.batches_on_postgres());
     }
 }

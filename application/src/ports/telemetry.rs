@@ -33,6 +33,11 @@ pub struct PoolUsage {
     pub idle: u32,
     /// The most the pool opens.
     pub max: u32,
+    /// Reads of the request paths since start that had a statement of their own (PostgreSQL).
+    pub reads_alone: u64,
+    /// Reads of the request paths since start that shared one statement with others of their
+    /// kind waiting at the same time (PostgreSQL).
+    pub reads_shared: u64,
 }
 
 /// Reads the database pool's use, for the metrics scrape.

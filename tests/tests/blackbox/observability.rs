@@ -82,6 +82,16 @@ async fn counters_move_with_traffic(app: TestApp) {
     assert!(after.contains_key("svc_live_sockets{}"), "{after:?}");
     assert!(after.contains_key("svc_long_polls{}"), "{after:?}");
 
+    // Replicas on PostgreSQL count the request paths' reads, alone or sharing a statement.
+    if app.can_have_replicas() && app.is_postgres() {
+        app.tool_ok("svc_get_session", json!({ "sessionId": rendered["sessionId"] }))
+            .await;
+        let read = scrape(&app).await;
+        let reads =
+            value(&read, "svc_db_reads_total{statement=alone}") + value(&read, "svc_db_reads_total{statement=shared}");
+        assert!(reads >= 1.0, "the session's read is counted: {read:?}");
+    }
+
     // A made-up tool name is counted as `unknown`, never as a label of its own.
     app.call("svc_made_up_tool_7f3", json!({})).await;
     let later = scrape(&app).await;

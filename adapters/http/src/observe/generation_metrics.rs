@@ -60,5 +60,13 @@ pub(super) fn refresh_gauges(queue: QueueDepth, pool: Option<&dyn DatabasePoolUs
             .set(i64::from(usage.open - idle));
         METRICS.db_connections.with_label_values(&["idle"]).set(i64::from(idle));
         METRICS.db_max_connections.set(i64::from(usage.max));
+        // Counters brought up to the read lane's own counts (only it sees the reads); one scrape
+        // at a time, so two at once cannot both add the same difference.
+        static MIRRORING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one_at_a_time = MIRRORING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (statement, reads) in [("alone", usage.reads_alone), ("shared", usage.reads_shared)] {
+            let counter = METRICS.db_reads.with_label_values(&[statement]);
+            counter.inc_by(reads.saturating_sub(counter.get()));
+        }
     }
 }

@@ -30,6 +30,9 @@ pub(crate) struct HttpMetrics {
     /// Database pool connections by `state` (`in_use`, `idle`) at the last scrape.
     pub db_connections: IntGaugeVec,
     pub db_max_connections: IntGauge,
+    /// The request paths' single-row reads on PostgreSQL by `statement` (`alone`, `shared`),
+    /// brought up to the read lane's counts at each scrape.
+    pub db_reads: IntCounterVec,
 }
 
 /// Latency buckets from 1 ms (a cached read) to 2 minutes (a slow generation).
@@ -110,6 +113,14 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
         "The most connections the database pool opens",
     )
     .expect("valid metric");
+    let db_reads = IntCounterVec::new(
+        Opts::new(
+            "svc_db_reads_total",
+            "Request-path reads on PostgreSQL, by statement: alone, or shared with other reads waiting together",
+        ),
+        &["statement"],
+    )
+    .expect("valid metric");
     let live_sockets = IntGauge::new("svc_live_sockets", "Open /ws live-channel sockets").expect("valid metric");
     let long_polls = IntGauge::new("svc_long_polls", "Polling-fallback GETs being held open").expect("valid metric");
     let consume_waits =
@@ -127,6 +138,7 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
         Box::new(cache_lookups.clone()),
         Box::new(db_connections.clone()),
         Box::new(db_max_connections.clone()),
+        Box::new(db_reads.clone()),
     ] {
         registry.register(collector).expect("metric registered once");
     }
@@ -144,6 +156,7 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
         cache_lookups,
         db_connections,
         db_max_connections,
+        db_reads,
     }
 });
 

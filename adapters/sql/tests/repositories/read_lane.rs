@@ -1,16 +1,19 @@
 //! `svc_sql::ReadLane`: the read paths' PostgreSQL connections held between reads (issue 18).
 //! Held connections go back to the pool once reads stop, so writes get them; a held connection
-//! the database closed costs no failed read; the pool still closes while the lane holds some.
+//! the database closed costs no failed read; the pool still closes while the lane holds some;
+//! reads that wait together share a statement, and each still gets its own row.
 //! PostgreSQL only: skipped without `SVC_TEST_DATABASE_URL`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use chrono::Utc;
 use sea_orm::DatabaseConnection;
 use sea_orm::sqlx::{self, Connection};
-use svc_application::ports::agent::SessionRepository;
+use serde_json::json;
+use svc_application::ports::agent::{EventRepository, NewActionEvent, SessionRepository};
 use svc_application::ports::telemetry::DatabasePoolUsage;
-use svc_sql::agent::SeaOrmSessionRepository;
+use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
 use svc_sql::testing::{Backend, ScratchDatabase};
 use svc_sql::{PoolSize, ReadLane, SqlxPoolUsage};
 
@@ -163,4 +166,83 @@ async fn the_pool_closes_while_the_lane_holds_connections() {
         .expect("the pool closes without waiting for the lane's idle sweep")
         .unwrap();
     assert_eq!(lane.held(), 0);
+}
+
+/// Keys a shared statement carries as JSON text: quotes, backslashes, commas, braces, non-ASCII.
+const AWKWARD_IDS: [&str; 6] = ["quote\"id", "back\\slash", "comma,{brace}", "'single'", "é ü 漢", "s-1"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reads_that_wait_together_share_a_statement_and_each_gets_its_own_row() {
+    let Some((_database, db)) = database("reads_share_a_statement", 4).await else {
+        return;
+    };
+    let lane = ReadLane::for_database(&db).expect("a lane on PostgreSQL");
+    let sessions = Arc::new(SeaOrmSessionRepository::new(db.clone()).with_read_lane(Some(lane.clone())));
+    let events = SeaOrmEventRepository::new(db.clone()).with_read_lane(Some(lane.clone()));
+    let ids: Vec<String> = (2..40)
+        .map(|i| format!("s-{i}"))
+        .chain(AWKWARD_IDS.iter().map(|id| (*id).to_owned()))
+        .collect();
+    for (i, id) in ids.iter().enumerate() {
+        let mut session = support::session(id);
+        session.intent = format!("card of {id}");
+        sessions.insert(&session).await.unwrap();
+        // Every third session has a gesture nobody drained.
+        if i % 3 == 0 {
+            events
+                .append_action(&NewActionEvent {
+                    session_id: id.clone(),
+                    client_seq: None,
+                    intent: "approve".into(),
+                    action_data: json!({}),
+                    ui_context: json!({}),
+                    fired_at: Utc::now(),
+                })
+                .await
+                .unwrap();
+        }
+    }
+    let before = lane.reads();
+
+    // Many more reads at once than statements of a kind may run: plain reads and reads with
+    // "a gesture waits", of every session (each several times) and of sessions that do not exist.
+    let reads: Vec<_> = (0..600)
+        .map(|n| {
+            let sessions = sessions.clone();
+            let id = if n % 10 == 9 {
+                format!("missing-{n}")
+            } else {
+                ids[n % ids.len()].clone()
+            };
+            let undrained_expected = ids.iter().position(|known| *known == id).map(|i| i % 3 == 0);
+            tokio::spawn(async move {
+                if n % 2 == 0 {
+                    let read = sessions.get(&id).await.unwrap();
+                    assert_eq!(
+                        read.map(|s| s.intent),
+                        undrained_expected.map(|_| format!("card of {id}"))
+                    );
+                } else {
+                    let read = sessions.get_with_undrained(&id).await.unwrap();
+                    let read = read.map(|(s, undrained)| (s.intent, undrained));
+                    assert_eq!(
+                        read,
+                        undrained_expected.map(|waits| (format!("card of {id}"), Some(waits))),
+                        "{id}"
+                    );
+                }
+            })
+        })
+        .collect();
+    for read in reads {
+        read.await.expect("every read answers its own key");
+    }
+
+    let after = lane.reads();
+    let (alone, shared) = (after.alone - before.alone, after.shared - before.shared);
+    assert_eq!(alone + shared, 600, "every read counted once");
+    assert!(
+        shared > alone,
+        "most reads shared a statement with others waiting ({shared} shared, {alone} alone)"
+    );
 }

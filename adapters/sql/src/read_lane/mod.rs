@@ -11,7 +11,13 @@
 //! what reads it off), and when it sat unused for [`HOLD_IDLE`], so writes are never short of
 //! connections for longer than that once reads stop, and a connection the server or a proxy may
 //! drop while idle is never kept.
+//!
+//! Reads of one kind that arrive while others of it are on the wire wait and share the next
+//! statement ([`batches`]).
 
+mod batches;
+
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -21,6 +27,9 @@ use sea_orm::sqlx::{self, Connection, PgPool, Postgres};
 use sea_orm::{ConnAcquireErr, DatabaseConnection, DbBackend, DbErr, RuntimeErr, Statement, Values};
 use sea_query_sqlx::SqlxValues;
 use tokio::time::Instant;
+
+use crate::batched_read::BatchedRead;
+use batches::{Batches, Turn};
 
 /// How long a held connection may sit unused before it goes back to the pool.
 const HOLD_IDLE: Duration = Duration::from_secs(1);
@@ -36,6 +45,18 @@ struct Lane {
     /// Most recently used last: reads take from the end, the sweep returns from the front.
     held: Mutex<Vec<Held>>,
     capacity: usize,
+    batches: Batches,
+    alone: AtomicU64,
+    shared: AtomicU64,
+}
+
+/// How the lane's keyed reads were asked, since it started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LaneReads {
+    /// In a statement of their own.
+    pub alone: u64,
+    /// In one statement with other reads of their kind that waited at the same time.
+    pub shared: u64,
 }
 
 struct Held {
@@ -57,13 +78,44 @@ impl ReadLane {
             pool,
             held: Mutex::new(Vec::with_capacity(capacity)),
             capacity,
+            batches: Batches::default(),
+            alone: AtomicU64::new(0),
+            shared: AtomicU64::new(0),
         });
         tokio::spawn(sweep(Arc::downgrade(&lane), lane.pool.close_event()));
         Self { inner: lane }
     }
 
+    /// The row `statement` answers for `key`: alone, or beside other reads of its kind in
+    /// `batched`'s statement when those of its kind on the wire are as many as may be.
+    pub(crate) async fn one_keyed(
+        &self,
+        statement: &Statement,
+        batched: Option<Arc<BatchedRead>>,
+        key: &str,
+    ) -> Result<Option<PgRow>, DbErr> {
+        let _running = match batched.map(|batched| self.inner.batches.turn(self, &batched, key)) {
+            Some(Turn::Wait(answer)) => {
+                if let Ok(row) = answer.await {
+                    self.inner.shared.fetch_add(1, Ordering::Relaxed);
+                    return Ok(row);
+                }
+                None
+            }
+            Some(Turn::Now(running)) => Some(running),
+            None => None,
+        };
+        self.inner.alone.fetch_add(1, Ordering::Relaxed);
+        self.one(statement).await
+    }
+
     /// The first row `statement` answers.
-    pub(crate) async fn one(&self, statement: &Statement) -> Result<Option<PgRow>, DbErr> {
+    async fn one(&self, statement: &Statement) -> Result<Option<PgRow>, DbErr> {
+        Ok(self.rows(statement).await?.into_iter().next())
+    }
+
+    /// Every row `statement` answers.
+    async fn rows(&self, statement: &Statement) -> Result<Vec<PgRow>, DbErr> {
         let connection = match self.inner.take_held() {
             Some(held) => match self.run(held, statement).await {
                 Ok(row) => return Ok(row),
@@ -83,16 +135,24 @@ impl ReadLane {
         &self,
         mut connection: PoolConnection<Postgres>,
         statement: &Statement,
-    ) -> Result<Option<PgRow>, sqlx::Error> {
+    ) -> Result<Vec<PgRow>, sqlx::Error> {
         let values = SqlxValues(statement.values.clone().unwrap_or(Values(Vec::new())));
         // A failed statement's connection, or one whose caller left mid-statement (this future
         // dropped), goes back to the pool, which reads the rest of the answer off the wire or
         // closes it before anyone else uses it.
-        let row = sqlx::query_with(sqlx::AssertSqlSafe(statement.sql.as_str()), values)
-            .fetch_optional(&mut *connection)
+        let rows = sqlx::query_with(sqlx::AssertSqlSafe(statement.sql.as_str()), values)
+            .fetch_all(&mut *connection)
             .await?;
         self.inner.keep(connection);
-        Ok(row)
+        Ok(rows)
+    }
+
+    /// How the keyed reads were asked so far.
+    pub fn reads(&self) -> LaneReads {
+        LaneReads {
+            alone: self.inner.alone.load(Ordering::Relaxed),
+            shared: self.inner.shared.load(Ordering::Relaxed),
+        }
     }
 
     /// How many connections the lane holds between reads now.

@@ -16,8 +16,9 @@ use super::ReadLane;
 use crate::batched_read::{BatchedRead, POSITION_COLUMN};
 
 /// Statements of one kind of read in flight at once before reads of that kind wait and share
-/// the next one.
-const STATEMENTS_PER_READ: usize = 2;
+/// the next one. One gave the most reads per second at 16 connections (two: 0.85x, four: 0.75x;
+/// BENCHMARKS.md, issue 18, session 20).
+const STATEMENTS_PER_READ: usize = 1;
 
 /// At most this many keys in one statement (the rest share the one after it).
 const KEYS_PER_STATEMENT: usize = 64;

@@ -94,6 +94,9 @@ impl ReadLane {
         batched: Option<Arc<BatchedRead>>,
         key: &str,
     ) -> Result<Option<PgRow>, DbErr> {
+        // A key PostgreSQL cannot hold as text fails whatever statement carries it: it asks
+        // alone, so the reads beside it are not sent twice.
+        let batched = batched.filter(|_| !key.contains('\0'));
         let _running = match batched.map(|batched| self.inner.batches.turn(self, &batched, key)) {
             Some(Turn::Wait(answer)) => {
                 if let Ok(row) = answer.await {

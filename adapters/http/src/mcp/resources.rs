@@ -194,7 +194,7 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
     };
     let snapshot = state
         .agent
-        .live_snapshot(caller, session_id)
+        .mount_snapshot(caller, session_id)
         .await
         .map_err(|e| match e {
             AgentError::SessionNotFound => not_found(),

@@ -6,7 +6,8 @@ use svc_domain::session::SessionStatus;
 
 use super::{
     AgentError, AgentService, Caller, ConsumeReply, Consumption, HandshakeCommand, HandshakeOutcome, IncomingAction,
-    LiveSnapshot, PropsChange, RenderCommand, RenderResult, RenderSource, Replay, SessionView, UpdateReply,
+    LiveSnapshot, MountSnapshot, PropsChange, RenderCommand, RenderResult, RenderSource, Replay, SessionView,
+    UpdateReply,
 };
 use crate::ports::agent::{ActionEventRecord, SessionQuery, SessionRecord, StreamEnvelope};
 
@@ -98,6 +99,11 @@ impl AgentService {
 
     pub async fn live_snapshot(&self, caller: &Caller, session_id: &str) -> Result<LiveSnapshot, AgentError> {
         self.live().live_snapshot(caller, session_id).await
+    }
+
+    /// The session `caller`'s app mounts and its component, without the live stream's cursor.
+    pub async fn mount_snapshot(&self, caller: &Caller, session_id: &str) -> Result<MountSnapshot, AgentError> {
+        self.live().mount_snapshot(caller, session_id).await
     }
 
     /// Live events of a topic: a session id, or a host conversation's topic.

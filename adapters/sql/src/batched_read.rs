@@ -4,7 +4,7 @@
 //! statement is the same read, key by key, with its `ORDER BY` and `LIMIT` kept per key:
 //!
 //! ```sql
-//! SELECT svc_batch.n AS svc_batch_n, svc_one.*
+//! SELECT svc_one.*, svc_batch.n AS svc_batch_n
 //! FROM json_array_elements_text($k::json) WITH ORDINALITY AS svc_batch(key, n)
 //! CROSS JOIN LATERAL (<the read, its key parameter $k replaced by svc_batch.key>) AS svc_one
 //! ```
@@ -12,6 +12,8 @@
 //! The keys travel as one JSON array in the key's own parameter, so no other parameter moves and
 //! the quoting of any key is serde_json's. Each row says by `svc_batch_n` (1-based) whose key it
 //! answers; a key with no row has none, as its read alone would. Duplicate keys each get theirs.
+//! The position comes last: reads decoded by column index (sea-orm's tuples, `MAX(seq)`) find
+//! their columns where their statement alone puts them.
 
 use sea_orm::{DbBackend, Statement, Value};
 
@@ -37,7 +39,7 @@ impl BatchedRead {
         let per_key = replace_parameter(sql, key_slot + 1, "svc_batch.key")?;
         Some(Self {
             sql: format!(
-                "SELECT svc_batch.n AS {POSITION_COLUMN}, svc_one.* \
+                "SELECT svc_one.*, svc_batch.n AS {POSITION_COLUMN} \
                  FROM json_array_elements_text(${}::json) WITH ORDINALITY AS svc_batch(key, n) \
                  CROSS JOIN LATERAL ({per_key}) AS svc_one",
                 key_slot + 1
@@ -114,7 +116,7 @@ mod tests {
         let statement = read.statement(["a\"b", "c\\d", "é"]);
         assert_eq!(
             statement.sql,
-            "SELECT svc_batch.n AS svc_batch_n, svc_one.* \
+            "SELECT svc_one.*, svc_batch.n AS svc_batch_n \
              FROM json_array_elements_text($2::json) WITH ORDINALITY AS svc_batch(key, n) \
              CROSS JOIN LATERAL (SELECT * FROM \"t\" WHERE \"n\" > $1 AND \"id\" = svc_batch.key) AS svc_one"
         );

@@ -12,8 +12,9 @@ use sea_orm::DatabaseConnection;
 use sea_orm::sqlx::{self, Connection};
 use serde_json::json;
 use svc_application::ports::agent::{EventRepository, NewActionEvent, SessionRepository};
+use svc_application::ports::blueprints::{BlueprintRecord, BlueprintRepository};
 use svc_application::ports::telemetry::DatabasePoolUsage;
-use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
+use svc_sql::agent::{SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmSessionRepository};
 use svc_sql::testing::{Backend, ScratchDatabase};
 use svc_sql::{PoolSize, ReadLane, SqlxPoolUsage};
 
@@ -249,5 +250,100 @@ async fn reads_that_wait_together_share_a_statement_and_each_gets_its_own_row() 
     assert!(
         shared > alone,
         "most reads shared a statement with others waiting ({shared} shared, {alone} alone)"
+    );
+}
+
+fn gesture_of(session_id: &str) -> NewActionEvent {
+    NewActionEvent {
+        session_id: session_id.to_owned(),
+        client_seq: None,
+        intent: "approve".into(),
+        action_data: json!({}),
+        ui_context: json!({}),
+        fired_at: Utc::now(),
+    }
+}
+
+/// The other kept reads shared the same way: a blueprint by id, a session's last delivery
+/// (an aggregate: one row per key, empty or not) and "a gesture waits" before a drain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn blueprints_deliveries_and_drains_shared_each_answer_their_own_key() {
+    let Some((_database, db)) = database("other_reads_share", 4).await else {
+        return;
+    };
+    let lane = ReadLane::for_database(&db).expect("a lane on PostgreSQL");
+    let blueprints = Arc::new(SeaOrmBlueprintRepository::new(db.clone()).with_read_lane(Some(lane.clone())));
+    let events = Arc::new(SeaOrmEventRepository::new(db.clone()).with_read_lane(Some(lane.clone())));
+    let sessions = SeaOrmSessionRepository::new(db.clone()).with_read_lane(Some(lane.clone()));
+    for i in 0..20 {
+        let id = format!("b-{i}");
+        blueprints
+            .insert(&BlueprintRecord {
+                blueprint_id: id.clone(),
+                app_id: "app_1".into(),
+                intent: "card".into(),
+                variant_key: format!("variant-{i}"),
+                code: format!("code of {id}"),
+                generator: "builtin".into(),
+                ..BlueprintRecord::blank(Utc::now())
+            })
+            .await
+            .unwrap();
+    }
+    // Session q-i has i % 4 deliveries and no gesture; d-i has one gesture, drained once below.
+    for i in 0..20 {
+        sessions.insert(&support::session(&format!("q-{i}"))).await.unwrap();
+        for _ in 0..i % 4 {
+            events
+                .append_stream(&format!("q-{i}"), "ticks", "append", &json!({}), false, Utc::now())
+                .await
+                .unwrap();
+        }
+        sessions.insert(&support::session(&format!("d-{i}"))).await.unwrap();
+        events.append_action(&gesture_of(&format!("d-{i}"))).await.unwrap();
+    }
+    let before = lane.reads();
+
+    let reads: Vec<_> = (0..300)
+        .map(|n| {
+            let (blueprints, events) = (blueprints.clone(), events.clone());
+            tokio::spawn(async move {
+                let i = n % 20;
+                match n % 4 {
+                    0 | 1 if n < 280 => {
+                        let id = if n % 7 == 0 {
+                            format!("no-{i}")
+                        } else {
+                            format!("b-{i}")
+                        };
+                        let read = blueprints.get(&id).await.unwrap();
+                        let expected = id.starts_with("b-").then(|| format!("code of {id}"));
+                        assert_eq!(read.map(|b| b.code.clone()), expected, "{id}");
+                    }
+                    2 => {
+                        let seq = events.last_stream_seq(&format!("q-{i}")).await.unwrap();
+                        assert_eq!(seq, (i % 4) as i64, "q-{i}");
+                    }
+                    // Sessions without a gesture: nothing to drain, asked every time.
+                    3 => assert!(events.drain(&format!("q-{i}"), Utc::now()).await.unwrap().is_empty()),
+                    // The last twenty: each d-i drained once, its one gesture found.
+                    _ => {
+                        let drained = events.drain(&format!("d-{}", n - 280), Utc::now()).await.unwrap();
+                        assert_eq!(drained.len(), 1, "d-{}", n - 280);
+                    }
+                }
+            })
+        })
+        .collect();
+    for read in reads {
+        read.await.expect("every read answers its own key");
+    }
+
+    let after = lane.reads();
+    assert!(
+        after.shared > before.shared,
+        "reads shared statements ({} shared, {} alone)",
+        after.shared - before.shared,
+        after.alone - before.alone
     );
 }

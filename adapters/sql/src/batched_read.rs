@@ -36,6 +36,9 @@ impl BatchedRead {
         if slots.next().is_some() {
             return None;
         }
+        if !plain(sql) {
+            return None;
+        }
         let per_key = replace_parameter(sql, key_slot + 1, "svc_batch.key")?;
         Some(Self {
             sql: format!(
@@ -57,6 +60,16 @@ impl BatchedRead {
         values[self.key_slot] = Value::String(Some(array));
         Statement::from_sql_and_values(DbBackend::Postgres, self.sql.as_str(), values)
     }
+}
+
+/// Whether `sql` is as sea-query writes a read with bound values: no comments, no escaped or
+/// dollar-quoted literals, every `$` a numbered parameter. Only such text is rewritten.
+fn plain(sql: &str) -> bool {
+    let parameters_only = sql.match_indices('$').all(|(at, _)| {
+        let after_word = sql[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        !after_word && sql[at + 1..].starts_with(|c: char| c.is_ascii_digit())
+    });
+    parameters_only && !sql.contains("--") && !sql.contains("/*") && !sql.contains("E'") && !sql.contains("e'")
 }
 
 /// `sql` with every `$n` parameter numbered `parameter` replaced by `with`, outside quoted
@@ -127,6 +140,21 @@ mod tests {
         };
         let keys: Vec<String> = serde_json::from_str(array).unwrap();
         assert_eq!(keys, ["a\"b", "c\\d", "é"]);
+    }
+
+    #[test]
+    fn text_that_is_not_plain_sea_query_output_is_not_rewritten() {
+        let values = [Value::String(Some("KEY".into()))];
+        for sql in [
+            "SELECT 1 -- '\n FROM t WHERE id = $1",
+            "SELECT /* ' */ 1 FROM t WHERE id = $1",
+            "SELECT E'\\'' FROM t WHERE id = $1",
+            "SELECT $$ $1 $$ FROM t WHERE id = $1",
+            "SELECT a$1 FROM t WHERE id = $1",
+        ] {
+            assert!(BatchedRead::of(sql, &values, key).is_none(), "{sql}");
+        }
+        assert!(BatchedRead::of("SELECT \"a\" FROM \"t\" WHERE \"id\" = $1", &values, key).is_some());
     }
 
     #[test]

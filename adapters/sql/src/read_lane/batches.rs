@@ -7,6 +7,7 @@
 //! record each way for all of them (issue 18, BENCHMARKS.md).
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use sea_orm::sqlx::Row;
 use sea_orm::sqlx::postgres::PgRow;
@@ -22,6 +23,10 @@ const STATEMENTS_PER_READ: usize = 1;
 
 /// At most this many keys in one statement (the rest share the one after it).
 const KEYS_PER_STATEMENT: usize = 64;
+
+/// The longest a read waits for a shared statement before it asks alone: a statement stuck on a
+/// connection the network lost must not hold every read of its kind behind it.
+pub(super) const LONGEST_WAIT: Duration = Duration::from_secs(1);
 
 #[derive(Default)]
 pub(super) struct Batches {
@@ -106,25 +111,48 @@ impl Drop for Running {
         if waiting.is_empty() {
             return;
         }
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn(ask_together(self.lane.clone(), self.read.clone(), waiting))),
-            // No runtime (it is shutting down): the waiting reads are dropped, each asks alone.
-            Err(_) => while !self.lane.inner.batches.next_or_leave(&self.read).is_empty() {},
+        let slot = Slot {
+            lane: self.lane.clone(),
+            read: self.read.clone(),
+            held: true,
+        };
+        // Without a runtime the slot drops here and gives itself back.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            drop(runtime.spawn(ask_together(slot, waiting)));
+        }
+    }
+}
+
+/// A kind's statement slot, held by the task that asks its waiting reads together. Dropped while
+/// still held (the task never ran because its runtime shut down, or it panicked), it gives the
+/// slot back and drops the reads waiting for it, each of which then asks alone; otherwise
+/// every later read of the kind would wait for a statement that never comes.
+struct Slot {
+    lane: ReadLane,
+    read: Arc<BatchedRead>,
+    held: bool,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if self.held {
+            while !self.lane.inner.batches.next_or_leave(&self.read).is_empty() {}
         }
     }
 }
 
 /// Asks `waiting` in one statement, then whoever waits by then, until nobody does.
-async fn ask_together(lane: ReadLane, read: Arc<BatchedRead>, mut waiting: Vec<Waiting>) {
+async fn ask_together(mut slot: Slot, mut waiting: Vec<Waiting>) {
     while !waiting.is_empty() {
-        let statement = read.statement(waiting.iter().map(|w| w.key.as_str()));
+        let statement = slot.read.statement(waiting.iter().map(|w| w.key.as_str()));
         // A failed statement drops every answer: each read is then asked alone, and fails or
         // succeeds as it would have without company.
-        if let Ok(rows) = lane.rows(&statement).await {
+        if let Ok(rows) = slot.lane.rows(&statement).await {
             answer(waiting, rows);
         }
-        waiting = lane.inner.batches.next_or_leave(&read);
+        waiting = slot.lane.inner.batches.next_or_leave(&slot.read);
     }
+    slot.held = false;
 }
 
 /// Each waiting read its row (by position), `None` for those the statement found none for.

@@ -99,7 +99,7 @@ impl ReadLane {
         let batched = batched.filter(|_| !key.contains('\0'));
         let _running = match batched.map(|batched| self.inner.batches.turn(self, &batched, key)) {
             Some(Turn::Wait(answer)) => {
-                if let Ok(row) = answer.await {
+                if let Ok(Ok(row)) = tokio::time::timeout(batches::LONGEST_WAIT, answer).await {
                     self.inner.shared.fetch_add(1, Ordering::Relaxed);
                     return Ok(row);
                 }

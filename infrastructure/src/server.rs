@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use poem::listener::{Acceptor, Listener, TcpListener};
-use sea_orm::{ConnectionTrait, DatabaseConnection};
+use sea_orm::DatabaseConnection;
 use svc_application::ports::agent::{AppRepository, BlueprintRepository};
 use svc_application::ports::auth::KeyStore;
 use svc_application::ports::pollable::PollableTool;
@@ -15,7 +15,7 @@ use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationLimit, GenerationQueue};
 use svc_application::services::apps::AppService;
 use svc_application::services::auth::{AuthMode, AuthService};
-use svc_application::services::blueprints::{BlueprintCatalog, BlueprintReadCache};
+use svc_application::services::blueprints::BlueprintReadCache;
 use svc_application::services::cpu_gate::CpuGate;
 use svc_application::services::oauth::{AccountSignIn, ConsentChecks};
 use svc_application::services::operator::{
@@ -29,9 +29,7 @@ use svc_application::services::tool_channels::{
 };
 use svc_domain::themes::DEFAULT_THEME_ID;
 use svc_http::{ExternalRuntime, HttpPollableTool, McpApps};
-use svc_http::{
-    HostGuard, HttpState, LiveTokens, NotReady, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls, Readiness,
-};
+use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls};
 use svc_sql::ClaimMode;
 use svc_sql::agent::{
     SeaOrmAppRepository, SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmHandshakeRepository,
@@ -49,8 +47,11 @@ use crate::open_files::PatientAcceptor;
 use crate::settings::Settings;
 use crate::system::{RandomIds, SystemClock};
 
+mod database;
 mod limits;
 mod oauth_surface;
+pub use database::pool_size;
+use database::{SOLE_SERVER_PATIENCE, ServerReadiness, claim_database};
 use limits::{connection_limits, public_demo_limit, tool_call_limit};
 use oauth_surface::oauth_surface;
 
@@ -166,9 +167,6 @@ const GRACE_PERIOD: Duration = Duration::from_secs(10);
 const LIVE_CLOSE_PATIENCE: Duration = Duration::from_secs(2);
 /// Closing the database after the grace period: a pool that cannot close by then is left behind.
 const DATABASE_CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long a starting server waits for the previous server on its SQLite file to let go of it:
-/// longer than a shutdown takes (the grace period, the live sockets' close, closing the database).
-const SOLE_SERVER_PATIENCE: Duration = Duration::from_secs(20);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -274,62 +272,10 @@ fn pair_code() -> String {
     format!("{n:0width$}", width = PAIR_CODE_DIGITS)
 }
 
-/// Ready while not shutting down, the blueprint index is built and the database answers.
-struct ServerReadiness {
-    db: DatabaseConnection,
-    draining: Draining,
-    catalog: BlueprintCatalog,
-}
-
-#[async_trait::async_trait]
-impl Readiness for ServerReadiness {
-    async fn ready(&self) -> Result<(), NotReady> {
-        if self.draining.is_set() {
-            return Err(NotReady::ShuttingDown);
-        }
-        if !self.catalog.index_ready() {
-            return Err(NotReady::BuildingIndex);
-        }
-        self.db
-            .execute_unprepared("SELECT 1")
-            .await
-            .map(|_| ())
-            .map_err(|e| NotReady::Database(e.to_string()))
-    }
-}
-
 /// The first secret signs wsTokens; every one verifies them.
 fn live_tokens(mut secrets: Vec<Vec<u8>>) -> LiveTokens {
     let signing = secrets.remove(0);
     LiveTokens::rotating(signing, secrets)
-}
-
-/// Claims a PostgreSQL database, alone when `server.database_sole_server` says this server is the
-/// only one on it, shared otherwise (`svc_sql::DatabaseClaim`). SQLite has its file lock.
-async fn claim_database(
-    settings: &Settings,
-    db: &DatabaseConnection,
-) -> Result<Option<svc_sql::DatabaseClaim>, StartError> {
-    let sole = settings.server.database_sole_server;
-    match db.get_database_backend() {
-        sea_orm::DbBackend::Postgres => {
-            let mode = if sole { ClaimMode::Sole } else { ClaimMode::Shared };
-            Ok(svc_sql::DatabaseClaim::take(db, mode, SOLE_SERVER_PATIENCE).await?)
-        }
-        sea_orm::DbBackend::MySql if sole => Err(StartError::Config(
-            "server.database_sole_server is for PostgreSQL (a SQLite server is always the only one); turn it off on MariaDB".into(),
-        )),
-        _ => Ok(None),
-    }
-}
-
-/// Pool bounds from `server.database_*_connections` (0: the backend's default).
-pub fn pool_size(settings: &Settings) -> svc_sql::PoolSize {
-    let set = |n: u32| (n > 0).then_some(n);
-    svc_sql::PoolSize {
-        max_connections: set(settings.server.database_max_connections),
-        min_connections: set(settings.server.database_min_connections),
-    }
 }
 
 impl Application {

@@ -11,7 +11,7 @@ use chrono::Utc;
 use sea_orm::DatabaseConnection;
 use sea_orm::sqlx::{self, Connection};
 use serde_json::json;
-use svc_application::ports::agent::{EventRepository, NewActionEvent, SessionRepository};
+use svc_application::ports::agent::{EventRepository, SessionRepository};
 use svc_application::ports::blueprints::{BlueprintRecord, BlueprintRepository};
 use svc_application::ports::telemetry::DatabasePoolUsage;
 use svc_sql::agent::{SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmSessionRepository};
@@ -190,17 +190,7 @@ async fn reads_that_wait_together_share_a_statement_and_each_gets_its_own_row() 
         sessions.insert(&session).await.unwrap();
         // Every third session has a gesture nobody drained.
         if i % 3 == 0 {
-            events
-                .append_action(&NewActionEvent {
-                    session_id: id.clone(),
-                    client_seq: None,
-                    intent: "approve".into(),
-                    action_data: json!({}),
-                    ui_context: json!({}),
-                    fired_at: Utc::now(),
-                })
-                .await
-                .unwrap();
+            events.append_action(&support::gesture(id)).await.unwrap();
         }
     }
     let before = lane.reads();
@@ -253,17 +243,6 @@ async fn reads_that_wait_together_share_a_statement_and_each_gets_its_own_row() 
     );
 }
 
-fn gesture_of(session_id: &str) -> NewActionEvent {
-    NewActionEvent {
-        session_id: session_id.to_owned(),
-        client_seq: None,
-        intent: "approve".into(),
-        action_data: json!({}),
-        ui_context: json!({}),
-        fired_at: Utc::now(),
-    }
-}
-
 /// The other kept reads shared the same way: a blueprint by id, a session's last delivery
 /// (an aggregate: one row per key, empty or not) and "a gesture waits" before a drain.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -300,7 +279,10 @@ async fn blueprints_deliveries_and_drains_shared_each_answer_their_own_key() {
                 .unwrap();
         }
         sessions.insert(&support::session(&format!("d-{i}"))).await.unwrap();
-        events.append_action(&gesture_of(&format!("d-{i}"))).await.unwrap();
+        events
+            .append_action(&support::gesture(&format!("d-{i}")))
+            .await
+            .unwrap();
     }
     let before = lane.reads();
 

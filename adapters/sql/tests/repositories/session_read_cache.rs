@@ -5,7 +5,7 @@
 use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseConnection};
 use serde_json::json;
-use svc_application::ports::agent::{EventRepository, NewActionEvent, SessionRepository};
+use svc_application::ports::agent::{EventRepository, SessionRepository};
 use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
 use svc_sql::{ReadCache, Writer};
 
@@ -16,17 +16,6 @@ support::backend_tests!(
     a_heartbeat_keeps_the_cached_row_as_stored,
     a_write_whose_caller_leaves_still_commits_and_is_forgotten
 );
-
-fn gesture(id: &str) -> NewActionEvent {
-    NewActionEvent {
-        session_id: id.into(),
-        client_seq: None,
-        intent: "approve".into(),
-        action_data: json!({}),
-        ui_context: json!({}),
-        fired_at: Utc::now(),
-    }
-}
 
 /// The server's wiring: the group-commit writer on SQLite, direct writes elsewhere, and one read
 /// cache both repositories read and forget through.
@@ -85,7 +74,7 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
         events.drain("s1", Utc::now()).await.unwrap().is_empty(),
         "nothing yet (now known quiet)"
     );
-    events.append_action(&gesture("s1")).await.unwrap();
+    events.append_action(&support::gesture("s1")).await.unwrap();
     assert_eq!(
         sessions.get("s1").await.unwrap().unwrap().event_sequence,
         1,
@@ -122,7 +111,7 @@ async fn a_heartbeat_keeps_the_cached_row_as_stored(db: DatabaseConnection) {
     sessions.insert(&support::session("s1")).await.unwrap();
 
     let read = sessions.get("s1").await.unwrap().unwrap();
-    events.append_action(&gesture("s1")).await.unwrap();
+    events.append_action(&support::gesture("s1")).await.unwrap();
     let mut beat = read.head.clone();
     beat.last_activity_at += chrono::Duration::seconds(5);
     assert!(sessions.save_head("s1", read.revision, &beat, None).await.unwrap());

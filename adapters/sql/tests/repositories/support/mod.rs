@@ -26,7 +26,7 @@ use std::path::PathBuf;
 
 use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
-use svc_application::ports::agent::{HandshakeRecord, HostSession, SessionRecord};
+use svc_application::ports::agent::{HandshakeRecord, HostSession, NewActionEvent, SessionRecord};
 use svc_domain::contract::Contract;
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 use svc_domain::session::SessionHead;
@@ -161,5 +161,17 @@ pub fn session(id: &str) -> SessionRecord {
         event_sequence: 0,
         created_at: now,
         revision: 0,
+    }
+}
+
+/// An `approve` gesture of a session, stored now.
+pub fn gesture(session_id: &str) -> NewActionEvent {
+    NewActionEvent {
+        session_id: session_id.into(),
+        client_seq: None,
+        intent: "approve".into(),
+        action_data: serde_json::json!({}),
+        ui_context: serde_json::json!({}),
+        fired_at: Utc::now(),
     }
 }

@@ -368,7 +368,9 @@ impl Application {
         let lane = svc_sql::ReadLane::for_database(&db);
         let stored_blueprints: Arc<dyn BlueprintRepository> =
             Arc::new(SeaOrmBlueprintRepository::new(db.clone()).with_read_lane(lane.clone()));
-        // Replicas on a shared database would answer each other's deleted blueprints for a moment.
+        // Replicas on a shared database keep blueprint reads only when a bus carries each
+        // other's changes (PostgreSQL or NATS); otherwise they read through.
+        let replicas_hear_each_other = bus_tasks.is_some();
         let blueprints: Arc<dyn BlueprintRepository> = match (&reads, &database_claim) {
             (Some(reads), claim) => {
                 let kept = Arc::new(BlueprintReadCache::new(stored_blueprints));
@@ -386,6 +388,9 @@ impl Application {
                     });
                 }
                 kept
+            }
+            (None, _) if replicas_hear_each_other => {
+                BlueprintReadCache::shared_by_replicas(stored_blueprints, bus.clone())
             }
             (None, _) => stored_blueprints,
         };

@@ -236,7 +236,13 @@ pub enum LiveEvent {
     KeyRevoked {
         key_id: String,
     },
+    /// A blueprint was stored, edited or deleted on some replica: every replica's kept blueprint
+    /// reads are forgotten (published on [`BLUEPRINT_CHANGES_TOPIC`]).
+    BlueprintsChanged,
 }
+
+/// The bus topic of [`LiveEvent::BlueprintsChanged`]: the blueprint read cache listens here.
+pub const BLUEPRINT_CHANGES_TOPIC: &str = "blueprints\u{1f}changed";
 
 /// The bus topic that hears every [`LiveEvent::KeyRevoked`], whatever the key: the
 /// authentication cache listens here.
@@ -265,6 +271,7 @@ impl LiveEvent {
             Self::Data(envelope) => envelope.session_id.clone(),
             Self::Render { topic, .. } => topic.clone(),
             Self::KeyRevoked { key_id } => key_topic(key_id),
+            Self::BlueprintsChanged => BLUEPRINT_CHANGES_TOPIC.to_owned(),
         }
     }
 }

@@ -67,6 +67,7 @@ pub enum WireEvent {
     Revoked {
         key: String,
     },
+    Blueprints,
 }
 
 impl From<LiveEvent> for WireEvent {
@@ -105,6 +106,7 @@ impl From<LiveEvent> for WireEvent {
                 at: created_at,
             },
             LiveEvent::KeyRevoked { key_id } => Self::Revoked { key: key_id },
+            LiveEvent::BlueprintsChanged => Self::Blueprints,
         }
     }
 }
@@ -145,6 +147,7 @@ impl From<WireEvent> for LiveEvent {
                 created_at: at,
             },
             WireEvent::Revoked { key } => Self::KeyRevoked { key_id: key },
+            WireEvent::Blueprints => Self::BlueprintsChanged,
         }
     }
 }
@@ -186,6 +189,7 @@ mod tests {
                 created_at: at,
             },
             LiveEvent::KeyRevoked { key_id: "01K".into() },
+            LiveEvent::BlueprintsChanged,
         ];
         for event in events {
             let text = BusMessage::new("o", event.clone()).encode();

@@ -217,3 +217,110 @@ async fn an_unreachable_broker_stops_start_up_with_one_line() {
     assert!(!error.contains('\n'), "one line: {error}");
     let _ = std::fs::remove_dir_all(&settings.server.data_dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another() {
+    a_blueprint_deleted_on_one_replica_is_not_served_by_another_on("postgres", |_| {}).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another_on_nats() {
+    let Some(url) = svc_tests::nats::broker_url("a_blueprint_deleted_on_one_replica_is_not_served_by_another_on_nats").await
+    else {
+        return;
+    };
+    let subject = format!("svc.test.{}", uuid::Uuid::new_v4().simple());
+    a_blueprint_deleted_on_one_replica_is_not_served_by_another_on("nats", move |s| {
+        s.nats.url = url;
+        s.nats.subject = subject;
+    })
+    .await;
+}
+
+/// Replicas keep the blueprints they read for up to a second; a change on one replica reaches
+/// the others over the bus at once. B reuses a blueprint (and keeps it), A deletes it, and B's
+/// next render a moment later (well inside that second) generates a new component instead.
+async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another_on(
+    bus: &str,
+    configure: impl FnOnce(&mut svc::Settings),
+) {
+    let Some(a) = TestApp::spawn_configured("replica-blueprints", Backend::Postgres, Auth::Strict, |s| {
+        s.live.bus = bus.to_owned();
+        configure(s);
+    })
+    .await
+    else {
+        return;
+    };
+    let b = a.replica().await;
+    // A key both replicas know: issued into the shared database (a keys file is per server).
+    let ops = crate::ops_support::Client::of(&a);
+    let issued = ops.ok("svc_ops_issue_connector_key", json!({ "name": "replicas" })).await;
+    let key = issued["plaintextKey"].as_str().unwrap().to_owned();
+    let ops = crate::ops_support::Client {
+        bearer: Some(key.clone()),
+        ..ops
+    };
+    let call_on = |base: &str, tool: &'static str, arguments: Value| {
+        let (base, key, client) = (base.to_owned(), key.clone(), a.client.clone());
+        async move {
+            let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
+            let reply: Value = client
+                .post(format!("{base}/mcp"))
+                .bearer_auth(key)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert!(
+                reply["result"].is_object() && reply["result"].get("isError").is_none(),
+                "{tool} at {base}: {reply}"
+            );
+            reply["result"]["structuredContent"].clone()
+        }
+    };
+    let contract = json!({
+        "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title"] }
+    });
+    let draft = json!({ "intent": "replicated title card", "blueprintDraft": { "contract": contract } });
+    let on_a = call_on(&a.base, "svc_handshake", draft.clone()).await;
+    let first = call_on(
+        &a.base,
+        "svc_render",
+        json!({ "handshakeId": on_a["handshakeId"], "props": { "title": "one" } }),
+    )
+    .await;
+    let cached = first["blueprintId"].as_str().unwrap().to_owned();
+
+    // B reuses it (and keeps it), then A's operator deletes it.
+    let reused = call_on(&b.base, "svc_handshake", draft.clone()).await;
+    let reused = call_on(
+        &b.base,
+        "svc_render",
+        json!({ "handshakeId": reused["handshakeId"], "props": { "title": "two" } }),
+    )
+    .await;
+    assert_eq!(reused["blueprintId"], cached.as_str(), "{reused}");
+    let hs = call_on(&b.base, "svc_handshake", draft.clone()).await;
+    assert_eq!(hs["suggestion"]["blueprintMeta"]["blueprintId"], cached.as_str(), "{hs}");
+    assert_eq!(
+        ops.ok("svc_ops_delete_blueprint", json!({ "blueprintId": cached })).await,
+        json!({ "deleted": true })
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let rendered = call_on(
+        &b.base,
+        "svc_render",
+        json!({ "handshakeId": hs["handshakeId"], "props": { "title": "three" } }),
+    )
+    .await;
+    assert_eq!(rendered["outcome"], "rendered", "{rendered}");
+    assert_ne!(rendered["blueprintId"], cached.as_str(), "B did not serve the deleted component");
+    assert_eq!(rendered["cache"]["hit"], false, "{rendered}");
+    let again = call_on(&b.base, "svc_handshake", draft).await;
+    assert_eq!(again["suggestion"]["blueprintMeta"]["blueprintId"], rendered["blueprintId"]);
+}

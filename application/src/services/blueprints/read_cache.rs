@@ -3,22 +3,31 @@
 //! code) that change only when a blueprint is stored, edited or deleted. A kept record is
 //! answered shared (`Arc`), never copied.
 //!
-//! For a server that alone writes its database (the SQLite default; replicas sharing one would
-//! answer each other's deleted blueprints for a moment, so they do without). Only found records
-//! are kept: a miss is asked again. A write through this repository forgets everything at once
-//! (writes are rare: a generation, an import, an operator's edit); a write from outside the
-//! server (the CLI on the same file) is seen within [`FRESHNESS`]. A read that raced a write here is not kept: every write bumps a generation,
-//! and a reader stores its answer only if the generation it noted before the query held.
+//! Only found records are kept: a miss is asked again. A write through this repository forgets
+//! everything at once (writes are rare: a generation, an import, an operator's edit); a write
+//! from outside the server (the CLI on the same file) is seen within [`FRESHNESS`]. A read that
+//! raced a write here is not kept: every write bumps a generation, and a reader stores its
+//! answer only if the generation it noted before the query held.
+//!
+//! A server that alone writes its database (the SQLite default, a sole PostgreSQL server) needs
+//! nothing more. Replicas sharing a database keep reads too when an event bus joins them
+//! ([`BlueprintReadCache::shared_by_replicas`]): each write is announced after it commits
+//! ([`LiveEvent::BlueprintsChanged`]) and every replica forgets what it kept when it hears it, so
+//! another replica's change goes unseen only for the bus's delay (a lost announcement: at most
+//! [`FRESHNESS`]). A read that began before the change and ends after the announcement arrives
+//! is not kept (the announcement bumps the generation); one that ended before it is forgotten
+//! by it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use moka::sync::Cache;
+use tokio::sync::broadcast::error::RecvError;
 
 use crate::ports::RepositoryError;
-use crate::ports::agent::{BlueprintRecord, BlueprintRepository};
+use crate::ports::agent::{BLUEPRINT_CHANGES_TOPIC, BlueprintRecord, BlueprintRepository, EventBus, LiveEvent};
 use crate::ports::blueprints::{BlueprintChange, BlueprintFilter, BlueprintSummary, StoredEmbedding};
 
 /// How long another process's change can go unseen here.
@@ -36,6 +45,8 @@ pub struct BlueprintReadCache {
     generation: AtomicU64,
     by_id: Cache<String, Arc<BlueprintRecord>>,
     exact: Cache<ExactKey, Arc<BlueprintRecord>>,
+    /// Where this replica announces its writes to the others (replicas only).
+    replicas: Option<Arc<dyn EventBus>>,
 }
 
 impl BlueprintReadCache {
@@ -46,7 +57,37 @@ impl BlueprintReadCache {
             generation: AtomicU64::new(0),
             by_id: fresh_cache(),
             exact: fresh_cache(),
+            replicas: None,
         }
+    }
+
+    /// A cache for one of several replicas joined by `bus`: it announces its own writes there
+    /// and forgets everything it kept when any replica's write is heard. Needs a Tokio runtime
+    /// (the listener is a task; it ends with the cache or the bus).
+    pub fn shared_by_replicas(inner: Arc<dyn BlueprintRepository>, bus: Arc<dyn EventBus>) -> Arc<Self> {
+        // Subscribed before the first read, so no announcement falls before the listener.
+        let mut changes = bus.subscribe(BLUEPRINT_CHANGES_TOPIC);
+        let cache = Arc::new(Self {
+            replicas: Some(bus),
+            ..Self::new(inner)
+        });
+        let heard_by: Weak<Self> = Arc::downgrade(&cache);
+        tokio::spawn(async move {
+            loop {
+                let heard = changes.recv().await;
+                let Some(cache) = heard_by.upgrade() else {
+                    return;
+                };
+                match heard {
+                    Ok(published) if matches!(published.event(), LiveEvent::BlueprintsChanged) => cache.forget_all(),
+                    Ok(_) => {}
+                    // Announcements were missed: any of them may have been a change.
+                    Err(RecvError::Lagged(_)) => cache.forget_all(),
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        });
+        cache
     }
 
     /// Keeps nothing from now on and forgets what it kept (a server that lost its claim on its
@@ -89,6 +130,16 @@ impl BlueprintReadCache {
     fn noted(&self) -> u64 {
         self.generation.load(Ordering::SeqCst)
     }
+
+    /// After a write through this cache: nothing kept here or on another replica is answered
+    /// again. Announced whether or not the write reported success (a commit whose answer was
+    /// lost is still a change).
+    fn written(&self) {
+        self.forget_all();
+        if let Some(bus) = &self.replicas {
+            bus.publish(LiveEvent::BlueprintsChanged);
+        }
+    }
 }
 
 fn fresh_cache<K: std::hash::Hash + Eq + Send + Sync + 'static>() -> Cache<K, Arc<BlueprintRecord>> {
@@ -99,19 +150,19 @@ fn fresh_cache<K: std::hash::Hash + Eq + Send + Sync + 'static>() -> Cache<K, Ar
 impl BlueprintRepository for BlueprintReadCache {
     async fn insert(&self, record: &BlueprintRecord) -> Result<()> {
         let done = self.inner.insert(record).await;
-        self.forget_all();
+        self.written();
         done
     }
 
     async fn insert_if_absent(&self, record: &BlueprintRecord) -> Result<bool> {
         let done = self.inner.insert_if_absent(record).await;
-        self.forget_all();
+        self.written();
         done
     }
 
     async fn upsert(&self, record: &BlueprintRecord) -> Result<()> {
         let done = self.inner.upsert(record).await;
-        self.forget_all();
+        self.written();
         done
     }
 
@@ -168,6 +219,8 @@ impl BlueprintRepository for BlueprintReadCache {
 
     async fn set_embedding(&self, blueprint_id: &str, embedding: &StoredEmbedding) -> Result<()> {
         let done = self.inner.set_embedding(blueprint_id, embedding).await;
+        // Not announced: another replica's kept record lacking the embedding for a moment only
+        // skips it in a similarity search; the row's `updated_at` stays for the same reason.
         self.forget_all();
         done
     }
@@ -180,13 +233,13 @@ impl BlueprintRepository for BlueprintReadCache {
         at: DateTime<Utc>,
     ) -> Result<bool> {
         let done = self.inner.update(app_id, blueprint_id, change, at).await;
-        self.forget_all();
+        self.written();
         done
     }
 
     async fn delete(&self, app_id: &str, blueprint_id: &str) -> Result<bool> {
         let done = self.inner.delete(app_id, blueprint_id).await;
-        self.forget_all();
+        self.written();
         done
     }
 }
@@ -194,7 +247,7 @@ impl BlueprintRepository for BlueprintReadCache {
 #[cfg(all(test, feature = "testing"))]
 mod tests {
     use super::*;
-    use crate::testing::InMemoryAgentStore;
+    use crate::testing::{InMemoryAgentStore, LocalBus};
     use chrono::Utc;
 
     fn record(id: &str, intent: &str) -> BlueprintRecord {
@@ -244,6 +297,41 @@ mod tests {
         store.insert(&record("b1", "card")).await.unwrap();
         assert!(cache.find_exact("app", "card", "h", "v").await.unwrap().is_some());
         assert!(cache.get("b1").await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn a_replica_forgets_what_it_kept_when_another_announces_a_change() {
+        let store = Arc::new(InMemoryAgentStore::default());
+        let bus: Arc<dyn EventBus> = Arc::new(LocalBus::default());
+        let here = BlueprintReadCache::shared_by_replicas(store.clone(), bus.clone());
+        let there = BlueprintReadCache::shared_by_replicas(store.clone(), bus);
+        store.insert(&record("b1", "card")).await.unwrap();
+        assert!(here.get("b1").await.unwrap().is_some());
+        assert!(here.find_exact("app", "card", "h", "v").await.unwrap().is_some());
+        assert!(there.delete("app", "b1").await.unwrap());
+        // Well inside FRESHNESS: only the announcement can make this replica forget.
+        let deadline = tokio::time::Instant::now() + FRESHNESS / 2;
+        while here.get("b1").await.unwrap().is_some() {
+            assert!(tokio::time::Instant::now() < deadline, "the change was not heard");
+            tokio::task::yield_now().await;
+        }
+        assert!(here.find_exact("app", "card", "h", "v").await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_replica_announces_its_writes_and_not_its_reads() {
+        let store = Arc::new(InMemoryAgentStore::default());
+        let bus: Arc<dyn EventBus> = Arc::new(LocalBus::default());
+        let mut heard = bus.subscribe(BLUEPRINT_CHANGES_TOPIC);
+        let cache = BlueprintReadCache::shared_by_replicas(store, bus);
+        cache.insert(&record("b1", "card")).await.unwrap();
+        assert!(matches!(heard.try_recv().map(|p| p.event().clone()), Ok(LiveEvent::BlueprintsChanged)));
+        assert!(cache.get("b1").await.unwrap().is_some());
+        assert!(heard.try_recv().is_err(), "a read announces nothing");
+        let change = crate::ports::blueprints::BlueprintChange::default();
+        cache.update("app", "b1", &change, Utc::now()).await.unwrap();
+        cache.delete("app", "b1").await.unwrap();
+        assert_eq!(heard.len(), 2, "an edit and a delete are announced");
     }
 
     #[tokio::test]

@@ -5,7 +5,10 @@
 //! `tests/load/long_polls.sh`. The server is the `svc` binary as a child process
 //! (`serve --dev-allow-all`, SQLite; `LONG_POLLS_SVC_BIN` picks another binary). Knobs:
 //! `LONG_POLLS_COUNT` (default 10,000), `LONG_POLLS_SESSIONS` (cards they spread over, default
-//! 100), `LONG_POLLS_HEALTHZ` (sequential `/healthz` requests while held, default 2,000).
+//! 100), `LONG_POLLS_HEALTHZ` (sequential `/healthz` requests while held, default 2,000),
+//! `LONG_POLLS_HTTP2` (0, the default: one HTTP/1.1 connection per poll, as separate agents hold
+//! them; N: HTTP/2 without TLS, N polls per connection, as a proxy or a host that multiplexes
+//! sends them; the server allows 200 streams per connection).
 //! Loopback only; every poll ends by its own timeout, nothing is left running.
 
 use std::io::{BufRead, BufReader};
@@ -144,6 +147,7 @@ async fn run() {
     let count = knob("LONG_POLLS_COUNT", 10_000);
     let sessions = knob("LONG_POLLS_SESSIONS", 100).clamp(1, count);
     let probes = knob("LONG_POLLS_HEALTHZ", 2_000);
+    let per_connection = knob("LONG_POLLS_HTTP2", 0);
     let server = Server::start();
     let base = server.base.clone();
     // One connection per long-poll, as separate agents would hold them.
@@ -169,18 +173,32 @@ async fn run() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = server.rss_kib();
 
+    let h2_connection_count = if per_connection == 0 { 0 } else { count.div_ceil(per_connection) };
+    let mut h2_connections = vec![];
+    for _ in 0..h2_connection_count {
+        h2_connections.push(svc_tests::h2::connect(&base).await);
+    }
     let started = Instant::now();
     let mut held = Vec::with_capacity(count);
     for i in 0..count {
         let (polls, base, id) = (polls.clone(), base.clone(), ids[i % sessions].clone());
+        let arguments = json!({ "sessionId": id, "timeout": CONSUME_TIMEOUT_SECONDS });
+        let stream = h2_connections.get(i / per_connection.max(1)).cloned();
+        let url = format!("{base}/mcp");
         held.push(tokio::spawn(async move {
-            call(
-                &polls,
-                &base,
-                "svc_consume",
-                json!({ "sessionId": id, "timeout": CONSUME_TIMEOUT_SECONDS }),
-            )
-            .await
+            match stream {
+                Some(connection) => {
+                    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": { "name": "svc_consume", "arguments": arguments } });
+                    let (status, text) = svc_tests::h2::post_json(connection, &url, "bench", &body).await?;
+                    let reply: Value = serde_json::from_str(&text).map_err(|e| format!("{status}: {e}: {text}"))?;
+                    reply["result"]["structuredContent"]
+                        .as_object()
+                        .map(|content| Value::Object(content.clone()))
+                        .ok_or_else(|| reply.to_string())
+                }
+                None => call(&polls, &base, "svc_consume", arguments).await,
+            }
         }));
     }
     // Wait until the server holds them all (bounded by the polls' own timeout).
@@ -208,15 +226,25 @@ async fn run() {
     let still_waiting = gauge(&client, &base, "svc_consume_waits").await;
     let mut failed = 0;
     for poll in held {
-        if !matches!(poll.await, Ok(Ok(_))) {
-            failed += 1;
+        match poll.await {
+            Ok(Ok(_)) => {}
+            outcome => {
+                if failed == 0 {
+                    println!("first failed poll: {outcome:?}");
+                }
+                failed += 1;
+            }
         }
     }
     samples.sort();
     let pick = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
     let grown = during.saturating_sub(before);
+    let transport = match per_connection {
+        0 => "one HTTP/1.1 connection each".to_owned(),
+        n => format!("HTTP/2, {n} per connection ({} connections)", h2_connections.len()),
+    };
     println!(
-        "loopback; svc (SQLite, --dev-allow-all), {count} svc_consume(timeout {CONSUME_TIMEOUT_SECONDS}) over {sessions} cards"
+        "loopback; svc (SQLite, --dev-allow-all), {count} svc_consume(timeout {CONSUME_TIMEOUT_SECONDS}) over {sessions} cards, {transport}"
     );
     println!(
         "held: {waiting} waiting after {:.1} s ({still_waiting} after the probes); failed polls: {failed}",

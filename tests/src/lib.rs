@@ -14,6 +14,7 @@
 //! ```
 
 pub mod external;
+pub mod h2;
 pub mod live;
 pub mod nats;
 pub mod output_schemas;

@@ -1,5 +1,7 @@
 //! DNS-rebinding protection: a server bound to loopback answers only requests whose `Host` names a
-//! loopback host or a configured allowed host. The tool routes also check `Origin`, when sent;
+//! loopback host or a configured allowed host. The request target's own authority stands in for
+//! `Host` where it has one: HTTP/2 carries the host as `:authority` (and clients send no `Host`),
+//! and an HTTP/1.1 request in absolute form names it there (RFC 9112 says to ignore `Host` then). The tool routes also check `Origin`, when sent;
 //! the runtime bundle and the live channel do not, because mounted cards load them from the host's
 //! sandbox origin (they carry their own token).
 
@@ -43,8 +45,7 @@ impl HostGuard {
         if !self.enabled {
             return Ok(());
         }
-        let host = req.header("host").unwrap_or_default();
-        if !self.host_allowed(host) {
+        if !self.host_allowed(target_host(req)) {
             return Err("Host header is not an allowed host");
         }
         if let Some(origin) = req.header("origin").filter(|_| self.check_origin)
@@ -56,6 +57,14 @@ impl HostGuard {
             }
         }
         Ok(())
+    }
+}
+
+/// The host a request is for: its target's authority when it has one, else its `Host` header.
+fn target_host(req: &Request) -> &str {
+    match req.uri().authority() {
+        Some(authority) => authority.as_str(),
+        None => req.header("host").unwrap_or_default(),
     }
 }
 
@@ -95,7 +104,7 @@ impl<E: Endpoint> Endpoint for GuardEndpoint<E> {
         if let Err(reason) = self.guard.check(&req) {
             tracing::warn!(
                 reason,
-                host = req.header("host").unwrap_or_default(),
+                host = target_host(&req),
                 "request refused by the host guard"
             );
             return Ok((StatusCode::FORBIDDEN, reason).into_response());
@@ -123,5 +132,34 @@ mod tests {
         for bad in ["evil.com", "127.0.0.1.evil.com", "", "localhost.evil.com:80"] {
             assert!(!guard.host_allowed(bad), "{bad}");
         }
+    }
+
+    fn request(target: &str, host: Option<&str>) -> Request {
+        let mut builder = Request::builder().uri(target.parse().unwrap());
+        if let Some(host) = host {
+            builder = builder.header("host", host);
+        }
+        builder.finish()
+    }
+
+    #[test]
+    fn the_targets_authority_stands_in_for_host() {
+        let guard = HostGuard::new(true, vec![]);
+        // HTTP/2: `:authority` only, no `Host`.
+        assert!(guard.check(&request("http://127.0.0.1:6781/mcp", None)).is_ok());
+        assert_eq!(
+            guard.check(&request("http://rebound.example:6781/mcp", None)),
+            Err("Host header is not an allowed host")
+        );
+        // Absolute form names the host; a `Host` beside it is not what decides.
+        assert!(
+            guard
+                .check(&request("http://evil.example/mcp", Some("localhost")))
+                .is_err()
+        );
+        // Origin form: `Host` decides, and a request with neither is refused.
+        assert!(guard.check(&request("/mcp", Some("localhost:6781"))).is_ok());
+        assert!(guard.check(&request("/mcp", Some("evil.example"))).is_err());
+        assert!(guard.check(&request("/mcp", None)).is_err());
     }
 }

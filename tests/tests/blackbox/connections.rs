@@ -2,7 +2,9 @@
 //! and idle timeouts, and past the connection cap `/healthz` still answers while excess
 //! connections are closed at once (`[connections]`, README "Configuration"). A connection
 //! answered before its request body arrived (a 401) stays usable for the next request, unless the
-//! unread body runs past the drain bound. Loopback only, a handful of connections, small timeouts.
+//! unread body runs past the drain bound. HTTP/2 clients (prior knowledge, no TLS) are served,
+//! several requests at once on one connection, and the host guard reads their `:authority`.
+//! Loopback only, a handful of connections, small timeouts.
 
 use std::time::{Duration, Instant};
 
@@ -286,4 +288,53 @@ async fn an_unread_body_that_stops_arriving_closes_the_connection_after_the_drai
         after >= Duration::from_secs(4),
         "not before the drain time (5 s): {after:?}"
     );
+}
+
+/// An HTTP/2 client sends `:authority` and no `Host`: the loopback host passes the DNS-rebinding
+/// guard, another name does not, and requests share the connection while a long-poll waits on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_clients_are_served_and_the_guard_reads_their_authority() {
+    let app = server(|_| {}).await;
+    let connection = svc_tests::h2::connect(&app.base).await;
+    let call = |tool: &str, arguments: serde_json::Value| {
+        serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } })
+    };
+    let rendered = app.render("h2 card", serde_json::json!({ "propsSpec": { "type": "object" } }), serde_json::json!({})).await;
+    let session = rendered["sessionId"].as_str().unwrap().to_owned();
+    let url = format!("{}/mcp", app.base);
+
+    // A long-poll held on the connection does not stop the next request on it.
+    let poll = {
+        let (connection, url, bearer) = (connection.clone(), url.clone(), app.bearer.clone());
+        let body = call("svc_consume", serde_json::json!({ "sessionId": session, "timeout": 3 }));
+        tokio::spawn(async move { svc_tests::h2::post_json(connection, &url, &bearer, &body).await })
+    };
+    let started = Instant::now();
+    let (status, text) = svc_tests::h2::post_json(
+        connection.clone(),
+        &url,
+        &app.bearer,
+        &call("svc_get_session", serde_json::json!({ "sessionId": session })),
+    )
+    .await
+    .unwrap();
+    assert_eq!(status, 200, "{text}");
+    let reply: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(reply["result"]["structuredContent"]["id"], session.as_str(), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(2), "answered beside the held poll");
+    let (status, text) = poll.await.unwrap().unwrap();
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("\"events\":[]"), "the poll ended by its timeout: {text}");
+
+    // A rebinding page's name as `:authority` is refused like a `Host` would be.
+    let port = app.base.rsplit(':').next().unwrap();
+    let (status, text) = svc_tests::h2::post_json(
+        connection,
+        &format!("http://rebound.example:{port}/mcp"),
+        &app.bearer,
+        &call("svc_get_session", serde_json::json!({ "sessionId": session })),
+    )
+    .await
+    .unwrap();
+    assert_eq!((status.as_u16(), text.as_str()), (403, "Host header is not an allowed host"));
 }

@@ -1,0 +1,42 @@
+//! An HTTP/2 client without TLS (prior knowledge), for what reqwest here cannot do: many
+//! requests in flight on one connection, and requests that carry `:authority` and no `Host`.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http2::SendRequest;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::Value;
+
+/// One HTTP/2 connection; clones are streams on it.
+pub type Connection = SendRequest<Full<Bytes>>;
+
+/// Opens a connection to `base` (`http://host:port`).
+pub async fn connect(base: &str) -> Connection {
+    let address = base.trim_start_matches("http://");
+    let stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let (sender, connection) = hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    sender
+}
+
+/// POSTs `body` as JSON to `url` (whose authority is sent as `:authority`) with a bearer;
+/// the status and the body's text.
+pub async fn post_json(
+    mut connection: Connection,
+    url: &str,
+    bearer: &str,
+    body: &Value,
+) -> Result<(hyper::StatusCode, String), String> {
+    connection.ready().await.map_err(|e| e.to_string())?;
+    let request = hyper::Request::post(url)
+        .header("content-type", "application/json")
+        .header("authorization", format!("Bearer {bearer}"))
+        .body(Full::new(Bytes::from(body.to_string())))
+        .map_err(|e| e.to_string())?;
+    let response = connection.send_request(request).await.map_err(|e| e.to_string())?;
+    let status = response.status();
+    let bytes = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+    Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
+}

@@ -173,7 +173,11 @@ async fn run() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = server.rss_kib();
 
-    let h2_connection_count = if per_connection == 0 { 0 } else { count.div_ceil(per_connection) };
+    let h2_connection_count = if per_connection == 0 {
+        0
+    } else {
+        count.div_ceil(per_connection)
+    };
     let mut h2_connections = vec![];
     for _ in 0..h2_connection_count {
         h2_connections.push(svc_tests::h2::connect(&base).await);

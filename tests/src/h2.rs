@@ -37,6 +37,11 @@ pub async fn post_json(
         .map_err(|e| e.to_string())?;
     let response = connection.send_request(request).await.map_err(|e| e.to_string())?;
     let status = response.status();
-    let bytes = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
     Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
 }

@@ -102,11 +102,7 @@ impl<E: Endpoint> Endpoint for GuardEndpoint<E> {
 
     async fn call(&self, req: Request) -> poem::Result<Self::Output> {
         if let Err(reason) = self.guard.check(&req) {
-            tracing::warn!(
-                reason,
-                host = target_host(&req),
-                "request refused by the host guard"
-            );
+            tracing::warn!(reason, host = target_host(&req), "request refused by the host guard");
             return Ok((StatusCode::FORBIDDEN, reason).into_response());
         }
         self.inner.call(req).await.map(IntoResponse::into_response)

@@ -296,10 +296,14 @@ async fn an_unread_body_that_stops_arriving_closes_the_connection_after_the_drai
 async fn http2_clients_are_served_and_the_guard_reads_their_authority() {
     let app = server(|_| {}).await;
     let connection = svc_tests::h2::connect(&app.base).await;
-    let call = |tool: &str, arguments: serde_json::Value| {
-        serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } })
-    };
-    let rendered = app.render("h2 card", serde_json::json!({ "propsSpec": { "type": "object" } }), serde_json::json!({})).await;
+    let call = |tool: &str, arguments: serde_json::Value| serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
+    let rendered = app
+        .render(
+            "h2 card",
+            serde_json::json!({ "propsSpec": { "type": "object" } }),
+            serde_json::json!({}),
+        )
+        .await;
     let session = rendered["sessionId"].as_str().unwrap().to_owned();
     let url = format!("{}/mcp", app.base);
 
@@ -321,7 +325,10 @@ async fn http2_clients_are_served_and_the_guard_reads_their_authority() {
     assert_eq!(status, 200, "{text}");
     let reply: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(reply["result"]["structuredContent"]["id"], session.as_str(), "{text}");
-    assert!(started.elapsed() < Duration::from_secs(2), "answered beside the held poll");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "answered beside the held poll"
+    );
     let (status, text) = poll.await.unwrap().unwrap();
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("\"events\":[]"), "the poll ended by its timeout: {text}");
@@ -336,5 +343,8 @@ async fn http2_clients_are_served_and_the_guard_reads_their_authority() {
     )
     .await
     .unwrap();
-    assert_eq!((status.as_u16(), text.as_str()), (403, "Host header is not an allowed host"));
+    assert_eq!(
+        (status.as_u16(), text.as_str()),
+        (403, "Host header is not an allowed host")
+    );
 }

@@ -225,7 +225,8 @@ async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another_on_nats() {
-    let Some(url) = svc_tests::nats::broker_url("a_blueprint_deleted_on_one_replica_is_not_served_by_another_on_nats").await
+    let Some(url) =
+        svc_tests::nats::broker_url("a_blueprint_deleted_on_one_replica_is_not_served_by_another_on_nats").await
     else {
         return;
     };
@@ -255,7 +256,9 @@ async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another_on(
     let b = a.replica().await;
     // A key both replicas know: issued into the shared database (a keys file is per server).
     let ops = crate::ops_support::Client::of(&a);
-    let issued = ops.ok("svc_ops_issue_connector_key", json!({ "name": "replicas" })).await;
+    let issued = ops
+        .ok("svc_ops_issue_connector_key", json!({ "name": "replicas" }))
+        .await;
     let key = issued["plaintextKey"].as_str().unwrap().to_owned();
     let ops = crate::ops_support::Client {
         bearer: Some(key.clone()),
@@ -305,9 +308,14 @@ async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another_on(
     .await;
     assert_eq!(reused["blueprintId"], cached.as_str(), "{reused}");
     let hs = call_on(&b.base, "svc_handshake", draft.clone()).await;
-    assert_eq!(hs["suggestion"]["blueprintMeta"]["blueprintId"], cached.as_str(), "{hs}");
     assert_eq!(
-        ops.ok("svc_ops_delete_blueprint", json!({ "blueprintId": cached })).await,
+        hs["suggestion"]["blueprintMeta"]["blueprintId"],
+        cached.as_str(),
+        "{hs}"
+    );
+    assert_eq!(
+        ops.ok("svc_ops_delete_blueprint", json!({ "blueprintId": cached }))
+            .await,
         json!({ "deleted": true })
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -319,8 +327,15 @@ async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another_on(
     )
     .await;
     assert_eq!(rendered["outcome"], "rendered", "{rendered}");
-    assert_ne!(rendered["blueprintId"], cached.as_str(), "B did not serve the deleted component");
+    assert_ne!(
+        rendered["blueprintId"],
+        cached.as_str(),
+        "B did not serve the deleted component"
+    );
     assert_eq!(rendered["cache"]["hit"], false, "{rendered}");
     let again = call_on(&b.base, "svc_handshake", draft).await;
-    assert_eq!(again["suggestion"]["blueprintMeta"]["blueprintId"], rendered["blueprintId"]);
+    assert_eq!(
+        again["suggestion"]["blueprintMeta"]["blueprintId"],
+        rendered["blueprintId"]
+    );
 }

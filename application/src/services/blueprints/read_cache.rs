@@ -18,8 +18,8 @@
 //! is not kept (the announcement bumps the generation); one that ended before it is forgotten
 //! by it.
 
-use std::sync::{Arc, Weak};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -325,7 +325,10 @@ mod tests {
         let mut heard = bus.subscribe(BLUEPRINT_CHANGES_TOPIC);
         let cache = BlueprintReadCache::shared_by_replicas(store, bus);
         cache.insert(&record("b1", "card")).await.unwrap();
-        assert!(matches!(heard.try_recv().map(|p| p.event().clone()), Ok(LiveEvent::BlueprintsChanged)));
+        assert!(matches!(
+            heard.try_recv().map(|p| p.event().clone()),
+            Ok(LiveEvent::BlueprintsChanged)
+        ));
         assert!(cache.get("b1").await.unwrap().is_some());
         assert!(heard.try_recv().is_err(), "a read announces nothing");
         let change = crate::ports::blueprints::BlueprintChange::default();

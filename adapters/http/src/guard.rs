@@ -35,6 +35,10 @@ impl HostGuard {
     }
 
     fn host_allowed(&self, host: &str) -> bool {
+        // Userinfo (`localhost:x@evil.example`) would otherwise read as the name before its `:`.
+        if host.contains('@') {
+            return false;
+        }
         let name = host_name(host);
         matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]" | "::1")
             || name.ends_with(".localhost")
@@ -125,7 +129,13 @@ mod tests {
         ] {
             assert!(guard.host_allowed(ok), "{ok}");
         }
-        for bad in ["evil.com", "127.0.0.1.evil.com", "", "localhost.evil.com:80"] {
+        for bad in [
+            "evil.com",
+            "127.0.0.1.evil.com",
+            "",
+            "localhost.evil.com:80",
+            "localhost:6781@evil.com",
+        ] {
             assert!(!guard.host_allowed(bad), "{bad}");
         }
     }
@@ -152,6 +162,12 @@ mod tests {
             guard
                 .check(&request("http://evil.example/mcp", Some("localhost")))
                 .is_err()
+        );
+        assert!(
+            guard
+                .check(&request("http://localhost:1@rebound.example/mcp", None))
+                .is_err(),
+            "userinfo is not the host"
         );
         // Origin form: `Host` decides, and a request with neither is refused.
         assert!(guard.check(&request("/mcp", Some("localhost:6781"))).is_ok());

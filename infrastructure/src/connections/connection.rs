@@ -24,6 +24,9 @@ use super::slots::{Admission, Slot};
 /// The HTTP/2 settings poem's own server uses.
 const HTTP2_MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 20;
 const HTTP2_MAX_HEADER_LIST_SIZE: u32 = 16 * 1024;
+/// Requests in flight on one HTTP/2 connection (hyper's default, said here because the README
+/// and the long-poll figures rely on it).
+const HTTP2_MAX_CONCURRENT_STREAMS: u32 = 200;
 
 /// Routes a health-only connection may call.
 const PROBES: [&str; 2] = ["/healthz", "/readyz"];
@@ -113,7 +116,8 @@ pub async fn serve<Io>(
         .http2()
         .timer(TokioTimer::new())
         .max_pending_accept_reset_streams(HTTP2_MAX_PENDING_ACCEPT_RESET_STREAMS)
-        .max_header_list_size(HTTP2_MAX_HEADER_LIST_SIZE);
+        .max_header_list_size(HTTP2_MAX_HEADER_LIST_SIZE)
+        .max_concurrent_streams(HTTP2_MAX_CONCURRENT_STREAMS);
     let connection = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
     tokio::pin!(connection);
 

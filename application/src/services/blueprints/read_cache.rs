@@ -131,12 +131,38 @@ impl BlueprintReadCache {
         self.generation.load(Ordering::SeqCst)
     }
 
-    /// After a write through this cache: nothing kept here or on another replica is answered
-    /// again. Announced whether or not the write reported success (a commit whose answer was
-    /// lost is still a change).
-    fn written(&self) {
-        self.forget_all();
-        if let Some(bus) = &self.replicas {
+    /// Taken before a write through this cache; see [`Written`].
+    fn writing(&self) -> Written<'_> {
+        Written {
+            cache: self,
+            changed: true,
+        }
+    }
+}
+
+/// A write through the cache. Dropped, it makes sure nothing kept here or on another replica is
+/// answered again: after the write returned, failed (a commit whose answer was lost is still a
+/// change) or was abandoned mid-way (the request left; its commit may have happened), unless
+/// the write said it changed nothing.
+struct Written<'a> {
+    cache: &'a BlueprintReadCache,
+    changed: bool,
+}
+
+impl Written<'_> {
+    /// The write found nothing to change (an id already stored, a blueprint not there).
+    fn unchanged(mut self) {
+        self.changed = false;
+    }
+}
+
+impl Drop for Written<'_> {
+    fn drop(&mut self) {
+        if !self.changed {
+            return;
+        }
+        self.cache.forget_all();
+        if let Some(bus) = &self.cache.replicas {
             bus.publish(LiveEvent::BlueprintsChanged);
         }
     }
@@ -149,21 +175,22 @@ fn fresh_cache<K: std::hash::Hash + Eq + Send + Sync + 'static>() -> Cache<K, Ar
 #[async_trait::async_trait]
 impl BlueprintRepository for BlueprintReadCache {
     async fn insert(&self, record: &BlueprintRecord) -> Result<()> {
-        let done = self.inner.insert(record).await;
-        self.written();
-        done
+        let _written = self.writing();
+        self.inner.insert(record).await
     }
 
     async fn insert_if_absent(&self, record: &BlueprintRecord) -> Result<bool> {
-        let done = self.inner.insert_if_absent(record).await;
-        self.written();
-        done
+        let written = self.writing();
+        let inserted = self.inner.insert_if_absent(record).await;
+        if matches!(inserted, Ok(false)) {
+            written.unchanged();
+        }
+        inserted
     }
 
     async fn upsert(&self, record: &BlueprintRecord) -> Result<()> {
-        let done = self.inner.upsert(record).await;
-        self.written();
-        done
+        let _written = self.writing();
+        self.inner.upsert(record).await
     }
 
     async fn get(&self, blueprint_id: &str) -> Result<Option<Arc<BlueprintRecord>>> {
@@ -232,15 +259,21 @@ impl BlueprintRepository for BlueprintReadCache {
         change: &BlueprintChange,
         at: DateTime<Utc>,
     ) -> Result<bool> {
-        let done = self.inner.update(app_id, blueprint_id, change, at).await;
-        self.written();
-        done
+        let written = self.writing();
+        let updated = self.inner.update(app_id, blueprint_id, change, at).await;
+        if matches!(updated, Ok(false)) {
+            written.unchanged();
+        }
+        updated
     }
 
     async fn delete(&self, app_id: &str, blueprint_id: &str) -> Result<bool> {
-        let done = self.inner.delete(app_id, blueprint_id).await;
-        self.written();
-        done
+        let written = self.writing();
+        let deleted = self.inner.delete(app_id, blueprint_id).await;
+        if matches!(deleted, Ok(false)) {
+            written.unchanged();
+        }
+        deleted
     }
 }
 
@@ -331,10 +364,84 @@ mod tests {
         ));
         assert!(cache.get("b1").await.unwrap().is_some());
         assert!(heard.try_recv().is_err(), "a read announces nothing");
+        assert!(!cache.insert_if_absent(&record("b1", "card")).await.unwrap());
+        assert!(
+            heard.try_recv().is_err(),
+            "an insert that found its id stored changed nothing"
+        );
         let change = crate::ports::blueprints::BlueprintChange::default();
         cache.update("app", "b1", &change, Utc::now()).await.unwrap();
         cache.delete("app", "b1").await.unwrap();
         assert_eq!(heard.len(), 2, "an edit and a delete are announced");
+        assert!(!cache.delete("app", "b1").await.unwrap());
+        assert_eq!(heard.len(), 2, "deleting what is gone changed nothing");
+    }
+
+    /// Commits what it is given, then never answers: a write whose caller left after its
+    /// commit.
+    struct CommitsThenHangs(Arc<InMemoryAgentStore>);
+
+    #[async_trait::async_trait]
+    impl BlueprintRepository for CommitsThenHangs {
+        async fn insert(&self, record: &BlueprintRecord) -> Result<()> {
+            self.0.insert(record).await?;
+            std::future::pending().await
+        }
+        async fn insert_if_absent(&self, record: &BlueprintRecord) -> Result<bool> {
+            self.0.insert_if_absent(record).await
+        }
+        async fn upsert(&self, record: &BlueprintRecord) -> Result<()> {
+            self.0.upsert(record).await
+        }
+        async fn get(&self, blueprint_id: &str) -> Result<Option<Arc<BlueprintRecord>>> {
+            self.0.get(blueprint_id).await
+        }
+        async fn find_exact(
+            &self,
+            app: &str,
+            intent: &str,
+            hash: &str,
+            variant: &str,
+        ) -> Result<Option<Arc<BlueprintRecord>>> {
+            self.0.find_exact(app, intent, hash, variant).await
+        }
+        async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool> {
+            self.0.intent_cached(app_id, intent).await
+        }
+        async fn list(&self, filter: &BlueprintFilter) -> Result<Vec<BlueprintRecord>> {
+            self.0.list(filter).await
+        }
+        async fn summaries(&self, since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>> {
+            self.0.summaries(since).await
+        }
+        async fn ids(&self) -> Result<Vec<String>> {
+            self.0.ids().await
+        }
+        async fn set_embedding(&self, blueprint_id: &str, embedding: &StoredEmbedding) -> Result<()> {
+            self.0.set_embedding(blueprint_id, embedding).await
+        }
+        async fn update(&self, app: &str, id: &str, change: &BlueprintChange, at: DateTime<Utc>) -> Result<bool> {
+            self.0.update(app, id, change, at).await
+        }
+        async fn delete(&self, app_id: &str, blueprint_id: &str) -> Result<bool> {
+            self.0.delete(app_id, blueprint_id).await
+        }
+    }
+
+    #[tokio::test]
+    async fn a_write_abandoned_after_its_commit_is_announced() {
+        let store = Arc::new(InMemoryAgentStore::default());
+        let bus: Arc<dyn EventBus> = Arc::new(LocalBus::default());
+        let mut heard = bus.subscribe(BLUEPRINT_CHANGES_TOPIC);
+        let cache = BlueprintReadCache::shared_by_replicas(Arc::new(CommitsThenHangs(store.clone())), bus);
+        let record = record("b1", "card");
+        let left = tokio::time::timeout(Duration::from_millis(20), cache.insert(&record)).await;
+        assert!(left.is_err(), "the caller left before an answer");
+        assert!(store.get("b1").await.unwrap().is_some(), "the write committed");
+        assert!(matches!(
+            heard.try_recv().map(|p| p.event().clone()),
+            Ok(LiveEvent::BlueprintsChanged)
+        ));
     }
 
     #[tokio::test]

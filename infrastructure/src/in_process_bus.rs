@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use svc_application::ports::agent::{EventBus, KEY_REVOCATIONS_TOPIC, LiveEvent, Published};
+use svc_application::ports::agent::{EventBus, LiveEvent, Published};
 use tokio::sync::broadcast;
 
 /// Events a slow subscriber may fall behind before it is told it lagged (a socket then resumes
@@ -59,11 +59,11 @@ impl InProcessEventBus {
 impl EventBus for InProcessEventBus {
     fn publish(&self, event: LiveEvent) {
         let topic = event.topic();
-        let revocation = matches!(event, LiveEvent::KeyRevoked { .. });
+        let also = event.also_heard_on();
         let published = Published::new(event);
         let mut channels = self.channels.lock().expect("bus lock");
-        if revocation {
-            channels.deliver(KEY_REVOCATIONS_TOPIC, published.clone());
+        for other in also {
+            channels.deliver(other, published.clone());
         }
         channels.deliver(&topic, published);
     }

@@ -57,8 +57,20 @@ impl NatsEventBus {
             reason,
         };
         // Without `retry_on_initial_connect` an unreachable broker fails at once.
+        let missed_by = local.clone();
         let client = async_nats::ConnectOptions::new()
             .connection_timeout(CONNECT_TIMEOUT)
+            // After a reconnect (the client subscribes again by itself), or when the client
+            // dropped messages for a slow subscriber, what other replicas sent is lost: this
+            // replica's caches that follow announcements start over.
+            .event_callback(move |event| {
+                let local = missed_by.clone();
+                async move {
+                    if matches!(event, async_nats::Event::Connected | async_nats::Event::SlowConsumer(_)) {
+                        local.publish(LiveEvent::MissedEvents);
+                    }
+                }
+            })
             .name("svc")
             .connect(url)
             .await

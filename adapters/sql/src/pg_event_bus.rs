@@ -128,9 +128,16 @@ async fn spill(pool: &PgPool, body: &str, clock: &dyn Clock) -> Result<i64, sqlx
 
 async fn listen_loop(pool: PgPool, mut listener: PgListener, local: Arc<dyn EventBus>, origin: String) {
     loop {
-        // `recv` reconnects by itself after a lost connection.
-        let notification = match listener.recv().await {
-            Ok(n) => n,
+        // A lost connection is re-established (and LISTENs again) before `try_recv` answers
+        // `None`: what other replicas announced in between is lost, so this replica's caches
+        // that follow announcements start over.
+        let notification = match listener.try_recv().await {
+            Ok(Some(n)) => n,
+            Ok(None) => {
+                tracing::warn!("live listener reconnected; events other replicas sent meanwhile are lost");
+                local.publish(LiveEvent::MissedEvents);
+                continue;
+            }
             Err(e) if pool.is_closed() => {
                 tracing::debug!(error = %e, "live listener stops: the pool is closed");
                 return;

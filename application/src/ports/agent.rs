@@ -239,6 +239,11 @@ pub enum LiveEvent {
     /// A blueprint was stored, edited or deleted on some replica: every replica's kept blueprint
     /// reads are forgotten (published on [`BLUEPRINT_CHANGES_TOPIC`]).
     BlueprintsChanged,
+    /// This replica's bus lost its connection to the others and has it back: whatever they
+    /// announced meanwhile is lost, so the caches that follow announcements forget everything.
+    /// Published by a bus on this replica only, to [`KEY_REVOCATIONS_TOPIC`] and
+    /// [`BLUEPRINT_CHANGES_TOPIC`] (see [`LiveEvent::also_heard_on`]).
+    MissedEvents,
 }
 
 /// The bus topic of [`LiveEvent::BlueprintsChanged`]: the blueprint read cache listens here.
@@ -271,7 +276,16 @@ impl LiveEvent {
             Self::Data(envelope) => envelope.session_id.clone(),
             Self::Render { topic, .. } => topic.clone(),
             Self::KeyRevoked { key_id } => key_topic(key_id),
-            Self::BlueprintsChanged => BLUEPRINT_CHANGES_TOPIC.to_owned(),
+            Self::BlueprintsChanged | Self::MissedEvents => BLUEPRINT_CHANGES_TOPIC.to_owned(),
+        }
+    }
+
+    /// Topics besides [`LiveEvent::topic`] where a bus also delivers the event: the listeners
+    /// that follow every event of a kind rather than one topic.
+    pub fn also_heard_on(&self) -> &'static [&'static str] {
+        match self {
+            Self::KeyRevoked { .. } | Self::MissedEvents => &[KEY_REVOCATIONS_TOPIC],
+            _ => &[],
         }
     }
 }

@@ -68,6 +68,7 @@ pub enum WireEvent {
         key: String,
     },
     Blueprints,
+    Missed,
 }
 
 impl From<LiveEvent> for WireEvent {
@@ -107,6 +108,7 @@ impl From<LiveEvent> for WireEvent {
             },
             LiveEvent::KeyRevoked { key_id } => Self::Revoked { key: key_id },
             LiveEvent::BlueprintsChanged => Self::Blueprints,
+            LiveEvent::MissedEvents => Self::Missed,
         }
     }
 }
@@ -148,6 +150,7 @@ impl From<WireEvent> for LiveEvent {
             },
             WireEvent::Revoked { key } => Self::KeyRevoked { key_id: key },
             WireEvent::Blueprints => Self::BlueprintsChanged,
+            WireEvent::Missed => Self::MissedEvents,
         }
     }
 }
@@ -190,6 +193,7 @@ mod tests {
             },
             LiveEvent::KeyRevoked { key_id: "01K".into() },
             LiveEvent::BlueprintsChanged,
+            LiveEvent::MissedEvents,
         ];
         for event in events {
             let text = BusMessage::new("o", event.clone()).encode();

@@ -31,10 +31,8 @@ impl LocalBus {
 
 impl EventBus for LocalBus {
     fn publish(&self, event: LiveEvent) {
-        if matches!(event, LiveEvent::KeyRevoked { .. }) {
-            let _ = self
-                .sender(crate::ports::agent::KEY_REVOCATIONS_TOPIC)
-                .send(Published::new(event.clone()));
+        for other in event.also_heard_on() {
+            let _ = self.sender(other).send(Published::new(event.clone()));
         }
         let _ = self.sender(&event.topic()).send(Published::new(event));
     }

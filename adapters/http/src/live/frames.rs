@@ -69,7 +69,10 @@ pub fn live(event: &LiveEvent) -> Option<String> {
             "drain_ack",
             json!({ "sessionId": session_id, "actionIds": action_ids }),
         )),
-        LiveEvent::ActionStored { .. } | LiveEvent::KeyRevoked { .. } | LiveEvent::BlueprintsChanged => None,
+        LiveEvent::ActionStored { .. }
+        | LiveEvent::KeyRevoked { .. }
+        | LiveEvent::BlueprintsChanged
+        | LiveEvent::MissedEvents => None,
         LiveEvent::Render {
             session_id, created_at, ..
         } => Some(frame(

@@ -18,6 +18,7 @@ mod operator_migrations;
 mod operator_orgs;
 mod operator_wallets;
 mod pending_handshakes;
+mod pg_event_bus;
 mod rate_windows;
 mod read_lane;
 mod registry_repositories;

@@ -79,7 +79,14 @@ impl BlueprintReadCache {
                     return;
                 };
                 match heard {
-                    Ok(published) if matches!(published.event(), LiveEvent::BlueprintsChanged) => cache.forget_all(),
+                    Ok(published)
+                        if matches!(
+                            published.event(),
+                            LiveEvent::BlueprintsChanged | LiveEvent::MissedEvents
+                        ) =>
+                    {
+                        cache.forget_all()
+                    }
                     Ok(_) => {}
                     // Announcements were missed: any of them may have been a change.
                     Err(RecvError::Lagged(_)) => cache.forget_all(),
@@ -349,6 +356,22 @@ mod tests {
             tokio::task::yield_now().await;
         }
         assert!(here.find_exact("app", "card", "h", "v").await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn missed_announcements_forget_everything_kept() {
+        let store = Arc::new(InMemoryAgentStore::default());
+        let bus: Arc<dyn EventBus> = Arc::new(LocalBus::default());
+        let cache = BlueprintReadCache::shared_by_replicas(store.clone(), bus.clone());
+        store.insert(&record("b1", "card")).await.unwrap();
+        assert!(cache.get("b1").await.unwrap().is_some());
+        store.delete("app", "b1").await.unwrap();
+        bus.publish(LiveEvent::MissedEvents);
+        let deadline = tokio::time::Instant::now() + FRESHNESS / 2;
+        while cache.get("b1").await.unwrap().is_some() {
+            assert!(tokio::time::Instant::now() < deadline, "still answered from memory");
+            tokio::task::yield_now().await;
+        }
     }
 
     #[tokio::test]

@@ -81,11 +81,11 @@ impl KeyCache {
         runtime.spawn(async move {
             loop {
                 match revocations.recv().await {
-                    Ok(published) => {
-                        if let LiveEvent::KeyRevoked { key_id } = published.event() {
-                            cache.forget(key_id);
-                        }
-                    }
+                    Ok(published) => match published.event() {
+                        LiveEvent::KeyRevoked { key_id } => cache.forget(key_id),
+                        LiveEvent::MissedEvents => cache.by_hash.invalidate_all(),
+                        _ => {}
+                    },
                     Err(RecvError::Lagged(_)) => cache.by_hash.invalidate_all(),
                     Err(RecvError::Closed) => return,
                 }
@@ -152,5 +152,22 @@ mod tests {
         }
         assert!(cache.get("h1").is_none(), "the revoked key is forgotten");
         assert_eq!(cache.get("h2").map(|k| k.id), Some("k2".into()), "the other key stays");
+    }
+
+    #[tokio::test]
+    async fn missed_events_forget_every_key() {
+        let bus = Arc::new(LocalBus::default());
+        let cache = KeyCache::new();
+        cache.listen(bus.as_ref());
+        cache.insert(key("k1", "h1"));
+        cache.insert(key("k2", "h2"));
+        bus.publish(LiveEvent::MissedEvents);
+        for _ in 0..100 {
+            if cache.get("h1").is_none() && cache.get("h2").is_none() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("a revocation may have been missed: no key is trusted from memory");
     }
 }

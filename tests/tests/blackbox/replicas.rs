@@ -11,11 +11,16 @@ use serde_json::{Value, json};
 use svc_tests::live::LiveClient;
 use svc_tests::{Auth, Backend, TestApp};
 
+/// `tools/call` as the dev server's bearer; the `result`, which must not be an error.
 async fn call(base: &str, tool: &str, arguments: Value) -> Value {
+    call_as(base, "dev", tool, arguments).await
+}
+
+async fn call_as(base: &str, bearer: &str, tool: &str, arguments: Value) -> Value {
     let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
     let reply: Value = reqwest::Client::new()
         .post(format!("{base}/mcp"))
-        .bearer_auth("dev")
+        .bearer_auth(bearer)
         .json(&body)
         .send()
         .await
@@ -23,8 +28,22 @@ async fn call(base: &str, tool: &str, arguments: Value) -> Value {
         .json()
         .await
         .unwrap();
-    assert!(reply["result"]["structuredContent"].is_object(), "{tool}: {reply}");
+    assert!(
+        reply["result"]["structuredContent"].is_object() && reply["result"].get("isError").is_none(),
+        "{tool} at {base}: {reply}"
+    );
     reply["result"].clone()
+}
+
+/// Settings for the NATS variant of a test: the broker, and a subject of the test's own (other
+/// runs on the same broker are not its replicas). `None`: no broker, the test is skipped.
+async fn on_nats(test: &str) -> Option<impl FnOnce(&mut svc::Settings)> {
+    let url = svc_tests::nats::broker_url(test).await?;
+    let subject = format!("svc.test.{}", uuid::Uuid::new_v4().simple());
+    Some(move |s: &mut svc::Settings| {
+        s.nats.url = url;
+        s.nats.subject = subject;
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -34,16 +53,9 @@ async fn frames_and_wake_ups_cross_replicas() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn frames_and_wake_ups_cross_replicas_on_nats() {
-    let Some(url) = svc_tests::nats::broker_url("frames_and_wake_ups_cross_replicas_on_nats").await else {
-        return;
-    };
-    // A subject of this test's own: other runs on the same broker are not its replicas.
-    let subject = format!("svc.test.{}", uuid::Uuid::new_v4().simple());
-    frames_and_wake_ups_cross_replicas_on("nats", move |s| {
-        s.nats.url = url;
-        s.nats.subject = subject;
-    })
-    .await;
+    if let Some(configure) = on_nats("frames_and_wake_ups_cross_replicas_on_nats").await {
+        frames_and_wake_ups_cross_replicas_on("nats", configure).await;
+    }
 }
 
 async fn frames_and_wake_ups_cross_replicas_on(bus: &str, configure: impl FnOnce(&mut svc::Settings)) {
@@ -225,17 +237,9 @@ async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another_on_nats() {
-    let Some(url) =
-        svc_tests::nats::broker_url("a_blueprint_deleted_on_one_replica_is_not_served_by_another_on_nats").await
-    else {
-        return;
-    };
-    let subject = format!("svc.test.{}", uuid::Uuid::new_v4().simple());
-    a_blueprint_deleted_on_one_replica_is_not_served_by_another_on("nats", move |s| {
-        s.nats.url = url;
-        s.nats.subject = subject;
-    })
-    .await;
+    if let Some(configure) = on_nats("a_blueprint_deleted_on_one_replica_is_not_served_by_another_on_nats").await {
+        a_blueprint_deleted_on_one_replica_is_not_served_by_another_on("nats", configure).await;
+    }
 }
 
 /// Replicas keep the blueprints they read for up to a second; a change on one replica reaches
@@ -265,25 +269,8 @@ async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another_on(
         ..ops
     };
     let call_on = |base: &str, tool: &'static str, arguments: Value| {
-        let (base, key, client) = (base.to_owned(), key.clone(), a.client.clone());
-        async move {
-            let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
-            let reply: Value = client
-                .post(format!("{base}/mcp"))
-                .bearer_auth(key)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            assert!(
-                reply["result"].is_object() && reply["result"].get("isError").is_none(),
-                "{tool} at {base}: {reply}"
-            );
-            reply["result"]["structuredContent"].clone()
-        }
+        let (base, key) = (base.to_owned(), key.clone());
+        async move { call_as(&base, &key, tool, arguments).await["structuredContent"].clone() }
     };
     let contract = json!({
         "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title"] }

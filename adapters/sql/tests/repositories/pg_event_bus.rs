@@ -2,56 +2,19 @@
 //! this replica's caches that announcements were missed (`LiveEvent::MissedEvents`), then hears
 //! the other replicas again. PostgreSQL only: skipped without `SVC_TEST_DATABASE_URL`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
-use svc_application::ports::Clock;
 use svc_application::ports::agent::{BLUEPRINT_CHANGES_TOPIC, EventBus, KEY_REVOCATIONS_TOPIC, LiveEvent, Published};
+use svc_application::testing::{LocalBus, ManualClock};
 use svc_sql::testing::{Backend, ScratchDatabase};
 use svc_sql::{PgEventBus, PoolSize};
 use tokio::sync::broadcast;
 
-/// One replica's in-process bus: a channel per topic, and the extra topics an event names.
-#[derive(Default)]
-struct Local(Mutex<HashMap<String, broadcast::Sender<Published>>>);
-
-impl Local {
-    fn sender(&self, topic: &str) -> broadcast::Sender<Published> {
-        self.0
-            .lock()
-            .unwrap()
-            .entry(topic.to_owned())
-            .or_insert_with(|| broadcast::channel(64).0)
-            .clone()
-    }
-}
-
-impl EventBus for Local {
-    fn publish(&self, event: LiveEvent) {
-        for topic in event.also_heard_on().iter().copied().chain([event.topic().as_str()]) {
-            let _ = self.sender(topic).send(Published::new(event.clone()));
-        }
-    }
-
-    fn subscribe(&self, topic: &str) -> broadcast::Receiver<Published> {
-        self.sender(topic).subscribe()
-    }
-}
-
-struct Wall;
-
-impl Clock for Wall {
-    fn now(&self) -> DateTime<Utc> {
-        Utc::now()
-    }
-}
-
-async fn replica(db: &DatabaseConnection, origin: &str) -> (PgEventBus, Arc<Local>, svc_sql::PgBusTasks) {
-    let local = Arc::new(Local::default());
-    let (bus, tasks) = PgEventBus::start(db, local.clone(), origin.to_owned(), Arc::new(Wall))
+async fn replica(db: &DatabaseConnection, origin: &str) -> (PgEventBus, Arc<LocalBus>, svc_sql::PgBusTasks) {
+    let local = Arc::new(LocalBus::default());
+    let (bus, tasks) = PgEventBus::start(db, local.clone(), origin.to_owned(), Arc::new(ManualClock::default()))
         .await
         .unwrap();
     (bus, local, tasks)

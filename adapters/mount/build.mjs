@@ -8,6 +8,7 @@
 
 import { build } from 'esbuild';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const RUNTIME = 'dist/iframe-runtime.js';
@@ -25,14 +26,27 @@ const common = {
   logLevel: 'warning',
 };
 
+// A card runs React components on preact/compat: `react`, `react-dom` and their subpaths
+// (`react/jsx-runtime`, `react-dom/client`) resolve to it. react-dom alone was 209 kB of the
+// 293 kB runtime, and every card document inlines the runtime (strict hosts allow no script
+// from our origin); on compat the runtime is about 97 kB (BENCHMARKS.md, session 22).
+const CARD_REACT = { react: 'preact/compat', 'react-dom': 'preact/compat' };
+
 await build({
   ...common,
   entryPoints: ['src/main.tsx'],
   outfile: RUNTIME,
   format: 'esm',
   platform: 'browser',
+  alias: CARD_REACT,
   define: { 'process.env.NODE_ENV': '"production"' },
 });
+
+// The check renders with React itself, but a component there may import only the names a card's
+// `react` and `react-dom` export, so a React-only API (`use`, `useActionState`) is a finding
+// rather than a card that fails to load.
+const require = createRequire(import.meta.url);
+const cardReactNames = Object.keys(require('preact/compat')).filter((name) => name !== 'default');
 
 // The check uses React's development build: its errors read in full ("Objects are not valid as
 // a React child (found: object with keys {id, name})") where production gives a minified code,
@@ -49,7 +63,10 @@ await build({
   format: 'iife',
   platform: 'neutral',
   mainFields: ['main'],
-  define: { 'process.env.NODE_ENV': '"development"' },
+  define: {
+    'process.env.NODE_ENV': '"development"',
+    __CARD_REACT_NAMES__: JSON.stringify(cardReactNames),
+  },
   plugins: [
     {
       name: 'string-renderer-only',

@@ -32,6 +32,11 @@ interface Thrown {
   line: number | null;
 }
 
+/** The names a card's `react` and `react-dom` (preact/compat) export; build.mjs reads them. */
+declare const __CARD_REACT_NAMES__: string[];
+const CARD_REACT_NAMES = new Set(__CARD_REACT_NAMES__);
+const CARD_REACT_MODULES = ['react', 'react-dom'];
+
 const COMPONENT_MODULE = 'svc-component.js';
 const REGISTRY_KEY = '__svcCheck';
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
@@ -104,10 +109,17 @@ function shimSource(specifier: string, namespace: Record<string, unknown>): stri
   return lines.join('\n');
 }
 
+/** React's module cut to the names the card's own React has: an import of any other name fails
+ * to link here, as it would in the card. */
+function asInCard(namespace: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(namespace).filter(([name]) => name === 'default' || CARD_REACT_NAMES.has(name)));
+}
+
 /** Sets up the card state and returns `[specifier, shim module source]` for every module. */
 function prepare(input: CheckInput): [string, string][] {
   setActiveMount(new CheckHost(input));
   modules = providedModules();
+  for (const specifier of CARD_REACT_MODULES) modules[specifier] = asInCard(modules[specifier] ?? {});
   for (const pkg of input.packages) {
     if (!(pkg.name in modules)) modules[pkg.name] = stubPackage(pkg.components, pkg.hooks);
   }

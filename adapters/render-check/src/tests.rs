@@ -376,6 +376,36 @@ export default function Card() { useProps(); usePropz(); return null; }
 }
 
 #[test]
+fn a_react_api_the_cards_react_lacks_is_a_load_finding() {
+    // React 19 has `use` and react-dom `useFormStatus`; a card runs on preact/compat, which has
+    // neither, so the component would fail to load there.
+    for (name, module) in [("use", "react"), ("useFormStatus", "react-dom")] {
+        let tsx = format!(
+            "import {{ {name} }} from \"{module}\";\nexport default function Card() {{ return typeof {name}; }}\n"
+        );
+        assert_eq!(
+            only_message(check(&tsx, json!({}))),
+            format!(
+                "loading the component module threw SyntaxError: Could not find export '{name}' in module '{module}'"
+            )
+        );
+    }
+    // What both have still renders: hooks, the default import, a portal's module.
+    let tsx = r#"
+import React, { useId, useReducer, useSyncExternalStore, useTransition } from "react";
+import { flushSync } from "react-dom";
+export default function Card() {
+  const id = useId();
+  const [n] = useReducer((a: number) => a + 1, 1);
+  const [pending] = useTransition();
+  const v = useSyncExternalStore(() => () => {}, () => 2, () => 2);
+  return React.createElement("p", { id }, `${n + v} ${pending} ${typeof flushSync}`);
+}
+"#;
+    assert!(markup(tsx, json!({})).contains(">3 false function</p>"));
+}
+
+#[test]
 fn formatting_and_browser_globals_a_card_has_do_not_fail_the_check() {
     let tsx = r#"
 import { useProps } from "@svc/gadgets";

@@ -250,7 +250,7 @@ pub fn ack_payload(
         "props": session.head.props,
         "themeId": session.theme_id,
         "contract": session.contract,
-        "component": { "code": snapshot.component_code, "blueprintId": session.blueprint_id },
+        "component": { "code": snapshot.component_code.as_deref(), "blueprintId": session.blueprint_id },
         // Declared packages the component may import (docs/live-channel.md, `gadgetBundles`).
         "gadgetBundles": state.agent.gadget_bundles(&session.contract),
         "lastSequence": session.event_sequence,

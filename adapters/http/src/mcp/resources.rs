@@ -226,7 +226,12 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
         ));
     };
     if snapshot.variant == SessionVariant::McpApps {
-        return Ok(Reply::Built(mcp_apps_document(state, uri, code, &session.contract)));
+        return Ok(Reply::Built(mcp_apps_document(
+            state,
+            uri,
+            code.to_string(),
+            &session.contract,
+        )));
     }
     let epoch = epoch.unwrap_or(session.head.epoch);
     // The head's props are in the session just read; only a frozen epoch needs its own read.

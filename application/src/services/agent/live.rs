@@ -12,13 +12,26 @@ use crate::ports::agent::{
     ActionEventRecord, BlueprintRepository, EventBus, EventRepository, LiveEvent, NewActionEvent, SessionRecord,
     SessionRepository, StreamEnvelope,
 };
+use crate::ports::blueprints::BlueprintRecord;
+
+/// A stored blueprint's compiled component, or the HTML document of an `mcpApps` session: the
+/// record the blueprint store answered, shared (with its read cache) rather than copied per read.
+#[derive(Debug, Clone)]
+pub struct ComponentCode(Arc<BlueprintRecord>);
+
+impl std::ops::Deref for ComponentCode {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0.code
+    }
+}
 
 /// Everything the `ack` frame carries.
 #[derive(Debug, Clone)]
 pub struct LiveSnapshot {
     pub session: SessionRecord,
-    /// The compiled component, or the HTML document of an `mcpApps` session.
-    pub component_code: Option<String>,
+    pub component_code: Option<ComponentCode>,
     pub variant: svc_domain::session::SessionVariant,
     pub last_stream_seq: i64,
 }
@@ -28,8 +41,7 @@ pub struct LiveSnapshot {
 #[derive(Debug, Clone)]
 pub struct MountSnapshot {
     pub session: SessionRecord,
-    /// The compiled component, or the HTML document of an `mcpApps` session.
-    pub component_code: Option<String>,
+    pub component_code: Option<ComponentCode>,
     pub variant: svc_domain::session::SessionVariant,
 }
 
@@ -92,12 +104,9 @@ impl LiveService {
         let variant = blueprint
             .as_ref()
             .map_or(svc_domain::session::SessionVariant::Render, |bp| bp.session_variant());
-        // A record read just now is ours alone: its code moves rather than copies.
-        let component_code =
-            blueprint.map(|bp| Arc::try_unwrap(bp).map_or_else(|shared| shared.code.clone(), |own| own.code));
         Ok(MountSnapshot {
             session,
-            component_code,
+            component_code: blueprint.map(ComponentCode),
             variant,
         })
     }

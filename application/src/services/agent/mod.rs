@@ -39,7 +39,7 @@ pub use generation_limit::GenerationLimit;
 pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply, HandshakeService};
 pub use lifecycle::{ProgressObserver, STREAMING_INTERVAL};
-pub use live::{IncomingAction, LiveService, LiveSnapshot, MountSnapshot, Replay};
+pub use live::{ComponentCode, IncomingAction, LiveService, LiveSnapshot, MountSnapshot, Replay};
 pub use render::{
     CacheReport, FirstPaint, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult, RenderService,
 };

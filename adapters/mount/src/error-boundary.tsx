@@ -25,7 +25,8 @@ export class ErrorBoundary extends Component<Props, State> {
   }
 
   override componentDidCatch(error: Error, info: ErrorInfo): void {
-    console.error('[svc] the card threw while rendering', error, info.componentStack);
+    // React gives the component stack; preact/compat (a card's React) gives none.
+    console.error('[svc] the card threw while rendering', error, info.componentStack ?? '');
   }
 
   override render(): ReactNode {

@@ -34,7 +34,7 @@ export function providedModules(): ProvidedModules {
   return {
     react: { ...React } as Record<string, unknown>,
     'react/jsx-runtime': jsx,
-    // A development-mode transform asks for jsxDEV; production React ships none, so map it.
+    // A development-mode transform asks for jsxDEV: mapped to jsx, whatever the runtime ships.
     'react/jsx-dev-runtime': { Fragment: JsxRuntime.Fragment, jsxDEV: (type: unknown, props: unknown, key: unknown) => (JsxRuntime.jsx as (...args: unknown[]) => unknown)(type, props, key) },
     'react-dom': { ...ReactDom } as Record<string, unknown>,
     '@svc/gadgets': gadgetExports,

@@ -110,9 +110,11 @@ function shimSource(specifier: string, namespace: Record<string, unknown>): stri
 }
 
 /** React's module cut to the names the card's own React has: an import of any other name fails
- * to link here, as it would in the card. */
+ * to link here, as it would in the card. The default import (`React.use`) is the same cut, as
+ * compat's default holds exactly its named exports. */
 function asInCard(namespace: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(namespace).filter(([name]) => name === 'default' || CARD_REACT_NAMES.has(name)));
+  const cut = Object.fromEntries(Object.entries(namespace).filter(([name]) => CARD_REACT_NAMES.has(name)));
+  return { ...cut, default: cut };
 }
 
 /** Sets up the card state and returns `[specifier, shim module source]` for every module. */

@@ -390,6 +390,13 @@ fn a_react_api_the_cards_react_lacks_is_a_load_finding() {
             )
         );
     }
+    // Through the default import too: compat's default holds only its named exports.
+    let tsx = r#"
+import React from "react";
+export default function Card() { const value = React.use(Promise.resolve(1)); return String(value); }
+"#;
+    let message = only_message(check(tsx, json!({})));
+    assert!(message.contains("TypeError: not a function"), "{message}");
     // What both have still renders: hooks, the default import, a portal's module.
     let tsx = r#"
 import React, { useId, useReducer, useSyncExternalStore, useTransition } from "react";

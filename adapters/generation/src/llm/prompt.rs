@@ -25,7 +25,7 @@ pub fn system_prompt(json_reply: bool) -> String {
          - Reply with {shape} and nothing else.\n\
          - The component is the module's default export: `export default function Card() {{ ... }}`.\n\
          - Import only from `react` and the gadget packages listed below. No other packages, no relative imports, no CSS files.\n\
-         - `react` is React 18's API (cards run on preact/compat): React 19's use, useActionState, useOptimistic and useFormStatus do not exist.\n\
+         - React is React 18's API (cards run on preact/compat): no use, useActionState, useOptimistic, useFormStatus, Profiler or form actions (`<form action={{fn}}>`), and a function component gets no `ref` prop (use forwardRef).\n\
          - Never use {FORBIDDEN_IN_PROMPT}: data arrives through the gadget hooks and user intents leave through useAction.\n\
          - Read props with useProps from @svc/gadgets; never take them as function parameters.\n\
          - Style inline (the `style` prop) with the theme's CSS variables, e.g. `var(--svc-color-accent)`; no hard-coded colours or fonts.\n\

@@ -71,7 +71,7 @@ pub struct LiveTokens {
     keyed: Vec<Hmac<Sha256>>,
 }
 
-fn keyed(secret: &[u8]) -> Hmac<Sha256> {
+fn hmac_keyed_with(secret: &[u8]) -> Hmac<Sha256> {
     Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes any key length")
 }
 
@@ -90,7 +90,7 @@ impl LiveTokens {
     pub fn rotating(signing: Vec<u8>, older: Vec<Vec<u8>>) -> Self {
         let keyed = std::iter::once(signing)
             .chain(older)
-            .map(|secret| keyed(&secret))
+            .map(|secret| hmac_keyed_with(&secret))
             .collect();
         Self { keyed }
     }

@@ -119,6 +119,16 @@ mod tests {
         }
     }
 
+    /// A cache listening to a bus, holding `k1` (hash `h1`) and `k2` (hash `h2`).
+    fn listening_with_two_keys() -> (Arc<LocalBus>, KeyCache) {
+        let bus = Arc::new(LocalBus::default());
+        let cache = KeyCache::new();
+        cache.listen(bus.as_ref());
+        cache.insert(key("k1", "h1"));
+        cache.insert(key("k2", "h2"));
+        (bus, cache)
+    }
+
     #[test]
     fn a_record_read_before_the_revocation_is_never_served_after_it() {
         let cache = KeyCache::new();
@@ -138,11 +148,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_revocation_heard_on_the_bus_forgets_that_key_only() {
-        let bus = Arc::new(LocalBus::default());
-        let cache = KeyCache::new();
-        cache.listen(bus.as_ref());
-        cache.insert(key("k1", "h1"));
-        cache.insert(key("k2", "h2"));
+        let (bus, cache) = listening_with_two_keys();
         bus.publish(LiveEvent::KeyRevoked { key_id: "k1".into() });
         for _ in 0..100 {
             if cache.get("h1").is_none() {
@@ -156,11 +162,7 @@ mod tests {
 
     #[tokio::test]
     async fn missed_events_forget_every_key() {
-        let bus = Arc::new(LocalBus::default());
-        let cache = KeyCache::new();
-        cache.listen(bus.as_ref());
-        cache.insert(key("k1", "h1"));
-        cache.insert(key("k2", "h2"));
+        let (bus, cache) = listening_with_two_keys();
         bus.publish(LiveEvent::MissedEvents);
         for _ in 0..100 {
             if cache.get("h1").is_none() && cache.get("h2").is_none() {

@@ -46,7 +46,10 @@ impl Generator for Broken {
 async fn service(generator: Broken) -> (AgentService, Caller) {
     let db = svc_sql::connect_and_migrate("sqlite::memory:").await.unwrap();
     let apps = Arc::new(SeaOrmAppRepository::new(db.clone()));
-    let app = apps.default_app("tester", "app1", chrono::Utc::now()).await.unwrap();
+    let app = apps
+        .default_app("tester", &|| "app1".to_owned(), chrono::Utc::now())
+        .await
+        .unwrap();
     let ports = AgentPorts {
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds),

@@ -39,10 +39,13 @@ impl HostGuard {
         if host.contains('@') {
             return false;
         }
+        // Compared without case, in place: no lower-cased copy per request.
         let name = host_name(host);
-        matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]" | "::1")
-            || name.ends_with(".localhost")
-            || self.allowed_hosts.iter().any(|h| h == &name)
+        ["localhost", "127.0.0.1", "[::1]", "::1"]
+            .iter()
+            .any(|loopback| name.eq_ignore_ascii_case(loopback))
+            || ends_with_ignoring_case(name, ".localhost")
+            || self.allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
     }
 
     fn check(&self, req: &Request) -> Result<(), &'static str> {
@@ -52,7 +55,7 @@ impl HostGuard {
         if !self.host_allowed(target_host(req)) {
             return Err("Host header is not an allowed host");
         }
-        if let Some(origin) = req.header("origin").filter(|_| self.check_origin)
+        if let Some(origin) = req.header(poem::http::header::ORIGIN).filter(|_| self.check_origin)
             && origin != "null"
         {
             let authority = origin.split("://").nth(1).unwrap_or(origin);
@@ -68,21 +71,22 @@ impl HostGuard {
 fn target_host(req: &Request) -> &str {
     match req.uri().authority() {
         Some(authority) => authority.as_str(),
-        None => req.header("host").unwrap_or_default(),
+        None => req.header(poem::http::header::HOST).unwrap_or_default(),
     }
 }
 
-/// Lower-cased host without the port (`[::1]:80` -> `[::1]`).
-fn host_name(authority: &str) -> String {
-    let authority = authority.trim().to_ascii_lowercase();
+/// The host without the port (`[::1]:80` -> `[::1]`), in the case it was written.
+fn host_name(authority: &str) -> &str {
+    let authority = authority.trim();
     if authority.starts_with('[') {
-        return authority
-            .split(']')
-            .next()
-            .map(|h| format!("{h}]"))
-            .unwrap_or(authority);
+        return authority.find(']').map_or(authority, |end| &authority[..=end]);
     }
-    authority.split(':').next().unwrap_or_default().to_owned()
+    authority.split(':').next().unwrap_or_default()
+}
+
+fn ends_with_ignoring_case(name: &str, suffix: &str) -> bool {
+    let (name, suffix) = (name.as_bytes(), suffix.as_bytes());
+    name.len() >= suffix.len() && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
 }
 
 impl<E: Endpoint> Middleware<E> for HostGuard {
@@ -126,6 +130,10 @@ mod tests {
             "[::1]:6781",
             "svc.example.com",
             "app.localhost:1",
+            "LOCALHOST:6781",
+            "App.LocalHost",
+            "[::1]",
+            "SVC.Example.Com:443",
         ] {
             assert!(guard.host_allowed(ok), "{ok}");
         }
@@ -135,6 +143,10 @@ mod tests {
             "",
             "localhost.evil.com:80",
             "localhost:6781@evil.com",
+            "xlocalhost",
+            "[::1",
+            "[::2]:6781",
+            "svc.example.com.evil.com",
         ] {
             assert!(!guard.host_allowed(bad), "{bad}");
         }

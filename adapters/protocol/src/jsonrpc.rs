@@ -32,7 +32,7 @@ pub struct RequestRefusal {
 
 /// Parses a POST body. Batches are not part of current MCP revisions and are refused.
 pub fn parse_request(body: &[u8]) -> Result<Incoming, RequestRefusal> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| RequestRefusal {
+    let envelope: Envelope = serde_json::from_slice(body).map_err(|e| RequestRefusal {
         code: PARSE_ERROR,
         message: format!("Parse error: {e}"),
     })?;
@@ -40,15 +40,14 @@ pub fn parse_request(body: &[u8]) -> Result<Incoming, RequestRefusal> {
         code: INVALID_REQUEST,
         message: format!("Invalid Request: {why}"),
     };
-    // Owned, so `params` and `id` move out instead of being copied.
-    let Value::Object(mut object) = value else {
+    let Envelope(Some(members)) = envelope else {
         return Err(invalid("the body must be a JSON-RPC 2.0 object"));
     };
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if members.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return Err(invalid("`jsonrpc` must be \"2.0\""));
     }
-    let Some(method) = object.remove("method") else {
-        if object.contains_key("result") || object.contains_key("error") {
+    let Some(method) = members.method else {
+        if members.answers {
             return Ok(Incoming::NoReply);
         }
         return Err(invalid("`method` is missing"));
@@ -56,8 +55,8 @@ pub fn parse_request(body: &[u8]) -> Result<Incoming, RequestRefusal> {
     let Value::String(method) = method else {
         return Err(invalid("`method` must be a string"));
     };
-    let params = object.remove("params").unwrap_or(Value::Null);
-    let Some(id) = object.remove("id") else {
+    let params = members.params.unwrap_or(Value::Null);
+    let Some(id) = members.id else {
         return Ok(Incoming::Notification { method, params });
     };
     if !(id.is_string() || id.is_number()) {
@@ -67,6 +66,104 @@ pub fn parse_request(body: &[u8]) -> Result<Incoming, RequestRefusal> {
         return Err(invalid("`params` must be an object"));
     }
     Ok(Incoming::Request { id, method, params })
+}
+
+/// A body read straight into the members JSON-RPC gives meaning to, without building the object
+/// as a map first (its keys, their hashes and the map's table were most of a small request's
+/// parse: issue 18). Any JSON is accepted here; what is not a JSON-RPC message is refused after.
+/// `None`: an array (a batch), a string, a number, `true`, `false` or `null`.
+struct Envelope(Option<Members>);
+
+/// The members of an object body. A member given twice counts as its last, as in a map.
+#[derive(Default)]
+struct Members {
+    jsonrpc: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+    /// Present even when `null` (which is refused), unlike a missing one (a notification).
+    id: Option<Value>,
+    /// Whether `result` or `error` is there: the body is a client's response.
+    answers: bool,
+}
+
+/// The member names read; every other name is skipped unread.
+#[derive(serde::Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Member {
+    Jsonrpc,
+    Method,
+    Params,
+    Id,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Envelope {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(EnvelopeVisitor)
+    }
+}
+
+struct EnvelopeVisitor;
+
+impl<'de> serde::de::Visitor<'de> for EnvelopeVisitor {
+    type Value = Envelope;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+        use serde::de::IgnoredAny;
+        let mut members = Members::default();
+        while let Some(member) = map.next_key::<Member>()? {
+            match member {
+                Member::Jsonrpc => members.jsonrpc = Some(map.next_value()?),
+                Member::Method => members.method = Some(map.next_value()?),
+                Member::Params => members.params = Some(map.next_value()?),
+                Member::Id => members.id = Some(map.next_value()?),
+                Member::Result | Member::Error => {
+                    map.next_value::<IgnoredAny>()?;
+                    members.answers = true;
+                }
+                Member::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Envelope(Some(members)))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Envelope, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Envelope(None))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Envelope, E> {
+        Ok(Envelope(None))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Envelope, E> {
+        Ok(Envelope(None))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Envelope, E> {
+        Ok(Envelope(None))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Envelope, E> {
+        Ok(Envelope(None))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Envelope, E> {
+        Ok(Envelope(None))
+    }
+
+    fn visit_unit<E>(self) -> Result<Envelope, E> {
+        Ok(Envelope(None))
+    }
 }
 
 #[cfg(test)]
@@ -98,10 +195,63 @@ mod tests {
     }
 
     #[test]
+    fn members_read_as_an_object_would_have_them() {
+        // Unknown members are skipped whatever they hold; a member given twice counts as its
+        // last; escaped names and values are read decoded.
+        let request = parse(
+            r#"{"extra":{"deep":[1,{"x":null}]},"jsonrpc":"2.0","id":"a","id":"b","method":"p\u0069ng","p\u0061rams":{"k":"v"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            request,
+            Incoming::Request {
+                id: json!("b"),
+                method: "ping".into(),
+                params: json!({ "k": "v" })
+            }
+        );
+        assert_eq!(
+            parse(r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#),
+            Ok(Incoming::NoReply)
+        );
+        assert_eq!(
+            parse(r#"{"jsonrpc":"2.0","method":"n","params":null}"#),
+            Ok(Incoming::Notification {
+                method: "n".into(),
+                params: Value::Null
+            })
+        );
+    }
+
+    #[test]
     fn bad_bodies_are_refused_with_the_json_rpc_code() {
         assert_eq!(parse("{").unwrap_err().code, PARSE_ERROR);
+        for malformed in ["", "{\"jsonrpc\":\"2.0\",}", "[1,", "{} {}", "{\"a\":tru}"] {
+            let refusal = parse(malformed).unwrap_err();
+            assert_eq!(refusal.code, PARSE_ERROR, "{malformed}");
+            assert!(refusal.message.starts_with("Parse error: "), "{}", refusal.message);
+        }
         for (body, why) in [
             ("[]", "the body must be a JSON-RPC 2.0 object"),
+            (
+                r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#,
+                "the body must be a JSON-RPC 2.0 object",
+            ),
+            ("3", "the body must be a JSON-RPC 2.0 object"),
+            ("-1.5", "the body must be a JSON-RPC 2.0 object"),
+            (r#""text""#, "the body must be a JSON-RPC 2.0 object"),
+            ("null", "the body must be a JSON-RPC 2.0 object"),
+            ("true", "the body must be a JSON-RPC 2.0 object"),
+            (r#"{"id":1,"method":"m"}"#, "`jsonrpc` must be \"2.0\""),
+            (r#"{"jsonrpc":2.0,"id":1,"method":"m"}"#, "`jsonrpc` must be \"2.0\""),
+            (
+                r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+                "`id` must be a string or a number",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"m","id":1,"id":[1]}"#,
+                "`id` must be a string or a number",
+            ),
             (r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#, "`jsonrpc` must be \"2.0\""),
             (r#"{"jsonrpc":"2.0","id":1}"#, "`method` is missing"),
             (r#"{"jsonrpc":"2.0","id":1,"method":3}"#, "`method` must be a string"),

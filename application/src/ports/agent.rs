@@ -13,10 +13,14 @@ type Result<T> = std::result::Result<T, RepositoryError>;
 /// An app: the tenancy unit of sessions and blueprints (the domain's entity, stored as is).
 pub use svc_domain::app::App as AppRecord;
 
+/// Mints the id of an app about to be created.
+pub type NewAppId<'a> = &'a (dyn Fn() -> String + Send + Sync);
+
 #[async_trait::async_trait]
 pub trait AppRepository: Send + Sync {
-    /// The owner's default app, created (with `app_id`) on first use.
-    async fn default_app(&self, owner_id: &str, new_app_id: &str, now: DateTime<Utc>) -> Result<AppRecord>;
+    /// The owner's default app, created on first use with the id `new_app_id` mints (called only
+    /// then: minting an id per request was a measurable part of authenticating one, issue 18).
+    async fn default_app(&self, owner_id: &str, new_app_id: NewAppId<'_>, now: DateTime<Utc>) -> Result<AppRecord>;
     async fn get(&self, app_id: &str) -> Result<Option<AppRecord>>;
     /// The owner's apps, oldest first.
     async fn list_by_owner(&self, owner_id: &str) -> Result<Vec<AppRecord>>;

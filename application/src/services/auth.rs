@@ -134,7 +134,7 @@ impl AuthService {
             None => {
                 let app = self
                     .apps
-                    .default_app(&principal, &self.ids.base62(APP_ID_LEN), self.clock.now())
+                    .default_app(&principal, &|| self.ids.base62(APP_ID_LEN), self.clock.now())
                     .await
                     .map_err(|e| AuthError::Internal(e.into()))?;
                 app.app_id

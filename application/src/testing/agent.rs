@@ -16,7 +16,7 @@ use super::{ManualClock, SequentialIds, lock};
 use crate::ports::RepositoryError;
 use crate::ports::agent::{
     ActionEventRecord, AppRecord, AppRepository, BlueprintRecord, BlueprintRepository, EventRepository,
-    HandshakeRecord, HandshakeRepository, NewActionEvent, SessionQuery, SessionRecord, SessionRepository,
+    HandshakeRecord, HandshakeRepository, NewActionEvent, NewAppId, SessionQuery, SessionRecord, SessionRepository,
     StreamEnvelope,
 };
 use crate::ports::blueprints::{
@@ -83,7 +83,7 @@ impl InMemoryAgentStore {
 
 #[async_trait::async_trait]
 impl AppRepository for InMemoryAgentStore {
-    async fn default_app(&self, owner_id: &str, new_app_id: &str, now: DateTime<Utc>) -> Result<AppRecord> {
+    async fn default_app(&self, owner_id: &str, new_app_id: NewAppId<'_>, now: DateTime<Utc>) -> Result<AppRecord> {
         let mut state = lock(&self.0);
         if let Some(id) = state.defaults.get(owner_id).cloned() {
             return Ok(state
@@ -93,9 +93,10 @@ impl AppRepository for InMemoryAgentStore {
                 .cloned()
                 .expect("default app"));
         }
-        let app = AppRecord::new(new_app_id.to_owned(), owner_id.to_owned(), None, now).expect("default name");
+        let new_app_id = new_app_id();
+        let app = AppRecord::new(new_app_id.clone(), owner_id.to_owned(), None, now).expect("default name");
         state.apps.push(app.clone());
-        state.defaults.insert(owner_id.to_owned(), new_app_id.to_owned());
+        state.defaults.insert(owner_id.to_owned(), new_app_id);
         Ok(app)
     }
 

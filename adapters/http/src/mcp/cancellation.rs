@@ -26,7 +26,14 @@ const EARLY_CANCEL_TTL: Duration = Duration::from_secs(10);
 /// Early cancellations remembered at most; the oldest go first.
 const EARLY_CANCEL_CAP: usize = 1024;
 
-type Key = (String, String);
+/// A request by its sender and its JSON-RPC id (a string or a number, compared as such: `7` is
+/// not `"7"`); cloning one allocates only for a string id.
+type Key = (Sender, Value);
+
+/// Who sent a request: a 64-bit keyed hash of the route, the principal in its app, the credential
+/// and the client's address (see `cancel_scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Sender(pub(crate) u64);
 
 /// The requests running now, by sender and id.
 #[derive(Default)]
@@ -47,7 +54,7 @@ struct State {
 /// result answered later (a held long-poll) stays cancellable after its handler returned.
 pub struct CancelScope {
     pub requests: Arc<InFlightRequests>,
-    pub sender: String,
+    pub sender: Sender,
 }
 
 fn cancelled() -> RpcFailure {
@@ -59,11 +66,11 @@ fn cancelled() -> RpcFailure {
 
 impl InFlightRequests {
     /// Runs `work` for request `id`, unless `notifications/cancelled` for it arrives first.
-    pub async fn run<F, T>(&self, sender: &str, id: &Value, work: F) -> Result<T, RpcFailure>
+    pub async fn run<F, T>(&self, sender: Sender, id: &Value, work: F) -> Result<T, RpcFailure>
     where
         F: Future<Output = Result<T, RpcFailure>>,
     {
-        let key = (sender.to_owned(), id.to_string());
+        let key = (sender, id.clone());
         let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
         let (handle, registration) = AbortHandle::new_pair();
         {
@@ -91,11 +98,11 @@ impl InFlightRequests {
     /// Handles `notifications/cancelled { requestId, reason? }`. A request not running is not an
     /// error (MCP asks receivers to ignore those); it is remembered briefly in case the request
     /// is on its way. Returns whether a running request was cancelled.
-    pub fn cancel(&self, sender: &str, params: &Value) -> bool {
+    pub fn cancel(&self, sender: Sender, params: &Value) -> bool {
         let Some(id) = params.get("requestId").filter(|id| id.is_string() || id.is_number()) else {
             return false;
         };
-        let key = (sender.to_owned(), id.to_string());
+        let key = (sender, id.clone());
         let mut state = self.lock();
         match state.running.remove(&key) {
             Some(requests) => {
@@ -154,6 +161,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    const ME: Sender = Sender(1);
+    const SOMEONE_ELSE: Sender = Sender(2);
+
     #[tokio::test]
     async fn a_running_request_is_cancelled_by_its_sender_only() {
         let requests = InFlightRequests::default();
@@ -163,15 +173,15 @@ mod tests {
         };
         let cancel_later = async {
             tokio::time::sleep(Duration::from_millis(50)).await;
-            assert!(!requests.cancel("someone else", &json!({ "requestId": 7 })));
+            assert!(!requests.cancel(SOMEONE_ELSE, &json!({ "requestId": 7 })));
             assert!(
-                !requests.cancel("me", &json!({ "requestId": "7" })),
+                !requests.cancel(ME, &json!({ "requestId": "7" })),
                 "ids keep their type"
             );
-            assert!(requests.cancel("me", &json!({ "requestId": 7, "reason": "user" })));
+            assert!(requests.cancel(ME, &json!({ "requestId": 7, "reason": "user" })));
         };
         let id = json!(7);
-        let (answer, ()) = tokio::join!(requests.run("me", &id, slow), cancel_later);
+        let (answer, ()) = tokio::join!(requests.run(ME, &id, slow), cancel_later);
         assert_eq!(answer.unwrap_err().code, REQUEST_CANCELLED);
         assert!(requests.lock().running.is_empty());
     }
@@ -179,15 +189,15 @@ mod tests {
     #[tokio::test]
     async fn a_cancellation_that_overtakes_its_request_still_applies() {
         let requests = InFlightRequests::default();
-        assert!(!requests.cancel("me", &json!({ "requestId": 9 })));
-        let answer = requests.run("me", &json!(9), async { Ok(json!("ran")) }).await;
+        assert!(!requests.cancel(ME, &json!({ "requestId": 9 })));
+        let answer = requests.run(ME, &json!(9), async { Ok(json!("ran")) }).await;
         assert_eq!(answer.unwrap_err().code, REQUEST_CANCELLED);
         // Only once: the next request with that id runs.
-        let again = requests.run("me", &json!(9), async { Ok(json!("ran")) }).await;
+        let again = requests.run(ME, &json!(9), async { Ok(json!("ran")) }).await;
         assert_eq!(again.unwrap(), json!("ran"));
         // Another sender's early cancellation does not touch this one's requests.
-        assert!(!requests.cancel("someone else", &json!({ "requestId": 10 })));
-        let mine = requests.run("me", &json!(10), async { Ok(json!("ran")) }).await;
+        assert!(!requests.cancel(SOMEONE_ELSE, &json!({ "requestId": 10 })));
+        let mine = requests.run(ME, &json!(10), async { Ok(json!("ran")) }).await;
         assert_eq!(mine.unwrap(), json!("ran"));
     }
 
@@ -201,11 +211,11 @@ mod tests {
         let id = json!(3);
         let cancel_later = async {
             tokio::time::sleep(Duration::from_millis(50)).await;
-            assert!(requests.cancel("me", &json!({ "requestId": 3 })));
+            assert!(requests.cancel(ME, &json!({ "requestId": 3 })));
         };
         let (first, second, ()) = tokio::join!(
-            requests.run("me", &id, slow()),
-            requests.run("me", &id, slow()),
+            requests.run(ME, &id, slow()),
+            requests.run(ME, &id, slow()),
             cancel_later
         );
         assert_eq!(first.unwrap_err().code, REQUEST_CANCELLED);
@@ -216,10 +226,10 @@ mod tests {
     #[tokio::test]
     async fn finished_requests_are_forgotten() {
         let requests = InFlightRequests::default();
-        let answer = requests.run("me", &json!(1), async { Ok(json!(1)) }).await;
+        let answer = requests.run(ME, &json!(1), async { Ok(json!(1)) }).await;
         assert_eq!(answer.unwrap(), json!(1));
         assert!(requests.lock().running.is_empty());
-        assert!(!requests.cancel("me", &json!({ "requestId": 1 })));
-        assert!(!requests.cancel("me", &json!({})));
+        assert!(!requests.cancel(ME, &json!({ "requestId": 1 })));
+        assert!(!requests.cancel(ME, &json!({})));
     }
 }

@@ -102,14 +102,9 @@ impl From<Value> for Reply {
 /// the answer has kept pieces to send compressed.
 pub fn success(id: Value, result: Reply, coding: ContentCoding) -> Response {
     match result {
-        Reply::Built(result) => {
-            // Moved in, not copied (`json!` serializes each value it is given into a new one).
-            let mut envelope = serde_json::Map::with_capacity(3);
-            envelope.insert("jsonrpc".into(), Value::from("2.0"));
-            envelope.insert("id".into(), id);
-            envelope.insert("result".into(), result);
-            poem::web::Json(Value::Object(envelope)).into_response()
-        }
+        Reply::Built(result) => Response::builder()
+            .content_type("application/json; charset=utf-8")
+            .body(success_message(&id, &result)),
         // The same bytes as the `Json` arm would write (keys in this order, compact); the shared
         // document goes to hyper as it is, not copied into the envelope.
         Reply::Shared(result) => enveloped(id, [result]),
@@ -122,7 +117,7 @@ pub fn success(id: Value, result: Reply, coding: ContentCoding) -> Response {
 /// later result is waited for, and its failure is the JSON-RPC error message.
 pub async fn success_text(id: Value, result: Reply) -> String {
     let pieces = match result {
-        Reply::Built(result) => return json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string(),
+        Reply::Built(result) => return utf8(success_message(&id, &result)),
         Reply::Shared(result) => vec![result],
         Reply::Pieces(pieces) => texts(&pieces),
         Reply::Later(later) => {
@@ -132,9 +127,25 @@ pub async fn success_text(id: Value, result: Reply) -> String {
             };
         }
     };
-    let text: Vec<u8> = envelope_around(id, pieces).flat_map(|piece| piece.to_vec()).collect();
-    // Every piece is serialised JSON, so UTF-8.
+    utf8(envelope_around(id, pieces).flat_map(|piece| piece.to_vec()).collect())
+}
+
+/// Serialised JSON as text (it is UTF-8).
+fn utf8(text: Vec<u8>) -> String {
     String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// `{"jsonrpc":"2.0","id":<id>,"result":<result>}`, written straight from the two values (an
+/// envelope object built around them would hash and allocate its keys first: issue 18).
+fn success_message(id: &Value, result: &Value) -> Vec<u8> {
+    let mut message = Vec::with_capacity(64);
+    message.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    // Writing a `Value` into memory cannot fail: its keys are strings and a `Vec` takes any write.
+    serde_json::to_writer(&mut message, id).expect("a JSON value serialises into memory");
+    message.extend_from_slice(br#","result":"#);
+    serde_json::to_writer(&mut message, result).expect("a JSON value serialises into memory");
+    message.push(b'}');
+    message
 }
 
 /// `{"jsonrpc":"2.0","id":<id>,"result":<pieces>}` written from the pieces as they are.

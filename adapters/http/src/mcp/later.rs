@@ -40,7 +40,7 @@ impl Later {
 
     /// The same result, cancelled when `scope`'s sender cancels request `id` before it is ready.
     pub fn cancellable(self, scope: CancelScope, id: Value) -> Self {
-        Self::new(async move { scope.requests.run(&scope.sender, &id, self.ready()).await })
+        Self::new(async move { scope.requests.run(scope.sender, &id, self.ready()).await })
     }
 
     /// The response answering request `id` with this result: a 200 with the JSON-RPC message as
@@ -66,7 +66,7 @@ impl Later {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::cancellation::InFlightRequests;
+    use crate::mcp::cancellation::{InFlightRequests, Sender};
     use serde_json::json;
     use std::sync::Arc;
 
@@ -98,7 +98,7 @@ mod tests {
         let requests = Arc::new(InFlightRequests::default());
         let scope = CancelScope {
             requests: requests.clone(),
-            sender: "s".into(),
+            sender: Sender(1),
         };
         let (_keep, never) = tokio::sync::oneshot::channel::<()>();
         let later = Later::new(async move {
@@ -109,7 +109,7 @@ mod tests {
         let answered = tokio::spawn(body_of(later.respond(json!(9))));
         // The request is registered once its body is first polled.
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        requests.cancel("s", &json!({ "requestId": 9 }));
+        requests.cancel(Sender(1), &json!({ "requestId": 9 }));
         let body = tokio::time::timeout(std::time::Duration::from_secs(5), answered)
             .await
             .expect("answered at once")

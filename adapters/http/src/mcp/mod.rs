@@ -45,7 +45,7 @@ pub(crate) fn bearer(req: &Request) -> Option<String> {
 }
 
 fn bearer_token(req: &Request) -> Option<&str> {
-    let value = req.header("authorization")?;
+    let value = req.header(poem::http::header::AUTHORIZATION)?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
@@ -106,13 +106,13 @@ where
         Incoming::NoReply => StatusCode::ACCEPTED.into_response(),
         Incoming::Notification { method, params } => {
             if method == "notifications/cancelled" {
-                scope.requests.cancel(&scope.sender, &params);
+                scope.requests.cancel(scope.sender, &params);
             }
             StatusCode::ACCEPTED.into_response()
         }
         Incoming::Request { id, method, params } => {
             let label = crate::observe::rpc_label(&method, &params);
-            let mut response = match scope.requests.run(&scope.sender, &id, dispatch(method, params)).await {
+            let mut response = match scope.requests.run(scope.sender, &id, dispatch(method, params)).await {
                 // Still cancellable while it waits, after this handler returned.
                 Ok(Reply::Later(later)) => success(id.clone(), Reply::Later(later.cancellable(scope, id)), coding),
                 Ok(result) => success(id, result, coding),
@@ -170,7 +170,7 @@ pub(crate) fn cancel_scope(gate: &Gate, req: &Request, route: &str, caller: &Cal
     crate::client_address::client_ip(req, gate.trust_proxy).hash(&mut sender);
     CancelScope {
         requests: Arc::clone(&gate.in_flight),
-        sender: format!("{:016x}", sender.finish()),
+        sender: cancellation::Sender(sender.finish()),
     }
 }
 
@@ -312,13 +312,25 @@ async fn initialize(state: &AgentRoutes, caller: &Caller, params: &Value) -> Res
     }))
 }
 
+/// A `tools/call` taken apart: the tool it names, its arguments (checked) and its `_meta`.
+pub(crate) struct ToolCall<'t, T> {
+    pub tool: &'t T,
+    pub arguments: Value,
+    pub meta: Value,
+}
+
 /// The tool a `tools/call` names (looked up with `find`) and its arguments, checked against the
-/// tool's schema: -32602 naming the field and the rule otherwise.
+/// tool's schema: -32602 naming the field and the rule otherwise. The arguments and `_meta` are
+/// moved out of `params`, not copied.
 pub(crate) fn tool_call<'t, T: AsRef<Declared>>(
-    params: &Value,
+    params: Value,
     find: impl FnOnce(&str) -> Option<&'t T>,
-) -> Result<(&'t T, Value), RpcFailure> {
-    let Some(name) = params["name"].as_str() else {
+) -> Result<ToolCall<'t, T>, RpcFailure> {
+    let mut params = match params {
+        Value::Object(members) => members,
+        _ => serde_json::Map::new(),
+    };
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Err(RpcFailure::new(
             INVALID_PARAMS,
             "Invalid params: name: a tool name is required",
@@ -330,9 +342,9 @@ pub(crate) fn tool_call<'t, T: AsRef<Declared>>(
             format!("Invalid params: name: unknown tool `{}`", input::excerpt(name)),
         ));
     };
-    let arguments = match params.get("arguments") {
+    let arguments = match params.remove("arguments") {
         None | Some(Value::Null) => json!({}),
-        Some(a) => a.clone(),
+        Some(a) => a,
     };
     let invalid = |rule: String| RpcFailure::new(INVALID_PARAMS, format!("Invalid params: {rule}"));
     tool.as_ref().check_arguments(&arguments).map_err(invalid)?;
@@ -341,20 +353,20 @@ pub(crate) fn tool_call<'t, T: AsRef<Declared>>(
         let field = if path.is_empty() { "arguments".to_owned() } else { path };
         return Err(invalid(format!("{field}: {}", input::NUL_RULE)));
     }
-    if let Some(path) = params.get("_meta").and_then(input::nul_path) {
+    let meta = params.remove("_meta").unwrap_or(Value::Null);
+    if let Some(path) = input::nul_path(&meta) {
         return Err(invalid(format!("_meta.{path}: {}", input::NUL_RULE)));
     }
-    Ok((tool, arguments))
+    Ok(ToolCall { tool, arguments, meta })
 }
 
 async fn call_tool(state: &AgentRoutes, caller: &Caller, origin: IpAddr, params: Value) -> Result<Reply, RpcFailure> {
-    let (tool, arguments) = tool_call(&params, |name| agent_tools::find(state, name))?;
+    let ToolCall { tool, arguments, meta } = tool_call(params, |name| agent_tools::find(state, name))?;
     if let Some(limit) = &state.tool_call_limit
         && let Err(limited) = limit.admit(caller)
     {
         return Ok(Reply::Built(errors::rate_limited(&limited)));
     }
-    let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
     let ctx = AgentCtx {
         state,
         caller,

@@ -49,15 +49,17 @@ pub(crate) enum Answered {
 /// [`Answered::Streamed`] when `incoming` is a `svc_render` with a progress token and the client
 /// accepts an event stream; otherwise `incoming` back, untouched.
 pub(crate) fn wanted(req: &Request, incoming: Incoming) -> Answered {
-    let accepts_stream = req
-        .header("accept")
-        .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"));
     let Incoming::Request { id, method, params } = incoming else {
         return Answered::Plain(incoming);
     };
     let token = &params["_meta"]["progressToken"];
     let is_render = method == "tools/call" && params["name"] == Render::NAME;
-    if !(accepts_stream && is_render && (token.is_string() || token.is_number())) {
+    // Looked at last: every other request is told apart without reading a header.
+    let accepts_stream = || {
+        req.header(poem::http::header::ACCEPT)
+            .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"))
+    };
+    if !(is_render && (token.is_string() || token.is_number()) && accepts_stream()) {
         return Answered::Plain(Incoming::Request { id, method, params });
     }
     let token = token.clone();
@@ -69,7 +71,7 @@ pub(crate) fn answer(
     state: Arc<AgentRoutes>,
     caller: Caller,
     origin: IpAddr,
-    sender: String,
+    sender: super::cancellation::Sender,
     request: ProgressRequest,
 ) -> Response {
     let ProgressRequest { id, params, token } = request;
@@ -90,7 +92,7 @@ pub(crate) fn answer(
     tokio::spawn(async move {
         let work = super::dispatch(&state, &caller, origin, "tools/call", params);
         let outcome = OBSERVER
-            .scope(observer, state.gate.in_flight.run(&sender, &id, work))
+            .scope(observer, state.gate.in_flight.run(sender, &id, work))
             .await;
         let message = match outcome {
             // A render never answers later, so nothing here waits outside the cancellable run.
@@ -102,9 +104,7 @@ pub(crate) fn answer(
     let stream = futures_util::stream::poll_fn(move |cx| received.poll_recv(cx))
         .map(|message| Event::message(message).event_type("message"));
     let mut response = SSE::new(stream).into_response();
-    response
-        .extensions_mut()
-        .insert(crate::observe::RpcLabel(Render::NAME.to_owned()));
+    response.extensions_mut().insert(crate::observe::RpcLabel(Render::NAME));
     response.extensions_mut().insert(crate::observe::AnswerInBody);
     response
 }

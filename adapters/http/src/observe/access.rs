@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::StreamExt;
+use poem::http::HeaderValue;
 use poem::{Body, Endpoint, IntoResponse, Middleware, Request, Response, Result};
 use tracing::Instrument;
 
@@ -22,7 +23,7 @@ const MAX_INCOMING_ID: usize = 128;
 /// What a JSON-RPC response answered: the tool name of a `tools/call`, else the method. Set by
 /// the JSON-RPC handlers in the response's extensions; the access line and metrics read it.
 #[derive(Debug, Clone)]
-pub struct RpcLabel(pub String);
+pub struct RpcLabel(pub &'static str);
 
 /// Set on a response whose head goes out before its answer is ready (the answer is its body).
 #[derive(Debug, Clone, Copy)]
@@ -54,28 +55,32 @@ impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
 
     async fn call(&self, req: Request) -> Result<Self::Output> {
         let started = Instant::now();
+        // Kept as the header value it is echoed in: an incoming one is shared, a minted one moved.
         let id = req
-            .header(HEADER)
-            .filter(|incoming| acceptable(incoming))
-            .map(str::to_owned)
-            .unwrap_or_else(|| self.ids.uuid());
-        let method = method_label(req.method()).to_owned();
+            .headers()
+            .get(HEADER)
+            .filter(|incoming| incoming.to_str().is_ok_and(acceptable))
+            .cloned()
+            .or_else(|| HeaderValue::from_maybe_shared(bytes::Bytes::from(self.ids.uuid())).ok());
+        let method = method_label(req.method());
         let route = route_label(req.uri().path());
         // Every log line of the request carries its id through this span.
-        let span = tracing::info_span!("request", request_id = %id, method = %method, route);
+        let request_id = id.as_ref().and_then(|id| id.to_str().ok()).unwrap_or_default();
+        let span = tracing::info_span!("request", request_id = %request_id, method = %method, route);
         let mut response = match self.inner.call(req).instrument(span.clone()).await {
             Ok(output) => output.into_response(),
             Err(error) => error.into_response(),
         };
-        let status = response.status().as_u16();
-        let rpc = response.extensions().get::<RpcLabel>().map(|label| label.0.clone());
-        if let Ok(value) = id.parse() {
-            response.headers_mut().insert(HEADER, value);
+        let status = response.status();
+        let rpc = response.extensions().get::<RpcLabel>().map(|label| label.0);
+        if let Some(id) = id {
+            response.headers_mut().insert(HEADER, id);
         }
         METRICS
             .requests
-            .with_label_values(&[route, method.as_str(), &status.to_string()])
+            .with_label_values(&[route, method, status.as_str()])
             .inc();
+        let status = status.as_u16();
         let answered = Answered {
             started,
             route,
@@ -103,14 +108,14 @@ struct Answered {
     started: Instant,
     route: &'static str,
     status: u16,
-    rpc: Option<String>,
+    rpc: Option<&'static str>,
     span: tracing::Span,
 }
 
 impl Answered {
     fn record(self) {
         let elapsed = self.started.elapsed();
-        let rpc = self.rpc.as_deref();
+        let rpc = self.rpc;
         METRICS
             .latency
             .with_label_values(&[self.route, rpc.unwrap_or("-")])

@@ -16,14 +16,16 @@ const METHODS: &[&str] = &[
     "logging/setLevel",
 ];
 
-pub(crate) fn rpc_label(method: &str, params: &Value) -> String {
+pub(crate) fn rpc_label(method: &str, params: &Value) -> &'static str {
     if method == "tools/call" {
         let name = params["name"].as_str().unwrap_or_default();
-        let known = crate::mcp::agent_tools::known(name) || crate::ops::tools::known(name);
-        return if known { name.to_owned() } else { "unknown".to_owned() };
+        return crate::mcp::agent_tools::known(name)
+            .or_else(|| crate::ops::tools::known(name))
+            .unwrap_or("unknown");
     }
     METHODS
         .iter()
         .find(|known| **known == method)
-        .map_or_else(|| "unknown".to_owned(), |known| (*known).to_owned())
+        .copied()
+        .unwrap_or("unknown")
 }

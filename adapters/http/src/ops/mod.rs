@@ -29,7 +29,7 @@ use crate::content_coding::ContentCoding;
 use crate::errors::ToolFailure;
 use crate::errors::auth_failure;
 use crate::mcp::jsonrpc::{Reply, RpcFailure};
-use crate::mcp::{answer, bearer, cancel_scope, protocol_version, tool_call};
+use crate::mcp::{ToolCall, answer, bearer, cancel_scope, protocol_version, tool_call};
 use crate::route_states::OpsRoutes;
 pub use invites::accept_invite;
 use tools::{OpsCtx, OpsDomain};
@@ -164,7 +164,7 @@ async fn dispatch(
         "tools/list" => Ok(Reply::Shared(tools::list(domains, authenticated.app_locked))),
         "tools/call" => {
             let caller = OpsCaller::new(authenticated)?;
-            let (tool, arguments) = tool_call(&params, |name| {
+            let ToolCall { tool, arguments, .. } = tool_call(params, |name| {
                 tools::visible(domains, caller.app_locked).find(|t| t.name() == name)
             })?;
             let ctx = OpsCtx {

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set};
 use svc_application::ports::RepositoryError;
-use svc_application::ports::agent::{AppRecord, AppRepository};
+use svc_application::ports::agent::{AppRecord, AppRepository, NewAppId};
 
 use super::entities::app;
 use crate::errors::{begin_write, is_unique_violation, repository_error};
@@ -54,14 +54,14 @@ impl SeaOrmAppRepository {
     async fn default_app_uncached(
         &self,
         owner_id: &str,
-        new_app_id: &str,
+        new_app_id: NewAppId<'_>,
         now: DateTime<Utc>,
     ) -> Result<AppRecord, RepositoryError> {
         if let Some(found) = self.oldest_default(owner_id).await? {
             return Ok(record(found));
         }
         let candidate = app::ActiveModel {
-            app_id: Set(new_app_id.to_owned()),
+            app_id: Set(new_app_id()),
             owner_id: Set(owner_id.to_owned()),
             display_name: Set(DEFAULT_APP_NAME.to_owned()),
             system_prompt: Set(None),
@@ -99,7 +99,7 @@ impl AppRepository for SeaOrmAppRepository {
     async fn default_app(
         &self,
         owner_id: &str,
-        new_app_id: &str,
+        new_app_id: NewAppId<'_>,
         now: DateTime<Utc>,
     ) -> Result<AppRecord, RepositoryError> {
         let reading = self.defaults.get_with_by_ref(owner_id, DefaultReading::default);

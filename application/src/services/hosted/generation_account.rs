@@ -372,7 +372,9 @@ mod tests {
     async fn the_payer_is_the_apps_org_else_a_federated_callers_app_owner_else_the_caller() {
         let fakes = OperatorFakes::new();
         let apps = Arc::new(crate::testing::InMemoryAgentStore::default());
-        apps.default_app("owner1", "app1", fakes.clock.now()).await.unwrap();
+        apps.default_app("owner1", &|| "app1".to_owned(), fakes.clock.now())
+            .await
+            .unwrap();
         let federated = Caller {
             principal_id: crate::services::federated_caller::federated_principal("https://id.example", "s1"),
             ..caller()

@@ -259,7 +259,7 @@ impl OAuthService {
             .apps
             .default_app(
                 &caller.principal_id,
-                &self.ports.ids.base62(APP_ID_LEN),
+                &|| self.ports.ids.base62(APP_ID_LEN),
                 self.ports.clock.now(),
             )
             .await?;

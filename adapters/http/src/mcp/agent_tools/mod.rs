@@ -187,9 +187,12 @@ pub fn find(state: &AgentRoutes, name: &str) -> Option<&'static AgentToolEntry> 
     AGENT_TOOLS.iter().find(|t| t.name() == name && t.offered(state))
 }
 
-/// Whether a tool of that name exists on any server (a bounded metrics label).
-pub fn known(name: &str) -> bool {
-    AGENT_TOOLS.iter().any(|t| t.name() == name)
+/// The name of the tool of that name on any server, if there is one (a bounded metrics label).
+pub fn known(name: &str) -> Option<&'static str> {
+    AGENT_TOOLS
+        .iter()
+        .map(AgentToolEntry::name)
+        .find(|known| *known == name)
 }
 
 /// The `tools/list` result, built once per server configuration: the runtime tools a mounted card

@@ -180,9 +180,9 @@ pub static OPS_TOOLS: LazyLock<Vec<OpsToolEntry>> = LazyLock::new(|| {
     ]
 });
 
-/// Whether a tool of that name exists on any server (a bounded metrics label).
-pub fn known(name: &str) -> bool {
-    OPS_TOOLS.iter().any(|t| t.name() == name)
+/// The name of the tool of that name on any server, if there is one (a bounded metrics label).
+pub fn known(name: &str) -> Option<&'static str> {
+    OPS_TOOLS.iter().map(OpsToolEntry::name).find(|known| *known == name)
 }
 
 /// The tools this caller sees: wired domains only, and for a locked key only those scoped to

@@ -74,7 +74,7 @@ async fn service(generator: Broken) -> (AgentService, Caller) {
         service,
         Caller {
             principal_id: "tester".into(),
-            app_id: app.app_id,
+            app_id: app.app_id.clone(),
             key_id: None,
         },
     )

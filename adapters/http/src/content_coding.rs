@@ -49,7 +49,7 @@ fn admits(header: &str, coding: &str) -> bool {
             })
             .find_map(|q| q.trim().parse::<f32>().ok())
             .unwrap_or(1.0);
-        if name.eq_ignore_ascii_case(coding) || name.eq_ignore_ascii_case(&format!("x-{coding}")) {
+        if names(name, coding) {
             return quality > 0.0;
         }
         if name == "*" {
@@ -57,6 +57,17 @@ fn admits(header: &str, coding: &str) -> bool {
         }
     }
     wildcard.unwrap_or(false)
+}
+
+/// Whether a member's name is `coding` or its `x-` alias, in any case (compared in place: this
+/// runs on every request).
+fn names(name: &str, coding: &str) -> bool {
+    let name = name.as_bytes();
+    let unaliased = match name.get(..2) {
+        Some(prefix) if prefix.eq_ignore_ascii_case(b"x-") => &name[2..],
+        _ => name,
+    };
+    unaliased.eq_ignore_ascii_case(coding.as_bytes())
 }
 
 #[cfg(test)]
@@ -70,6 +81,7 @@ mod tests {
             "gzip, deflate",
             "br;q=1.0, GZIP;q=0.5",
             "x-gzip",
+            "X-GZip;q=0.2",
             "*",
             "deflate, *;q=0.1",
         ] {
@@ -87,6 +99,10 @@ mod tests {
             "gzip;q=0.0, *",
             "*;q=0",
             "gzip2",
+            "x-x-gzip",
+            "xgzip",
+            "x-",
+            "x-gzip;q=0",
         ] {
             assert!(!admits(header, "gzip"), "{header}");
         }

@@ -20,7 +20,13 @@ pub type NewAppId<'a> = &'a (dyn Fn() -> String + Send + Sync);
 pub trait AppRepository: Send + Sync {
     /// The owner's default app, created on first use with the id `new_app_id` mints (called only
     /// then: minting an id per request was a measurable part of authenticating one, issue 18).
-    async fn default_app(&self, owner_id: &str, new_app_id: NewAppId<'_>, now: DateTime<Utc>) -> Result<AppRecord>;
+    /// Shared, not copied: every authenticated request asks for it.
+    async fn default_app(
+        &self,
+        owner_id: &str,
+        new_app_id: NewAppId<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<std::sync::Arc<AppRecord>>;
     async fn get(&self, app_id: &str) -> Result<Option<AppRecord>>;
     /// The owner's apps, oldest first.
     async fn list_by_owner(&self, owner_id: &str) -> Result<Vec<AppRecord>>;

@@ -137,7 +137,7 @@ impl AuthService {
                     .default_app(&principal, &|| self.ids.base62(APP_ID_LEN), self.clock.now())
                     .await
                     .map_err(|e| AuthError::Internal(e.into()))?;
-                app.app_id
+                app.app_id.clone()
             }
         };
         Ok(Authenticated {

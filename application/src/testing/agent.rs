@@ -83,21 +83,28 @@ impl InMemoryAgentStore {
 
 #[async_trait::async_trait]
 impl AppRepository for InMemoryAgentStore {
-    async fn default_app(&self, owner_id: &str, new_app_id: NewAppId<'_>, now: DateTime<Utc>) -> Result<AppRecord> {
+    async fn default_app(
+        &self,
+        owner_id: &str,
+        new_app_id: NewAppId<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Arc<AppRecord>> {
         let mut state = lock(&self.0);
         if let Some(id) = state.defaults.get(owner_id).cloned() {
-            return Ok(state
-                .apps
-                .iter()
-                .find(|a| a.app_id == id)
-                .cloned()
-                .expect("default app"));
+            return Ok(Arc::new(
+                state
+                    .apps
+                    .iter()
+                    .find(|a| a.app_id == id)
+                    .cloned()
+                    .expect("default app"),
+            ));
         }
         let new_app_id = new_app_id();
         let app = AppRecord::new(new_app_id.clone(), owner_id.to_owned(), None, now).expect("default name");
         state.apps.push(app.clone());
         state.defaults.insert(owner_id.to_owned(), new_app_id);
-        Ok(app)
+        Ok(Arc::new(app))
     }
 
     async fn get(&self, app_id: &str) -> Result<Option<AppRecord>> {

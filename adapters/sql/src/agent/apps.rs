@@ -20,7 +20,7 @@ const DEFAULT_APP_TIME_TO_LIVE: std::time::Duration = std::time::Duration::from_
 /// An owner's default app, read by the first request that asks once the last reading expired;
 /// the requests that ask meanwhile wait for that one reading instead of each querying, and share
 /// its failure too (so a database outage fails them together, not one timeout after another).
-type DefaultReading = Arc<tokio::sync::OnceCell<Result<AppRecord, String>>>;
+type DefaultReading = Arc<tokio::sync::OnceCell<Result<Arc<AppRecord>, String>>>;
 
 pub struct SeaOrmAppRepository {
     db: DatabaseConnection,
@@ -101,16 +101,16 @@ impl AppRepository for SeaOrmAppRepository {
         owner_id: &str,
         new_app_id: NewAppId<'_>,
         now: DateTime<Utc>,
-    ) -> Result<AppRecord, RepositoryError> {
+    ) -> Result<Arc<AppRecord>, RepositoryError> {
         let reading = self.defaults.get_with_by_ref(owner_id, DefaultReading::default);
         let read = reading
             .get_or_init(|| async {
                 let read = self.default_app_uncached(owner_id, new_app_id, now).await;
-                read.map_err(|e| format!("{:#}", anyhow::Error::from(e)))
+                read.map(Arc::new).map_err(|e| format!("{:#}", anyhow::Error::from(e)))
             })
             .await;
         match read {
-            Ok(found) => Ok(found.clone()),
+            Ok(found) => Ok(Arc::clone(found)),
             Err(reason) => {
                 // The next request reads again (unless a newer reading took this one's place).
                 self.defaults

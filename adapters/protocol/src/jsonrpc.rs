@@ -116,7 +116,6 @@ impl<'de> serde::de::Visitor<'de> for EnvelopeVisitor {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
-        use serde::de::IgnoredAny;
         let mut members = Members::default();
         while let Some(member) = map.next_key::<Member>()? {
             match member {
@@ -125,11 +124,11 @@ impl<'de> serde::de::Visitor<'de> for EnvelopeVisitor {
                 Member::Params => members.params = Some(map.next_value()?),
                 Member::Id => members.id = Some(map.next_value()?),
                 Member::Result | Member::Error => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Checked>()?;
                     members.answers = true;
                 }
                 Member::Other => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Checked>()?;
                 }
             }
         }
@@ -137,7 +136,7 @@ impl<'de> serde::de::Visitor<'de> for EnvelopeVisitor {
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Envelope, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Checked>()?.is_some() {}
         Ok(Envelope(None))
     }
 
@@ -163,6 +162,62 @@ impl<'de> serde::de::Visitor<'de> for EnvelopeVisitor {
 
     fn visit_unit<E>(self) -> Result<Envelope, E> {
         Ok(Envelope(None))
+    }
+}
+
+/// A value read and dropped, checked as strictly as reading it into a `Value` would: serde's
+/// `IgnoredAny` lets serde_json skip past invalid UTF-8, lone surrogates, out-of-range numbers
+/// and any depth, which must stay a parse error (-32700). Strings are read borrowed where they
+/// have no escapes, so nothing is allocated for them.
+struct Checked;
+
+impl<'de> serde::Deserialize<'de> for Checked {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CheckedVisitor)
+    }
+}
+
+struct CheckedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for CheckedVisitor {
+    type Value = Checked;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_entry::<Checked, Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked)
     }
 }
 
@@ -230,6 +285,24 @@ mod tests {
             let refusal = parse(malformed).unwrap_err();
             assert_eq!(refusal.code, PARSE_ERROR, "{malformed}");
             assert!(refusal.message.starts_with("Parse error: "), "{}", refusal.message);
+        }
+        // Invalid JSON is a parse error wherever it is, also in members (or elements) that are
+        // not read: a lone surrogate, a number out of range, nesting past the limit, bad UTF-8.
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let bodies: Vec<Vec<u8>> = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":"\ud800"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":1e400}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","x":{deep}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{deep}}}"#),
+            format!("[{deep}]"),
+        ]
+        .into_iter()
+        .map(String::into_bytes)
+        .chain([b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\"}".to_vec()])
+        .collect();
+        for body in bodies {
+            let refusal = parse_request(&body).unwrap_err();
+            assert_eq!(refusal.code, PARSE_ERROR, "{}", String::from_utf8_lossy(&body));
         }
         for (body, why) in [
             ("[]", "the body must be a JSON-RPC 2.0 object"),

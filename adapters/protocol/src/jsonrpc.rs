@@ -86,7 +86,7 @@ struct Members {
     answers: bool,
 }
 
-/// The member names read; every other name is skipped unread.
+/// The member names read; every other member is checked as JSON and dropped ([`Checked`]).
 #[derive(serde::Deserialize)]
 #[serde(field_identifier, rename_all = "lowercase")]
 enum Member {

@@ -1,14 +1,43 @@
 //! MCP tool results: the body of Document 1 as `structuredContent`, a short text beside it.
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use svc_domain::text as input;
 
+/// A success result as written: the one place its shape is spelled. A tool's success is written
+/// from it straight from the typed body (`Answer::into_reply`); [`ok_result`] is it as a value.
+#[derive(Serialize)]
+pub(crate) struct OkResult<'a, O> {
+    content: [TextContent<'a>; 1],
+    #[serde(rename = "structuredContent")]
+    structured_content: &'a O,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Serialize)]
+struct TextContent<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+impl<'a, O> OkResult<'a, O> {
+    pub(crate) fn new(body: &'a O, text: &'a str, meta: Option<&'a RawValue>) -> Self {
+        Self {
+            content: [TextContent { kind: "text", text }],
+            structured_content: body,
+            meta,
+        }
+    }
+}
+
+/// [`OkResult`] as a value, for the paths that change it or read it back (error results, the
+/// operator tools); the body is copied, which the written path avoids.
 pub fn ok_result(body: Value, text: &str) -> Value {
-    // Built by moving `body` in: `json!` would copy it (it serializes every value it is given).
-    let mut result = serde_json::Map::with_capacity(2);
-    result.insert("content".into(), json!([{ "type": "text", "text": text }]));
-    result.insert("structuredContent".into(), body);
-    Value::Object(result)
+    // A `Value` body has string keys only, so it always converts.
+    serde_json::to_value(OkResult::new(&body, text, None)).expect("a JSON value converts to a value")
 }
 
 pub fn error_result(mut body: Value, text: &str) -> Value {

@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 
 use crate::errors::ToolFailure;
 use crate::mcp::jsonrpc::Reply;
-use crate::mcp::results::{error_result, ok_result};
+use crate::mcp::results::{OkResult, error_result, ok_result};
 
 pub struct Answer<O> {
     body: O,
@@ -25,23 +25,6 @@ struct WithSerializedMeta<'a> {
     result: &'a Value,
     #[serde(rename = "_meta")]
     meta: &'a RawValue,
-}
-
-/// A success as `results::ok_result` builds it, with `_meta` after it when there is one.
-#[derive(Serialize)]
-struct OkResult<'a, O> {
-    content: [TextContent<'a>; 1],
-    #[serde(rename = "structuredContent")]
-    structured_content: &'a O,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<&'a RawValue>,
-}
-
-#[derive(Serialize)]
-struct TextContent<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: &'a str,
 }
 
 impl<O: Serialize> Answer<O> {
@@ -93,14 +76,7 @@ impl<O: Serialize> Answer<O> {
             let mut written = Vec::with_capacity(1024);
             serde_json::to_writer(
                 &mut written,
-                &OkResult {
-                    content: [TextContent {
-                        kind: "text",
-                        text: &self.text,
-                    }],
-                    structured_content: &self.body,
-                    meta: self.meta.as_deref(),
-                },
+                &OkResult::new(&self.body, &self.text, self.meta.as_deref()),
             )
             .map_err(serialisation_failure)?;
             return Ok(Reply::Shared(written.into()));

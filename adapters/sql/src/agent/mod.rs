@@ -5,6 +5,7 @@ pub(crate) mod blueprints;
 pub(crate) mod entities;
 pub(crate) mod events;
 mod handshakes;
+mod parsed_contracts;
 mod pending_handshakes;
 mod seam;
 pub(crate) mod sessions;

@@ -16,12 +16,15 @@ pub fn from_text(column: &'static str, text: &str) -> Result<Value, RepositoryEr
     })
 }
 
-/// A stored contract (handshakes, sessions, blueprints), parsed once here: anything but a JSON
-/// object is refused as [`RepositoryError::Corrupt`], never read as an empty contract.
+/// A stored contract (handshakes, sessions, blueprints), parsed here (once per text: see
+/// [`parsed_contracts`](super::parsed_contracts)): anything but a JSON object is refused as
+/// [`RepositoryError::Corrupt`], never read as an empty contract.
 pub fn contract_from_text(column: &'static str, text: &str) -> Result<Contract, RepositoryError> {
-    Contract::try_from(from_text(column, text)?).map_err(|e| RepositoryError::Corrupt {
-        column,
-        reason: e.to_string(),
+    super::parsed_contracts::parsed(text, |text| {
+        Contract::try_from(from_text(column, text)?).map_err(|e| RepositoryError::Corrupt {
+            column,
+            reason: e.to_string(),
+        })
     })
 }
 

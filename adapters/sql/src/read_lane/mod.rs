@@ -125,9 +125,9 @@ impl ReadLane {
                 // A held connection the database or a proxy closed since fails its next
                 // statement, and the pool's idle ones may have gone with it (a restarted
                 // database): a read can be asked again, on a connection seen to answer.
-                Err(_) => self.inner.answering_connection().await?,
+                Err(_) => Box::pin(self.inner.answering_connection()).await?,
             },
-            None => self.inner.pool.acquire().await.map_err(acquire_error)?,
+            None => Box::pin(self.inner.pool.acquire()).await.map_err(acquire_error)?,
         };
         self.run(connection, statement)
             .await

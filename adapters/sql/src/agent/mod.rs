@@ -8,6 +8,7 @@ mod handshakes;
 mod parsed_contracts;
 mod pending_handshakes;
 mod seam;
+mod session_row;
 pub(crate) mod sessions;
 
 pub use apps::SeaOrmAppRepository;

@@ -10,6 +10,7 @@ use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 
 use super::entities::{action_event, session, session_history};
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
+use super::session_row::SessionRow;
 use crate::errors::repository_error;
 use crate::group_commit::{Undo, Writer, write_settled};
 use crate::read_cache::{Changed, ReadCache};
@@ -52,7 +53,7 @@ impl SeaOrmSessionRepository {
     }
 
     async fn get_stored(&self, session_id: &str) -> Result<Option<(SessionRecord, usize)>, RepositoryError> {
-        let Some(m) = SESSION_BY_ID
+        let Some(SessionRow(m)) = SESSION_BY_ID
             .one(&self.db, self.lane.as_ref(), session_id)
             .await
             .map_err(repository_error)?
@@ -65,7 +66,7 @@ impl SeaOrmSessionRepository {
 }
 
 /// The read every session tool starts with.
-pub(crate) static SESSION_BY_ID: KeyedRead<SelectModel<session::Model>> =
+pub(crate) static SESSION_BY_ID: KeyedRead<SelectModel<SessionRow>> =
     KeyedRead::new(|id| session::Entity::find_by_id(id.to_owned()).into_model());
 
 /// A session row and the `sequence` of one of its gestures nobody drained (`svc_consume`).
@@ -77,7 +78,7 @@ pub(crate) struct SessionWithUndrained {
 impl FromQueryResult for SessionWithUndrained {
     fn from_query_result(row: &QueryResult, pre: &str) -> Result<Self, DbErr> {
         Ok(Self {
-            session: session::Model::from_query_result(row, pre)?,
+            session: SessionRow::from_query_result(row, pre)?.0,
             first_undrained: row.try_get(pre, "first_undrained")?,
         })
     }

@@ -24,5 +24,6 @@ mod read_lane;
 mod registry_repositories;
 mod render_commit;
 mod session_read_cache;
+mod session_rows;
 mod session_undrained;
 mod stored_column_corruption;

@@ -1,6 +1,6 @@
 //! JSON-RPC 2.0 envelopes: what a POST body may be, and the replies we send.
 
-use poem::http::StatusCode;
+use poem::http::{HeaderValue, StatusCode, header};
 use poem::{IntoResponse, Response};
 use serde_json::{Value, json};
 
@@ -8,6 +8,12 @@ use super::answer_pieces::{self, AnswerPiece};
 pub use super::later::Later;
 use crate::content_coding::ContentCoding;
 pub use svc_protocol::jsonrpc::Incoming;
+
+/// The type of every JSON answer, from static text (a response's `content_type(&str)` parses
+/// and copies it again per answer).
+pub(crate) fn json_utf8() -> HeaderValue {
+    HeaderValue::from_static("application/json; charset=utf-8")
+}
 
 /// A JSON-RPC failure with its HTTP status.
 #[derive(Debug)]
@@ -103,7 +109,7 @@ impl From<Value> for Reply {
 pub fn success(id: Value, result: Reply, coding: ContentCoding) -> Response {
     match result {
         Reply::Built(result) => Response::builder()
-            .content_type("application/json; charset=utf-8")
+            .header(header::CONTENT_TYPE, json_utf8())
             .body(success_message(&id, &result)),
         // The same bytes as the `Json` arm would write (keys in this order, compact); the shared
         // document goes to hyper as it is, not copied into the envelope.
@@ -152,7 +158,7 @@ fn success_message(id: &Value, result: &Value) -> Vec<u8> {
 fn enveloped(id: Value, pieces: impl IntoIterator<Item = bytes::Bytes>) -> Response {
     let body = super::pieces_body::PiecesBody::new(envelope_around(id, pieces));
     Response::builder()
-        .content_type("application/json; charset=utf-8")
+        .header(header::CONTENT_TYPE, json_utf8())
         .body(body.into_poem())
 }
 
@@ -160,8 +166,8 @@ fn enveloped(id: Value, pieces: impl IntoIterator<Item = bytes::Bytes>) -> Respo
 /// varies with `Accept-Encoding`, and says so to caches.
 fn enveloped_pieces(id: Value, pieces: Vec<AnswerPiece>, coding: ContentCoding) -> Response {
     let builder = Response::builder()
-        .content_type("application/json; charset=utf-8")
-        .header("vary", "accept-encoding");
+        .header(header::CONTENT_TYPE, json_utf8())
+        .header(header::VARY, HeaderValue::from_static("accept-encoding"));
     match coding {
         ContentCoding::Identity => {
             let body = super::pieces_body::PiecesBody::new(envelope_around(id, texts(&pieces)));
@@ -173,7 +179,9 @@ fn enveloped_pieces(id: Value, pieces: Vec<AnswerPiece>, coding: ContentCoding) 
                 .chain(std::iter::once(AnswerPiece::Fresh(envelope_tail())))
                 .collect();
             let body = super::pieces_body::PiecesBody::new(answer_pieces::gzip(&message));
-            builder.header("content-encoding", "gzip").body(body.into_poem())
+            builder
+                .header(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"))
+                .body(body.into_poem())
         }
     }
 }
@@ -190,7 +198,11 @@ fn envelope_around(id: Value, result: impl IntoIterator<Item = bytes::Bytes>) ->
 }
 
 fn envelope_head(id: &Value) -> bytes::Bytes {
-    bytes::Bytes::from(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#))
+    let mut head = Vec::with_capacity(48);
+    head.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut head, id).expect("a JSON value serialises");
+    head.extend_from_slice(br#","result":"#);
+    bytes::Bytes::from(head)
 }
 
 fn envelope_tail() -> bytes::Bytes {

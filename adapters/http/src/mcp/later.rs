@@ -56,7 +56,7 @@ impl Later {
             .instrument(request),
         );
         let mut response = Response::builder()
-            .content_type("application/json; charset=utf-8")
+            .header(poem::http::header::CONTENT_TYPE, super::jsonrpc::json_utf8())
             .body(Body::from_bytes_stream(message));
         response.extensions_mut().insert(crate::observe::AnswerInBody);
         response

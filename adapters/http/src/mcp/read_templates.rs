@@ -158,6 +158,11 @@ impl Default for ReadTemplates {
 }
 
 impl ReadTemplates {
+    /// The template of `key`, when it is kept.
+    pub(crate) fn get(&self, key: &DocumentKey) -> Option<Arc<ReadTemplate>> {
+        self.cache.get(key)
+    }
+
     /// The template of `key`, built by `build` when it is not kept.
     pub(crate) fn get_or_build(&self, key: DocumentKey, build: impl FnOnce() -> ReadTemplate) -> Arc<ReadTemplate> {
         self.cache.get_with(key, || Arc::new(build()))

@@ -234,29 +234,34 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
         )));
     }
     let epoch = epoch.unwrap_or(session.head.epoch);
-    // The head's props are in the session just read; only a frozen epoch needs its own read.
-    let props = if epoch == session.head.epoch {
-        session.head.props.clone()
-    } else {
-        state
-            .agent
-            .props_at(caller, session_id, epoch)
-            .await
-            .map_err(|_| not_found())?
-            .ok_or_else(not_found)?
-    };
     let key = DocumentKey {
         uri: uri.to_owned(),
         revision: session.revision,
         event_sequence: session.event_sequence,
         epoch,
     };
-    let template = state.read_templates.get_or_build(key, || {
-        let holes = (Hole::WsToken.marker(), Hole::ExpiresAt.marker());
-        let bootstrap = render_bootstrap(state, uri, &session, &code, epoch, props, (&holes.0, &holes.1));
-        let html = document(&bootstrap, &Hole::Runtime.marker());
-        ReadTemplate::of(&contents(state, uri, html, Some(&session.contract)))
-    });
+    let template = match state.read_templates.get(&key) {
+        Some(kept) => kept,
+        None => {
+            // The head's props are in the session just read; only a frozen epoch needs its own read.
+            let props = if epoch == session.head.epoch {
+                session.head.props.clone()
+            } else {
+                state
+                    .agent
+                    .props_at(caller, session_id, epoch)
+                    .await
+                    .map_err(|_| not_found())?
+                    .ok_or_else(not_found)?
+            };
+            state.read_templates.get_or_build(key, || {
+                let holes = (Hole::WsToken.marker(), Hole::ExpiresAt.marker());
+                let bootstrap = render_bootstrap(state, uri, &session, &code, epoch, props, (&holes.0, &holes.1));
+                let html = document(&bootstrap, &Hole::Runtime.marker());
+                ReadTemplate::of(&contents(state, uri, html, Some(&session.contract)))
+            })
+        }
+    };
     let (ws_token, expires_at) = state.tokens.mint(
         &session.session_id,
         &session.app_id,

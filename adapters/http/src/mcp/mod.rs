@@ -15,6 +15,7 @@ pub(crate) mod read_templates;
 mod render_meta;
 pub(crate) mod resources;
 pub(crate) mod results;
+mod theme_json;
 
 use std::future::Future;
 use std::net::IpAddr;

@@ -2,23 +2,20 @@
 //! serialised here once, with the component code written as the blueprint's kept escaped string
 //! (`escaped_code.rs`) rather than escaped again for every render.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use svc_application::services::agent::{FirstPaint, RenderIdentity};
 use svc_domain::contract::Contract;
 use svc_domain::gadgets::GadgetBundle;
-use svc_domain::themes;
+use svc_domain::themes::ThemeMode;
 
 use super::agent_tools::render_uri;
+use super::theme_json;
 use crate::route_states::AgentRoutes;
 
 /// Theme mode written into bootstraps; the card follows the host's mode when it reports one.
 const DEFAULT_THEME_MODE: &str = "light";
-
-type CssVariables = BTreeMap<String, String>;
 
 #[derive(Serialize)]
 struct Meta<'a> {
@@ -48,7 +45,7 @@ struct RenderSlice<'a> {
     theme_id: &'a str,
     theme_mode: &'static str,
     theme_variants: ThemeVariants<'a>,
-    theme: &'a CssVariables,
+    theme: &'a RawValue,
     polling_url: String,
     last_sequence: i64,
     props: &'a Value,
@@ -68,8 +65,8 @@ struct Capabilities {
 
 #[derive(Serialize)]
 struct ThemeVariants<'a> {
-    light: &'a CssVariables,
-    dark: Option<CssVariables>,
+    light: &'a RawValue,
+    dark: Option<&'a RawValue>,
 }
 
 #[derive(Serialize)]
@@ -93,13 +90,15 @@ pub fn render_meta(
     let (ws_token, expires_at) = state
         .tokens
         .mint(&identity.session_id, &identity.app_id, key_id, state.agent.now());
-    let theme = themes::css_variables(theme_id, themes::ThemeMode::Light).unwrap_or_default();
+    // Serialised once per theme (`theme_json`); an unknown theme paints with no variables.
+    let no_variables = RawValue::from_string("{}".to_owned())?;
+    let theme = theme_json::css_variables(theme_id, ThemeMode::Light).unwrap_or(&no_variables);
     let uri = render_uri(&identity.session_id);
     let (runtime_url, runtime_integrity) = state.runtime();
     let code = state
         .escaped_code
         .of(&identity.blueprint_id, &first_paint.component_code)?;
-    serde_json::value::to_raw_value(&Meta {
+    let meta = Meta {
         ui: Ui { resource_uri: &uri },
         render: RenderSlice {
             session_id: &identity.session_id,
@@ -117,10 +116,10 @@ pub fn render_meta(
             theme_id,
             theme_mode: DEFAULT_THEME_MODE,
             theme_variants: ThemeVariants {
-                light: &theme,
-                dark: themes::css_variables(theme_id, themes::ThemeMode::Dark),
+                light: theme,
+                dark: theme_json::css_variables(theme_id, ThemeMode::Dark),
             },
-            theme: &theme,
+            theme,
             polling_url: format!("{}/_svc/poll/{}", state.urls.base, identity.session_id),
             last_sequence,
             props: &first_paint.props,
@@ -132,5 +131,8 @@ pub fn render_meta(
             gadget_bundles: state.agent.gadget_bundles(&first_paint.contract),
             runtime_integrity,
         },
-    })
+    };
+    // Not written into a buffer sized for the code and wrapped with `RawValue::from_string`:
+    // that parses the whole text again to check it, far more than the copies of growing here.
+    serde_json::value::to_raw_value(&meta)
 }

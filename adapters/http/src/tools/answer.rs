@@ -71,9 +71,10 @@ impl<O: Serialize> Answer<O> {
     /// as it was serialised, not parsed back.
     pub(crate) fn into_reply(self) -> Result<Reply, ToolFailure> {
         if !self.is_error {
-            // Room for a typical result at once: growing from `to_vec`'s 128 bytes was a third of
-            // the writing.
-            let mut written = Vec::with_capacity(1024);
+            // Room for a typical result and its `_meta` at once: growing from `to_vec`'s 128 bytes
+            // was a third of the writing (a render's `_meta` carries its component's code).
+            let meta_length = self.meta.as_deref().map_or(0, |meta| meta.get().len());
+            let mut written = Vec::with_capacity(1024 + meta_length);
             serde_json::to_writer(
                 &mut written,
                 &OkResult::new(&self.body, &self.text, self.meta.as_deref()),

@@ -7,25 +7,11 @@ use svc_domain::session::SessionStatus;
 
 use std::sync::Arc;
 
-use super::{AgentError, Caller, SchemaCache, SessionAccess};
+use super::{AgentError, Caller, ComponentCode, SchemaCache, SessionAccess};
 use crate::ports::agent::{
     ActionEventRecord, BlueprintRepository, EventBus, EventRepository, LiveEvent, NewActionEvent, SessionRecord,
     SessionRepository, StreamEnvelope,
 };
-use crate::ports::blueprints::BlueprintRecord;
-
-/// A stored blueprint's compiled component, or the HTML document of an `mcpApps` session: the
-/// record the blueprint store answered, shared (with its read cache) rather than copied per read.
-#[derive(Debug, Clone)]
-pub struct ComponentCode(Arc<BlueprintRecord>);
-
-impl std::ops::Deref for ComponentCode {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0.code
-    }
-}
 
 /// Everything the `ack` frame carries.
 #[derive(Debug, Clone)]
@@ -106,7 +92,7 @@ impl LiveService {
             .map_or(svc_domain::session::SessionVariant::Render, |bp| bp.session_variant());
         Ok(MountSnapshot {
             session,
-            component_code: blueprint.map(ComponentCode),
+            component_code: blueprint.map(ComponentCode::from),
             variant,
         })
     }

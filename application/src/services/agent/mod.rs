@@ -6,6 +6,7 @@
 mod app_render_limit;
 mod blueprint_cache;
 mod catalogs;
+mod component_code;
 mod consume;
 mod emit;
 mod error;
@@ -33,13 +34,14 @@ use std::sync::Arc;
 
 pub use app_render_limit::AppRenderLimit;
 pub use blueprint_cache::CachedBlueprints;
+pub use component_code::ComponentCode;
 pub use consume::{ConsumeReply, ConsumeService, Consumption, LongPoll, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use error::AgentError;
 pub use generation_limit::GenerationLimit;
 pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply, HandshakeService};
 pub use lifecycle::{ProgressObserver, STREAMING_INTERVAL};
-pub use live::{ComponentCode, IncomingAction, LiveService, LiveSnapshot, MountSnapshot, Replay};
+pub use live::{IncomingAction, LiveService, LiveSnapshot, MountSnapshot, Replay};
 pub use render::{
     CacheReport, FirstPaint, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult, RenderService,
 };

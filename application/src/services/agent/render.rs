@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::blueprint_cache::CachedBlueprints;
 use super::catalogs::theme_catalog;
 use super::untrusted_contract::negotiate_untrusted;
-use super::{AgentError, AgentSettings, Caller, GenerationLimit, GenerationQueue, SchemaCache};
+use super::{AgentError, AgentSettings, Caller, ComponentCode, GenerationLimit, GenerationQueue, SchemaCache};
 use crate::ports::agent::{
     BlueprintRecord, EventBus, EventRepository, HandshakeRecord, HandshakeRepository, HostSession, LiveEvent,
     SessionRecord, SessionRepository, host_topic,
@@ -77,7 +77,7 @@ pub struct RenderIdentity {
 /// The compiled component, the agreed contract and the head props of a new render.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FirstPaint {
-    pub component_code: String,
+    pub component_code: ComponentCode,
     pub contract: Contract,
     pub props: Value,
 }
@@ -315,8 +315,8 @@ impl RenderService {
         };
         let blueprint_id = blueprint.blueprint_id.clone();
         let first_paint = FirstPaint {
-            // A generated component is moved; a cached one's code is copied out of the shared record.
-            component_code: Arc::try_unwrap(blueprint).map_or_else(|shared| shared.code.clone(), |owned| owned.code),
+            // Shared with the blueprint store's read cache, not copied (issue 18).
+            component_code: ComponentCode::from(blueprint),
             contract: plan.contract.clone(),
             props: cmd.props.clone(),
         };

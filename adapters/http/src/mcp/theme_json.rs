@@ -1,0 +1,58 @@
+//! A theme's CSS variables as JSON, serialised once per theme and mode.
+//!
+//! Every render's `_meta` carries its theme's palettes (light twice, as `theme` and as a
+//! variant, and dark); building each as a map of strings and escaping it again was a tenth of a
+//! warm render's instructions (issue 18, BENCHMARKS.md). The registered themes are static, so
+//! their JSON is too.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use serde_json::value::RawValue;
+use svc_domain::themes::{self, ThemeMode};
+
+/// Per registered theme id: its light and its dark variables, where it offers the mode.
+static KEPT: LazyLock<HashMap<String, [Option<Box<RawValue>>; 2]>> = LazyLock::new(|| {
+    themes::catalog()
+        .into_iter()
+        .map(|theme| {
+            let json = |mode| {
+                themes::css_variables(&theme.id, mode)
+                    .map(|variables| serde_json::value::to_raw_value(&variables).expect("strings serialise"))
+            };
+            let modes = [json(ThemeMode::Light), json(ThemeMode::Dark)];
+            (theme.id, modes)
+        })
+        .collect()
+});
+
+/// `themes::css_variables(theme_id, mode)` as JSON: `None` for an unknown theme or a mode the
+/// theme does not offer.
+pub(crate) fn css_variables(theme_id: &str, mode: ThemeMode) -> Option<&'static RawValue> {
+    let modes = KEPT.get(theme_id)?;
+    let index = match mode {
+        ThemeMode::Light => 0,
+        ThemeMode::Dark => 1,
+    };
+    modes[index].as_deref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_theme_and_mode_is_its_variables_as_json() {
+        let catalog = themes::catalog();
+        assert!(!catalog.is_empty());
+        for theme in catalog {
+            for mode in [ThemeMode::Light, ThemeMode::Dark] {
+                let expected = themes::css_variables(&theme.id, mode).map(|v| serde_json::to_value(v).unwrap());
+                let kept = css_variables(&theme.id, mode).map(|raw| serde_json::from_str(raw.get()).unwrap());
+                assert_eq!(kept, expected, "{} {}", theme.id, mode.as_str());
+                assert_eq!(kept.is_some(), theme.modes.contains(&mode));
+            }
+        }
+        assert!(css_variables("no-such-theme", ThemeMode::Light).is_none());
+    }
+}

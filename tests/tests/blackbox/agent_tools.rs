@@ -263,6 +263,14 @@ async fn a_rendered_result_carries_identity_and_the_meta_slice(app: TestApp) {
     );
     assert_eq!(slice["component"]["code"], embedded["component"]["code"]);
     assert_eq!(slice["contract"], embedded["contract"]);
+    // Both palettes, as the card document (built apart) carries them.
+    assert_eq!(slice["theme"], embedded["theme"]);
+    assert_eq!(slice["themeVariants"], embedded["themeVariants"]);
+    assert!(
+        slice["themeVariants"]["dark"]["--svc-color-bg"].is_string(),
+        "{}",
+        slice["themeVariants"]
+    );
     assert!(
         slice["contract"]["actionSpec"]["approve"].is_object(),
         "{}",

@@ -91,8 +91,7 @@ pub fn render_meta(
         .tokens
         .mint(&identity.session_id, &identity.app_id, key_id, state.agent.now());
     // Serialised once per theme (`theme_json`); an unknown theme paints with no variables.
-    let no_variables = RawValue::from_string("{}".to_owned())?;
-    let theme = theme_json::css_variables(theme_id, ThemeMode::Light).unwrap_or(&no_variables);
+    let theme = theme_json::css_variables(theme_id, ThemeMode::Light).unwrap_or_else(theme_json::no_variables);
     let uri = render_uri(&identity.session_id);
     let (runtime_url, runtime_integrity) = state.runtime();
     let code = state

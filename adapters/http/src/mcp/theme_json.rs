@@ -11,8 +11,14 @@ use std::sync::LazyLock;
 use serde_json::value::RawValue;
 use svc_domain::themes::{self, ThemeMode};
 
-/// Per registered theme id: its light and its dark variables, where it offers the mode.
-static KEPT: LazyLock<HashMap<String, [Option<Box<RawValue>>; 2]>> = LazyLock::new(|| {
+/// A theme's variables in each mode it offers.
+struct Modes {
+    light: Option<Box<RawValue>>,
+    dark: Option<Box<RawValue>>,
+}
+
+/// Per registered theme id.
+static KEPT: LazyLock<HashMap<String, Modes>> = LazyLock::new(|| {
     themes::catalog()
         .into_iter()
         .map(|theme| {
@@ -20,21 +26,32 @@ static KEPT: LazyLock<HashMap<String, [Option<Box<RawValue>>; 2]>> = LazyLock::n
                 themes::css_variables(&theme.id, mode)
                     .map(|variables| serde_json::value::to_raw_value(&variables).expect("strings serialise"))
             };
-            let modes = [json(ThemeMode::Light), json(ThemeMode::Dark)];
+            let modes = Modes {
+                light: json(ThemeMode::Light),
+                dark: json(ThemeMode::Dark),
+            };
             (theme.id, modes)
         })
         .collect()
 });
 
+/// No variables at all (`{}`): what an unknown theme paints with.
+static NONE: LazyLock<Box<RawValue>> =
+    LazyLock::new(|| RawValue::from_string("{}".to_owned()).expect("an empty object is JSON"));
+
 /// `themes::css_variables(theme_id, mode)` as JSON: `None` for an unknown theme or a mode the
 /// theme does not offer.
 pub(crate) fn css_variables(theme_id: &str, mode: ThemeMode) -> Option<&'static RawValue> {
     let modes = KEPT.get(theme_id)?;
-    let index = match mode {
-        ThemeMode::Light => 0,
-        ThemeMode::Dark => 1,
-    };
-    modes[index].as_deref()
+    match mode {
+        ThemeMode::Light => modes.light.as_deref(),
+        ThemeMode::Dark => modes.dark.as_deref(),
+    }
+}
+
+/// `{}`.
+pub(crate) fn no_variables() -> &'static RawValue {
+    &NONE
 }
 
 #[cfg(test)]
@@ -47,12 +64,17 @@ mod tests {
         assert!(!catalog.is_empty());
         for theme in catalog {
             for mode in [ThemeMode::Light, ThemeMode::Dark] {
-                let expected = themes::css_variables(&theme.id, mode).map(|v| serde_json::to_value(v).unwrap());
-                let kept = css_variables(&theme.id, mode).map(|raw| serde_json::from_str(raw.get()).unwrap());
+                // The very text the variables serialised to before (keys in order, compact).
+                let expected = themes::css_variables(&theme.id, mode).map(|v| serde_json::to_string(&v).unwrap());
+                let kept = css_variables(&theme.id, mode).map(|raw| raw.get().to_owned());
                 assert_eq!(kept, expected, "{} {}", theme.id, mode.as_str());
                 assert_eq!(kept.is_some(), theme.modes.contains(&mode));
             }
         }
         assert!(css_variables("no-such-theme", ThemeMode::Light).is_none());
+        assert_eq!(
+            no_variables().get(),
+            serde_json::to_string(&serde_json::Map::new()).unwrap()
+        );
     }
 }

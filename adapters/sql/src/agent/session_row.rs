@@ -8,7 +8,7 @@
 
 use sea_orm::sqlx::Row;
 use sea_orm::sqlx::postgres::PgRow;
-use sea_orm::{DbErr, FromQueryResult, Iden, QueryResult, RuntimeErr};
+use sea_orm::{DbErr, FromQueryResult, Iden, QueryResult};
 
 use super::entities::session::{Column, Model};
 
@@ -18,9 +18,7 @@ pub(crate) struct SessionRow(pub Model);
 impl FromQueryResult for SessionRow {
     fn from_query_result(row: &QueryResult, pre: &str) -> Result<Self, DbErr> {
         match row.try_as_pg_row() {
-            Some(pg) if pre.is_empty() => decoded(pg)
-                .map(Self)
-                .map_err(|e| DbErr::Query(RuntimeErr::SqlxError(e.into()))),
+            Some(pg) if pre.is_empty() => decoded(pg).map(Self).map_err(|e| DbErr::Type(e.to_string())),
             _ => Model::from_query_result(row, pre).map(Self),
         }
     }

@@ -40,7 +40,7 @@ static PARSED: LazyLock<Cache<String, Contract>> = LazyLock::new(|| {
 
 /// The contract `text` parses to: kept from an earlier read of the same text, or `parse`d now
 /// (and kept when it parses).
-pub fn parsed<E>(text: &str, parse: impl FnOnce(&str) -> Result<Contract, E>) -> Result<Contract, E> {
+pub(super) fn parsed<E>(text: &str, parse: impl FnOnce(&str) -> Result<Contract, E>) -> Result<Contract, E> {
     if let Some(contract) = PARSED.get(text) {
         return Ok(contract);
     }

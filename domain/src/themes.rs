@@ -92,6 +92,16 @@ pub fn css_variables(theme_id: &str, mode: ThemeMode) -> Option<BTreeMap<String,
     Some(variables(palette, &theme.shape))
 }
 
+/// The mode a card of `theme_id` paints in before the host says which it wants: light when the
+/// theme offers it, else the one it offers; light (with no variables) for an unknown theme. One
+/// rule for every path that paints a card (a render's `_meta`, the card document's bootstrap).
+pub fn first_painted_mode(theme_id: &str) -> ThemeMode {
+    THEMES
+        .iter()
+        .find(|theme| theme.id == theme_id)
+        .map_or(ThemeMode::Light, ThemeDefinition::first_painted_mode)
+}
+
 /// Whether `theme_id` is registered.
 pub fn is_registered(theme_id: &str) -> bool {
     THEMES.iter().any(|theme| theme.id == theme_id)
@@ -107,6 +117,13 @@ struct ThemeDefinition {
 }
 
 impl ThemeDefinition {
+    fn first_painted_mode(&self) -> ThemeMode {
+        match (self.light, self.dark) {
+            (None, Some(_)) => ThemeMode::Dark,
+            _ => ThemeMode::Light,
+        }
+    }
+
     fn entry(&self) -> ThemeEntry {
         let modes = [(ThemeMode::Light, self.light), (ThemeMode::Dark, self.dark)]
             .into_iter()
@@ -337,6 +354,29 @@ mod tests {
             css_variables("default", ThemeMode::Dark).unwrap()["--svc-color-bg"],
             "#0d1117"
         );
+    }
+
+    #[test]
+    fn a_card_paints_light_first_unless_its_theme_is_dark_only() {
+        assert_eq!(first_painted_mode("default"), ThemeMode::Light);
+        assert_eq!(first_painted_mode("paper"), ThemeMode::Light);
+        assert_eq!(first_painted_mode("neon"), ThemeMode::Light);
+        let dark_only = ThemeDefinition {
+            id: "night",
+            name: "Night",
+            description: "dark only",
+            light: None,
+            dark: Some(&DEFAULT_DARK),
+            shape: Shape {
+                radius: "0",
+                font_family: SYSTEM_SANS,
+                font_mono: SYSTEM_MONO,
+                font_size: "14px",
+                space: "8px",
+            },
+        };
+        assert_eq!(dark_only.first_painted_mode(), ThemeMode::Dark);
+        assert_eq!(dark_only.entry().modes, [ThemeMode::Dark]);
     }
 
     #[test]

@@ -266,11 +266,37 @@ async fn a_rendered_result_carries_identity_and_the_meta_slice(app: TestApp) {
     // Both palettes, as the card document (built apart) carries them.
     assert_eq!(slice["theme"], embedded["theme"]);
     assert_eq!(slice["themeVariants"], embedded["themeVariants"]);
+    assert_eq!(slice["themeMode"], embedded["themeMode"]);
     assert!(
         slice["themeVariants"]["dark"]["--svc-color-bg"].is_string(),
         "{}",
         slice["themeVariants"]
     );
+    // A theme with one mode paints the same from either path.
+    let hs = handshake(&app, "order approval", order_contract()).await;
+    let paper = app
+        .call(
+            "svc_render",
+            json!({ "handshakeId": hs["handshakeId"], "props": { "title": "Order 43" }, "themeId": "paper" }),
+        )
+        .await;
+    let slice = &paper["result"]["_meta"]["ai.svc/render"];
+    let uri = &paper["result"]["structuredContent"]["resourceUri"];
+    let read = app.rpc("resources/read", json!({ "uri": uri })).await.1;
+    let html = read["result"]["contents"][0]["text"].as_str().unwrap();
+    let start = html.find("id=\"svc-bootstrap\">").unwrap() + "id=\"svc-bootstrap\">".len();
+    let embedded: Value = serde_json::from_str(&html[start..start + html[start..].find("</script>").unwrap()]).unwrap();
+    assert_eq!(slice["themeId"], "paper");
+    assert!(
+        slice["theme"]["--svc-font-family"]
+            .as_str()
+            .unwrap()
+            .contains("Georgia")
+    );
+    assert!(slice["themeVariants"]["dark"].is_null(), "{}", slice["themeVariants"]);
+    for field in ["theme", "themeMode", "themeVariants"] {
+        assert_eq!(slice[field], embedded[field], "{field}");
+    }
     assert!(
         slice["contract"]["actionSpec"]["approve"].is_object(),
         "{}",

@@ -8,14 +8,11 @@ use serde_json::value::RawValue;
 use svc_application::services::agent::{FirstPaint, RenderIdentity};
 use svc_domain::contract::Contract;
 use svc_domain::gadgets::GadgetBundle;
-use svc_domain::themes::ThemeMode;
+use svc_domain::themes::{self, ThemeMode};
 
 use super::agent_tools::render_uri;
 use super::theme_json;
 use crate::route_states::AgentRoutes;
-
-/// Theme mode written into bootstraps; the card follows the host's mode when it reports one.
-const DEFAULT_THEME_MODE: &str = "light";
 
 #[derive(Serialize)]
 struct Meta<'a> {
@@ -65,7 +62,7 @@ struct Capabilities {
 
 #[derive(Serialize)]
 struct ThemeVariants<'a> {
-    light: &'a RawValue,
+    light: Option<&'a RawValue>,
     dark: Option<&'a RawValue>,
 }
 
@@ -90,8 +87,10 @@ pub fn render_meta(
     let (ws_token, expires_at) = state
         .tokens
         .mint(&identity.session_id, &identity.app_id, key_id, state.agent.now());
-    // Serialised once per theme (`theme_json`); an unknown theme paints with no variables.
-    let theme = theme_json::css_variables(theme_id, ThemeMode::Light).unwrap_or_else(theme_json::no_variables);
+    // Serialised once per theme (`theme_json`); an unknown theme paints with no variables. The
+    // card follows the host's mode once it reports one.
+    let theme_mode = themes::first_painted_mode(theme_id);
+    let theme = theme_json::css_variables(theme_id, theme_mode).unwrap_or_else(theme_json::no_variables);
     let uri = render_uri(&identity.session_id);
     let (runtime_url, runtime_integrity) = state.runtime();
     let code = state
@@ -113,9 +112,9 @@ pub fn render_meta(
                 polling: true,
             },
             theme_id,
-            theme_mode: DEFAULT_THEME_MODE,
+            theme_mode: theme_mode.as_str(),
             theme_variants: ThemeVariants {
-                light: theme,
+                light: theme_json::css_variables(theme_id, ThemeMode::Light),
                 dark: theme_json::css_variables(theme_id, ThemeMode::Dark),
             },
             theme,

@@ -127,11 +127,8 @@ fn render_bootstrap(
     let theme_id = session.theme_id.as_deref().unwrap_or(FALLBACK_THEME_ID);
     let light = themes::css_variables(theme_id, ThemeMode::Light);
     let dark = themes::css_variables(theme_id, ThemeMode::Dark);
-    let (theme_mode, theme) = match (&light, &dark) {
-        (Some(light), _) => ("light", light.clone()),
-        (None, Some(dark)) => ("dark", dark.clone()),
-        (None, None) => ("light", Default::default()),
-    };
+    let theme_mode = themes::first_painted_mode(theme_id);
+    let theme = themes::css_variables(theme_id, theme_mode).unwrap_or_default();
     let (runtime_url, runtime_integrity) = state.runtime();
     let mut bootstrap = json!({
         "sessionId": session.session_id,
@@ -148,7 +145,7 @@ fn render_bootstrap(
         "wsToken": ws_token,
         "expiresAt": expires_at,
         "themeId": theme_id,
-        "themeMode": theme_mode,
+        "themeMode": theme_mode.as_str(),
         "theme": theme,
         "themeVariants": { "light": light, "dark": dark },
         "pollingUrl": format!("{}/_svc/poll/{}", state.urls.base, session.session_id),

@@ -183,8 +183,6 @@ pub enum StartError {
     Bind { addr: String, reason: String },
     #[error("configuration: {0}")]
     Secret(#[from] crate::secrets::SecretError),
-    #[error("cannot start the database's writer thread: {0}")]
-    Writer(std::io::Error),
 }
 
 /// A server bound to its port, ready to run.
@@ -360,7 +358,7 @@ impl Application {
         let (bus, bus_tasks) = event_bus(settings, &db, clock.clone(), ids.as_ref()).await?;
         // One group-commit writer on SQLite for the warm path's writes (handshakes, sessions,
         // gestures, deliveries): concurrent requests share a commit and its fsync.
-        let writer = svc_sql::Writer::for_database(&db).map_err(StartError::Writer)?;
+        let writer = svc_sql::Writer::for_database(&db);
         // Where this process alone writes (the writer's SQLite file, a PostgreSQL database it
         // claimed alone), the read paths' rows are also kept in memory; the repositories forget
         // a session after each write of it.

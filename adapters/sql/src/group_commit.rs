@@ -1,6 +1,6 @@
-//! Group commit on SQLite: one writer, on a thread of its own, runs the write transactions of
-//! concurrent requests together, inside one database transaction that ends in one commit (one
-//! fsync under `synchronous=FULL`) instead of one each.
+//! Group commit on SQLite: one writer task runs the write transactions of concurrent requests
+//! together, inside one database transaction that ends in one commit (one fsync under
+//! `synchronous=FULL`) instead of one each.
 //!
 //! A failing request rolls back only its own part: its work runs under its own SAVEPOINT, or, when
 //! it writes with one statement ([`Undo::OneStatement`]) or undoes its own earlier writes
@@ -83,30 +83,17 @@ pub struct Writer {
 
 impl Writer {
     /// The writer of `db` when it is SQLite; `None` for a server backend, whose repositories keep
-    /// writing directly. Starts the writer's thread (it ends when every handle is dropped).
-    pub fn for_database(db: &DatabaseConnection) -> std::io::Result<Option<Self>> {
-        if db.get_database_backend() != DbBackend::Sqlite {
-            return Ok(None);
-        }
-        Self::start(db.clone()).map(Some)
+    /// writing directly. Spawns the writer task (it ends when every handle is dropped).
+    pub fn for_database(db: &DatabaseConnection) -> Option<Self> {
+        (db.get_database_backend() == DbBackend::Sqlite).then(|| Self::start(db.clone()))
     }
 
-    /// Starts a writer over `db` whatever its backend (tests use it directly), on a thread of its
-    /// own: a batch is a chain of round trips to sqlx's SQLite worker, and on the server's
-    /// runtime every one of them waited behind the request tasks queued on the worker that woke
-    /// it (a batch took half as long again at 16 connections; BENCHMARKS.md, issue 18). It needs
-    /// no runtime of the caller.
-    pub fn start(db: DatabaseConnection) -> std::io::Result<Self> {
+    /// Spawns a writer over `db` whatever its backend (tests use it directly).
+    pub fn start(db: DatabaseConnection) -> Self {
         let (jobs, queue) = mpsc::channel(QUEUE_DEPTH);
         let committed = Arc::new(AtomicU64::new(0));
-        // Timers and sqlx's pool (its acquire timeout, the return of a connection) need a runtime
-        // on this thread.
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let counter = committed.clone();
-        std::thread::Builder::new()
-            .name("svc-group-commit".to_owned())
-            .spawn(move || runtime.block_on(run(db, queue, counter)))?;
-        Ok(Self { jobs, committed })
+        tokio::spawn(run(db, queue, committed.clone()));
+        Self { jobs, committed }
     }
 
     /// Batches committed so far (each one commit and one fsync, whatever it carried).

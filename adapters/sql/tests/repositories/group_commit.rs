@@ -76,7 +76,7 @@ async fn wait_until_queued(writer: &Writer, count: usize) {
 
 async fn requests_queued_behind_a_batch_share_one_commit(db: DatabaseConnection) {
     probe_table(&db).await;
-    let writer = Writer::start(db.clone()).expect("writer");
+    let writer = Writer::start(db.clone());
     let (release, blocker) = hold_the_writer(&writer).await;
     let requests: Vec<_> = (1..=40)
         .map(|id| {
@@ -108,7 +108,7 @@ async fn requests_queued_behind_a_batch_share_one_commit(db: DatabaseConnection)
 
 async fn a_failing_request_rolls_back_only_its_own_statements(db: DatabaseConnection) {
     probe_table(&db).await;
-    let writer = Writer::start(db.clone()).expect("writer");
+    let writer = Writer::start(db.clone());
     let (release, blocker) = hold_the_writer(&writer).await;
     let spawn_write = |statements: Vec<String>| {
         let writer = writer.clone();
@@ -152,7 +152,7 @@ async fn a_failing_request_rolls_back_only_its_own_statements(db: DatabaseConnec
 
 async fn a_failing_request_alone_in_its_batch_leaves_nothing(db: DatabaseConnection) {
     probe_table(&db).await;
-    let writer = Writer::start(db.clone()).expect("writer");
+    let writer = Writer::start(db.clone());
     let refused = writer
         .write(|txn| {
             Box::pin(async move {
@@ -176,7 +176,7 @@ async fn wins_in_one_batch<F>(db: &DatabaseConnection, render: F) -> (Arc<SeaOrm
 where
     F: Fn(Arc<SeaOrmHandshakeRepository>, usize) -> futures_util::future::BoxFuture<'static, bool>,
 {
-    let writer = Writer::start(db.clone()).expect("writer");
+    let writer = Writer::start(db.clone());
     let repository = Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(Some(writer.clone())));
     repository.insert(&support::handshake("hs_1")).await.unwrap();
     let (release, blocker) = hold_the_writer(&writer).await;
@@ -221,7 +221,7 @@ async fn racing_cached_renders_in_one_batch_store_one_session(db: DatabaseConnec
 /// Two cache-hit renders share one batch; the session of the first is refused (its id is taken):
 /// its consume is undone with it, and the second render's consume and session commit.
 async fn a_cached_render_refused_inside_a_batch_leaves_its_handshake_usable(db: DatabaseConnection) {
-    let writer = Writer::start(db.clone()).expect("writer");
+    let writer = Writer::start(db.clone());
     let repository = Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(Some(writer.clone())));
     repository.insert(&support::handshake("hs_1")).await.unwrap();
     repository.insert(&support::handshake("hs_2")).await.unwrap();
@@ -265,7 +265,7 @@ async fn a_cached_render_refused_inside_a_batch_leaves_its_handshake_usable(db: 
 /// and what follows the commit (`settled`: forgetting a cached row) still runs, on the writer.
 async fn a_cancelled_request_still_commits_and_settles(db: DatabaseConnection) {
     probe_table(&db).await;
-    let writer = Writer::start(db.clone()).expect("writer");
+    let writer = Writer::start(db.clone());
     let (release, blocker) = hold_the_writer(&writer).await;
     let (settled, after) = oneshot::channel::<()>();
     let queued = writer.clone();
@@ -320,7 +320,7 @@ async fn queue_one_statement_writes(
 /// sees its own error and the rest of the batch commits.
 async fn a_one_statement_request_refused_by_a_constraint_fails_alone(db: DatabaseConnection) {
     probe_table(&db).await;
-    let writer = Writer::start(db.clone()).expect("writer");
+    let writer = Writer::start(db.clone());
     let (release, blocker) = hold_the_writer(&writer).await;
     let queued = queue_one_statement_writes(&writer, vec![(1, false), (1, false), (3, false)]).await;
     release.send(()).unwrap();
@@ -348,7 +348,7 @@ async fn a_one_statement_request_refused_by_a_constraint_fails_alone(db: Databas
 /// `Err` is not, and the writer goes on.
 async fn a_one_statement_request_failing_after_its_write_leaves_nothing_half_done(db: DatabaseConnection) {
     probe_table(&db).await;
-    let writer = Writer::start(db.clone()).expect("writer");
+    let writer = Writer::start(db.clone());
     let (release, blocker) = hold_the_writer(&writer).await;
     let queued = queue_one_statement_writes(&writer, vec![(1, false), (2, true), (3, false)]).await;
     release.send(()).unwrap();

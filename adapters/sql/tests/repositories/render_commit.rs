@@ -19,7 +19,7 @@ support::backend_tests!(
 );
 
 fn repositories(db: &DatabaseConnection) -> (SeaOrmHandshakeRepository, SeaOrmSessionRepository) {
-    let writer = Writer::for_database(db).expect("writer");
+    let writer = Writer::for_database(db);
     let sqlite = writer.is_some();
     (
         SeaOrmHandshakeRepository::new(db.clone())

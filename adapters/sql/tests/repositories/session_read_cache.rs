@@ -31,7 +31,7 @@ fn wired(db: &DatabaseConnection, writer: Option<Writer>) -> (SeaOrmSessionRepos
 }
 
 async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
-    let (sessions, events) = wired(&db, Writer::for_database(&db).expect("writer"));
+    let (sessions, events) = wired(&db, Writer::for_database(&db));
     sessions.insert(&support::session("s1")).await.unwrap();
 
     let read = sessions.get("s1").await.unwrap().unwrap();
@@ -104,7 +104,7 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
 /// what is kept is what is stored, although a gesture moved the row's sequence between the read
 /// the heartbeat started from and its write.
 async fn a_heartbeat_keeps_the_cached_row_as_stored(db: DatabaseConnection) {
-    let writer = Writer::for_database(&db).expect("writer");
+    let writer = Writer::for_database(&db);
     let on_writer = writer.is_some();
     let (sessions, events) = wired(&db, writer);
     let stored = SeaOrmSessionRepository::new(db.clone());
@@ -145,7 +145,7 @@ async fn a_heartbeat_keeps_the_cached_row_as_stored(db: DatabaseConnection) {
 /// as the group-commit writer runs it, and the kept row is forgotten with it, so no read answers
 /// the row as it was before a write the database holds.
 async fn a_write_whose_caller_leaves_still_commits_and_is_forgotten(db: DatabaseConnection) {
-    let (sessions, _) = wired(&db, Writer::for_database(&db).expect("writer"));
+    let (sessions, _) = wired(&db, Writer::for_database(&db));
     let stored = SeaOrmSessionRepository::new(db.clone());
     sessions.insert(&support::session("s1")).await.unwrap();
     let read = sessions.get("s1").await.unwrap().unwrap();

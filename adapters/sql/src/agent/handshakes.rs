@@ -1,6 +1,8 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, Set};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, Set, UpdateMany,
+};
 use serde_json::json;
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository, SessionRecord};
@@ -8,10 +10,11 @@ use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 
 use super::entities::handshake;
 use super::pending_handshakes::PendingHandshakes;
+use super::render_in_one_trip;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use super::sessions::{insert_row as insert_session_row, session_row};
 use crate::errors::repository_error;
-use crate::group_commit::{Undo, Writer, refused_by_constraint, write_settled};
+use crate::group_commit::{Undo, Writer, write_settled};
 
 pub struct SeaOrmHandshakeRepository {
     db: DatabaseConnection,
@@ -54,41 +57,35 @@ async fn insert_row<C: ConnectionTrait>(c: &C, row: handshake::ActiveModel) -> R
 }
 
 /// Compare-and-set: only the render that flips consumed_at from NULL wins.
-async fn consume_row<C: ConnectionTrait>(c: &C, handshake_id: String, at: DateTime<Utc>) -> Result<bool, DbErr> {
-    let result = handshake::Entity::update_many()
+pub(super) fn consume_statement(handshake_id: &str, at: DateTime<Utc>) -> UpdateMany<handshake::Entity> {
+    handshake::Entity::update_many()
         .col_expr(handshake::Column::ConsumedAt, Expr::value(at))
         .filter(handshake::Column::HandshakeId.eq(handshake_id))
         .filter(handshake::Column::ConsumedAt.is_null())
-        .exec(c)
-        .await?;
+}
+
+async fn consume_row<C: ConnectionTrait>(c: &C, handshake_id: String, at: DateTime<Utc>) -> Result<bool, DbErr> {
+    let result = consume_statement(&handshake_id, at).exec(c).await?;
     Ok(result.rows_affected == 1)
 }
 
-/// The consume, and the session only if this render won it. With `compensate` (SQLite, where a
-/// refused statement leaves the transaction usable), a session a constraint refuses releases the
-/// consume again by a statement, so the work needs no savepoint ([`Undo::Compensated`]);
-/// elsewhere the transaction's rollback undoes it.
+/// The consume, and the session only if this render won it, where a failed statement ends the
+/// transaction (its rollback undoes the consume). SQLite sends both at once
+/// (`render_in_one_trip`).
 async fn consume_into_session_rows<C: ConnectionTrait>(
     c: &C,
     handshake_id: String,
     at: DateTime<Utc>,
     session: super::entities::session::ActiveModel,
-    compensate: bool,
 ) -> Result<bool, DbErr> {
-    if !consume_row(c, handshake_id.clone(), at).await? {
+    if !consume_row(c, handshake_id, at).await? {
         return Ok(false);
     }
-    if let Err(failed) = insert_session_row(c, session).await {
-        // Only a refusal leaves the transaction going; any other failure abandons it whole.
-        if compensate && refused_by_constraint(&failed) {
-            release_row(c, handshake_id).await?;
-        }
-        return Err(failed);
-    }
+    insert_session_row(c, session).await?;
     Ok(true)
 }
 
-async fn release_row<C: ConnectionTrait>(c: &C, handshake_id: String) -> Result<(), DbErr> {
+pub(super) async fn release_row<C: ConnectionTrait>(c: &C, handshake_id: String) -> Result<(), DbErr> {
     handshake::Entity::update_many()
         .col_expr(
             handshake::Column::ConsumedAt,
@@ -203,12 +200,18 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
         let (id, row) = (handshake_id.to_owned(), session_row(session));
         // Two writes that stand or fall together: on SQLite the work undoes its consume itself
         // when the session is refused.
-        let compensate = self.db.get_database_backend() == DbBackend::Sqlite;
+        let sqlite = self.db.get_database_backend() == DbBackend::Sqlite;
         write_settled(
             self.writer.as_ref(),
             &self.db,
             Undo::Compensated,
-            move |txn| Box::pin(consume_into_session_rows(txn, id, at, row, compensate)),
+            move |txn| {
+                if sqlite {
+                    Box::pin(render_in_one_trip::consume_into_session(txn, id, at, row))
+                } else {
+                    Box::pin(consume_into_session_rows(txn, id, at, row))
+                }
+            },
             |_| {},
         )
         .await

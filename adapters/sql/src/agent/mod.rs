@@ -7,6 +7,7 @@ pub(crate) mod events;
 mod handshakes;
 mod parsed_contracts;
 mod pending_handshakes;
+mod render_in_one_trip;
 mod seam;
 mod session_row;
 pub(crate) mod sessions;

@@ -164,6 +164,46 @@ pub fn session(id: &str) -> SessionRecord {
     }
 }
 
+/// A session with every optional column set and every other one away from its default.
+pub fn full_session(id: &str) -> SessionRecord {
+    let mut full = session(id);
+    full.blueprint_id = Some("bp_7".into());
+    full.contract =
+        Contract::try_from(serde_json::json!({ "propsSpec": { "type": "object" }, "title": "full" })).unwrap();
+    full.theme_id = Some("midnight".into());
+    full.head.status = svc_domain::session::SessionStatus::Failed;
+    full.head.epoch = 4;
+    full.head.ttl_seconds = 7_200;
+    full.failure = Some(svc_application::ports::agent::RenderFailure {
+        code: "GENERATION_FAILED".into(),
+        message: "the model gave up".into(),
+    });
+    full.host = HostSession {
+        host_name: Some("claude".into()),
+        host_session_id: Some("conversation-9".into()),
+    };
+    full.context_snapshot = serde_json::json!({ "slot": ["a", 1, null] });
+    full.event_sequence = 12;
+    full.revision = 3;
+    full.created_at = Utc::now() - chrono::Duration::days(2);
+    full
+}
+
+/// Panics unless `read` is `written` as a database gives it back: every column equal, times to
+/// the microsecond (SQLite keeps more, PostgreSQL and MariaDB exactly that).
+pub fn assert_stored_as_written(read: &SessionRecord, written: &SessionRecord) {
+    let micros = |t: chrono::DateTime<Utc>| t.timestamp_micros();
+    assert_eq!(micros(read.created_at), micros(written.created_at));
+    assert_eq!(
+        micros(read.head.last_activity_at),
+        micros(written.head.last_activity_at)
+    );
+    let mut expected = written.clone();
+    expected.created_at = read.created_at;
+    expected.head.last_activity_at = read.head.last_activity_at;
+    assert_eq!(read, &expected, "{} reads back as written", written.session_id);
+}
+
 /// An `approve` gesture of a session, stored now.
 pub fn gesture(session_id: &str) -> NewActionEvent {
     NewActionEvent {

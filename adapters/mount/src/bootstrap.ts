@@ -38,8 +38,9 @@ export interface Bootstrap {
   themeId?: string;
   themeMode?: ThemeMode;
   theme?: Record<string, string>;
-  /** Both palettes of the theme, so the card can follow the host's light/dark mode. */
-  themeVariants?: Partial<Record<ThemeMode, Record<string, string>>>;
+  /** Both palettes of the theme, so the card can follow the host's light/dark mode; `null` for
+   * a mode the theme does not offer. */
+  themeVariants?: Partial<Record<ThemeMode, Record<string, string> | null>>;
 }
 
 /** What the document embeds: a render, or the shell marker. */

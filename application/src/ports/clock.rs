@@ -11,6 +11,6 @@ pub trait Ids: Send + Sync {
     fn uuid(&self) -> String;
     /// A ULID string (orgs, invites, ledger rows: sortable by creation).
     fn ulid(&self) -> String;
-    /// `len` characters of base62 drawn from OS randomness (app ids, coupon codes, secrets).
+    /// `len` characters of base62 drawn from a CSPRNG seeded by the OS (app ids, coupon codes, secrets).
     fn base62(&self, len: usize) -> String;
 }

@@ -83,6 +83,7 @@ pub async fn serve(
 fn preview_bootstrap(record: &BlueprintRecord) -> Value {
     let light = themes::css_variables(PREVIEW_THEME_ID, ThemeMode::Light);
     let dark = themes::css_variables(PREVIEW_THEME_ID, ThemeMode::Dark);
+    let mode = themes::first_painted_mode(PREVIEW_THEME_ID);
     json!({
         "sessionId": format!("preview-{}", record.blueprint_id),
         // A registered component has no stored fixture props: props built from its contract.
@@ -96,8 +97,8 @@ fn preview_bootstrap(record: &BlueprintRecord) -> Value {
         // No session behind it: the runtime opens no live channel and says it is a preview.
         "preview": true,
         "themeId": PREVIEW_THEME_ID,
-        "themeMode": "light",
-        "theme": light.clone().unwrap_or_default(),
+        "themeMode": mode.as_str(),
+        "theme": themes::css_variables(PREVIEW_THEME_ID, mode).unwrap_or_default(),
         "themeVariants": { "light": light, "dark": dark },
     })
 }

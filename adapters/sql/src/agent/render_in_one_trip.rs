@@ -5,7 +5,9 @@
 //!
 //! The insert selects its row only when the consume changed one (SQLite's `changes()` is the
 //! count of the statement before it), so a render that lost its handshake writes nothing, as
-//! when the two statements were sent apart.
+//! when the two statements were sent apart. That holds while the insert comes right after the
+//! update in one list and neither has a trigger, an upsert or `OR REPLACE`. sqlx binds a
+//! missing value as NULL without a word, so the values are the two built statements' own.
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, Query};

@@ -73,6 +73,28 @@ impl LiveClient {
         frame["payload"].clone()
     }
 
+    /// The next JSON frame (or `_closed`) within `wait`, or what came instead: a timeout, the
+    /// end of the stream, or the socket's error. For assertions that should say why a frame
+    /// did not come.
+    pub async fn next_or_why(&mut self, wait: Duration) -> Result<Value, String> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let message = match tokio::time::timeout_at(deadline, self.socket.next()).await {
+                Err(_) => return Err(format!("nothing within {wait:?}")),
+                Ok(None) => return Err("the stream ended".to_owned()),
+                Ok(Some(Err(error))) => return Err(format!("the socket failed: {error:?}")),
+                Ok(Some(Ok(message))) => message,
+            };
+            match message {
+                Message::Text(text) => return Ok(serde_json::from_str(&text).expect("JSON frame")),
+                Message::Close(frame) => {
+                    return Ok(json!({ "type": "_closed", "payload": frame.map(|f| u16::from(f.code)) }));
+                }
+                _ => continue,
+            }
+        }
+    }
+
     /// Asserts no frame arrives within `wait`.
     pub async fn expect_silence(&mut self, wait: Duration) {
         if let Some(frame) = self.try_recv(wait).await {

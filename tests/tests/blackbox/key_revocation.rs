@@ -90,10 +90,17 @@ async fn subscribe(base: &str, slice: &Value, credential: (&str, &Value)) -> (Li
 
 /// Waits for the revocation's error frame and close.
 async fn closed_as_revoked(ws: &mut LiveClient) {
-    let error = ws.try_recv(Duration::from_secs(3)).await.expect("an error frame");
+    let wait = Duration::from_secs(3);
+    let error = ws
+        .next_or_why(wait)
+        .await
+        .unwrap_or_else(|why| panic!("an error frame: {why}"));
     assert_eq!(error["type"], "error", "{error}");
     assert_eq!(error["payload"]["code"], "KEY_REVOKED", "{error}");
-    let close = ws.try_recv(Duration::from_secs(3)).await.expect("a close frame");
+    let close = ws
+        .next_or_why(wait)
+        .await
+        .unwrap_or_else(|why| panic!("a close frame: {why}"));
     assert_eq!(close, json!({ "type": "_closed", "payload": 1008 }));
 }
 

@@ -3,16 +3,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{SinkExt, Stream, StreamExt};
 use serde_json::{Value, json};
 use svc_application::ports::agent::{LiveEvent, Published, key_topic};
 use svc_application::services::agent::{AgentError, Caller, IncomingAction};
 use svc_application::services::tool_channels::ChannelError;
 use svc_protocol::live_frames::{FrameRefusal, InboundFrame, parse_action, parse_frame};
 use tokio::sync::broadcast::{Receiver, error::RecvError};
-use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use super::MAX_FRAME_BYTES;
 use super::flood_gate::{FloodGate, Verdict};
@@ -24,6 +24,8 @@ use crate::route_states::LiveRoutes;
 
 const HEARTBEAT: Duration = Duration::from_secs(20);
 const IDLE_LIMIT: Duration = Duration::from_secs(60);
+/// How long a socket we closed waits for the peer's close frame before it is dropped.
+const CLOSE_HANDSHAKE: Duration = Duration::from_secs(1);
 /// The error frame before a socket closes (1008) because its key was revoked.
 const KEY_REVOKED: &str = "KEY_REVOKED";
 
@@ -101,11 +103,11 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 match gate.admit() {
                     Verdict::Pass => {}
                     Verdict::Warn => { send(&mut sink, frames::error("RATE_LIMITED", "too many frames; slow down")).await; continue }
-                    Verdict::Close => { close(&mut sink, CloseCode::Policy, "flood").await; break }
+                    Verdict::Close => { close(&mut sink, &mut inbound, CloseCode::Policy, "flood").await; break }
                 }
                 if text.len() > MAX_FRAME_BYTES {
                     send(&mut sink, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await;
-                    close(&mut sink, CloseCode::Size, "frame too large").await;
+                    close(&mut sink, &mut inbound, CloseCode::Size, "frame too large").await;
                     break;
                 }
                 // Boxed: an idle socket's task is sized for what it awaits while idle, not for the
@@ -122,7 +124,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 Some(Heard::Channel(frame)) => vec![frame],
                 Some(Heard::KeyRevoked) => {
                     send(&mut sink, frames::error(KEY_REVOKED, "the key this channel was opened with was revoked")).await;
-                    close(&mut sink, CloseCode::Policy, "key revoked").await;
+                    close(&mut sink, &mut inbound, CloseCode::Policy, "key revoked").await;
                     break;
                 }
                 Some(Heard::Event(Ok(event))) => Box::pin(forward(&state, &mut bound, event)).await,
@@ -131,12 +133,12 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
             },
             // Shutdown: the card reconnects (to another replica behind a proxy) and resumes by fromSeq.
             () = state.sockets.closing() => {
-                close(&mut sink, CloseCode::Away, "server shutting down").await;
+                close(&mut sink, &mut inbound, CloseCode::Away, "server shutting down").await;
                 break;
             }
             _ = heartbeat.tick() => {
                 if last_heard.elapsed() > IDLE_LIMIT {
-                    close(&mut sink, CloseCode::Away, "idle").await;
+                    close(&mut sink, &mut inbound, CloseCode::Away, "idle").await;
                     break;
                 }
                 if sink.send(Message::Ping(Default::default())).await.is_err() { break }
@@ -162,12 +164,31 @@ async fn send(sink: &mut (impl SinkExt<Message> + Unpin), text: String) -> bool 
     true
 }
 
-async fn close(sink: &mut (impl SinkExt<Message> + Unpin), code: CloseCode, reason: &str) {
+/// Sends our close frame, then reads (and drops) what the peer still sends until its own close
+/// frame, the end of the stream or [`CLOSE_HANDSHAKE`]: the closing handshake of RFC 6455
+/// §7.1.1. A socket dropped with the peer's bytes unread makes the kernel answer them with a
+/// reset, and a client that meets the reset first may never read our close frame.
+async fn close(
+    sink: &mut (impl SinkExt<Message> + Unpin),
+    inbound: &mut (impl Stream<Item = Result<Message, WsError>> + Unpin),
+    code: CloseCode,
+    reason: &str,
+) {
     let frame = CloseFrame {
         code,
         reason: reason.to_owned().into(),
     };
-    let _ = sink.send(Message::Close(Some(frame))).await;
+    if sink.send(Message::Close(Some(frame))).await.is_err() {
+        return;
+    }
+    let peer_closed = async {
+        while let Some(Ok(message)) = inbound.next().await {
+            if matches!(message, Message::Close(_)) {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(CLOSE_HANDSHAKE, peer_closed).await;
 }
 
 /// A live event becomes a frame, skipping stream envelopes the client already has. The frame is

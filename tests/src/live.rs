@@ -49,21 +49,9 @@ impl LiveClient {
         self.try_recv(Duration::from_secs(5)).await.expect("a frame within 5 s")
     }
 
+    /// [`LiveClient::next_or_why`] without the why.
     pub async fn try_recv(&mut self, wait: Duration) -> Option<Value> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            let message = tokio::time::timeout_at(deadline, self.socket.next())
-                .await
-                .ok()??
-                .ok()?;
-            match message {
-                Message::Text(text) => return Some(serde_json::from_str(&text).expect("JSON frame")),
-                Message::Close(frame) => {
-                    return Some(json!({ "type": "_closed", "payload": frame.map(|f| u16::from(f.code)) }));
-                }
-                _ => continue,
-            }
-        }
+        self.next_or_why(wait).await.ok()
     }
 
     /// The next frame of `kind`, failing on any other frame first.

@@ -31,7 +31,7 @@ pub mod testing;
 pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};
 pub use console_sessions::SqlConsoleSessions;
 pub use database_claim::{CLAIM_KEY, ClaimMode, DatabaseClaim};
-pub use group_commit::Writer;
+pub use group_commit::{Coalescable, Writer};
 pub use migrations::Migrator;
 pub use pair_codes::SqlPairCodes;
 pub use pg_event_bus::{PgBusTasks, PgEventBus};

@@ -1,7 +1,9 @@
 use chrono::{DateTime, Utc};
+use futures_util::TryFutureExt;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, Set, UpdateMany,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, QueryTrait, Set,
+    UpdateMany,
 };
 use serde_json::json;
 use svc_application::ports::RepositoryError;
@@ -14,7 +16,7 @@ use super::render_in_one_trip;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use super::sessions::{insert_row as insert_session_row, session_row};
 use crate::errors::repository_error;
-use crate::group_commit::{Undo, Writer, write_settled};
+use crate::group_commit::{Coalescable, Undo, Writer, write_settled};
 
 pub struct SeaOrmHandshakeRepository {
     db: DatabaseConnection,
@@ -158,7 +160,19 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
             consumed_at: Set(r.lifecycle.consumed_at),
         };
         match &self.writer {
-            Some(writer) => writer.write_one(move |txn| Box::pin(insert_row(txn, row))).await,
+            Some(writer) => {
+                // One statement that inserts one row: batched handshakes go in one list.
+                let statement = handshake::Entity::insert(row).build(self.db.get_database_backend());
+                let insert = Coalescable {
+                    statement,
+                    answer: |rows| (rows == 1).then_some(()),
+                };
+                writer
+                    .write_coalescable(insert, |txn, statement| {
+                        Box::pin(txn.execute_raw(statement).map_ok(drop))
+                    })
+                    .await
+            }
             None => insert_row(&self.db, row).await,
         }
         .map_err(repository_error)?;
@@ -198,23 +212,47 @@ impl HandshakeRepository for SeaOrmHandshakeRepository {
     ) -> Result<bool, RepositoryError> {
         self.forget(handshake_id);
         let (id, row) = (handshake_id.to_owned(), session_row(session));
-        // Two writes that stand or fall together: on SQLite the work undoes its consume itself
-        // when the session is refused.
-        let sqlite = self.db.get_database_backend() == DbBackend::Sqlite;
-        write_settled(
-            self.writer.as_ref(),
-            &self.db,
-            Undo::Compensated,
-            move |txn| {
-                if sqlite {
-                    Box::pin(render_in_one_trip::consume_into_session(txn, id, at, row))
-                } else {
-                    Box::pin(consume_into_session_rows(txn, id, at, row))
-                }
-            },
-            |_| {},
-        )
-        .await
+        if self.db.get_database_backend() != DbBackend::Sqlite {
+            // Two writes that stand or fall together, by the transaction's rollback.
+            return write_settled(
+                self.writer.as_ref(),
+                &self.db,
+                Undo::Compensated,
+                move |txn| Box::pin(consume_into_session_rows(txn, id, at, row)),
+                |_| {},
+            )
+            .await
+            .map_err(repository_error);
+        }
+        // On SQLite one statement list that undoes its consume itself when the session is refused;
+        // batched renders go in one list.
+        let both = render_in_one_trip::consume_then_insert(&id, at, &row).map_err(repository_error)?;
+        match &self.writer {
+            Some(writer) => {
+                let render = Coalescable {
+                    statement: both,
+                    answer: render_in_one_trip::won_by_inserted_rows,
+                };
+                writer
+                    .submit_coalescable(
+                        render,
+                        move |txn, both| Box::pin(render_in_one_trip::consume_into_session(txn, id, both)),
+                        |_| {},
+                        Undo::Compensated,
+                    )
+                    .await
+            }
+            None => {
+                write_settled(
+                    None,
+                    &self.db,
+                    Undo::Compensated,
+                    move |txn| Box::pin(render_in_one_trip::consume_into_session(txn, id, both)),
+                    |_| {},
+                )
+                .await
+            }
+        }
         .map_err(repository_error)
     }
 

@@ -17,16 +17,25 @@ use super::entities::session;
 use super::handshakes::{consume_statement, release_row};
 use crate::group_commit::refused_by_constraint;
 
-/// Consumes `handshake_id` and stores `session` when the consume won; answers whether it won.
-/// A session a constraint refuses releases the consume again (by a statement of its own: SQLite
-/// undid only the refused insert), so the work writes both or neither (`Undo::Compensated`).
+/// Whether the render won its handshake, from the rows the statement's insert changed (its
+/// count in a group-commit list): the insert selects its row only when the consume changed one.
+pub(super) fn won_by_inserted_rows(rows: u64) -> Option<bool> {
+    match rows {
+        0 => Some(false),
+        1 => Some(true),
+        _ => None,
+    }
+}
+
+/// Runs `both` ([`consume_then_insert`] of `handshake_id`): consumes the handshake and stores the
+/// session when the consume won; answers whether it won. A session a constraint refuses releases
+/// the consume again (by a statement of its own: SQLite undid only the refused insert), so the
+/// work writes both or neither (`Undo::Compensated`).
 pub(super) async fn consume_into_session<C: ConnectionTrait>(
     c: &C,
     handshake_id: String,
-    at: DateTime<Utc>,
-    session: session::ActiveModel,
+    both: Statement,
 ) -> Result<bool, DbErr> {
-    let both = consume_then_insert(&handshake_id, at, &session)?;
     match c.execute_raw(both).await {
         Ok(done) => match done.rows_affected() {
             0 => Ok(false),
@@ -48,7 +57,7 @@ pub(super) async fn consume_into_session<C: ConnectionTrait>(
 
 /// `UPDATE handshakes ... ; INSERT INTO sessions (...) SELECT ... WHERE changes() = 1`, its
 /// values the two statements' in order (sqlx binds a list's `?` across its statements).
-fn consume_then_insert(
+pub(super) fn consume_then_insert(
     handshake_id: &str,
     at: DateTime<Utc>,
     session: &session::ActiveModel,

@@ -1,17 +1,20 @@
 //! The group-commit writer: requests that arrive while a batch is running share the next commit;
 //! a request that fails rolls back its own statements only; two renders racing for one
-//! handshake in one batch still consume it once. (The server uses the writer on SQLite; it is
-//! plain transactions and savepoints, so it runs on every backend here.)
+//! handshake in one batch still consume it once; on SQLite, writes of one statement text in one
+//! batch share a statement list, a refused row sends each back to run alone, and a count a write
+//! does not expect commits nothing of its batch. (The server uses the writer on SQLite; it is plain transactions and savepoints, so it
+//! runs on every backend here.)
 
 use crate::support;
 
 use std::sync::Arc;
 
 use chrono::Utc;
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr};
+use sea_orm::sea_query::{Alias, Query};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, Statement};
 use svc_application::ports::agent::{HandshakeRepository, SessionRecord, SessionRepository};
-use svc_sql::Writer;
 use svc_sql::agent::{SeaOrmHandshakeRepository, SeaOrmSessionRepository};
+use svc_sql::{Coalescable, Writer};
 use tokio::sync::oneshot;
 
 support::backend_tests!(
@@ -23,7 +26,11 @@ support::backend_tests!(
     a_cached_render_refused_inside_a_batch_leaves_its_handshake_usable,
     a_cancelled_request_still_commits_and_settles,
     a_one_statement_request_refused_by_a_constraint_fails_alone,
-    a_one_statement_request_failing_after_its_write_leaves_nothing_half_done
+    a_one_statement_request_failing_after_its_write_leaves_nothing_half_done,
+    coalescable_writes_queued_together_share_lists,
+    a_refused_row_sends_its_list_back_to_run_one_by_one,
+    a_count_a_write_does_not_expect_commits_nothing_of_its_batch,
+    queued_handshakes_and_cached_renders_are_written_together
 );
 
 async fn probe_table(db: &DatabaseConnection) {
@@ -383,4 +390,190 @@ async fn a_one_statement_request_failing_after_its_write_leaves_nothing_half_don
         .await
         .unwrap();
     assert!(notes(&db).await.contains(&8), "the writer goes on");
+}
+
+/// `INSERT INTO gc_probe` of `id` with bound values, as the backend writes it.
+fn bound_insert(backend: DbBackend, id: i64) -> Statement {
+    let insert = Query::insert()
+        .into_table(Alias::new("gc_probe"))
+        .columns([Alias::new("id"), Alias::new("note")])
+        .values_panic([id.into(), format!("n{id}").into()])
+        .to_owned();
+    backend.build(&insert)
+}
+
+/// Queues one coalescable insert per id, in this order, behind the held writer; each answers
+/// `answer` of the rows it changed.
+async fn queue_coalescable_inserts(
+    writer: &Writer,
+    backend: DbBackend,
+    ids: &[i64],
+    answer: fn(u64) -> Option<u64>,
+) -> Vec<tokio::task::JoinHandle<Result<u64, DbErr>>> {
+    let mut queued = Vec::new();
+    for (index, id) in ids.iter().copied().enumerate() {
+        let queuing = writer.clone();
+        let insert = Coalescable {
+            statement: bound_insert(backend, id),
+            answer,
+        };
+        queued.push(tokio::spawn(async move {
+            queuing
+                .write_coalescable(insert, move |txn, statement| {
+                    Box::pin(async move {
+                        let rows = txn.execute_raw(statement).await?.rows_affected();
+                        answer(rows).ok_or_else(|| DbErr::Custom(format!("{rows} rows")))
+                    })
+                })
+                .await
+        }));
+        wait_until_queued(writer, index + 1).await;
+    }
+    queued
+}
+
+fn on_sqlite(db: &DatabaseConnection, count: u64) -> u64 {
+    if db.get_database_backend() == DbBackend::Sqlite {
+        count
+    } else {
+        0
+    }
+}
+
+/// Seven inserts of one text in one batch: on SQLite a list of four, a list of two, and one
+/// alone; every request answered with its own value and every row stored.
+async fn coalescable_writes_queued_together_share_lists(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let ids: Vec<i64> = (1..=7).collect();
+    let queued = queue_coalescable_inserts(&writer, db.get_database_backend(), &ids, Some).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    let answers: Vec<u64> = futures_util::future::join_all(queued)
+        .await
+        .into_iter()
+        .map(|answer| answer.unwrap().unwrap())
+        .collect();
+    assert_eq!(answers, vec![1; 7], "each request is answered from its own count");
+    assert_eq!(notes(&db).await, ids);
+    assert_eq!(writer.committed_batches(), 2, "the held batch, then the seven");
+    assert_eq!(
+        writer.written_together(),
+        on_sqlite(&db, 6),
+        "four and two in lists, the seventh alone"
+    );
+}
+
+/// A duplicate among four inserts of one list: the list is undone and each runs alone, so the
+/// duplicate fails with its own error and the three others are stored.
+async fn a_refused_row_sends_its_list_back_to_run_one_by_one(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let queued = queue_coalescable_inserts(&writer, db.get_database_backend(), &[1, 2, 2, 4], Some).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    let answers: Vec<_> = futures_util::future::join_all(queued)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let refused: Vec<_> = answers.iter().filter(|answer| answer.is_err()).collect();
+    assert_eq!(refused.len(), 1, "only the duplicate fails: {answers:?}");
+    let error = refused[0].as_ref().unwrap_err().to_string();
+    assert!(
+        error.to_lowercase().contains("unique") || error.contains("Duplicate"),
+        "the duplicate sees its own error: {error}"
+    );
+    assert_eq!(notes(&db).await, vec![1, 2, 4]);
+    assert_eq!(
+        writer.written_together(),
+        0,
+        "nothing was answered from the undone list"
+    );
+    assert_eq!(writer.committed_batches(), 2);
+}
+
+/// A plain write, then two inserts sent in a list whose counts they refuse: on SQLite the list
+/// ran first and cannot be undone alone, so the batch is abandoned (its two rows do not commit,
+/// both are told) and the plain write, not run yet, commits in the next batch; elsewhere each
+/// write runs alone and the two refusing ones fail by their own work. Either way only the plain
+/// write is stored, and the writer goes on.
+async fn a_count_a_write_does_not_expect_commits_nothing_of_its_batch(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let plain_writer = writer.clone();
+    let plain = tokio::spawn(async move {
+        plain_writer
+            .write(|txn| Box::pin(async move { txn.execute_unprepared(&insert(1)).await.map(drop) }))
+            .await
+    });
+    wait_until_queued(&writer, 1).await;
+    let refusing = queue_coalescable_inserts(&writer, db.get_database_backend(), &[2, 3], |_| None).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    let plain = plain.await.unwrap();
+    for answer in futures_util::future::join_all(refusing).await {
+        let error = answer
+            .unwrap()
+            .expect_err("a write refusing its count is not acknowledged");
+        if db.get_database_backend() == DbBackend::Sqlite {
+            let error = error.to_string();
+            assert!(error.contains("changed 1 rows"), "the write is told its count: {error}");
+        }
+    }
+    plain.expect("the plain write commits");
+    assert_eq!(notes(&db).await, vec![1], "the refused counts' rows are not stored");
+    writer
+        .write(|txn| Box::pin(async move { txn.execute_unprepared(&insert(9)).await.map(drop) }))
+        .await
+        .expect("the writer goes on");
+}
+
+/// Eight handshakes, then a cached render of each, queued into one batch apiece: every render wins
+/// its handshake and stores its session, and on SQLite both batches went in lists.
+async fn queued_handshakes_and_cached_renders_are_written_together(db: DatabaseConnection) {
+    let writer = Writer::start(db.clone());
+    let repository = Arc::new(SeaOrmHandshakeRepository::new(db.clone()).with_writer(Some(writer.clone())));
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let inserts: Vec<_> = (0..8)
+        .map(|n| {
+            let repository = repository.clone();
+            tokio::spawn(async move { repository.insert(&support::handshake(&format!("hs_{n}"))).await })
+        })
+        .collect();
+    wait_until_queued(&writer, 8).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    for insert in inserts {
+        insert.await.unwrap().unwrap();
+    }
+    assert_eq!(writer.written_together(), on_sqlite(&db, 8));
+
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let renders: Vec<_> = (0..8)
+        .map(|n| {
+            let repository = repository.clone();
+            let session = support::session(&format!("s{n}"));
+            tokio::spawn(async move {
+                repository
+                    .consume_for_session(&format!("hs_{n}"), Utc::now(), &session)
+                    .await
+            })
+        })
+        .collect();
+    wait_until_queued(&writer, 8).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    for render in renders {
+        assert!(render.await.unwrap().unwrap(), "each render wins its own handshake");
+    }
+    assert_eq!(writer.written_together(), on_sqlite(&db, 16));
+    assert_eq!(support::count_rows(&db, "sessions").await, 8);
+    for n in 0..8 {
+        let handshake = repository.get(&format!("hs_{n}")).await.unwrap().unwrap();
+        assert!(handshake.lifecycle.consumed_at.is_some(), "hs_{n} is consumed");
+    }
 }

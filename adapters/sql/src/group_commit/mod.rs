@@ -10,6 +10,12 @@
 //! after the batch's COMMIT returned, so nothing is acknowledged before it is on disk. SQLite has
 //! one writer anyway: batching adds no waiting, it shares the fsync. PostgreSQL and MySQL do not
 //! use it (their repositories write directly).
+//!
+//! Writes of one statement whose answer is the count of rows it changed ([`Coalescable`]) go
+//! further on SQLite: those of a batch that share their statement's text run as one statement
+//! list, one round trip for several requests (`together`).
+
+mod together;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -17,9 +23,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use sea_orm::{DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, SqlErr, TransactionTrait};
+use sea_orm::{DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, SqlErr, Statement, TransactionTrait};
 use tokio::sync::{mpsc, oneshot};
 
+use self::together::Shape;
 use crate::errors::begin_write;
 
 /// Most requests one commit carries: bounds how long the first of them waits for the rest.
@@ -49,14 +56,41 @@ pub(crate) enum Undo {
     Compensated,
 }
 
+/// A write that is one statement (or one statement list) returning no rows, whose answer is read
+/// from the rows its last statement changed (SQLite's `changes()` right after it). Beside others
+/// of the same text in a batch, SQLite runs it in one list with them; alone, or when a statement
+/// of the list failed (a refused row), its work runs as if it had been written with
+/// [`Writer::write_one`], and is given its statement.
+pub struct Coalescable<T> {
+    pub statement: Statement,
+    /// The answer for that count of rows; `None` when the count says the write went wrong, and
+    /// then nothing of its batch commits.
+    pub answer: fn(u64) -> Option<T>,
+}
+
 /// The work a request hands the writer: statements on the transaction or savepoint it is given,
 /// nothing else (the batch holds the only write lock; another connection would wait forever).
 struct Work {
     run: RunWork,
     undo: Undo,
+    /// Set for a [`Coalescable`] write.
+    shape: Option<Shape>,
 }
 
-type RunWork = Box<dyn for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Ran> + Send>;
+type RunWork = Box<dyn for<'t> FnOnce(Given<'t>) -> BoxFuture<'t, Ran> + Send>;
+
+/// What the writer does with a request's work.
+enum Given<'t> {
+    /// Run it here; a coalescable write is given its statement back.
+    Transaction(&'t DatabaseTransaction, Option<Statement>),
+    /// Its statement ran in a list, and its last statement changed this many rows.
+    Written(u64),
+}
+
+/// A coalescable work given no statement: a bug in this module, answered as a failure.
+fn no_statement() -> DbErr {
+    DbErr::Custom("group commit: a coalescable write was run without its statement".to_owned())
+}
 
 /// A request's work has run: how it ended and how to answer it once the batch's fate is known.
 struct Ran {
@@ -78,7 +112,13 @@ enum Ended {
 #[derive(Clone)]
 pub struct Writer {
     jobs: mpsc::Sender<Work>,
-    committed: Arc<AtomicU64>,
+    counts: Arc<Counts>,
+}
+
+#[derive(Default)]
+struct Counts {
+    committed: AtomicU64,
+    together: AtomicU64,
 }
 
 impl Writer {
@@ -91,14 +131,14 @@ impl Writer {
     /// Spawns a writer over `db` whatever its backend (tests use it directly).
     pub fn start(db: DatabaseConnection) -> Self {
         let (jobs, queue) = mpsc::channel(QUEUE_DEPTH);
-        let committed = Arc::new(AtomicU64::new(0));
-        tokio::spawn(run(db, queue, committed.clone()));
-        Self { jobs, committed }
+        let counts = Arc::new(Counts::default());
+        tokio::spawn(run(db, queue, counts.clone()));
+        Self { jobs, counts }
     }
 
     /// Batches committed so far (each one commit and one fsync, whatever it carried).
     pub fn committed_batches(&self) -> u64 {
-        self.committed.load(Ordering::Relaxed)
+        self.counts.committed.load(Ordering::Relaxed)
     }
 
     /// Requests queued for the next batch.
@@ -138,6 +178,22 @@ impl Writer {
         self.submit(work, settled, Undo::Savepoint).await
     }
 
+    /// [`Writer::write_one`] for a [`Coalescable`] write: `work` is given the statement back when
+    /// it runs alone.
+    pub async fn write_coalescable<T, F>(&self, coalescable: Coalescable<T>, work: F) -> Result<T, DbErr>
+    where
+        T: Send + 'static,
+        F: for<'t> FnOnce(&'t DatabaseTransaction, Statement) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
+    {
+        self.submit_coalescable(coalescable, work, |_| {}, Undo::OneStatement)
+            .await
+    }
+
+    /// Requests answered by a statement list they shared with others (see [`Coalescable`]).
+    pub fn written_together(&self) -> u64 {
+        self.counts.together.load(Ordering::Relaxed)
+    }
+
     /// Queues `work` for the next batch, undone by `undo` if it fails, and waits for its answer.
     pub(crate) async fn submit<T, F, S>(&self, work: F, settled: S, undo: Undo) -> Result<T, DbErr>
     where
@@ -145,31 +201,89 @@ impl Writer {
         F: for<'t> FnOnce(&'t DatabaseTransaction) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
         S: FnOnce(&Result<T, DbErr>) + Send + 'static,
     {
-        let (reply, outcome) = oneshot::channel::<Result<T, DbErr>>();
-        let run: RunWork = Box::new(move |txn| {
+        let run = answered_by(settled, move |given| {
             Box::pin(async move {
-                let result = work(txn).await;
-                let ended = match &result {
-                    Ok(_) => Ended::Succeeded,
-                    Err(error) if refused_by_constraint(error) => Ended::Refused,
-                    Err(_) => Ended::Failed,
-                };
-                Ran {
-                    ended,
-                    answer: Box::new(move |batch: Result<(), String>| {
-                        let answer = match batch {
-                            Ok(()) => result,
-                            Err(reason) => result.and(Err(DbErr::Custom(reason))),
-                        };
-                        settled(&answer);
-                        let _ = reply.send(answer);
+                match given {
+                    Given::Transaction(txn, _) => work(txn).await,
+                    Given::Written(_) => Err(no_statement()),
+                }
+            })
+        });
+        self.enqueue(run, undo, None).await
+    }
+
+    /// [`Writer::submit`] for a [`Coalescable`] write.
+    pub(crate) async fn submit_coalescable<T, F, S>(
+        &self,
+        coalescable: Coalescable<T>,
+        work: F,
+        settled: S,
+        undo: Undo,
+    ) -> Result<T, DbErr>
+    where
+        T: Send + 'static,
+        F: for<'t> FnOnce(&'t DatabaseTransaction, Statement) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
+        S: FnOnce(&Result<T, DbErr>) + Send + 'static,
+    {
+        let Coalescable { statement, answer } = coalescable;
+        let run = answered_by(settled, move |given| {
+            Box::pin(async move {
+                match given {
+                    Given::Transaction(txn, Some(statement)) => work(txn, statement).await,
+                    Given::Transaction(_, None) => Err(no_statement()),
+                    Given::Written(rows) => answer(rows).ok_or_else(|| {
+                        DbErr::Custom(format!(
+                            "a write sent in a list changed {rows} rows, which it does not expect"
+                        ))
                     }),
                 }
             })
         });
-        self.jobs.send(Work { run, undo }).await.map_err(|_| stopped())?;
+        self.enqueue(run, undo, Some(Shape::new(statement))).await
+    }
+
+    async fn enqueue<T: Send + 'static>(
+        &self,
+        (run, outcome): (RunWork, oneshot::Receiver<Result<T, DbErr>>),
+        undo: Undo,
+        shape: Option<Shape>,
+    ) -> Result<T, DbErr> {
+        self.jobs.send(Work { run, undo, shape }).await.map_err(|_| stopped())?;
         outcome.await.map_err(|_| stopped())?
     }
+}
+
+/// `result` wrapped into the writer's work: how it ended, and how to answer it (with `settled`
+/// first) once the batch's fate is known; the receiver is where the answer arrives.
+fn answered_by<T, R, S>(settled: S, result: R) -> (RunWork, oneshot::Receiver<Result<T, DbErr>>)
+where
+    T: Send + 'static,
+    R: for<'t> FnOnce(Given<'t>) -> BoxFuture<'t, Result<T, DbErr>> + Send + 'static,
+    S: FnOnce(&Result<T, DbErr>) + Send + 'static,
+{
+    let (reply, outcome) = oneshot::channel::<Result<T, DbErr>>();
+    let run: RunWork = Box::new(move |given| {
+        Box::pin(async move {
+            let result = result(given).await;
+            let ended = match &result {
+                Ok(_) => Ended::Succeeded,
+                Err(error) if refused_by_constraint(error) => Ended::Refused,
+                Err(_) => Ended::Failed,
+            };
+            Ran {
+                ended,
+                answer: Box::new(move |batch: Result<(), String>| {
+                    let answer = match batch {
+                        Ok(()) => result,
+                        Err(reason) => result.and(Err(DbErr::Custom(reason))),
+                    };
+                    settled(&answer);
+                    let _ = reply.send(answer);
+                }),
+            }
+        })
+    });
+    (run, outcome)
 }
 
 /// Runs `work` through `writer` when there is one (SQLite; `undo` as in [`Writer::submit`]), else
@@ -222,9 +336,9 @@ pub(crate) fn refused_by_constraint(error: &DbErr) -> bool {
     )
 }
 
-async fn run(db: DatabaseConnection, mut queue: mpsc::Receiver<Work>, committed: Arc<AtomicU64>) {
+async fn run(db: DatabaseConnection, mut queue: mpsc::Receiver<Work>, counts: Arc<Counts>) {
     // Only SQLite leaves the transaction usable after a refused statement.
-    let statements_undo_themselves = db.get_database_backend() == DbBackend::Sqlite;
+    let sqlite = db.get_database_backend() == DbBackend::Sqlite;
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
         // What an abandoned batch had not run yet goes first, in a batch of its own.
@@ -234,12 +348,17 @@ async fn run(db: DatabaseConnection, mut queue: mpsc::Receiver<Work>, committed:
         let done = if batch.len() == 1 {
             commit_alone(&db, batch.pop().expect("one job")).await
         } else {
-            commit_batch(&db, &mut batch, statements_undo_themselves).await
+            commit_batch(&db, &mut batch, sqlite, &counts).await
         };
         if done {
-            committed.fetch_add(1, Ordering::Relaxed);
+            counts.committed.fetch_add(1, Ordering::Relaxed);
         }
     }
+}
+
+/// Runs `job`'s work on `txn`, giving a coalescable write its statement back.
+fn run_on<'t>(txn: &'t DatabaseTransaction, job: Work) -> BoxFuture<'t, Ran> {
+    (job.run)(Given::Transaction(txn, job.shape.map(Shape::into_statement)))
 }
 
 /// A request that found the writer idle: its own transaction, no savepoint (two statements
@@ -252,7 +371,7 @@ async fn commit_alone(db: &DatabaseConnection, job: Work) -> bool {
             return false;
         }
     };
-    let ran = match AssertUnwindSafe((job.run)(&txn)).catch_unwind().await {
+    let ran = match AssertUnwindSafe(run_on(&txn, job)).catch_unwind().await {
         Ok(ran) => ran,
         Err(_) => {
             tracing::error!("group commit: a request's work panicked; its statements are rolled back");
@@ -278,37 +397,51 @@ async fn commit_alone(db: &DatabaseConnection, job: Work) -> bool {
 /// One transaction for the whole of `batch`, which it empties. When the batch cannot begin, its
 /// requests are dropped (their callers read [`stopped`]); when it is abandoned, the requests it
 /// had not run yet are left in `batch` for the next one. Answers whether the batch committed.
-async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, statements_undo_themselves: bool) -> bool {
-    let mut jobs = std::mem::take(batch).into_iter();
-    let txn = match begin_write(db).await {
-        Ok(txn) => txn,
-        Err(error) => {
-            tracing::error!(%error, "group commit: cannot begin a batch");
-            return false;
-        }
+///
+/// On SQLite the coalescable writes that share their text go first, in lists. The requests of
+/// one batch were all sent before any of them was answered, so none waits on another: any order
+/// is one they could have run in. When a statement of a list fails, nothing of the batch has
+/// run its work yet: the transaction is rolled back and the whole batch runs again, each write
+/// alone, in a new one (no savepoint around the lists, whose page copies cost more than a rare
+/// second transaction).
+async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bool, counts: &Counts) -> bool {
+    let (lists, mut alone) = together::split(std::mem::take(batch), sqlite);
+    let Some(mut txn) = begin_batch(db).await else {
+        return false;
     };
     let mut answers = Vec::new();
-    while let Some(job) = jobs.next() {
-        let undoes_itself = matches!(job.undo, Undo::OneStatement | Undo::Compensated);
-        let ran = if undoes_itself && statements_undo_themselves {
-            run_bare(&txn, job).await
-        } else {
-            run_savepointed(&txn, job).await
-        };
-        match ran {
-            Ok(answer) => answers.push(answer),
-            Err(Abandon { reason, answer }) => {
-                // The transaction itself is broken or holds a half-done request: nothing of this
-                // batch commits, and everyone who ran is told.
-                tracing::error!(%reason, "group commit: the batch is abandoned");
+    if !lists.is_empty() {
+        match together::run(&txn, lists).await {
+            Ok(written) => {
+                counts.together.fetch_add(written.len() as u64, Ordering::Relaxed);
+                match answer_written(written).await {
+                    Ok(theirs) => answers = theirs,
+                    Err(abandon) => {
+                        abandon_batch(txn, Vec::new(), abandon).await;
+                        batch.extend(alone);
+                        return false;
+                    }
+                }
+            }
+            Err(unlisted) => {
                 if let Err(error) = txn.rollback().await {
-                    tracing::error!(%error, "group commit: an abandoned batch's rollback failed");
+                    tracing::error!(%error, "group commit: the rollback of a failed list failed");
                 }
-                let failure = format!("the write could not be committed: {reason}");
-                for answer in answers.into_iter().chain(answer) {
-                    answer(Err(failure.clone()));
-                }
-                batch.extend(jobs);
+                alone = unlisted.into_iter().chain(alone).collect();
+                let Some(again) = begin_batch(db).await else {
+                    return false;
+                };
+                txn = again;
+            }
+        }
+    }
+    let mut alone = alone.into_iter();
+    while let Some(job) = alone.next() {
+        match run_alone(&txn, job, sqlite).await {
+            Ok(answer) => answers.push(answer),
+            Err(abandon) => {
+                abandon_batch(txn, answers, abandon).await;
+                batch.extend(alone);
                 return false;
             }
         }
@@ -324,19 +457,72 @@ async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, statements
     succeeded
 }
 
-/// Why a batch cannot commit, and the answer of the request that found out (if it has one).
+async fn begin_batch(db: &DatabaseConnection) -> Option<DatabaseTransaction> {
+    begin_write(db)
+        .await
+        .inspect_err(|error| tracing::error!(%error, "group commit: cannot begin a batch"))
+        .ok()
+}
+
+/// The transaction itself is broken or holds a half-done request: nothing of this batch commits,
+/// and everyone who ran (`answers`, and those who found out) is told.
+async fn abandon_batch(txn: DatabaseTransaction, answers: Vec<Answer>, abandon: Abandon) {
+    let Abandon {
+        reason,
+        answers: theirs,
+    } = abandon;
+    tracing::error!(%reason, "group commit: the batch is abandoned");
+    if let Err(error) = txn.rollback().await {
+        tracing::error!(%error, "group commit: an abandoned batch's rollback failed");
+    }
+    let failure = format!("the write could not be committed: {reason}");
+    for answer in answers.into_iter().chain(theirs) {
+        answer(Err(failure.clone()));
+    }
+}
+
+/// Runs one request's work in the batch, undone by its savepoint or by itself.
+async fn run_alone(txn: &DatabaseTransaction, job: Work, statements_undo_themselves: bool) -> Result<Answer, Abandon> {
+    let undoes_itself = matches!(job.undo, Undo::OneStatement | Undo::Compensated);
+    if undoes_itself && statements_undo_themselves {
+        run_bare(txn, job).await
+    } else {
+        run_savepointed(txn, job).await
+    }
+}
+
+/// The answers of writes whose statements ran in a list, each from its count of rows; a count a
+/// write does not expect abandons the batch.
+async fn answer_written(written: Vec<(Work, u64)>) -> Result<Vec<Answer>, Abandon> {
+    let mut answers = Vec::with_capacity(written.len());
+    let mut unexpected = false;
+    for (job, rows) in written {
+        let ran = (job.run)(Given::Written(rows)).await;
+        unexpected |= ran.ended != Ended::Succeeded;
+        answers.push(ran.answer);
+    }
+    if unexpected {
+        return Err(Abandon {
+            reason: "a write sent in a list changed rows it does not expect".to_owned(),
+            answers,
+        });
+    }
+    Ok(answers)
+}
+
+/// Why a batch cannot commit, and the answers of the requests that found out.
 struct Abandon {
     reason: String,
-    answer: Option<Answer>,
+    answers: Vec<Answer>,
 }
 
 /// Runs one request's work under its own savepoint and keeps or undoes it.
 async fn run_savepointed(txn: &DatabaseTransaction, job: Work) -> Result<Answer, Abandon> {
     let savepoint = txn.begin().await.map_err(|error| Abandon {
         reason: format!("a savepoint could not begin: {error}"),
-        answer: None,
+        answers: Vec::new(),
     })?;
-    let (keep, answer) = match AssertUnwindSafe((job.run)(&savepoint)).catch_unwind().await {
+    let (keep, answer) = match AssertUnwindSafe(run_on(&savepoint, job)).catch_unwind().await {
         Ok(ran) => (ran.ended == Ended::Succeeded, ran.answer),
         Err(_) => {
             // A panicking request answers nothing (its caller sees `stopped`); the others go on.
@@ -353,7 +539,7 @@ async fn run_savepointed(txn: &DatabaseTransaction, job: Work) -> Result<Answer,
         Ok(()) => Ok(answer),
         Err(error) => Err(Abandon {
             reason: format!("a savepoint could not end: {error}"),
-            answer: Some(answer),
+            answers: vec![answer],
         }),
     }
 }
@@ -361,7 +547,7 @@ async fn run_savepointed(txn: &DatabaseTransaction, job: Work) -> Result<Answer,
 /// Runs one request's self-undoing work in the batch's transaction itself
 /// ([`Undo::OneStatement`], [`Undo::Compensated`]).
 async fn run_bare(txn: &DatabaseTransaction, job: Work) -> Result<Answer, Abandon> {
-    match AssertUnwindSafe((job.run)(txn)).catch_unwind().await {
+    match AssertUnwindSafe(run_on(txn, job)).catch_unwind().await {
         Ok(Ran {
             ended: Ended::Succeeded | Ended::Refused,
             answer,
@@ -371,11 +557,11 @@ async fn run_bare(txn: &DatabaseTransaction, job: Work) -> Result<Answer, Abando
             answer,
         }) => Err(Abandon {
             reason: "a self-undoing write failed other than by a constraint".to_owned(),
-            answer: Some(answer),
+            answers: vec![answer],
         }),
         Err(_) => Err(Abandon {
             reason: "a self-undoing write panicked".to_owned(),
-            answer: None,
+            answers: Vec::new(),
         }),
     }
 }

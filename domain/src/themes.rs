@@ -102,6 +102,36 @@ pub fn first_painted_mode(theme_id: &str) -> ThemeMode {
         .map_or(ThemeMode::Light, ThemeDefinition::first_painted_mode)
 }
 
+/// What a card document paints with: the mode it paints first and that mode's variables (none
+/// for an unknown theme), and both modes' variables for the runtime to follow the host's mode
+/// (`None` for a mode the theme does not offer). One value for every path that writes a card's
+/// bootstrap (the card document, the console's preview).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CardPaint {
+    pub mode: ThemeMode,
+    pub theme: BTreeMap<String, String>,
+    pub variants: ThemeVariants,
+}
+
+/// `themeVariants` on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThemeVariants {
+    pub light: Option<BTreeMap<String, String>>,
+    pub dark: Option<BTreeMap<String, String>>,
+}
+
+pub fn card_paint(theme_id: &str) -> CardPaint {
+    let mode = first_painted_mode(theme_id);
+    CardPaint {
+        mode,
+        theme: css_variables(theme_id, mode).unwrap_or_default(),
+        variants: ThemeVariants {
+            light: css_variables(theme_id, ThemeMode::Light),
+            dark: css_variables(theme_id, ThemeMode::Dark),
+        },
+    }
+}
+
 /// Whether `theme_id` is registered.
 pub fn is_registered(theme_id: &str) -> bool {
     THEMES.iter().any(|theme| theme.id == theme_id)
@@ -354,6 +384,28 @@ mod tests {
             css_variables("default", ThemeMode::Dark).unwrap()["--svc-color-bg"],
             "#0d1117"
         );
+    }
+
+    #[test]
+    fn a_card_paints_its_first_mode_with_that_modes_variables() {
+        for entry in catalog() {
+            let paint = card_paint(&entry.id);
+            let first = match paint.mode {
+                ThemeMode::Light => &paint.variants.light,
+                ThemeMode::Dark => &paint.variants.dark,
+            };
+            assert_eq!(first.as_ref(), Some(&paint.theme), "{}", entry.id);
+            for mode in [ThemeMode::Light, ThemeMode::Dark] {
+                let offered = match mode {
+                    ThemeMode::Light => paint.variants.light.is_some(),
+                    ThemeMode::Dark => paint.variants.dark.is_some(),
+                };
+                assert_eq!(offered, entry.modes.contains(&mode), "{} {mode:?}", entry.id);
+            }
+        }
+        let unknown = card_paint("no-such-theme");
+        assert_eq!(unknown.mode, ThemeMode::Light);
+        assert!(unknown.theme.is_empty() && unknown.variants.light.is_none() && unknown.variants.dark.is_none());
     }
 
     #[test]

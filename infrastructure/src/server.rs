@@ -358,7 +358,7 @@ impl Application {
         let (bus, bus_tasks) = event_bus(settings, &db, clock.clone(), ids.as_ref()).await?;
         // One group-commit writer on SQLite for the warm path's writes (handshakes, sessions,
         // gestures, deliveries): concurrent requests share a commit and its fsync.
-        let writer = svc_sql::Writer::for_database(&db);
+        let writer = svc_sql::Writer::for_database_reporting(&db, Arc::new(svc_http::PrometheusTelemetry));
         // Where this process alone writes (the writer's SQLite file, a PostgreSQL database it
         // claimed alone), the read paths' rows are also kept in memory; the repositories forget
         // a session after each write of it.

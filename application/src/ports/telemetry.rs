@@ -15,8 +15,20 @@ pub trait GenerationTelemetry: Send + Sync {
     fn generation_finished(&self, outcome: &'static str, took: Duration);
 }
 
+/// Figures of the group-commit writer (SQLite): how many writes each commit, and so each fsync,
+/// carried.
+pub trait WriteTelemetry: Send + Sync {
+    /// A commit carried `alone` writes that ran one statement (or savepoint) at a time and
+    /// `listed` writes sent in statement lists with others of their text.
+    fn batch_committed(&self, alone: usize, listed: usize);
+}
+
 /// Reports nothing (tests, and servers wired without metrics).
 pub struct NoTelemetry;
+
+impl WriteTelemetry for NoTelemetry {
+    fn batch_committed(&self, _: usize, _: usize) {}
+}
 
 impl GenerationTelemetry for NoTelemetry {
     fn cache_lookup(&self, _: bool) {}

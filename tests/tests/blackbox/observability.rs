@@ -80,6 +80,20 @@ async fn counters_move_with_traffic(app: TestApp) {
         "{renders}: {after:?}"
     );
     assert!(after.contains_key("svc_live_sockets{}"), "{after:?}");
+    // SQLite's group-commit writer counts its commits and the writes they carried: the handshake
+    // and the render were answered one after the other, so they committed apart.
+    if app.backend() == svc_tests::Backend::Sqlite {
+        let commits = "svc_db_commits_total{}";
+        assert!(
+            value(&after, commits) >= value(&before, commits) + 2.0,
+            "{commits}: {before:?} -> {after:?}"
+        );
+        let writes = |samples: &HashMap<String, f64>| {
+            value(samples, "svc_db_writes_total{statement=alone}")
+                + value(samples, "svc_db_writes_total{statement=listed}")
+        };
+        assert!(writes(&after) >= writes(&before) + 2.0, "{after:?}");
+    }
     assert!(after.contains_key("svc_long_polls{}"), "{after:?}");
 
     // Replicas on PostgreSQL count the request paths' reads, alone or sharing a statement.

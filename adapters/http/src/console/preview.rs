@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use svc_application::ports::blueprints::BlueprintRecord;
 use svc_application::services::operator::OpsBlueprintError;
 use svc_domain::contract::fixture_props;
-use svc_domain::themes::{self, ThemeMode};
+use svc_domain::themes;
 
 use super::refusal;
 use super::session::live_session;
@@ -81,9 +81,7 @@ pub async fn serve(
 
 /// What the runtime needs to paint the blueprint once, with its fixture props.
 fn preview_bootstrap(record: &BlueprintRecord) -> Value {
-    let light = themes::css_variables(PREVIEW_THEME_ID, ThemeMode::Light);
-    let dark = themes::css_variables(PREVIEW_THEME_ID, ThemeMode::Dark);
-    let mode = themes::first_painted_mode(PREVIEW_THEME_ID);
+    let paint = themes::card_paint(PREVIEW_THEME_ID);
     json!({
         "sessionId": format!("preview-{}", record.blueprint_id),
         // A registered component has no stored fixture props: props built from its contract.
@@ -97,8 +95,8 @@ fn preview_bootstrap(record: &BlueprintRecord) -> Value {
         // No session behind it: the runtime opens no live channel and says it is a preview.
         "preview": true,
         "themeId": PREVIEW_THEME_ID,
-        "themeMode": mode.as_str(),
-        "theme": themes::css_variables(PREVIEW_THEME_ID, mode).unwrap_or_default(),
-        "themeVariants": { "light": light, "dark": dark },
+        "themeMode": paint.mode.as_str(),
+        "theme": paint.theme,
+        "themeVariants": paint.variants,
     })
 }

@@ -13,7 +13,7 @@ use svc_application::ports::agent::SessionRecord;
 use svc_application::services::agent::{AgentError, Caller};
 use svc_domain::contract::Contract;
 use svc_domain::session::SessionVariant;
-use svc_domain::themes::{self, ThemeMode};
+use svc_domain::themes;
 use svc_protocol::{INVALID_PARAMS, MOUNT_UNAVAILABLE, SESSION_NOT_FOUND};
 
 use super::jsonrpc::{Reply, RpcFailure};
@@ -125,10 +125,7 @@ fn render_bootstrap(
     (ws_token, expires_at): (&str, &str),
 ) -> Value {
     let theme_id = session.theme_id.as_deref().unwrap_or(FALLBACK_THEME_ID);
-    let light = themes::css_variables(theme_id, ThemeMode::Light);
-    let dark = themes::css_variables(theme_id, ThemeMode::Dark);
-    let theme_mode = themes::first_painted_mode(theme_id);
-    let theme = themes::css_variables(theme_id, theme_mode).unwrap_or_default();
+    let paint = themes::card_paint(theme_id);
     let (runtime_url, runtime_integrity) = state.runtime();
     let mut bootstrap = json!({
         "sessionId": session.session_id,
@@ -145,9 +142,9 @@ fn render_bootstrap(
         "wsToken": ws_token,
         "expiresAt": expires_at,
         "themeId": theme_id,
-        "themeMode": theme_mode.as_str(),
-        "theme": theme,
-        "themeVariants": { "light": light, "dark": dark },
+        "themeMode": paint.mode.as_str(),
+        "theme": paint.theme,
+        "themeVariants": paint.variants,
         "pollingUrl": format!("{}/_svc/poll/{}", state.urls.base, session.session_id),
         "lastSequence": session.event_sequence,
         // Declared packages the component may import, loaded by the mount before the component.

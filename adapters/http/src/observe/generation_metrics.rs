@@ -1,10 +1,10 @@
 //! `PrometheusTelemetry`: the agent plane's figures (cache lookups, queue waits, generation
-//! outcomes) counted into the process's registry, and the gauges read at scrape time (queue
-//! depth, database pool use).
+//! outcomes, group commits) counted into the process's registry, and the gauges read at scrape
+//! time (queue depth, database pool use).
 
 use std::time::Duration;
 
-use svc_application::ports::telemetry::{DatabasePoolUsage, GenerationTelemetry};
+use svc_application::ports::telemetry::{DatabasePoolUsage, GenerationTelemetry, WriteTelemetry};
 use svc_application::services::agent::QueueDepth;
 
 use super::metrics::METRICS;
@@ -38,6 +38,17 @@ impl GenerationTelemetry for PrometheusTelemetry {
             .generation_duration
             .with_label_values(&[outcome])
             .observe(took.as_secs_f64());
+    }
+}
+
+impl WriteTelemetry for PrometheusTelemetry {
+    fn batch_committed(&self, alone: usize, listed: usize) {
+        METRICS.db_commits.inc();
+        for (statement, writes) in [("alone", alone), ("listed", listed)] {
+            if writes > 0 {
+                METRICS.db_writes.with_label_values(&[statement]).inc_by(writes as u64);
+            }
+        }
     }
 }
 

@@ -4,7 +4,8 @@
 use std::sync::LazyLock;
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 
 pub(crate) struct HttpMetrics {
@@ -33,6 +34,10 @@ pub(crate) struct HttpMetrics {
     /// The request paths' single-row reads on PostgreSQL by `statement` (`alone`, `shared`),
     /// brought up to the read lane's counts at each scrape.
     pub db_reads: IntCounterVec,
+    /// Commits of SQLite's group-commit writer (one fsync each).
+    pub db_commits: IntCounter,
+    /// Writes those commits carried, by `statement` (`alone`, `listed`).
+    pub db_writes: IntCounterVec,
 }
 
 /// Latency buckets from 1 ms (a cached read) to 2 minutes (a slow generation).
@@ -121,6 +126,19 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
         &["statement"],
     )
     .expect("valid metric");
+    let db_commits = IntCounter::new(
+        "svc_db_commits_total",
+        "Commits of the group-commit writer on SQLite (one fsync each)",
+    )
+    .expect("valid metric");
+    let db_writes = IntCounterVec::new(
+        Opts::new(
+            "svc_db_writes_total",
+            "Writes committed by the group-commit writer on SQLite, by statement: alone, or listed with others of their text",
+        ),
+        &["statement"],
+    )
+    .expect("valid metric");
     let live_sockets = IntGauge::new("svc_live_sockets", "Open /ws live-channel sockets").expect("valid metric");
     let long_polls = IntGauge::new("svc_long_polls", "Polling-fallback GETs being held open").expect("valid metric");
     let consume_waits =
@@ -139,6 +157,8 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
         Box::new(db_connections.clone()),
         Box::new(db_max_connections.clone()),
         Box::new(db_reads.clone()),
+        Box::new(db_commits.clone()),
+        Box::new(db_writes.clone()),
     ] {
         registry.register(collector).expect("metric registered once");
     }
@@ -157,6 +177,8 @@ pub(crate) static METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| {
         db_connections,
         db_max_connections,
         db_reads,
+        db_commits,
+        db_writes,
     }
 });
 

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use sea_orm::{DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, SqlErr, Statement, TransactionTrait};
+use svc_application::ports::telemetry::{NoTelemetry, WriteTelemetry};
 use tokio::sync::{mpsc, oneshot};
 
 use self::together::Shape;
@@ -115,23 +116,43 @@ pub struct Writer {
     counts: Arc<Counts>,
 }
 
-#[derive(Default)]
 struct Counts {
     committed: AtomicU64,
     together: AtomicU64,
+    telemetry: Arc<dyn WriteTelemetry>,
+}
+
+impl Counts {
+    fn committed(&self, alone: usize, listed: usize) {
+        self.committed.fetch_add(1, Ordering::Relaxed);
+        self.telemetry.batch_committed(alone, listed);
+    }
 }
 
 impl Writer {
     /// The writer of `db` when it is SQLite; `None` for a server backend, whose repositories keep
     /// writing directly. Spawns the writer task (it ends when every handle is dropped).
     pub fn for_database(db: &DatabaseConnection) -> Option<Self> {
-        (db.get_database_backend() == DbBackend::Sqlite).then(|| Self::start(db.clone()))
+        Self::for_database_reporting(db, Arc::new(NoTelemetry))
+    }
+
+    /// [`Writer::for_database`], reporting each commit to `telemetry`.
+    pub fn for_database_reporting(db: &DatabaseConnection, telemetry: Arc<dyn WriteTelemetry>) -> Option<Self> {
+        (db.get_database_backend() == DbBackend::Sqlite).then(|| Self::start_with(db.clone(), telemetry))
     }
 
     /// Spawns a writer over `db` whatever its backend (tests use it directly).
     pub fn start(db: DatabaseConnection) -> Self {
+        Self::start_with(db, Arc::new(NoTelemetry))
+    }
+
+    fn start_with(db: DatabaseConnection, telemetry: Arc<dyn WriteTelemetry>) -> Self {
         let (jobs, queue) = mpsc::channel(QUEUE_DEPTH);
-        let counts = Arc::new(Counts::default());
+        let counts = Arc::new(Counts {
+            committed: AtomicU64::new(0),
+            together: AtomicU64::new(0),
+            telemetry,
+        });
         tokio::spawn(run(db, queue, counts.clone()));
         Self { jobs, counts }
     }
@@ -345,13 +366,12 @@ async fn run(db: DatabaseConnection, mut queue: mpsc::Receiver<Work>, counts: Ar
         if batch.is_empty() && queue.recv_many(&mut batch, MAX_BATCH).await == 0 {
             return;
         }
-        let done = if batch.len() == 1 {
-            commit_alone(&db, batch.pop().expect("one job")).await
+        if batch.len() == 1 {
+            if commit_alone(&db, batch.pop().expect("one job")).await {
+                counts.committed(1, 0);
+            }
         } else {
-            commit_batch(&db, &mut batch, sqlite, &counts).await
-        };
-        if done {
-            counts.committed.fetch_add(1, Ordering::Relaxed);
+            commit_batch(&db, &mut batch, sqlite, &counts).await;
         }
     }
 }
@@ -396,7 +416,7 @@ async fn commit_alone(db: &DatabaseConnection, job: Work) -> bool {
 
 /// One transaction for the whole of `batch`, which it empties. When the batch cannot begin, its
 /// requests are dropped (their callers read [`stopped`]); when it is abandoned, the requests it
-/// had not run yet are left in `batch` for the next one. Answers whether the batch committed.
+/// had not run yet are left in `batch` for the next one. A commit is counted in `counts`.
 ///
 /// On SQLite the coalescable writes that share their text go first, in lists. The requests of
 /// one batch were all sent before any of them was answered, so none waits on another: any order
@@ -404,10 +424,10 @@ async fn commit_alone(db: &DatabaseConnection, job: Work) -> bool {
 /// run its work yet: the transaction is rolled back and the whole batch runs again, each write
 /// alone, in a new one (no savepoint around the lists, whose page copies cost more than a rare
 /// second transaction).
-async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bool, counts: &Counts) -> bool {
+async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bool, counts: &Counts) {
     let (lists, mut alone) = together::split(std::mem::take(batch), sqlite);
     let Some(mut txn) = begin_batch(db).await else {
-        return false;
+        return;
     };
     let mut answers = Vec::new();
     if !lists.is_empty() {
@@ -419,7 +439,7 @@ async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bo
                     Err(abandon) => {
                         abandon_batch(txn, Vec::new(), abandon).await;
                         batch.extend(alone);
-                        return false;
+                        return;
                     }
                 }
             }
@@ -429,12 +449,13 @@ async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bo
                 }
                 alone = unlisted.into_iter().chain(alone).collect();
                 let Some(again) = begin_batch(db).await else {
-                    return false;
+                    return;
                 };
                 txn = again;
             }
         }
     }
+    let listed = answers.len();
     let mut alone = alone.into_iter();
     while let Some(job) = alone.next() {
         match run_alone(&txn, job, sqlite).await {
@@ -442,7 +463,7 @@ async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bo
             Err(abandon) => {
                 abandon_batch(txn, answers, abandon).await;
                 batch.extend(alone);
-                return false;
+                return;
             }
         }
     }
@@ -450,11 +471,12 @@ async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bo
         tracing::error!(%error, "group commit: the batch's commit failed");
         format!("the write could not be committed: {error}")
     });
-    let succeeded = committed.is_ok();
+    if committed.is_ok() {
+        counts.committed(answers.len() - listed, listed);
+    }
     for answer in answers {
         answer(committed.clone());
     }
-    succeeded
 }
 
 async fn begin_batch(db: &DatabaseConnection) -> Option<DatabaseTransaction> {

@@ -604,10 +604,14 @@ impl Application {
             playground: playground_served(settings, auth_mode),
         };
         let playground_url = state.playground_url();
-        let guard = HostGuard::new(
-            is_loopback(&settings.server.host),
-            settings.server.allowed_hosts.clone(),
-        );
+        let bound_to_loopback = is_loopback(&settings.server.host);
+        if !bound_to_loopback && !settings.server.allowed_hosts.is_empty() {
+            tracing::warn!(
+                host = %settings.server.host,
+                "server.allowed_hosts is checked only when the server is bound to loopback; bound to this address it accepts every Host (filter at the proxy)"
+            );
+        }
+        let guard = HostGuard::new(bound_to_loopback, settings.server.allowed_hosts.clone());
         let endpoint = poem::EndpointExt::boxed(svc_http::routes(state, guard));
         let mail_worker = crate::mail::start(settings, &db, clock_for_mail).map_err(StartError::Config)?;
         Ok(Self {

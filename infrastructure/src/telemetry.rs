@@ -13,6 +13,8 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry, fmt};
 
+use crate::settings::LogFormat;
+
 /// Libraries that log whole messages below `info` (the WebSocket library traces every frame,
 /// `wsToken`s and session tokens included). They are held at `info` whatever `RUST_LOG` asks,
 /// so no level of our log carries a credential.
@@ -26,10 +28,10 @@ fn timed_span(meta: &Metadata<'_>) -> bool {
     meta.is_span() && !UNTIMED_SPANS.contains(&meta.name())
 }
 
-pub fn init(format: &str) {
+pub fn init(format: LogFormat) {
     // A second init (tests starting several servers) is harmless.
     let rust_log = std::env::var("RUST_LOG").ok();
-    let _ = subscriber(format == "json", rust_log.as_deref()).try_init();
+    let _ = subscriber(format == LogFormat::Json, rust_log.as_deref()).try_init();
 }
 
 /// The two layers, boxed rather than optional: an absent (`None`) layer declares an interest in

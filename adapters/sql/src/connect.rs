@@ -179,6 +179,42 @@ mod tests {
         assert!(!db.get_sqlite_connection_pool().options().get_test_before_acquire());
     }
 
+    /// A transaction whose rollback failed leaves its SQLite connection counted as inside a
+    /// transaction; the pool closes it instead of handing it out again, where the next `begin`
+    /// would be a savepoint and its commit no commit at all.
+    #[tokio::test]
+    async fn a_sqlite_connection_left_inside_a_transaction_is_not_handed_out_again() {
+        use sea_orm::ConnectionTrait;
+        use sea_orm::sqlx::Connection;
+        let dir = std::env::temp_dir().join(format!("svc-connect-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}/left-open.db?mode=rwc", dir.display());
+        let pool_size = super::PoolSize {
+            max_connections: Some(2),
+            min_connections: None,
+        };
+        let db = super::connect(&url, pool_size).await.unwrap();
+        db.execute_unprepared("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY)")
+            .await
+            .unwrap();
+        let txn = crate::errors::begin_write(&db).await.unwrap();
+        txn.execute_unprepared("INSERT INTO t VALUES (1)").await.unwrap();
+        // Ends SQLite's transaction behind sqlx's back, as SQLite does itself after some errors.
+        txn.execute_unprepared("ROLLBACK").await.unwrap();
+        assert!(txn.rollback().await.is_err(), "the rollback finds no transaction");
+        let pool = db.get_sqlite_connection_pool();
+        // Every connection the pool hands out now, held at once so that each is another one.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while pool.size() as usize != pool.num_idle() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let (first, second) = (pool.acquire().await.unwrap(), pool.acquire().await.unwrap());
+        assert!(!first.is_in_transaction() && !second.is_in_transaction());
+        drop((first, second));
+        db.close().await.unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// A PostgreSQL connection is pinged only once it sat idle: not on every acquire, where the
     /// ping is a network round trip per statement.
     #[cfg(feature = "testing")]

@@ -230,8 +230,10 @@ impl ServeArgs {
         if let Some(u) = &self.public_base_url {
             s.server.public_base_url = u.clone();
         }
-        if let Some(f) = &self.log_format {
-            s.server.log_format = f.clone();
+        match self.log_format.as_deref() {
+            Some("json") => s.server.log_format = crate::settings::LogFormat::Json,
+            Some(_) => s.server.log_format = crate::settings::LogFormat::Text,
+            None => {}
         }
         if self.oauth {
             s.oauth.enabled = true;
@@ -393,7 +395,7 @@ fn export_pool(args: ExportPoolArgs) -> Result<(), String> {
 
 fn serve(args: ServeArgs) -> Result<(), String> {
     let settings = args.settings()?;
-    telemetry::init(&settings.server.log_format);
+    telemetry::init(settings.server.log_format);
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
     let served = runtime.block_on(async move {
         let app = Application::build(&settings).await.map_err(|e| e.to_string())?;

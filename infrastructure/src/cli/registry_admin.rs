@@ -98,7 +98,7 @@ pub fn run(command: RegistryCommand) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
     match command {
         RegistryCommand::Serve(args) => {
-            crate::telemetry::init("text");
+            crate::telemetry::init(crate::settings::LogFormat::Text);
             let served = runtime.block_on(serve(args));
             runtime.shutdown_timeout(std::time::Duration::from_secs(1));
             served

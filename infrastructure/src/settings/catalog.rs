@@ -25,9 +25,11 @@ pub(super) enum Node {
 }
 
 /// What a leaf holds, as far as a test needs to give it another value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
     Bool,
+    /// One of these words (`server.log_format`).
+    Choice(Vec<String>),
     Integer,
     Number,
     String,
@@ -131,6 +133,18 @@ fn types(schema: &Value) -> Vec<&str> {
     }
 }
 
+/// The words of a unit enum: `enum`, or `oneOf` its variants each a `const` (with doc comments).
+fn choices(schema: &Value) -> Option<Vec<String>> {
+    if let Some(words) = schema.get("enum").and_then(Value::as_array) {
+        return Some(words.iter().filter_map(Value::as_str).map(str::to_owned).collect());
+    }
+    let variants = schema.get("oneOf")?.as_array()?;
+    variants
+        .iter()
+        .map(|variant| variant.get("const").and_then(Value::as_str).map(str::to_owned))
+        .collect()
+}
+
 fn node(schema: &Value, defs: &Value) -> Node {
     let schema = resolve(schema, defs);
     if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
@@ -146,6 +160,9 @@ fn node(schema: &Value, defs: &Value) -> Node {
     }
     if schema.get("anyOf").is_some() {
         return Node::Leaf(Kind::StringOrList);
+    }
+    if let Some(words) = choices(schema) {
+        return Node::Leaf(Kind::Choice(words));
     }
     let kinds = types(schema);
     if kinds.contains(&"array") {
@@ -186,7 +203,7 @@ fn leaves(node: &Node, path: &mut Vec<Segment>, out: &mut Vec<SettingKey>) {
         }
         Node::Leaf(kind) => out.push(SettingKey {
             path: path.clone(),
-            kind: *kind,
+            kind: kind.clone(),
         }),
     }
 }

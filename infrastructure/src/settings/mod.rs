@@ -310,7 +310,7 @@ pub struct ServerSettings {
     pub dev_allow_all_remote: bool,
     pub public_base_url: String,
     pub allowed_hosts: Vec<String>,
-    pub log_format: String,
+    pub log_format: LogFormat,
     /// The wsToken signing secrets: the first signs, every one verifies (rotation). Empty: one is
     /// generated once and kept (`crate::secrets`).
     pub ws_secret: SecretList,
@@ -490,6 +490,16 @@ fn default_max_retry_wait() -> u64 {
 
 fn default_structured_output() -> bool {
     true
+}
+
+/// `server.log_format`: any other value is refused when the settings load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 impl Settings {

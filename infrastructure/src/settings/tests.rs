@@ -138,7 +138,12 @@ fn value_at<'a>(settings: &'a Value, key: &SettingKey) -> &'a Value {
 
 /// A value unlike the default, as an environment variable's text and as the expected setting.
 fn another_value(key: &SettingKey, default: &Value) -> (String, Value) {
-    match key.kind {
+    match &key.kind {
+        Kind::Choice(words) => {
+            let other = words.iter().find(|word| Some(word.as_str()) != default.as_str());
+            let other = other.expect("a choice of two words or more");
+            (other.clone(), json!(other))
+        }
         Kind::Bool => {
             let flipped = !default.as_bool().unwrap_or(false);
             (flipped.to_string(), json!(flipped))
@@ -271,4 +276,22 @@ fn readme_lists_every_setting_with_its_environment_variable() {
         readme[from..to] == expected,
         "README's settings table is out of date; replace it with:\n{expected}"
     );
+}
+
+#[test]
+fn a_log_format_other_than_text_or_json_is_refused_naming_the_setting() {
+    assert_eq!(
+        load_env(&[("SVC_SERVER__LOG_FORMAT", "json")])
+            .unwrap()
+            .server
+            .log_format,
+        LogFormat::Json
+    );
+    for wrong in ["JSON", "yaml"] {
+        let err = load_env(&[("SVC_SERVER__LOG_FORMAT", wrong)]).unwrap_err().to_string();
+        assert!(err.contains("log_format"), "{wrong}: {err}");
+    }
+    let path = temp_file("svc.toml", "[server]\nlog_format = \"pretty\"\n");
+    let err = Settings::load_from(Some(&path), no_env()).unwrap_err().to_string();
+    assert!(err.contains("log_format"), "{err}");
 }

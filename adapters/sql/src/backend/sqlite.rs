@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use sea_orm::sqlx::Connection;
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{ConnectOptions, DatabaseConnection};
 
@@ -16,12 +17,30 @@ pub fn is_in_memory(url: &str) -> bool {
 /// WAL mode with `synchronous=FULL` on every connection, so a committed row survives a SIGKILL
 /// or power loss; writers queue on the busy timeout (write transactions begin `IMMEDIATE`, see
 /// `errors::begin_write`). Per connection, not once: every pooled connection must write durably.
+///
+/// A connection that comes back to the pool still inside a transaction is closed, not reused:
+/// when a rollback failed (SQLite had already ended the transaction after an I/O error, say),
+/// sqlx still counts the transaction open, and on such a connection sea-orm's next `begin` is a
+/// savepoint and its `COMMIT` a `RELEASE`, which would acknowledge writes never made durable.
 pub fn configure(options: &mut ConnectOptions) {
     options.map_sqlx_sqlite_opts(|o| {
         o.journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(5))
+    });
+    options.map_sqlx_sqlite_pool_opts(|pool| {
+        pool.after_release(|connection, _| {
+            Box::pin(async move {
+                if !connection.is_in_transaction() {
+                    return Ok(true);
+                }
+                // A transaction dropped unfinished queued its rollback on the connection's
+                // worker: the ping returns after it ran.
+                connection.ping().await?;
+                Ok(!connection.is_in_transaction())
+            })
+        })
     });
 }
 

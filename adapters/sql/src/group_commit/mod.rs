@@ -210,7 +210,7 @@ impl Writer {
             .await
     }
 
-    /// Requests answered by a statement list they shared with others (see [`Coalescable`]).
+    /// Requests committed by a statement list they shared with others (see [`Coalescable`]).
     pub fn written_together(&self) -> u64 {
         self.counts.together.load(Ordering::Relaxed)
     }
@@ -432,17 +432,14 @@ async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bo
     let mut answers = Vec::new();
     if !lists.is_empty() {
         match together::run(&txn, lists).await {
-            Ok(written) => {
-                counts.together.fetch_add(written.len() as u64, Ordering::Relaxed);
-                match answer_written(written).await {
-                    Ok(theirs) => answers = theirs,
-                    Err(abandon) => {
-                        abandon_batch(txn, Vec::new(), abandon).await;
-                        batch.extend(alone);
-                        return;
-                    }
+            Ok(written) => match answer_written(written).await {
+                Ok(theirs) => answers = theirs,
+                Err(abandon) => {
+                    abandon_batch(txn, Vec::new(), abandon).await;
+                    batch.extend(alone);
+                    return;
                 }
-            }
+            },
             Err(unlisted) => {
                 if let Err(error) = txn.rollback().await {
                     tracing::error!(%error, "group commit: the rollback of a failed list failed");
@@ -472,6 +469,7 @@ async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bo
         format!("the write could not be committed: {error}")
     });
     if committed.is_ok() {
+        counts.together.fetch_add(listed as u64, Ordering::Relaxed);
         counts.committed(answers.len() - listed, listed);
     }
     for answer in answers {
@@ -519,9 +517,14 @@ async fn answer_written(written: Vec<(Work, u64)>) -> Result<Vec<Answer>, Abando
     let mut answers = Vec::with_capacity(written.len());
     let mut unexpected = false;
     for (job, rows) in written {
-        let ran = (job.run)(Given::Written(rows)).await;
-        unexpected |= ran.ended != Ended::Succeeded;
-        answers.push(ran.answer);
+        match AssertUnwindSafe((job.run)(Given::Written(rows))).catch_unwind().await {
+            Ok(ran) => {
+                unexpected |= ran.ended != Ended::Succeeded;
+                answers.push(ran.answer);
+            }
+            // A panicking answer answers nothing (its caller sees `stopped`).
+            Err(_) => unexpected = true,
+        }
     }
     if unexpected {
         return Err(Abandon {

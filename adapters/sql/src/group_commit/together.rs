@@ -22,14 +22,25 @@ use super::Work;
 const MOST_TOGETHER: usize = 16;
 const COUNT: &str = "; SELECT changes()";
 
-/// A coalescable write's statement.
+/// A coalescable write's statement, and whether it can go in a list.
 pub(super) struct Shape {
     statement: Statement,
+    listable: bool,
 }
 
 impl Shape {
+    /// A statement goes in a list only when its values bind in order: sqlx binds a list's values
+    /// by absolute position, so one that numbers its parameters (`?1`, `$1`, `:name`) would bind
+    /// every write to the first write's values, and one whose `?` do not match its values would
+    /// bind the next write's (or NULL, silently). Any other runs alone.
     pub(super) fn new(statement: Statement) -> Self {
-        Self { statement }
+        let values = statement.values.as_ref().map_or(0, |values| values.0.len());
+        let sql = statement.sql.as_bytes();
+        let placeholders = sql.iter().filter(|byte| **byte == b'?').count();
+        let numbered = sql.windows(2).any(|pair| pair[0] == b'?' && pair[1].is_ascii_digit())
+            || sql.iter().any(|byte| matches!(byte, b'$' | b':' | b'@'));
+        let listable = placeholders == values && !numbered;
+        Self { statement, listable }
     }
 
     pub(super) fn into_statement(self) -> Statement {
@@ -38,13 +49,14 @@ impl Shape {
 }
 
 /// `jobs` as lists (on SQLite, the coalescable writes that share their statement's text with
-/// others) and the writes that run alone, in the order they came.
+/// others) and the writes that run alone: the others in the order they came, then the
+/// coalescable writes left over from their lists.
 pub(super) fn split(jobs: Vec<Work>, sqlite: bool) -> (Vec<Vec<Work>>, Vec<Work>) {
     let mut alone = Vec::with_capacity(jobs.len());
     // Few kinds of coalescable write exist, so a scan finds a job's group quickly.
     let mut groups: Vec<Vec<Work>> = Vec::new();
     for job in jobs {
-        let Some(shape) = job.shape.as_ref().filter(|_| sqlite) else {
+        let Some(shape) = job.shape.as_ref().filter(|shape| sqlite && shape.listable) else {
             alone.push(job);
             continue;
         };
@@ -150,6 +162,21 @@ fn counts(rows: &[sea_orm::QueryResult], writes: usize) -> Option<Vec<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_statements_bound_in_order_go_in_lists() {
+        let shape = |sql: &str, values: Vec<sea_orm::Value>| {
+            Shape::new(Statement::from_sql_and_values(DbBackend::Sqlite, sql, values)).listable
+        };
+        assert!(shape("INSERT INTO t (a, b) VALUES (?, ?)", vec![1.into(), 2.into()]));
+        assert!(
+            !shape("INSERT INTO t (a, b) VALUES (?, ?)", vec![1.into()]),
+            "a value missing"
+        );
+        assert!(!shape("INSERT INTO t (a, b) VALUES (?1, ?2)", vec![1.into(), 2.into()]));
+        assert!(!shape("INSERT INTO t (a) VALUES ($1)", vec![1.into()]));
+        assert!(!shape("INSERT INTO t (a) VALUES (:a)", vec![1.into()]));
+    }
 
     #[test]
     fn chunks_are_the_largest_powers_of_two_that_fit() {

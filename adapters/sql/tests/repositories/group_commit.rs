@@ -29,6 +29,7 @@ support::backend_tests!(
     a_one_statement_request_failing_after_its_write_leaves_nothing_half_done,
     coalescable_writes_queued_together_share_lists,
     a_refused_row_sends_its_list_back_to_run_one_by_one,
+    a_list_failing_after_another_was_written_runs_the_whole_batch_again,
     a_count_a_write_does_not_expect_commits_nothing_of_its_batch,
     queued_handshakes_and_cached_renders_are_written_together
 );
@@ -179,7 +180,7 @@ async fn a_failing_request_alone_in_its_batch_leaves_nothing(db: DatabaseConnect
 
 /// Eight renders of handshake `hs_1` queued behind a held writer, so they share one batch: how
 /// many of them `render` says won.
-async fn wins_in_one_batch<F>(db: &DatabaseConnection, render: F) -> (Arc<SeaOrmHandshakeRepository>, usize)
+async fn wins_in_one_batch<F>(db: &DatabaseConnection, render: F) -> (Arc<SeaOrmHandshakeRepository>, usize, Writer)
 where
     F: Fn(Arc<SeaOrmHandshakeRepository>, usize) -> futures_util::future::BoxFuture<'static, bool>,
 {
@@ -195,11 +196,11 @@ where
     for render in renders {
         won += usize::from(render.await.unwrap());
     }
-    (repository, won)
+    (repository, won, writer)
 }
 
 async fn racing_consumes_in_one_batch_take_the_handshake_once(db: DatabaseConnection) {
-    let (repository, won) = wins_in_one_batch(&db, |repository, _| {
+    let (repository, won, _) = wins_in_one_batch(&db, |repository, _| {
         Box::pin(async move { repository.consume("hs_1", Utc::now()).await.unwrap() })
     })
     .await;
@@ -211,7 +212,7 @@ async fn racing_consumes_in_one_batch_take_the_handshake_once(db: DatabaseConnec
 /// Eight cache-hit renders of one handshake queued into one batch: one consumes it and stores
 /// its session; the other seven store nothing (their savepoints hold only a lost consume).
 async fn racing_cached_renders_in_one_batch_store_one_session(db: DatabaseConnection) {
-    let (_, won) = wins_in_one_batch(&db, |repository, n| {
+    let (_, won, writer) = wins_in_one_batch(&db, |repository, n| {
         let session = support::session(&format!("s{n}"));
         Box::pin(async move {
             repository
@@ -223,6 +224,11 @@ async fn racing_cached_renders_in_one_batch_store_one_session(db: DatabaseConnec
     .await;
     assert_eq!(won, 1, "one render of a handshake, even inside one batch");
     assert_eq!(support::count_rows(&db, "sessions").await, 1, "one session");
+    assert_eq!(
+        writer.written_together(),
+        on_sqlite(&db, 8),
+        "on SQLite the eight went in one list, the seven lost races answered by their counts"
+    );
 }
 
 /// Two cache-hit renders share one batch; the session of the first is refused (its id is taken):
@@ -492,6 +498,36 @@ async fn a_refused_row_sends_its_list_back_to_run_one_by_one(db: DatabaseConnect
         0,
         "nothing was answered from the undone list"
     );
+    assert_eq!(writer.committed_batches(), 2);
+}
+
+/// Six inserts of one text, the last two one id: a list of four that is written, then a list of
+/// two that fails. The first list's rows must not commit twice nor be lost: the batch rolls back
+/// and runs again one by one, so ids 1 to 5 are stored once and the duplicate fails alone.
+async fn a_list_failing_after_another_was_written_runs_the_whole_batch_again(db: DatabaseConnection) {
+    probe_table(&db).await;
+    let writer = Writer::start(db.clone());
+    let (release, blocker) = hold_the_writer(&writer).await;
+    let queued = queue_coalescable_inserts(&writer, db.get_database_backend(), &[1, 2, 3, 4, 5, 5], Some).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    let answers: Vec<_> = futures_util::future::join_all(queued)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        answers.iter().filter(|answer| answer.is_err()).count(),
+        1,
+        "{answers:?}"
+    );
+    assert!(
+        answers[..4]
+            .iter()
+            .all(|answer| answer.as_ref().is_ok_and(|rows| *rows == 1))
+    );
+    assert_eq!(notes(&db).await, vec![1, 2, 3, 4, 5]);
+    assert_eq!(writer.written_together(), 0, "nothing committed from a list");
     assert_eq!(writer.committed_batches(), 2);
 }
 

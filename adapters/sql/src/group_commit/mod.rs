@@ -384,12 +384,8 @@ fn run_on<'t>(txn: &'t DatabaseTransaction, job: Work) -> BoxFuture<'t, Ran> {
 /// A request that found the writer idle: its own transaction, no savepoint (two statements
 /// fewer). Answers whether it committed.
 async fn commit_alone(db: &DatabaseConnection, job: Work) -> bool {
-    let txn = match begin_write(db).await {
-        Ok(txn) => txn,
-        Err(error) => {
-            tracing::error!(%error, "group commit: cannot begin a transaction");
-            return false;
-        }
+    let Some(txn) = begin_logged(db).await else {
+        return false;
     };
     let ran = match AssertUnwindSafe(run_on(&txn, job)).catch_unwind().await {
         Ok(ran) => ran,
@@ -426,7 +422,7 @@ async fn commit_alone(db: &DatabaseConnection, job: Work) -> bool {
 /// second transaction).
 async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bool, counts: &Counts) {
     let (lists, mut alone) = together::split(std::mem::take(batch), sqlite);
-    let Some(mut txn) = begin_batch(db).await else {
+    let Some(mut txn) = begin_logged(db).await else {
         return;
     };
     let mut answers = Vec::new();
@@ -445,7 +441,7 @@ async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bo
                     tracing::error!(%error, "group commit: the rollback of a failed list failed");
                 }
                 alone = unlisted.into_iter().chain(alone).collect();
-                let Some(again) = begin_batch(db).await else {
+                let Some(again) = begin_logged(db).await else {
                     return;
                 };
                 txn = again;
@@ -477,10 +473,11 @@ async fn commit_batch(db: &DatabaseConnection, batch: &mut Vec<Work>, sqlite: bo
     }
 }
 
-async fn begin_batch(db: &DatabaseConnection) -> Option<DatabaseTransaction> {
+/// A write transaction, or `None` with the reason logged.
+async fn begin_logged(db: &DatabaseConnection) -> Option<DatabaseTransaction> {
     begin_write(db)
         .await
-        .inspect_err(|error| tracing::error!(%error, "group commit: cannot begin a batch"))
+        .inspect_err(|error| tracing::error!(%error, "group commit: cannot begin a transaction"))
         .ok()
 }
 

@@ -76,6 +76,15 @@ async fn hold_the_writer(writer: &Writer) -> (oneshot::Sender<()>, tokio::task::
     (release, task)
 }
 
+/// What each queued request was answered, in the order they were queued.
+async fn answers<T>(queued: Vec<tokio::task::JoinHandle<Result<T, DbErr>>>) -> Vec<Result<T, DbErr>> {
+    futures_util::future::join_all(queued)
+        .await
+        .into_iter()
+        .map(|joined| joined.expect("the request's task ran to its end"))
+        .collect()
+}
+
 async fn wait_until_queued(writer: &Writer, count: usize) {
     while writer.pending() < count {
         tokio::task::yield_now().await;
@@ -338,11 +347,7 @@ async fn a_one_statement_request_refused_by_a_constraint_fails_alone(db: Databas
     let queued = queue_one_statement_writes(&writer, vec![(1, false), (1, false), (3, false)]).await;
     release.send(()).unwrap();
     blocker.await.unwrap().unwrap();
-    let answers: Vec<_> = futures_util::future::join_all(queued)
-        .await
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
+    let answers: Vec<_> = answers(queued).await;
     assert_eq!(answers[0].as_ref().unwrap(), &1);
     let refused = answers[1].as_ref().expect_err("the duplicate fails its request");
     assert!(
@@ -456,11 +461,7 @@ async fn coalescable_writes_queued_together_share_lists(db: DatabaseConnection) 
     let queued = queue_coalescable_inserts(&writer, db.get_database_backend(), &ids, Some).await;
     release.send(()).unwrap();
     blocker.await.unwrap().unwrap();
-    let answers: Vec<u64> = futures_util::future::join_all(queued)
-        .await
-        .into_iter()
-        .map(|answer| answer.unwrap().unwrap())
-        .collect();
+    let answers: Vec<u64> = answers(queued).await.into_iter().map(Result::unwrap).collect();
     assert_eq!(answers, vec![1; 7], "each request is answered from its own count");
     assert_eq!(notes(&db).await, ids);
     assert_eq!(writer.committed_batches(), 2, "the held batch, then the seven");
@@ -480,11 +481,7 @@ async fn a_refused_row_sends_its_list_back_to_run_one_by_one(db: DatabaseConnect
     let queued = queue_coalescable_inserts(&writer, db.get_database_backend(), &[1, 2, 2, 4], Some).await;
     release.send(()).unwrap();
     blocker.await.unwrap().unwrap();
-    let answers: Vec<_> = futures_util::future::join_all(queued)
-        .await
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
+    let answers: Vec<_> = answers(queued).await;
     let refused: Vec<_> = answers.iter().filter(|answer| answer.is_err()).collect();
     assert_eq!(refused.len(), 1, "only the duplicate fails: {answers:?}");
     let error = refused[0].as_ref().unwrap_err().to_string();
@@ -511,11 +508,7 @@ async fn a_list_failing_after_another_was_written_runs_the_whole_batch_again(db:
     let queued = queue_coalescable_inserts(&writer, db.get_database_backend(), &[1, 2, 3, 4, 5, 5], Some).await;
     release.send(()).unwrap();
     blocker.await.unwrap().unwrap();
-    let answers: Vec<_> = futures_util::future::join_all(queued)
-        .await
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
+    let answers: Vec<_> = answers(queued).await;
     assert_eq!(
         answers.iter().filter(|answer| answer.is_err()).count(),
         1,
@@ -551,10 +544,8 @@ async fn a_count_a_write_does_not_expect_commits_nothing_of_its_batch(db: Databa
     release.send(()).unwrap();
     blocker.await.unwrap().unwrap();
     let plain = plain.await.unwrap();
-    for answer in futures_util::future::join_all(refusing).await {
-        let error = answer
-            .unwrap()
-            .expect_err("a write refusing its count is not acknowledged");
+    for answer in answers(refusing).await {
+        let error = answer.expect_err("a write refusing its count is not acknowledged");
         if db.get_database_backend() == DbBackend::Sqlite {
             let error = error.to_string();
             assert!(error.contains("changed 1 rows"), "the write is told its count: {error}");

@@ -6,6 +6,11 @@ use sea_orm::sqlx::Connection;
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{ConnectOptions, DatabaseConnection};
 
+/// Prepared statements kept per connection (sqlx's default is 100): the server's own statements
+/// and the group commit's statement lists, up to 15 texts per kind of coalescable write
+/// (`group_commit::together`), fit without evicting one another.
+const STATEMENT_CACHE_CAPACITY: usize = 256;
+
 pub fn is_sqlite(url: &str) -> bool {
     url.starts_with("sqlite:")
 }
@@ -28,6 +33,7 @@ pub fn configure(options: &mut ConnectOptions) {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(5))
+            .statement_cache_capacity(STATEMENT_CACHE_CAPACITY)
     });
     options.map_sqlx_sqlite_pool_opts(|pool| {
         pool.after_release(|connection, _| {

@@ -11,8 +11,9 @@
 //! refused a row, anything else) stops where it failed; the batch then rolls back and runs each
 //! write alone (`commit_batch`).
 //!
-//! Lists are cut into chunks whose sizes are powers of two, at most [`MOST_TOGETHER`], so a
-//! connection prepares (and sqlx keeps) a few list texts per kind of write, not one per batch.
+//! A group is cut into lists of at most [`MOST_TOGETHER`] writes, so a connection prepares (and
+//! sqlx keeps) at most that many list texts per kind of write. Lists of any size up to it, not
+//! only powers of two: a batch of seven is one round trip, not three (4 + 2 + 1).
 
 use sea_orm::{ConnectionTrait, DatabaseTransaction, DbBackend, Statement};
 
@@ -85,13 +86,12 @@ fn same_text(job: &Work, shape: &Shape) -> bool {
         .is_some_and(|theirs| theirs.statement.sql == shape.statement.sql)
 }
 
-/// `count` as chunks of the largest powers of two that fit, none above [`MOST_TOGETHER`].
+/// `count` as chunks of [`MOST_TOGETHER`], then what is left.
 fn chunk_sizes(mut count: usize) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
-        let fits = count.min(MOST_TOGETHER);
-        let size = (fits > 0).then(|| 1 << fits.ilog2())?;
+        let size = count.min(MOST_TOGETHER);
         count -= size;
-        Some(size)
+        (size > 0).then_some(size)
     })
 }
 
@@ -179,21 +179,19 @@ mod tests {
     }
 
     #[test]
-    fn chunks_are_the_largest_powers_of_two_that_fit() {
+    fn a_group_is_cut_into_as_few_lists_as_fit() {
         let sizes = |count| chunk_sizes(count).collect::<Vec<_>>();
         assert_eq!(sizes(0), Vec::<usize>::new());
         assert_eq!(sizes(1), vec![1]);
-        assert_eq!(sizes(7), vec![4, 2, 1]);
+        assert_eq!(sizes(7), vec![7]);
         assert_eq!(sizes(16), vec![16]);
+        assert_eq!(sizes(17), vec![16, 1]);
         assert_eq!(sizes(40), vec![16, 16, 8]);
         for count in 0..200 {
             let chunks = sizes(count);
             assert_eq!(chunks.iter().sum::<usize>(), count);
-            assert!(
-                chunks
-                    .iter()
-                    .all(|size| size.is_power_of_two() && *size <= MOST_TOGETHER)
-            );
+            assert_eq!(chunks.len(), count.div_ceil(MOST_TOGETHER), "{count}: {chunks:?}");
+            assert!(chunks.iter().all(|size| *size <= MOST_TOGETHER));
         }
     }
 }

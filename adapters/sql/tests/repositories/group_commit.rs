@@ -451,24 +451,25 @@ fn on_sqlite(db: &DatabaseConnection, count: u64) -> u64 {
     }
 }
 
-/// Seven inserts of one text in one batch: on SQLite a list of four, a list of two, and one
-/// alone; every request answered with its own value and every row stored.
+/// Twenty-three inserts of one text in one batch: on SQLite a list of sixteen (the most one list
+/// carries) and a list of the seven left; every request answered with its own value and every
+/// row stored.
 async fn coalescable_writes_queued_together_share_lists(db: DatabaseConnection) {
     probe_table(&db).await;
     let writer = Writer::start(db.clone());
     let (release, blocker) = hold_the_writer(&writer).await;
-    let ids: Vec<i64> = (1..=7).collect();
+    let ids: Vec<i64> = (1..=23).collect();
     let queued = queue_coalescable_inserts(&writer, db.get_database_backend(), &ids, Some).await;
     release.send(()).unwrap();
     blocker.await.unwrap().unwrap();
     let answers: Vec<u64> = answers(queued).await.into_iter().map(Result::unwrap).collect();
-    assert_eq!(answers, vec![1; 7], "each request is answered from its own count");
+    assert_eq!(answers, vec![1; 23], "each request is answered from its own count");
     assert_eq!(notes(&db).await, ids);
-    assert_eq!(writer.committed_batches(), 2, "the held batch, then the seven");
+    assert_eq!(writer.committed_batches(), 2, "the held batch, then the twenty-three");
     assert_eq!(
         writer.written_together(),
-        on_sqlite(&db, 6),
-        "four and two in lists, the seventh alone"
+        on_sqlite(&db, 23),
+        "sixteen in one list, seven in another"
     );
 }
 
@@ -498,14 +499,16 @@ async fn a_refused_row_sends_its_list_back_to_run_one_by_one(db: DatabaseConnect
     assert_eq!(writer.committed_batches(), 2);
 }
 
-/// Six inserts of one text, the last two one id: a list of four that is written, then a list of
-/// two that fails. The first list's rows must not commit twice nor be lost: the batch rolls back
-/// and runs again one by one, so ids 1 to 5 are stored once and the duplicate fails alone.
+/// Eighteen inserts of one text, the last two one id: a list of sixteen that is written, then a
+/// list of two that fails. The first list's rows must not commit twice nor be lost: the batch
+/// rolls back and runs again one by one, so ids 1 to 17 are stored once and the duplicate fails
+/// alone.
 async fn a_list_failing_after_another_was_written_runs_the_whole_batch_again(db: DatabaseConnection) {
     probe_table(&db).await;
     let writer = Writer::start(db.clone());
     let (release, blocker) = hold_the_writer(&writer).await;
-    let queued = queue_coalescable_inserts(&writer, db.get_database_backend(), &[1, 2, 3, 4, 5, 5], Some).await;
+    let ids: Vec<i64> = (1..=17).chain([17]).collect();
+    let queued = queue_coalescable_inserts(&writer, db.get_database_backend(), &ids, Some).await;
     release.send(()).unwrap();
     blocker.await.unwrap().unwrap();
     let answers: Vec<_> = answers(queued).await;
@@ -515,11 +518,11 @@ async fn a_list_failing_after_another_was_written_runs_the_whole_batch_again(db:
         "{answers:?}"
     );
     assert!(
-        answers[..4]
+        answers[..16]
             .iter()
             .all(|answer| answer.as_ref().is_ok_and(|rows| *rows == 1))
     );
-    assert_eq!(notes(&db).await, vec![1, 2, 3, 4, 5]);
+    assert_eq!(notes(&db).await, (1..=17).collect::<Vec<i64>>());
     assert_eq!(writer.written_together(), 0, "nothing committed from a list");
     assert_eq!(writer.committed_batches(), 2);
 }

@@ -30,7 +30,7 @@ postgres=""
 source "$here/server.sh"
 
 events=context-switches,task-clock
-for call in getrandom futex writev recvfrom epoll_wait fsync pwrite64; do
+for call in getrandom futex writev recvfrom epoll_wait fsync pwrite64 pread64; do
   events="$events,syscalls:sys_enter_$call"
 done
 perf stat -e "$events" -p "$server_pid" -o "$work/perf.txt" &

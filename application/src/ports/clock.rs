@@ -7,7 +7,8 @@ pub trait Clock: Send + Sync {
 
 /// The only source of identifiers and secrets, so tests can make them deterministic.
 pub trait Ids: Send + Sync {
-    /// A UUID v4 string (sessions, handshakes, events).
+    /// A UUID string, time-ordered (v7: sessions, handshakes, blueprints, requests), so rows
+    /// inserted together sit together in their primary-key index.
     fn uuid(&self) -> String;
     /// A ULID string (orgs, invites, ledger rows: sortable by creation).
     fn ulid(&self) -> String;

@@ -143,7 +143,7 @@ async fn every_response_carries_a_request_id(app: TestApp) {
     assert_eq!(kept.headers()["x-request-id"], "lb-7f3a.1");
     let fresh = app.client.get(format!("{}/healthz", app.base)).send().await.unwrap();
     let id = fresh.headers()["x-request-id"].to_str().unwrap().to_owned();
-    assert_eq!(uuid::Uuid::parse_str(&id).map(|u| u.get_version_num()), Ok(4), "{id}");
+    assert_eq!(uuid::Uuid::parse_str(&id).map(|u| u.get_version_num()), Ok(7), "{id}");
     let replaced = app
         .client
         .get(format!("{}/healthz", app.base))

@@ -28,7 +28,7 @@ threads=2
 postgres=""
 strict=0
 sole=0
-rows="healthz,ping,tools_list,consume,get_session,resource_read,resource_read_gzip,pair_1,pair_2,pair_16,pg_floor,ts_sdk"
+rows="healthz,ping,tools_list,consume,get_session,resource_read,resource_read_gzip,runtime_js,pair_1,pair_2,pair_16,pg_floor,ts_sdk"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -92,6 +92,10 @@ measure consume "svc_consume(0)" "$c" "$mcp" rpc.lua "${row_body[consume]}"
 measure get_session "svc_get_session" "$c" "$mcp" rpc.lua "${row_body[get_session]}"
 measure resource_read "resources/read (render)" "$c" "$mcp" rpc.lua "${row_body[resource_read]}"
 measure resource_read_gzip "resources/read (render), gzip" "$c" "$mcp" rpc.lua "${row_body[resource_read]}" gzip
+# The framework's floor for a body of a card document's size: the mount runtime, a static
+# string served with no database, no JSON and no authentication (unencoded, as wrk asks).
+runtime_bytes="$(curl -s "$base/_svc/iframe-runtime.js" | wc -c)"
+measure runtime_js "GET /_svc/iframe-runtime.js ($((runtime_bytes / 1024)) KiB static)" "$c" "$base/_svc/iframe-runtime.js" ""
 measure pair_1 "handshake+render, 1 conn" 1 "$mcp" warm_pair.lua
 measure pair_2 "handshake+render, 2 conns" 2 "$mcp" warm_pair.lua
 measure pair_16 "handshake+render, $c conns" "$c" "$mcp" warm_pair.lua

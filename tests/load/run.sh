@@ -94,7 +94,8 @@ measure resource_read "resources/read (render)" "$c" "$mcp" rpc.lua "${row_body[
 measure resource_read_gzip "resources/read (render), gzip" "$c" "$mcp" rpc.lua "${row_body[resource_read]}" gzip
 # The framework's floor for a body of a card document's size: the mount runtime, a static
 # string served with no database, no JSON and no authentication (unencoded, as wrk asks).
-runtime_bytes="$(curl -s "$base/_svc/iframe-runtime.js" | wc -c)"
+runtime_bytes=0
+[[ ",$rows," == *",runtime_js,"* ]] && runtime_bytes="$(curl -s "$base/_svc/iframe-runtime.js" | wc -c || true)"
 measure runtime_js "GET /_svc/iframe-runtime.js ($((runtime_bytes / 1024)) KiB static)" "$c" "$base/_svc/iframe-runtime.js" ""
 measure pair_1 "handshake+render, 1 conn" 1 "$mcp" warm_pair.lua
 measure pair_2 "handshake+render, 2 conns" 2 "$mcp" warm_pair.lua

@@ -74,7 +74,7 @@ pub(super) struct ClientRegistration {
 /// A registered client. No secret, ever.
 #[derive(Object)]
 pub(super) struct ClientInformation {
-    /// A random UUID.
+    /// A UUID (v7: time-ordered, 74 random bits; a public client's id is not a secret).
     client_id: String,
     /// Seconds since the Unix epoch.
     client_id_issued_at: i64,

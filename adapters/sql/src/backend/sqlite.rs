@@ -7,8 +7,9 @@ use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{ConnectOptions, DatabaseConnection};
 
 /// Prepared statements kept per connection (sqlx's default is 100): the server's own statements
-/// and the group commit's statement lists, up to 15 texts per kind of coalescable write
-/// (`group_commit::together`), fit without evicting one another.
+/// and the group commit's statement lists, up to 7 texts per kind of coalescable write
+/// (`group_commit::together`, which says what they cost), fit without evicting one another. A
+/// statement takes memory only once a connection has run it.
 const STATEMENT_CACHE_CAPACITY: usize = 256;
 
 pub fn is_sqlite(url: &str) -> bool {

@@ -451,7 +451,7 @@ fn on_sqlite(db: &DatabaseConnection, count: u64) -> u64 {
     }
 }
 
-/// Twenty-three inserts of one text in one batch: on SQLite a list of sixteen (the most one list
+/// Twenty-three inserts of one text in one batch: on SQLite two lists of eight (the most one list
 /// carries) and a list of the seven left; every request answered with its own value and every
 /// row stored.
 async fn coalescable_writes_queued_together_share_lists(db: DatabaseConnection) {
@@ -469,7 +469,7 @@ async fn coalescable_writes_queued_together_share_lists(db: DatabaseConnection) 
     assert_eq!(
         writer.written_together(),
         on_sqlite(&db, 23),
-        "sixteen in one list, seven in another"
+        "eight, eight and seven in lists"
     );
 }
 
@@ -499,8 +499,8 @@ async fn a_refused_row_sends_its_list_back_to_run_one_by_one(db: DatabaseConnect
     assert_eq!(writer.committed_batches(), 2);
 }
 
-/// Eighteen inserts of one text, the last two one id: a list of sixteen that is written, then a
-/// list of two that fails. The first list's rows must not commit twice nor be lost: the batch
+/// Eighteen inserts of one text, the last two one id: two lists of eight that are written, then a
+/// list of two that fails. The written lists' rows must not commit twice nor be lost: the batch
 /// rolls back and runs again one by one, so ids 1 to 17 are stored once and the duplicate fails
 /// alone.
 async fn a_list_failing_after_another_was_written_runs_the_whole_batch_again(db: DatabaseConnection) {

@@ -14,6 +14,9 @@ use crate::ports::hosted::{ProviderKeyRepository, StoredProviderKey};
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::operator::INTERNAL_ERROR_CODE;
 
+/// Length of a seal's salt in base62 characters (about 131 bits).
+const SALT_CHARACTERS: usize = 22;
+
 /// `svc_ops_set_provider_key`.
 #[derive(Clone)]
 pub struct SetProviderKey {
@@ -176,9 +179,11 @@ impl ProviderKeyService {
         Ok(rotation)
     }
 
-    /// A fresh HKDF salt per seal: a random UUID (122 random bits).
+    /// A fresh HKDF salt per seal, 22 base62 characters (131 random bits): the seal's nonce is
+    /// fixed, so only the salt keeps two seals from sharing a key (ids are time-ordered UUIDs
+    /// with fewer random bits, made for index locality, not for this).
     fn salt(&self) -> String {
-        self.ids.uuid()
+        self.ids.base62(SALT_CHARACTERS)
     }
 }
 
@@ -216,6 +221,16 @@ mod tests {
         assert_eq!((summary.provider, summary.last_four.as_str()), ("openai", "1234"));
         let row = &store.rows()[0];
         assert!(!row.sealed.ciphertext.windows(8).any(|w| w == b"sk-alice"));
+        assert_eq!(
+            row.sealed.salt.len(),
+            SALT_CHARACTERS,
+            "a salt drawn for the seal, not an id"
+        );
+        keys.set(&Principal::user("carol"), set("openai", "sk-carol-1234"))
+            .await
+            .unwrap();
+        let salts: Vec<Vec<u8>> = store.rows().iter().map(|row| row.sealed.salt.clone()).collect();
+        assert_ne!(salts[0], salts[1], "every seal has its own salt");
         assert_eq!(
             keys.caller_keys(&alice).await.unwrap().get("openai"),
             Some("sk-alice-1234")

@@ -61,11 +61,14 @@ peer_port="$(await_line "$work/peer.out" '^listening ' | cut -d' ' -f2)"
 results="$work/results"
 : >"$results"
 
+# selected NAME: whether --rows asked for the row.
+selected() { [[ ",$rows," == *",$1,"* ]]; }
+
 # measure NAME LABEL CONNECTIONS URL SCRIPT [BODY [ACCEPT_ENCODING]]: one wrk run, one line
 # "NAME LABEL rps p50 p99 errors".
 measure() {
   local name="$1" label="$2" conns="$3" url="$4" script="$5" body="${6:-}" encoding="${7:-}"
-  [[ ",$rows," == *",$name,"* ]] || return 0
+  selected "$name" || return 0
   local t="$threads"
   (( conns < t )) && t="$conns"
   local args=(-t"$t" -c"$conns" -d"${duration}s" --latency --timeout 5s "$url")
@@ -95,7 +98,7 @@ measure resource_read_gzip "resources/read (render), gzip" "$c" "$mcp" rpc.lua "
 # The framework's floor for a body of a card document's size: the mount runtime, a static
 # string served with no database, no JSON and no authentication (unencoded, as wrk asks).
 runtime_bytes=0
-[[ ",$rows," == *",runtime_js,"* ]] && runtime_bytes="$(curl -s "$base/_svc/iframe-runtime.js" | wc -c || true)"
+selected runtime_js && runtime_bytes="$(curl -s "$base/_svc/iframe-runtime.js" | wc -c || true)"
 measure runtime_js "GET /_svc/iframe-runtime.js ($((runtime_bytes / 1024)) KiB static)" "$c" "$base/_svc/iframe-runtime.js" ""
 measure pair_1 "handshake+render, 1 conn" 1 "$mcp" warm_pair.lua
 measure pair_2 "handshake+render, 2 conns" 2 "$mcp" warm_pair.lua
@@ -103,7 +106,7 @@ measure pair_16 "handshake+render, $c conns" "$c" "$mcp" warm_pair.lua
 # PostgreSQL's own floor for a read that queries it: pgbench's select-only script (one prepared
 # primary-key SELECT per transaction) with the same client count, in the server's database.
 pg_floor() {
-  [[ -n "$postgres" && ",$rows," == *",pg_floor,"* ]] || return 0
+  [[ -n "$postgres" ]] && selected pg_floor || return 0
   command -v pgbench >/dev/null || { echo "run.sh: pgbench not found (Debian: postgresql-15)" >&2; return 0; }
   local url="${postgres%/*}/$database" out tps latency
   pgbench -q -i -s 1 "$url" >/dev/null 2>&1 || { echo "run.sh: pgbench -i failed; no pg_floor row" >&2; return 0; }

@@ -28,7 +28,7 @@ threads=2
 postgres=""
 strict=0
 sole=0
-rows="healthz,ping,tools_list,consume,get_session,resource_read,resource_read_gzip,runtime_js,pair_1,pair_2,pair_16,pg_floor,ts_sdk"
+rows="healthz,ping,tools_list,consume,get_session,resource_read,resource_read_gzip,runtime_js,runtime_js_gzip,pair_1,pair_2,pair_16,pg_floor,ts_sdk"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -73,6 +73,8 @@ measure() {
   (( conns < t )) && t="$conns"
   local args=(-t"$t" -c"$conns" -d"${duration}s" --latency --timeout 5s "$url")
   [[ -n "$script" ]] && args=(-s "$here/$script" "${args[@]}")
+  # Without a script the coding is asked for by a header (rpc.lua reads LOAD_ACCEPT_ENCODING).
+  [[ -z "$script" && -n "$encoding" ]] && args=(-H "Accept-Encoding: $encoding" "${args[@]}")
   local out
   out="$(LOAD_BODY="$body" LOAD_ACCEPT_ENCODING="$encoding" timeout $((duration + 30)) wrk "${args[@]}" 2>"$work/wrk.err")"
   local rps p50 p99 errors
@@ -96,10 +98,14 @@ measure get_session "svc_get_session" "$c" "$mcp" rpc.lua "${row_body[get_sessio
 measure resource_read "resources/read (render)" "$c" "$mcp" rpc.lua "${row_body[resource_read]}"
 measure resource_read_gzip "resources/read (render), gzip" "$c" "$mcp" rpc.lua "${row_body[resource_read]}" gzip
 # The framework's floor for a body of a card document's size: the mount runtime, a static
-# string served with no database, no JSON and no authentication (unencoded, as wrk asks).
-runtime_bytes=0
+# string served with no database, no JSON and no authentication; unencoded, and gzipped (deflated
+# once per process) as the floor for the gzipped read's bytes.
+runtime_bytes=0 runtime_gzip_bytes=0
 selected runtime_js && runtime_bytes="$(curl -s "$base/_svc/iframe-runtime.js" | wc -c || true)"
+selected runtime_js_gzip \
+  && runtime_gzip_bytes="$(curl -s -H 'Accept-Encoding: gzip' "$base/_svc/iframe-runtime.js" | wc -c || true)"
 measure runtime_js "GET /_svc/iframe-runtime.js ($((runtime_bytes / 1024)) KiB static)" "$c" "$base/_svc/iframe-runtime.js" ""
+measure runtime_js_gzip "the same, gzip ($((runtime_gzip_bytes / 1024)) KiB static)" "$c" "$base/_svc/iframe-runtime.js" "" "" gzip
 measure pair_1 "handshake+render, 1 conn" 1 "$mcp" warm_pair.lua
 measure pair_2 "handshake+render, 2 conns" 2 "$mcp" warm_pair.lua
 measure pair_16 "handshake+render, $c conns" "$c" "$mcp" warm_pair.lua

@@ -1,7 +1,7 @@
 //! External test dependencies (npm peers, Python venvs, Chromium): present, skipped or required,
 //! and children run under a deadline.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -75,4 +75,25 @@ pub fn run_with_deadline(mut command: Command, deadline: Duration) -> Finished {
         stdout: stdout.join().unwrap_or_default(),
         stderr: stderr.join().unwrap_or_default(),
     }
+}
+
+/// `gzip -dc` of `bytes`: a decoder that is not ours.
+pub fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    let mut child = Command::new("gzip")
+        .arg("-dc")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("Debian's gzip");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = bytes.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        output.status.success(),
+        "gzip -dc: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
 }

@@ -78,6 +78,7 @@ mod registry_server;
 mod render_progress;
 mod replicas;
 mod resource_reads;
+mod runtime_asset;
 mod sole_server;
 mod token_logging;
 mod tool_channels;

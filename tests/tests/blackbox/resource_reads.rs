@@ -4,6 +4,7 @@
 //! gzipped (decoded here by Debian's `gzip`, not by our code).
 
 use serde_json::{Value, json};
+use svc_tests::external::gunzip;
 use svc_tests::{Auth, TestApp, on_every_backend};
 
 on_every_backend!(sole, Auth::DevAllowAll =>
@@ -35,28 +36,6 @@ fn split_document(read: &Value) -> (String, Value) {
     let end = start + html[start..].find("</script>").unwrap();
     let rest = format!("{}{}", &html[..start], &html[end..]);
     (rest, serde_json::from_str(&html[start..end]).unwrap())
-}
-
-/// `gzip -dc` of `bytes`: a decoder that is not ours.
-fn gunzip(bytes: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    let mut child = std::process::Command::new("gzip")
-        .arg("-dc")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("Debian's gzip");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = bytes.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert!(
-        output.status.success(),
-        "gzip -dc: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output.stdout
 }
 
 /// The embedded `wsToken` opens the polling fallback of its session.

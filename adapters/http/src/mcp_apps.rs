@@ -5,6 +5,7 @@
 //! render stays readable through `resources/read` on its `ui://` locator.
 
 use crate::route_states::AgentRoutes;
+use crate::runtime_asset::RUNTIME_HASH;
 
 /// Path of the runtime bundle this server serves.
 pub const RUNTIME_PATH: &str = "/_svc/iframe-runtime.js";
@@ -28,11 +29,13 @@ impl AgentRoutes {
         self.mcp_apps.is_some()
     }
 
-    /// `runtimeUrl` of a bootstrap, and its `runtimeIntegrity` when the bundle is external.
+    /// `runtimeUrl` of a bootstrap, and its `runtimeIntegrity` when the bundle is external. Ours
+    /// names the bundle's content hash, so a host may keep it for a year and a new bundle is a
+    /// new URL.
     pub(crate) fn runtime(&self) -> (String, Option<String>) {
         match self.mcp_apps.as_ref().and_then(|m| m.external_runtime.as_ref()) {
             Some(external) => (external.url.clone(), Some(external.integrity.clone())),
-            None => (format!("{}{RUNTIME_PATH}", self.urls.base), None),
+            None => (format!("{}{RUNTIME_PATH}?v={}", self.urls.base, *RUNTIME_HASH), None),
         }
     }
 }

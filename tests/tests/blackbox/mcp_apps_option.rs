@@ -92,7 +92,18 @@ async fn on_by_default_the_capability_and_the_mount_metadata_are_there(backend: 
     let uri = &result["structuredContent"]["resourceUri"];
     assert_eq!(&result["_meta"]["ui"]["resourceUri"], uri);
     let slice = &result["_meta"]["ai.svc/render"];
-    assert_eq!(slice["runtimeUrl"], format!("{}/_svc/iframe-runtime.js", app.base));
+    // Ours, at the URL that names its content hash: kept by a host for a year.
+    let runtime_url = slice["runtimeUrl"].as_str().unwrap();
+    assert!(
+        runtime_url.starts_with(&format!("{}/_svc/iframe-runtime.js?v=", app.base)),
+        "{runtime_url}"
+    );
+    let runtime = app.client.get(runtime_url).send().await.unwrap();
+    assert_eq!(runtime.status(), StatusCode::OK);
+    assert_eq!(
+        runtime.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
     assert!(slice.get("runtimeIntegrity").is_none(), "{slice}");
     assert_eq!(slice["wsUrl"], format!("{}/ws", app.base.replace("http://", "ws://")));
 }

@@ -102,8 +102,12 @@ measure resource_read_gzip "resources/read (render), gzip" "$c" "$mcp" rpc.lua "
 # once per process) as the floor for the gzipped read's bytes.
 runtime_bytes=0 runtime_gzip_bytes=0
 selected runtime_js && runtime_bytes="$(curl -s "$base/_svc/iframe-runtime.js" | wc -c || true)"
-selected runtime_js_gzip \
-  && runtime_gzip_bytes="$(curl -s -H 'Accept-Encoding: gzip' "$base/_svc/iframe-runtime.js" | wc -c || true)"
+if selected runtime_js_gzip; then
+  runtime_gzip_bytes="$(curl -s -H 'Accept-Encoding: gzip' "$base/_svc/iframe-runtime.js" | wc -c || true)"
+  # A row that silently measured the unencoded body would be the wrong floor.
+  (( runtime_gzip_bytes < $(curl -s "$base/_svc/iframe-runtime.js" | wc -c) )) \
+    || { echo "run.sh: /_svc/iframe-runtime.js was not sent gzipped" >&2; exit 1; }
+fi
 measure runtime_js "GET /_svc/iframe-runtime.js ($((runtime_bytes / 1024)) KiB static)" "$c" "$base/_svc/iframe-runtime.js" ""
 measure runtime_js_gzip "the same, gzip ($((runtime_gzip_bytes / 1024)) KiB static)" "$c" "$base/_svc/iframe-runtime.js" "" "" gzip
 measure pair_1 "handshake+render, 1 conn" 1 "$mcp" warm_pair.lua

@@ -12,6 +12,7 @@ mod gadget_types;
 mod guard;
 mod health;
 mod held_requests;
+mod if_none_match;
 mod live;
 mod live_switch;
 mod live_token;

@@ -81,6 +81,11 @@ impl AnswerPiece {
     }
 }
 
+/// One text as one gzip member, in one buffer (a static asset's body).
+pub fn gzip_whole(text: &'static str) -> Bytes {
+    Bytes::from(gzip(&[AnswerPiece::Kept(Arc::new(KeptText::new(text)))]).concat())
+}
+
 /// The pieces' concatenation as one gzip member, as pieces to write one after the other.
 pub fn gzip(pieces: &[AnswerPiece]) -> Vec<Bytes> {
     let mut out = Vec::with_capacity(pieces.len() * 2 + 3);

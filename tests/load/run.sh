@@ -101,11 +101,13 @@ measure resource_read_gzip "resources/read (render), gzip" "$c" "$mcp" rpc.lua "
 # string served with no database, no JSON and no authentication; unencoded, and gzipped (deflated
 # once per process) as the floor for the gzipped read's bytes.
 runtime_bytes=0 runtime_gzip_bytes=0
-selected runtime_js && runtime_bytes="$(curl -s "$base/_svc/iframe-runtime.js" | wc -c || true)"
+if selected runtime_js || selected runtime_js_gzip; then
+  runtime_bytes="$(curl -s "$base/_svc/iframe-runtime.js" | wc -c || true)"
+fi
 if selected runtime_js_gzip; then
   runtime_gzip_bytes="$(curl -s -H 'Accept-Encoding: gzip' "$base/_svc/iframe-runtime.js" | wc -c || true)"
   # A row that silently measured the unencoded body would be the wrong floor.
-  (( runtime_gzip_bytes < $(curl -s "$base/_svc/iframe-runtime.js" | wc -c) )) \
+  (( runtime_gzip_bytes < runtime_bytes )) \
     || { echo "run.sh: /_svc/iframe-runtime.js was not sent gzipped" >&2; exit 1; }
 fi
 measure runtime_js "GET /_svc/iframe-runtime.js ($((runtime_bytes / 1024)) KiB static)" "$c" "$base/_svc/iframe-runtime.js" ""

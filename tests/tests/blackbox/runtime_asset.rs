@@ -39,7 +39,7 @@ async fn a_client_that_accepts_gzip_gets_the_same_runtime_in_a_third_of_the_byte
     let plain = plain.bytes().await.unwrap();
     assert!(plain.len() > 10_000, "the bundle: {} bytes", plain.len());
 
-    // Twice: the first deflates the bundle, the second reuses it.
+    // Twice: the member made for the first gzipped answer serves the next one alike.
     for _ in 0..2 {
         let packed = get(
             &app,

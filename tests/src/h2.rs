@@ -45,3 +45,36 @@ pub async fn post_json(
         .to_bytes();
     Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
 }
+
+/// POSTs `size` bytes of spaces to `url` on a connection of its own, streamed in 8 KiB frames
+/// with no `content-length` (nothing the server can check before reading); the status and the
+/// body's text.
+pub async fn post_unsized(url: &str, content_type: &str, size: usize) -> Result<(hyper::StatusCode, String), String> {
+    use futures_util::stream;
+    use http_body_util::StreamBody;
+    use hyper::body::Frame;
+
+    let authority = url.trim_start_matches("http://").split('/').next().unwrap_or_default();
+    let stream = tokio::net::TcpStream::connect(authority)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (mut sender, connection) = hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(connection);
+    let frames =
+        (0..size.div_ceil(8192)).map(|_| Ok::<_, std::convert::Infallible>(Frame::data(Bytes::from(vec![b' '; 8192]))));
+    let request = hyper::Request::post(url)
+        .header("content-type", content_type)
+        .body(StreamBody::new(stream::iter(frames)))
+        .map_err(|e| e.to_string())?;
+    let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
+    let status = response.status();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
+}

@@ -1,5 +1,6 @@
 //! Request-body ceilings. A declared `Content-Length` over the limit is refused before anything
-//! is read; a chunked body is read up to the limit and refused past it. Either way the answer is
+//! is read; a chunked body (or an HTTP/2 body of no declared length) is read up to the limit and
+//! refused past it. Either way the answer is
 //! 413 `{ error: { code: "PAYLOAD_TOO_LARGE", message } }`. (poem's own `SizeLimit` refuses
 //! chunked bodies outright, and handlers that read a whole body had no ceiling of their own.)
 //!
@@ -10,7 +11,7 @@
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use poem::http::{StatusCode, header};
+use poem::http::{StatusCode, Version, header};
 use poem::web::Json;
 use poem::{Endpoint, IntoResponse, Middleware, Request, Response};
 use serde_json::json;
@@ -78,7 +79,9 @@ impl<E: Endpoint> Endpoint for BodyLimitEndpoint<E> {
                 return Ok(too_large(self.max_bytes));
             }
             Some(_) => {}
-            None if req.headers().contains_key(header::TRANSFER_ENCODING) => {
+            // A chunked HTTP/1.1 body, or an HTTP/2 one of no declared length (HTTP/2 has no
+            // `Transfer-Encoding`, and hyper bounds only a declared length).
+            None if req.headers().contains_key(header::TRANSFER_ENCODING) || req.version() >= Version::HTTP_2 => {
                 match read_up_to(req.take_body(), self.max_bytes).await {
                     Ok(bytes) => req.set_body(bytes),
                     Err(BodyRead::TooLarge) => return Ok(too_large(self.max_bytes)),

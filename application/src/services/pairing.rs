@@ -5,13 +5,15 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+
 use svc_domain::connector_key::{ConnectorKeyError, KeyName};
 use svc_domain::name::NameError;
 use svc_domain::pair_code::PairCode;
 
 use super::operator::{ConnectorKeyService, IssueConnectorKey};
 use crate::ports::auth::{KeyOwner, KeyStore};
-use crate::ports::pair_codes::PairCodeStore;
+use crate::ports::pair_codes::{PairCodeStore, StoredPairCode};
 use crate::ports::{Clock, RepositoryError};
 
 /// Draws a fresh pair code.
@@ -66,45 +68,54 @@ impl PairingService {
         }
     }
 
-    /// The code in force now (stored first by whichever replica starts first).
+    /// The code in force now (stored first by whichever replica starts first). A spent code is
+    /// replaced here too, so the banner of a server restarted after its code was spent prints one
+    /// that pairs; the caller shows it, so it is not announced.
     pub async fn code(&self) -> Result<String, PairingError> {
-        let stored = self
-            .store
-            .load_or_issue(PairCode::issued((self.fresh)()))
-            .await
-            .map_err(internal)?;
-        Ok(stored.code.code().to_owned())
+        let (in_force, _) = self.in_force(self.clock.now()).await?;
+        Ok(in_force.code.code().to_owned())
     }
 
-    /// Redeems `candidate`, replacing a spent code first. Every change is a compare-and-set, so
-    /// two replicas never both rotate or both open a reuse window.
-    async fn redeem(&self, candidate: &str) -> Result<(), PairingError> {
+    /// The stored code unless it is spent at `now`, else its replacement, stored by
+    /// compare-and-set (`true` when this call drew it, so it alone announces it).
+    async fn in_force(&self, now: DateTime<Utc>) -> Result<(StoredPairCode, bool), PairingError> {
         for _ in 0..REDEEM_ROUNDS {
-            let now = self.clock.now();
             let stored = self
                 .store
                 .load_or_issue(PairCode::issued((self.fresh)()))
                 .await
                 .map_err(internal)?;
-            let (current, rotated) = if stored.code.is_spent(now) {
-                (PairCode::issued((self.fresh)()), true)
-            } else {
-                (stored.code, false)
-            };
-            let outcome = current.redeem(candidate, now);
-            let next = outcome.as_ref().unwrap_or(&current);
-            let changed = rotated || next.first_used_at() != current.first_used_at();
-            if changed && !self.store.replace(stored.version, next).await.map_err(internal)? {
-                continue;
+            if !stored.code.is_spent(now) {
+                return Ok((stored, false));
             }
+            let fresh = PairCode::issued((self.fresh)());
+            if self.store.replace(stored.version, &fresh).await.map_err(internal)? {
+                let version = stored.version + 1;
+                return Ok((StoredPairCode { code: fresh, version }, true));
+            }
+        }
+        Err(changing())
+    }
+
+    /// Redeems `candidate` against the code in force. Every change is a compare-and-set, so two
+    /// replicas never both rotate or both open a reuse window.
+    async fn redeem(&self, candidate: &str) -> Result<(), PairingError> {
+        for _ in 0..REDEEM_ROUNDS {
+            let now = self.clock.now();
+            let (current, rotated) = self.in_force(now).await?;
             if rotated {
-                (self.announce)(current.code());
+                (self.announce)(current.code.code());
+            }
+            let outcome = current.code.redeem(candidate, now);
+            if let Ok(next) = &outcome
+                && next.first_used_at() != current.code.first_used_at()
+                && !self.store.replace(current.version, next).await.map_err(internal)?
+            {
+                continue;
             }
             return outcome.map(|_| ()).map_err(|_| PairingError::WrongCode);
         }
-        Err(internal(anyhow::anyhow!(
-            "the pair code kept changing under {REDEEM_ROUNDS} attempts"
-        )))
+        Err(changing())
     }
 
     /// Exchanges the pair code for a fresh bearer, returned once.
@@ -130,6 +141,12 @@ impl PairingService {
             .map_err(|e| PairingError::Internal(anyhow::anyhow!("{e}")))?;
         Ok((issued.summary.id.clone(), issued.plaintext_key.expose().to_owned()))
     }
+}
+
+fn changing() -> PairingError {
+    internal(anyhow::anyhow!(
+        "the pair code kept changing under {REDEEM_ROUNDS} attempts"
+    ))
 }
 
 fn internal(error: impl Into<anyhow::Error>) -> PairingError {
@@ -247,6 +264,33 @@ mod tests {
         assert_ne!(next, first);
         assert_eq!(*announced.lock().unwrap(), vec![next.clone()]);
         service.exchange(&next, None).await.unwrap();
+    }
+
+    /// A server restarted after its code was spent: the banner's code (`code()`) is a fresh
+    /// one that pairs, not the spent one, and the banner alone shows it.
+    #[tokio::test]
+    async fn the_code_in_force_after_the_window_is_a_fresh_one_that_pairs() {
+        let fakes = OperatorFakes::new();
+        let store: Arc<dyn PairCodeStore> = Arc::new(MemoryPairCodes::default());
+        let before = replica(&fakes, store.clone(), Arc::new(AtomicU32::new(0)));
+        let first = before.service.code().await.unwrap();
+        before.service.exchange(&first, None).await.unwrap();
+        fakes.clock.advance(TimeDelta::minutes(PAIR_CODE_REUSE_MINUTES));
+
+        let restarted = replica(&fakes, store, Arc::new(AtomicU32::new(500)));
+        let shown = restarted.service.code().await.unwrap();
+        assert_ne!(shown, first, "the spent code is not shown again");
+        assert_eq!(restarted.service.code().await.unwrap(), shown, "it stays in force");
+        restarted.service.exchange(&shown, Some("laptop".into())).await.unwrap();
+        assert!(matches!(
+            restarted.service.exchange(&first, None).await,
+            Err(PairingError::WrongCode)
+        ));
+        assert!(
+            restarted.announced.lock().unwrap().is_empty(),
+            "the banner shows it, once"
+        );
+        assert!(before.announced.lock().unwrap().is_empty());
     }
 
     #[tokio::test]

@@ -11,10 +11,12 @@
 //! parser already bounds, so recursive schemas (a tree of nodes) stay allowed.
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hasher};
 use std::io;
 
 use serde_json::{Map, Value};
 
+use super::pointer_trail::{At, Trail};
 use crate::budget::{Budget, BudgetExceeded};
 
 /// Checks a draft or stored contract: its size, then every schema it declares. Paths are JSON
@@ -90,8 +92,9 @@ pub(super) fn json_bytes(value: &Value) -> usize {
 fn check_shape(schema: &Value) -> Result<(), BudgetExceeded> {
     let (max_nodes, max_depth) = (limit(Budget::SchemaNodes), limit(Budget::SchemaDepth));
     let mut nodes = 0usize;
-    let mut pending: Vec<(&Value, usize, String)> = vec![(schema, 0, String::new())];
-    while let Some((value, depth, pointer)) = pending.pop() {
+    let mut trail = Trail::new();
+    let mut pending: Vec<(&Value, usize, At)> = vec![(schema, 0, Trail::root())];
+    while let Some((value, depth, at)) = pending.pop() {
         nodes += 1;
         if nodes > max_nodes {
             return Err(BudgetExceeded::new(
@@ -103,21 +106,21 @@ fn check_shape(schema: &Value) -> Result<(), BudgetExceeded> {
         if depth > max_depth {
             return Err(BudgetExceeded::new(
                 Budget::SchemaDepth,
-                pointer,
+                trail.pointer(at),
                 format!("nested more than {max_depth} deep"),
             ));
         }
         match value {
-            Value::Object(map) => pending.extend(
-                map.iter()
-                    .map(|(k, v)| (v, depth + 1, format!("{pointer}/{}", escape(k)))),
-            ),
-            Value::Array(items) => pending.extend(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (v, depth + 1, format!("{pointer}/{i}"))),
-            ),
+            Value::Object(map) => {
+                for (key, member) in map {
+                    pending.push((member, depth + 1, trail.child(at, key)));
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    pending.push((item, depth + 1, trail.child(at, &i.to_string())));
+                }
+            }
             _ => {}
         }
     }
@@ -146,7 +149,9 @@ const DESCENDING_MAP: [&str; 4] = ["properties", "patternProperties", "$defs", "
 /// applies one subschema after another.
 #[derive(Debug)]
 pub(super) struct SchemaGraph {
-    pointers: Vec<String>,
+    /// Where each subschema is, for refusals.
+    trail: Trail,
+    places: Vec<At>,
     /// Subschemas applied to the same value: in-place applicators and the `$ref` target.
     pub(super) in_place: Vec<Vec<Edge>>,
     /// Subschemas applied to a member or an item of the value.
@@ -186,44 +191,58 @@ impl Step {
 }
 
 struct Builder<'a> {
-    pointers: Vec<String>,
-    by_pointer: HashMap<String, usize>,
+    trail: Trail,
+    /// Each subschema's place in the trail.
+    places: Vec<At>,
+    /// A hash of each place's pointer, continued from its parent's (SipHash reads its input as a
+    /// stream), so a `$ref` finds its candidates without a pointer string per place; a candidate
+    /// is then compared token by token, so a collision costs a comparison, never a wrong target.
+    hashes: Vec<DefaultHasher>,
+    by_pointer_hash: HashMap<u64, Vec<usize>>,
     anchors: HashMap<String, usize>,
     in_place: Vec<Vec<Edge>>,
     descending: Vec<Vec<(Step, usize)>>,
-    /// `$ref`s to resolve once every subschema is known: (from, reference, where it is written).
-    refs: Vec<(usize, &'a str, String)>,
+    /// `$ref`s to resolve once every subschema is known: (from, reference, the subschema's place).
+    refs: Vec<(usize, &'a str, At)>,
     root_id: Option<&'a str>,
 }
 
 impl SchemaGraph {
     fn build(schema: &Value) -> Result<Self, BudgetExceeded> {
         let mut builder = Builder {
-            pointers: Vec::new(),
-            by_pointer: HashMap::new(),
+            trail: Trail::new(),
+            places: Vec::new(),
+            hashes: vec![DefaultHasher::new()],
+            by_pointer_hash: HashMap::new(),
             anchors: HashMap::new(),
             in_place: Vec::new(),
             descending: Vec::new(),
             refs: Vec::new(),
             root_id: schema.get("$id").and_then(Value::as_str),
         };
-        builder.visit(schema, String::new())?;
+        builder.visit(schema, Trail::root())?;
         let refs = std::mem::take(&mut builder.refs);
         for (from, reference, at) in refs {
             let to = builder.resolve(reference).ok_or_else(|| {
                 BudgetExceeded::new(
                     Budget::RefScope,
-                    at,
+                    format!("{}/$ref", builder.trail.pointer(at)),
                     format!("`{reference}` does not name a subschema of this schema"),
                 )
             })?;
             builder.in_place[from].push(Edge { to, is_ref: true });
         }
         Ok(Self {
-            pointers: builder.pointers,
+            trail: builder.trail,
+            places: builder.places,
             in_place: builder.in_place,
             descending: builder.descending,
         })
+    }
+
+    /// The JSON Pointer of subschema `node`.
+    fn pointer(&self, node: usize) -> String {
+        self.trail.pointer(self.places[node])
     }
 
     /// Walks the in-place edges from every subschema, without recursion (a chain may be
@@ -234,7 +253,7 @@ impl SchemaGraph {
         const NEW: u8 = 0;
         const OPEN: u8 = 1;
         const DONE: u8 = 2;
-        let count = self.pointers.len();
+        let count = self.places.len();
         let mut state = vec![NEW; count];
         // Subschemas applied at one value starting here (itself included), and `$ref` hops.
         let mut applied = vec![0usize; count];
@@ -257,10 +276,10 @@ impl SchemaGraph {
                         OPEN => {
                             return Err(BudgetExceeded::new(
                                 Budget::RefDepth,
-                                self.pointers[node].clone(),
+                                self.pointer(node),
                                 format!(
                                     "a `$ref` cycle back to {} that never descends into the value",
-                                    display_pointer(&self.pointers[edge.to])
+                                    display_pointer(&self.pointer(edge.to))
                                 ),
                             ));
                         }
@@ -278,14 +297,14 @@ impl SchemaGraph {
                 if hops[node] > max_hops {
                     return Err(BudgetExceeded::new(
                         Budget::RefDepth,
-                        self.pointers[node].clone(),
+                        self.pointer(node),
                         format!("{} hops", hops[node]),
                     ));
                 }
                 if applied[node] > max_applied {
                     return Err(BudgetExceeded::new(
                         Budget::SchemaExpansion,
-                        self.pointers[node].clone(),
+                        self.pointer(node),
                         format!("{} subschemas", applied[node]),
                     ));
                 }
@@ -300,19 +319,21 @@ impl SchemaGraph {
 impl<'a> Builder<'a> {
     /// Records `schema` at `pointer` and its subschemas; returns its index. Recursion is bounded by
     /// the `schema_depth` budget, checked before.
-    fn visit(&mut self, schema: &'a Value, pointer: String) -> Result<usize, BudgetExceeded> {
-        let index = self.pointers.len();
-        self.pointers.push(pointer.clone());
-        self.by_pointer.insert(pointer.clone(), index);
+    fn visit(&mut self, schema: &'a Value, at: At) -> Result<usize, BudgetExceeded> {
+        let index = self.places.len();
+        self.places.push(at);
+        let hash = self.hashes[at.index()].finish();
+        self.by_pointer_hash.entry(hash).or_default().push(index);
         self.in_place.push(Vec::new());
         self.descending.push(Vec::new());
         let Some(map) = schema.as_object() else {
             return Ok(index); // `true`, `false`, or something the compiler will refuse.
         };
-        self.keywords(index, map, &pointer)?;
+        self.keywords(index, map, at)?;
         for key in IN_PLACE_ONE {
             if let Some(sub) = map.get(key) {
-                let child = self.visit(sub, format!("{pointer}/{key}"))?;
+                let place = self.place(at, &[key]);
+                let child = self.visit(sub, place)?;
                 self.in_place[index].push(Edge {
                     to: child,
                     is_ref: false,
@@ -321,7 +342,8 @@ impl<'a> Builder<'a> {
         }
         for key in IN_PLACE_LIST {
             for (i, sub) in map.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
-                let child = self.visit(sub, format!("{pointer}/{key}/{i}"))?;
+                let place = self.place(at, &[key, &i.to_string()]);
+                let child = self.visit(sub, place)?;
                 self.in_place[index].push(Edge {
                     to: child,
                     is_ref: false,
@@ -331,7 +353,8 @@ impl<'a> Builder<'a> {
         for key in IN_PLACE_MAP {
             for (name, sub) in map.get(key).and_then(Value::as_object).into_iter().flatten() {
                 if sub.is_object() || sub.is_boolean() {
-                    let child = self.visit(sub, format!("{pointer}/{key}/{}", escape(name)))?;
+                    let place = self.place(at, &[key, name]);
+                    let child = self.visit(sub, place)?;
                     self.in_place[index].push(Edge {
                         to: child,
                         is_ref: false,
@@ -341,7 +364,8 @@ impl<'a> Builder<'a> {
         }
         for key in DESCENDING_ONE {
             if let Some(sub) = map.get(key).filter(|s| s.is_object() || s.is_boolean()) {
-                let child = self.visit(sub, format!("{pointer}/{key}"))?;
+                let place = self.place(at, &[key]);
+                let child = self.visit(sub, place)?;
                 if let Some(step) = Step::of_keyword(key) {
                     self.descending[index].push((step, child));
                 }
@@ -349,13 +373,15 @@ impl<'a> Builder<'a> {
         }
         for key in DESCENDING_LIST {
             for (i, sub) in map.get(key).and_then(Value::as_array).into_iter().flatten().enumerate() {
-                let child = self.visit(sub, format!("{pointer}/{key}/{i}"))?;
+                let place = self.place(at, &[key, &i.to_string()]);
+                let child = self.visit(sub, place)?;
                 self.descending[index].push((Step::Item(i), child));
             }
         }
         for key in DESCENDING_MAP {
             for (name, sub) in map.get(key).and_then(Value::as_object).into_iter().flatten() {
-                let child = self.visit(sub, format!("{pointer}/{key}/{}", escape(name)))?;
+                let place = self.place(at, &[key, name]);
+                let child = self.visit(sub, place)?;
                 let step = match key {
                     "properties" => Some(Step::Property(name.clone())),
                     _ => Step::of_keyword(key), // definitions apply only through a `$ref`
@@ -369,20 +395,33 @@ impl<'a> Builder<'a> {
     }
 
     /// `$ref`, `$anchor` and the keywords that would make references resolve elsewhere.
-    fn keywords(&mut self, index: usize, map: &'a Map<String, Value>, pointer: &str) -> Result<(), BudgetExceeded> {
+    /// The place `tokens` (not yet escaped) below `at`, with its pointer's hash.
+    fn place(&mut self, at: At, tokens: &[&str]) -> At {
+        tokens.iter().fold(at, |parent, token| {
+            let child = self.trail.child(parent, token);
+            let mut hash = self.hashes[parent.index()].clone();
+            hash.write(b"/");
+            hash.write(self.trail.token(child).as_bytes());
+            self.hashes.push(hash);
+            child
+        })
+    }
+
+    fn keywords(&mut self, index: usize, map: &'a Map<String, Value>, at: At) -> Result<(), BudgetExceeded> {
+        let pointer = || self.trail.pointer(at);
         for key in ["$dynamicRef", "$recursiveRef"] {
             if map.contains_key(key) {
                 return Err(BudgetExceeded::new(
                     Budget::RefScope,
-                    format!("{pointer}/{key}"),
+                    format!("{}/{key}", pointer()),
                     format!("`{key}` is not accepted"),
                 ));
             }
         }
-        if !pointer.is_empty() && map.get("$id").is_some_and(Value::is_string) {
+        if at != Trail::root() && map.get("$id").is_some_and(Value::is_string) {
             return Err(BudgetExceeded::new(
                 Budget::RefScope,
-                format!("{pointer}/$id"),
+                format!("{}/$id", pointer()),
                 "a nested `$id`",
             ));
         }
@@ -390,7 +429,7 @@ impl<'a> Builder<'a> {
             self.anchors.insert(anchor.to_owned(), index);
         }
         if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
-            self.refs.push((index, reference, format!("{pointer}/$ref")));
+            self.refs.push((index, reference, at));
         }
         Ok(())
     }
@@ -405,7 +444,13 @@ impl<'a> Builder<'a> {
         };
         let fragment = percent_decode(local)?;
         if fragment.is_empty() || fragment.starts_with('/') {
-            self.by_pointer.get(&fragment).copied()
+            let mut hash = DefaultHasher::new();
+            hash.write(fragment.as_bytes());
+            let candidates = self.by_pointer_hash.get(&hash.finish())?;
+            candidates
+                .iter()
+                .copied()
+                .find(|node| self.trail.is(self.places[*node], &fragment))
         } else {
             self.anchors.get(&fragment).copied()
         }

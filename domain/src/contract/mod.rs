@@ -10,9 +10,12 @@ mod fixture_props;
 mod hashing;
 mod light_check;
 mod negotiation;
+mod pointer_trail;
 mod profile;
 mod schema_check;
 mod validation_work;
+#[cfg(test)]
+mod walk_memory_tests;
 
 pub use budgets::{check_contract_budgets, check_schema_budgets};
 pub use fixture_props::fixture_props;

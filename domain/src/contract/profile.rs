@@ -75,12 +75,13 @@ fn keyword_is_safe(map: &Map<String, Value>, keyword: &str, value: &Value) -> bo
 }
 
 fn all_required(map: &Map<String, Value>, props: &Map<String, Value>) -> bool {
-    let required: Vec<&str> = map
+    // A set: a schema of thousands of properties and as many `required` names stays linear.
+    let required: std::collections::HashSet<&str> = map
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    props.keys().all(|k| required.contains(&k.as_str()))
+    props.keys().all(|k| required.contains(k.as_str()))
 }
 
 fn closed(map: &Map<String, Value>) -> bool {

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::budgets::{SchemaGraph, Step, escape, limit};
+use super::budgets::{SchemaGraph, Step, limit};
+use super::pointer_trail::{At, Trail};
 use crate::budget::{Budget, BudgetExceeded};
 
 /// Subschemas to apply at one place in the value, with how many times each applies.
@@ -23,16 +24,18 @@ pub(super) fn check_validation_work(graph: &SchemaGraph, instance: &Value) -> Re
 /// [`check_validation_work`] against `max` applications instead of the budget; answers the count.
 pub(super) fn check_work_within(graph: &SchemaGraph, instance: &Value, max: usize) -> Result<usize, BudgetExceeded> {
     let mut work = 0usize;
-    let mut pending: Vec<(&Value, String, Applied)> = vec![(instance, String::new(), HashMap::from([(0, 1)]))];
-    while let Some((value, pointer, applied)) = pending.pop() {
-        let mut members: HashMap<String, (&Value, Applied)> = HashMap::new();
+    // Pointers are spelled out only for a refusal: a member's place is its token and its parent.
+    let mut trail = Trail::new();
+    let mut pending: Vec<(&Value, At, Applied)> = vec![(instance, Trail::root(), HashMap::from([(0, 1)]))];
+    while let Some((value, at, applied)) = pending.pop() {
+        let mut members: HashMap<Token<'_>, (&Value, Applied)> = HashMap::new();
         let mut stack: Vec<(usize, usize)> = applied.into_iter().collect();
         while let Some((node, times)) = stack.pop() {
             work = work.saturating_add(times);
             if work > max {
                 return Err(BudgetExceeded::new(
                     Budget::ValidationWork,
-                    pointer,
+                    trail.pointer(at),
                     format!("more than {max} subschema applications"),
                 ));
             }
@@ -45,22 +48,35 @@ pub(super) fn check_work_within(graph: &SchemaGraph, instance: &Value, max: usiz
                 }
             }
         }
-        pending.extend(
-            members
-                .into_iter()
-                .map(|(token, (member, applied))| (member, format!("{pointer}/{token}"), applied)),
-        );
+        for (token, (member, applied)) in members {
+            let place = match token {
+                Token::Key(key) => trail.child(at, key),
+                Token::Index(i) => trail.child(at, &i.to_string()),
+            };
+            pending.push((member, place, applied));
+        }
     }
     Ok(work)
 }
 
-/// The members or items of `value` a descending subschema applies to, with their pointer tokens.
-fn members_of<'v>(value: &'v Value, step: &Step) -> Vec<(String, &'v Value)> {
+/// A member's name or an item's index, borrowed from the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Token<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+/// The members or items of `value` a descending subschema applies to, with their tokens.
+fn members_of<'v>(value: &'v Value, step: &'v Step) -> Vec<(Token<'v>, &'v Value)> {
     match (step, value) {
-        (Step::Property(name), Value::Object(map)) => map.get(name).map(|v| (escape(name), v)).into_iter().collect(),
-        (Step::AnyProperty, Value::Object(map)) => map.iter().map(|(k, v)| (escape(k), v)).collect(),
-        (Step::Item(i), Value::Array(items)) => items.get(*i).map(|v| (i.to_string(), v)).into_iter().collect(),
-        (Step::AnyItem, Value::Array(items)) => items.iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect(),
+        (Step::Property(name), Value::Object(map)) => map
+            .get(name)
+            .map(|v| (Token::Key(name.as_str()), v))
+            .into_iter()
+            .collect(),
+        (Step::AnyProperty, Value::Object(map)) => map.iter().map(|(k, v)| (Token::Key(k.as_str()), v)).collect(),
+        (Step::Item(i), Value::Array(items)) => items.get(*i).map(|v| (Token::Index(*i), v)).into_iter().collect(),
+        (Step::AnyItem, Value::Array(items)) => items.iter().enumerate().map(|(i, v)| (Token::Index(i), v)).collect(),
         _ => Vec::new(),
     }
 }

@@ -88,6 +88,15 @@ fn an_unknown_svc_variable_is_refused_naming_the_nearest_known_variable() {
         ("SVC__SERVER__PORT", "SVC_SERVER__PORT"),
         ("SVC_SERVER_PORT", "SVC_SERVER__PORT"),
         ("SVC_OAUTH__ENABLE", "SVC_OAUTH__ENABLED"),
+        // The same typo in a map entry's variable names the entry's own variable.
+        (
+            "SVC_GENERATION_PROVIDERS_OPENAI_API_KEY",
+            "SVC_GENERATION__PROVIDERS__OPENAI__API_KEY",
+        ),
+        (
+            "SVC_HOSTED_MODEL_PRICE_CENTS_BUILTIN",
+            "SVC_HOSTED__MODEL_PRICE_CENTS__BUILTIN",
+        ),
     ];
     for (variable, nearest) in rows {
         let err = load_env(&[(variable, "1")]).unwrap_err().to_string();

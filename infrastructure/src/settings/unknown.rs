@@ -39,10 +39,13 @@ impl Catalog {
             })
         };
         if !rest.contains(ENV_SEPARATOR) {
-            let typo = known
-                .iter()
-                .any(|k| k.replace(ENV_SEPARATOR, "_") == name && !k.contains("<NAME>"));
-            return if typo { refuse() } else { EnvVar::NotASetting };
+            return match known.iter().find_map(|k| single_underscore_form(k, name)) {
+                Some(meant) => EnvVar::Unknown(UnknownKey {
+                    key: name.to_owned(),
+                    nearest: Some(meant),
+                }),
+                None => EnvVar::NotASetting,
+            };
         }
         let segments: Vec<String> = rest.split(ENV_SEPARATOR).map(str::to_lowercase).collect();
         if env_path_is_known(&self.root, &segments) {
@@ -50,6 +53,22 @@ impl Catalog {
         } else {
             refuse()
         }
+    }
+}
+
+/// The setting variable `known` that `name` is when written with `_` for every `__` (the usual
+/// typo), with a `<NAME>` segment filled in from `name`: `SVC_GENERATION_PROVIDERS_OPENAI_API_KEY`
+/// is `SVC_GENERATION__PROVIDERS__OPENAI__API_KEY`.
+fn single_underscore_form(known: &str, name: &str) -> Option<String> {
+    let flattened = known.replace(ENV_SEPARATOR, "_");
+    match flattened.split_once("<NAME>") {
+        None => (flattened == name).then(|| known.to_owned()),
+        Some((before, after)) if !after.contains("<NAME>") => {
+            let entry = name.strip_prefix(before)?.strip_suffix(after)?;
+            (!entry.is_empty()).then(|| known.replace("<NAME>", entry))
+        }
+        // Two names in one key: no setting has that shape.
+        Some(_) => None,
     }
 }
 

@@ -11,6 +11,7 @@ on_every_backend!(Auth::Strict =>
     an_oversized_polling_frame_is_refused_with_413,
     routes_without_a_limit_of_their_own_have_the_global_ceiling,
     the_polling_post_is_under_the_flood_rule_of_the_socket,
+    an_http2_body_of_no_declared_length_has_the_same_ceilings,
 );
 
 /// A body of `size` bytes sent chunked: no `Content-Length` for the server to check first.
@@ -94,6 +95,28 @@ async fn routes_without_a_limit_of_their_own_have_the_global_ceiling(app: TestAp
         .await
         .unwrap();
     assert_too_large(streamed).await;
+}
+
+/// HTTP/2 has no chunked encoding: a body sent without `content-length` is read up to the
+/// route's ceiling and refused past it, like a chunked HTTP/1.1 body, before any handler (or
+/// authentication) reads it.
+async fn an_http2_body_of_no_declared_length_has_the_same_ceilings(app: TestApp) {
+    let polling = polling_url(&app).await;
+    let global = format!("{}/_svc/invites/inv_x/accept", app.base);
+    for (url, size) in [(polling, 300 * 1024), (global, 5 * 1024 * 1024)] {
+        let (status, text) = svc_tests::h2::post_unsized(&url, "application/json", size)
+            .await
+            .unwrap();
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{url}: {text}");
+        let body: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(body["error"]["code"], "PAYLOAD_TOO_LARGE", "{body}");
+    }
+    // Under the ceiling the body reaches the route as sent: a polling frame that is not JSON is
+    // the route's own refusal, not a 413.
+    let (status, text) = svc_tests::h2::post_unsized(&polling_url(&app).await, "application/json", 1024)
+        .await
+        .unwrap();
+    assert_ne!(status, StatusCode::PAYLOAD_TOO_LARGE, "{text}");
 }
 
 async fn the_polling_post_is_under_the_flood_rule_of_the_socket(app: TestApp) {

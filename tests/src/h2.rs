@@ -55,10 +55,10 @@ pub async fn post_unsized(url: &str, content_type: &str, size: usize) -> Result<
     use hyper::body::Frame;
 
     let authority = url.trim_start_matches("http://").split('/').next().unwrap_or_default();
-    let stream = tokio::net::TcpStream::connect(authority)
+    let socket = tokio::net::TcpStream::connect(authority)
         .await
         .map_err(|e| e.to_string())?;
-    let (mut sender, connection) = hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+    let (mut sender, connection) = hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(socket))
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(connection);

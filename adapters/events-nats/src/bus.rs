@@ -6,7 +6,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use svc_application::ports::agent::{EventBus, LiveEvent, Published};
 use svc_application::ports::bus_message::BusMessage;
-use tokio::sync::{broadcast, mpsc};
+use svc_application::ports::bus_outbox::{OUTBOX_MAX_BYTES, Outbox, OutboxQueue, outbox};
+use tokio::sync::broadcast;
 
 /// How long start-up waits for the broker before it gives up with a clear error.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -21,7 +22,7 @@ pub enum NatsStartError {
 
 pub struct NatsEventBus {
     local: Arc<dyn EventBus>,
-    outbox: mpsc::UnboundedSender<LiveEvent>,
+    outbox: Outbox,
 }
 
 /// The sender and listener tasks, stopped at shutdown.
@@ -84,9 +85,9 @@ impl NatsEventBus {
             .flush()
             .await
             .map_err(|e| NatsStartError::Subscribe(e.to_string()))?;
-        let (outbox, queue) = mpsc::unbounded_channel();
+        let (outbox, queue) = outbox(&origin, OUTBOX_MAX_BYTES);
         let tasks = vec![
-            tokio::spawn(send_loop(client.clone(), subject.to_owned(), queue, origin.clone())),
+            tokio::spawn(send_loop(client.clone(), subject.to_owned(), queue)),
             tokio::spawn(listen_loop(subscription, local.clone(), origin)),
         ];
         Ok((Self { local, outbox }, NatsBusTasks { client, tasks }))
@@ -97,7 +98,7 @@ impl EventBus for NatsEventBus {
     fn publish(&self, event: LiveEvent) {
         self.local.publish(event.clone());
         // The sender task owns ordering: messages leave in publish order.
-        let _ = self.outbox.send(event);
+        self.outbox.push(event);
     }
 
     fn subscribe(&self, topic: &str) -> broadcast::Receiver<Published> {
@@ -105,14 +106,8 @@ impl EventBus for NatsEventBus {
     }
 }
 
-async fn send_loop(
-    client: async_nats::Client,
-    subject: String,
-    mut queue: mpsc::UnboundedReceiver<LiveEvent>,
-    origin: String,
-) {
-    while let Some(event) = queue.recv().await {
-        let body = BusMessage::new(&origin, event).encode();
+async fn send_loop(client: async_nats::Client, subject: String, mut queue: OutboxQueue) {
+    while let Some(body) = queue.next().await {
         // A message over the server's `max_payload` (1 MiB by default) is refused by the client;
         // the other replicas' subscribers then miss it and catch up from the replay buffer.
         let max = client.server_info().max_payload;

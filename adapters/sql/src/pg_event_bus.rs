@@ -19,7 +19,8 @@ use serde_json::{Value, json};
 use svc_application::ports::Clock;
 use svc_application::ports::agent::{EventBus, LiveEvent, Published};
 use svc_application::ports::bus_message::BusMessage;
-use tokio::sync::{broadcast, mpsc};
+use svc_application::ports::bus_outbox::{OUTBOX_MAX_BYTES, Outbox, OutboxQueue, outbox};
+use tokio::sync::broadcast;
 
 const CHANNEL: &str = "svc_live";
 /// Larger payloads travel through `live_messages`.
@@ -29,7 +30,7 @@ const SPILL_RETENTION_SECONDS: i64 = 3600;
 
 pub struct PgEventBus {
     local: Arc<dyn EventBus>,
-    outbox: mpsc::UnboundedSender<LiveEvent>,
+    outbox: Outbox,
 }
 
 /// The bus's background tasks, stopped at shutdown so the listener's connection goes back and
@@ -62,7 +63,7 @@ impl PgEventBus {
         let pool = db.get_postgres_connection_pool().clone();
         let mut listener = PgListener::connect_with(&pool).await?;
         listener.listen(CHANNEL).await?;
-        let (outbox, queue) = mpsc::unbounded_channel();
+        let (outbox, queue) = outbox(&origin, OUTBOX_MAX_BYTES);
         let tasks = vec![
             tokio::spawn(send_loop(pool.clone(), queue, origin.clone(), clock)),
             tokio::spawn(listen_loop(pool, listener, local.clone(), origin)),
@@ -75,7 +76,7 @@ impl EventBus for PgEventBus {
     fn publish(&self, event: LiveEvent) {
         self.local.publish(event.clone());
         // The sender task owns ordering: notifications leave in publish order.
-        let _ = self.outbox.send(event);
+        self.outbox.push(event);
     }
 
     fn subscribe(&self, topic: &str) -> broadcast::Receiver<Published> {
@@ -83,10 +84,9 @@ impl EventBus for PgEventBus {
     }
 }
 
-async fn send_loop(pool: PgPool, mut queue: mpsc::UnboundedReceiver<LiveEvent>, origin: String, clock: Arc<dyn Clock>) {
+async fn send_loop(pool: PgPool, mut queue: OutboxQueue, origin: String, clock: Arc<dyn Clock>) {
     let mut last_cleanup = clock.now();
-    while let Some(event) = queue.recv().await {
-        let body = BusMessage::new(&origin, event).encode();
+    while let Some(body) = queue.next().await {
         let payload = if body.len() <= INLINE_LIMIT {
             body
         } else {

@@ -207,8 +207,15 @@ pub trait EventRepository: Send + Sync {
         complete: bool,
         at: DateTime<Utc>,
     ) -> Result<StreamEnvelope>;
-    /// Envelopes with `seq > after_seq`, oldest first, at most `limit` (the newest ones when more exist).
-    async fn streams_since(&self, session_id: &str, after_seq: i64, limit: u64) -> Result<Vec<StreamEnvelope>>;
+    /// Envelopes with `seq > after_seq`, oldest first: the newest ones, at most `limit` of them and
+    /// no more than `max_payload_bytes` of payload JSON together (the newest one always).
+    async fn streams_since(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        limit: u64,
+        max_payload_bytes: usize,
+    ) -> Result<Vec<StreamEnvelope>>;
     /// The session's highest stream `seq` (0 when none).
     async fn last_stream_seq(&self, session_id: &str) -> Result<i64>;
     /// Stored gestures with `sequence > after_sequence`, oldest first, at most `limit` (the newest ones

@@ -9,6 +9,7 @@ pub mod app_settings;
 pub mod auth;
 pub mod blueprints;
 pub mod bus_message;
+pub mod bus_outbox;
 pub mod console_sessions;
 pub mod external_identity;
 pub mod federation;

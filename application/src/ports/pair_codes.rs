@@ -16,7 +16,7 @@ pub struct StoredPairCode {
 pub trait PairCodeStore: Send + Sync {
     /// The code in force; `fresh` is stored first when there is none (the first replica wins).
     async fn load_or_issue(&self, fresh: PairCode) -> Result<StoredPairCode, RepositoryError>;
-    /// Stores `next` if the stored version is still `version`; `false` when another writer got
-    /// there first (the caller reloads and decides again).
+    /// Stores `next` as version `version + 1` if the stored version is still `version`; `false`
+    /// when another writer got there first (the caller reloads and decides again).
     async fn replace(&self, version: i64, next: &PairCode) -> Result<bool, RepositoryError>;
 }

@@ -288,7 +288,7 @@ mod tests {
         ));
         assert!(
             restarted.announced.lock().unwrap().is_empty(),
-            "the banner shows it, once"
+            "the banner shows it; nothing else announces it"
         );
         assert!(before.announced.lock().unwrap().is_empty());
     }

@@ -1,6 +1,7 @@
 //! The tool-call limiter (Document 2, Errors: "rate-limited tool call (when a limiter is wired)").
-//! Off unless configured. Calls are counted per identity (self-hosted: every app of one key or
-//! user shares a budget) or per app (a hosted deployment's per-app limit), in a fixed window
+//! Off unless configured. Calls are counted per identity (the principal: a hosted user across its
+//! apps; self-hosted, every key and paired client acts for the one operator and shares its
+//! budget) or per app (a hosted deployment's per-app limit), in a fixed window
 //! held in memory per replica. A limited call is answered as a tool result with code
 //! `rate_limited` and `retryAfterMs`, never HTTP 429; the HTTP adapter owns that shape.
 

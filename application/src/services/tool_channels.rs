@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use svc_domain::contract::{CompiledSchema, Contract, compile_schema};
+use svc_domain::contract::{CompiledSchema, Contract, compile_schema, validator_key};
 use svc_domain::session::SessionStatus;
 use svc_domain::text::excerpt;
 
@@ -95,13 +95,20 @@ pub struct ChannelPlan {
 pub struct ToolChannelService {
     tools: Arc<HashMap<String, Arc<dyn PollableTool>>>,
     settings: Arc<ToolChannelSettings>,
+    /// Channel schemas compiled once per distinct schema: a card may send `channel_subscribe`
+    /// many times a second, and each used to compile its channel's schema again.
+    compiled: moka::sync::Cache<String, Arc<CompiledSchema>>,
 }
+
+/// Distinct channel schemas kept compiled.
+const COMPILED_SCHEMAS: u64 = 256;
 
 impl ToolChannelService {
     pub fn new(tools: HashMap<String, Arc<dyn PollableTool>>, settings: ToolChannelSettings) -> Self {
         Self {
             tools: Arc::new(tools),
             settings: Arc::new(settings),
+            compiled: moka::sync::Cache::new(COMPILED_SCHEMAS),
         }
     }
 
@@ -136,9 +143,15 @@ impl ToolChannelService {
         // Agreed contracts hold only schemas that compiled at negotiation; one stored before the
         // complexity budgets may be over one, and is refused rather than run.
         let schema = match contract.stream_channel(channel) {
-            Some(declared) => Some(Arc::new(compile_schema(&declared.schema).map_err(|refused| {
-                ChannelError::BadPayload(format!("streamSpec.{channel}.schema is refused: {refused}"))
-            })?)),
+            Some(declared) => Some(
+                self.compiled
+                    .try_get_with(validator_key(&declared.schema), || {
+                        compile_schema(&declared.schema).map(Arc::new)
+                    })
+                    .map_err(|refused| {
+                        ChannelError::BadPayload(format!("streamSpec.{channel}.schema is refused: {refused}"))
+                    })?,
+            ),
             None => None,
         };
         let asked = source.interval_ms.map_or(tool.interval(), Duration::from_millis);
@@ -324,6 +337,14 @@ mod tests {
         assert_eq!(code("d"), Some("TOOL_UNAVAILABLE"));
         assert_eq!(code("plain"), Some("UNKNOWN_CHANNEL"));
         assert_eq!(code("missing"), Some("UNKNOWN_CHANNEL"));
+    }
+
+    #[test]
+    fn a_channel_planned_again_reuses_its_compiled_schema() {
+        let s = service(1024);
+        let first = s.plan(&contract(), "s", "app", "b").unwrap().schema.unwrap();
+        let again = s.plan(&contract(), "s", "app", "b").unwrap().schema.unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "compiled once");
     }
 
     #[tokio::test]

@@ -376,15 +376,30 @@ impl EventRepository for InMemoryAgentStore {
         Ok(envelope)
     }
 
-    async fn streams_since(&self, session_id: &str, after_seq: i64, limit: u64) -> Result<Vec<StreamEnvelope>> {
+    async fn streams_since(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        limit: u64,
+        max_payload_bytes: usize,
+    ) -> Result<Vec<StreamEnvelope>> {
         let rows: Vec<StreamEnvelope> = lock(&self.0)
             .streams
             .iter()
             .filter(|s| s.session_id == session_id && s.seq > after_seq)
             .cloned()
             .collect();
-        let skip = rows.len().saturating_sub(limit as usize);
-        Ok(rows.into_iter().skip(skip).collect())
+        let mut newest = Vec::new();
+        let mut bytes = 0;
+        for row in rows.into_iter().rev().take(limit as usize) {
+            bytes += row.payload.to_string().len();
+            if bytes > max_payload_bytes && !newest.is_empty() {
+                break;
+            }
+            newest.push(row);
+        }
+        newest.reverse();
+        Ok(newest)
     }
 
     async fn last_stream_seq(&self, session_id: &str) -> Result<i64> {

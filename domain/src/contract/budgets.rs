@@ -194,9 +194,10 @@ struct Builder<'a> {
     trail: Trail,
     /// Each subschema's place in the trail.
     places: Vec<At>,
-    /// A hash of each place's pointer, continued from its parent's (SipHash reads its input as a
-    /// stream), so a `$ref` finds its candidates without a pointer string per place; a candidate
-    /// is then compared token by token, so a collision costs a comparison, never a wrong target.
+    /// A hash of each place's pointer, continued from its parent's (a `/` and the token written
+    /// per level, as `resolve` writes a fragment's), so a `$ref` finds its candidates without a
+    /// pointer string per place; a candidate is then compared token by token, so a collision
+    /// costs a comparison, never a wrong target. Index-aligned with the trail's places.
     hashes: Vec<DefaultHasher>,
     by_pointer_hash: HashMap<u64, Vec<usize>>,
     anchors: HashMap<String, usize>,
@@ -317,7 +318,7 @@ impl SchemaGraph {
 }
 
 impl<'a> Builder<'a> {
-    /// Records `schema` at `pointer` and its subschemas; returns its index. Recursion is bounded by
+    /// Records `schema` at place `at` and its subschemas; returns its index. Recursion is bounded by
     /// the `schema_depth` budget, checked before.
     fn visit(&mut self, schema: &'a Value, at: At) -> Result<usize, BudgetExceeded> {
         let index = self.places.len();
@@ -394,7 +395,6 @@ impl<'a> Builder<'a> {
         Ok(index)
     }
 
-    /// `$ref`, `$anchor` and the keywords that would make references resolve elsewhere.
     /// The place `tokens` (not yet escaped) below `at`, with its pointer's hash.
     fn place(&mut self, at: At, tokens: &[&str]) -> At {
         tokens.iter().fold(at, |parent, token| {
@@ -403,10 +403,12 @@ impl<'a> Builder<'a> {
             hash.write(b"/");
             hash.write(self.trail.token(child).as_bytes());
             self.hashes.push(hash);
+            debug_assert_eq!(self.hashes.len(), child.index() + 1, "hashes follow the trail");
             child
         })
     }
 
+    /// `$ref`, `$anchor` and the keywords that would make references resolve elsewhere.
     fn keywords(&mut self, index: usize, map: &'a Map<String, Value>, at: At) -> Result<(), BudgetExceeded> {
         let pointer = || self.trail.pointer(at);
         for key in ["$dynamicRef", "$recursiveRef"] {
@@ -444,8 +446,12 @@ impl<'a> Builder<'a> {
         };
         let fragment = percent_decode(local)?;
         if fragment.is_empty() || fragment.starts_with('/') {
+            // The same writes as `place` made: a `/` and a token each (tokens never hold `/`).
             let mut hash = DefaultHasher::new();
-            hash.write(fragment.as_bytes());
+            for token in fragment.split('/').skip(1) {
+                hash.write(b"/");
+                hash.write(token.as_bytes());
+            }
             let candidates = self.by_pointer_hash.get(&hash.finish())?;
             candidates
                 .iter()
@@ -599,6 +605,16 @@ mod tests {
                 "/$defs/a/$id",
             ),
             (json!({ "$ref": "#/default", "default": { "type": "string" } }), "/$ref"),
+            // Places that hold subschemas but are none themselves, and a key with `/` unescaped.
+            (json!({ "allOf": [{ "$ref": "#/allOf" }] }), "/allOf/0/$ref"),
+            (
+                json!({ "properties": { "a": { "$ref": "#/properties" } } }),
+                "/properties/a/$ref",
+            ),
+            (
+                json!({ "$defs": { "a/b": {} }, "properties": { "x": { "$ref": "#/$defs/a/b" } } }),
+                "/properties/x/$ref",
+            ),
         ] {
             let e = refused(&schema);
             assert_eq!((e.budget, e.path.as_str()), (Budget::RefScope, path), "{schema}");
@@ -614,6 +630,23 @@ mod tests {
                 "x": { "$ref": "#/$defs/a~1b" },
                 "y": { "$ref": "#/$defs/c%20d" },
                 "z": { "$ref": "https://svc.example/props#/$defs/a~1b" } }
+        });
+        assert_eq!(check_schema_budgets(&schema), Ok(()));
+    }
+
+    #[test]
+    fn references_resolve_to_every_kind_of_place() {
+        let schema = json!({
+            "$defs": { "": { "type": "string" }, "t~n": { "type": "string" } },
+            "prefixItems": [{ "type": "string" }, { "$ref": "#/prefixItems/0" }],
+            "allOf": [{ "type": "object" }, { "$ref": "#/allOf/0" }],
+            "dependentSchemas": { "k": { "type": "object" } },
+            "properties": {
+                "empty": { "$ref": "#/$defs/" },
+                "tilde": { "$ref": "#/$defs/t~0n" },
+                "dependent": { "$ref": "#/dependentSchemas/k" },
+                "root": { "$ref": "#" }
+            }
         });
         assert_eq!(check_schema_budgets(&schema), Ok(()));
     }

@@ -37,7 +37,12 @@ impl Trail {
 
     /// The place under `parent` named by `token` (not yet escaped).
     pub(super) fn child(&mut self, parent: At, token: &str) -> At {
-        self.places.push((Some(parent), escape(token).into_boxed_str()));
+        let escaped = if token.contains(['~', '/']) {
+            escape(token).into_boxed_str()
+        } else {
+            token.into()
+        };
+        self.places.push((Some(parent), escaped));
         At(self.places.len() - 1)
     }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::budgets::{SchemaGraph, Step, limit};
+use super::budgets::{SchemaGraph, Step, escape, limit};
 use super::pointer_trail::{At, Trail};
 use crate::budget::{Budget, BudgetExceeded};
 
@@ -24,18 +24,25 @@ pub(super) fn check_validation_work(graph: &SchemaGraph, instance: &Value) -> Re
 /// [`check_validation_work`] against `max` applications instead of the budget; answers the count.
 pub(super) fn check_work_within(graph: &SchemaGraph, instance: &Value, max: usize) -> Result<usize, BudgetExceeded> {
     let mut work = 0usize;
-    // Pointers are spelled out only for a refusal: a member's place is its token and its parent.
+    // Pointers are spelled out only for a refusal: a value is its parent's place and its own
+    // token, and it gets a place of its own only when its members are stepped into.
     let mut trail = Trail::new();
-    let mut pending: Vec<(&Value, At, Applied)> = vec![(instance, Trail::root(), HashMap::from([(0, 1)]))];
-    while let Some((value, at, applied)) = pending.pop() {
+    let mut pending: Vec<(&Value, At, Option<Token<'_>>, Applied)> =
+        vec![(instance, Trail::root(), None, HashMap::from([(0, 1)]))];
+    while let Some((value, parent, token, applied)) = pending.pop() {
         let mut members: HashMap<Token<'_>, (&Value, Applied)> = HashMap::new();
         let mut stack: Vec<(usize, usize)> = applied.into_iter().collect();
         while let Some((node, times)) = stack.pop() {
             work = work.saturating_add(times);
             if work > max {
+                let mut pointer = trail.pointer(parent);
+                if let Some(token) = token {
+                    pointer.push('/');
+                    pointer.push_str(&escape(&token.text()));
+                }
                 return Err(BudgetExceeded::new(
                     Budget::ValidationWork,
-                    trail.pointer(at),
+                    pointer,
                     format!("more than {max} subschema applications"),
                 ));
             }
@@ -48,12 +55,15 @@ pub(super) fn check_work_within(graph: &SchemaGraph, instance: &Value, max: usiz
                 }
             }
         }
+        if members.is_empty() {
+            continue;
+        }
+        let here = match token {
+            None => parent,
+            Some(token) => trail.child(parent, &token.text()),
+        };
         for (token, (member, applied)) in members {
-            let place = match token {
-                Token::Key(key) => trail.child(at, key),
-                Token::Index(i) => trail.child(at, &i.to_string()),
-            };
-            pending.push((member, place, applied));
+            pending.push((member, here, Some(token), applied));
         }
     }
     Ok(work)
@@ -64,6 +74,16 @@ pub(super) fn check_work_within(graph: &SchemaGraph, instance: &Value, max: usiz
 enum Token<'v> {
     Key(&'v str),
     Index(usize),
+}
+
+impl Token<'_> {
+    /// The token as a JSON Pointer writes it, before escaping.
+    fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Self::Key(key) => (*key).into(),
+            Self::Index(i) => i.to_string().into(),
+        }
+    }
 }
 
 /// The members or items of `value` a descending subschema applies to, with their tokens.

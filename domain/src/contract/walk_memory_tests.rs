@@ -18,7 +18,7 @@ fn peak_bytes(run: impl FnOnce()) -> u64 {
 }
 
 /// Sixteen times the input's JSON and 512 bytes per place the walk reaches (its entry in the
-/// walk's lists and maps): a thirtieth of one copy of the key per place, which the walks held.
+/// walk's lists and maps): a sixtieth of one copy of the key per place, which the walks held.
 fn bound(input: &Value) -> u64 {
     16 * input.to_string().len() as u64 + 512 * PLACES
 }

@@ -18,6 +18,7 @@ on_every_backend!(Auth::DevAllowAll =>
     the_polling_fallback_carries_the_same_frames,
     a_bearer_on_the_upgrade_subscribes_its_own_apps,
     a_client_seq_that_is_not_a_safe_integer_is_a_bad_frame,
+    a_replay_carries_at_most_eight_mebibytes_of_payloads,
 );
 
 // The scenarios that also run on MariaDB (each MariaDB database costs a few seconds of DDL).
@@ -421,6 +422,41 @@ async fn garbage_and_oversized_frames_are_answered_not_fatal(app: TestApp) {
     // The server is fine.
     let (_, again) = subscribed(&app, &slice, json!({})).await;
     assert_eq!(again["epoch"], 1);
+}
+
+/// Payloads are as large as a request body allows; a replay of the whole buffer of them was held
+/// at once. It carries the newest that fit in 8 MiB of payload JSON, and says the rest is a gap.
+async fn a_replay_carries_at_most_eight_mebibytes_of_payloads(app: TestApp) {
+    const CAP: usize = 8 * 1024 * 1024;
+    let text = "p".repeat(1_000_000);
+    let encoded = text.len() + 2; // the quotes of a JSON string
+    let (session, slice) = card(&app).await;
+    for _ in 0..10 {
+        app.tool_ok(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": text }),
+        )
+        .await;
+    }
+    let fitting = (CAP / encoded) as i64;
+    assert!(fitting < 10, "the test emits more than fits");
+    let (mut ws, ack) = subscribed(&app, &slice, json!({ "fromSeq": 0 })).await;
+    assert_eq!(ack["replay"]["gap"], true, "{}", ack["replay"]);
+    assert_eq!(ws.expect("system").await["event"], "replay_gap");
+    let last = ack["lastStreamSeq"].as_i64().unwrap();
+    for seq in last - fitting + 1..=last {
+        let frame = ws.expect("data").await;
+        assert_eq!(frame["seq"].as_i64().unwrap(), seq, "the newest, oldest first");
+        assert_eq!(frame["payload"].as_str().map(str::len), Some(text.len()));
+    }
+    ws.expect_silence(Duration::from_millis(300)).await;
+
+    // From a cursor inside what fits, nothing is left out.
+    let (mut ws, ack) = subscribed(&app, &slice, json!({ "fromSeq": last - 2 })).await;
+    assert_eq!(ack["replay"]["gap"], false, "{}", ack["replay"]);
+    for seq in last - 1..=last {
+        assert_eq!(ws.expect("data").await["seq"].as_i64().unwrap(), seq);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

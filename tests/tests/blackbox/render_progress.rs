@@ -109,6 +109,29 @@ async fn without_a_token_or_a_stream_the_answer_is_plain_json(app: TestApp) {
         serde_json::from_str::<Value>(&body).unwrap()["result"]["structuredContent"]["outcome"],
         "rendered"
     );
+
+    // A token longer than 256 characters is not repeated in a notification per stage: the
+    // render is answered plain. One of 256 still streams.
+    for (length, streamed) in [(257, false), (256, true)] {
+        let id = handshake(&app, &format!("progress with a token of {length} characters")).await;
+        let (content_type, body) = post(
+            &app,
+            "application/json, text/event-stream",
+            render_request(&id, json!({ "progressToken": "t".repeat(length) })),
+        )
+        .await;
+        assert_eq!(
+            content_type.starts_with("text/event-stream"),
+            streamed,
+            "{length}: {content_type}"
+        );
+        let answer = if streamed {
+            sse_messages(&body).pop().unwrap()
+        } else {
+            serde_json::from_str::<Value>(&body).unwrap()
+        };
+        assert_eq!(answer["result"]["structuredContent"]["outcome"], "rendered", "{body}");
+    }
 }
 
 async fn a_cache_hit_streams_the_result_alone(app: TestApp) {

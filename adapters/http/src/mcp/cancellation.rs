@@ -25,6 +25,10 @@ use super::jsonrpc::RpcFailure;
 const EARLY_CANCEL_TTL: Duration = Duration::from_secs(10);
 /// Early cancellations remembered at most; the oldest go first.
 const EARLY_CANCEL_CAP: usize = 1024;
+/// Longest string id an early cancellation is remembered for: the ids are the client's, and a
+/// thousand ids of a request body's size each would be gigabytes held for ten seconds. A longer
+/// id's request can still be cancelled while it runs.
+const EARLY_CANCEL_ID_CHARS: usize = 256;
 
 /// A request by its sender and its JSON-RPC id (a string or a number, compared as such: `7` is
 /// not `"7"`); cloning one allocates only for a string id.
@@ -114,7 +118,13 @@ impl InFlightRequests {
                 true
             }
             None => {
-                state.remember_early(key);
+                if key
+                    .1
+                    .as_str()
+                    .is_none_or(|id| id.chars().count() <= EARLY_CANCEL_ID_CHARS)
+                {
+                    state.remember_early(key);
+                }
                 false
             }
         }
@@ -199,6 +209,21 @@ mod tests {
         assert!(!requests.cancel(SOMEONE_ELSE, &json!({ "requestId": 10 })));
         let mine = requests.run(ME, &json!(10), async { Ok(json!("ran")) }).await;
         assert_eq!(mine.unwrap(), json!("ran"));
+    }
+
+    #[tokio::test]
+    async fn an_early_cancellation_of_an_overlong_id_is_not_kept() {
+        let requests = InFlightRequests::default();
+        let long = "i".repeat(EARLY_CANCEL_ID_CHARS + 1);
+        assert!(!requests.cancel(ME, &json!({ "requestId": long })));
+        assert!(requests.lock().early.is_empty(), "nothing held for it");
+        let answer = requests.run(ME, &json!(long), async { Ok(json!("ran")) }).await;
+        assert_eq!(answer.unwrap(), json!("ran"));
+
+        let longest = "i".repeat(EARLY_CANCEL_ID_CHARS);
+        assert!(!requests.cancel(ME, &json!({ "requestId": longest })));
+        let answer = requests.run(ME, &json!(longest), async { Ok(json!("ran")) }).await;
+        assert_eq!(answer.unwrap_err().code, REQUEST_CANCELLED, "kept at the limit");
     }
 
     #[tokio::test]

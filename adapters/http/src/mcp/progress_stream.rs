@@ -59,11 +59,24 @@ pub(crate) fn wanted(req: &Request, incoming: Incoming) -> Answered {
         req.header(poem::http::header::ACCEPT)
             .is_some_and(|accept| accept.to_ascii_lowercase().contains("text/event-stream"))
     };
-    if !(is_render && (token.is_string() || token.is_number()) && accepts_stream()) {
+    if !(is_render && usable_token(token) && accepts_stream()) {
         return Answered::Plain(Incoming::Request { id, method, params });
     }
     let token = token.clone();
     Answered::Streamed(ProgressRequest { id, params, token })
+}
+
+/// Longest progress token (a string's characters) a render streams for. Every notification
+/// repeats the token and a client that does not read keeps them queued: a token the size of the
+/// body, once per stage, was megabytes a render. A longer one gets the plain answer.
+pub(crate) const MAX_PROGRESS_TOKEN_CHARS: usize = 256;
+
+/// A progress token MCP allows (a string or a number) of a reasonable length.
+fn usable_token(token: &Value) -> bool {
+    match token {
+        Value::String(text) => text.chars().count() <= MAX_PROGRESS_TOKEN_CHARS,
+        other => other.is_number(),
+    }
 }
 
 /// Runs the render in its own task and answers with the stream of its progress and result.

@@ -1,4 +1,5 @@
 use chrono::{DateTime, Utc};
+use futures_util::StreamExt;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter,
@@ -324,15 +325,29 @@ impl EventRepository for SeaOrmEventRepository {
         session_id: &str,
         after_seq: i64,
         limit: u64,
+        max_payload_bytes: usize,
     ) -> Result<Vec<StreamEnvelope>, RepositoryError> {
-        let mut newest = stream_envelope::Entity::find()
+        // Read newest first, one row at a time, and stop at the byte bound: a thousand payloads
+        // of megabytes each are never held at once.
+        let mut rows = stream_envelope::Entity::find()
             .filter(stream_envelope::Column::SessionId.eq(session_id))
             .filter(stream_envelope::Column::Seq.gt(after_seq))
             .order_by_desc(stream_envelope::Column::Seq)
             .limit(limit)
-            .all(&self.db)
+            .stream(&self.db)
             .await
             .map_err(repository_error)?;
+        let mut newest = Vec::new();
+        let mut bytes = 0usize;
+        while let Some(row) = rows.next().await {
+            let row = row.map_err(repository_error)?;
+            bytes = bytes.saturating_add(row.payload.len());
+            if bytes > max_payload_bytes && !newest.is_empty() {
+                break;
+            }
+            newest.push(row);
+        }
+        drop(rows);
         newest.reverse();
         newest.into_iter().map(envelope).collect()
     }

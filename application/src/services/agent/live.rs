@@ -13,6 +13,11 @@ use crate::ports::agent::{
     SessionRepository, StreamEnvelope,
 };
 
+/// Payload bytes (their JSON) one stream replay carries at most: `svc_emit` takes payloads up to
+/// a request body, and a replay of the whole buffer of those, once per `subscribe` frame, was
+/// gigabytes held at once.
+pub const REPLAY_MAX_PAYLOAD_BYTES: usize = 8 * 1024 * 1024;
+
 /// Everything the `ack` frame carries.
 #[derive(Debug, Clone)]
 pub struct LiveSnapshot {
@@ -218,13 +223,17 @@ impl LiveService {
         Ok(())
     }
 
-    /// Stream envelopes after `after_seq`: the newest `replay_buffer` of them.
+    /// Stream envelopes after `after_seq`: the newest `replay_buffer` of them, and no more than
+    /// [`REPLAY_MAX_PAYLOAD_BYTES`] of payloads (the newest always). Sequence numbers of a session
+    /// have no holes, so envelopes left out either way are a gap.
     pub async fn replay_streams(&self, session_id: &str, after_seq: i64) -> Result<Replay<StreamEnvelope>, AgentError> {
         let fetched = self
             .events
-            .streams_since(session_id, after_seq, self.replay_buffer + 1)
+            .streams_since(session_id, after_seq, self.replay_buffer + 1, REPLAY_MAX_PAYLOAD_BYTES)
             .await?;
-        Ok(self.bounded(fetched))
+        let mut replay = self.bounded(fetched);
+        replay.gap |= replay.items.first().is_some_and(|oldest| oldest.seq > after_seq + 1);
+        Ok(replay)
     }
 
     /// Gestures after `after_sequence`: the newest `replay_buffer` of them.

@@ -207,12 +207,14 @@ pub trait EventRepository: Send + Sync {
         complete: bool,
         at: DateTime<Utc>,
     ) -> Result<StreamEnvelope>;
-    /// Envelopes with `seq > after_seq`, oldest first: the newest ones, at most `limit` of them and
-    /// no more than `max_payload_bytes` of payload JSON together (the newest one always).
+    /// Envelopes with `seq > after_seq` (and `seq <= until` when given), oldest first: the newest
+    /// ones, at most `limit` of them and no more than `max_payload_bytes` of payload JSON together
+    /// (the newest one always).
     async fn streams_since(
         &self,
         session_id: &str,
         after_seq: i64,
+        until: Option<i64>,
         limit: u64,
         max_payload_bytes: usize,
     ) -> Result<Vec<StreamEnvelope>>;
@@ -256,9 +258,10 @@ pub enum LiveEvent {
     /// A blueprint was stored, edited or deleted on some replica: every replica's kept blueprint
     /// reads are forgotten (published on [`BLUEPRINT_CHANGES_TOPIC`]).
     BlueprintsChanged,
-    /// This replica's bus lost its connection to the others and has it back: whatever they
-    /// announced meanwhile is lost, so the caches that follow announcements forget everything.
-    /// Published by a bus on this replica only, to [`KEY_REVOCATIONS_TOPIC`] and
+    /// This replica's bus lost its connection to the others and has it back, or another replica
+    /// dropped events its bus could not send in time (`bus_outbox`): whatever was announced
+    /// meanwhile may be lost, so the caches that follow announcements forget everything.
+    /// Published by a bus on this replica, to [`KEY_REVOCATIONS_TOPIC`] and
     /// [`BLUEPRINT_CHANGES_TOPIC`] (see [`LiveEvent::also_heard_on`]).
     MissedEvents,
 }

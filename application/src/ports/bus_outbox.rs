@@ -1,11 +1,12 @@
 //! What a scale-out bus (PostgreSQL NOTIFY, NATS) queues for its sender task: encoded messages,
 //! bounded by bytes. `publish` cannot wait, and the sender may fall behind (a slow NOTIFY, a
 //! burst of large props updates), so the queue once grew with whatever was published. Past the
-//! bound a message is dropped and a "missed events" message takes its place (one, until the
-//! sender reaches it): other replicas' caches that follow the bus (keys, blueprints) start over
-//! on it, so a dropped key revocation or blueprint change is not missed there. A dropped live
-//! frame is missed by other replicas' sockets as one lost to a failed NOTIFY is; it stays in the
-//! session's store.
+//! bound a bulky event (a `data` frame, a props update) is dropped and a "missed events" message
+//! takes its place (one, until the sender reaches it), on which other replicas' caches that
+//! follow the bus start over; the dropped frame is missed by other replicas' sockets as one lost
+//! to a failed NOTIFY is (it stays in the session's store). Small control events (a key
+//! revocation, a stored gesture, a blueprint change, a drain, a render) are always queued: the
+//! bound holds because the bulky ones give way.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -21,14 +22,20 @@ pub const OUTBOX_MAX_BYTES: usize = 64 * 1024 * 1024;
 /// The publishing side, kept by the bus.
 pub struct Outbox {
     origin: String,
-    sender: mpsc::UnboundedSender<String>,
+    sender: mpsc::UnboundedSender<Queued>,
     shared: Arc<Shared>,
 }
 
 /// The sending side, owned by the bus's sender task.
 pub struct OutboxQueue {
-    receiver: mpsc::UnboundedReceiver<String>,
+    receiver: mpsc::UnboundedReceiver<Queued>,
     shared: Arc<Shared>,
+}
+
+enum Queued {
+    Message(String),
+    /// In place of what was dropped.
+    Missed,
 }
 
 struct Shared {
@@ -62,21 +69,22 @@ impl Outbox {
     /// Queues `event` encoded; false when it was dropped for the bound (the sender stopped, or
     /// the queue is full).
     pub fn push(&self, event: LiveEvent) -> bool {
+        let bulky = matches!(event, LiveEvent::Data(_) | LiveEvent::PropsUpdate { .. });
         let message = BusMessage::new(&self.origin, event).encode();
         let bytes = message.len();
         let shared = &self.shared;
-        if shared.queued_bytes.fetch_add(bytes, Ordering::AcqRel) + bytes > shared.max_bytes {
+        if shared.queued_bytes.fetch_add(bytes, Ordering::AcqRel) + bytes > shared.max_bytes && bulky {
             shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
             if !shared.missed_queued.swap(true, Ordering::AcqRel) {
                 tracing::warn!(
                     max_bytes = shared.max_bytes,
                     "the live bus is behind: events are dropped, other replicas are told they missed some"
                 );
-                let _ = self.sender.send(shared.missed.clone());
+                let _ = self.sender.send(Queued::Missed);
             }
             return false;
         }
-        if self.sender.send(message).is_err() {
+        if self.sender.send(Queued::Message(message)).is_err() {
             shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
             return false;
         }
@@ -87,24 +95,40 @@ impl Outbox {
 impl OutboxQueue {
     /// The next message to send, in publish order; `None` once every [`Outbox`] is gone.
     pub async fn next(&mut self) -> Option<String> {
-        let message = self.receiver.recv().await?;
         let shared = &self.shared;
-        if message == shared.missed {
-            shared.missed_queued.store(false, Ordering::Release);
-        } else {
-            shared.queued_bytes.fetch_sub(message.len(), Ordering::AcqRel);
+        match self.receiver.recv().await? {
+            Queued::Missed => {
+                shared.missed_queued.store(false, Ordering::Release);
+                Some(shared.missed.clone())
+            }
+            Queued::Message(message) => {
+                shared.queued_bytes.fetch_sub(message.len(), Ordering::AcqRel);
+                Some(message)
+            }
         }
-        Some(message)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ports::agent::StreamEnvelope;
     use crate::ports::bus_message::WireEvent;
 
-    fn revoked(hash: &str) -> LiveEvent {
-        LiveEvent::KeyRevoked { key_id: hash.into() }
+    fn data(text: &str) -> LiveEvent {
+        LiveEvent::Data(StreamEnvelope {
+            session_id: "s".into(),
+            channel: "log".into(),
+            seq: 1,
+            mode: "append".into(),
+            payload: serde_json::json!(text),
+            complete: false,
+            timestamp: chrono::DateTime::UNIX_EPOCH,
+        })
+    }
+
+    fn revoked(key: &str) -> LiveEvent {
+        LiveEvent::KeyRevoked { key_id: key.into() }
     }
 
     fn is_missed(message: &str) -> bool {
@@ -112,27 +136,38 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn past_its_bytes_a_message_is_dropped_and_one_missed_marker_takes_its_place() {
-        let one = BusMessage::new("r1", revoked("k1")).encode().len();
+    async fn past_its_bytes_a_bulky_event_is_dropped_and_one_missed_marker_takes_its_place() {
+        let one = BusMessage::new("r1", data("d1")).encode().len();
         let (outbox, mut queue) = outbox("r1", one * 2);
-        assert!(outbox.push(revoked("k1")));
-        assert!(outbox.push(revoked("k2")));
-        assert!(!outbox.push(revoked("k3")), "over the bound");
-        assert!(!outbox.push(revoked("k4")), "still over it: no second marker");
+        assert!(outbox.push(data("d1")));
+        assert!(outbox.push(data("d2")));
+        assert!(!outbox.push(data("d3")), "over the bound");
+        assert!(!outbox.push(data("d4")), "still over it: no second marker");
+        assert!(outbox.push(revoked("k1")), "a control event is never dropped");
 
         let first = queue.next().await.unwrap();
-        assert!(first.contains("k1") && !is_missed(&first));
-        assert!(queue.next().await.unwrap().contains("k2"));
-        assert!(is_missed(&queue.next().await.unwrap()), "the marker where k3 was");
+        assert!(first.contains("d1") && !is_missed(&first));
+        assert!(queue.next().await.unwrap().contains("d2"));
+        assert!(is_missed(&queue.next().await.unwrap()), "the marker where d3 was");
+        assert!(queue.next().await.unwrap().contains("k1"));
 
         // Taken, the room is back and a later drop queues a marker again.
-        assert!(outbox.push(revoked("k5")));
-        assert!(outbox.push(revoked("k6")));
-        assert!(!outbox.push(revoked("k7")));
-        assert!(queue.next().await.unwrap().contains("k5"));
-        assert!(queue.next().await.unwrap().contains("k6"));
+        assert!(outbox.push(data("d5")));
+        assert!(outbox.push(data("d6")));
+        assert!(!outbox.push(data("d7")));
+        assert!(queue.next().await.unwrap().contains("d5"));
+        assert!(queue.next().await.unwrap().contains("d6"));
         assert!(is_missed(&queue.next().await.unwrap()));
         drop(outbox);
-        assert_eq!(queue.next().await, None);
+        assert!(queue.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_missed_events_message_published_through_the_outbox_is_an_ordinary_message() {
+        let (outbox, mut queue) = outbox("r1", 1024);
+        assert!(outbox.push(LiveEvent::MissedEvents));
+        assert!(is_missed(&queue.next().await.unwrap()));
+        assert!(outbox.push(data("d1")), "its bytes were given back");
+        assert!(queue.next().await.unwrap().contains("d1"));
     }
 }

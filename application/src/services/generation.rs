@@ -56,14 +56,34 @@ impl GeneratorCatalog {
             .ok_or_else(|| GenerationError::GeneratorNotFound(slug.to_owned()))
     }
 
-    /// The slug a request is served by: its own `generator`; else `standard` when it names a
-    /// model; else the deployment's default.
+    /// The slug a request is served by ([`serving_slug`]).
     pub fn slug_for<'a>(&'a self, request: &'a GenerationRequest) -> &'a str {
-        match (&request.generator, &request.model) {
-            (Some(slug), _) => slug,
-            (None, Some(_)) if self.generators.iter().any(|(s, _)| s == &self.model_slug) => &self.model_slug,
-            _ => &self.default_slug,
-        }
+        let model_slug = self
+            .generators
+            .iter()
+            .any(|(s, _)| s == &self.model_slug)
+            .then_some(self.model_slug.as_str());
+        serving_slug(
+            request.generator.as_deref(),
+            request.model.is_some(),
+            model_slug,
+            &self.default_slug,
+        )
+    }
+}
+
+/// The generator a render is served by, and priced by: its own `generator`; else `model_slug`
+/// (`standard`, when the deployment has it) when it names a model; else the deployment's default.
+pub fn serving_slug<'a>(
+    generator: Option<&'a str>,
+    names_model: bool,
+    model_slug: Option<&'a str>,
+    default: &'a str,
+) -> &'a str {
+    match (generator, names_model, model_slug) {
+        (Some(slug), _, _) => slug,
+        (None, true, Some(model_slug)) => model_slug,
+        _ => default,
     }
 }
 

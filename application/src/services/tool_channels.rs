@@ -87,7 +87,7 @@ pub struct ChannelPlan {
     pub interval: Duration,
     pub target: PollTarget,
     tool: Arc<dyn PollableTool>,
-    /// `streamSpec[channel].schema`, compiled once per subscription; every payload must match it.
+    /// `streamSpec[channel].schema`, compiled once per distinct schema; every payload must match it.
     schema: Option<Arc<CompiledSchema>>,
 }
 

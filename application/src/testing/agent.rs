@@ -380,13 +380,14 @@ impl EventRepository for InMemoryAgentStore {
         &self,
         session_id: &str,
         after_seq: i64,
+        until: Option<i64>,
         limit: u64,
         max_payload_bytes: usize,
     ) -> Result<Vec<StreamEnvelope>> {
         let rows: Vec<StreamEnvelope> = lock(&self.0)
             .streams
             .iter()
-            .filter(|s| s.session_id == session_id && s.seq > after_seq)
+            .filter(|s| s.session_id == session_id && s.seq > after_seq && until.is_none_or(|u| s.seq <= u))
             .cloned()
             .collect();
         let mut newest = Vec::new();

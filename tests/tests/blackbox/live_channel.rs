@@ -18,7 +18,7 @@ on_every_backend!(Auth::DevAllowAll =>
     the_polling_fallback_carries_the_same_frames,
     a_bearer_on_the_upgrade_subscribes_its_own_apps,
     a_client_seq_that_is_not_a_safe_integer_is_a_bad_frame,
-    a_replay_carries_at_most_eight_mebibytes_of_payloads,
+    a_cursor_below_zero_replays_everything_without_a_gap,
 );
 
 // The scenarios that also run on MariaDB (each MariaDB database costs a few seconds of DDL).
@@ -27,6 +27,7 @@ on_every_backend!(mariadb, Auth::DevAllowAll =>
     a_waiting_consume_wakes_on_an_action,
     replay_sends_events_then_envelopes_after_the_cursors,
     updates_amends_and_emits_reach_the_card,
+    a_replay_carries_at_most_eight_mebibytes_of_payloads,
 );
 
 fn contract() -> Value {
@@ -424,6 +425,28 @@ async fn garbage_and_oversized_frames_are_answered_not_fatal(app: TestApp) {
     assert_eq!(again["epoch"], 1);
 }
 
+async fn a_cursor_below_zero_replays_everything_without_a_gap(app: TestApp) {
+    let (session, slice) = card(&app).await;
+    for n in 0..2 {
+        app.tool_ok(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": format!("l{n}") }),
+        )
+        .await;
+    }
+    let (mut ws, ack) = subscribed(&app, &slice, json!({ "fromSeq": -5 })).await;
+    assert_eq!(ack["replay"]["gap"], false, "{}", ack["replay"]);
+    // Every envelope from the first (the render's lifecycle stages come first), no gap frame.
+    let last = ack["lastStreamSeq"].as_i64().unwrap();
+    let mut payloads = Vec::new();
+    for seq in 1..=last {
+        let frame = ws.expect("data").await;
+        assert_eq!(frame["seq"].as_i64().unwrap(), seq);
+        payloads.push(frame["payload"].clone());
+    }
+    assert_eq!(payloads[payloads.len() - 2..], [json!("l0"), json!("l1")]);
+}
+
 /// Payloads are as large as a request body allows; a replay of the whole buffer of them was held
 /// at once. It carries the newest that fit in 8 MiB of payload JSON, and says the rest is a gap.
 async fn a_replay_carries_at_most_eight_mebibytes_of_payloads(app: TestApp) {
@@ -457,6 +480,46 @@ async fn a_replay_carries_at_most_eight_mebibytes_of_payloads(app: TestApp) {
     for seq in last - 1..=last {
         assert_eq!(ws.expect("data").await["seq"].as_i64().unwrap(), seq);
     }
+}
+
+/// A card that stops reading fills its socket's buffers; the server gives up on a frame it could
+/// not write within 30 s and drops the socket, instead of holding it (and what it was sent) for
+/// good. Slow by nature: about 35 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_whose_peer_stops_reading_is_dropped() {
+    let app = TestApp::spawn("stalled_reader", svc_tests::Backend::Sqlite, Auth::DevAllowAll)
+        .await
+        .unwrap();
+    let (session, slice) = card(&app).await;
+    let (mut ws, _) = subscribed(&app, &slice, json!({})).await;
+    // Far more than loopback's socket buffers hold, while the card reads nothing.
+    let emitted = 32;
+    let text = "p".repeat(1_000_000);
+    for _ in 0..emitted {
+        app.tool_ok(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": text }),
+        )
+        .await;
+    }
+    tokio::time::sleep(Duration::from_secs(33)).await;
+    let mut received = 0;
+    let ended = loop {
+        match ws.next_or_why(Duration::from_secs(10)).await {
+            Ok(frame) if frame["type"] == "data" => received += 1,
+            Ok(frame) if frame["type"] == "_closed" => break "closed".to_owned(),
+            Ok(_) => {}
+            Err(why) => break why,
+        }
+    };
+    assert!(
+        !ended.starts_with("nothing within"),
+        "the socket was held open: {ended}"
+    );
+    assert!(
+        received < emitted,
+        "{received} of {emitted} frames came: the writer never gave up"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

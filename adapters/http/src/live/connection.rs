@@ -26,6 +26,9 @@ const HEARTBEAT: Duration = Duration::from_secs(20);
 const IDLE_LIMIT: Duration = Duration::from_secs(60);
 /// How long a socket we closed waits for the peer's close frame before it is dropped.
 const CLOSE_HANDSHAKE: Duration = Duration::from_secs(1);
+/// Longest one frame may wait to be written: a peer that stops reading fills the socket's
+/// buffers, and its connection (and whatever it was sent) would otherwise be held for good.
+const WRITE_LIMIT: Duration = Duration::from_secs(30);
 /// The error frame before a socket closes (1008) because its key was revoked.
 const KEY_REVOKED: &str = "KEY_REVOKED";
 
@@ -141,7 +144,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                     close(&mut sink, &mut inbound, CloseCode::Away, "idle").await;
                     break;
                 }
-                if sink.send(Message::Ping(Default::default())).await.is_err() { break }
+                if !write(&mut sink, Message::Ping(Default::default())).await { break }
                 continue;
             }
         };
@@ -157,11 +160,16 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
 /// is gone.
 async fn send(sink: &mut (impl SinkExt<Message> + Unpin), text: String) -> bool {
     for frame in text_frames(text) {
-        if sink.send(frame).await.is_err() {
+        if !write(sink, frame).await {
             return false;
         }
     }
     true
+}
+
+/// Writes one message within [`WRITE_LIMIT`]; false once the socket is gone or stopped reading.
+async fn write(sink: &mut (impl SinkExt<Message> + Unpin), message: Message) -> bool {
+    matches!(tokio::time::timeout(WRITE_LIMIT, sink.send(message)).await, Ok(Ok(())))
 }
 
 /// Sends our close frame, then reads (and drops) what the peer still sends until its own close
@@ -178,7 +186,7 @@ async fn close(
         code,
         reason: reason.to_owned().into(),
     };
-    if sink.send(Message::Close(Some(frame))).await.is_err() {
+    if !write(sink, Message::Close(Some(frame))).await {
         return;
     }
     let peer_closed = async {
@@ -205,12 +213,13 @@ async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, published: Publi
             let mut out = vec![];
             if let Ok(replay) = state
                 .agent
-                .replay_streams(&b.subscribed.session_id, b.subscribed.stream_cursor)
+                .replay_streams_until(&b.subscribed.session_id, b.subscribed.stream_cursor, envelope.seq)
                 .await
             {
-                for e in replay.items.iter().filter(|e| e.seq <= envelope.seq) {
-                    out.push(frames::data(e));
+                if replay.gap {
+                    out.push(frames::frame("system", frames::replay_gap()));
                 }
+                out.extend(replay.items.iter().map(frames::data));
             }
             b.subscribed.stream_cursor = envelope.seq;
             return out;
@@ -255,6 +264,9 @@ async fn handle(
                     .agent
                     .replay_streams(&subscribed.session_id, subscribed.stream_cursor)
                     .await?;
+                if catch_up.gap {
+                    frames.push(frames::frame("system", frames::replay_gap()));
+                }
                 for envelope in &catch_up.items {
                     frames.push(frames::data(envelope));
                     subscribed.stream_cursor = envelope.seq;

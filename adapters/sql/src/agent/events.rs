@@ -1,5 +1,4 @@
 use chrono::{DateTime, Utc};
-use futures_util::StreamExt;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter,
@@ -324,32 +323,54 @@ impl EventRepository for SeaOrmEventRepository {
         &self,
         session_id: &str,
         after_seq: i64,
+        until: Option<i64>,
         limit: u64,
         max_payload_bytes: usize,
     ) -> Result<Vec<StreamEnvelope>, RepositoryError> {
-        // Read newest first, one row at a time, and stop at the byte bound: a thousand payloads
-        // of megabytes each are never held at once.
-        let mut rows = stream_envelope::Entity::find()
-            .filter(stream_envelope::Column::SessionId.eq(session_id))
-            .filter(stream_envelope::Column::Seq.gt(after_seq))
+        // Two reads: the sizes of the newest envelopes first, then the payloads of those that fit
+        // in the bound, so neither this process nor the database moves a thousand payloads of
+        // megabytes to replay a few.
+        let bytes = match self.db.get_database_backend() {
+            DbBackend::Postgres => "CAST(octet_length(payload) AS BIGINT)",
+            DbBackend::MySql => "CAST(LENGTH(payload) AS SIGNED)",
+            _ => "LENGTH(CAST(payload AS BLOB))",
+        };
+        let in_range = || {
+            stream_envelope::Entity::find()
+                .filter(stream_envelope::Column::SessionId.eq(session_id))
+                .filter(stream_envelope::Column::Seq.gt(after_seq))
+                .filter(stream_envelope::Column::Seq.lte(until.unwrap_or(i64::MAX)))
+        };
+        let sizes: Vec<(i64, i64)> = in_range()
+            .select_only()
+            .column(stream_envelope::Column::Seq)
+            .column_as(Expr::cust(bytes), "bytes")
             .order_by_desc(stream_envelope::Column::Seq)
             .limit(limit)
-            .stream(&self.db)
+            .into_tuple()
+            .all(&self.db)
             .await
             .map_err(repository_error)?;
-        let mut newest = Vec::new();
-        let mut bytes = 0usize;
-        while let Some(row) = rows.next().await {
-            let row = row.map_err(repository_error)?;
-            bytes = bytes.saturating_add(row.payload.len());
-            if bytes > max_payload_bytes && !newest.is_empty() {
+        let Some(&(newest, _)) = sizes.first() else {
+            return Ok(Vec::new());
+        };
+        let mut oldest = newest;
+        let mut total = 0usize;
+        for (seq, size) in sizes {
+            total = total.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
+            if total > max_payload_bytes && seq != newest {
                 break;
             }
-            newest.push(row);
+            oldest = seq;
         }
-        drop(rows);
-        newest.reverse();
-        newest.into_iter().map(envelope).collect()
+        let rows = in_range()
+            .filter(stream_envelope::Column::Seq.gte(oldest))
+            .filter(stream_envelope::Column::Seq.lte(newest))
+            .order_by_asc(stream_envelope::Column::Seq)
+            .all(&self.db)
+            .await
+            .map_err(repository_error)?;
+        rows.into_iter().map(envelope).collect()
     }
 
     async fn last_stream_seq(&self, session_id: &str) -> Result<i64, RepositoryError> {

@@ -137,6 +137,17 @@ impl AgentService {
         self.live().replay_streams(session_id, after_seq).await
     }
 
+    pub async fn replay_streams_until(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        until: i64,
+    ) -> Result<Replay<StreamEnvelope>, AgentError> {
+        self.live()
+            .replay_streams_until(session_id, after_seq, Some(until))
+            .await
+    }
+
     pub async fn replay_actions(
         &self,
         session_id: &str,

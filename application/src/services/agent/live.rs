@@ -227,12 +227,31 @@ impl LiveService {
     /// [`REPLAY_MAX_PAYLOAD_BYTES`] of payloads (the newest always). Sequence numbers of a session
     /// have no holes, so envelopes left out either way are a gap.
     pub async fn replay_streams(&self, session_id: &str, after_seq: i64) -> Result<Replay<StreamEnvelope>, AgentError> {
+        self.replay_streams_until(session_id, after_seq, None).await
+    }
+
+    /// [`LiveService::replay_streams`] of the envelopes up to `until` (a live tail filling what
+    /// it missed before the envelope it just heard).
+    pub async fn replay_streams_until(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        until: Option<i64>,
+    ) -> Result<Replay<StreamEnvelope>, AgentError> {
         let fetched = self
             .events
-            .streams_since(session_id, after_seq, self.replay_buffer + 1, REPLAY_MAX_PAYLOAD_BYTES)
+            .streams_since(
+                session_id,
+                after_seq,
+                until,
+                self.replay_buffer + 1,
+                REPLAY_MAX_PAYLOAD_BYTES,
+            )
             .await?;
         let mut replay = self.bounded(fetched);
-        replay.gap |= replay.items.first().is_some_and(|oldest| oldest.seq > after_seq + 1);
+        // Sequences start at 1; a cursor below 0 asks for everything.
+        let first_wanted = after_seq.max(0) + 1;
+        replay.gap |= replay.items.first().is_some_and(|oldest| oldest.seq > first_wanted);
         Ok(replay)
     }
 

@@ -20,6 +20,7 @@ use crate::ports::app_settings::AppSettingsRepository;
 use crate::ports::generation::CallerKeys;
 use crate::services::agent::{Caller, Refusal};
 use crate::services::federated_caller::is_federated_principal;
+use crate::services::generation::{STANDARD_SLUG, serving_slug};
 use crate::services::operator::{ChargeCredit, CreditService, CreditServiceError, RefundCredit};
 
 /// The caller's own wallet: its key's user id, else its app id (Document 3, "Authentication").
@@ -110,7 +111,14 @@ impl GenerationAccount {
     ) -> Result<Result<Reservation, Refusal>, RepositoryError> {
         let payer = self.payer(caller).await?;
         self.credits.welcome(&payer).await.map_err(storage)?;
-        let slug = generator.unwrap_or(&self.pricing.default_generator);
+        // Priced by the generator that serves it: a render that names a model and no generator
+        // is served by `standard` (every hosted deployment has it), not the default.
+        let slug = serving_slug(
+            generator,
+            model.is_some(),
+            Some(STANDARD_SLUG),
+            &self.pricing.default_generator,
+        );
         let price = self.pricing.price.of(model, slug);
         let charged = if price > 0 {
             let charge = ChargeCredit {
@@ -270,6 +278,15 @@ mod tests {
     }
 
     fn account(fakes: &OperatorFakes, free: i64, price: i64) -> GenerationAccount {
+        priced_account(fakes, free, price, [("openai:gpt-5", 7)])
+    }
+
+    fn priced_account<const N: usize>(
+        fakes: &OperatorFakes,
+        free: i64,
+        price: i64,
+        per_model: [(&str, i64); N],
+    ) -> GenerationAccount {
         let keys = ProviderKeyService::new(
             Arc::new(InMemoryProviderKeys::default()),
             Keyring::new(vec![MasterKey::new("k1", [1; 32])]).unwrap(),
@@ -277,7 +294,7 @@ mod tests {
             fakes.ids.clone(),
         );
         let pricing = GenerationPricing {
-            price: RenderPrice::new(price, BTreeMap::from([("openai:gpt-5".to_owned(), 7)])).unwrap(),
+            price: RenderPrice::new(price, BTreeMap::from(per_model.map(|(k, v)| (k.to_owned(), v)))).unwrap(),
             default_generator: "builtin".into(),
         };
         GenerationAccount::new(Arc::new(fakes.credit_service().with_free_credit(free)), keys, pricing)
@@ -316,6 +333,41 @@ mod tests {
         assert_eq!(
             ledger(&fakes),
             [(FreeCredit, 10), (RenderCharge, -5), (RenderCharge, -5), (Refund, 5)]
+        );
+    }
+
+    /// A render that names a model but no generator is served by `standard`, and priced by it
+    /// (not by the default generator's slug) when its route has no price of its own.
+    #[tokio::test]
+    async fn a_render_is_priced_by_the_generator_that_serves_it() {
+        use TransactionKind::*;
+        let fakes = OperatorFakes::new();
+        let account = priced_account(&fakes, 100, 5, [("builtin", 1), ("standard", 4), ("openai:gpt-5", 7)]);
+        for (model, generator) in [
+            (None, None),
+            (Some("mistral:small"), None),
+            (Some("openai:gpt-5"), None),
+            (Some("mistral:small"), Some("builtin")),
+            (None, Some("advanced")),
+        ] {
+            account
+                .reserve(&caller(), model, generator, "s")
+                .await
+                .unwrap()
+                .unwrap()
+                .settle(None)
+                .await;
+        }
+        assert_eq!(
+            ledger(&fakes),
+            [
+                (FreeCredit, 100),
+                (RenderCharge, -1),
+                (RenderCharge, -4),
+                (RenderCharge, -7),
+                (RenderCharge, -1),
+                (RenderCharge, -5)
+            ]
         );
     }
 

@@ -4,9 +4,9 @@
 //! bound a bulky event (a `data` frame, a props update) is dropped and a "missed events" message
 //! takes its place (one, until the sender reaches it), on which other replicas' caches that
 //! follow the bus start over; the dropped frame is missed by other replicas' sockets as one lost
-//! to a failed NOTIFY is (it stays in the session's store). Small control events (a key
-//! revocation, a stored gesture, a blueprint change, a drain, a render) are always queued: the
-//! bound holds because the bulky ones give way.
+//! to a failed NOTIFY is (it stays in the session's store). Small control events (a stored
+//! gesture, a blueprint change, a drain, a render) give way only at twice the bound, a key
+//! revocation never.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -69,11 +69,18 @@ impl Outbox {
     /// Queues `event` encoded; false when it was dropped for the bound (the sender stopped, or
     /// the queue is full).
     pub fn push(&self, event: LiveEvent) -> bool {
-        let bulky = matches!(event, LiveEvent::Data(_) | LiveEvent::PropsUpdate { .. });
+        let shared = &self.shared;
+        // Bulky events give way at the bound, small control events at twice it (a sender stuck
+        // for good must not grow the queue without end either), a key revocation never: an
+        // open socket under the key closes only on it.
+        let ceiling = match event {
+            LiveEvent::Data(_) | LiveEvent::PropsUpdate { .. } => shared.max_bytes,
+            LiveEvent::KeyRevoked { .. } => usize::MAX,
+            _ => shared.max_bytes.saturating_mul(2),
+        };
         let message = BusMessage::new(&self.origin, event).encode();
         let bytes = message.len();
-        let shared = &self.shared;
-        if shared.queued_bytes.fetch_add(bytes, Ordering::AcqRel) + bytes > shared.max_bytes && bulky {
+        if shared.queued_bytes.fetch_add(bytes, Ordering::AcqRel) + bytes > ceiling {
             shared.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
             if !shared.missed_queued.swap(true, Ordering::AcqRel) {
                 tracing::warn!(
@@ -143,7 +150,10 @@ mod tests {
         assert!(outbox.push(data("d2")));
         assert!(!outbox.push(data("d3")), "over the bound");
         assert!(!outbox.push(data("d4")), "still over it: no second marker");
-        assert!(outbox.push(revoked("k1")), "a control event is never dropped");
+        assert!(
+            outbox.push(revoked("k1")),
+            "a control event is not dropped at the bound"
+        );
 
         let first = queue.next().await.unwrap();
         assert!(first.contains("d1") && !is_missed(&first));
@@ -163,8 +173,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn control_events_give_way_at_twice_the_bound_and_a_revocation_never() {
+        let stored = || LiveEvent::ActionStored { session_id: "s".into() };
+        let one = BusMessage::new("r1", stored()).encode().len();
+        let (outbox, _queue) = outbox("r1", one);
+        assert!(outbox.push(stored()));
+        assert!(outbox.push(stored()), "within twice the bound");
+        assert!(!outbox.push(stored()), "past it");
+        for n in 0..10 {
+            assert!(outbox.push(revoked(&format!("k{n}"))), "a revocation is always queued");
+        }
+    }
+
+    #[tokio::test]
     async fn a_missed_events_message_published_through_the_outbox_is_an_ordinary_message() {
-        let (outbox, mut queue) = outbox("r1", 1024);
+        // Room for exactly one data message once the published marker's bytes are given back.
+        let (outbox, mut queue) = outbox("r1", BusMessage::new("r1", data("d1")).encode().len());
         assert!(outbox.push(LiveEvent::MissedEvents));
         assert!(is_missed(&queue.next().await.unwrap()));
         assert!(outbox.push(data("d1")), "its bytes were given back");

@@ -99,18 +99,19 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 last_heard = Instant::now();
                 let text = match message {
                     Message::Text(text) => text,
-                    Message::Binary(_) => { send(&mut sink, frames::error("BAD_FRAME", "frames are JSON text")).await; continue }
+                    Message::Binary(_) => { if send(&mut sink, frames::error("BAD_FRAME", "frames are JSON text")).await { continue } break }
                     Message::Close(_) => break,
                     Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
                 };
                 match gate.admit() {
                     Verdict::Pass => {}
-                    Verdict::Warn => { send(&mut sink, frames::error("RATE_LIMITED", "too many frames; slow down")).await; continue }
+                    Verdict::Warn => { if send(&mut sink, frames::error("RATE_LIMITED", "too many frames; slow down")).await { continue } break }
                     Verdict::Close => { close(&mut sink, &mut inbound, CloseCode::Policy, "flood").await; break }
                 }
                 if text.len() > MAX_FRAME_BYTES {
-                    send(&mut sink, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await;
-                    close(&mut sink, &mut inbound, CloseCode::Size, "frame too large").await;
+                    if send(&mut sink, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await {
+                        close(&mut sink, &mut inbound, CloseCode::Size, "frame too large").await;
+                    }
                     break;
                 }
                 // Boxed: an idle socket's task is sized for what it awaits while idle, not for the
@@ -126,8 +127,9 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
             heard = live => match heard {
                 Some(Heard::Channel(frame)) => vec![frame],
                 Some(Heard::KeyRevoked) => {
-                    send(&mut sink, frames::error(KEY_REVOKED, "the key this channel was opened with was revoked")).await;
-                    close(&mut sink, &mut inbound, CloseCode::Policy, "key revoked").await;
+                    if send(&mut sink, frames::error(KEY_REVOKED, "the key this channel was opened with was revoked")).await {
+                        close(&mut sink, &mut inbound, CloseCode::Policy, "key revoked").await;
+                    }
                     break;
                 }
                 Some(Heard::Event(Ok(event))) => Box::pin(forward(&state, &mut bound, event)).await,
@@ -211,15 +213,22 @@ async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, published: Publi
         // A gap in the live tail (a frame published on another path first) is filled from the store.
         if envelope.seq > b.subscribed.stream_cursor + 1 {
             let mut out = vec![];
-            if let Ok(replay) = state
+            match state
                 .agent
                 .replay_streams_until(&b.subscribed.session_id, b.subscribed.stream_cursor, envelope.seq)
                 .await
             {
-                if replay.gap {
-                    out.push(frames::frame("system", frames::replay_gap()));
+                Ok(replay) => {
+                    if replay.gap {
+                        out.push(frames::frame("system", frames::replay_gap()));
+                    }
+                    out.extend(replay.items.iter().map(frames::data));
                 }
-                out.extend(replay.items.iter().map(frames::data));
+                // The store could not fill it: say so, and pass on what was heard.
+                Err(_) => {
+                    out.push(frames::frame("system", frames::replay_gap()));
+                    out.push(frames::data(envelope));
+                }
             }
             b.subscribed.stream_cursor = envelope.seq;
             return out;

@@ -15,7 +15,7 @@ pub fn error(code: &str, message: &str) -> String {
 
 /// The `system` payload that precedes a replay whose cursor is older than the replay buffer.
 pub fn replay_gap() -> Value {
-    json!({ "event": "replay_gap", "message": "the cursor is older than the replay buffer; refetch state" })
+    json!({ "event": "replay_gap", "message": "frames before the ones that follow were not replayed; refetch state" })
 }
 
 fn iso(t: chrono::DateTime<chrono::Utc>) -> String {

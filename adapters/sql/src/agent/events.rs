@@ -328,12 +328,13 @@ impl EventRepository for SeaOrmEventRepository {
         max_payload_bytes: usize,
     ) -> Result<Vec<StreamEnvelope>, RepositoryError> {
         // Two reads: the sizes of the newest envelopes first, then the payloads of those that fit
-        // in the bound, so neither this process nor the database moves a thousand payloads of
-        // megabytes to replay a few.
+        // in the bound, so this process never holds a thousand payloads of megabytes to replay a
+        // few. PostgreSQL and SQLite (`octet_length` on the column itself, SQLite 3.43+) read a
+        // stored size without the value; MariaDB reads each value to measure it, in the server.
         let bytes = match self.db.get_database_backend() {
             DbBackend::Postgres => "CAST(octet_length(payload) AS BIGINT)",
             DbBackend::MySql => "CAST(LENGTH(payload) AS SIGNED)",
-            _ => "LENGTH(CAST(payload AS BLOB))",
+            _ => "octet_length(payload)",
         };
         let in_range = || {
             stream_envelope::Entity::find()

@@ -250,7 +250,7 @@ impl LiveService {
             .await?;
         let mut replay = self.bounded(fetched);
         // Sequences start at 1; a cursor below 0 asks for everything.
-        let first_wanted = after_seq.max(0) + 1;
+        let first_wanted = after_seq.max(0).saturating_add(1);
         replay.gap |= replay.items.first().is_some_and(|oldest| oldest.seq > first_wanted);
         Ok(replay)
     }

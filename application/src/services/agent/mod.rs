@@ -21,6 +21,8 @@ mod negotiation_memo;
 mod render;
 #[cfg(all(test, feature = "testing"))]
 mod render_tests;
+#[cfg(all(test, feature = "testing"))]
+mod replay_tests;
 mod schema_cache;
 mod session_access;
 #[cfg(all(test, feature = "testing"))]

@@ -1,0 +1,63 @@
+//! Stream replays over the in-memory store: the count and byte bounds, the upper bound a live
+//! tail fills up to, and when a replay is a gap.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use serde_json::{Value, json};
+
+use super::live::REPLAY_MAX_PAYLOAD_BYTES;
+use super::*;
+use crate::ports::agent::{EventRepository, StreamEnvelope};
+use crate::testing::AgentFakes;
+
+async fn append(fakes: &AgentFakes, payload: Value) {
+    fakes
+        .store
+        .append_stream("s", "log", "append", &payload, false, Utc::now())
+        .await
+        .unwrap();
+}
+
+fn service(fakes: &AgentFakes) -> AgentService {
+    AgentService::new(
+        fakes.ports(),
+        AgentFakes::settings(),
+        GenerationQueue::new(1, 1, Duration::from_secs(1)),
+    )
+}
+
+fn seqs(replay: &Replay<StreamEnvelope>) -> Vec<i64> {
+    replay.items.iter().map(|e| e.seq).collect()
+}
+
+#[tokio::test]
+async fn a_replay_is_bounded_above_and_by_bytes_and_says_when_it_left_some_out() {
+    let fakes = AgentFakes::default();
+    for n in 1..=5 {
+        append(&fakes, json!(format!("e{n}"))).await;
+    }
+    let live = service(&fakes).live();
+
+    let filling = live.replay_streams_until("s", 1, Some(3)).await.unwrap();
+    assert_eq!(
+        (seqs(&filling), filling.gap),
+        (vec![2, 3], false),
+        "up to the envelope heard"
+    );
+    let everything = live.replay_streams("s", 0).await.unwrap();
+    assert_eq!((seqs(&everything), everything.gap), (vec![1, 2, 3, 4, 5], false));
+    let below_zero = live.replay_streams("s", -7).await.unwrap();
+    assert_eq!((seqs(&below_zero), below_zero.gap), (vec![1, 2, 3, 4, 5], false));
+    let past_the_end = live.replay_streams("s", i64::MAX).await.unwrap();
+    assert_eq!((seqs(&past_the_end), past_the_end.gap), (vec![], false));
+
+    // Two payloads that together pass the byte bound: only the newest is replayed, a gap.
+    let big = "b".repeat(REPLAY_MAX_PAYLOAD_BYTES / 2 + 1);
+    append(&fakes, json!(big)).await;
+    append(&fakes, json!(big)).await;
+    let cut = live.replay_streams("s", 0).await.unwrap();
+    assert_eq!((seqs(&cut), cut.gap), (vec![7], true));
+    let cut_below = live.replay_streams_until("s", 0, Some(6)).await.unwrap();
+    assert_eq!((seqs(&cut_below), cut_below.gap), (vec![1, 2, 3, 4, 5, 6], false));
+}

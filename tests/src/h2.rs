@@ -36,6 +36,13 @@ pub async fn post_json(
         .body(Full::new(Bytes::from(body.to_string())))
         .map_err(|e| e.to_string())?;
     let response = connection.send_request(request).await.map_err(|e| e.to_string())?;
+    status_and_text(response).await
+}
+
+/// A response's status and its body as text.
+async fn status_and_text(
+    response: hyper::Response<hyper::body::Incoming>,
+) -> Result<(hyper::StatusCode, String), String> {
     let status = response.status();
     let bytes = response
         .into_body()
@@ -69,12 +76,5 @@ pub async fn post_unsized(url: &str, content_type: &str, size: usize) -> Result<
         .body(StreamBody::new(stream::iter(frames)))
         .map_err(|e| e.to_string())?;
     let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
-    let status = response.status();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?
-        .to_bytes();
-    Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
+    status_and_text(response).await
 }

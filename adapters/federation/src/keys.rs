@@ -45,6 +45,9 @@ pub struct JwksCache {
     sets: Cache<String, Fetched>,
     /// Issuer -> its `jwks_uri` from discovery.
     discovered: Cache<String, String>,
+    /// Document URL -> the turn to fetch it: one fetch of a document at a time, and those who
+    /// waited read what it fetched (a burst of first tokens, or of made-up kids, is one fetch).
+    turns: Cache<String, Arc<tokio::sync::Mutex<()>>>,
 }
 
 #[derive(Deserialize)]
@@ -64,6 +67,10 @@ impl JwksCache {
             http,
             sets: Cache::builder().max_capacity(10_000).time_to_live(settings.ttl).build(),
             discovered: Cache::builder().max_capacity(10_000).time_to_live(settings.ttl).build(),
+            turns: Cache::builder()
+                .max_capacity(10_000)
+                .time_to_idle(Duration::from_secs(60))
+                .build(),
             settings,
         }
     }
@@ -77,6 +84,11 @@ impl JwksCache {
             return Ok(url);
         }
         let location = format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/'));
+        let turn = self.turn(&location);
+        let _turn = turn.lock().await;
+        if let Some(url) = self.discovered.get(issuer) {
+            return Ok(url);
+        }
         let discovery: Discovery = self.get_json(&location).await?;
         // OpenID Connect Discovery 1.0, section 4.3: the document must name the same issuer.
         if discovery.issuer != issuer {
@@ -89,11 +101,17 @@ impl JwksCache {
     /// The key set at `url`; with `kid` unknown to the cached set, fetched again unless the last
     /// fetch is more recent than the refresh floor.
     pub async fn keys(&self, url: &str, kid: Option<&str>) -> Result<Arc<JwkSet>, String> {
-        if let Some(cached) = self.sets.get(url) {
-            let knows_kid = kid.is_none_or(|kid| cached.keys.find(kid).is_some());
-            if knows_kid || cached.at.elapsed() < self.settings.refresh_floor {
-                return Ok(cached.keys);
-            }
+        let asked = Instant::now();
+        if let Some(keys) = self.usable(url, kid, asked) {
+            return Ok(keys);
+        }
+        let turn = self.turn(url);
+        let _turn = turn.lock().await;
+        // A fetch that ended while this one waited for its turn answers it too.
+        if let Some(keys) = self.usable(url, kid, asked) {
+            return Ok(keys);
+        }
+        if self.sets.contains_key(url) {
             tracing::info!(jwks_url = url, "unknown kid: fetching the issuer's keys again");
         }
         let keys: JwkSet = self.get_json(url).await?;
@@ -105,8 +123,21 @@ impl JwksCache {
         Ok(fetched.keys)
     }
 
+    /// The cached set at `url` when it answers `kid`, or when it was fetched within the refresh
+    /// floor or after `asked` (so it is as fresh as a fetch now would be).
+    fn usable(&self, url: &str, kid: Option<&str>, asked: Instant) -> Option<Arc<JwkSet>> {
+        let cached = self.sets.get(url)?;
+        let knows_kid = kid.is_none_or(|kid| cached.keys.find(kid).is_some());
+        let fresh = cached.at.elapsed() < self.settings.refresh_floor || cached.at >= asked;
+        (knows_kid || fresh).then_some(cached.keys)
+    }
+
+    fn turn(&self, url: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.turns.get_with_by_ref(url, Default::default)
+    }
+
     async fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, String> {
-        let response = self
+        let mut response = self
             .http
             .get(url)
             .header("accept", "application/json")
@@ -119,9 +150,13 @@ impl JwksCache {
         if response.content_length().is_some_and(|n| n > MAX_DOCUMENT_BYTES as u64) {
             return Err(format!("GET {url}: document too large"));
         }
-        let body = response.bytes().await.map_err(|e| format!("GET {url}: {e}"))?;
-        if body.len() > MAX_DOCUMENT_BYTES {
-            return Err(format!("GET {url}: document too large"));
+        // Read by chunks: a body of no declared length stops at the bound, not at the deadline.
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| format!("GET {url}: {e}"))? {
+            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+                return Err(format!("GET {url}: document too large"));
+            }
+            body.extend_from_slice(&chunk);
         }
         serde_json::from_slice(&body).map_err(|e| format!("GET {url}: not the expected JSON: {e}"))
     }

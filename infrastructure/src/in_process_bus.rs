@@ -37,6 +37,11 @@ impl Channels {
         }
     }
 
+    /// Delivers `event` on every channel, forgetting those nobody listens to any more.
+    fn deliver_everywhere(&mut self, event: &Published) {
+        self.by_topic.retain(|_, sender| sender.send(event.clone()).is_ok());
+    }
+
     /// Drops channels whose subscribers all left without a publish to notice it (a long-poll that
     /// timed out, a card that closed): amortised over subscribes, so the map stays as large as
     /// twice the topics listened to.
@@ -58,6 +63,11 @@ impl InProcessEventBus {
 
 impl EventBus for InProcessEventBus {
     fn publish(&self, event: LiveEvent) {
+        if event.heard_on_every_topic() {
+            let published = Published::new(event);
+            self.channels.lock().expect("bus lock").deliver_everywhere(&published);
+            return;
+        }
         let topic = event.topic();
         let also = event.also_heard_on();
         let published = Published::new(event);
@@ -119,6 +129,21 @@ mod tests {
         bus.publish(stored("kept"));
         let mut kept = kept;
         assert_eq!(kept.recv().await.unwrap().event(), &stored("kept"));
+    }
+
+    #[tokio::test]
+    async fn missed_events_reach_every_topic_once_and_forget_the_deserted_ones() {
+        use svc_application::ports::agent::KEY_REVOCATIONS_TOPIC;
+        let bus = InProcessEventBus::default();
+        let mut session = bus.subscribe("s");
+        let mut keys = bus.subscribe(KEY_REVOCATIONS_TOPIC);
+        drop(bus.subscribe("deserted"));
+        bus.publish(LiveEvent::MissedEvents);
+        for heard in [&mut session, &mut keys] {
+            assert_eq!(heard.recv().await.unwrap().event(), &LiveEvent::MissedEvents);
+            assert!(heard.try_recv().is_err(), "heard once");
+        }
+        assert_eq!(bus.channel_count(), 2, "the deserted topic's channel is gone");
     }
 
     #[tokio::test]

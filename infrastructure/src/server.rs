@@ -563,10 +563,11 @@ impl Application {
             catalog: catalog.clone(),
         });
         let mut agent = AgentService::new(ports, agent_settings, queue)
-            .with_cpu_gate(cpu)
+            .with_cpu_gate(cpu.clone())
             .with_catalog(catalog)
             .with_declared_gadgets(manifest.map(|m| m.gadgets).unwrap_or_default())
-            .with_telemetry(Arc::new(svc_http::PrometheusTelemetry));
+            .with_telemetry(Arc::new(svc_http::PrometheusTelemetry))
+            .with_long_polls_per_caller(settings.limits.long_polls_per_caller);
         if let Some(limit) = generation_limit {
             agent = agent.with_generation_limit(limit);
         }
@@ -574,7 +575,7 @@ impl Application {
             agent = agent.with_generation_account(plane.account.clone());
         }
         agent = agent.with_app_render_limit(crate::per_app::render_limit(&db));
-        let tool_channels = tool_channels(settings, &agent)?;
+        let tool_channels = tool_channels(settings, &agent)?.with_cpu_gate(cpu);
         let state = HttpState {
             agent,
             auth,

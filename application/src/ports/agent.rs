@@ -260,9 +260,10 @@ pub enum LiveEvent {
     BlueprintsChanged,
     /// This replica's bus lost its connection to the others and has it back, or another replica
     /// dropped events its bus could not send in time (`bus_outbox`): whatever was announced
-    /// meanwhile may be lost, so the caches that follow announcements forget everything.
-    /// Published by a bus on this replica, to [`KEY_REVOCATIONS_TOPIC`] and
-    /// [`BLUEPRINT_CHANGES_TOPIC`] (see [`LiveEvent::also_heard_on`]).
+    /// meanwhile may be lost. Published by a bus on this replica and delivered to every topic
+    /// (see [`LiveEvent::heard_on_every_topic`]): the caches that follow announcements forget
+    /// everything, a live socket tells its card to resubscribe (`lagged`: the current props and
+    /// the streams from its cursor), a waiting `svc_consume` looks at the store again.
     MissedEvents,
 }
 
@@ -304,9 +305,16 @@ impl LiveEvent {
     /// that follow every event of a kind rather than one topic.
     pub fn also_heard_on(&self) -> &'static [&'static str] {
         match self {
-            Self::KeyRevoked { .. } | Self::MissedEvents => &[KEY_REVOCATIONS_TOPIC],
+            Self::KeyRevoked { .. } => &[KEY_REVOCATIONS_TOPIC],
             _ => &[],
         }
+    }
+
+    /// Whether a bus delivers the event to every topic it has listeners on, instead of
+    /// [`LiveEvent::topic`] and [`LiveEvent::also_heard_on`]: only [`LiveEvent::MissedEvents`],
+    /// which concerns every listener.
+    pub fn heard_on_every_topic(&self) -> bool {
+        matches!(self, Self::MissedEvents)
     }
 }
 

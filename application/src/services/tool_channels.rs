@@ -15,6 +15,7 @@ use svc_domain::session::SessionStatus;
 use svc_domain::text::excerpt;
 
 use super::agent::{AgentError, AgentService, Caller};
+use super::cpu_gate::{CpuGate, CpuWorkError};
 use crate::ports::pollable::{PollFailure, PollTarget, PollableTool};
 
 /// Bounds of tool channels, per deployment.
@@ -60,6 +61,9 @@ pub enum ChannelError {
     PayloadTooLarge(usize),
     #[error("the session expired")]
     SessionExpired,
+    /// The payload's check needed a slot of the CPU gate and none freed in time.
+    #[error("the server is busy with other heavy work; retry in {0} s")]
+    Busy(u64),
     #[error("internal error")]
     Internal,
 }
@@ -75,6 +79,7 @@ impl ChannelError {
             Self::BadPayload(_) => "BAD_PAYLOAD",
             Self::PayloadTooLarge(_) => "PAYLOAD_TOO_LARGE",
             Self::SessionExpired => "SESSION_EXPIRED",
+            Self::Busy(_) => "SERVER_BUSY",
             Self::Internal => "INTERNAL",
         }
     }
@@ -98,6 +103,8 @@ pub struct ToolChannelService {
     /// Channel schemas compiled once per distinct schema: a card may send `channel_subscribe`
     /// many times a second, and each used to compile its channel's schema again.
     compiled: moka::sync::Cache<String, Arc<CompiledSchema>>,
+    /// The deployment's gate of CPU-heavy work: a payload's check that is not light runs there.
+    cpu: CpuGate,
 }
 
 /// Distinct channel schemas kept compiled.
@@ -109,7 +116,13 @@ impl ToolChannelService {
             tools: Arc::new(tools),
             settings: Arc::new(settings),
             compiled: moka::sync::Cache::new(COMPILED_SCHEMAS),
+            cpu: CpuGate::unbounded(),
         }
+    }
+
+    /// Checks payloads that are not light through `cpu` (without it nothing is refused).
+    pub fn with_cpu_gate(self, cpu: CpuGate) -> Self {
+        Self { cpu, ..self }
     }
 
     pub fn settings(&self) -> &ToolChannelSettings {
@@ -182,11 +195,7 @@ impl ToolChannelService {
             return Err(ChannelError::PayloadTooLarge(self.settings.max_payload_bytes));
         }
         // The card was promised the channel's schema, as svc_emit promises it.
-        if let Some(violation) = plan
-            .schema
-            .as_ref()
-            .and_then(|schema| schema.violations(&payload).into_iter().next())
-        {
+        if let Some(violation) = self.first_violation(plan.schema.as_ref(), &payload).await? {
             return Err(ChannelError::BadPayload(format!(
                 "the result does not match streamSpec.{}.schema at `{}`: {}",
                 plan.target.channel,
@@ -199,6 +208,30 @@ impl ToolChannelService {
             )));
         }
         Ok(payload)
+    }
+
+    /// The payload's first violation of `schema`: a light check where the poller is, any other
+    /// through the CPU gate (a pattern may backtrack, a payload may be large), as svc_emit checks.
+    async fn first_violation(
+        &self,
+        schema: Option<&Arc<CompiledSchema>>,
+        payload: &Value,
+    ) -> Result<Option<svc_domain::contract::SchemaViolation>, ChannelError> {
+        let Some(schema) = schema else { return Ok(None) };
+        if let Some(found) = schema.light_violations(payload) {
+            return Ok(found.into_iter().next());
+        }
+        let (schema, payload) = (schema.clone(), payload.clone());
+        self.cpu
+            .run(move || schema.violations(&payload).into_iter().next())
+            .await
+            .map_err(|refused| match refused {
+                CpuWorkError::Busy(busy) => ChannelError::Busy(busy.retry_after_seconds),
+                CpuWorkError::Panicked(reason) => {
+                    tracing::error!(%reason, "a tool channel's payload check panicked");
+                    ChannelError::Internal
+                }
+            })
     }
 }
 
@@ -354,5 +387,38 @@ mod tests {
         let small = service(50);
         let plan = small.plan(&contract(), "s", "app", "c").unwrap();
         assert_eq!(small.poll(&plan).await.unwrap_err().code(), "PAYLOAD_TOO_LARGE");
+    }
+
+    #[tokio::test]
+    async fn a_payload_check_that_is_not_light_takes_a_slot_of_the_cpu_gate() {
+        let gate = CpuGate::new(1, Duration::from_millis(200));
+        let s = service(1024).with_cpu_gate(gate.clone());
+        let contract = Contract::try_from(json!({ "streamSpec": {
+            // A pattern may backtrack: never a light check.
+            "patterned": { "mode": "replace", "schema": { "type": "string", "pattern": "^x+$" }, "source": { "tool": "fast" } },
+            "refused": { "mode": "replace", "schema": { "type": "string", "pattern": "^y+$" }, "source": { "tool": "fast" } },
+            "plain": { "mode": "replace", "schema": { "type": "string" }, "source": { "tool": "fast" } }
+        } }))
+        .unwrap();
+        let plan = |channel: &str| s.plan(&contract, "s", "app", channel).unwrap();
+
+        // The gate's one slot is taken by other heavy work.
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let holding = gate
+            .start(move || released.recv().unwrap())
+            .await
+            .expect("the free slot");
+        assert_eq!(s.poll(&plan("patterned")).await, Err(ChannelError::Busy(1)));
+        assert_eq!(
+            s.poll(&plan("plain")).await,
+            Ok(json!("x".repeat(100))),
+            "a light check needs no slot"
+        );
+
+        release.send(()).unwrap();
+        holding.await.unwrap();
+        assert_eq!(s.poll(&plan("patterned")).await, Ok(json!("x".repeat(100))));
+        let refused = s.poll(&plan("refused")).await.unwrap_err();
+        assert_eq!(refused.code(), "BAD_PAYLOAD", "{refused}");
     }
 }

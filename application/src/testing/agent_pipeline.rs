@@ -31,6 +31,13 @@ impl LocalBus {
 
 impl EventBus for LocalBus {
     fn publish(&self, event: LiveEvent) {
+        if event.heard_on_every_topic() {
+            let published = Published::new(event);
+            for sender in lock(&self.0).values() {
+                let _ = sender.send(published.clone());
+            }
+            return;
+        }
         for other in event.also_heard_on() {
             let _ = self.sender(other).send(Published::new(event.clone()));
         }

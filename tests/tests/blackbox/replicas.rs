@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use sea_orm::ConnectionTrait;
 use serde_json::{Value, json};
 use svc_tests::live::LiveClient;
 use svc_tests::{Auth, Backend, TestApp};
@@ -325,4 +326,83 @@ async fn a_blueprint_deleted_on_one_replica_is_not_served_by_another_on(
         again["suggestion"]["blueprintMeta"]["blueprintId"],
         rendered["blueprintId"]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_card_is_told_to_resubscribe_when_its_replicas_bus_may_have_lost_events() {
+    let Some(a) = TestApp::spawn_configured("replicas_missed", Backend::Postgres, Auth::DevAllowAll, |s| {
+        s.live.bus = "postgres".to_owned();
+    })
+    .await
+    else {
+        return;
+    };
+    let b = a.replica().await;
+    let contract = json!({ "propsSpec": { "type": "object", "properties": { "n": { "type": "integer" } } } });
+    let hs = call(
+        &a.base,
+        "svc_handshake",
+        json!({ "intent": "missed events", "blueprintDraft": { "contract": contract } }),
+    )
+    .await;
+    let rendered = call(
+        &a.base,
+        "svc_render",
+        json!({ "handshakeId": hs["structuredContent"]["handshakeId"], "props": { "n": 0 } }),
+    )
+    .await;
+    let slice = rendered["_meta"]["ai.svc/render"].clone();
+    let session = slice["sessionId"].as_str().unwrap().to_owned();
+    let mut on_b = LiveClient::connect(&b.base).await;
+    on_b.send(
+        "subscribe",
+        json!({ "sessionId": session, "wsToken": slice["wsToken"] }),
+    )
+    .await;
+    let ack = on_b.expect("ack").await;
+
+    // Every listener of this database loses its connection (a database restart, a proxy's idle
+    // cut): what A announced meanwhile may never reach B, so B's card is told to catch up.
+    let admin = sea_orm::Database::connect(a.settings.server.database_url.as_str())
+        .await
+        .unwrap();
+    let cut = admin
+        .query_all_raw(sea_orm::Statement::from_string(
+            sea_orm::DbBackend::Postgres,
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND query ILIKE 'LISTEN %' AND pid <> pg_backend_pid()",
+        ))
+        .await
+        .unwrap();
+    assert!(!cut.is_empty(), "the replicas' listeners were cut");
+    let told = on_b
+        .next_or_why(Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|why| panic!("B's card was not told: {why}"));
+    assert_eq!(told["type"], "system", "{told}");
+    assert_eq!(told["payload"]["event"], "lagged", "{told}");
+    assert!(
+        told["payload"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("resubscribe with fromSeq")
+    );
+    on_b.expect_silence(Duration::from_millis(500)).await;
+
+    // The card resubscribes as after any `lagged`, and gets the props as they are now.
+    call(
+        &a.base,
+        "svc_update",
+        json!({ "sessionId": session, "kind": "replace", "props": { "n": 7 } }),
+    )
+    .await;
+    let mut again = LiveClient::connect(&b.base).await;
+    again
+        .send(
+            "subscribe",
+            json!({ "sessionId": session, "sessionToken": ack["sessionToken"], "fromSeq": ack["lastStreamSeq"] }),
+        )
+        .await;
+    let resumed = again.expect("ack").await;
+    assert_eq!(resumed["props"], json!({ "n": 7 }), "{resumed}");
 }

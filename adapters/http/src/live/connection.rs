@@ -41,6 +41,8 @@ struct Bound {
     channels: ToolChannels,
     /// Announcements on the topic of the key the socket was opened under.
     revocation: Option<Receiver<Published>>,
+    /// The card was told to resubscribe after the bus missed events (it reconnects).
+    told_missed: bool,
 }
 
 /// What a bound socket hears next: a bus event or a frame of a tool channel poller.
@@ -133,7 +135,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                     break;
                 }
                 Some(Heard::Event(Ok(event))) => Box::pin(forward(&state, &mut bound, event)).await,
-                Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", json!({ "event": "lagged", "skipped": skipped, "message": "resubscribe with fromSeq to catch up" }))],
+                Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", frames::lagged(skipped))],
                 _ => break,
             },
             // Shutdown: the card reconnects (to another replica behind a proxy) and resumes by fromSeq.
@@ -206,6 +208,13 @@ async fn close(
 async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, published: Published) -> Vec<String> {
     let Some(b) = bound.as_mut() else { return vec![] };
     let event = published.event();
+    if let LiveEvent::MissedEvents = event {
+        // Heard on the session's topic and on the host conversation's: the card is told once.
+        if std::mem::replace(&mut b.told_missed, true) {
+            return vec![];
+        }
+        return vec![frames::frame("system", frames::lagged_between_replicas())];
+    }
     if let LiveEvent::Data(envelope) = event {
         if envelope.seq <= b.subscribed.stream_cursor {
             return vec![];
@@ -300,6 +309,7 @@ async fn handle(
                     host_events,
                     channels: ToolChannels::new(),
                     revocation,
+                    told_missed: false,
                 });
                 Ok(frames)
             }

@@ -18,6 +18,20 @@ pub fn replay_gap() -> Value {
     json!({ "event": "replay_gap", "message": "frames before the ones that follow were not replayed; refetch state" })
 }
 
+/// The `system` payload of a socket that fell behind its topic's channel by `skipped` events.
+pub fn lagged(skipped: u64) -> Value {
+    json!({ "event": "lagged", "skipped": skipped, "message": "resubscribe with fromSeq to catch up" })
+}
+
+/// The `system` payload of a socket whose replica's bus may have lost events of other replicas
+/// (`LiveEvent::MissedEvents`): a `lagged` whose count nobody knows, answered the same way.
+pub fn lagged_between_replicas() -> Value {
+    json!({
+        "event": "lagged",
+        "message": "live events from another replica may have been lost; resubscribe with fromSeq to catch up",
+    })
+}
+
 fn iso(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

@@ -168,8 +168,13 @@ pub async fn poll(
         .key_id
         .as_deref()
         .map(|key_id| state.agent.live_events(&key_topic(key_id)));
-    let deadline =
-        tokio::time::Instant::now() + Duration::from_secs(q.wait.unwrap_or(DEFAULT_WAIT_SECONDS).min(MAX_WAIT_SECONDS));
+    // Past the caller's bound of held polls, answered at once (as with `wait=0`).
+    let held = state.agent.hold_long_poll(&caller);
+    let wait = match held {
+        Some(_) => q.wait.unwrap_or(DEFAULT_WAIT_SECONDS).min(MAX_WAIT_SECONDS),
+        None => 0,
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
     let drained = state.held.released();
     tokio::pin!(drained);
     loop {

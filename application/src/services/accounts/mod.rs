@@ -5,6 +5,7 @@
 //! get the same error after the same work (a password is hashed against a dummy hash).
 
 mod external;
+mod hashing;
 mod invites;
 mod links;
 mod sign_in;
@@ -96,6 +97,8 @@ pub struct AccountService {
     signup: SignupMode,
     /// A hash of no one's password, verified for unknown emails so they cost the same work.
     dummy_hash: Arc<str>,
+    /// argon2id, a bounded number at a time in kept working memory (`hashing.rs`).
+    hashing: hashing::Hashing,
 }
 
 impl AccountService {
@@ -110,6 +113,7 @@ impl AccountService {
             ids,
             signup: SignupMode::Closed,
             dummy_hash,
+            hashing: hashing::Hashing::new(),
         }
     }
 
@@ -178,20 +182,14 @@ impl AccountService {
         Ok(self.accounts.insert(&account).await?.then_some(account))
     }
 
-    /// argon2id off the async workers: it is seconds of CPU in aggregate under a burst.
+    /// argon2id off the async workers, a bounded number at a time (`hashing.rs`).
     async fn hash(&self, password: &str) -> String {
         let salt = salt(self.ids.as_ref());
-        let password = password.to_owned();
-        tokio::task::spawn_blocking(move || password::hash(&password, &salt))
-            .await
-            .expect("hashing does not panic")
+        self.hashing.hash(password.to_owned(), salt).await
     }
 
     async fn verify(&self, password: &str, stored: &str) -> bool {
-        let (password, stored) = (password.to_owned(), stored.to_owned());
-        tokio::task::spawn_blocking(move || password::verify(&password, &stored))
-            .await
-            .expect("verifying does not panic")
+        self.hashing.verify(password.to_owned(), stored.to_owned()).await
     }
 }
 

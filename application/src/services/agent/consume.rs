@@ -7,6 +7,7 @@ use svc_domain::session::SessionStatus;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 use tokio::time::Instant;
 
+use super::held_polls::{HeldPoll, HeldPolls};
 use super::{AgentError, Caller, SessionAccess};
 use crate::ports::agent::{ActionEventRecord, EventBus, EventRepository, LiveEvent, Published};
 
@@ -27,6 +28,8 @@ pub struct ConsumeService {
     pub access: SessionAccess,
     pub events: Arc<dyn EventRepository>,
     pub bus: Arc<dyn EventBus>,
+    /// Long-polls each caller holds; past its bound a poll is answered at once.
+    pub held: Arc<HeldPolls>,
 }
 
 impl ConsumeService {
@@ -77,7 +80,11 @@ impl ConsumeService {
             Some(false) => Vec::new(),
             Some(true) | None => Box::pin(self.drain(session_id)).await?,
         };
-        let Some(wake) = wake.filter(|_| events.is_empty() && status == SessionStatus::Active) else {
+        let waits = events.is_empty() && status == SessionStatus::Active;
+        let Some((wake, held)) = wake
+            .filter(|_| waits)
+            .and_then(|wake| Some((wake, self.held.hold(caller)?)))
+        else {
             return Ok(Consumption::Ready(ConsumeReply { events, status, client }));
         };
         Ok(Consumption::Waiting(LongPoll {
@@ -86,6 +93,7 @@ impl ConsumeService {
             client,
             wake,
             deadline: Instant::now() + Duration::from_secs(timeout_seconds),
+            _held: held,
         }))
     }
 
@@ -116,6 +124,8 @@ pub struct LongPoll {
     client: Option<Value>,
     wake: Receiver<Published>,
     deadline: Instant,
+    /// Its place among the caller's held polls, freed when the poll ends.
+    _held: HeldPoll,
 }
 
 impl LongPoll {
@@ -138,7 +148,11 @@ impl LongPoll {
             };
             let look = match received {
                 Err(_) | Ok(Err(RecvError::Closed)) => break,
-                Ok(Ok(published)) => matches!(published.event(), LiveEvent::ActionStored { .. }),
+                // A gesture stored on another replica may be among what the bus lost.
+                Ok(Ok(published)) => matches!(
+                    published.event(),
+                    LiveEvent::ActionStored { .. } | LiveEvent::MissedEvents
+                ),
                 // Behind: a gesture may be among the missed events.
                 Ok(Err(RecvError::Lagged(_))) => true,
             };

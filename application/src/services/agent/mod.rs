@@ -15,6 +15,7 @@ mod generation_limit;
 mod generation_queue;
 mod handshake;
 mod handshake_claim;
+mod held_polls;
 mod lifecycle;
 mod live;
 mod negotiation_memo;
@@ -42,6 +43,7 @@ pub use error::AgentError;
 pub use generation_limit::GenerationLimit;
 pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply, HandshakeService};
+pub use held_polls::{DEFAULT_LONG_POLLS_PER_CALLER, HeldPoll, HeldPolls};
 pub use lifecycle::{ProgressObserver, STREAMING_INTERVAL};
 pub use live::{IncomingAction, LiveService, LiveSnapshot, MountSnapshot, Replay};
 pub use render::{
@@ -133,6 +135,8 @@ pub struct AgentService {
     variants: SessionVariants,
     /// Drafts already agreed, for the handshakes that send them again.
     negotiations: negotiation_memo::NegotiationMemo,
+    /// Long-polls each caller holds (`svc_consume`, the live channel's HTTP polls).
+    held_polls: Arc<HeldPolls>,
 }
 
 impl AgentService {
@@ -151,7 +155,19 @@ impl AgentService {
             account: None,
             variants: SessionVariants::default(),
             negotiations: negotiation_memo::NegotiationMemo::default(),
+            held_polls: HeldPolls::new(DEFAULT_LONG_POLLS_PER_CALLER),
         }
+    }
+
+    /// Bounds the long-polls one caller holds at once; past it a poll is answered at once.
+    pub fn with_long_polls_per_caller(mut self, per_caller: usize) -> Self {
+        self.held_polls = HeldPolls::new(per_caller);
+        self
+    }
+
+    /// A place for one more long-poll of `caller`, or `None` past its bound (answer at once).
+    pub fn hold_long_poll(&self, caller: &Caller) -> Option<HeldPoll> {
+        self.held_polls.hold(caller)
     }
 
     /// Bounds the plane's CPU-heavy work (negotiation, schema checks, compilation) with `cpu`;
@@ -257,6 +273,7 @@ impl AgentService {
             access: self.access(),
             events: self.ports.events.clone(),
             bus: self.ports.bus.clone(),
+            held: self.held_polls.clone(),
         }
     }
 

@@ -1,10 +1,12 @@
 //! The single-node event bus: one broadcast channel per topic with live subscribers.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use svc_application::ports::agent::{EventBus, LiveEvent, Published};
 use tokio::sync::broadcast;
+use tokio::time::Instant;
 
 /// Events a slow subscriber may fall behind before it is told it lagged (a socket then resumes
 /// from the store with `fromSeq`; a long-poll drains). A channel allocates all its slots up front
@@ -15,9 +17,23 @@ const CHANNEL_CAPACITY: usize = 64;
 /// Channels kept before the first sweep of ones nobody listens to any more.
 const FIRST_SWEEP_AT: usize = 1024;
 
+/// `MissedEvents` reaches every topic at most once per this interval: each delivery makes every
+/// card of the replica reconnect, and a broker that drops messages under load says so once per
+/// message. One heard within the interval is delivered at its end, so none goes unheard.
+const MISSED_EVENTS_PACE: Duration = Duration::from_secs(1);
+
 #[derive(Default)]
 pub struct InProcessEventBus {
-    channels: Mutex<Channels>,
+    channels: Arc<Mutex<Channels>>,
+    missed: Arc<Mutex<MissedPace>>,
+}
+
+/// When `MissedEvents` last reached every topic, and whether a delivery is due at the end of the
+/// interval.
+#[derive(Default)]
+struct MissedPace {
+    last: Option<Instant>,
+    due: bool,
 }
 
 #[derive(Default)]
@@ -59,13 +75,42 @@ impl InProcessEventBus {
     pub fn channel_count(&self) -> usize {
         self.channels.lock().expect("bus lock").by_topic.len()
     }
+
+    /// `event` on every channel now, or at the end of [`MISSED_EVENTS_PACE`] after the last
+    /// such delivery (once, however many were published meanwhile).
+    fn publish_everywhere(&self, event: LiveEvent) {
+        let now = Instant::now();
+        let mut pace = self.missed.lock().expect("bus pace lock");
+        let next = pace.last.map(|last| last + MISSED_EVENTS_PACE);
+        match (next, tokio::runtime::Handle::try_current()) {
+            (Some(next), Ok(runtime)) if now < next => {
+                if !std::mem::replace(&mut pace.due, true) {
+                    let (channels, missed) = (self.channels.clone(), self.missed.clone());
+                    runtime.spawn(async move {
+                        tokio::time::sleep_until(next).await;
+                        let mut pace = missed.lock().expect("bus pace lock");
+                        (pace.last, pace.due) = (Some(Instant::now()), false);
+                        drop(pace);
+                        let published = Published::new(event);
+                        channels.lock().expect("bus lock").deliver_everywhere(&published);
+                    });
+                }
+            }
+            // The first, one past the interval, or no runtime to wait on: now.
+            _ => {
+                pace.last = Some(now);
+                drop(pace);
+                let published = Published::new(event);
+                self.channels.lock().expect("bus lock").deliver_everywhere(&published);
+            }
+        }
+    }
 }
 
 impl EventBus for InProcessEventBus {
     fn publish(&self, event: LiveEvent) {
         if event.heard_on_every_topic() {
-            let published = Published::new(event);
-            self.channels.lock().expect("bus lock").deliver_everywhere(&published);
+            self.publish_everywhere(event);
             return;
         }
         let topic = event.topic();
@@ -144,6 +189,31 @@ mod tests {
             assert!(heard.try_recv().is_err(), "heard once");
         }
         assert_eq!(bus.channel_count(), 2, "the deserted topic's channel is gone");
+    }
+
+    #[tokio::test]
+    async fn missed_events_heard_together_reach_every_topic_once_a_second() {
+        let bus = InProcessEventBus::default();
+        let mut heard = bus.subscribe("s");
+        bus.publish(LiveEvent::MissedEvents);
+        assert_eq!(
+            heard.try_recv().unwrap().event(),
+            &LiveEvent::MissedEvents,
+            "the first at once"
+        );
+        let started = Instant::now();
+        for _ in 0..5 {
+            bus.publish(LiveEvent::MissedEvents);
+        }
+        assert!(heard.try_recv().is_err(), "the others wait for the end of the second");
+        let trailing = tokio::time::timeout(MISSED_EVENTS_PACE * 10, heard.recv()).await;
+        assert_eq!(trailing.unwrap().unwrap().event(), &LiveEvent::MissedEvents);
+        assert!(
+            started.elapsed() >= MISSED_EVENTS_PACE / 2,
+            "delivered at the end of the interval, not with the first"
+        );
+        tokio::time::sleep(MISSED_EVENTS_PACE / 2).await;
+        assert!(heard.try_recv().is_err(), "five heard meanwhile are delivered once");
     }
 
     #[tokio::test]

@@ -63,8 +63,13 @@ impl Server {
             ])
             .arg(&data_dir)
             .env("RUST_LOG", "warn")
-            // Every poll is the one dev caller's: lift its bound of held polls past the count.
-            .env("SVC_LIMITS__LONG_POLLS_PER_CALLER", "1000000")
+            // Every poll is the one dev caller's: lift its bound of held polls past the count
+            // (binaries before the bound refuse the variable: LONG_POLLS_UNBOUNDED_BINARY=1).
+            .envs(
+                std::env::var_os("LONG_POLLS_UNBOUNDED_BINARY")
+                    .is_none()
+                    .then_some(("SVC_LIMITS__LONG_POLLS_PER_CALLER", "1000000")),
+            )
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

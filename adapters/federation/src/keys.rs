@@ -48,6 +48,9 @@ pub struct JwksCache {
     /// Document URL -> the turn to fetch it: one fetch of a document at a time, and those who
     /// waited read what it fetched (a burst of first tokens, or of made-up kids, is one fetch).
     turns: Cache<String, Arc<tokio::sync::Mutex<()>>>,
+    /// Document URL -> when its last fetch failed, and why: those who waited for that fetch's
+    /// turn get its failure instead of each waiting out the timeout again, one after another.
+    failed: Cache<String, (Instant, String)>,
 }
 
 #[derive(Deserialize)]
@@ -71,6 +74,10 @@ impl JwksCache {
                 .max_capacity(10_000)
                 .time_to_idle(Duration::from_secs(60))
                 .build(),
+            failed: Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(Duration::from_secs(60))
+                .build(),
             settings,
         }
     }
@@ -83,13 +90,14 @@ impl JwksCache {
         if let Some(url) = self.discovered.get(issuer) {
             return Ok(url);
         }
+        let asked = Instant::now();
         let location = format!("{}/.well-known/openid-configuration", issuer.trim_end_matches('/'));
         let turn = self.turn(&location);
         let _turn = turn.lock().await;
         if let Some(url) = self.discovered.get(issuer) {
             return Ok(url);
         }
-        let discovery: Discovery = self.get_json(&location).await?;
+        let discovery: Discovery = self.fetch_in_turn(&location, asked).await?;
         // OpenID Connect Discovery 1.0, section 4.3: the document must name the same issuer.
         if discovery.issuer != issuer {
             return Err(format!("discovery names issuer `{}`", discovery.issuer));
@@ -114,7 +122,7 @@ impl JwksCache {
         if self.sets.contains_key(url) {
             tracing::info!(jwks_url = url, "unknown kid: fetching the issuer's keys again");
         }
-        let keys: JwkSet = self.get_json(url).await?;
+        let keys: JwkSet = self.fetch_in_turn(url, asked).await?;
         let fetched = Fetched {
             keys: Arc::new(keys),
             at: Instant::now(),
@@ -134,6 +142,21 @@ impl JwksCache {
 
     fn turn(&self, url: &str) -> Arc<tokio::sync::Mutex<()>> {
         self.turns.get_with_by_ref(url, Default::default)
+    }
+
+    /// Fetches `url`, holding its turn, unless a fetch that ended after `asked` (one this caller
+    /// waited for) failed: that failure is the answer.
+    async fn fetch_in_turn<T: serde::de::DeserializeOwned>(&self, url: &str, asked: Instant) -> Result<T, String> {
+        if let Some((at, failure)) = self.failed.get(url)
+            && at >= asked
+        {
+            return Err(failure);
+        }
+        let fetched = self.get_json(url).await;
+        if let Err(failure) = &fetched {
+            self.failed.insert(url.to_owned(), (Instant::now(), failure.clone()));
+        }
+        fetched
     }
 
     async fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, String> {

@@ -20,6 +20,8 @@ enum Serve {
     SlowDiscovery,
     /// A chunked body that never ends.
     Endless,
+    /// HTTP 503, after a pause (an issuer that is down).
+    SlowFailure,
 }
 
 struct Loopback {
@@ -76,6 +78,13 @@ async fn answer(
                 .await;
             let chunk = format!("{:x}\r\n{}\r\n", 16 * 1024, " ".repeat(16 * 1024));
             while stream.write_all(chunk.as_bytes()).await.is_ok() {}
+            return;
+        }
+        (Serve::SlowFailure, _) => {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let _ = stream
+                .write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .await;
             return;
         }
         (Serve::SlowDiscovery, "/.well-known/openid-configuration") => {
@@ -147,4 +156,23 @@ async fn a_key_set_of_no_declared_length_stops_at_the_bound() {
         .await
         .expect_err("an endless body is refused");
     assert!(error.ends_with("document too large"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_that_waited_for_a_failed_fetch_share_its_failure() {
+    let issuer = Loopback::start(Serve::SlowFailure).await;
+    let keys = cache(Duration::from_secs(30));
+    let url = format!("{}/jwks", issuer.base);
+    let asks = (0..10).map(|_| {
+        let (keys, url) = (keys.clone(), url.clone());
+        tokio::spawn(async move { keys.keys(&url, Some("k1")).await })
+    });
+    for asked in futures_util::future::join_all(asks).await {
+        let error = asked.unwrap().expect_err("the issuer is down");
+        assert!(error.contains("503"), "{error}");
+    }
+    assert_eq!(issuer.served.load(Ordering::SeqCst), 1, "one fetch answered all ten");
+    // A request after the failure tries again.
+    keys.keys(&url, Some("k1")).await.expect_err("still down");
+    assert_eq!(issuer.served.load(Ordering::SeqCst), 2);
 }

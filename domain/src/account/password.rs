@@ -58,16 +58,6 @@ impl Default for HashMemory {
     }
 }
 
-impl HashMemory {
-    /// The first `count` blocks; grown when a stored hash's parameters ask for more.
-    fn blocks(&mut self, count: usize) -> &mut [Block] {
-        if self.0.len() < count {
-            self.0.resize(count, Block::default());
-        }
-        &mut self.0[..count]
-    }
-}
-
 /// The argon2id hash of `password` with the current parameters, as a PHC string
 /// (`$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>`).
 pub fn hash(password: &str, salt: &[u8; SALT_BYTES]) -> String {
@@ -84,15 +74,8 @@ pub fn hash_in(password: &str, salt: &[u8; SALT_BYTES], memory: &mut HashMemory)
         .as_salt()
         .decode_b64(&mut raw)
         .expect("a salt just encoded decodes");
-    let output = Output::init_with(Params::DEFAULT_OUTPUT_LEN, |out| {
-        Ok(argon2.hash_password_into_with_memory(
-            password.as_bytes(),
-            raw_salt,
-            out,
-            memory.blocks(params.block_count()),
-        )?)
-    })
-    .expect("hashing with valid parameters cannot fail");
+    let output = output_in(&argon2, password, raw_salt, Params::DEFAULT_OUTPUT_LEN, memory)
+        .expect("hashing with valid parameters cannot fail");
     PasswordHash {
         algorithm: Algorithm::Argon2id.ident(),
         version: Some(Version::V0x13.into()),
@@ -128,16 +111,32 @@ pub fn verify_in(password: &str, stored: &str, memory: &mut HashMemory) -> bool 
     let Ok(raw_salt) = salt.decode_b64(&mut raw) else {
         return false;
     };
-    let argon2 = Argon2::new(algorithm, version, params.clone());
-    let computed = Output::init_with(expected.len(), |out| {
-        Ok(argon2.hash_password_into_with_memory(
-            password.as_bytes(),
-            raw_salt,
-            out,
-            memory.blocks(params.block_count()),
-        )?)
-    });
-    computed.is_ok_and(|computed| computed == expected)
+    let argon2 = Argon2::new(algorithm, version, params);
+    output_in(&argon2, password, raw_salt, expected.len(), memory).is_ok_and(|computed| computed == expected)
+}
+
+/// `argon2`'s output of `len` bytes for `password` and `salt`, computed in `memory`.
+fn output_in(
+    argon2: &Argon2,
+    password: &str,
+    salt: &[u8],
+    len: usize,
+    memory: &mut HashMemory,
+) -> argon2::password_hash::Result<Output> {
+    let count = argon2.params().block_count();
+    // A stored hash made with more memory than the current parameters (rare) gets its own,
+    // dropped after: the kept memory stays the current parameters' size.
+    let mut larger = Vec::new();
+    let blocks = match memory.0.get_mut(..count) {
+        Some(kept) => kept,
+        None => {
+            larger.resize(count, Block::default());
+            &mut larger[..]
+        }
+    };
+    Output::init_with(len, |out| {
+        Ok(argon2.hash_password_into_with_memory(password.as_bytes(), salt, out, blocks)?)
+    })
 }
 
 /// Whether `stored` was made with other than the current algorithm, version or parameters.

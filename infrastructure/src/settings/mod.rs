@@ -66,8 +66,9 @@ pub struct LimitsSettings {
     pub cpu_heavy_concurrency: usize,
     /// Longest a request waits for a slot before -32014 `SERVER_BUSY` (HTTP 503, `Retry-After`).
     pub cpu_heavy_wait_ms: u64,
-    /// Long-polls one caller (an app's principal) holds at once: `svc_consume` with a timeout
-    /// and the live channel's HTTP polls. Past it a poll is answered at once, as with no wait.
+    /// Long-polls held at once: `svc_consume` with a timeout per caller (an app's principal),
+    /// the live channel's HTTP polls per session. Past it a poll is answered at once, as with no
+    /// wait.
     pub long_polls_per_caller: usize,
 }
 

@@ -13,9 +13,11 @@ use svc_tests::{Auth, Backend, TestApp};
 const CONCURRENT_RENDERS: usize = 4;
 
 /// Each level of `tree` doubles the validation's work (each `allOf` branch steps into `a` and
-/// `$ref`s the node again): 15 levels is within the `validation_work` budget and still
-/// hundreds of thousands of steps, so it holds the slot far longer than the 1 ms wait.
-const DEPTH: usize = 15;
+/// `$ref`s the node again): 16 levels is within the `validation_work` budget (17 is over it and
+/// refused unvalidated) and hundreds of thousands of steps, so it holds the slot far longer than
+/// the 1 ms wait. (15 levels were too quick on a fast machine: the handshakes sent meanwhile
+/// could all miss the slot's holding.)
+const DEPTH: usize = 16;
 
 fn doubling_contract() -> Value {
     json!({ "propsSpec": {

@@ -1,6 +1,6 @@
-//! `[limits] long_polls_per_caller`: past the bound, a caller's next long-poll (`svc_consume`
-//! with a timeout, the live channel's HTTP poll) is answered at once, as with no wait, while the
-//! polls it holds keep waiting.
+//! `[limits] long_polls_per_caller`: past the bound, the next long-poll (`svc_consume` with a
+//! timeout, per caller; the live channel's HTTP poll, per session) is answered at once, as with
+//! no wait, while the polls held keep waiting.
 
 use std::time::{Duration, Instant};
 
@@ -63,20 +63,39 @@ async fn a_poll_past_the_callers_bound_is_answered_at_once() {
     assert_eq!(third["events"], json!([]), "{third}");
     assert_eq!(third["status"], "active", "{third}");
 
-    // So does the live channel's HTTP poll of the same caller.
+    assert!(held.iter().all(|poll| !poll.is_finished()), "the held polls still wait");
+
+    // The live channel's HTTP polls are bounded per session (their caller is the session's
+    // token): the first poll reads the cursors, then two polls from them wait, and a third is
+    // answered at once with nothing new.
     let token = slice["wsToken"]
         .as_str()
-        .unwrap_or_else(|| panic!("a wsToken: {rendered}"));
+        .unwrap_or_else(|| panic!("a wsToken: {rendered}"))
+        .to_owned();
+    let poll = |cursors: &serde_json::Value, wait: u64| {
+        let url = match cursors.is_null() {
+            true => format!("{}/_svc/poll/{session}?token={token}&wait={wait}", app.base),
+            false => format!(
+                "{}/_svc/poll/{session}?token={token}&revision={}&fromSeq={}&sinceSequence={}&wait={wait}",
+                app.base, cursors["revision"], cursors["lastStreamSeq"], cursors["lastSequence"]
+            ),
+        };
+        async move {
+            let answer = reqwest::get(url).await.unwrap();
+            assert_eq!(answer.status(), reqwest::StatusCode::OK);
+            answer.json::<serde_json::Value>().await.unwrap()
+        }
+    };
+    let cursors = poll(&serde_json::Value::Null, 0).await["cursors"].clone();
+    let held_http: Vec<_> = (0..2).map(|_| tokio::spawn(poll(&cursors, 25))).collect();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(held_http.iter().all(|poll| !poll.is_finished()), "both HTTP polls wait");
     let started = Instant::now();
-    let polled = reqwest::Client::new()
-        .get(format!(
-            "{}/_svc/poll/{session}?token={token}&fromSeq=0&wait=25",
-            app.base
-        ))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(polled.status(), reqwest::StatusCode::OK);
+    let third = poll(&cursors, 25).await;
     assert!(started.elapsed() < AT_ONCE, "answered after {:?}", started.elapsed());
-    assert!(held.iter().all(|poll| !poll.is_finished()), "the held polls still wait");
+    assert_eq!(third["frames"], json!([]), "{third}");
+    assert!(
+        held_http.iter().all(|poll| !poll.is_finished()),
+        "the held HTTP polls still wait"
+    );
 }

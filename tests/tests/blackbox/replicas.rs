@@ -47,6 +47,38 @@ async fn on_nats(test: &str) -> Option<impl FnOnce(&mut svc::Settings)> {
     })
 }
 
+/// A card of `contract` rendered on `a` with `{ "n": 0 }` and subscribed on `b` with the token
+/// `a` minted: its session id and the subscribed socket with its `ack`.
+async fn rendered_on_a_subscribed_on_b(
+    a: &TestApp,
+    b: &str,
+    intent: &str,
+    contract: Value,
+) -> (String, LiveClient, Value) {
+    let hs = call(
+        &a.base,
+        "svc_handshake",
+        json!({ "intent": intent, "blueprintDraft": { "contract": contract } }),
+    )
+    .await;
+    let rendered = call(
+        &a.base,
+        "svc_render",
+        json!({ "handshakeId": hs["structuredContent"]["handshakeId"], "props": { "n": 0 } }),
+    )
+    .await;
+    let slice = rendered["_meta"]["ai.svc/render"].clone();
+    let session = slice["sessionId"].as_str().unwrap().to_owned();
+    let mut on_b = LiveClient::connect(b).await;
+    on_b.send(
+        "subscribe",
+        json!({ "sessionId": session, "wsToken": slice["wsToken"] }),
+    )
+    .await;
+    let ack = on_b.expect("ack").await;
+    (session, on_b, ack)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn frames_and_wake_ups_cross_replicas() {
     frames_and_wake_ups_cross_replicas_on("postgres", |_| {}).await;
@@ -74,29 +106,8 @@ async fn frames_and_wake_ups_cross_replicas_on(bus: &str, configure: impl FnOnce
         "actionSpec": { "go": {} },
         "streamSpec": { "log": { "mode": "append", "schema": { "type": "integer" } } }
     });
-    let hs = call(
-        &a.base,
-        "svc_handshake",
-        json!({ "intent": "replicated", "blueprintDraft": { "contract": contract } }),
-    )
-    .await;
-    let rendered = call(
-        &a.base,
-        "svc_render",
-        json!({ "handshakeId": hs["structuredContent"]["handshakeId"], "props": { "n": 0 } }),
-    )
-    .await;
-    let slice = rendered["_meta"]["ai.svc/render"].clone();
-    let session = slice["sessionId"].as_str().unwrap().to_owned();
-
     // Subscribed on B with the token A minted.
-    let mut on_b = LiveClient::connect(&b.base).await;
-    on_b.send(
-        "subscribe",
-        json!({ "sessionId": session, "wsToken": slice["wsToken"] }),
-    )
-    .await;
-    let ack = on_b.expect("ack").await;
+    let (session, mut on_b, ack) = rendered_on_a_subscribed_on_b(&a, &b.base, "replicated", contract).await;
     let base_seq = ack["lastStreamSeq"].as_i64().unwrap();
 
     // Changes made on A reach B's socket, in order.
@@ -339,27 +350,7 @@ async fn a_card_is_told_to_resubscribe_when_its_replicas_bus_may_have_lost_event
     };
     let b = a.replica().await;
     let contract = json!({ "propsSpec": { "type": "object", "properties": { "n": { "type": "integer" } } } });
-    let hs = call(
-        &a.base,
-        "svc_handshake",
-        json!({ "intent": "missed events", "blueprintDraft": { "contract": contract } }),
-    )
-    .await;
-    let rendered = call(
-        &a.base,
-        "svc_render",
-        json!({ "handshakeId": hs["structuredContent"]["handshakeId"], "props": { "n": 0 } }),
-    )
-    .await;
-    let slice = rendered["_meta"]["ai.svc/render"].clone();
-    let session = slice["sessionId"].as_str().unwrap().to_owned();
-    let mut on_b = LiveClient::connect(&b.base).await;
-    on_b.send(
-        "subscribe",
-        json!({ "sessionId": session, "wsToken": slice["wsToken"] }),
-    )
-    .await;
-    let ack = on_b.expect("ack").await;
+    let (session, mut on_b, ack) = rendered_on_a_subscribed_on_b(&a, &b.base, "missed events", contract).await;
 
     // Every listener of this database loses its connection (a database restart, a proxy's idle
     // cut): what A announced meanwhile may never reach B, so B's card is told to catch up.

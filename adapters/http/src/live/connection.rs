@@ -41,9 +41,16 @@ struct Bound {
     channels: ToolChannels,
     /// Announcements on the topic of the key the socket was opened under.
     revocation: Option<Receiver<Published>>,
-    /// The card was told to resubscribe after the bus missed events (it reconnects).
+    /// When to tell the card that the bus may have missed events (`lagged`): every card of the
+    /// replica hears it at once and each reconnects, so the notices are spread over a few
+    /// seconds by session.
+    missed_notice: Option<tokio::time::Instant>,
+    /// The card was told (it reconnects); later misses on this binding are not told again.
     told_missed: bool,
 }
+
+/// Longest delay of a `lagged` notice after the bus missed events (spread by session id).
+const MISSED_NOTICE_SPREAD: Duration = Duration::from_secs(5);
 
 /// What a bound socket hears next: a bus event or a frame of a tool channel poller.
 enum Heard {
@@ -51,6 +58,8 @@ enum Heard {
     Channel(String),
     /// The key the socket was opened under was revoked (on any replica).
     KeyRevoked,
+    /// The time came to tell the card that the bus may have missed events.
+    MissedNotice,
 }
 
 impl Bound {
@@ -64,11 +73,30 @@ impl Bound {
                 None => self.events.recv().await,
             }
         };
+        let notice = async {
+            match self.missed_notice {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             event = events => Heard::Event(event),
             frame = self.channels.next_frame() => Heard::Channel(frame),
             () = super::revoked(self.revocation.as_mut()) => Heard::KeyRevoked,
+            () = notice => Heard::MissedNotice,
         }
+    }
+
+    /// Schedules the card's `lagged` notice, unless one is due or was sent on this binding.
+    fn missed_events(&mut self) {
+        if self.told_missed || self.missed_notice.is_some() {
+            return;
+        }
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&self.subscribed.session_id, &mut hasher);
+        let spread = MISSED_NOTICE_SPREAD.as_millis() as u64;
+        let delay = Duration::from_millis(std::hash::Hasher::finish(&hasher) % spread);
+        self.missed_notice = Some(tokio::time::Instant::now() + delay);
     }
 }
 
@@ -134,6 +162,13 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                     }
                     break;
                 }
+                Some(Heard::MissedNotice) => match bound.as_mut() {
+                    Some(b) => {
+                        (b.missed_notice, b.told_missed) = (None, true);
+                        vec![frames::frame("system", frames::lagged_between_replicas())]
+                    }
+                    None => vec![],
+                },
                 Some(Heard::Event(Ok(event))) => Box::pin(forward(&state, &mut bound, event)).await,
                 Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", frames::lagged(skipped))],
                 _ => break,
@@ -210,10 +245,8 @@ async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, published: Publi
     let event = published.event();
     if let LiveEvent::MissedEvents = event {
         // Heard on the session's topic and on the host conversation's: the card is told once.
-        if std::mem::replace(&mut b.told_missed, true) {
-            return vec![];
-        }
-        return vec![frames::frame("system", frames::lagged_between_replicas())];
+        b.missed_events();
+        return vec![];
     }
     if let LiveEvent::Data(envelope) = event {
         if envelope.seq <= b.subscribed.stream_cursor {
@@ -309,6 +342,7 @@ async fn handle(
                     host_events,
                     channels: ToolChannels::new(),
                     revocation,
+                    missed_notice: None,
                     told_missed: false,
                 });
                 Ok(frames)

@@ -168,12 +168,11 @@ pub async fn poll(
         .key_id
         .as_deref()
         .map(|key_id| state.agent.live_events(&key_topic(key_id)));
-    // Past the caller's bound of held polls, answered at once (as with `wait=0`).
-    let held = state.agent.hold_long_poll(&caller);
-    let wait = match held {
-        Some(_) => q.wait.unwrap_or(DEFAULT_WAIT_SECONDS).min(MAX_WAIT_SECONDS),
-        None => 0,
-    };
+    // A poll that may wait holds a place among its session's held polls (the caller here is the
+    // session's token, `live:<sessionId>`); past the bound it is answered at once, as `wait=0`.
+    let wait = q.wait.unwrap_or(DEFAULT_WAIT_SECONDS).min(MAX_WAIT_SECONDS);
+    let held = (wait > 0).then(|| state.agent.hold_long_poll(&caller)).flatten();
+    let wait = if held.is_some() { wait } else { 0 };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
     let drained = state.held.released();
     tokio::pin!(drained);

@@ -1,5 +1,6 @@
-//! How many long-polls one caller holds at once (`svc_consume` with a timeout, and the live
-//! channel's HTTP polls): each held poll keeps a request, a bus subscription and its task, and a
+//! How many long-polls one caller holds at once (`svc_consume` with a timeout; the live
+//! channel's HTTP polls, whose caller is their session's token, are counted per session): each
+//! held poll keeps a request, a bus subscription and its task, and a
 //! caller with many HTTP/2 connections (200 streams each) could otherwise hold millions. A poll
 //! past the caller's bound is answered at once, as with no wait: the answer is the same one a
 //! timeout of 0 gives, so nothing is refused, and the caller's next poll may wait again once its

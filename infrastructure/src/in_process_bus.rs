@@ -82,19 +82,22 @@ impl InProcessEventBus {
         let now = Instant::now();
         let mut pace = self.missed.lock().expect("bus pace lock");
         let next = pace.last.map(|last| last + MISSED_EVENTS_PACE);
+        if pace.due {
+            // A delivery is due at the end of the interval; it covers this one.
+            return;
+        }
         match (next, tokio::runtime::Handle::try_current()) {
             (Some(next), Ok(runtime)) if now < next => {
-                if !std::mem::replace(&mut pace.due, true) {
-                    let (channels, missed) = (self.channels.clone(), self.missed.clone());
-                    runtime.spawn(async move {
-                        tokio::time::sleep_until(next).await;
-                        let mut pace = missed.lock().expect("bus pace lock");
-                        (pace.last, pace.due) = (Some(Instant::now()), false);
-                        drop(pace);
-                        let published = Published::new(event);
-                        channels.lock().expect("bus lock").deliver_everywhere(&published);
-                    });
-                }
+                pace.due = true;
+                let (channels, missed) = (self.channels.clone(), self.missed.clone());
+                runtime.spawn(async move {
+                    tokio::time::sleep_until(next).await;
+                    let mut pace = missed.lock().expect("bus pace lock");
+                    (pace.last, pace.due) = (Some(Instant::now()), false);
+                    drop(pace);
+                    let published = Published::new(event);
+                    channels.lock().expect("bus lock").deliver_everywhere(&published);
+                });
             }
             // The first, one past the interval, or no runtime to wait on: now.
             _ => {

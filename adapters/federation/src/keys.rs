@@ -100,7 +100,9 @@ impl JwksCache {
         let discovery: Discovery = self.fetch_in_turn(&location, asked).await?;
         // OpenID Connect Discovery 1.0, section 4.3: the document must name the same issuer.
         if discovery.issuer != issuer {
-            return Err(format!("discovery names issuer `{}`", discovery.issuer));
+            let failure = format!("discovery names issuer `{}`", discovery.issuer);
+            self.failed.insert(location, (Instant::now(), failure.clone()));
+            return Err(failure);
         }
         self.discovered.insert(issuer.to_owned(), discovery.jwks_uri.clone());
         Ok(discovery.jwks_uri)

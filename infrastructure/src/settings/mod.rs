@@ -67,8 +67,8 @@ pub struct LimitsSettings {
     /// Longest a request waits for a slot before -32014 `SERVER_BUSY` (HTTP 503, `Retry-After`).
     pub cpu_heavy_wait_ms: u64,
     /// Long-polls held at once: `svc_consume` with a timeout per caller (an app's principal),
-    /// the live channel's HTTP polls per session. Past it a poll is answered at once, as with no
-    /// wait.
+    /// the live channel's HTTP polls per key that minted their session's token. Past it a poll
+    /// is answered at once, as with no wait.
     pub long_polls_per_caller: usize,
 }
 

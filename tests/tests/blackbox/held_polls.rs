@@ -1,6 +1,7 @@
 //! `[limits] long_polls_per_caller`: past the bound, the next long-poll (`svc_consume` with a
-//! timeout, per caller; the live channel's HTTP poll, per session) is answered at once, as with
-//! no wait, while the polls held keep waiting.
+//! timeout, per caller; the live channel's HTTP poll, per key of its token, here per session:
+//! `--dev-allow-all` tokens carry no key) is answered at once, as with no wait, while the polls
+//! held keep waiting.
 
 use std::time::{Duration, Instant};
 
@@ -65,8 +66,8 @@ async fn a_poll_past_the_callers_bound_is_answered_at_once() {
 
     assert!(held.iter().all(|poll| !poll.is_finished()), "the held polls still wait");
 
-    // The live channel's HTTP polls are bounded per session (their caller is the session's
-    // token): the first poll reads the cursors, then two polls from them wait, and a third is
+    // The live channel's HTTP polls are bounded per key of their token (per session here: a
+    // dev server's tokens carry no key): the first poll reads the cursors, then two polls from them wait, and a third is
     // answered at once with nothing new.
     let token = slice["wsToken"]
         .as_str()

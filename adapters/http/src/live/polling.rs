@@ -21,7 +21,7 @@ use poem::{IntoResponse, Response, handler};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use svc_application::ports::agent::key_topic;
-use svc_application::services::agent::{AgentError, Caller};
+use svc_application::services::agent::{AgentError, Caller, PollHolder};
 
 use super::connection::action;
 use super::flood_gate::Verdict;
@@ -168,10 +168,14 @@ pub async fn poll(
         .key_id
         .as_deref()
         .map(|key_id| state.agent.live_events(&key_topic(key_id)));
-    // A poll that may wait holds a place among its session's held polls (the caller here is the
-    // session's token, `live:<sessionId>`); past the bound it is answered at once, as `wait=0`.
+    // A poll that may wait holds a place among the polls of the key that minted its token (of
+    // its session, for a token with no key); past the bound it is answered at once, as `wait=0`.
     let wait = q.wait.unwrap_or(DEFAULT_WAIT_SECONDS).min(MAX_WAIT_SECONDS);
-    let held = (wait > 0).then(|| state.agent.hold_long_poll(&caller)).flatten();
+    let holder = PollHolder::LiveToken {
+        key_id: caller.key_id.as_deref(),
+        session_id: &session_id,
+    };
+    let held = (wait > 0).then(|| state.agent.hold_long_poll(holder)).flatten();
     let wait = if held.is_some() { wait } else { 0 };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(wait);
     let drained = state.held.released();

@@ -7,7 +7,7 @@ use svc_domain::session::SessionStatus;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 use tokio::time::Instant;
 
-use super::held_polls::{HeldPoll, HeldPolls};
+use super::held_polls::{HeldPoll, HeldPolls, PollHolder};
 use super::{AgentError, Caller, SessionAccess};
 use crate::ports::agent::{ActionEventRecord, EventBus, EventRepository, LiveEvent, Published};
 
@@ -83,7 +83,7 @@ impl ConsumeService {
         let waits = events.is_empty() && status == SessionStatus::Active;
         let Some((wake, held)) = wake
             .filter(|_| waits)
-            .and_then(|wake| Some((wake, self.held.hold(caller)?)))
+            .and_then(|wake| Some((wake, self.held.hold(PollHolder::Caller(caller))?)))
         else {
             return Ok(Consumption::Ready(ConsumeReply { events, status, client }));
         };

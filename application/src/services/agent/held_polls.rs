@@ -1,46 +1,70 @@
-//! How many long-polls one caller holds at once (`svc_consume` with a timeout; the live
-//! channel's HTTP polls, whose caller is their session's token, are counted per session): each
-//! held poll keeps a request, a bus subscription and its task, and a
-//! caller with many HTTP/2 connections (200 streams each) could otherwise hold millions. A poll
-//! past the caller's bound is answered at once, as with no wait: the answer is the same one a
-//! timeout of 0 gives, so nothing is refused, and the caller's next poll may wait again once its
-//! others have ended.
+//! How many long-polls are held at once, per holder: an agent's `svc_consume` with a timeout
+//! counts against its caller, a live channel HTTP poll against the key that minted its session's
+//! token. Each held poll keeps a request, a bus subscription and its task, and a holder with many
+//! HTTP/2 connections (200 streams each) could otherwise hold millions. A poll past its holder's
+//! bound is answered at once, as with no wait: the answer is the same one a timeout of 0 gives,
+//! so nothing is refused, and the holder's next poll may wait again once its others have ended.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::Caller;
 
-/// Long-polls one caller may hold by default (`[limits] long_polls_per_caller`).
+/// Long-polls one holder may hold by default (`[limits] long_polls_per_caller`).
 pub const DEFAULT_LONG_POLLS_PER_CALLER: usize = 1000;
 
-/// The held polls of every caller, counted by the caller's app and principal (not by key: a
-/// caller's keys share one bound).
+/// Whose bound a poll counts against.
+#[derive(Debug, Clone, Copy)]
+pub enum PollHolder<'a> {
+    /// `svc_consume`: the caller's app and principal, whatever key it uses.
+    Caller(&'a Caller),
+    /// A live channel HTTP poll, authenticated by its session's token: the key that minted the
+    /// token, or the session itself when the token carries no key (`--dev-allow-all`).
+    LiveToken {
+        key_id: Option<&'a str>,
+        session_id: &'a str,
+    },
+}
+
+impl PollHolder<'_> {
+    fn key(&self) -> String {
+        match self {
+            Self::Caller(caller) => format!("caller\u{1f}{}\u{1f}{}", caller.app_id, caller.principal_id),
+            Self::LiveToken { key_id: Some(key), .. } => format!("key\u{1f}{key}"),
+            Self::LiveToken {
+                key_id: None,
+                session_id,
+            } => format!("session\u{1f}{session_id}"),
+        }
+    }
+}
+
+/// The held polls of every holder.
 pub struct HeldPolls {
-    per_caller: usize,
+    per_holder: usize,
     held: Mutex<HashMap<String, usize>>,
 }
 
 /// One held poll; dropping it frees its place.
 pub struct HeldPoll {
     polls: Arc<HeldPolls>,
-    caller: String,
+    holder: String,
 }
 
 impl HeldPolls {
-    pub fn new(per_caller: usize) -> Arc<Self> {
+    pub fn new(per_holder: usize) -> Arc<Self> {
         Arc::new(Self {
-            per_caller,
+            per_holder,
             held: Mutex::default(),
         })
     }
 
-    /// A place for one more poll of `caller`; `None` when the caller holds its bound already.
-    pub fn hold(self: &Arc<Self>, caller: &Caller) -> Option<HeldPoll> {
-        let key = format!("{}\u{1f}{}", caller.app_id, caller.principal_id);
+    /// A place for one more poll of `holder`; `None` when it holds its bound already.
+    pub fn hold(self: &Arc<Self>, holder: PollHolder) -> Option<HeldPoll> {
+        let key = holder.key();
         let mut held = self.held.lock().expect("held polls lock");
         let count = held.entry(key.clone()).or_default();
-        if *count >= self.per_caller {
+        if *count >= self.per_holder {
             if *count == 0 {
                 held.remove(&key);
             }
@@ -49,29 +73,24 @@ impl HeldPolls {
         *count += 1;
         Some(HeldPoll {
             polls: self.clone(),
-            caller: key,
+            holder: key,
         })
     }
 
-    /// Polls `caller` holds now.
-    pub fn held_by(&self, caller: &Caller) -> usize {
-        let key = format!("{}\u{1f}{}", caller.app_id, caller.principal_id);
-        self.held
-            .lock()
-            .expect("held polls lock")
-            .get(&key)
-            .copied()
-            .unwrap_or(0)
+    /// Polls `holder` holds now.
+    pub fn held_by(&self, holder: PollHolder) -> usize {
+        let held = self.held.lock().expect("held polls lock");
+        held.get(&holder.key()).copied().unwrap_or(0)
     }
 }
 
 impl Drop for HeldPoll {
     fn drop(&mut self) {
         let mut held = self.polls.held.lock().expect("held polls lock");
-        if let Some(count) = held.get_mut(&self.caller) {
+        if let Some(count) = held.get_mut(&self.holder) {
             *count -= 1;
             if *count == 0 {
-                held.remove(&self.caller);
+                held.remove(&self.holder);
             }
         }
     }
@@ -93,13 +112,22 @@ mod tests {
     fn a_caller_holds_its_bound_and_a_place_frees_when_a_poll_ends() {
         let polls = HeldPolls::new(2);
         let (ada, bob) = (caller("ada"), caller("bob"));
-        let first = polls.hold(&ada).expect("one");
-        let _second = polls.hold(&ada).expect("two");
-        assert!(polls.hold(&ada).is_none(), "a third is past the bound");
-        assert!(polls.hold(&bob).is_some(), "another caller has a bound of its own");
+        let first = polls.hold(PollHolder::Caller(&ada)).expect("one");
+        let _second = polls.hold(PollHolder::Caller(&ada)).expect("two");
+        assert!(
+            polls.hold(PollHolder::Caller(&ada)).is_none(),
+            "a third is past the bound"
+        );
+        assert!(
+            polls.hold(PollHolder::Caller(&bob)).is_some(),
+            "another caller has a bound of its own"
+        );
         drop(first);
-        assert_eq!(polls.held_by(&ada), 1);
-        assert!(polls.hold(&ada).is_some(), "the ended poll's place is free again");
+        assert_eq!(polls.held_by(PollHolder::Caller(&ada)), 1);
+        assert!(
+            polls.hold(PollHolder::Caller(&ada)).is_some(),
+            "the ended poll's place is free again"
+        );
     }
 
     #[test]
@@ -110,15 +138,33 @@ mod tests {
             key_id: Some("another key".to_owned()),
             ..ada.clone()
         };
-        let held = polls.hold(&ada).expect("one");
-        assert!(polls.hold(&other_key).is_none());
+        let held = polls.hold(PollHolder::Caller(&ada)).expect("one");
+        assert!(polls.hold(PollHolder::Caller(&other_key)).is_none());
         drop(held);
         assert!(
             polls.held.lock().unwrap().is_empty(),
             "no entry left for a caller holding none"
         );
+        // A live token's polls count against its key, across sessions; without a key, its session.
+        let polls = HeldPolls::new(1);
+        let keyed = |session_id| PollHolder::LiveToken {
+            key_id: Some("k1"),
+            session_id,
+        };
+        let _held = polls.hold(keyed("s1")).expect("one");
+        assert!(
+            polls.hold(keyed("s2")).is_none(),
+            "the key's bound, whatever the session"
+        );
+        let keyless = |session_id| PollHolder::LiveToken {
+            key_id: None,
+            session_id,
+        };
+        let _first = polls.hold(keyless("s1")).expect("one for s1");
+        assert!(polls.hold(keyless("s1")).is_none());
+        assert!(polls.hold(keyless("s2")).is_some(), "another session's own bound");
         let none = HeldPolls::new(0);
-        assert!(none.hold(&ada).is_none());
+        assert!(none.hold(PollHolder::Caller(&ada)).is_none());
         assert!(none.held.lock().unwrap().is_empty());
     }
 }

@@ -43,7 +43,7 @@ pub use error::AgentError;
 pub use generation_limit::GenerationLimit;
 pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply, HandshakeService};
-pub use held_polls::{DEFAULT_LONG_POLLS_PER_CALLER, HeldPoll, HeldPolls};
+pub use held_polls::{DEFAULT_LONG_POLLS_PER_CALLER, HeldPoll, HeldPolls, PollHolder};
 pub use lifecycle::{ProgressObserver, STREAMING_INTERVAL};
 pub use live::{IncomingAction, LiveService, LiveSnapshot, MountSnapshot, Replay};
 pub use render::{
@@ -159,15 +159,15 @@ impl AgentService {
         }
     }
 
-    /// Bounds the long-polls one caller holds at once; past it a poll is answered at once.
+    /// Bounds the long-polls one holder holds at once; past it a poll is answered at once.
     pub fn with_long_polls_per_caller(mut self, per_caller: usize) -> Self {
         self.held_polls = HeldPolls::new(per_caller);
         self
     }
 
-    /// A place for one more long-poll of `caller`, or `None` past its bound (answer at once).
-    pub fn hold_long_poll(&self, caller: &Caller) -> Option<HeldPoll> {
-        self.held_polls.hold(caller)
+    /// A place for one more long-poll of `holder`, or `None` past its bound (answer at once).
+    pub fn hold_long_poll(&self, holder: PollHolder) -> Option<HeldPoll> {
+        self.held_polls.hold(holder)
     }
 
     /// Bounds the plane's CPU-heavy work (negotiation, schema checks, compilation) with `cpu`;

@@ -1,6 +1,5 @@
 //! Wiring: settings in, a listening server out. The one place that picks adapters for ports.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,7 +9,6 @@ use poem::listener::{Acceptor, Listener, TcpListener};
 use sea_orm::DatabaseConnection;
 use svc_application::ports::agent::{AppRepository, BlueprintRepository};
 use svc_application::ports::auth::KeyStore;
-use svc_application::ports::pollable::PollableTool;
 use svc_application::ports::{Clock, Ids};
 use svc_application::services::agent::{AgentPorts, AgentService, AgentSettings, GenerationLimit, GenerationQueue};
 use svc_application::services::apps::AppService;
@@ -24,11 +22,8 @@ use svc_application::services::operator::{
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
 use svc_application::services::rate_limit::WindowQuota;
 use svc_application::services::tool_call_limit::{LimitedPer, ToolCallLimiter};
-use svc_application::services::tool_channels::{
-    SESSION_PROJECTION_TOOL, SessionProjectionTool, ToolChannelService, ToolChannelSettings,
-};
 use svc_domain::themes::DEFAULT_THEME_ID;
-use svc_http::{ExternalRuntime, HttpPollableTool, McpApps};
+use svc_http::{ExternalRuntime, McpApps};
 use svc_http::{HostGuard, HttpState, LiveTokens, OpsConnectorKeys, OpsDomains, Pairing, PublicUrls};
 use svc_sql::ClaimMode;
 use svc_sql::agent::{
@@ -50,51 +45,12 @@ use crate::system::{RandomIds, SystemClock};
 mod database;
 mod limits;
 mod oauth_surface;
+mod tool_channels;
 pub use database::pool_size;
 use database::{SOLE_SERVER_PATIENCE, ServerReadiness, claim_database};
 use limits::{connection_limits, public_demo_limit, tool_call_limit};
 use oauth_surface::oauth_surface;
-
-/// The pollable tools of `streamSpec[*].source.tool` channels: `svc_get_session` and the HTTP
-/// data sources of `[[live.poll_tools]]` (docs/live-channel.md).
-fn tool_channels(settings: &Settings, agent: &AgentService) -> Result<ToolChannelService, StartError> {
-    let live = &settings.live;
-    let min_interval = Duration::from_millis(live.tool_channel_min_interval_ms);
-    let mut tools: HashMap<String, Arc<dyn PollableTool>> = HashMap::new();
-    tools.insert(
-        SESSION_PROJECTION_TOOL.to_owned(),
-        Arc::new(SessionProjectionTool::new(agent.clone(), min_interval)),
-    );
-    for source in &live.poll_tools {
-        if source.name.is_empty() || !(source.url.starts_with("http://") || source.url.starts_with("https://")) {
-            return Err(StartError::Config(format!(
-                "live.poll_tools: `{}` needs a name and an http(s) url",
-                source.name
-            )));
-        }
-        if tools.contains_key(&source.name) {
-            return Err(StartError::Config(format!(
-                "live.poll_tools: `{}` is declared twice",
-                source.name
-            )));
-        }
-        let tool = HttpPollableTool::new(
-            source.url.clone(),
-            Duration::from_millis(source.interval_ms),
-            Duration::from_millis(source.timeout_ms.unwrap_or(live.tool_poll_timeout_ms)),
-        );
-        tools.insert(source.name.clone(), Arc::new(tool));
-    }
-    Ok(ToolChannelService::new(
-        tools,
-        ToolChannelSettings {
-            min_interval,
-            max_channels_per_socket: live.tool_channels_per_socket,
-            max_payload_bytes: live.tool_channel_max_payload_bytes,
-            poll_timeout: Duration::from_millis(live.tool_poll_timeout_ms),
-        },
-    ))
-}
+use tool_channels::tool_channels;
 
 /// The MCP-Apps option of `[mcp_apps]` (Document 2): it needs the live channel, and an external
 /// runtime bundle needs its integrity digest. `None`: off.
@@ -575,7 +531,7 @@ impl Application {
             agent = agent.with_generation_account(plane.account.clone());
         }
         agent = agent.with_app_render_limit(crate::per_app::render_limit(&db));
-        let tool_channels = tool_channels(settings, &agent)?.with_cpu_gate(cpu);
+        let tool_channels = tool_channels(settings, &agent, cpu)?;
         let state = HttpState {
             agent,
             auth,

@@ -152,6 +152,7 @@ pub struct Application {
     held_requests: svc_http::HeldRequests,
     /// The PostgreSQL bus's listener holds a pooled connection: stopped before the pool closes.
     bus_tasks: Option<BusTasks>,
+    session_watch: Option<svc_sql::SessionWatch>,
     /// Delivers the mail outbox (`mail.smtp_url`): stopped before the pool closes.
     mail_worker: Option<crate::mail::MailWorker>,
     /// Swept of expired rows while the server runs.
@@ -265,7 +266,11 @@ impl Application {
         let manifest = crate::blueprints::load_manifest(&settings.blueprints).map_err(StartError::Blueprints)?;
         // The read caches below are right only while this server alone writes a SQLite file.
         let sole_server = svc_sql::SoleServer::claim(&settings.database_url(), SOLE_SERVER_PATIENCE).await?;
-        let db = svc_sql::connect(&settings.database_url(), pool_size(settings)).await?;
+        let db = if settings.server.database_sole_server {
+            svc_sql::connect_sole(&settings.database_url(), pool_size(settings)).await?
+        } else {
+            svc_sql::connect(&settings.database_url(), pool_size(settings)).await?
+        };
         // Claimed before migrating: a server refused beside a sole server must not have changed
         // its schema or rows first.
         let database_claim = claim_database(settings, &db).await?;
@@ -320,6 +325,13 @@ impl Application {
         // a session after each write of it.
         let sole_writer = writer.is_some() || database_claim.as_ref().is_some_and(|c| c.mode() == ClaimMode::Sole);
         let reads = sole_writer.then(svc_sql::ReadCache::new);
+        // PostgreSQL replicas keep session rows too, each read waiting for the announcements of
+        // other replicas' writes to be heard first (`svc_sql::SessionWatch`).
+        let (session_reads, session_watch) = match &reads {
+            Some(reads) => (Some(reads.clone()), None),
+            None => svc_sql::SessionWatch::start_for(&db, &settings.database_url())
+                .map_or((None, None), |(kept, watch)| (Some(kept), Some(watch))),
+        };
         // PostgreSQL: the read paths' single-row reads skip the pool's ping on return.
         let lane = svc_sql::ReadLane::for_database(&db);
         let stored_blueprints: Arc<dyn BlueprintRepository> =
@@ -362,13 +374,13 @@ impl Application {
             sessions: Arc::new(
                 SeaOrmSessionRepository::new(db.clone())
                     .with_writer(writer.clone())
-                    .with_read_cache(reads.clone())
+                    .with_read_cache(session_reads.clone())
                     .with_read_lane(lane.clone()),
             ),
             events: Arc::new(
                 SeaOrmEventRepository::new(db.clone())
                     .with_writer(writer)
-                    .with_read_cache(reads)
+                    .with_read_cache(session_reads)
                     .with_read_lane(lane.clone()),
             ),
             blueprints,
@@ -579,6 +591,7 @@ impl Application {
             live_sockets,
             held_requests,
             bus_tasks,
+            session_watch,
             mail_worker,
             console_sweep,
             db,
@@ -635,6 +648,9 @@ impl Application {
         }
         if let Some(tasks) = self.bus_tasks {
             tasks.stop().await;
+        }
+        if let Some(watch) = self.session_watch {
+            watch.stop().await;
         }
         if let Some(worker) = self.mail_worker {
             worker.stop().await;

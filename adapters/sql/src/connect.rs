@@ -57,7 +57,22 @@ pub async fn connect_and_migrate_with(url: &str, pool: PoolSize) -> Result<Datab
 /// empty database. An unreachable server surfaces from sqlx as a pool timeout, so the acquire
 /// timeout is short and the error names the URL.
 pub async fn connect(url: &str, pool: PoolSize) -> Result<DatabaseConnection, ConnectError> {
+    open(url, pool, false).await
+}
+
+/// [`connect`] for a server that claims its PostgreSQL database alone
+/// (`server.database_sole_server`): its writes of session rows are not announced to replicas
+/// (`session_watch.rs`), since none can run beside it, and an announcement makes PostgreSQL
+/// commit the write one at a time with every other announcing write.
+pub async fn connect_sole(url: &str, pool: PoolSize) -> Result<DatabaseConnection, ConnectError> {
+    open(url, pool, true).await
+}
+
+async fn open(url: &str, pool: PoolSize, sole: bool) -> Result<DatabaseConnection, ConnectError> {
     let mut options = ConnectOptions::new(mysql::driver_url(url).into_owned());
+    if sole {
+        options.map_sqlx_postgres_opts(|pg| pg.options([(crate::session_watch::ANNOUNCEMENTS_SETTING, "off")]));
+    }
     options
         .acquire_timeout(Duration::from_secs(5))
         .connect_timeout(Duration::from_secs(5))

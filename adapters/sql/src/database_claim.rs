@@ -213,7 +213,7 @@ async fn watch_over(
 
 /// Claims again after a break. A claim held by another backend for [`HELD_PATIENCE`] is another
 /// server's. A database out of reach may be restarting: a replica asks again until it answers
-/// (it keeps nothing in memory that could go stale meanwhile), a sole server for
+/// (what it keeps in memory its session watch keeps right, `session_watch.rs`), a sole server for
 /// [`RETAKE_PATIENCE`] (the database might be out of reach from here only, and reachable from a
 /// server that takes the claim).
 async fn retake(pool: &PgPool, mode: ClaimMode) -> Result<PgConnection, String> {

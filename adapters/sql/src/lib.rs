@@ -15,8 +15,10 @@ mod pg_event_bus;
 mod pool_usage;
 mod rate_windows;
 mod read_cache;
+mod read_fence;
 mod read_lane;
 mod reads;
+mod session_watch;
 
 pub mod agent;
 pub mod hosted;
@@ -28,7 +30,9 @@ mod sole_server;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use connect::{ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, migrate};
+pub use connect::{
+    ConnectError, PoolSize, connect, connect_and_migrate, connect_and_migrate_with, connect_sole, migrate,
+};
 pub use console_sessions::SqlConsoleSessions;
 pub use database_claim::{CLAIM_KEY, ClaimMode, DatabaseClaim};
 pub use group_commit::{Coalescable, Writer};
@@ -39,4 +43,5 @@ pub use pool_usage::SqlxPoolUsage;
 pub use rate_windows::SqlSharedWindows;
 pub use read_cache::ReadCache;
 pub use read_lane::{LaneReads, ReadLane};
+pub use session_watch::SessionWatch;
 pub use sole_server::SoleServer;

@@ -2,11 +2,17 @@
 //! and again, kept in memory: session rows, "no gesture waits to be drained", and a session's
 //! last delivery `seq`.
 //!
-//! Only for a database this process alone writes (SQLite, the one group-commit writer; PostgreSQL
+//! For a database this process alone writes (SQLite, the one group-commit writer; PostgreSQL
 //! claimed by a sole server, `database_claim.rs`): every write to these rows goes through the
 //! session and event repositories here, which forget the session after their commit, and the
 //! commit and its forget run together even when the request that asked leaves
-//! (`group_commit::write_settled`). Replicas sharing a database have no such cache.
+//! (`group_commit::write_settled`).
+//!
+//! PostgreSQL replicas sharing a database keep session rows and quiet flags too, behind a
+//! [`Fence`]: another replica's write is announced by PostgreSQL and forgotten here
+//! (`session_watch.rs`), and a lookup answers only after a fence sent after it began has passed,
+//! so every write acknowledged before the read began was forgotten first. They keep no delivery
+//! cursors (deliveries are not announced).
 //!
 //! A reader may fetch a row just before a write commits and store it just after the write forgot
 //! it. So every session hashes to a generation that each forget bumps; a reader notes it before
@@ -32,6 +38,8 @@ use sea_orm::DbErr;
 use svc_application::ports::agent::SessionRecord;
 use svc_domain::session::SessionHead;
 
+use crate::read_fence::Fence;
+
 /// Generations are per stripe of sessions, not per session: a bounded array, no map to grow.
 const STRIPES: usize = 256;
 /// Session rows kept, by the size of their stored JSON (props, contract, context).
@@ -43,7 +51,7 @@ const IDLE: Duration = Duration::from_secs(300);
 /// What a session row weighs besides its JSON text.
 const ROW_OVERHEAD: usize = 512;
 
-/// The read cache of one SQLite database; clones share it.
+/// The read cache of one database (see the module doc for which); clones share it.
 #[derive(Clone)]
 pub struct ReadCache {
     inner: Arc<Inner>,
@@ -52,6 +60,8 @@ pub struct ReadCache {
 struct Inner {
     /// Cleared for good by [`ReadCache::stop_keeping`].
     keeping: AtomicBool,
+    /// A replica's: lookups wait for it (see the module doc).
+    fence: Option<Fence>,
     generations: [AtomicU64; STRIPES],
     hasher: std::collections::hash_map::RandomState,
     sessions: Cache<String, Arc<CachedSession>>,
@@ -91,7 +101,18 @@ impl Default for ReadCache {
 }
 
 impl ReadCache {
+    /// The cache of a database this process alone writes.
     pub fn new() -> Self {
+        Self::with_fence(None)
+    }
+
+    /// The cache of a PostgreSQL replica, whose lookups wait at `fence` (a `SessionWatch` drives
+    /// it and forgets what other replicas change).
+    pub(crate) fn fenced(fence: Fence) -> Self {
+        Self::with_fence(Some(fence))
+    }
+
+    fn with_fence(fence: Option<Fence>) -> Self {
         let sessions = Cache::builder()
             .max_capacity(SESSION_BYTES)
             .weigher(|_: &String, cached: &Arc<CachedSession>| cached.weight)
@@ -100,6 +121,7 @@ impl ReadCache {
         Self {
             inner: Arc::new(Inner {
                 keeping: AtomicBool::new(true),
+                fence,
                 generations: std::array::from_fn(|_| AtomicU64::new(0)),
                 hasher: std::collections::hash_map::RandomState::new(),
                 sessions,
@@ -111,6 +133,36 @@ impl ReadCache {
 
     fn stripe(&self, session_id: &str) -> usize {
         (self.inner.hasher.hash_one(session_id) as usize) % STRIPES
+    }
+
+    /// Whether what is kept may answer now: at once without a fence; on a replica once a fence
+    /// sent after this call passed (`false`: read the database). Ask only when something is
+    /// kept, and look again after: the fence may have forgotten it.
+    async fn admit(&self) -> bool {
+        match &self.inner.fence {
+            None => true,
+            Some(fence) => fence.pass().await,
+        }
+    }
+
+    /// The kept session, once it may answer (a miss goes to the database without waiting).
+    pub(crate) async fn kept_session(&self, session_id: &str) -> Option<SessionRecord> {
+        self.session(session_id)?;
+        if !self.admit().await {
+            return None;
+        }
+        self.session(session_id)
+    }
+
+    /// `true` when the session is known to hold no undrained gesture, once that may answer.
+    pub(crate) async fn kept_quiet(&self, session_id: &str) -> bool {
+        self.is_quiet(session_id) && self.admit().await && self.is_quiet(session_id)
+    }
+
+    /// Forgets a session whose row PostgreSQL announced changed (by any replica): its row, and
+    /// whether it is quiet (a stored gesture moves the row's `event_sequence`).
+    pub(crate) fn forget_announced(&self, session_id: &str) {
+        self.forget(session_id, Changed::Gestures);
     }
 
     /// Notes the session's generation; take it before reading the database.
@@ -228,7 +280,7 @@ impl ReadCache {
             });
     }
 
-    pub(crate) fn session(&self, session_id: &str) -> Option<SessionRecord> {
+    fn session(&self, session_id: &str) -> Option<SessionRecord> {
         self.inner.sessions.get(session_id).map(|c| c.record.clone())
     }
 
@@ -250,7 +302,8 @@ impl ReadCache {
         );
     }
 
-    /// `true` when the session is known to hold no undrained gesture.
+    /// `true` when the session is known to hold no undrained gesture (for a caller that just
+    /// had its session from [`ReadCache::kept_session`]: the same fence answers for both).
     pub(crate) fn is_quiet(&self, session_id: &str) -> bool {
         self.inner.quiet.contains_key(session_id)
     }
@@ -264,11 +317,18 @@ impl ReadCache {
         );
     }
 
+    /// Never on a replica: deliveries are not announced.
     pub(crate) fn last_seq(&self, session_id: &str) -> Option<i64> {
+        if self.inner.fence.is_some() {
+            return None;
+        }
         self.inner.last_seq.get(session_id)
     }
 
     pub(crate) fn keep_last_seq(&self, ticket: &Ticket, session_id: &str, seq: i64) {
+        if self.inner.fence.is_some() {
+            return;
+        }
         let cache = &self.inner.last_seq;
         self.keep(
             ticket,

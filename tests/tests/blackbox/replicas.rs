@@ -397,3 +397,91 @@ async fn a_card_is_told_to_resubscribe_when_its_replicas_bus_may_have_lost_event
     let resumed = again.expect("ack").await;
     assert_eq!(resumed["props"], json!({ "n": 7 }), "{resumed}");
 }
+
+/// `resources/read` of `session` at `base`: the card document's embedded bootstrap.
+async fn card_bootstrap(base: &str, session: &str) -> Value {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": { "uri": format!("ui://svc/render/{session}") } });
+    let reply: Value = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .bearer_auth("dev")
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let html = reply["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{reply}"));
+    let start = html.find("id=\"svc-bootstrap\">").unwrap() + "id=\"svc-bootstrap\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end]).unwrap()
+}
+
+/// Replicas on PostgreSQL keep session rows in memory; each read first hears the announcements
+/// of every write another replica acknowledged. B reads a card (keeping its row, and knowing it
+/// has no gesture waiting) between writes on A, and every read on B, made as soon as A answered,
+/// shows A's last write: an update in the card document, a gesture in the session's sequence and
+/// in `svc_consume`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_replica_reads_every_write_another_replica_acknowledged() {
+    let Some(a) =
+        TestApp::spawn_configured("replica_session_reads", Backend::Postgres, Auth::DevAllowAll, |_| {}).await
+    else {
+        return;
+    };
+    let b = a.replica().await;
+    let contract = json!({
+        "propsSpec": { "type": "object", "properties": { "n": { "type": "integer" } } },
+        "actionSpec": { "go": {} }
+    });
+    let (session, _on_b, ack) = rendered_on_a_subscribed_on_b(&a, &b.base, "kept on replicas", contract).await;
+    let mut on_a = LiveClient::connect(&a.base).await;
+    on_a.send(
+        "subscribe",
+        json!({ "sessionId": session, "sessionToken": ack["sessionToken"] }),
+    )
+    .await;
+    on_a.expect("ack").await;
+    for n in 1..=15i64 {
+        assert_eq!(
+            call(&b.base, "svc_consume", json!({ "sessionId": session, "timeout": 0 })).await["structuredContent"]["events"],
+            json!([]),
+            "B knows the session quiet"
+        );
+        call(
+            &a.base,
+            "svc_update",
+            json!({ "sessionId": session, "kind": "replace", "props": { "n": n } }),
+        )
+        .await;
+        assert_eq!(
+            card_bootstrap(&b.base, &session).await["props"],
+            json!({ "n": n }),
+            "update {n}"
+        );
+
+        on_a.send(
+            "action",
+            json!({ "sessionId": session, "type": "data:submit", "payload": { "action": "go" }, "clientSeq": n }),
+        )
+        .await;
+        // The socket also hears A's updates; the gesture is stored once the system frame says so.
+        let stored = loop {
+            let frame = on_a.recv().await;
+            if frame["type"] == "system" {
+                break frame["payload"]["event"].clone();
+            }
+        };
+        assert_eq!(stored, "action_stored");
+        let read = call(&b.base, "svc_get_session", json!({ "sessionId": session })).await;
+        assert_eq!(read["structuredContent"]["eventSequence"], n, "gesture {n}: {read}");
+        let consumed = call(&b.base, "svc_consume", json!({ "sessionId": session, "timeout": 0 })).await;
+        assert_eq!(
+            consumed["structuredContent"]["events"].as_array().map(Vec::len),
+            Some(1),
+            "gesture {n}: {consumed}"
+        );
+    }
+}

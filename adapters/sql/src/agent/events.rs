@@ -53,7 +53,8 @@ impl SeaOrmEventRepository {
     }
 
     /// Answers "anything to drain?" and the last delivery `seq` through `cache`, which every
-    /// append here forgets (only for a database this process alone writes).
+    /// append here forgets: a database this process alone writes, or a PostgreSQL replica's
+    /// fenced cache (which keeps no delivery `seq`; a stored gesture is announced by its row).
     pub fn with_read_cache(mut self, cache: Option<ReadCache>) -> Self {
         self.cache = cache;
         self
@@ -94,7 +95,7 @@ impl SeaOrmEventRepository {
         let Some(cache) = &self.cache else {
             return self.has_undrained_stored(session_id).await;
         };
-        if cache.is_quiet(session_id) {
+        if cache.kept_quiet(session_id).await {
             return Ok(false);
         }
         let ticket = cache.ticket(session_id);

@@ -1,7 +1,7 @@
 use sea_orm::sea_query::{Expr, ExprTrait, Query, QueryStatementBuilder};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder,
-    QueryResult, QuerySelect, SelectModel, Set,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter,
+    QueryOrder, QueryResult, QuerySelect, SelectModel, Set,
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
@@ -46,7 +46,8 @@ impl SeaOrmSessionRepository {
         self
     }
 
-    /// Reads sessions through `cache` (only for a database this process alone writes).
+    /// Reads sessions through `cache`: a database this process alone writes, or a PostgreSQL
+    /// replica's fenced cache (`session_watch.rs`).
     pub fn with_read_cache(mut self, cache: Option<ReadCache>) -> Self {
         self.cache = cache;
         self
@@ -60,9 +61,14 @@ impl SeaOrmSessionRepository {
         else {
             return Ok(None);
         };
-        let stored_bytes = m.props.len() + m.contract.len() + m.context_snapshot.len() + m.intent.len();
+        let stored_bytes = stored_bytes(&m);
         Ok(Some((record(m)?, stored_bytes)))
     }
+}
+
+/// What a kept row weighs: the length of its text columns.
+fn stored_bytes(m: &session::Model) -> usize {
+    m.props.len() + m.contract.len() + m.context_snapshot.len() + m.intent.len()
 }
 
 /// The read every session tool starts with.
@@ -242,7 +248,7 @@ impl SessionRepository for SeaOrmSessionRepository {
         let Some(cache) = &self.cache else {
             return Ok(self.get_stored(session_id).await?.map(|(record, _)| record));
         };
-        if let Some(record) = cache.session(session_id) {
+        if let Some(record) = cache.kept_session(session_id).await {
             return Ok(Some(record));
         }
         let ticket = cache.ticket(session_id);
@@ -253,16 +259,23 @@ impl SessionRepository for SeaOrmSessionRepository {
         Ok(stored.map(|(record, _)| record))
     }
 
-    /// With a read cache (SQLite) only the session is read here and the drain asks about
-    /// gestures (each answered from memory once known); a server database answers both in one
-    /// statement.
+    /// A kept session answers from memory, with "nothing to drain" when that is kept too. On
+    /// SQLite a session not kept is read alone and the drain asks about gestures (answered from
+    /// memory once known); a server database answers both in one statement, and a replica keeps
+    /// what it read.
     async fn get_with_undrained(
         &self,
         session_id: &str,
     ) -> Result<Option<(SessionRecord, Option<bool>)>, RepositoryError> {
-        if self.cache.is_some() {
+        if let Some(cache) = &self.cache
+            && let Some(record) = cache.kept_session(session_id).await
+        {
+            return Ok(Some((record, cache.is_quiet(session_id).then_some(false))));
+        }
+        if self.cache.is_some() && self.db.get_database_backend() == DbBackend::Sqlite {
             return Ok(self.get(session_id).await?.map(|record| (record, None)));
         }
+        let ticket = self.cache.as_ref().map(|cache| cache.ticket(session_id));
         let Some(row) = SESSION_WITH_UNDRAINED
             .one(&self.db, self.lane.as_ref(), session_id)
             .await
@@ -270,7 +283,16 @@ impl SessionRepository for SeaOrmSessionRepository {
         else {
             return Ok(None);
         };
-        Ok(Some((record(row.session)?, Some(row.first_undrained.is_some()))))
+        let undrained = row.first_undrained.is_some();
+        let stored_bytes = stored_bytes(&row.session);
+        let session = record(row.session)?;
+        if let (Some(cache), Some(ticket)) = (&self.cache, &ticket) {
+            cache.keep_session(ticket, &session, stored_bytes);
+            if !undrained {
+                cache.keep_quiet(ticket, session_id);
+            }
+        }
+        Ok(Some((session, Some(undrained))))
     }
 
     async fn save_head(

@@ -28,6 +28,7 @@ mod m20261213_000001_console_sessions;
 mod m20261215_000001_org_invite_links;
 mod m20261215_000002_app_org;
 mod m20261215_000003_external_identities;
+mod m20261216_000001_session_row_announcements;
 
 pub struct Migrator;
 
@@ -55,6 +56,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261215_000001_org_invite_links::Migration),
             Box::new(m20261215_000002_app_org::Migration),
             Box::new(m20261215_000003_external_identities::Migration),
+            Box::new(m20261216_000001_session_row_announcements::Migration),
         ]
     }
 }

@@ -26,4 +26,5 @@ mod render_commit;
 mod session_read_cache;
 mod session_rows;
 mod session_undrained;
+mod session_watch;
 mod stored_column_corruption;

@@ -174,14 +174,22 @@ impl ReadCache {
         }
     }
 
-    /// Keeps `insert` unless a write forgot the session since `ticket` (then nothing is kept).
-    fn keep(&self, ticket: &Ticket, insert: impl FnOnce(), remove: impl FnOnce()) {
+    /// Keeps `value` under `key` in `cache` unless a write forgot the session since `ticket`. The
+    /// look at the generation and the insert run under the key's lock, which a forget also takes
+    /// (after bumping the generation), so a row read before a write can never be seen after that
+    /// write's forget, not even for a moment. A look again after the insert takes back what
+    /// [`ReadCache::forget_everything`] (not under any key's lock) raced.
+    fn keep<V: Clone + Send + Sync + 'static>(&self, cache: &Cache<String, V>, ticket: &Ticket, key: &str, value: V) {
         if !self.inner.keeping.load(Ordering::SeqCst) {
             return;
         }
-        insert();
-        if self.inner.generations[ticket.stripe].load(Ordering::SeqCst) != ticket.generation {
-            remove();
+        let generation = &self.inner.generations[ticket.stripe];
+        let current = || generation.load(Ordering::SeqCst) == ticket.generation;
+        cache
+            .entry(key.to_owned())
+            .and_compute_with(|_| if current() { Op::Put(value) } else { Op::Nop });
+        if !current() {
+            forget_key(cache, key);
         }
     }
 
@@ -190,13 +198,13 @@ impl ReadCache {
     pub(crate) fn forget(&self, session_id: &str, changed: Changed) {
         self.inner.generations[self.stripe(session_id)].fetch_add(1, Ordering::SeqCst);
         match changed {
-            Changed::Row => self.inner.sessions.invalidate(session_id),
+            Changed::Row => forget_key(&self.inner.sessions, session_id),
             Changed::Gestures => {
                 // A gesture also moves the row's `event_sequence`.
-                self.inner.sessions.invalidate(session_id);
-                self.inner.quiet.invalidate(session_id);
+                forget_key(&self.inner.sessions, session_id);
+                forget_key(&self.inner.quiet, session_id);
             }
-            Changed::Deliveries => self.inner.last_seq.invalidate(session_id),
+            Changed::Deliveries => forget_key(&self.inner.last_seq, session_id),
         }
     }
 
@@ -292,14 +300,8 @@ impl ReadCache {
             record: record.clone(),
             weight: u32::try_from(stored_bytes + ROW_OVERHEAD).unwrap_or(u32::MAX),
         });
-        // Taken back under the key's lock, which a heartbeat's move holds (see the module doc).
-        self.keep(
-            ticket,
-            || cache.insert(id.clone(), cached),
-            || {
-                cache.entry(id.clone()).and_compute_with(|_| Op::Remove);
-            },
-        );
+        // Under the key's lock, which a heartbeat's move holds too (see the module doc).
+        self.keep(cache, ticket, &id, cached);
     }
 
     /// `true` when the session is known to hold no undrained gesture (for a caller that just
@@ -309,12 +311,7 @@ impl ReadCache {
     }
 
     pub(crate) fn keep_quiet(&self, ticket: &Ticket, session_id: &str) {
-        let cache = &self.inner.quiet;
-        self.keep(
-            ticket,
-            || cache.insert(session_id.to_owned(), ()),
-            || cache.invalidate(session_id),
-        );
+        self.keep(&self.inner.quiet, ticket, session_id, ());
     }
 
     /// Never on a replica: deliveries are not announced.
@@ -329,13 +326,13 @@ impl ReadCache {
         if self.inner.fence.is_some() {
             return;
         }
-        let cache = &self.inner.last_seq;
-        self.keep(
-            ticket,
-            || cache.insert(session_id.to_owned(), seq),
-            || cache.invalidate(session_id),
-        );
+        self.keep(&self.inner.last_seq, ticket, session_id, seq);
     }
+}
+
+/// Removes `key` under its lock (see [`ReadCache::keep`]).
+fn forget_key<V: Clone + Send + Sync + 'static>(cache: &Cache<String, V>, key: &str) {
+    cache.entry(key.to_owned()).and_compute_with(|_| Op::Remove);
 }
 
 fn small_cache<V: Clone + Send + Sync + 'static>() -> Cache<String, V> {

@@ -1,5 +1,6 @@
 use std::time::Duration;
 
+use sea_orm::sqlx;
 use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr};
 use sea_orm_migration::MigratorTrait;
 
@@ -71,7 +72,17 @@ pub async fn connect_sole(url: &str, pool: PoolSize) -> Result<DatabaseConnectio
 async fn open(url: &str, pool: PoolSize, sole: bool) -> Result<DatabaseConnection, ConnectError> {
     let mut options = ConnectOptions::new(mysql::driver_url(url).into_owned());
     if sole {
-        options.map_sqlx_postgres_opts(|pg| pg.options([(crate::session_watch::ANNOUNCEMENTS_SETTING, "off")]));
+        // A `SET` on each new connection rather than a startup option: poolers such as PgBouncer
+        // refuse startup options they do not know.
+        options.map_sqlx_postgres_pool_opts(|pool| {
+            pool.after_connect(|connection, _| {
+                Box::pin(async move {
+                    sqlx::Executor::execute(connection, crate::session_watch::ANNOUNCEMENTS_OFF)
+                        .await
+                        .map(drop)
+                })
+            })
+        });
     }
     options
         .acquire_timeout(Duration::from_secs(5))

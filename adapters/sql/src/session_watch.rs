@@ -31,9 +31,9 @@ use crate::read_fence::Fence;
 
 /// The channel the `sessions` trigger announces on; the payload is the session id.
 pub(crate) const CHANNEL: &str = "svc_session_rows";
-/// The setting (a PostgreSQL placeholder) that turns the trigger's announcements off for a
-/// connection: a sole server's pool (`connect::connect_sole`).
-pub(crate) const ANNOUNCEMENTS_SETTING: &str = "svc.session_announcements";
+/// Turns the trigger's announcements off for a connection (a PostgreSQL placeholder setting): a
+/// sole server's pool (`connect::connect_sole`).
+pub(crate) const ANNOUNCEMENTS_OFF: &str = "SET svc.session_announcements = 'off'";
 /// The watch's connection's `application_name`.
 pub(crate) const APPLICATION_NAME: &str = "svc session watch";
 /// With no read waiting, a fence this often.

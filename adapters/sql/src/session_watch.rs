@@ -20,7 +20,7 @@
 //! the socket up.
 
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sea_orm::sqlx;
 use sea_orm::sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
@@ -40,8 +40,13 @@ pub(crate) const APPLICATION_NAME: &str = "svc session watch";
 const IDLE: Duration = Duration::from_millis(500);
 /// A fence not answered within this is taken for a lost connection.
 const FENCE_TIMEOUT: Duration = Duration::from_secs(2);
-/// Between attempts to listen again.
+/// Between attempts to listen again: at first, then doubling up to [`RETRY_AT_MOST`].
 const RETRY: Duration = Duration::from_millis(500);
+const RETRY_AT_MOST: Duration = Duration::from_secs(10);
+/// How long the watch waits for its connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often a fence also looks that the trigger is still enabled.
+const RECHECK: Duration = Duration::from_secs(5);
 
 /// The running watch; [`SessionWatch::stop`] it at shutdown (it holds a connection of its own).
 pub struct SessionWatch {
@@ -73,6 +78,7 @@ impl SessionWatch {
 }
 
 async fn watch(url: String, cache: ReadCache, fence: Fence) {
+    let mut retry = RETRY;
     let mut failing_since_said = false;
     loop {
         let mut listener = match listen(&url).await {
@@ -83,25 +89,32 @@ async fn watch(url: String, cache: ReadCache, fence: Fence) {
                     tracing::warn!(%why, "session watch cannot listen; replica reads go to the database until it can");
                     failing_since_said = true;
                 }
-                tokio::time::sleep(RETRY).await;
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(RETRY_AT_MOST);
                 continue;
             }
         };
         failing_since_said = false;
+        retry = RETRY;
         // Whatever changed before this listener listened was never announced to it. The fence
         // opens with the first that passes: rows read back while it was closed may predate a
         // write announced since, which that fence forgets.
         cache.forget_everything();
-        serve_fences(&mut listener, &cache, &fence).await;
+        let why = serve_fences(&mut listener, &cache, &fence).await;
         fence.close();
         cache.forget_everything();
-        tracing::warn!("session row announcements lost; reads go to the database until the watch listens again");
+        tracing::warn!(%why, "session row announcements lost; replica reads go to the database until the watch listens again");
         tokio::time::sleep(RETRY).await;
     }
 }
 
-/// A listener on [`CHANNEL`], once the trigger that announces on it is there and enabled (a
-/// migration not run, or an operator's `DISABLE TRIGGER`, would let every kept row go stale).
+/// Whether PostgreSQL announces session rows: the trigger is there and enabled (a migration not
+/// run, or an operator's `DISABLE TRIGGER`, would let every kept row go stale).
+const ANNOUNCING: &str = "SELECT 1 FROM pg_trigger WHERE tgrelid = 'sessions'::regclass \
+                          AND tgname = 'svc_session_row_changed' AND tgenabled IN ('O', 'A')";
+const NOT_ANNOUNCING: &str = "the trigger svc_session_row_changed on sessions is missing or disabled";
+
+/// A listener on [`CHANNEL`], once PostgreSQL announces on it ([`ANNOUNCING`]).
 async fn listen(url: &str) -> Result<PgListener, String> {
     // Named, so an operator can tell it apart in `pg_stat_activity`.
     let options = PgConnectOptions::from_str(url)
@@ -109,6 +122,7 @@ async fn listen(url: &str) -> Result<PgListener, String> {
         .application_name(APPLICATION_NAME);
     let pool = PgPoolOptions::new()
         .max_connections(1)
+        .acquire_timeout(CONNECT_TIMEOUT)
         .max_lifetime(None)
         .idle_timeout(None)
         .connect_with(options)
@@ -116,30 +130,40 @@ async fn listen(url: &str) -> Result<PgListener, String> {
         .map_err(|e| e.to_string())?;
     let mut listener = PgListener::connect_with(&pool).await.map_err(|e| e.to_string())?;
     listener.listen(CHANNEL).await.map_err(|e| e.to_string())?;
-    let announcing: Option<i32> = sqlx::query_scalar(
-        "SELECT 1 FROM pg_trigger WHERE tgrelid = 'sessions'::regclass \
-         AND tgname = 'svc_session_row_changed' AND tgenabled IN ('O', 'A')",
-    )
-    .fetch_optional(&mut listener)
-    .await
-    .map_err(|e| e.to_string())?;
+    let announcing: Option<i32> = sqlx::query_scalar(ANNOUNCING)
+        .fetch_optional(&mut listener)
+        .await
+        .map_err(|e| e.to_string())?;
     match announcing {
         Some(_) => Ok(listener),
-        None => Err("the trigger svc_session_row_changed on sessions is missing or disabled".into()),
+        None => Err(NOT_ANNOUNCING.into()),
     }
 }
 
-/// Sends fences, one at once and then one whenever a read wants it, until one fails or stalls.
-async fn serve_fences(listener: &mut PgListener, cache: &ReadCache, fence: &Fence) {
+/// Sends fences, one at once and then one whenever a read wants it, until one fails or stalls
+/// (its answer says why). Every [`RECHECK`] a fence is the look at the trigger ([`ANNOUNCING`]):
+/// any statement is a fence, and one disabled meanwhile ends the watch like a lost connection.
+async fn serve_fences(listener: &mut PgListener, cache: &ReadCache, fence: &Fence) -> String {
+    let mut checked = Instant::now();
     loop {
         let number = fence.sending();
-        match tokio::time::timeout(FENCE_TIMEOUT, sqlx::raw_sql("").execute(&mut *listener)).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => {
-                tracing::debug!(error = %e, "session watch: a fence failed");
-                return;
+        let recheck = checked.elapsed() >= RECHECK;
+        let sent = async {
+            if recheck {
+                let announcing: Option<i32> = sqlx::query_scalar(ANNOUNCING).fetch_optional(&mut *listener).await?;
+                Ok(announcing.is_some())
+            } else {
+                sqlx::raw_sql("").execute(&mut *listener).await.map(|_| true)
             }
-            Err(_) => return,
+        };
+        match tokio::time::timeout(FENCE_TIMEOUT, sent).await {
+            Ok(Ok(true)) => {}
+            Ok(Ok(false)) => return NOT_ANNOUNCING.into(),
+            Ok(Err(e)) => return format!("a fence failed: {e}"),
+            Err(_) => return format!("a fence was not answered within {FENCE_TIMEOUT:?}"),
+        }
+        if recheck {
+            checked = Instant::now();
         }
         while let Some(announcement) = listener.next_buffered() {
             cache.forget_announced(announcement.payload());

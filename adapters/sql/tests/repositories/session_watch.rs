@@ -244,3 +244,37 @@ async fn a_sole_servers_writes_are_not_announced() {
     sole.close().await.unwrap();
     shared.close().await.unwrap();
 }
+
+/// A trigger disabled while a replica listens (an operator's `ALTER TABLE ... DISABLE TRIGGER`)
+/// announces nothing more: the watch looks at it every few seconds, and from then on the replica
+/// reads the database instead of answering rows it can no longer be told about.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_stops_answering_from_memory_once_the_trigger_is_disabled() {
+    let Some(database) =
+        ScratchDatabase::create("session_watch_disabled", Backend::Postgres, &std::env::temp_dir()).await
+    else {
+        return;
+    };
+    database.connect_and_migrate().await.unwrap().close().await.unwrap();
+    let a = Replica::start(&database.url).await;
+    let b = Replica::start(&database.url).await;
+    a.sessions.insert(&support::session("s1")).await.unwrap();
+    until_kept(&b, &a.db).await;
+    b.sessions.get("s1").await.unwrap().unwrap();
+
+    execute(&a.db, "ALTER TABLE sessions DISABLE TRIGGER svc_session_row_changed").await;
+    // Past the watch's look at the trigger (every 5 s).
+    tokio::time::sleep(Duration::from_millis(6_000)).await;
+    let read = a.sessions.get("s1").await.unwrap().unwrap();
+    let mut head = read.head.clone();
+    head.props = json!({ "title": "unannounced" });
+    assert!(a.sessions.save_head("s1", read.revision, &head, None).await.unwrap());
+    assert_eq!(
+        b.sessions.get("s1").await.unwrap().unwrap().head.props,
+        head.props,
+        "B read the database"
+    );
+    execute(&a.db, "ALTER TABLE sessions ENABLE TRIGGER svc_session_row_changed").await;
+    a.stop().await;
+    b.stop().await;
+}

@@ -44,12 +44,6 @@ struct Progress {
     open: bool,
 }
 
-impl Default for Fence {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Fence {
     /// A closed fence: nothing is answered from memory until the watcher opens it.
     pub(crate) fn new() -> Self {

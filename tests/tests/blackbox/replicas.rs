@@ -17,9 +17,10 @@ async fn call(base: &str, tool: &str, arguments: Value) -> Value {
     call_as(base, "dev", tool, arguments).await
 }
 
-async fn call_as(base: &str, bearer: &str, tool: &str, arguments: Value) -> Value {
-    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
-    let reply: Value = reqwest::Client::new()
+/// One JSON-RPC request to `base`'s `/mcp` as `bearer`; the whole reply.
+async fn rpc(base: &str, bearer: &str, method: &str, params: Value) -> Value {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    reqwest::Client::new()
         .post(format!("{base}/mcp"))
         .bearer_auth(bearer)
         .json(&body)
@@ -28,7 +29,17 @@ async fn call_as(base: &str, bearer: &str, tool: &str, arguments: Value) -> Valu
         .unwrap()
         .json()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+async fn call_as(base: &str, bearer: &str, tool: &str, arguments: Value) -> Value {
+    let reply = rpc(
+        base,
+        bearer,
+        "tools/call",
+        json!({ "name": tool, "arguments": arguments }),
+    )
+    .await;
     assert!(
         reply["result"]["structuredContent"].is_object() && reply["result"].get("isError").is_none(),
         "{tool} at {base}: {reply}"
@@ -400,17 +411,13 @@ async fn a_card_is_told_to_resubscribe_when_its_replicas_bus_may_have_lost_event
 
 /// `resources/read` of `session` at `base`: the card document's embedded bootstrap.
 async fn card_bootstrap(base: &str, session: &str) -> Value {
-    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": { "uri": format!("ui://svc/render/{session}") } });
-    let reply: Value = reqwest::Client::new()
-        .post(format!("{base}/mcp"))
-        .bearer_auth("dev")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let reply = rpc(
+        base,
+        "dev",
+        "resources/read",
+        json!({ "uri": format!("ui://svc/render/{session}") }),
+    )
+    .await;
     let html = reply["result"]["contents"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("{reply}"));

@@ -39,6 +39,27 @@ impl Replica {
         self.watch.stop().await;
         self.db.close().await.unwrap();
     }
+
+    /// Writes a new head for `s1` with props `{ "title": title }`; the props written.
+    async fn write_title(&self, title: &str) -> serde_json::Value {
+        let read = self.sessions.get("s1").await.unwrap().unwrap();
+        let mut head = read.head.clone();
+        head.props = json!({ "title": title });
+        assert!(self.sessions.save_head("s1", read.revision, &head, None).await.unwrap());
+        head.props
+    }
+}
+
+/// Replicas A and B on a new database of `name`, with session `s1` that B keeps in memory;
+/// `None` without PostgreSQL. Hold the database while the replicas run.
+async fn replicas_keeping_s1(name: &str) -> Option<(ScratchDatabase, Replica, Replica)> {
+    let database = ScratchDatabase::create(name, Backend::Postgres, &std::env::temp_dir()).await?;
+    database.connect_and_migrate().await.unwrap().close().await.unwrap();
+    let a = Replica::start(&database.url).await;
+    let b = Replica::start(&database.url).await;
+    a.sessions.insert(&support::session("s1")).await.unwrap();
+    until_kept(&b, &a.db).await;
+    Some((database, a, b))
 }
 
 async fn execute(db: &DatabaseConnection, sql: &str) {
@@ -77,25 +98,17 @@ async fn until_kept(replica: &Replica, writer: &DatabaseConnection) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_answers_from_memory_and_still_sees_every_write_of_another() {
-    let Some(database) = ScratchDatabase::create("session_watch_reads", Backend::Postgres, &std::env::temp_dir()).await
-    else {
+    let Some((_database, a, b)) = replicas_keeping_s1("session_watch_reads").await else {
         return;
     };
-    database.connect_and_migrate().await.unwrap().close().await.unwrap();
-    let a = Replica::start(&database.url).await;
-    let b = Replica::start(&database.url).await;
-    a.sessions.insert(&support::session("s1")).await.unwrap();
-    until_kept(&b, &a.db).await;
 
     // Each write acknowledged on A is what B reads next, at once.
     for n in 0..50 {
-        let read = a.sessions.get("s1").await.unwrap().unwrap();
-        let mut head = read.head.clone();
-        head.props = json!({ "title": format!("write {n}") });
-        assert!(a.sessions.save_head("s1", read.revision, &head, None).await.unwrap());
+        let revision = a.sessions.get("s1").await.unwrap().unwrap().revision;
+        let props = a.write_title(&format!("write {n}")).await;
         let seen = b.sessions.get("s1").await.unwrap().unwrap();
-        assert_eq!(seen.head.props, head.props, "write {n}");
-        assert_eq!(seen.revision, read.revision + 1);
+        assert_eq!(seen.head.props, props, "write {n}");
+        assert_eq!(seen.revision, revision + 1);
     }
 
     // A gesture stored on A: B, which knew the session quiet, drains it.
@@ -127,16 +140,21 @@ async fn a_replica_answers_from_memory_and_still_sees_every_write_of_another() {
     b.stop().await;
 }
 
-/// Connections of session watches to the scratch database.
+/// `SELECT <what> FROM` the session watches' connections to the scratch database: how many
+/// answered.
+async fn on_watches(db: &DatabaseConnection, what: &str) -> usize {
+    let sql = format!(
+        "SELECT {what} FROM pg_stat_activity WHERE datname = current_database() \
+         AND application_name = 'svc session watch'"
+    );
+    db.query_all_raw(Statement::from_string(db.get_database_backend(), sql))
+        .await
+        .unwrap()
+        .len()
+}
+
 async fn watches(db: &DatabaseConnection) -> usize {
-    db.query_all_raw(Statement::from_string(
-        db.get_database_backend(),
-        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
-         AND application_name = 'svc session watch'",
-    ))
-    .await
-    .unwrap()
-    .len()
+    on_watches(db, "pid").await
 }
 
 async fn until_watches(db: &DatabaseConnection, count: usize) {
@@ -149,51 +167,31 @@ async fn until_watches(db: &DatabaseConnection, count: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_whose_watch_lost_its_connection_misses_nothing_and_keeps_again() {
-    let Some(database) =
-        ScratchDatabase::create("session_watch_reconnect", Backend::Postgres, &std::env::temp_dir()).await
-    else {
+    let Some((_database, a, b)) = replicas_keeping_s1("session_watch_reconnect").await else {
         return;
     };
-    database.connect_and_migrate().await.unwrap().close().await.unwrap();
-    let a = Replica::start(&database.url).await;
-    let b = Replica::start(&database.url).await;
-    a.sessions.insert(&support::session("s1")).await.unwrap();
-    until_kept(&b, &a.db).await;
     until_watches(&a.db, 2).await;
 
     // Both watches lose their connections, and A writes while they are down: B never hears of
     // it. B reads only once its watch listens again, and must not answer the row it kept.
-    let cut =
-        a.db.query_all_raw(Statement::from_string(
-            a.db.get_database_backend(),
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE datname = current_database() AND application_name = 'svc session watch'",
-        ))
-        .await
-        .unwrap();
-    assert_eq!(cut.len(), 2, "two watches were cut");
-    let read = a.sessions.get("s1").await.unwrap().unwrap();
-    let mut head = read.head.clone();
-    head.props = json!({ "title": "unheard" });
-    assert!(a.sessions.save_head("s1", read.revision, &head, None).await.unwrap());
+    let cut = on_watches(&a.db, "pg_terminate_backend(pid)").await;
+    assert_eq!(cut, 2, "two watches were cut");
+    let props = a.write_title("unheard").await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     until_watches(&a.db, 2).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(
         b.sessions.get("s1").await.unwrap().unwrap().head.props,
-        head.props,
+        props,
         "B forgot what it kept before it listened again"
     );
 
     // Writes and reads go on as before, and B keeps rows again.
     for n in 0..10 {
-        let read = a.sessions.get("s1").await.unwrap().unwrap();
-        let mut head = read.head.clone();
-        head.props = json!({ "title": format!("after {n}") });
-        assert!(a.sessions.save_head("s1", read.revision, &head, None).await.unwrap());
+        let props = a.write_title(&format!("after {n}")).await;
         assert_eq!(
             b.sessions.get("s1").await.unwrap().unwrap().head.props,
-            head.props,
+            props,
             "write {n}"
         );
     }
@@ -250,28 +248,18 @@ async fn a_sole_servers_writes_are_not_announced() {
 /// reads the database instead of answering rows it can no longer be told about.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_stops_answering_from_memory_once_the_trigger_is_disabled() {
-    let Some(database) =
-        ScratchDatabase::create("session_watch_disabled", Backend::Postgres, &std::env::temp_dir()).await
-    else {
+    let Some((_database, a, b)) = replicas_keeping_s1("session_watch_disabled").await else {
         return;
     };
-    database.connect_and_migrate().await.unwrap().close().await.unwrap();
-    let a = Replica::start(&database.url).await;
-    let b = Replica::start(&database.url).await;
-    a.sessions.insert(&support::session("s1")).await.unwrap();
-    until_kept(&b, &a.db).await;
     b.sessions.get("s1").await.unwrap().unwrap();
 
     execute(&a.db, "ALTER TABLE sessions DISABLE TRIGGER svc_session_row_changed").await;
     // Past the watch's look at the trigger (every 5 s).
     tokio::time::sleep(Duration::from_millis(6_000)).await;
-    let read = a.sessions.get("s1").await.unwrap().unwrap();
-    let mut head = read.head.clone();
-    head.props = json!({ "title": "unannounced" });
-    assert!(a.sessions.save_head("s1", read.revision, &head, None).await.unwrap());
+    let props = a.write_title("unannounced").await;
     assert_eq!(
         b.sessions.get("s1").await.unwrap().unwrap().head.props,
-        head.props,
+        props,
         "B read the database"
     );
     execute(&a.db, "ALTER TABLE sessions ENABLE TRIGGER svc_session_row_changed").await;

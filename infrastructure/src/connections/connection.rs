@@ -1,13 +1,19 @@
-//! One accepted connection served by hyper: the header-read deadline (hyper's own, with a timer),
-//! the idle deadline, and a graceful close when the server drains.
+//! One accepted connection served by hyper: which HTTP it speaks, the header-read deadline
+//! (hyper's own, with a timer), the idle deadline, and a graceful close when the server drains.
 
 use std::convert::Infallible;
+use std::error::Error as StdError;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
+use hyper::body::{Body, Incoming};
+use hyper::rt::bounds::Http2ServerConnExec;
+use hyper::server::conn::{http1, http2};
+use hyper::service::HttpService;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use poem::endpoint::BoxEndpoint;
 use poem::http::uri::Scheme;
 use poem::http::{HeaderValue, StatusCode, Version, header};
@@ -19,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::ConnectionLimits;
 use super::activity::{Activity, WatchedIo};
 use super::drained_body::DrainedBody;
+use super::protocol::{Protocol, sniff};
 use super::slots::{Admission, Slot};
 
 /// The HTTP/2 settings poem's own server uses.
@@ -27,6 +34,9 @@ const HTTP2_MAX_HEADER_LIST_SIZE: u32 = 16 * 1024;
 /// Requests in flight on one HTTP/2 connection (hyper's default, said here because the README
 /// and the long-poll figures rely on it).
 const HTTP2_MAX_CONCURRENT_STREAMS: u32 = 200;
+
+/// What poem's responses become for hyper.
+type ResponseBody = http_body_util::combinators::BoxBody<bytes::Bytes, std::io::Error>;
 
 /// Routes a health-only connection may call.
 const PROBES: [&str; 2] = ["/healthz", "/readyz"];
@@ -88,7 +98,10 @@ pub async fn serve<Io>(
         let head = poem::RequestParts::from((head, local.clone(), remote.clone(), scheme.clone()));
         let body = poem::Body::from(DrainedBody::new(body, drains).boxed());
         let request = poem::Request::from_parts(head, body);
-        async move {
+        // Boxed: hyper keeps one allocation per connection sized for this future, for as long as
+        // the connection lives; boxed, that is a pointer, and the request's 2.4 KiB are freed
+        // once its response is under way (a held long-poll streams its body later: issue 18).
+        Box::pin(async move {
             let allowed = admission == Admission::Full || PROBES.contains(&request.uri().path());
             let mut response = if allowed {
                 endpoint.get_response(request).await
@@ -102,57 +115,150 @@ pub async fn serve<Io>(
                     .insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
             Ok::<_, Infallible>(hyper::Response::from(response))
-        }
+        }) as BoxFuture<'static, Result<hyper::Response<ResponseBody>, Infallible>>
     });
 
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout)
-        // A probe connection answers once, so the headroom frees up again.
-        .keep_alive(admission == Admission::Full);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_pending_accept_reset_streams(HTTP2_MAX_PENDING_ACCEPT_RESET_STREAMS)
-        .max_header_list_size(HTTP2_MAX_HEADER_LIST_SIZE)
-        .max_concurrent_streams(HTTP2_MAX_CONCURRENT_STREAMS);
-    let connection = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
-    tokio::pin!(connection);
+    let sniffed = tokio::select! {
+        sniffed = sniff(io) => sniffed,
+        () = stop.abort.cancelled() => return,
+        // Nothing was asked yet, so there is nothing to finish.
+        () = stop.drain.cancelled(), if admission == Admission::Full => return,
+        () = tokio::time::sleep_until(activity.opened() + limits.header_read_timeout) => return,
+    };
+    let Ok((protocol, io)) = sniffed else { return };
+    let io = TokioIo::new(io);
+    let served = Served {
+        activity,
+        limits,
+        stop,
+        admission,
+    };
+    match protocol {
+        Protocol::Http1 => {
+            let connection = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_read_timeout)
+                // A probe connection answers once, so the headroom frees up again.
+                .keep_alive(admission == Admission::Full)
+                .serve_connection(io, service)
+                .with_upgrades();
+            served.until_closed(connection).await;
+        }
+        Protocol::Http2 => {
+            // Boxed as a `Send` connection here, where its types are known: the generic loop
+            // cannot prove HTTP/2's connection `Send` itself (a higher-ranked lifetime error).
+            let connection: Pin<Box<dyn SendConnection>> = Box::pin(
+                http2::Builder::new(TokioExecutor::new())
+                    .timer(TokioTimer::new())
+                    .max_pending_accept_reset_streams(HTTP2_MAX_PENDING_ACCEPT_RESET_STREAMS)
+                    .max_header_list_size(HTTP2_MAX_HEADER_LIST_SIZE)
+                    .max_concurrent_streams(HTTP2_MAX_CONCURRENT_STREAMS)
+                    .serve_connection(io, service),
+            );
+            served.until_closed(connection).await;
+        }
+    }
+}
 
-    let mut closing = false;
-    loop {
-        // Until the client's first byte the header deadline counts from the accept (hyper's own
-        // timer starts only once it knows the protocol); afterwards, silence is bounded by the
-        // idle timeout. The check wakes at least once per idle timeout to see which applies.
-        let now = tokio::time::Instant::now();
-        let wake = if activity.heard_from_client() {
-            activity.last() + limits.idle_timeout
-        } else {
-            (activity.opened() + limits.header_read_timeout).min(now + limits.idle_timeout)
-        };
-        tokio::select! {
-            _ = connection.as_mut() => return,
-            () = stop.abort.cancelled() => return,
-            // Probe connections answer once and close anyway; they are what a drain still serves.
-            () = stop.drain.cancelled(), if !closing && admission == Admission::Full => {
-                connection.as_mut().graceful_shutdown();
-                closing = true;
-            }
-            () = tokio::time::sleep_until(wake), if !closing => {
-                let now = tokio::time::Instant::now();
-                if !activity.heard_from_client() {
-                    if now >= activity.opened() + limits.header_read_timeout {
-                        // Nothing to finish: not even a request line arrived.
-                        return;
-                    }
-                } else if activity.last() + limits.idle_timeout <= now {
-                    // A request in progress (a long-poll) still finishes; the connection closes after it.
-                    connection.as_mut().graceful_shutdown();
+/// What a connection is served under, whichever HTTP it speaks.
+struct Served {
+    activity: Arc<Activity>,
+    limits: ConnectionLimits,
+    stop: Stop,
+    admission: Admission,
+}
+
+impl Served {
+    /// Drives `connection` until it ends, is aborted, or closes gracefully on a drain or after an
+    /// idle timeout.
+    async fn until_closed<C: Future + Graceful>(self, connection: C) {
+        let Self {
+            activity,
+            limits,
+            stop,
+            admission,
+        } = self;
+        tokio::pin!(connection);
+        let mut closing = false;
+        loop {
+            // The sniff has heard the client by now, unless it closed at once: silence is bounded
+            // by the idle timeout (and an unfinished head by hyper's own header-read timer, which
+            // starts with the protocol, so a client may take up to twice the timeout for its
+            // first head). The check wakes at least once per idle timeout.
+            let now = tokio::time::Instant::now();
+            let wake = if activity.heard_from_client() {
+                activity.last() + limits.idle_timeout
+            } else {
+                (activity.opened() + limits.header_read_timeout).min(now + limits.idle_timeout)
+            };
+            tokio::select! {
+                // The connection first: a drain that lands as the protocol became known must not
+                // close the connection before hyper has read the request already sent.
+                biased;
+                _ = connection.as_mut() => return,
+                () = stop.abort.cancelled() => return,
+                // Probe connections answer once and close anyway; they are what a drain still serves.
+                () = stop.drain.cancelled(), if !closing && admission == Admission::Full => {
+                    connection.as_mut().close_gracefully();
                     closing = true;
+                }
+                () = tokio::time::sleep_until(wake), if !closing => {
+                    let now = tokio::time::Instant::now();
+                    if !activity.heard_from_client() {
+                        if now >= activity.opened() + limits.header_read_timeout {
+                            // Nothing to finish: not even a request line arrived.
+                            return;
+                        }
+                    } else if activity.last() + limits.idle_timeout <= now {
+                        // A request in progress (a long-poll) still finishes; the connection closes after it.
+                        connection.as_mut().close_gracefully();
+                        closing = true;
+                    }
                 }
             }
         }
+    }
+}
+
+/// A connection hyper can be asked to close once the requests in progress are answered.
+trait Graceful {
+    fn close_gracefully(self: Pin<&mut Self>);
+}
+
+impl<I, S, B> Graceful for http1::UpgradeableConnection<I, S>
+where
+    S: HttpService<Incoming, ResBody = B>,
+    S::Error: Into<Box<dyn StdError + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    B: Body + 'static,
+    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+{
+    fn close_gracefully(self: Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+impl<I, S, B, E> Graceful for http2::Connection<I, S, E>
+where
+    S: HttpService<Incoming, ResBody = B>,
+    S::Error: Into<Box<dyn StdError + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    B: Body + 'static,
+    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+    E: Http2ServerConnExec<S::Future, B>,
+{
+    fn close_gracefully(self: Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+/// An HTTP/2 connection behind a pointer (see where it is boxed).
+trait SendConnection: Future<Output = hyper::Result<()>> + Graceful + Send {}
+
+impl<C: Future<Output = hyper::Result<()>> + Graceful + Send> SendConnection for C {}
+
+impl Graceful for Pin<Box<dyn SendConnection>> {
+    fn close_gracefully(self: Pin<&mut Self>) {
+        self.get_mut().as_mut().close_gracefully();
     }
 }

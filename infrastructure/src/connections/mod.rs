@@ -6,6 +6,7 @@ mod activity;
 mod connection;
 mod detached_head;
 mod drained_body;
+mod protocol;
 mod slots;
 
 use std::future::Future;

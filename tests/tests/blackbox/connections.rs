@@ -115,6 +115,40 @@ async fn a_connection_that_sends_nothing_is_closed_after_the_header_read_timeout
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_stalled_inside_the_http2_preface_is_closed_after_the_header_read_timeout() {
+    let app = server(|c| {
+        c.header_read_timeout_seconds = 1;
+        c.idle_timeout_seconds = 30;
+    })
+    .await;
+    // Half of the preface: the server cannot yet tell HTTP/1 from HTTP/2.
+    let mut stalled = TcpStream::connect(address(&app)).await.unwrap();
+    stalled.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+    let (after, said) = closed_within(&mut stalled, Duration::from_secs(4))
+        .await
+        .expect("the stalled connection was closed");
+    assert!(after >= Duration::from_millis(900), "not before the timeout: {after:?}");
+    assert_eq!(said, "");
+    // The preface's first bytes that then depart from it are HTTP/1, every byte kept: the
+    // request is answered.
+    let mut departing = TcpStream::connect(address(&app)).await.unwrap();
+    departing
+        .write_all(b"PRI /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let (_, said) = closed_within(&mut departing, Duration::from_secs(4))
+        .await
+        .expect("answered and closed");
+    let status = said.split(' ').nth(1).unwrap_or_default();
+    assert!(said.starts_with("HTTP/1.1 "), "answered over HTTP/1.1: {said}");
+    // Three or more bytes lost from the front would make the request line unreadable: 400.
+    assert!(
+        status != "400" && status.starts_with('4'),
+        "the method is refused, not the request: {said}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_kept_alive_connection_is_closed_after_the_idle_timeout() {
     let app = server(|c| {
         c.header_read_timeout_seconds = 30;

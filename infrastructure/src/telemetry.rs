@@ -7,7 +7,7 @@
 //! request still logs one access line (its own span stays silent: it closes in the middleware).
 
 use tracing::Metadata;
-use tracing_subscriber::filter::{Directive, EnvFilter, FilterExt, filter_fn};
+use tracing_subscriber::filter::{Directive, EnvFilter, FilterExt, FilterFn, LevelFilter, filter_fn};
 use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -26,6 +26,16 @@ const UNTIMED_SPANS: &[&str] = &["request"];
 
 fn timed_span(meta: &Metadata<'_>) -> bool {
     meta.is_span() && !UNTIMED_SPANS.contains(&meta.name())
+}
+
+/// [`timed_span`] as a filter that says it lets any level through, so that combined with the
+/// `RUST_LOG` filter the subscriber's most verbose level is that filter's. Without the hint the
+/// subscriber's hint is "any", the `log` crate's maximum level is set to `trace`, and every
+/// `log::trace!` in a library (tungstenite traces each frame it reads and writes) went through
+/// the filter to be dropped: a sixth of the server binary's own work in a fan-out to 1,000 sockets
+/// (BENCHMARKS.md, session 32).
+fn timed_spans() -> FilterFn<fn(&Metadata<'_>) -> bool> {
+    filter_fn(timed_span as fn(&Metadata<'_>) -> bool).with_max_level_hint(LevelFilter::TRACE)
 }
 
 pub fn init(format: LogFormat) {
@@ -49,7 +59,7 @@ fn subscriber(json: bool, rust_log: Option<&str>) -> impl tracing::Subscriber + 
                 .json()
                 .with_writer(std::io::stderr)
                 .with_span_events(FmtSpan::CLOSE)
-                .with_filter(filter(rust_log).and(filter_fn(timed_span)))
+                .with_filter(filter(rust_log).and(timed_spans()))
                 .boxed(),
         ]
     } else {
@@ -61,7 +71,7 @@ fn subscriber(json: bool, rust_log: Option<&str>) -> impl tracing::Subscriber + 
             fmt::layer()
                 .with_writer(std::io::stderr)
                 .with_span_events(FmtSpan::CLOSE)
-                .with_filter(filter(rust_log).and(filter_fn(timed_span)))
+                .with_filter(filter(rust_log).and(timed_spans()))
                 .boxed(),
         ]
     };
@@ -99,5 +109,23 @@ mod tests {
             let statement = tracing::trace_span!(target: "sea_orm::database::transaction", "execute");
             assert!(!statement.is_disabled(), "RUST_LOG asked for it");
         });
+    }
+
+    /// The hint becomes the `log` crate's maximum level (`try_init`), where a library's
+    /// `log::trace!` is dropped for the price of one comparison.
+    #[test]
+    fn the_most_verbose_level_is_the_one_rust_log_asks_for() {
+        use tracing::Subscriber;
+        for json in [false, true] {
+            assert_eq!(
+                subscriber(json, None).max_level_hint(),
+                Some(LevelFilter::INFO),
+                "json: {json}"
+            );
+        }
+        assert_eq!(
+            subscriber(false, Some("warn,svc=debug")).max_level_hint(),
+            Some(LevelFilter::DEBUG)
+        );
     }
 }

@@ -267,6 +267,14 @@ impl Reference {
 
 type Receipt = (String, Instant);
 
+/// The bench's sockets read into 4 KiB, as the server's do. tungstenite zero-fills its read
+/// buffer up to its capacity before every read (`FrameCodec::read_in`), 128 KiB by default: with
+/// the default, the client's 1,000 sockets zeroed 128 MB per emit, and that memset was most of
+/// the CPU a 1,000-socket round used on the shared two cores (BENCHMARKS.md, session 32).
+fn client_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default().read_buffer_size(4 * 1024)
+}
+
 /// Opens `count` sockets subscribed to `topic`; each forwards the payload of every `data` frame.
 async fn open_sockets(
     target: &Target,
@@ -290,13 +298,14 @@ async fn open_sockets(
         ready.push(acked_rx);
         tasks.push(tokio::spawn(async move {
             let mut permit = Some(gate.acquire_owned().await.unwrap());
-            let (mut socket, _) = match tokio_tungstenite::connect_async(&url).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = acked_tx.send(Err(format!("connect: {e}")));
-                    return;
-                }
-            };
+            let (mut socket, _) =
+                match tokio_tungstenite::connect_async_with_config(&url, Some(client_config()), false).await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = acked_tx.send(Err(format!("connect: {e}")));
+                        return;
+                    }
+                };
             socket.send(Message::Text(subscribe.into())).await.unwrap();
             let mut acked = Some(acked_tx);
             while let Some(message) = socket.next().await {

@@ -267,12 +267,20 @@ impl Reference {
 
 type Receipt = (String, Instant);
 
-/// The bench's sockets read into 4 KiB, as the server's do. tungstenite zero-fills its read
-/// buffer up to its capacity before every read (`FrameCodec::read_in`), 128 KiB by default: with
-/// the default, the client's 1,000 sockets zeroed 128 MB per emit, and that memset was most of
-/// the CPU a 1,000-socket round used on the shared two cores (BENCHMARKS.md, session 32).
+/// The bench's sockets read into 4 KiB, as svc's do. tungstenite zero-fills its read buffer up
+/// to its capacity before every read call (`FrameCodec::read_in`), 128 KiB by default: with the
+/// default, the client's 1,000 sockets zeroed 128 MB per emit, and that memset was most of the
+/// CPU a 1,000-socket round used on the shared two cores (BENCHMARKS.md, session 32).
+/// `LIVE_FANOUT_CLIENT_READ_BUFFER=<bytes>` sets another size (131072: the earlier client).
+fn client_read_buffer() -> usize {
+    std::env::var("LIVE_FANOUT_CLIENT_READ_BUFFER")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4 * 1024)
+}
+
 fn client_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
-    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default().read_buffer_size(4 * 1024)
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default().read_buffer_size(client_read_buffer())
 }
 
 /// Opens `count` sockets subscribed to `topic`; each forwards the payload of every `data` frame.
@@ -469,10 +477,16 @@ async fn run() {
         client: reqwest::Client::new(),
     });
 
-    println!("loopback; server processes: svc (SQLite, --dev-allow-all) and a raw poem WebSocket broadcast");
+    println!(
+        "loopback; server processes: svc (SQLite, --dev-allow-all) and a raw poem WebSocket broadcast (latency: with svc's 4 KiB read buffer); client read buffer {} bytes",
+        client_read_buffer()
+    );
     let (svc_rounds, svc_mem) = measure(&svc).await;
-    let (ref_rounds, ref_mem) = measure(&reference).await;
-    let ref_small_mem = memory(&small_buffers, idle_sockets()).await;
+    // Latency against the reference with svc's read buffer too: tungstenite zero-fills a socket's
+    // read buffer before every read, and the reference's loop reads again after each frame it
+    // sends, so with the default 128 KiB it would zero 128 MB per emit at 1,000 sockets.
+    let (ref_rounds, ref_small_mem) = measure(&small_buffers).await;
+    let ref_mem = memory(&reference, idle_sockets()).await;
     println!(
         "{:<10} {:>14} {:>14} {:>16} {:>16} {:>10}",
         "sockets", "svc p50", "svc p99", "reference p50", "reference p99", "p50 ratio"

@@ -143,7 +143,7 @@ pub enum StartError {
 
 /// A server bound to its port, ready to run.
 pub struct Application {
-    acceptor: PatientAcceptor<poem::listener::TcpAcceptor>,
+    acceptor: PatientAcceptor<crate::connections::NoDelay<poem::listener::TcpAcceptor>>,
     endpoint: poem::endpoint::BoxEndpoint<'static>,
     limits: ConnectionLimits,
     draining: Draining,
@@ -584,7 +584,7 @@ impl Application {
         let endpoint = poem::EndpointExt::boxed(svc_http::routes(state, guard));
         let mail_worker = crate::mail::start(settings, &db, clock_for_mail).map_err(StartError::Config)?;
         Ok(Self {
-            acceptor: PatientAcceptor::new(acceptor),
+            acceptor: PatientAcceptor::new(crate::connections::NoDelay::new(acceptor)),
             endpoint,
             limits,
             draining,

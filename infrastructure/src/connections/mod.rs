@@ -6,6 +6,7 @@ mod activity;
 mod connection;
 mod detached_head;
 mod drained_body;
+mod no_delay;
 mod protocol;
 mod slots;
 
@@ -21,6 +22,8 @@ use poem::listener::Acceptor;
 use poem::web::{LocalAddr, RemoteAddr};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+
+pub use self::no_delay::NoDelay;
 
 use self::connection::{Accepted, Stop};
 use self::slots::{Admission, Slots};

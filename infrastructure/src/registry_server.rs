@@ -115,7 +115,7 @@ impl RegistryApplication {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let endpoint = svc_registry::routes(self.state).with(poem::middleware::Tracing);
-        let served = Server::new_with_acceptor(self.acceptor)
+        let served = Server::new_with_acceptor(crate::connections::NoDelay::new(self.acceptor))
             .run_with_graceful_shutdown(endpoint, shutdown, Some(GRACE_PERIOD))
             .await;
         let _ = self.db.close().await;

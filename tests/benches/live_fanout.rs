@@ -603,7 +603,11 @@ mod reference {
             let topics: Topics = Arc::default();
             let app = Route::new().at("/ws", get(ws)).at("/emit", post(emit)).data(topics);
             println!("reference listening on http://{addr}");
-            Server::new_with_acceptor(acceptor).run(app).await.unwrap();
+            // As svc's connections: each write sent at once.
+            Server::new_with_acceptor(svc::connections::NoDelay::new(acceptor))
+                .run(app)
+                .await
+                .unwrap();
         });
     }
 }

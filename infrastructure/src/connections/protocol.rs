@@ -3,10 +3,9 @@
 //!
 //! The bytes read to tell are handed back ahead of the rest *in the same read*, so hyper's first
 //! HTTP/1 read holds the whole request head when it has arrived (a head sent in one piece, as
-//! clients do). hyper-util hands them back alone; hyper then finds
-//! the head incomplete, and its next read grows its 8 KiB read buffer to 16 KiB (copying the first
-//! 8 KiB) for every connection, where one held long-poll is otherwise about 24 KiB in all (issue
-//! 18, memory per long-poll).
+//! clients do). hyper-util hands them back alone; hyper then finds the head incomplete, and its
+//! next read grows its 8 KiB read buffer to 16 KiB (copying the first 8 KiB) for every connection:
+//! with the boxed service future (`connection.rs`), a held HTTP/1.1 long-poll went from 25.4 KiB to 15.2 KiB (issue 18).
 
 use std::io;
 use std::pin::Pin;

@@ -1,4 +1,5 @@
-//! A connection's I/O, watched: when it last moved a byte, and whether the client has sent any.
+//! A connection's I/O, watched: when it last moved a byte, whether the client has sent any, and
+//! whether a whole request head has arrived yet.
 //! It also carries the connection's [`Slot`], so a live-channel socket keeps its place under the
 //! cap after the HTTP upgrade, until its descriptor closes.
 
@@ -19,6 +20,8 @@ pub struct Activity {
     /// Milliseconds after `opened` of the last byte moved either way.
     last_ms: AtomicU64,
     heard_from_client: AtomicBool,
+    /// A request's head was read whole and handed to the service.
+    head_read: AtomicBool,
 }
 
 impl Activity {
@@ -27,6 +30,7 @@ impl Activity {
             opened: Instant::now(),
             last_ms: AtomicU64::new(0),
             heard_from_client: AtomicBool::new(false),
+            head_read: AtomicBool::new(false),
         })
     }
 
@@ -45,6 +49,16 @@ impl Activity {
 
     pub fn heard_from_client(&self) -> bool {
         self.heard_from_client.load(Ordering::Acquire)
+    }
+
+    /// Called as each request reaches the service.
+    pub fn head_read(&self) {
+        self.head_read.store(true, Ordering::Release);
+    }
+
+    /// Whether a request has reached the service on this connection.
+    pub fn any_head_read(&self) -> bool {
+        self.head_read.load(Ordering::Acquire)
     }
 }
 

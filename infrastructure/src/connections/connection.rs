@@ -86,7 +86,9 @@ pub async fn serve<Io>(
     } = accepted;
     let activity = Activity::new();
     let io = WatchedIo::new(io, activity.clone(), slot);
+    let heads = activity.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+        heads.head_read();
         let endpoint = endpoint.clone();
         let req = if super::detached_head::may_be_held(&req) {
             super::detached_head::detach(req)
@@ -132,6 +134,7 @@ pub async fn serve<Io>(
         limits,
         stop,
         admission,
+        first_head_due: protocol == Protocol::Http1,
     };
     match protocol {
         Protocol::Http1 => {
@@ -166,6 +169,9 @@ struct Served {
     limits: ConnectionLimits,
     stop: Stop,
     admission: Admission,
+    /// The first request's head is due within the header-read timeout of the accept (HTTP/1:
+    /// hyper's own timer starts only with the protocol, after the sniff).
+    first_head_due: bool,
 }
 
 impl Served {
@@ -177,19 +183,29 @@ impl Served {
             limits,
             stop,
             admission,
+            first_head_due,
         } = self;
         tokio::pin!(connection);
         let mut closing = false;
+        let head_due_at = activity.opened() + limits.header_read_timeout;
+        // No request yet where one is due: not even a head arrived whole, nothing to finish.
+        let waiting_for_first_head = || !activity.any_head_read() && (first_head_due || !activity.heard_from_client());
         loop {
             // The sniff has heard the client by now, unless it closed at once: silence is bounded
-            // by the idle timeout (and an unfinished head by hyper's own header-read timer, which
-            // starts with the protocol, so a client may take up to twice the timeout for its
-            // first head). The check wakes at least once per idle timeout.
+            // by the idle timeout, the first head by `head_due_at` (a sniff that waited on bytes
+            // of the HTTP/2 preface must not lend hyper's timer, which starts after it, that
+            // wait), later heads by hyper's own timer. The check wakes at least once per idle
+            // timeout.
             let now = tokio::time::Instant::now();
-            let wake = if activity.heard_from_client() {
+            let idle_at = if activity.heard_from_client() {
                 activity.last() + limits.idle_timeout
             } else {
-                (activity.opened() + limits.header_read_timeout).min(now + limits.idle_timeout)
+                now + limits.idle_timeout
+            };
+            let wake = if waiting_for_first_head() {
+                idle_at.min(head_due_at)
+            } else {
+                idle_at
             };
             tokio::select! {
                 // The connection first: a drain that lands as the protocol became known must not
@@ -204,12 +220,11 @@ impl Served {
                 }
                 () = tokio::time::sleep_until(wake), if !closing => {
                     let now = tokio::time::Instant::now();
-                    if !activity.heard_from_client() {
-                        if now >= activity.opened() + limits.header_read_timeout {
-                            // Nothing to finish: not even a request line arrived.
+                    if waiting_for_first_head() {
+                        if now >= head_due_at {
                             return;
                         }
-                    } else if activity.last() + limits.idle_timeout <= now {
+                    } else if activity.heard_from_client() && activity.last() + limits.idle_timeout <= now {
                         // A request in progress (a long-poll) still finishes; the connection closes after it.
                         connection.as_mut().close_gracefully();
                         closing = true;

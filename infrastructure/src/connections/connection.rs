@@ -27,6 +27,7 @@ use super::activity::{Activity, WatchedIo};
 use super::drained_body::DrainedBody;
 use super::protocol::{Protocol, sniff};
 use super::slots::{Admission, Slot};
+use super::watch::{Deadlines, Due, Seen};
 
 /// The HTTP/2 settings poem's own server uses.
 const HTTP2_MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 20;
@@ -187,26 +188,22 @@ impl Served {
         } = self;
         tokio::pin!(connection);
         let mut closing = false;
-        let head_due_at = activity.opened() + limits.header_read_timeout;
-        // No request yet where one is due: not even a head arrived whole, nothing to finish.
-        let waiting_for_first_head = || !activity.any_head_read() && (first_head_due || !activity.heard_from_client());
+        let deadlines = Deadlines {
+            head_due_at: activity.opened() + limits.header_read_timeout,
+            idle_timeout: limits.idle_timeout,
+        };
+        // The sniff has heard the client by now, unless it closed at once: silence is bounded by
+        // the idle timeout, the first head by the header-read timeout from the accept (a sniff
+        // that waited on bytes of the HTTP/2 preface must not lend hyper's timer, which starts
+        // after it, that wait; HTTP/2 only when not even the preface came), later heads by
+        // hyper's own timer (`watch.rs`).
+        let seen = |closing: bool| Seen {
+            waiting_for_first_head: !activity.any_head_read() && (first_head_due || !activity.heard_from_client()),
+            closing,
+            last_heard: activity.heard_from_client().then(|| activity.last()),
+        };
         loop {
-            // The sniff has heard the client by now, unless it closed at once: silence is bounded
-            // by the idle timeout, the first head by `head_due_at` (a sniff that waited on bytes
-            // of the HTTP/2 preface must not lend hyper's timer, which starts after it, that
-            // wait), later heads by hyper's own timer. The check wakes at least once per idle
-            // timeout.
-            let now = tokio::time::Instant::now();
-            let idle_at = if activity.heard_from_client() {
-                activity.last() + limits.idle_timeout
-            } else {
-                now + limits.idle_timeout
-            };
-            let wake = if waiting_for_first_head() {
-                idle_at.min(head_due_at)
-            } else {
-                idle_at
-            };
+            let wake = deadlines.wake_at(seen(closing), tokio::time::Instant::now());
             tokio::select! {
                 // The connection first: a drain that lands as the protocol became known must not
                 // close the connection before hyper has read the request already sent.
@@ -218,20 +215,24 @@ impl Served {
                     connection.as_mut().close_gracefully();
                     closing = true;
                 }
-                () = tokio::time::sleep_until(wake), if !closing => {
-                    let now = tokio::time::Instant::now();
-                    if waiting_for_first_head() {
-                        if now >= head_due_at {
-                            return;
-                        }
-                    } else if activity.heard_from_client() && activity.last() + limits.idle_timeout <= now {
-                        // A request in progress (a long-poll) still finishes; the connection closes after it.
+                () = sleep_until_some(wake) => match deadlines.due(seen(closing), tokio::time::Instant::now()) {
+                    Due::Close => return,
+                    Due::CloseGracefully => {
                         connection.as_mut().close_gracefully();
                         closing = true;
                     }
-                }
+                    Due::Nothing => {}
+                },
             }
         }
+    }
+}
+
+/// Sleeps until `at`, or forever when there is nothing to wake for.
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -9,6 +9,7 @@ mod drained_body;
 mod no_delay;
 mod protocol;
 mod slots;
+mod watch;
 
 use std::future::Future;
 use std::io;

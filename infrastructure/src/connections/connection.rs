@@ -1,5 +1,6 @@
-//! One accepted connection served by hyper: which HTTP it speaks, the header-read deadline
-//! (hyper's own, with a timer), the idle deadline, and a graceful close when the server drains.
+//! One accepted connection served by hyper: which HTTP it speaks, the header-read deadline (the
+//! first head's from the accept, later heads' by hyper's own timer), the idle deadline, and a
+//! graceful close when the server drains.
 
 use std::convert::Infallible;
 use std::error::Error as StdError;
@@ -192,13 +193,13 @@ impl Served {
             head_due_at: activity.opened() + limits.header_read_timeout,
             idle_timeout: limits.idle_timeout,
         };
-        // The sniff has heard the client by now, unless it closed at once: silence is bounded by
-        // the idle timeout, the first head by the header-read timeout from the accept (a sniff
-        // that waited on bytes of the HTTP/2 preface must not lend hyper's timer, which starts
-        // after it, that wait; HTTP/2 only when not even the preface came), later heads by
-        // hyper's own timer (`watch.rs`).
+        // The sniff has heard the client by now (HTTP/2's whole preface, or HTTP/1's first
+        // bytes): silence is bounded by the idle timeout, HTTP/1's first head by the header-read
+        // timeout from the accept (a sniff that waited on bytes of the HTTP/2 preface must not
+        // lend hyper's timer, which starts after it, that wait), later heads by hyper's own
+        // timer (`watch.rs`).
         let seen = |closing: bool| Seen {
-            waiting_for_first_head: !activity.any_head_read() && (first_head_due || !activity.heard_from_client()),
+            waiting_for_first_head: first_head_due && !activity.any_head_read(),
             closing,
             last_heard: activity.heard_from_client().then(|| activity.last()),
         };

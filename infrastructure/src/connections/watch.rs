@@ -8,7 +8,7 @@ use tokio::time::Instant;
 /// The connection as the watch sees it at one moment.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Seen {
-    /// No request has reached the service yet, and one is due by [`Deadlines::head_due_at`].
+    /// HTTP/1: no request has reached the service yet, and one is due by [`Deadlines::head_due_at`].
     pub waiting_for_first_head: bool,
     /// A graceful close was asked for (a drain, or the idle timeout).
     pub closing: bool,
@@ -64,8 +64,8 @@ mod tests {
 
     fn deadlines(opened: Instant, header_read: u64, idle: u64) -> Deadlines {
         Deadlines {
-            head_due_at: opened + SECOND * header_read as u32,
-            idle_timeout: SECOND * idle as u32,
+            head_due_at: opened + Duration::from_secs(header_read),
+            idle_timeout: Duration::from_secs(idle),
         }
     }
 

@@ -52,7 +52,7 @@ impl Activity {
     }
 
     /// Called as each request reaches the service.
-    pub fn head_read(&self) {
+    pub fn note_head_read(&self) {
         self.head_read.store(true, Ordering::Release);
     }
 

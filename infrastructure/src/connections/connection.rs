@@ -90,7 +90,7 @@ pub async fn serve<Io>(
     let io = WatchedIo::new(io, activity.clone(), slot);
     let heads = activity.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-        heads.head_read();
+        heads.note_head_read();
         let endpoint = endpoint.clone();
         let req = if super::detached_head::may_be_held(&req) {
             super::detached_head::detach(req)

@@ -43,6 +43,22 @@ async fn closed_within(stream: &mut TcpStream, limit: Duration) -> Option<(Durat
     }
 }
 
+/// Sends one header byte every `every`, a head that never ends, until the server closes the
+/// connection: how long after `started` it did, or `None` if it was still open at `give_up`.
+async fn dribble_until_closed(
+    stream: &mut TcpStream,
+    every: Duration,
+    started: Instant,
+    give_up: Duration,
+) -> Option<Duration> {
+    while started.elapsed() < give_up {
+        if stream.write_all(b"a").await.is_err() || closed_within(stream, every).await.is_some() {
+            return Some(started.elapsed());
+        }
+    }
+    None
+}
+
 /// Sends one request on a kept-alive connection and reads its answer (a small JSON body).
 async fn exchange(stream: &mut TcpStream, request: &str) -> String {
     stream.write_all(request.as_bytes()).await.unwrap();
@@ -77,16 +93,7 @@ async fn slowloris_connections_are_closed_after_the_header_read_timeout() {
                     .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
                     .await
                     .unwrap();
-                // One header byte every 200 ms: never a complete head.
-                while started.elapsed() < Duration::from_secs(6) {
-                    if stream.write_all(b"a").await.is_err() {
-                        return Some(started.elapsed());
-                    }
-                    if closed_within(&mut stream, Duration::from_millis(200)).await.is_some() {
-                        return Some(started.elapsed());
-                    }
-                }
-                None
+                dribble_until_closed(&mut stream, Duration::from_millis(200), started, Duration::from_secs(6)).await
             })
         })
         .collect();
@@ -160,22 +167,13 @@ async fn a_first_head_that_began_like_the_http2_preface_is_due_within_the_header
     // `PRI ` is also how HTTP/2's preface begins: the server cannot tell the protocol yet.
     slow.write_all(b"PRI ").await.unwrap();
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    // Now it is HTTP/1, and its head never ends: one header byte every 100 ms.
+    // Now it is HTTP/1, and its head never ends.
     slow.write_all(b"/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
         .await
         .unwrap();
-    let closed_after = loop {
-        if slow.write_all(b"a").await.is_err() {
-            break started.elapsed();
-        }
-        if closed_within(&mut slow, Duration::from_millis(100)).await.is_some() {
-            break started.elapsed();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "the slow head was never cut off"
-        );
-    };
+    let closed_after = dribble_until_closed(&mut slow, Duration::from_millis(100), started, Duration::from_secs(6))
+        .await
+        .expect("the slow head was cut off");
     // Within the timeout of the accept (plus scheduling), not of the moment the protocol became
     // known (which would be about 3.5 s).
     assert!(

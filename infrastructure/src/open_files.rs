@@ -56,7 +56,7 @@ pub fn raise_limit() -> Option<(u64, u64)> {
     if after < COMFORTABLE_LIMIT {
         tracing::warn!(
             limit = after,
-            "the open-file limit is low: each live-channel socket holds one; raise it with `ulimit -n` or systemd's LimitNOFILE"
+            "the open-file limit is low: each connection (a live-channel socket too) holds one; raise it with `ulimit -n` or systemd's LimitNOFILE"
         );
     }
     Some((before, after))

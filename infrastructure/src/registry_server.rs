@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use poem::EndpointExt;
 use poem::listener::{Acceptor, Listener, TcpAcceptor, TcpListener};
-use poem::{EndpointExt, Server};
 use sea_orm::DatabaseConnection;
 use svc_application::services::cpu_gate::CpuGate;
 use svc_application::services::registry::{RegistryPorts, RegistryService};
@@ -15,11 +15,20 @@ use svc_attest::sigstore::TrustedRoot;
 use svc_registry::{FsBundleStore, RegistryState};
 use svc_sql::registry::{SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository};
 
-use crate::settings::RegistrySettings;
+use crate::connections::{ConnectionLimits, Draining, NoDelay, Probes};
+use crate::open_files::PatientAcceptor;
+use crate::settings::{ConnectionSettings, RegistrySettings};
 use crate::system::{RandomIds, SystemClock};
 
 /// How long in-flight requests may finish after a shutdown signal.
 const GRACE_PERIOD: Duration = Duration::from_secs(10);
+
+/// `GET /health` answers on a connection past the cap; anything else is the registry's
+/// `overloaded` error (docs/registry.md).
+const PROBES: Probes = Probes {
+    paths: &["/health"],
+    refused: svc_registry::overloaded,
+};
 
 /// The registry service over the SQL repositories and the bundle directory of `settings`.
 pub fn registry_service(settings: &RegistrySettings, db: &DatabaseConnection) -> Result<RegistryService, String> {
@@ -60,6 +69,7 @@ pub async fn connect(settings: &RegistrySettings) -> Result<DatabaseConnection, 
 
 pub struct RegistryApplication {
     acceptor: TcpAcceptor,
+    limits: ConnectionLimits,
     local_addr: SocketAddr,
     base_url: String,
     state: RegistryState,
@@ -67,8 +77,10 @@ pub struct RegistryApplication {
 }
 
 impl RegistryApplication {
-    /// Binds the port (0 picks a free one) and prepares the routes.
-    pub async fn build(settings: &RegistrySettings) -> Result<Self, String> {
+    /// Binds the port (0 picks a free one) and prepares the routes. Connections are served under
+    /// `[connections]` as `svc serve`'s are (header-read and idle timeouts, the cap).
+    pub async fn build(settings: &RegistrySettings, connections: &ConnectionSettings) -> Result<Self, String> {
+        let limits = ConnectionLimits::for_this_process(connections)?;
         std::fs::create_dir_all(settings.data_dir.join("bundles"))
             .map_err(|e| format!("cannot create {}: {e}", settings.data_dir.display()))?;
         let db = connect(settings).await?;
@@ -93,6 +105,7 @@ impl RegistryApplication {
         };
         Ok(Self {
             acceptor,
+            limits,
             local_addr,
             base_url,
             state,
@@ -114,10 +127,17 @@ impl RegistryApplication {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let endpoint = svc_registry::routes(self.state).with(poem::middleware::Tracing);
-        let served = Server::new_with_acceptor(crate::connections::NoDelay::new(self.acceptor))
-            .run_with_graceful_shutdown(endpoint, shutdown, Some(GRACE_PERIOD))
-            .await;
+        let endpoint = svc_registry::routes(self.state).with(poem::middleware::Tracing).boxed();
+        let served = crate::connections::serve(
+            PatientAcceptor::new(NoDelay::new(self.acceptor)),
+            endpoint,
+            self.limits,
+            PROBES,
+            shutdown,
+            GRACE_PERIOD,
+            Draining::default(),
+        )
+        .await;
         let _ = self.db.close().await;
         served
     }

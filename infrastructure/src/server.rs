@@ -280,9 +280,7 @@ impl Application {
         }
         let ws_secrets = crate::secrets::ws_signing_secrets(settings, &db).await?;
 
-        // Each live-channel socket is a descriptor: lift the soft limit before accepting.
-        let open_file_limit = crate::open_files::raise_limit().map(|(_, after)| after);
-        let limits = connection_limits(settings)?.fitted_to(open_file_limit);
+        let limits = connection_limits(settings)?;
         let draining = Draining::default();
         let live_sockets = svc_http::LiveSockets::default();
         let held_requests = svc_http::HeldRequests::default();
@@ -637,6 +635,7 @@ impl Application {
             self.acceptor,
             self.endpoint,
             self.limits,
+            crate::connections::Probes::SERVER,
             shutdown,
             GRACE_PERIOD,
             self.draining,

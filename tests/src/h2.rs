@@ -1,8 +1,12 @@
 //! An HTTP/2 client without TLS (prior knowledge), for what reqwest here cannot do: many
 //! requests in flight on one connection, and requests that carry `:authority` and no `Host`.
 
+use std::convert::Infallible;
+
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use futures_util::{StreamExt, stream};
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::Frame;
 use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::Value;
@@ -57,10 +61,26 @@ async fn status_and_text(
 /// with no `content-length` (nothing the server can check before reading); the status and the
 /// body's text.
 pub async fn post_unsized(url: &str, content_type: &str, size: usize) -> Result<(hyper::StatusCode, String), String> {
-    use futures_util::stream;
-    use http_body_util::StreamBody;
-    use hyper::body::Frame;
+    let frames = (0..size.div_ceil(8192)).map(|_| Ok::<_, Infallible>(Frame::data(Bytes::from(vec![b' '; 8192]))));
+    post_streamed(url, content_type, stream::iter(frames)).await
+}
 
+/// POSTs `first` to `url` on a connection of its own, with no `content-length`, then sends nothing
+/// more and keeps the stream open (a client that stalls mid-body); the status and the body's text.
+pub async fn post_stalled(
+    url: &str,
+    content_type: &str,
+    first: &'static [u8],
+) -> Result<(hyper::StatusCode, String), String> {
+    let frames = stream::iter([Ok::<_, Infallible>(Frame::data(Bytes::from_static(first)))]).chain(stream::pending());
+    post_streamed(url, content_type, frames).await
+}
+
+/// POSTs the body `frames` make to `url` on a connection of its own; the status and the body's text.
+async fn post_streamed<S>(url: &str, content_type: &str, frames: S) -> Result<(hyper::StatusCode, String), String>
+where
+    S: futures_util::Stream<Item = Result<Frame<Bytes>, Infallible>> + Send + Unpin + 'static,
+{
     let authority = url.trim_start_matches("http://").split('/').next().unwrap_or_default();
     let socket = tokio::net::TcpStream::connect(authority)
         .await
@@ -69,11 +89,9 @@ pub async fn post_unsized(url: &str, content_type: &str, size: usize) -> Result<
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(connection);
-    let frames =
-        (0..size.div_ceil(8192)).map(|_| Ok::<_, std::convert::Infallible>(Frame::data(Bytes::from(vec![b' '; 8192]))));
     let request = hyper::Request::post(url)
         .header("content-type", content_type)
-        .body(StreamBody::new(stream::iter(frames)))
+        .body(StreamBody::new(frames))
         .map_err(|e| e.to_string())?;
     let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
     status_and_text(response).await

@@ -19,6 +19,7 @@ pub mod live;
 pub mod nats;
 pub mod output_schemas;
 pub mod process;
+pub mod raw_http;
 pub mod smtp_sink;
 
 use std::path::PathBuf;

@@ -17,6 +17,7 @@ use poem::{Body, IntoResponse, Request, Response};
 use svc_application::services::accounts::{AccountService, AccountServiceError, InviteSignup};
 use svc_application::services::rate_limit::address_key;
 
+use crate::body_limit::Unread;
 use crate::client_address::client_ip;
 use crate::oauth::{escape, html_page};
 use crate::route_states::AccountRoutes;
@@ -44,19 +45,22 @@ fn token_of(req: &Request) -> String {
     field(req.uri().query().unwrap_or_default().as_bytes(), "token").unwrap_or_default()
 }
 
-/// The form body, read whatever its `Content-Type`; `None` when it is too large.
-async fn form_body(body: Body) -> Option<Vec<u8>> {
-    crate::body_limit::read_limited(body, MAX_FORM_BYTES)
-        .await
-        .map(|b| b.to_vec())
-}
-
-fn too_large() -> Response {
-    message(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "The form is too large",
-        "Go back and try again.",
-    )
+/// The form body, read whatever its `Content-Type`; the page to answer when it is too large or
+/// did not arrive whole.
+async fn form_body(body: Body) -> Result<Vec<u8>, Response> {
+    match crate::body_limit::read_limited(body, MAX_FORM_BYTES).await {
+        Ok(bytes) => Ok(bytes.to_vec()),
+        Err(Unread::TooLarge) => Err(message(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "The form is too large",
+            "Go back and try again.",
+        )),
+        Err(unread) => Err(message(
+            unread.status(),
+            "The form did not arrive whole",
+            "Go back and try again.",
+        )),
+    }
 }
 
 fn pages(state: &AccountRoutes) -> Option<&AccountPages> {
@@ -129,8 +133,9 @@ pub(crate) async fn reset(body: Body, state: &Arc<AccountRoutes>) -> Response {
     let Some(pages) = pages(state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let Some(form) = form_body(body).await else {
-        return too_large();
+    let form = match form_body(body).await {
+        Ok(form) => form,
+        Err(page) => return page,
     };
     let token = field(&form, "token").unwrap_or_default();
     let password = field(&form, "password").unwrap_or_default();
@@ -161,8 +166,9 @@ pub(crate) async fn forgot(req: &Request, body: Body, state: &Arc<AccountRoutes>
     let Some(pages) = pages(state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let Some(form) = form_body(body).await else {
-        return too_large();
+    let form = match form_body(body).await {
+        Ok(form) => form,
+        Err(page) => return page,
     };
     let email = field(&form, "email").unwrap_or_default();
     let ip = client_ip(req, pages.trust_proxy);

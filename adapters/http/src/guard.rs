@@ -5,8 +5,12 @@
 //! the runtime bundle and the live channel do not, because mounted cards load them from the host's
 //! sandbox origin (they carry their own token).
 
+use std::future::Future;
+
 use poem::http::StatusCode;
 use poem::{Endpoint, IntoResponse, Middleware, Request, Response};
+
+use crate::layered;
 
 #[derive(Debug, Clone)]
 pub struct HostGuard {
@@ -108,12 +112,12 @@ pub struct GuardEndpoint<E> {
 impl<E: Endpoint> Endpoint for GuardEndpoint<E> {
     type Output = Response;
 
-    async fn call(&self, req: Request) -> poem::Result<Self::Output> {
+    fn call(&self, req: Request) -> impl Future<Output = poem::Result<Self::Output>> + Send {
         if let Err(reason) = self.guard.check(&req) {
             tracing::warn!(reason, host = target_host(&req), "request refused by the host guard");
-            return Ok((StatusCode::FORBIDDEN, reason).into_response());
+            return layered::answer_now((StatusCode::FORBIDDEN, reason).into_response());
         }
-        self.inner.call(req).await.map(IntoResponse::into_response)
+        layered::pass_on(&self.inner, req)
     }
 }
 

@@ -13,6 +13,7 @@ mod guard;
 mod health;
 mod held_requests;
 mod if_none_match;
+mod layered;
 mod live;
 mod live_switch;
 mod live_token;
@@ -39,6 +40,7 @@ use svc_application::services::auth::AuthService;
 use svc_application::services::tool_channels::ToolChannelService;
 
 use crate::body_limit::BodyLimit;
+use crate::layered::Provide;
 
 pub use account_pages::AccountPages;
 pub use guard::HostGuard;
@@ -151,8 +153,8 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
                 .get(mcp::get_mcp)
                 .delete(mcp::delete_mcp)
                 .with(guard.clone())
-                .data(states.ops.clone())
-                .data(states.gate.clone()),
+                .with(Provide(states.ops.clone()))
+                .with(Provide(states.gate.clone())),
         )
         .at(
             "/_svc/invites/:invite_id/accept",
@@ -165,8 +167,8 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
                 .get(mcp::get_mcp)
                 .delete(mcp::delete_mcp)
                 .with(guard.clone())
-                .data(states.agent.clone())
-                .data(states.gate),
+                .with(Provide(states.agent.clone()))
+                .with(Provide(states.gate)),
         )
         .at(
             "/apps/:app_id/mcp",
@@ -174,7 +176,7 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
                 .get(mcp::app_endpoint::other_app_mcp)
                 .delete(mcp::app_endpoint::other_app_mcp)
                 .with(guard)
-                .data(states.agent),
+                .with(Provide(states.agent)),
         )
         // Inside /account but outside the OpenAPI service: a form page of its own.
         .at(
@@ -222,7 +224,6 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
         .with(card_routes)
         // Every route's ceiling; the routes above set tighter ones.
         .with(BodyLimit::new(body_limit::MAX_BODY_BYTES))
-        .around(nul_guard::refuse_nul_in_url)
-        .map_to_response()
+        .with(nul_guard::RefuseNulInUrl)
         .with(observe::Observe { ids: request_ids })
 }

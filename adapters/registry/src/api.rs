@@ -48,15 +48,15 @@ macro_rules! answers {
 answers!(HealthAnswer { 200 => Json<Health> });
 answers!(WhoAmIAnswer { 200 => Json<WhoAmI>, 401 => Unauthorized });
 answers!(SchemaAnswer { 200 => Json<serde_json::Value> });
-answers!(AuthorKeyAnswer { 201 => Json<AuthorKeyBody>, 400 => BadRequest, 401 => Unauthorized, 409 => Conflict, 413 => TooLarge });
+answers!(AuthorKeyAnswer { 201 => Json<AuthorKeyBody>, 400 => BadRequest, 401 => Unauthorized, 408 => TimedOut, 409 => Conflict, 413 => TooLarge });
 answers!(AuthorKeyReadAnswer { 200 => Json<AuthorKeyBody>, 404 => NotFound });
-answers!(PublishAnswer { 201 => Json<PublishedBody>, 400 => BadRequest, 401 => Unauthorized, 403 => Forbidden, 409 => Conflict, 413 => TooLarge });
-answers!(ConformanceAnswer { 200 => Json<ConformanceBody>, 400 => BadRequest, 401 => Unauthorized, 413 => TooLarge });
+answers!(PublishAnswer { 201 => Json<PublishedBody>, 400 => BadRequest, 401 => Unauthorized, 403 => Forbidden, 408 => TimedOut, 409 => Conflict, 413 => TooLarge });
+answers!(ConformanceAnswer { 200 => Json<ConformanceBody>, 400 => BadRequest, 401 => Unauthorized, 408 => TimedOut, 413 => TooLarge });
 answers!(ListingAnswer { 200 => Json<VersionListing>, 400 => BadRequest, 401 => Unauthorized, 404 => NotFound });
 answers!(VersionAnswer { 200 => Json<VersionDetail>, 400 => BadRequest, 401 => Unauthorized, 404 => NotFound, 410 => Gone });
 answers!(BundleAnswer { 200 => Binary<Vec<u8>>, 404 => NotFound });
 answers!(SearchAnswer { 200 => Json<SearchResults>, 400 => BadRequest, 401 => Unauthorized });
-answers!(YankAnswer { 200 => Json<YankBody>, 400 => BadRequest, 401 => Unauthorized, 403 => Forbidden, 404 => NotFound });
+answers!(YankAnswer { 200 => Json<YankBody>, 400 => BadRequest, 401 => Unauthorized, 403 => Forbidden, 404 => NotFound, 408 => TimedOut });
 answers!(OpenApiAnswer { 200 => PlainText<String> });
 
 type State<'a> = Data<&'a Arc<RegistryState>>;
@@ -340,6 +340,11 @@ impl Refusal {
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "payload_too_large",
                 format!("the body is over {} bytes", crate::openapi_glue::BODY_LIMIT),
+            ),
+            Self::Body(BodyError::Paused) => plain_error(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                "the body stopped arriving",
             ),
             Self::Body(BodyError::Invalid(why)) => plain_error(
                 StatusCode::BAD_REQUEST,

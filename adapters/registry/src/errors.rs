@@ -60,6 +60,16 @@ pub(crate) fn error_response(error: &RegistryError) -> Response {
     response
 }
 
+/// The answer on a connection past the server's cap (or opened while it drains) to anything but
+/// `GET /health`: 503 `overloaded` (docs/registry.md).
+pub fn overloaded() -> Response {
+    plain_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "overloaded",
+        "the registry is at its connection limit or shutting down; only GET /health answers on this connection",
+    )
+}
+
 /// An error answer built by the routes themselves (a bad body, an unknown route).
 pub(crate) fn plain_error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
     json_response(

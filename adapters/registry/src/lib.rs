@@ -15,6 +15,7 @@ use poem_openapi::OpenApiService;
 
 pub use api::RegistryState;
 pub use bundle_store::FsBundleStore;
+pub use errors::overloaded;
 
 fn service() -> OpenApiService<api::RegistryApi, ()> {
     OpenApiService::new(api::RegistryApi, "svc: artifact registry", env!("CARGO_PKG_VERSION")).description(

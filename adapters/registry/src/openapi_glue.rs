@@ -45,6 +45,9 @@ impl<R: ApiResponse> ApiResponse for Described<R> {
 /// Why a body could not be read.
 pub enum BodyError {
     TooLarge,
+    /// It stopped arriving: the server's connection layer cuts off a body that pauses for the
+    /// idle timeout (an `io::ErrorKind::TimedOut`).
+    Paused,
     Invalid(String),
 }
 
@@ -82,6 +85,9 @@ impl<'a, T: DeserializeOwned + ParseFromJSON + ToJSON + Send + Sync + 'static> A
         let bytes = match body.into_bytes_limit(BODY_LIMIT).boxed().await {
             Ok(bytes) => bytes,
             Err(poem::error::ReadBodyError::PayloadTooLarge) => return Ok(Self(Err(BodyError::TooLarge))),
+            Err(poem::error::ReadBodyError::Io(error)) if error.kind() == std::io::ErrorKind::TimedOut => {
+                return Ok(Self(Err(BodyError::Paused)));
+            }
             Err(error) => return Ok(Self(Err(BodyError::Invalid(error.to_string())))),
         };
         Ok(Self(

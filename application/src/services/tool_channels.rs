@@ -109,6 +109,9 @@ pub struct ToolChannelService {
 
 /// Distinct channel schemas kept compiled.
 const COMPILED_SCHEMAS: u64 = 256;
+/// Longest a subscribe waits on its schema's compile (the schema cache's deadline): the
+/// complexity budgets keep real compiles far below it.
+const COMPILE_DEADLINE: Duration = Duration::from_secs(2);
 
 impl ToolChannelService {
     pub fn new(tools: HashMap<String, Arc<dyn PollableTool>>, settings: ToolChannelSettings) -> Self {
@@ -139,7 +142,7 @@ impl ToolChannelService {
     /// Checks `channel` against the session's agreed contract and picks its tool and interval:
     /// the contract's `intervalMs`, else the tool's own interval, never below the tool's interval
     /// nor the deployment minimum.
-    pub fn plan(
+    pub async fn plan(
         &self,
         contract: &Contract,
         session_id: &str,
@@ -156,15 +159,7 @@ impl ToolChannelService {
         // Agreed contracts hold only schemas that compiled at negotiation; one stored before the
         // complexity budgets may be over one, and is refused rather than run.
         let schema = match contract.stream_channel(channel) {
-            Some(declared) => Some(
-                self.compiled
-                    .try_get_with(validator_key(&declared.schema), || {
-                        compile_schema(&declared.schema).map(Arc::new)
-                    })
-                    .map_err(|refused| {
-                        ChannelError::BadPayload(format!("streamSpec.{channel}.schema is refused: {refused}"))
-                    })?,
-            ),
+            Some(declared) => Some(self.compiled_schema(channel, &declared.schema).await?),
             None => None,
         };
         let asked = source.interval_ms.map_or(tool.interval(), Duration::from_millis);
@@ -181,6 +176,43 @@ impl ToolChannelService {
             tool: tool.clone(),
             schema,
         })
+    }
+
+    /// `schema` compiled, kept from an earlier subscribe or compiled through the CPU gate: the
+    /// card's contract may hold many costly patterns, and a compile on the socket's async worker
+    /// would stall every connection served there (the schema cache's rule, `agent/schema_cache.rs`).
+    /// Two subscribes racing on a new schema may both compile it; neither waits on the other.
+    async fn compiled_schema(&self, channel: &str, schema: &Value) -> Result<Arc<CompiledSchema>, ChannelError> {
+        let key = validator_key(schema);
+        if let Some(compiled) = self.compiled.get(&key) {
+            return Ok(compiled);
+        }
+        let schema = schema.clone();
+        let compiling = self
+            .cpu
+            .start(move || compile_schema(&schema).map(Arc::new))
+            .await
+            .map_err(|busy| ChannelError::Busy(busy.retry_after_seconds))?;
+        // The deadline is on the compile alone, not on the wait for a slot.
+        let compiled = tokio::time::timeout(COMPILE_DEADLINE, compiling)
+            .await
+            .map_err(|_| {
+                ChannelError::BadPayload(format!(
+                    "streamSpec.{channel}.schema took longer than {} s to compile",
+                    COMPILE_DEADLINE.as_secs()
+                ))
+            })?
+            .map_err(|panicked| {
+                refused_work(
+                    CpuWorkError::Panicked(panicked.to_string()),
+                    "a tool channel's schema compile",
+                )
+            })?
+            .map_err(|refused| {
+                ChannelError::BadPayload(format!("streamSpec.{channel}.schema is refused: {refused}"))
+            })?;
+        self.compiled.insert(key, compiled.clone());
+        Ok(compiled)
     }
 
     /// One poll: the payload, or why there is none.
@@ -225,13 +257,18 @@ impl ToolChannelService {
         self.cpu
             .run(move || schema.violations(&payload).into_iter().next())
             .await
-            .map_err(|refused| match refused {
-                CpuWorkError::Busy(busy) => ChannelError::Busy(busy.retry_after_seconds),
-                CpuWorkError::Panicked(reason) => {
-                    tracing::error!(%reason, "a tool channel's payload check panicked");
-                    ChannelError::Internal
-                }
-            })
+            .map_err(|refused| refused_work(refused, "a tool channel's payload check"))
+    }
+}
+
+/// The channel error for CPU work the gate did not run to its end; `what` names it in the log.
+fn refused_work(refused: CpuWorkError, what: &str) -> ChannelError {
+    match refused {
+        CpuWorkError::Busy(busy) => ChannelError::Busy(busy.retry_after_seconds),
+        CpuWorkError::Panicked(reason) => {
+            tracing::error!(%reason, "{what} panicked");
+            ChannelError::Internal
+        }
     }
 }
 
@@ -350,42 +387,50 @@ mod tests {
         .unwrap()
     }
 
-    #[test]
-    fn the_interval_is_the_slowest_of_contract_tool_and_floor() {
+    #[tokio::test]
+    async fn the_interval_is_the_slowest_of_contract_tool_and_floor() {
         let s = service(1024);
-        let plan = |c: &str| s.plan(&contract(), "s", "app", c).map(|p| p.interval);
-        assert_eq!(plan("a"), Ok(Duration::from_secs(10)), "the tool's interval is a floor");
-        assert_eq!(plan("b"), Ok(Duration::from_secs(2)), "the contract may ask for slower");
+        let plan = async |c: &str| s.plan(&contract(), "s", "app", c).await.map(|p| p.interval);
         assert_eq!(
-            plan("c"),
+            plan("a").await,
+            Ok(Duration::from_secs(10)),
+            "the tool's interval is a floor"
+        );
+        assert_eq!(
+            plan("b").await,
+            Ok(Duration::from_secs(2)),
+            "the contract may ask for slower"
+        );
+        assert_eq!(
+            plan("c").await,
             Ok(Duration::from_millis(500)),
             "the deployment minimum is a floor"
         );
     }
 
-    #[test]
-    fn channels_without_a_pollable_source_are_refused_with_their_code() {
+    #[tokio::test]
+    async fn channels_without_a_pollable_source_are_refused_with_their_code() {
         let s = service(1024);
-        let code = |c: &str| s.plan(&contract(), "s", "app", c).err().map(|e| e.code());
-        assert_eq!(code("d"), Some("TOOL_UNAVAILABLE"));
-        assert_eq!(code("plain"), Some("UNKNOWN_CHANNEL"));
-        assert_eq!(code("missing"), Some("UNKNOWN_CHANNEL"));
+        let code = async |c: &str| s.plan(&contract(), "s", "app", c).await.err().map(|e| e.code());
+        assert_eq!(code("d").await, Some("TOOL_UNAVAILABLE"));
+        assert_eq!(code("plain").await, Some("UNKNOWN_CHANNEL"));
+        assert_eq!(code("missing").await, Some("UNKNOWN_CHANNEL"));
     }
 
-    #[test]
-    fn a_channel_planned_again_reuses_its_compiled_schema() {
+    #[tokio::test]
+    async fn a_channel_planned_again_reuses_its_compiled_schema() {
         let s = service(1024);
-        let first = s.plan(&contract(), "s", "app", "b").unwrap().schema.unwrap();
-        let again = s.plan(&contract(), "s", "app", "b").unwrap().schema.unwrap();
+        let first = s.plan(&contract(), "s", "app", "b").await.unwrap().schema.unwrap();
+        let again = s.plan(&contract(), "s", "app", "b").await.unwrap().schema.unwrap();
         assert!(Arc::ptr_eq(&first, &again), "compiled once");
     }
 
     #[tokio::test]
     async fn an_oversized_payload_is_refused() {
-        let plan = service(1024).plan(&contract(), "s", "app", "c").unwrap();
+        let plan = service(1024).plan(&contract(), "s", "app", "c").await.unwrap();
         assert!(service(1024).poll(&plan).await.is_ok());
         let small = service(50);
-        let plan = small.plan(&contract(), "s", "app", "c").unwrap();
+        let plan = small.plan(&contract(), "s", "app", "c").await.unwrap();
         assert_eq!(small.poll(&plan).await.unwrap_err().code(), "PAYLOAD_TOO_LARGE");
     }
 
@@ -400,7 +445,10 @@ mod tests {
             "plain": { "mode": "replace", "schema": { "type": "string" }, "source": { "tool": "fast" } }
         } }))
         .unwrap();
-        let plan = |channel: &str| s.plan(&contract, "s", "app", channel).unwrap();
+        // Planned before the slot is taken: compiling a new schema needs a slot too.
+        let patterned = s.plan(&contract, "s", "app", "patterned").await.unwrap();
+        let plain = s.plan(&contract, "s", "app", "plain").await.unwrap();
+        let refused = s.plan(&contract, "s", "app", "refused").await.unwrap();
 
         // The gate's one slot is taken by other heavy work.
         let (release, released) = std::sync::mpsc::channel::<()>();
@@ -408,17 +456,42 @@ mod tests {
             .start(move || released.recv().unwrap())
             .await
             .expect("the free slot");
-        assert_eq!(s.poll(&plan("patterned")).await, Err(ChannelError::Busy(1)));
+        assert_eq!(s.poll(&patterned).await, Err(ChannelError::Busy(1)));
         assert_eq!(
-            s.poll(&plan("plain")).await,
+            s.poll(&plain).await,
             Ok(json!("x".repeat(100))),
             "a light check needs no slot"
         );
 
         release.send(()).unwrap();
         holding.await.unwrap();
-        assert_eq!(s.poll(&plan("patterned")).await, Ok(json!("x".repeat(100))));
-        let refused = s.poll(&plan("refused")).await.unwrap_err();
+        assert_eq!(s.poll(&patterned).await, Ok(json!("x".repeat(100))));
+        let refused = s.poll(&refused).await.unwrap_err();
         assert_eq!(refused.code(), "BAD_PAYLOAD", "{refused}");
+    }
+
+    #[tokio::test]
+    async fn a_schema_not_yet_compiled_is_compiled_through_the_cpu_gate() {
+        let gate = CpuGate::new(1, Duration::from_millis(200));
+        let s = service(1024).with_cpu_gate(gate.clone());
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let holding = gate
+            .start(move || released.recv().unwrap())
+            .await
+            .expect("the free slot");
+        let busy = s.plan(&contract(), "s", "app", "b").await.map(|p| p.interval);
+        assert_eq!(busy, Err(ChannelError::Busy(1)), "no compile on the caller's worker");
+        assert_eq!(
+            s.plan(&contract(), "s", "app", "plain")
+                .await
+                .map(|p| p.interval)
+                .unwrap_err()
+                .code(),
+            "UNKNOWN_CHANNEL",
+            "refusals that need no compile still answer"
+        );
+        release.send(()).unwrap();
+        holding.await.unwrap();
+        assert!(s.plan(&contract(), "s", "app", "b").await.is_ok());
     }
 }

@@ -43,16 +43,20 @@ pub struct RegistryStoreArgs {
 
 impl RegistryStoreArgs {
     fn settings(&self) -> Result<RegistrySettings, String> {
-        let mut s = Settings::load(self.config.as_deref())
-            .map_err(|e| e.to_string())?
-            .registry;
+        self.load().map(|s| s.registry)
+    }
+
+    /// The whole configuration, its `[registry]` section with these flags applied.
+    fn load(&self) -> Result<Settings, String> {
+        let mut settings = Settings::load(self.config.as_deref()).map_err(|e| e.to_string())?;
+        let s = &mut settings.registry;
         if let Some(d) = &self.data_dir {
             s.data_dir = d.clone();
         }
         if let Some(u) = &self.database_url {
             s.database_url = u.clone();
         }
-        Ok(s)
+        Ok(settings)
     }
 }
 
@@ -111,7 +115,8 @@ pub fn run(command: RegistryCommand) -> Result<(), String> {
 }
 
 async fn serve(args: RegistryServeArgs) -> Result<(), String> {
-    let mut settings = args.store.settings()?;
+    let loaded = args.store.load()?;
+    let mut settings = loaded.registry;
     if let Some(h) = args.host {
         settings.host = h;
     }
@@ -121,7 +126,7 @@ async fn serve(args: RegistryServeArgs) -> Result<(), String> {
     if let Some(u) = args.public_base_url {
         settings.public_base_url = u;
     }
-    let app = RegistryApplication::build(&settings).await?;
+    let app = RegistryApplication::build(&settings, &loaded.connections).await?;
     println!("svc registry listening on http://{}", app.local_addr());
     println!("  bundle URLs:   {}/bundles/sha384/<hex>", app.base_url());
     println!("  data:          {}", settings.data_dir.display());

@@ -1,5 +1,6 @@
-//! A connection's I/O, watched: when it last moved a byte, whether the client has sent any, and
-//! whether a whole request head has arrived yet.
+//! A connection's I/O, watched: when it last moved a byte, whether the client has sent any,
+//! whether a whole request head has arrived yet, and since when the client has read nothing of
+//! what the server is writing.
 //! It also carries the connection's [`Slot`], so a live-channel socket keeps its place under the
 //! cap after the HTTP upgrade, until its descriptor closes.
 
@@ -22,6 +23,9 @@ pub struct Activity {
     heard_from_client: AtomicBool,
     /// A request's head was read whole and handed to the service.
     head_read: AtomicBool,
+    /// Milliseconds after `opened`, plus one, of the write that found the socket full with
+    /// nothing written since; 0 while writes go through.
+    writes_blocked_ms: AtomicU64,
 }
 
 impl Activity {
@@ -31,12 +35,44 @@ impl Activity {
             last_ms: AtomicU64::new(0),
             heard_from_client: AtomicBool::new(false),
             head_read: AtomicBool::new(false),
+            writes_blocked_ms: AtomicU64::new(0),
         })
     }
 
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX - 1)
+    }
+
     fn touch(&self) {
-        let ms = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_ms.store(ms, Ordering::Release);
+        self.last_ms.store(self.elapsed_ms(), Ordering::Release);
+    }
+
+    /// A write that went through, or found the socket full.
+    fn note_write(&self, polled: &Poll<io::Result<usize>>) {
+        match polled {
+            Poll::Ready(Ok(n)) if *n > 0 => {
+                self.touch();
+                self.writes_blocked_ms.store(0, Ordering::Release);
+            }
+            Poll::Pending => {
+                // The first write to find it full marks when the client stopped reading.
+                let _ = self.writes_blocked_ms.compare_exchange(
+                    0,
+                    self.elapsed_ms() + 1,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+            }
+            Poll::Ready(_) => {}
+        }
+    }
+
+    /// Since when the server's writes have waited on a client that reads nothing.
+    pub fn writes_blocked_since(&self) -> Option<Instant> {
+        match self.writes_blocked_ms.load(Ordering::Acquire) {
+            0 => None,
+            ms => Some(self.opened + Duration::from_millis(ms - 1)),
+        }
     }
 
     pub fn opened(&self) -> Instant {
@@ -93,9 +129,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for WatchedIo<T> {
 impl<T: AsyncWrite + Unpin> AsyncWrite for WatchedIo<T> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
-        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
-            self.activity.touch();
-        }
+        self.activity.note_write(&polled);
         polled
     }
 
@@ -105,9 +139,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for WatchedIo<T> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
-        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
-            self.activity.touch();
-        }
+        self.activity.note_write(&polled);
         polled
     }
 

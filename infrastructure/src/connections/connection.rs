@@ -15,20 +15,21 @@ use hyper::rt::bounds::Http2ServerConnExec;
 use hyper::server::conn::{http1, http2};
 use hyper::service::HttpService;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use poem::Endpoint;
 use poem::endpoint::BoxEndpoint;
 use poem::http::uri::Scheme;
-use poem::http::{HeaderValue, StatusCode, Version, header};
+use poem::http::{HeaderValue, Version, header};
 use poem::web::{LocalAddr, RemoteAddr};
-use poem::{Endpoint, IntoResponse};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use super::ConnectionLimits;
 use super::activity::{Activity, WatchedIo};
 use super::drained_body::DrainedBody;
+use super::paused_body::PauseLimited;
 use super::protocol::{Protocol, sniff};
 use super::slots::{Admission, Slot};
 use super::watch::{Deadlines, Due, Seen};
+use super::{ConnectionLimits, Probes};
 
 /// The HTTP/2 settings poem's own server uses.
 const HTTP2_MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 20;
@@ -40,9 +41,6 @@ const HTTP2_MAX_CONCURRENT_STREAMS: u32 = 200;
 /// What poem's responses become for hyper.
 type ResponseBody = http_body_util::combinators::BoxBody<bytes::Bytes, std::io::Error>;
 
-/// Routes a health-only connection may call.
-const PROBES: [&str; 2] = ["/healthz", "/readyz"];
-
 pub struct Accepted<Io> {
     pub io: Io,
     pub local: LocalAddr,
@@ -50,6 +48,7 @@ pub struct Accepted<Io> {
     pub scheme: Scheme,
     pub slot: Slot,
     pub admission: Admission,
+    pub probes: Probes,
 }
 
 /// When the server asks connections to finish: `drain` closes each after its request in
@@ -58,16 +57,6 @@ pub struct Accepted<Io> {
 pub struct Stop {
     pub drain: CancellationToken,
     pub abort: CancellationToken,
-}
-
-fn refused_route() -> poem::Response {
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        poem::web::Json(serde_json::json!({
-            "error": { "code": "OVERLOADED", "message": "the server is at its connection limit or shutting down; only /healthz and /readyz answer on this connection" }
-        })),
-    )
-        .into_response()
 }
 
 pub async fn serve<Io>(
@@ -85,10 +74,12 @@ pub async fn serve<Io>(
         scheme,
         slot,
         admission,
+        probes,
     } = accepted;
     let activity = Activity::new();
     let io = WatchedIo::new(io, activity.clone(), slot);
     let heads = activity.clone();
+    let body_pause_limit = limits.idle_timeout;
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         heads.note_head_read();
         let endpoint = endpoint.clone();
@@ -100,17 +91,18 @@ pub async fn serve<Io>(
         let (head, body) = req.into_parts();
         let drains = head.version <= Version::HTTP_11 && !head.headers.contains_key(header::EXPECT);
         let head = poem::RequestParts::from((head, local.clone(), remote.clone(), scheme.clone()));
-        let body = poem::Body::from(DrainedBody::new(body, drains).boxed());
+        let body = PauseLimited::new(DrainedBody::new(body, drains), body_pause_limit);
+        let body = poem::Body::from(body.boxed());
         let request = poem::Request::from_parts(head, body);
         // Boxed: hyper keeps one allocation per connection sized for this future, for as long as
         // the connection lives; boxed, that is a pointer, and the request's 2.4 KiB are freed
         // once its response is under way (a held long-poll streams its body later: issue 18).
         Box::pin(async move {
-            let allowed = admission == Admission::Full || PROBES.contains(&request.uri().path());
+            let allowed = admission == Admission::Full || probes.paths.contains(&request.uri().path());
             let mut response = if allowed {
                 endpoint.get_response(request).await
             } else {
-                refused_route()
+                (probes.refused)()
             };
             if admission == Admission::HealthOnly {
                 // Said out loud so that clients do not pool a connection about to close.
@@ -197,11 +189,13 @@ impl Served {
         // bytes): silence is bounded by the idle timeout, HTTP/1's first head by the header-read
         // timeout from the accept (a sniff that waited on bytes of the HTTP/2 preface must not
         // lend hyper's timer, which starts after it, that wait), later heads by hyper's own
-        // timer (`watch.rs`).
+        // timer, an answer the client stopped reading by the idle timeout (`watch.rs`); a request
+        // body that stops arriving is cut off where it is read (`paused_body.rs`).
         let seen = |closing: bool| Seen {
             waiting_for_first_head: first_head_due && !activity.any_head_read(),
             closing,
             last_heard: activity.heard_from_client().then(|| activity.last()),
+            writes_blocked_since: activity.writes_blocked_since(),
         };
         loop {
             let wake = deadlines.wake_at(seen(closing), tokio::time::Instant::now());
@@ -216,7 +210,7 @@ impl Served {
                     connection.as_mut().close_gracefully();
                     closing = true;
                 }
-                () = sleep_until_some(wake) => match deadlines.due(seen(closing), tokio::time::Instant::now()) {
+                () = tokio::time::sleep_until(wake) => match deadlines.due(seen(closing), tokio::time::Instant::now()) {
                     Due::Close => return,
                     Due::CloseGracefully => {
                         connection.as_mut().close_gracefully();
@@ -226,14 +220,6 @@ impl Served {
                 },
             }
         }
-    }
-}
-
-/// Sleeps until `at`, or forever when there is nothing to wake for.
-async fn sleep_until_some(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -7,6 +7,7 @@ mod connection;
 mod detached_head;
 mod drained_body;
 mod no_delay;
+mod paused_body;
 mod protocol;
 mod slots;
 mod watch;
@@ -17,7 +18,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use poem::IntoResponse;
 use poem::endpoint::BoxEndpoint;
+use poem::http::StatusCode;
 use poem::http::uri::Scheme;
 use poem::listener::Acceptor;
 use poem::web::{LocalAddr, RemoteAddr};
@@ -25,6 +28,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use self::no_delay::NoDelay;
+
+use crate::settings::ConnectionSettings;
 
 use self::connection::{Accepted, Stop};
 use self::slots::{Admission, Slots};
@@ -37,7 +42,8 @@ const RESERVED_DESCRIPTORS: u64 = 256;
 pub struct ConnectionLimits {
     /// A request head must arrive within this of the connection opening or the previous response.
     pub header_read_timeout: Duration,
-    /// A connection silent both ways for this long is closed (after a request in progress).
+    /// A connection silent both ways for this long is closed (after a request in progress); a
+    /// request body that pauses this long while its handler waits is cut off (`paused_body.rs`).
     pub idle_timeout: Duration,
     /// Connections served in full, live-channel sockets included.
     pub max_connections: usize,
@@ -46,6 +52,34 @@ pub struct ConnectionLimits {
 }
 
 impl ConnectionLimits {
+    /// `[connections]`: deadlines and the cap, each at least 1.
+    fn from_settings(c: &ConnectionSettings) -> Result<Self, String> {
+        let positive = |name: &str, value: u64| {
+            (value > 0)
+                .then_some(value)
+                .ok_or_else(|| format!("connections.{name} must be at least 1"))
+        };
+        Ok(Self {
+            header_read_timeout: Duration::from_secs(positive(
+                "header_read_timeout_seconds",
+                c.header_read_timeout_seconds,
+            )?),
+            idle_timeout: Duration::from_secs(positive("idle_timeout_seconds", c.idle_timeout_seconds)?),
+            max_connections: usize::try_from(positive("max_connections", c.max_connections as u64)?)
+                .unwrap_or(usize::MAX),
+            health_headroom: c.health_headroom,
+        })
+    }
+
+    /// [`ConnectionLimits::from_settings`] for this process: each connection (a live-channel
+    /// socket too) is a descriptor, so the soft open-file limit is raised before accepting and
+    /// the cap fitted to what it became.
+    pub fn for_this_process(c: &ConnectionSettings) -> Result<Self, String> {
+        let limits = Self::from_settings(c)?;
+        let open_file_limit = crate::open_files::raise_limit().map(|(_, after)| after);
+        Ok(limits.fitted_to(open_file_limit))
+    }
+
     /// Lowers the cap so that connections cannot exhaust the open-file limit.
     pub fn fitted_to(mut self, open_file_limit: Option<u64>) -> Self {
         let Some(limit) = open_file_limit else { return self };
@@ -68,6 +102,27 @@ impl ConnectionLimits {
     }
 }
 
+/// The health probes of a server: the routes a connection past the cap (or opened during a
+/// drain) may still call, and the answer to anything else.
+#[derive(Debug, Clone, Copy)]
+pub struct Probes {
+    pub paths: &'static [&'static str],
+    pub refused: fn() -> poem::Response,
+}
+
+impl Probes {
+    /// `svc serve`'s: `/healthz` and `/readyz`; anything else is 503 `OVERLOADED`.
+    pub const SERVER: Self = Self {
+        paths: &["/healthz", "/readyz"],
+        refused: || {
+            let body = serde_json::json!({
+                "error": { "code": "OVERLOADED", "message": "the server is at its connection limit or shutting down; only /healthz and /readyz answer on this connection" }
+            });
+            (StatusCode::SERVICE_UNAVAILABLE, poem::web::Json(body)).into_response()
+        },
+    };
+}
+
 /// Set once shutdown begins; `/readyz` reads it to answer 503 at once.
 #[derive(Debug, Clone, Default)]
 pub struct Draining(Arc<AtomicBool>);
@@ -83,11 +138,12 @@ impl Draining {
 }
 
 /// Serves until `shutdown` resolves; then drains: `/readyz` answers 503, new connections answer
-/// only the probes, requests in progress finish within `grace`, and whatever remains is dropped.
+/// only the `probes`, requests in progress finish within `grace`, and whatever remains is dropped.
 pub async fn serve<A: Acceptor>(
     mut acceptor: A,
     endpoint: BoxEndpoint<'static>,
     limits: ConnectionLimits,
+    probes: Probes,
     shutdown: impl Future<Output = ()>,
     grace: Duration,
     draining: Draining,
@@ -116,6 +172,7 @@ pub async fn serve<A: Acceptor>(
             scheme,
             slot,
             admission,
+            probes,
         };
         let serving = connection::serve(accepted, endpoint.clone(), limits, stop.clone());
         match admission {

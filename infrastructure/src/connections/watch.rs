@@ -1,5 +1,11 @@
-//! When a connection's watch wakes and what it does then: the first head's deadline and the idle
-//! timeout, as plain decisions over instants so each case can be tested without a socket.
+//! When a connection's watch wakes and what it does then: the first head's deadline, the idle
+//! timeout, and a client that stopped reading, as plain decisions over instants so each case can
+//! be tested without a socket.
+//!
+//! A graceful close (the idle timeout's, a drain's) lets the request in progress finish; one
+//! whose answer waits on a client that reads nothing would never finish, so writes blocked for
+//! the idle timeout close the connection outright. A closing connection is looked at again every
+//! idle timeout for that reason.
 
 use std::time::Duration;
 
@@ -14,6 +20,8 @@ pub(super) struct Seen {
     pub closing: bool,
     /// When a byte last moved, once the client has sent any.
     pub last_heard: Option<Instant>,
+    /// Since when the server's writes have waited on a client that reads nothing.
+    pub writes_blocked_since: Option<Instant>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -24,7 +32,8 @@ pub(super) struct Deadlines {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Due {
-    /// Nothing to finish: not even a first head arrived whole.
+    /// Nothing to finish: not even a first head arrived whole, or the client stopped reading
+    /// what it asked for.
     Close,
     /// Silent too long: a request in progress (a long-poll) still finishes, then it closes.
     CloseGracefully,
@@ -32,21 +41,32 @@ pub(super) enum Due {
 }
 
 impl Deadlines {
-    /// When the watch next wakes; `None` once closing with no head due (the connection ends by itself).
-    pub(super) fn wake_at(&self, seen: Seen, now: Instant) -> Option<Instant> {
+    /// When the watch next wakes.
+    pub(super) fn wake_at(&self, seen: Seen, now: Instant) -> Instant {
         let idle_at = seen.last_heard.unwrap_or(now) + self.idle_timeout;
-        match (seen.waiting_for_first_head, seen.closing) {
-            (true, true) => Some(self.head_due_at),
-            (true, false) => Some(idle_at.min(self.head_due_at)),
-            (false, false) => Some(idle_at),
-            (false, true) => None,
+        let next = match (seen.waiting_for_first_head, seen.closing) {
+            (true, true) => self.head_due_at,
+            (true, false) => idle_at.min(self.head_due_at),
+            (false, false) => idle_at,
+            // Finishing its request: look again in case its answer stops being read.
+            (false, true) => now + self.idle_timeout,
+        };
+        match seen.writes_blocked_since {
+            Some(blocked) => next.min(blocked + self.idle_timeout),
+            None => next,
         }
     }
 
-    /// What a wake at `now` does. Both rules are checked on every wake: a wake for the idle
+    /// What a wake at `now` does. Every rule is checked on every wake: a wake for the idle
     /// timeout that did nothing would be followed by a wake at the same moment, already past.
     pub(super) fn due(&self, seen: Seen, now: Instant) -> Due {
         if seen.waiting_for_first_head && now >= self.head_due_at {
+            return Due::Close;
+        }
+        if seen
+            .writes_blocked_since
+            .is_some_and(|blocked| blocked + self.idle_timeout <= now)
+        {
             return Due::Close;
         }
         match seen.last_heard {
@@ -77,8 +97,9 @@ mod tests {
             waiting_for_first_head: true,
             closing: false,
             last_heard: Some(opened + SECOND * 9),
+            writes_blocked_since: None,
         };
-        assert_eq!(d.wake_at(seen, opened + SECOND * 9), Some(opened + SECOND * 10));
+        assert_eq!(d.wake_at(seen, opened + SECOND * 9), opened + SECOND * 10);
         assert_eq!(d.due(seen, opened + SECOND * 10), Due::Close);
         assert_eq!(d.due(seen, opened + SECOND * 9), Due::Nothing);
     }
@@ -92,8 +113,9 @@ mod tests {
             waiting_for_first_head: true,
             closing: false,
             last_heard: Some(opened),
+            writes_blocked_since: None,
         };
-        let wake = d.wake_at(seen, opened).unwrap();
+        let wake = d.wake_at(seen, opened);
         assert_eq!(wake, opened + SECOND);
         assert_eq!(
             d.due(seen, wake),
@@ -101,11 +123,7 @@ mod tests {
             "a wake that does nothing would spin"
         );
         seen.closing = true;
-        assert_eq!(
-            d.wake_at(seen, wake),
-            Some(opened + SECOND * 30),
-            "next, the head's deadline"
-        );
+        assert_eq!(d.wake_at(seen, wake), opened + SECOND * 30, "next, the head's deadline");
         assert_eq!(d.due(seen, opened + SECOND * 30), Due::Close);
     }
 
@@ -117,8 +135,9 @@ mod tests {
             waiting_for_first_head: true,
             closing: true,
             last_heard: Some(opened),
+            writes_blocked_since: None,
         };
-        assert_eq!(d.wake_at(seen, opened), Some(opened + SECOND * 10));
+        assert_eq!(d.wake_at(seen, opened), opened + SECOND * 10);
         assert_eq!(d.due(seen, opened + SECOND * 10), Due::Close);
     }
 
@@ -131,12 +150,47 @@ mod tests {
             waiting_for_first_head: false,
             closing: false,
             last_heard: Some(last),
+            writes_blocked_since: None,
         };
-        assert_eq!(d.wake_at(seen, last), Some(last + SECOND * 60));
+        assert_eq!(d.wake_at(seen, last), last + SECOND * 60);
         assert_eq!(d.due(seen, last + SECOND * 59), Due::Nothing);
         assert_eq!(d.due(seen, last + SECOND * 60), Due::CloseGracefully);
         let closing = Seen { closing: true, ..seen };
-        assert_eq!(d.wake_at(closing, last), None, "a closing connection ends by itself");
+        let now = last + SECOND * 60;
+        assert_eq!(
+            d.wake_at(closing, now),
+            now + SECOND * 60,
+            "looked at again, not spun on"
+        );
+        assert_eq!(
+            d.due(closing, now + SECOND * 60),
+            Due::Nothing,
+            "its request may take long"
+        );
+    }
+
+    #[test]
+    fn a_client_that_stops_reading_is_cut_off_once_writes_have_waited_the_idle_timeout() {
+        let opened = Instant::now();
+        let d = deadlines(opened, 10, 60);
+        let blocked = opened + SECOND * 100;
+        let open = Seen {
+            waiting_for_first_head: false,
+            closing: false,
+            last_heard: Some(blocked),
+            writes_blocked_since: Some(blocked),
+        };
+        assert_eq!(d.wake_at(open, blocked), blocked + SECOND * 60);
+        assert_eq!(d.due(open, blocked + SECOND * 59), Due::Nothing);
+        assert_eq!(d.due(open, blocked + SECOND * 60), Due::Close, "not a graceful close");
+        // Closing already (the idle timeout, a drain) when its answer began to wait.
+        let closing = Seen {
+            closing: true,
+            last_heard: Some(opened),
+            ..open
+        };
+        assert_eq!(d.wake_at(closing, blocked), blocked + SECOND * 60);
+        assert_eq!(d.due(closing, blocked + SECOND * 60), Due::Close);
     }
 
     #[test]
@@ -147,9 +201,10 @@ mod tests {
             waiting_for_first_head: true,
             closing: false,
             last_heard: None,
+            writes_blocked_since: None,
         };
         let now = opened + SECOND * 5;
-        assert_eq!(d.wake_at(seen, now), Some(now + SECOND));
+        assert_eq!(d.wake_at(seen, now), now + SECOND);
         assert_eq!(d.due(seen, now + SECOND), Due::Nothing);
         assert_eq!(d.due(seen, opened + SECOND * 30), Due::Close);
     }

@@ -30,23 +30,9 @@ pub(super) fn public_demo_limit(settings: &Settings) -> Result<Option<Generation
     ))))
 }
 
-/// `[connections]`: deadlines and the cap, each at least 1.
+/// `[connections]` for this process (`ConnectionLimits::for_this_process`).
 pub(super) fn connection_limits(settings: &Settings) -> Result<ConnectionLimits, StartError> {
-    let c = &settings.connections;
-    let positive = |name: &str, value: u64| {
-        (value > 0)
-            .then_some(value)
-            .ok_or_else(|| StartError::Config(format!("connections.{name} must be at least 1")))
-    };
-    Ok(ConnectionLimits {
-        header_read_timeout: Duration::from_secs(positive(
-            "header_read_timeout_seconds",
-            c.header_read_timeout_seconds,
-        )?),
-        idle_timeout: Duration::from_secs(positive("idle_timeout_seconds", c.idle_timeout_seconds)?),
-        max_connections: usize::try_from(positive("max_connections", c.max_connections as u64)?).unwrap_or(usize::MAX),
-        health_headroom: c.health_headroom,
-    })
+    ConnectionLimits::for_this_process(&settings.connections).map_err(StartError::Config)
 }
 
 /// The tool-call limiter of `[tool_calls]`; `None` when `calls_per_window` is 0.

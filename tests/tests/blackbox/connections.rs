@@ -8,6 +8,7 @@
 
 use std::time::{Duration, Instant};
 
+use svc_tests::raw_http::{closed_within, dribble_until_closed};
 use svc_tests::{Auth, Backend, TestApp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -26,37 +27,6 @@ fn address(app: &TestApp) -> String {
 
 fn get(path: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-}
-
-/// Reads until the server closes the connection; `None` when it stays open past `limit`.
-async fn closed_within(stream: &mut TcpStream, limit: Duration) -> Option<(Duration, String)> {
-    let started = Instant::now();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let left = limit.checked_sub(started.elapsed())?;
-        match tokio::time::timeout(left, stream.read(&mut buf)).await {
-            Err(_) => return None,
-            Ok(Ok(0) | Err(_)) => return Some((started.elapsed(), String::from_utf8_lossy(&seen).into_owned())),
-            Ok(Ok(n)) => seen.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
-/// Sends one header byte every `every`, a head that never ends, until the server closes the
-/// connection: how long after `started` it did, or `None` if it was still open at `give_up`.
-async fn dribble_until_closed(
-    stream: &mut TcpStream,
-    every: Duration,
-    started: Instant,
-    give_up: Duration,
-) -> Option<Duration> {
-    while started.elapsed() < give_up {
-        if stream.write_all(b"a").await.is_err() || closed_within(stream, every).await.is_some() {
-            return Some(started.elapsed());
-        }
-    }
-    None
 }
 
 /// Sends one request on a kept-alive connection and reads its answer (a small JSON body).
@@ -269,6 +239,57 @@ async fn at_the_connection_cap_probes_still_answer_and_excess_connections_are_cl
     }
 }
 
+/// A client that asks for more than the sockets can hold and reads none of it is cut off once the
+/// server's writes have waited the idle timeout, freeing its place under the cap (before, the idle
+/// timeout's graceful close waited for answers nobody read, for as long as the socket stayed
+/// open). The cap here is one connection, so the next client is served only once it is freed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_its_answers_is_cut_off_after_the_idle_timeout() {
+    let app = server(|c| {
+        c.header_read_timeout_seconds = 30;
+        c.idle_timeout_seconds = 2;
+        c.max_connections = 1;
+        c.health_headroom = 1;
+    })
+    .await;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut reader = socket.connect(address(&app).parse().unwrap()).await.unwrap();
+    // Pipelined: 300 answers of about 100 KB each, far past what the sockets buffer.
+    let requests = "GET /_svc/iframe-runtime.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(300);
+    reader.write_all(requests.as_bytes()).await.unwrap();
+    let started = Instant::now();
+
+    let served_beside = async || {
+        let mut other = TcpStream::connect(address(&app)).await.unwrap();
+        other
+            .write_all(get("/_svc/iframe-runtime.js").as_bytes())
+            .await
+            .unwrap();
+        let mut head = [0u8; 12];
+        match tokio::time::timeout(Duration::from_secs(2), other.read_exact(&mut head)).await {
+            Ok(Ok(_)) => String::from_utf8_lossy(&head).into_owned(),
+            _ => String::new(),
+        }
+    };
+    assert_eq!(served_beside().await, "HTTP/1.1 503", "the one slot is the reader's");
+    let freed_after = loop {
+        if served_beside().await == "HTTP/1.1 200" {
+            break started.elapsed();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the reader's slot was never freed"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert!(
+        freed_after >= Duration::from_millis(1_900),
+        "not before the idle timeout: {freed_after:?}"
+    );
+    drop(reader);
+}
+
 /// Writes a `POST /mcp` head without a credential, then (after a pause, as a client writing its
 /// head and body separately does) `body_bytes` of body.
 async fn unauthorised_post_in_two_writes(stream: &mut TcpStream, body_bytes: usize) {
@@ -355,6 +376,54 @@ async fn an_unread_body_that_stops_arriving_closes_the_connection_after_the_drai
     assert!(
         after >= Duration::from_secs(4),
         "not before the drain time (5 s): {after:?}"
+    );
+}
+
+/// A request body that stops arriving is answered 408 once it has paused for the idle timeout,
+/// and the connection closes: over HTTP/1.1 with a declared length (read by the `/mcp` handler)
+/// and chunked (read by the body limit before routing), and over HTTP/2. Before, the idle timeout
+/// only asked hyper to close after the request, which waited on the client for as long as it
+/// kept the socket open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_body_that_stops_arriving_is_answered_408_after_the_idle_timeout() {
+    let app = server(|c| {
+        c.header_read_timeout_seconds = 30;
+        c.idle_timeout_seconds = 2;
+    })
+    .await;
+    let declared = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\"",
+        app.bearer
+    );
+    let chunked =
+        "POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n".to_owned();
+    for request in [declared, chunked] {
+        let mut stream = TcpStream::connect(address(&app)).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let (after, answer) = closed_within(&mut stream, Duration::from_secs(8))
+            .await
+            .unwrap_or_else(|| panic!("still open after 8 s: {request}"));
+        assert!(
+            after >= Duration::from_millis(1_900) && after < Duration::from_secs(5),
+            "closed after {after:?}: {request} -> {answer}"
+        );
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("\"REQUEST_TIMEOUT\""), "{answer}");
+    }
+
+    let started = Instant::now();
+    let (status, text) = tokio::time::timeout(
+        Duration::from_secs(8),
+        svc_tests::h2::post_stalled(&format!("{}/mcp", app.base), "application/json", b"{\"jsonrpc\""),
+    )
+    .await
+    .expect("the stalled HTTP/2 stream is answered")
+    .unwrap();
+    assert_eq!(status, 408, "{text}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(1_900),
+        "{:?}",
+        started.elapsed()
     );
 }
 

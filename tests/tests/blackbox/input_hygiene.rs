@@ -280,9 +280,12 @@ async fn a_nul_in_a_url_or_an_oauth_form_is_400(backend: svc_tests::Backend) {
         let resp = request.send().await.unwrap();
         let status = resp.status();
         let target = resp.url().path().to_owned();
+        // Answered by the guard in front of the routes, and still observed: the request's id.
+        let id = resp.headers().get("x-request-id").cloned();
         let body = resp.text().await.unwrap();
         assert_eq!(status, StatusCode::BAD_REQUEST, "{target}: {body}");
         assert!(body.contains("U+0000"), "{target}: {body}");
+        assert!(id.is_some_and(|id| !id.is_empty()), "{target}: no x-request-id");
     }
     // A socket authenticated by its bearer subscribes by session id alone.
     let mut ws = svc_tests::live::LiveClient::connect_with_bearer(&app.base, &app.bearer).await;

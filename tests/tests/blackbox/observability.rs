@@ -286,6 +286,15 @@ async fn one_json_access_line_per_request_and_no_bearer_in_the_log() {
         .await
         .unwrap();
     assert_eq!(answer.status(), 200);
+    // Refused by the host guard in front of every route: its warning is the request's too.
+    let refused = client
+        .get(format!("{base}/healthz"))
+        .header("host", "rebound.example")
+        .header("x-request-id", "trace-refused-7")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
     let _ = child.wait();
@@ -311,6 +320,12 @@ async fn one_json_access_line_per_request_and_no_bearer_in_the_log() {
         line["fields"]["duration_ms"].as_f64().is_some_and(|ms| ms > 0.0),
         "{line}"
     );
+    let warned = log
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|line| line["fields"]["message"] == "request refused by the host guard")
+        .unwrap_or_else(|| panic!("the guard's warning:\n{log}"));
+    assert_eq!(warned["span"]["request_id"], "trace-refused-7", "{warned}");
 }
 
 /// The real binary with JSON logs, every provider pointed at a fake that answers 401: the

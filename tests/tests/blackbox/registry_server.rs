@@ -13,6 +13,7 @@ use std::path::Path;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use svc_attest::{ed25519, payload};
+use svc_tests::raw_http::{closed_within, dribble_until_closed};
 
 crate::on_every_registry_backend!(
     publishes_and_reads_back_a_gadget_and_a_blueprint,
@@ -747,36 +748,57 @@ async fn credentials_guard_writes_and_private_reads(registry: Registry) {
 /// `svc registry serve` as a real process: it prints where it listens and answers there.
 #[tokio::test]
 async fn svc_registry_serve_listens_where_it_says() {
-    use std::io::BufRead;
-
-    let data_dir = std::env::temp_dir().join(format!("svc-registry-serve-{}", uuid::Uuid::new_v4().simple()));
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_svc-under-test"))
-        .args(["registry", "serve", "--port", "0", "--data-dir"])
-        .arg(&data_dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the svc binary starts");
-    // Kept open until the end: the banner has more lines, and a closed pipe would end the server.
-    let mut banner = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first_line = String::new();
-    banner.read_line(&mut first_line).unwrap();
-    let base = first_line
-        .trim()
-        .strip_prefix("svc registry listening on ")
-        .unwrap_or_else(|| panic!("unexpected banner: {first_line:?}"))
-        .to_owned();
-    let health: Value = reqwest::get(format!("{base}/health"))
+    let registry = RegistryProcess::start(None);
+    let health: Value = reqwest::get(format!("{}/health", registry.base))
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
-    drop(banner);
-    let _ = std::fs::remove_dir_all(&data_dir);
     assert_eq!(health, json!({ "status": "ok" }));
+}
+
+/// The registry is served under `[connections]` as `svc serve` is: a head that keeps dribbling in
+/// is cut off at the header-read timeout, and a body that stops arriving is answered 408 once it
+/// has paused for the idle timeout, and its connection closed (before, both were held for as long
+/// as the client kept the socket open).
+#[tokio::test]
+async fn svc_registry_serve_cuts_off_slow_heads_and_stalled_bodies() {
+    use tokio::io::AsyncWriteExt;
+
+    let registry = RegistryProcess::start(Some(
+        "[connections]\nheader_read_timeout_seconds = 1\nidle_timeout_seconds = 2\n",
+    ));
+    let mut slow_head = tokio::net::TcpStream::connect(registry.address()).await.unwrap();
+    let started = std::time::Instant::now();
+    slow_head
+        .write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        .await
+        .unwrap();
+    let every = std::time::Duration::from_millis(200);
+    let after = dribble_until_closed(&mut slow_head, every, started, std::time::Duration::from_secs(6))
+        .await
+        .expect("a head still arriving after the header-read timeout is cut off");
+    assert!(
+        after >= std::time::Duration::from_millis(900) && after < std::time::Duration::from_secs(3),
+        "closed after {after:?}"
+    );
+
+    let token = registry.mint("acme");
+    let mut stalled_body = tokio::net::TcpStream::connect(registry.address()).await.unwrap();
+    let head = format!(
+        "POST /publish HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"manifest\""
+    );
+    stalled_body.write_all(head.as_bytes()).await.unwrap();
+    let (after, answer) = closed_within(&mut stalled_body, std::time::Duration::from_secs(8))
+        .await
+        .expect("a body that stopped arriving does not hold its connection");
+    assert!(
+        after >= std::time::Duration::from_millis(1_900) && after < std::time::Duration::from_secs(5),
+        "closed after {after:?}"
+    );
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"request_timeout\""), "{answer}");
 }
 
 /// With the default settings a public artifact's Sigstore bundle is verified at publish: an
@@ -844,4 +866,32 @@ async fn every_sigstore_fixture_is_refused_at_publish() {
     }
     let (status, _) = registry.get("/pkg/@globex/dates/2.0.0", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "a refused publish stores nothing");
+}
+
+/// Past `[connections] max_connections` the registry still answers `GET /health` on its headroom,
+/// and anything else its own 503 `overloaded` (docs/registry.md).
+#[tokio::test]
+async fn past_its_connection_cap_the_registry_answers_health_and_overloaded() {
+    use tokio::io::AsyncWriteExt;
+
+    let registry = RegistryProcess::start(Some(
+        "[connections]\nmax_connections = 1\nhealth_headroom = 4\nidle_timeout_seconds = 30\n",
+    ));
+    // The one slot, held open by a connection that has been answered once.
+    let mut held = tokio::net::TcpStream::connect(registry.address()).await.unwrap();
+    held.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let mut head = [0u8; 12];
+    tokio::io::AsyncReadExt::read_exact(&mut held, &mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+
+    let fresh = || reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let health = fresh().get(format!("{}/health", registry.base)).send().await.unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    let refused = fresh().get(format!("{}/whoami", registry.base)).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"], "overloaded", "{body}");
+    drop(held);
 }

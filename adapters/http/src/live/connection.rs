@@ -384,7 +384,8 @@ async fn handle(
             };
             let plan = state
                 .tool_channels
-                .plan(&snapshot.session.contract, session_id, &caller.app_id, &channel);
+                .plan(&snapshot.session.contract, session_id, &caller.app_id, &channel)
+                .await;
             Ok(b.channels.subscribe(&state.tool_channels, &channel, plan))
         }
         // Handled before binding.

@@ -97,7 +97,7 @@ fn unauthenticated(state: &AgentRoutes, error: svc_application::services::auth::
 /// The refused request's id when the body is a readable JSON-RPC request, so the client can
 /// match the error to its call; `null` otherwise.
 async fn request_id(body: Body) -> Value {
-    let Some(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
+    let Ok(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
         return Value::Null;
     };
     serde_json::from_slice::<Value>(&bytes)

@@ -85,12 +85,13 @@ where
     }
 }
 
-/// The message in a POST body; a body over [`MAX_BODY_BYTES`] is answered 413, one that is not
-/// a JSON-RPC message the JSON-RPC refusal.
+/// The message in a POST body; a body over [`MAX_BODY_BYTES`] is answered 413 (one that stopped
+/// arriving 408: [`crate::body_limit::Unread`]), one that is not a JSON-RPC message the JSON-RPC
+/// refusal.
 async fn read_message(body: Body) -> Result<Incoming, Response> {
     let bytes = crate::body_limit::read_limited(body, MAX_BODY_BYTES)
         .await
-        .ok_or_else(|| crate::body_limit::too_large(MAX_BODY_BYTES))?;
+        .map_err(|unread| unread.refusal(MAX_BODY_BYTES))?;
     // The bytes may share hyper's read buffer; they are dropped here, so a held request (a
     // long-poll) does not pin it.
     jsonrpc::parse(&bytes).map_err(|failure| failure.into_response(Value::Null))

@@ -15,6 +15,7 @@ use svc_application::services::rate_limit::address_key;
 use super::consent_page::{ConsentForm, error_page};
 use super::params::{MAX_BODY_BYTES, Params};
 use super::{OAuth, enabled, no_store, not_found};
+use crate::body_limit::Unread;
 use crate::client_address::client_ip;
 use crate::route_states::RestRoutes;
 
@@ -101,8 +102,10 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<RestRoutes>) -
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
-    let Some(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
-        return error_page(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large.");
+    let bytes = match crate::body_limit::read_limited(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(Unread::TooLarge) => return error_page(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large."),
+        Err(unread) => return error_page(unread.status(), "The form did not arrive whole."),
     };
     let params = Params::parse(&bytes);
     if let Some(name) = params.duplicate() {

@@ -65,7 +65,7 @@ pub(super) async fn register(req: &Request, body: Body, state: &Arc<RestRoutes>)
     {
         return limited;
     }
-    let Some(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
+    let Ok(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
         return refused("invalid_client_metadata", "the body is too large or unreadable");
     };
     let command = match parse(&bytes) {

@@ -21,7 +21,7 @@ pub(super) async fn token(body: Body, state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
-    let Some(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
+    let Ok(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
         return error(
             StatusCode::BAD_REQUEST,
             "invalid_request",

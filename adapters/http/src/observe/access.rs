@@ -4,6 +4,7 @@
 //! A response whose body is the answer itself ([`AnswerInBody`]: a long-poll answered later, a
 //! progress stream) is timed and logged when its body ends, not when its head is sent.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -53,7 +54,9 @@ pub struct ObserveEndpoint<E> {
 impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
     type Output = Response;
 
-    async fn call(&self, req: Request) -> Result<Self::Output> {
+    /// The request's labels are read here and the request moved on at once: the future holds
+    /// the inner one and the labels, not the request (`layered.rs`).
+    fn call(&self, req: Request) -> impl Future<Output = Result<Self::Output>> + Send {
         let started = Instant::now();
         // Kept as the header value it is echoed in: an incoming one is shared, a minted one moved.
         let id = req
@@ -67,40 +70,71 @@ impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
         // Every log line of the request carries its id through this span.
         let request_id = id.as_ref().and_then(|id| id.to_str().ok()).unwrap_or_default();
         let span = tracing::info_span!("request", request_id = %request_id, method = %method, route);
-        let mut response = match self.inner.call(req).instrument(span.clone()).await {
-            Ok(output) => output.into_response(),
-            Err(error) => error.into_response(),
-        };
-        let status = response.status();
-        let rpc = response.extensions().get::<RpcLabel>().map(|label| label.0);
-        if let Some(id) = id {
-            response.headers_mut().insert(HEADER, id);
+        // Entered while the inner layers decide from the head too: a refusal they log carries it.
+        let answering = span.in_scope(|| self.inner.call(req)).instrument(span.clone());
+        async move {
+            let response = match answering.await {
+                Ok(output) => output.into_response(),
+                Err(error) => error.into_response(),
+            };
+            Ok(finish(
+                response,
+                id,
+                Begun {
+                    started,
+                    route,
+                    method,
+                    span,
+                },
+            ))
         }
-        METRICS
-            .requests
-            .with_label_values(&[route, method, status.as_str()])
-            .inc();
-        let status = status.as_u16();
-        let answered = Answered {
-            started,
-            route,
-            status,
-            rpc,
-            span,
-        };
-        if response.extensions().get::<AnswerInBody>().is_none() {
-            answered.record();
-            return Ok(response);
-        }
-        // Recorded when the body ends, or is dropped (the client went away).
-        let body = response.take_body().into_bytes_stream();
-        let on_end = Recorded(Some(answered));
-        response.set_body(Body::from_bytes_stream(body.map(move |chunk| {
-            let _ = &on_end;
-            chunk
-        })));
-        Ok(response)
     }
+}
+
+/// What the access line and the metrics know of a request before its answer.
+struct Begun {
+    started: Instant,
+    route: &'static str,
+    method: &'static str,
+    span: tracing::Span,
+}
+
+/// Echoes the request id, counts the request, and logs it now or when its body ends.
+fn finish(mut response: Response, id: Option<HeaderValue>, begun: Begun) -> Response {
+    let Begun {
+        started,
+        route,
+        method,
+        span,
+    } = begun;
+    let status = response.status();
+    let rpc = response.extensions().get::<RpcLabel>().map(|label| label.0);
+    if let Some(id) = id {
+        response.headers_mut().insert(HEADER, id);
+    }
+    METRICS
+        .requests
+        .with_label_values(&[route, method, status.as_str()])
+        .inc();
+    let answered = Answered {
+        started,
+        route,
+        status: status.as_u16(),
+        rpc,
+        span,
+    };
+    if response.extensions().get::<AnswerInBody>().is_none() {
+        answered.record();
+        return response;
+    }
+    // Recorded when the body ends, or is dropped (the client went away).
+    let body = response.take_body().into_bytes_stream();
+    let on_end = Recorded(Some(answered));
+    response.set_body(Body::from_bytes_stream(body.map(move |chunk| {
+        let _ = &on_end;
+        chunk
+    })));
+    response
 }
 
 /// A request's answer, to time and log once it is complete.

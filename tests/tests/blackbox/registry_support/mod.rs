@@ -10,7 +10,7 @@ use base64::engine::general_purpose::STANDARD;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use svc::registry_server::RegistryApplication;
-use svc::settings::RegistrySettings;
+use svc::settings::{ConnectionSettings, RegistrySettings};
 use svc_attest::ed25519::{self, AuthorSigningKey};
 use svc_attest::payload;
 use svc_tests::{Backend, ScratchDatabase};
@@ -64,7 +64,7 @@ impl Registry {
             ..RegistrySettings::default()
         };
         adjust(&mut settings);
-        let app = RegistryApplication::build(&settings)
+        let app = RegistryApplication::build(&settings, &ConnectionSettings::default())
             .await
             .expect("the registry starts");
         let base = app.base_url().to_owned();
@@ -84,20 +84,7 @@ impl Registry {
 
     /// `svc registry <args> --data-dir D --database-url U`: (exit success, stdout, stderr).
     pub fn cli(&self, args: &[&str]) -> (bool, String, String) {
-        let output = Command::new(BINARY)
-            .arg("registry")
-            .args(args)
-            .arg("--data-dir")
-            .arg(&self.data_dir)
-            .arg("--database-url")
-            .arg(&self.database_url)
-            .output()
-            .expect("the svc binary runs");
-        (
-            output.status.success(),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+        registry_cli(&self.data_dir, Some(&self.database_url), args)
     }
 
     /// The file where the registry stores the gadget bundle served at `bundle_url`
@@ -112,13 +99,7 @@ impl Registry {
 
     /// A token minted by `svc registry token mint` (the last line of its stdout).
     pub fn mint(&self, publisher: &str, admin: bool) -> String {
-        let mut args = vec!["token", "mint", "--publisher", publisher];
-        if admin {
-            args.push("--admin");
-        }
-        let (ok, stdout, stderr) = self.cli(&args);
-        assert!(ok, "token mint failed: {stderr}");
-        stdout.lines().last().expect("the token is printed").trim().to_owned()
+        mint(|args| self.cli(args), publisher, admin)
     }
 
     pub async fn get(&self, path: &str, token: Option<&str>) -> (StatusCode, Value) {
@@ -281,4 +262,94 @@ macro_rules! registry_backend_variant {
             }
         }
     };
+}
+
+/// `svc registry serve` as a real process on a free port, stopped when dropped.
+pub struct RegistryProcess {
+    child: std::process::Child,
+    pub base: String,
+    data_dir: std::path::PathBuf,
+    // Kept open until the end: the banner has more lines, and a closed pipe would end the server.
+    _banner: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl RegistryProcess {
+    /// Started with `config` layered over the defaults (`--config`).
+    pub fn start(config: Option<&str>) -> Self {
+        use std::io::BufRead;
+
+        let data_dir = std::env::temp_dir().join(format!("svc-registry-serve-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&data_dir).unwrap();
+        let mut command = Command::new(BINARY);
+        command
+            .args(["registry", "serve", "--port", "0", "--data-dir"])
+            .arg(&data_dir);
+        if let Some(config) = config {
+            let path = data_dir.join("registry-test.toml");
+            std::fs::write(&path, config).unwrap();
+            command.arg("--config").arg(path);
+        }
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the svc binary starts");
+        let mut banner = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first_line = String::new();
+        banner.read_line(&mut first_line).unwrap();
+        let base = first_line
+            .trim()
+            .strip_prefix("svc registry listening on ")
+            .unwrap_or_else(|| panic!("unexpected banner: {first_line:?}"))
+            .to_owned();
+        Self {
+            child,
+            base,
+            data_dir,
+            _banner: banner,
+        }
+    }
+
+    pub fn address(&self) -> &str {
+        self.base.trim_start_matches("http://")
+    }
+
+    /// A publisher token minted by `svc registry token mint` on this registry's database.
+    pub fn mint(&self, publisher: &str) -> String {
+        mint(|args| registry_cli(&self.data_dir, None, args), publisher, false)
+    }
+}
+
+impl Drop for RegistryProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+/// `svc registry <args> --data-dir D [--database-url U]`: (exit success, stdout, stderr).
+fn registry_cli(data_dir: &std::path::Path, database_url: Option<&str>, args: &[&str]) -> (bool, String, String) {
+    let mut command = Command::new(BINARY);
+    command.arg("registry").args(args).arg("--data-dir").arg(data_dir);
+    if let Some(url) = database_url {
+        command.arg("--database-url").arg(url);
+    }
+    let output = command.output().expect("the svc binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The token `svc registry token mint` prints, run through `cli`.
+fn mint(cli: impl Fn(&[&str]) -> (bool, String, String), publisher: &str, admin: bool) -> String {
+    let mut args = vec!["token", "mint", "--publisher", publisher];
+    if admin {
+        args.push("--admin");
+    }
+    let (ok, stdout, stderr) = cli(&args);
+    assert!(ok, "token mint failed: {stderr}");
+    stdout.lines().last().expect("the token is printed").trim().to_owned()
 }

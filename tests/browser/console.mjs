@@ -86,7 +86,16 @@ async function mcpStatus(bearer) {
 
 async function open(page, screen) {
   await page.click(`nav a[href="#${screen}"]`);
+  await shown(page, screen);
+}
+
+/**
+ * Waits until the console has drawn `screen`, not only changed the URL: the hash changes at
+ * once, the screen on the next render, and until then the previous screen's fields still match.
+ */
+async function shown(page, screen) {
   await page.waitForFunction((s) => window.location.hash === `#${s}`, screen);
+  await page.locator(`nav a[href="#${screen}"][aria-current="page"]`).waitFor();
 }
 
 /** The self-hosted screens: apps, keys, orgs, coupons, blueprints. */
@@ -115,7 +124,7 @@ async function selfHostedWalk(page, axeSource) {
   const focused = await page.evaluate(() => document.activeElement?.textContent);
   same(focused, 'Connector keys', 'Tab moves to the next screen link');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => window.location.hash === '#keys');
+  await shown(page, 'keys');
 
   step('keys: issue one and see it once');
   await page.getByLabel('Name', { exact: true }).fill('browser');

@@ -87,7 +87,7 @@ impl<E: Endpoint> Endpoint for BodyLimitEndpoint<E> {
             // A chunked HTTP/1.1 body, or an HTTP/2 one of no declared length (HTTP/2 has no
             // `Transfer-Encoding`, and hyper bounds only a declared length).
             None if undeclared_length => Either::Left(self.read_then_call(req).boxed()),
-            Some(_) | None => Either::Right(layered::pass_on(&self.inner, req)),
+            Some(_) | None => Either::Right(layered::answer_of(&self.inner, req)),
         }
     }
 }

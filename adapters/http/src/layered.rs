@@ -25,7 +25,12 @@ pub fn pass_on<E: Endpoint>(
     inner: &E,
     req: Request,
 ) -> Layered<impl Future<Output = poem::Result<Response>> + Send + '_> {
-    Either::Right(inner.call(req).map_ok(IntoResponse::into_response))
+    Either::Right(answer_of(inner, req))
+}
+
+/// [`pass_on`]'s future alone, for a layer whose own answers are not ready at once.
+pub fn answer_of<E: Endpoint>(inner: &E, req: Request) -> impl Future<Output = poem::Result<Response>> + Send + '_ {
+    inner.call(req).map_ok(IntoResponse::into_response)
 }
 
 /// poem's `.data(value)` as a layer that holds no request: `value` is put in the request's

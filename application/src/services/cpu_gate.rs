@@ -14,6 +14,11 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
+/// Longest a caller waits on a JSON Schema's compile (with one validation) run on the gate before
+/// it answers an error. The schema complexity budgets keep real work far below it; the deadline
+/// keeps a caller from waiting on whatever the budgets did not foresee.
+pub const SCHEMA_WORK_DEADLINE: Duration = Duration::from_secs(2);
+
 /// No slot became free within the gate's wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the server is busy with other heavy work; retry in {retry_after_seconds} s")]

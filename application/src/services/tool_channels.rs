@@ -15,7 +15,7 @@ use svc_domain::session::SessionStatus;
 use svc_domain::text::excerpt;
 
 use super::agent::{AgentError, AgentService, Caller};
-use super::cpu_gate::{CpuGate, CpuWorkError};
+use super::cpu_gate::{CpuGate, CpuWorkError, SCHEMA_WORK_DEADLINE};
 use crate::ports::pollable::{PollFailure, PollTarget, PollableTool};
 
 /// Bounds of tool channels, per deployment.
@@ -109,9 +109,6 @@ pub struct ToolChannelService {
 
 /// Distinct channel schemas kept compiled.
 const COMPILED_SCHEMAS: u64 = 256;
-/// Longest a subscribe waits on its schema's compile (the schema cache's deadline): the
-/// complexity budgets keep real compiles far below it.
-const COMPILE_DEADLINE: Duration = Duration::from_secs(2);
 
 impl ToolChannelService {
     pub fn new(tools: HashMap<String, Arc<dyn PollableTool>>, settings: ToolChannelSettings) -> Self {
@@ -194,12 +191,12 @@ impl ToolChannelService {
             .await
             .map_err(|busy| ChannelError::Busy(busy.retry_after_seconds))?;
         // The deadline is on the compile alone, not on the wait for a slot.
-        let compiled = tokio::time::timeout(COMPILE_DEADLINE, compiling)
+        let compiled = tokio::time::timeout(SCHEMA_WORK_DEADLINE, compiling)
             .await
             .map_err(|_| {
                 ChannelError::BadPayload(format!(
                     "streamSpec.{channel}.schema took longer than {} s to compile",
-                    COMPILE_DEADLINE.as_secs()
+                    SCHEMA_WORK_DEADLINE.as_secs()
                 ))
             })?
             .map_err(|panicked| {

@@ -1,16 +1,10 @@
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::services::cpu_gate::{CpuBusy, CpuGate};
+use crate::services::cpu_gate::{CpuBusy, CpuGate, SCHEMA_WORK_DEADLINE};
 use serde_json::Value;
 use svc_domain::contract::{
     CompiledSchema, Contract, SchemaCompileError, SchemaViolation, compile_schema, props_validator_key, validator_key,
 };
-
-/// Longest a schema compile plus one validation may take before the call answers an error. The
-/// complexity budgets keep real work far below it; the deadline keeps a caller from waiting on
-/// whatever the budgets did not foresee.
-const CHECK_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Compiled JSON Schema validators, compiled once per distinct schema and shared.
 #[derive(Clone)]
@@ -65,7 +59,7 @@ impl SchemaCache {
         }
         let (cache, schema, instance) = (self.clone(), schema(), instance.clone());
         let checking = self.cpu.start(move || cache.check_now(key, &schema, &instance)).await?;
-        Ok(match tokio::time::timeout(CHECK_DEADLINE, checking).await {
+        Ok(match tokio::time::timeout(SCHEMA_WORK_DEADLINE, checking).await {
             Ok(Ok(found)) => found,
             Ok(Err(panicked)) => {
                 tracing::error!(error = %panicked, "schema validation panicked");
@@ -75,7 +69,7 @@ impl SchemaCache {
             // goes on, and the caller is answered now.
             Err(_) => vec![whole_value(&format!(
                 "validation stopped: it took longer than {} s",
-                CHECK_DEADLINE.as_secs()
+                SCHEMA_WORK_DEADLINE.as_secs()
             ))],
         })
     }

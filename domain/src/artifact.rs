@@ -9,6 +9,7 @@
 mod digest;
 mod identity;
 mod manifest;
+mod precedence_key;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

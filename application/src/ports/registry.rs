@@ -57,12 +57,27 @@ pub trait AuthorKeyRepository: Send + Sync {
     async fn get(&self, public_key_id: &str) -> Result<Option<AuthorKey>, RepositoryError>;
 }
 
-/// What the store narrows a search to; the rest of the filters run in the service.
+/// A search of the store. `kind`, `scope` and `include_private` choose the versions a package's
+/// latest is taken from; `text`, `tag` and `hook` then narrow the latest versions returned, and
+/// the store may apply them loosely (a superset): the service checks them exactly.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ArtifactQuery {
     pub kind: Option<ArtifactKind>,
     pub scope: Option<ArtifactScope>,
     pub include_private: bool,
+    /// Lowercase text found in the lowercased scope, name, description or a tag.
+    pub text: Option<String>,
+    /// A tag of the manifest, exactly.
+    pub tag: Option<String>,
+    /// A hook of a gadget's manifest, exactly.
+    pub hook: Option<String>,
+}
+
+/// Which slice of a search's results to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResultPage {
+    pub offset: u64,
+    pub limit: u64,
 }
 
 #[async_trait::async_trait]
@@ -76,8 +91,14 @@ pub trait ArtifactRepository: Send + Sync {
         scope: &ArtifactScope,
         name: &ArtifactName,
     ) -> Result<Vec<ArtifactVersion>, RepositoryError>;
-    /// Published (not yanked) versions matching the query, in no particular order.
-    async fn search(&self, query: &ArtifactQuery) -> Result<Vec<ArtifactVersion>, RepositoryError>;
+    /// Each package's highest published (not yanked) version by SemVer precedence among the
+    /// versions the query's kind, scope and visibility admit, narrowed by its text, tag and
+    /// hook; ordered by scope, then name (byte-wise); the `page` of them.
+    async fn latest_versions(
+        &self,
+        query: &ArtifactQuery,
+        page: ResultPage,
+    ) -> Result<Vec<ArtifactVersion>, RepositoryError>;
     /// Atomic `ArtifactVersion::yank`; `Rejected(NotFound)` for an unknown triple.
     async fn yank(
         &self,

@@ -214,6 +214,20 @@ async fn search_filters_and_compose(registry: Registry) {
     assert_eq!(status, StatusCode::OK, "{detail}");
     assert_eq!(detail["signature"]["algorithm"], "sigstore");
     assert!(detail["signature"]["sigstoreBundle"].is_object());
+
+    // A private version above a public one: a caller without a credential is answered the
+    // highest version it may read, a publisher the highest of all.
+    let dates3 = gadget_manifest("@globex", "dates", "3.0.0-beta.1", &globex_key, GADGET_JS);
+    publish(globex.clone(), signed_publish(&dates3, GADGET_JS, &globex_key)).await;
+    let (_, body) = registry.get("/search?author=globex", None).await;
+    assert_eq!(names(&body), ["@globex/dates@2.0.0"]);
+    let (_, body) = registry.get("/search?author=globex", Some(&acme)).await;
+    assert_eq!(names(&body), ["@globex/dates@3.0.0-beta.1"]);
+    // `q` is text: SQL's wildcards match only themselves.
+    for wildcard in ["%25", "_", "s_g"] {
+        let (status, body) = registry.get(&format!("/search?q={wildcard}"), Some(&acme)).await;
+        assert_eq!((status, names(&body)), (StatusCode::OK, vec![]), "{wildcard}");
+    }
 }
 
 async fn republishing_is_409_and_a_yanked_version_is_410_with_its_manifest(registry: Registry) {

@@ -29,6 +29,7 @@ mod m20261215_000001_org_invite_links;
 mod m20261215_000002_app_org;
 mod m20261215_000003_external_identities;
 mod m20261216_000001_session_row_announcements;
+mod m20261217_000001_registry_search_columns;
 
 pub struct Migrator;
 
@@ -57,6 +58,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261215_000002_app_org::Migration),
             Box::new(m20261215_000003_external_identities::Migration),
             Box::new(m20261216_000001_session_row_announcements::Migration),
+            Box::new(m20261217_000001_registry_search_columns::Migration),
         ]
     }
 }

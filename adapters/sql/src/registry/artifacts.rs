@@ -1,14 +1,18 @@
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::sea_query::{Alias, Condition, DynIden, Expr, ExprTrait, IntoIden, LikeExpr, Query, SelectStatement};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, DbBackend, EntityTrait, IdenStatic, Order, QueryFilter,
+    QueryOrder, QuerySelect,
+};
 use svc_application::ports::RepositoryError;
-use svc_application::ports::registry::{ArtifactQuery, ArtifactRepository, TransitionError};
+use svc_application::ports::registry::{ArtifactQuery, ArtifactRepository, ResultPage, TransitionError};
 use svc_domain::artifact::{
     ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactName, ArtifactScope, ArtifactStatus, ArtifactVersion,
     SignatureAlgorithm, StoredSignature, Visibility, YankOutcome,
 };
 
 use super::entities::artifact_versions::{self, Column};
+use super::search_columns::{LIKE_ESCAPE, SearchColumns, containing, with_facet};
 use crate::errors::{RACE_ATTEMPTS, contention, corrupt, repository_error};
 
 pub struct SeaOrmArtifactRepository {
@@ -60,19 +64,30 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
             .collect()
     }
 
-    async fn search(&self, query: &ArtifactQuery) -> Result<Vec<ArtifactVersion>, RepositoryError> {
-        let mut select =
-            artifact_versions::Entity::find().filter(Column::Status.eq(ArtifactStatus::Published.as_str()));
-        if let Some(kind) = query.kind {
-            select = select.filter(Column::Kind.eq(kind.as_str()));
+    async fn latest_versions(
+        &self,
+        query: &ArtifactQuery,
+        page: ResultPage,
+    ) -> Result<Vec<ArtifactVersion>, RepositoryError> {
+        let backend = self.db.get_database_backend();
+        let mut select = artifact_versions::Entity::find()
+            .filter(admitted(query, artifact_versions::Entity.into_iden()))
+            .filter(Expr::not_exists(outranking(query)));
+        if let Some(text) = &query.text {
+            select = select.filter(Expr::col(Column::SearchText).like(pattern(containing(text))));
         }
-        if let Some(scope) = &query.scope {
-            select = select.filter(Column::Scope.eq(scope.as_str()));
+        if let Some(tag) = &query.tag {
+            select = select.filter(Expr::col(Column::Facets).like(pattern(with_facet("tag", tag))));
         }
-        if !query.include_private {
-            select = select.filter(Column::Visibility.eq(Visibility::Public.as_str()));
+        if let Some(hook) = &query.hook {
+            select = select.filter(Expr::col(Column::Facets).like(pattern(with_facet("hook", hook))));
+        }
+        for column in [Column::Scope, Column::Name] {
+            select = select.order_by(byte_wise(column, backend), Order::Asc);
         }
         select
+            .offset(page.offset)
+            .limit(page.limit)
             .all(&self.db)
             .await
             .map_err(repository_error)?
@@ -117,6 +132,57 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
     }
 }
 
+/// The versions of `table` a package's latest is chosen from: published, of the query's kind,
+/// scope and visibility.
+fn admitted(query: &ArtifactQuery, table: DynIden) -> Condition {
+    let column = |c: Column| Expr::col((table.clone(), c));
+    let mut condition = Condition::all().add(column(Column::Status).eq(ArtifactStatus::Published.as_str()));
+    if let Some(kind) = query.kind {
+        condition = condition.add(column(Column::Kind).eq(kind.as_str()));
+    }
+    if let Some(scope) = &query.scope {
+        condition = condition.add(column(Column::Scope).eq(scope.as_str()));
+    }
+    if !query.include_private {
+        condition = condition.add(column(Column::Visibility).eq(Visibility::Public.as_str()));
+    }
+    condition
+}
+
+/// An admitted version of the same package that outranks the outer row: the outer row is its
+/// package's latest when there is none.
+fn outranking(query: &ArtifactQuery) -> SelectStatement {
+    let newer: DynIden = Alias::new("newer").into_iden();
+    let outer = artifact_versions::Entity.into_iden();
+    let same = |c: Column| Expr::col((newer.clone(), c)).equals((outer.clone(), c));
+    Query::select()
+        .expr(Expr::val(1))
+        .from_as(artifact_versions::Entity, newer.clone())
+        .cond_where(
+            admitted(query, newer.clone())
+                .add(same(Column::Scope))
+                .add(same(Column::Name))
+                .add(
+                    Expr::col((newer.clone(), Column::PrecedenceKey))
+                        .gt(Expr::col((outer.clone(), Column::PrecedenceKey))),
+                ),
+        )
+        .to_owned()
+}
+
+fn pattern(text: String) -> LikeExpr {
+    LikeExpr::new(text).escape(LIKE_ESCAPE)
+}
+
+/// `column` ordered by its bytes: PostgreSQL would otherwise order by the database's collation
+/// (which may skip punctuation); SQLite's default and MySQL's `utf8mb4_bin` already do.
+fn byte_wise(column: Column, backend: DbBackend) -> Expr {
+    match backend {
+        DbBackend::Postgres => Expr::cust(format!("\"{}\" COLLATE \"C\"", column.as_str())),
+        _ => Expr::col(column),
+    }
+}
+
 fn primary_key(identity: &ArtifactIdentity) -> (String, String, String) {
     (
         identity.scope.as_str().to_owned(),
@@ -127,6 +193,7 @@ fn primary_key(identity: &ArtifactIdentity) -> (String, String, String) {
 
 fn version_row(version: &ArtifactVersion) -> artifact_versions::ActiveModel {
     let (scope, name, semver) = primary_key(&version.identity);
+    let search = SearchColumns::of(&version.identity, &version.manifest);
     artifact_versions::ActiveModel {
         scope: Set(scope),
         name: Set(name),
@@ -145,6 +212,9 @@ fn version_row(version: &ArtifactVersion) -> artifact_versions::ActiveModel {
         yank_reason: Set(version.yank_reason.clone()),
         published_at: Set(version.published_at),
         yanked_at: Set(version.yanked_at),
+        precedence_key: Set(search.precedence_key),
+        search_text: Set(search.search_text),
+        facets: Set(search.facets),
     }
 }
 

@@ -1,4 +1,4 @@
-//! Hand-written sea-orm entities of the registry tables (m20261202_000001).
+//! Hand-written sea-orm entities of the registry tables (m20261202_000001, m20261217_000001).
 
 pub mod artifact_versions {
     use sea_orm::entity::prelude::*;
@@ -28,6 +28,10 @@ pub mod artifact_versions {
         pub yank_reason: Option<String>,
         pub published_at: DateTimeUtc,
         pub yanked_at: Option<DateTimeUtc>,
+        /// The search columns (`search_columns.rs`, m20261217_000001).
+        pub precedence_key: String,
+        pub search_text: String,
+        pub facets: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

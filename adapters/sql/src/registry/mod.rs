@@ -1,11 +1,14 @@
-//! Repositories of the artifact registry (SQLite and PostgreSQL alike): versions, author keys
+//! Repositories of the artifact registry (every backend alike): versions, author keys
 //! and publisher tokens. Bundles are not here: they live in the bundle store, by content hash.
 
 mod artifacts;
 mod author_keys;
 mod entities;
+mod search_columns;
 mod tokens;
 
 pub use artifacts::SeaOrmArtifactRepository;
 pub use author_keys::SeaOrmAuthorKeyRepository;
 pub use tokens::SeaOrmRegistryTokenRepository;
+
+pub(crate) use search_columns::SearchColumns;

@@ -1,26 +1,32 @@
 //! The registry repositories on every backend: versions are immutable, yanked rather than
-//! deleted (first reason kept), searchable by kind, scope and visibility; author keys and tokens
+//! deleted (first reason kept), each package's latest version found by kind, scope, visibility, text,
+//! tag and hook; author keys and tokens
 //! read back.
 
 use crate::support;
 
 use chrono::{DateTime, TimeZone, Utc};
-use sea_orm::DatabaseConnection;
+use sea_orm::sea_query::{Alias, InsertStatement, Query};
+use sea_orm::{ConnectionTrait, DatabaseConnection};
+use sea_orm_migration::MigratorTrait;
 use serde_json::json;
 use svc_application::ports::registry::{
     ArtifactQuery, ArtifactRepository, AuthorKey, AuthorKeyRepository, KeyRegistration, Publisher,
-    RegistryTokenRepository, TransitionError,
+    RegistryTokenRepository, ResultPage, TransitionError,
 };
 use svc_domain::artifact::{
-    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactName, ArtifactScope, ArtifactVersion, BundleDigest,
-    PublishArtifact, SignatureAlgorithm, StoredSignature, Visibility, YankOutcome,
+    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactManifest, ArtifactName, ArtifactScope, ArtifactVersion,
+    BundleDigest, PublishArtifact, SignatureAlgorithm, StoredSignature, Visibility, YankOutcome,
 };
+use svc_sql::Migrator;
 use svc_sql::registry::{SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository};
 
 support::backend_tests!(
     versions_read_back_whole_and_are_immutable,
     yanking_keeps_the_version_and_its_first_reason,
-    search_narrows_by_kind_scope_and_visibility,
+    each_package_answers_its_latest_version_in_byte_order,
+    text_tags_and_hooks_narrow_the_latest_versions,
+    versions_stored_before_the_search_columns_are_found,
     author_keys_and_tokens_read_back
 );
 
@@ -95,54 +101,95 @@ async fn yanking_keeps_the_version_and_its_first_reason(db: DatabaseConnection) 
     ));
 }
 
-async fn search_narrows_by_kind_scope_and_visibility(db: DatabaseConnection) {
+/// The identities `latest_versions` answers for `query` (the first 50).
+async fn latest(repo: &SeaOrmArtifactRepository, query: ArtifactQuery) -> Vec<String> {
+    latest_page(repo, query, ResultPage { offset: 0, limit: 50 }).await
+}
+
+async fn latest_page(repo: &SeaOrmArtifactRepository, query: ArtifactQuery, page: ResultPage) -> Vec<String> {
+    repo.latest_versions(&query, page)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|v| v.identity.to_string())
+        .collect()
+}
+
+async fn each_package_answers_its_latest_version_in_byte_order(db: DatabaseConnection) {
+    use ArtifactKind::{Blueprint, Gadget};
+    use Visibility::{Private, Public};
     let repo = SeaOrmArtifactRepository::new(db);
     let rows = [
-        version("@acme", "chart", "1.0.0", ArtifactKind::Gadget, Visibility::Public),
-        version("@acme", "board", "1.0.0", ArtifactKind::Blueprint, Visibility::Private),
-        version("@other", "chart", "1.0.0", ArtifactKind::Gadget, Visibility::Public),
-        version("@acme", "chart", "0.9.0", ArtifactKind::Gadget, Visibility::Public),
+        version("@acme", "chart", "1.9.0", Gadget, Public),
+        version("@acme", "chart", "1.10.0", Gadget, Public),
+        version("@acme", "chart", "1.10.0-rc.1", Gadget, Public),
+        version("@acme", "chart", "2.0.0", Gadget, Public),
+        version("@acme", "chart", "3.0.0-beta", Gadget, Private),
+        version("@acme", "ab", "1.0.0", Gadget, Public),
+        version("@acme", "a-c", "1.0.0", Gadget, Public),
+        version("@acme", "board", "1.0.0", Blueprint, Private),
+        version("@other", "chart", "1.0.0", Gadget, Public),
+        version("@other", "chart", "1.0.0+build.2", Gadget, Public),
+        version("@other", "chart", "1.0.0+build.10", Gadget, Public),
     ];
     for row in &rows {
         repo.publish(row).await.unwrap();
     }
-    repo.yank(&rows[3].identity, "old", at(2)).await.unwrap();
-    let found = |query: ArtifactQuery| {
-        let repo = &repo;
-        async move {
-            let mut ids: Vec<String> = repo
-                .search(&query)
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|v| v.identity.to_string())
-                .collect();
-            ids.sort();
-            ids
-        }
-    };
+    // The highest version is yanked: the next one answers.
+    repo.yank(&rows[3].identity, "broken", at(2)).await.unwrap();
+    let anonymous = [
+        "@acme/a-c@1.0.0",
+        "@acme/ab@1.0.0",
+        "@acme/chart@1.10.0",
+        "@other/chart@1.0.0+build.10",
+    ];
+    assert_eq!(latest(&repo, ArtifactQuery::default()).await, anonymous);
     assert_eq!(
-        found(ArtifactQuery::default()).await,
-        ["@acme/chart@1.0.0", "@other/chart@1.0.0"]
-    );
-    assert_eq!(
-        found(ArtifactQuery {
-            include_private: true,
-            scope: Some(ArtifactScope::parse("@acme").unwrap()),
-            ..ArtifactQuery::default()
-        })
+        latest(
+            &repo,
+            ArtifactQuery {
+                include_private: true,
+                scope: Some(ArtifactScope::parse("@acme").unwrap()),
+                ..ArtifactQuery::default()
+            }
+        )
         .await,
-        ["@acme/board@1.0.0", "@acme/chart@1.0.0"]
+        [
+            "@acme/a-c@1.0.0",
+            "@acme/ab@1.0.0",
+            "@acme/board@1.0.0",
+            "@acme/chart@3.0.0-beta"
+        ]
     );
     assert_eq!(
-        found(ArtifactQuery {
-            include_private: true,
-            kind: Some(ArtifactKind::Blueprint),
-            ..ArtifactQuery::default()
-        })
+        latest(
+            &repo,
+            ArtifactQuery {
+                include_private: true,
+                kind: Some(Blueprint),
+                ..ArtifactQuery::default()
+            }
+        )
         .await,
         ["@acme/board@1.0.0"]
     );
+    for (offset, limit) in [(1, 2), (3, 5), (4, 5)] {
+        let page = latest_page(&repo, ArtifactQuery::default(), ResultPage { offset, limit }).await;
+        let end = anonymous.len().min((offset + limit) as usize);
+        assert_eq!(
+            page,
+            anonymous[(offset as usize).min(end)..end],
+            "offset {offset}, limit {limit}"
+        );
+    }
+    let text = |needle: &str| ArtifactQuery {
+        text: Some(needle.into()),
+        ..ArtifactQuery::default()
+    };
+    assert_eq!(latest(&repo, text("a-")).await, ["@acme/a-c@1.0.0"]);
+    // `LIKE`'s wildcards are literal text.
+    assert_eq!(latest(&repo, text("a_c")).await, Vec::<String>::new());
+    assert_eq!(latest(&repo, text("%")).await, Vec::<String>::new());
     let all = repo
         .versions(
             &ArtifactScope::parse("@acme").unwrap(),
@@ -150,7 +197,138 @@ async fn search_narrows_by_kind_scope_and_visibility(db: DatabaseConnection) {
         )
         .await
         .unwrap();
-    assert_eq!(all.len(), 2, "yanked versions are listed too");
+    assert_eq!(all.len(), 5, "yanked versions are listed too");
+}
+
+/// A version whose manifest parses, so its description, tags and hooks are searchable.
+fn described(semver: &str, description: &str, tags: &[&str], hook: &str) -> ArtifactVersion {
+    let mut published = version("@acme", "sparkline", semver, ArtifactKind::Gadget, Visibility::Private);
+    published.manifest = json!({
+        "kind": "gadget", "scope": "@acme", "name": "sparkline", "version": semver,
+        "visibility": "private", "description": description, "tags": tags,
+        "signature": {
+            "algorithm": "ed25519", "publicKeyId": "abcdefghijklmnop",
+            "bundleSha384": "sha384-OLBgp1GsljhM2TJ+sbHjaiH9txEUvgdDTAzHv2P24donTt6/529l+9Ua0vFImLlb"
+        },
+        "authorPublicKey": "A".repeat(43) + "=",
+        "gadget": { "exports": [{ "hook": hook, "description": "d", "usage": "u", "example": "e" }] }
+    });
+    ArtifactManifest::parse(&published.manifest).expect("the test's manifest parses");
+    published
+}
+
+async fn text_tags_and_hooks_narrow_the_latest_versions(db: DatabaseConnection) {
+    let repo = SeaOrmArtifactRepository::new(db);
+    repo.publish(&described("0.9.0", "Old sparkline", &["old"], "useOldSparkline"))
+        .await
+        .unwrap();
+    repo.publish(&described(
+        "1.0.0",
+        "Sparkline, 50% Faster",
+        &["chart", "svg"],
+        "useSparkline",
+    ))
+    .await
+    .unwrap();
+    repo.publish(&version(
+        "@acme",
+        "other",
+        "1.0.0",
+        ArtifactKind::Gadget,
+        Visibility::Private,
+    ))
+    .await
+    .unwrap();
+    let query = |text: Option<&str>, tag: Option<&str>, hook: Option<&str>| ArtifactQuery {
+        include_private: true,
+        text: text.map(str::to_owned),
+        tag: tag.map(str::to_owned),
+        hook: hook.map(str::to_owned),
+        ..ArtifactQuery::default()
+    };
+    let found = ["@acme/sparkline@1.0.0"];
+    let none: [&str; 0] = [];
+    let rows: [(ArtifactQuery, &[&str]); 10] = [
+        (query(Some("50% faster"), None, None), &found),
+        (query(Some("50_"), None, None), &none),
+        (query(Some("svg"), None, None), &found),
+        (query(None, Some("chart"), None), &found),
+        (query(None, Some("char"), None), &none),
+        (query(None, None, Some("useSparkline")), &found),
+        (query(None, None, Some("useSpark")), &none),
+        (query(Some("sparkline"), Some("svg"), Some("useSparkline")), &found),
+        // The narrowing applies to each package's latest version, not to older ones.
+        (query(None, Some("old"), None), &none),
+        (query(Some("old sparkline"), None, None), &none),
+    ];
+    for (query, expected) in rows {
+        assert_eq!(latest(&repo, query.clone()).await, expected, "{query:?}");
+    }
+}
+
+/// A version as the table held it before m20261217_000001 (no search columns).
+fn insert_before_the_search_columns(version: &ArtifactVersion) -> InsertStatement {
+    let column = |name: &str| Alias::new(name);
+    Query::insert()
+        .into_table(Alias::new("registry_artifact_versions"))
+        .columns(
+            [
+                "scope",
+                "name",
+                "version",
+                "kind",
+                "visibility",
+                "publisher",
+                "manifest",
+                "signature_algorithm",
+                "bundle_sri",
+                "status",
+                "published_at",
+            ]
+            .map(column),
+        )
+        .values_panic([
+            version.identity.scope.as_str().into(),
+            version.identity.name.as_str().into(),
+            version.identity.version.as_str().into(),
+            version.kind.as_str().into(),
+            version.visibility.as_str().into(),
+            version.publisher.clone().into(),
+            version.manifest.clone().into(),
+            version.signature.algorithm.as_str().into(),
+            version.bundle_sri.clone().into(),
+            version.status.as_str().into(),
+            version.published_at.into(),
+        ])
+        .to_owned()
+}
+
+async fn versions_stored_before_the_search_columns_are_found(db: DatabaseConnection) {
+    support::roll_back_through(&db, "m20261217_000001_registry_search_columns").await;
+    for version in [
+        described("1.9.0", "Sparkline", &["old"], "useSparkline"),
+        described("1.10.0", "Sparkline", &["chart"], "useSparkline"),
+        version("@acme", "board", "1.0.0", ArtifactKind::Blueprint, Visibility::Public),
+    ] {
+        let backend = db.get_database_backend();
+        db.execute_raw(backend.build(&insert_before_the_search_columns(&version)))
+            .await
+            .unwrap();
+    }
+
+    Migrator::up(&db, None).await.unwrap();
+
+    let repo = SeaOrmArtifactRepository::new(db);
+    let query = |tag: Option<&str>| ArtifactQuery {
+        include_private: true,
+        tag: tag.map(str::to_owned),
+        ..ArtifactQuery::default()
+    };
+    assert_eq!(
+        latest(&repo, query(None)).await,
+        ["@acme/board@1.0.0", "@acme/sparkline@1.10.0"]
+    );
+    assert_eq!(latest(&repo, query(Some("chart"))).await, ["@acme/sparkline@1.10.0"]);
 }
 
 async fn author_keys_and_tokens_read_back(db: DatabaseConnection) {

@@ -1,14 +1,15 @@
 //! `GET /search`: one hit per package (its highest published version), filters AND-composed.
 
-use std::collections::BTreeMap;
-
 use svc_domain::artifact::{ArtifactKind, ArtifactManifest, ArtifactScope, ArtifactVersion, Visibility};
 
 use super::{RegistryError, RegistryService};
-use crate::ports::registry::{ArtifactQuery, Publisher};
+use crate::ports::registry::{ArtifactQuery, Publisher, ResultPage};
 
 /// Most hits one search answers.
 pub const SEARCH_LIMIT: usize = 100;
+
+/// Latest versions read from the store at a time: the limit and room for loose matches.
+const SEARCH_PAGE: u64 = 2 * SEARCH_LIMIT as u64;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SearchQuery {
@@ -55,30 +56,37 @@ impl RegistryService {
             kind,
             scope,
             include_private: caller.is_some(),
+            text: given(&query.q).map(|q| q.to_lowercase()),
+            tag: given(&query.tag),
+            hook: given(&query.hook),
         };
-        let mut latest: BTreeMap<(String, String), ArtifactVersion> = BTreeMap::new();
-        for version in self.ports.artifacts.search(&store_query).await? {
-            if version.is_yanked() || (caller.is_none() && version.visibility == Visibility::Private) {
-                continue;
+        // The store answers each package's latest version, already narrowed (loosely); pages
+        // are read until the limit is filled by exact matches, so a search costs the hits it
+        // returns, not every version ever published.
+        let mut hits = Vec::new();
+        let mut page = ResultPage {
+            offset: 0,
+            limit: SEARCH_PAGE,
+        };
+        loop {
+            let versions = self.ports.artifacts.latest_versions(&store_query, page).await?;
+            let read = versions.len() as u64;
+            for version in versions {
+                if caller.is_none() && version.visibility == Visibility::Private {
+                    continue;
+                }
+                if let Some(found) = hit(&version).filter(|found| matches(found, &query)) {
+                    hits.push(found.0);
+                    if hits.len() == SEARCH_LIMIT {
+                        return Ok(hits);
+                    }
+                }
             }
-            let key = (
-                version.identity.scope.as_str().to_owned(),
-                version.identity.name.as_str().to_owned(),
-            );
-            let newer = latest
-                .get(&key)
-                .is_none_or(|known| version.identity.version.precedence(&known.identity.version).is_gt());
-            if newer {
-                latest.insert(key, version);
+            if read < page.limit {
+                return Ok(hits);
             }
+            page.offset += read;
         }
-        Ok(latest
-            .into_values()
-            .filter_map(|version| hit(&version))
-            .filter(|hit| matches(hit, &query))
-            .map(|(hit, _)| hit)
-            .take(SEARCH_LIMIT)
-            .collect())
     }
 }
 
@@ -99,7 +107,6 @@ fn hit(version: &ArtifactVersion) -> Option<(SearchHit, Vec<String>)> {
 }
 
 fn matches((hit, hooks): &(SearchHit, Vec<String>), query: &SearchQuery) -> bool {
-    let given = |value: &Option<String>| value.as_deref().filter(|v| !v.is_empty()).map(str::to_owned);
     let text_ok = given(&query.q).is_none_or(|q| {
         let q = q.to_lowercase();
         [&hit.scope, &hit.name, &hit.description]
@@ -110,4 +117,9 @@ fn matches((hit, hooks): &(SearchHit, Vec<String>), query: &SearchQuery) -> bool
     let hook_ok = given(&query.hook).is_none_or(|hook| hooks.contains(&hook));
     let tag_ok = given(&query.tag).is_none_or(|tag| hit.tags.contains(&tag));
     text_ok && hook_ok && tag_ok
+}
+
+/// A filter's value; an empty one filters nothing.
+fn given(value: &Option<String>) -> Option<String> {
+    value.as_deref().filter(|v| !v.is_empty()).map(str::to_owned)
 }

@@ -56,15 +56,23 @@ pub fn registry_service(settings: &RegistrySettings, db: &DatabaseConnection) ->
     }))
 }
 
-/// Connects to the registry's database (creating the data directory for SQLite) and migrates it.
+/// Connects to the registry's database (creating the data directory for SQLite), migrates it,
+/// and keys for search any version a registry of an earlier release published without keys.
 pub async fn connect(settings: &RegistrySettings) -> Result<DatabaseConnection, String> {
     if settings.database_url.is_empty() {
         std::fs::create_dir_all(&settings.data_dir)
             .map_err(|e| format!("cannot create {}: {e}", settings.data_dir.display()))?;
     }
-    svc_sql::connect_and_migrate(&settings.database_url())
+    let db = svc_sql::connect_and_migrate(&settings.database_url())
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    let keyed = svc_sql::registry::key_unkeyed_versions(&db)
+        .await
+        .map_err(|e| format!("cannot key stored versions for search: {e}"))?;
+    if keyed > 0 {
+        tracing::info!(keyed, "versions published by an earlier release keyed for search");
+    }
+    Ok(db)
 }
 
 pub struct RegistryApplication {

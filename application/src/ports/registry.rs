@@ -73,11 +73,29 @@ pub struct ArtifactQuery {
     pub hook: Option<String>,
 }
 
-/// Which slice of a search's results to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which slice of a search's results to read: at most `limit` packages after `after` in the
+/// results' order (keyset paging: a version published or yanked meanwhile neither repeats nor
+/// skips another package).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResultPage {
-    pub offset: u64,
+    pub after: Option<PackageKey>,
     pub limit: u64,
+}
+
+/// A package: its scope and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageKey {
+    pub scope: String,
+    pub name: String,
+}
+
+impl PackageKey {
+    pub fn of(version: &ArtifactVersion) -> Self {
+        Self {
+            scope: version.identity.scope.as_str().to_owned(),
+            name: version.identity.name.as_str().to_owned(),
+        }
+    }
 }
 
 #[async_trait::async_trait]
@@ -93,7 +111,8 @@ pub trait ArtifactRepository: Send + Sync {
     ) -> Result<Vec<ArtifactVersion>, RepositoryError>;
     /// Each package's highest published (not yanked) version by SemVer precedence among the
     /// versions the query's kind, scope and visibility admit, narrowed by its text, tag and
-    /// hook; ordered by scope, then name (byte-wise); the `page` of them.
+    /// hook; ordered by scope, then name (byte-wise); the `page` of them. A version not keyed for
+    /// search yet (`svc_sql::registry::key_unkeyed_versions`) is not found.
     async fn latest_versions(
         &self,
         query: &ArtifactQuery,

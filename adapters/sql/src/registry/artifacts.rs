@@ -82,11 +82,18 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
         if let Some(hook) = &query.hook {
             select = select.filter(Expr::col(Column::Facets).like(pattern(with_facet("hook", hook))));
         }
+        if let Some(after) = &page.after {
+            let (scope, name) = (byte_wise(Column::Scope, backend), byte_wise(Column::Name, backend));
+            select = select.filter(
+                Condition::any()
+                    .add(scope.clone().gt(after.scope.as_str()))
+                    .add(scope.eq(after.scope.as_str()).and(name.gt(after.name.as_str()))),
+            );
+        }
         for column in [Column::Scope, Column::Name] {
             select = select.order_by(byte_wise(column, backend), Order::Asc);
         }
         select
-            .offset(page.offset)
             .limit(page.limit)
             .all(&self.db)
             .await
@@ -174,8 +181,8 @@ fn pattern(text: String) -> LikeExpr {
     LikeExpr::new(text).escape(LIKE_ESCAPE)
 }
 
-/// `column` ordered by its bytes: PostgreSQL would otherwise order by the database's collation
-/// (which may skip punctuation); SQLite's default and MySQL's `utf8mb4_bin` already do.
+/// `column` compared and ordered by its bytes: PostgreSQL would otherwise use the database's
+/// collation (which may skip punctuation); SQLite's default and MySQL's `utf8mb4_bin` already do.
 fn byte_wise(column: Column, backend: DbBackend) -> Expr {
     match backend {
         DbBackend::Postgres => Expr::cust(format!("\"{}\" COLLATE \"C\"", column.as_str())),
@@ -212,9 +219,9 @@ fn version_row(version: &ArtifactVersion) -> artifact_versions::ActiveModel {
         yank_reason: Set(version.yank_reason.clone()),
         published_at: Set(version.published_at),
         yanked_at: Set(version.yanked_at),
-        precedence_key: Set(search.precedence_key),
-        search_text: Set(search.search_text),
-        facets: Set(search.facets),
+        precedence_key: Set(Some(search.precedence_key)),
+        search_text: Set(Some(search.search_text)),
+        facets: Set(Some(search.facets)),
     }
 }
 

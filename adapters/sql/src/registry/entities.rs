@@ -28,10 +28,10 @@ pub mod artifact_versions {
         pub yank_reason: Option<String>,
         pub published_at: DateTimeUtc,
         pub yanked_at: Option<DateTimeUtc>,
-        /// The search columns (`search_columns.rs`, m20261217_000001).
-        pub precedence_key: String,
-        pub search_text: String,
-        pub facets: String,
+        /// The search columns (`search_columns.rs`, m20261217_000001); NULL until keyed.
+        pub precedence_key: Option<String>,
+        pub search_text: Option<String>,
+        pub facets: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

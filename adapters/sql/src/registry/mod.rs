@@ -4,11 +4,11 @@
 mod artifacts;
 mod author_keys;
 mod entities;
+mod keying;
 mod search_columns;
 mod tokens;
 
 pub use artifacts::SeaOrmArtifactRepository;
 pub use author_keys::SeaOrmAuthorKeyRepository;
+pub use keying::key_unkeyed_versions;
 pub use tokens::SeaOrmRegistryTokenRepository;
-
-pub(crate) use search_columns::SearchColumns;

@@ -24,6 +24,20 @@ pub(crate) struct SearchColumns {
 }
 
 impl SearchColumns {
+    /// The columns of a stored row. A row whose identity no longer parses (never stored by
+    /// publish) still gets columns, so keying every row ends: its key sorts below every other
+    /// and it is found by its scope and name only.
+    pub(crate) fn of_stored(scope: &str, name: &str, version: &str, manifest: &Value) -> Self {
+        match ArtifactIdentity::parse(scope, name, version) {
+            Ok(identity) => Self::of(&identity, manifest),
+            Err(_) => Self {
+                precedence_key: String::new(),
+                search_text: format!("{}\n{}", scope.to_lowercase(), name.to_lowercase()),
+                facets: "\n".to_owned(),
+            },
+        }
+    }
+
     /// The columns of a version with this identity and stored manifest. A manifest that does not
     /// parse (never stored by publish) is found by its scope and name only.
     pub(crate) fn of(identity: &ArtifactIdentity, manifest: &Value) -> Self {

@@ -11,7 +11,7 @@ use sea_orm::{ConnectionTrait, DatabaseConnection};
 use sea_orm_migration::MigratorTrait;
 use serde_json::json;
 use svc_application::ports::registry::{
-    ArtifactQuery, ArtifactRepository, AuthorKey, AuthorKeyRepository, KeyRegistration, Publisher,
+    ArtifactQuery, ArtifactRepository, AuthorKey, AuthorKeyRepository, KeyRegistration, PackageKey, Publisher,
     RegistryTokenRepository, ResultPage, TransitionError,
 };
 use svc_domain::artifact::{
@@ -19,7 +19,9 @@ use svc_domain::artifact::{
     BundleDigest, PublishArtifact, SignatureAlgorithm, StoredSignature, Visibility, YankOutcome,
 };
 use svc_sql::Migrator;
-use svc_sql::registry::{SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository};
+use svc_sql::registry::{
+    SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository, key_unkeyed_versions,
+};
 
 support::backend_tests!(
     versions_read_back_whole_and_are_immutable,
@@ -103,7 +105,7 @@ async fn yanking_keeps_the_version_and_its_first_reason(db: DatabaseConnection) 
 
 /// The identities `latest_versions` answers for `query` (the first 50).
 async fn latest(repo: &SeaOrmArtifactRepository, query: ArtifactQuery) -> Vec<String> {
-    latest_page(repo, query, ResultPage { offset: 0, limit: 50 }).await
+    latest_page(repo, query, ResultPage { after: None, limit: 50 }).await
 }
 
 async fn latest_page(repo: &SeaOrmArtifactRepository, query: ArtifactQuery, page: ResultPage) -> Vec<String> {
@@ -173,14 +175,33 @@ async fn each_package_answers_its_latest_version_in_byte_order(db: DatabaseConne
         .await,
         ["@acme/board@1.0.0"]
     );
-    for (offset, limit) in [(1, 2), (3, 5), (4, 5)] {
-        let page = latest_page(&repo, ArtifactQuery::default(), ResultPage { offset, limit }).await;
-        let end = anonymous.len().min((offset + limit) as usize);
-        assert_eq!(
-            page,
-            anonymous[(offset as usize).min(end)..end],
-            "offset {offset}, limit {limit}"
-        );
+    // Keyset pages: after a package, in the same order.
+    let after = |scope: &str, name: &str| {
+        Some(PackageKey {
+            scope: scope.into(),
+            name: name.into(),
+        })
+    };
+    let pages = [
+        (None, 2, &anonymous[..2]),
+        (after("@acme", "a-c"), 2, &anonymous[1..3]),
+        (after("@acme", "ab"), 5, &anonymous[2..]),
+        // A package that is not there still places the page: after "@acme/b", before "@acme/chart".
+        (after("@acme", "b"), 1, &anonymous[2..3]),
+        (after("@acme", "zzz"), 5, &anonymous[3..]),
+        (after("@other", "chart"), 5, &[][..]),
+    ];
+    for (after, limit, expected) in pages {
+        let page = latest_page(
+            &repo,
+            ArtifactQuery::default(),
+            ResultPage {
+                after: after.clone(),
+                limit,
+            },
+        )
+        .await;
+        assert_eq!(page, expected, "after {after:?}, limit {limit}");
     }
     let text = |needle: &str| ArtifactQuery {
         text: Some(needle.into()),
@@ -303,32 +324,81 @@ fn insert_before_the_search_columns(version: &ArtifactVersion) -> InsertStatemen
         .to_owned()
 }
 
-async fn versions_stored_before_the_search_columns_are_found(db: DatabaseConnection) {
-    support::roll_back_through(&db, "m20261217_000001_registry_search_columns").await;
-    for version in [
-        described("1.9.0", "Sparkline", &["old"], "useSparkline"),
-        described("1.10.0", "Sparkline", &["chart"], "useSparkline"),
-        version("@acme", "board", "1.0.0", ArtifactKind::Blueprint, Visibility::Public),
-    ] {
-        let backend = db.get_database_backend();
-        db.execute_raw(backend.build(&insert_before_the_search_columns(&version)))
+/// Inserts `versions` as a registry of an earlier release writes them: no search columns.
+async fn insert_unkeyed(db: &DatabaseConnection, versions: &[ArtifactVersion]) {
+    let backend = db.get_database_backend();
+    for version in versions {
+        db.execute_raw(backend.build(&insert_before_the_search_columns(version)))
             .await
             .unwrap();
     }
+}
+
+async fn versions_stored_before_the_search_columns_are_found(db: DatabaseConnection) {
+    support::roll_back_through(&db, "m20261217_000001_registry_search_columns").await;
+    // More than one page of the keying (500), so its paging is crossed.
+    let many: Vec<ArtifactVersion> = (0..=520)
+        .map(|patch| {
+            version(
+                "@acme",
+                "many",
+                &format!("1.0.{patch}"),
+                ArtifactKind::Gadget,
+                Visibility::Public,
+            )
+        })
+        .collect();
+    insert_unkeyed(&db, &many).await;
+    insert_unkeyed(
+        &db,
+        &[
+            described("1.9.0", "Sparkline", &["old"], "useSparkline"),
+            described("1.10.0", "Sparkline", &["chart"], "useSparkline"),
+            version("@acme", "board", "1.0.0", ArtifactKind::Blueprint, Visibility::Public),
+        ],
+    )
+    .await;
 
     Migrator::up(&db, None).await.unwrap();
 
-    let repo = SeaOrmArtifactRepository::new(db);
-    let query = |tag: Option<&str>| ArtifactQuery {
+    let repo = SeaOrmArtifactRepository::new(db.clone());
+    let query = |text: Option<&str>, tag: Option<&str>| ArtifactQuery {
         include_private: true,
+        text: text.map(str::to_owned),
         tag: tag.map(str::to_owned),
         ..ArtifactQuery::default()
     };
     assert_eq!(
-        latest(&repo, query(None)).await,
-        ["@acme/board@1.0.0", "@acme/sparkline@1.10.0"]
+        latest(&repo, query(None, None)).await,
+        ["@acme/board@1.0.0", "@acme/many@1.0.520", "@acme/sparkline@1.10.0"]
     );
-    assert_eq!(latest(&repo, query(Some("chart"))).await, ["@acme/sparkline@1.10.0"]);
+    assert_eq!(
+        latest(&repo, query(None, Some("chart"))).await,
+        ["@acme/sparkline@1.10.0"]
+    );
+    assert_eq!(
+        latest(&repo, query(Some("sparkl"), None)).await,
+        ["@acme/sparkline@1.10.0"]
+    );
+
+    // A version an earlier release publishes after the migration is not found until keyed, as a
+    // registry of this release does when it starts.
+    insert_unkeyed(
+        &db,
+        &[version(
+            "@acme",
+            "many",
+            "2.0.0",
+            ArtifactKind::Gadget,
+            Visibility::Public,
+        )],
+    )
+    .await;
+    let many = || async { latest(&repo, query(Some("many"), None)).await };
+    assert_eq!(many().await, ["@acme/many@1.0.520"]);
+    assert_eq!(key_unkeyed_versions(&db).await.unwrap(), 1);
+    assert_eq!(many().await, ["@acme/many@2.0.0"]);
+    assert_eq!(key_unkeyed_versions(&db).await.unwrap(), 0);
 }
 
 async fn author_keys_and_tokens_read_back(db: DatabaseConnection) {

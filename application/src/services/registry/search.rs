@@ -1,9 +1,11 @@
 //! `GET /search`: one hit per package (its highest published version), filters AND-composed.
 
+use std::future::Future;
+
 use svc_domain::artifact::{ArtifactKind, ArtifactManifest, ArtifactScope, ArtifactVersion, Visibility};
 
 use super::{RegistryError, RegistryService};
-use crate::ports::registry::{ArtifactQuery, Publisher, ResultPage};
+use crate::ports::registry::{ArtifactQuery, PackageKey, Publisher, ResultPage};
 
 /// Most hits one search answers.
 pub const SEARCH_LIMIT: usize = 100;
@@ -60,32 +62,56 @@ impl RegistryService {
             tag: given(&query.tag),
             hook: given(&query.hook),
         };
-        // The store answers each package's latest version, already narrowed (loosely); pages
-        // are read until the limit is filled by exact matches, so a search costs the hits it
-        // returns, not every version ever published.
-        let mut hits = Vec::new();
-        let mut page = ResultPage {
-            offset: 0,
-            limit: SEARCH_PAGE,
+        let exact_hit = |version: &ArtifactVersion| {
+            if caller.is_none() && version.visibility == Visibility::Private {
+                return None;
+            }
+            hit(version).filter(|found| matches(found, &query)).map(|found| found.0)
         };
-        loop {
-            let versions = self.ports.artifacts.latest_versions(&store_query, page).await?;
-            let read = versions.len() as u64;
-            for version in versions {
-                if caller.is_none() && version.visibility == Visibility::Private {
-                    continue;
-                }
-                if let Some(found) = hit(&version).filter(|found| matches(found, &query)) {
-                    hits.push(found.0);
-                    if hits.len() == SEARCH_LIMIT {
-                        return Ok(hits);
-                    }
+        let artifacts = &self.ports.artifacts;
+        Ok(gather(
+            |page| artifacts.latest_versions(&store_query, page),
+            exact_hit,
+            SEARCH_LIMIT,
+            SEARCH_PAGE,
+        )
+        .await?)
+    }
+}
+
+/// The first `limit` hits among the store's latest versions, read `page_size` at a time. The store
+/// narrows loosely, so pages are read until `limit` exact hits are found or the store runs out:
+/// a search costs the packages it reads, not every version ever published.
+async fn gather<E, Read, Reading>(
+    mut read: Read,
+    exact_hit: impl Fn(&ArtifactVersion) -> Option<SearchHit>,
+    limit: usize,
+    page_size: u64,
+) -> Result<Vec<SearchHit>, E>
+where
+    Read: FnMut(ResultPage) -> Reading,
+    Reading: Future<Output = Result<Vec<ArtifactVersion>, E>>,
+{
+    let mut hits = Vec::new();
+    let mut after = None;
+    loop {
+        let versions = read(ResultPage {
+            after: after.take(),
+            limit: page_size,
+        })
+        .await?;
+        let full = versions.len() as u64 >= page_size;
+        after = versions.last().map(PackageKey::of);
+        for version in &versions {
+            if let Some(found) = exact_hit(version) {
+                hits.push(found);
+                if hits.len() == limit {
+                    return Ok(hits);
                 }
             }
-            if read < page.limit {
-                return Ok(hits);
-            }
-            page.offset += read;
+        }
+        if !full {
+            return Ok(hits);
         }
     }
 }
@@ -122,4 +148,125 @@ fn matches((hit, hooks): &(SearchHit, Vec<String>), query: &SearchQuery) -> bool
 /// A filter's value; an empty one filters nothing.
 fn given(value: &Option<String>) -> Option<String> {
     value.as_deref().filter(|v| !v.is_empty()).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use serde_json::json;
+    use svc_domain::artifact::{ArtifactIdentity, BundleDigest, PublishArtifact, SignatureAlgorithm, StoredSignature};
+
+    use super::*;
+
+    fn version(name: &str) -> ArtifactVersion {
+        ArtifactVersion::publish(
+            PublishArtifact {
+                identity: ArtifactIdentity::parse("@acme", name, "1.0.0").unwrap(),
+                kind: ArtifactKind::Gadget,
+                visibility: Visibility::Public,
+                publisher: "acme".into(),
+                manifest: json!({}),
+                author_public_key: None,
+                signature: StoredSignature {
+                    algorithm: SignatureAlgorithm::Sigstore,
+                    public_key_id: None,
+                    value: None,
+                    sigstore_bundle: Some(json!({})),
+                },
+                bundle_sri: BundleDigest::of(name.as_bytes()).sri(),
+            },
+            chrono::DateTime::UNIX_EPOCH,
+        )
+        .unwrap()
+    }
+
+    fn name_hit(version: &ArtifactVersion) -> SearchHit {
+        SearchHit {
+            scope: version.identity.scope.as_str().to_owned(),
+            name: version.identity.name.as_str().to_owned(),
+            latest_version: version.identity.version.as_str().to_owned(),
+            kind: version.kind,
+            description: String::new(),
+            tags: Vec::new(),
+            author: version.publisher.clone(),
+        }
+    }
+
+    /// A store of `count` packages (`p000`, `p001`, ...) that pages by key, recording each page asked.
+    struct Store {
+        versions: Vec<ArtifactVersion>,
+        asked: RefCell<Vec<ResultPage>>,
+    }
+
+    impl Store {
+        fn of(count: usize) -> Self {
+            Self {
+                versions: (0..count).map(|i| version(&format!("p{i:03}"))).collect(),
+                asked: RefCell::new(Vec::new()),
+            }
+        }
+
+        async fn read(&self, page: ResultPage) -> Result<Vec<ArtifactVersion>, ()> {
+            self.asked.borrow_mut().push(page.clone());
+            Ok(self
+                .versions
+                .iter()
+                .filter(|v| {
+                    page.after
+                        .as_ref()
+                        .is_none_or(|after| v.identity.name.as_str() > after.name.as_str())
+                })
+                .take(page.limit as usize)
+                .cloned()
+                .collect())
+        }
+    }
+
+    fn names(hits: &[SearchHit]) -> Vec<String> {
+        hits.iter().map(|hit| hit.name.clone()).collect()
+    }
+
+    #[tokio::test]
+    async fn pages_are_read_after_the_last_package_until_the_limit_is_filled() {
+        let store = Store::of(50);
+        // Every third package is a loose match the exact check refuses.
+        let every_third_refused = |v: &ArtifactVersion| {
+            let index: usize = v.identity.name.as_str()[1..].parse().unwrap();
+            (index % 3 != 2).then(|| name_hit(v))
+        };
+        let hits = gather(|page| store.read(page), every_third_refused, 20, 8)
+            .await
+            .unwrap();
+        let expected: Vec<String> = (0..50)
+            .filter(|i| i % 3 != 2)
+            .take(20)
+            .map(|i| format!("p{i:03}"))
+            .collect();
+        assert_eq!(names(&hits), expected);
+        // The 20th hit is p028, on the fourth page of eight: no fifth page was read.
+        let asked: Vec<Option<String>> = store
+            .asked
+            .borrow()
+            .iter()
+            .map(|p| p.after.clone().map(|a| a.name))
+            .collect();
+        assert_eq!(
+            asked,
+            [None, Some("p007".into()), Some("p015".into()), Some("p023".into())]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_short_page_ends_the_search() {
+        for (packages, page_size) in [(0, 8), (7, 8), (8, 8), (17, 8)] {
+            let store = Store::of(packages);
+            let hits = gather(|page| store.read(page), |v| Some(name_hit(v)), 100, page_size)
+                .await
+                .unwrap();
+            assert_eq!(hits.len(), packages, "{packages} packages, pages of {page_size}");
+            // Full pages are followed by one more read; a short one is the last.
+            assert_eq!(store.asked.borrow().len(), packages / page_size as usize + 1);
+        }
+    }
 }

@@ -4,8 +4,10 @@
 //! 413 `{ error: { code: "PAYLOAD_TOO_LARGE", message } }`. (poem's own `SizeLimit` refuses
 //! chunked bodies outright, and handlers that read a whole body had no ceiling of their own.)
 //!
-//! A body that stops arriving (the connection layer cuts it off after a pause of the idle
-//! timeout) is answered 408 `REQUEST_TIMEOUT`, one that breaks off 400 `UNREADABLE_BODY`.
+//! A body that does not arrive in time (the connection layer cuts it off after a pause of the
+//! idle timeout, or after the body read timeout in all) is answered 408 `REQUEST_TIMEOUT`; one
+//! refused for the server's budget of bodies in flight 503 `SERVER_BUSY` with `Retry-After`; one
+//! that breaks off 400 `UNREADABLE_BODY`.
 //!
 //! Before answering, what the client is still sending is read and dropped, up to
 //! [`DRAIN_BYTES`] within [`DRAIN_TIME`]: a client that is mid-upload then reads the 413 instead
@@ -132,18 +134,22 @@ pub async fn read_limited(body: poem::Body, limit: usize) -> Result<bytes::Bytes
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unread {
     TooLarge,
-    /// It stopped arriving (the connection layer's pause limit, an `io::ErrorKind::TimedOut`).
+    /// It did not arrive in time: it paused for the idle timeout, or took longer than the body
+    /// read timeout in all (the connection layer's deadlines, an `io::ErrorKind::TimedOut`).
     Paused,
+    /// The bodies arriving at once hold the server's whole budget for them (the connection
+    /// layer's, an `io::ErrorKind::OutOfMemory`): worth retrying shortly.
+    Busy,
     /// The client broke it off, or it was not valid HTTP.
     Broken,
 }
 
 impl From<&std::io::Error> for Unread {
     fn from(error: &std::io::Error) -> Self {
-        if error.kind() == std::io::ErrorKind::TimedOut {
-            Self::Paused
-        } else {
-            Self::Broken
+        match error.kind() {
+            std::io::ErrorKind::TimedOut => Self::Paused,
+            std::io::ErrorKind::OutOfMemory => Self::Busy,
+            _ => Self::Broken,
         }
     }
 }
@@ -153,6 +159,7 @@ impl Unread {
         match self {
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Paused => StatusCode::REQUEST_TIMEOUT,
+            Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
             Self::Broken => StatusCode::BAD_REQUEST,
         }
     }
@@ -162,14 +169,24 @@ impl Unread {
     pub fn refusal(self, max_bytes: usize) -> Response {
         let (code, message) = match self {
             Self::TooLarge => return too_large(max_bytes),
-            Self::Paused => ("REQUEST_TIMEOUT", "the request body stopped arriving"),
+            Self::Paused => ("REQUEST_TIMEOUT", "the request body did not arrive in time"),
+            Self::Busy => (
+                "SERVER_BUSY",
+                "the server is receiving as many request bodies as it holds at once; retry shortly",
+            ),
             Self::Broken => ("UNREADABLE_BODY", "the request body could not be read"),
         };
-        (
+        let mut response = (
             self.status(),
             Json(json!({ "error": { "code": code, "message": message } })),
         )
-            .into_response()
+            .into_response();
+        if self == Self::Busy {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        }
+        response
     }
 }
 
@@ -178,12 +195,21 @@ async fn read_up_to(body: poem::Body, max_bytes: usize) -> Result<Vec<u8>, Unrea
     let mut stream = body.into_bytes_stream();
     let mut bytes = Vec::new();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| Unread::from(&e))?;
-        if bytes.len() + chunk.len() > max_bytes {
+        let refused = match chunk {
+            Ok(chunk) if bytes.len() + chunk.len() <= max_bytes => {
+                bytes.extend_from_slice(&chunk);
+                continue;
+            }
+            Ok(_) => Unread::TooLarge,
+            Err(error) => Unread::from(&error),
+        };
+        // A client still sending reads the refusal instead of a reset (a body refused for the
+        // budget passes on uncharged); a body that broke off or timed out has nothing to drain.
+        if matches!(refused, Unread::TooLarge | Unread::Busy) {
+            drop(bytes);
             drain_stream(stream, DRAIN_BYTES).await;
-            return Err(Unread::TooLarge);
         }
-        bytes.extend_from_slice(&chunk);
+        return Err(refused);
     }
     Ok(bytes)
 }

@@ -344,7 +344,12 @@ impl Refusal {
             Self::Body(BodyError::Paused) => plain_error(
                 StatusCode::REQUEST_TIMEOUT,
                 "request_timeout",
-                "the body stopped arriving",
+                "the body did not arrive in time",
+            ),
+            Self::Body(BodyError::Busy) => plain_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+                "the registry is receiving as many bodies as it holds at once; retry shortly",
             ),
             Self::Body(BodyError::Invalid(why)) => plain_error(
                 StatusCode::BAD_REQUEST,

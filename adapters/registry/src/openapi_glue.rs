@@ -45,9 +45,11 @@ impl<R: ApiResponse> ApiResponse for Described<R> {
 /// Why a body could not be read.
 pub enum BodyError {
     TooLarge,
-    /// It stopped arriving: the server's connection layer cuts off a body that pauses for the
-    /// idle timeout (an `io::ErrorKind::TimedOut`).
+    /// It did not arrive in time: the server's connection layer cuts off a body that pauses for
+    /// the idle timeout or takes longer than the body read timeout (an `io::ErrorKind::TimedOut`).
     Paused,
+    /// The bodies arriving at once hold the server's budget for them (`io::ErrorKind::OutOfMemory`).
+    Busy,
     Invalid(String),
 }
 
@@ -87,6 +89,9 @@ impl<'a, T: DeserializeOwned + ParseFromJSON + ToJSON + Send + Sync + 'static> A
             Err(poem::error::ReadBodyError::PayloadTooLarge) => return Ok(Self(Err(BodyError::TooLarge))),
             Err(poem::error::ReadBodyError::Io(error)) if error.kind() == std::io::ErrorKind::TimedOut => {
                 return Ok(Self(Err(BodyError::Paused)));
+            }
+            Err(poem::error::ReadBodyError::Io(error)) if error.kind() == std::io::ErrorKind::OutOfMemory => {
+                return Ok(Self(Err(BodyError::Busy)));
             }
             Err(error) => return Ok(Self(Err(BodyError::Invalid(error.to_string())))),
         };

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::activity::{Activity, WatchedIo};
 use super::drained_body::DrainedBody;
-use super::paused_body::PauseLimited;
+use super::guarded_body::{BodyRules, GuardedBody};
 use super::protocol::{Protocol, sniff};
 use super::slots::{Admission, Slot};
 use super::watch::{Deadlines, Due, Seen};
@@ -79,7 +79,11 @@ pub async fn serve<Io>(
     let activity = Activity::new();
     let io = WatchedIo::new(io, activity.clone(), slot);
     let heads = activity.clone();
-    let body_pause_limit = limits.idle_timeout;
+    let body_rules = BodyRules {
+        pause: limits.idle_timeout,
+        whole: limits.body_read_timeout,
+        budget: limits.body_budget.clone(),
+    };
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         heads.note_head_read();
         let endpoint = endpoint.clone();
@@ -91,7 +95,7 @@ pub async fn serve<Io>(
         let (head, body) = req.into_parts();
         let drains = head.version <= Version::HTTP_11 && !head.headers.contains_key(header::EXPECT);
         let head = poem::RequestParts::from((head, local.clone(), remote.clone(), scheme.clone()));
-        let body = PauseLimited::new(DrainedBody::new(body, drains), body_pause_limit);
+        let body = GuardedBody::new(DrainedBody::new(body, drains), body_rules.clone());
         let body = poem::Body::from(body.boxed());
         let request = poem::Request::from_parts(head, body);
         // Boxed: hyper keeps one allocation per connection sized for this future, for as long as
@@ -123,6 +127,7 @@ pub async fn serve<Io>(
     };
     let Ok((protocol, io)) = sniffed else { return };
     let io = TokioIo::new(io);
+    let header_read_timeout = limits.header_read_timeout;
     let served = Served {
         activity,
         limits,
@@ -134,7 +139,7 @@ pub async fn serve<Io>(
         Protocol::Http1 => {
             let connection = http1::Builder::new()
                 .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_read_timeout)
+                .header_read_timeout(header_read_timeout)
                 // A probe connection answers once, so the headroom frees up again.
                 .keep_alive(admission == Admission::Full)
                 .serve_connection(io, service)
@@ -190,7 +195,7 @@ impl Served {
         // timeout from the accept (a sniff that waited on bytes of the HTTP/2 preface must not
         // lend hyper's timer, which starts after it, that wait), later heads by hyper's own
         // timer, an answer the client stopped reading by the idle timeout (`watch.rs`); a request
-        // body that stops arriving is cut off where it is read (`paused_body.rs`).
+        // body that stops arriving is cut off where it is read (`guarded_body.rs`).
         let seen = |closing: bool| Seen {
             waiting_for_first_head: first_head_due && !activity.any_head_read(),
             closing,

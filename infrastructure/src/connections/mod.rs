@@ -6,8 +6,8 @@ mod activity;
 mod connection;
 mod detached_head;
 mod drained_body;
+mod guarded_body;
 mod no_delay;
-mod paused_body;
 mod protocol;
 mod slots;
 mod watch;
@@ -27,6 +27,7 @@ use poem::web::{LocalAddr, RemoteAddr};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use self::guarded_body::BodyBudget;
 pub use self::no_delay::NoDelay;
 
 use crate::settings::ConnectionSettings;
@@ -38,13 +39,17 @@ use self::slots::{Admission, Slots};
 const RESERVED_DESCRIPTORS: u64 = 256;
 
 /// `[connections]` in the configuration.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ConnectionLimits {
     /// A request head must arrive within this of the connection opening or the previous response.
     pub header_read_timeout: Duration,
     /// A connection silent both ways for this long is closed (after a request in progress); a
-    /// request body that pauses this long while its handler waits is cut off (`paused_body.rs`).
+    /// request body that pauses this long while its handler waits is cut off (`guarded_body.rs`).
     pub idle_timeout: Duration,
+    /// A request body must arrive whole within this of its handler's first read.
+    pub body_read_timeout: Duration,
+    /// The bytes all request bodies still arriving may hold at once.
+    pub body_budget: BodyBudget,
     /// Connections served in full, live-channel sockets included.
     pub max_connections: usize,
     /// Connections past the cap admitted for `/healthz` and `/readyz` only.
@@ -65,6 +70,12 @@ impl ConnectionLimits {
                 c.header_read_timeout_seconds,
             )?),
             idle_timeout: Duration::from_secs(positive("idle_timeout_seconds", c.idle_timeout_seconds)?),
+            body_read_timeout: Duration::from_secs(positive("body_read_timeout_seconds", c.body_read_timeout_seconds)?),
+            body_budget: BodyBudget::new(
+                usize::try_from(positive("body_bytes_in_flight_mib", c.body_bytes_in_flight_mib)?)
+                    .unwrap_or(usize::MAX)
+                    .saturating_mul(1 << 20),
+            ),
             max_connections: usize::try_from(positive("max_connections", c.max_connections as u64)?)
                 .unwrap_or(usize::MAX),
             health_headroom: c.health_headroom,
@@ -174,7 +185,7 @@ pub async fn serve<A: Acceptor>(
             admission,
             probes,
         };
-        let serving = connection::serve(accepted, endpoint.clone(), limits, stop.clone());
+        let serving = connection::serve(accepted, endpoint.clone(), limits.clone(), stop.clone());
         match admission {
             Admission::Full => drop(in_service.spawn(serving)),
             Admission::HealthOnly => drop(tokio::spawn(serving)),
@@ -226,6 +237,8 @@ mod tests {
         ConnectionLimits {
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
+            body_read_timeout: Duration::from_secs(60),
+            body_budget: BodyBudget::new(1 << 20),
             max_connections,
             health_headroom: 16,
         }

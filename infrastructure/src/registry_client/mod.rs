@@ -4,6 +4,8 @@
 mod progress;
 pub mod wire;
 
+use std::time::Duration;
+
 use futures_util::StreamExt as _;
 use reqwest::{Method, StatusCode, Url};
 use serde::Serialize;
@@ -17,6 +19,14 @@ use wire::{
 
 /// The piece of a publish body sent between two progress updates.
 const UPLOAD_CHUNK: usize = 64 * 1024;
+/// A registry (or a bundle's host) that accepts no connection within this is unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// A registry that sends nothing for this long, mid-answer, has stopped answering.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest JSON answer read: a search of 100 hits or a version's detail is far smaller.
+const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+/// The largest bundle fetched: the registry accepts bundles of at most 6 MiB.
+const MAX_BUNDLE_BYTES: usize = 8 * 1024 * 1024;
 
 /// Why a registry call failed.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +39,8 @@ pub enum RegistryError {
     Api { status: u16, body: Box<ErrorBody> },
     #[error("the registry answered {status} with an unexpected body: {snippet}")]
     Unexpected { status: u16, snippet: String },
+    #[error("{url} sent more than {limit} bytes; refusing the rest")]
+    TooLarge { url: String, limit: usize },
 }
 
 impl RegistryError {
@@ -62,6 +74,8 @@ impl RegistryClient {
         }
         let http = reqwest::Client::builder()
             .user_agent(concat!("svc/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(CONNECT_TIMEOUT)
+            .read_timeout(READ_TIMEOUT)
             .build()
             .map_err(|e| RegistryError::Transport {
                 url: base.to_string(),
@@ -166,20 +180,16 @@ impl RegistryClient {
             url: url.to_owned(),
             reason: e.to_string(),
         };
-        let mut response = request.send().await.map_err(transport)?;
+        let response = request.send().await.map_err(transport)?;
         let status = response.status();
         if !status.is_success() {
-            let bytes = response.bytes().await.map_err(transport)?;
+            let bytes = read_capped(response, MAX_ANSWER_BYTES, parsed.as_str(), |_| {}).await?;
             return Err(error_from(status, &bytes));
         }
         let bar = progress::download(response.content_length(), &parsed);
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(transport)? {
-            bytes.extend_from_slice(&chunk);
-            bar.inc(chunk.len() as u64);
-        }
+        let bytes = read_capped(response, MAX_BUNDLE_BYTES, parsed.as_str(), |read| bar.inc(read as u64)).await;
         bar.finish_and_clear();
-        Ok(bytes)
+        bytes
     }
 
     fn url(&self, segments: &[&str], query: &[(&str, &str)]) -> Url {
@@ -220,6 +230,35 @@ impl RegistryClient {
     }
 }
 
+/// `response`'s body, refused past `limit` bytes (a declared length over it is refused before
+/// reading); `progress` hears each piece's length.
+async fn read_capped(
+    mut response: reqwest::Response,
+    limit: usize,
+    url: &str,
+    progress: impl Fn(usize),
+) -> Result<Vec<u8>, RegistryError> {
+    let too_large = || RegistryError::TooLarge {
+        url: url.to_owned(),
+        limit,
+    };
+    if response.content_length().is_some_and(|length| length > limit as u64) {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| RegistryError::Transport {
+        url: url.to_owned(),
+        reason: e.to_string(),
+    })? {
+        if bytes.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        bytes.extend_from_slice(&chunk);
+        progress(chunk.len());
+    }
+    Ok(bytes)
+}
+
 /// Sends `request` and reads its JSON answer, or the registry's error.
 async fn answer<T: DeserializeOwned>(request: reqwest::RequestBuilder, url: &Url) -> Result<T, RegistryError> {
     let transport = |e: reqwest::Error| RegistryError::Transport {
@@ -228,7 +267,7 @@ async fn answer<T: DeserializeOwned>(request: reqwest::RequestBuilder, url: &Url
     };
     let response = request.send().await.map_err(transport)?;
     let status = response.status();
-    let bytes = response.bytes().await.map_err(transport)?;
+    let bytes = read_capped(response, MAX_ANSWER_BYTES, url.as_str(), |_| {}).await?;
     if !status.is_success() {
         return Err(error_from(status, &bytes));
     }

@@ -174,6 +174,8 @@ impl Default for FederationSettings {
 pub struct ConnectionSettings {
     pub header_read_timeout_seconds: u64,
     pub idle_timeout_seconds: u64,
+    pub body_read_timeout_seconds: u64,
+    pub body_bytes_in_flight_mib: u64,
     pub max_connections: usize,
     pub health_headroom: usize,
 }
@@ -183,6 +185,8 @@ impl Default for ConnectionSettings {
         Self {
             header_read_timeout_seconds: 10,
             idle_timeout_seconds: 60,
+            body_read_timeout_seconds: 60,
+            body_bytes_in_flight_mib: 256,
             max_connections: 10_000,
             health_headroom: 16,
         }

@@ -427,6 +427,84 @@ async fn a_request_body_that_stops_arriving_is_answered_408_after_the_idle_timeo
     );
 }
 
+/// A chunked request to `path` whose first chunk is `bytes` long; the body never ends.
+fn chunked_head_and(path: &str, bytes: usize) -> Vec<u8> {
+    let mut request =
+        format!("POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n{bytes:x}\r\n")
+            .into_bytes();
+    request.resize(request.len() + bytes, b'a');
+    request.extend_from_slice(b"\r\n");
+    request
+}
+
+/// A body that never pauses for the idle timeout but keeps coming is cut off once it has taken
+/// the body read timeout in all; bodies arriving at once share one memory budget, refused 503
+/// past it and given back when each ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickling_body_is_cut_off_and_bodies_in_flight_share_one_budget() {
+    let app = server(|c| {
+        c.header_read_timeout_seconds = 30;
+        c.idle_timeout_seconds = 4;
+        c.body_read_timeout_seconds = 3;
+        c.body_bytes_in_flight_mib = 1;
+    })
+    .await;
+
+    // One byte every half second: never a pause near the idle timeout.
+    let stream = TcpStream::connect(address(&app)).await.unwrap();
+    let (mut reader, mut writer) = stream.into_split();
+    let started = Instant::now();
+    writer.write_all(&chunked_head_and("/healthz", 1)).await.unwrap();
+    let trickle = tokio::spawn(async move {
+        while started.elapsed() < Duration::from_secs(10) {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            if writer.write_all(b"1\r\na\r\n").await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), reader.read_to_end(&mut answer)).await;
+    let after = started.elapsed();
+    trickle.abort();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(read.is_ok(), "still open after 10 s of trickling");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"REQUEST_TIMEOUT\""), "{answer}");
+    assert!(
+        after >= Duration::from_millis(2_900) && after < Duration::from_secs(4),
+        "answered after {after:?}: by the whole-body deadline, before any pause could count"
+    );
+
+    // 700 KiB held of a 1 MiB budget: a second body of 700 KiB is refused while it is held.
+    let mut holder = TcpStream::connect(address(&app)).await.unwrap();
+    holder
+        .write_all(&chunked_head_and("/healthz", 700 * 1024))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut second = TcpStream::connect(address(&app)).await.unwrap();
+    // The server refuses partway through; the rest it drains for a while, then closes.
+    let _ = second.write_all(&chunked_head_and("/healthz", 700 * 1024)).await;
+    let (_, refused) = closed_within(&mut second, Duration::from_secs(8))
+        .await
+        .expect("the refused body's connection closes");
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(refused.contains("\"SERVER_BUSY\""), "{refused}");
+    assert!(refused.to_ascii_lowercase().contains("retry-after: 1\r\n"), "{refused}");
+    drop(holder);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut third = TcpStream::connect(address(&app)).await.unwrap();
+    let mut whole = chunked_head_and("/healthz", 700 * 1024);
+    whole.extend_from_slice(b"0\r\n\r\n");
+    third.write_all(&whole).await.unwrap();
+    let answer = answer_head(&mut third).await;
+    assert!(
+        !answer.starts_with("HTTP/1.1 503") && !answer.starts_with("HTTP/1.1 408"),
+        "the budget was given back when the holder left: {answer}"
+    );
+}
+
 /// An HTTP/2 client sends `:authority` and no `Host`: the loopback host passes the DNS-rebinding
 /// guard, another name does not, and requests share the connection while a long-poll waits on it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

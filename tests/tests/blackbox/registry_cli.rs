@@ -518,6 +518,41 @@ async fn search_sends_the_filters_and_prints_one_line_per_artifact() {
     assert_eq!(seen[0].1, None, "a public read sends no credential");
 }
 
+/// A registry (or a bundle's host) that sends more than any real answer is refused, not read
+/// into memory whole; the project stays as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_larger_than_any_real_one_are_refused() {
+    let (base, fake) = fake_registry().await;
+    let key = ed25519::generate();
+    publish_in_fake(&fake, &base, &key, "gadget", "chart", GADGET_JS.as_bytes());
+    fake.answer("GET /bundles/sha384/chart", 200, vec![b' '; 8 * 1024 * 1024 + 1]);
+    fake.answer("GET /search", 200, vec![b' '; 16 * 1024 * 1024 + 1]);
+    let project = temp_dir("svc-oversized");
+    std::fs::write(
+        project.join("svc.json"),
+        "{ \"registry\": \"".to_owned() + &base + "\" }\n",
+    )
+    .unwrap();
+    let before = snapshot(&project);
+
+    let out = svc(&["install", "@acme/chart@1.0.0"], &project, &project).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/bundles/sha384/chart sent more than 8388608 bytes"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&project), before);
+
+    let out = svc(&["search", "chart"], &project, &project).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("sent more than 16777216 bytes"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn publish_refuses_a_dirty_work_tree_unless_allowed() {
     let (base, fake) = fake_registry().await;

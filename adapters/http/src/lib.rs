@@ -51,8 +51,8 @@ pub use live::sockets::LiveSockets;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 pub use mcp_apps::{ExternalRuntime, McpApps};
 pub use oauth::{
-    CLIENT_DOCUMENT_FETCH_SECONDS, OAuth, OAuthOptions, REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW,
-    ReqwestClientDocumentFetcher,
+    CLIENT_DOCUMENT_FETCH_SECONDS, EXTERNAL_SIGN_IN_WINDOW_SECONDS, EXTERNAL_SIGN_INS_PER_WINDOW, OAuth, OAuthOptions,
+    REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW, ReqwestClientDocumentFetcher,
 };
 pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};

@@ -107,7 +107,7 @@ impl RegistryApi {
     ) -> Described<AuthorKeyAnswer> {
         let answer = async {
             let publisher = required_caller(req, &state).await?;
-            let body = read_body(body)?;
+            let body = read_body(body).await?;
             let (key, created) = state.service.register_author_key(&publisher, &body.public_key).await?;
             let status = if created { StatusCode::CREATED } else { StatusCode::OK };
             Ok(json_response(status, &author_key_body(key)))
@@ -134,7 +134,7 @@ impl RegistryApi {
     ) -> Described<PublishAnswer> {
         let answer = async {
             let publisher = required_caller(req, &state).await?;
-            let body = read_body(body)?;
+            let body = read_body(body).await?;
             let request = PublishRequest {
                 manifest: body.manifest,
                 bundle: body.bundle.as_deref().map(|b| decode("bundle", b)).transpose()?,
@@ -177,7 +177,7 @@ impl RegistryApi {
     ) -> Described<ConformanceAnswer> {
         let answer = async {
             required_caller(req, &state).await?;
-            let body = read_body(body)?;
+            let body = read_body(body).await?;
             let bundle = body.bundle.as_deref().map(|b| decode("bundle", b)).transpose()?;
             let failures = state
                 .service
@@ -306,7 +306,7 @@ impl RegistryApi {
     async fn yank(&self, req: &Request, body: JsonBody<YankRequest>, state: State<'_>) -> Described<YankAnswer> {
         let answer = async {
             let caller = required_caller(req, &state).await?;
-            let body = read_body(body)?;
+            let body = read_body(body).await?;
             let yanked = state
                 .service
                 .yank_as(Some(&caller), &body.scope, &body.name, &body.version, &body.reason)
@@ -366,8 +366,8 @@ impl From<RegistryError> for Refusal {
     }
 }
 
-fn read_body<T>(body: JsonBody<T>) -> Result<T, Refusal> {
-    body.0.map_err(Refusal::Body)
+async fn read_body<T: serde::de::DeserializeOwned>(body: JsonBody<T>) -> Result<T, Refusal> {
+    body.read().await.map_err(Refusal::Body)
 }
 
 fn decode(field: &str, encoded: &str) -> Result<Vec<u8>, Refusal> {

@@ -2,8 +2,9 @@
 //! wire of docs/registry.md (JSON errors for every refusal, including a body that does not
 //! parse) while poem-openapi still routes and describes them:
 //! - [`Described<R>`]: a handler's own `poem::Response`, documented as the `ApiResponse` `R`;
-//! - [`JsonBody<T>`]: the body read (at most [`BODY_LIMIT`]) and parsed with serde, documented
-//!   as `Json<T>`; a parse failure is kept for the handler to answer.
+//! - [`JsonBody<T>`]: the body, read (at most [`BODY_LIMIT`]) and parsed with serde when the
+//!   handler asks, after it has authenticated the caller; documented as `Json<T>`; a parse
+//!   failure is the handler's to answer.
 
 use std::marker::PhantomData;
 
@@ -53,7 +54,30 @@ pub enum BodyError {
     Invalid(String),
 }
 
-pub struct JsonBody<T>(pub Result<T, BodyError>);
+/// The request's JSON body, not yet read: a handler authenticates first and then reads it, so a
+/// caller without a credential never has up to [`BODY_LIMIT`] bytes read and parsed for it.
+pub struct JsonBody<T>(Option<poem::Body>, PhantomData<fn() -> T>);
+
+impl<T: DeserializeOwned> JsonBody<T> {
+    /// The body read (at most [`BODY_LIMIT`]) and parsed.
+    pub async fn read(self) -> Result<T, BodyError> {
+        let Some(body) = self.0 else {
+            return Err(BodyError::Invalid("the body was already read".into()));
+        };
+        let bytes = match body.into_bytes_limit(BODY_LIMIT).boxed().await {
+            Ok(bytes) => bytes,
+            Err(poem::error::ReadBodyError::PayloadTooLarge) => return Err(BodyError::TooLarge),
+            Err(poem::error::ReadBodyError::Io(error)) if error.kind() == std::io::ErrorKind::TimedOut => {
+                return Err(BodyError::Paused);
+            }
+            Err(poem::error::ReadBodyError::Io(error)) if error.kind() == std::io::ErrorKind::OutOfMemory => {
+                return Err(BodyError::Busy);
+            }
+            Err(error) => return Err(BodyError::Invalid(error.to_string())),
+        };
+        serde_json::from_slice(&bytes).map_err(|error| BodyError::Invalid(error.to_string()))
+    }
+}
 
 impl<'a, T: DeserializeOwned + ParseFromJSON + ToJSON + Send + Sync + 'static> ApiExtractor<'a> for JsonBody<T> {
     const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::RequestObject];
@@ -81,22 +105,6 @@ impl<'a, T: DeserializeOwned + ParseFromJSON + ToJSON + Send + Sync + 'static> A
         body: &mut poem::RequestBody,
         _options: ExtractParamOptions<()>,
     ) -> poem::Result<Self> {
-        let Ok(body) = body.take() else {
-            return Ok(Self(Err(BodyError::Invalid("the body was already read".into()))));
-        };
-        let bytes = match body.into_bytes_limit(BODY_LIMIT).boxed().await {
-            Ok(bytes) => bytes,
-            Err(poem::error::ReadBodyError::PayloadTooLarge) => return Ok(Self(Err(BodyError::TooLarge))),
-            Err(poem::error::ReadBodyError::Io(error)) if error.kind() == std::io::ErrorKind::TimedOut => {
-                return Ok(Self(Err(BodyError::Paused)));
-            }
-            Err(poem::error::ReadBodyError::Io(error)) if error.kind() == std::io::ErrorKind::OutOfMemory => {
-                return Ok(Self(Err(BodyError::Busy)));
-            }
-            Err(error) => return Ok(Self(Err(BodyError::Invalid(error.to_string())))),
-        };
-        Ok(Self(
-            serde_json::from_slice(&bytes).map_err(|error| BodyError::Invalid(error.to_string())),
-        ))
+        Ok(Self(body.take().ok(), PhantomData))
     }
 }

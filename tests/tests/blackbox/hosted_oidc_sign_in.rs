@@ -266,6 +266,30 @@ async fn the_callback_refuses_a_made_up_state_another_browser_a_replayed_code_an
     assert_eq!(declined.param("state").as_deref(), Some(STATE));
 }
 
+/// Each sign-in begun at the provider is stored until it returns: one address may begin 20 per
+/// 10 minutes; the next is refused 429 and nothing more is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sign_ins_begun_at_the_provider_are_limited_per_address() {
+    let Some((app, _provider)) = hosted_with_provider("oidc_begin_limit", |_| {}).await else {
+        return;
+    };
+    let client = app.client("Claude Desktop").await;
+    let params = app.request(&client);
+    let mut browser = Browser::new();
+    for _ in 0..svc_http::EXTERNAL_SIGN_INS_PER_WINDOW {
+        leave_for_provider(&app, &mut browser, &params).await;
+    }
+    let db = app.app.settings.database_url();
+    let pending = || scalar_text(&db, "SELECT COUNT(*)::text FROM external_sign_ins");
+    let before = pending().await;
+    assert_eq!(before, svc_http::EXTERNAL_SIGN_INS_PER_WINDOW.to_string());
+    let mut form = params.clone();
+    form.push(("action".into(), "external".into()));
+    let refused = browser.post_form(&app.url("/oauth/authorize"), &form).await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS, "{}", refused.body);
+    assert_eq!(pending().await, before, "a refused sign-in stores nothing");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn without_a_provider_the_consent_page_offers_none_and_the_callback_is_not_found() {
     if !postgres_available("oidc_off") {

@@ -773,7 +773,7 @@ async fn svc_registry_serve_listens_where_it_says() {
 /// as the client kept the socket open).
 #[tokio::test]
 async fn svc_registry_serve_cuts_off_slow_heads_and_stalled_bodies() {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let registry = RegistryProcess::start(Some(
         "[connections]\nheader_read_timeout_seconds = 1\nidle_timeout_seconds = 2\n",
@@ -808,6 +808,30 @@ async fn svc_registry_serve_cuts_off_slow_heads_and_stalled_bodies() {
     );
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("\"request_timeout\""), "{answer}");
+
+    // Without a valid credential the body is never read: 401 at once, not 408 after waiting on
+    // it (nor 8 MiB read and parsed for a stranger).
+    let mut stranger = tokio::net::TcpStream::connect(registry.address()).await.unwrap();
+    let head = "POST /publish HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer not-a-token\r\nContent-Type: application/json\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{\"manifest\"";
+    let started = std::time::Instant::now();
+    stranger.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    while !String::from_utf8_lossy(&answer).contains("\r\n\r\n") {
+        let mut buf = [0u8; 1024];
+        let read = tokio::time::timeout(std::time::Duration::from_secs(8), stranger.read(&mut buf))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(read > 0, "closed unanswered");
+        answer.extend_from_slice(&buf[..read]);
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(1_500),
+        "answered after {:?}, before the body could time out",
+        started.elapsed()
+    );
 }
 
 /// With the default settings a public artifact's Sigstore bundle is verified at publish: an

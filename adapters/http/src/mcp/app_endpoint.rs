@@ -95,13 +95,80 @@ fn unauthenticated(state: &AgentRoutes, error: svc_application::services::auth::
 }
 
 /// The refused request's id when the body is a readable JSON-RPC request, so the client can
-/// match the error to its call; `null` otherwise.
+/// match the error to its call; `null` otherwise. Only the id is kept: the rest of a stranger's
+/// body (up to 4 MiB) is checked as JSON and dropped, never built into values.
 async fn request_id(body: Body) -> Value {
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        id: Option<EchoedId>,
+    }
     let Ok(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
         return Value::Null;
     };
-    serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|message| message.get("id").cloned())
-        .unwrap_or(Value::Null)
+    match serde_json::from_slice::<IdOnly>(&bytes) {
+        Ok(IdOnly { id: Some(EchoedId(id)) }) => id,
+        _ => Value::Null,
+    }
+}
+
+/// A JSON-RPC id: a string or a number. Anything else stops the parse at once (no array or
+/// object is built for an id that could never be echoed).
+struct EchoedId(Value);
+
+impl<'de> serde::Deserialize<'de> for EchoedId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = EchoedId;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a number")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<EchoedId, E> {
+                Ok(EchoedId(Value::String(text.to_owned())))
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<EchoedId, E> {
+                Ok(EchoedId(Value::from(n)))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<EchoedId, E> {
+                Ok(EchoedId(Value::from(n)))
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<EchoedId, E> {
+                Ok(EchoedId(Value::from(n)))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_refusal_echoes_only_a_string_or_number_id() {
+        let rows = [
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"a":[1,2,{"b":null}]}}"#,
+                json!(7),
+            ),
+            (r#"{"params":{"deep":[[[]]]},"id":"call-1"}"#, json!("call-1")),
+            (r#"{"id":-2.5}"#, json!(-2.5)),
+            (r#"{"id":null}"#, Value::Null),
+            (r#"{"id":[1,2,3]}"#, Value::Null),
+            (r#"{"id":{"x":1}}"#, Value::Null),
+            (r#"{"method":"ping"}"#, Value::Null),
+            (r#"[{"id":1}]"#, Value::Null),
+            ("not json", Value::Null),
+        ];
+        for (body, expected) in rows {
+            assert_eq!(request_id(Body::from_string(body.to_owned())).await, expected, "{body}");
+        }
+    }
 }

@@ -8,7 +8,8 @@ use poem::http::StatusCode;
 use poem::{Body, Request, Response};
 use svc_application::services::accounts::{AccountServiceError, SignIn};
 use svc_application::services::oauth::{
-    ApproveError, AuthorizationRequest, AuthorizeError, ConsentCredential, ValidatedAuthorization,
+    ApproveError, AuthorizationRequest, AuthorizeError, ClientDocumentRefused, ConsentCredential,
+    ValidatedAuthorization,
 };
 use svc_application::services::rate_limit::address_key;
 
@@ -33,6 +34,9 @@ pub(super) fn redirect(location: &str) -> Response {
 pub(super) fn refused(oauth: &OAuth, error: AuthorizeError) -> Response {
     match error {
         AuthorizeError::NotRedirectable(message) => error_page(StatusCode::BAD_REQUEST, message),
+        AuthorizeError::ClientDocument(refused @ ClientDocumentRefused::Busy) => {
+            error_page(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string())
+        }
         AuthorizeError::ClientDocument(refused) => error_page(StatusCode::BAD_REQUEST, &refused.to_string()),
         AuthorizeError::Redirect(redirect_to) => redirect(&redirect_to.location(oauth.service.issuer())),
         AuthorizeError::Storage(cause) => {

@@ -56,7 +56,11 @@ fn browser_secret(req: &Request) -> Option<String> {
 
 /// `action=external` on the consent form: to the provider.
 pub(super) async fn begin(req: &Request, oauth: &OAuth, request: &AuthorizationRequest) -> Response {
-    let address = address_key(client_ip(req, oauth.options.trust_proxy)).to_string();
+    let ip = client_ip(req, oauth.options.trust_proxy);
+    if let Some(limited) = oauth.external_sign_ins.check(ip).await {
+        return limited;
+    }
+    let address = address_key(ip).to_string();
     match oauth.service.begin_external(request, Some(address)).await {
         Ok(started) => {
             let mut response = redirect(&started.provider_url);

@@ -37,7 +37,10 @@ pub(crate) use api::OAuthApi;
 pub(crate) use authorize::capitalised;
 pub(crate) use consent_page::{escape, page as html_page};
 pub use document_fetcher::{CLIENT_DOCUMENT_FETCH_SECONDS, ReqwestClientDocumentFetcher};
-pub use rate_limit::{REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW};
+pub use rate_limit::{
+    EXTERNAL_SIGN_IN_WINDOW_SECONDS, EXTERNAL_SIGN_INS_PER_WINDOW, REGISTRATION_WINDOW_SECONDS,
+    REGISTRATIONS_PER_WINDOW,
+};
 
 /// Deployment options of the OAuth surface besides what the service holds.
 #[derive(Debug, Clone, Default)]
@@ -53,6 +56,7 @@ pub struct OAuth {
     service: OAuthService,
     options: OAuthOptions,
     registrations: PerAddressLimit,
+    external_sign_ins: PerAddressLimit,
 }
 
 impl OAuth {
@@ -69,11 +73,13 @@ impl OAuth {
                 return Err(format!("oauth.consent_url {consent_url:?} must be an http(s) URL"));
             }
         }
-        let registrations = PerAddressLimit::registrations(windows, service.clock());
+        let registrations = PerAddressLimit::registrations(windows.clone(), service.clock());
+        let external_sign_ins = PerAddressLimit::external_sign_ins(windows, service.clock());
         Ok(Self {
             service,
             options,
             registrations,
+            external_sign_ins,
         })
     }
 }

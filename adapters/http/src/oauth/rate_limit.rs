@@ -1,4 +1,5 @@
-//! The per-address limit of OAuth client registrations, answered like every limit
+//! The per-address limits of OAuth client registrations and of sign-ins begun at an external
+//! provider, answered like every limit
 //! (`crate::rate_limited`). Windows are counted in the database (`SharedWindows`), so replicas
 //! share them. Pair-code attempts on the consent form share `/_svc/pair`'s budget
 //! (`crate::Pairing::check_attempt`).
@@ -16,6 +17,10 @@ use svc_application::services::rate_limit::address_key;
 /// Document 2, Limits: 10 client registrations per 10 minutes per client address, fixed window.
 pub const REGISTRATIONS_PER_WINDOW: u32 = 10;
 pub const REGISTRATION_WINDOW_SECONDS: u64 = 600;
+/// Not in the spec: a person signs in a few times an hour; a script that begins sign-ins by the
+/// thousand would fill the store of pending ones.
+pub const EXTERNAL_SIGN_INS_PER_WINDOW: u32 = 20;
+pub const EXTERNAL_SIGN_IN_WINDOW_SECONDS: u64 = 600;
 
 /// A fixed window per address: the spec's "N per period".
 pub(super) struct PerAddressLimit {
@@ -37,6 +42,19 @@ impl PerAddressLimit {
             message: "too many client registrations",
             limit: REGISTRATIONS_PER_WINDOW,
             window: TimeDelta::seconds(REGISTRATION_WINDOW_SECONDS as i64),
+        }
+    }
+
+    /// 20 sign-ins begun at the external provider per 10 minutes: each stores the request until
+    /// the provider returns, so an address may not fill the store with them.
+    pub(super) fn external_sign_ins(windows: Arc<dyn SharedWindows>, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            windows,
+            clock,
+            quota_key: "oauth-external-sign-in",
+            message: "too many sign-ins begun at the identity provider",
+            limit: EXTERNAL_SIGN_INS_PER_WINDOW,
+            window: TimeDelta::seconds(EXTERNAL_SIGN_IN_WINDOW_SECONDS as i64),
         }
     }
 

@@ -7,7 +7,7 @@ use poem::http::StatusCode;
 use poem::web::Json;
 use poem::{Body, IntoResponse, Response};
 use serde_json::json;
-use svc_application::services::oauth::TokenError;
+use svc_application::services::oauth::{ClientDocumentRefused, TokenError};
 
 use super::params::{MAX_BODY_BYTES, Params};
 use super::{enabled, no_store, not_found};
@@ -52,6 +52,11 @@ pub(super) async fn token(body: Body, state: &Arc<RestRoutes>) -> Response {
             tracing::error!(error = ?cause, "token exchange failed");
             error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "internal error")
         }
+        Err(busy @ TokenError::ClientDocument(ClientDocumentRefused::Busy)) => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "temporarily_unavailable",
+            &busy.to_string(),
+        ),
         Err(refused) => {
             let status = match refused {
                 TokenError::UnknownClient | TokenError::ClientDocument(_) => StatusCode::UNAUTHORIZED,

@@ -8,6 +8,11 @@ use svc_domain::oauth::{CodeChallenge, Issuer, OAuthClient, RedirectUri, Resourc
 use super::{ClientDocumentRefused, FindClientError, OAuthService};
 use crate::ports::RepositoryError;
 
+/// The longest `state` or `scope` kept: each travels with the request through the consent page,
+/// a sign-in at an external provider (stored until the provider returns) and back; a client's
+/// state is a nonce and its scope a word, not a payload.
+pub const PARAMETER_MAX_BYTES: usize = 2048;
+
 /// The authorization request's parameters as sent (the consent form echoes them back).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AuthorizationRequest {
@@ -106,6 +111,14 @@ impl OAuthService {
             None => return Err(fail("invalid_request", "response_type is required".into())),
         }
         let state = present(&request.state).ok_or_else(|| fail("invalid_request", "state is required".into()))?;
+        for (name, value) in [("state", Some(state)), ("scope", request.scope.as_deref())] {
+            if value.is_some_and(|v| v.len() > PARAMETER_MAX_BYTES) {
+                return Err(fail(
+                    "invalid_request",
+                    format!("{name} is longer than {PARAMETER_MAX_BYTES} bytes"),
+                ));
+            }
+        }
         let code_challenge = CodeChallenge::parse(
             request.code_challenge.as_deref(),
             request.code_challenge_method.as_deref(),

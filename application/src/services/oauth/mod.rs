@@ -16,8 +16,10 @@ use std::sync::Arc;
 use chrono::TimeDelta;
 use svc_domain::oauth::{Issuer, OAuthClient, is_client_id_url};
 
-pub use authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
-pub use client_documents::{CLIENT_DOCUMENT_CACHE_SECONDS, ClientDocumentRefused, ClientDocuments};
+pub use authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, PARAMETER_MAX_BYTES, ValidatedAuthorization};
+pub use client_documents::{
+    CLIENT_DOCUMENT_CACHE_SECONDS, CLIENT_DOCUMENT_FETCHES_AT_ONCE, ClientDocumentRefused, ClientDocuments,
+};
 pub use consent::{ApproveError, ConsentCredential};
 pub use external::{EXTERNAL_SIGN_IN_LIFETIME, ExternalSignIn, ExternalSignInStarted};
 pub use register::{RegisterClient, RegisterError};

@@ -125,6 +125,20 @@ async fn errors_after_the_redirect_uri_is_verified_go_back_with_iss(app: OAuthAp
         assert_eq!(answer.param("state").as_deref(), state, "{what}");
         assert!(answer.param("code").is_none(), "{what}");
     }
+    // A state or scope past 2048 bytes is a payload, not a nonce: refused, the state echoed.
+    let long = "s".repeat(svc_application::services::oauth::PARAMETER_MAX_BYTES + 1);
+    for name in ["state", "scope"] {
+        let answer = app.authorize(&with(&request, name, Some(&long))).await;
+        assert_eq!(answer.status, StatusCode::FOUND, "{name}: {}", answer.body);
+        assert_eq!(answer.param("error").as_deref(), Some("invalid_request"), "{name}");
+        assert_eq!(
+            answer.param("error_description"),
+            Some(format!("{name} is longer than 2048 bytes")),
+            "{name}"
+        );
+        let echoed = if name == "state" { long.as_str() } else { STATE };
+        assert_eq!(answer.param("state").as_deref(), Some(echoed), "{name}");
+    }
 }
 
 async fn consent_with_a_key_redirects_with_code_state_and_iss(app: OAuthApp) {

@@ -30,6 +30,7 @@ mod m20261215_000002_app_org;
 mod m20261215_000003_external_identities;
 mod m20261216_000001_session_row_announcements;
 mod m20261217_000001_registry_search_columns;
+mod m20261217_000002_external_sign_ins_expiry_index;
 
 pub struct Migrator;
 
@@ -59,6 +60,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261215_000003_external_identities::Migration),
             Box::new(m20261216_000001_session_row_announcements::Migration),
             Box::new(m20261217_000001_registry_search_columns::Migration),
+            Box::new(m20261217_000002_external_sign_ins_expiry_index::Migration),
         ]
     }
 }

@@ -10,6 +10,7 @@ mod database_claim;
 mod group_commit;
 mod hosted_accounts;
 mod hosted_app_settings;
+mod hosted_external_sign_ins;
 mod operator_connector_keys;
 mod operator_coupon_hashes;
 mod operator_coupons;

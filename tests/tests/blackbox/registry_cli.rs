@@ -280,6 +280,17 @@ fn publish_in_fake(
     version
 }
 
+/// A fresh project directory whose svc.json names the registry at `base`.
+fn project_using(base: &str, name: &str) -> PathBuf {
+    let project = temp_dir(name);
+    std::fs::write(
+        project.join("svc.json"),
+        "{ \"registry\": \"".to_owned() + base + "\" }\n",
+    )
+    .unwrap();
+    project
+}
+
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
@@ -349,12 +360,7 @@ async fn a_yanked_version_or_a_tampered_bundle_exits_1_and_leaves_the_project_as
         json!({ "error": "version_yanked", "message": "yanked", "reason": "leaks tokens", "manifest": { "kind": "gadget" } })
             .to_string(),
     );
-    let project = temp_dir("svc-install-fail");
-    std::fs::write(
-        project.join("svc.json"),
-        "{ \"registry\": \"".to_owned() + &base + "\" }\n",
-    )
-    .unwrap();
+    let project = project_using(&base, "svc-install-fail");
     let before = snapshot(&project);
 
     let out = svc(&["install", "@acme/chart@1.0.0"], &project, &project).await;
@@ -527,12 +533,7 @@ async fn answers_larger_than_any_real_one_are_refused() {
     publish_in_fake(&fake, &base, &key, "gadget", "chart", GADGET_JS.as_bytes());
     fake.answer("GET /bundles/sha384/chart", 200, vec![b' '; 8 * 1024 * 1024 + 1]);
     fake.answer("GET /search", 200, vec![b' '; 16 * 1024 * 1024 + 1]);
-    let project = temp_dir("svc-oversized");
-    std::fs::write(
-        project.join("svc.json"),
-        "{ \"registry\": \"".to_owned() + &base + "\" }\n",
-    )
-    .unwrap();
+    let project = project_using(&base, "svc-oversized");
     let before = snapshot(&project);
 
     let out = svc(&["install", "@acme/chart@1.0.0"], &project, &project).await;

@@ -139,11 +139,14 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
     }
 }
 
-/// The versions of `table` a package's latest is chosen from: published, of the query's kind,
-/// scope and visibility.
+/// The versions of `table` a package's latest is chosen from: keyed for search, published, of
+/// the query's kind, scope and visibility. (An unkeyed version could be neither outranked nor
+/// outrank another: its package would be answered twice.)
 fn admitted(query: &ArtifactQuery, table: DynIden) -> Condition {
     let column = |c: Column| Expr::col((table.clone(), c));
-    let mut condition = Condition::all().add(column(Column::Status).eq(ArtifactStatus::Published.as_str()));
+    let mut condition = Condition::all()
+        .add(column(Column::PrecedenceKey).is_not_null())
+        .add(column(Column::Status).eq(ArtifactStatus::Published.as_str()));
     if let Some(kind) = query.kind {
         condition = condition.add(column(Column::Kind).eq(kind.as_str()));
     }

@@ -30,19 +30,23 @@ impl SearchColumns {
     pub(crate) fn of_stored(scope: &str, name: &str, version: &str, manifest: &Value) -> Self {
         match ArtifactIdentity::parse(scope, name, version) {
             Ok(identity) => Self::of(&identity, manifest),
-            Err(_) => Self {
-                precedence_key: String::new(),
-                search_text: format!("{}\n{}", scope.to_lowercase(), name.to_lowercase()),
-                facets: "\n".to_owned(),
-            },
+            Err(_) => Self::from_parts(String::new(), scope, name, None),
         }
     }
 
     /// The columns of a version with this identity and stored manifest. A manifest that does not
     /// parse (never stored by publish) is found by its scope and name only.
     pub(crate) fn of(identity: &ArtifactIdentity, manifest: &Value) -> Self {
-        let parsed = ArtifactManifest::parse(manifest).ok();
-        let (description, tags, hooks) = match &parsed {
+        Self::from_parts(
+            identity.version.precedence_key(),
+            identity.scope.as_str(),
+            identity.name.as_str(),
+            ArtifactManifest::parse(manifest).ok().as_ref(),
+        )
+    }
+
+    fn from_parts(precedence_key: String, scope: &str, name: &str, manifest: Option<&ArtifactManifest>) -> Self {
+        let (description, tags, hooks) = match manifest {
             Some(manifest) => (
                 manifest.description.as_str(),
                 manifest.tags.as_slice(),
@@ -50,7 +54,7 @@ impl SearchColumns {
             ),
             None => ("", &[][..], &[][..]),
         };
-        let text: Vec<String> = [identity.scope.as_str(), identity.name.as_str(), description]
+        let text: Vec<String> = [scope, name, description]
             .into_iter()
             .chain(tags.iter().map(String::as_str))
             .map(str::to_lowercase)
@@ -61,7 +65,7 @@ impl SearchColumns {
             .chain(hooks.iter().map(|hook| facet("hook", hook)))
             .collect();
         Self {
-            precedence_key: identity.version.precedence_key(),
+            precedence_key,
             search_text: text.join("\n"),
             facets: format!("\n{facet_lines}"),
         }

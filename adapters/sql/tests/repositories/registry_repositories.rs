@@ -396,6 +396,11 @@ async fn versions_stored_before_the_search_columns_are_found(db: DatabaseConnect
     .await;
     let many = || async { latest(&repo, query(Some("many"), None)).await };
     assert_eq!(many().await, ["@acme/many@1.0.520"]);
+    assert_eq!(
+        latest(&repo, query(None, None)).await,
+        ["@acme/board@1.0.0", "@acme/many@1.0.520", "@acme/sparkline@1.10.0"],
+        "with no filter either: one answer per package"
+    );
     assert_eq!(key_unkeyed_versions(&db).await.unwrap(), 1);
     assert_eq!(many().await, ["@acme/many@2.0.0"]);
     assert_eq!(key_unkeyed_versions(&db).await.unwrap(), 0);

@@ -236,6 +236,25 @@ function auditRequests(requests) {
   return outside;
 }
 
+// ---------- the probe card ----------
+
+// A card whose buttons send what a careless component might: an action over the server's
+// 256 KiB frame limit, then an ordinary one. Each outcome of `useAction` lands in
+// `window.svcOutcomes`. It throws while the agent's props say `explode`.
+const PROBE =
+  'import { jsx as _jsx, jsxs as _jsxs } from "react/jsx-runtime";\nimport { useAction, useProps } from "@svc/gadgets";\n' +
+  'export default function Probe() {\n' +
+  '  const props = useProps();\n  const approve = useAction("approve");\n' +
+  '  if (props.status === "explode") throw new Error("boom on " + props.status);\n' +
+  '  const send = (label, note) => approve({ note }).then((outcome) => { (window.svcOutcomes ??= []).push({ label, ...outcome }); });\n' +
+  '  return _jsxs("div", { children: [\n' +
+  '    _jsx("p", { "data-probe-status": "", children: "status: " + props.status }),\n' +
+  '    _jsx("button", { "data-probe": "big", onClick: () => send("big", "x".repeat(300 * 1024)), children: "send 300 KiB" }),\n' +
+  '    _jsx("button", { "data-probe": "small", onClick: () => send("small", "after the big one"), children: "send a note" }),\n' +
+  '  ] });\n}\n';
+const outcomes = (frame) => frame.evaluate(() => window.svcOutcomes ?? []);
+const press = (frame, which) => frame.evaluate((probe) => document.querySelector(`[data-probe="${probe}"]`).click(), which);
+
 // ---------- the flow ----------
 
 async function run(base) {
@@ -443,6 +462,22 @@ async function run(base) {
     await waitFor('the card to paint without its socket', async () => (await cardText(blocked)).includes('approved by agent'));
     await waitFor('the card to say live updates are off', async () => (await liveState(blocked)) === 'off');
 
+    // Before any step routes WebSockets: Playwright's route replaces the socket in srcdoc frames,
+    // where the policy then never refuses it.
+    step('useAction settles with a failure when the host lets the card connect nowhere');
+    {
+      const off = await renderFresh(agent, 'probe off');
+      const slice = off.result._meta['ai.svc/render'];
+      const toolResult = { ...off.result, _meta: { ...off.result._meta, 'ai.svc/render': { ...slice, component: { ...slice.component, code: PROBE } } } };
+      const offCard = await mountCard(page, { id: 'card-off-action', title: 'no domains: actions settle', resource: shell, csp: {}, toolInput: off.args, toolResult });
+      await waitFor('the probe to paint and say live updates are off', async () => ((await liveState(offCard)) === 'off' && (await offCard.$('[data-probe="small"]')) !== null) || `${await liveState(offCard)}: ${await cardText(offCard)}`);
+      await press(offCard, 'small');
+      await waitFor('the action to settle as not connected', async () => {
+        const settled = (await outcomes(offCard)).find((o) => o.label === 'small');
+        return (settled?.ok === false && settled.code === 'NOT_CONNECTED') || JSON.stringify(settled ?? null);
+      });
+    }
+
     step('a host whose CSP forbids the WebSocket: the card falls back to pollingUrl');
     // connect-src names only the polling path: ws://…/ws is refused, so the runtime must poll.
     const pollingOnly = { ...current, csp: { ...current.csp, connectDomains: [`${base}/_svc/poll/`] } };
@@ -467,19 +502,31 @@ async function run(base) {
 
     step('a WebSocket that was blocked and works again: the polled card goes back to it');
     // From here on, new sockets pass through a proxy: it refuses them while `sockets` is
-    // 'blocked' (a proxy without WebSocket support), and later swaps the ack's component code.
+    // 'blocked' (a proxy without WebSocket support), and later swaps the ack's component code
+    // (the session's own in `componentFor`, else the next of `brokenModules`). It counts the
+    // sockets each session's cards open and the action frames they send.
     let sockets = 'blocked';
     let swaps = 0;
     const brokenModules = [];
+    const componentFor = new Map();
+    const socketsOf = new Map();
+    const actionsSent = [];
     await context.routeWebSocket(/\/ws$/, (ws) => {
       if (sockets === 'blocked') {
         ws.close({ code: 1011, reason: 'no WebSocket here' });
         return;
       }
       const server = ws.connectToServer();
+      ws.onMessage((message) => {
+        const frame = JSON.parse(String(message));
+        if (frame.type === 'subscribe') socketsOf.set(frame.payload.sessionId, (socketsOf.get(frame.payload.sessionId) ?? 0) + 1);
+        if (frame.type === 'action') actionsSent.push({ sessionId: frame.payload.sessionId, bytes: String(message).length });
+        server.send(message);
+      });
       server.onMessage((message) => {
         const frame = JSON.parse(String(message));
-        if (frame.type === 'ack' && sockets === 'swap' && swaps < brokenModules.length) frame.payload.component.code = brokenModules[swaps++];
+        if (frame.type === 'ack' && componentFor.has(frame.payload.sessionId)) frame.payload.component.code = componentFor.get(frame.payload.sessionId);
+        else if (frame.type === 'ack' && sockets === 'swap' && swaps < brokenModules.length) frame.payload.component.code = brokenModules[swaps++];
         ws.send(JSON.stringify(frame));
       });
     });
@@ -492,6 +539,38 @@ async function run(base) {
     await waitFor('svc_emit to reach the card over its WebSocket again', async () => (await logItems(returning)).at(-1) === 'line 8');
     same(await logItems(returning), [...expected, 'line 6', 'line 7', 'line 8'], 'no item lost or doubled across the switch');
     await page.evaluate(() => document.getElementById('card-returns')?.remove());
+
+    step('an action over the frame limit is refused once; the card stays live and a later action reaches svc_consume');
+    const probe = await renderFresh(agent, 'probe');
+    componentFor.set(probe.sessionId, PROBE);
+    const probeCard = await mountCard(page, { id: 'card-probe', byUrl: true, title: 'oversized action', resource: await readResource(agent, `ui://svc/render/${probe.sessionId}`), toolInput: probe.args, toolResult: probe.result });
+    await waitFor('the probe component to go live', async () => (await liveState(probeCard)) === 'live' && (await probeCard.$('[data-probe="big"]')) !== null);
+    await press(probeCard, 'big');
+    await waitFor('the oversized action to settle as refused', async () => {
+      const settled = (await outcomes(probeCard)).find((o) => o.label === 'big');
+      return (settled?.ok === false && settled.code === 'FRAME_TOO_LARGE') || JSON.stringify(settled ?? null);
+    });
+    await waitFor('the card to say the action did not reach the agent', async () => (await cardText(probeCard)).includes('"approve" did not reach the agent: FRAME_TOO_LARGE') || await cardText(probeCard));
+    await press(probeCard, 'small');
+    const afterBig = await tool(agent, 'svc_consume', { sessionId: probe.sessionId, timeout: 10 });
+    same((afterBig.structuredContent.events ?? []).map((e) => [e.intent, e.actionData]), [['approve', { note: 'after the big one' }]], 'what reached the agent after the oversized action');
+    await waitFor('the later action to settle as stored', async () => (await outcomes(probeCard)).find((o) => o.label === 'small')?.ok === true);
+    same(await liveState(probeCard), 'live', 'the probe card after the oversized action');
+    check(!(await cardText(probeCard)).includes('Reconnecting'), `the probe card is reconnecting: ${await cardText(probeCard)}`);
+    check((socketsOf.get(probe.sessionId) ?? 0) === 1, `the probe card opened ${socketsOf.get(probe.sessionId)} sockets (it reconnected over the oversized action)`);
+    const oversized = actionsSent.filter((a) => a.sessionId === probe.sessionId && a.bytes > 256 * 1024).length;
+    check(oversized <= 1, `the oversized action went over the socket ${oversized} times`);
+    await waitFor('a later stored action to end the notice of the refused one', async () => !(await cardText(probeCard)).includes('FRAME_TOO_LARGE') || await cardText(probeCard));
+
+    step('a card that threw paints again when svc_update brings good props');
+    await tool(agent, 'svc_update', { sessionId: probe.sessionId, kind: 'replace', props: { title: 'probe', status: 'explode' } });
+    await waitFor('the error boundary message', async () => (await cardText(probeCard)).includes('This card failed to render: boom on explode') || await cardText(probeCard));
+    await tool(agent, 'svc_update', { sessionId: probe.sessionId, kind: 'replace', props: { title: 'probe', status: 'fine again' } });
+    await waitFor('the card to paint the good props', async () => {
+      const text = await cardText(probeCard);
+      return (text.includes('status: fine again') && !text.includes('failed to render')) || text;
+    });
+    await page.evaluate(() => document.getElementById('card-probe')?.remove());
 
     step('a component that throws, and one importing an unprovided module, show readable errors');
     sockets = 'swap';

@@ -1,38 +1,54 @@
-// The root view: the component inside an error boundary, and one status line for what the user
-// should know (loading, generating, reconnecting, a failure).
+// The root view: the component inside an error boundary, and the status lines for what the user
+// should know: a notice (a failure, a refused action) and the channel's state (loading,
+// generating, reconnecting), both when both apply.
 
 import { createElement, useSyncExternalStore, type ReactNode } from 'react';
 import { ErrorBoundary } from './error-boundary';
-import type { CardState, Store } from './store';
+import { NOTICE_PRIORITY, type CardState, type Store } from './store';
 
 const LIVE_OFF = "Live updates are off: this host does not allow the card to connect to its server. It shows the data it was rendered with, and buttons cannot reach the agent.";
 
 const PREVIEW = 'Preview with example props: buttons reach no agent.';
 
+interface StatusLine {
+  kind: 'info' | 'error';
+  text: string;
+}
+
 export function CardRoot({ store }: { store: Store }): ReactNode {
   const state = useSyncExternalStore(store.subscribe, store.get);
-  const status = statusLine(state);
   return (
     <>
       {state.component && (
-        <ErrorBoundary resetKey={state.component}>{createElement(state.component)}</ErrorBoundary>
+        // New props (an update, an amend, a new epoch) or a new component give a card that threw
+        // another chance.
+        <ErrorBoundary resetKeys={[state.component, state.props, state.epoch]}>{createElement(state.component)}</ErrorBoundary>
       )}
-      {status && (
-        <div className="svc-status" role={status.kind === 'error' ? 'alert' : 'status'} data-kind={status.kind}>
+      {statusLines(state).map((status) => (
+        <div key={status.kind} className="svc-status" role={status.kind === 'error' ? 'alert' : 'status'} data-kind={status.kind}>
           {status.text}
         </div>
-      )}
+      ))}
     </>
   );
 }
 
-function statusLine(state: CardState): { kind: 'info' | 'error'; text: string } | null {
-  if (state.phase === 'failed') return { kind: 'error', text: state.notice ?? 'This card could not be shown.' };
-  if (state.notice) return { kind: 'error', text: state.notice };
-  if (state.live === 'off') return { kind: 'info', text: LIVE_OFF };
-  if (state.live === 'preview') return { kind: 'info', text: PREVIEW };
-  if (state.phase === 'generating') return { kind: 'info', text: state.progress ?? 'Generating…' };
-  if (state.phase === 'connecting') return { kind: 'info', text: state.live === 'reconnecting' ? 'Connecting… (retrying)' : 'Loading…' };
-  if (state.live === 'reconnecting') return { kind: 'info', text: 'Reconnecting…' };
+/** At most one error line (the most important notice) and one info line. */
+export function statusLines(state: CardState): StatusLine[] {
+  const lines: StatusLine[] = [];
+  const cause = NOTICE_PRIORITY.find((candidate) => state.notices[candidate] !== undefined);
+  if (cause) lines.push({ kind: 'error', text: state.notices[cause]! });
+  else if (state.phase === 'failed') lines.push({ kind: 'error', text: 'This card could not be shown.' });
+  const info = infoLine(state);
+  if (info) lines.push({ kind: 'info', text: info });
+  return lines;
+}
+
+function infoLine(state: CardState): string | null {
+  if (state.live === 'off') return LIVE_OFF;
+  if (state.live === 'preview') return PREVIEW;
+  if (state.phase === 'generating') return state.progress ?? 'Generating…';
+  if (state.phase === 'connecting') return state.live === 'reconnecting' ? 'Connecting… (retrying)' : 'Loading…';
+  if (state.live === 'reconnecting') return 'Reconnecting…';
   return null;
 }

@@ -3,25 +3,31 @@
 import { Component, type ErrorInfo, type ReactNode } from 'react';
 
 interface Props {
-  /** A new value (new props, a new component) gives the card another chance. */
-  resetKey: unknown;
+  /** When any of these changes (by identity: new props, a new epoch, a new component), the card
+   * gets another chance. */
+  resetKeys: readonly unknown[];
   children: ReactNode;
 }
 
 interface State {
   error: Error | null;
-  key: unknown;
+  keys: readonly unknown[];
+}
+
+/** Whether two lists of reset keys differ in length or in any element (by `Object.is`). */
+export function resetKeysChanged(previous: readonly unknown[], next: readonly unknown[]): boolean {
+  return previous.length !== next.length || previous.some((key, i) => !Object.is(key, next[i]));
 }
 
 export class ErrorBoundary extends Component<Props, State> {
-  override state: State = { error: null, key: this.props.resetKey };
+  override state: State = { error: null, keys: this.props.resetKeys };
 
   static getDerivedStateFromError(error: unknown): Partial<State> {
     return { error: error instanceof Error ? error : new Error(String(error)) };
   }
 
   static getDerivedStateFromProps(props: Props, state: State): Partial<State> | null {
-    return props.resetKey !== state.key ? { error: null, key: props.resetKey } : null;
+    return resetKeysChanged(state.keys, props.resetKeys) ? { error: null, keys: props.resetKeys } : null;
   }
 
   override componentDidCatch(error: Error, info: ErrorInfo): void {

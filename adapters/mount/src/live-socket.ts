@@ -1,11 +1,14 @@
 // The /ws client: subscribe, keep the resume cursors and the session token, reconnect with
-// backoff, heartbeat, and deliver every action at least once (the server dedups by clientSeq).
+// backoff, heartbeat, and deliver every action at least once (the server dedups by clientSeq),
+// sending an action the server refused for now again after the wait it asked for and giving up on
+// one it refused for good (`action-retry.ts`).
 // When the WebSocket cannot connect it falls back to `pollingUrl` (the same frames over HTTP
 // long-poll, `long-poll.ts`), resuming with the same session token and cursors; while polling it
 // probes the WebSocket now and then, and goes back to it once the server answers there.
 
+import { ACTION_REFUSALS_WITHOUT_SEQ, judgeRefusal, refusalBeforeSending } from './action-retry';
 import { reconnectDelay } from './backoff';
-import { LONG_POLL_WAIT_SECONDS, LongPoll } from './long-poll';
+import { LONG_POLL_WAIT_SECONDS, LongPoll, type PollResult } from './long-poll';
 import {
   PROTOCOL_VERSION,
   isObject,
@@ -58,13 +61,26 @@ export interface LiveSocketOptions {
   onStatus(status: LiveStatus, detail?: string): void;
   /** The server's replay buffer no longer covers our cursor: stream state must be rebuilt. */
   onReplayGap(): void;
-  onActionRejected(action: ActionEnvelope, error: ErrorPayload): void;
+  /** An action that will never be stored: refused for good (or too often), or the channel
+   * closed for good (`NOT_CONNECTED`). Called once per action, possibly right after `sendAction`. */
+  onActionFailed(action: ActionEnvelope, error: ErrorPayload): void;
   /** The server stored the action sent with `clientSeq` (it reaches the agent's svc_consume). */
   onActionStored?(clientSeq: number, actionId: string, duplicate: boolean): void;
   /** A fresh wsToken (from `svc_runtime_refresh_ws_token` through the host), or null. */
   refreshWsToken?(): Promise<string | null>;
   /** The transport changed (the socket is blocked: polling took over; it answers again: back). */
   onTransport?(transport: LiveTransport): void;
+}
+
+/** An action not yet stored. */
+interface PendingAction {
+  envelope: ActionEnvelope;
+  /** Refusals by the server that may be retried (SERVER_BUSY, RATE_LIMITED, INTERNAL). */
+  refusals: number;
+  /** POSTs that got no answer in a row (the network): retried with backoff, never given up. */
+  unanswered: number;
+  /** Set while it waits to be sent again: neither an `ack` nor the POST queue sends it sooner. */
+  retryTimer: number | undefined;
 }
 
 export class LiveSocket {
@@ -79,9 +95,13 @@ export class LiveSocket {
   private eventCursor: number;
   private nextClientSeq: number;
   /** Actions not yet acknowledged as stored, in clientSeq order. */
-  private readonly unacked = new Map<number, ActionEnvelope>();
+  private readonly unacked = new Map<number, PendingAction>();
   /** clientSeqs sent on the current socket and still unanswered, in send order. */
   private inflight: number[] = [];
+  /** The current socket's `FRAME_TOO_LARGE` was applied: the 1009 close after it drops nothing more. */
+  private tooLargeAnswered = false;
+  /** Why the channel closed for good (`stop`, `fail`): actions sent from then on fail with it. */
+  private closedReason: string | null = null;
   private attempt = 0;
   /** A refused wsToken is swapped once per successful subscribe, not in a loop. */
   private tokenRefreshed = false;
@@ -94,9 +114,11 @@ export class LiveSocket {
   private poll: LongPoll | null = null;
   /** The session revision of the last poll answer; undefined asks for an `ack`. */
   private pollRevision: number | undefined;
-  /** A POST of an action failed: every unacknowledged action is sent again when this fires. */
-  private actionRetryTimer: number | undefined;
-  private actionRetries = 0;
+  /** While polling, what is POSTed next, one request at a time in this order: a clientSeq of
+   * `unacked`, or another client frame (the host context). */
+  private postQueue: Array<number | Frame> = [];
+  /** The polling transport whose queue is being POSTed (one sender per transport). */
+  private postingFor: LongPoll | null = null;
   /** While polling: the next WebSocket probe, and how many probes failed since polling began. */
   private probeTimer: number | undefined;
   private probeFailures = 0;
@@ -123,7 +145,11 @@ export class LiveSocket {
     return this.poll ? 'polling' : 'websocket';
   }
 
-  /** Queues one `data:submit`; it is sent now or after the next subscribe, until stored. */
+  /**
+   * Queues one `data:submit`; it is sent now or after the next subscribe, until stored or given
+   * up. One the server would refuse unread (too large, a NUL), or sent after the channel closed
+   * for good, fails at once (`onActionFailed`, after this returns).
+   */
   sendAction(action: string, data: unknown, uiContext: JsonObject | undefined): number {
     const clientSeq = this.nextClientSeq++;
     const envelope: ActionEnvelope = {
@@ -133,17 +159,33 @@ export class LiveSocket {
       clientSeq,
       ...(uiContext ? { uiContext } : {}),
     };
-    this.unacked.set(clientSeq, envelope);
-    if (this.subscribed) this.transmitAction(envelope);
+    const refusal: ErrorPayload | null =
+      this.closedReason !== null
+        ? { code: 'NOT_CONNECTED', message: this.closedReason }
+        : refusalBeforeSending({ type: 'action', payload: envelope });
+    if (refusal) {
+      queueMicrotask(() => this.options.onActionFailed(envelope, { ...refusal, clientSeq }));
+      return clientSeq;
+    }
+    const pending: PendingAction = { envelope, refusals: 0, unanswered: 0, retryTimer: undefined };
+    this.unacked.set(clientSeq, pending);
+    if (this.subscribed) this.transmitAction(pending);
     return clientSeq;
   }
 
-  /** Sends a frame if the socket is subscribed; callers re-send their state on every ack. */
+  /** Sends a frame if the socket is subscribed; callers re-send their state on every ack. A
+   * frame the server would refuse unread is not sent (false). */
   send(frame: Frame): boolean {
     if (!this.subscribed) return false;
+    const text = JSON.stringify(frame);
+    const refusal = refusalBeforeSending(frame, text);
+    if (refusal) {
+      console.warn(`[svc] a ${frame.type} frame was not sent: ${refusal.code}: ${refusal.message}`);
+      return false;
+    }
     if (this.poll) return this.sendByPost(frame);
     if (!this.ws) return false;
-    this.ws.send(JSON.stringify(frame));
+    this.ws.send(text);
     return true;
   }
 
@@ -151,16 +193,17 @@ export class LiveSocket {
     return this.unacked.size;
   }
 
-  stop(): void {
+  /** Closes the channel for good; actions not yet stored fail with `NOT_CONNECTED` and `reason`. */
+  stop(reason = 'the card was closed'): void {
     this.stopped = true;
     window.removeEventListener('online', this.onOnline);
     window.removeEventListener('offline', this.onOffline);
     window.clearTimeout(this.reconnectTimer);
     this.detach(1000);
     this.poll?.abort();
-    window.clearTimeout(this.actionRetryTimer);
     window.clearTimeout(this.probeTimer);
     window.clearTimeout(this.steadyTimer);
+    this.abandonActions(reason);
     this.options.onStatus('closed');
   }
 
@@ -173,6 +216,10 @@ export class LiveSocket {
     }
     window.clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
+    // One socket at a time: a connect while one is open (a refreshed token arriving after
+    // `online` reconnected) replaces it rather than leaving it open and heard.
+    this.detach(1000);
+    this.tooLargeAnswered = false;
     this.options.onStatus(this.attempt === 0 && this.sessionToken === undefined ? 'connecting' : 'reconnecting');
     let ws: WebSocket;
     try {
@@ -277,23 +324,33 @@ export class LiveSocket {
     if (frame.type === 'ack') {
       const ack = (isObject(frame.payload) ? frame.payload : {}) as unknown as AckPayload;
       this.subscribed = true;
-      this.attempt = 0;
       this.failedSockets = 0;
       this.tokenRefreshed = false;
       if (ack.sessionToken) this.sessionToken = ack.sessionToken;
       if (ack.replay?.gap) this.rebuildStreams();
       if (!this.poll) {
         this.startHeartbeat();
-        // A socket that stays up a heartbeat proves the path; one that drops sooner keeps the
-        // probe backoff where it was, so a flapping path is not switched to every few seconds.
+        // A socket that stays up a heartbeat proves the path and resets both backoffs; one that
+        // drops sooner keeps them where they were, so a socket the server closes soon after its
+        // ack is not reopened at once, again and again, and a flapping path is not switched to
+        // every few seconds.
         window.clearTimeout(this.steadyTimer);
         this.steadyTimer = window.setTimeout(() => {
-          if (this.subscribed && !this.poll) this.probeFailures = 0;
+          if (!this.subscribed || this.poll) return;
+          this.probeFailures = 0;
+          this.attempt = 0;
         }, PING_INTERVAL_MS);
+      } else {
+        this.attempt = 0;
       }
+      // Frames queued for an earlier POST session are stale: the host context is echoed again
+      // (from `onAck`) and the actions are queued again below, in order.
+      this.postQueue = [];
       this.options.onStatus('live');
       this.options.onAck(ack);
-      for (const envelope of this.unacked.values()) this.transmitAction(envelope);
+      for (const pending of this.unacked.values()) {
+        if (pending.retryTimer === undefined) this.transmitAction(pending);
+      }
       return;
     }
     if (frame.type === 'system' && isObject(frame.payload) && frame.payload.event === 'replay_gap') {
@@ -345,6 +402,7 @@ export class LiveSocket {
   private onSystem(system: SystemPayload): void {
     if (system.event === 'action_stored' && typeof system.clientSeq === 'number') {
       const clientSeq = system.clientSeq;
+      window.clearTimeout(this.unacked.get(clientSeq)?.retryTimer);
       this.unacked.delete(clientSeq);
       this.inflight = this.inflight.filter((seq) => seq !== clientSeq);
       this.options.onActionStored?.(clientSeq, typeof system.actionId === 'string' ? system.actionId : '', system.duplicate === true);
@@ -362,29 +420,76 @@ export class LiveSocket {
 
   private onError(error: ErrorPayload): void {
     const code = error.code ?? 'ERROR';
-    if (code === 'CONTRACT_VIOLATION') {
-      // Actions are answered in order; an error without a clientSeq belongs to the oldest one.
-      const clientSeq = typeof error.clientSeq === 'number' ? error.clientSeq : this.inflight[0];
-      if (clientSeq === undefined) return;
-      this.inflight = this.inflight.filter((seq) => seq !== clientSeq);
-      const action = this.unacked.get(clientSeq);
-      this.unacked.delete(clientSeq);
-      if (action) this.options.onActionRejected(action, error);
-      return;
-    }
     if (TERMINAL_ERRORS.has(code)) {
       this.fail(`${code}${error.message ? `: ${error.message}` : ''}`);
+      return;
+    }
+    if (code === 'FRAME_TOO_LARGE') this.tooLargeAnswered = true;
+    if (typeof error.clientSeq === 'number') {
+      // An action given up already (or never ours) needs nothing more.
+      const pending = this.unacked.get(error.clientSeq);
+      if (pending) this.onRefused(pending, error);
+      return;
+    }
+    // The socket answers frames in order, so a refusal without a clientSeq belongs to the oldest
+    // action still unanswered on it.
+    const oldest = ACTION_REFUSALS_WITHOUT_SEQ.has(code) ? this.inflight[0] : undefined;
+    const pending = oldest === undefined ? undefined : this.unacked.get(oldest);
+    if (pending) {
+      this.onRefused(pending, { ...error, clientSeq: pending.envelope.clientSeq });
       return;
     }
     this.options.onFrame({ type: 'error', payload: error });
   }
 
-  private transmitAction(envelope: ActionEnvelope): void {
-    if (!this.subscribed || (!this.ws && !this.poll)) return;
-    if (!this.inflight.includes(envelope.clientSeq)) this.inflight.push(envelope.clientSeq);
-    const frame: Frame = { type: 'action', payload: envelope };
-    if (this.poll) this.sendByPost(frame);
-    else this.ws?.send(JSON.stringify(frame));
+  /** The server did not store `pending`: it is sent again after the wait, or given up. */
+  private onRefused(pending: PendingAction, error: ErrorPayload): void {
+    const clientSeq = pending.envelope.clientSeq;
+    this.inflight = this.inflight.filter((seq) => seq !== clientSeq);
+    const verdict = judgeRefusal(error, pending.refusals);
+    if (verdict.retry) {
+      pending.refusals += 1;
+      this.sendAgainAfter(pending, verdict.delayMs);
+      return;
+    }
+    window.clearTimeout(pending.retryTimer);
+    this.unacked.delete(clientSeq);
+    this.options.onActionFailed(pending.envelope, { ...verdict.error, clientSeq });
+  }
+
+  /** Sends `pending` again after `delayMs` (or at the next ack, if the channel is down then). */
+  private sendAgainAfter(pending: PendingAction, delayMs: number): void {
+    window.clearTimeout(pending.retryTimer);
+    pending.retryTimer = window.setTimeout(() => {
+      pending.retryTimer = undefined;
+      if (this.unacked.get(pending.envelope.clientSeq) === pending) this.transmitAction(pending);
+    }, delayMs);
+  }
+
+  private transmitAction(pending: PendingAction): void {
+    if (!this.subscribed || this.stopped) return;
+    const clientSeq = pending.envelope.clientSeq;
+    if (this.poll) {
+      if (!this.postQueue.includes(clientSeq)) this.postQueue.push(clientSeq);
+      void this.pumpPosts();
+      return;
+    }
+    if (!this.ws) return;
+    if (!this.inflight.includes(clientSeq)) this.inflight.push(clientSeq);
+    this.ws.send(JSON.stringify({ type: 'action', payload: pending.envelope }));
+  }
+
+  /** Every action not yet stored fails with `NOT_CONNECTED`; later ones fail at once. */
+  private abandonActions(reason: string): void {
+    this.closedReason ??= reason;
+    const abandoned = [...this.unacked.values()];
+    this.unacked.clear();
+    this.inflight = [];
+    this.postQueue = [];
+    for (const pending of abandoned) {
+      window.clearTimeout(pending.retryTimer);
+      this.options.onActionFailed(pending.envelope, { code: 'NOT_CONNECTED', message: this.closedReason, clientSeq: pending.envelope.clientSeq });
+    }
   }
 
   private startHeartbeat(): void {
@@ -400,6 +505,12 @@ export class LiveSocket {
 
   private onClose(code: number): void {
     const beforeAck = !this.subscribed;
+    // Closed for a frame too large without the `FRAME_TOO_LARGE` frame first: as with it, the
+    // oldest action unanswered is the one, and it must not be sent again after the reconnect.
+    const oldest = code === 1009 && !this.tooLargeAnswered ? this.inflight[0] : undefined;
+    const tooLarge = oldest === undefined ? undefined : this.unacked.get(oldest);
+    if (tooLarge) this.onRefused(tooLarge, { code: 'FRAME_TOO_LARGE', message: 'the server closed the channel (1009): a frame was too large', clientSeq: oldest });
+    window.clearTimeout(this.steadyTimer);
     this.ws = null;
     this.subscribed = false;
     this.inflight = [];
@@ -549,17 +660,6 @@ export class LiveSocket {
     }
   }
 
-  /** Sends every unacknowledged action again soon (the server deduplicates by clientSeq). */
-  private retryActions(): void {
-    if (this.actionRetryTimer !== undefined || this.stopped) return;
-    this.actionRetryTimer = window.setTimeout(() => {
-      this.actionRetryTimer = undefined;
-      // Not subscribed: the next ack sends them.
-      if (this.stopped || !this.poll || !this.subscribed) return;
-      for (const envelope of this.unacked.values()) this.transmitAction(envelope);
-    }, reconnectDelay(this.actionRetries++));
-  }
-
   /** The token was refused: the session token falls back to the wsToken, which may be refreshed once. */
   private async onPollRefused(): Promise<boolean> {
     this.subscribed = false;
@@ -581,10 +681,9 @@ export class LiveSocket {
     return false;
   }
 
-  /** POSTs one client frame; the answer's frames are applied like the socket's. */
+  /** Queues one client frame for POSTing; the answer's frames are applied like the socket's. */
   private sendByPost(frame: Frame): boolean {
-    const poll = this.poll;
-    if (!poll) return false;
+    if (!this.poll) return false;
     if (frame.type === 'channel_subscribe') {
       // Tool channels are polled by the server per socket; the HTTP fallback has none.
       const channel = typeof frame.payload === 'string' ? frame.payload : isObject(frame.payload) ? String(frame.payload.channel ?? '') : '';
@@ -595,19 +694,72 @@ export class LiveSocket {
       return true;
     }
     if (!POSTABLE.has(frame.type)) return true; // ping, channel_unsubscribe: nothing to carry
-    const token = this.sessionToken ?? this.wsToken;
-    if (!token) return false;
-    void poll.post(token, frame).then((result) => {
-      if (this.stopped || this.poll !== poll) return;
-      if (result.kind === 'ok') {
-        if (frame.type === 'action') this.actionRetries = 0;
-        for (const answer of result.frames) this.onServerFrame(answer);
-      } else if (frame.type === 'action') {
-        // Still unacknowledged: sent again with backoff, not after the long poll's wait.
-        this.retryActions();
-      }
-    });
+    this.postQueue.push(frame);
+    void this.pumpPosts();
     return true;
+  }
+
+  /**
+   * POSTs the queue one request at a time, in order: requests in parallel reach the server in
+   * any order, and an action waiting out a refusal holds back the frames queued after it.
+   */
+  private async pumpPosts(): Promise<void> {
+    const poll = this.poll;
+    if (!poll || this.postingFor === poll) return;
+    this.postingFor = poll;
+    try {
+      while (this.poll === poll && this.subscribed && !this.stopped) {
+        const head = this.postQueue[0];
+        if (head === undefined) return;
+        if (typeof head !== 'number') {
+          this.postQueue.shift();
+          await this.postFrame(poll, head);
+          continue;
+        }
+        const pending = this.unacked.get(head);
+        if (!pending) {
+          this.postQueue.shift();
+          continue;
+        }
+        if (pending.retryTimer !== undefined) return; // its timer queues it, and pumps, again
+        await this.postAction(poll, pending);
+        if (this.unacked.get(head) !== pending) this.postQueue = this.postQueue.filter((item) => item !== head);
+      }
+    } finally {
+      if (this.postingFor === poll) this.postingFor = null;
+    }
+  }
+
+  /** A frame other than an action: its answer is applied; a failed one is not sent again (the
+   * host context is echoed again after the next ack). */
+  private async postFrame(poll: LongPoll, frame: Frame): Promise<void> {
+    const token = this.sessionToken ?? this.wsToken;
+    if (!token) return;
+    const result = await poll.post(token, frame);
+    if (this.stopped || this.poll !== poll || result.kind !== 'ok') return;
+    for (const answer of result.frames) this.onServerFrame(answer);
+  }
+
+  /** POSTs one action; afterwards it is stored, given up, or waiting (`retryTimer`) to go again. */
+  private async postAction(poll: LongPoll, pending: PendingAction): Promise<void> {
+    const clientSeq = pending.envelope.clientSeq;
+    const token = this.sessionToken ?? this.wsToken;
+    const result: PollResult = token
+      ? await poll.post(token, { type: 'action', payload: pending.envelope })
+      : { kind: 'failed', detail: 'no token' };
+    if (this.stopped || this.poll !== poll) return;
+    if (result.kind === 'ok') {
+      pending.unanswered = 0;
+      // The answer is this action's, an error without a clientSeq (BAD_FRAME, RATE_LIMITED) too.
+      for (const answer of result.frames) this.onServerFrame(answer.type === 'error' ? ownedBy(answer, clientSeq) : answer);
+    } else if (result.kind === 'failed' && result.refusal) {
+      this.onRefused(pending, { ...result.refusal, clientSeq });
+    }
+    if (this.unacked.get(clientSeq) === pending && pending.retryTimer === undefined) {
+      // No answer (the network, a refused token): sent again with the reconnect backoff. As on
+      // the socket, only the server's refusals count toward giving an action up.
+      this.sendAgainAfter(pending, reconnectDelay(pending.unanswered++));
+    }
   }
 
   private pause(ms: number): Promise<void> {
@@ -635,6 +787,7 @@ export class LiveSocket {
     this.inflight = [];
     window.clearInterval(this.heartbeatTimer);
     window.clearTimeout(this.connectTimer);
+    window.clearTimeout(this.steadyTimer);
   }
 
   private scheduleReconnect(floorMs: number): void {
@@ -651,8 +804,10 @@ export class LiveSocket {
   private fail(detail: string): void {
     this.stopped = true;
     window.clearTimeout(this.reconnectTimer);
+    window.clearTimeout(this.probeTimer);
     this.detach(1000);
     this.poll?.abort();
+    this.abandonActions(`the live channel closed: ${detail}`);
     this.options.onStatus('failed', detail);
   }
 
@@ -668,4 +823,10 @@ export class LiveSocket {
     if (this.stopped || this.poll) return;
     this.drop();
   };
+}
+
+/** An `error` frame answering a POSTed action, with that action's clientSeq when it has none. */
+function ownedBy(frame: Frame, clientSeq: number): Frame {
+  if (!isObject(frame.payload) || typeof frame.payload.clientSeq === 'number') return frame;
+  return { ...frame, payload: { ...frame.payload, clientSeq } };
 }

@@ -2,7 +2,8 @@
 // WebSocket is blocked. GET long-polls for server frames; POST carries one client frame. This
 // file only speaks HTTP; `live-socket.ts` decides when to use it and applies the frames.
 
-import { isObject, type Frame } from './protocol';
+import { httpRefusal } from './action-retry';
+import { isObject, type ErrorPayload, type Frame } from './protocol';
 
 /** Seconds the server may hold a GET open waiting for news (the server allows 0 to 25). */
 export const LONG_POLL_WAIT_SECONDS = 20;
@@ -19,7 +20,9 @@ export type PollResult =
   | { kind: 'ok'; frames: Frame[]; cursors: PollCursors }
   /** HTTP 401: the token is refused (expired, tampered or foreign). */
   | { kind: 'refused' }
-  | { kind: 'failed'; detail: string };
+  /** No answer, or an HTTP error; `refusal` is that error in the words `/ws` would have used
+   * (`action-retry.ts`, `httpRefusal`): absent when no answer came. */
+  | { kind: 'failed'; detail: string; refusal?: ErrorPayload };
 
 export interface PollQuery {
   token: string;
@@ -69,7 +72,11 @@ export class LongPoll {
     try {
       const response = await fetch(url, { ...init, cache: 'no-store', credentials: 'omit', signal: controller.signal });
       if (response.status === 401) return { kind: 'refused' };
-      if (!response.ok) return { kind: 'failed', detail: `HTTP ${response.status}` };
+      if (!response.ok) {
+        const body: unknown = await response.json().catch(() => null);
+        const refusal = httpRefusal(response.status, body, response.headers.get('retry-after'), Date.now());
+        return { kind: 'failed', detail: `HTTP ${response.status}`, ...(refusal ? { refusal } : {}) };
+      }
       const body: unknown = await response.json();
       if (!isObject(body)) return { kind: 'failed', detail: 'the answer is not a JSON object' };
       const frames = Array.isArray(body.frames) ? body.frames.filter((f): f is Frame => isObject(f) && typeof f.type === 'string') : [];

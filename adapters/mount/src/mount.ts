@@ -32,6 +32,8 @@ export interface MountServices {
 }
 
 const HOST_CONTEXT_ECHO_DELAY_MS = 250;
+/** The longest an error the server sent about no action stays on the status line. */
+export const CHANNEL_NOTICE_MS = 10_000;
 /** Host context fields not worth echoing to the agent (large, or host-internal). */
 const HOST_CONTEXT_SKIPPED = new Set(['styles', 'toolInfo']);
 
@@ -39,7 +41,9 @@ export class Mount implements GadgetHost {
   readonly store: Store;
   private socket: LiveSocket | null = null;
   private readonly channelRefs = new Map<string, number>();
+  /** The component code loaded or loading now; null after a failure, so the next ack retries. */
   private loadedCode: string | null = null;
+  private channelNoticeTimer: number | undefined;
   private echoTimer: number | undefined;
   private lastEcho = '';
   private stopWatchingPolicy: () => void = () => {};
@@ -56,7 +60,7 @@ export class Mount implements GadgetHost {
       phase: 'connecting',
       live: 'connecting',
       transport: 'websocket',
-      notice: null,
+      notices: {},
       progress: null,
       component: null,
       contract: isObject(bootstrap.contract) ? bootstrap.contract : {},
@@ -81,12 +85,13 @@ export class Mount implements GadgetHost {
     }
     const { pollingUrl } = this.bootstrap;
     if (!wsUrl && !pollingUrl) {
-      this.store.update({ phase: 'failed', live: 'failed', notice: 'This card has no live-channel address (wsUrl).' });
+      this.store.update({ phase: 'failed', live: 'failed' });
+      this.store.setNotice('failure', 'This card has no live-channel address (wsUrl).');
       return;
     }
     // A host that allows neither the socket nor polling: stop trying and say so.
     this.stopWatchingPolicy = watchConnectPolicy([wsUrl, pollingUrl].filter((url): url is string => !!url), () => {
-      this.socket?.stop();
+      this.socket?.stop('this host does not allow the card to connect to its server');
       this.store.update({ live: 'off' });
     });
     this.socket = new LiveSocket({
@@ -101,8 +106,8 @@ export class Mount implements GadgetHost {
       onFrame: (frame) => this.onFrame(frame),
       onStatus: (status, detail) => this.onStatus(status, detail),
       onReplayGap: () => this.store.update({ streams: {} }),
-      onActionRejected: (action, error) => this.onActionRejected(action, error),
-      onActionStored: (clientSeq, actionId, duplicate) => this.settleAction(clientSeq, { ok: true, actionId, duplicate }),
+      onActionFailed: (action, error) => this.onActionFailed(action, error),
+      onActionStored: (clientSeq, actionId, duplicate) => this.onActionStored(clientSeq, actionId, duplicate),
       ...(this.services.refreshWsToken ? { refreshWsToken: () => this.services.refreshWsToken!(sessionId) } : {}),
     });
     this.socket.start();
@@ -111,12 +116,15 @@ export class Mount implements GadgetHost {
   stop(): void {
     this.stopWatchingPolicy();
     window.clearTimeout(this.echoTimer);
+    window.clearTimeout(this.channelNoticeTimer);
     this.socket?.stop();
   }
 
   /** `useAction(intent)(data)`: one `data:submit` with the slot snapshot as `uiContext`. The
-   * promise settles when the server stored the action or refused it; it never rejects. An action
-   * queued while offline waits (it is delivered once the channel is back). */
+   * promise settles when the server stored the action or refused it for good, or when the
+   * channel closed for good (`NOT_CONNECTED`; at once for an action sent after that); it never rejects. An action
+   * queued while offline waits (it is delivered once the channel is back); one refused for now
+   * (SERVER_BUSY, RATE_LIMITED) is sent again after the server's wait. */
   act(intent: string, data: unknown): Promise<ActionOutcome> {
     if (!this.socket) {
       return Promise.resolve({ ok: false, code: 'NOT_CONNECTED', message: 'This card has no live channel.', violations: [] });
@@ -184,13 +192,14 @@ export class Mount implements GadgetHost {
     if (this.store.get().live === 'off') return; // the socket was stopped for good
     this.store.update((state) => ({
       live: status,
-      ...(status === 'failed'
-        ? { notice: `The live channel closed: ${detail ?? 'unknown error'}`, ...(state.component ? {} : { phase: 'failed' as const }) }
-        : {}),
+      ...(status === 'failed' && !state.component ? { phase: 'failed' as const } : {}),
     }));
+    if (status === 'failed') this.store.setNotice('failure', `The live channel closed: ${detail ?? 'unknown error'}`);
   }
 
   private onAck(ack: AckPayload): void {
+    // A new subscription: an error the server sent the last one is over.
+    this.endChannelNotice();
     const contract: Contract = isObject(ack.contract) ? (ack.contract as Contract) : this.store.get().contract;
     this.store.update((state) => ({
       contract,
@@ -201,11 +210,12 @@ export class Mount implements GadgetHost {
       void this.loadComponent(code, asGadgetBundles(ack.gadgetBundles));
     } else if (!this.store.get().component) {
       const failure = ack.failure?.message ?? ack.error?.message;
-      this.store.update(
-        failure
-          ? { phase: 'failed', notice: `This render failed: ${failure}` }
-          : { phase: 'generating', progress: this.store.get().progress ?? 'Generating…' },
-      );
+      if (failure) {
+        this.store.update({ phase: 'failed' });
+        this.store.setNotice('load', `This render failed: ${failure}`);
+      } else {
+        this.store.update({ phase: 'generating', progress: this.store.get().progress ?? 'Generating…' });
+      }
     }
     // Per-socket state the server forgets on reconnect.
     for (const channel of this.channelRefs.keys()) this.socket?.send({ type: 'channel_subscribe', payload: channel });
@@ -221,9 +231,15 @@ export class Mount implements GadgetHost {
     this.loadedCode = code;
     try {
       const component = await this.loader.load(code, bundles);
+      if (this.loadedCode !== code) return; // another component was asked for meanwhile
       this.store.update({ component, phase: 'ready', progress: null });
+      this.store.setNotice('load', null);
     } catch (error) {
-      this.store.update({ phase: 'failed', notice: error instanceof Error ? error.message : String(error) });
+      if (this.loadedCode !== code) return;
+      // Not loaded (a bundle's server was down, say): the next ack with this code tries again.
+      this.loadedCode = null;
+      this.store.update({ phase: 'failed' });
+      this.store.setNotice('load', error instanceof Error ? error.message : String(error));
     }
   }
 
@@ -251,7 +267,7 @@ export class Mount implements GadgetHost {
         }
         return;
       case 'error':
-        this.store.update({ notice: describeError(payload as ErrorPayload) });
+        this.showChannelNotice(describeError(payload as ErrorPayload));
         return;
       default:
         // render_event, drain_ack, render and other system frames need no state here.
@@ -278,14 +294,36 @@ export class Mount implements GadgetHost {
     return this.store.get().contract.streamSpec?.[channel]?.mode === 'append' ? 'append' : 'replace';
   }
 
-  private onActionRejected(action: ActionEnvelope, error: ErrorPayload): void {
-    this.store.update({ notice: `The agent's contract rejected "${action.payload.action}": ${describeError(error)}` });
+  private onActionStored(clientSeq: number, actionId: string, duplicate: boolean): void {
+    // The channel carries actions again: what went wrong with earlier ones is over.
+    this.store.setNotice('action', null);
+    this.endChannelNotice();
+    this.settleAction(clientSeq, { ok: true, actionId, duplicate });
+  }
+
+  private onActionFailed(action: ActionEnvelope, error: ErrorPayload): void {
+    // A closed channel already says so on the status line (live failed, or off).
+    if (error.code !== 'NOT_CONNECTED') this.store.setNotice('action', describeRefusal(action.payload.action, error));
     this.settleAction(action.clientSeq, {
       ok: false,
       code: error.code ?? 'ERROR',
       message: error.message ?? describeError(error),
       violations: asViolations(error.violations),
     });
+  }
+
+  /** An error the server sent about no action: shown until the next ack or stored action, and
+   * for {@link CHANNEL_NOTICE_MS} at most (it says nothing the user can act on for long). */
+  private showChannelNotice(text: string): void {
+    this.store.setNotice('channel', text);
+    window.clearTimeout(this.channelNoticeTimer);
+    this.channelNoticeTimer = window.setTimeout(() => this.endChannelNotice(), CHANNEL_NOTICE_MS);
+  }
+
+  private endChannelNotice(): void {
+    window.clearTimeout(this.channelNoticeTimer);
+    this.channelNoticeTimer = undefined;
+    this.store.setNotice('channel', null);
   }
 
   private settleAction(clientSeq: number, outcome: ActionOutcome): void {
@@ -348,6 +386,12 @@ function describeError(error: ErrorPayload): string {
     return `${code} (${text})`;
   }
   return error.message ? `${code}: ${error.message}` : code;
+}
+
+/** The status line's words for an action that was not stored. */
+function describeRefusal(intent: string, error: ErrorPayload): string {
+  if (error.code === 'CONTRACT_VIOLATION') return `The agent's contract rejected "${intent}": ${describeError(error)}`;
+  return `"${intent}" did not reach the agent: ${describeError(error)}`;
 }
 
 function asViolations(value: unknown): ActionViolation[] {

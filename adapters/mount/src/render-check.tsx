@@ -54,7 +54,7 @@ class CheckHost implements GadgetHost {
       phase: 'ready',
       live: 'live',
       transport: 'websocket',
-      notice: null,
+      notices: {},
       progress: null,
       component: null,
       contract,

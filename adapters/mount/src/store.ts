@@ -23,6 +23,20 @@ export interface ThemeState {
   vars: Record<string, string>;
 }
 
+/**
+ * Why the card tells the user something, which also says when the message ends
+ * (docs/live-channel.md, "What the card tells the user"):
+ * - `failure`: the card cannot work (the live channel closed for good); it stays;
+ * - `load`: the component (or its render) failed to load; until a component paints;
+ * - `action`: an action was not stored; until a later action is;
+ * - `channel`: an error the server sent about no action; until the next `ack` or a stored
+ *   action, and at most a few seconds.
+ */
+export type NoticeCause = 'failure' | 'load' | 'action' | 'channel';
+
+/** The order the status line picks the one notice it shows in. */
+export const NOTICE_PRIORITY: readonly NoticeCause[] = ['failure', 'load', 'action', 'channel'];
+
 /** What the card shows around the component: the live channel and generation state. */
 export type Phase = 'connecting' | 'generating' | 'ready' | 'failed';
 
@@ -33,8 +47,8 @@ export interface CardState {
   live: 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed' | 'off' | 'preview';
   /** How the live frames travel: the WebSocket, or `pollingUrl` where the socket is blocked. */
   transport: 'websocket' | 'polling';
-  /** A message for the user: why the card failed, or a rejected action. */
-  notice: string | null;
+  /** Messages for the user by cause: why the card failed, a refused action, ... */
+  notices: Readonly<Partial<Record<NoticeCause, string>>>;
   progress: string | null;
   component: ComponentType | null;
   contract: Contract;
@@ -89,6 +103,17 @@ export class Store {
       }
       if (complete && !next.complete) next = { ...next, complete: true };
       return next === current ? {} : { streams: { ...state.streams, [channel]: next } };
+    });
+  }
+
+  /** Sets (a string) or ends (null) the notice of `cause`. */
+  setNotice(cause: NoticeCause, text: string | null): void {
+    this.update((state) => {
+      if ((state.notices[cause] ?? null) === text) return {};
+      const notices = { ...state.notices };
+      if (text === null) delete notices[cause];
+      else notices[cause] = text;
+      return { notices };
     });
   }
 

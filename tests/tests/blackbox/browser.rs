@@ -12,7 +12,11 @@
 //! delivered once; a history epoch keeps its props; a refused wsToken is refreshed through the
 //! host; a CSP that forbids the WebSocket gets
 //! the card over the `pollingUrl` fallback (update, emit and a click reaching `svc_consume`); a
-//! throwing component and an unprovided import show readable errors; a component importing a
+//! throwing component and an unprovided import show readable errors, and a card that threw paints
+//! again when `svc_update` brings good props; an action over the 256 KiB frame limit settles as
+//! refused (`FRAME_TOO_LARGE`) on a card that stays live, and a later action reaches
+//! `svc_consume`; an action on a card the host lets connect nowhere settles with `NOT_CONNECTED`;
+//! a component importing a
 //! declared gadget package gets the bundle the host page's server serves (integrity checked,
 //! stylesheet linked, one React), and a bundle whose bytes differ from its `bundleSri` shows a
 //! readable integrity error.

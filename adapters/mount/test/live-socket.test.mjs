@@ -1,0 +1,285 @@
+// Unit tests of the live channel client (src/live-socket.ts, src/long-poll.ts): the test plays
+// the server on a fake WebSocket and a fake fetch (test/fake-browser.mjs), on a mocked clock.
+// What is checked is what docs/live-channel.md says the card does with actions the server did
+// not store, and that a closed channel settles every `useAction` promise.
+
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, test } from 'node:test';
+import { FakeSocket, advance, beginTest, endTest, fetches, installFakeBrowser, json, lastSocket, settle } from './fake-browser.mjs';
+import { LiveSocket } from '../src/live-socket.ts';
+
+installFakeBrowser();
+beforeEach(beginTest);
+afterEach(endTest);
+
+/** A LiveSocket whose callbacks are recorded. */
+function liveSocket(options = {}) {
+  const seen = { failed: [], stored: [], statuses: [], frames: [] };
+  const socket = new LiveSocket({
+    url: 'ws://svc.test/ws',
+    sessionId: 's1',
+    wsToken: 'ws-token',
+    onAck: () => {},
+    onFrame: (frame) => seen.frames.push(frame),
+    onStatus: (status, detail) => seen.statuses.push(detail ? `${status}: ${detail}` : status),
+    onReplayGap: () => {},
+    onActionFailed: (action, error) => seen.failed.push({ clientSeq: action.clientSeq, code: error.code, message: error.message }),
+    onActionStored: (clientSeq) => seen.stored.push(clientSeq),
+    ...options,
+  });
+  return { socket, seen };
+}
+
+/** Starts `socket` and completes the first subscribe; returns the server's side. */
+function subscribed(socket) {
+  socket.start();
+  const ws = lastSocket();
+  ws.open();
+  ws.ack();
+  return ws;
+}
+
+const action = (socket, data = { note: 'x' }) => socket.sendAction('approve', data, undefined);
+
+test('an action larger than the server reads fails with FRAME_TOO_LARGE unsent, and the next one goes', async () => {
+  const { socket, seen } = liveSocket();
+  const ws = subscribed(socket);
+  const big = action(socket, { note: 'x'.repeat(300 * 1024) });
+  const small = action(socket);
+  await settle();
+  assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[big, 'FRAME_TOO_LARGE']]);
+  assert.deepEqual(ws.actionSeqs(), [small], 'only the small action went on the socket');
+  assert.equal(socket.pendingActions, 1);
+});
+
+/** A server with a lower limit than ours refuses an action as too large: the frame it will not
+ * read is answered (or not), then the socket is closed with 1009. */
+async function refusedAsTooLarge(withErrorFrame) {
+  const { socket, seen } = liveSocket();
+  const first = subscribed(socket);
+  const tooLarge = action(socket, { note: 'y'.repeat(100 * 1024) });
+  if (withErrorFrame) first.receive('error', { code: 'FRAME_TOO_LARGE', message: 'frames are at most 256 KiB' });
+  first.serverClose(1009);
+  assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[tooLarge, 'FRAME_TOO_LARGE']]);
+  assert.equal(socket.pendingActions, 0, 'it left the queue');
+  const later = action(socket);
+  await advance(2_000);
+  const second = lastSocket();
+  assert.notEqual(second, first, 'the card reconnects');
+  second.open();
+  second.ack();
+  assert.deepEqual(second.actionSeqs(), [later], 'the refused action is not sent again');
+  second.receive('system', { event: 'action_stored', clientSeq: later, actionId: 'a1', sequence: 1, duplicate: false });
+  assert.deepEqual(seen.stored, [later]);
+  socket.stop();
+}
+
+test('an action refused with FRAME_TOO_LARGE and 1009 is dropped: not sent after the reconnect, later ones are', () => refusedAsTooLarge(true));
+
+test('a 1009 close alone drops the oldest unanswered action the same way', () => refusedAsTooLarge(false));
+
+test('a socket the server closes right after each ack is reopened with growing waits, not in a tight loop', async () => {
+  const { socket } = liveSocket();
+  socket.start();
+  const handled = new Set();
+  for (let elapsed = 0; elapsed < 20_000; elapsed += 50) {
+    for (const ws of FakeSocket.all) {
+      if (handled.has(ws)) continue;
+      handled.add(ws);
+      ws.open();
+      ws.ack();
+      ws.serverClose(1009);
+    }
+    await advance(50);
+  }
+  assert.ok(FakeSocket.all.length <= 8, `${FakeSocket.all.length} sockets in 20 s`);
+  socket.stop();
+});
+
+test('SERVER_BUSY: sent again with the same clientSeq after retryAfterSeconds, given up after five refusals', async () => {
+  const { socket, seen } = liveSocket();
+  const ws = subscribed(socket);
+  const seq = action(socket);
+  for (let refusal = 1; refusal <= 5; refusal += 1) {
+    assert.equal(ws.actionSeqs().length, refusal, `sends before refusal ${refusal}`);
+    ws.receive('error', { code: 'SERVER_BUSY', message: 'busy', clientSeq: seq, retryAfterSeconds: 2 });
+    await advance(1_950);
+    assert.equal(ws.actionSeqs().length, refusal, 'not sent again before the wait is over');
+    await advance(100);
+  }
+  assert.deepEqual(ws.actionSeqs(), [seq, seq, seq, seq, seq]);
+  assert.equal(seen.failed.length, 1);
+  assert.equal(seen.failed[0].code, 'SERVER_BUSY');
+  assert.equal(socket.pendingActions, 0, 'left the queue');
+  await advance(20_000);
+  assert.equal(ws.actionSeqs().length, 5, 'never sent again');
+});
+
+test('RATE_LIMITED without a clientSeq belongs to the oldest unanswered action: sent again after a second', async () => {
+  const { socket, seen } = liveSocket();
+  const ws = subscribed(socket);
+  const seq = action(socket);
+  ws.receive('error', { code: 'RATE_LIMITED', message: 'too many frames; slow down' });
+  await advance(900);
+  assert.deepEqual(ws.actionSeqs(), [seq]);
+  await advance(200);
+  assert.deepEqual(ws.actionSeqs(), [seq, seq]);
+  ws.receive('system', { event: 'action_stored', clientSeq: seq, actionId: 'a1', sequence: 1, duplicate: false });
+  assert.deepEqual(seen.stored, [seq]);
+  assert.deepEqual(seen.failed, []);
+  assert.deepEqual(seen.frames.filter((frame) => frame.type === 'error'), [], 'no notice for a refusal that was retried');
+});
+
+test('BAD_FRAME fails its action for good: not sent again at the next ack', async () => {
+  const { socket, seen } = liveSocket();
+  const first = subscribed(socket);
+  const bad = action(socket);
+  const good = action(socket);
+  // A refusal of another frame (no clientSeq) is no action's.
+  first.receive('error', { code: 'BAD_FRAME', message: 'unknown frame type `x`' });
+  assert.deepEqual(seen.failed, []);
+  first.receive('error', { code: 'BAD_FRAME', message: 'payload.action (the intent) is required', clientSeq: bad });
+  first.receive('system', { event: 'action_stored', clientSeq: good, actionId: 'a2', sequence: 1, duplicate: false });
+  assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[bad, 'BAD_FRAME']]);
+  first.serverClose(1006);
+  await advance(2_000);
+  lastSocket().open();
+  lastSocket().ack();
+  assert.deepEqual(lastSocket().actionSeqs(), []);
+});
+
+test('an action with a NUL fails with BAD_FRAME unsent, naming the path as the server would', async () => {
+  const { socket, seen } = liveSocket();
+  const ws = subscribed(socket);
+  const seq = action(socket, { items: ['ok', 'a\u0000b'] });
+  await settle();
+  assert.deepEqual(seen.failed, [{ clientSeq: seq, code: 'BAD_FRAME', message: 'payload.payload.data.items.1 must not contain U+0000 (NUL)' }]);
+  assert.deepEqual(ws.actionSeqs(), []);
+});
+
+test('stop() settles every action not yet stored with NOT_CONNECTED, and later ones at once', async () => {
+  const { socket, seen } = liveSocket();
+  socket.start(); // never subscribed: the action waits for an ack
+  const waiting = action(socket);
+  socket.stop('this host does not allow the card to connect to its server');
+  const late = action(socket);
+  await settle();
+  assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code, f.message]), [
+    [waiting, 'NOT_CONNECTED', 'this host does not allow the card to connect to its server'],
+    [late, 'NOT_CONNECTED', 'this host does not allow the card to connect to its server'],
+  ]);
+});
+
+test('a channel that failed settles its actions with NOT_CONNECTED, and later ones at once', async () => {
+  const { socket, seen } = liveSocket();
+  const ws = subscribed(socket);
+  const waiting = action(socket);
+  ws.receive('error', { code: 'SESSION_EXPIRED', message: 'the session expired' });
+  const late = action(socket);
+  await settle();
+  assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[waiting, 'NOT_CONNECTED'], [late, 'NOT_CONNECTED']]);
+  assert.match(seen.failed[0].message, /SESSION_EXPIRED/);
+  assert.equal(seen.statuses.at(-1), 'failed: SESSION_EXPIRED: the session expired');
+});
+
+test('a reconnect closes the socket it replaces (a refreshed token arriving after `online` reconnected)', async () => {
+  let answerRefresh;
+  const { socket } = liveSocket({ refreshWsToken: () => new Promise((resolve) => (answerRefresh = resolve)) });
+  socket.start();
+  const refused = lastSocket();
+  refused.open();
+  refused.receive('error', { code: 'AUTH_FAILED', message: 'expired' }); // the card asks the host for a token
+  window.dispatchEvent(new Event('online')); // meanwhile the browser says it is back online
+  const reopened = lastSocket();
+  assert.notEqual(reopened, refused);
+  reopened.open();
+  answerRefresh('fresh-token');
+  await settle();
+  const latest = lastSocket();
+  assert.notEqual(latest, reopened);
+  assert.equal(reopened.closedWith, 1000, 'the socket it replaces is closed');
+  assert.equal(reopened.onmessage, null, 'and no longer heard');
+  assert.equal(FakeSocket.all.filter((ws) => ws.closedWith === undefined).length, 1, 'one socket open');
+  socket.stop();
+});
+
+// ---------- the polling transport ----------
+
+/** Answers GETs with an ack first, then holds them (a long poll) until aborted. */
+function pollingServer(onPost) {
+  let acked = false;
+  const posts = { inFlight: 0, most: 0, seqs: [] };
+  fetches.answer = async (request) => {
+    if (request.method === 'GET') {
+      if (!acked) {
+        acked = true;
+        return json({ frames: [{ type: 'ack', payload: { sessionId: 's1', sessionToken: 'session-token' } }], cursors: { revision: 1 } });
+      }
+      return new Promise(() => {}); // held open; aborted when the card stops
+    }
+    posts.inFlight += 1;
+    posts.most = Math.max(posts.most, posts.inFlight);
+    posts.seqs.push(request.body.payload.clientSeq);
+    try {
+      return await onPost(request, posts);
+    } finally {
+      posts.inFlight -= 1;
+    }
+  };
+  return posts;
+}
+
+const pollingSocket = () => liveSocket({ url: undefined, pollingUrl: 'http://svc.test/_svc/poll/s1' });
+const stored = (clientSeq) => json({ frames: [{ type: 'system', payload: { event: 'action_stored', clientSeq, actionId: 'a', sequence: 1, duplicate: false } }] });
+
+test('over polling, actions are POSTed one at a time, in order', async () => {
+  const posts = pollingServer(async (request) => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return stored(request.body.payload.clientSeq);
+  });
+  const { socket, seen } = pollingSocket();
+  socket.start();
+  await settle();
+  const seqs = [action(socket), action(socket), action(socket)];
+  await advance(2_000);
+  assert.equal(posts.most, 1, 'at most one POST at a time');
+  assert.deepEqual(posts.seqs, seqs);
+  assert.deepEqual(seen.stored, seqs);
+  socket.stop();
+});
+
+test('over polling, a 429 is POSTed again after its Retry-After; a 413 fails for good and holds nothing back', async () => {
+  let refusals = 0;
+  const posts = pollingServer(async (request) => {
+    const seq = request.body.payload.clientSeq;
+    if (request.body.payload.payload.data.note === 'huge') return json({ error: { code: 'PAYLOAD_TOO_LARGE' } }, 413);
+    if (refusals++ === 0) return json({ error: { code: 'RATE_LIMITED', message: 'too many frames; wait a second' } }, 429, { 'retry-after': '3' });
+    return stored(seq);
+  });
+  const { socket, seen } = pollingSocket();
+  socket.start();
+  await settle();
+  const limited = action(socket);
+  const huge = action(socket, { note: 'huge' });
+  await advance(2_900);
+  assert.deepEqual(posts.seqs, [limited], 'nothing before the Retry-After is over, nor after the waiting action');
+  await advance(200);
+  assert.deepEqual(posts.seqs, [limited, limited, huge]);
+  assert.deepEqual(seen.stored, [limited]);
+  assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[huge, 'FRAME_TOO_LARGE']]);
+  await advance(30_000);
+  assert.deepEqual(posts.seqs, [limited, limited, huge], 'the refused action is never POSTed again');
+  socket.stop();
+});
+
+test('over polling, an error frame answering a POST is that action\'s refusal', async () => {
+  const posts = pollingServer(async () => json({ frames: [{ type: 'error', payload: { code: 'BAD_FRAME', message: 'no' } }] }));
+  const { socket, seen } = pollingSocket();
+  socket.start();
+  await settle();
+  const seq = action(socket);
+  await advance(5_000);
+  assert.deepEqual(posts.seqs, [seq]);
+  assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[seq, 'BAD_FRAME']]);
+  socket.stop();
+});

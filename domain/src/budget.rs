@@ -29,11 +29,13 @@ pub enum Budget {
     ComponentBytes,
     /// Nesting of a component's syntax tree (expressions, statements, JSX elements).
     ComponentNesting,
+    /// Bytes of a render's props, serialized as compact JSON.
+    PropsBytes,
 }
 
 impl Budget {
     /// Every budget, in the order docs/budgets.md lists them.
-    pub const ALL: [Budget; 9] = [
+    pub const ALL: [Budget; 10] = [
         Budget::ContractBytes,
         Budget::SchemaNodes,
         Budget::SchemaDepth,
@@ -43,6 +45,7 @@ impl Budget {
         Budget::ValidationWork,
         Budget::ComponentBytes,
         Budget::ComponentNesting,
+        Budget::PropsBytes,
     ];
 
     /// The stable snake_case name quoted in refusals.
@@ -57,6 +60,7 @@ impl Budget {
             Budget::ValidationWork => "validation_work",
             Budget::ComponentBytes => "component_bytes",
             Budget::ComponentNesting => "component_nesting",
+            Budget::PropsBytes => "props_bytes",
         }
     }
 
@@ -77,6 +81,9 @@ impl Budget {
             // oxc's parser overflows a 2 MiB stack between 500 and 1,000 nested parentheses in a
             // debug build; 256 is well below and far above what a component needs.
             Budget::ComponentNesting => Some(256),
+            // What one request body can carry: a merge patch adds to the props it is applied to,
+            // and every read, ack and repaint copies them whole.
+            Budget::PropsBytes => Some(4 * 1024 * 1024),
         }
     }
 
@@ -96,6 +103,7 @@ impl Budget {
             ),
             Budget::ComponentBytes => format!("component code is at most {limit} bytes"),
             Budget::ComponentNesting => format!("component code nests at most {limit} levels deep"),
+            Budget::PropsBytes => format!("props are at most {limit} bytes of JSON"),
         }
     }
 }
@@ -167,6 +175,19 @@ pub fn check_component_nesting(depth: usize, line: u32) -> Result<(), BudgetExce
     Ok(())
 }
 
+/// Checks the size of props (after a merge patch, before they are validated or stored).
+pub fn check_props_bytes(props: &serde_json::Value) -> Result<(), BudgetExceeded> {
+    let max = Budget::PropsBytes.limit().unwrap_or(usize::MAX);
+    match crate::text::json_len_at_most(props, max) {
+        Some(_) => Ok(()),
+        None => Err(BudgetExceeded::new(
+            Budget::PropsBytes,
+            "",
+            format!("more than {max} bytes"),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +202,21 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "over the `component_nesting` budget at line 3: component code nests at most 256 levels deep (nested 257 levels deep)"
+        );
+    }
+
+    #[test]
+    fn props_are_bounded_in_size() {
+        let limit = 4 * 1024 * 1024;
+        // `{"t":"..."}` is 8 bytes around the string.
+        assert_eq!(
+            check_props_bytes(&serde_json::json!({ "t": "x".repeat(limit - 8) })),
+            Ok(())
+        );
+        let e = check_props_bytes(&serde_json::json!({ "t": "x".repeat(limit - 7) })).unwrap_err();
+        assert_eq!(
+            (e.budget, e.found),
+            (Budget::PropsBytes, format!("more than {limit} bytes"))
         );
     }
 

@@ -63,11 +63,55 @@ fn cut(text: &str, max_chars: usize) -> Cow<'_, str> {
     }
 }
 
+/// The length of `value` as compact JSON, counted without writing it anywhere.
+pub fn json_len(value: &Value) -> usize {
+    json_len_at_most(value, usize::MAX).unwrap_or(usize::MAX)
+}
+
+/// [`json_len`] when it is at most `max`; `None` (having counted little more than `max`) when
+/// it is longer.
+pub fn json_len_at_most(value: &Value, max: usize) -> Option<usize> {
+    struct Counter {
+        bytes: usize,
+        max: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.bytes += bytes.len();
+            if self.bytes > self.max {
+                return Err(std::io::ErrorKind::FileTooLarge.into());
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter { bytes: 0, max };
+    // The counter is the only writer that fails, and only past `max`.
+    serde_json::to_writer(&mut counter, value).ok()?;
+    Some(counter.bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn json_len_is_the_length_of_the_compact_text() {
+        for value in [
+            json!(null),
+            json!({ "a": [1, 2.5, "é\"\n<", { "b": true }], "": "" }),
+            json!("x".repeat(10_000)),
+        ] {
+            let len = value.to_string().len();
+            assert_eq!(json_len(&value), len);
+            assert_eq!(json_len_at_most(&value, len), Some(len));
+            assert_eq!(json_len_at_most(&value, len - 1), None);
+        }
+    }
 
     #[test]
     fn nul_paths_name_the_field() {

@@ -195,8 +195,10 @@ pub struct StreamEnvelope {
 pub trait EventRepository: Send + Sync {
     /// Stores a gesture durably; a repeated `client_seq` returns the stored one instead.
     async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool)>;
-    /// Returns every undrained gesture of the session and marks them drained `at`, atomically.
-    async fn drain(&self, session_id: &str, at: DateTime<Utc>) -> Result<Vec<ActionEventRecord>>;
+    /// Returns the session's oldest undrained gestures and marks them drained `at`, atomically:
+    /// as many as fit in `max_bytes` of stored action data and context together (the oldest
+    /// always), the rest left for the next drain.
+    async fn drain(&self, session_id: &str, at: DateTime<Utc>, max_bytes: usize) -> Result<Vec<ActionEventRecord>>;
     /// Stores a delivery with the session's next stream sequence number.
     async fn append_stream(
         &self,
@@ -220,9 +222,16 @@ pub trait EventRepository: Send + Sync {
     ) -> Result<Vec<StreamEnvelope>>;
     /// The session's highest stream `seq` (0 when none).
     async fn last_stream_seq(&self, session_id: &str) -> Result<i64>;
-    /// Stored gestures with `sequence > after_sequence`, oldest first, at most `limit` (the newest ones
-    /// when more exist).
-    async fn actions_since(&self, session_id: &str, after_sequence: i64, limit: u64) -> Result<Vec<ActionEventRecord>>;
+    /// Stored gestures with `sequence > after_sequence`, oldest first: the newest ones, at most
+    /// `limit` of them and no more than `max_bytes` of action data and context together (the
+    /// newest one always).
+    async fn actions_since(
+        &self,
+        session_id: &str,
+        after_sequence: i64,
+        limit: u64,
+        max_bytes: usize,
+    ) -> Result<Vec<ActionEventRecord>>;
 }
 
 /// What travels on the live bus to subscribers of a topic.

@@ -339,17 +339,22 @@ impl EventRepository for InMemoryAgentStore {
         Ok((stored, true))
     }
 
-    async fn drain(&self, session_id: &str, _at: DateTime<Utc>) -> Result<Vec<ActionEventRecord>> {
+    async fn drain(&self, session_id: &str, _at: DateTime<Utc>, max_bytes: usize) -> Result<Vec<ActionEventRecord>> {
         let mut state = lock(&self.0);
-        Ok(state
-            .actions
-            .iter_mut()
-            .filter(|(a, drained)| a.session_id == session_id && !drained)
-            .map(|(a, drained)| {
-                *drained = true;
-                a.clone()
-            })
-            .collect())
+        let mut taken = Vec::new();
+        let mut bytes = 0;
+        for (action, drained) in state.actions.iter_mut() {
+            if action.session_id != session_id || *drained {
+                continue;
+            }
+            bytes += gesture_bytes(action);
+            if bytes > max_bytes && !taken.is_empty() {
+                break;
+            }
+            *drained = true;
+            taken.push(action.clone());
+        }
+        Ok(taken)
     }
 
     async fn append_stream(
@@ -413,7 +418,13 @@ impl EventRepository for InMemoryAgentStore {
             .unwrap_or(0))
     }
 
-    async fn actions_since(&self, session_id: &str, after_sequence: i64, limit: u64) -> Result<Vec<ActionEventRecord>> {
+    async fn actions_since(
+        &self,
+        session_id: &str,
+        after_sequence: i64,
+        limit: u64,
+        max_bytes: usize,
+    ) -> Result<Vec<ActionEventRecord>> {
         let rows: Vec<ActionEventRecord> = lock(&self.0)
             .actions
             .iter()
@@ -421,9 +432,23 @@ impl EventRepository for InMemoryAgentStore {
             .filter(|a| a.session_id == session_id && a.sequence > after_sequence)
             .cloned()
             .collect();
-        let skip = rows.len().saturating_sub(limit as usize);
-        Ok(rows.into_iter().skip(skip).collect())
+        let mut newest = Vec::new();
+        let mut bytes = 0;
+        for row in rows.into_iter().rev().take(limit as usize) {
+            bytes += gesture_bytes(&row);
+            if bytes > max_bytes && !newest.is_empty() {
+                break;
+            }
+            newest.push(row);
+        }
+        newest.reverse();
+        Ok(newest)
     }
+}
+
+/// A gesture's stored size, as the SQL repositories measure it: action data and context as JSON.
+fn gesture_bytes(action: &ActionEventRecord) -> usize {
+    action.action_data.to_string().len() + action.ui_context.to_string().len()
 }
 
 fn visible_to(record: &BlueprintRecord, app_id: &str) -> bool {

@@ -12,17 +12,17 @@
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hasher};
-use std::io;
 
 use serde_json::{Map, Value};
 
 use super::pointer_trail::{At, Trail};
 use crate::budget::{Budget, BudgetExceeded};
+use crate::text::json_len;
 
 /// Checks a draft or stored contract: its size, then every schema it declares. Paths are JSON
 /// Pointers from the contract's root (`/propsSpec/$defs/l13`).
 pub fn check_contract_budgets(contract: &Value) -> Result<(), BudgetExceeded> {
-    let bytes = json_bytes(contract);
+    let bytes = json_len(contract);
     let max_bytes = limit(Budget::ContractBytes);
     if bytes > max_bytes {
         return Err(BudgetExceeded::new(Budget::ContractBytes, "", format!("{bytes} bytes")));
@@ -67,24 +67,6 @@ fn contract_schemas(contract: &Value) -> Vec<(String, &Value)> {
 
 pub(super) fn limit(budget: Budget) -> usize {
     budget.limit().unwrap_or(usize::MAX)
-}
-
-/// Bytes of `value` as compact JSON, counted without building the text.
-pub(super) fn json_bytes(value: &Value) -> usize {
-    struct Counter(usize);
-    impl io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Writing a `Value` into a sink that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
 }
 
 /// Node count and nesting depth, walked without recursion (the schema is not yet known to be

@@ -11,30 +11,49 @@ const MAX_DEPTH: usize = 12;
 /// Values built at most; past it, `null`. Depth alone does not bound the work: an object whose
 /// fifty required properties each `$ref` the object itself needs 50^6 values at depth 12.
 const MAX_VALUES: usize = 2_000;
+/// Bytes (as JSON) of the values a schema gives (`default`, `const`, ...) copied at most; the
+/// first given value that does not fit, and every one after it, is `null` (so measuring them
+/// costs at most this much too). The count alone does not bound the memory: a thousand
+/// properties may each `$ref` one 200 KB default.
+const MAX_GIVEN_BYTES: usize = 1 << 20;
+
+/// What is left to build.
+struct Left {
+    values: usize,
+    given_bytes: usize,
+}
 
 /// Props for `props_schema`; always an object at the top.
 pub fn fixture_props(props_schema: &Value) -> Value {
-    let mut left = MAX_VALUES;
+    let mut left = Left {
+        values: MAX_VALUES,
+        given_bytes: MAX_GIVEN_BYTES,
+    };
     match value_for(props_schema, props_schema, 0, &mut left) {
         Value::Object(props) => Value::Object(props),
         _ => Value::Object(Map::new()),
     }
 }
 
-fn value_for(schema: &Value, root: &Value, depth: usize, left: &mut usize) -> Value {
+fn value_for(schema: &Value, root: &Value, depth: usize, left: &mut Left) -> Value {
     let Some(schema) = schema.as_object() else {
         return Value::Null; // `true`, or a malformed subschema: anything goes.
     };
-    if depth > MAX_DEPTH || *left == 0 {
+    if depth > MAX_DEPTH || left.values == 0 {
         return Value::Null;
     }
-    *left -= 1;
+    left.values -= 1;
     if let Some(given) = schema
         .get("const")
         .or_else(|| schema.get("default"))
         .or_else(|| first(schema.get("examples")))
         .or_else(|| first(schema.get("enum")))
     {
+        let Some(bytes) = crate::text::json_len_at_most(given, left.given_bytes) else {
+            left.given_bytes = 0;
+            return Value::Null;
+        };
+        left.given_bytes -= bytes;
         return given.clone();
     }
     if let Some(target) = schema
@@ -86,7 +105,7 @@ fn declared_type(schema: &Map<String, Value>) -> Option<&str> {
     }
 }
 
-fn object_for(schema: &Map<String, Value>, root: &Value, depth: usize, left: &mut usize) -> Map<String, Value> {
+fn object_for(schema: &Map<String, Value>, root: &Value, depth: usize, left: &mut Left) -> Map<String, Value> {
     let properties = schema.get("properties").and_then(Value::as_object);
     let mut object = Map::new();
     for name in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
@@ -103,7 +122,7 @@ fn object_for(schema: &Map<String, Value>, root: &Value, depth: usize, left: &mu
     object
 }
 
-fn array_for(schema: &Map<String, Value>, root: &Value, depth: usize, left: &mut usize) -> Value {
+fn array_for(schema: &Map<String, Value>, root: &Value, depth: usize, left: &mut Left) -> Value {
     let min_items = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0).min(3) as usize;
     let item = schema.get("items").unwrap_or(&Value::Bool(true));
     Value::Array((0..min_items).map(|_| value_for(item, root, depth + 1, left)).collect())
@@ -150,6 +169,31 @@ fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn properties_sharing_one_large_default_stop_at_the_byte_budget() {
+        let big = "d".repeat(200_000);
+        let names: Vec<String> = (0..1_000).map(|i| format!("p{i:04}")).collect();
+        let properties: Map<String, Value> = names
+            .iter()
+            .map(|n| (n.clone(), json!({ "$ref": "#/$defs/big" })))
+            .collect();
+        let schema = json!({
+            "type": "object",
+            "$defs": { "big": { "type": "string", "default": big } },
+            "required": names,
+            "properties": properties,
+        });
+        let props = fixture_props(&schema);
+        let props = props.as_object().unwrap();
+        assert_eq!(props.len(), 1_000, "every required property is there");
+        let copied = props.values().filter(|v| v.as_str() == Some(big.as_str())).count();
+        // Each copy is 200,002 bytes of JSON: five fit in 1 MiB; the sixth does not, and from
+        // there every given value is null.
+        assert_eq!(copied, MAX_GIVEN_BYTES / (big.len() + 2));
+        assert!(props.values().all(|v| v.is_null() || v.as_str() == Some(big.as_str())));
+        assert!(props["p0000"].is_string() && props["p0999"].is_null(), "in order");
+    }
 
     #[test]
     fn a_schema_that_fans_out_at_every_level_stops_at_the_value_budget() {

@@ -8,8 +8,9 @@
 
 use serde_json::Value;
 
-use super::budgets::{SchemaGraph, json_bytes};
+use super::budgets::SchemaGraph;
 use super::validation_work::check_work_within;
+use crate::text::json_len;
 
 /// A light validation checks a value of at most this many JSON nodes (objects, arrays, scalars)...
 const LIGHT_NODES: usize = 256;
@@ -32,8 +33,13 @@ impl LightBound {
     pub(super) fn of(schema: &Value) -> Self {
         Self {
             regexes: uses_regexes(schema),
-            schema_bytes: json_bytes(schema).max(1),
+            schema_bytes: json_len(schema).max(1),
         }
+    }
+
+    /// The schema's size as compact JSON (at least 1).
+    pub(super) fn schema_bytes(&self) -> usize {
+        self.schema_bytes
     }
 
     /// Whether validating `instance` against the schema of `graph` is light.

@@ -54,6 +54,11 @@ pub fn compile_schema(schema: &Value) -> Result<CompiledSchema, SchemaCompileErr
 }
 
 impl CompiledSchema {
+    /// The size of the schema it was compiled from, as compact JSON: what a cache weighs it by.
+    pub fn schema_bytes(&self) -> usize {
+        self.light.schema_bytes()
+    }
+
     /// Every violation of `instance`, in document order; a value whose validation would be over
     /// the `validation_work` budget is not validated and answers that as its one violation.
     pub fn violations(&self, instance: &Value) -> Vec<SchemaViolation> {

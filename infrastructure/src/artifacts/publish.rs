@@ -14,7 +14,7 @@ use crate::registry_client::wire::{PublishRequest, WireSignature};
 /// How the artifact is signed.
 pub enum Signer<'a> {
     Ed25519(&'a AuthorSigningKey),
-    /// A Sigstore bundle (JSON) over the payload [`payload_to_sign`] gives.
+    /// A Sigstore bundle (JSON) over the payload [`keyless_payload`] gives.
     Sigstore(Value),
 }
 
@@ -57,13 +57,20 @@ pub fn complete_manifest(manifest: &Value, bundle: &[u8], signer: &Signer<'_>) -
 }
 
 /// The exact bytes the signature must cover, for `--print-payload` (to sign with cosign).
-pub fn payload_to_sign(manifest: &Value, bundle: &[u8], signer: &Signer<'_>) -> Result<Vec<u8>, PublishError> {
+fn payload_to_sign(manifest: &Value, bundle: &[u8], signer: &Signer<'_>) -> Result<Vec<u8>, PublishError> {
     let completed = complete_manifest(manifest, bundle, signer)?;
     let kind = completed
         .get("kind")
         .and_then(Value::as_str)
         .ok_or(PublishError::NotAManifest)?;
     Ok(payload::signed_payload(kind, &completed, bundle)?)
+}
+
+/// The bytes a keyless (Sigstore) signature must cover: what `cosign sign-blob --bundle` signs
+/// before the bundle it makes is sent with [`Signer::Sigstore`]. The payload does not depend on
+/// that bundle, so none is needed yet.
+pub fn keyless_payload(manifest: &Value, bundle: &[u8]) -> Result<Vec<u8>, PublishError> {
+    payload_to_sign(manifest, bundle, &Signer::Sigstore(Value::Null))
 }
 
 /// The `POST /publish` body.
@@ -99,6 +106,27 @@ pub fn request(manifest: &Value, bundle: &[u8], signer: &Signer<'_>) -> Result<P
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_keyless_payload_is_what_a_sigstore_publish_is_checked_against() {
+        let blueprint = json!({ "kind": "blueprint", "scope": "@acme", "name": "card", "version": "1.0.0",
+                                "visibility": "public", "authorPublicKey": "left over from an Ed25519 draft",
+                                "blueprint": { "contract": {} } });
+        let source = b"export default function Card() { return null; }";
+        let printed = keyless_payload(&blueprint, source).unwrap();
+        let sent = request(&blueprint, source, &Signer::Sigstore(json!({ "mediaType": "bundle" }))).unwrap();
+        assert_eq!(
+            printed,
+            payload::signed_payload("blueprint", &sent.manifest, source).unwrap()
+        );
+        assert_eq!(sent.manifest["signature"]["algorithm"], sigstore::ALGORITHM);
+        // An Ed25519 payload names its key: it is not the keyless one.
+        let key = ed25519::generate();
+        assert_ne!(
+            printed,
+            payload_to_sign(&blueprint, source, &Signer::Ed25519(&key)).unwrap()
+        );
+    }
 
     fn gadget() -> Value {
         json!({ "kind": "gadget", "scope": "@acme", "name": "chart", "version": "1.2.3", "visibility": "private",

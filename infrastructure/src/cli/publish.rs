@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::registry::{RegistryArgs, block_on, connect};
-use crate::artifacts::publish::{Signer, payload_to_sign, request};
+use crate::artifacts::publish::{Signer, keyless_payload, request};
 use crate::artifacts::registry_url::Resolution;
 
 /// The artifact a command reads: its manifest and its bundle.
@@ -44,8 +44,9 @@ pub struct PublishArgs {
     /// with `cosign sign-blob --bundle` where the OIDC identity lives).
     #[arg(long)]
     sigstore_bundle: Option<PathBuf>,
-    /// Write the exact bytes the signature must cover to this file and exit.
-    #[arg(long)]
+    /// Write the exact bytes a keyless signature must cover to this file and exit (sign them
+    /// with `cosign sign-blob --bundle`, then publish with `--sigstore-bundle`). Needs no key.
+    #[arg(long, conflicts_with_all = ["key", "sigstore_bundle"])]
     print_payload: Option<PathBuf>,
     /// Publish even when the manifest's git work tree has uncommitted changes.
     #[arg(long)]
@@ -55,6 +56,12 @@ pub struct PublishArgs {
 pub fn run(args: PublishArgs) -> Result<(), String> {
     let (manifest, bundle) = args.artifact.read()?;
     refuse_dirty(&args)?;
+    if let Some(out) = &args.print_payload {
+        let payload = keyless_payload(&manifest, &bundle).map_err(|e| e.to_string())?;
+        std::fs::write(out, payload).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        println!("wrote the payload to sign to {}", out.display());
+        return Ok(());
+    }
     let sigstore_bundle = match &args.sigstore_bundle {
         Some(path) => Some(
             serde_json::from_str::<Value>(&super::verify::read_text(path)?)
@@ -78,12 +85,6 @@ pub fn run(args: PublishArgs) -> Result<(), String> {
         (None, Some(bundle)) => Signer::Sigstore(bundle),
         (None, None) => unreachable!("one of the two is set above"),
     };
-    if let Some(out) = &args.print_payload {
-        let payload = payload_to_sign(&manifest, &bundle, &signer).map_err(|e| e.to_string())?;
-        std::fs::write(out, payload).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
-        println!("wrote the payload to sign to {}", out.display());
-        return Ok(());
-    }
     let body = request(&manifest, &bundle, &signer).map_err(|e| e.to_string())?;
     let client = connect(&args.artifact.registry, Resolution::Publish, true)?;
     let published = block_on(async { client.publish(&body).await.map_err(|e| format!("publish refused: {e}")) })?;

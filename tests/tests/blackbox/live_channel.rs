@@ -646,6 +646,16 @@ async fn the_polling_fallback_carries_the_same_frames(app: TestApp) {
         .await
         .unwrap();
     assert!(simple.headers().contains_key("access-control-allow-origin"));
+    let exposed = simple
+        .headers()
+        .get("access-control-expose-headers")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(
+        exposed.split(',').any(|h| h.trim() == "retry-after"),
+        "the card's script may read how long to wait: {exposed:?}"
+    );
     // The first poll brings the ack, with a session token for the polls after the wsToken's
     // lifetime; the cursors make the next one wait for news.
     let first = poll(&app, &slice, "wait=0").await;

@@ -597,6 +597,41 @@ async fn publish_refuses_a_dirty_work_tree_unless_allowed() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// The keyless workflow of docs/registry-cli.md: `--print-payload` needs no author key, and the
+/// bytes it writes are the keyless payload (the manifest completed for Sigstore), not an Ed25519
+/// one naming a key.
+#[tokio::test]
+async fn print_payload_writes_the_keyless_payload_without_an_author_key() {
+    let dir = temp_dir("svc-print-payload");
+    let manifest = json!({ "kind": "blueprint", "scope": "@acme", "name": "card", "version": "1.0.0",
+                           "visibility": "public", "blueprint": { "contract": {} } });
+    std::fs::write(dir.join("card.json"), manifest.to_string()).unwrap();
+    std::fs::write(dir.join("card.tsx"), "export default function Card() { return null; }").unwrap();
+    let args = [
+        "publish",
+        "--manifest",
+        "card.json",
+        "--bundle",
+        "card.tsx",
+        "--print-payload",
+        "payload.bin",
+    ];
+    let out = svc(&args, &dir, &dir).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!dir.join("svc/author-key.json").exists(), "no key was needed or made");
+    let payload: Value = serde_json::from_slice(&std::fs::read(dir.join("payload.bin")).unwrap()).unwrap();
+    assert_eq!(payload["signature"]["algorithm"], "sigstore");
+    assert!(payload.get("authorPublicKey").is_none(), "{payload}");
+    assert_eq!(payload["name"], "card");
+
+    let with_key = svc(&[&args[..], &["--key", "k.json"]].concat(), &dir, &dir).await;
+    assert_eq!(
+        with_key.status.code(),
+        Some(2),
+        "a key and --print-payload are a usage error"
+    );
+}
+
 /// The second leg as a user meets it: a registry whose pinned key is not the one the signature
 /// names exits 1 naming both ids; a version with no pinned key installs with a warning, and
 /// `--strict` refuses it. Nothing is written on a refusal.

@@ -408,7 +408,48 @@ async fn an_expired_session_ends_its_tool_channel(backend: Backend) {
     );
 }
 
+/// A card that unsubscribes and subscribes again at once (or binds the socket again) does not
+/// poll the source sooner than one interval after the last poller started.
+async fn subscribing_again_and_again_polls_no_faster_than_the_interval(backend: Backend) {
+    let source = DataSource::start().await;
+    let Some(app) = app_with(&source, "tool_channels_pacing", 8, backend).await else {
+        return;
+    };
+    let (session, mut ws) = subscribed_card(&app).await;
+    let window = Duration::from_millis(2 * INTERVAL_MS + INTERVAL_MS / 2);
+
+    let started = tokio::time::Instant::now();
+    for _ in 0..20 {
+        ws.send("channel_subscribe", json!("ticks")).await;
+        ws.send("channel_unsubscribe", json!("ticks")).await;
+    }
+    ws.send("channel_subscribe", json!("ticks")).await;
+    tokio::time::sleep_until(started + window).await;
+    let polled = source.hits("/counter");
+    assert!(
+        (1..=3).contains(&polled),
+        "{polled} polls in {window:?} at {INTERVAL_MS} ms"
+    );
+
+    // A new binding of the socket (another `subscribe`) keeps the pacing.
+    let token = app
+        .tool_ok("svc_runtime_refresh_ws_token", json!({ "sessionId": session }))
+        .await["wsToken"]
+        .clone();
+    let before = source.hits("/counter");
+    let started = tokio::time::Instant::now();
+    for _ in 0..10 {
+        ws.send("subscribe", json!({ "sessionId": session, "wsToken": token }))
+            .await;
+        ws.send("channel_subscribe", json!("ticks")).await;
+    }
+    tokio::time::sleep_until(started + window).await;
+    let polled = source.hits("/counter") - before;
+    assert!(polled <= 3, "{polled} polls in {window:?} across new bindings");
+}
+
 svc_tests::on_both_backends!(
+    subscribing_again_and_again_polls_no_faster_than_the_interval,
     a_polled_source_sends_changes_and_stops_on_unsubscribe_and_close,
     failures_are_channel_errors_with_their_codes,
     the_session_projection_is_a_pollable_tool,

@@ -249,6 +249,7 @@ impl LlmGenerator {
         progress: &dyn ProgressSink,
     ) -> Result<(), ProviderError> {
         let mut deltas = provider.stream(&self.http, chat).await?;
+        let mut received_chars = text.chars().count() as u64;
         loop {
             let next = tokio::time::timeout(self.settings.idle_timeout, deltas.next())
                 .await
@@ -261,10 +262,13 @@ impl LlmGenerator {
                 })?;
             match next {
                 Some(delta) => {
-                    text.push_str(&delta?);
+                    let delta = delta?;
+                    // Counted per delta: recounting the whole text each time was quadratic.
+                    received_chars += delta.chars().count() as u64;
+                    text.push_str(&delta);
                     progress
                         .report(GenerationProgress {
-                            received_chars: Some(text.chars().count() as u64),
+                            received_chars: Some(received_chars),
                             ..GenerationProgress::stage(GenerationStage::Streaming, round)
                         })
                         .await;

@@ -17,18 +17,16 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use super::MAX_FRAME_BYTES;
 use super::flood_gate::{FloodGate, Verdict};
 use super::frames;
+use super::socket_writes::{send, send_all, write};
 use super::subscribe::{SubscribeOutcome, Subscribed, UpgradeBearer, subscribe};
 use super::tool_channels::{ToolChannels, error_frame_for};
-use super::upgrade::{LiveSocket, text_frames};
+use super::upgrade::LiveSocket;
 use crate::route_states::LiveRoutes;
 
 const HEARTBEAT: Duration = Duration::from_secs(20);
 const IDLE_LIMIT: Duration = Duration::from_secs(60);
 /// How long a socket we closed waits for the peer's close frame before it is dropped.
 const CLOSE_HANDSHAKE: Duration = Duration::from_secs(1);
-/// Longest one frame may wait to be written: a peer that stops reading fills the socket's
-/// buffers, and its connection (and whatever it was sent) would otherwise be held for good.
-const WRITE_LIMIT: Duration = Duration::from_secs(30);
 /// The error frame before a socket closes (1008) because its key was revoked.
 const KEY_REVOKED: &str = "KEY_REVOKED";
 
@@ -187,28 +185,10 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 continue;
             }
         };
-        for text in outgoing {
-            if !send(&mut sink, text).await {
-                return;
-            }
+        if !outgoing.is_empty() && !send_all(&mut sink, outgoing).await {
+            return;
         }
     }
-}
-
-/// Writes one text message (in fragments when long, see [`text_frames`]); false once the socket
-/// is gone.
-async fn send(sink: &mut (impl SinkExt<Message> + Unpin), text: String) -> bool {
-    for frame in text_frames(text) {
-        if !write(sink, frame).await {
-            return false;
-        }
-    }
-    true
-}
-
-/// Writes one message within [`WRITE_LIMIT`]; false once the socket is gone or stopped reading.
-async fn write(sink: &mut (impl SinkExt<Message> + Unpin), message: Message) -> bool {
-    matches!(tokio::time::timeout(WRITE_LIMIT, sink.send(message)).await, Ok(Ok(())))
 }
 
 /// Sends our close frame, then reads (and drops) what the peer still sends until its own close
@@ -340,7 +320,7 @@ async fn handle(
                     subscribed,
                     events,
                     host_events,
-                    channels: ToolChannels::new(),
+                    channels: ToolChannels::following(bound.as_mut().map(|b| &mut b.channels)),
                     revocation,
                     missed_notice: None,
                     told_missed: false,
@@ -413,7 +393,14 @@ pub(super) async fn action(
 ) -> Result<Vec<String>, AgentError> {
     let parsed = match parse_action(envelope, session_id) {
         Ok(parsed) => parsed,
-        Err(refusal) => return Ok(vec![refused(&refusal)]),
+        // Named by its clientSeq when it has one, so the card knows which action it was.
+        Err(refusal) => {
+            let mut payload = json!({ "code": refusal.code, "message": refusal.message });
+            if let Some(client_seq) = envelope.get("clientSeq").filter(|seq| seq.is_i64()) {
+                payload["clientSeq"] = client_seq.clone();
+            }
+            return Ok(vec![frames::frame("error", payload)]);
+        }
     };
     let client_seq = parsed.client_seq;
     let incoming = IncomingAction {
@@ -447,7 +434,14 @@ pub(super) async fn action(
             "error",
             json!({ "code": "SERVER_BUSY", "message": busy.to_string(), "clientSeq": client_seq, "retryAfterSeconds": busy.retry_after_seconds }),
         )]),
-        Err(other) => Err(other),
+        Err(other) => {
+            tracing::error!(error = ?other, "live channel failure storing an action");
+            // Not stored either: the card may send the same clientSeq again.
+            Ok(vec![frames::frame(
+                "error",
+                json!({ "code": "INTERNAL", "message": "internal error", "clientSeq": client_seq }),
+            )])
+        }
     }
 }
 

@@ -5,6 +5,7 @@ pub mod flood_gate;
 mod frames;
 pub mod http_source;
 pub mod polling;
+mod socket_writes;
 pub mod sockets;
 mod subscribe;
 mod tool_channels;

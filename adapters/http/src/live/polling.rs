@@ -36,6 +36,9 @@ pub fn cors() -> poem::middleware::Cors {
     poem::middleware::Cors::new()
         .allow_methods([poem::http::Method::GET, poem::http::Method::POST])
         .allow_header("content-type")
+        // The card's origin is `null` (a sandboxed frame): without this its script cannot read
+        // how long a 429 or 503 asks it to wait.
+        .expose_header("retry-after")
         .allow_credentials(false)
         .max_age(600)
 }

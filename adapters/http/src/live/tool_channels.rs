@@ -7,7 +7,7 @@ use serde_json::json;
 use svc_application::services::tool_channels::{ChannelError, ChannelPlan, ToolChannelService};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio::time::MissedTickBehavior;
+use tokio::time::{Instant, MissedTickBehavior};
 
 use super::frames;
 
@@ -16,17 +16,33 @@ const QUEUED_FRAMES: usize = 16;
 
 pub struct ToolChannels {
     running: HashMap<String, JoinHandle<()>>,
+    /// When each channel's poller last started on this socket: a channel subscribed again
+    /// (after an unsubscribe, or on a new binding) first polls one interval after that, so
+    /// alternating `channel_unsubscribe` and `channel_subscribe` cannot poll the source faster
+    /// than its plan allows. Keyed by declared channels only (a plan exists), so bounded.
+    started: HashMap<String, Instant>,
     /// The pollers' queue, made by the first `channel_subscribe`: most sockets never send one,
     /// and an idle socket should not hold a channel's buffers.
     queue: Option<(mpsc::Sender<String>, mpsc::Receiver<String>)>,
 }
 
 impl ToolChannels {
-    pub fn new() -> Self {
+    fn new() -> Self {
         Self {
             running: HashMap::new(),
+            started: HashMap::new(),
             queue: None,
         }
+    }
+
+    /// The channels of a new binding of the socket, keeping the pacing of `earlier` (whose
+    /// pollers stop when it is dropped).
+    pub fn following(earlier: Option<&mut ToolChannels>) -> Self {
+        let mut channels = Self::new();
+        if let Some(earlier) = earlier {
+            channels.started = std::mem::take(&mut earlier.started);
+        }
+        channels
     }
 
     /// The next frame a poller produced; pending while there is none.
@@ -41,8 +57,9 @@ impl ToolChannels {
         }
     }
 
-    /// Starts polling `channel`; the first poll runs at once. Subscribing a channel that is
-    /// already polled changes nothing.
+    /// Starts polling `channel`; the first poll runs at once, or one interval after the last
+    /// poller of the channel on this socket started. Subscribing a channel that is already
+    /// polled changes nothing.
     pub fn subscribe(
         &mut self,
         service: &ToolChannelService,
@@ -61,8 +78,14 @@ impl ToolChannels {
         if self.running.len() >= limit {
             return vec![error_frame_for(&ChannelError::TooManyChannels(limit), &channel)];
         }
+        let now = Instant::now();
+        let first = match self.started.get(&channel) {
+            Some(&last) => (last + plan.interval).max(now),
+            None => now,
+        };
+        self.started.insert(channel.clone(), first);
         let (tx, _) = self.queue.get_or_insert_with(|| mpsc::channel(QUEUED_FRAMES));
-        let task = tokio::spawn(poll_loop(service.clone(), plan, tx.clone()));
+        let task = tokio::spawn(poll_loop(service.clone(), plan, first, tx.clone()));
         self.running.insert(channel, task);
         vec![]
     }
@@ -93,9 +116,9 @@ pub fn error_frame_for(error: &ChannelError, channel: &str) -> String {
 
 /// Polls until aborted or the socket is gone. A payload is sent when it differs from the last
 /// one sent (and after an error); an error is sent when it differs from the last error.
-async fn poll_loop(service: ToolChannelService, plan: ChannelPlan, tx: mpsc::Sender<String>) {
+async fn poll_loop(service: ToolChannelService, plan: ChannelPlan, first: Instant, tx: mpsc::Sender<String>) {
     let channel = plan.target.channel.clone();
-    let mut ticker = tokio::time::interval(plan.interval);
+    let mut ticker = tokio::time::interval_at(first, plan.interval);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut last_sent: Option<String> = None;
     let mut seq: u64 = 0;

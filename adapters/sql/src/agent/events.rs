@@ -23,6 +23,10 @@ use crate::reads::KeyedRead;
 /// (and each channel's numbers still only grow).
 const MAX_SEQUENCE_ATTEMPTS: usize = 16;
 
+/// The most gestures one drain measures: a drain takes the oldest undrained that fit its byte
+/// bound, and the rest wait for the next `svc_consume`.
+pub(crate) const DRAIN_MAX_GESTURES: u64 = 1_000;
+
 pub struct SeaOrmEventRepository {
     db: DatabaseConnection,
     writer: Option<Writer>,
@@ -216,19 +220,113 @@ async fn append_stream_row<C: ConnectionTrait>(c: &C, envelope: StreamEnvelope) 
     Ok(seq)
 }
 
-/// Marks every undrained gesture drained and answers them: one UPDATE ... RETURNING, so two
-/// concurrent drains never return the same gesture.
+/// Marks the oldest undrained gestures drained and answers them, as many as fit in `max_bytes`
+/// of stored action data and context (the oldest always): the sizes first, then one UPDATE ...
+/// RETURNING of those, so two concurrent drains never return the same gesture.
 async fn drain_rows<C: ConnectionTrait>(
     c: &C,
     session_id: String,
     at: DateTime<Utc>,
+    max_bytes: usize,
 ) -> Result<Vec<action_event::Model>, DbErr> {
+    let sizes: Vec<(i64, i64)> = undrained(&session_id)
+        .select_only()
+        .column(action_event::Column::Sequence)
+        .column_as(gesture_bytes(c.get_database_backend()), "bytes")
+        .order_by_asc(action_event::Column::Sequence)
+        .limit(DRAIN_MAX_GESTURES)
+        .into_tuple()
+        .all(c)
+        .await?;
+    let Some(last) = last_that_fits(sizes, max_bytes) else {
+        return Ok(Vec::new());
+    };
     action_event::Entity::update_many()
         .col_expr(action_event::Column::DrainedAt, Expr::value(at))
         .filter(action_event::Column::SessionId.eq(session_id))
         .filter(action_event::Column::DrainedAt.is_null())
+        .filter(action_event::Column::Sequence.lte(last))
         .exec_with_returning(c)
         .await
+}
+
+/// The session's undrained gestures.
+pub(crate) fn undrained(session_id: &str) -> sea_orm::Select<action_event::Entity> {
+    action_event::Entity::find()
+        .filter(action_event::Column::SessionId.eq(session_id))
+        .filter(action_event::Column::DrainedAt.is_null())
+}
+
+/// The stored size of a gesture's action data and context together, read without the values
+/// where the database can (PostgreSQL, and SQLite's `octet_length` on the column itself).
+pub(crate) fn gesture_bytes(backend: DbBackend) -> sea_orm::sea_query::SimpleExpr {
+    Expr::cust(match backend {
+        DbBackend::Postgres => "CAST(octet_length(action_data) + octet_length(ui_context) AS BIGINT)",
+        DbBackend::MySql => "CAST(LENGTH(action_data) + LENGTH(ui_context) AS SIGNED)",
+        _ => "octet_length(action_data) + octet_length(ui_context)",
+    })
+}
+
+/// The stored size of a delivery's payload, read as [`gesture_bytes`] reads a gesture's.
+fn payload_bytes(backend: DbBackend) -> sea_orm::sea_query::SimpleExpr {
+    Expr::cust(match backend {
+        DbBackend::Postgres => "CAST(octet_length(payload) AS BIGINT)",
+        DbBackend::MySql => "CAST(LENGTH(payload) AS SIGNED)",
+        _ => "octet_length(payload)",
+    })
+}
+
+/// The newest rows of `in_range` by `key`, oldest first: at most `limit` of them and no more
+/// than `max_bytes` of `bytes` together (the newest always). Two reads: the sizes first, then
+/// the rows that fit, so this process never holds a thousand values of megabytes to answer a
+/// few (MariaDB reads each value to measure it, in the server).
+async fn newest_that_fit<E, C>(
+    db: &DatabaseConnection,
+    in_range: impl Fn() -> sea_orm::Select<E>,
+    key: C,
+    bytes: sea_orm::sea_query::SimpleExpr,
+    limit: u64,
+    max_bytes: usize,
+) -> Result<Vec<E::Model>, DbErr>
+where
+    E: EntityTrait,
+    C: ColumnTrait,
+{
+    let sizes: Vec<(i64, i64)> = in_range()
+        .select_only()
+        .column(key)
+        .column_as(bytes, "bytes")
+        .order_by_desc(key)
+        .limit(limit)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let Some(&(newest, _)) = sizes.first() else {
+        return Ok(Vec::new());
+    };
+    let oldest = last_that_fits(sizes, max_bytes).unwrap_or(newest);
+    in_range()
+        .filter(key.gte(oldest))
+        .filter(key.lte(newest))
+        .order_by_asc(key)
+        .all(db)
+        .await
+}
+
+/// Walking `(key, size)` pairs in the order they would be taken, the key of the last one that
+/// still fits in `max_bytes` together with those before it; the first always fits (one item is
+/// never refused for its size: it was admitted when stored). `None` when there are none.
+pub(crate) fn last_that_fits(sizes: impl IntoIterator<Item = (i64, i64)>, max_bytes: usize) -> Option<i64> {
+    let mut last = None;
+    let mut total = 0usize;
+    for (key, size) in sizes {
+        total = total.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
+        if total > max_bytes && last.is_some() {
+            break;
+        }
+        last = Some(key);
+    }
+    last
 }
 
 fn action(m: action_event::Model) -> Result<ActionEventRecord, RepositoryError> {
@@ -272,15 +370,24 @@ impl EventRepository for SeaOrmEventRepository {
         )))
     }
 
-    async fn drain(&self, session_id: &str, at: DateTime<Utc>) -> Result<Vec<ActionEventRecord>, RepositoryError> {
+    async fn drain(
+        &self,
+        session_id: &str,
+        at: DateTime<Utc>,
+        max_bytes: usize,
+    ) -> Result<Vec<ActionEventRecord>, RepositoryError> {
         if !self.has_undrained(session_id).await.map_err(repository_error)? {
             return Ok(Vec::new());
         }
         let id = session_id.to_owned();
         let mut drained = match (&self.writer, self.db.get_database_backend()) {
-            (Some(writer), _) => writer.write_one(move |txn| Box::pin(drain_rows(txn, id, at))).await,
-            (None, DbBackend::MySql) => backend::mysql::drain_actions(&self.db, session_id, at).await,
-            (None, _) => drain_rows(&self.db, id, at).await,
+            (Some(writer), _) => {
+                writer
+                    .write_one(move |txn| Box::pin(drain_rows(txn, id, at, max_bytes)))
+                    .await
+            }
+            (None, DbBackend::MySql) => backend::mysql::drain_actions(&self.db, session_id, at, max_bytes).await,
+            (None, _) => drain_rows(&self.db, id, at, max_bytes).await,
         }
         .map_err(repository_error)?;
         drained.sort_by_key(|m| m.sequence);
@@ -328,50 +435,23 @@ impl EventRepository for SeaOrmEventRepository {
         limit: u64,
         max_payload_bytes: usize,
     ) -> Result<Vec<StreamEnvelope>, RepositoryError> {
-        // Two reads: the sizes of the newest envelopes first, then the payloads of those that fit
-        // in the bound, so this process never holds a thousand payloads of megabytes to replay a
-        // few. PostgreSQL and SQLite (`octet_length` on the column itself, SQLite 3.43+) read a
-        // stored size without the value; MariaDB reads each value to measure it, in the server.
-        let bytes = match self.db.get_database_backend() {
-            DbBackend::Postgres => "CAST(octet_length(payload) AS BIGINT)",
-            DbBackend::MySql => "CAST(LENGTH(payload) AS SIGNED)",
-            _ => "octet_length(payload)",
-        };
         let in_range = || {
             stream_envelope::Entity::find()
                 .filter(stream_envelope::Column::SessionId.eq(session_id))
                 .filter(stream_envelope::Column::Seq.gt(after_seq))
                 .filter(stream_envelope::Column::Seq.lte(until.unwrap_or(i64::MAX)))
         };
-        let sizes: Vec<(i64, i64)> = in_range()
-            .select_only()
-            .column(stream_envelope::Column::Seq)
-            .column_as(Expr::cust(bytes), "bytes")
-            .order_by_desc(stream_envelope::Column::Seq)
-            .limit(limit)
-            .into_tuple()
-            .all(&self.db)
-            .await
-            .map_err(repository_error)?;
-        let Some(&(newest, _)) = sizes.first() else {
-            return Ok(Vec::new());
-        };
-        let mut oldest = newest;
-        let mut total = 0usize;
-        for (seq, size) in sizes {
-            total = total.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
-            if total > max_payload_bytes && seq != newest {
-                break;
-            }
-            oldest = seq;
-        }
-        let rows = in_range()
-            .filter(stream_envelope::Column::Seq.gte(oldest))
-            .filter(stream_envelope::Column::Seq.lte(newest))
-            .order_by_asc(stream_envelope::Column::Seq)
-            .all(&self.db)
-            .await
-            .map_err(repository_error)?;
+        let bytes = payload_bytes(self.db.get_database_backend());
+        let rows = newest_that_fit(
+            &self.db,
+            in_range,
+            stream_envelope::Column::Seq,
+            bytes,
+            limit,
+            max_payload_bytes,
+        )
+        .await
+        .map_err(repository_error)?;
         rows.into_iter().map(envelope).collect()
     }
 
@@ -393,17 +473,25 @@ impl EventRepository for SeaOrmEventRepository {
         session_id: &str,
         after_sequence: i64,
         limit: u64,
+        max_bytes: usize,
     ) -> Result<Vec<ActionEventRecord>, RepositoryError> {
-        // The newest `limit` after the cursor: a gap drops the oldest, never the latest.
-        let mut newest = action_event::Entity::find()
-            .filter(action_event::Column::SessionId.eq(session_id))
-            .filter(action_event::Column::Sequence.gt(after_sequence))
-            .order_by_desc(action_event::Column::Sequence)
-            .limit(limit)
-            .all(&self.db)
-            .await
-            .map_err(repository_error)?;
-        newest.reverse();
-        newest.into_iter().map(action).collect()
+        // A gap drops the oldest, never the latest.
+        let in_range = || {
+            action_event::Entity::find()
+                .filter(action_event::Column::SessionId.eq(session_id))
+                .filter(action_event::Column::Sequence.gt(after_sequence))
+        };
+        let bytes = gesture_bytes(self.db.get_database_backend());
+        let rows = newest_that_fit(
+            &self.db,
+            in_range,
+            action_event::Column::Sequence,
+            bytes,
+            limit,
+            max_bytes,
+        )
+        .await
+        .map_err(repository_error)?;
+        rows.into_iter().map(action).collect()
     }
 }

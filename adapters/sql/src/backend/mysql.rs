@@ -7,9 +7,12 @@ use std::borrow::Cow;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{ColumnDef, ColumnType, Expr};
 use sea_orm::sqlx::{self, Row};
-use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect, RuntimeErr};
+use sea_orm::{
+    ColumnTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, RuntimeErr,
+};
 
 use crate::agent::entities::action_event;
+use crate::agent::events::{DRAIN_MAX_GESTURES, gesture_bytes, last_that_fits, undrained};
 use crate::errors::begin_write;
 
 /// The named lock every replica takes while migrating (`GET_LOCK` is per server, so the
@@ -134,34 +137,46 @@ pub fn partial_unique_index(index: &str, table: &str, column: &str, expression: 
     ]
 }
 
-/// MySQL has no `UPDATE ... RETURNING`: the undrained gestures are read `FOR UPDATE` and marked
-/// in one transaction, so a concurrent drain waits and then finds them drained.
+/// MySQL has no `UPDATE ... RETURNING`: the sizes of the undrained gestures are read `FOR
+/// UPDATE`, and those that fit in `max_bytes` (the oldest always) read and marked in the same
+/// transaction, so a concurrent drain waits and then finds them drained.
 pub async fn drain_actions(
     db: &DatabaseConnection,
     session_id: &str,
     now: DateTime<Utc>,
+    max_bytes: usize,
 ) -> Result<Vec<action_event::Model>, DbErr> {
     let txn = begin_write(db).await?;
-    let mut pending = action_event::Entity::find()
-        .filter(action_event::Column::SessionId.eq(session_id))
-        .filter(action_event::Column::DrainedAt.is_null())
+    let sizes: Vec<(i64, i64)> = undrained(session_id)
+        .select_only()
+        .column(action_event::Column::Sequence)
+        .column_as(gesture_bytes(DbBackend::MySql), "bytes")
+        .order_by_asc(action_event::Column::Sequence)
+        .limit(DRAIN_MAX_GESTURES)
         .lock_exclusive()
+        .into_tuple()
         .all(&txn)
         .await?;
-    if let Some(last) = pending.iter().map(|m| m.sequence).max() {
-        action_event::Entity::update_many()
-            .col_expr(action_event::Column::DrainedAt, Expr::value(now))
-            .filter(action_event::Column::SessionId.eq(session_id))
-            .filter(action_event::Column::DrainedAt.is_null())
-            .filter(action_event::Column::Sequence.lte(last))
-            .exec(&txn)
-            .await?;
-    }
+    let Some(last) = last_that_fits(sizes, max_bytes) else {
+        txn.commit().await?;
+        return Ok(Vec::new());
+    };
+    let mut taken = undrained(session_id)
+        .filter(action_event::Column::Sequence.lte(last))
+        .all(&txn)
+        .await?;
+    action_event::Entity::update_many()
+        .col_expr(action_event::Column::DrainedAt, Expr::value(now))
+        .filter(action_event::Column::SessionId.eq(session_id))
+        .filter(action_event::Column::DrainedAt.is_null())
+        .filter(action_event::Column::Sequence.lte(last))
+        .exec(&txn)
+        .await?;
     txn.commit().await?;
-    for model in &mut pending {
+    for model in &mut taken {
         model.drained_at = Some(now);
     }
-    Ok(pending)
+    Ok(taken)
 }
 
 #[cfg(test)]

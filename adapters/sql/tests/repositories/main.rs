@@ -24,6 +24,7 @@ mod rate_windows;
 mod read_lane;
 mod registry_repositories;
 mod render_commit;
+mod session_event_bounds;
 mod session_read_cache;
 mod session_rows;
 mod session_undrained;

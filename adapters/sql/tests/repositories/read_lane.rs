@@ -307,10 +307,19 @@ async fn blueprints_deliveries_and_drains_shared_each_answer_their_own_key() {
                         assert_eq!(seq, (i % 4) as i64, "q-{i}");
                     }
                     // Sessions without a gesture: nothing to drain, asked every time.
-                    3 => assert!(events.drain(&format!("q-{i}"), Utc::now()).await.unwrap().is_empty()),
+                    3 => assert!(
+                        events
+                            .drain(&format!("q-{i}"), Utc::now(), usize::MAX)
+                            .await
+                            .unwrap()
+                            .is_empty()
+                    ),
                     // The last twenty: each d-i drained once, its one gesture found.
                     _ => {
-                        let drained = events.drain(&format!("d-{}", n - 280), Utc::now()).await.unwrap();
+                        let drained = events
+                            .drain(&format!("d-{}", n - 280), Utc::now(), usize::MAX)
+                            .await
+                            .unwrap();
                         assert_eq!(drained.len(), 1, "d-{}", n - 280);
                     }
                 }

@@ -71,7 +71,7 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
     );
 
     assert!(
-        events.drain("s1", Utc::now()).await.unwrap().is_empty(),
+        events.drain("s1", Utc::now(), usize::MAX).await.unwrap().is_empty(),
         "nothing yet (now known quiet)"
     );
     events.append_action(&support::gesture("s1")).await.unwrap();
@@ -81,11 +81,11 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
         "the gesture moved the sequence"
     );
     assert_eq!(
-        events.drain("s1", Utc::now()).await.unwrap().len(),
+        events.drain("s1", Utc::now(), usize::MAX).await.unwrap().len(),
         1,
         "a quiet session that got a gesture drains it"
     );
-    assert!(events.drain("s1", Utc::now()).await.unwrap().is_empty());
+    assert!(events.drain("s1", Utc::now(), usize::MAX).await.unwrap().is_empty());
 
     assert_eq!(events.last_stream_seq("s1").await.unwrap(), 0);
     let delivered = events

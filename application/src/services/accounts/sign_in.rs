@@ -28,13 +28,22 @@ pub struct SignedIn {
     pub created: bool,
 }
 
+/// Characters of a typed sign-in name that is no address kept as its rate-limit key (an
+/// address is at most 254).
+const TYPED_KEY_MAX_CHARS: usize = 320;
+
 impl AccountService {
     pub async fn sign_in(&self, attempt: SignIn) -> Result<SignedIn, AccountServiceError> {
         let email = account::parse_email(&attempt.email);
-        // Counted on the key the person typed when it is no address, so garbage is limited too.
-        let key = email
-            .as_ref()
-            .map_or_else(|_| attempt.email.trim().to_ascii_lowercase(), account::email_key);
+        // Counted on the key the person typed when it is no address, so garbage is limited too;
+        // only its beginning, as the longest address could be (the field is a whole form body).
+        let key = email.as_ref().map_or_else(
+            |_| {
+                let typed: String = attempt.email.trim().chars().take(TYPED_KEY_MAX_CHARS).collect();
+                typed.to_ascii_lowercase()
+            },
+            account::email_key,
+        );
         self.admit(attempt.client_address.as_deref(), &key).await?;
         let email = match email {
             Ok(email) => email,

@@ -8,6 +8,7 @@ use tokio::sync::broadcast::{Receiver, error::RecvError};
 use tokio::time::Instant;
 
 use super::held_polls::{HeldPoll, HeldPolls, PollHolder};
+use super::live::REPLAY_MAX_PAYLOAD_BYTES;
 use super::{AgentError, Caller, SessionAccess};
 use crate::ports::agent::{ActionEventRecord, EventBus, EventRepository, LiveEvent, Published};
 
@@ -98,7 +99,11 @@ impl ConsumeService {
     }
 
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, AgentError> {
-        let events = self.events.drain(session_id, self.access.clock.now()).await?;
+        // The oldest that fit in the bound; the rest wait for the agent's next call.
+        let events = self
+            .events
+            .drain(session_id, self.access.clock.now(), REPLAY_MAX_PAYLOAD_BYTES)
+            .await?;
         if !events.is_empty() {
             self.bus.publish(LiveEvent::DrainAck {
                 session_id: session_id.to_owned(),

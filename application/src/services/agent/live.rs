@@ -13,9 +13,10 @@ use crate::ports::agent::{
     SessionRepository, StreamEnvelope,
 };
 
-/// Payload bytes (their JSON) one stream replay carries at most: `svc_emit` takes payloads up to
-/// a request body, and a replay of the whole buffer of those, once per `subscribe` frame, was
-/// gigabytes held at once.
+/// Stored bytes (their JSON) one read of past events carries at most: a stream replay's payloads,
+/// a gesture replay's or a `svc_consume` drain's action data and context. `svc_emit` takes
+/// payloads up to a request body and a gesture carries its whole context, so a replay of the
+/// whole buffer of those, once per `subscribe` frame or poll, was gigabytes held at once.
 pub const REPLAY_MAX_PAYLOAD_BYTES: usize = 8 * 1024 * 1024;
 
 /// Everything the `ack` frame carries.
@@ -255,7 +256,9 @@ impl LiveService {
         Ok(replay)
     }
 
-    /// Gestures after `after_sequence`: the newest `replay_buffer` of them.
+    /// Gestures after `after_sequence`: the newest `replay_buffer` of them, and no more than
+    /// [`REPLAY_MAX_PAYLOAD_BYTES`] of action data and context (the newest always). A session's
+    /// gesture sequence has no holes either, so gestures left out either way are a gap.
     pub async fn replay_actions(
         &self,
         session_id: &str,
@@ -263,9 +266,20 @@ impl LiveService {
     ) -> Result<Replay<ActionEventRecord>, AgentError> {
         let fetched = self
             .events
-            .actions_since(session_id, after_sequence, self.replay_buffer + 1)
+            .actions_since(
+                session_id,
+                after_sequence,
+                self.replay_buffer + 1,
+                REPLAY_MAX_PAYLOAD_BYTES,
+            )
             .await?;
-        Ok(self.bounded(fetched))
+        let mut replay = self.bounded(fetched);
+        let first_wanted = after_sequence.max(0).saturating_add(1);
+        replay.gap |= replay
+            .items
+            .first()
+            .is_some_and(|oldest| oldest.sequence > first_wanted);
+        Ok(replay)
     }
 
     /// The store returns one item more than the buffer when the cursor is older than the buffer:

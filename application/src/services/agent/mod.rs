@@ -76,8 +76,9 @@ pub struct Caller {
     pub key_id: Option<String>,
 }
 
-/// Distinct schemas whose compiled validators are kept.
-const SCHEMA_CACHE_CAPACITY: u64 = 1024;
+/// Bytes of schemas (as compact JSON) whose compiled validators are kept: thousands of a few
+/// kilobytes, or 64 of the largest a contract may hold.
+const SCHEMA_CACHE_CAPACITY: u64 = 16 << 20;
 
 /// Deployment settings the agent plane needs.
 #[derive(Debug, Clone)]

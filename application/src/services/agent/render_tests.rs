@@ -605,6 +605,85 @@ async fn a_gesture_is_drained_by_exactly_one_of_two_concurrent_consumers() {
 }
 
 #[tokio::test]
+async fn a_consume_answers_the_oldest_gestures_that_fit_and_the_next_one_the_rest() {
+    let fakes = AgentFakes::default();
+    let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
+    let contract = json!({ "actionSpec": { "approve": { "schema": { "type": "string" } } } });
+    let session_id = render_once(&service, &caller, "approval", contract).await.session_id;
+    // Three gestures, two of which pass the bound of one answer together.
+    let big = "b".repeat(crate::services::agent::live::REPLAY_MAX_PAYLOAD_BYTES / 2 + 1);
+    for (n, data) in [json!(big), json!(big), json!("small")].into_iter().enumerate() {
+        let action = IncomingAction {
+            intent: "approve".into(),
+            data,
+            ui_context: None,
+            client_seq: Some(n as i64 + 1),
+        };
+        service.record_action(&caller, &session_id, action).await.unwrap();
+    }
+    let sizes = |reply: &ConsumeReply| {
+        reply
+            .events
+            .iter()
+            .map(|e| e.action_data.to_string().len())
+            .collect::<Vec<_>>()
+    };
+    let first = service.consume(&caller, &session_id, 0).await.unwrap();
+    assert_eq!(sizes(&first), [big.len() + 2]);
+    let second = service.consume(&caller, &session_id, 0).await.unwrap();
+    assert_eq!(sizes(&second), [big.len() + 2, "\"small\"".len()]);
+    assert!(
+        service
+            .consume(&caller, &session_id, 0)
+            .await
+            .unwrap()
+            .events
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn merges_cannot_grow_props_past_the_props_budget() {
+    let fakes = AgentFakes::default();
+    let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
+    let session_id = render_once(&service, &caller, "order card", titled()).await.session_id;
+    let three_mib = "m".repeat(3 << 20);
+    let grown = service
+        .change_props(
+            &caller,
+            &session_id,
+            PropsChange::Merge(json!({ "a": three_mib })),
+            true,
+        )
+        .await
+        .unwrap();
+    assert!(grown.updated, "3 MiB of props are within the budget");
+    match service
+        .change_props(
+            &caller,
+            &session_id,
+            PropsChange::Merge(json!({ "b": three_mib })),
+            false,
+        )
+        .await
+    {
+        Err(AgentError::OverBudget { field, over }) => {
+            assert_eq!(field, "props");
+            assert_eq!(over.budget, svc_domain::budget::Budget::PropsBytes);
+        }
+        other => panic!("a merge to 6 MiB of props was not refused: {other:?}"),
+    }
+    let stored = SessionRepository::get(fakes.store.as_ref(), &session_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        stored.head.props.get("b").is_none(),
+        "nothing of the refused merge is stored"
+    );
+}
+
+#[tokio::test]
 async fn consume_refuses_a_long_timeout_and_a_foreign_session() {
     let fakes = AgentFakes::default();
     let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));

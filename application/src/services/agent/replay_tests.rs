@@ -1,4 +1,4 @@
-//! Stream replays over the in-memory store: the count and byte bounds, the upper bound a live
+//! Stream and gesture replays over the in-memory store: the count and byte bounds, the upper bound a live
 //! tail fills up to, and when a replay is a gap.
 
 use std::time::Duration;
@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::live::REPLAY_MAX_PAYLOAD_BYTES;
 use super::*;
-use crate::ports::agent::{EventRepository, StreamEnvelope};
+use crate::ports::agent::{ActionEventRecord, EventRepository, NewActionEvent, StreamEnvelope};
 use crate::testing::AgentFakes;
 
 async fn append(fakes: &AgentFakes, payload: Value) {
@@ -60,4 +60,35 @@ async fn a_replay_is_bounded_above_and_by_bytes_and_says_when_it_left_some_out()
     assert_eq!((seqs(&cut), cut.gap), (vec![7], true));
     let cut_below = live.replay_streams_until("s", 0, Some(6)).await.unwrap();
     assert_eq!((seqs(&cut_below), cut_below.gap), (vec![1, 2, 3, 4, 5, 6], false));
+}
+
+async fn gesture(fakes: &AgentFakes, data: Value) {
+    let gesture = NewActionEvent {
+        session_id: "s".into(),
+        client_seq: None,
+        intent: "approve".into(),
+        action_data: data,
+        ui_context: json!({}),
+        fired_at: Utc::now(),
+    };
+    fakes.store.append_action(&gesture).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_gesture_replay_is_bounded_by_bytes_and_says_when_it_left_some_out() {
+    let fakes = AgentFakes::default();
+    gesture(&fakes, json!("small")).await;
+    let live = service(&fakes).live();
+    let sequences = |replay: &Replay<ActionEventRecord>| replay.items.iter().map(|e| e.sequence).collect::<Vec<_>>();
+
+    let whole = live.replay_actions("s", 0).await.unwrap();
+    assert_eq!((sequences(&whole), whole.gap), (vec![1], false));
+    // Two gestures that together pass the byte bound: only the newest is replayed, a gap.
+    let big = "b".repeat(REPLAY_MAX_PAYLOAD_BYTES / 2 + 1);
+    gesture(&fakes, json!(big)).await;
+    gesture(&fakes, json!(big)).await;
+    let cut = live.replay_actions("s", 0).await.unwrap();
+    assert_eq!((sequences(&cut), cut.gap), (vec![3], true));
+    let from_two = live.replay_actions("s", 2).await.unwrap();
+    assert_eq!((sequences(&from_two), from_two.gap), (vec![3], false));
 }

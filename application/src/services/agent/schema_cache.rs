@@ -7,6 +7,10 @@ use svc_domain::contract::{
 };
 
 /// Compiled JSON Schema validators, compiled once per distinct schema and shared.
+/// What an entry costs beside its schema (its key, the validator's fixed parts), so that many
+/// tiny schemas are bounded too.
+const ENTRY_OVERHEAD_BYTES: usize = 512;
+
 #[derive(Clone)]
 pub struct SchemaCache {
     validators: moka::sync::Cache<String, Arc<CompiledSchema>>,
@@ -14,10 +18,18 @@ pub struct SchemaCache {
 }
 
 impl SchemaCache {
-    /// Compiles and validates through `cpu`, the deployment's gate of CPU-heavy work.
-    pub fn new(capacity: u64, cpu: CpuGate) -> Self {
+    /// Compiles and validates through `cpu`, the deployment's gate of CPU-heavy work; keeps
+    /// compiled validators of schemas whose sizes (as compact JSON) add up to `schema_bytes`.
+    /// Weighed by size, not counted: a schema may be 256 KiB, and a thousand of those compiled
+    /// would be gigabytes.
+    pub fn new(schema_bytes: u64, cpu: CpuGate) -> Self {
         Self {
-            validators: moka::sync::Cache::new(capacity),
+            validators: moka::sync::Cache::builder()
+                .weigher(|_key: &String, compiled: &Arc<CompiledSchema>| {
+                    u32::try_from(compiled.schema_bytes() + ENTRY_OVERHEAD_BYTES).unwrap_or(u32::MAX)
+                })
+                .max_capacity(schema_bytes)
+                .build(),
             cpu,
         }
     }
@@ -102,7 +114,7 @@ mod tests {
 
     #[tokio::test]
     async fn schemas_that_differ_beyond_a_doubles_precision_are_checked_by_their_own_validators() {
-        let cache = SchemaCache::new(16, CpuGate::unbounded());
+        let cache = SchemaCache::new(1 << 20, CpuGate::unbounded());
         let at_most = |max: u64| json!({ "type": "integer", "maximum": max });
         let value = json!(9_007_199_254_740_993_u64);
         let within = cache.check(&at_most(9_007_199_254_740_993), &value).await.unwrap();
@@ -110,5 +122,22 @@ mod tests {
         // Canonically the same schema as the one just compiled; it must not answer for it.
         let beyond = cache.check(&at_most(9_007_199_254_740_992), &value).await.unwrap();
         assert_eq!(beyond.len(), 1, "{beyond:?}");
+    }
+
+    #[tokio::test]
+    async fn the_cache_keeps_schemas_up_to_their_bytes_not_a_count() {
+        let cache = SchemaCache::new(100 * 1024, CpuGate::unbounded());
+        // Ten distinct schemas of about 30 KiB each: three fit.
+        for n in 0..10 {
+            let schema = json!({ "type": "string", "description": format!("{n}{}", "d".repeat(30 * 1024)) });
+            assert!(cache.check(&schema, &json!("x")).await.unwrap().is_empty());
+        }
+        cache.validators.run_pending_tasks();
+        assert!(cache.validators.weighted_size() <= 100 * 1024);
+        assert!(
+            (1..=3).contains(&cache.validators.entry_count()),
+            "{} kept",
+            cache.validators.entry_count()
+        );
     }
 }

@@ -1,4 +1,5 @@
 use serde_json::Value;
+use svc_domain::budget::check_props_bytes;
 use svc_domain::contract::{PropsSchemaProfile, profile_of, props_schema_hash};
 use svc_domain::session::{NO_OP_WARNING, SessionError, UpdateEffect};
 
@@ -60,6 +61,10 @@ impl PropsService {
                     merged
                 }
             };
+            check_props_bytes(&props).map_err(|over| AgentError::OverBudget {
+                field: "props".into(),
+                over,
+            })?;
             let violations = self.schemas.check_props(contract, &props).await?;
             if !violations.is_empty() {
                 return Err(AgentError::ContractViolation {

@@ -10,6 +10,7 @@
 //! until then lookups re-read the record, so a lingering entry is dropped instead of served.
 
 mod building;
+mod embedded_text;
 mod index;
 mod manifest;
 mod pool;
@@ -27,6 +28,7 @@ use crate::ports::Clock;
 use crate::ports::RepositoryError;
 use crate::ports::blueprints::{BlueprintRecord, BlueprintRepository, EmbedError, Embedder, StoredEmbedding};
 
+pub use embedded_text::{EMBEDDED_TEXT_MAX_CHARS, embedded_part};
 pub use index::{BlueprintEntry, IndexedBlueprint, VectorIndex};
 pub use manifest::{MANIFEST_CONTENT_TYPE, MCP_APPS_CONTENT_TYPE, ManifestBundle, ManifestUi, ManifestUiDraft};
 pub use pool::{POOL_FORMAT, POOL_VERSION, PoolBlueprint, PoolFile, PoolImport};
@@ -97,6 +99,9 @@ pub struct BlueprintCatalog {
     inner: Arc<Inner>,
 }
 
+/// Bytes of query texts and their vectors the query cache keeps (about 5,000 short queries).
+const QUERY_CACHE_BYTES: u64 = 8 << 20;
+
 struct Inner {
     repo: Arc<dyn BlueprintRepository>,
     embedder: Arc<dyn Embedder>,
@@ -124,14 +129,19 @@ impl BlueprintCatalog {
         Self {
             inner: Arc::new(Inner {
                 repo,
-                embedder,
+                embedder: Arc::new(embedded_text::BoundedEmbedder(embedder)),
                 clock,
                 settings,
                 index: RwLock::new(VectorIndex::new()),
                 watermark: Mutex::new(None),
                 missing: Mutex::new(HashSet::new()),
                 uis: RwLock::new(None),
-                queries: moka::sync::Cache::new(4096),
+                queries: moka::sync::Cache::builder()
+                    .weigher(|text: &String, vector: &Arc<Vec<f32>>| {
+                        u32::try_from(text.len() + vector.len() * 4).unwrap_or(u32::MAX)
+                    })
+                    .max_capacity(QUERY_CACHE_BYTES)
+                    .build(),
                 index_ready: tokio::sync::watch::Sender::new(true),
             }),
         }
@@ -166,8 +176,9 @@ impl BlueprintCatalog {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The unit vector of a query text, cached by text.
+    /// The unit vector of a query text (its [`embedded_part`]), cached by that part.
     async fn query_vector(&self, text: &str) -> Result<Arc<Vec<f32>>, EmbedError> {
+        let text = embedded_part(text);
         if let Some(v) = self.inner.queries.get(text) {
             return Ok(v);
         }

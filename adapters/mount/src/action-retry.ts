@@ -1,5 +1,5 @@
 // What the card does with an action the server did not store (docs/live-channel.md, "Actions
-// the server refuses"): send it again after the wait the server asked for, or give up and settle
+// the server does not store"): send it again after the wait the server asked for, or give up and settle
 // its `useAction` promise with the refusal. Pure: `live-socket.ts` applies the verdicts.
 
 import { isObject, type ErrorPayload, type Frame } from './protocol';

@@ -436,19 +436,22 @@ export class LiveSocket {
     const oldest = ACTION_REFUSALS_WITHOUT_SEQ.has(code) ? this.inflight[0] : undefined;
     const pending = oldest === undefined ? undefined : this.unacked.get(oldest);
     if (pending) {
-      this.onRefused(pending, { ...error, clientSeq: pending.envelope.clientSeq });
+      this.onRefused(pending, { ...error, clientSeq: pending.envelope.clientSeq }, true);
       return;
     }
     this.options.onFrame({ type: 'error', payload: error });
   }
 
   /** The server did not store `pending`: it is sent again after the wait, or given up. */
-  private onRefused(pending: PendingAction, error: ErrorPayload): void {
+  /** `guessed`: the refusal named no clientSeq and was given to this action by order; it may
+   * have answered another frame (the flood gate refuses any), so it does not count toward giving
+   * the action up. */
+  private onRefused(pending: PendingAction, error: ErrorPayload, guessed = false): void {
     const clientSeq = pending.envelope.clientSeq;
     this.inflight = this.inflight.filter((seq) => seq !== clientSeq);
     const verdict = judgeRefusal(error, pending.refusals);
     if (verdict.retry) {
-      pending.refusals += 1;
+      if (!guessed) pending.refusals += 1;
       this.sendAgainAfter(pending, verdict.delayMs);
       return;
     }

@@ -124,6 +124,14 @@ test('RATE_LIMITED without a clientSeq belongs to the oldest unanswered action: 
   assert.deepEqual(ws.actionSeqs(), [seq]);
   await advance(200);
   assert.deepEqual(ws.actionSeqs(), [seq, seq]);
+  // Such a refusal may have answered another frame (a ping, an echo): however many come, they do
+  // not count toward giving the action up.
+  for (let refusal = 2; refusal <= 7; refusal += 1) {
+    ws.receive('error', { code: 'RATE_LIMITED', message: 'too many frames; slow down' });
+    await advance(1_100);
+  }
+  assert.equal(ws.actionSeqs().length, 8);
+  assert.deepEqual(seen.failed, [], 'not given up over refusals it may not own');
   ws.receive('system', { event: 'action_stored', clientSeq: seq, actionId: 'a1', sequence: 1, duplicate: false });
   assert.deepEqual(seen.stored, [seq]);
   assert.deepEqual(seen.failed, []);

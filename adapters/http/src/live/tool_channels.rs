@@ -2,6 +2,7 @@
 //! `channel_unsubscribe`, by a new `subscribe` and by the socket closing (drop aborts them all).
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use svc_application::services::tool_channels::{ChannelError, ChannelPlan, ToolChannelService};
@@ -16,11 +17,12 @@ const QUEUED_FRAMES: usize = 16;
 
 pub struct ToolChannels {
     running: HashMap<String, JoinHandle<()>>,
-    /// When each channel's poller last started on this socket: a channel subscribed again
-    /// (after an unsubscribe, or on a new binding) first polls one interval after that, so
-    /// alternating `channel_unsubscribe` and `channel_subscribe` cannot poll the source faster
-    /// than its plan allows. Keyed by declared channels only (a plan exists), so bounded.
-    started: HashMap<String, Instant>,
+    /// When each channel was last polled on this socket (by any of its pollers): a channel
+    /// subscribed again (after an unsubscribe, or on a new binding) first polls one interval
+    /// after that, so alternating `channel_unsubscribe` and `channel_subscribe` cannot poll the
+    /// source faster than its plan allows. Keyed by declared channels only (a plan exists), so
+    /// bounded.
+    last_polls: HashMap<String, LastPoll>,
     /// The pollers' queue, made by the first `channel_subscribe`: most sockets never send one,
     /// and an idle socket should not hold a channel's buffers.
     queue: Option<(mpsc::Sender<String>, mpsc::Receiver<String>)>,
@@ -30,7 +32,7 @@ impl ToolChannels {
     fn new() -> Self {
         Self {
             running: HashMap::new(),
-            started: HashMap::new(),
+            last_polls: HashMap::new(),
             queue: None,
         }
     }
@@ -40,7 +42,7 @@ impl ToolChannels {
     pub fn following(earlier: Option<&mut ToolChannels>) -> Self {
         let mut channels = Self::new();
         if let Some(earlier) = earlier {
-            channels.started = std::mem::take(&mut earlier.started);
+            channels.last_polls = std::mem::take(&mut earlier.last_polls);
         }
         channels
     }
@@ -57,9 +59,8 @@ impl ToolChannels {
         }
     }
 
-    /// Starts polling `channel`; the first poll runs at once, or one interval after the last
-    /// poller of the channel on this socket started. Subscribing a channel that is already
-    /// polled changes nothing.
+    /// Starts polling `channel`; the first poll runs at once, or one interval after the channel's
+    /// last poll on this socket. Subscribing a channel that is already polled changes nothing.
     pub fn subscribe(
         &mut self,
         service: &ToolChannelService,
@@ -78,14 +79,11 @@ impl ToolChannels {
         if self.running.len() >= limit {
             return vec![error_frame_for(&ChannelError::TooManyChannels(limit), &channel)];
         }
+        let last_poll = self.last_polls.entry(channel.clone()).or_default().clone();
         let now = Instant::now();
-        let first = match self.started.get(&channel) {
-            Some(&last) => (last + plan.interval).max(now),
-            None => now,
-        };
-        self.started.insert(channel.clone(), first);
+        let first = last_poll.get().map_or(now, |last| (last + plan.interval).max(now));
         let (tx, _) = self.queue.get_or_insert_with(|| mpsc::channel(QUEUED_FRAMES));
-        let task = tokio::spawn(poll_loop(service.clone(), plan, first, tx.clone()));
+        let task = tokio::spawn(poll_loop(service.clone(), plan, first, last_poll, tx.clone()));
         self.running.insert(channel, task);
         vec![]
     }
@@ -106,6 +104,20 @@ impl Drop for ToolChannels {
     }
 }
 
+/// When a channel was last polled, shared by the socket and the channel's poller.
+#[derive(Clone, Default)]
+struct LastPoll(Arc<Mutex<Option<Instant>>>);
+
+impl LastPoll {
+    fn get(&self) -> Option<Instant> {
+        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn set(&self, at: Instant) {
+        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(at);
+    }
+}
+
 /// A `channel_error` frame for `channel`.
 pub fn error_frame_for(error: &ChannelError, channel: &str) -> String {
     frames::frame(
@@ -116,14 +128,20 @@ pub fn error_frame_for(error: &ChannelError, channel: &str) -> String {
 
 /// Polls until aborted or the socket is gone. A payload is sent when it differs from the last
 /// one sent (and after an error); an error is sent when it differs from the last error.
-async fn poll_loop(service: ToolChannelService, plan: ChannelPlan, first: Instant, tx: mpsc::Sender<String>) {
+async fn poll_loop(
+    service: ToolChannelService,
+    plan: ChannelPlan,
+    first: Instant,
+    last_poll: LastPoll,
+    tx: mpsc::Sender<String>,
+) {
     let channel = plan.target.channel.clone();
     let mut ticker = tokio::time::interval_at(first, plan.interval);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut last_sent: Option<String> = None;
     let mut seq: u64 = 0;
     loop {
-        ticker.tick().await;
+        last_poll.set(ticker.tick().await);
         let (fingerprint, frame, session_gone) = match service.poll(&plan).await {
             Ok(payload) => {
                 let text = payload.to_string();

@@ -27,6 +27,9 @@ const MAX_SEQUENCE_ATTEMPTS: usize = 16;
 /// bound, and the rest wait for the next `svc_consume`.
 pub(crate) const DRAIN_MAX_GESTURES: u64 = 1_000;
 
+/// Measurements of one drain that may each find their gestures taken by concurrent drains.
+const DRAIN_ATTEMPTS: usize = 4;
+
 pub struct SeaOrmEventRepository {
     db: DatabaseConnection,
     writer: Option<Writer>,
@@ -222,32 +225,40 @@ async fn append_stream_row<C: ConnectionTrait>(c: &C, envelope: StreamEnvelope) 
 
 /// Marks the oldest undrained gestures drained and answers them, as many as fit in `max_bytes`
 /// of stored action data and context (the oldest always): the sizes first, then one UPDATE ...
-/// RETURNING of those, so two concurrent drains never return the same gesture.
+/// RETURNING of those, so two concurrent drains never return the same gesture. A drain that
+/// measured the same gestures as a concurrent one and found them taken measures again, so the
+/// gestures after them are not left waiting for the next call.
 async fn drain_rows<C: ConnectionTrait>(
     c: &C,
     session_id: String,
     at: DateTime<Utc>,
     max_bytes: usize,
 ) -> Result<Vec<action_event::Model>, DbErr> {
-    let sizes: Vec<(i64, i64)> = undrained(&session_id)
-        .select_only()
-        .column(action_event::Column::Sequence)
-        .column_as(gesture_bytes(c.get_database_backend()), "bytes")
-        .order_by_asc(action_event::Column::Sequence)
-        .limit(DRAIN_MAX_GESTURES)
-        .into_tuple()
-        .all(c)
-        .await?;
-    let Some(last) = last_that_fits(sizes, max_bytes) else {
-        return Ok(Vec::new());
-    };
-    action_event::Entity::update_many()
-        .col_expr(action_event::Column::DrainedAt, Expr::value(at))
-        .filter(action_event::Column::SessionId.eq(session_id))
-        .filter(action_event::Column::DrainedAt.is_null())
-        .filter(action_event::Column::Sequence.lte(last))
-        .exec_with_returning(c)
-        .await
+    for _ in 0..DRAIN_ATTEMPTS {
+        let sizes: Vec<(i64, i64)> = undrained(&session_id)
+            .select_only()
+            .column(action_event::Column::Sequence)
+            .column_as(gesture_bytes(c.get_database_backend()), "bytes")
+            .order_by_asc(action_event::Column::Sequence)
+            .limit(DRAIN_MAX_GESTURES)
+            .into_tuple()
+            .all(c)
+            .await?;
+        let Some(last) = last_that_fits(sizes, max_bytes) else {
+            return Ok(Vec::new());
+        };
+        let taken = action_event::Entity::update_many()
+            .col_expr(action_event::Column::DrainedAt, Expr::value(at))
+            .filter(action_event::Column::SessionId.eq(session_id.as_str()))
+            .filter(action_event::Column::DrainedAt.is_null())
+            .filter(action_event::Column::Sequence.lte(last))
+            .exec_with_returning(c)
+            .await?;
+        if !taken.is_empty() {
+            return Ok(taken);
+        }
+    }
+    Ok(Vec::new())
 }
 
 /// The session's undrained gestures.

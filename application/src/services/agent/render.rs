@@ -168,6 +168,7 @@ impl RenderService {
             None => self.settings.default_session_ttl_seconds,
         };
         let plan = self.plan(caller, &handshake, cmd.override_.as_ref()).await?;
+        super::update::props_within_budget(&cmd.props)?;
         let violations = self.schemas.check_props(&plan.contract, &cmd.props).await?;
         if !violations.is_empty() {
             return Err(AgentError::ContractViolation {

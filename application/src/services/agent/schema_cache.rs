@@ -6,11 +6,11 @@ use svc_domain::contract::{
     CompiledSchema, Contract, SchemaCompileError, SchemaViolation, compile_schema, props_validator_key, validator_key,
 };
 
-/// Compiled JSON Schema validators, compiled once per distinct schema and shared.
 /// What an entry costs beside its schema (its key, the validator's fixed parts), so that many
 /// tiny schemas are bounded too.
 const ENTRY_OVERHEAD_BYTES: usize = 512;
 
+/// Compiled JSON Schema validators, compiled once per distinct schema and shared.
 #[derive(Clone)]
 pub struct SchemaCache {
     validators: moka::sync::Cache<String, Arc<CompiledSchema>>,

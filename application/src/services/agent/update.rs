@@ -61,10 +61,10 @@ impl PropsService {
                     merged
                 }
             };
-            check_props_bytes(&props).map_err(|over| AgentError::OverBudget {
-                field: "props".into(),
-                over,
-            })?;
+            // Props equal to the head's are a no-op whatever their size (stored before the budget).
+            if props != session.head.props {
+                props_within_budget(&props)?;
+            }
             let violations = self.schemas.check_props(contract, &props).await?;
             if !violations.is_empty() {
                 return Err(AgentError::ContractViolation {
@@ -110,6 +110,14 @@ impl PropsService {
             "session {session_id} kept changing under concurrent writers"
         )))
     }
+}
+
+/// Props a render or an update would store, within the `props_bytes` budget.
+pub(super) fn props_within_budget(props: &Value) -> Result<(), AgentError> {
+    check_props_bytes(props).map_err(|over| AgentError::OverBudget {
+        field: "props".into(),
+        over,
+    })
 }
 
 fn session_error(e: SessionError) -> AgentError {

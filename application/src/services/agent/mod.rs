@@ -8,6 +8,8 @@ mod blueprint_cache;
 mod catalogs;
 mod component_code;
 mod consume;
+#[cfg(all(test, feature = "testing"))]
+mod consume_tests;
 mod emit;
 mod error;
 mod facade;

@@ -1,0 +1,115 @@
+//! `svc_consume` over the in-memory store: one consumer per gesture, answers bounded by bytes,
+//! and its refusals.
+
+use serde_json::json;
+use std::time::Duration;
+use svc_domain::session::SessionStatus;
+
+use super::render_tests::{render_once, titled};
+use super::*;
+use crate::ports::agent::SessionRepository;
+use crate::testing::AgentFakes;
+
+#[tokio::test]
+async fn a_gesture_is_drained_by_exactly_one_of_two_concurrent_consumers() {
+    let fakes = AgentFakes::default();
+    let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
+    let contract = json!({ "actionSpec": { "approve": { "schema": { "type": "object" } } } });
+    let session_id = render_once(&service, &caller, "approval", contract).await.session_id;
+
+    let waiting = {
+        let (service, caller, id) = (service.clone(), caller.clone(), session_id.clone());
+        tokio::spawn(async move { service.consume(&caller, &id, 5).await })
+    };
+    let other = {
+        let (service, caller, id) = (service.clone(), caller.clone(), session_id.clone());
+        tokio::spawn(async move { service.consume(&caller, &id, 1).await })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let action = IncomingAction {
+        intent: "approve".into(),
+        data: json!({}),
+        ui_context: None,
+        client_seq: Some(1),
+    };
+    let (_, fresh) = service
+        .record_action(&caller, &session_id, action.clone())
+        .await
+        .unwrap();
+    assert!(fresh);
+    let (_, again) = service.record_action(&caller, &session_id, action).await.unwrap();
+    assert!(!again, "a repeated clientSeq is the stored gesture");
+
+    let drained: usize = [waiting.await.unwrap().unwrap(), other.await.unwrap().unwrap()]
+        .iter()
+        .map(|reply| reply.events.len())
+        .sum();
+    assert_eq!(drained, 1);
+    assert_eq!(fakes.store.undrained(&session_id), 0);
+    let later = service.consume(&caller, &session_id, 0).await.unwrap();
+    assert!(later.events.is_empty(), "a drained gesture is never delivered twice");
+    assert_eq!(later.status, SessionStatus::Active);
+}
+
+#[tokio::test]
+async fn a_consume_answers_the_oldest_gestures_that_fit_and_the_next_one_the_rest() {
+    let fakes = AgentFakes::default();
+    let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
+    let contract = json!({ "actionSpec": { "approve": { "schema": { "type": "string" } } } });
+    let session_id = render_once(&service, &caller, "approval", contract).await.session_id;
+    // Three gestures, two of which pass the bound of one answer together.
+    let big = "b".repeat(crate::services::agent::live::REPLAY_MAX_PAYLOAD_BYTES / 2 + 1);
+    for (n, data) in [json!(big), json!(big), json!("small")].into_iter().enumerate() {
+        let action = IncomingAction {
+            intent: "approve".into(),
+            data,
+            ui_context: None,
+            client_seq: Some(n as i64 + 1),
+        };
+        service.record_action(&caller, &session_id, action).await.unwrap();
+    }
+    let sizes = |reply: &ConsumeReply| {
+        reply
+            .events
+            .iter()
+            .map(|e| e.action_data.to_string().len())
+            .collect::<Vec<_>>()
+    };
+    let first = service.consume(&caller, &session_id, 0).await.unwrap();
+    assert_eq!(sizes(&first), [big.len() + 2]);
+    let second = service.consume(&caller, &session_id, 0).await.unwrap();
+    assert_eq!(sizes(&second), [big.len() + 2, "\"small\"".len()]);
+    assert!(
+        service
+            .consume(&caller, &session_id, 0)
+            .await
+            .unwrap()
+            .events
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn consume_refuses_a_long_timeout_and_a_foreign_session() {
+    let fakes = AgentFakes::default();
+    let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
+    let session_id = render_once(&service, &caller, "order card", titled()).await.session_id;
+    match service
+        .consume(&caller, &session_id, MAX_CONSUME_TIMEOUT_SECONDS + 1)
+        .await
+    {
+        Err(AgentError::InvalidParams { field, rule }) => {
+            assert_eq!(
+                (field.as_str(), rule.as_str()),
+                ("timeout", "must be an integer from 0 to 25")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        service.consume(&AgentFakes::caller("app-2"), &session_id, 0).await,
+        Err(AgentError::SessionNotFound)
+    ));
+    let stored = SessionRepository::get(fakes.store.as_ref(), &session_id).await.unwrap();
+    assert!(stored.is_some());
+}

@@ -9,9 +9,11 @@
 import { ACTION_REFUSALS_WITHOUT_SEQ, judgeRefusal, refusalBeforeSending } from './action-retry';
 import { reconnectDelay } from './backoff';
 import { LONG_POLL_WAIT_SECONDS, LongPoll, type PollResult } from './long-poll';
+import { probeDelay, probeSocket } from './socket-probe';
 import {
   PROTOCOL_VERSION,
   isObject,
+  streamsLost,
   type AckPayload,
   type ActionEnvelope,
   type ErrorPayload,
@@ -37,11 +39,6 @@ const CONNECT_TIMEOUT_MS = 15_000;
 const SILENCE_LIMIT_MS = 50_000;
 /** Close codes after which the server asked us to slow down (1008 policy, 1013 try later). */
 const SLOW_DOWN_CODES = new Set([1008, 1013]);
-/** First WebSocket probe after polling took over; each failed probe doubles it, up to the cap. */
-const PROBE_FIRST_MS = 5_000;
-const PROBE_CAP_MS = 300_000;
-/** A probe socket must answer its `ping` within this. */
-const PROBE_TIMEOUT_MS = 5_000;
 /** Errors that end the session for this card: no reconnect can fix them. */
 const TERMINAL_ERRORS = new Set(['UNSUPPORTED_VERSION', 'SESSION_EXPIRED']);
 
@@ -327,7 +324,7 @@ export class LiveSocket {
       this.failedSockets = 0;
       this.tokenRefreshed = false;
       if (ack.sessionToken) this.sessionToken = ack.sessionToken;
-      if (ack.replay?.gap) this.rebuildStreams();
+      if (ack.replay?.gap && streamsLost(ack.replay.lost)) this.rebuildStreams();
       if (!this.poll) {
         this.startHeartbeat();
         // A socket that stays up a heartbeat proves the path and resets both backoffs; one that
@@ -354,7 +351,7 @@ export class LiveSocket {
       return;
     }
     if (frame.type === 'system' && isObject(frame.payload) && frame.payload.event === 'replay_gap') {
-      this.rebuildStreams();
+      if (streamsLost(frame.payload.lost)) this.rebuildStreams();
       return;
     }
     if (frame.type !== 'error') return;
@@ -410,7 +407,7 @@ export class LiveSocket {
         this.eventCursor = system.sequence;
       }
     } else if (system.event === 'replay_gap') {
-      this.rebuildStreams();
+      if (streamsLost(system.lost)) this.rebuildStreams();
     } else if (system.event === 'lagged') {
       // The server dropped live frames for this socket: resubscribe from our cursor to refill.
       this.detach(1000);
@@ -554,7 +551,7 @@ export class LiveSocket {
   private scheduleProbe(): void {
     if (this.stopped || !this.options.url) return;
     window.clearTimeout(this.probeTimer);
-    const delay = Math.min(PROBE_CAP_MS, PROBE_FIRST_MS * 2 ** Math.min(this.probeFailures, 10));
+    const delay = probeDelay(this.probeFailures);
     this.probeTimer = window.setTimeout(() => {
       this.probeTimer = undefined;
       void this.probe();
@@ -562,44 +559,12 @@ export class LiveSocket {
   }
 
   /**
-   * Opens a WebSocket and pings it (the server answers `ping` before any subscribe): a `pong`
-   * proves the whole path works, which an `open` alone does not behind some proxies. Then
-   * polling stops and the card subscribes on a socket again; otherwise the next probe waits
-   * longer.
+   * Probes the WebSocket (socket-probe.ts): once it answers, polling stops and the card
+   * subscribes on a socket again; otherwise the next probe waits longer.
    */
   private async probe(): Promise<void> {
     if (this.stopped || !this.poll || !this.options.url) return;
-    const answered = await new Promise<boolean>((resolve) => {
-      let ws: WebSocket;
-      try {
-        ws = new WebSocket(this.options.url!);
-      } catch {
-        resolve(false);
-        return;
-      }
-      const done = (ok: boolean): void => {
-        window.clearTimeout(timer);
-        ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
-        try {
-          ws.close(1000);
-        } catch {
-          // Already closing.
-        }
-        resolve(ok);
-      };
-      const timer = window.setTimeout(() => done(false), PROBE_TIMEOUT_MS);
-      ws.onopen = () => ws.send(JSON.stringify({ type: 'ping' }));
-      ws.onmessage = (event) => {
-        try {
-          const frame: unknown = JSON.parse(String(event.data));
-          done(isObject(frame) && frame.type === 'pong');
-        } catch {
-          done(false);
-        }
-      };
-      ws.onerror = () => done(false);
-      ws.onclose = () => done(false);
-    });
+    const answered = await probeSocket(this.options.url);
     if (this.stopped || !this.poll) return;
     if (!answered) {
       this.probeFailures += 1;

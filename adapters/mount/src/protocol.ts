@@ -44,7 +44,7 @@ export interface AckPayload {
   error?: { code?: string; message?: string } | null;
   lastSequence?: number;
   lastStreamSeq?: number;
-  replay?: { fromSeq?: number; sinceSequence?: number; gap?: boolean };
+  replay?: { fromSeq?: number; sinceSequence?: number; gap?: boolean; lost?: unknown };
 }
 
 /** The parts of a data contract the runtime reads. */
@@ -108,6 +108,15 @@ export interface SystemPayload {
   duplicate?: boolean;
   actionId?: string;
   [key: string]: unknown;
+}
+
+/**
+ * Whether a replay gap (the ack's `replay`, or a `system replay_gap`) lost stream envelopes, so
+ * the card must rebuild its streams. `lost` names what each replay left out; a server that does
+ * not say is taken to have lost them.
+ */
+export function streamsLost(lost: unknown): boolean {
+  return !Array.isArray(lost) || lost.includes('streams');
 }
 
 export function isObject(value: unknown): value is JsonObject {

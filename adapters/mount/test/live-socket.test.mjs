@@ -291,3 +291,30 @@ test('over polling, an error frame answering a POST is that action\'s refusal', 
   assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[seq, 'BAD_FRAME']]);
   socket.stop();
 });
+
+/** How often the card rebuilt its streams after the ack (`ack`) and a `system` frame. */
+function rebuildsAfter(ack, system) {
+  let rebuilds = 0;
+  const { socket } = liveSocket({ onReplayGap: () => (rebuilds += 1) });
+  socket.start();
+  const ws = lastSocket();
+  ws.open();
+  ws.ack(ack);
+  const afterAck = rebuilds;
+  ws.receive('system', system);
+  socket.stop();
+  return [afterAck, rebuilds];
+}
+
+test('a replay gap that lost only actions leaves the streams as they are', () => {
+  const lost = ['actions'];
+  assert.deepEqual(rebuildsAfter({ replay: { gap: true, lost } }, { event: 'replay_gap', lost }), [0, 0]);
+});
+
+test('a replay gap that lost stream envelopes rebuilds the streams, from the ack and from the live tail', () => {
+  assert.deepEqual(rebuildsAfter({ replay: { gap: true, lost: ['actions', 'streams'] } }, { event: 'replay_gap', lost: ['streams'] }), [1, 2]);
+});
+
+test('a replay gap that does not say what it lost is taken to have lost streams', () => {
+  assert.deepEqual(rebuildsAfter({ replay: { gap: true } }, { event: 'replay_gap' }), [1, 2]);
+});

@@ -191,14 +191,22 @@ pub struct StreamEnvelope {
     pub timestamp: DateTime<Utc>,
 }
 
+/// How much one drain takes: at most `gestures` of the oldest undrained gestures, and of those
+/// only as many as fit in `bytes` of stored action data and context together (the oldest always,
+/// since it was admitted when it was stored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DrainBound {
+    pub gestures: u64,
+    pub bytes: usize,
+}
+
 #[async_trait::async_trait]
 pub trait EventRepository: Send + Sync {
     /// Stores a gesture durably; a repeated `client_seq` returns the stored one instead.
     async fn append_action(&self, event: &NewActionEvent) -> Result<(ActionEventRecord, bool)>;
     /// Returns the session's oldest undrained gestures and marks them drained `at`, atomically:
-    /// as many as fit in `max_bytes` of stored action data and context together (the oldest
-    /// always), the rest left for the next drain.
-    async fn drain(&self, session_id: &str, at: DateTime<Utc>, max_bytes: usize) -> Result<Vec<ActionEventRecord>>;
+    /// as many as `bound` allows (the oldest always), the rest left for the next drain.
+    async fn drain(&self, session_id: &str, at: DateTime<Utc>, bound: DrainBound) -> Result<Vec<ActionEventRecord>>;
     /// Stores a delivery with the session's next stream sequence number.
     async fn append_stream(
         &self,

@@ -15,7 +15,7 @@ use super::agent_pipeline::{LocalBus, ScriptedGenerator, StubCompiler};
 use super::{ManualClock, SequentialIds, lock};
 use crate::ports::RepositoryError;
 use crate::ports::agent::{
-    ActionEventRecord, AppRecord, AppRepository, BlueprintRecord, BlueprintRepository, EventRepository,
+    ActionEventRecord, AppRecord, AppRepository, BlueprintRecord, BlueprintRepository, DrainBound, EventRepository,
     HandshakeRecord, HandshakeRepository, NewActionEvent, NewAppId, SessionQuery, SessionRecord, SessionRepository,
     StreamEnvelope,
 };
@@ -339,7 +339,7 @@ impl EventRepository for InMemoryAgentStore {
         Ok((stored, true))
     }
 
-    async fn drain(&self, session_id: &str, _at: DateTime<Utc>, max_bytes: usize) -> Result<Vec<ActionEventRecord>> {
+    async fn drain(&self, session_id: &str, _at: DateTime<Utc>, bound: DrainBound) -> Result<Vec<ActionEventRecord>> {
         let mut state = lock(&self.0);
         let mut taken = Vec::new();
         let mut bytes = 0;
@@ -348,7 +348,8 @@ impl EventRepository for InMemoryAgentStore {
                 continue;
             }
             bytes += gesture_bytes(action);
-            if bytes > max_bytes && !taken.is_empty() {
+            let full = taken.len() as u64 >= bound.gestures || bytes > bound.bytes;
+            if full && !taken.is_empty() {
                 break;
             }
             *drained = true;

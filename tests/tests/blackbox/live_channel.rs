@@ -539,7 +539,14 @@ async fn a_cursor_older_than_the_replay_buffer_is_reported_as_a_gap() {
     }
     let (mut ws, ack) = subscribed(&app, &slice, json!({ "fromSeq": 0 })).await;
     assert_eq!(ack["replay"]["gap"], true);
-    assert_eq!(ws.expect("system").await["event"], "replay_gap");
+    assert_eq!(ack["replay"]["lost"], json!(["streams"]), "{}", ack["replay"]);
+    let system = ws.expect("system").await;
+    assert_eq!(system["event"], "replay_gap");
+    assert_eq!(
+        system["lost"],
+        json!(["streams"]),
+        "the card rebuilds its streams: {system}"
+    );
     let last = ack["lastStreamSeq"].as_i64().unwrap();
     assert_eq!(
         ws.expect("data").await["seq"].as_i64().unwrap(),
@@ -589,7 +596,8 @@ async fn an_action_cursor_older_than_the_buffer_replays_the_newest_actions() {
     .await
     .unwrap();
     let (session, slice) = card(&app).await;
-    let (mut first, _) = subscribed(&app, &slice, json!({})).await;
+    let (mut first, first_ack) = subscribed(&app, &slice, json!({})).await;
+    let streams_seen = first_ack["lastStreamSeq"].as_i64().unwrap();
     for n in 1..=4 {
         first
             .send(
@@ -599,14 +607,31 @@ async fn an_action_cursor_older_than_the_buffer_replays_the_newest_actions() {
             .await;
         first.expect("system").await;
     }
-    let (mut ws, ack) = subscribed(&app, &slice, json!({ "sinceSequence": 0 })).await;
+    // Every stream envelope is within reach of its cursor: only actions were lost, and a card
+    // keeps its streams (docs/live-channel.md, `lost`).
+    let cursors = json!({ "sinceSequence": 0, "fromSeq": streams_seen });
+    let (mut ws, ack) = subscribed(&app, &slice, cursors).await;
     assert_eq!(ack["replay"]["gap"], true);
-    assert_eq!(ws.expect("system").await["event"], "replay_gap");
+    assert_eq!(ack["replay"]["lost"], json!(["actions"]), "{}", ack["replay"]);
+    let system = ws.expect("system").await;
+    assert_eq!(system["event"], "replay_gap");
+    assert_eq!(system["lost"], json!(["actions"]), "{system}");
     let replayed: Vec<i64> = [ws.expect("render_event").await, ws.expect("render_event").await]
         .iter()
         .map(|e| e["sequence"].as_i64().unwrap())
         .collect();
     assert_eq!(replayed, [3, 4], "the newest actions, never losing the latest");
+
+    // The polling fallback says the same.
+    let polled = poll(&app, &slice, &format!("wait=0&sinceSequence=0&fromSeq={streams_seen}")).await;
+    let frames = polled["frames"].as_array().unwrap();
+    assert_eq!(frames[0]["payload"]["replay"]["lost"], json!(["actions"]), "{polled}");
+    let gap = frames
+        .iter()
+        .find(|f| f["type"] == "system")
+        .expect("a replay_gap frame");
+    assert_eq!(gap["payload"]["event"], "replay_gap");
+    assert_eq!(gap["payload"]["lost"], json!(["actions"]), "{gap}");
 }
 
 fn polling_url(slice: &Value, query: &str) -> String {

@@ -242,13 +242,13 @@ async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, published: Publi
             {
                 Ok(replay) => {
                     if replay.gap {
-                        out.push(frames::frame("system", frames::replay_gap()));
+                        out.push(frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
                     }
                     out.extend(replay.items.iter().map(frames::data));
                 }
                 // The store could not fill it: say so, and pass on what was heard.
                 Err(_) => {
-                    out.push(frames::frame("system", frames::replay_gap()));
+                    out.push(frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
                     out.push(frames::data(envelope));
                 }
             }
@@ -296,7 +296,7 @@ async fn handle(
                     .replay_streams(&subscribed.session_id, subscribed.stream_cursor)
                     .await?;
                 if catch_up.gap {
-                    frames.push(frames::frame("system", frames::replay_gap()));
+                    frames.push(frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
                 }
                 for envelope in &catch_up.items {
                     frames.push(frames::data(envelope));

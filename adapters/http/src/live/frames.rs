@@ -13,9 +13,42 @@ pub fn error(code: &str, message: &str) -> String {
     frame("error", json!({ "code": code, "message": message }))
 }
 
-/// The `system` payload that precedes a replay whose cursor is older than the replay buffer.
-pub fn replay_gap() -> Value {
-    json!({ "event": "replay_gap", "message": "frames before the ones that follow were not replayed; refetch state" })
+/// What a replay could not carry from its cursor on: the card rebuilds only what was lost (its
+/// stream data after a stream gap; nothing of its streams after an action gap).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplayGaps {
+    pub actions: bool,
+    pub streams: bool,
+}
+
+impl ReplayGaps {
+    /// A gap in the live tail's stream envelopes.
+    pub const STREAMS: Self = Self {
+        actions: false,
+        streams: true,
+    };
+
+    pub fn any(self) -> bool {
+        self.actions || self.streams
+    }
+
+    /// `lost` on the wire: the replays that left something out, `"actions"` before `"streams"`.
+    pub fn lost(self) -> Value {
+        let lost: Vec<&str> = [(self.actions, "actions"), (self.streams, "streams")]
+            .into_iter()
+            .filter_map(|(gap, name)| gap.then_some(name))
+            .collect();
+        json!(lost)
+    }
+}
+
+/// The `system` payload that precedes a replay whose cursor is older than what it carries.
+pub fn replay_gap(gaps: ReplayGaps) -> Value {
+    json!({
+        "event": "replay_gap",
+        "lost": gaps.lost(),
+        "message": "frames before the ones that follow were not replayed; refetch state",
+    })
 }
 
 /// The `system` payload of a socket that fell behind its topic's channel by `skipped` events.

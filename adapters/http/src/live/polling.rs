@@ -25,7 +25,7 @@ use svc_application::services::agent::{AgentError, Caller, PollHolder};
 
 use super::connection::action;
 use super::flood_gate::Verdict;
-use super::frames;
+use super::frames::{self, ReplayGaps};
 use super::subscribe::ack_payload;
 use crate::TokenKind;
 use crate::route_states::LiveRoutes;
@@ -116,15 +116,15 @@ async fn pending(
     let session = &snapshot.session;
     let mut replayed = vec![];
     let mut last_stream_seq = snapshot.last_stream_seq;
-    let mut gap = false;
+    let mut gaps = ReplayGaps::default();
     if let Some(after) = q.since_sequence {
         let replay = state.agent.replay_actions(session_id, after).await?;
-        gap |= replay.gap;
+        gaps.actions = replay.gap;
         replayed.extend(replay.items.iter().map(|e| parse(&frames::render_event(e))));
     }
     if let Some(after) = q.from_seq {
         let replay = state.agent.replay_streams(session_id, after).await?;
-        gap |= replay.gap;
+        gaps.streams = replay.gap;
         if let Some(last) = replay.items.last() {
             last_stream_seq = last.seq;
         }
@@ -134,7 +134,7 @@ async fn pending(
     match q.revision {
         None => {
             let key_id = caller.key_id.as_deref();
-            let ack = ack_payload(state, &snapshot, q.from_seq, q.since_sequence, gap, ws_token, key_id);
+            let ack = ack_payload(state, &snapshot, q.from_seq, q.since_sequence, gaps, ws_token, key_id);
             out.push(json!({ "type": "ack", "payload": ack }));
         }
         Some(revision) if revision != session.revision => {
@@ -142,8 +142,8 @@ async fn pending(
         }
         Some(_) => {}
     }
-    if gap {
-        out.push(json!({ "type": "system", "payload": frames::replay_gap() }));
+    if gaps.any() {
+        out.push(json!({ "type": "system", "payload": frames::replay_gap(gaps) }));
     }
     out.extend(replayed);
     let cursors = json!({ "revision": session.revision, "lastStreamSeq": last_stream_seq, "lastSequence": session.event_sequence });

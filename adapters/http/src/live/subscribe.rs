@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use svc_application::services::agent::{AgentError, Caller, LiveSnapshot};
 use svc_protocol::SERVICE_PROTOCOL_VERSION;
 
-use super::frames;
+use super::frames::{self, ReplayGaps};
 use crate::TokenKind;
 use crate::route_states::LiveRoutes;
 
@@ -193,20 +193,23 @@ pub async fn subscribe(
         Some(after) => Some(state.agent.replay_streams(&session.session_id, after).await?),
         None => None,
     };
-    let gap = actions.as_ref().is_some_and(|r| r.gap) || streams.as_ref().is_some_and(|r| r.gap);
+    let gaps = ReplayGaps {
+        actions: actions.as_ref().is_some_and(|r| r.gap),
+        streams: streams.as_ref().is_some_and(|r| r.gap),
+    };
     let mut ack = ack_payload(
         state,
         &snapshot,
         payload.from_seq,
         payload.since_sequence,
-        gap,
+        gaps,
         issue_session_token,
         caller.key_id.as_deref(),
     );
     ack["role"] = json!(role.as_str());
     frames_out.push(frames::frame("ack", ack));
-    if gap {
-        frames_out.push(frames::frame("system", frames::replay_gap()));
+    if gaps.any() {
+        frames_out.push(frames::frame("system", frames::replay_gap(gaps)));
     }
     // Session events replay before stream envelopes when both cursors are set.
     if let Some(replay) = actions {
@@ -237,7 +240,7 @@ pub fn ack_payload(
     snapshot: &LiveSnapshot,
     from_seq: Option<i64>,
     since_sequence: Option<i64>,
-    gap: bool,
+    gaps: ReplayGaps,
     issue_session_token: bool,
     key_id: Option<&str>,
 ) -> Value {
@@ -255,7 +258,7 @@ pub fn ack_payload(
         "gadgetBundles": state.agent.gadget_bundles(&session.contract),
         "lastSequence": session.event_sequence,
         "lastStreamSeq": snapshot.last_stream_seq,
-        "replay": { "fromSeq": from_seq, "sinceSequence": since_sequence, "gap": gap },
+        "replay": { "fromSeq": from_seq, "sinceSequence": since_sequence, "gap": gaps.any(), "lost": gaps.lost() },
     });
     if let Some(failure) = &session.failure {
         ack["failure"] = json!({ "code": failure.code, "message": failure.message });

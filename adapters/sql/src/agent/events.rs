@@ -6,7 +6,7 @@ use sea_orm::{
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
-use svc_application::ports::agent::{ActionEventRecord, EventRepository, NewActionEvent, StreamEnvelope};
+use svc_application::ports::agent::{ActionEventRecord, DrainBound, EventRepository, NewActionEvent, StreamEnvelope};
 use svc_domain::action_event::action_id;
 
 use super::entities::{action_event, session, stream_envelope};
@@ -22,10 +22,6 @@ use crate::reads::KeyedRead;
 /// Stream `seq` counts per session, across channels, so one `fromSeq` cursor resumes them all
 /// (and each channel's numbers still only grow).
 const MAX_SEQUENCE_ATTEMPTS: usize = 16;
-
-/// The most gestures one drain measures: a drain takes the oldest undrained that fit its byte
-/// bound, and the rest wait for the next `svc_consume`.
-pub(crate) const DRAIN_MAX_GESTURES: u64 = 1_000;
 
 /// Measurements of one drain that may each find their gestures taken by concurrent drains.
 const DRAIN_ATTEMPTS: usize = 4;
@@ -223,8 +219,8 @@ async fn append_stream_row<C: ConnectionTrait>(c: &C, envelope: StreamEnvelope) 
     Ok(seq)
 }
 
-/// Marks the oldest undrained gestures drained and answers them, as many as fit in `max_bytes`
-/// of stored action data and context (the oldest always): the sizes first, then one UPDATE ...
+/// Marks the oldest undrained gestures drained and answers them, as many as `bound` allows (the
+/// oldest always): the sizes first, then one UPDATE ...
 /// RETURNING of those, so two concurrent drains never return the same gesture. A drain that
 /// measured the same gestures as a concurrent one and found them taken measures again, so the
 /// gestures after them are not left waiting for the next call.
@@ -232,7 +228,7 @@ async fn drain_rows<C: ConnectionTrait>(
     c: &C,
     session_id: String,
     at: DateTime<Utc>,
-    max_bytes: usize,
+    bound: DrainBound,
 ) -> Result<Vec<action_event::Model>, DbErr> {
     for _ in 0..DRAIN_ATTEMPTS {
         let sizes: Vec<(i64, i64)> = undrained(&session_id)
@@ -240,11 +236,11 @@ async fn drain_rows<C: ConnectionTrait>(
             .column(action_event::Column::Sequence)
             .column_as(gesture_bytes(c.get_database_backend()), "bytes")
             .order_by_asc(action_event::Column::Sequence)
-            .limit(DRAIN_MAX_GESTURES)
+            .limit(bound.gestures)
             .into_tuple()
             .all(c)
             .await?;
-        let Some(last) = last_that_fits(sizes, max_bytes) else {
+        let Some(last) = last_that_fits(sizes, bound.bytes) else {
             return Ok(Vec::new());
         };
         let taken = action_event::Entity::update_many()
@@ -385,7 +381,7 @@ impl EventRepository for SeaOrmEventRepository {
         &self,
         session_id: &str,
         at: DateTime<Utc>,
-        max_bytes: usize,
+        bound: DrainBound,
     ) -> Result<Vec<ActionEventRecord>, RepositoryError> {
         if !self.has_undrained(session_id).await.map_err(repository_error)? {
             return Ok(Vec::new());
@@ -394,11 +390,11 @@ impl EventRepository for SeaOrmEventRepository {
         let mut drained = match (&self.writer, self.db.get_database_backend()) {
             (Some(writer), _) => {
                 writer
-                    .write_one(move |txn| Box::pin(drain_rows(txn, id, at, max_bytes)))
+                    .write_one(move |txn| Box::pin(drain_rows(txn, id, at, bound)))
                     .await
             }
-            (None, DbBackend::MySql) => backend::mysql::drain_actions(&self.db, session_id, at, max_bytes).await,
-            (None, _) => drain_rows(&self.db, id, at, max_bytes).await,
+            (None, DbBackend::MySql) => backend::mysql::drain_actions(&self.db, session_id, at, bound).await,
+            (None, _) => drain_rows(&self.db, id, at, bound).await,
         }
         .map_err(repository_error)?;
         drained.sort_by_key(|m| m.sequence);

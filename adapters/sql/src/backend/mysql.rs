@@ -10,9 +10,10 @@ use sea_orm::sqlx::{self, Row};
 use sea_orm::{
     ColumnTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, RuntimeErr,
 };
+use svc_application::ports::agent::DrainBound;
 
 use crate::agent::entities::action_event;
-use crate::agent::events::{DRAIN_MAX_GESTURES, gesture_bytes, last_that_fits, undrained};
+use crate::agent::events::{gesture_bytes, last_that_fits, undrained};
 use crate::errors::begin_write;
 
 /// The named lock every replica takes while migrating (`GET_LOCK` is per server, so the
@@ -138,13 +139,13 @@ pub fn partial_unique_index(index: &str, table: &str, column: &str, expression: 
 }
 
 /// MySQL has no `UPDATE ... RETURNING`: the sizes of the undrained gestures are read `FOR
-/// UPDATE`, and those that fit in `max_bytes` (the oldest always) read and marked in the same
+/// UPDATE`, and those that fit in `bound` (the oldest always) read and marked in the same
 /// transaction, so a concurrent drain waits and then finds them drained.
 pub async fn drain_actions(
     db: &DatabaseConnection,
     session_id: &str,
     now: DateTime<Utc>,
-    max_bytes: usize,
+    bound: DrainBound,
 ) -> Result<Vec<action_event::Model>, DbErr> {
     let txn = begin_write(db).await?;
     let sizes: Vec<(i64, i64)> = undrained(session_id)
@@ -152,12 +153,12 @@ pub async fn drain_actions(
         .column(action_event::Column::Sequence)
         .column_as(gesture_bytes(DbBackend::MySql), "bytes")
         .order_by_asc(action_event::Column::Sequence)
-        .limit(DRAIN_MAX_GESTURES)
+        .limit(bound.gestures)
         .lock_exclusive()
         .into_tuple()
         .all(&txn)
         .await?;
-    let Some(last) = last_that_fits(sizes, max_bytes) else {
+    let Some(last) = last_that_fits(sizes, bound.bytes) else {
         txn.commit().await?;
         return Ok(Vec::new());
     };

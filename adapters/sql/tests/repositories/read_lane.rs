@@ -14,6 +14,7 @@ use serde_json::json;
 use svc_application::ports::agent::{EventRepository, SessionRepository};
 use svc_application::ports::blueprints::{BlueprintRecord, BlueprintRepository};
 use svc_application::ports::telemetry::DatabasePoolUsage;
+use svc_application::services::agent::DRAIN_BOUND;
 use svc_sql::agent::{SeaOrmBlueprintRepository, SeaOrmEventRepository, SeaOrmSessionRepository};
 use svc_sql::testing::{Backend, ScratchDatabase};
 use svc_sql::{PoolSize, ReadLane, SqlxPoolUsage};
@@ -309,7 +310,7 @@ async fn blueprints_deliveries_and_drains_shared_each_answer_their_own_key() {
                     // Sessions without a gesture: nothing to drain, asked every time.
                     3 => assert!(
                         events
-                            .drain(&format!("q-{i}"), Utc::now(), usize::MAX)
+                            .drain(&format!("q-{i}"), Utc::now(), DRAIN_BOUND)
                             .await
                             .unwrap()
                             .is_empty()
@@ -317,7 +318,7 @@ async fn blueprints_deliveries_and_drains_shared_each_answer_their_own_key() {
                     // The last twenty: each d-i drained once, its one gesture found.
                     _ => {
                         let drained = events
-                            .drain(&format!("d-{}", n - 280), Utc::now(), usize::MAX)
+                            .drain(&format!("d-{}", n - 280), Utc::now(), DRAIN_BOUND)
                             .await
                             .unwrap();
                         assert_eq!(drained.len(), 1, "d-{}", n - 280);

@@ -5,13 +5,14 @@
 use chrono::Utc;
 use sea_orm::DatabaseConnection;
 use serde_json::{Value, json};
-use svc_application::ports::agent::{EventRepository, NewActionEvent, SessionRepository};
+use svc_application::ports::agent::{DrainBound, EventRepository, NewActionEvent, SessionRepository};
 use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
 
 use crate::support;
 
 support::backend_tests!(
     a_drain_takes_the_oldest_gestures_that_fit_and_leaves_the_rest,
+    a_drain_takes_at_most_its_count_of_gestures,
     a_gesture_replay_takes_the_newest_that_fit
 );
 
@@ -27,6 +28,11 @@ fn gesture(session_id: &str, tag: &str, bytes: usize) -> NewActionEvent {
         ui_context: context,
         fired_at: Utc::now(),
     }
+}
+
+/// A drain of at most `bytes` (and any count this test reaches).
+fn bytes(bytes: usize) -> DrainBound {
+    DrainBound { gestures: 1_000, bytes }
 }
 
 fn tags(events: &[svc_application::ports::agent::ActionEventRecord]) -> Vec<Value> {
@@ -45,18 +51,30 @@ async fn with_gestures(db: &DatabaseConnection, tags: &[&str]) -> SeaOrmEventRep
 
 async fn a_drain_takes_the_oldest_gestures_that_fit_and_leaves_the_rest(db: DatabaseConnection) {
     let events = with_gestures(&db, &["a", "b", "c", "d"]).await;
-    let drained = events.drain("s1", Utc::now(), 2_500).await.unwrap();
+    let drained = events.drain("s1", Utc::now(), bytes(2_500)).await.unwrap();
     assert_eq!(
         tags(&drained),
         [json!("a"), json!("b")],
         "two of 1,000 bytes fit in 2,500"
     );
     // A bound below one gesture still takes the oldest: it was admitted when it was stored.
-    let drained = events.drain("s1", Utc::now(), 10).await.unwrap();
+    let drained = events.drain("s1", Utc::now(), bytes(10)).await.unwrap();
     assert_eq!(tags(&drained), [json!("c")]);
-    let drained = events.drain("s1", Utc::now(), 2_500).await.unwrap();
+    let drained = events.drain("s1", Utc::now(), bytes(2_500)).await.unwrap();
     assert_eq!(tags(&drained), [json!("d")]);
-    assert!(events.drain("s1", Utc::now(), 2_500).await.unwrap().is_empty());
+    assert!(events.drain("s1", Utc::now(), bytes(2_500)).await.unwrap().is_empty());
+}
+
+async fn a_drain_takes_at_most_its_count_of_gestures(db: DatabaseConnection) {
+    let events = with_gestures(&db, &["a", "b", "c"]).await;
+    let two = DrainBound {
+        gestures: 2,
+        bytes: usize::MAX,
+    };
+    let drained = events.drain("s1", Utc::now(), two).await.unwrap();
+    assert_eq!(tags(&drained), [json!("a"), json!("b")], "the oldest two");
+    let drained = events.drain("s1", Utc::now(), two).await.unwrap();
+    assert_eq!(tags(&drained), [json!("c")], "the rest on the next drain");
 }
 
 async fn a_gesture_replay_takes_the_newest_that_fit(db: DatabaseConnection) {

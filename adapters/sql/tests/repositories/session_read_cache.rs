@@ -6,6 +6,7 @@ use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseConnection};
 use serde_json::json;
 use svc_application::ports::agent::{EventRepository, SessionRepository};
+use svc_application::services::agent::DRAIN_BOUND;
 use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
 use svc_sql::{ReadCache, Writer};
 
@@ -71,7 +72,7 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
     );
 
     assert!(
-        events.drain("s1", Utc::now(), usize::MAX).await.unwrap().is_empty(),
+        events.drain("s1", Utc::now(), DRAIN_BOUND).await.unwrap().is_empty(),
         "nothing yet (now known quiet)"
     );
     events.append_action(&support::gesture("s1")).await.unwrap();
@@ -81,11 +82,11 @@ async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {
         "the gesture moved the sequence"
     );
     assert_eq!(
-        events.drain("s1", Utc::now(), usize::MAX).await.unwrap().len(),
+        events.drain("s1", Utc::now(), DRAIN_BOUND).await.unwrap().len(),
         1,
         "a quiet session that got a gesture drains it"
     );
-    assert!(events.drain("s1", Utc::now(), usize::MAX).await.unwrap().is_empty());
+    assert!(events.drain("s1", Utc::now(), DRAIN_BOUND).await.unwrap().is_empty());
 
     assert_eq!(events.last_stream_seq("s1").await.unwrap(), 0);
     let delivered = events

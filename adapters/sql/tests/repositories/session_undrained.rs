@@ -5,6 +5,7 @@ use chrono::Utc;
 use sea_orm::DatabaseConnection;
 use serde_json::json;
 use svc_application::ports::agent::{EventRepository, NewActionEvent, SessionRepository};
+use svc_application::services::agent::DRAIN_BOUND;
 use svc_sql::ReadLane;
 use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
 
@@ -50,7 +51,7 @@ async fn the_undrained_flag_follows_gestures_stored_and_drained(db: DatabaseConn
         "another session's gestures are not this one's"
     );
 
-    assert_eq!(events.drain("s1", Utc::now(), usize::MAX).await.unwrap().len(), 2);
+    assert_eq!(events.drain("s1", Utc::now(), DRAIN_BOUND).await.unwrap().len(), 2);
     assert_eq!(sessions.get_with_undrained("s1").await.unwrap().unwrap().1, Some(false));
     assert!(sessions.get_with_undrained("unknown").await.unwrap().is_none());
 }

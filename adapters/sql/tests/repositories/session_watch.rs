@@ -9,6 +9,7 @@ use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use serde_json::json;
 use svc_application::ports::agent::{EventRepository, SessionRepository};
+use svc_application::services::agent::DRAIN_BOUND;
 use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
 use svc_sql::testing::{Backend, ScratchDatabase};
 use svc_sql::{PoolSize, SessionWatch};
@@ -112,14 +113,14 @@ async fn a_replica_answers_from_memory_and_still_sees_every_write_of_another() {
     }
 
     // A gesture stored on A: B, which knew the session quiet, drains it.
-    assert!(b.events.drain("s1", Utc::now(), usize::MAX).await.unwrap().is_empty());
+    assert!(b.events.drain("s1", Utc::now(), DRAIN_BOUND).await.unwrap().is_empty());
     let (_, undrained) = b.sessions.get_with_undrained("s1").await.unwrap().unwrap();
     assert_eq!(undrained, Some(false), "known quiet");
     a.events.append_action(&support::gesture("s1")).await.unwrap();
     let (session, undrained) = b.sessions.get_with_undrained("s1").await.unwrap().unwrap();
     assert_eq!(session.event_sequence, 1);
     assert_ne!(undrained, Some(false), "the gesture is not hidden by the kept quiet");
-    assert_eq!(b.events.drain("s1", Utc::now(), usize::MAX).await.unwrap().len(), 1);
+    assert_eq!(b.events.drain("s1", Utc::now(), DRAIN_BOUND).await.unwrap().len(), 1);
 
     // Deliveries are not announced: B asks the database for the cursor every time.
     assert_eq!(b.events.last_stream_seq("s1").await.unwrap(), 0);

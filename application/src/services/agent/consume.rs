@@ -10,10 +10,17 @@ use tokio::time::Instant;
 use super::held_polls::{HeldPoll, HeldPolls, PollHolder};
 use super::live::REPLAY_MAX_PAYLOAD_BYTES;
 use super::{AgentError, Caller, SessionAccess};
-use crate::ports::agent::{ActionEventRecord, EventBus, EventRepository, LiveEvent, Published};
+use crate::ports::agent::{ActionEventRecord, DrainBound, EventBus, EventRepository, LiveEvent, Published};
 
 /// Longest `svc_consume` long-poll, in seconds.
 pub const MAX_CONSUME_TIMEOUT_SECONDS: u64 = 25;
+
+/// What one `svc_consume` answers at most: the oldest thousand undrained gestures, and of those
+/// the ones that fit in the replay bound's bytes; the rest wait for the agent's next call.
+pub const DRAIN_BOUND: DrainBound = DrainBound {
+    gestures: 1_000,
+    bytes: REPLAY_MAX_PAYLOAD_BYTES,
+};
 
 #[derive(Debug, Clone)]
 pub struct ConsumeReply {
@@ -102,7 +109,7 @@ impl ConsumeService {
         // The oldest that fit in the bound; the rest wait for the agent's next call.
         let events = self
             .events
-            .drain(session_id, self.access.clock.now(), REPLAY_MAX_PAYLOAD_BYTES)
+            .drain(session_id, self.access.clock.now(), DRAIN_BOUND)
             .await?;
         if !events.is_empty() {
             self.bus.publish(LiveEvent::DrainAck {

@@ -40,7 +40,7 @@ use std::sync::Arc;
 pub use app_render_limit::AppRenderLimit;
 pub use blueprint_cache::CachedBlueprints;
 pub use component_code::ComponentCode;
-pub use consume::{ConsumeReply, ConsumeService, Consumption, LongPoll, MAX_CONSUME_TIMEOUT_SECONDS};
+pub use consume::{ConsumeReply, ConsumeService, Consumption, DRAIN_BOUND, LongPoll, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use error::AgentError;
 pub use generation_limit::GenerationLimit;
 pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};

@@ -49,12 +49,12 @@ answers!(HealthAnswer { 200 => Json<Health> });
 answers!(WhoAmIAnswer { 200 => Json<WhoAmI>, 401 => Unauthorized });
 answers!(SchemaAnswer { 200 => Json<serde_json::Value> });
 answers!(AuthorKeyAnswer { 201 => Json<AuthorKeyBody>, 400 => BadRequest, 401 => Unauthorized, 408 => TimedOut, 409 => Conflict, 413 => TooLarge });
-answers!(AuthorKeyReadAnswer { 200 => Json<AuthorKeyBody>, 404 => NotFound });
+answers!(AuthorKeyReadAnswer { 200 => Json<AuthorKeyBody>, 401 => Unauthorized, 404 => NotFound });
 answers!(PublishAnswer { 201 => Json<PublishedBody>, 400 => BadRequest, 401 => Unauthorized, 403 => Forbidden, 408 => TimedOut, 409 => Conflict, 413 => TooLarge });
 answers!(ConformanceAnswer { 200 => Json<ConformanceBody>, 400 => BadRequest, 401 => Unauthorized, 408 => TimedOut, 413 => TooLarge });
 answers!(ListingAnswer { 200 => Json<VersionListing>, 400 => BadRequest, 401 => Unauthorized, 404 => NotFound });
 answers!(VersionAnswer { 200 => Json<VersionDetail>, 400 => BadRequest, 401 => Unauthorized, 404 => NotFound, 410 => Gone });
-answers!(BundleAnswer { 200 => Binary<Vec<u8>>, 404 => NotFound });
+answers!(BundleAnswer { 200 => Binary<Vec<u8>>, 401 => Unauthorized, 404 => NotFound });
 answers!(SearchAnswer { 200 => Json<SearchResults>, 400 => BadRequest, 401 => Unauthorized });
 answers!(YankAnswer { 200 => Json<YankBody>, 400 => BadRequest, 401 => Unauthorized, 403 => Forbidden, 404 => NotFound, 408 => TimedOut });
 answers!(OpenApiAnswer { 200 => PlainText<String> });
@@ -117,11 +117,19 @@ impl RegistryApi {
 
     /// One registered author key (public)
     #[oai(path = "/author-keys/:public_key_id", method = "get")]
-    async fn author_key(&self, public_key_id: Path<String>, state: State<'_>) -> Described<AuthorKeyReadAnswer> {
-        Described::new(match state.service.author_key(&public_key_id).await {
-            Ok(key) => json_response(StatusCode::OK, &author_key_body(key)),
-            Err(error) => error_response(&error),
-        })
+    async fn author_key(
+        &self,
+        req: &Request,
+        public_key_id: Path<String>,
+        state: State<'_>,
+    ) -> Described<AuthorKeyReadAnswer> {
+        let answer = async {
+            // Public, but a token that is sent must be valid (docs/registry.md, "Credentials").
+            optional_caller(req, &state).await?;
+            let key = state.service.author_key(&public_key_id).await?;
+            Ok(json_response(StatusCode::OK, &author_key_body(key)))
+        };
+        Described::new(answer.await.unwrap_or_else(|e: Refusal| e.into_response()))
     }
 
     /// Publish a version (credential)
@@ -249,16 +257,19 @@ impl RegistryApi {
 
     /// A bundle by the hex of its sha384 (immutable)
     #[oai(path = "/bundles/sha384/:hex", method = "get")]
-    async fn bundle(&self, hex: Path<String>, state: State<'_>) -> Described<BundleAnswer> {
-        Described::new(match state.service.bundle(&hex).await {
-            Ok((digest, bundle)) => Response::builder()
+    async fn bundle(&self, req: &Request, hex: Path<String>, state: State<'_>) -> Described<BundleAnswer> {
+        let answer = async {
+            // Public, but a token that is sent must be valid (docs/registry.md, "Credentials").
+            optional_caller(req, &state).await?;
+            let (digest, bundle) = state.service.bundle(&hex).await?;
+            Ok(Response::builder()
                 .content_type(bundle.kind.bundle_media_type())
                 .header("cache-control", "public, max-age=31536000, immutable")
                 .header("etag", format!("\"sha384-{}\"", digest.hex()))
                 .header("access-control-allow-origin", "*")
-                .body(bundle.bytes),
-            Err(error) => error_response(&error),
-        })
+                .body(bundle.bytes))
+        };
+        Described::new(answer.await.unwrap_or_else(|e: Refusal| e.into_response()))
     }
 
     /// Search packages; filters AND-compose

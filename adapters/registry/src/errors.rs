@@ -19,7 +19,9 @@ pub(crate) fn status_of(error: &RegistryError) -> StatusCode {
         | RegistryError::BundleMismatch(_)
         | RegistryError::UnknownKey(_)
         | RegistryError::BadSignature(_) => StatusCode::BAD_REQUEST,
-        RegistryError::VersionExists(_) | RegistryError::KeyExists => StatusCode::CONFLICT,
+        RegistryError::VersionExists(_) | RegistryError::SamePrecedenceExists { .. } | RegistryError::KeyExists => {
+            StatusCode::CONFLICT
+        }
         RegistryError::Yanked(_) => StatusCode::GONE,
         RegistryError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
@@ -115,6 +117,14 @@ mod tests {
             (RegistryError::UnknownKey("x".into()), 400, "unknown_key"),
             (RegistryError::BadSignature("x".into()), 400, "bad_signature"),
             (RegistryError::VersionExists("x".into()), 409, "version_exists"),
+            (
+                RegistryError::SamePrecedenceExists {
+                    publishing: "@acme/chart@1.2.3+fix".into(),
+                    existing: "@acme/chart@1.2.3".into(),
+                },
+                409,
+                "version_exists",
+            ),
             (RegistryError::KeyExists, 409, "key_exists"),
             (
                 RegistryError::Internal(anyhow::anyhow!("disk on fire")),

@@ -174,7 +174,9 @@ impl SigstoreVerification {
     }
 }
 
-/// Keyless Sigstore verification of a bundle over the payload bytes.
+/// Keyless Sigstore verification of a bundle over the signed payload
+/// (`ArtifactManifest::signed_payload`: sha384 of a gadget's bundle, a blueprint's canonical
+/// manifest), never over the bundle bytes themselves.
 pub trait SigstoreVerifier: Send + Sync {
     fn verify(&self, bundle: &Value, payload: &[u8]) -> SigstoreVerification;
 }

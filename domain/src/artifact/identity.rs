@@ -104,6 +104,15 @@ impl SemanticVersion {
             _ => self.0.cmp(&other.0),
         }
     }
+
+    /// The same version once build metadata is dropped (`1.2.3` and `1.2.3+fix`): SemVer 2.0.0
+    /// §10 gives them equal precedence, so the registry holds at most one of them.
+    pub fn equals_ignoring_build(&self, other: &Self) -> bool {
+        match (semver::Version::parse(&self.0), semver::Version::parse(&other.0)) {
+            (Ok(a), Ok(b)) => a.cmp_precedence(&b) == Ordering::Equal,
+            _ => self.0 == other.0,
+        }
+    }
 }
 
 /// Range operators and wildcards of npm and Cargo requirement syntax.
@@ -215,6 +224,24 @@ mod tests {
         assert_eq!(v("1.10.0").precedence(&v("1.9.0")), Ordering::Greater);
         assert_eq!(v("1.0.0-alpha").precedence(&v("1.0.0")), Ordering::Less);
         assert_eq!(v("1.0.0-alpha.10").precedence(&v("1.0.0-alpha.9")), Ordering::Greater);
+    }
+
+    #[test]
+    fn build_metadata_does_not_make_another_version() {
+        let v = |raw: &str| SemanticVersion::parse(raw).unwrap();
+        let rows = [
+            ("1.2.3", "1.2.3", true),
+            ("1.2.3", "1.2.3+fix", true),
+            ("1.2.3+a", "1.2.3+b.1", true),
+            ("1.2.3-rc.1+a", "1.2.3-rc.1", true),
+            ("1.2.3", "1.2.4", false),
+            ("1.2.3", "1.2.3-rc.1", false),
+            ("1.2.3-rc.1", "1.2.3-rc.2+a", false),
+        ];
+        for (a, b, same) in rows {
+            assert_eq!(v(a).equals_ignoring_build(&v(b)), same, "{a} vs {b}");
+            assert_eq!(v(b).equals_ignoring_build(&v(a)), same, "{b} vs {a}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Registry tokens stored by `svc login`: one per registry URL in `<config dir>/svc/credentials.json`
 //! (0600, its directory 0700), where the config dir is `$XDG_CONFIG_HOME` or `~/.config`.
 //!
-//! A command's token is the first of: `--token`, `SVC_REGISTRY_TOKEN`, the stored one.
+//! Which token a command sends, a stored one or an explicit one, is `token_choice`'s rule.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -95,24 +95,7 @@ impl CredentialStore {
 
 /// `https://Reg.example/` and `https://reg.example` are one registry.
 fn key(registry: &str) -> String {
-    match reqwest::Url::parse(registry.trim()) {
-        Ok(url) => url.as_str().trim_end_matches('/').to_owned(),
-        Err(_) => registry.trim().trim_end_matches('/').to_owned(),
-    }
-}
-
-/// The token a command uses: the flag, then the environment variable, then the stored one.
-pub fn resolve_token(
-    flag: Option<&str>,
-    env: Option<&str>,
-    store: &CredentialStore,
-    registry: &str,
-) -> Result<Option<String>, CredentialError> {
-    let present = |v: Option<&str>| v.map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
-    if let Some(token) = present(flag).or_else(|| present(env)) {
-        return Ok(Some(token));
-    }
-    Ok(store.get(registry)?.map(|s| s.token))
+    super::registry_url::normalized(registry)
 }
 
 #[cfg(test)]
@@ -152,26 +135,6 @@ mod tests {
                 & 0o777;
             assert_eq!(dir_mode, 0o700);
         }
-    }
-
-    #[test]
-    fn the_flag_wins_over_the_environment_which_wins_over_the_stored_token() {
-        let (_dir, store) = store();
-        store.put("https://reg.example", token("stored")).unwrap();
-        let r = "https://reg.example";
-        assert_eq!(
-            resolve_token(Some("flag"), Some("env"), &store, r).unwrap().as_deref(),
-            Some("flag")
-        );
-        assert_eq!(
-            resolve_token(None, Some("env"), &store, r).unwrap().as_deref(),
-            Some("env")
-        );
-        assert_eq!(
-            resolve_token(None, Some(""), &store, r).unwrap().as_deref(),
-            Some("stored")
-        );
-        assert_eq!(resolve_token(None, None, &store, "https://other").unwrap(), None);
     }
 
     #[test]

@@ -8,7 +8,10 @@ pub mod install;
 pub mod project;
 pub mod publish;
 pub mod registry_url;
+pub mod token_choice;
 pub mod verify;
 
 #[cfg(test)]
 mod install_tests;
+#[cfg(test)]
+mod payload_agreement_tests;

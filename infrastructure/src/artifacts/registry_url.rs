@@ -2,6 +2,10 @@
 //! that needs a credential) take the flag, then the environment variable, then `svc.json#registry`,
 //! else an error; install takes the flag, then `svc.json#registry`, then the environment variable,
 //! then the built-in hosted default.
+//!
+//! Whether the user named the resolved registry (the flag or the environment variable) or the
+//! project did (svc.json, or the default) decides whether an explicit token may go there
+//! (`token_choice`).
 
 /// The environment variable naming the registry.
 pub const REGISTRY_URL_ENV: &str = "SVC_REGISTRY_URL";
@@ -43,9 +47,71 @@ pub fn resolve(resolution: Resolution, c: &Candidates<'_>) -> Result<String, NoR
     }
 }
 
+/// Whether `url` is a registry the user named for this command (`--registry` or
+/// `SVC_REGISTRY_URL`), rather than one svc.json or the default chose. svc.json naming the same
+/// registry as the user does not take that away.
+pub fn named_by_user(url: &str, c: &Candidates<'_>) -> bool {
+    let url = normalized(url);
+    [c.flag, c.env]
+        .into_iter()
+        .flatten()
+        .filter(|named| !named.trim().is_empty())
+        .any(|named| normalized(named) == url)
+}
+
+/// One spelling per registry: `https://Reg.example/` and `https://reg.example` are one.
+pub fn normalized(registry: &str) -> String {
+    match reqwest::Url::parse(registry.trim()) {
+        Ok(url) => url.as_str().trim_end_matches('/').to_owned(),
+        Err(_) => registry.trim().trim_end_matches('/').to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_registry_is_named_by_the_user_only_through_the_flag_or_the_environment() {
+        let c = Candidates {
+            flag: None,
+            env: Some("https://Ours.example/"),
+            manifest: Some("https://theirs.example"),
+        };
+        let install = resolve(Resolution::Install, &c).unwrap();
+        assert_eq!(install, "https://theirs.example");
+        assert!(!named_by_user(&install, &c), "svc.json chose it");
+        assert!(named_by_user(&resolve(Resolution::Publish, &c).unwrap(), &c));
+        assert!(
+            named_by_user("https://ours.example", &c),
+            "spelled differently, one registry"
+        );
+
+        // svc.json and the user agree: the user named it too.
+        let agreed = Candidates {
+            flag: None,
+            env: Some("https://theirs.example/"),
+            manifest: Some("https://theirs.example"),
+        };
+        assert!(named_by_user(&resolve(Resolution::Install, &agreed).unwrap(), &agreed));
+        let flagged = Candidates {
+            flag: Some("https://theirs.example"),
+            ..Candidates::default()
+        };
+        assert!(named_by_user(
+            &resolve(Resolution::Install, &flagged).unwrap(),
+            &flagged
+        ));
+
+        // Nothing named: the hosted default is no one's choice but the program's.
+        let nothing = Candidates {
+            env: Some(" "),
+            ..Candidates::default()
+        };
+        let default = resolve(Resolution::Install, &nothing).unwrap();
+        assert_eq!(default, HOSTED_REGISTRY);
+        assert!(!named_by_user(&default, &nothing));
+    }
 
     fn all<'a>() -> Candidates<'a> {
         Candidates {

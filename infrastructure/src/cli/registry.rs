@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use crate::artifacts::credentials::{CredentialStore, REGISTRY_TOKEN_ENV, StoredToken, resolve_token};
+use crate::artifacts::credentials::{CredentialStore, REGISTRY_TOKEN_ENV, StoredToken};
 use crate::artifacts::project::Project;
-use crate::artifacts::registry_url::{Candidates, REGISTRY_URL_ENV, Resolution, resolve};
+use crate::artifacts::registry_url::{Candidates, REGISTRY_URL_ENV, Resolution, named_by_user, resolve};
+use crate::artifacts::token_choice::{ExplicitToken, resolve_token, withheld_reason};
 use crate::registry_client::RegistryClient;
 use crate::registry_client::wire::SearchQuery;
 
@@ -20,7 +21,8 @@ pub struct RegistryArgs {
     /// docs/registry.md gives per command).
     #[arg(long)]
     pub registry: Option<String>,
-    /// A bearer token (else SVC_REGISTRY_TOKEN, else the one `svc login` stored).
+    /// A bearer token (else SVC_REGISTRY_TOKEN, else the one `svc login` stored). Like
+    /// SVC_REGISTRY_TOKEN, sent only to a registry named by --registry or SVC_REGISTRY_URL.
     #[arg(long)]
     pub token: Option<String>,
     /// The project directory holding svc.json (default: the current directory).
@@ -28,8 +30,16 @@ pub struct RegistryArgs {
     pub project: PathBuf,
 }
 
+/// The registry a command talks to.
+pub struct ChosenRegistry {
+    pub url: String,
+    /// Named by `--registry` or SVC_REGISTRY_URL, not only by svc.json or the default: an
+    /// explicit token may go there.
+    pub named_by_user: bool,
+}
+
 impl RegistryArgs {
-    pub fn registry_url(&self, resolution: Resolution) -> Result<String, String> {
+    pub fn registry(&self, resolution: Resolution) -> Result<ChosenRegistry, String> {
         let env = env_var(REGISTRY_URL_ENV);
         // svc.json is read only when its answer can matter, so a broken one does not stop
         // `svc login --registry URL`.
@@ -46,7 +56,18 @@ impl RegistryArgs {
             env: env.as_deref(),
             manifest: manifest.as_deref(),
         };
-        resolve(resolution, &candidates).map_err(|e| e.to_string())
+        let url = resolve(resolution, &candidates).map_err(|e| e.to_string())?;
+        Ok(ChosenRegistry {
+            named_by_user: named_by_user(&url, &candidates),
+            url,
+        })
+    }
+
+    fn explicit_token<'a>(&'a self, env: Option<&'a str>) -> ExplicitToken<'a> {
+        ExplicitToken {
+            flag: self.token.as_deref(),
+            env,
+        }
     }
 }
 
@@ -56,16 +77,26 @@ fn env_var(name: &str) -> Option<String> {
 
 /// A client for the resolved registry; `needs_credential` refuses to go on without a token.
 pub fn connect(args: &RegistryArgs, resolution: Resolution, needs_credential: bool) -> Result<RegistryClient, String> {
-    let url = args.registry_url(resolution)?;
+    let ChosenRegistry { url, named_by_user } = args.registry(resolution)?;
     let store = CredentialStore::for_user().map_err(|e| e.to_string())?;
     let env = env_var(REGISTRY_TOKEN_ENV);
-    let token = resolve_token(args.token.as_deref(), env.as_deref(), &store, &url).map_err(|e| e.to_string())?;
-    if needs_credential && token.is_none() {
+    let chosen =
+        resolve_token(args.explicit_token(env.as_deref()), &store, &url, named_by_user).map_err(|e| e.to_string())?;
+    if let Some(source) = chosen.withheld
+        && chosen.token.is_none()
+    {
+        // Said out loud: a private read would otherwise fail with a 401 nobody can explain.
+        if needs_credential {
+            return Err(format!("no credential for {url}: {}", withheld_reason(source, &url)));
+        }
+        eprintln!("svc: warning: {}", withheld_reason(source, &url));
+    }
+    if needs_credential && chosen.token.is_none() {
         return Err(format!(
             "no credential for {url}: run `svc login --registry {url}`, or pass --token or set {REGISTRY_TOKEN_ENV}"
         ));
     }
-    RegistryClient::new(&url, token).map_err(|e| e.to_string())
+    RegistryClient::new(&url, chosen.token).map_err(|e| e.to_string())
 }
 
 /// Runs a registry call on a small runtime of its own.
@@ -85,9 +116,12 @@ pub struct LoginArgs {
 
 /// `svc login`: checks the token with GET /whoami and stores it for this registry.
 pub fn login(args: LoginArgs) -> Result<(), String> {
-    let url = args.registry.registry_url(Resolution::Publish)?;
-    let token = match args.registry.token.clone().or_else(|| env_var(REGISTRY_TOKEN_ENV)) {
-        Some(token) => token,
+    let ChosenRegistry { url, named_by_user } = args.registry.registry(Resolution::Publish)?;
+    let env = env_var(REGISTRY_TOKEN_ENV);
+    let token = match args.registry.explicit_token(env.as_deref()).first() {
+        Some((_, token)) if named_by_user => token,
+        // The same rule as every command: a registry svc.json chose gets no explicit token.
+        Some((source, _)) => return Err(withheld_reason(source, &url)),
         None => prompt_token(&url)?,
     };
     let client = RegistryClient::new(&url, Some(token.clone())).map_err(|e| e.to_string())?;

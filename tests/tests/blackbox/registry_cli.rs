@@ -677,3 +677,71 @@ async fn a_wrong_key_id_exits_1_and_an_unpinned_key_warns_unless_strict() {
     let svc_json: Value = serde_json::from_slice(&std::fs::read(project.join("svc.json")).unwrap()).unwrap();
     assert_eq!(svc_json["app"]["gadgets"][0]["package"], "@acme/unpinned");
 }
+
+/// `svc install @acme/chart@1.0.0` in `project` with SVC_REGISTRY_URL and SVC_REGISTRY_TOKEN set,
+/// as a user's shell has them.
+async fn install_with_token_in_env(project: &Path, config: &Path, registry_env: &str, extra: &[&str]) -> Output {
+    tokio::process::Command::new(BINARY)
+        .args(["install", "@acme/chart@1.0.0"])
+        .args(extra)
+        .current_dir(project)
+        .env("XDG_CONFIG_HOME", config)
+        .env("SVC_REGISTRY_URL", registry_env)
+        .env("SVC_REGISTRY_TOKEN", "svcreg_mine")
+        .output()
+        .await
+        .unwrap()
+}
+
+/// An explicit token (SVC_REGISTRY_TOKEN or --token) goes only to a registry the user named: the
+/// one a cloned project's svc.json names gets no Authorization header, and stderr says why; once
+/// the user names that registry too, it gets the token (docs/registry-cli.md, "Credentials").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_explicit_token_is_not_sent_to_a_registry_only_svc_json_names() {
+    let (ours, our_fake) = fake_registry().await;
+    let (theirs, their_fake) = fake_registry().await;
+    let key = ed25519::generate();
+    publish_in_fake(&their_fake, &theirs, &key, "gadget", "chart", GADGET_JS.as_bytes());
+    let project = project_using(&theirs, "svc-token-scope");
+    let config = temp_dir("svc-token-scope-config");
+    let authorizations = |fake: &Fake| {
+        let seen = fake.seen.lock().unwrap();
+        assert!(!seen.is_empty(), "the install talked to this registry");
+        seen.iter().map(|(_, auth, _)| auth.clone()).collect::<Vec<_>>()
+    };
+
+    // Install takes svc.json's registry before SVC_REGISTRY_URL: the token stays home.
+    let out = install_with_token_in_env(&project, &config, &ours, &[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(authorizations(&their_fake).iter().all(Option::is_none));
+    assert!(our_fake.seen.lock().unwrap().is_empty());
+    assert!(
+        stderr(&out).contains(&format!(
+            "svc: warning: SVC_REGISTRY_TOKEN is sent only to a registry named by --registry or SVC_REGISTRY_URL, not to {theirs}"
+        )),
+        "{}",
+        stderr(&out)
+    );
+
+    // A token on the command line is explicit too.
+    their_fake.seen.lock().unwrap().clear();
+    let out = install_with_token_in_env(&project, &config, &ours, &["--token", "svcreg_flag"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(authorizations(&their_fake).iter().all(Option::is_none));
+    assert!(
+        stderr(&out).contains("--token is sent only to a registry named by"),
+        "{}",
+        stderr(&out)
+    );
+
+    // The user names svc.json's registry as well: now it is theirs to receive.
+    their_fake.seen.lock().unwrap().clear();
+    let out = install_with_token_in_env(&project, &config, &theirs, &[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        authorizations(&their_fake)
+            .iter()
+            .all(|auth| auth.as_deref() == Some("Bearer svcreg_mine"))
+    );
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+}

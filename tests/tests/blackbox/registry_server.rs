@@ -238,6 +238,28 @@ async fn republishing_is_409_and_a_yanked_version_is_410_with_its_manifest(regis
         (status, refused["error"].as_str()),
         (StatusCode::CONFLICT, Some("version_exists"))
     );
+    // Build metadata does not make another version (SemVer 2.0.0 §10): `1.0.0+fix` is 1.0.0.
+    let republish_as = |version: &str| {
+        let manifest = gadget_manifest("@acme", "chart", version, &author, GADGET_JS);
+        signed_publish(&manifest, GADGET_JS, &author)
+    };
+    let (status, refused) = registry
+        .post("/publish", Some(&token), &republish_as("1.0.0+fix"))
+        .await;
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (StatusCode::CONFLICT, Some("version_exists")),
+        "{refused}"
+    );
+    assert!(
+        refused["message"].as_str().unwrap().starts_with(
+            "@acme/chart@1.0.0 already exists and @acme/chart@1.0.0+fix differs from it only in build metadata"
+        ),
+        "{refused}"
+    );
+    let (status, listing) = registry.get("/pkg/@acme/chart", Some(&token)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listing["versions"].as_array().map(Vec::len), Some(1), "{listing}");
 
     // Only an admin yanks over HTTP.
     let yank = json!({ "scope": "@acme", "name": "chart", "version": "1.0.0", "reason": "leaks" });
@@ -265,12 +287,15 @@ async fn republishing_is_409_and_a_yanked_version_is_410_with_its_manifest(regis
         "a package with only yanked versions is not listed"
     );
 
-    // Yanked, never deleted: the triple stays taken.
-    let (status, refused) = registry.post("/publish", Some(&token), &body).await;
-    assert_eq!(
-        (status, refused["error"].as_str()),
-        (StatusCode::CONFLICT, Some("version_exists"))
-    );
+    // Yanked, never deleted: the triple stays taken, with or without build metadata.
+    for body in [body.clone(), republish_as("1.0.0+rebuilt")] {
+        let (status, refused) = registry.post("/publish", Some(&token), &body).await;
+        assert_eq!(
+            (status, refused["error"].as_str()),
+            (StatusCode::CONFLICT, Some("version_exists")),
+            "{refused}"
+        );
+    }
 
     // Yanking again keeps the first reason.
     let admin = registry.mint("root", true);
@@ -713,8 +738,52 @@ async fn credentials_guard_writes_and_private_reads(registry: Registry) {
     }
 
     registry.register_key(&token, &author).await;
-    let (status, _) = registry.post("/publish", Some(&token), &body).await;
+    let (status, published) = registry.post("/publish", Some(&token), &body).await;
     assert_eq!(status, StatusCode::CREATED);
+
+    // The public reads need no token, but one that is sent must be valid: an unknown token is
+    // 401 there too, so a typo never passes for an anonymous read.
+    let bundle_path = published["bundleUrl"]
+        .as_str()
+        .unwrap()
+        .strip_prefix(&registry.base)
+        .unwrap()
+        .to_owned();
+    let key_path = format!(
+        "/author-keys/{}",
+        author.key_id().replace('+', "%2B").replace('/', "%2F")
+    );
+    for path in [
+        key_path.as_str(),
+        bundle_path.as_str(),
+        "/search",
+        "/pkg/@acme/chart/1.0.0",
+    ] {
+        let response = registry
+            .client
+            .get(format!("{}{path}", registry.base))
+            .bearer_auth("svcreg_not-a-token")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{path}");
+        assert_eq!(
+            response.headers()["www-authenticate"],
+            "Bearer realm=\"registry\"",
+            "{path}"
+        );
+        let refused: Value = response.json().await.unwrap();
+        assert_eq!(refused["error"], "unauthorized", "{path}");
+        for bearer in [None, Some(token.as_str())] {
+            let status = registry.get(path, bearer).await.0;
+            let expected = if bearer.is_none() && path.starts_with("/pkg/") {
+                StatusCode::UNAUTHORIZED // a private version
+            } else {
+                StatusCode::OK
+            };
+            assert_eq!(status, expected, "{path} with {bearer:?}");
+        }
+    }
 
     // A private version: 401 without a credential, readable with any valid one.
     for path in ["/pkg/@acme/chart/1.0.0", "/pkg/@acme/chart"] {

@@ -29,6 +29,12 @@ pub enum RegistryError {
     BadSignature(String),
     #[error("{0} already exists; versions are immutable")]
     VersionExists(String),
+    /// A version equal to an existing one but for build metadata (SemVer 2.0.0 §10).
+    #[error(
+        "{existing} already exists and {publishing} differs from it only in build metadata, which does not \
+         change precedence; versions are immutable"
+    )]
+    SamePrecedenceExists { publishing: String, existing: String },
     #[error("this public key is registered by another publisher")]
     KeyExists,
     #[error("{} was yanked: {}", .0.identity, .0.yank_reason.as_deref().unwrap_or("no reason given"))]
@@ -58,7 +64,7 @@ impl RegistryError {
             Self::BundleMismatch(_) => "bundle_mismatch",
             Self::UnknownKey(_) => "unknown_key",
             Self::BadSignature(_) => "bad_signature",
-            Self::VersionExists(_) => "version_exists",
+            Self::VersionExists(_) | Self::SamePrecedenceExists { .. } => "version_exists",
             Self::KeyExists => "key_exists",
             Self::Yanked(_) => "version_yanked",
             Self::Internal(_) => "internal",

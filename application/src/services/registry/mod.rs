@@ -6,10 +6,16 @@ mod blueprint_gadgets;
 mod conformance;
 mod credentials;
 mod error;
+mod existing_version;
 mod publish;
 mod reads;
 mod search;
 mod yank;
+
+#[cfg(test)]
+mod publish_tests;
+#[cfg(test)]
+mod test_ports;
 
 use crate::services::cpu_gate::CpuGate;
 use std::sync::Arc;

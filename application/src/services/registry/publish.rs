@@ -62,12 +62,8 @@ impl RegistryService {
             .as_deref()
             .ok_or_else(|| RegistryError::BundleMismatch("a bundle is required".into()))?;
         let digest = check_digest(&manifest, bundle, request.bundle_sha384.as_deref())?;
-        let signed = self
-            .verify_signature(&manifest, &digest, bundle, request.signature)
-            .await?;
-        if self.ports.artifacts.get(&manifest.identity).await?.is_some() {
-            return Err(RegistryError::VersionExists(manifest.identity.to_string()));
-        }
+        let signed = self.verify_signature(&manifest, &digest, request.signature).await?;
+        self.refuse_existing_version(&manifest).await?;
         let failures = self.gate.check_bundle(&manifest, Some(bundle)).await?;
         if !failures.is_empty() {
             return Err(RegistryError::ConformanceFailed(failures));
@@ -109,7 +105,6 @@ impl RegistryService {
         &self,
         manifest: &ArtifactManifest,
         digest: &BundleDigest,
-        bundle: &[u8],
         signature: PublishSignature,
     ) -> Result<Signed, RegistryError> {
         let algorithm = SignatureAlgorithm::parse(&signature.algorithm)
@@ -140,8 +135,10 @@ impl RegistryService {
             }
             SignatureAlgorithm::Sigstore => {
                 let sigstore_bundle = signature.sigstore_bundle.as_ref().expect("checked by the trust model");
-                // Until svc_attest is wired, the verifier answers `Unverified` (docs/registry.md).
-                let verification = self.ports.sigstore.verify(sigstore_bundle, bundle);
+                // The payload `svc publish --print-payload` prints and `svc install` checks, as
+                // for Ed25519: sha384 of a gadget's bundle, a blueprint's canonical manifest.
+                let payload = manifest.signed_payload(digest);
+                let verification = self.ports.sigstore.verify(sigstore_bundle, &payload);
                 if let SigstoreVerification::Rejected(why) = &verification {
                     return Err(RegistryError::BadSignature(format!(
                         "the Sigstore bundle does not verify: {why}"

@@ -1,0 +1,117 @@
+//! `RegistryService::publish` over in-memory ports: what a Sigstore bundle is verified over, and
+//! which versions count as already published.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use svc_domain::artifact::{ArtifactManifest, BundleDigest};
+
+use super::test_ports::{MemoryArtifacts, RecordingSigstore, service};
+use super::{PublishRequest, PublishSignature, RegistryError, RegistryService};
+use crate::ports::registry::Publisher;
+
+const GADGET_JS: &[u8] = b"export function useChart() { return 1; }\n";
+const CARD_TSX: &[u8] = b"export default function Card() { return null; }\n";
+
+fn acme() -> Publisher {
+    Publisher {
+        name: "acme".into(),
+        admin: false,
+    }
+}
+
+fn public_gadget(version: &str) -> Value {
+    json!({
+        "kind": "gadget", "scope": "@acme", "name": "chart", "version": version, "visibility": "public",
+        "signature": { "algorithm": "sigstore", "bundleSha384": BundleDigest::of(GADGET_JS).sri() },
+        "gadget": { "exports": [{ "hook": "useChart", "description": "d", "usage": "u", "example": "e" }] }
+    })
+}
+
+fn public_blueprint() -> Value {
+    json!({
+        "kind": "blueprint", "scope": "@acme", "name": "card", "version": "1.0.0", "visibility": "public",
+        "signature": { "algorithm": "sigstore", "bundleSha384": BundleDigest::of(CARD_TSX).sri() },
+        "blueprint": { "contract": {}, "entryPoint": "index.tsx" }
+    })
+}
+
+fn keyless(manifest: &Value, bundle: &[u8]) -> PublishRequest {
+    PublishRequest {
+        manifest: manifest.clone(),
+        bundle: Some(bundle.to_vec()),
+        bundle_sha384: None,
+        signature: PublishSignature {
+            algorithm: "sigstore".into(),
+            public_key_id: None,
+            value: None,
+            sigstore_bundle: Some(json!({ "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json" })),
+        },
+    }
+}
+
+fn registry() -> (RegistryService, Arc<RecordingSigstore>) {
+    let sigstore = Arc::new(RecordingSigstore::default());
+    let service = service(Arc::new(MemoryArtifacts::default()), sigstore.clone(), &["useChart"]);
+    (service, sigstore)
+}
+
+/// The payload `svc publish --print-payload` prints and `svc install` verifies: sha384 of a
+/// gadget's bundle (48 bytes), the canonical manifest of a blueprint; never the raw bundle.
+#[tokio::test]
+async fn a_sigstore_bundle_is_verified_over_the_signed_payload() {
+    let (service, sigstore) = registry();
+    let gadget = public_gadget("1.0.0");
+    service
+        .publish(Some(&acme()), keyless(&gadget, GADGET_JS))
+        .await
+        .unwrap();
+    let blueprint = public_blueprint();
+    service
+        .publish(Some(&acme()), keyless(&blueprint, CARD_TSX))
+        .await
+        .unwrap();
+
+    let expected = |manifest: &Value, bundle: &[u8]| {
+        ArtifactManifest::parse(manifest)
+            .unwrap()
+            .signed_payload(&BundleDigest::of(bundle))
+    };
+    let payloads = sigstore.payloads();
+    assert_eq!(payloads, [expected(&gadget, GADGET_JS), expected(&blueprint, CARD_TSX)]);
+    assert_eq!(payloads[0].len(), 48);
+    assert_eq!(payloads[0], BundleDigest::of(GADGET_JS).bytes().to_vec());
+    assert_ne!(
+        payloads[1], CARD_TSX,
+        "a blueprint's payload is its manifest, not its source"
+    );
+}
+
+/// SemVer 2.0.0 §10: `1.2.3+fix` has the precedence of `1.2.3`, so it is the same version and
+/// cannot be published beside it; another patch can.
+#[tokio::test]
+async fn a_version_differing_only_in_build_metadata_is_already_published() {
+    let (service, _) = registry();
+    service
+        .publish(Some(&acme()), keyless(&public_gadget("1.2.3"), GADGET_JS))
+        .await
+        .unwrap();
+    for (version, exact) in [("1.2.3", true), ("1.2.3+fix", false), ("1.2.3+build.2", false)] {
+        let refused = service
+            .publish(Some(&acme()), keyless(&public_gadget(version), GADGET_JS))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), "version_exists", "{version}: {refused}");
+        assert_eq!(matches!(refused, RegistryError::VersionExists(_)), exact, "{version}");
+        assert!(
+            refused.to_string().contains("@acme/chart@1.2.3 already exists"),
+            "{refused}"
+        );
+    }
+    for version in ["1.2.4", "1.2.3-rc.1+fix"] {
+        let published = service
+            .publish(Some(&acme()), keyless(&public_gadget(version), GADGET_JS))
+            .await;
+        assert!(published.is_ok(), "{version}: {:?}", published.err());
+    }
+}

@@ -1,0 +1,214 @@
+//! Stand-ins for the registry's ports, for this module's unit tests: an artifact store that counts
+//! its reads, a Sigstore verifier that records the payload it is asked about, and checks that
+//! accept everything else, so a test sees exactly the one port it is about.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use svc_domain::artifact::{
+    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactName, ArtifactScope, ArtifactVersion, BundleDigest,
+    YankOutcome,
+};
+
+use super::{RegistryPorts, RegistryService};
+use crate::ports::RepositoryError;
+use crate::ports::generation::{CompileFailure, RenderCheck, RenderCheckFailure, RenderCheckInput};
+use crate::ports::registry::{
+    ArtifactQuery, ArtifactRepository, AuthorKey, AuthorKeyRepository, BundleStore, BundleStoreError, Ed25519Verifier,
+    EsModuleShape, KeyRegistration, ModuleInspector, Publisher, RegistryTokenRepository, ResultPage, SignatureRejected,
+    SigstoreVerification, SigstoreVerifier, StoredBundle, TransitionError,
+};
+use crate::services::cpu_gate::CpuGate;
+use crate::testing::{ManualClock, SequentialIds, StubCompiler};
+
+/// Versions in a vector; `reads` counts every `get` and `versions`.
+#[derive(Default)]
+pub(super) struct MemoryArtifacts {
+    versions: Mutex<Vec<ArtifactVersion>>,
+    reads: AtomicUsize,
+}
+
+impl MemoryArtifacts {
+    pub(super) fn reads(&self) -> usize {
+        self.reads.load(Ordering::SeqCst)
+    }
+
+    fn all(&self) -> Vec<ArtifactVersion> {
+        self.versions.lock().unwrap().clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl ArtifactRepository for MemoryArtifacts {
+    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>> {
+        let mut versions = self.versions.lock().unwrap();
+        if versions.iter().any(|v| v.identity == version.identity) {
+            return Err(TransitionError::Rejected(ArtifactError::VersionExists));
+        }
+        versions.push(version.clone());
+        Ok(())
+    }
+
+    async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        Ok(self.all().into_iter().find(|v| &v.identity == identity))
+    }
+
+    async fn versions(
+        &self,
+        scope: &ArtifactScope,
+        name: &ArtifactName,
+    ) -> Result<Vec<ArtifactVersion>, RepositoryError> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        Ok(self
+            .all()
+            .into_iter()
+            .filter(|v| &v.identity.scope == scope && &v.identity.name == name)
+            .collect())
+    }
+
+    async fn latest_versions(
+        &self,
+        _query: &ArtifactQuery,
+        _page: ResultPage,
+    ) -> Result<Vec<ArtifactVersion>, RepositoryError> {
+        Ok(Vec::new())
+    }
+
+    async fn yank(
+        &self,
+        _identity: &ArtifactIdentity,
+        _reason: &str,
+        _now: DateTime<Utc>,
+    ) -> Result<(ArtifactVersion, YankOutcome), TransitionError<ArtifactError>> {
+        Err(TransitionError::Rejected(ArtifactError::NotFound))
+    }
+}
+
+/// Records each payload it is asked to verify, and verifies it.
+#[derive(Default)]
+pub(super) struct RecordingSigstore {
+    payloads: Mutex<Vec<Vec<u8>>>,
+}
+
+impl RecordingSigstore {
+    pub(super) fn payloads(&self) -> Vec<Vec<u8>> {
+        self.payloads.lock().unwrap().clone()
+    }
+}
+
+impl SigstoreVerifier for RecordingSigstore {
+    fn verify(&self, _bundle: &Value, payload: &[u8]) -> SigstoreVerification {
+        self.payloads.lock().unwrap().push(payload.to_vec());
+        SigstoreVerification::Verified
+    }
+}
+
+/// A module that exports exactly `exports` and imports nothing.
+pub(super) struct FixedModule {
+    pub(super) exports: Vec<String>,
+}
+
+impl ModuleInspector for FixedModule {
+    fn inspect(&self, _javascript: &str) -> Result<EsModuleShape, CompileFailure> {
+        Ok(EsModuleShape {
+            exports: self.exports.clone(),
+            imports: Vec::new(),
+        })
+    }
+}
+
+struct RendersAll;
+
+impl RenderCheck for RendersAll {
+    fn render(&self, _input: &RenderCheckInput<'_>) -> Result<(), RenderCheckFailure> {
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct MemoryBundles(Mutex<Vec<(BundleDigest, StoredBundle)>>);
+
+#[async_trait::async_trait]
+impl BundleStore for MemoryBundles {
+    async fn put(&self, digest: &BundleDigest, kind: ArtifactKind, bytes: &[u8]) -> Result<(), BundleStoreError> {
+        let bundle = StoredBundle {
+            kind,
+            bytes: bytes.to_vec(),
+        };
+        self.0.lock().unwrap().push((digest.clone(), bundle));
+        Ok(())
+    }
+
+    async fn get(&self, digest: &BundleDigest) -> Result<Option<StoredBundle>, BundleStoreError> {
+        let bundles = self.0.lock().unwrap();
+        Ok(bundles.iter().find(|(d, _)| d == digest).map(|(_, b)| b.clone()))
+    }
+}
+
+/// No author keys, no tokens, and an Ed25519 check that never passes: the tests here publish
+/// keyless (Sigstore) artifacts only.
+struct NoKeys;
+
+#[async_trait::async_trait]
+impl AuthorKeyRepository for NoKeys {
+    async fn register(&self, _key: &AuthorKey) -> Result<KeyRegistration, RepositoryError> {
+        Ok(KeyRegistration::OwnedByAnother)
+    }
+
+    async fn get(&self, _public_key_id: &str) -> Result<Option<AuthorKey>, RepositoryError> {
+        Ok(None)
+    }
+}
+
+#[async_trait::async_trait]
+impl RegistryTokenRepository for NoKeys {
+    async fn insert(
+        &self,
+        _token_sha256: &str,
+        _publisher: &Publisher,
+        _created_at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError> {
+        Ok(())
+    }
+
+    async fn find(&self, _token_sha256: &str) -> Result<Option<Publisher>, RepositoryError> {
+        Ok(None)
+    }
+}
+
+impl Ed25519Verifier for NoKeys {
+    fn public_key_id(&self, _public_key: &[u8]) -> String {
+        String::new()
+    }
+
+    fn verify(&self, _public_key: &[u8], _payload: &[u8], _signature: &[u8]) -> Result<(), SignatureRejected> {
+        Err(SignatureRejected("no Ed25519 keys in these tests".into()))
+    }
+}
+
+/// A service over `artifacts`, `sigstore` and a module exporting `exports`.
+pub(super) fn service(
+    artifacts: Arc<MemoryArtifacts>,
+    sigstore: Arc<RecordingSigstore>,
+    exports: &[&str],
+) -> RegistryService {
+    RegistryService::new(RegistryPorts {
+        artifacts,
+        author_keys: Arc::new(NoKeys),
+        tokens: Arc::new(NoKeys),
+        bundles: Arc::new(MemoryBundles::default()),
+        ed25519: Arc::new(NoKeys),
+        sigstore,
+        modules: Arc::new(FixedModule {
+            exports: exports.iter().map(|e| (*e).to_owned()).collect(),
+        }),
+        compiler: Arc::new(StubCompiler::default()),
+        render_check: Arc::new(RendersAll),
+        cpu: CpuGate::unbounded(),
+        clock: Arc::new(ManualClock::default()),
+        ids: Arc::new(SequentialIds::default()),
+    })
+}

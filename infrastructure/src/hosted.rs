@@ -95,6 +95,8 @@ fn price(settings: &Settings) -> Result<RenderPrice, String> {
 /// The hosted services over the database.
 pub struct HostedPlane {
     pub provider_keys: ProviderKeyService,
+    /// Who pays for a generation (an org app's: the org), for renders and operator generations.
+    pub app_payers: AppPayers,
     pub credits: Arc<CreditService>,
     pub account: GenerationAccount,
     /// Accounts, rate limited in the database and mailing their links through the outbox.
@@ -220,10 +222,12 @@ pub fn plane(
         price: price(settings)?,
         default_generator: settings.generation.default_generator.clone(),
     };
-    let account = GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing).with_app_payers(AppPayers {
+    let app_payers = AppPayers {
         settings: crate::per_app::app_settings(db),
         apps: Arc::new(svc_sql::agent::SeaOrmAppRepository::new(db.clone())),
-    });
+    };
+    let account =
+        GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing).with_app_payers(app_payers.clone());
     let accounts = account_service(settings, db, clock.clone(), ids.clone())
         .limited_by(Arc::new(SqlSharedWindows::new(db.clone())))
         .mailing(account_links(db, base_url));
@@ -235,6 +239,7 @@ pub fn plane(
     );
     Ok(Some(HostedPlane {
         provider_keys,
+        app_payers,
         credits,
         account,
         accounts,

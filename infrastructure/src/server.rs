@@ -425,7 +425,14 @@ impl Application {
             ids.clone(),
         )
         .announcing_revocations_on(ports.bus.clone());
-        let hosted_keys = hosted.as_ref().map(|h| h.provider_keys.clone());
+        // As with blueprints: keys are kept only where every revocation is heard (this process
+        // writes alone, or the replicas' bus carries each other's).
+        let connector_keys = if sole_writer || replicas_hear_each_other {
+            connector_keys
+        } else {
+            connector_keys.reading_every_key()
+        };
+        let hosted_keys = hosted.as_ref().map(|h| (h.provider_keys.clone(), h.app_payers.clone()));
         let ops_blueprints = || {
             let service = OpsBlueprintService::new(OpsBlueprintPorts {
                 catalog: catalog.clone(),
@@ -438,7 +445,7 @@ impl Application {
                 ids: ids.clone(),
             });
             match hosted_keys {
-                Some(keys) => service.with_provider_keys(keys),
+                Some((keys, payers)) => service.with_provider_keys(keys).with_app_payers(payers),
                 None => service,
             }
         };

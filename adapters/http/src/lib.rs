@@ -15,13 +15,13 @@ mod held_requests;
 mod if_none_match;
 mod layered;
 mod live;
-mod live_switch;
 mod live_token;
 mod mcp;
 mod mcp_apps;
 mod nul_guard;
 mod oauth;
 mod observe;
+mod unmounted;
 pub use observe::PrometheusTelemetry;
 mod openapi;
 mod ops;
@@ -56,7 +56,7 @@ pub use oauth::{
 };
 pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};
-pub use pairing::{PAIR_ATTEMPTS_PER_MINUTE, Pairing};
+pub use pairing::{PAIR_ATTEMPTS_PER_HOUR_IN_ALL, PAIR_ATTEMPTS_PER_MINUTE, Pairing};
 
 /// Everything the routes need, built once by the binary; `routes` hands each group of routes
 /// only its part (`route_states`).
@@ -141,6 +141,7 @@ impl PublicUrls {
 pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {
     let card_routes = guard.host_only();
     let live_enabled = state.live_enabled;
+    let oauth_enabled = state.oauth.is_some();
     let playground_served = state.playground;
     let request_ids = state.agent.ids();
     let rest_api = openapi::endpoint();
@@ -199,13 +200,13 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
                 // One client frame, as on /ws.
                 .post(live::polling::send.with(BodyLimit::new(live::MAX_FRAME_BYTES)))
                 .with(live::polling::cors())
-                .with_if(!live_enabled, live_switch::LiveOff)
+                .with_if(!live_enabled, unmounted::Unmounted)
                 .data(states.live.clone()),
         )
         .at(
             "/ws",
             get(live::ws)
-                .with_if(!live_enabled, live_switch::LiveOff)
+                .with_if(!live_enabled, unmounted::Unmounted)
                 .data(states.live),
         )
         // poem-openapi routes (and documents, at /openapi.json) the pairing and OAuth paths.
@@ -216,8 +217,20 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
                 .with(BodyLimit::new(body_limit::PAIR_MAX_BODY_BYTES))
                 .data(states.rest.clone()),
         )
-        .nest_no_strip("/oauth", rest_api.clone().data(states.rest.clone()))
-        .nest_no_strip("/.well-known", rest_api.clone().data(states.rest))
+        .nest_no_strip(
+            "/oauth",
+            rest_api
+                .clone()
+                .with_if(!oauth_enabled, unmounted::Unmounted)
+                .data(states.rest.clone()),
+        )
+        .nest_no_strip(
+            "/.well-known",
+            rest_api
+                .clone()
+                .with_if(!oauth_enabled, unmounted::Unmounted)
+                .data(states.rest),
+        )
         .nest_no_strip("/account", rest_api.data(states.accounts))
         .at("/openapi.json", get(openapi::serve_document))
         .at("/metrics", get(observe::serve_metrics).data(states.metrics))

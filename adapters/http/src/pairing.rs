@@ -7,8 +7,9 @@
 //!   (400 stays poem's plain-text answer to a body that is not the JSON object);
 //! - 401 `{ error: { code: "invalid_pair_code", message } }`;
 //! - 429 with `Retry-After` and `{ error: { code: "rate_limited", message, retryAfter } }` after
-//!   more than 5 attempts per minute from one address, counted together with the OAuth consent
-//!   form's pair-code attempts (one budget, whichever door);
+//!   more than 5 attempts per minute from one address, or 30 per hour from all addresses
+//!   together, counted with the OAuth consent form's pair-code attempts (one budget, whichever
+//!   door);
 //! - 413 `{ error: { code: "PAYLOAD_TOO_LARGE", message } }` for a body over 16 KiB;
 //! - 404 when the server runs in `--dev-allow-all` mode (nothing to pair).
 
@@ -33,8 +34,15 @@ use crate::route_states::RestRoutes;
 /// Attempts per minute per client address, on `/_svc/pair` and the consent form together.
 pub const PAIR_ATTEMPTS_PER_MINUTE: u32 = 5;
 
-/// The quota's name in the shared windows.
+/// Attempts per hour from all addresses together: six digits are a million codes, and
+/// addresses are cheap (an IPv6 /48 holds 65,536 budgets of /64), so the per-address budget
+/// alone would let a spread-out guesser through in minutes. At 30 an hour, half the codes take
+/// about two years; an operator locked out meanwhile mints a key with `svc keys mint`.
+pub const PAIR_ATTEMPTS_PER_HOUR_IN_ALL: u32 = 30;
+
+/// The quotas' names in the shared windows.
 const PAIR_ATTEMPTS_QUOTA: &str = "pair-code";
+const PAIR_ATTEMPTS_IN_ALL_QUOTA: &str = "pair-code-all";
 
 pub struct Pairing {
     pub service: PairingService,
@@ -63,21 +71,36 @@ impl Pairing {
     }
 
     /// Counts one pair-code attempt from the request's client (`door` names it in the log); the
-    /// 429 answer when the address's budget is spent. Without the database to count in, no guess
-    /// is let through.
+    /// 429 answer when the address's budget or the budget of all addresses is spent. Without the
+    /// database to count in, no guess is let through.
     pub(crate) async fn check_attempt(&self, req: &Request, door: &str) -> Option<Response> {
         let ip = client_ip(req, self.trust_proxy);
         let key = address_key(ip).to_string();
-        let counted = self
+        let now = self.clock.now();
+        let per_address = self
             .attempts
             .admit(
                 PAIR_ATTEMPTS_QUOTA,
                 &key,
                 PAIR_ATTEMPTS_PER_MINUTE,
                 TimeDelta::minutes(1),
-                self.clock.now(),
+                now,
             )
             .await;
+        let counted = match per_address {
+            Ok(None) => {
+                self.attempts
+                    .admit(
+                        PAIR_ATTEMPTS_IN_ALL_QUOTA,
+                        "all",
+                        PAIR_ATTEMPTS_PER_HOUR_IN_ALL,
+                        TimeDelta::hours(1),
+                        now,
+                    )
+                    .await
+            }
+            refused => refused,
+        };
         match counted {
             Ok(None) => None,
             Ok(Some(wait)) => {
@@ -151,7 +174,8 @@ pub(crate) struct PairingApi;
 impl PairingApi {
     /// Exchanges the boot pair code for a bearer key
     ///
-    /// Strict mode only (404 with `--dev-allow-all`); at most 5 attempts a minute per address.
+    /// Strict mode only (404 with `--dev-allow-all`); at most 5 attempts a minute per address
+    /// and 30 an hour from all addresses together.
     #[oai(path = "/_svc/pair", method = "post")]
     async fn pair(
         &self,

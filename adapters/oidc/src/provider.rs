@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreProviderMetadata};
+use openidconnect::core::{
+    CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreJwsSigningAlgorithm, CoreProviderMetadata,
+};
 use openidconnect::{
     AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet, EndpointNotSet,
     EndpointSet, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope, SignatureVerificationError,
@@ -17,6 +19,23 @@ use tokio::sync::RwLock;
 pub const METADATA_TTL: Duration = Duration::from_secs(3600);
 /// Deadline of one request to the provider.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The algorithms an ID token may be signed with: public-key signatures only, whatever the
+/// provider's metadata advertises. With a MAC (`HS*`) the key would be our client secret, which
+/// the provider's operators and anyone it leaks to also hold, so they could mint identities;
+/// `none` is no signature at all.
+const ID_TOKEN_ALGORITHMS: [CoreJwsSigningAlgorithm; 10] = [
+    CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha256,
+    CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha384,
+    CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha512,
+    CoreJwsSigningAlgorithm::RsaSsaPssSha256,
+    CoreJwsSigningAlgorithm::RsaSsaPssSha384,
+    CoreJwsSigningAlgorithm::RsaSsaPssSha512,
+    CoreJwsSigningAlgorithm::EcdsaP256Sha256,
+    CoreJwsSigningAlgorithm::EcdsaP384Sha384,
+    CoreJwsSigningAlgorithm::EcdsaP521Sha512,
+    CoreJwsSigningAlgorithm::EdDsa,
+];
 
 type DiscoveredClient =
     CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
@@ -106,16 +125,22 @@ impl OidcProvider {
     }
 }
 
-/// The ID token's claims after the checks: signature (with the provider's published keys),
-/// issuer, audience (this client), expiry and issue time, and `nonce`.
+/// The ID token's claims after the checks: signature (with the provider's published keys, by a
+/// public-key algorithm), issuer, audience (this client), expiry and issue time, and `nonce`.
 fn verify(client: &DiscoveredClient, id_token: &CoreIdToken, nonce: &str) -> Result<ExternalIdentity, Verification> {
-    let verifier = client.id_token_verifier();
+    // The client's verifier would allow the algorithms the provider's metadata lists.
+    let verifier = client.id_token_verifier().set_allowed_algs(ID_TOKEN_ALGORITHMS);
     let claims = match id_token.claims(&verifier, &Nonce::new(nonce.to_owned())) {
         Ok(claims) => claims,
         Err(ClaimsVerificationError::SignatureVerification(SignatureVerificationError::NoMatchingKey)) => {
             return Err(Verification::UnknownKey);
         }
-        Err(e) => return Err(Verification::Failed(ExternalSignInError::TokenRejected(e.to_string()))),
+        // With its causes: "Signature verification failed" alone does not say which check.
+        Err(e) => {
+            return Err(Verification::Failed(ExternalSignInError::TokenRejected(error_chain(
+                &e,
+            ))));
+        }
     };
     Ok(ExternalIdentity {
         issuer: claims.issuer().as_str().to_owned(),
@@ -197,3 +222,6 @@ impl IdentityProvider for OidcProvider {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

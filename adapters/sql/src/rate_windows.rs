@@ -147,4 +147,26 @@ impl SharedWindows for SqlSharedWindows {
         let ends_in = TimeDelta::milliseconds(opened_at_ms + window.num_milliseconds() - now_ms);
         Ok(Some(ends_in.max(TimeDelta::milliseconds(1))))
     }
+
+    async fn give_back(
+        &self,
+        quota: &str,
+        key: &str,
+        window: TimeDelta,
+        admitted_at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError> {
+        let admitted_ms = admitted_at.timestamp_millis();
+        // Only while the row is still the window the request was counted in: opened by then and
+        // not ended by then (a window reopened since opened after it).
+        let update = Query::update()
+            .table(RateWindows::Table)
+            .value(RateWindows::Admitted, Expr::col(RateWindows::Admitted).sub(1i64))
+            .and_where(Expr::col(RateWindows::Quota).eq(quota))
+            .and_where(Expr::col(RateWindows::Address).eq(key))
+            .and_where(Expr::col(RateWindows::OpenedAtMs).lte(admitted_ms))
+            .and_where(Expr::col(RateWindows::OpenedAtMs).gt(admitted_ms - window.num_milliseconds()))
+            .and_where(Expr::col(RateWindows::Admitted).gt(0i64))
+            .to_owned();
+        self.db.execute(&update).await.map(|_| ()).map_err(repository_error)
+    }
 }

@@ -25,11 +25,20 @@ pub trait MailQueue: Send + Sync {
     /// sender that dies mid-send leaves it due again then). `false` when another sender took it
     /// first (compare-and-set on the attempt count).
     async fn lease(&self, mail: &QueuedMail, until: DateTime<Utc>) -> Result<bool, RepositoryError>;
-    async fn mark_sent(&self, id: &str, at: DateTime<Utc>) -> Result<(), RepositoryError>;
+    /// Records that the mail left; the row keeps `kept` as its payload from now on (its link's
+    /// secret removed).
+    async fn mark_sent(&self, id: &str, at: DateTime<Utc>, kept: &serde_json::Value) -> Result<(), RepositoryError>;
     /// Records a failed attempt; the mail is due again at `retry_at`.
     async fn mark_failed(&self, id: &str, retry_at: DateTime<Utc>, error: &str) -> Result<(), RepositoryError>;
-    /// Records a failure retrying cannot mend: the mail is never attempted again (its row stays).
-    async fn give_up(&self, id: &str, at: DateTime<Utc>, error: &str) -> Result<(), RepositoryError>;
+    /// Records a failure retrying cannot mend: the mail is never attempted again (its row stays,
+    /// with `kept` as its payload: its link's secret removed).
+    async fn give_up(
+        &self,
+        id: &str,
+        at: DateTime<Utc>,
+        error: &str,
+        kept: &serde_json::Value,
+    ) -> Result<(), RepositoryError>;
 }
 
 /// A message ready to ship.

@@ -18,4 +18,20 @@ pub trait SharedWindows: Send + Sync {
         window: TimeDelta,
         now: DateTime<Utc>,
     ) -> Result<Option<TimeDelta>, RepositoryError>;
+
+    /// Uncounts one request of `key` admitted at `admitted_at` that was turned away after all
+    /// (refused further on, before any work), so only requests that happened count. Only the
+    /// window it was counted in is touched: once that window has ended there is nothing to give.
+    ///
+    /// The default keeps the count: right for quotas where every attempt counts (the sign-in
+    /// budgets), and for fakes of those.
+    async fn give_back(
+        &self,
+        _quota: &str,
+        _key: &str,
+        _window: TimeDelta,
+        _admitted_at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError> {
+        Ok(())
+    }
 }

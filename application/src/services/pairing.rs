@@ -120,6 +120,17 @@ impl PairingService {
 
     /// Exchanges the pair code for a fresh bearer, returned once.
     pub async fn exchange(&self, code: &str, client_name: Option<String>) -> Result<(String, String), PairingError> {
+        self.exchange_for_app(code, client_name, None).await
+    }
+
+    /// [`PairingService::exchange`] for a bearer locked to `app_id` when one is given (an OAuth
+    /// client that asked for one app's resource gets a key for that app alone).
+    pub async fn exchange_for_app(
+        &self,
+        code: &str,
+        client_name: Option<String>,
+        app_id: Option<String>,
+    ) -> Result<(String, String), PairingError> {
         self.redeem(code).await?;
         let name = match client_name.filter(|n| !n.trim().is_empty()) {
             None => "paired client".to_owned(),
@@ -134,7 +145,7 @@ impl PairingService {
             .issue(IssueConnectorKey {
                 caller_user_id: self.operator.clone(),
                 name: Some(name),
-                app_id: None,
+                app_id,
                 expires_at: None,
             })
             .await

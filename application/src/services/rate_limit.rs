@@ -17,9 +17,11 @@ use std::sync::{Mutex, MutexGuard};
 use chrono::{DateTime, TimeDelta, Utc};
 
 /// The key of a per-address limit: an IPv4 address, or an IPv6 address's /64 (every IPv6 client
-/// holds at least a /64 and could otherwise take a fresh window per request).
+/// holds at least a /64 and could otherwise take a fresh window per request). An IPv4 client of
+/// a dual-stack listener arrives as `::ffff:a.b.c.d` and counts as its IPv4 address: as a /64
+/// every IPv4 client would share the one key `::`.
 pub fn address_key(address: std::net::IpAddr) -> std::net::IpAddr {
-    match address {
+    match address.to_canonical() {
         std::net::IpAddr::V6(v6) => {
             let network = u128::from(v6) & !((1u128 << 64) - 1);
             std::net::IpAddr::V6(std::net::Ipv6Addr::from(network))
@@ -174,6 +176,14 @@ mod tests {
         assert_ne!(address_key(a), address_key(other));
         let v4: std::net::IpAddr = "203.0.113.9".parse().unwrap();
         assert_eq!(address_key(v4), v4);
+    }
+
+    #[test]
+    fn an_ipv4_client_of_a_dual_stack_listener_is_its_own_ipv4_address() {
+        let mapped: std::net::IpAddr = "::ffff:203.0.113.9".parse().unwrap();
+        let neighbour: std::net::IpAddr = "::ffff:198.51.100.1".parse().unwrap();
+        assert_eq!(address_key(mapped), "203.0.113.9".parse::<std::net::IpAddr>().unwrap());
+        assert_ne!(address_key(mapped), address_key(neighbour));
     }
 
     #[test]

@@ -26,8 +26,10 @@ use crate::services::operator::{ConnectorKeyService, CouponService, CreditServic
 
 mod agent;
 mod agent_pipeline;
+mod rate_windows;
 pub use agent::{AgentFakes, InMemoryAgentStore};
 pub use agent_pipeline::{FlatEmbedder, LocalBus, ScriptedGenerator, StubCompiler};
+pub use rate_windows::InMemorySharedWindows;
 
 /// A clock that stands still until told to move.
 pub struct ManualClock(Mutex<DateTime<Utc>>);

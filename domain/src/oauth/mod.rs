@@ -26,7 +26,7 @@ pub use client_document::{
 pub use code::{AuthorizationCode, CODE_LIFETIME_SECONDS, CodeBinding, CodeError, CodeExchange, KeyGrant, hash_code};
 pub use issuer::{Issuer, IssuerError};
 pub use pkce::{CodeChallenge, PkceError, S256};
-pub use redirect_uri::{RedirectUri, RedirectUriError};
+pub use redirect_uri::{REDIRECT_URI_MAX_BYTES, RedirectUri, RedirectUriError};
 pub use resource::{APP_ID_MAX_CHARS, ResourceIndicator, UnknownResource, resource_matches};
 
 /// `127.0.0.1` (any of 127/8), `[::1]` or `localhost`: hosts whose plain `http` never leaves the machine.

@@ -20,8 +20,14 @@ const BROWSER_EXECUTABLE_SCHEMES: &[&str] = &[
 /// Standard schemes that are neither `http(s)` nor an app's own: no app can claim them.
 const FOREIGN_STANDARD_SCHEMES: &[&str] = &["ftp", "ws", "wss", "mailto", "tel", "sms"];
 
+/// Longest redirect URI a client may register, in bytes: registration is open, and each client
+/// is kept, so its size is bounded; browsers and servers commonly cap a URL near this length.
+pub const REDIRECT_URI_MAX_BYTES: usize = 2048;
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RedirectUriError {
+    #[error("must be at most {REDIRECT_URI_MAX_BYTES} bytes")]
+    TooLong,
     #[error("must be an absolute URI without spaces or control characters")]
     NotAbsolute,
     #[error("must not contain a fragment")]
@@ -41,6 +47,9 @@ pub struct RedirectUri(String);
 
 impl RedirectUri {
     pub fn parse(raw: &str) -> Result<Self, RedirectUriError> {
+        if raw.len() > REDIRECT_URI_MAX_BYTES {
+            return Err(RedirectUriError::TooLong);
+        }
         // The parser would quietly strip surrounding spaces and inner tabs or newlines; the
         // registered string must be the one that is matched later, so such input is refused.
         // Backslashes and `https:///host` are read as slashes and a host by the WHATWG parser.
@@ -171,6 +180,15 @@ mod tests {
         for (raw, error) in rows {
             assert_eq!(RedirectUri::parse(raw), Err(error), "{raw}");
         }
+    }
+
+    #[test]
+    fn a_redirect_uri_is_at_most_2048_bytes() {
+        let base = "https://client.example.com/cb?pad=";
+        let at_most = format!("{base}{}", "p".repeat(REDIRECT_URI_MAX_BYTES - base.len()));
+        assert!(RedirectUri::parse(&at_most).is_ok());
+        let over = format!("{at_most}p");
+        assert_eq!(RedirectUri::parse(&over), Err(RedirectUriError::TooLong));
     }
 
     #[test]

@@ -4,10 +4,13 @@ use std::sync::Arc;
 
 use clap::Subcommand;
 use svc_application::services::operator::{GrantCredit, GrantKind};
-use svc_domain::wallet::Principal;
+use svc_domain::wallet::{Principal, WalletError};
 
+use self::grant_owner::grant_owner;
 use super::DeploymentArgs;
 use crate::system::{RandomIds, SystemClock};
+
+mod grant_owner;
 
 #[derive(Debug, Subcommand)]
 pub enum CreditsCommand {
@@ -66,9 +69,16 @@ pub fn grant(args: GrantArgs) -> Result<(), String> {
     if args.reason.trim().is_empty() {
         return Err("--reason must not be empty".into());
     }
+    // The amount's rule before the owner's look-up: a bad amount is told whoever it is for.
+    if args.cents <= 0 {
+        return Err(format!(
+            "cannot grant the credit: {}",
+            WalletError::NonPositiveAmount(args.cents)
+        ));
+    }
     runtime()?.block_on(async move {
         let db = database(&settings).await?;
-        let principal = match account_of(&settings, &db, &principal).await {
+        let principal = match grant_owner(&settings, &db, &principal).await {
             Ok(principal) => principal,
             Err(e) => {
                 let _ = db.close().await;
@@ -97,29 +107,6 @@ pub fn grant(args: GrantArgs) -> Result<(), String> {
         );
         Ok(())
     })
-}
-
-/// A user named by an account's email becomes that account's user id.
-async fn account_of(
-    settings: &crate::settings::Settings,
-    db: &sea_orm::DatabaseConnection,
-    principal: &Principal,
-) -> Result<Principal, String> {
-    if principal.principal_type != svc_domain::wallet::PrincipalType::User || !principal.principal_id.contains('@') {
-        return Ok(principal.clone());
-    }
-    let accounts = crate::hosted::account_service(settings, db, Arc::new(SystemClock), Arc::new(RandomIds));
-    let account = accounts
-        .find_by_email(&principal.principal_id)
-        .await
-        .map_err(|e| format!("cannot grant the credit: {e}"))?
-        .ok_or_else(|| {
-            format!(
-                "cannot grant the credit: no account with email {}",
-                principal.principal_id
-            )
-        })?;
-    Ok(Principal::user(account.user_id))
 }
 
 pub fn rotate_master_key(args: RotateArgs) -> Result<(), String> {

@@ -4,7 +4,8 @@
 //! `insufficient_credit` refusal whose handshake works after a coupon top-up; a storm of renders,
 //! refunds and coupons leaves a balance that is never negative and equals the ledger's sum; the
 //! transaction listing pages with a cursor that stays stable while rows are added; `svc credits
-//! grant` tops up from the command line.
+//! grant` tops up from the command line, and refuses an org or user id the deployment does not
+//! know.
 
 use crate::hosted_support;
 use crate::ops_support;
@@ -309,6 +310,30 @@ async fn the_grant_command_tops_up_a_user_or_an_org_and_refuses_bad_input() {
     )
     .await;
     assert_eq!(org_sum, 700);
+
+    // An id nothing on the deployment knows is refused in one line, exit 1: a typo opens no
+    // wallet no one will own.
+    for (flag, id, said) in [
+        ("--org", "01NOSUCHORG", "no org with id 01NOSUCHORG"),
+        ("--user", "usr_nosuchuser", "no user with id usr_nosuchuser"),
+    ] {
+        let out = std::process::Command::new(BINARY)
+            .args(["credits", "grant", "--database-url", &url, flag, id])
+            .args(["--cents", "5", "--reason", "typo"])
+            .output()
+            .expect("run svc credits grant");
+        assert_eq!(out.status.code(), Some(1), "{flag} {id}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim_end(),
+            format!("svc: cannot grant the credit: {said}")
+        );
+    }
+    let phantom = scalar(
+        &url,
+        "SELECT count(*) FROM wallets WHERE principal_id IN ('01NOSUCHORG', 'usr_nosuchuser')",
+    )
+    .await;
+    assert_eq!(phantom, 0);
 
     for (args, needle) in [
         (vec!["--cents", "5", "--reason", "r"], "--user"),

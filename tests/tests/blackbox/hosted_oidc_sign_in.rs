@@ -2,8 +2,9 @@
 //! certified provider on loopback (npm `oidc-provider`, `tests/peers/oidc-sign-in-issuer.mjs`),
 //! svc as its client. The full round trip (consent page, provider, callback, the MCP client's
 //! code and token), the account rules (open sign-up creates, a verified email links an
-//! operator-made account, closed sign-up refuses an unknown identity, an unverified email never
-//! takes over an account), and the refusals: a made-up state, a replayed callback, a replayed
+//! operator-made account whose address is verified, closed sign-up refuses an unknown identity,
+//! an unverified email never takes over nor makes an account, nor does a verified one take an
+//! account whose own address was never verified), and the refusals: a made-up state, a replayed callback, a replayed
 //! provider code, a return in another browser, a person declining at the provider. Also
 //! `svc users create` queueing its verification mail.
 
@@ -174,7 +175,21 @@ async fn closed_sign_up_refuses_an_unknown_identity_and_links_an_operator_accoun
         refused.body
     );
 
-    // ... a verified one links it, and the client's key is that account's.
+    // ... nor does a verified one while the account's own address is unproven ...
+    let mut browser = Browser::new();
+    provider.next_login("grace-sub", "grace@example.org", true).await;
+    let callback = to_callback(&app, &mut browser, &params).await;
+    let refused = browser.get(&callback).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    assert!(refused.body.contains("its address is not verified"), "{}", refused.body);
+
+    // ... once it is (as its verification link does), a verified one links it, and the client's
+    // key is that account's.
+    scalar_text(
+        &db,
+        &format!("UPDATE accounts SET email_verified_at = now() WHERE user_id = '{user_id}' RETURNING 'verified'"),
+    )
+    .await;
     let mut browser = Browser::new();
     provider.next_login("grace-sub", "Grace@Example.org", true).await;
     let callback = to_callback(&app, &mut browser, &params).await;
@@ -192,6 +207,72 @@ async fn closed_sign_up_refuses_an_unknown_identity_and_links_an_operator_accoun
         user_id
     );
     assert_eq!(scalar_text(&db, "SELECT count(*)::text FROM accounts").await, "1");
+}
+
+/// Open sign-up lets anyone register any address with a password. When the address's owner
+/// later signs in with the provider (which verified it), the squatter's unverified account must
+/// not become theirs: refused, nothing linked. Nor does an address the provider did not verify
+/// make an account.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_verified_identity_is_not_linked_to_an_account_whose_address_was_never_verified() {
+    let Some((app, provider)) = hosted_with_provider("oidc_squatted", |s| s.hosted.signup = "open".into()).await else {
+        return;
+    };
+    let db = app.app.settings.database_url();
+    let client = app.client("Claude Desktop").await;
+    let params = app.request(&client);
+
+    // The attacker signs up with the victim's address and a password of their own.
+    let squatted = app
+        .consent(
+            &params,
+            &[
+                ("email", "victim@corp.example"),
+                ("password", "the attacker's own password"),
+                ("action", "signup"),
+            ],
+        )
+        .await;
+    assert_eq!(squatted.status, StatusCode::FOUND, "{}", squatted.body);
+    let squatter = scalar_text(&db, "SELECT user_id FROM accounts WHERE email = 'victim@corp.example'").await;
+
+    // The victim signs in with the provider, which verified the address: refused, not linked.
+    let mut browser = Browser::new();
+    provider.next_login("victim-sub", "victim@corp.example", true).await;
+    let callback = to_callback(&app, &mut browser, &params).await;
+    let refused = browser.get(&callback).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    assert!(refused.location.is_none(), "no code for the client");
+    assert!(
+        refused
+            .body
+            .contains("An account with this email exists but its address is not verified"),
+        "{}",
+        refused.body
+    );
+    assert_eq!(
+        scalar_text(&db, "SELECT count(*)::text FROM account_identities").await,
+        "0",
+        "the identity is not linked to {squatter}"
+    );
+    assert_eq!(scalar_text(&db, "SELECT count(*)::text FROM accounts").await, "1");
+
+    // An address the provider did not verify makes no account (it would hold that address).
+    let mut browser = Browser::new();
+    provider.next_login("claimer-sub", "someone@corp.example", false).await;
+    let callback = to_callback(&app, &mut browser, &params).await;
+    let refused = browser.get(&callback).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    assert!(
+        refused.body.contains("did not share a verified email address"),
+        "{}",
+        refused.body
+    );
+    assert_eq!(scalar_text(&db, "SELECT count(*)::text FROM accounts").await, "1");
+    assert_eq!(
+        scalar_text(&db, "SELECT count(*)::text FROM account_identities").await,
+        "0"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -288,6 +369,37 @@ async fn sign_ins_begun_at_the_provider_are_limited_per_address() {
     let refused = browser.post_form(&app.url("/oauth/authorize"), &form).await;
     assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS, "{}", refused.body);
     assert_eq!(pending().await, before, "a refused sign-in stores nothing");
+}
+
+/// `action=external` needs no secret from the person: a form another site posts would take a
+/// browser signed in at the provider past the consent page, to the code of the attacker's
+/// client. Only a form from the consent page's own origin starts the sign-in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_sign_in_posted_from_another_site_is_refused_and_stores_nothing() {
+    let Some((app, _provider)) = hosted_with_provider("oidc_cross_site", |s| s.hosted.signup = "open".into()).await
+    else {
+        return;
+    };
+    let client = app.client("Claude Desktop").await;
+    let mut form = app.request(&client);
+    form.push(("action".into(), "external".into()));
+    let db = app.app.settings.database_url();
+    let mut browser = Browser::new();
+    for origin in [Some("https://evil.example"), Some("null"), None] {
+        let page = browser
+            .post_form_from(origin, &app.url("/oauth/authorize"), &form)
+            .await;
+        assert_eq!(page.status, StatusCode::FORBIDDEN, "from {origin:?}: {}", page.body);
+        assert!(page.location.is_none(), "no redirect from {origin:?}");
+        assert!(page.set_cookies.is_empty(), "{:?}", page.set_cookies);
+    }
+    assert_eq!(
+        scalar_text(&db, "SELECT COUNT(*)::text FROM external_sign_ins").await,
+        "0",
+        "no sign-in began"
+    );
+    // The same form from the consent page goes to the provider.
+    leave_for_provider(&app, &mut browser, &app.request(&client)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -2,8 +2,8 @@
 //! `svc_ops_list_provider_keys` and `svc_ops_remove_provider_key` take an `orgId`. Setting and
 //! removing an org's key takes its owner or an admin (`org_invite_access_denied` for a plain
 //! member), listing any member; a caller outside the org, or a missing org, is `org_not_found`.
-//! A render of an app in an org sends exactly the org's key to the provider, never the caller's
-//! own key.
+//! A render of an app in an org, and an operator generation (`svc_ops_generate_blueprint`) in
+//! it, send exactly the org's key to the provider, never the caller's own key.
 
 use crate::federation_support::configure_app;
 use crate::hosted_provider_keys::{GOOD, MODEL, use_fake_openai};
@@ -255,4 +255,58 @@ async fn an_org_apps_render_sends_exactly_the_orgs_key_never_the_callers_own() {
     ops_support::assert_time(&org_keys["keys"][0]["lastUsedAt"]);
     let own_keys = owner.ok("svc_ops_list_provider_keys", json!({})).await;
     assert!(own_keys["keys"][0].get("lastUsedAt").is_none(), "{own_keys}");
+}
+
+/// `svc_ops_generate_blueprint` in an org's app pays as a render there does: with the org's key,
+/// never the caller's own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_org_apps_operator_generation_sends_exactly_the_orgs_key_never_the_callers_own() {
+    let fake = FakeProvider::start().await;
+    fake.set_default(FakeReply::component(GOOD));
+    let Some(app) = hosted_strict_app("org_provider_keys_generate", |s| use_fake_openai(s, &fake)).await else {
+        return;
+    };
+    let db = app.settings.database_url();
+    let owner = account(&app, "owner@example.org");
+    let org_id = owner.ok("svc_ops_create_org", json!({ "name": "Acme" })).await["orgId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let app_id = owner.ok("svc_ops_create_app", json!({ "displayName": "Shop" })).await["appId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    configure_app(BINARY, &db, &app_id, &["--org-id", &org_id]);
+    // A key locked to the org's app: its operator tools act in that app.
+    let issued = owner
+        .ok(
+            "svc_ops_issue_connector_key",
+            json!({ "name": "shop", "appId": app_id }),
+        )
+        .await;
+    let shop = Client {
+        bearer: Some(issued["plaintextKey"].as_str().unwrap().to_owned()),
+        ..owner.clone()
+    };
+    let arguments =
+        json!({ "contract": crate::hosted_support::contract(), "generator": "standard", "context": "orders" });
+
+    // The caller's own key does not pay for the org's app: the org has none.
+    owner
+        .ok("svc_ops_set_provider_key", set("sk-caller-own-3333", None))
+        .await;
+    shop.refused("svc_ops_generate_blueprint", arguments.clone(), "missing_credentials")
+        .await;
+    assert_eq!(fake.request_count(), 0, "nothing reached the provider");
+
+    let org_key = "sk-org-exact-4444";
+    owner.ok("svc_ops_set_provider_key", set(org_key, Some(&org_id))).await;
+    let generated = shop.ok("svc_ops_generate_blueprint", arguments).await;
+    assert_eq!(generated["source"]["kind"], "llm", "{generated}");
+    let credentials: Vec<Option<String>> = fake.requests().into_iter().map(|r| r.credential).collect();
+    assert_eq!(
+        credentials,
+        [Some(format!("Bearer {org_key}"))],
+        "the provider received exactly the org's key"
+    );
 }

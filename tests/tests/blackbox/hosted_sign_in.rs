@@ -363,6 +363,35 @@ async fn a_password_is_reset_through_the_mailed_link() {
         .await;
     let link = mail.link("/account/reset?token=").expect("a reset link");
     let token = link.split("token=").nth(1).unwrap().to_owned();
+
+    // Sent, the outbox row keeps the link without its token (only the token's sha256 is kept,
+    // in `account_tokens`). The row is stamped after the transport took the mail.
+    let db = app.app.settings.database_url();
+    let reset_sent =
+        "SELECT CASE WHEN sent_at IS NULL THEN 'no' ELSE 'yes' END FROM mail_outbox WHERE kind = 'reset_password'";
+    let started = Instant::now();
+    while scalar_text(&db, reset_sent).await != "yes" {
+        assert!(started.elapsed() < Duration::from_secs(10), "sent_at never stamped");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        scalar_text(
+            &db,
+            "SELECT payload->>'url' FROM mail_outbox WHERE kind = 'reset_password'"
+        )
+        .await,
+        link.replace(&token, "redacted"),
+        "the link's address stays for the operator"
+    );
+    assert_eq!(
+        scalar_text(
+            &db,
+            &format!("SELECT count(*)::text FROM mail_outbox WHERE payload::text LIKE '%{token}%'")
+        )
+        .await,
+        "0",
+        "no outbox row holds the sent token"
+    );
     let form = app.http.get(&link).send().await.unwrap();
     assert_eq!(form.status(), StatusCode::OK);
     assert!(form.text().await.unwrap().contains("name=\"password\""));

@@ -244,3 +244,30 @@ async fn a_key_revoked_on_one_replica_is_refused_by_both_within_a_second() {
         "other keys still work"
     );
 }
+
+/// Replicas whose bus does not reach each other (`live.bus = "in-process"` on one PostgreSQL
+/// database) would not hear a revocation on another replica: they keep no key in memory, so the
+/// key is refused on both at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_that_cannot_hear_each_other_refuse_a_revoked_key_at_once() {
+    let Some(a) = TestApp::spawn_configured("revocation_no_bus", Backend::Postgres, Auth::Strict, |s| {
+        s.live.bus = "in-process".into();
+    })
+    .await
+    else {
+        return;
+    };
+    let b = a.replica().await;
+    let (key_id, key) = issue_key(&a).await;
+    for replica in [&a.base, &b.base] {
+        assert_eq!(mcp_status(replica, &key).await, StatusCode::OK);
+        assert_eq!(mcp_status(replica, &key).await, StatusCode::OK);
+    }
+    revoke_key(&a, &key_id).await;
+    assert_eq!(
+        mcp_status(&b.base, &key).await,
+        StatusCode::UNAUTHORIZED,
+        "the replica that heard nothing reads the key's row"
+    );
+    assert_eq!(mcp_status(&a.base, &key).await, StatusCode::UNAUTHORIZED);
+}

@@ -106,6 +106,33 @@ async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget() {
     }
 }
 
+/// Guesses spread over many addresses (cheap: an IPv6 /48 is 65,536 budgets) meet one budget
+/// for all of them together; then even the right code waits.
+#[tokio::test]
+async fn guesses_from_many_addresses_share_one_hourly_budget() {
+    let app = TestApp::spawn_configured("pair_budget_all", Backend::Sqlite, Auth::Strict, |s| {
+        s.oauth.trust_proxy = true;
+    })
+    .await
+    .unwrap();
+    let attempt = |n: u32, code: &str| {
+        app.client
+            .post(format!("{}/_svc/pair", app.base))
+            .header("x-forwarded-for", format!("2001:db8:{n:x}::1"))
+            .json(&json!({ "pairCode": code }))
+            .send()
+    };
+    for n in 0..svc_http::PAIR_ATTEMPTS_PER_HOUR_IN_ALL {
+        let status = attempt(n, "999999x").await.unwrap().status();
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "guess {n}, from its own /64");
+    }
+    let fresh = svc_http::PAIR_ATTEMPTS_PER_HOUR_IN_ALL + 1;
+    let refused = attempt(fresh, app.pair_code.as_deref().unwrap()).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=3600).contains(&retry_after), "{retry_after}");
+}
+
 /// The budget is counted in the database: guesses spent on one replica are spent on every
 /// replica of the deployment (PostgreSQL; skipped without it).
 #[tokio::test]

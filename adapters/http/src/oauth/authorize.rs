@@ -69,15 +69,18 @@ fn form(
     .render(status)
 }
 
-/// The external consent page, with every parameter of the request plus `mcp_origin`.
+/// The external consent page, with every parameter of the request plus `mcp_origin`. An
+/// `mcp_origin` in the request is not passed on: the page posts the credential back to it, so
+/// it comes from the server alone (a page reading the first of two would post to the sender's).
 fn consent_url(oauth: &OAuth, consent_url: &str, params: &Params) -> Response {
+    const MCP_ORIGIN: &str = "mcp_origin";
     let Ok(mut url) = url::Url::parse(consent_url) else {
         tracing::error!(consent_url, "the configured consent URL does not parse");
         return error_page(StatusCode::INTERNAL_SERVER_ERROR, "The consent page is misconfigured.");
     };
     url.query_pairs_mut()
-        .extend_pairs(params.pairs())
-        .append_pair("mcp_origin", &oauth.service.issuer().origin());
+        .extend_pairs(params.pairs().iter().filter(|(name, _)| name != MCP_ORIGIN))
+        .append_pair(MCP_ORIGIN, &oauth.service.issuer().origin());
     redirect(url.as_str())
 }
 

@@ -54,8 +54,26 @@ fn browser_secret(req: &Request) -> Option<String> {
         .map(|(_, value)| value.to_owned())
 }
 
+/// Whether the form was posted from a page of the issuer's own origin (the consent page). The
+/// external sign-in needs no secret from the person, so a form another site posts would take a
+/// browser already signed in at the provider past the consent page to the attacker's client;
+/// browsers send `Origin` with every form POST, and a page elsewhere cannot forge it.
+fn posted_from_consent_page(req: &Request, oauth: &OAuth) -> bool {
+    let issuer_origin = oauth.service.issuer().origin();
+    req.headers()
+        .get("origin")
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|origin| origin == issuer_origin)
+}
+
 /// `action=external` on the consent form: to the provider.
 pub(super) async fn begin(req: &Request, oauth: &OAuth, request: &AuthorizationRequest) -> Response {
+    if !posted_from_consent_page(req, oauth) {
+        return sign_in_page(
+            StatusCode::FORBIDDEN,
+            "The sign-in was not started from this server's consent page.",
+        );
+    }
     let ip = client_ip(req, oauth.options.trust_proxy);
     if let Some(limited) = oauth.external_sign_ins.check(ip).await {
         return limited;

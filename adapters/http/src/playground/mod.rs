@@ -37,7 +37,7 @@ pub fn routes(served: bool) -> impl poem::Endpoint<Output = Response> {
         .at("/playground.js", get(script))
         .at("/playground.css", get(stylesheet))
         .at("/card/:session_id", get(card::serve))
-        .with_if(!served, crate::live_switch::LiveOff)
+        .with_if(!served, crate::unmounted::Unmounted)
         .map_to_response()
 }
 

@@ -1,4 +1,6 @@
-//! `MailQueue` on the `mail_outbox` table: what the delivery worker reads and stamps.
+//! `MailQueue` on the `mail_outbox` table: what the delivery worker reads and stamps. A row
+//! done with (sent or given up) is stamped with the payload the worker keeps: its link's token
+//! removed.
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
@@ -60,10 +62,11 @@ impl MailQueue for SeaOrmMailOutbox {
         Ok(taken.rows_affected == 1)
     }
 
-    async fn mark_sent(&self, id: &str, at: DateTime<Utc>) -> Result<(), RepositoryError> {
+    async fn mark_sent(&self, id: &str, at: DateTime<Utc>, kept: &serde_json::Value) -> Result<(), RepositoryError> {
         Entity::update_many()
             .col_expr(Column::SentAt, Expr::value(at))
             .col_expr(Column::LastError, Expr::value(Option::<String>::None))
+            .col_expr(Column::Payload, Expr::value(kept.clone()))
             .filter(Column::Id.eq(id))
             .exec(self.db())
             .await
@@ -82,10 +85,17 @@ impl MailQueue for SeaOrmMailOutbox {
         Ok(())
     }
 
-    async fn give_up(&self, id: &str, at: DateTime<Utc>, error: &str) -> Result<(), RepositoryError> {
+    async fn give_up(
+        &self,
+        id: &str,
+        at: DateTime<Utc>,
+        error: &str,
+        kept: &serde_json::Value,
+    ) -> Result<(), RepositoryError> {
         Entity::update_many()
             .col_expr(Column::GivenUpAt, Expr::value(at))
             .col_expr(Column::LastError, Expr::value(error))
+            .col_expr(Column::Payload, Expr::value(kept.clone()))
             .filter(Column::Id.eq(id))
             .exec(self.db())
             .await

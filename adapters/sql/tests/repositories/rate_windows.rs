@@ -1,6 +1,7 @@
 //! The shared fixed windows on both backends: a window opens at the first request, admits
 //! `limit`, refuses the rest (uncounted) until it ends; keys and quotas are independent; racing
-//! requests never admit more than `limit`.
+//! requests never admit more than `limit`; a request given back frees its place only in the
+//! window it was counted in.
 
 use crate::support;
 
@@ -13,7 +14,8 @@ use svc_sql::SqlSharedWindows;
 
 support::backend_tests!(
     a_window_admits_its_limit_then_waits_for_its_end,
-    racing_requests_admit_the_limit_only
+    racing_requests_admit_the_limit_only,
+    a_request_given_back_frees_its_place_in_its_own_window_only
 );
 
 fn at(seconds: i64) -> DateTime<Utc> {
@@ -61,4 +63,29 @@ async fn racing_requests_admit_the_limit_only(db: DatabaseConnection) {
         }
     }
     assert_eq!(admitted, 5);
+}
+
+async fn a_request_given_back_frees_its_place_in_its_own_window_only(db: DatabaseConnection) {
+    let windows = SqlSharedWindows::new(db);
+    let minute = TimeDelta::minutes(1);
+    assert_eq!(windows.admit("q", "a", 2, minute, at(0)).await.unwrap(), None);
+    assert_eq!(windows.admit("q", "a", 2, minute, at(10)).await.unwrap(), None);
+    assert!(windows.admit("q", "a", 2, minute, at(20)).await.unwrap().is_some());
+    windows.give_back("q", "a", minute, at(10)).await.unwrap();
+    assert_eq!(
+        windows.admit("q", "a", 2, minute, at(30)).await.unwrap(),
+        None,
+        "the place given back is taken again"
+    );
+    windows.give_back("q", "b", minute, at(10)).await.unwrap();
+    windows.give_back("other", "a", minute, at(10)).await.unwrap();
+    assert!(
+        windows.admit("q", "a", 2, minute, at(40)).await.unwrap().is_some(),
+        "another key's or quota's give-back frees nothing here"
+    );
+    // A new window opened at 60: a request of the old one given back leaves it alone.
+    assert_eq!(windows.admit("q", "a", 2, minute, at(60)).await.unwrap(), None);
+    assert_eq!(windows.admit("q", "a", 2, minute, at(61)).await.unwrap(), None);
+    windows.give_back("q", "a", minute, at(30)).await.unwrap();
+    assert!(windows.admit("q", "a", 2, minute, at(62)).await.unwrap().is_some());
 }

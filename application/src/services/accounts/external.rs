@@ -1,10 +1,14 @@
 //! Signing in with an identity an external OpenID Connect provider vouched for.
 //!
 //! The account is found by (issuer, subject). An identity seen for the first time is linked to
-//! the account whose email it carries when the provider verified that email (in every sign-up
-//! mode: that is how an operator-created account signs in through the provider); otherwise, when
-//! sign-up is open, an account is created for it. A provider-made account has no password anyone
-//! knows (a random one is hashed); a password reset gives it one.
+//! the account whose email it carries only when both sides verified that address: the provider
+//! (`email_verified`) and the account (`email_verified_at`, set by its verification or reset
+//! link). Either check alone would let someone who merely typed an address own whoever later
+//! proves it: under open sign-up anyone may register a stranger's address with a password. When
+//! no account has the address and sign-up is open, an account is created, but only for an
+//! address the provider verified (an unverified one would hold that address, and the identity
+//! linked to it, for whoever claimed it). A provider-made account has no password anyone knows
+//! (a random one is hashed); a password reset gives it one.
 
 use svc_domain::account::{self, Account};
 
@@ -35,8 +39,8 @@ impl AccountService {
         })
     }
 
-    /// An identity not linked yet: linked to the account of its verified email, or a new account
-    /// when sign-up is open.
+    /// An identity not linked yet: linked to the account of an address both sides verified, or a
+    /// new account for an address the provider verified when sign-up is open.
     async fn first_external_sign_in(
         &self,
         identity: &ExternalIdentity,
@@ -52,25 +56,22 @@ impl AccountService {
             })?;
         let existing = self.accounts.find_by_email_key(&account::email_key(&email)).await?;
         let (account, created) = match existing {
-            Some(account) if identity.email_verified => (account, false),
-            // The provider did not verify the address: it proves nothing about that account.
+            Some(account) if identity.email_verified && account.email_verified_at.is_some() => (account, false),
+            // An address unproven on either side says nothing about who owns that account.
             Some(_) => return Err(AccountServiceError::ExternalEmailTaken),
-            None if self.signup.allows_self_signup() => {
+            None if !self.signup.allows_self_signup() => return Err(AccountServiceError::ExternalIdentityUnknown),
+            None if !identity.email_verified => return Err(AccountServiceError::ExternalEmailMissing),
+            None => {
                 let unusable = self.ids.base62(GENERATED_PASSWORD_CHARS);
                 let account = self
                     .insert(email, &unusable)
                     .await?
                     .ok_or(AccountServiceError::ExternalEmailTaken)?;
-                if identity.email_verified {
-                    self.accounts
-                        .mark_email_verified(&account.user_id, self.clock.now())
-                        .await?;
-                } else {
-                    self.send_verification(&account).await?;
-                }
+                self.accounts
+                    .mark_email_verified(&account.user_id, self.clock.now())
+                    .await?;
                 (account, true)
             }
-            None => return Err(AccountServiceError::ExternalIdentityUnknown),
         };
         let identities = self.identities.as_ref().expect("checked by the caller");
         let now = self.clock.now();

@@ -59,12 +59,14 @@ pub enum AccountServiceError {
         "no account on this server belongs to this identity, and sign-up is closed: ask the operator for an account"
     )]
     ExternalIdentityUnknown,
-    /// Open sign-up, but the provider shared no email address to make the account with.
-    #[error("the identity provider did not share an email address, which an account needs")]
+    /// Open sign-up, but the provider shared no email address, or one it did not verify, to make
+    /// the account with.
+    #[error("the identity provider did not share a verified email address, which an account needs")]
     ExternalEmailMissing,
-    /// An account has the identity's email, which the provider did not verify: not linked.
+    /// An account has the identity's email, but the provider or the account never verified that
+    /// address: not linked.
     #[error(
-        "an account with this email exists; sign in with its password (the identity provider did not verify the address)"
+        "an account with this email exists but its address is not verified (by the identity provider, or by the account's own verification link); sign in with its password and verify the address first"
     )]
     ExternalEmailTaken,
     #[error("storage failure")]

@@ -35,7 +35,10 @@ impl AccountRepository for Accounts {
         }
         Ok(())
     }
-    async fn mark_email_verified(&self, _user_id: &str, _at: DateTime<Utc>) -> Result<(), RepositoryError> {
+    async fn mark_email_verified(&self, user_id: &str, at: DateTime<Utc>) -> Result<(), RepositoryError> {
+        for a in self.0.lock().unwrap().iter_mut().filter(|a| a.user_id == user_id) {
+            a.email_verified_at.get_or_insert(at);
+        }
         Ok(())
     }
     async fn mark_first_sign_in(&self, user_id: &str, at: DateTime<Utc>) -> Result<bool, RepositoryError> {
@@ -185,6 +188,11 @@ async fn an_external_identity_links_by_verified_email_and_is_created_only_with_o
         .sign_in_external(&identity("s1", Some("ada@example.org"), false))
         .await;
     assert!(matches!(unverified, Err(AccountServiceError::ExternalEmailTaken)));
+    // Its own address is verified (as following its verification link does): now it links.
+    accounts
+        .mark_email_verified(&made.account.user_id, Utc::now())
+        .await
+        .unwrap();
     let linked = closed
         .sign_in_external(&identity("s1", Some("ADA@example.org"), true))
         .await
@@ -214,4 +222,59 @@ async fn an_external_identity_links_by_verified_email_and_is_created_only_with_o
     assert_eq!(back.account.user_id, created.account.user_id);
     assert!(!back.created && !back.first_sign_in);
     assert_eq!(accounts.0.lock().unwrap().len(), 1);
+}
+
+/// Open sign-up lets anyone register any address with a password: a provider that verified the
+/// address must not hand its owner that account while the account's own address is unproven,
+/// and an address the provider did not verify makes no account at all.
+#[tokio::test]
+async fn an_external_identity_never_takes_an_unverified_account_nor_makes_one_for_an_unverified_email() {
+    let (open, accounts) = service();
+    let open = open
+        .with_signup(SignupMode::Open)
+        .with_identities(Arc::new(Identities::default()));
+    let squatted = open
+        .create("victim@corp.example", Some("attacker's password"))
+        .await
+        .unwrap();
+    let refused = open
+        .sign_in_external(&identity("victim-sub", Some("victim@corp.example"), true))
+        .await;
+    assert!(
+        matches!(refused, Err(AccountServiceError::ExternalEmailTaken)),
+        "{refused:?}"
+    );
+    assert!(
+        open.identities
+            .as_ref()
+            .unwrap()
+            .find_user("https://id.example.org", "victim-sub")
+            .await
+            .unwrap()
+            .is_none(),
+        "not linked to {}",
+        squatted.account.user_id
+    );
+
+    let unverified = open
+        .sign_in_external(&identity("claimer", Some("someone@corp.example"), false))
+        .await;
+    assert!(
+        matches!(unverified, Err(AccountServiceError::ExternalEmailMissing)),
+        "{unverified:?}"
+    );
+    assert_eq!(
+        accounts.0.lock().unwrap().len(),
+        1,
+        "no account for an unverified address"
+    );
+
+    // A verified address with no account makes one, its address confirmed.
+    let made = open
+        .sign_in_external(&identity("bo-sub", Some("bo@corp.example"), true))
+        .await
+        .unwrap();
+    assert!(made.created);
+    let stored = accounts.find_by_id(&made.account.user_id).await.unwrap().unwrap();
+    assert!(stored.email_verified_at.is_some());
 }

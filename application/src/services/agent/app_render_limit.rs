@@ -1,7 +1,10 @@
 //! The per-app render rate (`svc apps configure --rate-limit-per-minute N`): at most N renders
 //! of one app per minute, counted in a fixed window in the database so every replica shares the
 //! count. The render over it is refused before any work with `app_rate_limited` (retry
-//! `next-period`) and its handshake stays valid. Apps with no rate set are not limited.
+//! `next-period`) and its handshake stays valid. Apps with no rate set are not limited. A render
+//! admitted here but turned away further on before any work (an empty wallet, the public-demo
+//! window, a full queue, its handshake taken by another render) is given back: the rate counts
+//! renders that happened.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,11 +20,20 @@ use crate::services::rate_limit::WindowFull;
 
 /// The quota's name in the shared windows.
 const QUOTA: &str = "app-renders";
+/// One app's window.
+const WINDOW: TimeDelta = TimeDelta::minutes(1);
 
 /// How long an app's rate is used without reading its settings again: every render asks, and
 /// `svc apps configure` (another process, or another replica) changes it rarely, so a new rate
 /// takes effect within this long.
 const RATE_TIME_TO_LIVE: Duration = Duration::from_secs(1);
+
+/// A render counted in its app's window, to give back if it is turned away after all.
+#[derive(Debug)]
+pub(super) struct AppAdmission {
+    app_id: String,
+    at: DateTime<Utc>,
+}
 
 #[derive(Clone)]
 pub struct AppRenderLimit {
@@ -52,17 +64,21 @@ impl AppRenderLimit {
         Ok(rate)
     }
 
-    /// Counts one render of `app_id` at `now`, or the refusal when its minute is spent.
-    pub(super) async fn admit(&self, app_id: &str, now: DateTime<Utc>) -> Result<Result<(), Refusal>, AgentError> {
+    /// Counts one render of `app_id` at `now` (`Some`: counted, `None`: the app has no rate), or
+    /// the refusal when its minute is spent.
+    pub(super) async fn admit(
+        &self,
+        app_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Result<Option<AppAdmission>, Refusal>, AgentError> {
         let Some(limit) = self.rate(app_id).await? else {
-            return Ok(Ok(()));
+            return Ok(Ok(None));
         };
-        let Some(wait) = self
-            .windows
-            .admit(QUOTA, app_id, limit, TimeDelta::minutes(1), now)
-            .await?
-        else {
-            return Ok(Ok(()));
+        let Some(wait) = self.windows.admit(QUOTA, app_id, limit, WINDOW, now).await? else {
+            return Ok(Ok(Some(AppAdmission {
+                app_id: app_id.to_owned(),
+                at: now,
+            })));
         };
         let seconds = WindowFull { retry_after: wait }.retry_after_seconds();
         tracing::warn!(quota_key = QUOTA, app_id, retry_after = seconds, "rate_limit_hit");
@@ -72,12 +88,23 @@ impl AppRenderLimit {
             balance_cents_at_check: None,
         }))
     }
+
+    /// The render admitted by `admission` was turned away before any work: it no longer counts.
+    /// A failure to uncount is logged, not answered: the render's own answer is the refusal.
+    pub(super) async fn give_back(&self, admission: &AppAdmission) {
+        if let Err(error) = self
+            .windows
+            .give_back(QUOTA, &admission.app_id, WINDOW, admission.at)
+            .await
+        {
+            tracing::warn!(error = %error, app_id = %admission.app_id, "a refused render could not be uncounted");
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
-    use std::sync::Mutex;
 
     use chrono::TimeZone;
     use svc_domain::app_settings::AppSettings;
@@ -85,6 +112,7 @@ mod tests {
 
     use super::*;
     use crate::ports::RepositoryError;
+    use crate::testing::InMemorySharedWindows;
 
     #[derive(Default)]
     struct FakeSettings(HashMap<String, AppSettings>, std::sync::atomic::AtomicUsize);
@@ -100,36 +128,6 @@ mod tests {
         }
     }
 
-    /// An open window: when it opened and how many it admitted.
-    type OpenWindow = (DateTime<Utc>, u32);
-
-    /// The shared windows' rule, in memory, per (quota, key).
-    #[derive(Default)]
-    struct FakeWindows(Mutex<HashMap<(String, String), OpenWindow>>);
-
-    #[async_trait::async_trait]
-    impl SharedWindows for FakeWindows {
-        async fn admit(
-            &self,
-            quota: &str,
-            key: &str,
-            limit: u32,
-            window: TimeDelta,
-            now: DateTime<Utc>,
-        ) -> Result<Option<TimeDelta>, RepositoryError> {
-            let mut windows = self.0.lock().unwrap();
-            let entry = windows.entry((quota.into(), key.into())).or_insert((now, 0));
-            if now >= entry.0 + window {
-                *entry = (now, 0);
-            }
-            if entry.1 >= limit {
-                return Ok(Some(entry.0 + window - now));
-            }
-            entry.1 += 1;
-            Ok(None)
-        }
-    }
-
     fn limit_for(app: &str, rate: Option<u32>) -> AppRenderLimit {
         let mut settings = FakeSettings::default();
         settings.0.insert(
@@ -139,7 +137,7 @@ mod tests {
                 ..AppSettings::default()
             },
         );
-        AppRenderLimit::new(Arc::new(settings), Arc::new(FakeWindows::default()))
+        AppRenderLimit::new(Arc::new(settings), Arc::new(InMemorySharedWindows::default()))
     }
 
     fn t0() -> DateTime<Utc> {
@@ -185,7 +183,7 @@ mod tests {
             },
         );
         let settings = Arc::new(settings);
-        let limit = AppRenderLimit::new(settings.clone(), Arc::new(FakeWindows::default()));
+        let limit = AppRenderLimit::new(settings.clone(), Arc::new(InMemorySharedWindows::default()));
         let reads = || settings.1.load(std::sync::atomic::Ordering::Relaxed);
         for _ in 0..10 {
             assert!(limit.admit("a", t0()).await.unwrap().is_ok());

@@ -24,8 +24,10 @@ use crate::ports::telemetry::GenerationTelemetry;
 use crate::ports::{Clock, Ids};
 use crate::services::cpu_gate::CpuGate;
 
+mod admissions;
 mod generation;
 
+use self::admissions::Admissions;
 use self::generation::{Generation, failure_code};
 use super::handshake_claim::HandshakeClaim;
 use super::lifecycle::ProgressObserver;
@@ -176,21 +178,26 @@ impl RenderService {
                 violations,
             });
         }
-        // Hosted: a render over the app's per-minute rate is refused before any work.
-        if let Some(limit) = &self.app_render_limit
-            && let Err(refusal) = limit.admit(&caller.app_id, now).await?
-        {
-            return Ok(RenderResult::Refused(refusal));
+        // Hosted: a render over the app's per-minute rate is refused before any work. From here
+        // on, a render turned away before any work is given back to every window it counted in.
+        let mut admissions = Admissions::default();
+        if let Some(limit) = &self.app_render_limit {
+            match limit.admit(&caller.app_id, now).await? {
+                Ok(admission) => admissions.app = admission.map(|admission| (limit, admission)),
+                Err(refusal) => return Ok(RenderResult::Refused(refusal)),
+            }
         }
         // Public demo: a cold generation over the address's window is refused before any work;
         // the handshake stays pending.
-        let admission = match (&plan.cached, &self.generation_limit) {
-            (None, Some(limit)) => match limit.admit(cmd.origin, now) {
-                Ok(admission) => Some((limit, admission)),
-                Err(refusal) => return Ok(RenderResult::Refused(refusal)),
-            },
-            _ => None,
-        };
+        if let (None, Some(limit)) = (&plan.cached, &self.generation_limit) {
+            match limit.admit(cmd.origin, now) {
+                Ok(admission) => admissions.demo = Some((limit, admission)),
+                Err(refusal) => {
+                    admissions.give_back().await;
+                    return Ok(RenderResult::Refused(refusal));
+                }
+            }
+        }
         // Hosted: a cold generation is paid for up front (a reservation, refunded if nothing is
         // produced); an empty wallet refuses the render before any work.
         let session_id = self.ids.uuid();
@@ -203,9 +210,7 @@ impl RenderService {
                 {
                     Ok(reservation) => Some(reservation),
                     Err(refusal) => {
-                        if let Some((limit, admission)) = &admission {
-                            limit.give_back(admission);
-                        }
+                        admissions.give_back().await;
                         return Ok(RenderResult::Refused(refusal));
                     }
                 }
@@ -221,11 +226,9 @@ impl RenderService {
             None => match self.queue.enter().await {
                 Ok(slot) => Some(slot),
                 Err(full) => {
-                    // Turned away before it ran: the public-demo window does not count it, and
-                    // the reservation is given back.
-                    if let Some((limit, admission)) = &admission {
-                        limit.give_back(admission);
-                    }
+                    // Turned away before it ran: the windows do not count it, and the
+                    // reservation is given back.
+                    admissions.give_back().await;
                     if let Some(reservation) = reservation {
                         reservation.refund("refund: the generation queue was full").await;
                     }
@@ -256,9 +259,7 @@ impl RenderService {
                 let Some(mut claim) = HandshakeClaim::take(&self.handshakes, &handshake.handshake_id, now).await?
                 else {
                     // Another render of this handshake won: this one generates nothing.
-                    if let Some((limit, admission)) = &admission {
-                        limit.give_back(admission);
-                    }
+                    admissions.give_back().await;
                     if let Some(reservation) = reservation {
                         reservation
                             .refund("refund: the handshake was used by another render")

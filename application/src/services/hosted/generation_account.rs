@@ -50,6 +50,26 @@ pub struct AppPayers {
     pub apps: Arc<dyn AppRepository>,
 }
 
+impl AppPayers {
+    /// Who pays for a generation of `caller` (a render, or `svc_ops_generate_blueprint`), and so
+    /// whose provider keys it uses:
+    /// 1. the org of the caller's app, when the app belongs to one (whoever the caller is);
+    /// 2. for a federated caller (`<iss>#<sub>`, who has no wallet of their own), the app's owner;
+    /// 3. otherwise the caller.
+    pub async fn payer(&self, caller: &Caller) -> Result<Principal, RepositoryError> {
+        let settings = self.settings.get(&caller.app_id).await?.unwrap_or_default();
+        if let Some(org_id) = settings.org_id {
+            return Ok(Principal::org(org_id));
+        }
+        if is_federated_principal(&caller.principal_id)
+            && let Some(app) = self.apps.get(&caller.app_id).await?
+        {
+            return Ok(Principal::user(app.owner_id));
+        }
+        Ok(payer_of(caller))
+    }
+}
+
 /// Credits and provider keys around one cold generation.
 #[derive(Clone)]
 pub struct GenerationAccount {
@@ -79,24 +99,13 @@ impl GenerationAccount {
         }
     }
 
-    /// Whose wallet a render of `caller` is charged to and whose provider keys it uses:
-    /// 1. the org of the caller's app, when the app belongs to one (whoever the caller is);
-    /// 2. for a federated caller (`<iss>#<sub>`, who has no wallet of their own), the app's owner;
-    /// 3. otherwise the caller.
+    /// Whose wallet a render of `caller` is charged to and whose provider keys it uses
+    /// ([`AppPayers::payer`]; without app payers, the caller).
     pub async fn payer(&self, caller: &Caller) -> Result<Principal, RepositoryError> {
-        let Some(payers) = &self.app_payers else {
-            return Ok(payer_of(caller));
-        };
-        let settings = payers.settings.get(&caller.app_id).await?.unwrap_or_default();
-        if let Some(org_id) = settings.org_id {
-            return Ok(Principal::org(org_id));
+        match &self.app_payers {
+            Some(payers) => payers.payer(caller).await,
+            None => Ok(payer_of(caller)),
         }
-        if is_federated_principal(&caller.principal_id)
-            && let Some(app) = payers.apps.get(&caller.app_id).await?
-        {
-            return Ok(Principal::user(app.owner_id));
-        }
-        Ok(payer_of(caller))
     }
 
     /// Takes the price of one generation from the payer's wallet, or refuses the render with

@@ -1,9 +1,11 @@
 //! Mail delivery: works through the outbox, one lease per mail, and ships each message through
 //! the transport. The outbox row is the truth: a mail is retried (with a growing wait) until the
 //! transport accepts it, across crashes and restarts, and shared by every replica (a lease is a
-//! compare-and-set, so two senders never send a mail at the same moment).
+//! compare-and-set, so two senders never send a mail at the same moment). A mail done with (sent,
+//! or given up on, as is one whose link expired before it could leave) keeps no link secret.
 
 pub mod compose;
+pub mod redact;
 
 use std::sync::Arc;
 
@@ -15,6 +17,8 @@ use crate::ports::{Clock, RepositoryError};
 
 /// Mails read per pass.
 const BATCH: u64 = 20;
+/// The error kept on a mail whose link expired before it could be sent.
+const LINK_EXPIRED: &str = "its link expired before it could be sent";
 
 /// What one pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +71,13 @@ impl MailDelivery {
     /// One attempt at a leased mail; whether it left.
     async fn attempt(&self, mail: &QueuedMail) -> Result<bool, RepositoryError> {
         let attempts = mail.attempts + 1;
+        let kept = redact::without_link_secret(&mail.payload);
+        let now = self.clock.now();
+        if redact::link_expired(mail, now) {
+            self.queue.give_up(&mail.id, now, LINK_EXPIRED, &kept).await?;
+            tracing::warn!(mail_id = %mail.id, kind = %mail.kind, attempts, "mail not sent: {LINK_EXPIRED}");
+            return Ok(false);
+        }
         let outcome = match compose::compose(mail) {
             Ok(message) => self.transport.send(&message).await,
             Err(e) => Err(MailSendError::Permanent(e.to_string())),
@@ -74,7 +85,7 @@ impl MailDelivery {
         let now = self.clock.now();
         match outcome {
             Ok(()) => {
-                self.queue.mark_sent(&mail.id, now).await?;
+                self.queue.mark_sent(&mail.id, now, &kept).await?;
                 tracing::info!(mail_id = %mail.id, kind = %mail.kind, attempts, "mail sent");
                 Ok(true)
             }
@@ -85,7 +96,7 @@ impl MailDelivery {
                 };
                 match retry_at {
                     Some(at) => self.queue.mark_failed(&mail.id, at, &error.to_string()).await?,
-                    None => self.queue.give_up(&mail.id, now, &error.to_string()).await?,
+                    None => self.queue.give_up(&mail.id, now, &error.to_string(), &kept).await?,
                 }
                 tracing::warn!(
                     mail_id = %mail.id,

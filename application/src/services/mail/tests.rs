@@ -1,5 +1,6 @@
 //! Delivery on in-memory fakes: a mail is sent once, a temporary failure waits its turn, a
-//! permanent one is given up, and so is a mail whose attempts are spent.
+//! permanent one is given up, and so is a mail whose attempts are spent, or whose link expired
+//! unsent; a mail done with keeps no link token.
 
 use std::sync::{Arc, Mutex};
 
@@ -43,14 +44,11 @@ impl MailQueue for Queue {
         row.next_attempt_at = Some(until);
         Ok(true)
     }
-    async fn mark_sent(&self, id: &str, _at: DateTime<Utc>) -> Result<(), RepositoryError> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter_mut()
-            .find(|r| r.mail.id == id)
-            .unwrap()
-            .sent = true;
+    async fn mark_sent(&self, id: &str, _at: DateTime<Utc>, kept: &serde_json::Value) -> Result<(), RepositoryError> {
+        let mut rows = self.0.lock().unwrap();
+        let row = rows.iter_mut().find(|r| r.mail.id == id).unwrap();
+        row.sent = true;
+        row.mail.payload = kept.clone();
         Ok(())
     }
     async fn mark_failed(&self, id: &str, retry_at: DateTime<Utc>, _error: &str) -> Result<(), RepositoryError> {
@@ -63,14 +61,17 @@ impl MailQueue for Queue {
             .next_attempt_at = Some(retry_at);
         Ok(())
     }
-    async fn give_up(&self, id: &str, _at: DateTime<Utc>, _error: &str) -> Result<(), RepositoryError> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter_mut()
-            .find(|r| r.mail.id == id)
-            .unwrap()
-            .given_up = true;
+    async fn give_up(
+        &self,
+        id: &str,
+        _at: DateTime<Utc>,
+        _error: &str,
+        kept: &serde_json::Value,
+    ) -> Result<(), RepositoryError> {
+        let mut rows = self.0.lock().unwrap();
+        let row = rows.iter_mut().find(|r| r.mail.id == id).unwrap();
+        row.given_up = true;
+        row.mail.payload = kept.clone();
         Ok(())
     }
 }
@@ -171,4 +172,55 @@ async fn the_tenth_temporary_failure_gives_up() {
     let row = queue.0.lock().unwrap()[0].clone();
     assert!(row.given_up && !row.sent);
     assert!(transport.sent.lock().unwrap().is_empty());
+}
+
+/// The token of a link is a live secret: once the mail is sent (or given up), its row keeps the
+/// link without it. A mail whose link expired before it could leave is given up, unsent.
+#[tokio::test]
+async fn a_mail_done_with_keeps_no_token_and_an_expired_link_is_not_sent() {
+    let token = "T0kenT0kenT0ken";
+    let with_token = |id: &str, kind: &str, path: &str| {
+        let mut row = queued(id, kind);
+        row.mail.payload = json!({ "url": format!("https://svc.example{path}?token={token}") });
+        row
+    };
+    let mut stale = with_token("m3", compose::RESET_PASSWORD, "/account/reset");
+    stale.mail.created_at = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+    let (delivery, queue, transport, _) = setup(
+        vec![
+            with_token("m1", compose::RESET_PASSWORD, "/account/reset"),
+            with_token("m2", compose::VERIFY_EMAIL, "/account/verify"),
+            stale,
+        ],
+        vec![Ok(()), Err(MailSendError::Permanent("550 no such user".into()))],
+    );
+    assert_eq!(delivery.pass().await.unwrap(), DeliveryPass { sent: 1, failed: 2 });
+    let rows = queue.0.lock().unwrap().clone();
+    let kept: Vec<(bool, bool, serde_json::Value)> = rows
+        .iter()
+        .map(|r| (r.sent, r.given_up, r.mail.payload.clone()))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            (
+                true,
+                false,
+                json!({ "url": "https://svc.example/account/reset?token=redacted" })
+            ),
+            (
+                false,
+                true,
+                json!({ "url": "https://svc.example/account/verify?token=redacted" })
+            ),
+            (
+                false,
+                true,
+                json!({ "url": "https://svc.example/account/reset?token=redacted" })
+            ),
+        ]
+    );
+    let sent = transport.sent.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1, "the expired link was not sent");
+    assert!(sent[0].text.contains(token), "the mail itself carries the link");
 }

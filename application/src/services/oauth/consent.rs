@@ -125,7 +125,11 @@ impl OAuthService {
         code: &str,
     ) -> Result<Minted, ApproveError> {
         let pairing = self.checks.pairing.as_ref().ok_or(ApproveError::PairingUnavailable)?;
-        let (key_id, token) = match pairing.exchange(code, Some(validated.client.label().to_owned())).await {
+        // A per-app resource locks the key to that app, as with a typed key (Document 2: the code
+        // and any token minted from it are captured against that app).
+        let app_id = validated.resource.app_id().map(str::to_owned);
+        let label = Some(validated.client.label().to_owned());
+        let (key_id, token) = match pairing.exchange_for_app(code, label, app_id).await {
             Ok(pair) => pair,
             Err(PairingError::WrongCode) => return Err(ApproveError::CredentialRefused),
             Err(PairingError::Internal(e)) => return Err(ApproveError::Internal(e)),
@@ -155,6 +159,11 @@ impl OAuthService {
             }
             Err(AuthError::Internal(e)) => return Err(ApproveError::Internal(e)),
         };
+        // The new key lives no longer than the one typed: consent never widens a credential.
+        let expires_at = match self.checks.keys.authenticate(key).await {
+            Ok(typed) => typed.and_then(|typed| typed.expires_at),
+            Err(e) => return Err(internal(e)),
+        };
         let credential_app = self.credential_app_lock(&caller).await?;
         let app_id = match &validated.resource {
             ResourceIndicator::Universal => credential_app,
@@ -174,7 +183,7 @@ impl OAuthService {
                 caller_user_id: caller.principal_id.clone(),
                 name: Some(validated.client.label().to_owned()),
                 app_id,
-                expires_at: None,
+                expires_at,
             })
             .await
             .map_err(internal)?;

@@ -95,8 +95,9 @@ pub struct BlueprintOptions {
     pub context: Option<String>,
     pub seed_prompt: Option<String>,
     pub set_as_operator_default: bool,
-    /// Hosted: whose provider keys the generation uses (the caller's, as its wallet owner).
-    pub key_owner: Option<svc_domain::wallet::Principal>,
+    /// Hosted: the caller the generation runs for. It uses the provider keys of that caller's
+    /// payer, by the rule a render's generation follows (an org app's are the org's).
+    pub for_caller: Option<crate::services::agent::Caller>,
 }
 
 /// What `svc_ops_generate_blueprint` and `svc_ops_register_blueprint` answer.
@@ -134,8 +135,10 @@ pub struct OpsBlueprintService {
     cpu: CpuGate,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
-    /// Hosted: generations use the caller's own provider keys.
+    /// Hosted: generations use their payer's provider keys.
     provider_keys: Option<crate::services::hosted::ProviderKeyService>,
+    /// Hosted: who pays for a caller's generation (its app's org, ...); `None`: the caller.
+    payers: Option<crate::services::hosted::AppPayers>,
 }
 
 /// The ports the blueprints domain uses.
@@ -165,13 +168,32 @@ impl OpsBlueprintService {
             clock: ports.clock,
             ids: ports.ids,
             provider_keys: None,
+            payers: None,
         }
     }
 
-    /// Hosted mode: a generation uses its caller's provider keys and never the deployment's.
+    /// Hosted mode: a generation uses its payer's provider keys and never the deployment's.
     pub fn with_provider_keys(mut self, keys: crate::services::hosted::ProviderKeyService) -> Self {
         self.provider_keys = Some(keys);
         self
+    }
+
+    /// Hosted mode: the payer of a caller's generation is found as a render's is (an org app's
+    /// generations use the org's keys, never the caller's own).
+    pub fn with_app_payers(mut self, payers: crate::services::hosted::AppPayers) -> Self {
+        self.payers = Some(payers);
+        self
+    }
+
+    /// Whose provider keys a generation for `caller` uses.
+    async fn payer(
+        &self,
+        caller: &crate::services::agent::Caller,
+    ) -> Result<svc_domain::wallet::Principal, RepositoryError> {
+        match &self.payers {
+            Some(payers) => payers.payer(caller).await,
+            None => Ok(crate::services::hosted::payer_of(caller)),
+        }
     }
 
     /// Generates a component for `contract` in `app_id`, compiles it and stores it.
@@ -193,8 +215,11 @@ impl OpsBlueprintService {
             }
         };
         let intent = options.context.clone().unwrap_or_default();
-        let hosted_owner = self.provider_keys.as_ref().zip(options.key_owner.as_ref());
-        let caller_keys = match hosted_owner {
+        let hosted_owner = match (&self.provider_keys, &options.for_caller) {
+            (Some(keys), Some(caller)) => Some((keys, self.payer(caller).await?)),
+            _ => None,
+        };
+        let caller_keys = match &hosted_owner {
             Some((keys, owner)) => Some(
                 keys.caller_keys(owner)
                     .await
@@ -216,7 +241,7 @@ impl OpsBlueprintService {
         })?;
         let generated = self.generator.generate(&request).await.map_err(generation_error)?;
         drop(slot);
-        if let (Some((keys, owner)), Some(model)) = (hosted_owner, generated.model.as_deref()) {
+        if let (Some((keys, owner)), Some(model)) = (&hosted_owner, generated.model.as_deref()) {
             let provider = model.split([':', '/']).next().unwrap_or_default();
             if let Err(error) = keys.touch(owner, provider).await {
                 tracing::warn!(error = %error, "could not record the provider key's lastUsedAt");
@@ -485,6 +510,9 @@ mod tests {
         assert_eq!(merge_variance(&json!(null), &Default::default()), json!({}));
     }
 }
+
+#[cfg(all(test, feature = "testing"))]
+mod payer_tests;
 
 #[cfg(all(test, feature = "testing"))]
 mod register_tests {

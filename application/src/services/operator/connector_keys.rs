@@ -101,6 +101,17 @@ impl ConnectorKeyService {
         }
     }
 
+    /// Reads every key's row on each authentication: for replicas on a shared database whose bus
+    /// does not reach each other (`live.bus = "in-process"` on a database other servers write),
+    /// where a revocation on another replica would not be heard and a kept key would
+    /// authenticate for up to the cache's time to live.
+    pub fn reading_every_key(self) -> Self {
+        Self {
+            cache: self.cache.off(),
+            ..self
+        }
+    }
+
     /// Announces each revocation on `bus` (every replica's live channels hear it), and forgets
     /// each key the bus says was revoked, on whichever replica.
     pub fn announcing_revocations_on(self, bus: Arc<dyn EventBus>) -> Self {

@@ -20,6 +20,8 @@ const CAPACITY: u64 = 100_000;
 
 #[derive(Clone)]
 pub(crate) struct KeyCache {
+    /// Off where a revocation on another replica would not be heard: every lookup reads its row.
+    enabled: bool,
     by_hash: moka::sync::Cache<String, ConnectorKey>,
     /// Ids of keys revoked in the last `2 * TIME_TO_LIVE`: a revocation is final, so an entry
     /// for one of them is stale whenever it was read.
@@ -29,6 +31,7 @@ pub(crate) struct KeyCache {
 impl KeyCache {
     pub(crate) fn new() -> Self {
         Self {
+            enabled: true,
             by_hash: moka::sync::Cache::builder()
                 .max_capacity(CAPACITY)
                 .time_to_live(TIME_TO_LIVE)
@@ -41,7 +44,16 @@ impl KeyCache {
         }
     }
 
+    /// Keeps nothing: each lookup reads the key's row.
+    pub(crate) fn off(self) -> Self {
+        self.by_hash.invalidate_all();
+        Self { enabled: false, ..self }
+    }
+
     pub(crate) fn get(&self, key_hash: &str) -> Option<ConnectorKey> {
+        if !self.enabled {
+            return None;
+        }
         let key = self.by_hash.get(key_hash)?;
         if self.revoked.contains_key(&key.id) {
             self.by_hash.invalidate(key_hash);
@@ -51,7 +63,7 @@ impl KeyCache {
     }
 
     pub(crate) fn insert(&self, key: ConnectorKey) {
-        if !self.revoked.contains_key(&key.id) {
+        if self.enabled && !self.revoked.contains_key(&key.id) {
             self.by_hash.insert(key.key_hash.clone(), key);
         }
     }

@@ -183,9 +183,19 @@ impl Browser {
         self.send(request, &url).await
     }
 
+    /// A form on a page of `url`'s own origin posted: browsers send that `Origin` with it.
     pub async fn post_form(&mut self, url: &str, form: &[(String, String)]) -> Page {
+        let origin = Url::parse(url).unwrap().origin().ascii_serialization();
+        self.post_form_from(Some(&origin), url, form).await
+    }
+
+    /// A form posted from a page of `origin` (`None`: a client that sends no `Origin`).
+    pub async fn post_form_from(&mut self, origin: Option<&str>, url: &str, form: &[(String, String)]) -> Page {
         let url = Url::parse(url).unwrap();
-        let request = self.http.post(url.clone()).form(form);
+        let mut request = self.http.post(url.clone()).form(form);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
         self.send(request, &url).await
     }
 

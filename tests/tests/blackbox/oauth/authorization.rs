@@ -15,6 +15,8 @@ oauth_scenarios!(Auth::Strict =>
     consent_needs_exactly_one_accepted_credential,
     declining_redirects_access_denied,
     a_per_app_resource_locks_the_key_to_the_app,
+    a_key_minted_with_an_expiring_key_expires_with_it,
+    a_per_app_resource_locks_a_pair_code_key_to_the_app,
 );
 
 fn assert_not_redirected(answer: &crate::oauth::support::Answer, what: &str) {
@@ -308,6 +310,20 @@ async fn a_consent_url_receives_every_parameter_and_mcp_origin() {
         assert_eq!(answer.param(name).as_deref(), Some(value.as_str()), "{name}");
     }
     assert_eq!(answer.param("mcp_origin").as_deref(), Some(app.issuer()));
+    // An `mcp_origin` in the request is the sender's, not the server's: it is not passed on.
+    let forged = app
+        .authorize(&with(&request, "mcp_origin", Some("https://evil.example")))
+        .await;
+    assert_eq!(forged.status, StatusCode::FOUND, "{}", forged.body);
+    let origins: Vec<String> = forged
+        .location
+        .as_ref()
+        .unwrap()
+        .query_pairs()
+        .filter(|(name, _)| name == "mcp_origin")
+        .map(|(_, value)| value.into_owned())
+        .collect();
+    assert_eq!(origins, [app.issuer()], "only the server's origin");
     // An unknown resource is refused before the consent step.
     let refused = app
         .authorize(&with(&request, "resource", Some("https://evil.example/mcp")))
@@ -383,4 +399,51 @@ async fn in_dev_mode_the_form_asks_for_a_key_only() {
     let code = app.code_for(&request).await;
     let (status, _, token) = app.token(&app.token_form(&client_id, &code)).await;
     assert_eq!(status, StatusCode::OK, "{token}");
+}
+
+/// Consent never widens the credential typed into the form: a key that expires in an hour mints
+/// a client key that expires with it, not one that lives for ever.
+async fn a_key_minted_with_an_expiring_key_expires_with_it(app: OAuthApp) {
+    let expires_at =
+        (chrono::Utc::now() + chrono::TimeDelta::hours(1)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let typed = app
+        .ops(
+            "svc_ops_issue_connector_key",
+            json!({ "name": "short-lived", "expiresAt": expires_at }),
+        )
+        .await;
+    let typed_key = typed["plaintextKey"].as_str().unwrap();
+    let client_id = app.client("Expiring host").await;
+    let request = app.request(&client_id);
+    let answer = app.consent(&request, &[("api_key", typed_key)]).await;
+    assert_eq!(answer.status, StatusCode::FOUND, "{}", answer.body);
+    let keys = app.ops("svc_ops_list_connector_keys", json!({})).await;
+    let minted = keys["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "Expiring host")
+        .expect("the client's key");
+    assert_eq!(minted["expiresAt"], typed["expiresAt"], "{minted}");
+}
+
+/// The pair code stands for the local operator, but a client that asked for one app's resource
+/// gets a key for that app alone, as with a typed key.
+async fn a_per_app_resource_locks_a_pair_code_key_to_the_app(app: OAuthApp) {
+    let app_id = app.default_app_id().await;
+    let resource = format!("{}/apps/{app_id}", app.issuer());
+    let client_id = app.client("Per-app paired host").await;
+    let request = with(&app.request(&client_id), "resource", Some(&resource));
+    let pair_code = app.app.pair_code.clone().expect("strict mode prints a pair code");
+    let answer = app.consent(&request, &[("pair_code", &pair_code)]).await;
+    assert_eq!(answer.status, StatusCode::FOUND, "{}", answer.body);
+    assert!(answer.param("code").is_some(), "{:?}", answer.location);
+    let keys = app.ops("svc_ops_list_connector_keys", json!({})).await;
+    let key = keys["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "Per-app paired host")
+        .expect("the client's key");
+    assert_eq!(key["appId"], app_id.as_str(), "{key}");
 }

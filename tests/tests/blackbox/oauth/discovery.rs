@@ -146,6 +146,23 @@ async fn with_oauth_off_every_oauth_path_is_404() {
             .status();
         assert_eq!(status, StatusCode::NOT_FOUND, "POST {path}");
     }
+    // A method no operation has is 404 too, not 405: off is as if never mounted.
+    let other_methods = [
+        (reqwest::Method::GET, "/oauth/token"),
+        (reqwest::Method::GET, "/oauth/register"),
+        (reqwest::Method::PUT, "/oauth/authorize"),
+        (reqwest::Method::POST, "/.well-known/oauth-authorization-server"),
+        (reqwest::Method::DELETE, "/.well-known/oauth-protected-resource"),
+    ];
+    for (method, path) in other_methods {
+        let status = client
+            .request(method.clone(), format!("{}{path}", app.base))
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
+    }
     let (status, headers, _) = app.post_raw(None, Value::Null.to_string()).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(

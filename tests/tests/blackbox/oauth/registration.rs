@@ -14,8 +14,10 @@ oauth_scenarios!(Auth::Strict, |s: &mut svc::Settings| s.oauth.trust_proxy = tru
 async fn every_registration_rule_has_its_error(app: OAuthApp) {
     let ok = "https://client.example.com/callback";
     let eleven: Vec<&str> = vec![ok; 11];
+    let too_long = format!("{ok}?pad={}", "p".repeat(2048));
     let rows: Vec<(Value, &str)> = vec![
         (json!({}), "invalid_redirect_uri"),
+        (json!({ "redirect_uris": [too_long] }), "invalid_redirect_uri"),
         (json!({ "redirect_uris": [] }), "invalid_redirect_uri"),
         (json!({ "redirect_uris": ok }), "invalid_redirect_uri"),
         (json!({ "redirect_uris": [ok, 7] }), "invalid_redirect_uri"),

@@ -54,7 +54,7 @@ pub fn blueprint_options(a: BlueprintOptionsArgs) -> BlueprintOptions {
         context: a.context,
         seed_prompt: a.seed_prompt,
         set_as_operator_default: a.set_as_operator_default.unwrap_or(false),
-        key_owner: None,
+        for_caller: None,
     }
 }
 

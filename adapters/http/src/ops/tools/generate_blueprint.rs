@@ -31,8 +31,9 @@ impl OpsTool for GenerateBlueprint {
                 app_id,
                 Value::Object(a.contract),
                 BlueprintOptions {
-                    // Hosted: the generation uses the caller's own provider keys.
-                    key_owner: Some(svc_application::services::hosted::payer_of(&ctx.caller.caller)),
+                    // Hosted: the generation uses its payer's provider keys (an org app's: the
+                    // org's), as a render of this caller would.
+                    for_caller: Some(ctx.caller.caller.clone()),
                     ..bodies::blueprint_options(a.options)
                 },
             )

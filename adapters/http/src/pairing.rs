@@ -43,6 +43,13 @@ pub const PAIR_ATTEMPTS_PER_HOUR_IN_ALL: u32 = 30;
 /// The quotas' names in the shared windows.
 const PAIR_ATTEMPTS_QUOTA: &str = "pair-code";
 const PAIR_ATTEMPTS_IN_ALL_QUOTA: &str = "pair-code-all";
+/// The one key of the budget of all addresses.
+const ALL_ADDRESSES: &str = "all";
+
+/// An attempt counted (when it was, so a right code can be uncounted from the same window).
+pub(crate) struct PairAttempt {
+    at: chrono::DateTime<chrono::Utc>,
+}
 
 pub struct Pairing {
     pub service: PairingService,
@@ -73,7 +80,31 @@ impl Pairing {
     /// Counts one pair-code attempt from the request's client (`door` names it in the log); the
     /// 429 answer when the address's budget or the budget of all addresses is spent. Without the
     /// database to count in, no guess is let through.
-    pub(crate) async fn check_attempt(&self, req: &Request, door: &str) -> Option<Response> {
+    pub(crate) async fn check_attempt(&self, req: &Request, door: &str) -> Result<PairAttempt, Response> {
+        match self.count_attempt(req, door).await {
+            Some(limited) => Err(limited),
+            None => Ok(PairAttempt { at: self.clock.now() }),
+        }
+    }
+
+    /// The attempt's code was right: it leaves the budget of all addresses, which bounds guessing,
+    /// not use (pairing a few clients, or a console sign-in, spends none of it).
+    pub(crate) async fn succeeded(&self, attempt: PairAttempt) {
+        let given_back = self
+            .attempts
+            .give_back(
+                PAIR_ATTEMPTS_IN_ALL_QUOTA,
+                ALL_ADDRESSES,
+                TimeDelta::hours(1),
+                attempt.at,
+            )
+            .await;
+        if let Err(cause) = given_back {
+            tracing::warn!(error = ?cause, "a right pair code could not be uncounted");
+        }
+    }
+
+    async fn count_attempt(&self, req: &Request, door: &str) -> Option<Response> {
         let ip = client_ip(req, self.trust_proxy);
         let key = address_key(ip).to_string();
         let now = self.clock.now();
@@ -92,7 +123,7 @@ impl Pairing {
                 self.attempts
                     .admit(
                         PAIR_ATTEMPTS_IN_ALL_QUOTA,
-                        "all",
+                        ALL_ADDRESSES,
                         PAIR_ATTEMPTS_PER_HOUR_IN_ALL,
                         TimeDelta::hours(1),
                         now,
@@ -142,19 +173,23 @@ async fn pair(req: &Request, body: Json<PairRequest>, state: &Arc<RestRoutes>) -
     let Some(pairing) = &state.pairing else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    if let Some(limited) = pairing.check_attempt(req, "pairing").await {
-        return limited;
-    }
+    let attempt = match pairing.check_attempt(req, "pairing").await {
+        Ok(attempt) => attempt,
+        Err(limited) => return limited,
+    };
     match pairing
         .service
         .exchange(&body.pair_code, body.client_name.clone())
         .await
     {
-        Ok((key_id, token)) => (
-            StatusCode::CREATED,
-            Json(json!({ "accessToken": token, "tokenType": "Bearer", "keyId": key_id })),
-        )
-            .into_response(),
+        Ok((key_id, token)) => {
+            pairing.succeeded(attempt).await;
+            (
+                StatusCode::CREATED,
+                Json(json!({ "accessToken": token, "tokenType": "Bearer", "keyId": key_id })),
+            )
+                .into_response()
+        }
         Err(PairingError::WrongCode) => error(StatusCode::UNAUTHORIZED, "invalid_pair_code", "the pair code is wrong"),
         Err(e @ PairingError::InvalidClientName(_)) => {
             error(StatusCode::UNPROCESSABLE_ENTITY, "invalid_client_name", &e.to_string())

@@ -96,7 +96,8 @@ pub struct IssueConnectorKeyArgs {
     /// Locks the key to this app (one of the caller's); absent: a universal key scoped per
     /// request to the caller's default app.
     pub app_id: Option<String>,
-    /// ISO 8601 date-time with an offset; from then on the key no longer authenticates.
+    /// ISO 8601 date or date-time (UTC when it has no offset); from then on the key no longer
+    /// authenticates.
     pub expires_at: Option<String>,
 }
 

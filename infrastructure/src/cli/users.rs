@@ -24,6 +24,11 @@ pub struct CreateArgs {
     /// server delivers it; its link starts with `server.public_base_url`).
     #[arg(long)]
     no_verification_mail: bool,
+    /// The address is known to be the person's (the operator vouches for it): the account starts
+    /// verified and no mail is queued, so an identity provider that verified the same address
+    /// signs in to it at once (an unverified account is never linked to a provider identity).
+    #[arg(long, conflicts_with = "no_verification_mail")]
+    verified: bool,
     #[command(flatten)]
     deployment: DeploymentArgs,
 }
@@ -54,14 +59,19 @@ fn create(args: CreateArgs) -> Result<(), String> {
     super::hosted::runtime()?.block_on(async move {
         let db = super::hosted::database(&settings).await?;
         let mut accounts = crate::hosted::account_service(&settings, &db, Arc::new(SystemClock), Arc::new(RandomIds));
-        if !args.no_verification_mail {
+        let mails = !args.no_verification_mail && !args.verified;
+        if mails {
             let base_url = settings.public_base_url(settings.server.port);
             accounts = accounts.mailing(crate::hosted::account_links(&db, &base_url));
         }
-        let created = accounts.create(&args.email, password.as_deref()).await;
+        let created = if args.verified {
+            accounts.create_verified(&args.email, password.as_deref()).await
+        } else {
+            accounts.create(&args.email, password.as_deref()).await
+        };
         let _ = db.close().await;
         let created = created.map_err(|e| format!("cannot create the account {}: {e}", args.email.trim()))?;
-        if !args.no_verification_mail {
+        if mails {
             // stderr: stdout's last line is the account (or its generated password).
             eprintln!(
                 "a verification mail to {} is queued in the mail outbox (a running server delivers it)",

@@ -351,3 +351,21 @@ async fn the_grant_command_tops_up_a_user_or_an_org_and_refuses_bad_input() {
         assert!(error.contains(needle), "{args:?}: {error}");
     }
 }
+
+/// With the orgs domain off (`[ops] orgs = false`) no org exists: a credit or provider-key tool
+/// that names an `orgId` is refused `org_not_found` (Document 3), not an unknown method.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_orgs_off_an_org_id_is_org_not_found() {
+    let Some(app) = hosted_app("credits_orgs_off", |s| s.ops.orgs = false).await else {
+        return;
+    };
+    let ops = Client::of(&app);
+    let org = json!({ "orgId": "org_nowhere" });
+    ops.refused("svc_ops_get_credit_balance", org.clone(), "org_not_found")
+        .await;
+    ops.refused("svc_ops_list_credit_transactions", org.clone(), "org_not_found")
+        .await;
+    ops.refused("svc_ops_list_provider_keys", org, "org_not_found").await;
+    // Without an orgId the caller's own wallet answers as before.
+    balance(&ops).await;
+}

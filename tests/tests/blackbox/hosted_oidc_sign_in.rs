@@ -461,6 +461,24 @@ async fn users_create_queues_a_verification_mail_unless_told_not_to() {
         "correct horse battery staple\n",
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // `--verified`: the operator vouches for the address; the account starts verified, no mail.
+    let out = svc(
+        &[
+            "users",
+            "create",
+            "--database-url",
+            &db,
+            "--email",
+            "vouched@example.org",
+            "--verified",
+        ],
+        "correct horse battery staple\n",
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        scalar_text(&db, "SELECT CASE WHEN email_verified_at IS NULL THEN 'no' ELSE 'yes' END FROM accounts WHERE email = 'vouched@example.org'").await,
+        "yes"
+    );
     create_user(&db, "linus@example.org", "correct horse battery staple");
     let mail = sink
         .wait_for(
@@ -484,5 +502,65 @@ async fn users_create_queues_a_verification_mail_unless_told_not_to() {
             .iter()
             .all(|m| !m.to.iter().any(|to| to.contains("quiet@"))),
         "--no-verification-mail queues none"
+    );
+    assert!(
+        sink.received()
+            .iter()
+            .all(|m| !m.to.iter().any(|to| to.contains("vouched@"))),
+        "--verified queues none"
+    );
+}
+
+/// The consent page's own button in Debian's Chromium reaches the provider: the origin check
+/// that refuses other sites' forms (above) passes what a real browser sends from this page,
+/// whose referrer policy would otherwise make it send `Origin: null`
+/// (`tests/browser/consent-provider.mjs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_consent_pages_provider_button_reaches_the_provider_in_chromium() {
+    let test = "oidc_button_in_chromium";
+    let browser_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let chromium = std::env::var("SVC_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_owned());
+    let needed = [
+        browser_dir.join("node_modules").join("playwright-core"),
+        std::path::PathBuf::from(chromium),
+    ];
+    if !svc_tests::external::deps_present(
+        test,
+        &needed,
+        "SVC_REQUIRE_BROWSER",
+        "browser deps",
+        "run tests/browser/install.sh",
+    ) {
+        return;
+    }
+    let Some((app, provider)) = hosted_with_provider(test, |s| s.hosted.signup = "open".into()).await else {
+        return;
+    };
+    let client = app.client("Claude Desktop").await;
+    let authorize = reqwest::Url::parse_with_params(&app.url("/oauth/authorize"), app.request(&client))
+        .unwrap()
+        .to_string();
+    let issuer = provider.issuer.clone();
+    let run = tokio::task::spawn_blocking(move || {
+        let mut command = std::process::Command::new("node");
+        command
+            .arg(browser_dir.join("consent-provider.mjs"))
+            .arg(&authorize)
+            .arg(&issuer)
+            .current_dir(&browser_dir);
+        svc_tests::external::run_with_deadline(command, Duration::from_secs(120))
+    })
+    .await
+    .unwrap();
+    let output = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        run.status.is_some_and(|status| status.success()),
+        "consent-provider.mjs failed:\n{output}"
+    );
+    let db = app.app.settings.database_url();
+    assert_eq!(
+        scalar_text(&db, "SELECT COUNT(*)::text FROM external_sign_ins").await,
+        "1",
+        "the sign-in began: {output}"
     );
 }

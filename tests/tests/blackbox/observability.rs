@@ -469,3 +469,17 @@ async fn a_rejected_provider_key_shows_in_the_log_and_the_metrics() {
     let count = "svc_generation_duration_seconds_count{outcome=\"NO_CREDENTIALS\"} 1";
     assert!(metrics.contains(count), "{count}:\n{metrics}");
 }
+
+/// A server bound to `::` (dual-stack) sees a local IPv4 scraper as `::ffff:127.0.0.1`: it is on
+/// the machine itself, so `/metrics` answers it.
+#[tokio::test]
+async fn metrics_answer_a_local_ipv4_client_of_a_dual_stack_listener() {
+    let app = TestApp::spawn_configured("metrics_dual_stack", svc_tests::Backend::Sqlite, Auth::Strict, |s| {
+        s.server.host = "::".into();
+    })
+    .await
+    .unwrap();
+    assert!(app.base.starts_with("http://127.0.0.1:"), "{}", app.base);
+    let response = app.client.get(format!("{}/metrics", app.base)).send().await.unwrap();
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+}

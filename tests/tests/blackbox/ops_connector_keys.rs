@@ -121,6 +121,11 @@ async fn an_expired_key_does_not_authenticate(app: TestApp) {
 
     let (future, live, _) = issue(&ops, json!({ "expiresAt": "2999-12-31T23:00:00+01:00" })).await;
     assert_eq!(future["expiresAt"], "2999-12-31T22:00:00.000Z");
+    // ISO 8601 without an offset is UTC; a calendar date is its first instant.
+    let (no_offset, _, _) = issue(&ops, json!({ "expiresAt": "2999-12-31T23:00:00" })).await;
+    assert_eq!(no_offset["expiresAt"], "2999-12-31T23:00:00.000Z");
+    let (date, _, _) = issue(&ops, json!({ "expiresAt": "2999-12-31" })).await;
+    assert_eq!(date["expiresAt"], "2999-12-31T00:00:00.000Z");
     let (status, _) = live.mcp("ping", json!({})).await;
     assert_eq!(status, StatusCode::OK);
 }
@@ -137,7 +142,7 @@ async fn issue_arguments_are_validated(app: TestApp) {
     .await;
     ops.invalid("svc_ops_issue_connector_key", json!({ "name": "   " }), "name")
         .await;
-    for bad in ["tomorrow", "2026-13-01T00:00:00Z", "2026-01-01"] {
+    for bad in ["tomorrow", "2026-13-01T00:00:00Z", "2026-02-30", "31/12/2026"] {
         ops.invalid("svc_ops_issue_connector_key", json!({ "expiresAt": bad }), "expiresAt")
             .await;
     }

@@ -122,11 +122,20 @@ async fn guesses_from_many_addresses_share_one_hourly_budget() {
             .json(&json!({ "pairCode": code }))
             .send()
     };
-    for n in 0..svc_http::PAIR_ATTEMPTS_PER_HOUR_IN_ALL {
+    let budget = svc_http::PAIR_ATTEMPTS_PER_HOUR_IN_ALL;
+    let right = app.pair_code.clone().unwrap();
+    for n in 0..budget - 1 {
         let status = attempt(n, "999999x").await.unwrap().status();
         assert_eq!(status, StatusCode::UNAUTHORIZED, "guess {n}, from its own /64");
     }
-    let fresh = svc_http::PAIR_ATTEMPTS_PER_HOUR_IN_ALL + 1;
+    // The right code spends none of the budget: it bounds guessing, not pairing clients.
+    for n in budget..budget + 2 {
+        let status = attempt(n, &right).await.unwrap().status();
+        assert_eq!(status, StatusCode::CREATED, "the right code from address {n}");
+    }
+    let last_guess = attempt(budget + 2, "999999x").await.unwrap().status();
+    assert_eq!(last_guess, StatusCode::UNAUTHORIZED, "the budget's last guess");
+    let fresh = budget + 3;
     let refused = attempt(fresh, app.pair_code.as_deref().unwrap()).await.unwrap();
     assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
     let retry_after: u64 = refused.headers()["retry-after"].to_str().unwrap().parse().unwrap();

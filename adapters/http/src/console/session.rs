@@ -139,11 +139,15 @@ pub async fn sign_in(req: &Request, Json(body): Json<SignIn>, Data(state): Data<
 /// Redeems the pair code for a fresh key named `console`; the session is tied to that key.
 async fn paired_key(req: &Request, state: &ConsoleRoutes, code: &str) -> Result<String, Refusal> {
     let pairing = state.pairing.as_ref().ok_or(Refusal::NoPairCode)?;
-    if let Some(limited) = pairing.check_attempt(req, "console").await {
-        return Err(Refusal::Limited(Box::new(limited)));
-    }
+    let attempt = pairing
+        .check_attempt(req, "console")
+        .await
+        .map_err(|limited| Refusal::Limited(Box::new(limited)))?;
     match pairing.service.exchange(code, Some(PAIRED_KEY_NAME.to_owned())).await {
-        Ok((_, token)) => Ok(token),
+        Ok((_, token)) => {
+            pairing.succeeded(attempt).await;
+            Ok(token)
+        }
         Err(PairingError::WrongCode) => Err(Refusal::WrongPairCode),
         Err(other) => {
             tracing::error!(error = ?other, "console pairing failed");

@@ -168,14 +168,22 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<RestRoutes>) -
         }
     };
     // One budget of pair-code guesses per address, shared with `POST /_svc/pair`.
-    if matches!(credential, ConsentCredential::PairCode(_))
-        && let Some(pairing) = &state.pairing
-        && let Some(limited) = pairing.check_attempt(req, "oauth-consent-pair-code").await
-    {
-        return limited;
-    }
+    let pair_attempt = match (&credential, &state.pairing) {
+        (ConsentCredential::PairCode(_), Some(pairing)) => {
+            match pairing.check_attempt(req, "oauth-consent-pair-code").await {
+                Ok(attempt) => Some((pairing, attempt)),
+                Err(limited) => return limited,
+            }
+        }
+        _ => None,
+    };
     match oauth.service.approve(&request, credential).await {
-        Ok(location) => redirect(&location),
+        Ok(location) => {
+            if let Some((pairing, attempt)) = pair_attempt {
+                pairing.succeeded(attempt).await;
+            }
+            redirect(&location)
+        }
         Err(ApproveError::Authorize(error)) => refused(oauth, error),
         Err(ApproveError::CredentialRefused) => {
             let notice = "That pair code or key was not accepted.";

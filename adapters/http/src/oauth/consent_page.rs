@@ -29,11 +29,16 @@ line-height:1.5;color:#1f2328}label{display:block;margin:1rem 0 .25rem}input{wid
 font:inherit;box-sizing:border-box}.notice{padding:.5rem .75rem;background:#fff4e5;border-left:4px solid #d97706}\
 .actions{margin-top:1.5rem;display:flex;gap:.75rem}button{padding:.5rem 1.25rem;font:inherit}code{word-break:break-all}";
 
+/// `same-origin`: no referrer (which would carry the OAuth request's query) to any other site,
+/// while a form posted back here still carries its true `Origin` (under `no-referrer` browsers
+/// send `Origin: null`), which the provider sign-in checks.
+const REFERRER_POLICY: &str = "same-origin";
+
 pub(crate) fn page(status: StatusCode, title: &str, body: &str) -> Response {
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <meta name=\"referrer\" content=\"no-referrer\"><title>{}</title><style>{STYLE}</style></head>\
+         <meta name=\"referrer\" content=\"{REFERRER_POLICY}\"><title>{}</title><style>{STYLE}</style></head>\
          <body><main>{body}</main></body></html>",
         escape(title)
     );
@@ -46,7 +51,7 @@ pub(crate) fn page(status: StatusCode, title: &str, body: &str) -> Response {
             "content-security-policy",
             "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
         ),
-        ("referrer-policy", "no-referrer"),
+        ("referrer-policy", REFERRER_POLICY),
     ] {
         headers.insert(name, value.parse().expect("static header"));
     }

@@ -56,14 +56,13 @@ fn browser_secret(req: &Request) -> Option<String> {
 
 /// Whether the form was posted from a page of the issuer's own origin (the consent page). The
 /// external sign-in needs no secret from the person, so a form another site posts would take a
-/// browser already signed in at the provider past the consent page to the attacker's client;
-/// browsers send `Origin` with every form POST, and a page elsewhere cannot forge it.
+/// browser already signed in at the provider past the consent page to the attacker's client.
+/// Browsers send `Origin` with every form POST (the consent page's referrer policy keeps it
+/// true), and `Sec-Fetch-Site` with most; a page elsewhere can forge neither.
 fn posted_from_consent_page(req: &Request, oauth: &OAuth) -> bool {
-    let issuer_origin = oauth.service.issuer().origin();
-    req.headers()
-        .get("origin")
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|origin| origin == issuer_origin)
+    let header = |name: &str| req.headers().get(name).and_then(|value| value.to_str().ok());
+    header("origin") == Some(oauth.service.issuer().origin().as_str())
+        || header("sec-fetch-site") == Some("same-origin")
 }
 
 /// `action=external` on the consent form: to the provider.

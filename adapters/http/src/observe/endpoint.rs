@@ -17,7 +17,8 @@ pub fn serve_metrics(req: &Request, Data(state): Data<&Arc<MetricsSources>>) -> 
     let loopback = req
         .remote_addr()
         .as_socket_addr()
-        .is_some_and(|address| address.ip().is_loopback());
+        // A dual-stack listener sees an IPv4 client as `::ffff:a.b.c.d`.
+        .is_some_and(|address| address.ip().to_canonical().is_loopback());
     let proxied = req.header("x-forwarded-for").is_some() || req.header("forwarded").is_some();
     if !loopback || proxied {
         return (StatusCode::FORBIDDEN, "metrics are served to loopback clients only").into_response();

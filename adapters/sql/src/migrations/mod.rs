@@ -31,13 +31,14 @@ mod m20261215_000003_external_identities;
 mod m20261216_000001_session_row_announcements;
 mod m20261217_000001_registry_search_columns;
 mod m20261217_000002_external_sign_ins_expiry_index;
+mod whole;
 
 pub struct Migrator;
 
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![
+        let each: Vec<Box<dyn MigrationTrait>> = vec![
             Box::new(m20261125_000001_agent_tables::Migration),
             Box::new(m20261125_000002_operator_tables::Migration),
             Box::new(m20261125_000003_oauth_tables::Migration),
@@ -61,7 +62,10 @@ impl MigratorTrait for Migrator {
             Box::new(m20261216_000001_session_row_announcements::Migration),
             Box::new(m20261217_000001_registry_search_columns::Migration),
             Box::new(m20261217_000002_external_sign_ins_expiry_index::Migration),
-        ]
+        ];
+        each.into_iter()
+            .map(|migration| Box::new(whole::Whole(migration)) as Box<dyn MigrationTrait>)
+            .collect()
     }
 }
 

@@ -151,8 +151,34 @@ impl AccountService {
         self.signup
     }
 
-    /// `svc users create`: an account for `email`, with `password` or a generated one.
+    /// `svc users create`: an account for `email`, with `password` or a generated one; its
+    /// verification mail is queued.
     pub async fn create(&self, email: &str, password: Option<&str>) -> Result<CreatedAccount, AccountServiceError> {
+        let created = self.create_unverified(email, password).await?;
+        self.send_verification(&created.account).await?;
+        Ok(created)
+    }
+
+    /// `svc users create --verified`: the operator vouches for the address, as if its
+    /// verification link had been followed, so no mail is sent and an identity provider that
+    /// verified the same address links to the account at once.
+    pub async fn create_verified(
+        &self,
+        email: &str,
+        password: Option<&str>,
+    ) -> Result<CreatedAccount, AccountServiceError> {
+        let mut created = self.create_unverified(email, password).await?;
+        let now = self.clock.now();
+        self.accounts.mark_email_verified(&created.account.user_id, now).await?;
+        created.account.email_verified_at = Some(now);
+        Ok(created)
+    }
+
+    async fn create_unverified(
+        &self,
+        email: &str,
+        password: Option<&str>,
+    ) -> Result<CreatedAccount, AccountServiceError> {
         let email = account::parse_email(email)?;
         let (password, generated) = match password {
             Some(p) => (p.to_owned(), false),
@@ -162,7 +188,6 @@ impl AccountService {
             .insert(email, &password)
             .await?
             .ok_or(AccountServiceError::EmailTaken)?;
-        self.send_verification(&account).await?;
         Ok(CreatedAccount {
             account,
             generated_password: generated.then_some(password),

@@ -350,6 +350,8 @@ impl RenderService {
                     .consume_for_session(&handshake.handshake_id, now, &record)
                     .await?
                 {
+                    // Another render of this handshake won: this one happened no more than it.
+                    admissions.give_back().await;
                     return Err(handshake_used());
                 }
             }

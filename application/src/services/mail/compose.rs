@@ -33,6 +33,13 @@ fn optional<'a>(mail: &'a QueuedMail, name: &str) -> Option<&'a str> {
 /// The message for an outbox row; a row of an unknown kind or without its fields is an error
 /// (it is given up on, not retried).
 pub fn compose(mail: &QueuedMail) -> Result<OutgoingMail, ComposeError> {
+    // A row queued again by hand after its link was redacted would mail a dead link.
+    if optional(mail, "url").is_some_and(super::redact::is_redacted) {
+        return Err(ComposeError {
+            id: mail.id.clone(),
+            reason: "its link was redacted once the mail was done with; ask for a new one".into(),
+        });
+    }
     let (subject, text) = match mail.kind.as_str() {
         VERIFY_EMAIL => (
             "Confirm your email address".to_owned(),

@@ -1,8 +1,9 @@
 //! Mail delivery: works through the outbox, one lease per mail, and ships each message through
 //! the transport. The outbox row is the truth: a mail is retried (with a growing wait) until the
 //! transport accepts it, across crashes and restarts, and shared by every replica (a lease is a
-//! compare-and-set, so two senders never send a mail at the same moment). A mail done with (sent,
-//! or given up on, as is one whose link expired before it could leave) keeps no link secret.
+//! compare-and-set, so two senders never send a mail at the same moment). A mail sent, or given
+//! up on because its link expired before it could leave, keeps no link secret; one the transport
+//! refused for good keeps its link (until it expires) so it can be queued again.
 
 pub mod compose;
 pub mod redact;
@@ -96,7 +97,13 @@ impl MailDelivery {
                 };
                 match retry_at {
                     Some(at) => self.queue.mark_failed(&mail.id, at, &error.to_string()).await?,
-                    None => self.queue.give_up(&mail.id, now, &error.to_string(), &kept).await?,
+                    // Refused for good (a wrong SMTP password is a 5xx too): the link is kept
+                    // until it expires, so the mail can be queued again once the cause is fixed.
+                    None => {
+                        self.queue
+                            .give_up(&mail.id, now, &error.to_string(), &mail.payload)
+                            .await?
+                    }
                 }
                 tracing::warn!(
                     mail_id = %mail.id,

@@ -24,6 +24,11 @@ pub fn without_link_secret(payload: &Value) -> Value {
     kept
 }
 
+/// Whether `link` is one [`without_link_secret`] made.
+pub fn is_redacted(link: &str) -> bool {
+    link == REDACTED || link.contains(&format!("token={REDACTED}"))
+}
+
 fn redacted_link(link: &str) -> String {
     let Some((address, after)) = link.split_once("token=") else {
         return REDACTED.to_owned();

@@ -177,7 +177,7 @@ async fn the_tenth_temporary_failure_gives_up() {
 /// The token of a link is a live secret: once the mail is sent (or given up), its row keeps the
 /// link without it. A mail whose link expired before it could leave is given up, unsent.
 #[tokio::test]
-async fn a_mail_done_with_keeps_no_token_and_an_expired_link_is_not_sent() {
+async fn a_sent_mail_keeps_no_token_a_refused_one_keeps_its_link_and_an_expired_link_is_not_sent() {
     let token = "T0kenT0kenT0ken";
     let with_token = |id: &str, kind: &str, path: &str| {
         let mut row = queued(id, kind);
@@ -211,7 +211,7 @@ async fn a_mail_done_with_keeps_no_token_and_an_expired_link_is_not_sent() {
             (
                 false,
                 true,
-                json!({ "url": "https://svc.example/account/verify?token=redacted" })
+                json!({ "url": format!("https://svc.example/account/verify?token={token}") })
             ),
             (
                 false,
@@ -223,4 +223,10 @@ async fn a_mail_done_with_keeps_no_token_and_an_expired_link_is_not_sent() {
     let sent = transport.sent.lock().unwrap().clone();
     assert_eq!(sent.len(), 1, "the expired link was not sent");
     assert!(sent[0].text.contains(token), "the mail itself carries the link");
+
+    // A redacted row queued again by hand is refused, not mailed with a dead link.
+    let mut again = rows[0].mail.clone();
+    again.id = "m1-again".into();
+    let refused = compose::compose(&again).unwrap_err();
+    assert!(refused.reason.contains("redacted"), "{refused}");
 }

@@ -47,13 +47,25 @@ impl OpsTool for IssueConnectorKey {
     }
 }
 
-/// `expiresAt`: an RFC 3339 (ISO 8601 with an offset) date-time. A past one is accepted; the key
-/// then never authenticates.
+/// `expiresAt`: ISO 8601 (Document 3), in its extended forms: a date-time with an offset (RFC
+/// 3339), a date-time without one (taken as UTC), or a calendar date (its first instant, UTC). A
+/// past one is accepted; the key then never authenticates.
 fn expiry(raw: &str) -> Result<DateTime<Utc>, ToolFailure> {
-    DateTime::parse_from_rfc3339(raw).map(|t| t.to_utc()).map_err(|_| {
+    let with_offset = || DateTime::parse_from_rfc3339(raw).ok().map(|t| t.to_utc());
+    let without_offset = || {
+        chrono::NaiveDateTime::parse_from_str(raw, "%Y-%m-%dT%H:%M:%S%.f")
+            .ok()
+            .map(|t| t.and_utc())
+    };
+    let date = || {
+        chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+            .ok()
+            .map(|d| d.and_time(chrono::NaiveTime::MIN).and_utc())
+    };
+    with_offset().or_else(without_offset).or_else(date).ok_or_else(|| {
         invalid(
             "expiresAt",
-            "must be an ISO 8601 date-time with an offset, like 2026-12-31T23:59:59Z",
+            "must be an ISO 8601 date or date-time, like 2026-12-31 or 2026-12-31T23:59:59Z (UTC without an offset)",
         )
     })
 }

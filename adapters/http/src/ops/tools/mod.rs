@@ -35,7 +35,10 @@ use std::sync::{LazyLock, OnceLock};
 use serde_json::{Value, json};
 use svc_application::services::apps::AppService;
 use svc_application::services::hosted::ProviderKeyService;
-use svc_application::services::operator::{CouponService, CreditService, OpsBlueprintService, OrgService};
+use svc_application::services::operator::{
+    CouponService, CreditService, OpsBlueprintService, OrgService, OrgServiceError,
+};
+use svc_domain::org::OrgError;
 use svc_domain::wallet::Principal;
 
 use super::{OpsCaller, OpsConnectorKeys, OpsDomains, method_not_found};
@@ -253,13 +256,22 @@ impl OpsCtx<'_> {
         Principal::user(self.caller.identity.clone())
     }
 
+    /// The orgs domain for a tool of another domain that names an `orgId`: where orgs are off
+    /// (`[ops] orgs = false`) there is no org to name, so `org_not_found`, not an unknown method.
+    fn orgs_for_org_id(&self) -> Result<&OrgService, ToolFailure> {
+        self.domains
+            .orgs
+            .as_ref()
+            .ok_or_else(|| OrgServiceError::from(OrgError::NotFound).failure())
+    }
+
     /// The wallet a credit tool reads: the org's of `org_id` when the caller is a member of it
     /// (`org_not_found` otherwise, a missing org alike), else the caller's.
     async fn wallet_owner(&self, org_id: Option<String>) -> Result<Principal, ToolFailure> {
         let Some(org_id) = org_id else {
             return Ok(self.payer());
         };
-        self.orgs()?
+        self.orgs_for_org_id()?
             .ensure_member(&org_id, self.owner())
             .await
             .map_err(|e| e.failure())?;
@@ -273,7 +285,7 @@ impl OpsCtx<'_> {
         let Some(org_id) = org_id else {
             return Ok(self.payer());
         };
-        self.orgs()?
+        self.orgs_for_org_id()?
             .ensure_administers(&org_id, self.owner())
             .await
             .map_err(|e| e.failure())?;

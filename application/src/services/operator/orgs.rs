@@ -189,9 +189,10 @@ impl OrgService {
     /// Invites an email address, or reuses the live pending invite of the same (org, email)
     /// without a second email. Only owners and admins may invite.
     ///
-    /// The email is queued after the invite is stored; if queueing fails the call fails, and
-    /// a retry reuses the stored invite without emailing. A transactional outbox (the SQL
-    /// mailer) makes that failure as unlikely as the invite write failing.
+    /// The email is queued after the invite is stored; if its link or its mail cannot be
+    /// stored, the new invite is revoked and the call fails, so a retry issues a fresh invite and
+    /// mails it (a reused invite is never mailed again, and one nobody was told of would stay
+    /// pending for its week).
     pub async fn invite_to_org(&self, command: InviteToOrg) -> Result<InviteIssued, OrgServiceError> {
         let email = EmailAddress::parse(&command.email)?;
         let role = InviteRole::parse(&command.role)?;
@@ -205,14 +206,25 @@ impl OrgService {
             inviter_user_id: command.caller_user_id,
         };
         let issue = self.invites.create_or_reuse(draft, self.clock.now()).await?;
-        if let InviteIssue::Created { invite, .. } = &issue {
-            let accept_url = self.issue_link(invite).await?;
-            self.mailer.send_invite(invite, accept_url.as_deref()).await?;
+        if let InviteIssue::Created { invite, .. } = &issue
+            && let Err(error) = self.announce(invite).await
+        {
+            if let Err(cause) = self.invites.revoke(&invite.invite_id, self.clock.now()).await {
+                tracing::error!(error = ?cause, invite_id = %invite.invite_id, "an unannounced invite could not be revoked");
+            }
+            return Err(error);
         }
         Ok(InviteIssued {
             reused: issue.reused(),
             invite: issue.invite().clone(),
         })
+    }
+
+    /// The new invite's link and mail.
+    async fn announce(&self, invite: &Invite) -> Result<(), OrgServiceError> {
+        let accept_url = self.issue_link(invite).await?;
+        self.mailer.send_invite(invite, accept_url.as_deref()).await?;
+        Ok(())
     }
 
     /// A fresh one-time link for `invite`, its token's hash stored; `None` without links.
@@ -660,5 +672,17 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(error.code(), "internal_error");
+        // The retry is a fresh invite, mailed; the one nobody was told of is revoked.
+        let retried = service
+            .invite_to_org(invite(&org, "owner", "ada@example.com", "member"))
+            .await
+            .unwrap();
+        assert!(!retried.reused, "a fresh invite, not the unannounced one");
+        assert_eq!(fakes.mailer.sent_invite_ids(), vec![retried.invite.invite_id.clone()]);
+        let listed = InviteRepository::list_of_org(fakes.store.as_ref(), &org.org_id)
+            .await
+            .unwrap();
+        let statuses: Vec<&str> = listed.iter().map(|i| i.status.as_str()).collect();
+        assert_eq!(statuses, ["pending", "revoked"], "newest first");
     }
 }

@@ -24,6 +24,33 @@ pub fn listen_address(host: &str, port: u16) -> String {
     format!("{}:{port}", authority_host(host))
 }
 
+/// The `Host` names a loopback-bound server answers besides loopback names: `server.allowed_hosts`
+/// and the hosts of the public URLs the operator configured (`public_base_url`, `oauth.issuer`,
+/// `mcp_apps.ws_url`). Naming a public URL says requests for its host are this server's, so a
+/// server behind a proxy that forwards `Host` needs no second setting; a rebinding attacker's
+/// name is none of these.
+pub fn allowed_hosts(settings: &Settings, base_url: &str) -> Vec<String> {
+    let mut hosts = settings.server.allowed_hosts.clone();
+    let configured = [
+        settings.server.public_base_url.as_str(),
+        base_url,
+        settings.oauth.issuer.as_str(),
+        settings.mcp_apps.ws_url.as_str(),
+    ];
+    for url in configured.into_iter().map(str::trim).filter(|url| !url.is_empty()) {
+        let Ok(parsed) = reqwest::Url::parse(url) else {
+            continue;
+        };
+        if let Some(host) = parsed.host_str()
+            && !is_loopback(host)
+            && !hosts.iter().any(|known| known.eq_ignore_ascii_case(host))
+        {
+            hosts.push(host.to_owned());
+        }
+    }
+    hosts
+}
+
 /// `--dev-allow-all` accepts any bearer: on a non-loopback address anyone who reaches the port
 /// acts as `builder`, so that needs the operator's explicit acknowledgement.
 pub fn check_dev_allow_all(settings: &Settings) -> Result<(), String> {
@@ -79,5 +106,26 @@ mod tests {
         s.server.dev_allow_all = false;
         s.server.dev_allow_all_remote = false;
         assert!(check_dev_allow_all(&s).is_ok(), "strict auth may listen anywhere");
+    }
+
+    #[test]
+    fn the_hosts_of_configured_public_urls_are_allowed_besides_the_listed_ones() {
+        let mut settings = Settings::load_from(None, Vec::new()).unwrap();
+        settings.server.allowed_hosts = vec!["tunnel.example".into()];
+        settings.server.public_base_url = "https://svc.example.com".into();
+        settings.oauth.issuer = "https://auth.example.com/".into();
+        settings.mcp_apps.ws_url = "wss://live.example.com/ws".into();
+        assert_eq!(
+            allowed_hosts(&settings, "https://svc.example.com"),
+            [
+                "tunnel.example",
+                "svc.example.com",
+                "auth.example.com",
+                "live.example.com"
+            ]
+        );
+        // Nothing configured: loopback names only (the default base URL is loopback).
+        let plain = Settings::load_from(None, Vec::new()).unwrap();
+        assert!(allowed_hosts(&plain, "http://127.0.0.1:6781").is_empty());
     }
 }

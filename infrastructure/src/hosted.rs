@@ -7,10 +7,10 @@ use std::sync::Arc;
 use base64::Engine;
 use sea_orm::DatabaseConnection;
 use svc_application::ports::{Clock, Ids};
-use svc_application::services::accounts::{AccountLinks, AccountService, InviteSignup};
+use svc_application::services::accounts::{AccountLinks, AccountService, InviteSignup, ResetSignOut};
 use svc_application::services::hosted::{AppPayers, GenerationAccount, GenerationPricing, ProviderKeyService};
 use svc_application::services::oauth::ExternalSignIn;
-use svc_application::services::operator::{CreditService, InviteLinks};
+use svc_application::services::operator::{ConnectorKeyService, CreditService, InviteLinks};
 use svc_domain::account::SignupMode;
 use svc_domain::provider_key::{Keyring, MasterKey};
 use svc_domain::render_price::RenderPrice;
@@ -212,6 +212,7 @@ pub fn plane(
     clock: &Arc<dyn Clock>,
     ids: &Arc<dyn Ids>,
     base_url: &str,
+    connector_keys: &ConnectorKeyService,
 ) -> Result<Option<HostedPlane>, String> {
     if !settings.hosted.enabled {
         return Ok(None);
@@ -230,7 +231,11 @@ pub fn plane(
         GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing).with_app_payers(app_payers.clone());
     let accounts = account_service(settings, db, clock.clone(), ids.clone())
         .limited_by(Arc::new(SqlSharedWindows::new(db.clone())))
-        .mailing(account_links(db, base_url));
+        .mailing(account_links(db, base_url))
+        .signing_out_on_reset(ResetSignOut {
+            keys: connector_keys.clone(),
+            console_sessions: Arc::new(svc_sql::SqlConsoleSessions::new(db.clone())),
+        });
     let links = Arc::new(SeaOrmInviteLinkRepository::new(db.clone()));
     let invite_signup = InviteSignup::new(
         accounts.clone(),

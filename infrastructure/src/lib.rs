@@ -5,7 +5,6 @@ pub mod banner;
 pub mod blueprints;
 pub mod cli;
 pub mod connections;
-pub mod console_sweep;
 pub mod embed;
 pub mod event_bus;
 pub mod exposure;
@@ -25,6 +24,7 @@ pub mod registry_server;
 pub mod secrets;
 pub mod server;
 pub mod settings;
+pub mod sweeps;
 pub mod system;
 mod telemetry;
 

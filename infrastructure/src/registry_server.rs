@@ -103,7 +103,16 @@ impl RegistryApplication {
             .and_then(|a| a.as_socket_addr().copied())
             .ok_or_else(|| format!("cannot listen on {addr}: no local address"))?;
         let base_url = if settings.public_base_url.is_empty() {
-            format!("http://{local_addr}")
+            // Bound to every interface, the address written into `bundleUrl` is this machine's
+            // loopback, as `svc serve` writes its own (`0.0.0.0` reaches nothing from a client).
+            let mut shown = local_addr;
+            if shown.ip().is_unspecified() {
+                shown.set_ip(match shown {
+                    std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                    std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+                });
+            }
+            format!("http://{shown}")
         } else {
             settings.public_base_url.trim_end_matches('/').to_owned()
         };

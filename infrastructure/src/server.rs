@@ -2,7 +2,6 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use poem::listener::{Acceptor, Listener, TcpListener};
@@ -45,6 +44,7 @@ use crate::system::{RandomIds, SystemClock};
 mod database;
 mod limits;
 mod oauth_surface;
+mod run;
 mod tool_channels;
 pub use database::pool_size;
 use database::{SOLE_SERVER_PATIENCE, ServerReadiness, claim_database};
@@ -117,13 +117,6 @@ pub struct Embedding {
     pub key_check: Option<Arc<dyn KeyStore>>,
 }
 
-/// How long in-flight requests may take to finish after a shutdown signal.
-const GRACE_PERIOD: Duration = Duration::from_secs(10);
-/// How long the live sockets get to write their close frame once the drain is over.
-const LIVE_CLOSE_PATIENCE: Duration = Duration::from_secs(2);
-/// Closing the database after the grace period: a pool that cannot close by then is left behind.
-const DATABASE_CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
-
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     /// The manifest, a manifest UI, the seed pool or the blueprint index.
@@ -150,6 +143,9 @@ pub struct Application {
     /// Upgraded `/ws` sockets: asked to close when the drain starts, awaited before the pool closes.
     live_sockets: svc_http::LiveSockets,
     held_requests: svc_http::HeldRequests,
+    streamed_renders: svc_http::StreamedRenders,
+    /// Hosted: the credits whose background refunds are written before the database closes.
+    generation_account: Option<svc_application::services::hosted::GenerationAccount>,
     /// The PostgreSQL bus's listener holds a pooled connection: stopped before the pool closes.
     bus_tasks: Option<BusTasks>,
     session_watch: Option<svc_sql::SessionWatch>,
@@ -157,6 +153,8 @@ pub struct Application {
     mail_worker: Option<crate::mail::MailWorker>,
     /// Swept of expired rows while the server runs.
     console_sweep: svc_application::services::console::ConsoleSessions,
+    /// The OAuth service whose expired codes are swept (when `[oauth] enabled`).
+    code_sweep: Option<svc_application::services::oauth::OAuthService>,
     db: DatabaseConnection,
     /// This server's claim on its SQLite file, released once the database is closed.
     sole_server: Option<svc_sql::SoleServer>,
@@ -284,6 +282,7 @@ impl Application {
         let draining = Draining::default();
         let live_sockets = svc_http::LiveSockets::default();
         let held_requests = svc_http::HeldRequests::default();
+        let streamed_renders = svc_http::StreamedRenders::default();
         let addr = crate::exposure::listen_address(&settings.server.host, settings.server.port);
         let acceptor = TcpListener::bind(addr.clone())
             .into_acceptor()
@@ -395,7 +394,21 @@ impl Application {
         )
         .await
         .map_err(StartError::Blueprints)?;
-        let hosted = crate::hosted::plane(settings, &db, &clock, &ids, &base_url).map_err(StartError::Config)?;
+        let connector_keys = ConnectorKeyService::new(
+            Arc::new(SeaOrmConnectorKeyRepository::new(db.clone())),
+            clock.clone(),
+            ids.clone(),
+        )
+        .announcing_revocations_on(ports.bus.clone());
+        // As with blueprints: keys are kept only where every revocation is heard (this process
+        // writes alone, or the replicas' bus carries each other's).
+        let connector_keys = if sole_writer || replicas_hear_each_other {
+            connector_keys
+        } else {
+            connector_keys.reading_every_key()
+        };
+        let hosted = crate::hosted::plane(settings, &db, &clock, &ids, &base_url, &connector_keys)
+            .map_err(StartError::Config)?;
         let agent_settings = AgentSettings {
             // Hosted deployments keep renders indefinitely unless a render asks for a ttlSeconds.
             default_session_ttl_seconds: match hosted {
@@ -418,19 +431,6 @@ impl Application {
             AuthMode::DevAllowAll
         } else {
             AuthMode::Strict
-        };
-        let connector_keys = ConnectorKeyService::new(
-            Arc::new(SeaOrmConnectorKeyRepository::new(db.clone())),
-            clock.clone(),
-            ids.clone(),
-        )
-        .announcing_revocations_on(ports.bus.clone());
-        // As with blueprints: keys are kept only where every revocation is heard (this process
-        // writes alone, or the replicas' bus carries each other's).
-        let connector_keys = if sole_writer || replicas_hear_each_other {
-            connector_keys
-        } else {
-            connector_keys.reading_every_key()
         };
         let hosted_keys = hosted.as_ref().map(|h| (h.provider_keys.clone(), h.app_payers.clone()));
         let ops_blueprints = || {
@@ -530,6 +530,7 @@ impl Application {
             .then(|| crate::per_app::app_settings_service(&db, apps.clone(), clock.clone()));
         let oauth = oauth_surface(settings, &base_url, &db, oauth_checks, apps, clock, ids)?;
         let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
+        let code_sweep = oauth.as_ref().map(|o| o.service().clone());
         let readiness = Arc::new(ServerReadiness {
             db: db.clone(),
             draining: draining.clone(),
@@ -566,6 +567,7 @@ impl Application {
             live_enabled: settings.live.enabled,
             live_sockets: live_sockets.clone(),
             held_requests: held_requests.clone(),
+            streamed_renders: streamed_renders.clone(),
             tool_call_limit,
             hosted_apps,
             accounts: hosted.as_ref().map(|h| svc_http::AccountPages {
@@ -585,7 +587,7 @@ impl Application {
                 "server.allowed_hosts is checked only when the server is bound to loopback; bound to this address it accepts every Host (filter at the proxy)"
             );
         }
-        let guard = HostGuard::new(bound_to_loopback, settings.server.allowed_hosts.clone());
+        let guard = HostGuard::new(bound_to_loopback, crate::exposure::allowed_hosts(settings, &base_url));
         let endpoint = poem::EndpointExt::boxed(svc_http::routes(state, guard));
         let mail_worker = crate::mail::start(settings, &db, clock_for_mail).map_err(StartError::Config)?;
         Ok(Self {
@@ -595,10 +597,13 @@ impl Application {
             draining,
             live_sockets,
             held_requests,
+            streamed_renders,
+            generation_account: hosted.as_ref().map(|h| h.account.clone()),
             bus_tasks,
             session_watch,
             mail_worker,
             console_sweep,
+            code_sweep,
             db,
             sole_server,
             database_claim,
@@ -609,71 +614,5 @@ impl Application {
             oauth_issuer,
             playground_url,
         })
-    }
-
-    /// Serves until `shutdown` resolves, lets in-flight requests finish, then closes the database.
-    pub async fn run_until(
-        self,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
-        let sweeper = crate::console_sweep::ConsoleSweeper::start(self.console_sweep);
-        let live_sockets = self.live_sockets.clone();
-        let held_requests = self.held_requests.clone();
-        let claim_lost = Arc::new(AtomicBool::new(false));
-        let lost = self.database_claim.as_ref().map(|claim| claim.lost());
-        let noted_lost = claim_lost.clone();
-        // Live sockets close as the drain starts, not after it: their cards reconnect at once.
-        let shutdown = async move {
-            let lost = async move {
-                match lost {
-                    Some(lost) => lost.await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                () = shutdown => {}
-                () = lost => noted_lost.store(true, Ordering::SeqCst),
-            }
-            live_sockets.close_all();
-            // Long-polls answer now (nothing new) rather than be cut off when the grace ends.
-            held_requests.release_all();
-        };
-        let served = crate::connections::serve(
-            self.acceptor,
-            self.endpoint,
-            self.limits,
-            crate::connections::Probes::SERVER,
-            shutdown,
-            GRACE_PERIOD,
-            self.draining,
-        )
-        .await;
-        let left = self.live_sockets.closed_within(LIVE_CLOSE_PATIENCE).await;
-        if left > 0 {
-            tracing::warn!(left, "live sockets still open after shutdown asked them to close");
-        }
-        if let Some(tasks) = self.bus_tasks {
-            tasks.stop().await;
-        }
-        if let Some(watch) = self.session_watch {
-            watch.stop().await;
-        }
-        if let Some(worker) = self.mail_worker {
-            worker.stop().await;
-        }
-        sweeper.stop().await;
-        match tokio::time::timeout(DATABASE_CLOSE_TIMEOUT, self.db.close()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!(error = %e, "closing the database failed"),
-            Err(_) => tracing::warn!("the database did not close in time; exiting anyway"),
-        }
-        drop(self.database_claim);
-        drop(self.sole_server);
-        if claim_lost.load(Ordering::SeqCst) {
-            return Err(std::io::Error::other(
-                "this server lost its claim on the database (see the log) and stopped",
-            ));
-        }
-        served
     }
 }

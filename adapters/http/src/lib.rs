@@ -30,6 +30,7 @@ mod playground;
 mod rate_limited;
 mod route_states;
 mod runtime_asset;
+mod streamed_renders;
 mod tools;
 
 use std::sync::Arc;
@@ -57,6 +58,7 @@ pub use oauth::{
 pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};
 pub use pairing::{PAIR_ATTEMPTS_PER_HOUR_IN_ALL, PAIR_ATTEMPTS_PER_MINUTE, Pairing};
+pub use streamed_renders::StreamedRenders;
 
 /// Everything the routes need, built once by the binary; `routes` hands each group of routes
 /// only its part (`route_states`).
@@ -91,6 +93,8 @@ pub struct HttpState {
     pub live_sockets: live::sockets::LiveSockets,
     /// The long-polls held open; the server releases them as its drain begins.
     pub held_requests: HeldRequests,
+    /// Renders answered as an event stream, ended at shutdown once the grace period is over.
+    pub streamed_renders: StreamedRenders,
     /// Counts `tools/call` on the agent routes when `[tool_calls]` wires a limiter.
     pub tool_call_limit: Option<svc_application::services::tool_call_limit::ToolCallLimiter>,
     /// Present in hosted mode: the apps' hosted settings, read by `svc_discover` (absent, the

@@ -49,6 +49,8 @@ pub(crate) struct AgentRoutes {
     pub escaped_code: EscapedComponents,
     /// Released as the server's drain begins: a waiting `svc_consume` then answers at once.
     pub held: crate::HeldRequests,
+    /// Renders answered as an event stream, each in its own task.
+    pub streamed_renders: crate::StreamedRenders,
 }
 
 /// The operator route `/ops` and the invite acceptance route.
@@ -150,6 +152,7 @@ impl HttpState {
             read_templates: ReadTemplates::default(),
             escaped_code: EscapedComponents::default(),
             held: self.held_requests.clone(),
+            streamed_renders: self.streamed_renders,
         });
         let ops = Arc::new(OpsRoutes {
             gate: gate.clone(),

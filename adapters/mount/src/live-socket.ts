@@ -3,12 +3,15 @@
 // sending an action the server refused for now again after the wait it asked for and giving up on
 // one it refused for good (`action-retry.ts`).
 // When the WebSocket cannot connect it falls back to `pollingUrl` (the same frames over HTTP
-// long-poll, `long-poll.ts`), resuming with the same session token and cursors; while polling it
-// probes the WebSocket now and then, and goes back to it once the server answers there.
+// long-poll, `long-poll.ts`: polled by `poll-loop.ts`, the card's own frames POSTed in order by
+// `post-queue.ts`), resuming with the same session token and cursors; while polling it probes the
+// WebSocket now and then, and goes back to it once the server answers there.
 
 import { ACTION_REFUSALS_WITHOUT_SEQ, judgeRefusal, refusalBeforeSending } from './action-retry';
 import { reconnectDelay } from './backoff';
-import { LONG_POLL_WAIT_SECONDS, LongPoll, type PollResult } from './long-poll';
+import { LongPoll } from './long-poll';
+import { PollLoop, type PollLoopHost } from './poll-loop';
+import { PostQueue, type QueuedAction } from './post-queue';
 import { probeDelay, probeSocket } from './socket-probe';
 import {
   PROTOCOL_VERSION,
@@ -29,8 +32,6 @@ export type LiveTransport = 'websocket' | 'polling';
 
 /** Consecutive sockets that closed before their ack (while online) before polling takes over. */
 const FALLBACK_AFTER_FAILED_SOCKETS = 2;
-/** Client frames the polling transport carries (the rest only mean something on a socket). */
-const POSTABLE = new Set(['action', 'host_context_observed']);
 
 const PING_INTERVAL_MS = 20_000;
 /** Time for a socket to open and answer the subscribe before it is abandoned. */
@@ -70,14 +71,9 @@ export interface LiveSocketOptions {
 }
 
 /** An action not yet stored. */
-interface PendingAction {
-  envelope: ActionEnvelope;
+interface PendingAction extends QueuedAction {
   /** Refusals by the server that may be retried (SERVER_BUSY, RATE_LIMITED, INTERNAL). */
   refusals: number;
-  /** POSTs that got no answer in a row (the network): retried with backoff, never given up. */
-  unanswered: number;
-  /** Set while it waits to be sent again: neither an `ack` nor the POST queue sends it sooner. */
-  retryTimer: number | undefined;
 }
 
 export class LiveSocket {
@@ -109,13 +105,33 @@ export class LiveSocket {
   /** Sockets in a row that closed before their ack; polling takes over at the threshold. */
   private failedSockets = 0;
   private poll: LongPoll | null = null;
-  /** The session revision of the last poll answer; undefined asks for an `ack`. */
-  private pollRevision: number | undefined;
-  /** While polling, what is POSTed next, one request at a time in this order: a clientSeq of
-   * `unacked`, or another client frame (the host context). */
-  private postQueue: Array<number | Frame> = [];
-  /** The polling transport whose queue is being POSTed (one sender per transport). */
-  private postingFor: LongPoll | null = null;
+  /** What each poll loop (one per polling transport) reads of the channel and hands back. */
+  private readonly pollHost: PollLoopHost = {
+    polling: (poll) => this.poll === poll && !this.stopped,
+    token: () => this.sessionToken ?? this.wsToken,
+    cursors: () => ({ fromSeq: this.streamCursor, sinceSequence: this.eventCursor }),
+    subscribed: () => this.subscribed,
+    unsubscribe: () => {
+      this.subscribed = false;
+      this.inflight = [];
+    },
+    applyServerFrame: (frame) => this.onServerFrame(frame),
+    reconnecting: (detail) => this.options.onStatus('reconnecting', detail),
+    tokenRefused: () => this.onPollTokenRefused(),
+    fail: (detail) => this.fail(detail),
+  };
+  /** While polling, the client frames and the actions of `unacked` still to be POSTed. */
+  private readonly postQueue = new PostQueue<PendingAction>({
+    poll: () => this.poll,
+    subscribed: () => this.subscribed,
+    stopped: () => this.stopped,
+    token: () => this.sessionToken ?? this.wsToken,
+    unacked: (clientSeq) => this.unacked.get(clientSeq),
+    applyServerFrame: (frame) => this.onServerFrame(frame),
+    deliverFrame: (frame) => this.options.onFrame(frame),
+    refused: (pending, error) => this.onRefused(pending, error),
+    sendAgainAfter: (pending, delayMs) => this.sendAgainAfter(pending, delayMs),
+  });
   /** While polling: the next WebSocket probe, and how many probes failed since polling began. */
   private probeTimer: number | undefined;
   private probeFailures = 0;
@@ -180,7 +196,7 @@ export class LiveSocket {
       console.warn(`[svc] a ${frame.type} frame was not sent: ${refusal.code}: ${refusal.message}`);
       return false;
     }
-    if (this.poll) return this.sendByPost(frame);
+    if (this.poll) return this.postQueue.send(frame);
     if (!this.ws) return false;
     this.ws.send(text);
     return true;
@@ -192,14 +208,7 @@ export class LiveSocket {
 
   /** Closes the channel for good; actions not yet stored fail with `NOT_CONNECTED` and `reason`. */
   stop(reason = 'the card was closed'): void {
-    this.stopped = true;
-    window.removeEventListener('online', this.onOnline);
-    window.removeEventListener('offline', this.onOffline);
-    window.clearTimeout(this.reconnectTimer);
-    this.detach(1000);
-    this.poll?.abort();
-    window.clearTimeout(this.probeTimer);
-    window.clearTimeout(this.steadyTimer);
+    this.closeTransports();
     this.abandonActions(reason);
     this.options.onStatus('closed');
   }
@@ -325,6 +334,7 @@ export class LiveSocket {
       this.tokenRefreshed = false;
       if (ack.sessionToken) this.sessionToken = ack.sessionToken;
       if (ack.replay?.gap && streamsLost(ack.replay.lost)) this.rebuildStreams();
+      // Over polling there is no heartbeat, and the poll loop keeps its own backoff.
       if (!this.poll) {
         this.startHeartbeat();
         // A socket that stays up a heartbeat proves the path and resets both backoffs; one that
@@ -337,12 +347,10 @@ export class LiveSocket {
           this.probeFailures = 0;
           this.attempt = 0;
         }, PING_INTERVAL_MS);
-      } else {
-        this.attempt = 0;
       }
       // Frames queued for an earlier POST session are stale: the host context is echoed again
       // (from `onAck`) and the actions are queued again below, in order.
-      this.postQueue = [];
+      this.postQueue.clear();
       this.options.onStatus('live');
       this.options.onAck(ack);
       for (const pending of this.unacked.values()) {
@@ -439,12 +447,14 @@ export class LiveSocket {
     this.options.onFrame({ type: 'error', payload: error });
   }
 
-  /** The server did not store `pending`: it is sent again after the wait, or given up. */
-  /** `guessed`: the refusal named no clientSeq and was given to this action by order; it may
-   * have answered another frame (the flood gate refuses any), so it does not count toward giving
-   * the action up. */
+  /**
+   * The server did not store `pending`: it is sent again after the wait, or given up. `guessed`:
+   * the refusal named no clientSeq and was given to this action by order; it may have answered
+   * another frame (the flood gate refuses any), so it does not count toward giving the action up.
+   */
   private onRefused(pending: PendingAction, error: ErrorPayload, guessed = false): void {
     const clientSeq = pending.envelope.clientSeq;
+    if (this.unacked.get(clientSeq) !== pending) return; // settled already: reported once
     this.inflight = this.inflight.filter((seq) => seq !== clientSeq);
     const verdict = judgeRefusal(error, pending.refusals);
     if (verdict.retry) {
@@ -470,8 +480,7 @@ export class LiveSocket {
     if (!this.subscribed || this.stopped) return;
     const clientSeq = pending.envelope.clientSeq;
     if (this.poll) {
-      if (!this.postQueue.includes(clientSeq)) this.postQueue.push(clientSeq);
-      void this.pumpPosts();
+      this.postQueue.sendAction(clientSeq);
       return;
     }
     if (!this.ws) return;
@@ -485,7 +494,7 @@ export class LiveSocket {
     const abandoned = [...this.unacked.values()];
     this.unacked.clear();
     this.inflight = [];
-    this.postQueue = [];
+    this.postQueue.clear();
     for (const pending of abandoned) {
       window.clearTimeout(pending.retryTimer);
       this.options.onActionFailed(pending.envelope, { code: 'NOT_CONNECTED', message: this.closedReason, clientSeq: pending.envelope.clientSeq });
@@ -536,14 +545,13 @@ export class LiveSocket {
     this.detach(1000);
     window.clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
-    this.poll = new LongPoll(this.options.pollingUrl);
+    const poll = new LongPoll(this.options.pollingUrl);
+    this.poll = poll;
     this.subscribed = false;
-    this.pollRevision = undefined;
-    this.attempt = 0;
     this.options.onTransport?.('polling');
     this.options.onStatus('reconnecting', 'the WebSocket is blocked; polling over HTTP');
     this.scheduleProbe();
-    void this.pollLoop();
+    void new PollLoop(poll, this.pollHost).run();
   }
 
   // ---------- back from polling to the WebSocket ----------
@@ -580,58 +588,15 @@ export class LiveSocket {
     poll.abort();
     this.subscribed = false;
     this.inflight = [];
-    this.pollRevision = undefined;
     this.failedSockets = 0;
     this.attempt = 0;
     this.options.onTransport?.('websocket');
     this.connect();
   }
 
-  /** GET after GET while the mount lives: the first (and any after a refusal) brings an `ack`. */
-  private async pollLoop(): Promise<void> {
-    const poll = this.poll;
-    // Ends when the mount stops or the WebSocket took over again (`this.poll` changed).
-    while (poll && this.poll === poll && !this.stopped) {
-      const token = this.sessionToken ?? this.wsToken;
-      if (!token) {
-        this.fail('the card has no token for the live channel');
-        return;
-      }
-      if (navigator.onLine === false) {
-        await this.pause(1000);
-        continue;
-      }
-      const result = await poll.get({
-        token,
-        fromSeq: this.streamCursor,
-        sinceSequence: this.eventCursor,
-        wait: this.subscribed ? LONG_POLL_WAIT_SECONDS : 0,
-        ...(this.subscribed && this.pollRevision !== undefined ? { revision: this.pollRevision } : {}),
-      });
-      if (this.stopped || this.poll !== poll) return;
-      if (result.kind === 'refused') {
-        if (!(await this.onPollRefused())) return;
-        continue;
-      }
-      if (result.kind === 'failed') {
-        if (this.subscribed) {
-          this.subscribed = false;
-          this.inflight = [];
-        }
-        this.options.onStatus('reconnecting', `polling failed: ${result.detail}`);
-        await this.pause(reconnectDelay(this.attempt++));
-        continue;
-      }
-      this.attempt = 0;
-      for (const frame of result.frames) this.onServerFrame(frame);
-      if (typeof result.cursors.revision === 'number') this.pollRevision = result.cursors.revision;
-    }
-  }
-
-  /** The token was refused: the session token falls back to the wsToken, which may be refreshed once. */
-  private async onPollRefused(): Promise<boolean> {
-    this.subscribed = false;
-    this.pollRevision = undefined;
+  /** A poll's token was refused: the session token falls back to the wsToken, which may be
+   * refreshed once; true when there is a token to poll with again. */
+  private async onPollTokenRefused(): Promise<boolean> {
     if (this.sessionToken) {
       this.sessionToken = undefined;
       return true;
@@ -647,91 +612,6 @@ export class LiveSocket {
     }
     this.fail('AUTH_FAILED: the live-channel token was refused');
     return false;
-  }
-
-  /** Queues one client frame for POSTing; the answer's frames are applied like the socket's. */
-  private sendByPost(frame: Frame): boolean {
-    if (!this.poll) return false;
-    if (frame.type === 'channel_subscribe') {
-      // Tool channels are polled by the server per socket; the HTTP fallback has none.
-      const channel = typeof frame.payload === 'string' ? frame.payload : isObject(frame.payload) ? String(frame.payload.channel ?? '') : '';
-      this.options.onFrame({
-        type: 'channel_error',
-        payload: { channel, code: 'TRANSPORT_UNSUPPORTED', message: 'tool channels need the WebSocket, which this host blocks' },
-      });
-      return true;
-    }
-    if (!POSTABLE.has(frame.type)) return true; // ping, channel_unsubscribe: nothing to carry
-    this.postQueue.push(frame);
-    void this.pumpPosts();
-    return true;
-  }
-
-  /**
-   * POSTs the queue one request at a time, in order: requests in parallel reach the server in
-   * any order, and an action waiting out a refusal holds back the frames queued after it.
-   */
-  private async pumpPosts(): Promise<void> {
-    const poll = this.poll;
-    if (!poll || this.postingFor === poll) return;
-    this.postingFor = poll;
-    try {
-      while (this.poll === poll && this.subscribed && !this.stopped) {
-        const head = this.postQueue[0];
-        if (head === undefined) return;
-        if (typeof head !== 'number') {
-          this.postQueue.shift();
-          await this.postFrame(poll, head);
-          continue;
-        }
-        const pending = this.unacked.get(head);
-        if (!pending) {
-          this.postQueue.shift();
-          continue;
-        }
-        if (pending.retryTimer !== undefined) return; // its timer queues it, and pumps, again
-        await this.postAction(poll, pending);
-        if (this.unacked.get(head) !== pending) this.postQueue = this.postQueue.filter((item) => item !== head);
-      }
-    } finally {
-      if (this.postingFor === poll) this.postingFor = null;
-    }
-  }
-
-  /** A frame other than an action: its answer is applied; a failed one is not sent again (the
-   * host context is echoed again after the next ack). */
-  private async postFrame(poll: LongPoll, frame: Frame): Promise<void> {
-    const token = this.sessionToken ?? this.wsToken;
-    if (!token) return;
-    const result = await poll.post(token, frame);
-    if (this.stopped || this.poll !== poll || result.kind !== 'ok') return;
-    for (const answer of result.frames) this.onServerFrame(answer);
-  }
-
-  /** POSTs one action; afterwards it is stored, given up, or waiting (`retryTimer`) to go again. */
-  private async postAction(poll: LongPoll, pending: PendingAction): Promise<void> {
-    const clientSeq = pending.envelope.clientSeq;
-    const token = this.sessionToken ?? this.wsToken;
-    const result: PollResult = token
-      ? await poll.post(token, { type: 'action', payload: pending.envelope })
-      : { kind: 'failed', detail: 'no token' };
-    if (this.stopped || this.poll !== poll) return;
-    if (result.kind === 'ok') {
-      pending.unanswered = 0;
-      // The answer is this action's, an error without a clientSeq (BAD_FRAME, RATE_LIMITED) too.
-      for (const answer of result.frames) this.onServerFrame(answer.type === 'error' ? ownedBy(answer, clientSeq) : answer);
-    } else if (result.kind === 'failed' && result.refusal) {
-      this.onRefused(pending, { ...result.refusal, clientSeq });
-    }
-    if (this.unacked.get(clientSeq) === pending && pending.retryTimer === undefined) {
-      // No answer (the network, a refused token): sent again with the reconnect backoff. As on
-      // the socket, only the server's refusals count toward giving an action up.
-      this.sendAgainAfter(pending, reconnectDelay(pending.unanswered++));
-    }
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => window.setTimeout(resolve, ms));
   }
 
   /** Abandons the current socket at once (its close handshake may never finish offline). */
@@ -770,13 +650,24 @@ export class LiveSocket {
   }
 
   private fail(detail: string): void {
-    this.stopped = true;
-    window.clearTimeout(this.reconnectTimer);
-    window.clearTimeout(this.probeTimer);
-    this.detach(1000);
-    this.poll?.abort();
+    this.closeTransports();
     this.abandonActions(`the live channel closed: ${detail}`);
     this.options.onStatus('failed', detail);
+  }
+
+  /** Ends both transports for good (`stop`, `fail`). The polling one too: `send` then refuses
+   * every frame (none is queued or answered) and `transport` no longer says polling. */
+  private closeTransports(): void {
+    this.stopped = true;
+    window.removeEventListener('online', this.onOnline);
+    window.removeEventListener('offline', this.onOffline);
+    window.clearTimeout(this.reconnectTimer);
+    window.clearTimeout(this.probeTimer);
+    window.clearTimeout(this.steadyTimer);
+    this.detach(1000);
+    this.poll?.abort();
+    this.poll = null;
+    this.subscribed = false;
   }
 
   private readonly onOnline = (): void => {
@@ -791,10 +682,4 @@ export class LiveSocket {
     if (this.stopped || this.poll) return;
     this.drop();
   };
-}
-
-/** An `error` frame answering a POSTed action, with that action's clientSeq when it has none. */
-function ownedBy(frame: Frame, clientSeq: number): Frame {
-  if (!isObject(frame.payload) || typeof frame.payload.clientSeq === 'number') return frame;
-  return { ...frame, payload: { ...frame.payload, clientSeq } };
 }

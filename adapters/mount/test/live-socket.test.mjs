@@ -292,6 +292,98 @@ test('over polling, an error frame answering a POST is that action\'s refusal', 
   socket.stop();
 });
 
+/** Answers the GETs in turn with `gets` (a Response, or a function giving one), then holds them
+ * open; POSTs with `onPost`. Returns the POSTed bodies. */
+function scriptedPollingServer(gets, onPost) {
+  let n = 0;
+  const posts = [];
+  fetches.answer = async (request) => {
+    if (request.method === 'POST') {
+      posts.push(request);
+      return onPost(request, posts.length);
+    }
+    const answer = gets[n++];
+    if (answer === undefined) return new Promise(() => {});
+    return typeof answer === 'function' ? answer() : answer;
+  };
+  return posts;
+}
+const pollAck = (sessionToken) => json({ frames: [{ type: 'ack', payload: { sessionId: 's1', sessionToken } }], cursors: { revision: 1 } });
+const after = (ms, answer) => () => new Promise((resolve) => setTimeout(() => resolve(answer()), ms));
+
+for (const [how, close] of [
+  ['stop()', async (socket) => socket.stop()],
+  ['a terminal error', async () => advance(200)], // the second GET brings SESSION_EXPIRED
+]) {
+  test(`over polling, a channel closed by ${how} sends and queues nothing more`, async () => {
+    const expired = json({ frames: [{ type: 'error', payload: { code: 'SESSION_EXPIRED', message: 'the session expired' } }], cursors: {} });
+    const posts = scriptedPollingServer([pollAck('session-token'), after(100, () => expired)], () => json({ frames: [] }));
+    const { socket, seen } = pollingSocket();
+    socket.start();
+    await settle();
+    assert.equal(socket.transport, 'polling');
+    await close(socket);
+    assert.match(seen.statuses.at(-1), /^(closed|failed)/);
+    assert.equal(socket.send({ type: 'channel_subscribe', payload: 'prices' }), false);
+    assert.equal(socket.send({ type: 'host_context_observed', payload: { theme: 'dark' } }), false);
+    await advance(5_000);
+    assert.deepEqual(seen.frames.filter((frame) => frame.type === 'channel_error'), [], 'no answer for a closed channel');
+    assert.deepEqual(posts, [], 'nothing POSTed');
+    assert.notEqual(socket.transport, 'polling');
+  });
+}
+
+test('over polling, an action stored through the poll while its POST is out is never reported failed', async () => {
+  let seq;
+  const storedFrame = () => json({ frames: [{ type: 'system', payload: { event: 'action_stored', clientSeq: seq, actionId: 'a1', sequence: 1, duplicate: false } }], cursors: { revision: 2 } });
+  scriptedPollingServer([pollAck('session-token'), after(100, storedFrame)], after(500, () => json({ error: { code: 'NOPE', message: 'no' } }, 400)));
+  const { socket, seen } = pollingSocket();
+  socket.start();
+  await settle();
+  seq = action(socket);
+  await advance(2_000);
+  assert.deepEqual(seen.stored, [seq]);
+  assert.deepEqual(seen.failed, [], 'the late refusal of its POST changes nothing');
+  socket.stop();
+});
+
+test('over polling, a POST answered without a word on its action is sent again with growing waits', async () => {
+  const posts = scriptedPollingServer([pollAck('session-token')], () => json({ frames: [] }));
+  const { socket, seen } = pollingSocket();
+  socket.start();
+  await settle();
+  action(socket);
+  await advance(60_000, 50);
+  // reconnectDelay(n) is at least 250 ms * 2^n, capped at 7.5 s: 13 POSTs in a minute at most.
+  assert.ok(posts.length >= 6 && posts.length <= 13, `${posts.length} POSTs in a minute`);
+  assert.deepEqual(seen.failed, [], 'never given up: it is not a refusal');
+  socket.stop();
+});
+
+test('over polling, an action whose POST is refused with 401 waits for the next ack, then goes with the fresh token', async () => {
+  const posts = scriptedPollingServer(
+    [pollAck('stale-token'), after(8_000, () => new Response('', { status: 401 })), pollAck('fresh-token')],
+    (request) => {
+      if (request.url.includes('token=stale-token')) return new Response('', { status: 401 });
+      const seq = request.body.payload.clientSeq;
+      return json({ frames: request.body.type === 'action' ? [{ type: 'system', payload: { event: 'action_stored', clientSeq: seq, actionId: 'a', sequence: 1, duplicate: false } }] : [] });
+    },
+  );
+  const { socket, seen } = pollingSocket();
+  socket.start();
+  await settle();
+  const first = action(socket);
+  const second = action(socket);
+  await advance(7_000);
+  const sent = () => posts.map((request) => [new URL(request.url).searchParams.get('token'), request.body.payload.clientSeq]);
+  assert.deepEqual(sent(), [['stale-token', first]], 'nothing more is POSTed with the refused token');
+  assert.deepEqual(seen.failed, []);
+  await advance(2_000); // the poll is refused too: the card falls back to the wsToken and is acked again
+  assert.deepEqual(sent(), [['stale-token', first], ['fresh-token', first], ['fresh-token', second]]);
+  assert.deepEqual(seen.stored, [first, second]);
+  socket.stop();
+});
+
 /** How often the card rebuilt its streams after the ack (`ack`) and a `system` frame. */
 function rebuildsAfter(ack, system) {
   let rebuilds = 0;

@@ -171,7 +171,7 @@ pub struct ErrorBody {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ConsumeResult {
     pub events: Vec<ActionEventBody>,
-    /// `active`, `expired` or `failed`.
+    /// `active` or `expired` (a failed render reads as `expired`: it takes no gestures).
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<Value>,

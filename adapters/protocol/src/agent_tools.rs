@@ -43,6 +43,7 @@ pub struct RenderArgs {
     pub override_: Option<OverrideArgs>,
     /// Sliding lifetime of the render in seconds (60 to 2592000).
     #[schemars(range(min = 60, max = 2_592_000))]
+    #[serde(default, deserialize_with = "crate::whole_number::optional")]
     pub ttl_seconds: Option<u64>,
 }
 
@@ -69,6 +70,7 @@ pub struct ConsumeArgs {
     pub session_id: String,
     /// Long-poll seconds, integer 0 to 25; 0 returns at once.
     #[schemars(range(min = 0, max = 25))]
+    #[serde(default, deserialize_with = "crate::whole_number::optional")]
     pub timeout: Option<u64>,
 }
 
@@ -118,6 +120,7 @@ pub struct ListSessionsArgs {
     pub host_session_id: Option<String>,
     /// 1 to 200, default 50; newest last.
     #[schemars(range(min = 1, max = 200))]
+    #[serde(default, deserialize_with = "crate::whole_number::optional")]
     pub limit: Option<u64>,
 }
 
@@ -159,6 +162,7 @@ pub struct SearchBlueprintsArgs {
     pub query: String,
     /// Rows to return, 1 to 100; default 10.
     #[schemars(range(min = 1, max = 100))]
+    #[serde(default, deserialize_with = "crate::whole_number::optional")]
     pub limit: Option<u64>,
 }
 

@@ -10,6 +10,7 @@ pub mod jsonrpc;
 pub mod live_frames;
 pub mod ops_results;
 pub mod ops_tools;
+mod whole_number;
 
 pub use agent_prompt::AGENT_SYSTEM_PROMPT;
 pub use agent_tools::*;

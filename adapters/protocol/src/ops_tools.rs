@@ -286,6 +286,7 @@ pub struct GetCreditBalanceArgs {
 pub struct ListCreditTransactionsArgs {
     /// 1 to 100; default 20.
     #[schemars(range(min = 1, max = 100))]
+    #[serde(default, deserialize_with = "crate::whole_number::optional")]
     pub limit: Option<u32>,
     /// `nextCursor` of the previous page.
     pub cursor: Option<String>,

@@ -89,4 +89,13 @@ impl ConsoleSessionStore for SqlConsoleSessions {
             .map_err(repository_error)?;
         Ok(())
     }
+
+    async fn delete_of_principal(&self, principal_id: &str) -> Result<(), RepositoryError> {
+        entity::Entity::delete_many()
+            .filter(entity::Column::PrincipalId.eq(principal_id))
+            .exec(&self.db)
+            .await
+            .map_err(repository_error)?;
+        Ok(())
+    }
 }

@@ -28,4 +28,6 @@ pub trait ConsoleSessionStore: Send + Sync {
     async fn delete(&self, token_hash: &str) -> Result<(), RepositoryError>;
     /// Forgets every session past its expiry at `now` (housekeeping on sign-in).
     async fn delete_expired(&self, now: DateTime<Utc>) -> Result<(), RepositoryError>;
+    /// Ends every session of `principal_id` (a password reset signs the account out everywhere).
+    async fn delete_of_principal(&self, principal_id: &str) -> Result<(), RepositoryError>;
 }

@@ -3,7 +3,7 @@
 //! the optional resource validator). The SQL adapter shares them between replicas.
 
 use chrono::{DateTime, Utc};
-use svc_domain::oauth::{AuthorizationCode, ClientIdUrl, Issuer, OAuthClient, ResourceIndicator};
+use svc_domain::oauth::{AuthorizationCode, ClientIdUrl, Issuer, KeyGrant, OAuthClient, ResourceIndicator};
 
 use super::RepositoryError;
 
@@ -33,6 +33,13 @@ pub trait AuthorizationCodeRepository: Send + Sync {
     /// Atomic `AuthorizationCode::consume` of the code whose hash is `code_hash`: of racing
     /// callers (on any replica) exactly one gets `Consumed`.
     async fn consume(&self, code_hash: &str, now: DateTime<Utc>) -> Result<CodeConsumption, RepositoryError>;
+    /// Settles at most `limit` codes that expired unredeemed by `now`: marks each consumed (of
+    /// racing sweeps on any replica exactly one settles a code, as with `consume`) and answers
+    /// the keys they carried, which no client can receive any more.
+    async fn settle_unredeemed(&self, now: DateTime<Utc>, limit: u64) -> Result<Vec<KeyGrant>, RepositoryError>;
+    /// Deletes the codes that expired before `before` and were redeemed or settled (never one
+    /// still unsettled: its key is revoked first); answers how many.
+    async fn forget_expired(&self, before: DateTime<Utc>) -> Result<u64, RepositoryError>;
 }
 
 /// Document 2's `validateResource(issuer, resource)`: a deployment's say on which well-formed

@@ -261,6 +261,10 @@ mod tests {
             self.0.lock().unwrap().retain(|s| s.expires_at > now);
             Ok(())
         }
+        async fn delete_of_principal(&self, principal_id: &str) -> Result<(), RepositoryError> {
+            self.0.lock().unwrap().retain(|s| s.principal_id != principal_id);
+            Ok(())
+        }
     }
 
     struct World {

@@ -226,8 +226,19 @@ pub async fn serve<A: Acceptor>(
         }
     }
     stop.abort.cancel();
+    // The aborted connections drop their requests at their next poll: waited for, so what a
+    // dropped request leaves behind (a hosted render's refund) is under way when this returns.
+    if tokio::time::timeout(ABORTED_PATIENCE, in_service.wait()).await.is_err() {
+        tracing::warn!(
+            left = in_service.len(),
+            "connections still open after the grace period ended them"
+        );
+    }
     Ok(())
 }
+
+/// How long the aborted connections get to drop their requests.
+const ABORTED_PATIENCE: Duration = Duration::from_secs(1);
 
 #[cfg(test)]
 mod tests {

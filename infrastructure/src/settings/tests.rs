@@ -248,6 +248,8 @@ fn render_default(value: &Value) -> String {
     match value {
         Value::Null => "—".into(),
         Value::String(s) => format!("`\"{s}\"`"),
+        // The settings' floats are f32: shown as written (0.2), not as widened to f64.
+        Value::Number(n) if n.is_f64() => format!("`{:?}`", n.as_f64().unwrap_or_default() as f32),
         other => format!("`{other}`"),
     }
 }

@@ -415,6 +415,27 @@ async fn update_moves_the_epoch_and_freezes_history(app: TestApp) {
         .tool_rpc_error("svc_update", json!({ "sessionId": session, "kind": "replace" }))
         .await;
     assert!(missing["message"].as_str().unwrap().contains("props"));
+    // Document 1: `patch` is required with `kind: merge`; `kind` is `replace` or `merge`.
+    for (arguments, field) in [
+        (json!({ "sessionId": session, "kind": "merge" }), "patch"),
+        (
+            json!({ "sessionId": session, "kind": "patch", "props": { "title": "v3" } }),
+            "kind",
+        ),
+    ] {
+        let refused = app.tool_rpc_error("svc_update", arguments.clone()).await;
+        assert_eq!(refused["code"], -32602, "{arguments}: {refused}");
+        assert!(
+            refused["message"].as_str().unwrap().contains(field),
+            "{arguments}: the message names `{field}`: {refused}"
+        );
+    }
+    // An integer written as a float (`5.0`, as some clients serialise every number) is the
+    // integer the published schema lets through.
+    let floated = app
+        .tool_ok("svc_consume", json!({ "sessionId": session, "timeout": 0.0 }))
+        .await;
+    assert_eq!(floated["status"], "active", "{floated}");
     let frozen = app
         .rpc(
             "resources/read",

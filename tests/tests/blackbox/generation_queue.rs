@@ -113,6 +113,34 @@ async fn one_runs_one_waits_the_next_is_refused_with_a_held_provider() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(retry_after.as_deref(), Some("30"));
     assert_eq!(body["error"]["code"], -32014);
+    // The same render asking for progress (as the official SDKs do with `onprogress`) is refused
+    // the same way, not inside an event stream that already said 200.
+    let streamed = app
+        .client
+        .post(app.mcp_url())
+        .bearer_auth("dev")
+        .header("accept", "application/json, text/event-stream")
+        .json(
+            &json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "svc_render",
+            "arguments": { "handshakeId": handshakes[2], "props": {}, "infra": { "model": "openai:gpt-4.1-mini" } },
+            "_meta": { "progressToken": "full" } } }),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(streamed.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(streamed.headers()["retry-after"], "30");
+    assert!(
+        streamed.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json"),
+        "{:?}",
+        streamed.headers()
+    );
+    let body: Value = streamed.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32014, "{body}");
+    assert_eq!(body["id"], 2);
     assert_eq!(fake.request_count(), 1, "the waiter has not reached the provider");
 
     fake.resume();

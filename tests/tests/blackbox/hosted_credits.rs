@@ -369,3 +369,106 @@ async fn with_orgs_off_an_org_id_is_org_not_found() {
     // Without an orgId the caller's own wallet answers as before.
     balance(&ops).await;
 }
+
+/// A cold render streaming its progress when the server is told to stop, whose provider never
+/// answers: the grace period ends it, and its reserved charge is refunded before the database
+/// closes (nothing waited for such a render, and the refund was lost with the process).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_render_ended_by_shutdown_is_refunded_before_the_process_exits() {
+    use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
+    use svc_tests::process::ServerProcess;
+    use svc_tests::{Backend, ScratchDatabase, temp_dir};
+
+    let test = "credits_shutdown_refund";
+    if !hosted_support::postgres_available(test) {
+        return;
+    }
+    let dir = temp_dir("svc-shutdown-refund");
+    let Some(database) = ScratchDatabase::create(test, Backend::Postgres, &dir).await else {
+        return;
+    };
+    let fake = FakeProvider::start().await;
+    fake.set_default(FakeReply::Stall);
+    let config = dir.join("hosted.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[hosted]\nenabled = true\nfree_credit_cents = 100\nrender_price_cents = 7\nmaster_keys = [\"{}\"]\n\n\
+             [generation.providers.openai]\nwire = \"openai\"\nbase_url = \"{}/v1\"\napi_key = \"sk-platform\"\n",
+            hosted_support::master_key("k1", 3),
+            fake.base_url
+        ),
+    )
+    .unwrap();
+    let server = ServerProcess::start(
+        BINARY,
+        &dir.join("data"),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--database-url",
+            &database.url,
+            "--dev-allow-all",
+        ],
+    );
+    let ops = Client {
+        base: server.base.clone(),
+        client: reqwest::Client::new(),
+        bearer: Some("dev-bearer".into()),
+    };
+    ops.ok(
+        "svc_ops_set_provider_key",
+        json!({ "provider": "openai", "plaintextKey": "sk-caller-key-0001", "label": "work" }),
+    )
+    .await;
+    let (_, body) = ops
+        .mcp(
+            "tools/call",
+            json!({ "name": "svc_handshake", "arguments": { "intent": "never answered", "blueprintDraft": { "contract": hosted_support::contract() } } }),
+        )
+        .await;
+    let handshake_id = body["result"]["structuredContent"]["handshakeId"].clone();
+    // The render streams its progress; its client keeps reading until the server goes away.
+    let render = reqwest::Client::new()
+        .post(format!("{}/mcp", server.base))
+        .bearer_auth("dev-bearer")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "svc_render",
+            "arguments": { "handshakeId": handshake_id, "props": { "title": "x" }, "infra": { "model": "openai:gpt-4.1-mini" } },
+            "_meta": { "progressToken": "p1" } } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(render.status(), 200);
+    let reading = tokio::spawn(async move { render.text().await });
+    let started = std::time::Instant::now();
+    while fake.requests().is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the generation never reached the provider"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let charges = "SELECT count(*) FROM ledger_entries WHERE kind = 'render_charge'";
+    assert_eq!(
+        scalar(&database.url, charges).await,
+        1,
+        "the render's charge is reserved"
+    );
+
+    server.send_term();
+    let status = server
+        .exit_within(std::time::Duration::from_secs(30))
+        .expect("the server exits after its grace period");
+    assert!(status.success(), "{status:?}");
+    let _ = reading.await;
+    let refunds = "SELECT count(*) FROM ledger_entries WHERE kind = 'refund' AND delta_cents = 7";
+    assert_eq!(
+        scalar(&database.url, refunds).await,
+        1,
+        "the ended render's charge was refunded before the process exited"
+    );
+    let balance = "SELECT balance_cents FROM wallets WHERE principal_type = 'user'";
+    assert_eq!(scalar(&database.url, balance).await, 100);
+}

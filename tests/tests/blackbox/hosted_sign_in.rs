@@ -432,6 +432,97 @@ async fn a_password_is_reset_through_the_mailed_link() {
     assert!(sink.received().iter().all(|m| m.to != ["nobody@example.org"]));
 }
 
+/// Asks for a reset of `email`'s password and sets `password` with the mailed link.
+async fn reset_through_mail(app: &OAuthApp, sink: &SmtpSink, email: &str, password: &str) {
+    let asked = app
+        .http
+        .post(app.url("/account/forgot"))
+        .form(&[("email", email)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(asked.status(), StatusCode::OK);
+    let mail = sink
+        .wait_for(email, "Reset your password", Duration::from_secs(20))
+        .await;
+    let link = mail.link("/account/reset?token=").expect("a reset link");
+    let token = link.split("token=").nth(1).unwrap().to_owned();
+    let set = app
+        .http
+        .post(app.url("/account/reset"))
+        .form(&[("token", token.as_str()), ("password", password)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(set.status(), StatusCode::OK, "{email}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reset_signs_the_account_out_and_revokes_keys_made_before_its_address_was_proven() {
+    use crate::console_session::{console_ops, open};
+    use hosted_support::accounts::svc;
+    let Some(sink) = SmtpSink::start("reset_sign_out", 0) else {
+        return;
+    };
+    let Some(app) = hosted("reset_sign_out", |s| mail_through(s, &sink)).await else {
+        return;
+    };
+    let db = app.app.settings.database_url();
+    // Ada's address was never verified: whoever chose her password may not be Ada. Grace's
+    // address was vouched for by the operator.
+    create_user(&db, "ada@example.org", PASSWORD);
+    let out = svc(
+        &[
+            "users",
+            "create",
+            "--database-url",
+            &db,
+            "--email",
+            "grace@example.org",
+            "--verified",
+        ],
+        &format!("{PASSWORD}\n"),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let client = app.client("Claude Desktop").await;
+    let mut held = Vec::new();
+    for email in ["ada@example.org", "grace@example.org"] {
+        let token = token_for(&app, &client, email, PASSWORD).await;
+        assert_eq!(app.mcp_status(&token).await, StatusCode::OK, "{email}");
+        let session = open(&app.app.base, json!({ "email": email, "password": PASSWORD })).await;
+        held.push((email, token, session));
+    }
+    for (email, _, _) in &held {
+        reset_through_mail(&app, &sink, email, "a brand new passphrase").await;
+    }
+    for (email, token, session) in &held {
+        let (status, body) = console_ops(
+            &app.app.base,
+            Some(&session.cookie),
+            Some(&session.csrf),
+            "tools/list",
+            json!({}),
+        )
+        .await;
+        assert_eq!(
+            status,
+            StatusCode::UNAUTHORIZED,
+            "{email}'s console session ended: {body}"
+        );
+        let expected = if *email == "ada@example.org" {
+            StatusCode::UNAUTHORIZED
+        } else {
+            StatusCode::OK
+        };
+        assert_eq!(
+            app.mcp_status(token).await,
+            expected,
+            "{email}: a key made before the address was proven is revoked; a verified account keeps its hosts"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn mail_waits_in_the_outbox_until_an_smtp_server_takes_it() {
     let Some(sink) = SmtpSink::start("mail_retries", 2) else {

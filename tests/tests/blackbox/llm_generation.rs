@@ -216,13 +216,43 @@ async fn broken_twice(backend: Backend) {
         return;
     };
     let handshake_id = handshake(&app, "order approval").await;
-    let failed = app.tool_error_result("svc_render", render_args(&handshake_id)).await;
+    let body = app.call("svc_render", render_args(&handshake_id)).await;
+    assert_eq!(body["result"]["isError"], true, "{body}");
+    assert!(
+        body["result"].get("_meta").is_none(),
+        "a failed render has no _meta: {body}"
+    );
+    let failed = body["result"]["structuredContent"].clone();
     assert_eq!(failed["outcome"], "failed", "{failed}");
     assert_eq!(failed["error"]["code"], "VALIDATION_ERROR");
     let message = failed["error"]["message"].as_str().unwrap();
     assert!(message.contains("`localStorage` is not available"), "{message}");
     assert!(failed.get("resourceUri").is_none());
     assert_eq!(fake.request_count(), 2, "exactly one repair round");
+    failed_session_answers(&app, &failed).await;
+}
+
+/// What Document 1 says an error session answers: its render resource keeps the failure message
+/// (-32006 `NOT_MOUNTABLE`), and it takes no gestures (`svc_consume` reads `expired`).
+async fn failed_session_answers(app: &svc_tests::TestApp, failed: &Value) {
+    let session_id = failed["sessionId"]
+        .as_str()
+        .expect("a failed render returns its sessionId");
+    let (status, read) = app
+        .rpc(
+            "resources/read",
+            json!({ "uri": format!("ui://svc/render/{session_id}") }),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    assert_eq!(read["error"]["code"], -32006, "{read}");
+    assert_eq!(read["error"]["data"]["code"], "NOT_MOUNTABLE", "{read}");
+    assert_eq!(read["error"]["data"]["message"], failed["error"]["message"], "{read}");
+    let consumed = app
+        .tool_ok("svc_consume", json!({ "sessionId": session_id, "timeout": 0 }))
+        .await;
+    assert_eq!(consumed["status"], "expired", "{consumed}");
+    assert_eq!(consumed["events"], json!([]));
 }
 
 /// A last reply with no component at all is `PRODUCTION_FAILED`: nothing was produced to validate.
@@ -289,7 +319,13 @@ async fn a_reply_that_throws_when_rendered_twice_fails_with_the_error() {
     fake.push(FakeReply::component(THROWS_AT_RENDER));
     let app = server("llm_render_throws_twice", &fake, true, |_| {}).await;
     let handshake_id = handshake(&app, "order approval").await;
-    let failed = app.tool_error_result("svc_render", render_args(&handshake_id)).await;
+    let body = app.call("svc_render", render_args(&handshake_id)).await;
+    assert_eq!(body["result"]["isError"], true, "{body}");
+    assert!(
+        body["result"].get("_meta").is_none(),
+        "a failed render has no _meta: {body}"
+    );
+    let failed = body["result"]["structuredContent"].clone();
     assert_eq!(failed["outcome"], "failed", "{failed}");
     assert_eq!(failed["error"]["code"], "VALIDATION_ERROR");
     let message = failed["error"]["message"].as_str().unwrap();

@@ -277,6 +277,46 @@ async fn foreign_hosts_and_origins_are_refused_on_loopback() {
     assert_eq!(local_origin.status(), StatusCode::OK);
 }
 
+/// Behind a proxy that forwards `Host`, a loopback-bound server answers the host of its public
+/// base URL with no `allowed_hosts` of its own; any other name is still refused.
+#[tokio::test]
+async fn the_public_base_urls_host_is_allowed_on_loopback() {
+    // The server's results name the public URL; the test reaches it on its loopback port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let app = TestApp::spawn_configured("host_guard_public", Backend::Sqlite, Auth::DevAllowAll, |s| {
+        s.server.port = port;
+        s.server.public_base_url = "https://svc.example.com".into();
+    })
+    .await
+    .unwrap();
+    let mcp_url = format!("http://127.0.0.1:{port}/mcp");
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }).to_string();
+    for (host, origin, status) in [
+        ("svc.example.com", None, StatusCode::OK),
+        ("SVC.example.com:443", Some("https://svc.example.com"), StatusCode::OK),
+        ("evil.example", None, StatusCode::FORBIDDEN),
+        ("svc.example.com", Some("https://evil.example"), StatusCode::FORBIDDEN),
+    ] {
+        let mut request = app
+            .client
+            .post(&mcp_url)
+            .header("host", host)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .bearer_auth("x")
+            .body(body.clone());
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        let answer = request.send().await.unwrap();
+        assert_eq!(answer.status(), status, "Host {host}, Origin {origin:?}");
+    }
+}
+
 #[tokio::test]
 async fn health_and_readiness_answer() {
     let app = TestApp::spawn("health", Backend::Sqlite, Auth::Strict).await.unwrap();

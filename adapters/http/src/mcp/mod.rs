@@ -138,7 +138,7 @@ pub(crate) async fn serve_agent_post(state: &Arc<AgentRoutes>, req: &Request, ca
     let scope = cancel_scope(&state.gate, req, "mcp", &caller);
     let incoming = match progress_stream::wanted(req, incoming) {
         progress_stream::Answered::Streamed(request) => {
-            return progress_stream::answer(Arc::clone(state), caller, origin, scope.sender, request);
+            return progress_stream::answer(Arc::clone(state), caller, origin, scope.sender, request).await;
         }
         progress_stream::Answered::Plain(incoming) => incoming,
     };

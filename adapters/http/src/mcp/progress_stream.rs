@@ -2,10 +2,13 @@
 //! answered as a Streamable HTTP SSE stream with a `notifications/progress` for each generation
 //! stage (queued, prompting, streaming, compiling, repairing, done), then the JSON-RPC response.
 //! Every other request, and a render whose client accepts only JSON, is answered as plain JSON.
-//! A cache hit generates nothing, so its stream holds the response alone.
+//! A cache hit generates nothing, so its stream holds the response alone. A render refused before
+//! any progress with an HTTP status of its own (a full generation queue: 503 and `Retry-After`) is
+//! answered as plain JSON with that status, as without a progress token.
 //!
 //! The render runs in its own task, so the stream can be returned while it works; a client
-//! that hangs up does not cancel it (as with plain JSON), `notifications/cancelled` does.
+//! that hangs up does not cancel it (as with plain JSON), `notifications/cancelled` does, and so
+//! does the end of the shutdown's grace period (`StreamedRenders`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -19,7 +22,7 @@ use svc_application::ports::generation::{GenerationProgress, GenerationStage};
 use svc_application::services::agent::{Caller, ProgressObserver};
 
 use super::agent_tools::Render;
-use super::jsonrpc::Incoming;
+use super::jsonrpc::{Incoming, RpcFailure};
 use crate::route_states::AgentRoutes;
 use crate::tools::ToolDefinition;
 
@@ -79,8 +82,18 @@ fn usable_token(token: &Value) -> bool {
     }
 }
 
-/// Runs the render in its own task and answers with the stream of its progress and result.
-pub(crate) fn answer(
+/// What the render's task hands the answer: a message for the stream, or the render's refusal
+/// (kept whole, so a refusal before any progress can still be answered with its HTTP status).
+enum Streamed {
+    Message(String),
+    Refused(RpcFailure),
+}
+
+/// Runs the render in its own task and answers with the stream of its progress and result. The
+/// answer waits for the render's first word: a refusal before any progress (the generation queue
+/// is full: HTTP 503 with `Retry-After`, Document 1) is answered as plain JSON with its status and
+/// headers, as the same render without a progress token would be; anything else opens the stream.
+pub(crate) async fn answer(
     state: Arc<AgentRoutes>,
     caller: Caller,
     origin: IpAddr,
@@ -88,34 +101,51 @@ pub(crate) fn answer(
     request: ProgressRequest,
 ) -> Response {
     let ProgressRequest { id, params, token } = request;
-    let (messages, mut received) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (messages, mut received) = tokio::sync::mpsc::unbounded_channel::<Streamed>();
     let notifications = messages.clone();
     let count = AtomicU64::new(0);
     let observer = ProgressObserver::new(move |progress| {
         let progress_number = count.fetch_add(1, Ordering::Relaxed) + 1;
-        let _ = notifications.send(
+        let _ = notifications.send(Streamed::Message(
             json!({
                 "jsonrpc": "2.0",
                 "method": "notifications/progress",
                 "params": { "progressToken": token, "progress": progress_number, "message": describe(progress) },
             })
             .to_string(),
-        );
+        ));
     });
-    tokio::spawn(async move {
+    let renders = state.streamed_renders.clone();
+    let render_id = id.clone();
+    renders.spawn(async move {
+        let id = render_id;
         let work = super::dispatch(&state, &caller, origin, "tools/call", params);
         let outcome = OBSERVER
             .scope(observer, state.gate.in_flight.run(sender, &id, work))
             .await;
         let message = match outcome {
             // A render never answers later, so nothing here waits outside the cancellable run.
-            Ok(result) => super::jsonrpc::success_text(id, result).await,
-            Err(failure) => failure.message_for(id).to_string(),
+            Ok(result) => Streamed::Message(super::jsonrpc::success_text(id, result).await),
+            Err(failure) => Streamed::Refused(failure),
         };
         let _ = messages.send(message);
     });
-    let stream = futures_util::stream::poll_fn(move |cx| received.poll_recv(cx))
-        .map(|message| Event::message(message).event_type("message"));
+    let first = match received.recv().await {
+        Some(Streamed::Refused(failure)) if failure.status != poem::http::StatusCode::OK => {
+            let mut response = failure.into_response(id);
+            response.extensions_mut().insert(crate::observe::RpcLabel(Render::NAME));
+            return response;
+        }
+        first => first,
+    };
+    let text = move |streamed: Streamed| match streamed {
+        Streamed::Message(text) => text,
+        Streamed::Refused(failure) => failure.message_for(id.clone()).to_string(),
+    };
+    let rest = futures_util::stream::poll_fn(move |cx| received.poll_recv(cx));
+    let stream = futures_util::stream::iter(first)
+        .chain(rest)
+        .map(move |streamed| Event::message(text(streamed)).event_type("message"));
     let mut response = SSE::new(stream).into_response();
     response.extensions_mut().insert(crate::observe::RpcLabel(Render::NAME));
     response.extensions_mut().insert(crate::observe::AnswerInBody);

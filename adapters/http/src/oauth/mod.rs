@@ -86,6 +86,11 @@ impl OAuth {
 
 impl OAuth {
     /// The issuer string, for the banner.
+    /// The service behind the surface (the server sweeps its codes).
+    pub fn service(&self) -> &OAuthService {
+        &self.service
+    }
+
     pub fn issuer(&self) -> &str {
         self.service.issuer().as_str()
     }

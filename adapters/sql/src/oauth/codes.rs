@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::oauth::{AuthorizationCodeRepository, CodeConsumption};
 use svc_domain::oauth::{AuthorizationCode, CodeBinding, CodeChallenge, KeyGrant};
@@ -66,6 +66,46 @@ impl AuthorizationCodeRepository for SeaOrmAuthorizationCodeRepository {
         } else {
             CodeConsumption::Replayed(code)
         })
+    }
+
+    async fn settle_unredeemed(&self, now: DateTime<Utc>, limit: u64) -> Result<Vec<KeyGrant>, RepositoryError> {
+        let expired = codes::Entity::find()
+            .filter(codes::Column::ConsumedAt.is_null())
+            .filter(codes::Column::ExpiresAt.lte(now))
+            .order_by_asc(codes::Column::ExpiresAt)
+            .limit(limit)
+            .all(&self.db)
+            .await
+            .map_err(repository_error)?;
+        let mut settled = Vec::with_capacity(expired.len());
+        for row in expired {
+            // The same compare-and-set as a redemption: a sweep on another replica, or a late
+            // redemption, that got here first keeps the code.
+            let updated = codes::Entity::update_many()
+                .col_expr(codes::Column::ConsumedAt, Expr::value(now))
+                .filter(codes::Column::CodeHash.eq(row.code_hash.as_str()))
+                .filter(codes::Column::ConsumedAt.is_null())
+                .exec(&self.db)
+                .await
+                .map_err(repository_error)?;
+            if updated.rows_affected == 1 {
+                settled.push(KeyGrant {
+                    key_id: row.key_id,
+                    owner_id: row.key_owner_id,
+                });
+            }
+        }
+        Ok(settled)
+    }
+
+    async fn forget_expired(&self, before: DateTime<Utc>) -> Result<u64, RepositoryError> {
+        let deleted = codes::Entity::delete_many()
+            .filter(codes::Column::ExpiresAt.lt(before))
+            .filter(codes::Column::ConsumedAt.is_not_null())
+            .exec(&self.db)
+            .await
+            .map_err(repository_error)?;
+        Ok(deleted.rows_affected)
     }
 }
 

@@ -58,15 +58,23 @@ impl AccountService {
 
     /// Sets a new password with a reset token. The password rule is checked before the token is
     /// spent, so a too-short password can be corrected with the same link. Following the link
-    /// proves the address too.
+    /// proves the address too, and signs the account out everywhere (`ResetSignOut`).
     pub async fn reset_password(&self, token: &str, new_password: &str) -> Result<(), AccountServiceError> {
         password::check_new(new_password)?;
         let taken = self.take(token, TokenPurpose::ResetPassword).await?;
+        let was_verified = self
+            .accounts
+            .find_by_id(&taken.user_id)
+            .await?
+            .is_some_and(|account| account.email_verified_at.is_some());
         let hash = self.hash(new_password).await;
         self.accounts.set_password_hash(&taken.user_id, &hash).await?;
         self.accounts
             .mark_email_verified(&taken.user_id, self.clock.now())
             .await?;
+        if let Some(sign_out) = &self.reset_sign_out {
+            sign_out.after_reset(&taken.user_id, was_verified).await?;
+        }
         Ok(())
     }
 

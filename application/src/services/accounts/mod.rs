@@ -8,6 +8,7 @@ mod external;
 mod hashing;
 mod invites;
 mod links;
+mod reset_sign_out;
 mod sign_in;
 
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use crate::ports::{Clock, Ids, RepositoryError};
 
 pub use invites::{InviteAcceptError, InviteAccepted, InviteSignup, OpenedInvite};
 pub use links::{AccountLinks, RESET_PATH, VERIFY_PATH};
+pub use reset_sign_out::ResetSignOut;
 pub use sign_in::{ACCOUNT_QUOTA, ADDRESS_QUOTA, SignIn, SignedIn};
 
 /// Random base62 characters of a generated password: about 143 bits.
@@ -94,6 +96,8 @@ pub struct AccountService {
     links: Option<AccountLinks>,
     /// Identities of external OpenID Connect providers linked to accounts.
     identities: Option<Arc<dyn ExternalIdentityRepository>>,
+    /// What a password reset ends besides the old password; `None`: nothing else.
+    reset_sign_out: Option<ResetSignOut>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
     signup: SignupMode,
@@ -111,6 +115,7 @@ impl AccountService {
             windows: None,
             links: None,
             identities: None,
+            reset_sign_out: None,
             clock,
             ids,
             signup: SignupMode::Closed,
@@ -143,6 +148,15 @@ impl AccountService {
     pub fn with_identities(self, identities: Arc<dyn ExternalIdentityRepository>) -> Self {
         Self {
             identities: Some(identities),
+            ..self
+        }
+    }
+
+    /// Ends the account's sessions (and, for an address never verified, its keys) when its
+    /// password is reset: see [`ResetSignOut`].
+    pub fn signing_out_on_reset(self, sign_out: ResetSignOut) -> Self {
+        Self {
+            reset_sign_out: Some(sign_out),
             ..self
         }
     }

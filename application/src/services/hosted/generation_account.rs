@@ -12,6 +12,7 @@ use std::sync::Arc;
 use svc_domain::refusal::RefusalCode;
 use svc_domain::render_price::RenderPrice;
 use svc_domain::wallet::{Principal, WalletError};
+use tokio_util::task::TaskTracker;
 
 use super::provider_keys::ProviderKeyService;
 use crate::ports::RepositoryError;
@@ -78,6 +79,8 @@ pub struct GenerationAccount {
     pricing: GenerationPricing,
     /// `None`: every render is charged to its caller.
     app_payers: Option<AppPayers>,
+    /// Refunds of reservations dropped open, written in the background (see `Reservation`).
+    background_refunds: TaskTracker,
 }
 
 impl GenerationAccount {
@@ -87,7 +90,16 @@ impl GenerationAccount {
             keys,
             pricing,
             app_payers: None,
+            background_refunds: TaskTracker::new(),
         }
+    }
+
+    /// Waits until the refund of every reservation dropped so far is written: at shutdown,
+    /// after the last renders were ended and before the database closes.
+    pub async fn background_refunds_written(&self) {
+        self.background_refunds.close();
+        self.background_refunds.wait().await;
+        self.background_refunds.reopen();
     }
 
     /// Renders of an app in an org are charged to the org, and a federated caller's to the
@@ -245,9 +257,13 @@ impl Drop for Reservation {
             self.charged_cents,
             self.session_id.clone(),
         );
-        runtime.spawn(async move {
-            refund(&account, &payer, cents, &session, "refund: the render was cancelled").await;
-        });
+        let tracker = self.account.background_refunds.clone();
+        tracker.spawn_on(
+            async move {
+                refund(&account, &payer, cents, &session, "refund: the render was cancelled").await;
+            },
+            &runtime,
+        );
     }
 }
 

@@ -9,6 +9,7 @@ mod consent;
 mod external;
 mod register;
 mod resources;
+mod sweep;
 mod token;
 
 use std::sync::Arc;
@@ -24,6 +25,7 @@ pub use consent::{ApproveError, ConsentCredential};
 pub use external::{EXTERNAL_SIGN_IN_LIFETIME, ExternalSignIn, ExternalSignInStarted};
 pub use register::{RegisterClient, RegisterError};
 pub use resources::KnownAppsResourceValidator;
+pub use sweep::{CodeSweep, SETTLED_CODES_KEPT};
 pub use token::{AccessToken, TokenError, TokenRequest};
 
 use super::accounts::AccountService;

@@ -98,7 +98,13 @@ impl OAuthService {
             CodeConsumption::Unknown => return Err(TokenError::UnknownCode),
             CodeConsumption::Replayed(code) => {
                 self.revoke_quietly(&code.key).await;
-                return Err(CodeError::Replayed.into());
+                // A code the sweep settled once it expired unredeemed reads as what it is.
+                let error = if now >= code.expires_at {
+                    CodeError::Expired
+                } else {
+                    CodeError::Replayed
+                };
+                return Err(error.into());
             }
             CodeConsumption::Consumed(code) => code,
         };

@@ -185,6 +185,29 @@ impl ConnectorKeyService {
         })
     }
 
+    /// Revokes every active key of `owner_user_id`, each as [`Self::revoke`] does (forgotten
+    /// from the cache and announced to the replicas); answers how many were active.
+    pub async fn revoke_all_of(&self, owner_user_id: &str) -> Result<usize, ConnectorKeyServiceError> {
+        let now = self.clock.now();
+        let active: Vec<String> = self
+            .keys
+            .list_by_owner(owner_user_id)
+            .await?
+            .into_iter()
+            .filter(|key| key.authenticates(now))
+            .map(|key| key.id)
+            .collect();
+        for key_id in &active {
+            self.revoke(RevokeConnectorKey {
+                caller_user_id: owner_user_id.to_owned(),
+                caller_locked_app: None,
+                key_id: key_id.clone(),
+            })
+            .await?;
+        }
+        Ok(active.len())
+    }
+
     /// The key a bearer plaintext stands for, if it may authenticate now; records its use.
     pub async fn authenticate(&self, plaintext: &str) -> Result<Option<ConnectorKey>, ConnectorKeyServiceError> {
         if !plaintext.starts_with(connector_key::PLAINTEXT_PREFIX) {

@@ -219,6 +219,45 @@ async fn an_expired_code_is_refused() {
     );
 }
 
+// The sweep runs as often as a code lives (at least every second).
+oauth_scenarios!(Auth::Strict, |s: &mut svc::Settings| s.oauth.code_lifetime_seconds = 1 =>
+    a_code_left_unredeemed_has_its_key_revoked_once_it_expires,
+);
+
+async fn a_code_left_unredeemed_has_its_key_revoked_once_it_expires(app: OAuthApp) {
+    let client_id = app.client("Vanishing host").await;
+    let code = app.code_for(&app.request(&client_id)).await;
+    let key_status = || async {
+        let keys = app.ops("svc_ops_list_connector_keys", json!({})).await;
+        let named: Vec<_> = keys["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["name"] == "Vanishing host")
+            .map(|k| k["status"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(named.len(), 1, "the key minted at consent: {keys}");
+        named[0].clone()
+    };
+    assert_eq!(key_status().await, "active", "the code may still be redeemed");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while key_status().await == "active" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the key of an expired, unredeemed code is still active"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(key_status().await, "revoked");
+    let (status, _, answer) = app.token(&app.token_form(&client_id, &code)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer["error"], "invalid_grant", "{answer}");
+    assert!(
+        answer["error_description"].as_str().unwrap().contains("expired"),
+        "a late redemption is told the code expired: {answer}"
+    );
+}
+
 /// What a copy of the database holds about a code: nothing that is, or opens, the bearer.
 async fn a_database_dump_holds_no_usable_token(app: OAuthApp) {
     use sea_orm::{ConnectionTrait, Database, Statement};

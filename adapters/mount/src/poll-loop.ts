@@ -1,0 +1,89 @@
+// The GET half of the polling transport (`long-poll.ts`): poll after poll while the channel polls
+// with one transport, resuming from the channel's cursors. The first poll, and the first after a
+// failed or refused one, asks for the `ack` (no `revision`, no wait). `live-socket.ts` owns the
+// channel's state and tokens and reaches this loop only through `PollLoopHost`; the card's own
+// frames go out through `post-queue.ts`.
+
+import { reconnectDelay } from './backoff';
+import { LONG_POLL_WAIT_SECONDS, type LongPoll } from './long-poll';
+import type { Frame } from './protocol';
+
+/** While the browser says it is offline, how long the loop waits before looking again. */
+const OFFLINE_CHECK_MS = 1000;
+
+/** What the loop needs of the live channel: its state, read when needed, and where answers go. */
+export interface PollLoopHost {
+  /** Whether the channel still polls with `poll`: not closed, and the WebSocket did not take over. */
+  polling(poll: LongPoll): boolean;
+  /** The token a poll carries (the session token, else the wsToken). */
+  token(): string | undefined;
+  /** Where the next poll resumes: after stream envelope `fromSeq` and session event `sinceSequence`. */
+  cursors(): { fromSeq: number; sinceSequence: number };
+  /** The current poll session got its `ack`. */
+  subscribed(): boolean;
+  /** The poll session is lost (a failed or refused poll): nothing is POSTed until the next `ack`. */
+  unsubscribe(): void;
+  /** A server frame from a poll's answer, applied as if the socket had sent it. */
+  applyServerFrame(frame: Frame): void;
+  /** The channel is down for now, and why (`onStatus('reconnecting', detail)`). */
+  reconnecting(detail: string): void;
+  /** The token was refused: true once the channel has another to try, false if it closed instead. */
+  tokenRefused(): Promise<boolean>;
+  /** Closes the channel for good. */
+  fail(detail: string): void;
+}
+
+export class PollLoop {
+  /** The session revision of the last answer; undefined asks for an `ack`. */
+  private revision: number | undefined;
+  /** Polls in a row that got no answer: the wait before the next one grows with them. */
+  private failures = 0;
+
+  constructor(
+    private readonly poll: LongPoll,
+    private readonly host: PollLoopHost,
+  ) {}
+
+  /** GET after GET until the channel closes or stops polling with this transport. */
+  async run(): Promise<void> {
+    const { poll, host } = this;
+    while (host.polling(poll)) {
+      const token = host.token();
+      if (!token) {
+        host.fail('the card has no token for the live channel');
+        return;
+      }
+      if (navigator.onLine === false) {
+        await pause(OFFLINE_CHECK_MS);
+        continue;
+      }
+      const subscribed = host.subscribed();
+      const result = await poll.get({
+        token,
+        ...host.cursors(),
+        wait: subscribed ? LONG_POLL_WAIT_SECONDS : 0,
+        ...(subscribed && this.revision !== undefined ? { revision: this.revision } : {}),
+      });
+      if (!host.polling(poll)) return;
+      if (result.kind === 'refused') {
+        host.unsubscribe();
+        this.revision = undefined;
+        if (!(await host.tokenRefused())) return;
+        continue;
+      }
+      if (result.kind === 'failed') {
+        host.unsubscribe();
+        host.reconnecting(`polling failed: ${result.detail}`);
+        await pause(reconnectDelay(this.failures++));
+        continue;
+      }
+      this.failures = 0;
+      for (const frame of result.frames) host.applyServerFrame(frame);
+      if (typeof result.cursors.revision === 'number') this.revision = result.cursors.revision;
+    }
+  }
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => window.setTimeout(resolve, ms));
+}

@@ -158,4 +158,6 @@ pub trait Mailer: Send + Sync {
     /// Sends (or durably queues) the email that tells of an invite; `accept_url` is the
     /// one-time link that accepts it (hosted mode), when there is one.
     async fn send_invite(&self, invite: &Invite, accept_url: Option<&str>) -> Result<(), MailerError>;
+    /// Whether the email of this invite was queued (sent since, or not).
+    async fn invite_queued(&self, invite_id: &str) -> Result<bool, MailerError>;
 }

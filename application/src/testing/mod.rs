@@ -119,6 +119,10 @@ impl Mailer for RecordingMailer {
         lock(&self.sent).push((invite.clone(), accept_url.map(str::to_owned)));
         Ok(())
     }
+
+    async fn invite_queued(&self, invite_id: &str) -> Result<bool, MailerError> {
+        Ok(lock(&self.sent).iter().any(|(invite, _)| invite.invite_id == invite_id))
+    }
 }
 
 #[derive(Default)]

@@ -339,6 +339,14 @@ async fn a_handshake_is_single_use(app: TestApp) {
         .tool_rpc_error("svc_render", json!({ "handshakeId": "nope", "props": {} }))
         .await;
     assert_eq!(unknown["code"], -32602);
+    // A model route that does not parse fails input parsing, before the handshake is looked up.
+    let both = app
+        .tool_rpc_error(
+            "svc_render",
+            json!({ "handshakeId": "nope", "props": {}, "infra": { "model": "gpt-4o" } }),
+        )
+        .await;
+    assert!(both["message"].as_str().unwrap().contains("infra.model"), "{both}");
 }
 
 async fn render_input_rules(app: TestApp) {

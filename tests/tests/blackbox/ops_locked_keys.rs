@@ -344,6 +344,44 @@ async fn on_mcp_a_locked_key_reaches_only_its_app(app: TestApp) {
     );
     let listed = mcp_call(&f.shop_key, "svc_list_sessions", json!({})).await;
     assert_eq!(listed["result"]["structuredContent"]["sessions"], json!([]), "{listed}");
+    // Document 1: another app's render answers exactly as an id that names nothing, on every tool
+    // that takes a `sessionId` and on its resource.
+    let theirs = session.as_str().unwrap().to_owned();
+    let last = theirs.chars().last().unwrap();
+    let nobodys = format!("{}{}", &theirs[..theirs.len() - 1], if last == 'Z' { 'Y' } else { 'Z' });
+    let answer = |id: &str| {
+        let id = id.to_owned();
+        let shop = &f.shop_key;
+        async move {
+            let calls = [
+                ("svc_get_render_source", json!({ "sessionId": id })),
+                ("svc_consume", json!({ "sessionId": id, "timeout": 0 })),
+                (
+                    "svc_update",
+                    json!({ "sessionId": id, "kind": "replace", "props": { "title": "x" } }),
+                ),
+                (
+                    "svc_amend",
+                    json!({ "sessionId": id, "kind": "replace", "props": { "title": "x" } }),
+                ),
+            ];
+            let mut answers = Vec::new();
+            for (tool, arguments) in calls {
+                let body = mcp_call(shop, tool, arguments).await;
+                answers.push((tool, body.to_string().replace(&id, "<id>")));
+            }
+            let (_, read) = shop
+                .mcp("resources/read", json!({ "uri": format!("ui://svc/render/{id}") }))
+                .await;
+            answers.push(("resources/read", read.to_string().replace(&id, "<id>")));
+            answers
+        }
+    };
+    let (for_theirs, for_nobodys) = (answer(&theirs).await, answer(&nobodys).await);
+    for ((tool, seen), (_, unknown)) in for_theirs.iter().zip(&for_nobodys) {
+        assert_eq!(seen, unknown, "{tool}: another app's render reads as an unknown id");
+        assert!(!seen.contains("\"title\":\"t\""), "{tool} leaks the render: {seen}");
+    }
     for tool in ["svc_list_gadgets", "svc_list_themes"] {
         let denied = mcp_call(&f.shop_key, tool, json!({ "appId": f.other_app })).await;
         assert_eq!(

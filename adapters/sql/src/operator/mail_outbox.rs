@@ -79,4 +79,12 @@ impl Mailer for SeaOrmMailOutbox {
         );
         Ok(())
     }
+
+    async fn invite_queued(&self, invite_id: &str) -> Result<bool, MailerError> {
+        let row = mail_outbox::Entity::find_by_id(format!("{}:{invite_id}", Self::INVITE_KIND))
+            .one(&self.db)
+            .await
+            .map_err(|error| MailerError(error.into()))?;
+        Ok(row.is_some())
+    }
 }

@@ -154,8 +154,8 @@ pub struct RenderService {
 impl RenderService {
     #[tracing::instrument(name = "render", skip_all, fields(app_id = %caller.app_id, handshake_id = %cmd.handshake_id))]
     pub async fn render(&self, caller: &Caller, cmd: RenderCommand) -> Result<RenderResult, AgentError> {
-        let now = self.clock.now();
-        let handshake = self.usable_handshake(caller, &cmd.handshake_id, now).await?;
+        // Input parsing first (Document 1: a bad `infra.model` "fails input parsing"), before any
+        // record is looked up: the same arguments get the same error whatever state they name.
         let model = cmd
             .model
             .as_deref()
@@ -169,6 +169,8 @@ impl RenderService {
             Some(ttl) => checked_ttl(ttl).map_err(|e| AgentError::invalid("ttlSeconds", e.to_string()))?,
             None => self.settings.default_session_ttl_seconds,
         };
+        let now = self.clock.now();
+        let handshake = self.usable_handshake(caller, &cmd.handshake_id, now).await?;
         let plan = self.plan(caller, &handshake, cmd.override_.as_ref()).await?;
         super::update::props_within_budget(&cmd.props)?;
         let violations = self.schemas.check_props(&plan.contract, &cmd.props).await?;

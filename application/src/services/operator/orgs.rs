@@ -191,8 +191,8 @@ impl OrgService {
     ///
     /// The email is queued after the invite is stored; if its link or its mail cannot be
     /// stored, the new invite is revoked and the call fails, so a retry issues a fresh invite and
-    /// mails it (a reused invite is never mailed again, and one nobody was told of would stay
-    /// pending for its week).
+    /// mails it. A reused invite whose email was never queued (the process stopped between the
+    /// two writes) is announced then, so no pending invite stays one nobody was told of.
     pub async fn invite_to_org(&self, command: InviteToOrg) -> Result<InviteIssued, OrgServiceError> {
         let email = EmailAddress::parse(&command.email)?;
         let role = InviteRole::parse(&command.role)?;
@@ -206,13 +206,20 @@ impl OrgService {
             inviter_user_id: command.caller_user_id,
         };
         let issue = self.invites.create_or_reuse(draft, self.clock.now()).await?;
-        if let InviteIssue::Created { invite, .. } = &issue
-            && let Err(error) = self.announce(invite).await
-        {
-            if let Err(cause) = self.invites.revoke(&invite.invite_id, self.clock.now()).await {
-                tracing::error!(error = ?cause, invite_id = %invite.invite_id, "an unannounced invite could not be revoked");
+        match &issue {
+            InviteIssue::Created { invite, .. } => {
+                if let Err(error) = self.announce(invite).await {
+                    if let Err(cause) = self.invites.revoke(&invite.invite_id, self.clock.now()).await {
+                        tracing::error!(error = ?cause, invite_id = %invite.invite_id, "an unannounced invite could not be revoked");
+                    }
+                    return Err(error);
+                }
             }
-            return Err(error);
+            InviteIssue::Reused(invite) => {
+                if !self.mailer.invite_queued(&invite.invite_id).await? {
+                    self.announce(invite).await?;
+                }
+            }
         }
         Ok(InviteIssued {
             reused: issue.reused(),
@@ -684,5 +691,36 @@ mod tests {
             .unwrap();
         let statuses: Vec<&str> = listed.iter().map(|i| i.status.as_str()).collect();
         assert_eq!(statuses, ["pending", "revoked"], "newest first");
+    }
+
+    #[tokio::test]
+    async fn a_pending_invite_whose_mail_was_never_queued_is_mailed_when_reused() {
+        let fakes = OperatorFakes::new();
+        let (service, org) = org_with_owner(&fakes).await;
+        // The process stopped after storing the invite, before its mail: stored, never sent.
+        let draft = InviteDraft {
+            invite_id: "inv_unannounced".into(),
+            org_id: org.org_id.clone(),
+            email: EmailAddress::parse("ada@example.com").unwrap(),
+            role: InviteRole::parse("member").unwrap(),
+            inviter_user_id: "owner".into(),
+        };
+        InviteRepository::create_or_reuse(fakes.store.as_ref(), draft, chrono::Utc::now())
+            .await
+            .unwrap();
+        assert!(fakes.mailer.sent_invite_ids().is_empty());
+        for _ in 0..2 {
+            let issued = service
+                .invite_to_org(invite(&org, "owner", "ada@example.com", "member"))
+                .await
+                .unwrap();
+            assert!(issued.reused);
+            assert_eq!(issued.invite.invite_id, "inv_unannounced");
+        }
+        assert_eq!(
+            fakes.mailer.sent_invite_ids(),
+            ["inv_unannounced"],
+            "mailed once, on the first reuse"
+        );
     }
 }

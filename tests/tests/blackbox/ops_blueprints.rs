@@ -637,6 +637,10 @@ async fn a_blueprint_deleted_after_the_handshake_is_generated_under_a_new_id(app
             .await,
         json!({ "deleted": true })
     );
+    // The render made with it can no longer be mounted (Document 1's `BLUEPRINT_UNRESOLVABLE`).
+    let (_, read) = app.rpc("resources/read", json!({ "uri": first["resourceUri"] })).await;
+    assert_eq!(read["error"]["code"], -32006, "{read}");
+    assert_eq!(read["error"]["data"]["code"], "BLUEPRINT_UNRESOLVABLE", "{read}");
 
     let rendered = app
         .tool_ok(

@@ -10,7 +10,7 @@
 
 use crate::hosted_deployment_support::peers_installed;
 use crate::hosted_oidc_support::{Browser, Page, Provider, configure, free_port};
-use crate::hosted_support::accounts::{create_user, svc};
+use crate::hosted_support::accounts::{create_user, create_user_with};
 use crate::hosted_support::{master_key, postgres_available, scalar_text};
 use crate::oauth::support::{OAuthApp, REDIRECT, STATE};
 
@@ -448,33 +448,10 @@ async fn users_create_queues_a_verification_mail_unless_told_not_to() {
         return;
     };
     let db = app.app.settings.database_url();
-    let out = svc(
-        &[
-            "users",
-            "create",
-            "--database-url",
-            &db,
-            "--email",
-            "quiet@example.org",
-            "--no-verification-mail",
-        ],
-        "correct horse battery staple\n",
-    );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let password = "correct horse battery staple";
+    create_user_with(&db, "quiet@example.org", password, &["--no-verification-mail"]);
     // `--verified`: the operator vouches for the address; the account starts verified, no mail.
-    let out = svc(
-        &[
-            "users",
-            "create",
-            "--database-url",
-            &db,
-            "--email",
-            "vouched@example.org",
-            "--verified",
-        ],
-        "correct horse battery staple\n",
-    );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    create_user_with(&db, "vouched@example.org", password, &["--verified"]);
     assert_eq!(
         scalar_text(&db, "SELECT CASE WHEN email_verified_at IS NULL THEN 'no' ELSE 'yes' END FROM accounts WHERE email = 'vouched@example.org'").await,
         "yes"

@@ -460,7 +460,7 @@ async fn reset_through_mail(app: &OAuthApp, sink: &SmtpSink, email: &str, passwo
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_reset_signs_the_account_out_and_revokes_keys_made_before_its_address_was_proven() {
     use crate::console_session::{console_ops, open};
-    use hosted_support::accounts::svc;
+    use hosted_support::accounts::create_user_with;
     let Some(sink) = SmtpSink::start("reset_sign_out", 0) else {
         return;
     };
@@ -471,19 +471,7 @@ async fn a_reset_signs_the_account_out_and_revokes_keys_made_before_its_address_
     // Ada's address was never verified: whoever chose her password may not be Ada. Grace's
     // address was vouched for by the operator.
     create_user(&db, "ada@example.org", PASSWORD);
-    let out = svc(
-        &[
-            "users",
-            "create",
-            "--database-url",
-            &db,
-            "--email",
-            "grace@example.org",
-            "--verified",
-        ],
-        &format!("{PASSWORD}\n"),
-    );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    create_user_with(&db, "grace@example.org", PASSWORD, &["--verified"]);
 
     let client = app.client("Claude Desktop").await;
     let mut held = Vec::new();

@@ -216,13 +216,7 @@ async fn broken_twice(backend: Backend) {
         return;
     };
     let handshake_id = handshake(&app, "order approval").await;
-    let body = app.call("svc_render", render_args(&handshake_id)).await;
-    assert_eq!(body["result"]["isError"], true, "{body}");
-    assert!(
-        body["result"].get("_meta").is_none(),
-        "a failed render has no _meta: {body}"
-    );
-    let failed = body["result"]["structuredContent"].clone();
+    let failed = failed_render(&app, &handshake_id).await;
     assert_eq!(failed["outcome"], "failed", "{failed}");
     assert_eq!(failed["error"]["code"], "VALIDATION_ERROR");
     let message = failed["error"]["message"].as_str().unwrap();
@@ -230,6 +224,17 @@ async fn broken_twice(backend: Backend) {
     assert!(failed.get("resourceUri").is_none());
     assert_eq!(fake.request_count(), 2, "exactly one repair round");
     failed_session_answers(&app, &failed).await;
+}
+
+/// A render that fails: an error result with no `_meta` (Document 1); its structured content.
+async fn failed_render(app: &TestApp, handshake_id: &str) -> Value {
+    let body = app.call("svc_render", render_args(handshake_id)).await;
+    assert_eq!(body["result"]["isError"], true, "{body}");
+    assert!(
+        body["result"].get("_meta").is_none(),
+        "a failed render has no _meta: {body}"
+    );
+    body["result"]["structuredContent"].clone()
 }
 
 /// What Document 1 says an error session answers: its render resource keeps the failure message
@@ -319,13 +324,7 @@ async fn a_reply_that_throws_when_rendered_twice_fails_with_the_error() {
     fake.push(FakeReply::component(THROWS_AT_RENDER));
     let app = server("llm_render_throws_twice", &fake, true, |_| {}).await;
     let handshake_id = handshake(&app, "order approval").await;
-    let body = app.call("svc_render", render_args(&handshake_id)).await;
-    assert_eq!(body["result"]["isError"], true, "{body}");
-    assert!(
-        body["result"].get("_meta").is_none(),
-        "a failed render has no _meta: {body}"
-    );
-    let failed = body["result"]["structuredContent"].clone();
+    let failed = failed_render(&app, &handshake_id).await;
     assert_eq!(failed["outcome"], "failed", "{failed}");
     assert_eq!(failed["error"]["code"], "VALIDATION_ERROR");
     let message = failed["error"]["message"].as_str().unwrap();

@@ -44,10 +44,14 @@ fn last_line(out: &Output) -> String {
 
 /// `svc users create` with `password` on stdin; panics unless it succeeds. The account's user id.
 pub fn create_user(database_url: &str, email: &str, password: &str) -> String {
-    let out = svc(
-        &["users", "create", "--database-url", database_url, "--email", email],
-        &format!("{password}\n"),
-    );
+    create_user_with(database_url, email, password, &[])
+}
+
+/// [`create_user`] with more flags (`--verified`, `--no-verification-mail`).
+pub fn create_user_with(database_url: &str, email: &str, password: &str, flags: &[&str]) -> String {
+    let mut args = vec!["users", "create", "--database-url", database_url, "--email", email];
+    args.extend_from_slice(flags);
+    let out = svc(&args, &format!("{password}\n"));
     assert!(
         out.status.success(),
         "users create: {}",

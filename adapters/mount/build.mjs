@@ -1,6 +1,9 @@
-// Builds the two bundles, each byte-for-byte reproducible from the lockfile (no timestamps, no
+// Builds the bundles, each byte-for-byte reproducible from the lockfile (no timestamps, no
 // legal comments, no absolute paths):
 // - dist/iframe-runtime.js: the mount runtime, one minified ES module, safe to inline in <script>;
+// - dist/module-lexer.js: es-module-lexer as a classic script setting `globalThis.__svcModuleLexer`,
+//   inlined before the runtime only where a module may come without the server's links
+//   (src/module-links.ts), and prepended to the runtime at /_svc/iframe-runtime.js;
 // - dist/render-check.js: the server's headless render check (src/render-check.tsx), a script
 //   for an embedded QuickJS engine (adapters/render-check embeds it);
 // - dist/playground.js: the local host page at /_svc/playground (src/playground/), the official
@@ -12,6 +15,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const RUNTIME = 'dist/iframe-runtime.js';
+const LEXER = 'dist/module-lexer.js';
 const RENDER_CHECK = 'dist/render-check.js';
 const PLAYGROUND = 'dist/playground.js';
 
@@ -40,6 +44,14 @@ await build({
   platform: 'browser',
   alias: CARD_REACT,
   define: { 'process.env.NODE_ENV': '"production"' },
+});
+
+await build({
+  ...common,
+  entryPoints: ['src/module-lexer.ts'],
+  outfile: LEXER,
+  format: 'iife',
+  platform: 'browser',
 });
 
 // The check renders with React itself, but a component there may import only the names a card's
@@ -86,15 +98,17 @@ await build({
   define: { 'process.env.NODE_ENV': '"production"' },
 });
 
-// The server inlines the runtime into HTML: `</script` would end the element, and `<!--` would
-// switch the HTML parser into its escaped script states.
-const text = await readFile(RUNTIME, 'utf8');
-for (const forbidden of [/<\/script/i, /<!--/]) {
-  if (forbidden.test(text)) {
-    console.error(`${RUNTIME} contains ${forbidden}: it cannot be inlined into a <script> element`);
-    process.exit(1);
+// The server inlines the runtime and the lexer into HTML: `</script` would end the element, and
+// `<!--` would switch the HTML parser into its escaped script states.
+for (const file of [RUNTIME, LEXER]) {
+  const text = await readFile(file, 'utf8');
+  for (const forbidden of [/<\/script/i, /<!--/]) {
+    if (forbidden.test(text)) {
+      console.error(`${file} contains ${forbidden}: it cannot be inlined into a <script> element`);
+      process.exit(1);
+    }
   }
+  console.log(`${file}: ${text.length} bytes`);
 }
-console.log(`${RUNTIME}: ${text.length} bytes`);
 console.log(`${RENDER_CHECK}: ${(await readFile(RENDER_CHECK, 'utf8')).length} bytes`);
 console.log(`${PLAYGROUND}: ${(await readFile(PLAYGROUND, 'utf8')).length} bytes`);

@@ -578,6 +578,7 @@ impl Application {
             pool_usage: Some(Arc::new(svc_sql::SqlxPoolUsage::new(db.clone()).with_read_lane(lane))),
             console: Some(console),
             playground: playground_served(settings, auth_mode),
+            module_linker: Arc::new(svc_compiler::OxcModuleInspector),
         };
         let playground_url = state.playground_url();
         let bound_to_loopback = is_loopback(&settings.server.host);

@@ -400,6 +400,24 @@ async function run(base) {
     await waitFor('the shell card to replay the stream', async () => JSON.stringify(await logItems(shellCard)) === JSON.stringify([...expected, 'line 6']));
     await cardShot(page, 'card-shell', '07-shell');
 
+    step("a shell of someone else's loads the runtime from runtimeUrl and mounts a component without links");
+    // /_svc/iframe-runtime.js carries the module lexer in front of the runtime, for shells like
+    // this one that hand it a component without the server's links.
+    const runtimeUrl = rendered._meta['ai.svc/render'].runtimeUrl;
+    check(typeof runtimeUrl === 'string' && runtimeUrl.startsWith(base), `runtimeUrl ${runtimeUrl}`);
+    const embedded = JSON.parse(/<script type="application\/json" id="svc-bootstrap">([\s\S]*?)<\/script>/.exec((await readResource(agent, `ui://svc/render/${sessionId}`)).html)[1]);
+    check(embedded.component.links, 'the per-render bootstrap carries the links of its component');
+    delete embedded.component.links;
+    const foreignShell = {
+      html: '<!doctype html><html><head><meta charset="utf-8"></head><body><div id="svc-root"></div>' +
+        `<script type="application/json" id="svc-bootstrap">${JSON.stringify(embedded).replace(/</g, '\\u003c')}</script>` +
+        `<script type="module" src="${runtimeUrl}"></script></body></html>`,
+      csp: { connectDomains: resource.csp.connectDomains, resourceDomains: [new URL(runtimeUrl).origin] },
+    };
+    const foreignCard = await mountCard(page, { id: 'card-foreign-shell', title: 'runtimeUrl in a shell of its own', resource: foreignShell, toolInput: renderArgs, toolResult: rendered });
+    await waitFor('the runtime loaded by URL to paint the component', async () => (await cardText(foreignCard)).includes('approved by agent'));
+    await page.evaluate(() => document.getElementById('card-foreign-shell')?.remove());
+
     step('host mounts a pinned history epoch');
     const pinned = await readResource(agent, `ui://svc/render/${sessionId}#1`);
     const historyCard = await mountCard(page, { id: 'card-epoch-1', title: `ui://svc/render/${sessionId}#1`, resource: pinned, toolInput: renderArgs, toolResult: rendered });
@@ -523,10 +541,16 @@ async function run(base) {
         if (frame.type === 'action') actionsSent.push({ sessionId: frame.payload.sessionId, bytes: String(message).length });
         server.send(message);
       });
+      // A swapped code comes without the server's links: these cards' documents carry the module
+      // lexer (their contract declares gadget packages), which reads it instead.
+      const swapCode = (frame, code) => {
+        frame.payload.component.code = code;
+        delete frame.payload.component.links;
+      };
       server.onMessage((message) => {
         const frame = JSON.parse(String(message));
-        if (frame.type === 'ack' && componentFor.has(frame.payload.sessionId)) frame.payload.component.code = componentFor.get(frame.payload.sessionId);
-        else if (frame.type === 'ack' && sockets === 'swap' && swaps < brokenModules.length) frame.payload.component.code = brokenModules[swaps++];
+        if (frame.type === 'ack' && componentFor.has(frame.payload.sessionId)) swapCode(frame, componentFor.get(frame.payload.sessionId));
+        else if (frame.type === 'ack' && sockets === 'swap' && swaps < brokenModules.length) swapCode(frame, brokenModules[swaps++]);
         ws.send(JSON.stringify(frame));
       });
     });

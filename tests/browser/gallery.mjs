@@ -108,6 +108,9 @@ async function mountFixture(page, agent, fixture) {
   );
   const frame = await (await page.$(`#${id}`)).contentFrame();
   await waitFor(`${fixture.name}: the card to go live`, async () => (await frame.evaluate(() => document.documentElement.dataset.svcLive ?? null)) === 'live');
+  // No fixture declares a gadget package: its document leaves the module lexer out, and the
+  // runtime rewrites the component by the links the server sent with it.
+  same(await frame.evaluate(() => typeof globalThis.__svcModuleLexer), 'undefined', `${fixture.name}: the module lexer in a card without gadget bundles`);
   for (const payload of fixture.emits ?? []) await tool(agent, 'svc_emit', { sessionId, channel: 'log', payload });
   return { id, frame, sessionId };
 }

@@ -7,6 +7,7 @@
 
 mod forbidden_use;
 mod module_inspector;
+mod module_links;
 mod module_shape;
 mod nesting;
 mod oxc_compiler;

@@ -5,6 +5,7 @@ mod account_invite;
 mod account_pages;
 mod body_limit;
 mod client_address;
+mod component_links;
 mod console;
 mod content_coding;
 mod errors;
@@ -106,6 +107,8 @@ pub struct HttpState {
     pub accounts: Option<AccountPages>,
     /// Serve the operator's local host page `/_svc/playground` (loopback or dev mode only).
     pub playground: bool,
+    /// Reads a component's imports and exports for its card (`component.links`).
+    pub module_linker: Arc<dyn svc_application::ports::module_links::ModuleLinker>,
 }
 
 impl HttpState {

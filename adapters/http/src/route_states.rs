@@ -12,6 +12,7 @@ use svc_application::services::console::ConsoleSessions;
 use svc_application::services::tool_call_limit::ToolCallLimiter;
 use svc_application::services::tool_channels::ToolChannelService;
 
+use crate::component_links::ComponentLinks;
 use crate::live::flood_gate::SessionFloodGates;
 use crate::mcp::cancellation::InFlightRequests;
 use crate::mcp::escaped_code::EscapedComponents;
@@ -47,6 +48,8 @@ pub(crate) struct AgentRoutes {
     pub read_templates: ReadTemplates,
     /// Render results' component code, escaped once per blueprint.
     pub escaped_code: EscapedComponents,
+    /// The card documents' `component.links`, read once per blueprint.
+    pub component_links: Arc<ComponentLinks>,
     /// Released as the server's drain begins: a waiting `svc_consume` then answers at once.
     pub held: crate::HeldRequests,
     /// Renders answered as an event stream, each in its own task.
@@ -71,6 +74,8 @@ pub(crate) struct LiveRoutes {
     pub sockets: crate::live::sockets::LiveSockets,
     /// Released as the server's drain begins: a polling GET then answers at once.
     pub held: crate::HeldRequests,
+    /// The acks' `component.links` (shared with the agent routes' documents).
+    pub component_links: Arc<ComponentLinks>,
 }
 
 /// The REST routes poem-openapi serves: pairing (`/_svc/pair`) and OAuth (`/oauth`,
@@ -139,6 +144,7 @@ impl HttpState {
         let playground_open =
             pairing.is_none() && self.auth.mode() == svc_application::services::auth::AuthMode::DevAllowAll;
         let secure = self.urls.base.starts_with("https://");
+        let component_links = Arc::new(ComponentLinks::new(self.module_linker));
         let accounts_trust_proxy = self.accounts.as_ref().is_some_and(|a| a.trust_proxy);
         let agent = Arc::new(AgentRoutes {
             gate: gate.clone(),
@@ -151,6 +157,7 @@ impl HttpState {
             playground_url,
             read_templates: ReadTemplates::default(),
             escaped_code: EscapedComponents::default(),
+            component_links: component_links.clone(),
             held: self.held_requests.clone(),
             streamed_renders: self.streamed_renders,
         });
@@ -166,6 +173,7 @@ impl HttpState {
             polling_flood_gates: self.polling_flood_gates,
             sockets: self.live_sockets,
             held: self.held_requests.clone(),
+            component_links,
         });
         RouteStates {
             console: Arc::new(ConsoleRoutes {

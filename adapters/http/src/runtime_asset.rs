@@ -11,13 +11,23 @@ use crate::content_coding::ContentCoding;
 use crate::if_none_match;
 use crate::mcp::answer_pieces;
 
+/// The runtime as our card documents inline it: it rewrites a component by the `links` the
+/// server sends with it (docs/live-channel.md).
 pub const RUNTIME_JS: &str = include_str!("../../mount/dist/iframe-runtime.js");
 
+/// A classic script that gives the runtime its module lexer (`globalThis.__svcModuleLexer`), for
+/// code that comes without links: gadget bundles, and the shell's component.
+pub const MODULE_LEXER_JS: &str = include_str!("../../mount/dist/module-lexer.js");
+
+/// What this route serves: lexer and runtime in one module, for a shell of someone else's that
+/// hands the runtime a component without links.
+static STANDALONE_JS: LazyLock<String> = LazyLock::new(|| format!("{MODULE_LEXER_JS}\n{RUNTIME_JS}"));
+
 /// Content hash of the bundle: the `?v=` that makes a URL immutable, and its ETag.
-pub static RUNTIME_HASH: LazyLock<String> = LazyLock::new(|| short_hash(RUNTIME_JS.as_bytes()));
+pub static RUNTIME_HASH: LazyLock<String> = LazyLock::new(|| short_hash(STANDALONE_JS.as_bytes()));
 
 /// The bundle as one gzip member, deflated for the first client that accepts gzip.
-static RUNTIME_GZIP: LazyLock<Bytes> = LazyLock::new(|| answer_pieces::gzip_whole(RUNTIME_JS));
+static RUNTIME_GZIP: LazyLock<Bytes> = LazyLock::new(|| answer_pieces::gzip_whole(STANDALONE_JS.as_str()));
 
 /// Each coding is a representation of its own, so each has its own strong validator (RFC 9110
 /// §8.8.3), each the hash of the bytes it is sent as.
@@ -61,7 +71,7 @@ pub async fn serve(req: &Request) -> Response {
     }
     let builder = builder.content_type("text/javascript; charset=utf-8");
     match coding {
-        ContentCoding::Identity => builder.body(RUNTIME_JS),
+        ContentCoding::Identity => builder.body(STANDALONE_JS.as_str()),
         ContentCoding::Gzip => builder
             .header(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"))
             .body(RUNTIME_GZIP.clone()),

@@ -50,9 +50,9 @@ export function retryDelayMs(refusals: number, retryAfterSeconds?: number): numb
 /**
  * The refusal of a polling POST answered with an HTTP error, in the words `/ws` would have used;
  * `null` for 401, which refuses the token, not the action: nothing more is POSTed with that token
- * (`post-queue.ts`), the poll loop meets the same refusal and the channel swaps the token, and
- * the action goes again after the `ack` that follows. 413 is `FRAME_TOO_LARGE`; 408, 429 and 5xx
- * may be retried (429 and 503 as `Retry-After` says); any other 4xx is final.
+ * (`post-queue.ts`), the channel swaps it, and the action goes again, first, with the new one.
+ * 413 is `FRAME_TOO_LARGE`; 408, 429 and 5xx may be retried (429 and 503 as `Retry-After`
+ * says); any other 4xx is final.
  */
 export function httpRefusal(status: number, body: unknown, retryAfterHeader: string | null, now: number): ErrorPayload | null {
   if (status === 401) return null;

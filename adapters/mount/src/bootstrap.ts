@@ -29,8 +29,9 @@ export interface Bootstrap {
   /** A preview (the console's blueprint gallery): the component with example props, no session
    * behind it, so no live channel is opened. */
   preview?: boolean;
-  /** The compiled component, embedded by per-render documents so the card paints at once. */
-  component?: { code?: string; blueprintId?: string };
+  /** The compiled component, embedded by per-render documents so the card paints at once;
+   * `links`: its import and export spans (checked by `asModuleLinks`). */
+  component?: { code?: string; blueprintId?: string; links?: unknown };
   /** Declared gadget packages the component may import (checked by `asGadgetBundles`). */
   gadgetBundles?: unknown;
   /** The agreed data contract (slot defaults, stream modes) until the ack brings it. */

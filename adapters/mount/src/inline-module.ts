@@ -11,9 +11,11 @@
 // - The exports are handed back by a last statement, `globalThis.__svc.settle(token, {...})`.
 //   An anonymous default declaration gets a name so it can be referenced there; a default
 //   expression becomes `const __svc_default = ...` (the same semicolon rules).
+//
+// Where the imports and exports are comes from the server or the lexer (module-links.ts).
 
-import { init, parse } from 'es-module-lexer/minimal/js';
 import { ComponentLoadError } from './module-loader-errors';
+import { moduleLinks, type ModuleLinks } from './module-links';
 
 /** The global the rewritten module reads its imports from and settles its exports through. */
 export const REGISTRY_GLOBAL = '__svc';
@@ -37,31 +39,23 @@ export interface InlineModule {
 
 /**
  * `code` as inline-module source that settles `token` with its exports. `what` names the module
- * in errors ("the component", `the gadget package "x"`).
+ * in errors ("the component", `the gadget package "x"`); `links`: its spans, if the server sent them.
  */
-export async function toInlineModule(code: string, token: string, what: string, isProvided: IsProvided): Promise<InlineModule> {
-  await init();
-  let imports: ReturnType<typeof parse>[0];
-  let exports: ReturnType<typeof parse>[1];
-  try {
-    [imports, exports] = parse(code);
-  } catch (error) {
-    throw new ComponentLoadError(`${what} module does not parse: ${describe(error)}`);
-  }
+export async function toInlineModule(code: string, token: string, what: string, isProvided: IsProvided, links?: ModuleLinks): Promise<InlineModule> {
+  const { imports, exports } = await moduleLinks(code, what, links);
   const registry = `globalThis.${REGISTRY_GLOBAL}`;
   const prologue: string[] = [];
   const edits: Array<{ start: number; end: number; text: string }> = [];
   const specifiers: string[] = [];
 
   imports.forEach((entry, index) => {
-    if (entry.d === -2) return; // import.meta
     const specifier = entry.n;
     if (entry.d > -1) {
       // Dynamic: `import(` -> `globalThis.__svc.importDynamic(`, whatever the argument is.
       edits.push({ start: entry.ss, end: entry.d, text: `${registry}.importDynamic` });
       return;
     }
-    if (specifier === undefined) throw new ComponentLoadError(`${what} has an import it cannot resolve`);
+    if (specifier == null) throw new ComponentLoadError(`${what} has an import it cannot resolve`);
     if (code.startsWith('export', entry.ss)) {
       throw new ComponentLoadError(`${what} re-exports from "${specifier}"; import the names and export them instead`);
     }
@@ -83,8 +77,7 @@ export async function toInlineModule(code: string, token: string, what: string, 
 
   const settled: string[] = [];
   for (const entry of exports) {
-    // The lexer reads `export default class extends X` as a class named `extends`.
-    if (entry.ln !== undefined && !(entry.n === 'default' && entry.ln === 'extends')) {
+    if (entry.ln != null) {
       settled.push(`${JSON.stringify(entry.n)}: ${entry.ln}`);
       continue;
     }
@@ -169,8 +162,4 @@ function blank(text: string): string {
 
 function stripComments(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/\/\/[^\n]*/g, ' ');
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -28,7 +28,8 @@ import {
 } from './protocol';
 
 export type LiveStatus = 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed';
-export type LiveTransport = 'websocket' | 'polling';
+/** `closed`: the channel closed for good (`stop`, or a refusal no reconnect can fix). */
+export type LiveTransport = 'websocket' | 'polling' | 'closed';
 
 /** Consecutive sockets that closed before their ack (while online) before polling takes over. */
 const FALLBACK_AFTER_FAILED_SOCKETS = 2;
@@ -62,11 +63,13 @@ export interface LiveSocketOptions {
   /** An action that will never be stored: refused for good (or too often), or the channel
    * closed for good (`NOT_CONNECTED`). Called once per action, possibly right after `sendAction`. */
   onActionFailed(action: ActionEnvelope, error: ErrorPayload): void;
-  /** The server stored the action sent with `clientSeq` (it reaches the agent's svc_consume). */
+  /** The server stored the action sent with `clientSeq` (it reaches the agent's svc_consume).
+   * Called once per clientSeq, however many answers say so. */
   onActionStored?(clientSeq: number, actionId: string, duplicate: boolean): void;
   /** A fresh wsToken (from `svc_runtime_refresh_ws_token` through the host), or null. */
   refreshWsToken?(): Promise<string | null>;
-  /** The transport changed (the socket is blocked: polling took over; it answers again: back). */
+  /** The transport changed (the socket is blocked: polling took over; it answers again: back;
+   * the channel closed for good: `closed`). */
   onTransport?(transport: LiveTransport): void;
 }
 
@@ -98,6 +101,10 @@ export class LiveSocket {
   private attempt = 0;
   /** A refused wsToken is swapped once per successful subscribe, not in a loop. */
   private tokenRefreshed = false;
+  /** While polling, the swap of a refused token under way: a request refused meanwhile waits for it. */
+  private tokenSwap: Promise<boolean> | null = null;
+  /** The clientSeqs reported stored: a poll and the POST's answer may both say so. */
+  private readonly storedReported = new Set<number>();
   private reconnectTimer: number | undefined;
   private connectTimer: number | undefined;
   private heartbeatTimer: number | undefined;
@@ -108,7 +115,7 @@ export class LiveSocket {
   /** What each poll loop (one per polling transport) reads of the channel and hands back. */
   private readonly pollHost: PollLoopHost = {
     polling: (poll) => this.poll === poll && !this.stopped,
-    token: () => this.sessionToken ?? this.wsToken,
+    token: () => this.liveToken(),
     cursors: () => ({ fromSeq: this.streamCursor, sinceSequence: this.eventCursor }),
     subscribed: () => this.subscribed,
     unsubscribe: () => {
@@ -116,8 +123,8 @@ export class LiveSocket {
       this.inflight = [];
     },
     applyServerFrame: (frame) => this.onServerFrame(frame),
-    reconnecting: (detail) => this.options.onStatus('reconnecting', detail),
-    tokenRefused: () => this.onPollTokenRefused(),
+    reconnecting: (detail) => this.report('reconnecting', detail),
+    tokenRefused: (token) => this.swapRefusedToken(token),
     fail: (detail) => this.fail(detail),
   };
   /** While polling, the client frames and the actions of `unacked` still to be POSTed. */
@@ -125,12 +132,13 @@ export class LiveSocket {
     poll: () => this.poll,
     subscribed: () => this.subscribed,
     stopped: () => this.stopped,
-    token: () => this.sessionToken ?? this.wsToken,
+    token: () => this.liveToken(),
     unacked: (clientSeq) => this.unacked.get(clientSeq),
     applyServerFrame: (frame) => this.onServerFrame(frame),
     deliverFrame: (frame) => this.options.onFrame(frame),
     refused: (pending, error) => this.onRefused(pending, error),
     sendAgainAfter: (pending, delayMs) => this.sendAgainAfter(pending, delayMs),
+    tokenRefused: (token) => this.swapRefusedToken(token),
   });
   /** While polling: the next WebSocket probe, and how many probes failed since polling began. */
   private probeTimer: number | undefined;
@@ -155,6 +163,7 @@ export class LiveSocket {
   }
 
   get transport(): LiveTransport {
+    if (this.stopped) return 'closed';
     return this.poll ? 'polling' : 'websocket';
   }
 
@@ -206,8 +215,10 @@ export class LiveSocket {
     return this.unacked.size;
   }
 
-  /** Closes the channel for good; actions not yet stored fail with `NOT_CONNECTED` and `reason`. */
+  /** Closes the channel for good; actions not yet stored fail with `NOT_CONNECTED` and `reason`.
+   * Once closed (stopped or failed), it reports nothing more. */
   stop(reason = 'the card was closed'): void {
+    if (this.stopped) return;
     this.closeTransports();
     this.abandonActions(reason);
     this.options.onStatus('closed');
@@ -226,7 +237,7 @@ export class LiveSocket {
     // `online` reconnected) replaces it rather than leaving it open and heard.
     this.detach(1000);
     this.tooLargeAnswered = false;
-    this.options.onStatus(this.attempt === 0 && this.sessionToken === undefined ? 'connecting' : 'reconnecting');
+    this.report(this.attempt === 0 && this.sessionToken === undefined ? 'connecting' : 'reconnecting');
     let ws: WebSocket;
     try {
       ws = new WebSocket(this.options.url);
@@ -351,7 +362,7 @@ export class LiveSocket {
       // Frames queued for an earlier POST session are stale: the host context is echoed again
       // (from `onAck`) and the actions are queued again below, in order.
       this.postQueue.clear();
-      this.options.onStatus('live');
+      this.report('live');
       this.options.onAck(ack);
       for (const pending of this.unacked.values()) {
         if (pending.retryTimer === undefined) this.transmitAction(pending);
@@ -376,7 +387,7 @@ export class LiveSocket {
       // Most likely an expired wsToken (a card reopened later): ask the host for a fresh one.
       this.tokenRefreshed = true;
       this.detach(1000);
-      this.options.onStatus('reconnecting', 'refreshing the live-channel token');
+      this.report('reconnecting', 'refreshing the live-channel token');
       this.options.refreshWsToken().then(
         (token) => {
           if (!token) {
@@ -410,7 +421,10 @@ export class LiveSocket {
       window.clearTimeout(this.unacked.get(clientSeq)?.retryTimer);
       this.unacked.delete(clientSeq);
       this.inflight = this.inflight.filter((seq) => seq !== clientSeq);
-      this.options.onActionStored?.(clientSeq, typeof system.actionId === 'string' ? system.actionId : '', system.duplicate === true);
+      if (!this.storedReported.has(clientSeq)) {
+        this.storedReported.add(clientSeq);
+        this.options.onActionStored?.(clientSeq, typeof system.actionId === 'string' ? system.actionId : '', system.duplicate === true);
+      }
       if (typeof system.sequence === 'number' && system.sequence > this.eventCursor) {
         this.eventCursor = system.sequence;
       }
@@ -549,7 +563,7 @@ export class LiveSocket {
     this.poll = poll;
     this.subscribed = false;
     this.options.onTransport?.('polling');
-    this.options.onStatus('reconnecting', 'the WebSocket is blocked; polling over HTTP');
+    this.report('reconnecting', 'the WebSocket is blocked; polling over HTTP');
     this.scheduleProbe();
     void new PollLoop(poll, this.pollHost).run();
   }
@@ -594,20 +608,43 @@ export class LiveSocket {
     this.connect();
   }
 
-  /** A poll's token was refused: the session token falls back to the wsToken, which may be
-   * refreshed once; true when there is a token to poll with again. */
-  private async onPollTokenRefused(): Promise<boolean> {
+  /** The token a poll or a POST carries. */
+  private liveToken(): string | undefined {
+    return this.sessionToken ?? this.wsToken;
+  }
+
+  /**
+   * A poll or a POST was refused (401) with `refused`. One swap at a time: a request refused
+   * while one is under way joins it, and one refused with a token replaced since needs none.
+   * True when there is another token to try, false once the channel closed instead.
+   */
+  private swapRefusedToken(refused: string): Promise<boolean> {
+    if (this.stopped) return Promise.resolve(false);
+    if (this.tokenSwap) return this.tokenSwap;
+    if (this.liveToken() !== refused) return Promise.resolve(true);
+    const swap = this.swapToken().finally(() => {
+      if (this.tokenSwap === swap) this.tokenSwap = null;
+    });
+    this.tokenSwap = swap;
+    return swap;
+  }
+
+  /** The session token falls back to the wsToken, which may be refreshed once per `ack`. */
+  private async swapToken(): Promise<boolean> {
     if (this.sessionToken) {
       this.sessionToken = undefined;
       return true;
     }
     if (this.options.refreshWsToken && !this.tokenRefreshed) {
       this.tokenRefreshed = true;
-      this.options.onStatus('reconnecting', 'refreshing the live-channel token');
+      this.report('reconnecting', 'refreshing the live-channel token');
       const token = await this.options.refreshWsToken().catch(() => null);
+      if (this.stopped) return false;
       if (token) {
         this.wsToken = token;
-        return !this.stopped;
+        // Refused by a POST, the poll session lives on: the channel works again right away.
+        if (this.subscribed) this.report('live');
+        return true;
       }
     }
     this.fail('AUTH_FAILED: the live-channel token was refused');
@@ -640,7 +677,7 @@ export class LiveSocket {
 
   private scheduleReconnect(floorMs: number): void {
     if (this.stopped || this.reconnectTimer !== undefined) return;
-    this.options.onStatus('reconnecting');
+    this.report('reconnecting');
     const delay = reconnectDelay(this.attempt++, floorMs);
     this.reconnectTimer = window.setTimeout(() => {
       this.reconnectTimer = undefined;
@@ -650,13 +687,19 @@ export class LiveSocket {
   }
 
   private fail(detail: string): void {
+    if (this.stopped) return; // a refresh answered after `stop`: the channel said `closed` already
     this.closeTransports();
     this.abandonActions(`the live channel closed: ${detail}`);
     this.options.onStatus('failed', detail);
   }
 
+  /** A status while the channel is open; once it closed, `closed` or `failed` was the last. */
+  private report(status: LiveStatus, detail?: string): void {
+    if (!this.stopped) this.options.onStatus(status, detail);
+  }
+
   /** Ends both transports for good (`stop`, `fail`). The polling one too: `send` then refuses
-   * every frame (none is queued or answered) and `transport` no longer says polling. */
+   * every frame (none is queued or answered) and `transport` says closed. */
   private closeTransports(): void {
     this.stopped = true;
     window.removeEventListener('online', this.onOnline);
@@ -668,6 +711,7 @@ export class LiveSocket {
     this.poll?.abort();
     this.poll = null;
     this.subscribed = false;
+    this.options.onTransport?.('closed');
   }
 
   private readonly onOnline = (): void => {

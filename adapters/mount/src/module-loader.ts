@@ -13,6 +13,7 @@ import { fetchBundle, linkStylesheet, type GadgetBundle } from './gadget-bundles
 import { REGISTRY_GLOBAL, toInlineModule, unprovided } from './inline-module';
 import { InlineScriptRunner, type Exports } from './inline-script';
 import { ComponentLoadError } from './module-loader-errors';
+import type { ModuleLinks } from './module-links';
 
 export { ComponentLoadError };
 
@@ -50,15 +51,16 @@ export class ModuleLoader {
 
   /**
    * Runs `code` and returns its default export, which must be a component. `bundles`: the
-   * declared packages it may import; those it does import load first.
+   * declared packages it may import; those it does import load first. `links`: where the code's
+   * imports and exports are, as the server sent them (else the lexer finds them).
    */
-  async load(code: string, bundles: readonly GadgetBundle[] = []): Promise<ComponentType> {
+  async load(code: string, bundles: readonly GadgetBundle[] = [], links?: ModuleLinks): Promise<ComponentType> {
     const what = 'the component';
     const isProvided = (specifier: string): boolean =>
       specifier in this.provided || bundles.some((bundle) => bundle.package === specifier);
     // Rewriting first refuses an unprovided import before any bundle is fetched.
     const token = this.runner.nextToken();
-    const inline = await toInlineModule(code, token, what, isProvided);
+    const inline = await toInlineModule(code, token, what, isProvided, links);
     for (const bundle of bundles) {
       if (inline.specifiers.includes(bundle.package)) await this.provideBundle(bundle);
     }
@@ -77,7 +79,8 @@ export class ModuleLoader {
     const what = `the gadget package "${bundle.package}"`;
     const source = await fetchBundle(bundle);
     const token = this.runner.nextToken();
-    // A bundle is one module: it may import only what the runtime itself provides.
+    // A bundle is one module: it may import only what the runtime itself provides. It has no
+    // links: the document carries the lexer for it.
     const inline = await toInlineModule(source, token, what, (specifier) => specifier in this.provided);
     const exports = await this.runner.run(inline.source, token, what);
     if (bundle.styleUrl) linkStylesheet(bundle.styleUrl);

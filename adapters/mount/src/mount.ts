@@ -7,6 +7,7 @@ import { asGadgetBundles, type GadgetBundle } from './gadget-bundles';
 import type { GadgetHost } from './gadgets';
 import { LiveSocket, type LiveStatus } from './live-socket';
 import type { ModuleLoader } from './module-loader';
+import { asModuleLinks, type ModuleLinks } from './module-links';
 import {
   LIFECYCLE_CHANNEL,
   isObject,
@@ -77,7 +78,9 @@ export class Mount implements GadgetHost {
   start(): void {
     const { wsUrl, sessionId, component } = this.bootstrap;
     // An embedded component paints now; the ack brings the same code (and live props) later.
-    if (typeof component?.code === 'string' && component.code !== '') void this.loadComponent(component.code, asGadgetBundles(this.bootstrap.gadgetBundles));
+    if (typeof component?.code === 'string' && component.code !== '') {
+      void this.loadComponent(component.code, asGadgetBundles(this.bootstrap.gadgetBundles), asModuleLinks(component.links));
+    }
     if (this.bootstrap.preview) {
       // A blueprint preview has no session: the component and its example props are all there is.
       this.store.update({ live: 'preview' });
@@ -85,7 +88,7 @@ export class Mount implements GadgetHost {
     }
     const { pollingUrl } = this.bootstrap;
     if (!wsUrl && !pollingUrl) {
-      this.store.update({ phase: 'failed', live: 'failed' });
+      this.store.update({ phase: 'failed', live: 'failed', transport: 'closed' });
       this.store.setNotice('failure', 'This card has no live-channel address (wsUrl).');
       return;
     }
@@ -207,7 +210,7 @@ export class Mount implements GadgetHost {
     }));
     const code = ack.component?.code;
     if (typeof code === 'string' && code !== '') {
-      void this.loadComponent(code, asGadgetBundles(ack.gadgetBundles));
+      void this.loadComponent(code, asGadgetBundles(ack.gadgetBundles), asModuleLinks(ack.component?.links));
     } else if (!this.store.get().component) {
       const failure = ack.failure?.message ?? ack.error?.message;
       if (failure) {
@@ -226,11 +229,11 @@ export class Mount implements GadgetHost {
     this.echoHostContext();
   }
 
-  private async loadComponent(code: string, bundles: GadgetBundle[]): Promise<void> {
+  private async loadComponent(code: string, bundles: GadgetBundle[], links: ModuleLinks | undefined): Promise<void> {
     if (code === this.loadedCode) return;
     this.loadedCode = code;
     try {
-      const component = await this.loader.load(code, bundles);
+      const component = await this.loader.load(code, bundles, links);
       if (this.loadedCode !== code) return; // another component was asked for meanwhile
       this.store.update({ component, phase: 'ready', progress: null });
       this.store.setNotice('load', null);

@@ -1,8 +1,8 @@
 // The GET half of the polling transport (`long-poll.ts`): poll after poll while the channel polls
-// with one transport, resuming from the channel's cursors. The first poll, and the first after a
-// failed or refused one, asks for the `ack` (no `revision`, no wait). `live-socket.ts` owns the
-// channel's state and tokens and reaches this loop only through `PollLoopHost`; the card's own
-// frames go out through `post-queue.ts`.
+// with one transport, resuming from the channel's cursors. The first poll, the first after a
+// failed or refused one, and the first with a token swapped in meanwhile ask for the `ack` (no
+// `revision`, no wait). `live-socket.ts` owns the channel's state and tokens and reaches this
+// loop only through `PollLoopHost`; the card's own frames go out through `post-queue.ts`.
 
 import { reconnectDelay } from './backoff';
 import { LONG_POLL_WAIT_SECONDS, type LongPoll } from './long-poll';
@@ -27,8 +27,8 @@ export interface PollLoopHost {
   applyServerFrame(frame: Frame): void;
   /** The channel is down for now, and why (`onStatus('reconnecting', detail)`). */
   reconnecting(detail: string): void;
-  /** The token was refused: true once the channel has another to try, false if it closed instead. */
-  tokenRefused(): Promise<boolean>;
+  /** `token` was refused: true once the channel has another to try, false if it closed instead. */
+  tokenRefused(token: string): Promise<boolean>;
   /** Closes the channel for good. */
   fail(detail: string): void;
 }
@@ -38,6 +38,8 @@ export class PollLoop {
   private revision: number | undefined;
   /** Polls in a row that got no answer: the wait before the next one grows with them. */
   private failures = 0;
+  /** The token of this poll session: the last poll's, or the one its `ack` brought. */
+  private pollToken: string | undefined;
 
   constructor(
     private readonly poll: LongPoll,
@@ -57,6 +59,13 @@ export class PollLoop {
         await pause(OFFLINE_CHECK_MS);
         continue;
       }
+      if (this.pollToken !== undefined && token !== this.pollToken) {
+        // Swapped while the last poll was out (a POST's 401): only an `ack` brings a session
+        // token for it, without which polling would end with the wsToken's 180 s.
+        host.unsubscribe();
+        this.revision = undefined;
+      }
+      this.pollToken = token;
       const subscribed = host.subscribed();
       const result = await poll.get({
         token,
@@ -68,7 +77,8 @@ export class PollLoop {
       if (result.kind === 'refused') {
         host.unsubscribe();
         this.revision = undefined;
-        if (!(await host.tokenRefused())) return;
+        if (!(await host.tokenRefused(token))) return;
+        this.pollToken = host.token();
         continue;
       }
       if (result.kind === 'failed') {
@@ -79,6 +89,7 @@ export class PollLoop {
       }
       this.failures = 0;
       for (const frame of result.frames) host.applyServerFrame(frame);
+      if (result.frames.some((frame) => frame.type === 'ack')) this.pollToken = host.token();
       if (typeof result.cursors.revision === 'number') this.revision = result.cursors.revision;
     }
   }

@@ -40,6 +40,8 @@ export interface PostQueueHost<A extends QueuedAction> {
   refused(action: A, error: ErrorPayload): void;
   /** Queues the action again after `delayMs` (setting its `retryTimer`). */
   sendAgainAfter(action: A, delayMs: number): void;
+  /** `token` was refused (401): true once the channel has another to try, false if it closed instead. */
+  tokenRefused(token: string): Promise<boolean>;
 }
 
 export class PostQueue<A extends QueuedAction> {
@@ -48,9 +50,6 @@ export class PostQueue<A extends QueuedAction> {
   private items: Array<number | Frame> = [];
   /** The polling transport whose queue is being POSTed (one sender per transport). */
   private postingFor: LongPoll | null = null;
-  /** A token the server refused (401): nothing is POSTed with it again. The poll is refused
-   * too, so the channel gets a fresh token and an `ack`, which queues everything again. */
-  private refusedToken: string | undefined;
 
   constructor(private readonly host: PostQueueHost<A>) {}
 
@@ -81,12 +80,11 @@ export class PostQueue<A extends QueuedAction> {
   /** Forgets what is queued: after an `ack` (it is queued again in order) or when the channel closes. */
   clear(): void {
     this.items = [];
-    this.refusedToken = undefined;
   }
 
   /**
    * POSTs the queue one request at a time, in order: an action waiting out a refusal holds back
-   * the frames queued after it, and a refused token everything until the next `ack`.
+   * the frames queued after it, and a refused token everything until the channel has another.
    */
   private async pump(): Promise<void> {
     const poll = this.host.poll();
@@ -96,7 +94,6 @@ export class PostQueue<A extends QueuedAction> {
       while (this.host.poll() === poll && this.host.subscribed() && !this.host.stopped()) {
         const head = this.items[0];
         if (head === undefined) return;
-        if (this.refusedToken !== undefined && this.host.token() === this.refusedToken) return;
         if (typeof head !== 'number') {
           this.items.shift();
           await this.postFrame(poll, head);
@@ -117,20 +114,25 @@ export class PostQueue<A extends QueuedAction> {
   }
 
   /** A frame other than an action: its answer is applied; a failed one is not sent again (the
-   * host context is echoed again after the next ack). */
+   * host context is echoed again after the next ack), one refused unread (401) goes first again
+   * with the next token, so the host context still comes before the actions queued after it. */
   private async postFrame(poll: LongPoll, frame: Frame): Promise<void> {
     const token = this.host.token();
     if (!token) return;
     const result = await poll.post(token, frame);
     if (this.host.stopped() || this.host.poll() !== poll) return;
-    if (result.kind === 'refused') this.refusedToken = token;
+    if (result.kind === 'refused') {
+      this.items.unshift(frame);
+      await this.host.tokenRefused(token);
+      return;
+    }
     if (result.kind !== 'ok') return;
     for (const answer of result.frames) this.host.applyServerFrame(answer);
   }
 
   /**
    * POSTs one action; afterwards it is stored, given up, waiting (`retryTimer`) to go again, or,
-   * its token refused, waiting for the next `ack`.
+   * its token refused, first in the queue again once the channel has another token.
    */
   private async postAction(poll: LongPoll, pending: A): Promise<void> {
     const clientSeq = pending.envelope.clientSeq;
@@ -140,8 +142,9 @@ export class PostQueue<A extends QueuedAction> {
       : { kind: 'failed', detail: 'no token' };
     if (this.host.stopped() || this.host.poll() !== poll) return;
     if (result.kind === 'refused') {
-      // Sent again with the same token it would be refused again: it goes after the next ack.
-      this.refusedToken = token;
+      // Refused unread, so not stored: the next token sends it at once, not the next ack (which
+      // waits for the poll held open with the old token).
+      if (token) await this.host.tokenRefused(token);
       return;
     }
     if (result.kind === 'ok') {

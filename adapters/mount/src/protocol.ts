@@ -36,7 +36,8 @@ export interface AckPayload {
   props?: unknown;
   themeId?: string;
   contract?: Contract;
-  component?: { code?: string; blueprintId?: string } | null;
+  /** `links`: the code's import and export spans (checked by `asModuleLinks`). */
+  component?: { code?: string; blueprintId?: string; links?: unknown } | null;
   /** Declared gadget packages the component may import (checked by `asGadgetBundles`). */
   gadgetBundles?: unknown;
   /** A failed render keeps its failure message on the live channel. */

@@ -45,8 +45,9 @@ export interface CardState {
   /** `off`: the host's policy allows no connection to the server; the card shows what it has.
    * `preview`: no session behind the card (a blueprint preview), so nothing to connect to. */
   live: 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed' | 'off' | 'preview';
-  /** How the live frames travel: the WebSocket, or `pollingUrl` where the socket is blocked. */
-  transport: 'websocket' | 'polling';
+  /** How the live frames travel: the WebSocket, or `pollingUrl` where the socket is blocked;
+   * `closed` once the channel closed for good. */
+  transport: 'websocket' | 'polling' | 'closed';
   /** Messages for the user by cause: why the card failed, a refused action, ... */
   notices: Readonly<Partial<Record<NoticeCause, string>>>;
   progress: string | null;

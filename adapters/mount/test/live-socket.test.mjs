@@ -329,7 +329,7 @@ for (const [how, close] of [
     await advance(5_000);
     assert.deepEqual(seen.frames.filter((frame) => frame.type === 'channel_error'), [], 'no answer for a closed channel');
     assert.deepEqual(posts, [], 'nothing POSTed');
-    assert.notEqual(socket.transport, 'polling');
+    assert.equal(socket.transport, 'closed');
   });
 }
 
@@ -360,29 +360,134 @@ test('over polling, a POST answered without a word on its action is sent again w
   socket.stop();
 });
 
-test('over polling, an action whose POST is refused with 401 waits for the next ack, then goes with the fresh token', async () => {
-  const posts = scriptedPollingServer(
-    [pollAck('stale-token'), after(8_000, () => new Response('', { status: 401 })), pollAck('fresh-token')],
-    (request) => {
-      if (request.url.includes('token=stale-token')) return new Response('', { status: 401 });
-      const seq = request.body.payload.clientSeq;
-      return json({ frames: request.body.type === 'action' ? [{ type: 'system', payload: { event: 'action_stored', clientSeq: seq, actionId: 'a', sequence: 1, duplicate: false } }] : [] });
-    },
-  );
+/** The token and clientSeq of each POST, in order. */
+const postedWith = (posts) => posts.map((request) => [new URL(request.url).searchParams.get('token'), request.body.payload.clientSeq]);
+/** The token, wait and revision of each GET the card made. */
+const polledWith = () =>
+  fetches.log.filter((request) => request.method === 'GET').map((request) => ['token', 'wait', 'revision'].map((name) => new URL(request.url).searchParams.get(name)));
+/** Answers POSTs: 401 for a token in `stale`, else the action is stored. */
+const storesUnless = (...stale) => (request) =>
+  stale.includes(new URL(request.url).searchParams.get('token')) ? new Response('', { status: 401 }) : stored(request.body.payload.clientSeq);
+
+test('over polling, an action whose POST is refused with 401 goes again with the next token at once, not after the held poll', async () => {
+  const held = json({ frames: [], cursors: { revision: 1 } });
+  const posts = scriptedPollingServer([pollAck('stale-token'), after(15_000, () => held), pollAck('session-2')], storesUnless('stale-token'));
   const { socket, seen } = pollingSocket();
   socket.start();
   await settle();
   const first = action(socket);
   const second = action(socket);
-  await advance(7_000);
-  const sent = () => posts.map((request) => [new URL(request.url).searchParams.get('token'), request.body.payload.clientSeq]);
-  assert.deepEqual(sent(), [['stale-token', first]], 'nothing more is POSTed with the refused token');
-  assert.deepEqual(seen.failed, []);
-  await advance(2_000); // the poll is refused too: the card falls back to the wsToken and is acked again
-  assert.deepEqual(sent(), [['stale-token', first], ['fresh-token', first], ['fresh-token', second]]);
+  await advance(100);
+  // The stale session token falls back to the wsToken, which the server takes.
+  assert.deepEqual(postedWith(posts), [['stale-token', first], ['ws-token', first], ['ws-token', second]]);
   assert.deepEqual(seen.stored, [first, second]);
+  assert.deepEqual(seen.failed, []);
+  await advance(15_000);
+  // The poll held with the old token ends as usual; the next asks for the ack with the new token,
+  // whose session token outlives the wsToken.
+  assert.deepEqual(polledWith(), [
+    ['ws-token', '0', null],
+    ['stale-token', '20', '1'],
+    ['ws-token', '0', null],
+    ['session-2', '20', '1'],
+  ]);
   socket.stop();
 });
+
+test('over polling, a POST and the poll refused together refresh the wsToken once', async () => {
+  let refreshes = 0;
+  const refreshWsToken = () => {
+    refreshes += 1;
+    return new Promise((resolve) => setTimeout(() => resolve('fresh-token'), 1_000));
+  };
+  const refused = () => new Response('', { status: 401 });
+  const posts = scriptedPollingServer([pollAck('stale-token'), after(500, refused), pollAck('session-2')], storesUnless('stale-token', 'ws-token'));
+  const { socket, seen } = liveSocket({ url: undefined, pollingUrl: 'http://svc.test/_svc/poll/s1', refreshWsToken });
+  socket.start();
+  await settle();
+  const first = action(socket);
+  const second = action(socket);
+  await advance(2_000);
+  assert.equal(refreshes, 1, 'the poll refused during the refresh joins it');
+  // The poll was refused too, so the fresh token's first use is the poll that brings the ack.
+  assert.deepEqual(postedWith(posts), [['stale-token', first], ['ws-token', first], ['session-2', first], ['session-2', second]]);
+  assert.deepEqual(seen.stored, [first, second]);
+  assert.deepEqual(polledWith().slice(2), [['fresh-token', '0', null], ['session-2', '20', '1']]);
+  assert.deepEqual(seen.statuses.slice(1), ['live', 'reconnecting: refreshing the live-channel token', 'live']);
+  socket.stop();
+});
+
+test('over polling, a POST refused with 401 refreshes the wsToken itself: the action goes as the fresh one arrives, and the channel is live again', async () => {
+  const refreshWsToken = () => new Promise((resolve) => setTimeout(() => resolve('fresh-token'), 1_000));
+  const posts = scriptedPollingServer([pollAck(undefined)], storesUnless('ws-token'));
+  const { socket, seen } = liveSocket({ url: undefined, pollingUrl: 'http://svc.test/_svc/poll/s1', refreshWsToken });
+  socket.start();
+  await settle();
+  const seq = action(socket);
+  await advance(500);
+  assert.equal(seen.statuses.at(-1), 'reconnecting: refreshing the live-channel token');
+  await advance(600);
+  assert.deepEqual(postedWith(posts), [['ws-token', seq], ['fresh-token', seq]]);
+  assert.deepEqual(seen.stored, [seq]);
+  assert.equal(seen.statuses.at(-1), 'live');
+  socket.stop();
+});
+
+for (const transport of ['websocket', 'polling']) {
+  test(`stop() while the token is being refreshed (${transport}): closed is the last status, whatever the refresh brings`, async () => {
+    let answerRefresh;
+    const refreshWsToken = () => new Promise((resolve) => (answerRefresh = resolve));
+    scriptedPollingServer([new Response('', { status: 401 })], () => json({ frames: [] })); // polling: the first poll is refused
+    const { socket, seen } = liveSocket({ refreshWsToken, ...(transport === 'polling' ? { url: undefined, pollingUrl: 'http://svc.test/_svc/poll/s1' } : {}) });
+    socket.start();
+    if (transport === 'websocket') {
+      lastSocket().open();
+      lastSocket().receive('error', { code: 'AUTH_FAILED', message: 'expired' });
+    }
+    await settle();
+    assert.equal(seen.statuses.at(-1), 'reconnecting: refreshing the live-channel token');
+    socket.stop();
+    answerRefresh(null);
+    await advance(1_000);
+    assert.equal(seen.statuses.at(-1), 'closed');
+    assert.equal(seen.statuses.filter((status) => status.startsWith('failed')).length, 0);
+  });
+}
+
+test('a channel closed for good says its transport is closed, polling or not', async () => {
+  const polledTransports = [];
+  pollingServer(() => json({ frames: [] }));
+  const polled = liveSocket({ url: undefined, pollingUrl: 'http://svc.test/_svc/poll/s1', onTransport: (transport) => polledTransports.push(transport) });
+  polled.socket.start();
+  await settle();
+  polled.socket.stop();
+  assert.equal(polled.socket.transport, 'closed');
+  assert.deepEqual(polledTransports, ['polling', 'closed']);
+  const socketTransports = [];
+  const { socket } = liveSocket({ onTransport: (transport) => socketTransports.push(transport) });
+  const ws = subscribed(socket);
+  ws.receive('error', { code: 'SESSION_EXPIRED', message: 'the session expired' });
+  assert.equal(socket.transport, 'closed');
+  assert.deepEqual(socketTransports, ['closed']);
+});
+
+for (const [order, postDelay, pollDelay] of [
+  ['the poll first', 500, 100],
+  ['the POST first', 100, 500],
+]) {
+  test(`over polling, an action stored is reported once when both its POST and a poll say so (${order})`, async () => {
+    let seq;
+    const storedFrames = () => json({ frames: [{ type: 'system', payload: { event: 'action_stored', clientSeq: seq, actionId: 'a1', sequence: 1, duplicate: false } }], cursors: { revision: 2 } });
+    scriptedPollingServer([pollAck('session-token'), after(pollDelay, storedFrames)], after(postDelay, storedFrames));
+    const { socket, seen } = pollingSocket();
+    socket.start();
+    await settle();
+    seq = action(socket);
+    await advance(1_000);
+    assert.deepEqual(seen.stored, [seq]);
+    socket.stop();
+  });
+}
 
 /** How often the card rebuilt its streams after the ack (`ack`) and a `system` frame. */
 function rebuildsAfter(ack, system) {

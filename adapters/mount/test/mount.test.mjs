@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
-import { advance, beginTest, endTest, installFakeBrowser, lastSocket, settle } from './fake-browser.mjs';
+import { advance, beginTest, endTest, fetches, installFakeBrowser, json, lastSocket, settle } from './fake-browser.mjs';
 import { Mount, CHANNEL_NOTICE_MS } from '../src/mount.ts';
 import { statusLines } from '../src/card-root.tsx';
 import { resetKeysChanged } from '../src/error-boundary.tsx';
@@ -17,9 +17,10 @@ const Card = () => null;
 
 /** A loader whose answers the test decides: `fail` rejects the next loads. */
 function fakeLoader() {
-  const loader = { loads: 0, fail: 0 };
-  loader.load = async () => {
+  const loader = { loads: 0, fail: 0, calls: [] };
+  loader.load = async (code, bundles, links) => {
     loader.loads += 1;
+    loader.calls.push({ code, links });
     if (loader.fail > 0) {
       loader.fail -= 1;
       throw new Error('the gadget package "@acme/charts" could not be fetched from https://cdn.test/charts.js: HTTP 503');
@@ -68,6 +69,24 @@ test('a component that failed to load is loaded again when the next ack brings t
   mount.stop();
 });
 
+test('the component\'s links from the bootstrap and the ack reach the loader; malformed ones count as none', async () => {
+  const links = { imports: [{ n: 'react', ss: 0, se: 26, s: 20, d: -1, a: -1 }], exports: [{ n: 'default', ln: 'Card', s: 43, e: 50 }] };
+  const embedded = fakeLoader();
+  const mount = mounted(embedded, { component: { code: CODE, blueprintId: 'b1', links } });
+  await settle();
+  assert.deepEqual(embedded.calls, [{ code: CODE, links }]);
+  mount.stop();
+  for (const [sent, received] of [[links, links], [{ imports: [] }, undefined], ['links', undefined], [null, undefined]]) {
+    const loader = fakeLoader();
+    const live = mounted(loader);
+    lastSocket().open();
+    lastSocket().ack({ component: { code: CODE, blueprintId: 'b1', links: sent } });
+    await settle();
+    assert.deepEqual(loader.calls, [{ code: CODE, links: received }], JSON.stringify(sent));
+    live.stop();
+  }
+});
+
 test('useAction settles NOT_CONNECTED when the host policy turns the channel off, and at once afterwards', async () => {
   const mount = mounted();
   const waiting = mount.act('approve', { note: 'x' });
@@ -100,6 +119,19 @@ test('useAction settles NOT_CONNECTED when the channel fails and when the card i
   const beforeTeardown = torn.act('approve', { note: 'x' });
   torn.stop();
   assert.equal((await outcomeOf(beforeTeardown)).code, 'NOT_CONNECTED');
+});
+
+test('the transport the card shows (data-svc-transport) is closed once the channel is', async () => {
+  let polls = 0;
+  const ack = json({ frames: [{ type: 'ack', payload: { sessionId: 's1', sessionToken: 'session-token' } }], cursors: { revision: 1 } });
+  fetches.answer = async () => (polls++ === 0 ? ack : new Promise(() => {})); // then a held poll
+  const polled = mounted(fakeLoader(), { wsUrl: undefined });
+  await settle();
+  assert.deepEqual([polled.store.get().transport, polled.store.get().live], ['polling', 'live']);
+  polled.stop();
+  assert.equal(polled.store.get().transport, 'closed');
+  const addressless = mounted(fakeLoader(), { wsUrl: undefined, pollingUrl: undefined });
+  assert.deepEqual([addressless.store.get().transport, addressless.store.get().live], ['closed', 'failed']);
 });
 
 test('a refused action says so until a later action is stored', async () => {

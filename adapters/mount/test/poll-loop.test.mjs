@@ -21,7 +21,7 @@ afterEach(endTest);
 function pollLoop({ refusal = () => 'ws-token' } = {}) {
   const poll = new LongPoll('http://svc.test/poll');
   const state = { polling: true, token: 'session-token', fromSeq: 3, sinceSequence: 7, subscribed: false };
-  const seen = { applied: [], reconnecting: [], unsubscribed: 0, refused: 0, failed: [] };
+  const seen = { applied: [], reconnecting: [], unsubscribed: 0, refused: [], failed: [] };
   const loop = new PollLoop(poll, {
     polling: (p) => p === poll && state.polling,
     token: () => state.token,
@@ -38,8 +38,8 @@ function pollLoop({ refusal = () => 'ws-token' } = {}) {
       if (frame.type === 'data') state.fromSeq = frame.payload.seq;
     },
     reconnecting: (detail) => seen.reconnecting.push([Date.now(), detail]),
-    tokenRefused: async () => {
-      seen.refused += 1;
+    tokenRefused: async (token) => {
+      seen.refused.push(token);
       const next = refusal();
       if (next === null) {
         state.polling = false;
@@ -118,7 +118,7 @@ test('a refused token: the channel swaps it, and the next poll asks for the ack 
   const { seen, start } = pollLoop();
   start();
   await settle(10);
-  assert.equal(seen.refused, 1);
+  assert.deepEqual(seen.refused, ['session-token']);
   assert.equal(seen.unsubscribed, 1);
   assert.deepEqual(
     gets.map((get) => [get.token, get.wait, get.revision]),
@@ -137,8 +137,29 @@ test('a refused token the channel cannot replace ends the loop', async () => {
   const { seen, start } = pollLoop({ refusal: () => null });
   start();
   await advance(60_000, 1_000);
-  assert.equal(seen.refused, 1);
+  assert.deepEqual(seen.refused, ['session-token']);
   assert.equal(gets.length, 1);
+});
+
+test("a token swapped while a poll was out (a POST's 401): the next poll asks for the ack with it", async () => {
+  const held = () => new Promise((resolve) => setTimeout(() => resolve(frames(2)), 5_000));
+  const gets = server([ack(1), held, ack(3)]);
+  const { state, seen, start } = pollLoop();
+  start();
+  await advance(100);
+  state.token = 'ws-token'; // the channel swapped it for a refused POST
+  await advance(5_000);
+  assert.deepEqual(
+    gets.map((get) => [get.token, get.wait, get.revision]),
+    [
+      ['session-token', '0', undefined],
+      ['session-token', '20', '1'],
+      ['ws-token', '0', undefined], // the ack brings a session token for it
+      ['ws-token', '20', '3'],
+    ],
+  );
+  assert.equal(seen.unsubscribed, 1, 'no POST goes before that ack');
+  assert.deepEqual(seen.refused, []);
 });
 
 test('while the browser is offline nothing is polled; it looks again every second', async () => {

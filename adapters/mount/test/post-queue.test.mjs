@@ -15,9 +15,11 @@ afterEach(endTest);
 
 /** A subscribed polling channel whose answers to the queue are recorded in `seen`. */
 function postQueue() {
+  // `swap`: what the channel does with a refused token (by default, swaps in a fresh one at once).
   const state = { poll: new LongPoll('http://svc.test/poll'), subscribed: true, stopped: false, token: 'session-token' };
+  state.swap = async () => ((state.token = 'fresh-token'), true);
   const actions = new Map();
-  const seen = { applied: [], delivered: [], refused: [], retries: [] };
+  const seen = { applied: [], delivered: [], refused: [], retries: [], tokensRefused: [] };
   const queue = new PostQueue({
     poll: () => state.poll,
     subscribed: () => state.subscribed,
@@ -37,6 +39,10 @@ function postQueue() {
       seen.retries.push([action.envelope.clientSeq, delayMs]);
       action.retryTimer = 1;
     },
+    tokenRefused: (token) => {
+      seen.tokensRefused.push(token);
+      return state.swap(token);
+    },
   });
   /** Adds the unacked action `clientSeq` and queues it. */
   const act = (clientSeq) => {
@@ -54,9 +60,10 @@ const stored = (clientSeq) => ({ type: 'system', payload: { event: 'action_store
 
 /** Answers POSTs with `answer(body)` after `delayMs`; records their bodies and the most in flight. */
 function server(answer = took, delayMs = 0) {
-  const posts = { bodies: [], inFlight: 0, most: 0 };
+  const posts = { bodies: [], tokens: [], inFlight: 0, most: 0 };
   fetches.answer = async (request) => {
     posts.bodies.push(request.body);
+    posts.tokens.push(new URL(request.url).searchParams.get('token'));
     if (posts.bodies.length > 50) return new Promise(() => {}); // a queue POSTing in a loop is held, not hung
     posts.inFlight += 1;
     posts.most = Math.max(posts.most, posts.inFlight);
@@ -233,65 +240,62 @@ test('the refusal of an action stored while its POST was out is not reported', a
   assert.deepEqual(posted(posts), [5, 6]);
 });
 
-test('a token refused with 401: nothing more is POSTed with it; after the next ack (a fresh token) the queue goes on', async () => {
-  const posts = server((body) => (posts.bodies.length <= 1 ? new Response('', { status: 401 }) : took(body)));
+/** What was POSTed with which token. */
+const postedWith = (posts) => posted(posts).map((item, i) => [posts.tokens[i], item]);
+const unauthorized = () => new Response('', { status: 401 });
+
+test('a token refused with 401: the queue waits for the channel to swap it, then POSTs the action again first, and goes on', async () => {
+  const posts = server((body) => (posts.tokens.at(-1) === 'session-token' ? unauthorized() : took(body)));
   const { queue, state, seen, act } = postQueue();
+  state.swap = () => new Promise((resolve) => setTimeout(() => resolve(((state.token = 'fresh-token'), true)), 1_000));
   act(1);
   queue.send(context(1));
   act(2);
-  await advance(30_000, 1_000);
-  assert.deepEqual(posted(posts), [1], 'the frames after it wait too');
-  assert.deepEqual(seen.retries, [], 'no timer: a resend with the same token cannot succeed');
+  await advance(900);
+  assert.deepEqual(postedWith(posts), [['session-token', 1]], 'nothing more while the swap is under way');
+  await advance(200);
+  assert.deepEqual(postedWith(posts), [['session-token', 1], ['fresh-token', 1], ['fresh-token', 'host_context_observed'], ['fresh-token', 2]]);
+  assert.deepEqual(seen.tokensRefused, ['session-token']);
+  assert.deepEqual(seen.retries, [], 'no backoff: the new token goes at once');
   assert.deepEqual(seen.refused, [], 'not a refusal of the action');
-  act(3); // a frame queued later waits as well
-  await advance(1_000);
-  assert.deepEqual(posted(posts), [1]);
-  // The ack: the channel clears the queue and queues everything again, with the fresh token.
-  state.token = 'fresh-token';
-  queue.clear();
-  queue.send(context(2));
-  for (const clientSeq of [1, 2, 3]) queue.sendAction(clientSeq);
-  await advance(1_000);
-  assert.deepEqual(posted(posts), [1, 'host_context_observed', 1, 2, 3]);
 });
 
-test('a 401 answering a host context holds back the actions after it too', async () => {
-  const posts = server((body) => (body.type === 'action' ? took(body) : new Response('', { status: 401 })));
+test('a 401 answering a host context: it goes again first with the next token, then the actions after it', async () => {
+  const posts = server((body) => (posts.tokens.at(-1) === 'session-token' ? unauthorized() : took(body)));
   const { queue, seen, act } = postQueue();
   queue.send(context(1));
   act(1);
-  await advance(5_000);
-  assert.deepEqual(posted(posts), ['host_context_observed']);
+  await advance(1_000);
+  assert.deepEqual(postedWith(posts), [['session-token', 'host_context_observed'], ['fresh-token', 'host_context_observed'], ['fresh-token', 1]]);
+  assert.deepEqual(seen.tokensRefused, ['session-token']);
+});
+
+test('a refused token the channel cannot replace (it closes) ends the queue', async () => {
+  const posts = server(unauthorized);
+  const { queue, state, seen, act } = postQueue();
+  state.swap = async () => ((state.stopped = true), false);
+  act(1);
+  queue.send(context(1));
+  await advance(30_000, 1_000);
+  assert.deepEqual(posted(posts), [1]);
   assert.deepEqual(seen.retries, []);
 });
 
-test('a refused token holds the queue until the next ack, even one that keeps the token', async () => {
-  const posts = server((body) => (posts.bodies.length === 1 ? new Response('', { status: 401 }) : took(body)));
-  const { queue, act } = postQueue();
-  act(1);
-  await advance(1_000);
-  queue.clear(); // the ack: the server took the token again
-  queue.sendAction(1);
-  await advance(1_000);
-  assert.deepEqual(posted(posts), [1, 1]);
-});
-
-test('a 401 for a token the channel has replaced meanwhile holds nothing back', async () => {
+test('a 401 names the token its POST carried, though the channel has replaced it meanwhile', async () => {
   let first = true;
   const posts = server((body) => {
     if (!first) return took(body);
     first = false;
-    return new Promise((resolve) => setTimeout(() => resolve(new Response('', { status: 401 })), 500));
+    return new Promise((resolve) => setTimeout(() => resolve(unauthorized()), 500));
   });
-  const { queue, state, act } = postQueue();
+  const { state, seen, act } = postQueue();
+  state.swap = async () => true; // the channel has another token already: nothing to swap
   act(1);
   await advance(100);
-  // An ack with a fresh token arrives while the POST is out: the channel queues the action again.
-  state.token = 'fresh-token';
-  queue.clear();
-  queue.sendAction(1);
+  state.token = 'fresh-token'; // a poll's 401 swapped it while the POST was out
   await advance(1_000);
-  assert.deepEqual(posted(posts), [1, 1]);
+  assert.deepEqual(seen.tokensRefused, ['session-token']);
+  assert.deepEqual(postedWith(posts), [['session-token', 1], ['fresh-token', 1]]);
 });
 
 test('a frame other than an action that got no answer is not POSTed again; the next item goes', async () => {

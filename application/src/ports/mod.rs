@@ -16,6 +16,7 @@ pub mod federation;
 pub mod generation;
 pub mod hosted;
 pub mod mail;
+pub mod module_links;
 pub mod oauth;
 pub mod operator;
 pub mod pair_codes;

@@ -2,6 +2,9 @@
 //! `bundleUrl` carries it as `gadgetBundles` in its embedded bootstrap and in the `/ws` ack, and
 //! the mount resources' `_meta.ui.csp` lets the card fetch the bundle and reach its `connect`
 //! origins. A render whose contract cannot import the package carries nothing for it.
+//!
+//! The module lexer (the card runtime's reader of modules without the server's links) is inlined
+//! only where a bundle may need it: a card without bundles reads its component by `links`.
 
 use serde_json::{Value, json};
 use svc_tests::live::LiveClient;
@@ -82,6 +85,41 @@ async fn ack(app: &TestApp, slice: &Value) -> Value {
     ws.expect("ack").await
 }
 
+/// The module lexer's script, as the server inlines it.
+const MODULE_LEXER: &str = include_str!("../../../adapters/mount/dist/module-lexer.js");
+
+fn carries_the_lexer(content: &Value) -> bool {
+    content["text"].as_str().unwrap().contains(&MODULE_LEXER[..400])
+}
+
+/// `component.links` point at the component's import statements and its `default` export.
+fn assert_links_fit(component: &Value) {
+    let code: Vec<u16> = component["code"].as_str().unwrap().encode_utf16().collect();
+    let at = |from: &Value, to: &Value| {
+        String::from_utf16(&code[from.as_u64().unwrap() as usize..to.as_u64().unwrap() as usize]).unwrap()
+    };
+    let links = &component["links"];
+    let imports = links["imports"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no links: {component}"));
+    assert!(!imports.is_empty(), "a compiled component imports the JSX runtime");
+    for import in imports {
+        let statement = at(&import["ss"], &import["se"]);
+        assert!(statement.starts_with("import"), "{statement}");
+        assert!(
+            statement.ends_with(&format!("\"{}\"", import["n"].as_str().unwrap())),
+            "{statement}"
+        );
+    }
+    let default = links["exports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|export| export["n"] == "default")
+        .expect("a default export");
+    assert_eq!(at(&default["s"], &default["e"]), "default");
+}
+
 fn strings(value: &Value) -> Vec<&str> {
     value.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect()
 }
@@ -99,6 +137,14 @@ async fn a_declared_bundle_reaches_the_card_and_its_csp(app: TestApp) {
     assert_eq!(slice["gadgetBundles"], wanted, "{slice}");
     let ack = ack(&app, &slice).await;
     assert_eq!(ack["gadgetBundles"], wanted, "{ack}");
+    // The bundle is read in the browser: this card's document carries the lexer.
+    assert!(carries_the_lexer(&content));
+    let component = &embedded_bootstrap(&content)["component"];
+    assert_links_fit(component);
+    assert_eq!(
+        ack["component"]["links"], component["links"],
+        "the ack's links are the document's"
+    );
 
     let csp = &content["_meta"]["ui"]["csp"];
     let resources = strings(&csp["resourceDomains"]);
@@ -113,6 +159,8 @@ async fn a_declared_bundle_reaches_the_card_and_its_csp(app: TestApp) {
 
     // The shell mounts any render of the app: it allows every declared package.
     let shell = app.rpc("resources/read", json!({ "uri": "ui://svc/render" })).await.1;
+    // The shell's component comes in a tool result, without links.
+    assert!(carries_the_lexer(&shell["result"]["contents"][0]));
     let shell_csp = &shell["result"]["contents"][0]["_meta"]["ui"]["csp"];
     assert!(strings(&shell_csp["connectDomains"]).contains(&"https://cdn.acme.example"));
     assert!(strings(&shell_csp["resourceDomains"]).contains(&"https://styles.acme.example:8443"));
@@ -123,7 +171,15 @@ async fn a_render_that_cannot_import_the_package_carries_none_of_it(app: TestApp
     // `@acme/maps` is importable but declares no bundle; `@acme/charts` is not in the contract.
     let (slice, content) = render(&app, "store map", contract(json!({ "@acme/maps": "1.0.0" }))).await;
     assert_eq!(embedded_bootstrap(&content)["gadgetBundles"], json!([]));
-    assert_eq!(ack(&app, &slice).await["gadgetBundles"], json!([]));
+    let ack = ack(&app, &slice).await;
+    assert_eq!(ack["gadgetBundles"], json!([]));
+    // Nothing to read in the browser but the component, whose links come with it.
+    assert!(
+        !carries_the_lexer(&content),
+        "a card without bundles is sent without the lexer"
+    );
+    assert_links_fit(&embedded_bootstrap(&content)["component"]);
+    assert_links_fit(&ack["component"]);
     let csp = &content["_meta"]["ui"]["csp"];
     let all: Vec<&str> = strings(&csp["resourceDomains"])
         .into_iter()

@@ -38,6 +38,10 @@ async fn a_client_that_accepts_gzip_gets_the_same_runtime_in_a_third_of_the_byte
     let plain_etag = header(&plain, "etag").expect("an ETag");
     let plain = plain.bytes().await.unwrap();
     assert!(plain.len() > 10_000, "the bundle: {} bytes", plain.len());
+    // A shell that loads this URL may hand the runtime a component without links: the module
+    // lexer comes with it.
+    let lexer = include_str!("../../../adapters/mount/dist/module-lexer.js");
+    assert!(plain.starts_with(lexer.as_bytes()), "the lexer first");
 
     // Twice: the member made for the first gzipped answer serves the next one alike.
     for _ in 0..2 {

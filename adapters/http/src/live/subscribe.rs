@@ -232,6 +232,18 @@ pub async fn subscribe(
     })
 }
 
+/// Where the component imports and exports (`component.links`), for a card of ours; an
+/// `mcpApps` session's "component" is its HTML document.
+fn component_links(state: &LiveRoutes, snapshot: &LiveSnapshot) -> Option<Value> {
+    if snapshot.variant == svc_domain::session::SessionVariant::McpApps {
+        return None;
+    }
+    let code = snapshot.component_code.as_deref()?;
+    state
+        .component_links
+        .of(snapshot.session.blueprint_id.as_deref()?, code)
+}
+
 /// The `ack` payload: the session as the card needs it, the cursors, and a fresh session token
 /// when `issue_session_token` (the caller came with a wsToken), minted under the same key. The
 /// polling fallback answers its first poll with the same frame.
@@ -253,7 +265,7 @@ pub fn ack_payload(
         "props": session.head.props,
         "themeId": session.theme_id,
         "contract": session.contract,
-        "component": { "code": snapshot.component_code.as_deref(), "blueprintId": session.blueprint_id },
+        "component": { "code": snapshot.component_code.as_deref(), "blueprintId": session.blueprint_id, "links": component_links(state, snapshot) },
         // Declared packages the component may import (docs/live-channel.md, `gadgetBundles`).
         "gadgetBundles": state.agent.gadget_bundles(&session.contract),
         "lastSequence": session.event_sequence,

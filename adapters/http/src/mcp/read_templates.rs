@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::answer_pieces::{AnswerPiece, KeptText};
 use super::resources::script_source;
-use crate::runtime_asset::RUNTIME_JS;
+use crate::runtime_asset::{MODULE_LEXER_JS, RUNTIME_JS};
 
 /// Bytes of templates kept; the least recently used go first.
 const CACHE_BYTES: u64 = 64 * 1024 * 1024;
@@ -28,12 +28,16 @@ static NONCE: LazyLock<String> = LazyLock::new(|| uuid::Uuid::new_v4().simple().
 
 /// The runtime's source as it appears inside the serialised `text` string (deflated once per
 /// process, for the first answer that is sent compressed).
-static ESCAPED_RUNTIME: LazyLock<Arc<KeptText>> = LazyLock::new(|| {
-    let quoted = serde_json::to_string(&script_source(RUNTIME_JS)).expect("a string serialises");
+static ESCAPED_RUNTIME: LazyLock<Arc<KeptText>> = LazyLock::new(|| escaped_script(RUNTIME_JS));
+/// The module lexer's, likewise (documents that may load a module without links).
+static ESCAPED_MODULE_LEXER: LazyLock<Arc<KeptText>> = LazyLock::new(|| escaped_script(MODULE_LEXER_JS));
+
+fn escaped_script(source: &str) -> Arc<KeptText> {
+    let quoted = serde_json::to_string(&script_source(source)).expect("a string serialises");
     Arc::new(KeptText::new(Bytes::copy_from_slice(
         &quoted.as_bytes()[1..quoted.len() - 1],
     )))
-});
+}
 
 /// What a hole of a template is filled with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,10 +45,11 @@ pub(crate) enum Hole {
     WsToken,
     ExpiresAt,
     Runtime,
+    ModuleLexer,
 }
 
 impl Hole {
-    const ALL: [Hole; 3] = [Hole::WsToken, Hole::ExpiresAt, Hole::Runtime];
+    const ALL: [Hole; 4] = [Hole::WsToken, Hole::ExpiresAt, Hole::Runtime, Hole::ModuleLexer];
 
     /// Letters, digits only: unchanged by `script_json` and by JSON string escaping.
     pub(crate) fn marker(self) -> String {
@@ -52,6 +57,7 @@ impl Hole {
             Hole::WsToken => "WsToken",
             Hole::ExpiresAt => "ExpiresAt",
             Hole::Runtime => "Runtime",
+            Hole::ModuleLexer => "ModuleLexer",
         };
         format!("svcHole{name}{}", *NONCE)
     }
@@ -107,6 +113,7 @@ impl ReadTemplate {
                 Piece::Hole(Hole::WsToken) => fresh(ws_token),
                 Piece::Hole(Hole::ExpiresAt) => fresh(expires_at),
                 Piece::Hole(Hole::Runtime) => AnswerPiece::Kept(Arc::clone(&ESCAPED_RUNTIME)),
+                Piece::Hole(Hole::ModuleLexer) => AnswerPiece::Kept(Arc::clone(&ESCAPED_MODULE_LEXER)),
             })
             .collect()
     }

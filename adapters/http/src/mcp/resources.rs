@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use svc_application::ports::agent::SessionRecord;
 use svc_application::services::agent::{AgentError, Caller};
 use svc_domain::contract::Contract;
+use svc_domain::gadgets::GadgetBundle;
 use svc_domain::session::SessionVariant;
 use svc_domain::themes;
 use svc_protocol::{INVALID_PARAMS, MOUNT_UNAVAILABLE, SESSION_NOT_FOUND};
@@ -63,21 +64,31 @@ pub(super) fn script_source(source: &str) -> String {
     out
 }
 
-/// The whole card document with the runtime inline, for pages that serve it themselves (the
-/// console's blueprint preview); `resources/read` fills a cached template instead.
+/// The whole card document with the runtime (and the module lexer: its component comes without
+/// links) inline, for pages that serve it themselves (the console's blueprint preview);
+/// `resources/read` fills a cached template instead.
 pub(crate) fn card_document(bootstrap: &Value) -> String {
-    document(bootstrap, &script_source(crate::runtime_asset::RUNTIME_JS))
+    let lexer = script_source(crate::runtime_asset::MODULE_LEXER_JS);
+    document(
+        bootstrap,
+        &script_source(crate::runtime_asset::RUNTIME_JS),
+        Some(&lexer),
+    )
 }
 
-/// The HTML document; `runtime` is the mount runtime's source already made safe by
-/// [`script_source`] (or the marker of its hole in a template).
-fn document(bootstrap: &Value, runtime: &str) -> String {
+/// The HTML document; `runtime` and `lexer` are the mount runtime's and the module lexer's
+/// sources already made safe by [`script_source`] (or the markers of their holes in a
+/// template). The lexer, a classic script, runs before the runtime's module.
+fn document(bootstrap: &Value, runtime: &str, lexer: Option<&str>) -> String {
+    let lexer = lexer
+        .map(|lexer| format!("<script>{lexer}</script>"))
+        .unwrap_or_default();
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>svc render</title>\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"></head>\
 <body><div id=\"svc-root\"></div>\
 <script type=\"application/json\" id=\"svc-bootstrap\">{}</script>\
-<script type=\"module\">{}</script></body></html>",
+{lexer}<script type=\"module\">{}</script></body></html>",
         script_json(bootstrap),
         runtime,
     )
@@ -113,13 +124,21 @@ fn extend_new(into: &mut Vec<String>, origins: Vec<String>) {
     }
 }
 
+/// The component as a card loads it: its code, where it imports and exports (`None`: the code
+/// does not parse, and the runtime's lexer says so), and the declared packages it may import.
+struct Component<'c> {
+    code: &'c str,
+    links: Option<Value>,
+    gadget_bundles: Vec<GadgetBundle>,
+}
+
 /// What the runtime needs to subscribe and paint one render at one epoch; the per-request
 /// `wsToken` and `expiresAt` are given (holes of a template, see `read_templates`).
 fn render_bootstrap(
     state: &AgentRoutes,
     uri: &str,
     session: &SessionRecord,
-    code: &str,
+    component: Component<'_>,
     epoch: u32,
     props: Value,
     (ws_token, expires_at): (&str, &str),
@@ -135,7 +154,7 @@ fn render_bootstrap(
         "props": props,
         "frozen": epoch != session.head.epoch,
         // The compiled component, so the card paints before (and without) the live channel.
-        "component": { "code": code, "blueprintId": session.blueprint_id },
+        "component": { "code": component.code, "blueprintId": session.blueprint_id, "links": component.links },
         "contract": session.contract,
         "runtimeUrl": runtime_url,
         "wsUrl": state.urls.ws,
@@ -148,7 +167,7 @@ fn render_bootstrap(
         "pollingUrl": format!("{}/_svc/poll/{}", state.urls.base, session.session_id),
         "lastSequence": session.event_sequence,
         // Declared packages the component may import, loaded by the mount before the component.
-        "gadgetBundles": state.agent.gadget_bundles(&session.contract),
+        "gadgetBundles": component.gadget_bundles,
     });
     if let Some(integrity) = runtime_integrity {
         bootstrap["runtimeIntegrity"] = json!(integrity);
@@ -173,7 +192,12 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
             epoch: 0,
         };
         let template = state.read_templates.get_or_build(key, || {
-            let shell = document(&json!({ "shell": true }), &Hole::Runtime.marker());
+            // The shell's component comes in a tool result, without links.
+            let shell = document(
+                &json!({ "shell": true }),
+                &Hole::Runtime.marker(),
+                Some(&Hole::ModuleLexer.marker()),
+            );
             ReadTemplate::of(&contents(state, uri, shell, None))
         });
         return Ok(Reply::Pieces(template.fill("", "")));
@@ -250,8 +274,21 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
             };
             state.read_templates.get_or_build(key, || {
                 let holes = (Hole::WsToken.marker(), Hole::ExpiresAt.marker());
-                let bootstrap = render_bootstrap(state, uri, &session, &code, epoch, props, (&holes.0, &holes.1));
-                let html = document(&bootstrap, &Hole::Runtime.marker());
+                let links = session
+                    .blueprint_id
+                    .as_deref()
+                    .and_then(|blueprint_id| state.component_links.of(blueprint_id, &code));
+                let gadget_bundles = state.agent.gadget_bundles(&session.contract);
+                // The lexer (a fifth of the runtime's bytes) goes only where code may come
+                // without links: a component that does not parse, or gadget bundles.
+                let lexer = (links.is_none() || !gadget_bundles.is_empty()).then(|| Hole::ModuleLexer.marker());
+                let component = Component {
+                    code: &code,
+                    links,
+                    gadget_bundles,
+                };
+                let bootstrap = render_bootstrap(state, uri, &session, component, epoch, props, (&holes.0, &holes.1));
+                let html = document(&bootstrap, &Hole::Runtime.marker(), lexer.as_deref());
                 ReadTemplate::of(&contents(state, uri, html, Some(&session.contract)))
             })
         }
@@ -287,7 +324,7 @@ mod tests {
     #[test]
     fn the_document_inlines_the_runtime_and_escapes_the_bootstrap() {
         let runtime = script_source(crate::runtime_asset::RUNTIME_JS);
-        let html = document(&json!({ "props": { "title": "</script><b>x" } }), &runtime);
+        let html = document(&json!({ "props": { "title": "</script><b>x" } }), &runtime, None);
         assert!(html.starts_with("<!doctype html>"));
         assert!(!html.contains("</script><b>"));
         assert!(html.contains("<script type=\"module\">"));
@@ -297,5 +334,13 @@ mod tests {
         );
         // One bootstrap element, one runtime element, each closed once.
         assert_eq!(html.matches("</script>").count(), 2);
+    }
+
+    #[test]
+    fn the_module_lexer_runs_before_the_runtime_where_a_document_needs_it() {
+        let html = document(&json!({}), "RUNTIME()", Some("LEXER()"));
+        let lexer = html.find("<script>LEXER()</script>").expect("a classic script");
+        let runtime = html.find("<script type=\"module\">RUNTIME()</script>").unwrap();
+        assert!(lexer < runtime, "{html}");
     }
 }

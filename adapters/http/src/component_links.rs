@@ -1,0 +1,138 @@
+//! `component.links` of a card's bootstrap and `ack`: where the component module imports and
+//! exports, read once per blueprint with the server's parser, so the card runtime rewrites the
+//! module without a lexer of its own (a fifth of its bytes, sent with every card document only
+//! when a gadget bundle needs it; docs/live-channel.md). An entry serves only the code it was
+//! read from, as `escaped_code` does.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use moka::sync::Cache;
+use serde_json::{Value, json};
+use svc_application::ports::module_links::{ModuleLinker, ModuleLinks};
+
+/// Bytes of code (and links) kept.
+const CAPACITY_BYTES: u64 = 32 * 1024 * 1024;
+/// A blueprint nobody mounts leaves; the bound on memory is the capacity.
+const IDLE: Duration = Duration::from_secs(600);
+
+pub(crate) struct ComponentLinks {
+    linker: Arc<dyn ModuleLinker>,
+    kept: Cache<String, Arc<Kept>>,
+}
+
+struct Kept {
+    code: String,
+    /// The wire form; `None` when the code does not parse as a module.
+    links: Option<Value>,
+}
+
+impl ComponentLinks {
+    pub(crate) fn new(linker: Arc<dyn ModuleLinker>) -> Self {
+        let kept = Cache::builder()
+            .max_capacity(CAPACITY_BYTES)
+            .weigher(|_: &String, kept: &Arc<Kept>| u32::try_from(kept.code.len() * 2).unwrap_or(u32::MAX))
+            .time_to_idle(IDLE)
+            .build();
+        Self { linker, kept }
+    }
+
+    /// The links of `code`, the component of `blueprint_id`, in the wire form (es-module-lexer's
+    /// field names, which the runtime's rewrite reads); `None` when the code does not parse.
+    pub(crate) fn of(&self, blueprint_id: &str, code: &str) -> Option<Value> {
+        if let Some(kept) = self.kept.get(blueprint_id)
+            && kept.code == code
+        {
+            return kept.links.clone();
+        }
+        let links = self.linker.links(code).map(|links| wire(&links));
+        self.kept.insert(
+            blueprint_id.to_owned(),
+            Arc::new(Kept {
+                code: code.to_owned(),
+                links: links.clone(),
+            }),
+        );
+        links
+    }
+}
+
+/// `-1` where the lexer says "none".
+fn or_none(offset: Option<u32>) -> i64 {
+    offset.map_or(-1, i64::from)
+}
+
+fn wire(links: &ModuleLinks) -> Value {
+    let imports: Vec<Value> = links
+        .imports
+        .iter()
+        .map(|import| {
+            json!({
+                "n": import.specifier,
+                "ss": import.statement_start,
+                "se": import.statement_end,
+                "s": import.specifier_start,
+                "e": import.specifier_end,
+                "d": or_none(import.dynamic_at),
+                "a": or_none(import.attributes_at),
+            })
+        })
+        .collect();
+    let exports: Vec<Value> = links
+        .exports
+        .iter()
+        .map(|export| json!({ "n": export.name, "ln": export.local, "s": export.start, "e": export.end }))
+        .collect();
+    json!({ "imports": imports, "exports": exports })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use svc_application::ports::module_links::{ExportLink, ImportLink};
+
+    use super::*;
+
+    /// Links every code alike, counting its reads.
+    struct Counting(AtomicUsize);
+
+    impl ModuleLinker for Counting {
+        fn links(&self, code: &str) -> Option<ModuleLinks> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            (code != "broken").then(|| ModuleLinks {
+                imports: vec![ImportLink {
+                    specifier: Some("react".into()),
+                    statement_start: 0,
+                    statement_end: 25,
+                    specifier_start: 19,
+                    specifier_end: 24,
+                    dynamic_at: None,
+                    attributes_at: Some(26),
+                }],
+                exports: vec![ExportLink {
+                    name: "default".into(),
+                    local: None,
+                    start: 34,
+                    end: 41,
+                }],
+            })
+        }
+    }
+
+    #[test]
+    fn links_are_read_once_per_code_in_the_lexers_shape() {
+        let linker = Arc::new(Counting(AtomicUsize::new(0)));
+        let links = ComponentLinks::new(linker.clone());
+        let first = links.of("bp_1", "import x from 'react'; export default x").unwrap();
+        assert_eq!(
+            first,
+            json!({ "imports": [{ "n": "react", "ss": 0, "se": 25, "s": 19, "e": 24, "d": -1, "a": 26 }],
+                    "exports": [{ "n": "default", "ln": null, "s": 34, "e": 41 }] })
+        );
+        links.of("bp_1", "import x from 'react'; export default x");
+        assert_eq!(linker.0.load(Ordering::SeqCst), 1, "kept");
+        assert_eq!(links.of("bp_1", "broken"), None, "a changed code is read again");
+        assert_eq!(linker.0.load(Ordering::SeqCst), 2);
+    }
+}

@@ -95,8 +95,17 @@ measure ping "ping" "$c" "$mcp" rpc.lua "${row_body[ping]}"
 measure tools_list "tools/list" "$c" "$mcp" rpc.lua "${row_body[tools_list]}"
 measure consume "svc_consume(0)" "$c" "$mcp" rpc.lua "${row_body[consume]}"
 measure get_session "svc_get_session" "$c" "$mcp" rpc.lua "${row_body[get_session]}"
-measure resource_read "resources/read (render)" "$c" "$mcp" rpc.lua "${row_body[resource_read]}"
-measure resource_read_gzip "resources/read (render), gzip" "$c" "$mcp" rpc.lua "${row_body[resource_read]}" gzip
+# The answer's size in each coding, in the rows' labels (the bytes are most of the read's cost
+# beyond a small read's: BENCHMARKS.md, session 28).
+read_size() {
+  selected resource_read || selected resource_read_gzip || { echo 0; return; }
+  curl -s -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
+    -H "authorization: Bearer $bearer" ${1:+-H "accept-encoding: $1"} \
+    -d "${row_body[resource_read]}" "$mcp" | wc -c || echo 0
+}
+read_bytes="$(read_size)" read_gzip_bytes="$(read_size gzip)"
+measure resource_read "resources/read (render, $((read_bytes / 1024)) KiB)" "$c" "$mcp" rpc.lua "${row_body[resource_read]}"
+measure resource_read_gzip "resources/read (render), gzip ($((read_gzip_bytes / 1024)) KiB)" "$c" "$mcp" rpc.lua "${row_body[resource_read]}" gzip
 # The framework's floor for a body of a card document's size: the mount runtime, a static
 # string served with no database, no JSON and no authentication; unencoded, and gzipped (deflated
 # once per process) as the floor for the gzipped read's bytes.

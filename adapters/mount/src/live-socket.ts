@@ -1,18 +1,20 @@
-// The /ws client: subscribe, keep the resume cursors and the session token, reconnect with
-// backoff, heartbeat, and deliver every action at least once (the server dedups by clientSeq),
-// sending an action the server refused for now again after the wait it asked for and giving up on
-// one it refused for good (`action-retry.ts`).
+// The /ws client: subscribe, keep the resume cursors, reconnect with backoff, heartbeat, and
+// deliver every action at least once (the server dedups by clientSeq), sending an action the
+// server refused for now again after the wait it asked for and giving up on one it refused for
+// good (`action-retry.ts`). Which token a request carries, and what replaces a refused one, is
+// `channel-tokens.ts`.
 // When the WebSocket cannot connect it falls back to `pollingUrl` (the same frames over HTTP
 // long-poll, `long-poll.ts`: polled by `poll-loop.ts`, the card's own frames POSTed in order by
 // `post-queue.ts`), resuming with the same session token and cursors; while polling it probes the
-// WebSocket now and then, and goes back to it once the server answers there.
+// WebSocket now and then (`socket-probe.ts`), and goes back to it once the server answers there.
 
 import { ACTION_REFUSALS_WITHOUT_SEQ, judgeRefusal, refusalBeforeSending } from './action-retry';
 import { reconnectDelay } from './backoff';
+import { ChannelTokens } from './channel-tokens';
 import { LongPoll } from './long-poll';
 import { PollLoop, type PollLoopHost } from './poll-loop';
 import { PostQueue, type QueuedAction } from './post-queue';
-import { probeDelay, probeSocket } from './socket-probe';
+import { SocketProbes } from './socket-probe';
 import {
   PROTOCOL_VERSION,
   isObject,
@@ -83,8 +85,8 @@ export class LiveSocket {
   private ws: WebSocket | null = null;
   private subscribed = false;
   private stopped = false;
-  private sessionToken: string | undefined;
-  private wsToken: string | undefined;
+  /** The session token and the wsToken: which a request carries, and the swap of a refused one. */
+  private readonly tokens: ChannelTokens;
   /** Highest stream envelope seq applied: the `fromSeq` of the next subscribe. */
   private streamCursor = 0;
   /** Highest session event sequence seen: the `sinceSequence` of the next subscribe. */
@@ -99,10 +101,6 @@ export class LiveSocket {
   /** Why the channel closed for good (`stop`, `fail`): actions sent from then on fail with it. */
   private closedReason: string | null = null;
   private attempt = 0;
-  /** A refused wsToken is swapped once per successful subscribe, not in a loop. */
-  private tokenRefreshed = false;
-  /** While polling, the swap of a refused token under way: a request refused meanwhile waits for it. */
-  private tokenSwap: Promise<boolean> | null = null;
   /** The clientSeqs reported stored: a poll and the POST's answer may both say so. */
   private readonly storedReported = new Set<number>();
   private reconnectTimer: number | undefined;
@@ -115,7 +113,7 @@ export class LiveSocket {
   /** What each poll loop (one per polling transport) reads of the channel and hands back. */
   private readonly pollHost: PollLoopHost = {
     polling: (poll) => this.poll === poll && !this.stopped,
-    token: () => this.liveToken(),
+    token: () => this.tokens.current(),
     cursors: () => ({ fromSeq: this.streamCursor, sinceSequence: this.eventCursor }),
     subscribed: () => this.subscribed,
     unsubscribe: () => {
@@ -124,7 +122,7 @@ export class LiveSocket {
     },
     applyServerFrame: (frame) => this.onServerFrame(frame),
     reconnecting: (detail) => this.report('reconnecting', detail),
-    tokenRefused: (token) => this.swapRefusedToken(token),
+    tokenRefused: (token) => this.tokens.swapRefused(token),
     fail: (detail) => this.fail(detail),
   };
   /** While polling, the client frames and the actions of `unacked` still to be POSTed. */
@@ -132,22 +130,34 @@ export class LiveSocket {
     poll: () => this.poll,
     subscribed: () => this.subscribed,
     stopped: () => this.stopped,
-    token: () => this.liveToken(),
+    token: () => this.tokens.current(),
     unacked: (clientSeq) => this.unacked.get(clientSeq),
     applyServerFrame: (frame) => this.onServerFrame(frame),
     deliverFrame: (frame) => this.options.onFrame(frame),
     refused: (pending, error) => this.onRefused(pending, error),
     sendAgainAfter: (pending, delayMs) => this.sendAgainAfter(pending, delayMs),
-    tokenRefused: (token) => this.swapRefusedToken(token),
+    tokenRefused: (token) => this.tokens.swapRefused(token),
   });
-  /** While polling: the next WebSocket probe, and how many probes failed since polling began. */
-  private probeTimer: number | undefined;
-  private probeFailures = 0;
+  /** While polling, whether the WebSocket works again. */
+  private readonly probes = new SocketProbes({
+    url: () => this.options.url,
+    stopped: () => this.stopped,
+    polling: () => this.poll !== null,
+    answered: () => this.backToSocket(),
+  });
   /** Resets the probe backoff once a socket has stayed up for a while. */
   private steadyTimer: number | undefined;
 
   constructor(private readonly options: LiveSocketOptions) {
-    this.wsToken = options.wsToken;
+    this.tokens = new ChannelTokens(options, {
+      stopped: () => this.stopped,
+      subscribed: () => this.subscribed,
+      reconnecting: (detail) => this.report('reconnecting', detail),
+      live: () => this.report('live'),
+      fail: (detail) => this.fail(detail),
+      closeSocket: () => this.detach(1000),
+      connect: () => this.connect(),
+    });
     this.eventCursor = options.lastSequence ?? 0;
     // Unique across mounts of the same session (a reload, a second card): the server treats a
     // repeated clientSeq as a duplicate, so a counter restarting at 1 would lose actions.
@@ -237,7 +247,7 @@ export class LiveSocket {
     // `online` reconnected) replaces it rather than leaving it open and heard.
     this.detach(1000);
     this.tooLargeAnswered = false;
-    this.report(this.attempt === 0 && this.sessionToken === undefined ? 'connecting' : 'reconnecting');
+    this.report(this.attempt === 0 && !this.tokens.hasSessionToken() ? 'connecting' : 'reconnecting');
     let ws: WebSocket;
     try {
       ws = new WebSocket(this.options.url);
@@ -276,7 +286,7 @@ export class LiveSocket {
     return {
       sessionId,
       ...(appId ? { appId } : {}),
-      ...(this.sessionToken ? { sessionToken: this.sessionToken } : this.wsToken ? { wsToken: this.wsToken } : {}),
+      ...this.tokens.credentials(),
       fromSeq: this.streamCursor,
       sinceSequence: this.eventCursor,
       role: 'user',
@@ -342,8 +352,7 @@ export class LiveSocket {
       const ack = (isObject(frame.payload) ? frame.payload : {}) as unknown as AckPayload;
       this.subscribed = true;
       this.failedSockets = 0;
-      this.tokenRefreshed = false;
-      if (ack.sessionToken) this.sessionToken = ack.sessionToken;
+      this.tokens.acked(ack.sessionToken);
       if (ack.replay?.gap && streamsLost(ack.replay.lost)) this.rebuildStreams();
       // Over polling there is no heartbeat, and the poll loop keeps its own backoff.
       if (!this.poll) {
@@ -355,7 +364,7 @@ export class LiveSocket {
         window.clearTimeout(this.steadyTimer);
         this.steadyTimer = window.setTimeout(() => {
           if (!this.subscribed || this.poll) return;
-          this.probeFailures = 0;
+          this.probes.resetBackoff();
           this.attempt = 0;
         }, PING_INTERVAL_MS);
       }
@@ -376,31 +385,8 @@ export class LiveSocket {
     if (frame.type !== 'error') return;
     const error = (isObject(frame.payload) ? frame.payload : {}) as ErrorPayload;
     const code = error.code ?? 'ERROR';
-    if (code === 'AUTH_FAILED' && this.sessionToken) {
-      // The session token is refused (expired, or a rotated secret): fall back to the wsToken.
-      this.sessionToken = undefined;
-      this.detach(1000);
-      this.connect();
-      return;
-    }
-    if (code === 'AUTH_FAILED' && this.options.refreshWsToken && !this.tokenRefreshed) {
-      // Most likely an expired wsToken (a card reopened later): ask the host for a fresh one.
-      this.tokenRefreshed = true;
-      this.detach(1000);
-      this.report('reconnecting', 'refreshing the live-channel token');
-      this.options.refreshWsToken().then(
-        (token) => {
-          if (!token) {
-            this.fail(`${code}: the wsToken was refused and no fresh one is available`);
-            return;
-          }
-          this.wsToken = token;
-          this.connect();
-        },
-        (refresh: unknown) => this.fail(`${code}: the wsToken was refused and refreshing it failed (${refresh instanceof Error ? refresh.message : String(refresh)})`),
-      );
-      return;
-    }
+    // A refused token: another is tried on a new socket, if one is left (`channel-tokens.ts`).
+    if (code === 'AUTH_FAILED' && this.tokens.refusedOnSocket()) return;
     if (code === 'AUTH_FAILED' || TERMINAL_ERRORS.has(code)) {
       this.fail(`${code}${error.message ? `: ${error.message}` : ''}`);
       return;
@@ -564,91 +550,26 @@ export class LiveSocket {
     this.subscribed = false;
     this.options.onTransport?.('polling');
     this.report('reconnecting', 'the WebSocket is blocked; polling over HTTP');
-    this.scheduleProbe();
+    this.probes.schedule();
     void new PollLoop(poll, this.pollHost).run();
   }
 
   // ---------- back from polling to the WebSocket ----------
 
-  private scheduleProbe(): void {
-    if (this.stopped || !this.options.url) return;
-    window.clearTimeout(this.probeTimer);
-    const delay = probeDelay(this.probeFailures);
-    this.probeTimer = window.setTimeout(() => {
-      this.probeTimer = undefined;
-      void this.probe();
-    }, delay);
-  }
-
   /**
-   * Probes the WebSocket (socket-probe.ts): once it answers, polling stops and the card
-   * subscribes on a socket again; otherwise the next probe waits longer.
+   * A probe found the socket working again (socket-probe.ts): polling ends (its GET in flight is
+   * abandoned) and the card subscribes with the same session token and cursors.
    */
-  private async probe(): Promise<void> {
-    if (this.stopped || !this.poll || !this.options.url) return;
-    const answered = await probeSocket(this.options.url);
-    if (this.stopped || !this.poll) return;
-    if (!answered) {
-      this.probeFailures += 1;
-      this.scheduleProbe();
-      return;
-    }
-    // The socket works again: polling ends (its GET in flight is abandoned) and the card
-    // subscribes with the same session token and cursors. A path that answers pings but fails
-    // subscribes would bring polling back; counting the switch keeps such flapping slow.
-    this.probeFailures += 1;
+  private backToSocket(): void {
     const poll = this.poll;
     this.poll = null;
-    poll.abort();
+    poll?.abort();
     this.subscribed = false;
     this.inflight = [];
     this.failedSockets = 0;
     this.attempt = 0;
     this.options.onTransport?.('websocket');
     this.connect();
-  }
-
-  /** The token a poll or a POST carries. */
-  private liveToken(): string | undefined {
-    return this.sessionToken ?? this.wsToken;
-  }
-
-  /**
-   * A poll or a POST was refused (401) with `refused`. One swap at a time: a request refused
-   * while one is under way joins it, and one refused with a token replaced since needs none.
-   * True when there is another token to try, false once the channel closed instead.
-   */
-  private swapRefusedToken(refused: string): Promise<boolean> {
-    if (this.stopped) return Promise.resolve(false);
-    if (this.tokenSwap) return this.tokenSwap;
-    if (this.liveToken() !== refused) return Promise.resolve(true);
-    const swap = this.swapToken().finally(() => {
-      if (this.tokenSwap === swap) this.tokenSwap = null;
-    });
-    this.tokenSwap = swap;
-    return swap;
-  }
-
-  /** The session token falls back to the wsToken, which may be refreshed once per `ack`. */
-  private async swapToken(): Promise<boolean> {
-    if (this.sessionToken) {
-      this.sessionToken = undefined;
-      return true;
-    }
-    if (this.options.refreshWsToken && !this.tokenRefreshed) {
-      this.tokenRefreshed = true;
-      this.report('reconnecting', 'refreshing the live-channel token');
-      const token = await this.options.refreshWsToken().catch(() => null);
-      if (this.stopped) return false;
-      if (token) {
-        this.wsToken = token;
-        // Refused by a POST, the poll session lives on: the channel works again right away.
-        if (this.subscribed) this.report('live');
-        return true;
-      }
-    }
-    this.fail('AUTH_FAILED: the live-channel token was refused');
-    return false;
   }
 
   /** Abandons the current socket at once (its close handshake may never finish offline). */
@@ -705,7 +626,7 @@ export class LiveSocket {
     window.removeEventListener('online', this.onOnline);
     window.removeEventListener('offline', this.onOffline);
     window.clearTimeout(this.reconnectTimer);
-    window.clearTimeout(this.probeTimer);
+    this.probes.cancel();
     window.clearTimeout(this.steadyTimer);
     this.detach(1000);
     this.poll?.abort();

@@ -1,0 +1,150 @@
+// The live channel's tokens: which one a subscribe, a poll or a POST carries (the session token an
+// `ack` brought, else the card's wsToken), and what is tried when the server refuses it: the
+// wsToken behind a refused session token, then one fresh wsToken from the host per `ack`
+// (`refreshWsToken`), then nothing (the channel fails with AUTH_FAILED). `live-socket.ts` owns
+// the transports and reaches this file only through `ChannelTokensHost`.
+
+import type { SubscribePayload } from './protocol';
+
+/** Where the tokens come from: the card's wsToken, and the host's fresh ones (absent: none). */
+export interface TokenSource {
+  wsToken?: string;
+  refreshWsToken?(): Promise<string | null>;
+}
+
+/** What the tokens need of the live channel: its state, read when needed, and what to do next. */
+export interface ChannelTokensHost {
+  /** The channel closed for good. */
+  stopped(): boolean;
+  /** The current transport got its `ack`. */
+  subscribed(): boolean;
+  /** The channel is down for now, and why (`onStatus('reconnecting', detail)`). */
+  reconnecting(detail: string): void;
+  /** The channel works again (`onStatus('live')`). */
+  live(): void;
+  /** Closes the channel for good. */
+  fail(detail: string): void;
+  /** Closes the socket whose subscribe was refused, without reporting it closed. */
+  closeSocket(): void;
+  /** Opens a socket that subscribes with the token now current. */
+  connect(): void;
+}
+
+/** What is left to try once the current token is refused. */
+type Fallback = 'wsToken' | 'refresh' | 'none';
+
+export class ChannelTokens {
+  private sessionToken: string | undefined;
+  private wsToken: string | undefined;
+  /** A refused wsToken is swapped once per successful subscribe, not in a loop. */
+  private refreshed = false;
+  /** While polling, the swap of a refused token under way: a request refused meanwhile waits for it. */
+  private swap: Promise<boolean> | null = null;
+
+  constructor(
+    private readonly source: TokenSource,
+    private readonly host: ChannelTokensHost,
+  ) {
+    this.wsToken = source.wsToken;
+  }
+
+  /** The token a poll or a POST carries. */
+  current(): string | undefined {
+    return this.sessionToken ?? this.wsToken;
+  }
+
+  /** Whether an `ack` brought a session token (still held): a subscribe then resumes a session. */
+  hasSessionToken(): boolean {
+    return this.sessionToken !== undefined;
+  }
+
+  /** The token fields of a subscribe: the session token, else the wsToken, else none. */
+  credentials(): Pick<SubscribePayload, 'sessionToken' | 'wsToken'> {
+    return this.sessionToken ? { sessionToken: this.sessionToken } : this.wsToken ? { wsToken: this.wsToken } : {};
+  }
+
+  /** A subscribe succeeded: the session token it brought is used from now on, and a refused
+   * wsToken may be refreshed again. */
+  acked(sessionToken: string | undefined): void {
+    this.refreshed = false;
+    if (sessionToken) this.sessionToken = sessionToken;
+  }
+
+  /**
+   * The socket's subscribe was refused (AUTH_FAILED): the socket is closed and another opened with
+   * the wsToken at once, or with a fresh one once the host gives it (the channel fails if it gives
+   * none). False when nothing is left to try: the caller fails the channel.
+   */
+  refusedOnSocket(): boolean {
+    const next = this.fallBack();
+    if (next === 'none') return false;
+    this.host.closeSocket();
+    if (next === 'wsToken') {
+      // The session token is refused (expired, or a rotated secret): fall back to the wsToken.
+      this.host.connect();
+      return true;
+    }
+    // Most likely an expired wsToken (a card reopened later): ask the host for a fresh one.
+    this.host.reconnecting('refreshing the live-channel token');
+    this.source.refreshWsToken!().then(
+      (token) => {
+        if (!token) {
+          this.host.fail('AUTH_FAILED: the wsToken was refused and no fresh one is available');
+          return;
+        }
+        this.wsToken = token;
+        this.host.connect();
+      },
+      (refresh: unknown) => this.host.fail(`AUTH_FAILED: the wsToken was refused and refreshing it failed (${refresh instanceof Error ? refresh.message : String(refresh)})`),
+    );
+    return true;
+  }
+
+  /**
+   * A poll or a POST was refused (401) with `refused`. One swap at a time: a request refused
+   * while one is under way joins it, and one refused with a token replaced since needs none.
+   * True when there is another token to try, false once the channel closed instead.
+   */
+  swapRefused(refused: string): Promise<boolean> {
+    if (this.host.stopped()) return Promise.resolve(false);
+    if (this.swap) return this.swap;
+    if (this.current() !== refused) return Promise.resolve(true);
+    const swap = this.swapToken().finally(() => {
+      if (this.swap === swap) this.swap = null;
+    });
+    this.swap = swap;
+    return swap;
+  }
+
+  private async swapToken(): Promise<boolean> {
+    const next = this.fallBack();
+    if (next === 'wsToken') return true;
+    if (next === 'refresh') {
+      this.host.reconnecting('refreshing the live-channel token');
+      const token = await this.source.refreshWsToken!().catch(() => null);
+      if (this.host.stopped()) return false;
+      if (token) {
+        this.wsToken = token;
+        // Refused by a POST, the poll session lives on: the channel works again right away.
+        if (this.host.subscribed()) this.host.live();
+        return true;
+      }
+    }
+    this.host.fail('AUTH_FAILED: the live-channel token was refused');
+    return false;
+  }
+
+  /** Takes the next token to try: the session token falls back to the wsToken, which may be
+   * refreshed once per `ack`. */
+  private fallBack(): Fallback {
+    if (this.sessionToken) {
+      this.sessionToken = undefined;
+      return 'wsToken';
+    }
+    if (this.source.refreshWsToken && !this.refreshed) {
+      this.refreshed = true;
+      return 'refresh';
+    }
+    return 'none';
+  }
+}

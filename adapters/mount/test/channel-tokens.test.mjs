@@ -1,0 +1,163 @@
+// Unit tests of the live channel's tokens (src/channel-tokens.ts) on their own: a recorded host
+// stands in for the live channel, the host's refresh is a promise the test answers. What is
+// checked is which token a request carries, what a refusal swaps it for (and when it needs no
+// swap), how often the host is asked for a fresh wsToken, and what the channel is told meanwhile.
+
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, test } from 'node:test';
+import { beginTest, endTest, installFakeBrowser, settle } from './fake-browser.mjs';
+import { ChannelTokens } from '../src/channel-tokens.ts';
+
+installFakeBrowser();
+beforeEach(beginTest);
+afterEach(endTest);
+
+/** Tokens whose host records every call in `log`; `refresh` answers the host's refreshes in
+ * turn (a token, null, or an Error to reject with), held until `answer()` when `held`. */
+function channelTokens({ refreshes = ['fresh-token'], held = false, canRefresh = true } = {}) {
+  const state = { stopped: false, subscribed: true, asked: 0 };
+  const log = [];
+  const pending = [];
+  const refreshWsToken = () => {
+    const answer = refreshes[state.asked++];
+    const settleWith = (resolve, reject) => (answer instanceof Error ? reject(answer) : resolve(answer ?? null));
+    return new Promise((resolve, reject) => (held ? pending.push(() => settleWith(resolve, reject)) : settleWith(resolve, reject)));
+  };
+  const tokens = new ChannelTokens(
+    { wsToken: 'ws-token', ...(canRefresh ? { refreshWsToken } : {}) },
+    {
+      stopped: () => state.stopped,
+      subscribed: () => state.subscribed,
+      reconnecting: (detail) => log.push(`reconnecting: ${detail}`),
+      live: () => log.push('live'),
+      fail: (detail) => {
+        log.push(`fail: ${detail}`);
+        state.stopped = true; // as the channel does
+      },
+      closeSocket: () => log.push('closeSocket'),
+      connect: () => log.push(`connect with ${tokens.current()}`),
+    },
+  );
+  return { tokens, state, log, answer: () => pending.shift()() };
+}
+
+test('a request carries the session token an ack brought, else the wsToken; a subscribe names only one', () => {
+  const { tokens } = channelTokens();
+  assert.equal(tokens.current(), 'ws-token');
+  assert.equal(tokens.hasSessionToken(), false);
+  assert.deepEqual(tokens.credentials(), { wsToken: 'ws-token' });
+  tokens.acked('session-token');
+  assert.equal(tokens.current(), 'session-token');
+  assert.equal(tokens.hasSessionToken(), true);
+  assert.deepEqual(tokens.credentials(), { sessionToken: 'session-token' });
+  tokens.acked(undefined);
+  assert.equal(tokens.current(), 'session-token', 'an ack without one keeps the session token held');
+});
+
+test('a refused session token falls back to the wsToken before the host is asked for anything', async () => {
+  const { tokens, state, log } = channelTokens();
+  tokens.acked('session-token');
+  assert.equal(await tokens.swapRefused('session-token'), true);
+  assert.equal(tokens.current(), 'ws-token');
+  assert.deepEqual(tokens.credentials(), { wsToken: 'ws-token' });
+  assert.equal(state.asked, 0);
+  assert.deepEqual(log, [], 'nothing to report: the next request simply carries the wsToken');
+  assert.equal(await tokens.swapRefused('ws-token'), true);
+  assert.equal(state.asked, 1, 'only the refused wsToken asks the host');
+  assert.equal(tokens.current(), 'fresh-token');
+});
+
+test('a refusal with a token replaced since needs no swap', async () => {
+  const { tokens, state, log } = channelTokens();
+  tokens.acked('session-token');
+  // A request that went out with the wsToken before the ack brought the session token.
+  assert.equal(await tokens.swapRefused('ws-token'), true);
+  assert.equal(tokens.current(), 'session-token', 'the session token is kept');
+  assert.equal(state.asked, 0);
+  assert.deepEqual(log, []);
+});
+
+test('a refusal while a swap is under way joins it: one refresh, and both go on with the fresh token', async () => {
+  const { tokens, state, log, answer } = channelTokens({ held: true });
+  const first = tokens.swapRefused('ws-token');
+  const second = tokens.swapRefused('ws-token');
+  assert.equal(second, first, 'the second refusal waits for the same swap');
+  await settle();
+  assert.equal(state.asked, 1);
+  assert.deepEqual(log, ['reconnecting: refreshing the live-channel token']);
+  answer();
+  assert.deepEqual(await Promise.all([first, second]), [true, true]);
+  assert.equal(tokens.current(), 'fresh-token');
+  assert.deepEqual(log, ['reconnecting: refreshing the live-channel token', 'live'], 'still subscribed: live again at once');
+  // Once settled, a refusal of the token it replaced needs no swap at all.
+  assert.equal(await tokens.swapRefused('ws-token'), true);
+  assert.equal(state.asked, 1);
+});
+
+test('the host is asked for one fresh wsToken per ack; a second refusal fails the channel with AUTH_FAILED', async () => {
+  const { tokens, state, log } = channelTokens({ refreshes: ['fresh-1', 'fresh-2'] });
+  assert.equal(await tokens.swapRefused('ws-token'), true);
+  assert.equal(await tokens.swapRefused('fresh-1'), false);
+  assert.equal(state.asked, 1);
+  assert.deepEqual(log, ['reconnecting: refreshing the live-channel token', 'live', 'fail: AUTH_FAILED: the live-channel token was refused']);
+  assert.equal(await tokens.swapRefused('fresh-1'), false, 'a closed channel swaps nothing');
+
+  // After an ack the host may be asked again.
+  const again = channelTokens({ refreshes: ['fresh-1', 'fresh-2'] });
+  assert.equal(await again.tokens.swapRefused('ws-token'), true);
+  again.tokens.acked(undefined);
+  assert.equal(await again.tokens.swapRefused('fresh-1'), true);
+  assert.equal(again.state.asked, 2);
+  assert.equal(again.tokens.current(), 'fresh-2');
+});
+
+test('no fresh token (none given, or no host refresh at all) fails the channel with AUTH_FAILED', async () => {
+  const none = channelTokens({ refreshes: [null] });
+  assert.equal(await none.tokens.swapRefused('ws-token'), false);
+  assert.deepEqual(none.log, ['reconnecting: refreshing the live-channel token', 'fail: AUTH_FAILED: the live-channel token was refused']);
+  const without = channelTokens({ canRefresh: false });
+  assert.equal(await without.tokens.swapRefused('ws-token'), false);
+  assert.deepEqual(without.log, ['fail: AUTH_FAILED: the live-channel token was refused']);
+});
+
+test('a swap whose refresh answers after the channel closed reports nothing more', async () => {
+  const { tokens, state, log, answer } = channelTokens({ held: true, refreshes: [null] });
+  const swap = tokens.swapRefused('ws-token');
+  await settle();
+  state.stopped = true;
+  answer();
+  assert.equal(await swap, false);
+  assert.deepEqual(log, ['reconnecting: refreshing the live-channel token']);
+});
+
+test('a socket refused: the session token falls back to the wsToken on a new socket at once, then one refresh per ack', async () => {
+  const { tokens, state, log } = channelTokens({ refreshes: ['fresh-token'] });
+  tokens.acked('session-token');
+  assert.equal(tokens.refusedOnSocket(), true);
+  assert.deepEqual(log, ['closeSocket', 'connect with ws-token']);
+  assert.equal(tokens.refusedOnSocket(), true);
+  assert.deepEqual(log.slice(2), ['closeSocket', 'reconnecting: refreshing the live-channel token']);
+  await settle();
+  assert.deepEqual(log.slice(4), ['connect with fresh-token']);
+  assert.equal(tokens.refusedOnSocket(), false, 'nothing left: the channel fails it');
+  assert.equal(state.asked, 1);
+  assert.equal(log.length, 5);
+});
+
+test('a socket refused: a refresh that brings nothing or fails fails the channel, saying which', async () => {
+  const none = channelTokens({ refreshes: [null] });
+  assert.equal(none.tokens.refusedOnSocket(), true);
+  await settle();
+  assert.equal(none.log.at(-1), 'fail: AUTH_FAILED: the wsToken was refused and no fresh one is available');
+  const broken = channelTokens({ refreshes: [new Error('host gone')] });
+  assert.equal(broken.tokens.refusedOnSocket(), true);
+  await settle();
+  assert.equal(broken.log.at(-1), 'fail: AUTH_FAILED: the wsToken was refused and refreshing it failed (host gone)');
+});
+
+test('the socket and the polling transport share the refresh of an ack', async () => {
+  const { tokens, state } = channelTokens();
+  assert.equal(await tokens.swapRefused('ws-token'), true);
+  assert.equal(tokens.refusedOnSocket(), false);
+  assert.equal(state.asked, 1);
+});

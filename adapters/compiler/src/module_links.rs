@@ -4,8 +4,7 @@
 
 use oxc::allocator::Allocator;
 use oxc::ast::ast::{
-    BindingPattern, Declaration, ExportDefaultDeclarationKind, Expression, ImportExpression, ModuleExportName,
-    Statement, StringLiteral, WithClause,
+    Declaration, ExportDefaultDeclarationKind, Expression, ImportExpression, Statement, StringLiteral, WithClause,
 };
 use oxc::ast_visit::{Visit, walk};
 use oxc::parser::Parser;
@@ -84,7 +83,7 @@ fn read_statement(source: &str, at: &Utf16Offsets, statement: &Statement<'_>, li
                     at,
                     exported.name().as_str(),
                     Some(specifier.local.name().as_str()),
-                    export_name_span(exported),
+                    exported.span(),
                 ));
             }
         }
@@ -129,8 +128,8 @@ fn declared_exports(at: &Utf16Offsets, declaration: &Declaration<'_>, links: &mu
     match declaration {
         Declaration::VariableDeclaration(variables) => {
             for declarator in &variables.declarations {
-                for id in bound_identifiers(&declarator.id) {
-                    named(id.0, id.1);
+                for id in declarator.id.get_binding_identifiers() {
+                    named(id.name.as_str(), id.span);
                 }
             }
         }
@@ -148,14 +147,6 @@ fn declared_exports(at: &Utf16Offsets, declaration: &Declaration<'_>, links: &mu
     }
 }
 
-fn bound_identifiers<'p>(pattern: &'p BindingPattern<'_>) -> Vec<(&'p str, Span)> {
-    pattern
-        .get_binding_identifiers()
-        .into_iter()
-        .map(|id| (id.name.as_str(), id.span))
-        .collect()
-}
-
 fn export_link(at: &Utf16Offsets, name: &str, local: Option<&str>, span: Span) -> ExportLink {
     ExportLink {
         name: name.to_owned(),
@@ -163,10 +154,6 @@ fn export_link(at: &Utf16Offsets, name: &str, local: Option<&str>, span: Span) -
         start: at.of(span.start),
         end: at.of(span.end),
     }
-}
-
-fn export_name_span(name: &ModuleExportName<'_>) -> Span {
-    name.span()
 }
 
 /// The `default` keyword of `export default ...` starting at `statement`.

@@ -27,6 +27,18 @@ fn invite(org: &Org, caller: &str, email: &str, role: &str) -> InviteToOrg {
     }
 }
 
+/// `user_id` joins `org` in `role`, invited by its owner.
+async fn join(service: &OrgService, org: &Org, user_id: &str, email: &str, role: &str) {
+    let invited = service.invite_to_org(invite(org, "owner", email, role)).await.unwrap();
+    service
+        .accept_invite(AcceptInvite {
+            user_id: user_id.into(),
+            invite_id: invited.invite.invite_id,
+        })
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn creating_an_org_makes_the_caller_owner_with_an_empty_wallet() {
     let fakes = OperatorFakes::new();
@@ -92,28 +104,8 @@ async fn an_expired_pending_invite_is_replaced_and_emailed_again() {
 async fn only_owners_and_admins_invite() {
     let fakes = OperatorFakes::new();
     let (service, org) = org_with_owner(&fakes).await;
-    let to_member = service
-        .invite_to_org(invite(&org, "owner", "m@example.com", "member"))
-        .await
-        .unwrap();
-    service
-        .accept_invite(AcceptInvite {
-            user_id: "member".into(),
-            invite_id: to_member.invite.invite_id,
-        })
-        .await
-        .unwrap();
-    let to_admin = service
-        .invite_to_org(invite(&org, "owner", "a@example.com", "admin"))
-        .await
-        .unwrap();
-    service
-        .accept_invite(AcceptInvite {
-            user_id: "admin".into(),
-            invite_id: to_admin.invite.invite_id,
-        })
-        .await
-        .unwrap();
+    join(&service, &org, "member", "m@example.com", "member").await;
+    join(&service, &org, "admin", "a@example.com", "admin").await;
 
     let rows = [
         ("admin", "x@example.com", "member", Ok(())),
@@ -143,17 +135,7 @@ async fn only_owners_and_admins_invite() {
 async fn administering_takes_owner_or_admin_and_outsiders_see_no_org() {
     let fakes = OperatorFakes::new();
     let (service, org) = org_with_owner(&fakes).await;
-    let to_member = service
-        .invite_to_org(invite(&org, "owner", "m@example.com", "member"))
-        .await
-        .unwrap();
-    service
-        .accept_invite(AcceptInvite {
-            user_id: "member".into(),
-            invite_id: to_member.invite.invite_id,
-        })
-        .await
-        .unwrap();
+    join(&service, &org, "member", "m@example.com", "member").await;
     let rows = [
         (org.org_id.as_str(), "owner", Ok(())),
         (org.org_id.as_str(), "member", Err("org_invite_access_denied")),

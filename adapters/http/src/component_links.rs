@@ -1,60 +1,57 @@
 //! `component.links` of a card's bootstrap and `ack`: where the component module imports and
-//! exports, read once per blueprint with the server's parser, so the card runtime rewrites the
-//! module without a lexer of its own (a fifth of its bytes, sent with every card document only
-//! when a gadget bundle needs it; docs/live-channel.md). An entry serves only the code it was
-//! read from, as `escaped_code` does.
+//! exports, read once per blueprint ([`PerBlueprint`]) with the server's parser, so the card
+//! runtime rewrites the module without a lexer of its own (a fifth of its bytes, sent with every
+//! card document only when a gadget bundle needs it; docs/live-channel.md).
 
+use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
-use moka::sync::Cache;
 use serde_json::{Value, json};
 use svc_application::ports::module_links::{ModuleLinker, ModuleLinks};
 
-/// Bytes of code (and links) kept.
+use crate::per_blueprint::PerBlueprint;
+
+/// Bytes of code and links kept.
 const CAPACITY_BYTES: u64 = 32 * 1024 * 1024;
-/// A blueprint nobody mounts leaves; the bound on memory is the capacity.
-const IDLE: Duration = Duration::from_secs(600);
 
 pub(crate) struct ComponentLinks {
     linker: Arc<dyn ModuleLinker>,
-    kept: Cache<String, Arc<Kept>>,
-}
-
-struct Kept {
-    code: String,
     /// The wire form; `None` when the code does not parse as a module.
-    links: Option<Value>,
+    kept: PerBlueprint<Option<Value>>,
 }
 
 impl ComponentLinks {
     pub(crate) fn new(linker: Arc<dyn ModuleLinker>) -> Self {
-        let kept = Cache::builder()
-            .max_capacity(CAPACITY_BYTES)
-            .weigher(|_: &String, kept: &Arc<Kept>| u32::try_from(kept.code.len() * 2).unwrap_or(u32::MAX))
-            .time_to_idle(IDLE)
-            .build();
-        Self { linker, kept }
+        Self {
+            linker,
+            kept: PerBlueprint::new(CAPACITY_BYTES, wire_weight),
+        }
     }
 
     /// The links of `code`, the component of `blueprint_id`, in the wire form (es-module-lexer's
     /// field names, which the runtime's rewrite reads); `None` when the code does not parse.
     pub(crate) fn of(&self, blueprint_id: &str, code: &str) -> Option<Value> {
-        if let Some(kept) = self.kept.get(blueprint_id)
-            && kept.code == code
-        {
-            return kept.links.clone();
-        }
-        let links = self.linker.links(code).map(|links| wire(&links));
-        self.kept.insert(
-            blueprint_id.to_owned(),
-            Arc::new(Kept {
-                code: code.to_owned(),
-                links: links.clone(),
-            }),
-        );
-        links
+        let links = self
+            .kept
+            .of(blueprint_id, code, |code| {
+                Ok::<_, Infallible>(self.linker.links(code).map(|links| wire(&links)))
+            })
+            .unwrap_or_else(|never| match never {});
+        (*links).clone()
     }
+}
+
+/// About what one import or export costs in memory as a `Value` (a map of up to seven members).
+const LINK_BYTES: usize = 512;
+
+fn wire_weight(links: &Option<Value>) -> usize {
+    let count = |list: &str| {
+        links
+            .as_ref()
+            .and_then(|links| links[list].as_array())
+            .map_or(0, Vec::len)
+    };
+    (count("imports") + count("exports")) * LINK_BYTES
 }
 
 /// `-1` where the lexer says "none".

@@ -22,6 +22,7 @@ mod mcp_apps;
 mod nul_guard;
 mod oauth;
 mod observe;
+mod per_blueprint;
 mod unmounted;
 pub use observe::PrometheusTelemetry;
 mod openapi;

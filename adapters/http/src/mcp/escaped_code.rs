@@ -1,68 +1,35 @@
-//! A card's component code as an already-escaped JSON string, kept per blueprint: escaping a
-//! card's compiled code (about 11 KB, dense with quotes and newlines) was the largest single cost
-//! of a cache-hit render's answer (issue 18). An entry serves only the code it was made from: it
-//! is compared with the render's code (a memory comparison, far cheaper than escaping), so a
-//! blueprint whose code changed is escaped again.
+//! A card's component code as an already-escaped JSON string, kept per blueprint
+//! ([`PerBlueprint`]): escaping a card's compiled code (about 11 KB, dense with quotes and
+//! newlines) was the largest single cost of a cache-hit render's answer (issue 18).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use moka::sync::Cache;
 use serde_json::value::RawValue;
+
+use crate::per_blueprint::{Derived, PerBlueprint};
 
 /// Bytes of code (twice: as given and escaped) kept.
 const CAPACITY_BYTES: u64 = 64 * 1024 * 1024;
-/// A blueprint nobody renders leaves; the bound on memory is the capacity.
-const IDLE: Duration = Duration::from_secs(600);
 
 pub(crate) struct EscapedComponents {
-    kept: Cache<String, Arc<Escaped>>,
+    kept: PerBlueprint<Box<RawValue>>,
 }
 
-/// One blueprint's code and its JSON string.
-pub(crate) struct Escaped {
-    code: String,
-    json: Box<RawValue>,
-}
-
-impl Escaped {
-    fn of(code: &str) -> Result<Self, serde_json::Error> {
-        Ok(Self {
-            code: code.to_owned(),
-            json: serde_json::value::to_raw_value(code)?,
-        })
-    }
-
-    /// The code as a JSON string, quotes included.
-    pub(crate) fn json(&self) -> &RawValue {
-        &self.json
-    }
-}
+/// One blueprint's code as a JSON string, quotes included.
+pub(crate) type Escaped = Arc<Derived<Box<RawValue>>>;
 
 impl Default for EscapedComponents {
     fn default() -> Self {
-        let kept = Cache::builder()
-            .max_capacity(CAPACITY_BYTES)
-            .weigher(|_: &String, escaped: &Arc<Escaped>| {
-                u32::try_from(escaped.code.len() + escaped.json.get().len()).unwrap_or(u32::MAX)
-            })
-            .time_to_idle(IDLE)
-            .build();
-        Self { kept }
+        Self {
+            kept: PerBlueprint::new(CAPACITY_BYTES, |json| json.get().len()),
+        }
     }
 }
 
 impl EscapedComponents {
     /// `code`, the component code of `blueprint_id`, escaped.
-    pub(crate) fn of(&self, blueprint_id: &str, code: &str) -> Result<Arc<Escaped>, serde_json::Error> {
-        if let Some(kept) = self.kept.get(blueprint_id)
-            && kept.code == code
-        {
-            return Ok(kept);
-        }
-        let escaped = Arc::new(Escaped::of(code)?);
-        self.kept.insert(blueprint_id.to_owned(), escaped.clone());
-        Ok(escaped)
+    pub(crate) fn of(&self, blueprint_id: &str, code: &str) -> Result<Escaped, serde_json::Error> {
+        self.kept.of(blueprint_id, code, serde_json::value::to_raw_value)
     }
 }
 
@@ -75,12 +42,12 @@ mod tests {
         let components = EscapedComponents::default();
         let first = "export default () => \"<p>\\n</p>\";\n";
         let escaped = components.of("bp_1", first).unwrap();
-        let back: String = serde_json::from_str(escaped.json().get()).unwrap();
+        let back: String = serde_json::from_str(escaped.get()).unwrap();
         assert_eq!(back, first);
         assert!(Arc::ptr_eq(&escaped, &components.of("bp_1", first).unwrap()), "kept");
 
         let changed = "export default () => null;";
-        let back: String = serde_json::from_str(components.of("bp_1", changed).unwrap().json().get()).unwrap();
+        let back: String = serde_json::from_str(components.of("bp_1", changed).unwrap().get()).unwrap();
         assert_eq!(
             back, changed,
             "a changed code is escaped again, not served from the entry"

@@ -123,7 +123,7 @@ pub fn render_meta(
             props: &first_paint.props,
             contract: &first_paint.contract,
             component: Component {
-                code: code.json(),
+                code: &code,
                 blueprint_id: &identity.blueprint_id,
             },
             gadget_bundles: state.agent.gadget_bundles(&first_paint.contract),

@@ -133,6 +133,7 @@ export class LiveSocket {
     token: () => this.tokens.current(),
     unacked: (clientSeq) => this.unacked.get(clientSeq),
     applyServerFrame: (frame) => this.onServerFrame(frame),
+    stored: (clientSeq, answer) => this.settleStored(clientSeq, answer),
     deliverFrame: (frame) => this.options.onFrame(frame),
     refused: (pending, error) => this.onRefused(pending, error),
     sendAgainAfter: (pending, delayMs) => this.sendAgainAfter(pending, delayMs),
@@ -403,14 +404,7 @@ export class LiveSocket {
 
   private onSystem(system: SystemPayload): void {
     if (system.event === 'action_stored' && typeof system.clientSeq === 'number') {
-      const clientSeq = system.clientSeq;
-      window.clearTimeout(this.unacked.get(clientSeq)?.retryTimer);
-      this.unacked.delete(clientSeq);
-      this.inflight = this.inflight.filter((seq) => seq !== clientSeq);
-      if (!this.storedReported.has(clientSeq)) {
-        this.storedReported.add(clientSeq);
-        this.options.onActionStored?.(clientSeq, typeof system.actionId === 'string' ? system.actionId : '', system.duplicate === true);
-      }
+      this.settleStored(system.clientSeq, system);
       if (typeof system.sequence === 'number' && system.sequence > this.eventCursor) {
         this.eventCursor = system.sequence;
       }
@@ -421,6 +415,16 @@ export class LiveSocket {
       this.detach(1000);
       this.connect();
     }
+  }
+
+  /** The action `clientSeq` is stored (`answer`): it leaves the queue, and the card hears it once. */
+  private settleStored(clientSeq: number, answer: SystemPayload): void {
+    window.clearTimeout(this.unacked.get(clientSeq)?.retryTimer);
+    this.unacked.delete(clientSeq);
+    this.inflight = this.inflight.filter((seq) => seq !== clientSeq);
+    if (this.storedReported.has(clientSeq)) return;
+    this.storedReported.add(clientSeq);
+    this.options.onActionStored?.(clientSeq, typeof answer.actionId === 'string' ? answer.actionId : '', answer.duplicate === true);
   }
 
   private onError(error: ErrorPayload): void {
@@ -558,12 +562,13 @@ export class LiveSocket {
 
   /**
    * A probe found the socket working again (socket-probe.ts): polling ends (its GET in flight is
-   * abandoned) and the card subscribes with the same session token and cursors.
+   * abandoned; a POST out is not, since what it answers of its action still counts) and the card
+   * subscribes with the same session token and cursors.
    */
   private backToSocket(): void {
     const poll = this.poll;
     this.poll = null;
-    poll?.abort();
+    poll?.abortPolls();
     this.subscribed = false;
     this.inflight = [];
     this.failedSockets = 0;

@@ -34,7 +34,9 @@ export interface PollQuery {
 }
 
 export class LongPoll {
-  private readonly controllers = new Set<AbortController>();
+  /** The requests in flight, GETs and POSTs apart: polling may end while a POST is out. */
+  private readonly gets = new Set<AbortController>();
+  private readonly posts = new Set<AbortController>();
 
   constructor(private readonly url: string) {}
 
@@ -46,7 +48,7 @@ export class LongPoll {
       wait: String(query.wait),
     });
     if (query.revision !== undefined) params.set('revision', String(query.revision));
-    return this.request(`${this.url}?${params}`, { method: 'GET' }, query.wait * 1000 + GRACE_MS);
+    return this.request(`${this.url}?${params}`, { method: 'GET' }, query.wait * 1000 + GRACE_MS, this.gets);
   }
 
   /** One client frame (`action`, `host_context_observed`); answers what the socket would have. */
@@ -56,18 +58,24 @@ export class LongPoll {
       `${this.url}?${params}`,
       { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(frame) },
       GRACE_MS,
+      this.posts,
     );
+  }
+
+  /** Cancels the GET in flight; a POST out still brings its answer (it may store an action). */
+  abortPolls(): void {
+    abortAll(this.gets);
   }
 
   /** Cancels every request in flight. */
   abort(): void {
-    for (const controller of this.controllers) controller.abort();
-    this.controllers.clear();
+    abortAll(this.gets);
+    abortAll(this.posts);
   }
 
-  private async request(url: string, init: RequestInit, timeoutMs: number): Promise<PollResult> {
+  private async request(url: string, init: RequestInit, timeoutMs: number, controllers: Set<AbortController>): Promise<PollResult> {
     const controller = new AbortController();
-    this.controllers.add(controller);
+    controllers.add(controller);
     const timer = window.setTimeout(() => controller.abort(), timeoutMs);
     try {
       const response = await fetch(url, { ...init, cache: 'no-store', credentials: 'omit', signal: controller.signal });
@@ -86,7 +94,12 @@ export class LongPoll {
       return { kind: 'failed', detail: error instanceof Error ? error.message : String(error) };
     } finally {
       window.clearTimeout(timer);
-      this.controllers.delete(controller);
+      controllers.delete(controller);
     }
   }
+}
+
+function abortAll(controllers: Set<AbortController>): void {
+  for (const controller of controllers) controller.abort();
+  controllers.clear();
 }

@@ -60,7 +60,8 @@ export class Mount implements GadgetHost {
     this.store = new Store({
       phase: 'connecting',
       live: 'connecting',
-      transport: 'websocket',
+      // A preview opens no channel (`start`): from the first paint its data-svc-transport says so.
+      transport: bootstrap.preview ? 'none' : 'websocket',
       notices: {},
       progress: null,
       component: null,

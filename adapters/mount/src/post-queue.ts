@@ -3,9 +3,10 @@
 // order. `live-socket.ts` owns the actions and the channel's state and reaches this queue only
 // through `PostQueueHost`; this file decides what is POSTed when, and hands every answer back.
 
+import { ACTION_REFUSALS_WITHOUT_SEQ } from './action-retry';
 import { reconnectDelay } from './backoff';
 import type { LongPoll, PollResult } from './long-poll';
-import { isObject, type ActionEnvelope, type ErrorPayload, type Frame } from './protocol';
+import { isObject, type ActionEnvelope, type ErrorPayload, type Frame, type JsonObject, type SystemPayload } from './protocol';
 
 /** Client frames the polling transport carries (the rest only mean something on a socket). */
 const POSTABLE = new Set(['action', 'host_context_observed']);
@@ -34,6 +35,9 @@ export interface PostQueueHost<A extends QueuedAction> {
   unacked(clientSeq: number): A | undefined;
   /** A server frame from a POST's answer, applied as if the socket had sent it. */
   applyServerFrame(frame: Frame): void;
+  /** The server stored the action `clientSeq` (`answer` is its `action_stored`), said by an
+   * answer that came after its poll session was over: settled, the resume cursors left alone. */
+  stored(clientSeq: number, answer: SystemPayload): void;
   /** A frame for the card itself (what the fallback answers a tool channel subscribe with). */
   deliverFrame(frame: Frame): void;
   /** The server refused the action (it is sent again after the wait, or given up). */
@@ -140,11 +144,18 @@ export class PostQueue<A extends QueuedAction> {
     const result: PollResult = token
       ? await poll.post(token, { type: 'action', payload: pending.envelope })
       : { kind: 'failed', detail: 'no token' };
-    if (this.host.stopped() || this.host.poll() !== poll) return;
+    if (this.host.stopped()) return;
+    const replaced = this.host.poll() !== poll;
     if (result.kind === 'refused') {
       // Refused unread, so not stored: the next token sends it at once, not the next ack (which
       // waits for the poll held open with the old token).
-      if (token) await this.host.tokenRefused(token);
+      if (token && !replaced) await this.host.tokenRefused(token);
+      return;
+    }
+    if (replaced || !this.host.subscribed()) {
+      // Its poll session is over (a poll failed, or the socket is back): unless this answer
+      // settles it, the action goes again after the next ack.
+      this.settleLate(pending, result);
       return;
     }
     if (result.kind === 'ok') {
@@ -165,6 +176,35 @@ export class PostQueue<A extends QueuedAction> {
     // toward giving an action up.
     this.host.sendAgainAfter(pending, reconnectDelay(pending.unanswered++));
   }
+
+  /**
+   * What an answer that came after its poll session was over says of its action: stored, or
+   * refused. Dropped, a store would go unheard, and the action POSTed again would be reported a
+   * duplicate. Nothing else of it is applied: its stream data and cursors are of a session the
+   * card no longer resumes from, and an error about no action (SESSION_EXPIRED) is the current
+   * transport's to find out.
+   */
+  private settleLate(pending: A, result: PollResult): void {
+    const clientSeq = pending.envelope.clientSeq;
+    const settled = (): boolean => this.host.unacked(clientSeq) !== pending; // reported once only
+    if (result.kind === 'failed' && result.refusal && !settled()) this.host.refused(pending, { ...result.refusal, clientSeq });
+    if (result.kind !== 'ok') return;
+    for (const frame of result.frames) {
+      if (settled()) return;
+      const payload = isObject(frame.payload) ? frame.payload : {};
+      if (frame.type === 'system' && payload.event === 'action_stored' && payload.clientSeq === clientSeq) {
+        this.host.stored(clientSeq, payload as SystemPayload);
+      } else if (frame.type === 'error' && refusesAction(payload, clientSeq)) {
+        this.host.refused(pending, { ...(payload as ErrorPayload), clientSeq });
+      }
+    }
+  }
+}
+
+/** Whether an `error` answering the POST of action `clientSeq` refuses it: it names the action,
+ * or names none and is sent before a frame is read (RATE_LIMITED), so refuses whatever it answers. */
+function refusesAction(error: JsonObject, clientSeq: number): boolean {
+  return error.clientSeq === clientSeq || (error.clientSeq === undefined && ACTION_REFUSALS_WITHOUT_SEQ.has(String(error.code)));
 }
 
 /** An `error` frame answering a POSTed action, with that action's clientSeq when it has none. */

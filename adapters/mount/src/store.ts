@@ -46,8 +46,8 @@ export interface CardState {
    * `preview`: no session behind the card (a blueprint preview), so nothing to connect to. */
   live: 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed' | 'off' | 'preview';
   /** How the live frames travel: the WebSocket, or `pollingUrl` where the socket is blocked;
-   * `closed` once the channel closed for good. */
-  transport: 'websocket' | 'polling' | 'closed';
+   * `closed` once the channel closed for good; `none` for a preview, which never opens one. */
+  transport: 'websocket' | 'polling' | 'closed' | 'none';
   /** Messages for the user by cause: why the card failed, a refused action, ... */
   notices: Readonly<Partial<Record<NoticeCause, string>>>;
   progress: string | null;

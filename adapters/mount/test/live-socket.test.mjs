@@ -489,6 +489,78 @@ for (const [order, postDelay, pollDelay] of [
   });
 }
 
+/** Answers an action's POST after `delayMs` as the server does: stored once, a repeated clientSeq
+ * `duplicate: true`. */
+function storesOnce(delayMs) {
+  const storedSeqs = new Set();
+  return (request) =>
+    new Promise((resolve) =>
+      setTimeout(() => {
+        const clientSeq = request.body.payload.clientSeq;
+        const duplicate = storedSeqs.has(clientSeq);
+        storedSeqs.add(clientSeq);
+        resolve(json({ frames: [{ type: 'system', payload: { event: 'action_stored', clientSeq, actionId: 'a1', sequence: 1, duplicate } }] }));
+      }, delayMs),
+    );
+}
+/** A LiveSocket that records each stored action with its `duplicate`. */
+const recordingDuplicates = (options = {}) => {
+  const storedAs = [];
+  const { socket, seen } = liveSocket({ onActionStored: (clientSeq, _actionId, duplicate) => storedAs.push([clientSeq, duplicate]), ...options });
+  return { socket, seen, storedAs };
+};
+
+test('over polling, an action stored while the poll session was down is reported once, and not as a duplicate', async () => {
+  const down = () => new Response('', { status: 502 });
+  // The ack; a poll that fails at 100 ms; the ack again at about 2.5 s. The POST is answered at 1 s.
+  const posts = scriptedPollingServer([pollAck('session-token'), after(100, down), after(2_000, () => pollAck('session-token'))], storesOnce(1_000));
+  const { socket, storedAs } = recordingDuplicates({ url: undefined, pollingUrl: 'http://svc.test/_svc/poll/s1' });
+  socket.start();
+  await settle();
+  const seq = action(socket);
+  await advance(5_000);
+  assert.deepEqual(storedAs, [[seq, false]]);
+  assert.equal(posts.length, 1, 'the next ack does not send it again');
+  socket.stop();
+});
+
+for (const [what, closes] of [
+  ['is reported once, and not sent on the socket', false],
+  ['reports nothing once the channel closed', true],
+]) {
+  test(`an action stored while the card went back from polling to the socket ${what}`, async () => {
+    const posts = scriptedPollingServer([pollAck('session-token')], storesOnce(6_000));
+    const { socket, seen, storedAs } = recordingDuplicates({ pollingUrl: 'http://svc.test/_svc/poll/s1' });
+    socket.start();
+    lastSocket().serverClose(1006); // two sockets close before their ack: polling takes over
+    await advance(600);
+    lastSocket().serverClose(1006);
+    await settle();
+    assert.equal(socket.transport, 'polling');
+    const seq = action(socket);
+    await advance(5_100); // the first probe, 5 s after polling began, while the POST is out
+    const probe = lastSocket();
+    probe.open();
+    probe.receive('pong');
+    await settle();
+    assert.equal(socket.transport, 'websocket');
+    const ws = lastSocket();
+    if (closes) socket.stop();
+    await advance(1_000); // the POST is answered
+    assert.equal(posts.length, 1);
+    if (closes) {
+      assert.deepEqual(storedAs, [], 'nothing is reported after the channel closed');
+      assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[seq, 'NOT_CONNECTED']]);
+      return;
+    }
+    assert.deepEqual(storedAs, [[seq, false]]);
+    ws.open();
+    ws.ack();
+    assert.deepEqual(ws.actionSeqs(), [], 'stored: not sent again on the socket');
+    socket.stop();
+  });
+}
+
 /** How often the card rebuilt its streams after the ack (`ack`) and a `system` frame. */
 function rebuildsAfter(ack, system) {
   let rebuilds = 0;

@@ -134,6 +134,17 @@ test('the transport the card shows (data-svc-transport) is closed once the chann
   assert.deepEqual([addressless.store.get().transport, addressless.store.get().live], ['closed', 'failed']);
 });
 
+test('a preview (no session behind it) shows transport none, and opens no channel', async () => {
+  fetches.answer = async () => json({ frames: [] });
+  const preview = mounted(fakeLoader(), { preview: true, component: { code: CODE } });
+  await advance(10_000);
+  assert.deepEqual([preview.store.get().transport, preview.store.get().live], ['none', 'preview']);
+  assert.equal(lastSocket(), undefined, 'no socket');
+  assert.deepEqual(fetches.log, [], 'no poll');
+  preview.stop();
+  assert.equal(preview.store.get().transport, 'none');
+});
+
 test('a refused action says so until a later action is stored', async () => {
   const mount = mounted(fakeLoader(), { component: { code: CODE } });
   const ws = lastSocket();

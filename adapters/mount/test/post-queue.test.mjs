@@ -19,7 +19,7 @@ function postQueue() {
   const state = { poll: new LongPoll('http://svc.test/poll'), subscribed: true, stopped: false, token: 'session-token' };
   state.swap = async () => ((state.token = 'fresh-token'), true);
   const actions = new Map();
-  const seen = { applied: [], delivered: [], refused: [], retries: [], tokensRefused: [] };
+  const seen = { applied: [], stored: [], delivered: [], refused: [], retries: [], tokensRefused: [] };
   const queue = new PostQueue({
     poll: () => state.poll,
     subscribed: () => state.subscribed,
@@ -29,6 +29,10 @@ function postQueue() {
     applyServerFrame: (frame) => {
       seen.applied.push(frame);
       if (frame.payload?.event === 'action_stored') actions.delete(frame.payload.clientSeq); // as the channel does
+    },
+    stored: (clientSeq) => {
+      seen.stored.push(clientSeq);
+      actions.delete(clientSeq);
     },
     deliverFrame: (frame) => seen.delivered.push(frame),
     refused: (action, error) => {
@@ -348,7 +352,8 @@ test('nothing is POSTed before the ack or after the channel closed, and clear() 
 });
 
 test('an answer that arrives after the transport changed is dropped, and the queue stops', async () => {
-  const posts = server((body) => json({ frames: [{ type: 'system', payload: { event: 'late' } }, ...(body.type === 'action' ? [stored(body.payload.clientSeq)] : [])] }), 500);
+  // The late answer says nothing of the action (one that does settles it: below); later ones store it.
+  const posts = server((body) => json({ frames: [{ type: 'system', payload: { event: 'late' } }, ...(body.type === 'action' && posts.bodies.length > 1 ? [stored(body.payload.clientSeq)] : [])] }), 500);
   const { queue, state, seen, act } = postQueue();
   act(1);
   queue.send(context(1));
@@ -381,3 +386,60 @@ for (const [when, change] of [
     assert.deepEqual(seen.applied, []);
   });
 }
+
+/** An answer to action 1: frames of every kind about no action, then `about`, the ones about it. */
+const mixedAnswer = (about) =>
+  json({
+    frames: [
+      { type: 'data', payload: { channel: 'log', seq: 9, payload: 'x' } },
+      { type: 'system', payload: { event: 'late' } },
+      { type: 'error', payload: { code: 'SESSION_EXPIRED', message: 'the session expired' } },
+      { type: 'error', payload: { code: 'BAD_FRAME', clientSeq: 2 } },
+      ...about,
+    ],
+  });
+
+for (const [when, change] of [
+  ['the poll session went down', (state) => (state.subscribed = false)],
+  ['the transport changed', (state) => (state.poll = new LongPoll('http://svc.test/poll'))],
+]) {
+  test(`an answer that arrives after ${when} still settles its action; nothing else of it is applied`, async () => {
+    const posts = server(() => mixedAnswer([stored(1)]), 500);
+    const { state, seen, act } = postQueue();
+    act(1);
+    await advance(100);
+    change(state);
+    await advance(1_000);
+    assert.deepEqual(seen.stored, [1], 'its action_stored counts: the action is not POSTed again');
+    assert.deepEqual(seen.applied, [], 'the stream data, cursors and errors of a session that is over are not');
+    assert.deepEqual(seen.refused, []);
+    assert.deepEqual(seen.retries, []);
+    assert.deepEqual(posted(posts), [1]);
+  });
+
+  test(`a refusal of its action that arrives after ${when} still counts; one about no action does not`, async () => {
+    server(() => mixedAnswer([{ type: 'error', payload: { code: 'RATE_LIMITED', message: 'slow down' } }, { type: 'error', payload: { code: 'NOPE', clientSeq: 1 } }]), 500);
+    const { state, seen, act } = postQueue();
+    act(1);
+    await advance(100);
+    change(state);
+    await advance(1_000);
+    assert.deepEqual(seen.refused, [
+      { code: 'RATE_LIMITED', message: 'slow down', clientSeq: 1 },
+      { code: 'NOPE', clientSeq: 1 },
+    ]);
+    assert.deepEqual(seen.applied, []);
+    assert.deepEqual(seen.stored, []);
+  });
+}
+
+test('an answer that arrives after the transport changed and the channel closed settles nothing', async () => {
+  server(() => mixedAnswer([stored(1)]), 500);
+  const { state, seen, act } = postQueue();
+  act(1);
+  await advance(100);
+  state.poll = null;
+  state.stopped = true;
+  await advance(1_000);
+  assert.deepEqual([seen.stored, seen.applied, seen.refused, seen.retries], [[], [], [], []]);
+});

@@ -46,7 +46,7 @@ pub fn check(settings: &Settings) -> Result<(), String> {
     let url = settings.database_url();
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         return Err(
-            "hosted mode needs PostgreSQL, not SQLite: set server.database_url (or --database-url) to postgres://user@host/db"
+            "hosted mode needs PostgreSQL (SQLite and MariaDB are for self-hosting): set server.database_url (or --database-url) to postgres://user@host/db"
                 .into(),
         );
     }

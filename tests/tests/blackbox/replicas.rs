@@ -1,6 +1,6 @@
-//! Two replicas on one PostgreSQL database: live frames and consume wake-ups cross replicas
-//! through the event bus (PostgreSQL LISTEN/NOTIFY, and NATS), and stopping one replica loses
-//! nothing it acknowledged.
+//! Two replicas on one PostgreSQL database (or MariaDB, through NATS): live frames and consume
+//! wake-ups cross replicas through the event bus (PostgreSQL LISTEN/NOTIFY, and NATS), and
+//! stopping one replica loses nothing it acknowledged.
 //!
 //! The NATS variant needs a broker at `SVC_TEST_NATS_URL` (default `nats://127.0.0.1:4222`):
 //! without one it prints a `skipped:` line, unless `SVC_REQUIRE_NATS=1` (CI), where it fails.
@@ -92,18 +92,31 @@ async fn rendered_on_a_subscribed_on_b(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn frames_and_wake_ups_cross_replicas() {
-    frames_and_wake_ups_cross_replicas_on("postgres", |_| {}).await;
+    frames_and_wake_ups_cross_replicas_on(Backend::Postgres, "postgres", |_| {}).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn frames_and_wake_ups_cross_replicas_on_nats() {
     if let Some(configure) = on_nats("frames_and_wake_ups_cross_replicas_on_nats").await {
-        frames_and_wake_ups_cross_replicas_on("nats", configure).await;
+        frames_and_wake_ups_cross_replicas_on(Backend::Postgres, "nats", configure).await;
     }
 }
 
-async fn frames_and_wake_ups_cross_replicas_on(bus: &str, configure: impl FnOnce(&mut svc::Settings)) {
-    let Some(a) = TestApp::spawn_configured("replicas", Backend::Postgres, Auth::DevAllowAll, |s| {
+/// MariaDB has no bus of its own (README, "Choosing the database"): replicas on it share live frames through
+/// NATS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn frames_and_wake_ups_cross_replicas_on_nats_over_mariadb() {
+    if let Some(configure) = on_nats("frames_and_wake_ups_cross_replicas_on_nats_over_mariadb").await {
+        frames_and_wake_ups_cross_replicas_on(Backend::Mariadb, "nats", configure).await;
+    }
+}
+
+async fn frames_and_wake_ups_cross_replicas_on(
+    backend: Backend,
+    bus: &str,
+    configure: impl FnOnce(&mut svc::Settings),
+) {
+    let Some(a) = TestApp::spawn_configured("replicas", backend, Auth::DevAllowAll, |s| {
         s.live.bus = bus.to_owned();
         configure(s);
     })

@@ -12,7 +12,8 @@
 #                                           # (server.database_sole_server: reads kept in memory)
 #
 # Options: --duration SECONDS per row (default 6), --connections N (default 16),
-# --threads N (default 2), --rows LIST (comma-separated row names, default all).
+# --threads N (default 2), --rows LIST (comma-separated row names, default all but
+# resource_read_each and resource_read_gzip_each: the reads with each answer checked in Lua).
 # Env: SVC_BIN (default target/release/svc). Needs `wrk` (Debian: apt-get install -y wrk),
 # `curl`, `node` and tests/peers/node_modules (tests/peers/install.sh); `psql` for --postgres
 # (a fresh database is created beside the given one and dropped afterwards), and `pgbench` for
@@ -65,7 +66,10 @@ results="$work/results"
 selected() { [[ ",$rows," == *",$1,"* ]]; }
 
 # measure NAME LABEL CONNECTIONS URL SCRIPT [BODY [ACCEPT_ENCODING]]: one wrk run, one line
-# "NAME LABEL rps p50 p99 errors".
+# "NAME LABEL rps p50 p99 errors". With check_each=0 (see measure_by_size) rpc.lua looks at no
+# answer, and the row's answers are checked by their mean size against $answer_bytes.
+check_each=1
+answer_bytes=0
 measure() {
   local name="$1" label="$2" conns="$3" url="$4" script="$5" body="${6:-}" encoding="${7:-}"
   selected "$name" || return 0
@@ -76,15 +80,56 @@ measure() {
   # Without a script the coding is asked for by a header (rpc.lua reads LOAD_ACCEPT_ENCODING).
   [[ -z "$script" && -n "$encoding" ]] && args=(-H "Accept-Encoding: $encoding" "${args[@]}")
   local out
-  out="$(LOAD_BODY="$body" LOAD_ACCEPT_ENCODING="$encoding" timeout $((duration + 30)) wrk "${args[@]}" 2>"$work/wrk.err")"
+  out="$(LOAD_BODY="$body" LOAD_ACCEPT_ENCODING="$encoding" LOAD_CHECK_EACH="$check_each" \
+    timeout $((duration + 30)) wrk "${args[@]}" 2>"$work/wrk.err")"
   local rps p50 p99 errors
   rps="$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")"
   p50="$(awk '$1 == "50%" {print $2}' <<<"$out")"
   p99="$(awk '$1 == "99%" {print $2}' <<<"$out")"
   errors="$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')"
+  [[ "$check_each" == 0 ]] && errors="$errors$(mean_size_check "$out")"
   [[ -s "$work/wrk.err" ]] && errors="$errors $(head -c 200 "$work/wrk.err" | tr '\n' ' ')"
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$label" "$rps" "$p50" "$p99" "$errors" >>"$results"
   printf '  %-16s %10s req/s  p50 %8s  p99 %8s %s\n' "$name" "$rps" "$p50" "$p99" "$errors" >&2
+}
+
+# mean_size_check WRK_OUTPUT: nothing when the row's bytes read divided by its requests is within
+# 1% of $answer_bytes (one whole answer, head and body, fetched before the row), else what it
+# was. An answer that is not the expected one (a JSON-RPC error, another coding) has another
+# size, so a row with more than about 1% of them shows here, as rpc.lua's check of each answer
+# would show it, without wrk copying every answer into Lua.
+mean_size_check() {
+  awk -v expected="$answer_bytes" '
+    / requests in .* read$/ {
+      requests = $1; read = $(NF - 1)
+      unit = read; sub(/^[0-9.]+/, "", unit); sub(/[A-Za-z]+$/, "", read)
+      scale["B"] = 1; scale["KB"] = 1024; scale["MB"] = 1024 ^ 2; scale["GB"] = 1024 ^ 3; scale["TB"] = 1024 ^ 4
+      mean = read * scale[unit] / requests
+      if (requests == 0 || mean < expected * 0.99 || mean > expected * 1.01)
+        printf "answers of %.0f bytes on average, not %d", mean, expected
+    }' <<<"$1"
+}
+
+# measure_by_size NAME LABEL CONNECTIONS URL BODY [ACCEPT_ENCODING]: measure with rpc.lua looking
+# at no answer, as /healthz's row; one answer is fetched first and must be a JSON-RPC success
+# (in the coding asked for), and the row's answers must have its size on average.
+measure_by_size() {
+  local name="$1" label="$2" conns="$3" url="$4" body="$5" encoding="${6:-}"
+  selected "$name" || return 0
+  local head="$work/answer.head" answer="$work/answer.body"
+  curl -s -D "$head" -o "$answer" -H 'content-type: application/json' \
+    -H 'accept: application/json, text/event-stream' -H "authorization: Bearer $bearer" \
+    ${encoding:+-H "accept-encoding: $encoding"} -d "$body" "$url"
+  local text
+  if [[ -n "$encoding" ]]; then text="$(gzip -dc <"$answer")"; else text="$(cat "$answer")"; fi
+  if [[ "$text" != '{"jsonrpc":"2.0","id":'*'"result":'* ]] || [[ "$text" == *'Error":true'* ]]; then
+    echo "run.sh: $name: the answer is not a success: ${text:0:300}" >&2
+    exit 1
+  fi
+  answer_bytes=$(( $(wc -c <"$head") + $(wc -c <"$answer") ))
+  check_each=0
+  measure "$name" "$label" "$conns" "$url" rpc.lua "$body" "$encoding"
+  check_each=1
 }
 
 echo "run.sh: svc $backend ($mode) at $base, TS SDK peer at 127.0.0.1:$peer_port;" \
@@ -98,14 +143,19 @@ measure get_session "svc_get_session" "$c" "$mcp" rpc.lua "${row_body[get_sessio
 # The answer's size in each coding, in the rows' labels (the bytes are most of the read's cost
 # beyond a small read's: BENCHMARKS.md, session 28).
 read_size() {
-  selected resource_read || selected resource_read_gzip || { echo 0; return; }
+  selected resource_read || selected resource_read_gzip || selected resource_read_each \
+    || selected resource_read_gzip_each || { echo 0; return; }
   curl -s -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
     -H "authorization: Bearer $bearer" ${1:+-H "accept-encoding: $1"} \
     -d "${row_body[resource_read]}" "$mcp" | wc -c || echo 0
 }
 read_bytes="$(read_size)" read_gzip_bytes="$(read_size gzip)"
-measure resource_read "resources/read (render, $((read_bytes / 1024)) KiB)" "$c" "$mcp" rpc.lua "${row_body[resource_read]}"
-measure resource_read_gzip "resources/read (render), gzip ($((read_gzip_bytes / 1024)) KiB)" "$c" "$mcp" rpc.lua "${row_body[resource_read]}" gzip
+measure_by_size resource_read "resources/read (render, $((read_bytes / 1024)) KiB)" "$c" "$mcp" "${row_body[resource_read]}"
+measure_by_size resource_read_gzip "resources/read (render), gzip ($((read_gzip_bytes / 1024)) KiB)" "$c" "$mcp" "${row_body[resource_read]}" gzip
+# The same two with each answer looked at in Lua (the rows' method until session 40), asked for
+# by name: what that costs the client on the shared cores is the difference.
+measure resource_read_each "the same, unencoded, each answer checked in Lua" "$c" "$mcp" rpc.lua "${row_body[resource_read]}"
+measure resource_read_gzip_each "the same, gzip, each answer checked in Lua" "$c" "$mcp" rpc.lua "${row_body[resource_read]}" gzip
 # The framework's floor for a body of a card document's size: the mount runtime, a static
 # string served with no database, no JSON and no authentication; unencoded, and gzipped (deflated
 # once per process) as the floor for the gzipped read's bytes.

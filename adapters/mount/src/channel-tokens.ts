@@ -1,8 +1,10 @@
 // The live channel's tokens: which one a subscribe, a poll or a POST carries (the session token an
 // `ack` brought, else the card's wsToken), and what is tried when the server refuses it: the
 // wsToken behind a refused session token, then one fresh wsToken from the host per `ack`
-// (`refreshWsToken`), then nothing (the channel fails with AUTH_FAILED). `live-socket.ts` owns
-// the transports and reaches this file only through `ChannelTokensHost`.
+// (`refreshWsToken`), then nothing (the channel fails with AUTH_FAILED). A card with no token at
+// all asks the host the same way before it polls (on a socket, the subscribe without one is
+// refused and asks it). `live-socket.ts` owns the transports and reaches this file only through
+// `ChannelTokensHost`.
 
 import type { SubscribePayload } from './protocol';
 
@@ -33,19 +35,24 @@ export interface ChannelTokensHost {
 /** What is left to try once the current token is refused. */
 type Fallback = 'wsToken' | 'refresh' | 'none';
 
+/** Why the channel fails when the host gives no token in place of a refused one, or of none. */
+const REFUSED = 'AUTH_FAILED: the live-channel token was refused';
+const NO_TOKEN = 'the card has no token for the live channel';
+
 export class ChannelTokens {
   private sessionToken: string | undefined;
   private wsToken: string | undefined;
   /** A refused wsToken is swapped once per successful subscribe, not in a loop. */
   private refreshed = false;
-  /** While polling, the swap of a refused token under way: a request refused meanwhile waits for it. */
+  /** While polling, the swap of a refused (or missing) token under way: a request refused
+   * meanwhile waits for it. */
   private swap: Promise<boolean> | null = null;
 
   constructor(
     private readonly source: TokenSource,
     private readonly host: ChannelTokensHost,
   ) {
-    this.wsToken = source.wsToken;
+    this.wsToken = source.wsToken || undefined; // an empty one is none: the host is asked for one
   }
 
   /** The token a poll or a POST carries. */
@@ -106,17 +113,33 @@ export class ChannelTokens {
    * True when there is another token to try, false once the channel closed instead.
    */
   swapRefused(refused: string): Promise<boolean> {
+    return this.swapOnce(refused, REFUSED);
+  }
+
+  /**
+   * A poll is due and the card has no token at all (its bootstrap carried none): the host is
+   * asked for one, as for a refused wsToken, and the channel fails if it gives none. It shares the
+   * swap of `swapRefused`: an ask while one is under way joins it, and one made once a token
+   * arrived needs none. True once there is a token to try, false once the channel closed instead.
+   */
+  swapMissing(): Promise<boolean> {
+    return this.swapOnce(undefined, NO_TOKEN);
+  }
+
+  /** One swap at a time, replacing `replaced` (still current); `failure` closes the channel when
+   * nothing is left to try. */
+  private swapOnce(replaced: string | undefined, failure: string): Promise<boolean> {
     if (this.host.stopped()) return Promise.resolve(false);
     if (this.swap) return this.swap;
-    if (this.current() !== refused) return Promise.resolve(true);
-    const swap = this.swapToken().finally(() => {
+    if (this.current() !== replaced) return Promise.resolve(true);
+    const swap = this.swapToken(failure).finally(() => {
       if (this.swap === swap) this.swap = null;
     });
     this.swap = swap;
     return swap;
   }
 
-  private async swapToken(): Promise<boolean> {
+  private async swapToken(failure: string): Promise<boolean> {
     const next = this.fallBack();
     if (next === 'wsToken') return true;
     if (next === 'refresh') {
@@ -130,7 +153,7 @@ export class ChannelTokens {
         return true;
       }
     }
-    this.host.fail('AUTH_FAILED: the live-channel token was refused');
+    this.host.fail(failure);
     return false;
   }
 

@@ -123,7 +123,7 @@ export class LiveSocket {
     applyServerFrame: (frame) => this.onServerFrame(frame),
     reconnecting: (detail) => this.report('reconnecting', detail),
     tokenRefused: (token) => this.tokens.swapRefused(token),
-    fail: (detail) => this.fail(detail),
+    tokenMissing: () => this.tokens.swapMissing(),
   };
   /** While polling, the client frames and the actions of `unacked` still to be POSTed. */
   private readonly postQueue = new PostQueue<PendingAction>({

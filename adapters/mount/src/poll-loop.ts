@@ -29,8 +29,8 @@ export interface PollLoopHost {
   reconnecting(detail: string): void;
   /** `token` was refused: true once the channel has another to try, false if it closed instead. */
   tokenRefused(token: string): Promise<boolean>;
-  /** Closes the channel for good. */
-  fail(detail: string): void;
+  /** There is no token to poll with: true once the channel has one, false if it closed instead. */
+  tokenMissing(): Promise<boolean>;
 }
 
 export class PollLoop {
@@ -50,13 +50,15 @@ export class PollLoop {
   async run(): Promise<void> {
     const { poll, host } = this;
     while (host.polling(poll)) {
-      const token = host.token();
-      if (!token) {
-        host.fail('the card has no token for the live channel');
-        return;
-      }
       if (navigator.onLine === false) {
         await pause(OFFLINE_CHECK_MS);
+        continue;
+      }
+      const token = host.token();
+      if (!token) {
+        // A bootstrap without a wsToken: the host is asked for one (online, as a socket's refused
+        // subscribe asks it), and the channel fails if it gives none.
+        if (!(await host.tokenMissing())) return;
         continue;
       }
       if (this.pollToken !== undefined && token !== this.pollToken) {

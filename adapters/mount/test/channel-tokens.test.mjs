@@ -13,8 +13,9 @@ beforeEach(beginTest);
 afterEach(endTest);
 
 /** Tokens whose host records every call in `log`; `refresh` answers the host's refreshes in
- * turn (a token, null, or an Error to reject with), held until `answer()` when `held`. */
-function channelTokens({ refreshes = ['fresh-token'], held = false, canRefresh = true } = {}) {
+ * turn (a token, null, or an Error to reject with), held until `answer()` when `held`;
+ * `bootstrap` is what the card's bootstrap gave. */
+function channelTokens({ refreshes = ['fresh-token'], held = false, canRefresh = true, bootstrap = { wsToken: 'ws-token' } } = {}) {
   const state = { stopped: false, subscribed: true, asked: 0 };
   const log = [];
   const pending = [];
@@ -24,7 +25,7 @@ function channelTokens({ refreshes = ['fresh-token'], held = false, canRefresh =
     return new Promise((resolve, reject) => (held ? pending.push(() => settleWith(resolve, reject)) : settleWith(resolve, reject)));
   };
   const tokens = new ChannelTokens(
-    { wsToken: 'ws-token', ...(canRefresh ? { refreshWsToken } : {}) },
+    { ...bootstrap, ...(canRefresh ? { refreshWsToken } : {}) },
     {
       stopped: () => state.stopped,
       subscribed: () => state.subscribed,
@@ -160,4 +161,45 @@ test('the socket and the polling transport share the refresh of an ack', async (
   assert.equal(await tokens.swapRefused('ws-token'), true);
   assert.equal(tokens.refusedOnSocket(), false);
   assert.equal(state.asked, 1);
+});
+
+for (const [what, bootstrap] of [
+  ['no wsToken', {}],
+  ['an empty wsToken', { wsToken: '' }],
+]) {
+  test(`a card with ${what}: the host is asked once, however many ask meanwhile (a refusal too), and all go on with its token`, async () => {
+    const { tokens, state, log, answer } = channelTokens({ bootstrap, held: true });
+    state.subscribed = false; // no token, so no ack yet
+    assert.equal(tokens.current(), undefined);
+    assert.deepEqual(tokens.credentials(), {});
+    const first = tokens.swapMissing();
+    const second = tokens.swapMissing();
+    const refused = tokens.swapRefused('stale-token');
+    assert.equal(second, first, 'a second ask waits for the same swap');
+    assert.equal(refused, first, 'so does a refusal meanwhile');
+    await settle();
+    assert.equal(state.asked, 1);
+    assert.deepEqual(log, ['reconnecting: refreshing the live-channel token']);
+    answer();
+    assert.deepEqual(await Promise.all([first, second, refused]), [true, true, true]);
+    assert.equal(tokens.current(), 'fresh-token');
+    assert.deepEqual(tokens.credentials(), { wsToken: 'fresh-token' });
+    assert.deepEqual(log, ['reconnecting: refreshing the live-channel token'], 'not live before the ack');
+    // Once there is a token, an ask needs no swap at all.
+    assert.equal(await tokens.swapMissing(), true);
+    assert.equal(state.asked, 1);
+  });
+}
+
+test('a card without a token whose host gives none (null, a failed refresh, no refresh at all) fails the channel saying it has none', async () => {
+  for (const refreshes of [[null], [new Error('host gone')]]) {
+    const { tokens, state, log } = channelTokens({ bootstrap: {}, refreshes });
+    assert.equal(await tokens.swapMissing(), false);
+    assert.equal(state.asked, 1);
+    assert.deepEqual(log, ['reconnecting: refreshing the live-channel token', 'fail: the card has no token for the live channel']);
+    assert.equal(await tokens.swapMissing(), false, 'a closed channel swaps nothing');
+  }
+  const without = channelTokens({ bootstrap: {}, canRefresh: false });
+  assert.equal(await without.tokens.swapMissing(), false);
+  assert.deepEqual(without.log, ['fail: the card has no token for the live channel']);
 });

@@ -433,6 +433,72 @@ test('over polling, a POST refused with 401 refreshes the wsToken itself: the ac
   socket.stop();
 });
 
+/** Starts a card whose host blocks the WebSocket: two sockets close before their ack, and polling
+ * takes over. */
+async function blockedSocket(socket) {
+  socket.start();
+  lastSocket().serverClose(1006);
+  await advance(600);
+  lastSocket().serverClose(1006);
+  await settle();
+}
+
+for (const [what, wsToken] of [
+  ['no wsToken', undefined],
+  ['an empty wsToken', ''],
+]) {
+  test(`over polling, a card with ${what} asks the host for one, once, then polls with it and goes live (as on a socket)`, async () => {
+    let refreshes = 0;
+    const refreshWsToken = () => {
+      refreshes += 1;
+      return new Promise((resolve) => setTimeout(() => resolve('fresh-token'), 1_000));
+    };
+    const posts = scriptedPollingServer([pollAck('session-token')], storesUnless());
+    const { socket, seen } = liveSocket({ pollingUrl: 'http://svc.test/_svc/poll/s1', wsToken, refreshWsToken });
+    await blockedSocket(socket);
+    assert.equal(socket.transport, 'polling');
+    assert.equal(seen.statuses.at(-1), 'reconnecting: refreshing the live-channel token');
+    assert.deepEqual(polledWith(), [], 'nothing is polled before the host answers');
+    await advance(1_000);
+    assert.equal(refreshes, 1);
+    // The fresh token's first poll asks for the ack, which brings a session token for it.
+    assert.deepEqual(polledWith(), [
+      ['fresh-token', '0', null],
+      ['session-token', '20', '1'],
+    ]);
+    assert.equal(seen.statuses.at(-1), 'live');
+    const seq = action(socket);
+    await settle();
+    assert.deepEqual(postedWith(posts), [['session-token', seq]]);
+    assert.deepEqual(seen.stored, [seq]);
+    socket.stop();
+  });
+}
+
+for (const [gives, answer] of [
+  ['none', () => Promise.resolve(null)],
+  ['an error', () => Promise.reject(new Error('host gone'))],
+  ['no refresh at all', undefined],
+]) {
+  test(`over polling, a card without a wsToken whose host gives ${gives} fails as it has no token, and polls nothing`, async () => {
+    let refreshes = 0;
+    const refreshWsToken = answer && (() => ((refreshes += 1), answer()));
+    scriptedPollingServer([pollAck('session-token')], storesUnless());
+    const { socket, seen } = liveSocket({ pollingUrl: 'http://svc.test/_svc/poll/s1', wsToken: undefined, refreshWsToken });
+    await blockedSocket(socket);
+    await advance(5_000);
+    assert.equal(refreshes, answer ? 1 : 0, 'the host is asked once, if it can be');
+    const failing = answer ? ['reconnecting: refreshing the live-channel token'] : [];
+    assert.deepEqual(seen.statuses.slice(-1 - failing.length), [...failing, 'failed: the card has no token for the live channel']);
+    assert.equal(seen.statuses.filter((status) => status.startsWith('failed')).length, 1);
+    assert.deepEqual(fetches.log, [], 'no poll, no POST');
+    assert.equal(socket.transport, 'closed');
+    const seq = action(socket);
+    await settle();
+    assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[seq, 'NOT_CONNECTED']]);
+  });
+}
+
 for (const transport of ['websocket', 'polling']) {
   test(`stop() while the token is being refreshed (${transport}): closed is the last status, whatever the refresh brings`, async () => {
     let answerRefresh;

@@ -17,11 +17,12 @@ beforeEach(() => {
 afterEach(endTest);
 
 /** A polling channel whose answers to the loop are recorded in `seen`; `tokenRefused` answers
- * with `refusal()` (the next token, or null: the channel closes). */
-function pollLoop({ refusal = () => 'ws-token' } = {}) {
+ * with `refusal()` and `tokenMissing` with `missing()` (the next token, or null: the channel
+ * closes). */
+function pollLoop({ refusal = () => 'ws-token', missing = () => 'fresh-token' } = {}) {
   const poll = new LongPoll('http://svc.test/poll');
   const state = { polling: true, token: 'session-token', fromSeq: 3, sinceSequence: 7, subscribed: false };
-  const seen = { applied: [], reconnecting: [], unsubscribed: 0, refused: [], failed: [] };
+  const seen = { applied: [], reconnecting: [], unsubscribed: 0, refused: [], missing: 0 };
   const loop = new PollLoop(poll, {
     polling: (p) => p === poll && state.polling,
     token: () => state.token,
@@ -48,9 +49,15 @@ function pollLoop({ refusal = () => 'ws-token' } = {}) {
       state.token = next;
       return true;
     },
-    fail: (detail) => {
-      seen.failed.push(detail);
-      state.polling = false;
+    tokenMissing: async () => {
+      seen.missing += 1;
+      const next = missing();
+      if (next === null) {
+        state.polling = false;
+        return false;
+      }
+      state.token = next;
+      return true;
     },
   });
   return { loop, state, seen, start: () => void loop.run() };
@@ -175,14 +182,45 @@ test('while the browser is offline nothing is polled; it looks again every secon
   assert.equal(gets[0].at - START, 6_000, 'polled at the next look');
 });
 
-test('without a token the channel fails and nothing is polled', async () => {
+test('without a token the loop asks the channel for one; the first poll carries it and asks for the ack', async () => {
   const gets = server([ack(1)]);
   const { state, seen, start } = pollLoop();
   state.token = undefined;
   start();
+  await settle();
+  assert.equal(seen.missing, 1);
+  assert.deepEqual(
+    gets.map((get) => [get.token, get.wait, get.revision]),
+    [
+      ['fresh-token', '0', undefined],
+      ['fresh-token', '20', '1'],
+    ],
+  );
+  assert.deepEqual(seen.applied.map((frame) => frame.type), ['ack']);
+});
+
+test('without a token the channel cannot give, nothing is polled and the loop ends', async () => {
+  const gets = server([ack(1)]);
+  const { state, seen, loop } = pollLoop({ missing: () => null });
+  state.token = undefined;
+  await loop.run();
   await advance(5_000);
-  assert.deepEqual(seen.failed, ['the card has no token for the live channel']);
+  assert.equal(seen.missing, 1);
   assert.equal(gets.length, 0);
+});
+
+test('without a token while the browser is offline, the channel is asked for one only once it is back', async () => {
+  const gets = server([ack(1)]);
+  const { state, seen, start } = pollLoop();
+  state.token = undefined;
+  navigator.onLine = false;
+  start();
+  await advance(3_000, 100);
+  assert.equal(seen.missing, 0, 'the host cannot be reached offline');
+  navigator.onLine = true;
+  await advance(1_000, 100);
+  assert.equal(seen.missing, 1);
+  assert.equal(gets[0].token, 'fresh-token');
 });
 
 test('an answer that arrives once the channel no longer polls with this transport is dropped, and the loop ends', async () => {

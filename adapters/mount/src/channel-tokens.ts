@@ -3,8 +3,9 @@
 // wsToken behind a refused session token, then one fresh wsToken from the host per `ack`
 // (`refreshWsToken`), then nothing (the channel fails with AUTH_FAILED). A card with no token at
 // all asks the host the same way before it polls (on a socket, the subscribe without one is
-// refused and asks it). `live-socket.ts` owns the transports and reaches this file only through
-// `ChannelTokensHost`.
+// refused and asks it). A socket refused while a swap that polling began is under way (a probe
+// brought the card back meanwhile) waits for that swap. `live-socket.ts` owns the transports and
+// reaches this file only through `ChannelTokensHost`.
 
 import type { SubscribePayload } from './protocol';
 
@@ -44,9 +45,11 @@ export class ChannelTokens {
   private wsToken: string | undefined;
   /** A refused wsToken is swapped once per successful subscribe, not in a loop. */
   private refreshed = false;
-  /** While polling, the swap of a refused (or missing) token under way: a request refused
-   * meanwhile waits for it. */
+  /** The swap of a refused (or missing) token that polling began, under way: a request refused
+   * meanwhile waits for it, and so does a socket refused meanwhile (back from polling). */
   private swap: Promise<boolean> | null = null;
+  /** The swap a refused socket waits for: one reconnect however many sockets it refuses. */
+  private socketWaits: Promise<boolean> | null = null;
 
   constructor(
     private readonly source: TokenSource,
@@ -78,11 +81,23 @@ export class ChannelTokens {
   }
 
   /**
-   * The socket's subscribe was refused (AUTH_FAILED): the socket is closed and another opened with
-   * the wsToken at once, or with a fresh one once the host gives it (the channel fails if it gives
-   * none). False when nothing is left to try: the caller fails the channel.
+   * The socket's subscribe, which carried `refused`, was refused (AUTH_FAILED): the socket is
+   * closed and another opened with the token of a swap under way once it ends, with one swapped in
+   * since at once, else with the wsToken at once, or with a fresh one once the host gives it (the
+   * channel fails if it gives none). False when nothing is left to try: the caller fails the channel.
    */
-  refusedOnSocket(): boolean {
+  refusedOnSocket(refused: string | undefined): boolean {
+    if (this.swap) {
+      this.host.closeSocket();
+      this.reconnectAfter(this.swap);
+      return true;
+    }
+    if (this.current() !== refused) {
+      // A swap ended while the subscribe was out: its token is untried, and needs no refresh.
+      this.host.closeSocket();
+      this.host.connect();
+      return true;
+    }
     const next = this.fallBack();
     if (next === 'none') return false;
     this.host.closeSocket();
@@ -105,6 +120,19 @@ export class ChannelTokens {
       (refresh: unknown) => this.host.fail(`AUTH_FAILED: the wsToken was refused and refreshing it failed (${refresh instanceof Error ? refresh.message : String(refresh)})`),
     );
     return true;
+  }
+
+  /** A socket refused while polling's swap is under way (a probe brought the card back before it
+   * ended) reconnects with that swap's token rather than spend the refresh of the ack again. */
+  private reconnectAfter(swap: Promise<boolean>): void {
+    this.host.reconnecting('refreshing the live-channel token');
+    if (this.socketWaits === swap) return; // a socket refused again meanwhile (`online`)
+    this.socketWaits = swap;
+    void swap.then((swapped) => {
+      this.socketWaits = null;
+      // Given no token, the swap failed the channel itself, saying why: nothing more to report.
+      if (swapped && !this.host.stopped() && !this.host.subscribed()) this.host.connect();
+    });
   }
 
   /**

@@ -96,6 +96,8 @@ export class LiveSocket {
   private readonly unacked = new Map<number, PendingAction>();
   /** clientSeqs sent on the current socket and still unanswered, in send order. */
   private inflight: number[] = [];
+  /** The token the current socket's subscribe carried: the one an AUTH_FAILED refuses. */
+  private subscribedWith: string | undefined;
   /** The current socket's `FRAME_TOO_LARGE` was applied: the 1009 close after it drops nothing more. */
   private tooLargeAnswered = false;
   /** Why the channel closed for good (`stop`, `fail`): actions sent from then on fail with it. */
@@ -267,7 +269,7 @@ export class LiveSocket {
     };
     ws.onopen = () => {
       this.lastHeard = Date.now();
-      ws.send(JSON.stringify({ type: 'subscribe', payload: this.subscribePayload() }));
+      this.subscribe(ws);
     };
     ws.onmessage = (event) => this.onMessage(event);
     ws.onclose = (event) => closed(event.code);
@@ -280,6 +282,13 @@ export class LiveSocket {
     this.connectTimer = window.setTimeout(() => {
       if (this.ws === ws && !this.subscribed) this.drop();
     }, CONNECT_TIMEOUT_MS);
+  }
+
+  /** Sends the subscribe on `ws`, noting which token it carries (a swap may replace it meanwhile). */
+  private subscribe(ws: WebSocket): void {
+    const payload = this.subscribePayload();
+    this.subscribedWith = payload.sessionToken ?? payload.wsToken;
+    ws.send(JSON.stringify({ type: 'subscribe', payload }));
   }
 
   private subscribePayload(): SubscribePayload {
@@ -387,14 +396,14 @@ export class LiveSocket {
     const error = (isObject(frame.payload) ? frame.payload : {}) as ErrorPayload;
     const code = error.code ?? 'ERROR';
     // A refused token: another is tried on a new socket, if one is left (`channel-tokens.ts`).
-    if (code === 'AUTH_FAILED' && this.tokens.refusedOnSocket()) return;
+    // Over polling (a 401 is the usual refusal there) the poll carried the current token.
+    const refused = this.poll ? this.tokens.current() : this.subscribedWith;
+    if (code === 'AUTH_FAILED' && this.tokens.refusedOnSocket(refused)) return;
     if (code === 'AUTH_FAILED' || TERMINAL_ERRORS.has(code)) {
       this.fail(`${code}${error.message ? `: ${error.message}` : ''}`);
       return;
     }
-    if (code === 'NOT_SUBSCRIBED' && this.ws?.readyState === WebSocket.OPEN) {
-      this.ws.send(JSON.stringify({ type: 'subscribe', payload: this.subscribePayload() }));
-    }
+    if (code === 'NOT_SUBSCRIBED' && this.ws?.readyState === WebSocket.OPEN) this.subscribe(this.ws);
   }
 
   private rebuildStreams(): void {

@@ -134,24 +134,24 @@ test('a swap whose refresh answers after the channel closed reports nothing more
 test('a socket refused: the session token falls back to the wsToken on a new socket at once, then one refresh per ack', async () => {
   const { tokens, state, log } = channelTokens({ refreshes: ['fresh-token'] });
   tokens.acked('session-token');
-  assert.equal(tokens.refusedOnSocket(), true);
+  assert.equal(tokens.refusedOnSocket('session-token'), true);
   assert.deepEqual(log, ['closeSocket', 'connect with ws-token']);
-  assert.equal(tokens.refusedOnSocket(), true);
+  assert.equal(tokens.refusedOnSocket('ws-token'), true);
   assert.deepEqual(log.slice(2), ['closeSocket', 'reconnecting: refreshing the live-channel token']);
   await settle();
   assert.deepEqual(log.slice(4), ['connect with fresh-token']);
-  assert.equal(tokens.refusedOnSocket(), false, 'nothing left: the channel fails it');
+  assert.equal(tokens.refusedOnSocket('fresh-token'), false, 'nothing left: the channel fails it');
   assert.equal(state.asked, 1);
   assert.equal(log.length, 5);
 });
 
 test('a socket refused: a refresh that brings nothing or fails fails the channel, saying which', async () => {
   const none = channelTokens({ refreshes: [null] });
-  assert.equal(none.tokens.refusedOnSocket(), true);
+  assert.equal(none.tokens.refusedOnSocket('ws-token'), true);
   await settle();
   assert.equal(none.log.at(-1), 'fail: AUTH_FAILED: the wsToken was refused and no fresh one is available');
   const broken = channelTokens({ refreshes: [new Error('host gone')] });
-  assert.equal(broken.tokens.refusedOnSocket(), true);
+  assert.equal(broken.tokens.refusedOnSocket('ws-token'), true);
   await settle();
   assert.equal(broken.log.at(-1), 'fail: AUTH_FAILED: the wsToken was refused and refreshing it failed (host gone)');
 });
@@ -159,7 +159,45 @@ test('a socket refused: a refresh that brings nothing or fails fails the channel
 test('the socket and the polling transport share the refresh of an ack', async () => {
   const { tokens, state } = channelTokens();
   assert.equal(await tokens.swapRefused('ws-token'), true);
-  assert.equal(tokens.refusedOnSocket(), false);
+  assert.equal(tokens.refusedOnSocket('fresh-token'), false);
+  assert.equal(state.asked, 1);
+});
+
+test('a socket refused while a swap is under way (back from polling) waits for it: one refresh, one reconnect with its token', async () => {
+  const { tokens, state, log, answer } = channelTokens({ held: true });
+  const swap = tokens.swapRefused('ws-token');
+  await settle();
+  state.subscribed = false; // back on a socket, not yet acked
+  assert.equal(tokens.refusedOnSocket('ws-token'), true);
+  assert.equal(tokens.refusedOnSocket('ws-token'), true, 'a socket refused again meanwhile waits for the same swap');
+  await settle();
+  assert.deepEqual(log.slice(1), ['closeSocket', 'reconnecting: refreshing the live-channel token', 'closeSocket', 'reconnecting: refreshing the live-channel token']);
+  answer();
+  assert.equal(await swap, true);
+  await settle();
+  assert.deepEqual(log.slice(5), ['connect with fresh-token'], 'one reconnect');
+  assert.equal(state.asked, 1);
+  assert.equal(tokens.refusedOnSocket('fresh-token'), false, 'its token refused too: nothing left, as before');
+});
+
+test('a socket refused while a swap is under way that brings none: the swap fails the channel, once', async () => {
+  const { tokens, state, log, answer } = channelTokens({ held: true, refreshes: [null] });
+  const swap = tokens.swapRefused('ws-token');
+  await settle();
+  state.subscribed = false;
+  assert.equal(tokens.refusedOnSocket('ws-token'), true, 'the swap decides, not the refusal');
+  answer();
+  assert.equal(await swap, false);
+  await settle();
+  assert.deepEqual(log.filter((entry) => entry.startsWith('fail') || entry.startsWith('connect')), ['fail: AUTH_FAILED: the live-channel token was refused']);
+});
+
+test('a socket refused with a token a swap replaced since reconnects with the new one at once, asking the host nothing', async () => {
+  const { tokens, state, log } = channelTokens();
+  assert.equal(await tokens.swapRefused('ws-token'), true);
+  state.subscribed = false;
+  assert.equal(tokens.refusedOnSocket('ws-token'), true);
+  assert.deepEqual(log.slice(2), ['closeSocket', 'connect with fresh-token']);
   assert.equal(state.asked, 1);
 });
 

@@ -653,3 +653,100 @@ test('a replay gap that lost stream envelopes rebuilds the streams, from the ack
 test('a replay gap that does not say what it lost is taken to have lost streams', () => {
   assert.deepEqual(rebuildsAfter({ replay: { gap: true } }, { event: 'replay_gap' }), [1, 2]);
 });
+
+// ---------- back on the socket while polling swaps its token ----------
+
+/** How a swap begins while polling: the card has no token (`swapMissing`), or its poll is refused
+ * (`swapRefused`); and how the channel fails when the host gives none. */
+const POLLING_SWAPS = [
+  ['a card without a token asks the host for one', undefined, 'the card has no token for the live channel'],
+  ['a refused poll asks the host for a fresh token', 'ws-token', 'AUTH_FAILED: the live-channel token was refused'],
+];
+
+/**
+ * A card whose WebSocket is blocked until its first probe, with a swap of its token under way
+ * while polling (the host's refresh held until `answerRefresh`) when the probe is answered: the
+ * card goes back to the socket, which opens and sends its subscribe with the token of before.
+ */
+async function backToSocketDuringSwap(wsToken) {
+  const refresh = { calls: 0, answer: undefined };
+  const refreshWsToken = () => {
+    refresh.calls += 1;
+    return new Promise((resolve) => (refresh.answer = resolve));
+  };
+  scriptedPollingServer([new Response('', { status: 401 })], () => json({ frames: [] }));
+  const { socket, seen } = liveSocket({ pollingUrl: 'http://svc.test/_svc/poll/s1', wsToken, refreshWsToken });
+  await blockedSocket(socket);
+  assert.equal(socket.transport, 'polling');
+  assert.equal(seen.statuses.at(-1), 'reconnecting: refreshing the live-channel token');
+  await advance(5_100); // the first probe, 5 s after polling began
+  const probe = lastSocket();
+  probe.open();
+  probe.receive('pong');
+  await settle();
+  assert.equal(socket.transport, 'websocket');
+  const ws = lastSocket();
+  assert.notEqual(ws, probe);
+  ws.open();
+  assert.deepEqual(ws.sent.map((frame) => frame.payload.wsToken), [wsToken], 'the subscribe carries the token of before');
+  return { socket, seen, ws, refresh };
+}
+
+/** The card's sockets opened after `ws`. */
+const socketsAfter = (ws) => FakeSocket.all.slice(FakeSocket.all.indexOf(ws) + 1);
+
+for (const [how, wsToken, failure] of POLLING_SWAPS) {
+  test(`back on the socket while polling swaps its token (${how}): the refused subscribe waits for the swap, then subscribes with its token and goes live`, async () => {
+    const { socket, seen, ws, refresh } = await backToSocketDuringSwap(wsToken);
+    ws.receive('error', { code: 'AUTH_FAILED', message: 'the token was refused' });
+    await settle();
+    assert.equal(ws.closedWith, 1000, 'the refused socket is closed');
+    assert.deepEqual(socketsAfter(ws), [], 'no new socket before the swap gives a token');
+    assert.equal(seen.statuses.at(-1), 'reconnecting: refreshing the live-channel token');
+    refresh.answer('fresh-token');
+    await settle();
+    const [again, ...more] = socketsAfter(ws);
+    assert.ok(again, 'a socket subscribes with the fresh token');
+    assert.deepEqual(more, [], 'one socket');
+    again.open();
+    assert.deepEqual(again.sent.map((frame) => [frame.type, frame.payload.wsToken]), [['subscribe', 'fresh-token']]);
+    again.ack();
+    assert.equal(seen.statuses.at(-1), 'live');
+    assert.equal(refresh.calls, 1, 'one refresh');
+    assert.deepEqual(seen.statuses.filter((status) => status.startsWith('failed')), [], `not ${failure}`);
+    assert.equal(socket.transport, 'websocket');
+    assert.deepEqual(polledWith().filter(([token]) => token === 'fresh-token'), [], 'the poll loop ended without polling again');
+    socket.stop();
+  });
+
+  test(`back on the socket while polling swaps its token (${how}): when the host gives none, the channel fails once, as the swap says`, async () => {
+    const { socket, seen, ws, refresh } = await backToSocketDuringSwap(wsToken);
+    ws.receive('error', { code: 'AUTH_FAILED', message: 'the token was refused' });
+    await settle();
+    refresh.answer(null);
+    await advance(30_000, 1_000);
+    assert.deepEqual(seen.statuses.filter((status) => status.startsWith('failed')), [`failed: ${failure}`]);
+    assert.equal(seen.statuses.at(-1), `failed: ${failure}`, 'nothing reported after it');
+    assert.deepEqual(socketsAfter(ws), [], 'no socket opened after');
+    assert.equal(refresh.calls, 1);
+    assert.equal(socket.transport, 'closed');
+  });
+
+  test(`back on the socket while polling swaps its token (${how}): a swap that ends while the subscribe is out needs no refresh of its own for the refusal`, async () => {
+    const { socket, seen, ws, refresh } = await backToSocketDuringSwap(wsToken);
+    refresh.answer('fresh-token');
+    await settle();
+    ws.receive('error', { code: 'AUTH_FAILED', message: 'the token was refused' });
+    await settle();
+    const [again, ...more] = socketsAfter(ws);
+    assert.ok(again, 'a socket subscribes with the token swapped in meanwhile');
+    assert.deepEqual(more, []);
+    again.open();
+    assert.deepEqual(again.sent.map((frame) => [frame.type, frame.payload.wsToken]), [['subscribe', 'fresh-token']]);
+    again.ack();
+    assert.equal(seen.statuses.at(-1), 'live');
+    assert.equal(refresh.calls, 1);
+    assert.deepEqual(seen.statuses.filter((status) => status.startsWith('failed')), []);
+    socket.stop();
+  });
+}

@@ -50,6 +50,10 @@ export class ChannelTokens {
   private swap: Promise<boolean> | null = null;
   /** The swap a refused socket waits for: one reconnect however many sockets it refuses. */
   private socketWaits: Promise<boolean> | null = null;
+  /** Swaps that brought a token, and the count at the last socket reconnected at once for one:
+   * a refused socket reconnects so once per swap, whatever token its caller names. */
+  private swaps = 0;
+  private reconnectedForSwap = 0;
 
   constructor(
     private readonly source: TokenSource,
@@ -83,8 +87,9 @@ export class ChannelTokens {
   /**
    * The socket's subscribe, which carried `refused`, was refused (AUTH_FAILED): the socket is
    * closed and another opened with the token of a swap under way once it ends, with one swapped in
-   * since at once, else with the wsToken at once, or with a fresh one once the host gives it (the
-   * channel fails if it gives none). False when nothing is left to try: the caller fails the channel.
+   * since at once (once per swap, so a stale `refused` cannot reconnect forever), else with the
+   * wsToken at once, or with a fresh one once the host gives it (the channel fails if it gives
+   * none). False when nothing is left to try: the caller fails the channel.
    */
   refusedOnSocket(refused: string | undefined): boolean {
     if (this.swap) {
@@ -92,8 +97,9 @@ export class ChannelTokens {
       this.reconnectAfter(this.swap);
       return true;
     }
-    if (this.current() !== refused) {
+    if (!sameToken(this.current(), refused) && this.reconnectedForSwap !== this.swaps) {
       // A swap ended while the subscribe was out: its token is untried, and needs no refresh.
+      this.reconnectedForSwap = this.swaps;
       this.host.closeSocket();
       this.host.connect();
       return true;
@@ -159,7 +165,7 @@ export class ChannelTokens {
   private swapOnce(replaced: string | undefined, failure: string): Promise<boolean> {
     if (this.host.stopped()) return Promise.resolve(false);
     if (this.swap) return this.swap;
-    if (this.current() !== replaced) return Promise.resolve(true);
+    if (!sameToken(this.current(), replaced)) return Promise.resolve(true);
     const swap = this.swapToken(failure).finally(() => {
       if (this.swap === swap) this.swap = null;
     });
@@ -169,7 +175,7 @@ export class ChannelTokens {
 
   private async swapToken(failure: string): Promise<boolean> {
     const next = this.fallBack();
-    if (next === 'wsToken') return true;
+    if (next === 'wsToken') return this.swapped();
     if (next === 'refresh') {
       this.host.reconnecting('refreshing the live-channel token');
       const token = await this.source.refreshWsToken!().catch(() => null);
@@ -178,11 +184,16 @@ export class ChannelTokens {
         this.wsToken = token;
         // Refused by a POST, the poll session lives on: the channel works again right away.
         if (this.host.subscribed()) this.host.live();
-        return true;
+        return this.swapped();
       }
     }
     this.host.fail(failure);
     return false;
+  }
+
+  private swapped(): true {
+    this.swaps += 1;
+    return true;
   }
 
   /** Takes the next token to try: the session token falls back to the wsToken, which may be
@@ -198,4 +209,10 @@ export class ChannelTokens {
     }
     return 'none';
   }
+}
+
+/** Whether two tokens are the same; an empty one is none (as a poll treats it), so a swap of ''
+ * asks for a token rather than taking '' for one replaced already. */
+function sameToken(a: string | undefined, b: string | undefined): boolean {
+  return (a || undefined) === (b || undefined);
 }

@@ -112,6 +112,9 @@ export class LiveSocket {
   /** Sockets in a row that closed before their ack; polling takes over at the threshold. */
   private failedSockets = 0;
   private poll: LongPoll | null = null;
+  /** Polling transports replaced by the socket whose POST may still be out: `stop` and `fail`
+   * cancel it (and its timer) too. Pruned of idle ones as more are added. */
+  private readonly retiredPolls = new Set<LongPoll>();
   /** What each poll loop (one per polling transport) reads of the channel and hands back. */
   private readonly pollHost: PollLoopHost = {
     polling: (poll) => this.poll === poll && !this.stopped,
@@ -139,6 +142,7 @@ export class LiveSocket {
     deliverFrame: (frame) => this.options.onFrame(frame),
     refused: (pending, error) => this.onRefused(pending, error),
     sendAgainAfter: (pending, delayMs) => this.sendAgainAfter(pending, delayMs),
+    sendNow: (pending) => this.transmitAction(pending),
     tokenRefused: (token) => this.tokens.swapRefused(token),
   });
   /** While polling, whether the WebSocket works again. */
@@ -383,8 +387,9 @@ export class LiveSocket {
       this.postQueue.clear();
       this.report('live');
       this.options.onAck(ack);
+      // Not one whose POST is still out: its answer may store it (`post-queue.ts` sends it if not).
       for (const pending of this.unacked.values()) {
-        if (pending.retryTimer === undefined) this.transmitAction(pending);
+        if (pending.retryTimer === undefined && !pending.posting) this.transmitAction(pending);
       }
       return;
     }
@@ -578,6 +583,8 @@ export class LiveSocket {
     const poll = this.poll;
     this.poll = null;
     poll?.abortPolls();
+    for (const retired of this.retiredPolls) if (!retired.busy) this.retiredPolls.delete(retired);
+    if (poll?.busy) this.retiredPolls.add(poll);
     this.subscribed = false;
     this.inflight = [];
     this.failedSockets = 0;
@@ -645,6 +652,8 @@ export class LiveSocket {
     this.detach(1000);
     this.poll?.abort();
     this.poll = null;
+    for (const retired of this.retiredPolls) retired.abort();
+    this.retiredPolls.clear();
     this.subscribed = false;
     this.options.onTransport?.('closed');
   }

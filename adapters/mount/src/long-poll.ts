@@ -67,6 +67,11 @@ export class LongPoll {
     abortAll(this.gets);
   }
 
+  /** Whether a request is in flight (a retired transport with none needs no cancelling). */
+  get busy(): boolean {
+    return this.gets.size + this.posts.size > 0;
+  }
+
   /** Cancels every request in flight. */
   abort(): void {
     abortAll(this.gets);

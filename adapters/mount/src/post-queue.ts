@@ -19,6 +19,9 @@ export interface QueuedAction {
   unanswered: number;
   /** Set while it waits to be sent again: neither an `ack` nor the POST queue sends it sooner. */
   retryTimer: number | undefined;
+  /** Set while its POST is out: an `ack` meanwhile does not send it again (that answer may store
+   * it, and a second copy would be reported a duplicate); the answer's handling does, if need be. */
+  posting?: boolean;
 }
 
 /** What the queue needs of the live channel: its state, read when needed, and where answers go. */
@@ -44,6 +47,10 @@ export interface PostQueueHost<A extends QueuedAction> {
   refused(action: A, error: ErrorPayload): void;
   /** Queues the action again after `delayMs` (setting its `retryTimer`). */
   sendAgainAfter(action: A, delayMs: number): void;
+  /** Sends the action on the current transport now, or at its next `ack` if it has none yet:
+   * its POST came back settling nothing (too late for its poll session, or refused unread), and
+   * an `ack` while it was out skipped it. */
+  sendNow(action: A): void;
   /** `token` was refused (401): true once the channel has another to try, false if it closed instead. */
   tokenRefused(token: string): Promise<boolean>;
 }
@@ -141,21 +148,28 @@ export class PostQueue<A extends QueuedAction> {
   private async postAction(poll: LongPoll, pending: A): Promise<void> {
     const clientSeq = pending.envelope.clientSeq;
     const token = this.host.token();
-    const result: PollResult = token
-      ? await poll.post(token, { type: 'action', payload: pending.envelope })
-      : { kind: 'failed', detail: 'no token' };
+    let result: PollResult = { kind: 'failed', detail: 'no token' };
+    pending.posting = true;
+    try {
+      if (token) result = await poll.post(token, { type: 'action', payload: pending.envelope });
+    } finally {
+      pending.posting = false;
+    }
     if (this.host.stopped()) return;
     const replaced = this.host.poll() !== poll;
     if (result.kind === 'refused') {
       // Refused unread, so not stored: the next token sends it at once, not the next ack (which
-      // waits for the poll held open with the old token).
+      // waits for the poll held open with the old token). An ack while it was out skipped it.
       if (token && !replaced) await this.host.tokenRefused(token);
+      this.sendUnsettled(pending);
       return;
     }
     if (replaced || !this.host.subscribed()) {
       // Its poll session is over (a poll failed, or the socket is back): unless this answer
-      // settles it, the action goes again after the next ack.
+      // settles it, the action goes now on the current transport (an ack while the POST was out
+      // skipped it), or at the next ack.
       this.settleLate(pending, result);
+      this.sendUnsettled(pending);
       return;
     }
     if (result.kind === 'ok') {
@@ -175,6 +189,13 @@ export class PostQueue<A extends QueuedAction> {
     // with the reconnect backoff, growing. As on the socket, only the server's refusals count
     // toward giving an action up.
     this.host.sendAgainAfter(pending, reconnectDelay(pending.unanswered++));
+  }
+
+  /** `pending`, neither stored, given up nor waiting out a refusal, goes on the current transport
+   * (the queue keeps one copy of it while polling). */
+  private sendUnsettled(pending: A): void {
+    if (this.host.stopped() || this.host.unacked(pending.envelope.clientSeq) !== pending) return;
+    if (pending.retryTimer === undefined) this.host.sendNow(pending);
   }
 
   /**

@@ -241,3 +241,33 @@ test('a card without a token whose host gives none (null, a failed refresh, no r
   assert.equal(await without.tokens.swapMissing(), false);
   assert.deepEqual(without.log, ['fail: the card has no token for the live channel']);
 });
+
+test("an empty token refused is none: a card without one asks the host, rather than taking '' for a token replaced already", async () => {
+  const { tokens, state } = channelTokens({ bootstrap: {} });
+  assert.equal(await tokens.swapRefused(''), true);
+  assert.equal(state.asked, 1, 'the host was asked');
+  assert.equal(tokens.current(), 'fresh-token');
+});
+
+for (const stale of [undefined, 'stale-token']) {
+  test(`a socket refused again and again with a stale token (${stale}) reconnects at once once per swap, then falls back and fails as usual`, async () => {
+    const { tokens, state, log } = channelTokens({ refreshes: ['fresh-token'] });
+    tokens.acked('session-token');
+    assert.equal(await tokens.swapRefused('session-token'), true, 'a swap: the session token falls back to the wsToken');
+    state.subscribed = false;
+    const answers = [];
+    for (let refusal = 0; refusal < 10 && answers.at(-1) !== false; refusal += 1) {
+      answers.push(tokens.refusedOnSocket(stale));
+      await settle();
+    }
+    assert.deepEqual(answers, [true, true, false], 'bounded: nothing left to try in the end');
+    assert.deepEqual(log, [
+      'closeSocket',
+      'connect with ws-token', // the one reconnect for the swap
+      'closeSocket',
+      'reconnecting: refreshing the live-channel token',
+      'connect with fresh-token',
+    ]);
+    assert.equal(state.asked, 1);
+  });
+}

@@ -627,6 +627,76 @@ for (const [what, closes] of [
   });
 }
 
+/** A card back on the socket (subscribed at about 5.7 s) while the POST of its one action is out;
+ * the POST reaches the server at once, and `onPost(clientSeq)` is its answer at about 8 s. */
+async function backOnSocketWithPostOut(onPost) {
+  const posts = scriptedPollingServer([pollAck('session-token')], (request) => after(7_400, () => onPost(request.body.payload.clientSeq))());
+  const recording = recordingDuplicates({ pollingUrl: 'http://svc.test/_svc/poll/s1' });
+  await blockedSocket(recording.socket);
+  const seq = action(recording.socket);
+  await advance(5_100); // the first probe, 5 s after polling began
+  const probe = lastSocket();
+  probe.open();
+  probe.receive('pong');
+  await settle();
+  const ws = lastSocket();
+  ws.open();
+  ws.ack();
+  return { ...recording, posts, seq, ws };
+}
+
+test('an action whose POST is still out when the socket acks is not sent on the socket: stored once, not a duplicate', async () => {
+  const storedSeqs = new Set(); // the server's: a repeated clientSeq is a duplicate
+  const store = (clientSeq) => {
+    const duplicate = storedSeqs.has(clientSeq);
+    storedSeqs.add(clientSeq);
+    return { event: 'action_stored', clientSeq, actionId: 'a1', sequence: 1, duplicate };
+  };
+  let answer;
+  const { socket, posts, seq, ws, storedAs } = await backOnSocketWithPostOut((clientSeq) => json({ frames: [{ type: 'system', payload: answer }] }));
+  answer = store(seq); // the POST reached the server first; its answer is slow
+  for (const clientSeq of ws.actionSeqs()) ws.receive('system', store(clientSeq));
+  await advance(3_000); // the POST is answered
+  assert.equal(posts.length + ws.actionSeqs().length, 1, 'sent once in all');
+  assert.deepEqual(storedAs, [[seq, false]]);
+  socket.stop();
+});
+
+for (const [what, answer] of [
+  ['says nothing of it', () => json({ frames: [] })],
+  ['got no answer', () => Promise.reject(new TypeError('network down'))],
+  ['was refused unread (401)', () => new Response('', { status: 401 })],
+]) {
+  test(`an action whose POST outlived polling and ${what} goes on the socket then, and is stored once`, async () => {
+    const { socket, posts, seq, ws, storedAs } = await backOnSocketWithPostOut(answer);
+    assert.deepEqual(ws.actionSeqs(), [], 'not sent while its POST is out');
+    await advance(3_000); // the POST is answered
+    assert.deepEqual(ws.actionSeqs(), [seq]);
+    ws.receive('system', { event: 'action_stored', clientSeq: seq, actionId: 'a1', sequence: 1, duplicate: false });
+    assert.equal(posts.length, 1);
+    assert.deepEqual(storedAs, [[seq, false]]);
+    await advance(30_000);
+    assert.deepEqual(ws.actionSeqs(), [seq], 'and only then');
+    socket.stop();
+  });
+}
+
+for (const [how, close] of [
+  ['stop()', (socket) => socket.stop()],
+  ['a terminal error', (_socket, ws) => ws.receive('error', { code: 'SESSION_EXPIRED', message: 'gone' })],
+]) {
+  test(`a POST still out after the card went back to the socket is cancelled when the channel closes (${how})`, async () => {
+    const { socket, seen, seq, ws } = await backOnSocketWithPostOut(() => json({ frames: [] }));
+    const post = fetches.log.find((request) => request.method === 'POST');
+    assert.equal(post.signal.aborted, false);
+    close(socket, ws);
+    assert.equal(post.signal.aborted, true, 'its fetch is aborted');
+    await advance(15_000);
+    assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[seq, 'NOT_CONNECTED']]);
+    assert.deepEqual(ws.actionSeqs(), []);
+  });
+}
+
 /** How often the card rebuilt its streams after the ack (`ack`) and a `system` frame. */
 function rebuildsAfter(ack, system) {
   let rebuilds = 0;

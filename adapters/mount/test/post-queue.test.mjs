@@ -19,7 +19,7 @@ function postQueue() {
   const state = { poll: new LongPoll('http://svc.test/poll'), subscribed: true, stopped: false, token: 'session-token' };
   state.swap = async () => ((state.token = 'fresh-token'), true);
   const actions = new Map();
-  const seen = { applied: [], stored: [], delivered: [], refused: [], retries: [], tokensRefused: [] };
+  const seen = { applied: [], stored: [], delivered: [], refused: [], retries: [], tokensRefused: [], sentNow: [] };
   const queue = new PostQueue({
     poll: () => state.poll,
     subscribed: () => state.subscribed,
@@ -42,6 +42,10 @@ function postQueue() {
     sendAgainAfter: (action, delayMs) => {
       seen.retries.push([action.envelope.clientSeq, delayMs]);
       action.retryTimer = 1;
+    },
+    sendNow: (action) => {
+      seen.sentNow.push(action.envelope.clientSeq);
+      if (state.poll && state.subscribed) queue.sendAction(action.envelope.clientSeq); // as the channel does
     },
     tokenRefused: (token) => {
       seen.tokensRefused.push(token);

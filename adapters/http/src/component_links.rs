@@ -41,8 +41,9 @@ impl ComponentLinks {
     }
 }
 
-/// About what one import or export costs in memory as a `Value` (a map of up to seven members).
-const LINK_BYTES: usize = 512;
+/// About what one import or export costs in memory as a `Value` (an order-preserving map of up
+/// to seven members, each a key string and a value).
+const LINK_BYTES: usize = 1024;
 
 fn wire_weight(links: &Option<Value>) -> usize {
     let count = |list: &str| {

@@ -101,7 +101,17 @@ mod tests {
     #[test]
     fn a_failed_derivation_is_not_kept() {
         let kept = PerBlueprint::<usize>::new(1024, |_| 8);
-        assert!(kept.of("bp_1", "abc", |_| Err("no")).is_err());
+        let attempts = Cell::new(0);
+        let failing = |_: &str| -> Result<usize, &str> {
+            attempts.set(attempts.get() + 1);
+            Err("no")
+        };
+        assert!(kept.of("bp_1", "abc", failing).is_err());
+        assert!(
+            kept.of("bp_1", "abc", failing).is_err(),
+            "tried again, not answered from the cache"
+        );
+        assert_eq!(attempts.get(), 2);
         assert_eq!(**kept.of("bp_1", "abc", |code| Ok::<_, &str>(code.len())).unwrap(), 3);
     }
 }

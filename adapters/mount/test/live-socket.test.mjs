@@ -604,13 +604,8 @@ for (const [what, closes] of [
     await settle();
     assert.equal(socket.transport, 'polling');
     const seq = action(socket);
-    await advance(5_100); // the first probe, 5 s after polling began, while the POST is out
-    const probe = lastSocket();
-    probe.open();
-    probe.receive('pong');
-    await settle();
+    const ws = await probeFindsTheSocket(); // while the POST is out
     assert.equal(socket.transport, 'websocket');
-    const ws = lastSocket();
     if (closes) socket.stop();
     await advance(1_000); // the POST is answered
     assert.equal(posts.length, 1);
@@ -634,15 +629,23 @@ async function backOnSocketWithPostOut(onPost) {
   const recording = recordingDuplicates({ pollingUrl: 'http://svc.test/_svc/poll/s1' });
   await blockedSocket(recording.socket);
   const seq = action(recording.socket);
-  await advance(5_100); // the first probe, 5 s after polling began
+  const ws = await probeFindsTheSocket();
+  ws.open();
+  ws.ack();
+  return { ...recording, posts, seq, ws };
+}
+
+/** The first probe, 5 s after polling began, finds the socket working: the card's next socket,
+ * not yet open. */
+async function probeFindsTheSocket() {
+  await advance(5_100);
   const probe = lastSocket();
   probe.open();
   probe.receive('pong');
   await settle();
   const ws = lastSocket();
-  ws.open();
-  ws.ack();
-  return { ...recording, posts, seq, ws };
+  assert.notEqual(ws, probe, 'a socket of its own, not the probe');
+  return ws;
 }
 
 test('an action whose POST is still out when the socket acks is not sent on the socket: stored once, not a duplicate', async () => {
@@ -749,14 +752,8 @@ async function backToSocketDuringSwap(wsToken) {
   await blockedSocket(socket);
   assert.equal(socket.transport, 'polling');
   assert.equal(seen.statuses.at(-1), 'reconnecting: refreshing the live-channel token');
-  await advance(5_100); // the first probe, 5 s after polling began
-  const probe = lastSocket();
-  probe.open();
-  probe.receive('pong');
-  await settle();
+  const ws = await probeFindsTheSocket();
   assert.equal(socket.transport, 'websocket');
-  const ws = lastSocket();
-  assert.notEqual(ws, probe);
   ws.open();
   assert.deepEqual(ws.sent.map((frame) => frame.payload.wsToken), [wsToken], 'the subscribe carries the token of before');
   return { socket, seen, ws, refresh };

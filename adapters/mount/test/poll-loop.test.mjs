@@ -23,6 +23,15 @@ function pollLoop({ refusal = () => 'ws-token', missing = () => 'fresh-token' } 
   const poll = new LongPoll('http://svc.test/poll');
   const state = { polling: true, token: 'session-token', fromSeq: 3, sinceSequence: 7, subscribed: false };
   const seen = { applied: [], reconnecting: [], unsubscribed: 0, refused: [], missing: 0 };
+  /** The channel's answer to a refused or missing token: `next` to poll with, or none (closed). */
+  const swapTo = (next) => {
+    if (next === null) {
+      state.polling = false;
+      return false;
+    }
+    state.token = next;
+    return true;
+  };
   const loop = new PollLoop(poll, {
     polling: (p) => p === poll && state.polling,
     token: () => state.token,
@@ -41,23 +50,11 @@ function pollLoop({ refusal = () => 'ws-token', missing = () => 'fresh-token' } 
     reconnecting: (detail) => seen.reconnecting.push([Date.now(), detail]),
     tokenRefused: async (token) => {
       seen.refused.push(token);
-      const next = refusal();
-      if (next === null) {
-        state.polling = false;
-        return false;
-      }
-      state.token = next;
-      return true;
+      return swapTo(refusal());
     },
     tokenMissing: async () => {
       seen.missing += 1;
-      const next = missing();
-      if (next === null) {
-        state.polling = false;
-        return false;
-      }
-      state.token = next;
-      return true;
+      return swapTo(missing());
     },
   });
   return { loop, state, seen, start: () => void loop.run() };

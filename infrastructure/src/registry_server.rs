@@ -57,7 +57,8 @@ pub fn registry_service(settings: &RegistrySettings, db: &DatabaseConnection) ->
 }
 
 /// Connects to the registry's database (creating the data directory for SQLite), migrates it,
-/// and keys for search any version a registry of an earlier release published without keys.
+/// and keys (for search, by release) any version a registry of an earlier release published
+/// without keys.
 pub async fn connect(settings: &RegistrySettings) -> Result<DatabaseConnection, String> {
     if settings.database_url.is_empty() {
         std::fs::create_dir_all(&settings.data_dir)
@@ -71,6 +72,12 @@ pub async fn connect(settings: &RegistrySettings) -> Result<DatabaseConnection, 
         .map_err(|e| format!("cannot key stored versions for search: {e}"))?;
     if keyed > 0 {
         tracing::info!(keyed, "versions published by an earlier release keyed for search");
+    }
+    let released = svc_sql::registry::key_unreleased_versions(&db)
+        .await
+        .map_err(|e| format!("cannot key stored versions by release: {e}"))?;
+    if released > 0 {
+        tracing::info!(released, "versions published by an earlier release keyed by release");
     }
     Ok(db)
 }

@@ -100,7 +100,9 @@ impl PackageKey {
 
 #[async_trait::async_trait]
 pub trait ArtifactRepository: Send + Sync {
-    /// `Rejected(VersionExists)` when the (scope, name, version) triple is taken, yanked or not.
+    /// `Rejected(VersionExists)` when the (scope, name, version) triple is taken, yanked or not,
+    /// or a version of the package that differs only in build metadata is stored (checked by
+    /// the store as it writes, so two publishes at the same moment cannot both pass).
     async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>>;
     async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError>;
     /// Every version of one package, yanked ones included, in no particular order.

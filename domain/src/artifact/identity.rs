@@ -105,6 +105,16 @@ impl SemanticVersion {
         }
     }
 
+    /// The version without its build metadata (`1.2.3` of `1.2.3+fix`): two versions have the
+    /// same release exactly when [`Self::equals_ignoring_build`] holds, since SemVer allows no
+    /// leading zeros and compares pre-release identifiers by their text otherwise. The registry's
+    /// store keys a package's versions by it, so it holds at most one of each release.
+    pub fn release(&self) -> &str {
+        self.0
+            .split_once('+')
+            .map_or(self.0.as_str(), |(release, _build)| release)
+    }
+
     /// The same version once build metadata is dropped (`1.2.3` and `1.2.3+fix`): SemVer 2.0.0
     /// §10 gives them equal precedence, so the registry holds at most one of them.
     pub fn equals_ignoring_build(&self, other: &Self) -> bool {
@@ -224,6 +234,38 @@ mod tests {
         assert_eq!(v("1.10.0").precedence(&v("1.9.0")), Ordering::Greater);
         assert_eq!(v("1.0.0-alpha").precedence(&v("1.0.0")), Ordering::Less);
         assert_eq!(v("1.0.0-alpha.10").precedence(&v("1.0.0-alpha.9")), Ordering::Greater);
+    }
+
+    #[test]
+    fn the_release_is_the_version_without_build_metadata() {
+        let v = |raw: &str| SemanticVersion::parse(raw).unwrap();
+        let rows = [
+            ("1.2.3", "1.2.3"),
+            ("1.2.3+fix", "1.2.3"),
+            ("1.2.3-rc.1+build.2", "1.2.3-rc.1"),
+            ("1.2.3-rc-1", "1.2.3-rc-1"),
+        ];
+        for (raw, release) in rows {
+            assert_eq!(v(raw).release(), release, "{raw}");
+        }
+        // Equal releases exactly when the versions are equal but for build metadata.
+        let versions = [
+            "1.2.3",
+            "1.2.3+fix",
+            "1.2.3-rc.1",
+            "1.2.3-rc.1+x",
+            "1.2.3-RC.1",
+            "1.2.30",
+        ];
+        for a in versions {
+            for b in versions {
+                assert_eq!(
+                    v(a).release() == v(b).release(),
+                    v(a).equals_ignoring_build(&v(b)),
+                    "{a} against {b}"
+                );
+            }
+        }
     }
 
     #[test]

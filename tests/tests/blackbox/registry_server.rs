@@ -19,6 +19,7 @@ crate::on_every_registry_backend!(
     publishes_and_reads_back_a_gadget_and_a_blueprint,
     search_filters_and_compose,
     republishing_is_409_and_a_yanked_version_is_410_with_its_manifest,
+    twins_published_at_once_store_one,
     every_semver_refusal_has_its_exact_message,
     tampered_bundles_and_wrong_keys_are_refused,
     a_rotated_key_leaves_old_versions_verifiable,
@@ -223,6 +224,48 @@ async fn search_filters_and_compose(registry: Registry) {
     assert_eq!(names(&body), ["@globex/dates@2.0.0"]);
     let (_, body) = registry.get("/search?author=globex", Some(&acme)).await;
     assert_eq!(names(&body), ["@globex/dates@3.0.0-beta.1"]);
+}
+
+/// Publishes of one release differing only in build metadata, all at once: each reads the
+/// package before any is stored, so only the store can keep them apart. One is stored; every
+/// other is 409 `version_exists` naming the stored one (docs/registry.md).
+async fn twins_published_at_once_store_one(registry: Registry) {
+    let token = registry.mint("acme", false);
+    let author = Author::new(1);
+    registry.register_key(&token, &author).await;
+    let versions: Vec<String> = (0..8).map(|build| format!("1.0.0+build.{build}")).collect();
+    let bodies: Vec<Value> = versions
+        .iter()
+        .map(|version| {
+            signed_publish(
+                &gadget_manifest("@acme", "chart", version, &author, GADGET_JS),
+                GADGET_JS,
+                &author,
+            )
+        })
+        .collect();
+    let answers =
+        futures_util::future::join_all(bodies.iter().map(|body| registry.post("/publish", Some(&token), body))).await;
+    let stored: Vec<&str> = answers
+        .iter()
+        .filter(|(status, _)| *status == StatusCode::CREATED)
+        .map(|(_, published)| published["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(stored.len(), 1, "{answers:?}");
+    let winner = stored[0];
+    for ((status, refused), version) in answers.iter().zip(&versions).filter(|(_, version)| *version != winner) {
+        assert_eq!(
+            (*status, refused["error"].as_str()),
+            (StatusCode::CONFLICT, Some("version_exists")),
+            "{version}: {refused}"
+        );
+        let expected = format!(
+            "@acme/chart@{winner} already exists and @acme/chart@{version} differs from it only in build metadata"
+        );
+        assert!(refused["message"].as_str().unwrap().starts_with(&expected), "{refused}");
+    }
+    let (_, listing) = registry.get("/pkg/@acme/chart", Some(&token)).await;
+    assert_eq!(listing["versions"].as_array().map(Vec::len), Some(1), "{listing}");
 }
 
 async fn republishing_is_409_and_a_yanked_version_is_410_with_its_manifest(registry: Registry) {

@@ -33,6 +33,7 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
             .await
         {
             Ok(_) => Ok(()),
+            // The triple, or its release (`release_keys.rs`): the service says which.
             Err(error) => match repository_error(error) {
                 RepositoryError::Conflict(_) => Err(TransitionError::Rejected(ArtifactError::VersionExists)),
                 other => Err(other.into()),
@@ -225,6 +226,7 @@ fn version_row(version: &ArtifactVersion) -> artifact_versions::ActiveModel {
         precedence_key: Set(Some(search.precedence_key)),
         search_text: Set(Some(search.search_text)),
         facets: Set(Some(search.facets)),
+        release_key: Set(Some(version.identity.version.release().to_owned())),
     }
 }
 

@@ -1,4 +1,5 @@
-//! Hand-written sea-orm entities of the registry tables (m20261202_000001, m20261217_000001).
+//! Hand-written sea-orm entities of the registry tables (m20261202_000001, m20261217_000001,
+//! m20261219_000001).
 
 pub mod artifact_versions {
     use sea_orm::entity::prelude::*;
@@ -32,6 +33,8 @@ pub mod artifact_versions {
         pub precedence_key: Option<String>,
         pub search_text: Option<String>,
         pub facets: Option<String>,
+        /// The release (`release_keys.rs`, m20261219_000001), unique per package; NULL until keyed.
+        pub release_key: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -5,10 +5,13 @@ mod artifacts;
 mod author_keys;
 mod entities;
 mod keying;
+mod release_keys;
 mod search_columns;
 mod tokens;
 
 pub use artifacts::SeaOrmArtifactRepository;
 pub use author_keys::SeaOrmAuthorKeyRepository;
 pub use keying::key_unkeyed_versions;
+pub(crate) use release_keys::RELEASE_INDEX;
+pub use release_keys::key_unreleased_versions;
 pub use tokens::SeaOrmRegistryTokenRepository;

@@ -21,6 +21,7 @@ use svc_domain::artifact::{
 use svc_sql::Migrator;
 use svc_sql::registry::{
     SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository, key_unkeyed_versions,
+    key_unreleased_versions,
 };
 
 support::backend_tests!(
@@ -29,6 +30,8 @@ support::backend_tests!(
     each_package_answers_its_latest_version_in_byte_order,
     text_tags_and_hooks_narrow_the_latest_versions,
     versions_stored_before_the_search_columns_are_found,
+    a_release_is_stored_once_whatever_its_build_metadata,
+    twins_stored_before_the_release_key_keep_their_rows,
     author_keys_and_tokens_read_back
 );
 
@@ -120,7 +123,7 @@ async fn latest_page(repo: &SeaOrmArtifactRepository, query: ArtifactQuery, page
 async fn each_package_answers_its_latest_version_in_byte_order(db: DatabaseConnection) {
     use ArtifactKind::{Blueprint, Gadget};
     use Visibility::{Private, Public};
-    let repo = SeaOrmArtifactRepository::new(db);
+    let repo = SeaOrmArtifactRepository::new(db.clone());
     let rows = [
         version("@acme", "chart", "1.9.0", Gadget, Public),
         version("@acme", "chart", "1.10.0", Gadget, Public),
@@ -130,13 +133,17 @@ async fn each_package_answers_its_latest_version_in_byte_order(db: DatabaseConne
         version("@acme", "ab", "1.0.0", Gadget, Public),
         version("@acme", "a-c", "1.0.0", Gadget, Public),
         version("@acme", "board", "1.0.0", Blueprint, Private),
-        version("@other", "chart", "1.0.0", Gadget, Public),
-        version("@other", "chart", "1.0.0+build.2", Gadget, Public),
-        version("@other", "chart", "1.0.0+build.10", Gadget, Public),
     ];
     for row in &rows {
         repo.publish(row).await.unwrap();
     }
+    // Twins of one release (no longer stored side by side, but kept from before the release key):
+    // build metadata orders them.
+    let twins =
+        ["1.0.0", "1.0.0+build.2", "1.0.0+build.10"].map(|semver| version("@other", "chart", semver, Gadget, Public));
+    insert_unkeyed(&db, &twins).await;
+    key_unkeyed_versions(&db).await.unwrap();
+    key_unreleased_versions(&db).await.unwrap();
     // The highest version is yanked: the next one answers.
     repo.yank(&rows[3].identity, "broken", at(2)).await.unwrap();
     let anonymous = [
@@ -404,6 +411,121 @@ async fn versions_stored_before_the_search_columns_are_found(db: DatabaseConnect
     assert_eq!(key_unkeyed_versions(&db).await.unwrap(), 1);
     assert_eq!(many().await, ["@acme/many@2.0.0"]);
     assert_eq!(key_unkeyed_versions(&db).await.unwrap(), 0);
+}
+
+fn gadget(semver: &str, published: u32) -> ArtifactVersion {
+    ArtifactVersion {
+        published_at: at(published),
+        ..version("@acme", "chart", semver, ArtifactKind::Gadget, Visibility::Public)
+    }
+}
+
+fn refused(outcome: Result<(), TransitionError<ArtifactError>>) -> bool {
+    matches!(outcome, Err(TransitionError::Rejected(ArtifactError::VersionExists)))
+}
+
+/// The store refuses a version whose release (the version without build metadata) the package
+/// holds, whichever of the two carries build metadata: two publishes that both passed the
+/// service's read cannot both be stored. Another release, another package, a pre-release can.
+async fn a_release_is_stored_once_whatever_its_build_metadata(db: DatabaseConnection) {
+    let repo = SeaOrmArtifactRepository::new(db);
+    repo.publish(&gadget("1.2.3", 1)).await.unwrap();
+    for twin in ["1.2.3+fix", "1.2.3+build.2"] {
+        assert!(refused(repo.publish(&gadget(twin, 2)).await), "{twin}");
+    }
+    repo.publish(&gadget("2.0.0+first", 3)).await.unwrap();
+    assert!(refused(repo.publish(&gadget("2.0.0", 4)).await));
+    for other in ["1.2.4", "1.2.3-rc.1"] {
+        repo.publish(&gadget(other, 5)).await.unwrap();
+    }
+    let elsewhere = version("@acme", "board", "1.2.3+fix", ArtifactKind::Gadget, Visibility::Public);
+    repo.publish(&elsewhere).await.unwrap();
+    let stored = repo
+        .versions(
+            &ArtifactScope::parse("@acme").unwrap(),
+            &ArtifactName::parse("chart").unwrap(),
+        )
+        .await
+        .unwrap();
+    let mut names: Vec<&str> = stored.iter().map(|v| v.identity.version.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["1.2.3", "1.2.3-rc.1", "1.2.4", "2.0.0+first"]);
+}
+
+/// The release keys of the stored versions, by version, as every pooled connection reads them
+/// (several reads at once, which must agree).
+async fn release_keys(db: &DatabaseConnection) -> Vec<(String, Option<String>)> {
+    let select = Query::select()
+        .columns([Alias::new("version"), Alias::new("release_key")])
+        .from(Alias::new("registry_artifact_versions"))
+        .to_owned();
+    let backend = db.get_database_backend();
+    let read = || async {
+        let mut keys: Vec<(String, Option<String>)> = db
+            .query_all_raw(backend.build(&select))
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| {
+                (
+                    row.try_get("", "version").unwrap(),
+                    row.try_get("", "release_key").unwrap(),
+                )
+            })
+            .collect();
+        keys.sort();
+        keys
+    };
+    let reads = futures_util::future::join_all((0..4).map(|_| read())).await;
+    assert!(reads.windows(2).all(|pair| pair[0] == pair[1]), "{reads:?}");
+    reads.into_iter().next().unwrap()
+}
+
+/// Twins stored before the release key (the race it closes) stay readable after the migration,
+/// and a third publish of their release is refused; so are twins a registry of an earlier
+/// release stores later, keyed at a registry's start. Of each pair the one published first
+/// holds the release and the later one a key of its own, whichever carries build metadata.
+async fn twins_stored_before_the_release_key_keep_their_rows(db: DatabaseConnection) {
+    support::roll_back_through(&db, "m20261219_000001_registry_release_keys").await;
+    let before = [
+        gadget("1.2.3", 1),
+        gadget("1.2.3+fix", 2),
+        gadget("2.0.0", 4),
+        gadget("2.0.0+first", 3),
+    ];
+    insert_unkeyed(&db, &before).await;
+    Migrator::up(&db, None).await.unwrap();
+    let repo = SeaOrmArtifactRepository::new(db.clone());
+    for version in &before {
+        assert!(
+            repo.get(&version.identity).await.unwrap().is_some(),
+            "{}",
+            version.identity
+        );
+    }
+    assert!(refused(repo.publish(&gadget("1.2.3+again", 5)).await));
+    assert!(refused(repo.publish(&gadget("2.0.0+again", 5)).await));
+
+    let later = [gadget("3.0.0", 6), gadget("4.0.0", 9), gadget("4.0.0+first", 8)];
+    insert_unkeyed(&db, &later).await;
+    assert_eq!(key_unreleased_versions(&db).await.unwrap(), 3);
+    assert_eq!(key_unreleased_versions(&db).await.unwrap(), 0);
+    let held = |version: &str, key: &str| (version.to_owned(), Some(key.to_owned()));
+    assert_eq!(
+        release_keys(&db).await,
+        [
+            held("1.2.3", "1.2.3"),
+            held("1.2.3+fix", "1.2.3+fix+"),
+            held("2.0.0", "2.0.0+"),
+            held("2.0.0+first", "2.0.0"),
+            held("3.0.0", "3.0.0"),
+            held("4.0.0", "4.0.0+"),
+            held("4.0.0+first", "4.0.0"),
+        ]
+    );
+    for twin in ["3.0.0+late", "4.0.0+late"] {
+        assert!(refused(repo.publish(&gadget(twin, 10)).await), "{twin}");
+    }
 }
 
 async fn author_keys_and_tokens_read_back(db: DatabaseConnection) {

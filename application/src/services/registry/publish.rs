@@ -84,16 +84,16 @@ impl RegistryService {
         .map_err(|error| RegistryError::BadSignature(error.to_string()))?;
         // The bundle first: a version row never points at a missing payload.
         self.ports.bundles.put(&digest, manifest.kind, bundle).await?;
-        self.ports
-            .artifacts
-            .publish(&version)
-            .await
-            .map_err(|error| match error {
-                TransitionError::Rejected(ArtifactError::VersionExists) => {
-                    RegistryError::VersionExists(manifest.identity.to_string())
-                }
-                other => other.into(),
-            })?;
+        match self.ports.artifacts.publish(&version).await {
+            Ok(()) => {}
+            Err(TransitionError::Rejected(ArtifactError::VersionExists)) => {
+                // Another publish of this version, or of its release, passed the check above at
+                // the same moment and was stored first: say which, as the check would have.
+                self.refuse_existing_version(&manifest).await?;
+                return Err(RegistryError::VersionExists(manifest.identity.to_string()));
+            }
+            Err(other) => return Err(other.into()),
+        }
         Ok(Published {
             version,
             digest,

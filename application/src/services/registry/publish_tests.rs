@@ -115,3 +115,33 @@ async fn a_version_differing_only_in_build_metadata_is_already_published() {
         assert!(published.is_ok(), "{version}: {:?}", published.err());
     }
 }
+
+/// Two publishes of one release at the same moment both read the package before either is
+/// stored: the store refuses the second as it writes, and the refusal names the cause the check
+/// would have named.
+#[tokio::test]
+async fn a_twin_published_at_the_same_moment_is_refused_by_the_store() {
+    let artifacts = Arc::new(MemoryArtifacts::default());
+    let service = service(artifacts.clone(), Arc::new(RecordingSigstore::default()), &["useChart"]);
+    service
+        .publish(Some(&acme()), keyless(&public_gadget("1.2.3"), GADGET_JS))
+        .await
+        .unwrap();
+    for (version, exact) in [("1.2.3+fix", false), ("1.2.3", true)] {
+        artifacts.miss_next_read();
+        let refused = service
+            .publish(Some(&acme()), keyless(&public_gadget(version), GADGET_JS))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), "version_exists", "{version}: {refused}");
+        assert_eq!(
+            matches!(refused, RegistryError::VersionExists(_)),
+            exact,
+            "{version}: {refused}"
+        );
+        assert!(
+            refused.to_string().contains("@acme/chart@1.2.3 already exists"),
+            "{refused}"
+        );
+    }
+}

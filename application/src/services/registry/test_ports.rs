@@ -2,7 +2,7 @@
 //! its reads, a Sigstore verifier that records the payload it is asked about, and checks that
 //! accept everything else, so a test sees exactly the one port it is about.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
@@ -28,11 +28,19 @@ use crate::testing::{ManualClock, SequentialIds, StubCompiler};
 pub(super) struct MemoryArtifacts {
     versions: Mutex<Vec<ArtifactVersion>>,
     reads: AtomicUsize,
+    /// The next `versions` answers none: a read taken before another publish stored its version.
+    miss_next_read: AtomicBool,
 }
 
 impl MemoryArtifacts {
     pub(super) fn reads(&self) -> usize {
         self.reads.load(Ordering::SeqCst)
+    }
+
+    /// The next `versions` read misses every stored version, as a publish at the same moment as
+    /// another one reads before the other is stored.
+    pub(super) fn miss_next_read(&self) {
+        self.miss_next_read.store(true, Ordering::SeqCst);
     }
 
     fn all(&self) -> Vec<ArtifactVersion> {
@@ -44,7 +52,12 @@ impl MemoryArtifacts {
 impl ArtifactRepository for MemoryArtifacts {
     async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>> {
         let mut versions = self.versions.lock().unwrap();
-        if versions.iter().any(|v| v.identity == version.identity) {
+        let same_release = |stored: &ArtifactVersion| {
+            stored.identity.scope == version.identity.scope
+                && stored.identity.name == version.identity.name
+                && stored.identity.version.equals_ignoring_build(&version.identity.version)
+        };
+        if versions.iter().any(same_release) {
             return Err(TransitionError::Rejected(ArtifactError::VersionExists));
         }
         versions.push(version.clone());
@@ -62,6 +75,9 @@ impl ArtifactRepository for MemoryArtifacts {
         name: &ArtifactName,
     ) -> Result<Vec<ArtifactVersion>, RepositoryError> {
         self.reads.fetch_add(1, Ordering::SeqCst);
+        if self.miss_next_read.swap(false, Ordering::SeqCst) {
+            return Ok(Vec::new());
+        }
         Ok(self
             .all()
             .into_iter()

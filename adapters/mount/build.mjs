@@ -108,7 +108,7 @@ for (const file of [RUNTIME, LEXER]) {
       process.exit(1);
     }
   }
-  console.log(`${file}: ${text.length} bytes`);
+  console.log(`${file}: ${Buffer.byteLength(text)} bytes`);
 }
-console.log(`${RENDER_CHECK}: ${(await readFile(RENDER_CHECK, 'utf8')).length} bytes`);
-console.log(`${PLAYGROUND}: ${(await readFile(PLAYGROUND, 'utf8')).length} bytes`);
+console.log(`${RENDER_CHECK}: ${(await readFile(RENDER_CHECK)).length} bytes`);
+console.log(`${PLAYGROUND}: ${(await readFile(PLAYGROUND)).length} bytes`);

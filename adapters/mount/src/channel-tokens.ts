@@ -1,11 +1,11 @@
 // The live channel's tokens: which one a subscribe, a poll or a POST carries (the session token an
 // `ack` brought, else the card's wsToken), and what is tried when the server refuses it: the
 // wsToken behind a refused session token, then one fresh wsToken from the host per `ack`
-// (`refreshWsToken`), then nothing (the channel fails with AUTH_FAILED). A card with no token at
-// all asks the host the same way before it polls (on a socket, the subscribe without one is
-// refused and asks it). A socket refused while a swap that polling began is under way (a probe
-// brought the card back meanwhile) waits for that swap. `live-socket.ts` owns the transports and
-// reaches this file only through `ChannelTokensHost`.
+// (`refreshWsToken`), then nothing (the channel fails with AUTH_FAILED, in the same words on
+// either transport). A card with no token at all asks the host the same way before it polls (on a
+// socket, the subscribe without one is refused and asks it). One swap at a time, whichever
+// transport began it: a poll, a POST or a socket refused while one is under way waits for it.
+// `live-socket.ts` owns the transports and reaches this file only through `ChannelTokensHost`.
 
 import type { SubscribePayload } from './protocol';
 
@@ -36,17 +36,19 @@ export interface ChannelTokensHost {
 /** What is left to try once the current token is refused. */
 type Fallback = 'wsToken' | 'refresh' | 'none';
 
-/** Why the channel fails when the host gives no token in place of a refused one, or of none. */
+/** Why the channel fails when the host gives no token in place of a refused one, or of none,
+ * whichever transport was refused. The server refuses a request without a token with AUTH_FAILED
+ * too, and a failure's status text starts with its code. */
 const REFUSED = 'AUTH_FAILED: the live-channel token was refused';
-const NO_TOKEN = 'the card has no token for the live channel';
+const NO_TOKEN = 'AUTH_FAILED: the card has no token for the live channel';
 
 export class ChannelTokens {
   private sessionToken: string | undefined;
   private wsToken: string | undefined;
   /** A refused wsToken is swapped once per successful subscribe, not in a loop. */
   private refreshed = false;
-  /** The swap of a refused (or missing) token that polling began, under way: a request refused
-   * meanwhile waits for it, and so does a socket refused meanwhile (back from polling). */
+  /** The swap of a refused (or missing) token under way, whichever transport began it: a
+   * request or a socket refused meanwhile waits for it. */
   private swap: Promise<boolean> | null = null;
   /** The swap a refused socket waits for: one reconnect however many sockets it refuses. */
   private socketWaits: Promise<boolean> | null = null;
@@ -94,6 +96,7 @@ export class ChannelTokens {
   refusedOnSocket(refused: string | undefined): boolean {
     if (this.swap) {
       this.host.closeSocket();
+      this.host.reconnecting('refreshing the live-channel token');
       this.reconnectAfter(this.swap);
       return true;
     }
@@ -112,32 +115,26 @@ export class ChannelTokens {
       this.host.connect();
       return true;
     }
-    // Most likely an expired wsToken (a card reopened later): ask the host for a fresh one.
-    this.host.reconnecting('refreshing the live-channel token');
-    this.source.refreshWsToken!().then(
-      (token) => {
-        if (!token) {
-          this.host.fail('AUTH_FAILED: the wsToken was refused and no fresh one is available');
-          return;
-        }
-        this.wsToken = token;
-        this.host.connect();
-      },
-      (refresh: unknown) => this.host.fail(`AUTH_FAILED: the wsToken was refused and refreshing it failed (${refresh instanceof Error ? refresh.message : String(refresh)})`),
-    );
+    // Most likely an expired wsToken (a card reopened later): the host is asked for a fresh one
+    // in the swap slot, so a poll or a POST refused meanwhile (`online`, then sockets closing
+    // before their ack) waits for it rather than find the refresh spent.
+    this.reconnectAfter(this.takeSlot(this.refresh(failureFor(refused))));
     return true;
   }
 
-  /** A socket refused while polling's swap is under way (a probe brought the card back before it
-   * ended) reconnects with that swap's token rather than spend the refresh of the ack again. */
+  /** A socket refused while a swap is under way (its own refresh, or polling's when a probe
+   * brought the card back) reconnects with that swap's token once it ends, rather than spend
+   * the refresh of the ack again. One reconnect however many sockets it refuses. */
   private reconnectAfter(swap: Promise<boolean>): void {
-    this.host.reconnecting('refreshing the live-channel token');
     if (this.socketWaits === swap) return; // a socket refused again meanwhile (`online`)
     this.socketWaits = swap;
     void swap.then((swapped) => {
       this.socketWaits = null;
       // Given no token, the swap failed the channel itself, saying why: nothing more to report.
-      if (swapped && !this.host.stopped() && !this.host.subscribed()) this.host.connect();
+      if (!swapped || this.host.stopped() || this.host.subscribed()) return;
+      // The socket tries this swap's token now: a refusal naming an older one needs no other.
+      this.reconnectedForSwap = this.swaps;
+      this.host.connect();
     });
   }
 
@@ -147,7 +144,7 @@ export class ChannelTokens {
    * True when there is another token to try, false once the channel closed instead.
    */
   swapRefused(refused: string): Promise<boolean> {
-    return this.swapOnce(refused, REFUSED);
+    return this.swapOnce(refused, failureFor(refused));
   }
 
   /**
@@ -166,29 +163,46 @@ export class ChannelTokens {
     if (this.host.stopped()) return Promise.resolve(false);
     if (this.swap) return this.swap;
     if (!sameToken(this.current(), replaced)) return Promise.resolve(true);
-    const swap = this.swapToken(failure).finally(() => {
-      if (this.swap === swap) this.swap = null;
+    return this.takeSlot(this.swapToken(failure));
+  }
+
+  /** `swap` is the one under way until it ends: whatever is refused meanwhile waits for it. */
+  private takeSlot(swap: Promise<boolean>): Promise<boolean> {
+    const slot = swap.finally(() => {
+      if (this.swap === slot) this.swap = null;
     });
-    this.swap = swap;
-    return swap;
+    this.swap = slot;
+    return slot;
   }
 
   private async swapToken(failure: string): Promise<boolean> {
     const next = this.fallBack();
     if (next === 'wsToken') return this.swapped();
-    if (next === 'refresh') {
-      this.host.reconnecting('refreshing the live-channel token');
-      const token = await this.source.refreshWsToken!().catch(() => null);
-      if (this.host.stopped()) return false;
-      if (token) {
-        this.wsToken = token;
-        // Refused by a POST, the poll session lives on: the channel works again right away.
-        if (this.host.subscribed()) this.host.live();
-        return this.swapped();
-      }
-    }
+    if (next === 'refresh') return this.refresh(failure);
     this.host.fail(failure);
     return false;
+  }
+
+  /** Asks the host for a fresh wsToken; `failure` (with why, if the host threw) closes the
+   * channel when it gives none. */
+  private async refresh(failure: string): Promise<boolean> {
+    this.host.reconnecting('refreshing the live-channel token');
+    let token: string | null;
+    try {
+      token = await this.source.refreshWsToken!();
+    } catch (error) {
+      token = null;
+      failure = refreshThrew(failure, error);
+    }
+    if (this.host.stopped()) return false;
+    if (!token) {
+      this.host.fail(failure);
+      return false;
+    }
+    this.wsToken = token;
+    // Refused by a POST, the poll session lives on: the channel works again right away.
+    if (this.host.subscribed()) this.host.live();
+    return this.swapped();
   }
 
   private swapped(): true {
@@ -209,6 +223,16 @@ export class ChannelTokens {
     }
     return 'none';
   }
+}
+
+/** Why the channel fails, by what the refused request carried: a token, or none ('' is none). */
+function failureFor(carried: string | undefined): string {
+  return carried ? REFUSED : NO_TOKEN;
+}
+
+/** `failure`, saying why the host's refresh threw: the host's own words help more than ours. */
+function refreshThrew(failure: string, error: unknown): string {
+  return `${failure} and the host's refresh failed (${error instanceof Error ? error.message : String(error)})`;
 }
 
 /** Whether two tokens are the same; an empty one is none (as a poll treats it), so a swap of ''

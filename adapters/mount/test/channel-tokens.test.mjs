@@ -12,6 +12,12 @@ installFakeBrowser();
 beforeEach(beginTest);
 afterEach(endTest);
 
+/** How the channel fails when the host gives no token, by what the refused request carried. */
+const REFUSED = 'AUTH_FAILED: the live-channel token was refused';
+const NO_TOKEN = 'AUTH_FAILED: the card has no token for the live channel';
+/** What a failure adds when the host's refresh threw `host gone`. */
+const HOST_GONE = " and the host's refresh failed (host gone)";
+
 /** Tokens whose host records every call in `log`; `refresh` answers the host's refreshes in
  * turn (a token, null, or an Error to reject with), held until `answer()` when `held`;
  * `bootstrap` is what the card's bootstrap gave. */
@@ -35,7 +41,10 @@ function channelTokens({ refreshes = ['fresh-token'], held = false, canRefresh =
         log.push(`fail: ${detail}`);
         state.stopped = true; // as the channel does
       },
-      closeSocket: () => log.push('closeSocket'),
+      closeSocket: () => {
+        log.push('closeSocket');
+        state.subscribed = false; // as the channel does
+      },
       connect: () => log.push(`connect with ${tokens.current()}`),
     },
   );
@@ -100,7 +109,7 @@ test('the host is asked for one fresh wsToken per ack; a second refusal fails th
   assert.equal(await tokens.swapRefused('ws-token'), true);
   assert.equal(await tokens.swapRefused('fresh-1'), false);
   assert.equal(state.asked, 1);
-  assert.deepEqual(log, ['reconnecting: refreshing the live-channel token', 'live', 'fail: AUTH_FAILED: the live-channel token was refused']);
+  assert.deepEqual(log, ['reconnecting: refreshing the live-channel token', 'live', `fail: ${REFUSED}`]);
   assert.equal(await tokens.swapRefused('fresh-1'), false, 'a closed channel swaps nothing');
 
   // After an ack the host may be asked again.
@@ -115,10 +124,10 @@ test('the host is asked for one fresh wsToken per ack; a second refusal fails th
 test('no fresh token (none given, or no host refresh at all) fails the channel with AUTH_FAILED', async () => {
   const none = channelTokens({ refreshes: [null] });
   assert.equal(await none.tokens.swapRefused('ws-token'), false);
-  assert.deepEqual(none.log, ['reconnecting: refreshing the live-channel token', 'fail: AUTH_FAILED: the live-channel token was refused']);
+  assert.deepEqual(none.log, ['reconnecting: refreshing the live-channel token', `fail: ${REFUSED}`]);
   const without = channelTokens({ canRefresh: false });
   assert.equal(await without.tokens.swapRefused('ws-token'), false);
-  assert.deepEqual(without.log, ['fail: AUTH_FAILED: the live-channel token was refused']);
+  assert.deepEqual(without.log, [`fail: ${REFUSED}`]);
 });
 
 test('a swap whose refresh answers after the channel closed reports nothing more', async () => {
@@ -149,11 +158,11 @@ test('a socket refused: a refresh that brings nothing or fails fails the channel
   const none = channelTokens({ refreshes: [null] });
   assert.equal(none.tokens.refusedOnSocket('ws-token'), true);
   await settle();
-  assert.equal(none.log.at(-1), 'fail: AUTH_FAILED: the wsToken was refused and no fresh one is available');
+  assert.equal(none.log.at(-1), `fail: ${REFUSED}`);
   const broken = channelTokens({ refreshes: [new Error('host gone')] });
   assert.equal(broken.tokens.refusedOnSocket('ws-token'), true);
   await settle();
-  assert.equal(broken.log.at(-1), 'fail: AUTH_FAILED: the wsToken was refused and refreshing it failed (host gone)');
+  assert.equal(broken.log.at(-1), `fail: ${REFUSED}${HOST_GONE}`);
 });
 
 test('the socket and the polling transport share the refresh of an ack', async () => {
@@ -189,7 +198,7 @@ test('a socket refused while a swap is under way that brings none: the swap fail
   answer();
   assert.equal(await swap, false);
   await settle();
-  assert.deepEqual(log.filter((entry) => entry.startsWith('fail') || entry.startsWith('connect')), ['fail: AUTH_FAILED: the live-channel token was refused']);
+  assert.deepEqual(log.filter((entry) => entry.startsWith('fail') || entry.startsWith('connect')), [`fail: ${REFUSED}`]);
 });
 
 test('a socket refused with a token a swap replaced since reconnects with the new one at once, asking the host nothing', async () => {
@@ -230,16 +239,16 @@ for (const [what, bootstrap] of [
 }
 
 test('a card without a token whose host gives none (null, a failed refresh, no refresh at all) fails the channel saying it has none', async () => {
-  for (const refreshes of [[null], [new Error('host gone')]]) {
+  for (const [refreshes, why] of [[[null], ''], [[new Error('host gone')], HOST_GONE]]) {
     const { tokens, state, log } = channelTokens({ bootstrap: {}, refreshes });
     assert.equal(await tokens.swapMissing(), false);
     assert.equal(state.asked, 1);
-    assert.deepEqual(log, ['reconnecting: refreshing the live-channel token', 'fail: the card has no token for the live channel']);
+    assert.deepEqual(log, ['reconnecting: refreshing the live-channel token', `fail: ${NO_TOKEN}${why}`]);
     assert.equal(await tokens.swapMissing(), false, 'a closed channel swaps nothing');
   }
   const without = channelTokens({ bootstrap: {}, canRefresh: false });
   assert.equal(await without.tokens.swapMissing(), false);
-  assert.deepEqual(without.log, ['fail: the card has no token for the live channel']);
+  assert.deepEqual(without.log, [`fail: ${NO_TOKEN}`]);
 });
 
 test("an empty token refused is none: a card without one asks the host, rather than taking '' for a token replaced already", async () => {
@@ -270,4 +279,77 @@ for (const stale of [undefined, 'stale-token']) {
     ]);
     assert.equal(state.asked, 1);
   });
+}
+
+// ---------- the socket's refresh shares the swap slot ----------
+
+for (const [what, bootstrap, refused, joins] of [
+  ['a poll refused', { wsToken: 'ws-token' }, 'ws-token', (tokens) => tokens.swapRefused('ws-token')],
+  ['a card without a token about to poll', {}, undefined, (tokens) => tokens.swapMissing()],
+]) {
+  test(`${what} while a refused socket's refresh is under way joins it: one refresh, then the fresh token for both`, async () => {
+    const { tokens, state, log, answer } = channelTokens({ bootstrap, held: true });
+    state.subscribed = false;
+    assert.equal(tokens.refusedOnSocket(refused), true);
+    await settle();
+    const polling = joins(tokens); // the sockets closed before their ack: polling took over
+    await settle();
+    assert.equal(state.asked, 1);
+    answer();
+    assert.equal(await polling, true, "the host's token is on its way: nothing fails");
+    await settle();
+    assert.equal(tokens.current(), 'fresh-token');
+    assert.deepEqual(log, ['closeSocket', 'reconnecting: refreshing the live-channel token', 'connect with fresh-token'], 'one reconnect, with its token');
+    assert.equal(state.asked, 1);
+  });
+}
+
+test("a socket refused again while its own refresh is under way (`online`) waits for it: one refresh, one reconnect", async () => {
+  const { tokens, state, log, answer } = channelTokens({ held: true });
+  state.subscribed = false;
+  assert.equal(tokens.refusedOnSocket('ws-token'), true);
+  assert.equal(tokens.refusedOnSocket('ws-token'), true, 'not failed: the fresh token is on its way');
+  await settle();
+  answer();
+  await settle();
+  assert.deepEqual(log.filter((entry) => entry.startsWith('connect') || entry.startsWith('fail')), ['connect with fresh-token']);
+  assert.equal(state.asked, 1);
+  assert.equal(tokens.refusedOnSocket('fresh-token'), false, 'its token refused too: nothing left');
+});
+
+test('a socket whose refresh brings back the refused token reconnects once, then has nothing left (no loop)', async () => {
+  const { tokens, state, log } = channelTokens({ refreshes: ['ws-token'] });
+  state.subscribed = false;
+  assert.equal(tokens.refusedOnSocket('ws-token'), true);
+  await settle();
+  assert.equal(tokens.refusedOnSocket('ws-token'), false);
+  assert.deepEqual(log, ['closeSocket', 'reconnecting: refreshing the live-channel token', 'connect with ws-token']);
+  assert.equal(state.asked, 1);
+});
+
+// ---------- one failure message per cause, whichever transport was refused ----------
+
+for (const [cause, bootstrap, carried, expected] of [
+  ['no token', {}, undefined, NO_TOKEN],
+  ['an empty token', { wsToken: '' }, '', NO_TOKEN],
+  ['a refused token', { wsToken: 'ws-token' }, 'ws-token', REFUSED],
+]) {
+  for (const [gives, refreshes, suffix] of [
+    ['none', [null], ''],
+    ['an error', [new Error('host gone')], HOST_GONE],
+  ]) {
+    test(`${cause}, and the host gives ${gives}: the socket and a poll fail the channel with the same words`, async () => {
+      const failures = [];
+      for (const refusal of [
+        (tokens) => tokens.refusedOnSocket(carried),
+        (tokens) => (carried ? tokens.swapRefused(carried) : tokens.swapMissing()),
+      ]) {
+        const { tokens, log } = channelTokens({ bootstrap, refreshes });
+        refusal(tokens);
+        await settle();
+        failures.push(log.filter((entry) => entry.startsWith('fail')));
+      }
+      assert.deepEqual(failures, [[`fail: ${expected}${suffix}`], [`fail: ${expected}${suffix}`]]);
+    });
+  }
 }

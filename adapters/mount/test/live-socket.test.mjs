@@ -12,6 +12,12 @@ installFakeBrowser();
 beforeEach(beginTest);
 afterEach(endTest);
 
+/** How the channel fails when the host gives no token, by what the refused request carried. */
+const REFUSED = 'AUTH_FAILED: the live-channel token was refused';
+const NO_TOKEN = 'AUTH_FAILED: the card has no token for the live channel';
+/** What a failure adds when the host's refresh threw `host gone`. */
+const HOST_GONE = " and the host's refresh failed (host gone)";
+
 /** A LiveSocket whose callbacks are recorded. */
 function liveSocket(options = {}) {
   const seen = { failed: [], stored: [], statuses: [], frames: [] };
@@ -475,10 +481,10 @@ for (const [what, wsToken] of [
   });
 }
 
-for (const [gives, answer] of [
-  ['none', () => Promise.resolve(null)],
-  ['an error', () => Promise.reject(new Error('host gone'))],
-  ['no refresh at all', undefined],
+for (const [gives, answer, why] of [
+  ['none', () => Promise.resolve(null), ''],
+  ['an error', () => Promise.reject(new Error('host gone')), HOST_GONE],
+  ['no refresh at all', undefined, ''],
 ]) {
   test(`over polling, a card without a wsToken whose host gives ${gives} fails as it has no token, and polls nothing`, async () => {
     let refreshes = 0;
@@ -489,7 +495,7 @@ for (const [gives, answer] of [
     await advance(5_000);
     assert.equal(refreshes, answer ? 1 : 0, 'the host is asked once, if it can be');
     const failing = answer ? ['reconnecting: refreshing the live-channel token'] : [];
-    assert.deepEqual(seen.statuses.slice(-1 - failing.length), [...failing, 'failed: the card has no token for the live channel']);
+    assert.deepEqual(seen.statuses.slice(-1 - failing.length), [...failing, `failed: ${NO_TOKEN}${why}`]);
     assert.equal(seen.statuses.filter((status) => status.startsWith('failed')).length, 1);
     assert.deepEqual(fetches.log, [], 'no poll, no POST');
     assert.equal(socket.transport, 'closed');
@@ -732,8 +738,8 @@ test('a replay gap that does not say what it lost is taken to have lost streams'
 /** How a swap begins while polling: the card has no token (`swapMissing`), or its poll is refused
  * (`swapRefused`); and how the channel fails when the host gives none. */
 const POLLING_SWAPS = [
-  ['a card without a token asks the host for one', undefined, 'the card has no token for the live channel'],
-  ['a refused poll asks the host for a fresh token', 'ws-token', 'AUTH_FAILED: the live-channel token was refused'],
+  ['a card without a token asks the host for one', undefined, NO_TOKEN],
+  ['a refused poll asks the host for a fresh token', 'ws-token', REFUSED],
 ];
 
 /**
@@ -816,4 +822,65 @@ for (const [how, wsToken, failure] of POLLING_SWAPS) {
     assert.deepEqual(seen.statuses.filter((status) => status.startsWith('failed')), []);
     socket.stop();
   });
+}
+
+// ---------- polling while a refused socket's refresh is under way ----------
+
+test('a poll refused while a refused socket refreshes the token (`online`, then polling took over) waits for that refresh: one refresh, then live', async () => {
+  const refresh = { calls: 0, answer: undefined };
+  const refreshWsToken = () => {
+    refresh.calls += 1;
+    return new Promise((resolve) => (refresh.answer = resolve));
+  };
+  scriptedPollingServer([new Response('', { status: 401 }), pollAck('session-2')], storesUnless());
+  const { socket, seen } = liveSocket({ pollingUrl: 'http://svc.test/_svc/poll/s1', refreshWsToken });
+  socket.start();
+  lastSocket().open();
+  lastSocket().receive('error', { code: 'AUTH_FAILED', message: 'expired' }); // the card asks the host
+  window.dispatchEvent(new Event('online')); // a socket opens meanwhile, with the token of before
+  lastSocket().serverClose(1006); // it and the next close before their ack: polling takes over
+  await advance(600);
+  lastSocket().serverClose(1006);
+  await settle();
+  assert.deepEqual(polledWith(), [['ws-token', '0', null]], 'refused with the token of before');
+  assert.deepEqual(seen.statuses.filter((status) => status.startsWith('failed')), [], 'the fresh token is on its way');
+  assert.equal(socket.transport, 'polling');
+  refresh.answer('fresh-token');
+  await advance(100);
+  assert.equal(refresh.calls, 1, "the poll joined the socket's refresh");
+  assert.deepEqual(polledWith(), [
+    ['ws-token', '0', null],
+    ['fresh-token', '0', null],
+    ['session-2', '20', '1'],
+  ]);
+  assert.equal(seen.statuses.at(-1), 'live');
+  assert.equal(socket.transport, 'polling');
+  socket.stop();
+});
+
+for (const [cause, wsToken, failure] of [
+  ['a card without a token', undefined, NO_TOKEN],
+  ['a refused token', 'ws-token', REFUSED],
+]) {
+  for (const [gives, answer, suffix] of [
+    ['none', () => Promise.resolve(null), ''],
+    ['an error', () => Promise.reject(new Error('host gone')), HOST_GONE],
+  ]) {
+    test(`${cause} whose host gives ${gives} fails with the same words over a socket and over polling`, async () => {
+      const failed = [];
+      for (const transport of ['websocket', 'polling']) {
+        scriptedPollingServer([new Response('', { status: 401 })], storesUnless());
+        const where = transport === 'websocket' ? {} : { url: undefined, pollingUrl: 'http://svc.test/_svc/poll/s1' };
+        const { socket, seen } = liveSocket({ ...where, wsToken, refreshWsToken: answer });
+        socket.start();
+        if (transport === 'websocket') {
+          lastSocket().open();
+          lastSocket().receive('error', { code: 'AUTH_FAILED', message: 'the credentials do not grant this session' });
+        }
+        await advance(1_000);
+        failed.push(seen.statuses.filter((status) => status.startsWith('failed')));
+      }
+      assert.deepEqual(failed, [[`failed: ${failure}${suffix}`], [`failed: ${failure}${suffix}`]]);
+    });
+  }
 }

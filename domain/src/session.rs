@@ -163,12 +163,16 @@ impl SessionHead {
     /// A read's activity heartbeat: the TTL restarts, unless the last recorded activity is
     /// within [`HEARTBEAT_RESOLUTION`] of `now`. `true` when the head changed and must be saved.
     pub fn touch(&mut self, now: DateTime<Utc>) -> bool {
-        let stale = now - self.last_activity_at >= HEARTBEAT_RESOLUTION;
-        if stale && self.status_at(now) == SessionStatus::Active {
+        if self.heartbeat_due(now) {
             self.last_activity_at = now;
             return true;
         }
         false
+    }
+
+    /// Whether [`Self::touch`] at `now` would move the heartbeat (and so write).
+    pub fn heartbeat_due(&self, now: DateTime<Utc>) -> bool {
+        now - self.last_activity_at >= HEARTBEAT_RESOLUTION && self.status_at(now) == SessionStatus::Active
     }
 
     /// `svc_update`: new props make a new card at epoch N+1; equal props are a no-op.

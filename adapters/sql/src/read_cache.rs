@@ -72,7 +72,8 @@ struct Inner {
 }
 
 struct CachedSession {
-    record: SessionRecord,
+    /// Shared with the readers it answers: a read copies nothing of it.
+    record: Arc<SessionRecord>,
     /// The row's stored text in bytes, plus [`ROW_OVERHEAD`].
     weight: u32,
 }
@@ -146,7 +147,7 @@ impl ReadCache {
     }
 
     /// The kept session, once it may answer (a miss goes to the database without waiting).
-    pub(crate) async fn kept_session(&self, session_id: &str) -> Option<SessionRecord> {
+    pub(crate) async fn kept_session(&self, session_id: &str) -> Option<Arc<SessionRecord>> {
         self.session(session_id)?;
         if !self.admit().await {
             return None;
@@ -275,29 +276,29 @@ impl ReadCache {
             .and_compute_with(|kept| {
                 let Some(entry) = kept else { return Op::Nop };
                 let cached = entry.value();
-                let mut record = cached.record.clone();
+                let mut record = SessionRecord::clone(&cached.record);
                 record.head.last_activity_at = head.last_activity_at;
                 if record.revision != revision || record.head != *head {
                     return Op::Remove;
                 }
                 record.revision = revision + 1;
                 Op::Put(Arc::new(CachedSession {
-                    record,
+                    record: Arc::new(record),
                     weight: cached.weight,
                 }))
             });
     }
 
-    fn session(&self, session_id: &str) -> Option<SessionRecord> {
-        self.inner.sessions.get(session_id).map(|c| c.record.clone())
+    fn session(&self, session_id: &str) -> Option<Arc<SessionRecord>> {
+        self.inner.sessions.get(session_id).map(|c| Arc::clone(&c.record))
     }
 
     /// `stored_bytes`: the length of the row's text columns, what it weighs against the bound.
-    pub(crate) fn keep_session(&self, ticket: &Ticket, record: &SessionRecord, stored_bytes: usize) {
+    pub(crate) fn keep_session(&self, ticket: &Ticket, record: &Arc<SessionRecord>, stored_bytes: usize) {
         let id = record.session_id.clone();
         let cache = &self.inner.sessions;
         let cached = Arc::new(CachedSession {
-            record: record.clone(),
+            record: Arc::clone(record),
             weight: u32::try_from(stored_bytes + ROW_OVERHEAD).unwrap_or(u32::MAX),
         });
         // Under the key's lock, which a heartbeat's move holds too (see the module doc).
@@ -376,9 +377,9 @@ mod tests {
         );
     }
 
-    fn record(revision: i64) -> SessionRecord {
+    fn record(revision: i64) -> Arc<SessionRecord> {
         let now = chrono::Utc::now();
-        SessionRecord {
+        Arc::new(SessionRecord {
             session_id: "s1".into(),
             app_id: "a".into(),
             intent: "card".into(),
@@ -392,7 +393,7 @@ mod tests {
             event_sequence: 0,
             created_at: now,
             revision,
-        }
+        })
     }
 
     /// `record`'s head a second later.

@@ -1,5 +1,7 @@
 //! Ports of the agent plane: apps, handshakes, sessions, events, blueprints and the live bus.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use svc_domain::contract::Contract;
@@ -133,11 +135,16 @@ pub struct SessionQuery {
 pub trait SessionRepository: Send + Sync {
     async fn insert(&self, record: &SessionRecord) -> Result<()>;
     async fn get(&self, session_id: &str) -> Result<Option<SessionRecord>>;
+    /// [`Self::get`], shared: a store that keeps rows in memory hands out the one it keeps,
+    /// where a copy of its strings and JSON costs a read path about a twentieth of its work.
+    async fn get_shared(&self, session_id: &str) -> Result<Option<Arc<SessionRecord>>> {
+        Ok(self.get(session_id).await?.map(Arc::new))
+    }
     /// The session and whether a gesture of it waits to be drained, in one look where the store
     /// answers both at once (a server database: one round trip instead of two). `None` for the
     /// second when this store does not know: [`EventRepository::drain`] then looks.
-    async fn get_with_undrained(&self, session_id: &str) -> Result<Option<(SessionRecord, Option<bool>)>> {
-        Ok(self.get(session_id).await?.map(|session| (session, None)))
+    async fn get_with_undrained(&self, session_id: &str) -> Result<Option<(Arc<SessionRecord>, Option<bool>)>> {
+        Ok(self.get_shared(session_id).await?.map(|session| (session, None)))
     }
     /// Writes a new head if `revision` is still current, freezing `frozen` as history in the same
     /// transaction; `false` when another writer moved the session first.

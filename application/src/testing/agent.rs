@@ -244,7 +244,7 @@ impl SessionRepository for InMemoryAgentStore {
     }
 
     /// As a server database answers it: both from one look.
-    async fn get_with_undrained(&self, session_id: &str) -> Result<Option<(SessionRecord, Option<bool>)>> {
+    async fn get_with_undrained(&self, session_id: &str) -> Result<Option<(Arc<SessionRecord>, Option<bool>)>> {
         let state = lock(&self.0);
         let undrained = state
             .actions
@@ -253,7 +253,7 @@ impl SessionRepository for InMemoryAgentStore {
         Ok(state
             .sessions
             .get(session_id)
-            .map(|session| (session.clone(), Some(undrained))))
+            .map(|session| (Arc::new(session.clone()), Some(undrained))))
     }
 
     async fn save_head(

@@ -234,7 +234,7 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
         );
     }
     if session.blueprint_id.is_none() {
-        let message = session.failure.map(|f| f.message).unwrap_or_default();
+        let message = session.failure.as_ref().map(|f| f.message.clone()).unwrap_or_default();
         return Err(RpcFailure::new(MOUNT_UNAVAILABLE, "Mount unavailable")
             .with_data(json!({ "code": "NOT_MOUNTABLE", "message": message })));
     }

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use sea_orm::sea_query::{Expr, ExprTrait, Query, QueryStatementBuilder};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter,
@@ -245,18 +247,23 @@ impl SessionRepository for SeaOrmSessionRepository {
     }
 
     async fn get(&self, session_id: &str) -> Result<Option<SessionRecord>, RepositoryError> {
+        Ok(self.get_shared(session_id).await?.map(Arc::unwrap_or_clone))
+    }
+
+    async fn get_shared(&self, session_id: &str) -> Result<Option<Arc<SessionRecord>>, RepositoryError> {
         let Some(cache) = &self.cache else {
-            return Ok(self.get_stored(session_id).await?.map(|(record, _)| record));
+            return Ok(self.get_stored(session_id).await?.map(|(record, _)| Arc::new(record)));
         };
         if let Some(record) = cache.kept_session(session_id).await {
             return Ok(Some(record));
         }
         let ticket = cache.ticket(session_id);
-        let stored = self.get_stored(session_id).await?;
-        if let Some((record, stored_bytes)) = &stored {
-            cache.keep_session(&ticket, record, *stored_bytes);
-        }
-        Ok(stored.map(|(record, _)| record))
+        let Some((record, stored_bytes)) = self.get_stored(session_id).await? else {
+            return Ok(None);
+        };
+        let record = Arc::new(record);
+        cache.keep_session(&ticket, &record, stored_bytes);
+        Ok(Some(record))
     }
 
     /// A kept session answers from memory, with "nothing to drain" when that is kept too. On
@@ -266,14 +273,14 @@ impl SessionRepository for SeaOrmSessionRepository {
     async fn get_with_undrained(
         &self,
         session_id: &str,
-    ) -> Result<Option<(SessionRecord, Option<bool>)>, RepositoryError> {
+    ) -> Result<Option<(Arc<SessionRecord>, Option<bool>)>, RepositoryError> {
         if let Some(cache) = &self.cache
             && let Some(record) = cache.kept_session(session_id).await
         {
             return Ok(Some((record, cache.is_quiet(session_id).then_some(false))));
         }
         if self.cache.is_some() && self.db.get_database_backend() == DbBackend::Sqlite {
-            return Ok(self.get(session_id).await?.map(|record| (record, None)));
+            return Ok(self.get_shared(session_id).await?.map(|record| (record, None)));
         }
         let ticket = self.cache.as_ref().map(|cache| cache.ticket(session_id));
         let Some(row) = SESSION_WITH_UNDRAINED
@@ -285,7 +292,7 @@ impl SessionRepository for SeaOrmSessionRepository {
         };
         let undrained = row.first_undrained.is_some();
         let stored_bytes = stored_bytes(&row.session);
-        let session = record(row.session)?;
+        let session = Arc::new(record(row.session)?);
         if let (Some(cache), Some(ticket)) = (&self.cache, &ticket) {
             cache.keep_session(ticket, &session, stored_bytes);
             if !undrained {

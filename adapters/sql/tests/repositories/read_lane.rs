@@ -221,7 +221,7 @@ async fn reads_that_wait_together_share_a_statement_and_each_gets_its_own_row() 
                     );
                 } else {
                     let read = sessions.get_with_undrained(&id).await.unwrap();
-                    let read = read.map(|(s, undrained)| (s.intent, undrained));
+                    let read = read.map(|(s, undrained)| (s.intent.clone(), undrained));
                     assert_eq!(
                         read,
                         undrained_expected.map(|waits| (format!("card of {id}"), Some(waits))),

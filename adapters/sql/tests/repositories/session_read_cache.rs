@@ -15,7 +15,8 @@ use crate::support;
 support::backend_tests!(
     reads_through_the_cache_see_every_write,
     a_heartbeat_keeps_the_cached_row_as_stored,
-    a_write_whose_caller_leaves_still_commits_and_is_forgotten
+    a_write_whose_caller_leaves_still_commits_and_is_forgotten,
+    shared_reads_of_a_kept_row_copy_nothing_until_it_changes
 );
 
 /// The server's wiring: the group-commit writer on SQLite, direct writes elsewhere, and one read
@@ -29,6 +30,32 @@ fn wired(db: &DatabaseConnection, writer: Option<Writer>) -> (SeaOrmSessionRepos
         .with_writer(writer)
         .with_read_cache(cache);
     (sessions, events)
+}
+
+/// Reads of a kept session share the kept row (a read path copies none of its strings and JSON);
+/// a write makes the next read another row, with what was written.
+async fn shared_reads_of_a_kept_row_copy_nothing_until_it_changes(db: DatabaseConnection) {
+    let (sessions, _) = wired(&db, Writer::for_database(&db));
+    sessions.insert(&support::session("s1")).await.unwrap();
+    let first = sessions.get_shared("s1").await.unwrap().unwrap();
+    let again = sessions.get_shared("s1").await.unwrap().unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &again), "the kept row, shared");
+    let (with_flag, _) = sessions.get_with_undrained("s1").await.unwrap().unwrap();
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &with_flag),
+        "beside the undrained flag too"
+    );
+
+    let mut head = first.head.clone();
+    head.props = json!({ "title": "second" });
+    assert!(sessions.save_head("s1", first.revision, &head, None).await.unwrap());
+    let after = sessions.get_shared("s1").await.unwrap().unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&first, &after));
+    assert_eq!(
+        (after.head.props.clone(), first.head.props.clone()),
+        (json!({ "title": "second" }), json!({ "title": "first" })),
+        "a reader holding the old row keeps what it read"
+    );
 }
 
 async fn reads_through_the_cache_see_every_write(db: DatabaseConnection) {

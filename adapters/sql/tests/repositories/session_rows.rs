@@ -27,7 +27,7 @@ async fn every_column_reads_back_as_written(db: DatabaseConnection) {
         support::assert_stored_as_written(&read, &written);
         let (with_flag, _) = sessions.get_with_undrained(&written.session_id).await.unwrap().unwrap();
         assert_eq!(
-            with_flag, read,
+            *with_flag, read,
             "the read beside the undrained flag decodes the same row"
         );
     }

@@ -34,7 +34,7 @@ async fn the_undrained_flag_follows_gestures_stored_and_drained(db: DatabaseConn
 
     let (read, undrained) = sessions.get_with_undrained("s1").await.unwrap().unwrap();
     assert_eq!(
-        read,
+        *read,
         sessions.get("s1").await.unwrap().unwrap(),
         "the same row as a plain read"
     );

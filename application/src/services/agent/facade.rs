@@ -1,6 +1,8 @@
 //! [`AgentService`]'s tool methods: each delegates to its use case, so the transports keep one
 //! handle and every use case stays testable on its own.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use svc_domain::session::SessionStatus;
 
@@ -79,12 +81,16 @@ impl AgentService {
     }
 
     /// The session as seen by a live-channel or resource reader of the caller's app.
-    pub async fn session_for(&self, caller: &Caller, session_id: &str) -> Result<SessionRecord, AgentError> {
+    pub async fn session_for(&self, caller: &Caller, session_id: &str) -> Result<Arc<SessionRecord>, AgentError> {
         self.access().owned(caller, session_id).await
     }
 
     /// The session a runtime tool (`svc_runtime_refresh_ws_token`) acts on: not expired.
-    pub async fn unexpired_session_for(&self, caller: &Caller, session_id: &str) -> Result<SessionRecord, AgentError> {
+    pub async fn unexpired_session_for(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+    ) -> Result<Arc<SessionRecord>, AgentError> {
         self.access().unexpired(caller, session_id).await
     }
 

@@ -22,7 +22,7 @@ pub const REPLAY_MAX_PAYLOAD_BYTES: usize = 8 * 1024 * 1024;
 /// Everything the `ack` frame carries.
 #[derive(Debug, Clone)]
 pub struct LiveSnapshot {
-    pub session: SessionRecord,
+    pub session: Arc<SessionRecord>,
     pub component_code: Option<ComponentCode>,
     pub variant: svc_domain::session::SessionVariant,
     pub last_stream_seq: i64,
@@ -32,7 +32,7 @@ pub struct LiveSnapshot {
 /// cursor, which only a subscriber uses (one statement fewer per read on a server database).
 #[derive(Debug, Clone)]
 pub struct MountSnapshot {
-    pub session: SessionRecord,
+    pub session: Arc<SessionRecord>,
     pub component_code: Option<ComponentCode>,
     pub variant: svc_domain::session::SessionVariant,
 }

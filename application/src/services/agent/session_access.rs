@@ -20,9 +20,10 @@ impl SessionAccess {
         Self { sessions, clock }
     }
 
-    /// The caller's session, or `SessionNotFound` for a missing or foreign one alike.
-    pub async fn owned(&self, caller: &Caller, session_id: &str) -> Result<SessionRecord, AgentError> {
-        match self.sessions.get(session_id).await? {
+    /// The caller's session, or `SessionNotFound` for a missing or foreign one alike. Shared with
+    /// the store's kept row where it keeps one: a caller that changes it takes its own copy.
+    pub async fn owned(&self, caller: &Caller, session_id: &str) -> Result<Arc<SessionRecord>, AgentError> {
+        match self.sessions.get_shared(session_id).await? {
             Some(s) if s.app_id == caller.app_id => Ok(s),
             _ => Err(AgentError::SessionNotFound),
         }
@@ -34,7 +35,7 @@ impl SessionAccess {
         &self,
         caller: &Caller,
         session_id: &str,
-    ) -> Result<(SessionRecord, Option<bool>), AgentError> {
+    ) -> Result<(Arc<SessionRecord>, Option<bool>), AgentError> {
         match self.sessions.get_with_undrained(session_id).await? {
             Some((s, undrained)) if s.app_id == caller.app_id => Ok((s, undrained)),
             _ => Err(AgentError::SessionNotFound),
@@ -43,7 +44,7 @@ impl SessionAccess {
 
     /// The caller's session unless it expired: agent and runtime tools answer an expired session
     /// like a missing one (-32002, Document 1). A failed render stays readable.
-    pub async fn unexpired(&self, caller: &Caller, session_id: &str) -> Result<SessionRecord, AgentError> {
+    pub async fn unexpired(&self, caller: &Caller, session_id: &str) -> Result<Arc<SessionRecord>, AgentError> {
         let session = self.owned(caller, session_id).await?;
         if session.head.status_at(self.clock.now()) == SessionStatus::Expired {
             return Err(AgentError::SessionNotFound);

@@ -53,7 +53,7 @@ impl SessionRepository for CutIn {
     async fn get_with_undrained(
         &self,
         session_id: &str,
-    ) -> Result<Option<(SessionRecord, Option<bool>)>, RepositoryError> {
+    ) -> Result<Option<(std::sync::Arc<SessionRecord>, Option<bool>)>, RepositoryError> {
         let look = self.inner.get_with_undrained(session_id).await?;
         if self.gesture_after_look {
             let gesture = NewActionEvent {

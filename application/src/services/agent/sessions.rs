@@ -60,9 +60,11 @@ impl SessionService {
         // stored and beat again if that is still a second behind: a read never reports a state
         // that is not on disk, nor loses its own heartbeat to a slower writer.
         for _ in 0..HEARTBEAT_ATTEMPTS {
-            if !session.head.touch(now) {
+            // The kept row is shared: only a read that beats takes its own copy.
+            if !session.head.heartbeat_due(now) {
                 break;
             }
+            Arc::make_mut(&mut session).head.touch(now);
             let saved = self
                 .access
                 .sessions
@@ -105,10 +107,10 @@ impl SessionService {
             )));
         }
         Ok(RenderSource {
-            session_id: session.session_id,
+            session_id: session.session_id.clone(),
             source: blueprint.source.clone(),
-            contract: session.contract,
-            fixture_props: session.head.props,
+            contract: session.contract.clone(),
+            fixture_props: session.head.props.clone(),
         })
     }
 
@@ -141,7 +143,7 @@ impl SessionService {
     pub async fn props_at(&self, caller: &Caller, session_id: &str, epoch: u32) -> Result<Option<Value>, AgentError> {
         let session = self.access.owned(caller, session_id).await?;
         if epoch == session.head.epoch {
-            return Ok(Some(session.head.props));
+            return Ok(Some(session.head.props.clone()));
         }
         Ok(self.access.sessions.frozen_props(session_id, epoch).await?)
     }

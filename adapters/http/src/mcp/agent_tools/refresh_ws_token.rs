@@ -34,7 +34,7 @@ impl AgentTool for RefreshWsToken {
             ctx.state.agent.now(),
         );
         let body = WsTokenResult {
-            session_id: session.session_id,
+            session_id: session.session_id.clone(),
             ws_token,
             expires_at: iso(expires_at),
         };

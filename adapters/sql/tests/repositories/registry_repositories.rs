@@ -32,6 +32,7 @@ support::backend_tests!(
     versions_stored_before_the_search_columns_are_found,
     a_release_is_stored_once_whatever_its_build_metadata,
     twins_stored_before_the_release_key_keep_their_rows,
+    registries_keying_at_once_leave_one_holder_per_release,
     author_keys_and_tokens_read_back
 );
 
@@ -452,8 +453,10 @@ async fn a_release_is_stored_once_whatever_its_build_metadata(db: DatabaseConnec
     assert_eq!(names, ["1.2.3", "1.2.3-rc.1", "1.2.4", "2.0.0+first"]);
 }
 
-/// The release keys of the stored versions, by version, as every pooled connection reads them
-/// (several reads at once, which must agree).
+/// The release keys of the stored versions, by version. Read by several pooled connections at
+/// once, which must agree: while this test was written, one SQLite connection of the pool went on
+/// answering the rows as they were before `Migrator::up` (after a rollback through the
+/// migration), which a single read would have caught only some of the time.
 async fn release_keys(db: &DatabaseConnection) -> Vec<(String, Option<String>)> {
     let select = Query::select()
         .columns([Alias::new("version"), Alias::new("release_key")])
@@ -515,7 +518,7 @@ async fn twins_stored_before_the_release_key_keep_their_rows(db: DatabaseConnect
         release_keys(&db).await,
         [
             held("1.2.3", "1.2.3"),
-            held("1.2.3+fix", "1.2.3+fix+"),
+            held("1.2.3+fix", "1.2.3+fix"),
             held("2.0.0", "2.0.0+"),
             held("2.0.0+first", "2.0.0"),
             held("3.0.0", "3.0.0"),
@@ -525,6 +528,28 @@ async fn twins_stored_before_the_release_key_keep_their_rows(db: DatabaseConnect
     );
     for twin in ["3.0.0+late", "4.0.0+late"] {
         assert!(refused(repo.publish(&gadget(twin, 10)).await), "{twin}");
+    }
+}
+
+/// Two registries starting at once key the same versions an earlier release stored: both finish,
+/// and each release has exactly one holder (none keyed twice, none left unguarded).
+async fn registries_keying_at_once_leave_one_holder_per_release(db: DatabaseConnection) {
+    const RELEASES: usize = 40;
+    let twins: Vec<ArtifactVersion> = (0..RELEASES)
+        .flat_map(|patch| [gadget(&format!("1.0.{patch}"), 1), gadget(&format!("1.0.{patch}+b"), 2)])
+        .collect();
+    insert_unkeyed(&db, &twins).await;
+    let (first, second) = tokio::join!(key_unreleased_versions(&db), key_unreleased_versions(&db));
+    assert!(first.unwrap() + second.unwrap() >= twins.len() as u64);
+    let keys = release_keys(&db).await;
+    assert!(keys.iter().all(|(_, key)| key.is_some()), "{keys:?}");
+    for patch in 0..RELEASES {
+        let release = format!("1.0.{patch}");
+        let holders = keys
+            .iter()
+            .filter(|(_, key)| key.as_deref() == Some(release.as_str()))
+            .count();
+        assert_eq!(holders, 1, "{release}: {keys:?}");
     }
 }
 

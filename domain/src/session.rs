@@ -116,6 +116,13 @@ pub fn checked_ttl(ttl_seconds: u64) -> Result<u64, SessionError> {
     }
 }
 
+/// Whether `sessions.default_ttl_seconds` can be a session's lifetime: at least a second (a
+/// default may be shorter than an explicit `ttlSeconds`, for tests and demos that watch cards
+/// expire) and at most [`MAX_TTL_SECONDS`].
+pub fn is_usable_default_ttl(ttl_seconds: u64) -> bool {
+    (1..=MAX_TTL_SECONDS).contains(&ttl_seconds)
+}
+
 impl SessionHead {
     /// A fresh active session at epoch 1.
     pub fn rendered(props: Value, ttl_seconds: u64, now: DateTime<Utc>) -> Self {
@@ -140,8 +147,14 @@ impl SessionHead {
     }
 
     pub fn expires_at(&self) -> DateTime<Utc> {
-        let ttl = i64::try_from(self.ttl_seconds).unwrap_or(i64::MAX / 1000);
-        self.last_activity_at + Duration::seconds(ttl)
+        // Saturating: a lifetime past what a date can hold never expires, it does not panic.
+        let ttl = i64::try_from(self.ttl_seconds)
+            .ok()
+            .and_then(Duration::try_seconds)
+            .unwrap_or(Duration::MAX);
+        self.last_activity_at
+            .checked_add_signed(ttl)
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
     }
 
     /// The status as of `now`: an active session whose TTL actually elapsed is expired.
@@ -305,6 +318,23 @@ mod tests {
         assert_eq!(checked_ttl(60), Ok(60));
         assert_eq!(checked_ttl(MAX_TTL_SECONDS), Ok(MAX_TTL_SECONDS));
         assert_eq!(checked_ttl(MAX_TTL_SECONDS + 1), Err(SessionError::TtlOutOfRange));
+    }
+
+    #[test]
+    fn a_default_ttl_may_be_short_but_never_zero_or_past_the_longest() {
+        assert!(!is_usable_default_ttl(0));
+        assert!(is_usable_default_ttl(1));
+        assert!(is_usable_default_ttl(MAX_TTL_SECONDS));
+        assert!(!is_usable_default_ttl(MAX_TTL_SECONDS + 1));
+    }
+
+    #[test]
+    fn a_lifetime_past_the_last_date_never_expires_and_does_not_panic() {
+        for ttl in [u64::MAX, i64::MAX as u64, 10_000_000_000_000] {
+            let head = SessionHead::rendered(json!({}), ttl, t0());
+            assert_eq!(head.expires_at(), DateTime::<Utc>::MAX_UTC);
+            assert_eq!(head.status_at(t0() + Duration::days(365 * 1000)), SessionStatus::Active);
+        }
     }
 
     proptest! {

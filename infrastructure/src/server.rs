@@ -56,6 +56,9 @@ use tool_channels::tool_channels;
 /// runtime bundle needs its integrity digest. `None`: off.
 fn mcp_apps(settings: &Settings) -> Result<Option<McpApps>, StartError> {
     let m = &settings.mcp_apps;
+    // Checked with the option off too: a half-set pair is refused when written, not when the
+    // option is turned on later.
+    let external_runtime = external_runtime(m)?;
     if !m.enabled {
         return Ok(None);
     }
@@ -64,7 +67,12 @@ fn mcp_apps(settings: &Settings) -> Result<Option<McpApps>, StartError> {
             "mcp_apps.enabled needs the live channel: set live.enabled = true or mcp_apps.enabled = false".into(),
         ));
     }
-    let external_runtime = match (m.runtime_url.trim(), m.runtime_integrity.trim()) {
+    Ok(Some(McpApps { external_runtime }))
+}
+
+/// `mcp_apps.runtime_url` with its integrity digest, both or neither.
+fn external_runtime(m: &crate::settings::McpAppsSettings) -> Result<Option<ExternalRuntime>, StartError> {
+    Ok(match (m.runtime_url.trim(), m.runtime_integrity.trim()) {
         ("", "") => None,
         ("", _) => {
             return Err(StartError::Config(
@@ -91,8 +99,19 @@ fn mcp_apps(settings: &Settings) -> Result<Option<McpApps>, StartError> {
                 integrity: integrity.to_owned(),
             })
         }
-    };
-    Ok(Some(McpApps { external_runtime }))
+    })
+}
+
+/// `sessions.default_ttl_seconds`, if a session can live that long.
+fn default_session_ttl(settings: &Settings) -> Result<u64, StartError> {
+    let ttl = settings.sessions.default_ttl_seconds;
+    if svc_domain::session::is_usable_default_ttl(ttl) {
+        return Ok(ttl);
+    }
+    Err(StartError::Config(format!(
+        "sessions.default_ttl_seconds must be from 1 to {}, not {ttl}",
+        svc_domain::session::MAX_TTL_SECONDS
+    )))
 }
 
 /// The public URLs written into results: `mcp_apps.ws_url` overrides the live channel's.
@@ -247,8 +266,12 @@ impl Application {
         crate::exposure::check_dev_allow_all(settings).map_err(StartError::Config)?;
         // Refuse weak secrets before touching the database.
         crate::secrets::configured_ws_secrets(settings)?;
+        // Settings read before anything is logged: a refusal is the one line on stderr.
         let generation_limit = public_demo_limit(settings)?;
         let mcp_apps = mcp_apps(settings)?;
+        let tool_call_limit = tool_call_limit(settings, Arc::new(SystemClock))?;
+        let default_ttl = default_session_ttl(settings)?;
+        let limits = connection_limits(settings)?;
         let data_dir = &settings.server.data_dir;
         crate::private_files::create_private_dir(data_dir).map_err(|e| StartError::DataDir {
             path: data_dir.display().to_string(),
@@ -278,7 +301,6 @@ impl Application {
         }
         let ws_secrets = crate::secrets::ws_signing_secrets(settings, &db).await?;
 
-        let limits = connection_limits(settings)?;
         let draining = Draining::default();
         let live_sockets = svc_http::LiveSockets::default();
         let held_requests = svc_http::HeldRequests::default();
@@ -413,7 +435,7 @@ impl Application {
             // Hosted deployments keep renders indefinitely unless a render asks for a ttlSeconds.
             default_session_ttl_seconds: match hosted {
                 Some(_) => crate::hosted::HOSTED_RENDER_TTL_SECONDS,
-                None => settings.sessions.default_ttl_seconds,
+                None => default_ttl,
             },
             model_registry: generators.registry.routes(),
             available_theme_ids: manifest
@@ -523,7 +545,6 @@ impl Application {
             });
         }
         let console_sweep = console.clone();
-        let tool_call_limit = tool_call_limit(settings, clock.clone())?;
         let hosted_apps = settings
             .hosted
             .enabled

@@ -180,7 +180,7 @@ pub struct SearchArgs {
     hook: Option<String>,
     #[arg(long)]
     tag: Option<String>,
-    /// The publisher.
+    /// A scope (acme or @acme): its packages, whoever published them.
     #[arg(long)]
     author: Option<String>,
     #[command(flatten)]

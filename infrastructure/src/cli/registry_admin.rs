@@ -71,6 +71,9 @@ pub struct RegistryServeArgs {
     /// Origin written into `bundleUrl` (default http://<host>:<port>).
     #[arg(long)]
     public_base_url: Option<String>,
+    /// `text` or `json` (default: `server.log_format` of the configuration).
+    #[arg(long, value_parser = ["text", "json"])]
+    log_format: Option<String>,
     #[command(flatten)]
     store: RegistryStoreArgs,
 }
@@ -102,8 +105,13 @@ pub fn run(command: RegistryCommand) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
     match command {
         RegistryCommand::Serve(args) => {
-            crate::telemetry::init(crate::settings::LogFormat::Text);
-            let served = runtime.block_on(serve(args));
+            let loaded = args.store.load()?;
+            crate::telemetry::init(match args.log_format.as_deref() {
+                Some("json") => crate::settings::LogFormat::Json,
+                Some(_) => crate::settings::LogFormat::Text,
+                None => loaded.server.log_format,
+            });
+            let served = runtime.block_on(serve(args, loaded));
             runtime.shutdown_timeout(std::time::Duration::from_secs(1));
             served
         }
@@ -114,8 +122,7 @@ pub fn run(command: RegistryCommand) -> Result<(), String> {
     }
 }
 
-async fn serve(args: RegistryServeArgs) -> Result<(), String> {
-    let loaded = args.store.load()?;
+async fn serve(args: RegistryServeArgs, loaded: Settings) -> Result<(), String> {
     let mut settings = loaded.registry;
     if let Some(h) = args.host {
         settings.host = h;

@@ -5,6 +5,8 @@ use super::*;
 /// `--public-demo`: the per-address limit of cold generations; none otherwise.
 pub(super) fn public_demo_limit(settings: &Settings) -> Result<Option<GenerationLimit>, StartError> {
     let demo = &settings.public_demo;
+    // The window is checked with the limiter off too: a typo is refused when written.
+    let window = positive_window("public_demo.window_seconds", demo.window_seconds)?;
     if !demo.enabled {
         return Ok(None);
     }
@@ -13,11 +15,6 @@ pub(super) fn public_demo_limit(settings: &Settings) -> Result<Option<Generation
             "public_demo.generations_per_window must be at least 1".into(),
         ));
     }
-    let window = i64::try_from(demo.window_seconds)
-        .ok()
-        .filter(|s| *s > 0)
-        .and_then(chrono::TimeDelta::try_seconds)
-        .ok_or_else(|| StartError::Config("public_demo.window_seconds must be a positive number".into()))?;
     tracing::info!(
         generations = demo.generations_per_window,
         window_seconds = demo.window_seconds,
@@ -41,9 +38,8 @@ pub(super) fn tool_call_limit(
     clock: Arc<dyn Clock>,
 ) -> Result<Option<ToolCallLimiter>, StartError> {
     let t = &settings.tool_calls;
-    if t.calls_per_window == 0 {
-        return Ok(None);
-    }
+    // Checked with the limiter off (`calls_per_window = 0`) too: a typo is refused when written,
+    // not when the limiter is turned on later.
     let per = match t.per.as_str() {
         "identity" => LimitedPer::Identity,
         "app" => LimitedPer::App,
@@ -53,14 +49,22 @@ pub(super) fn tool_call_limit(
             )));
         }
     };
-    let window = i64::try_from(t.window_seconds)
-        .ok()
-        .filter(|s| *s > 0)
-        .and_then(chrono::TimeDelta::try_seconds)
-        .ok_or_else(|| StartError::Config("tool_calls.window_seconds must be a positive number".into()))?;
+    let window = positive_window("tool_calls.window_seconds", t.window_seconds)?;
+    if t.calls_per_window == 0 {
+        return Ok(None);
+    }
     Ok(Some(ToolCallLimiter::new(
         per,
         WindowQuota::new(t.calls_per_window, window),
         clock,
     )))
+}
+
+/// A window of whole seconds, at least one and within what a time span can hold.
+fn positive_window(setting: &str, seconds: u64) -> Result<chrono::TimeDelta, StartError> {
+    i64::try_from(seconds)
+        .ok()
+        .filter(|s| *s > 0)
+        .and_then(chrono::TimeDelta::try_seconds)
+        .ok_or_else(|| StartError::Config(format!("{setting} must be a positive number")))
 }

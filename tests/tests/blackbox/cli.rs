@@ -384,6 +384,50 @@ fn a_weak_ws_secret_stops_start_up() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// A setting that cannot work stops start-up when it is written, also while the feature it
+/// belongs to is off (turning the feature on later must not be the moment it fails), and a
+/// default session lifetime no date can hold (or none at all) is refused, not met by a render.
+#[test]
+fn settings_that_cannot_work_stop_start_up_even_with_their_feature_off() {
+    let dir = temp_dir("svc-cli-dormant-settings");
+    let data_dir = dir.to_str().unwrap();
+    let rows: [(&[(&str, &str)], &str); 6] = [
+        (
+            &[("SVC_TOOL_CALLS__PER", "identiy")],
+            "tool_calls.per must be identity or app, not `identiy`",
+        ),
+        (
+            &[("SVC_TOOL_CALLS__WINDOW_SECONDS", "0")],
+            "tool_calls.window_seconds must be a positive number",
+        ),
+        (
+            &[("SVC_PUBLIC_DEMO__WINDOW_SECONDS", "0")],
+            "public_demo.window_seconds must be a positive number",
+        ),
+        (
+            &[
+                ("SVC_MCP_APPS__ENABLED", "false"),
+                ("SVC_MCP_APPS__RUNTIME_URL", "https://cdn.example.com/rt.js"),
+            ],
+            "mcp_apps.runtime_url needs mcp_apps.runtime_integrity",
+        ),
+        (
+            &[("SVC_SESSIONS__DEFAULT_TTL_SECONDS", "0")],
+            "sessions.default_ttl_seconds must be from 1 to 2592000, not 0",
+        ),
+        (
+            &[("SVC_SESSIONS__DEFAULT_TTL_SECONDS", "100000000000000")],
+            "sessions.default_ttl_seconds must be from 1 to 2592000, not 100000000000000",
+        ),
+    ];
+    for (env, expected) in rows {
+        let output = run_with_env(&["serve", "--port", "0", "--data-dir", data_dir], env);
+        let line = one_line_failure(&output);
+        assert!(line.contains(expected), "{env:?}: {line}");
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[test]
 fn keys_commands_use_the_deployments_data_dir_from_config_or_environment() {
     let dir = temp_dir("svc-cli-keys-config");

@@ -879,6 +879,66 @@ async fn svc_registry_serve_listens_where_it_says() {
     assert_eq!(health, json!({ "status": "ok" }));
 }
 
+/// `svc registry serve` logs as `svc serve` does: in the format `server.log_format` of its
+/// configuration names, and `--log-format` overrides it (before, it always logged plain text).
+#[tokio::test]
+async fn svc_registry_serve_logs_in_the_configured_format() {
+    let is_json = |line: &str| serde_json::from_str::<Value>(line).is_ok_and(|v| v.is_object());
+    let json_lines = registry_log("[server]\nlog_format = \"json\"\n", &[]).await;
+    assert!(
+        !json_lines.is_empty(),
+        "the registry logged nothing under RUST_LOG=debug"
+    );
+    assert!(json_lines.iter().all(|l| is_json(l)), "{json_lines:#?}");
+    let text_lines = registry_log("[server]\nlog_format = \"json\"\n", &["--log-format", "text"]).await;
+    assert!(
+        !text_lines.is_empty(),
+        "the registry logged nothing under RUST_LOG=debug"
+    );
+    assert!(!text_lines.iter().any(|l| is_json(l)), "{text_lines:#?}");
+}
+
+/// The non-empty lines `svc registry serve` wrote to stderr under `RUST_LOG=debug`, from its
+/// start to its first answer to `/health`.
+async fn registry_log(config: &str, flags: &[&str]) -> Vec<String> {
+    use std::io::BufRead;
+    let data_dir = svc_tests::temp_dir("svc-registry-log");
+    let config_path = data_dir.join("registry-log.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let log_path = data_dir.join("stderr.log");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_svc-under-test"))
+        .args(["registry", "serve", "--port", "0", "--data-dir"])
+        .arg(&data_dir)
+        .arg("--config")
+        .arg(&config_path)
+        .args(flags)
+        .env("RUST_LOG", "debug")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut banner = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first_line = String::new();
+    banner.read_line(&mut first_line).unwrap();
+    let base = first_line
+        .trim()
+        .strip_prefix("svc registry listening on ")
+        .map(str::to_owned);
+    if let Some(base) = &base {
+        let health = reqwest::get(format!("{base}/health")).await.unwrap();
+        assert_eq!(health.status(), StatusCode::OK);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    std::fs::remove_dir_all(&data_dir).ok();
+    assert!(base.is_some(), "unexpected banner {first_line:?}; stderr: {log}");
+    log.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The registry is served under `[connections]` as `svc serve` is: a head that keeps dribbling in
 /// is cut off at the header-read timeout, and a body that stops arriving is answered 408 once it
 /// has paused for the idle timeout, and its connection closed (before, both were held for as long

@@ -9,6 +9,7 @@ mod drained_body;
 mod guarded_body;
 mod no_delay;
 mod protocol;
+mod self_wakes;
 mod slots;
 mod watch;
 
@@ -185,7 +186,12 @@ pub async fn serve<A: Acceptor>(
             admission,
             probes,
         };
-        let serving = connection::serve(accepted, endpoint.clone(), limits.clone(), stop.clone());
+        let serving = self_wakes::RepolledWhenSelfWoken::new(connection::serve(
+            accepted,
+            endpoint.clone(),
+            limits.clone(),
+            stop.clone(),
+        ));
         match admission {
             Admission::Full => drop(in_service.spawn(serving)),
             Admission::HealthOnly => drop(tokio::spawn(serving)),

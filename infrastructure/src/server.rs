@@ -102,15 +102,19 @@ fn external_runtime(m: &crate::settings::McpAppsSettings) -> Result<Option<Exter
     })
 }
 
-/// `sessions.default_ttl_seconds`, if a session can live that long.
+/// The lifetime of a render without a `ttlSeconds`: hosted deployments keep renders
+/// indefinitely (`sessions.default_ttl_seconds` applies to self-hosted servers only, and is not
+/// checked there); a self-hosted server's must be at least a second.
 fn default_session_ttl(settings: &Settings) -> Result<u64, StartError> {
+    if settings.hosted.enabled {
+        return Ok(crate::hosted::HOSTED_RENDER_TTL_SECONDS);
+    }
     let ttl = settings.sessions.default_ttl_seconds;
     if svc_domain::session::is_usable_default_ttl(ttl) {
         return Ok(ttl);
     }
     Err(StartError::Config(format!(
-        "sessions.default_ttl_seconds must be from 1 to {}, not {ttl}",
-        svc_domain::session::MAX_TTL_SECONDS
+        "sessions.default_ttl_seconds must be at least 1, not {ttl}"
     )))
 }
 
@@ -266,12 +270,13 @@ impl Application {
         crate::exposure::check_dev_allow_all(settings).map_err(StartError::Config)?;
         // Refuse weak secrets before touching the database.
         crate::secrets::configured_ws_secrets(settings)?;
-        // Settings read before anything is logged: a refusal is the one line on stderr.
-        let generation_limit = public_demo_limit(settings)?;
+        // Settings read before anything is logged: a refusal is the one line on stderr (the
+        // public demo's check comes last, as it logs the limit it sets).
         let mcp_apps = mcp_apps(settings)?;
         let tool_call_limit = tool_call_limit(settings, Arc::new(SystemClock))?;
-        let default_ttl = default_session_ttl(settings)?;
+        let default_session_ttl_seconds = default_session_ttl(settings)?;
         let limits = connection_limits(settings)?;
+        let generation_limit = public_demo_limit(settings)?;
         let data_dir = &settings.server.data_dir;
         crate::private_files::create_private_dir(data_dir).map_err(|e| StartError::DataDir {
             path: data_dir.display().to_string(),
@@ -432,11 +437,7 @@ impl Application {
         let hosted = crate::hosted::plane(settings, &db, &clock, &ids, &base_url, &connector_keys)
             .map_err(StartError::Config)?;
         let agent_settings = AgentSettings {
-            // Hosted deployments keep renders indefinitely unless a render asks for a ttlSeconds.
-            default_session_ttl_seconds: match hosted {
-                Some(_) => crate::hosted::HOSTED_RENDER_TTL_SECONDS,
-                None => default_ttl,
-            },
+            default_session_ttl_seconds,
             model_registry: generators.registry.routes(),
             available_theme_ids: manifest
                 .as_ref()

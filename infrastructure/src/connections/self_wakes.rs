@@ -8,8 +8,11 @@
 //! looked for work and slept again, or carried the connection over to the other core: on a
 //! 2-core machine under load, that is time taken from the work and the client (issue 18;
 //! BENCHMARKS.md, session 42). Here such a poll goes again within the same turn instead, at
-//! most [`AGAIN_AT_MOST`] times, so a task that keeps waking itself (Tokio's cooperative budget
-//! spent, which asks the task to yield exactly this way) still yields to the others.
+//! most [`AGAIN_AT_MOST`] times, then the task yields as before: hyper also wakes itself on
+//! purpose to yield (its HTTP/1 loop after 16 rounds of pipelined requests or body chunks, its
+//! HTTP/2 keep-alive ping), so one busy connection holds its worker for at most four of those
+//! rounds a turn. (Tokio's own cooperative budget and `yield_now` wake the task after its poll,
+//! and so reach the scheduler as before.)
 
 use std::future::Future;
 use std::pin::Pin;
@@ -99,7 +102,7 @@ impl<F: Future> Future for RepolledWhenSelfWoken<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
 
     /// Counts the wakes that reach the task.
     struct Counted(AtomicUsize);
@@ -188,5 +191,66 @@ mod tests {
         assert_eq!(task.0.load(Ordering::SeqCst), 1);
         future.inner.ready = true;
         assert_eq!(poll_once(&mut future, &task), Poll::Ready(()));
+    }
+
+    /// Ready once `ready` is set; keeps the waker it was last given where a waking thread finds it.
+    struct SetElsewhere {
+        ready: Arc<AtomicBool>,
+        waker: Arc<std::sync::Mutex<Option<Waker>>>,
+    }
+
+    impl Future for SetElsewhere {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            *self.waker.lock().unwrap() = Some(cx.waker().clone());
+            if self.ready.load(Ordering::SeqCst) {
+                return Poll::Ready(());
+            }
+            Poll::Pending
+        }
+    }
+
+    /// Another thread sets the flag and wakes at every moment of the poll (before it, inside it,
+    /// as it ends, after it): the task is always either ready at once or woken. A wake lost
+    /// between the poll's end and its look at the state would leave the task asleep for good.
+    /// The waking thread starts at a varying delay, so over the rounds it lands everywhere.
+    #[test]
+    fn a_wake_from_another_thread_during_a_poll_is_never_lost() {
+        for round in 0..20_000u32 {
+            let ready = Arc::new(AtomicBool::new(false));
+            let kept = Arc::new(std::sync::Mutex::new(None::<Waker>));
+            let task = Arc::new(Counted(AtomicUsize::new(0)));
+            let mut future = RepolledWhenSelfWoken::new(SetElsewhere {
+                ready: ready.clone(),
+                waker: kept.clone(),
+            });
+            let go = Arc::new(AtomicBool::new(false));
+            let waking = {
+                let (ready, kept, go) = (ready.clone(), kept.clone(), go.clone());
+                std::thread::spawn(move || {
+                    while !go.load(Ordering::SeqCst) {
+                        std::hint::spin_loop();
+                    }
+                    for _ in 0..(round % 64) {
+                        std::hint::spin_loop();
+                    }
+                    ready.store(true, Ordering::SeqCst);
+                    if let Some(waker) = kept.lock().unwrap().take() {
+                        waker.wake();
+                    }
+                })
+            };
+            // The first poll hands out the waker; the waking thread is released just before it.
+            go.store(true, Ordering::SeqCst);
+            let mut finished = poll_once(&mut future, &task).is_ready();
+            waking.join().unwrap();
+            if !finished {
+                // Pending: the only way on is a wake that reached the task.
+                assert!(task.0.load(Ordering::SeqCst) >= 1, "round {round}: the wake was lost");
+                finished = poll_once(&mut future, &task).is_ready();
+            }
+            assert!(finished, "round {round}");
+        }
     }
 }

@@ -901,42 +901,10 @@ async fn svc_registry_serve_logs_in_the_configured_format() {
 /// The non-empty lines `svc registry serve` wrote to stderr under `RUST_LOG=debug`, from its
 /// start to its first answer to `/health`.
 async fn registry_log(config: &str, flags: &[&str]) -> Vec<String> {
-    use std::io::BufRead;
-    let data_dir = svc_tests::temp_dir("svc-registry-log");
-    let config_path = data_dir.join("registry-log.toml");
-    std::fs::write(&config_path, config).unwrap();
-    let log_path = data_dir.join("stderr.log");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_svc-under-test"))
-        .args(["registry", "serve", "--port", "0", "--data-dir"])
-        .arg(&data_dir)
-        .arg("--config")
-        .arg(&config_path)
-        .args(flags)
-        .env("RUST_LOG", "debug")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::fs::File::create(&log_path).unwrap())
-        .spawn()
-        .unwrap();
-    let mut banner = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut first_line = String::new();
-    banner.read_line(&mut first_line).unwrap();
-    let base = first_line
-        .trim()
-        .strip_prefix("svc registry listening on ")
-        .map(str::to_owned);
-    if let Some(base) = &base {
-        let health = reqwest::get(format!("{base}/health")).await.unwrap();
-        assert_eq!(health.status(), StatusCode::OK);
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    let log = std::fs::read_to_string(&log_path).unwrap();
-    std::fs::remove_dir_all(&data_dir).ok();
-    assert!(base.is_some(), "unexpected banner {first_line:?}; stderr: {log}");
-    log.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(str::to_owned)
-        .collect()
+    let registry = RegistryProcess::start_logging(config, flags);
+    let health = reqwest::get(format!("{}/health", registry.base)).await.unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    registry.stopped_log()
 }
 
 /// The registry is served under `[connections]` as `svc serve` is: a head that keeps dribbling in

@@ -276,6 +276,15 @@ pub struct RegistryProcess {
 impl RegistryProcess {
     /// Started with `config` layered over the defaults (`--config`).
     pub fn start(config: Option<&str>) -> Self {
+        Self::spawn(config, &[], false)
+    }
+
+    /// Started with `config`, `flags` and `RUST_LOG=debug`, its stderr kept for [`Self::stopped_log`].
+    pub fn start_logging(config: &str, flags: &[&str]) -> Self {
+        Self::spawn(Some(config), flags, true)
+    }
+
+    fn spawn(config: Option<&str>, flags: &[&str], logging: bool) -> Self {
         use std::io::BufRead;
 
         let data_dir = std::env::temp_dir().join(format!("svc-registry-serve-{}", uuid::Uuid::new_v4().simple()));
@@ -283,15 +292,21 @@ impl RegistryProcess {
         let mut command = Command::new(BINARY);
         command
             .args(["registry", "serve", "--port", "0", "--data-dir"])
-            .arg(&data_dir);
+            .arg(&data_dir)
+            .args(flags);
         if let Some(config) = config {
             let path = data_dir.join("registry-test.toml");
             std::fs::write(&path, config).unwrap();
             command.arg("--config").arg(path);
         }
+        if logging {
+            let log = std::fs::File::create(data_dir.join(STDERR_LOG)).unwrap();
+            command.env("RUST_LOG", "debug").stderr(log);
+        } else {
+            command.stderr(std::process::Stdio::null());
+        }
         let mut child = command
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
             .spawn()
             .expect("the svc binary starts");
         let mut banner = std::io::BufReader::new(child.stdout.take().unwrap());
@@ -318,7 +333,22 @@ impl RegistryProcess {
     pub fn mint(&self, publisher: &str) -> String {
         mint(|args| registry_cli(&self.data_dir, None, args), publisher, false)
     }
+
+    /// Stops the registry and answers the non-empty lines it wrote to stderr
+    /// ([`Self::start_logging`]); read after the process ended, so no line is cut.
+    pub fn stopped_log(mut self) -> Vec<String> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let log = std::fs::read_to_string(self.data_dir.join(STDERR_LOG)).unwrap_or_default();
+        log.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
 }
+
+/// Where [`RegistryProcess::start_logging`] keeps the registry's stderr, in its data directory.
+const STDERR_LOG: &str = "stderr.log";
 
 impl Drop for RegistryProcess {
     fn drop(&mut self) {

@@ -5,13 +5,22 @@
 //! handshake, a render and its generation stages and provider calls (and, with
 //! `RUST_LOG=info,sea_orm=info`, every database statement) show how long they took, while a
 //! request still logs one access line (its own span stays silent: it closes in the middleware).
+//!
+//! Every request logs a line, so the line's cost is every request's: lines are formatted where
+//! they happen, in colour only for a terminal ([`colours_wanted`]), and written by a thread of
+//! their own, in order, in as few writes as have queued up ([`LogWriter`]). Coloured and written
+//! on the request's own thread, the access line doubled `/healthz`'s CPU per request
+//! (BENCHMARKS.md, session 43).
 
 use tracing::Metadata;
 use tracing_subscriber::filter::{Directive, EnvFilter, FilterExt, FilterFn, LevelFilter, filter_fn};
+use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry, fmt};
+
+use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
 
 use crate::settings::LogFormat;
 
@@ -38,26 +47,66 @@ fn timed_spans() -> FilterFn<fn(&Metadata<'_>) -> bool> {
     filter_fn(timed_span as fn(&Metadata<'_>) -> bool).with_max_level_hint(LevelFilter::TRACE)
 }
 
-pub fn init(format: LogFormat) {
-    // A second init (tests starting several servers) is harmless.
+/// Lines queued for the writer before a thread that logs waits for it: no line is dropped,
+/// and a flood of them slows the server to the speed of stderr, as writing them in place did.
+const QUEUED_LINES: usize = 128_000;
+/// The writer's buffer: lines that queued up while it wrote go out in one write of up to this.
+const WRITE_BUFFER_BYTES: usize = 64 * 1024;
+
+/// Holds the log's writer: dropping it writes every line still queued (waiting at most a second)
+/// and stops the writer. Hold it until the command ends; a line logged after it is dropped is
+/// lost.
+#[must_use = "dropping it stops the log's writer"]
+pub struct LogWriter {
+    _writer: Option<WorkerGuard>,
+}
+
+/// Starts the log on stderr; hold the answer until the command ends. A second init (tests
+/// starting several servers) is harmless: the first log stays.
+pub fn init(format: LogFormat) -> LogWriter {
     let rust_log = std::env::var("RUST_LOG").ok();
-    let _ = subscriber(format == LogFormat::Json, rust_log.as_deref()).try_init();
+    let (writer, guard) = stderr_writer();
+    let ansi = colours_wanted();
+    match subscriber(writer, format == LogFormat::Json, ansi, rust_log.as_deref()).try_init() {
+        Ok(()) => LogWriter { _writer: Some(guard) },
+        Err(_) => LogWriter { _writer: None },
+    }
+}
+
+/// Colours (ANSI escapes) only for a person at a terminal: a log written to a file, a pipe or a
+/// journal gets plain text. `NO_COLOR` (any value but empty) turns them off there too.
+fn colours_wanted() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+}
+
+/// stderr behind a queue and a thread of its own, which writes what has queued up at once and
+/// flushes when the queue is empty, so a line is out as soon as the writer is free.
+fn stderr_writer() -> (NonBlocking, WorkerGuard) {
+    NonBlockingBuilder::default()
+        .lossy(false)
+        .buffered_lines_limit(QUEUED_LINES)
+        .thread_name("svc-log")
+        .finish(std::io::BufWriter::with_capacity(WRITE_BUFFER_BYTES, std::io::stderr()))
 }
 
 /// The two layers, boxed rather than optional: an absent (`None`) layer declares an interest in
 /// every callsite, which made the libraries' trace-level spans (sea-orm opens several per
 /// statement) be built and recorded on every request although no filter lets them out.
-fn subscriber(json: bool, rust_log: Option<&str>) -> impl tracing::Subscriber + Send + Sync {
+fn subscriber<W>(writer: W, json: bool, ansi: bool, rust_log: Option<&str>) -> impl tracing::Subscriber + Send + Sync
+where
+    W: for<'w> MakeWriter<'w> + Clone + Send + Sync + 'static,
+{
     let layers: Vec<Box<dyn Layer<Registry> + Send + Sync>> = if json {
         vec![
             fmt::layer()
                 .json()
-                .with_writer(std::io::stderr)
+                .with_writer(writer.clone())
                 .with_filter(filter(rust_log))
                 .boxed(),
             fmt::layer()
                 .json()
-                .with_writer(std::io::stderr)
+                .with_writer(writer.clone())
                 .with_span_events(FmtSpan::CLOSE)
                 .with_filter(filter(rust_log).and(timed_spans()))
                 .boxed(),
@@ -65,11 +114,13 @@ fn subscriber(json: bool, rust_log: Option<&str>) -> impl tracing::Subscriber + 
     } else {
         vec![
             fmt::layer()
-                .with_writer(std::io::stderr)
+                .with_ansi(ansi)
+                .with_writer(writer.clone())
                 .with_filter(filter(rust_log))
                 .boxed(),
             fmt::layer()
-                .with_writer(std::io::stderr)
+                .with_ansi(ansi)
+                .with_writer(writer.clone())
                 .with_span_events(FmtSpan::CLOSE)
                 .with_filter(filter(rust_log).and(timed_spans()))
                 .boxed(),
@@ -98,17 +149,20 @@ mod tests {
     #[test]
     fn spans_no_filter_lets_out_are_never_built() {
         for json in [false, true] {
-            tracing::subscriber::with_default(subscriber(json, None), || {
+            tracing::subscriber::with_default(subscriber(std::io::sink, json, false, None), || {
                 let statement = tracing::trace_span!(target: "sea_orm::database::transaction", "execute");
                 assert!(statement.is_disabled(), "a library's trace span (json: {json})");
                 let stage = tracing::info_span!(target: "svc_application::render", "generate");
                 assert!(!stage.is_disabled(), "our own info span (json: {json})");
             });
         }
-        tracing::subscriber::with_default(subscriber(false, Some("info,sea_orm=trace")), || {
-            let statement = tracing::trace_span!(target: "sea_orm::database::transaction", "execute");
-            assert!(!statement.is_disabled(), "RUST_LOG asked for it");
-        });
+        tracing::subscriber::with_default(
+            subscriber(std::io::sink, false, false, Some("info,sea_orm=trace")),
+            || {
+                let statement = tracing::trace_span!(target: "sea_orm::database::transaction", "execute");
+                assert!(!statement.is_disabled(), "RUST_LOG asked for it");
+            },
+        );
     }
 
     /// The hint becomes the `log` crate's maximum level (`try_init`), where a library's
@@ -118,13 +172,13 @@ mod tests {
         use tracing::Subscriber;
         for json in [false, true] {
             assert_eq!(
-                subscriber(json, None).max_level_hint(),
+                subscriber(std::io::sink, json, false, None).max_level_hint(),
                 Some(LevelFilter::INFO),
                 "json: {json}"
             );
         }
         assert_eq!(
-            subscriber(false, Some("warn,svc=debug")).max_level_hint(),
+            subscriber(std::io::sink, false, false, Some("warn,svc=debug")).max_level_hint(),
             Some(LevelFilter::DEBUG)
         );
     }

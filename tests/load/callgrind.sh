@@ -5,7 +5,7 @@
 # zeroed before and dumped after each kind, so start-up and priming are not counted; the figure
 # is the server process's instructions (every thread) divided by the requests.
 #
-#   tests/load/callgrind.sh [--count N] [--strict] [--postgres URL] [--keep DIR]
+#   tests/load/callgrind.sh [--count N] [--strict] [--postgres URL] [--keep DIR] [--rust-log FILTER]
 #
 # --keep DIR keeps the callgrind dumps there (read them with callgrind_annotate). Needs
 # `valgrind` (Debian: apt-get install -y valgrind), `python3`, `curl`. Slow: about a minute.
@@ -17,12 +17,14 @@ bin="${SVC_BIN:-$root/target/release/svc}"
 count=300
 postgres=""
 strict=0
+rust_log=""
 keep=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --count) count="$2"; shift 2 ;;
     --postgres) postgres="$2"; shift 2 ;;
     --strict) strict=1; shift ;;
+    --rust-log) rust_log="$2"; shift 2 ;;
     --keep) keep="$2"; shift 2 ;;
     *) echo "callgrind.sh: unknown option $1" >&2; exit 2 ;;
   esac

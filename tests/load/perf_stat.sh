@@ -4,7 +4,7 @@
 # (cache hit) for a few seconds. Counts per request are the totals over wrk's requests. Loopback
 # only; the server is stopped on exit.
 #
-#   tests/load/perf_stat.sh [--connections N] [--duration SECONDS]
+#   tests/load/perf_stat.sh [--connections N] [--duration SECONDS] [--rust-log FILTER]
 #
 # Env: SVC_BIN (default target/release/svc). Needs `perf` (Debian: linux-perf) and `wrk`.
 set -euo pipefail
@@ -14,10 +14,12 @@ root="$(cd "$here/../.." && pwd)"
 bin="${SVC_BIN:-$root/target/release/svc}"
 connections=16
 duration=8
+rust_log=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --connections) connections="$2"; shift 2 ;;
     --duration) duration="$2"; shift 2 ;;
+    --rust-log) rust_log="$2"; shift 2 ;;
     *) echo "perf_stat.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done

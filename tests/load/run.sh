@@ -11,7 +11,9 @@
 #   tests/load/run.sh --postgres URL --sole # the server as its database's only one
 #                                           # (server.database_sole_server: reads kept in memory)
 #
-# Options: --duration SECONDS per row (default 6), --connections N (default 16),
+# Options: --rust-log FILTER (the server's RUST_LOG; default unset: it logs as shipped, an
+# access line per request, to a file; before session 43 the rows ran with RUST_LOG=warn),
+# --duration SECONDS per row (default 6), --connections N (default 16),
 # --threads N (default 2), --rows LIST (comma-separated row names, default all but
 # resource_read_each and resource_read_gzip_each: the reads with each answer checked in Lua).
 # Env: SVC_BIN (default target/release/svc). Needs `wrk` (Debian: apt-get install -y wrk),
@@ -28,6 +30,7 @@ connections=16
 threads=2
 postgres=""
 strict=0
+rust_log=""
 sole=0
 rows="healthz,ping,tools_list,consume,get_session,resource_read,resource_read_gzip,runtime_js,runtime_js_gzip,pair_1,pair_2,pair_16,pg_floor,ts_sdk"
 
@@ -38,6 +41,7 @@ while [[ $# -gt 0 ]]; do
     --threads) threads="$2"; shift 2 ;;
     --postgres) postgres="$2"; shift 2 ;;
     --strict) strict=1; shift ;;
+    --rust-log) rust_log="$2"; shift 2 ;;
     --sole) sole=1; shift ;;
     --rows) rows="$2"; shift 2 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;

@@ -1,9 +1,11 @@
 # Sourced by tests/load/run.sh and tests/load/callgrind.sh: starts the `svc` under test on
 # loopback (SQLite, or a fresh PostgreSQL database beside $postgres), primes one cached blueprint
 # and one session, and stops everything on exit. Expects $bin, $strict (0/1), $postgres (URL or
-# empty), optionally $sole (1: server.database_sole_server) and $launcher (a command the server
-# runs under, e.g. valgrind). Sets $work, $base, $mcp, $bearer, $mode, $backend, $server_pid,
-# $intent, $contract, $session_id and the helpers await_line, call and tool_body.
+# empty), optionally $sole (1: server.database_sole_server), $launcher (a command the server
+# runs under, e.g. valgrind) and $rust_log (the server's RUST_LOG; empty: unset, so the server
+# logs as shipped, an access line per request, to a file here). Sets $work, $base, $mcp,
+# $bearer, $mode, $backend, $server_pid, $intent, $contract, $session_id and the helpers
+# await_line, call and tool_body.
 
 work="$(mktemp -d /tmp/svc-load.XXXXXX)"
 pids=()
@@ -56,7 +58,7 @@ if [[ -n "$postgres" ]]; then
   fi
 fi
 # shellcheck disable=SC2086 # $launcher is a command line.
-RUST_LOG=warn ${launcher:-} "$bin" "${serve_args[@]}" >"$work/svc.out" 2>"$work/svc.err" &
+env -u RUST_LOG ${rust_log:+RUST_LOG="$rust_log"} ${launcher:-} "$bin" "${serve_args[@]}" >"$work/svc.out" 2>"$work/svc.err" &
 server_pid=$!
 pids+=("$server_pid")
 base="$(await_line "$work/svc.out" 'listening on ' 120 | sed 's/.*listening on //')"

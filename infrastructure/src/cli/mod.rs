@@ -395,7 +395,7 @@ fn export_pool(args: ExportPoolArgs) -> Result<(), String> {
 
 fn serve(args: ServeArgs) -> Result<(), String> {
     let settings = args.settings()?;
-    telemetry::init(settings.server.log_format);
+    let _log = telemetry::init(settings.server.log_format);
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
     let served = runtime.block_on(async move {
         let app = Application::build(&settings).await.map_err(|e| e.to_string())?;
@@ -413,6 +413,10 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     });
     // A blocking task still running (a compile, a render check) must not hold the exit past the grace.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    if served.is_ok() {
+        // The log's last line: what comes after it was not a clean exit.
+        tracing::info!("stopped");
+    }
     served
 }
 

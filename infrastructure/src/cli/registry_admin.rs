@@ -106,7 +106,7 @@ pub fn run(command: RegistryCommand) -> Result<(), String> {
     match command {
         RegistryCommand::Serve(args) => {
             let loaded = args.store.load()?;
-            crate::telemetry::init(match args.log_format.as_deref() {
+            let _log = crate::telemetry::init(match args.log_format.as_deref() {
                 Some("json") => crate::settings::LogFormat::Json,
                 Some(_) => crate::settings::LogFormat::Text,
                 None => loaded.server.log_format,

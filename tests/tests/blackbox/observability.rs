@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 use svc_tests::{Auth, TestApp, on_every_backend, temp_dir};
 
@@ -249,6 +250,110 @@ on_every_backend!(Auth::DevAllowAll =>
     metrics_are_not_served_through_a_proxy,
     every_response_carries_a_request_id
 );
+
+/// A log that is not read at a terminal (a file here; a pipe or a journal alike) is plain text:
+/// no ANSI colour escapes around levels, field names and spans.
+#[tokio::test]
+async fn a_log_written_to_a_file_has_no_colour_escapes() {
+    let data_dir = temp_dir("svc-plain-log");
+    let log_path = data_dir.join("stderr.log");
+    let server = svc_tests::process::ServerProcess::start_logging(
+        BINARY,
+        &data_dir.join("data"),
+        &["--dev-allow-all", "--log-format", "text"],
+        "info",
+        &log_path,
+    );
+    let answer = reqwest::Client::new()
+        .get(format!("{}/healthz", server.base))
+        .header("x-request-id", "plain-text-7")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    assert!(server.terminate().success());
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let access = log
+        .lines()
+        .find(|line| line.contains("svc::access") && line.contains("plain-text-7"))
+        .unwrap_or_else(|| panic!("the request's access line:\n{log}"));
+    assert!(access.contains("request_id=plain-text-7"), "{access}");
+    assert!(access.contains("status=200"), "{access}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "colour escapes in a log written to a file:\n{log:?}"
+    );
+}
+
+/// The log is written by a thread of its own (infrastructure/src/telemetry.rs): every line logged
+/// before a SIGTERM is on stderr when the process has exited, each whole on its own line, though
+/// the requests came from many connections at once and the signal followed the last answer
+/// without a pause.
+#[tokio::test]
+async fn every_line_logged_before_a_sigterm_is_written_whole_before_the_process_exits() {
+    let data_dir = temp_dir("svc-log-flush");
+    let log_path = data_dir.join("stderr.log");
+    let mut child = Command::new(BINARY)
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--dev-allow-all",
+            "--log-format",
+            "json",
+            "--data-dir",
+        ])
+        .arg(&data_dir)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut banner).unwrap();
+    let base = banner.split("listening on ").nth(1).unwrap().trim().to_owned();
+    let client = reqwest::Client::new();
+    let requests = (0..2_000).map(|n| {
+        let request = client
+            .post(format!("{base}/mcp"))
+            .bearer_auth("load")
+            .header("x-request-id", format!("flush-{n}"))
+            .header("accept", "application/json, text/event-stream")
+            .json(&json!({ "jsonrpc": "2.0", "id": n, "method": "ping" }))
+            .send();
+        async move { request.await.unwrap().status() }
+    });
+    let statuses: Vec<_> = futures_util::stream::iter(requests)
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    assert!(statuses.iter().all(|status| *status == 200), "{statuses:?}");
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    assert!(child.wait().unwrap().success());
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let mut answered = std::collections::HashSet::new();
+    for line in log.lines() {
+        let parsed: Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("a line that is not whole JSON ({e}): {line:?}"));
+        if parsed["target"] == "svc::access"
+            && let Some(id) = parsed["span"]["request_id"]
+                .as_str()
+                .and_then(|id| id.strip_prefix("flush-"))
+        {
+            assert!(answered.insert(id.to_owned()), "two access lines for request {id}");
+        }
+    }
+    assert_eq!(answered.len(), 2_000, "access lines of the 2,000 answered requests");
+    assert!(
+        log.lines()
+            .last()
+            .and_then(|line| serde_json::from_str::<Value>(line).ok())
+            .is_some_and(|line| line["fields"]["message"] == "stopped"),
+        "the log ends with the server's last line:\n{}",
+        log.lines().rev().take(3).collect::<Vec<_>>().join("\n")
+    );
+}
 
 /// The real binary with JSON logs: one access line per request, with the request id, route,
 /// status, tool and duration, and no bearer anywhere in the log.

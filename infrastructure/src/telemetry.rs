@@ -53,9 +53,10 @@ const QUEUED_LINES: usize = 128_000;
 /// The writer's buffer: lines that queued up while it wrote go out in one write of up to this.
 const WRITE_BUFFER_BYTES: usize = 64 * 1024;
 
-/// Holds the log's writer: dropping it writes every line still queued (waiting at most a second)
-/// and stops the writer. Hold it until the command ends; a line logged after it is dropped is
-/// lost.
+/// Holds the log's writer: dropping it writes the lines still queued and stops the writer,
+/// waiting for stderr at most about a second (`tracing-appender`'s guard: what a stalled stderr
+/// has not taken by then is lost). Hold it until the command ends; a line logged after it is
+/// dropped is lost.
 #[must_use = "dropping it stops the log's writer"]
 pub struct LogWriter {
     _writer: Option<WorkerGuard>,

@@ -36,11 +36,16 @@ impl ServerProcess {
         )
     }
 
-    /// Like [`ServerProcess::start`] with `RUST_LOG=<filter>`, the log (stderr) written to `log`.
+    /// Like [`ServerProcess::start`] with `RUST_LOG=<filter>`, the log (stderr) written to `log`
+    /// as a deployment writes it (without the caller's `NO_COLOR`, which would hide colours the
+    /// server should not write to a file anyway).
     pub fn start_logging(binary: &str, data_dir: &Path, extra: &[&str], filter: &str, log: &Path) -> Self {
         let file = std::fs::File::create(log).expect("log file");
         Self::spawn(
-            Command::new(binary).env("RUST_LOG", filter).stderr(Stdio::from(file)),
+            Command::new(binary)
+                .env("RUST_LOG", filter)
+                .env_remove("NO_COLOR")
+                .stderr(Stdio::from(file)),
             data_dir,
             0,
             extra,

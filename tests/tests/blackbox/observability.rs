@@ -294,24 +294,14 @@ async fn a_log_written_to_a_file_has_no_colour_escapes() {
 async fn every_line_logged_before_a_sigterm_is_written_whole_before_the_process_exits() {
     let data_dir = temp_dir("svc-log-flush");
     let log_path = data_dir.join("stderr.log");
-    let mut child = Command::new(BINARY)
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--dev-allow-all",
-            "--log-format",
-            "json",
-            "--data-dir",
-        ])
-        .arg(&data_dir)
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log_path).unwrap())
-        .spawn()
-        .unwrap();
-    let mut banner = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut banner).unwrap();
-    let base = banner.split("listening on ").nth(1).unwrap().trim().to_owned();
+    let server = svc_tests::process::ServerProcess::start_logging(
+        BINARY,
+        &data_dir.join("data"),
+        &["--dev-allow-all", "--log-format", "json"],
+        "info",
+        &log_path,
+    );
+    let base = server.base.clone();
     let client = reqwest::Client::new();
     let requests = (0..2_000).map(|n| {
         let request = client
@@ -328,8 +318,11 @@ async fn every_line_logged_before_a_sigterm_is_written_whole_before_the_process_
         .collect()
         .await;
     assert!(statuses.iter().all(|status| *status == 200), "{statuses:?}");
-    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-    assert!(child.wait().unwrap().success());
+    server.send_term();
+    let exited = server
+        .exit_within(Duration::from_secs(30))
+        .expect("the server exits on SIGTERM");
+    assert!(exited.success(), "{exited:?}");
     let log = std::fs::read_to_string(&log_path).unwrap();
     let _ = std::fs::remove_dir_all(&data_dir);
     let mut answered = std::collections::HashSet::new();

@@ -7,15 +7,23 @@
 //! request still logs one access line (its own span stays silent: it closes in the middleware).
 //!
 //! Every request logs a line, so the line's cost is every request's: lines are formatted where
-//! they happen, in colour only for a terminal ([`colours_wanted`]), and written by a thread of
-//! their own, in order, in as few writes as have queued up ([`LogWriter`]). Coloured and written
-//! on the request's own thread, the access line doubled `/healthz`'s CPU per request
-//! (BENCHMARKS.md, session 43).
+//! they happen, by formatters of our own except at a terminal ([`line`]: `tracing-subscriber`'s
+//! layouts, written straight into the line), in colour only for a terminal ([`colours_wanted`]),
+//! and written by a thread of their own, in order, in as few writes as have queued up
+//! ([`LogWriter`]). Coloured and written on the request's own thread, the access line doubled
+//! `/healthz`'s CPU per request (BENCHMARKS.md, sessions 43 and 44).
+
+mod clock;
+mod escape;
+mod fields;
+mod line;
+#[cfg(test)]
+mod line_tests;
 
 use tracing::Metadata;
 use tracing_subscriber::filter::{Directive, EnvFilter, FilterExt, FilterFn, LevelFilter, filter_fn};
-use tracing_subscriber::fmt::MakeWriter;
-use tracing_subscriber::fmt::format::FmtSpan;
+use tracing_subscriber::fmt::format::{DefaultFields, FmtSpan, Format};
+use tracing_subscriber::fmt::{FormatEvent, FormatFields, MakeWriter};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry, fmt};
@@ -94,40 +102,52 @@ fn stderr_writer() -> (NonBlocking, WorkerGuard) {
 /// The two layers, boxed rather than optional: an absent (`None`) layer declares an interest in
 /// every callsite, which made the libraries' trace-level spans (sea-orm opens several per
 /// statement) be built and recorded on every request although no filter lets them out.
+/// A terminal gets `tracing-subscriber`'s own coloured format; a file, a pipe or a journal ours.
 fn subscriber<W>(writer: W, json: bool, ansi: bool, rust_log: Option<&str>) -> impl tracing::Subscriber + Send + Sync
 where
     W: for<'w> MakeWriter<'w> + Clone + Send + Sync + 'static,
 {
-    let layers: Vec<Box<dyn Layer<Registry> + Send + Sync>> = if json {
-        vec![
-            fmt::layer()
-                .json()
-                .with_writer(writer.clone())
-                .with_filter(filter(rust_log))
-                .boxed(),
-            fmt::layer()
-                .json()
-                .with_writer(writer.clone())
-                .with_span_events(FmtSpan::CLOSE)
-                .with_filter(filter(rust_log).and(timed_spans()))
-                .boxed(),
-        ]
+    let layers = if json {
+        layers(|| fields::JsonFields, || line::JsonLine, false, writer, rust_log)
+    } else if ansi {
+        layers(DefaultFields::new, Format::default, true, writer, rust_log)
     } else {
-        vec![
-            fmt::layer()
-                .with_ansi(ansi)
-                .with_writer(writer.clone())
-                .with_filter(filter(rust_log))
-                .boxed(),
-            fmt::layer()
-                .with_ansi(ansi)
-                .with_writer(writer.clone())
-                .with_span_events(FmtSpan::CLOSE)
-                .with_filter(filter(rust_log).and(timed_spans()))
-                .boxed(),
-        ]
+        layers(|| fields::TextFields, || line::TextLine, false, writer, rust_log)
     };
     tracing_subscriber::registry().with(layers)
+}
+
+/// The events' layer and the timed spans' layer, with one way of formatting fields, so a
+/// span's fields are formatted once (at its opening) for both.
+fn layers<N, E, W>(
+    fields: impl Fn() -> N,
+    line: impl Fn() -> E,
+    ansi: bool,
+    writer: W,
+    rust_log: Option<&str>,
+) -> Vec<Box<dyn Layer<Registry> + Send + Sync>>
+where
+    N: for<'w> FormatFields<'w> + Send + Sync + 'static,
+    E: FormatEvent<Registry, N> + Send + Sync + 'static,
+    W: for<'w> MakeWriter<'w> + Clone + Send + Sync + 'static,
+{
+    vec![
+        fmt::layer()
+            .fmt_fields(fields())
+            .event_format(line())
+            .with_ansi(ansi)
+            .with_writer(writer.clone())
+            .with_filter(filter(rust_log))
+            .boxed(),
+        fmt::layer()
+            .with_span_events(FmtSpan::CLOSE)
+            .fmt_fields(fields())
+            .event_format(line())
+            .with_ansi(ansi)
+            .with_writer(writer)
+            .with_filter(filter(rust_log).and(timed_spans()))
+            .boxed(),
+    ]
 }
 
 /// `RUST_LOG` (default `info`, quieter SQL), with the secret-bearing targets capped. A target

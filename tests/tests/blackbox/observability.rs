@@ -278,7 +278,7 @@ async fn a_log_written_to_a_file_has_no_colour_escapes() {
         .lines()
         .find(|line| line.contains("svc::access") && line.contains("plain-text-7"))
         .unwrap_or_else(|| panic!("the request's access line:\n{log}"));
-    assert!(access.contains("request_id=plain-text-7"), "{access}");
+    assert!(access.contains(r#"request_id="plain-text-7""#), "{access}");
     assert!(access.contains("status=200"), "{access}");
     assert!(
         !log.contains('\u{1b}'),

@@ -69,7 +69,8 @@ impl<E: Endpoint> Endpoint for ObserveEndpoint<E> {
         let route = route_label(req.uri().path());
         // Every log line of the request carries its id through this span.
         let request_id = id.as_ref().and_then(|id| id.to_str().ok()).unwrap_or_default();
-        let span = tracing::info_span!("request", request_id = %request_id, method = %method, route);
+        // Plain strings, not `%` (Display): the log writes a string without `core::fmt`.
+        let span = tracing::info_span!("request", request_id, method, route);
         // Entered while the inner layers decide from the head too: a refusal they log carries it.
         let answering = span.in_scope(|| self.inner.call(req)).instrument(span.clone());
         async move {
@@ -154,15 +155,15 @@ impl Answered {
             .latency
             .with_label_values(&[self.route, rpc.unwrap_or("-")])
             .observe(elapsed.as_secs_f64());
-        self.span.in_scope(|| {
-            tracing::info!(
-                target: "svc::access",
-                status = self.status,
-                duration_ms = elapsed.as_secs_f64() * 1000.0,
-                rpc = rpc.unwrap_or(""),
-                "request"
-            )
-        });
+        // In the request's span by naming it, not by entering it (an enter and an exit per line).
+        tracing::info!(
+            target: "svc::access",
+            parent: &self.span,
+            status = self.status,
+            duration_ms = elapsed.as_secs_f64() * 1000.0,
+            rpc = rpc.unwrap_or(""),
+            "request"
+        );
     }
 }
 

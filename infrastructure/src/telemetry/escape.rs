@@ -1,0 +1,150 @@
+//! Values as they are written into a line. Text: control characters become escapes, so one
+//! event stays one line and no value can forge another line or drive a terminal. JSON: what
+//! RFC 8259 requires to be escaped.
+
+use std::fmt::{self, Write};
+
+/// Text escaping over a writer: `\n`, `\r`, `\t`, other control characters (C0, DEL, C1) as
+/// `\x1b` or `\u{85}`; `quoted` also escapes `"` and `\` (a quoted string value).
+pub(super) struct TextEscaping<'a> {
+    pub out: &'a mut dyn Write,
+    pub quoted: bool,
+}
+
+/// Whether a byte can start a control character in UTF-8: C0, DEL, or 0xC2 (the lead byte of
+/// C1 controls, and of other characters from U+0080 to U+00BF, which the slow path tells apart).
+fn may_start_control(byte: u8) -> bool {
+    byte < 0x20 || byte == 0x7f || byte == 0xc2
+}
+
+impl Write for TextEscaping<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let quoted = self.quoted;
+        // Most values have nothing to escape: one scan of the bytes, one write.
+        if !s
+            .bytes()
+            .any(|byte| may_start_control(byte) || (quoted && matches!(byte, b'"' | b'\\')))
+        {
+            return self.out.write_str(s);
+        }
+        let mut clean_from = 0;
+        for (at, ch) in s.char_indices() {
+            let wanted = ch.is_control() || (self.quoted && matches!(ch, '"' | '\\'));
+            if !wanted {
+                continue;
+            }
+            self.out.write_str(&s[clean_from..at])?;
+            match ch {
+                '\n' => self.out.write_str("\\n")?,
+                '\r' => self.out.write_str("\\r")?,
+                '\t' => self.out.write_str("\\t")?,
+                '"' => self.out.write_str("\\\"")?,
+                '\\' => self.out.write_str("\\\\")?,
+                ch if (ch as u32) < 0x80 => write!(self.out, "\\x{:02x}", ch as u32)?,
+                ch => write!(self.out, "\\u{{{:x}}}", ch as u32)?,
+            }
+            clean_from = at + ch.len_utf8();
+        }
+        self.out.write_str(&s[clean_from..])
+    }
+}
+
+/// JSON string escaping over a writer (the quotes around it are the caller's): what RFC 8259
+/// requires, and DEL and the C1 controls too (`\u009b` is a terminal's CSI), so a JSON log
+/// shown in a terminal cannot drive it either.
+pub(super) struct JsonEscaping<'a>(pub &'a mut dyn Write);
+
+impl Write for JsonEscaping<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let bytes = s.as_bytes();
+        if !bytes
+            .iter()
+            .any(|&byte| may_start_control(byte) || matches!(byte, b'"' | b'\\'))
+        {
+            return self.0.write_str(s);
+        }
+        let mut clean_from = 0;
+        for (at, &byte) in bytes.iter().enumerate() {
+            let escape = match byte {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x00..=0x1f | 0x7f => "",
+                // U+0080 to U+009F are 0xC2 0x80 to 0xC2 0x9F in UTF-8.
+                0xc2 if bytes.get(at + 1).is_some_and(|next| (0x80..=0x9f).contains(next)) => "",
+                _ => continue,
+            };
+            // `at` is a character boundary: an ASCII byte, or the lead byte of a C1 control.
+            self.0.write_str(&s[clean_from..at])?;
+            if escape.is_empty() {
+                let ch = s[at..].chars().next().expect("a character starts here");
+                write!(self.0, "\\u{:04x}", ch as u32)?;
+                clean_from = at + ch.len_utf8();
+            } else {
+                self.0.write_str(escape)?;
+                clean_from = at + 1;
+            }
+        }
+        self.0.write_str(&s[clean_from..])
+    }
+}
+
+/// `value` as a JSON string, quotes included.
+pub(super) fn json_string(out: &mut dyn Write, value: &str) -> fmt::Result {
+    out.write_char('"')?;
+    JsonEscaping(out).write_str(value)?;
+    out.write_char('"')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AWKWARD: [&str; 8] = [
+        "plain",
+        "",
+        "quote \" and backslash \\",
+        "line\nbreak\r\n and\ttab",
+        "escape \x1b[31mred\x1b[0m bell \x07 nul \0 del \x7f",
+        "c1 \u{85} \u{9b}31m",
+        "unicode é 日本 🎉",
+        "\u{1f}\u{0}\u{8}\u{c}",
+    ];
+
+    #[test]
+    fn json_strings_read_back_as_what_was_written_with_no_control_character_left_raw() {
+        for value in AWKWARD {
+            let mut out = String::new();
+            json_string(&mut out, value).unwrap();
+            let read: String = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{out}: {e}"));
+            assert_eq!(read, value);
+            assert!(!out.chars().any(char::is_control), "{out:?}");
+        }
+    }
+
+    #[test]
+    fn escaped_text_has_no_control_character_and_no_line_break() {
+        for quoted in [false, true] {
+            for value in AWKWARD {
+                let mut out = String::new();
+                write!(TextEscaping { out: &mut out, quoted }, "{value}").unwrap();
+                assert!(!out.chars().any(char::is_control), "{out:?}");
+                if quoted {
+                    assert!(!out.replace("\\\"", "").contains('"'), "{out:?}");
+                }
+            }
+        }
+        let mut out = String::new();
+        write!(
+            TextEscaping {
+                out: &mut out,
+                quoted: false
+            },
+            "a\nb\x1bc\u{85}d"
+        )
+        .unwrap();
+        assert_eq!(out, "a\\nb\\x1bc\\u{85}d");
+    }
+}

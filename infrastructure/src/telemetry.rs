@@ -11,7 +11,8 @@
 //! layouts, written straight into the line), in colour only for a terminal ([`colours_wanted`]),
 //! and written by a thread of their own, in order, in as few writes as have queued up
 //! ([`LogWriter`]). Coloured and written on the request's own thread, the access line doubled
-//! `/healthz`'s CPU per request (BENCHMARKS.md, sessions 43 and 44).
+//! `/healthz`'s CPU per request (BENCHMARKS.md, sessions 43 and 44). A panic is a line of the
+//! log like any other ([`panics`]).
 
 mod clock;
 mod escape;
@@ -19,6 +20,9 @@ mod fields;
 mod line;
 #[cfg(test)]
 mod line_tests;
+mod panics;
+#[cfg(test)]
+mod panics_tests;
 
 use tracing::Metadata;
 use tracing_subscriber::filter::{Directive, EnvFilter, FilterExt, FilterFn, LevelFilter, filter_fn};
@@ -55,6 +59,8 @@ fn timed_spans() -> FilterFn<fn(&Metadata<'_>) -> bool> {
     filter_fn(timed_span as fn(&Metadata<'_>) -> bool).with_max_level_hint(LevelFilter::TRACE)
 }
 
+/// The log's writer thread.
+const WRITER_THREAD: &str = "svc-log";
 /// Lines queued for the writer before a thread that logs waits for it: no line is dropped,
 /// and a flood of them slows the server to the speed of stderr, as writing them in place did.
 const QUEUED_LINES: usize = 128_000;
@@ -77,7 +83,10 @@ pub fn init(format: LogFormat) -> LogWriter {
     let (writer, guard) = stderr_writer();
     let ansi = colours_wanted();
     match subscriber(writer, format == LogFormat::Json, ansi, rust_log.as_deref()).try_init() {
-        Ok(()) => LogWriter { _writer: Some(guard) },
+        Ok(()) => {
+            panics::log_panics();
+            LogWriter { _writer: Some(guard) }
+        }
         Err(_) => LogWriter { _writer: None },
     }
 }
@@ -95,7 +104,7 @@ fn stderr_writer() -> (NonBlocking, WorkerGuard) {
     NonBlockingBuilder::default()
         .lossy(false)
         .buffered_lines_limit(QUEUED_LINES)
-        .thread_name("svc-log")
+        .thread_name(WRITER_THREAD)
         .finish(std::io::BufWriter::with_capacity(WRITE_BUFFER_BYTES, std::io::stderr()))
 }
 

@@ -13,10 +13,10 @@ use super::subscriber;
 
 /// Everything written, shared by the clones a subscriber makes.
 #[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+pub(super) struct Captured(Arc<Mutex<Vec<u8>>>);
 
 impl Captured {
-    fn lines(&self) -> Vec<String> {
+    pub(super) fn lines(&self) -> Vec<String> {
         let bytes = self.0.lock().unwrap();
         String::from_utf8(bytes.clone())
             .unwrap()

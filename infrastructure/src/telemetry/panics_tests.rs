@@ -1,0 +1,78 @@
+//! The panic hook, installed for the length of one test (hooks are the process's): other tests
+//! that panic meanwhile go to the recording hook it wraps, so none of them is lost from sight.
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use super::line_tests::Captured;
+use super::{panics, subscriber};
+
+/// A field whose `Debug` panics: a panic inside the log itself.
+struct PanicsWhenFormatted;
+
+impl fmt::Debug for PanicsWhenFormatted {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        panic!("formatting a field panicked")
+    }
+}
+
+#[test]
+fn a_panic_is_an_error_line_of_the_log_inside_the_request_that_panicked() {
+    let printed: Arc<Mutex<Vec<String>>> = Arc::default();
+    let rusts_own = std::panic::take_hook();
+    let recorder = printed.clone();
+    std::panic::set_hook(Box::new(move |info| recorder.lock().unwrap().push(info.to_string())));
+    panics::log_panics();
+
+    let captured = Captured::default();
+    let log = captured.clone();
+    std::thread::Builder::new()
+        .name("svc-test-panics".into())
+        .spawn(move || {
+            tracing::subscriber::with_default(subscriber(log, true, false, None), || {
+                let request = tracing::info_span!("request", request_id = "panicking-7");
+                let _entered = request.enter();
+                tracing::info!("before the panic");
+                let _ = std::panic::catch_unwind(|| panic!("boom {}", 42));
+                let _ = std::panic::catch_unwind(|| tracing::info!(value = ?PanicsWhenFormatted, "not written"));
+            });
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    drop(std::panic::take_hook());
+    std::panic::set_hook(rusts_own);
+
+    let lines: Vec<serde_json::Value> = captured
+        .lines()
+        .iter()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}")))
+        .collect();
+    let messages: Vec<&str> = lines
+        .iter()
+        .filter_map(|line| line["fields"]["message"].as_str())
+        .collect();
+    assert_eq!(messages, ["before the panic", "panicked: boom 42"], "{lines:#?}");
+    let panicked = &lines[1];
+    assert_eq!(panicked["level"], "ERROR");
+    assert_eq!(panicked["target"], "svc::panic");
+    assert_eq!(panicked["fields"]["thread"], "svc-test-panics");
+    assert!(
+        panicked["fields"]["location"]
+            .as_str()
+            .unwrap()
+            .contains("panics_tests.rs"),
+        "{panicked}"
+    );
+    assert_eq!(panicked["span"]["request_id"], "panicking-7");
+
+    let printed = printed.lock().unwrap();
+    assert!(
+        !printed.iter().any(|text| text.contains("boom 42")),
+        "logged, not printed: {printed:?}"
+    );
+    assert!(
+        printed.iter().any(|text| text.contains("formatting a field panicked")),
+        "a panic inside the log goes to the hook before: {printed:?}"
+    );
+}

@@ -23,6 +23,7 @@ mod line_tests;
 mod panics;
 #[cfg(test)]
 mod panics_tests;
+mod span_fields;
 
 use tracing::Metadata;
 use tracing_subscriber::filter::{Directive, EnvFilter, FilterExt, FilterFn, LevelFilter, filter_fn};
@@ -117,19 +118,43 @@ where
     W: for<'w> MakeWriter<'w> + Clone + Send + Sync + 'static,
 {
     let layers = if json {
-        layers(|| fields::JsonFields, || line::JsonLine, false, writer, rust_log)
+        layers(
+            || span_fields::JsonFields,
+            || span_fields::Unkept,
+            || line::JsonLine,
+            false,
+            writer,
+            rust_log,
+        )
     } else if ansi {
-        layers(DefaultFields::new, Format::default, true, writer, rust_log)
+        layers(
+            DefaultFields::new,
+            DefaultFields::new,
+            Format::default,
+            true,
+            writer,
+            rust_log,
+        )
     } else {
-        layers(|| fields::TextFields, || line::TextLine, false, writer, rust_log)
+        layers(
+            || span_fields::TextFields,
+            || span_fields::Unkept,
+            || line::TextLine,
+            false,
+            writer,
+            rust_log,
+        )
     };
     tracing_subscriber::registry().with(layers)
 }
 
-/// The events' layer and the timed spans' layer, with one way of formatting fields, so a
-/// span's fields are formatted once (at its opening) for both.
-fn layers<N, E, W>(
-    fields: impl Fn() -> N,
+/// The events' layer and the timed spans' layer. `kept_fields` formats a span's fields for the
+/// events' layer, which sees every span the other does; `timing_fields` for the timings' layer,
+/// whose lines read the events' layer's (ours), or keep their own (the stock coloured format, where
+/// a field recorded after a span opened is then written twice, as it always was).
+fn layers<N, T, E, W>(
+    kept_fields: impl Fn() -> N,
+    timing_fields: impl Fn() -> T,
     line: impl Fn() -> E,
     ansi: bool,
     writer: W,
@@ -137,12 +162,13 @@ fn layers<N, E, W>(
 ) -> Vec<Box<dyn Layer<Registry> + Send + Sync>>
 where
     N: for<'w> FormatFields<'w> + Send + Sync + 'static,
-    E: FormatEvent<Registry, N> + Send + Sync + 'static,
+    T: for<'w> FormatFields<'w> + Send + Sync + 'static,
+    E: FormatEvent<Registry, N> + FormatEvent<Registry, T> + Send + Sync + 'static,
     W: for<'w> MakeWriter<'w> + Clone + Send + Sync + 'static,
 {
     vec![
         fmt::layer()
-            .fmt_fields(fields())
+            .fmt_fields(kept_fields())
             .event_format(line())
             .with_ansi(ansi)
             .with_writer(writer.clone())
@@ -150,7 +176,7 @@ where
             .boxed(),
         fmt::layer()
             .with_span_events(FmtSpan::CLOSE)
-            .fmt_fields(fields())
+            .fmt_fields(timing_fields())
             .event_format(line())
             .with_ansi(ansi)
             .with_writer(writer)

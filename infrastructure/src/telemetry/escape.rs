@@ -1,36 +1,33 @@
-//! Values as they are written into a line. Text: control characters become escapes, so one
-//! event stays one line and no value can forge another line or drive a terminal. JSON: what
-//! RFC 8259 requires to be escaped.
+//! Values as they are written into a line. Text: control characters and the characters that
+//! break or reorder a line become escapes, so one event stays one line and no value can forge
+//! another line or drive a terminal. JSON: what RFC 8259 requires, and the controls beyond it.
 
 use std::fmt::{self, Write};
 
 /// Text escaping over a writer: `\n`, `\r`, `\t`, other control characters (C0, DEL, C1) as
-/// `\x1b` or `\u{85}`; `quoted` also escapes `"` and `\` (a quoted string value).
+/// `\x1b` or `\u{85}`, and the characters that break or reorder a line where it is shown (the
+/// line and paragraph separators, bidirectional overrides) as `\u{2028}`; `quoted` also escapes
+/// `"` and `\` (a quoted string value).
 pub(super) struct TextEscaping<'a> {
     pub out: &'a mut dyn Write,
     pub quoted: bool,
 }
 
-/// Whether a byte can start a control character in UTF-8: C0, DEL, or 0xC2 (the lead byte of
-/// C1 controls, and of other characters from U+0080 to U+00BF, which the slow path tells apart).
-fn may_start_control(byte: u8) -> bool {
-    byte < 0x20 || byte == 0x7f || byte == 0xc2
+fn escaped_in_text(ch: char) -> bool {
+    ch.is_control() || matches!(ch, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 impl Write for TextEscaping<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         let quoted = self.quoted;
-        // Most values have nothing to escape: one scan of the bytes, one write.
-        if !s
-            .bytes()
-            .any(|byte| may_start_control(byte) || (quoted && matches!(byte, b'"' | b'\\')))
-        {
+        // Most values are plain ASCII: one scan of the bytes, one write.
+        let plain = |byte: u8| (0x20..0x7f).contains(&byte) && !(quoted && matches!(byte, b'"' | b'\\'));
+        if s.bytes().all(plain) {
             return self.out.write_str(s);
         }
         let mut clean_from = 0;
         for (at, ch) in s.char_indices() {
-            let wanted = ch.is_control() || (self.quoted && matches!(ch, '"' | '\\'));
-            if !wanted {
+            if !(escaped_in_text(ch) || (quoted && matches!(ch, '"' | '\\'))) {
                 continue;
             }
             self.out.write_str(&s[clean_from..at])?;
@@ -57,9 +54,11 @@ pub(super) struct JsonEscaping<'a>(pub &'a mut dyn Write);
 impl Write for JsonEscaping<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         let bytes = s.as_bytes();
+        // One scan of the bytes, one write, for most values: those with no byte that can start
+        // something to escape (C0, DEL, a quote, a backslash; 0xC2 leads the C1 controls).
         if !bytes
             .iter()
-            .any(|&byte| may_start_control(byte) || matches!(byte, b'"' | b'\\'))
+            .any(|&byte| byte < 0x20 || matches!(byte, 0x7f | 0xc2 | b'"' | b'\\'))
         {
             return self.0.write_str(s);
         }
@@ -102,7 +101,7 @@ pub(super) fn json_string(out: &mut dyn Write, value: &str) -> fmt::Result {
 mod tests {
     use super::*;
 
-    const AWKWARD: [&str; 8] = [
+    const AWKWARD: [&str; 9] = [
         "plain",
         "",
         "quote \" and backslash \\",
@@ -111,6 +110,7 @@ mod tests {
         "c1 \u{85} \u{9b}31m",
         "unicode é 日本 🎉",
         "\u{1f}\u{0}\u{8}\u{c}",
+        "separators \u{2028} \u{2029} and an override \u{202e}reversed\u{202c}",
     ];
 
     #[test]
@@ -130,7 +130,7 @@ mod tests {
             for value in AWKWARD {
                 let mut out = String::new();
                 write!(TextEscaping { out: &mut out, quoted }, "{value}").unwrap();
-                assert!(!out.chars().any(char::is_control), "{out:?}");
+                assert!(!out.chars().any(escaped_in_text), "{out:?}");
                 if quoted {
                     assert!(!out.replace("\\\"", "").contains('"'), "{out:?}");
                 }

@@ -5,13 +5,12 @@
 use std::fmt::{self, Write};
 
 use tracing::field::{Field, Visit};
-use tracing_subscriber::field::RecordFields;
-use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::{FormatFields, FormattedFields};
 
 use super::escape::{JsonEscaping, TextEscaping, json_string};
 
-/// `tracing-log` carries a `log` record's metadata as fields; the line writes it as metadata.
+/// `tracing-log` carries a `log` record's metadata as fields (`log.target`, `log.file`, ...).
+/// A text line writes the record's target as its own and leaves them out, as the stock format
+/// does; JSON keeps them, as the stock JSON does.
 fn is_log_metadata(field: &Field) -> bool {
     field.name().starts_with("log.")
 }
@@ -136,7 +135,7 @@ impl<'a> JsonVisitor<'a> {
     }
 
     fn field(&mut self, field: &Field, value: impl FnOnce(&mut dyn Write) -> fmt::Result) {
-        if self.result.is_err() || is_log_metadata(field) {
+        if self.result.is_err() {
             return;
         }
         self.result = (|| {
@@ -193,64 +192,5 @@ impl Visit for JsonVisitor<'_> {
             write!(JsonEscaping(&mut *out), "{}", Chain(value))?;
             out.write_char('"')
         });
-    }
-}
-
-/// A span's fields as text, kept with the span from its opening (`tracing-subscriber` stores
-/// them as `FormattedFields<TextFields>`); fields recorded later are appended.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct TextFields;
-
-impl<'writer> FormatFields<'writer> for TextFields {
-    fn format_fields<R: RecordFields>(&self, mut writer: Writer<'writer>, fields: R) -> fmt::Result {
-        in_one_write(&mut writer, |scratch| {
-            let mut visitor = TextVisitor::new(scratch);
-            fields.record(&mut visitor);
-            visitor.finish()
-        })
-    }
-}
-
-thread_local! {
-    static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-}
-
-/// Formats into this thread's scratch string, then writes the whole at once: a span's fields
-/// go into a new string of their own, which written piece by piece grew several times.
-fn in_one_write(out: &mut dyn Write, format: impl FnOnce(&mut dyn Write) -> fmt::Result) -> fmt::Result {
-    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-        Ok(mut scratch) => {
-            scratch.clear();
-            format(&mut *scratch)?;
-            out.write_str(&scratch)
-        }
-        // Formatting a value logged again on this thread (a `Debug` that logs): write in place.
-        Err(_) => format(out),
-    })
-}
-
-/// A span's fields as JSON members, kept like [`TextFields`]; a field recorded later is
-/// appended (a field recorded twice appears twice; JSON readers keep the last).
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct JsonFields;
-
-impl<'writer> FormatFields<'writer> for JsonFields {
-    fn format_fields<R: RecordFields>(&self, mut writer: Writer<'writer>, fields: R) -> fmt::Result {
-        in_one_write(&mut writer, |scratch| {
-            let mut visitor = JsonVisitor::new(scratch, false);
-            fields.record(&mut visitor);
-            visitor.finish()
-        })
-    }
-
-    fn add_fields(
-        &self,
-        current: &'writer mut FormattedFields<Self>,
-        fields: &tracing::span::Record<'_>,
-    ) -> fmt::Result {
-        let after_members = !current.fields.is_empty();
-        let mut visitor = JsonVisitor::new(&mut current.fields, after_members);
-        fields.record(&mut visitor);
-        visitor.finish()
     }
 }

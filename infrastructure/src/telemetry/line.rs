@@ -1,5 +1,7 @@
 //! One event as one line, text or JSON, in `tracing-subscriber`'s layouts (its `Full` text
-//! format without colours, its JSON format) but written straight into the line's buffer.
+//! format without colours, its JSON format) but written straight into the line's buffer. A
+//! span's fields are read as the events' layer kept them (`span_fields`), whichever layer
+//! writes the line.
 //! Every request writes an access line, and the stock formatters spent more on it than
 //! `/healthz` spends answering (BENCHMARKS.md, session 44).
 
@@ -12,8 +14,9 @@ use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFi
 use tracing_subscriber::registry::{LookupSpan, SpanRef};
 
 use super::clock;
-use super::escape::{JsonEscaping, json_string};
+use super::escape::{JsonEscaping, TextEscaping, json_string};
 use super::fields::{JsonVisitor, TextVisitor};
+use super::span_fields::{JsonFields, TextFields};
 
 /// `2026-12-06T19:53:28.123456Z  INFO request{request_id="…" method="POST" route="/mcp"}: svc::access: request status=200`
 #[derive(Debug, Clone, Copy, Default)]
@@ -50,7 +53,7 @@ where
         if let Some(scope) = ctx.event_scope() {
             for span in scope.from_root() {
                 out.write_str(span.name())?;
-                if let Some(fields) = span.extensions().get::<FormattedFields<N>>()
+                if let Some(fields) = span.extensions().get::<FormattedFields<TextFields>>()
                     && !fields.is_empty()
                 {
                     out.write_char('{')?;
@@ -61,7 +64,12 @@ where
             }
             out.write_char(' ')?;
         }
-        out.write_str(meta.target())?;
+        // A `log` record's target is any string its caller chose.
+        TextEscaping {
+            out: &mut out,
+            quoted: false,
+        }
+        .write_str(meta.target())?;
         out.write_str(": ")?;
         let mut fields = TextVisitor::new(&mut out);
         event.record(&mut fields);
@@ -91,7 +99,7 @@ where
         // A scope walks from the innermost span out: its first is `span`.
         if let Some(innermost) = ctx.event_scope().and_then(|mut scope| scope.next()) {
             out.write_str(",\"span\":")?;
-            json_span::<S, N>(&mut out, &innermost)?;
+            json_span::<S>(&mut out, &innermost)?;
             out.write_str(",\"spans\":[")?;
             for (at, span) in ctx
                 .event_scope()
@@ -102,7 +110,7 @@ where
                 if at > 0 {
                     out.write_char(',')?;
                 }
-                json_span::<S, N>(&mut out, &span)?;
+                json_span::<S>(&mut out, &span)?;
             }
             out.write_char(']')?;
         }
@@ -112,13 +120,12 @@ where
 
 /// A span as a JSON object: its fields as formatted at its opening (JSON members, see
 /// `JsonFields`), then its `name`.
-fn json_span<S, N>(out: &mut dyn Write, span: &SpanRef<'_, S>) -> fmt::Result
+fn json_span<S>(out: &mut dyn Write, span: &SpanRef<'_, S>) -> fmt::Result
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
-    N: for<'a> FormatFields<'a> + 'static,
 {
     out.write_char('{')?;
-    if let Some(fields) = span.extensions().get::<FormattedFields<N>>()
+    if let Some(fields) = span.extensions().get::<FormattedFields<JsonFields>>()
         && !fields.is_empty()
     {
         out.write_str(fields)?;

@@ -286,6 +286,42 @@ async fn a_log_written_to_a_file_has_no_colour_escapes() {
     );
 }
 
+/// `RUST_LOG`'s span rules choose the access lines: `warn,[request]=info` logs each request's
+/// line (the event is logged inside the request's span) and none of start-up's `INFO` lines.
+#[tokio::test]
+async fn a_span_rule_in_rust_log_chooses_the_access_lines() {
+    let data_dir = temp_dir("svc-span-rule-log");
+    let log_path = data_dir.join("stderr.log");
+    let server = svc_tests::process::ServerProcess::start_logging(
+        BINARY,
+        &data_dir.join("data"),
+        &["--dev-allow-all", "--log-format", "json"],
+        "warn,[request]=info",
+        &log_path,
+    );
+    let answer = reqwest::Client::new()
+        .get(format!("{}/healthz", server.base))
+        .header("x-request-id", "span-rule-3")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    assert!(server.terminate().success());
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let lines: Vec<serde_json::Value> = log.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["target"] == "svc::access" && line["span"]["request_id"] == "span-rule-3"),
+        "the request's access line:\n{log}"
+    );
+    assert!(
+        !lines.iter().any(|line| line["target"] == "svc::startup"),
+        "start-up's INFO lines are outside the rule:\n{log}"
+    );
+}
+
 /// The log is written by a thread of its own (infrastructure/src/telemetry.rs): every line logged
 /// before a SIGTERM is on stderr when the process has exited, each whole on its own line, though
 /// the requests came from many connections at once and the signal followed the last answer

@@ -155,15 +155,17 @@ impl Answered {
             .latency
             .with_label_values(&[self.route, rpc.unwrap_or("-")])
             .observe(elapsed.as_secs_f64());
-        // In the request's span by naming it, not by entering it (an enter and an exit per line).
-        tracing::info!(
-            target: "svc::access",
-            parent: &self.span,
-            status = self.status,
-            duration_ms = elapsed.as_secs_f64() * 1000.0,
-            rpc = rpc.unwrap_or(""),
-            "request"
-        );
+        // Entered, not named as the parent: `RUST_LOG`'s span rules (`[request]=info`) see only
+        // entered spans.
+        self.span.in_scope(|| {
+            tracing::info!(
+                target: "svc::access",
+                status = self.status,
+                duration_ms = elapsed.as_secs_f64() * 1000.0,
+                rpc = rpc.unwrap_or(""),
+                "request"
+            )
+        });
     }
 }
 

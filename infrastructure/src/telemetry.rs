@@ -17,6 +17,7 @@
 mod clock;
 mod escape;
 mod fields;
+mod formatting;
 mod line;
 #[cfg(test)]
 mod line_tests;
@@ -127,10 +128,11 @@ where
             rust_log,
         )
     } else if ansi {
+        let stock_fields = || formatting::Marked(DefaultFields::new());
         layers(
-            DefaultFields::new,
-            DefaultFields::new,
-            Format::default,
+            stock_fields,
+            stock_fields,
+            || formatting::Marked(Format::default()),
             true,
             writer,
             rust_log,

@@ -16,6 +16,7 @@ use tracing_subscriber::registry::{LookupSpan, SpanRef};
 use super::clock;
 use super::escape::{JsonEscaping, TextEscaping, json_string};
 use super::fields::{JsonVisitor, TextVisitor};
+use super::formatting::while_formatting;
 use super::span_fields::{JsonFields, TextFields};
 
 /// `2026-12-06T19:53:28.123456Z  INFO request{request_id="…" method="POST" route="/mcp"}: svc::access: request status=200`
@@ -43,39 +44,47 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
     N: for<'a> FormatFields<'a> + 'static,
 {
-    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut out: Writer<'_>, event: &Event<'_>) -> fmt::Result {
-        let normalized = event.normalized_metadata();
-        let meta = normalized.as_ref().unwrap_or_else(|| event.metadata());
-        clock::write_now(&mut out)?;
-        out.write_char(' ')?;
-        out.write_str(padded_level(meta.level()))?;
-        out.write_char(' ')?;
-        if let Some(scope) = ctx.event_scope() {
-            for span in scope.from_root() {
-                out.write_str(span.name())?;
-                if let Some(fields) = span.extensions().get::<FormattedFields<TextFields>>()
-                    && !fields.is_empty()
-                {
-                    out.write_char('{')?;
-                    out.write_str(fields)?;
-                    out.write_char('}')?;
-                }
-                out.write_char(':')?;
-            }
-            out.write_char(' ')?;
-        }
-        // A `log` record's target is any string its caller chose.
-        TextEscaping {
-            out: &mut out,
-            quoted: false,
-        }
-        .write_str(meta.target())?;
-        out.write_str(": ")?;
-        let mut fields = TextVisitor::new(&mut out);
-        event.record(&mut fields);
-        fields.finish()?;
-        out.write_char('\n')
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, out: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        while_formatting(|| text_line(ctx, out, event))
     }
+}
+
+fn text_line<S, N>(ctx: &FmtContext<'_, S, N>, mut out: Writer<'_>, event: &Event<'_>) -> fmt::Result
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    let normalized = event.normalized_metadata();
+    let meta = normalized.as_ref().unwrap_or_else(|| event.metadata());
+    clock::write_now(&mut out)?;
+    out.write_char(' ')?;
+    out.write_str(padded_level(meta.level()))?;
+    out.write_char(' ')?;
+    if let Some(scope) = ctx.event_scope() {
+        for span in scope.from_root() {
+            out.write_str(span.name())?;
+            if let Some(fields) = span.extensions().get::<FormattedFields<TextFields>>()
+                && !fields.is_empty()
+            {
+                out.write_char('{')?;
+                out.write_str(fields)?;
+                out.write_char('}')?;
+            }
+            out.write_char(':')?;
+        }
+        out.write_char(' ')?;
+    }
+    // A `log` record's target is any string its caller chose.
+    TextEscaping {
+        out: &mut out,
+        quoted: false,
+    }
+    .write_str(meta.target())?;
+    out.write_str(": ")?;
+    let mut fields = TextVisitor::new(&mut out);
+    event.record(&mut fields);
+    fields.finish()?;
+    out.write_char('\n')
 }
 
 impl<S, N> FormatEvent<S, N> for JsonLine
@@ -83,39 +92,47 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
     N: for<'a> FormatFields<'a> + 'static,
 {
-    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut out: Writer<'_>, event: &Event<'_>) -> fmt::Result {
-        let normalized = event.normalized_metadata();
-        let meta = normalized.as_ref().unwrap_or_else(|| event.metadata());
-        out.write_str("{\"timestamp\":\"")?;
-        clock::write_now(&mut out)?;
-        out.write_str("\",\"level\":\"")?;
-        out.write_str(meta.level().as_str())?;
-        out.write_str("\",\"fields\":{")?;
-        let mut fields = JsonVisitor::new(&mut out, false);
-        event.record(&mut fields);
-        fields.finish()?;
-        out.write_str("},\"target\":")?;
-        json_string(&mut out, meta.target())?;
-        // A scope walks from the innermost span out: its first is `span`.
-        if let Some(innermost) = ctx.event_scope().and_then(|mut scope| scope.next()) {
-            out.write_str(",\"span\":")?;
-            json_span::<S>(&mut out, &innermost)?;
-            out.write_str(",\"spans\":[")?;
-            for (at, span) in ctx
-                .event_scope()
-                .into_iter()
-                .flat_map(|scope| scope.from_root())
-                .enumerate()
-            {
-                if at > 0 {
-                    out.write_char(',')?;
-                }
-                json_span::<S>(&mut out, &span)?;
-            }
-            out.write_char(']')?;
-        }
-        out.write_str("}\n")
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, out: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        while_formatting(|| json_line(ctx, out, event))
     }
+}
+
+fn json_line<S, N>(ctx: &FmtContext<'_, S, N>, mut out: Writer<'_>, event: &Event<'_>) -> fmt::Result
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    let normalized = event.normalized_metadata();
+    let meta = normalized.as_ref().unwrap_or_else(|| event.metadata());
+    out.write_str("{\"timestamp\":\"")?;
+    clock::write_now(&mut out)?;
+    out.write_str("\",\"level\":\"")?;
+    out.write_str(meta.level().as_str())?;
+    out.write_str("\",\"fields\":{")?;
+    let mut fields = JsonVisitor::new(&mut out, false);
+    event.record(&mut fields);
+    fields.finish()?;
+    out.write_str("},\"target\":")?;
+    json_string(&mut out, meta.target())?;
+    // A scope walks from the innermost span out: its first is `span`.
+    if let Some(innermost) = ctx.event_scope().and_then(|mut scope| scope.next()) {
+        out.write_str(",\"span\":")?;
+        json_span::<S>(&mut out, &innermost)?;
+        out.write_str(",\"spans\":[")?;
+        for (at, span) in ctx
+            .event_scope()
+            .into_iter()
+            .flat_map(|scope| scope.from_root())
+            .enumerate()
+        {
+            if at > 0 {
+                out.write_char(',')?;
+            }
+            json_span::<S>(&mut out, &span)?;
+        }
+        out.write_char(']')?;
+    }
+    out.write_str("}\n")
 }
 
 /// A span as a JSON object: its fields as formatted at its opening (JSON members, see

@@ -8,6 +8,8 @@ use std::panic::PanicHookInfo;
 use tracing::Level;
 use tracing::subscriber::NoSubscriber;
 
+use super::formatting;
+
 const TARGET: &str = "svc::panic";
 
 /// Routes panics into the log from now on; a panic the log cannot take goes to the hook that
@@ -21,12 +23,12 @@ pub(super) fn log_panics() {
     }));
 }
 
-/// Logs the panic unless there is nowhere to: a panic inside the log itself (tracing refuses an
-/// event dispatched from within another: the thread's dispatcher is then none) or a filter that
-/// keeps `svc::panic` errors out; and a panic of the log's writer thread.
+/// Logs the panic unless it cannot: a panic inside the log itself (raised while a line or a
+/// span's fields were formatted on this thread, see `formatting`), in the log's writer thread
+/// (which cannot queue a line for itself: a full queue would wait forever), with no subscriber,
+/// or with a filter that keeps `svc::panic` errors out.
 fn logged(info: &PanicHookInfo<'_>) -> bool {
-    // The log's own writer cannot queue a line for itself (a full queue would wait forever).
-    if std::thread::current().name() == Some(super::WRITER_THREAD) {
+    if formatting::formatting() || std::thread::current().name() == Some(super::WRITER_THREAD) {
         return false;
     }
     let has_log = tracing::dispatcher::get_default(|dispatch| !dispatch.is::<NoSubscriber>());

@@ -11,6 +11,7 @@ use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FormatFields, FormattedFields};
 
 use super::fields::{JsonVisitor, TextVisitor};
+use super::formatting::while_formatting;
 
 /// Text (`name=value ...`); a field recorded later is appended after a space.
 #[derive(Debug, Clone, Copy, Default)]
@@ -77,6 +78,10 @@ thread_local! {
 /// several times, and which a failed `Debug` would leave holding half a value for the span's
 /// every later line.
 fn in_one_write(out: &mut dyn Write, format: impl FnOnce(&mut dyn Write) -> fmt::Result) -> fmt::Result {
+    while_formatting(|| in_one_write_marked(out, format))
+}
+
+fn in_one_write_marked(out: &mut dyn Write, format: impl FnOnce(&mut dyn Write) -> fmt::Result) -> fmt::Result {
     let mut format = Some(format);
     let scratched = SCRATCH.try_with(|scratch| {
         let Ok(mut scratch) = scratch.try_borrow_mut() else {

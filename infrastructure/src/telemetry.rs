@@ -26,6 +26,9 @@ mod panics;
 mod panics_tests;
 mod span_fields;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tracing::Metadata;
 use tracing_subscriber::filter::{Directive, EnvFilter, FilterExt, FilterFn, LevelFilter, filter_fn};
 use tracing_subscriber::fmt::format::{DefaultFields, FmtSpan, Format};
@@ -75,7 +78,18 @@ const WRITE_BUFFER_BYTES: usize = 64 * 1024;
 /// dropped is lost.
 #[must_use = "dropping it stops the log's writer"]
 pub struct LogWriter {
+    /// Cleared before the writer stops, so that a panic from then on goes to Rust's own hook
+    /// instead of a queue nobody reads ([`panics`]).
+    running: Option<Arc<AtomicBool>>,
     _writer: Option<WorkerGuard>,
+}
+
+impl Drop for LogWriter {
+    fn drop(&mut self) {
+        if let Some(running) = &self.running {
+            running.store(false, Ordering::Release);
+        }
+    }
 }
 
 /// Starts the log on stderr; hold the answer until the command ends. A second init (tests
@@ -86,10 +100,17 @@ pub fn init(format: LogFormat) -> LogWriter {
     let ansi = colours_wanted();
     match subscriber(writer, format == LogFormat::Json, ansi, rust_log.as_deref()).try_init() {
         Ok(()) => {
-            panics::log_panics();
-            LogWriter { _writer: Some(guard) }
+            let running = Arc::new(AtomicBool::new(true));
+            panics::log_panics(running.clone());
+            LogWriter {
+                running: Some(running),
+                _writer: Some(guard),
+            }
         }
-        Err(_) => LogWriter { _writer: None },
+        Err(_) => LogWriter {
+            running: None,
+            _writer: None,
+        },
     }
 }
 

@@ -11,6 +11,15 @@ thread_local! {
     static SECOND: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
 }
 
+/// `YYYY-MM-DDTHH:MM:SS` of a second since the epoch, in UTC.
+fn write_date_time(out: &mut dyn Write, second: u64) -> fmt::Result {
+    let utc = i64::try_from(second)
+        .ok()
+        .and_then(|second| chrono::DateTime::from_timestamp(second, 0))
+        .unwrap_or_default();
+    write!(out, "{}", utc.format("%Y-%m-%dT%H:%M:%S"))
+}
+
 pub(super) fn write_now(out: &mut dyn Write) -> fmt::Result {
     write_at(out, SystemTime::now())
 }
@@ -19,18 +28,21 @@ fn write_at(out: &mut dyn Write, at: SystemTime) -> fmt::Result {
     // A clock before 1970 is written as 1970: a log line is no place to fail.
     let since_epoch = at.duration_since(UNIX_EPOCH).unwrap_or_default();
     let second = since_epoch.as_secs();
-    SECOND.with_borrow_mut(|(formatted_second, date_time)| {
+    let cached = SECOND.try_with(|cache| {
+        let mut cache = cache.try_borrow_mut().ok()?;
+        let (formatted_second, date_time) = &mut *cache;
         if *formatted_second != second {
             date_time.clear();
-            let utc = i64::try_from(second)
-                .ok()
-                .and_then(|second| chrono::DateTime::from_timestamp(second, 0))
-                .unwrap_or_default();
-            write!(date_time, "{}", utc.format("%Y-%m-%dT%H:%M:%S"))?;
+            write_date_time(date_time, second).ok()?;
             *formatted_second = second;
         }
-        out.write_str(date_time)
-    })?;
+        Some(out.write_str(date_time))
+    });
+    match cached {
+        Ok(Some(written)) => written?,
+        // This thread's locals are being torn down (a line logged from a destructor): afresh.
+        _ => write_date_time(out, second)?,
+    }
     let mut fraction = *b".000000Z";
     let mut micros = since_epoch.subsec_micros();
     for digit in fraction[1..7].iter_mut().rev() {

@@ -4,6 +4,8 @@
 //! inside the spans of the request that panicked (so it carries its `request_id`).
 
 use std::panic::PanicHookInfo;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tracing::Level;
 use tracing::subscriber::NoSubscriber;
@@ -14,19 +16,21 @@ const TARGET: &str = "svc::panic";
 
 /// Routes panics into the log from now on; a panic the log cannot take goes to the hook that
 /// was there before.
-pub(super) fn log_panics() {
+/// `writer_running`: whether the log's writer still takes lines.
+pub(super) fn log_panics(writer_running: Arc<AtomicBool>) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !logged(info) {
+        if !writer_running.load(Ordering::Acquire) || !logged(info) {
             previous(info);
         }
     }));
 }
 
-/// Logs the panic unless it cannot: a panic inside the log itself (raised while a line or a
-/// span's fields were formatted on this thread, see `formatting`), in the log's writer thread
-/// (which cannot queue a line for itself: a full queue would wait forever), with no subscriber,
-/// or with a filter that keeps `svc::panic` errors out.
+/// Logs the panic unless it cannot: once the log's writer has stopped (the command is ending;
+/// a line would be dropped), inside the log itself (a panic raised while a line or a span's fields
+/// were formatted on this thread, see `formatting`), in the log's writer thread (which cannot queue
+/// a line for itself: a full queue would wait forever), with no subscriber, or with a filter that
+/// keeps `svc::panic` errors out.
 fn logged(info: &PanicHookInfo<'_>) -> bool {
     if formatting::formatting() || std::thread::current().name() == Some(super::WRITER_THREAD) {
         return false;
@@ -43,12 +47,28 @@ fn logged(info: &PanicHookInfo<'_>) -> bool {
         .unwrap_or("(a panic without a message)");
     let location = info.location().map(ToString::to_string).unwrap_or_default();
     let thread = std::thread::current();
-    // Captured as Rust's hook would: only when RUST_BACKTRACE (or RUST_LIB_BACKTRACE) asks.
-    let backtrace = std::backtrace::Backtrace::capture();
-    if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
-        tracing::error!(target: TARGET, thread = thread.name(), location, %backtrace, "panicked: {message}");
-    } else {
-        tracing::error!(target: TARGET, thread = thread.name(), location, "panicked: {message}");
+    let thread = thread.name().unwrap_or("<unnamed>");
+    match backtrace_style() {
+        None => tracing::error!(target: TARGET, thread, location, "panicked: {message}"),
+        Some(full) => {
+            let backtrace = std::backtrace::Backtrace::force_capture();
+            let backtrace = if full {
+                format!("{backtrace:#}")
+            } else {
+                format!("{backtrace}")
+            };
+            tracing::error!(target: TARGET, thread, location, backtrace, "panicked: {message}");
+        }
     }
     true
+}
+
+/// Whether a backtrace is wanted and whether in full, as Rust's hook reads `RUST_BACKTRACE`:
+/// unset or `0`, none; `full`, full; anything else, short.
+fn backtrace_style() -> Option<bool> {
+    match std::env::var_os("RUST_BACKTRACE") {
+        None => None,
+        Some(value) if value == "0" => None,
+        Some(value) => Some(value == "full"),
+    }
 }

@@ -1,5 +1,5 @@
-//! The panic hook, installed for the length of one test (hooks are the process's): other tests
-//! that panic meanwhile go to the recording hook it wraps, so none of them is lost from sight.
+//! The panic hook, installed for the length of one test (hooks are the process's): another test
+//! that panics meanwhile still fails, though its message goes to this test's recording hook.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -16,16 +16,32 @@ impl fmt::Debug for PanicsWhenFormatted {
     }
 }
 
+type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
+
+/// Puts Rust's own hook back when the test ends, failed or not.
+struct RustsOwnHook(Option<Hook>);
+
+impl Drop for RustsOwnHook {
+    fn drop(&mut self) {
+        if let Some(hook) = self.0.take() {
+            drop(std::panic::take_hook());
+            std::panic::set_hook(hook);
+        }
+    }
+}
+
 #[test]
 fn a_panic_is_an_error_line_of_the_log_inside_the_request_that_panicked() {
     let printed: Arc<Mutex<Vec<String>>> = Arc::default();
-    let rusts_own = std::panic::take_hook();
+    let restore = RustsOwnHook(Some(std::panic::take_hook()));
     let recorder = printed.clone();
     std::panic::set_hook(Box::new(move |info| recorder.lock().unwrap().push(info.to_string())));
-    panics::log_panics();
+    let writer_running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    panics::log_panics(writer_running.clone());
 
     let captured = Captured::default();
     let log = captured.clone();
+    let stopping = writer_running.clone();
     std::thread::Builder::new()
         .name("svc-test-panics".into())
         .spawn(move || {
@@ -39,13 +55,15 @@ fn a_panic_is_an_error_line_of_the_log_inside_the_request_that_panicked() {
                 // the one being formatted, so the mark is what keeps the hook out.
                 let _ = std::panic::catch_unwind(|| formatting::while_formatting(|| panic!("marked as formatting")));
                 assert!(!formatting::formatting(), "the mark is lifted once the panic unwound");
+                // Once the log's writer has stopped, a panic goes to the hook before.
+                stopping.store(false, std::sync::atomic::Ordering::Release);
+                let _ = std::panic::catch_unwind(|| panic!("after the writer stopped"));
             });
         })
         .unwrap()
         .join()
         .unwrap();
-    drop(std::panic::take_hook());
-    std::panic::set_hook(rusts_own);
+    drop(restore);
 
     let lines: Vec<serde_json::Value> = captured
         .lines()
@@ -75,7 +93,11 @@ fn a_panic_is_an_error_line_of_the_log_inside_the_request_that_panicked() {
         !printed.iter().any(|text| text.contains("boom 42")),
         "logged, not printed: {printed:?}"
     );
-    for inside_the_log in ["formatting a field panicked", "marked as formatting"] {
+    for inside_the_log in [
+        "formatting a field panicked",
+        "marked as formatting",
+        "after the writer stopped",
+    ] {
         assert!(
             printed.iter().any(|text| text.contains(inside_the_log)),
             "a panic inside the log goes to the hook before: {printed:?}"

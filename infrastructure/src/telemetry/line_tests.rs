@@ -271,3 +271,22 @@ impl<'de> serde::de::Visitor<'de> for NoDuplicateKeys {
         Ok(self)
     }
 }
+
+/// At a terminal the stock coloured format stays, behind the formatting mark.
+#[test]
+fn a_terminal_gets_the_stock_coloured_lines() {
+    let captured = Captured::default();
+    tracing::subscriber::with_default(subscriber(captured.clone(), false, true, None), || {
+        let request = tracing::info_span!("request", request_id = "at-a-terminal");
+        let _entered = request.enter();
+        tracing::info!(status = 200_u64, "coloured");
+    });
+    let lines = captured.lines();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(lines[0].contains('\u{1b}'), "{:?}", lines[0]);
+    assert!(
+        lines[0].contains("at-a-terminal") && lines[0].contains("coloured"),
+        "{:?}",
+        lines[0]
+    );
+}

@@ -251,22 +251,21 @@ on_every_backend!(Auth::DevAllowAll =>
     every_response_carries_a_request_id
 );
 
-/// A log that is not read at a terminal (a file here; a pipe or a journal alike) is plain text:
-/// no ANSI colour escapes around levels, field names and spans.
-#[tokio::test]
-async fn a_log_written_to_a_file_has_no_colour_escapes() {
-    let data_dir = temp_dir("svc-plain-log");
+/// The log of a server started with `--log-format FORMAT` and `RUST_LOG=FILTER` that answered
+/// one `/healthz` carrying `request_id`, read once the server has stopped.
+async fn log_of_one_healthz(name: &str, format: &str, filter: &str, request_id: &str) -> String {
+    let data_dir = temp_dir(name);
     let log_path = data_dir.join("stderr.log");
     let server = svc_tests::process::ServerProcess::start_logging(
         BINARY,
         &data_dir.join("data"),
-        &["--dev-allow-all", "--log-format", "text"],
-        "info",
+        &["--dev-allow-all", "--log-format", format],
+        filter,
         &log_path,
     );
     let answer = reqwest::Client::new()
         .get(format!("{}/healthz", server.base))
-        .header("x-request-id", "plain-text-7")
+        .header("x-request-id", request_id)
         .send()
         .await
         .unwrap();
@@ -274,6 +273,14 @@ async fn a_log_written_to_a_file_has_no_colour_escapes() {
     assert!(server.terminate().success());
     let log = std::fs::read_to_string(&log_path).unwrap();
     let _ = std::fs::remove_dir_all(&data_dir);
+    log
+}
+
+/// A log that is not read at a terminal (a file here; a pipe or a journal alike) is plain text:
+/// no ANSI colour escapes around levels, field names and spans.
+#[tokio::test]
+async fn a_log_written_to_a_file_has_no_colour_escapes() {
+    let log = log_of_one_healthz("svc-plain-log", "text", "info", "plain-text-7").await;
     let access = log
         .lines()
         .find(|line| line.contains("svc::access") && line.contains("plain-text-7"))
@@ -290,25 +297,7 @@ async fn a_log_written_to_a_file_has_no_colour_escapes() {
 /// line (the event is logged inside the request's span) and none of start-up's `INFO` lines.
 #[tokio::test]
 async fn a_span_rule_in_rust_log_chooses_the_access_lines() {
-    let data_dir = temp_dir("svc-span-rule-log");
-    let log_path = data_dir.join("stderr.log");
-    let server = svc_tests::process::ServerProcess::start_logging(
-        BINARY,
-        &data_dir.join("data"),
-        &["--dev-allow-all", "--log-format", "json"],
-        "warn,[request]=info",
-        &log_path,
-    );
-    let answer = reqwest::Client::new()
-        .get(format!("{}/healthz", server.base))
-        .header("x-request-id", "span-rule-3")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 200);
-    assert!(server.terminate().success());
-    let log = std::fs::read_to_string(&log_path).unwrap();
-    let _ = std::fs::remove_dir_all(&data_dir);
+    let log = log_of_one_healthz("svc-span-rule-log", "json", "warn,[request]=info", "span-rule-3").await;
     let lines: Vec<serde_json::Value> = log.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
     assert!(
         lines

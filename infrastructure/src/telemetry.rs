@@ -1,7 +1,7 @@
 //! Logs: human-readable on a terminal, JSON with `--log-format json`; `RUST_LOG` filters.
 //!
-//! Two layers write to stderr under the same filter: one writes events, the other only a line
-//! when a span closes, with the span's duration (`time.busy`, `time.idle`). So the spans of a
+//! One layer writes to stderr behind the `RUST_LOG` filter: events, and a line when a span closes,
+//! with the span's duration (`time.busy`, `time.idle`, [`span_timings`]). So the spans of a
 //! handshake, a render and its generation stages and provider calls (and, with
 //! `RUST_LOG=info,sea_orm=info`, every database statement) show how long they took, while a
 //! request still logs one access line (its own span stays silent: it closes in the middleware).
@@ -25,15 +25,15 @@ mod panics;
 #[cfg(test)]
 mod panics_tests;
 mod span_fields;
+mod span_timings;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tracing::Metadata;
-use tracing_subscriber::filter::{Directive, EnvFilter, FilterExt, FilterFn, LevelFilter, filter_fn};
-use tracing_subscriber::fmt::format::{DefaultFields, FmtSpan, Format};
+use tracing_subscriber::filter::{Directive, EnvFilter};
+use tracing_subscriber::fmt::format::{DefaultFields, Format};
 use tracing_subscriber::fmt::{FormatEvent, FormatFields, MakeWriter};
-use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::layer::{Layered, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{Layer, Registry, fmt};
 
@@ -46,23 +46,6 @@ use crate::settings::LogFormat;
 /// so no level of our log carries a credential.
 const SECRET_BEARING_TARGETS: [&str; 2] = ["tungstenite", "tokio_tungstenite"];
 const DEFAULT_FILTER: &str = "info,sqlx=warn,sea_orm=warn";
-
-/// Spans whose closing is not worth a line: the request span (the access line has its duration).
-const UNTIMED_SPANS: &[&str] = &["request"];
-
-fn timed_span(meta: &Metadata<'_>) -> bool {
-    meta.is_span() && !UNTIMED_SPANS.contains(&meta.name())
-}
-
-/// [`timed_span`] as a filter that says it lets any level through, so that combined with the
-/// `RUST_LOG` filter the subscriber's most verbose level is that filter's. Without the hint the
-/// subscriber's hint is "any", the `log` crate's maximum level is set to `trace`, and every
-/// `log::trace!` in a library (tungstenite traces each frame it reads and writes) went through
-/// the filter to be dropped: a sixth of the server binary's own work in a fan-out to 1,000 sockets
-/// (BENCHMARKS.md, session 32).
-fn timed_spans() -> FilterFn<fn(&Metadata<'_>) -> bool> {
-    filter_fn(timed_span as fn(&Metadata<'_>) -> bool).with_max_level_hint(LevelFilter::TRACE)
-}
 
 /// The log's writer thread.
 const WRITER_THREAD: &str = "svc-log";
@@ -131,81 +114,49 @@ fn stderr_writer() -> (NonBlocking, WorkerGuard) {
         .finish(std::io::BufWriter::with_capacity(WRITE_BUFFER_BYTES, std::io::stderr()))
 }
 
-/// The two layers, boxed rather than optional: an absent (`None`) layer declares an interest in
-/// every callsite, which made the libraries' trace-level spans (sea-orm opens several per
-/// statement) be built and recorded on every request although no filter lets them out.
-/// A terminal gets `tracing-subscriber`'s own coloured format; a file, a pipe or a journal ours.
+/// The log's one layer behind `RUST_LOG`'s filter: lines of events, and of timed spans as they
+/// close ([`span_timings`]). Boxed, and the same for every format, rather than optional: an
+/// absent (`None`) layer declares an interest in every callsite, which made the libraries'
+/// trace-level spans (sea-orm opens several per statement) be built and recorded on every
+/// request although no filter lets them out. A terminal gets `tracing-subscriber`'s own coloured
+/// format; a file, a pipe or a journal ours.
 fn subscriber<W>(writer: W, json: bool, ansi: bool, rust_log: Option<&str>) -> impl tracing::Subscriber + Send + Sync
 where
-    W: for<'w> MakeWriter<'w> + Clone + Send + Sync + 'static,
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
-    let layers = if json {
-        layers(
-            || span_fields::JsonFields,
-            || span_fields::Unkept,
-            || line::JsonLine,
-            false,
-            writer,
-            rust_log,
-        )
+    let lines: LogLayer = if json {
+        lines(span_fields::JsonFields, line::JsonLine, false, writer)
     } else if ansi {
-        let stock_fields = || formatting::Marked(DefaultFields::new());
-        layers(
-            stock_fields,
-            stock_fields,
-            || formatting::Marked(Format::default()),
+        lines(
+            formatting::Marked(DefaultFields::new()),
+            formatting::Marked(Format::default()),
             true,
             writer,
-            rust_log,
         )
     } else {
-        layers(
-            || span_fields::TextFields,
-            || span_fields::Unkept,
-            || line::TextLine,
-            false,
-            writer,
-            rust_log,
-        )
+        lines(span_fields::TextFields, line::TextLine, false, writer)
     };
-    tracing_subscriber::registry().with(layers)
+    tracing_subscriber::registry().with(filter(rust_log)).with(lines)
 }
 
-/// The events' layer and the timed spans' layer. `kept_fields` formats a span's fields for the
-/// events' layer, which sees every span the other does; `timing_fields` for the timings' layer,
-/// whose lines read the events' layer's (ours), or keep their own (the stock coloured format, where
-/// a field recorded after a span opened is then written twice, as it always was).
-fn layers<N, T, E, W>(
-    kept_fields: impl Fn() -> N,
-    timing_fields: impl Fn() -> T,
-    line: impl Fn() -> E,
-    ansi: bool,
-    writer: W,
-    rust_log: Option<&str>,
-) -> Vec<Box<dyn Layer<Registry> + Send + Sync>>
+/// What the log's layer sits on: the registry of spans behind the `RUST_LOG` filter.
+type Filtered = Layered<EnvFilter, Registry>;
+type LogLayer = Box<dyn Layer<Filtered> + Send + Sync>;
+
+/// Events formatted by `line`, a span's fields kept as `span_fields` formats them, and a line for
+/// each timed span as it closes.
+fn lines<N, E, W>(span_fields: N, line: E, ansi: bool, writer: W) -> LogLayer
 where
     N: for<'w> FormatFields<'w> + Send + Sync + 'static,
-    T: for<'w> FormatFields<'w> + Send + Sync + 'static,
-    E: FormatEvent<Registry, N> + FormatEvent<Registry, T> + Send + Sync + 'static,
-    W: for<'w> MakeWriter<'w> + Clone + Send + Sync + 'static,
+    E: FormatEvent<Filtered, N> + Send + Sync + 'static,
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
-    vec![
-        fmt::layer()
-            .fmt_fields(kept_fields())
-            .event_format(line())
-            .with_ansi(ansi)
-            .with_writer(writer.clone())
-            .with_filter(filter(rust_log))
-            .boxed(),
-        fmt::layer()
-            .with_span_events(FmtSpan::CLOSE)
-            .fmt_fields(timing_fields())
-            .event_format(line())
-            .with_ansi(ansi)
-            .with_writer(writer)
-            .with_filter(filter(rust_log).and(timed_spans()))
-            .boxed(),
-    ]
+    let lines = fmt::layer()
+        .fmt_fields(span_fields)
+        .event_format(line)
+        .with_ansi(ansi)
+        .with_writer(writer);
+    Box::new(span_timings::WithSpanTimings { lines })
 }
 
 /// `RUST_LOG` (default `info`, quieter SQL), with the secret-bearing targets capped. A target
@@ -245,10 +196,14 @@ mod tests {
     }
 
     /// The hint becomes the `log` crate's maximum level (`try_init`), where a library's
-    /// `log::trace!` is dropped for the price of one comparison.
+    /// `log::trace!` is dropped for the price of one comparison. Without it the `log` crate's
+    /// maximum level was `trace`, and every `log::trace!` of tungstenite (each frame read and
+    /// written) went through the filter to be dropped: a sixth of the server binary's own work
+    /// in a fan-out to 1,000 sockets (BENCHMARKS.md, session 32).
     #[test]
     fn the_most_verbose_level_is_the_one_rust_log_asks_for() {
         use tracing::Subscriber;
+        use tracing_subscriber::filter::LevelFilter;
         for json in [false, true] {
             assert_eq!(
                 subscriber(std::io::sink, json, false, None).max_level_hint(),

@@ -1,7 +1,6 @@
 //! One event as one line, text or JSON, in `tracing-subscriber`'s layouts (its `Full` text
 //! format without colours, its JSON format) but written straight into the line's buffer. A
-//! span's fields are read as the events' layer kept them (`span_fields`), whichever layer
-//! writes the line.
+//! span's fields are read as the layer kept them when the span opened (`span_fields`).
 //! Every request writes an access line, and the stock formatters spent more on it than
 //! `/healthz` spends answering (BENCHMARKS.md, session 44).
 

@@ -1,7 +1,5 @@
 //! A span's fields, formatted once when it opens and kept with it (`tracing-subscriber` stores
 //! them as `FormattedFields<TextFields>` or `<JsonFields>`): a line copies them in as they are.
-//! Only the events' layer keeps them; the layer of span timings keeps nothing ([`Unkept`]),
-//! else a field recorded after the opening would be appended twice, once by each layer.
 
 use std::cell::RefCell;
 use std::fmt::{self, Write};
@@ -52,20 +50,6 @@ impl<'writer> FormatFields<'writer> for JsonFields {
             fields.record(&mut visitor);
             visitor.finish()
         })
-    }
-}
-
-/// Keeps nothing: the span timings' layer, whose lines read the events' layer's fields.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Unkept;
-
-impl<'writer> FormatFields<'writer> for Unkept {
-    fn format_fields<R: RecordFields>(&self, _: Writer<'writer>, _: R) -> fmt::Result {
-        Ok(())
-    }
-
-    fn add_fields(&self, _: &'writer mut FormattedFields<Self>, _: &tracing::span::Record<'_>) -> fmt::Result {
-        Ok(())
     }
 }
 

@@ -124,6 +124,27 @@ pub fn is_usable_default_ttl(ttl_seconds: u64) -> bool {
     ttl_seconds >= 1
 }
 
+/// When a session last active at `last_activity_at` expires, `ttl_seconds` later. Saturating: a
+/// lifetime past what a date can hold never expires, it does not panic.
+pub fn expires_at(last_activity_at: DateTime<Utc>, ttl_seconds: u64) -> DateTime<Utc> {
+    let ttl = i64::try_from(ttl_seconds)
+        .ok()
+        .and_then(Duration::try_seconds)
+        .unwrap_or(Duration::MAX);
+    last_activity_at
+        .checked_add_signed(ttl)
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// A session's status as of `now`, from the one stored (a row holds `Active` or `Failed`): an
+/// active session past `expires_at` is expired.
+pub fn status_at(stored: SessionStatus, expires_at: DateTime<Utc>, now: DateTime<Utc>) -> SessionStatus {
+    match stored {
+        SessionStatus::Active if now >= expires_at => SessionStatus::Expired,
+        other => other,
+    }
+}
+
 impl SessionHead {
     /// A fresh active session at epoch 1.
     pub fn rendered(props: Value, ttl_seconds: u64, now: DateTime<Utc>) -> Self {
@@ -148,22 +169,12 @@ impl SessionHead {
     }
 
     pub fn expires_at(&self) -> DateTime<Utc> {
-        // Saturating: a lifetime past what a date can hold never expires, it does not panic.
-        let ttl = i64::try_from(self.ttl_seconds)
-            .ok()
-            .and_then(Duration::try_seconds)
-            .unwrap_or(Duration::MAX);
-        self.last_activity_at
-            .checked_add_signed(ttl)
-            .unwrap_or(DateTime::<Utc>::MAX_UTC)
+        expires_at(self.last_activity_at, self.ttl_seconds)
     }
 
     /// The status as of `now`: an active session whose TTL actually elapsed is expired.
     pub fn status_at(&self, now: DateTime<Utc>) -> SessionStatus {
-        match self.status {
-            SessionStatus::Active if now >= self.expires_at() => SessionStatus::Expired,
-            other => other,
-        }
+        status_at(self.status, self.expires_at(), now)
     }
 
     fn ensure_live(&self, now: DateTime<Utc>) -> Result<(), SessionError> {

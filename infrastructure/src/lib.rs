@@ -3,6 +3,7 @@
 pub mod artifacts;
 pub mod banner;
 pub mod blueprints;
+pub mod bundle_inspection;
 pub mod cli;
 pub mod connections;
 pub mod embed;

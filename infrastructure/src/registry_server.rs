@@ -15,6 +15,7 @@ use svc_attest::sigstore::TrustedRoot;
 use svc_registry::{FsBundleStore, RegistryState};
 use svc_sql::registry::{SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository};
 
+use crate::bundle_inspection::IsolatedModuleInspector;
 use crate::connections::{ConnectionLimits, Draining, NoDelay, Probes};
 use crate::open_files::PatientAcceptor;
 use crate::settings::{ConnectionSettings, RegistrySettings};
@@ -31,7 +32,12 @@ const PROBES: Probes = Probes {
 };
 
 /// The registry service over the SQL repositories and the bundle directory of `settings`.
-pub fn registry_service(settings: &RegistrySettings, db: &DatabaseConnection) -> Result<RegistryService, String> {
+/// `bundles` parses long gadget bundles (`IsolatedModuleInspector`: `svc` itself).
+pub fn registry_service(
+    settings: &RegistrySettings,
+    db: &DatabaseConnection,
+    bundles: IsolatedModuleInspector,
+) -> Result<RegistryService, String> {
     let root = if settings.sigstore_trusted_root.as_os_str().is_empty() {
         TrustedRoot::production()
     } else {
@@ -46,7 +52,7 @@ pub fn registry_service(settings: &RegistrySettings, db: &DatabaseConnection) ->
         bundles: Arc::new(FsBundleStore::new(settings.data_dir.join("bundles"))),
         ed25519: Arc::new(AttestEd25519Verifier),
         sigstore: Arc::new(AttestSigstoreVerifier::new(root, settings.accept_unverified_sigstore)),
-        modules: Arc::new(svc_compiler::OxcModuleInspector),
+        modules: Arc::new(bundles),
         compiler: Arc::new(svc_compiler::OxcCompiler::new()),
         render_check: Arc::new(svc_render_check::QuickJsRenderCheck::default()),
         // The registry has no `[limits]` of its own: one check per core at a time.
@@ -94,7 +100,12 @@ pub struct RegistryApplication {
 impl RegistryApplication {
     /// Binds the port (0 picks a free one) and prepares the routes. Connections are served under
     /// `[connections]` as `svc serve`'s are (header-read and idle timeouts, the cap).
-    pub async fn build(settings: &RegistrySettings, connections: &ConnectionSettings) -> Result<Self, String> {
+    /// `bundles` parses long gadget bundles in a child process.
+    pub async fn build(
+        settings: &RegistrySettings,
+        connections: &ConnectionSettings,
+        bundles: IsolatedModuleInspector,
+    ) -> Result<Self, String> {
         let limits = ConnectionLimits::for_this_process(connections)?;
         std::fs::create_dir_all(settings.data_dir.join("bundles"))
             .map_err(|e| format!("cannot create {}: {e}", settings.data_dir.display()))?;
@@ -124,7 +135,7 @@ impl RegistryApplication {
             settings.public_base_url.trim_end_matches('/').to_owned()
         };
         let state = RegistryState {
-            service: registry_service(settings, &db)?,
+            service: registry_service(settings, &db, bundles)?,
             public_base_url: base_url.clone(),
         };
         Ok(Self {

@@ -103,19 +103,21 @@ fn external_runtime(m: &crate::settings::McpAppsSettings) -> Result<Option<Exter
 }
 
 /// The lifetime of a render without a `ttlSeconds`: hosted deployments keep renders
-/// indefinitely (`sessions.default_ttl_seconds` applies to self-hosted servers only, and is not
-/// checked there); a self-hosted server's must be at least a second.
+/// indefinitely (`sessions.default_ttl_seconds` applies to self-hosted servers only); a
+/// self-hosted server's must be at least a second, and is checked on a hosted one too, as every
+/// setting of a feature that is off is.
 fn default_session_ttl(settings: &Settings) -> Result<u64, StartError> {
-    if settings.hosted.enabled {
-        return Ok(crate::hosted::HOSTED_RENDER_TTL_SECONDS);
-    }
     let ttl = settings.sessions.default_ttl_seconds;
-    if svc_domain::session::is_usable_default_ttl(ttl) {
-        return Ok(ttl);
+    if !svc_domain::session::is_usable_default_ttl(ttl) {
+        return Err(StartError::Config(format!(
+            "sessions.default_ttl_seconds must be at least 1, not {ttl}"
+        )));
     }
-    Err(StartError::Config(format!(
-        "sessions.default_ttl_seconds must be at least 1, not {ttl}"
-    )))
+    Ok(if settings.hosted.enabled {
+        crate::hosted::HOSTED_RENDER_TTL_SECONDS
+    } else {
+        ttl
+    })
 }
 
 /// The public URLs written into results: `mcp_apps.ws_url` overrides the live channel's.
@@ -637,5 +639,33 @@ impl Application {
             oauth_issuer,
             playground_url,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A default lifetime of nothing stops start-up on a hosted server too, which does not use
+    /// it: turning hosting off later must not be the moment it fails.
+    #[test]
+    fn a_default_session_ttl_of_nothing_is_refused_hosted_or_not() {
+        let mut settings = Settings::load_from(None, Vec::new()).unwrap();
+        for hosted in [false, true] {
+            settings.hosted.enabled = hosted;
+            settings.sessions.default_ttl_seconds = 0;
+            let refused = default_session_ttl(&settings).unwrap_err().to_string();
+            assert!(
+                refused.contains("sessions.default_ttl_seconds must be at least 1, not 0"),
+                "hosted {hosted}: {refused}"
+            );
+            settings.sessions.default_ttl_seconds = 60;
+            let expected = if hosted {
+                crate::hosted::HOSTED_RENDER_TTL_SECONDS
+            } else {
+                60
+            };
+            assert_eq!(default_session_ttl(&settings).unwrap(), expected, "hosted {hosted}");
+        }
     }
 }

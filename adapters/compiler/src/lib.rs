@@ -14,7 +14,7 @@ mod oxc_compiler;
 mod policy;
 mod source_location;
 
-pub use module_inspector::OxcModuleInspector;
+pub use module_inspector::{IN_PROCESS_MODULE_BYTES, OxcModuleInspector, inspect_on_stack};
 pub use oxc_compiler::OxcCompiler;
 pub use policy::{
     BASE_ALLOWED_IMPORTS, FORBIDDEN_GLOBALS, FORBIDDEN_MEMBERS, GLOBAL_OBJECT_ALIASES, is_import_allowed,

@@ -14,19 +14,42 @@ use crate::oxc_compiler::{COMPILE_STACK_BYTES, diagnostic_finding};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OxcModuleInspector;
 
+/// Longest module [`OxcModuleInspector`] parses in this process. oxc's parser recurses once per
+/// nesting level and a level can be one byte (`(((...`), about 2.4 KiB of stack each in a debug
+/// build and 1.9 KiB optimised: 64 KiB of source fits the compiler's 256 MiB stack, and a longer
+/// module could overflow it, which aborts the process. Longer ones are parsed by a process of
+/// their own (the registry's `svc registry inspect-bundle`).
+pub const IN_PROCESS_MODULE_BYTES: usize = 64 * 1024;
+
 impl ModuleInspector for OxcModuleInspector {
+    /// Refuses a module over [`IN_PROCESS_MODULE_BYTES`]: parsing it here could overflow the stack.
     fn inspect(&self, javascript: &str) -> Result<EsModuleShape, CompileFailure> {
-        // The parser recurses per nesting level: a big stack, as for compiling.
-        std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .name("svc-inspect".into())
-                .stack_size(COMPILE_STACK_BYTES)
-                .spawn_scoped(scope, || inspect_module(javascript))
-                .map_err(|_| failure("no thread could be started for the parser".into(), None))?
-                .join()
-                .unwrap_or_else(|_| Err(failure("the parser panicked".into(), None)))
-        })
+        if javascript.len() > IN_PROCESS_MODULE_BYTES {
+            return Err(failure(
+                format!(
+                    "the module is {} bytes; at most {IN_PROCESS_MODULE_BYTES} are parsed in this process",
+                    javascript.len()
+                ),
+                None,
+            ));
+        }
+        inspect_on_stack(javascript, COMPILE_STACK_BYTES)
     }
+}
+
+/// Inspects `javascript` on a thread of `stack_bytes` of stack. A module that nests deeper than
+/// the stack holds aborts the process: call it only where the stack is known to suffice, or in a
+/// process of its own.
+pub fn inspect_on_stack(javascript: &str, stack_bytes: usize) -> Result<EsModuleShape, CompileFailure> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("svc-inspect".into())
+            .stack_size(stack_bytes)
+            .spawn_scoped(scope, || inspect_module(javascript))
+            .map_err(|_| failure("no thread could be started for the parser".into(), None))?
+            .join()
+            .unwrap_or_else(|_| Err(failure("the parser panicked".into(), None)))
+    })
 }
 
 fn inspect_module(javascript: &str) -> Result<EsModuleShape, CompileFailure> {

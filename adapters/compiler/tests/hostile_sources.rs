@@ -91,3 +91,26 @@ proptest! {
         }
     }
 }
+
+/// A gadget bundle is parsed in this process up to `IN_PROCESS_MODULE_BYTES`: nested as deep as
+/// that length allows, with each opener (a level per one to four bytes), it answers instead of
+/// overflowing the stack; one byte more is refused without a parse (the registry parses it in a
+/// process of its own).
+#[test]
+fn a_module_nested_as_deep_as_the_in_process_limit_allows_returns() {
+    use svc_application::ports::registry::ModuleInspector;
+    use svc_compiler::{IN_PROCESS_MODULE_BYTES, OxcModuleInspector};
+    for (open, _) in NESTERS.iter().filter(|(open, _)| !open.starts_with('<')) {
+        let prefix = "export const useDeep = ";
+        let depth = (IN_PROCESS_MODULE_BYTES - prefix.len() - 1) / open.len();
+        let module = format!("{prefix}{}1", open.repeat(depth));
+        assert!(module.len() <= IN_PROCESS_MODULE_BYTES);
+        let _ = OxcModuleInspector.inspect(&module);
+    }
+    let over = format!("export const useLong = 1;\n//{}", "x".repeat(IN_PROCESS_MODULE_BYTES));
+    let refused = OxcModuleInspector.inspect(&over).unwrap_err();
+    assert!(
+        refused.findings[0].message.contains("parsed in this process"),
+        "{refused:?}"
+    );
+}

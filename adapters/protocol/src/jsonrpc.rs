@@ -30,6 +30,11 @@ pub struct RequestRefusal {
     pub message: String,
 }
 
+/// Longest string `id` a request may have. A request's id is kept while it runs (a held
+/// long-poll keeps it for up to 25 s, in the map that cancels it and in its answer), so an id
+/// of megabytes would be kept as long; clients send numbers or UUIDs.
+pub const MAX_ID_BYTES: usize = 1024;
+
 /// Parses a POST body. Batches are not part of current MCP revisions and are refused.
 pub fn parse_request(body: &[u8]) -> Result<Incoming, RequestRefusal> {
     let envelope: Envelope = serde_json::from_slice(body).map_err(|e| RequestRefusal {
@@ -61,6 +66,9 @@ pub fn parse_request(body: &[u8]) -> Result<Incoming, RequestRefusal> {
     };
     if !(id.is_string() || id.is_number()) {
         return Err(invalid("`id` must be a string or a number"));
+    }
+    if id.as_str().is_some_and(|text| text.len() > MAX_ID_BYTES) {
+        return Err(invalid("`id` must be at most 1024 bytes"));
     }
     if !(params.is_object() || params.is_null()) {
         return Err(invalid("`params` must be an object"));
@@ -304,6 +312,10 @@ mod tests {
             let refusal = parse_request(&body).unwrap_err();
             assert_eq!(refusal.code, PARSE_ERROR, "{}", String::from_utf8_lossy(&body));
         }
+        let long_id = format!(
+            r#"{{"jsonrpc":"2.0","id":"{}","method":"m"}}"#,
+            "i".repeat(MAX_ID_BYTES + 1)
+        );
         for (body, why) in [
             ("[]", "the body must be a JSON-RPC 2.0 object"),
             (
@@ -336,10 +348,16 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#,
                 "`params` must be an object",
             ),
+            (long_id.as_str(), "`id` must be at most 1024 bytes"),
         ] {
             let refusal = parse(body).unwrap_err();
             assert_eq!(refusal.code, INVALID_REQUEST, "{body}");
             assert_eq!(refusal.message, format!("Invalid Request: {why}"), "{body}");
         }
+        let longest = format!(
+            r#"{{"jsonrpc":"2.0","id":"{}","method":"m"}}"#,
+            "i".repeat(MAX_ID_BYTES)
+        );
+        assert!(matches!(parse(&longest), Ok(Incoming::Request { .. })));
     }
 }

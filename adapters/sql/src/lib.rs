@@ -9,6 +9,7 @@ mod console_sessions;
 mod database_claim;
 mod errors;
 mod group_commit;
+mod json_heap;
 mod migrations;
 mod pair_codes;
 mod pg_event_bus;

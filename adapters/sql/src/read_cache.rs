@@ -38,11 +38,13 @@ use sea_orm::DbErr;
 use svc_application::ports::agent::SessionRecord;
 use svc_domain::session::SessionHead;
 
+use crate::json_heap::heap_bytes;
 use crate::read_fence::Fence;
 
 /// Generations are per stripe of sessions, not per session: a bounded array, no map to grow.
 const STRIPES: usize = 256;
-/// Session rows kept, by the size of their stored JSON (props, contract, context).
+/// Session rows kept, by the size of their stored JSON (props, contract, context) and what it
+/// holds once parsed.
 const SESSION_BYTES: u64 = 32 * 1024 * 1024;
 /// Sessions, quiet flags and delivery cursors kept.
 const SMALL_ENTRIES: u64 = 100_000;
@@ -74,7 +76,7 @@ struct Inner {
 struct CachedSession {
     /// Shared with the readers it answers: a read copies nothing of it.
     record: Arc<SessionRecord>,
-    /// The row's stored text in bytes, plus [`ROW_OVERHEAD`].
+    /// The row's stored text in bytes, its parsed JSON's heap, and [`ROW_OVERHEAD`].
     weight: u32,
 }
 
@@ -293,13 +295,16 @@ impl ReadCache {
         self.inner.sessions.get(session_id).map(|c| Arc::clone(&c.record))
     }
 
-    /// `stored_bytes`: the length of the row's text columns, what it weighs against the bound.
+    /// `stored_bytes`: the length of the row's text columns. It weighs that, and what its parsed
+    /// JSON holds besides: a row kept by its text alone could hold forty times the bound.
     pub(crate) fn keep_session(&self, ticket: &Ticket, record: &Arc<SessionRecord>, stored_bytes: usize) {
         let id = record.session_id.clone();
         let cache = &self.inner.sessions;
+        let parsed = heap_bytes(&record.head.props) + heap_bytes(&record.context_snapshot);
+        let weight = stored_bytes.saturating_add(parsed).saturating_add(ROW_OVERHEAD);
         let cached = Arc::new(CachedSession {
             record: Arc::clone(record),
-            weight: u32::try_from(stored_bytes + ROW_OVERHEAD).unwrap_or(u32::MAX),
+            weight: u32::try_from(weight).unwrap_or(u32::MAX),
         });
         // Under the key's lock, which a heartbeat's move holds too (see the module doc).
         self.keep(cache, ticket, &id, cached);

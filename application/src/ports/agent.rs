@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use svc_domain::contract::Contract;
 use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
-use svc_domain::session::{FrozenCard, SessionHead};
+use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 
 use super::RepositoryError;
 
@@ -123,6 +123,40 @@ pub struct SessionRecord {
     pub revision: i64,
 }
 
+/// A session as `svc_list_sessions` shows it: none of its JSON (props, contract, context), which
+/// a list of 200 sessions of 4 MiB props each would otherwise read and parse at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionListing {
+    pub session_id: String,
+    pub app_id: String,
+    pub created_at: DateTime<Utc>,
+    /// As stored: `Active` or `Failed` ([`SessionListing::status_at`] tells an expired one).
+    pub stored_status: SessionStatus,
+    pub last_activity_at: DateTime<Utc>,
+    pub ttl_seconds: u64,
+    pub host: HostSession,
+}
+
+impl SessionListing {
+    /// What a store that holds whole records lists.
+    pub fn of(record: &SessionRecord) -> Self {
+        Self {
+            session_id: record.session_id.clone(),
+            app_id: record.app_id.clone(),
+            created_at: record.created_at,
+            stored_status: record.head.status,
+            last_activity_at: record.head.last_activity_at,
+            ttl_seconds: record.head.ttl_seconds,
+            host: record.host.clone(),
+        }
+    }
+
+    pub fn status_at(&self, now: DateTime<Utc>) -> SessionStatus {
+        let expires_at = svc_domain::session::expires_at(self.last_activity_at, self.ttl_seconds);
+        svc_domain::session::status_at(self.stored_status, expires_at, now)
+    }
+}
+
 /// Filter of `svc_list_sessions`.
 #[derive(Debug, Clone, Default)]
 pub struct SessionQuery {
@@ -159,7 +193,7 @@ pub trait SessionRepository: Send + Sync {
     /// Replaces the stored context snapshot (contextSpec slots and the `_host` observation).
     async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<()>;
     /// Newest last, at most `limit` rows.
-    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>>;
+    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionListing>>;
 }
 
 /// A stored user gesture.

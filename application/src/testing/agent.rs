@@ -16,8 +16,8 @@ use super::{ManualClock, SequentialIds, lock};
 use crate::ports::RepositoryError;
 use crate::ports::agent::{
     ActionEventRecord, AppRecord, AppRepository, BlueprintRecord, BlueprintRepository, DrainBound, EventRepository,
-    HandshakeRecord, HandshakeRepository, NewActionEvent, NewAppId, SessionQuery, SessionRecord, SessionRepository,
-    StreamEnvelope,
+    HandshakeRecord, HandshakeRepository, NewActionEvent, NewAppId, SessionListing, SessionQuery, SessionRecord,
+    SessionRepository, StreamEnvelope,
 };
 use crate::ports::blueprints::{
     BlueprintChange, BlueprintFilter, BlueprintSummary, SHARED_POOL_APP_ID, StoredEmbedding,
@@ -291,16 +291,16 @@ impl SessionRepository for InMemoryAgentStore {
         Ok(())
     }
 
-    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>> {
+    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionListing>> {
         let state = lock(&self.0);
-        let rows: Vec<SessionRecord> = state
+        let rows: Vec<SessionListing> = state
             .session_order
             .iter()
             .map(|id| &state.sessions[id])
             .filter(|s| s.app_id == app_id)
             .filter(|s| query.host_name.is_none() || s.host.host_name == query.host_name)
             .filter(|s| query.host_session_id.is_none() || s.host.host_session_id == query.host_session_id)
-            .cloned()
+            .map(SessionListing::of)
             .collect();
         let skip = rows.len().saturating_sub(query.limit as usize);
         Ok(rows.into_iter().skip(skip).collect())

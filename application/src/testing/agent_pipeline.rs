@@ -21,6 +21,11 @@ use crate::ports::generation::{
 pub struct LocalBus(Mutex<HashMap<String, broadcast::Sender<Published>>>);
 
 impl LocalBus {
+    /// The topics that have a channel now.
+    pub fn topics(&self) -> Vec<String> {
+        lock(&self.0).keys().cloned().collect()
+    }
+
     fn sender(&self, topic: &str) -> broadcast::Sender<Published> {
         lock(&self.0)
             .entry(topic.to_owned())

@@ -39,11 +39,15 @@ pub struct CompiledSchema {
 
 /// Compiles `schema` as JSON Schema 2020-12 with format assertions on, once it is within the
 /// complexity budgets: every compile goes through here, so a stored schema from before the
-/// budgets is refused as well.
+/// budgets is refused as well. Patterns run on the `regex` crate's engine, in time linear in
+/// the string: a backtracking engine let one lookahead pattern hold a CPU slot for minutes over
+/// a few megabytes of strings, and no budget can count a backtracker's steps beforehand. A
+/// pattern with lookaround or a backreference does not compile (docs/budgets.md).
 pub fn compile_schema(schema: &Value) -> Result<CompiledSchema, SchemaCompileError> {
     let graph = measure_schema(schema)?;
     let validator = jsonschema::draft202012::options()
         .should_validate_formats(true)
+        .with_pattern_options(jsonschema::PatternOptions::regex())
         .build(schema)
         .map_err(|e| SchemaCompileError::Invalid(e.to_string()))?;
     Ok(CompiledSchema {
@@ -143,6 +147,25 @@ mod tests {
             compile_schema(&json!({ "type": "not-a-type" })),
             Err(SchemaCompileError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn patterns_match_and_one_that_needs_backtracking_does_not_compile() {
+        let v = compile_schema(&json!({ "type": "string", "pattern": "^[a-z]+-\\d{2}$" })).unwrap();
+        assert!(v.violations(&json!("order-12")).is_empty());
+        assert_eq!(v.violations(&json!("order-123")).len(), 1);
+        for pattern in ["^(?:a|(?=a)a)*$", "(?<!x)y", "^(a)\\1$"] {
+            let schema = json!({ "type": "object", "properties": { "s": { "pattern": pattern } } });
+            assert!(
+                matches!(compile_schema(&schema), Err(SchemaCompileError::Invalid(_))),
+                "{pattern}"
+            );
+            let keyed = json!({ "type": "object", "patternProperties": { pattern: { "type": "string" } } });
+            assert!(
+                matches!(compile_schema(&keyed), Err(SchemaCompileError::Invalid(_))),
+                "{pattern} as a key"
+            );
+        }
     }
 
     #[test]

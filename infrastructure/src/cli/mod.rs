@@ -297,20 +297,49 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// `--help` and `--version` print as clap writes them; a usage error (a bad or missing flag) is
-/// one line and status 2, as clap and most Unix tools do, so scripts can tell it from a failure
+/// `--help` and `--version` print as clap writes them; a usage error (a bad or missing flag, a
+/// missing command) is one line and status 2, as clap and most Unix tools do, so scripts can tell it from a failure
 /// of the command itself (status 1).
 fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if matches!(
-        e.kind(),
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-    ) {
-        let _ = e.print();
-        return ExitCode::SUCCESS;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        // clap would print the command's whole help, and exit 2 as here.
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let words = std::env::args_os()
+                .skip(1)
+                .map(|word| word.to_string_lossy().into_owned());
+            eprintln!("svc: {}", missing_subcommand(words));
+        }
+        _ => eprintln!("svc: {} (see `svc --help`)", one_line(&e.render().to_string())),
     }
-    eprintln!("svc: {} (see `svc --help`)", one_line(&e.render().to_string()));
     ExitCode::from(USAGE_ERROR)
+}
+
+/// `` `svc keys` needs a command: mint, list, revoke (see `svc keys --help`) ``: the command the
+/// words name, and what may follow it.
+fn missing_subcommand(words: impl Iterator<Item = String>) -> String {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    let mut path = vec![command.get_name().to_owned()];
+    for word in words {
+        let Some(sub) = command.find_subcommand(&word).cloned() else {
+            continue;
+        };
+        path.push(sub.get_name().to_owned());
+        command = sub;
+    }
+    let names: Vec<&str> = command
+        .get_subcommands()
+        .filter(|sub| !sub.is_hide_set())
+        .map(clap::Command::get_name)
+        .filter(|name| *name != "help")
+        .collect();
+    let path = path.join(" ");
+    format!("`{path}` needs a command: {} (see `{path} --help`)", names.join(", "))
 }
 
 /// Exit status of a usage error.

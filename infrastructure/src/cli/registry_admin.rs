@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use crate::bundle_inspection::IsolatedModuleInspector;
 use crate::registry_server::{RegistryApplication, connect, registry_service};
 use crate::settings::{RegistrySettings, Settings};
 
@@ -19,6 +20,10 @@ pub enum RegistryCommand {
     },
     /// Yank a version (reads answer 410 with the manifest); runs against the registry's database.
     Yank(YankArgs),
+    /// The registry server's own: parses a gadget bundle (stdin) in a process of its own and
+    /// writes its exports and imports as JSON (`bundle_inspection`).
+    #[command(hide = true)]
+    InspectBundle,
 }
 
 #[derive(Debug, Subcommand)]
@@ -102,9 +107,10 @@ pub struct YankArgs {
 }
 
 pub fn run(command: RegistryCommand) -> Result<(), String> {
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let runtime = || tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"));
     match command {
         RegistryCommand::Serve(args) => {
+            let runtime = runtime()?;
             let loaded = args.store.load()?;
             let _log = crate::telemetry::init(match args.log_format.as_deref() {
                 Some("json") => crate::settings::LogFormat::Json,
@@ -117,8 +123,9 @@ pub fn run(command: RegistryCommand) -> Result<(), String> {
         }
         RegistryCommand::Token {
             command: TokenCommand::Mint(args),
-        } => runtime.block_on(mint(args)),
-        RegistryCommand::Yank(args) => runtime.block_on(yank(args)),
+        } => runtime()?.block_on(mint(args)),
+        RegistryCommand::Yank(args) => runtime()?.block_on(yank(args)),
+        RegistryCommand::InspectBundle => crate::bundle_inspection::inspect_bundle_command(),
     }
 }
 
@@ -133,7 +140,12 @@ async fn serve(args: RegistryServeArgs, loaded: Settings) -> Result<(), String> 
     if let Some(u) = args.public_base_url {
         settings.public_base_url = u;
     }
-    let app = RegistryApplication::build(&settings, &loaded.connections).await?;
+    let app = RegistryApplication::build(
+        &settings,
+        &loaded.connections,
+        IsolatedModuleInspector::of_this_program()?,
+    )
+    .await?;
     println!("svc registry listening on http://{}", app.local_addr());
     println!("  bundle URLs:   {}/bundles/sha384/<hex>", app.base_url());
     println!("  data:          {}", settings.data_dir.display());
@@ -145,7 +157,7 @@ async fn serve(args: RegistryServeArgs, loaded: Settings) -> Result<(), String> 
 async fn mint(args: MintArgs) -> Result<(), String> {
     let settings = args.store.settings()?;
     let db = connect(&settings).await?;
-    let minted = registry_service(&settings, &db)?
+    let minted = registry_service(&settings, &db, IsolatedModuleInspector::of_this_program()?)?
         .mint_token(&args.publisher, args.admin)
         .await
         .map_err(|e| format!("cannot mint the token: {e}"));
@@ -172,7 +184,7 @@ async fn yank(args: YankArgs) -> Result<(), String> {
     let (scope, name, version) = parse_artifact(&args.artifact)?;
     let settings = args.store.settings()?;
     let db = connect(&settings).await?;
-    let yanked = registry_service(&settings, &db)?
+    let yanked = registry_service(&settings, &db, IsolatedModuleInspector::of_this_program()?)?
         .yank(&scope, &name, &version, &args.reason)
         .await
         .map_err(|e| format!("cannot yank {}: {e}", args.artifact));

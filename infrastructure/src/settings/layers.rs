@@ -6,17 +6,36 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::Settings;
-use super::catalog::{Catalog, ENV_SEPARATOR};
+use super::catalog::{Catalog, ENV_PREFIX, ENV_SEPARATOR, Kind};
 use super::unknown::{EnvVar, UnknownKey};
 
 const DEFAULTS: &str = include_str!("../../../config/default.toml");
 
-/// Settings read as a list when they come from one environment variable (comma-separated).
-const LIST_KEYS: &[&str] = &["server.allowed_hosts", "server.ws_secret", "hosted.master_keys"];
-
 #[derive(Debug, thiserror::Error)]
 #[error("configuration: {0}")]
 pub struct SettingsError(String);
+
+impl From<config::ConfigError> for SettingsError {
+    /// On one line, as every failure is: a TOML parse error's quote of the file (its line, and
+    /// a caret line under it, which would also show a secret on that line) is left out, its
+    /// position and message kept.
+    fn from(error: config::ConfigError) -> Self {
+        let text = error.to_string();
+        let kept: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !is_quoted_source(line))
+            .collect();
+        Self(kept.join(": ").replace(": in ", " in "))
+    }
+}
+
+/// `|`, `| ^^^` or `12 | key = "value`: the quote under a TOML parse error's position.
+fn is_quoted_source(line: &str) -> bool {
+    line.trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start()
+        .starts_with('|')
+}
 
 fn did_you_mean(unknown: &UnknownKey) -> String {
     unknown
@@ -41,24 +60,26 @@ impl Settings {
             config::Config::builder().add_source(config::File::from_str(DEFAULTS, config::FileFormat::Toml));
         if let Some(path) = file {
             check_file(&catalog, path)?;
-            builder = builder.add_source(config::File::from(path.to_path_buf()));
+            builder = builder.add_source(toml_file(path));
         }
         let variables = settings_variables(&catalog, env)?;
-        let mut environment = config::Environment::with_prefix("SVC")
-            .prefix_separator("_")
-            .separator(ENV_SEPARATOR)
-            .list_separator(",")
-            .try_parsing(true)
-            .source(Some(variables.into_iter().collect()));
-        for key in LIST_KEYS {
-            environment = environment.with_list_parse_key(key);
+        builder = builder
+            .add_source(environment(variables.texts, false))
+            .add_source(environment(variables.others, true));
+        for (key, items) in variables.lists {
+            builder = builder.set_override(key, items)?;
         }
         builder
-            .add_source(environment)
             .build()
             .and_then(|c| c.try_deserialize())
-            .map_err(|e| SettingsError(e.to_string()))
+            .map_err(SettingsError::from)
     }
+}
+
+/// The file at `path`, read as TOML whatever its name ends with (`config` would choose the
+/// format by the extension, and refuse `svc.conf`).
+fn toml_file(path: &Path) -> config::File<config::FileSourceFile, config::FileFormat> {
+    config::File::from(path.to_path_buf()).format(config::FileFormat::Toml)
 }
 
 /// The file exists and declares only known keys.
@@ -67,10 +88,10 @@ fn check_file(catalog: &Catalog, path: &Path) -> Result<(), SettingsError> {
         return Err(SettingsError(format!("{} does not exist", path.display())));
     }
     let table: serde_json::Value = config::Config::builder()
-        .add_source(config::File::from(path.to_path_buf()))
+        .add_source(toml_file(path))
         .build()
         .and_then(|c| c.try_deserialize())
-        .map_err(|e| SettingsError(e.to_string()))?;
+        .map_err(SettingsError::from)?;
     match catalog.unknown_in_file(&table) {
         Some(unknown) => Err(SettingsError(format!(
             "unknown key `{}` in {}{}",
@@ -82,18 +103,53 @@ fn check_file(catalog: &Catalog, path: &Path) -> Result<(), SettingsError> {
     }
 }
 
+/// `SVC_*` variables as settings. Parsed: a value that reads as a number or a boolean is one.
+/// Else every value is the text it is, so a text setting of digits keeps them all (`0012345` as a
+/// client id, not `12345`; twenty digits not rounded through a float).
+fn environment(variables: HashMap<String, String>, parsed: bool) -> config::Environment {
+    config::Environment::with_prefix("SVC")
+        .prefix_separator("_")
+        .separator(ENV_SEPARATOR)
+        .try_parsing(parsed)
+        .source(Some(variables.into_iter().collect()))
+}
+
+/// The `SVC_*` variables that are settings, by what they hold.
+#[derive(Default)]
+struct Variables {
+    /// Of text settings (a string, one of some words): read as they are.
+    texts: HashMap<String, String>,
+    /// Of numbers and booleans.
+    others: HashMap<String, String>,
+    /// Of list settings, by dotted key (`server.allowed_hosts`): split at commas, each item the
+    /// text it is (a secret of digits stays text).
+    lists: Vec<(String, Vec<String>)>,
+}
+
+/// `SVC_SERVER__ALLOWED_HOSTS` as `config` names it: `server.allowed_hosts`.
+fn dotted_key(variable: &str) -> String {
+    variable[ENV_PREFIX.len()..].to_lowercase().replace(ENV_SEPARATOR, ".")
+}
+
 /// The `SVC_*` variables that are settings; an unknown one is an error.
 fn settings_variables(
     catalog: &Catalog,
     env: impl IntoIterator<Item = (String, String)>,
-) -> Result<HashMap<String, String>, SettingsError> {
-    let mut variables = HashMap::new();
+) -> Result<Variables, SettingsError> {
+    let mut variables = Variables::default();
     let mut env: Vec<(String, String)> = env.into_iter().collect();
     env.sort();
     for (name, value) in env {
         match catalog.check_env_var(&name) {
-            EnvVar::Setting => {
-                variables.insert(name, value);
+            EnvVar::Setting(Kind::String | Kind::Choice(_)) => {
+                variables.texts.insert(name, value);
+            }
+            EnvVar::Setting(Kind::StringList | Kind::StringOrList) => {
+                let items = value.split(',').map(str::to_owned).collect();
+                variables.lists.push((dotted_key(&name), items));
+            }
+            EnvVar::Setting(_) => {
+                variables.others.insert(name, value);
             }
             EnvVar::NotASetting => {}
             EnvVar::Unknown(unknown) => {

@@ -131,6 +131,12 @@ fn ws_secret_takes_one_secret_or_a_comma_separated_list() {
     assert_eq!(s.server.ws_secret.secrets(), vec![one.as_str()]);
     let s = load_env(&[("SVC_SERVER__WS_SECRET", "new-secret,old-secret")]).unwrap();
     assert_eq!(s.server.ws_secret.secrets(), vec!["new-secret", "old-secret"]);
+    // Items of digits, or that read as a float, stay text.
+    let digits = "0".repeat(8) + &"7".repeat(32);
+    let s = load_env(&[("SVC_SERVER__WS_SECRET", &digits)]).unwrap();
+    assert_eq!(s.server.ws_secret.secrets(), vec![digits.as_str()]);
+    let s = load_env(&[("SVC_SERVER__WS_SECRET", "1e5,inf")]).unwrap();
+    assert_eq!(s.server.ws_secret.secrets(), vec!["1e5", "inf"]);
     let path = temp_file("svc.toml", "[server]\nws_secret = [\"s1\", \"s0\"]\n");
     let s = Settings::load_from(Some(&path), no_env()).unwrap();
     assert_eq!(s.server.ws_secret.secrets(), vec!["s1", "s0"]);
@@ -192,6 +198,47 @@ fn every_settings_environment_variable_takes_effect() {
     }
 }
 
+/// A text setting's variable is read as text: digits stay digits (a client id `0012345`, a
+/// secret of twenty-five digits), where reading them as a number first dropped leading zeros and
+/// rounded long ones through a float.
+#[test]
+fn a_text_settings_variable_of_digits_keeps_every_digit() {
+    const DIGITS: &str = "0012345678901234567890123";
+    let keys = Catalog::of_settings().keys();
+    let texts: Vec<_> = keys.iter().filter(|key| key.kind == Kind::String).collect();
+    assert!(texts.len() > 20, "the catalog's text settings: {}", texts.len());
+    for key in texts {
+        let Some(variable) = key.env_var() else { continue };
+        let variable = variable.replace("<NAME>", "OPENAI");
+        let loaded = load_env(&[(&variable, DIGITS)]).unwrap_or_else(|e| panic!("{variable}={DIGITS}: {e}"));
+        let loaded = serde_json::to_value(loaded).unwrap();
+        assert_eq!(value_at(&loaded, key), DIGITS, "{variable}");
+    }
+}
+
+#[test]
+fn a_config_file_is_toml_whatever_its_name_ends_with() {
+    for name in ["svc.conf", "svc"] {
+        let path = temp_file(name, "[server]\nport = 7001\n");
+        let s = Settings::load_from(Some(&path), no_env()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(s.server.port, 7001, "{name}");
+    }
+}
+
+/// Every failure is one line; a TOML error names the file and the position, and does not quote
+/// the line (which may hold a secret).
+#[test]
+fn a_malformed_config_file_is_refused_in_one_line_naming_the_position() {
+    let path = temp_file("svc.toml", "[server]\nws_secret = \"hunter2-unterminated\n");
+    let err = Settings::load_from(Some(&path), no_env()).unwrap_err().to_string();
+    assert!(!err.contains('\n'), "{err}");
+    assert!(
+        err.contains("line 2") && err.contains(&path.display().to_string()),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "{err}");
+}
+
 /// Every `SVC_<SECTION>__<KEY>` the docs and example configs mention is a setting.
 #[test]
 fn every_svc_variable_the_docs_name_is_a_setting() {
@@ -233,9 +280,8 @@ fn every_svc_variable_the_docs_name_is_a_setting() {
                 continue;
             }
             let concrete = name.replace("<NAME>", "OPENAI");
-            assert_eq!(
-                catalog.check_env_var(&concrete),
-                super::unknown::EnvVar::Setting,
+            assert!(
+                matches!(catalog.check_env_var(&concrete), super::unknown::EnvVar::Setting(_)),
                 "{} names {name}, which is not a setting",
                 path.display()
             );

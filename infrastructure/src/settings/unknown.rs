@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::catalog::{Catalog, ENV_PREFIX, ENV_SEPARATOR, Node};
+use super::catalog::{Catalog, ENV_PREFIX, ENV_SEPARATOR, Kind, Node};
 
 /// A key no setting declares, and the known key nearest to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,10 +48,9 @@ impl Catalog {
             };
         }
         let segments: Vec<String> = rest.split(ENV_SEPARATOR).map(str::to_lowercase).collect();
-        if env_path_is_known(&self.root, &segments) {
-            EnvVar::Setting
-        } else {
-            refuse()
+        match env_path_kind(&self.root, &segments) {
+            Some(kind) => EnvVar::Setting(kind.clone()),
+            None => refuse(),
         }
     }
 }
@@ -75,7 +74,8 @@ fn single_underscore_form(known: &str, name: &str) -> Option<String> {
 /// What an `SVC_*` environment variable is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnvVar {
-    Setting,
+    /// A setting's variable, and what the setting holds.
+    Setting(Kind),
     NotASetting,
     Unknown(UnknownKey),
 }
@@ -110,14 +110,13 @@ fn first_unknown(node: &Node, value: &Value, path: &mut Vec<String>) -> Option<S
     }
 }
 
-fn env_path_is_known(node: &Node, segments: &[String]) -> bool {
+/// What the leaf at `segments` holds, if a setting is there.
+fn env_path_kind<'n>(node: &'n Node, segments: &[String]) -> Option<&'n Kind> {
     match (node, segments) {
-        (Node::Leaf(_), []) => true,
-        (Node::Table(children), [first, rest @ ..]) => {
-            children.get(first).is_some_and(|child| env_path_is_known(child, rest))
-        }
-        (Node::Map(child), [name, rest @ ..]) => !name.is_empty() && env_path_is_known(child, rest),
-        _ => false,
+        (Node::Leaf(kind), []) => Some(kind),
+        (Node::Table(children), [first, rest @ ..]) => env_path_kind(children.get(first)?, rest),
+        (Node::Map(child), [name, rest @ ..]) if !name.is_empty() => env_path_kind(child, rest),
+        _ => None,
     }
 }
 

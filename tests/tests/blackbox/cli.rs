@@ -62,6 +62,22 @@ fn a_missing_argument_is_named() {
     assert!(line.contains("<KEY>"), "{line}");
 }
 
+/// A script that forgot the command fails (clap's own handling printed the help and exited 0).
+#[test]
+fn a_missing_command_is_one_line_naming_the_commands_and_status_2() {
+    let output = run(&["keys"]);
+    let line = one_line_failure(&output);
+    assert_eq!(output.status.code(), Some(2), "{line}");
+    for command in ["mint", "list", "revoke"] {
+        assert!(line.contains(command), "{line}");
+    }
+    assert!(line.contains("`svc keys --help`"), "{line}");
+    let output = run(&[]);
+    let line = one_line_failure(&output);
+    assert_eq!(output.status.code(), Some(2), "{line}");
+    assert!(line.contains("serve") && line.contains("migrate"), "{line}");
+}
+
 #[test]
 fn every_serve_flag_has_help_text() {
     let help = String::from_utf8(run(&["serve", "--help"]).stdout).unwrap();

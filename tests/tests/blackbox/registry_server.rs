@@ -24,6 +24,7 @@ crate::on_every_registry_backend!(
     tampered_bundles_and_wrong_keys_are_refused,
     a_rotated_key_leaves_old_versions_verifiable,
     the_conformance_gate_names_rule_and_path,
+    a_bundle_nested_past_any_stack_is_refused_and_the_registry_lives_on,
     credentials_guard_writes_and_private_reads,
 );
 
@@ -744,6 +745,46 @@ async fn the_conformance_gate_names_rule_and_path(registry: Registry) {
         (refused["error"].as_str(), refused["path"].as_str()),
         (Some("invalid_manifest"), Some("/manifest"))
     );
+}
+
+/// A gadget bundle past 64 KiB is parsed by a process of its own: one nested deeper than any
+/// parse stack (a megabyte of `(`, which overflowed the registry's own and aborted it) is
+/// refused by the gate, and a long bundle of ordinary nesting passes.
+async fn a_bundle_nested_past_any_stack_is_refused_and_the_registry_lives_on(registry: Registry) {
+    let token = registry.mint("acme", false);
+    let author = Author::new(1);
+    registry.register_key(&token, &author).await;
+    let check = |bundle: String| {
+        let (registry, token) = (&registry, token.clone());
+        let manifest = gadget_manifest("@acme", "chart", "1.0.0", &author, &bundle);
+        let body = json!({ "manifest": manifest, "bundle": STANDARD.encode(&bundle) });
+        async move {
+            let (status, answer) = registry.post("/conformance/check", Some(&token), &body).await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+            answer
+        }
+    };
+    let deep = format!("{GADGET_JS}export const useDeep = {}1", "(".repeat(1 << 20));
+    let answer = check(deep).await;
+    let failure = &answer["failures"][0];
+    assert_eq!(
+        (
+            answer["ok"].as_bool(),
+            failure["rule"].as_str(),
+            failure["path"].as_str()
+        ),
+        (Some(false), Some("gadget_module"), Some("/bundle")),
+        "{answer}"
+    );
+    assert!(
+        failure["message"].as_str().unwrap().contains("nests deeper"),
+        "{answer}"
+    );
+    let long = format!("{GADGET_JS}export const notes = \"{}\";\n", "n".repeat(200 * 1024));
+    let answer = check(long).await;
+    let failure = &answer["failures"][0];
+    assert_eq!(failure["rule"], "gadget_exports", "read in the child: {answer}");
+    assert!(failure["message"].as_str().unwrap().contains("notes"), "{answer}");
 }
 
 async fn credentials_guard_writes_and_private_reads(registry: Registry) {

@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, Query, QueryStatementBuilder};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter,
@@ -7,7 +8,9 @@ use sea_orm::{
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
-use svc_application::ports::agent::{HostSession, RenderFailure, SessionQuery, SessionRecord, SessionRepository};
+use svc_application::ports::agent::{
+    HostSession, RenderFailure, SessionListing, SessionQuery, SessionRecord, SessionRepository,
+};
 use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 
 use super::entities::{action_event, session, session_history};
@@ -192,12 +195,45 @@ fn status_column(status: SessionStatus) -> &'static str {
     }
 }
 
-fn record(m: session::Model) -> Result<SessionRecord, RepositoryError> {
-    let status = if m.status == "failed" {
+/// The columns a listing reads, in [`SessionRepository::list`]'s order.
+type ListedRow = (
+    String,
+    String,
+    DateTime<Utc>,
+    String,
+    DateTime<Utc>,
+    i64,
+    Option<String>,
+    Option<String>,
+);
+
+fn listing(row: ListedRow) -> SessionListing {
+    let (session_id, app_id, created_at, status, last_activity_at, ttl_seconds, host_name, host_session_id) = row;
+    SessionListing {
+        session_id,
+        app_id,
+        created_at,
+        stored_status: stored_status(&status),
+        last_activity_at,
+        ttl_seconds: u64::try_from(ttl_seconds).unwrap_or(0),
+        host: HostSession {
+            host_name,
+            host_session_id,
+        },
+    }
+}
+
+/// The inverse of [`status_column`].
+fn stored_status(column: &str) -> SessionStatus {
+    if column == "failed" {
         SessionStatus::Failed
     } else {
         SessionStatus::Active
-    };
+    }
+}
+
+fn record(m: session::Model) -> Result<SessionRecord, RepositoryError> {
+    let status = stored_status(&m.status);
     let failure = match (m.failure_code, m.failure_message) {
         (Some(code), message) => Some(RenderFailure {
             code,
@@ -351,8 +387,21 @@ impl SessionRepository for SeaOrmSessionRepository {
         .map_err(repository_error)
     }
 
-    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>, RepositoryError> {
-        let mut select = session::Entity::find().filter(session::Column::AppId.eq(app_id));
+    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionListing>, RepositoryError> {
+        use session::Column;
+        let mut select = session::Entity::find()
+            .select_only()
+            .columns([
+                Column::SessionId,
+                Column::AppId,
+                Column::CreatedAt,
+                Column::Status,
+                Column::LastActivityAt,
+                Column::TtlSeconds,
+                Column::HostName,
+                Column::HostSessionId,
+            ])
+            .filter(session::Column::AppId.eq(app_id));
         if let Some(host) = &query.host_name {
             select = select.filter(session::Column::HostName.eq(host.as_str()));
         }
@@ -364,10 +413,11 @@ impl SessionRepository for SeaOrmSessionRepository {
             .order_by_desc(session::Column::CreatedAt)
             .order_by_desc(session::Column::SessionId)
             .limit(query.limit)
+            .into_tuple::<ListedRow>()
             .all(&self.db)
             .await
             .map_err(repository_error)?;
         rows.reverse();
-        rows.into_iter().map(record).collect()
+        Ok(rows.into_iter().map(listing).collect())
     }
 }

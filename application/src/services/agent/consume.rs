@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use super::held_polls::{HeldPoll, HeldPolls, PollHolder};
 use super::live::REPLAY_MAX_PAYLOAD_BYTES;
+use super::session_access::could_name_a_session;
 use super::{AgentError, Caller, SessionAccess};
 use crate::ports::agent::{ActionEventRecord, DrainBound, EventBus, EventRepository, LiveEvent, Published};
 
@@ -69,9 +70,13 @@ impl ConsumeService {
                 format!("must be an integer from 0 to {MAX_CONSUME_TIMEOUT_SECONDS}"),
             ));
         }
+        if !could_name_a_session(session_id) {
+            return Err(AgentError::SessionNotFound);
+        }
         // A poll that may wait subscribes before the first look at the gestures, so one stored
         // after the look still wakes it. (The look may come with the session's read, so that
-        // read comes after this; a topic of an id that is no session is swept by the bus.)
+        // read comes after this; a topic of an id that is no session is swept by the bus, and
+        // an id no session could have is refused above, so a topic is at most that long.)
         let wake = (timeout_seconds > 0).then(|| self.bus.subscribe(session_id));
         // Only what the reply needs is kept: a long-poll holds no session record while it waits.
         let (status, client, undrained) = {

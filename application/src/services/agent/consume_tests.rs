@@ -113,3 +113,32 @@ async fn consume_refuses_a_long_timeout_and_a_foreign_session() {
     let stored = SessionRepository::get(fakes.store.as_ref(), &session_id).await.unwrap();
     assert!(stored.is_some());
 }
+
+/// An id no session could have is answered as missing before the poll subscribes: its topic
+/// would be kept by the bus (until a sweep) at whatever length the request gave it.
+#[tokio::test]
+async fn a_session_id_no_session_could_have_is_missing_and_never_a_topic() {
+    let fakes = AgentFakes::default();
+    let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
+    let session_id = render_once(&service, &caller, "order card", titled()).await.session_id;
+    let huge = format!("{session_id}{}", "x".repeat(1 << 20));
+    for id in [huge.as_str(), ""] {
+        assert!(matches!(
+            service.consume(&caller, id, 1).await,
+            Err(AgentError::SessionNotFound)
+        ));
+    }
+    assert!(
+        fakes
+            .bus
+            .topics()
+            .iter()
+            .all(|topic| topic.len() <= session_id.len() + 16),
+        "{:?}",
+        fakes.bus.topics().iter().map(String::len).collect::<Vec<_>>()
+    );
+    // An id of the right shape still waits on its topic (and times out, answering nothing).
+    let reply = service.consume(&caller, &session_id, 1).await.unwrap();
+    assert!(reply.events.is_empty());
+    assert!(fakes.bus.topics().contains(&session_id));
+}

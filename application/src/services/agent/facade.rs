@@ -11,7 +11,7 @@ use super::{
     LiveSnapshot, MountSnapshot, PropsChange, RenderCommand, RenderResult, RenderSource, Replay, SessionView,
     UpdateReply,
 };
-use crate::ports::agent::{ActionEventRecord, SessionQuery, SessionRecord, StreamEnvelope};
+use crate::ports::agent::{ActionEventRecord, SessionListing, SessionQuery, SessionRecord, StreamEnvelope};
 
 impl AgentService {
     pub async fn handshake(&self, caller: &Caller, cmd: HandshakeCommand) -> Result<HandshakeOutcome, AgentError> {
@@ -76,7 +76,7 @@ impl AgentService {
         &self,
         caller: &Caller,
         query: SessionQuery,
-    ) -> Result<Vec<(SessionRecord, SessionStatus)>, AgentError> {
+    ) -> Result<Vec<(SessionListing, SessionStatus)>, AgentError> {
         self.session_reads().list_sessions(caller, query).await
     }
 

@@ -9,6 +9,15 @@ use super::{AgentError, Caller};
 use crate::ports::Clock;
 use crate::ports::agent::{SessionRecord, SessionRepository};
 
+/// Longer than any session id this server issues (a UUID, 36 characters), with room to spare.
+const MAX_SESSION_ID_BYTES: usize = 128;
+
+/// Whether `session_id` could name a session: one that cannot is answered as missing without a
+/// look, and never becomes a key the server keeps (a long-poll's topic on the event bus).
+pub fn could_name_a_session(session_id: &str) -> bool {
+    !session_id.is_empty() && session_id.len() <= MAX_SESSION_ID_BYTES
+}
+
 #[derive(Clone)]
 pub struct SessionAccess {
     pub(super) sessions: Arc<dyn SessionRepository>,
@@ -23,6 +32,9 @@ impl SessionAccess {
     /// The caller's session, or `SessionNotFound` for a missing or foreign one alike. Shared with
     /// the store's kept row where it keeps one: a caller that changes it takes its own copy.
     pub async fn owned(&self, caller: &Caller, session_id: &str) -> Result<Arc<SessionRecord>, AgentError> {
+        if !could_name_a_session(session_id) {
+            return Err(AgentError::SessionNotFound);
+        }
         match self.sessions.get_shared(session_id).await? {
             Some(s) if s.app_id == caller.app_id => Ok(s),
             _ => Err(AgentError::SessionNotFound),
@@ -36,6 +48,9 @@ impl SessionAccess {
         caller: &Caller,
         session_id: &str,
     ) -> Result<(Arc<SessionRecord>, Option<bool>), AgentError> {
+        if !could_name_a_session(session_id) {
+            return Err(AgentError::SessionNotFound);
+        }
         match self.sessions.get_with_undrained(session_id).await? {
             Some((s, undrained)) if s.app_id == caller.app_id => Ok((s, undrained)),
             _ => Err(AgentError::SessionNotFound),

@@ -13,7 +13,8 @@ use svc_domain::session::{FrozenCard, SessionHead};
 use super::*;
 use crate::ports::RepositoryError;
 use crate::ports::agent::{
-    EventBus, EventRepository, LiveEvent, NewActionEvent, SessionQuery, SessionRecord, SessionRepository,
+    EventBus, EventRepository, LiveEvent, NewActionEvent, SessionListing, SessionQuery, SessionRecord,
+    SessionRepository,
 };
 use crate::testing::AgentFakes;
 
@@ -99,7 +100,7 @@ impl SessionRepository for CutIn {
         self.inner.set_context_snapshot(session_id, snapshot).await
     }
 
-    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionRecord>, RepositoryError> {
+    async fn list(&self, app_id: &str, query: &SessionQuery) -> Result<Vec<SessionListing>, RepositoryError> {
         SessionRepository::list(self.inner.as_ref(), app_id, query).await
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::session_variants::SessionVariants;
 use super::{AgentError, Caller, SessionAccess};
-use crate::ports::agent::{AppRepository, BlueprintRepository, SessionQuery, SessionRecord};
+use crate::ports::agent::{AppRepository, BlueprintRepository, SessionListing, SessionQuery, SessionRecord};
 
 /// How often a heartbeat that lost its race to another writer is tried again (each try re-reads).
 const HEARTBEAT_ATTEMPTS: usize = 5;
@@ -118,7 +118,7 @@ impl SessionService {
         &self,
         caller: &Caller,
         mut query: SessionQuery,
-    ) -> Result<Vec<(SessionRecord, SessionStatus)>, AgentError> {
+    ) -> Result<Vec<(SessionListing, SessionStatus)>, AgentError> {
         if query.limit == 0 {
             query.limit = DEFAULT_SESSION_LIST;
         }
@@ -133,7 +133,7 @@ impl SessionService {
         Ok(rows
             .into_iter()
             .map(|s| {
-                let status = s.head.status_at(now);
+                let status = s.status_at(now);
                 (s, status)
             })
             .collect())

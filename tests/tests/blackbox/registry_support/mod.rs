@@ -9,6 +9,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use svc::bundle_inspection::IsolatedModuleInspector;
 use svc::registry_server::RegistryApplication;
 use svc::settings::{ConnectionSettings, RegistrySettings};
 use svc_attest::ed25519::{self, AuthorSigningKey};
@@ -64,7 +65,9 @@ impl Registry {
             ..RegistrySettings::default()
         };
         adjust(&mut settings);
-        let app = RegistryApplication::build(&settings, &ConnectionSettings::default())
+        // Long bundles are parsed by `svc registry inspect-bundle`, not by this test binary.
+        let bundles = IsolatedModuleInspector::new(env!("CARGO_BIN_EXE_svc-under-test").into());
+        let app = RegistryApplication::build(&settings, &ConnectionSettings::default(), bundles)
             .await
             .expect("the registry starts");
         let base = app.base_url().to_owned();

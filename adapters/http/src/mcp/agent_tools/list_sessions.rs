@@ -46,7 +46,7 @@ impl AgentTool for ListSessions {
                 SessionRow {
                     session_id: s.session_id.clone(),
                     created_at: iso(s.created_at),
-                    last_activity_at: iso(s.head.last_activity_at),
+                    last_activity_at: iso(s.last_activity_at),
                     status: status.as_str().to_owned(),
                     host_name: s.host.host_name.clone(),
                     host_session_id: s.host.host_session_id.clone(),

@@ -84,9 +84,14 @@ pub async fn serve<Io>(
         whole: limits.body_read_timeout,
         budget: limits.body_budget.clone(),
     };
+    // A probe connection's one answer is under way: HTTP/2 has no `Connection: close`, so the
+    // connection is closed gracefully (GOAWAY) from here, or it could keep asking until idle.
+    let answered = CancellationToken::new();
+    let answering = answered.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         heads.note_head_read();
         let endpoint = endpoint.clone();
+        let answering = (admission == Admission::HealthOnly).then(|| answering.clone());
         let req = if super::detached_head::may_be_held(&req) {
             super::detached_head::detach(req)
         } else {
@@ -114,6 +119,9 @@ pub async fn serve<Io>(
                     .headers_mut()
                     .insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
+            if let Some(answering) = answering {
+                answering.cancel();
+            }
             Ok::<_, Infallible>(hyper::Response::from(response))
         }) as BoxFuture<'static, Result<hyper::Response<ResponseBody>, Infallible>>
     });
@@ -134,6 +142,7 @@ pub async fn serve<Io>(
         stop,
         admission,
         first_head_due: protocol == Protocol::Http1,
+        answered,
     };
     match protocol {
         Protocol::Http1 => {
@@ -171,6 +180,8 @@ struct Served {
     /// The first request's head is due within the header-read timeout of the accept (HTTP/1:
     /// hyper's own timer starts only with the protocol, after the sniff).
     first_head_due: bool,
+    /// Cancelled once a probe connection's answer is under way.
+    answered: CancellationToken,
 }
 
 impl Served {
@@ -183,6 +194,7 @@ impl Served {
             stop,
             admission,
             first_head_due,
+            answered,
         } = self;
         tokio::pin!(connection);
         let mut closing = false;
@@ -212,6 +224,11 @@ impl Served {
                 () = stop.abort.cancelled() => return,
                 // Probe connections answer once and close anyway; they are what a drain still serves.
                 () = stop.drain.cancelled(), if !closing && admission == Admission::Full => {
+                    connection.as_mut().close_gracefully();
+                    closing = true;
+                }
+                // One answer per probe connection, whichever HTTP (HTTP/1 closes by itself).
+                () = answered.cancelled(), if !closing => {
                     connection.as_mut().close_gracefully();
                     closing = true;
                 }

@@ -239,6 +239,52 @@ async fn at_the_connection_cap_probes_still_answer_and_excess_connections_are_cl
     }
 }
 
+/// Over HTTP/2 (no `Connection: close`), a connection admitted past the cap for the probes answers
+/// one request and is then closed (GOAWAY), as an HTTP/1 one is: it cannot keep its place under
+/// the headroom by asking again until its idle timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http2_probe_connection_past_the_cap_answers_once_and_closes() {
+    use bytes::Bytes;
+    use http_body_util::Full;
+    let app = server(|c| {
+        c.header_read_timeout_seconds = 30;
+        c.idle_timeout_seconds = 30;
+        c.max_connections = 1;
+        c.health_headroom = 1;
+    })
+    .await;
+    let mut held = TcpStream::connect(address(&app)).await.unwrap();
+    assert!(exchange(&mut held, &get("/healthz")).await.starts_with("HTTP/1.1 200"));
+
+    let mut probe = svc_tests::h2::connect(&app.base).await;
+    let healthz = || {
+        hyper::Request::get(format!("{}/healthz", app.base))
+            .body(Full::new(Bytes::new()))
+            .unwrap()
+    };
+    probe.ready().await.unwrap();
+    let answered = probe
+        .send_request(healthz())
+        .await
+        .expect("the first probe is answered");
+    assert_eq!(answered.status(), 200);
+    drop(answered);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let again = loop {
+        // Closed: `ready` fails; a request sent before the GOAWAY arrived is refused.
+        let sent = match probe.ready().await {
+            Ok(()) => probe.send_request(healthz()).await.map(|r| r.status()),
+            Err(e) => Err(e),
+        };
+        if sent.is_err() || Instant::now() > deadline {
+            break sent;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(again.is_err(), "a second request on the probe connection: {again:?}");
+    drop(held);
+}
+
 /// A client that asks for more than the sockets can hold and reads none of it is cut off once the
 /// server's writes have waited the idle timeout, freeing its place under the cap (before, the idle
 /// timeout's graceful close waited for answers nobody read, for as long as the socket stayed

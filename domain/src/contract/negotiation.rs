@@ -127,7 +127,7 @@ impl Negotiator {
                 self.fatal(
                     "invalid_schema",
                     path,
-                    &format!("not a valid JSON Schema 2020-12: {reason}"),
+                    &format!("does not compile as JSON Schema 2020-12: {reason}"),
                 );
                 None
             }

@@ -23,7 +23,7 @@ pub enum SchemaCompileError {
     /// Refused before compiling: compiling or validating it could exhaust the stack or the CPU.
     #[error(transparent)]
     OverBudget(#[from] BudgetExceeded),
-    /// Not a valid JSON Schema 2020-12.
+    /// Not a valid JSON Schema 2020-12, or one with a pattern the linear-time engine cannot run.
     #[error("{0}")]
     Invalid(String),
 }
@@ -49,12 +49,30 @@ pub fn compile_schema(schema: &Value) -> Result<CompiledSchema, SchemaCompileErr
         .should_validate_formats(true)
         .with_pattern_options(jsonschema::PatternOptions::regex())
         .build(schema)
-        .map_err(|e| SchemaCompileError::Invalid(e.to_string()))?;
+        .map_err(|e| SchemaCompileError::Invalid(why_not_compiled(&e)))?;
     Ok(CompiledSchema {
         validator,
         graph,
         light: LightBound::of(schema),
     })
+}
+
+/// What `error` says, except for a pattern: jsonschema names one it cannot compile only as "not
+/// a regex", though the pattern may be a valid ECMA-262 one that uses what the linear-time engine
+/// lacks. The engine's own parser says which (lookaround, a backreference, or a syntax error).
+fn why_not_compiled(error: &jsonschema::ValidationError) -> String {
+    if let (jsonschema::error::ValidationErrorKind::Format { format }, Value::String(pattern)) =
+        (error.kind(), error.instance().as_ref())
+        && format == "regex"
+        && let Err(refused) = regex_syntax::ast::parse::Parser::new().parse(pattern)
+    {
+        return format!(
+            "the pattern {pattern:?} at {} cannot be run: {}",
+            error.schema_path(),
+            refused.kind()
+        );
+    }
+    error.to_string()
 }
 
 impl CompiledSchema {
@@ -154,11 +172,20 @@ mod tests {
         let v = compile_schema(&json!({ "type": "string", "pattern": "^[a-z]+-\\d{2}$" })).unwrap();
         assert!(v.violations(&json!("order-12")).is_empty());
         assert_eq!(v.violations(&json!("order-123")).len(), 1);
-        for pattern in ["^(?:a|(?=a)a)*$", "(?<!x)y", "^(a)\\1$"] {
+        for (pattern, why) in [
+            ("^(?:a|(?=a)a)*$", "look-around"),
+            ("(?<!x)y", "look-around"),
+            ("^(a)\\1$", "backreferences are not supported"),
+        ] {
             let schema = json!({ "type": "object", "properties": { "s": { "pattern": pattern } } });
+            let Err(SchemaCompileError::Invalid(reason)) = compile_schema(&schema) else {
+                panic!("{pattern} compiled");
+            };
             assert!(
-                matches!(compile_schema(&schema), Err(SchemaCompileError::Invalid(_))),
-                "{pattern}"
+                reason.starts_with(&format!(
+                    "the pattern {pattern:?} at /properties/s/pattern cannot be run: "
+                )) && reason.contains(why),
+                "{pattern}: {reason}"
             );
             let keyed = json!({ "type": "object", "patternProperties": { pattern: { "type": "string" } } });
             assert!(

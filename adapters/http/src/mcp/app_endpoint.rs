@@ -10,6 +10,7 @@ use poem::{Body, IntoResponse, Request, Response, handler};
 use serde_json::Value;
 use svc_application::services::agent::Caller;
 use svc_application::services::app_endpoint::EndpointDenial;
+use svc_protocol::jsonrpc::MAX_ID_BYTES;
 use svc_protocol::{INTERNAL_ERROR, UNAUTHORIZED};
 
 use super::jsonrpc::RpcFailure;
@@ -111,8 +112,9 @@ async fn request_id(body: Body) -> Value {
     }
 }
 
-/// A JSON-RPC id: a string or a number. Anything else stops the parse at once (no array or
-/// object is built for an id that could never be echoed).
+/// A JSON-RPC id: a string of at most `MAX_ID_BYTES` or a number, as `/mcp` accepts. Anything
+/// else stops the parse at once (no array or object is built, and no long string copied, for an
+/// id that could never be echoed).
 struct EchoedId(Value);
 
 impl<'de> serde::Deserialize<'de> for EchoedId {
@@ -122,10 +124,13 @@ impl<'de> serde::Deserialize<'de> for EchoedId {
             type Value = EchoedId;
 
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string or a number")
+                write!(f, "a string of at most {MAX_ID_BYTES} bytes or a number")
             }
 
             fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<EchoedId, E> {
+                if text.len() > MAX_ID_BYTES {
+                    return Err(E::invalid_length(text.len(), &self));
+                }
                 Ok(EchoedId(Value::String(text.to_owned())))
             }
 
@@ -166,6 +171,11 @@ mod tests {
             (r#"{"method":"ping"}"#, Value::Null),
             (r#"[{"id":1}]"#, Value::Null),
             ("not json", Value::Null),
+            (
+                &format!(r#"{{"id":"{}"}}"#, "i".repeat(MAX_ID_BYTES)),
+                json!("i".repeat(MAX_ID_BYTES)),
+            ),
+            (&format!(r#"{{"id":"{}"}}"#, "i".repeat(MAX_ID_BYTES + 1)), Value::Null),
         ];
         for (body, expected) in rows {
             assert_eq!(request_id(Body::from_string(body.to_owned())).await, expected, "{body}");

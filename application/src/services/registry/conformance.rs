@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use svc_domain::artifact::{ArtifactManifest, GateFailure, ManifestBody, ManifestError, compare_exports};
+use svc_domain::contract::negotiate;
 
 use super::blueprint_gadgets;
 use crate::ports::RepositoryError;
@@ -16,6 +17,9 @@ use svc_domain::gadgets::GadgetDescriptor;
 
 /// The package every blueprint may import beside React and its contract's gadget packages.
 const STANDARD_PACKAGE: &str = "@svc/gadgets";
+
+/// Where a blueprint's contract is in the request body.
+const CONTRACT_PATH: &str = "/manifest/blueprint/contract";
 
 #[derive(Clone)]
 pub struct ConformanceGate {
@@ -134,6 +138,21 @@ impl ConformanceGate {
         fixture_props: Option<&Value>,
         gadgets: &[GadgetDescriptor],
     ) -> Vec<GateFailure> {
+        // The servers that install it agree the contract as `svc_handshake` does (and refuse to
+        // start on one they cannot): the registry refuses it here instead of handing it out.
+        if let Err(declined) = negotiate(contract) {
+            return declined
+                .findings
+                .into_iter()
+                .map(|finding| {
+                    GateFailure::new(
+                        "blueprint_contract",
+                        format!("{CONTRACT_PATH}{}", finding.path),
+                        finding.message,
+                    )
+                })
+                .collect();
+        }
         let packages: Vec<String> = std::iter::once(STANDARD_PACKAGE.to_owned())
             .chain(gadgets.iter().map(|g| g.package.clone()))
             .collect();

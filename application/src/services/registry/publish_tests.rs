@@ -145,3 +145,49 @@ async fn a_twin_published_at_the_same_moment_is_refused_by_the_store() {
         );
     }
 }
+
+/// A blueprint with `contract` in place of `public_blueprint`'s empty one.
+fn blueprint_with(contract: Value) -> Value {
+    let mut manifest = public_blueprint();
+    manifest["blueprint"]["contract"] = contract;
+    manifest
+}
+
+/// A contract the installing servers could not agree (they negotiate it as `svc_handshake`
+/// does, and stop at start-up on one they cannot) is refused at the gate, each finding under
+/// the contract's own pointer; one that negotiation only amends is published.
+#[tokio::test]
+async fn a_contract_the_servers_could_not_agree_is_refused_at_the_gate() {
+    let (service, _) = registry();
+    let declined = blueprint_with(json!({
+        "propsSpec": { "type": "object",
+                       "properties": { "code": { "type": "string", "pattern": "^(?!x)" } } },
+        "actionSpec": { "save": "not an object" }
+    }));
+    let failures = service.check_conformance(&declined, Some(CARD_TSX)).await.unwrap();
+    let found: Vec<(&str, &str)> = failures.iter().map(|f| (f.rule, f.path.as_str())).collect();
+    assert_eq!(
+        found,
+        [
+            ("blueprint_contract", "/manifest/blueprint/contract/propsSpec"),
+            ("blueprint_contract", "/manifest/blueprint/contract/actionSpec/save"),
+        ],
+        "{failures:?}"
+    );
+    assert!(
+        failures[0]
+            .message
+            .contains("\"^(?!x)\" at /properties/code/pattern cannot be run: look-around"),
+        "{}",
+        failures[0].message
+    );
+    let refused = service
+        .publish(Some(&acme()), keyless(&declined, CARD_TSX))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "conformance_failed", "{refused}");
+
+    let amended = blueprint_with(json!({ "propsSpec": { "properties": {} }, "colour": "red" }));
+    let published = service.publish(Some(&acme()), keyless(&amended, CARD_TSX)).await;
+    assert!(published.is_ok(), "{:?}", published.err());
+}

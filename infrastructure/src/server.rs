@@ -102,6 +102,20 @@ fn external_runtime(m: &crate::settings::McpAppsSettings) -> Result<Option<Exter
     })
 }
 
+/// `[live]`'s two clocks; each must be at least a second.
+fn live_timings(settings: &Settings) -> Result<svc_http::LiveTimings, StartError> {
+    let seconds = |name: &str, value: u64| {
+        if value == 0 {
+            return Err(StartError::Config(format!("live.{name} must be at least 1, not 0")));
+        }
+        Ok(Duration::from_secs(value))
+    };
+    Ok(svc_http::LiveTimings {
+        subscribe_within: seconds("subscribe_timeout_seconds", settings.live.subscribe_timeout_seconds)?,
+        key_recheck: seconds("key_recheck_seconds", settings.live.key_recheck_seconds)?,
+    })
+}
+
 /// The lifetime of a render without a `ttlSeconds`: hosted deployments keep renders
 /// indefinitely (`sessions.default_ttl_seconds` applies to self-hosted servers only); a
 /// self-hosted server's must be at least a second, and is checked on a hosted one too, as every
@@ -590,6 +604,7 @@ impl Application {
             mcp_apps,
             live_enabled: settings.live.enabled,
             live_sockets: live_sockets.clone(),
+            live_timings: live_timings(settings)?,
             held_requests: held_requests.clone(),
             streamed_renders: streamed_renders.clone(),
             tool_call_limit,

@@ -179,7 +179,7 @@ async function main() {
   log(`registered ${provider.client.client_id}; issuer ${metadata.issuer}`);
   const request = provider.authorizationUrl.searchParams;
   check(request.get('code_challenge_method') === 'S256', 'not S256', request.toString());
-  // The universal endpoint's resource is <issuer>/mcp; a per-app endpoint's, <issuer>/apps/<appId>.
+  // The universal endpoint's resource is <issuer>/mcp; a per-app endpoint's, <issuer>/apps/<appId>/mcp.
   const resource = process.env.SVC_PEER_RESOURCE ?? `${metadata.issuer}/mcp`;
   check(request.get('resource') === resource, `the resource is not ${resource}`, request.toString());
 

@@ -51,6 +51,7 @@ pub use health::{NotReady, Readiness};
 pub use held_requests::HeldRequests;
 pub use live::http_source::HttpPollableTool;
 pub use live::sockets::LiveSockets;
+pub use live::timings::LiveTimings;
 pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, TokenKind, WS_TOKEN_TTL_SECONDS};
 pub use mcp_apps::{ExternalRuntime, McpApps};
 pub use oauth::{
@@ -93,6 +94,8 @@ pub struct HttpState {
     pub live_enabled: bool,
     /// The upgraded `/ws` sockets; the server closes them on shutdown.
     pub live_sockets: live::sockets::LiveSockets,
+    /// How long a socket may stay unsubscribed, and how often a bound one checks its key.
+    pub live_timings: LiveTimings,
     /// The long-polls held open; the server releases them as its drain begins.
     pub held_requests: HeldRequests,
     /// Renders answered as an event stream, ended at shutdown once the grace period is over.

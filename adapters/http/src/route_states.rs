@@ -72,6 +72,7 @@ pub(crate) struct LiveRoutes {
     pub polling_flood_gates: SessionFloodGates,
     /// The upgraded sockets, closed (1001) and awaited by the server's shutdown.
     pub sockets: crate::live::sockets::LiveSockets,
+    pub timings: crate::live::timings::LiveTimings,
     /// Released as the server's drain begins: a polling GET then answers at once.
     pub held: crate::HeldRequests,
     /// The acks' `component.links` (shared with the agent routes' documents).
@@ -172,6 +173,7 @@ impl HttpState {
             tool_channels: self.tool_channels,
             polling_flood_gates: self.polling_flood_gates,
             sockets: self.live_sockets,
+            timings: self.live_timings,
             held: self.held_requests.clone(),
             component_links,
         });

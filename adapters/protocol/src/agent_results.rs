@@ -2,9 +2,13 @@
 //! what `tools/list` publishes as the tool's `outputSchema` (Document 1's bodies). Optional fields
 //! are left out of the JSON when absent, as Document 1 shows them.
 
+mod closed_sets;
+
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+pub use closed_sets::{ActionBody, ConsumeStatus, HandshakeState, RenderFailureCode, RenderGateCode, RetryBody};
 
 /// A contract finding: an amendment the server made, or why a draft was declined.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -85,9 +89,10 @@ pub struct HandshakeDeclined {
     pub next_step: NextStep,
 }
 
-/// `svc_render`: read `outcome` first. `failed` and `refused` come as error results.
+/// `svc_render`: read `outcome` first (`rendered`, `failed` or `refused`). `failed` and
+/// `refused` come as error results.
 #[derive(Debug, Serialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(tag = "outcome", rename_all = "lowercase")]
 pub enum RenderOutcome {
     Rendered(Rendered),
     Failed(RenderFailed),
@@ -98,10 +103,8 @@ pub enum RenderOutcome {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RenderIdentityBody {
-    /// `rendered` or `failed`.
-    pub outcome: String,
     pub session_id: String,
-    pub action: String,
+    pub action: ActionBody,
     pub contract_hash: String,
     pub blueprint_id: String,
     pub variant_key: String,
@@ -140,30 +143,29 @@ pub struct RenderFailed {
     pub error: ErrorBody,
 }
 
+/// Nothing ran: the refusal is the only field beside `outcome`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RenderRefused {
-    /// Always `refused`.
-    pub outcome: String,
     pub refusal: RefusalBody,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RefusalBody {
-    pub code: String,
+    pub code: RenderGateCode,
     pub message: String,
     pub fix: String,
-    pub retry: String,
-    /// Always `intact`: the handshake can be used again.
-    pub handshake: String,
+    pub retry: RetryBody,
+    /// The same handshakeId renders once the cause is fixed.
+    pub handshake: HandshakeState,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub balance_cents_at_check: Option<i64>,
 }
 
-/// `{ code, message }` of an error result.
+/// `{ code, message }` of a failed render.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ErrorBody {
-    pub code: String,
+    pub code: RenderFailureCode,
     pub message: String,
 }
 
@@ -171,8 +173,7 @@ pub struct ErrorBody {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ConsumeResult {
     pub events: Vec<ActionEventBody>,
-    /// `active` or `expired` (a failed render reads as `expired`: it takes no gestures).
-    pub status: String,
+    pub status: ConsumeStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<Value>,
 }

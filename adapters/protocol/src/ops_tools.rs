@@ -2,6 +2,11 @@
 //! deserialises and what `tools/list` publishes as the tool's `inputSchema`, so the limits below
 //! are checked before a tool runs and a violation is answered with -32602 naming the field.
 //! Tools without arguments use [`crate::NoArgs`].
+//!
+//! Names (an app's `displayName`, an org's `name`, a connector key's `name`) carry no length
+//! here: their rule is 1 to 120 characters once surrounding whitespace is trimmed, which only
+//! `svc_domain::name` states (a schema length counts the untrimmed string, so it would refuse a
+//! padded name the rule accepts). The domain's refusal is answered as -32602 all the same.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -10,8 +15,7 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateAppArgs {
-    /// 1 to 120 characters; default `My app`.
-    #[schemars(length(min = 1, max = 120))]
+    /// 1 to 120 characters once surrounding whitespace is trimmed; default `My app`.
     pub display_name: Option<String>,
 }
 
@@ -20,8 +24,7 @@ pub struct CreateAppArgs {
 #[serde(rename_all = "camelCase")]
 pub struct RenameAppArgs {
     pub app_id: String,
-    /// 1 to 120 characters.
-    #[schemars(length(min = 1, max = 120))]
+    /// 1 to 120 characters once surrounding whitespace is trimmed.
     pub display_name: String,
 }
 
@@ -47,8 +50,7 @@ pub struct UpdateAppSystemPromptArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateOrgArgs {
-    /// 1 to 120 characters.
-    #[schemars(length(min = 1, max = 120))]
+    /// 1 to 120 characters once surrounding whitespace is trimmed.
     pub name: String,
 }
 
@@ -90,8 +92,7 @@ pub struct RevokeInviteArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct IssueConnectorKeyArgs {
-    /// 1 to 120 characters.
-    #[schemars(length(min = 1, max = 120))]
+    /// 1 to 120 characters once surrounding whitespace is trimmed.
     pub name: Option<String>,
     /// Locks the key to this app (one of the caller's); absent: a universal key scoped per
     /// request to the caller's default app.

@@ -16,6 +16,26 @@ pub trait OAuthClientRepository: Send + Sync {
     async fn record_last_resource(&self, client_id: &str, resource: Option<&str>) -> Result<(), RepositoryError>;
 }
 
+/// A key a redeemed code delivered to a client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientKeyDelivery {
+    pub key_id: String,
+    pub delivered_at: DateTime<Utc>,
+}
+
+/// The keys redeemed codes delivered to each client for each owner, shared by replicas, so a
+/// client that connects again has its earlier key revoked (Document 2: one key-list row per
+/// connected client).
+#[async_trait::async_trait]
+pub trait OAuthClientKeyRepository: Send + Sync {
+    /// Records that `grant`'s key was delivered to `client_id` at `at`.
+    async fn record(&self, client_id: &str, grant: &KeyGrant, at: DateTime<Utc>) -> Result<(), RepositoryError>;
+    /// The deliveries to `client_id` for `owner_id` not forgotten yet, in no particular order.
+    async fn delivered(&self, client_id: &str, owner_id: &str) -> Result<Vec<ClientKeyDelivery>, RepositoryError>;
+    /// Forgets a delivery once its key is revoked (nothing to do when there is none).
+    async fn forget(&self, key_id: &str) -> Result<(), RepositoryError>;
+}
+
 /// What consuming a code found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CodeConsumption {

@@ -99,6 +99,8 @@ struct Wire {
     #[serde(default)]
     tags: Vec<String>,
     signature: WireSignature,
+    /// A gadget's `sha384-<base64>` (Document 3); the schema keeps it off blueprints.
+    bundle_sri: Option<String>,
     author_public_key: Option<String>,
     gadget: Option<WireGadget>,
     blueprint: Option<WireBlueprint>,
@@ -153,6 +155,20 @@ impl ArtifactManifest {
                 error.to_string(),
             )])
         })?;
+        // Both name the sha384 of the one bundle, and publish holds `signature.bundleSha384` to the
+        // bytes; JSON Schema cannot compare two fields, so this is said here.
+        if let Some(sri) = &wire.bundle_sri
+            && *sri != wire.signature.bundle_sha384
+        {
+            return Err(ManifestError::Schema(vec![GateFailure::new(
+                "manifest_schema",
+                "/manifest/bundleSri",
+                format!(
+                    "`bundleSri` {sri} differs from `signature.bundleSha384` {}: both are the sha384 of the bundle",
+                    wire.signature.bundle_sha384
+                ),
+            )]));
+        }
         let identity = ArtifactIdentity::parse(&wire.scope, &wire.name, &wire.version).map_err(|error| {
             ManifestError::Schema(vec![GateFailure::new(
                 "manifest_schema",
@@ -284,6 +300,41 @@ mod tests {
         let mut bad_hook = gadget();
         bad_hook["gadget"]["exports"][0]["hook"] = json!("not a hook");
         assert_eq!(failure_paths(&bad_hook), ["/manifest/gadget/exports/0/hook"]);
+    }
+
+    #[test]
+    fn a_gadget_may_state_its_bundle_sri_equal_to_the_signed_digest() {
+        let mut stated = gadget();
+        stated["bundleSri"] = stated["signature"]["bundleSha384"].clone();
+        assert!(ArtifactManifest::parse(&stated).is_ok());
+
+        let mut other = gadget();
+        other["bundleSri"] = json!(format!("sha384-{}", "A".repeat(64)));
+        let Err(ManifestError::Schema(failures)) = ArtifactManifest::parse(&other) else {
+            panic!("a bundleSri that is not the signed digest is refused");
+        };
+        assert_eq!(failures[0].path, "/manifest/bundleSri");
+        assert!(
+            failures[0].message.contains("differs from `signature.bundleSha384`"),
+            "{}",
+            failures[0].message
+        );
+
+        let mut malformed = gadget();
+        malformed["bundleSri"] = json!("sha256-abc");
+        assert_eq!(failure_paths(&malformed), ["/manifest/bundleSri"]);
+    }
+
+    #[test]
+    fn a_blueprint_states_no_bundle_sri() {
+        let mut blueprint = gadget();
+        let object = blueprint.as_object_mut().unwrap();
+        object.remove("gadget");
+        object.insert("kind".into(), json!("blueprint"));
+        object.insert("blueprint".into(), json!({ "contract": {}, "entryPoint": "index.tsx" }));
+        assert!(ArtifactManifest::parse(&blueprint).is_ok());
+        blueprint["bundleSri"] = blueprint["signature"]["bundleSha384"].clone();
+        assert_eq!(failure_paths(&blueprint), ["/manifest/bundleSri"]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Resource indicators (RFC 8707): the issuer itself or the issuer plus `/mcp` is universal (the
-//! whole app surface of the user); the issuer plus `/apps/<appId>` is one app. Anything else is
-//! unknown and refused at authorize, before the consent step.
+//! whole app surface of the user); the issuer plus `/apps/<appId>` or the app's endpoint
+//! `/apps/<appId>/mcp` (the `resource` of its protected-resource metadata) is one app. Anything
+//! else is unknown and refused at authorize, before the consent step.
 
 use url::Url;
 
@@ -36,7 +37,8 @@ impl ResourceIndicator {
         match rest {
             "" | "/mcp" => Ok(Self::Universal),
             _ => {
-                let app_id = rest.strip_prefix("/apps/").ok_or(UnknownResource)?;
+                let app = rest.strip_prefix("/apps/").ok_or(UnknownResource)?;
+                let app_id = app.strip_suffix("/mcp").unwrap_or(app);
                 let well_formed = !app_id.is_empty()
                     && app_id.len() <= APP_ID_MAX_CHARS
                     && app_id.chars().all(|c| c.is_ascii_alphanumeric());
@@ -93,7 +95,11 @@ mod tests {
             ),
             (Some("http://127.0.0.1:6781/apps/"), Err(UnknownResource)),
             (Some("http://127.0.0.1:6781/apps/a-b"), Err(UnknownResource)),
-            (Some("http://127.0.0.1:6781/apps/a/mcp"), Err(UnknownResource)),
+            (Some("http://127.0.0.1:6781/apps/a/mcp"), app("a")),
+            (Some("http://127.0.0.1:6781/apps/a/mcp/"), app("a")),
+            (Some("http://127.0.0.1:6781/apps//mcp"), Err(UnknownResource)),
+            (Some("http://127.0.0.1:6781/apps/a/mcp/x"), Err(UnknownResource)),
+            (Some("http://127.0.0.1:6781/apps/a/other"), Err(UnknownResource)),
             (Some("http://127.0.0.1:6781/other"), Err(UnknownResource)),
             (Some("http://127.0.0.1:6781/mcpx"), Err(UnknownResource)),
             (Some("http://127.0.0.1:67811/mcp"), Err(UnknownResource)),

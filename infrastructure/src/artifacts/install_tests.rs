@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use svc_attest::ed25519::{self, AuthorSigningKey};
 use svc_attest::payload;
-use svc_attest::sigstore::TrustedRoot;
+use svc_attest::sigstore::{IdentityPin, TrustedRoot};
 
 use super::install::{InstallError, Installed, place_blueprint, write};
 use super::project::{INSTALLED_BLUEPRINTS_GLOB, Project, ProjectError};
@@ -265,6 +265,7 @@ fn another_artifact_than_the_requested_one_is_refused() {
 fn a_sigstore_version_without_its_bundle_is_refused() {
     let key = ed25519::generate();
     let mut manifest = gadget_manifest(&key, GADGET_JS);
+    manifest["visibility"] = json!("public");
     manifest["signature"] = json!({ "algorithm": "sigstore", "bundleSha384": payload::bundle_sha384(GADGET_JS) });
     let mut f = fetched(manifest, GADGET_JS, &key);
     f.version.signature = WireSignature {
@@ -273,6 +274,110 @@ fn a_sigstore_version_without_its_bundle_is_refused() {
     };
     let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).unwrap_err();
     assert_eq!(err, VerifyError::Missing("sigstoreBundle"));
+}
+
+/// Document 3's trust model: the visibility names the one scheme that may sign a version, so a
+/// registry cannot serve a public artifact under a key of its own choosing.
+#[test]
+fn a_public_artifact_signed_with_ed25519_is_refused_though_the_signature_verifies() {
+    let key = ed25519::generate();
+    let mut manifest = gadget_manifest(&key, GADGET_JS);
+    manifest["visibility"] = json!("public");
+    let f = fetched(manifest, GADGET_JS, &key);
+    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "a public artifact must be signed with sigstore, but this one is signed with ed25519"
+    );
+    // Unpinned, the same version would have been let through with a warning.
+    let mut unpinned = fetched(
+        {
+            let mut m = gadget_manifest(&key, GADGET_JS);
+            m["visibility"] = json!("public");
+            m
+        },
+        GADGET_JS,
+        &key,
+    );
+    unpinned.version.author_public_key = None;
+    let err = verify(&unpinned, &requested("@acme/chart@1.2.3"), &policy(false)).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("a public artifact must be signed with sigstore"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_private_artifact_signed_with_sigstore_or_of_no_visibility_is_refused() {
+    let key = ed25519::generate();
+    let mut manifest = gadget_manifest(&key, GADGET_JS);
+    manifest["signature"] = json!({ "algorithm": "sigstore", "bundleSha384": payload::bundle_sha384(GADGET_JS) });
+    let mut f = fetched(manifest, GADGET_JS, &key);
+    f.version.signature = WireSignature {
+        algorithm: "sigstore".into(),
+        sigstore_bundle: Some(json!({})),
+        ..WireSignature::default()
+    };
+    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "a private artifact must be signed with ed25519, but this one is signed with sigstore"
+    );
+
+    for visibility in [json!("internal"), Value::Null] {
+        let mut manifest = gadget_manifest(&key, GADGET_JS);
+        manifest["visibility"] = visibility.clone();
+        let f = fetched(manifest, GADGET_JS, &key);
+        let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(false)).unwrap_err();
+        assert!(
+            err.to_string().contains("`visibility` must be public or private"),
+            "{visibility}: {err}"
+        );
+    }
+}
+
+/// `--certificate-identity` asks for a keyless signature by that signer; an Ed25519 signature,
+/// however valid, says nothing about it.
+#[test]
+fn an_identity_pin_refuses_an_artifact_not_signed_keyless() {
+    let key = ed25519::generate();
+    let f = fetched(gadget_manifest(&key, GADGET_JS), GADGET_JS, &key);
+    let pinned = TrustPolicy {
+        identity: Some(IdentityPin {
+            identity: "ci@acme.example".into(),
+            issuer: "https://token.actions.githubusercontent.com".into(),
+        }),
+        ..policy(false)
+    };
+    let err = verify(&f, &requested("@acme/chart@1.2.3"), &pinned).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "an identity pin (--certificate-identity) needs a sigstore signature, but this artifact is signed with ed25519"
+    );
+}
+
+/// A gadget manifest may state its `bundleSri` (Document 3); install holds it to the bytes.
+#[test]
+fn a_manifest_bundle_sri_other_than_the_bundles_is_refused() {
+    let key = ed25519::generate();
+    let mut stated = gadget_manifest(&key, GADGET_JS);
+    stated["bundleSri"] = json!(payload::bundle_sha384(GADGET_JS));
+    let f = fetched(stated, GADGET_JS, &key);
+    verify(&f, &requested("@acme/chart@1.2.3"), &policy(true)).unwrap();
+
+    let mut wrong = gadget_manifest(&key, GADGET_JS);
+    wrong["bundleSri"] = json!(payload::bundle_sha384(b"other bytes"));
+    let f = fetched(wrong, GADGET_JS, &key);
+    let err = verify(&f, &requested("@acme/chart@1.2.3"), &policy(true)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the manifest's bundleSri {} is not the bundle's {}",
+            payload::bundle_sha384(b"other bytes"),
+            payload::bundle_sha384(GADGET_JS)
+        )
+    );
 }
 
 #[test]

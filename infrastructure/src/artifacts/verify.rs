@@ -1,10 +1,13 @@
 //! The two legs install runs before writing anything (Document 3): (1) sha384 of the payload
-//! against the manifest's `signature.bundleSha384`; (2) the signature: Ed25519 with the key the
-//! registry pinned for this version (its id derived and compared first), or a Sigstore bundle.
+//! against the manifest's `signature.bundleSha384`; (2) the signature, by the scheme the
+//! manifest's visibility names: Ed25519 with the key the registry pinned for this version (its id
+//! derived and compared first) for a private artifact, a Sigstore bundle for a public one.
 
+use serde_json::Value;
 use svc_attest::ed25519::{self, Ed25519Error};
 use svc_attest::payload::{self, PayloadError};
 use svc_attest::sigstore::{self, IdentityPin, SigstoreError, TrustedRoot};
+use svc_domain::artifact::{SignatureAlgorithm, Visibility};
 
 use crate::registry_client::wire::{ManifestView, PackageVersion};
 
@@ -34,6 +37,21 @@ pub enum VerifyError {
     DigestMismatch { expected: String, actual: String },
     #[error("the registry's bundleSri {sri} differs from the manifest's signature.bundleSha384 {expected}")]
     SriMismatch { sri: String, expected: String },
+    #[error("the manifest's bundleSri {stated} is not the bundle's {actual}")]
+    ManifestSriMismatch { stated: String, actual: String },
+    #[error("the manifest's `visibility` must be public or private, not {0}")]
+    Visibility(String),
+    #[error("a {visibility} artifact must be signed with {required}, but this one is signed with {algorithm}")]
+    SchemeMismatch {
+        visibility: &'static str,
+        required: &'static str,
+        algorithm: String,
+    },
+    #[error(
+        "an identity pin (--certificate-identity) needs a {keyless} signature, but this artifact is signed with {algorithm}",
+        keyless = sigstore::ALGORITHM
+    )]
+    IdentityPinNotKeyless { algorithm: String },
     #[error("the signature has no {0}")]
     Missing(&'static str),
     #[error("the registry pinned no author public key for this version (refused by --strict)")]
@@ -92,7 +110,16 @@ pub fn verify(fetched: &Fetched, requested: &Requested, policy: &TrustPolicy) ->
             expected: expected.clone(),
         });
     }
-    // Leg two: someone trusted signed exactly this.
+    if let Some(stated) = fetched.version.manifest.get("bundleSri").and_then(Value::as_str)
+        && stated != expected
+    {
+        return Err(VerifyError::ManifestSriMismatch {
+            stated: stated.to_owned(),
+            actual: expected.clone(),
+        });
+    }
+    // Leg two: someone trusted signed exactly this, by the scheme the visibility names.
+    check_scheme(&fetched.version.manifest, &manifest.signature.algorithm, policy)?;
     let signed = payload::signed_payload(&manifest.kind, &fetched.version.manifest, &fetched.bundle)?;
     let signature = &fetched.version.signature;
     match manifest.signature.algorithm.as_str() {
@@ -131,6 +158,38 @@ pub fn verify(fetched: &Fetched, requested: &Requested, policy: &TrustPolicy) ->
         }
         other => Err(VerifyError::UnknownAlgorithm(other.to_owned())),
     }
+}
+
+/// Document 3's trust model, held against what the registry served rather than taken from it: a
+/// public artifact is signed keyless (Sigstore), a private one with its publisher's Ed25519 key.
+/// Otherwise a registry could serve a public artifact signed with a key of its own choosing. An
+/// identity pin asks for a keyless signature by that signer, so an Ed25519 one does not do.
+fn check_scheme(manifest: &Value, algorithm: &str, policy: &TrustPolicy) -> Result<(), VerifyError> {
+    let visibility = match manifest.get("visibility") {
+        Some(Value::String(raw)) => Visibility::parse(raw),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        VerifyError::Visibility(
+            manifest
+                .get("visibility")
+                .map_or_else(|| "missing".to_owned(), Value::to_string),
+        )
+    })?;
+    let required = SignatureAlgorithm::required_for(visibility);
+    if algorithm != required.as_str() {
+        return Err(VerifyError::SchemeMismatch {
+            visibility: visibility.as_str(),
+            required: required.as_str(),
+            algorithm: algorithm.to_owned(),
+        });
+    }
+    if policy.identity.is_some() && algorithm != sigstore::ALGORITHM {
+        return Err(VerifyError::IdentityPinNotKeyless {
+            algorithm: algorithm.to_owned(),
+        });
+    }
+    Ok(())
 }
 
 /// `scope/name@version` as typed on the command line.

@@ -55,14 +55,57 @@ pub fn run(args: InstallArgs) -> Result<(), String> {
 
 /// A yanked version names itself and the reason; the rest say what the registry said.
 fn fetch_error(spec: &Requested, error: &RegistryError) -> String {
+    let yanked = |reason: Option<&str>| {
+        let reason = reason.unwrap_or("no reason given");
+        format!("{spec} was yanked by the registry ({reason}); install another version")
+    };
     match error {
-        RegistryError::Api { body, .. } if body.error == "version_yanked" => {
-            let reason = body.reason.as_deref().unwrap_or("no reason given");
-            format!("{spec} was yanked by the registry ({reason}); install another version")
-        }
+        // Document 3: a yanked version answers HTTP 410; the status says so, whatever the body.
+        RegistryError::Api { status: 410, body } => yanked(body.reason.as_deref()),
+        RegistryError::Unexpected { status: 410, .. } => yanked(None),
         RegistryError::Api { body, .. } if body.error == "not_found" => {
             format!("{spec} does not exist in the registry")
         }
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry_client::wire::ErrorBody;
+
+    fn api(status: u16, error: &str, reason: Option<&str>) -> RegistryError {
+        RegistryError::Api {
+            status,
+            body: Box::new(ErrorBody {
+                error: error.into(),
+                message: "m".into(),
+                path: None,
+                rule: None,
+                reason: reason.map(str::to_owned),
+                manifest: None,
+            }),
+        }
+    }
+
+    /// Document 3: a yanked version answers HTTP 410; the status says so, whatever the body's code.
+    #[test]
+    fn a_410_is_a_yank_whatever_its_body_says() {
+        let spec: Requested = "@acme/old@1.0.0".parse().unwrap();
+        let yanked =
+            |reason: &str| format!("@acme/old@1.0.0 was yanked by the registry ({reason}); install another version");
+        assert_eq!(
+            fetch_error(&spec, &api(410, "version_yanked", Some("leaks tokens"))),
+            yanked("leaks tokens")
+        );
+        assert_eq!(fetch_error(&spec, &api(410, "gone", Some("broken"))), yanked("broken"));
+        let unparsed = RegistryError::Unexpected {
+            status: 410,
+            snippet: "<html>Gone</html>".into(),
+        };
+        assert_eq!(fetch_error(&spec, &unparsed), yanked("no reason given"));
+        let not_a_yank = api(400, "version_yanked", None);
+        assert_eq!(fetch_error(&spec, &not_a_yank), not_a_yank.to_string());
     }
 }

@@ -269,6 +269,13 @@ pub struct LiveSettings {
     pub tool_channel_max_payload_bytes: usize,
     #[serde(default = "defaults::tool_poll_timeout_ms")]
     pub tool_poll_timeout_ms: u64,
+    /// A socket that has not subscribed this long after it opened is closed (1008).
+    #[serde(default = "defaults::subscribe_timeout_seconds")]
+    pub subscribe_timeout_seconds: u64,
+    /// How often a subscribed socket checks that its key still authenticates (an expired key, or
+    /// one revoked in the keys file, ends the channel within this time).
+    #[serde(default = "defaults::key_recheck_seconds")]
+    pub key_recheck_seconds: u64,
     /// Operator-declared HTTP data sources a `streamSpec[*].source.tool` may name.
     #[serde(default)]
     pub poll_tools: Vec<PollToolSettings>,
@@ -291,6 +298,12 @@ mod defaults {
     }
     pub fn tool_channel_min_interval_ms() -> u64 {
         1000
+    }
+    pub fn subscribe_timeout_seconds() -> u64 {
+        30
+    }
+    pub fn key_recheck_seconds() -> u64 {
+        20
     }
     pub fn tool_channels_per_socket() -> usize {
         8

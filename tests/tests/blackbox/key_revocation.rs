@@ -271,3 +271,54 @@ async fn replicas_that_cannot_hear_each_other_refuse_a_revoked_key_at_once() {
     );
     assert_eq!(mcp_status(&a.base, &key).await, StatusCode::UNAUTHORIZED);
 }
+
+/// A key that expires, or one revoked in the keys file, is announced nowhere: a subscribed socket
+/// checks its key every `live.key_recheck_seconds` and ends as on a revocation through `/ops`.
+/// A socket under a key that stays live is not touched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_that_expires_or_leaves_the_keys_file_ends_its_channels() {
+    let app = TestApp::spawn_configured("revocation_unannounced", Backend::Sqlite, Auth::Strict, |s| {
+        s.live.key_recheck_seconds = 1;
+    })
+    .await
+    .unwrap();
+    let keys = svc::keys_file::KeysFile::in_data_dir(&app.data_dir);
+    let (entry, file_key) = keys.mint(Some("leaving".into()), chrono::Utc::now()).unwrap();
+    let expires_at = chrono::Utc::now() + chrono::TimeDelta::seconds(4);
+    let issued = rpc(
+        &app.base,
+        "/ops",
+        &app.bearer,
+        "svc_ops_issue_connector_key",
+        json!({ "name": "expiring", "expiresAt": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) }),
+    )
+    .await;
+    let expiring_key = issued["structuredContent"]["plaintextKey"].as_str().unwrap().to_owned();
+
+    let mut sockets = Vec::new();
+    for key in [&file_key, &expiring_key, &app.bearer] {
+        let slice = card(&app.base, key).await;
+        let (ws, ack) = subscribe(&app.base, &slice, ("wsToken", &slice["wsToken"])).await;
+        assert_eq!(ack["type"], "ack", "{ack}");
+        sockets.push(ws);
+    }
+    let mut sockets = sockets.into_iter();
+    let (mut from_file, mut expiring, mut staying) = (
+        sockets.next().unwrap(),
+        sockets.next().unwrap(),
+        sockets.next().unwrap(),
+    );
+
+    // Still open while both keys authenticate.
+    from_file.send("ping", Value::Null).await;
+    assert_eq!(from_file.recv().await["type"], "pong");
+    keys.revoke(&entry.id).unwrap();
+    closed_as_revoked(&mut from_file).await;
+
+    let left = (expires_at - chrono::Utc::now()).to_std().unwrap_or_default();
+    tokio::time::sleep(left).await;
+    closed_as_revoked(&mut expiring).await;
+
+    staying.send("ping", Value::Null).await;
+    assert_eq!(staying.recv().await["type"], "pong", "the live key's socket is open");
+}

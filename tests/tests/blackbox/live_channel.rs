@@ -420,9 +420,49 @@ async fn garbage_and_oversized_frames_are_answered_not_fatal(app: TestApp) {
     .await;
     assert_eq!(ws.expect("error").await["code"], "FRAME_TOO_LARGE");
     assert_eq!(ws.recv().await["payload"], 1009, "then closed with 1009");
+    // Past the transport's cap (1 MiB) the message is refused from its header, the same way.
+    let (mut ws, _) = subscribed(&app, &slice, json!({})).await;
+    ws.send_raw(format!(
+        "{{\"type\":\"ping\",\"payload\":\"{}\"}}",
+        "x".repeat(1536 * 1024)
+    ))
+    .await;
+    assert_eq!(ws.expect("error").await["code"], "FRAME_TOO_LARGE");
+    assert_eq!(ws.recv().await["payload"], 1009, "then closed with 1009");
     // The server is fine.
     let (_, again) = subscribed(&app, &slice, json!({})).await;
     assert_eq!(again["epoch"], 1);
+}
+
+/// A socket that never subscribes is closed once `live.subscribe_timeout_seconds` has passed,
+/// though it answers every ping: it would otherwise hold its place under the connection cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_that_never_subscribes_is_closed_after_the_subscribe_timeout() {
+    let app = TestApp::spawn_configured(
+        "subscribe_timeout",
+        svc_tests::Backend::Sqlite,
+        Auth::DevAllowAll,
+        |s| s.live.subscribe_timeout_seconds = 1,
+    )
+    .await
+    .unwrap();
+    let mut idle = LiveClient::connect(&app.base).await;
+    let opened = std::time::Instant::now();
+    idle.send("ping", Value::Null).await;
+    assert_eq!(idle.recv().await["type"], "pong");
+    let error = idle.recv().await;
+    assert_eq!(error["type"], "error", "{error}");
+    assert_eq!(error["payload"]["code"], "NOT_SUBSCRIBED", "{error}");
+    assert_eq!(error["payload"]["message"], "no subscribe within 1 s of opening");
+    assert_eq!(idle.recv().await, json!({ "type": "_closed", "payload": 1008 }));
+    assert!(opened.elapsed() >= Duration::from_millis(900), "{:?}", opened.elapsed());
+
+    // A socket that subscribed in time stays open past the deadline.
+    let (_, slice) = card(&app).await;
+    let (mut bound, _) = subscribed(&app, &slice, json!({})).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    bound.send("ping", Value::Null).await;
+    assert_eq!(bound.recv().await["type"], "pong");
 }
 
 async fn a_cursor_below_zero_replays_everything_without_a_gap(app: TestApp) {

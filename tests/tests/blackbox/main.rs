@@ -30,6 +30,7 @@ mod console_session;
 mod cpu_gate;
 mod crash;
 mod deployment;
+mod deprovisioned_before_protocol_version;
 mod discover;
 mod embedding;
 mod federated_identities;

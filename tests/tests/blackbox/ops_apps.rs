@@ -117,6 +117,12 @@ async fn names_are_1_to_120_characters(app: TestApp) {
         "displayName",
     )
     .await;
+    // The limit counts the trimmed name: padding past 120 characters is not refused.
+    let padded = format!("  {longest}\t ");
+    let renamed = ops
+        .ok("svc_ops_rename_app", json!({ "appId": id, "displayName": padded }))
+        .await;
+    assert_eq!(renamed["displayName"], longest.as_str());
     let trimmed = ops
         .ok("svc_ops_rename_app", json!({ "appId": id, "displayName": "  Shop  " }))
         .await;

@@ -148,6 +148,9 @@ async fn issue_arguments_are_validated(app: TestApp) {
     }
     let (issued, _, _) = issue(&ops, json!({ "name": "é".repeat(120) })).await;
     assert_eq!(issued["name"].as_str().unwrap().chars().count(), 120);
+    // The limit counts the trimmed name: padding past 120 characters is not refused.
+    let (padded, _, _) = issue(&ops, json!({ "name": format!("  {}  ", "é".repeat(120)) })).await;
+    assert_eq!(padded["name"], "é".repeat(120));
     ops.refused(
         "svc_ops_issue_connector_key",
         json!({ "appId": "missing" }),
@@ -161,7 +164,7 @@ async fn issue_arguments_are_validated(app: TestApp) {
             .as_array()
             .unwrap()
             .len(),
-        1
+        2
     );
 }
 

@@ -90,12 +90,15 @@ async fn org_names_are_1_to_120_characters(app: TestApp) {
     ops.invalid("svc_ops_create_org", json!({ "name": "   " }), "name")
         .await;
     ops.invalid("svc_ops_create_org", json!({}), "arguments").await;
+    // The limit counts the trimmed name: padding past 120 characters is not refused.
+    let padded = create_org(&ops, &format!("  {}  ", "é".repeat(120))).await;
+    assert_eq!(padded["name"], "é".repeat(120));
     assert_eq!(
         ops.ok("svc_ops_list_orgs", json!({})).await["orgs"]
             .as_array()
             .unwrap()
             .len(),
-        1
+        2
     );
 }
 

@@ -220,8 +220,8 @@ fn conformance_suite_authorization_server_scenarios_pass() {
 }
 
 /// The TypeScript SDK connects to a per-app endpoint `/apps/<appId>/mcp` from its URL alone: it
-/// finds the app's protected resource `<issuer>/apps/<appId>`, and the token it receives is
-/// locked to that app.
+/// finds the endpoint's protected resource `<issuer>/apps/<appId>/mcp` (RFC 9728: the URL it
+/// asked about), and the token it receives is locked to that app.
 #[test]
 fn typescript_sdk_completes_oauth_on_a_per_app_endpoint() {
     let test = "typescript_sdk_completes_oauth_on_a_per_app_endpoint";
@@ -249,7 +249,7 @@ fn typescript_sdk_completes_oauth_on_a_per_app_endpoint() {
         "ts-sdk-oauth.mjs",
         &format!("{base}/apps/{app_id}/mcp"),
         Credential::Key,
-        &[("SVC_PEER_RESOURCE", format!("{base}/apps/{app_id}"))],
+        &[("SVC_PEER_RESOURCE", format!("{base}/apps/{app_id}/mcp"))],
     );
     let keys = ops("svc_ops_list_connector_keys", serde_json::json!({}));
     let granted = keys["keys"]

@@ -255,9 +255,22 @@ fn publish_in_fake(
     name: &str,
     bytes: &[u8],
 ) -> Value {
+    publish_in_fake_as(fake, base, key, "private", kind, name, bytes)
+}
+
+/// [`publish_in_fake`] with the manifest's `visibility`, still signed with Ed25519 by `key`.
+fn publish_in_fake_as(
+    fake: &Fake,
+    base: &str,
+    key: &ed25519::AuthorSigningKey,
+    visibility: &str,
+    kind: &str,
+    name: &str,
+    bytes: &[u8],
+) -> Value {
     let public = key.verifying_key();
     let mut manifest = json!({
-        "kind": kind, "scope": "@acme", "name": name, "version": "1.0.0", "visibility": "private",
+        "kind": kind, "scope": "@acme", "name": name, "version": "1.0.0", "visibility": visibility,
         "description": "d", "tags": [],
         "signature": { "algorithm": "ed25519", "publicKeyId": ed25519::public_key_id(&public),
                        "bundleSha384": payload::bundle_sha384(bytes) },
@@ -676,6 +689,79 @@ async fn a_wrong_key_id_exits_1_and_an_unpinned_key_warns_unless_strict() {
     );
     let svc_json: Value = serde_json::from_slice(&std::fs::read(project.join("svc.json")).unwrap()).unwrap();
     assert_eq!(svc_json["app"]["gadgets"][0]["package"], "@acme/unpinned");
+}
+
+/// Document 3's trust model as install holds it: a registry serving a `public` artifact signed with
+/// an Ed25519 key of its choosing (the signature verifies) is refused, and so is an artifact not
+/// signed keyless when an identity pin was given. Exit 1, nothing written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_refuses_a_scheme_that_does_not_fit_the_visibility_or_the_identity_pin() {
+    let (base, fake) = fake_registry().await;
+    let key = ed25519::generate();
+    publish_in_fake(&fake, &base, &key, "gadget", "chart", GADGET_JS.as_bytes());
+    let public = publish_in_fake_as(&fake, &base, &key, "public", "gadget", "open", GADGET_JS.as_bytes());
+    assert_eq!(public["manifest"]["visibility"], "public");
+    let project = project_using(&base, "svc-install-scheme");
+    let before = snapshot(&project);
+
+    let out = svc(&["install", "@acme/open@1.0.0"], &project, &project).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim(),
+        "svc: @acme/open@1.0.0 did not verify: a public artifact must be signed with sigstore, but this one is signed with ed25519"
+    );
+    assert_eq!(snapshot(&project), before);
+
+    let pin = [
+        "--certificate-identity",
+        "ci@acme.example",
+        "--certificate-oidc-issuer",
+        "https://token.actions.githubusercontent.com",
+    ];
+    let out = svc(
+        &[&["install", "@acme/chart@1.0.0"][..], &pin[..]].concat(),
+        &project,
+        &project,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim(),
+        "svc: @acme/chart@1.0.0 did not verify: an identity pin (--certificate-identity) needs a sigstore signature, but this artifact is signed with ed25519"
+    );
+    assert_eq!(snapshot(&project), before);
+
+    // Without the pin, the private artifact installs.
+    let out = svc(&["install", "@acme/chart@1.0.0"], &project, &project).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Document 3: a yanked version answers HTTP 410. The status is what install reads, so a registry
+/// whose body names another code, or is not JSON, still gets the yanked message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_410_is_a_yank_whatever_the_body_says() {
+    let (base, fake) = fake_registry().await;
+    fake.answer(
+        "GET /pkg/@acme/gone/1.0.0",
+        410,
+        json!({ "error": "gone", "message": "yanked", "reason": "broken build", "manifest": { "kind": "gadget" } })
+            .to_string(),
+    );
+    fake.answer("GET /pkg/@acme/html/1.0.0", 410, b"<html>Gone</html>".to_vec());
+    let project = project_using(&base, "svc-install-410");
+    let before = snapshot(&project);
+    for (spec, reason) in [
+        ("@acme/gone@1.0.0", "broken build"),
+        ("@acme/html@1.0.0", "no reason given"),
+    ] {
+        let out = svc(&["install", spec], &project, &project).await;
+        assert_eq!(out.status.code(), Some(1), "{spec}");
+        assert_eq!(
+            stderr(&out).trim(),
+            format!("svc: {spec} was yanked by the registry ({reason}); install another version")
+        );
+    }
+    assert_eq!(snapshot(&project), before);
 }
 
 /// `svc install @acme/chart@1.0.0` in `project` with SVC_REGISTRY_URL and SVC_REGISTRY_TOKEN set,

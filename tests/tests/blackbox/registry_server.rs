@@ -461,6 +461,22 @@ async fn tampered_bundles_and_wrong_keys_are_refused(registry: Registry) {
     let mut keyless = good.clone();
     keyless["signature"] = json!({ "algorithm": "sigstore", "sigstoreBundle": {} });
     assert_eq!(refusal(keyless).await.0, "bad_signature");
+    // So does a public one signed with a registered Ed25519 key (public artifacts are keyless).
+    let mut public = manifest.clone();
+    public["visibility"] = json!("public");
+    let (code, message) = refusal(signed_publish(&public, GADGET_JS, &author)).await;
+    assert_eq!(code, "bad_signature");
+    assert!(
+        message.contains("a public artifact is signed with sigstore, not ed25519"),
+        "{message}"
+    );
+
+    // A gadget's stated bundleSri must be the bundle's.
+    let mut wrong_sri = manifest.clone();
+    wrong_sri["bundleSri"] = json!(sri(b"other bytes"));
+    let (code, message) = refusal(signed_publish(&wrong_sri, GADGET_JS, &author)).await;
+    assert_eq!(code, "invalid_manifest");
+    assert!(message.contains("differs from `signature.bundleSha384`"), "{message}");
 
     // A bad body is JSON too.
     let (code, _) = refusal(json!({ "manifest": manifest })).await;
@@ -472,8 +488,14 @@ async fn tampered_bundles_and_wrong_keys_are_refused(registry: Registry) {
     // Nothing was stored.
     let (status, _) = registry.get("/pkg/@acme/chart/1.0.0", Some(&token)).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, _) = registry.post("/publish", Some(&token), &good).await;
-    assert_eq!(status, StatusCode::CREATED);
+    // Stating the bundle's own bundleSri (Document 3's gadget field) is accepted.
+    let mut stated = manifest.clone();
+    stated["bundleSri"] = json!(sri(GADGET_JS.as_bytes()));
+    let (status, published) = registry
+        .post("/publish", Some(&token), &signed_publish(&stated, GADGET_JS, &author))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{published}");
+    assert_eq!(published["bundleSri"], stated["bundleSri"]);
 }
 
 async fn a_rotated_key_leaves_old_versions_verifiable(registry: Registry) {

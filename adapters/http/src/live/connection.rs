@@ -39,6 +39,9 @@ struct Bound {
     channels: ToolChannels,
     /// Announcements on the topic of the key the socket was opened under.
     revocation: Option<Receiver<Published>>,
+    /// When to ask again whether that key authenticates (expiry and keys-file revocations are
+    /// not announced); none without a key.
+    key_recheck: Option<tokio::time::Interval>,
     /// When to tell the card that the bus may have missed events (`lagged`): every card of the
     /// replica hears it at once and each reconnects, so the notices are spread over a few
     /// seconds by session.
@@ -56,6 +59,8 @@ enum Heard {
     Channel(String),
     /// The key the socket was opened under was revoked (on any replica).
     KeyRevoked,
+    /// The time came to check that key again.
+    KeyRecheck,
     /// The time came to tell the card that the bus may have missed events.
     MissedNotice,
 }
@@ -77,10 +82,19 @@ impl Bound {
                 None => std::future::pending().await,
             }
         };
+        let recheck = async {
+            match self.key_recheck.as_mut() {
+                Some(interval) => {
+                    interval.tick().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             event = events => Heard::Event(event),
             frame = self.channels.next_frame() => Heard::Channel(frame),
             () = super::revoked(self.revocation.as_mut()) => Heard::KeyRevoked,
+            () = recheck => Heard::KeyRecheck,
             () = notice => Heard::MissedNotice,
         }
     }
@@ -113,8 +127,17 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
     let mut gate = FloodGate::default();
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut last_heard = Instant::now();
+    let subscribe_by = tokio::time::Instant::now() + state.timings.subscribe_within;
 
     loop {
+        let unbound = bound.is_none();
+        let subscribe_deadline = async {
+            if unbound {
+                tokio::time::sleep_until(subscribe_by).await
+            } else {
+                std::future::pending().await
+            }
+        };
         let live = async {
             match bound.as_mut() {
                 Some(b) => Some(b.next().await),
@@ -123,7 +146,12 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
         };
         let outgoing: Vec<String> = tokio::select! {
             message = inbound.next() => {
-                let Some(Ok(message)) = message else { break };
+                let message = match message {
+                    Some(Ok(message)) => message,
+                    // Over the transport's cap: refused from its header, before it is buffered.
+                    Some(Err(WsError::Capacity(_))) => { refuse_unread_message(&mut sink).await; break }
+                    _ => break,
+                };
                 last_heard = Instant::now();
                 let text = match message {
                     Message::Text(text) => text,
@@ -137,9 +165,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                     Verdict::Close => { close(&mut sink, &mut inbound, CloseCode::Policy, "flood").await; break }
                 }
                 if text.len() > MAX_FRAME_BYTES {
-                    if send(&mut sink, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await {
-                        close(&mut sink, &mut inbound, CloseCode::Size, "frame too large").await;
-                    }
+                    refuse_too_large(&mut sink, &mut inbound).await;
                     break;
                 }
                 // Boxed: an idle socket's task is sized for what it awaits while idle, not for the
@@ -155,9 +181,13 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
             heard = live => match heard {
                 Some(Heard::Channel(frame)) => vec![frame],
                 Some(Heard::KeyRevoked) => {
-                    if send(&mut sink, frames::error(KEY_REVOKED, "the key this channel was opened with was revoked")).await {
-                        close(&mut sink, &mut inbound, CloseCode::Policy, "key revoked").await;
-                    }
+                    refuse_revoked_key(&mut sink, &mut inbound).await;
+                    break;
+                }
+                Some(Heard::KeyRecheck) => {
+                    let key_id = bound.as_ref().and_then(|b| b.subscribed.caller.key_id.as_deref());
+                    if !super::key_no_longer_live(&state, key_id).await { continue }
+                    refuse_revoked_key(&mut sink, &mut inbound).await;
                     break;
                 }
                 Some(Heard::MissedNotice) => match bound.as_mut() {
@@ -171,6 +201,13 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", frames::lagged(skipped))],
                 _ => break,
             },
+            () = subscribe_deadline => {
+                let within = state.timings.subscribe_within.as_secs();
+                if send(&mut sink, frames::error("NOT_SUBSCRIBED", &format!("no subscribe within {within} s of opening"))).await {
+                    close(&mut sink, &mut inbound, CloseCode::Policy, "subscribe first").await;
+                }
+                break;
+            }
             // Shutdown: the card reconnects (to another replica behind a proxy) and resumes by fromSeq.
             () = state.sockets.closing() => {
                 close(&mut sink, &mut inbound, CloseCode::Away, "server shutting down").await;
@@ -188,6 +225,50 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
         if !outgoing.is_empty() && !send_all(&mut sink, outgoing).await {
             return;
         }
+    }
+}
+
+/// `FRAME_TOO_LARGE`, then the 1009 close.
+async fn refuse_too_large(
+    sink: &mut (impl SinkExt<Message> + Unpin),
+    inbound: &mut (impl Stream<Item = Result<Message, WsError>> + Unpin),
+) {
+    if send(sink, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await {
+        close(sink, inbound, CloseCode::Size, "frame too large").await;
+    }
+}
+
+/// `FRAME_TOO_LARGE` and the 1009 close for a message refused from its frame header. Its
+/// payload is unread and the stream ended at the refusal, so no closing handshake can read it
+/// away: the socket is held for [`CLOSE_HANDSHAKE`] after the close frame, so the client reads
+/// both before the kernel answers the unread bytes with a reset.
+async fn refuse_unread_message(sink: &mut (impl SinkExt<Message> + Unpin)) {
+    let frame = CloseFrame {
+        code: CloseCode::Size,
+        reason: "frame too large".into(),
+    };
+    if send(sink, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await
+        && write(sink, Message::Close(Some(frame))).await
+    {
+        tokio::time::sleep(CLOSE_HANDSHAKE).await;
+    }
+}
+
+/// `KEY_REVOKED`, then the 1008 close: the key was revoked or expired.
+async fn refuse_revoked_key(
+    sink: &mut (impl SinkExt<Message> + Unpin),
+    inbound: &mut (impl Stream<Item = Result<Message, WsError>> + Unpin),
+) {
+    if send(
+        sink,
+        frames::error(
+            KEY_REVOKED,
+            "the key this channel was opened with was revoked or expired",
+        ),
+    )
+    .await
+    {
+        close(sink, inbound, CloseCode::Policy, "key revoked").await;
     }
 }
 
@@ -321,6 +402,12 @@ async fn handle(
                     events,
                     host_events,
                     channels: ToolChannels::following(bound.as_mut().map(|b| &mut b.channels)),
+                    key_recheck: key_id.as_ref().map(|_| {
+                        let every = state.timings.key_recheck;
+                        let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                        interval
+                    }),
                     revocation,
                     missed_notice: None,
                     told_missed: false,

@@ -8,6 +8,7 @@ pub mod polling;
 mod socket_writes;
 pub mod sockets;
 mod subscribe;
+pub mod timings;
 mod tool_channels;
 mod upgrade;
 
@@ -31,6 +32,20 @@ pub(crate) async fn key_still_live(state: &LiveRoutes, key_id: Option<&str>) -> 
         Ok(live) => live,
         Err(e) => {
             tracing::warn!(error = %e, "could not check a live token's key");
+            false
+        }
+    }
+}
+
+/// Whether a bound socket's key has stopped authenticating, as its periodic check sees it. A
+/// store that cannot answer now is asked again at the next check: a database blip must not end
+/// every card's channel as revoked.
+pub(crate) async fn key_no_longer_live(state: &LiveRoutes, key_id: Option<&str>) -> bool {
+    let Some(key_id) = key_id else { return false };
+    match state.auth.key_is_live(key_id).await {
+        Ok(live) => !live,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not check a live socket's key; checking again later");
             false
         }
     }

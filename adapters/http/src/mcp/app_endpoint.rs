@@ -25,13 +25,16 @@ pub async fn post_app_mcp(
     Path(app_id): Path<String>,
     Data(state): Data<&Arc<AgentRoutes>>,
 ) -> Response {
+    // The app first: Document 1 answers any request to a deprovisioned app with its refusal,
+    // whatever else is wrong with it (a protocol version this server does not speak included).
+    let caller = match caller_for_app(state, req, &app_id).await {
+        Ok(caller) => caller,
+        Err(denial) => return refuse(state, denial, &app_id, body).await,
+    };
     if let Some(refusal) = super::unsupported_protocol_version(req) {
         return refusal;
     }
-    match caller_for_app(state, req, &app_id).await {
-        Ok(caller) => super::serve_agent_post(state, req, caller, body).await,
-        Err(denial) => refuse(state, denial, &app_id, body).await,
-    }
+    super::serve_agent_post(state, req, caller, body).await
 }
 
 /// GET and DELETE: the same checks, then 405 as on `/mcp`.

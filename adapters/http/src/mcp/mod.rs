@@ -197,16 +197,18 @@ pub(crate) fn unsupported_protocol_version(req: &Request) -> Option<Response> {
 
 #[handler]
 pub async fn post_mcp(req: &Request, body: Body, Data(state): Data<&Arc<AgentRoutes>>) -> Response {
-    if let Some(refusal) = unsupported_protocol_version(req) {
-        return refusal;
-    }
     let gate = &state.gate;
     // Boxed: a held request (a long-poll) keeps a future sized for its own path, not for
     // authentication's queries or the refusal's (issue 18: memory per long-poll).
     let caller = match Box::pin(authenticate(gate, req)).await {
         Ok(c) => c,
+        // A key bound to a deprovisioned app is refused as such before the protocol version is
+        // read, as on `/apps/<appId>/mcp`.
         Err(error) => return Box::pin(denied(gate, error, body)).await,
     };
+    if let Some(refusal) = unsupported_protocol_version(req) {
+        return refusal;
+    }
     serve_agent_post(state, req, caller, body).await
 }
 

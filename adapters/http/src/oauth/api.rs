@@ -50,17 +50,17 @@ impl OAuthApi {
         app_id: Path<String>,
         state: Data<&Arc<RestRoutes>>,
     ) -> Described<AppProtectedResourceAnswer> {
-        Described::new(discovery::app_protected_resource(&app_id, &state).await)
+        Described::new(discovery::app_protected_resource(&app_id, false, &state).await)
     }
 
-    /// Protected-resource metadata of one app, at the form derived from `/apps/<appId>/mcp`
+    /// Protected-resource metadata of one app's endpoint `<issuer>/apps/<appId>/mcp`
     #[oai(path = "/.well-known/oauth-protected-resource/apps/:app_id/mcp", method = "get")]
     async fn app_protected_resource_mcp(
         &self,
         app_id: Path<String>,
         state: Data<&Arc<RestRoutes>>,
     ) -> Described<AppProtectedResourceAnswer> {
-        Described::new(discovery::app_protected_resource(&app_id, &state).await)
+        Described::new(discovery::app_protected_resource(&app_id, true, &state).await)
     }
 
     /// How to connect (the `resource_documentation` page)
@@ -109,7 +109,8 @@ impl OAuthApi {
         /// `mcp` (advertised, not enforced).
         #[oai(name = "scope")]
         _scope: QueryParam<String, true>,
-        /// RFC 8707 indicator: `<issuer>`, `<issuer>/mcp` or `<issuer>/apps/<appId>`; absent is universal.
+        /// RFC 8707 indicator: `<issuer>`, `<issuer>/mcp`, `<issuer>/apps/<appId>` or
+        /// `<issuer>/apps/<appId>/mcp`; absent is universal. Sent twice: `invalid_target`.
         #[oai(name = "resource")]
         _resource: QueryParam<String, false>,
     ) -> Described<AuthorizeAnswer> {

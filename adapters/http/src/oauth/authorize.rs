@@ -88,14 +88,19 @@ pub(super) async fn show(req: &Request, state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
+    const RESOURCE: &str = "resource";
     let params = Params::parse(req.uri().query().unwrap_or_default().as_bytes());
-    if let Some(name) = params.duplicate() {
+    if let Some(name) = params.duplicate_besides(RESOURCE) {
         return error_page(
             StatusCode::BAD_REQUEST,
             &format!("The parameter {name} was sent more than once."),
         );
     }
     let request = params.authorization_request();
+    // RFC 8707 allows several resources; the client hears why it got none (`invalid_target`).
+    if params.repeats(RESOURCE) {
+        return refused(oauth, oauth.service.refuse_several_resources(&request).await);
+    }
     match oauth.service.validate_authorization(&request).await {
         Ok(validated) => match &oauth.options.consent_url {
             Some(url) => consent_url(oauth, url, &params),

@@ -17,9 +17,22 @@ pub(super) fn protected_resource_metadata_url(issuer: &Issuer) -> String {
     issuer.url("/.well-known/oauth-protected-resource/mcp")
 }
 
-/// Where clients read the metadata of one app's resource `{issuer}/apps/<appId>`.
+/// Where clients read the metadata of one app's endpoint `{issuer}/apps/<appId>/mcp`, which
+/// its 401 challenge names.
 pub(super) fn app_resource_metadata_url(issuer: &Issuer, app_id: &str) -> String {
-    issuer.url(&format!("/.well-known/oauth-protected-resource/apps/{app_id}/mcp"))
+    issuer.url(&format!(
+        "/.well-known/oauth-protected-resource{}",
+        app_resource_path(app_id, true)
+    ))
+}
+
+/// `/apps/<appId>`, or with `endpoint` the app's MCP endpoint `/apps/<appId>/mcp`.
+fn app_resource_path(app_id: &str, endpoint: bool) -> String {
+    if endpoint {
+        format!("/apps/{app_id}/mcp")
+    } else {
+        format!("/apps/{app_id}")
+    }
 }
 
 fn resource_metadata(issuer: &Issuer, resource: String) -> Value {
@@ -49,13 +62,16 @@ pub(super) fn protected_resource(state: &Arc<RestRoutes>) -> Response {
     public_json(resource_metadata(issuer, issuer.url("/mcp")))
 }
 
-/// `/.well-known/oauth-protected-resource/apps/<appId>`: one app's resource, if it exists.
-pub(super) async fn app_protected_resource(app_id: &str, state: &Arc<RestRoutes>) -> Response {
+/// `/.well-known/oauth-protected-resource/apps/<appId>` (`endpoint`: `.../apps/<appId>/mcp`):
+/// one app's resource, if it exists. RFC 9728 section 3.3: `resource` is the URL the metadata
+/// path was derived from, so a client that followed the app endpoint's challenge finds the
+/// endpoint it asked about.
+pub(super) async fn app_protected_resource(app_id: &str, endpoint: bool, state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
     let issuer = oauth.service.issuer();
-    let resource = issuer.url(&format!("/apps/{app_id}"));
+    let resource = issuer.url(&app_resource_path(app_id, endpoint));
     let known = match ResourceIndicator::classify(issuer, Some(&resource)) {
         Ok(indicator @ ResourceIndicator::App(_)) => oauth.service.knows_resource(&indicator).await,
         _ => Ok(false),

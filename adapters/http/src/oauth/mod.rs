@@ -110,7 +110,8 @@ impl Challenges {
         }
     }
 
-    /// The challenge of `/mcp` and `/ops`.
+    /// The challenge of `/mcp` and of `/ops` (GET and POST): `/ops` takes the same keys, and a
+    /// token for the universal resource `<issuer>/mcp` is such a key, so both name its metadata.
     pub(crate) fn mcp(&self) -> String {
         match &self.issuer {
             Some(issuer) => format!(
@@ -119,6 +120,17 @@ impl Challenges {
             ),
             None => r#"Bearer realm="mcp""#.to_owned(),
         }
+    }
+
+    /// `response` with `/ops`'s challenge when it is a 401 (the bearer check's answer names no
+    /// metadata).
+    pub(crate) fn with_ops_challenge(&self, mut response: Response) -> Response {
+        if response.status() == StatusCode::UNAUTHORIZED
+            && let Ok(challenge) = self.mcp().parse()
+        {
+            response.headers_mut().insert("www-authenticate", challenge);
+        }
+        response
     }
 
     /// The challenge of a per-app endpoint: the app's own resource metadata.

@@ -13,14 +13,29 @@ impl Params {
         Self(url::form_urlencoded::parse(encoded).into_owned().collect())
     }
 
-    /// The first parameter that appears more than once. One pass with a set: a form of tens of
-    /// thousands of distinct names (64 KiB) must not cost their square in comparisons.
+    /// The first parameter that appears more than once.
     pub(super) fn duplicate(&self) -> Option<&str> {
+        self.repeated().next()
+    }
+
+    /// The first parameter other than `allowed` that appears more than once.
+    pub(super) fn duplicate_besides(&self, allowed: &str) -> Option<&str> {
+        self.repeated().find(|name| *name != allowed)
+    }
+
+    /// Whether `name` appears more than once.
+    pub(super) fn repeats(&self, name: &str) -> bool {
+        self.repeated().any(|repeated| repeated == name)
+    }
+
+    /// Each later appearance of a parameter. One pass with a set: a form of tens of thousands of
+    /// distinct names (64 KiB) must not cost their square in comparisons.
+    fn repeated(&self) -> impl Iterator<Item = &str> {
         let mut seen = std::collections::HashSet::with_capacity(self.0.len());
         self.0
             .iter()
             .map(|(name, _)| name.as_str())
-            .find(|name| !seen.insert(*name))
+            .filter(move |name| !seen.insert(*name))
     }
 
     /// The first parameter whose name or value holds U+0000, which no store can hold
@@ -78,6 +93,14 @@ mod tests {
     fn duplicates_are_found() {
         assert_eq!(Params::parse(b"a=1&b=2&a=3").duplicate(), Some("a"));
         assert_eq!(Params::parse(b"a=1&b=2").duplicate(), None);
+        let two_resources = Params::parse(b"resource=x&a=1&resource=y&b=2");
+        assert_eq!(two_resources.duplicate_besides("resource"), None);
+        assert!(two_resources.repeats("resource"));
+        assert!(!two_resources.repeats("a"));
+        assert_eq!(
+            Params::parse(b"resource=x&resource=y&a=1&a=2").duplicate_besides("resource"),
+            Some("a")
+        );
         assert_eq!(Params::parse(b"a=1&b=x%00").with_nul(), Some("b"));
         assert_eq!(Params::parse(b"a=1&b=2").with_nul(), None);
         let params = Params::parse(b"state=x%26y&code=+a");

@@ -128,7 +128,7 @@ pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<OpsRoute
         Err(AuthError::AppDeprovisioned(app_id)) => {
             return crate::mcp::app_endpoint::deprovisioned_response(app_id, body).await;
         }
-        Err(error) => return auth_failure(error),
+        Err(error) => return state.gate.challenges.with_ops_challenge(auth_failure(error)),
     };
     answer_as(state, req, body, authenticated).await
 }

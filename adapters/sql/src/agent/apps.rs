@@ -2,7 +2,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
+};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{AppRecord, AppRepository, NewAppId};
 
@@ -40,14 +42,7 @@ impl SeaOrmAppRepository {
     }
 
     async fn oldest_default(&self, owner_id: &str) -> Result<Option<app::Model>, RepositoryError> {
-        app::Entity::find()
-            .filter(app::Column::OwnerId.eq(owner_id))
-            .filter(app::Column::IsDefault.eq(true))
-            .order_by_asc(app::Column::CreatedAt)
-            .order_by_asc(app::Column::AppId)
-            .one(&self.db)
-            .await
-            .map_err(repository_error)
+        oldest_default(&self.db, owner_id).await
     }
 
     /// The owner's default app from the database, created with `new_app_id` when it has none.
@@ -81,6 +76,17 @@ impl SeaOrmAppRepository {
             .map(record)
             .ok_or_else(|| RepositoryError::Unavailable(anyhow::anyhow!("default app vanished")))
     }
+}
+
+async fn oldest_default(db: &impl ConnectionTrait, owner_id: &str) -> Result<Option<app::Model>, RepositoryError> {
+    app::Entity::find()
+        .filter(app::Column::OwnerId.eq(owner_id))
+        .filter(app::Column::IsDefault.eq(true))
+        .order_by_asc(app::Column::CreatedAt)
+        .order_by_asc(app::Column::AppId)
+        .one(db)
+        .await
+        .map_err(repository_error)
 }
 
 fn record(m: app::Model) -> AppRecord {
@@ -213,37 +219,35 @@ impl AppRepository for SeaOrmAppRepository {
 
 impl SeaOrmAppRepository {
     /// Deletes the owner's app; when it was the default, promotes the oldest remaining one.
+    ///
+    /// One write transaction, as `set_default`: a reader sees the old default or the promoted
+    /// one, never none in between (a default-app lookup then would create a fresh "My app" and
+    /// keep it). Both statements commit together or neither does.
     async fn delete_and_promote(&self, owner_id: &str, app_id: &str) -> Result<(), RepositoryError> {
+        let tx = begin_write(&self.db).await.map_err(repository_error)?;
         let result = app::Entity::delete_many()
             .filter(app::Column::AppId.eq(app_id))
             .filter(app::Column::OwnerId.eq(owner_id))
-            .exec(&self.db)
+            .exec(&tx)
             .await
             .map_err(repository_error)?;
-        if result.rows_affected == 0 || self.oldest_default(owner_id).await?.is_some() {
-            return Ok(());
-        }
-        // The default went: promote the oldest remaining app. A racing promotion or
-        // `set_default` that won leaves this one refused by the one-default index: harmless.
-        let oldest = app::Entity::find()
-            .filter(app::Column::OwnerId.eq(owner_id))
-            .order_by_asc(app::Column::CreatedAt)
-            .order_by_asc(app::Column::AppId)
-            .one(&self.db)
-            .await
-            .map_err(repository_error)?;
-        if let Some(oldest) = oldest {
-            let promoted = app::Entity::update_many()
-                .col_expr(app::Column::IsDefault, Expr::value(true))
-                .filter(app::Column::AppId.eq(oldest.app_id))
-                .exec(&self.db)
-                .await;
-            if let Err(error) = promoted
-                && self.oldest_default(owner_id).await?.is_none()
-            {
-                return Err(repository_error(error));
+        if result.rows_affected > 0 && oldest_default(&tx, owner_id).await?.is_none() {
+            let oldest = app::Entity::find()
+                .filter(app::Column::OwnerId.eq(owner_id))
+                .order_by_asc(app::Column::CreatedAt)
+                .order_by_asc(app::Column::AppId)
+                .one(&tx)
+                .await
+                .map_err(repository_error)?;
+            if let Some(oldest) = oldest {
+                app::Entity::update_many()
+                    .col_expr(app::Column::IsDefault, Expr::value(true))
+                    .filter(app::Column::AppId.eq(oldest.app_id))
+                    .exec(&tx)
+                    .await
+                    .map_err(repository_error)?;
             }
         }
-        Ok(())
+        tx.commit().await.map_err(repository_error)
     }
 }

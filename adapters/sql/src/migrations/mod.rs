@@ -33,6 +33,7 @@ mod m20261217_000001_registry_search_columns;
 mod m20261217_000002_external_sign_ins_expiry_index;
 mod m20261218_000001_oauth_codes_expiry_index;
 mod m20261219_000001_registry_release_keys;
+mod m20261220_000001_oauth_client_keys;
 mod whole;
 
 pub struct Migrator;
@@ -66,6 +67,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261217_000002_external_sign_ins_expiry_index::Migration),
             Box::new(m20261218_000001_oauth_codes_expiry_index::Migration),
             Box::new(m20261219_000001_registry_release_keys::Migration),
+            Box::new(m20261220_000001_oauth_client_keys::Migration),
         ];
         each.into_iter()
             .map(|migration| Box::new(whole::Whole(migration)) as Box<dyn MigrationTrait>)

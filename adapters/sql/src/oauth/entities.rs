@@ -47,3 +47,22 @@ pub mod oauth_authorization_codes {
 
     impl ActiveModelBehavior for ActiveModel {}
 }
+
+pub mod oauth_client_keys {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "oauth_client_keys")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub key_id: String,
+        pub client_id: String,
+        pub owner_id: String,
+        pub delivered_at: DateTimeUtc,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

@@ -11,6 +11,7 @@ mod group_commit;
 mod hosted_accounts;
 mod hosted_app_settings;
 mod hosted_external_sign_ins;
+mod oauth_client_keys;
 mod operator_connector_keys;
 mod operator_coupon_hashes;
 mod operator_coupons;

@@ -2,6 +2,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use svc_domain::session::SessionStatus;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
@@ -79,15 +80,12 @@ impl ConsumeService {
         // an id no session could have is refused above, so a topic is at most that long.)
         let wake = (timeout_seconds > 0).then(|| self.bus.subscribe(session_id));
         // Only what the reply needs is kept: a long-poll holds no session record while it waits.
-        let (status, client, undrained) = {
+        let (status, expires_at, client, undrained) = {
             // Database calls are boxed: a waiting long-poll's future is sized for the wait,
             // not for the queries it ran before and after it (issue 18: memory per long-poll).
             let (session, undrained) = Box::pin(self.access.owned_with_undrained(caller, session_id)).await?;
-            let status = match session.head.status_at(self.access.clock.now()) {
-                SessionStatus::Active => SessionStatus::Active,
-                SessionStatus::Expired | SessionStatus::Failed => SessionStatus::Expired,
-            };
-            (status, session.client_context(), undrained)
+            let status = consume_status(&session, self.access.clock.now());
+            (status, session.head.expires_at(), session.client_context(), undrained)
         };
         let events = match undrained {
             Some(false) => Vec::new(),
@@ -100,14 +98,36 @@ impl ConsumeService {
         else {
             return Ok(Consumption::Ready(ConsumeReply { events, status, client }));
         };
+        let deadline = Instant::now() + Duration::from_secs(timeout_seconds);
         Ok(Consumption::Waiting(LongPoll {
+            expiry: self.expiry_before(expires_at, deadline),
             service: self.clone(),
             session_id: session_id.to_owned(),
             client,
             wake,
-            deadline: Instant::now() + Duration::from_secs(timeout_seconds),
+            deadline,
             _held: held,
         }))
+    }
+
+    /// When a session expiring at `expires_at` (by the clock) expires, if that comes before
+    /// `deadline`: a long-poll ends there rather than outliving the session.
+    fn expiry_before(&self, expires_at: DateTime<Utc>, deadline: Instant) -> Option<Instant> {
+        let left = (expires_at - self.access.clock.now()).to_std().unwrap_or_default();
+        let now = Instant::now();
+        (left < deadline.saturating_duration_since(now)).then(|| now + left)
+    }
+
+    /// Looks at a waiting poll's session again when its expiry comes: activity since the poll
+    /// began (an update, a read) may have slid it on.
+    async fn look_at_expiry(&self, session_id: &str, deadline: Instant) -> Result<AtExpiry, AgentError> {
+        let Some(session) = self.access.sessions.get_shared(session_id).await? else {
+            return Ok(AtExpiry::Expired);
+        };
+        Ok(match consume_status(&session, self.access.clock.now()) {
+            SessionStatus::Active => AtExpiry::SlidOn(self.expiry_before(session.head.expires_at(), deadline)),
+            SessionStatus::Expired | SessionStatus::Failed => AtExpiry::Expired,
+        })
     }
 
     async fn drain(&self, session_id: &str) -> Result<Vec<ActionEventRecord>, AgentError> {
@@ -140,14 +160,18 @@ pub struct LongPoll {
     session_id: String,
     client: Option<Value>,
     wake: Receiver<Published>,
+    /// The end of the timeout.
     deadline: Instant,
+    /// When the session expires, if before `deadline`.
+    expiry: Option<Instant>,
     /// Its place among the caller's held polls, freed when the poll ends.
     _held: HeldPoll,
 }
 
 impl LongPoll {
-    /// Waits until a gesture is stored (drained and answered) or the timeout runs out (an empty
-    /// answer); the session was active when the poll began.
+    /// Waits until a gesture is stored (drained and answered), the session expires (answered
+    /// `expired` with any gesture left) or the timeout runs out (an empty answer); the session
+    /// was active when the poll began.
     pub async fn finish(self) -> Result<ConsumeReply, AgentError> {
         self.finish_unless(std::future::pending()).await
     }
@@ -158,12 +182,28 @@ impl LongPoll {
     pub async fn finish_unless(mut self, stop: impl Future<Output = ()>) -> Result<ConsumeReply, AgentError> {
         tokio::pin!(stop);
         let mut events = Vec::new();
+        let mut status = SessionStatus::Active;
         loop {
+            let until = self.expiry.map_or(self.deadline, |expiry| expiry.min(self.deadline));
             let received = tokio::select! {
-                received = tokio::time::timeout_at(self.deadline, self.wake.recv()) => received,
+                received = tokio::time::timeout_at(until, self.wake.recv()) => received,
                 () = &mut stop => break,
             };
             let look = match received {
+                // The session's expiry came first: Document 1 ends the agent's loop on `expired`.
+                Err(_) if self.expiry.is_some() => {
+                    match Box::pin(self.service.look_at_expiry(&self.session_id, self.deadline)).await? {
+                        AtExpiry::SlidOn(expiry) => {
+                            self.expiry = expiry;
+                            continue;
+                        }
+                        AtExpiry::Expired => {
+                            status = SessionStatus::Expired;
+                            events = Box::pin(self.service.drain(&self.session_id)).await?;
+                            break;
+                        }
+                    }
+                }
                 Err(_) | Ok(Err(RecvError::Closed)) => break,
                 // A gesture stored on another replica may be among what the bus lost.
                 Ok(Ok(published)) => matches!(
@@ -182,9 +222,24 @@ impl LongPoll {
         }
         Ok(ConsumeReply {
             events,
-            status: SessionStatus::Active,
+            status,
             client: self.client,
         })
+    }
+}
+
+/// A waiting poll's session when its expiry came.
+enum AtExpiry {
+    Expired,
+    /// Still active: it now expires then, if before the poll's timeout.
+    SlidOn(Option<Instant>),
+}
+
+/// What `svc_consume` reports of a session: a failed render reads `expired`, it takes no gestures.
+fn consume_status(session: &crate::ports::agent::SessionRecord, now: DateTime<Utc>) -> SessionStatus {
+    match session.head.status_at(now) {
+        SessionStatus::Active => SessionStatus::Active,
+        SessionStatus::Expired | SessionStatus::Failed => SessionStatus::Expired,
     }
 }
 

@@ -1,5 +1,4 @@
 use serde_json::Value;
-use svc_domain::session::SessionStatus;
 
 use super::{AgentError, Caller, PropsService};
 use crate::ports::agent::LiveEvent;
@@ -15,11 +14,7 @@ impl PropsService {
         payload: Value,
         complete: bool,
     ) -> Result<bool, AgentError> {
-        let session = self.access.owned(caller, session_id).await?;
-        let now = self.access.clock.now();
-        if session.head.status_at(now) != SessionStatus::Active {
-            return Err(AgentError::SessionNotFound);
-        }
+        let session = self.access.active(caller, session_id).await?;
         let contract = &session.contract;
         let Some(declared) = contract.stream_channel(channel) else {
             return Err(AgentError::invalid(
@@ -40,6 +35,7 @@ impl PropsService {
                 violations,
             });
         }
+        let now = self.access.clock.now();
         let envelope = self
             .events
             .append_stream(session_id, channel, declared.mode.as_str(), &payload, complete, now)

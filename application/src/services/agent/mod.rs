@@ -34,6 +34,8 @@ mod session_variants;
 mod sessions;
 mod untrusted_contract;
 mod update;
+#[cfg(all(test, feature = "testing"))]
+mod update_tests;
 
 use std::sync::Arc;
 

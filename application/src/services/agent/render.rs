@@ -464,19 +464,16 @@ impl RenderService {
             }
             _ => None,
         };
+        // A re-aimed hit is an exact match of the new reuse key, not the handshake's suggestion.
+        let suggested = handshake.cache.as_ref().filter(|_| !reaimed);
         let cache_report = match &cached {
             Some(bp) => CacheReport {
                 hit: true,
-                similarity: Some(handshake.cache.as_ref().map_or(1.0, |c| c.similarity)),
+                similarity: Some(suggested.map_or(1.0, |c| c.similarity)),
                 cached_blueprint_id: Some(bp.blueprint_id.clone()),
                 llm_calls_avoided: 1,
-                kind: Some(handshake.cache.as_ref().map_or("exact".into(), |c| c.kind.clone())),
-                reason: Some(
-                    handshake
-                        .cache
-                        .as_ref()
-                        .map_or("same reuse key".into(), |c| c.reason.clone()),
-                ),
+                kind: Some(suggested.map_or("exact".into(), |c| c.kind.clone())),
+                reason: Some(suggested.map_or("same reuse key".into(), |c| c.reason.clone())),
             },
             None => CacheReport {
                 hit: false,
@@ -498,9 +495,12 @@ impl RenderService {
             None if reaimed || served_from_cache => self.ids.uuid(),
             None => handshake.blueprint_id.clone(),
         };
-        // A planned reuse that generates is a `create`, or an `update` beside another blueprint
-        // of the intent, as the handshake would answer now.
+        // The action says what the render does: a cached component served is a `reuse` whatever
+        // the handshake planned (an `override.variance` may land on a cached variant), and a
+        // planned reuse that generates is a `create`, or an `update` beside another blueprint of
+        // the intent, as the handshake would answer now.
         let action = match (&cached, handshake.action) {
+            (Some(_), _) => HandshakeAction::Reuse,
             (None, HandshakeAction::Reuse) => HandshakeAction::choose(
                 false,
                 false,
@@ -509,7 +509,7 @@ impl RenderService {
                     .intent_cached(&caller.app_id, &handshake.intent)
                     .await?,
             ),
-            (_, action) => action,
+            (None, action) => action,
         };
         Ok(Plan {
             contract,

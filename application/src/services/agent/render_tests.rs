@@ -333,6 +333,47 @@ async fn a_variance_override_re_aims_a_cached_handshake_at_a_new_component() {
     assert_eq!(fakes.generator.requests()[1].variance, json!({ "density": "compact" }));
 }
 
+/// A render reports what it did: an `override.variance` that lands on a cached variant serves
+/// that component, so the action is `reuse`, whatever the handshake planned.
+#[tokio::test]
+async fn a_variance_override_landing_on_a_cached_variant_is_a_reuse() {
+    let fakes = AgentFakes::default();
+    let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
+    let compact = json!({ "density": "compact" });
+    render_once(&service, &caller, "order card", titled()).await;
+    let with_variance = |variance: Value| HandshakeCommand {
+        variance: Some(variance),
+        ..draft("order card", titled())
+    };
+    let cached = agreed(&service, &caller, with_variance(compact.clone())).await;
+    let (compact_variant, _) = rendered(
+        service
+            .render(&caller, render_of(&cached.handshake_id, json!({})))
+            .await
+            .unwrap(),
+    );
+    // Planned as another variant beside the cached ones, re-aimed at the compact one.
+    let reply = agreed(&service, &caller, with_variance(json!({ "density": "wide" }))).await;
+    assert_eq!(reply.action, HandshakeAction::Update);
+    let command = RenderCommand {
+        override_: Some(RenderOverride {
+            contract: None,
+            variance: Some(compact),
+        }),
+        ..render_of(&reply.handshake_id, json!({}))
+    };
+    let (identity, _) = rendered(service.render(&caller, command).await.unwrap());
+    assert_eq!(identity.blueprint_id, compact_variant.blueprint_id);
+    assert!(identity.cache.hit);
+    assert_eq!(identity.action, HandshakeAction::Reuse);
+    assert_eq!(identity.cache.kind.as_deref(), Some("exact"));
+    assert_eq!(
+        fakes.generator.requests().len(),
+        2,
+        "the compact variant was not generated again"
+    );
+}
+
 #[tokio::test]
 async fn an_override_contract_that_needs_amending_or_a_bad_variance_is_refused_and_keeps_the_handshake() {
     let fakes = AgentFakes::default();

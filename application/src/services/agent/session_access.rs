@@ -57,6 +57,17 @@ impl SessionAccess {
         }
     }
 
+    /// The caller's session while it takes new props and stream payloads (`svc_update`,
+    /// `svc_amend`, `svc_emit`): an expired one, and a failed render that never took props, answer
+    /// like a missing one before any argument is checked, so the arguments never tell them apart.
+    pub async fn active(&self, caller: &Caller, session_id: &str) -> Result<Arc<SessionRecord>, AgentError> {
+        let session = self.owned(caller, session_id).await?;
+        if session.head.status_at(self.clock.now()) != SessionStatus::Active {
+            return Err(AgentError::SessionNotFound);
+        }
+        Ok(session)
+    }
+
     /// The caller's session unless it expired: agent and runtime tools answer an expired session
     /// like a missing one (-32002, Document 1). A failed render stays readable.
     pub async fn unexpired(&self, caller: &Caller, session_id: &str) -> Result<Arc<SessionRecord>, AgentError> {

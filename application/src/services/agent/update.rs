@@ -51,7 +51,8 @@ impl PropsService {
         amend: bool,
     ) -> Result<UpdateReply, AgentError> {
         for _ in 0..MAX_WRITE_ATTEMPTS {
-            let session = self.access.owned(caller, session_id).await?;
+            // An expired or failed session is missing before its props are looked at.
+            let session = self.access.active(caller, session_id).await?;
             let contract = &session.contract;
             let props = match &change {
                 PropsChange::Replace(p) => p.clone(),

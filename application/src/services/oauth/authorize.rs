@@ -79,10 +79,12 @@ fn present(value: &Option<String>) -> Option<&str> {
 }
 
 impl OAuthService {
-    pub async fn validate_authorization(
+    /// The client and its verified redirect URI: until both are known, an error is shown, never
+    /// redirected.
+    async fn redirect_target(
         &self,
         request: &AuthorizationRequest,
-    ) -> Result<ValidatedAuthorization, AuthorizeError> {
+    ) -> Result<(OAuthClient, RedirectUri), AuthorizeError> {
         let client_id = present(&request.client_id).ok_or(AuthorizeError::NotRedirectable("client_id is required"))?;
         let client = self
             .find_client(client_id)
@@ -97,6 +99,29 @@ impl OAuthService {
                 .ok_or(AuthorizeError::NotRedirectable(
                     "the redirect_uri is not registered for this client",
                 ))?;
+        Ok((client, redirect_uri))
+    }
+
+    /// The answer to a request that sent `resource` more than once. RFC 8707 lets a client ask
+    /// for several resources, but a token here serves one, so it is `invalid_target`, told at the
+    /// redirect URI once that is verified (before that, the error page).
+    pub async fn refuse_several_resources(&self, request: &AuthorizationRequest) -> AuthorizeError {
+        match self.redirect_target(request).await {
+            Ok((_, redirect_uri)) => AuthorizeError::Redirect(ErrorRedirect {
+                redirect_uri,
+                error: "invalid_target",
+                description: "only one resource may be requested".into(),
+                state: request.state.clone(),
+            }),
+            Err(error) => error,
+        }
+    }
+
+    pub async fn validate_authorization(
+        &self,
+        request: &AuthorizationRequest,
+    ) -> Result<ValidatedAuthorization, AuthorizeError> {
+        let (client, redirect_uri) = self.redirect_target(request).await?;
         let fail = |error: &'static str, description: String| {
             AuthorizeError::Redirect(ErrorRedirect {
                 redirect_uri: redirect_uri.clone(),

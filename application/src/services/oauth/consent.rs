@@ -3,12 +3,14 @@
 //! `/mcp` check accepts (a fresh key is minted for its owner), or, in hosted mode, an account's
 //! email and password (a fresh key is minted for the account). Either way the fresh key, labelled
 //! with the client's name, is what the token endpoint hands out, and the code carries it sealed.
+//! Redeeming the code revokes the keys the client was given before (`client_keys`).
 
 use svc_domain::oauth::{AuthorizationCode, CodeBinding, KeyGrant, ResourceIndicator};
 use svc_domain::wallet::Principal;
 
 use super::OAuthService;
 use super::authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
+use super::key_label::key_label;
 use crate::ports::RepositoryError;
 use crate::ports::external_identity::ExternalSignInError;
 use crate::services::accounts::{AccountServiceError, SignIn, SignedIn};
@@ -128,7 +130,7 @@ impl OAuthService {
         // A per-app resource locks the key to that app, as with a typed key (Document 2: the code
         // and any token minted from it are captured against that app).
         let app_id = validated.resource.app_id().map(str::to_owned);
-        let label = Some(validated.client.label().to_owned());
+        let label = Some(key_label(&validated.client));
         let (key_id, token) = match pairing.exchange_for_app(code, label, app_id).await {
             Ok(pair) => pair,
             Err(PairingError::WrongCode) => return Err(ApproveError::CredentialRefused),
@@ -181,7 +183,7 @@ impl OAuthService {
             .keys
             .issue(IssueConnectorKey {
                 caller_user_id: caller.principal_id.clone(),
-                name: Some(validated.client.label().to_owned()),
+                name: Some(key_label(&validated.client)),
                 app_id,
                 expires_at,
             })
@@ -244,7 +246,7 @@ impl OAuthService {
             .keys
             .issue(IssueConnectorKey {
                 caller_user_id: user_id.clone(),
-                name: Some(validated.client.label().to_owned()),
+                name: Some(key_label(&validated.client)),
                 app_id,
                 expires_at: None,
             })
@@ -284,15 +286,20 @@ impl OAuthService {
             .is_some_and(|app| app.owner_id == principal_id))
     }
 
-    /// Revokes a key that can no longer reach its client; a failure is logged, not answered.
-    pub(super) async fn revoke_quietly(&self, grant: &KeyGrant) {
+    /// Revokes a key that can no longer reach its client (or that a newer one replaced); a
+    /// failure is logged, not answered. `true` when the key is revoked now.
+    pub(super) async fn revoke_quietly(&self, grant: &KeyGrant) -> bool {
         let command = RevokeConnectorKey {
             caller_user_id: grant.owner_id.clone(),
             caller_locked_app: None,
             key_id: grant.key_id.clone(),
         };
-        if let Err(error) = self.checks.keys.revoke(command).await {
-            tracing::warn!(key_id = %grant.key_id, error = %error, "could not revoke an OAuth key");
+        match self.checks.keys.revoke(command).await {
+            Ok(_) => true,
+            Err(error) => {
+                tracing::warn!(key_id = %grant.key_id, error = %error, "could not revoke an OAuth key");
+                false
+            }
         }
     }
 }

@@ -5,8 +5,10 @@
 
 mod authorize;
 mod client_documents;
+mod client_keys;
 mod consent;
 mod external;
+mod key_label;
 mod register;
 mod resources;
 mod sweep;
@@ -33,7 +35,9 @@ use super::auth::AuthService;
 use super::operator::{ConnectorKeyService, CreditService};
 use super::pairing::PairingService;
 use crate::ports::agent::AppRepository;
-use crate::ports::oauth::{AuthorizationCodeRepository, OAuthClientRepository, ResourceValidator};
+use crate::ports::oauth::{
+    AuthorizationCodeRepository, OAuthClientKeyRepository, OAuthClientRepository, ResourceValidator,
+};
 use crate::ports::{Clock, Ids};
 
 /// Every port the OAuth surface uses.
@@ -41,6 +45,8 @@ use crate::ports::{Clock, Ids};
 pub struct OAuthPorts {
     pub clients: Arc<dyn OAuthClientRepository>,
     pub codes: Arc<dyn AuthorizationCodeRepository>,
+    /// The keys redeemed codes delivered, so a client that connects again replaces its key.
+    pub client_keys: Arc<dyn OAuthClientKeyRepository>,
     pub resources: Arc<dyn ResourceValidator>,
     pub apps: Arc<dyn AppRepository>,
     pub clock: Arc<dyn Clock>,

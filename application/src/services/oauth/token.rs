@@ -3,7 +3,8 @@
 //!
 //! Every redemption attempt consumes the code. A replayed code revokes the key it carried (RFC
 //! 6749 section 4.1.2: the code may have been stolen), and so does a failed redemption, since
-//! the burnt code can no longer deliver the key to anyone.
+//! the burnt code can no longer deliver the key to anyone. A redeemed code revokes the keys the
+//! same client was given before for the same owner (`client_keys`): one key per connected client.
 
 use svc_domain::oauth::{CodeError, CodeExchange, hash_code};
 
@@ -114,6 +115,7 @@ impl OAuthService {
                     .clients
                     .record_last_resource(exchange.client_id, code.binding.resource.as_deref())
                     .await?;
+                self.supersede_earlier_keys(exchange.client_id, &code.key).await;
                 Ok(AccessToken(token))
             }
             Err(error) => {

@@ -179,11 +179,8 @@ impl RegistryService {
                     manifest.identity.scope.as_str()
                 ))
             })?;
-        if manifest
-            .author_public_key
-            .as_deref()
-            .is_some_and(|pinned| pinned != key.public_key)
-        {
+        // The manifest's schema requires `authorPublicKey` beside an Ed25519 signature.
+        if manifest.author_public_key.as_deref() != Some(key.public_key.as_str()) {
             return Err(RegistryError::UnknownKey(format!(
                 "`authorPublicKey` is not the key registered as {key_id:?}"
             )));

@@ -127,6 +127,23 @@ async fn errors_after_the_redirect_uri_is_verified_go_back_with_iss(app: OAuthAp
         assert_eq!(answer.param("state").as_deref(), state, "{what}");
         assert!(answer.param("code").is_none(), "{what}");
     }
+    // RFC 8707 lets a client send several resources; a grant here serves one, so two are an
+    // invalid_target told to the client (its redirect URI is verified), not an error page.
+    let mut two_resources = with(&request, "resource", Some(&format!("{issuer}/mcp")));
+    two_resources.push(("resource".into(), issuer.to_owned()));
+    let answer = app.authorize(&two_resources).await;
+    assert_eq!(answer.status, StatusCode::FOUND, "two resources: {}", answer.body);
+    assert_eq!(answer.target(), REDIRECT);
+    assert_eq!(answer.param("error").as_deref(), Some("invalid_target"));
+    assert_eq!(answer.param("iss").as_deref(), Some(issuer));
+    assert_eq!(answer.param("state").as_deref(), Some(STATE));
+    // Before the redirect URI is verified, nothing is sent to it.
+    let unverified = with(&two_resources, "redirect_uri", Some("https://evil.example/cb"));
+    assert_not_redirected(&app.authorize(&unverified).await, "two resources, foreign redirect");
+    // Any other parameter sent twice is still the error page.
+    let mut two_states = request.clone();
+    two_states.push(("state".into(), "again".into()));
+    assert_not_redirected(&app.authorize(&two_states).await, "two states");
     // A state or scope past 2048 bytes is a payload, not a nonce: refused, the state echoed.
     let long = "s".repeat(svc_application::services::oauth::PARAMETER_MAX_BYTES + 1);
     for name in ["state", "scope"] {
@@ -267,30 +284,34 @@ async fn declining_redirects_access_denied(app: OAuthApp) {
     assert!(answer.param("code").is_none());
 }
 
+/// Both per-app forms: the app (`/apps/<appId>`) and its endpoint (`/apps/<appId>/mcp`, the
+/// `resource` its protected-resource metadata names).
 async fn a_per_app_resource_locks_the_key_to_the_app(app: OAuthApp) {
     let app_id = app.default_app_id().await;
-    let resource = format!("{}/apps/{app_id}", app.issuer());
-    let client_id = app.client("Per-app host").await;
-    let request = with(&app.request(&client_id), "resource", Some(&resource));
-    let page = app.authorize(&request).await;
-    assert_eq!(page.status, StatusCode::OK);
-    assert!(page.body.contains(&app_id), "the page names the app");
-    let code = app.code_for(&request).await;
-    let form = with(&app.token_form(&client_id, &code), "resource", Some(&resource));
-    let (status, _, token) = app.token(&form).await;
-    assert_eq!(status, StatusCode::OK, "{token}");
-    assert_eq!(
-        app.mcp_status(token["access_token"].as_str().unwrap()).await,
-        StatusCode::OK
-    );
-    let keys = app.ops("svc_ops_list_connector_keys", json!({})).await;
-    let key = keys["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["name"] == "Per-app host")
-        .unwrap();
-    assert_eq!(key["appId"], app_id.as_str(), "{key}");
+    for (suffix, client_name) in [("", "Per-app host"), ("/mcp", "Per-app endpoint host")] {
+        let resource = format!("{}/apps/{app_id}{suffix}", app.issuer());
+        let client_id = app.client(client_name).await;
+        let request = with(&app.request(&client_id), "resource", Some(&resource));
+        let page = app.authorize(&request).await;
+        assert_eq!(page.status, StatusCode::OK, "{resource}: {}", page.body);
+        assert!(page.body.contains(&app_id), "the page names the app");
+        let code = app.code_for(&request).await;
+        let form = with(&app.token_form(&client_id, &code), "resource", Some(&resource));
+        let (status, _, token) = app.token(&form).await;
+        assert_eq!(status, StatusCode::OK, "{resource}: {token}");
+        assert_eq!(
+            app.mcp_status(token["access_token"].as_str().unwrap()).await,
+            StatusCode::OK
+        );
+        let keys = app.ops("svc_ops_list_connector_keys", json!({})).await;
+        let key = keys["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["name"] == client_name)
+            .unwrap();
+        assert_eq!(key["appId"], app_id.as_str(), "{key}");
+    }
 }
 
 #[tokio::test]

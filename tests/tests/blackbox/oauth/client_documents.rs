@@ -15,7 +15,15 @@ use svc_tests::{Auth, Backend};
 
 use crate::oauth::support::{OAuthApp, REDIRECT, with};
 
-oauth_scenarios!(Auth::DevAllowAll => a_client_named_by_its_document_completes_the_flow);
+oauth_scenarios!(Auth::DevAllowAll =>
+    a_client_named_by_its_document_completes_the_flow,
+    a_nameless_client_with_a_long_url_gets_a_shortened_key_name,
+);
+
+/// A path that makes the document's URL longer than a key name may be (120 characters).
+fn long_path() -> String {
+    format!("/clients/{}.json", "a".repeat(120))
+}
 
 /// A loopback site serving metadata documents; counts the requests it answers.
 struct DocumentSite {
@@ -39,8 +47,18 @@ impl DocumentSite {
             .to_string();
             make_sync(move |_| Response::builder().content_type("application/json").body(body.clone()))
         };
+        let nameless = {
+            let body = json!({
+                "client_id": format!("{origin}{}", long_path()),
+                "redirect_uris": [REDIRECT],
+                "token_endpoint_auth_method": "none",
+            })
+            .to_string();
+            make_sync(move |_| Response::builder().content_type("application/json").body(body.clone()))
+        };
         let counted = hits.clone();
         let app = Route::new()
+            .at(long_path(), nameless)
             .at("/good.json", document("/good.json", format!("{origin}/good.json")))
             .at(
                 "/mismatch.json",
@@ -113,6 +131,31 @@ async fn a_client_named_by_its_document_completes_the_flow(app: OAuthApp) {
         "the document's redirect_uris bind"
     );
     assert!(refused.location.is_none());
+}
+
+/// Without a `client_name` the key is named after the `client_id`; a URL longer than a key name
+/// is shortened to fit rather than failing the consent.
+async fn a_nameless_client_with_a_long_url_gets_a_shortened_key_name(app: OAuthApp) {
+    let site = DocumentSite::start().await;
+    let client_id = site.url(&long_path());
+    assert!(client_id.chars().count() > 120, "{client_id}");
+    let params = app.request(&client_id);
+    let code = app.code_for(&params).await;
+    let (status, _, body) = app.token(&app.token_form(&client_id, &code)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let token = body["access_token"].as_str().expect("access_token");
+    assert_eq!(app.mcp_status(token).await, StatusCode::OK);
+
+    let keys = app.ops("svc_ops_list_connector_keys", json!({})).await;
+    let prefix: String = client_id.chars().take(119).collect();
+    let names: Vec<&str> = keys["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k["name"].as_str())
+        .filter(|name| name.starts_with(&prefix))
+        .collect();
+    assert_eq!(names, vec![format!("{prefix}…")], "{keys}");
 }
 
 /// The page shown for a refused document: 400, its reason, no redirect to the client.

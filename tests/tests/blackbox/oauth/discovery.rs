@@ -81,12 +81,52 @@ async fn app_scoped_metadata_exists_for_known_apps_only(app: OAuthApp) {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["resource"], format!("{}/apps/{app_id}", app.issuer()));
     assert_eq!(body["authorization_servers"], json!([app.issuer()]));
+    // RFC 9728 section 3.3: the document at the path the per-app challenge names describes
+    // exactly the resource the client requested, `/apps/<appId>/mcp`.
+    let endpoint = format!("{}/apps/{app_id}/mcp", app.issuer());
+    let resp = app.http.post(&endpoint).json(&json!({})).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let challenge = resp.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    let metadata_path = format!("/.well-known/oauth-protected-resource/apps/{app_id}/mcp");
+    assert!(
+        challenge.ends_with(&format!(r#"resource_metadata="{}{metadata_path}""#, app.issuer())),
+        "{challenge}"
+    );
+    let (status, _, body) = app.get_json(&metadata_path).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["resource"], endpoint);
     for unknown in ["NoSuchApp0000000", "not-an-id"] {
         let (status, _, _) = app
             .get_json(&format!("/.well-known/oauth-protected-resource/apps/{unknown}"))
             .await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{unknown}");
     }
+}
+
+/// `/ops` takes the same keys as `/mcp`, so both of its challenges (GET and POST) name the
+/// universal resource's metadata, as `/mcp`'s do.
+#[tokio::test]
+async fn both_ops_challenges_name_the_mcp_resource_metadata() {
+    let app = OAuthApp::spawn("ops_challenges", Backend::Sqlite, Auth::Strict, |_| {})
+        .await
+        .unwrap();
+    let expected = format!(
+        r#"Bearer realm="mcp", resource_metadata="{}/.well-known/oauth-protected-resource/mcp""#,
+        app.issuer()
+    );
+    let get = app.http.get(app.url("/ops")).send().await.unwrap();
+    assert_eq!(get.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(get.headers()["www-authenticate"], expected.as_str(), "GET /ops");
+    let post = app
+        .http
+        .post(app.url("/ops"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(post.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(post.headers()["www-authenticate"], expected.as_str(), "POST /ops");
 }
 
 #[tokio::test]
@@ -104,16 +144,45 @@ async fn the_issuer_flag_sets_every_url() {
     assert_eq!(resource["authorization_servers"], json!(["https://mcp.example.com"]));
 }
 
-#[tokio::test]
-async fn an_insecure_issuer_refuses_to_start() {
+/// The one-line settings error a server with OAuth on and `configure`d settings stops with.
+async fn start_refused(data_dir: &str, configure: impl FnOnce(&mut svc::Settings)) -> String {
     let mut settings = svc::Settings::load(None).unwrap();
     settings.server.port = 0;
-    settings.server.data_dir = svc_tests::temp_dir("svc-oauth-issuer");
+    settings.server.data_dir = svc_tests::temp_dir(data_dir);
     settings.oauth.enabled = true;
-    settings.oauth.issuer = "http://mcp.example.com".into();
+    configure(&mut settings);
     let error = svc::Application::build(&settings).await.err().expect("refused");
-    assert!(error.to_string().contains("oauth.issuer"), "{error}");
     let _ = std::fs::remove_dir_all(&settings.server.data_dir);
+    let line = error.to_string();
+    assert!(!line.contains('\n'), "one line: {line}");
+    line
+}
+
+#[tokio::test]
+async fn an_insecure_issuer_refuses_to_start() {
+    let error = start_refused("svc-oauth-issuer", |s| s.oauth.issuer = "http://mcp.example.com".into()).await;
+    assert!(error.contains("oauth.issuer"), "{error}");
+}
+
+/// Discovery is served at the root form only (no RFC 8414 path-inserted metadata URL), so an
+/// issuer with a path would advertise endpoints no client finds: refused when written.
+#[tokio::test]
+async fn an_issuer_with_a_path_refuses_to_start() {
+    let error = start_refused("svc-oauth-issuer-path", |s| {
+        s.oauth.issuer = "https://mcp.example.com/base".into();
+    })
+    .await;
+    assert!(error.contains("oauth.issuer"), "{error}");
+    assert!(error.contains("path"), "{error}");
+}
+
+/// Document 2: the authorization code lives 5 minutes; a longer lifetime is refused, a shorter
+/// one (tests use 1 second) is not.
+#[tokio::test]
+async fn a_code_lifetime_over_five_minutes_refuses_to_start() {
+    let error = start_refused("svc-oauth-code-lifetime", |s| s.oauth.code_lifetime_seconds = 301).await;
+    assert!(error.contains("oauth.code_lifetime_seconds"), "{error}");
+    assert!(error.contains("300"), "{error}");
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ use crate::oauth::support::{CHALLENGE, OAuthApp, VERIFIER, with};
 
 oauth_scenarios!(Auth::Strict =>
     the_token_is_a_listed_key_that_works_until_revoked,
+    a_client_that_connects_again_keeps_one_active_key,
     a_code_is_single_use_and_a_replay_revokes_its_key,
     pkce_is_verified,
     the_resource_must_match_the_authorization,
@@ -44,6 +45,94 @@ async fn the_token_is_a_listed_key_that_works_until_revoked(app: OAuthApp) {
     app.ops("svc_ops_revoke_connector_key", json!({ "keyId": rows[0]["id"] }))
         .await;
     assert_eq!(app.mcp_status(&access_token).await, StatusCode::UNAUTHORIZED);
+}
+
+/// Document 2: each connected client is one row of the key list, and re-authentication is one
+/// OAuth round trip. A second redeemed code for the same client and owner revokes the key of
+/// the first, so the first token stops working and one active row remains.
+async fn a_client_that_connects_again_keeps_one_active_key(app: OAuthApp) {
+    let client_id = app.client("Reconnecting host").await;
+    let other_client = app.client("Another host").await;
+    let mut tokens = Vec::new();
+    for client in [&client_id, &other_client, &client_id] {
+        let code = app.code_for(&app.request(client)).await;
+        let (status, _, token) = app.token(&app.token_form(client, &code)).await;
+        assert_eq!(status, StatusCode::OK, "{token}");
+        tokens.push(token["access_token"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(
+        app.mcp_status(&tokens[0]).await,
+        StatusCode::UNAUTHORIZED,
+        "the replaced token"
+    );
+    assert_eq!(
+        app.mcp_status(&tokens[1]).await,
+        StatusCode::OK,
+        "another client's token"
+    );
+    assert_eq!(app.mcp_status(&tokens[2]).await, StatusCode::OK, "the new token");
+
+    let keys = app.ops("svc_ops_list_connector_keys", json!({})).await;
+    let statuses = |name: &str| -> Vec<String> {
+        keys["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["name"] == name)
+            .map(|k| k["status"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mut reconnecting = statuses("Reconnecting host");
+    reconnecting.sort();
+    assert_eq!(reconnecting, ["active", "revoked"], "{keys}");
+    assert_eq!(statuses("Another host"), ["active"], "{keys}");
+}
+
+/// The earlier key is revoked as every revocation is (announced on the bus): a replica that
+/// holds it in its cache refuses it too, within a second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reconnection_on_one_replica_revokes_the_earlier_token_on_another() {
+    let Some(app) = OAuthApp::spawn("oauth_reconnect_replicas", Backend::Postgres, Auth::Strict, |_| {}).await else {
+        return;
+    };
+    let other = app.app.replica().await;
+    let client_id = app.client("Replicated host").await;
+    let connect = || async {
+        let code = app.code_for(&app.request(&client_id)).await;
+        let (status, _, token) = app.token(&app.token_form(&client_id, &code)).await;
+        assert_eq!(status, StatusCode::OK, "{token}");
+        token["access_token"].as_str().unwrap().to_owned()
+    };
+    let first = connect().await;
+    let on_other = |bearer: String| {
+        let url = format!("{}/mcp", other.base);
+        let http = app.http.clone();
+        async move {
+            http.post(url)
+                .bearer_auth(bearer)
+                .header("accept", "application/json, text/event-stream")
+                .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    // Twice: the second answer comes from the other replica's cache.
+    assert_eq!(on_other(first.clone()).await, StatusCode::OK);
+    assert_eq!(on_other(first.clone()).await, StatusCode::OK);
+
+    let second = connect().await;
+    let reconnected_at = std::time::Instant::now();
+    assert_eq!(app.mcp_status(&first).await, StatusCode::UNAUTHORIZED);
+    while on_other(first.clone()).await != StatusCode::UNAUTHORIZED {
+        assert!(
+            reconnected_at.elapsed() < std::time::Duration::from_secs(1),
+            "the other replica still accepts the replaced token"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(on_other(second).await, StatusCode::OK);
 }
 
 async fn a_code_is_single_use_and_a_replay_revokes_its_key(app: OAuthApp) {
@@ -91,7 +180,17 @@ async fn the_resource_must_match_the_authorization(app: OAuthApp) {
     let mcp = format!("{}/mcp", app.issuer());
     let app_id = app.default_app_id().await;
     let per_app = format!("{}/apps/{app_id}", app.issuer());
+    // The form the per-app protected-resource metadata names.
+    let per_app_endpoint = format!("{per_app}/mcp");
     let rows = [
+        (Some(per_app_endpoint.as_str()), Some(per_app_endpoint.as_str()), Ok(())),
+        (Some(per_app_endpoint.as_str()), None, Ok(())),
+        (
+            Some(per_app_endpoint.as_str()),
+            Some(per_app.as_str()),
+            Err("invalid_target"),
+        ),
+        (None, Some(per_app_endpoint.as_str()), Err("invalid_target")),
         (Some(mcp.as_str()), Some(per_app.as_str()), Err("invalid_target")),
         (Some(per_app.as_str()), Some(mcp.as_str()), Err("invalid_target")),
         (

@@ -74,7 +74,7 @@ fn answer(reply: ConsumeReply) -> Answer<ConsumeResult> {
     let text = format!("{} event(s); session {}", events.len(), reply.status.as_str());
     let body = ConsumeResult {
         events,
-        status: reply.status.as_str().to_owned(),
+        status: reply.status.into(),
         client: reply.client,
     };
     Answer::ok(body, text)

@@ -1,11 +1,12 @@
-//! `svc_list_sessions`: the app's renders, newest last, with a wsToken for each active one.
+//! `svc_list_sessions`: the app's renders, newest last, with a wsToken for each active one where
+//! this server mints them.
 
 use svc_application::ports::agent::SessionQuery;
 use svc_domain::session::SessionStatus;
 use svc_protocol::ListSessionsArgs;
 use svc_protocol::agent_results::{SessionRow, SessionsResult};
 
-use super::{AgentCtx, AgentTool};
+use super::{AgentCtx, AgentTool, mints_ws_tokens};
 use crate::errors::{ToolFailure, map_agent_error};
 use crate::tools::{Annotations, Answer, ToolDefinition, iso};
 
@@ -33,12 +34,14 @@ impl AgentTool for ListSessions {
             .await
             .map_err(map_agent_error)?;
         let now = ctx.state.agent.now();
+        let minting = mints_ws_tokens(ctx.state);
         let sessions: Vec<SessionRow> = rows
             .iter()
             .map(|(s, status)| {
                 // A host re-mounting a card from its history subscribes with this; a session
-                // that can no longer be subscribed to gets none.
-                let token = (*status == SessionStatus::Active).then(|| {
+                // that can no longer be subscribed to gets none, and nor does any session on a
+                // server without the live channel's bootstrap.
+                let token = (minting && *status == SessionStatus::Active).then(|| {
                     ctx.state
                         .tokens
                         .mint(&s.session_id, &s.app_id, ctx.caller.key_id.as_deref(), now)

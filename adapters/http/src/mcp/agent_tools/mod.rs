@@ -217,6 +217,14 @@ pub fn list(state: &AgentRoutes) -> bytes::Bytes {
         .clone()
 }
 
+/// Whether this server supplies the seam that mints wsTokens into tool results (Document 1: "the
+/// `wsToken` pair appears only when the deployment supplies a token-minting seam"): the MCP-Apps
+/// option, which carries the live channel's bootstrap and needs that channel on. `svc_render`'s
+/// `_meta` slice and `svc_list_sessions`' rows both follow it.
+pub(crate) fn mints_ws_tokens(state: &AgentRoutes) -> bool {
+    state.mcp_apps_on()
+}
+
 /// `ui://svc/render/<sessionId>`: the resource of one render.
 pub fn render_uri(session_id: &str) -> String {
     format!("{}/{session_id}", super::resources::SHELL_URI)

@@ -3,15 +3,16 @@
 
 use serde_json::{Value, json};
 use svc_application::ports::agent::HostSession;
-use svc_application::services::agent::{RenderCommand, RenderIdentity, RenderOverride, RenderResult};
+use svc_application::services::agent::{Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult};
+use svc_domain::refusal::RefusalCode;
 use svc_protocol::RenderArgs;
 use svc_protocol::agent_results::{
-    CacheBody, ErrorBody, NextStep, RefusalBody, RenderFailed, RenderIdentityBody, RenderOutcome, RenderRefused,
-    Rendered,
+    CacheBody, ErrorBody, HandshakeState, NextStep, RefusalBody, RenderFailed, RenderFailureCode, RenderGateCode,
+    RenderIdentityBody, RenderOutcome, RenderRefused, Rendered,
 };
 
 use super::consume::Consume;
-use super::{AgentCtx, AgentTool, render_uri};
+use super::{AgentCtx, AgentTool, mints_ws_tokens, render_uri};
 use crate::errors::{ToolFailure, map_agent_error};
 use crate::mcp::render_meta::render_meta;
 use crate::tools::{Annotations, Answer, ToolDefinition, serialisation_failure};
@@ -70,7 +71,7 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Result<Answer<RenderOutc
         } => {
             let uri = render_uri(&identity.session_id);
             let body = Rendered {
-                identity: identity_body("rendered", identity),
+                identity: identity_body(identity),
                 resource_uri: uri.clone(),
                 next_step: has_actions.then(|| NextStep {
                     tool: Consume::NAME.to_owned(),
@@ -83,8 +84,9 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Result<Answer<RenderOutc
                 None => format!("rendered: {uri}"),
             };
             let answer = Answer::ok(RenderOutcome::Rendered(body), text);
-            // The mount bootstrap is MCP-Apps metadata: without the option there is none.
-            if ctx.state.mcp_apps_on() {
+            // The mount bootstrap (with its wsToken) is MCP-Apps metadata: without the option
+            // there is none.
+            if mints_ws_tokens(ctx.state) {
                 let key_id = ctx.caller.key_id.as_deref();
                 let meta = render_meta(ctx.state, identity, theme_id, *last_sequence, first_paint, key_id)
                     .map_err(serialisation_failure)?;
@@ -99,9 +101,9 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Result<Answer<RenderOutc
             message,
         } => {
             let body = RenderFailed {
-                identity: identity_body("failed", identity),
+                identity: identity_body(identity),
                 error: ErrorBody {
-                    code: (*code).to_owned(),
+                    code: RenderFailureCode::of(code),
                     message: message.clone(),
                 },
             };
@@ -112,13 +114,12 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Result<Answer<RenderOutc
         }
         RenderResult::Refused(refusal) => {
             let body = RenderRefused {
-                outcome: "refused".to_owned(),
                 refusal: RefusalBody {
-                    code: refusal.entry.code.to_owned(),
+                    code: render_gate_code(refusal)?,
                     message: refusal.message.clone(),
                     fix: refusal.entry.fix.to_owned(),
-                    retry: refusal.entry.retry.as_str().to_owned(),
-                    handshake: "intact".to_owned(),
+                    retry: refusal.entry.retry.into(),
+                    handshake: HandshakeState::Intact,
                     balance_cents_at_check: refusal.balance_cents_at_check,
                 },
             };
@@ -130,12 +131,27 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Result<Answer<RenderOutc
     }
 }
 
-fn identity_body(outcome: &str, identity: &RenderIdentity) -> RenderIdentityBody {
+/// The refusal's registry row as the render gate's wire code. A row outside the gate's subset
+/// never refuses a render: reaching here with one is a server fault, never sent as a refusal.
+fn render_gate_code(refusal: &Refusal) -> Result<RenderGateCode, ToolFailure> {
+    RefusalCode::ALL
+        .into_iter()
+        .find(|code| code.entry() == refusal.entry)
+        .and_then(|code| RenderGateCode::try_from(code).ok())
+        .ok_or_else(|| {
+            let cause = format!(
+                "a render was refused with `{}`, outside the render gate",
+                refusal.entry.code
+            );
+            ToolFailure::Rpc(crate::errors::internal(&cause))
+        })
+}
+
+fn identity_body(identity: &RenderIdentity) -> RenderIdentityBody {
     let c = &identity.cache;
     RenderIdentityBody {
-        outcome: outcome.to_owned(),
         session_id: identity.session_id.clone(),
-        action: identity.action.as_str().to_owned(),
+        action: identity.action.into(),
         contract_hash: identity.contract_hash.clone(),
         blueprint_id: identity.blueprint_id.clone(),
         variant_key: identity.variant_key.clone(),

@@ -102,11 +102,14 @@ fn external_runtime(m: &crate::settings::McpAppsSettings) -> Result<Option<Exter
     })
 }
 
-/// `[live]`'s two clocks; each must be at least a second.
+/// `[live]`'s two clocks: from a second to a day (a socket adds them to the present).
 fn live_timings(settings: &Settings) -> Result<svc_http::LiveTimings, StartError> {
+    const DAY: u64 = 86_400;
     let seconds = |name: &str, value: u64| {
-        if value == 0 {
-            return Err(StartError::Config(format!("live.{name} must be at least 1, not 0")));
+        if !(1..=DAY).contains(&value) {
+            return Err(StartError::Config(format!(
+                "live.{name} must be from 1 to {DAY} seconds, not {value}"
+            )));
         }
         Ok(Duration::from_secs(value))
     };
@@ -681,6 +684,37 @@ mod tests {
                 60
             };
             assert_eq!(default_session_ttl(&settings).unwrap(), expected, "hosted {hosted}");
+        }
+    }
+
+    /// A socket adds each clock to the present: none may be nothing, nor so long the sum
+    /// overflows and every socket's task panics.
+    #[test]
+    fn the_live_clocks_are_from_a_second_to_a_day() {
+        let mut settings = Settings::load_from(None, Vec::new()).unwrap();
+        for (value, accepted) in [
+            (0, false),
+            (1, true),
+            (86_400, true),
+            (86_401, false),
+            (u64::MAX, false),
+        ] {
+            settings.live.subscribe_timeout_seconds = value;
+            settings.live.key_recheck_seconds = 60;
+            let answer = live_timings(&settings);
+            assert_eq!(answer.is_ok(), accepted, "subscribe {value}");
+            if let Err(refused) = answer {
+                let refused = refused.to_string();
+                assert!(
+                    refused.contains(&format!(
+                        "live.subscribe_timeout_seconds must be from 1 to 86400 seconds, not {value}"
+                    )),
+                    "{refused}"
+                );
+            }
+            settings.live.subscribe_timeout_seconds = 30;
+            settings.live.key_recheck_seconds = value;
+            assert_eq!(live_timings(&settings).is_ok(), accepted, "recheck {value}");
         }
     }
 }

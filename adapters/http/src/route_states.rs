@@ -40,6 +40,8 @@ pub(crate) struct AgentRoutes {
     pub tokens: LiveTokens,
     pub urls: PublicUrls,
     pub mcp_apps: Option<McpApps>,
+    /// The live channel `/ws` (and its polling fallback) is served: the seam wsTokens are for.
+    pub live_enabled: bool,
     pub tool_call_limit: Option<ToolCallLimiter>,
     pub hosted_apps: Option<AppSettingsService>,
     /// The playground page's address, when it is served (`svc_render`'s text points to it).
@@ -153,6 +155,7 @@ impl HttpState {
             tokens: self.tokens.clone(),
             urls: self.urls,
             mcp_apps: self.mcp_apps,
+            live_enabled: self.live_enabled,
             tool_call_limit: self.tool_call_limit,
             hosted_apps: self.hosted_apps,
             playground_url,

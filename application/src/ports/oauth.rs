@@ -16,11 +16,24 @@ pub trait OAuthClientRepository: Send + Sync {
     async fn record_last_resource(&self, client_id: &str, resource: Option<&str>) -> Result<(), RepositoryError>;
 }
 
-/// A key a redeemed code delivered to a client.
+/// One connection of a client for an owner: the keys delivered to it replace each other. A
+/// connection to one app (`/apps/<appId>`) and a universal one are different connections, as
+/// are two apps: a host that reuses one `client_id` for several connectors keeps each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientConnection<'a> {
+    pub client_id: &'a str,
+    pub owner_id: &'a str,
+    /// The app of a per-app resource; `None` for a universal one.
+    pub app_id: Option<&'a str>,
+}
+
+/// A key a redeemed code delivered to a connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientKeyDelivery {
     pub key_id: String,
-    pub delivered_at: DateTime<Utc>,
+    /// Assigned by the database in the order deliveries were recorded: the same order on every
+    /// replica, whatever their clocks say.
+    pub seq: i64,
 }
 
 /// The keys redeemed codes delivered to each client for each owner, shared by replicas, so a
@@ -28,10 +41,15 @@ pub struct ClientKeyDelivery {
 /// connected client).
 #[async_trait::async_trait]
 pub trait OAuthClientKeyRepository: Send + Sync {
-    /// Records that `grant`'s key was delivered to `client_id` at `at`.
-    async fn record(&self, client_id: &str, grant: &KeyGrant, at: DateTime<Utc>) -> Result<(), RepositoryError>;
-    /// The deliveries to `client_id` for `owner_id` not forgotten yet, in no particular order.
-    async fn delivered(&self, client_id: &str, owner_id: &str) -> Result<Vec<ClientKeyDelivery>, RepositoryError>;
+    /// Records that `key_id` was delivered to `connection` at `at`; answers the delivery's `seq`.
+    async fn record(
+        &self,
+        connection: ClientConnection<'_>,
+        key_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<i64, RepositoryError>;
+    /// The deliveries to `connection` not forgotten yet, in no particular order.
+    async fn delivered(&self, connection: ClientConnection<'_>) -> Result<Vec<ClientKeyDelivery>, RepositoryError>;
     /// Forgets a delivery once its key is revoked (nothing to do when there is none).
     async fn forget(&self, key_id: &str) -> Result<(), RepositoryError>;
 }

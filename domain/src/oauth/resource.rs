@@ -1,5 +1,5 @@
-//! Resource indicators (RFC 8707): the issuer itself or the issuer plus `/mcp` is universal (the
-//! whole app surface of the user); the issuer plus `/apps/<appId>` or the app's endpoint
+//! Resource indicators (RFC 8707): the issuer itself, the issuer plus `/mcp`, or plus `/ops` (the
+//! operator route, which takes the same keys) is universal (the whole app surface of the user); the issuer plus `/apps/<appId>` or the app's endpoint
 //! `/apps/<appId>/mcp` (the `resource` of its protected-resource metadata) is one app. Anything
 //! else is unknown and refused at authorize, before the consent step.
 
@@ -35,7 +35,7 @@ impl ResourceIndicator {
         let canonical = url.as_str().trim_end_matches('/');
         let rest = canonical.strip_prefix(issuer.as_str()).ok_or(UnknownResource)?;
         match rest {
-            "" | "/mcp" => Ok(Self::Universal),
+            "" | "/mcp" | "/ops" => Ok(Self::Universal),
             _ => {
                 let app = rest.strip_prefix("/apps/").ok_or(UnknownResource)?;
                 let app_id = app.strip_suffix("/mcp").unwrap_or(app);
@@ -89,6 +89,8 @@ mod tests {
             (Some("http://127.0.0.1:6781/"), Ok(ResourceIndicator::Universal)),
             (Some("http://127.0.0.1:6781/mcp"), Ok(ResourceIndicator::Universal)),
             (Some("HTTP://127.0.0.1:6781/mcp/"), Ok(ResourceIndicator::Universal)),
+            (Some("http://127.0.0.1:6781/ops"), Ok(ResourceIndicator::Universal)),
+            (Some("http://127.0.0.1:6781/ops/x"), Err(UnknownResource)),
             (
                 Some("http://127.0.0.1:6781/apps/Ab12Cd34Ef56Gh78"),
                 app("Ab12Cd34Ef56Gh78"),

@@ -303,7 +303,7 @@ mod defaults {
         30
     }
     pub fn key_recheck_seconds() -> u64 {
-        20
+        60
     }
     pub fn tool_channels_per_socket() -> usize {
         8

@@ -935,19 +935,23 @@ async fn output_schemas_enumerate_the_closed_sets() {
 /// channel (and so without the MCP-Apps option) no row carries one, as no render does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_sessions_mints_no_ws_token_without_the_live_channel() {
-    let app = TestApp::spawn_configured("no_live", svc_tests::Backend::Sqlite, Auth::DevAllowAll, |s| {
-        s.live.enabled = false;
-        s.mcp_apps.enabled = false;
-    })
-    .await
-    .unwrap();
-    let session = rendered(&app, json!({ "title": "t" })).await;
-    let listed = app.tool_ok("svc_list_sessions", json!({})).await;
-    let row = &listed["sessions"][0];
-    assert_eq!(row["sessionId"], session.as_str());
-    assert_eq!(row["status"], "active");
-    for field in ["wsToken", "wsTokenExpiresAt"] {
-        assert!(row.get(field).is_none(), "{field}: {row}");
+    // The live channel decides, not the MCP-Apps option: a card embedded without MCP-Apps
+    // opens `/ws` with a listed token.
+    for live in [false, true] {
+        let app = TestApp::spawn_configured("no_live", svc_tests::Backend::Sqlite, Auth::DevAllowAll, |s| {
+            s.live.enabled = live;
+            s.mcp_apps.enabled = false;
+        })
+        .await
+        .unwrap();
+        let session = rendered(&app, json!({ "title": "t" })).await;
+        let listed = app.tool_ok("svc_list_sessions", json!({})).await;
+        let row = &listed["sessions"][0];
+        assert_eq!(row["sessionId"], session.as_str());
+        assert_eq!(row["status"], "active");
+        for field in ["wsToken", "wsTokenExpiresAt"] {
+            assert_eq!(row.get(field).is_some(), live, "live {live}, {field}: {row}");
+        }
     }
 }
 

@@ -50,6 +50,25 @@ struct Bound {
     told_missed: bool,
 }
 
+/// The clock of a bound socket's key checks. The first check comes between half an interval and
+/// one (spread by session id): cards that reconnect together after a restart do not check
+/// together ever after.
+fn key_recheck(every: Duration, session_id: &str) -> tokio::time::Interval {
+    let half = every / 2;
+    let spread = half.as_millis().max(1) as u64;
+    let first = half + Duration::from_millis(spread_by(session_id) % spread);
+    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + first, every);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    interval
+}
+
+/// A number that differs by session and stays the same for one: spreads per-session timers.
+fn spread_by(session_id: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(session_id, &mut hasher);
+    std::hash::Hasher::finish(&hasher)
+}
+
 /// Longest delay of a `lagged` notice after the bus missed events (spread by session id).
 const MISSED_NOTICE_SPREAD: Duration = Duration::from_secs(5);
 
@@ -104,10 +123,8 @@ impl Bound {
         if self.told_missed || self.missed_notice.is_some() {
             return;
         }
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        std::hash::Hash::hash(&self.subscribed.session_id, &mut hasher);
         let spread = MISSED_NOTICE_SPREAD.as_millis() as u64;
-        let delay = Duration::from_millis(std::hash::Hasher::finish(&hasher) % spread);
+        let delay = Duration::from_millis(spread_by(&self.subscribed.session_id) % spread);
         self.missed_notice = Some(tokio::time::Instant::now() + delay);
     }
 }
@@ -397,17 +414,15 @@ async fn handle(
                         "the credentials do not grant this session",
                     )]);
                 }
+                let key_recheck = key_id
+                    .as_ref()
+                    .map(|_| key_recheck(state.timings.key_recheck, &subscribed.session_id));
                 *bound = Some(Bound {
                     subscribed,
                     events,
                     host_events,
                     channels: ToolChannels::following(bound.as_mut().map(|b| &mut b.channels)),
-                    key_recheck: key_id.as_ref().map(|_| {
-                        let every = state.timings.key_recheck;
-                        let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-                        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                        interval
-                    }),
+                    key_recheck,
                     revocation,
                     missed_notice: None,
                     told_missed: false,

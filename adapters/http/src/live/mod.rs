@@ -38,18 +38,25 @@ pub(crate) async fn key_still_live(state: &LiveRoutes, key_id: Option<&str>) -> 
 }
 
 /// Whether a bound socket's key has stopped authenticating, as its periodic check sees it. A
-/// store that cannot answer now is asked again at the next check: a database blip must not end
-/// every card's channel as revoked.
+/// store that cannot answer now, or within [`KEY_CHECK_PATIENCE`] (the socket's loop waits for
+/// it), is asked again at the next check: a database blip must not end every card's channel.
 pub(crate) async fn key_no_longer_live(state: &LiveRoutes, key_id: Option<&str>) -> bool {
     let Some(key_id) = key_id else { return false };
-    match state.auth.key_is_live(key_id).await {
-        Ok(live) => !live,
-        Err(e) => {
+    match tokio::time::timeout(KEY_CHECK_PATIENCE, state.auth.key_is_live(key_id)).await {
+        Ok(Ok(live)) => !live,
+        Ok(Err(e)) => {
             tracing::warn!(error = %e, "could not check a live socket's key; checking again later");
+            false
+        }
+        Err(_) => {
+            tracing::warn!("a live socket's key check took too long; checking again later");
             false
         }
     }
 }
+
+/// How long a bound socket waits for its periodic key check.
+const KEY_CHECK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Resolves when the key's topic announces its revocation; never without a key.
 pub(crate) async fn revoked(revocation: Option<&mut Receiver<Published>>) {

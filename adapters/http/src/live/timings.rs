@@ -11,7 +11,8 @@ pub struct LiveTimings {
     pub subscribe_within: Duration,
     /// How often a bound socket checks its key again. A revocation through `/ops` is announced
     /// on the bus and ends the channel at once; a key that expires, or one revoked in the keys
-    /// file, announces nothing, and ends the channel within this time.
+    /// file, announces nothing, and ends the channel within this time. Each check is a read of
+    /// the key's store: a minute keeps 10,000 cards at about 170 reads a second.
     pub key_recheck: Duration,
 }
 
@@ -19,7 +20,7 @@ impl Default for LiveTimings {
     fn default() -> Self {
         Self {
             subscribe_within: Duration::from_secs(30),
-            key_recheck: Duration::from_secs(20),
+            key_recheck: Duration::from_secs(60),
         }
     }
 }

@@ -250,7 +250,13 @@ pub async fn delete_mcp(req: &Request, Data(gate): Data<&Arc<Gate>>) -> Response
 
 async fn post_only(gate: &Gate, req: &Request) -> Response {
     if let Err(error) = authenticate(gate, req).await {
-        return denied(gate, error, Body::empty()).await;
+        let refused = denied(gate, error, Body::empty()).await;
+        // `/ops` shares these handlers; its challenge names its own resource.
+        return if req.uri().path() == "/ops" {
+            gate.challenges.with_ops_challenge(refused)
+        } else {
+            refused
+        };
     }
     let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
     response

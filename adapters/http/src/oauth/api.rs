@@ -41,6 +41,12 @@ impl OAuthApi {
         Described::new(discovery::protected_resource(&state))
     }
 
+    /// Protected-resource metadata of the operator route `<issuer>/ops`
+    #[oai(path = "/.well-known/oauth-protected-resource/ops", method = "get")]
+    async fn protected_resource_ops(&self, state: Data<&Arc<RestRoutes>>) -> Described<ProtectedResourceAnswer> {
+        Described::new(discovery::ops_protected_resource(&state))
+    }
+
     /// Protected-resource metadata of one app's resource `<issuer>/apps/<appId>`
     ///
     /// 404 unless the resource validator knows the app.

@@ -17,6 +17,11 @@ pub(super) fn protected_resource_metadata_url(issuer: &Issuer) -> String {
     issuer.url("/.well-known/oauth-protected-resource/mcp")
 }
 
+/// Where clients read the metadata of the operator route `{issuer}/ops`, which its 401 names.
+pub(super) fn ops_resource_metadata_url(issuer: &Issuer) -> String {
+    issuer.url("/.well-known/oauth-protected-resource/ops")
+}
+
 /// Where clients read the metadata of one app's endpoint `{issuer}/apps/<appId>/mcp`, which
 /// its 401 challenge names.
 pub(super) fn app_resource_metadata_url(issuer: &Issuer, app_id: &str) -> String {
@@ -60,6 +65,16 @@ pub(super) fn protected_resource(state: &Arc<RestRoutes>) -> Response {
     };
     let issuer = oauth.service.issuer();
     public_json(resource_metadata(issuer, issuer.url("/mcp")))
+}
+
+/// `/.well-known/oauth-protected-resource/ops`: the operator route, a universal resource of its
+/// own (RFC 9728 section 3.3: a client that followed `/ops`'s challenge must find `/ops` there).
+pub(super) fn ops_protected_resource(state: &Arc<RestRoutes>) -> Response {
+    let Some(oauth) = enabled(state) else {
+        return not_found();
+    };
+    let issuer = oauth.service.issuer();
+    public_json(resource_metadata(issuer, issuer.url("/ops")))
 }
 
 /// `/.well-known/oauth-protected-resource/apps/<appId>` (`endpoint`: `.../apps/<appId>/mcp`):

@@ -110,8 +110,7 @@ impl Challenges {
         }
     }
 
-    /// The challenge of `/mcp` and of `/ops` (GET and POST): `/ops` takes the same keys, and a
-    /// token for the universal resource `<issuer>/mcp` is such a key, so both name its metadata.
+    /// The challenge of `/mcp`: its resource metadata.
     pub(crate) fn mcp(&self) -> String {
         match &self.issuer {
             Some(issuer) => format!(
@@ -122,11 +121,20 @@ impl Challenges {
         }
     }
 
-    /// `response` with `/ops`'s challenge when it is a 401 (the bearer check's answer names no
-    /// metadata).
+    /// `response` with `/ops`'s challenge when it is a 401 (GET and POST). `/ops` takes the
+    /// same keys as `/mcp` but is a resource of its own: RFC 9728 clients accept metadata only
+    /// when the URL they asked for starts with its `resource`, and `/ops` does not start with
+    /// `/mcp`.
     pub(crate) fn with_ops_challenge(&self, mut response: Response) -> Response {
+        let challenge = match &self.issuer {
+            Some(issuer) => format!(
+                r#"Bearer realm="mcp", resource_metadata="{}""#,
+                discovery::ops_resource_metadata_url(issuer)
+            ),
+            None => r#"Bearer realm="mcp""#.to_owned(),
+        };
         if response.status() == StatusCode::UNAUTHORIZED
-            && let Ok(challenge) = self.mcp().parse()
+            && let Ok(challenge) = challenge.parse()
         {
             response.headers_mut().insert("www-authenticate", challenge);
         }

@@ -54,10 +54,13 @@ pub mod oauth_client_keys {
     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
     #[sea_orm(table_name = "oauth_client_keys")]
     pub struct Model {
-        #[sea_orm(primary_key, auto_increment = false)]
+        #[sea_orm(primary_key)]
+        pub seq: i64,
         pub key_id: String,
         pub client_id: String,
         pub owner_id: String,
+        /// Empty for a universal connection.
+        pub app_id: String,
         pub delivered_at: DateTimeUtc,
     }
 

@@ -115,7 +115,8 @@ impl OAuthService {
                     .clients
                     .record_last_resource(exchange.client_id, code.binding.resource.as_deref())
                     .await?;
-                self.supersede_earlier_keys(exchange.client_id, &code.key).await;
+                self.supersede_earlier_keys(exchange.client_id, code.binding.resource.as_deref(), &code.key)
+                    .await;
                 Ok(AccessToken(token))
             }
             Err(error) => {

@@ -106,14 +106,19 @@ async fn app_scoped_metadata_exists_for_known_apps_only(app: OAuthApp) {
 /// `/ops` takes the same keys as `/mcp`, so both of its challenges (GET and POST) name the
 /// universal resource's metadata, as `/mcp`'s do.
 #[tokio::test]
-async fn both_ops_challenges_name_the_mcp_resource_metadata() {
+async fn both_ops_challenges_name_the_ops_resource_metadata() {
     let app = OAuthApp::spawn("ops_challenges", Backend::Sqlite, Auth::Strict, |_| {})
         .await
         .unwrap();
     let expected = format!(
-        r#"Bearer realm="mcp", resource_metadata="{}/.well-known/oauth-protected-resource/mcp""#,
+        r#"Bearer realm="mcp", resource_metadata="{}/.well-known/oauth-protected-resource/ops""#,
         app.issuer()
     );
+    // RFC 9728 section 3.3: the document names the resource the client asked for.
+    let (status, _, metadata) = app.get_json("/.well-known/oauth-protected-resource/ops").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(metadata["resource"], format!("{}/ops", app.issuer()));
+    assert_eq!(metadata["authorization_servers"], json!([app.issuer()]));
     let get = app.http.get(app.url("/ops")).send().await.unwrap();
     assert_eq!(get.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(get.headers()["www-authenticate"], expected.as_str(), "GET /ops");

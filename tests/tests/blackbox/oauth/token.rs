@@ -10,6 +10,7 @@ use crate::oauth::support::{CHALLENGE, OAuthApp, VERIFIER, with};
 oauth_scenarios!(Auth::Strict =>
     the_token_is_a_listed_key_that_works_until_revoked,
     a_client_that_connects_again_keeps_one_active_key,
+    a_client_connected_to_the_server_and_to_an_app_keeps_a_key_for_each,
     a_code_is_single_use_and_a_replay_revokes_its_key,
     pkce_is_verified,
     the_resource_must_match_the_authorization,
@@ -86,6 +87,37 @@ async fn a_client_that_connects_again_keeps_one_active_key(app: OAuthApp) {
     reconnecting.sort();
     assert_eq!(reconnecting, ["active", "revoked"], "{keys}");
     assert_eq!(statuses("Another host"), ["active"], "{keys}");
+}
+
+/// A host that reuses one `client_id` for several connectors (the whole server, and one app's
+/// endpoint) holds one key per connection: reconnecting one revokes only that one's earlier key.
+async fn a_client_connected_to_the_server_and_to_an_app_keeps_a_key_for_each(app: OAuthApp) {
+    let client_id = app.client("Multi-connector host").await;
+    let app_resource = format!("{}/apps/{}/mcp", app.issuer(), app.default_app_id().await);
+    let connect = |resource: Option<String>| {
+        let (app, client_id) = (&app, &client_id);
+        async move {
+            let request = with(&app.request(client_id), "resource", resource.as_deref());
+            let code = app.code_for(&request).await;
+            let form = with(&app.token_form(client_id, &code), "resource", resource.as_deref());
+            let (status, _, token) = app.token(&form).await;
+            assert_eq!(status, StatusCode::OK, "{token}");
+            token["access_token"].as_str().unwrap().to_owned()
+        }
+    };
+    let server = connect(None).await;
+    let per_app = connect(Some(app_resource.clone())).await;
+    assert_eq!(
+        app.mcp_status(&server).await,
+        StatusCode::OK,
+        "the other connection's key stays"
+    );
+    assert_eq!(app.mcp_status(&per_app).await, StatusCode::OK);
+
+    let per_app_again = connect(Some(app_resource)).await;
+    assert_eq!(app.mcp_status(&per_app).await, StatusCode::UNAUTHORIZED, "replaced");
+    assert_eq!(app.mcp_status(&per_app_again).await, StatusCode::OK);
+    assert_eq!(app.mcp_status(&server).await, StatusCode::OK, "not the same connection");
 }
 
 /// The earlier key is revoked as every revocation is (announced on the bus): a replica that

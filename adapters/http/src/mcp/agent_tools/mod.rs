@@ -218,11 +218,11 @@ pub fn list(state: &AgentRoutes) -> bytes::Bytes {
 }
 
 /// Whether this server supplies the seam that mints wsTokens into tool results (Document 1: "the
-/// `wsToken` pair appears only when the deployment supplies a token-minting seam"): the MCP-Apps
-/// option, which carries the live channel's bootstrap and needs that channel on. `svc_render`'s
-/// `_meta` slice and `svc_list_sessions`' rows both follow it.
+/// `wsToken` pair appears only when the deployment supplies a token-minting seam"): the live
+/// channel a wsToken opens. `svc_list_sessions`' rows follow it; `svc_render` carries its token
+/// in the MCP-Apps `_meta` slice, whose option needs the live channel on.
 pub(crate) fn mints_ws_tokens(state: &AgentRoutes) -> bool {
-    state.mcp_apps_on()
+    state.live_enabled
 }
 
 /// `ui://svc/render/<sessionId>`: the resource of one render.

@@ -85,8 +85,9 @@ fn answer(ctx: &AgentCtx<'_>, result: &RenderResult) -> Result<Answer<RenderOutc
             };
             let answer = Answer::ok(RenderOutcome::Rendered(body), text);
             // The mount bootstrap (with its wsToken) is MCP-Apps metadata: without the option
-            // there is none.
-            if mints_ws_tokens(ctx.state) {
+            // there is none. The option needs the live channel, the token's seam.
+            if ctx.state.mcp_apps_on() {
+                debug_assert!(mints_ws_tokens(ctx.state), "MCP-Apps is on only with the live channel");
                 let key_id = ctx.caller.key_id.as_deref();
                 let meta = render_meta(ctx.state, identity, theme_id, *last_sequence, first_paint, key_id)
                     .map_err(serialisation_failure)?;

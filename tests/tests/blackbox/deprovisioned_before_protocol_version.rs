@@ -52,8 +52,8 @@ async fn a_deprovisioned_app_is_refused_whatever_protocol_version_is_asked(app: 
     ops.ok("svc_ops_delete_app", json!({ "appId": app_id })).await;
     let (status, body) = initialize_with_unknown_version(&ops, &path).await;
     assert_deprovisioned(status, &body, &app_id);
-    // A key bound to the deleted app, on either endpoint.
-    for path in [path.as_str(), "/mcp"] {
+    // A key bound to the deleted app, on either endpoint, and on the operator route.
+    for path in [path.as_str(), "/mcp", "/ops"] {
         let (status, body) = initialize_with_unknown_version(&locked, path).await;
         assert_deprovisioned(status, &body, &app_id);
     }

@@ -120,9 +120,8 @@ impl OpsCaller {
 
 #[handler]
 pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<OpsRoutes>>) -> Response {
-    if let Some(refusal) = crate::mcp::unsupported_protocol_version(req) {
-        return refusal;
-    }
+    // The caller first, as on `/mcp`: an unauthenticated request is challenged and a key bound
+    // to a deprovisioned app refused as such, whatever protocol version it names.
     let authenticated = match state.gate.auth.authenticate_scoped(bearer(req).as_deref()).await {
         Ok(a) => a,
         Err(AuthError::AppDeprovisioned(app_id)) => {
@@ -130,6 +129,9 @@ pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<OpsRoute
         }
         Err(error) => return state.gate.challenges.with_ops_challenge(auth_failure(error)),
     };
+    if let Some(refusal) = crate::mcp::unsupported_protocol_version(req) {
+        return refusal;
+    }
     answer_as(state, req, body, authenticated).await
 }
 

@@ -337,6 +337,10 @@ mod tests {
             ),
             (create_org::CreateOrg::NAME, json!({ "name": padded })),
             (issue_connector_key::IssueConnectorKey::NAME, json!({ "name": padded })),
+            (
+                set_provider_key::SetProviderKey::NAME,
+                json!({ "provider": "openai", "plaintextKey": "k", "label": padded }),
+            ),
         ] {
             let checked = find(tool).check_arguments(&arguments);
             assert!(checked.is_ok(), "{tool}: {checked:?}");

@@ -184,10 +184,12 @@ async fn pair(req: &Request, body: Json<PairRequest>, state: &Arc<RestRoutes>) -
     {
         Ok((key_id, token)) => {
             pairing.succeeded(attempt).await;
+            // A bearer key: kept by no cache on the way.
             (
                 StatusCode::CREATED,
                 Json(json!({ "accessToken": token, "tokenType": "Bearer", "keyId": key_id })),
             )
+                .with_header("cache-control", "no-store")
                 .into_response()
         }
         Err(PairingError::WrongCode) => error(StatusCode::UNAUTHORIZED, "invalid_pair_code", "the pair code is wrong"),

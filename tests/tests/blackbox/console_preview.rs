@@ -73,10 +73,13 @@ async fn a_blueprint_preview_mounts_the_component_with_props_and_no_connection()
         "frame-ancestors 'self'",
         "default-src 'none'",
         "frame-src 'none'",
+        // Opened as a tab of its own, the blueprint still runs on an opaque origin.
+        "sandbox allow-scripts",
     ] {
         assert!(policy.contains(directive), "{directive} missing from {policy}");
     }
     assert!(!policy.contains("unsafe-eval"), "{policy}");
+    assert!(!policy.contains("allow-same-origin"), "{policy}");
     assert_eq!(resp.headers()["referrer-policy"], "no-referrer");
     let html = resp.text().await.unwrap();
     assert!(

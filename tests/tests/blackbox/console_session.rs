@@ -124,6 +124,18 @@ async fn a_pair_code_opens_a_session_that_needs_its_csrf_token(app: TestApp) {
         csrf: body["csrfToken"].as_str().unwrap().to_owned(),
     };
 
+    // An answer may hold a key just issued: kept by no cache on the way.
+    let answered = reqwest::Client::new()
+        .post(format!("{}/console/ops", app.base))
+        .header("cookie", &session.cookie)
+        .header("x-csrf-token", &session.csrf)
+        .json(&json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answered.status(), StatusCode::OK);
+    assert_eq!(answered.headers()["cache-control"], "no-store");
+
     // The same tools an operator agent gets on /ops.
     let (status, listed) = console_ops(
         &app.base,

@@ -33,8 +33,9 @@ async fn a_pair_code_mints_a_bearer_that_works_on_mcp(app: TestApp) {
     let (status, _, body) = pair(&app, wrong).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(body["error"]["code"], "invalid_pair_code");
-    let (status, _, body) = pair(&app, &code).await;
+    let (status, headers, body) = pair(&app, &code).await;
     assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(headers["cache-control"], "no-store", "a bearer key is kept by no cache");
     assert_eq!(body["tokenType"], "Bearer");
     let token = body["accessToken"].as_str().unwrap();
     let (status, _, reply) = app

@@ -159,6 +159,10 @@ async fn the_card_frame_is_the_resource_under_its_declared_policy_for_its_token_
         "the declared connectDomains: {policy}"
     );
     assert!(policy.contains("frame-ancestors 'self'"), "{policy}");
+    // Opened as a tab of its own (a link a card asked its host to open), the component still
+    // runs on an opaque origin, not on the server's where the console's session is.
+    assert!(policy.contains("sandbox allow-scripts allow-forms"), "{policy}");
+    assert!(!policy.contains("allow-same-origin"), "{policy}");
     let html = frame.text().await.unwrap();
     assert!(html.contains("id=\"svc-bootstrap\""), "the per-render document");
     assert!(html.contains(&session_id));

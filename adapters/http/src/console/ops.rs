@@ -13,7 +13,11 @@ use crate::route_states::ConsoleRoutes;
 #[handler]
 pub async fn post_console_ops(req: &Request, body: Body, Data(state): Data<&Arc<ConsoleRoutes>>) -> Response {
     match session_for_change(req, state).await {
-        Ok(session) => crate::ops::answer_as(&state.ops, req, body, session.caller).await,
+        // An answer may hold a key just issued: kept by no cache on the way.
+        Ok(session) => crate::ops::answer_as(&state.ops, req, body, session.caller)
+            .await
+            .with_header("cache-control", "no-store")
+            .into_response(),
         Err(refused) => refused.into_response(),
     }
 }

@@ -49,7 +49,9 @@ pub(crate) fn page(status: StatusCode, title: &str, body: &str) -> Response {
         ("x-frame-options", "DENY"),
         (
             "content-security-policy",
-            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+            // No `form-action`: Chromium holds the consent form's redirect to the client's
+            // redirect URI to it too, which would stop every approval.
+            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
         ),
         ("referrer-policy", REFERRER_POLICY),
     ] {

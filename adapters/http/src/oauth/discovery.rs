@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use poem::http::StatusCode;
-use poem::web::{Html, Json};
+use poem::web::Json;
 use poem::{IntoResponse, Response};
 use serde_json::{Value, json};
 use svc_domain::oauth::{Issuer, ResourceIndicator};
@@ -127,11 +127,14 @@ pub(super) fn documentation(state: &Arc<RestRoutes>) -> Response {
         return not_found();
     };
     let mcp = super::consent_page::escape(&oauth.service.issuer().url("/mcp"));
-    Html(format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>MCP server</title></head>\
-         <body><h1>MCP server</h1><p>Add <code>{mcp}</code> to an MCP client. The client discovers \
-         this server's OAuth endpoints, registers itself and opens a consent page, where you approve \
-         it with the pair code printed when the server started or with a key.</p></body></html>"
-    ))
-    .into_response()
+    // The consent pages' frame: their headers too (no framing, no sniffing, a strict policy).
+    super::consent_page::page(
+        StatusCode::OK,
+        "MCP server",
+        &format!(
+            "<h1>MCP server</h1><p>Add <code>{mcp}</code> to an MCP client. The client discovers \
+             this server's OAuth endpoints, registers itself and opens a consent page, where you \
+             approve it with the pair code printed when the server started or with a key.</p>"
+        ),
+    )
 }

@@ -2,9 +2,15 @@
 //! (the same rule as the browser tests' `tests/browser/host-policy.js`): `resourceDomains` feed
 //! script, style, image, font and media sources, `connectDomains` feed `connect-src`; inline
 //! scripts and styles (the runtime and the component are inline), no `blob:`, no eval, no
-//! workers, no nested frames. Only the playground page may frame the card.
+//! workers, no nested frames. Only the playground page may frame the card, and the document is
+//! sandboxed by its own policy (`sandbox allow-scripts allow-forms`, the playground frame's
+//! attribute): opened as a tab of its own, component code still runs on an opaque origin, never
+//! on the server's, where the console's cookie and CSRF token are.
 
 use serde_json::Value;
+
+/// What a card document may do beside running scripts: no `allow-same-origin`, ever.
+pub const CARD_SANDBOX: &str = "allow-scripts allow-forms";
 
 /// The `Content-Security-Policy` header value for a card document declaring `csp`.
 pub fn from_declared(csp: &Value) -> String {
@@ -28,6 +34,7 @@ pub fn from_declared(csp: &Value) -> String {
         "base-uri 'none'".to_owned(),
         "worker-src 'none'".to_owned(),
         "frame-ancestors 'self'".to_owned(),
+        format!("sandbox {CARD_SANDBOX}"),
     ]
     .iter()
     .map(|directive| directive.trim())
@@ -82,6 +89,8 @@ mod tests {
             "{policy}"
         );
         assert!(policy.contains("frame-ancestors 'self'"), "{policy}");
+        assert!(policy.ends_with("; sandbox allow-scripts allow-forms"), "{policy}");
+        assert!(!policy.contains("allow-same-origin"), "{policy}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';
 import { HOST_INFO } from './agent-client';
+import { appVisibleTools, refusal } from './tool-gate';
 
 const MAX_HEIGHT = 2000;
 
@@ -40,7 +41,17 @@ export async function mountCard(
     platform: 'web',
     containerDimensions: { maxHeight: MAX_HEIGHT, width: slot.clientWidth },
   } as const;
-  const bridge = new AppBridge(client, HOST_INFO, { openLinks: {}, logging: {}, serverTools: {} }, { hostContext });
+  // No client for the bridge: it would forward every request of the card with the operator's
+  // key. The one handler below forwards what an MCP-Apps host lets a card call (tool-gate.ts).
+  const bridge = new AppBridge(null, HOST_INFO, { openLinks: {}, logging: {}, serverTools: {} }, { hostContext });
+  const appTools = await appVisibleTools(client);
+  bridge.oncalltool = async (params) => {
+    const why = refusal(params, appTools, sessionId);
+    if (why) return { isError: true, content: [{ type: 'text', text: why }] };
+    return (await client.callTool({ name: params.name, arguments: params.arguments ?? {} })) as Awaited<
+      ReturnType<NonNullable<typeof bridge.oncalltool>>
+    >;
+  };
   bridge.onsizechange = ({ height }) => {
     if (typeof height === 'number' && height > 0) frame.style.height = `${Math.min(height, MAX_HEIGHT)}px`;
   };

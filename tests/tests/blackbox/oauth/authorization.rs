@@ -175,7 +175,7 @@ async fn consent_with_a_key_redirects_with_code_state_and_iss(app: OAuthApp) {
         page.headers["content-security-policy"]
             .to_str()
             .unwrap()
-            .contains("frame-ancestors 'none'")
+            .contains("frame-ancestors 'none'; base-uri 'none'")
     );
     assert!(!page.body.contains("<script>"), "the client name is escaped");
     assert!(

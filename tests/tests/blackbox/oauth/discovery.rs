@@ -70,6 +70,13 @@ async fn discovery_starts_from_the_mcp_401_and_names_one_issuer() {
     );
     let resp = app.http.get(app.url("/oauth/docs")).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
+    // The consent pages' headers: not framed, not sniffed, a strict policy.
+    assert_eq!(resp.headers()["x-frame-options"], "DENY");
+    let policy = resp.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(
+        policy.contains("frame-ancestors 'none'") && policy.contains("base-uri 'none'"),
+        "{policy}"
+    );
     assert!(resp.text().await.unwrap().contains(&format!("{issuer}/mcp")));
 }
 

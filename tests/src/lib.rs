@@ -21,6 +21,7 @@ pub mod output_schemas;
 pub mod process;
 pub mod raw_http;
 pub mod smtp_sink;
+pub mod verify_link;
 
 use std::path::PathBuf;
 

@@ -19,19 +19,33 @@ pub(crate) struct AccountApi;
 
 #[OpenApi]
 impl AccountApi {
-    /// Confirms an account's email address (the link of the verification mail)
+    /// The confirmation form (the link of the verification mail)
     ///
-    /// Hosted mode only (404 otherwise). The token works once, for a day.
+    /// Hosted mode only (404 otherwise). Changes nothing: a link opened by a mail scanner or a
+    /// preview confirms no address. The form posts the token to `POST /account/verify`.
     #[oai(path = "/account/verify", method = "get")]
-    async fn verify(
+    async fn verify_page(
         &self,
         req: &Request,
         state: Data<&Arc<AccountRoutes>>,
         /// The link's token (43 base62 characters).
         #[oai(name = "token")]
         _token: QueryParam<String, false>,
+    ) -> Described<PageAnswer> {
+        Described::new(account_pages::verify_page(req, &state).await)
+    }
+
+    /// Confirms an account's email address with the mailed token
+    ///
+    /// Hosted mode only (404 otherwise). The token works once, for a day. Read as a form
+    /// whatever its `Content-Type`.
+    #[oai(path = "/account/verify", method = "post")]
+    async fn verify(
+        &self,
+        body: RequestBody<Body, Form<VerifyForm>>,
+        state: Data<&Arc<AccountRoutes>>,
     ) -> Described<LinkAnswer> {
-        Described::new(account_pages::verify(req, &state).await)
+        Described::new(account_pages::verify(body.0, &state).await)
     }
 
     /// The new-password form (the link of the password-reset mail)
@@ -84,6 +98,12 @@ impl AccountApi {
     }
 }
 
+/// `POST /account/verify`.
+#[derive(Object)]
+struct VerifyForm {
+    token: Option<String>,
+}
+
 /// `POST /account/reset`.
 #[derive(Object)]
 struct ResetForm {
@@ -119,7 +139,7 @@ enum PageAnswer {
     NotFound,
 }
 
-/// `GET /account/verify`.
+/// `POST /account/verify`.
 #[derive(ApiResponse)]
 enum LinkAnswer {
     /// The address is confirmed.
@@ -129,7 +149,7 @@ enum LinkAnswer {
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "X-Frame-Options")] String,
     ),
-    /// "This link does not work": unknown, used or expired; or a URL holding `%00`.
+    /// "This link does not work": unknown, used or expired; or a form that did not arrive whole.
     #[oai(status = 400)]
     Refused(
         Html<String>,
@@ -139,6 +159,9 @@ enum LinkAnswer {
     /// Not a hosted server.
     #[oai(status = 404)]
     NotFound,
+    /// The form is over 16 KiB.
+    #[oai(status = 413)]
+    TooLarge(Html<String>, #[oai(header = "Cache-Control")] String),
     /// Storage failed.
     #[oai(status = 500)]
     Failed(Html<String>, #[oai(header = "Cache-Control")] String),

@@ -1,7 +1,10 @@
 //! The account pages of hosted mode (docs/hosted.md, "Accounts"): the targets of the links the
 //! mail outbox sends, and the password-reset request form.
 //!
-//! - `GET /account/verify?token=`: confirms the address (the token is spent);
+//! - `GET /account/verify?token=`: asks the person to confirm; `POST /account/verify`: confirms
+//!   the address (the token is spent). A GET changes nothing: mail scanners and link previews
+//!   open links, and one that confirmed an address someone else signed up with would hand that
+//!   account a verified address (pre-account takeover);
 //! - `GET /account/reset?token=`: the new-password form; `POST /account/reset`: sets it;
 //! - `GET /account/forgot`: the reset request form; `POST /account/forgot`: mails a link when the
 //!   address has an account, answering the same either way;
@@ -92,11 +95,34 @@ pub(crate) fn failed(error: &AccountServiceError) -> Response {
     )
 }
 
-pub(crate) async fn verify(req: &Request, state: &Arc<AccountRoutes>) -> Response {
+/// `GET /account/verify`: the confirmation form; nothing is spent or changed.
+pub(crate) async fn verify_page(req: &Request, state: &Arc<AccountRoutes>) -> Response {
+    if pages(state).is_none() {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    let body = format!(
+        "<h1>Confirm your email address</h1>\
+         <p>Confirm only if you signed up for an account with this address. If you did not, close \
+         this page: nothing changes, and the link expires within a day.</p>\
+         <form method=\"post\" action=\"/account/verify\">\
+         <input type=\"hidden\" name=\"token\" value=\"{}\">\
+         <div class=\"actions\"><button type=\"submit\">Confirm my address</button></div></form>",
+        escape(&token_of(req))
+    );
+    html_page(StatusCode::OK, "Confirm your email address", &body)
+}
+
+/// `POST /account/verify`: confirms the address the token was mailed to.
+pub(crate) async fn verify(body: Body, state: &Arc<AccountRoutes>) -> Response {
     let Some(pages) = pages(state) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    match pages.accounts.verify_email(&token_of(req)).await {
+    let form = match form_body(body).await {
+        Ok(form) => form,
+        Err(page) => return page,
+    };
+    let token = field(&form, "token").unwrap_or_default();
+    match pages.accounts.verify_email(&token).await {
         Ok(()) => message(
             StatusCode::OK,
             "Your email address is confirmed",

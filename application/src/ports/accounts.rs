@@ -27,6 +27,8 @@ pub trait AccountTokenRepository: Send + Sync {
     /// Consumes the token with this hash and purpose: the stored token the first time (deleted
     /// in the same step, so a link works once even across replicas), `None` after.
     async fn take(&self, token_hash: &str, purpose: TokenPurpose) -> Result<Option<AccountToken>, RepositoryError>;
+    /// Deletes every token of `user_id` for `purpose` (the links still in mailboxes stop working).
+    async fn forget_all(&self, user_id: &str, purpose: TokenPurpose) -> Result<(), RepositoryError>;
 }
 
 /// An email carrying a one-time link (verification or password reset).

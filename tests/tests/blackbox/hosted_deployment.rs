@@ -225,7 +225,7 @@ async fn the_hosted_story_runs_end_to_end_on_two_replicas_behind_nginx() {
         .link("/account/verify?token=")
         .expect("a verification link");
     assert!(link.starts_with(&plan.public), "the link uses the public URL: {link}");
-    let confirmed = caller.client.get(&link).send().await.unwrap();
+    let confirmed = svc_tests::verify_link::confirm(&caller.client, &link).await;
     assert_eq!(confirmed.status(), 200, "the mailed link confirms, through the proxy");
     assert!(
         confirmed

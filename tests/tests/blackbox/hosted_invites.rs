@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use svc_tests::TestApp;
 use svc_tests::smtp_sink::SmtpSink;
 
-use hosted_support::accounts::{create_user, hosted_strict_app, mint_key};
+use hosted_support::accounts::{create_user, create_user_with, hosted_strict_app, mint_key};
 use hosted_support::scalar_text;
 use ops_support::Client;
 
@@ -306,9 +306,11 @@ async fn the_accept_route_takes_the_links_token_or_the_invitees_own_account_not_
     };
     let db = app.settings.database_url();
     let (owner, org) = owner_with_org(&app).await;
-    create_user(&db, "ada@example.org", PASSWORD);
+    create_user_with(&db, "ada@example.org", PASSWORD, &["--verified"]);
     create_user(&db, "bob@example.org", PASSWORD);
+    create_user(&db, "eve@example.org", PASSWORD);
     let ada = mint_key(&db, "ada@example.org", None);
+    let eve = mint_key(&db, "eve@example.org", None);
     let bob = mint_key(&db, "bob@example.org", None);
     let (to_ada, _) = invite(&owner, &sink, &org, "Ada@example.org", "member").await;
 
@@ -322,7 +324,14 @@ async fn the_accept_route_takes_the_links_token_or_the_invitees_own_account_not_
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     assert_eq!(answer["error"]["code"], "invalid_request");
 
-    // The invitee's own account (its address is the invited one) accepts with the id.
+    // An account whose address is the invited one but not proven (anyone may sign up with any
+    // address under open sign-up) is not the invitee.
+    let (to_eve, _) = invite(&owner, &sink, &org, "eve@example.org", "member").await;
+    let (status, answer) = accept_by_id(&app, &eve, &to_eve, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
+    assert_eq!(answer["error"]["code"], "org_invite_not_found");
+
+    // The invitee's own account (its proven address is the invited one) accepts with the id.
     let (status, answer) = accept_by_id(&app, &ada, &to_ada, None).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["role"], "member");

@@ -468,7 +468,7 @@ async fn users_create_queues_a_verification_mail_unless_told_not_to() {
     // The CLI's links start with `server.public_base_url` (unset here: the default address), so
     // the link's path is opened on the test server.
     let path = &link[link.find("/account/verify").unwrap()..];
-    let confirmed = app.http.get(app.url(path)).send().await.unwrap();
+    let confirmed = svc_tests::verify_link::confirm(&app.http, &app.url(path)).await;
     assert_eq!(confirmed.status(), StatusCode::OK);
     assert_eq!(
         scalar_text(&db, "SELECT CASE WHEN email_verified_at IS NULL THEN 'no' ELSE 'yes' END FROM accounts WHERE email = 'linus@example.org'").await,

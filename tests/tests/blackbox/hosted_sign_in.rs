@@ -314,11 +314,17 @@ async fn open_sign_up_at_consent_mails_a_verification_link_that_works_once() {
     assert!(link.starts_with(&app.app.base), "{link}");
     let verified = "SELECT CASE WHEN email_verified_at IS NULL THEN 'no' ELSE 'yes' END FROM accounts";
     assert_eq!(scalar_text(&db, verified).await, "no");
-    let first = app.http.get(&link).send().await.unwrap();
+    // Opening the link (a mail scanner, a link preview) confirms nothing.
+    for _ in 0..2 {
+        let opened = app.http.get(&link).send().await.unwrap();
+        assert_eq!(opened.status(), StatusCode::OK);
+        assert_eq!(scalar_text(&db, verified).await, "no", "a GET changes nothing");
+    }
+    let first = svc_tests::verify_link::confirm(&app.http, &link).await;
     assert_eq!(first.status(), StatusCode::OK);
     assert!(first.text().await.unwrap().contains("Your email address is confirmed"));
     assert_eq!(scalar_text(&db, verified).await, "yes");
-    let again = app.http.get(&link).send().await.unwrap();
+    let again = svc_tests::verify_link::confirm(&app.http, &link).await;
     assert_eq!(again.status(), StatusCode::BAD_REQUEST, "a link works once");
 
     // Signing up again with the same address signs in (or is refused), never a second account.
@@ -414,12 +420,37 @@ async fn a_password_is_reset_through_the_mailed_link() {
         StatusCode::BAD_REQUEST,
         "the rule, before the token is spent"
     );
+    // A second link, asked for before the first is used: a reset spends it too (a link left in
+    // a mailbox someone else reads must not reset the password again).
+    forgot("ada@example.org").await;
+    let started = Instant::now();
+    let second = loop {
+        let other = sink
+            .received()
+            .iter()
+            .filter(|m| m.to == ["ada@example.org"] && m.subject == "Reset your password")
+            .filter_map(|m| m.link("/account/reset?token="))
+            .find(|l| *l != link);
+        if let Some(other) = other {
+            break other.split("token=").nth(1).unwrap().to_owned();
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "no second reset mail");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     assert_eq!(set("a brand new passphrase").await, StatusCode::OK);
     assert_eq!(
         set("yet another passphrase").await,
         StatusCode::BAD_REQUEST,
         "the link works once"
     );
+    let with_second = app
+        .http
+        .post(app.url("/account/reset"))
+        .form(&[("token", second.as_str()), ("password", "a third passphrase!")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with_second.status(), StatusCode::BAD_REQUEST, "the other link is spent");
 
     let client = app.client("Claude Desktop").await;
     let params = app.request(&client);

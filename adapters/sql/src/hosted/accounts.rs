@@ -204,4 +204,14 @@ impl AccountTokenRepository for SeaOrmAccountTokenRepository {
             expires_at: row.expires_at,
         }))
     }
+
+    async fn forget_all(&self, user_id: &str, purpose: TokenPurpose) -> Result<(), RepositoryError> {
+        Tokens::delete_many()
+            .filter(T::UserId.eq(user_id))
+            .filter(T::Purpose.eq(purpose.as_str()))
+            .exec(&self.db)
+            .await
+            .map_err(repository_error)?;
+        Ok(())
+    }
 }

@@ -58,7 +58,9 @@ impl AccountService {
 
     /// Sets a new password with a reset token. The password rule is checked before the token is
     /// spent, so a too-short password can be corrected with the same link. Following the link
-    /// proves the address too, and signs the account out everywhere (`ResetSignOut`).
+    /// proves the address too, and signs the account out everywhere (`ResetSignOut`); the
+    /// account's other reset links stop working (one left in a mailbox someone else reads must
+    /// not reset the password again).
     pub async fn reset_password(&self, token: &str, new_password: &str) -> Result<(), AccountServiceError> {
         password::check_new(new_password)?;
         let taken = self.take(token, TokenPurpose::ResetPassword).await?;
@@ -69,6 +71,12 @@ impl AccountService {
             .is_some_and(|account| account.email_verified_at.is_some());
         let hash = self.hash(new_password).await;
         self.accounts.set_password_hash(&taken.user_id, &hash).await?;
+        if let Some(links) = &self.links {
+            links
+                .tokens
+                .forget_all(&taken.user_id, TokenPurpose::ResetPassword)
+                .await?;
+        }
         self.accounts
             .mark_email_verified(&taken.user_id, self.clock.now())
             .await?;

@@ -300,11 +300,15 @@ impl OrgService {
             Some(token) => {
                 links.links.invite_of(&token_hash(token)).await?.as_deref() == Some(invite.invite_id.as_str())
             }
+            // The address must be proven: an account anyone could sign up with an invitee's
+            // address (open sign-up) is not the invitee until the mailbox confirmed it.
             None => links
                 .accounts
                 .find_by_id(&command.user_id)
                 .await?
-                .is_some_and(|account| account.email_key() == email_key(&invite.email)),
+                .is_some_and(|account| {
+                    account.email_verified_at.is_some() && account.email_key() == email_key(&invite.email)
+                }),
         })
     }
 

@@ -257,7 +257,8 @@ impl InviteLinkRepository for Links {
     }
 }
 
-/// One account, `ada`, whose address is `ada@example.com`.
+/// Two accounts with the address `ada@example.com`: `ada`, who verified it, and `mallory`, who
+/// signed up with it and did not (open sign-up lets anyone).
 struct OnlyAda;
 
 #[async_trait::async_trait]
@@ -270,9 +271,16 @@ impl AccountRepository for OnlyAda {
     }
     async fn find_by_id(&self, user_id: &str) -> Result<Option<svc_domain::account::Account>, RepositoryError> {
         let email = EmailAddress::parse("Ada@Example.com").unwrap();
-        Ok((user_id == "ada").then(|| {
-            svc_domain::account::Account::new("ada".into(), email, "hash".into(), chrono::DateTime::UNIX_EPOCH)
-        }))
+        let account =
+            |id: &str| svc_domain::account::Account::new(id.into(), email, "hash".into(), chrono::DateTime::UNIX_EPOCH);
+        Ok(match user_id {
+            "ada" => Some(svc_domain::account::Account {
+                email_verified_at: Some(chrono::DateTime::UNIX_EPOCH),
+                ..account("ada")
+            }),
+            "mallory" => Some(account("mallory")),
+            _ => None,
+        })
     }
     async fn set_password_hash(&self, _: &str, _: &str) -> Result<(), RepositoryError> {
         unreachable!()
@@ -316,6 +324,7 @@ async fn with_links_the_mail_carries_a_token_and_only_its_holder_or_the_invitee_
     let rows = [
         ("eve", &to_ada, None, Err("org_invite_not_found")),
         ("eve", &to_ada, Some(bob_token.as_str()), Err("org_invite_not_found")),
+        ("mallory", &to_ada, None, Err("org_invite_not_found")),
         ("ada", &to_ada, None, Ok(())),
         ("eve", &to_bob, Some(bob_token.as_str()), Ok(())),
     ];

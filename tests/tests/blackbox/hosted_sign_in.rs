@@ -172,22 +172,26 @@ async fn a_failed_sign_in_never_says_whether_the_email_exists() {
         )
         .await;
     assert_eq!(both.status, StatusCode::BAD_REQUEST);
-    // Sign-up is closed: asking for it does not create the account.
-    let closed = app
-        .consent(
-            &params,
-            &[
-                ("email", "new@example.org"),
-                ("password", PASSWORD),
-                ("action", "signup"),
-            ],
-        )
-        .await;
-    assert_eq!(closed.status, StatusCode::FORBIDDEN);
-    assert_eq!(
-        notice(&closed),
-        "sign-up is closed on this server: ask its operator for an account"
-    );
+    // Sign-up is closed: asking for it does not create the account, and answers the same for
+    // an address that has one (a wrong password there must not tell it apart).
+    for email in ["new@example.org", "ada@example.org"] {
+        let closed = app
+            .consent(
+                &params,
+                &[
+                    ("email", email),
+                    ("password", "not the password 1"),
+                    ("action", "signup"),
+                ],
+            )
+            .await;
+        assert_eq!(closed.status, StatusCode::FORBIDDEN, "{email}");
+        assert_eq!(
+            notice(&closed),
+            "sign-up is closed on this server: ask its operator for an account",
+            "{email}"
+        );
+    }
 }
 
 async fn post_sign_in_from(
@@ -339,6 +343,20 @@ async fn open_sign_up_at_consent_mails_a_verification_link_that_works_once() {
         )
         .await;
     assert_eq!(twice.status, StatusCode::UNAUTHORIZED);
+    // A password the rule refuses is refused the same for an address with an account as for
+    // one without (above): the answer does not tell which addresses have accounts.
+    let short_again = app
+        .consent(
+            &params,
+            &[
+                ("email", "new@example.org"),
+                ("password", "too short"),
+                ("action", "signup"),
+            ],
+        )
+        .await;
+    assert_eq!(short_again.status, StatusCode::BAD_REQUEST);
+    assert_eq!(notice(&short_again), "A password must be at least 12 characters.");
     assert_eq!(scalar_text(&db, "SELECT count(*)::text FROM accounts").await, "1");
 }
 

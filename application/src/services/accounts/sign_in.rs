@@ -45,6 +45,14 @@ impl AccountService {
             account::email_key,
         );
         self.admit(attempt.client_address.as_deref(), &key).await?;
+        // A sign-up is refused, or its password judged, before the address is looked up: no
+        // answer to one tells whether the address has an account.
+        if attempt.sign_up {
+            if !self.signup.allows_self_signup() {
+                return Err(AccountServiceError::SignupClosed);
+            }
+            password::check_new(&attempt.password)?;
+        }
         let email = match email {
             Ok(email) => email,
             Err(e) if attempt.sign_up && self.signup.allows_self_signup() => return Err(e.into()),
@@ -58,9 +66,6 @@ impl AccountService {
                 (self.rehash_if_stale(account, &attempt.password).await?, false)
             }
             None if attempt.sign_up => {
-                if !self.signup.allows_self_signup() {
-                    return Err(AccountServiceError::SignupClosed);
-                }
                 match self.insert(email, &attempt.password).await? {
                     Some(account) => {
                         self.send_verification(&account).await?;

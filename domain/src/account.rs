@@ -18,8 +18,14 @@ use crate::invite::EmailAddress;
 pub const SIGN_IN_PER_ACCOUNT: u32 = 10;
 /// Sign-in attempts one client address may make per window, whatever the accounts.
 pub const SIGN_IN_PER_ADDRESS: u32 = 30;
-/// The fixed window of both budgets.
+/// The fixed window of both budgets (and of the reset budgets).
 pub const SIGN_IN_WINDOW: chrono::TimeDelta = chrono::TimeDelta::minutes(15);
+/// Password-reset requests for one account per window, from anywhere: a budget of its own, so
+/// requests nobody asked for (each mails the owner) never spend the owner's sign-in attempts,
+/// and a stranger's wrong guesses never stop the owner asking for a link.
+pub const RESET_PER_ACCOUNT: u32 = 3;
+/// Password-reset requests one client address may make per window, whatever the accounts.
+pub const RESET_PER_ADDRESS: u32 = 10;
 
 /// Who may create an account (`hosted.signup`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

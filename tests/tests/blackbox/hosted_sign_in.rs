@@ -224,6 +224,59 @@ async fn assert_rate_limited(resp: reqwest::Response) {
     assert!(body["error"]["message"].is_string());
 }
 
+/// Reset requests have budgets of their own: a stranger asking for links for an account (each
+/// mails its owner) is limited, and neither spends the owner's sign-in attempts nor is stopped
+/// by them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reset_requests_have_their_own_budget() {
+    let Some(app) = hosted("reset_budget", |s| s.oauth.trust_proxy = true).await else {
+        return;
+    };
+    create_user(&app.app.settings.database_url(), "ada@example.org", PASSWORD);
+    let forgot = |from: String| {
+        let http = app.http.clone();
+        let url = app.url("/account/forgot");
+        async move {
+            http.post(url)
+                .header("x-forwarded-for", from)
+                .form(&[("email", "ada@example.org")])
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    for i in 0..3 {
+        assert_eq!(
+            forgot(format!("198.51.100.{i}")).await.status(),
+            StatusCode::OK,
+            "request {i}"
+        );
+    }
+    assert_rate_limited(forgot("198.51.100.9".into()).await).await;
+
+    // Ada signs in all the same; a stranger's wrong guesses then leave her resets alone.
+    let client = app.client("Claude Desktop").await;
+    let params = app.request(&client);
+    assert_eq!(
+        sign_in(&app, &params, "ada@example.org", PASSWORD).await.status,
+        StatusCode::FOUND
+    );
+    create_user(&app.app.settings.database_url(), "bob@example.org", PASSWORD);
+    for i in 0..10 {
+        let resp = post_sign_in_from(&app, &params, "bob@example.org", &format!("203.0.113.{i}")).await;
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "guess {i}");
+    }
+    let bob_reset = app
+        .http
+        .post(app.url("/account/forgot"))
+        .header("x-forwarded-for", "203.0.113.50")
+        .form(&[("email", "bob@example.org")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bob_reset.status(), StatusCode::OK, "the owner can still ask for a link");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sign_in_is_rate_limited_per_account_and_per_address() {
     let Some(app) = hosted("sign_in_rate_limits", |s| s.oauth.trust_proxy = true).await else {

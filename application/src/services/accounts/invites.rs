@@ -106,6 +106,12 @@ impl InviteSignup {
             return Err(AccountServiceError::SignupClosed.into());
         }
         password::check_new(password).map_err(AccountServiceError::from)?;
+        // Refused before hashing: a holder of a link to an address that has an account could
+        // otherwise keep the hashing gate busy (19 MiB of argon2 per try) answering 409s.
+        let key = svc_domain::account::email_key(&invite.email);
+        if self.accounts.accounts.find_by_email_key(&key).await?.is_some() {
+            return Err(AccountServiceError::EmailTaken.into());
+        }
         let account = self
             .accounts
             .insert(invite.email.clone(), password)

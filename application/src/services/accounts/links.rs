@@ -1,7 +1,7 @@
 //! Email verification and password reset: a one-time token, mailed as a link through the outbox.
 //!
 //! A reset request for an unknown address does nothing and answers as for a known one, so the
-//! form reveals no accounts; requests count against the sign-in budgets.
+//! form reveals no accounts; requests count against budgets of their own (`RESET_PER_ACCOUNT`).
 
 use std::sync::Arc;
 
@@ -40,7 +40,7 @@ impl AccountService {
             return Ok(());
         };
         let key = account::email_key(&email);
-        self.admit(client_address, &key).await?;
+        self.admit(&super::sign_in::RESET, client_address, &key).await?;
         if let Some(account) = self.accounts.find_by_email_key(&key).await? {
             self.send_link(&account, TokenPurpose::ResetPassword).await?;
         }

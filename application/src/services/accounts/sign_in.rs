@@ -1,12 +1,33 @@
 //! Signing in (and signing up, when `hosted.signup = open`) with an email and a password.
 
-use svc_domain::account::{self, Account, SIGN_IN_PER_ACCOUNT, SIGN_IN_PER_ADDRESS, SIGN_IN_WINDOW, password};
+use svc_domain::account::{
+    self, Account, RESET_PER_ACCOUNT, RESET_PER_ADDRESS, SIGN_IN_PER_ACCOUNT, SIGN_IN_PER_ADDRESS, SIGN_IN_WINDOW,
+    password,
+};
 
 use super::{AccountService, AccountServiceError};
 
 /// Quota names of the two sign-in budgets (`rate_windows.quota`, the `rate_limit_hit` log line).
 pub const ACCOUNT_QUOTA: &str = "sign-in-account";
 pub const ADDRESS_QUOTA: &str = "sign-in-address";
+
+/// The two budgets an attempt is counted against: its client address's, then its account's.
+pub(super) struct Budgets {
+    address: (&'static str, u32),
+    account: (&'static str, u32),
+}
+
+/// Signing in (and the invite page's sign-in).
+pub(super) const SIGN_IN: Budgets = Budgets {
+    address: (ADDRESS_QUOTA, SIGN_IN_PER_ADDRESS),
+    account: (ACCOUNT_QUOTA, SIGN_IN_PER_ACCOUNT),
+};
+
+/// Asking for a password-reset link: budgets of their own (`RESET_PER_ACCOUNT`).
+pub(super) const RESET: Budgets = Budgets {
+    address: ("reset-address", RESET_PER_ADDRESS),
+    account: ("reset-account", RESET_PER_ACCOUNT),
+};
 
 /// One attempt from the sign-in form.
 #[derive(Debug, Clone)]
@@ -44,7 +65,7 @@ impl AccountService {
             },
             account::email_key,
         );
-        self.admit(attempt.client_address.as_deref(), &key).await?;
+        self.admit(&SIGN_IN, attempt.client_address.as_deref(), &key).await?;
         // A sign-up is refused, or its password judged, before the address is looked up: no
         // answer to one tells whether the address has an account.
         if attempt.sign_up {
@@ -112,15 +133,23 @@ impl AccountService {
 
     /// Counts the attempt against the address's budget, then the account's; a spent budget
     /// refuses before any password is hashed. Every attempt counts, right or wrong.
-    pub(super) async fn admit(&self, address: Option<&str>, email_key: &str) -> Result<(), AccountServiceError> {
+    pub(super) async fn admit(
+        &self,
+        budgets: &Budgets,
+        address: Option<&str>,
+        email_key: &str,
+    ) -> Result<(), AccountServiceError> {
         let Some(windows) = &self.windows else {
             return Ok(());
         };
         let now = self.clock.now();
-        let budgets = address
-            .map(|a| (ADDRESS_QUOTA, a, SIGN_IN_PER_ADDRESS))
-            .into_iter()
-            .chain([(ACCOUNT_QUOTA, email_key, SIGN_IN_PER_ACCOUNT)]);
+        let (address_quota, per_address) = budgets.address;
+        let (account_quota, per_account) = budgets.account;
+        let budgets = address.map(|a| (address_quota, a, per_address)).into_iter().chain([(
+            account_quota,
+            email_key,
+            per_account,
+        )]);
         for (quota, key, limit) in budgets {
             if let Some(retry_after) = windows.admit(quota, key, limit, SIGN_IN_WINDOW, now).await? {
                 return Err(AccountServiceError::RateLimited { retry_after, quota });

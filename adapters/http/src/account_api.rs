@@ -85,8 +85,8 @@ impl AccountApi {
     /// Asks for a password-reset link
     ///
     /// The same answer whether or not the address has an account; a link is mailed only when it
-    /// has one. Counted against the sign-in budgets (429 when spent). Read as a form whatever its
-    /// `Content-Type`.
+    /// has one. Counted against the reset budgets (3 per account, 10 per address per 15 minutes;
+    /// 429 when spent). Read as a form whatever its `Content-Type`.
     #[oai(path = "/account/forgot", method = "post")]
     async fn forgot(
         &self,
@@ -211,7 +211,7 @@ enum ForgotAnswer {
     /// The form is over 16 KiB.
     #[oai(status = 413)]
     TooLarge(Html<String>, #[oai(header = "Cache-Control")] String),
-    /// The sign-in budget of the address or the account is spent (Document 2's shape).
+    /// The reset budget of the address or the account is spent (Document 2's shape).
     #[oai(status = 429)]
     RateLimited(Json<RateLimited>, #[oai(header = "Retry-After")] u64),
     /// Storage failed.

@@ -34,4 +34,14 @@ test("an app tool may act only on the card's own session", async () => {
     "svc_runtime_refresh_ws_token may act only on this card's own session",
   );
   assert.equal(refusal({ name: 'svc_runtime_refresh_ws_token', arguments: { sessionId: 's1' } }, tools, 's1'), null);
+  assert.equal(
+    refusal({ name: 'svc_runtime_refresh_ws_token', arguments: {} }, tools, 's1'),
+    "svc_runtime_refresh_ws_token may act only on this card's own session",
+  );
+});
+
+test("the runtime's own tools pass when tools/list declares no visibility (MCP-Apps off)", () => {
+  const none = new Set();
+  assert.equal(refusal({ name: 'svc_runtime_refresh_ws_token', arguments: { sessionId: 's1' } }, none, 's1'), null);
+  assert.equal(refusal({ name: 'svc_list_sessions', arguments: { sessionId: 's1' } }, none, 's1'), 'svc_list_sessions is not visible to apps');
 });

@@ -249,8 +249,7 @@ pub struct SetProviderKeyArgs {
     /// The provider's API key; stored encrypted and never shown again. Setting again rotates.
     #[schemars(length(min = 1))]
     pub plaintext_key: String,
-    /// 1 to 120 characters once surrounding whitespace is trimmed; blank means none (the rule is
-    /// `svc_domain::provider_key`'s alone, as for names).
+    /// 1 to 120 characters once surrounding whitespace is trimmed; blank means none.
     pub label: Option<String>,
     /// Set this org's key instead of the caller's; the caller must be an owner or admin.
     pub org_id: Option<String>,

@@ -7,7 +7,7 @@
 
 use crate::federation_support::configure_app;
 use crate::hosted_provider_keys::{GOOD, MODEL, use_fake_openai};
-use crate::hosted_support::accounts::{create_user, hosted_strict_app, mint_key};
+use crate::hosted_support::accounts::{create_user_with, hosted_strict_app, mint_key};
 use crate::ops_support::{self, BINARY, Client};
 
 use reqwest::StatusCode;
@@ -18,10 +18,11 @@ use svc_tests::TestApp;
 const PASSWORD: &str = "correct horse battery staple";
 const NO_ORG: &str = "01NOSUCHORG";
 
-/// A user account with a key of its own, on `app`'s database.
+/// A user account with a key of its own and a verified address (an invitee accepting by its
+/// address alone must have proven it), on `app`'s database.
 fn account(app: &TestApp, email: &str) -> Client {
     let db = app.settings.database_url();
-    create_user(&db, email, PASSWORD);
+    create_user_with(&db, email, PASSWORD, &["--verified"]);
     Client::with_bearer(app, &mint_key(&db, email, None))
 }
 

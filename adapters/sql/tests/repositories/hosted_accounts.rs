@@ -13,7 +13,8 @@ use svc_sql::hosted::{SeaOrmAccountRepository, SeaOrmAccountTokenRepository};
 support::backend_tests!(
     an_address_has_one_account_whatever_its_case,
     the_first_sign_in_is_stamped_once,
-    a_token_is_taken_once_and_only_for_its_purpose
+    a_token_is_taken_once_and_only_for_its_purpose,
+    forgetting_a_purpose_spends_every_token_of_it_for_that_account_alone
 );
 
 fn now() -> DateTime<Utc> {
@@ -82,5 +83,36 @@ async fn a_token_is_taken_once_and_only_for_its_purpose(db: DatabaseConnection) 
     assert_eq!(
         repo.take(&token.token_hash, TokenPurpose::ResetPassword).await.unwrap(),
         None
+    );
+}
+
+async fn forgetting_a_purpose_spends_every_token_of_it_for_that_account_alone(db: DatabaseConnection) {
+    let repo = SeaOrmAccountTokenRepository::new(db);
+    let issued = [
+        ("first", "usr_a", TokenPurpose::ResetPassword),
+        ("second", "usr_a", TokenPurpose::ResetPassword),
+        ("verify", "usr_a", TokenPurpose::VerifyEmail),
+        ("other", "usr_b", TokenPurpose::ResetPassword),
+    ]
+    .map(|(secret, user, purpose)| AccountToken::issue(secret, user, purpose, now()));
+    for token in &issued {
+        repo.insert(token).await.unwrap();
+    }
+    repo.forget_all("usr_a", TokenPurpose::ResetPassword).await.unwrap();
+    let taken = |token: &AccountToken| {
+        let (repo, token) = (&repo, token.clone());
+        async move { repo.take(&token.token_hash, token.purpose).await.unwrap() }
+    };
+    assert_eq!(taken(&issued[0]).await, None);
+    assert_eq!(taken(&issued[1]).await, None);
+    assert_eq!(
+        taken(&issued[2]).await,
+        Some(issued[2].clone()),
+        "another purpose stays"
+    );
+    assert_eq!(
+        taken(&issued[3]).await,
+        Some(issued[3].clone()),
+        "another account's stays"
     );
 }

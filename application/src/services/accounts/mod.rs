@@ -26,7 +26,7 @@ use crate::ports::{Clock, Ids, RepositoryError};
 pub use invites::{InviteAcceptError, InviteAccepted, InviteSignup, OpenedInvite};
 pub use links::{AccountLinks, RESET_PATH, VERIFY_PATH};
 pub use reset_sign_out::ResetSignOut;
-pub use sign_in::{ACCOUNT_QUOTA, ADDRESS_QUOTA, SignIn, SignedIn};
+pub use sign_in::{ACCOUNT_QUOTA, ADDRESS_QUOTA, RESET_ACCOUNT_QUOTA, RESET_ADDRESS_QUOTA, SignIn, SignedIn};
 
 /// Random base62 characters of a generated password: about 143 bits.
 pub const GENERATED_PASSWORD_CHARS: usize = 24;

@@ -10,6 +10,9 @@ use super::{AccountService, AccountServiceError};
 /// Quota names of the two sign-in budgets (`rate_windows.quota`, the `rate_limit_hit` log line).
 pub const ACCOUNT_QUOTA: &str = "sign-in-account";
 pub const ADDRESS_QUOTA: &str = "sign-in-address";
+/// Quota names of the two password-reset budgets.
+pub const RESET_ACCOUNT_QUOTA: &str = "reset-account";
+pub const RESET_ADDRESS_QUOTA: &str = "reset-address";
 
 /// The two budgets an attempt is counted against: its client address's, then its account's.
 pub(super) struct Budgets {
@@ -25,8 +28,8 @@ pub(super) const SIGN_IN: Budgets = Budgets {
 
 /// Asking for a password-reset link: budgets of their own (`RESET_PER_ACCOUNT`).
 pub(super) const RESET: Budgets = Budgets {
-    address: ("reset-address", RESET_PER_ADDRESS),
-    account: ("reset-account", RESET_PER_ACCOUNT),
+    address: (RESET_ADDRESS_QUOTA, RESET_PER_ADDRESS),
+    account: (RESET_ACCOUNT_QUOTA, RESET_PER_ACCOUNT),
 };
 
 /// One attempt from the sign-in form.

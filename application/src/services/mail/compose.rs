@@ -45,7 +45,8 @@ pub fn compose(mail: &QueuedMail) -> Result<OutgoingMail, ComposeError> {
             "Confirm your email address".to_owned(),
             format!(
                 "Someone (hopefully you) created an account with this address.\n\n\
-                 Open this link to confirm it (it works once, for a day):\n\n{}\n\n\
+                 Open this link and press the button there to confirm it (it works once, for a \
+                 day):\n\n{}\n\n\
                  If it was not you, ignore this message.\n",
                 field(mail, "url")?
             ),

@@ -259,10 +259,10 @@ impl InviteLinkRepository for Links {
 
 /// Two accounts with the address `ada@example.com`: `ada`, who verified it, and `mallory`, who
 /// signed up with it and did not (open sign-up lets anyone).
-struct OnlyAda;
+struct AdaAndMallory;
 
 #[async_trait::async_trait]
-impl AccountRepository for OnlyAda {
+impl AccountRepository for AdaAndMallory {
     async fn insert(&self, _: &svc_domain::account::Account) -> Result<bool, RepositoryError> {
         unreachable!()
     }
@@ -300,7 +300,7 @@ async fn with_links_the_mail_carries_a_token_and_only_its_holder_or_the_invitee_
     let service = service.linking(InviteLinks {
         links: Arc::new(Links::default()),
         base_url: "https://ui.example/".into(),
-        accounts: Arc::new(OnlyAda),
+        accounts: Arc::new(AdaAndMallory),
     });
     let to_ada = service
         .invite_to_org(invite(&org, "owner", "ada@example.com", "member"))

@@ -1,5 +1,11 @@
 //! Rules of the blueprint catalog: how `svc_search_blueprints` scores and merges rows, cosine
 //! similarity, and the normalised forms of operator fields. Pure: vectors and texts come in.
+//! The bounds of what an operator may store are in [`operator_texts`] and [`app_capacity`], a
+//! listing page's in [`listing_page`].
+
+pub mod app_capacity;
+pub mod listing_page;
+pub mod operator_texts;
 
 use std::cmp::Ordering;
 

@@ -15,6 +15,14 @@ pub const COUPON_CODE_PREFIX: &str = "cpn_";
 /// Characters after the prefix: ASCII letters and digits.
 pub const COUPON_CODE_RANDOM_CHARS: usize = 8;
 
+/// Failed redemptions ([`CouponError::is_failed_guess`]) one caller may make per window before
+/// it must wait: a guessing budget. 62^8 codes (about 47 bits) at 960 guesses a day take about
+/// 600,000 years, on average, to hit one of a thousand live codes; a person who mistypes a code
+/// still has room to retry.
+pub const REDEEM_FAILURES_PER_WINDOW: u32 = 10;
+/// The fixed window of the guessing budget.
+pub const REDEEM_FAILURE_WINDOW: chrono::TimeDelta = chrono::TimeDelta::minutes(15);
+
 /// A coupon code: `cpn_` followed by exactly 8 ASCII letters or digits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
@@ -150,6 +158,17 @@ impl CouponError {
             Self::Wallet(error) => error.code(),
         }
     }
+
+    /// Whether a redemption refused so spends the caller's guessing budget: every answer about
+    /// the code itself (none such, already spent, expired; the last two also tell a prober it
+    /// hit a real code). Refusals decided before the code is looked at (not a member of the
+    /// target org) and faults of the server teach nothing about codes.
+    pub fn is_failed_guess(&self) -> bool {
+        match self {
+            Self::InvalidCode | Self::NotFound | Self::AlreadyRedeemed | Self::Expired => true,
+            Self::AccessDenied | Self::NonPositiveCredit(_) | Self::Wallet(_) => false,
+        }
+    }
 }
 
 impl Coupon {
@@ -277,6 +296,22 @@ mod tests {
             }
         }
         assert_eq!(CouponCode::from_random("Zz9Zz9Zz").unwrap().as_str(), "cpn_Zz9Zz9Zz");
+    }
+
+    #[test]
+    fn only_answers_about_the_code_spend_the_guessing_budget() {
+        let rows = [
+            (CouponError::InvalidCode, true),
+            (CouponError::NotFound, true),
+            (CouponError::AlreadyRedeemed, true),
+            (CouponError::Expired, true),
+            (CouponError::AccessDenied, false),
+            (CouponError::NonPositiveCredit(0), false),
+            (CouponError::Wallet(WalletError::Overflow), false),
+        ];
+        for (error, spends) in rows {
+            assert_eq!(error.is_failed_guess(), spends, "{error:?}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod budget;
 pub mod connector_key;
 pub mod contract;
 pub mod coupon;
+pub mod credit_reservation;
 pub mod gadgets;
 pub mod handshake;
 pub mod intent;

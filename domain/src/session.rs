@@ -145,6 +145,17 @@ pub fn status_at(stored: SessionStatus, expires_at: DateTime<Utc>, now: DateTime
     }
 }
 
+/// Whether the stored rows of a session expiring at `expires_at` may be deleted at `now`: it has
+/// been past its expiry for `grace` (a failed render's error session too, whose lifetime ends
+/// alike). Until then it answers as expired (`svc_consume`'s `status: "expired"`, its undrained
+/// gestures still drained); after, as a session that never existed (-32002). Saturating: a
+/// session that never expires is never deleted.
+pub fn rows_may_go(expires_at: DateTime<Utc>, grace: Duration, now: DateTime<Utc>) -> bool {
+    expires_at
+        .checked_add_signed(grace)
+        .is_some_and(|kept_until| now >= kept_until)
+}
+
 impl SessionHead {
     /// A fresh active session at epoch 1.
     pub fn rendered(props: Value, ttl_seconds: u64, now: DateTime<Utc>) -> Self {
@@ -322,6 +333,32 @@ mod tests {
         let mut head = SessionHead::rendered(json!({}), 60, t0());
         assert!(!head.touch(t0() + Duration::seconds(60)));
         assert_eq!(head.status_at(t0() + Duration::seconds(61)), SessionStatus::Expired);
+    }
+
+    #[test]
+    fn an_expired_sessions_rows_go_once_its_grace_has_passed() {
+        let expires = t0() + Duration::seconds(60);
+        let grace = Duration::days(7);
+        let rows = [
+            (t0(), false, "active"),
+            (expires, false, "just expired: within its grace"),
+            (
+                expires + grace - Duration::milliseconds(1),
+                false,
+                "the last moment of its grace",
+            ),
+            (expires + grace, true, "its grace has passed"),
+            (expires + grace + Duration::days(400), true, "long after"),
+        ];
+        for (now, go, why) in rows {
+            assert_eq!(rows_may_go(expires, grace, now), go, "{why}");
+        }
+        assert!(rows_may_go(expires, Duration::zero(), expires), "no grace: at expiry");
+        let never = expires_at(t0(), u64::MAX);
+        assert!(
+            !rows_may_go(never, grace, DateTime::<Utc>::MAX_UTC),
+            "a session that never expires stays"
+        );
     }
 
     #[test]

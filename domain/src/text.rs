@@ -48,6 +48,12 @@ pub fn excerpt(text: &str) -> Cow<'_, str> {
     cut(text, ECHO_MAX_CHARS)
 }
 
+/// At most `max_chars` characters of `text`, marked with `…` when cut (what a listing keeps of
+/// a long text).
+pub fn excerpt_of(text: &str, max_chars: usize) -> Cow<'_, str> {
+    cut(text, max_chars)
+}
+
 /// An error message cut to [`MESSAGE_MAX_CHARS`].
 pub fn bounded_message(message: String) -> String {
     match cut(&message, MESSAGE_MAX_CHARS) {
@@ -132,6 +138,8 @@ mod tests {
     #[test]
     fn excerpts_are_cut_on_character_boundaries() {
         assert_eq!(excerpt("short"), "short");
+        assert_eq!(excerpt_of("éééé", 3), "ééé…");
+        assert_eq!(excerpt_of("ééé", 3), "ééé");
         let long = "é".repeat(ECHO_MAX_CHARS + 1);
         let cut = excerpt(&long);
         assert_eq!(cut.chars().count(), ECHO_MAX_CHARS + 1);

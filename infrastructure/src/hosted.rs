@@ -8,10 +8,13 @@ use base64::Engine;
 use sea_orm::DatabaseConnection;
 use svc_application::ports::{Clock, Ids};
 use svc_application::services::accounts::{AccountLinks, AccountService, InviteSignup, ResetSignOut};
-use svc_application::services::hosted::{AppPayers, GenerationAccount, GenerationPricing, ProviderKeyService};
+use svc_application::services::hosted::{
+    AppPayers, CreditReservations, GenerationAccount, GenerationPricing, ProviderKeyService,
+};
 use svc_application::services::oauth::ExternalSignIn;
 use svc_application::services::operator::{ConnectorKeyService, CreditService, InviteLinks};
 use svc_domain::account::SignupMode;
+use svc_domain::credit_reservation::RenderDeadline;
 use svc_domain::provider_key::{Keyring, MasterKey};
 use svc_domain::render_price::RenderPrice;
 use svc_sql::SqlSharedWindows;
@@ -19,8 +22,8 @@ use svc_sql::hosted::{
     SeaOrmAccountRepository, SeaOrmAccountTokenRepository, SeaOrmExternalIdentities, SeaOrmPendingExternalSignIns,
 };
 use svc_sql::operator::{
-    SeaOrmInviteLinkRepository, SeaOrmInviteRepository, SeaOrmMailOutbox, SeaOrmProviderKeyRepository,
-    SeaOrmWalletRepository,
+    SeaOrmCreditReservationRepository, SeaOrmInviteLinkRepository, SeaOrmInviteRepository, SeaOrmMailOutbox,
+    SeaOrmProviderKeyRepository, SeaOrmWalletRepository,
 };
 
 use crate::settings::Settings;
@@ -163,6 +166,49 @@ pub fn credit_service(
         .with_free_credit(settings.hosted.free_credit_cents)
 }
 
+/// Model calls of a cold generation: the reply, and one repair round (`LlmGenerator`).
+const GENERATION_ROUNDS: u64 = 2;
+/// What no setting bounds: compiling and render-checking each round's reply (the CPU gate may
+/// make them wait) and the render's own writes.
+const CHECKING_ALLOWANCE_SECONDS: u64 = 60;
+
+/// `hosted.render_deadline_seconds`, or when 0 the longest the generation settings let a render
+/// run: its wait for a queue slot, then each round's model call with every retry (each attempt
+/// cut at `attempt_timeout_seconds`, each wait at `max_retry_wait_seconds`), and the allowance for
+/// checking. The render is held to it (ended and refunded past it), so it bounds the render even
+/// where the settings do not.
+pub fn render_deadline(settings: &Settings) -> RenderDeadline {
+    let seconds = match settings.hosted.render_deadline_seconds {
+        0 => {
+            let g = &settings.generation;
+            let attempts = u64::from(g.max_attempts.max(1));
+            let one_call = attempts
+                .saturating_mul(g.attempt_timeout_seconds)
+                .saturating_add((attempts - 1).saturating_mul(g.max_retry_wait_seconds));
+            g.max_wait_seconds
+                .saturating_add(GENERATION_ROUNDS.saturating_mul(one_call))
+                .saturating_add(CHECKING_ALLOWANCE_SECONDS)
+        }
+        set => set,
+    };
+    RenderDeadline::new(std::time::Duration::from_secs(seconds))
+}
+
+/// Reservations of render charges over the database, for renders held to [`render_deadline`].
+pub fn credit_reservations(
+    settings: &Settings,
+    db: &DatabaseConnection,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn Ids>,
+) -> CreditReservations {
+    CreditReservations::new(
+        Arc::new(SeaOrmCreditReservationRepository::new(db.clone())),
+        clock,
+        ids,
+        render_deadline(settings),
+    )
+}
+
 /// `hosted.signup` as a mode.
 pub fn signup_mode(settings: &Settings) -> Result<SignupMode, String> {
     let raw = settings.hosted.signup.trim();
@@ -227,8 +273,9 @@ pub fn plane(
         settings: crate::per_app::app_settings(db),
         apps: Arc::new(svc_sql::agent::SeaOrmAppRepository::new(db.clone())),
     };
-    let account =
-        GenerationAccount::new(credits.clone(), provider_keys.clone(), pricing).with_app_payers(app_payers.clone());
+    let reservations = credit_reservations(settings, db, clock.clone(), ids.clone());
+    let account = GenerationAccount::new(credits.clone(), reservations, provider_keys.clone(), pricing)
+        .with_app_payers(app_payers.clone());
     let accounts = account_service(settings, db, clock.clone(), ids.clone())
         .limited_by(Arc::new(SqlSharedWindows::new(db.clone())))
         .mailing(account_links(db, base_url))
@@ -318,6 +365,41 @@ mod tests {
         off.hosted.enabled = false;
         off.server.database_url = String::new();
         assert_eq!(check(&off), Ok(()));
+    }
+
+    #[test]
+    fn the_render_deadline_is_the_setting_else_what_the_generation_settings_allow() {
+        let mut s = hosted();
+        assert_eq!(
+            render_deadline(&s).get().as_secs(),
+            30 + 2 * (3 * 180 + 2 * 20) + 60,
+            "the defaults: 30 s in the queue, two rounds of three 180 s attempts with two 20 s waits"
+        );
+        // (max_wait, attempt_timeout, max_attempts, max_retry_wait) -> derived seconds
+        let rows = [
+            ((0, 1, 1, 0), 2 + 60),
+            ((5, 10, 0, 7), 5 + 2 * 10 + 60),
+            (
+                (u64::MAX, u64::MAX, u32::MAX, u64::MAX),
+                RenderDeadline::LONGEST.as_secs(),
+            ),
+        ];
+        for ((wait, attempt, attempts, retry_wait), expected) in rows {
+            let g = &mut s.generation;
+            (g.max_wait_seconds, g.attempt_timeout_seconds) = (wait, attempt);
+            (g.max_attempts, g.max_retry_wait_seconds) = (attempts, retry_wait);
+            assert_eq!(
+                render_deadline(&s).get().as_secs(),
+                expected,
+                "{wait} {attempt} {attempts} {retry_wait}"
+            );
+        }
+        s.hosted.render_deadline_seconds = 4;
+        assert_eq!(
+            render_deadline(&s).get().as_secs(),
+            4,
+            "a set deadline is taken as it is"
+        );
     }
 
     #[test]

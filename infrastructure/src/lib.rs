@@ -22,6 +22,7 @@ pub mod per_app;
 pub mod private_files;
 pub mod registry_client;
 pub mod registry_server;
+pub mod retention;
 pub mod secrets;
 pub mod server;
 pub mod settings;

@@ -38,9 +38,6 @@ pub fn start(
         tracing::info!("mail.smtp_url is empty: mail stays queued in the outbox");
         return Ok(None);
     }
-    if m.poll_seconds == 0 || m.retry_base_seconds == 0 {
-        return Err("mail.poll_seconds and mail.retry_base_seconds must be at least 1".into());
-    }
     let transport = SmtpTransport::new(m.smtp_url.trim(), &m.from).map_err(|e| e.to_string())?;
     let retry_base = chrono::TimeDelta::seconds(i64::try_from(m.retry_base_seconds).unwrap_or(i64::MAX / 1000));
     let delivery = MailDelivery::new(

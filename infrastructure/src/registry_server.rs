@@ -106,7 +106,8 @@ impl RegistryApplication {
         connections: &ConnectionSettings,
         bundles: IsolatedModuleInspector,
     ) -> Result<Self, String> {
-        let limits = ConnectionLimits::for_this_process(connections)?;
+        crate::settings::bounds::check_section(connections, "connections.")?;
+        let limits = ConnectionLimits::for_this_process(connections);
         std::fs::create_dir_all(settings.data_dir.join("bundles"))
             .map_err(|e| format!("cannot create {}: {e}", settings.data_dir.display()))?;
         let db = connect(settings).await?;

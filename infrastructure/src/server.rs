@@ -181,6 +181,11 @@ pub struct Application {
     console_sweep: svc_application::services::console::ConsoleSessions,
     /// The OAuth service whose expired codes are swept (when `[oauth] enabled`).
     code_sweep: Option<svc_application::services::oauth::OAuthService>,
+    /// Hosted: accounts whose expired tokens are swept, and whose background work (reset
+    /// requests answered before their lookup) is finished before the database closes.
+    accounts: Option<svc_application::services::accounts::AccountService>,
+    /// Sessions past their grace, and what a replay no longer serves, deleted while it runs.
+    retention: crate::retention::SessionRetention,
     db: DatabaseConnection,
     /// This server's claim on its SQLite file, released once the database is closed.
     sole_server: Option<svc_sql::SoleServer>,
@@ -204,11 +209,13 @@ fn playground_served(settings: &Settings, auth_mode: AuthMode) -> bool {
     is_loopback(&settings.server.host) || auth_mode == AuthMode::DevAllowAll
 }
 
-/// Coupons over the database: redeemed on `/ops`, issued by `svc coupons issue`.
+/// Coupons over the database: redeemed on `/ops` (failed redemptions counted per caller in
+/// `rate_windows`, shared by every replica), issued by `svc coupons issue`.
 pub fn coupon_service(db: &DatabaseConnection, clock: Arc<dyn Clock>, ids: Arc<dyn Ids>) -> CouponService {
     CouponService::new(
         Arc::new(SeaOrmCouponRepository::new(db.clone())),
         Arc::new(SeaOrmOrgRepository::new(db.clone())),
+        Arc::new(svc_sql::SqlSharedWindows::new(db.clone())),
         clock,
         ids,
     )
@@ -267,6 +274,8 @@ impl Application {
 
     /// [`Application::build`] with what an embedding program adds (see `crate::embed`).
     pub async fn build_embedded(settings: &Settings, embedding: Embedding) -> Result<Self, StartError> {
+        // Settings an embedder built in code have not been through the load's range check.
+        crate::settings::bounds::check(settings).map_err(StartError::Config)?;
         // Hosted mode implies OAuth and needs PostgreSQL and a master key: refused before anything starts.
         crate::hosted::check(settings).map_err(StartError::Config)?;
         let settings = &crate::hosted::effective(settings);
@@ -278,7 +287,7 @@ impl Application {
         let mcp_apps = mcp_apps(settings)?;
         let tool_call_limit = tool_call_limit(settings, Arc::new(SystemClock))?;
         let default_session_ttl_seconds = default_session_ttl(settings)?;
-        let limits = connection_limits(settings)?;
+        let limits = connection_limits(settings);
         let generation_limit = public_demo_limit(settings)?;
         let data_dir = &settings.server.data_dir;
         crate::private_files::create_private_dir(data_dir).map_err(|e| StartError::DataDir {
@@ -389,6 +398,13 @@ impl Application {
             }
             (None, _) => stored_blueprints,
         };
+        let retention = crate::retention::SessionRetention::over(
+            settings,
+            &db,
+            writer.clone(),
+            session_reads.clone(),
+            clock.clone(),
+        );
         let ports = AgentPorts {
             clock: clock.clone(),
             ids: ids.clone(),
@@ -591,7 +607,7 @@ impl Application {
             mcp_apps,
             live_enabled: settings.live.enabled,
             live_sockets: live_sockets.clone(),
-            live_timings: live_timings::from_settings(settings)?,
+            live_timings: live_timings::from_settings(settings),
             held_requests: held_requests.clone(),
             streamed_renders: streamed_renders.clone(),
             tool_call_limit,
@@ -631,6 +647,8 @@ impl Application {
             mail_worker,
             console_sweep,
             code_sweep,
+            accounts: hosted.as_ref().map(|h| h.accounts.clone()),
+            retention,
             db,
             sole_server,
             database_claim,

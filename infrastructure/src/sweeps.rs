@@ -1,16 +1,24 @@
 //! Periodic sweeps every replica runs until shutdown: expired console sessions (rows of browsers
-//! that never come back) and authorization codes that expired unredeemed (their keys are
-//! revoked). Each is safe on every replica at once.
+//! that never come back), authorization codes that expired unredeemed (their keys are revoked)
+//! and, hosted, expired account tokens (verification and reset links never followed) and
+//! abandoned credit reservations (charges of renders whose process died, refunded); and the
+//! retention of sessions and their events (`crate::retention`). Each is safe on every replica at
+//! once.
 
 use std::time::Duration;
 
+use svc_application::services::accounts::AccountService;
 use svc_application::services::console::ConsoleSessions;
+use svc_application::services::hosted::CreditReservations;
 use svc_application::services::oauth::OAuthService;
 use tokio_util::sync::CancellationToken;
 
 /// How often the expired console sessions are deleted. A session past its expiry is refused at
 /// once whatever this is; the sweep only reclaims rows.
 const CONSOLE_SWEEP_EVERY: Duration = Duration::from_secs(3600);
+/// How often the expired account tokens are deleted. An expired link is refused when used
+/// whatever this is; the sweep only reclaims rows.
+const ACCOUNT_TOKEN_SWEEP_EVERY: Duration = Duration::from_secs(3600);
 
 pub struct Sweeps {
     stop: CancellationToken,
@@ -18,8 +26,9 @@ pub struct Sweeps {
 }
 
 impl Sweeps {
-    /// Starts the console sweep, and the code sweep when the OAuth surface is on.
-    pub fn start(console: ConsoleSessions, oauth: Option<OAuthService>) -> Self {
+    /// Starts the console sweep, the code sweep when the OAuth surface is on, and the account
+    /// token sweep when accounts are (hosted).
+    pub fn start(console: ConsoleSessions, oauth: Option<OAuthService>, accounts: Option<AccountService>) -> Self {
         let stop = CancellationToken::new();
         let mut tasks = vec![tokio::spawn(every(CONSOLE_SWEEP_EVERY, stop.clone(), move || {
             let console = console.clone();
@@ -49,7 +58,78 @@ impl Sweeps {
                 }
             })));
         }
+        if let Some(accounts) = accounts {
+            tasks.push(tokio::spawn(every(ACCOUNT_TOKEN_SWEEP_EVERY, stop.clone(), move || {
+                let accounts = accounts.clone();
+                async move {
+                    match accounts.sweep_expired_tokens().await {
+                        Ok(deleted) if deleted > 0 => tracing::info!(deleted, "deleted expired account tokens"),
+                        Ok(_) => {}
+                        Err(error) => {
+                            tracing::warn!(error = ?error, "expired account tokens could not be deleted; retrying later");
+                        }
+                    }
+                }
+            })));
+        }
         Self { stop, tasks }
+    }
+
+    /// Adds the sweep of abandoned credit reservations (hosted): it refunds the charges of
+    /// renders whose process died, at start-up and every `sweep_interval`. Replicas race for each
+    /// reservation, and the one that deletes it refunds it.
+    pub fn refunding_abandoned_reservations(mut self, reservations: Option<CreditReservations>) -> Self {
+        let Some(reservations) = reservations else {
+            return self;
+        };
+        let interval = reservations.sweep_interval();
+        self.tasks
+            .push(tokio::spawn(every(interval, self.stop.clone(), move || {
+                let reservations = reservations.clone();
+                async move {
+                    match reservations.refund_abandoned().await {
+                        Ok(sweep) if sweep.refunded > 0 => tracing::warn!(
+                            refunded = sweep.refunded,
+                            "refunded the charges of renders interrupted by a server that stopped mid-render"
+                        ),
+                        Ok(_) => {}
+                        Err(error) => {
+                            tracing::warn!(error = %error, "the abandoned reservation sweep failed; retrying later");
+                        }
+                    }
+                }
+            })));
+        self
+    }
+
+    /// Adds the retention sweep: sessions past their grace deleted with everything stored under
+    /// them, and every session's deliveries and drained gestures trimmed to what a replay serves,
+    /// at start-up and every interval. Replicas racing delete each row once between them. A sweep
+    /// under way stops at shutdown (each of its deletes commits alone, so none is half done).
+    pub fn reclaiming_session_storage(mut self, retention: crate::retention::SessionRetention) -> Self {
+        let crate::retention::SessionRetention { service, interval } = retention;
+        let stop = self.stop.clone();
+        self.tasks
+            .push(tokio::spawn(every(interval, self.stop.clone(), move || {
+                let (service, stop) = (service.clone(), stop.clone());
+                async move {
+                    let swept = tokio::select! {
+                        () = stop.cancelled() => return,
+                        swept = service.sweep() => swept,
+                    };
+                    match swept {
+                        Ok(sweep) if sweep.deleted_anything() => tracing::info!(
+                            sessions = sweep.sessions_deleted,
+                            deliveries = sweep.deliveries_trimmed,
+                            gestures = sweep.gestures_trimmed,
+                            "deleted sessions past their grace and events no replay serves"
+                        ),
+                        Ok(_) => {}
+                        Err(error) => tracing::warn!(error = %error, "the retention sweep failed; retrying later"),
+                    }
+                }
+            })));
+        self
     }
 
     pub async fn stop(self) {

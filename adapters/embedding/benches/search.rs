@@ -14,7 +14,8 @@ use serde_json::json;
 use svc_application::ports::Clock;
 use svc_application::ports::RepositoryError;
 use svc_application::ports::blueprints::{
-    BlueprintChange, BlueprintFilter, BlueprintRecord, BlueprintRepository, BlueprintSummary, Embedder, StoredEmbedding,
+    BlueprintChange, BlueprintFilter, BlueprintListing, BlueprintRecord, BlueprintRepository, BlueprintSummary,
+    Embedder, ListingPosition, StoredEmbedding,
 };
 use svc_application::services::blueprints::{BlueprintCatalog, CatalogSettings};
 use svc_embedding::BuiltinEmbedder;
@@ -132,6 +133,17 @@ impl BlueprintRepository for Summaries {
     }
     async fn list(&self, _: &BlueprintFilter) -> Result<Vec<BlueprintRecord>, RepositoryError> {
         Ok(vec![])
+    }
+    async fn list_page(
+        &self,
+        _: &BlueprintFilter,
+        _: Option<&ListingPosition>,
+        _: u64,
+    ) -> Result<Vec<BlueprintListing>, RepositoryError> {
+        Ok(vec![])
+    }
+    async fn count_in_app(&self, _: &str) -> Result<u64, RepositoryError> {
+        Ok(0)
     }
     async fn summaries(&self, _: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>, RepositoryError> {
         Ok(std::mem::take(&mut *self.0.lock().unwrap()))

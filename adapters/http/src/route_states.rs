@@ -75,6 +75,8 @@ pub(crate) struct LiveRoutes {
     /// The upgraded sockets, closed (1001) and awaited by the server's shutdown.
     pub sockets: crate::live::sockets::LiveSockets,
     pub timings: crate::live::timings::LiveTimings,
+    /// The keys of bound sockets, asked about every `timings.key_recheck`.
+    pub key_watch: crate::live::KeyWatch,
     /// Released as the server's drain begins: a polling GET then answers at once.
     pub held: crate::HeldRequests,
     /// The acks' `component.links` (shared with the agent routes' documents).
@@ -169,9 +171,15 @@ impl HttpState {
             gate: gate.clone(),
             ops: self.ops,
         });
+        let key_watch = crate::live::key_watch(
+            self.auth.clone(),
+            self.live_timings.key_recheck,
+            self.live_sockets.clone(),
+        );
         let live = Arc::new(LiveRoutes {
             agent: self.agent.clone(),
             auth: self.auth,
+            key_watch,
             tokens: self.tokens,
             tool_channels: self.tool_channels,
             polling_flood_gates: self.polling_flood_gates,

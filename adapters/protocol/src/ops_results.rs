@@ -227,10 +227,14 @@ pub struct BlueprintRowBody {
     pub mountable: bool,
 }
 
-/// `svc_ops_list_blueprints`
+/// `svc_ops_list_blueprints`: one page, oldest first; `nextCursor` names the page's last row and
+/// is absent on the last page.
 #[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct BlueprintsResult {
     pub blueprints: Vec<BlueprintRowBody>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// `svc_ops_update_blueprint`

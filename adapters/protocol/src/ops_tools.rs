@@ -10,6 +10,8 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use svc_domain::blueprint::listing_page::BlueprintPageLimit;
+use svc_domain::blueprint::operator_texts;
 
 /// `svc_ops_create_app`. The app id is minted by the server; an `appId` sent here is ignored.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -143,25 +145,31 @@ pub struct RegisterBlueprintArgs {
     pub options: BlueprintOptionsArgs,
 }
 
-/// The optional fields generate and register share.
+/// The optional fields generate and register share. The texts' caps are
+/// `svc_domain::blueprint::operator_texts`'s, counted as sent.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BlueprintOptionsArgs {
     /// Generator slug (`builtin`, `standard`, `advanced`); the deployment's default when absent.
     pub generator: Option<String>,
-    /// Who the UI is for; stored lowercase and trimmed.
+    /// Who the UI is for, up to 200 characters; stored lowercase and trimmed.
+    #[schemars(length(max = operator_texts::PERSONA_MAX_CHARS))]
     pub persona: Option<String>,
-    /// Visual direction in words.
+    /// Visual direction in words, up to 200 characters.
+    #[schemars(length(max = operator_texts::AESTHETIC_MAX_CHARS))]
     pub aesthetic: Option<String>,
-    /// Background the generator should know; also the blueprint's description.
+    /// Background the generator should know, up to 4,000 characters; also the blueprint's intent
+    /// and description.
+    #[schemars(length(max = operator_texts::CONTEXT_MAX_CHARS))]
     pub context: Option<String>,
-    /// The operator's own instructions to the generator.
+    /// The operator's own instructions to the generator, up to 10,000 characters.
+    #[schemars(length(max = operator_texts::SEED_PROMPT_MAX_CHARS))]
     pub seed_prompt: Option<String>,
     /// Make this blueprint the operator default for its contract.
     pub set_as_operator_default: Option<bool>,
 }
 
-/// `svc_ops_list_blueprints`: every filter given must hold.
+/// `svc_ops_list_blueprints`: every filter given must hold; a page at a time, oldest first.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListBlueprintsArgs {
@@ -171,6 +179,12 @@ pub struct ListBlueprintsArgs {
     pub persona: Option<String>,
     /// Semantic: blueprints whose intent and description are similar to these words.
     pub intent_keywords: Option<Vec<String>>,
+    /// Rows of the page: 1 to 100; default 20.
+    #[schemars(range(min = 1, max = BlueprintPageLimit::MAX))]
+    #[serde(default, deserialize_with = "crate::whole_number::optional")]
+    pub limit: Option<u32>,
+    /// `nextCursor` of the previous page (with the same filters).
+    pub cursor: Option<String>,
 }
 
 /// `svc_ops_update_blueprint`

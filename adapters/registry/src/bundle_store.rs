@@ -3,22 +3,74 @@
 //! Files are written to a temporary name and renamed, so a reader never sees half a bundle.
 //! Each write has a temporary name of its own: two publishes of the same bytes at once (one
 //! process or several sharing the directory) never write into one file.
+//!
+//! A bundle some answer still holds is shared with the next download of it: many downloads of
+//! one bundle, however many of them a slow or stalled client holds open, hold one copy in memory
+//! instead of one read of up to 6 MiB per request. Nothing is kept once no answer holds it, so a
+//! later download reads the file again.
 
+use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use svc_application::ports::registry::{BundleStore, BundleStoreError, StoredBundle};
 use svc_domain::artifact::{ArtifactKind, BundleDigest};
 
 pub struct FsBundleStore {
     root: PathBuf,
+    /// Bundles answers still hold, by digest.
+    held: Mutex<HashMap<[u8; 48], HeldRead>>,
+}
+
+/// A read some answer may still hold: its kind and its bytes, if an answer holds them.
+type HeldRead = (ArtifactKind, Weak<Vec<u8>>);
+
+/// The bytes of one read, shared by every answer that holds them.
+struct SharedRead(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for SharedRead {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+fn stored(kind: ArtifactKind, read: Arc<Vec<u8>>) -> StoredBundle {
+    StoredBundle {
+        kind,
+        bytes: bytes::Bytes::from_owner(SharedRead(read)),
+    }
 }
 
 impl FsBundleStore {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            held: Mutex::default(),
+        }
+    }
+
+    /// The bundle an answer still holds, if one does.
+    fn still_held(&self, digest: &BundleDigest) -> Option<StoredBundle> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let (kind, read) = held.get(digest.bytes())?;
+        Some(stored(*kind, read.upgrade()?))
+    }
+
+    /// Shares `read` with later downloads while answers hold it; a read that raced it to the
+    /// file gives way to the one already shared.
+    fn share(&self, digest: &BundleDigest, kind: ArtifactKind, read: Vec<u8>) -> StoredBundle {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((kind, earlier)) = held.get(digest.bytes())
+            && let Some(earlier) = earlier.upgrade()
+        {
+            return stored(*kind, earlier);
+        }
+        held.retain(|_, (_, read)| read.strong_count() > 0);
+        let read = Arc::new(read);
+        held.insert(*digest.bytes(), (kind, Arc::downgrade(&read)));
+        stored(kind, read)
     }
 
     fn path(&self, digest: &BundleDigest, kind: ArtifactKind) -> PathBuf {
@@ -85,9 +137,12 @@ impl BundleStore for FsBundleStore {
     }
 
     async fn get(&self, digest: &BundleDigest) -> Result<Option<StoredBundle>, BundleStoreError> {
+        if let Some(held) = self.still_held(digest) {
+            return Ok(Some(held));
+        }
         for kind in [ArtifactKind::Gadget, ArtifactKind::Blueprint] {
-            if let Some(bytes) = read_if_exists(&self.path(digest, kind)).await? {
-                return Ok(Some(StoredBundle { kind, bytes }));
+            if let Some(read) = read_if_exists(&self.path(digest, kind)).await? {
+                return Ok(Some(self.share(digest, kind, read)));
             }
         }
         Ok(None)
@@ -114,8 +169,46 @@ mod tests {
             .unwrap();
         let stored = store.get(&digest).await.unwrap().unwrap();
         assert_eq!(
-            (stored.kind, stored.bytes.as_slice()),
+            (stored.kind, &stored.bytes[..]),
             (ArtifactKind::Gadget, &b"export const useA = 1;"[..])
+        );
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    /// Downloads of one bundle in flight together hold one copy of it (racing first reads too);
+    /// once none holds it, the file is read again.
+    #[tokio::test]
+    async fn downloads_of_one_bundle_share_its_bytes() {
+        let root = std::env::temp_dir().join(format!("svc-bundles-shared-{}", std::process::id()));
+        let store = std::sync::Arc::new(FsBundleStore::new(&root));
+        let body = vec![b'x'; 1 << 20];
+        let digest = BundleDigest::of(&body);
+        store.put(&digest, ArtifactKind::Gadget, &body).await.unwrap();
+        let racing: Vec<_> = (0..4)
+            .map(|_| {
+                let (store, digest) = (store.clone(), digest.clone());
+                tokio::spawn(async move { store.get(&digest).await.unwrap().unwrap() })
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for answer in racing {
+            answers.push(answer.await.unwrap());
+        }
+        answers.push(store.get(&digest).await.unwrap().unwrap());
+        assert!(answers.iter().all(|a| a.bytes == body));
+        let first = answers[0].bytes.as_ptr();
+        assert!(
+            answers.iter().all(|a| a.bytes.as_ptr() == first),
+            "one copy for every answer"
+        );
+        drop(answers);
+        let path = store.path(&digest, ArtifactKind::Gadget);
+        std::fs::write(&path, b"changed on disk").unwrap();
+        let later = store.get(&digest).await.unwrap().unwrap();
+        assert_eq!(
+            &later.bytes[..],
+            b"changed on disk",
+            "nothing is kept once no answer holds it"
         );
         let _ = std::fs::remove_dir_all(root);
     }

@@ -11,6 +11,7 @@
 
 mod connector_keys;
 mod coupons;
+mod credit_reservations;
 mod entities;
 mod invite_links;
 mod invites;
@@ -22,6 +23,7 @@ mod wallets;
 
 pub use connector_keys::SeaOrmConnectorKeyRepository;
 pub use coupons::SeaOrmCouponRepository;
+pub use credit_reservations::SeaOrmCreditReservationRepository;
 pub use invite_links::SeaOrmInviteLinkRepository;
 pub use invites::SeaOrmInviteRepository;
 pub use mail_outbox::SeaOrmMailOutbox;

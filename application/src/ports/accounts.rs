@@ -29,6 +29,8 @@ pub trait AccountTokenRepository: Send + Sync {
     async fn take(&self, token_hash: &str, purpose: TokenPurpose) -> Result<Option<AccountToken>, RepositoryError>;
     /// Deletes every token of `user_id` for `purpose` (the links still in mailboxes stop working).
     async fn forget_all(&self, user_id: &str, purpose: TokenPurpose) -> Result<(), RepositoryError>;
+    /// Deletes every token whose expiry is at or before `now`; how many it deleted.
+    async fn delete_expired(&self, now: DateTime<Utc>) -> Result<u64, RepositoryError>;
 }
 
 /// An email carrying a one-time link (verification or password reset).

@@ -99,7 +99,13 @@ pub fn embedding_text(name: Option<&str>, intent: &str, description: Option<&str
     parts.join(". ")
 }
 
-/// What the in-memory index keeps of a blueprint (no source or code).
+/// Characters of each text of a [`BlueprintSummary`] (intent, name, description, persona) a
+/// repository reads: what the embedder reads of a blueprint's text, so a row stored long before
+/// the operator's caps costs an index rebuild no more than a new one.
+pub const SUMMARY_TEXT_MAX_CHARS: usize = crate::services::blueprints::EMBEDDED_TEXT_MAX_CHARS;
+
+/// What the in-memory index is built from (no source or code; texts up to
+/// [`SUMMARY_TEXT_MAX_CHARS`] characters).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlueprintSummary {
     pub blueprint_id: String,
@@ -138,6 +144,47 @@ pub struct BlueprintFilter {
     pub exclude_manifest: bool,
 }
 
+/// A blueprint as `svc_ops_list_blueprints` shows it: no source, no compiled code, no vector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlueprintListing {
+    pub blueprint_id: String,
+    pub intent: String,
+    pub contract_hash: String,
+    pub variant_key: String,
+    pub contract: Contract,
+    pub variance: Value,
+    pub code_hash: String,
+    pub generator: String,
+    pub model: Option<String>,
+    pub source_kind: SourceKind,
+    pub description: Option<String>,
+    pub persona: Option<String>,
+    pub aesthetic: Option<String>,
+    pub fixture_props: Option<Value>,
+    pub is_operator_default: bool,
+    /// A compiled module is stored ([`BlueprintRecord::is_servable`]).
+    pub servable: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl BlueprintListing {
+    /// Where this row is in the listing's order.
+    pub fn position(&self) -> ListingPosition {
+        ListingPosition {
+            created_at: self.created_at,
+            blueprint_id: self.blueprint_id.clone(),
+        }
+    }
+}
+
+/// A row's place in a listing: oldest first, equal times by id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListingPosition {
+    pub created_at: DateTime<Utc>,
+    pub blueprint_id: String,
+}
+
 /// An operator's change to a blueprint (`svc_ops_update_blueprint`).
 #[derive(Debug, Clone, Default)]
 pub struct BlueprintChange {
@@ -170,6 +217,16 @@ pub trait BlueprintRepository: Send + Sync {
     async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool>;
     /// Whole records matching `filter`, oldest first.
     async fn list(&self, filter: &BlueprintFilter) -> Result<Vec<BlueprintRecord>>;
+    /// At most `limit` rows matching `filter` after `after` (from the first when `None`), oldest
+    /// first, without what a listing does not show (source, code, vector).
+    async fn list_page(
+        &self,
+        filter: &BlueprintFilter,
+        after: Option<&ListingPosition>,
+        limit: u64,
+    ) -> Result<Vec<BlueprintListing>>;
+    /// How many blueprints the app holds (not counting the shared pool).
+    async fn count_in_app(&self, app_id: &str) -> Result<u64>;
     /// What the index needs of every blueprint changed after `since` (all when `None`), oldest
     /// change first.
     async fn summaries(&self, since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>>;
@@ -206,6 +263,30 @@ pub trait Embedder: Send + Sync {
 }
 
 impl BlueprintRecord {
+    /// The record as a listing shows it.
+    pub fn listing(&self) -> BlueprintListing {
+        BlueprintListing {
+            blueprint_id: self.blueprint_id.clone(),
+            intent: self.intent.clone(),
+            contract_hash: self.contract_hash.clone(),
+            variant_key: self.variant_key.clone(),
+            contract: self.contract.clone(),
+            variance: self.variance.clone(),
+            code_hash: self.code_hash.clone(),
+            generator: self.generator.clone(),
+            model: self.model.clone(),
+            source_kind: self.source_kind,
+            description: self.description.clone(),
+            persona: self.persona.clone(),
+            aesthetic: self.aesthetic.clone(),
+            fixture_props: self.fixture_props.clone(),
+            is_operator_default: self.is_operator_default,
+            servable: self.is_servable(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+
     /// A record with empty identity and content fields, created and updated at `now`: the base of
     /// struct-update expressions (`BlueprintRecord { blueprint_id, .., ..BlueprintRecord::blank(now) }`).
     pub fn blank(now: DateTime<Utc>) -> Self {

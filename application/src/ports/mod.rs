@@ -11,6 +11,7 @@ pub mod blueprints;
 pub mod bus_message;
 pub mod bus_outbox;
 pub mod console_sessions;
+pub mod credit_reservations;
 pub mod external_identity;
 pub mod federation;
 pub mod generation;
@@ -23,6 +24,7 @@ pub mod pair_codes;
 pub mod pollable;
 pub mod rate_windows;
 pub mod registry;
+pub mod retention;
 pub mod telemetry;
 
 pub use clock::{Clock, Ids};

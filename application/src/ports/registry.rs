@@ -136,7 +136,8 @@ pub struct BundleStoreError(#[source] pub anyhow::Error);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredBundle {
     pub kind: ArtifactKind,
-    pub bytes: Vec<u8>,
+    /// Shared, not copied: every answer of one bundle points at the same bytes.
+    pub bytes: bytes::Bytes,
 }
 
 /// Payloads by content hash. Writing the same hash twice is a no-op.

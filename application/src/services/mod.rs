@@ -19,5 +19,6 @@ pub mod operator;
 pub mod pairing;
 pub mod rate_limit;
 pub mod registry;
+pub mod retention;
 pub mod tool_call_limit;
 pub mod tool_channels;

@@ -8,10 +8,11 @@ mod coupons;
 mod credits;
 mod key_cache;
 mod orgs;
+mod redemption_budget;
 
 pub use blueprints::{
-    BlueprintOptions, ListBlueprints, OpsBlueprintError, OpsBlueprintPorts, OpsBlueprintService, StoredBlueprint,
-    UpdateBlueprint, source_model,
+    BlueprintOptions, BlueprintPage, ListBlueprints, OpsBlueprintError, OpsBlueprintPorts, OpsBlueprintService,
+    StoredBlueprint, UpdateBlueprint, source_model,
 };
 pub use connector_keys::{
     ConnectorKeyService, ConnectorKeyServiceError, IssueConnectorKey, IssuedConnectorKey, RevokeConnectorKey,
@@ -26,6 +27,7 @@ pub use orgs::{
     AcceptInvite, CreateOrg, INVITE_PATH, InviteIssued, InviteLinks, InviteRevoked, InviteToOrg, OrgService,
     OrgServiceError, RevokeInvite,
 };
+pub use redemption_budget::{REDEEM_QUOTA, RedeemLimited};
 
 /// Code of every storage failure: its cause is logged, never shown.
 pub const INTERNAL_ERROR_CODE: &str = "internal_error";

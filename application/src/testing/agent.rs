@@ -20,7 +20,8 @@ use crate::ports::agent::{
     SessionRepository, StreamEnvelope,
 };
 use crate::ports::blueprints::{
-    BlueprintChange, BlueprintFilter, BlueprintSummary, SHARED_POOL_APP_ID, StoredEmbedding,
+    BlueprintChange, BlueprintFilter, BlueprintListing, BlueprintSummary, ListingPosition, SHARED_POOL_APP_ID,
+    StoredEmbedding,
 };
 use crate::services::agent::{AgentPorts, AgentService, AgentSettings, Caller, GenerationQueue};
 
@@ -525,6 +526,28 @@ impl BlueprintRepository for InMemoryAgentStore {
             .filter(|b| !filter.featured_only || b.featured)
             .cloned()
             .collect())
+    }
+
+    async fn list_page(
+        &self,
+        filter: &BlueprintFilter,
+        after: Option<&ListingPosition>,
+        limit: u64,
+    ) -> Result<Vec<BlueprintListing>> {
+        let mut rows: Vec<BlueprintListing> = BlueprintRepository::list(self, filter)
+            .await?
+            .iter()
+            .map(BlueprintRecord::listing)
+            .collect();
+        let key = |p: &ListingPosition| (p.created_at, p.blueprint_id.clone());
+        rows.sort_by_key(|r| key(&r.position()));
+        rows.retain(|r| after.is_none_or(|after| key(&r.position()) > key(after)));
+        rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        Ok(rows)
+    }
+
+    async fn count_in_app(&self, app_id: &str) -> Result<u64> {
+        Ok(lock(&self.0).blueprints.iter().filter(|b| b.app_id == app_id).count() as u64)
     }
 
     async fn summaries(&self, _since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>> {

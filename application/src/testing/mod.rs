@@ -4,7 +4,8 @@
 //! operation that spans repositories (an org and its wallet, a coupon and a wallet) is atomic
 //! exactly as the SQL adapter's transactions are. [`OperatorFakes`] bundles it with a manual
 //! clock, predictable ids and a recording mailer, and builds the services over them.
-//! [`AgentFakes`] does the same for the agent plane (`agent.rs`).
+//! [`AgentFakes`] does the same for the agent plane (`agent.rs`), [`OAuthFakes`] for the OAuth
+//! surface (`oauth.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,13 +23,17 @@ use crate::ports::operator::{
     OrgRepository, TransitionError, WalletRepository,
 };
 use crate::ports::{Clock, Ids, RepositoryError};
+use crate::services::hosted::CreditReservations;
 use crate::services::operator::{ConnectorKeyService, CouponService, CreditService, OrgService};
 
 mod agent;
 mod agent_pipeline;
+mod credit_reservations;
+mod oauth;
 mod rate_windows;
 pub use agent::{AgentFakes, InMemoryAgentStore};
 pub use agent_pipeline::{FlatEmbedder, LocalBus, ScriptedGenerator, StubCompiler};
+pub use oauth::{InMemoryOAuthStore, OAuthFakes};
 pub use rate_windows::InMemorySharedWindows;
 
 /// A clock that stands still until told to move.
@@ -137,6 +142,8 @@ struct OperatorState {
     wallets: HashMap<Principal, Wallet>,
     /// Position `i + 1` is `ledger[i]`.
     ledger: Vec<LedgerEntry>,
+    /// Open credit reservations by their charge's transaction id.
+    reservations: BTreeMap<String, svc_domain::credit_reservation::CreditReservation>,
 }
 
 impl OperatorState {
@@ -459,6 +466,8 @@ impl WalletRepository for InMemoryOperatorStore {
 pub struct OperatorFakes {
     pub store: Arc<InMemoryOperatorStore>,
     pub mailer: Arc<RecordingMailer>,
+    /// The coupon-guessing budget's windows.
+    pub windows: Arc<InMemorySharedWindows>,
     pub clock: Arc<ManualClock>,
     pub ids: Arc<SequentialIds>,
 }
@@ -474,6 +483,7 @@ impl OperatorFakes {
         Self {
             store: Arc::default(),
             mailer: Arc::default(),
+            windows: Arc::default(),
             clock: Arc::default(),
             ids: Arc::default(),
         }
@@ -497,6 +507,7 @@ impl OperatorFakes {
         CouponService::new(
             self.store.clone(),
             self.store.clone(),
+            self.windows.clone(),
             self.clock.clone(),
             self.ids.clone(),
         )
@@ -504,6 +515,16 @@ impl OperatorFakes {
 
     pub fn credit_service(&self) -> CreditService {
         CreditService::new(self.store.clone(), self.clock.clone(), self.ids.clone())
+    }
+
+    /// Reservations over the store, for renders given `deadline`.
+    pub fn credit_reservations(&self, deadline: std::time::Duration) -> CreditReservations {
+        CreditReservations::new(
+            self.store.clone(),
+            self.clock.clone(),
+            self.ids.clone(),
+            svc_domain::credit_reservation::RenderDeadline::new(deadline),
+        )
     }
 }
 

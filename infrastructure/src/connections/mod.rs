@@ -58,38 +58,30 @@ pub struct ConnectionLimits {
 }
 
 impl ConnectionLimits {
-    /// `[connections]`: deadlines and the cap, each at least 1.
-    fn from_settings(c: &ConnectionSettings) -> Result<Self, String> {
-        let positive = |name: &str, value: u64| {
-            (value > 0)
-                .then_some(value)
-                .ok_or_else(|| format!("connections.{name} must be at least 1"))
-        };
-        Ok(Self {
-            header_read_timeout: Duration::from_secs(positive(
-                "header_read_timeout_seconds",
-                c.header_read_timeout_seconds,
-            )?),
-            idle_timeout: Duration::from_secs(positive("idle_timeout_seconds", c.idle_timeout_seconds)?),
-            body_read_timeout: Duration::from_secs(positive("body_read_timeout_seconds", c.body_read_timeout_seconds)?),
+    /// `[connections]`: deadlines and the cap (their ranges are checked at load,
+    /// `settings::bounds`).
+    fn from_settings(c: &ConnectionSettings) -> Self {
+        Self {
+            header_read_timeout: Duration::from_secs(c.header_read_timeout_seconds),
+            idle_timeout: Duration::from_secs(c.idle_timeout_seconds),
+            body_read_timeout: Duration::from_secs(c.body_read_timeout_seconds),
             body_budget: BodyBudget::new(
-                usize::try_from(positive("body_bytes_in_flight_mib", c.body_bytes_in_flight_mib)?)
+                usize::try_from(c.body_bytes_in_flight_mib)
                     .unwrap_or(usize::MAX)
                     .saturating_mul(1 << 20),
             ),
-            max_connections: usize::try_from(positive("max_connections", c.max_connections as u64)?)
-                .unwrap_or(usize::MAX),
+            max_connections: c.max_connections,
             health_headroom: c.health_headroom,
-        })
+        }
     }
 
     /// [`ConnectionLimits::from_settings`] for this process: each connection (a live-channel
     /// socket too) is a descriptor, so the soft open-file limit is raised before accepting and
     /// the cap fitted to what it became.
-    pub fn for_this_process(c: &ConnectionSettings) -> Result<Self, String> {
-        let limits = Self::from_settings(c)?;
+    pub fn for_this_process(c: &ConnectionSettings) -> Self {
+        let limits = Self::from_settings(c);
         let open_file_limit = crate::open_files::raise_limit().map(|(_, after)| after);
-        Ok(limits.fitted_to(open_file_limit))
+        limits.fitted_to(open_file_limit)
     }
 
     /// Lowers the cap so that connections cannot exhaust the open-file limit.

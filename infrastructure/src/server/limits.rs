@@ -5,8 +5,7 @@ use super::*;
 /// `--public-demo`: the per-address limit of cold generations; none otherwise.
 pub(super) fn public_demo_limit(settings: &Settings) -> Result<Option<GenerationLimit>, StartError> {
     let demo = &settings.public_demo;
-    // The window is checked with the limiter off too: a typo is refused when written.
-    let window = positive_window("public_demo.window_seconds", demo.window_seconds)?;
+    let window = window_of(demo.window_seconds);
     if !demo.enabled {
         return Ok(None);
     }
@@ -28,8 +27,8 @@ pub(super) fn public_demo_limit(settings: &Settings) -> Result<Option<Generation
 }
 
 /// `[connections]` for this process (`ConnectionLimits::for_this_process`).
-pub(super) fn connection_limits(settings: &Settings) -> Result<ConnectionLimits, StartError> {
-    ConnectionLimits::for_this_process(&settings.connections).map_err(StartError::Config)
+pub(super) fn connection_limits(settings: &Settings) -> ConnectionLimits {
+    ConnectionLimits::for_this_process(&settings.connections)
 }
 
 /// The tool-call limiter of `[tool_calls]`; `None` when `calls_per_window` is 0.
@@ -49,7 +48,7 @@ pub(super) fn tool_call_limit(
             )));
         }
     };
-    let window = positive_window("tool_calls.window_seconds", t.window_seconds)?;
+    let window = window_of(t.window_seconds);
     if t.calls_per_window == 0 {
         return Ok(None);
     }
@@ -60,11 +59,10 @@ pub(super) fn tool_call_limit(
     )))
 }
 
-/// A window of whole seconds, at least one and within what a time span can hold.
-fn positive_window(setting: &str, seconds: u64) -> Result<chrono::TimeDelta, StartError> {
+/// A window of whole seconds (from a second to a year: checked at load, `settings::bounds`).
+fn window_of(seconds: u64) -> chrono::TimeDelta {
     i64::try_from(seconds)
         .ok()
-        .filter(|s| *s > 0)
         .and_then(chrono::TimeDelta::try_seconds)
-        .ok_or_else(|| StartError::Config(format!("{setting} must be a positive number")))
+        .unwrap_or(chrono::TimeDelta::MAX)
 }

@@ -1,6 +1,6 @@
 //! Serving and the shutdown sequence: the drain and its grace period, then what must end before
-//! the database closes (streamed renders and their refunds, live sockets, the bus, the mail
-//! worker, the sweeps).
+//! the database closes (streamed renders and their refunds, reset requests answered before their
+//! work, live sockets, the bus, the mail worker, the sweeps).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +12,8 @@ use super::Application;
 const GRACE_PERIOD: Duration = Duration::from_secs(10);
 /// How long the refunds of renders ended at shutdown get to be written.
 const REFUNDS_PATIENCE: Duration = Duration::from_secs(5);
+/// How long the accounts' background work (reset links being queued) gets to finish.
+const ACCOUNT_WORK_PATIENCE: Duration = Duration::from_secs(5);
 /// How long the live sockets get to write their close frame once the drain is over.
 const LIVE_CLOSE_PATIENCE: Duration = Duration::from_secs(2);
 /// Closing the database after the grace period: a pool that cannot close by then is left behind.
@@ -23,7 +25,9 @@ impl Application {
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let sweeps = crate::sweeps::Sweeps::start(self.console_sweep, self.code_sweep);
+        let sweeps = crate::sweeps::Sweeps::start(self.console_sweep, self.code_sweep, self.accounts.clone())
+            .refunding_abandoned_reservations(self.generation_account.as_ref().map(|a| a.reservations().clone()))
+            .reclaiming_session_storage(self.retention);
         let live_sockets = self.live_sockets.clone();
         let held_requests = self.held_requests.clone();
         let claim_lost = Arc::new(AtomicBool::new(false));
@@ -64,7 +68,16 @@ impl Application {
                 .await
                 .is_err()
         {
-            tracing::error!("refunds of ended renders were still being written when the database closed");
+            tracing::error!(
+                "refunds of ended renders were still being written when the database closed; their reservations stay open and a sweep refunds them"
+            );
+        }
+        if let Some(accounts) = &self.accounts
+            && tokio::time::timeout(ACCOUNT_WORK_PATIENCE, accounts.background_work_finished())
+                .await
+                .is_err()
+        {
+            tracing::error!("reset links of answered requests were still being queued when the database closed");
         }
         let left = self.live_sockets.closed_within(LIVE_CLOSE_PATIENCE).await;
         if left > 0 {

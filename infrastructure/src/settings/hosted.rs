@@ -26,6 +26,12 @@ pub struct HostedSettings {
     /// Who may create an account: `closed` (only `svc users create`), `invite` (an org invite's
     /// acceptance) or `open` (anyone, on the sign-in page).
     pub signup: String,
+    /// The longest a paid cold render runs, from its charge to its component stored: past it the
+    /// render fails and is refunded, and a reservation still open twice this long after its
+    /// charge (its process died) is refunded by the sweep. 0: derived from `[generation]`. At
+    /// most 30 days.
+    #[schemars(range(max = 2_592_000))]
+    pub render_deadline_seconds: u64,
     /// Sign-in with an external OpenID Connect provider at the consent page (off while `issuer`
     /// is empty).
     pub oidc: HostedOidcSettings,
@@ -56,6 +62,7 @@ impl Default for HostedSettings {
             model_price_cents: BTreeMap::new(),
             master_keys: SecretList::Many(Vec::new()),
             signup: "closed".into(),
+            render_deadline_seconds: 0,
             oidc: HostedOidcSettings::default(),
         }
     }

@@ -15,6 +15,12 @@ const DEFAULTS: &str = include_str!("../../../config/default.toml");
 #[error("configuration: {0}")]
 pub struct SettingsError(String);
 
+impl SettingsError {
+    pub(super) fn new(message: String) -> Self {
+        Self(message)
+    }
+}
+
 impl From<config::ConfigError> for SettingsError {
     /// On one line, as every failure is: a TOML parse error's quote of the file (its line, and
     /// a caret line under it, which would also show a secret on that line) is left out, its
@@ -69,10 +75,12 @@ impl Settings {
         for (key, items) in variables.lists {
             builder = builder.set_override(key, items)?;
         }
-        builder
+        let settings: Settings = builder
             .build()
             .and_then(|c| c.try_deserialize())
-            .map_err(SettingsError::from)
+            .map_err(SettingsError::from)?;
+        super::bounds::check(&settings).map_err(SettingsError::new)?;
+        Ok(settings)
     }
 }
 

@@ -12,9 +12,11 @@ pub struct MailSettings {
     /// The sender: `Name <address@example.org>` or `address@example.org`.
     pub from: String,
     /// How often the outbox is checked for due mail.
+    #[schemars(range(min = 1, max = 86_400))]
     pub poll_seconds: u64,
     /// The wait after a mail's first failed attempt, doubling after each further one (at most an
     /// hour; ten attempts in all).
+    #[schemars(range(min = 1, max = 86_400))]
     pub retry_base_seconds: u64,
 }
 

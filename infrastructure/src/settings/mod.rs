@@ -2,10 +2,12 @@
 //! variables (`SVC_<SECTION>__<KEY>`), then command-line flags. A key no struct below declares is
 //! refused at start-up (`catalog`, `layers`).
 
+pub mod bounds;
 mod catalog;
 mod hosted;
 mod layers;
 mod mail;
+mod retention;
 mod unknown;
 
 use std::path::PathBuf;
@@ -17,6 +19,7 @@ pub use catalog::{Catalog, SettingKey};
 pub use hosted::HostedSettings;
 pub use layers::SettingsError;
 pub use mail::MailSettings;
+pub use retention::RetentionSettings;
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct Settings {
@@ -55,6 +58,10 @@ pub struct Settings {
     /// Bounds on CPU-heavy work of untrusted input (`[limits]`; docs/budgets.md).
     #[serde(default)]
     pub limits: LimitsSettings,
+    /// How long expired sessions are kept, and the sweep that deletes them and trims what a
+    /// replay no longer serves (`[retention]`).
+    #[serde(default)]
+    pub retention: RetentionSettings,
 }
 
 /// `[limits]`: how many CPU-heavy steps (schema compilation and validation, TSX compilation, the
@@ -65,6 +72,7 @@ pub struct LimitsSettings {
     /// Slots; 0 is one per core.
     pub cpu_heavy_concurrency: usize,
     /// Longest a request waits for a slot before -32014 `SERVER_BUSY` (HTTP 503, `Retry-After`).
+    #[schemars(range(max = 600_000))]
     pub cpu_heavy_wait_ms: u64,
     /// Long-polls held at once: `svc_consume` with a timeout per caller (an app's principal),
     /// the live channel's HTTP polls per key that minted their session's token. Past it a poll
@@ -151,10 +159,13 @@ impl RegistrySettings {
 #[serde(default)]
 pub struct FederationSettings {
     /// How long a fetched key set is used before it is fetched again.
+    #[schemars(range(min = 1, max = 604_800))]
     pub jwks_ttl_seconds: u64,
     /// Shortest time between two fetches of one key set on an unknown `kid`.
+    #[schemars(range(max = 86_400))]
     pub jwks_refresh_floor_seconds: u64,
     /// Deadline of one discovery or key-set fetch.
+    #[schemars(range(min = 1, max = 300))]
     pub fetch_timeout_seconds: u64,
 }
 
@@ -172,10 +183,15 @@ impl Default for FederationSettings {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(default)]
 pub struct ConnectionSettings {
+    #[schemars(range(min = 1, max = 86_400))]
     pub header_read_timeout_seconds: u64,
+    #[schemars(range(min = 1, max = 86_400))]
     pub idle_timeout_seconds: u64,
+    #[schemars(range(min = 1, max = 86_400))]
     pub body_read_timeout_seconds: u64,
+    #[schemars(range(min = 1, max = 1_048_576))]
     pub body_bytes_in_flight_mib: u64,
+    #[schemars(range(min = 1))]
     pub max_connections: usize,
     pub health_headroom: usize,
 }
@@ -212,6 +228,7 @@ pub struct PublicDemoSettings {
     pub enabled: bool,
     /// Document 2: 30 per 10 minutes.
     pub generations_per_window: u32,
+    #[schemars(range(min = 1, max = 31_536_000))]
     pub window_seconds: u64,
     /// Count against the last `X-Forwarded-For` entry instead of the peer address.
     pub trust_proxy: bool,
@@ -222,6 +239,7 @@ pub struct PublicDemoSettings {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct ToolCallSettings {
     pub calls_per_window: u32,
+    #[schemars(range(min = 1, max = 31_536_000))]
     pub window_seconds: u64,
     /// `identity` (the authenticated principal, across its apps) or `app`.
     pub per: String,
@@ -262,19 +280,24 @@ pub struct LiveSettings {
     pub bus: String,
     /// Tool channels (`channel_subscribe`): no tool is polled more often than this.
     #[serde(default = "defaults::tool_channel_min_interval_ms")]
+    #[schemars(range(min = 1, max = 86_400_000))]
     pub tool_channel_min_interval_ms: u64,
     #[serde(default = "defaults::tool_channels_per_socket")]
     pub tool_channels_per_socket: usize,
     #[serde(default = "defaults::tool_channel_max_payload_bytes")]
     pub tool_channel_max_payload_bytes: usize,
     #[serde(default = "defaults::tool_poll_timeout_ms")]
+    #[schemars(range(min = 1, max = 3_600_000))]
     pub tool_poll_timeout_ms: u64,
     /// A socket that has not subscribed this long after it opened is closed (1008).
     #[serde(default = "defaults::subscribe_timeout_seconds")]
+    #[schemars(range(min = 1, max = 86_400))]
     pub subscribe_timeout_seconds: u64,
-    /// How often a subscribed socket checks that its key still authenticates (an expired key, or
-    /// one revoked in the keys file, ends the channel within this time).
+    /// How often each replica asks whether the keys of its subscribed sockets still authenticate
+    /// (one read per key; an expired key, or one revoked in the keys file, ends its channels
+    /// within this time).
     #[serde(default = "defaults::key_recheck_seconds")]
+    #[schemars(range(min = 1, max = 86_400))]
     pub key_recheck_seconds: u64,
     /// Operator-declared HTTP data sources a `streamSpec[*].source.tool` may name.
     #[serde(default)]
@@ -288,7 +311,9 @@ pub struct PollToolSettings {
     pub url: String,
     /// The tool's interval, and the shortest one a contract may ask for.
     #[serde(default = "defaults::poll_tool_interval_ms")]
+    #[schemars(range(min = 1, max = 86_400_000))]
     pub interval_ms: u64,
+    #[schemars(range(min = 1, max = 3_600_000))]
     pub timeout_ms: Option<u64>,
 }
 
@@ -390,6 +415,7 @@ pub struct SessionSettings {
 pub struct GenerationSettings {
     pub concurrency: usize,
     pub max_waiting: usize,
+    #[schemars(range(max = 86_400))]
     pub max_wait_seconds: u64,
     /// Generator slug of renders that name neither a generator nor a model (`builtin`).
     #[serde(default = "builtin_slug")]
@@ -403,15 +429,19 @@ pub struct GenerationSettings {
     pub temperature: f32,
     /// Deadline of one model call, request to last byte.
     #[serde(default = "default_attempt_timeout")]
+    #[schemars(range(min = 1, max = 86_400))]
     pub attempt_timeout_seconds: u64,
     /// Longest silence inside a reply stream.
     #[serde(default = "default_idle_timeout")]
+    #[schemars(range(min = 1, max = 86_400))]
     pub idle_timeout_seconds: u64,
     /// Attempts per model call on transient provider errors, the first included.
     #[serde(default = "default_max_attempts")]
+    #[schemars(range(min = 1, max = 20))]
     pub max_attempts: u32,
     /// Longest `retry-after` honoured; a provider asking for more fails the render at once.
     #[serde(default = "default_max_retry_wait")]
+    #[schemars(range(max = 86_400))]
     pub max_retry_wait_seconds: u64,
     /// Ask providers whose registry entry supports it for a JSON reply `{ "tsx": ... }`.
     #[serde(default = "default_structured_output")]

@@ -407,18 +407,18 @@ fn a_weak_ws_secret_stops_start_up() {
 fn settings_that_cannot_work_stop_start_up_even_with_their_feature_off() {
     let dir = temp_dir("svc-cli-dormant-settings");
     let data_dir = dir.to_str().unwrap();
-    let rows: [(&[(&str, &str)], &str); 6] = [
+    let rows: [(&[(&str, &str)], &str); 7] = [
         (
             &[("SVC_TOOL_CALLS__PER", "identiy")],
             "tool_calls.per must be identity or app, not `identiy`",
         ),
         (
             &[("SVC_TOOL_CALLS__WINDOW_SECONDS", "0")],
-            "tool_calls.window_seconds must be a positive number",
+            "tool_calls.window_seconds must be at least 1, not 0",
         ),
         (
             &[("SVC_PUBLIC_DEMO__WINDOW_SECONDS", "0")],
-            "public_demo.window_seconds must be a positive number",
+            "public_demo.window_seconds must be at least 1, not 0",
         ),
         (
             &[
@@ -426,6 +426,11 @@ fn settings_that_cannot_work_stop_start_up_even_with_their_feature_off() {
                 ("SVC_MCP_APPS__RUNTIME_URL", "https://cdn.example.com/rt.js"),
             ],
             "mcp_apps.runtime_url needs mcp_apps.runtime_integrity",
+        ),
+        // Past a day, every connection's deadline overflowed the clock and its task panicked.
+        (
+            &[("SVC_CONNECTIONS__IDLE_TIMEOUT_SECONDS", "18446744073709551615")],
+            "connections.idle_timeout_seconds must be at most 86400, not 18446744073709551615",
         ),
         (
             &[("SVC_SESSIONS__DEFAULT_TTL_SECONDS", "0")],

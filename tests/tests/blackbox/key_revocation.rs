@@ -272,9 +272,10 @@ async fn replicas_that_cannot_hear_each_other_refuse_a_revoked_key_at_once() {
     assert_eq!(mcp_status(&a.base, &key).await, StatusCode::UNAUTHORIZED);
 }
 
-/// A key that expires, or one revoked in the keys file, is announced nowhere: a subscribed socket
-/// checks its key every `live.key_recheck_seconds` and ends as on a revocation through `/ops`.
-/// A socket under a key that stays live is not touched.
+/// A key that expires, or one revoked in the keys file, is announced nowhere: the replica asks
+/// about the keys of its subscribed sockets every `live.key_recheck_seconds`, and every socket
+/// under a key that no longer authenticates ends as on a revocation through `/ops`. A socket
+/// under a key that stays live is not touched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_that_expires_or_leaves_the_keys_file_ends_its_channels() {
     let app = TestApp::spawn_configured("revocation_unannounced", Backend::Sqlite, Auth::Strict, |s| {
@@ -296,14 +297,15 @@ async fn a_key_that_expires_or_leaves_the_keys_file_ends_its_channels() {
     let expiring_key = issued["structuredContent"]["plaintextKey"].as_str().unwrap().to_owned();
 
     let mut sockets = Vec::new();
-    for key in [&file_key, &expiring_key, &app.bearer] {
+    for key in [&file_key, &file_key, &expiring_key, &app.bearer] {
         let slice = card(&app.base, key).await;
         let (ws, ack) = subscribe(&app.base, &slice, ("wsToken", &slice["wsToken"])).await;
         assert_eq!(ack["type"], "ack", "{ack}");
         sockets.push(ws);
     }
     let mut sockets = sockets.into_iter();
-    let (mut from_file, mut expiring, mut staying) = (
+    let (mut from_file, mut also_from_file, mut expiring, mut staying) = (
+        sockets.next().unwrap(),
         sockets.next().unwrap(),
         sockets.next().unwrap(),
         sockets.next().unwrap(),
@@ -314,6 +316,7 @@ async fn a_key_that_expires_or_leaves_the_keys_file_ends_its_channels() {
     assert_eq!(from_file.recv().await["type"], "pong");
     keys.revoke(&entry.id).unwrap();
     closed_as_revoked(&mut from_file).await;
+    closed_as_revoked(&mut also_from_file).await;
 
     let left = (expires_at - chrono::Utc::now()).to_std().unwrap_or_default();
     tokio::time::sleep(left).await;

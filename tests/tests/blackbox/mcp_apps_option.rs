@@ -2,6 +2,7 @@
 //! carry the mount metadata (with a configured public WebSocket URL and, optionally, an external
 //! runtime bundle with its integrity); off, neither, and renders stay readable through
 //! `resources/read`. The option needs the live channel: start-up fails with one line otherwise.
+//! With the live channel off, its routes answer 404 and no wsToken is minted or refreshed.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -190,6 +191,15 @@ async fn with_the_live_channel_off_its_routes_answer_404(backend: Backend) {
         .unwrap();
     assert_eq!(poll.status(), StatusCode::NOT_FOUND);
     read(&app, &result["structuredContent"]["resourceUri"]).await;
+    // No channel, so no wsToken to refresh: the runtime tool is not there to call.
+    let refresh = app
+        .call("svc_runtime_refresh_ws_token", json!({ "sessionId": session }))
+        .await;
+    assert_eq!(refresh["error"]["code"], -32602, "{refresh}");
+    assert_eq!(
+        refresh["error"]["message"],
+        "Invalid params: name: unknown tool `svc_runtime_refresh_ws_token`"
+    );
 }
 
 /// `svc serve --config <file holding toml>`: its exit status and stderr (a server that starts

@@ -58,11 +58,18 @@ async fn register(ops: &Client, contract: Value, extra: Value) -> String {
         .to_owned()
 }
 
+/// Every row the filters match, page after page (`nextCursor`).
 async fn listed(ops: &Client, filters: Value) -> Vec<Value> {
-    ops.ok("svc_ops_list_blueprints", filters).await["blueprints"]
-        .as_array()
-        .unwrap()
-        .clone()
+    let mut rows = Vec::new();
+    let mut arguments = filters;
+    loop {
+        let page = ops.ok("svc_ops_list_blueprints", arguments.clone()).await;
+        rows.extend(page["blueprints"].as_array().unwrap().iter().cloned());
+        match page.get("nextCursor") {
+            Some(cursor) => arguments["cursor"] = cursor.clone(),
+            None => return rows,
+        }
+    }
 }
 
 fn ids(rows: &[Value]) -> Vec<&str> {

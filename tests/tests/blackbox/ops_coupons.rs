@@ -1,10 +1,11 @@
 //! Coupons: issued by the operator command `svc coupons issue`, redeemed once on `/ops` into a
-//! user's or an org's wallet; every coupon error code; 20 concurrent redemptions credit once.
-//! On SQLite and PostgreSQL.
+//! user's or an org's wallet; every coupon error code; 20 concurrent redemptions credit once;
+//! failed redemptions limited per caller across replicas. On SQLite and PostgreSQL.
 
 use crate::ops_support;
 
-use ops_support::{Tenants, assert_time, issue_coupon, issue_coupon_cli, scalar};
+use ops_support::{Client, Tenants, assert_time, issue_coupon, issue_coupon_cli, scalar};
+use reqwest::StatusCode;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -15,6 +16,7 @@ with_tenants!(
     a_coupon_can_credit_an_org_the_caller_belongs_to,
     twenty_concurrent_redemptions_credit_once,
     only_a_hash_of_a_code_is_stored,
+    failed_redemptions_are_limited_per_caller_across_replicas,
 );
 
 fn is_code(code: &str) -> bool {
@@ -201,5 +203,56 @@ async fn only_a_hash_of_a_code_is_stored(t: Tenants) {
         scalar(&t.database_url, &plaintext).await,
         0,
         "not after redemption either"
+    );
+}
+
+/// Guessing codes has a budget per caller, counted in the database so every replica shares it:
+/// ten failed redemptions per fifteen minutes (`svc_domain::coupon::REDEEM_FAILURES_PER_WINDOW`).
+/// The next attempt, even with a genuine code, is Document 2's rate-limited tool call; another
+/// caller redeems that code meanwhile.
+async fn failed_redemptions_are_limited_per_caller_across_replicas(t: Tenants) {
+    let genuine = issue_coupon(&t.database_url, 400, None);
+    let replica = t.other_app.replica().await;
+    let other_on_replica = Client {
+        base: replica.base.clone(),
+        ..t.other.clone()
+    };
+    for i in 0..10 {
+        let caller = if i % 2 == 0 { &t.other } else { &other_on_replica };
+        caller
+            .refused(
+                "svc_ops_redeem_coupon",
+                json!({ "couponCode": format!("cpn_0000000{i}") }),
+                "coupon_not_found",
+            )
+            .await;
+    }
+    for caller in [&t.other, &other_on_replica] {
+        let arguments = json!({ "name": "svc_ops_redeem_coupon", "arguments": { "couponCode": genuine } });
+        let (status, headers, body) = caller.post("/ops", "tools/call", arguments).await;
+        assert_eq!(status, StatusCode::OK, "never HTTP 429: {body}");
+        assert!(headers.get("retry-after").is_none(), "{headers:?}");
+        assert!(body.get("error").is_none(), "not a JSON-RPC error: {body}");
+        let result = &body["result"];
+        assert_eq!(result["isError"], true, "{body}");
+        let retry_after_ms = result["structuredContent"]["error"]["retryAfterMs"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("retryAfterMs is a number: {body}"));
+        assert!((1..=900_000).contains(&retry_after_ms), "{retry_after_ms}");
+        let message =
+            format!("too many failed coupon redemptions: at most 10 per 900 seconds; retry in {retry_after_ms} ms");
+        assert_eq!(
+            result["structuredContent"],
+            json!({ "error": { "code": "rate_limited", "message": message, "retryAfterMs": retry_after_ms } })
+        );
+        assert_eq!(result["content"][0]["text"], format!("rate_limited: {message}"));
+    }
+    let receipt = t
+        .owner
+        .ok("svc_ops_redeem_coupon", json!({ "couponCode": genuine }))
+        .await;
+    assert_eq!(
+        receipt["redeemedByPrincipalId"], "owner",
+        "another caller's budget is its own"
     );
 }

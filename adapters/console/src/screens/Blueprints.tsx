@@ -1,6 +1,6 @@
 // Blueprints: the app's stored components, searchable by intent, each mounted live with its
-// fixture props; register your own, edit a variance, make one the operator default of its
-// contract, or delete it.
+// fixture props, a page at a time; register your own, edit a variance, make one the operator
+// default of its contract, or delete it.
 
 import { useCallback, useState } from 'react';
 
@@ -13,15 +13,40 @@ import { RegisterBlueprint } from './RegisterBlueprint';
 import { useList } from './useList';
 import { VarianceEditor } from './VarianceEditor';
 
+const PAGE = 20;
+
+/** One page of the listing: `applied` search words, from `cursor` (the first page without). */
+async function listPage(applied: string, cursor: string | null) {
+  const words = applied.split(/\s+/).filter(Boolean);
+  const args: Record<string, unknown> = { limit: PAGE };
+  if (words.length) args.intentKeywords = words;
+  if (cursor) args.cursor = cursor;
+  return callTool<{ blueprints: Blueprint[]; nextCursor?: string }>(TOOLS.listBlueprints, args);
+}
+
 export function BlueprintsScreen({ tools }: ScreenProps) {
   const [query, setQuery] = useState('');
   const [applied, setApplied] = useState('');
+  // Pages after the first, appended by "Load more"; a reload starts again from the first.
+  const [more, setMore] = useState<Blueprint[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
   const blueprints = useList(
     useCallback(async () => {
-      const words = applied.split(/\s+/).filter(Boolean);
-      const args = words.length ? { intentKeywords: words } : {};
-      return (await callTool<{ blueprints: Blueprint[] }>(TOOLS.listBlueprints, args)).blueprints;
+      const page = await listPage(applied, null);
+      setMore([]);
+      setCursor(page.nextCursor ?? null);
+      return page.blueprints;
     }, [applied]),
+  );
+  const loadMore = useAction(
+    useCallback(
+      async (from: string) => {
+        const page = await listPage(applied, from);
+        setMore((rows) => [...rows, ...page.blueprints]);
+        setCursor(page.nextCursor ?? null);
+      },
+      [applied],
+    ),
   );
   return (
     <>
@@ -52,10 +77,16 @@ export function BlueprintsScreen({ tools }: ScreenProps) {
         </Empty>
       )}
       <ul className="cards">
-        {blueprints.items?.map((b) => (
+        {blueprints.items?.concat(more).map((b) => (
           <BlueprintCard key={b.blueprintId} blueprint={b} onChanged={blueprints.reload} />
         ))}
       </ul>
+      {blueprints.items && cursor && (
+        <button type="button" onClick={() => void loadMore.run(cursor)} disabled={loadMore.running}>
+          {loadMore.running ? 'Loading…' : 'Load more blueprints'}
+        </button>
+      )}
+      <ErrorText id="blueprints-more-error" error={loadMore.error} />
     </>
   );
 }

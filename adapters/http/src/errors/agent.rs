@@ -75,8 +75,5 @@ pub(crate) fn rate_limited(limited: &svc_application::services::tool_call_limit:
         "at most {} tool calls per {} seconds; retry in {} ms",
         limited.limit, limited.window_seconds, limited.retry_after_ms
     );
-    error_result(
-        json!({ "error": { "code": "rate_limited", "message": message, "retryAfterMs": limited.retry_after_ms } }),
-        &format!("rate_limited: {message}"),
-    )
+    super::rate_limited_result(&message, limited.retry_after_ms)
 }

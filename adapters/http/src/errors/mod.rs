@@ -42,6 +42,9 @@ pub enum ErrorKind {
     /// JSON-RPC -32014 with HTTP 503 and `Retry-After`, `data.code` `SERVER_BUSY`: no CPU slot
     /// for heavy work freed within `limits.cpu_heavy_wait_ms`.
     Busy { retry_after_seconds: u64 },
+    /// A rate-limited tool call (Document 2): an error result with code `rate_limited` and
+    /// `retryAfterMs`, never HTTP 429.
+    RateLimited { retry_after_ms: u64 },
     /// JSON-RPC -32603 with a generic message; the cause is logged, never sent.
     Internal,
 }
@@ -60,7 +63,17 @@ impl ErrorKind {
             )),
             Self::Overloaded { retry_after_seconds } => ToolFailure::Rpc(overloaded(retry_after_seconds)),
             Self::Busy { retry_after_seconds } => ToolFailure::Rpc(server_busy(retry_after_seconds)),
+            Self::RateLimited { retry_after_ms } => ToolFailure::Result(rate_limited_result(message, retry_after_ms)),
             Self::Internal => ToolFailure::Rpc(internal(&message)),
         }
     }
+}
+
+/// The one shape of a rate-limited tool call (Document 2, Errors): a tool result with `isError`,
+/// code `rate_limited` and the retry decision `retryAfterMs`.
+pub(crate) fn rate_limited_result(message: &str, retry_after_ms: u64) -> Value {
+    error_result(
+        json!({ "error": { "code": "rate_limited", "message": message, "retryAfterMs": retry_after_ms } }),
+        &format!("rate_limited: {message}"),
+    )
 }

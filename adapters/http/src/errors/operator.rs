@@ -10,6 +10,7 @@ use svc_application::services::hosted::ProviderKeyServiceError;
 use svc_application::services::operator::{
     ConnectorKeyServiceError, CouponServiceError, CreditServiceError, OpsBlueprintError, OrgServiceError,
 };
+use svc_domain::blueprint::operator_texts::OperatorText;
 use svc_domain::connector_key::ConnectorKeyError;
 use svc_domain::coupon::CouponError;
 use svc_domain::invite::InviteError;
@@ -98,6 +99,9 @@ impl OpsError for CouponServiceError {
     fn kind(&self) -> ErrorKind {
         match self {
             Self::Coupon(e) => coupon(e),
+            Self::RateLimited(limited) => ErrorKind::RateLimited {
+                retry_after_ms: limited.retry_after_ms,
+            },
             Self::Storage(e) => repository(e),
         }
     }
@@ -155,10 +159,14 @@ impl OpsError for OpsBlueprintError {
         match self {
             Self::InvalidContract(_) | Self::ContractOverBudget(_) => Argument("contract"),
             Self::ComponentOverBudget(_) => Argument("componentCode"),
+            Self::TextTooLong(e) => Argument(operator_text(e.field)),
+            Self::InvalidLimit(_) => Argument("limit"),
+            Self::InvalidCursor => Argument("cursor"),
             Self::GeneratorNotFound(_)
             | Self::MissingCredentials(_)
             | Self::GenerationFailed(_)
-            | Self::BlueprintNotFound(_) => Refusal(self.code()),
+            | Self::BlueprintNotFound(_)
+            | Self::AppFull(_) => Refusal(self.code()),
             Self::Overloaded { retry_after_seconds } => ErrorKind::Overloaded {
                 retry_after_seconds: *retry_after_seconds,
             },
@@ -168,6 +176,16 @@ impl OpsError for OpsBlueprintError {
             Self::Storage(e) => repository(e),
             Self::Catalog(_) => Internal,
         }
+    }
+}
+
+/// The argument an operator text arrives in.
+fn operator_text(field: OperatorText) -> &'static str {
+    match field {
+        OperatorText::Persona => "persona",
+        OperatorText::Aesthetic => "aesthetic",
+        OperatorText::Context => "context",
+        OperatorText::SeedPrompt => "seedPrompt",
     }
 }
 

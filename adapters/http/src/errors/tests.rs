@@ -13,6 +13,9 @@ use svc_application::services::hosted::ProviderKeyServiceError;
 use svc_application::services::operator::{
     ConnectorKeyServiceError, CouponServiceError, CreditServiceError, OpsBlueprintError, OrgServiceError,
 };
+use svc_domain::blueprint::app_capacity::AppBlueprintsFull;
+use svc_domain::blueprint::listing_page::InvalidBlueprintPageLimit;
+use svc_domain::blueprint::operator_texts::{OperatorText, OperatorTextTooLong};
 use svc_domain::budget::{Budget, BudgetExceeded};
 use svc_domain::connector_key::ConnectorKeyError;
 use svc_domain::coupon::CouponError;
@@ -174,6 +177,15 @@ fn every_coupon_error() -> Vec<(CouponServiceError, ErrorKind)> {
         .into_iter()
         .map(|(e, kind)| (CouponServiceError::Coupon(e), kind))
         .collect();
+    let limited = svc_application::services::operator::RedeemLimited {
+        retry_after_ms: 61_000,
+        limit: 10,
+        window_seconds: 900,
+    };
+    out.push((
+        CouponServiceError::RateLimited(limited),
+        ErrorKind::RateLimited { retry_after_ms: 61_000 },
+    ));
     out.push((CouponServiceError::Storage(storage()), Internal));
     out
 }
@@ -244,6 +256,25 @@ fn every_blueprint_error() -> Vec<(OpsBlueprintError, ErrorKind)> {
         OpsBlueprintError::MissingCredentials("openai".into()),
         OpsBlueprintError::GenerationFailed("empty".into()),
         OpsBlueprintError::BlueprintNotFound("bp".into()),
+        OpsBlueprintError::TextTooLong(OperatorTextTooLong {
+            field: OperatorText::Persona,
+            chars: 201,
+        }),
+        OpsBlueprintError::TextTooLong(OperatorTextTooLong {
+            field: OperatorText::Aesthetic,
+            chars: 201,
+        }),
+        OpsBlueprintError::TextTooLong(OperatorTextTooLong {
+            field: OperatorText::Context,
+            chars: 4_001,
+        }),
+        OpsBlueprintError::TextTooLong(OperatorTextTooLong {
+            field: OperatorText::SeedPrompt,
+            chars: 10_001,
+        }),
+        OpsBlueprintError::AppFull(AppBlueprintsFull { stored: 10_000 }),
+        OpsBlueprintError::InvalidLimit(InvalidBlueprintPageLimit(0)),
+        OpsBlueprintError::InvalidCursor,
         OpsBlueprintError::Overloaded { retry_after_seconds: 7 },
         OpsBlueprintError::Busy(CpuBusy { retry_after_seconds: 2 }),
         OpsBlueprintError::Storage(storage()),
@@ -265,6 +296,15 @@ fn every_blueprint_error() -> Vec<(OpsBlueprintError, ErrorKind)> {
                 OpsBlueprintError::MissingCredentials(_) => Refusal("missing_credentials"),
                 OpsBlueprintError::GenerationFailed(_) => Refusal("generation_failed"),
                 OpsBlueprintError::BlueprintNotFound(_) => Refusal("blueprint_not_found"),
+                OpsBlueprintError::TextTooLong(e) => Argument(match e.field {
+                    OperatorText::Persona => "persona",
+                    OperatorText::Aesthetic => "aesthetic",
+                    OperatorText::Context => "context",
+                    OperatorText::SeedPrompt => "seedPrompt",
+                }),
+                OpsBlueprintError::AppFull(_) => Refusal("blueprint_limit_reached"),
+                OpsBlueprintError::InvalidLimit(_) => Argument("limit"),
+                OpsBlueprintError::InvalidCursor => Argument("cursor"),
                 OpsBlueprintError::Overloaded { retry_after_seconds } => ErrorKind::Overloaded {
                     retry_after_seconds: *retry_after_seconds,
                 },
@@ -299,6 +339,15 @@ fn check(error: &dyn OpsError, code: &str, expected: ErrorKind) {
             assert_eq!(f.code, GENERATION_OVERLOADED);
             assert_eq!(f.status, poem::http::StatusCode::SERVICE_UNAVAILABLE);
             assert_eq!(f.headers, vec![("retry-after", retry_after_seconds.to_string())]);
+        }
+        (ErrorKind::RateLimited { retry_after_ms }, ToolFailure::Result(result)) => {
+            // Document 2's rate-limited tool call: an error result, never HTTP 429.
+            assert_eq!(code, "rate_limited", "{error:?}");
+            assert_eq!(result["isError"], true);
+            assert_eq!(
+                result["structuredContent"],
+                json!({ "error": { "code": "rate_limited", "message": error.to_string(), "retryAfterMs": retry_after_ms } })
+            );
         }
         (ErrorKind::Busy { retry_after_seconds }, ToolFailure::Rpc(f)) => {
             assert_eq!(f.code, GENERATION_OVERLOADED, "the spec's overload code");

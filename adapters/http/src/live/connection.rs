@@ -17,6 +17,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use super::MAX_FRAME_BYTES;
 use super::flood_gate::{FloodGate, Verdict};
 use super::frames;
+use super::key_watch::WatchedKey;
 use super::socket_writes::{send, send_all, write};
 use super::subscribe::{SubscribeOutcome, Subscribed, UpgradeBearer, subscribe};
 use super::tool_channels::{ToolChannels, error_frame_for};
@@ -39,27 +40,15 @@ struct Bound {
     channels: ToolChannels,
     /// Announcements on the topic of the key the socket was opened under.
     revocation: Option<Receiver<Published>>,
-    /// When to ask again whether that key authenticates (expiry and keys-file revocations are
-    /// not announced); none without a key.
-    key_recheck: Option<tokio::time::Interval>,
+    /// The replica's periodic check of that key (expiry and keys-file revocations are not
+    /// announced); none without a key.
+    watched_key: Option<WatchedKey>,
     /// When to tell the card that the bus may have missed events (`lagged`): every card of the
     /// replica hears it at once and each reconnects, so the notices are spread over a few
     /// seconds by session.
     missed_notice: Option<tokio::time::Instant>,
     /// The card was told (it reconnects); later misses on this binding are not told again.
     told_missed: bool,
-}
-
-/// The clock of a bound socket's key checks. The first check comes between half an interval and
-/// one (spread by session id): cards that reconnect together after a restart do not check
-/// together ever after.
-fn key_recheck(every: Duration, session_id: &str) -> tokio::time::Interval {
-    let half = every / 2;
-    let spread = half.as_millis().max(1) as u64;
-    let first = half + Duration::from_millis(spread_by(session_id) % spread);
-    let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + first, every);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    interval
 }
 
 /// A number that differs by session and stays the same for one: spreads per-session timers.
@@ -76,10 +65,9 @@ const MISSED_NOTICE_SPREAD: Duration = Duration::from_secs(5);
 enum Heard {
     Event(Result<Published, RecvError>),
     Channel(String),
-    /// The key the socket was opened under was revoked (on any replica).
+    /// The key the socket was opened under was revoked (on any replica), or the key watch found
+    /// it no longer authenticates (expired, or revoked in the keys file).
     KeyRevoked,
-    /// The time came to check that key again.
-    KeyRecheck,
     /// The time came to tell the card that the bus may have missed events.
     MissedNotice,
 }
@@ -101,11 +89,9 @@ impl Bound {
                 None => std::future::pending().await,
             }
         };
-        let recheck = async {
-            match self.key_recheck.as_mut() {
-                Some(interval) => {
-                    interval.tick().await;
-                }
+        let key_ended = async {
+            match self.watched_key.as_ref() {
+                Some(key) => key.ended().await,
                 None => std::future::pending().await,
             }
         };
@@ -113,7 +99,7 @@ impl Bound {
             event = events => Heard::Event(event),
             frame = self.channels.next_frame() => Heard::Channel(frame),
             () = super::revoked(self.revocation.as_mut()) => Heard::KeyRevoked,
-            () = recheck => Heard::KeyRecheck,
+            () = key_ended => Heard::KeyRevoked,
             () = notice => Heard::MissedNotice,
         }
     }
@@ -198,12 +184,6 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
             heard = live => match heard {
                 Some(Heard::Channel(frame)) => vec![frame],
                 Some(Heard::KeyRevoked) => {
-                    refuse_revoked_key(&mut sink, &mut inbound).await;
-                    break;
-                }
-                Some(Heard::KeyRecheck) => {
-                    let key_id = bound.as_ref().and_then(|b| b.subscribed.caller.key_id.as_deref());
-                    if !super::key_no_longer_live(&state, key_id).await { continue }
                     refuse_revoked_key(&mut sink, &mut inbound).await;
                     break;
                 }
@@ -414,15 +394,13 @@ async fn handle(
                         "the credentials do not grant this session",
                     )]);
                 }
-                let key_recheck = key_id
-                    .as_ref()
-                    .map(|_| key_recheck(state.timings.key_recheck, &subscribed.session_id));
+                let watched_key = key_id.as_deref().map(|k| state.key_watch.watch(k));
                 *bound = Some(Bound {
                     subscribed,
                     events,
                     host_events,
                     channels: ToolChannels::following(bound.as_mut().map(|b| &mut b.channels)),
-                    key_recheck,
+                    watched_key,
                     revocation,
                     missed_notice: None,
                     told_missed: false,

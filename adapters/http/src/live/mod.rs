@@ -4,6 +4,7 @@ mod connection;
 pub mod flood_gate;
 mod frames;
 pub mod http_source;
+mod key_watch;
 pub mod polling;
 mod socket_writes;
 pub mod sockets;
@@ -17,9 +18,13 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem::{IntoResponse, Request, handler};
 use svc_application::ports::agent::{LiveEvent, Published};
+use svc_application::services::auth::AuthService;
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+pub(crate) use key_watch::KeyWatch;
+use sockets::LiveSockets;
 
 use crate::route_states::LiveRoutes;
 
@@ -37,12 +42,11 @@ pub(crate) async fn key_still_live(state: &LiveRoutes, key_id: Option<&str>) -> 
     }
 }
 
-/// Whether a bound socket's key has stopped authenticating, as its periodic check sees it. A
-/// store that cannot answer now, or within [`KEY_CHECK_PATIENCE`] (the socket's loop waits for
-/// it), is asked again at the next check: a database blip must not end every card's channel.
-pub(crate) async fn key_no_longer_live(state: &LiveRoutes, key_id: Option<&str>) -> bool {
-    let Some(key_id) = key_id else { return false };
-    match tokio::time::timeout(KEY_CHECK_PATIENCE, state.auth.key_is_live(key_id)).await {
+/// Whether a bound socket's key has stopped authenticating, as the periodic sweep sees it
+/// (`key_watch`). A store that cannot answer now, or within [`KEY_CHECK_PATIENCE`], is asked
+/// again at the next sweep: a database blip must not end every card's channel.
+async fn key_no_longer_live(auth: &AuthService, key_id: &str) -> bool {
+    match tokio::time::timeout(KEY_CHECK_PATIENCE, auth.key_is_live(key_id)).await {
         Ok(Ok(live)) => !live,
         Ok(Err(e)) => {
             tracing::warn!(error = %e, "could not check a live socket's key; checking again later");
@@ -55,7 +59,17 @@ pub(crate) async fn key_no_longer_live(state: &LiveRoutes, key_id: Option<&str>)
     }
 }
 
-/// How long a bound socket waits for its periodic key check.
+/// The replica's key watch: asks [`key_no_longer_live`] about each key of a bound socket every
+/// `every`, until `sockets` close.
+pub(crate) fn key_watch(auth: AuthService, every: std::time::Duration, sockets: LiveSockets) -> key_watch::KeyWatch {
+    let check: key_watch::KeyCheck = Arc::new(move |key_id: String| {
+        let auth = auth.clone();
+        Box::pin(async move { key_no_longer_live(&auth, &key_id).await })
+    });
+    key_watch::KeyWatch::new(every, check, sockets)
+}
+
+/// How long the sweep waits for one key's check.
 const KEY_CHECK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Resolves when the key's topic announces its revocation; never without a key.

@@ -1,5 +1,6 @@
 //! The live channel's two clocks besides the heartbeat: how long a socket may stay without a
-//! bound session, and how often a bound socket asks whether its key still authenticates.
+//! bound session, and how often the keys of bound sockets are asked whether they still
+//! authenticate.
 
 use std::time::Duration;
 
@@ -9,10 +10,10 @@ pub struct LiveTimings {
     /// alone would keep a socket that never subscribes open for as long as its peer answers
     /// pings, holding a place under the connection cap.
     pub subscribe_within: Duration,
-    /// How often a bound socket checks its key again. A revocation through `/ops` is announced
-    /// on the bus and ends the channel at once; a key that expires, or one revoked in the keys
-    /// file, announces nothing, and ends the channel within this time. Each check is a read of
-    /// the key's store: a minute keeps 10,000 cards at about 170 reads a second.
+    /// How often the replica asks again whether the keys of its bound sockets authenticate. A
+    /// revocation through `/ops` is announced on the bus and ends the channel at once; a key
+    /// that expires, or one revoked in the keys file, announces nothing, and ends its channels
+    /// within this time. Each sweep reads each distinct key once, however many cards hold it.
     pub key_recheck: Duration,
 }
 

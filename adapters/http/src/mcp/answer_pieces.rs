@@ -1,9 +1,9 @@
 //! The pieces a kept answer is written from, and the same answer as one gzip member assembled
 //! from them, with nothing compressed again on a repeated read.
 //!
-//! A kept piece (a `resources/read` template's text, the escaped mount runtime) is deflated once,
-//! for the first request that accepts gzip (the runtime once per process, a template's text once
-//! per state of a session, synchronously on that request's worker), into a raw deflate stream ended by a sync flush: it is
+//! A kept piece (a `resources/read` template's text, the escaped mount runtime) is deflated once
+//! (the runtime once per process, a template's text once per state of a session, when the
+//! template is built: on a blocking thread, see `read_templates`), into a raw deflate stream ended by a sync flush: it is
 //! byte-aligned, not final, and refers to nothing before its own start. Such streams concatenate
 //! into one valid deflate stream (RFC 1951; pigz builds its members the same way), so an answer is
 //! the gzip header (RFC 1952), each kept piece's stream in turn, each fresh piece (the envelope
@@ -20,6 +20,15 @@ use zlib_rs::crc32::{crc32_combine_gen, crc32_combine_op};
 
 /// zlib's default level: kept pieces are deflated once per state of a session.
 const LEVEL: i32 = 6;
+/// The level of a piece longer than [`FAST_ABOVE_BYTES`]: a card document with props near their
+/// 4 MiB budget deflates four to eight times faster at level 1 than at 6, for a stream up to a
+/// quarter longer (or a few times longer where it is tiny anyway; BENCHMARKS.md, "Large card
+/// documents"). Sending such a piece uncompressed would cost about as much (stored blocks are a
+/// copy) and ten to a hundred times the bytes.
+const FAST_LEVEL: i32 = 1;
+/// Longer than the mount runtime and than a common card document's own text, so those keep
+/// level 6.
+const FAST_ABOVE_BYTES: usize = 256 * 1024;
 /// A negative window size asks for a raw stream (no zlib header).
 const RAW_DEFLATE: i32 = -15;
 /// ID1 ID2, CM = deflate, no flags, no modification time, no extra flags, OS unknown.
@@ -55,9 +64,20 @@ impl KeptText {
         &self.text
     }
 
+    /// Deflates the text now unless it was already: for a caller on a blocking thread, so that
+    /// answers written later find it done.
+    pub fn deflate(&self) {
+        self.deflated();
+    }
+
+    #[cfg(test)]
+    pub fn is_deflated(&self) -> bool {
+        self.deflated.get().is_some()
+    }
+
     fn deflated(&self) -> &Deflated {
         self.deflated.get_or_init(|| Deflated {
-            stream: deflate_synced(&self.text),
+            stream: deflate_synced(&self.text, level_for(self.text.len())),
             crc: crc32fast::hash(&self.text),
             shift: crc32_combine_gen(self.text.len() as u64),
         })
@@ -124,9 +144,13 @@ fn crc32_continued(crc: u32, bytes: &[u8]) -> u32 {
     hasher.finalize()
 }
 
+fn level_for(length: usize) -> i32 {
+    if length > FAST_ABOVE_BYTES { FAST_LEVEL } else { LEVEL }
+}
+
 /// A raw deflate stream of `text`, ended by a sync flush (an empty stored block) and not final.
-fn deflate_synced(text: &[u8]) -> Bytes {
-    let mut compressor = CompressorOxide::new(create_comp_flags_from_zip_params(LEVEL, RAW_DEFLATE, 0));
+fn deflate_synced(text: &[u8], level: i32) -> Bytes {
+    let mut compressor = CompressorOxide::new(create_comp_flags_from_zip_params(level, RAW_DEFLATE, 0));
     let mut stream = Vec::with_capacity(text.len() / 3 + 64);
     let (status, consumed) = compress_to_output(&mut compressor, text, TDEFLFlush::Sync, |chunk| {
         stream.extend_from_slice(chunk);
@@ -202,6 +226,28 @@ mod tests {
         let big: Vec<u8> = (0..200_000u32).map(|i| (i * 7919 % 251) as u8).collect();
         let pieces = [AnswerPiece::Fresh(Bytes::from(big.clone())), kept("end")];
         assert_eq!(gunzip(&gzip(&pieces).concat()), [big, b"end".to_vec()].concat());
+    }
+
+    #[test]
+    fn a_piece_past_the_fast_level_threshold_travels_like_any_other() {
+        let huge: String = (0..FAST_ABOVE_BYTES / 8 + 1)
+            .map(|i| format!("{:08}", i * 7919 % 100_000_000))
+            .collect();
+        assert!(huge.len() > FAST_ABOVE_BYTES);
+        let pieces = [
+            kept("{\"head\":"),
+            kept(&huge),
+            AnswerPiece::Fresh(Bytes::from_static(b"token")),
+            kept("}"),
+        ];
+        let expected: Vec<u8> = pieces.iter().flat_map(|p| p.text().to_vec()).collect();
+        let member = gzip(&pieces).concat();
+        assert_eq!(gunzip(&member), expected);
+        assert!(
+            member.len() < huge.len() / 2,
+            "still compressed: {} bytes",
+            member.len()
+        );
     }
 
     #[test]

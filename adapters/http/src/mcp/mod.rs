@@ -13,6 +13,7 @@ mod pieces_body;
 mod progress_stream;
 pub(crate) mod read_templates;
 mod render_meta;
+mod resource_uri;
 pub(crate) mod resources;
 pub(crate) mod results;
 mod theme_json;

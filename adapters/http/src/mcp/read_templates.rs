@@ -9,12 +9,23 @@
 //!
 //! [`ReadTemplates`] keeps them per (URI, session revision, event sequence, epoch): every amend,
 //! update or emit moves the revision or the sequence, so a changed session never meets an old
-//! document. Bounded by bytes (the runtime is not counted: it is shared).
+//! document. The URI is the document's one name (`resource_uri`: an epoch has one spelling).
+//! Bounded by bytes (the runtime is not counted: it is shared).
+//!
+//! Building a template is CPU work proportional to the session's props (up to 4 MiB, a few
+//! hundred milliseconds with its deflating), so it never runs on an async worker: it runs on a
+//! blocking thread through the CPU gate, once per key however many readers ask for it at once
+//! (they await the one build), and its text is deflated there too, so a gzipped answer
+//! compresses nothing on the worker.
 
-use std::sync::{Arc, LazyLock};
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::Value;
+use svc_application::services::cpu_gate::{CpuBusy, CpuGate};
+use tokio::sync::watch;
 
 use super::answer_pieces::{AnswerPiece, KeptText};
 use super::resources::script_source;
@@ -118,8 +129,21 @@ impl ReadTemplate {
             .collect()
     }
 
-    /// Its own text, twice when it has been sent compressed (the deflated copy is at most about
-    /// the text's size).
+    /// Deflates its own text and the shared texts its holes take (each once), so that a gzipped
+    /// answer finds them deflated.
+    fn deflate(&self) {
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(text) => text.deflate(),
+                Piece::Hole(Hole::Runtime) => ESCAPED_RUNTIME.deflate(),
+                Piece::Hole(Hole::ModuleLexer) => ESCAPED_MODULE_LEXER.deflate(),
+                Piece::Hole(Hole::WsToken | Hole::ExpiresAt) => {}
+            }
+        }
+    }
+
+    /// Its own text, twice since it is kept deflated too (the deflated copy is at most about the
+    /// text's size).
     fn own_bytes(&self) -> usize {
         self.pieces
             .iter()
@@ -146,20 +170,47 @@ pub(crate) struct DocumentKey {
     pub epoch: u32,
 }
 
+/// Longest a reader waits for a template's build once it runs (the wait for a CPU slot before it
+/// is the gate's own, `limits.cpu_heavy_wait_ms`). A build is linear in a document bounded by the
+/// props budget, a fraction of a second for the largest; past this the machine is overloaded and
+/// the reader is answered busy, while the build goes on and is kept for the next read.
+const BUILD_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Why a read got no template.
+#[derive(Debug, Clone)]
+pub(crate) enum BuildRefused {
+    /// No CPU slot freed within the gate's wait, or the build outran [`BUILD_DEADLINE`].
+    Busy(CpuBusy),
+    /// The build panicked, or its task stopped (the runtime shutting down); for the log.
+    Failed(String),
+}
+
+/// How far the build of one key got.
+enum Progress {
+    WaitingForSlot,
+    Running,
+    Done(Result<Arc<ReadTemplate>, BuildRefused>),
+}
+
 /// The templates of recently read documents.
 pub(crate) struct ReadTemplates {
-    cache: moka::sync::Cache<DocumentKey, Arc<ReadTemplate>>,
+    kept: moka::sync::Cache<DocumentKey, Arc<ReadTemplate>>,
+    /// Builds under way, each watched by every reader of its key. A build is a task of its own,
+    /// not a reader's: a reader that goes away stops nothing, and the task removes its entry when
+    /// it ends, whoever waits.
+    building: Arc<Mutex<HashMap<DocumentKey, watch::Receiver<Progress>>>>,
 }
 
 impl Default for ReadTemplates {
     fn default() -> Self {
         Self {
-            cache: moka::sync::Cache::builder()
+            kept: moka::sync::Cache::builder()
                 .max_capacity(CACHE_BYTES)
                 .weigher(|key: &DocumentKey, template: &Arc<ReadTemplate>| {
                     u32::try_from(key.uri.len() + template.own_bytes()).unwrap_or(u32::MAX)
                 })
                 .build(),
+            building: Arc::default(),
         }
     }
 }
@@ -167,17 +218,99 @@ impl Default for ReadTemplates {
 impl ReadTemplates {
     /// The template of `key`, when it is kept.
     pub(crate) fn get(&self, key: &DocumentKey) -> Option<Arc<ReadTemplate>> {
-        self.cache.get(key)
+        self.kept.get(key)
     }
 
-    /// The template of `key`, built by `build` when it is not kept.
-    pub(crate) fn get_or_build(&self, key: DocumentKey, build: impl FnOnce() -> ReadTemplate) -> Arc<ReadTemplate> {
-        self.cache.get_with(key, || Arc::new(build()))
+    /// The template of `key`, built by `build` (and deflated) on a blocking thread through `gate`
+    /// when it is not kept; readers of a key whose build is under way await that build.
+    pub(crate) async fn get_or_build(
+        &self,
+        key: DocumentKey,
+        gate: &CpuGate,
+        build: impl FnOnce() -> ReadTemplate + Send + 'static,
+    ) -> Result<Arc<ReadTemplate>, BuildRefused> {
+        if let Some(kept) = self.kept.get(&key) {
+            return Ok(kept);
+        }
+        let progress = {
+            let mut building = self.building.lock().unwrap_or_else(PoisonError::into_inner);
+            match building.get(&key) {
+                Some(progress) => progress.clone(),
+                None => {
+                    // A build that ended since the look above was kept before it left `building`.
+                    if let Some(kept) = self.kept.get(&key) {
+                        return Ok(kept);
+                    }
+                    let (report, progress) = watch::channel(Progress::WaitingForSlot);
+                    building.insert(key.clone(), progress.clone());
+                    let (kept, building) = (self.kept.clone(), Arc::clone(&self.building));
+                    tokio::spawn(build_and_keep(kept, building, key, gate.clone(), build, report));
+                    progress
+                }
+            }
+        };
+        outcome(progress).await
+    }
+}
+
+/// Builds the template of `key` on the gate, keeps it, and reports to its readers.
+async fn build_and_keep(
+    kept: moka::sync::Cache<DocumentKey, Arc<ReadTemplate>>,
+    building: Arc<Mutex<HashMap<DocumentKey, watch::Receiver<Progress>>>>,
+    key: DocumentKey,
+    gate: CpuGate,
+    build: impl FnOnce() -> ReadTemplate + Send + 'static,
+    report: watch::Sender<Progress>,
+) {
+    let built = match gate
+        .start(move || {
+            let template = build();
+            template.deflate();
+            Arc::new(template)
+        })
+        .await
+    {
+        Err(busy) => Err(BuildRefused::Busy(busy)),
+        Ok(running) => {
+            report.send_replace(Progress::Running);
+            running.await.map_err(|panicked| {
+                tracing::error!(error = %panicked, "building a resources/read template failed");
+                BuildRefused::Failed(panicked.to_string())
+            })
+        }
+    };
+    if let Ok(template) = &built {
+        kept.insert(key.clone(), Arc::clone(template));
+    }
+    building.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
+    report.send_replace(Progress::Done(built));
+}
+
+/// What the build `progress` watches comes to, for one reader: a slot is awaited as long as the
+/// gate allows, the build itself up to [`BUILD_DEADLINE`].
+async fn outcome(mut progress: watch::Receiver<Progress>) -> Result<Arc<ReadTemplate>, BuildRefused> {
+    let stopped = || BuildRefused::Failed("the template's build stopped".into());
+    progress
+        .wait_for(|p| !matches!(p, Progress::WaitingForSlot))
+        .await
+        .map(drop)
+        .map_err(|_| stopped())?;
+    let done = tokio::time::timeout(BUILD_DEADLINE, progress.wait_for(|p| matches!(p, Progress::Done(_)))).await;
+    match done {
+        Err(_) => Err(BuildRefused::Busy(CpuBusy { retry_after_seconds: 1 })),
+        Ok(Err(_)) => Err(stopped()),
+        Ok(Ok(done)) => match &*done {
+            Progress::Done(built) => built.clone(),
+            Progress::WaitingForSlot | Progress::Running => Err(stopped()),
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+
     use serde_json::json;
 
     use super::*;
@@ -194,5 +327,138 @@ mod tests {
         let expected = json!({ "text": format!("<a>tok.en</a>{}", script_source(RUNTIME_JS)),
             "expiresAt": "2026-11-27T00:00:00.000Z" });
         assert_eq!(String::from_utf8(filled).unwrap(), expected.to_string());
+    }
+
+    fn key(uri: &str) -> DocumentKey {
+        DocumentKey {
+            uri: uri.to_owned(),
+            revision: 1,
+            event_sequence: 0,
+            epoch: 1,
+        }
+    }
+
+    fn card() -> ReadTemplate {
+        ReadTemplate::of(&json!({ "text": format!("<p>card</p>{}", Hole::Runtime.marker()) }))
+    }
+
+    /// A build that waits for `released` (a regression that built on the worker would stop this
+    /// test's only worker thread: it gives up after a while instead).
+    fn held_build(
+        builds: &Arc<AtomicUsize>,
+        released: &Arc<Mutex<mpsc::Receiver<()>>>,
+    ) -> impl FnOnce() -> ReadTemplate + Send + 'static {
+        let (builds, released) = (Arc::clone(builds), Arc::clone(released));
+        move || {
+            builds.fetch_add(1, Ordering::SeqCst);
+            let _ = released.lock().unwrap().recv_timeout(Duration::from_secs(10));
+            card()
+        }
+    }
+
+    async fn until_built(builds: &AtomicUsize, count: usize) {
+        while builds.load(Ordering::SeqCst) < count {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// On a runtime of one thread: the readers of one key wait for one build while the thread
+    /// goes on with other work, and the template they get is deflated already.
+    #[tokio::test]
+    async fn readers_of_one_key_await_one_build_that_runs_off_the_worker() {
+        let templates = Arc::new(ReadTemplates::default());
+        let gate = CpuGate::new(2, Duration::from_secs(5));
+        let builds = Arc::new(AtomicUsize::new(0));
+        let (release, released) = mpsc::channel::<()>();
+        let released = Arc::new(Mutex::new(released));
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let (templates, gate, build) = (Arc::clone(&templates), gate.clone(), held_build(&builds, &released));
+                tokio::spawn(async move { templates.get_or_build(key("ui://svc/render/s1"), &gate, build).await })
+            })
+            .collect();
+        until_built(&builds, 1).await;
+        // This thread is free while the build waits: the readers have all arrived meanwhile.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(readers.iter().all(|reader| !reader.is_finished()));
+        release.send(()).unwrap();
+        let mut got = Vec::new();
+        for reader in readers {
+            got.push(reader.await.unwrap().expect("built"));
+        }
+        assert_eq!(
+            builds.load(Ordering::SeqCst),
+            1,
+            "one build for every reader of the key"
+        );
+        assert!(got.iter().all(|template| Arc::ptr_eq(template, &got[0])));
+        assert!(got[0].pieces.iter().all(|piece| match piece {
+            Piece::Text(text) => text.is_deflated(),
+            Piece::Hole(_) => true,
+        }));
+        assert!(ESCAPED_RUNTIME.is_deflated(), "the shared runtime too");
+        let kept = templates.get(&key("ui://svc/render/s1")).expect("kept");
+        assert!(Arc::ptr_eq(&kept, &got[0]));
+        assert!(templates.building.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_reader_that_goes_away_leaves_its_build_to_finish_and_be_kept() {
+        let templates = Arc::new(ReadTemplates::default());
+        let gate = CpuGate::new(1, Duration::from_secs(5));
+        let builds = Arc::new(AtomicUsize::new(0));
+        let (release, released) = mpsc::channel::<()>();
+        let released = Arc::new(Mutex::new(released));
+        let reader = {
+            let (templates, gate, build) = (Arc::clone(&templates), gate.clone(), held_build(&builds, &released));
+            tokio::spawn(async move { templates.get_or_build(key("ui://svc/render/s2"), &gate, build).await })
+        };
+        until_built(&builds, 1).await;
+        reader.abort();
+        release.send(()).unwrap();
+        while templates.get(&key("ui://svc/render/s2")).is_none() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let again = templates
+            .get_or_build(key("ui://svc/render/s2"), &gate, card)
+            .await
+            .unwrap();
+        assert_eq!(
+            builds.load(Ordering::SeqCst),
+            1,
+            "{} bytes, built once",
+            again.own_bytes()
+        );
+    }
+
+    #[tokio::test]
+    async fn with_every_slot_taken_each_reader_is_refused_busy_and_nothing_is_kept() {
+        let templates = Arc::new(ReadTemplates::default());
+        let gate = CpuGate::new(1, Duration::from_millis(20));
+        let (release, released) = mpsc::channel::<()>();
+        let holder = gate.clone();
+        let holding =
+            tokio::spawn(async move { holder.run(move || released.recv_timeout(Duration::from_secs(10))).await });
+        while gate.run(|| ()).await.is_ok() {
+            tokio::task::yield_now().await;
+        }
+        let readers = (0..2).map(|_| templates.get_or_build(key("ui://svc/render/s3"), &gate, card));
+        for refused in futures_util::future::join_all(readers).await {
+            assert!(matches!(
+                refused,
+                Err(BuildRefused::Busy(CpuBusy { retry_after_seconds: 1 }))
+            ));
+        }
+        assert!(templates.get(&key("ui://svc/render/s3")).is_none());
+        assert!(templates.building.lock().unwrap().is_empty());
+        release.send(()).unwrap();
+        holding.await.unwrap().unwrap().unwrap();
+        assert!(
+            templates
+                .get_or_build(key("ui://svc/render/s3"), &gate, card)
+                .await
+                .is_ok(),
+            "the slot is free again"
+        );
     }
 }

@@ -8,9 +8,11 @@
 //! marker and waits for the host's `ui/notifications/tool-result`, whose `_meta['ai.svc/render']`
 //! carries the slice.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 use svc_application::ports::agent::SessionRecord;
-use svc_application::services::agent::{AgentError, Caller};
+use svc_application::services::agent::{AgentError, Caller, ComponentCode};
 use svc_domain::contract::Contract;
 use svc_domain::gadgets::GadgetBundle;
 use svc_domain::session::SessionVariant;
@@ -18,11 +20,12 @@ use svc_domain::themes;
 use svc_protocol::{INVALID_PARAMS, MOUNT_UNAVAILABLE, SESSION_NOT_FOUND};
 
 use super::jsonrpc::{Reply, RpcFailure};
-use super::read_templates::{DocumentKey, Hole, ReadTemplate};
+use super::read_templates::{BuildRefused, DocumentKey, Hole, ReadTemplate};
+use super::resource_uri::{ResourceUri, UriRefusal};
+use crate::component_links::ComponentLinks;
 use crate::route_states::AgentRoutes;
 
-pub(crate) const SHELL_URI: &str = "ui://svc/render";
-const RENDER_URI_PREFIX: &str = "ui://svc/render/";
+pub(crate) use super::resource_uri::SHELL_URI;
 const MIME: &str = "text/html;profile=mcp-app";
 /// Theme of a session that recorded none (a render from before themes were stored).
 const FALLBACK_THEME_ID: &str = "default";
@@ -94,9 +97,15 @@ fn document(bootstrap: &Value, runtime: &str, lexer: Option<&str>) -> String {
     )
 }
 
+/// The policy a host applies to a document (`_meta.ui.csp`).
+struct DocumentPolicy {
+    connect_domains: Vec<String>,
+    resource_domains: Vec<String>,
+}
+
 /// `contract`: the render's, whose importable declared packages the card may load; `None` for
 /// the shell, which mounts any render and so allows every declared package.
-fn contents(state: &AgentRoutes, uri: &str, text: String, contract: Option<&Contract>) -> Value {
+fn policy(state: &AgentRoutes, contract: Option<&Contract>) -> DocumentPolicy {
     let ws_origin = state.urls.ws.trim_end_matches("/ws").to_owned();
     // The HTTP origin too: the card falls back to `pollingUrl` where the socket is blocked.
     let mut connect_domains = vec![ws_origin, state.urls.base.clone()];
@@ -108,11 +117,18 @@ fn contents(state: &AgentRoutes, uri: &str, text: String, contract: Option<&Cont
     let (gadget_resources, gadget_connects) = state.agent.gadget_csp_origins(contract);
     extend_new(&mut resource_domains, gadget_resources);
     extend_new(&mut connect_domains, gadget_connects);
+    DocumentPolicy {
+        connect_domains,
+        resource_domains,
+    }
+}
+
+fn contents(uri: &str, text: String, policy: &DocumentPolicy) -> Value {
     json!({ "contents": [{
         "uri": uri,
         "mimeType": MIME,
         "text": text,
-        "_meta": { "ui": { "csp": { "connectDomains": connect_domains, "resourceDomains": resource_domains } } },
+        "_meta": { "ui": { "csp": { "connectDomains": policy.connect_domains, "resourceDomains": policy.resource_domains } } },
     }] })
 }
 
@@ -132,10 +148,30 @@ struct Component<'c> {
     gadget_bundles: Vec<GadgetBundle>,
 }
 
+/// Where a card reaches the server: the runtime, the live channel and its polling fallback.
+struct Endpoints {
+    runtime_url: String,
+    runtime_integrity: Option<String>,
+    ws_url: String,
+    base_url: String,
+}
+
+impl Endpoints {
+    fn of(state: &AgentRoutes) -> Self {
+        let (runtime_url, runtime_integrity) = state.runtime();
+        Self {
+            runtime_url,
+            runtime_integrity,
+            ws_url: state.urls.ws.clone(),
+            base_url: state.urls.base.clone(),
+        }
+    }
+}
+
 /// What the runtime needs to subscribe and paint one render at one epoch; the per-request
 /// `wsToken` and `expiresAt` are given (holes of a template, see `read_templates`).
 fn render_bootstrap(
-    state: &AgentRoutes,
+    endpoints: &Endpoints,
     uri: &str,
     session: &SessionRecord,
     component: Component<'_>,
@@ -145,7 +181,12 @@ fn render_bootstrap(
 ) -> Value {
     let theme_id = session.theme_id.as_deref().unwrap_or(FALLBACK_THEME_ID);
     let paint = themes::card_paint(theme_id);
-    let (runtime_url, runtime_integrity) = state.runtime();
+    let Endpoints {
+        runtime_url,
+        runtime_integrity,
+        ws_url,
+        base_url,
+    } = endpoints;
     let mut bootstrap = json!({
         "sessionId": session.session_id,
         "appId": session.app_id,
@@ -157,14 +198,14 @@ fn render_bootstrap(
         "component": { "code": component.code, "blueprintId": session.blueprint_id, "links": component.links },
         "contract": session.contract,
         "runtimeUrl": runtime_url,
-        "wsUrl": state.urls.ws,
+        "wsUrl": ws_url,
         "wsToken": ws_token,
         "expiresAt": expires_at,
         "themeId": theme_id,
         "themeMode": paint.mode.as_str(),
         "theme": paint.theme,
         "themeVariants": paint.variants,
-        "pollingUrl": format!("{}/_svc/poll/{}", state.urls.base, session.session_id),
+        "pollingUrl": format!("{base_url}/_svc/poll/{}", session.session_id),
         "lastSequence": session.event_sequence,
         // Declared packages the component may import, loaded by the mount before the component.
         "gadgetBundles": component.gadget_bundles,
@@ -175,8 +216,20 @@ fn render_bootstrap(
     bootstrap
 }
 
-/// `resources/read`. Our documents are answered from a template serialised once per state of the
-/// session (see `read_templates`); only the live token is fresh per request.
+/// The failure of a read that found no template: busy as the CPU gate is, or internal.
+fn build_refused(refused: BuildRefused) -> RpcFailure {
+    match refused {
+        BuildRefused::Busy(busy) => crate::errors::server_busy(busy.retry_after_seconds),
+        BuildRefused::Failed(cause) => {
+            tracing::error!(%cause, "resources/read failed");
+            RpcFailure::new(svc_protocol::INTERNAL_ERROR, "Internal error")
+        }
+    }
+}
+
+/// `resources/read`. Our documents are answered from a template built once per state of the
+/// session, off the async workers (see `read_templates`); only the live token is fresh per
+/// request.
 pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Result<Reply, RpcFailure> {
     let Some(uri) = params["uri"].as_str() else {
         return Err(RpcFailure::new(
@@ -184,31 +237,14 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
             "Invalid params: uri: a resource URI is required",
         ));
     };
-    if uri == SHELL_URI {
-        let key = DocumentKey {
-            uri: uri.to_owned(),
-            revision: 0,
-            event_sequence: 0,
-            epoch: 0,
-        };
-        let template = state.read_templates.get_or_build(key, || {
-            // The shell's component comes in a tool result, without links.
-            let shell = document(
-                &json!({ "shell": true }),
-                &Hole::Runtime.marker(),
-                Some(&Hole::ModuleLexer.marker()),
-            );
-            ReadTemplate::of(&contents(state, uri, shell, None))
-        });
-        return Ok(Reply::Pieces(template.fill("", "")));
-    }
-    let Some(locator) = uri.strip_prefix(RENDER_URI_PREFIX) else {
+    let (session_id, epoch) = match ResourceUri::parse(uri) {
+        Ok(ResourceUri::Shell) => return read_shell(state).await,
+        Ok(ResourceUri::Render { session_id, epoch }) => (session_id, epoch),
         // Not a render locator at all: MCP's own "resource not found" (same code, -32002).
-        return Err(RpcFailure::new(SESSION_NOT_FOUND, "Resource not found").with_data(json!({ "uri": uri })));
-    };
-    let (session_id, epoch) = match locator.split_once('#') {
-        Some((id, n)) => (id, Some(n.parse::<u32>().map_err(|_| not_found())?)),
-        None => (locator, None),
+        Err(UriRefusal::NotOurs) => {
+            return Err(RpcFailure::new(SESSION_NOT_FOUND, "Resource not found").with_data(json!({ "uri": uri })));
+        }
+        Err(UriRefusal::Malformed) => return Err(not_found()),
     };
     let snapshot = state
         .agent
@@ -222,6 +258,11 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
             }
         })?;
     let session = snapshot.session;
+    // A store that compares ids loosely (MariaDB's collations pad with spaces) may find the session
+    // under another spelling of its id: only its own names the document.
+    if session.session_id != session_id {
+        return Err(not_found());
+    }
     if !snapshot.variant.mounts_without_mcp_apps() && !state.mcp_apps_on() {
         return Err(
             RpcFailure::new(MOUNT_UNAVAILABLE, "Mount unavailable").with_data(json!({
@@ -262,35 +303,33 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
         Some(kept) => kept,
         None => {
             // The head's props are in the session just read; only a frozen epoch needs its own read.
-            let props = if epoch == session.head.epoch {
-                session.head.props.clone()
+            let frozen_props = if epoch == session.head.epoch {
+                None
             } else {
-                state
+                let props = state
                     .agent
                     .props_at(caller, session_id, epoch)
                     .await
                     .map_err(|_| not_found())?
-                    .ok_or_else(not_found)?
+                    .ok_or_else(not_found)?;
+                Some(props)
             };
-            state.read_templates.get_or_build(key, || {
-                let holes = (Hole::WsToken.marker(), Hole::ExpiresAt.marker());
-                let links = session
-                    .blueprint_id
-                    .as_deref()
-                    .and_then(|blueprint_id| state.component_links.of(blueprint_id, &code));
-                let gadget_bundles = state.agent.gadget_bundles(&session.contract);
-                // The lexer (a fifth of the runtime's bytes) goes only where code may come
-                // without links: a component that does not parse, or gadget bundles.
-                let lexer = (links.is_none() || !gadget_bundles.is_empty()).then(|| Hole::ModuleLexer.marker());
-                let component = Component {
-                    code: &code,
-                    links,
-                    gadget_bundles,
-                };
-                let bootstrap = render_bootstrap(state, uri, &session, component, epoch, props, (&holes.0, &holes.1));
-                let html = document(&bootstrap, &Hole::Runtime.marker(), lexer.as_deref());
-                ReadTemplate::of(&contents(state, uri, html, Some(&session.contract)))
-            })
+            let card = CardDocument {
+                uri: uri.to_owned(),
+                component_links: Arc::clone(&state.component_links),
+                gadget_bundles: state.agent.gadget_bundles(&session.contract),
+                policy: policy(state, Some(&session.contract)),
+                endpoints: Endpoints::of(state),
+                session: Arc::clone(&session),
+                code,
+                epoch,
+                frozen_props,
+            };
+            state
+                .read_templates
+                .get_or_build(key, state.agent.cpu_gate(), move || card.template())
+                .await
+                .map_err(build_refused)?
         }
     };
     let (ws_token, expires_at) = state.tokens.mint(
@@ -303,10 +342,85 @@ pub async fn read(state: &AgentRoutes, caller: &Caller, params: &Value) -> Resul
     Ok(Reply::Pieces(template.fill(&ws_token, &expires_at)))
 }
 
+/// The mount shell: one template per process, built like a render's.
+async fn read_shell(state: &AgentRoutes) -> Result<Reply, RpcFailure> {
+    let key = DocumentKey {
+        uri: SHELL_URI.to_owned(),
+        revision: 0,
+        event_sequence: 0,
+        epoch: 0,
+    };
+    if let Some(kept) = state.read_templates.get(&key) {
+        return Ok(Reply::Pieces(kept.fill("", "")));
+    }
+    let policy = policy(state, None);
+    let template = state
+        .read_templates
+        .get_or_build(key, state.agent.cpu_gate(), move || {
+            // The shell's component comes in a tool result, without links.
+            let shell = document(
+                &json!({ "shell": true }),
+                &Hole::Runtime.marker(),
+                Some(&Hole::ModuleLexer.marker()),
+            );
+            ReadTemplate::of(&contents(SHELL_URI, shell, &policy))
+        })
+        .await
+        .map_err(build_refused)?;
+    Ok(Reply::Pieces(template.fill("", "")))
+}
+
+/// Everything a render's card document is built from, gathered on the worker so that the
+/// building (the props serialised twice over, the whole document deflated) can run elsewhere.
+struct CardDocument {
+    uri: String,
+    session: Arc<SessionRecord>,
+    code: ComponentCode,
+    /// Where the component imports and exports, read once per blueprint.
+    component_links: Arc<ComponentLinks>,
+    gadget_bundles: Vec<GadgetBundle>,
+    policy: DocumentPolicy,
+    endpoints: Endpoints,
+    epoch: u32,
+    /// The props of a frozen epoch; the head's are the session's.
+    frozen_props: Option<Value>,
+}
+
+impl CardDocument {
+    fn template(self) -> ReadTemplate {
+        let holes = (Hole::WsToken.marker(), Hole::ExpiresAt.marker());
+        let links = self
+            .session
+            .blueprint_id
+            .as_deref()
+            .and_then(|blueprint_id| self.component_links.of(blueprint_id, &self.code));
+        // The lexer (a fifth of the runtime's bytes) goes only where code may come without
+        // links: a component that does not parse, or gadget bundles.
+        let lexer = (links.is_none() || !self.gadget_bundles.is_empty()).then(|| Hole::ModuleLexer.marker());
+        let component = Component {
+            code: &self.code,
+            links,
+            gadget_bundles: self.gadget_bundles,
+        };
+        let props = self.frozen_props.unwrap_or_else(|| self.session.head.props.clone());
+        let bootstrap = render_bootstrap(
+            &self.endpoints,
+            &self.uri,
+            &self.session,
+            component,
+            self.epoch,
+            props,
+            (&holes.0, &holes.1),
+        );
+        let html = document(&bootstrap, &Hole::Runtime.marker(), lexer.as_deref());
+        ReadTemplate::of(&contents(&self.uri, html, &self.policy))
+    }
+}
+
 /// An `mcpApps` session's mount: its declared MCP-Apps document, served as is (whatever the
 /// pinned epoch: the document has no history of its own), under the same policy as our documents.
 fn mcp_apps_document(state: &AgentRoutes, uri: &str, html: String, contract: &Contract) -> Value {
-    contents(state, uri, html, Some(contract))
+    contents(uri, html, &policy(state, Some(contract)))
 }
 
 #[cfg(test)]

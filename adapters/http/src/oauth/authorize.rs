@@ -15,6 +15,7 @@ use svc_application::services::rate_limit::address_key;
 
 use super::consent_page::{ConsentForm, error_page};
 use super::params::{MAX_BODY_BYTES, Params};
+use super::rejected_page::rejected_page;
 use super::{OAuth, enabled, no_store, not_found};
 use crate::body_limit::Unread;
 use crate::client_address::client_ip;
@@ -30,7 +31,8 @@ pub(super) fn redirect(location: &str) -> Response {
     )
 }
 
-/// The answer to a request that failed its checks.
+/// The answer to a request that failed its checks: a page, never a redirect (the client's
+/// redirect URI is offered as a link once it is verified).
 pub(super) fn refused(oauth: &OAuth, error: AuthorizeError) -> Response {
     match error {
         AuthorizeError::NotRedirectable(message) => error_page(StatusCode::BAD_REQUEST, message),
@@ -38,7 +40,7 @@ pub(super) fn refused(oauth: &OAuth, error: AuthorizeError) -> Response {
             error_page(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string())
         }
         AuthorizeError::ClientDocument(refused) => error_page(StatusCode::BAD_REQUEST, &refused.to_string()),
-        AuthorizeError::Redirect(redirect_to) => redirect(&redirect_to.location(oauth.service.issuer())),
+        AuthorizeError::Rejected(rejected) => rejected_page(oauth.service.issuer(), &rejected),
         AuthorizeError::Storage(cause) => {
             tracing::error!(error = ?cause, "authorization request failed");
             error_page(
@@ -190,6 +192,7 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<RestRoutes>) -
             redirect(&location)
         }
         Err(ApproveError::Authorize(error)) => refused(oauth, error),
+        Err(ApproveError::Denied(denied)) => redirect(&denied.location(oauth.service.issuer())),
         Err(ApproveError::CredentialRefused) => {
             let notice = "That pair code or key was not accepted.";
             reshow(oauth, state, &request, notice, StatusCode::UNAUTHORIZED).await

@@ -6,7 +6,7 @@ use poem::web::Html;
 use poem::{IntoResponse, Response};
 use svc_application::services::oauth::{AuthorizationRequest, ValidatedAuthorization};
 use svc_domain::account::SignupMode;
-use svc_domain::oauth::{ClientIdUrl, Issuer, ResourceIndicator};
+use svc_domain::oauth::{ClientIdUrl, Issuer, OAuthClient, ResourceIndicator};
 
 /// HTML-escapes text for element content and quoted attribute values.
 pub(crate) fn escape(text: &str) -> String {
@@ -60,8 +60,8 @@ pub(crate) fn page(status: StatusCode, title: &str, body: &str) -> Response {
     response
 }
 
-/// A request that cannot be answered to its client (unknown client or redirect URI): shown here,
-/// never redirected.
+/// A request that cannot be answered to its client at all (a parameter sent twice, an unknown
+/// client or redirect URI): shown here, with no way back to the client.
 pub(super) fn error_page(status: StatusCode, message: &str) -> Response {
     let body = format!(
         "<h1>This authorization request cannot be completed</h1><p>{}</p>\
@@ -69,6 +69,17 @@ pub(super) fn error_page(status: StatusCode, message: &str) -> Response {
         escape(message)
     );
     page(status, "Authorization request refused", &body)
+}
+
+/// What to add after a client's [`OAuthClient::label`] so the person knows what it is: for a
+/// client named by its metadata document's URL, whose site vouches for it; for one registered
+/// without a name, that the label is its id. HTML, escaped.
+pub(super) fn client_provenance(client: &OAuthClient) -> String {
+    match ClientIdUrl::parse(&client.client_id, true) {
+        Ok(url) => format!(" (described by a document on <code>{}</code>)", escape(&url.host())),
+        Err(_) if client.client_name.is_none() => " (it registered without a name; this is its client id)".into(),
+        Err(_) => String::new(),
+    }
 }
 
 /// What the form needs besides the checked request.
@@ -90,12 +101,7 @@ impl ConsentForm<'_> {
     pub(super) fn render(&self, status: StatusCode) -> Response {
         let client = &self.validated.client;
         let name = escape(client.label());
-        // A client named by its metadata document's URL: the person sees whose site vouches for it.
-        let unnamed = match ClientIdUrl::parse(&client.client_id, true) {
-            Ok(url) => format!(" (described by a document on <code>{}</code>)", escape(&url.host())),
-            Err(_) if client.client_name.is_none() => " (it registered without a name; this is its client id)".into(),
-            Err(_) => String::new(),
-        };
+        let unnamed = client_provenance(client);
         let scope = match &self.validated.resource {
             ResourceIndicator::Universal => "the MCP tools of this server".to_owned(),
             ResourceIndicator::App(app_id) => format!(

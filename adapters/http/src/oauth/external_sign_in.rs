@@ -142,6 +142,7 @@ pub(super) async fn callback(req: &Request, state: &Arc<RestRoutes>) -> Response
 fn failed(oauth: &OAuth, error: ApproveError) -> Response {
     match error {
         ApproveError::Authorize(error) => refused(oauth, error),
+        ApproveError::Denied(denied) => redirect(&denied.location(oauth.service.issuer())),
         ApproveError::ExternalStateUnknown => sign_in_page(
             StatusCode::BAD_REQUEST,
             "This sign-in is unknown, was already used, has expired or was started in another browser.",

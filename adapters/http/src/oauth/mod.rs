@@ -4,7 +4,8 @@
 //!   `GET /.well-known/oauth-authorization-server`: discovery;
 //! - `POST /oauth/register`: open dynamic registration, rate limited per client address;
 //! - `GET /oauth/authorize`: checks the request, then shows the consent form (or redirects to
-//!   the configured consent URL); `POST /oauth/authorize`: the consent form's answer;
+//!   the configured consent URL); a request that fails a check gets an error page, never a
+//!   redirect to the client; `POST /oauth/authorize`: the consent form's answer;
 //! - `POST /oauth/token`: the authorization-code grant.
 //!
 //! Without `--oauth` every one of these paths answers 404. poem-openapi routes them (`api`) and
@@ -19,6 +20,7 @@ mod external_sign_in;
 mod params;
 mod rate_limit;
 mod register;
+mod rejected_page;
 mod schema;
 mod token;
 

@@ -245,16 +245,16 @@ pub(super) enum AuthorizeAnswer {
         #[oai(header = "Content-Security-Policy")] String,
         #[oai(header = "Referrer-Policy")] String,
     ),
-    /// To the verified redirect URI with `error`, `error_description`, `state` and `iss`; or,
-    /// with a consent URL configured, to that page with every parameter plus `mcp_origin`.
+    /// With a consent URL configured, to that page with every parameter plus `mcp_origin`.
     #[oai(status = 302)]
     Redirect(
         #[oai(header = "Location")] String,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "Pragma")] String,
     ),
-    /// A request that cannot be answered to its client (a parameter sent twice, unknown client,
-    /// unregistered redirect URI): an error page, never a redirect.
+    /// A request that fails a check: an error page, never a redirect. Once the client and its
+    /// redirect URI are verified, the page names them and links back to the client with
+    /// `error`, `error_description`, `state` and `iss`, for the person to follow or not.
     #[oai(status = 400)]
     Refused(
         Html<String>,
@@ -272,7 +272,8 @@ pub(super) enum AuthorizeAnswer {
 /// `POST /oauth/authorize`.
 #[derive(ApiResponse)]
 pub(super) enum ConsentAnswer {
-    /// `redirect_uri?code&state&iss`, or `error=access_denied` (deny) or another error.
+    /// `redirect_uri?code&state&iss`, or `error=access_denied&state&iss` (declined, or the
+    /// credential may not act for the requested app).
     #[oai(status = 302)]
     Redirect(
         #[oai(header = "Location")] String,
@@ -280,7 +281,8 @@ pub(super) enum ConsentAnswer {
         #[oai(header = "Pragma")] String,
     ),
     /// The form again with a notice (no credential, both, or a pair code on a server without
-    /// one), or the error page (a field sent twice, unknown client or redirect URI).
+    /// one), or the error page (a field sent twice, unknown client or redirect URI, or a request
+    /// that fails a check, as for `GET`).
     #[oai(status = 400)]
     Refused(
         Html<String>,
@@ -329,8 +331,9 @@ pub(super) enum ExternalCallbackAnswer {
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "Set-Cookie")] String,
     ),
-    /// No `state` or `code`; a `state` unknown, used, expired or from another browser; or the
-    /// provider's code exchange or ID token failed a check.
+    /// No `state` or `code`; a `state` unknown, used, expired or from another browser; the
+    /// provider's code exchange or ID token failed a check; or the client's request no longer
+    /// passes its checks (the page `GET /oauth/authorize` answers).
     #[oai(status = 400)]
     Refused(
         Html<String>,

@@ -8,11 +8,12 @@ use sea_orm::{
 };
 use svc_application::ports::RepositoryError;
 use svc_application::ports::blueprints::{
-    BlueprintChange, BlueprintFilter, BlueprintRecord, BlueprintRepository, BlueprintSummary, MANIFEST_GENERATOR,
-    SHARED_POOL_APP_ID, StoredEmbedding,
+    BlueprintChange, BlueprintFilter, BlueprintListing, BlueprintRecord, BlueprintRepository, BlueprintSummary,
+    ListingPosition, SHARED_POOL_APP_ID, SUMMARY_TEXT_MAX_CHARS, StoredEmbedding,
 };
 use svc_domain::blueprint::SourceKind;
 
+use super::blueprint_listing;
 use super::entities::blueprint;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::{begin_write, corrupt, is_unique_violation, repository_error};
@@ -62,7 +63,7 @@ fn embedding_of(bytes: Option<Vec<u8>>, model: Option<String>) -> Option<StoredE
 }
 
 /// An unknown kind is corrupt, never read as `llm`: the kind decides what a blueprint may do.
-fn source_kind(raw: &str) -> Result<SourceKind, RepositoryError> {
+pub(super) fn source_kind(raw: &str) -> Result<SourceKind, RepositoryError> {
     SourceKind::parse(raw).ok_or_else(|| corrupt("blueprints.source_kind", format!("unknown kind {raw:?}")))
 }
 
@@ -257,30 +258,7 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
 
     async fn list(&self, filter: &BlueprintFilter) -> Result<Vec<BlueprintRecord>, RepositoryError> {
         use blueprint::Column as C;
-        let mut query = blueprint::Entity::find();
-        if let Some(apps) = &filter.app_ids {
-            query = query.filter(C::AppId.is_in(apps.clone()));
-        }
-        if let Some(hash) = &filter.contract_hash {
-            query = query.filter(C::ContractHash.eq(hash.clone()));
-        }
-        if let Some(generator) = &filter.generator {
-            query = query.filter(C::Generator.eq(generator.clone()));
-        }
-        if let Some(persona) = filter
-            .persona
-            .as_deref()
-            .and_then(svc_domain::blueprint::normalize_persona)
-        {
-            query = query.filter(C::Persona.eq(persona));
-        }
-        if filter.featured_only {
-            query = query.filter(C::Featured.eq(true));
-        }
-        if filter.exclude_manifest {
-            query = query.filter(C::Generator.ne(MANIFEST_GENERATOR));
-        }
-        query
+        blueprint_listing::matching(filter)
             .order_by_asc(C::CreatedAt)
             .order_by_asc(C::BlueprintId)
             .all(&self.db)
@@ -289,6 +267,23 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             .into_iter()
             .map(record)
             .collect()
+    }
+
+    async fn list_page(
+        &self,
+        filter: &BlueprintFilter,
+        after: Option<&ListingPosition>,
+        limit: u64,
+    ) -> Result<Vec<BlueprintListing>, RepositoryError> {
+        blueprint_listing::page(&self.db, filter, after, limit).await
+    }
+
+    async fn count_in_app(&self, app_id: &str) -> Result<u64, RepositoryError> {
+        blueprint::Entity::find()
+            .filter(blueprint::Column::AppId.eq(app_id))
+            .count(&self.db)
+            .await
+            .map_err(repository_error)
     }
 
     async fn ids(&self) -> Result<Vec<String>, RepositoryError> {
@@ -306,21 +301,25 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
         let mut query = blueprint::Entity::find().select_only().columns([
             C::BlueprintId,
             C::AppId,
-            C::Intent,
-            C::Name,
-            C::Description,
             C::Category,
             C::ContractHash,
             C::VariantKey,
             C::Contract,
             C::Generator,
             C::Featured,
-            C::Persona,
             C::Embedding,
             C::EmbeddingModel,
             C::CreatedAt,
             C::UpdatedAt,
         ]);
+        // The texts only up to what the index reads of them: a row stored before the operator's
+        // caps may hold megabytes.
+        for column in ["intent", "name", "description", "persona"] {
+            query = query.expr_as(
+                Expr::cust(format!("SUBSTR({column}, 1, {SUMMARY_TEXT_MAX_CHARS})")),
+                column,
+            );
+        }
         if let Some(since) = since {
             query = query.filter(C::UpdatedAt.gt(since));
         }

@@ -275,7 +275,7 @@ pub(crate) fn gesture_bytes(backend: DbBackend) -> sea_orm::sea_query::SimpleExp
 }
 
 /// The stored size of a delivery's payload, read as [`gesture_bytes`] reads a gesture's.
-fn payload_bytes(backend: DbBackend) -> sea_orm::sea_query::SimpleExpr {
+pub(crate) fn payload_bytes(backend: DbBackend) -> sea_orm::sea_query::SimpleExpr {
     Expr::cust(match backend {
         DbBackend::Postgres => "CAST(octet_length(payload) AS BIGINT)",
         DbBackend::MySql => "CAST(LENGTH(payload) AS SIGNED)",

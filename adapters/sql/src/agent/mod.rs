@@ -1,6 +1,7 @@
 //! Repositories of the agent plane.
 
 mod apps;
+mod blueprint_listing;
 pub(crate) mod blueprints;
 pub(crate) mod entities;
 pub(crate) mod events;
@@ -8,6 +9,7 @@ mod handshakes;
 mod parsed_contracts;
 mod pending_handshakes;
 mod render_in_one_trip;
+mod retention;
 mod seam;
 mod session_row;
 pub(crate) mod sessions;
@@ -16,4 +18,5 @@ pub use apps::SeaOrmAppRepository;
 pub use blueprints::SeaOrmBlueprintRepository;
 pub use events::SeaOrmEventRepository;
 pub use handshakes::SeaOrmHandshakeRepository;
+pub use retention::SeaOrmRetentionRepository;
 pub use sessions::SeaOrmSessionRepository;

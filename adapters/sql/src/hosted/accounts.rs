@@ -1,5 +1,6 @@
 //! `SeaOrmAccountRepository` and `SeaOrmAccountTokenRepository`: hosted accounts and their
-//! one-time tokens (migration `m20261210_000001_accounts`).
+//! one-time tokens (migration `m20261210_000001_accounts`; the expiry index the sweep uses,
+//! `m20261221_000002_account_tokens_expiry_index`).
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
@@ -213,5 +214,15 @@ impl AccountTokenRepository for SeaOrmAccountTokenRepository {
             .await
             .map_err(repository_error)?;
         Ok(())
+    }
+    async fn delete_expired(&self, now: DateTime<Utc>) -> Result<u64, RepositoryError> {
+        // By `ix_account_tokens_expires_at`: only the expired rows are read (and, on MariaDB,
+        // locked), never the live ones a use or an insert needs meanwhile.
+        let deleted = Tokens::delete_many()
+            .filter(T::ExpiresAt.lte(now))
+            .exec(&self.db)
+            .await
+            .map_err(repository_error)?;
+        Ok(deleted.rows_affected)
     }
 }

@@ -34,6 +34,9 @@ mod m20261217_000002_external_sign_ins_expiry_index;
 mod m20261218_000001_oauth_codes_expiry_index;
 mod m20261219_000001_registry_release_keys;
 mod m20261220_000001_oauth_client_keys;
+mod m20261221_000001_credit_reservations;
+mod m20261221_000002_account_tokens_expiry_index;
+mod m20261221_000003_retention_indexes;
 mod whole;
 
 pub struct Migrator;
@@ -68,6 +71,9 @@ impl MigratorTrait for Migrator {
             Box::new(m20261218_000001_oauth_codes_expiry_index::Migration),
             Box::new(m20261219_000001_registry_release_keys::Migration),
             Box::new(m20261220_000001_oauth_client_keys::Migration),
+            Box::new(m20261221_000001_credit_reservations::Migration),
+            Box::new(m20261221_000002_account_tokens_expiry_index::Migration),
+            Box::new(m20261221_000003_retention_indexes::Migration),
         ];
         each.into_iter()
             .map(|migration| Box::new(whole::Whole(migration)) as Box<dyn MigrationTrait>)

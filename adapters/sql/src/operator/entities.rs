@@ -3,6 +3,7 @@
 
 pub mod connector_keys;
 pub mod coupons;
+pub mod credit_reservations;
 pub mod ledger_entries;
 pub mod mail_outbox;
 pub mod org_invites;

@@ -1,5 +1,5 @@
 //! Hosted accounts and their tokens on every backend: one account per address whatever its
-//! case, the first sign-in stamped once, a token taken once.
+//! case, the first sign-in stamped once, a token taken once, expired tokens swept once.
 
 use crate::support;
 
@@ -14,7 +14,8 @@ support::backend_tests!(
     an_address_has_one_account_whatever_its_case,
     the_first_sign_in_is_stamped_once,
     a_token_is_taken_once_and_only_for_its_purpose,
-    forgetting_a_purpose_spends_every_token_of_it_for_that_account_alone
+    forgetting_a_purpose_spends_every_token_of_it_for_that_account_alone,
+    expired_tokens_are_swept_once_and_live_ones_stay
 );
 
 fn now() -> DateTime<Utc> {
@@ -115,4 +116,34 @@ async fn forgetting_a_purpose_spends_every_token_of_it_for_that_account_alone(db
         Some(issued[3].clone()),
         "another account's stays"
     );
+}
+
+/// Two replicas sweeping at once delete each expired row once between them; a token at its
+/// expiry is expired (`AccountToken::is_live`), one a moment younger stays.
+async fn expired_tokens_are_swept_once_and_live_ones_stay(db: DatabaseConnection) {
+    let repo = SeaOrmAccountTokenRepository::new(db);
+    let hour = TimeDelta::hours(1);
+    let issued = [
+        ("long-expired", TokenPurpose::ResetPassword, now() - TimeDelta::days(3)),
+        ("at-its-expiry", TokenPurpose::ResetPassword, now() - hour),
+        ("verify-expired", TokenPurpose::VerifyEmail, now() - TimeDelta::days(1)),
+        (
+            "reset-live",
+            TokenPurpose::ResetPassword,
+            now() - hour + TimeDelta::seconds(1),
+        ),
+        ("verify-live", TokenPurpose::VerifyEmail, now() - hour),
+    ]
+    .map(|(secret, purpose, at)| AccountToken::issue(secret, "usr_a", purpose, at));
+    for token in &issued {
+        repo.insert(token).await.unwrap();
+    }
+    let (first, second) = tokio::join!(repo.delete_expired(now()), repo.delete_expired(now()));
+    assert_eq!(first.unwrap() + second.unwrap(), 3, "each expired row once");
+    assert_eq!(repo.delete_expired(now()).await.unwrap(), 0);
+    for token in &issued {
+        let taken = repo.take(&token.token_hash, token.purpose).await.unwrap();
+        let live = token.is_live(now());
+        assert_eq!(taken.is_some(), live, "{token:?}");
+    }
 }

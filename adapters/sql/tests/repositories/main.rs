@@ -4,6 +4,7 @@
 mod support;
 
 mod agent_apps;
+mod agent_blueprint_listing;
 mod agent_blueprints;
 mod agent_contract_rehash;
 mod database_claim;
@@ -15,6 +16,7 @@ mod oauth_client_keys;
 mod operator_connector_keys;
 mod operator_coupon_hashes;
 mod operator_coupons;
+mod operator_credit_reservations;
 mod operator_invites;
 mod operator_migrations;
 mod operator_orgs;
@@ -27,6 +29,7 @@ mod registry_repositories;
 mod render_commit;
 mod session_event_bounds;
 mod session_read_cache;
+mod session_retention;
 mod session_rows;
 mod session_undrained;
 mod session_watch;

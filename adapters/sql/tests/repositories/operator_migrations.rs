@@ -28,7 +28,7 @@ async fn table_exists(db: &DatabaseConnection, table: &str) -> bool {
 }
 
 /// A table of each later migration, so the check does not depend on their order.
-const OTHER_TABLES: [&str; 10] = [
+const OTHER_TABLES: [&str; 11] = [
     "sessions",
     "handshakes",
     "live_messages",
@@ -39,6 +39,7 @@ const OTHER_TABLES: [&str; 10] = [
     "accounts",
     "account_tokens",
     "oauth_client_keys",
+    "credit_reservations",
 ];
 
 async fn the_migrations_roll_back_and_reapply(db: DatabaseConnection) {

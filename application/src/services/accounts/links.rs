@@ -1,7 +1,9 @@
 //! Email verification and password reset: a one-time token, mailed as a link through the outbox.
 //!
-//! A reset request for an unknown address does nothing and answers as for a known one, so the
-//! form reveals no accounts; requests count against budgets of their own (`RESET_PER_ACCOUNT`).
+//! A reset request is answered once it is counted against its budgets (`RESET_PER_ACCOUNT`),
+//! before the address is looked up: the lookup, and for an address with an account the token and
+//! the mail (two writes), happen in the background, so neither the answer nor the time it takes
+//! tells which addresses have accounts. Expired tokens are swept by the server.
 
 use std::sync::Arc;
 
@@ -30,7 +32,9 @@ impl AccountService {
         self.send_link(account, TokenPurpose::VerifyEmail).await
     }
 
-    /// Mails a password-reset link when `email` has an account; the same `Ok` either way.
+    /// Mails a password-reset link when `email` has an account; the same `Ok` either way,
+    /// answered before the address is looked up (the rest is awaited by
+    /// [`Self::background_work_finished`]).
     pub async fn request_password_reset(
         &self,
         email: &str,
@@ -41,10 +45,30 @@ impl AccountService {
         };
         let key = account::email_key(&email);
         self.admit(&super::sign_in::RESET, client_address, &key).await?;
-        if let Some(account) = self.accounts.find_by_email_key(&key).await? {
+        let service = self.clone();
+        self.background.spawn(async move {
+            if let Err(error) = service.mail_reset_link(&key).await {
+                tracing::error!(error = ?error, "a password-reset link could not be queued");
+            }
+        });
+        Ok(())
+    }
+
+    async fn mail_reset_link(&self, email_key: &str) -> Result<(), AccountServiceError> {
+        if let Some(account) = self.accounts.find_by_email_key(email_key).await? {
             self.send_link(&account, TokenPurpose::ResetPassword).await?;
         }
         Ok(())
+    }
+
+    /// Deletes the tokens past their expiry (links never followed); how many went. Each row goes
+    /// once whichever replica sweeps it, and a link is checked for expiry when used whatever this
+    /// did, so racing sweeps and uses are safe.
+    pub async fn sweep_expired_tokens(&self) -> Result<u64, AccountServiceError> {
+        let Some(links) = &self.links else {
+            return Ok(0);
+        };
+        Ok(links.tokens.delete_expired(self.clock.now()).await?)
     }
 
     /// Verifies the address of the token's account; the token is spent.

@@ -17,6 +17,7 @@ use chrono::TimeDelta;
 use svc_domain::account::password::{self, PasswordRuleError, SALT_BYTES};
 use svc_domain::account::{self, Account, AccountError, SignupMode};
 use svc_domain::invite::EmailAddress;
+use tokio_util::task::TaskTracker;
 
 use crate::ports::accounts::AccountRepository;
 use crate::ports::external_identity::ExternalIdentityRepository;
@@ -105,6 +106,9 @@ pub struct AccountService {
     dummy_hash: Arc<str>,
     /// argon2id, a bounded number at a time in kept working memory (`hashing.rs`).
     hashing: hashing::Hashing,
+    /// Work finished after its request was answered (a reset request's lookup and mail,
+    /// `links.rs`), awaited at shutdown before the database closes.
+    background: TaskTracker,
 }
 
 impl AccountService {
@@ -121,7 +125,16 @@ impl AccountService {
             signup: SignupMode::Closed,
             dummy_hash,
             hashing: hashing::Hashing::new(),
+            background: TaskTracker::new(),
         }
+    }
+
+    /// Waits until the work begun in the background so far is done: at shutdown, after the
+    /// last requests were answered and before the database closes.
+    pub async fn background_work_finished(&self) {
+        self.background.close();
+        self.background.wait().await;
+        self.background.reopen();
     }
 
     pub fn with_signup(self, signup: SignupMode) -> Self {
@@ -241,5 +254,7 @@ fn salt(ids: &dyn Ids) -> [u8; SALT_BYTES] {
     salt
 }
 
+#[cfg(all(test, feature = "testing"))]
+mod reset_request_tests;
 #[cfg(all(test, feature = "testing"))]
 mod tests;

@@ -143,22 +143,47 @@ async fn a_session_id_no_session_could_have_is_missing_and_never_a_topic() {
     assert!(fakes.bus.topics().contains(&session_id));
 }
 
-/// Document 1: when the TTL elapses, `svc_consume` answers `expired` and the agent's loop ends;
-/// a long-poll does not outlive its session.
-#[tokio::test]
-async fn a_long_poll_ends_expired_when_the_session_expires_during_it() {
+/// A poll of `timeout_seconds`, already waiting, on a session with one second of its hour left.
+struct PollBeforeExpiry {
+    fakes: AgentFakes,
+    service: AgentService,
+    caller: Caller,
+    session_id: String,
+    started: std::time::Instant,
+    poll: tokio::task::JoinHandle<Result<ConsumeReply, AgentError>>,
+}
+
+/// Renders a session, moves the clock to one second before its hour ends, and begins a poll of
+/// `timeout_seconds` on it; returns once the poll is waiting.
+async fn a_poll_a_second_before_expiry(timeout_seconds: u64) -> PollBeforeExpiry {
     let fakes = AgentFakes::default();
     let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
     let contract = json!({ "actionSpec": { "approve": { "schema": { "type": "object" } } } });
     let session_id = render_once(&service, &caller, "approval", contract).await.session_id;
-    // One second of its hour is left when the poll begins.
     fakes.clock.advance(chrono::TimeDelta::seconds(3599));
     let started = std::time::Instant::now();
     let poll = {
         let (service, caller, id) = (service.clone(), caller.clone(), session_id.clone());
-        tokio::spawn(async move { service.consume(&caller, &id, 5).await })
+        tokio::spawn(async move { service.consume(&caller, &id, timeout_seconds).await })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
+    PollBeforeExpiry {
+        fakes,
+        service,
+        caller,
+        session_id,
+        started,
+        poll,
+    }
+}
+
+/// Document 1: when the TTL elapses, `svc_consume` answers `expired` and the agent's loop ends;
+/// a long-poll does not outlive its session.
+#[tokio::test]
+async fn a_long_poll_ends_expired_when_the_session_expires_during_it() {
+    let PollBeforeExpiry {
+        fakes, started, poll, ..
+    } = a_poll_a_second_before_expiry(5).await;
     fakes.clock.advance(chrono::TimeDelta::seconds(1));
     let reply = poll.await.unwrap().unwrap();
     assert_eq!(reply.status, SessionStatus::Expired);
@@ -173,17 +198,14 @@ async fn a_long_poll_ends_expired_when_the_session_expires_during_it() {
 /// Activity during the poll slides the session's expiry on: the poll then waits its timeout.
 #[tokio::test]
 async fn a_long_poll_whose_session_was_kept_alive_meanwhile_waits_its_timeout() {
-    let fakes = AgentFakes::default();
-    let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
-    let contract = json!({ "actionSpec": { "approve": { "schema": { "type": "object" } } } });
-    let session_id = render_once(&service, &caller, "approval", contract).await.session_id;
-    fakes.clock.advance(chrono::TimeDelta::seconds(3599));
-    let started = std::time::Instant::now();
-    let poll = {
-        let (service, caller, id) = (service.clone(), caller.clone(), session_id.clone());
-        tokio::spawn(async move { service.consume(&caller, &id, 2).await })
-    };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let PollBeforeExpiry {
+        service,
+        caller,
+        session_id,
+        started,
+        poll,
+        ..
+    } = a_poll_a_second_before_expiry(2).await;
     service.get_session(&caller, &session_id).await.unwrap();
     let reply = poll.await.unwrap().unwrap();
     assert_eq!(reply.status, SessionStatus::Active);

@@ -49,7 +49,7 @@ pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply, HandshakeService};
 pub use held_polls::{DEFAULT_LONG_POLLS_PER_CALLER, HeldPoll, HeldPolls, PollHolder};
 pub use lifecycle::{ProgressObserver, STREAMING_INTERVAL};
-pub use live::{IncomingAction, LiveService, LiveSnapshot, MountSnapshot, Replay};
+pub use live::{IncomingAction, LiveService, LiveSnapshot, MountSnapshot, REPLAY_MAX_PAYLOAD_BYTES, Replay};
 pub use render::{
     CacheReport, FirstPaint, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult, RenderService,
 };
@@ -181,6 +181,12 @@ impl AgentService {
         self.schemas = SchemaCache::new(SCHEMA_CACHE_CAPACITY, cpu.clone());
         self.cpu = cpu;
         self
+    }
+
+    /// The plane's gate of CPU-heavy work, for a transport's own heavy steps (a card document
+    /// built from large props).
+    pub fn cpu_gate(&self) -> &CpuGate {
+        &self.cpu
     }
 
     /// Hosted mode: cold generations are charged to the caller's wallet by reservation and use

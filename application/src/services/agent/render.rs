@@ -25,6 +25,8 @@ use crate::ports::{Clock, Ids};
 use crate::services::cpu_gate::CpuGate;
 
 mod admissions;
+#[cfg(all(test, feature = "testing"))]
+mod deadline_tests;
 mod generation;
 
 use self::admissions::Admissions;
@@ -269,7 +271,7 @@ impl RenderService {
                     }
                     return Err(handshake_used());
                 };
-                let blueprint = match self
+                let generation = self
                     .materialise(
                         caller,
                         &handshake,
@@ -285,9 +287,20 @@ impl RenderService {
                             caller_keys: reservation.as_ref().map(|r| r.keys()),
                         },
                     )
-                    .instrument(tracing::info_span!("generation"))
-                    .await?
-                {
+                    .instrument(tracing::info_span!("generation"));
+                // Hosted: a paid render ends by its deadline, so the sweep of abandoned
+                // reservations never refunds one still running.
+                let (materialised, refund_reason) = match &reservation {
+                    Some(reserved) => match tokio::time::timeout_at(reserved.deadline(), generation).await {
+                        Ok(done) => (done?, "refund: the generation failed"),
+                        Err(_) => (
+                            Err(overran_deadline(reserved.deadline_seconds())),
+                            "refund: the render overran its deadline",
+                        ),
+                    },
+                    None => (generation.await?, "refund: the generation failed"),
+                };
+                let blueprint = match materialised {
                     Ok(bp) => {
                         if let Some(reservation) = reservation {
                             reservation.settle(bp.model.as_deref()).await;
@@ -302,7 +315,7 @@ impl RenderService {
                         // The message carries the provider's name and HTTP status when one answered.
                         tracing::warn!(code, error = %failure.message, "generation failed");
                         if let Some(reservation) = reservation {
-                            reservation.refund("refund: the generation failed").await;
+                            reservation.refund(refund_reason).await;
                         }
                         claim.commit();
                         self.commit_failed(&handshake, &plan, &identity, &failure, ttl, &cmd.host)
@@ -519,6 +532,14 @@ impl RenderService {
             action,
             cache_report,
         })
+    }
+}
+
+/// A paid generation still running at its render deadline (hosted), ended there.
+fn overran_deadline(deadline_seconds: u64) -> crate::ports::agent::RenderFailure {
+    crate::ports::agent::RenderFailure {
+        code: "PRODUCTION_FAILED".into(),
+        message: format!("the generation did not finish within the render deadline ({deadline_seconds} s)"),
     }
 }
 

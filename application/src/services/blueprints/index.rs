@@ -1,13 +1,26 @@
 //! The in-memory vector index of the blueprint cache: one unit vector per blueprint, stored
 //! contiguously, searched by brute force (a dot product per blueprint; see BENCHMARKS.md for
 //! 10,000 and 100,000 blueprints).
+//!
+//! Every server holds every blueprint of every app here, so an entry keeps only what a search row
+//! shows and a lookup compares: texts are cut to [`INDEXED_NAME_MAX_CHARS`] and
+//! [`INDEXED_DESCRIPTION_MAX_CHARS`] (scores come from the vector, which was computed from the
+//! whole text), and no persona.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 use svc_domain::blueprint::dot;
+use svc_domain::intent::MAX_INTENT_CHARS;
+use svc_domain::text::excerpt_of;
 
 use crate::ports::blueprints::{BlueprintSummary, MANIFEST_GENERATOR, SHARED_POOL_APP_ID};
+
+/// Characters of a blueprint's name and intent an entry keeps: an agent's intent is never longer.
+pub const INDEXED_NAME_MAX_CHARS: usize = MAX_INTENT_CHARS;
+/// Characters of a blueprint's description an entry keeps, for the rows of
+/// `svc_search_blueprints` and `svc_list_featured_blueprints` (then `…`).
+pub const INDEXED_DESCRIPTION_MAX_CHARS: usize = 500;
 
 /// What a search row shows of a blueprint.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,33 +64,33 @@ impl BlueprintEntry {
 pub struct IndexedBlueprint {
     pub entry: BlueprintEntry,
     pub app_id: String,
+    /// At most [`INDEXED_NAME_MAX_CHARS`] characters of the intent (then `…`): the semantic
+    /// match's reason quotes it.
     pub intent: String,
     pub contract_hash: String,
     pub variant_key: String,
     pub generator: String,
-    pub persona: Option<String>,
 }
 
 impl IndexedBlueprint {
     pub fn of_summary(s: &BlueprintSummary) -> Self {
-        let name = s.name.clone().unwrap_or_else(|| s.intent.clone());
-        let description = s.description.clone().unwrap_or_else(|| s.intent.clone());
-        let category = s.category.clone().unwrap_or_else(|| "generated".to_owned());
+        let intent = excerpt_of(&s.intent, INDEXED_NAME_MAX_CHARS);
+        let name = s
+            .name
+            .as_deref()
+            .map_or(intent.clone(), |n| excerpt_of(n, INDEXED_NAME_MAX_CHARS));
+        let description = excerpt_of(
+            s.description.as_deref().unwrap_or(&s.intent),
+            INDEXED_DESCRIPTION_MAX_CHARS,
+        );
+        let category = s.category.as_deref().unwrap_or("generated");
         Self {
-            entry: BlueprintEntry::of_contract(
-                &s.blueprint_id,
-                &name,
-                &description,
-                &category,
-                &s.contract,
-                s.featured,
-            ),
+            entry: BlueprintEntry::of_contract(&s.blueprint_id, &name, &description, category, &s.contract, s.featured),
             app_id: s.app_id.clone(),
-            intent: s.intent.clone(),
+            intent: intent.into_owned(),
             contract_hash: s.contract_hash.clone(),
             variant_key: s.variant_key.clone(),
             generator: s.generator.clone(),
-            persona: s.persona.clone(),
         }
     }
 
@@ -261,8 +274,52 @@ mod tests {
             contract_hash: "h".into(),
             variant_key: "v".into(),
             generator: "builtin".into(),
-            persona: None,
         }
+    }
+
+    fn summary(intent: &str, name: Option<&str>, description: Option<&str>) -> BlueprintSummary {
+        BlueprintSummary {
+            blueprint_id: "b".into(),
+            app_id: "a".into(),
+            intent: intent.into(),
+            name: name.map(Into::into),
+            description: description.map(Into::into),
+            category: None,
+            contract_hash: "h".into(),
+            variant_key: "v".into(),
+            contract: Value::Null,
+            generator: "user".into(),
+            featured: false,
+            persona: Some("p".repeat(4_000)),
+            embedding: None,
+            updated_at: chrono::DateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn an_entry_keeps_excerpts_of_long_texts() {
+        let long = IndexedBlueprint::of_summary(&summary(&"i".repeat(4_000), None, Some(&"é".repeat(4_000))));
+        let cut = |max: usize, c: char| format!("{}…", c.to_string().repeat(max));
+        assert_eq!(long.intent, cut(INDEXED_NAME_MAX_CHARS, 'i'));
+        assert_eq!(long.entry.name, long.intent, "without a name the intent names it");
+        assert_eq!(long.entry.description, cut(INDEXED_DESCRIPTION_MAX_CHARS, 'é'));
+        let named = IndexedBlueprint::of_summary(&summary(&"i".repeat(4_000), Some(&"n".repeat(201)), None));
+        assert_eq!(named.entry.name, cut(INDEXED_NAME_MAX_CHARS, 'n'));
+        assert_eq!(
+            named.entry.description,
+            cut(INDEXED_DESCRIPTION_MAX_CHARS, 'i'),
+            "without a description the intent describes it"
+        );
+        let short = IndexedBlueprint::of_summary(&summary("order approval", Some("Orders"), Some("Approve.")));
+        assert_eq!(
+            (
+                short.intent.as_str(),
+                short.entry.name.as_str(),
+                short.entry.description.as_str()
+            ),
+            ("order approval", "Orders", "Approve."),
+            "short texts are kept whole"
+        );
     }
 
     #[test]

@@ -28,7 +28,9 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::ports::RepositoryError;
 use crate::ports::agent::{BLUEPRINT_CHANGES_TOPIC, BlueprintRecord, BlueprintRepository, EventBus, LiveEvent};
-use crate::ports::blueprints::{BlueprintChange, BlueprintFilter, BlueprintSummary, StoredEmbedding};
+use crate::ports::blueprints::{
+    BlueprintChange, BlueprintFilter, BlueprintListing, BlueprintSummary, ListingPosition, StoredEmbedding,
+};
 
 /// How long another process's change can go unseen here.
 const FRESHNESS: Duration = Duration::from_secs(1);
@@ -243,6 +245,19 @@ impl BlueprintRepository for BlueprintReadCache {
         self.inner.list(filter).await
     }
 
+    async fn list_page(
+        &self,
+        filter: &BlueprintFilter,
+        after: Option<&ListingPosition>,
+        limit: u64,
+    ) -> Result<Vec<BlueprintListing>> {
+        self.inner.list_page(filter, after, limit).await
+    }
+
+    async fn count_in_app(&self, app_id: &str) -> Result<u64> {
+        self.inner.count_in_app(app_id).await
+    }
+
     async fn summaries(&self, since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>> {
         self.inner.summaries(since).await
     }
@@ -433,6 +448,17 @@ mod tests {
         }
         async fn list(&self, filter: &BlueprintFilter) -> Result<Vec<BlueprintRecord>> {
             self.0.list(filter).await
+        }
+        async fn list_page(
+            &self,
+            filter: &BlueprintFilter,
+            after: Option<&ListingPosition>,
+            limit: u64,
+        ) -> Result<Vec<BlueprintListing>> {
+            self.0.list_page(filter, after, limit).await
+        }
+        async fn count_in_app(&self, app_id: &str) -> Result<u64> {
+            self.0.count_in_app(app_id).await
         }
         async fn summaries(&self, since: Option<DateTime<Utc>>) -> Result<Vec<BlueprintSummary>> {
             self.0.summaries(since).await

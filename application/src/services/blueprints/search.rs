@@ -42,7 +42,6 @@ pub struct RankedHit {
     pub app_id: String,
     pub contract_hash: String,
     pub generator: String,
-    pub persona: Option<String>,
 }
 
 impl BlueprintCatalog {
@@ -214,7 +213,6 @@ impl BlueprintCatalog {
                 app_id: hit.blueprint.app_id.clone(),
                 contract_hash: hit.blueprint.contract_hash.clone(),
                 generator: hit.blueprint.generator.clone(),
-                persona: hit.blueprint.persona.clone(),
             })
             .collect())
     }

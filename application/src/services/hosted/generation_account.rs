@@ -1,19 +1,23 @@
 //! Who pays for a cold generation and with which provider keys (hosted mode).
 //!
 //! The charge is a reservation: a `render_charge` ledger row written atomically (the wallet row
-//! locked) before the generation runs, so two concurrent renders with balance for one get one
-//! generation and one `insufficient_credit` refusal, and the balance never goes negative. A
-//! generation that fails, or a render that ends before it produced anything, gets a `refund` of
-//! the reservation; a generation that succeeds settles it as charged. A cache hit never comes
+//! locked) before the generation runs, with an open reservation stored in the same transaction
+//! (`CreditReservations`), so two concurrent renders with balance for one get one generation and
+//! one `insufficient_credit` refusal, and the balance never goes negative. A generation that
+//! fails, a render that ends before it produced anything or runs past the render deadline, gets
+//! a `refund` of the reservation; a generation that succeeds settles it as charged. A render whose
+//! process died leaves its reservation open, and the sweep refunds it. A cache hit never comes
 //! here: it is free.
 
 use std::sync::Arc;
 
+use svc_domain::credit_reservation::CreditReservation;
 use svc_domain::refusal::RefusalCode;
 use svc_domain::render_price::RenderPrice;
 use svc_domain::wallet::{Principal, WalletError};
 use tokio_util::task::TaskTracker;
 
+use super::credit_reservations::{CreditReservations, ReservationError};
 use super::provider_keys::ProviderKeyService;
 use crate::ports::RepositoryError;
 use crate::ports::agent::AppRepository;
@@ -22,7 +26,7 @@ use crate::ports::generation::CallerKeys;
 use crate::services::agent::{Caller, Refusal};
 use crate::services::federated_caller::is_federated_principal;
 use crate::services::generation::{STANDARD_SLUG, serving_slug};
-use crate::services::operator::{ChargeCredit, CreditService, CreditServiceError, RefundCredit};
+use crate::services::operator::{CreditService, CreditServiceError};
 
 /// The caller's own wallet: its key's user id, else its app id (Document 3, "Authentication").
 /// [`GenerationAccount::payer`] puts the app's org, or for a federated caller the app's owner,
@@ -74,7 +78,9 @@ impl AppPayers {
 /// Credits and provider keys around one cold generation.
 #[derive(Clone)]
 pub struct GenerationAccount {
+    /// The one-time free credit of a wallet's first use.
     credits: Arc<CreditService>,
+    reservations: CreditReservations,
     keys: ProviderKeyService,
     pricing: GenerationPricing,
     /// `None`: every render is charged to its caller.
@@ -84,14 +90,25 @@ pub struct GenerationAccount {
 }
 
 impl GenerationAccount {
-    pub fn new(credits: Arc<CreditService>, keys: ProviderKeyService, pricing: GenerationPricing) -> Self {
+    pub fn new(
+        credits: Arc<CreditService>,
+        reservations: CreditReservations,
+        keys: ProviderKeyService,
+        pricing: GenerationPricing,
+    ) -> Self {
         Self {
             credits,
+            reservations,
             keys,
             pricing,
             app_payers: None,
             background_refunds: TaskTracker::new(),
         }
+    }
+
+    /// The reservations, for the sweep of abandoned ones.
+    pub fn reservations(&self) -> &CreditReservations {
+        &self.reservations
     }
 
     /// Waits until the refund of every reservation dropped so far is written: at shutdown,
@@ -141,31 +158,31 @@ impl GenerationAccount {
             &self.pricing.default_generator,
         );
         let price = self.pricing.price.of(model, slug);
-        let charged = if price > 0 {
-            let charge = ChargeCredit {
-                principal: payer.clone(),
-                amount_cents: price,
-                reason: format!("render: {}", model.unwrap_or(slug)),
-                related_session_id: Some(session_id.to_owned()),
-            };
-            match self.credits.charge(charge).await {
-                Ok(_) => price,
-                Err(CreditServiceError::Wallet(WalletError::InsufficientCredit { balance_cents, .. })) => {
+        // The deadline runs from the charge, as the sweep's measure of the reservation does.
+        let charged_at = tokio::time::Instant::now();
+        let opened = if price > 0 {
+            let reason = format!("render: {}", model.unwrap_or(slug));
+            match self.reservations.open(&payer, price, reason, session_id).await {
+                Ok(opened) => Some(opened),
+                Err(ReservationError::Wallet(WalletError::InsufficientCredit { balance_cents, .. })) => {
                     return Ok(Err(Refusal {
                         entry: RefusalCode::InsufficientCredit.entry(),
                         message: format!("a render costs {price} cents and the wallet holds {balance_cents} cents"),
                         balance_cents_at_check: Some(balance_cents),
                     }));
                 }
-                Err(other) => return Err(storage(other)),
+                Err(ReservationError::Wallet(other)) => {
+                    return Err(RepositoryError::Unavailable(anyhow::anyhow!(other.to_string())));
+                }
+                Err(ReservationError::Storage(error)) => return Err(error),
             }
         } else {
-            0
+            None
         };
         let keys = match self.keys.caller_keys(&payer).await {
             Ok(keys) => keys,
             Err(error) => {
-                let reservation = self.reservation(payer, charged, session_id, CallerKeys::default());
+                let reservation = self.reservation(payer, opened, charged_at, CallerKeys::default());
                 reservation.refund("refund: the render did not run").await;
                 return Err(match error {
                     super::ProviderKeyServiceError::Storage(e) => e,
@@ -173,15 +190,21 @@ impl GenerationAccount {
                 });
             }
         };
-        Ok(Ok(self.reservation(payer, charged, session_id, keys)))
+        Ok(Ok(self.reservation(payer, opened, charged_at, keys)))
     }
 
-    fn reservation(&self, payer: Principal, charged: i64, session_id: &str, keys: CallerKeys) -> Reservation {
+    fn reservation(
+        &self,
+        payer: Principal,
+        opened: Option<CreditReservation>,
+        charged_at: tokio::time::Instant,
+        keys: CallerKeys,
+    ) -> Reservation {
         Reservation {
             account: self.clone(),
             payer,
-            charged_cents: charged,
-            session_id: session_id.to_owned(),
+            opened,
+            deadline: charged_at + self.reservations.deadline().get(),
             keys,
             closed: false,
         }
@@ -196,12 +219,15 @@ fn storage(error: CreditServiceError) -> RepositoryError {
 }
 
 /// A reserved charge. Settle it when the generation produced a component, refund it when it
-/// did not; dropped open (the render was cancelled), it refunds in the background.
+/// did not; dropped open (the render was cancelled), it refunds in the background. A render
+/// past [`Reservation::deadline`] is ended and refunded: after that the sweep may take the
+/// reservation for one whose process died.
 pub struct Reservation {
     account: GenerationAccount,
     payer: Principal,
-    charged_cents: i64,
-    session_id: String,
+    /// `None` when the render is free (a price of 0): nothing to settle or refund.
+    opened: Option<CreditReservation>,
+    deadline: tokio::time::Instant,
     keys: CallerKeys,
     closed: bool,
 }
@@ -211,8 +237,7 @@ impl std::fmt::Debug for Reservation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reservation")
             .field("payer", &self.payer)
-            .field("charged_cents", &self.charged_cents)
-            .field("session_id", &self.session_id)
+            .field("opened", &self.opened)
             .finish_non_exhaustive()
     }
 }
@@ -223,10 +248,23 @@ impl Reservation {
         self.keys.clone()
     }
 
+    /// When the render must have produced its component: the charge plus the render deadline.
+    pub fn deadline(&self) -> tokio::time::Instant {
+        self.deadline
+    }
+
+    /// The render deadline, for the message of a render that passed it.
+    pub fn deadline_seconds(&self) -> u64 {
+        self.account.reservations.deadline().get().as_secs()
+    }
+
     /// The generation succeeded: the charge stands, and the key of the model that ran is marked
     /// used.
     pub async fn settle(mut self, model: Option<&str>) {
         self.closed = true;
+        if let Some(opened) = &self.opened {
+            settle(&self.account, opened).await;
+        }
         let Some(provider) = model.and_then(|m| m.split([':', '/']).next()) else {
             return;
         };
@@ -238,47 +276,68 @@ impl Reservation {
     /// The generation failed or never ran: the charge is given back.
     pub async fn refund(mut self, reason: &str) {
         self.closed = true;
-        refund(&self.account, &self.payer, self.charged_cents, &self.session_id, reason).await;
+        if let Some(opened) = &self.opened {
+            refund(&self.account, opened, reason).await;
+        }
     }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if self.closed || self.charged_cents == 0 {
+        if self.closed {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            tracing::error!(payer = %self.payer.principal_id, cents = self.charged_cents, "a dropped reservation could not be refunded: no runtime");
+        let Some(opened) = self.opened.take() else {
             return;
         };
-        let (account, payer, cents, session) = (
-            self.account.clone(),
-            self.payer.clone(),
-            self.charged_cents,
-            self.session_id.clone(),
-        );
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // Still open in the database: the sweep refunds it.
+            tracing::error!(payer = %self.payer.principal_id, cents = opened.amount_cents, "a dropped reservation could not be refunded now (no runtime); the sweep will");
+            return;
+        };
+        let account = self.account.clone();
         let tracker = self.account.background_refunds.clone();
         tracker.spawn_on(
             async move {
-                refund(&account, &payer, cents, &session, "refund: the render was cancelled").await;
+                refund(&account, &opened, "refund: the render was cancelled").await;
             },
             &runtime,
         );
     }
 }
 
-async fn refund(account: &GenerationAccount, payer: &Principal, cents: i64, session_id: &str, reason: &str) {
-    if cents == 0 {
-        return;
+async fn settle(account: &GenerationAccount, opened: &CreditReservation) {
+    match account.reservations.settle(&opened.transaction_id).await {
+        Ok(true) => {}
+        // The render ran past the time the sweep allows it: the component is kept, unpaid.
+        Ok(false) => tracing::warn!(
+            reservation = %opened.transaction_id,
+            payer = %opened.principal.principal_id,
+            cents = opened.amount_cents,
+            "a render finished after its reservation was refunded as abandoned; its component is kept"
+        ),
+        // Left open, the sweep refunds it: the render is free rather than charged twice.
+        Err(error) => tracing::error!(
+            error = %error,
+            reservation = %opened.transaction_id,
+            "a reserved charge could not be settled; the sweep will refund it"
+        ),
     }
-    let command = RefundCredit {
-        principal: payer.clone(),
-        amount_cents: cents,
-        reason: reason.to_owned(),
-        related_session_id: Some(session_id.to_owned()),
-    };
-    if let Err(error) = account.credits.refund(command).await {
-        tracing::error!(error = %error, payer = %payer.principal_id, cents, "a reserved charge could not be refunded");
+}
+
+async fn refund(account: &GenerationAccount, opened: &CreditReservation, reason: &str) {
+    match account.reservations.refund(&opened.transaction_id, reason).await {
+        Ok(Some(_)) => {}
+        Ok(None) => tracing::info!(
+            reservation = %opened.transaction_id,
+            "the reservation was refunded already (by the sweep)"
+        ),
+        Err(error) => tracing::error!(
+            error = %error,
+            payer = %opened.principal.principal_id,
+            cents = opened.amount_cents,
+            "a reserved charge could not be refunded now; the sweep will"
+        ),
     }
 }
 
@@ -322,8 +381,15 @@ mod tests {
             price: RenderPrice::new(price, BTreeMap::from(per_model.map(|(k, v)| (k.to_owned(), v)))).unwrap(),
             default_generator: "builtin".into(),
         };
-        GenerationAccount::new(Arc::new(fakes.credit_service().with_free_credit(free)), keys, pricing)
+        GenerationAccount::new(
+            Arc::new(fakes.credit_service().with_free_credit(free)),
+            fakes.credit_reservations(DEADLINE),
+            keys,
+            pricing,
+        )
     }
+
+    const DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
     fn ledger(fakes: &OperatorFakes) -> Vec<(TransactionKind, i64)> {
         fakes
@@ -359,6 +425,104 @@ mod tests {
             ledger(&fakes),
             [(FreeCredit, 10), (RenderCharge, -5), (RenderCharge, -5), (Refund, 5)]
         );
+    }
+
+    /// The reservation is stored with its charge (named by the charge's transaction id) and
+    /// leaves the store when settled or refunded; a refused one stores nothing.
+    #[tokio::test]
+    async fn a_reservation_is_stored_with_its_charge_until_settled_or_refunded() {
+        let fakes = OperatorFakes::new();
+        let account = account(&fakes, 10, 5);
+        let first = account.reserve(&caller(), None, None, "s1").await.unwrap().unwrap();
+        let second = account.reserve(&caller(), None, None, "s2").await.unwrap().unwrap();
+        let mut open: Vec<_> = fakes
+            .store
+            .open_reservations()
+            .into_iter()
+            .map(|r| (r.transaction_id, r.amount_cents, r.related_session_id.unwrap()))
+            .collect();
+        open.sort_by(|a, b| a.2.cmp(&b.2));
+        let charges: Vec<_> = fakes
+            .store
+            .ledger_of(&Principal::user("u1"))
+            .into_iter()
+            .filter(|e| e.kind == TransactionKind::RenderCharge)
+            .map(|e| (e.transaction_id, 5, e.related_session_id.unwrap()))
+            .collect();
+        assert_eq!(open, charges);
+        account.reserve(&caller(), None, None, "s3").await.unwrap().unwrap_err();
+        assert_eq!(fakes.store.open_reservations().len(), 2, "a refusal opens nothing");
+        first.settle(None).await;
+        assert_eq!(fakes.store.open_reservations().len(), 1);
+        second.refund("refund: the generation failed").await;
+        assert!(fakes.store.open_reservations().is_empty());
+    }
+
+    /// The sweep refunded two renders that overran (as if their process had died): the one that
+    /// then succeeds keeps its component unpaid without failing, the one that then fails refunds
+    /// nothing twice.
+    #[tokio::test]
+    async fn a_render_whose_reservation_was_swept_settles_and_refunds_nothing() {
+        use TransactionKind::*;
+        let fakes = OperatorFakes::new();
+        let account = account(&fakes, 10, 5);
+        let succeeds_late = account.reserve(&caller(), None, None, "s1").await.unwrap().unwrap();
+        let fails_late = account.reserve(&caller(), None, None, "s2").await.unwrap().unwrap();
+        fakes.clock.advance(chrono::TimeDelta::from_std(DEADLINE * 2).unwrap());
+        assert_eq!(account.reservations().refund_abandoned().await.unwrap().refunded, 0);
+        fakes.clock.advance(chrono::TimeDelta::seconds(1));
+        assert_eq!(account.reservations().refund_abandoned().await.unwrap().refunded, 2);
+        succeeds_late.settle(None).await;
+        fails_late.refund("refund: the generation failed").await;
+        assert_eq!(
+            ledger(&fakes),
+            [
+                (FreeCredit, 10),
+                (RenderCharge, -5),
+                (RenderCharge, -5),
+                (Refund, 5),
+                (Refund, 5)
+            ]
+        );
+        let reasons: Vec<_> = fakes
+            .store
+            .ledger_of(&Principal::user("u1"))
+            .into_iter()
+            .filter(|e| e.kind == Refund)
+            .map(|e| e.reason)
+            .collect();
+        assert_eq!(reasons, [crate::services::hosted::INTERRUPTED_REASON; 2]);
+    }
+
+    /// A cancelled render's background refund races the sweep (of another replica, its clock
+    /// far ahead): the charge comes back once.
+    #[tokio::test]
+    async fn a_dropped_reservation_and_the_sweep_refund_it_once() {
+        let fakes = OperatorFakes::new();
+        let account = account(&fakes, 5, 5);
+        let reservation = account.reserve(&caller(), None, None, "s1").await.unwrap().unwrap();
+        fakes.clock.advance(chrono::TimeDelta::hours(1));
+        drop(reservation);
+        let swept = account.reservations().refund_abandoned();
+        let (swept, ()) = tokio::join!(swept, account.background_refunds_written());
+        let refunds = ledger(&fakes)
+            .into_iter()
+            .filter(|(kind, _)| *kind == TransactionKind::Refund)
+            .count();
+        assert_eq!(refunds, 1, "swept {swept:?}");
+        assert_eq!(fakes.store.wallet(&Principal::user("u1")).unwrap().balance_cents, 5);
+    }
+
+    #[tokio::test]
+    async fn a_render_is_due_by_its_charge_plus_the_render_deadline() {
+        let fakes = OperatorFakes::new();
+        let account = account(&fakes, 5, 5);
+        let before = tokio::time::Instant::now();
+        let reservation = account.reserve(&caller(), None, None, "s1").await.unwrap().unwrap();
+        let after = tokio::time::Instant::now();
+        assert!((before + DEADLINE..=after + DEADLINE).contains(&reservation.deadline()));
+        assert_eq!(reservation.deadline_seconds(), 60);
+        reservation.settle(None).await;
     }
 
     /// A render that names a model but no generator is served by `standard`, and priced by it

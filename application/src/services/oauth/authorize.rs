@@ -1,7 +1,11 @@
 //! `GET /oauth/authorize`: the request is checked completely before any consent is asked for.
 //! The client and its redirect URI are checked first: until both are known, nothing may be sent
-//! to the redirect URI (never an open redirect). Later failures go back to that verified URI with
-//! `error`, `state` and `iss` (RFC 6749 section 4.1.2.1, RFC 9207).
+//! to the redirect URI. Later failures are [`RejectedAuthorization`]s: the error the client would
+//! hear at that verified URI (`error`, `state` and `iss`: RFC 6749 section 4.1.2.1, RFC 9207),
+//! which the person is shown and may take back to the client, but which is never sent there
+//! unasked. Registration is open, so a verified redirect URI is only one its registrant chose:
+//! redirecting every broken request to it would make this origin a redirector to any page
+//! (RFC 9700 section 4.11.2).
 
 use svc_domain::oauth::{CodeChallenge, Issuer, OAuthClient, RedirectUri, ResourceIndicator};
 
@@ -39,11 +43,32 @@ pub struct ValidatedAuthorization {
     pub resource_raw: Option<String>,
 }
 
-/// An error answered to the client at its verified redirect URI.
+/// The error codes an authorization request is answered with at the client's redirect URI (RFC
+/// 6749 section 4.1.2.1; `invalid_target` from RFC 8707).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthorizationErrorCode {
+    InvalidRequest,
+    UnsupportedResponseType,
+    InvalidTarget,
+    AccessDenied,
+}
+
+impl AuthorizationErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::UnsupportedResponseType => "unsupported_response_type",
+            Self::InvalidTarget => "invalid_target",
+            Self::AccessDenied => "access_denied",
+        }
+    }
+}
+
+/// An error for the client at its verified redirect URI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorRedirect {
     pub redirect_uri: RedirectUri,
-    pub error: &'static str,
+    pub error: AuthorizationErrorCode,
     pub description: String,
     pub state: Option<String>,
 }
@@ -51,13 +76,24 @@ pub struct ErrorRedirect {
 impl ErrorRedirect {
     /// `redirect_uri?error=...&error_description=...[&state=...]&iss=...`
     pub fn location(&self, issuer: &Issuer) -> String {
-        let mut params = vec![("error", self.error), ("error_description", self.description.as_str())];
+        let mut params = vec![
+            ("error", self.error.as_str()),
+            ("error_description", self.description.as_str()),
+        ];
         if let Some(state) = &self.state {
             params.push(("state", state));
         }
         params.push(("iss", issuer.as_str()));
         self.redirect_uri.with_params(&params)
     }
+}
+
+/// A request refused after its client and redirect URI were verified: shown to the person, who
+/// may follow a link back to the client carrying `answer`; never redirected there unasked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RejectedAuthorization {
+    pub client: OAuthClient,
+    pub answer: ErrorRedirect,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,8 +104,9 @@ pub enum AuthorizeError {
     /// A URL `client_id` whose metadata document was refused: shown, never redirected.
     #[error(transparent)]
     ClientDocument(#[from] ClientDocumentRefused),
-    #[error("{}: {}", .0.error, .0.description)]
-    Redirect(ErrorRedirect),
+    /// The request is invalid; its client and redirect URI are verified.
+    #[error("{}: {}", .0.answer.error.as_str(), .0.answer.description)]
+    Rejected(Box<RejectedAuthorization>),
     #[error("storage failure")]
     Storage(#[from] RepositoryError),
 }
@@ -103,16 +140,17 @@ impl OAuthService {
     }
 
     /// The answer to a request that sent `resource` more than once. RFC 8707 lets a client ask
-    /// for several resources, but a token here serves one, so it is `invalid_target`, told at the
-    /// redirect URI once that is verified (before that, the error page).
+    /// for several resources, but a token here serves one, so it is `invalid_target` once the
+    /// client and its redirect URI are verified.
     pub async fn refuse_several_resources(&self, request: &AuthorizationRequest) -> AuthorizeError {
         match self.redirect_target(request).await {
-            Ok((_, redirect_uri)) => AuthorizeError::Redirect(ErrorRedirect {
+            Ok((client, redirect_uri)) => rejected(
+                client,
                 redirect_uri,
-                error: "invalid_target",
-                description: "only one resource may be requested".into(),
-                state: request.state.clone(),
-            }),
+                request,
+                AuthorizationErrorCode::InvalidTarget,
+                "only one resource may be requested".into(),
+            ),
             Err(error) => error,
         }
     }
@@ -121,25 +159,20 @@ impl OAuthService {
         &self,
         request: &AuthorizationRequest,
     ) -> Result<ValidatedAuthorization, AuthorizeError> {
+        use AuthorizationErrorCode::{InvalidRequest, InvalidTarget, UnsupportedResponseType};
         let (client, redirect_uri) = self.redirect_target(request).await?;
-        let fail = |error: &'static str, description: String| {
-            AuthorizeError::Redirect(ErrorRedirect {
-                redirect_uri: redirect_uri.clone(),
-                error,
-                description,
-                state: request.state.clone(),
-            })
-        };
+        let fail =
+            |error, description: String| rejected(client.clone(), redirect_uri.clone(), request, error, description);
         match present(&request.response_type) {
             Some("code") => {}
-            Some(_) => return Err(fail("unsupported_response_type", "response_type must be code".into())),
-            None => return Err(fail("invalid_request", "response_type is required".into())),
+            Some(_) => return Err(fail(UnsupportedResponseType, "response_type must be code".into())),
+            None => return Err(fail(InvalidRequest, "response_type is required".into())),
         }
-        let state = present(&request.state).ok_or_else(|| fail("invalid_request", "state is required".into()))?;
+        let state = present(&request.state).ok_or_else(|| fail(InvalidRequest, "state is required".into()))?;
         for (name, value) in [("state", Some(state)), ("scope", request.scope.as_deref())] {
             if value.is_some_and(|v| v.len() > PARAMETER_MAX_BYTES) {
                 return Err(fail(
-                    "invalid_request",
+                    InvalidRequest,
                     format!("{name} is longer than {PARAMETER_MAX_BYTES} bytes"),
                 ));
             }
@@ -148,8 +181,8 @@ impl OAuthService {
             request.code_challenge.as_deref(),
             request.code_challenge_method.as_deref(),
         )
-        .map_err(|e| fail("invalid_request", e.to_string()))?;
-        let unknown = || fail("invalid_target", "the resource is not served by this server".into());
+        .map_err(|e| fail(InvalidRequest, e.to_string()))?;
+        let unknown = || fail(InvalidTarget, "the resource is not served by this server".into());
         let resource = ResourceIndicator::classify(&self.issuer, request.resource.as_deref()).map_err(|_| unknown())?;
         if !self.ports.resources.accepts(&self.issuer, &resource).await? {
             return Err(unknown());
@@ -163,6 +196,22 @@ impl OAuthService {
             resource_raw: request.resource.clone(),
         })
     }
+}
+
+fn rejected(
+    client: OAuthClient,
+    redirect_uri: RedirectUri,
+    request: &AuthorizationRequest,
+    error: AuthorizationErrorCode,
+    description: String,
+) -> AuthorizeError {
+    let answer = ErrorRedirect {
+        redirect_uri,
+        error,
+        description,
+        state: request.state.clone(),
+    };
+    AuthorizeError::Rejected(Box::new(RejectedAuthorization { client, answer }))
 }
 
 impl From<FindClientError> for AuthorizeError {

@@ -9,13 +9,14 @@ use svc_domain::oauth::{AuthorizationCode, CodeBinding, KeyGrant, ResourceIndica
 use svc_domain::wallet::Principal;
 
 use super::OAuthService;
-use super::authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization};
+use super::authorize::{
+    AuthorizationErrorCode, AuthorizationRequest, AuthorizeError, ErrorRedirect, ValidatedAuthorization,
+};
 use super::key_label::key_label;
 use crate::ports::RepositoryError;
 use crate::ports::external_identity::ExternalSignInError;
 use crate::services::accounts::{AccountServiceError, SignIn, SignedIn};
-use crate::services::agent::Caller;
-use crate::services::auth::{APP_ID_LEN, AuthError};
+use crate::services::auth::AuthError;
 use crate::services::operator::{IssueConnectorKey, RevokeConnectorKey};
 use crate::services::pairing::PairingError;
 
@@ -34,6 +35,12 @@ pub enum ConsentCredential {
 pub enum ApproveError {
     #[error(transparent)]
     Authorize(#[from] AuthorizeError),
+    /// The person's credential was accepted but may not grant what the client asked for (an app
+    /// that is not theirs, or another app than the key's): the client hears `access_denied` at
+    /// its redirect URI at once, as when the person declines. That answers the person's own
+    /// choice on the consent page, not a crafted link.
+    #[error("{}: {}", .0.error.as_str(), .0.description)]
+    Denied(ErrorRedirect),
     /// The pair code or key was not accepted: the person may try again.
     #[error("the pair code or key was not accepted")]
     CredentialRefused,
@@ -154,8 +161,8 @@ impl OAuthService {
     }
 
     async fn mint_with_key(&self, validated: &ValidatedAuthorization, key: &str) -> Result<Minted, ApproveError> {
-        let caller = match self.checks.auth.authenticate(Some(key)).await {
-            Ok(caller) => caller,
+        let (caller, app_locked) = match self.checks.auth.authenticate_scoped(Some(key)).await {
+            Ok(scoped) => (scoped.caller, scoped.app_locked),
             Err(AuthError::Anonymous | AuthError::InvalidToken | AuthError::AppDeprovisioned(_)) => {
                 return Err(ApproveError::CredentialRefused);
             }
@@ -166,7 +173,8 @@ impl OAuthService {
             Ok(typed) => typed.and_then(|typed| typed.expires_at),
             Err(e) => return Err(internal(e)),
         };
-        let credential_app = self.credential_app_lock(&caller).await?;
+        // A key locked to an app, its owner's default one included, mints a key locked to it.
+        let credential_app = app_locked.then(|| caller.app_id.clone());
         let app_id = match &validated.resource {
             ResourceIndicator::Universal => credential_app,
             ResourceIndicator::App(app_id) => {
@@ -261,22 +269,6 @@ impl OAuthService {
         })
     }
 
-    /// The app a key is locked to, `None` for a universal key. A universal key acts for its
-    /// owner's default app, so a caller scoped elsewhere holds a locked key; the minted key keeps
-    /// that lock and never widens what the credential could do.
-    async fn credential_app_lock(&self, caller: &Caller) -> Result<Option<String>, ApproveError> {
-        let default_app = self
-            .ports
-            .apps
-            .default_app(
-                &caller.principal_id,
-                &|| self.ports.ids.base62(APP_ID_LEN),
-                self.ports.clock.now(),
-            )
-            .await?;
-        Ok((default_app.app_id != caller.app_id).then(|| caller.app_id.clone()))
-    }
-
     async fn owns_app(&self, principal_id: &str, app_id: &str) -> Result<bool, RepositoryError> {
         Ok(self
             .ports
@@ -307,7 +299,7 @@ impl OAuthService {
 fn denied(validated: &ValidatedAuthorization, description: &str) -> ErrorRedirect {
     ErrorRedirect {
         redirect_uri: validated.redirect_uri.clone(),
-        error: "access_denied",
+        error: AuthorizationErrorCode::AccessDenied,
         description: description.to_owned(),
         state: Some(validated.state.clone()),
     }
@@ -315,6 +307,6 @@ fn denied(validated: &ValidatedAuthorization, description: &str) -> ErrorRedirec
 
 impl From<ErrorRedirect> for ApproveError {
     fn from(redirect: ErrorRedirect) -> Self {
-        Self::Authorize(AuthorizeError::Redirect(redirect))
+        Self::Denied(redirect)
     }
 }

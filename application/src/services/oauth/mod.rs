@@ -19,7 +19,10 @@ use std::sync::Arc;
 use chrono::TimeDelta;
 use svc_domain::oauth::{Issuer, OAuthClient, is_client_id_url};
 
-pub use authorize::{AuthorizationRequest, AuthorizeError, ErrorRedirect, PARAMETER_MAX_BYTES, ValidatedAuthorization};
+pub use authorize::{
+    AuthorizationErrorCode, AuthorizationRequest, AuthorizeError, ErrorRedirect, PARAMETER_MAX_BYTES,
+    RejectedAuthorization, ValidatedAuthorization,
+};
 pub use client_documents::{
     CLIENT_DOCUMENT_CACHE_SECONDS, CLIENT_DOCUMENT_FETCHES_AT_ONCE, ClientDocumentRefused, ClientDocuments,
 };

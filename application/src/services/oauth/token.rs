@@ -111,10 +111,8 @@ impl OAuthService {
         };
         match code.exchange(&exchange, &self.issuer, now) {
             Ok(token) => {
-                self.ports
-                    .clients
-                    .record_last_resource(exchange.client_id, code.binding.resource.as_deref())
-                    .await?;
+                self.record_last_resource(exchange.client_id, code.binding.resource.as_deref())
+                    .await;
                 self.supersede_earlier_keys(exchange.client_id, code.binding.resource.as_deref(), &code.key)
                     .await;
                 Ok(AccessToken(token))
@@ -127,11 +125,106 @@ impl OAuthService {
     }
 }
 
+impl OAuthService {
+    /// Labels the client with the resource it connected for (`lastResource`). Best effort: the
+    /// label is for operators, while the code is spent and its key would reach nobody if the
+    /// token were not answered now.
+    async fn record_last_resource(&self, client_id: &str, resource: Option<&str>) {
+        if let Err(error) = self.ports.clients.record_last_resource(client_id, resource).await {
+            tracing::warn!(client_id, error = %error, "could not record an OAuth client's last resource");
+        }
+    }
+}
+
 impl From<FindClientError> for TokenError {
     fn from(e: FindClientError) -> Self {
         match e {
             FindClientError::Refused(refused) => Self::ClientDocument(refused),
             FindClientError::Storage(storage) => Self::Storage(storage),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::services::oauth::{AuthorizationRequest, ConsentCredential, RegisterClient};
+    use crate::services::operator::IssueConnectorKey;
+    use crate::testing::OAuthFakes;
+
+    /// RFC 7636 Appendix B.
+    const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+    const REDIRECT: &str = "http://127.0.0.1:47613/callback";
+
+    /// A registered client, approved with a fresh key of `ada`; answers its id and the code.
+    async fn approved_code(fakes: &OAuthFakes, service: &OAuthService) -> (String, String) {
+        let typed = fakes
+            .operator
+            .connector_key_service()
+            .issue(IssueConnectorKey {
+                caller_user_id: "ada".into(),
+                name: Some("laptop".into()),
+                app_id: None,
+                expires_at: None,
+            })
+            .await
+            .unwrap();
+        let client = service
+            .register(RegisterClient {
+                redirect_uris: vec![REDIRECT.into()],
+                client_name: Some("Desktop host".into()),
+            })
+            .await
+            .unwrap();
+        let request = AuthorizationRequest {
+            response_type: Some("code".into()),
+            client_id: Some(client.client_id.clone()),
+            redirect_uri: Some(REDIRECT.into()),
+            code_challenge: Some(CHALLENGE.into()),
+            code_challenge_method: Some("S256".into()),
+            state: Some("s1".into()),
+            scope: Some("mcp".into()),
+            resource: None,
+        };
+        let credential = ConsentCredential::ApiKey(typed.plaintext_key.expose().to_owned());
+        let location = service.approve(&request, credential).await.unwrap();
+        let code = location
+            .split(['?', '&'])
+            .find_map(|pair| pair.strip_prefix("code="))
+            .expect("a code in the Location")
+            .to_owned();
+        (client.client_id, code)
+    }
+
+    /// `lastResource` labels a connection for operators; failing to write it must not keep the
+    /// token from the client, whose code is spent by then (its key would stay live, unreachable).
+    #[tokio::test]
+    async fn a_failed_last_resource_write_still_answers_the_token_and_keeps_its_key() {
+        let fakes = OAuthFakes::default();
+        let service = fakes.service();
+        let (client_id, code) = approved_code(&fakes, &service).await;
+        fakes.store.fail_recording_last_resource();
+
+        let token = service
+            .exchange(&TokenRequest {
+                grant_type: Some("authorization_code".into()),
+                code: Some(code),
+                redirect_uri: Some(REDIRECT.into()),
+                client_id: Some(client_id),
+                code_verifier: Some(VERIFIER.into()),
+                resource: None,
+            })
+            .await
+            .expect("the token is answered");
+
+        let key = fakes
+            .operator
+            .connector_key_service()
+            .authenticate(token.expose())
+            .await
+            .unwrap()
+            .expect("the delivered key still authenticates");
+        assert_eq!(key.owner_user_id, "ada");
     }
 }

@@ -1,25 +1,33 @@
 //! The blueprints domain of `/ops` (Document 3): generate through the generator port, register
 //! as given, list with AND-composed filters (persona and intent keywords by meaning), update the
 //! operator default and the variance, delete. Blueprints belong to the caller's app; another
-//! app's blueprint answers exactly like a missing one.
+//! app's blueprint answers exactly like a missing one. The listing is in [`listing`].
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
-use svc_domain::blueprint::{SourceKind, cosine, normalize_persona};
+use svc_domain::blueprint::app_capacity::{AppBlueprintsFull, check_room};
+use svc_domain::blueprint::listing_page::InvalidBlueprintPageLimit;
+use svc_domain::blueprint::operator_texts::{OperatorText, OperatorTextTooLong};
+use svc_domain::blueprint::{SourceKind, normalize_persona};
 use svc_domain::budget::BudgetExceeded;
 use svc_domain::contract::{Contract, check_contract_budgets, contract_hash, negotiate, sha256_hex, variant_key};
 use svc_domain::text::excerpt;
 
 use super::INTERNAL_ERROR_CODE;
-use crate::ports::blueprints::{BlueprintChange, BlueprintFilter, BlueprintRecord, BlueprintRepository};
+use crate::ports::blueprints::{BlueprintChange, BlueprintRecord, BlueprintRepository};
 use crate::ports::generation::{CompileFailure, Compiler, GenerationError, GenerationRequest, Generator};
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::agent::GenerationQueue;
 use crate::services::blueprints::{BlueprintCatalog, CatalogError};
 use crate::services::compile::{compile_off_worker, module_of};
 use crate::services::cpu_gate::{CpuBusy, CpuGate, CpuWorkError};
+
+mod listing;
+mod listing_cursor;
+
+pub use listing::{BlueprintPage, ListBlueprints};
 
 /// The `generator` of registered blueprints: `svc_ops_list_blueprints` filters them with it.
 pub const REGISTERED_GENERATOR: &str = "user";
@@ -51,6 +59,16 @@ pub enum OpsBlueprintError {
     GenerationFailed(String),
     #[error("no blueprint {} in this app", excerpt(.0))]
     BlueprintNotFound(String),
+    /// `persona`, `aesthetic`, `context` or `seedPrompt` over its cap.
+    #[error(transparent)]
+    TextTooLong(#[from] OperatorTextTooLong),
+    /// The app holds as many blueprints as `/ops` may store in it.
+    #[error(transparent)]
+    AppFull(#[from] AppBlueprintsFull),
+    #[error(transparent)]
+    InvalidLimit(#[from] InvalidBlueprintPageLimit),
+    #[error("not a cursor of this listing")]
+    InvalidCursor,
     /// The generation queue (shared with the agent's renders) or the provider is saturated.
     #[error("generation is overloaded; retry after {retry_after_seconds} s")]
     Overloaded { retry_after_seconds: u64 },
@@ -73,6 +91,10 @@ impl OpsBlueprintError {
             Self::MissingCredentials(_) => "missing_credentials",
             Self::GenerationFailed(_) => "generation_failed",
             Self::BlueprintNotFound(_) => "blueprint_not_found",
+            Self::TextTooLong(_) => "text_too_long",
+            Self::AppFull(_) => "blueprint_limit_reached",
+            Self::InvalidLimit(_) => "invalid_limit",
+            Self::InvalidCursor => "invalid_cursor",
             Self::Overloaded { .. } => "generation_overloaded",
             Self::Busy(_) => "server_busy",
             Self::Storage(_) | Self::Catalog(_) => INTERNAL_ERROR_CODE,
@@ -82,8 +104,8 @@ impl OpsBlueprintError {
 
 /// The model `source.model` names: the language model that wrote the component, or, for a
 /// generator without one (the built-in generator), the generator itself.
-pub fn source_model(record: &BlueprintRecord) -> String {
-    record.model.clone().unwrap_or_else(|| record.generator.clone())
+pub fn source_model(generator: &str, model: Option<&str>) -> String {
+    model.unwrap_or(generator).to_owned()
 }
 
 /// Fields generate and register share.
@@ -100,20 +122,26 @@ pub struct BlueprintOptions {
     pub for_caller: Option<crate::services::agent::Caller>,
 }
 
+impl BlueprintOptions {
+    /// Every text within its cap (`svc_domain::blueprint::operator_texts`).
+    fn check_texts(&self) -> Result<(), OperatorTextTooLong> {
+        for (field, text) in [
+            (OperatorText::Persona, &self.persona),
+            (OperatorText::Aesthetic, &self.aesthetic),
+            (OperatorText::Context, &self.context),
+            (OperatorText::SeedPrompt, &self.seed_prompt),
+        ] {
+            text.as_deref().map_or(Ok(()), |text| field.check(text))?;
+        }
+        Ok(())
+    }
+}
+
 /// What `svc_ops_generate_blueprint` and `svc_ops_register_blueprint` answer.
 #[derive(Debug, Clone)]
 pub struct StoredBlueprint {
     pub record: BlueprintRecord,
     pub validator_score: Option<f64>,
-}
-
-/// `svc_ops_list_blueprints` filters; every one given must hold.
-#[derive(Debug, Clone, Default)]
-pub struct ListBlueprints {
-    pub contract_hash: Option<String>,
-    pub generator: Option<String>,
-    pub persona: Option<String>,
-    pub intent_keywords: Vec<String>,
 }
 
 /// `svc_ops_update_blueprint`.
@@ -203,6 +231,7 @@ impl OpsBlueprintService {
         contract: Value,
         options: BlueprintOptions,
     ) -> Result<StoredBlueprint, OpsBlueprintError> {
+        self.admit(app_id, &options).await?;
         // Negotiation compiles every schema of the contract: CPU work on untrusted input, so it
         // runs on a blocking thread through the CPU gate.
         let contract = match self.cpu.run(move || agreed(&contract)).await {
@@ -278,6 +307,7 @@ impl OpsBlueprintService {
         component_code: String,
         options: BlueprintOptions,
     ) -> Result<StoredBlueprint, OpsBlueprintError> {
+        self.admit(app_id, &options).await?;
         check_contract_budgets(&contract).map_err(OpsBlueprintError::ContractOverBudget)?;
         // Registered as given (never negotiated), but it must be an object.
         let contract = Contract::try_from(contract).map_err(|e| OpsBlueprintError::InvalidContract(e.to_string()))?;
@@ -315,6 +345,15 @@ impl OpsBlueprintService {
         })
     }
 
+    /// What every operator write checks before any work: the texts' caps, then the app's room.
+    async fn admit(&self, app_id: &str, options: &BlueprintOptions) -> Result<(), OpsBlueprintError> {
+        options.check_texts()?;
+        // Concurrent writes may pass together and overshoot by a few: the cap bounds an app's
+        // share of the index, it is not an exact quota.
+        check_room(self.repository.count_in_app(app_id).await?)?;
+        Ok(())
+    }
+
     fn draft(&self, app_id: &str, contract: &Contract, options: &BlueprintOptions) -> BlueprintRecord {
         let context = options.context.clone().filter(|c| !c.trim().is_empty());
         BlueprintRecord {
@@ -349,60 +388,6 @@ impl OpsBlueprintService {
             record.updated_at = now;
         }
         Ok(record)
-    }
-
-    /// The app's blueprints matching every filter given, oldest first; semantic filters keep
-    /// that order.
-    pub async fn list(&self, app_id: &str, query: ListBlueprints) -> Result<Vec<BlueprintRecord>, OpsBlueprintError> {
-        let filter = BlueprintFilter {
-            app_ids: Some(vec![app_id.to_owned()]),
-            contract_hash: query.contract_hash.clone(),
-            generator: query.generator.clone(),
-            ..BlueprintFilter::default()
-        };
-        let mut rows = self.repository.list(&filter).await?;
-        let keywords = query.intent_keywords.join(" ");
-        if !keywords.trim().is_empty() {
-            let hits = self
-                .catalog
-                .rank(&[app_id.to_owned()], &keywords, KEYWORDS_MATCH_THRESHOLD)
-                .await?;
-            rows.retain(|r| hits.iter().any(|h| h.blueprint_id == r.blueprint_id));
-        }
-        if let Some(persona) = query.persona.as_deref().and_then(normalize_persona) {
-            rows = self.with_similar_persona(rows, &persona).await?;
-        }
-        Ok(rows)
-    }
-
-    async fn with_similar_persona(
-        &self,
-        rows: Vec<BlueprintRecord>,
-        persona: &str,
-    ) -> Result<Vec<BlueprintRecord>, OpsBlueprintError> {
-        let mut texts: Vec<String> = vec![persona.to_owned()];
-        for stored in rows.iter().filter_map(|r| r.persona.clone()) {
-            if !texts.contains(&stored) {
-                texts.push(stored);
-            }
-        }
-        let vectors = self
-            .catalog
-            .embedder()
-            .embed(&texts)
-            .await
-            .map_err(|e| OpsBlueprintError::Catalog(e.into()))?;
-        let similar = |stored: &str| {
-            stored == persona
-                || texts
-                    .iter()
-                    .position(|t| t == stored)
-                    .is_some_and(|i| cosine(&vectors[0], &vectors[i]) >= PERSONA_MATCH_THRESHOLD)
-        };
-        Ok(rows
-            .into_iter()
-            .filter(|r| r.persona.as_deref().is_some_and(similar))
-            .collect())
     }
 
     /// One of the app's blueprints (another app's answers as an unknown one).
@@ -510,6 +495,9 @@ mod tests {
         assert_eq!(merge_variance(&json!(null), &Default::default()), json!({}));
     }
 }
+
+#[cfg(all(test, feature = "testing"))]
+mod limits_tests;
 
 #[cfg(all(test, feature = "testing"))]
 mod payer_tests;

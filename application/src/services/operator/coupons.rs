@@ -2,9 +2,12 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use svc_domain::coupon::{self, COUPON_CODE_RANDOM_CHARS, Coupon, CouponCode, CouponError, CouponReceipt};
+use svc_domain::wallet::Principal;
 
 use super::INTERNAL_ERROR_CODE;
+use super::redemption_budget::{RedeemLimited, RedemptionBudget};
 use crate::ports::operator::{CouponRepository, OrgRepository, TransitionError};
+use crate::ports::rate_windows::SharedWindows;
 use crate::ports::{Clock, Ids, RepositoryError};
 
 /// Fresh codes drawn before giving up on collisions (8 base62 characters: 2^47 codes).
@@ -28,6 +31,9 @@ pub struct RedeemCoupon {
 pub enum CouponServiceError {
     #[error(transparent)]
     Coupon(#[from] CouponError),
+    /// The caller spent its guessing budget (`redemption_budget`).
+    #[error(transparent)]
+    RateLimited(#[from] RedeemLimited),
     #[error("storage failure")]
     Storage(#[from] RepositoryError),
 }
@@ -36,6 +42,7 @@ impl CouponServiceError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::Coupon(error) => error.code(),
+            Self::RateLimited(_) => "rate_limited",
             Self::Storage(_) => INTERNAL_ERROR_CODE,
         }
     }
@@ -54,20 +61,24 @@ impl From<TransitionError<CouponError>> for CouponServiceError {
 pub struct CouponService {
     coupons: Arc<dyn CouponRepository>,
     orgs: Arc<dyn OrgRepository>,
+    budget: RedemptionBudget,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
 }
 
 impl CouponService {
+    /// `windows` count failed redemptions per caller (shared by every replica).
     pub fn new(
         coupons: Arc<dyn CouponRepository>,
         orgs: Arc<dyn OrgRepository>,
+        windows: Arc<dyn SharedWindows>,
         clock: Arc<dyn Clock>,
         ids: Arc<dyn Ids>,
     ) -> Self {
         Self {
             coupons,
             orgs,
+            budget: RedemptionBudget::new(windows),
             clock,
             ids,
         }
@@ -89,7 +100,8 @@ impl CouponService {
     }
 
     /// Redeems a coupon into the caller's wallet, or into `target_org_id`'s. Membership is
-    /// checked before the code is looked at, so a non-member cannot probe codes.
+    /// checked before the code is looked at, so a non-member cannot probe codes; then the
+    /// attempt is counted against the caller's guessing budget, and refused once it is spent.
     pub async fn redeem(&self, command: RedeemCoupon) -> Result<CouponReceipt, CouponServiceError> {
         let membership = match command.target_org_id.as_deref() {
             Some(org_id) => self.orgs.membership(org_id, &command.caller_user_id).await?,
@@ -100,10 +112,20 @@ impl CouponService {
             command.target_org_id.as_deref(),
             membership.as_ref(),
         )?;
-        let code = CouponCode::parse(&command.coupon_code)?;
+        let attempt = self.budget.admit(&command.caller_user_id, self.clock.now()).await??;
+        let redeemed = self.redeem_code(&command.coupon_code, &target).await;
+        let failed_guess = matches!(&redeemed, Err(CouponServiceError::Coupon(e)) if e.is_failed_guess());
+        if !failed_guess {
+            self.budget.give_back(attempt).await;
+        }
+        redeemed
+    }
+
+    async fn redeem_code(&self, raw_code: &str, target: &Principal) -> Result<CouponReceipt, CouponServiceError> {
+        let code = CouponCode::parse(raw_code)?;
         let redemption = self
             .coupons
-            .redeem(&code, &target, self.ids.ulid(), self.clock.now())
+            .redeem(&code, target, self.ids.ulid(), self.clock.now())
             .await?;
         Ok(redemption.receipt())
     }
@@ -214,6 +236,71 @@ mod tests {
             );
         }
         assert_eq!(fakes.store.wallet(&Principal::user("u1")), None);
+    }
+
+    #[tokio::test]
+    async fn failed_redemptions_spend_the_callers_budget_alone() {
+        use svc_domain::coupon::{REDEEM_FAILURE_WINDOW, REDEEM_FAILURES_PER_WINDOW};
+        let fakes = OperatorFakes::new();
+        let service = fakes.coupon_service();
+        let issue = || {
+            service.issue(IssueCoupon {
+                credit_cents: 100,
+                expires_at: None,
+            })
+        };
+        let spent = issue().await.unwrap();
+        service.redeem(redeem("u2", spent.code.as_str(), None)).await.unwrap();
+        // An unknown code and a spent one are both failed guesses.
+        for i in 0..REDEEM_FAILURES_PER_WINDOW {
+            let code = if i % 2 == 0 {
+                "cpn_ZZZZZZZZ"
+            } else {
+                spent.code.as_str()
+            };
+            let refused = service.redeem(redeem("u1", code, None)).await.unwrap_err();
+            assert_ne!(refused.code(), "rate_limited", "attempt {i}");
+        }
+        let genuine = issue().await.unwrap();
+        let limited = service
+            .redeem(redeem("u1", genuine.code.as_str(), None))
+            .await
+            .unwrap_err();
+        assert_eq!(limited.code(), "rate_limited");
+        let CouponServiceError::RateLimited(limited) = limited else {
+            panic!("{limited:?}")
+        };
+        let window_ms = u64::try_from(REDEEM_FAILURE_WINDOW.num_milliseconds()).unwrap();
+        assert_eq!(limited.retry_after_ms, window_ms);
+
+        // Another caller is not limited by it; the spent budget ends with its window.
+        service.redeem(redeem("u3", genuine.code.as_str(), None)).await.unwrap();
+        fakes.clock.advance(REDEEM_FAILURE_WINDOW);
+        let later = issue().await.unwrap();
+        service.redeem(redeem("u1", later.code.as_str(), None)).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn redemptions_that_teach_nothing_about_codes_do_not_count() {
+        use svc_domain::coupon::REDEEM_FAILURES_PER_WINDOW;
+        let fakes = OperatorFakes::new();
+        let service = fakes.coupon_service();
+        for _ in 0..=REDEEM_FAILURES_PER_WINDOW {
+            let coupon = service
+                .issue(IssueCoupon {
+                    credit_cents: 100,
+                    expires_at: None,
+                })
+                .await
+                .unwrap();
+            service.redeem(redeem("u1", coupon.code.as_str(), None)).await.unwrap();
+            let denied = service
+                .redeem(redeem("u1", "cpn_ZZZZZZZZ", Some("org_of_others")))
+                .await
+                .unwrap_err();
+            assert_eq!(denied.code(), "coupon_access_denied");
+        }
+        assert_eq!(fakes.windows.admitted(crate::services::operator::REDEEM_QUOTA, "u1"), 0);
     }
 
     #[tokio::test]

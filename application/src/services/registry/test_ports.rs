@@ -152,7 +152,7 @@ impl BundleStore for MemoryBundles {
     async fn put(&self, digest: &BundleDigest, kind: ArtifactKind, bytes: &[u8]) -> Result<(), BundleStoreError> {
         let bundle = StoredBundle {
             kind,
-            bytes: bytes.to_vec(),
+            bytes: bytes::Bytes::copy_from_slice(bytes),
         };
         self.0.lock().unwrap().push((digest.clone(), bundle));
         Ok(())

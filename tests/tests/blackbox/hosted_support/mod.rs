@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod accounts;
+pub mod sign_in;
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -83,4 +84,12 @@ pub async fn scalar_text(database_url: &str, sql: &str) -> String {
     let value: String = row.try_get_by_index(0).expect("text");
     let _ = db.close().await;
     value
+}
+
+/// Runs `sql` (no result read) on the deployment's database.
+pub async fn execute(database_url: &str, sql: &str) {
+    use sea_orm::{ConnectionTrait, Database};
+    let db = Database::connect(database_url).await.expect("connect");
+    db.execute_unprepared(sql).await.expect("statement");
+    let _ = db.close().await;
 }

@@ -1,5 +1,6 @@
-//! `GET /oauth/authorize` (every check, never an open redirect) and `POST /oauth/authorize`
-//! (the consent form with the pair code or a key).
+//! `GET /oauth/authorize` (an unknown client or redirect URI is never redirected to; the checks
+//! after those are in `rejected_requests.rs`) and `POST /oauth/authorize` (the consent form with
+//! the pair code or a key).
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -9,11 +10,12 @@ use crate::oauth::support::{OAuthApp, REDIRECT, STATE, with};
 
 oauth_scenarios!(Auth::Strict =>
     unknown_clients_and_redirect_uris_are_never_redirected_to,
-    errors_after_the_redirect_uri_is_verified_go_back_with_iss,
     consent_with_a_key_redirects_with_code_state_and_iss,
     consent_with_the_pair_code_yields_a_working_token,
     consent_needs_exactly_one_accepted_credential,
     declining_redirects_access_denied,
+    a_key_that_may_not_act_for_the_app_is_denied_back_to_the_client,
+    a_key_locked_to_the_default_app_mints_no_universal_key,
     a_per_app_resource_locks_the_key_to_the_app,
     a_key_minted_with_an_expiring_key_expires_with_it,
     a_per_app_resource_locks_a_pair_code_key_to_the_app,
@@ -67,97 +69,15 @@ async fn unknown_clients_and_redirect_uris_are_never_redirected_to(app: OAuthApp
     let mut duplicated = request.clone();
     duplicated.push(("redirect_uri".into(), "https://evil.example/cb".into()));
     assert_not_redirected(&app.authorize(&duplicated).await, "a duplicated parameter");
-}
-
-async fn errors_after_the_redirect_uri_is_verified_go_back_with_iss(app: OAuthApp) {
-    let client_id = app.client("Errors").await;
-    let request = app.request(&client_id);
-    let issuer = app.issuer();
-    let unknown_app = format!("{issuer}/apps/NoSuchApp0000000");
-    let rows = [
-        (
-            "response_type token",
-            with(&request, "response_type", Some("token")),
-            "unsupported_response_type",
-        ),
-        (
-            "no response_type",
-            with(&request, "response_type", None),
-            "invalid_request",
-        ),
-        (
-            "no code_challenge",
-            with(&request, "code_challenge", None),
-            "invalid_request",
-        ),
-        (
-            "plain PKCE",
-            with(&request, "code_challenge_method", Some("plain")),
-            "invalid_request",
-        ),
-        (
-            "no PKCE method",
-            with(&request, "code_challenge_method", None),
-            "invalid_request",
-        ),
-        ("no state", with(&request, "state", None), "invalid_request"),
-        (
-            "foreign resource",
-            with(&request, "resource", Some("https://evil.example/mcp")),
-            "invalid_target",
-        ),
-        (
-            "unknown path",
-            with(&request, "resource", Some(&format!("{issuer}/other"))),
-            "invalid_target",
-        ),
-        (
-            "unknown app",
-            with(&request, "resource", Some(&unknown_app)),
-            "invalid_target",
-        ),
-    ];
-    for (what, params, error) in rows {
-        let answer = app.authorize(&params).await;
-        assert_eq!(answer.status, StatusCode::FOUND, "{what}: {}", answer.body);
-        assert_eq!(answer.target(), REDIRECT, "{what}");
-        assert_eq!(answer.param("error").as_deref(), Some(error), "{what}");
-        assert_eq!(answer.param("iss").as_deref(), Some(issuer), "{what}");
-        let state = params.iter().any(|(n, _)| n == "state").then_some(STATE);
-        assert_eq!(answer.param("state").as_deref(), state, "{what}");
-        assert!(answer.param("code").is_none(), "{what}");
-    }
-    // RFC 8707 lets a client send several resources; a grant here serves one, so two are an
-    // invalid_target told to the client (its redirect URI is verified), not an error page.
-    let mut two_resources = with(&request, "resource", Some(&format!("{issuer}/mcp")));
-    two_resources.push(("resource".into(), issuer.to_owned()));
-    let answer = app.authorize(&two_resources).await;
-    assert_eq!(answer.status, StatusCode::FOUND, "two resources: {}", answer.body);
-    assert_eq!(answer.target(), REDIRECT);
-    assert_eq!(answer.param("error").as_deref(), Some("invalid_target"));
-    assert_eq!(answer.param("iss").as_deref(), Some(issuer));
-    assert_eq!(answer.param("state").as_deref(), Some(STATE));
-    // Before the redirect URI is verified, nothing is sent to it.
-    let unverified = with(&two_resources, "redirect_uri", Some("https://evil.example/cb"));
-    assert_not_redirected(&app.authorize(&unverified).await, "two resources, foreign redirect");
-    // Any other parameter sent twice is still the error page.
     let mut two_states = request.clone();
     two_states.push(("state".into(), "again".into()));
     assert_not_redirected(&app.authorize(&two_states).await, "two states");
-    // A state or scope past 2048 bytes is a payload, not a nonce: refused, the state echoed.
-    let long = "s".repeat(svc_application::services::oauth::PARAMETER_MAX_BYTES + 1);
-    for name in ["state", "scope"] {
-        let answer = app.authorize(&with(&request, name, Some(&long))).await;
-        assert_eq!(answer.status, StatusCode::FOUND, "{name}: {}", answer.body);
-        assert_eq!(answer.param("error").as_deref(), Some("invalid_request"), "{name}");
-        assert_eq!(
-            answer.param("error_description"),
-            Some(format!("{name} is longer than 2048 bytes")),
-            "{name}"
-        );
-        let echoed = if name == "state" { long.as_str() } else { STATE };
-        assert_eq!(answer.param("state").as_deref(), Some(echoed), "{name}");
-    }
+    // Two resources are an error the client may hear (`rejected_requests.rs`), but only once its
+    // redirect URI is verified.
+    let mut two_resources = with(&request, "resource", Some(&format!("{}/mcp", app.issuer())));
+    two_resources.push(("resource".into(), app.issuer().to_owned()));
+    let unverified = with(&two_resources, "redirect_uri", Some("https://evil.example/cb"));
+    assert_not_redirected(&app.authorize(&unverified).await, "two resources, foreign redirect");
 }
 
 async fn consent_with_a_key_redirects_with_code_state_and_iss(app: OAuthApp) {
@@ -284,6 +204,63 @@ async fn declining_redirects_access_denied(app: OAuthApp) {
     assert!(answer.param("code").is_none());
 }
 
+/// The person chose a credential that may not grant the request: the client hears it at once,
+/// as after declining (an answer to the person's own choice, not to a crafted link).
+async fn a_key_that_may_not_act_for_the_app_is_denied_back_to_the_client(app: OAuthApp) {
+    let default_app = app.default_app_id().await;
+    let other_app = app.ops("svc_ops_create_app", json!({ "displayName": "Other" })).await["appId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let locked = app
+        .ops(
+            "svc_ops_issue_connector_key",
+            json!({ "name": "locked", "appId": other_app }),
+        )
+        .await;
+    let client_id = app.client("Locked out").await;
+    let resource = format!("{}/apps/{default_app}", app.issuer());
+    let request = with(&app.request(&client_id), "resource", Some(&resource));
+    let answer = app
+        .consent(&request, &[("api_key", locked["plaintextKey"].as_str().unwrap())])
+        .await;
+    assert_eq!(answer.status, StatusCode::FOUND, "{}", answer.body);
+    assert_eq!(answer.target(), REDIRECT);
+    assert_eq!(answer.param("error").as_deref(), Some("access_denied"));
+    assert_eq!(answer.param("state").as_deref(), Some(STATE));
+    assert_eq!(answer.param("iss").as_deref(), Some(app.issuer()));
+    assert!(answer.param("code").is_none());
+}
+
+/// A key locked to its owner's default app is as narrow as one locked to another app: consent
+/// without a resource mints a key locked to that app, never a universal one.
+async fn a_key_locked_to_the_default_app_mints_no_universal_key(app: OAuthApp) {
+    let default_app = app.default_app_id().await;
+    let locked = app
+        .ops(
+            "svc_ops_issue_connector_key",
+            json!({ "name": "locked to the default app", "appId": default_app }),
+        )
+        .await;
+    let client_id = app.client("Narrow host").await;
+    let answer = app
+        .consent(
+            &app.request(&client_id),
+            &[("api_key", locked["plaintextKey"].as_str().unwrap())],
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::FOUND, "{}", answer.body);
+    assert!(answer.param("code").is_some(), "{:?}", answer.location);
+    let keys = app.ops("svc_ops_list_connector_keys", json!({})).await;
+    let minted = keys["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "Narrow host")
+        .unwrap();
+    assert_eq!(minted["appId"], default_app.as_str(), "{minted}");
+}
+
 /// Both per-app forms: the app (`/apps/<appId>`) and its endpoint (`/apps/<appId>/mcp`, the
 /// `resource` its protected-resource metadata names).
 async fn a_per_app_resource_locks_the_key_to_the_app(app: OAuthApp) {
@@ -345,12 +322,7 @@ async fn a_consent_url_receives_every_parameter_and_mcp_origin() {
         .map(|(_, value)| value.into_owned())
         .collect();
     assert_eq!(origins, [app.issuer()], "only the server's origin");
-    // An unknown resource is refused before the consent step.
-    let refused = app
-        .authorize(&with(&request, "resource", Some("https://evil.example/mcp")))
-        .await;
-    assert_eq!(refused.target(), REDIRECT);
-    assert_eq!(refused.param("error").as_deref(), Some("invalid_target"));
+    // A request that fails a check never gets there: `rejected_requests.rs`.
 }
 
 #[tokio::test]

@@ -44,4 +44,5 @@ mod authorization;
 mod client_documents;
 mod discovery;
 mod registration;
+mod rejected_requests;
 mod token;

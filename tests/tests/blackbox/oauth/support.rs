@@ -43,6 +43,24 @@ impl Answer {
         target.set_query(None);
         target.to_string()
     }
+
+    /// The error page's link back to the client (`id="back-to-client"`), unescaped.
+    pub fn back_link(&self) -> Option<Url> {
+        const START: &str = "id=\"back-to-client\" href=\"";
+        let start = self.body.find(START)? + START.len();
+        let end = start + self.body[start..].find('"')?;
+        Some(Url::parse(&html_unescaped(&self.body[start..end])).expect("an absolute link"))
+    }
+}
+
+/// The text of an HTML attribute value as the browser reads it (`&amp;` last, so an escaped
+/// entity stays what it was).
+fn html_unescaped(text: &str) -> String {
+    text.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
 }
 
 impl OAuthApp {

@@ -177,7 +177,8 @@ pub static AGENT_TOOLS: LazyLock<Vec<AgentToolEntry>> = LazyLock::new(|| {
         model::<search_blueprints::SearchBlueprints>(),
         model::<render_blueprint::RenderBlueprint>().offered_when(|state| state.agent.has_ui_registry()),
         model::<discover::Discover>().offered_when(|state| state.hosted_apps.is_some()),
-        app::<refresh_ws_token::RefreshWsToken>(),
+        // A wsToken opens the live channel: without it there is nothing to refresh.
+        app::<refresh_ws_token::RefreshWsToken>().offered_when(mints_ws_tokens),
         app::<sync_context::SyncContext>(),
     ]
 });
@@ -200,11 +201,12 @@ pub fn known(name: &str) -> Option<&'static str> {
 /// (without it no host bridges them, and the model must not take them for its own), and so is
 /// `_meta.ui`.
 pub fn list(state: &AgentRoutes) -> bytes::Bytes {
-    static LISTS: [OnceLock<bytes::Bytes>; 8] = [const { OnceLock::new() }; 8];
+    static LISTS: [OnceLock<bytes::Bytes>; 16] = [const { OnceLock::new() }; 16];
     let mcp_apps = state.mcp_apps_on();
     let registry = state.agent.has_ui_registry();
     let hosted = state.hosted_apps.is_some();
-    let slot = usize::from(mcp_apps) * 4 + usize::from(registry) * 2 + usize::from(hosted);
+    let live = mints_ws_tokens(state);
+    let slot = usize::from(mcp_apps) * 8 + usize::from(registry) * 4 + usize::from(hosted) * 2 + usize::from(live);
     LISTS[slot]
         .get_or_init(|| {
             let tools: Vec<Value> = AGENT_TOOLS

@@ -1,7 +1,6 @@
 //! Result bodies several operator tools share, from the application's records.
 
 use svc_application::ports::agent::AppRecord;
-use svc_application::ports::blueprints::BlueprintRecord;
 use svc_application::services::operator::{BlueprintOptions, source_model};
 use svc_domain::blueprint::SourceKind;
 use svc_domain::connector_key::ConnectorKeySummary;
@@ -35,12 +34,12 @@ pub fn connector_key(key: &ConnectorKeySummary) -> ConnectorKeyBody {
 }
 
 /// `{ kind: 'llm', generator, model }` or `{ kind: 'user' }`.
-pub fn blueprint_source(record: &BlueprintRecord) -> BlueprintSourceBody {
-    match record.source_kind {
+pub fn blueprint_source(kind: SourceKind, generator: &str, model: Option<&str>) -> BlueprintSourceBody {
+    match kind {
         SourceKind::User => BlueprintSourceBody::User,
         SourceKind::Llm => BlueprintSourceBody::Llm {
-            generator: record.generator.clone(),
-            model: source_model(record),
+            generator: generator.to_owned(),
+            model: source_model(generator, model),
         },
     }
 }

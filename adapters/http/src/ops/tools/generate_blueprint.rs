@@ -43,7 +43,7 @@ impl OpsTool for GenerateBlueprint {
         Answer::json(StoredBlueprintBody {
             blueprint_id: record.blueprint_id.clone(),
             code_hash: record.code_hash.clone(),
-            source: bodies::blueprint_source(record),
+            source: bodies::blueprint_source(record.source_kind, &record.generator, record.model.as_deref()),
             validator_score: stored.validator_score,
         })
     }

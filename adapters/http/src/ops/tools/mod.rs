@@ -366,4 +366,42 @@ mod tests {
             .unwrap_err();
         assert!(err.starts_with("role: "), "{err}");
     }
+
+    /// The operator's blueprint texts are refused by the schema, in characters, naming the field
+    /// (`svc_domain::blueprint::operator_texts` holds the numbers).
+    #[test]
+    fn blueprint_texts_and_listing_pages_are_bounded_in_the_schemas() {
+        for (tool, mut arguments) in [
+            (
+                register_blueprint::RegisterBlueprint::NAME,
+                json!({ "contract": {}, "componentCode": "x" }),
+            ),
+            (generate_blueprint::GenerateBlueprint::NAME, json!({ "contract": {} })),
+        ] {
+            for (field, max) in [
+                ("persona", 200),
+                ("aesthetic", 200),
+                ("context", 4_000),
+                ("seedPrompt", 10_000),
+            ] {
+                arguments[field] = json!("é".repeat(max));
+                let checked = find(tool).check_arguments(&arguments);
+                assert!(checked.is_ok(), "{tool} {field}: {checked:?}");
+                arguments[field] = json!("é".repeat(max + 1));
+                let err = find(tool).check_arguments(&arguments).unwrap_err();
+                assert!(
+                    err.starts_with(&format!("{field}: "))
+                        && err.ends_with(&format!("is longer than {max} characters")),
+                    "{tool}: {err}"
+                );
+                arguments[field] = json!("");
+            }
+        }
+        let list = find(list_blueprints::ListBlueprints::NAME);
+        assert!(list.check_arguments(&json!({ "limit": 100, "cursor": "c" })).is_ok());
+        for limit in [0, 101] {
+            let err = list.check_arguments(&json!({ "limit": limit })).unwrap_err();
+            assert!(err.starts_with("limit: "), "{err}");
+        }
+    }
 }

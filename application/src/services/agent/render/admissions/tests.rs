@@ -51,7 +51,12 @@ fn unfunded_account(operator: &OperatorFakes) -> GenerationAccount {
         price: RenderPrice::new(5, BTreeMap::new()).unwrap(),
         default_generator: "builtin".into(),
     };
-    GenerationAccount::new(Arc::new(operator.credit_service().with_free_credit(0)), keys, pricing)
+    GenerationAccount::new(
+        Arc::new(operator.credit_service().with_free_credit(0)),
+        operator.credit_reservations(std::time::Duration::from_secs(60)),
+        keys,
+        pricing,
+    )
 }
 
 /// Handshakes a new intent (so a cold generation) and renders it.

@@ -1,0 +1,67 @@
+//! The retention sweep's port: finding the sessions whose rows may go and the sessions written
+//! lately, deleting a session with everything stored under it, and trimming what a replay can no
+//! longer serve. Every operation is bounded (rows per statement) and safe for replicas racing.
+
+use chrono::{DateTime, Utc};
+
+use super::RepositoryError;
+
+type Result<T> = std::result::Result<T, RepositoryError>;
+
+/// What the expiry rule needs of a stored session, and where a walk over them resumes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionAge {
+    pub session_id: String,
+    pub created_at: DateTime<Utc>,
+    pub last_activity_at: DateTime<Utc>,
+    pub ttl_seconds: u64,
+}
+
+/// What a replay serves of one session's deliveries, and of its gestures: the newest `count`,
+/// and of those the newest that fit in `bytes` of stored JSON together (the newest always).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayWindow {
+    pub count: u64,
+    pub bytes: usize,
+}
+
+/// What trimming deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Trimmed {
+    pub deliveries: u64,
+    pub gestures: u64,
+}
+
+#[async_trait::async_trait]
+pub trait RetentionRepository: Send + Sync {
+    /// Up to `limit` sessions created and last active before `before` whose `ttl_seconds` is at
+    /// most `max_ttl_seconds` (the rows the expiry rule may pass), in `(created_at, session_id)`
+    /// order after `after`.
+    async fn idle_sessions(
+        &self,
+        before: DateTime<Utc>,
+        max_ttl_seconds: u64,
+        after: Option<&SessionAge>,
+        limit: u64,
+    ) -> Result<Vec<SessionAge>>;
+
+    /// Deletes these sessions with everything stored under them (frozen cards, gestures,
+    /// deliveries), at most `batch` rows a statement, the `sessions` rows last: a sweep cut off
+    /// midway leaves them to be found again. The number of sessions deleted (another replica may
+    /// have deleted some first).
+    async fn delete_sessions(&self, session_ids: &[String], batch: u64) -> Result<u64>;
+
+    /// Up to `limit` ids, in order after `after`, of the sessions holding a gesture or a delivery
+    /// stored at or after `since` (any at all, with `None`).
+    async fn sessions_written_since(
+        &self,
+        since: Option<DateTime<Utc>>,
+        after: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<String>>;
+
+    /// Deletes the session's deliveries, and its drained gestures, older than what `window`
+    /// keeps, at most `batch` rows a statement. A gesture nobody drained is never deleted, nor
+    /// any after it (a session's sequence numbers keep no holes).
+    async fn trim(&self, session_id: &str, window: ReplayWindow, batch: u64) -> Result<Trimmed>;
+}

@@ -1,0 +1,9 @@
+//! The live channel `/ws` over a real WebSocket: auth, every frame type, dedup, replay, wake-ups.
+
+mod actions;
+mod frames;
+mod polling;
+mod replay;
+mod subscribe;
+mod support;
+mod updates;

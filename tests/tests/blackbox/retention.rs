@@ -1,0 +1,182 @@
+//! The retention sweep (`[retention]`), seen from outside: a session past its grace answers as
+//! Document 1 says for a session that no longer exists (-32002, "expired or deleted"), and
+//! disappears from listings; a session's old events are trimmed to what a replay serves, so a
+//! replay from an older cursor reports the gap even on a server replaying more, while every
+//! gesture the agent had not drained is still consumed.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use svc_tests::live::LiveClient;
+use svc_tests::{Auth, Backend, TestApp, on_both_backends};
+
+on_both_backends!(mariadb, sessions_past_their_grace_and_events_no_replay_serves_go);
+
+/// How long the test waits for a sweep (each runs every second here).
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn contract() -> Value {
+    json!({
+        "propsSpec": { "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title"] },
+        "actionSpec": {
+            "approve": { "schema": { "type": "object", "properties": { "note": { "type": "string" } }, "required": ["note"] } }
+        },
+        "streamSpec": { "log": { "mode": "append", "schema": { "type": "string" } } }
+    })
+}
+
+/// Renders a card living `ttl_seconds` (the server's one-second default without); returns its
+/// session id and `_meta['ai.svc/render']` slice.
+async fn card(app: &TestApp, ttl_seconds: Option<u64>) -> (String, Value) {
+    let hs = app
+        .tool_ok(
+            "svc_handshake",
+            json!({ "intent": "retained card", "blueprintDraft": { "contract": contract() } }),
+        )
+        .await;
+    let mut render = json!({ "handshakeId": hs["handshakeId"], "props": { "title": "t" } });
+    if let Some(ttl) = ttl_seconds {
+        render["ttlSeconds"] = json!(ttl);
+    }
+    let body = app.call("svc_render", render).await;
+    let slice = body["result"]["_meta"]["ai.svc/render"].clone();
+    (slice["sessionId"].as_str().expect("a rendered card").to_owned(), slice)
+}
+
+async fn subscribed(app: &TestApp, slice: &Value, cursors: Value) -> (LiveClient, Value) {
+    let mut ws = LiveClient::connect(&app.base).await;
+    let mut payload = json!({ "sessionId": slice["sessionId"], "wsToken": slice["wsToken"] });
+    for (k, v) in cursors.as_object().unwrap() {
+        payload[k] = v.clone();
+    }
+    ws.send("subscribe", payload).await;
+    let ack = ws.expect("ack").await;
+    (ws, ack)
+}
+
+/// Sends gesture `n` and waits until it is stored.
+async fn gesture(ws: &mut LiveClient, session: &str, n: i64) {
+    let action = json!({ "sessionId": session, "type": "data:submit", "payload": { "action": "approve", "data": { "note": format!("n{n}") } }, "clientSeq": n });
+    ws.send("action", action).await;
+    ws.expect("system").await;
+}
+
+/// Waits until `svc_consume` of `session` answers -32002: a sweep deleted it.
+async fn deleted(app: &TestApp, session: &str) {
+    let started = std::time::Instant::now();
+    loop {
+        let body = app.call("svc_consume", json!({ "sessionId": session })).await;
+        if body["error"]["code"] == -32002 {
+            return;
+        }
+        let status = &body["result"]["structuredContent"]["status"];
+        assert!(status == "active" || status == "expired", "{body}");
+        assert!(
+            started.elapsed() < PATIENCE,
+            "a session past its grace still answers as expired: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn sessions_past_their_grace_and_events_no_replay_serves_go(backend: Backend) {
+    let test = "sessions_past_their_grace_and_events_no_replay_serves_go";
+    let Some(mut app) = TestApp::spawn_configured(test, backend, Auth::DevAllowAll, |s| {
+        s.sessions.default_ttl_seconds = 1;
+        s.retention.expired_session_days = 0;
+        s.retention.sweep_interval_seconds = 1;
+        s.retention.batch_rows = 2;
+        s.live.replay_buffer = 3;
+    })
+    .await
+    else {
+        return;
+    };
+
+    // A card living an hour: six gestures the agent drains, four it has not yet, ten deliveries.
+    let (kept, slice) = card(&app, Some(3600)).await;
+    let (mut ws, _) = subscribed(&app, &slice, json!({})).await;
+    for n in 1..=6 {
+        gesture(&mut ws, &kept, n).await;
+    }
+    let drained = app.tool_ok("svc_consume", json!({ "sessionId": kept })).await;
+    assert_eq!(drained["events"].as_array().unwrap().len(), 6);
+    ws.expect("drain_ack").await;
+    for n in 7..=10 {
+        gesture(&mut ws, &kept, n).await;
+    }
+    for n in 1..=10 {
+        app.tool_ok(
+            "svc_emit",
+            json!({ "sessionId": kept, "channel": "log", "payload": format!("line {n}") }),
+        )
+        .await;
+    }
+    drop(ws);
+
+    // A card living a second, expired at once: with no grace the next sweep deletes it.
+    let (brief, _) = card(&app, None).await;
+    deleted(&app, &brief).await;
+    for tool in ["svc_get_session", "svc_get_render_source"] {
+        let err = app.tool_rpc_error(tool, json!({ "sessionId": brief })).await;
+        assert_eq!(err["code"], -32002, "{tool}: {err}");
+    }
+    let read = app
+        .rpc("resources/read", json!({ "uri": format!("ui://svc/render/{brief}") }))
+        .await
+        .1;
+    assert_eq!(read["error"]["code"], -32002, "its card no longer mounts: {read}");
+    let listed = app.tool_ok("svc_list_sessions", json!({})).await;
+    let ids: Vec<&str> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["sessionId"].as_str())
+        .collect();
+    assert_eq!(ids, [kept.as_str()], "only the live card is listed");
+
+    // That sweep began after the writes above, and one that began after it ended deletes this
+    // one: the first has trimmed the live card by then.
+    let (later, _) = card(&app, None).await;
+    deleted(&app, &later).await;
+
+    // A server replaying more cannot replay what was trimmed: the gap is reported as ever.
+    app.restart(|s| s.live.replay_buffer = 100).await;
+    let (mut ws, ack) = subscribed(&app, &slice, json!({ "fromSeq": 0, "sinceSequence": 0 })).await;
+    assert_eq!(ack["replay"]["gap"], true, "{}", ack["replay"]);
+    assert_eq!(
+        ack["replay"]["lost"],
+        json!(["actions", "streams"]),
+        "{}",
+        ack["replay"]
+    );
+    let system = ws.expect("system").await;
+    assert_eq!(system["event"], "replay_gap", "{system}");
+    // Gestures 1..=6 were drained and older than the newest three: gone. The four undrained stay.
+    let mut replayed = Vec::new();
+    for _ in 7..=10 {
+        replayed.push(ws.expect("render_event").await["sequence"].as_i64().unwrap());
+    }
+    assert_eq!(replayed, [7, 8, 9, 10], "every undrained gesture, oldest first");
+    let last = ack["lastStreamSeq"].as_i64().unwrap();
+    for seq in last - 2..=last {
+        let frame = ws.expect("data").await;
+        assert_eq!(frame["seq"].as_i64().unwrap(), seq, "the newest three deliveries");
+    }
+    assert_eq!(
+        ws.try_recv(Duration::from_millis(300)).await,
+        None,
+        "nothing older was kept"
+    );
+
+    // The agent still consumes every gesture it had not seen.
+    let consumed = app.tool_ok("svc_consume", json!({ "sessionId": kept })).await;
+    assert_eq!(consumed["status"], "active");
+    let notes: Vec<&str> = consumed["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["actionData"]["note"].as_str().unwrap())
+        .collect();
+    assert_eq!(notes, ["n7", "n8", "n9", "n10"]);
+}

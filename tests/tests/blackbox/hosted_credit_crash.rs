@@ -7,7 +7,6 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
 use svc_tests::process::ServerProcess;
 use svc_tests::{Backend, ScratchDatabase, temp_dir};
 
@@ -70,20 +69,10 @@ async fn a_render_charge_reserved_when_the_server_is_killed_is_refunded_after_a_
     let Some(database) = ScratchDatabase::create(test, Backend::Postgres, &dir).await else {
         return;
     };
-    let fake = FakeProvider::start().await;
-    fake.set_default(FakeReply::Stall);
-    let config = dir.join("hosted.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[hosted]\nenabled = true\nfree_credit_cents = {FREE_CENTS}\nrender_price_cents = {PRICE_CENTS}\n\
-             render_deadline_seconds = {DEADLINE_SECONDS}\nmaster_keys = [\"{}\"]\n\n\
-             [generation.providers.openai]\nwire = \"openai\"\nbase_url = \"{}/v1\"\napi_key = \"sk-platform\"\n",
-            hosted_support::master_key("k1", 5),
-            fake.base_url
-        ),
-    )
-    .unwrap();
+    let hosted = format!(
+        "free_credit_cents = {FREE_CENTS}\nrender_price_cents = {PRICE_CENTS}\nrender_deadline_seconds = {DEADLINE_SECONDS}\n"
+    );
+    let (fake, config) = hosted_support::stalling_provider_config(&dir, &hosted).await;
     let data_dir = dir.join("data");
 
     let server = start(&config, &data_dir, &database.url);

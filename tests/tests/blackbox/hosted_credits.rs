@@ -375,7 +375,6 @@ async fn with_orgs_off_an_org_id_is_org_not_found() {
 /// closes (nothing waited for such a render, and the refund was lost with the process).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamed_render_ended_by_shutdown_is_refunded_before_the_process_exits() {
-    use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
     use svc_tests::process::ServerProcess;
     use svc_tests::{Backend, ScratchDatabase, temp_dir};
 
@@ -387,19 +386,8 @@ async fn a_streamed_render_ended_by_shutdown_is_refunded_before_the_process_exit
     let Some(database) = ScratchDatabase::create(test, Backend::Postgres, &dir).await else {
         return;
     };
-    let fake = FakeProvider::start().await;
-    fake.set_default(FakeReply::Stall);
-    let config = dir.join("hosted.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[hosted]\nenabled = true\nfree_credit_cents = 100\nrender_price_cents = 7\nmaster_keys = [\"{}\"]\n\n\
-             [generation.providers.openai]\nwire = \"openai\"\nbase_url = \"{}/v1\"\napi_key = \"sk-platform\"\n",
-            hosted_support::master_key("k1", 3),
-            fake.base_url
-        ),
-    )
-    .unwrap();
+    let (fake, config) =
+        hosted_support::stalling_provider_config(&dir, "free_credit_cents = 100\nrender_price_cents = 7\n").await;
     let server = ServerProcess::start(
         BINARY,
         &dir.join("data"),

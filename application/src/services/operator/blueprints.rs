@@ -513,7 +513,7 @@ mod register_tests {
     use crate::services::blueprints::CatalogSettings;
     use crate::testing::{AgentFakes, FlatEmbedder};
 
-    fn service(fakes: &AgentFakes) -> OpsBlueprintService {
+    pub(super) fn service(fakes: &AgentFakes) -> OpsBlueprintService {
         OpsBlueprintService::new(OpsBlueprintPorts {
             catalog: BlueprintCatalog::new(
                 fakes.store.clone(),

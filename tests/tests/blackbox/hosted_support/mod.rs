@@ -18,6 +18,30 @@ pub fn master_key(id: &str, byte: u8) -> String {
     format!("{id}:{}", base64::engine::general_purpose::STANDARD.encode([byte; 32]))
 }
 
+/// `<dir>/hosted.toml` for a hosted server whose `openai` route is a fake provider that never
+/// answers (a render held mid-generation); `hosted_lines` go under `[hosted]` beside `enabled`
+/// and a master key. The provider lives as long as the returned handle.
+pub async fn stalling_provider_config(
+    dir: &std::path::Path,
+    hosted_lines: &str,
+) -> (svc_generation::llm::fake_provider::FakeProvider, std::path::PathBuf) {
+    use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
+    let fake = FakeProvider::start().await;
+    fake.set_default(FakeReply::Stall);
+    let config = dir.join("hosted.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[hosted]\nenabled = true\n{hosted_lines}master_keys = [\"{}\"]\n\n\
+             [generation.providers.openai]\nwire = \"openai\"\nbase_url = \"{}/v1\"\napi_key = \"sk-platform\"\n",
+            master_key("k1", 5),
+            fake.base_url
+        ),
+    )
+    .unwrap();
+    (fake, config)
+}
+
 /// Fails under `SVC_REQUIRE_POSTGRES=1` when PostgreSQL is not configured.
 pub fn postgres_available(test: &str) -> bool {
     if std::env::var(svc_tests::POSTGRES_URL_VAR).is_ok() {

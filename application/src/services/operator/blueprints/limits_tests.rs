@@ -1,37 +1,16 @@
 //! What bounds an operator's blueprints: the texts' caps, the app's room, and the listing's
 //! pages (across the batches a semantic filter reads).
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use chrono::TimeDelta;
 use serde_json::json;
 use svc_domain::blueprint::app_capacity::APP_BLUEPRINTS_MAX;
 use svc_domain::blueprint::operator_texts::OperatorText;
 
+use super::register_tests::service;
 use super::*;
-use crate::services::blueprints::CatalogSettings;
-use crate::testing::{AgentFakes, FlatEmbedder};
+use crate::testing::AgentFakes;
 
 const CODE: &str = "export default function Card() { return null; }";
-
-fn service(fakes: &AgentFakes) -> OpsBlueprintService {
-    OpsBlueprintService::new(OpsBlueprintPorts {
-        catalog: BlueprintCatalog::new(
-            fakes.store.clone(),
-            Arc::new(FlatEmbedder),
-            fakes.clock.clone(),
-            CatalogSettings::default(),
-        ),
-        repository: fakes.store.clone(),
-        generator: fakes.generator.clone(),
-        queue: GenerationQueue::new(1, 1, Duration::from_secs(1)),
-        compiler: fakes.compiler.clone(),
-        cpu: CpuGate::unbounded(),
-        clock: fakes.clock.clone(),
-        ids: fakes.ids.clone(),
-    })
-}
 
 /// Registers a blueprint a second after the previous one; its id.
 async fn register(fakes: &AgentFakes, app_id: &str, options: BlueprintOptions) -> String {
@@ -42,6 +21,25 @@ async fn register(fakes: &AgentFakes, app_id: &str, options: BlueprintOptions) -
         .unwrap()
         .record
         .blueprint_id
+}
+
+/// Registers `count` blueprints in `app-1`, those `ops_lead` picks with the persona "Ops Lead";
+/// their ids, in order.
+async fn register_ops_leads(fakes: &AgentFakes, count: u64, ops_lead: impl Fn(u64) -> bool) -> Vec<String> {
+    let mut leads = Vec::new();
+    for i in 0..count {
+        let persona = ops_lead(i).then(|| "Ops Lead".to_owned());
+        let options = BlueprintOptions {
+            persona,
+            ..BlueprintOptions::default()
+        };
+        let is_lead = options.persona.is_some();
+        let id = register(fakes, "app-1", options).await;
+        if is_lead {
+            leads.push(id);
+        }
+    }
+    leads
 }
 
 /// Every page from the first, following `nextCursor`.
@@ -184,23 +182,8 @@ async fn pages_follow_each_other_without_gaps_or_repeats() {
 #[tokio::test]
 async fn a_semantic_filter_fills_its_pages_across_batches() {
     let fakes = AgentFakes::default();
-    let mut with_persona = Vec::new();
-    for i in 0..450 {
-        // One in three has a persona; the others never match a persona filter.
-        let persona = (i % 3 == 0).then(|| "Ops Lead".to_owned());
-        let id = register(
-            &fakes,
-            "app-1",
-            BlueprintOptions {
-                persona: persona.clone(),
-                ..BlueprintOptions::default()
-            },
-        )
-        .await;
-        if persona.is_some() {
-            with_persona.push(id);
-        }
-    }
+    // One in three has a persona; the others never match a persona filter.
+    let with_persona = register_ops_leads(&fakes, 450, |i| i % 3 == 0).await;
     let got = pages(
         &fakes,
         ListBlueprints {
@@ -220,22 +203,7 @@ async fn a_semantic_filter_fills_its_pages_across_batches() {
 async fn a_sparse_filter_reads_a_bounded_number_of_rows_per_page() {
     let fakes = AgentFakes::default();
     let rows = listing::MOST_ROWS_SCANNED + 100;
-    let mut matching = Vec::new();
-    for i in 0..rows {
-        let persona = (i + 5 >= rows).then(|| "Ops Lead".to_owned());
-        let id = register(
-            &fakes,
-            "app-1",
-            BlueprintOptions {
-                persona: persona.clone(),
-                ..BlueprintOptions::default()
-            },
-        )
-        .await;
-        if persona.is_some() {
-            matching.push(id);
-        }
-    }
+    let matching = register_ops_leads(&fakes, rows, |i| i + 5 >= rows).await;
     let got = pages(
         &fakes,
         ListBlueprints {

@@ -10,6 +10,18 @@ pub const DEFAULT_APP_NAME: &str = "My app";
 pub const APP_NAME_MAX_CHARS: usize = 120;
 /// Longest system prompt, in characters.
 pub const SYSTEM_PROMPT_MAX_CHARS: usize = 10_000;
+/// Apps one owner (a hosted account, or the self-hosted operator) may hold: `svc_ops_list_apps`
+/// answers all of them at once, each with up to 10,000 characters of system prompt, and every
+/// app is a tenancy of sessions and blueprints. The default app created on a first request is
+/// never refused (an owner without apps always gets one).
+pub const OWNER_APPS_MAX: u64 = 100;
+
+/// An owner holding [`OWNER_APPS_MAX`] apps (or more) asked for another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("you hold {stored} apps, the most one may hold is {OWNER_APPS_MAX}: delete one first")]
+pub struct OwnerAppsFull {
+    pub stored: u64,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct App {
@@ -122,6 +134,14 @@ mod tests {
             Err(AppError::SystemPromptTooLong {
                 chars: SYSTEM_PROMPT_MAX_CHARS + 1
             })
+        );
+    }
+
+    #[test]
+    fn the_full_owner_message_names_the_cap() {
+        assert_eq!(
+            OwnerAppsFull { stored: OWNER_APPS_MAX }.to_string(),
+            "you hold 100 apps, the most one may hold is 100: delete one first"
         );
     }
 }

@@ -1,11 +1,13 @@
 //! Rules of the blueprint catalog: how `svc_search_blueprints` scores and merges rows, cosine
 //! similarity, and the normalised forms of operator fields. Pure: vectors and texts come in.
-//! The bounds of what an operator may store are in [`operator_texts`] and [`app_capacity`], a
-//! listing page's in [`listing_page`].
+//! The bounds of what an operator may store are in [`operator_texts`], [`variance_patch`] and
+//! [`app_capacity`], a listing's in [`listing_page`] and [`listing_filters`].
 
 pub mod app_capacity;
+pub mod listing_filters;
 pub mod listing_page;
 pub mod operator_texts;
+pub mod variance_patch;
 
 use std::cmp::Ordering;
 

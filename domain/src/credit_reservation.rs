@@ -12,6 +12,7 @@
 //! | (none) | `open` without | (none) | nothing (`insufficient_credit`) |
 //! | open | settle | (gone) | nothing: the charge stands |
 //! | open | refund (render failed, cancelled, overran, or abandoned) | (gone) | `refund +price` |
+//! | open | refund, the payer's wallet deleted meanwhile | (gone) | nothing: no wallet is made for it |
 //! | (gone) | settle or refund | (gone) | nothing |
 //!
 //! The store makes the last row hold: settling and refunding delete the reservation, and only the
@@ -79,13 +80,19 @@ impl CreditReservation {
     }
 
     /// Gives the whole charge back to `wallet` (the reservation's principal's): the wallet after
-    /// and its `refund` row, tied to the render's session.
+    /// and its `refund` row, tied to the render's session. `None` when the wallet is gone (its
+    /// account or org was deleted while the render ran): the refund is dropped, not paid into a
+    /// wallet made for it, which would bring back a deleted payer's books holding credit no one
+    /// can use.
     pub fn refund(
         &self,
-        wallet: &Wallet,
+        wallet: Option<&Wallet>,
         refund: ReservationRefund,
         now: DateTime<Utc>,
-    ) -> Result<(Wallet, LedgerEntry), WalletError> {
+    ) -> Result<Option<(Wallet, LedgerEntry)>, WalletError> {
+        let Some(wallet) = wallet else {
+            return Ok(None);
+        };
         let movement = WalletMovement {
             transaction_id: refund.transaction_id,
             kind: TransactionKind::Refund,
@@ -93,7 +100,7 @@ impl CreditReservation {
             reason: refund.reason,
             related_session_id: self.related_session_id.clone(),
         };
-        wallet.apply(movement, now)
+        wallet.apply(movement, now).map(Some)
     }
 
     /// Whether no render can still hold it at `now`: it was opened more than
@@ -193,7 +200,7 @@ mod tests {
                         (&reservation.principal, reservation.amount_cents, reservation.opened_at),
                         (&before.principal, price, at(1))
                     );
-                    let (refunded, entry) = reservation.refund(&charged, refund(), at(2)).unwrap();
+                    let (refunded, entry) = reservation.refund(Some(&charged), refund(), at(2)).unwrap().unwrap();
                     assert_eq!(refunded.balance_cents, balance, "the whole charge comes back");
                     assert_eq!(refunded.lifetime_spent_cents, 0);
                     assert_eq!((entry.kind, entry.delta_cents), (TransactionKind::Refund, price));
@@ -205,6 +212,12 @@ mod tests {
                 (got, want) => panic!("{balance} {price}: got {got:?}, want {want:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_refund_to_a_wallet_that_is_gone_is_dropped() {
+        let (reservation, _, _) = CreditReservation::open(&wallet(10, 0), charge(5), at(0)).unwrap();
+        assert_eq!(reservation.refund(None, refund(), at(1)), Ok(None));
     }
 
     #[test]

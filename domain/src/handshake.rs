@@ -169,6 +169,16 @@ impl HandshakeLifecycle {
     }
 }
 
+/// The latest creation time of a handshake whose row may be deleted at `now`. Past its lifetime
+/// a handshake starts no render, consumed or not (one a cancelled render gives back after it is
+/// expired), and nothing else refers to it: a session keeps what it needs of it. Its row then
+/// answers `expired` or `already used` for `grace` more, and after that is gone (`unknown
+/// handshake`, the same INVALID_PARAMS). `None` before any such time.
+pub fn rows_may_go_if_created_by(grace: Duration, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    now.checked_sub_signed(grace)?
+        .checked_sub_signed(Duration::minutes(HANDSHAKE_LIFETIME_MINUTES))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,6 +217,22 @@ mod tests {
             pending.settle(RenderOutcome::Rendered, later),
             Err(HandshakeError::Expired)
         );
+    }
+
+    #[test]
+    fn a_row_may_go_once_its_handshake_has_been_unusable_for_the_grace() {
+        let now = t0();
+        for grace in [Duration::zero(), Duration::days(7)] {
+            let created_by = rows_may_go_if_created_by(grace, now).unwrap();
+            let unusable_since = now - grace;
+            assert_eq!(
+                HandshakeLifecycle::new(created_by).state(unusable_since),
+                HandshakeState::Expired
+            );
+            let younger = HandshakeLifecycle::new(created_by + Duration::milliseconds(1));
+            assert_eq!(younger.state(unusable_since), HandshakeState::Pending);
+        }
+        assert_eq!(rows_may_go_if_created_by(Duration::MAX, now), None);
     }
 
     #[test]

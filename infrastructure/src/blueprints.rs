@@ -29,6 +29,7 @@ pub struct BlueprintSettings {
     pub embedding_url: String,
     pub embedding_model: String,
     pub embedding_api_key: String,
+    #[schemars(range(min = 1, max = 86_400))]
     pub embedding_timeout_seconds: u64,
     /// 0: the built-in embedder's threshold.
     pub semantic_threshold: f64,
@@ -85,7 +86,7 @@ pub fn embedder(settings: &BlueprintSettings) -> Result<Arc<dyn Embedder>, Strin
                 base_url: settings.embedding_url.clone(),
                 model: settings.embedding_model.clone(),
                 api_key,
-                timeout: Duration::from_secs(settings.embedding_timeout_seconds.max(1)),
+                timeout: Duration::from_secs(settings.embedding_timeout_seconds),
             })
             .map(|e| Arc::new(e) as Arc<dyn Embedder>)
             .map_err(|e| e.to_string())

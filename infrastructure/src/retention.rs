@@ -1,5 +1,6 @@
 //! The retention sweep over the server's database (`[retention]`): sessions past their grace
-//! deleted with everything stored under them, and what a replay no longer serves trimmed
+//! deleted with everything stored under them, what a replay no longer serves trimmed, and
+//! handshakes and org invite links past their grace deleted
 //! (`svc_application::services::retention`).
 
 use std::sync::Arc;
@@ -35,7 +36,7 @@ impl SessionRetention {
             .with_read_cache(reads);
         let days = i64::try_from(retention.expired_session_days).unwrap_or(i64::MAX);
         let policy = RetentionPolicy {
-            expired_session_grace: chrono::Duration::try_days(days).unwrap_or(chrono::Duration::MAX),
+            expired_grace: chrono::Duration::try_days(days).unwrap_or(chrono::Duration::MAX),
             // What the live channel replays is what is kept: the same setting.
             replay_buffer: settings.live.replay_buffer,
             batch_rows: retention.batch_rows,

@@ -418,7 +418,8 @@ impl Application {
                 SeaOrmSessionRepository::new(db.clone())
                     .with_writer(writer.clone())
                     .with_read_cache(session_reads.clone())
-                    .with_read_lane(lane.clone()),
+                    .with_read_lane(lane.clone())
+                    .with_parse_gate(Some(cpu.clone())),
             ),
             events: Arc::new(
                 SeaOrmEventRepository::new(db.clone())

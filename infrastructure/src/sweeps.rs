@@ -2,7 +2,7 @@
 //! that never come back), authorization codes that expired unredeemed (their keys are revoked)
 //! and, hosted, expired account tokens (verification and reset links never followed) and
 //! abandoned credit reservations (charges of renders whose process died, refunded); and the
-//! retention of sessions and their events (`crate::retention`). Each is safe on every replica at
+//! retention of sessions and their events, handshakes and invite links (`crate::retention`). Each is safe on every replica at
 //! once.
 
 use std::time::Duration;
@@ -103,8 +103,8 @@ impl Sweeps {
     }
 
     /// Adds the retention sweep: sessions past their grace deleted with everything stored under
-    /// them, and every session's deliveries and drained gestures trimmed to what a replay serves,
-    /// at start-up and every interval. Replicas racing delete each row once between them. A sweep
+    /// them, every session's deliveries and drained gestures trimmed to what a replay serves, and
+    /// handshakes and invite links past their grace deleted, at start-up and every interval. Replicas racing delete each row once between them. A sweep
     /// under way stops at shutdown (each of its deletes commits alone, so none is half done).
     pub fn reclaiming_session_storage(mut self, retention: crate::retention::SessionRetention) -> Self {
         let crate::retention::SessionRetention { service, interval } = retention;
@@ -122,7 +122,9 @@ impl Sweeps {
                             sessions = sweep.sessions_deleted,
                             deliveries = sweep.deliveries_trimmed,
                             gestures = sweep.gestures_trimmed,
-                            "deleted sessions past their grace and events no replay serves"
+                            handshakes = sweep.handshakes_deleted,
+                            invite_links = sweep.invite_links_deleted,
+                            "deleted sessions, handshakes and invite links past their grace and events no replay serves"
                         ),
                         Ok(_) => {}
                         Err(error) => tracing::warn!(error = %error, "the retention sweep failed; retrying later"),

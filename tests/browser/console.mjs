@@ -11,7 +11,8 @@
 // and sees /mcp refuse it; creates an org, invites (again: reused) and sees the invite's status
 // listed, revokes it; redeems a malformed then a real
 // coupon; shows the blueprints' empty state, registers a blueprint and sees it mounted in its
-// sandboxed preview frame, edits its variance; hosted-only screens are absent. Each screen is
+// sandboxed preview frame, edits its variance, registers 20 more over /ops and pages to the last
+// with "Load more blueprints"; hosted-only screens are absent. Each screen is
 // checked by axe-core (no serious or critical violation) at 1024 px light, 380 px (no horizontal
 // overflow) and dark; the nav works from the keyboard; no CSP violation is reported.
 // Screenshots: ./artifacts/console/<screen>-<variant>.png (gitignored, kept by CI), and readme.png
@@ -82,6 +83,18 @@ async function mcpStatus(bearer) {
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
   return response.status;
+}
+
+/** An /ops tool called with the bearer `key`, as an agent or script would; its result body. */
+async function opsTool(name, args) {
+  const response = await fetch(`${base}/ops`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  const body = await response.json();
+  check(response.status === 200 && body.result && !body.result.isError, `${name}: ${JSON.stringify(body)}`);
+  return body.result.structuredContent;
 }
 
 async function open(page, screen) {
@@ -217,6 +230,31 @@ async function selfHostedWalk(page, axeSource) {
   await blueprint.getByRole('button', { name: 'Save variance' }).click();
   await waitFor('the saved variance', async () => (await blueprint.getByLabel('tone').inputValue()) === 'calm');
   await checkScreen(page, axeSource, 'blueprints');
+
+  step('blueprints: more than a page, and "Load more blueprints" shows the rest');
+  // 20 more through /ops: 21 in all, one more than a page (the console asks for 20).
+  const paged = Array.from({ length: 20 }, (_, i) => `Paged card ${String(i + 1).padStart(2, '0')}`);
+  for (const context of paged) {
+    await opsTool('svc_ops_register_blueprint', {
+      contract: { propsSpec: { type: 'object', properties: {} } },
+      componentCode: 'export default function Card() { return null; }',
+      context,
+    });
+  }
+  await open(page, 'coupons');
+  await open(page, 'blueprints');
+  const cards = page.locator('ul.cards > li.card');
+  const more = page.getByRole('button', { name: 'Load more blueprints' });
+  await more.waitFor();
+  same(await cards.count(), 20, 'the first page');
+  // Oldest first: the last one registered is on the next page.
+  check((await page.getByRole('listitem', { name: 'Blueprint Paged card 20' }).count()) === 0, 'the newest is not on the first page');
+  await more.click();
+  await page.getByRole('listitem', { name: 'Blueprint Paged card 20' }).waitFor();
+  same(await cards.count(), 21, 'both pages');
+  await waitFor('the button gone after the last page', async () => (await more.count()) === 0);
+  const titles = await cards.locator('h3').allInnerTexts();
+  same(new Set(titles.map((t) => t.trim())).size, 21, 'no card shown twice');
 
   step('hosted-only screens are absent on a self-hosted server');
   const links = await page.locator('nav a').allInnerTexts();

@@ -25,6 +25,32 @@ pub async fn connect(base: &str) -> Connection {
     sender
 }
 
+/// Opens a connection to `base` that never opens a window for the server's response bodies (a
+/// client that reads nothing): heads arrive, bodies stay with the server. Aborting the returned
+/// task closes the connection.
+pub async fn connect_without_window(base: &str) -> (Connection, tokio::task::JoinHandle<()>) {
+    let address = base.trim_start_matches("http://");
+    let stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let (sender, connection) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
+        .initial_stream_window_size(0)
+        .handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    let task = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    (sender, task)
+}
+
+/// GETs `url` on `connection`; the response, its body unread.
+pub async fn get(mut connection: Connection, url: &str) -> Result<hyper::Response<hyper::body::Incoming>, String> {
+    connection.ready().await.map_err(|e| e.to_string())?;
+    let request = hyper::Request::get(url)
+        .body(Full::new(Bytes::new()))
+        .map_err(|e| e.to_string())?;
+    connection.send_request(request).await.map_err(|e| e.to_string())
+}
+
 /// POSTs `body` as JSON to `url` (whose authority is sent as `:authority`) with a bearer;
 /// the status and the body's text.
 pub async fn post_json(

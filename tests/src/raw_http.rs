@@ -37,3 +37,19 @@ pub async fn dribble_until_closed(
     }
     None
 }
+
+/// Sends one request on a kept-alive connection and reads its answer (a small JSON body).
+pub async fn exchange(stream: &mut TcpStream, request: &str) -> String {
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).ends_with('}') {
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(n > 0, "closed before answering: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}

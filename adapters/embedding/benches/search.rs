@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use svc_application::ports::Clock;
-use svc_application::ports::RepositoryError;
 use svc_application::ports::blueprints::{
     BlueprintChange, BlueprintFilter, BlueprintListing, BlueprintRecord, BlueprintRepository, BlueprintSummary,
     Embedder, ListingPosition, StoredEmbedding,
 };
+use svc_application::ports::{BoundedInsert, RepositoryError};
 use svc_application::services::blueprints::{BlueprintCatalog, CatalogSettings};
 use svc_embedding::BuiltinEmbedder;
 
@@ -103,8 +103,14 @@ impl BlueprintRepository for Summaries {
     async fn insert(&self, _: &BlueprintRecord) -> Result<(), RepositoryError> {
         Ok(())
     }
+    async fn insert_bounded(&self, _: &BlueprintRecord, _: u64) -> Result<BoundedInsert, RepositoryError> {
+        Ok(BoundedInsert::Inserted)
+    }
     async fn insert_if_absent(&self, _: &BlueprintRecord) -> Result<bool, RepositoryError> {
         Ok(true)
+    }
+    async fn operator_default_id(&self, _: &str, _: &str) -> Result<Option<String>, RepositoryError> {
+        Ok(None)
     }
     async fn upsert(&self, _: &BlueprintRecord) -> Result<(), RepositoryError> {
         Ok(())

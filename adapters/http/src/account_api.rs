@@ -193,6 +193,14 @@ enum ResetAnswer {
     /// Storage failed.
     #[oai(status = 500)]
     Failed(Html<String>, #[oai(header = "Cache-Control")] String),
+    /// Every place to hash a password is taken: the link is not spent; send the form again
+    /// after `Retry-After` seconds.
+    #[oai(status = 503)]
+    Busy(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Retry-After")] u64,
+    ),
 }
 
 /// `POST /account/forgot`.

@@ -196,6 +196,7 @@ pub(crate) async fn accept(req: &Request, Form(form): Form<InviteForm>, state: D
         Err(InviteAcceptError::Account(AccountServiceError::Refused)) => {
             again(StatusCode::UNAUTHORIZED, "The email or password is not right.").await
         }
+        Err(InviteAcceptError::Account(AccountServiceError::Busy(busy))) => crate::busy::busy_page(busy),
         Err(InviteAcceptError::Account(AccountServiceError::RateLimited { retry_after, quota })) => {
             let seconds = u64::try_from(retry_after.num_milliseconds())
                 .unwrap_or(0)

@@ -173,6 +173,8 @@ pub(crate) async fn reset(body: Body, state: &Arc<AccountRoutes>) -> Response {
         ),
         Err(AccountServiceError::Rule(rule)) => reset_form(StatusCode::BAD_REQUEST, &token, Some(&rule.to_string())),
         Err(AccountServiceError::LinkInvalid) => link_refused(),
+        // The link was not spent: the same form works again in a moment.
+        Err(AccountServiceError::Busy(busy)) => crate::busy::busy_page(busy),
         Err(e) => failed(&e),
     }
 }

@@ -22,6 +22,7 @@ use poem::http::{StatusCode, Version, header};
 use poem::web::Json;
 use poem::{Endpoint, IntoResponse, Middleware, Request, Response};
 use serde_json::json;
+use svc_application::services::cpu_gate::CpuBusy;
 
 use crate::layered;
 
@@ -170,23 +171,19 @@ impl Unread {
         let (code, message) = match self {
             Self::TooLarge => return too_large(max_bytes),
             Self::Paused => ("REQUEST_TIMEOUT", "the request body did not arrive in time"),
-            Self::Busy => (
-                "SERVER_BUSY",
-                "the server is receiving as many request bodies as it holds at once; retry shortly",
-            ),
+            Self::Busy => {
+                return crate::busy::busy_json(
+                    CpuBusy { retry_after_seconds: 1 },
+                    "the server is receiving as many request bodies as it holds at once; retry shortly",
+                );
+            }
             Self::Broken => ("UNREADABLE_BODY", "the request body could not be read"),
         };
-        let mut response = (
+        (
             self.status(),
             Json(json!({ "error": { "code": code, "message": message } })),
         )
-            .into_response();
-        if self == Self::Busy {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
-        }
-        response
+            .into_response()
     }
 }
 

@@ -4,6 +4,7 @@ mod account_api;
 mod account_invite;
 mod account_pages;
 mod body_limit;
+mod busy;
 mod client_address;
 mod component_links;
 mod console;
@@ -86,8 +87,9 @@ pub struct HttpState {
     /// Read a tool call's remote address (the public-demo generation limit's key) from the last
     /// `X-Forwarded-For` entry instead of the peer: only behind a proxy that overwrites it.
     pub generations_trust_proxy: bool,
-    /// The flood gate of the polling POST, per session (the socket holds its own).
-    pub polling_flood_gates: live::flood_gate::SessionFloodGates,
+    /// The polling route's gates, per session: the POST's flood rule (the socket holds its
+    /// own), the GET's rate and its GETs in flight.
+    pub polling_flood_gates: live::polling_gates::PollingGates,
     /// The MCP-Apps option (`[mcp_apps]`); `None`: off.
     pub mcp_apps: Option<McpApps>,
     /// The live channel `/ws` and its polling fallback; off, both answer 404.
@@ -147,6 +149,12 @@ impl PublicUrls {
         Self { base, ws }
     }
 }
+
+/// Path prefixes of the routes that read a body from a caller not yet authenticated: the
+/// account forms, OAuth (consent, registration, token), the console's sign-in and the pair-code
+/// exchange. The server reads their bodies under a budget of their own, so strangers holding it
+/// cannot keep `/mcp` from reading its own.
+pub const UNAUTHENTICATED_BODY_PATHS: &[&str] = &["/account", "/oauth", "/console/session", "/_svc/pair"];
 
 /// The whole HTTP surface, with the DNS-rebinding guard in front.
 pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output = poem::Response> {

@@ -13,7 +13,7 @@ use svc_application::services::tool_call_limit::ToolCallLimiter;
 use svc_application::services::tool_channels::ToolChannelService;
 
 use crate::component_links::ComponentLinks;
-use crate::live::flood_gate::SessionFloodGates;
+use crate::live::polling_gates::PollingGates;
 use crate::mcp::cancellation::InFlightRequests;
 use crate::mcp::escaped_code::EscapedComponents;
 use crate::mcp::read_templates::ReadTemplates;
@@ -70,8 +70,9 @@ pub(crate) struct LiveRoutes {
     pub auth: AuthService,
     pub tokens: LiveTokens,
     pub tool_channels: ToolChannelService,
-    /// The flood gate of the polling POST, per session (the socket holds its own).
-    pub polling_flood_gates: SessionFloodGates,
+    /// The polling route's gates, per session: the POST's flood rule (the socket holds its
+    /// own), the GET's rate and its GETs in flight.
+    pub polling_flood_gates: PollingGates,
     /// The upgraded sockets, closed (1001) and awaited by the server's shutdown.
     pub sockets: crate::live::sockets::LiveSockets,
     pub timings: crate::live::timings::LiveTimings,

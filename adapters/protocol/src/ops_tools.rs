@@ -10,8 +10,10 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use svc_domain::blueprint::listing_filters;
 use svc_domain::blueprint::listing_page::BlueprintPageLimit;
 use svc_domain::blueprint::operator_texts;
+use svc_domain::blueprint::variance_patch;
 
 /// `svc_ops_create_app`. The app id is minted by the server; an `appId` sent here is ignored.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -173,17 +175,26 @@ pub struct BlueprintOptionsArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListBlueprintsArgs {
+    /// sha256 hex, 64 characters.
+    #[schemars(length(max = listing_filters::CONTRACT_HASH_MAX_CHARS))]
     pub contract_hash: Option<String>,
+    /// Up to 64 characters.
+    #[schemars(length(max = listing_filters::GENERATOR_MAX_CHARS))]
     pub generator: Option<String>,
-    /// Semantic: blueprints whose persona is similar to this one.
+    /// Semantic: blueprints whose persona is similar to this one; up to 200 characters.
+    #[schemars(length(max = listing_filters::PERSONA_FILTER_MAX_CHARS))]
     pub persona: Option<String>,
-    /// Semantic: blueprints whose intent and description are similar to these words.
+    /// Semantic: blueprints whose intent and description are similar to these words; up to 20
+    /// of them, each up to 200 characters.
+    #[schemars(length(max = listing_filters::INTENT_KEYWORDS_MAX_ITEMS))]
+    #[schemars(inner(length(max = listing_filters::INTENT_KEYWORD_MAX_CHARS)))]
     pub intent_keywords: Option<Vec<String>>,
     /// Rows of the page: 1 to 100; default 20.
     #[schemars(range(min = 1, max = BlueprintPageLimit::MAX))]
     #[serde(default, deserialize_with = "crate::whole_number::optional")]
     pub limit: Option<u32>,
     /// `nextCursor` of the previous page (with the same filters).
+    #[schemars(length(max = listing_filters::CURSOR_MAX_CHARS))]
     pub cursor: Option<String>,
 }
 
@@ -195,7 +206,36 @@ pub struct UpdateBlueprintArgs {
     /// Only `true`: makes this blueprint the operator default for its contract.
     pub is_operator_default: Option<OnlyTrue>,
     /// Merged into the stored variance; a field set to an empty string is removed.
-    pub variance: Option<serde_json::Map<String, serde_json::Value>>,
+    pub variance: Option<VariancePatch>,
+}
+
+/// A variance patch: up to 32 fields named in up to 64 characters, each a string of up to 200
+/// characters, a number or a boolean (`svc_domain::blueprint::variance_patch`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct VariancePatch(pub serde_json::Map<String, serde_json::Value>);
+
+impl JsonSchema for VariancePatch {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "VariancePatch".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use variance_patch::{VARIANCE_FIELD_NAME_MAX_CHARS, VARIANCE_MAX_FIELDS, VARIANCE_VALUE_MAX_CHARS};
+        schemars::json_schema!({
+            "type": "object",
+            "maxProperties": VARIANCE_MAX_FIELDS,
+            "propertyNames": { "maxLength": VARIANCE_FIELD_NAME_MAX_CHARS },
+            "additionalProperties": {
+                "type": ["string", "number", "boolean"],
+                "maxLength": VARIANCE_VALUE_MAX_CHARS
+            }
+        })
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
 }
 
 /// The literal `true` (Document 3: `isOperatorDefault?` literal true); `false` is refused.

@@ -20,6 +20,7 @@ mod read_fence;
 mod read_lane;
 mod reads;
 mod session_watch;
+mod write_guards;
 
 pub mod agent;
 pub mod hosted;

@@ -34,6 +34,9 @@ pub trait AppRepository: Send + Sync {
     async fn list_by_owner(&self, owner_id: &str) -> Result<Vec<AppRecord>>;
     /// Stores a new app that is not its owner's default. An existing id is a `Conflict`.
     async fn insert(&self, record: &AppRecord) -> Result<()>;
+    /// Like [`AppRepository::insert`], unless the owner already holds `max` apps. The count and
+    /// the insert are one step: concurrent creations never pass `max`.
+    async fn insert_bounded(&self, record: &AppRecord, max: u64) -> Result<super::BoundedInsert>;
     /// Writes `display_name`, `system_prompt` and `updated_at` of `record` if the app exists and
     /// belongs to `record.owner_id`; `false` otherwise.
     async fn update(&self, record: &AppRecord) -> Result<bool>;

@@ -8,7 +8,7 @@ use serde_json::Value;
 use svc_domain::blueprint::SourceKind;
 use svc_domain::contract::Contract;
 
-use super::RepositoryError;
+use super::{BoundedInsert, RepositoryError};
 
 type Result<T> = std::result::Result<T, RepositoryError>;
 
@@ -198,6 +198,9 @@ pub struct BlueprintChange {
 #[async_trait::async_trait]
 pub trait BlueprintRepository: Send + Sync {
     async fn insert(&self, record: &BlueprintRecord) -> Result<()>;
+    /// Inserts unless the record's app already holds `max` blueprints (the shared pool's not
+    /// counted). The count and the insert are one step: concurrent inserts never pass `max`.
+    async fn insert_bounded(&self, record: &BlueprintRecord, max: u64) -> Result<BoundedInsert>;
     /// Inserts unless a blueprint with this id exists; `true` when inserted (pool imports).
     async fn insert_if_absent(&self, record: &BlueprintRecord) -> Result<bool>;
     /// Writes every field of `record` over the blueprint with its id, or inserts it.
@@ -213,6 +216,9 @@ pub trait BlueprintRepository: Send + Sync {
         contract_hash: &str,
         variant_key: &str,
     ) -> Result<Option<Arc<BlueprintRecord>>>;
+    /// The id of the app's operator default for `contract_hash` when it can be served (it has a
+    /// compiled module). Read from the flags alone: no blueprint's code, contract or vector.
+    async fn operator_default_id(&self, app_id: &str, contract_hash: &str) -> Result<Option<String>>;
     /// Whether the app or the shared pool caches a blueprint for the intent.
     async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool>;
     /// Whole records matching `filter`, oldest first.

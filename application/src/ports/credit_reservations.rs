@@ -25,17 +25,30 @@ pub trait CreditReservationRepository: Send + Sync {
     async fn settle(&self, transaction_id: &str) -> Result<bool, RepositoryError>;
 
     /// In one transaction: deletes the open reservation and writes its refund (the wallet and a
-    /// `refund` row of the reserved amount). `None` when it was not open: of racing refunds (two
-    /// replicas, a cancelled render's and the sweep's), the one that deleted it refunds and the
-    /// others write nothing.
+    /// `refund` row of the reserved amount), as `CreditReservation::refund` says: a wallet that
+    /// is gone is not made again, and the reservation is closed with nothing written
+    /// ([`RefundOutcome::PayerGone`]). [`RefundOutcome::NotOpen`] when it was not open: of racing
+    /// refunds (two replicas, a cancelled render's and the sweep's), the one that deleted it
+    /// refunds and the others write nothing.
     async fn refund(
         &self,
         transaction_id: &str,
         refund: ReservationRefund,
         now: DateTime<Utc>,
-    ) -> Result<Option<LedgerEntry>, TransitionError<WalletError>>;
+    ) -> Result<RefundOutcome, TransitionError<WalletError>>;
 
     /// Up to `limit` reservations still open that were opened before `cutoff`, oldest first.
     async fn opened_before(&self, cutoff: DateTime<Utc>, limit: u64)
     -> Result<Vec<CreditReservation>, RepositoryError>;
+}
+
+/// What [`CreditReservationRepository::refund`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundOutcome {
+    /// The reservation is closed and its `refund` row written.
+    Refunded(LedgerEntry),
+    /// It was not open (settled, or refunded by another caller): nothing written.
+    NotOpen,
+    /// It was open, but its payer's wallet is gone: the reservation is closed, nothing written.
+    PayerGone,
 }

@@ -1,5 +1,6 @@
 //! Port traits: what the application needs from the outside world.
 
+mod bounded_insert;
 mod clock;
 mod repository_error;
 
@@ -27,5 +28,6 @@ pub mod registry;
 pub mod retention;
 pub mod telemetry;
 
+pub use bounded_insert::BoundedInsert;
 pub use clock::{Clock, Ids};
 pub use repository_error::RepositoryError;

@@ -63,7 +63,8 @@ pub trait InviteRepository: Send + Sync {
 
 /// The one-time links of invite mails (hosted mode): only the sha256 of a link's token is kept,
 /// with the invite it opens. A link is not deleted when used: the invite's own status says it
-/// was (so a second use is told the invite was accepted).
+/// was (so a second use is told the invite was accepted). The retention sweep deletes it once
+/// its invite ended that grace ago (`RetentionRepository::delete_invite_links_ended_by`).
 #[async_trait::async_trait]
 pub trait InviteLinkRepository: Send + Sync {
     async fn insert(&self, token_hash: &str, invite_id: &str, created_at: DateTime<Utc>)

@@ -1,6 +1,7 @@
 //! The retention sweep's port: finding the sessions whose rows may go and the sessions written
-//! lately, deleting a session with everything stored under it, and trimming what a replay can no
-//! longer serve. Every operation is bounded (rows per statement) and safe for replicas racing.
+//! lately, deleting a session with everything stored under it, trimming what a replay can no
+//! longer serve, and deleting handshakes and invite links nobody can use any more. Every
+//! operation is bounded (rows per statement) and safe for replicas racing.
 
 use chrono::{DateTime, Utc};
 
@@ -12,7 +13,10 @@ type Result<T> = std::result::Result<T, RepositoryError>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionAge {
     pub session_id: String,
-    pub created_at: DateTime<Utc>,
+    /// The expiry the store orders the walk by: after the session's expiry by at most ten seconds,
+    /// or earlier for a row it could not index (written by an older server). The expiry rule
+    /// decides from `last_activity_at` and `ttl_seconds`.
+    pub indexed_expiry: DateTime<Utc>,
     pub last_activity_at: DateTime<Utc>,
     pub ttl_seconds: u64,
 }
@@ -34,13 +38,12 @@ pub struct Trimmed {
 
 #[async_trait::async_trait]
 pub trait RetentionRepository: Send + Sync {
-    /// Up to `limit` sessions created and last active before `before` whose `ttl_seconds` is at
-    /// most `max_ttl_seconds` (the rows the expiry rule may pass), in `(created_at, session_id)`
-    /// order after `after`.
-    async fn idle_sessions(
+    /// Up to `limit` sessions whose indexed expiry is at or before `expired_by`, in
+    /// `(indexed_expiry, session_id)` order after `after`: every session expired ten seconds
+    /// before, some expiring up to then, and rows not indexed.
+    async fn expired_sessions(
         &self,
-        before: DateTime<Utc>,
-        max_ttl_seconds: u64,
+        expired_by: DateTime<Utc>,
         after: Option<&SessionAge>,
         limit: u64,
     ) -> Result<Vec<SessionAge>>;
@@ -64,4 +67,12 @@ pub trait RetentionRepository: Send + Sync {
     /// keeps, at most `batch` rows a statement. A gesture nobody drained is never deleted, nor
     /// any after it (a session's sequence numbers keep no holes).
     async fn trim(&self, session_id: &str, window: ReplayWindow, batch: u64) -> Result<Trimmed>;
+
+    /// Deletes up to `limit` handshakes created at or before `created_by`, in one statement; how
+    /// many it deleted.
+    async fn delete_handshakes_created_by(&self, created_by: DateTime<Utc>, limit: u64) -> Result<u64>;
+
+    /// Deletes up to `limit` org invite links whose invite was accepted, revoked or expired at or
+    /// before `ended_by` (or no longer exists), in one statement; how many it deleted.
+    async fn delete_invite_links_ended_by(&self, ended_by: DateTime<Utc>, limit: u64) -> Result<u64>;
 }

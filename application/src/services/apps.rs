@@ -6,14 +6,14 @@
 
 use std::sync::Arc;
 
-pub use svc_domain::app::{APP_NAME_MAX_CHARS, DEFAULT_APP_NAME, SYSTEM_PROMPT_MAX_CHARS};
-use svc_domain::app::{App, AppError};
+pub use svc_domain::app::{APP_NAME_MAX_CHARS, DEFAULT_APP_NAME, OWNER_APPS_MAX, SYSTEM_PROMPT_MAX_CHARS};
+use svc_domain::app::{App, AppError, OwnerAppsFull};
 use svc_domain::name::NameError;
 
 use super::auth::APP_ID_LEN;
 use super::operator::INTERNAL_ERROR_CODE;
 use crate::ports::agent::{AppRecord, AppRepository};
-use crate::ports::{Clock, Ids, RepositoryError};
+use crate::ports::{BoundedInsert, Clock, Ids, RepositoryError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateApp {
@@ -45,6 +45,9 @@ pub enum AppServiceError {
     /// Missing, or another owner's: the same answer, so existence never leaks.
     #[error("no such app")]
     NotFound,
+    /// The owner holds as many apps as one may.
+    #[error(transparent)]
+    OwnerFull(#[from] OwnerAppsFull),
     #[error("storage failure")]
     Storage(#[from] RepositoryError),
 }
@@ -55,6 +58,7 @@ impl AppServiceError {
             Self::InvalidName(_) => "invalid_app_name",
             Self::SystemPromptTooLong { .. } => "system_prompt_too_long",
             Self::NotFound => "app_not_found",
+            Self::OwnerFull(_) => "app_limit_reached",
             Self::Storage(_) => INTERNAL_ERROR_CODE,
         }
     }
@@ -104,7 +108,8 @@ impl AppService {
         }
     }
 
-    /// A new app with a server-minted base62 id.
+    /// A new app with a server-minted base62 id, unless the owner holds [`OWNER_APPS_MAX`]
+    /// apps (counted with the insert, so concurrent creations never pass it).
     pub async fn create(&self, command: CreateApp) -> Result<AppRecord, AppServiceError> {
         let app = App::new(
             self.ids.base62(APP_ID_LEN),
@@ -112,8 +117,10 @@ impl AppService {
             command.display_name.as_deref(),
             self.clock.now(),
         )?;
-        self.apps.insert(&app).await?;
-        Ok(app)
+        match self.apps.insert_bounded(&app, OWNER_APPS_MAX).await? {
+            BoundedInsert::Inserted => Ok(app),
+            BoundedInsert::Full { stored } => Err(OwnerAppsFull { stored }.into()),
+        }
     }
 
     pub async fn rename(&self, command: RenameApp) -> Result<AppRecord, AppServiceError> {
@@ -183,5 +190,38 @@ mod tests {
             system_prompt(&"x".repeat(10_001)).unwrap_err().code(),
             "system_prompt_too_long"
         );
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod capacity_tests {
+    use super::*;
+    use crate::testing::AgentFakes;
+
+    fn create(owner: &str) -> CreateApp {
+        CreateApp {
+            owner_id: owner.to_owned(),
+            display_name: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_owner_at_the_cap_creates_no_more_apps_until_one_is_deleted() {
+        let fakes = AgentFakes::default();
+        let apps = AppService::new(fakes.store.clone(), fakes.clock.clone(), fakes.ids.clone());
+        let mut created = Vec::new();
+        for _ in 0..OWNER_APPS_MAX {
+            created.push(apps.create(create("owner")).await.unwrap().app_id);
+        }
+        let refused = apps.create(create("owner")).await.unwrap_err();
+        assert_eq!(refused.code(), "app_limit_reached");
+        assert_eq!(
+            refused.to_string(),
+            "you hold 100 apps, the most one may hold is 100: delete one first"
+        );
+        assert_eq!(apps.list("owner").await.unwrap().len(), 100, "nothing was stored");
+        apps.create(create("another owner")).await.unwrap();
+        apps.delete("owner", &created[0]).await.unwrap();
+        apps.create(create("owner")).await.unwrap();
     }
 }

@@ -20,8 +20,7 @@ pub use connector_keys::{
 };
 pub use coupons::{CouponService, CouponServiceError, IssueCoupon, RedeemCoupon};
 pub use credits::{
-    ChargeCredit, CreditService, CreditServiceError, CreditTransactionsPage, GrantCredit, GrantKind,
-    ListCreditTransactions, RefundCredit,
+    CreditService, CreditServiceError, CreditTransactionsPage, GrantCredit, GrantKind, ListCreditTransactions,
 };
 pub use orgs::{
     AcceptInvite, CreateOrg, INVITE_PATH, InviteIssued, InviteLinks, InviteRevoked, InviteToOrg, OrgService,

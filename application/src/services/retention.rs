@@ -1,13 +1,19 @@
-//! Retention of sessions and their events: the sweep every replica runs.
+//! Retention of sessions and their events, handshakes and invite links: the sweep every replica
+//! runs.
 //!
 //! - A session (a failed render's error session too) past its expiry by the grace period is
 //!   deleted with everything stored under it. Until then it answers as expired (`svc_consume`'s
 //!   `status: "expired"`, its undrained gestures still drained); after, as a session that never
-//!   existed (-32002), which Document 1's "session expired or deleted" already covers.
+//!   existed (-32002), which Document 1's "session expired or deleted" already covers. The store
+//!   walks its index of expiries, so a sweep reads the sessions that expired, not every old one.
 //! - A session's deliveries and drained gestures older than what a replay can serve (the newest
 //!   `live.replay_buffer` of each, and of those the newest that fit in the replay's 8 MiB) are
 //!   deleted. A replay from an older cursor reports the gap exactly as before: the oldest it
 //!   carries is newer than the cursor. A gesture nobody drained is never trimmed.
+//! - A handshake past its 10-minute lifetime by the grace period is deleted
+//!   (`svc_domain::handshake::rows_may_go_if_created_by`): consumed or not, no render can use it.
+//! - An org invite's mailed link whose invite was accepted, revoked or expired the grace period
+//!   ago is deleted: until then following it says which, after it the link is unknown.
 //!
 //! Only the sessions written since a little before the last finished sweep are trimmed (every
 //! session holding any, on a process's first sweep), so a sweep costs what was written, not what
@@ -17,6 +23,7 @@
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, Utc};
+use svc_domain::handshake::rows_may_go_if_created_by;
 use svc_domain::session::{expires_at, rows_may_go};
 
 use super::agent::REPLAY_MAX_PAYLOAD_BYTES;
@@ -33,8 +40,9 @@ const COMMIT_MARGIN: Duration = Duration::minutes(5);
 /// What the sweep keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetentionPolicy {
-    /// How long an expired session keeps answering as expired before its rows go.
-    pub expired_session_grace: Duration,
+    /// How long an expired session, handshake or invite link keeps answering as expired (or
+    /// used) before its rows go.
+    pub expired_grace: Duration,
     /// Deliveries and gestures a replay serves per session (`live.replay_buffer`).
     pub replay_buffer: u64,
     /// Most rows one statement deletes.
@@ -47,11 +55,18 @@ pub struct RetentionSweep {
     pub sessions_deleted: u64,
     pub deliveries_trimmed: u64,
     pub gestures_trimmed: u64,
+    pub handshakes_deleted: u64,
+    pub invite_links_deleted: u64,
 }
 
 impl RetentionSweep {
     pub fn deleted_anything(&self) -> bool {
-        self.sessions_deleted + self.deliveries_trimmed + self.gestures_trimmed > 0
+        self.sessions_deleted
+            + self.deliveries_trimmed
+            + self.gestures_trimmed
+            + self.handshakes_deleted
+            + self.invite_links_deleted
+            > 0
     }
 }
 
@@ -74,14 +89,17 @@ impl RetentionService {
         }
     }
 
-    /// Deletes the sessions past their grace, then trims the sessions written lately. A sweep that
-    /// fails is logged by its caller and the next one starts over from the same point.
+    /// Deletes the sessions past their grace, trims the sessions written lately, then deletes
+    /// the handshakes and invite links past their grace. A sweep that fails is logged by its
+    /// caller and the next one starts over from the same point.
     pub async fn sweep(&self) -> Result<RetentionSweep, RepositoryError> {
         let started = self.clock.now();
         let sessions_deleted = self.delete_sessions_past_grace(started).await?;
         let since = self.last_swept().map(|at| at - COMMIT_MARGIN);
         let mut sweep = self.trim_sessions_written_since(since).await?;
         sweep.sessions_deleted = sessions_deleted;
+        sweep.handshakes_deleted = self.delete_handshakes_past_grace(started).await?;
+        sweep.invite_links_deleted = self.delete_invite_links_past_grace(started).await?;
         *self.last_swept.lock().unwrap_or_else(|e| e.into_inner()) = Some(started);
         Ok(sweep)
     }
@@ -99,20 +117,16 @@ impl RetentionService {
     }
 
     async fn delete_sessions_past_grace(&self, now: DateTime<Utc>) -> Result<u64, RepositoryError> {
-        let grace = self.policy.expired_session_grace;
+        let grace = self.policy.expired_grace;
         let Some(cutoff) = now.checked_sub_signed(grace) else {
             return Ok(0);
         };
-        // Expiry is last activity + TTL, so a session whose rows may go was last active by the
-        // cutoff and has a TTL no longer than the time from the epoch to it.
-        let max_ttl = u64::try_from((cutoff - DateTime::UNIX_EPOCH).num_seconds()).unwrap_or(0);
         let mut after: Option<SessionAge> = None;
         let mut deleted = 0;
         loop {
-            let page = self
-                .store
-                .idle_sessions(cutoff, max_ttl, after.as_ref(), self.page())
-                .await?;
+            let page = self.store.expired_sessions(cutoff, after.as_ref(), self.page()).await?;
+            // The index finds sessions up to ten seconds early (and rows it could not index): the
+            // expiry rule decides.
             let going: Vec<String> = page
                 .iter()
                 .filter(|s| rows_may_go(expires_at(s.last_activity_at, s.ttl_seconds), grace, now))
@@ -125,6 +139,39 @@ impl RetentionService {
                 return Ok(deleted);
             }
             after = page.last().cloned();
+            tokio::task::yield_now().await;
+        }
+    }
+
+    async fn delete_handshakes_past_grace(&self, now: DateTime<Utc>) -> Result<u64, RepositoryError> {
+        let Some(created_by) = rows_may_go_if_created_by(self.policy.expired_grace, now) else {
+            return Ok(0);
+        };
+        let mut deleted = 0;
+        loop {
+            let batch = self
+                .store
+                .delete_handshakes_created_by(created_by, self.batch())
+                .await?;
+            deleted += batch;
+            if batch < self.batch() {
+                return Ok(deleted);
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+
+    async fn delete_invite_links_past_grace(&self, now: DateTime<Utc>) -> Result<u64, RepositoryError> {
+        let Some(ended_by) = now.checked_sub_signed(self.policy.expired_grace) else {
+            return Ok(0);
+        };
+        let mut deleted = 0;
+        loop {
+            let batch = self.store.delete_invite_links_ended_by(ended_by, self.batch()).await?;
+            deleted += batch;
+            if batch < self.batch() {
+                return Ok(deleted);
+            }
             tokio::task::yield_now().await;
         }
     }
@@ -176,27 +223,31 @@ mod tests {
         written_since: Mutex<Vec<Option<DateTime<Utc>>>>,
         trimmed: Mutex<Vec<(String, ReplayWindow)>>,
         fail_trims: std::sync::atomic::AtomicBool,
+        /// When each handshake was created.
+        handshakes: Mutex<Vec<DateTime<Utc>>>,
+        /// When each link's invite ended.
+        invite_links: Mutex<Vec<DateTime<Utc>>>,
     }
 
     #[async_trait::async_trait]
     impl RetentionRepository for Store {
-        async fn idle_sessions(
+        async fn expired_sessions(
             &self,
-            before: DateTime<Utc>,
-            max_ttl_seconds: u64,
+            expired_by: DateTime<Utc>,
             after: Option<&SessionAge>,
             limit: u64,
         ) -> Result<Vec<SessionAge>, RepositoryError> {
+            let key = |s: &SessionAge| (s.indexed_expiry, s.session_id.clone());
             let mut rows: Vec<SessionAge> = self
                 .sessions
                 .lock()
                 .unwrap()
                 .iter()
-                .filter(|s| s.created_at <= before && s.last_activity_at <= before && s.ttl_seconds <= max_ttl_seconds)
-                .filter(|s| after.is_none_or(|a| (&s.created_at, &s.session_id) > (&a.created_at, &a.session_id)))
+                .filter(|s| s.indexed_expiry <= expired_by)
+                .filter(|s| after.is_none_or(|a| key(s) > key(a)))
                 .cloned()
                 .collect();
-            rows.sort_by(|a, b| (a.created_at, &a.session_id).cmp(&(b.created_at, &b.session_id)));
+            rows.sort_by_key(key);
             rows.truncate(limit as usize);
             Ok(rows)
         }
@@ -228,6 +279,41 @@ mod tests {
                 gestures: 1,
             })
         }
+
+        async fn delete_handshakes_created_by(
+            &self,
+            created_by: DateTime<Utc>,
+            limit: u64,
+        ) -> Result<u64, RepositoryError> {
+            Ok(take(
+                &mut self.handshakes.lock().unwrap(),
+                |at| *at <= created_by,
+                limit,
+            ))
+        }
+
+        async fn delete_invite_links_ended_by(
+            &self,
+            ended_by: DateTime<Utc>,
+            limit: u64,
+        ) -> Result<u64, RepositoryError> {
+            Ok(take(
+                &mut self.invite_links.lock().unwrap(),
+                |at| *at <= ended_by,
+                limit,
+            ))
+        }
+    }
+
+    /// Removes up to `limit` of `rows` that `going` picks; how many it removed.
+    fn take(rows: &mut Vec<DateTime<Utc>>, going: impl Fn(&DateTime<Utc>) -> bool, limit: u64) -> u64 {
+        let mut taken = 0;
+        rows.retain(|at| {
+            let goes = taken < limit && going(at);
+            taken += u64::from(goes);
+            !goes
+        });
+        taken
     }
 
     fn world(policy: RetentionPolicy) -> (Arc<Store>, Arc<ManualClock>, RetentionService) {
@@ -239,16 +325,19 @@ mod tests {
 
     fn policy() -> RetentionPolicy {
         RetentionPolicy {
-            expired_session_grace: TimeDelta::days(7),
+            expired_grace: TimeDelta::days(7),
             replay_buffer: 1000,
             batch_rows: 500,
         }
     }
 
+    /// A session indexed ten seconds after its expiry, as late as the store indexes them.
     fn session(id: &str, last_activity_at: DateTime<Utc>, ttl_seconds: u64) -> SessionAge {
         SessionAge {
             session_id: id.into(),
-            created_at: last_activity_at - TimeDelta::hours(1),
+            indexed_expiry: expires_at(last_activity_at, ttl_seconds)
+                .checked_add_signed(TimeDelta::seconds(10))
+                .unwrap_or(DateTime::<Utc>::MAX_UTC),
             last_activity_at,
             ttl_seconds,
         }
@@ -286,6 +375,83 @@ mod tests {
             1,
             "its grace has passed now"
         );
+    }
+
+    #[tokio::test]
+    async fn the_expiry_rule_decides_whatever_the_index_says() {
+        let (store, clock, service) = world(RetentionPolicy {
+            batch_rows: 2,
+            ..policy()
+        });
+        let now = clock.now();
+        let never_indexed = |id: &str, last_activity_at| SessionAge {
+            indexed_expiry: DateTime::UNIX_EPOCH,
+            ..session(id, last_activity_at, 86_400)
+        };
+        *store.sessions.lock().unwrap() = vec![
+            // Rows an older server wrote: found first, kept while alive.
+            never_indexed("old-server-active", now - TimeDelta::hours(1)),
+            never_indexed("old-server-within-grace", now - TimeDelta::days(3)),
+            never_indexed("old-server-past-grace", now - TimeDelta::days(9)),
+            session("past-grace", now - TimeDelta::days(8) - TimeDelta::hours(1), 86_400),
+            // Indexed up to ten seconds late: found up to ten seconds after its grace ended.
+            session(
+                "just-past-grace",
+                now - TimeDelta::days(8) - TimeDelta::seconds(1),
+                86_400,
+            ),
+        ];
+        assert_eq!(service.sweep().await.unwrap().sessions_deleted, 2);
+        let kept: Vec<String> = store
+            .sessions
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| s.session_id.clone())
+            .collect();
+        assert_eq!(
+            kept,
+            ["old-server-active", "old-server-within-grace", "just-past-grace"]
+        );
+        clock.advance(TimeDelta::minutes(1));
+        assert_eq!(service.sweep().await.unwrap().sessions_deleted, 1);
+    }
+
+    #[tokio::test]
+    async fn handshakes_go_once_past_their_lifetime_by_the_grace() {
+        let (store, clock, service) = world(RetentionPolicy {
+            batch_rows: 2,
+            ..policy()
+        });
+        let now = clock.now();
+        let unusable_for_the_grace = now - TimeDelta::days(7) - TimeDelta::minutes(10);
+        let mut created: Vec<DateTime<Utc>> = (0..5).map(|n| unusable_for_the_grace - TimeDelta::hours(n)).collect();
+        created.push(unusable_for_the_grace + TimeDelta::seconds(1));
+        created.push(now - TimeDelta::minutes(1));
+        *store.handshakes.lock().unwrap() = created.clone();
+        assert_eq!(
+            service.sweep().await.unwrap().handshakes_deleted,
+            5,
+            "in batches of two"
+        );
+        assert_eq!(*store.handshakes.lock().unwrap(), created[5..]);
+    }
+
+    #[tokio::test]
+    async fn invite_links_go_once_their_invite_ended_the_grace_ago() {
+        let (store, clock, service) = world(RetentionPolicy {
+            batch_rows: 2,
+            ..policy()
+        });
+        let grace_ago = clock.now() - TimeDelta::days(7);
+        let ended = vec![
+            grace_ago,
+            grace_ago - TimeDelta::days(1),
+            grace_ago + TimeDelta::seconds(1),
+        ];
+        *store.invite_links.lock().unwrap() = ended.clone();
+        assert_eq!(service.sweep().await.unwrap().invite_links_deleted, 2);
+        assert_eq!(*store.invite_links.lock().unwrap(), ended[2..]);
     }
 
     #[tokio::test]

@@ -13,7 +13,6 @@ use svc_domain::session::{FrozenCard, SessionHead};
 
 use super::agent_pipeline::{LocalBus, ScriptedGenerator, StubCompiler};
 use super::{ManualClock, SequentialIds, lock};
-use crate::ports::RepositoryError;
 use crate::ports::agent::{
     ActionEventRecord, AppRecord, AppRepository, BlueprintRecord, BlueprintRepository, DrainBound, EventRepository,
     HandshakeRecord, HandshakeRepository, NewActionEvent, NewAppId, SessionListing, SessionQuery, SessionRecord,
@@ -23,6 +22,7 @@ use crate::ports::blueprints::{
     BlueprintChange, BlueprintFilter, BlueprintListing, BlueprintSummary, ListingPosition, SHARED_POOL_APP_ID,
     StoredEmbedding,
 };
+use crate::ports::{BoundedInsert, RepositoryError};
 use crate::services::agent::{AgentPorts, AgentService, AgentSettings, Caller, GenerationQueue};
 
 type Result<T> = std::result::Result<T, RepositoryError>;
@@ -128,6 +128,19 @@ impl AppRepository for InMemoryAgentStore {
         }
         state.apps.push(record.clone());
         Ok(())
+    }
+
+    async fn insert_bounded(&self, record: &AppRecord, max: u64) -> Result<BoundedInsert> {
+        let mut state = lock(&self.0);
+        let stored = state.apps.iter().filter(|a| a.owner_id == record.owner_id).count() as u64;
+        if stored >= max {
+            return Ok(BoundedInsert::Full { stored });
+        }
+        if state.apps.iter().any(|a| a.app_id == record.app_id) {
+            return Err(RepositoryError::Conflict(record.app_id.clone()));
+        }
+        state.apps.push(record.clone());
+        Ok(BoundedInsert::Inserted)
     }
 
     async fn update(&self, record: &AppRecord) -> Result<bool> {
@@ -468,8 +481,32 @@ impl BlueprintRepository for InMemoryAgentStore {
         Ok(())
     }
 
+    async fn insert_bounded(&self, record: &BlueprintRecord, max: u64) -> Result<BoundedInsert> {
+        // One lock for the count and the insert, as the SQL adapter's one transaction.
+        let mut state = lock(&self.0);
+        let stored = state.blueprints.iter().filter(|b| b.app_id == record.app_id).count() as u64;
+        if stored >= max {
+            return Ok(BoundedInsert::Full { stored });
+        }
+        if state.blueprints.iter().any(|b| b.blueprint_id == record.blueprint_id) {
+            return Err(RepositoryError::Conflict(record.blueprint_id.clone()));
+        }
+        state.blueprints.push(record.clone());
+        Ok(BoundedInsert::Inserted)
+    }
+
     async fn insert_if_absent(&self, record: &BlueprintRecord) -> Result<bool> {
         Ok(BlueprintRepository::insert(self, record).await.is_ok())
+    }
+
+    async fn operator_default_id(&self, app_id: &str, contract_hash: &str) -> Result<Option<String>> {
+        Ok(lock(&self.0)
+            .blueprints
+            .iter()
+            .find(|b| {
+                b.app_id == app_id && b.contract_hash == contract_hash && b.is_operator_default && b.is_servable()
+            })
+            .map(|b| b.blueprint_id.clone()))
     }
 
     async fn upsert(&self, record: &BlueprintRecord) -> Result<()> {

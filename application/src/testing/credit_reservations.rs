@@ -4,11 +4,11 @@
 
 use chrono::{DateTime, Utc};
 use svc_domain::credit_reservation::{CreditReservation, ReservationRefund, ReservedCharge};
-use svc_domain::wallet::{LedgerEntry, Principal, WalletError};
+use svc_domain::wallet::{Principal, WalletError};
 
 use super::InMemoryOperatorStore;
 use crate::ports::RepositoryError;
-use crate::ports::credit_reservations::CreditReservationRepository;
+use crate::ports::credit_reservations::{CreditReservationRepository, RefundOutcome};
 use crate::ports::operator::TransitionError;
 
 #[async_trait::async_trait]
@@ -39,18 +39,21 @@ impl CreditReservationRepository for InMemoryOperatorStore {
         transaction_id: &str,
         refund: ReservationRefund,
         now: DateTime<Utc>,
-    ) -> Result<Option<LedgerEntry>, TransitionError<WalletError>> {
+    ) -> Result<RefundOutcome, TransitionError<WalletError>> {
         let mut state = self.state();
         let Some(reservation) = state.reservations.get(transaction_id).cloned() else {
-            return Ok(None);
+            return Ok(RefundOutcome::NotOpen);
         };
-        let wallet = state.wallet_or_empty(&reservation.principal, now);
-        let (next, entry) = reservation
-            .refund(&wallet, refund, now)
+        let wallet = state.wallets.get(&reservation.principal).cloned();
+        let refunded = reservation
+            .refund(wallet.as_ref(), refund, now)
             .map_err(TransitionError::Rejected)?;
         state.reservations.remove(transaction_id);
+        let Some((next, entry)) = refunded else {
+            return Ok(RefundOutcome::PayerGone);
+        };
         state.record_movement(next, entry.clone());
-        Ok(Some(entry))
+        Ok(RefundOutcome::Refunded(entry))
     }
 
     async fn opened_before(
@@ -75,5 +78,10 @@ impl InMemoryOperatorStore {
     /// The reservations still open, for assertions.
     pub fn open_reservations(&self) -> Vec<CreditReservation> {
         self.state().reservations.values().cloned().collect()
+    }
+
+    /// Deletes the principal's wallet, as removing its account or org by hand would.
+    pub fn delete_wallet(&self, principal: &Principal) {
+        self.state().wallets.remove(principal);
     }
 }

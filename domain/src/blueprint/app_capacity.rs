@@ -37,7 +37,7 @@ mod tests {
                 stored: APP_BLUEPRINTS_MAX
             })
         );
-        // Concurrent writes may pass the check together: an app over the cap stays refused.
+        // An agent's renders are not refused, so an app may hold more: it stays refused.
         assert!(check_room(APP_BLUEPRINTS_MAX + 3).is_err());
         assert_eq!(
             check_room(APP_BLUEPRINTS_MAX).unwrap_err().to_string(),

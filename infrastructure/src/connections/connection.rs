@@ -79,11 +79,7 @@ pub async fn serve<Io>(
     let activity = Activity::new();
     let io = WatchedIo::new(io, activity.clone(), slot);
     let heads = activity.clone();
-    let body_rules = BodyRules {
-        pause: limits.idle_timeout,
-        whole: limits.body_read_timeout,
-        budget: limits.body_budget.clone(),
-    };
+    let request_limits = limits.clone();
     // A probe connection's one answer is under way: HTTP/2 has no `Connection: close`, so the
     // connection is closed gracefully (GOAWAY) from here, or it could keep asking until idle.
     let answered = CancellationToken::new();
@@ -99,8 +95,13 @@ pub async fn serve<Io>(
         };
         let (head, body) = req.into_parts();
         let drains = head.version <= Version::HTTP_11 && !head.headers.contains_key(header::EXPECT);
+        let body_rules = BodyRules {
+            pause: request_limits.idle_timeout,
+            whole: request_limits.body_read_timeout,
+            budget: request_limits.body_budget_of(head.uri.path()).clone(),
+        };
         let head = poem::RequestParts::from((head, local.clone(), remote.clone(), scheme.clone()));
-        let body = GuardedBody::new(DrainedBody::new(body, drains), body_rules.clone());
+        let body = GuardedBody::new(DrainedBody::new(body, drains), body_rules);
         let body = poem::Body::from(body.boxed());
         let request = poem::Request::from_parts(head, body);
         // Boxed: hyper keeps one allocation per connection sized for this future, for as long as

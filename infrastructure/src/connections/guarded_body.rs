@@ -8,7 +8,8 @@
 //!   first read: a client that sends a byte just before each pause would otherwise keep a body
 //!   (up to the route's limit, 200 of them per HTTP/2 connection) for as long as it liked;
 //! - the bytes of all bodies still arriving count against one budget for the process
-//!   ([`BodyBudget`], `body_bytes_in_flight_mib`), freed when each body is dropped.
+//!   ([`BodyBudget`], `body_bytes_in_flight_mib`), freed when each body is dropped; those of the
+//!   routes that take no credential against one of their own (`unauthenticated_bodies.rs`).
 //!
 //! The reader sees an error of kind [`io::ErrorKind::TimedOut`] for either deadline (408
 //! `REQUEST_TIMEOUT` where the body is read) and [`io::ErrorKind::OutOfMemory`] past the budget
@@ -38,6 +39,11 @@ impl BodyBudget {
         Self {
             bytes: Arc::new(Semaphore::new(bytes.min(Semaphore::MAX_PERMITS))),
         }
+    }
+
+    /// A budget of `mib` MiB (a setting's; its range is checked at load).
+    pub fn of_mib(mib: u64) -> Self {
+        Self::new(usize::try_from(mib).unwrap_or(usize::MAX).saturating_mul(1 << 20))
     }
 
     /// Adds `bytes` to what `held` holds; false when the budget has not that much left.

@@ -8,9 +8,11 @@ mod detached_head;
 mod drained_body;
 mod guarded_body;
 mod no_delay;
+mod per_address;
 mod protocol;
 mod self_wakes;
 mod slots;
+mod unauthenticated_bodies;
 mod watch;
 
 use std::future::Future;
@@ -30,10 +32,12 @@ use tokio_util::task::TaskTracker;
 
 pub use self::guarded_body::BodyBudget;
 pub use self::no_delay::NoDelay;
+pub use self::unauthenticated_bodies::UnauthenticatedBodies;
 
 use crate::settings::ConnectionSettings;
 
 use self::connection::{Accepted, Stop};
+use self::per_address::PerAddress;
 use self::slots::{Admission, Slots};
 
 /// Descriptors kept free of connections: the database pool, the data files, the logs.
@@ -49,12 +53,17 @@ pub struct ConnectionLimits {
     pub idle_timeout: Duration,
     /// A request body must arrive whole within this of its handler's first read.
     pub body_read_timeout: Duration,
-    /// The bytes all request bodies still arriving may hold at once.
+    /// The bytes all request bodies still arriving may hold at once, but those of
+    /// `unauthenticated_bodies`' routes.
     pub body_budget: BodyBudget,
+    /// The routes that take no credential, whose bodies have a budget of their own.
+    pub unauthenticated_bodies: UnauthenticatedBodies,
     /// Connections served in full, live-channel sockets included.
     pub max_connections: usize,
     /// Connections past the cap admitted for `/healthz` and `/readyz` only.
     pub health_headroom: usize,
+    /// Connections one peer address may hold at once (0: no such cap; `per_address.rs`).
+    pub max_per_address: usize,
 }
 
 impl ConnectionLimits {
@@ -65,13 +74,14 @@ impl ConnectionLimits {
             header_read_timeout: Duration::from_secs(c.header_read_timeout_seconds),
             idle_timeout: Duration::from_secs(c.idle_timeout_seconds),
             body_read_timeout: Duration::from_secs(c.body_read_timeout_seconds),
-            body_budget: BodyBudget::new(
-                usize::try_from(c.body_bytes_in_flight_mib)
-                    .unwrap_or(usize::MAX)
-                    .saturating_mul(1 << 20),
-            ),
+            body_budget: BodyBudget::of_mib(c.body_bytes_in_flight_mib),
+            unauthenticated_bodies: UnauthenticatedBodies {
+                budget: BodyBudget::of_mib(c.unauthenticated_body_bytes_in_flight_mib),
+                paths: &[],
+            },
             max_connections: c.max_connections,
             health_headroom: c.health_headroom,
+            max_per_address: c.max_per_address,
         }
     }
 
@@ -82,6 +92,21 @@ impl ConnectionLimits {
         let limits = Self::from_settings(c);
         let open_file_limit = crate::open_files::raise_limit().map(|(_, after)| after);
         limits.fitted_to(open_file_limit)
+    }
+
+    /// Reads the bodies of the routes under `paths` (path prefixes) under their own budget.
+    pub fn with_unauthenticated_paths(mut self, paths: &'static [&'static str]) -> Self {
+        self.unauthenticated_bodies.paths = paths;
+        self
+    }
+
+    /// The budget a body sent to `path` counts against.
+    fn body_budget_of(&self, path: &str) -> &BodyBudget {
+        if self.unauthenticated_bodies.serves(path) {
+            &self.unauthenticated_bodies.budget
+        } else {
+            &self.body_budget
+        }
     }
 
     /// Lowers the cap so that connections cannot exhaust the open-file limit.
@@ -154,6 +179,7 @@ pub async fn serve<A: Acceptor>(
 ) -> io::Result<()> {
     let endpoint = Arc::new(endpoint);
     let slots = Slots::new(limits.max_connections, limits.health_headroom);
+    let per_address = PerAddress::new(limits.max_per_address);
     let stop = Stop {
         drain: CancellationToken::new(),
         abort: CancellationToken::new(),
@@ -164,11 +190,21 @@ pub async fn serve<A: Acceptor>(
         let Ok((io, local, remote, scheme)) = accepted else {
             return;
         };
-        // Past the headroom, dropping the stream closes it at once.
+        // Refused connections are dropped, which closes them at once. A peer past its own cap
+        // is refused before it takes a place under the server's.
+        let peer = remote.as_socket_addr().map(|address| address.ip());
+        let Ok(address_place) = per_address.admit(peer) else {
+            tracing::debug!(
+                peers = per_address.peers(),
+                "connection refused: its address is at its connection limit"
+            );
+            return;
+        };
         let Some((slot, admission)) = slots.admit(draining.is_set()) else {
             tracing::debug!(open = slots.open(), "connection refused: at the connection limit");
             return;
         };
+        let slot = slot.with_address_place(address_place);
         let accepted = Accepted {
             io,
             local,
@@ -192,6 +228,7 @@ pub async fn serve<A: Acceptor>(
 
     tracing::info!(
         max_connections = limits.max_connections,
+        max_per_address = limits.max_per_address,
         header_read_timeout_seconds = limits.header_read_timeout.as_secs(),
         idle_timeout_seconds = limits.idle_timeout.as_secs(),
         "server started"
@@ -248,8 +285,13 @@ mod tests {
             idle_timeout: Duration::from_secs(60),
             body_read_timeout: Duration::from_secs(60),
             body_budget: BodyBudget::new(1 << 20),
+            unauthenticated_bodies: UnauthenticatedBodies {
+                budget: BodyBudget::new(1 << 20),
+                paths: &[],
+            },
             max_connections,
             health_headroom: 16,
+            max_per_address: 0,
         }
     }
 

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::per_address::AddressPlace;
+
 /// What an admitted connection may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Admission {
@@ -21,9 +23,19 @@ pub struct Slots {
     health_headroom: usize,
 }
 
-/// One open connection's place under the cap, given back when dropped.
+/// One open connection's place under the cap, given back when dropped, with its place under its
+/// peer's cap (`per_address.rs`) if it has one.
 pub struct Slot {
     open: Arc<AtomicUsize>,
+    _address: Option<AddressPlace>,
+}
+
+impl Slot {
+    /// This slot, also holding `place` until the connection closes.
+    pub fn with_address_place(mut self, place: Option<AddressPlace>) -> Self {
+        self._address = place;
+        self
+    }
 }
 
 impl Drop for Slot {
@@ -46,6 +58,7 @@ impl Slots {
         let before = self.open.fetch_add(1, Ordering::AcqRel);
         let slot = Slot {
             open: self.open.clone(),
+            _address: None,
         };
         match before {
             // While shutting down, new connections only answer the probes.

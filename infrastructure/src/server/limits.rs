@@ -26,9 +26,11 @@ pub(super) fn public_demo_limit(settings: &Settings) -> Result<Option<Generation
     ))))
 }
 
-/// `[connections]` for this process (`ConnectionLimits::for_this_process`).
+/// `[connections]` for this process (`ConnectionLimits::for_this_process`), the bodies of the
+/// routes that take no credential under their own budget.
 pub(super) fn connection_limits(settings: &Settings) -> ConnectionLimits {
     ConnectionLimits::for_this_process(&settings.connections)
+        .with_unauthenticated_paths(svc_http::UNAUTHENTICATED_BODY_PATHS)
 }
 
 /// The tool-call limiter of `[tool_calls]`; `None` when `calls_per_window` is 0.

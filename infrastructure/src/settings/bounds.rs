@@ -88,6 +88,12 @@ mod tests {
                 Some("connections.idle_timeout_seconds must be at least 1, not 0"),
             ),
             ("SVC_CONNECTIONS__IDLE_TIMEOUT_SECONDS", "86400", None),
+            ("SVC_CONNECTIONS__MAX_PER_ADDRESS", "0", None),
+            (
+                "SVC_CONNECTIONS__MAX_PER_ADDRESS",
+                "1048577",
+                Some("connections.max_per_address must be at most 1048576, not 1048577"),
+            ),
             (
                 "SVC_CONNECTIONS__HEADER_READ_TIMEOUT_SECONDS",
                 "18446744073709551615",
@@ -119,6 +125,11 @@ mod tests {
                 "SVC_FEDERATION__JWKS_TTL_SECONDS",
                 "40000000000",
                 Some("federation.jwks_ttl_seconds must be at most 604800, not 40000000000"),
+            ),
+            (
+                "SVC_BLUEPRINTS__EMBEDDING_TIMEOUT_SECONDS",
+                "0",
+                Some("blueprints.embedding_timeout_seconds must be at least 1, not 0"),
             ),
             (
                 "SVC_GENERATION__MAX_ATTEMPTS",

@@ -191,9 +191,18 @@ pub struct ConnectionSettings {
     pub body_read_timeout_seconds: u64,
     #[schemars(range(min = 1, max = 1_048_576))]
     pub body_bytes_in_flight_mib: u64,
+    /// The budget of the bodies of routes that take no credential (sign-in and the other
+    /// forms), apart from `body_bytes_in_flight_mib` (`connections/unauthenticated_bodies.rs`).
+    #[schemars(range(min = 1, max = 1_048_576))]
+    pub unauthenticated_body_bytes_in_flight_mib: u64,
     #[schemars(range(min = 1))]
     pub max_connections: usize,
     pub health_headroom: usize,
+    /// Connections one peer address (an IPv6 peer's /64) may hold at once; past it a new one is
+    /// closed at once. 0: no such cap, the default: behind a reverse proxy every connection is
+    /// the proxy's (README, "Connections").
+    #[schemars(range(max = 1_048_576))]
+    pub max_per_address: usize,
 }
 
 impl Default for ConnectionSettings {
@@ -203,8 +212,10 @@ impl Default for ConnectionSettings {
             idle_timeout_seconds: 60,
             body_read_timeout_seconds: 60,
             body_bytes_in_flight_mib: 256,
+            unauthenticated_body_bytes_in_flight_mib: 32,
             max_connections: 10_000,
             health_headroom: 16,
+            max_per_address: 0,
         }
     }
 }

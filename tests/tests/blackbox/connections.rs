@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use svc_tests::raw_http::{closed_within, dribble_until_closed};
+use svc_tests::raw_http::{closed_within, dribble_until_closed, exchange};
 use svc_tests::{Auth, Backend, TestApp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -27,22 +27,6 @@ fn address(app: &TestApp) -> String {
 
 fn get(path: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-}
-
-/// Sends one request on a kept-alive connection and reads its answer (a small JSON body).
-async fn exchange(stream: &mut TcpStream, request: &str) -> String {
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !String::from_utf8_lossy(&seen).ends_with('}') {
-        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
-            .await
-            .expect("an answer")
-            .unwrap();
-        assert!(n > 0, "closed before answering: {}", String::from_utf8_lossy(&seen));
-        seen.extend_from_slice(&buf[..n]);
-    }
-    String::from_utf8_lossy(&seen).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

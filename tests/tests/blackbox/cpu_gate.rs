@@ -40,7 +40,7 @@ fn deep_props(depth: usize) -> Value {
     json!({ "tree": (0..depth).fold(json!(1), |inner, _| json!({ "a": inner })) })
 }
 
-async fn one_slot_server(test: &str) -> TestApp {
+pub(super) async fn one_slot_server(test: &str) -> TestApp {
     TestApp::spawn_configured(test, Backend::Sqlite, Auth::DevAllowAll, |s| {
         s.limits.cpu_heavy_concurrency = 1;
         s.limits.cpu_heavy_wait_ms = 1;

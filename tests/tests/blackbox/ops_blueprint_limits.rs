@@ -253,13 +253,16 @@ async fn a_row_stored_over_the_caps_still_lists_and_searches_as_an_excerpt(mut a
         json!({ "blueprintId": id, "variance": { "density": "compact" } }),
     )
     .await;
+    // A filter is capped like a stored persona (200 characters): the old one is still matched
+    // by meaning by its first 200.
+    let at_the_cap: String = persona.chars().take(200).collect();
     let filtered = ops
-        .ok("svc_ops_list_blueprints", json!({ "persona": persona.clone() }))
+        .ok("svc_ops_list_blueprints", json!({ "persona": at_the_cap }))
         .await;
     assert_eq!(
         ids(&filtered),
         std::slice::from_ref(&id),
-        "its persona still matches itself"
+        "its persona still matches a filter at the cap"
     );
 
     let found = app

@@ -108,10 +108,14 @@ async fn a_burst_of_sign_ins_grows_memory_by_a_few_hashes_only() {
         let (http, base, client_id) = (http.clone(), server.base.clone(), client_id.clone());
         tokio::spawn(async move { sign_in_from(&http, &base, &client_id, n).await })
     });
+    // Past the slots and the 16 waiting per slot, an attempt is told the server is busy.
     for answer in futures_util::future::join_all(burst).await {
         let (status, body) = answer.unwrap();
-        assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
-        assert!(body.contains("The email or password is not right."), "{body}");
+        match status {
+            StatusCode::UNAUTHORIZED => assert!(body.contains("The email or password is not right."), "{body}"),
+            StatusCode::SERVICE_UNAVAILABLE => assert!(body.contains("The server is busy"), "{body}"),
+            other => panic!("{other}: {body}"),
+        }
     }
     let grown_mib = peak_resident_kib(server.pid()).saturating_sub(before) / 1024;
     let slots = std::thread::available_parallelism()

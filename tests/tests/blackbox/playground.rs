@@ -2,7 +2,9 @@
 //! a loopback listener or in dev mode, 404 on a strict server facing a network; a strict policy
 //! and no inline script; the page signs in with a key unless the server is open; the card frame's
 //! document is the render's `ui://` resource under its declared policy, granted by the session's
-//! wsToken only; `svc_render`'s text and the banner name the page when (and only when) it is served.
+//! wsToken only, and a frame read while the CPU gate is busy is told so (503 `SERVER_BUSY` with
+//! `Retry-After`), not "not found"; `svc_render`'s text and the banner name the page when (and
+//! only when) it is served.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -220,6 +222,92 @@ async fn a_strict_server_on_every_interface_serves_no_playground_and_names_none(
         .await;
     let text = body["result"]["content"][0]["text"].as_str().unwrap();
     assert!(!text.contains("playground"), "{text}");
+}
+
+/// Cards whose frames are read at once, each for the first time: with one CPU slot, the building
+/// of one card's document (or the parse of its large stored row) holds the slot while the others
+/// ask for it.
+const CARDS_AT_ONCE: usize = 4;
+/// Bursts tried: the reads of one burst may, rarely, each find the slot free.
+const BURSTS: usize = 3;
+
+/// Props of about a megabyte: a document that takes a while to build.
+fn large_props(n: usize) -> Value {
+    json!({ "title": format!("card {n}"), "text": "<&>".repeat(350_000) })
+}
+
+/// `CARDS_AT_ONCE` cards rendered with large props, with their frames' paths.
+async fn large_cards(app: &TestApp, contract: &Value) -> Vec<(String, String)> {
+    let mut sessions = Vec::new();
+    for n in 0..CARDS_AT_ONCE {
+        let handshake = app
+            .tool_ok(
+                "svc_handshake",
+                json!({ "intent": "large card", "blueprintDraft": { "contract": contract } }),
+            )
+            .await;
+        // Sent raw: the harness checks every answer against the tool's schema, slowly for these.
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "svc_render",
+            "arguments": { "handshakeId": handshake["handshakeId"], "props": large_props(n) } } });
+        let (status, _, answer) = app.post_raw(Some(&app.bearer), body.to_string()).await;
+        assert_eq!(status, StatusCode::OK, "{}", answer["error"]);
+        sessions.push(
+            answer["result"]["structuredContent"]["sessionId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{}", answer.to_string().chars().take(600).collect::<String>()))
+                .to_owned(),
+        );
+    }
+    let listed = app.tool_ok("svc_list_sessions", json!({})).await;
+    sessions
+        .into_iter()
+        .map(|session| {
+            let token = listed["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|row| row["sessionId"] == session.as_str())
+                .and_then(|row| row["wsToken"].as_str())
+                .expect("a listed active session has a wsToken")
+                .to_owned();
+            let path = format!("/_svc/playground/card/{session}?token={token}");
+            (session, path)
+        })
+        .collect()
+}
+
+/// A card whose document cannot get a CPU slot in time answers 503 `SERVER_BUSY` with
+/// `Retry-After`, as `resources/read` does, and the same card is served once the slot is free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_read_while_the_cpu_gate_is_busy_is_told_to_retry_not_that_it_is_missing() {
+    let app = super::cpu_gate::one_slot_server("playground_busy").await;
+    let contract = json!({ "propsSpec": { "type": "object", "properties": {
+        "title": { "type": "string" }, "text": { "type": "string" } } } });
+    let mut busy = None;
+    for _ in 0..BURSTS {
+        let cards = large_cards(&app, &contract).await;
+        let frames = futures_util::future::join_all(cards.iter().map(|(_, path)| get(&app, path))).await;
+        for ((session, path), frame) in cards.into_iter().zip(frames) {
+            match frame.status() {
+                StatusCode::OK => {}
+                StatusCode::SERVICE_UNAVAILABLE => busy = Some((session, path, frame)),
+                other => panic!("{other}: {}", frame.text().await.unwrap_or_default()),
+            }
+        }
+        if busy.is_some() {
+            break;
+        }
+    }
+    let (session, path, frame) = busy.expect("one slot cannot build several cards at once");
+    assert_eq!(frame.headers()["retry-after"], "1", "1 ms of wait rounds up to 1 s");
+    let body: Value = frame.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({ "error": { "code": "SERVER_BUSY", "message": "Server busy with other heavy work; retry later", "retryAfterSeconds": 1 } })
+    );
+    let retried = get(&app, &path).await;
+    assert_eq!(retried.status(), StatusCode::OK, "the slot is free again");
+    assert!(retried.text().await.unwrap().contains(&session));
 }
 
 #[test]

@@ -253,9 +253,10 @@ async fn large_document_builds_leave_healthz_answering() {
         .await
         .expect("SQLite is always available");
     let sessions = render_large_cards(&app, LARGE_CARDS).await;
-    // The first read of a session just written parses its stored row (on the worker, once per
-    // write: not what this test is about). Read each once for an epoch it does not have, which
-    // reads the session and answers "not found" without building a document.
+    // The first read of a session just written parses its stored row (a large one on the CPU
+    // gate, once per write: `svc-sql`'s `session_large_rows` tests; not what this test is
+    // about). Read each once for an epoch it does not have, which reads the session and
+    // answers "not found" without building a document.
     for session in &sessions {
         let (_, answer) = read(&app, &format!("ui://svc/render/{session}#2")).await;
         assert_eq!(answer["error"]["code"], -32002, "{answer}");

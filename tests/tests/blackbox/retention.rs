@@ -1,11 +1,13 @@
 //! The retention sweep (`[retention]`), seen from outside: a session past its grace answers as
 //! Document 1 says for a session that no longer exists (-32002, "expired or deleted"), and
-//! disappears from listings; a session's old events are trimmed to what a replay serves, so a
+//! disappears from listings, and no row of it (frozen cards, gestures, deliveries) is left in the
+//! database; a session's old events are trimmed to what a replay serves, so a
 //! replay from an older cursor reports the gap even on a server replaying more, while every
 //! gesture the agent had not drained is still consumed.
 
 use std::time::Duration;
 
+use sea_orm::{ConnectionTrait, Database, Statement};
 use serde_json::{Value, json};
 use svc_tests::live::LiveClient;
 use svc_tests::{Auth, Backend, TestApp, on_both_backends};
@@ -25,7 +27,30 @@ fn contract() -> Value {
     })
 }
 
-/// Renders a card living `ttl_seconds` (the server's one-second default without); returns its
+/// The server's lifetime of a card rendered without `ttlSeconds`: long enough to write under it.
+const BRIEF_TTL_SECONDS: u64 = 5;
+
+/// Tables holding a session's rows.
+const SESSION_TABLES: [&str; 4] = ["sessions", "session_history", "action_events", "stream_envelopes"];
+
+/// How many rows of each of [`SESSION_TABLES`] the database holds for `session`.
+async fn stored_rows(app: &TestApp, session: &str) -> Vec<i64> {
+    let db = Database::connect(&app.settings.database_url()).await.expect("connect");
+    let mut counts = Vec::new();
+    for table in SESSION_TABLES {
+        let sql = format!("SELECT COUNT(*) AS n FROM {table} WHERE session_id = '{session}'");
+        let row = db
+            .query_one_raw(Statement::from_string(db.get_database_backend(), sql))
+            .await
+            .expect("count")
+            .expect("a row");
+        counts.push(row.try_get::<i64>("", "n").expect("a count"));
+    }
+    let _ = db.close().await;
+    counts
+}
+
+/// Renders a card living `ttl_seconds` (the server's brief default without); returns its
 /// session id and `_meta['ai.svc/render']` slice.
 async fn card(app: &TestApp, ttl_seconds: Option<u64>) -> (String, Value) {
     let hs = app
@@ -82,7 +107,7 @@ async fn deleted(app: &TestApp, session: &str) {
 async fn sessions_past_their_grace_and_events_no_replay_serves_go(backend: Backend) {
     let test = "sessions_past_their_grace_and_events_no_replay_serves_go";
     let Some(mut app) = TestApp::spawn_configured(test, backend, Auth::DevAllowAll, |s| {
-        s.sessions.default_ttl_seconds = 1;
+        s.sessions.default_ttl_seconds = BRIEF_TTL_SECONDS;
         s.retention.expired_session_days = 0;
         s.retention.sweep_interval_seconds = 1;
         s.retention.batch_rows = 2;
@@ -114,9 +139,29 @@ async fn sessions_past_their_grace_and_events_no_replay_serves_go(backend: Backe
     }
     drop(ws);
 
-    // A card living a second, expired at once: with no grace the next sweep deletes it.
-    let (brief, _) = card(&app, None).await;
+    // A brief card, written under while it lives (a frozen card, a gesture, a delivery): with no
+    // grace the sweep after its expiry deletes it with all of them.
+    let (brief, brief_slice) = card(&app, None).await;
+    let (mut ws, _) = subscribed(&app, &brief_slice, json!({})).await;
+    gesture(&mut ws, &brief, 1).await;
+    let updated = app
+        .tool_ok(
+            "svc_update",
+            json!({ "sessionId": brief, "kind": "replace", "props": { "title": "u" } }),
+        )
+        .await;
+    assert_eq!(updated["epoch"], 2, "written while it lived: {updated}");
+    ws.expect("props_update").await;
+    app.tool_ok(
+        "svc_emit",
+        json!({ "sessionId": brief, "channel": "log", "payload": "brief line" }),
+    )
+    .await;
+    ws.expect("data").await;
+    drop(ws);
+    assert_eq!(stored_rows(&app, &brief).await, [1, 1, 1, 1]);
     deleted(&app, &brief).await;
+    assert_eq!(stored_rows(&app, &brief).await, [0, 0, 0, 0], "no row of it is left");
     for tool in ["svc_get_session", "svc_get_render_source"] {
         let err = app.tool_rpc_error(tool, json!({ "sessionId": brief })).await;
         assert_eq!(err["code"], -32002, "{tool}: {err}");

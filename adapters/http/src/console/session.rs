@@ -223,6 +223,10 @@ fn sign_in_failure(req: &Request, state: &ConsoleRoutes, error: ConsoleError) ->
             let ip = client_ip(req, state.trust_proxy);
             crate::rate_limited::rate_limited(quota, ip, "too many sign-in attempts", seconds)
         }
+        ConsoleError::Account(AccountServiceError::Busy(busy)) => crate::busy::busy_json(
+            busy,
+            "the server is checking as many passwords as it can at once; retry shortly",
+        ),
         ConsoleError::Account(AccountServiceError::Refused) => refusal(
             StatusCode::UNAUTHORIZED,
             "invalid_credentials",

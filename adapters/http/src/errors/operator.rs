@@ -47,7 +47,7 @@ impl OpsError for AppServiceError {
         match self {
             Self::InvalidName(_) => Argument("displayName"),
             Self::SystemPromptTooLong { .. } => Argument("systemPrompt"),
-            Self::NotFound => Refusal(self.code()),
+            Self::NotFound | Self::OwnerFull(_) => Refusal(self.code()),
             Self::Storage(e) => repository(e),
         }
     }
@@ -160,6 +160,7 @@ impl OpsError for OpsBlueprintError {
             Self::InvalidContract(_) | Self::ContractOverBudget(_) => Argument("contract"),
             Self::ComponentOverBudget(_) => Argument("componentCode"),
             Self::TextTooLong(e) => Argument(operator_text(e.field)),
+            Self::VarianceTooLarge(_) => Argument("variance"),
             Self::InvalidLimit(_) => Argument("limit"),
             Self::InvalidCursor => Argument("cursor"),
             Self::GeneratorNotFound(_)

@@ -13,9 +13,11 @@ use svc_application::services::hosted::ProviderKeyServiceError;
 use svc_application::services::operator::{
     ConnectorKeyServiceError, CouponServiceError, CreditServiceError, OpsBlueprintError, OrgServiceError,
 };
+use svc_domain::app::OwnerAppsFull;
 use svc_domain::blueprint::app_capacity::AppBlueprintsFull;
 use svc_domain::blueprint::listing_page::InvalidBlueprintPageLimit;
 use svc_domain::blueprint::operator_texts::{OperatorText, OperatorTextTooLong};
+use svc_domain::blueprint::variance_patch::VarianceTooLarge;
 use svc_domain::budget::{Budget, BudgetExceeded};
 use svc_domain::connector_key::ConnectorKeyError;
 use svc_domain::coupon::CouponError;
@@ -73,6 +75,7 @@ fn every_app_error() -> Vec<(AppServiceError, ErrorKind)> {
         AppServiceError::InvalidName(name_error()),
         AppServiceError::SystemPromptTooLong { chars: 10_001 },
         AppServiceError::NotFound,
+        AppServiceError::OwnerFull(OwnerAppsFull { stored: 100 }),
         AppServiceError::Storage(storage()),
     ];
     all.into_iter()
@@ -81,6 +84,7 @@ fn every_app_error() -> Vec<(AppServiceError, ErrorKind)> {
                 AppServiceError::InvalidName(_) => Argument("displayName"),
                 AppServiceError::SystemPromptTooLong { .. } => Argument("systemPrompt"),
                 AppServiceError::NotFound => Refusal("app_not_found"),
+                AppServiceError::OwnerFull(_) => Refusal("app_limit_reached"),
                 AppServiceError::Storage(_) => Internal,
             };
             (e, expected)
@@ -273,6 +277,7 @@ fn every_blueprint_error() -> Vec<(OpsBlueprintError, ErrorKind)> {
             chars: 10_001,
         }),
         OpsBlueprintError::AppFull(AppBlueprintsFull { stored: 10_000 }),
+        OpsBlueprintError::VarianceTooLarge(VarianceTooLarge { fields: 33 }),
         OpsBlueprintError::InvalidLimit(InvalidBlueprintPageLimit(0)),
         OpsBlueprintError::InvalidCursor,
         OpsBlueprintError::Overloaded { retry_after_seconds: 7 },
@@ -303,6 +308,7 @@ fn every_blueprint_error() -> Vec<(OpsBlueprintError, ErrorKind)> {
                     OperatorText::SeedPrompt => "seedPrompt",
                 }),
                 OpsBlueprintError::AppFull(_) => Refusal("blueprint_limit_reached"),
+                OpsBlueprintError::VarianceTooLarge(_) => Argument("variance"),
                 OpsBlueprintError::InvalidLimit(_) => Argument("limit"),
                 OpsBlueprintError::InvalidCursor => Argument("cursor"),
                 OpsBlueprintError::Overloaded { retry_after_seconds } => ErrorKind::Overloaded {

@@ -1,11 +1,15 @@
 //! The `pollingUrl` fallback for cards whose WebSocket is blocked: the same frames over HTTP.
 //!
 //! `GET /_svc/poll/<sessionId>?token=T[&fromSeq=N][&sinceSequence=M][&revision=R][&wait=S]`
-//! answers `{ frames: [...], cursors: { revision, lastStreamSeq, lastSequence } }`, waiting up to
+//! answers `{ frames: [...], cursors: { revision, lastStreamSeq, lastSequence }, more }`, waiting up to
 //! `wait` seconds (0 to 25, default 20) for something new, or until the server's drain begins.
 //! `token` is a `wsToken` or a session token. Frames: `props_update` when the session's revision
 //! differs from `revision`, `data` after `fromSeq`, `render_event` after `sinceSequence` (with a
 //! leading `system replay_gap` when a cursor is older than the replay buffer). Pass the returned cursors to the next poll.
+//! One answer carries at most 1 MiB of replayed frames (`poll_answer`); `more: true` says frames
+//! were left out, and its cursors point past the last frame it carries.
+//! A session has at most 4 GETs in flight (until the connection took the whole answer) and 200 a
+//! second (`polling_gates`); past either the GET is answered 429 with `Retry-After: 1`.
 //!
 //! `POST /_svc/poll/<sessionId>?token=T` with one client frame (`action` or
 //! `host_context_observed`) answers `{ frames: [...] }` with what the socket would have answered.
@@ -26,6 +30,8 @@ use svc_application::services::agent::{AgentError, Caller, PollHolder};
 use super::connection::action;
 use super::flood_gate::Verdict;
 use super::frames::{self, ReplayGaps};
+use super::poll_answer::{ANSWER_BUDGET_BYTES, Answer, Asked, Pending};
+use super::polling_gates::{POLLS_IN_FLIGHT_PER_SESSION, POLLS_PER_SECOND, PollInFlight, PollRefused};
 use super::subscribe::ack_payload;
 use crate::TokenKind;
 use crate::route_states::LiveRoutes;
@@ -103,51 +109,99 @@ fn internal(e: AgentError) -> Response {
         .into_response()
 }
 
-/// Frames a poller has not seen yet, and its next cursors. The first poll (no `revision`) starts
-/// with the `ack` the socket would send, carrying a session token when `ws_token` was used.
+/// Frames a poller has not seen yet, at most [`ANSWER_BUDGET_BYTES`] of them, and its next
+/// cursors. The first poll (no `revision`) starts with the `ack` the socket would send, carrying
+/// a session token when `ws_token` was used.
 async fn pending(
     state: &LiveRoutes,
     caller: &Caller,
     session_id: &str,
     q: &PollQuery,
     ws_token: bool,
-) -> Result<(Vec<Value>, Value), AgentError> {
+) -> Result<Answer, AgentError> {
     let snapshot = state.agent.live_snapshot(caller, session_id).await?;
     let session = &snapshot.session;
-    let mut replayed = vec![];
-    let mut last_stream_seq = snapshot.last_stream_seq;
-    let mut gaps = ReplayGaps::default();
-    if let Some(after) = q.since_sequence {
-        let replay = state.agent.replay_actions(session_id, after).await?;
-        gaps.actions = replay.gap;
-        replayed.extend(replay.items.iter().map(|e| parse(&frames::render_event(e))));
-    }
-    if let Some(after) = q.from_seq {
-        let replay = state.agent.replay_streams(session_id, after).await?;
-        gaps.streams = replay.gap;
-        if let Some(last) = replay.items.last() {
-            last_stream_seq = last.seq;
-        }
-        replayed.extend(replay.items.iter().map(|e| parse(&frames::data(e))));
-    }
-    let mut out = vec![];
+    let actions = match q.since_sequence {
+        Some(after) => Some(Asked {
+            after,
+            replay: state.agent.replay_actions(session_id, after).await?,
+        }),
+        None => None,
+    };
+    let streams = match q.from_seq {
+        Some(after) => Some(Asked {
+            after,
+            replay: state.agent.replay_streams(session_id, after).await?,
+        }),
+        None => None,
+    };
+    let gaps = ReplayGaps {
+        actions: actions.as_ref().is_some_and(|a| a.replay.gap),
+        streams: streams.as_ref().is_some_and(|s| s.replay.gap),
+    };
+    let mut leading = vec![];
     match q.revision {
         None => {
             let key_id = caller.key_id.as_deref();
             let ack = ack_payload(state, &snapshot, q.from_seq, q.since_sequence, gaps, ws_token, key_id);
-            out.push(json!({ "type": "ack", "payload": ack }));
+            leading.push(frames::frame("ack", ack));
         }
         Some(revision) if revision != session.revision => {
-            out.push(json!({ "type": "props_update", "payload": { "sessionId": session_id, "props": session.head.props, "epoch": session.head.epoch } }));
+            leading.push(frames::frame(
+                "props_update",
+                json!({ "sessionId": session_id, "props": session.head.props, "epoch": session.head.epoch }),
+            ));
         }
         Some(_) => {}
     }
     if gaps.any() {
-        out.push(json!({ "type": "system", "payload": frames::replay_gap(gaps) }));
+        leading.push(frames::frame("system", frames::replay_gap(gaps)));
     }
-    out.extend(replayed);
-    let cursors = json!({ "revision": session.revision, "lastStreamSeq": last_stream_seq, "lastSequence": session.event_sequence });
-    Ok((out, cursors))
+    let pending = Pending {
+        revision: session.revision,
+        leading,
+        actions,
+        streams,
+        event_sequence: session.event_sequence,
+        last_stream_seq: snapshot.last_stream_seq,
+    };
+    Ok(pending.answer(ANSWER_BUDGET_BYTES))
+}
+
+/// The answer as a body that keeps the GET's place in flight until the connection has taken all
+/// of it: a client that reads nothing (an HTTP/2 stream whose window stays at zero) keeps its
+/// place instead of leaving the answer in memory and asking for another.
+fn answered(answer: &Answer, in_flight: PollInFlight) -> Response {
+    let json = match serde_json::to_vec(answer) {
+        Ok(json) => json,
+        Err(e) => return internal(AgentError::Internal(e.into())),
+    };
+    let body = futures_util::stream::unfold((Some(json), in_flight), |(json, in_flight)| async move {
+        json.map(|json| (Ok::<_, std::io::Error>(json), (None, in_flight)))
+    });
+    Response::builder()
+        .content_type("application/json; charset=utf-8")
+        .body(poem::Body::from_bytes_stream(body))
+}
+
+/// A GET refused before it was read: too many of the session's in flight, or too many a second.
+fn poll_refused(refused: PollRefused) -> Response {
+    let message = match refused {
+        PollRefused::TooMany => {
+            format!("this session has {POLLS_IN_FLIGHT_PER_SESSION} polls in flight; poll again when one has ended")
+        }
+        PollRefused::TooFast => {
+            format!("more than {POLLS_PER_SECOND} polls of this session in a second; wait a second")
+        }
+    };
+    too_many_requests(&message)
+}
+
+fn too_many_requests(message: &str) -> Response {
+    let body = json!({ "error": { "code": "RATE_LIMITED", "message": message } });
+    let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
+    response.headers_mut().insert("retry-after", 1.into());
+    response
 }
 
 fn parse(frame: &str) -> Value {
@@ -162,6 +216,10 @@ pub async fn poll(
 ) -> Response {
     let Some((caller, ws_token)) = authenticated(state, &session_id, &q.token).await else {
         return refused();
+    };
+    let in_flight = match state.polling_flood_gates.admit_poll(&session_id) {
+        Ok(in_flight) => in_flight,
+        Err(refused) => return poll_refused(refused),
     };
     let _counted = crate::observe::held(&crate::observe::METRICS.long_polls);
     // Listen before reading, so an event between the read and the wait still wakes us.
@@ -184,23 +242,23 @@ pub async fn poll(
     let drained = state.held.released();
     tokio::pin!(drained);
     loop {
-        let (out, cursors) = match pending(state, &caller, &session_id, &q, ws_token).await {
-            Ok(p) => p,
+        let answer = match pending(state, &caller, &session_id, &q, ws_token).await {
+            Ok(answer) => answer,
             Err(AgentError::SessionNotFound) => return refused(),
             Err(e) => return internal(e),
         };
-        if !out.is_empty() || tokio::time::Instant::now() >= deadline {
-            return Json(json!({ "frames": out, "cursors": cursors })).into_response();
+        if !answer.frames.is_empty() || tokio::time::Instant::now() >= deadline {
+            return answered(&answer, in_flight);
         }
         tokio::select! {
             woke = tokio::time::timeout_at(deadline, events.recv()) => {
                 if woke.is_err() {
-                    return Json(json!({ "frames": [], "cursors": cursors })).into_response();
+                    return answered(&answer, in_flight);
                 }
             }
             () = super::revoked(revocation.as_mut()) => return refused(),
             // The server is shutting down: nothing new, poll again (elsewhere).
-            () = &mut drained => return Json(json!({ "frames": [], "cursors": cursors })).into_response(),
+            () = &mut drained => return answered(&answer, in_flight),
         }
     }
 }
@@ -215,18 +273,13 @@ pub async fn send(
     let Some(caller) = caller_for(state, &session_id, &q.token).await else {
         return refused();
     };
-    match state.polling_flood_gates.admit(&session_id) {
+    match state.polling_flood_gates.admit_frame(&session_id) {
         Verdict::Pass => {}
         Verdict::Warn => {
             return Json(json!({ "frames": [parse(&frames::error("RATE_LIMITED", "too many frames; slow down"))] }))
                 .into_response();
         }
-        Verdict::Close => {
-            let body = json!({ "error": { "code": "RATE_LIMITED", "message": "too many frames; wait a second" } });
-            let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
-            response.headers_mut().insert("retry-after", 1.into());
-            return response;
-        }
+        Verdict::Close => return too_many_requests("too many frames; wait a second"),
     }
     let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
     let answered = match frame["type"].as_str().unwrap_or_default() {

@@ -8,11 +8,11 @@ use poem::http::StatusCode;
 use poem::{Body, Request, Response};
 use svc_application::services::accounts::{AccountServiceError, SignIn};
 use svc_application::services::oauth::{
-    ApproveError, AuthorizationRequest, AuthorizeError, ClientDocumentRefused, ConsentCredential,
-    ValidatedAuthorization,
+    ApproveError, AuthorizationRequest, AuthorizeError, ConsentCredential, ValidatedAuthorization,
 };
 use svc_application::services::rate_limit::address_key;
 
+use super::consent_origin;
 use super::consent_page::{ConsentForm, error_page};
 use super::params::{MAX_BODY_BYTES, Params};
 use super::rejected_page::rejected_page;
@@ -36,7 +36,7 @@ pub(super) fn redirect(location: &str) -> Response {
 pub(super) fn refused(oauth: &OAuth, error: AuthorizeError) -> Response {
     match error {
         AuthorizeError::NotRedirectable(message) => error_page(StatusCode::BAD_REQUEST, message),
-        AuthorizeError::ClientDocument(refused @ ClientDocumentRefused::Busy) => {
+        AuthorizeError::ClientDocument(refused) if refused.is_busy() => {
             error_page(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string())
         }
         AuthorizeError::ClientDocument(refused) => error_page(StatusCode::BAD_REQUEST, &refused.to_string()),
@@ -116,6 +116,9 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<RestRoutes>) -
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
+    if let Some(origin) = oauth.consent_origins.foreign(req) {
+        return consent_origin::refused_from(&origin);
+    }
     let bytes = match crate::body_limit::read_limited(body, MAX_BODY_BYTES).await {
         Ok(bytes) => bytes,
         Err(Unread::TooLarge) => return error_page(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large."),
@@ -235,6 +238,7 @@ async fn signed_out(
             let ip = client_ip(req, oauth.options.trust_proxy);
             return crate::rate_limited::rate_limited(quota, ip, "too many sign-in attempts", seconds);
         }
+        AccountServiceError::Busy(busy) => return crate::busy::busy_page(*busy),
         AccountServiceError::Refused => (
             "The email or password is not right.".to_owned(),
             StatusCode::UNAUTHORIZED,

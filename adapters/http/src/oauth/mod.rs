@@ -5,7 +5,8 @@
 //! - `POST /oauth/register`: open dynamic registration, rate limited per client address;
 //! - `GET /oauth/authorize`: checks the request, then shows the consent form (or redirects to
 //!   the configured consent URL); a request that fails a check gets an error page, never a
-//!   redirect to the client; `POST /oauth/authorize`: the consent form's answer;
+//!   redirect to the client; `POST /oauth/authorize`: the consent form's answer, from pages of
+//!   the issuer's or the consent URL's origin only (`consent_origin`);
 //! - `POST /oauth/token`: the authorization-code grant.
 //!
 //! Without `--oauth` every one of these paths answers 404. poem-openapi routes them (`api`) and
@@ -13,6 +14,7 @@
 
 mod api;
 mod authorize;
+mod consent_origin;
 mod consent_page;
 mod discovery;
 mod document_fetcher;
@@ -33,6 +35,7 @@ use svc_application::services::oauth::OAuthService;
 use svc_domain::oauth::Issuer;
 
 use crate::route_states::RestRoutes;
+use consent_origin::ConsentOrigins;
 use rate_limit::PerAddressLimit;
 
 pub(crate) use api::OAuthApi;
@@ -57,6 +60,8 @@ pub struct OAuthOptions {
 pub struct OAuth {
     service: OAuthService,
     options: OAuthOptions,
+    /// The pages that may post the consent form.
+    consent_origins: ConsentOrigins,
     registrations: PerAddressLimit,
     external_sign_ins: PerAddressLimit,
 }
@@ -69,17 +74,24 @@ impl OAuth {
         options: OAuthOptions,
         windows: Arc<dyn svc_application::ports::rate_windows::SharedWindows>,
     ) -> Result<Self, String> {
-        if let Some(consent_url) = &options.consent_url {
-            let parsed = url::Url::parse(consent_url).map_err(|e| format!("oauth.consent_url {consent_url:?}: {e}"))?;
-            if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(format!("oauth.consent_url {consent_url:?} must be an http(s) URL"));
+        let consent_url = match &options.consent_url {
+            Some(consent_url) => {
+                let parsed =
+                    url::Url::parse(consent_url).map_err(|e| format!("oauth.consent_url {consent_url:?}: {e}"))?;
+                if !matches!(parsed.scheme(), "http" | "https") {
+                    return Err(format!("oauth.consent_url {consent_url:?} must be an http(s) URL"));
+                }
+                Some(parsed)
             }
-        }
+            None => None,
+        };
+        let consent_origins = ConsentOrigins::new(service.issuer().origin(), consent_url.as_ref());
         let registrations = PerAddressLimit::registrations(windows.clone(), service.clock());
         let external_sign_ins = PerAddressLimit::external_sign_ins(windows, service.clock());
         Ok(Self {
             service,
             options,
+            consent_origins,
             registrations,
             external_sign_ins,
         })

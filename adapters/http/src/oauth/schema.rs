@@ -194,9 +194,15 @@ pub(super) enum AppProtectedResourceAnswer {
 
 #[derive(ApiResponse)]
 pub(super) enum DocumentationAnswer {
-    /// How to connect an MCP client.
+    /// How to connect an MCP client (under the consent page's headers).
     #[oai(status = 200)]
-    Ok(Html<String>),
+    Ok(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
     /// OAuth is off.
     #[oai(status = 404)]
     NotFound,
@@ -260,13 +266,31 @@ pub(super) enum AuthorizeAnswer {
         Html<String>,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
     ),
     /// OAuth is off.
     #[oai(status = 404)]
     NotFound,
     /// The request could not be checked (storage).
     #[oai(status = 500)]
-    Failed(Html<String>, #[oai(header = "Cache-Control")] String),
+    Failed(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
+    /// A client named by its metadata document's URL, while this server fetches as many
+    /// documents as it does at once (16), or as many from that client's host (4).
+    #[oai(status = 503)]
+    Busy(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
 }
 
 /// `POST /oauth/authorize`.
@@ -288,6 +312,8 @@ pub(super) enum ConsentAnswer {
         Html<String>,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
     ),
     /// The form again: the pair code or key was not accepted.
     #[oai(status = 401)]
@@ -295,29 +321,65 @@ pub(super) enum ConsentAnswer {
         Html<String>,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
     ),
     /// OAuth is off.
     #[oai(status = 404)]
     NotFound,
     /// The form is over 64 KiB.
     #[oai(status = 413)]
-    TooLarge(Html<String>, #[oai(header = "Cache-Control")] String),
-    /// Hosted: the form again, sign-up is closed.
+    TooLarge(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
+    /// Posted from a page of another origin than this server's or the configured consent URL's
+    /// (its `Origin`, else its `Referer`): the error page, the form unread and nothing done.
+    /// Hosted: the form again, sign-up is closed; `action=external` not posted from this
+    /// server's own consent page.
     #[oai(status = 403)]
     Forbidden(
         Html<String>,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
     ),
     /// More than 5 pair-code attempts a minute from one address.
     #[oai(status = 429)]
     RateLimited(Json<RateLimited>, #[oai(header = "Retry-After")] u64),
     /// The consent could not be completed (storage).
     #[oai(status = 500)]
-    Failed(Html<String>, #[oai(header = "Cache-Control")] String),
+    Failed(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
     /// `action=external`: the identity provider cannot be reached (its discovery failed).
     #[oai(status = 502)]
-    ProviderUnavailable(Html<String>, #[oai(header = "Cache-Control")] String),
+    ProviderUnavailable(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
+    /// A client named by its metadata document's URL, while this server fetches as many
+    /// documents as it does at once (16), or as many from that client's host (4). Hosted: an
+    /// email and password while every place to check a password is taken (with `Retry-After`).
+    #[oai(status = 503)]
+    Busy(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
 }
 
 /// `GET /oauth/oidc/callback`.
@@ -339,6 +401,8 @@ pub(super) enum ExternalCallbackAnswer {
         Html<String>,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
     ),
     /// The identity has no account and none may be made for it (sign-up closed, or the email
     /// belongs to an account and the provider did not verify it).
@@ -347,16 +411,40 @@ pub(super) enum ExternalCallbackAnswer {
         Html<String>,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
     ),
     /// OAuth is off or no provider is configured.
     #[oai(status = 404)]
     NotFound,
     /// The sign-in could not be completed (storage).
     #[oai(status = 500)]
-    Failed(Html<String>, #[oai(header = "Cache-Control")] String),
+    Failed(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
     /// The identity provider cannot be reached.
     #[oai(status = 502)]
-    ProviderUnavailable(Html<String>, #[oai(header = "Cache-Control")] String),
+    ProviderUnavailable(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
+    /// A client named by its metadata document's URL, while this server fetches as many
+    /// documents as it does at once (16), or as many from that client's host (4).
+    #[oai(status = 503)]
+    Busy(
+        Html<String>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "X-Frame-Options")] String,
+        #[oai(header = "Content-Security-Policy")] String,
+        #[oai(header = "Referrer-Policy")] String,
+    ),
 }
 
 /// `POST /oauth/token`.
@@ -389,6 +477,14 @@ pub(super) enum TokenAnswerResponses {
     /// `server_error`: storage failed.
     #[oai(status = 500)]
     Failed(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+    /// `temporarily_unavailable`: a client named by its metadata document's URL, while this
+    /// server fetches as many documents as it does at once, or as many from that host.
+    #[oai(status = 503)]
+    Busy(
         Json<OAuthError>,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "Pragma")] String,

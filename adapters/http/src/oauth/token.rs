@@ -7,7 +7,7 @@ use poem::http::StatusCode;
 use poem::web::Json;
 use poem::{Body, IntoResponse, Response};
 use serde_json::json;
-use svc_application::services::oauth::{ClientDocumentRefused, TokenError};
+use svc_application::services::oauth::TokenError;
 
 use super::params::{MAX_BODY_BYTES, Params};
 use super::{enabled, no_store, not_found};
@@ -52,7 +52,7 @@ pub(super) async fn token(body: Body, state: &Arc<RestRoutes>) -> Response {
             tracing::error!(error = ?cause, "token exchange failed");
             error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "internal error")
         }
-        Err(busy @ TokenError::ClientDocument(ClientDocumentRefused::Busy)) => error(
+        Err(TokenError::ClientDocument(busy)) if busy.is_busy() => error(
             StatusCode::SERVICE_UNAVAILABLE,
             "temporarily_unavailable",
             &busy.to_string(),

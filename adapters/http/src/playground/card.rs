@@ -14,6 +14,7 @@ use serde_json::json;
 
 use super::policy;
 use crate::live::polling::authenticated;
+use crate::mcp::jsonrpc::RpcFailure;
 use crate::mcp::resources;
 use crate::route_states::PlaygroundRoutes;
 
@@ -35,16 +36,7 @@ pub async fn serve(
     let uri = format!("ui://svc/render/{session_id}");
     let read = match resources::read(&state.agent, &caller, &json!({ "uri": uri })).await {
         Ok(read) => read.into_value(),
-        Err(failure) => {
-            let message = failure
-                .data
-                .as_ref()
-                .and_then(|data| data["message"].as_str())
-                .unwrap_or(&failure.message)
-                .to_owned();
-            let body = json!({ "error": { "code": "NOT_MOUNTABLE", "message": message } });
-            return (StatusCode::NOT_FOUND, Json(body)).into_response();
-        }
+        Err(failure) => return refused(failure),
     };
     let content = &read["contents"][0];
     let html = content["text"].as_str().unwrap_or_default().to_owned();
@@ -58,4 +50,32 @@ pub async fn serve(
         // The URL carries the token: no request of the card may repeat it as a referrer.
         .with_header("referrer-policy", "no-referrer")
         .into_response()
+}
+
+/// The frame's answer to a read that failed. A refusal with an HTTP status of its own (the CPU
+/// gate busy: 503 `SERVER_BUSY` with `Retry-After`) keeps it, its headers and its code, so the
+/// page says "busy, try again", not "not found"; any other is a document there is nothing to
+/// mount of (404 `NOT_MOUNTABLE`).
+fn refused(failure: RpcFailure) -> Response {
+    let data = failure.data.as_deref();
+    let message = data
+        .and_then(|data| data["message"].as_str())
+        .unwrap_or(&failure.message)
+        .to_owned();
+    if failure.status == StatusCode::OK {
+        let body = json!({ "error": { "code": "NOT_MOUNTABLE", "message": message } });
+        return (StatusCode::NOT_FOUND, Json(body)).into_response();
+    }
+    let mut error =
+        json!({ "code": data.and_then(|data| data["code"].as_str()).unwrap_or("UNAVAILABLE"), "message": message });
+    if let Some(retry_after) = data.and_then(|data| data.get("retryAfterSeconds")) {
+        error["retryAfterSeconds"] = retry_after.clone();
+    }
+    let mut response = (failure.status, Json(json!({ "error": error }))).into_response();
+    for (name, value) in failure.headers {
+        if let Ok(value) = value.parse() {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
 }

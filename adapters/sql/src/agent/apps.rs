@@ -3,13 +3,15 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, Set,
 };
-use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{AppRecord, AppRepository, NewAppId};
+use svc_application::ports::{BoundedInsert, RepositoryError};
 
 use super::entities::app;
 use crate::errors::{begin_write, is_unique_violation, repository_error};
+use crate::write_guards::WriteGuard;
 
 /// Name of an app created implicitly as its owner's default.
 pub use svc_domain::app::DEFAULT_APP_NAME;
@@ -89,6 +91,19 @@ async fn oldest_default(db: &impl ConnectionTrait, owner_id: &str) -> Result<Opt
         .map_err(repository_error)
 }
 
+/// A new app that is not its owner's default.
+fn not_default(new_app: &AppRecord) -> app::ActiveModel {
+    app::ActiveModel {
+        app_id: Set(new_app.app_id.clone()),
+        owner_id: Set(new_app.owner_id.clone()),
+        display_name: Set(new_app.display_name.clone()),
+        system_prompt: Set(new_app.system_prompt.clone()),
+        is_default: Set(false),
+        created_at: Set(new_app.created_at),
+        updated_at: Set(new_app.updated_at),
+    }
+}
+
 fn record(m: app::Model) -> AppRecord {
     AppRecord {
         app_id: m.app_id,
@@ -152,19 +167,27 @@ impl AppRepository for SeaOrmAppRepository {
     }
 
     async fn insert(&self, new_app: &AppRecord) -> Result<(), RepositoryError> {
-        app::ActiveModel {
-            app_id: Set(new_app.app_id.clone()),
-            owner_id: Set(new_app.owner_id.clone()),
-            display_name: Set(new_app.display_name.clone()),
-            system_prompt: Set(new_app.system_prompt.clone()),
-            is_default: Set(false),
-            created_at: Set(new_app.created_at),
-            updated_at: Set(new_app.updated_at),
-        }
-        .insert(&self.db)
-        .await
-        .map_err(repository_error)?;
+        not_default(new_app).insert(&self.db).await.map_err(repository_error)?;
         Ok(())
+    }
+
+    async fn insert_bounded(&self, new_app: &AppRecord, max: u64) -> Result<BoundedInsert, RepositoryError> {
+        let txn = WriteGuard::apps_of(&new_app.owner_id)
+            .begin(&self.db, new_app.created_at)
+            .await
+            .map_err(repository_error)?;
+        let stored = app::Entity::find()
+            .filter(app::Column::OwnerId.eq(new_app.owner_id.as_str()))
+            .count(&txn)
+            .await
+            .map_err(repository_error)?;
+        if stored >= max {
+            // Dropping the transaction rolls it back and lets the next writer in.
+            return Ok(BoundedInsert::Full { stored });
+        }
+        not_default(new_app).insert(&txn).await.map_err(repository_error)?;
+        txn.commit().await.map_err(repository_error)?;
+        Ok(BoundedInsert::Inserted)
     }
 
     async fn update(&self, changed: &AppRecord) -> Result<bool, RepositoryError> {

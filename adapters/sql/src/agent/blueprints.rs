@@ -6,11 +6,11 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, FromQueryResult, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, SelectModel, Set,
 };
-use svc_application::ports::RepositoryError;
 use svc_application::ports::blueprints::{
     BlueprintChange, BlueprintFilter, BlueprintListing, BlueprintRecord, BlueprintRepository, BlueprintSummary,
     ListingPosition, SHARED_POOL_APP_ID, SUMMARY_TEXT_MAX_CHARS, StoredEmbedding,
 };
+use svc_application::ports::{BoundedInsert, RepositoryError};
 use svc_domain::blueprint::SourceKind;
 
 use super::blueprint_listing;
@@ -19,6 +19,7 @@ use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
 use crate::errors::{begin_write, corrupt, is_unique_violation, repository_error};
 use crate::read_lane::ReadLane;
 use crate::reads::KeyedRead;
+use crate::write_guards::WriteGuard;
 
 pub struct SeaOrmBlueprintRepository {
     db: DatabaseConnection,
@@ -163,6 +164,25 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
         Ok(())
     }
 
+    async fn insert_bounded(&self, r: &BlueprintRecord, max: u64) -> Result<BoundedInsert, RepositoryError> {
+        let txn = WriteGuard::blueprints_of(&r.app_id)
+            .begin(&self.db, r.updated_at)
+            .await
+            .map_err(repository_error)?;
+        let stored = blueprint::Entity::find()
+            .filter(blueprint::Column::AppId.eq(r.app_id.as_str()))
+            .count(&txn)
+            .await
+            .map_err(repository_error)?;
+        if stored >= max {
+            // Dropping the transaction rolls it back and lets the next writer in.
+            return Ok(BoundedInsert::Full { stored });
+        }
+        active(r).insert(&txn).await.map_err(repository_error)?;
+        txn.commit().await.map_err(repository_error)?;
+        Ok(BoundedInsert::Inserted)
+    }
+
     async fn insert_if_absent(&self, r: &BlueprintRecord) -> Result<bool, RepositoryError> {
         // A plain insert whose duplicate key means "already there": portable, where an upsert
         // that does nothing counts the found row as affected on MySQL.
@@ -244,6 +264,25 @@ impl BlueprintRepository for SeaOrmBlueprintRepository {
             None => rows.into_iter().next(),
         };
         chosen.map(|row| record(row).map(Arc::new)).transpose()
+    }
+
+    async fn operator_default_id(&self, app_id: &str, contract_hash: &str) -> Result<Option<String>, RepositoryError> {
+        use blueprint::Column as C;
+        // The flags choose; a default without a compiled module (a registered component that
+        // did not compile) is never served. No code, contract or vector is read.
+        blueprint::Entity::find()
+            .select_only()
+            .column(C::BlueprintId)
+            .filter(C::AppId.eq(app_id))
+            .filter(C::ContractHash.eq(contract_hash))
+            .filter(C::IsOperatorDefault.eq(true))
+            .filter(C::Code.ne(""))
+            .order_by_desc(C::UpdatedAt)
+            .order_by_asc(C::BlueprintId)
+            .into_tuple::<String>()
+            .one(&self.db)
+            .await
+            .map_err(repository_error)
     }
 
     async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool, RepositoryError> {

@@ -116,6 +116,8 @@ pub mod session {
         pub event_sequence: i64,
         pub created_at: DateTimeUtc,
         pub revision: i64,
+        /// Indexed for the retention sweep, UTC (`session_expiry.rs`).
+        pub expires_at: DateTime,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

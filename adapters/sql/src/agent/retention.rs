@@ -1,4 +1,5 @@
-//! The retention sweep's store over the agent tables (`RetentionRepository`).
+//! The retention sweep's store over the agent tables (`RetentionRepository`); handshakes and
+//! invite links nobody can use any more are deleted in `unusable_rows.rs`.
 //!
 //! Every delete is one statement of at most `batch` rows, written like any other write (through
 //! the group-commit writer on SQLite, so requests' writes go between two of them rather than wait
@@ -9,7 +10,7 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDateTime, Utc};
 use sea_orm::sea_query::{Condition, DeleteStatement, Expr, ExprTrait, Query, SelectStatement};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -19,6 +20,8 @@ use svc_application::ports::retention::{ReplayWindow, RetentionRepository, Sessi
 
 use super::entities::{action_event, session, stream_envelope};
 use super::events::{gesture_bytes, last_that_fits, payload_bytes};
+use super::session_expiry::last_stored_minute;
+use super::unusable_rows::Unusable;
 use crate::errors::{RACE_ATTEMPTS, lost_race, repository_error};
 use crate::group_commit::{Undo, Writer, write_settled};
 use crate::read_cache::{Changed, ReadCache};
@@ -26,7 +29,7 @@ use crate::read_cache::{Changed, ReadCache};
 type Result<T> = std::result::Result<T, RepositoryError>;
 
 pub struct SeaOrmRetentionRepository {
-    db: DatabaseConnection,
+    pub(super) db: DatabaseConnection,
     writer: Option<Writer>,
     cache: Option<ReadCache>,
 }
@@ -53,7 +56,7 @@ impl SeaOrmRetentionRepository {
     }
 
     /// Runs one delete statement; `settled` follows each attempt's commit.
-    async fn delete(
+    pub(super) async fn delete(
         &self,
         statement: DeleteStatement,
         settled: impl Fn(&std::result::Result<u64, DbErr>) + Send + Sync + 'static,
@@ -316,36 +319,36 @@ impl Kept {
 
 #[async_trait::async_trait]
 impl RetentionRepository for SeaOrmRetentionRepository {
-    async fn idle_sessions(
+    async fn expired_sessions(
         &self,
-        before: DateTime<Utc>,
-        max_ttl_seconds: u64,
+        expired_by: DateTime<Utc>,
         after: Option<&SessionAge>,
         limit: u64,
     ) -> Result<Vec<SessionAge>> {
         use session::Column;
+        // A walk of `ix_sessions_expires_at` (`session_expiry.rs`).
         let mut select = session::Entity::find()
             .select_only()
             .columns([
                 Column::SessionId,
-                Column::CreatedAt,
+                Column::ExpiresAt,
                 Column::LastActivityAt,
                 Column::TtlSeconds,
             ])
-            .filter(Column::CreatedAt.lte(before))
-            .filter(Column::LastActivityAt.lte(before))
-            .filter(Column::TtlSeconds.lte(i64::try_from(max_ttl_seconds).unwrap_or(i64::MAX)));
+            // No stored expiry is later (and a later date is no DATETIME, nor sorts in SQLite's text).
+            .filter(Column::ExpiresAt.lte(Ord::min(expired_by.naive_utc(), last_stored_minute())));
         if let Some(after) = after {
+            let resume = after.indexed_expiry.naive_utc();
             select = select.filter(
-                Condition::any().add(Column::CreatedAt.gt(after.created_at)).add(
+                Condition::any().add(Column::ExpiresAt.gt(resume)).add(
                     Condition::all()
-                        .add(Column::CreatedAt.eq(after.created_at))
+                        .add(Column::ExpiresAt.eq(resume))
                         .add(Column::SessionId.gt(after.session_id.as_str())),
                 ),
             );
         }
-        let rows: Vec<(String, DateTime<Utc>, DateTime<Utc>, i64)> = select
-            .order_by_asc(Column::CreatedAt)
+        let rows: Vec<(String, NaiveDateTime, DateTime<Utc>, i64)> = select
+            .order_by_asc(Column::ExpiresAt)
             .order_by_asc(Column::SessionId)
             .limit(limit)
             .into_tuple()
@@ -354,9 +357,9 @@ impl RetentionRepository for SeaOrmRetentionRepository {
             .map_err(repository_error)?;
         Ok(rows
             .into_iter()
-            .map(|(session_id, created_at, last_activity_at, ttl)| SessionAge {
+            .map(|(session_id, indexed_expiry, last_activity_at, ttl)| SessionAge {
                 session_id,
-                created_at,
+                indexed_expiry: indexed_expiry.and_utc(),
                 last_activity_at,
                 ttl_seconds: u64::try_from(ttl).unwrap_or(0),
             })
@@ -395,6 +398,18 @@ impl RetentionRepository for SeaOrmRetentionRepository {
 
     async fn trim(&self, session_id: &str, window: ReplayWindow, batch: u64) -> Result<Trimmed> {
         self.trim_rows(session_id, window, batch)
+            .await
+            .map_err(repository_error)
+    }
+
+    async fn delete_handshakes_created_by(&self, created_by: DateTime<Utc>, limit: u64) -> Result<u64> {
+        self.delete_unusable(Unusable::Handshakes, created_by, limit)
+            .await
+            .map_err(repository_error)
+    }
+
+    async fn delete_invite_links_ended_by(&self, ended_by: DateTime<Utc>, limit: u64) -> Result<u64> {
+        self.delete_unusable(Unusable::InviteLinks, ended_by, limit)
             .await
             .map_err(repository_error)
     }

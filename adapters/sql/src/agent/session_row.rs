@@ -45,5 +45,6 @@ fn decoded(row: &PgRow) -> Result<Model, sea_orm::sqlx::Error> {
         event_sequence: row.try_get(Column::EventSequence.unquoted())?,
         created_at: row.try_get(Column::CreatedAt.unquoted())?,
         revision: row.try_get(Column::Revision.unquoted())?,
+        expires_at: row.try_get(Column::ExpiresAt.unquoted())?,
     })
 }

@@ -11,10 +11,13 @@ use svc_application::ports::RepositoryError;
 use svc_application::ports::agent::{
     HostSession, RenderFailure, SessionListing, SessionQuery, SessionRecord, SessionRepository,
 };
+use svc_application::services::cpu_gate::CpuGate;
 use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 
 use super::entities::{action_event, session, session_history};
+use super::large_rows::RowParser;
 use super::seam::{contract_from_text, contract_to_text, from_text, to_text};
+use super::session_expiry::indexed_expiry;
 use super::session_row::SessionRow;
 use crate::errors::repository_error;
 use crate::group_commit::{Undo, Writer, write_settled};
@@ -27,6 +30,7 @@ pub struct SeaOrmSessionRepository {
     writer: Option<Writer>,
     cache: Option<ReadCache>,
     lane: Option<ReadLane>,
+    rows: RowParser,
 }
 
 impl SeaOrmSessionRepository {
@@ -36,7 +40,15 @@ impl SeaOrmSessionRepository {
             writer: None,
             cache: None,
             lane: None,
+            rows: RowParser::default(),
         }
+    }
+
+    /// Parses large rows (a session's props near their budget) on `gate`, off the async workers
+    /// (`large_rows.rs`).
+    pub fn with_parse_gate(mut self, gate: Option<CpuGate>) -> Self {
+        self.rows = RowParser::on(gate);
+        self
     }
 
     /// Runs the read paths' single-row reads on `lane`'s held connections (PostgreSQL).
@@ -67,7 +79,8 @@ impl SeaOrmSessionRepository {
             return Ok(None);
         };
         let stored_bytes = stored_bytes(&m);
-        Ok(Some((record(m)?, stored_bytes)))
+        let record = self.rows.parse(stored_bytes, move || record(m)).await?;
+        Ok(Some((record, stored_bytes)))
     }
 }
 
@@ -141,6 +154,7 @@ pub(super) fn session_row(r: &SessionRecord) -> session::ActiveModel {
         event_sequence: Set(r.event_sequence),
         created_at: Set(r.created_at),
         revision: Set(r.revision),
+        expires_at: Set(indexed_expiry(&r.head)),
     }
 }
 
@@ -157,6 +171,7 @@ async fn save_head_rows<C: ConnectionTrait>(
         .col_expr(session::Column::Epoch, Expr::value(i64::from(head.epoch)))
         .col_expr(session::Column::Props, Expr::value(to_text(&head.props)))
         .col_expr(session::Column::LastActivityAt, Expr::value(head.last_activity_at))
+        .col_expr(session::Column::ExpiresAt, Expr::value(indexed_expiry(&head)))
         .col_expr(session::Column::Revision, Expr::value(revision + 1))
         .filter(session::Column::SessionId.eq(session_id.as_str()))
         .filter(session::Column::Revision.eq(revision))
@@ -187,7 +202,7 @@ async fn set_snapshot_row<C: ConnectionTrait>(c: &C, session_id: String, snapsho
         .map(drop)
 }
 
-/// Only the states a row can hold: expiry is computed from time, never stored.
+/// Only the states a row can hold: expiry is computed from time (`expires_at` only indexes it).
 fn status_column(status: SessionStatus) -> &'static str {
     match status {
         SessionStatus::Failed => "failed",
@@ -328,7 +343,7 @@ impl SessionRepository for SeaOrmSessionRepository {
         };
         let undrained = row.first_undrained.is_some();
         let stored_bytes = stored_bytes(&row.session);
-        let session = Arc::new(record(row.session)?);
+        let session = Arc::new(self.rows.parse(stored_bytes, move || record(row.session)).await?);
         if let (Some(cache), Some(ticket)) = (&self.cache, &ticket) {
             cache.keep_session(ticket, &session, stored_bytes);
             if !undrained {
@@ -366,12 +381,19 @@ impl SessionRepository for SeaOrmSessionRepository {
     }
 
     async fn frozen_props(&self, session_id: &str, epoch: u32) -> Result<Option<Value>, RepositoryError> {
-        session_history::Entity::find_by_id((session_id.to_owned(), i64::from(epoch)))
+        let Some(frozen) = session_history::Entity::find_by_id((session_id.to_owned(), i64::from(epoch)))
             .one(&self.db)
             .await
             .map_err(repository_error)?
-            .map(|m| from_text("session_history.props", &m.props))
-            .transpose()
+        else {
+            return Ok(None);
+        };
+        let stored_bytes = frozen.props.len();
+        let props = self
+            .rows
+            .parse(stored_bytes, move || from_text("session_history.props", &frozen.props))
+            .await?;
+        Ok(Some(props))
     }
 
     async fn set_context_snapshot(&self, session_id: &str, snapshot: &Value) -> Result<(), RepositoryError> {

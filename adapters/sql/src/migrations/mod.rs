@@ -37,6 +37,8 @@ mod m20261220_000001_oauth_client_keys;
 mod m20261221_000001_credit_reservations;
 mod m20261221_000002_account_tokens_expiry_index;
 mod m20261221_000003_retention_indexes;
+mod m20261222_000001_session_expires_at;
+mod m20261223_000001_write_guards;
 mod whole;
 
 pub struct Migrator;
@@ -74,6 +76,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261221_000001_credit_reservations::Migration),
             Box::new(m20261221_000002_account_tokens_expiry_index::Migration),
             Box::new(m20261221_000003_retention_indexes::Migration),
+            Box::new(m20261222_000001_session_expires_at::Migration),
+            Box::new(m20261223_000001_write_guards::Migration),
         ];
         each.into_iter()
             .map(|migration| Box::new(whole::Whole(migration)) as Box<dyn MigrationTrait>)

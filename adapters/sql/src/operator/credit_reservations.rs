@@ -11,13 +11,13 @@ use sea_orm::{
     QuerySelect,
 };
 use svc_application::ports::RepositoryError;
-use svc_application::ports::credit_reservations::CreditReservationRepository;
+use svc_application::ports::credit_reservations::{CreditReservationRepository, RefundOutcome};
 use svc_application::ports::operator::TransitionError;
 use svc_domain::credit_reservation::{CreditReservation, ReservationRefund, ReservedCharge};
-use svc_domain::wallet::{LedgerEntry, Principal, WalletError};
+use svc_domain::wallet::{Principal, WalletError};
 
 use super::entities::credit_reservations::{ActiveModel, Column, Entity, Model};
-use super::wallets::{lock_or_open, principal_from_row, write_movement};
+use super::wallets::{lock_existing, lock_or_open, principal_from_row, write_movement};
 use crate::errors::{begin_write, repository_error};
 
 pub struct SeaOrmCreditReservationRepository {
@@ -65,7 +65,7 @@ impl CreditReservationRepository for SeaOrmCreditReservationRepository {
         transaction_id: &str,
         refund: ReservationRefund,
         now: DateTime<Utc>,
-    ) -> Result<Option<LedgerEntry>, TransitionError<WalletError>> {
+    ) -> Result<RefundOutcome, TransitionError<WalletError>> {
         // Read first to learn whose wallet to lock; what a reservation holds never changes, only
         // whether it is still open, which the delete below decides.
         let Some(row) = Entity::find_by_id(transaction_id.to_owned())
@@ -73,22 +73,29 @@ impl CreditReservationRepository for SeaOrmCreditReservationRepository {
             .await
             .map_err(repository_error)?
         else {
-            return Ok(None);
+            return Ok(RefundOutcome::NotOpen);
         };
         let reservation = reservation_from_row(row)?;
         let txn = begin_write(&self.db).await.map_err(repository_error)?;
-        let wallet = lock_or_open(&txn, &reservation.principal, now).await?;
+        // Locked if it is there, never made: a deleted payer's wallet stays deleted.
+        let wallet = lock_existing(&txn, &reservation.principal).await?;
         if !delete(&txn, transaction_id).await? {
             // Refunded or settled by another caller since the read.
             txn.rollback().await.map_err(repository_error)?;
-            return Ok(None);
+            return Ok(RefundOutcome::NotOpen);
         }
-        let (next, entry) = reservation
-            .refund(&wallet, refund, now)
+        let refunded = reservation
+            .refund(wallet.as_ref(), refund, now)
             .map_err(TransitionError::Rejected)?;
-        write_movement(&txn, &next, &entry).await?;
+        let outcome = match refunded {
+            Some((next, entry)) => {
+                write_movement(&txn, &next, &entry).await?;
+                RefundOutcome::Refunded(entry)
+            }
+            None => RefundOutcome::PayerGone,
+        };
         txn.commit().await.map_err(repository_error)?;
-        Ok(Some(entry))
+        Ok(outcome)
     }
 
     async fn opened_before(

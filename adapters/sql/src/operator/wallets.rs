@@ -135,6 +135,21 @@ pub(super) async fn lock_or_open(
     wallet_from_row(row)
 }
 
+/// The principal's wallet if it exists, locked for the rest of the transaction on PostgreSQL
+/// and MariaDB (SQLite's write transaction already excludes other writers); none is made.
+pub(super) async fn lock_existing(
+    conn: &impl ConnectionTrait,
+    principal: &Principal,
+) -> Result<Option<Wallet>, RepositoryError> {
+    wallets::Entity::find_by_id(principal_key(principal))
+        .lock_exclusive()
+        .one(conn)
+        .await
+        .map_err(repository_error)?
+        .map(wallet_from_row)
+        .transpose()
+}
+
 /// Writes the wallet after a movement and the movement's ledger row.
 pub(super) async fn write_movement(
     conn: &impl ConnectionTrait,

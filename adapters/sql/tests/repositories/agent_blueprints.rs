@@ -23,6 +23,7 @@ support::backend_tests!(
     listings_filter_and_summaries_follow_the_watermark,
     operator_updates_and_deletes_are_scoped_to_the_app,
     a_stored_contract_that_is_not_an_object_is_refused,
+    the_operator_default_is_chosen_by_its_flags_alone,
 );
 
 fn t0() -> DateTime<Utc> {
@@ -270,4 +271,58 @@ async fn operator_updates_and_deletes_are_scoped_to_the_app(db: DatabaseConnecti
     assert!(repo.delete("app1", "b").await.unwrap());
     assert!(!repo.delete("app1", "b").await.unwrap());
     assert!(repo.get("b").await.unwrap().is_none());
+}
+
+/// The render-time lookup reads flags, not records: a neighbour of the same contract whose
+/// stored variance no longer parses does not break it, a default without a compiled module is
+/// never chosen, and another app's or contract's default is not this one's.
+async fn the_operator_default_is_chosen_by_its_flags_alone(db: DatabaseConnection) {
+    let repo = SeaOrmBlueprintRepository::new(db.clone());
+    let default_of = |hash: &str, id: &str| BlueprintRecord {
+        contract_hash: hash.into(),
+        is_operator_default: true,
+        ..bp(id, "app1", id, t0())
+    };
+    repo.insert(&bp("plain", "app1", "plain", t0())).await.unwrap();
+    repo.insert(&BlueprintRecord {
+        code: String::new(),
+        ..default_of("hash-a", "uncompiled")
+    })
+    .await
+    .unwrap();
+    repo.insert(&default_of("hash-b", "other-contract")).await.unwrap();
+    repo.insert(&BlueprintRecord {
+        app_id: "app2".into(),
+        ..default_of("hash-a", "other-app")
+    })
+    .await
+    .unwrap();
+    repo.insert(&bp("corrupt", "app1", "corrupt", t0())).await.unwrap();
+    db.execute_unprepared("UPDATE blueprints SET variance = 'not json' WHERE blueprint_id = 'corrupt'")
+        .await
+        .unwrap();
+    assert_eq!(
+        repo.operator_default_id("app1", "hash-a").await.unwrap(),
+        None,
+        "a default that cannot be served is never chosen"
+    );
+    repo.insert(&bp("chosen", "app1", "chosen", t0())).await.unwrap();
+    let make_default = BlueprintChange {
+        is_operator_default: Some(true),
+        ..BlueprintChange::default()
+    };
+    assert!(repo.update("app1", "chosen", &make_default, t0()).await.unwrap());
+    assert_eq!(
+        repo.operator_default_id("app1", "hash-a").await.unwrap().as_deref(),
+        Some("chosen")
+    );
+    assert_eq!(
+        repo.operator_default_id("app1", "hash-b").await.unwrap().as_deref(),
+        Some("other-contract")
+    );
+    assert_eq!(
+        repo.operator_default_id("app2", "hash-a").await.unwrap().as_deref(),
+        Some("other-app")
+    );
+    assert_eq!(repo.operator_default_id("app3", "hash-a").await.unwrap(), None);
 }

@@ -1,13 +1,13 @@
 //! SeaOrmCreditReservationRepository on every backend: a reservation is written with its charge
 //! (or not at all), settling deletes it, refunding deletes it with its refund and happens once
-//! however many callers race, and the sweep's listing finds only the reservations opened before
-//! its cutoff.
+//! however many callers race (and makes no wallet for a payer whose wallet was deleted), and the
+//! sweep's listing finds only the reservations opened before its cutoff.
 
 use crate::support;
 
 use chrono::{DateTime, TimeZone, Utc};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
-use svc_application::ports::credit_reservations::CreditReservationRepository;
+use svc_application::ports::credit_reservations::{CreditReservationRepository, RefundOutcome};
 use svc_application::ports::operator::{TransitionError, WalletRepository};
 use svc_domain::credit_reservation::{ReservationRefund, ReservedCharge};
 use svc_domain::wallet::{Principal, TransactionKind, WalletError, WalletMovement};
@@ -19,6 +19,7 @@ support::backend_tests!(
     a_refused_or_failed_open_writes_nothing,
     the_sweep_lists_only_reservations_opened_before_its_cutoff,
     racing_refunds_of_one_reservation_write_one_refund,
+    a_refund_to_a_deleted_wallet_closes_the_reservation_and_makes_no_wallet,
 );
 
 fn at(second: u32) -> DateTime<Utc> {
@@ -102,7 +103,7 @@ async fn an_open_reservation_is_written_with_its_charge_and_settling_deletes_it(
     );
     assert_eq!(
         reservations.refund("c1", refund("r1"), at(3)).await.unwrap(),
-        None,
+        RefundOutcome::NotOpen,
         "a settled reservation is never refunded"
     );
     assert_eq!(balance(&wallets).await, 70, "the charge stands");
@@ -113,11 +114,9 @@ async fn a_reservation_is_refunded_once(db: DatabaseConnection) {
     let wallets = funded(&db, 100).await;
     let reservations = SeaOrmCreditReservationRepository::new(db.clone());
     reservations.open(&payer(), charge("c1", 30), at(1)).await.unwrap();
-    let refunded = reservations
-        .refund("c1", refund("r1"), at(2))
-        .await
-        .unwrap()
-        .expect("the open reservation is refunded");
+    let RefundOutcome::Refunded(refunded) = reservations.refund("c1", refund("r1"), at(2)).await.unwrap() else {
+        panic!("the open reservation is refunded");
+    };
     assert_eq!(
         (refunded.kind, refunded.delta_cents, refunded.balance_after_cents),
         (TransactionKind::Refund, 30, 100)
@@ -126,7 +125,10 @@ async fn a_reservation_is_refunded_once(db: DatabaseConnection) {
     assert_eq!(refunded.reason, "refund: the render was interrupted");
     assert_eq!(support::count_rows(&db, "credit_reservations").await, 0);
 
-    assert_eq!(reservations.refund("c1", refund("r2"), at(3)).await.unwrap(), None);
+    assert_eq!(
+        reservations.refund("c1", refund("r2"), at(3)).await.unwrap(),
+        RefundOutcome::NotOpen
+    );
     assert!(!reservations.settle("c1").await.unwrap());
     let wallet = wallets.get(&payer()).await.unwrap().unwrap();
     assert_eq!((wallet.balance_cents, wallet.lifetime_spent_cents), (100, 0));
@@ -180,7 +182,8 @@ async fn the_sweep_lists_only_reservations_opened_before_its_cutoff(db: Database
         reservations.open(&payer(), charge(id, 1), at(second)).await.unwrap();
     }
     assert!(reservations.settle("c2").await.unwrap());
-    reservations.refund("c1", refund("r1"), at(6)).await.unwrap().unwrap();
+    let refunded = reservations.refund("c1", refund("r1"), at(6)).await.unwrap();
+    assert!(matches!(refunded, RefundOutcome::Refunded(_)), "{refunded:?}");
     let ids = |found: Vec<svc_domain::credit_reservation::CreditReservation>| {
         found.into_iter().map(|r| r.transaction_id).collect::<Vec<_>>()
     };
@@ -208,9 +211,9 @@ async fn racing_refunds_of_one_reservation_write_one_refund(db: DatabaseConnecti
     let mut refunded = 0;
     for racer in racers {
         match racer.await.unwrap() {
-            Ok(Some(_)) => refunded += 1,
-            Ok(None) => {}
-            Err(other) => panic!("{other:?}"),
+            Ok(RefundOutcome::Refunded(_)) => refunded += 1,
+            Ok(RefundOutcome::NotOpen) => {}
+            other => panic!("{other:?}"),
         }
     }
     assert_eq!(refunded, 1, "whoever deleted the reservation refunded it; no one else");
@@ -231,7 +234,44 @@ async fn racing_refunds_of_one_reservation_write_one_refund(db: DatabaseConnecti
         tokio::spawn(async move { settling.settle("c2").await.unwrap() }),
         reservations.refund("c2", refund("r-c2"), at(4)),
     );
-    let (settled, refunded) = (settled.unwrap(), refunded.unwrap().is_some());
+    let refunded = matches!(refunded.unwrap(), RefundOutcome::Refunded(_));
+    let settled = settled.unwrap();
     assert!(settled != refunded, "settled {settled}, refunded {refunded}");
     assert_eq!(balance(&wallets).await, if settled { 70 } else { 100 });
+}
+
+/// A payer's wallet deleted while its render ran (its account or org removed by hand): the
+/// refund closes the reservation and writes nothing; no wallet row comes back.
+async fn a_refund_to_a_deleted_wallet_closes_the_reservation_and_makes_no_wallet(db: DatabaseConnection) {
+    let wallets = funded(&db, 100).await;
+    let reservations = SeaOrmCreditReservationRepository::new(db.clone());
+    reservations.open(&payer(), charge("c1", 30), at(1)).await.unwrap();
+    db.execute_raw(Statement::from_string(
+        db.get_database_backend(),
+        "DELETE FROM wallets WHERE principal_type = 'org' AND principal_id = 'o1'",
+    ))
+    .await
+    .unwrap();
+    let ledger_before = support::count_rows(&db, "ledger_entries").await;
+
+    assert_eq!(
+        reservations.refund("c1", refund("r1"), at(2)).await.unwrap(),
+        RefundOutcome::PayerGone
+    );
+    assert_eq!(
+        wallets.get(&payer()).await.unwrap(),
+        None,
+        "no wallet made for the refund"
+    );
+    assert_eq!(support::count_rows(&db, "credit_reservations").await, 0, "closed");
+    assert_eq!(
+        support::count_rows(&db, "ledger_entries").await,
+        ledger_before,
+        "no refund row"
+    );
+    assert_eq!(
+        reservations.refund("c1", refund("r2"), at(3)).await.unwrap(),
+        RefundOutcome::NotOpen,
+        "closed once"
+    );
 }

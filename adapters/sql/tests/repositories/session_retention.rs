@@ -1,6 +1,7 @@
 //! The retention sweep (`RetentionService` over `SeaOrmRetentionRepository`): a session past its
-//! grace goes with everything stored under it, one within it stays whole; a session's deliveries
-//! and drained gestures are trimmed to what a replay serves, every undrained gesture kept.
+//! grace goes with everything stored under it, one within it stays whole; the sweep finds them by
+//! the expiry each write of a session stores; a session's deliveries and drained gestures are
+//! trimmed to what a replay serves, every undrained gesture kept.
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use svc_application::ports::Clock;
 use svc_application::ports::agent::{
     DrainBound, EventRepository, NewActionEvent, RenderFailure, SessionRecord, SessionRepository,
 };
+use svc_application::ports::retention::RetentionRepository;
 use svc_application::services::retention::{RetentionPolicy, RetentionService};
 use svc_application::testing::ManualClock;
 use svc_domain::session::{FrozenCard, SessionStatus};
@@ -21,6 +23,7 @@ use crate::support;
 
 support::backend_tests!(
     a_session_past_its_grace_goes_with_everything_stored_under_it,
+    the_walk_finds_the_sessions_expired_by_its_cutoff_as_last_written,
     trimming_keeps_what_a_replay_serves_and_every_undrained_gesture,
     trimming_keeps_the_newest_deliveries_that_fit_in_a_replays_bytes,
     racing_sweeps_delete_each_row_once,
@@ -62,7 +65,7 @@ fn world(db: &DatabaseConnection, replay_buffer: u64) -> World {
     let clock = Arc::new(ManualClock::at(Utc::now()));
     let store = SeaOrmRetentionRepository::new(db.clone()).with_read_cache(cache.clone());
     let policy = RetentionPolicy {
-        expired_session_grace: Duration::days(7),
+        expired_grace: Duration::days(7),
         replay_buffer,
         // Small, so every delete loop takes several statements.
         batch_rows: 2,
@@ -194,6 +197,65 @@ async fn a_session_past_its_grace_goes_with_everything_stored_under_it(db: Datab
     assert_eq!(w.sweep.sweep().await.unwrap().sessions_deleted, 1);
     assert_eq!(stored_rows(&db, "within_grace").await, [0, 0, 0, 0]);
     assert_eq!(stored_rows(&db, "active").await, whole);
+}
+
+/// The ids `expired_sessions` finds, `limit` at most, after `after`.
+async fn expired_by(
+    store: &SeaOrmRetentionRepository,
+    cutoff: DateTime<Utc>,
+    after: Option<&str>,
+    limit: u64,
+) -> Vec<String> {
+    let all = store.expired_sessions(cutoff, None, 100).await.unwrap();
+    let after = after.map(|id| all.iter().find(|s| s.session_id == id).unwrap().clone());
+    let page = store.expired_sessions(cutoff, after.as_ref(), limit).await.unwrap();
+    page.into_iter().map(|s| s.session_id).collect()
+}
+
+async fn the_walk_finds_the_sessions_expired_by_its_cutoff_as_last_written(db: DatabaseConnection) {
+    let w = world(&db, 1000);
+    let store = SeaOrmRetentionRepository::new(db.clone());
+    let now = w.clock.now();
+    let day = 86_400;
+    let stored = [
+        ("expired", now - Duration::days(2), day),
+        ("alive", now - Duration::hours(1), day),
+        ("hosted_century", now - Duration::days(1), 100 * 365 * day),
+        ("never_expires", now - Duration::days(400), u64::MAX),
+    ];
+    for (id, last_activity_at, ttl_seconds) in stored {
+        let mut record = support::session(id);
+        record.head.last_activity_at = last_activity_at;
+        record.head.ttl_seconds = ttl_seconds;
+        w.sessions.insert(&record).await.unwrap();
+    }
+    assert_eq!(expired_by(&store, now, None, 10).await, ["expired"]);
+
+    // A write that moves its expiry (an update, a heartbeat) moves it out of the walk, and back in
+    // once it has expired again.
+    let mut expired = w.sessions.get("expired").await.unwrap().unwrap();
+    expired.head.last_activity_at = now;
+    assert!(
+        w.sessions
+            .save_head("expired", expired.revision, &expired.head, None)
+            .await
+            .unwrap()
+    );
+    assert!(expired_by(&store, now, None, 10).await.is_empty());
+    let a_day_on = now + Duration::days(1) + Duration::minutes(1);
+    assert_eq!(
+        expired_by(&store, a_day_on, None, 10).await,
+        ["alive", "expired"],
+        "soonest expired first"
+    );
+    assert_eq!(expired_by(&store, a_day_on, None, 1).await, ["alive"]);
+    assert_eq!(expired_by(&store, a_day_on, Some("alive"), 1).await, ["expired"]);
+    assert!(expired_by(&store, a_day_on, Some("expired"), 1).await.is_empty());
+    assert_eq!(
+        expired_by(&store, now + Duration::days(365 * 99), None, 10).await,
+        ["alive", "expired"],
+        "a hosted render lives its century, and one without an end forever"
+    );
 }
 
 async fn trimming_keeps_what_a_replay_serves_and_every_undrained_gesture(db: DatabaseConnection) {

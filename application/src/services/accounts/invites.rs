@@ -3,7 +3,9 @@
 //! becomes a member with the invite's role.
 //!
 //! The link's token is the credential: only its sha256 is stored (`org_invite_links`). A used
-//! link is not deleted; the invite's status says it was accepted, so a second use is told so.
+//! link is not deleted; the invite's status says it was accepted, so a second use is told so,
+//! until the retention sweep deletes the link (`retention.expired_session_days` after its invite
+//! ended); then it is an unknown link.
 
 use std::sync::Arc;
 

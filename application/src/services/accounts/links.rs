@@ -4,6 +4,12 @@
 //! before the address is looked up: the lookup, and for an address with an account the token and
 //! the mail (two writes), happen in the background, so neither the answer nor the time it takes
 //! tells which addresses have accounts. Expired tokens are swept by the server.
+//!
+//! At most [`RESET_LOOKUPS_IN_FLIGHT`] of those run at once; a request past them is dropped with
+//! a warning instead of queued. Its answer was already the same either way, so the person sees no
+//! difference and may ask again; a queue instead would grow, in memory and in database work, for
+//! as long as a flood from many addresses (each within its budget) outran the database. The
+//! count is reached only when the lookups themselves stall or such a flood arrives.
 
 use std::sync::Arc;
 
@@ -12,6 +18,9 @@ use svc_domain::account::{self, Account, password};
 
 use super::{AccountService, AccountServiceError};
 use crate::ports::accounts::{AccountLink, AccountMailer, AccountTokenRepository};
+
+/// Reset requests whose lookup and mail may run in the background at once.
+pub(super) const RESET_LOOKUPS_IN_FLIGHT: usize = 64;
 
 /// Where links point and how they travel.
 #[derive(Clone)]
@@ -34,7 +43,8 @@ impl AccountService {
 
     /// Mails a password-reset link when `email` has an account; the same `Ok` either way,
     /// answered before the address is looked up (the rest is awaited by
-    /// [`Self::background_work_finished`]).
+    /// [`Self::background_work_finished`]), and when too many lookups run already (the request
+    /// is dropped).
     pub async fn request_password_reset(
         &self,
         email: &str,
@@ -45,8 +55,16 @@ impl AccountService {
         };
         let key = account::email_key(&email);
         self.admit(&super::sign_in::RESET, client_address, &key).await?;
+        let Ok(place) = self.reset_lookups.clone().try_acquire_owned() else {
+            tracing::warn!(
+                in_flight = RESET_LOOKUPS_IN_FLIGHT,
+                "a password-reset request was dropped: as many are being looked up already"
+            );
+            return Ok(());
+        };
         let service = self.clone();
         self.background.spawn(async move {
+            let _held_until_done = place;
             if let Err(error) = service.mail_reset_link(&key).await {
                 tracing::error!(error = ?error, "a password-reset link could not be queued");
             }
@@ -87,13 +105,16 @@ impl AccountService {
     /// not reset the password again).
     pub async fn reset_password(&self, token: &str, new_password: &str) -> Result<(), AccountServiceError> {
         password::check_new(new_password)?;
+        // A place to hash in is taken first: a busy server must not spend the link.
+        let turn = self.hashing.admit()?;
         let taken = self.take(token, TokenPurpose::ResetPassword).await?;
         let was_verified = self
             .accounts
             .find_by_id(&taken.user_id)
             .await?
             .is_some_and(|account| account.email_verified_at.is_some());
-        let hash = self.hash(new_password).await;
+        let salt = super::salt(self.ids.as_ref());
+        let hash = turn.hash(new_password.to_owned(), salt).await;
         self.accounts.set_password_hash(&taken.user_id, &hash).await?;
         if let Some(links) = &self.links {
             links

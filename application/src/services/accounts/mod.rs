@@ -17,12 +17,14 @@ use chrono::TimeDelta;
 use svc_domain::account::password::{self, PasswordRuleError, SALT_BYTES};
 use svc_domain::account::{self, Account, AccountError, SignupMode};
 use svc_domain::invite::EmailAddress;
+use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
 
 use crate::ports::accounts::AccountRepository;
 use crate::ports::external_identity::ExternalIdentityRepository;
 use crate::ports::rate_windows::SharedWindows;
 use crate::ports::{Clock, Ids, RepositoryError};
+use crate::services::cpu_gate::CpuBusy;
 
 pub use invites::{InviteAcceptError, InviteAccepted, InviteSignup, OpenedInvite};
 pub use links::{AccountLinks, RESET_PATH, VERIFY_PATH};
@@ -72,6 +74,9 @@ pub enum AccountServiceError {
         "an account with this email exists but its address is not verified (by the identity provider, or by the account's own verification link); sign in with its password and verify the address first"
     )]
     ExternalEmailTaken,
+    /// Every hashing slot is taken and the queue behind them is full (`hashing.rs`).
+    #[error(transparent)]
+    Busy(#[from] CpuBusy),
     #[error("storage failure")]
     Storage(#[from] RepositoryError),
 }
@@ -109,6 +114,9 @@ pub struct AccountService {
     /// Work finished after its request was answered (a reset request's lookup and mail,
     /// `links.rs`), awaited at shutdown before the database closes.
     background: TaskTracker,
+    /// Places for reset requests' background work: at most [`links::RESET_LOOKUPS_IN_FLIGHT`]
+    /// run at once, and a request past them is dropped (`links.rs` says why that is safe).
+    reset_lookups: Arc<Semaphore>,
 }
 
 impl AccountService {
@@ -126,6 +134,7 @@ impl AccountService {
             dummy_hash,
             hashing: hashing::Hashing::new(),
             background: TaskTracker::new(),
+            reset_lookups: Arc::new(Semaphore::new(links::RESET_LOOKUPS_IN_FLIGHT)),
         }
     }
 
@@ -230,19 +239,20 @@ impl AccountService {
     /// Stores a new account; `None` when the email is taken.
     async fn insert(&self, email: EmailAddress, password: &str) -> Result<Option<Account>, AccountServiceError> {
         password::check_new(password)?;
-        let hash = self.hash(password).await;
+        let hash = self.hash(password).await?;
         let user_id = format!("usr_{}", self.ids.base62(USER_ID_CHARS));
         let account = Account::new(user_id, email, hash, self.clock.now());
         Ok(self.accounts.insert(&account).await?.then_some(account))
     }
 
-    /// argon2id off the async workers, a bounded number at a time (`hashing.rs`).
-    async fn hash(&self, password: &str) -> String {
+    /// argon2id off the async workers, a bounded number at a time behind a bounded queue
+    /// (`hashing.rs`); refused with [`AccountServiceError::Busy`] past the queue.
+    async fn hash(&self, password: &str) -> Result<String, CpuBusy> {
         let salt = salt(self.ids.as_ref());
         self.hashing.hash(password.to_owned(), salt).await
     }
 
-    async fn verify(&self, password: &str, stored: &str) -> bool {
+    async fn verify(&self, password: &str, stored: &str) -> Result<bool, CpuBusy> {
         self.hashing.verify(password.to_owned(), stored.to_owned()).await
     }
 }

@@ -160,3 +160,58 @@ async fn expired_tokens_are_swept_by_the_clock() {
     assert_eq!(f.service.sweep_expired_tokens().await.unwrap(), 1);
     assert!(f.tokens.0.lock().unwrap().is_empty());
 }
+
+/// A reset refused because every place to hash in is taken leaves its link unspent.
+#[tokio::test]
+async fn a_reset_refused_busy_does_not_spend_its_link() {
+    let f = fixture();
+    let service = AccountService {
+        hashing: hashing::Hashing::bounded(1, 0),
+        ..f.service.clone()
+    };
+    f.accounts.gate.add_permits(1);
+    service.request_password_reset("ada@example.org", None).await.unwrap();
+    service.background_work_finished().await;
+    let url = f.outbox.0.lock().unwrap()[0].url.clone();
+    let token = url.split("token=").nth(1).unwrap().to_owned();
+
+    let held = service.hashing.admit().unwrap();
+    let refused = service.reset_password(&token, "a brand new password").await;
+    assert!(
+        matches!(
+            refused,
+            Err(AccountServiceError::Busy(CpuBusy { retry_after_seconds: 1 }))
+        ),
+        "{refused:?}"
+    );
+    drop(held);
+    assert_eq!(f.tokens.0.lock().unwrap().len(), 1, "the link still works");
+}
+
+/// Past the lookups allowed in flight a request is dropped, answered all the same; once they end
+/// the next one is served.
+#[tokio::test]
+async fn reset_requests_past_the_lookups_in_flight_are_dropped_with_the_same_answer() {
+    let f = fixture();
+    let asked = super::links::RESET_LOOKUPS_IN_FLIGHT + 1;
+    for _ in 0..asked {
+        let answered =
+            tokio::time::timeout(ANSWER_WITHIN, f.service.request_password_reset("ada@example.org", None)).await;
+        assert!(matches!(answered, Ok(Ok(()))), "the same answer for every request");
+    }
+    f.accounts.gate.add_permits(asked + 1);
+    f.service.background_work_finished().await;
+    assert_eq!(
+        f.outbox.0.lock().unwrap().len(),
+        super::links::RESET_LOOKUPS_IN_FLIGHT,
+        "the one past the bound was dropped"
+    );
+
+    f.service.request_password_reset("ada@example.org", None).await.unwrap();
+    f.service.background_work_finished().await;
+    assert_eq!(
+        f.outbox.0.lock().unwrap().len(),
+        super::links::RESET_LOOKUPS_IN_FLIGHT + 1,
+        "served again once the lookups ended"
+    );
+}

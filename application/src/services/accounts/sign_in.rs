@@ -84,7 +84,7 @@ impl AccountService {
         };
         let (account, created) = match self.accounts.find_by_email_key(&key).await? {
             Some(account) => {
-                if !self.verify(&attempt.password, &account.password_hash).await {
+                if !self.verify(&attempt.password, &account.password_hash).await? {
                     return Err(AccountServiceError::Refused);
                 }
                 (self.rehash_if_stale(account, &attempt.password).await?, false)
@@ -118,16 +118,21 @@ impl AccountService {
         })
     }
 
-    /// The answer for an unknown email, after the work a known one costs.
+    /// The answer for an unknown email, after the work a known one costs (or the same `Busy`
+    /// a known one would get).
     async fn refuse(&self, password: &str) -> Result<SignedIn, AccountServiceError> {
-        let _ = self.verify(password, &self.dummy_hash).await;
+        self.verify(password, &self.dummy_hash).await?;
         Err(AccountServiceError::Refused)
     }
 
-    /// A hash made with older parameters is replaced while the password is at hand.
+    /// A hash made with older parameters is replaced while the password is at hand. When the
+    /// hashing queue is full the stale hash stays (it is replaced at a later sign-in): the
+    /// password was right, so the person signs in rather than being told the server is busy.
     async fn rehash_if_stale(&self, mut account: Account, password: &str) -> Result<Account, AccountServiceError> {
         if password::needs_rehash(&account.password_hash) {
-            let fresh = self.hash(password).await;
+            let Ok(fresh) = self.hash(password).await else {
+                return Ok(account);
+            };
             self.accounts.set_password_hash(&account.user_id, &fresh).await?;
             account.password_hash = fresh;
         }

@@ -278,3 +278,35 @@ async fn an_external_identity_never_takes_an_unverified_account_nor_makes_one_fo
     let stored = accounts.find_by_id(&made.account.user_id).await.unwrap().unwrap();
     assert!(stored.email_verified_at.is_some());
 }
+
+/// Every place to hash in taken: a sign-in is told to retry, whether or not its email has an
+/// account, and is served again once a place frees.
+#[tokio::test]
+async fn a_sign_in_past_the_hashing_queue_is_refused_busy_for_known_and_unknown_emails_alike() {
+    let (service, _) = service();
+    let service = AccountService {
+        hashing: hashing::Hashing::bounded(1, 0),
+        ..service
+    };
+    service
+        .create("ada@example.org", Some("correct horse battery"))
+        .await
+        .unwrap();
+    let held = service.hashing.admit().unwrap();
+    for email in ["ada@example.org", "nobody@example.org"] {
+        let error = service
+            .sign_in(attempt(email, "correct horse battery"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, AccountServiceError::Busy(CpuBusy { retry_after_seconds: 1 })),
+            "{email}: {error:?}"
+        );
+    }
+    drop(held);
+    let signed_in = service
+        .sign_in(attempt("ada@example.org", "correct horse battery"))
+        .await
+        .unwrap();
+    assert_eq!(signed_in.account.email.as_str(), "ada@example.org");
+}

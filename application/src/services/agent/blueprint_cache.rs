@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use super::AgentError;
 use crate::ports::agent::{BlueprintRecord, BlueprintRepository, CacheMatch};
-use crate::ports::blueprints::BlueprintFilter;
 use crate::services::blueprints::{BlueprintCatalog, CatalogError};
 
 impl From<CatalogError> for AgentError {
@@ -73,22 +72,13 @@ impl CachedBlueprints {
     /// Set by `svc_ops_register_blueprint` / `_generate_blueprint` with `setAsOperatorDefault`,
     /// or `svc_ops_update_blueprint` with `isOperatorDefault: true`.
     pub async fn operator_default(&self, app_id: &str, contract_hash: &str) -> Result<Option<CacheMatch>, AgentError> {
-        let filter = BlueprintFilter {
-            app_ids: Some(vec![app_id.to_owned()]),
-            contract_hash: Some(contract_hash.to_owned()),
-            ..BlueprintFilter::default()
-        };
-        let Some(default) = self
-            .repository
-            .list(&filter)
-            .await?
-            .into_iter()
-            .find(|b| b.is_operator_default && b.is_servable())
-        else {
+        // Chosen by its flags: no blueprint of the contract is read whole (an app may hold
+        // thousands of them, each with its code); the render reads the chosen one by id.
+        let Some(blueprint_id) = self.repository.operator_default_id(app_id, contract_hash).await? else {
             return Ok(None);
         };
         Ok(Some(CacheMatch {
-            blueprint_id: default.blueprint_id,
+            blueprint_id,
             similarity: 1.0,
             kind: "operator_default".into(),
             reason: "the operator's default blueprint for this contractHash".into(),

@@ -24,9 +24,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use svc_domain::blueprint::normalized;
 
-use crate::ports::Clock;
-use crate::ports::RepositoryError;
 use crate::ports::blueprints::{BlueprintRecord, BlueprintRepository, EmbedError, Embedder, StoredEmbedding};
+use crate::ports::{BoundedInsert, Clock, RepositoryError};
 
 pub use embedded_text::{EMBEDDED_TEXT_MAX_CHARS, embedded_part};
 pub use index::{BlueprintEntry, IndexedBlueprint, VectorIndex};
@@ -78,6 +77,15 @@ impl Default for CatalogSettings {
             search_floor: BUILTIN_SEARCH_FLOOR,
         }
     }
+}
+
+/// What [`BlueprintCatalog::store_bounded`] answers.
+#[derive(Debug)]
+pub enum Bounded {
+    /// Stored (with its vector, when the embedder answered).
+    Stored(Box<BlueprintRecord>),
+    /// Nothing stored: the app held `stored` blueprints, as many as the bound or more.
+    Full { stored: u64 },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -196,6 +204,20 @@ impl BlueprintCatalog {
         self.inner.repo.insert(&record).await?;
         self.index_record(&record);
         Ok(record)
+    }
+
+    /// Like [`BlueprintCatalog::store`], unless the record's app already holds `max` blueprints
+    /// (counted and inserted as one step: concurrent stores never pass `max`). The embedding is
+    /// made first, so a full app costs an embedding and nothing else.
+    pub async fn store_bounded(&self, mut record: BlueprintRecord, max: u64) -> Result<Bounded, CatalogError> {
+        self.embed_record(&mut record).await;
+        match self.inner.repo.insert_bounded(&record, max).await? {
+            BoundedInsert::Inserted => {
+                self.index_record(&record);
+                Ok(Bounded::Stored(Box::new(record)))
+            }
+            BoundedInsert::Full { stored } => Ok(Bounded::Full { stored }),
+        }
     }
 
     /// Like [`BlueprintCatalog::store`], but keeps an existing blueprint with the same id; `true`

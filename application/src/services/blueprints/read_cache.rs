@@ -26,11 +26,11 @@ use chrono::{DateTime, Utc};
 use moka::sync::Cache;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::ports::RepositoryError;
 use crate::ports::agent::{BLUEPRINT_CHANGES_TOPIC, BlueprintRecord, BlueprintRepository, EventBus, LiveEvent};
 use crate::ports::blueprints::{
     BlueprintChange, BlueprintFilter, BlueprintListing, BlueprintSummary, ListingPosition, StoredEmbedding,
 };
+use crate::ports::{BoundedInsert, RepositoryError};
 
 /// How long another process's change can go unseen here.
 const FRESHNESS: Duration = Duration::from_secs(1);
@@ -188,6 +188,15 @@ impl BlueprintRepository for BlueprintReadCache {
         self.inner.insert(record).await
     }
 
+    async fn insert_bounded(&self, record: &BlueprintRecord, max: u64) -> Result<BoundedInsert> {
+        let written = self.writing();
+        let inserted = self.inner.insert_bounded(record, max).await;
+        if matches!(inserted, Ok(BoundedInsert::Full { .. })) {
+            written.unchanged();
+        }
+        inserted
+    }
+
     async fn insert_if_absent(&self, record: &BlueprintRecord) -> Result<bool> {
         let written = self.writing();
         let inserted = self.inner.insert_if_absent(record).await;
@@ -235,6 +244,10 @@ impl BlueprintRepository for BlueprintReadCache {
             .await?;
         self.keep(&self.exact, key, &answer, generation);
         Ok(answer)
+    }
+
+    async fn operator_default_id(&self, app_id: &str, contract_hash: &str) -> Result<Option<String>> {
+        self.inner.operator_default_id(app_id, contract_hash).await
     }
 
     async fn intent_cached(&self, app_id: &str, intent: &str) -> Result<bool> {
@@ -425,8 +438,14 @@ mod tests {
             self.0.insert(record).await?;
             std::future::pending().await
         }
+        async fn insert_bounded(&self, record: &BlueprintRecord, max: u64) -> Result<BoundedInsert> {
+            self.0.insert_bounded(record, max).await
+        }
         async fn insert_if_absent(&self, record: &BlueprintRecord) -> Result<bool> {
             self.0.insert_if_absent(record).await
+        }
+        async fn operator_default_id(&self, app_id: &str, hash: &str) -> Result<Option<String>> {
+            self.0.operator_default_id(app_id, hash).await
         }
         async fn upsert(&self, record: &BlueprintRecord) -> Result<()> {
             self.0.upsert(record).await

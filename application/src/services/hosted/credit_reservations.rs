@@ -13,7 +13,7 @@ use std::time::Duration;
 use svc_domain::credit_reservation::{CreditReservation, RenderDeadline, ReservationRefund, ReservedCharge};
 use svc_domain::wallet::{LedgerEntry, Principal, WalletError};
 
-use crate::ports::credit_reservations::CreditReservationRepository;
+use crate::ports::credit_reservations::{CreditReservationRepository, RefundOutcome};
 use crate::ports::operator::TransitionError;
 use crate::ports::{Clock, Ids, RepositoryError};
 
@@ -108,13 +108,25 @@ impl CreditReservations {
         self.repository.settle(transaction_id).await
     }
 
-    /// Gives the charge back with `reason`; `None` when it was refunded (or settled) already.
+    /// Gives the charge back with `reason`; `None` when it was refunded (or settled) already, or
+    /// when its payer's wallet is gone (then the refund is dropped with a warning: see
+    /// `CreditReservation::refund`).
     pub async fn refund(&self, transaction_id: &str, reason: &str) -> Result<Option<LedgerEntry>, ReservationError> {
         let refund = ReservationRefund {
             transaction_id: self.ids.ulid(),
             reason: reason.to_owned(),
         };
-        Ok(self.repository.refund(transaction_id, refund, self.clock.now()).await?)
+        match self.repository.refund(transaction_id, refund, self.clock.now()).await? {
+            RefundOutcome::Refunded(entry) => Ok(Some(entry)),
+            RefundOutcome::NotOpen => Ok(None),
+            RefundOutcome::PayerGone => {
+                tracing::warn!(
+                    reservation = %transaction_id,
+                    "a reserved charge was not refunded: its payer's wallet was deleted; no wallet is made for it"
+                );
+                Ok(None)
+            }
+        }
     }
 
     /// Refunds every abandoned reservation: one still open twice the render deadline after its
@@ -227,6 +239,31 @@ mod tests {
             fakes.store.wallet(&user()).unwrap().balance_cents,
             80,
             "only b's charge stands"
+        );
+    }
+
+    /// A payer whose wallet was deleted while its render ran (its account or org removed): the
+    /// reservation is closed, no wallet is made to pay the refund into, and the sweep moves on.
+    #[tokio::test]
+    async fn a_refund_to_a_deleted_wallet_closes_the_reservation_and_makes_no_wallet() {
+        let fakes = OperatorFakes::new();
+        let reservations = fakes.credit_reservations(Duration::from_secs(60));
+        funded(&fakes, 100).await;
+        let opened = reservations.open(&user(), 10, "render: a".into(), "s1").await.unwrap();
+        fakes.store.delete_wallet(&user());
+
+        fakes.clock.advance(TimeDelta::seconds(121));
+        let swept = reservations.refund_abandoned().await.unwrap();
+        assert_eq!(swept, SweepOutcome::default(), "nothing refunded, nothing failed");
+        assert!(
+            fakes.store.open_reservations().is_empty(),
+            "closed, not left for the next sweep"
+        );
+        assert_eq!(fakes.store.wallet(&user()), None, "no wallet made for the refund");
+        assert_eq!(
+            reservations.refund(&opened.transaction_id, "failed").await.unwrap(),
+            None,
+            "closed once"
         );
     }
 

@@ -5,21 +5,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
-
 use svc_domain::oauth::{ClientDocumentError, ClientIdUrl, ClientIdUrlError, OAuthClient, client_from_document};
 
 use crate::ports::Clock;
 use crate::ports::oauth::{ClientDocumentFetchError, ClientDocumentFetcher};
 
+use super::document_fetch_slots::DocumentFetchSlots;
+
 /// How long a validated document is trusted before it is fetched again.
 pub const CLIENT_DOCUMENT_CACHE_SECONDS: u64 = 300;
 /// Documents kept at once; the oldest go first.
 const CLIENT_DOCUMENT_CACHE_ENTRIES: u64 = 1024;
-/// Documents fetched at once. Anyone may name a URL `client_id`, and a fetch may wait its whole
-/// timeout on a host that never answers (its name lookup holding a blocking thread meanwhile):
-/// past this, a request is refused at once rather than queued behind strangers' URLs.
-pub const CLIENT_DOCUMENT_FETCHES_AT_ONCE: usize = 16;
 
 /// Why a URL `client_id` was not accepted. Shown to the person (authorize) or the client (token).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -32,6 +28,18 @@ pub enum ClientDocumentRefused {
     Document(#[from] ClientDocumentError),
     #[error("this server is fetching as many client metadata documents as it does at once; try again shortly")]
     Busy,
+    #[error(
+        "this server is fetching as many client metadata documents from the host of this client_id as it does from one host at once; try again shortly"
+    )]
+    HostBusy,
+}
+
+impl ClientDocumentRefused {
+    /// Refused for the fetches already in flight, not for the client: the same request may pass
+    /// shortly (answered 503, not 400 or 401).
+    pub fn is_busy(&self) -> bool {
+        matches!(self, Self::Busy | Self::HostBusy)
+    }
 }
 
 #[derive(Clone)]
@@ -40,7 +48,7 @@ pub struct ClientDocuments {
     /// Dev mode: `http://127.0.0.1/...` client ids are accepted (the fetcher allows loopback too).
     loopback_http: bool,
     validated: moka::sync::Cache<String, OAuthClient>,
-    fetching: Arc<Semaphore>,
+    fetching: DocumentFetchSlots,
 }
 
 impl ClientDocuments {
@@ -52,7 +60,7 @@ impl ClientDocuments {
                 .max_capacity(CLIENT_DOCUMENT_CACHE_ENTRIES)
                 .time_to_live(Duration::from_secs(CLIENT_DOCUMENT_CACHE_SECONDS))
                 .build(),
-            fetching: Arc::new(Semaphore::new(CLIENT_DOCUMENT_FETCHES_AT_ONCE)),
+            fetching: DocumentFetchSlots::new(),
         }
     }
 
@@ -63,13 +71,13 @@ impl ClientDocuments {
         if let Some(client) = self.validated.get(url.as_str()) {
             return Ok(client);
         }
-        let Ok(_fetching) = self.fetching.clone().try_acquire_owned() else {
+        let _fetching = self.fetching.try_take(&url.host()).inspect_err(|refused| {
             tracing::warn!(
                 client_id = url.as_str(),
+                %refused,
                 "client metadata document not fetched: fetches at their limit"
             );
-            return Err(ClientDocumentRefused::Busy);
-        };
+        })?;
         let document = self.fetcher.fetch(&url).await.inspect_err(|error| {
             tracing::info!(client_id = url.as_str(), %error, "client metadata document not fetched");
         })?;
@@ -85,7 +93,9 @@ impl ClientDocuments {
 mod tests {
     use chrono::{DateTime, Utc};
     use svc_domain::oauth::ClientIdUrl;
+    use tokio::sync::Semaphore;
 
+    use super::super::document_fetch_slots::CLIENT_DOCUMENT_FETCHES_AT_ONCE;
     use super::*;
 
     struct Now;
@@ -118,7 +128,7 @@ mod tests {
                 tokio::spawn(async move { documents.client(&url(i), &Now).await })
             })
             .collect();
-        while documents.fetching.available_permits() > 0 {
+        while documents.fetching.free() > 0 {
             tokio::task::yield_now().await;
         }
         let refused = documents.client(&url(99), &Now).await;

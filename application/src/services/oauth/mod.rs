@@ -7,6 +7,7 @@ mod authorize;
 mod client_documents;
 mod client_keys;
 mod consent;
+mod document_fetch_slots;
 mod external;
 mod key_label;
 mod register;
@@ -23,10 +24,9 @@ pub use authorize::{
     AuthorizationErrorCode, AuthorizationRequest, AuthorizeError, ErrorRedirect, PARAMETER_MAX_BYTES,
     RejectedAuthorization, ValidatedAuthorization,
 };
-pub use client_documents::{
-    CLIENT_DOCUMENT_CACHE_SECONDS, CLIENT_DOCUMENT_FETCHES_AT_ONCE, ClientDocumentRefused, ClientDocuments,
-};
+pub use client_documents::{CLIENT_DOCUMENT_CACHE_SECONDS, ClientDocumentRefused, ClientDocuments};
 pub use consent::{ApproveError, ConsentCredential};
+pub use document_fetch_slots::{CLIENT_DOCUMENT_FETCHES_AT_ONCE, CLIENT_DOCUMENT_FETCHES_PER_HOST};
 pub use external::{EXTERNAL_SIGN_IN_LIFETIME, ExternalSignIn, ExternalSignInStarted};
 pub use register::{RegisterClient, RegisterError};
 pub use resources::KnownAppsResourceValidator;

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
-use svc_domain::blueprint::app_capacity::{AppBlueprintsFull, check_room};
+use svc_domain::blueprint::app_capacity::{APP_BLUEPRINTS_MAX, AppBlueprintsFull, check_room};
 use svc_domain::blueprint::listing_page::InvalidBlueprintPageLimit;
 use svc_domain::blueprint::operator_texts::{OperatorText, OperatorTextTooLong};
+use svc_domain::blueprint::variance_patch::{VarianceTooLarge, check_merged};
 use svc_domain::blueprint::{SourceKind, normalize_persona};
 use svc_domain::budget::BudgetExceeded;
 use svc_domain::contract::{Contract, check_contract_budgets, contract_hash, negotiate, sha256_hex, variant_key};
@@ -20,7 +21,7 @@ use crate::ports::blueprints::{BlueprintChange, BlueprintRecord, BlueprintReposi
 use crate::ports::generation::{CompileFailure, Compiler, GenerationError, GenerationRequest, Generator};
 use crate::ports::{Clock, Ids, RepositoryError};
 use crate::services::agent::GenerationQueue;
-use crate::services::blueprints::{BlueprintCatalog, CatalogError};
+use crate::services::blueprints::{BlueprintCatalog, Bounded, CatalogError};
 use crate::services::compile::{compile_off_worker, module_of};
 use crate::services::cpu_gate::{CpuBusy, CpuGate, CpuWorkError};
 
@@ -65,6 +66,9 @@ pub enum OpsBlueprintError {
     /// The app holds as many blueprints as `/ops` may store in it.
     #[error(transparent)]
     AppFull(#[from] AppBlueprintsFull),
+    /// The merged variance of `svc_ops_update_blueprint` over its field count.
+    #[error(transparent)]
+    VarianceTooLarge(#[from] VarianceTooLarge),
     #[error(transparent)]
     InvalidLimit(#[from] InvalidBlueprintPageLimit),
     #[error("not a cursor of this listing")]
@@ -93,6 +97,7 @@ impl OpsBlueprintError {
             Self::BlueprintNotFound(_) => "blueprint_not_found",
             Self::TextTooLong(_) => "text_too_long",
             Self::AppFull(_) => "blueprint_limit_reached",
+            Self::VarianceTooLarge(_) => "variance_too_large",
             Self::InvalidLimit(_) => "invalid_limit",
             Self::InvalidCursor => "invalid_cursor",
             Self::Overloaded { .. } => "generation_overloaded",
@@ -346,10 +351,10 @@ impl OpsBlueprintService {
     }
 
     /// What every operator write checks before any work: the texts' caps, then the app's room.
+    /// The room is checked again where the blueprint is stored, with the insert, so concurrent
+    /// writes never pass the cap together; this first look spares a full app a generation.
     async fn admit(&self, app_id: &str, options: &BlueprintOptions) -> Result<(), OpsBlueprintError> {
         options.check_texts()?;
-        // Concurrent writes may pass together and overshoot by a few: the cap bounds an app's
-        // share of the index, it is not an exact quota.
         check_room(self.repository.count_in_app(app_id).await?)?;
         Ok(())
     }
@@ -374,7 +379,10 @@ impl OpsBlueprintService {
         record: BlueprintRecord,
         operator_default: bool,
     ) -> Result<BlueprintRecord, OpsBlueprintError> {
-        let mut record = self.catalog.store(record).await?;
+        let mut record = match self.catalog.store_bounded(record, APP_BLUEPRINTS_MAX).await? {
+            Bounded::Stored(record) => *record,
+            Bounded::Full { stored } => return Err(AppBlueprintsFull { stored }.into()),
+        };
         if operator_default {
             let change = BlueprintChange {
                 is_operator_default: Some(true),
@@ -409,11 +417,16 @@ impl OpsBlueprintService {
             .await?
             .filter(|b| b.app_id == app_id)
             .ok_or_else(not_found)?;
-        let variance = command.variance.as_ref().map(|patch| {
-            let merged = merge_variance(&current.variance, patch);
-            let key = variant_key(Some(&merged));
-            (merged, key)
-        });
+        let variance = match command.variance.as_ref() {
+            Some(patch) => {
+                let merged = merge_variance(&current.variance, patch);
+                // A patch is bounded by the schema; patches add up, so the merged one is too.
+                check_merged(merged.as_object().map_or(0, Map::len))?;
+                let key = variant_key(Some(&merged));
+                Some((merged, key))
+            }
+            None => None,
+        };
         let change = BlueprintChange {
             variance,
             is_operator_default: command.make_operator_default.then_some(true),

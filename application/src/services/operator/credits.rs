@@ -35,22 +35,6 @@ pub struct GrantCredit {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChargeCredit {
-    pub principal: Principal,
-    pub amount_cents: i64,
-    pub reason: String,
-    pub related_session_id: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefundCredit {
-    pub principal: Principal,
-    pub amount_cents: i64,
-    pub reason: String,
-    pub related_session_id: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListCreditTransactions {
     pub principal: Principal,
     /// 1 to 100, default 20.
@@ -165,54 +149,20 @@ impl CreditService {
         })
     }
 
+    /// Gives credit (`svc credits grant`). Renders are charged and refunded through their
+    /// reservations (`services::hosted::credit_reservations`), never here.
     pub async fn grant(&self, command: GrantCredit) -> Result<LedgerEntry, CreditServiceError> {
-        let kind = command.kind.transaction_kind();
-        self.apply(&command.principal, kind, command.amount_cents, command.reason, None)
-            .await
-    }
-
-    /// Takes credit; refused with `insufficient_credit` rather than going below zero.
-    pub async fn charge(&self, command: ChargeCredit) -> Result<LedgerEntry, CreditServiceError> {
-        let kind = TransactionKind::RenderCharge;
-        self.apply(
-            &command.principal,
-            kind,
-            command.amount_cents,
-            command.reason,
-            command.related_session_id,
-        )
-        .await
-    }
-
-    /// Gives back charged credit; it reduces lifetime spent.
-    pub async fn refund(&self, command: RefundCredit) -> Result<LedgerEntry, CreditServiceError> {
-        let kind = TransactionKind::Refund;
-        self.apply(
-            &command.principal,
-            kind,
-            command.amount_cents,
-            command.reason,
-            command.related_session_id,
-        )
-        .await
-    }
-
-    async fn apply(
-        &self,
-        principal: &Principal,
-        kind: TransactionKind,
-        amount_cents: i64,
-        reason: String,
-        related_session_id: Option<String>,
-    ) -> Result<LedgerEntry, CreditServiceError> {
         let movement = WalletMovement {
             transaction_id: self.ids.ulid(),
-            kind,
-            amount_cents,
-            reason,
-            related_session_id,
+            kind: command.kind.transaction_kind(),
+            amount_cents: command.amount_cents,
+            reason: command.reason,
+            related_session_id: None,
         };
-        let (_, entry) = self.wallets.apply(principal, movement, self.clock.now()).await?;
+        let (_, entry) = self
+            .wallets
+            .apply(&command.principal, movement, self.clock.now())
+            .await?;
         Ok(entry)
     }
 }
@@ -243,15 +193,6 @@ mod tests {
         }
     }
 
-    fn charge(amount: i64) -> ChargeCredit {
-        ChargeCredit {
-            principal: user(),
-            amount_cents: amount,
-            reason: "render".into(),
-            related_session_id: Some("s1".into()),
-        }
-    }
-
     #[tokio::test]
     async fn an_untouched_wallet_reads_as_empty() {
         let fakes = OperatorFakes::new();
@@ -263,37 +204,6 @@ mod tests {
                 wallet.lifetime_spent_cents
             ),
             (0, 0, 0)
-        );
-    }
-
-    #[tokio::test]
-    async fn grants_charges_and_refunds_keep_the_books_straight() {
-        let fakes = OperatorFakes::new();
-        let service = fakes.credit_service();
-        service.grant(grant(1_000)).await.unwrap();
-        let charged = service.charge(charge(300)).await.unwrap();
-        assert_eq!((charged.delta_cents, charged.balance_after_cents), (-300, 700));
-        assert_eq!(charged.related_session_id.as_deref(), Some("s1"));
-        let refund = RefundCredit {
-            principal: user(),
-            amount_cents: 100,
-            reason: "failed render".into(),
-            related_session_id: None,
-        };
-        service.refund(refund).await.unwrap();
-        assert_eq!(
-            service.charge(charge(801)).await.unwrap_err().code(),
-            "insufficient_credit"
-        );
-
-        let wallet = service.balance(&user()).await.unwrap();
-        assert_eq!(
-            (
-                wallet.balance_cents,
-                wallet.lifetime_granted_cents,
-                wallet.lifetime_spent_cents
-            ),
-            (800, 1_000, 200)
         );
     }
 

@@ -4,13 +4,17 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
-use poem::endpoint::make_sync;
+use poem::endpoint::{make, make_sync};
 use poem::http::StatusCode as PoemStatus;
 use poem::listener::TcpAcceptor;
 use poem::{Endpoint, EndpointExt, Response, Route, Server};
 use reqwest::StatusCode;
 use serde_json::json;
+use svc_application::services::oauth::{
+    CLIENT_DOCUMENT_FETCHES_AT_ONCE, CLIENT_DOCUMENT_FETCHES_PER_HOST, ClientDocumentRefused,
+};
 use svc_tests::{Auth, Backend};
 
 use crate::oauth::support::{OAuthApp, REDIRECT, with};
@@ -33,7 +37,12 @@ struct DocumentSite {
 
 impl DocumentSite {
     async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::start_on("127.0.0.1").await
+    }
+
+    /// The site on another loopback address: another host to the server.
+    async fn start_on(address: &str) -> Self {
+        let listener = tokio::net::TcpListener::bind((address, 0)).await.unwrap();
         let origin = format!("http://{}", listener.local_addr().unwrap());
         let hits = Arc::new(AtomicUsize::new(0));
         let document = |path: &str, client_id: String| {
@@ -229,4 +238,95 @@ async fn outside_dev_mode_private_targets_are_never_contacted() {
     }
     refused_with(&app, "https://app.example.com/", "the client_id URL must have a path").await;
     assert_eq!(site.hits(), 0, "the site was never contacted");
+}
+
+/// A host that takes every request and never answers; counts the requests it holds.
+struct StalledSite {
+    origin: String,
+    held: Arc<AtomicUsize>,
+}
+
+impl StalledSite {
+    async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://{}", listener.local_addr().unwrap());
+        let held = Arc::new(AtomicUsize::new(0));
+        let counted = held.clone();
+        let app = Route::new().at(
+            "/*path",
+            make(move |_| {
+                let counted = counted.clone();
+                async move {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    std::future::pending::<Response>().await
+                }
+            }),
+        );
+        let acceptor = TcpAcceptor::from_tokio(listener).unwrap();
+        tokio::spawn(Server::new_with_acceptor(acceptor).run(app));
+        Self { origin, held }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.origin)
+    }
+}
+
+/// A host that never answers holds only its share of the fetches: while it stalls, the rest of
+/// its clients are refused at once (503 at authorize and at token) and a client on another host
+/// is still fetched and shown the consent form.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stalled_host_holds_only_its_share_and_other_hosts_clients_are_fetched() {
+    let app = Arc::new(
+        OAuthApp::spawn("cimd_stalled_host", Backend::Sqlite, Auth::DevAllowAll, |_| {})
+            .await
+            .unwrap(),
+    );
+    let stalled = StalledSite::start().await;
+    // As many clients on the stalled host as the server fetches at once.
+    let mut attempts: Vec<_> = (0..CLIENT_DOCUMENT_FETCHES_AT_ONCE)
+        .map(|i| {
+            let app = app.clone();
+            let params = app.request(&stalled.url(&format!("/client{i}.json")));
+            tokio::spawn(async move { app.authorize(&params).await })
+        })
+        .collect();
+    // Bounded, and well inside the 5-second fetch timeout that would free the held slots.
+    let mut waited = 0;
+    while stalled.held.load(Ordering::SeqCst) + attempts.iter().filter(|a| a.is_finished()).count()
+        < CLIENT_DOCUMENT_FETCHES_AT_ONCE
+    {
+        assert!(waited < 300, "every attempt is held by the host or answered");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        waited += 1;
+    }
+    let (answered, held): (Vec<_>, Vec<_>) = attempts.drain(..).partition(|a| a.is_finished());
+    assert_eq!(
+        stalled.held.load(Ordering::SeqCst),
+        CLIENT_DOCUMENT_FETCHES_PER_HOST,
+        "the stalled host holds its share of fetches, no more"
+    );
+    assert_eq!(held.len(), CLIENT_DOCUMENT_FETCHES_PER_HOST);
+    let host_busy = ClientDocumentRefused::HostBusy.to_string();
+    for attempt in answered {
+        let answer = attempt.await.unwrap();
+        assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE, "{}", answer.body);
+        assert!(answer.location.is_none());
+        assert!(answer.body.contains(&host_busy), "{}", answer.body);
+    }
+    let (status, _, body) = app
+        .token(&app.token_form(&stalled.url("/token-client.json"), "x"))
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "temporarily_unavailable");
+    assert_eq!(body["error_description"], host_busy.as_str());
+
+    let other_host = DocumentSite::start_on("127.0.0.2").await;
+    let shown = app.authorize(&app.request(&other_host.url("/good.json"))).await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+    assert!(shown.body.contains("Doc Client"), "{}", shown.body);
+    assert_eq!(other_host.hits(), 1);
+    for attempt in held {
+        attempt.abort();
+    }
 }

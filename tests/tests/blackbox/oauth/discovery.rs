@@ -302,3 +302,59 @@ async fn the_openapi_document_names_every_route() {
         serde_json::from_str::<Value>(svc_http::openapi_document()).unwrap()
     );
 }
+
+/// The headers `/openapi.json` lists for one answer of `/oauth/authorize`, lower-cased.
+fn documented_headers(document: &Value, method: &str, status: &str) -> std::collections::BTreeSet<String> {
+    let answer = &document["paths"]["/oauth/authorize"][method]["responses"][status];
+    answer["headers"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{method} {status} lists headers: {answer}"))
+        .keys()
+        .map(|name| name.to_ascii_lowercase())
+        .collect()
+}
+
+/// Every HTML page `/oauth/authorize` answers is documented with the headers the consent page's
+/// 200 lists (its CSP, framing, caching and referrer policy), the refusals included; and the
+/// server's real refusal carries each of them.
+#[tokio::test]
+async fn the_openapi_document_lists_the_page_headers_on_every_authorize_page() {
+    let app = OAuthApp::spawn("openapi_page_headers", Backend::Sqlite, Auth::Strict, |_| {})
+        .await
+        .unwrap();
+    let (status, _, document) = app.get_json("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let consent = documented_headers(&document, "get", "200");
+    for name in [
+        "cache-control",
+        "x-frame-options",
+        "content-security-policy",
+        "referrer-policy",
+    ] {
+        assert!(consent.contains(name), "{name} in {consent:?}");
+    }
+    let pages = [
+        ("get", "400"),
+        ("get", "500"),
+        ("get", "503"),
+        ("post", "400"),
+        ("post", "401"),
+        ("post", "403"),
+        ("post", "413"),
+        ("post", "500"),
+        ("post", "502"),
+        ("post", "503"),
+    ];
+    for (method, status) in pages {
+        assert_eq!(
+            documented_headers(&document, method, status),
+            consent,
+            "{method} {status}"
+        );
+    }
+    let refused = app.authorize(&app.request("no-such-client")).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    for name in documented_headers(&document, "get", "400") {
+        assert!(refused.headers.contains_key(name.as_str()), "{name} on the real 400");
+    }
+}

@@ -42,6 +42,7 @@ macro_rules! oauth_scenarios {
 
 mod authorization;
 mod client_documents;
+mod consent_origin;
 mod discovery;
 mod registration;
 mod rejected_requests;

@@ -162,18 +162,26 @@ impl OAuthApp {
         Self::answer(resp).await
     }
 
-    /// Posts the consent form: the request's parameters plus `fields`.
+    /// Posts the consent form: the request's parameters plus `fields`, from no page (no
+    /// `Origin`, no `Referer`), as a script or SDK driving the flow does.
     pub async fn consent(&self, params: &[(String, String)], fields: &[(&str, &str)]) -> Answer {
+        self.consent_with_headers(params, fields, &[]).await
+    }
+
+    /// Posts the consent form with `headers` (a browser's `Origin` or `Referer`).
+    pub async fn consent_with_headers(
+        &self,
+        params: &[(String, String)],
+        fields: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> Answer {
         let mut form: Vec<(String, String)> = params.to_vec();
         form.extend(fields.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
-        let resp = self
-            .http
-            .post(self.url("/oauth/authorize"))
-            .form(&form)
-            .send()
-            .await
-            .expect("request");
-        Self::answer(resp).await
+        let mut request = self.http.post(self.url("/oauth/authorize")).form(&form);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        Self::answer(request.send().await.expect("request")).await
     }
 
     /// Consents to `params` with the test's key; returns the code.

@@ -404,4 +404,105 @@ mod tests {
             assert!(err.starts_with("limit: "), "{err}");
         }
     }
+
+    /// Each filter of the listing and the update's variance are bounded where they arrive, each
+    /// refusal naming its field (`svc_domain::blueprint::listing_filters` and `variance_patch`
+    /// hold the numbers).
+    #[test]
+    fn listing_filters_and_variance_patches_are_bounded_in_the_schemas() {
+        // A refused value is quoted as an excerpt of its JSON.
+        let quoted = |text: String| svc_domain::text::excerpt(&json!(text).to_string()).into_owned();
+        let list = find(list_blueprints::ListBlueprints::NAME);
+        let words: Vec<String> = (0..20).map(|i| format!("{}{i:02}", "é".repeat(198))).collect();
+        let at_the_caps = json!({
+            "contractHash": "a".repeat(64),
+            "generator": "g".repeat(64),
+            "persona": "é".repeat(200),
+            "intentKeywords": words,
+            "cursor": "c".repeat(512),
+        });
+        assert_eq!(list.check_arguments(&at_the_caps), Ok(()));
+        let mut too_many = words.clone();
+        too_many.push("one more".into());
+        for (arguments, expected) in [
+            (
+                json!({ "contractHash": "a".repeat(65) }),
+                format!("contractHash: \"{}\" is longer than 64 characters", "a".repeat(65)),
+            ),
+            (
+                json!({ "generator": "g".repeat(65) }),
+                format!("generator: \"{}\" is longer than 64 characters", "g".repeat(65)),
+            ),
+            (
+                json!({ "intentKeywords": ["ok", "w".repeat(201)] }),
+                format!(
+                    "intentKeywords.1: {} is longer than 200 characters",
+                    quoted("w".repeat(201))
+                ),
+            ),
+        ] {
+            assert_eq!(list.check_arguments(&arguments), Err(expected));
+        }
+        for (arguments, field, rule) in [
+            (
+                json!({ "persona": "é".repeat(201) }),
+                "persona",
+                "is longer than 200 characters",
+            ),
+            (
+                json!({ "intentKeywords": too_many }),
+                "intentKeywords",
+                "has more than 20 items",
+            ),
+            (
+                json!({ "cursor": "c".repeat(513) }),
+                "cursor",
+                "is longer than 512 characters",
+            ),
+        ] {
+            let err = list.check_arguments(&arguments).unwrap_err();
+            assert!(err.starts_with(&format!("{field}: ")) && err.ends_with(rule), "{err}");
+        }
+
+        let update = find(update_blueprint::UpdateBlueprint::NAME);
+        let fields: serde_json::Map<String, Value> = (0..32)
+            .map(|i| (format!("{}{i:02}", "n".repeat(62)), json!("é".repeat(200))))
+            .collect();
+        let checked = update.check_arguments(&json!({ "blueprintId": "b", "variance": fields }));
+        assert_eq!(checked, Ok(()));
+        let numbers_and_flags = json!({ "blueprintId": "b", "variance": { "columns": 3, "dense": true, "tone": "" } });
+        assert_eq!(update.check_arguments(&numbers_and_flags), Ok(()));
+        let mut too_many = fields.clone();
+        too_many.insert("one more".into(), json!("x"));
+        for (variance, expected) in [
+            (
+                json!({ "tone": "é".repeat(201) }),
+                format!(
+                    "variance.tone: {} is longer than 200 characters",
+                    quoted("é".repeat(201))
+                ),
+            ),
+            (
+                json!({ "layout": { "nested": "document" } }),
+                "variance.layout: {\"nested\":\"document\"} is not of types \"boolean\", \"number\", \"string\""
+                    .to_owned(),
+            ),
+            (
+                json!({ "axes": ["a", "b"] }),
+                "variance.axes: [\"a\",\"b\"] is not of types \"boolean\", \"number\", \"string\"".to_owned(),
+            ),
+        ] {
+            let err = update.check_arguments(&json!({ "blueprintId": "b", "variance": variance }));
+            assert_eq!(err, Err(expected));
+        }
+        for (variance, rule) in [
+            (Value::Object(too_many), "has more than 32 properties"),
+            (json!({ "n".repeat(65): "x" }), "is longer than 64 characters"),
+        ] {
+            let err = update
+                .check_arguments(&json!({ "blueprintId": "b", "variance": variance }))
+                .unwrap_err();
+            assert!(err.starts_with("variance: ") && err.ends_with(rule), "{err}");
+        }
+    }
 }

@@ -23,7 +23,7 @@ impl OpsTool for UpdateBlueprint {
         let command = UpdateBlueprintCommand {
             blueprint_id: a.blueprint_id.clone(),
             make_operator_default: a.is_operator_default.is_some(),
-            variance: a.variance,
+            variance: a.variance.map(|patch| patch.0),
         };
         let updated_at = ctx
             .blueprints()?

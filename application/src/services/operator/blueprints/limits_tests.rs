@@ -240,3 +240,47 @@ async fn a_limit_or_cursor_we_did_not_hand_out_is_refused() {
         );
     }
 }
+
+/// A patch is capped by the schema; patches add up, so the merged variance is capped too: a
+/// patch that would take it past 32 fields is refused and changes nothing.
+#[tokio::test]
+async fn patches_never_grow_a_variance_past_its_field_cap() {
+    use svc_domain::blueprint::variance_patch::VARIANCE_MAX_FIELDS;
+    let fakes = AgentFakes::default();
+    let id = register(&fakes, "app-1", BlueprintOptions::default()).await;
+    let patch = |from: usize, to: usize| -> Map<String, Value> {
+        (from..to).map(|i| (format!("axis{i}"), json!("on"))).collect()
+    };
+    let update = |variance: Map<String, Value>| UpdateBlueprint {
+        blueprint_id: id.clone(),
+        make_operator_default: false,
+        variance: Some(variance),
+    };
+    service(&fakes).update("app-1", update(patch(0, 20))).await.unwrap();
+    service(&fakes)
+        .update("app-1", update(patch(20, VARIANCE_MAX_FIELDS)))
+        .await
+        .unwrap();
+    let refused = service(&fakes)
+        .update("app-1", update(patch(VARIANCE_MAX_FIELDS, VARIANCE_MAX_FIELDS + 1)))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "variance_too_large");
+    assert_eq!(
+        refused.to_string(),
+        "the merged variance would hold 33 fields, the most it may hold is 32: clear some with an empty string"
+    );
+    let stored = service(&fakes).get("app-1", &id).await.unwrap();
+    assert_eq!(
+        stored.variance.as_object().unwrap().len(),
+        VARIANCE_MAX_FIELDS,
+        "nothing changed"
+    );
+    // Clearing a field makes room for another in the same patch.
+    let mut swap = patch(VARIANCE_MAX_FIELDS, VARIANCE_MAX_FIELDS + 1);
+    swap.insert("axis0".into(), json!(""));
+    service(&fakes).update("app-1", update(swap)).await.unwrap();
+    let stored = service(&fakes).get("app-1", &id).await.unwrap();
+    assert_eq!(stored.variance.as_object().unwrap().len(), VARIANCE_MAX_FIELDS);
+    assert_eq!(stored.variance["axis32"], json!("on"));
+}

@@ -1,0 +1,137 @@
+//! Inserts bounded by a count (blueprints per app, apps per owner) on every backend: of writers
+//! racing at the bound, exactly as many get in as there is room for, whatever their number, and
+//! another app's or owner's room is its own.
+
+use std::sync::Arc;
+
+use crate::support;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use sea_orm::DatabaseConnection;
+use serde_json::json;
+use svc_application::ports::BoundedInsert;
+use svc_application::ports::agent::{AppRecord, AppRepository};
+use svc_application::ports::blueprints::{BlueprintRecord, BlueprintRepository};
+use svc_sql::agent::{SeaOrmAppRepository, SeaOrmBlueprintRepository};
+use tokio::sync::Barrier;
+
+support::backend_tests!(
+    racing_blueprint_inserts_never_pass_the_bound,
+    racing_app_creations_never_pass_the_bound
+);
+
+/// Rows already stored, the bound, and how many writers race for the rest of the room.
+const STORED: u64 = 3;
+const MAX: u64 = 5;
+const RACERS: usize = 16;
+
+fn t0() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-12-23T10:00:00Z").unwrap().to_utc()
+}
+
+fn blueprint(id: &str, app: &str) -> BlueprintRecord {
+    BlueprintRecord {
+        blueprint_id: id.into(),
+        app_id: app.into(),
+        intent: id.into(),
+        contract_hash: "hash-a".into(),
+        variant_key: "variant-0".into(),
+        contract: json!({}).try_into().unwrap(),
+        code: "export default () => null;".into(),
+        generator: "user".into(),
+        ..BlueprintRecord::blank(t0())
+    }
+}
+
+fn app(id: &str, owner: &str, minute: i64) -> AppRecord {
+    AppRecord::new(id.into(), owner.into(), None, t0() + TimeDelta::minutes(minute)).unwrap()
+}
+
+/// Runs `RACERS` copies of `attempt` released together; how many were inserted, and the counts
+/// the refused ones saw.
+async fn race<F, Fut>(attempt: F) -> (usize, Vec<u64>)
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = BoundedInsert> + Send + 'static,
+{
+    let start = Arc::new(Barrier::new(RACERS));
+    let tasks: Vec<_> = (0..RACERS)
+        .map(|i| {
+            let start = start.clone();
+            let attempt = attempt(i);
+            tokio::spawn(async move {
+                start.wait().await;
+                attempt.await
+            })
+        })
+        .collect();
+    let mut inserted = 0;
+    let mut refused = Vec::new();
+    for task in tasks {
+        match task.await.unwrap() {
+            BoundedInsert::Inserted => inserted += 1,
+            BoundedInsert::Full { stored } => refused.push(stored),
+        }
+    }
+    (inserted, refused)
+}
+
+async fn racing_blueprint_inserts_never_pass_the_bound(db: DatabaseConnection) {
+    let repo = Arc::new(SeaOrmBlueprintRepository::new(db.clone()));
+    for i in 0..STORED {
+        repo.insert(&blueprint(&format!("stored-{i}"), "app1")).await.unwrap();
+    }
+    repo.insert(&blueprint("elsewhere", "app2")).await.unwrap();
+    let (inserted, refused) = race(|i| {
+        let repo = repo.clone();
+        async move {
+            repo.insert_bounded(&blueprint(&format!("racer-{i}"), "app1"), MAX)
+                .await
+                .unwrap()
+        }
+    })
+    .await;
+    assert_eq!(inserted as u64, MAX - STORED, "exactly the room left is filled");
+    assert!(
+        refused.iter().all(|stored| *stored == MAX),
+        "each refusal saw the full app: {refused:?}"
+    );
+    assert_eq!(repo.count_in_app("app1").await.unwrap(), MAX);
+    // Another app's room is its own.
+    let other = repo.insert_bounded(&blueprint("second", "app2"), 2).await.unwrap();
+    assert_eq!(other, BoundedInsert::Inserted);
+    assert_eq!(
+        repo.insert_bounded(&blueprint("third", "app2"), 2).await.unwrap(),
+        BoundedInsert::Full { stored: 2 }
+    );
+}
+
+async fn racing_app_creations_never_pass_the_bound(db: DatabaseConnection) {
+    let repo = Arc::new(SeaOrmAppRepository::new(db.clone()));
+    for i in 0..STORED {
+        repo.insert(&app(&format!("stored{i}"), "owner", i as i64))
+            .await
+            .unwrap();
+    }
+    let (inserted, refused) = race(|i| {
+        let repo = repo.clone();
+        async move {
+            repo.insert_bounded(&app(&format!("racer{i}"), "owner", 10 + i as i64), MAX)
+                .await
+                .unwrap()
+        }
+    })
+    .await;
+    assert_eq!(inserted as u64, MAX - STORED, "exactly the room left is filled");
+    assert!(
+        refused.iter().all(|stored| *stored == MAX),
+        "each refusal saw the full owner: {refused:?}"
+    );
+    assert_eq!(repo.list_by_owner("owner").await.unwrap().len() as u64, MAX);
+    assert_eq!(
+        repo.insert_bounded(&app("another", "someone else", 0), MAX)
+            .await
+            .unwrap(),
+        BoundedInsert::Inserted
+    );
+}

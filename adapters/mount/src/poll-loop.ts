@@ -10,6 +10,9 @@ import type { Frame } from './protocol';
 
 /** While the browser says it is offline, how long the loop waits before looking again. */
 const OFFLINE_CHECK_MS = 1000;
+/** The longest a refused poll's `Retry-After` holds the loop back: a server asking for more (or a
+ * proxy's date far ahead) would leave the card silent, so the loop looks again after a minute. */
+export const RETRY_AFTER_CAP_MS = 60_000;
 
 /** What the loop needs of the live channel: its state, read when needed, and where answers go. */
 export interface PollLoopHost {
@@ -86,7 +89,9 @@ export class PollLoop {
       if (result.kind === 'failed') {
         host.unsubscribe();
         host.reconnecting(`polling failed: ${result.detail}`);
-        await pause(reconnectDelay(this.failures++));
+        // A 429 or 503 says how long to stay away (too many polls of this session in flight or in a
+        // second): polling sooner would only be refused again.
+        await pause(reconnectDelay(this.failures++, retryAfterMs(result.refusal?.retryAfterSeconds)));
         continue;
       }
       this.failures = 0;
@@ -95,6 +100,12 @@ export class PollLoop {
       if (typeof result.cursors.revision === 'number') this.revision = result.cursors.revision;
     }
   }
+}
+
+/** A refusal's `Retry-After` as the least wait before the next poll, at most {@link RETRY_AFTER_CAP_MS}. */
+function retryAfterMs(seconds: unknown): number {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) return 0;
+  return Math.min(RETRY_AFTER_CAP_MS, Math.ceil(seconds * 1000));
 }
 
 function pause(ms: number): Promise<void> {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, test } from 'node:test';
 import { advance, beginTest, endTest, fetches, installFakeBrowser, json, settle } from './fake-browser.mjs';
 import { LongPoll } from '../src/long-poll.ts';
-import { PollLoop } from '../src/poll-loop.ts';
+import { PollLoop, RETRY_AFTER_CAP_MS } from '../src/poll-loop.ts';
 
 installFakeBrowser();
 beforeEach(() => {
@@ -230,4 +230,22 @@ test('an answer that arrives once the channel no longer polls with this transpor
   await advance(60_000, 1_000);
   assert.deepEqual(seen.applied, []);
   assert.equal(gets.length, 1);
+});
+
+test("a poll refused with 429 or 503 waits at least the Retry-After before the next, at most a minute", async () => {
+  const busy = (status, retryAfter) => json({ error: { code: 'RATE_LIMITED', message: 'busy' } }, status, { 'retry-after': retryAfter });
+  const gets = server([ack(1), busy(429, '4'), busy(503, '3'), busy(429, '86400'), ack(2)]);
+  const { seen, start } = pollLoop();
+  start();
+  await advance(4_000 + 3_000 + RETRY_AFTER_CAP_MS + 3_000, 100);
+  assert.deepEqual(
+    seen.reconnecting.map(([, detail]) => detail),
+    ['polling failed: HTTP 429', 'polling failed: HTTP 503', 'polling failed: HTTP 429'],
+  );
+  const waits = gets.slice(1, 5).map((get, i) => gets[i + 2].at - get.at);
+  // The backoff alone would wait 250 to 500 ms, then 500 to 1000, then 1000 to 2000.
+  assert.ok(waits[0] >= 4_000 && waits[0] <= 4_100, `after Retry-After: 4, ${waits[0]} ms`);
+  assert.ok(waits[1] >= 3_000 && waits[1] <= 3_100, `after a 503's Retry-After: 3, ${waits[1]} ms`);
+  assert.ok(waits[2] >= RETRY_AFTER_CAP_MS && waits[2] <= RETRY_AFTER_CAP_MS + 100, `a day is capped: ${waits[2]} ms`);
+  assert.deepEqual(gets.map((get) => get.wait), ['0', '20', '0', '0', '0', '20'], 'then the ack is asked for again');
 });

@@ -60,6 +60,18 @@ impl<'a> WriteGuard<'a> {
         }
     }
 
+    /// Deletes this scope's row inside `txn`, the transaction deleting its holder (an app), so
+    /// rows do not outlive what they guard. A bounded insert into the scope waits for `txn` on
+    /// the row's lock; one that made the row again afterwards would find its holder gone.
+    pub(crate) async fn forget(self, txn: &impl ConnectionTrait) -> Result<(), DbErr> {
+        let delete = Query::delete()
+            .from_table(WriteGuards::Table)
+            .and_where(Expr::col(WriteGuards::Scope).eq(self.scope))
+            .and_where(Expr::col(WriteGuards::Holder).eq(self.holder))
+            .to_owned();
+        txn.execute(&delete).await.map(drop)
+    }
+
     async fn try_begin(&self, db: &DatabaseConnection, now: DateTime<Utc>) -> Result<DatabaseTransaction, DbErr> {
         // The row is created in a statement of its own, committed before any lock is waited on:
         // an insert racing another for a missing key inside the transaction could deadlock on

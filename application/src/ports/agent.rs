@@ -9,6 +9,7 @@ use svc_domain::handshake::{HandshakeAction, HandshakeLifecycle, Origin};
 use svc_domain::session::{FrozenCard, SessionHead, SessionStatus};
 
 use super::RepositoryError;
+use super::retention::ReplayWindow;
 
 type Result<T> = std::result::Result<T, RepositoryError>;
 
@@ -272,6 +273,15 @@ pub trait EventRepository: Send + Sync {
         limit: u64,
         max_payload_bytes: usize,
     ) -> Result<Vec<StreamEnvelope>>;
+    /// The envelopes [`EventRepository::streams_since`] returns for `window` (no `until`), read
+    /// from the oldest on and only as far as `read_bytes` of payload JSON (see [`WindowHead`]).
+    async fn streams_window_head(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        window: ReplayWindow,
+        read_bytes: usize,
+    ) -> Result<WindowHead<StreamEnvelope>>;
     /// The session's highest stream `seq` (0 when none).
     async fn last_stream_seq(&self, session_id: &str) -> Result<i64>;
     /// Stored gestures with `sequence > after_sequence`, oldest first: the newest ones, at most
@@ -284,6 +294,31 @@ pub trait EventRepository: Send + Sync {
         limit: u64,
         max_bytes: usize,
     ) -> Result<Vec<ActionEventRecord>>;
+    /// The gestures [`EventRepository::actions_since`] returns for `window`, read from the oldest
+    /// on and only as far as `read_bytes` of action data and context (see [`WindowHead`]).
+    async fn actions_window_head(
+        &self,
+        session_id: &str,
+        after_sequence: i64,
+        window: ReplayWindow,
+        read_bytes: usize,
+    ) -> Result<WindowHead<ActionEventRecord>>;
+}
+
+/// The oldest rows of a replay window, for a reader that carries only so many bytes at once (a
+/// polling answer): the window is the one a whole replay gets (the newest `window.count` rows
+/// after the cursor, of them the newest within `window.bytes`), and of it the rows are taken in
+/// order while their stored JSON together stays within `read_bytes`, the first always. Stored
+/// JSON is the compact text a frame embeds, so a reader whose frames fit in `read_bytes` never
+/// needs a row past the head.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowHead<T> {
+    pub items: Vec<T>,
+    /// Rows of the window after the last item were left for a later read (not lost).
+    pub cut: bool,
+    /// More than `window.count` rows were after the cursor: the oldest were left out of the
+    /// window (a gap, as a whole replay would report it).
+    pub overflowed: bool,
 }
 
 /// What travels on the live bus to subscribers of a topic.

@@ -12,16 +12,18 @@ use serde_json::Value;
 use svc_domain::session::{FrozenCard, SessionHead};
 
 use super::agent_pipeline::{LocalBus, ScriptedGenerator, StubCompiler};
+use super::window_head::head_of;
 use super::{ManualClock, SequentialIds, lock};
 use crate::ports::agent::{
     ActionEventRecord, AppRecord, AppRepository, BlueprintRecord, BlueprintRepository, DrainBound, EventRepository,
     HandshakeRecord, HandshakeRepository, NewActionEvent, NewAppId, SessionListing, SessionQuery, SessionRecord,
-    SessionRepository, StreamEnvelope,
+    SessionRepository, StreamEnvelope, WindowHead,
 };
 use crate::ports::blueprints::{
     BlueprintChange, BlueprintFilter, BlueprintListing, BlueprintSummary, ListingPosition, SHARED_POOL_APP_ID,
     StoredEmbedding,
 };
+use crate::ports::retention::ReplayWindow;
 use crate::ports::{BoundedInsert, RepositoryError};
 use crate::services::agent::{AgentPorts, AgentService, AgentSettings, Caller, GenerationQueue};
 
@@ -423,6 +425,26 @@ impl EventRepository for InMemoryAgentStore {
         Ok(newest)
     }
 
+    async fn streams_window_head(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        window: ReplayWindow,
+        read_bytes: usize,
+    ) -> Result<WindowHead<StreamEnvelope>> {
+        let after_cursor = lock(&self.0)
+            .streams
+            .iter()
+            .filter(|s| s.session_id == session_id && s.seq > after_seq)
+            .count();
+        let whole = self
+            .streams_since(session_id, after_seq, None, window.count, window.bytes)
+            .await?;
+        Ok(head_of(whole, after_cursor, window, read_bytes, |e| {
+            e.payload.to_string().len()
+        }))
+    }
+
     async fn last_stream_seq(&self, session_id: &str) -> Result<i64> {
         Ok(lock(&self.0)
             .streams
@@ -458,6 +480,24 @@ impl EventRepository for InMemoryAgentStore {
         }
         newest.reverse();
         Ok(newest)
+    }
+
+    async fn actions_window_head(
+        &self,
+        session_id: &str,
+        after_sequence: i64,
+        window: ReplayWindow,
+        read_bytes: usize,
+    ) -> Result<WindowHead<ActionEventRecord>> {
+        let after_cursor = lock(&self.0)
+            .actions
+            .iter()
+            .filter(|(a, _)| a.session_id == session_id && a.sequence > after_sequence)
+            .count();
+        let whole = self
+            .actions_since(session_id, after_sequence, window.count, window.bytes)
+            .await?;
+        Ok(head_of(whole, after_cursor, window, read_bytes, gesture_bytes))
     }
 }
 

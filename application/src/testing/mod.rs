@@ -31,6 +31,7 @@ mod agent_pipeline;
 mod credit_reservations;
 mod oauth;
 mod rate_windows;
+mod window_head;
 pub use agent::{AgentFakes, InMemoryAgentStore};
 pub use agent_pipeline::{FlatEmbedder, LocalBus, ScriptedGenerator, StubCompiler};
 pub use oauth::{InMemoryOAuthStore, OAuthFakes};

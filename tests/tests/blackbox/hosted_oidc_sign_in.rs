@@ -402,6 +402,39 @@ async fn a_sign_in_posted_from_another_site_is_refused_and_stores_nothing() {
     leave_for_provider(&app, &mut browser, &app.request(&client)).await;
 }
 
+/// An external consent page (`oauth.consent_url`) may offer the sign-in with the provider as the
+/// built-in one does: a form posted from its origin, named by `Origin` or, from a browser that
+/// sends none, by `Referer`, goes to the provider; a request naming no page still does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_sign_in_posted_from_the_consent_urls_origin_goes_to_the_provider() {
+    let Some((app, provider)) = hosted_with_provider("oidc_consent_url_origin", |s| {
+        s.hosted.signup = "open".into();
+        s.oauth.consent_url = "https://consent.example.com/approve".into();
+    })
+    .await
+    else {
+        return;
+    };
+    let client = app.client("Claude Desktop").await;
+    let mut form = app.request(&client);
+    form.push(("action".into(), "external".into()));
+    let mut browser = Browser::new();
+    let posted_from = [
+        ("origin", "https://consent.example.com"),
+        ("referer", "https://consent.example.com/approve?client_id=x"),
+    ];
+    for header in posted_from {
+        let page = browser
+            .post_form_with(&[header], &app.url("/oauth/authorize"), &form)
+            .await;
+        assert_eq!(page.status, StatusCode::FOUND, "from {header:?}: {}", page.body);
+        let to = page.location.expect("a Location");
+        assert!(to.as_str().starts_with(&provider.issuer), "{to}");
+    }
+    let page = browser.post_form_with(&[], &app.url("/oauth/authorize"), &form).await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN, "{}", page.body);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn without_a_provider_the_consent_page_offers_none_and_the_callback_is_not_found() {
     if !postgres_available("oidc_off") {

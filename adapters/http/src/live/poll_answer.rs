@@ -4,6 +4,9 @@
 //! A replay may hold the whole buffer (8 MiB of stream payloads and 8 MiB of gestures); an answer
 //! carries the oldest of it up to the budget and says `more`, and the next poll, from the
 //! answer's cursors, goes on where it stopped: nothing is lost, doubled or reported lost twice.
+//! The store reads only a replay's head (`Replay::cut` when it stopped early): a frame embeds its
+//! stored JSON, so the head holds every frame the budget admits, and a head carried whole that
+//! was cut still says `more`.
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -124,14 +127,18 @@ impl Filling {
     }
 
     /// Adds `asked`'s frames while they fit; its cursor after this answer: `whole` when every
-    /// frame went, else the position of the last that went, else (none went) where the poll
-    /// asked from, or just before the replay's first frame when a gap came before it: the
-    /// `replay_gap` was carried, and the next poll must not be told of it again.
+    /// frame of the whole replay went, else the position of the last that went, else (none
+    /// went) where the poll asked from, or just before the replay's first frame when a gap came
+    /// before it: the `replay_gap` was carried, and the next poll must not be told of it again.
     fn replay<T>(&mut self, asked: &Asked<T>, position: fn(&T) -> i64, frame: fn(&T) -> String, whole: i64) -> i64 {
         let items = &asked.replay.items;
         let carried = items.iter().take_while(|item| self.offer(frame(item))).count();
+        // The head went whole, but the store left newer items unread: they wait for the next poll.
+        if carried == items.len() && asked.replay.cut {
+            self.full = true;
+        }
         match (carried, items.first()) {
-            (n, _) if n == items.len() => whole,
+            (n, _) if n == items.len() && !asked.replay.cut => whole,
             (0, Some(first)) if asked.replay.gap => position(first) - 1,
             (0, _) => asked.after,
             (n, _) => position(&items[n - 1]),
@@ -179,7 +186,7 @@ mod tests {
     fn asked<T>((after, items, gap): (i64, Vec<T>, bool)) -> Asked<T> {
         Asked {
             after,
-            replay: Replay { items, gap },
+            replay: Replay { items, gap, cut: false },
         }
     }
 
@@ -277,6 +284,24 @@ mod tests {
         .answer(ANSWER_BUDGET_BYTES);
         assert!(!answer.more);
         assert_eq!((answer.cursors.last_sequence, answer.cursors.last_stream_seq), (40, 71));
+    }
+
+    #[test]
+    fn a_head_the_store_cut_short_says_more_and_its_cursor_stops_at_its_last_item() {
+        // The store read only gestures 5 and 6 of the window (`cut`); the session is at 40.
+        let mut head = pending(Some((4, vec![gesture(5, 1), gesture(6, 1)], false)), None);
+        head.actions.as_mut().unwrap().replay.cut = true;
+        let answer = head.answer(ANSWER_BUDGET_BYTES);
+        assert_eq!(
+            carried(&answer),
+            vec![("render_event".into(), 5), ("render_event".into(), 6)]
+        );
+        assert!(answer.more, "gestures 7 to 40 wait for the next poll");
+        assert_eq!(
+            answer.cursors.last_sequence, 6,
+            "not the session's 40: 7 on were not read"
+        );
+        assert_eq!(answer.cursors.last_stream_seq, 90);
     }
 
     #[test]

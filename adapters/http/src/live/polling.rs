@@ -110,7 +110,8 @@ fn internal(e: AgentError) -> Response {
 }
 
 /// Frames a poller has not seen yet, at most [`ANSWER_BUDGET_BYTES`] of them, and its next
-/// cursors. The first poll (no `revision`) starts with the `ack` the socket would send, carrying
+/// cursors. Each replay is read only as far as the budget (its head): what an answer cannot
+/// carry is never fetched. The first poll (no `revision`) starts with the `ack` the socket would send, carrying
 /// a session token when `ws_token` was used.
 async fn pending(
     state: &LiveRoutes,
@@ -124,14 +125,20 @@ async fn pending(
     let actions = match q.since_sequence {
         Some(after) => Some(Asked {
             after,
-            replay: state.agent.replay_actions(session_id, after).await?,
+            replay: state
+                .agent
+                .replay_actions_head(session_id, after, ANSWER_BUDGET_BYTES)
+                .await?,
         }),
         None => None,
     };
     let streams = match q.from_seq {
         Some(after) => Some(Asked {
             after,
-            replay: state.agent.replay_streams(session_id, after).await?,
+            replay: state
+                .agent
+                .replay_streams_head(session_id, after, ANSWER_BUDGET_BYTES)
+                .await?,
         }),
         None => None,
     };

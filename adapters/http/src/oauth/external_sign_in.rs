@@ -54,20 +54,12 @@ fn browser_secret(req: &Request) -> Option<String> {
         .map(|(_, value)| value.to_owned())
 }
 
-/// Whether the form was posted from a page of the issuer's own origin (the consent page). The
-/// external sign-in needs no secret from the person, so a form another site posts would take a
-/// browser already signed in at the provider past the consent page to the attacker's client.
-/// Browsers send `Origin` with every form POST (the consent page's referrer policy keeps it
-/// true), and `Sec-Fetch-Site` with most; a page elsewhere can forge neither.
-fn posted_from_consent_page(req: &Request, oauth: &OAuth) -> bool {
-    let header = |name: &str| req.headers().get(name).and_then(|value| value.to_str().ok());
-    header("origin") == Some(oauth.service.issuer().origin().as_str())
-        || header("sec-fetch-site") == Some("same-origin")
-}
-
 /// `action=external` on the consent form: to the provider.
 pub(super) async fn begin(req: &Request, oauth: &OAuth, request: &AuthorizationRequest) -> Response {
-    if !posted_from_consent_page(req, oauth) {
+    // This choice needs no secret from the person, so a form another site posts would take a
+    // browser already signed in at the provider past the consent page to the attacker's
+    // client: unlike the other answers, a request that names no page is refused too.
+    if !oauth.consent_origins.posted_from(req) {
         return sign_in_page(
             StatusCode::FORBIDDEN,
             "The sign-in was not started from this server's consent page.",

@@ -338,8 +338,8 @@ pub(super) enum ConsentAnswer {
     ),
     /// Posted from a page of another origin than this server's or the configured consent URL's
     /// (its `Origin`, else its `Referer`): the error page, the form unread and nothing done.
-    /// Hosted: the form again, sign-up is closed; `action=external` not posted from this
-    /// server's own consent page.
+    /// Hosted: the form again, sign-up is closed; `action=external` not posted from a page of
+    /// those origins (a request naming no page included).
     #[oai(status = 403)]
     Forbidden(
         Html<String>,
@@ -379,6 +379,9 @@ pub(super) enum ConsentAnswer {
         #[oai(header = "X-Frame-Options")] String,
         #[oai(header = "Content-Security-Policy")] String,
         #[oai(header = "Referrer-Policy")] String,
+        /// Seconds until a password can be checked again: only on the hashing queue's answer.
+        #[oai(header = "Retry-After")]
+        Option<u64>,
     ),
 }
 
@@ -489,4 +492,57 @@ pub(super) enum TokenAnswerResponses {
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "Pragma")] String,
     ),
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+    use svc_application::services::oauth::{CLIENT_DOCUMENT_FETCHES_AT_ONCE, CLIENT_DOCUMENT_FETCHES_PER_HOST};
+
+    fn served() -> Value {
+        serde_json::from_str(crate::openapi::document()).expect("the served document is JSON")
+    }
+
+    fn answer<'a>(document: &'a Value, path: &str, method: &str, status: &str) -> &'a Value {
+        &document["paths"][path][method]["responses"][status]
+    }
+
+    /// A doc comment cannot name a constant, so the busy answers write the fetch bounds as
+    /// numbers: they must be the bounds the server holds.
+    #[test]
+    fn the_busy_answers_state_the_fetch_bounds_the_server_holds() {
+        let document = served();
+        let at_once = format!("at once ({CLIENT_DOCUMENT_FETCHES_AT_ONCE})");
+        let per_host = format!("host ({CLIENT_DOCUMENT_FETCHES_PER_HOST})");
+        for (path, method) in [
+            ("/oauth/authorize", "get"),
+            ("/oauth/authorize", "post"),
+            ("/oauth/oidc/callback", "get"),
+        ] {
+            let description = answer(&document, path, method, "503")["description"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path} documents a 503"));
+            assert!(
+                description.contains(&at_once) && description.contains(&per_host),
+                "{method} {path}: {description}"
+            );
+        }
+    }
+
+    /// The consent answer's 503 is also the hashing queue's busy page, which says when to retry;
+    /// the metadata documents' busy answer does not, so the header is listed as optional.
+    #[test]
+    fn the_consent_answers_busy_page_lists_an_optional_retry_after() {
+        let document = served();
+        let headers = answer(&document, "/oauth/authorize", "post", "503")["headers"]
+            .as_object()
+            .expect("the 503 lists headers");
+        let (_, retry_after) = headers
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case("retry-after"))
+            .unwrap_or_else(|| panic!("Retry-After in {:?}", headers.keys().collect::<Vec<_>>()));
+        // OpenAPI's default for a header is optional; a required one says `"required": true`.
+        assert_ne!(retry_after["required"], true, "{retry_after}");
+        assert_eq!(retry_after["schema"]["type"], "integer", "{retry_after}");
+    }
 }

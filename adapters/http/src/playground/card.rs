@@ -11,6 +11,7 @@ use poem::web::{Data, Json, Path, Query};
 use poem::{IntoResponse, Response, handler};
 use serde::Deserialize;
 use serde_json::json;
+use svc_protocol::INTERNAL_ERROR;
 
 use super::policy;
 use crate::live::polling::authenticated;
@@ -54,9 +55,14 @@ pub async fn serve(
 
 /// The frame's answer to a read that failed. A refusal with an HTTP status of its own (the CPU
 /// gate busy: 503 `SERVER_BUSY` with `Retry-After`) keeps it, its headers and its code, so the
-/// page says "busy, try again", not "not found"; any other is a document there is nothing to
-/// mount of (404 `NOT_MOUNTABLE`).
+/// page says "busy, try again", not "not found"; the server's own failure (storage; its cause
+/// logged where it happened) is a 500 `INTERNAL`, which a retry may cure; any other is a
+/// document there is nothing to mount of (404 `NOT_MOUNTABLE`).
 fn refused(failure: RpcFailure) -> Response {
+    if failure.code == INTERNAL_ERROR {
+        let body = json!({ "error": { "code": "INTERNAL", "message": "the card could not be read; try again" } });
+        return (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response();
+    }
     let data = failure.data.as_deref();
     let message = data
         .and_then(|data| data["message"].as_str())
@@ -78,4 +84,34 @@ fn refused(failure: RpcFailure) -> Response {
         }
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn answer(failure: RpcFailure) -> (StatusCode, serde_json::Value) {
+        let response = refused(failure);
+        let status = response.status();
+        let body = response.into_body().into_vec().await.unwrap();
+        (status, serde_json::from_slice(&body).unwrap())
+    }
+
+    #[tokio::test]
+    async fn the_servers_own_failure_is_a_500_not_a_document_with_nothing_to_mount() {
+        let (status, body) = answer(RpcFailure::new(INTERNAL_ERROR, "Internal error")).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body["error"]["code"], "INTERNAL", "{body}");
+        assert_eq!(body["error"]["message"], "the card could not be read; try again");
+    }
+
+    #[tokio::test]
+    async fn a_render_with_nothing_to_mount_stays_a_404_naming_why() {
+        let failure = RpcFailure::new(svc_protocol::MOUNT_UNAVAILABLE, "Mount unavailable")
+            .with_data(json!({ "code": "NOT_SUPPORTED", "message": "the MCP-Apps option is off" }));
+        let (status, body) = answer(failure).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(body["error"]["code"], "NOT_MOUNTABLE", "{body}");
+        assert_eq!(body["error"]["message"], "the MCP-Apps option is off");
+    }
 }

@@ -254,6 +254,12 @@ impl SeaOrmAppRepository {
             .exec(&tx)
             .await
             .map_err(repository_error)?;
+        if result.rows_affected > 0 {
+            WriteGuard::blueprints_of(app_id)
+                .forget(&tx)
+                .await
+                .map_err(repository_error)?;
+        }
         if result.rows_affected > 0 && oldest_default(&tx, owner_id).await?.is_none() {
             let oldest = app::Entity::find()
                 .filter(app::Column::OwnerId.eq(owner_id))

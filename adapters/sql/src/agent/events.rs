@@ -6,7 +6,10 @@ use sea_orm::{
 };
 use serde_json::Value;
 use svc_application::ports::RepositoryError;
-use svc_application::ports::agent::{ActionEventRecord, DrainBound, EventRepository, NewActionEvent, StreamEnvelope};
+use svc_application::ports::agent::{
+    ActionEventRecord, DrainBound, EventRepository, NewActionEvent, StreamEnvelope, WindowHead,
+};
+use svc_application::ports::retention::ReplayWindow;
 use svc_domain::action_event::action_id;
 
 use super::entities::{action_event, session, stream_envelope};
@@ -299,7 +302,61 @@ where
     E: EntityTrait,
     C: ColumnTrait,
 {
-    let sizes: Vec<(i64, i64)> = in_range()
+    let window = fitting(newest_sizes(db, &in_range, key, bytes, limit).await?, max_bytes);
+    let (Some(&(oldest, _)), Some(&(newest, _))) = (window.first(), window.last()) else {
+        return Ok(Vec::new());
+    };
+    rows_between(db, &in_range, key, oldest, newest).await
+}
+
+/// The window [`newest_that_fit`] reads (`window`), of it only the oldest rows while their
+/// `bytes` together stay within `read_bytes` (the first always): the sizes are read anyway, so
+/// cutting by bytes costs nothing and the values past the cut are never fetched.
+async fn window_head<E, C>(
+    db: &DatabaseConnection,
+    in_range: impl Fn() -> sea_orm::Select<E>,
+    key: C,
+    bytes: sea_orm::sea_query::SimpleExpr,
+    window: ReplayWindow,
+    read_bytes: usize,
+) -> Result<WindowHead<E::Model>, DbErr>
+where
+    E: EntityTrait,
+    C: ColumnTrait,
+{
+    // One row past the count says whether older rows were left out for it.
+    let mut newest = newest_sizes(db, &in_range, key, bytes, window.count.saturating_add(1)).await?;
+    let overflowed = newest.len() as u64 > window.count;
+    newest.truncate(usize::try_from(window.count).unwrap_or(usize::MAX));
+    let sizes = fitting(newest, window.bytes);
+    let (Some(&(oldest, _)), Some(&(newest, _))) = (sizes.first(), sizes.last()) else {
+        return Ok(WindowHead {
+            items: Vec::new(),
+            cut: false,
+            overflowed,
+        });
+    };
+    let last = last_that_fits(sizes, read_bytes).unwrap_or(newest);
+    Ok(WindowHead {
+        items: rows_between(db, &in_range, key, oldest, last).await?,
+        cut: last < newest,
+        overflowed,
+    })
+}
+
+/// The `(key, size)` of the newest `limit` rows of `in_range` by `key`, newest first.
+async fn newest_sizes<E, C>(
+    db: &DatabaseConnection,
+    in_range: &impl Fn() -> sea_orm::Select<E>,
+    key: C,
+    bytes: sea_orm::sea_query::SimpleExpr,
+    limit: u64,
+) -> Result<Vec<(i64, i64)>, DbErr>
+where
+    E: EntityTrait,
+    C: ColumnTrait,
+{
+    in_range()
         .select_only()
         .column(key)
         .column_as(bytes, "bytes")
@@ -307,14 +364,34 @@ where
         .limit(limit)
         .into_tuple()
         .all(db)
-        .await?;
-    let Some(&(newest, _)) = sizes.first() else {
-        return Ok(Vec::new());
-    };
-    let oldest = last_that_fits(sizes, max_bytes).unwrap_or(newest);
+        .await
+}
+
+/// Of `newest` (newest first), the newest within `max_bytes` together (the newest always),
+/// oldest first.
+fn fitting(mut newest: Vec<(i64, i64)>, max_bytes: usize) -> Vec<(i64, i64)> {
+    if let Some(oldest) = last_that_fits(newest.iter().copied(), max_bytes) {
+        newest.retain(|&(key, _)| key >= oldest);
+    }
+    newest.reverse();
+    newest
+}
+
+/// The rows of `in_range` with `oldest <= key <= last`, in `key` order.
+async fn rows_between<E, C>(
+    db: &DatabaseConnection,
+    in_range: &impl Fn() -> sea_orm::Select<E>,
+    key: C,
+    oldest: i64,
+    last: i64,
+) -> Result<Vec<E::Model>, DbErr>
+where
+    E: EntityTrait,
+    C: ColumnTrait,
+{
     in_range()
         .filter(key.gte(oldest))
-        .filter(key.lte(newest))
+        .filter(key.lte(last))
         .order_by_asc(key)
         .all(db)
         .await
@@ -462,6 +539,36 @@ impl EventRepository for SeaOrmEventRepository {
         rows.into_iter().map(envelope).collect()
     }
 
+    async fn streams_window_head(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        window: ReplayWindow,
+        read_bytes: usize,
+    ) -> Result<WindowHead<StreamEnvelope>, RepositoryError> {
+        let in_range = || {
+            stream_envelope::Entity::find()
+                .filter(stream_envelope::Column::SessionId.eq(session_id))
+                .filter(stream_envelope::Column::Seq.gt(after_seq))
+        };
+        let bytes = payload_bytes(self.db.get_database_backend());
+        let head = window_head(
+            &self.db,
+            in_range,
+            stream_envelope::Column::Seq,
+            bytes,
+            window,
+            read_bytes,
+        )
+        .await
+        .map_err(repository_error)?;
+        Ok(WindowHead {
+            items: head.items.into_iter().map(envelope).collect::<Result<_, _>>()?,
+            cut: head.cut,
+            overflowed: head.overflowed,
+        })
+    }
+
     async fn last_stream_seq(&self, session_id: &str) -> Result<i64, RepositoryError> {
         let Some(cache) = &self.cache else {
             return self.last_stream_seq_stored(session_id).await;
@@ -500,5 +607,35 @@ impl EventRepository for SeaOrmEventRepository {
         .await
         .map_err(repository_error)?;
         rows.into_iter().map(action).collect()
+    }
+
+    async fn actions_window_head(
+        &self,
+        session_id: &str,
+        after_sequence: i64,
+        window: ReplayWindow,
+        read_bytes: usize,
+    ) -> Result<WindowHead<ActionEventRecord>, RepositoryError> {
+        let in_range = || {
+            action_event::Entity::find()
+                .filter(action_event::Column::SessionId.eq(session_id))
+                .filter(action_event::Column::Sequence.gt(after_sequence))
+        };
+        let bytes = gesture_bytes(self.db.get_database_backend());
+        let head = window_head(
+            &self.db,
+            in_range,
+            action_event::Column::Sequence,
+            bytes,
+            window,
+            read_bytes,
+        )
+        .await
+        .map_err(repository_error)?;
+        Ok(WindowHead {
+            items: head.items.into_iter().map(action).collect::<Result<_, _>>()?,
+            cut: head.cut,
+            overflowed: head.overflowed,
+        })
     }
 }

@@ -1,13 +1,13 @@
 //! Inserts bounded by a count (blueprints per app, apps per owner) on every backend: of writers
 //! racing at the bound, exactly as many get in as there is room for, whatever their number, and
-//! another app's or owner's room is its own.
+//! another app's or owner's room is its own; a deleted app's guard row goes with it.
 
 use std::sync::Arc;
 
 use crate::support;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use sea_orm::DatabaseConnection;
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use serde_json::json;
 use svc_application::ports::BoundedInsert;
 use svc_application::ports::agent::{AppRecord, AppRepository};
@@ -17,7 +17,8 @@ use tokio::sync::Barrier;
 
 support::backend_tests!(
     racing_blueprint_inserts_never_pass_the_bound,
-    racing_app_creations_never_pass_the_bound
+    racing_app_creations_never_pass_the_bound,
+    deleting_an_app_deletes_the_guard_of_its_blueprints
 );
 
 /// Rows already stored, the bound, and how many writers race for the rest of the room.
@@ -134,4 +135,34 @@ async fn racing_app_creations_never_pass_the_bound(db: DatabaseConnection) {
             .unwrap(),
         BoundedInsert::Inserted
     );
+}
+
+/// The apps holding a blueprints guard row.
+async fn guarded_apps(db: &DatabaseConnection) -> Vec<String> {
+    let sql = "SELECT holder FROM write_guards WHERE scope = 'blueprints' ORDER BY holder";
+    db.query_all_raw(Statement::from_string(db.get_database_backend(), sql.to_owned()))
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.try_get_by_index::<String>(0).unwrap())
+        .collect()
+}
+
+async fn deleting_an_app_deletes_the_guard_of_its_blueprints(db: DatabaseConnection) {
+    let apps = SeaOrmAppRepository::new(db.clone());
+    let blueprints = SeaOrmBlueprintRepository::new(db.clone());
+    for (i, id) in ["gone", "kept"].into_iter().enumerate() {
+        apps.insert(&app(id, "owner", i as i64)).await.unwrap();
+        let inserted = blueprints
+            .insert_bounded(&blueprint(&format!("bp-{id}"), id), MAX)
+            .await
+            .unwrap();
+        assert_eq!(inserted, BoundedInsert::Inserted);
+    }
+    assert_eq!(guarded_apps(&db).await, ["gone", "kept"]);
+    // Another owner's delete of the app deletes nothing, its guard included.
+    apps.delete("someone else", "gone").await.unwrap();
+    assert_eq!(guarded_apps(&db).await, ["gone", "kept"]);
+    apps.delete("owner", "gone").await.unwrap();
+    assert_eq!(guarded_apps(&db).await, ["kept"], "the deleted app's row went with it");
 }

@@ -28,6 +28,7 @@ mod rate_windows;
 mod read_lane;
 mod registry_repositories;
 mod render_commit;
+mod replay_window_head;
 mod session_event_bounds;
 mod session_expires_at_migration;
 mod session_large_rows;

@@ -128,7 +128,11 @@ impl AccountService {
     /// A hash made with older parameters is replaced while the password is at hand. When the
     /// hashing queue is full the stale hash stays (it is replaced at a later sign-in): the
     /// password was right, so the person signs in rather than being told the server is busy.
-    async fn rehash_if_stale(&self, mut account: Account, password: &str) -> Result<Account, AccountServiceError> {
+    pub(super) async fn rehash_if_stale(
+        &self,
+        mut account: Account,
+        password: &str,
+    ) -> Result<Account, AccountServiceError> {
         if password::needs_rehash(&account.password_hash) {
             let Ok(fresh) = self.hash(password).await else {
                 return Ok(account);

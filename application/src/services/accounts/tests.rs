@@ -310,3 +310,27 @@ async fn a_sign_in_past_the_hashing_queue_is_refused_busy_for_known_and_unknown_
         .unwrap();
     assert_eq!(signed_in.account.email.as_str(), "ada@example.org");
 }
+
+/// A right password whose stale hash would be replaced while every place to hash is taken: the
+/// person signs in and the old hash stays, to be replaced at a later sign-in.
+#[tokio::test]
+async fn a_stale_hash_is_kept_when_the_hashing_queue_is_full() {
+    let (service, _) = service();
+    let service = AccountService {
+        hashing: hashing::Hashing::bounded(1, 0),
+        ..service
+    };
+    let email = svc_domain::account::parse_email("ada@example.org").unwrap();
+    let stale = old_hash("correct horse battery");
+    let account = Account::new("usr_a".into(), email, stale.clone(), Utc::now());
+    let held = service.hashing.admit().unwrap();
+    let kept = service
+        .rehash_if_stale(account.clone(), "correct horse battery")
+        .await
+        .expect("a full queue keeps the old hash rather than refusing a right password");
+    assert_eq!(kept.password_hash, stale);
+    drop(held);
+    let replaced = service.rehash_if_stale(account, "correct horse battery").await.unwrap();
+    assert_ne!(replaced.password_hash, stale);
+    assert!(password::verify("correct horse battery", &replaced.password_hash));
+}

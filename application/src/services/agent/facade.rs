@@ -161,4 +161,24 @@ impl AgentService {
     ) -> Result<Replay<ActionEventRecord>, AgentError> {
         self.live().replay_actions(session_id, after_sequence).await
     }
+
+    pub async fn replay_streams_head(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        read_bytes: usize,
+    ) -> Result<Replay<StreamEnvelope>, AgentError> {
+        self.live().replay_streams_head(session_id, after_seq, read_bytes).await
+    }
+
+    pub async fn replay_actions_head(
+        &self,
+        session_id: &str,
+        after_sequence: i64,
+        read_bytes: usize,
+    ) -> Result<Replay<ActionEventRecord>, AgentError> {
+        self.live()
+            .replay_actions_head(session_id, after_sequence, read_bytes)
+            .await
+    }
 }

@@ -12,6 +12,7 @@ use crate::ports::agent::{
     ActionEventRecord, BlueprintRepository, EventBus, EventRepository, LiveEvent, NewActionEvent, SessionRecord,
     SessionRepository, StreamEnvelope,
 };
+use crate::ports::retention::ReplayWindow;
 
 /// Stored bytes (their JSON) one read of past events carries at most: a stream replay's payloads,
 /// a gesture replay's or a `svc_consume` drain's action data and context. `svc_emit` takes
@@ -42,6 +43,8 @@ pub struct MountSnapshot {
 pub struct Replay<T> {
     pub items: Vec<T>,
     pub gap: bool,
+    /// Only the oldest were read (a replay's head): newer items wait for a read from past these.
+    pub cut: bool,
 }
 
 /// A gesture as the card sent it.
@@ -250,10 +253,29 @@ impl LiveService {
             )
             .await?;
         let mut replay = self.bounded(fetched);
-        // Sequences start at 1; a cursor below 0 asks for everything.
-        let first_wanted = after_seq.max(0).saturating_add(1);
-        replay.gap |= replay.items.first().is_some_and(|oldest| oldest.seq > first_wanted);
+        replay.gap |= starts_after(replay.items.first().map(|oldest| oldest.seq), after_seq);
         Ok(replay)
+    }
+
+    /// The oldest envelopes of [`LiveService::replay_streams`]' replay, only as far as
+    /// `read_bytes` of payload JSON (the first always): a reader that carries no more at once
+    /// (a polling answer) reads no more of a window of megabytes. `cut` says newer ones wait.
+    pub async fn replay_streams_head(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        read_bytes: usize,
+    ) -> Result<Replay<StreamEnvelope>, AgentError> {
+        let head = self
+            .events
+            .streams_window_head(session_id, after_seq, self.window(), read_bytes)
+            .await?;
+        let gap = head.overflowed || starts_after(head.items.first().map(|oldest| oldest.seq), after_seq);
+        Ok(Replay {
+            items: head.items,
+            gap,
+            cut: head.cut,
+        })
     }
 
     /// Gestures after `after_sequence`: the newest `replay_buffer` of them, and no more than
@@ -274,12 +296,37 @@ impl LiveService {
             )
             .await?;
         let mut replay = self.bounded(fetched);
-        let first_wanted = after_sequence.max(0).saturating_add(1);
-        replay.gap |= replay
-            .items
-            .first()
-            .is_some_and(|oldest| oldest.sequence > first_wanted);
+        replay.gap |= starts_after(replay.items.first().map(|oldest| oldest.sequence), after_sequence);
         Ok(replay)
+    }
+
+    /// The oldest gestures of [`LiveService::replay_actions`]' replay, only as far as
+    /// `read_bytes` of action data and context (the first always), as
+    /// [`LiveService::replay_streams_head`] reads envelopes.
+    pub async fn replay_actions_head(
+        &self,
+        session_id: &str,
+        after_sequence: i64,
+        read_bytes: usize,
+    ) -> Result<Replay<ActionEventRecord>, AgentError> {
+        let head = self
+            .events
+            .actions_window_head(session_id, after_sequence, self.window(), read_bytes)
+            .await?;
+        let oldest = head.items.first().map(|oldest| oldest.sequence);
+        Ok(Replay {
+            gap: head.overflowed || starts_after(oldest, after_sequence),
+            items: head.items,
+            cut: head.cut,
+        })
+    }
+
+    /// What a replay serves: the newest `replay_buffer` items, within [`REPLAY_MAX_PAYLOAD_BYTES`].
+    fn window(&self) -> ReplayWindow {
+        ReplayWindow {
+            count: self.replay_buffer,
+            bytes: REPLAY_MAX_PAYLOAD_BYTES,
+        }
     }
 
     /// The store returns one item more than the buffer when the cursor is older than the buffer:
@@ -289,8 +336,15 @@ impl LiveService {
         if gap {
             items.remove(0);
         }
-        Replay { items, gap }
+        Replay { items, gap, cut: false }
     }
+}
+
+/// Whether a replay whose oldest item is at `oldest` left out items after `after`: positions of
+/// a session have no holes and start at 1 (a cursor below 0 asks for everything).
+fn starts_after(oldest: Option<i64>, after: i64) -> bool {
+    let first_wanted = after.max(0).saturating_add(1);
+    oldest.is_some_and(|oldest| oldest > first_wanted)
 }
 
 impl SessionRecord {

@@ -92,3 +92,58 @@ async fn a_gesture_replay_is_bounded_by_bytes_and_says_when_it_left_some_out() {
     let from_two = live.replay_actions("s", 2).await.unwrap();
     assert_eq!((sequences(&from_two), from_two.gap), (vec![3], false));
 }
+
+#[tokio::test]
+async fn a_replay_head_reads_the_oldest_of_the_window_up_to_its_bytes_and_says_it_stopped() {
+    let fakes = AgentFakes::default();
+    // Payloads of 100 bytes stored: `"x…x"`.
+    for _ in 1..=5 {
+        append(&fakes, json!("x".repeat(98))).await;
+    }
+    let live = service(&fakes).live();
+    let head = live.replay_streams_head("s", 0, 250).await.unwrap();
+    assert_eq!((seqs(&head), head.gap, head.cut), (vec![1, 2], false, true));
+    let head = live.replay_streams_head("s", 2, 10).await.unwrap();
+    assert_eq!(
+        (seqs(&head), head.gap, head.cut),
+        (vec![3], false, true),
+        "the first always"
+    );
+    let head = live.replay_streams_head("s", 2, 300).await.unwrap();
+    assert_eq!((seqs(&head), head.gap, head.cut), (vec![3, 4, 5], false, false));
+    // The window is the whole replay's: two payloads past its bytes leave the older out, a gap,
+    // and the head starts at the window's oldest.
+    let big = "b".repeat(REPLAY_MAX_PAYLOAD_BYTES / 2 + 1);
+    append(&fakes, json!(big)).await;
+    append(&fakes, json!(big)).await;
+    let head = live.replay_streams_head("s", 0, 250).await.unwrap();
+    assert_eq!((seqs(&head), head.gap, head.cut), (vec![7], true, false));
+
+    gesture(&fakes, json!("x".repeat(80))).await;
+    gesture(&fakes, json!("x".repeat(80))).await;
+    let head = live.replay_actions_head("s", 0, 100).await.unwrap();
+    assert_eq!(
+        (
+            head.items.iter().map(|e| e.sequence).collect::<Vec<_>>(),
+            head.gap,
+            head.cut
+        ),
+        (vec![1], false, true)
+    );
+}
+
+#[tokio::test]
+async fn a_replay_head_past_the_buffer_is_a_gap_from_the_windows_oldest() {
+    let fakes = AgentFakes::default();
+    for n in 1..=1_005 {
+        append(&fakes, json!(n)).await;
+    }
+    let live = service(&fakes).live();
+    let buffer = i64::try_from(live.replay_buffer).unwrap();
+    let head = live.replay_streams_head("s", 0, 20).await.unwrap();
+    let whole = live.replay_streams("s", 0).await.unwrap();
+    assert_eq!(head.gap, whole.gap);
+    assert!(head.gap && head.cut);
+    assert_eq!(seqs(&head)[0], 1_005 - buffer + 1, "the buffer's oldest");
+    assert_eq!(seqs(&head), seqs(&whole)[..head.items.len()].to_vec());
+}

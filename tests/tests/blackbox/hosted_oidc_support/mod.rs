@@ -191,11 +191,18 @@ impl Browser {
 
     /// A form posted from a page of `origin` (`None`: a client that sends no `Origin`).
     pub async fn post_form_from(&mut self, origin: Option<&str>, url: &str, form: &[(String, String)]) -> Page {
+        let headers: Vec<(&str, &str)> = origin.map(|origin| ("origin", origin)).into_iter().collect();
+        self.post_form_with(&headers, url, form).await
+    }
+
+    /// A form posted with these request headers (a browser's `Origin`, `Referer`, ...).
+    pub async fn post_form_with(&mut self, headers: &[(&str, &str)], url: &str, form: &[(String, String)]) -> Page {
         let url = Url::parse(url).unwrap();
-        let mut request = self.http.post(url.clone()).form(form);
-        if let Some(origin) = origin {
-            request = request.header("origin", origin);
-        }
+        let request = headers
+            .iter()
+            .fold(self.http.post(url.clone()).form(form), |request, (name, value)| {
+                request.header(*name, *value)
+            });
         self.send(request, &url).await
     }
 

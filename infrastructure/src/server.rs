@@ -425,7 +425,8 @@ impl Application {
                 SeaOrmEventRepository::new(db.clone())
                     .with_writer(writer)
                     .with_read_cache(session_reads)
-                    .with_read_lane(lane.clone()),
+                    .with_read_lane(lane.clone())
+                    .with_parse_gate(Some(cpu.clone())),
             ),
             blueprints,
             bus,
@@ -603,6 +604,7 @@ impl Application {
             oauth,
             tool_channels,
             in_flight: Default::default(),
+            parsed_json: svc_http::ParsedJsonBudget::of_mib(settings.connections.parsed_json_mib_in_flight),
             generations_trust_proxy: settings.public_demo.trust_proxy,
             polling_flood_gates: Default::default(),
             mcp_apps,

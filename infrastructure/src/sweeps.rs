@@ -44,10 +44,11 @@ impl Sweeps {
                 let oauth = oauth.clone();
                 async move {
                     match oauth.sweep_codes().await {
-                        Ok(sweep) if sweep.revoked > 0 => {
+                        Ok(sweep) if sweep.revoked > 0 || sweep.clients_forgotten > 0 => {
                             tracing::info!(
                                 revoked = sweep.revoked,
-                                "revoked the keys of authorization codes that expired unredeemed"
+                                clients_deleted = sweep.clients_forgotten,
+                                "revoked the keys of authorization codes that expired unredeemed; deleted unused registered clients"
                             );
                         }
                         Ok(_) => {}
@@ -104,8 +105,9 @@ impl Sweeps {
 
     /// Adds the retention sweep: sessions past their grace deleted with everything stored under
     /// them, every session's deliveries and drained gestures trimmed to what a replay serves, and
-    /// handshakes and invite links past their grace deleted, at start-up and every interval. Replicas racing delete each row once between them. A sweep
-    /// under way stops at shutdown (each of its deletes commits alone, so none is half done).
+    /// handshakes, ended org invites and their links past their grace deleted, at start-up and
+    /// every interval. Replicas racing delete each row once between them. A sweep under way stops
+    /// at shutdown (each of its writes commits alone, so none is half done).
     pub fn reclaiming_session_storage(mut self, retention: crate::retention::SessionRetention) -> Self {
         let crate::retention::SessionRetention { service, interval } = retention;
         let stop = self.stop.clone();
@@ -118,13 +120,15 @@ impl Sweeps {
                         swept = service.sweep() => swept,
                     };
                     match swept {
-                        Ok(sweep) if sweep.deleted_anything() => tracing::info!(
+                        Ok(sweep) if sweep.deleted_anything() || sweep.sessions_reindexed > 0 => tracing::info!(
                             sessions = sweep.sessions_deleted,
+                            sessions_reindexed = sweep.sessions_reindexed,
                             deliveries = sweep.deliveries_trimmed,
                             gestures = sweep.gestures_trimmed,
                             handshakes = sweep.handshakes_deleted,
+                            invites = sweep.invites_deleted,
                             invite_links = sweep.invite_links_deleted,
-                            "deleted sessions, handshakes and invite links past their grace and events no replay serves"
+                            "deleted sessions, handshakes, invites and invite links past their grace and events no replay serves"
                         ),
                         Ok(_) => {}
                         Err(error) => tracing::warn!(error = %error, "the retention sweep failed; retrying later"),

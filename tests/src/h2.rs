@@ -29,10 +29,18 @@ pub async fn connect(base: &str) -> Connection {
 /// client that reads nothing): heads arrive, bodies stay with the server. Aborting the returned
 /// task closes the connection.
 pub async fn connect_without_window(base: &str) -> (Connection, tokio::task::JoinHandle<()>) {
+    connect_with_window(base, 0).await
+}
+
+/// Opens a connection to `base` whose streams open a window of `window` bytes for the server's
+/// response bodies, and grant it again only as the body is read: a client that reads a body
+/// slowly has it trickle to it `window` bytes at a time. Aborting the returned task closes the
+/// connection.
+pub async fn connect_with_window(base: &str, window: u32) -> (Connection, tokio::task::JoinHandle<()>) {
     let address = base.trim_start_matches("http://");
     let stream = tokio::net::TcpStream::connect(address).await.unwrap();
     let (sender, connection) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-        .initial_stream_window_size(0)
+        .initial_stream_window_size(window)
         .handshake(TokioIo::new(stream))
         .await
         .unwrap();

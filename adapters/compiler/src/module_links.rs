@@ -16,7 +16,9 @@ use crate::oxc_compiler::COMPILE_STACK_BYTES;
 
 impl ModuleLinker for OxcModuleInspector {
     fn links(&self, javascript: &str) -> Option<ModuleLinks> {
-        // The parser recurses per nesting level: the compiler's big stack, not a worker's.
+        // The parser recurses per nesting level: the compiler's big stack, not the caller's (a
+        // blocking thread of the CPU gate; adapters/http's component_links.rs keeps this parse
+        // off the async workers).
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("svc-links".into())

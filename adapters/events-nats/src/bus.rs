@@ -108,8 +108,9 @@ impl EventBus for NatsEventBus {
 
 async fn send_loop(client: async_nats::Client, subject: String, mut queue: OutboxQueue) {
     while let Some(body) = queue.next().await {
-        // A message over the server's `max_payload` (1 MiB by default) is refused by the client;
-        // the other replicas' subscribers then miss it and catch up from the replay buffer.
+        // A message over the server's `max_payload` (1 MiB by default) is refused by the client.
+        // Live events stay far below it (a payload over `LIVE_EVENT_INLINE_BYTES` travels as a
+        // marker and is read from the store), so this only guards a broker configured below that.
         let max = client.server_info().max_payload;
         if body.len() > max {
             tracing::error!(

@@ -12,8 +12,20 @@
 //! Before answering, what the client is still sending is read and dropped, up to
 //! [`DRAIN_BYTES`] within [`DRAIN_TIME`]: a client that is mid-upload then reads the 413 instead
 //! of a connection reset. Past either bound the connection just closes.
+//!
+//! The routes that take no credential ([`BodyLimit::except_under`]) read their bodies under small
+//! limits of their own (16 or 64 KiB), each answering an oversized body in its own way: this
+//! ceiling reads none of their bodies first, which would let a stranger's chunked body hold up to
+//! the 4 MiB ceiling of their budget before the route's limit applied. A body of theirs of no
+//! declared length is passed on as it arrives, under a cap of the largest of those limits (in
+//! case a route there read without one); a pause or a refusal for the budget while the route
+//! reads it is answered here, 408 or 503, as for every body of no declared length.
 
 use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures_util::future::Either;
@@ -30,6 +42,12 @@ use crate::layered;
 pub const MAX_BODY_BYTES: usize = crate::mcp::MAX_BODY_BYTES;
 /// `POST /_svc/pair`: a pair code and a client name.
 pub const PAIR_MAX_BODY_BYTES: usize = 16 * 1024;
+/// `POST /console/session` (a pair code, a key, or an email and a password) and
+/// `POST /account/invite` (an invite's token, a name and a password).
+pub const SIGN_IN_MAX_BODY_BYTES: usize = 16 * 1024;
+/// The largest limit of a route that takes no credential (the OAuth forms and registration): no
+/// body sent there is read past it, whatever the route.
+pub const UNAUTHENTICATED_MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// The most of a refused body read (and dropped) so its sender sees the answer.
 const DRAIN_BYTES: usize = 4 * 1024 * 1024;
@@ -39,11 +57,41 @@ const DRAIN_TIME: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimit {
     max_bytes: usize,
+    own_limits: OwnLimits,
+}
+
+/// Routes that read their bodies under limits of their own, at most `cap`.
+#[derive(Debug, Clone, Copy)]
+struct OwnLimits {
+    /// Path prefixes, each a whole number of segments.
+    prefixes: &'static [&'static str],
+    cap: usize,
+}
+
+impl OwnLimits {
+    fn serve(&self, path: &str) -> bool {
+        self.prefixes.iter().any(|prefix| {
+            path.strip_prefix(prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+    }
 }
 
 impl BodyLimit {
     pub fn new(max_bytes: usize) -> Self {
-        Self { max_bytes }
+        Self {
+            max_bytes,
+            own_limits: OwnLimits { prefixes: &[], cap: 0 },
+        }
+    }
+
+    /// The routes under `prefixes` read their bodies under limits of their own, none over `cap`:
+    /// this ceiling reads none of their bodies first (module doc).
+    pub fn except_under(self, prefixes: &'static [&'static str], cap: usize) -> Self {
+        Self {
+            own_limits: OwnLimits { prefixes, cap },
+            ..self
+        }
     }
 }
 
@@ -62,6 +110,7 @@ impl<E: Endpoint> Middleware<E> for BodyLimit {
         BodyLimitEndpoint {
             inner,
             max_bytes: self.max_bytes,
+            own_limits: self.own_limits,
         }
     }
 }
@@ -69,6 +118,7 @@ impl<E: Endpoint> Middleware<E> for BodyLimit {
 pub struct BodyLimitEndpoint<E> {
     inner: E,
     max_bytes: usize,
+    own_limits: OwnLimits,
 }
 
 impl<E: Endpoint> Endpoint for BodyLimitEndpoint<E> {
@@ -84,6 +134,14 @@ impl<E: Endpoint> Endpoint for BodyLimitEndpoint<E> {
             .and_then(|v| v.trim().parse::<u64>().ok());
         let undeclared_length =
             req.headers().contains_key(header::TRANSFER_ENCODING) || req.version() >= Version::HTTP_2;
+        if self.own_limits.serve(req.uri().path()) {
+            // The route refuses a declared length over its limit before reading (`read_limited`,
+            // or a `BodyLimit` of its own).
+            return match declared {
+                None if undeclared_length => Either::Left(self.stream_then_call(req).boxed()),
+                Some(_) | None => Either::Right(layered::answer_of(&self.inner, req)),
+            };
+        }
         match declared {
             // hyper reads no more than a declared length.
             Some(length) if length > self.max_bytes as u64 => Either::Left(self.refuse(req, length).boxed()),
@@ -112,15 +170,102 @@ impl<E: Endpoint> BodyLimitEndpoint<E> {
         }
         self.inner.call(req).await.map(IntoResponse::into_response)
     }
+
+    /// The inner endpoint's answer, the body passed on as it arrives under the own limits' cap;
+    /// a pause or a refusal for the budget while it was read is answered as [`Unread::refusal`].
+    async fn stream_then_call(&self, mut req: Request) -> poem::Result<Response> {
+        let seen = Arc::new(OnceLock::new());
+        let body = Watched {
+            inner: Some(req.take_body().into()),
+            read: 0,
+            cap: self.own_limits.cap,
+            seen: Arc::clone(&seen),
+        };
+        req.set_body(poem::Body::from(http_body_util::combinators::BoxBody::new(body)));
+        let answer = self.inner.call(req).await.map(IntoResponse::into_response);
+        match seen.get() {
+            Some(&unread @ (Unread::Paused | Unread::Busy)) => Ok(unread.refusal(self.max_bytes)),
+            // Too large: the route's own answer (its limit is under the cap).
+            Some(Unread::TooLarge | Unread::Broken) | None => answer,
+        }
+    }
 }
 
-/// A whole request body of at most `limit` bytes, or why it was not read.
+type BoxedBody = http_body_util::combinators::BoxBody<bytes::Bytes, io::Error>;
+
+/// A body passed on as it arrives, refused (an error of kind `FileTooLarge`, [`Unread::TooLarge`])
+/// once more than `cap` bytes came; how it ended is noted in `seen`.
+struct Watched {
+    inner: Option<BoxedBody>,
+    read: usize,
+    cap: usize,
+    seen: Arc<OnceLock<Unread>>,
+}
+
+impl http_body::Body for Watched {
+    type Data = bytes::Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<bytes::Bytes>, io::Error>>> {
+        let Some(inner) = self.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match ready!(Pin::new(inner).poll_frame(cx)) {
+            Some(Ok(frame)) => {
+                self.read = self.read.saturating_add(frame.data_ref().map_or(0, bytes::Bytes::len));
+                if self.read <= self.cap {
+                    return Poll::Ready(Some(Ok(frame)));
+                }
+                let _ = self.seen.set(Unread::TooLarge);
+                self.inner = None;
+                let message = format!("the request body is larger than {} bytes", self.cap);
+                Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::FileTooLarge, message))))
+            }
+            Some(Err(error)) => {
+                let _ = self.seen.set(Unread::from(&error));
+                Poll::Ready(Some(Err(error)))
+            }
+            None => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.as_ref().is_none_or(http_body::Body::is_end_stream)
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.as_ref().map(http_body::Body::size_hint).unwrap_or_default()
+    }
+}
+
+impl Drop for Watched {
+    /// After a refusal for the budget the rest arrives uncharged: read and dropped (bounded), so
+    /// that a client still sending reads the 503 instead of a reset.
+    fn drop(&mut self) {
+        if self.seen.get() != Some(&Unread::Busy) {
+            return;
+        }
+        let (Some(inner), Ok(runtime)) = (self.inner.take(), tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        drop(runtime.spawn(drain(poem::Body::from(inner), DRAIN_BYTES)));
+    }
+}
+
+/// A whole request body of at most `limit` bytes, or why it was not read; a declared length
+/// over `limit` is refused before anything is read.
 /// Gathers the chunks as hyper hands them over (a body that arrives in one chunk is not copied).
 /// poem's `into_bytes_limit` reads through a zeroed 4 KiB array held in the reading future, which
 /// every handler's future then carried and every boxing of it copied (issue 18: about a tenth
 /// of a `ping`).
 pub async fn read_limited(body: poem::Body, limit: usize) -> Result<bytes::Bytes, Unread> {
-    let inner: http_body_util::combinators::BoxBody<bytes::Bytes, std::io::Error> = body.into();
+    let inner: BoxedBody = body.into();
+    if http_body::Body::size_hint(&inner).lower() > limit as u64 {
+        return Err(Unread::TooLarge);
+    }
     let limited = http_body_util::Limited::new(inner, limit);
     match http_body_util::BodyExt::collect(limited).await {
         Ok(collected) => Ok(collected.to_bytes()),
@@ -150,6 +295,8 @@ impl From<&std::io::Error> for Unread {
         match error.kind() {
             std::io::ErrorKind::TimedOut => Self::Paused,
             std::io::ErrorKind::OutOfMemory => Self::Busy,
+            // The cap on the bodies of the routes with limits of their own (`Watched`).
+            std::io::ErrorKind::FileTooLarge => Self::TooLarge,
             _ => Self::Broken,
         }
     }
@@ -260,6 +407,63 @@ mod tests {
             read_limited(poem::Body::from_bytes(bytes::Bytes::from_static(b"12345")), 4).await,
             Err(Unread::TooLarge)
         );
+    }
+
+    /// A body that declares `length` bytes and never sends one.
+    struct Declared {
+        length: u64,
+    }
+
+    impl http_body::Body for Declared {
+        type Data = bytes::Bytes;
+        type Error = io::Error;
+
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<http_body::Frame<bytes::Bytes>, io::Error>>> {
+            Poll::Pending
+        }
+
+        fn size_hint(&self) -> http_body::SizeHint {
+            http_body::SizeHint::with_exact(self.length)
+        }
+    }
+
+    #[test]
+    fn a_declared_length_over_the_limit_is_refused_before_anything_arrives() {
+        let declared = |length| poem::Body::from(BoxedBody::new(Declared { length }));
+        assert_eq!(
+            read_limited(declared(17), 16).now_or_never(),
+            Some(Err(Unread::TooLarge))
+        );
+        assert_eq!(
+            read_limited(declared(16), 16).now_or_never(),
+            None,
+            "within the limit it waits for the body"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_body_past_the_cap_of_the_routes_with_limits_of_their_own_is_too_large_for_them() {
+        let seen = Arc::new(OnceLock::new());
+        let watched = |chunks, seen: &Arc<OnceLock<Unread>>| {
+            let inner: BoxedBody = chunked(chunks).into();
+            poem::Body::from(BoxedBody::new(Watched {
+                inner: Some(inner),
+                read: 0,
+                cap: 8,
+                seen: Arc::clone(seen),
+            }))
+        };
+        // A route whose own limit is larger than the cap (none is) still refuses it as too large.
+        let read = read_limited(watched(&[b"hello ", b"world"], &seen), 1024).await;
+        assert_eq!(read, Err(Unread::TooLarge));
+        assert_eq!(seen.get(), Some(&Unread::TooLarge));
+        let within = Arc::new(OnceLock::new());
+        let read = read_limited(watched(&[b"hello"], &within), 1024).await;
+        assert_eq!(read.as_deref(), Ok(&b"hello"[..]));
+        assert_eq!(within.get(), None);
     }
 
     fn breaking_off(kind: std::io::ErrorKind) -> poem::Body {

@@ -29,6 +29,7 @@ pub use observe::PrometheusTelemetry;
 mod openapi;
 mod ops;
 mod pairing;
+mod parsed_json_budget;
 mod playground;
 mod rate_limited;
 mod route_states;
@@ -62,6 +63,7 @@ pub use oauth::{
 pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};
 pub use pairing::{PAIR_ATTEMPTS_PER_HOUR_IN_ALL, PAIR_ATTEMPTS_PER_MINUTE, Pairing};
+pub use parsed_json_budget::ParsedJsonBudget;
 pub use streamed_renders::StreamedRenders;
 
 /// Everything the routes need, built once by the binary; `routes` hands each group of routes
@@ -82,6 +84,8 @@ pub struct HttpState {
     pub tool_channels: ToolChannelService,
     /// Requests running now, for `notifications/cancelled`.
     pub in_flight: mcp::cancellation::InFlightRequests,
+    /// The memory the JSON-RPC messages of `/mcp` and `/ops` may take parsed, all at once.
+    pub parsed_json: ParsedJsonBudget,
     /// The database pool's use, read at each metrics scrape.
     pub pool_usage: Option<Arc<dyn svc_application::ports::telemetry::DatabasePoolUsage>>,
     /// Read a tool call's remote address (the public-demo generation limit's key) from the last
@@ -202,7 +206,7 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
         .at(
             "/account/invite",
             get(account_invite::invite_page_handler)
-                .post(account_invite::accept)
+                .post(account_invite::accept.with(BodyLimit::new(body_limit::SIGN_IN_MAX_BODY_BYTES)))
                 .data(states.accounts.clone()),
         )
         .at("/healthz", get(health::healthz))
@@ -254,8 +258,12 @@ pub fn routes(state: HttpState, guard: HostGuard) -> impl poem::Endpoint<Output 
         .at("/openapi.json", get(openapi::serve_document))
         .at("/metrics", get(observe::serve_metrics).data(states.metrics))
         .with(card_routes)
-        // Every route's ceiling; the routes above set tighter ones.
-        .with(BodyLimit::new(body_limit::MAX_BODY_BYTES))
+        // Every route's ceiling; the routes above set tighter ones, and those that take no
+        // credential read their bodies under their own limits alone (`body_limit.rs`).
+        .with(
+            BodyLimit::new(body_limit::MAX_BODY_BYTES)
+                .except_under(UNAUTHENTICATED_BODY_PATHS, body_limit::UNAUTHENTICATED_MAX_BODY_BYTES),
+        )
         .with(nul_guard::RefuseNulInUrl)
         .with(observe::Observe { ids: request_ids })
 }

@@ -30,6 +30,8 @@ pub(crate) struct Gate {
     pub in_flight: Arc<InFlightRequests>,
     /// Read a caller's remote address from the last `X-Forwarded-For` entry.
     pub trust_proxy: bool,
+    /// The memory the messages of these routes may take parsed (`parsed_json_budget.rs`).
+    pub parsed_json: crate::ParsedJsonBudget,
 }
 
 /// The agent routes `/mcp` and `/apps/<appId>/mcp`.
@@ -82,6 +84,8 @@ pub(crate) struct LiveRoutes {
     pub held: crate::HeldRequests,
     /// The acks' `component.links` (shared with the agent routes' documents).
     pub component_links: Arc<ComponentLinks>,
+    /// Replay pieces being read at once, server-wide (`live::replay_budget`).
+    pub replay_budget: crate::live::replay_budget::ReplayBudget,
 }
 
 /// The REST routes poem-openapi serves: pairing (`/_svc/pair`) and OAuth (`/oauth`,
@@ -145,12 +149,13 @@ impl HttpState {
             challenges: Challenges::of(self.oauth.as_ref()),
             in_flight: Arc::new(self.in_flight),
             trust_proxy: self.generations_trust_proxy,
+            parsed_json: self.parsed_json,
         });
         let pairing = self.pairing.map(Arc::new);
         let playground_open =
             pairing.is_none() && self.auth.mode() == svc_application::services::auth::AuthMode::DevAllowAll;
         let secure = self.urls.base.starts_with("https://");
-        let component_links = Arc::new(ComponentLinks::new(self.module_linker));
+        let component_links = Arc::new(ComponentLinks::new(self.module_linker, self.agent.cpu_gate().clone()));
         let accounts_trust_proxy = self.accounts.as_ref().is_some_and(|a| a.trust_proxy);
         let agent = Arc::new(AgentRoutes {
             gate: gate.clone(),
@@ -188,6 +193,7 @@ impl HttpState {
             timings: self.live_timings,
             held: self.held_requests.clone(),
             component_links,
+            replay_budget: Default::default(),
         });
         RouteStates {
             console: Arc::new(ConsoleRoutes {

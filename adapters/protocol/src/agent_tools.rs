@@ -4,6 +4,11 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use svc_domain::blueprint::listing_filters::GENERATOR_MAX_CHARS;
+use svc_domain::blueprint::variance_patch::{
+    VARIANCE_FIELD_NAME_MAX_CHARS, VARIANCE_MAX_FIELDS, VARIANCE_VALUE_MAX_CHARS,
+};
+use svc_domain::contract::draft_limits;
 
 /// `svc_handshake`
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -21,11 +26,116 @@ pub struct HandshakeArgs {
 #[serde(rename_all = "camelCase")]
 pub struct BlueprintDraft {
     /// The data contract: propsSpec, actionSpec, streamSpec, contextSpec, clientCapabilities, agentCapabilities.
-    pub contract: Map<String, Value>,
-    /// Design-time variance (for example `{ "density": "compact" }`).
-    pub variance: Option<Map<String, Value>>,
-    /// Generator slug hint.
+    pub contract: DraftContract,
+    /// Design-time variance (for example `{ "density": "compact" }`): up to 32 fields named in
+    /// up to 64 characters, each a string of up to 200 characters, a number or a boolean.
+    pub variance: Option<DraftVariance>,
+    /// Generator slug hint, up to 64 characters.
+    #[schemars(length(max = GENERATOR_MAX_CHARS))]
     pub generator: Option<String>,
+}
+
+/// A draft contract (`blueprintDraft.contract`, `override.contract`). Its schemas are bounded by
+/// the complexity budgets at negotiation; the counts around them here
+/// (`svc_domain::contract::draft_limits`). Only count and length keywords: a part of the wrong
+/// type is negotiation's finding, as it always was.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct DraftContract(pub Map<String, Value>);
+
+impl JsonSchema for DraftContract {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DraftContract".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use draft_limits::*;
+        let section = serde_json::json!({
+            "maxProperties": SECTION_MAX_ENTRIES,
+            "additionalProperties": { "maxProperties": ENTRY_MAX_KEYS }
+        });
+        schemars::json_schema!({
+            "type": "object",
+            "maxProperties": CONTRACT_MAX_KEYS,
+            "properties": {
+                "actionSpec": section,
+                "streamSpec": section,
+                "contextSpec": section,
+                "clientCapabilities": {
+                    "maxProperties": CAPABILITIES_MAX_KEYS,
+                    "properties": {
+                        "gadgets": {
+                            "maxProperties": GADGETS_MAX_PACKAGES,
+                            "propertyNames": { "maxLength": GADGET_PACKAGE_MAX_CHARS },
+                            "additionalProperties": { "maxLength": GADGET_VERSION_MAX_CHARS }
+                        }
+                    }
+                },
+                "agentCapabilities": {
+                    "maxProperties": CAPABILITIES_MAX_KEYS,
+                    "properties": {
+                        "tools": {
+                            "maxItems": TOOLS_MAX_ITEMS,
+                            "items": { "maxLength": TOOL_NAME_MAX_CHARS }
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+}
+
+/// A handshake's variance: bounded as an operator's variance patch is
+/// (`svc_domain::blueprint::variance_patch`), since it is stored and listed with the blueprint.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct DraftVariance(pub Map<String, Value>);
+
+impl JsonSchema for DraftVariance {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "DraftVariance".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        variance_schema(&["string", "number", "boolean"])
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+}
+
+/// `override.variance`: an RFC 7396 merge patch over the handshake's variance, bounded like it;
+/// `null` removes a field.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct VarianceOverride(pub Map<String, Value>);
+
+impl JsonSchema for VarianceOverride {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "VarianceOverride".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        variance_schema(&["string", "number", "boolean", "null"])
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+}
+
+fn variance_schema(value_types: &[&str]) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "maxProperties": VARIANCE_MAX_FIELDS,
+        "propertyNames": { "maxLength": VARIANCE_FIELD_NAME_MAX_CHARS },
+        "additionalProperties": { "type": value_types, "maxLength": VARIANCE_VALUE_MAX_CHARS }
+    })
 }
 
 /// `svc_render`
@@ -54,13 +164,18 @@ pub struct InfraArgs {
     pub model: Option<String>,
 }
 
+/// Inline, so that a refusal inside it names its field (behind a `$ref`, the optional field is
+/// an `anyOf` whose refusal names only `override`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(inline)]
 pub struct OverrideArgs {
     /// Re-drafted contract; must already conform; generates cold.
-    pub contract: Option<Map<String, Value>>,
-    /// Variance patch (RFC 7396 merge over the suggestion's variance).
-    pub variance: Option<Map<String, Value>>,
+    pub contract: Option<DraftContract>,
+    /// Variance patch (RFC 7396 merge over the suggestion's variance; null removes a field): up
+    /// to 32 fields named in up to 64 characters, each a string of up to 200 characters, a
+    /// number, a boolean or null; merged, at most 32 fields.
+    pub variance: Option<VarianceOverride>,
 }
 
 /// `svc_consume`

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::json_weight::Weight;
 use crate::{INVALID_REQUEST, PARSE_ERROR};
 
 /// One parsed message.
@@ -74,6 +75,79 @@ pub fn parse_request(body: &[u8]) -> Result<Incoming, RequestRefusal> {
         return Err(invalid("`params` must be an object"));
     }
     Ok(Incoming::Request { id, method, params })
+}
+
+/// What the members of a POST body that [`parse_request`] keeps (`jsonrpc`, `method`, `params`,
+/// `id`) will take in memory once parsed ([`crate::json_weight`]), read without parsing them:
+/// the server reserves it before it parses. Members read and dropped weigh nothing (a member
+/// given twice is weighed twice); a body that is not JSON is refused as [`parse_request`] refuses
+/// it.
+pub fn request_weight(body: &[u8]) -> Result<usize, RequestRefusal> {
+    let mut reader = serde_json::Deserializer::from_slice(body);
+    let weighed = serde::Deserializer::deserialize_any(&mut reader, EnvelopeWeightVisitor).and_then(|weight| {
+        reader.end()?;
+        Ok(weight)
+    });
+    weighed.map_err(|e| RequestRefusal {
+        code: PARSE_ERROR,
+        message: format!("Parse error: {e}"),
+    })
+}
+
+/// [`EnvelopeVisitor`]'s reading of a body, weighing what it keeps.
+struct EnvelopeWeightVisitor;
+
+impl<'de> serde::de::Visitor<'de> for EnvelopeWeightVisitor {
+    type Value = usize;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<usize, A::Error> {
+        let mut weight = 0_usize;
+        while let Some(member) = map.next_key::<Member>()? {
+            match member {
+                Member::Jsonrpc | Member::Method | Member::Params | Member::Id => {
+                    let Weight(kept) = map.next_value()?;
+                    weight = weight.saturating_add(kept);
+                }
+                Member::Result | Member::Error | Member::Other => {
+                    map.next_value::<Checked>()?;
+                }
+            }
+        }
+        Ok(weight)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(0)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<usize, E> {
+        Ok(0)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<usize, E> {
+        Ok(0)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<usize, E> {
+        Ok(0)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<usize, E> {
+        Ok(0)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<usize, E> {
+        Ok(0)
+    }
+
+    fn visit_unit<E>(self) -> Result<usize, E> {
+        Ok(0)
+    }
 }
 
 /// A body read straight into the members JSON-RPC gives meaning to, without building the object
@@ -284,6 +358,38 @@ mod tests {
                 params: Value::Null
             })
         );
+    }
+
+    #[test]
+    fn a_request_weighs_the_members_it_keeps_as_they_will_be_parsed() {
+        let zeros = format!("[{}0]", "0,".repeat(99_999));
+        let kept = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"a":{zeros}}}}}"#);
+        let weight = request_weight(kept.as_bytes()).unwrap();
+        let params = crate::json_weight::parsed_weight(format!(r#"{{"a":{zeros}}}"#).as_bytes()).unwrap();
+        assert_eq!(weight, params + "2.0".len() + "tools/call".len());
+        assert!(weight > 100_000 * std::mem::size_of::<Value>(), "{weight}");
+        // The same array in a member that is read and dropped, or in a batch, is never built.
+        let dropped = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","x":{zeros},"result":{zeros}}}"#);
+        assert_eq!(request_weight(dropped.as_bytes()).unwrap(), "2.0".len() + "ping".len());
+        assert_eq!(request_weight(format!("[{zeros}]").as_bytes()).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_body_weighing_refuses_what_parsing_refuses_in_the_same_words() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        for body in [
+            "{".to_owned(),
+            "{} {}".to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":"\ud800"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":1e400}}"#.to_owned(),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{deep}}}"#),
+        ] {
+            assert_eq!(
+                request_weight(body.as_bytes()),
+                Err(parse(&body).unwrap_err()),
+                "{body}"
+            );
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod agent_prompt;
 pub mod agent_results;
 mod agent_tools;
 mod codes;
+pub mod json_weight;
 pub mod jsonrpc;
 pub mod live_frames;
 pub mod ops_results;

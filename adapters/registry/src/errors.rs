@@ -1,7 +1,7 @@
 //! One table from the registry's errors to HTTP: status and JSON body (docs/registry.md).
 
 use poem::Response;
-use poem::http::StatusCode;
+use poem::http::{HeaderValue, StatusCode, header};
 use svc_application::services::registry::RegistryError;
 use svc_domain::artifact::GateFailure;
 
@@ -23,6 +23,7 @@ pub(crate) fn status_of(error: &RegistryError) -> StatusCode {
             StatusCode::CONFLICT
         }
         RegistryError::Yanked(_) => StatusCode::GONE,
+        RegistryError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
         RegistryError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -59,6 +60,11 @@ pub(crate) fn error_response(error: &RegistryError) -> Response {
             "Bearer realm=\"registry\"".parse().expect("a valid header"),
         );
     }
+    if let RegistryError::Busy(busy) = error {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(busy.retry_after_seconds));
+    }
     response
 }
 
@@ -93,6 +99,7 @@ pub(crate) fn json_response(status: StatusCode, body: &impl serde::Serialize) ->
 
 #[cfg(test)]
 mod tests {
+    use svc_application::services::cpu_gate::CpuBusy;
     use svc_domain::artifact::{ArtifactError, GateFailure};
 
     use super::*;
@@ -127,6 +134,11 @@ mod tests {
             ),
             (RegistryError::KeyExists, 409, "key_exists"),
             (
+                RegistryError::Busy(CpuBusy { retry_after_seconds: 5 }),
+                503,
+                "overloaded",
+            ),
+            (
                 RegistryError::Internal(anyhow::anyhow!("disk on fire")),
                 500,
                 "internal",
@@ -137,6 +149,9 @@ mod tests {
         }
         let response = error_response(&RegistryError::ConformanceFailed(failure()));
         assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        let busy = error_response(&RegistryError::Busy(CpuBusy { retry_after_seconds: 5 }));
+        assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(busy.headers()[header::RETRY_AFTER], "5", "told when to retry");
         let internal = RegistryError::Internal(anyhow::anyhow!("disk on fire"));
         assert!(
             !internal.to_string().contains("disk"),

@@ -321,19 +321,34 @@ pub struct WindowHead<T> {
     pub overflowed: bool,
 }
 
+/// Bytes of JSON a props update's props or a stream envelope's payload may have to travel on the
+/// live bus inside the event; a larger one travels as a marker ([`LiveEvent::PropsStored`],
+/// [`LiveEvent::DataStored`]) and whoever forwards it reads it from the store. A bus holds
+/// every event until its slowest subscriber took it (a broadcast channel's slot, a scale-out
+/// bus's outbox and broker message), so an event carrying a payload of megabytes, parsed, pinned
+/// gigabytes behind one stalled socket, and a broker with a message limit (NATS: 1 MiB) could
+/// not carry it at all.
+pub const LIVE_EVENT_INLINE_BYTES: usize = 64 * 1024;
+
 /// What travels on the live bus to subscribers of a topic.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LiveEvent {
+    /// New props (small ones; see [`LiveEvent::props_stored`]).
     PropsUpdate {
         session_id: String,
         props: Value,
         epoch: u32,
     },
+    /// Props over [`LIVE_EVENT_INLINE_BYTES`] were stored at `epoch`: a subscriber reads the
+    /// session's current props and epoch from the store.
+    PropsStored { session_id: String, epoch: u32 },
+    /// A stored stream envelope (a small one; see [`LiveEvent::data_stored`]).
     Data(StreamEnvelope),
+    /// A stream envelope whose payload is over [`LIVE_EVENT_INLINE_BYTES`] was stored at `seq`:
+    /// a subscriber reads it from the store.
+    DataStored { session_id: String, seq: i64 },
     /// A gesture was stored: a waiting `svc_consume` wakes.
-    ActionStored {
-        session_id: String,
-    },
+    ActionStored { session_id: String },
     DrainAck {
         session_id: String,
         action_ids: Vec<String>,
@@ -348,9 +363,7 @@ pub enum LiveEvent {
     /// A bearer key was revoked: the live channels opened under it end, on every replica
     /// (published on [`key_topic`]), and every replica's authentication cache forgets the key
     /// (each bus also delivers it to subscribers of [`KEY_REVOCATIONS_TOPIC`]).
-    KeyRevoked {
-        key_id: String,
-    },
+    KeyRevoked { key_id: String },
     /// A blueprint was stored, edited or deleted on some replica: every replica's kept blueprint
     /// reads are forgotten (published on [`BLUEPRINT_CHANGES_TOPIC`]).
     BlueprintsChanged,
@@ -384,10 +397,38 @@ pub fn host_topic(host: &HostSession) -> Option<String> {
 }
 
 impl LiveEvent {
+    /// The announcement of a stream envelope already stored: the envelope itself, or
+    /// [`LiveEvent::DataStored`] when its payload is over [`LIVE_EVENT_INLINE_BYTES`].
+    pub fn data_stored(envelope: StreamEnvelope) -> Self {
+        if svc_domain::text::json_len_at_most(&envelope.payload, LIVE_EVENT_INLINE_BYTES).is_some() {
+            return Self::Data(envelope);
+        }
+        Self::DataStored {
+            session_id: envelope.session_id,
+            seq: envelope.seq,
+        }
+    }
+
+    /// The announcement of props already stored as the session's head at `epoch`: the props
+    /// themselves, or [`LiveEvent::PropsStored`] when they are over [`LIVE_EVENT_INLINE_BYTES`].
+    pub fn props_stored(session_id: &str, props: &Value, epoch: u32) -> Self {
+        let session_id = session_id.to_owned();
+        if svc_domain::text::json_len_at_most(props, LIVE_EVENT_INLINE_BYTES).is_some() {
+            return Self::PropsUpdate {
+                session_id,
+                props: props.clone(),
+                epoch,
+            };
+        }
+        Self::PropsStored { session_id, epoch }
+    }
+
     /// The topic subscribers listen on: a session id, a host conversation's topic or a key's.
     pub fn topic(&self) -> String {
         match self {
             Self::PropsUpdate { session_id, .. }
+            | Self::PropsStored { session_id, .. }
+            | Self::DataStored { session_id, .. }
             | Self::ActionStored { session_id }
             | Self::DrainAck { session_id, .. } => session_id.clone(),
             Self::Data(envelope) => envelope.session_id.clone(),

@@ -43,6 +43,11 @@ pub enum WireEvent {
         props: Value,
         epoch: u32,
     },
+    /// [`LiveEvent::PropsStored`]: props too large to travel, read from the store.
+    PropsStored {
+        s: String,
+        epoch: u32,
+    },
     Data {
         s: String,
         channel: String,
@@ -51,6 +56,11 @@ pub enum WireEvent {
         payload: Value,
         complete: bool,
         timestamp: DateTime<Utc>,
+    },
+    /// [`LiveEvent::DataStored`]: a payload too large to travel, read from the store.
+    DataStored {
+        s: String,
+        seq: i64,
     },
     Action {
         s: String,
@@ -83,6 +93,8 @@ impl From<LiveEvent> for WireEvent {
                 props,
                 epoch,
             },
+            LiveEvent::PropsStored { session_id, epoch } => Self::PropsStored { s: session_id, epoch },
+            LiveEvent::DataStored { session_id, seq } => Self::DataStored { s: session_id, seq },
             LiveEvent::Data(e) => Self::Data {
                 s: e.session_id,
                 channel: e.channel,
@@ -121,6 +133,8 @@ impl From<WireEvent> for LiveEvent {
                 props,
                 epoch,
             },
+            WireEvent::PropsStored { s, epoch } => Self::PropsStored { session_id: s, epoch },
+            WireEvent::DataStored { s, seq } => Self::DataStored { session_id: s, seq },
             WireEvent::Data {
                 s,
                 channel,
@@ -181,6 +195,14 @@ mod tests {
                 complete: true,
                 timestamp: at,
             }),
+            LiveEvent::PropsStored {
+                session_id: "s".into(),
+                epoch: 4,
+            },
+            LiveEvent::DataStored {
+                session_id: "s".into(),
+                seq: 10,
+            },
             LiveEvent::ActionStored { session_id: "s".into() },
             LiveEvent::DrainAck {
                 session_id: "s".into(),

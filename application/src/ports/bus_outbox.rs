@@ -1,12 +1,12 @@
 //! What a scale-out bus (PostgreSQL NOTIFY, NATS) queues for its sender task: encoded messages,
 //! bounded by bytes. `publish` cannot wait, and the sender may fall behind (a slow NOTIFY, a
-//! burst of large props updates), so the queue once grew with whatever was published. Past the
-//! bound a bulky event (a `data` frame, a props update) is dropped and a "missed events" message
-//! takes its place (one, until the sender reaches it), on which other replicas' caches that
-//! follow the bus start over; the dropped frame is missed by other replicas' sockets as one lost
-//! to a failed NOTIFY is (it stays in the session's store). Small control events (a stored
-//! gesture, a blueprint change, a drain, a render) give way only at twice the bound, a key
-//! revocation never.
+//! burst of props updates), so the queue once grew with whatever was published. Past the bound a
+//! bulky event (a `data` frame, a props update, or the marker of a large one) is dropped and a
+//! "missed events" message takes its place (one, until the sender reaches it), on which other
+//! replicas' caches that follow the bus start over; the dropped frame is missed by other
+//! replicas' sockets as one lost to a failed NOTIFY is (it stays in the session's store). Small
+//! control events (a stored gesture, a blueprint change, a drain, a render) give way only at
+//! twice the bound, a key revocation never.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -74,7 +74,10 @@ impl Outbox {
         // for good must not grow the queue without end either), a key revocation never: an
         // open socket under the key closes only on it.
         let ceiling = match event {
-            LiveEvent::Data(_) | LiveEvent::PropsUpdate { .. } => shared.max_bytes,
+            LiveEvent::Data(_)
+            | LiveEvent::DataStored { .. }
+            | LiveEvent::PropsUpdate { .. }
+            | LiveEvent::PropsStored { .. } => shared.max_bytes,
             LiveEvent::KeyRevoked { .. } => usize::MAX,
             _ => shared.max_bytes.saturating_mul(2),
         };

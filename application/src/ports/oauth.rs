@@ -12,8 +12,18 @@ pub trait OAuthClientRepository: Send + Sync {
     /// A duplicate client id is a `Conflict`.
     async fn insert(&self, client: &OAuthClient) -> Result<(), RepositoryError>;
     async fn get(&self, client_id: &str) -> Result<Option<OAuthClient>, RepositoryError>;
-    /// Records the resource of the client's latest completed authorization (`lastResource`).
-    async fn record_last_resource(&self, client_id: &str, resource: Option<&str>) -> Result<(), RepositoryError>;
+    /// Records the resource of the client's latest completed authorization (`lastResource`) and
+    /// when it completed (`at`).
+    async fn record_last_resource(
+        &self,
+        client_id: &str,
+        resource: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError>;
+    /// Deletes the registered clients nothing refers to any more: no authorization code (in flight
+    /// or kept against replays) and no delivered key still active, and neither registered nor
+    /// authorized since `unused_since`. Answers how many it deleted.
+    async fn forget_unused(&self, unused_since: DateTime<Utc>) -> Result<u64, RepositoryError>;
 }
 
 /// One connection of a client for an owner: the keys delivered to it replace each other. A

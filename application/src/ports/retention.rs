@@ -1,7 +1,8 @@
 //! The retention sweep's port: finding the sessions whose rows may go and the sessions written
 //! lately, deleting a session with everything stored under it, trimming what a replay can no
-//! longer serve, and deleting handshakes and invite links nobody can use any more. Every
-//! operation is bounded (rows per statement) and safe for replicas racing.
+//! longer serve, deleting handshakes, org invites and invite links nobody can use any more, and
+//! indexing anew the sessions an older server left indexed too early. Every operation is bounded
+//! (rows per statement) and safe for replicas racing.
 
 use chrono::{DateTime, Utc};
 
@@ -48,6 +49,13 @@ pub trait RetentionRepository: Send + Sync {
         limit: u64,
     ) -> Result<Vec<SessionAge>>;
 
+    /// Stores on each of these sessions the indexed expiry a write of it stores now (from the
+    /// `last_activity_at` and `ttl_seconds` read), in one statement, where that is later than
+    /// the one stored: a row an older server wrote, indexed too early, then leaves the walk
+    /// until it expires. A row written since with a later expiry is left as it is. How many rows
+    /// it changed.
+    async fn reindex_sessions(&self, sessions: &[SessionAge]) -> Result<u64>;
+
     /// Deletes these sessions with everything stored under them (frozen cards, gestures,
     /// deliveries), at most `batch` rows a statement, the `sessions` rows last: a sweep cut off
     /// midway leaves them to be found again. The number of sessions deleted (another replica may
@@ -75,4 +83,8 @@ pub trait RetentionRepository: Send + Sync {
     /// Deletes up to `limit` org invite links whose invite was accepted, revoked or expired at or
     /// before `ended_by` (or no longer exists), in one statement; how many it deleted.
     async fn delete_invite_links_ended_by(&self, ended_by: DateTime<Utc>, limit: u64) -> Result<u64>;
+
+    /// Deletes up to `limit` org invites accepted, revoked or expired at or before `ended_by`, in
+    /// one statement; how many it deleted.
+    async fn delete_invites_ended_by(&self, ended_by: DateTime<Utc>, limit: u64) -> Result<u64>;
 }

@@ -39,6 +39,8 @@ pub enum CpuWorkError {
 #[derive(Clone)]
 pub struct CpuGate {
     slots: Arc<Semaphore>,
+    /// How many slots there are, taken or not.
+    slot_count: usize,
     wait: Duration,
 }
 
@@ -51,6 +53,7 @@ impl CpuGate {
         };
         Self {
             slots: Arc::new(Semaphore::new(slots)),
+            slot_count: slots,
             wait,
         }
     }
@@ -59,8 +62,14 @@ impl CpuGate {
     pub fn unbounded() -> Self {
         Self {
             slots: Arc::new(Semaphore::new(Semaphore::MAX_PERMITS)),
+            slot_count: Semaphore::MAX_PERMITS,
             wait: Duration::ZERO,
         }
+    }
+
+    /// How many works may run at once: a queue in front of the gate is sized by it.
+    pub fn slot_count(&self) -> usize {
+        self.slot_count
     }
 
     /// Runs `work` on a blocking thread once a slot is free; refused when none frees within the

@@ -20,6 +20,8 @@ use crate::services::oauth::{ClientDocuments, ConsentChecks, KnownAppsResourceVa
 #[derive(Default)]
 struct OAuthState {
     clients: HashMap<String, OAuthClient>,
+    /// When each client last completed an authorization.
+    authorized: HashMap<String, DateTime<Utc>>,
     /// By code hash.
     codes: HashMap<String, AuthorizationCode>,
     deliveries: Vec<Delivery>,
@@ -64,16 +66,47 @@ impl OAuthClientRepository for InMemoryOAuthStore {
         Ok(lock(&self.state).clients.get(client_id).cloned())
     }
 
-    async fn record_last_resource(&self, client_id: &str, resource: Option<&str>) -> Result<(), RepositoryError> {
+    async fn record_last_resource(
+        &self,
+        client_id: &str,
+        resource: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError> {
         if self.last_resource_fails.load(Ordering::SeqCst) {
             return Err(RepositoryError::Unavailable(anyhow::anyhow!(
                 "the store was told to fail recording lastResource"
             )));
         }
-        if let Some(client) = lock(&self.state).clients.get_mut(client_id) {
+        let mut state = lock(&self.state);
+        if let Some(client) = state.clients.get_mut(client_id) {
             client.last_resource = resource.map(str::to_owned);
+            state.authorized.insert(client_id.to_owned(), at);
         }
         Ok(())
+    }
+
+    async fn forget_unused(&self, unused_since: DateTime<Utc>) -> Result<u64, RepositoryError> {
+        let mut state = lock(&self.state);
+        let unused: Vec<String> = state
+            .clients
+            .values()
+            .filter(|client| {
+                let id = client.client_id.as_str();
+                let last_used = state
+                    .authorized
+                    .get(id)
+                    .map_or(client.created_at, |at| client.created_at.max(*at));
+                last_used < unused_since
+                    && !state.codes.values().any(|code| code.binding.client_id == id)
+                    && !state.deliveries.iter().any(|delivery| delivery.client_id == id)
+            })
+            .map(|client| client.client_id.clone())
+            .collect();
+        for id in &unused {
+            state.clients.remove(id);
+            state.authorized.remove(id);
+        }
+        Ok(unused.len() as u64)
     }
 }
 

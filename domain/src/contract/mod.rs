@@ -6,6 +6,7 @@
 //! `{ propsSpec?, actionSpec?, streamSpec?, contextSpec?, clientCapabilities?, agentCapabilities? }`.
 
 mod budgets;
+pub mod draft_limits;
 mod fixture_props;
 mod hashing;
 mod light_check;

@@ -203,6 +203,10 @@ pub struct ConnectionSettings {
     /// the proxy's (README, "Connections").
     #[schemars(range(max = 1_048_576))]
     pub max_per_address: usize,
+    /// The memory the JSON-RPC messages of `/mcp` and `/ops` may take once parsed, all at once
+    /// (`svc_http`'s `parsed_json_budget.rs`): a 4 MiB body may parse into 150 MiB.
+    #[schemars(range(min = 1, max = 1_048_576))]
+    pub parsed_json_mib_in_flight: u64,
 }
 
 impl Default for ConnectionSettings {
@@ -216,6 +220,7 @@ impl Default for ConnectionSettings {
             max_connections: 10_000,
             health_headroom: 16,
             max_per_address: 0,
+            parsed_json_mib_in_flight: 1024,
         }
     }
 }

@@ -11,6 +11,7 @@ mod ops_support;
 mod proxy_support;
 mod registry_support;
 
+mod agent_input_bounds;
 mod agent_tools;
 mod app_endpoint;
 mod app_rate_limit;
@@ -75,6 +76,7 @@ mod ops_locked_keys;
 mod ops_orgs;
 mod ops_route;
 mod pairing;
+mod parsed_json_budget;
 mod password_hashing;
 mod peers;
 mod peers_oauth;

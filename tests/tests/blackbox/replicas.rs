@@ -505,3 +505,62 @@ async fn a_replica_reads_every_write_another_replica_acknowledged() {
         );
     }
 }
+
+/// A payload and props over NATS's message limit (`max_payload`, 1 MiB by default) made on A
+/// reach a card subscribed on B whole: the bus carries a marker, B reads them from the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_large_emit_and_large_props_cross_replicas_on_nats() {
+    let Some(configure) = on_nats("a_large_emit_and_large_props_cross_replicas_on_nats").await else {
+        return;
+    };
+    let Some(a) = TestApp::spawn_configured("replicas", Backend::Postgres, Auth::DevAllowAll, |s| {
+        s.live.bus = "nats".to_owned();
+        configure(s);
+    })
+    .await
+    else {
+        return;
+    };
+    let b = a.replica().await;
+    let contract = json!({
+        "propsSpec": { "type": "object", "properties": { "n": { "type": "integer" }, "text": { "type": "string" } } },
+        "streamSpec": { "log": { "mode": "append", "schema": { "type": "string" } } }
+    });
+    let (session, mut on_b, ack) = rendered_on_a_subscribed_on_b(&a, &b.base, "large across", contract).await;
+    let base_seq = ack["lastStreamSeq"].as_i64().unwrap();
+    let over_a_nats_message = |seed: &str| -> String { seed.chars().cycle().take(1536 * 1024).collect() };
+
+    let large = over_a_nats_message("abcdefghij");
+    for payload in [large.as_str(), "after"] {
+        call(
+            &a.base,
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": payload }),
+        )
+        .await;
+    }
+    let d = on_b.expect("data").await;
+    assert_eq!(d["seq"].as_i64(), Some(base_seq + 1));
+    assert!(
+        d["payload"].as_str() == Some(large.as_str()),
+        "the large payload reached B whole"
+    );
+    let d = on_b.expect("data").await;
+    assert_eq!(
+        (d["seq"].as_i64(), d["payload"].as_str()),
+        (Some(base_seq + 2), Some("after"))
+    );
+
+    let text = over_a_nats_message("0123456789");
+    call(
+        &a.base,
+        "svc_update",
+        json!({ "sessionId": session, "kind": "replace", "props": { "n": 1, "text": text } }),
+    )
+    .await;
+    let p = on_b.expect("props_update").await;
+    assert!(
+        p == json!({ "sessionId": session, "props": { "n": 1, "text": text }, "epoch": 2 }),
+        "the large props reached B whole"
+    );
+}

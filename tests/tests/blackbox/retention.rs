@@ -3,14 +3,20 @@
 //! disappears from listings, and no row of it (frozen cards, gestures, deliveries) is left in the
 //! database; a session's old events are trimmed to what a replay serves, so a
 //! replay from an older cursor reports the gap even on a server replaying more, while every
-//! gesture the agent had not drained is still consumed.
+//! gesture the agent had not drained is still consumed. An org invite that ended (here: revoked)
+//! leaves its org's invite list once its grace is over, and its mailed link is unknown; a pending
+//! one stays.
 
 use std::time::Duration;
 
 use sea_orm::{ConnectionTrait, Database, Statement};
 use serde_json::{Value, json};
 use svc_tests::live::LiveClient;
+use svc_tests::smtp_sink::SmtpSink;
 use svc_tests::{Auth, Backend, TestApp, on_both_backends};
+
+use crate::hosted_support::accounts::{create_user, hosted_strict_app, mint_key};
+use crate::ops_support::Client;
 
 on_both_backends!(mariadb, sessions_past_their_grace_and_events_no_replay_serves_go);
 
@@ -224,4 +230,81 @@ async fn sessions_past_their_grace_and_events_no_replay_serves_go(backend: Backe
         .map(|e| e["actionData"]["note"].as_str().unwrap())
         .collect();
     assert_eq!(notes, ["n7", "n8", "n9", "n10"]);
+}
+
+/// The invite ids `svc_ops_list_orgs` lists for the owner's one org.
+async fn listed_invites(owner: &Client) -> Vec<String> {
+    let listed = owner.ok("svc_ops_list_orgs", json!({})).await;
+    listed["orgs"][0]["invites"]
+        .as_array()
+        .expect("an administered org lists its invites")
+        .iter()
+        .map(|invite| invite["inviteId"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_ended_invite_leaves_its_orgs_list_after_its_grace_with_its_link() {
+    let test = "an_ended_invite_leaves_its_orgs_list_after_its_grace";
+    let Some(sink) = SmtpSink::start(test, 0) else {
+        return;
+    };
+    let url = sink.url();
+    let Some(app) = hosted_strict_app(test, move |s| {
+        s.mail.smtp_url = url;
+        s.mail.from = "svc tests <svc@example.org>".into();
+        s.mail.poll_seconds = 1;
+        s.mail.retry_base_seconds = 1;
+        s.retention.expired_session_days = 0;
+        s.retention.sweep_interval_seconds = 1;
+    })
+    .await
+    else {
+        return;
+    };
+    let db = app.settings.database_url();
+    create_user(&db, "owner@example.org", "correct horse battery staple");
+    let owner = Client::with_bearer(&app, &mint_key(&db, "owner@example.org", None));
+    let org = owner.ok("svc_ops_create_org", json!({ "name": "Acme" })).await;
+    let invite = |email: &str| {
+        let (owner, org, email) = (&owner, &org, email.to_owned());
+        async move {
+            owner
+                .ok(
+                    "svc_ops_invite_to_org",
+                    json!({ "orgId": org["orgId"], "email": email, "role": "member" }),
+                )
+                .await["inviteId"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        }
+    };
+    let revoked = invite("ada@example.org").await;
+    let pending = invite("bob@example.org").await;
+    let mail = sink
+        .wait_for("ada@example.org", "You are invited to an organisation", PATIENCE)
+        .await;
+    let link = mail.link("/account/invite?token=").expect("an invite link");
+    owner.ok("svc_ops_revoke_invite", json!({ "inviteId": revoked })).await;
+
+    // With no grace, a sweep after the revocation deletes the invite and its link.
+    let started = std::time::Instant::now();
+    while listed_invites(&owner).await.contains(&revoked) {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "a revoked invite is still listed past its grace"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(listed_invites(&owner).await, [pending], "the pending one stays");
+    owner
+        .refused(
+            "svc_ops_revoke_invite",
+            json!({ "inviteId": revoked }),
+            "org_invite_not_found",
+        )
+        .await;
+    let opened = app.client.get(&link).send().await.unwrap();
+    assert_eq!(opened.status(), reqwest::StatusCode::NOT_FOUND, "the link is unknown");
 }

@@ -1,8 +1,12 @@
 //! Bodies sent to the routes that take no credential (the account forms, OAuth) count against a
 //! budget of their own (`[connections] unauthenticated_body_bytes_in_flight_mib`): strangers
-//! holding it with slow bodies are refused there, and `/mcp` still reads its bodies.
+//! holding it with slow bodies are refused there, and `/mcp` still reads its bodies. Each of
+//! those routes reads under its own small limit as the body arrives: a chunked body past it is
+//! refused there and then, never read on up to the 4 MiB ceiling of the other routes.
 
 use std::time::Duration;
+
+use reqwest::StatusCode;
 
 use serde_json::json;
 use svc_tests::raw_http::closed_within;
@@ -22,33 +26,46 @@ fn chunked_head_and(path: &str, bytes: usize) -> Vec<u8> {
     request
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn strangers_holding_the_form_budget_leave_mcp_able_to_read_its_bodies() {
-    let app = TestApp::spawn_configured("unauthenticated_bodies", Backend::Sqlite, Auth::DevAllowAll, |s| {
+/// A server with OAuth on (its forms read bodies) and a 1 MiB budget for strangers' bodies.
+async fn spawn(test: &str) -> TestApp {
+    TestApp::spawn_configured(test, Backend::Sqlite, Auth::DevAllowAll, |s| {
+        s.oauth.enabled = true;
         s.connections.idle_timeout_seconds = 30;
         s.connections.body_read_timeout_seconds = 30;
         s.connections.body_bytes_in_flight_mib = 1;
         s.connections.unauthenticated_body_bytes_in_flight_mib = 1;
     })
     .await
-    .expect("sqlite always runs");
+    .expect("sqlite always runs")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strangers_holding_the_form_budget_leave_mcp_able_to_read_its_bodies() {
+    let app = spawn("unauthenticated_bodies").await;
     let address = app.base.trim_start_matches("http://").to_owned();
 
-    // A stranger's slow form: 700 KiB of a 1 MiB budget, the rest never sent.
-    let mut holder = TcpStream::connect(&address).await.unwrap();
-    holder
-        .write_all(&chunked_head_and("/account/forgot", 700 * 1024))
-        .await
-        .unwrap();
-    // Held: another stranger's 700 KiB is refused (polled: the server reads the first in its
+    // Strangers' slow token requests, each within the route's 64 KiB: 17 of 60 KiB hold 1020
+    // KiB of the 1 MiB budget, their rest never sent.
+    let mut holders = Vec::new();
+    for _ in 0..17 {
+        let mut holder = TcpStream::connect(&address).await.unwrap();
+        holder
+            .write_all(&chunked_head_and("/oauth/token", 60 * 1024))
+            .await
+            .unwrap();
+        holders.push(holder);
+    }
+    // Held: another stranger's 60 KiB is refused (polled: the server reads the others in its
     // own time).
     let mut refused = String::new();
     for _ in 0..20 {
-        let mut second = TcpStream::connect(&address).await.unwrap();
-        let _ = second.write_all(&chunked_head_and("/oauth/register", 700 * 1024)).await;
-        let (_, answer) = closed_within(&mut second, Duration::from_secs(8))
-            .await
-            .expect("the refused body's connection closes");
+        let mut another = TcpStream::connect(&address).await.unwrap();
+        let _ = another.write_all(&chunked_head_and("/oauth/token", 60 * 1024)).await;
+        let Some((_, answer)) = closed_within(&mut another, Duration::from_secs(4)).await else {
+            // Read whole before one of the holders was: it holds its share now.
+            holders.push(another);
+            continue;
+        };
         refused = answer;
         if refused.starts_with("HTTP/1.1 503") {
             break;
@@ -57,12 +74,49 @@ async fn strangers_holding_the_form_budget_leave_mcp_able_to_read_its_bodies() {
     assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
     assert!(refused.contains("\"SERVER_BUSY\""), "{refused}");
 
-    // An authenticated caller's body of the same size is read: `/mcp` answers.
+    // An authenticated caller's body of 700 KiB is read: `/mcp` answers.
     let padding = " ".repeat(700 * 1024);
     let ping = format!("{}{padding}", json!({ "jsonrpc": "2.0", "id": 7, "method": "ping" }));
     let (status, _, body) = app.post_raw(Some(&app.bearer), ping).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["id"], 7, "{body}");
     assert_eq!(body["result"], json!({}), "{body}");
-    drop(holder);
+    drop(holders);
+}
+
+/// A chunked body one byte past the route's limit, whose end never comes, is answered as a
+/// declared length over it is, at once: the server did not wait to read it on to the 4 MiB
+/// ceiling (before, it did, and answered nothing until the body paused for the idle timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chunked_body_past_the_routes_limit_is_refused_before_its_end() {
+    let app = spawn("unauthenticated_bodies_limit").await;
+    let address = app.base.trim_start_matches("http://").to_owned();
+    for (path, limit) in [
+        ("/oauth/authorize", 64 * 1024),
+        ("/_svc/pair", 16 * 1024),
+        ("/console/session", 16 * 1024),
+        ("/account/invite", 16 * 1024),
+    ] {
+        // How the route answers a declared length over its limit.
+        let declared = app
+            .client
+            .post(format!("{}{path}", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(vec![b'a'; limit + 1])
+            .send()
+            .await
+            .unwrap();
+        let status = declared.status();
+        let answer = declared.text().await.unwrap();
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{path}: {answer}");
+
+        let mut stranger = TcpStream::connect(&address).await.unwrap();
+        stranger.write_all(&chunked_head_and(path, limit + 1)).await.unwrap();
+        let (_, raw) = closed_within(&mut stranger, Duration::from_secs(20))
+            .await
+            .unwrap_or_else(|| panic!("{path}: no answer while the body was still arriving"));
+        assert!(raw.starts_with("HTTP/1.1 413"), "{path}: {raw}");
+        let (_, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
+        assert_eq!(body, answer, "{path}");
+    }
 }

@@ -12,6 +12,7 @@ mod session;
 
 use poem::{Endpoint, EndpointExt, Route, get, post};
 
+use crate::body_limit::{self, BodyLimit};
 use crate::guard::HostGuard;
 
 /// Every console route, behind the DNS-rebinding guard (with its `Origin` check).
@@ -22,7 +23,9 @@ pub(crate) fn routes(guard: HostGuard) -> impl Endpoint {
         .at("/app.css", get(assets::stylesheet))
         .at(
             "/session",
-            post(session::sign_in).get(session::status).delete(session::sign_out),
+            post(session::sign_in.with(BodyLimit::new(body_limit::SIGN_IN_MAX_BODY_BYTES)))
+                .get(session::status)
+                .delete(session::sign_out),
         )
         .at("/ops", post(ops::post_console_ops))
         .at("/blueprints/:blueprint_id/preview", get(preview::serve))

@@ -18,6 +18,7 @@ use super::MAX_FRAME_BYTES;
 use super::flood_gate::{FloodGate, Verdict};
 use super::frames;
 use super::key_watch::WatchedKey;
+use super::replay_pieces::{PendingReplay, ReplayEnd, send_replay};
 use super::socket_writes::{send, send_all, write};
 use super::subscribe::{SubscribeOutcome, Subscribed, UpgradeBearer, subscribe};
 use super::tool_channels::{ToolChannels, error_frame_for};
@@ -49,6 +50,9 @@ struct Bound {
     missed_notice: Option<tokio::time::Instant>,
     /// The card was told (it reconnects); later misses on this binding are not told again.
     told_missed: bool,
+    /// The subscribe's replay, sent after its `ack` and before anything live (boxed: an idle
+    /// socket keeps only the pointer).
+    replay: Option<Box<PendingReplay>>,
 }
 
 /// A number that differs by session and stays the same for one: spreads per-session timers.
@@ -222,6 +226,22 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
         if !outgoing.is_empty() && !send_all(&mut sink, outgoing).await {
             return;
         }
+        if let Some(b) = bound.as_mut()
+            && let Some(replay) = b.replay.take()
+        {
+            match Box::pin(send_replay(&state, &mut sink, *replay, &mut b.subscribed)).await {
+                ReplayEnd::Sent => {}
+                ReplayEnd::Gone => return,
+                // As a subscribe the store failed: the card is told and subscribes again.
+                ReplayEnd::Failed(e) => {
+                    tracing::error!(error = ?e, "live channel failure replaying");
+                    bound = None;
+                    if !send(&mut sink, frames::error("INTERNAL", "internal error")).await {
+                        return;
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -297,48 +317,36 @@ async fn close(
 }
 
 /// A live event becomes a frame, skipping stream envelopes the client already has. The frame is
-/// serialised once per event and shared by every socket that forwards it.
+/// serialised once per event and shared by every socket that forwards it; a large one travels as
+/// a marker and is read from the store (see `LIVE_EVENT_INLINE_BYTES`).
 async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, published: Published) -> Vec<String> {
     let Some(b) = bound.as_mut() else { return vec![] };
     let event = published.event();
-    if let LiveEvent::MissedEvents = event {
-        // Heard on the session's topic and on the host conversation's: the card is told once.
-        b.missed_events();
-        return vec![];
-    }
-    if let LiveEvent::Data(envelope) = event {
-        if envelope.seq <= b.subscribed.stream_cursor {
+    match event {
+        LiveEvent::MissedEvents => {
+            // Heard on the session's topic and on the host conversation's: the card is told once.
+            b.missed_events();
             return vec![];
         }
-        // A gap in the live tail (a frame published on another path first) is filled from the store.
-        if envelope.seq > b.subscribed.stream_cursor + 1 {
-            let mut out = vec![];
-            match state
-                .agent
-                .replay_streams_until(&b.subscribed.session_id, b.subscribed.stream_cursor, envelope.seq)
-                .await
-            {
-                Ok(replay) => {
-                    if replay.gap {
-                        out.push(frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
-                    }
-                    out.extend(replay.items.iter().map(frames::data));
-                }
-                // The store could not fill it: say so, and pass on what was heard.
-                Err(_) => {
-                    out.push(frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
-                    out.push(frames::data(envelope));
-                }
+        LiveEvent::Data(envelope) => {
+            if envelope.seq <= b.subscribed.stream_cursor {
+                return vec![];
+            }
+            // A gap in the live tail (a frame published on another path first) is filled from the store.
+            if envelope.seq > b.subscribed.stream_cursor + 1 {
+                return streams_from_store(state, b, envelope.seq, Some(envelope)).await;
             }
             b.subscribed.stream_cursor = envelope.seq;
-            return out;
         }
-        b.subscribed.stream_cursor = envelope.seq;
-    }
-    if let LiveEvent::Render { session_id, .. } = event
-        && session_id == &b.subscribed.session_id
-    {
-        return vec![];
+        LiveEvent::DataStored { seq, .. } => {
+            if *seq <= b.subscribed.stream_cursor {
+                return vec![];
+            }
+            return streams_from_store(state, b, *seq, None).await;
+        }
+        LiveEvent::PropsStored { epoch, .. } => return props_from_store(state, b, *epoch).await,
+        LiveEvent::Render { session_id, .. } if session_id == &b.subscribed.session_id => return vec![],
+        _ => {}
     }
     published
         .rendered(frames::live)
@@ -364,22 +372,13 @@ async fn handle(
         return match subscribe(state, payload, bearer_caller).await? {
             SubscribeOutcome::Refused(frame) => Ok(vec![frame]),
             SubscribeOutcome::Bound {
-                mut subscribed,
-                mut frames,
+                subscribed,
+                frames,
+                replay,
             } => {
-                // Listen first, then fill what was published meanwhile, so nothing falls between.
+                // Listen first, then replay and fill what was published meanwhile (after the
+                // ack, a piece at a time: `serve` sends `replay`), so nothing falls between.
                 let events = state.agent.live_events(&subscribed.session_id);
-                let catch_up = state
-                    .agent
-                    .replay_streams(&subscribed.session_id, subscribed.stream_cursor)
-                    .await?;
-                if catch_up.gap {
-                    frames.push(frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
-                }
-                for envelope in &catch_up.items {
-                    frames.push(frames::data(envelope));
-                    subscribed.stream_cursor = envelope.seq;
-                }
                 let host_events = subscribed
                     .host_topic
                     .as_deref()
@@ -404,6 +403,7 @@ async fn handle(
                     revocation,
                     missed_notice: None,
                     told_missed: false,
+                    replay: Some(replay),
                 });
                 Ok(frames)
             }
@@ -528,4 +528,65 @@ pub(super) async fn action(
 /// The `error` frame of a refused inbound frame.
 fn refused(refusal: &FrameRefusal) -> String {
     frames::error(refusal.code, &refusal.message)
+}
+
+/// The `data` frames of the envelopes after the socket's cursor up to `seq` (the one heard), read
+/// from the store: a gap in the live tail, or an envelope announced by its marker. `heard` is the
+/// envelope when the event carried it, passed on when the store cannot be read.
+async fn streams_from_store(
+    state: &LiveRoutes,
+    b: &mut Bound,
+    seq: i64,
+    heard: Option<&svc_application::ports::agent::StreamEnvelope>,
+) -> Vec<String> {
+    let mut out = vec![];
+    match state
+        .agent
+        .replay_streams_until(&b.subscribed.session_id, b.subscribed.stream_cursor, seq)
+        .await
+    {
+        Ok(replay) => {
+            if replay.gap {
+                out.push(frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
+            }
+            out.extend(replay.items.iter().map(frames::data));
+        }
+        // The store could not fill it: say so, and pass on what was heard.
+        Err(e) => {
+            tracing::warn!(session_id = %b.subscribed.session_id, error = ?e, "live stream envelopes not read from the store");
+            out.push(frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
+            out.extend(heard.map(frames::data));
+        }
+    }
+    b.subscribed.stream_cursor = seq;
+    out
+}
+
+/// The `props_update` frame of props announced by their marker (stored at `epoch`): the
+/// session's current props and epoch, read from the store. The store answers at least `epoch`
+/// (the marker is published after the save, and a later save only moves it on, which is what
+/// that save's own event brings anyway). Should it answer less, or not at all, the card is told
+/// to resubscribe (`lagged`), which brings it the current props.
+async fn props_from_store(state: &LiveRoutes, b: &mut Bound, epoch: u32) -> Vec<String> {
+    let subscribed = &b.subscribed;
+    match state
+        .agent
+        .session_for(&subscribed.caller, &subscribed.session_id)
+        .await
+    {
+        Ok(session) if session.head.epoch >= epoch => vec![frames::props_update(
+            &subscribed.session_id,
+            &session.head.props,
+            session.head.epoch,
+        )],
+        // Gone meanwhile: nothing to show.
+        Err(AgentError::SessionNotFound) => vec![],
+        other => {
+            if let Err(e) = other {
+                tracing::warn!(session_id = %subscribed.session_id, error = ?e, "live props not read from the store");
+            }
+            b.missed_events();
+            vec![]
+        }
+    }
 }

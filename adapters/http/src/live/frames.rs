@@ -84,6 +84,13 @@ pub fn data(envelope: &StreamEnvelope) -> String {
     )
 }
 
+pub fn props_update(session_id: &str, props: &Value, epoch: u32) -> String {
+    frame(
+        "props_update",
+        json!({ "sessionId": session_id, "props": props, "epoch": epoch }),
+    )
+}
+
 pub fn render_event(event: &ActionEventRecord) -> String {
     frame(
         "render_event",
@@ -107,16 +114,16 @@ pub fn live(event: &LiveEvent) -> Option<String> {
             session_id,
             props,
             epoch,
-        } => Some(frame(
-            "props_update",
-            json!({ "sessionId": session_id, "props": props, "epoch": epoch }),
-        )),
+        } => Some(props_update(session_id, props, *epoch)),
         LiveEvent::Data(envelope) => Some(data(envelope)),
         LiveEvent::DrainAck { session_id, action_ids } => Some(frame(
             "drain_ack",
             json!({ "sessionId": session_id, "actionIds": action_ids }),
         )),
-        LiveEvent::ActionStored { .. }
+        // Markers of large ones: the forwarder reads what they announce from the store.
+        LiveEvent::PropsStored { .. }
+        | LiveEvent::DataStored { .. }
+        | LiveEvent::ActionStored { .. }
         | LiveEvent::KeyRevoked { .. }
         | LiveEvent::BlueprintsChanged
         | LiveEvent::MissedEvents => None,

@@ -8,8 +8,9 @@
 //! leading `system replay_gap` when a cursor is older than the replay buffer). Pass the returned cursors to the next poll.
 //! One answer carries at most 1 MiB of replayed frames (`poll_answer`); `more: true` says frames
 //! were left out, and its cursors point past the last frame it carries.
-//! A session has at most 4 GETs in flight (until the connection took the whole answer) and 200 a
-//! second (`polling_gates`); past either the GET is answered 429 with `Retry-After: 1`.
+//! A session has at most 4 GETs in flight (until the connection took the whole answer, not just
+//! was handed it: `poll_body`) and 200 a second (`polling_gates`); past either the GET is
+//! answered 429 with `Retry-After: 1`.
 //!
 //! `POST /_svc/poll/<sessionId>?token=T` with one client frame (`action` or
 //! `host_context_observed`) answers `{ frames: [...] }` with what the socket would have answered.
@@ -31,6 +32,7 @@ use super::connection::action;
 use super::flood_gate::Verdict;
 use super::frames::{self, ReplayGaps};
 use super::poll_answer::{ANSWER_BUDGET_BYTES, Answer, Asked, Pending};
+use super::poll_body::PollBody;
 use super::polling_gates::{POLLS_IN_FLIGHT_PER_SESSION, POLLS_PER_SECOND, PollInFlight, PollRefused};
 use super::subscribe::ack_payload;
 use crate::TokenKind;
@@ -150,7 +152,7 @@ async fn pending(
     match q.revision {
         None => {
             let key_id = caller.key_id.as_deref();
-            let ack = ack_payload(state, &snapshot, q.from_seq, q.since_sequence, gaps, ws_token, key_id);
+            let ack = ack_payload(state, &snapshot, q.from_seq, q.since_sequence, gaps, ws_token, key_id).await;
             leading.push(frames::frame("ack", ack));
         }
         Some(revision) if revision != session.revision => {
@@ -176,19 +178,16 @@ async fn pending(
 }
 
 /// The answer as a body that keeps the GET's place in flight until the connection has taken all
-/// of it: a client that reads nothing (an HTTP/2 stream whose window stays at zero) keeps its
-/// place instead of leaving the answer in memory and asking for another.
+/// of it (`poll_body`): a client that reads nothing, or trickles its window a byte at a time,
+/// keeps its place instead of leaving the answer in memory and asking for another.
 fn answered(answer: &Answer, in_flight: PollInFlight) -> Response {
     let json = match serde_json::to_vec(answer) {
         Ok(json) => json,
         Err(e) => return internal(AgentError::Internal(e.into())),
     };
-    let body = futures_util::stream::unfold((Some(json), in_flight), |(json, in_flight)| async move {
-        json.map(|json| (Ok::<_, std::io::Error>(json), (None, in_flight)))
-    });
     Response::builder()
         .content_type("application/json; charset=utf-8")
-        .body(poem::Body::from_bytes_stream(body))
+        .body(PollBody::new(json, in_flight).into_poem())
 }
 
 /// A GET refused before it was read: too many of the session's in flight, or too many a second.

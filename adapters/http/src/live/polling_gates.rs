@@ -2,9 +2,10 @@
 //! session), the GET's rate, and the GETs of a session in flight at once.
 //!
 //! A GET is in flight from the moment it is admitted until the connection has taken its whole
-//! answer ([`PollInFlight`] lives in the answer's body): a client that never reads (an HTTP/2
-//! stream whose window stays at zero, a connection that is never read) keeps its place, so a
-//! session holds at most [`POLLS_IN_FLIGHT_PER_SESSION`] answers in server memory, whatever the
+//! answer ([`PollInFlight`] lives in the answer's body, which the connection pulls a chunk at a
+//! time as it sends them: `poll_body`): a client that never reads (an HTTP/2 stream whose window
+//! stays at zero, a connection that is never read) or reads a byte at a time keeps its place, so
+//! a session holds at most [`POLLS_IN_FLIGHT_PER_SESSION`] answers in server memory, whatever the
 //! number of streams or connections it opens.
 
 use std::collections::HashMap;

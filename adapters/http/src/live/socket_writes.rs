@@ -34,6 +34,12 @@ impl WriteDeadline {
     }
 }
 
+/// How long a live socket may take to write `bytes` decided at once (`replay_pieces` spreads a
+/// subscribe's replay over several writes under one such deadline).
+pub(super) fn live_write_deadline(bytes: usize) -> Duration {
+    LIVE_SOCKET.for_bytes(bytes)
+}
+
 /// Writes `texts` in order, each in fragments when long: each write within [`WRITE_LIMIT`] (a
 /// peer that stopped reading) and all within the live socket's deadline for their length (a
 /// peer reading too slowly); false once the socket is gone or either deadline passed.

@@ -6,6 +6,7 @@ use svc_application::services::agent::{AgentError, Caller, LiveSnapshot};
 use svc_protocol::SERVICE_PROTOCOL_VERSION;
 
 use super::frames::{self, ReplayGaps};
+use super::replay_pieces::{self, PendingReplay, ReplayClock};
 use crate::TokenKind;
 use crate::route_states::LiveRoutes;
 
@@ -58,17 +59,20 @@ pub struct Subscribed {
     pub caller: Caller,
     pub session_id: String,
     pub role: LiveRole,
-    /// Highest stream `seq` the client has been sent or told about (the `ack`'s `lastStreamSeq`).
+    /// Highest stream `seq` the client has been sent or told about (the `ack`'s `lastStreamSeq`,
+    /// then the last envelope its replay sent).
     pub stream_cursor: i64,
     /// The host conversation the render belongs to, whose new renders reach this socket.
     pub host_topic: Option<String>,
 }
 
-/// What subscribing produced: frames to send in order, or a refusal frame.
+/// What subscribing produced: the frames to send first (the `ack`, and a `replay_gap` when a
+/// replay left items out) and the replay to send after them, or a refusal frame.
 pub enum SubscribeOutcome {
     Bound {
         subscribed: Subscribed,
         frames: Vec<String>,
+        replay: Box<PendingReplay>,
     },
     Refused(String),
 }
@@ -184,18 +188,19 @@ pub async fn subscribe(
         Err(other) => return Err(other),
     };
     let session = &snapshot.session;
-    let mut frames_out = Vec::new();
+    // Only each replay's first item is read here, for the gaps the ack tells; the frames come
+    // after the ack, a piece at a time (`replay_pieces`).
     let actions = match payload.since_sequence {
-        Some(after) => Some(state.agent.replay_actions(&session.session_id, after).await?),
+        Some(after) => Some(replay_pieces::start_actions(state, &session.session_id, after).await?),
         None => None,
     };
     let streams = match payload.from_seq {
-        Some(after) => Some(state.agent.replay_streams(&session.session_id, after).await?),
+        Some(after) => Some(replay_pieces::start_streams(state, &session.session_id, after).await?),
         None => None,
     };
     let gaps = ReplayGaps {
-        actions: actions.as_ref().is_some_and(|r| r.gap),
-        streams: streams.as_ref().is_some_and(|r| r.gap),
+        actions: actions.is_some_and(|start| start.gap),
+        streams: streams.is_some_and(|start| start.gap),
     };
     let mut ack = ack_payload(
         state,
@@ -205,49 +210,52 @@ pub async fn subscribe(
         gaps,
         issue_session_token,
         caller.key_id.as_deref(),
-    );
+    )
+    .await;
     ack["role"] = json!(role.as_str());
-    frames_out.push(frames::frame("ack", ack));
+    let mut frames_out = vec![frames::frame("ack", ack)];
     if gaps.any() {
         frames_out.push(frames::frame("system", frames::replay_gap(gaps)));
     }
     // Session events replay before stream envelopes when both cursors are set.
-    if let Some(replay) = actions {
-        frames_out.extend(replay.items.iter().map(frames::render_event));
-    }
-    if let Some(replay) = &streams {
-        frames_out.extend(replay.items.iter().map(frames::data));
-    }
-    let replayed_max = streams.as_ref().and_then(|r| r.items.last()).map_or(0, |e| e.seq);
+    let replay = Box::new(PendingReplay {
+        session_id: session.session_id.clone(),
+        actions_after: actions.map(|start| start.after),
+        streams_after: streams.map(|start| start.after),
+        catch_up_after: snapshot.last_stream_seq,
+        clock: ReplayClock::start(&frames_out),
+    });
     let subscribed = Subscribed {
         caller,
         session_id: session.session_id.clone(),
         role,
-        stream_cursor: snapshot.last_stream_seq.max(replayed_max),
+        stream_cursor: snapshot.last_stream_seq,
         host_topic: svc_application::ports::agent::host_topic(&session.host),
     };
     Ok(SubscribeOutcome::Bound {
         subscribed,
         frames: frames_out,
+        replay,
     })
 }
 
 /// Where the component imports and exports (`component.links`), for a card of ours; an
 /// `mcpApps` session's "component" is its HTML document.
-fn component_links(state: &LiveRoutes, snapshot: &LiveSnapshot) -> Option<Value> {
+async fn component_links(state: &LiveRoutes, snapshot: &LiveSnapshot) -> Option<Value> {
     if snapshot.variant == svc_domain::session::SessionVariant::McpApps {
         return None;
     }
     let code = snapshot.component_code.as_deref()?;
     state
         .component_links
-        .of(snapshot.session.blueprint_id.as_deref()?, code)
+        .read(snapshot.session.blueprint_id.as_deref()?, code)
+        .await
 }
 
 /// The `ack` payload: the session as the card needs it, the cursors, and a fresh session token
 /// when `issue_session_token` (the caller came with a wsToken), minted under the same key. The
 /// polling fallback answers its first poll with the same frame.
-pub fn ack_payload(
+pub async fn ack_payload(
     state: &LiveRoutes,
     snapshot: &LiveSnapshot,
     from_seq: Option<i64>,
@@ -257,6 +265,7 @@ pub fn ack_payload(
     key_id: Option<&str>,
 ) -> Value {
     let session = &snapshot.session;
+    let links = component_links(state, snapshot).await;
     let mut ack = json!({
         "sessionId": session.session_id,
         "appId": session.app_id,
@@ -265,7 +274,7 @@ pub fn ack_payload(
         "props": session.head.props,
         "themeId": session.theme_id,
         "contract": session.contract,
-        "component": { "code": snapshot.component_code.as_deref(), "blueprintId": session.blueprint_id, "links": component_links(state, snapshot) },
+        "component": { "code": snapshot.component_code.as_deref(), "blueprintId": session.blueprint_id, "links": links },
         // Declared packages the component may import (docs/live-channel.md, `gadgetBundles`).
         "gadgetBundles": state.agent.gadget_bundles(&session.contract),
         "lastSequence": session.event_sequence,

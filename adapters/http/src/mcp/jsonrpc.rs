@@ -211,8 +211,12 @@ fn envelope_tail() -> bytes::Bytes {
 
 /// Parses a POST body (`svc_protocol::jsonrpc::parse_request`); a refusal is answered 400.
 pub fn parse(body: &[u8]) -> Result<Incoming, RpcFailure> {
-    svc_protocol::jsonrpc::parse_request(body)
-        .map_err(|refusal| RpcFailure::new(refusal.code, refusal.message).with_status(StatusCode::BAD_REQUEST))
+    svc_protocol::jsonrpc::parse_request(body).map_err(refusal)
+}
+
+/// A body refused as not a JSON-RPC request: answered 400.
+pub fn refusal(refused: svc_protocol::jsonrpc::RequestRefusal) -> RpcFailure {
+    RpcFailure::new(refused.code, refused.message).with_status(StatusCode::BAD_REQUEST)
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ use svc_domain::text as input;
 use svc_protocol::{AGENT_SYSTEM_PROMPT, INTERNAL_ERROR, INVALID_PARAMS, MCP_PROTOCOL_VERSIONS, METHOD_NOT_FOUND};
 
 use crate::errors::{self, ToolFailure, auth_failure};
+use crate::parsed_json_budget::ParsedJsonReservation;
 use crate::route_states::{AgentRoutes, Gate};
 use crate::tools::Declared;
 use agent_tools::AgentCtx;
@@ -75,27 +76,42 @@ async fn denied(gate: &Gate, error: AuthError, body: Body) -> Response {
 /// Reads one JSON-RPC message from a POST body and answers a request with `dispatch(method,
 /// params)`, cancellable by the same sender's `notifications/cancelled`; notifications and client
 /// responses get 202.
-pub(crate) async fn answer<F, Fut>(body: Body, scope: CancelScope, coding: ContentCoding, dispatch: F) -> Response
+pub(crate) async fn answer<F, Fut>(
+    gate: &Gate,
+    body: Body,
+    scope: CancelScope,
+    coding: ContentCoding,
+    dispatch: F,
+) -> Response
 where
     F: FnOnce(String, Value) -> Fut,
     Fut: Future<Output = Result<Reply, RpcFailure>>,
 {
-    match read_message(body).await {
-        Ok(incoming) => answer_message(incoming, scope, coding, dispatch).await,
+    match read_message(gate, body).await {
+        Ok((incoming, reserved)) => reserved.held_by(answer_message(incoming, scope, coding, dispatch).await),
         Err(refusal) => refusal,
     }
 }
 
-/// The message in a POST body; a body over [`MAX_BODY_BYTES`] is answered 413 (one that stopped
-/// arriving 408: [`crate::body_limit::Unread`]), one that is not a JSON-RPC message the JSON-RPC
-/// refusal.
-async fn read_message(body: Body) -> Result<Incoming, Response> {
+/// The message in a POST body, and its weight parsed reserved from the gate's budget until the
+/// reservation is dropped (`parsed_json_budget.rs`). A body over [`MAX_BODY_BYTES`] is answered
+/// 413 (one that stopped arriving 408: [`crate::body_limit::Unread`]), one that is not a
+/// JSON-RPC message the JSON-RPC refusal, one over what the budget has left 503 and one over the
+/// whole budget 413, before anything is parsed.
+async fn read_message(gate: &Gate, body: Body) -> Result<(Incoming, ParsedJsonReservation), Response> {
     let bytes = crate::body_limit::read_limited(body, MAX_BODY_BYTES)
         .await
         .map_err(|unread| unread.refusal(MAX_BODY_BYTES))?;
+    let refused = |failure: RpcFailure| failure.into_response(Value::Null);
+    let weight = svc_protocol::jsonrpc::request_weight(&bytes).map_err(|refusal| refused(jsonrpc::refusal(refusal)))?;
+    let reserved = gate
+        .parsed_json
+        .reserve(weight)
+        .map_err(|over| gate.parsed_json.refusal(over))?;
     // The bytes may share hyper's read buffer; they are dropped here, so a held request (a
     // long-poll) does not pin it.
-    jsonrpc::parse(&bytes).map_err(|failure| failure.into_response(Value::Null))
+    let incoming = jsonrpc::parse(&bytes).map_err(refused)?;
+    Ok((incoming, reserved))
 }
 
 /// [`answer`] for a message already read; `coding` is what the client accepts (kept answers are
@@ -132,24 +148,26 @@ where
 /// message is answered with [`reply`].
 pub(crate) async fn serve_agent_post(state: &Arc<AgentRoutes>, req: &Request, caller: Caller, body: Body) -> Response {
     let origin = origin(&state.gate, req);
-    let incoming = match read_message(body).await {
-        Ok(incoming) => incoming,
+    let (incoming, reserved) = match read_message(&state.gate, body).await {
+        Ok(read) => read,
         Err(refusal) => return refusal,
     };
     let scope = cancel_scope(&state.gate, req, "mcp", &caller);
     let incoming = match progress_stream::wanted(req, incoming) {
         progress_stream::Answered::Streamed(request) => {
-            return progress_stream::answer(Arc::clone(state), caller, origin, scope.sender, request).await;
+            // The render's task holds the reservation: it runs on after a client hangs up.
+            return progress_stream::answer(Arc::clone(state), caller, origin, scope.sender, request, reserved).await;
         }
         progress_stream::Answered::Plain(incoming) => incoming,
     };
-    answer_message(
+    let answer = answer_message(
         incoming,
         scope,
         ContentCoding::accepted_by(req),
         |method, params| async move { reply(state, &caller, origin, &method, params).await },
     )
-    .await
+    .await;
+    reserved.held_by(answer)
 }
 
 /// The requests one client sends to one route (`/mcp`, `/ops`). Many clients share a principal

@@ -99,6 +99,7 @@ pub(crate) async fn answer(
     origin: IpAddr,
     sender: super::cancellation::Sender,
     request: ProgressRequest,
+    reserved: crate::parsed_json_budget::ParsedJsonReservation,
 ) -> Response {
     let ProgressRequest { id, params, token } = request;
     let (messages, mut received) = tokio::sync::mpsc::unbounded_channel::<Streamed>();
@@ -118,6 +119,8 @@ pub(crate) async fn answer(
     let renders = state.streamed_renders.clone();
     let render_id = id.clone();
     renders.spawn(async move {
+        // The message's parsed weight, given back when the render ends (`parsed_json_budget.rs`).
+        let _reserved = reserved;
         let id = render_id;
         let work = super::dispatch(&state, &caller, origin, "tools/call", params);
         let outcome = OBSERVER

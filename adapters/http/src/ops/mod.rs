@@ -140,6 +140,7 @@ pub async fn post_ops(req: &Request, body: Body, Data(state): Data<&Arc<OpsRoute
 pub(crate) async fn answer_as(state: &OpsRoutes, req: &Request, body: Body, authenticated: Authenticated) -> Response {
     let scope = cancel_scope(&state.gate, req, "ops", &authenticated.caller);
     answer(
+        &state.gate,
         body,
         scope,
         ContentCoding::accepted_by(req),

@@ -12,7 +12,10 @@ use svc_application::ports::agent::{
 use svc_application::ports::retention::ReplayWindow;
 use svc_domain::action_event::action_id;
 
+use svc_application::services::cpu_gate::CpuGate;
+
 use super::entities::{action_event, session, stream_envelope};
+use super::large_rows::RowParser;
 use super::seam::{from_text, to_text};
 use crate::backend;
 use crate::errors::{lost_race, repository_error};
@@ -34,6 +37,7 @@ pub struct SeaOrmEventRepository {
     writer: Option<Writer>,
     cache: Option<ReadCache>,
     lane: Option<ReadLane>,
+    rows: RowParser,
 }
 
 impl SeaOrmEventRepository {
@@ -43,7 +47,35 @@ impl SeaOrmEventRepository {
             writer: None,
             cache: None,
             lane: None,
+            rows: RowParser::default(),
         }
+    }
+
+    /// Parses large rows (a delivery's payload, a gesture's data and context, up to a request
+    /// body) that replays and drains read on `gate`, off the async workers (`large_rows.rs`).
+    pub fn with_parse_gate(mut self, gate: Option<CpuGate>) -> Self {
+        self.rows = RowParser::on(gate);
+        self
+    }
+
+    /// The gestures of `rows`, each parsed where its size says (`large_rows.rs`).
+    async fn actions(&self, rows: Vec<action_event::Model>) -> Result<Vec<ActionEventRecord>, RepositoryError> {
+        let mut parsed = Vec::with_capacity(rows.len());
+        for m in rows {
+            let stored_bytes = m.action_data.len() + m.ui_context.len();
+            parsed.push(self.rows.parse(stored_bytes, move || action(m)).await?);
+        }
+        Ok(parsed)
+    }
+
+    /// The deliveries of `rows`, as [`SeaOrmEventRepository::actions`] parses gestures.
+    async fn envelopes(&self, rows: Vec<stream_envelope::Model>) -> Result<Vec<StreamEnvelope>, RepositoryError> {
+        let mut parsed = Vec::with_capacity(rows.len());
+        for m in rows {
+            let stored_bytes = m.payload.len();
+            parsed.push(self.rows.parse(stored_bytes, move || envelope(m)).await?);
+        }
+        Ok(parsed)
     }
 
     /// Runs the read paths' single-row reads on `lane`'s held connections (PostgreSQL).
@@ -267,6 +299,20 @@ pub(crate) fn undrained(session_id: &str) -> sea_orm::Select<action_event::Entit
         .filter(action_event::Column::DrainedAt.is_null())
 }
 
+/// The session's deliveries after `after_seq`, on every channel.
+fn deliveries_after(session_id: &str, after_seq: i64) -> sea_orm::Select<stream_envelope::Entity> {
+    stream_envelope::Entity::find()
+        .filter(stream_envelope::Column::SessionId.eq(session_id))
+        .filter(stream_envelope::Column::Seq.gt(after_seq))
+}
+
+/// The session's gestures after `after_sequence`, drained or not.
+fn gestures_after(session_id: &str, after_sequence: i64) -> sea_orm::Select<action_event::Entity> {
+    action_event::Entity::find()
+        .filter(action_event::Column::SessionId.eq(session_id))
+        .filter(action_event::Column::Sequence.gt(after_sequence))
+}
+
 /// The stored size of a gesture's action data and context together, read without the values
 /// where the database can (PostgreSQL, and SQLite's `octet_length` on the column itself).
 pub(crate) fn gesture_bytes(backend: DbBackend) -> sea_orm::sea_query::SimpleExpr {
@@ -286,46 +332,58 @@ pub(crate) fn payload_bytes(backend: DbBackend) -> sea_orm::sea_query::SimpleExp
     })
 }
 
-/// The newest rows of `in_range` by `key`, oldest first: at most `limit` of them and no more
-/// than `max_bytes` of `bytes` together (the newest always). Two reads: the sizes first, then
+/// An event table as the replay reads below take it: the column that numbers a session's rows
+/// (the cursor's), and a row's stored size (what a byte budget counts).
+trait Replayed: EntityTrait {
+    const KEY: Self::Column;
+
+    fn bytes(backend: DbBackend) -> sea_orm::sea_query::SimpleExpr;
+}
+
+impl Replayed for stream_envelope::Entity {
+    const KEY: Self::Column = stream_envelope::Column::Seq;
+
+    fn bytes(backend: DbBackend) -> sea_orm::sea_query::SimpleExpr {
+        payload_bytes(backend)
+    }
+}
+
+impl Replayed for action_event::Entity {
+    const KEY: Self::Column = action_event::Column::Sequence;
+
+    fn bytes(backend: DbBackend) -> sea_orm::sea_query::SimpleExpr {
+        gesture_bytes(backend)
+    }
+}
+
+/// The newest rows of `in_range` by key, oldest first: at most `limit` of them and no more than
+/// `max_bytes` of stored size together (the newest always). Two reads: the sizes first, then
 /// the rows that fit, so this process never holds a thousand values of megabytes to answer a
 /// few (MariaDB reads each value to measure it, in the server).
-async fn newest_that_fit<E, C>(
+async fn newest_that_fit<E: Replayed>(
     db: &DatabaseConnection,
     in_range: impl Fn() -> sea_orm::Select<E>,
-    key: C,
-    bytes: sea_orm::sea_query::SimpleExpr,
     limit: u64,
     max_bytes: usize,
-) -> Result<Vec<E::Model>, DbErr>
-where
-    E: EntityTrait,
-    C: ColumnTrait,
-{
-    let window = fitting(newest_sizes(db, &in_range, key, bytes, limit).await?, max_bytes);
+) -> Result<Vec<E::Model>, DbErr> {
+    let window = fitting(newest_sizes(db, &in_range, limit).await?, max_bytes);
     let (Some(&(oldest, _)), Some(&(newest, _))) = (window.first(), window.last()) else {
         return Ok(Vec::new());
     };
-    rows_between(db, &in_range, key, oldest, newest).await
+    rows_between(db, &in_range, oldest, newest).await
 }
 
 /// The window [`newest_that_fit`] reads (`window`), of it only the oldest rows while their
-/// `bytes` together stay within `read_bytes` (the first always): the sizes are read anyway, so
+/// sizes together stay within `read_bytes` (the first always): the sizes are read anyway, so
 /// cutting by bytes costs nothing and the values past the cut are never fetched.
-async fn window_head<E, C>(
+async fn window_head<E: Replayed>(
     db: &DatabaseConnection,
     in_range: impl Fn() -> sea_orm::Select<E>,
-    key: C,
-    bytes: sea_orm::sea_query::SimpleExpr,
     window: ReplayWindow,
     read_bytes: usize,
-) -> Result<WindowHead<E::Model>, DbErr>
-where
-    E: EntityTrait,
-    C: ColumnTrait,
-{
+) -> Result<WindowHead<E::Model>, DbErr> {
     // One row past the count says whether older rows were left out for it.
-    let mut newest = newest_sizes(db, &in_range, key, bytes, window.count.saturating_add(1)).await?;
+    let mut newest = newest_sizes(db, &in_range, window.count.saturating_add(1)).await?;
     let overflowed = newest.len() as u64 > window.count;
     newest.truncate(usize::try_from(window.count).unwrap_or(usize::MAX));
     let sizes = fitting(newest, window.bytes);
@@ -338,29 +396,23 @@ where
     };
     let last = last_that_fits(sizes, read_bytes).unwrap_or(newest);
     Ok(WindowHead {
-        items: rows_between(db, &in_range, key, oldest, last).await?,
+        items: rows_between(db, &in_range, oldest, last).await?,
         cut: last < newest,
         overflowed,
     })
 }
 
-/// The `(key, size)` of the newest `limit` rows of `in_range` by `key`, newest first.
-async fn newest_sizes<E, C>(
+/// The `(key, size)` of the newest `limit` rows of `in_range` by key, newest first.
+async fn newest_sizes<E: Replayed>(
     db: &DatabaseConnection,
     in_range: &impl Fn() -> sea_orm::Select<E>,
-    key: C,
-    bytes: sea_orm::sea_query::SimpleExpr,
     limit: u64,
-) -> Result<Vec<(i64, i64)>, DbErr>
-where
-    E: EntityTrait,
-    C: ColumnTrait,
-{
+) -> Result<Vec<(i64, i64)>, DbErr> {
     in_range()
         .select_only()
-        .column(key)
-        .column_as(bytes, "bytes")
-        .order_by_desc(key)
+        .column(E::KEY)
+        .column_as(E::bytes(db.get_database_backend()), "bytes")
+        .order_by_desc(E::KEY)
         .limit(limit)
         .into_tuple()
         .all(db)
@@ -377,22 +429,17 @@ fn fitting(mut newest: Vec<(i64, i64)>, max_bytes: usize) -> Vec<(i64, i64)> {
     newest
 }
 
-/// The rows of `in_range` with `oldest <= key <= last`, in `key` order.
-async fn rows_between<E, C>(
+/// The rows of `in_range` with `oldest <= key <= last`, in key order.
+async fn rows_between<E: Replayed>(
     db: &DatabaseConnection,
     in_range: &impl Fn() -> sea_orm::Select<E>,
-    key: C,
     oldest: i64,
     last: i64,
-) -> Result<Vec<E::Model>, DbErr>
-where
-    E: EntityTrait,
-    C: ColumnTrait,
-{
+) -> Result<Vec<E::Model>, DbErr> {
     in_range()
-        .filter(key.gte(oldest))
-        .filter(key.lte(last))
-        .order_by_asc(key)
+        .filter(E::KEY.gte(oldest))
+        .filter(E::KEY.lte(last))
+        .order_by_asc(E::KEY)
         .all(db)
         .await
 }
@@ -475,7 +522,7 @@ impl EventRepository for SeaOrmEventRepository {
         }
         .map_err(repository_error)?;
         drained.sort_by_key(|m| m.sequence);
-        drained.into_iter().map(action).collect()
+        self.actions(drained).await
     }
 
     async fn append_stream(
@@ -520,23 +567,12 @@ impl EventRepository for SeaOrmEventRepository {
         max_payload_bytes: usize,
     ) -> Result<Vec<StreamEnvelope>, RepositoryError> {
         let in_range = || {
-            stream_envelope::Entity::find()
-                .filter(stream_envelope::Column::SessionId.eq(session_id))
-                .filter(stream_envelope::Column::Seq.gt(after_seq))
-                .filter(stream_envelope::Column::Seq.lte(until.unwrap_or(i64::MAX)))
+            deliveries_after(session_id, after_seq).filter(stream_envelope::Column::Seq.lte(until.unwrap_or(i64::MAX)))
         };
-        let bytes = payload_bytes(self.db.get_database_backend());
-        let rows = newest_that_fit(
-            &self.db,
-            in_range,
-            stream_envelope::Column::Seq,
-            bytes,
-            limit,
-            max_payload_bytes,
-        )
-        .await
-        .map_err(repository_error)?;
-        rows.into_iter().map(envelope).collect()
+        let rows = newest_that_fit(&self.db, in_range, limit, max_payload_bytes)
+            .await
+            .map_err(repository_error)?;
+        self.envelopes(rows).await
     }
 
     async fn streams_window_head(
@@ -546,24 +582,12 @@ impl EventRepository for SeaOrmEventRepository {
         window: ReplayWindow,
         read_bytes: usize,
     ) -> Result<WindowHead<StreamEnvelope>, RepositoryError> {
-        let in_range = || {
-            stream_envelope::Entity::find()
-                .filter(stream_envelope::Column::SessionId.eq(session_id))
-                .filter(stream_envelope::Column::Seq.gt(after_seq))
-        };
-        let bytes = payload_bytes(self.db.get_database_backend());
-        let head = window_head(
-            &self.db,
-            in_range,
-            stream_envelope::Column::Seq,
-            bytes,
-            window,
-            read_bytes,
-        )
-        .await
-        .map_err(repository_error)?;
+        let in_range = || deliveries_after(session_id, after_seq);
+        let head = window_head(&self.db, in_range, window, read_bytes)
+            .await
+            .map_err(repository_error)?;
         Ok(WindowHead {
-            items: head.items.into_iter().map(envelope).collect::<Result<_, _>>()?,
+            items: self.envelopes(head.items).await?,
             cut: head.cut,
             overflowed: head.overflowed,
         })
@@ -590,23 +614,11 @@ impl EventRepository for SeaOrmEventRepository {
         max_bytes: usize,
     ) -> Result<Vec<ActionEventRecord>, RepositoryError> {
         // A gap drops the oldest, never the latest.
-        let in_range = || {
-            action_event::Entity::find()
-                .filter(action_event::Column::SessionId.eq(session_id))
-                .filter(action_event::Column::Sequence.gt(after_sequence))
-        };
-        let bytes = gesture_bytes(self.db.get_database_backend());
-        let rows = newest_that_fit(
-            &self.db,
-            in_range,
-            action_event::Column::Sequence,
-            bytes,
-            limit,
-            max_bytes,
-        )
-        .await
-        .map_err(repository_error)?;
-        rows.into_iter().map(action).collect()
+        let in_range = || gestures_after(session_id, after_sequence);
+        let rows = newest_that_fit(&self.db, in_range, limit, max_bytes)
+            .await
+            .map_err(repository_error)?;
+        self.actions(rows).await
     }
 
     async fn actions_window_head(
@@ -616,24 +628,12 @@ impl EventRepository for SeaOrmEventRepository {
         window: ReplayWindow,
         read_bytes: usize,
     ) -> Result<WindowHead<ActionEventRecord>, RepositoryError> {
-        let in_range = || {
-            action_event::Entity::find()
-                .filter(action_event::Column::SessionId.eq(session_id))
-                .filter(action_event::Column::Sequence.gt(after_sequence))
-        };
-        let bytes = gesture_bytes(self.db.get_database_backend());
-        let head = window_head(
-            &self.db,
-            in_range,
-            action_event::Column::Sequence,
-            bytes,
-            window,
-            read_bytes,
-        )
-        .await
-        .map_err(repository_error)?;
+        let in_range = || gestures_after(session_id, after_sequence);
+        let head = window_head(&self.db, in_range, window, read_bytes)
+            .await
+            .map_err(repository_error)?;
         Ok(WindowHead {
-            items: head.items.into_iter().map(action).collect::<Result<_, _>>()?,
+            items: self.actions(head.items).await?,
             cut: head.cut,
             overflowed: head.overflowed,
         })

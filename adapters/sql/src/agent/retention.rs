@@ -1,5 +1,5 @@
-//! The retention sweep's store over the agent tables (`RetentionRepository`); handshakes and
-//! invite links nobody can use any more are deleted in `unusable_rows.rs`.
+//! The retention sweep's store over the agent tables (`RetentionRepository`); handshakes, org
+//! invites and invite links nobody can use any more are deleted in `unusable_rows.rs`.
 //!
 //! Every delete is one statement of at most `batch` rows, written like any other write (through
 //! the group-commit writer on SQLite, so requests' writes go between two of them rather than wait
@@ -11,16 +11,18 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use sea_orm::sea_query::{Condition, DeleteStatement, Expr, ExprTrait, Query, SelectStatement};
+use sea_orm::sea_query::{CaseStatement, Condition, Expr, ExprTrait, Query, SelectStatement, UpdateStatement};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    StatementBuilder,
 };
 use svc_application::ports::RepositoryError;
 use svc_application::ports::retention::{ReplayWindow, RetentionRepository, SessionAge, Trimmed};
+use svc_domain::session::expires_at;
 
 use super::entities::{action_event, session, stream_envelope};
 use super::events::{gesture_bytes, last_that_fits, payload_bytes};
-use super::session_expiry::last_stored_minute;
+use super::session_expiry::{indexed, last_stored_minute};
 use super::unusable_rows::Unusable;
 use crate::errors::{RACE_ATTEMPTS, lost_race, repository_error};
 use crate::group_commit::{Undo, Writer, write_settled};
@@ -55,10 +57,11 @@ impl SeaOrmRetentionRepository {
         self
     }
 
-    /// Runs one delete statement; `settled` follows each attempt's commit.
-    pub(super) async fn delete(
+    /// Runs one delete (or update) statement; `settled` follows each attempt's commit. The rows
+    /// it changed.
+    pub(super) async fn write_one(
         &self,
-        statement: DeleteStatement,
+        statement: impl StatementBuilder + Clone + Send + 'static,
         settled: impl Fn(&std::result::Result<u64, DbErr>) + Send + Sync + 'static,
     ) -> std::result::Result<u64, DbErr> {
         let settled = Arc::new(settled);
@@ -76,7 +79,7 @@ impl SeaOrmRetentionRepository {
             .await;
             tokio::task::yield_now().await;
             // A deadlock victim (MariaDB's gap locks, replicas racing) deletes again: a delete
-            // repeated deletes nothing twice.
+            // repeated deletes nothing twice (and an expiry stored again changes nothing).
             match deleted {
                 Err(error) if lost_race(&error) && attempt < RACE_ATTEMPTS => continue,
                 deleted => return deleted,
@@ -111,7 +114,7 @@ impl SeaOrmRetentionRepository {
                 .cond_where(table.rows_of(session_id, drained_only))
                 .and_where(Expr::col(table.key()).lt(upper))
                 .to_owned();
-            deleted += self.delete(statement, |_| {}).await?;
+            deleted += self.write_one(statement, |_| {}).await?;
         }
     }
 
@@ -195,7 +198,7 @@ impl SeaOrmRetentionRepository {
                     .from_table(table.name())
                     .and_where(Expr::col(SESSION_ID).is_in(session_ids.iter().cloned()))
                     .to_owned();
-                self.delete(statement, |_| {}).await?;
+                self.write_one(statement, |_| {}).await?;
             }
         }
         let heads = Query::delete()
@@ -211,7 +214,7 @@ impl SeaOrmRetentionRepository {
                 }
             }
         };
-        self.delete(heads, forget).await
+        self.write_one(heads, forget).await
     }
 
     async fn trim_rows(
@@ -267,6 +270,30 @@ impl SeaOrmRetentionRepository {
         let rows = self.db.query_all(&query).await?;
         rows.iter().map(|row| row.try_get_by_index::<String>(0)).collect()
     }
+}
+
+/// One statement storing on each of `sessions` the expiry a write stores, where that is later
+/// than the stored one: a session written since (by a newer server) keeps what it wrote, and
+/// statements racing (replicas sweeping at once) store the same.
+fn reindex(sessions: &[SessionAge]) -> Option<UpdateStatement> {
+    use session::Column;
+    if sessions.is_empty() {
+        return None;
+    }
+    let mut value = CaseStatement::new();
+    let mut rows = Condition::any();
+    for s in sessions {
+        let stored = indexed(expires_at(s.last_activity_at, s.ttl_seconds));
+        let is_it = Expr::col(Column::SessionId).eq(s.session_id.as_str());
+        value = value.case(is_it.clone(), stored);
+        rows = rows.add(is_it.and(Expr::col(Column::ExpiresAt).lt(stored)));
+    }
+    let update = Query::update()
+        .table(session::Entity)
+        .value(Column::ExpiresAt, value.finally(Expr::col(Column::ExpiresAt)))
+        .cond_where(rows)
+        .to_owned();
+    Some(update)
 }
 
 const SESSION_ID: &str = "session_id";
@@ -366,6 +393,13 @@ impl RetentionRepository for SeaOrmRetentionRepository {
             .collect())
     }
 
+    async fn reindex_sessions(&self, sessions: &[SessionAge]) -> Result<u64> {
+        let Some(statement) = reindex(sessions) else {
+            return Ok(0);
+        };
+        self.write_one(statement, |_| {}).await.map_err(repository_error)
+    }
+
     async fn delete_sessions(&self, session_ids: &[String], batch: u64) -> Result<u64> {
         if session_ids.is_empty() {
             return Ok(0);
@@ -410,6 +444,12 @@ impl RetentionRepository for SeaOrmRetentionRepository {
 
     async fn delete_invite_links_ended_by(&self, ended_by: DateTime<Utc>, limit: u64) -> Result<u64> {
         self.delete_unusable(Unusable::InviteLinks, ended_by, limit)
+            .await
+            .map_err(repository_error)
+    }
+
+    async fn delete_invites_ended_by(&self, ended_by: DateTime<Utc>, limit: u64) -> Result<u64> {
+        self.delete_unusable(Unusable::Invites, ended_by, limit)
             .await
             .map_err(repository_error)
     }

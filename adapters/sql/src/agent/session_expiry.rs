@@ -11,10 +11,12 @@
 //! It is stored without a zone (UTC): MySQL binds a zoned instant as a TIMESTAMP, which ends in
 //! 2038 (a later one is stored as NULL), while a DATETIME reaches 9999.
 //!
-//! The stored value is after the session's expiry by at most ten seconds; a row an older
-//! server wrote keeps the column's default (the epoch), earlier than its expiry. The sweep checks
-//! every session it finds against the expiry rule, so either only makes it look at a row early.
-//! Migration `m20261222_000001_session_expires_at` backfills the column by the same rule.
+//! The stored value is after the session's expiry by at most ten seconds. A row stored before
+//! migration `m20261222_000001_session_expires_at` holds the column's default (the epoch), and
+//! one an older server inserted or updated beside a newer one holds the epoch or an expiry it has
+//! since outlived: earlier than its expiry either way. The sweep checks every session it finds
+//! against the expiry rule, so such a row is only looked at early, and the sweep stores the
+//! expiry a write would on each one it keeps (`retention.rs`), so it is looked at once.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use svc_domain::session::SessionHead;
@@ -34,7 +36,12 @@ pub(crate) fn last_stored_minute() -> NaiveDateTime {
 
 /// The `expires_at` a session with this head is stored with (UTC).
 pub(crate) fn indexed_expiry(head: &SessionHead) -> NaiveDateTime {
-    let expiry = head.expires_at().timestamp();
+    indexed(head.expires_at())
+}
+
+/// The `expires_at` stored for a session expiring at `expiry` (UTC).
+pub(crate) fn indexed(expiry: DateTime<Utc>) -> NaiveDateTime {
+    let expiry = expiry.timestamp();
     let next = expiry
         .div_euclid(RESOLUTION_SECONDS)
         .saturating_mul(RESOLUTION_SECONDS)

@@ -1,12 +1,14 @@
 //! Rows the retention sweep deletes because nobody can use them any more: handshakes past their
-//! lifetime (`svc_domain::handshake::rows_may_go_if_created_by` gives the cutoff), and the mailed
-//! links of org invites that ended (accepted, revoked or expired) by the cutoff.
+//! lifetime (`svc_domain::handshake::rows_may_go_if_created_by` gives the cutoff), org invites
+//! that ended (accepted, revoked or expired) by the cutoff, and their mailed links.
 //!
 //! A batch reads its keys (at most `limit`; along `ix_handshakes_created_at` for handshakes), then
 //! deletes them by key in one statement: PostgreSQL has no `DELETE ... LIMIT`, and MySQL cannot
-//! delete through a `LIMIT`ed subquery of the same table. Both conditions only ever come true (a
-//! handshake only ages; an invite's expiry never moves, and an ended invite stays ended), so a
-//! key read is still due when its delete runs, and replicas racing delete it once between them.
+//! delete through a `LIMIT`ed subquery of the same table. Every condition only ever comes true (a
+//! handshake only ages; an invite's expiry never moves, an ended invite stays ended, and a
+//! deleted one stays deleted), so a key read is still due when its delete runs, and replicas
+//! racing delete it once between them. Invites are read without an index: an org keeps few, and
+//! this keeps them few.
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Alias, Condition, Expr, ExprTrait, Query, SelectStatement};
@@ -21,6 +23,8 @@ pub(super) enum Unusable {
     Handshakes,
     /// Of an invite that ended at or before the cutoff, or of one that no longer exists.
     InviteLinks,
+    /// Ended at or before the cutoff.
+    Invites,
 }
 
 impl Unusable {
@@ -28,6 +32,7 @@ impl Unusable {
         match self {
             Self::Handshakes => "handshakes",
             Self::InviteLinks => "org_invite_links",
+            Self::Invites => INVITES,
         }
     }
 
@@ -35,6 +40,7 @@ impl Unusable {
         match self {
             Self::Handshakes => "handshake_id",
             Self::InviteLinks => "token_hash",
+            Self::Invites => "id",
         }
     }
 
@@ -50,27 +56,42 @@ impl Unusable {
                 .and_where(Expr::col(Alias::new("created_at")).lte(cutoff))
                 .order_by(Alias::new("created_at"), sea_orm::Order::Asc),
             Self::InviteLinks => keys.and_where(Expr::exists(usable_invite(cutoff)).not()),
+            Self::Invites => keys.cond_where(ended_by(cutoff)),
         };
         keys
     }
 }
 
+const INVITES: &str = "org_invites";
+
+fn invite(column: &str) -> Expr {
+    Expr::col((Alias::new(INVITES), Alias::new(column)))
+}
+
+/// When an invite ends: accepted, revoked or past its expiry, whichever comes first.
+const ENDS: [&str; 3] = ["accepted_at", "revoked_at", "expires_at"];
+
+/// The invite ended at or before `cutoff`.
+fn ended_by(cutoff: DateTime<Utc>) -> Condition {
+    ENDS.iter()
+        .fold(Condition::any(), |ended, column| ended.add(invite(column).lte(cutoff)))
+}
+
 /// The link's invite, if it was still usable after `cutoff`: pending then, or ended after it.
 fn usable_invite(cutoff: DateTime<Utc>) -> SelectStatement {
-    let invite = |column: &str| Expr::col((Alias::new("org_invites"), Alias::new(column)));
-    let not_by_cutoff = |column: &str| {
-        Condition::any()
-            .add(invite(column).is_null())
-            .add(invite(column).gt(cutoff))
-    };
-    Query::select()
+    let mut usable = Query::select()
         .expr(Expr::val(1))
-        .from(Alias::new("org_invites"))
+        .from(Alias::new(INVITES))
         .and_where(invite("id").equals((Alias::new("org_invite_links"), Alias::new("invite_id"))))
-        .and_where(invite("expires_at").gt(cutoff))
-        .cond_where(not_by_cutoff("accepted_at"))
-        .cond_where(not_by_cutoff("revoked_at"))
-        .to_owned()
+        .to_owned();
+    for column in ENDS {
+        usable.cond_where(
+            Condition::any()
+                .add(invite(column).is_null())
+                .add(invite(column).gt(cutoff)),
+        );
+    }
+    usable
 }
 
 impl SeaOrmRetentionRepository {
@@ -93,6 +114,6 @@ impl SeaOrmRetentionRepository {
             .from_table(Alias::new(rows.table()))
             .and_where(Expr::col(Alias::new(rows.key())).is_in(keys))
             .to_owned();
-        self.delete(statement, |_| {}).await
+        self.write_one(statement, |_| {}).await
     }
 }

@@ -1,25 +1,25 @@
 //! `sessions.expires_at`, indexed with `session_id`, so the retention sweep walks the sessions
 //! whose expiry has passed instead of every old one (`agent/session_expiry.rs` says what it
-//! holds). Existing rows are backfilled by the same rule a write uses: the first multiple of ten
-//! seconds after `last_activity_at + ttl_seconds`, at most 9999-12-31T23:59:00Z. A row still holding the
-//! column's default (the epoch) is one written before it, by this migration's start or by an
-//! older server running beside a newer one; the sweep checks each row it finds anyway.
+//! holds). Existing rows keep the column's default (the epoch), as does a row an older server
+//! writes beside a newer one: the sweep finds them first, keeps each that is alive by the expiry
+//! rule, and stores on it the expiry a write stores, a page a statement (`agent/retention.rs`).
+//!
+//! This migration used to backfill every row in one UPDATE inside its transaction, which on
+//! PostgreSQL holds a large `sessions` table locked while older replicas wait on it: the sweep's
+//! repair replaces it. Installs that ran the backfill have their rows indexed already; on the
+//! others the sweep indexes each live row once it reaches it.
 //!
 //! `ix_sessions_created_at` (`m20261221_000003_retention_indexes`) goes: the sweep was its only
 //! reader. And `handshakes.created_at` is indexed: the sweep deletes handshakes by their age.
 //! Each step is skipped when already done: MariaDB commits each statement of a migration by
 //! itself, so a run that stopped between them is finished here.
 
-use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
 
 use super::columns::Columns;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
-
-/// 9999-12-31T23:59:00Z (`agent::session_expiry::LAST_STORED_MINUTE`).
-const LAST_STORED_MINUTE: i64 = 253_402_300_740;
 
 /// (index, table, columns).
 const INDEXES: [(&str, &str, &[&str]); 2] = [
@@ -30,40 +30,6 @@ const INDEXES: [(&str, &str, &[&str]); 2] = [
 /// The epoch as every backend stores a zone-less instant (SQLite: as sqlx writes one, so text
 /// compares).
 const EPOCH: &str = "1970-01-01 00:00:00";
-
-/// Sets every row still holding the epoch. `s` is `last_activity_at` in whole seconds since the
-/// epoch (integer division rounds down, as every value is positive); a lifetime reaching past the
-/// last stored minute is checked before adding (it may be near `i64::MAX`).
-fn backfill(backend: DbBackend) -> String {
-    let last = LAST_STORED_MINUTE;
-    let (s, last_minute, instant_at, div) = match backend {
-        DbBackend::Sqlite => (
-            "CAST(strftime('%s', last_activity_at) AS INTEGER)".to_owned(),
-            "'9999-12-31 23:59:00'".to_owned(),
-            "strftime('%Y-%m-%d %H:%M:%S', {n}, 'unixepoch')",
-            "/",
-        ),
-        DbBackend::Postgres => (
-            "FLOOR(EXTRACT(EPOCH FROM last_activity_at))::BIGINT".to_owned(),
-            format!("TO_TIMESTAMP({last}) AT TIME ZONE 'UTC'"),
-            "TO_TIMESTAMP({n}) AT TIME ZONE 'UTC'",
-            "/",
-        ),
-        _ => (
-            "TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', last_activity_at)".to_owned(),
-            "'9999-12-31 23:59:00'".to_owned(),
-            "DATE_ADD('1970-01-01 00:00:00', INTERVAL {n} SECOND)",
-            // MySQL's `/` gives a decimal.
-            "DIV",
-        ),
-    };
-    let next = format!("(({s} + ttl_seconds) {div} 10) * 10 + 10");
-    let stored = instant_at.replace("{n}", &next);
-    format!(
-        "UPDATE sessions SET expires_at = CASE WHEN ttl_seconds >= {last} - {s} THEN {last_minute} ELSE {stored} END \
-         WHERE expires_at = '{EPOCH}'"
-    )
-}
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
@@ -86,7 +52,6 @@ impl MigrationTrait for Migration {
                 )
                 .await?;
         }
-        manager.get_connection().execute_unprepared(&backfill(backend)).await?;
         for (name, table, columns) in INDEXES {
             if manager.has_index(table, name).await? {
                 continue;

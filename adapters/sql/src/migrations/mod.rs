@@ -39,6 +39,7 @@ mod m20261221_000002_account_tokens_expiry_index;
 mod m20261221_000003_retention_indexes;
 mod m20261222_000001_session_expires_at;
 mod m20261223_000001_write_guards;
+mod m20261224_000001_oauth_clients_last_authorized;
 mod whole;
 
 pub struct Migrator;
@@ -78,6 +79,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261221_000003_retention_indexes::Migration),
             Box::new(m20261222_000001_session_expires_at::Migration),
             Box::new(m20261223_000001_write_guards::Migration),
+            Box::new(m20261224_000001_oauth_clients_last_authorized::Migration),
         ];
         each.into_iter()
             .map(|migration| Box::new(whole::Whole(migration)) as Box<dyn MigrationTrait>)

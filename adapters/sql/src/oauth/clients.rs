@@ -1,10 +1,11 @@
-use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::{ColumnRef, Expr, ExprTrait, IntoColumnRef, IntoTableRef, Query, TableRef};
+use sea_orm::{ActiveValue::Set, ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::oauth::OAuthClientRepository;
 use svc_domain::oauth::{ClientName, OAuthClient, RedirectUri};
 
-use super::entities::oauth_clients;
+use super::entities::{oauth_authorization_codes as codes, oauth_client_keys as client_keys, oauth_clients};
 use crate::errors::repository_error;
 
 pub struct SeaOrmOAuthClientRepository {
@@ -27,6 +28,7 @@ impl OAuthClientRepository for SeaOrmOAuthClientRepository {
             redirect_uris: Set(serde_json::to_string(&uris).map_err(|e| RepositoryError::Unavailable(e.into()))?),
             created_at: Set(client.created_at),
             last_resource: Set(client.last_resource.clone()),
+            last_authorized_at: Set(None),
         };
         oauth_clients::Entity::insert(row)
             .exec_without_returning(&self.db)
@@ -43,17 +45,54 @@ impl OAuthClientRepository for SeaOrmOAuthClientRepository {
         row.map(client_from_row).transpose()
     }
 
-    async fn record_last_resource(&self, client_id: &str, resource: Option<&str>) -> Result<(), RepositoryError> {
+    async fn record_last_resource(
+        &self,
+        client_id: &str,
+        resource: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<(), RepositoryError> {
         oauth_clients::Entity::update_many()
             .col_expr(
                 oauth_clients::Column::LastResource,
                 Expr::value(resource.map(str::to_owned)),
             )
+            .col_expr(oauth_clients::Column::LastAuthorizedAt, Expr::value(Some(at)))
             .filter(oauth_clients::Column::ClientId.eq(client_id))
             .exec(&self.db)
             .await
             .map_err(repository_error)?;
         Ok(())
+    }
+
+    async fn forget_unused(&self, unused_since: DateTime<Utc>) -> Result<u64, RepositoryError> {
+        let referred_by = |table: TableRef, client_id: ColumnRef| {
+            Query::select()
+                .expr(Expr::val(1))
+                .from(table)
+                .and_where(Expr::col(client_id).equals((oauth_clients::Entity, oauth_clients::Column::ClientId)))
+                .to_owned()
+        };
+        let codes = referred_by(
+            codes::Entity.into_table_ref(),
+            (codes::Entity, codes::Column::ClientId).into_column_ref(),
+        );
+        let keys = referred_by(
+            client_keys::Entity.into_table_ref(),
+            (client_keys::Entity, client_keys::Column::ClientId).into_column_ref(),
+        );
+        let deleted = oauth_clients::Entity::delete_many()
+            .filter(oauth_clients::Column::CreatedAt.lt(unused_since))
+            .filter(
+                Condition::any()
+                    .add(oauth_clients::Column::LastAuthorizedAt.is_null())
+                    .add(oauth_clients::Column::LastAuthorizedAt.lt(unused_since)),
+            )
+            .filter(Expr::exists(codes).not())
+            .filter(Expr::exists(keys).not())
+            .exec(&self.db)
+            .await
+            .map_err(repository_error)?;
+        Ok(deleted.rows_affected)
     }
 }
 

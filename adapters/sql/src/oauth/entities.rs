@@ -13,6 +13,8 @@ pub mod oauth_clients {
         pub redirect_uris: String,
         pub created_at: DateTimeUtc,
         pub last_resource: Option<String>,
+        /// When the client last completed an authorization; `None`: not since it registered.
+        pub last_authorized_at: Option<DateTimeUtc>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -1,6 +1,6 @@
-//! The retention sweep deletes handshakes and org invite links nobody can use any more, once
-//! they have been unusable for the grace, and keeps every one a render or an invitee can still
-//! use (or that is still within its grace), on every backend.
+//! The retention sweep deletes handshakes, org invites and their links nobody can use any more,
+//! once they have been unusable for the grace, and keeps every one a render, an invitee or the
+//! org's invite list can still use (or that is still within its grace), on every backend.
 
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ use crate::support;
 
 support::backend_tests!(
     handshakes_go_once_past_their_lifetime_by_the_grace,
-    invite_links_go_once_their_invite_ended_the_grace_ago,
+    invites_and_their_links_go_once_ended_the_grace_ago,
 );
 
 /// A sweep at `now` keeping expired rows seven days, two rows a statement.
@@ -71,7 +71,7 @@ async fn handshakes_go_once_past_their_lifetime_by_the_grace(db: DatabaseConnect
     assert_eq!(sweep(&db, now).await.handshakes_deleted, 0, "nothing twice");
 }
 
-async fn invite_links_go_once_their_invite_ended_the_grace_ago(db: DatabaseConnection) {
+async fn invites_and_their_links_go_once_ended_the_grace_ago(db: DatabaseConnection) {
     let now = Utc::now();
     let org = Org::create("org1".into(), "Acme", "owner".into(), now - Duration::days(60)).unwrap();
     SeaOrmOrgRepository::new(db.clone()).create(&org).await.unwrap();
@@ -127,7 +127,8 @@ async fn invite_links_go_once_their_invite_ended_the_grace_ago(db: DatabaseConne
         .await
         .unwrap();
 
-    assert_eq!(sweep(&db, now).await.invite_links_deleted, 4);
+    let swept = sweep(&db, now).await;
+    assert_eq!((swept.invite_links_deleted, swept.invites_deleted), (4, 3));
     for gone in [
         "expired_past_grace",
         "accepted_past_grace",
@@ -151,6 +152,30 @@ async fn invite_links_go_once_their_invite_ended_the_grace_ago(db: DatabaseConne
             "{token} is kept"
         );
     }
-    assert_eq!(support::count_rows(&db, "org_invites").await, 7, "invites stay");
-    assert_eq!(sweep(&db, now).await.invite_links_deleted, 0, "nothing twice");
+    for gone in ["expired_past_grace", "accepted_past_grace", "revoked_past_grace"] {
+        assert!(invites.get(gone).await.unwrap().is_none(), "{gone} is gone");
+    }
+    let listed: Vec<String> = invites
+        .list_of_org("org1")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|invite| invite.invite_id)
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "accepted_within_grace",
+            "revoked_within_grace",
+            "pending",
+            "expired_within_grace"
+        ],
+        "the org lists those within their grace, newest first"
+    );
+    let again = sweep(&db, now).await;
+    assert_eq!(
+        (again.invite_links_deleted, again.invites_deleted),
+        (0, 0),
+        "nothing twice"
+    );
 }

@@ -4,8 +4,8 @@
 //!
 //! The link's token is the credential: only its sha256 is stored (`org_invite_links`). A used
 //! link is not deleted; the invite's status says it was accepted, so a second use is told so,
-//! until the retention sweep deletes the link (`retention.expired_session_days` after its invite
-//! ended); then it is an unknown link.
+//! until the retention sweep deletes the link with its invite (`retention.expired_session_days`
+//! after the invite ended); then it is an unknown link.
 
 use std::sync::Arc;
 

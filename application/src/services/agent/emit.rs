@@ -40,7 +40,8 @@ impl PropsService {
             .events
             .append_stream(session_id, channel, declared.mode.as_str(), &payload, complete, now)
             .await?;
-        self.bus.publish(LiveEvent::Data(envelope));
+        // Stored first: a large payload is announced by its seq and read from the store.
+        self.bus.publish(LiveEvent::data_stored(envelope));
         Ok(true)
     }
 }

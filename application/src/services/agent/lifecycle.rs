@@ -104,7 +104,7 @@ impl<'a> LifecycleSink<'a> {
             )
             .await
         {
-            Ok(envelope) => self.bus.publish(LiveEvent::Data(envelope)),
+            Ok(envelope) => self.bus.publish(LiveEvent::data_stored(envelope)),
             // Progress is best effort; the render's own writes report a failing database.
             Err(e) => tracing::warn!(session_id = self.session_id, error = %e, "lifecycle delivery not stored"),
         }

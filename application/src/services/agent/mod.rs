@@ -20,6 +20,8 @@ mod handshake_claim;
 mod held_polls;
 mod lifecycle;
 mod live;
+#[cfg(all(test, feature = "testing"))]
+mod live_bus_tests;
 mod negotiation_memo;
 mod render;
 #[cfg(all(test, feature = "testing"))]

@@ -2,6 +2,7 @@ use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use svc_domain::contract::draft_limits::check_merged_variance;
 use svc_domain::contract::{Contract, contract_hash, variant_key};
 use svc_domain::handshake::{HandshakeAction, Origin};
 use svc_domain::model_route::parse_model_route;
@@ -455,6 +456,8 @@ impl RenderService {
                 return Err(AgentError::invalid("override.variance", "must be an object"));
             }
             json_patch::merge(&mut variance, patch);
+            let fields = variance.as_object().map_or(0, |v| v.len());
+            check_merged_variance(fields).map_err(|e| AgentError::invalid("override.variance", e.to_string()))?;
             reaimed = true;
         }
         let served_from_cache = handshake.origin == Origin::Cache && !reaimed;

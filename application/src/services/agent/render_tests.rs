@@ -649,3 +649,48 @@ async fn merges_cannot_grow_props_past_the_props_budget() {
         "nothing of the refused merge is stored"
     );
 }
+
+/// `override.variance` merges into the handshake's variance; the merge holds at most 32 fields
+/// (`svc_domain::contract::draft_limits`), and a field removed with null makes room.
+#[tokio::test]
+async fn a_variance_override_may_not_grow_the_variance_past_32_fields() {
+    let fakes = AgentFakes::default();
+    let (service, caller) = (fakes.service(), AgentFakes::caller("app-1"));
+    let fields: serde_json::Map<String, Value> = (0..32).map(|i| (format!("axis{i}"), json!("x"))).collect();
+    let cmd = HandshakeCommand {
+        variance: Some(Value::Object(fields)),
+        ..draft("order card", titled())
+    };
+    let reply = agreed(&service, &caller, cmd).await;
+    let with = |patch: Value| RenderCommand {
+        override_: Some(RenderOverride {
+            contract: None,
+            variance: Some(patch),
+        }),
+        ..render_of(&reply.handshake_id, json!({}))
+    };
+    match service
+        .render(&caller, with(json!({ "axis0": "y", "one more": 1 })))
+        .await
+    {
+        Err(AgentError::InvalidParams { field, rule }) => assert_eq!(
+            (field.as_str(), rule.as_str()),
+            (
+                "override.variance",
+                "the merged variance would hold 33 fields, the most it may hold is 32: remove some with null"
+            )
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(fakes.store.sessions().is_empty(), "nothing ran");
+    let (identity, _) = rendered(
+        service
+            .render(&caller, with(json!({ "axis0": null, "one more": 1 })))
+            .await
+            .unwrap(),
+    );
+    assert_ne!(identity.variant_key, reply.variant_key);
+    let generated = &fakes.generator.requests()[0].variance;
+    assert_eq!(generated.as_object().unwrap().len(), 32);
+    assert_eq!(generated["one more"], 1);
+}

@@ -69,6 +69,9 @@ impl SchemaCache {
         {
             return Ok(found);
         }
+        // The blocking thread owns a copy: past the deadline the caller is answered while the
+        // check runs on, so it cannot borrow the caller's value. The HTTP adapter reserves a
+        // message's parsed weight twice for it (`svc_http`'s `parsed_json_budget.rs`).
         let (cache, schema, instance) = (self.clone(), schema(), instance.clone());
         let checking = self.cpu.start(move || cache.check_now(key, &schema, &instance)).await?;
         Ok(match tokio::time::timeout(SCHEMA_WORK_DEADLINE, checking).await {

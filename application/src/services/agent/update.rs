@@ -91,11 +91,9 @@ impl PropsService {
                 continue;
             }
             if updated {
-                self.bus.publish(LiveEvent::PropsUpdate {
-                    session_id: session_id.to_owned(),
-                    props: head.props.clone(),
-                    epoch: head.epoch,
-                });
+                // Saved first: large props are announced by their epoch and read from the store.
+                self.bus
+                    .publish(LiveEvent::props_stored(session_id, &head.props, head.epoch));
             }
             return Ok(UpdateReply {
                 session_id: session_id.to_owned(),

@@ -29,7 +29,7 @@ pub enum ClientDocumentRefused {
     #[error("this server is fetching as many client metadata documents as it does at once; try again shortly")]
     Busy,
     #[error(
-        "this server is fetching as many client metadata documents from the host of this client_id as it does from one host at once; try again shortly"
+        "this server is fetching as many client metadata documents from the domain of this client_id as it does from one domain at once; try again shortly"
     )]
     HostBusy,
 }

@@ -30,7 +30,7 @@ pub use document_fetch_slots::{CLIENT_DOCUMENT_FETCHES_AT_ONCE, CLIENT_DOCUMENT_
 pub use external::{EXTERNAL_SIGN_IN_LIFETIME, ExternalSignIn, ExternalSignInStarted};
 pub use register::{RegisterClient, RegisterError};
 pub use resources::KnownAppsResourceValidator;
-pub use sweep::{CodeSweep, SETTLED_CODES_KEPT};
+pub use sweep::{CodeSweep, SETTLED_CODES_KEPT, UNUSED_CLIENTS_KEPT};
 pub use token::{AccessToken, TokenError, TokenRequest};
 
 use super::accounts::AccountService;

@@ -2,6 +2,13 @@
 //! so a code that expires unredeemed (the host crashed, the person closed the tab) would leave an
 //! active key that no client holds, listed among the person's keys for ever. The sweep revokes
 //! those keys, then deletes codes long past their expiry.
+//!
+//! It then deletes the registered clients nobody uses: registration is open (10 per 10 minutes
+//! per address, for ever), so without it the table would grow without bound. A client is kept
+//! while anything refers to it (an authorization code in flight or kept against replays, a key
+//! it was delivered that is still active) and for [`UNUSED_CLIENTS_KEPT`] after it registered
+//! or last completed an authorization. RFC 7591 lets a server expire a registration; a host that
+//! comes back with a deleted `client_id` is told it is unknown and registers again.
 
 use chrono::TimeDelta;
 
@@ -11,6 +18,10 @@ use crate::ports::RepositoryError;
 /// How long a redeemed or settled code is kept after its expiry: a replay within it still
 /// revokes the key the code carried (RFC 6749 section 4.1.2); after it, a replay is an unknown code.
 pub const SETTLED_CODES_KEPT: TimeDelta = TimeDelta::days(1);
+
+/// How long a registered client nothing refers to is kept after it registered or last completed
+/// an authorization: long enough for a person to come back to a half-finished connection.
+pub const UNUSED_CLIENTS_KEPT: TimeDelta = TimeDelta::days(30);
 
 /// Codes settled per round, so one sweep's statements stay short whatever piled up.
 const SETTLED_PER_ROUND: u64 = 500;
@@ -22,11 +33,14 @@ pub struct CodeSweep {
     pub revoked: usize,
     /// Codes deleted, long past their expiry.
     pub forgotten: u64,
+    /// Registered clients deleted, unused for [`UNUSED_CLIENTS_KEPT`].
+    pub clients_forgotten: u64,
 }
 
 impl OAuthService {
     /// Revokes the key of every code that expired unredeemed, then deletes the codes that expired
-    /// more than [`SETTLED_CODES_KEPT`] ago. Safe on every replica at once.
+    /// more than [`SETTLED_CODES_KEPT`] ago, then the clients unused for [`UNUSED_CLIENTS_KEPT`].
+    /// Safe on every replica at once.
     pub async fn sweep_codes(&self) -> Result<CodeSweep, RepositoryError> {
         let mut sweep = CodeSweep::default();
         loop {
@@ -42,6 +56,8 @@ impl OAuthService {
         }
         let before = self.ports.clock.now() - SETTLED_CODES_KEPT;
         sweep.forgotten = self.ports.codes.forget_expired(before).await?;
+        let unused_since = self.ports.clock.now() - UNUSED_CLIENTS_KEPT;
+        sweep.clients_forgotten = self.ports.clients.forget_unused(unused_since).await?;
         Ok(sweep)
     }
 
@@ -49,5 +65,38 @@ impl OAuthService {
     pub fn code_sweep_interval(&self) -> std::time::Duration {
         let lifetime = self.code_lifetime.to_std().unwrap_or_default();
         lifetime.clamp(std::time::Duration::from_secs(1), std::time::Duration::from_secs(300))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::oauth::OAuthClientRepository;
+    use crate::services::oauth::RegisterClient;
+    use crate::testing::OAuthFakes;
+
+    #[tokio::test]
+    async fn a_registered_client_never_used_is_deleted_once_it_has_been_unused_for_the_kept_time() {
+        let fakes = OAuthFakes::default();
+        let service = fakes.service();
+        let client = service
+            .register(RegisterClient {
+                redirect_uris: vec!["http://127.0.0.1:47613/callback".into()],
+                client_name: None,
+            })
+            .await
+            .unwrap();
+        let clock = &fakes.operator.clock;
+
+        clock.advance(UNUSED_CLIENTS_KEPT - TimeDelta::hours(1));
+        assert_eq!(service.sweep_codes().await.unwrap().clients_forgotten, 0);
+        assert!(fakes.store.get(&client.client_id).await.unwrap().is_some(), "kept");
+
+        clock.advance(TimeDelta::hours(2));
+        assert_eq!(service.sweep_codes().await.unwrap().clients_forgotten, 1);
+        assert!(
+            fakes.store.get(&client.client_id).await.unwrap().is_none(),
+            "deleted: a host that comes back with its id registers again"
+        );
     }
 }

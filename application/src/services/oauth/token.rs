@@ -6,6 +6,7 @@
 //! the burnt code can no longer deliver the key to anyone. A redeemed code revokes the keys the
 //! same client was given before for the same owner (`client_keys`): one key per connected client.
 
+use chrono::{DateTime, Utc};
 use svc_domain::oauth::{CodeError, CodeExchange, hash_code};
 
 use super::{ClientDocumentRefused, FindClientError, OAuthService};
@@ -111,7 +112,7 @@ impl OAuthService {
         };
         match code.exchange(&exchange, &self.issuer, now) {
             Ok(token) => {
-                self.record_last_resource(exchange.client_id, code.binding.resource.as_deref())
+                self.record_last_resource(exchange.client_id, code.binding.resource.as_deref(), now)
                     .await;
                 self.supersede_earlier_keys(exchange.client_id, code.binding.resource.as_deref(), &code.key)
                     .await;
@@ -126,11 +127,12 @@ impl OAuthService {
 }
 
 impl OAuthService {
-    /// Labels the client with the resource it connected for (`lastResource`). Best effort: the
-    /// label is for operators, while the code is spent and its key would reach nobody if the
-    /// token were not answered now.
-    async fn record_last_resource(&self, client_id: &str, resource: Option<&str>) {
-        if let Err(error) = self.ports.clients.record_last_resource(client_id, resource).await {
+    /// Labels the client with the resource it connected for (`lastResource`), and marks it used
+    /// `now` (the sweep keeps it). Best effort: the label is for operators, while the code is
+    /// spent and its key would reach nobody if the token were not answered now; the key's
+    /// delivery keeps the client anyway while the key is active.
+    async fn record_last_resource(&self, client_id: &str, resource: Option<&str>, now: DateTime<Utc>) {
+        if let Err(error) = self.ports.clients.record_last_resource(client_id, resource, now).await {
             tracing::warn!(client_id, error = %error, "could not record an OAuth client's last resource");
         }
     }

@@ -2,6 +2,7 @@ use svc_domain::artifact::{ArtifactError, ArtifactVersion, GateFailure};
 
 use crate::ports::RepositoryError;
 use crate::ports::registry::{BundleStoreError, TransitionError};
+use crate::services::cpu_gate::CpuBusy;
 
 /// Every refusal of the registry; the HTTP adapter gives each its status and `error` code
 /// (docs/registry.md, "Errors").
@@ -39,6 +40,12 @@ pub enum RegistryError {
     KeyExists,
     #[error("{} was yanked: {}", .0.identity, .0.yank_reason.as_deref().unwrap_or("no reason given"))]
     Yanked(Box<ArtifactVersion>),
+    /// The conformance checks running and queued fill their places (conformance.rs).
+    #[error(
+        "the registry is checking as many artifacts as it queues at once; retry in {} s",
+        .0.retry_after_seconds
+    )]
+    Busy(CpuBusy),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -67,6 +74,7 @@ impl RegistryError {
             Self::VersionExists(_) | Self::SamePrecedenceExists { .. } => "version_exists",
             Self::KeyExists => "key_exists",
             Self::Yanked(_) => "version_yanked",
+            Self::Busy(_) => "overloaded",
             Self::Internal(_) => "internal",
         }
     }

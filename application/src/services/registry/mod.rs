@@ -78,6 +78,6 @@ impl RegistryService {
         manifest: &serde_json::Value,
         bundle: Option<&[u8]>,
     ) -> Result<Vec<svc_domain::artifact::GateFailure>, RegistryError> {
-        Ok(self.gate.check(manifest, bundle).await?)
+        self.gate.check(manifest, bundle).await
     }
 }

@@ -2,6 +2,7 @@
 
 mod actions;
 mod frames;
+mod large_events;
 mod poll_bounds;
 mod polling;
 mod replay;

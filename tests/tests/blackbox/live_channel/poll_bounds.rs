@@ -1,7 +1,8 @@
 //! The polling GET's bounds (docs/live-channel.md, "The polling fallback"): an answer carries at
 //! most 1 MiB of replayed frames, so a large replay is drained over several polls, each frame
 //! once and in order; a session has at most 4 GETs in flight, counted until the connection took
-//! the whole answer (a client that reads nothing keeps its places); and at most 200 a second.
+//! the whole answer (a client that reads nothing, or trickles its window a byte at a time, keeps
+//! its places); and at most 200 a second.
 
 use std::time::Duration;
 
@@ -201,6 +202,83 @@ async fn answers_a_client_never_reads_keep_their_places_until_it_lets_them_go() 
     let (_, body) = until_answered(&app, &replay, 200).await;
     assert_eq!(body["frames"][0]["payload"]["seq"], 1, "{}", body["cursors"]);
     drop(unread);
+    closer.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn answers_a_client_trickles_a_byte_at_a_time_keep_their_places_while_they_trickle() {
+    let app = TestApp::spawn("poll_bounds_trickled", Backend::Sqlite, Auth::DevAllowAll)
+        .await
+        .expect("SQLite is always available");
+    let (session, slice) = card(&app).await;
+    let first = poll(&app, &slice, "wait=0").await;
+    // About 960 KiB of envelopes: a replay from the start is one answer near the budget.
+    for i in 0..4 {
+        app.tool_ok(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": format!("{i}:{}", "x".repeat(240 * 1024)) }),
+        )
+        .await;
+    }
+    let replay = polling_url(
+        &slice,
+        &format!("revision={}&fromSeq=0&wait=0", first["cursors"]["revision"]),
+    );
+    // Over HTTP/2, each stream's window is one byte, granted again as each byte is read: the
+    // client reads a byte every few milliseconds, so each answer trickles to it and is taken
+    // only after more than an hour.
+    let (connection, closer) = svc_tests::h2::connect_with_window(&app.base, 1).await;
+    let mut trickling = vec![];
+    for _ in 0..4 {
+        let answer = svc_tests::h2::get(connection.clone(), &replay).await.unwrap();
+        assert_eq!(answer.status(), 200);
+        let (read, mut progress) = tokio::sync::watch::channel(Vec::<u8>::new());
+        let mut body = answer.into_body();
+        trickling.push(tokio::spawn(async move {
+            while let Some(frame) = http_body_util::BodyExt::frame(&mut body).await {
+                let bytes = frame.unwrap().into_data().unwrap();
+                read.send_modify(|read| read.extend_from_slice(&bytes));
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }));
+        let started = progress.wait_for(|read| read.len() >= 8).await.unwrap().clone();
+        assert_eq!(&started[..8], b"{\"frames", "the answer's first bytes, one at a time");
+    }
+    let refused = app.client.get(&replay).send().await.unwrap();
+    assert_eq!(refused.status(), 429, "the four trickling answers hold their places");
+    assert_eq!(
+        refused.headers().get("retry-after").map(|v| v.to_str().unwrap()),
+        Some("1")
+    );
+    assert_eq!(refused.json::<Value>().await.unwrap(), in_flight_refusal());
+    assert!(
+        trickling.iter().all(|reader| !reader.is_finished()),
+        "the four still trickle"
+    );
+
+    // A client that resets its streams gives their places back, and an answer read whole says
+    // its length.
+    for reader in &trickling {
+        reader.abort();
+    }
+    until_answered(&app, &replay, 200).await;
+    let answer = app.client.get(&replay).send().await.unwrap();
+    assert_eq!(answer.status(), 200);
+    let length = answer
+        .headers()
+        .get("content-length")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let bytes = answer.bytes().await.unwrap();
+    assert_eq!(length, Some(bytes.len().to_string()));
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    let emitted: Vec<&str> = body["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|frame| frame["payload"]["payload"].as_str())
+        .filter_map(|payload| payload.split_once(':').map(|(index, _)| index))
+        .collect();
+    assert_eq!(emitted, ["0", "1", "2", "3"], "{}", body["cursors"]);
     closer.abort();
 }
 

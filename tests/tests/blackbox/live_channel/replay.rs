@@ -14,6 +14,7 @@ on_every_backend!(Auth::DevAllowAll => a_cursor_below_zero_replays_everything_wi
 on_every_backend!(mariadb, Auth::DevAllowAll =>
     replay_sends_events_then_envelopes_after_the_cursors,
     a_replay_carries_at_most_eight_mebibytes_of_payloads,
+    a_replay_of_megabytes_sends_every_frame_in_order_once_then_the_live_tail,
 );
 
 async fn replay_sends_events_then_envelopes_after_the_cursors(app: TestApp) {
@@ -112,6 +113,55 @@ async fn a_replay_carries_at_most_eight_mebibytes_of_payloads(app: TestApp) {
     for seq in last - 1..=last {
         assert_eq!(ws.expect("data").await["seq"].as_i64().unwrap(), seq);
     }
+}
+
+/// A replay of megabytes is read and sent a piece of about a megabyte at a time
+/// (`replay_pieces`): the card still gets every gesture, then every envelope, in order and each
+/// once, then the live tail.
+async fn a_replay_of_megabytes_sends_every_frame_in_order_once_then_the_live_tail(app: TestApp) {
+    let (session, slice) = card(&app).await;
+    let (mut first, _) = subscribed(&app, &slice, json!({})).await;
+    let note = "n".repeat(200_000);
+    for n in 1..=6 {
+        let data = json!({ "note": format!("{n}{note}") });
+        first.send("action", action(&session, "approve", data, n)).await;
+        assert_eq!(first.expect("system").await["event"], "action_stored");
+    }
+    drop(first);
+    let text = "p".repeat(700_000);
+    for n in 1..=6 {
+        app.tool_ok(
+            "svc_emit",
+            json!({ "sessionId": session, "channel": "log", "payload": format!("{n}{text}") }),
+        )
+        .await;
+    }
+    let (mut ws, ack) = subscribed(&app, &slice, json!({ "fromSeq": 0, "sinceSequence": 0 })).await;
+    assert_eq!(ack["replay"]["gap"], false, "{}", ack["replay"]);
+    for sequence in 1..=6 {
+        let event = ws.expect("render_event").await;
+        assert_eq!(event["sequence"], sequence);
+        assert_eq!(event["actionData"]["note"], format!("{sequence}{note}"));
+    }
+    let last = ack["lastStreamSeq"].as_i64().unwrap();
+    for seq in 1..=last {
+        let frame = ws.expect("data").await;
+        assert_eq!(frame["seq"].as_i64().unwrap(), seq);
+        if let Some(n) = seq.checked_sub(last - 6).filter(|n| *n > 0) {
+            assert_eq!(frame["payload"], format!("{n}{text}"), "envelope {seq}");
+        }
+    }
+    app.tool_ok(
+        "svc_emit",
+        json!({ "sessionId": session, "channel": "log", "payload": "live" }),
+    )
+    .await;
+    let live = ws.expect("data").await;
+    assert_eq!(
+        (live["seq"].as_i64().unwrap(), &live["payload"]),
+        (last + 1, &json!("live"))
+    );
+    ws.expect_silence(Duration::from_millis(300)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,8 +28,8 @@ impl AgentTool for Handshake {
     async fn call(ctx: &AgentCtx<'_>, a: HandshakeArgs) -> Result<Answer<HandshakeResult>, ToolFailure> {
         let cmd = HandshakeCommand {
             intent: a.intent,
-            contract: Value::Object(a.blueprint_draft.contract),
-            variance: a.blueprint_draft.variance.map(Value::Object),
+            contract: Value::Object(a.blueprint_draft.contract.0),
+            variance: a.blueprint_draft.variance.map(|v| Value::Object(v.0)),
             generator: a.blueprint_draft.generator,
             force_create: a.force_create,
         };

@@ -267,3 +267,203 @@ mod tests {
         assert!(err.contains("sessionId"), "{err}");
     }
 }
+
+/// The counts a draft contract and a variance may reach, stated in the published schemas and
+/// checked against them (`svc_domain::contract::draft_limits`, `svc_domain::blueprint::variance_patch`).
+#[cfg(test)]
+mod draft_bounds {
+    use serde_json::{Map, Value, json};
+
+    use super::*;
+
+    fn declared(name: &str) -> &'static Declared {
+        &AGENT_TOOLS.iter().find(|t| t.name() == name).unwrap().declared
+    }
+
+    fn named(count: usize, name: impl Fn(usize) -> String, value: impl Fn(usize) -> Value) -> Map<String, Value> {
+        (0..count).map(|i| (name(i), value(i))).collect()
+    }
+
+    fn handshake_with(contract: Value, variance: Option<Value>) -> Value {
+        let mut draft = json!({ "contract": contract });
+        if let Some(v) = variance {
+            draft["variance"] = v;
+        }
+        json!({ "intent": "order card", "blueprintDraft": draft })
+    }
+
+    /// A contract whose every counted part is at its cap.
+    fn contract_at_the_caps(entries: usize, tools: usize) -> Value {
+        let entry = |_| json!({ "schema": {}, "description": "d" });
+        let section = named(entries, |i| format!("e{i}"), entry);
+        let gadgets = named(64, |i| format!("{}{i:02}", "p".repeat(212)), |_| json!("v".repeat(128)));
+        let tool_names: Vec<String> = (0..tools).map(|i| format!("{}{i:02}", "t".repeat(126))).collect();
+        let mut contract = json!({
+            "propsSpec": { "type": "object" },
+            "actionSpec": section,
+            "streamSpec": section,
+            "contextSpec": section,
+            "clientCapabilities": { "gadgets": gadgets },
+            "agentCapabilities": { "tools": tool_names },
+        });
+        for i in 0..10 {
+            contract[format!("extra{i}")] = json!(i);
+        }
+        contract
+    }
+
+    #[test]
+    fn the_schemas_publish_the_caps() {
+        let handshake = &declared(handshake::Handshake::NAME).input_schema;
+        let draft = &handshake["properties"]["blueprintDraft"];
+        let draft = match draft.get("$ref").and_then(Value::as_str) {
+            Some(r) => &handshake["$defs"][r.trim_start_matches("#/$defs/")],
+            None => draft,
+        };
+        let contract = &draft["properties"]["contract"];
+        assert_eq!(contract["maxProperties"], 16);
+        assert_eq!(contract["properties"]["actionSpec"]["maxProperties"], 64);
+        assert_eq!(
+            contract["properties"]["agentCapabilities"]["properties"]["tools"]["maxItems"],
+            64
+        );
+        assert_eq!(draft["properties"]["variance"]["maxProperties"], 32);
+        assert_eq!(draft["properties"]["generator"]["maxLength"], 64);
+        let render = &declared(render::Render::NAME).input_schema;
+        let over = &render["properties"]["override"]["properties"];
+        assert_eq!(over["variance"]["maxProperties"], 32);
+        assert_eq!(over["contract"]["maxProperties"], 16);
+    }
+
+    #[test]
+    fn a_draft_at_the_caps_is_taken_and_one_past_is_refused() {
+        let handshake = declared(handshake::Handshake::NAME);
+        let variance = named(32, |i| format!("{}{i:02}", "n".repeat(62)), |_| json!("é".repeat(200)));
+        let at_the_caps = handshake_with(contract_at_the_caps(64, 64), Some(Value::Object(variance.clone())));
+        assert_eq!(handshake.check_arguments(&at_the_caps), Ok(()));
+        let mut generator = handshake_with(json!({}), None);
+        generator["blueprintDraft"]["generator"] = json!("g".repeat(64));
+        assert_eq!(handshake.check_arguments(&generator), Ok(()));
+
+        let mut too_many_keys = contract_at_the_caps(1, 1);
+        too_many_keys["extra10"] = json!(10);
+        let mut too_many_fields = variance.clone();
+        too_many_fields.insert("one more".into(), json!("x"));
+        let mut entry_keys = named(16, |i| format!("k{i}"), |_| json!(1));
+        entry_keys.insert("schema".into(), json!({}));
+        let refusals = [
+            (
+                handshake_with(too_many_keys, None),
+                "blueprintDraft.contract",
+                "has more than 16 properties",
+            ),
+            (
+                handshake_with(contract_at_the_caps(65, 1), None),
+                "blueprintDraft.contract.actionSpec",
+                "has more than 64 properties",
+            ),
+            (
+                handshake_with(json!({ "streamSpec": { "log": entry_keys } }), None),
+                "blueprintDraft.contract.streamSpec.log",
+                "has more than 16 properties",
+            ),
+            (
+                handshake_with(contract_at_the_caps(1, 65), None),
+                "blueprintDraft.contract.agentCapabilities.tools",
+                "has more than 64 items",
+            ),
+            (
+                handshake_with(json!({ "agentCapabilities": { "tools": ["t".repeat(129)] } }), None),
+                "blueprintDraft.contract.agentCapabilities.tools.0",
+                "is longer than 128 characters",
+            ),
+            (
+                handshake_with(
+                    json!({ "clientCapabilities": { "gadgets": { "p".repeat(215): "1" } } }),
+                    None,
+                ),
+                "blueprintDraft.contract.clientCapabilities.gadgets",
+                "is longer than 214 characters",
+            ),
+            (
+                handshake_with(
+                    json!({ "clientCapabilities": { "gadgets": { "p": "v".repeat(129) } } }),
+                    None,
+                ),
+                "blueprintDraft.contract.clientCapabilities.gadgets.p",
+                "is longer than 128 characters",
+            ),
+            (
+                handshake_with(json!({}), Some(Value::Object(too_many_fields))),
+                "blueprintDraft.variance",
+                "has more than 32 properties",
+            ),
+            (
+                handshake_with(json!({}), Some(json!({ "n".repeat(65): "x" }))),
+                "blueprintDraft.variance",
+                "is longer than 64 characters",
+            ),
+            (
+                handshake_with(json!({}), Some(json!({ "tone": "é".repeat(201) }))),
+                "blueprintDraft.variance.tone",
+                "is longer than 200 characters",
+            ),
+            (
+                handshake_with(json!({}), Some(json!({ "layout": { "nested": "document" } }))),
+                "blueprintDraft.variance.layout",
+                "{\"nested\":\"document\"} is not of types \"boolean\", \"number\", \"string\"",
+            ),
+        ];
+        for (arguments, field, rule) in refusals {
+            let err = handshake.check_arguments(&arguments).unwrap_err();
+            assert!(
+                err.starts_with(&format!("{field}: ")) && err.ends_with(rule),
+                "{field}: {err}"
+            );
+        }
+        let mut generator = handshake_with(json!({}), None);
+        generator["blueprintDraft"]["generator"] = json!("g".repeat(65));
+        assert_eq!(
+            handshake.check_arguments(&generator),
+            Err(format!(
+                "blueprintDraft.generator: \"{}\" is longer than 64 characters",
+                "g".repeat(65)
+            ))
+        );
+    }
+
+    #[test]
+    fn an_override_at_the_caps_is_taken_and_one_past_is_refused() {
+        let render = declared(render::Render::NAME);
+        let with = |over: Value| json!({ "handshakeId": "h", "props": {}, "override": over });
+        let mut variance = named(31, |i| format!("{}{i:02}", "n".repeat(62)), |_| json!(3));
+        variance.insert("dense".into(), Value::Null);
+        let at_the_caps = with(json!({ "contract": contract_at_the_caps(64, 64), "variance": variance }));
+        assert_eq!(render.check_arguments(&at_the_caps), Ok(()));
+        let mut too_many = variance.clone();
+        too_many.insert("one more".into(), json!(true));
+        for (over, field, rule) in [
+            (
+                json!({ "variance": too_many }),
+                "override.variance",
+                "has more than 32 properties",
+            ),
+            (
+                json!({ "variance": { "axes": ["a"] } }),
+                "override.variance.axes",
+                "[\"a\"] is not of types \"null\", \"boolean\", \"number\", \"string\"",
+            ),
+            (
+                json!({ "contract": contract_at_the_caps(65, 1) }),
+                "override.contract.actionSpec",
+                "has more than 64 properties",
+            ),
+        ] {
+            let err = render.check_arguments(&with(over)).unwrap_err();
+            assert!(
+                err.starts_with(&format!("{field}: ")) && err.ends_with(rule),
+                "{field}: {err}"
+            );
+        }
+    }
+}

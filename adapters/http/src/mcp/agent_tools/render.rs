@@ -36,8 +36,8 @@ impl AgentTool for Render {
             theme_id: a.theme_id,
             model: a.infra.and_then(|i| i.model),
             override_: a.override_.map(|o| RenderOverride {
-                contract: o.contract.map(Value::Object),
-                variance: o.variance.map(Value::Object),
+                contract: o.contract.map(|c| Value::Object(c.0)),
+                variance: o.variance.map(|v| Value::Object(v.0)),
             }),
             ttl_seconds: a.ttl_seconds,
             host: host_session(ctx.meta),

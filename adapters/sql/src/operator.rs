@@ -12,7 +12,7 @@
 mod connector_keys;
 mod coupons;
 mod credit_reservations;
-mod entities;
+pub(crate) mod entities;
 mod invite_links;
 mod invites;
 mod mail_outbox;

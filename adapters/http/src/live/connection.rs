@@ -134,7 +134,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
     let mut gate = FloodGate::default();
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut last_heard = Instant::now();
-    let subscribe_by = tokio::time::Instant::now() + state.timings.subscribe_within;
+    let mut subscribe_by = tokio::time::Instant::now() + state.timings.subscribe_within;
 
     loop {
         let unbound = bound.is_none();
@@ -236,6 +236,8 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 ReplayEnd::Failed(e) => {
                     tracing::error!(error = ?e, "live channel failure replaying");
                     bound = None;
+                    // Its time to subscribe again runs from now, not from the socket's opening.
+                    subscribe_by = tokio::time::Instant::now() + state.timings.subscribe_within;
                     if !send(&mut sink, frames::error("INTERNAL", "internal error")).await {
                         return;
                     }
@@ -540,6 +542,9 @@ async fn streams_from_store(
     heard: Option<&svc_application::ports::agent::StreamEnvelope>,
 ) -> Vec<String> {
     let mut out = vec![];
+    // Read and parsed under a share of the replay budget, as a replay's piece is: every socket
+    // of the session reads the marker's envelope at once.
+    let _share = state.replay_budget.take(super::replay_pieces::PIECE_BYTES).await;
     match state
         .agent
         .replay_streams_until(&b.subscribed.session_id, b.subscribed.stream_cursor, seq)

@@ -3,10 +3,12 @@ use sea_orm::sea_query::{ColumnRef, Expr, ExprTrait, IntoColumnRef, IntoTableRef
 use sea_orm::{ActiveValue::Set, ColumnTrait, Condition, DatabaseConnection, EntityTrait, QueryFilter};
 use svc_application::ports::RepositoryError;
 use svc_application::ports::oauth::OAuthClientRepository;
+use svc_domain::connector_key::ConnectorKeyStatus;
 use svc_domain::oauth::{ClientName, OAuthClient, RedirectUri};
 
 use super::entities::{oauth_authorization_codes as codes, oauth_client_keys as client_keys, oauth_clients};
 use crate::errors::repository_error;
+use crate::operator::entities::connector_keys;
 
 pub struct SeaOrmOAuthClientRepository {
     db: DatabaseConnection,
@@ -76,10 +78,26 @@ impl OAuthClientRepository for SeaOrmOAuthClientRepository {
             codes::Entity.into_table_ref(),
             (codes::Entity, codes::Column::ClientId).into_column_ref(),
         );
+        // A delivered key counts while it can still be used: not revoked, and not expired before
+        // the client's idle time began (a revocation leaves the delivery's row in place).
         let keys = referred_by(
             client_keys::Entity.into_table_ref(),
             (client_keys::Entity, client_keys::Column::ClientId).into_column_ref(),
-        );
+        )
+        .inner_join(
+            connector_keys::Entity,
+            Expr::col((connector_keys::Entity, connector_keys::Column::Id))
+                .equals((client_keys::Entity, client_keys::Column::KeyId)),
+        )
+        .and_where(
+            Expr::col((connector_keys::Entity, connector_keys::Column::Status)).eq(ConnectorKeyStatus::Active.as_str()),
+        )
+        .cond_where(
+            Condition::any()
+                .add(Expr::col((connector_keys::Entity, connector_keys::Column::ExpiresAt)).is_null())
+                .add(Expr::col((connector_keys::Entity, connector_keys::Column::ExpiresAt)).gt(unused_since)),
+        )
+        .to_owned();
         let deleted = oauth_clients::Entity::delete_many()
             .filter(oauth_clients::Column::CreatedAt.lt(unused_since))
             .filter(

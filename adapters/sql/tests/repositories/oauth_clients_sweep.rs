@@ -1,11 +1,12 @@
 //! The code sweep's deletion of registered clients nobody uses: a client is deleted only when no
-//! authorization code and no delivered key refers to it and it has neither registered nor
-//! completed an authorization since the cut-off; anything else keeps it.
+//! authorization code and no delivered key still usable (active, not expired before the cut-off)
+//! refers to it and it has neither registered nor completed an authorization since the cut-off;
+//! anything else keeps it.
 
 use crate::support;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use sea_orm::sea_query::{Alias, Expr, Query};
+use sea_orm::sea_query::{Alias, Expr, ExprTrait, Query};
 use sea_orm::{ConnectionTrait, DatabaseConnection};
 use sea_orm_migration::MigratorTrait;
 use svc_application::ports::oauth::{
@@ -38,6 +39,35 @@ fn client(client_id: &str, registered: DateTime<Utc>) -> OAuthClient {
     }
 }
 
+/// A connector key as the operator store keeps it: `status`, and its expiry if it has one.
+async fn connector_key(db: &DatabaseConnection, id: &str, status: &str, expires_at: Option<DateTime<Utc>>) {
+    let insert = Query::insert()
+        .into_table(Alias::new("connector_keys"))
+        .columns(
+            [
+                "id",
+                "owner_user_id",
+                "api_key_prefix",
+                "key_hash",
+                "status",
+                "created_at",
+                "expires_at",
+            ]
+            .map(Alias::new),
+        )
+        .values_panic([
+            id.into(),
+            "alice".into(),
+            "svc_".into(),
+            format!("hash-{id}").into(),
+            status.into(),
+            days_ago(50).into(),
+            expires_at.into(),
+        ])
+        .to_owned();
+    db.execute(&insert).await.unwrap();
+}
+
 fn code_for(client_id: &str, issued: DateTime<Utc>) -> AuthorizationCode {
     AuthorizationCode {
         code_hash: format!("hash-of-{client_id}"),
@@ -61,12 +91,13 @@ fn code_for(client_id: &str, issued: DateTime<Utc>) -> AuthorizationCode {
 async fn a_client_is_deleted_only_once_nothing_refers_to_it_and_it_went_unused(db: DatabaseConnection) {
     let clients = SeaOrmOAuthClientRepository::new(db.clone());
     let codes = SeaOrmAuthorizationCodeRepository::new(db.clone());
-    let keys = SeaOrmOAuthClientKeyRepository::new(db);
+    let keys = SeaOrmOAuthClientKeyRepository::new(db.clone());
     for (id, registered) in [
         ("never-used", days_ago(40)),
         ("just-registered", days_ago(10)),
         ("code-in-flight", days_ago(40)),
         ("connected", days_ago(40)),
+        ("key-expired-long-ago", days_ago(40)),
         ("authorized-lately", days_ago(40)),
         ("authorized-long-ago", days_ago(60)),
     ] {
@@ -78,7 +109,15 @@ async fn a_client_is_deleted_only_once_nothing_refers_to_it_and_it_went_unused(d
         owner_id: "alice",
         app_id: None,
     };
+    connector_key(&db, "key-1", "active", None).await;
     keys.record(connection, "key-1", days_ago(39)).await.unwrap();
+    connector_key(&db, "key-2", "active", Some(days_ago(35))).await;
+    let expired = ClientConnection {
+        client_id: "key-expired-long-ago",
+        owner_id: "alice",
+        app_id: None,
+    };
+    keys.record(expired, "key-2", days_ago(39)).await.unwrap();
     clients
         .record_last_resource("authorized-lately", None, days_ago(5))
         .await
@@ -88,20 +127,26 @@ async fn a_client_is_deleted_only_once_nothing_refers_to_it_and_it_went_unused(d
         .await
         .unwrap();
 
-    assert_eq!(clients.forget_unused(days_ago(30)).await.unwrap(), 2);
+    assert_eq!(clients.forget_unused(days_ago(30)).await.unwrap(), 3);
     for (id, kept) in [
         ("never-used", false),
         ("just-registered", true),
         ("code-in-flight", true),
         ("connected", true),
+        ("key-expired-long-ago", false),
         ("authorized-lately", true),
         ("authorized-long-ago", false),
     ] {
         assert_eq!(clients.get(id).await.unwrap().is_some(), kept, "{id}");
     }
 
-    // Once its key is revoked (the delivery forgotten), a long-idle client goes too.
-    keys.forget("key-1").await.unwrap();
+    // Once its key is revoked (the delivery's row stays), a long-idle client goes too.
+    let revoke = Query::update()
+        .table(Alias::new("connector_keys"))
+        .value(Alias::new("status"), "revoked")
+        .and_where(Expr::col(Alias::new("id")).eq("key-1"))
+        .to_owned();
+    db.execute(&revoke).await.unwrap();
     assert_eq!(clients.forget_unused(days_ago(30)).await.unwrap(), 1);
     assert!(clients.get("connected").await.unwrap().is_none());
     assert!(

@@ -139,10 +139,6 @@ impl AgentService {
         self.live().observe_host_context(caller, session_id, observed).await
     }
 
-    pub async fn replay_streams(&self, session_id: &str, after_seq: i64) -> Result<Replay<StreamEnvelope>, AgentError> {
-        self.live().replay_streams(session_id, after_seq).await
-    }
-
     pub async fn replay_streams_until(
         &self,
         session_id: &str,
@@ -152,14 +148,6 @@ impl AgentService {
         self.live()
             .replay_streams_until(session_id, after_seq, Some(until))
             .await
-    }
-
-    pub async fn replay_actions(
-        &self,
-        session_id: &str,
-        after_sequence: i64,
-    ) -> Result<Replay<ActionEventRecord>, AgentError> {
-        self.live().replay_actions(session_id, after_sequence).await
     }
 
     pub async fn replay_streams_head(

@@ -262,11 +262,13 @@ mod tests {
 
     const CODE: &str = "export default 1";
 
-    // A current-thread runtime: the test's task and the reader share one async worker.
-    #[tokio::test]
-    async fn a_read_waits_for_a_slot_of_the_cpu_gate_and_parses_while_the_worker_serves_others() {
-        let (linker, go) = Parked::new();
-        let gate = CpuGate::new(1, Duration::from_secs(600));
+    /// Takes `gate`'s one slot until the returned sender is sent to; the task ends with it.
+    async fn hold_the_slot(
+        gate: &CpuGate,
+    ) -> (
+        mpsc::Sender<()>,
+        tokio::task::JoinHandle<Result<Option<()>, CpuWorkError>>,
+    ) {
         let (taken, slot_taken) = tokio::sync::oneshot::channel();
         let (free, freed) = mpsc::channel::<()>();
         let holder = tokio::spawn({
@@ -280,6 +282,15 @@ mod tests {
             }
         });
         slot_taken.await.unwrap();
+        (free, holder)
+    }
+
+    // A current-thread runtime: the test's task and the reader share one async worker.
+    #[tokio::test]
+    async fn a_read_waits_for_a_slot_of_the_cpu_gate_and_parses_while_the_worker_serves_others() {
+        let (linker, go) = Parked::new();
+        let gate = CpuGate::new(1, Duration::from_secs(600));
+        let (free, holder) = hold_the_slot(&gate).await;
         let links = Arc::new(ComponentLinks::new(linker.clone(), gate));
         let reader = tokio::spawn({
             let links = Arc::clone(&links);
@@ -343,19 +354,7 @@ mod tests {
     async fn a_read_the_busy_gate_refuses_a_slot_is_parsed_without_one() {
         let linker = Arc::new(Counting(AtomicUsize::new(0)));
         let gate = CpuGate::new(1, Duration::from_millis(1));
-        let (taken, slot_taken) = tokio::sync::oneshot::channel();
-        let (free, freed) = mpsc::channel::<()>();
-        let holder = tokio::spawn({
-            let gate = gate.clone();
-            async move {
-                gate.run(move || {
-                    let _ = taken.send(());
-                    freed.recv().ok()
-                })
-                .await
-            }
-        });
-        slot_taken.await.unwrap();
+        let (free, holder) = hold_the_slot(&gate).await;
         let links = ComponentLinks::new(linker.clone(), gate);
         let read = links.read("bp_1", "import x from 'react'; export default x").await;
         assert_eq!(read.unwrap()["exports"][0]["n"], "default", "an ack has no busy answer");

@@ -13,7 +13,6 @@ use svc_application::ports::agent::{DrainBound, EventRepository, NewActionEvent,
 use svc_application::ports::retention::ReplayWindow;
 use svc_application::services::cpu_gate::CpuGate;
 use svc_sql::agent::{SeaOrmEventRepository, SeaOrmSessionRepository};
-use tokio::sync::oneshot;
 
 use crate::support;
 
@@ -27,23 +26,6 @@ const WHOLE: ReplayWindow = ReplayWindow {
 /// JSON whose stored text (about 200 KB) is over the size parsed on the gate.
 fn large(tag: &str) -> Value {
     json!({ "tag": tag, "text": "x".repeat(200_000) })
-}
-
-/// Takes the gate's one slot until the returned sender is dropped or sent to.
-async fn hold_the_slot(gate: &CpuGate) -> std::sync::mpsc::Sender<()> {
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let (taken, slot_taken) = oneshot::channel();
-    let holder = gate.clone();
-    tokio::spawn(async move {
-        holder
-            .run(move || {
-                let _ = taken.send(());
-                let _ = released.recv_timeout(Duration::from_secs(30));
-            })
-            .await
-    });
-    slot_taken.await.expect("the slot is taken");
-    release
 }
 
 async fn a_large_delivery_or_gesture_waits_for_a_cpu_slot_while_small_reads_go_on(db: DatabaseConnection) {
@@ -68,7 +50,7 @@ async fn a_large_delivery_or_gesture_waits_for_a_cpu_slot_while_small_reads_go_o
         fired_at: Utc::now(),
     };
     events.append_action(&gesture).await.unwrap();
-    let release = hold_the_slot(&gate).await;
+    let release = support::hold_the_slot(&gate).await;
 
     let reading = Arc::clone(&events);
     let delivery = tokio::spawn(async move { reading.streams_window_head("s1", 1, WHOLE, usize::MAX).await });

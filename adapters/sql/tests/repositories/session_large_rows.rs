@@ -14,7 +14,6 @@ use svc_application::services::cpu_gate::CpuGate;
 use svc_domain::session::FrozenCard;
 use svc_sql::ReadCache;
 use svc_sql::agent::SeaOrmSessionRepository;
-use tokio::sync::oneshot;
 
 use crate::support;
 
@@ -53,28 +52,11 @@ async fn stored(sessions: &SeaOrmSessionRepository) {
     assert!(sessions.save_head("large", 0, &head, Some(&frozen)).await.unwrap());
 }
 
-/// Takes the gate's one slot until the returned sender is dropped or sent to.
-async fn hold_the_slot(gate: &CpuGate) -> std::sync::mpsc::Sender<()> {
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let (taken, slot_taken) = oneshot::channel();
-    let holder = gate.clone();
-    tokio::spawn(async move {
-        holder
-            .run(move || {
-                let _ = taken.send(());
-                let _ = released.recv_timeout(Duration::from_secs(30));
-            })
-            .await
-    });
-    slot_taken.await.expect("the slot is taken");
-    release
-}
-
 async fn a_large_row_waits_for_a_cpu_slot_while_small_reads_go_on(db: DatabaseConnection) {
     let gate = CpuGate::new(1, Duration::from_secs(30));
     let sessions = sessions_on(&db, &gate);
     stored(&sessions).await;
-    let release = hold_the_slot(&gate).await;
+    let release = support::hold_the_slot(&gate).await;
 
     let reading = Arc::clone(&sessions);
     let large = tokio::spawn(async move { reading.get_shared("large").await });
@@ -105,7 +87,7 @@ async fn past_the_gates_wait_a_large_row_is_parsed_without_a_slot_and_kept(db: D
     let gate = CpuGate::new(1, Duration::from_millis(1));
     let sessions = sessions_on(&db, &gate);
     stored(&sessions).await;
-    let _release = hold_the_slot(&gate).await;
+    let _release = support::hold_the_slot(&gate).await;
 
     // The slot stays taken: the read waits the gate's 1 ms, then parses without one.
     let (kept, _) = tokio::time::timeout(Duration::from_secs(20), sessions.get_with_undrained("large"))

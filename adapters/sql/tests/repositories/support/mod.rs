@@ -215,3 +215,20 @@ pub fn gesture(session_id: &str) -> NewActionEvent {
         fired_at: Utc::now(),
     }
 }
+
+/// Takes `gate`'s one slot until the returned sender is dropped or sent to.
+pub async fn hold_the_slot(gate: &svc_application::services::cpu_gate::CpuGate) -> std::sync::mpsc::Sender<()> {
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let (taken, slot_taken) = tokio::sync::oneshot::channel();
+    let holder = gate.clone();
+    tokio::spawn(async move {
+        holder
+            .run(move || {
+                let _ = taken.send(());
+                let _ = released.recv_timeout(std::time::Duration::from_secs(30));
+            })
+            .await
+    });
+    slot_taken.await.expect("the slot is taken");
+    release
+}

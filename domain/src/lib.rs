@@ -17,6 +17,7 @@ pub mod gadgets;
 pub mod handshake;
 pub mod intent;
 pub mod invite;
+pub mod json_marker;
 pub mod mail;
 pub mod model_route;
 pub mod name;

@@ -3,6 +3,7 @@
 //! write errors are ignored.
 
 use std::io::Write;
+use std::path::Path;
 
 use svc_application::services::auth::AuthMode;
 
@@ -15,10 +16,14 @@ fn print(text: &str) {
 
 /// The first line is a contract: `svc <version> listening on http://<bound address>`, the real
 /// address (0.0.0.0 when bound to every interface); the public URL follows when it differs.
-pub fn print_banner(app: &Application, public_demo: Option<&str>) {
+/// `data_dir` is the deployment's, so the command the banner suggests can be pasted as it is.
+pub fn print_banner(app: &Application, data_dir: &Path, public_demo: Option<&str>) {
     let auth = match app.auth_mode {
-        AuthMode::DevAllowAll => "--dev-allow-all (any bearer is accepted as `builder`)",
-        AuthMode::Strict => "strict; mint a bearer with `svc keys mint --data-dir <dir>`",
+        AuthMode::DevAllowAll => "--dev-allow-all (any bearer is accepted as `builder`)".to_owned(),
+        AuthMode::Strict => format!(
+            "strict; mint a bearer with `svc keys mint --data-dir {}`",
+            data_dir.display()
+        ),
     };
     let listening = format!("http://{}", app.local_addr);
     let mut banner = format!("svc {} listening on {listening}\n", env!("CARGO_PKG_VERSION"));
@@ -39,8 +44,14 @@ pub fn print_banner(app: &Application, public_demo: Option<&str>) {
         ));
     }
     if let Some(issuer) = &app.oauth_issuer {
+        // Only a strict server has a pair code; an open one takes any bearer as the key.
+        let consent = if app.pair_code.is_some() {
+            "the pair code or a key"
+        } else {
+            "any key"
+        };
         banner.push_str(&format!(
-            "  OAuth issuer:  {issuer}  (consent with the pair code or a key at {issuer}/oauth/authorize)\n"
+            "  OAuth issuer:  {issuer}  (consent with {consent} at {issuer}/oauth/authorize)\n"
         ));
     }
     if let Some(line) = public_demo {

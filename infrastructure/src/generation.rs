@@ -26,7 +26,7 @@ pub fn generators(
     compiler: Arc<dyn Compiler>,
     cpu: CpuGate,
 ) -> Result<Generators, String> {
-    let registry = model_registry(settings)?;
+    let registry = registry_with_default_model(settings)?;
     let providers = providers(settings)?;
     log_summary(settings, &providers, &registry);
     // Every reply that compiles is rendered once headless before it is accepted.
@@ -109,6 +109,20 @@ fn log_summary(settings: &GenerationSettings, providers: &[ProviderConfig], regi
             "these providers have no API key: renders routed to them fail with NO_CREDENTIALS"
         );
     }
+}
+
+/// The model registry, once `generation.default_model` is found in it: checked whichever
+/// generator is the default (an agent may still ask for `standard`, and every such render would
+/// fail naming a model the operator wrote).
+pub fn registry_with_default_model(settings: &GenerationSettings) -> Result<ModelRegistry, String> {
+    let registry = model_registry(settings)?;
+    let default_model = settings.default_model.trim();
+    if !default_model.is_empty() {
+        registry
+            .lookup(default_model)
+            .map_err(|e| format!("generation.default_model: {e}"))?;
+    }
+    Ok(registry)
 }
 
 fn model_registry(settings: &GenerationSettings) -> Result<ModelRegistry, String> {

@@ -41,19 +41,23 @@ pub fn effective(settings: &Settings) -> Settings {
     s
 }
 
-/// Refuses a hosted start-up that cannot work, in one line naming the fix.
+/// Refuses a hosted start-up that cannot work, in one line naming the fix; with hosted mode off,
+/// refuses `[hosted]` values that could never work (turning the mode on later must not be the
+/// moment they fail), as every setting of a feature that is off is checked.
 pub fn check(settings: &Settings) -> Result<(), String> {
-    if !settings.hosted.enabled {
-        return Ok(());
+    if settings.hosted.enabled {
+        let url = settings.database_url();
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(
+                "hosted mode needs PostgreSQL (SQLite and MariaDB are for self-hosting): set server.database_url (or --database-url) to postgres://user@host/db"
+                    .into(),
+            );
+        }
     }
-    let url = settings.database_url();
-    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-        return Err(
-            "hosted mode needs PostgreSQL (SQLite and MariaDB are for self-hosting): set server.database_url (or --database-url) to postgres://user@host/db"
-                .into(),
-        );
+    // A master key is needed only in hosted mode; one written is checked either way.
+    if settings.hosted.enabled || !settings.hosted.master_keys.secrets().is_empty() {
+        keyring(settings)?;
     }
-    keyring(settings)?;
     price(settings)?;
     signup_mode(settings)?;
     oidc_settings(settings, "https://svc.invalid")?;

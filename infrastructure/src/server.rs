@@ -276,8 +276,9 @@ impl Application {
     pub async fn build_embedded(settings: &Settings, embedding: Embedding) -> Result<Self, StartError> {
         // Settings an embedder built in code have not been through the load's range check.
         crate::settings::bounds::check(settings).map_err(StartError::Config)?;
-        // Hosted mode implies OAuth and needs PostgreSQL and a master key: refused before anything starts.
-        crate::hosted::check(settings).map_err(StartError::Config)?;
+        // Values that could never work, on or off (hosted mode needs PostgreSQL and a master
+        // key): refused before anything starts.
+        crate::settings::forms::check(settings).map_err(StartError::Config)?;
         let settings = &crate::hosted::effective(settings);
         crate::exposure::check_dev_allow_all(settings).map_err(StartError::Config)?;
         // Refuse weak secrets before touching the database.

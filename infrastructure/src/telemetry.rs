@@ -16,6 +16,7 @@
 
 mod clock;
 mod escape;
+pub(crate) use escape::escaped_text;
 mod fields;
 mod formatting;
 mod line;

@@ -10,6 +10,23 @@ use svc_application::ports::blueprints::{EmbedError, Embedder};
 
 /// Inputs sent in one request; longer batches are split.
 const BATCH: usize = 256;
+/// The widest vectors expected (OpenAI's largest model has 3072 dimensions; 4096-wide open
+/// models exist): twice that, so no real model comes near the bound.
+const MAX_DIMENSIONS: usize = 8192;
+/// One number of a vector in JSON at its longest (`-1.2345678901234567e-10,`).
+const BYTES_PER_NUMBER: usize = 25;
+/// A row's envelope (`{"object":"embedding","index":255,"embedding":[...]}`) and the answer's
+/// own (`model`, `usage`), generously.
+const BYTES_PER_ROW: usize = 256;
+const ENVELOPE_BYTES: usize = 64 << 10;
+/// The part of an error answer read.
+const MAX_ERROR_BYTES: usize = 64 << 10;
+
+/// The largest answer read for `inputs` texts: every vector `MAX_DIMENSIONS` numbers wide, each
+/// number at its longest; about 51 MiB for a full batch of 256, 264 KiB for one text.
+fn answer_limit(inputs: usize) -> usize {
+    inputs * (MAX_DIMENSIONS * BYTES_PER_NUMBER + BYTES_PER_ROW) + ENVELOPE_BYTES
+}
 
 #[derive(Debug, Clone)]
 pub struct OpenAiEmbedderOptions {
@@ -71,13 +88,17 @@ impl OpenAiEmbedder {
             .map_err(|e| EmbedError::Failed(format!("{}: {e}", self.url)))?;
         let status = response.status();
         if !status.is_success() {
-            let body = response.text().await.unwrap_or_default();
-            let excerpt: String = body.chars().take(200).collect();
+            let body = read_capped(response, MAX_ERROR_BYTES)
+                .await
+                .unwrap_or_else(|partial| partial);
+            let excerpt: String = String::from_utf8_lossy(&body).chars().take(200).collect();
             return Err(EmbedError::Failed(format!("{} answered {status}: {excerpt}", self.url)));
         }
-        let mut body: EmbeddingsResponse = response
-            .json()
+        let limit = answer_limit(texts.len());
+        let body = read_capped(response, limit)
             .await
+            .map_err(|_| EmbedError::Failed(format!("{}: the answer is larger than {limit} bytes", self.url)))?;
+        let mut body: EmbeddingsResponse = serde_json::from_slice(&body)
             .map_err(|e| EmbedError::Failed(format!("{}: unreadable response: {e}", self.url)))?;
         if body.data.len() != texts.len() {
             return Err(EmbedError::Failed(format!(
@@ -90,6 +111,21 @@ impl OpenAiEmbedder {
         body.data.sort_by_key(|row| row.index);
         Ok(body.data.into_iter().map(|row| row.embedding).collect())
     }
+}
+
+/// The answer's body by chunks, up to `limit` bytes: `Err` with the first `limit` bytes when it is
+/// longer (the rest is never read; the connection is closed). A transport error mid-body ends it
+/// where it is; the JSON parse then says what is wrong.
+async fn read_capped(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, Vec<u8>> {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        if body.len() + chunk.len() > limit {
+            body.extend_from_slice(&chunk[..limit - body.len()]);
+            return Err(body);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 #[async_trait::async_trait]
@@ -126,6 +162,21 @@ mod tests {
     fn fake(req: &Request, Json(body): Json<Value>, Data(seen): Data<&Seen>) -> poem::Response {
         let auth = req.header("authorization").map(str::to_owned);
         seen.lock().unwrap().push((auth, body.clone()));
+        if body["model"] == "huge" || body["model"] == "huge-error" {
+            // 64 MiB, counted as the connection takes it.
+            let status = if body["model"] == "huge" { 200 } else { 500 };
+            let sent = FLOOD_SENT.clone();
+            let chunks = std::iter::once(b"{\"data\":[".to_vec())
+                .chain(std::iter::repeat_n(b"0.0,".repeat(16 << 10), 1024))
+                .map(move |chunk| {
+                    sent.fetch_add(chunk.len(), std::sync::atomic::Ordering::SeqCst);
+                    Ok::<_, std::io::Error>(chunk)
+                });
+            return poem::Response::builder()
+                .status(poem::http::StatusCode::from_u16(status).unwrap())
+                .content_type("application/json")
+                .body(poem::Body::from_bytes_stream(futures_util::stream::iter(chunks)));
+        }
         if body["model"] == "broken" {
             return poem::Response::builder()
                 .status(poem::http::StatusCode::UNAUTHORIZED)
@@ -143,6 +194,10 @@ mod tests {
             .content_type("application/json")
             .body(body.to_string())
     }
+
+    /// Bytes of the 64 MiB answers handed to the connection.
+    static FLOOD_SENT: std::sync::LazyLock<Arc<std::sync::atomic::AtomicUsize>> =
+        std::sync::LazyLock::new(Arc::default);
 
     async fn serve() -> (String, Seen) {
         let seen: Seen = Arc::default();
@@ -203,5 +258,27 @@ mod tests {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("127.0.0.1:9"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn huge_answers_are_read_only_to_their_bound() {
+        let (url, _) = serve().await;
+        let texts = vec!["x".to_owned()];
+        let limit = answer_limit(texts.len());
+        let err = embedder(&url, "huge").embed(&texts).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("embedding failed: {url}embeddings: the answer is larger than {limit} bytes")
+        );
+        let err = embedder(&url, "huge-error")
+            .embed(&texts)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("500"), "{err}");
+        assert!(err.len() < 400, "{err}");
+        // What the two answers cost: their bounds, not their 128 MiB (loopback buffers aside).
+        let sent = FLOOD_SENT.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(sent < 32 << 20, "{sent} bytes sent");
     }
 }

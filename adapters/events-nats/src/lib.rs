@@ -10,3 +10,16 @@
 mod bus;
 
 pub use bus::{NatsBusTasks, NatsEventBus, NatsStartError};
+
+/// `nats.url` as the client reads it (a comma-separated list of servers, `nats://` when no
+/// scheme is written); start-up checks it whether or not the bus is NATS. Whether the broker
+/// answers is known only by connecting.
+pub fn check_url(url: &str) -> Result<(), String> {
+    for server in url.split(',') {
+        server
+            .trim()
+            .parse::<async_nats::ServerAddr>()
+            .map_err(|e| format!("nats.url: `{}` is not a NATS server address: {e}", server.trim()))?;
+    }
+    Ok(())
+}

@@ -78,6 +78,9 @@ impl FederatedTokenVerifier for JwtFederatedVerifier {
         URL_SAFE_NO_PAD
             .decode(header)
             .ok()
+            // A presented token's header, not yet verified: the raw-value marker is refused
+            // before a `Value` parse (`svc_domain::json_marker`).
+            .filter(|bytes| svc_domain::json_marker::refuse_raw_value_marker(bytes).is_ok())
             .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
             .is_some_and(|h| h.get("alg").is_some())
     }

@@ -58,7 +58,7 @@ pub use live_token::{LiveTokenError, LiveTokens, SESSION_TOKEN_TTL_SECONDS, Toke
 pub use mcp_apps::{ExternalRuntime, McpApps};
 pub use oauth::{
     CLIENT_DOCUMENT_FETCH_SECONDS, EXTERNAL_SIGN_IN_WINDOW_SECONDS, EXTERNAL_SIGN_INS_PER_WINDOW, OAuth, OAuthOptions,
-    REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW, ReqwestClientDocumentFetcher,
+    REGISTRATION_WINDOW_SECONDS, REGISTRATIONS_PER_WINDOW, ReqwestClientDocumentFetcher, parse_consent_url,
 };
 pub use openapi::document as openapi_document;
 pub use ops::{OpsConnectorKeys, OpsDomains};

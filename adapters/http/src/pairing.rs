@@ -2,15 +2,18 @@
 //!
 //! Request `{ "pairCode": "123456", "clientName": "my laptop" }` (JSON). Answers:
 //! - 201 `{ accessToken, tokenType: "Bearer", keyId }`;
-//! - 422 `{ error: { code: "invalid_client_name", message } }` when `clientName` breaks the
-//!   key-name rule (1 to 120 characters once trimmed, no control characters), after the code
-//!   (400 stays poem's plain-text answer to a body that is not the JSON object);
+//! - 422 `{ error: { code: "invalid_client_name", message } }` when a `clientName` sent breaks
+//!   the key-name rule (1 to 120 characters once trimmed, so not empty or blank, no control
+//!   characters), after the code (400 stays poem's plain-text answer to a body that is not the
+//!   JSON object); one left out names the key "paired client";
 //! - 401 `{ error: { code: "invalid_pair_code", message } }`;
 //! - 429 with `Retry-After` and `{ error: { code: "rate_limited", message, retryAfter } }` after
 //!   more than 5 attempts per minute from one address, or 30 per hour from all addresses
 //!   together, counted with the OAuth consent form's pair-code attempts (one budget, whichever
 //!   door);
 //! - 413 `{ error: { code: "PAYLOAD_TOO_LARGE", message } }` for a body over 16 KiB;
+//! - 503 `{ error: { code: "internal_error", message } }` when the attempt cannot be counted
+//!   (no guess is let through without the database);
 //! - 404 when the server runs in `--dev-allow-all` mode (nothing to pair).
 
 use std::sync::Arc;
@@ -231,7 +234,8 @@ impl PairingApi {
 struct PairBody {
     /// The 6 digits printed on the server's banner.
     pair_code: String,
-    /// Names the minted key in the key list.
+    /// Names the minted key in the key list: 1 to 120 characters once trimmed, no control
+    /// characters. Left out, the key is named "paired client".
     client_name: Option<String>,
 }
 
@@ -255,7 +259,7 @@ struct PairError {
 #[derive(Object)]
 #[allow(dead_code)]
 struct PairErrorDetail {
-    /// `invalid_pair_code`, `PAYLOAD_TOO_LARGE` or `internal_error`.
+    /// `invalid_pair_code`, `invalid_client_name`, `PAYLOAD_TOO_LARGE` or `internal_error`.
     code: String,
     message: String,
 }
@@ -283,7 +287,8 @@ enum PairAnswer {
     #[oai(status = 415)]
     UnsupportedMediaType(poem_openapi::payload::PlainText<String>),
     /// `invalid_client_name`: the right code, but `clientName` is not 1 to 120 characters once
-    /// trimmed or holds a control character; the message names the field and the rule.
+    /// trimmed (empty or blank included) or holds a control character; the message names the
+    /// field and the rule.
     #[oai(status = 422)]
     InvalidClientName(poem_openapi::payload::Json<PairError>),
     /// More than 5 attempts a minute from one address.
@@ -295,4 +300,8 @@ enum PairAnswer {
     /// `internal_error`.
     #[oai(status = 500)]
     Failed(poem_openapi::payload::Json<PairError>),
+    /// `internal_error`: the attempt could not be counted against the budgets (the database did
+    /// not answer); no guess is let through, try again.
+    #[oai(status = 503)]
+    Uncounted(poem_openapi::payload::Json<PairError>),
 }

@@ -11,7 +11,8 @@
 //! body budget is: a message that would go past what is left is refused at once, 503
 //! `SERVER_BUSY` with `Retry-After: 1` (nothing waits in line holding its body); one that would
 //! go past the whole budget alone can never be served, and is refused 413 `PAYLOAD_TOO_LARGE`
-//! as an oversized body is.
+//! as an oversized body is. The live channel's frames (a `/ws` text frame, a polling POST) are
+//! held against the same budget (`live::inbound_budget`).
 
 use std::sync::Arc;
 
@@ -24,10 +25,13 @@ use svc_application::services::cpu_gate::CpuBusy;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// How many times a message's parsed weight is reserved: the message, and one whole copy of
-/// what it carries at a time. The schema check of a tool's input hands its blocking thread a
-/// copy of the value it checks (`schema_cache.rs`: the check may outlive the request past its
-/// deadline, so it must own what it reads), and a stored stream payload is copied into the
-/// envelope the store answers; each copy is dropped before the next is made.
+/// what it carries at a time. A render's props are copied into its generation while it runs
+/// and into its first paint beside the stored head, an update's props are copied from the
+/// message for each attempt to store them, and a stream payload is copied into the envelope the
+/// store answers. The schema check of a tool's input takes no copy: the value is moved to its
+/// blocking thread and back (`schema_cache.rs`). (The SQL store copies a stream envelope once
+/// more for each attempt to write it, `agent/events.rs`: a third copy for that while, not
+/// reserved.)
 pub const PARSED_COPIES: usize = 2;
 
 /// The budget is counted in KiB: a semaphore takes at most `u32::MAX` permits at once.
@@ -68,7 +72,7 @@ impl ParsedJsonBudget {
     }
 
     /// The whole budget in MiB, as the setting gave it.
-    fn mib(&self) -> usize {
+    pub(crate) fn mib(&self) -> usize {
         self.total / ((1 << 20) / UNIT)
     }
 

@@ -86,6 +86,9 @@ pub(crate) struct LiveRoutes {
     pub component_links: Arc<ComponentLinks>,
     /// Replay pieces being read at once, server-wide (`live::replay_budget`).
     pub replay_budget: crate::live::replay_budget::ReplayBudget,
+    /// The memory inbound frames (a socket's text frame, a polling POST) may take parsed: the
+    /// MCP routes' budget (`parsed_json_budget.rs`, `live::inbound_budget`).
+    pub parsed_json: crate::ParsedJsonBudget,
 }
 
 /// The REST routes poem-openapi serves: pairing (`/_svc/pair`) and OAuth (`/oauth`,
@@ -149,7 +152,7 @@ impl HttpState {
             challenges: Challenges::of(self.oauth.as_ref()),
             in_flight: Arc::new(self.in_flight),
             trust_proxy: self.generations_trust_proxy,
-            parsed_json: self.parsed_json,
+            parsed_json: self.parsed_json.clone(),
         });
         let pairing = self.pairing.map(Arc::new);
         let playground_open =
@@ -194,6 +197,7 @@ impl HttpState {
             held: self.held_requests.clone(),
             component_links,
             replay_budget: Default::default(),
+            parsed_json: self.parsed_json,
         });
         RouteStates {
             console: Arc::new(ConsoleRoutes {

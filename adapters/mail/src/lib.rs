@@ -29,11 +29,17 @@ impl SmtpTransport {
         let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(smtp_url)
             .map_err(SmtpConfigError::Url)?
             .build();
-        let from = from
-            .parse::<Mailbox>()
-            .map_err(|e| SmtpConfigError::From(e.to_string()))?;
-        Ok(Self { transport, from })
+        Ok(Self {
+            transport,
+            from: sender(from)?,
+        })
     }
+}
+
+/// `mail.from` as a mailbox; start-up checks it whether or not an SMTP server is set.
+pub fn sender(from: &str) -> Result<Mailbox, SmtpConfigError> {
+    from.parse::<Mailbox>()
+        .map_err(|e| SmtpConfigError::From(e.to_string()))
 }
 
 /// A 4xx answer or a connection that failed is worth retrying; a 5xx answer is not.

@@ -35,7 +35,8 @@ pub struct BlueprintDraft {
     pub generator: Option<String>,
 }
 
-/// A draft contract (`blueprintDraft.contract`, `override.contract`). Its schemas are bounded by
+/// A draft contract (`blueprintDraft.contract`, `override.contract`, and the operator's
+/// `svc_ops_generate_blueprint` and `svc_ops_register_blueprint` `contract`). Its schemas are bounded by
 /// the complexity budgets at negotiation; the counts around them here
 /// (`svc_domain::contract::draft_limits`). Only count and length keywords: a part of the wrong
 /// type is negotiation's finding, as it always was.

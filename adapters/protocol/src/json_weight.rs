@@ -4,27 +4,35 @@
 //! besides), so a server that bounds request bodies by their bytes must weigh them again before
 //! parsing them (`/mcp` and `/ops`: `jsonrpc::request_weight`).
 //!
-//! The weight is the heap a parse allocates, reckoned as the SQL adapter's `json_heap::heap_bytes`
-//! reckons a parsed value: an array's slots at the capacity its growth leaves (what serde_json's
-//! pushes one by one come to), a string's bytes, and an object member's key, value and map
-//! entry. The pass is serde_json's own reader driven by a visitor that only adds: strings without
-//! escapes are read borrowed, nothing is allocated; nesting deeper than serde_json's recursion
-//! limit (128) is a parse error, as it is for a `Value`, so the pass cannot run out of stack.
-//! Invalid JSON is refused exactly as parsing it into a `Value` would refuse it.
-
-use std::mem::size_of;
+//! The weight is the heap a parse allocates and keeps, by the rule the SQL adapter's
+//! `json_heap::heap_bytes` weighs a parsed value with (that file is compiled here as a module of
+//! this crate: an adapter does not depend on another): an array's slots at the capacity its
+//! growth leaves, a string's bytes, and an object's keys beside its map's entries and index table
+//! at the capacity their growth leaves (serde_json is built with `preserve_order`: a map is an
+//! `IndexMap`). It is never below what a parse holds, as an allocator counts it, and at most about
+//! half again above it (`tests/parsed_heap.rs`). The pass is serde_json's own reader driven by a
+//! visitor that only adds: strings without escapes are read borrowed, nothing is allocated;
+//! nesting deeper than serde_json's recursion limit (128) is a parse error, as it is for a
+//! `Value`, so the pass cannot run out of stack. Invalid JSON is refused exactly as parsing it
+//! into a `Value` would refuse it.
+//!
+//! One member name is refused wherever it is: serde_json reads `{"$serde_json::private::RawValue": s}`
+//! (its `raw_value` feature's marker, which sqlx turns on for the whole build) as the JSON text
+//! the string `s` holds, parsed by a reader of its own with a recursion limit of its own, so
+//! markers nested in each other's strings took a parse past any stack (a 3 KiB body overflowed a
+//! worker's stack and aborted the server). No message of ours has a member of that name.
 
 use serde::Deserializer;
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
 
-/// An object member's share of the map beside its key and value: the map's index and the
-/// entry's hash (as `json_heap::heap_bytes` reckons it).
-const MEMBER_OVERHEAD: usize = 2 * size_of::<usize>();
+// The rule of a parsed value's heap; outside the tests only its weighing functions are used.
+#[path = "../../sql/src/json_heap.rs"]
+#[cfg_attr(not(test), allow(dead_code))]
+mod json_heap;
 
-/// The smallest capacity a growing `Vec` of `Value`s takes past empty (std's `RawVec` for
-/// elements of 1 KiB and under).
-const MIN_ARRAY_CAPACITY: usize = 4;
+use json_heap::{array_slots_bytes, object_members_bytes};
+
+use svc_domain::json_marker::{RAW_VALUE_REFUSAL, is_raw_value_key};
 
 /// The heap the JSON text `body` would take parsed into a `Value` (not counting the `Value`
 /// itself), or serde_json's error for it when it is not one JSON value.
@@ -50,15 +58,6 @@ impl Weight {
 impl<'de> serde::Deserialize<'de> for Weight {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Self::read(deserializer)
-    }
-}
-
-/// The capacity serde_json's array of `len` elements ends with: pushed one by one, so doubled
-/// from [`MIN_ARRAY_CAPACITY`].
-fn array_capacity(len: usize) -> usize {
-    match len {
-        0 => 0,
-        n => n.checked_next_power_of_two().unwrap_or(n).max(MIN_ARRAY_CAPACITY),
     }
 }
 
@@ -102,40 +101,59 @@ impl<'de> Visitor<'de> for WeightVisitor {
             len += 1;
             elements = elements.saturating_add(element);
         }
-        let slots = array_capacity(len).saturating_mul(size_of::<Value>());
-        Ok(Weight(slots.saturating_add(elements)))
+        Ok(Weight(array_slots_bytes(len).saturating_add(elements)))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Weight, A::Error> {
-        let mut weight = 0_usize;
-        while let Some(Weight(key)) = map.next_key_seed(KeyWeight)? {
+        let (mut len, mut members) = (0_usize, 0_usize);
+        while let Some(Key { bytes, raw_value }) = map.next_key_seed(KeySeed)? {
+            if raw_value {
+                return Err(serde::de::Error::custom(RAW_VALUE_REFUSAL));
+            }
             let Weight(value) = map.next_value()?;
-            let member = size_of::<String>() + size_of::<Value>() + MEMBER_OVERHEAD;
-            weight = weight.saturating_add(member).saturating_add(key).saturating_add(value);
+            len += 1;
+            members = members.saturating_add(bytes).saturating_add(value);
         }
-        Ok(Weight(weight))
+        Ok(Weight(object_members_bytes(len).saturating_add(members)))
     }
 }
 
-/// A member's name: its bytes (a name given twice is weighed twice, an overestimate).
-struct KeyWeight;
+/// A member's name: its bytes (a name given twice is weighed twice, an overestimate), and
+/// whether it is serde_json's raw-value marker (`svc_domain::json_marker`).
+struct Key {
+    bytes: usize,
+    raw_value: bool,
+}
 
-impl<'de> DeserializeSeed<'de> for KeyWeight {
-    type Value = Weight;
+struct KeySeed;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Weight, D::Error> {
-        deserializer.deserialize_str(WeightVisitor)
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Key;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
+        deserializer.deserialize_str(self)
     }
 }
 
-// The SQL adapter's measure of a parsed value's heap, compiled here as it is (the protocol crate
-// does not depend on that adapter): the estimate is checked against it.
-#[cfg(test)]
-#[path = "../../sql/src/json_heap.rs"]
-mod json_heap;
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_str<E>(self, name: &str) -> Result<Key, E> {
+        Ok(Key {
+            bytes: name.len(),
+            raw_value: is_raw_value_key(name),
+        })
+    }
+}
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     fn heap_of(text: &str) -> usize {
@@ -197,6 +215,34 @@ mod tests {
             assert_eq!(weighed, parsed, "{body}");
         }
         assert!(parsed_weight(b"[\"\xff\"]").is_err(), "invalid UTF-8");
+    }
+
+    /// The marker's string is never parsed (markers nested in each other's strings are
+    /// `svc_domain::json_marker`'s test): the name is refused wherever it is.
+    #[test]
+    fn the_raw_value_marker_is_refused_wherever_it_is_without_parsing_its_string() {
+        let bodies = [
+            r#"{"$serde_json::private::RawValue":"[0]"}"#.to_owned(),
+            r#"{"a":1,"$serde_json::private::RawValue":"[0,0]"}"#.to_owned(),
+            r#"{"params":{"props":[{"\u0024serde_json::private::RawValue":"1"}]}}"#.to_owned(),
+            format!(
+                r#"[{{"$serde_json::private::RawValue":{}}}]"#,
+                serde_json::to_string(r#"{"$serde_json::private::RawValue":"[0]"}"#).unwrap()
+            ),
+        ];
+        let refusals = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || bodies.map(|body| parsed_weight(body.as_bytes()).map_err(|e| e.to_string())))
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        for refused in refusals {
+            let message = refused.unwrap_err();
+            assert!(message.starts_with(RAW_VALUE_REFUSAL), "{message}");
+        }
+        // The member name is otherwise free: one letter off is an ordinary key.
+        let near = r#"{"$serde_json::private::RawValues":"[0]"}"#;
+        assert_eq!(parsed_weight(near.as_bytes()).unwrap(), heap_of(near));
     }
 
     /// Nesting as deep as a `Value` may be is weighed on a small stack, and deeper nesting (a

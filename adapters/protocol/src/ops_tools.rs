@@ -15,6 +15,8 @@ use svc_domain::blueprint::listing_page::BlueprintPageLimit;
 use svc_domain::blueprint::operator_texts;
 use svc_domain::blueprint::variance_patch;
 
+use crate::DraftContract;
+
 /// `svc_ops_create_app`. The app id is minted by the server; an `appId` sent here is ignored.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -129,8 +131,9 @@ pub struct RedeemCouponArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GenerateBlueprintArgs {
-    /// The DataContract the component is generated for (`propsSpec`, `actionSpec`, ...).
-    pub contract: serde_json::Map<String, serde_json::Value>,
+    /// The DataContract the component is generated for (`propsSpec`, `actionSpec`, ...),
+    /// counted as an agent's draft contract is (`svc_domain::contract::draft_limits`).
+    pub contract: DraftContract,
     #[serde(flatten)]
     pub options: BlueprintOptionsArgs,
 }
@@ -139,7 +142,9 @@ pub struct GenerateBlueprintArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RegisterBlueprintArgs {
-    pub contract: serde_json::Map<String, serde_json::Value>,
+    /// The DataContract the component is for, counted as an agent's draft contract is
+    /// (`svc_domain::contract::draft_limits`).
+    pub contract: DraftContract,
     /// TSX with a default-exported React component.
     #[schemars(length(min = 1))]
     pub component_code: String,

@@ -211,14 +211,16 @@ impl RegistryApi {
     ) -> Described<ListingAnswer> {
         let answer = async {
             let caller = optional_caller(req, &state).await?;
-            let (scope, name, versions) = state
+            let package = state
                 .service
                 .versions(caller.as_ref(), &path_scope(&scope), &name)
                 .await?;
             let listing = VersionListing {
-                scope: scope.as_str().to_owned(),
-                name: name.as_str().to_owned(),
-                versions: versions
+                scope: package.scope.as_str().to_owned(),
+                name: package.name.as_str().to_owned(),
+                truncated: package.truncated,
+                versions: package
+                    .versions
                     .into_iter()
                     .map(|v| VersionEntry {
                         version: v.version.as_str().to_owned(),

@@ -10,7 +10,7 @@ use crate::wire::{ErrorBody, GateFailureBody};
 pub(crate) fn status_of(error: &RegistryError) -> StatusCode {
     match error {
         RegistryError::Unauthorized => StatusCode::UNAUTHORIZED,
-        RegistryError::Forbidden(_) => StatusCode::FORBIDDEN,
+        RegistryError::Forbidden(_) | RegistryError::QuotaExceeded(_) => StatusCode::FORBIDDEN,
         RegistryError::NotFound(_) => StatusCode::NOT_FOUND,
         RegistryError::InvalidRequest(_)
         | RegistryError::InvalidVersion(_)
@@ -115,6 +115,7 @@ mod tests {
         let rows: Vec<(RegistryError, u16, &str)> = vec![
             (RegistryError::Unauthorized, 401, "unauthorized"),
             (RegistryError::Forbidden("x".into()), 403, "forbidden"),
+            (RegistryError::QuotaExceeded("x".into()), 403, "quota_exceeded"),
             (RegistryError::NotFound("x".into()), 404, "not_found"),
             (RegistryError::InvalidRequest("x".into()), 400, "invalid_request"),
             (RegistryError::InvalidVersion(version), 400, "invalid_version"),

@@ -75,7 +75,11 @@ impl<T: DeserializeOwned> JsonBody<T> {
             }
             Err(error) => return Err(BodyError::Invalid(error.to_string())),
         };
-        serde_json::from_slice(&bytes).map_err(|error| BodyError::Invalid(error.to_string()))
+        // A manifest is parsed into a `Value`: serde_json's raw-value marker is refused first
+        // (`svc_domain::json_marker`: nested markers take that parse past any stack).
+        svc_domain::json_marker::refuse_raw_value_marker(&bytes)
+            .and_then(|()| serde_json::from_slice(&bytes))
+            .map_err(|error| BodyError::Invalid(error.to_string()))
     }
 }
 

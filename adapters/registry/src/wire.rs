@@ -101,6 +101,8 @@ pub struct VersionListing {
     pub scope: String,
     pub name: String,
     pub versions: Vec<VersionEntry>,
+    /// More versions are stored than listed: the listing holds the highest 1000.
+    pub truncated: bool,
 }
 
 #[derive(Debug, Serialize, Object)]

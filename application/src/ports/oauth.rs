@@ -23,8 +23,7 @@ pub trait OAuthClientRepository: Send + Sync {
     /// Deletes the registered clients nothing refers to any more: no authorization code (in flight
     /// or kept against replays) and no delivered key still usable (not revoked, and not expired
     /// before `unused_since`; a revocation leaves the delivery's row), and neither registered nor
-    /// authorized since `unused_since`. Answers how many it deleted. (The in-memory fake knows no
-    /// key's status: any delivery keeps its client.)
+    /// authorized since `unused_since`. Answers how many it deleted.
     async fn forget_unused(&self, unused_since: DateTime<Utc>) -> Result<u64, RepositoryError>;
 }
 

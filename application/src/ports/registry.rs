@@ -4,8 +4,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use svc_domain::artifact::{
-    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactName, ArtifactScope, ArtifactVersion, BundleDigest,
-    YankOutcome,
+    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactName, ArtifactScope, ArtifactStatus, ArtifactVersion,
+    BundleDigest, Visibility, YankOutcome,
 };
 
 use super::RepositoryError;
@@ -90,12 +90,37 @@ pub struct PackageKey {
 }
 
 impl PackageKey {
-    pub fn of(version: &ArtifactVersion) -> Self {
+    pub fn of(identity: &ArtifactIdentity) -> Self {
         Self {
-            scope: version.identity.scope.as_str().to_owned(),
-            name: version.identity.name.as_str().to_owned(),
+            scope: identity.scope.as_str().to_owned(),
+            name: identity.name.as_str().to_owned(),
         }
     }
+}
+
+/// A package's latest version as a search answers it: read from the listing columns, never from
+/// the manifest (a blueprint's manifest may be large; a search reads a page of packages at once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedVersion {
+    pub identity: ArtifactIdentity,
+    pub kind: ArtifactKind,
+    pub visibility: Visibility,
+    pub publisher: String,
+    /// The manifest's `description` (empty when it has none).
+    pub description: String,
+    /// The manifest's tags, in manifest order.
+    pub tags: Vec<String>,
+    /// A gadget's declared hooks, in manifest order; none for a blueprint.
+    pub hooks: Vec<String>,
+}
+
+/// One version as a package's version listing shows it: no manifest, no signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionRow {
+    pub identity: ArtifactIdentity,
+    pub visibility: Visibility,
+    pub status: ArtifactStatus,
+    pub published_at: DateTime<Utc>,
 }
 
 #[async_trait::async_trait]
@@ -105,12 +130,19 @@ pub trait ArtifactRepository: Send + Sync {
     /// the store as it writes, so two publishes at the same moment cannot both pass).
     async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>>;
     async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError>;
-    /// Every version of one package, yanked ones included, in no particular order.
-    async fn versions(
+    /// Versions of one package, yanked ones included, without their manifests: the `limit` of
+    /// highest SemVer precedence (all of them when `None`), highest first. A version not keyed
+    /// for search yet (`svc_sql::registry::key_unkeyed_versions`) comes last.
+    async fn version_rows(
         &self,
         scope: &ArtifactScope,
         name: &ArtifactName,
-    ) -> Result<Vec<ArtifactVersion>, RepositoryError>;
+        limit: Option<u64>,
+    ) -> Result<Vec<VersionRow>, RepositoryError>;
+    /// Whether any version of the package, yanked or not, is private (one indexed probe).
+    async fn has_private_version(&self, scope: &ArtifactScope, name: &ArtifactName) -> Result<bool, RepositoryError>;
+    /// How many versions of the package are stored, yanked ones included.
+    async fn count_versions(&self, scope: &ArtifactScope, name: &ArtifactName) -> Result<u64, RepositoryError>;
     /// Each package's highest published (not yanked) version by SemVer precedence among the
     /// versions the query's kind, scope and visibility admit, narrowed by its text, tag and
     /// hook; ordered by scope, then name (byte-wise); the `page` of them. A version not keyed for
@@ -119,7 +151,7 @@ pub trait ArtifactRepository: Send + Sync {
         &self,
         query: &ArtifactQuery,
         page: ResultPage,
-    ) -> Result<Vec<ArtifactVersion>, RepositoryError>;
+    ) -> Result<Vec<ListedVersion>, RepositoryError>;
     /// Atomic `ArtifactVersion::yank`; `Rejected(NotFound)` for an unknown triple.
     async fn yank(
         &self,

@@ -132,7 +132,9 @@ impl PairingService {
         app_id: Option<String>,
     ) -> Result<(String, String), PairingError> {
         self.redeem(code).await?;
-        let name = match client_name.filter(|n| !n.trim().is_empty()) {
+        // A name sent empty or blank breaks the rule like any other (`/ops` refuses it too);
+        // only one left out takes the default.
+        let name = match client_name {
             None => "paired client".to_owned(),
             Some(raw) => match KeyName::parse(&raw) {
                 Ok(name) => name.as_str().to_owned(),
@@ -275,6 +277,30 @@ mod tests {
         assert_ne!(next, first);
         assert_eq!(*announced.lock().unwrap(), vec![next.clone()]);
         service.exchange(&next, None).await.unwrap();
+    }
+
+    /// A `clientName` sent empty or blank is refused like any name breaking the rule; only one
+    /// left out takes the default.
+    #[tokio::test]
+    async fn a_blank_client_name_is_refused_and_an_absent_one_pairs() {
+        let fakes = OperatorFakes::new();
+        let store: Arc<dyn PairCodeStore> = Arc::new(MemoryPairCodes::default());
+        let Replica { service, .. } = replica(&fakes, store, Arc::new(AtomicU32::new(0)));
+        let code = service.code().await.unwrap();
+        for blank in ["", "   ", "\t\n"] {
+            let refused = service.exchange(&code, Some(blank.into())).await;
+            assert!(
+                matches!(
+                    refused,
+                    Err(PairingError::InvalidClientName(NameError::Length {
+                        chars: 0,
+                        max: 120
+                    }))
+                ),
+                "{blank:?}: {refused:?}"
+            );
+        }
+        service.exchange(&code, None).await.unwrap();
     }
 
     /// A server restarted after its code was spent: the banner's code (`code()`) is a fresh

@@ -1,14 +1,15 @@
 //! The OAuth surface's ports in memory ([`InMemoryOAuthStore`]), and [`OAuthFakes`], which builds
 //! an [`OAuthService`] over them with the operator plane's keys and the agent plane's apps.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, TimeDelta, Utc};
+use svc_domain::connector_key::ConnectorKeyStatus;
 use svc_domain::oauth::{AuthorizationCode, ClientIdUrl, Issuer, KeyGrant, OAuthClient};
 
-use super::{InMemoryAgentStore, OperatorFakes, lock};
+use super::{InMemoryAgentStore, InMemoryOperatorStore, OperatorFakes, lock};
 use crate::ports::RepositoryError;
 use crate::ports::oauth::{
     AuthorizationCodeRepository, ClientConnection, ClientDocumentFetchError, ClientDocumentFetcher, ClientKeyDelivery,
@@ -38,13 +39,24 @@ struct Delivery {
 
 /// Registered clients, authorization codes and delivered keys, in memory. Recording a client's
 /// `lastResource` can be told to fail, as a database that drops the connection mid-exchange would.
-#[derive(Default)]
 pub struct InMemoryOAuthStore {
     state: Mutex<OAuthState>,
     last_resource_fails: AtomicBool,
+    /// The connector keys the deliveries name, as the SQL adapter joins `connector_keys`: a
+    /// delivered key keeps its client only while it is usable.
+    keys: Arc<InMemoryOperatorStore>,
 }
 
 impl InMemoryOAuthStore {
+    /// A store whose deliveries name keys of `keys` (the operator fakes' store).
+    pub fn new(keys: Arc<InMemoryOperatorStore>) -> Self {
+        Self {
+            state: Mutex::default(),
+            last_resource_fails: AtomicBool::new(false),
+            keys,
+        }
+    }
+
     /// Every later `record_last_resource` answers a storage failure.
     pub fn fail_recording_last_resource(&self) {
         self.last_resource_fails.store(true, Ordering::SeqCst);
@@ -86,6 +98,17 @@ impl OAuthClientRepository for InMemoryOAuthStore {
     }
 
     async fn forget_unused(&self, unused_since: DateTime<Utc>) -> Result<u64, RepositoryError> {
+        // A delivered key counts while it can still be used: not revoked, and not expired before
+        // the client's idle time began (a revocation leaves the delivery in place). A delivery
+        // whose key is not stored counts for nothing, as the SQL adapter's join finds no row.
+        let usable: HashSet<String> = self
+            .keys
+            .state()
+            .keys
+            .iter()
+            .filter(|key| key.status == ConnectorKeyStatus::Active && key.expires_at.is_none_or(|at| at > unused_since))
+            .map(|key| key.id.clone())
+            .collect();
         let mut state = lock(&self.state);
         let unused: Vec<String> = state
             .clients
@@ -98,7 +121,10 @@ impl OAuthClientRepository for InMemoryOAuthStore {
                     .map_or(client.created_at, |at| client.created_at.max(*at));
                 last_used < unused_since
                     && !state.codes.values().any(|code| code.binding.client_id == id)
-                    && !state.deliveries.iter().any(|delivery| delivery.client_id == id)
+                    && !state
+                        .deliveries
+                        .iter()
+                        .any(|delivery| delivery.client_id == id && usable.contains(&delivery.key_id))
             })
             .map(|client| client.client_id.clone())
             .collect();
@@ -217,12 +243,24 @@ impl ClientDocumentFetcher for NoClientDocuments {
 }
 
 /// The OAuth surface over in-memory ports: keys from the operator plane's fakes (the strict key
-/// check accepts them), apps from the agent plane's.
-#[derive(Clone, Default)]
+/// check accepts them, and `store` reads their status), apps from the agent plane's.
+#[derive(Clone)]
 pub struct OAuthFakes {
     pub operator: OperatorFakes,
     pub apps: Arc<InMemoryAgentStore>,
     pub store: Arc<InMemoryOAuthStore>,
+}
+
+impl Default for OAuthFakes {
+    fn default() -> Self {
+        let operator = OperatorFakes::new();
+        let store = Arc::new(InMemoryOAuthStore::new(operator.store.clone()));
+        Self {
+            operator,
+            apps: Arc::default(),
+            store,
+        }
+    }
 }
 
 impl OAuthFakes {

@@ -1,7 +1,8 @@
 //! How many entries the parts of an agent's draft may hold beside its schemas: the counts the
 //! complexity budgets (`crate::budget`, one schema at a time) do not see. `svc_handshake`'s
-//! `blueprintDraft.contract` and `svc_render`'s `override.contract` are refused past these where
-//! they arrive (the tools' `inputSchema`), so a 256 KiB contract cannot ask negotiation to compile
+//! `blueprintDraft.contract`, `svc_render`'s `override.contract` and the operator's
+//! `svc_ops_generate_blueprint` and `svc_ops_register_blueprint` `contract` are refused past these
+//! where they arrive (the tools' `inputSchema`), so a 256 KiB contract cannot ask negotiation to compile
 //! thousands of entry schemas or to answer thousands of findings. Each cap is far above what one
 //! card declares. The variance beside the contract is bounded like the operator's
 //! ([`crate::blueprint::variance_patch`]): it is stored and listed with the blueprint.

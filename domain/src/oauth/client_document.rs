@@ -91,7 +91,10 @@ pub fn client_from_document(
     document: &[u8],
     now: DateTime<Utc>,
 ) -> Result<OAuthClient, ClientDocumentError> {
-    let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(document) else {
+    // Fetched from an address the client chose: the raw-value marker is refused before a `Value`
+    // parse (`crate::json_marker`).
+    let parsed = crate::json_marker::refuse_raw_value_marker(document).and_then(|()| serde_json::from_slice(document));
+    let Ok(Value::Object(fields)) = parsed else {
         return Err(ClientDocumentError::NotAnObject);
     };
     if fields.get("client_id").and_then(Value::as_str) != Some(url.as_str()) {
@@ -180,6 +183,18 @@ mod tests {
 
     fn check(document: Value) -> Result<OAuthClient, ClientDocumentError> {
         client_from_document(&url(), document.to_string().as_bytes(), Utc::now())
+    }
+
+    #[test]
+    fn a_document_naming_the_raw_value_marker_is_not_an_object_and_is_not_parsed() {
+        let id = url().as_str().to_owned();
+        let marked = format!(
+            r#"{{"client_id":"{id}","redirect_uris":["https://app.example.com/cb"],"logo":{{"$serde_json::private::RawValue":"[[[0]]]"}}}}"#
+        );
+        assert_eq!(
+            client_from_document(&url(), marked.as_bytes(), Utc::now()).unwrap_err(),
+            ClientDocumentError::NotAnObject
+        );
     }
 
     #[test]

@@ -103,7 +103,7 @@ pub struct DeploymentArgs {
     /// The server's data directory (its SQLite database); default from the configuration.
     #[arg(long, conflicts_with = "database_url")]
     data_dir: Option<PathBuf>,
-    /// sqlite://... or postgres://...; default from the configuration.
+    /// sqlite://..., postgres://... or mysql://... (MariaDB); default from the configuration.
     #[arg(long)]
     database_url: Option<String>,
 }
@@ -168,7 +168,7 @@ pub struct ServeArgs {
     /// Where the SQLite database and the keys file live (default ./.svc-data).
     #[arg(long)]
     data_dir: Option<PathBuf>,
-    /// sqlite://... or postgres://...; default SQLite in the data directory.
+    /// sqlite://..., postgres://... or mysql://... (MariaDB); default SQLite in the data directory.
     #[arg(long)]
     database_url: Option<String>,
     /// Accept any bearer as the `builder` identity. Development only.
@@ -435,7 +435,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
                 demo.generations_per_window, demo.window_seconds
             )
         });
-        crate::banner::print_banner(&app, demo_line.as_deref());
+        crate::banner::print_banner(&app, &settings.server.data_dir, demo_line.as_deref());
         app.run_until(shutdown_signal())
             .await
             .map_err(|e| format!("server error: {e}"))

@@ -11,8 +11,9 @@ use crate::artifacts::credentials::{CredentialStore, REGISTRY_TOKEN_ENV, StoredT
 use crate::artifacts::project::Project;
 use crate::artifacts::registry_url::{Candidates, REGISTRY_URL_ENV, Resolution, named_by_user, resolve};
 use crate::artifacts::token_choice::{ExplicitToken, resolve_token, withheld_reason};
-use crate::registry_client::RegistryClient;
+use crate::registry_client::wire::SearchHit;
 use crate::registry_client::wire::SearchQuery;
+use crate::registry_client::{RegistryClient, escaped_text};
 
 /// Which registry and credential a command uses.
 #[derive(Debug, Clone, clap::Args)]
@@ -202,15 +203,7 @@ pub fn search(args: SearchArgs) -> Result<(), String> {
         println!("no artifacts found");
     }
     for hit in found.results {
-        let tags = if hit.tags.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", hit.tags.join(", "))
-        };
-        println!(
-            "{}/{}@{}\t{}\t{}{tags}\tby {}",
-            hit.scope, hit.name, hit.latest_version, hit.kind, hit.description, hit.author
-        );
+        println!("{}", search_line(&hit));
     }
     Ok(())
 }
@@ -238,7 +231,57 @@ pub fn conformance(command: ConformanceCommand) -> Result<(), String> {
         return Ok(());
     }
     for failure in &report.failures {
-        eprintln!("{} at {}: {}", failure.rule, failure.path, failure.message);
+        let (rule, path, message) = (
+            escaped_text(&failure.rule),
+            escaped_text(&failure.path),
+            escaped_text(&failure.message),
+        );
+        eprintln!("{rule} at {path}: {message}");
     }
     Err(format!("conformance check failed ({} rule(s))", report.failures.len()))
+}
+
+/// One search hit as `svc search` prints it. Every field is the publisher's or the registry's
+/// text: each is escaped (`escaped_text`), so a description holding an escape sequence shows as
+/// text and cannot drive the terminal or forge another line.
+fn search_line(hit: &SearchHit) -> String {
+    let tags = if hit.tags.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", hit.tags.join(", "))
+    };
+    let line = [
+        format!("{}/{}@{}", hit.scope, hit.name, hit.latest_version),
+        hit.kind.clone(),
+        format!("{}{tags}", hit.description),
+        format!("by {}", hit.author),
+    ];
+    line.iter()
+        .map(|field| escaped_text(field))
+        .collect::<Vec<_>>()
+        .join("\t")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_line_shows_a_publishers_control_characters_escaped() {
+        let hit = SearchHit {
+            scope: "@acme".into(),
+            name: "chart".into(),
+            latest_version: "1.0.0".into(),
+            kind: "gadget".into(),
+            description: "Charts\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\nfake line\tx".into(),
+            tags: vec!["a\u{1b}b".into()],
+            author: "ac\u{85}me".into(),
+        };
+        let line = search_line(&hit);
+        assert!(!line.chars().any(|c| c.is_control() && c != '\t'), "{line:?}");
+        assert_eq!(
+            line,
+            "@acme/chart@1.0.0\tgadget\tCharts\\x1b]0;pwned\\x07\\x1b[2J\\u{9b}31m\\nfake line\\tx [a\\x1bb]\tby ac\\u{85}me"
+        );
+    }
 }

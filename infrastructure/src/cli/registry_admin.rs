@@ -41,7 +41,7 @@ pub struct RegistryStoreArgs {
     /// The registry's data directory (its SQLite database and bundles).
     #[arg(long)]
     data_dir: Option<PathBuf>,
-    /// sqlite://... or postgres://...; default SQLite in the data directory.
+    /// sqlite://..., postgres://... or mysql://... (MariaDB); default SQLite in the data directory.
     #[arg(long)]
     database_url: Option<String>,
 }

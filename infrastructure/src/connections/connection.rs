@@ -84,10 +84,14 @@ pub async fn serve<Io>(
     // connection is closed gracefully (GOAWAY) from here, or it could keep asking until idle.
     let answered = CancellationToken::new();
     let answering = answered.clone();
+    // A connection in its address's probe place asked for something else: closed unanswered.
+    let refused = CancellationToken::new();
+    let refusing = refused.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         heads.note_head_read();
         let endpoint = endpoint.clone();
-        let answering = (admission == Admission::HealthOnly).then(|| answering.clone());
+        let answering = admission.probes_only().then(|| answering.clone());
+        let refusing = refusing.clone();
         let req = if super::detached_head::may_be_held(&req) {
             super::detached_head::detach(req)
         } else {
@@ -109,12 +113,18 @@ pub async fn serve<Io>(
         // once its response is under way (a held long-poll streams its body later: issue 18).
         Box::pin(async move {
             let allowed = admission == Admission::Full || probes.paths.contains(&request.uri().path());
+            if !allowed && admission == Admission::AddressProbe {
+                // As a connection past its address's cap is: the connection is dropped
+                // (`Served::until_closed`) with this answer never written.
+                refusing.cancel();
+                return std::future::pending().await;
+            }
             let mut response = if allowed {
                 endpoint.get_response(request).await
             } else {
                 (probes.refused)()
             };
-            if admission == Admission::HealthOnly {
+            if admission.probes_only() {
                 // Said out loud so that clients do not pool a connection about to close.
                 response
                     .headers_mut()
@@ -144,6 +154,7 @@ pub async fn serve<Io>(
         admission,
         first_head_due: protocol == Protocol::Http1,
         answered,
+        refused,
     };
     match protocol {
         Protocol::Http1 => {
@@ -151,7 +162,7 @@ pub async fn serve<Io>(
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_read_timeout)
                 // A probe connection answers once, so the headroom frees up again.
-                .keep_alive(admission == Admission::Full)
+                .keep_alive(!admission.probes_only())
                 .serve_connection(io, service)
                 .with_upgrades();
             served.until_closed(connection).await;
@@ -183,6 +194,8 @@ struct Served {
     first_head_due: bool,
     /// Cancelled once a probe connection's answer is under way.
     answered: CancellationToken,
+    /// Cancelled when a connection in its address's probe place asks for anything but a probe.
+    refused: CancellationToken,
 }
 
 impl Served {
@@ -196,6 +209,7 @@ impl Served {
             admission,
             first_head_due,
             answered,
+            refused,
         } = self;
         tokio::pin!(connection);
         let mut closing = false;
@@ -223,6 +237,8 @@ impl Served {
                 biased;
                 _ = connection.as_mut() => return,
                 () = stop.abort.cancelled() => return,
+                // Dropped unanswered, whichever HTTP.
+                () = refused.cancelled() => return,
                 // Probe connections answer once and close anyway; they are what a drain still serves.
                 () = stop.drain.cancelled(), if !closing && admission == Admission::Full => {
                     connection.as_mut().close_gracefully();

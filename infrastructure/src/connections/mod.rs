@@ -132,7 +132,8 @@ impl ConnectionLimits {
 }
 
 /// The health probes of a server: the routes a connection past the cap (or opened during a
-/// drain) may still call, and the answer to anything else.
+/// drain, or in its address's probe place) may still call, and the answer to anything else (on a
+/// connection in an address's probe place: none, it is closed).
 #[derive(Debug, Clone, Copy)]
 pub struct Probes {
     pub paths: &'static [&'static str],
@@ -191,7 +192,7 @@ pub async fn serve<A: Acceptor>(
             return;
         };
         // Refused connections are dropped, which closes them at once. A peer past its own cap
-        // is refused before it takes a place under the server's.
+        // (and its probe place) is refused before it takes a place under the server's.
         let peer = remote.as_socket_addr().map(|address| address.ip());
         let Ok(address_place) = per_address.admit(peer) else {
             tracing::debug!(
@@ -203,6 +204,11 @@ pub async fn serve<A: Acceptor>(
         let Some((slot, admission)) = slots.admit(draining.is_set()) else {
             tracing::debug!(open = slots.open(), "connection refused: at the connection limit");
             return;
+        };
+        let admission = if address_place.as_ref().is_some_and(|place| place.probe_only()) {
+            Admission::AddressProbe
+        } else {
+            admission
         };
         let slot = slot.with_address_place(address_place);
         let accepted = Accepted {
@@ -222,7 +228,7 @@ pub async fn serve<A: Acceptor>(
         ));
         match admission {
             Admission::Full => drop(in_service.spawn(serving)),
-            Admission::HealthOnly => drop(tokio::spawn(serving)),
+            Admission::HealthOnly | Admission::AddressProbe => drop(tokio::spawn(serving)),
         }
     };
 

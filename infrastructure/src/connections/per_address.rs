@@ -3,6 +3,13 @@
 //! `max_connections` (live-channel sockets and long-polls held open) from everyone else. Past it,
 //! a new connection from that peer is closed at once; each closing gives its place back.
 //!
+//! But one: past its cap, a peer has [`PROBE_PLACES`] more place for a health probe alone, since
+//! the orchestrator or load balancer that probes the server may share the address of the clients
+//! (one host, a proxy) and would otherwise see a healthy server as dead. A connection in that
+//! place answers one probe ([`super::Probes`]: `/healthz` or `/readyz`, the registry's `/health`)
+//! and closes; any other request on it is closed unanswered, as a connection past the cap is, and
+//! a silent one is closed by the header-read timeout (`connection.rs`).
+//!
 //! Counted by the TCP peer, the only address known before a request is read: behind a reverse
 //! proxy every connection is the proxy's, which is why the cap is off by default (README,
 //! "Connections"). An IPv6 peer is counted by its /64, the block one host or one subscriber is
@@ -15,25 +22,52 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Who a connection is counted against.
 type Peer = IpAddr;
 
+/// Places a peer has past its cap, for a health probe alone.
+pub const PROBE_PLACES: usize = 1;
+
+/// The places one peer holds.
+#[derive(Debug, Default)]
+struct Held {
+    /// Under the cap.
+    served: usize,
+    /// Past it, for a probe ([`PROBE_PLACES`] at most).
+    probing: usize,
+}
+
+type Open = Arc<Mutex<HashMap<Peer, Held>>>;
+
 #[derive(Clone)]
 pub struct PerAddress {
     /// 0: no cap.
     max: usize,
-    open: Arc<Mutex<HashMap<Peer, usize>>>,
+    open: Open,
 }
 
-/// One connection's place under its peer's cap, given back when dropped.
+/// One connection's place under its peer's cap (or in its probe place), given back when dropped.
 pub struct AddressPlace {
     peer: Peer,
-    open: Arc<Mutex<HashMap<Peer, usize>>>,
+    probe_only: bool,
+    open: Open,
+}
+
+impl AddressPlace {
+    /// Whether this is the peer's place past its cap: a health probe alone may use it.
+    pub fn probe_only(&self) -> bool {
+        self.probe_only
+    }
 }
 
 impl Drop for AddressPlace {
     fn drop(&mut self) {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = open.get_mut(&self.peer) {
+        if let Some(held) = open.get_mut(&self.peer) {
+            let count = if self.probe_only {
+                &mut held.probing
+            } else {
+                &mut held.served
+            };
             *count -= 1;
-            if *count == 0 {
+            if held.served == 0 && held.probing == 0 {
                 // No entry outlives its peer's last connection: the map is as large as the
                 // peers connected now.
                 open.remove(&self.peer);
@@ -55,19 +89,26 @@ impl PerAddress {
     }
 
     /// A place for a new connection from `peer` (`None`: not over TCP, or the cap is off: not
-    /// counted), or the refusal when the peer already holds `max`.
+    /// counted): under the cap, else the probe place ([`AddressPlace::probe_only`]), or the
+    /// refusal when the peer holds `max` and its probe place too.
     pub fn admit(&self, peer: Option<IpAddr>) -> Result<Option<AddressPlace>, OverAddressCap> {
         let Some(peer) = peer.filter(|_| self.max > 0).map(counted_as) else {
             return Ok(None);
         };
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = open.entry(peer).or_default();
-        if *count >= self.max {
+        let held = open.entry(peer).or_default();
+        let probe_only = if held.served < self.max {
+            held.served += 1;
+            false
+        } else if held.probing < PROBE_PLACES {
+            held.probing += 1;
+            true
+        } else {
             return Err(OverAddressCap);
-        }
-        *count += 1;
+        };
         Ok(Some(AddressPlace {
             peer,
+            probe_only,
             open: Arc::clone(&self.open),
         }))
     }
@@ -94,32 +135,54 @@ mod tests {
         Some(text.parse().unwrap())
     }
 
+    /// The place `peer` is admitted to, `None` when it is refused.
+    fn place(cap: &PerAddress, peer: &str) -> Option<AddressPlace> {
+        cap.admit(ip(peer)).ok().map(|place| place.expect("counted"))
+    }
+
     #[test]
     fn a_peer_past_its_cap_is_refused_until_one_of_its_connections_closes() {
         let cap = PerAddress::new(2);
-        let first = cap.admit(ip("203.0.113.9")).unwrap();
-        let second = cap.admit(ip("203.0.113.9")).unwrap();
-        assert!(first.is_some() && second.is_some());
-        assert_eq!(cap.admit(ip("203.0.113.9")).err(), Some(OverAddressCap));
-        assert!(
-            cap.admit(ip("198.51.100.1")).unwrap().is_some(),
-            "another peer has its own"
-        );
+        let first = place(&cap, "203.0.113.9").unwrap();
+        let second = place(&cap, "203.0.113.9").unwrap();
+        assert!(!first.probe_only() && !second.probe_only());
+        let probe = place(&cap, "203.0.113.9").expect("past the cap, the probe place");
+        assert!(probe.probe_only());
+        assert!(place(&cap, "203.0.113.9").is_none(), "past the probe place too");
+        let other = place(&cap, "198.51.100.1").expect("another peer has its own");
+        assert!(!other.probe_only());
         drop(first);
-        let third = cap.admit(ip("203.0.113.9")).unwrap();
-        assert!(third.is_some(), "a closed connection gave its place back");
-        drop((second, third));
+        let third = place(&cap, "203.0.113.9").expect("a closed connection gave its place back");
+        assert!(!third.probe_only());
+        drop(probe);
+        let probe = place(&cap, "203.0.113.9").expect("a closed probe gave its place back");
+        assert!(probe.probe_only());
+        drop((second, third, probe, other));
         assert_eq!(cap.peers(), 0, "no entry outlives its peer's connections");
+    }
+
+    #[test]
+    fn a_place_given_back_under_the_cap_is_served_again_while_the_probe_place_is_held() {
+        let cap = PerAddress::new(1);
+        let served = place(&cap, "203.0.113.9").unwrap();
+        let probe = place(&cap, "203.0.113.9").unwrap();
+        drop(served);
+        let again = place(&cap, "203.0.113.9").unwrap();
+        assert!(!again.probe_only(), "the served place is free while the probe is held");
+        drop((probe, again));
+        assert_eq!(cap.peers(), 0);
     }
 
     #[test]
     fn ipv6_peers_are_counted_by_their_64_and_mapped_ipv4_as_ipv4() {
         let cap = PerAddress::new(1);
-        let _held = cap.admit(ip("2001:db8:1:2::1")).unwrap();
-        assert_eq!(cap.admit(ip("2001:db8:1:2:ffff::7")).err(), Some(OverAddressCap));
-        assert!(cap.admit(ip("2001:db8:1:3::1")).unwrap().is_some());
-        let _v4 = cap.admit(ip("192.0.2.1")).unwrap();
-        assert_eq!(cap.admit(ip("::ffff:192.0.2.1")).err(), Some(OverAddressCap));
+        let _held = place(&cap, "2001:db8:1:2::1").unwrap();
+        let _probe = place(&cap, "2001:db8:1:2:ffff::5").unwrap();
+        assert!(place(&cap, "2001:db8:1:2:ffff::7").is_none());
+        assert!(!place(&cap, "2001:db8:1:3::1").unwrap().probe_only());
+        let _v4 = place(&cap, "192.0.2.1").unwrap();
+        let _v4_probe = place(&cap, "192.0.2.1").unwrap();
+        assert!(place(&cap, "::ffff:192.0.2.1").is_none());
     }
 
     #[test]

@@ -14,6 +14,16 @@ pub enum Admission {
     Full,
     /// `/healthz` and `/readyz` only, one request, then closed.
     HealthOnly,
+    /// In its peer's probe place, past the peer's own cap (`per_address.rs`): as `HealthOnly`,
+    /// but any other request closes the connection unanswered, as that cap does.
+    AddressProbe,
+}
+
+impl Admission {
+    /// Whether the connection answers the health probes alone, once.
+    pub fn probes_only(self) -> bool {
+        self != Self::Full
+    }
 }
 
 #[derive(Clone)]

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub(crate) use crate::telemetry::escaped_text;
 use wire::{
     AuthorKey, ConformanceReport, ErrorBody, PackageVersion, PublishRequest, Published, SearchQuery, SearchResults,
     VersionListing, WhoAmI,
@@ -23,6 +24,12 @@ const UPLOAD_CHUNK: usize = 64 * 1024;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A registry that sends nothing for this long, mid-answer, has stopped answering.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most time one call (a JSON answer: search, listing, version, publish's answer excluded) takes
+/// in all, however it trickles: a server sending a byte every few seconds never trips
+/// `READ_TIMEOUT` (docs/registry-cli.md, "Time limits").
+const REQUEST_DEADLINE: Duration = Duration::from_secs(120);
+/// Most time a publish (its upload of up to 8 MiB included) or a bundle download takes in all.
+const TRANSFER_DEADLINE: Duration = Duration::from_secs(600);
 /// The largest JSON answer read: a search of 100 hits or a version's detail is far smaller.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 /// The largest bundle fetched: the registry accepts bundles of at most 6 MiB.
@@ -35,12 +42,16 @@ pub enum RegistryError {
     BadUrl(String),
     #[error("cannot reach the registry at {url}: {reason}")]
     Transport { url: String, reason: String },
-    #[error("the registry answered {status}: {} ({})", .body.message, .body.error)]
+    /// The registry's own words are shown escaped (`escaped_text`): a terminal shows them, and
+    /// a registry must not drive it.
+    #[error("the registry answered {status}: {} ({})", escaped_text(&.body.message), escaped_text(&.body.error))]
     Api { status: u16, body: Box<ErrorBody> },
-    #[error("the registry answered {status} with an unexpected body: {snippet}")]
+    #[error("the registry answered {status} with an unexpected body: {}", escaped_text(.snippet))]
     Unexpected { status: u16, snippet: String },
     #[error("{url} sent more than {limit} bytes; refusing the rest")]
     TooLarge { url: String, limit: usize },
+    #[error("{url} did not finish answering within {} s; giving up", .after.as_secs())]
+    TimedOut { url: String, after: Duration },
 }
 
 impl RegistryError {
@@ -59,10 +70,34 @@ pub struct RegistryClient {
     base: Url,
     token: Option<String>,
     http: reqwest::Client,
+    deadlines: Deadlines,
+}
+
+/// How long one call may take in all: a JSON call, and a publish or bundle download.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deadlines {
+    pub request: Duration,
+    pub transfer: Duration,
 }
 
 impl RegistryClient {
     pub fn new(base: &str, token: Option<String>) -> Result<Self, RegistryError> {
+        Self::with_deadlines(
+            base,
+            token,
+            Deadlines {
+                request: REQUEST_DEADLINE,
+                transfer: TRANSFER_DEADLINE,
+            },
+        )
+    }
+
+    /// [`Self::new`] with other deadlines (tests scale them down).
+    pub(crate) fn with_deadlines(
+        base: &str,
+        token: Option<String>,
+        deadlines: Deadlines,
+    ) -> Result<Self, RegistryError> {
         let mut base = Url::parse(base).map_err(|_| RegistryError::BadUrl(base.to_owned()))?;
         if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
             return Err(RegistryError::BadUrl(base.to_string()));
@@ -81,7 +116,12 @@ impl RegistryClient {
                 url: base.to_string(),
                 reason: e.to_string(),
             })?;
-        Ok(Self { base, token, http })
+        Ok(Self {
+            base,
+            token,
+            http,
+            deadlines,
+        })
     }
 
     pub fn base_url(&self) -> &Url {
@@ -116,7 +156,7 @@ impl RegistryClient {
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::CONTENT_LENGTH, bytes.len())
             .body(reqwest::Body::wrap_stream(body));
-        let answer = answer(request, &url).await;
+        let answer = within(self.deadlines.transfer, &url, answer(request, &url)).await;
         bar.finish_and_clear();
         answer
     }
@@ -176,20 +216,23 @@ impl RegistryClient {
         {
             request = request.bearer_auth(token);
         }
-        let transport = |e: reqwest::Error| RegistryError::Transport {
-            url: url.to_owned(),
-            reason: e.to_string(),
+        let fetch = async {
+            let transport = |e: reqwest::Error| RegistryError::Transport {
+                url: url.to_owned(),
+                reason: e.to_string(),
+            };
+            let response = request.send().await.map_err(transport)?;
+            let status = response.status();
+            if !status.is_success() {
+                let bytes = read_capped(response, MAX_ANSWER_BYTES, parsed.as_str(), |_| {}).await?;
+                return Err(error_from(status, &bytes));
+            }
+            let bar = progress::download(response.content_length(), &parsed);
+            let bytes = read_capped(response, MAX_BUNDLE_BYTES, parsed.as_str(), |read| bar.inc(read as u64)).await;
+            bar.finish_and_clear();
+            bytes
         };
-        let response = request.send().await.map_err(transport)?;
-        let status = response.status();
-        if !status.is_success() {
-            let bytes = read_capped(response, MAX_ANSWER_BYTES, parsed.as_str(), |_| {}).await?;
-            return Err(error_from(status, &bytes));
-        }
-        let bar = progress::download(response.content_length(), &parsed);
-        let bytes = read_capped(response, MAX_BUNDLE_BYTES, parsed.as_str(), |read| bar.inc(read as u64)).await;
-        bar.finish_and_clear();
-        bytes
+        within(self.deadlines.transfer, &parsed, fetch).await
     }
 
     fn url(&self, segments: &[&str], query: &[(&str, &str)]) -> Url {
@@ -219,7 +262,7 @@ impl RegistryClient {
         if let Some(body) = body {
             request = request.json(body);
         }
-        answer(request, &url).await
+        within(self.deadlines.request, &url, answer(request, &url)).await
     }
 
     fn authorised(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -228,6 +271,21 @@ impl RegistryClient {
             None => request,
         }
     }
+}
+
+/// `call`'s outcome, or `TimedOut` once `deadline` has passed since it began (its connection is
+/// dropped with it).
+async fn within<T>(
+    deadline: Duration,
+    url: &Url,
+    call: impl Future<Output = Result<T, RegistryError>>,
+) -> Result<T, RegistryError> {
+    tokio::time::timeout(deadline, call).await.unwrap_or_else(|_| {
+        Err(RegistryError::TimedOut {
+            url: url.to_string(),
+            after: deadline,
+        })
+    })
 }
 
 /// `response`'s body, refused past `limit` bytes (a declared length over it is refused before
@@ -271,10 +329,14 @@ async fn answer<T: DeserializeOwned>(request: reqwest::RequestBuilder, url: &Url
     if !status.is_success() {
         return Err(error_from(status, &bytes));
     }
-    serde_json::from_slice(&bytes).map_err(|_| RegistryError::Unexpected {
-        status: status.as_u16(),
-        snippet: snippet(&bytes),
-    })
+    // A manifest is read into a `Value`: serde_json's raw-value marker from a registry we do not
+    // control is refused first (`svc_domain::json_marker`).
+    svc_domain::json_marker::refuse_raw_value_marker(&bytes)
+        .and_then(|()| serde_json::from_slice(&bytes))
+        .map_err(|_| RegistryError::Unexpected {
+            status: status.as_u16(),
+            snippet: snippet(&bytes),
+        })
 }
 
 fn error_from(status: StatusCode, bytes: &[u8]) -> RegistryError {
@@ -334,5 +396,74 @@ mod tests {
         let err = error_from(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>");
         assert_eq!(err.code(), None);
         assert!(err.to_string().contains("<html>bad gateway"), "{err}");
+    }
+
+    /// A registry that answers its headers, then one byte of body at a time, slower than any
+    /// reader gives up on a silence but never finishing: the call ends at its deadline.
+    #[tokio::test]
+    async fn a_trickling_answer_ends_at_the_calls_deadline() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut request = [0u8; 4096];
+                    let _ = socket.read(&mut request).await;
+                    let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n";
+                    if socket.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    loop {
+                        if socket.write_all(b" ").await.is_err() {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                });
+            }
+        });
+        let deadline = Duration::from_millis(800);
+        let client = RegistryClient::with_deadlines(
+            &format!("http://{address}"),
+            None,
+            Deadlines {
+                request: deadline,
+                transfer: deadline,
+            },
+        )
+        .unwrap();
+        // The guard only keeps a failing test from hanging; the deadline is what ends the call.
+        let guard = Duration::from_secs(20);
+        let searched = tokio::time::timeout(guard, client.search(&SearchQuery::default()))
+            .await
+            .expect("the search ended");
+        match searched {
+            Err(RegistryError::TimedOut { url, after }) => {
+                assert_eq!((url, after), (format!("http://{address}/search"), deadline));
+            }
+            other => panic!("expected TimedOut, got {other:?}"),
+        }
+        let bundle = format!("http://{address}/bundles/sha384/00");
+        let fetched = tokio::time::timeout(guard, client.fetch_bundle(&bundle))
+            .await
+            .expect("the download ended");
+        assert!(matches!(fetched, Err(RegistryError::TimedOut { .. })), "{fetched:?}");
+    }
+
+    #[test]
+    fn a_registrys_error_text_is_shown_escaped() {
+        let error = error_from(
+            StatusCode::BAD_REQUEST,
+            br#"{"error":"bad\u001b[2J","message":"no\u009b31m\nway"}"#,
+        );
+        let shown = error.to_string();
+        assert_eq!(shown, "the registry answered 400: no\\u{9b}31m\\nway (bad\\x1b[2J)");
+        let raw = error_from(StatusCode::BAD_GATEWAY, b"<html>\x1b[31m</html>");
+        assert_eq!(
+            raw.to_string(),
+            "the registry answered 502 with an unexpected body: <html>\\x1b[31m</html>"
+        );
     }
 }

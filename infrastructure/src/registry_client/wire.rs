@@ -94,6 +94,10 @@ pub struct VersionListing {
     pub scope: String,
     pub name: String,
     pub versions: Vec<ListedVersion>,
+    /// More versions are stored than listed (the registry lists the highest 1000); absent from
+    /// registries of earlier releases.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]

@@ -32,8 +32,18 @@ impl From<config::ConfigError> for SettingsError {
             .map(str::trim)
             .filter(|line| !line.is_empty() && !is_quoted_source(line))
             .collect();
-        Self(kept.join(": ").replace(": in ", " in "))
+        Self(named_first(&kept.join(": ").replace(": in ", " in ")))
     }
+}
+
+/// `must be a or b, not `x` for key `k`` (a setting's own refusal, as `config` words it) as
+/// `k must be a or b, not `x``, the way the range check and start-up name a setting.
+fn named_first(message: &str) -> String {
+    message
+        .strip_suffix('`')
+        .and_then(|rest| rest.rsplit_once(" for key `"))
+        .filter(|(refusal, _)| refusal.starts_with("must be "))
+        .map_or_else(|| message.to_owned(), |(refusal, key)| format!("{key} {refusal}"))
 }
 
 /// `|`, `| ^^^` or `12 | key = "value`: the quote under a TOML parse error's position.

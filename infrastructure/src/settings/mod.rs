@@ -4,6 +4,7 @@
 
 pub mod bounds;
 mod catalog;
+pub mod forms;
 mod hosted;
 mod layers;
 mod mail;
@@ -198,13 +199,15 @@ pub struct ConnectionSettings {
     #[schemars(range(min = 1))]
     pub max_connections: usize,
     pub health_headroom: usize,
-    /// Connections one peer address (an IPv6 peer's /64) may hold at once; past it a new one is
-    /// closed at once. 0: no such cap, the default: behind a reverse proxy every connection is
-    /// the proxy's (README, "Connections").
+    /// Connections one peer address (an IPv6 peer's /64) may hold at once; past it one more
+    /// place serves only a health probe, and any other new one is closed at once. 0: no such
+    /// cap, the default: behind a reverse proxy every connection is the proxy's (README,
+    /// "Connections").
     #[schemars(range(max = 1_048_576))]
     pub max_per_address: usize,
-    /// The memory the JSON-RPC messages of `/mcp` and `/ops` may take once parsed, all at once
-    /// (`svc_http`'s `parsed_json_budget.rs`): a 4 MiB body may parse into 150 MiB.
+    /// The memory the JSON-RPC messages of `/mcp` and `/ops`, and the live channel's inbound
+    /// frames (WebSocket and polling), may take once parsed, all at once (`svc_http`'s
+    /// `parsed_json_budget.rs`): a 4 MiB body may parse into 150 MiB.
     #[schemars(range(min = 1, max = 1_048_576))]
     pub parsed_json_mib_in_flight: u64,
 }
@@ -429,6 +432,8 @@ pub struct SessionSettings {
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct GenerationSettings {
+    /// Cold generations running at once; 0 would leave every render waiting for a slot.
+    #[schemars(range(min = 1, max = 1024))]
     pub concurrency: usize,
     pub max_waiting: usize,
     #[schemars(range(max = 86_400))]
@@ -561,13 +566,29 @@ fn default_structured_output() -> bool {
 }
 
 /// `server.log_format`: any other value is refused when the settings load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     /// Human-readable lines.
     Text,
     /// One JSON object per line.
     Json,
+}
+
+impl<'de> Deserialize<'de> for LogFormat {
+    /// Refused as other choices are (`must be text or json, not `xml``), where serde's derive
+    /// would answer with the enum's Rust name.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let written = String::deserialize(deserializer)?;
+        match written.as_str() {
+            "text" => Ok(Self::Text),
+            "json" => Ok(Self::Json),
+            other => Err(serde::de::Error::custom(format!(
+                "must be text or json, not `{}`",
+                svc_domain::text::excerpt(other)
+            ))),
+        }
+    }
 }
 
 impl Settings {

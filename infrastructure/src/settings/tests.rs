@@ -348,9 +348,15 @@ fn a_log_format_other_than_text_or_json_is_refused_naming_the_setting() {
     );
     for wrong in ["JSON", "yaml"] {
         let err = load_env(&[("SVC_SERVER__LOG_FORMAT", wrong)]).unwrap_err().to_string();
-        assert!(err.contains("log_format"), "{wrong}: {err}");
+        assert_eq!(
+            err,
+            format!("configuration: server.log_format must be text or json, not `{wrong}`")
+        );
     }
     let path = temp_file("svc.toml", "[server]\nlog_format = \"pretty\"\n");
     let err = Settings::load_from(Some(&path), no_env()).unwrap_err().to_string();
-    assert!(err.contains("log_format"), "{err}");
+    assert!(
+        err.contains("server.log_format must be text or json, not `pretty`"),
+        "{err}"
+    );
 }

@@ -13,6 +13,19 @@ pub(super) struct TextEscaping<'a> {
     pub quoted: bool,
 }
 
+/// `text` with its control characters (C0, DEL, C1) and line-breaking or reordering characters
+/// escaped as [`TextEscaping`] writes them: for text from elsewhere (a registry's answer) shown on
+/// a terminal.
+pub(crate) fn escaped_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let _ = TextEscaping {
+        out: &mut out,
+        quoted: false,
+    }
+    .write_str(text);
+    out
+}
+
 fn escaped_in_text(ch: char) -> bool {
     ch.is_control() || matches!(ch, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }

@@ -197,8 +197,13 @@ fn public_demo_is_a_serve_flag_backed_by_the_config_section() {
     std::fs::remove_dir_all(dir).ok();
 }
 
-/// Starts `serve` with `args` and `env`; returns the child and its banner's lines.
+/// Starts `serve` with `args` and `env`; returns the child and its banner's first three lines.
 fn serve(args: &[&str], env: &[(&str, &str)]) -> (std::process::Child, Vec<String>) {
+    serve_reading(args, env, 3)
+}
+
+/// [`serve`], reading the banner's first `count` lines.
+fn serve_reading(args: &[&str], env: &[(&str, &str)], count: usize) -> (std::process::Child, Vec<String>) {
     let mut child = Command::new(BINARY)
         .arg("serve")
         .args(args)
@@ -209,7 +214,7 @@ fn serve(args: &[&str], env: &[(&str, &str)]) -> (std::process::Child, Vec<Strin
         .unwrap();
     let mut banner = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut lines = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..count {
         let mut line = String::new();
         if std::io::BufRead::read_line(&mut banner, &mut line).unwrap() == 0 {
             break;
@@ -226,6 +231,33 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// An open server has no pair code: its banner's OAuth line says what consents instead.
+#[test]
+fn an_open_server_with_oauth_offers_no_pair_code_to_consent_with() {
+    let dir = temp_dir("svc-cli-open-oauth-banner");
+    let (mut child, banner) = serve_reading(
+        &[
+            "--dev-allow-all",
+            "--oauth",
+            "--port",
+            "0",
+            "--data-dir",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+        5,
+    );
+    child.kill().ok();
+    child.wait().ok();
+    let oauth = banner
+        .iter()
+        .find(|line| line.starts_with("  OAuth issuer:"))
+        .unwrap_or_else(|| panic!("an OAuth line: {banner:?}"));
+    assert!(oauth.contains("(consent with any key at http://127.0.0.1:"), "{oauth}");
+    assert!(!banner.iter().any(|line| line.contains("pair code")), "{banner:?}");
+    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
@@ -407,7 +439,7 @@ fn a_weak_ws_secret_stops_start_up() {
 fn settings_that_cannot_work_stop_start_up_even_with_their_feature_off() {
     let dir = temp_dir("svc-cli-dormant-settings");
     let data_dir = dir.to_str().unwrap();
-    let rows: [(&[(&str, &str)], &str); 7] = [
+    let rows: [(&[(&str, &str)], &str); 16] = [
         (
             &[("SVC_TOOL_CALLS__PER", "identiy")],
             "tool_calls.per must be identity or app, not `identiy`",
@@ -433,8 +465,42 @@ fn settings_that_cannot_work_stop_start_up_even_with_their_feature_off() {
             "connections.idle_timeout_seconds must be at most 86400, not 18446744073709551615",
         ),
         (
+            &[("SVC_GENERATION__CONCURRENCY", "0")],
+            "generation.concurrency must be at least 1, not 0",
+        ),
+        (
             &[("SVC_SESSIONS__DEFAULT_TTL_SECONDS", "0")],
             "sessions.default_ttl_seconds must be at least 1, not 0",
+        ),
+        // Hosted mode, OAuth, mail, the NATS bus and the LLM generators are off by default.
+        (
+            &[("SVC_HOSTED__SIGNUP", "bogus")],
+            "hosted.signup must be closed, invite or open, not `bogus`",
+        ),
+        (
+            &[("SVC_HOSTED__MASTER_KEYS", "bad")],
+            "hosted.master_keys[0] must be written id:base64-of-32-bytes",
+        ),
+        (
+            &[("SVC_HOSTED__FREE_CREDIT_CENTS", "-1")],
+            "hosted.free_credit_cents must be 0 or more",
+        ),
+        (
+            &[("SVC_HOSTED__OIDC__ISSUER", "https://id.example.com")],
+            "hosted.oidc.issuer is set but hosted.oidc.client_id is empty",
+        ),
+        (
+            &[("SVC_OAUTH__CONSENT_URL", "notaurl")],
+            "oauth.consent_url \"notaurl\": relative URL without a base",
+        ),
+        (&[("SVC_MAIL__FROM", "not-an-address")], "mail.from is not a mailbox"),
+        (
+            &[("SVC_NATS__URL", "http://127.0.0.1:4222")],
+            "nats.url: `http://127.0.0.1:4222` is not a NATS server address",
+        ),
+        (
+            &[("SVC_GENERATION__DEFAULT_MODEL", "nope:nope")],
+            "generation.default_model: `nope:nope` is not in the model registry",
         ),
         // With the demo on, its line ("cold generations are limited") must not come first.
         (

@@ -21,6 +21,7 @@ svc_tests::on_every_backend!(svc_tests::Auth::DevAllowAll =>
     a_doubling_contract_is_refused_and_health_answers_during_two_attacks,
     props_that_double_the_work_at_every_level_are_refused_unvalidated,
     tsx_nested_2000_deep_is_refused_by_register_blueprint,
+    nested_raw_value_markers_are_a_parse_error_not_a_stack_overflow,
     a_stored_contract_over_budget_answers_errors_and_survives_a_restart
 );
 
@@ -83,6 +84,45 @@ async fn healthy(app: &TestApp) {
         .await
         .expect("/healthz answers within a second");
     assert!(resp.status().is_success(), "{}", resp.status());
+}
+
+/// serde_json's raw-value marker (`{"$serde_json::private::RawValue": "<json text>"}`) nested in
+/// its own string, each text 120 deep: parsed into a `Value`, each level is read by a reader with
+/// a recursion limit of its own, and a 3.4 KiB body of 8 levels overflowed a worker's stack and
+/// aborted the server. Refused as a parse error before anything is parsed, on `/mcp` and `/ops`.
+async fn nested_raw_value_markers_are_a_parse_error_not_a_stack_overflow(app: TestApp) {
+    let mut text = format!("{}0{}", "[".repeat(120), "]".repeat(120));
+    for _ in 0..10 {
+        let inner = serde_json::to_string(&text).unwrap();
+        text = format!(
+            r#"{}{{"$serde_json::private::RawValue":{inner}}}{}"#,
+            "[".repeat(120),
+            "]".repeat(120)
+        );
+    }
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"svc_consume","arguments":{{"sessionId":{text}}}}}}}"#
+    );
+    assert!(body.len() < 16 * 1024, "{}", body.len());
+    let (_, _, answer) = app.post_raw(Some("any"), body.clone()).await;
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("the member name `$serde_json::private::RawValue` is reserved"),
+        "{answer}"
+    );
+    let ops = app
+        .client
+        .post(format!("{}/ops", app.base))
+        .header("content-type", "application/json")
+        .bearer_auth("any")
+        .body(body)
+        .send()
+        .await
+        .expect("/ops answers");
+    let ops: Value = ops.json().await.unwrap();
+    assert_eq!(ops["error"]["code"], -32700, "{ops}");
+    healthy(&app).await;
 }
 
 async fn a_12500_hop_ref_chain_is_refused_at_handshake(app: TestApp) {

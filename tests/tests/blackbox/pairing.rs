@@ -201,3 +201,74 @@ async fn dev_mode_has_nothing_to_pair() {
     assert!(app.pair_code.is_none());
     assert_eq!(pair(&app, "123456").await.0, StatusCode::NOT_FOUND);
 }
+
+async fn pair_named(app: &TestApp, body: Value) -> (StatusCode, Value) {
+    let resp = app
+        .client
+        .post(format!("{}/_svc/pair", app.base))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (resp.status(), resp.json().await.unwrap_or(Value::Null))
+}
+
+/// A `clientName` sent empty or as whitespace breaks the key-name rule like any other bad name
+/// (422, nothing minted); one left out names the key "paired client".
+#[tokio::test]
+async fn a_blank_client_name_is_422_and_an_absent_one_is_named_for_pairing() {
+    let app = TestApp::spawn("pair_blank_name", Backend::Sqlite, Auth::Strict)
+        .await
+        .unwrap();
+    let code = app.pair_code.clone().expect("strict mode prints a pair code");
+    for blank in ["", " \t "] {
+        let (status, body) = pair_named(&app, json!({ "pairCode": code, "clientName": blank })).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{blank:?}: {body}");
+        assert_eq!(
+            body,
+            json!({ "error": {
+                "code": "invalid_client_name",
+                "message": "clientName: must be 1 to 120 characters once trimmed, got 0",
+            } }),
+            "{blank:?}"
+        );
+    }
+    let ops = crate::ops_support::Client::of(&app);
+    let keys = ops.ok("svc_ops_list_connector_keys", json!({})).await;
+    assert_eq!(keys, json!({ "keys": [] }), "no key was minted");
+    let (status, body) = pair_named(&app, json!({ "pairCode": code })).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let keys = ops.ok("svc_ops_list_connector_keys", json!({})).await;
+    let names: Vec<&Value> = keys["keys"].as_array().unwrap().iter().map(|k| &k["name"]).collect();
+    assert_eq!(names, [&json!("paired client")], "{keys}");
+}
+
+/// The attempt could not be counted (the database lost its table of windows): 503
+/// `internal_error`, no guess let through, and the answer is one `/openapi.json` documents.
+#[tokio::test]
+async fn a_pair_attempt_that_cannot_be_counted_is_a_documented_503() {
+    use sea_orm::{ConnectionTrait, Database};
+    let app = TestApp::spawn("pair_uncounted", Backend::Sqlite, Auth::Strict)
+        .await
+        .unwrap();
+    let db = Database::connect(app.settings.database_url()).await.expect("connect");
+    db.execute_unprepared("DROP TABLE rate_windows").await.expect("drop");
+    let code = app.pair_code.clone().expect("strict mode prints a pair code");
+    let (status, body) = pair_named(&app, json!({ "pairCode": code, "clientName": "laptop" })).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(
+        body,
+        json!({ "error": { "code": "internal_error", "message": "the attempt could not be counted; try again" } })
+    );
+    let document: Value = reqwest::get(format!("{}/openapi.json", app.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let documented = &document["paths"]["/_svc/pair"]["post"]["responses"]["503"];
+    assert_eq!(
+        documented["content"]["application/json; charset=utf-8"]["schema"]["$ref"], "#/components/schemas/PairError",
+        "{documented}"
+    );
+}

@@ -151,6 +151,13 @@ fn typescript_sdk_client_runs_the_agent_flow() {
     let run = run_peer(command, deadline);
     assert_peer_passed("ts-sdk-client", &run, &server, deadline);
     assert!(run.stdout.contains("ts-sdk-client: OK"), "no OK line:\n{}", run.stdout);
+    // The SDK compiles every published schema with ajv, which warns on stderr about a `format`
+    // it does not know (schemars' `uint32` and the like), once per `tools/list`.
+    assert!(
+        !run.stderr.contains("unknown format"),
+        "the SDK warned about the published schemas:\n{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -323,10 +323,13 @@ fn the_banner_names_the_playground_only_when_it_is_served() {
     let exposed = ServerProcess::start(BINARY, &data_dir, &["--host", "0.0.0.0"]);
     let banner = exposed.banner();
     assert!(
-        banner.contains("  auth:          strict"),
-        "the banner was read: {banner}"
+        banner.contains(&format!(
+            "  auth:          strict; mint a bearer with `svc keys mint --data-dir {}`",
+            data_dir.display()
+        )),
+        "the banner names the data directory to paste: {banner}"
     );
-    assert!(!banner.contains("playground"), "{banner}");
+    assert!(!banner.contains("  playground:"), "{banner}");
     drop(exposed);
     let _ = std::fs::remove_dir_all(&data_dir);
 }

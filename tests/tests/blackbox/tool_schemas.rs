@@ -41,6 +41,11 @@ async fn published(client: &Client, path: &str) -> BTreeSet<String> {
             assert_eq!(tool["outputSchema"]["type"], "object", "{name}");
             // MCP SDK clients (the TypeScript one) refuse a `tools/list` with boolean subschemas.
             assert_no_boolean_properties(&name, &tool["outputSchema"]);
+            // Clients that validate with ajv (the TypeScript SDK's) warn on every `tools/list`
+            // about a format they do not know (schemars' `uint32`, `int64`, ...).
+            for schema in ["inputSchema", "outputSchema"] {
+                assert_standard_formats(&format!("{name} {schema}"), "#", &tool[schema]);
+            }
             for hint in ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] {
                 assert!(tool["annotations"][hint].is_boolean(), "{name}: {hint}");
             }
@@ -63,6 +68,71 @@ fn assert_no_boolean_properties(tool: &str, schema: &Value) {
         }
         Value::Array(items) => items.iter().for_each(|item| assert_no_boolean_properties(tool, item)),
         _ => {}
+    }
+}
+
+/// The `format` values JSON Schema 2020-12 defines (section 7.3 of its validation vocabulary).
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Fails on a `format` outside [`STANDARD_FORMATS`] in `schema` or a subschema of it (only at
+/// the keywords that hold schemas: a property named `format` is no keyword).
+fn assert_standard_formats(tool: &str, at: &str, schema: &Value) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    if let Some(format) = map.get("format") {
+        assert!(
+            format.as_str().is_some_and(|f| STANDARD_FORMATS.contains(&f)),
+            "{tool}: format {format} at {at}"
+        );
+    }
+    for (keyword, value) in map {
+        match (keyword.as_str(), value) {
+            ("properties" | "patternProperties" | "$defs" | "definitions", Value::Object(members)) => {
+                for (name, member) in members {
+                    assert_standard_formats(tool, &format!("{at}/{keyword}/{name}"), member);
+                }
+            }
+            ("anyOf" | "oneOf" | "allOf" | "prefixItems", Value::Array(items)) => {
+                for (n, item) in items.iter().enumerate() {
+                    assert_standard_formats(tool, &format!("{at}/{keyword}/{n}"), item);
+                }
+            }
+            (
+                "items"
+                | "additionalProperties"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
+                | "unevaluatedProperties"
+                | "unevaluatedItems",
+                subschema,
+            ) => assert_standard_formats(tool, &format!("{at}/{keyword}"), subschema),
+            _ => {}
+        }
     }
 }
 

@@ -93,6 +93,8 @@ async fn a_chunked_body_past_the_routes_limit_is_refused_before_its_end() {
     let address = app.base.trim_start_matches("http://").to_owned();
     for (path, limit) in [
         ("/oauth/authorize", 64 * 1024),
+        ("/oauth/token", 64 * 1024),
+        ("/oauth/register", 64 * 1024),
         ("/_svc/pair", 16 * 1024),
         ("/console/session", 16 * 1024),
         ("/account/invite", 16 * 1024),
@@ -118,5 +120,88 @@ async fn a_chunked_body_past_the_routes_limit_is_refused_before_its_end() {
         assert!(raw.starts_with("HTTP/1.1 413"), "{path}: {raw}");
         let (_, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
         assert_eq!(body, answer, "{path}");
+    }
+}
+
+/// The head and body of a raw HTTP/1.1 answer, the body parsed as JSON.
+fn json_answer(raw: &str) -> (&str, serde_json::Value) {
+    let (head, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
+    let body = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {raw}"));
+    (head, body)
+}
+
+/// The token endpoint and client registration answer a body over their 64 KiB with 413 and an
+/// OAuth error (RFC 6749 section 5.2's shape, never cached), whether its length is declared or it
+/// is chunked past the limit; a body that cannot be read, within the limit, stays 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_oauth_token_and_registration_answer_an_oversized_body_413_with_an_oauth_error() {
+    let app = spawn("unauthenticated_bodies_oauth").await;
+    let address = app.base.trim_start_matches("http://").to_owned();
+    let limit = 64 * 1024;
+    let too_large = json!({
+        "error": "invalid_request",
+        "error_description": format!("the request body is larger than {limit} bytes"),
+    });
+    for (path, unreadable_code) in [
+        ("/oauth/token", "invalid_request"),
+        ("/oauth/register", "invalid_client_metadata"),
+    ] {
+        let declared = app
+            .client
+            .post(format!("{}{path}", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(vec![b'a'; limit + 1])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(declared.status(), StatusCode::PAYLOAD_TOO_LARGE, "{path}");
+        assert_eq!(declared.headers()["cache-control"], "no-store", "{path}");
+        let body: serde_json::Value = declared.json().await.unwrap();
+        assert_eq!(body, too_large, "{path}");
+
+        let mut stranger = TcpStream::connect(&address).await.unwrap();
+        stranger.write_all(&chunked_head_and(path, limit + 1)).await.unwrap();
+        let (_, raw) = closed_within(&mut stranger, Duration::from_secs(20))
+            .await
+            .unwrap_or_else(|| panic!("{path}: no answer while the body was still arriving"));
+        assert!(raw.starts_with("HTTP/1.1 413"), "{path}: {raw}");
+        let (head, body) = json_answer(&raw);
+        assert!(
+            head.to_ascii_lowercase().contains("cache-control: no-store"),
+            "{path}: {head}"
+        );
+        assert_eq!(body, too_large, "{path}");
+
+        // A chunk size that is not hexadecimal: the body breaks off unread, within the limit.
+        let mut broken = TcpStream::connect(&address).await.unwrap();
+        let request = format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+             Transfer-Encoding: chunked\r\n\r\nzz\r\n"
+        );
+        broken.write_all(request.as_bytes()).await.unwrap();
+        let (_, raw) = closed_within(&mut broken, Duration::from_secs(20))
+            .await
+            .unwrap_or_else(|| panic!("{path}: no answer to a broken body"));
+        assert!(raw.starts_with("HTTP/1.1 400"), "{path}: {raw}");
+        let (_, body) = json_answer(&raw);
+        assert_eq!(
+            body,
+            json!({ "error": unreadable_code, "error_description": "the request body could not be read" }),
+            "{path}"
+        );
+    }
+    let document: serde_json::Value = reqwest::get(format!("{}/openapi.json", app.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for path in ["/oauth/token", "/oauth/register"] {
+        let documented = &document["paths"][path]["post"]["responses"]["413"];
+        assert_eq!(
+            documented["content"]["application/json; charset=utf-8"]["schema"]["$ref"],
+            "#/components/schemas/OAuthError",
+            "{path}: {documented}"
+        );
     }
 }

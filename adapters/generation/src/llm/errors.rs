@@ -123,7 +123,7 @@ impl ProviderError {
 /// The error message in a provider's error body: OpenAI, Anthropic and Gemini use
 /// `{"error": {"message": ...}}`, Ollama `{"error": "..."}`.
 pub fn body_message(body: &str) -> Option<String> {
-    let value: Value = serde_json::from_str(body).ok()?;
+    let value: Value = super::untrusted_json::parse(body).ok()?;
     let error = value.get("error")?;
     error
         .get("message")
@@ -146,7 +146,7 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 
 /// Gemini's `RetryInfo` detail: `{"error": {"details": [{"retryDelay": "17s"}]}}`.
 fn body_retry_delay(body: &str) -> Option<Duration> {
-    let value: Value = serde_json::from_str(body).ok()?;
+    let value: Value = super::untrusted_json::parse(body).ok()?;
     value
         .pointer("/error/details")?
         .as_array()?

@@ -5,7 +5,7 @@
 /// The TSX source, or `None` when the reply holds no code. A structured reply
 /// (`{ "tsx": "..." }`) is read first.
 pub fn extract_tsx(reply: &str) -> Option<String> {
-    if let Ok(serde_json::Value::Object(object)) = serde_json::from_str(reply.trim())
+    if let Ok(serde_json::Value::Object(object)) = super::untrusted_json::parse(reply.trim())
         && let Some(tsx) = object.get("tsx").and_then(serde_json::Value::as_str)
     {
         // A model may still fence the code inside the JSON string.

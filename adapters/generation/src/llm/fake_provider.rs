@@ -34,6 +34,17 @@ pub enum FakeReply {
     Raw { content_type: String, chunks: Vec<String> },
     /// A 200 that sends its first frame and then nothing, ever.
     Stall,
+    /// A hostile answer: `status` with `prefix`, then `chunk` again and again until `total_bytes`
+    /// were offered, then `suffix`. Every byte handed to the connection is counted
+    /// ([`FakeProvider::sent_bytes`]), so a test sees how much a client read before hanging up.
+    Flood {
+        status: u16,
+        content_type: String,
+        prefix: String,
+        chunk: String,
+        total_bytes: usize,
+        suffix: String,
+    },
 }
 
 impl FakeReply {
@@ -101,6 +112,8 @@ struct State {
     /// While `true`, replies wait before their first byte.
     paused: watch::Sender<bool>,
     chunk_delay: Mutex<Duration>,
+    /// Bytes of `Flood` bodies handed to the connection.
+    sent_bytes: AtomicUsize,
 }
 
 /// The running fake; stops when dropped.
@@ -120,6 +133,7 @@ impl FakeProvider {
             open_streams: AtomicUsize::new(0),
             paused: watch::channel(false).0,
             chunk_delay: Mutex::new(Duration::ZERO),
+            sent_bytes: AtomicUsize::new(0),
         });
         let acceptor = TcpListener::bind("127.0.0.1:0")
             .into_acceptor()
@@ -171,6 +185,24 @@ impl FakeProvider {
     /// Reply bodies still being streamed (a cancelled client's body is dropped, not counted).
     pub fn open_streams(&self) -> usize {
         self.state.open_streams.load(Ordering::SeqCst)
+    }
+
+    /// Bytes of `Flood` bodies handed to the connection so far.
+    pub fn sent_bytes(&self) -> usize {
+        self.state.sent_bytes.load(Ordering::SeqCst)
+    }
+
+    /// Waits until every reply body was finished or dropped (or panics after 10 s).
+    pub async fn wait_for_closed_streams(&self) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.open_streams() > 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} reply streams still open",
+                self.open_streams()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// Holds every reply before its first byte until [`FakeProvider::resume`].
@@ -274,6 +306,23 @@ async fn respond(req: &Request, body: Body, Data(state): Data<&Arc<State>>) -> R
         FakeReply::Raw { content_type, chunks } => Response::builder()
             .header("content-type", content_type)
             .body(Body::from_bytes_stream(guarded(state, chunks, delay, None))),
+        FakeReply::Flood {
+            status,
+            content_type,
+            prefix,
+            chunk,
+            total_bytes,
+            suffix,
+        } => Response::builder()
+            .status(StatusCode::from_u16(status).expect("status"))
+            .header("content-type", content_type)
+            .body(Body::from_bytes_stream(flood(
+                state,
+                prefix,
+                chunk,
+                total_bytes,
+                suffix,
+            ))),
         FakeReply::Stall => {
             let first = encode(wire, &model, "", 24, false).into_iter().take(1).collect();
             streaming(state, wire, first, delay, true)
@@ -339,6 +388,31 @@ fn guarded(
         Ok::<_, std::io::Error>(Vec::new())
     });
     body.chain(keep_alive).chain(tail).boxed()
+}
+
+/// `prefix`, `chunk` repeated up to `total_bytes`, `suffix`; counts what the connection took and
+/// counts as open until dropped (finished, or abandoned by a client hanging up).
+fn flood(
+    state: &Arc<State>,
+    prefix: String,
+    chunk: String,
+    total_bytes: usize,
+    suffix: String,
+) -> BoxStream<'static, Result<Vec<u8>, std::io::Error>> {
+    state.open_streams.fetch_add(1, Ordering::SeqCst);
+    let guard = Arc::new(OpenStream(state.clone()));
+    let repeats = total_bytes / chunk.len().max(1);
+    let parts = std::iter::once(prefix)
+        .chain(std::iter::repeat_n(chunk, repeats))
+        .chain(std::iter::once(suffix));
+    let counted = state.clone();
+    stream::iter(parts)
+        .map(move |part| {
+            let _open = &guard;
+            counted.sent_bytes.fetch_add(part.len(), Ordering::SeqCst);
+            Ok(part.into_bytes())
+        })
+        .boxed()
 }
 
 fn pieces(text: &str, chunk_chars: usize) -> Vec<String> {

@@ -51,15 +51,17 @@ pub fn request(http: &reqwest::Client, provider: &ProviderConfig, chat: &ChatReq
     }
 }
 
-pub fn deltas(response: reqwest::Response, provider: &str) -> DeltaStream {
+pub fn deltas(response: reqwest::Response, provider: &str, max_reply: u64) -> DeltaStream {
     let name = provider.to_owned();
-    frames_to_deltas(sse::data_frames(response, provider), name.clone(), move |data| {
-        decode(&name, data)
-    })
+    frames_to_deltas(
+        sse::data_frames(response, provider, max_reply),
+        name.clone(),
+        move |data| decode(&name, data),
+    )
 }
 
 fn decode(provider: &str, data: &str) -> Step {
-    let chunk: Value = match serde_json::from_str(data) {
+    let chunk: Value = match super::untrusted_json::parse(data) {
         Ok(chunk) => chunk,
         Err(e) => return Step::Fail(malformed(provider, data, e)),
     };

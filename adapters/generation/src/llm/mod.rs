@@ -5,6 +5,7 @@ mod anthropic;
 mod chat;
 mod errors;
 mod extract;
+mod framing;
 mod gemini;
 mod ndjson;
 mod ollama;
@@ -14,6 +15,7 @@ mod prompt;
 mod provider;
 mod retry;
 mod sse;
+mod untrusted_json;
 mod validator;
 
 #[cfg(any(test, feature = "fake-provider"))]

@@ -36,15 +36,17 @@ pub fn request(http: &reqwest::Client, provider: &ProviderConfig, chat: &ChatReq
     }
 }
 
-pub fn deltas(response: reqwest::Response, provider: &str) -> DeltaStream {
+pub fn deltas(response: reqwest::Response, provider: &str, max_reply: u64) -> DeltaStream {
     let name = provider.to_owned();
-    frames_to_deltas(ndjson::lines(response, provider), name.clone(), move |line| {
-        decode(&name, line)
-    })
+    frames_to_deltas(
+        ndjson::lines(response, provider, max_reply),
+        name.clone(),
+        move |line| decode(&name, line),
+    )
 }
 
 fn decode(provider: &str, line: &str) -> Step {
-    let chunk: Value = match serde_json::from_str(line) {
+    let chunk: Value = match super::untrusted_json::parse(line) {
         Ok(chunk) => chunk,
         Err(e) => return Step::Fail(malformed(provider, line, e)),
     };

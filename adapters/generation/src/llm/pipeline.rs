@@ -248,6 +248,8 @@ impl LlmGenerator {
         text: &mut String,
         progress: &dyn ProgressSink,
     ) -> Result<(), ProviderError> {
+        // Bounded: the stream ends with an error past `framing::max_reply_bytes` of body, and
+        // `text` is part of it; it yields to the runtime often enough for both timeouts to fire.
         let mut deltas = provider.stream(&self.http, chat).await?;
         let mut received_chars = text.chars().count() as u64;
         loop {

@@ -4,7 +4,12 @@ use reqwest::RequestBuilder;
 
 use super::chat::{ChatRequest, DeltaStream};
 use super::errors::ProviderError;
+use super::framing::max_reply_bytes;
 use super::{anthropic, gemini, ollama, openai};
+
+/// The part of an error body read: enough for any provider's JSON error message; the rest is
+/// never taken off the wire (the connection is closed).
+pub const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
 
 /// The four wire formats spoken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +77,8 @@ impl ProviderConfig {
         self.api_key.is_some()
     }
 
-    /// Sends `request` and returns the reply's deltas once the provider answered 2xx.
+    /// Sends `request` and returns the reply's deltas once the provider answered 2xx. The reply
+    /// is read up to [`max_reply_bytes`] of the request's token budget.
     pub async fn stream(&self, http: &reqwest::Client, request: &ChatRequest) -> Result<DeltaStream, ProviderError> {
         let builder = match self.wire {
             Wire::OpenAi => openai::request(http, self, request),
@@ -81,11 +87,12 @@ impl ProviderConfig {
             Wire::Ollama => ollama::request(http, self, request),
         };
         let response = send(builder, &self.name).await?;
+        let max_reply = max_reply_bytes(request.max_output_tokens);
         Ok(match self.wire {
-            Wire::OpenAi => openai::deltas(response, &self.name),
-            Wire::Anthropic => anthropic::deltas(response, &self.name),
-            Wire::Gemini => gemini::deltas(response, &self.name),
-            Wire::Ollama => ollama::deltas(response, &self.name),
+            Wire::OpenAi => openai::deltas(response, &self.name, max_reply),
+            Wire::Anthropic => anthropic::deltas(response, &self.name, max_reply),
+            Wire::Gemini => gemini::deltas(response, &self.name, max_reply),
+            Wire::Ollama => ollama::deltas(response, &self.name, max_reply),
         })
     }
 }
@@ -100,6 +107,20 @@ async fn send(builder: RequestBuilder, provider: &str) -> Result<reqwest::Respon
         return Ok(response);
     }
     let headers = response.headers().clone();
-    let body = response.text().await.unwrap_or_default();
+    let body = read_error_body(response).await;
     Err(ProviderError::from_status(provider, status, &headers, &body))
+}
+
+/// At most [`MAX_ERROR_BODY_BYTES`] of an error answer, by chunks: a body of gigabytes, declared
+/// or not, costs no more. A transport error ends the body where it is: the status says enough.
+async fn read_error_body(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = MAX_ERROR_BODY_BYTES - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() == MAX_ERROR_BODY_BYTES {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
 }

@@ -1,30 +1,16 @@
-//! Server-sent events from a streaming response, framed by `eventsource-stream`: each item is
-//! one event's `data` (events without data, such as comments, are dropped).
+//! Server-sent events from a streaming response: each item is one event's `data` (events
+//! without data, such as comments, are dropped). Framed by `framing`: bounded and incremental.
 
-use eventsource_stream::Eventsource;
-use futures_util::stream::{BoxStream, StreamExt};
+use futures_util::stream::BoxStream;
 
-use super::errors::{ProviderError, ProviderErrorKind};
+use super::errors::ProviderError;
+use super::framing::{self, MAX_FRAME_BYTES, SseEvents};
 
-pub fn data_frames(response: reqwest::Response, provider: &str) -> BoxStream<'static, Result<String, ProviderError>> {
-    let provider = provider.to_owned();
-    response
-        .bytes_stream()
-        .eventsource()
-        .filter_map(move |event| {
-            let item = match event {
-                Ok(event) if event.data.is_empty() => None,
-                Ok(event) => Some(Ok(event.data)),
-                Err(eventsource_stream::EventStreamError::Transport(e)) => {
-                    Some(Err(ProviderError::from_transport(&provider, &e)))
-                }
-                Err(e) => Some(Err(ProviderError::new(
-                    ProviderErrorKind::Malformed,
-                    &provider,
-                    format!("not a server-sent event stream: {e}"),
-                ))),
-            };
-            std::future::ready(item)
-        })
-        .boxed()
+/// The events of `response`, reading at most `max_reply` body bytes.
+pub fn data_frames(
+    response: reqwest::Response,
+    provider: &str,
+    max_reply: u64,
+) -> BoxStream<'static, Result<String, ProviderError>> {
+    framing::frames(response, provider, max_reply, SseEvents::new(MAX_FRAME_BYTES))
 }

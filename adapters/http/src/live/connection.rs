@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, Stream, StreamExt};
 use serde_json::{Value, json};
 use svc_application::ports::agent::{LiveEvent, Published, key_topic};
-use svc_application::services::agent::{AgentError, Caller, IncomingAction};
+use svc_application::services::agent::{AgentError, Caller, IncomingAction, Replay};
 use svc_application::services::tool_channels::ChannelError;
 use svc_protocol::live_frames::{FrameRefusal, InboundFrame, parse_action, parse_frame};
 use tokio::sync::broadcast::{Receiver, error::RecvError};
@@ -17,6 +17,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use super::MAX_FRAME_BYTES;
 use super::flood_gate::{FloodGate, Verdict};
 use super::frames;
+use super::inbound_budget::{self, Admitted};
 use super::key_watch::WatchedKey;
 use super::replay_pieces::{PendingReplay, ReplayEnd, send_replay};
 use super::socket_writes::{send, send_all, write};
@@ -172,9 +173,15 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                     Verdict::Close => { close(&mut sink, &mut inbound, CloseCode::Policy, "flood").await; break }
                 }
                 if text.len() > MAX_FRAME_BYTES {
-                    refuse_too_large(&mut sink, &mut inbound).await;
+                    refuse_too_large(&mut sink, &mut inbound, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await;
                     break;
                 }
+                // Weighed before it is parsed; its weight held until it is answered (`inbound_budget`).
+                let _reserved = match inbound_budget::admit_text(&state.parsed_json, &text) {
+                    Admitted::Reserved(reserved) => reserved,
+                    Admitted::Refused(frame) => { if send(&mut sink, frame).await { continue } break }
+                    Admitted::TooHeavy(frame) => { refuse_too_large(&mut sink, &mut inbound, frame).await; break }
+                };
                 // Boxed: an idle socket's task is sized for what it awaits while idle, not for the
                 // subscribe and action paths (database calls) it runs now and then.
                 match Box::pin(handle(&state, &text, &mut bound, bearer_caller.as_ref())).await {
@@ -247,12 +254,13 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
     }
 }
 
-/// `FRAME_TOO_LARGE`, then the 1009 close.
+/// `FRAME_TOO_LARGE` (`refusal`), then the 1009 close.
 async fn refuse_too_large(
     sink: &mut (impl SinkExt<Message> + Unpin),
     inbound: &mut (impl Stream<Item = Result<Message, WsError>> + Unpin),
+    refusal: String,
 ) {
-    if send(sink, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await {
+    if send(sink, refusal).await {
         close(sink, inbound, CloseCode::Size, "frame too large").await;
     }
 }
@@ -542,29 +550,35 @@ async fn streams_from_store(
     heard: Option<&svc_application::ports::agent::StreamEnvelope>,
 ) -> Vec<String> {
     let mut out = vec![];
-    // Read and parsed under a share of the replay budget, as a replay's piece is: every socket
-    // of the session reads the marker's envelope at once.
-    let _share = state.replay_budget.take(super::replay_pieces::PIECE_BYTES).await;
+    // Every socket of the session hears a marker at once: the envelopes are read and rendered
+    // once for all that ask for the same ones, under a share of the replay budget as a replay's
+    // piece is read (taken by the one socket that reads).
+    let share = state.replay_budget.take(super::replay_pieces::PIECE_BYTES);
+    let session_id = &b.subscribed.session_id;
     match state
         .agent
-        .replay_streams_until(&b.subscribed.session_id, b.subscribed.stream_cursor, seq)
+        .stream_frames_until(session_id, b.subscribed.stream_cursor, seq, share, stream_frames)
         .await
     {
-        Ok(replay) => {
-            if replay.gap {
-                out.push(frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
-            }
-            out.extend(replay.items.iter().map(frames::data));
-        }
+        Ok(frames) => out.extend(frames.iter().cloned()),
         // The store could not fill it: say so, and pass on what was heard.
         Err(e) => {
-            tracing::warn!(session_id = %b.subscribed.session_id, error = ?e, "live stream envelopes not read from the store");
+            tracing::warn!(session_id = %session_id, error = ?e, "live stream envelopes not read from the store");
             out.push(frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
             out.extend(heard.map(frames::data));
         }
     }
     b.subscribed.stream_cursor = seq;
     out
+}
+
+/// The frames of envelopes read for the live tail: a `replay_gap` when some were left out, then
+/// their `data` frames.
+fn stream_frames(replay: Replay<svc_application::ports::agent::StreamEnvelope>) -> Vec<String> {
+    let gap = replay
+        .gap
+        .then(|| frames::frame("system", frames::replay_gap(frames::ReplayGaps::STREAMS)));
+    gap.into_iter().chain(replay.items.iter().map(frames::data)).collect()
 }
 
 /// The `props_update` frame of props announced by their marker (stored at `epoch`): the

@@ -4,6 +4,7 @@ mod connection;
 pub mod flood_gate;
 mod frames;
 pub mod http_source;
+mod inbound_budget;
 mod key_watch;
 mod poll_answer;
 mod poll_body;

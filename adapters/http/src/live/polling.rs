@@ -15,7 +15,10 @@
 //! `POST /_svc/poll/<sessionId>?token=T` with one client frame (`action` or
 //! `host_context_observed`) answers `{ frames: [...] }` with what the socket would have answered.
 //! Its body is one frame (at most 256 KiB, 413 past it), under the socket's flood rule per session:
-//! past 100 frames a second the answer is a `RATE_LIMITED` error frame, past 200 a 429.
+//! past 100 frames a second the answer is a `RATE_LIMITED` error frame, past 200 a 429. It is
+//! weighed before it is parsed and held under the budget of parsed JSON while it is answered
+//! (`inbound_budget`): 503 `SERVER_BUSY` with `Retry-After: 1` while others hold it, 413 when the
+//! frame alone would take more than all of it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +27,7 @@ use poem::http::StatusCode;
 use poem::web::{Data, Json, Path, Query};
 use poem::{IntoResponse, Response, handler};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use svc_application::ports::agent::key_topic;
 use svc_application::services::agent::{AgentError, Caller, PollHolder};
@@ -31,6 +35,7 @@ use svc_application::services::agent::{AgentError, Caller, PollHolder};
 use super::connection::action;
 use super::flood_gate::Verdict;
 use super::frames::{self, ReplayGaps};
+use super::inbound_budget::admit_posted;
 use super::poll_answer::{ANSWER_BUDGET_BYTES, Answer, Asked, Pending};
 use super::poll_body::PollBody;
 use super::polling_gates::{POLLS_IN_FLIGHT_PER_SESSION, POLLS_PER_SECOND, PollInFlight, PollRefused};
@@ -210,10 +215,6 @@ fn too_many_requests(message: &str) -> Response {
     response
 }
 
-fn parse(frame: &str) -> Value {
-    serde_json::from_str(frame).unwrap_or(Value::Null)
-}
-
 #[handler]
 pub async fn poll(
     Path(session_id): Path<String>,
@@ -273,7 +274,7 @@ pub async fn poll(
 pub async fn send(
     Path(session_id): Path<String>,
     Query(q): Query<TokenQuery>,
-    Json(frame): Json<Value>,
+    Json(frame): Json<Box<RawValue>>,
     Data(state): Data<&Arc<LiveRoutes>>,
 ) -> Response {
     let Some(caller) = caller_for(state, &session_id, &q.token).await else {
@@ -281,13 +282,21 @@ pub async fn send(
     };
     match state.polling_flood_gates.admit_frame(&session_id) {
         Verdict::Pass => {}
-        Verdict::Warn => {
-            return Json(json!({ "frames": [parse(&frames::error("RATE_LIMITED", "too many frames; slow down"))] }))
-                .into_response();
-        }
+        Verdict::Warn => return frames_answer(&[frames::error("RATE_LIMITED", "too many frames; slow down")]),
         Verdict::Close => return too_many_requests("too many frames; wait a second"),
     }
-    let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
+    // Checked as JSON but not built: weighed first, and parsed only under its reservation, held
+    // until the answer is made (`inbound_budget`).
+    let _reserved = match admit_posted(&state.parsed_json, &frame) {
+        Ok(reserved) => reserved,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let mut frame: Value = match serde_json::from_str(frame.get()) {
+        Ok(frame) => frame,
+        // Weighed, so within the parser's depth: not reached.
+        Err(e) => return internal(AgentError::Internal(e.into())),
+    };
+    let payload = frame.get_mut("payload").map(Value::take).unwrap_or(Value::Null);
     let answered = match frame["type"].as_str().unwrap_or_default() {
         "action" => action(state, &caller, &session_id, &payload).await,
         "host_context_observed" => state
@@ -301,8 +310,52 @@ pub async fn send(
         )]),
     };
     match answered {
-        Ok(out) => Json(json!({ "frames": out.iter().map(|f| parse(f)).collect::<Vec<_>>() })).into_response(),
+        Ok(out) => frames_answer(&out),
         Err(AgentError::SessionNotFound) => refused(),
         Err(e) => internal(e),
+    }
+}
+
+/// The POST's answer `{ "frames": [...] }`, each frame's JSON text as it was rendered.
+fn frames_answer(frames: &[String]) -> Response {
+    let mut body = String::with_capacity(frames.iter().map(|f| f.len() + 1).sum::<usize>() + 16);
+    body.push_str(r#"{"frames":["#);
+    for (i, frame) in frames.iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(frame);
+    }
+    body.push_str("]}");
+    Response::builder()
+        .content_type("application/json; charset=utf-8")
+        .body(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_posts_answer_carries_each_frame_as_it_was_rendered() {
+        let out = vec![
+            frames::error("BAD_FRAME", "not \"JSON\""),
+            frames::frame(
+                "system",
+                json!({ "event": "action_stored", "clientSeq": 1, "duplicate": false }),
+            ),
+        ];
+        let response = frames_answer(&out);
+        assert_eq!(
+            response.headers()[poem::http::header::CONTENT_TYPE],
+            "application/json; charset=utf-8"
+        );
+        let body = response.into_body().into_string().await.unwrap();
+        assert_eq!(body, format!(r#"{{"frames":[{},{}]}}"#, out[0], out[1]));
+        // The same bytes as the frames parsed back into values and serialised again.
+        let reparsed: Vec<Value> = out.iter().map(|f| serde_json::from_str(f).unwrap()).collect();
+        assert_eq!(body, json!({ "frames": reparsed }).to_string());
+        let none = frames_answer(&[]).into_body().into_string().await.unwrap();
+        assert_eq!(none, r#"{"frames":[]}"#);
     }
 }

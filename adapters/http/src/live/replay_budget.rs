@@ -3,7 +3,12 @@
 //! (re)subscribe together must not all do that at once. Every piece a socket reads, on
 //! subscribing or catching up, takes its share of [`REPLAY_BYTES_IN_FLIGHT`] first and gives it
 //! back once its frames are rendered and the parsed values dropped; a socket finding the budget
-//! taken waits (within its write deadline), it is not refused. Sending the frames takes no share:
+//! taken waits (within its write deadline), it is not refused. Only a subscribe's first reads,
+//! before its `ack`, wait no longer than
+//! [`LiveTimings::replay_share_before_ack`](super::timings::LiveTimings::replay_share_before_ack):
+//! the socket reads nothing else meanwhile, so past it the subscribe is answered `SERVER_BUSY`.
+//! The sockets that hear a large event's marker make one read of it, taking one share
+//! (`svc_application::services::agent::SharedStreamReads`). Sending the frames takes no share:
 //! a peer that reads slowly holds only its own piece's frames, never the budget.
 
 use std::sync::Arc;

@@ -14,7 +14,8 @@
 //!
 //! The ack and every piece after it are written within the live socket's deadline for their
 //! bytes together (`socket_writes`), counted from the ack: waiting for the budget and reading
-//! count against it, so a socket cannot wait for ever.
+//! count against it, so a socket cannot wait for ever. Before the ack, the reads that tell its
+//! gaps ([`start`]) wait for the budget until the subscribe's own deadline, then answer busy.
 
 use std::future::Future;
 
@@ -84,19 +85,68 @@ impl ReplayStart {
     }
 }
 
-/// Whether the gesture replay after `after` leaves items out, read from the window's first
-/// gesture alone (its frames come with the pieces, after the ack).
-pub(super) async fn start_actions(state: &LiveRoutes, session_id: &str, after: i64) -> Result<ReplayStart, AgentError> {
-    let _share = state.replay_budget.take(PIECE_BYTES).await;
-    let first = state.agent.replay_actions_head(session_id, after, 0).await?;
-    Ok(ReplayStart::of(after, &first, |e| e.sequence))
+/// How the read of a replay's first item before the `ack` ended, when it did not tell the gap.
+#[derive(Debug)]
+pub(super) enum StartEnd {
+    /// No share of the replay budget freed before the subscribe's deadline: the subscribe is
+    /// answered with this `error SERVER_BUSY` frame, and the socket stays as it was.
+    Busy(String),
+    /// The store failed.
+    Failed(AgentError),
 }
 
-/// [`start_actions`] of the envelope replay after `after`.
-pub(super) async fn start_streams(state: &LiveRoutes, session_id: &str, after: i64) -> Result<ReplayStart, AgentError> {
-    let _share = state.replay_budget.take(PIECE_BYTES).await;
-    let first = state.agent.replay_streams_head(session_id, after, 0).await?;
-    Ok(ReplayStart::of(after, &first, |e| e.seq))
+/// Seconds a subscribe refused for the replay budget is told to wait before it is sent again.
+const BUSY_RETRY_AFTER_SECONDS: u64 = 1;
+
+/// The `error SERVER_BUSY` frame of a subscribe whose replay found no share of the budget free.
+fn busy_frame() -> String {
+    frames::frame(
+        "error",
+        serde_json::json!({
+            "code": "SERVER_BUSY",
+            "message": "the server is replaying to many sockets; subscribe again shortly",
+            "retryAfterSeconds": BUSY_RETRY_AFTER_SECONDS,
+        }),
+    )
+}
+
+/// Whether the replay after `after` leaves items out, read (by `read`) from the window's first
+/// item alone under a share of `budget`; its frames come with the pieces, after the ack. The
+/// socket reads nothing else meanwhile, so the share is waited for only until `by`.
+pub(super) async fn start<T>(
+    budget: &ReplayBudget,
+    by: Instant,
+    after: i64,
+    read: impl Future<Output = Result<Replay<T>, AgentError>>,
+    position: fn(&T) -> i64,
+) -> Result<ReplayStart, StartEnd> {
+    let Ok(_share) = timeout_at(by, budget.take(PIECE_BYTES)).await else {
+        return Err(StartEnd::Busy(busy_frame()));
+    };
+    let first = read.await.map_err(StartEnd::Failed)?;
+    Ok(ReplayStart::of(after, &first, position))
+}
+
+/// [`start`] of the gesture replay after `after`.
+pub(super) async fn start_actions(
+    state: &LiveRoutes,
+    by: Instant,
+    session_id: &str,
+    after: i64,
+) -> Result<ReplayStart, StartEnd> {
+    let read = state.agent.replay_actions_head(session_id, after, 0);
+    start(&state.replay_budget, by, after, read, |e| e.sequence).await
+}
+
+/// [`start`] of the envelope replay after `after`.
+pub(super) async fn start_streams(
+    state: &LiveRoutes,
+    by: Instant,
+    session_id: &str,
+    after: i64,
+) -> Result<ReplayStart, StartEnd> {
+    let read = state.agent.replay_streams_head(session_id, after, 0);
+    start(&state.replay_budget, by, after, read, |e| e.seq).await
 }
 
 /// Bytes written to a socket since the ack, and when the ack went: the deadline of what was
@@ -242,6 +292,7 @@ mod tests {
     use tokio::sync::Notify;
 
     use super::*;
+    use crate::live::replay_budget::REPLAY_BYTES_IN_FLIGHT;
 
     /// A piece of the items `after + 1 ..= last` of a stored replay, one frame each.
     fn piece(after: i64, last: i64, gap: bool, cut: bool) -> Piece {
@@ -303,6 +354,43 @@ mod tests {
         let empty = |after| std::future::ready(Ok(piece(after, after, false, false)));
         let last = send_pieces(&budget, &mut clock, &mut sink, 10, ReplayGaps::STREAMS, empty).await;
         assert_eq!((last.unwrap(), sink.len()), (None, 0));
+    }
+
+    #[tokio::test]
+    async fn a_subscribe_finding_the_whole_budget_taken_is_answered_busy_by_its_deadline() {
+        let budget = ReplayBudget::default();
+        let held = budget.take(REPLAY_BYTES_IN_FLIGHT).await;
+        let read = std::future::ready(Ok(Replay::<i64> {
+            items: vec![1],
+            gap: false,
+            cut: false,
+        }));
+        let by = Instant::now() + std::time::Duration::from_millis(50);
+        // Far longer than the deadline: a subscribe still waiting then would hang for good.
+        let answered =
+            tokio::time::timeout(std::time::Duration::from_secs(10), start(&budget, by, 0, read, |n| *n)).await;
+        let Ok(Err(StartEnd::Busy(frame))) = answered else {
+            panic!("the subscribe is answered busy, not {answered:?}");
+        };
+        let frame: Value = serde_json::from_str(&frame).unwrap();
+        assert_eq!(
+            frame,
+            serde_json::json!({ "type": "error", "payload": {
+                "code": "SERVER_BUSY",
+                "message": "the server is replaying to many sockets; subscribe again shortly",
+                "retryAfterSeconds": 1,
+            } })
+        );
+
+        // With a share free, the same read tells the gap at once.
+        drop(held);
+        let read = std::future::ready(Ok(Replay::<i64> {
+            items: vec![5],
+            gap: true,
+            cut: true,
+        }));
+        let started = start(&budget, Instant::now(), 0, read, |n| *n).await.unwrap();
+        assert_eq!(started, ReplayStart { gap: true, after: 4 });
     }
 
     #[tokio::test]

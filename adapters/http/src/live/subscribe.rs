@@ -4,9 +4,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use svc_application::services::agent::{AgentError, Caller, LiveSnapshot};
 use svc_protocol::SERVICE_PROTOCOL_VERSION;
+use tokio::time::Instant;
 
 use super::frames::{self, ReplayGaps};
-use super::replay_pieces::{self, PendingReplay, ReplayClock};
+use super::replay_pieces::{self, PendingReplay, ReplayClock, StartEnd};
 use crate::TokenKind;
 use crate::route_states::LiveRoutes;
 
@@ -189,13 +190,23 @@ pub async fn subscribe(
     };
     let session = &snapshot.session;
     // Only each replay's first item is read here, for the gaps the ack tells; the frames come
-    // after the ack, a piece at a time (`replay_pieces`).
+    // after the ack, a piece at a time (`replay_pieces`). The socket reads nothing else until it
+    // answers, so the wait for the replay budget has a deadline: past it the answer is busy.
+    let by = Instant::now() + state.timings.replay_share_before_ack();
     let actions = match payload.since_sequence {
-        Some(after) => Some(replay_pieces::start_actions(state, &session.session_id, after).await?),
+        Some(after) => match replay_pieces::start_actions(state, by, &session.session_id, after).await {
+            Ok(start) => Some(start),
+            Err(StartEnd::Busy(frame)) => return Ok(SubscribeOutcome::Refused(frame)),
+            Err(StartEnd::Failed(failed)) => return Err(failed),
+        },
         None => None,
     };
     let streams = match payload.from_seq {
-        Some(after) => Some(replay_pieces::start_streams(state, &session.session_id, after).await?),
+        Some(after) => match replay_pieces::start_streams(state, by, &session.session_id, after).await {
+            Ok(start) => Some(start),
+            Err(StartEnd::Busy(frame)) => return Ok(SubscribeOutcome::Refused(frame)),
+            Err(StartEnd::Failed(failed)) => return Err(failed),
+        },
         None => None,
     };
     let gaps = ReplayGaps {

@@ -1,6 +1,6 @@
-//! The live channel's two clocks besides the heartbeat: how long a socket may stay without a
-//! bound session, and how often the keys of bound sockets are asked whether they still
-//! authenticate.
+//! The live channel's clocks besides the heartbeat: how long a socket may stay without a bound
+//! session (and a subscribe may wait for the replay budget before its `ack`), and how often the
+//! keys of bound sockets are asked whether they still authenticate.
 
 use std::time::Duration;
 
@@ -15,6 +15,20 @@ pub struct LiveTimings {
     /// that expires, or one revoked in the keys file, announces nothing, and ends its channels
     /// within this time. Each sweep reads each distinct key once, however many cards hold it.
     pub key_recheck: Duration,
+}
+
+/// Longest a subscribe waits for a share of the replay budget before its `ack` (its first
+/// reads, which tell the ack's gaps): meanwhile the socket reads nothing else, so past it the
+/// subscribe is answered `SERVER_BUSY`. Under the 15 s the mount runtime gives a socket to open
+/// and be acked (it then drops the socket and opens another), so the answer comes first.
+const REPLAY_SHARE_BEFORE_ACK: Duration = Duration::from_secs(10);
+
+impl LiveTimings {
+    /// How long a subscribe may wait for a share of the replay budget before its `ack`:
+    /// [`REPLAY_SHARE_BEFORE_ACK`], or the socket's time to subscribe when that is shorter.
+    pub fn replay_share_before_ack(&self) -> Duration {
+        self.subscribe_within.min(REPLAY_SHARE_BEFORE_ACK)
+    }
 }
 
 impl Default for LiveTimings {

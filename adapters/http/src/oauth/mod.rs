@@ -66,6 +66,16 @@ pub struct OAuth {
     external_sign_ins: PerAddressLimit,
 }
 
+/// `oauth.consent_url` as the consent redirect uses it: an absolute http(s) URL. Start-up
+/// checks it whether or not OAuth is on.
+pub fn parse_consent_url(consent_url: &str) -> Result<url::Url, String> {
+    let parsed = url::Url::parse(consent_url).map_err(|e| format!("oauth.consent_url {consent_url:?}: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("oauth.consent_url {consent_url:?} must be an http(s) URL"));
+    }
+    Ok(parsed)
+}
+
 impl OAuth {
     /// Fails when the consent URL is not an absolute http(s) URL. Registration windows are
     /// counted in `windows` (the database, shared by replicas).
@@ -74,17 +84,7 @@ impl OAuth {
         options: OAuthOptions,
         windows: Arc<dyn svc_application::ports::rate_windows::SharedWindows>,
     ) -> Result<Self, String> {
-        let consent_url = match &options.consent_url {
-            Some(consent_url) => {
-                let parsed =
-                    url::Url::parse(consent_url).map_err(|e| format!("oauth.consent_url {consent_url:?}: {e}"))?;
-                if !matches!(parsed.scheme(), "http" | "https") {
-                    return Err(format!("oauth.consent_url {consent_url:?} must be an http(s) URL"));
-                }
-                Some(parsed)
-            }
-            None => None,
-        };
+        let consent_url = options.consent_url.as_deref().map(parse_consent_url).transpose()?;
         let consent_origins = ConsentOrigins::new(service.issuer().origin(), consent_url.as_ref());
         let registrations = PerAddressLimit::registrations(windows.clone(), service.clock());
         let external_sign_ins = PerAddressLimit::external_sign_ins(windows, service.clock());

@@ -1,6 +1,7 @@
 //! `POST /oauth/register` (RFC 7591). 201 with the client's metadata and no secret; 400
-//! `invalid_redirect_uri` or `invalid_client_metadata`; 429 past 10 registrations per 10 minutes
-//! from one address.
+//! `invalid_redirect_uri` or `invalid_client_metadata`; 413 `invalid_request` for a body over
+//! 64 KiB; 429 past 10 registrations per 10 minutes from one address (503
+//! `temporarily_unavailable` when they cannot be counted).
 
 use std::sync::Arc;
 
@@ -13,17 +14,16 @@ use svc_domain::oauth::{ClientName, RedirectUri};
 
 use super::params::MAX_BODY_BYTES;
 use super::{enabled, no_store, not_found};
+use crate::body_limit::Unread;
 use crate::client_address::client_ip;
 use crate::route_states::RestRoutes;
 
 fn refused(code: &str, description: &str) -> Response {
-    no_store(
-        (
-            StatusCode::BAD_REQUEST,
-            Json(json!({ "error": code, "error_description": description })),
-        )
-            .into_response(),
-    )
+    answer(StatusCode::BAD_REQUEST, code, description)
+}
+
+fn answer(status: StatusCode, code: &str, description: &str) -> Response {
+    no_store((status, Json(json!({ "error": code, "error_description": description }))).into_response())
 }
 
 /// An RFC 7591 error code and its description.
@@ -31,7 +31,9 @@ type Refusal = (&'static str, &'static str);
 
 /// Reads the two fields the rules look at; a wrong JSON type is refused with the error of its field.
 fn parse(body: &[u8]) -> Result<RegisterClient, Refusal> {
-    let metadata: Value = serde_json::from_slice(body)
+    // A stranger's text: serde_json's raw-value marker is refused before a `Value` parse.
+    let metadata: Value = svc_domain::json_marker::refuse_raw_value_marker(body)
+        .and_then(|()| serde_json::from_slice(body))
         .ok()
         .filter(Value::is_object)
         .ok_or(("invalid_client_metadata", "the body must be a JSON object"))?;
@@ -65,8 +67,13 @@ pub(super) async fn register(req: &Request, body: Body, state: &Arc<RestRoutes>)
     {
         return limited;
     }
-    let Ok(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
-        return refused("invalid_client_metadata", "the body is too large or unreadable");
+    let bytes = match crate::body_limit::read_limited(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(Unread::TooLarge) => {
+            let (status, description) = super::token::unread_body(Unread::TooLarge);
+            return answer(status, "invalid_request", &description);
+        }
+        Err(unread) => return refused("invalid_client_metadata", &super::token::unread_body(unread).1),
     };
     let command = match parse(&bytes) {
         Ok(command) => command,

@@ -93,7 +93,8 @@ pub(super) struct ClientInformation {
 #[derive(Object)]
 pub(super) struct OAuthError {
     /// `invalid_redirect_uri`, `invalid_client_metadata`, `invalid_request`, `invalid_client`,
-    /// `invalid_grant`, `unsupported_grant_type`, `invalid_target` or `server_error`.
+    /// `invalid_grant`, `unsupported_grant_type`, `invalid_target`, `server_error` or
+    /// `temporarily_unavailable`.
     error: String,
     error_description: String,
 }
@@ -227,12 +228,28 @@ pub(super) enum RegistrationAnswer {
     /// OAuth is off.
     #[oai(status = 404)]
     NotFound,
+    /// `invalid_request`: the body is over 64 KiB (a declared length over it is refused unread,
+    /// a chunked body as soon as it passes it).
+    #[oai(status = 413)]
+    TooLarge(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
     /// More than 10 registrations in 10 minutes from one address.
     #[oai(status = 429)]
     RateLimited(Json<RateLimited>, #[oai(header = "Retry-After")] u64),
     /// `server_error`: storage failed.
     #[oai(status = 500)]
     Failed(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
+    /// `temporarily_unavailable`: the registration could not be counted against its address's
+    /// window (the database did not answer); nothing was registered.
+    #[oai(status = 503)]
+    Uncounted(
         Json<OAuthError>,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "Pragma")] String,
@@ -477,6 +494,14 @@ pub(super) enum TokenAnswerResponses {
     /// OAuth is off.
     #[oai(status = 404)]
     NotFound,
+    /// `invalid_request`: the body is over 64 KiB (a declared length over it is refused unread,
+    /// a chunked body as soon as it passes it).
+    #[oai(status = 413)]
+    TooLarge(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
     /// `server_error`: storage failed.
     #[oai(status = 500)]
     Failed(

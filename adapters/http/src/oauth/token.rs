@@ -1,5 +1,6 @@
 //! `POST /oauth/token` (form-encoded): `{ access_token, token_type: "Bearer", scope: "mcp" }`,
-//! no refresh token and no `expires_in`; errors as RFC 6749 section 5.2 JSON. Never cached.
+//! no refresh token and no `expires_in`; errors as RFC 6749 section 5.2 JSON (a body over 64 KiB
+//! too: 413 `invalid_request`). Never cached.
 
 use std::sync::Arc;
 
@@ -11,22 +12,37 @@ use svc_application::services::oauth::TokenError;
 
 use super::params::{MAX_BODY_BYTES, Params};
 use super::{enabled, no_store, not_found};
+use crate::body_limit::Unread;
 use crate::route_states::RestRoutes;
 
 fn error(status: StatusCode, code: &str, description: &str) -> Response {
     no_store((status, Json(json!({ "error": code, "error_description": description }))).into_response())
 }
 
+/// The status and `error_description` of a body not read whole: 413 past the 64 KiB limit
+/// (declared or chunked; README, "Request bodies"), else 400 (client registration answers the same).
+pub(super) fn unread_body(unread: Unread) -> (StatusCode, String) {
+    match unread {
+        Unread::TooLarge => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is larger than {MAX_BODY_BYTES} bytes"),
+        ),
+        Unread::Paused | Unread::Busy | Unread::Broken => {
+            (StatusCode::BAD_REQUEST, "the request body could not be read".to_owned())
+        }
+    }
+}
+
 pub(super) async fn token(body: Body, state: &Arc<RestRoutes>) -> Response {
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
-    let Ok(bytes) = crate::body_limit::read_limited(body, MAX_BODY_BYTES).await else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "the body is too large or unreadable",
-        );
+    let bytes = match crate::body_limit::read_limited(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(unread) => {
+            let (status, description) = unread_body(unread);
+            return error(status, "invalid_request", &description);
+        }
     };
     let params = Params::parse(&bytes);
     if let Some(name) = params.duplicate() {

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use schemars::{JsonSchema, schema_for};
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{JsonSchema, Schema};
 use serde_json::{Value, json};
 
 use super::{Annotations, ToolDefinition};
@@ -66,12 +68,55 @@ impl Declared {
     }
 }
 
+/// The `format` values JSON Schema 2020-12 defines (its validation vocabulary, section 7.3).
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// The published schema of `T` (both `inputSchema` and `outputSchema` start here), with only
+/// the formats JSON Schema defines ([`standard_formats_only`]).
 fn schema<T: JsonSchema>() -> Value {
-    let mut schema = serde_json::to_value(schema_for!(T)).expect("schemas serialise");
+    let generated = SchemaSettings::default()
+        .with_transform(RecursiveTransform(standard_formats_only as fn(&mut Schema)))
+        .into_generator()
+        .into_root_schema_for::<T>();
+    let mut schema = serde_json::to_value(generated).expect("schemas serialise");
     if let Some(map) = schema.as_object_mut() {
         map.remove("title");
     }
     schema
+}
+
+/// Drops a `format` JSON Schema does not define. schemars writes one for every number type
+/// (`uint32`, `uint`, `int64`, `double`, ...): validators ignore it, and ajv (the TypeScript MCP
+/// SDK's) warns on stderr about each on every `tools/list`. What it meant stays said: an unsigned
+/// integer keeps its `minimum: 0`, a small one its `maximum`.
+fn standard_formats_only(schema: &mut Schema) {
+    let unknown = schema
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|format| !STANDARD_FORMATS.contains(&format));
+    if unknown {
+        schema.remove("format");
+    }
 }
 
 /// MCP requires an output schema of `type: object`; a result that is one of several bodies
@@ -122,6 +167,46 @@ fn object_subschemas(schema: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Counts {
+        total: usize,
+        epoch: u32,
+        cents: i64,
+        ratio: f64,
+        small: u8,
+        #[schemars(extend("format" = "date-time"))]
+        at: String,
+        nested: Option<Nested>,
+        list: Vec<u64>,
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Nested {
+        calls: u32,
+    }
+
+    #[test]
+    fn only_the_formats_json_schema_defines_are_published_and_the_bounds_stay() {
+        let schema = schema::<Counts>();
+        let properties = &schema["properties"];
+        for name in ["total", "epoch", "cents", "ratio", "small"] {
+            assert_eq!(properties[name].get("format"), None, "{name}: {}", properties[name]);
+        }
+        assert_eq!(properties["list"]["items"].get("format"), None, "{schema}");
+        assert_eq!(
+            schema["$defs"]["Nested"]["properties"]["calls"].get("format"),
+            None,
+            "{schema}"
+        );
+        assert_eq!(properties["at"]["format"], "date-time", "a standard format stays");
+        assert_eq!(properties["epoch"]["minimum"], 0, "{}", properties["epoch"]);
+        assert_eq!(properties["total"]["minimum"], 0, "{}", properties["total"]);
+        assert_eq!(properties["small"]["maximum"], 255, "{}", properties["small"]);
+        assert_eq!(properties["cents"]["type"], "integer");
+    }
 
     #[test]
     fn boolean_subschemas_become_objects() {

@@ -40,6 +40,7 @@ mod m20261221_000003_retention_indexes;
 mod m20261222_000001_session_expires_at;
 mod m20261223_000001_write_guards;
 mod m20261224_000001_oauth_clients_last_authorized;
+mod m20261225_000001_oauth_client_id_indexes;
 mod whole;
 
 pub struct Migrator;
@@ -80,6 +81,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261222_000001_session_expires_at::Migration),
             Box::new(m20261223_000001_write_guards::Migration),
             Box::new(m20261224_000001_oauth_clients_last_authorized::Migration),
+            Box::new(m20261225_000001_oauth_client_id_indexes::Migration),
         ];
         each.into_iter()
             .map(|migration| Box::new(whole::Whole(migration)) as Box<dyn MigrationTrait>)

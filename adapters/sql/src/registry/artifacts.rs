@@ -1,11 +1,13 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Alias, Condition, DynIden, Expr, ExprTrait, IntoIden, LikeExpr, Query, SelectStatement};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, DatabaseConnection, DbBackend, EntityTrait, IdenStatic, Order, QueryFilter,
-    QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, DbBackend, EntityTrait, FromQueryResult, IdenStatic, Order,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use svc_application::ports::RepositoryError;
-use svc_application::ports::registry::{ArtifactQuery, ArtifactRepository, ResultPage, TransitionError};
+use svc_application::ports::registry::{
+    ArtifactQuery, ArtifactRepository, ListedVersion, ResultPage, TransitionError, VersionRow,
+};
 use svc_domain::artifact::{
     ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactName, ArtifactScope, ArtifactStatus, ArtifactVersion,
     SignatureAlgorithm, StoredSignature, Visibility, YankOutcome,
@@ -49,29 +51,85 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
         row.map(version_from_row).transpose()
     }
 
-    async fn versions(
+    async fn version_rows(
         &self,
         scope: &ArtifactScope,
         name: &ArtifactName,
-    ) -> Result<Vec<ArtifactVersion>, RepositoryError> {
-        artifact_versions::Entity::find()
+        limit: Option<u64>,
+    ) -> Result<Vec<VersionRow>, RepositoryError> {
+        let backend = self.db.get_database_backend();
+        let mut select = artifact_versions::Entity::find()
+            .select_only()
+            .columns([
+                Column::Scope,
+                Column::Name,
+                Column::Version,
+                Column::Visibility,
+                Column::Status,
+                Column::PublishedAt,
+            ])
             .filter(Column::Scope.eq(scope.as_str()))
             .filter(Column::Name.eq(name.as_str()))
+            // Highest first; an unkeyed version (NULL key) last on every backend.
+            .order_by(Expr::col(Column::PrecedenceKey).is_null(), Order::Asc)
+            .order_by(byte_wise(Column::PrecedenceKey, backend), Order::Desc);
+        if let Some(limit) = limit {
+            select = select.limit(limit);
+        }
+        select
+            .into_model::<VersionColumns>()
             .all(&self.db)
             .await
             .map_err(repository_error)?
             .into_iter()
-            .map(version_from_row)
+            .map(VersionColumns::into_row)
             .collect()
+    }
+
+    async fn has_private_version(&self, scope: &ArtifactScope, name: &ArtifactName) -> Result<bool, RepositoryError> {
+        let found = artifact_versions::Entity::find()
+            .select_only()
+            .column(Column::Version)
+            .filter(Column::Scope.eq(scope.as_str()))
+            .filter(Column::Name.eq(name.as_str()))
+            .filter(Column::Visibility.eq(Visibility::Private.as_str()))
+            .limit(1)
+            .into_tuple::<String>()
+            .one(&self.db)
+            .await
+            .map_err(repository_error)?;
+        Ok(found.is_some())
+    }
+
+    async fn count_versions(&self, scope: &ArtifactScope, name: &ArtifactName) -> Result<u64, RepositoryError> {
+        artifact_versions::Entity::find()
+            .filter(Column::Scope.eq(scope.as_str()))
+            .filter(Column::Name.eq(name.as_str()))
+            .count(&self.db)
+            .await
+            .map_err(repository_error)
     }
 
     async fn latest_versions(
         &self,
         query: &ArtifactQuery,
         page: ResultPage,
-    ) -> Result<Vec<ArtifactVersion>, RepositoryError> {
+    ) -> Result<Vec<ListedVersion>, RepositoryError> {
         let backend = self.db.get_database_backend();
+        // The listing columns and the manifest's description, extracted by the database: the
+        // manifest itself (a blueprint's may be megabytes) is never read into the registry.
         let mut select = artifact_versions::Entity::find()
+            .select_only()
+            .columns([
+                Column::Scope,
+                Column::Name,
+                Column::Version,
+                Column::Kind,
+                Column::Visibility,
+                Column::Publisher,
+                Column::Facets,
+            ])
+            .expr_as(manifest_description(backend), "description")
             .filter(admitted(query, artifact_versions::Entity.into_iden()))
             .filter(Expr::not_exists(outranking(query)));
         if let Some(text) = &query.text {
@@ -96,11 +154,12 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
         }
         select
             .limit(page.limit)
+            .into_model::<ListingColumns>()
             .all(&self.db)
             .await
             .map_err(repository_error)?
             .into_iter()
-            .map(version_from_row)
+            .map(ListingColumns::into_listed)
             .collect()
     }
 
@@ -181,6 +240,95 @@ fn outranking(query: &ArtifactQuery) -> SelectStatement {
         .to_owned()
 }
 
+/// The manifest's `description` as text (NULL when it has none), read by the database.
+fn manifest_description(backend: DbBackend) -> Expr {
+    Expr::cust(match backend {
+        DbBackend::Postgres => "(\"manifest\" ->> 'description')",
+        DbBackend::MySql => "JSON_UNQUOTE(JSON_EXTRACT(`manifest`, '$.description'))",
+        _ => "json_extract(\"manifest\", '$.description')",
+    })
+}
+
+/// What a search reads of a version: no manifest, no signature.
+#[derive(Debug, FromQueryResult)]
+struct ListingColumns {
+    scope: String,
+    name: String,
+    version: String,
+    kind: String,
+    visibility: String,
+    publisher: String,
+    facets: Option<String>,
+    description: Option<String>,
+}
+
+impl ListingColumns {
+    fn into_listed(self) -> Result<ListedVersion, RepositoryError> {
+        let (mut tags, mut hooks) = (Vec::new(), Vec::new());
+        for line in self.facets.as_deref().unwrap_or_default().lines() {
+            if let Some(tag) = line.strip_prefix("tag:") {
+                tags.push(tag.to_owned());
+            } else if let Some(hook) = line.strip_prefix("hook:") {
+                hooks.push(hook.to_owned());
+            }
+        }
+        Ok(ListedVersion {
+            identity: stored_identity(&self.scope, &self.name, &self.version)?,
+            kind: stored_kind(&self.kind)?,
+            visibility: stored_visibility(&self.visibility)?,
+            publisher: self.publisher,
+            description: self.description.unwrap_or_default(),
+            tags,
+            hooks,
+        })
+    }
+}
+
+/// What a version listing reads of a version.
+#[derive(Debug, FromQueryResult)]
+struct VersionColumns {
+    scope: String,
+    name: String,
+    version: String,
+    visibility: String,
+    status: String,
+    published_at: DateTime<Utc>,
+}
+
+impl VersionColumns {
+    fn into_row(self) -> Result<VersionRow, RepositoryError> {
+        Ok(VersionRow {
+            identity: stored_identity(&self.scope, &self.name, &self.version)?,
+            visibility: stored_visibility(&self.visibility)?,
+            status: stored_status(&self.status)?,
+            published_at: self.published_at,
+        })
+    }
+}
+
+fn stored_identity(scope: &str, name: &str, version: &str) -> Result<ArtifactIdentity, RepositoryError> {
+    ArtifactIdentity::parse(scope, name, version)
+        .map_err(|error| corrupt("registry_artifact_versions.version", error.to_string()))
+}
+
+fn stored_kind(kind: &str) -> Result<ArtifactKind, RepositoryError> {
+    ArtifactKind::parse(kind).ok_or_else(|| corrupt("registry_artifact_versions.kind", format!("kind {kind:?}")))
+}
+
+fn stored_visibility(visibility: &str) -> Result<Visibility, RepositoryError> {
+    Visibility::parse(visibility).ok_or_else(|| {
+        corrupt(
+            "registry_artifact_versions.visibility",
+            format!("visibility {visibility:?}"),
+        )
+    })
+}
+
+fn stored_status(status: &str) -> Result<ArtifactStatus, RepositoryError> {
+    ArtifactStatus::parse(status)
+        .ok_or_else(|| corrupt("registry_artifact_versions.status", format!("status {status:?}")))
+}
+
 fn pattern(text: String) -> LikeExpr {
     LikeExpr::new(text).escape(LIKE_ESCAPE)
 }
@@ -233,18 +381,10 @@ fn version_row(version: &ArtifactVersion) -> artifact_versions::ActiveModel {
 fn version_from_row(row: artifact_versions::Model) -> Result<ArtifactVersion, RepositoryError> {
     let unreadable = |column, detail: String| corrupt(column, detail);
     Ok(ArtifactVersion {
-        identity: ArtifactIdentity::parse(&row.scope, &row.name, &row.version)
-            .map_err(|error| unreadable("registry_artifact_versions.version", error.to_string()))?,
-        kind: ArtifactKind::parse(&row.kind)
-            .ok_or_else(|| unreadable("registry_artifact_versions.kind", format!("kind {:?}", row.kind)))?,
-        visibility: Visibility::parse(&row.visibility).ok_or_else(|| {
-            unreadable(
-                "registry_artifact_versions.visibility",
-                format!("visibility {:?}", row.visibility),
-            )
-        })?,
-        status: ArtifactStatus::parse(&row.status)
-            .ok_or_else(|| unreadable("registry_artifact_versions.status", format!("status {:?}", row.status)))?,
+        identity: stored_identity(&row.scope, &row.name, &row.version)?,
+        kind: stored_kind(&row.kind)?,
+        visibility: stored_visibility(&row.visibility)?,
+        status: stored_status(&row.status)?,
         publisher: row.publisher,
         manifest: row.manifest,
         signature: StoredSignature {

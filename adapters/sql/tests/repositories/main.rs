@@ -14,6 +14,7 @@ mod group_commit;
 mod hosted_accounts;
 mod hosted_app_settings;
 mod hosted_external_sign_ins;
+mod oauth_client_indexes;
 mod oauth_client_keys;
 mod oauth_clients_sweep;
 mod operator_connector_keys;

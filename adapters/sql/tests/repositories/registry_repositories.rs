@@ -33,7 +33,8 @@ support::backend_tests!(
     a_release_is_stored_once_whatever_its_build_metadata,
     twins_stored_before_the_release_key_keep_their_rows,
     registries_keying_at_once_leave_one_holder_per_release,
-    author_keys_and_tokens_read_back
+    author_keys_and_tokens_read_back,
+    listings_read_the_listing_columns_not_the_manifest
 );
 
 fn at(second: u32) -> DateTime<Utc> {
@@ -219,14 +220,13 @@ async fn each_package_answers_its_latest_version_in_byte_order(db: DatabaseConne
     // `LIKE`'s wildcards are literal text.
     assert_eq!(latest(&repo, text("a_c")).await, Vec::<String>::new());
     assert_eq!(latest(&repo, text("%")).await, Vec::<String>::new());
-    let all = repo
-        .versions(
-            &ArtifactScope::parse("@acme").unwrap(),
-            &ArtifactName::parse("chart").unwrap(),
-        )
-        .await
-        .unwrap();
+    let (acme, chart) = (
+        ArtifactScope::parse("@acme").unwrap(),
+        ArtifactName::parse("chart").unwrap(),
+    );
+    let all = repo.version_rows(&acme, &chart, None).await.unwrap();
     assert_eq!(all.len(), 5, "yanked versions are listed too");
+    assert_eq!(repo.count_versions(&acme, &chart).await.unwrap(), 5);
 }
 
 /// A version whose manifest parses, so its description, tags and hooks are searchable.
@@ -442,9 +442,10 @@ async fn a_release_is_stored_once_whatever_its_build_metadata(db: DatabaseConnec
     let elsewhere = version("@acme", "board", "1.2.3+fix", ArtifactKind::Gadget, Visibility::Public);
     repo.publish(&elsewhere).await.unwrap();
     let stored = repo
-        .versions(
+        .version_rows(
             &ArtifactScope::parse("@acme").unwrap(),
             &ArtifactName::parse("chart").unwrap(),
+            None,
         )
         .await
         .unwrap();
@@ -589,4 +590,95 @@ async fn author_keys_and_tokens_read_back(db: DatabaseConnection) {
     tokens.insert("hash", &admin, at(1)).await.unwrap();
     assert_eq!(tokens.find("hash").await.unwrap(), Some(admin));
     assert_eq!(tokens.find("other").await.unwrap(), None);
+}
+
+/// A search answers description, tags and hooks, and a version listing its versions highest
+/// first, bounded, from the listing columns: a manifest that no longer holds them (here replaced
+/// behind the store's back by a large blob) is never read.
+async fn listings_read_the_listing_columns_not_the_manifest(db: DatabaseConnection) {
+    let repo = SeaOrmArtifactRepository::new(db.clone());
+    for semver in ["1.0.0", "1.10.0", "1.2.0", "2.0.0-rc.1"] {
+        repo.publish(&described(
+            semver,
+            "Sparkline, \"quoted\" é",
+            &["chart", "svg"],
+            "useSparkline",
+        ))
+        .await
+        .unwrap();
+    }
+    let (acme, sparkline) = (
+        ArtifactScope::parse("@acme").unwrap(),
+        ArtifactName::parse("sparkline").unwrap(),
+    );
+    let page = ResultPage { after: None, limit: 10 };
+    let query = ArtifactQuery {
+        include_private: true,
+        ..ArtifactQuery::default()
+    };
+    let listed = repo.latest_versions(&query, page.clone()).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let latest = &listed[0];
+    assert_eq!(latest.identity.to_string(), "@acme/sparkline@2.0.0-rc.1");
+    assert_eq!(
+        (
+            latest.description.as_str(),
+            latest.tags.as_slice(),
+            latest.hooks.as_slice()
+        ),
+        (
+            "Sparkline, \"quoted\" é",
+            &["chart".to_owned(), "svg".to_owned()][..],
+            &["useSparkline".to_owned()][..]
+        )
+    );
+    assert_eq!(
+        (latest.kind, latest.visibility, latest.publisher.as_str()),
+        (ArtifactKind::Gadget, Visibility::Private, "acme")
+    );
+
+    let rows = repo.version_rows(&acme, &sparkline, Some(3)).await.unwrap();
+    let versions: Vec<&str> = rows.iter().map(|r| r.identity.version.as_str()).collect();
+    assert_eq!(
+        versions,
+        ["2.0.0-rc.1", "1.10.0", "1.2.0"],
+        "highest first, at most the limit"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r.visibility == Visibility::Private && r.published_at == at(1))
+    );
+    assert!(repo.has_private_version(&acme, &sparkline).await.unwrap());
+    let other = ArtifactName::parse("other").unwrap();
+    assert!(!repo.has_private_version(&acme, &other).await.unwrap());
+    assert!(repo.version_rows(&acme, &other, None).await.unwrap().is_empty());
+    repo.publish(&version(
+        "@acme",
+        "public",
+        "1.0.0",
+        ArtifactKind::Gadget,
+        Visibility::Public,
+    ))
+    .await
+    .unwrap();
+    let public = ArtifactName::parse("public").unwrap();
+    assert!(!repo.has_private_version(&acme, &public).await.unwrap());
+
+    // The manifests replaced by JSON that is no manifest at all: the listings still answer.
+    let blob = json!({ "description": "replaced", "fixtureProps": "x".repeat(64 * 1024) });
+    let update = Query::update()
+        .table(Alias::new("registry_artifact_versions"))
+        .value(Alias::new("manifest"), blob)
+        .to_owned();
+    db.execute_raw(db.get_database_backend().build(&update)).await.unwrap();
+    let listed = repo.latest_versions(&query, page).await.unwrap();
+    let names: Vec<&str> = listed.iter().map(|l| l.identity.name.as_str()).collect();
+    assert_eq!(names, ["public", "sparkline"]);
+    assert_eq!(
+        listed[1].description, "replaced",
+        "the description is read by the database"
+    );
+    assert_eq!(listed[1].tags, ["chart", "svg"], "tags come from the facets column");
+    assert_eq!(listed[1].hooks, ["useSparkline"], "hooks come from the facets column");
+    assert_eq!(repo.version_rows(&acme, &sparkline, None).await.unwrap().len(), 4);
 }

@@ -28,13 +28,14 @@ impl PropsService {
                 format!("channel `{channel}` is not declared with `complete: true`"),
             ));
         }
-        let violations = self.schemas.check(&declared.schema, &payload).await?;
-        if !violations.is_empty() {
-            return Err(AgentError::ContractViolation {
+        let payload = self
+            .schemas
+            .check(&declared.schema, payload)
+            .await?
+            .map_err(|violations| AgentError::ContractViolation {
                 target: "payload".into(),
                 violations,
-            });
-        }
+            })?;
         let now = self.access.clock.now();
         let envelope = self
             .events

@@ -150,6 +150,21 @@ impl AgentService {
             .await
     }
 
+    /// [`crate::services::agent::LiveService::stream_frames_until`]: the envelopes after
+    /// `after_seq` up to `until`, read and rendered once for every socket asking at once.
+    pub async fn stream_frames_until<S>(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        until: i64,
+        share: impl std::future::Future<Output = S>,
+        render: impl FnOnce(Replay<StreamEnvelope>) -> Vec<String>,
+    ) -> Result<super::SharedFrames, AgentError> {
+        self.live()
+            .stream_frames_until(session_id, after_seq, until, share, render)
+            .await
+    }
+
     pub async fn replay_streams_head(
         &self,
         session_id: &str,

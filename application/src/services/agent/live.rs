@@ -5,8 +5,10 @@ use serde_json::{Map, Value};
 use svc_domain::contract::Contract;
 use svc_domain::session::SessionStatus;
 
+use std::future::Future;
 use std::sync::Arc;
 
+use super::live_reads::{SharedFrames, SharedStreamReads};
 use super::{AgentError, Caller, ComponentCode, SchemaCache, SessionAccess};
 use crate::ports::agent::{
     ActionEventRecord, BlueprintRepository, EventBus, EventRepository, LiveEvent, NewActionEvent, SessionRecord,
@@ -70,6 +72,8 @@ pub struct LiveService {
     pub schemas: SchemaCache,
     /// Stream envelopes and gestures one live subscriber may replay; an older cursor is a gap.
     pub replay_buffer: u64,
+    /// The live tail's reads every socket of a session makes at once (a large event's marker).
+    pub shared_reads: SharedStreamReads,
 }
 
 impl LiveService {
@@ -131,19 +135,20 @@ impl LiveService {
                 format!("`{}` is not an intent of the contract's actionSpec", action.intent),
             ));
         };
-        let violations = self.schemas.check(&schema, &action.data).await?;
-        if !violations.is_empty() {
-            return Err(AgentError::ContractViolation {
-                target: "actionData".into(),
-                violations,
-            });
-        }
+        let action_data =
+            self.schemas
+                .check(&schema, action.data)
+                .await?
+                .map_err(|violations| AgentError::ContractViolation {
+                    target: "actionData".into(),
+                    violations,
+                })?;
         let ui_context = self.checked_context(contract, &session, action.ui_context).await?;
         let event = NewActionEvent {
             session_id: session_id.to_owned(),
             client_seq: action.client_seq,
             intent: action.intent,
-            action_data: action.data,
+            action_data,
             ui_context: ui_context.clone(),
             fired_at: now,
         };
@@ -185,13 +190,14 @@ impl LiveService {
                     continue;
                 }
                 let schema = contract.as_map()["contextSpec"][&slot]["schema"].clone();
-                let violations = self.schemas.check(&schema, &value).await?;
-                if !violations.is_empty() {
-                    return Err(AgentError::ContractViolation {
-                        target: format!("uiContext/{slot}"),
-                        violations,
-                    });
-                }
+                let value =
+                    self.schemas
+                        .check(&schema, value)
+                        .await?
+                        .map_err(|violations| AgentError::ContractViolation {
+                            target: format!("uiContext/{slot}"),
+                            violations,
+                        })?;
                 context.insert(slot, value);
             }
         }
@@ -255,6 +261,28 @@ impl LiveService {
         let mut replay = self.bounded(fetched);
         replay.gap |= starts_after(replay.items.first().map(|oldest| oldest.seq), after_seq);
         Ok(replay)
+    }
+
+    /// [`LiveService::replay_streams_until`], rendered by `render`: read and rendered once for all
+    /// the callers asking for the same envelopes at about the same time (every socket of a
+    /// session hearing a large event's marker; [`SharedStreamReads`]). The caller that reads
+    /// awaits `share` first (its transport's share of a read budget) and holds it until the
+    /// frames are rendered; the others wait for those frames and take no share. Every caller must
+    /// pass the same renderer.
+    pub async fn stream_frames_until<S>(
+        &self,
+        session_id: &str,
+        after_seq: i64,
+        until: i64,
+        share: impl Future<Output = S>,
+        render: impl FnOnce(Replay<StreamEnvelope>) -> Vec<String>,
+    ) -> Result<SharedFrames, AgentError> {
+        let read = || async move {
+            let _share = share.await;
+            let replay = self.replay_streams_until(session_id, after_seq, Some(until)).await?;
+            Ok(render(replay))
+        };
+        self.shared_reads.frames(session_id, after_seq, until, read).await
     }
 
     /// The oldest envelopes of [`LiveService::replay_streams`]' replay, only as far as

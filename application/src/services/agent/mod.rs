@@ -22,6 +22,9 @@ mod lifecycle;
 mod live;
 #[cfg(all(test, feature = "testing"))]
 mod live_bus_tests;
+mod live_reads;
+#[cfg(all(test, feature = "testing"))]
+mod live_reads_tests;
 mod negotiation_memo;
 mod render;
 #[cfg(all(test, feature = "testing"))]
@@ -52,10 +55,11 @@ pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply, Handshak
 pub use held_polls::{DEFAULT_LONG_POLLS_PER_CALLER, HeldPoll, HeldPolls, PollHolder};
 pub use lifecycle::{ProgressObserver, STREAMING_INTERVAL};
 pub use live::{IncomingAction, LiveService, LiveSnapshot, MountSnapshot, REPLAY_MAX_PAYLOAD_BYTES, Replay};
+pub use live_reads::{SharedFrames, SharedStreamReads};
 pub use render::{
     CacheReport, FirstPaint, Refusal, RenderCommand, RenderIdentity, RenderOverride, RenderResult, RenderService,
 };
-pub use schema_cache::SchemaCache;
+pub use schema_cache::{Checked, SchemaCache};
 pub use session_access::SessionAccess;
 pub use session_variants::SessionVariants;
 pub use sessions::{DEFAULT_SESSION_LIST, MAX_SESSION_LIST};
@@ -144,6 +148,8 @@ pub struct AgentService {
     negotiations: negotiation_memo::NegotiationMemo,
     /// Long-polls each caller holds (`svc_consume`, the live channel's HTTP polls).
     held_polls: Arc<HeldPolls>,
+    /// The live tail's store reads every socket of a session makes at once, made once.
+    live_reads: SharedStreamReads,
 }
 
 impl AgentService {
@@ -163,6 +169,7 @@ impl AgentService {
             variants: SessionVariants::default(),
             negotiations: negotiation_memo::NegotiationMemo::default(),
             held_polls: HeldPolls::new(DEFAULT_LONG_POLLS_PER_CALLER),
+            live_reads: SharedStreamReads::default(),
         }
     }
 
@@ -321,6 +328,7 @@ impl AgentService {
             bus: self.ports.bus.clone(),
             schemas: self.schemas.clone(),
             replay_buffer: self.settings.replay_buffer,
+            shared_reads: self.live_reads.clone(),
         }
     }
 }

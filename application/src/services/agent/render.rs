@@ -156,7 +156,7 @@ pub struct RenderService {
 
 impl RenderService {
     #[tracing::instrument(name = "render", skip_all, fields(app_id = %caller.app_id, handshake_id = %cmd.handshake_id))]
-    pub async fn render(&self, caller: &Caller, cmd: RenderCommand) -> Result<RenderResult, AgentError> {
+    pub async fn render(&self, caller: &Caller, mut cmd: RenderCommand) -> Result<RenderResult, AgentError> {
         // Input parsing first (Document 1: a bad `infra.model` "fails input parsing"), before any
         // record is looked up: the same arguments get the same error whatever state they name.
         let model = cmd
@@ -176,13 +176,15 @@ impl RenderService {
         let handshake = self.usable_handshake(caller, &cmd.handshake_id, now).await?;
         let plan = self.plan(caller, &handshake, cmd.override_.as_ref()).await?;
         super::update::props_within_budget(&cmd.props)?;
-        let violations = self.schemas.check_props(&plan.contract, &cmd.props).await?;
-        if !violations.is_empty() {
-            return Err(AgentError::ContractViolation {
+        // Handed to the check and back, not copied.
+        cmd.props = self
+            .schemas
+            .check_props(&plan.contract, std::mem::take(&mut cmd.props))
+            .await?
+            .map_err(|violations| AgentError::ContractViolation {
                 target: "props".into(),
                 violations,
-            });
-        }
+            })?;
         // Hosted: a render over the app's per-minute rate is refused before any work. From here
         // on, a render turned away before any work is given back to every window it counted in.
         let mut admissions = Admissions::default();
@@ -339,6 +341,8 @@ impl RenderService {
             props: cmd.props.clone(),
         };
         let head = SessionHead::rendered(cmd.props, ttl, self.clock.now());
+        // The head moves into the record: the first paint's props are the one copy beside it.
+        let expires_at = head.expires_at();
         let record = SessionRecord {
             session_id,
             app_id: caller.app_id.clone(),
@@ -346,7 +350,7 @@ impl RenderService {
             blueprint_id: Some(blueprint_id),
             contract: plan.contract.clone(),
             theme_id: Some(theme_id.clone()),
-            head: head.clone(),
+            head,
             failure: None,
             host: cmd.host,
             context_snapshot: Value::Object(plan.contract.context_defaults()),
@@ -384,7 +388,7 @@ impl RenderService {
             has_actions: !plan.contract.action_intents().is_empty(),
             identity,
             theme_id,
-            expires_at: head.expires_at(),
+            expires_at,
             last_sequence: 0,
             first_paint,
         })

@@ -34,23 +34,28 @@ impl SchemaCache {
         }
     }
 
-    /// Violations of `instance` against `schema`. Compiling and validating are CPU work on
-    /// untrusted input, so they run on a blocking thread through the CPU gate (refused with
-    /// [`CpuBusy`] when no slot frees in time), never on an async worker, and the answer comes by
-    /// the deadline; only a light validation of a schema compiled before
-    /// ([`CompiledSchema::light_violations`]: no regular expression, a small value, few
-    /// applications of a small schema) runs where the caller is, which spares the hand-off to a
-    /// thread and back. A schema that does not compile or is over a complexity budget (only possible for contracts stored before a rule
-    /// change) is itself reported as a violation, so using such a contract answers an error
-    /// instead of running it.
-    pub async fn check(&self, schema: &Value, instance: &Value) -> Result<Vec<SchemaViolation>, CpuBusy> {
+    /// `instance` checked against `schema`: handed back when it is valid, or its violations.
+    /// Compiling and validating are CPU work on untrusted input, so they run on a blocking thread
+    /// through the CPU gate (refused with [`CpuBusy`] when no slot frees in time), never on an
+    /// async worker, and the answer comes by the deadline; only a light validation of a schema
+    /// compiled before ([`CompiledSchema::light_violations`]: no regular expression, a small
+    /// value, few applications of a small schema) runs where the caller is, which spares the
+    /// hand-off to a thread and back. A schema that does not compile or is over a complexity
+    /// budget (only possible for contracts stored before a rule change) is itself reported as a
+    /// violation, so using such a contract answers an error instead of running it.
+    ///
+    /// The instance is moved to the blocking thread and back, not copied (a tool input may be
+    /// megabytes, reserved by the HTTP adapter as parsed JSON: `svc_http`'s
+    /// `parsed_json_budget.rs`); a check past its deadline keeps it until it ends, and the caller
+    /// has its violations.
+    pub async fn check(&self, schema: &Value, instance: Value) -> Result<Checked, CpuBusy> {
         self.check_keyed(validator_key(schema), || schema.clone(), instance)
             .await
     }
 
     /// [`SchemaCache::check`] against the props schema of `contract`, whose validator key the
     /// contract keeps: a warm render does not canonicalise its schema again.
-    pub async fn check_props(&self, contract: &Contract, props: &Value) -> Result<Vec<SchemaViolation>, CpuBusy> {
+    pub async fn check_props(&self, contract: &Contract, props: Value) -> Result<Checked, CpuBusy> {
         self.check_keyed(props_validator_key(contract), || contract.props_schema(), props)
             .await
     }
@@ -60,32 +65,37 @@ impl SchemaCache {
         &self,
         key: String,
         schema: impl FnOnce() -> Value,
-        instance: &Value,
-    ) -> Result<Vec<SchemaViolation>, CpuBusy> {
+        instance: Value,
+    ) -> Result<Checked, CpuBusy> {
         if let Some(found) = self
             .validators
             .get(&key)
-            .and_then(|compiled| compiled.light_violations(instance))
+            .and_then(|compiled| compiled.light_violations(&instance))
         {
-            return Ok(found);
+            return Ok(valid_or(instance, found));
         }
-        // The blocking thread owns a copy: past the deadline the caller is answered while the
-        // check runs on, so it cannot borrow the caller's value. The HTTP adapter reserves a
-        // message's parsed weight twice for it (`svc_http`'s `parsed_json_budget.rs`).
-        let (cache, schema, instance) = (self.clone(), schema(), instance.clone());
-        let checking = self.cpu.start(move || cache.check_now(key, &schema, &instance)).await?;
+        // The blocking thread owns the instance and hands it back: past the deadline the caller
+        // is answered while the check runs on, so it cannot borrow the caller's value.
+        let (cache, schema) = (self.clone(), schema());
+        let checking = self
+            .cpu
+            .start(move || {
+                let found = cache.check_now(key, &schema, &instance);
+                (instance, found)
+            })
+            .await?;
         Ok(match tokio::time::timeout(SCHEMA_WORK_DEADLINE, checking).await {
-            Ok(Ok(found)) => found,
+            Ok(Ok((instance, found))) => valid_or(instance, found),
             Ok(Err(panicked)) => {
                 tracing::error!(error = %panicked, "schema validation panicked");
-                vec![whole_value("validation failed inside the server")]
+                Err(vec![whole_value("validation failed inside the server")])
             }
             // A validation already running cannot be interrupted; the budgets bound how long it
             // goes on, and the caller is answered now.
-            Err(_) => vec![whole_value(&format!(
+            Err(_) => Err(vec![whole_value(&format!(
                 "validation stopped: it took longer than {} s",
                 SCHEMA_WORK_DEADLINE.as_secs()
-            ))],
+            ))]),
         })
     }
 
@@ -100,6 +110,17 @@ impl SchemaCache {
                 SchemaCompileError::Invalid(reason) => format!("schema does not compile: {reason}"),
             })],
         }
+    }
+}
+
+/// A checked instance: itself when it is valid, or its violations (never none).
+pub type Checked = Result<Value, Vec<SchemaViolation>>;
+
+fn valid_or(instance: Value, violations: Vec<SchemaViolation>) -> Checked {
+    if violations.is_empty() {
+        Ok(instance)
+    } else {
+        Err(violations)
     }
 }
 
@@ -120,11 +141,14 @@ mod tests {
         let cache = SchemaCache::new(1 << 20, CpuGate::unbounded());
         let at_most = |max: u64| json!({ "type": "integer", "maximum": max });
         let value = json!(9_007_199_254_740_993_u64);
-        let within = cache.check(&at_most(9_007_199_254_740_993), &value).await.unwrap();
-        assert!(within.is_empty(), "{within:?}");
+        let within = cache
+            .check(&at_most(9_007_199_254_740_993), value.clone())
+            .await
+            .unwrap();
+        assert_eq!(within, Ok(value.clone()));
         // Canonically the same schema as the one just compiled; it must not answer for it.
-        let beyond = cache.check(&at_most(9_007_199_254_740_992), &value).await.unwrap();
-        assert_eq!(beyond.len(), 1, "{beyond:?}");
+        let beyond = cache.check(&at_most(9_007_199_254_740_992), value).await.unwrap();
+        assert_eq!(beyond.map_err(|v| v.len()), Err(1));
     }
 
     #[tokio::test]
@@ -133,7 +157,7 @@ mod tests {
         // Ten distinct schemas of about 30 KiB each: three fit.
         for n in 0..10 {
             let schema = json!({ "type": "string", "description": format!("{n}{}", "d".repeat(30 * 1024)) });
-            assert!(cache.check(&schema, &json!("x")).await.unwrap().is_empty());
+            assert!(cache.check(&schema, json!("x")).await.unwrap().is_ok());
         }
         cache.validators.run_pending_tasks();
         assert!(cache.validators.weighted_size() <= 100 * 1024);

@@ -66,13 +66,12 @@ impl PropsService {
             if props != session.head.props {
                 props_within_budget(&props)?;
             }
-            let violations = self.schemas.check_props(contract, &props).await?;
-            if !violations.is_empty() {
-                return Err(AgentError::ContractViolation {
+            let props = self.schemas.check_props(contract, props).await?.map_err(|violations| {
+                AgentError::ContractViolation {
                     target: "props".into(),
                     violations,
-                });
-            }
+                }
+            })?;
             let now = self.access.clock.now();
             let mut head = session.head.clone();
             let (updated, frozen) = if amend {

@@ -13,6 +13,8 @@ mod key_label;
 mod register;
 mod resources;
 mod sweep;
+#[cfg(test)]
+mod test_flow;
 mod token;
 
 use std::sync::Arc;

@@ -70,10 +70,100 @@ impl OAuthService {
 
 #[cfg(test)]
 mod tests {
+    use chrono::{DateTime, Utc};
+
     use super::*;
+    use crate::ports::Clock;
     use crate::ports::oauth::OAuthClientRepository;
-    use crate::services::oauth::RegisterClient;
+    use crate::services::oauth::test_flow::{REDIRECT, VERIFIER, approved_code};
+    use crate::services::oauth::{RegisterClient, TokenRequest};
+    use crate::services::operator::RevokeConnectorKey;
     use crate::testing::OAuthFakes;
+
+    /// A client registered and connected by `ada` with a key of hers expiring at `expires_at`
+    /// (consent, then the token request): answers the client's id and the id of the key it was
+    /// delivered (which lives no longer than the one typed).
+    async fn connected_client(
+        fakes: &OAuthFakes,
+        service: &OAuthService,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> (String, String) {
+        let (client_id, code) = approved_code(fakes, service, expires_at).await;
+        let token = service
+            .exchange(&TokenRequest {
+                grant_type: Some("authorization_code".into()),
+                code: Some(code),
+                redirect_uri: Some(REDIRECT.into()),
+                client_id: Some(client_id.clone()),
+                code_verifier: Some(VERIFIER.into()),
+                resource: None,
+            })
+            .await
+            .unwrap();
+        let delivered = fakes
+            .operator
+            .connector_key_service()
+            .authenticate(token.expose())
+            .await
+            .unwrap()
+            .expect("the delivered key authenticates");
+        (client_id, delivered.id)
+    }
+
+    /// Moves the clock `by` and sweeps: answers how many clients the sweep deleted.
+    async fn sweep_after(fakes: &OAuthFakes, service: &OAuthService, by: TimeDelta) -> u64 {
+        fakes.operator.clock.advance(by);
+        service.sweep_codes().await.unwrap().clients_forgotten
+    }
+
+    #[tokio::test]
+    async fn a_connected_client_is_kept_while_its_key_is_active_and_deleted_once_it_is_revoked() {
+        let fakes = OAuthFakes::default();
+        let service = fakes.service();
+        let (client_id, key_id) = connected_client(&fakes, &service, None).await;
+
+        // Its code is long gone and it has not authorized for the kept time: its key keeps it.
+        assert_eq!(sweep_after(&fakes, &service, UNUSED_CLIENTS_KEPT * 2).await, 0);
+        assert!(
+            fakes.store.get(&client_id).await.unwrap().is_some(),
+            "its key is active"
+        );
+
+        // The person revokes the key in the key list: the delivery's record stays, and no longer
+        // keeps the client.
+        fakes
+            .operator
+            .connector_key_service()
+            .revoke(RevokeConnectorKey {
+                caller_user_id: "ada".into(),
+                caller_locked_app: None,
+                key_id,
+            })
+            .await
+            .unwrap();
+        assert_eq!(sweep_after(&fakes, &service, TimeDelta::minutes(1)).await, 1);
+        assert!(
+            fakes.store.get(&client_id).await.unwrap().is_none(),
+            "deleted: a host that comes back with its id registers again"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_delivered_key_that_expired_before_the_kept_time_began_no_longer_keeps_its_client() {
+        let fakes = OAuthFakes::default();
+        let service = fakes.service();
+        let expiry = fakes.operator.clock.now() + TimeDelta::days(5);
+        let (client_id, _) = connected_client(&fakes, &service, Some(expiry)).await;
+
+        // Unused for the kept time, but its key expired only after that time began: kept.
+        let first = UNUSED_CLIENTS_KEPT + TimeDelta::days(1);
+        assert_eq!(sweep_after(&fakes, &service, first).await, 0);
+        assert!(fakes.store.get(&client_id).await.unwrap().is_some());
+
+        // Later the kept time begins after the expiry: nothing keeps the client.
+        assert_eq!(sweep_after(&fakes, &service, TimeDelta::days(5)).await, 1);
+        assert!(fakes.store.get(&client_id).await.unwrap().is_none());
+    }
 
     #[tokio::test]
     async fn a_registered_client_never_used_is_deleted_once_it_has_been_unused_for_the_kept_time() {

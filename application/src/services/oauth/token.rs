@@ -150,54 +150,8 @@ impl From<FindClientError> for TokenError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::services::oauth::{AuthorizationRequest, ConsentCredential, RegisterClient};
-    use crate::services::operator::IssueConnectorKey;
+    use crate::services::oauth::test_flow::{REDIRECT, VERIFIER, approved_code};
     use crate::testing::OAuthFakes;
-
-    /// RFC 7636 Appendix B.
-    const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-    const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
-    const REDIRECT: &str = "http://127.0.0.1:47613/callback";
-
-    /// A registered client, approved with a fresh key of `ada`; answers its id and the code.
-    async fn approved_code(fakes: &OAuthFakes, service: &OAuthService) -> (String, String) {
-        let typed = fakes
-            .operator
-            .connector_key_service()
-            .issue(IssueConnectorKey {
-                caller_user_id: "ada".into(),
-                name: Some("laptop".into()),
-                app_id: None,
-                expires_at: None,
-            })
-            .await
-            .unwrap();
-        let client = service
-            .register(RegisterClient {
-                redirect_uris: vec![REDIRECT.into()],
-                client_name: Some("Desktop host".into()),
-            })
-            .await
-            .unwrap();
-        let request = AuthorizationRequest {
-            response_type: Some("code".into()),
-            client_id: Some(client.client_id.clone()),
-            redirect_uri: Some(REDIRECT.into()),
-            code_challenge: Some(CHALLENGE.into()),
-            code_challenge_method: Some("S256".into()),
-            state: Some("s1".into()),
-            scope: Some("mcp".into()),
-            resource: None,
-        };
-        let credential = ConsentCredential::ApiKey(typed.plaintext_key.expose().to_owned());
-        let location = service.approve(&request, credential).await.unwrap();
-        let code = location
-            .split(['?', '&'])
-            .find_map(|pair| pair.strip_prefix("code="))
-            .expect("a code in the Location")
-            .to_owned();
-        (client.client_id, code)
-    }
 
     /// `lastResource` labels a connection for operators; failing to write it must not keep the
     /// token from the client, whose code is spent by then (its key would stay live, unreachable).
@@ -205,7 +159,7 @@ mod tests {
     async fn a_failed_last_resource_write_still_answers_the_token_and_keeps_its_key() {
         let fakes = OAuthFakes::default();
         let service = fakes.service();
-        let (client_id, code) = approved_code(&fakes, &service).await;
+        let (client_id, code) = approved_code(&fakes, &service, None).await;
         fakes.store.fail_recording_last_resource();
 
         let token = service

@@ -70,9 +70,13 @@ impl ConformanceGate {
 
     /// The whole gate over a raw manifest: version and schema first, then the bundle.
     pub async fn check(&self, manifest: &Value, bundle: Option<&[u8]>) -> Result<Vec<GateFailure>, RegistryError> {
+        let oversized = super::manifest_limits::oversized_parts(manifest);
+        if !oversized.is_empty() {
+            return Ok(oversized);
+        }
         match ArtifactManifest::parse(manifest) {
             Ok(manifest) => self.check_bundle(&manifest, bundle).await,
-            Err(ManifestError::Schema(failures)) => Ok(failures),
+            Err(ManifestError::Schema(failures)) => Ok(super::manifest_limits::excerpted(failures)),
             Err(ManifestError::Version(error)) => Ok(vec![GateFailure::new(
                 "version_format",
                 "/manifest/version",

@@ -38,6 +38,9 @@ pub enum RegistryError {
     SamePrecedenceExists { publishing: String, existing: String },
     #[error("this public key is registered by another publisher")]
     KeyExists,
+    /// A package holds as many versions as it may (`MAX_VERSIONS_PER_PACKAGE`).
+    #[error("{0}")]
+    QuotaExceeded(String),
     #[error("{} was yanked: {}", .0.identity, .0.yank_reason.as_deref().unwrap_or("no reason given"))]
     Yanked(Box<ArtifactVersion>),
     /// The conformance checks running and queued fill their places (conformance.rs).
@@ -73,6 +76,7 @@ impl RegistryError {
             Self::BadSignature(_) => "bad_signature",
             Self::VersionExists(_) | Self::SamePrecedenceExists { .. } => "version_exists",
             Self::KeyExists => "key_exists",
+            Self::QuotaExceeded(_) => "quota_exceeded",
             Self::Yanked(_) => "version_yanked",
             Self::Busy(_) => "overloaded",
             Self::Internal(_) => "internal",

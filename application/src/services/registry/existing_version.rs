@@ -11,7 +11,11 @@ impl RegistryService {
     /// `VersionExists` for the exact triple, `SamePrecedenceExists` for a build-metadata twin.
     pub(super) async fn refuse_existing_version(&self, manifest: &ArtifactManifest) -> Result<(), RegistryError> {
         let identity = &manifest.identity;
-        let versions = self.ports.artifacts.versions(&identity.scope, &identity.name).await?;
+        let versions = self
+            .ports
+            .artifacts
+            .version_rows(&identity.scope, &identity.name, None)
+            .await?;
         let Some(existing) = versions
             .iter()
             .find(|stored| stored.identity.version.equals_ignoring_build(&identity.version))

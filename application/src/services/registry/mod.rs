@@ -7,6 +7,7 @@ mod conformance;
 mod credentials;
 mod error;
 mod existing_version;
+mod manifest_limits;
 mod publish;
 mod reads;
 mod search;
@@ -14,6 +15,8 @@ mod yank;
 
 #[cfg(test)]
 mod publish_tests;
+#[cfg(test)]
+mod read_tests;
 #[cfg(test)]
 mod test_ports;
 
@@ -29,8 +32,9 @@ use crate::ports::{Clock, Ids};
 
 pub use conformance::ConformanceGate;
 pub use error::RegistryError;
-pub use publish::{PublishRequest, PublishSignature, Published};
-pub use reads::VersionSummary;
+pub use manifest_limits::{CONTRACT_MAX_BYTES, FIXTURE_PROPS_MAX_BYTES};
+pub use publish::{MAX_VERSIONS_PER_PACKAGE, PublishRequest, PublishSignature, Published};
+pub use reads::{PackageVersions, VERSION_LISTING_LIMIT, VersionSummary};
 pub use search::{SearchHit, SearchQuery};
 pub use yank::Yanked;
 

@@ -10,8 +10,13 @@ use svc_domain::artifact::{
 };
 
 use super::credentials::require_owner;
+use super::manifest_limits::{excerpted, oversized_parts};
 use super::{RegistryError, RegistryService};
 use crate::ports::registry::{Publisher, SigstoreVerification, TransitionError};
+
+/// Most versions one package holds; the version listing shows as many
+/// ([`super::VERSION_LISTING_LIMIT`]).
+pub const MAX_VERSIONS_PER_PACKAGE: u64 = super::VERSION_LISTING_LIMIT;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PublishSignature {
@@ -52,9 +57,13 @@ impl RegistryService {
         request: PublishRequest,
     ) -> Result<Published, RegistryError> {
         let publisher = caller.ok_or(RegistryError::Unauthorized)?;
+        let oversized = oversized_parts(&request.manifest);
+        if !oversized.is_empty() {
+            return Err(RegistryError::InvalidManifest(oversized));
+        }
         let manifest = ArtifactManifest::parse(&request.manifest).map_err(|error| match error {
             ManifestError::Version(error) => RegistryError::InvalidVersion(error),
-            ManifestError::Schema(failures) => RegistryError::InvalidManifest(failures),
+            ManifestError::Schema(failures) => RegistryError::InvalidManifest(excerpted(failures)),
         })?;
         require_owner(publisher, &manifest.identity.scope)?;
         let bundle = request
@@ -64,6 +73,7 @@ impl RegistryService {
         let digest = check_digest(&manifest, bundle, request.bundle_sha384.as_deref())?;
         let signed = self.verify_signature(&manifest, &digest, request.signature).await?;
         self.refuse_existing_version(&manifest).await?;
+        self.refuse_over_quota(&manifest).await?;
         let failures = self.gate.check_bundle(&manifest, Some(bundle)).await?;
         if !failures.is_empty() {
             return Err(RegistryError::ConformanceFailed(failures));
@@ -99,6 +109,26 @@ impl RegistryService {
             digest,
             sigstore: signed.sigstore,
         })
+    }
+
+    /// A package holds at most [`MAX_VERSIONS_PER_PACKAGE`] versions (yanked ones included:
+    /// versions are never deleted), so no publisher can grow the registry without bound under one
+    /// name, and a version listing shows every version (docs/registry.md, "Limits").
+    async fn refuse_over_quota(&self, manifest: &ArtifactManifest) -> Result<(), RegistryError> {
+        let identity = &manifest.identity;
+        let held = self
+            .ports
+            .artifacts
+            .count_versions(&identity.scope, &identity.name)
+            .await?;
+        if held >= MAX_VERSIONS_PER_PACKAGE {
+            return Err(RegistryError::QuotaExceeded(format!(
+                "{}/{} holds {held} versions, the most a package may hold; publish under another name",
+                identity.scope.as_str(),
+                identity.name.as_str()
+            )));
+        }
+        Ok(())
     }
 
     async fn verify_signature(

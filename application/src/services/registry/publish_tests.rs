@@ -191,3 +191,128 @@ async fn a_contract_the_servers_could_not_agree_is_refused_at_the_gate() {
     let published = service.publish(Some(&acme()), keyless(&amended, CARD_TSX)).await;
     assert!(published.is_ok(), "{:?}", published.err());
 }
+
+/// A blueprint's `contract` and `fixtureProps` are JSON Schema `object`s of any size; the
+/// registry bounds them (docs/registry.md, "Limits"): one byte over is refused at publish as
+/// `invalid_manifest` at the part's pointer, and listed by the conformance check.
+#[tokio::test]
+async fn an_oversized_contract_or_fixture_is_refused_before_the_gate() {
+    let (service, _) = registry();
+    let filler = |bytes: usize| {
+        // `{"x":"…"}` is 8 bytes beside the text.
+        json!({ "x": "a".repeat(bytes - 8) })
+    };
+    for (part, max) in [("contract", 256 * 1024), ("fixtureProps", 256 * 1024)] {
+        let mut manifest = public_blueprint();
+        manifest["blueprint"][part] = filler(max + 1);
+        let refused = service
+            .publish(Some(&acme()), keyless(&manifest, CARD_TSX))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), "invalid_manifest", "{part}: {refused}");
+        let failure = &refused.failures()[0];
+        assert_eq!(
+            (failure.rule, failure.path.as_str(), failure.message.as_str()),
+            (
+                "manifest_schema",
+                format!("/manifest/blueprint/{part}").as_str(),
+                format!("`blueprint.{part}` is more than {max} bytes of JSON").as_str()
+            )
+        );
+        let listed = service.check_conformance(&manifest, Some(CARD_TSX)).await.unwrap();
+        assert_eq!(listed, refused.failures(), "{part}");
+    }
+    // At the limit, it is not refused for its size.
+    let mut manifest = public_blueprint();
+    manifest["blueprint"]["fixtureProps"] = filler(256 * 1024);
+    let failures = service.check_conformance(&manifest, Some(CARD_TSX)).await.unwrap();
+    assert!(
+        failures.iter().all(|f| !f.message.contains("bytes of JSON")),
+        "{failures:?}"
+    );
+}
+
+/// A package holds at most `MAX_VERSIONS_PER_PACKAGE` versions, yanked ones included: the next
+/// publish is 403 `quota_exceeded`, and nothing is stored.
+#[tokio::test]
+async fn a_package_at_its_version_quota_takes_no_more() {
+    use crate::ports::registry::ArtifactRepository;
+    use svc_domain::artifact::{ArtifactVersion, PublishArtifact, StoredSignature};
+
+    let artifacts = Arc::new(MemoryArtifacts::default());
+    let service = service(artifacts.clone(), Arc::new(RecordingSigstore::default()), &["useChart"]);
+    let stored = service
+        .publish(Some(&acme()), keyless(&public_gadget("0.0.1"), GADGET_JS))
+        .await
+        .unwrap()
+        .version;
+    for patch in 2..=super::MAX_VERSIONS_PER_PACKAGE {
+        let manifest = public_gadget(&format!("0.0.{patch}"));
+        let parsed = ArtifactManifest::parse(&manifest).unwrap();
+        let version = ArtifactVersion::publish(
+            PublishArtifact {
+                identity: parsed.identity,
+                kind: parsed.kind,
+                visibility: parsed.visibility,
+                publisher: "acme".into(),
+                manifest,
+                author_public_key: None,
+                signature: StoredSignature {
+                    ..stored.signature.clone()
+                },
+                bundle_sri: stored.bundle_sri.clone(),
+            },
+            stored.published_at,
+        )
+        .unwrap();
+        artifacts.publish(&version).await.unwrap();
+    }
+    let refused = service
+        .publish(Some(&acme()), keyless(&public_gadget("1.0.0"), GADGET_JS))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "quota_exceeded", "{refused}");
+    assert_eq!(
+        refused.to_string(),
+        "@acme/chart holds 1000 versions, the most a package may hold; publish under another name"
+    );
+    // Another package of the same publisher is not held by it.
+    let mut other = public_gadget("1.0.0");
+    other["name"] = json!("table");
+    service
+        .publish(Some(&acme()), keyless(&other, GADGET_JS))
+        .await
+        .unwrap();
+}
+
+/// A schema failure names its instance in an excerpt, never whole: a manifest that is a large
+/// array is refused in a short answer, at publish and by the check alike.
+#[tokio::test]
+async fn a_schema_failure_excerpts_the_instance_it_names() {
+    let (service, _) = registry();
+    let manifest = Value::Array(vec![json!(0); 100_000]);
+    let refused = service
+        .publish(Some(&acme()), keyless(&manifest, GADGET_JS))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "invalid_manifest");
+    let listed = service.check_conformance(&manifest, None).await.unwrap();
+    assert_eq!(refused.failures(), listed);
+    for failure in &listed {
+        assert!(
+            failure.message.chars().count() <= 512,
+            "{} characters",
+            failure.message.chars().count()
+        );
+    }
+    let not_an_object = listed
+        .iter()
+        .find(|f| f.message.ends_with("is not of type \"object\""))
+        .expect("the type failure is listed");
+    assert!(
+        not_an_object.message.starts_with("[0,0,0,"),
+        "{}",
+        not_an_object.message
+    );
+    assert!(not_an_object.message.contains(" … "), "{}", not_an_object.message);
+}

@@ -2,7 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use svc_domain::artifact::{
-    ArtifactIdentity, ArtifactName, ArtifactScope, ArtifactVersion, BundleDigest, SemanticVersion, Visibility,
+    ArtifactIdentity, ArtifactName, ArtifactScope, ArtifactStatus, ArtifactVersion, BundleDigest, SemanticVersion,
+    Visibility,
 };
 
 use super::{RegistryError, RegistryService};
@@ -15,34 +16,61 @@ pub struct VersionSummary {
     pub yanked: bool,
 }
 
+/// Most versions one listing answers: the highest by SemVer precedence. A package holds at most
+/// `RegistryLimits::max_versions_per_package` versions (publish refuses more), so a listing of a
+/// package published under the default limit is whole.
+pub const VERSION_LISTING_LIMIT: u64 = 1000;
+
+/// A package's versions as `GET /pkg/{scope}/{name}` answers them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageVersions {
+    pub scope: ArtifactScope,
+    pub name: ArtifactName,
+    /// Ascending by SemVer precedence: the highest [`VERSION_LISTING_LIMIT`] versions.
+    pub versions: Vec<VersionSummary>,
+    /// More versions are stored than the listing shows (the lowest are left out).
+    pub truncated: bool,
+}
+
 impl RegistryService {
-    /// Every version of a package, ascending by SemVer precedence. A package with a private
-    /// version needs a credential.
+    /// A package's versions, ascending by SemVer precedence, at most [`VERSION_LISTING_LIMIT`] (the
+    /// highest). A package with a private version needs a credential: that is asked of the store
+    /// first, so a refused read loads no version. No manifest is read.
     pub async fn versions(
         &self,
         caller: Option<&Publisher>,
         scope: &str,
         name: &str,
-    ) -> Result<(ArtifactScope, ArtifactName, Vec<VersionSummary>), RegistryError> {
+    ) -> Result<PackageVersions, RegistryError> {
         let scope = ArtifactScope::parse(scope).map_err(RegistryError::from_identity)?;
         let name = ArtifactName::parse(name).map_err(RegistryError::from_identity)?;
-        let mut versions = self.ports.artifacts.versions(&scope, &name).await?;
-        if versions.is_empty() {
-            return Err(not_found(&format!("{}/{}", scope.as_str(), name.as_str())));
-        }
-        if caller.is_none() && versions.iter().any(|v| v.visibility == Visibility::Private) {
+        let artifacts = &self.ports.artifacts;
+        if caller.is_none() && artifacts.has_private_version(&scope, &name).await? {
             return Err(RegistryError::Unauthorized);
         }
-        versions.sort_by(|a, b| a.identity.version.precedence(&b.identity.version));
-        let summaries = versions
+        let mut rows = artifacts
+            .version_rows(&scope, &name, Some(VERSION_LISTING_LIMIT + 1))
+            .await?;
+        if rows.is_empty() {
+            return Err(not_found(&format!("{}/{}", scope.as_str(), name.as_str())));
+        }
+        let truncated = rows.len() as u64 > VERSION_LISTING_LIMIT;
+        rows.truncate(VERSION_LISTING_LIMIT as usize);
+        rows.sort_by(|a, b| a.identity.version.precedence(&b.identity.version));
+        let versions = rows
             .into_iter()
-            .map(|v| VersionSummary {
-                yanked: v.is_yanked(),
-                version: v.identity.version,
-                published_at: v.published_at,
+            .map(|row| VersionSummary {
+                yanked: row.status == ArtifactStatus::Yanked,
+                version: row.identity.version,
+                published_at: row.published_at,
             })
             .collect();
-        Ok((scope, name, summaries))
+        Ok(PackageVersions {
+            scope,
+            name,
+            versions,
+            truncated,
+        })
     }
 
     /// One version; private ones need a credential; a yanked one is `Yanked` with its manifest.

@@ -2,10 +2,10 @@
 
 use std::future::Future;
 
-use svc_domain::artifact::{ArtifactKind, ArtifactManifest, ArtifactScope, ArtifactVersion, Visibility};
+use svc_domain::artifact::{ArtifactKind, ArtifactScope, Visibility};
 
 use super::{RegistryError, RegistryService};
-use crate::ports::registry::{ArtifactQuery, PackageKey, Publisher, ResultPage};
+use crate::ports::registry::{ArtifactQuery, ListedVersion, PackageKey, Publisher, ResultPage};
 
 /// Most hits one search answers.
 pub const SEARCH_LIMIT: usize = 100;
@@ -62,11 +62,11 @@ impl RegistryService {
             tag: given(&query.tag),
             hook: given(&query.hook),
         };
-        let exact_hit = |version: &ArtifactVersion| {
+        let exact_hit = |version: &ListedVersion| {
             if caller.is_none() && version.visibility == Visibility::Private {
                 return None;
             }
-            hit(version).filter(|found| matches(found, &query)).map(|found| found.0)
+            matches(version, &query).then(|| hit(version))
         };
         let artifacts = &self.ports.artifacts;
         Ok(gather(
@@ -84,13 +84,13 @@ impl RegistryService {
 /// a search costs the packages it reads, not every version ever published.
 async fn gather<E, Read, Reading>(
     mut read: Read,
-    exact_hit: impl Fn(&ArtifactVersion) -> Option<SearchHit>,
+    exact_hit: impl Fn(&ListedVersion) -> Option<SearchHit>,
     limit: usize,
     page_size: u64,
 ) -> Result<Vec<SearchHit>, E>
 where
     Read: FnMut(ResultPage) -> Reading,
-    Reading: Future<Output = Result<Vec<ArtifactVersion>, E>>,
+    Reading: Future<Output = Result<Vec<ListedVersion>, E>>,
 {
     let mut hits = Vec::new();
     let mut after = None;
@@ -101,7 +101,7 @@ where
         })
         .await?;
         let full = versions.len() as u64 >= page_size;
-        after = versions.last().map(PackageKey::of);
+        after = versions.last().map(|version| PackageKey::of(&version.identity));
         for version in &versions {
             if let Some(found) = exact_hit(version) {
                 hits.push(found);
@@ -116,32 +116,33 @@ where
     }
 }
 
-fn hit(version: &ArtifactVersion) -> Option<(SearchHit, Vec<String>)> {
-    let manifest = ArtifactManifest::parse(&version.manifest).ok()?;
-    Some((
-        SearchHit {
-            scope: version.identity.scope.as_str().to_owned(),
-            name: version.identity.name.as_str().to_owned(),
-            latest_version: version.identity.version.as_str().to_owned(),
-            kind: version.kind,
-            description: manifest.description.clone(),
-            tags: manifest.tags.clone(),
-            author: version.publisher.clone(),
-        },
-        manifest.hooks().to_vec(),
-    ))
+/// The answer of one listed version: its listing columns, no manifest.
+fn hit(version: &ListedVersion) -> SearchHit {
+    SearchHit {
+        scope: version.identity.scope.as_str().to_owned(),
+        name: version.identity.name.as_str().to_owned(),
+        latest_version: version.identity.version.as_str().to_owned(),
+        kind: version.kind,
+        description: version.description.clone(),
+        tags: version.tags.clone(),
+        author: version.publisher.clone(),
+    }
 }
 
-fn matches((hit, hooks): &(SearchHit, Vec<String>), query: &SearchQuery) -> bool {
+fn matches(version: &ListedVersion, query: &SearchQuery) -> bool {
     let text_ok = given(&query.q).is_none_or(|q| {
         let q = q.to_lowercase();
-        [&hit.scope, &hit.name, &hit.description]
-            .into_iter()
-            .chain(hit.tags.iter())
-            .any(|field| field.to_lowercase().contains(&q))
+        [
+            version.identity.scope.as_str(),
+            version.identity.name.as_str(),
+            version.description.as_str(),
+        ]
+        .into_iter()
+        .chain(version.tags.iter().map(String::as_str))
+        .any(|field| field.to_lowercase().contains(&q))
     });
-    let hook_ok = given(&query.hook).is_none_or(|hook| hooks.contains(&hook));
-    let tag_ok = given(&query.tag).is_none_or(|tag| hit.tags.contains(&tag));
+    let hook_ok = given(&query.hook).is_none_or(|hook| version.hooks.contains(&hook));
+    let tag_ok = given(&query.tag).is_none_or(|tag| version.tags.contains(&tag));
     text_ok && hook_ok && tag_ok
 }
 
@@ -154,48 +155,29 @@ fn given(value: &Option<String>) -> Option<String> {
 mod tests {
     use std::cell::RefCell;
 
-    use serde_json::json;
-    use svc_domain::artifact::{ArtifactIdentity, BundleDigest, PublishArtifact, SignatureAlgorithm, StoredSignature};
+    use svc_domain::artifact::ArtifactIdentity;
 
     use super::*;
 
-    fn version(name: &str) -> ArtifactVersion {
-        ArtifactVersion::publish(
-            PublishArtifact {
-                identity: ArtifactIdentity::parse("@acme", name, "1.0.0").unwrap(),
-                kind: ArtifactKind::Gadget,
-                visibility: Visibility::Public,
-                publisher: "acme".into(),
-                manifest: json!({}),
-                author_public_key: None,
-                signature: StoredSignature {
-                    algorithm: SignatureAlgorithm::Sigstore,
-                    public_key_id: None,
-                    value: None,
-                    sigstore_bundle: Some(json!({})),
-                },
-                bundle_sri: BundleDigest::of(name.as_bytes()).sri(),
-            },
-            chrono::DateTime::UNIX_EPOCH,
-        )
-        .unwrap()
-    }
-
-    fn name_hit(version: &ArtifactVersion) -> SearchHit {
-        SearchHit {
-            scope: version.identity.scope.as_str().to_owned(),
-            name: version.identity.name.as_str().to_owned(),
-            latest_version: version.identity.version.as_str().to_owned(),
-            kind: version.kind,
+    fn version(name: &str) -> ListedVersion {
+        ListedVersion {
+            identity: ArtifactIdentity::parse("@acme", name, "1.0.0").unwrap(),
+            kind: ArtifactKind::Gadget,
+            visibility: Visibility::Public,
+            publisher: "acme".into(),
             description: String::new(),
             tags: Vec::new(),
-            author: version.publisher.clone(),
+            hooks: Vec::new(),
         }
+    }
+
+    fn name_hit(version: &ListedVersion) -> SearchHit {
+        hit(version)
     }
 
     /// A store of `count` packages (`p000`, `p001`, ...) that pages by key, recording each page asked.
     struct Store {
-        versions: Vec<ArtifactVersion>,
+        versions: Vec<ListedVersion>,
         asked: RefCell<Vec<ResultPage>>,
     }
 
@@ -207,7 +189,7 @@ mod tests {
             }
         }
 
-        async fn read(&self, page: ResultPage) -> Result<Vec<ArtifactVersion>, ()> {
+        async fn read(&self, page: ResultPage) -> Result<Vec<ListedVersion>, ()> {
             self.asked.borrow_mut().push(page.clone());
             Ok(self
                 .versions
@@ -231,7 +213,7 @@ mod tests {
     async fn pages_are_read_after_the_last_package_until_the_limit_is_filled() {
         let store = Store::of(50);
         // Every third package is a loose match the exact check refuses.
-        let every_third_refused = |v: &ArtifactVersion| {
+        let every_third_refused = |v: &ListedVersion| {
             let index: usize = v.identity.name.as_str()[1..].parse().unwrap();
             (index % 3 != 2).then(|| name_hit(v))
         };

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use svc_domain::artifact::{
-    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactName, ArtifactScope, ArtifactVersion, BundleDigest,
-    YankOutcome,
+    ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactManifest, ArtifactName, ArtifactScope, ArtifactVersion,
+    BundleDigest, Visibility, YankOutcome,
 };
 
 use super::{RegistryPorts, RegistryService};
@@ -17,18 +17,19 @@ use crate::ports::RepositoryError;
 use crate::ports::generation::{CompileFailure, RenderCheck, RenderCheckFailure, RenderCheckInput};
 use crate::ports::registry::{
     ArtifactQuery, ArtifactRepository, AuthorKey, AuthorKeyRepository, BundleStore, BundleStoreError, Ed25519Verifier,
-    EsModuleShape, KeyRegistration, ModuleInspector, Publisher, RegistryTokenRepository, ResultPage, SignatureRejected,
-    SigstoreVerification, SigstoreVerifier, StoredBundle, TransitionError,
+    EsModuleShape, KeyRegistration, ListedVersion, ModuleInspector, Publisher, RegistryTokenRepository, ResultPage,
+    SignatureRejected, SigstoreVerification, SigstoreVerifier, StoredBundle, TransitionError, VersionRow,
 };
 use crate::services::cpu_gate::CpuGate;
 use crate::testing::{ManualClock, SequentialIds, StubCompiler};
 
-/// Versions in a vector; `reads` counts every `get` and `versions`.
+/// Versions in a vector; `reads` counts every read of a whole version (`get`): the listings
+/// (`version_rows`, `latest_versions`) answer without manifests.
 #[derive(Default)]
 pub(super) struct MemoryArtifacts {
     versions: Mutex<Vec<ArtifactVersion>>,
     reads: AtomicUsize,
-    /// The next `versions` answers none: a read taken before another publish stored its version.
+    /// The next `version_rows` answers none: a read taken before another publish stored its version.
     miss_next_read: AtomicBool,
 }
 
@@ -37,7 +38,7 @@ impl MemoryArtifacts {
         self.reads.load(Ordering::SeqCst)
     }
 
-    /// The next `versions` read misses every stored version, as a publish at the same moment as
+    /// The next `version_rows` read misses every stored version, as a publish at the same moment as
     /// another one reads before the other is stored.
     pub(super) fn miss_next_read(&self) {
         self.miss_next_read.store(true, Ordering::SeqCst);
@@ -45,6 +46,13 @@ impl MemoryArtifacts {
 
     fn all(&self) -> Vec<ArtifactVersion> {
         self.versions.lock().unwrap().clone()
+    }
+
+    fn package(&self, scope: &ArtifactScope, name: &ArtifactName) -> Vec<ArtifactVersion> {
+        self.all()
+            .into_iter()
+            .filter(|v| &v.identity.scope == scope && &v.identity.name == name)
+            .collect()
     }
 }
 
@@ -69,28 +77,66 @@ impl ArtifactRepository for MemoryArtifacts {
         Ok(self.all().into_iter().find(|v| &v.identity == identity))
     }
 
-    async fn versions(
+    async fn version_rows(
         &self,
         scope: &ArtifactScope,
         name: &ArtifactName,
-    ) -> Result<Vec<ArtifactVersion>, RepositoryError> {
-        self.reads.fetch_add(1, Ordering::SeqCst);
+        limit: Option<u64>,
+    ) -> Result<Vec<VersionRow>, RepositoryError> {
         if self.miss_next_read.swap(false, Ordering::SeqCst) {
             return Ok(Vec::new());
         }
-        Ok(self
-            .all()
+        let mut rows: Vec<VersionRow> = self
+            .package(scope, name)
             .into_iter()
-            .filter(|v| &v.identity.scope == scope && &v.identity.name == name)
-            .collect())
+            .map(|v| VersionRow {
+                identity: v.identity,
+                visibility: v.visibility,
+                status: v.status,
+                published_at: v.published_at,
+            })
+            .collect();
+        rows.sort_by(|a, b| b.identity.version.precedence(&a.identity.version));
+        rows.truncate(limit.map_or(usize::MAX, |l| l as usize));
+        Ok(rows)
     }
 
+    async fn has_private_version(&self, scope: &ArtifactScope, name: &ArtifactName) -> Result<bool, RepositoryError> {
+        Ok(self
+            .package(scope, name)
+            .iter()
+            .any(|v| v.visibility == Visibility::Private))
+    }
+
+    async fn count_versions(&self, scope: &ArtifactScope, name: &ArtifactName) -> Result<u64, RepositoryError> {
+        Ok(self.package(scope, name).len() as u64)
+    }
+
+    /// Every stored version on the first page, as the store's listing columns hold it (the
+    /// service checks the filters exactly; a real store narrows by them too).
     async fn latest_versions(
         &self,
         _query: &ArtifactQuery,
-        _page: ResultPage,
-    ) -> Result<Vec<ArtifactVersion>, RepositoryError> {
-        Ok(Vec::new())
+        page: ResultPage,
+    ) -> Result<Vec<ListedVersion>, RepositoryError> {
+        let listed = self
+            .all()
+            .into_iter()
+            .filter(|_| page.after.is_none())
+            .map(|v| {
+                let manifest = ArtifactManifest::parse(&v.manifest).expect("the fake stores parsable manifests");
+                ListedVersion {
+                    hooks: manifest.hooks().to_vec(),
+                    description: manifest.description,
+                    tags: manifest.tags,
+                    identity: v.identity,
+                    kind: v.kind,
+                    visibility: v.visibility,
+                    publisher: v.publisher,
+                }
+            })
+            .collect();
+        Ok(listed)
     }
 
     async fn yank(

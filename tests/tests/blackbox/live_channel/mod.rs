@@ -3,6 +3,7 @@
 mod actions;
 mod frames;
 mod large_events;
+mod parsed_budget;
 mod poll_bounds;
 mod polling;
 mod replay;

@@ -82,6 +82,12 @@ async fn every_registration_rule_has_its_error(app: OAuthApp) {
             "invalid_client_metadata",
         ),
         (json!([ok]), "invalid_client_metadata"),
+        // serde_json's raw-value marker: once parsed into a `Value` this name was the string
+        // it holds, and markers nested in each other's strings overflowed the server's stack.
+        (
+            json!({ "redirect_uris": [ok], "client_name": { "$serde_json::private::RawValue": "\"laptop\"" } }),
+            "invalid_client_metadata",
+        ),
     ];
     for (n, (body, error)) in rows.into_iter().enumerate() {
         let (status, headers, answer) = app.register_from(body.clone(), Some(&format!("192.0.2.{n}"))).await;
@@ -223,5 +229,32 @@ async fn behind_a_trusted_proxy_the_window_follows_x_forwarded_for() {
     assert_eq!(
         app.register_from(valid(), Some("203.0.113.2")).await.0,
         StatusCode::CREATED
+    );
+}
+
+/// The registration could not be counted (the database lost its table of windows): 503
+/// `temporarily_unavailable`, nothing registered, and the answer is one `/openapi.json` documents.
+#[tokio::test]
+async fn a_registration_that_cannot_be_counted_is_a_documented_503() {
+    use sea_orm::{ConnectionTrait, Database};
+    let app = OAuthApp::spawn("register_uncounted", Backend::Sqlite, Auth::Strict, |_| {})
+        .await
+        .unwrap();
+    let db = Database::connect(app.app.settings.database_url())
+        .await
+        .expect("connect");
+    db.execute_unprepared("DROP TABLE rate_windows").await.expect("drop");
+    let (status, headers, body) = app.register(valid()).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(headers["cache-control"], "no-store");
+    assert_eq!(
+        body,
+        json!({ "error": "temporarily_unavailable", "error_description": "the request could not be counted; try again" })
+    );
+    let (_, _, document) = app.get_json("/openapi.json").await;
+    let documented = &document["paths"]["/oauth/register"]["post"]["responses"]["503"];
+    assert_eq!(
+        documented["content"]["application/json; charset=utf-8"]["schema"]["$ref"], "#/components/schemas/OAuthError",
+        "{documented}"
     );
 }

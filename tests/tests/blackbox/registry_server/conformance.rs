@@ -13,7 +13,83 @@ use serde_json::{Value, json};
 crate::on_every_registry_backend!(
     the_conformance_gate_names_rule_and_path,
     a_bundle_nested_past_any_stack_is_refused_and_the_registry_lives_on,
+    an_oversized_blueprint_contract_or_fixture_is_refused_by_its_path,
+    nested_raw_value_markers_in_a_manifest_are_refused_before_it_is_parsed,
 );
+
+/// serde_json's raw-value marker nested in its own strings (each text 120 deep): a manifest is
+/// parsed into a `Value`, where each marker's string is parsed again with a recursion limit of
+/// its own, past any stack. Refused as a body that does not parse; the registry lives on.
+async fn nested_raw_value_markers_in_a_manifest_are_refused_before_it_is_parsed(registry: Registry) {
+    let token = registry.mint("acme", false);
+    let mut text = format!("{}0{}", "[".repeat(120), "]".repeat(120));
+    for _ in 0..10 {
+        let inner = serde_json::to_string(&text).unwrap();
+        text = format!(
+            r#"{}{{"$serde_json::private::RawValue":{inner}}}{}"#,
+            "[".repeat(120),
+            "]".repeat(120)
+        );
+    }
+    let body = format!(r#"{{"manifest":{{"kind":"gadget","fixtureProps":{text}}},"bundle":""}}"#);
+    let answer = registry
+        .client
+        .post(format!("{}/conformance/check", registry.base))
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+    let answer: Value = answer.json().await.unwrap();
+    assert!(
+        answer["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the member name `$serde_json::private::RawValue` is reserved")),
+        "{answer}"
+    );
+    let (status, _) = registry.get("/health", None).await;
+    assert_eq!(status, StatusCode::OK, "the registry lives on");
+}
+
+/// docs/registry.md, "The manifest": a blueprint's `contract` and `fixtureProps` are each at most
+/// 262144 bytes of JSON; one over is `invalid_manifest` at its path on publish, listed by the check.
+async fn an_oversized_blueprint_contract_or_fixture_is_refused_by_its_path(registry: Registry) {
+    let token = registry.mint("acme", false);
+    let author = Author::new(1);
+    registry.register_key(&token, &author).await;
+    for part in ["contract", "fixtureProps"] {
+        let mut manifest = blueprint_manifest("@acme", "board", "1.0.0", &author, BLUEPRINT_TSX);
+        // `{"x":"…"}`: 8 bytes beside the text, one byte over the limit.
+        manifest["blueprint"][part] = json!({ "x": "a".repeat(262_144 + 1 - 8) });
+        let path = format!("/manifest/blueprint/{part}");
+        let message = format!("`blueprint.{part}` is more than 262144 bytes of JSON");
+        let (status, refused) = registry
+            .post(
+                "/publish",
+                Some(&token),
+                &signed_publish(&manifest, BLUEPRINT_TSX, &author),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{part}");
+        assert_eq!(
+            (&refused["error"], &refused["path"], &refused["rule"]),
+            (&json!("invalid_manifest"), &json!(path), &json!("manifest_schema")),
+            "{part}"
+        );
+        assert!(refused["message"].as_str().unwrap().contains(&message), "{refused}");
+        let body = json!({ "manifest": manifest, "bundle": STANDARD.encode(BLUEPRINT_TSX) });
+        let (status, checked) = registry.post("/conformance/check", Some(&token), &body).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            checked,
+            json!({ "ok": false, "failures": [{ "rule": "manifest_schema", "path": path, "message": message }] })
+        );
+    }
+    let (status, _) = registry.get("/pkg/@acme/board", Some(&token)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "nothing was stored");
+}
 
 async fn the_conformance_gate_names_rule_and_path(registry: Registry) {
     let token = registry.mint("acme", false);

@@ -101,6 +101,7 @@ async fn publishes_and_reads_back_a_gadget_and_a_blueprint(registry: Registry) {
         .collect();
     assert_eq!(versions, ["1.2.3", "1.2.4-rc.1", "1.10.0"]);
     assert_eq!(listing["versions"][0]["yanked"], false);
+    assert_eq!(listing["truncated"], false, "every version is listed");
     let (status, body) = registry.get("/pkg/@acme/nothing", Some(&token)).await;
     assert_eq!(
         (status, body["error"].as_str()),

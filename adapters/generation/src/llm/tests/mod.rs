@@ -1,6 +1,7 @@
 //! Each adapter against the loopback fake speaking its provider's wire format (recorded-style
 //! fixtures in `fixtures/`), every error path, and the pipeline's repair round.
 
+mod limits;
 mod outcomes;
 mod repair;
 mod wire_formats;

@@ -29,7 +29,7 @@ impl OpsTool for GenerateBlueprint {
             .blueprints()?
             .generate(
                 app_id,
-                Value::Object(a.contract),
+                Value::Object(a.contract.0),
                 BlueprintOptions {
                     // Hosted: the generation uses its payer's provider keys (an org app's: the
                     // org's), as a render of this caller would.

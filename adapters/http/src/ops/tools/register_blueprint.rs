@@ -25,7 +25,7 @@ impl OpsTool for RegisterBlueprint {
             .blueprints()?
             .register(
                 app_id,
-                Value::Object(a.contract),
+                Value::Object(a.contract.0),
                 a.component_code,
                 bodies::blueprint_options(a.options),
             )

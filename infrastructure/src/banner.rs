@@ -22,7 +22,7 @@ pub fn print_banner(app: &Application, data_dir: &Path, public_demo: Option<&str
         AuthMode::DevAllowAll => "--dev-allow-all (any bearer is accepted as `builder`)".to_owned(),
         AuthMode::Strict => format!(
             "strict; mint a bearer with `svc keys mint --data-dir {}`",
-            data_dir.display()
+            shell_word(&data_dir.display().to_string())
         ),
     };
     let listening = format!("http://{}", app.local_addr);
@@ -60,10 +60,34 @@ pub fn print_banner(app: &Application, data_dir: &Path, public_demo: Option<&str
     print(&banner);
 }
 
+/// `word` as one shell word: as it is when it holds only characters no shell reads, else in
+/// single quotes (a `'` in it written `'\''`).
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%,=".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 /// A pair code was spent (ten minutes after its first use); this one replaced it.
 pub fn announce_pair_code(code: &str) {
     tracing::info!("the pair code was spent; a new one is printed on stdout");
     print(&format!(
         "  pair code:     {code}  (the previous code was spent ten minutes after its first use)\n"
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn a_data_directory_is_printed_as_one_shell_word() {
+        assert_eq!(shell_word("/srv/svc-data"), "/srv/svc-data");
+        assert_eq!(shell_word("/home/ada/my data"), "'/home/ada/my data'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

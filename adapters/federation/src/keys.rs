@@ -183,6 +183,10 @@ impl JwksCache {
             }
             body.extend_from_slice(&chunk);
         }
-        serde_json::from_slice(&body).map_err(|e| format!("GET {url}: not the expected JSON: {e}"))
+        // A key of unknown kind keeps its members as `Value`s: the raw-value marker is refused
+        // first (`svc_domain::json_marker`).
+        svc_domain::json_marker::refuse_raw_value_marker(&body)
+            .and_then(|()| serde_json::from_slice(&body))
+            .map_err(|e| format!("GET {url}: not the expected JSON: {e}"))
     }
 }

@@ -158,6 +158,7 @@ async fn listen_loop(pool: PgPool, mut listener: PgListener, local: Arc<dyn Even
 /// Another replica's message from a notification: inline, or by its `ref` in `live_messages`.
 /// `None` for this replica's own, a spilled row gone, or anything that is not a message.
 async fn read(pool: &PgPool, payload: &str, origin: &str) -> Option<BusMessage> {
+    svc_domain::json_marker::refuse_raw_value_marker(payload.as_bytes()).ok()?;
     let envelope: Value = serde_json::from_str(payload).ok()?;
     if envelope["origin"] == origin {
         return None;

@@ -28,7 +28,10 @@ impl BusMessage {
     }
 
     /// A message read off the bus, or `None` for anything that is not one.
+    /// Any client of the broker can publish, and events carry `Value`s: the raw-value marker is
+    /// refused first (`svc_domain::json_marker`).
     pub fn decode(bytes: &[u8]) -> Option<Self> {
+        svc_domain::json_marker::refuse_raw_value_marker(bytes).ok()?;
         serde_json::from_slice(bytes).ok()
     }
 }
@@ -234,6 +237,24 @@ mod tests {
             panic!("not a render event");
         };
         assert_eq!(created_at.to_rfc3339(), "2026-11-25T10:00:00.123+00:00");
+    }
+
+    /// serde_json's raw-value marker in an event's `Value` would be read as the text it holds
+    /// (nested, past any stack): a message holding it is not a message.
+    #[test]
+    fn a_message_holding_the_raw_value_marker_is_not_a_message() {
+        let event = LiveEvent::PropsUpdate {
+            session_id: "s".into(),
+            props: json!({ "a": [1, 2] }),
+            epoch: 3,
+        };
+        let text = BusMessage::new("o", event).encode();
+        assert!(text.contains(r#"{"a":[1,2]}"#), "{text}");
+        let marked = text.replace(
+            r#"{"a":[1,2]}"#,
+            r#"{"$serde_json::private::RawValue":"{\"a\":[1,2]}"}"#,
+        );
+        assert!(BusMessage::decode(marked.as_bytes()).is_none(), "{marked}");
     }
 
     #[test]

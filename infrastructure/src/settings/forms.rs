@@ -12,8 +12,13 @@ pub fn check(settings: &Settings) -> Result<(), String> {
     if !settings.oauth.consent_url.is_empty() {
         svc_http::parse_consent_url(&settings.oauth.consent_url)?;
     }
-    svc_mail::sender(&settings.mail.from).map_err(|e| e.to_string())?;
-    svc_events_nats::check_url(&settings.nats.url)?;
+    // Empty is unset, as for the consent URL: a deployment without mail or NATS may blank them.
+    if !settings.mail.from.trim().is_empty() {
+        svc_mail::sender(&settings.mail.from).map_err(|e| e.to_string())?;
+    }
+    if !settings.nats.url.trim().is_empty() {
+        svc_events_nats::check_url(&settings.nats.url)?;
+    }
     crate::generation::registry_with_default_model(&settings.generation)?;
     crate::hosted::check(settings)
 }

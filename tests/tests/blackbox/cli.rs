@@ -233,6 +233,29 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// A deployment without mail or NATS may blank their settings: empty is unset, not a bad form.
+#[test]
+fn blank_settings_of_features_that_are_off_still_start() {
+    let dir = temp_dir("svc-cli-blank-dormant");
+    let (mut child, banner) = serve(
+        &["--port", "0", "--data-dir", dir.to_str().unwrap()],
+        &[
+            ("SVC_MAIL__FROM", ""),
+            ("SVC_NATS__URL", ""),
+            ("SVC_OAUTH__CONSENT_URL", ""),
+        ],
+    );
+    child.kill().ok();
+    child.wait().ok();
+    assert!(
+        banner
+            .first()
+            .is_some_and(|line| line.contains(" listening on http://127.0.0.1:")),
+        "{banner:?}"
+    );
+    std::fs::remove_dir_all(dir).ok();
+}
+
 /// An open server has no pair code: its banner's OAuth line says what consents instead.
 #[test]
 fn an_open_server_with_oauth_offers_no_pair_code_to_consent_with() {

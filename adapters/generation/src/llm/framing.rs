@@ -154,9 +154,11 @@ pub trait Decoder: Send + Unpin + 'static {
     fn finish(&mut self) -> Result<Option<String>, FrameError>;
 }
 
-/// Server-sent events (the WHATWG `text/event-stream` rules): each frame is one event's `data`,
-/// its `data:` lines joined with LF. Comments, `event`, `id` and `retry` fields and events without
-/// data are skipped; an event the body ends before its blank line is dropped, as the standard says.
+/// Server-sent events (the WHATWG `text/event-stream` line rules): each frame is one event's
+/// `data`, its `data:` lines joined with LF. Comments, `event`, `id` and `retry` fields and events
+/// whose data is empty are skipped (the standard dispatches an event of one empty `data:` line;
+/// no provider sends one, and an empty text is no JSON); an event the body ends before its blank
+/// line is dropped, as the standard says.
 pub struct SseEvents {
     lines: Lines,
     data: String,

@@ -80,6 +80,9 @@ impl PollableTool for HttpPollableTool {
                 return Err(PollFailure::TooLarge(target.max_bytes));
             }
         }
-        serde_json::from_slice(&body).map_err(|_| PollFailure::NotJson("the data source did not answer JSON".into()))
+        // Another server's answer, parsed into a `Value`: the raw-value marker is refused first.
+        svc_domain::json_marker::refuse_raw_value_marker(&body)
+            .and_then(|()| serde_json::from_slice(&body))
+            .map_err(|_| PollFailure::NotJson("the data source did not answer JSON".into()))
     }
 }

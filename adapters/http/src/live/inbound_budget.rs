@@ -21,11 +21,17 @@ use crate::parsed_json_budget::{OverBudget, ParsedJsonReservation};
 /// The wait a socket's `SERVER_BUSY` asks for, as the POST's `Retry-After`.
 const RETRY_AFTER_SECONDS: u64 = 1;
 
+/// A socket's frame weighing at most this is taken without a reservation: a `ping`, a
+/// `subscribe`, a `channel_subscribe` (a few hundred bytes parsed) must not be refused while large
+/// messages hold the budget (the card runtime resends only actions). Each socket handles one
+/// frame at a time, so these hold at most this much per socket.
+const LIGHT_FRAME_WEIGHT: usize = 4 * 1024;
+
 /// What a socket does with a text frame, weighed.
 #[derive(Debug)]
 pub(super) enum Admitted {
-    /// Parse and answer it, holding this until the answer is made.
-    Reserved(ParsedJsonReservation),
+    /// Parse and answer it, holding this (none for a light frame) until the answer is made.
+    Reserved(Option<ParsedJsonReservation>),
     /// Answer it with this `error` frame, unparsed, and read on.
     Refused(String),
     /// Answer it with this `error` frame and close the socket (1009): it can never be taken.
@@ -38,8 +44,11 @@ pub(super) fn admit_text(budget: &ParsedJsonBudget, text: &str) -> Admitted {
     let Ok(weight) = svc_protocol::json_weight::parsed_weight(text.as_bytes()) else {
         return Admitted::Refused(frames::error("BAD_FRAME", "not JSON"));
     };
+    if weight <= LIGHT_FRAME_WEIGHT {
+        return Admitted::Reserved(None);
+    }
     match budget.reserve(weight) {
-        Ok(reserved) => Admitted::Reserved(reserved),
+        Ok(reserved) => Admitted::Reserved(Some(reserved)),
         Err(OverBudget::Busy) => Admitted::Refused(busy_frame(client_seq(text))),
         Err(OverBudget::Never) => Admitted::TooHeavy(frames::error(
             "FRAME_TOO_LARGE",
@@ -135,7 +144,22 @@ mod tests {
             matches!(admit_text(&budget, r#"{"type":"ping"}"#), Admitted::Reserved(_)),
             "a light one fits"
         );
-        drop(held);
+        // With every unit held, a light frame is still taken (without a reservation).
+        // Every unit left taken, one at a time.
+        let rest: Vec<_> = std::iter::from_fn(|| budget.reserve(512).ok()).collect();
+        assert!(!rest.is_empty());
+        assert!(matches!(admit_text(&budget, &frame), Admitted::Refused(_)));
+        for light in [
+            r#"{"type":"ping"}"#,
+            r#"{"type":"subscribe","payload":{"sessionId":"s","wsToken":"t"}}"#,
+            r#"{"type":"channel_subscribe","payload":{"channel":"prices"}}"#,
+        ] {
+            assert!(
+                matches!(admit_text(&budget, light), Admitted::Reserved(None)),
+                "{light}"
+            );
+        }
+        drop((held, rest));
         assert!(matches!(admit_text(&budget, &frame), Admitted::Reserved(_)));
     }
 

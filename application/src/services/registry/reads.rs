@@ -16,9 +16,9 @@ pub struct VersionSummary {
     pub yanked: bool,
 }
 
-/// Most versions one listing answers: the highest by SemVer precedence. A package holds at most
-/// `RegistryLimits::max_versions_per_package` versions (publish refuses more), so a listing of a
-/// package published under the default limit is whole.
+/// Most versions one listing answers: the highest by SemVer precedence. Publish refuses a
+/// package's version past `MAX_VERSIONS_PER_PACKAGE` (the same 1000), so a listing is whole unless
+/// publishes racing at the cap stored a few more.
 pub const VERSION_LISTING_LIMIT: u64 = 1000;
 
 /// A package's versions as `GET /pkg/{scope}/{name}` answers them.

@@ -22,6 +22,9 @@ pub enum Budget {
     SchemaExpansion,
     /// A `$ref` must name a subschema of the same document (`#/...` or `#anchor`).
     RefScope,
+    /// Regular expressions (`pattern` values, `patternProperties` keys) in a whole contract: each
+    /// is compiled for the regex engine, up to a few hundred KiB apiece.
+    ContractPatterns,
     /// Subschemas applied while validating one value and everything in it, counted before
     /// validating (a schema that doubles its work at every level of a deep value).
     ValidationWork,
@@ -35,13 +38,14 @@ pub enum Budget {
 
 impl Budget {
     /// Every budget, in the order docs/budgets.md lists them.
-    pub const ALL: [Budget; 10] = [
+    pub const ALL: [Budget; 11] = [
         Budget::ContractBytes,
         Budget::SchemaNodes,
         Budget::SchemaDepth,
         Budget::RefDepth,
         Budget::SchemaExpansion,
         Budget::RefScope,
+        Budget::ContractPatterns,
         Budget::ValidationWork,
         Budget::ComponentBytes,
         Budget::ComponentNesting,
@@ -57,6 +61,7 @@ impl Budget {
             Budget::RefDepth => "ref_depth",
             Budget::SchemaExpansion => "schema_expansion",
             Budget::RefScope => "ref_scope",
+            Budget::ContractPatterns => "contract_patterns",
             Budget::ValidationWork => "validation_work",
             Budget::ComponentBytes => "component_bytes",
             Budget::ComponentNesting => "component_nesting",
@@ -73,6 +78,9 @@ impl Budget {
             Budget::RefDepth => Some(32),
             Budget::SchemaExpansion => Some(1_000),
             Budget::RefScope => None,
+            // Each compiles to at most `PATTERN_COMPILED_BYTES` (schema_check.rs) and its matching
+            // cache: 64 of them are tens of MiB at worst, where 20 unbounded ones took 200 MB.
+            Budget::ContractPatterns => Some(64),
             // About 0.1 µs each in a debug build: a tenth of a second at most.
             Budget::ValidationWork => Some(1_000_000),
             // The parser recurses once per nesting level, so the source size bounds how deep it
@@ -98,8 +106,11 @@ impl Budget {
                 "at most {limit} subschemas apply to one value through `$ref`, allOf, anyOf, oneOf, not, if/then/else and dependentSchemas"
             ),
             Budget::RefScope => "a `$ref` names a subschema of the same schema (`#/...` or `#anchor`); nested `$id`, `$dynamicRef` and `$recursiveRef` are not accepted".into(),
+            Budget::ContractPatterns => format!(
+                "a contract's schemas hold at most {limit} regular expressions (`pattern` values and `patternProperties` keys)"
+            ),
             Budget::ValidationWork => format!(
-                "validating one value applies at most {limit} subschemas, counting every member and item"
+                "validating one value does at most {limit} steps: a subschema applied to the value, a member or an item is one step, and one more per name in its `required` and per JSON value in its `enum` and `const`"
             ),
             Budget::ComponentBytes => format!("component code is at most {limit} bytes"),
             Budget::ComponentNesting => format!("component code nests at most {limit} levels deep"),

@@ -2,7 +2,7 @@
 //! actions and emits do with a caller's contract and values.
 
 use serde_json::Value;
-use svc_domain::contract::{check_contract_budgets, compile_schema, negotiate};
+use svc_domain::contract::{EntrySchema, check_contract_budgets, compile_schema, negotiate};
 
 /// The input is a draft contract, or `{ "contract": draft, "props": value }` to validate a value
 /// against the agreed `propsSpec` (and every action and stream schema).
@@ -32,8 +32,8 @@ pub fn contract(data: &[u8]) {
     schemas.extend(
         channels
             .iter()
-            .filter_map(|c| contract.stream_channel(c))
-            .map(|c| c.schema),
+            .filter_map(|c| contract.entry_schema(&EntrySchema::Stream(c.clone())))
+            .map(std::borrow::Cow::into_owned),
     );
     for schema in schemas {
         let Ok(compiled) = compile_schema(&schema) else {

@@ -157,8 +157,10 @@ mod tests {
         bus.publish(stored("s"));
         let (a, b) = (a.recv().await.unwrap(), b.recv().await.unwrap());
         assert_eq!(a.event(), &stored("s"));
-        let first = a.rendered(|_| Some("frame".to_owned())).unwrap();
-        let second = b.rendered(|_| panic!("rendered once for every subscriber")).unwrap();
+        let first = a.rendered(|_| Some(std::sync::Arc::<str>::from("frame"))).unwrap();
+        let second = b
+            .rendered::<std::sync::Arc<str>>(|_| panic!("rendered once for every subscriber"))
+            .unwrap();
         assert!(std::sync::Arc::ptr_eq(&first, &second));
     }
 

@@ -59,7 +59,8 @@ pub fn registry_service(
         cpu: CpuGate::new(0, Duration::ZERO),
         clock: Arc::new(SystemClock),
         ids: Arc::new(RandomIds),
-    }))
+    })
+    .with_quota(settings.publish_quota()))
 }
 
 /// Connects to the registry's database (creating the data directory for SQLite), migrates it,
@@ -84,6 +85,15 @@ pub async fn connect(settings: &RegistrySettings) -> Result<DatabaseConnection, 
         .map_err(|e| format!("cannot key stored versions by release: {e}"))?;
     if released > 0 {
         tracing::info!(released, "versions published by an earlier release keyed by release");
+    }
+    let described = svc_sql::registry::describe_undescribed_versions(&db)
+        .await
+        .map_err(|e| format!("cannot describe stored versions for search: {e}"))?;
+    if described > 0 {
+        tracing::info!(
+            described,
+            "versions published by an earlier release described for search"
+        );
     }
     Ok(db)
 }

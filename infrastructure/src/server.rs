@@ -16,7 +16,7 @@ use svc_application::services::blueprints::BlueprintReadCache;
 use svc_application::services::cpu_gate::CpuGate;
 use svc_application::services::oauth::{AccountSignIn, ConsentChecks};
 use svc_application::services::operator::{
-    ConnectorKeyService, CouponService, OpsBlueprintPorts, OpsBlueprintService, OrgService,
+    ConnectorKeyService, CouponService, InviteBudget, OpsBlueprintPorts, OpsBlueprintService, OrgService,
 };
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
 use svc_application::services::rate_limit::WindowQuota;
@@ -472,6 +472,12 @@ impl Application {
         };
         let g = &settings.generation;
         let queue = GenerationQueue::new(g.concurrency, g.max_waiting, Duration::from_secs(g.max_wait_seconds));
+        // Hosted: one account cannot fill the queue every account shares.
+        let queue = if settings.hosted.enabled {
+            queue.with_principal_cap(settings.hosted.generations_per_principal)
+        } else {
+            queue
+        };
         let auth_mode = if settings.server.dev_allow_all {
             AuthMode::DevAllowAll
         } else {
@@ -509,7 +515,14 @@ impl Application {
             credits: hosted.as_ref().map(|h| h.credits.clone()),
             // Hosted: invite mails carry the one-time link that can create the account.
             orgs: match &hosted {
-                Some(h) => ops.orgs.map(|orgs| orgs.linking(h.invite_links.clone())),
+                Some(h) => ops.orgs.map(|orgs| {
+                    orgs.linking(h.invite_links.clone())
+                        .with_invite_budget(InviteBudget::new(
+                            Arc::new(svc_sql::SqlSharedWindows::new(db.clone())),
+                            settings.hosted.invite_mails_per_hour,
+                        ))
+                        .with_orgs_per_account(settings.hosted.orgs_per_account)
+                }),
                 None => ops.orgs,
             },
             ..ops

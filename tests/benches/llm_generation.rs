@@ -143,7 +143,7 @@ async fn main() {
     for _ in 0..20 {
         let started = Instant::now();
         for _ in 0..QUEUE_OPS / 20 {
-            drop(queue.enter().await.unwrap());
+            drop(queue.enter("bench").await.unwrap());
         }
         batches.push(started.elapsed() / (QUEUE_OPS as u32 / 20));
     }

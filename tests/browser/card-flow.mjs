@@ -522,22 +522,59 @@ async function run(base) {
     // From here on, new sockets pass through a proxy: it refuses them while `sockets` is
     // 'blocked' (a proxy without WebSocket support), and later swaps the ack's component code
     // (the session's own in `componentFor`, else the next of `brokenModules`). It counts the
-    // sockets each session's cards open and the action frames they send.
+    // sockets each session's cards open and the action frames they send, and answers a session's
+    // first subscribe itself with the error of `refuseFirstSubscribe`, if it names one. For a
+    // session of `loseBindingAtFirstAction` it plays a server whose replay failed after the ack:
+    // the first action is answered `INTERNAL` (no clientSeq) and `NOT_SUBSCRIBED`, and every later
+    // frame (but ping) too, until the card subscribes again on that socket.
     let sockets = 'blocked';
     let swaps = 0;
     const brokenModules = [];
     const componentFor = new Map();
     const socketsOf = new Map();
     const actionsSent = [];
+    const refuseFirstSubscribe = new Map();
+    const subscribedAt = new Map();
+    const loseBindingAtFirstAction = new Set();
+    /** Per session, the subscribes on each of its sockets, in opening order. */
+    const subscribesPerSocket = new Map();
+    const NOT_SUBSCRIBED = JSON.stringify({ type: 'error', payload: { code: 'NOT_SUBSCRIBED', message: 'send subscribe first' } });
     await context.routeWebSocket(/\/ws$/, (ws) => {
       if (sockets === 'blocked') {
         ws.close({ code: 1011, reason: 'no WebSocket here' });
         return;
       }
       const server = ws.connectToServer();
+      let subscribesHere = null;
+      let unbound = false;
       ws.onMessage((message) => {
         const frame = JSON.parse(String(message));
-        if (frame.type === 'subscribe') socketsOf.set(frame.payload.sessionId, (socketsOf.get(frame.payload.sessionId) ?? 0) + 1);
+        if (frame.type === 'subscribe') {
+          const id = frame.payload.sessionId;
+          socketsOf.set(id, (socketsOf.get(id) ?? 0) + 1);
+          if (subscribesHere === null) {
+            subscribesHere = [...(subscribesPerSocket.get(id) ?? []), 0];
+            subscribesPerSocket.set(id, subscribesHere);
+          }
+          subscribesHere[subscribesHere.length - 1] += 1;
+          subscribedAt.set(id, [...(subscribedAt.get(id) ?? []), Date.now()]);
+          const refusal = refuseFirstSubscribe.get(id);
+          if (refusal) {
+            refuseFirstSubscribe.delete(id);
+            ws.send(JSON.stringify({ type: 'error', payload: refusal }));
+            return;
+          }
+          unbound = false;
+        } else if (unbound && frame.type !== 'ping') {
+          ws.send(NOT_SUBSCRIBED);
+          return;
+        }
+        if (frame.type === 'action' && loseBindingAtFirstAction.delete(frame.payload.sessionId)) {
+          unbound = true;
+          ws.send(JSON.stringify({ type: 'error', payload: { code: 'INTERNAL', message: 'internal error' } }));
+          ws.send(NOT_SUBSCRIBED);
+          return;
+        }
         if (frame.type === 'action') actionsSent.push({ sessionId: frame.payload.sessionId, bytes: String(message).length });
         server.send(message);
       });
@@ -585,6 +622,45 @@ async function run(base) {
     const oversized = actionsSent.filter((a) => a.sessionId === probe.sessionId && a.bytes > 256 * 1024).length;
     check(oversized === 0, `the oversized action went over the socket ${oversized} times (the card refuses it unsent)`);
     await waitFor('a later stored action to end the notice of the refused one', async () => !(await cardText(probeCard)).includes('FRAME_TOO_LARGE') || await cardText(probeCard));
+
+    step('a subscribe answered SERVER_BUSY before its ack goes again after retryAfterSeconds; one refused with BAD_FRAME says so at once');
+    // The proxy answers as the server does when the replay budget stays taken for 10 s
+    // (docs/live-channel.md): the card must not sit out its 15 s connect limit.
+    const busy = await renderFresh(agent, 'busy before the ack');
+    refuseFirstSubscribe.set(busy.sessionId, { code: 'SERVER_BUSY', message: 'the server is replaying to many sockets; subscribe again shortly', retryAfterSeconds: 1 });
+    const busyCard = await mountCard(page, { id: 'card-busy', byUrl: true, title: 'SERVER_BUSY before the ack', resource: await readResource(agent, `ui://svc/render/${busy.sessionId}`), toolInput: busy.args, toolResult: busy.result });
+    await waitFor('the card answered SERVER_BUSY to go live', async () => (await liveState(busyCard)) === 'live' || `live state ${await liveState(busyCard)}`, 10_000);
+    const [refusedAt, againAt] = subscribedAt.get(busy.sessionId) ?? [];
+    same(socketsOf.get(busy.sessionId), 2, 'subscribes of the card answered SERVER_BUSY');
+    check(againAt - refusedAt >= 1_000 && againAt - refusedAt < 5_000, `it subscribed again ${againAt - refusedAt} ms after SERVER_BUSY (retryAfterSeconds 1, plus the backoff)`);
+    await waitFor('the busy card to paint its props', async () => (await cardText(busyCard)).includes('busy before the ack') || await cardText(busyCard));
+    await page.evaluate(() => document.getElementById('card-busy')?.remove());
+    const badFrame = await renderFresh(agent, 'bad frame');
+    const badFrameMessage = 'subscribe payload: role: `robot` is not `user` or `agent`';
+    refuseFirstSubscribe.set(badFrame.sessionId, { code: 'BAD_FRAME', message: badFrameMessage });
+    const refusedCard = await mountCard(page, { id: 'card-refused', byUrl: true, title: 'BAD_FRAME before the ack', resource: await readResource(agent, `ui://svc/render/${badFrame.sessionId}`), toolInput: badFrame.args, toolResult: badFrame.result });
+    await waitFor('the refused card to say why', async () => (await cardText(refusedCard)).includes(`The live channel closed: BAD_FRAME: ${badFrameMessage}`) || await cardText(refusedCard), 5_000);
+    same(await liveState(refusedCard), 'failed', 'the live state of the card refused with BAD_FRAME');
+    same(socketsOf.get(badFrame.sessionId), 1, 'subscribes of the card refused with BAD_FRAME (the same one would be refused again)');
+    await cardShot(page, 'card-refused', '14-subscribe-refused', 20);
+    await page.evaluate(() => document.getElementById('card-refused')?.remove());
+
+    step('a socket unbound after its ack (INTERNAL, then NOT_SUBSCRIBED) is subscribed again; the action sent meanwhile is stored once');
+    // As the server does when the store fails in the middle of the subscribe's replay
+    // (docs/live-channel.md): the card must not stay "live" while nothing is bound.
+    const lost = await renderFresh(agent, 'binding lost');
+    componentFor.set(lost.sessionId, PROBE);
+    loseBindingAtFirstAction.add(lost.sessionId);
+    const lostCard = await mountCard(page, { id: 'card-lost', byUrl: true, title: 'binding lost after the ack', resource: await readResource(agent, `ui://svc/render/${lost.sessionId}`), toolInput: lost.args, toolResult: lost.result });
+    await waitFor('the card to go live', async () => ((await liveState(lostCard)) === 'live' && (await lostCard.$('[data-probe="small"]')) !== null) || `live state ${await liveState(lostCard)}`);
+    await press(lostCard, 'small');
+    const afterLoss = await tool(agent, 'svc_consume', { sessionId: lost.sessionId, timeout: 10 });
+    same((afterLoss.structuredContent.events ?? []).map((e) => [e.intent, e.actionData]), [['approve', { note: 'after the big one' }]], 'what reached the agent from the card whose binding was lost');
+    await waitFor('the action to settle as stored', async () => (await outcomes(lostCard)).find((o) => o.label === 'small')?.ok === true || JSON.stringify(await outcomes(lostCard)));
+    same(subscribesPerSocket.get(lost.sessionId), [2], 'subscribes on each socket of the card (one socket, subscribed again on it)');
+    same(await liveState(lostCard), 'live', 'the live state of the card subscribed again');
+    await waitFor('the notice of the INTERNAL to end at the new ack', async () => !(await cardText(lostCard)).includes('INTERNAL') || await cardText(lostCard));
+    await page.evaluate(() => document.getElementById('card-lost')?.remove());
 
     step('a card that threw paints again when svc_update brings good props');
     await tool(agent, 'svc_update', { sessionId: probe.sessionId, kind: 'replace', props: { title: 'probe', status: 'explode' } });

@@ -56,6 +56,17 @@ fn algorithm_of(jwk: &Jwk) -> Option<Algorithm> {
     }
 }
 
+/// A token part (header or claims), base64url-decoded, unless it is not JSON free of serde_json's
+/// raw-value marker: `jsonwebtoken` keeps a header's unknown members as `Value`s
+/// (`Header.extras`), which read the marker as nested JSON text past any stack
+/// (`svc_domain::json_marker`). Every part is checked here before the crate decodes it.
+fn part_json(part: &str) -> Option<Vec<u8>> {
+    URL_SAFE_NO_PAD
+        .decode(part)
+        .ok()
+        .filter(|bytes| svc_domain::json_marker::refuse_raw_value_marker(bytes).is_ok())
+}
+
 fn rejection(kind: &ErrorKind) -> TokenRejection {
     match kind {
         ErrorKind::InvalidSignature => TokenRejection::Signature,
@@ -75,12 +86,7 @@ impl FederatedTokenVerifier for JwtFederatedVerifier {
         let (Some(header), Some(_), Some(_), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
             return false;
         };
-        URL_SAFE_NO_PAD
-            .decode(header)
-            .ok()
-            // A presented token's header, not yet verified: the raw-value marker is refused
-            // before a `Value` parse (`svc_domain::json_marker`).
-            .filter(|bytes| svc_domain::json_marker::refuse_raw_value_marker(bytes).is_ok())
+        part_json(header)
             .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
             .is_some_and(|h| h.get("alg").is_some())
     }
@@ -106,6 +112,9 @@ impl FederatedTokenVerifier for JwtFederatedVerifier {
         jwks_url: Option<&str>,
         audience: &str,
     ) -> Result<FederatedIdentity, TokenRejection> {
+        if !token.split('.').take(2).all(|part| part_json(part).is_some()) {
+            return Err(TokenRejection::Malformed);
+        }
         // `alg: none` and unknown algorithms fail here, before any key is fetched.
         let header = jsonwebtoken::decode_header(token).map_err(|e| match e.kind() {
             ErrorKind::InvalidAlgorithmName | ErrorKind::UnsupportedAlgorithm => TokenRejection::Algorithm,
@@ -179,6 +188,45 @@ mod tests {
         ] {
             assert!(!v.is_jwt(native), "{native}");
         }
+    }
+
+    /// serde_json's raw-value marker nested in its own string, `levels` deep, each text 120
+    /// arrays deep (each level is read by a fresh reader: no recursion limit bounds the whole).
+    fn nested_markers(levels: usize) -> String {
+        let mut text = format!("{}0{}", "[".repeat(120), "]".repeat(120));
+        for _ in 0..levels {
+            let inner = serde_json::to_string(&text).unwrap();
+            text = format!(
+                r#"{}{{"$serde_json::private::RawValue":{inner}}}{}"#,
+                "[".repeat(120),
+                "]".repeat(120)
+            );
+        }
+        text
+    }
+
+    #[tokio::test]
+    async fn verify_refuses_the_raw_value_marker_in_the_header_or_the_claims_before_any_key_fetch() {
+        let v = verifier();
+        let marked: serde_json::Value = json!({ "$serde_json::private::RawValue": "[0]" });
+        let header = part(json!({ "alg": "ES256" }));
+        let claims = part(json!({ "iss": "http://127.0.0.1:1", "sub": "s", "aud": "app1", "exp": 4102444800u64 }));
+        let nested = URL_SAFE_NO_PAD.encode(format!(r#"{{"alg":"ES256","x":{}}}"#, nested_markers(10)));
+        for token in [
+            // A header's unknown member is a `Value` in `jsonwebtoken` (`Header.extras`).
+            format!("{}.{claims}.sig", part(json!({ "alg": "ES256", "x": marked }))),
+            format!("{nested}.{claims}.sig"),
+            format!("{header}.{}.sig", part(json!({ "sub": "s", "x": marked }))),
+        ] {
+            // Nothing listens at the issuer: a token that got past the check would be refused
+            // for want of keys.
+            let refused = v.verify(&token, "http://127.0.0.1:1", None, "app1").await;
+            assert_eq!(refused, Err(TokenRejection::Malformed), "{token}");
+        }
+        let sound = v
+            .verify(&format!("{header}.{claims}.sig"), "http://127.0.0.1:1", None, "app1")
+            .await;
+        assert!(matches!(sound, Err(TokenRejection::KeysUnavailable(_))), "{sound:?}");
     }
 
     #[test]

@@ -15,9 +15,15 @@ const RETRY_CAP_MS = 15_000;
 /** The longest wait a timer can hold; a longer `Retry-After` would fire at once. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
-/** Refusals that say "not now": the action was not stored and may be sent again, with the same
- * clientSeq (the server deduplicates by it). Any other refusal is final. */
+/** Refusals that say "not now": the action (or the subscribe) was not acted on and may be sent
+ * again, an action with the same clientSeq (the server deduplicates by it). Any other refusal is
+ * final. */
 const RETRYABLE = new Set(['SERVER_BUSY', 'RATE_LIMITED', 'INTERNAL']);
+
+/** Whether a refusal with `code` says "not now" rather than "never". */
+export function refusedForNow(code: string): boolean {
+  return RETRYABLE.has(code);
+}
 
 /** Refusals `/ws` sends before it reads a frame, so without its clientSeq, that may answer an
  * action (the socket answers frames in order: they belong to the oldest action not yet
@@ -30,7 +36,7 @@ export type RefusalVerdict = { retry: true; delayMs: number } | { retry: false; 
 /** What to do with an action refused by `error` after `refusals` earlier refusals. */
 export function judgeRefusal(error: ErrorPayload, refusals: number): RefusalVerdict {
   const code = error.code ?? 'ERROR';
-  if (!RETRYABLE.has(code)) return { retry: false, error };
+  if (!refusedForNow(code)) return { retry: false, error };
   if (refusals + 1 >= MAX_ACTION_REFUSALS) {
     const message = `${error.message ?? code} (refused ${refusals + 1} times; not sent again)`;
     return { retry: false, error: { ...error, message } };

@@ -2,16 +2,19 @@
 // deliver every action at least once (the server dedups by clientSeq), sending an action the
 // server refused for now again after the wait it asked for and giving up on one it refused for
 // good (`action-retry.ts`). Which token a request carries, and what replaces a refused one, is
-// `channel-tokens.ts`.
+// `channel-tokens.ts`. A subscribe the server refused for now (`SERVER_BUSY`, ...) is sent again,
+// on a new socket, after the wait it asked for; one it refused for good closes the channel. A
+// socket the server unbound after its ack (`lost-binding.ts`) is subscribed again from the cursors.
 // When the WebSocket cannot connect it falls back to `pollingUrl` (the same frames over HTTP
 // long-poll, `long-poll.ts`: polled by `poll-loop.ts`, the card's own frames POSTed in order by
 // `post-queue.ts`), resuming with the same session token and cursors; while polling it probes the
 // WebSocket now and then (`socket-probe.ts`), and goes back to it once the server answers there.
 
-import { ACTION_REFUSALS_WITHOUT_SEQ, judgeRefusal, refusalBeforeSending } from './action-retry';
-import { reconnectDelay } from './backoff';
+import { ACTION_REFUSALS_WITHOUT_SEQ, judgeRefusal, refusalBeforeSending, refusedForNow } from './action-retry';
+import { delayAfterRefusal, reconnectDelay } from './backoff';
 import { ChannelTokens } from './channel-tokens';
 import { LongPoll } from './long-poll';
+import { bindingLost } from './lost-binding';
 import { PollLoop, type PollLoopHost } from './poll-loop';
 import { PostQueue, type QueuedAction } from './post-queue';
 import { SocketProbes } from './socket-probe';
@@ -45,6 +48,11 @@ const SILENCE_LIMIT_MS = 50_000;
 const SLOW_DOWN_CODES = new Set([1008, 1013]);
 /** Errors that end the session for this card: no reconnect can fix them. */
 const TERMINAL_ERRORS = new Set(['UNSUPPORTED_VERSION', 'SESSION_EXPIRED']);
+
+/** How a status detail names a server error: `<code>: <message>`. */
+function errorDetail(code: string, error: ErrorPayload): string {
+  return `${code}${error.message ? `: ${error.message}` : ''}`;
+}
 
 export interface LiveSocketOptions {
   /** The `/ws` address; absent: poll from the start. */
@@ -282,6 +290,11 @@ export class LiveSocket {
       if (ws.readyState === WebSocket.CLOSED) closed(1006);
     };
     // A connection that neither opens nor fails (a black-holed network) is abandoned.
+    this.awaitAck(ws);
+  }
+
+  /** Abandons `ws` if it is not subscribed within {@link CONNECT_TIMEOUT_MS} from now. */
+  private awaitAck(ws: WebSocket): void {
     window.clearTimeout(this.connectTimer);
     this.connectTimer = window.setTimeout(() => {
       if (this.ws === ws && !this.subscribed) this.drop();
@@ -405,10 +418,35 @@ export class LiveSocket {
     const refused = this.poll ? this.tokens.current() : this.subscribedWith;
     if (code === 'AUTH_FAILED' && this.tokens.refusedOnSocket(refused)) return;
     if (code === 'AUTH_FAILED' || TERMINAL_ERRORS.has(code)) {
-      this.fail(`${code}${error.message ? `: ${error.message}` : ''}`);
+      this.fail(errorDetail(code, error));
       return;
     }
-    if (code === 'NOT_SUBSCRIBED' && this.ws?.readyState === WebSocket.OPEN) this.subscribe(this.ws);
+    // Over polling an error before the ack answers a POST (`post-queue.ts`), not a subscribe.
+    if (!this.poll && this.ws) this.subscribeRefused(this.ws, code, error);
+  }
+
+  /**
+   * The server answered the subscribe on `ws` with `error` (not an `AUTH_FAILED` or a terminal
+   * one, handled above): never left to the connect timeout. `NOT_SUBSCRIBED` is no answer to it
+   * (below); a refusal for now (`SERVER_BUSY` while the replay budget is taken, `INTERNAL`,
+   * `RATE_LIMITED`) is sent again on a new socket after its wait, which then has the server's
+   * whole subscribe deadline; any other (`BAD_FRAME`: the same subscribe would be refused again)
+   * closes the channel, saying why.
+   */
+  private subscribeRefused(ws: WebSocket, code: string, error: ErrorPayload): void {
+    // The server answered: the path to it works, so this socket is no step toward polling.
+    this.failedSockets = 0;
+    // The server never answers a subscribe so, and answers frames in order: this one answers a
+    // frame sent before the subscribe still out on `ws` (one sent while the binding was lost),
+    // and that subscribe's own answer follows. Sending another would bind, replay and ack twice.
+    // (The one of a socket left unsubscribed too long comes with its 1008 close.)
+    if (code === 'NOT_SUBSCRIBED') return;
+    if (!refusedForNow(code)) {
+      this.fail(errorDetail(code, error));
+      return;
+    }
+    this.detach(1000);
+    this.scheduleReconnect((attempt) => delayAfterRefusal(attempt, error.retryAfterSeconds), errorDetail(code, error));
   }
 
   private rebuildStreams(): void {
@@ -431,6 +469,31 @@ export class LiveSocket {
     }
   }
 
+  /**
+   * The server unbound `ws` after its ack (`lost-binding.ts`): nothing live arrives and every
+   * frame is refused until it is subscribed again, from the cursors of the frames applied. The
+   * first loss since the channel was last steady subscribes again at once on `ws` (the server
+   * keeps it open and gives it its whole subscribe deadline again); another before the channel
+   * has stayed up a heartbeat interval reconnects after the backoff, on a new socket (which has
+   * that deadline whatever the wait), so a server whose replays keep failing is not asked again
+   * and again. Either way the actions not yet stored go again after the next ack.
+   */
+  private subscribeAgain(ws: WebSocket, detail: string): void {
+    this.subscribed = false;
+    this.inflight = [];
+    window.clearInterval(this.heartbeatTimer);
+    window.clearTimeout(this.steadyTimer);
+    if (this.attempt === 0 && ws.readyState === WebSocket.OPEN) {
+      this.attempt = 1;
+      this.report('reconnecting', detail);
+      this.subscribe(ws);
+      this.awaitAck(ws);
+      return;
+    }
+    this.detach(1000);
+    this.scheduleReconnect((attempt) => reconnectDelay(attempt), detail);
+  }
+
   /** The action `clientSeq` is stored (`answer`): it leaves the queue, and the card hears it once. */
   private settleStored(clientSeq: number, answer: SystemPayload): void {
     window.clearTimeout(this.unacked.get(clientSeq)?.retryTimer);
@@ -444,7 +507,14 @@ export class LiveSocket {
   private onError(error: ErrorPayload): void {
     const code = error.code ?? 'ERROR';
     if (TERMINAL_ERRORS.has(code)) {
-      this.fail(`${code}${error.message ? `: ${error.message}` : ''}`);
+      this.fail(errorDetail(code, error));
+      return;
+    }
+    // Over polling each GET carries the token and cursors: only a socket has a binding to lose.
+    // The card still shows the error (its notice ends at the next ack).
+    if (!this.poll && this.ws && bindingLost(error)) {
+      this.subscribeAgain(this.ws, errorDetail(code, error));
+      this.options.onFrame({ type: 'error', payload: error });
       return;
     }
     if (code === 'FRAME_TOO_LARGE') this.tooLargeAnswered = true;
@@ -553,7 +623,8 @@ export class LiveSocket {
         return;
       }
     }
-    this.scheduleReconnect(SLOW_DOWN_CODES.has(code) ? 5000 : 0);
+    const floorMs = SLOW_DOWN_CODES.has(code) ? 5000 : 0;
+    this.scheduleReconnect((attempt) => reconnectDelay(attempt, floorMs));
   }
 
   // ---------- the polling transport ----------
@@ -617,10 +688,11 @@ export class LiveSocket {
     window.clearTimeout(this.steadyTimer);
   }
 
-  private scheduleReconnect(floorMs: number): void {
+  /** Connects again after `delayOf(attempt)`, the attempt counting up until a socket stays up. */
+  private scheduleReconnect(delayOf: (attempt: number) => number, detail?: string): void {
     if (this.stopped || this.reconnectTimer !== undefined) return;
-    this.report('reconnecting');
-    const delay = reconnectDelay(this.attempt++, floorMs);
+    this.report('reconnecting', detail);
+    const delay = delayOf(this.attempt++);
     this.reconnectTimer = window.setTimeout(() => {
       this.reconnectTimer = undefined;
       if (navigator.onLine === false) return; // `online` reconnects

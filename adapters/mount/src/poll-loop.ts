@@ -4,15 +4,14 @@
 // `revision`, no wait). `live-socket.ts` owns the channel's state and tokens and reaches this
 // loop only through `PollLoopHost`; the card's own frames go out through `post-queue.ts`.
 
-import { reconnectDelay } from './backoff';
+import { reconnectDelay, retryAfterMs } from './backoff';
 import { LONG_POLL_WAIT_SECONDS, type LongPoll } from './long-poll';
 import type { Frame } from './protocol';
 
 /** While the browser says it is offline, how long the loop waits before looking again. */
 const OFFLINE_CHECK_MS = 1000;
-/** The longest a refused poll's `Retry-After` holds the loop back: a server asking for more (or a
- * proxy's date far ahead) would leave the card silent, so the loop looks again after a minute. */
-export const RETRY_AFTER_CAP_MS = 60_000;
+/** The longest a refused poll's `Retry-After` holds the loop back (`backoff.ts`). */
+export { RETRY_AFTER_CAP_MS } from './backoff';
 
 /** What the loop needs of the live channel: its state, read when needed, and where answers go. */
 export interface PollLoopHost {
@@ -100,12 +99,6 @@ export class PollLoop {
       if (typeof result.cursors.revision === 'number') this.revision = result.cursors.revision;
     }
   }
-}
-
-/** A refusal's `Retry-After` as the least wait before the next poll, at most {@link RETRY_AFTER_CAP_MS}. */
-function retryAfterMs(seconds: unknown): number {
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) return 0;
-  return Math.min(RETRY_AFTER_CAP_MS, Math.ceil(seconds * 1000));
 }
 
 function pause(ms: number): Promise<void> {

@@ -217,6 +217,209 @@ test('a reconnect closes the socket it replaces (a refreshed token arriving afte
   socket.stop();
 });
 
+// ---------- a subscribe refused before its ack ----------
+
+const BUSY = 'the server is replaying to many sockets; subscribe again shortly';
+
+/** Starts `socket` and opens its first socket, without answering the subscribe. */
+function opened(socket) {
+  socket.start();
+  const ws = lastSocket();
+  ws.open();
+  return ws;
+}
+
+/** Moves the clock on until the card opens its next socket (at most a minute); returns when. */
+async function nextSocket() {
+  const count = FakeSocket.all.length;
+  for (let waited = 0; FakeSocket.all.length === count && waited < 60_000; waited += 50) await advance(50);
+  assert.equal(FakeSocket.all.length, count + 1, 'a new socket within a minute');
+  return Date.now();
+}
+
+// reconnectDelay(0) is random in [250, 500] ms: the first refusal's wait is retryAfterSeconds plus that.
+for (const retryAfterSeconds of [1, 5]) {
+  test(`a subscribe answered SERVER_BUSY (retryAfterSeconds ${retryAfterSeconds}) is sent again on a new socket after that wait plus the jittered backoff, from the same cursors`, async () => {
+    const { socket, seen } = liveSocket({ lastSequence: 7 });
+    const busy = opened(socket);
+    busy.receive('error', { code: 'SERVER_BUSY', message: BUSY, retryAfterSeconds });
+    const seq = action(socket);
+    assert.equal(busy.closedWith, 1000, 'the refused socket is closed, not left to the 15 s connect timeout');
+    assert.equal(seen.statuses.at(-1), `reconnecting: SERVER_BUSY: ${BUSY}`);
+    await advance(retryAfterSeconds * 1000 + 200);
+    assert.equal(FakeSocket.all.length, 1, 'not sooner than the server asked');
+    await advance(400);
+    assert.equal(FakeSocket.all.length, 2, 'subscribed again once the wait is over');
+    const again = lastSocket();
+    again.open();
+    assert.deepEqual(again.sent, busy.sent, 'the same subscribe: same token and cursors');
+    assert.equal(again.sent[0].payload.sinceSequence, 7);
+    again.ack();
+    assert.equal(seen.statuses.at(-1), 'live');
+    assert.deepEqual(again.actionSeqs(), [seq], 'the action waited for the ack');
+    assert.deepEqual(busy.actionSeqs(), []);
+    socket.stop();
+  });
+}
+
+test('a server busy subscribe after subscribe: growing jittered waits, still over the WebSocket (no polling), live at the first ack', async () => {
+  const { socket, seen } = liveSocket({ pollingUrl: 'http://svc.test/_svc/poll/s1' });
+  const openedAt = [Date.now()];
+  opened(socket).receive('error', { code: 'SERVER_BUSY', message: BUSY, retryAfterSeconds: 1 });
+  for (let round = 1; round < 6; round += 1) {
+    openedAt.push(await nextSocket());
+    lastSocket().open();
+    lastSocket().receive('error', { code: 'SERVER_BUSY', message: BUSY, retryAfterSeconds: 1 });
+  }
+  openedAt.push(await nextSocket());
+  lastSocket().open();
+  lastSocket().ack();
+  // Refusal n waits 1 s plus reconnectDelay(n): random in [d/2, d], d = 500 ms * 2^n.
+  for (let n = 0; n < 6; n += 1) {
+    const wait = openedAt[n + 1] - openedAt[n];
+    const d = 500 * 2 ** n;
+    assert.ok(wait >= 1000 + d / 2 && wait <= 1000 + d + 50, `wait ${n}: ${wait} ms`);
+  }
+  assert.equal(fetches.log.length, 0, 'a server that answers is not a blocked socket: no polling');
+  assert.equal(socket.transport, 'websocket');
+  assert.equal(seen.statuses.at(-1), 'live');
+  assert.ok(!seen.statuses.some((status) => status.startsWith('failed')));
+  socket.stop();
+});
+
+for (const code of ['INTERNAL', 'RATE_LIMITED']) {
+  test(`a subscribe answered ${code} without a wait is sent again on a new socket after the reconnect backoff`, async () => {
+    const { socket, seen } = liveSocket();
+    opened(socket).receive('error', { code, message: 'not now' });
+    assert.equal(seen.statuses.at(-1), `reconnecting: ${code}: not now`);
+    await advance(200);
+    assert.equal(FakeSocket.all.length, 1);
+    await advance(350);
+    assert.equal(FakeSocket.all.length, 2);
+    lastSocket().open();
+    lastSocket().ack();
+    assert.equal(seen.statuses.at(-1), 'live');
+    socket.stop();
+  });
+}
+
+test('a subscribe refused with BAD_FRAME closes the channel at once, saying why: no silent wait, no reconnect', async () => {
+  const { socket, seen } = liveSocket({ pollingUrl: 'http://svc.test/_svc/poll/s1' });
+  const ws = opened(socket);
+  const seq = action(socket);
+  const message = 'subscribe payload: role: `robot` is not `user` or `agent`';
+  ws.receive('error', { code: 'BAD_FRAME', message });
+  await settle();
+  assert.equal(seen.statuses.at(-1), `failed: BAD_FRAME: ${message}`);
+  assert.deepEqual(seen.failed.map((f) => [f.clientSeq, f.code]), [[seq, 'NOT_CONNECTED']]);
+  assert.equal(socket.transport, 'closed');
+  await advance(30_000, 500);
+  assert.equal(FakeSocket.all.length, 1, 'the same subscribe would be refused again');
+  assert.equal(fetches.log.length, 0);
+});
+
+// ---------- a binding lost after the ack ----------
+
+const INTERNAL = { code: 'INTERNAL', message: 'internal error' };
+const NOT_SUBSCRIBED = { code: 'NOT_SUBSCRIBED', message: 'send subscribe first' };
+const subscribes = (ws) => ws.sent.filter((frame) => frame.type === 'subscribe');
+
+/** A subscribed socket whose card applied stream envelope 5 and session event 9. */
+function subscribedWithCursors(socket) {
+  const ws = subscribed(socket);
+  ws.receive('data', { sessionId: 's1', channel: 'log', seq: 5, mode: 'append', payload: 'line 5' });
+  ws.receive('render_event', { sessionId: 's1', sequence: 9, type: 'data:submit' });
+  return ws;
+}
+
+test('a replay that failed after the ack (INTERNAL without a clientSeq, then NOT_SUBSCRIBED for a frame sent meanwhile): subscribed again once on the same socket, from its cursors; the action goes after the new ack and is stored', async () => {
+  const { socket, seen } = liveSocket();
+  const ws = subscribedWithCursors(socket);
+  const seq = action(socket); // read by the server after its replay failed
+  ws.receive('error', INTERNAL);
+  ws.receive('error', NOT_SUBSCRIBED);
+  assert.equal(FakeSocket.all.length, 1, 'the server keeps the socket open: no new one');
+  assert.equal(ws.closedWith, undefined);
+  const [first, again, ...more] = subscribes(ws);
+  assert.ok(again, 'subscribed again');
+  assert.equal(more.length, 0, 'once: the NOT_SUBSCRIBED answered the action, not the new subscribe');
+  const { wsToken, ...rest } = first.payload;
+  assert.equal(wsToken, 'ws-token');
+  assert.deepEqual(again.payload, { ...rest, sessionToken: 'session-token', fromSeq: 5, sinceSequence: 9 }, 'the session token and the cursors of the frames applied');
+  assert.equal(seen.statuses.at(-1), 'reconnecting: INTERNAL: internal error');
+  assert.deepEqual(seen.frames.filter((frame) => frame.type === 'error').map((frame) => frame.payload), [INTERNAL], 'the card shows the INTERNAL (until the next ack); the NOT_SUBSCRIBED answered a frame the new subscribe covers');
+  const later = action(socket);
+  assert.deepEqual(ws.actionSeqs(), [seq], 'nothing is sent while unbound');
+  ws.ack();
+  assert.equal(seen.statuses.at(-1), 'live');
+  assert.deepEqual(ws.actionSeqs(), [seq, seq, later], 'both go after the new ack');
+  ws.receive('system', { event: 'action_stored', clientSeq: seq, actionId: 'a1', sequence: 10, duplicate: false });
+  ws.receive('system', { event: 'action_stored', clientSeq: later, actionId: 'a2', sequence: 11, duplicate: false });
+  assert.deepEqual(seen.stored, [seq, later]);
+  assert.deepEqual(seen.failed, []);
+  socket.stop();
+});
+
+test('NOT_SUBSCRIBED after the ack (the INTERNAL before it not heard): the card subscribes again on the same socket, once for all the frames refused, and its action is stored', async () => {
+  const { socket, seen } = liveSocket();
+  const ws = subscribedWithCursors(socket);
+  const seq = action(socket);
+  assert.equal(socket.send({ type: 'host_context_observed', payload: { theme: 'dark' } }), true);
+  ws.receive('error', NOT_SUBSCRIBED); // the action's answer
+  ws.receive('error', NOT_SUBSCRIBED); // the host context's
+  assert.deepEqual(subscribes(ws).map((frame) => [frame.payload.fromSeq, frame.payload.sinceSequence]), [[0, 0], [5, 9]]);
+  assert.equal(seen.statuses.at(-1), 'reconnecting: NOT_SUBSCRIBED: send subscribe first');
+  assert.equal(socket.send({ type: 'ping' }), false, 'the card sends nothing while unbound');
+  ws.ack();
+  assert.deepEqual(ws.actionSeqs(), [seq, seq]);
+  ws.receive('system', { event: 'action_stored', clientSeq: seq, actionId: 'a1', sequence: 10, duplicate: false });
+  assert.deepEqual(seen.stored, [seq]);
+  assert.deepEqual(seen.failed, []);
+  assert.equal(seen.statuses.at(-1), 'live');
+  socket.stop();
+});
+
+test('an action refused INTERNAL with its clientSeq is sent again on the same binding; INTERNAL without one then subscribes again', async () => {
+  const { socket, seen } = liveSocket();
+  const ws = subscribed(socket);
+  const seq = action(socket);
+  ws.receive('error', { ...INTERNAL, clientSeq: seq });
+  await advance(1_100);
+  assert.deepEqual(ws.actionSeqs(), [seq, seq], 'the action went again after its wait');
+  assert.equal(subscribes(ws).length, 1, 'an action refused is no lost binding');
+  assert.equal(seen.statuses.at(-1), 'live');
+  ws.receive('error', INTERNAL);
+  assert.equal(subscribes(ws).length, 2);
+  socket.stop();
+});
+
+test('a binding lost again and again: the first time on the same socket at once, then on new sockets with growing waits, not in a tight loop', async () => {
+  const { socket, seen } = liveSocket({ pollingUrl: 'http://svc.test/_svc/poll/s1' });
+  socket.start();
+  let subscribeCount = 0;
+  const answered = new Map();
+  for (let elapsed = 0; elapsed < 20_000; elapsed += 50) {
+    for (const ws of FakeSocket.all) {
+      if (ws.readyState === FakeSocket.CONNECTING && ws.closedWith === undefined) ws.open();
+      // Every subscribe is acked, and its replay fails.
+      const unanswered = subscribes(ws).length - (answered.get(ws) ?? 0);
+      answered.set(ws, subscribes(ws).length);
+      for (let i = 0; i < unanswered && ws.closedWith === undefined; i += 1) {
+        subscribeCount += 1;
+        ws.ack();
+        ws.receive('error', INTERNAL);
+      }
+    }
+    await advance(50);
+  }
+  assert.equal(subscribes(FakeSocket.all[0]).length, 2, 'the first socket was subscribed again once');
+  assert.ok(FakeSocket.all.length >= 3, `then new sockets: ${FakeSocket.all.length}`);
+  assert.ok(subscribeCount <= 9, `${subscribeCount} subscribes in 20 s`);
+  assert.equal(fetches.log.length, 0, 'a server that answers is no blocked socket: no polling');
+  assert.ok(!seen.statuses.some((status) => status.startsWith('failed')));
+  socket.stop();
+});
+
 // ---------- the polling transport ----------
 
 /** Answers GETs with an ack first, then holds them (a long poll) until aborted. */

@@ -4,7 +4,11 @@
 //!
 //! The provider's discovery document (with its keys) is fetched on first use and again after
 //! [`METADATA_TTL`], or at once when an ID token names a key the cached set lacks (rotation).
+//! Every answer of the provider is read up to a size bound and refused unless it is JSON without
+//! serde_json's raw-value marker, before the crate parses it (`provider_http`).
 
 mod provider;
+mod provider_answer;
+mod provider_http;
 
 pub use provider::{METADATA_TTL, OidcProvider, OidcProviderSettings};

@@ -15,6 +15,8 @@ use svc_application::ports::external_identity::{
 };
 use tokio::sync::RwLock;
 
+use crate::provider_http::ProviderHttp;
+
 /// How long a discovery document (and the keys it names) is used before it is fetched again.
 pub const METADATA_TTL: Duration = Duration::from_secs(3600);
 /// Deadline of one request to the provider.
@@ -55,7 +57,7 @@ pub struct OidcProvider {
     settings: OidcProviderSettings,
     issuer: IssuerUrl,
     redirect_uri: RedirectUrl,
-    http: reqwest::Client,
+    http: ProviderHttp,
     client: RwLock<Option<(DiscoveredClient, Instant)>>,
 }
 
@@ -66,12 +68,7 @@ impl OidcProvider {
             .map_err(|e| format!("hosted.oidc.issuer {:?}: {e}", settings.issuer))?;
         let redirect_uri = RedirectUrl::new(settings.redirect_uri.clone())
             .map_err(|e| format!("the OpenID Connect callback {:?}: {e}", settings.redirect_uri))?;
-        let http = reqwest::Client::builder()
-            // Following redirects would let a provider send svc's requests anywhere (SSRF).
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(REQUEST_TIMEOUT)
-            .build()
-            .map_err(|e| format!("HTTP client: {e}"))?;
+        let http = ProviderHttp::new(REQUEST_TIMEOUT).map_err(|e| format!("HTTP client: {e}"))?;
         Ok(Self {
             settings,
             issuer,

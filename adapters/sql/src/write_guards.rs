@@ -1,5 +1,5 @@
 //! Write guards: an insert bounded by a count (at most so many apps per owner, blueprints per
-//! app) counts and inserts inside one transaction that first locks its scope's row in
+//! app, versions per registry package) counts and inserts inside one transaction that first locks its scope's row in
 //! `write_guards`. Concurrent inserts into one scope then queue: each counts what the one before
 //! it committed, so none passes the bound, while other scopes are not held.
 //!
@@ -36,6 +36,22 @@ impl<'a> WriteGuard<'a> {
         Self {
             scope: "blueprints",
             holder: app_id,
+        }
+    }
+
+    /// The versions of one registry package (`@scope/name`).
+    pub(crate) fn versions_of(package: &'a str) -> Self {
+        Self {
+            scope: "registry_versions",
+            holder: package,
+        }
+    }
+
+    /// The orgs one account owns (hosted: `hosted.orgs_per_account`).
+    pub(crate) fn orgs_of(owner_id: &'a str) -> Self {
+        Self {
+            scope: "orgs",
+            holder: owner_id,
         }
     }
 

@@ -471,10 +471,14 @@ pub trait EventBus: Send + Sync {
 #[derive(Debug, Clone)]
 pub struct Published(std::sync::Arc<PublishedInner>);
 
+/// A transport's rendering of an event, of the transport's own type: a WebSocket keeps the
+/// encoded frame it writes, so a thousand sockets share one buffer instead of a copy each.
+type Rendering = Option<Box<dyn std::any::Any + Send + Sync>>;
+
 #[derive(Debug)]
 struct PublishedInner {
     event: LiveEvent,
-    rendered: std::sync::OnceLock<Option<std::sync::Arc<str>>>,
+    rendered: std::sync::OnceLock<Rendering>,
 }
 
 impl Published {
@@ -490,12 +494,19 @@ impl Published {
     }
 
     /// The event rendered by `render` (a transport's frame), computed by the first subscriber
-    /// that asks and shared with the others; every subscriber must pass the same renderer.
-    pub fn rendered(&self, render: impl FnOnce(&LiveEvent) -> Option<String>) -> Option<std::sync::Arc<str>> {
-        self.0
-            .rendered
-            .get_or_init(|| render(&self.0.event).map(std::sync::Arc::from))
-            .clone()
+    /// that asks and shared with the others (`T` is cloned per subscriber: make it a shared
+    /// buffer). Every subscriber must pass the same renderer; one asking for another type is
+    /// answered `None`.
+    pub fn rendered<T: Clone + Send + Sync + 'static>(
+        &self,
+        render: impl FnOnce(&LiveEvent) -> Option<T>,
+    ) -> Option<T> {
+        let rendering = self.0.rendered.get_or_init(|| {
+            render(&self.0.event).map(|rendered| Box::new(rendered) as Box<dyn std::any::Any + Send + Sync>)
+        });
+        let shared = rendering.as_ref()?.downcast_ref::<T>();
+        debug_assert!(shared.is_some(), "every subscriber renders to the same type");
+        shared.cloned()
     }
 }
 

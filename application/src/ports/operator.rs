@@ -13,7 +13,7 @@ use svc_domain::invite::{Invite, InviteDraft, InviteError, InviteIssue, InviteRe
 use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord};
 use svc_domain::wallet::{LedgerEntry, Principal, Wallet, WalletError, WalletMovement};
 
-use super::RepositoryError;
+use super::{BoundedInsert, RepositoryError};
 
 /// Why an atomic transition did not happen: the domain refused it, or the store failed.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +29,9 @@ pub trait OrgRepository: Send + Sync {
     /// Writes the org, its owner membership and its wallet in one transaction, or nothing.
     /// An existing org id is a `Conflict`.
     async fn create(&self, new_org: &NewOrg) -> Result<(), RepositoryError>;
+    /// [`Self::create`], unless the new org's owner already owns `max_owned` orgs or more
+    /// (counted with the insert, so concurrent creations never pass it).
+    async fn create_bounded(&self, new_org: &NewOrg, max_owned: u64) -> Result<BoundedInsert, RepositoryError>;
     async fn get(&self, org_id: &str) -> Result<Option<Org>, RepositoryError>;
     async fn membership(&self, org_id: &str, user_id: &str) -> Result<Option<OrgMembership>, RepositoryError>;
     /// The user's memberships joined with their orgs, oldest membership first.

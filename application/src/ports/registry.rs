@@ -123,12 +123,46 @@ pub struct VersionRow {
     pub published_at: DateTime<Utc>,
 }
 
+/// The bounds a publish is stored under (docs/registry.md, "Limits"); the store checks them as it
+/// writes, in one step with the insert, so publishes at the same moment never pass them together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PublishQuota {
+    /// Most versions one package holds, yanked ones included.
+    pub versions_per_package: u64,
+    /// Most bytes the versions one publisher published hold (`stored_bytes` of each), yanked
+    /// ones included.
+    pub bytes_per_publisher: u64,
+}
+
+/// What a publish bounded by a [`PublishQuota`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublishOutcome {
+    Published,
+    /// Nothing was written: the package holds `stored` versions, as many as it may or more.
+    PackageFull {
+        stored: u64,
+    },
+    /// Nothing was written: the publisher's versions hold `stored_bytes`, and this one would
+    /// take them past the bound.
+    PublisherFull {
+        stored_bytes: u64,
+    },
+}
+
 #[async_trait::async_trait]
 pub trait ArtifactRepository: Send + Sync {
+    /// Stores `version`, which costs its publisher `stored_bytes`, unless that breaks `quota`.
     /// `Rejected(VersionExists)` when the (scope, name, version) triple is taken, yanked or not,
     /// or a version of the package that differs only in build metadata is stored (checked by
     /// the store as it writes, so two publishes at the same moment cannot both pass).
-    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>>;
+    async fn publish(
+        &self,
+        version: &ArtifactVersion,
+        stored_bytes: u64,
+        quota: PublishQuota,
+    ) -> Result<PublishOutcome, TransitionError<ArtifactError>>;
+    /// The bytes the versions `publisher` published hold (what [`Self::publish`] charged it).
+    async fn publisher_stored_bytes(&self, publisher: &str) -> Result<u64, RepositoryError>;
     async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError>;
     /// Versions of one package, yanked ones included, without their manifests: the `limit` of
     /// highest SemVer precedence (all of them when `None`), highest first. A version not keyed

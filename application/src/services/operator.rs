@@ -6,6 +6,7 @@ mod blueprints;
 mod connector_keys;
 mod coupons;
 mod credits;
+mod invite_budget;
 mod key_cache;
 mod orgs;
 mod redemption_budget;
@@ -22,9 +23,10 @@ pub use coupons::{CouponService, CouponServiceError, IssueCoupon, RedeemCoupon};
 pub use credits::{
     CreditService, CreditServiceError, CreditTransactionsPage, GrantCredit, GrantKind, ListCreditTransactions,
 };
+pub use invite_budget::{INVITE_MAIL_QUOTA, InviteBudget, InvitesLimited};
 pub use orgs::{
     AcceptInvite, CreateOrg, INVITE_PATH, InviteIssued, InviteLinks, InviteRevoked, InviteToOrg, OrgService,
-    OrgServiceError, RevokeInvite,
+    OrgServiceError, OwnedOrgsFull, RevokeInvite,
 };
 pub use redemption_budget::{REDEEM_QUOTA, RedeemLimited};
 

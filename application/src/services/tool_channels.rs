@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use svc_domain::contract::{CompiledSchema, Contract, compile_schema, validator_key};
+use svc_domain::contract::{CompiledSchema, Contract, EntrySchema, compile_schema, entry_validator_key};
 use svc_domain::session::SessionStatus;
 use svc_domain::text::excerpt;
 
@@ -107,15 +107,22 @@ pub struct ToolChannelService {
     cpu: CpuGate,
 }
 
-/// Distinct channel schemas kept compiled.
-const COMPILED_SCHEMAS: u64 = 256;
+/// Compiled channel schemas kept, by weight ([`CompiledSchema::weight_bytes`]: their size and
+/// what their patterns may take compiled). Counted (256 of them), schemas of 64 patterns each
+/// could keep 4 GiB.
+const COMPILED_SCHEMA_BYTES: u64 = 16 << 20;
 
 impl ToolChannelService {
     pub fn new(tools: HashMap<String, Arc<dyn PollableTool>>, settings: ToolChannelSettings) -> Self {
         Self {
             tools: Arc::new(tools),
             settings: Arc::new(settings),
-            compiled: moka::sync::Cache::new(COMPILED_SCHEMAS),
+            compiled: moka::sync::Cache::builder()
+                .weigher(|_key: &String, compiled: &Arc<CompiledSchema>| {
+                    u32::try_from(compiled.weight_bytes()).unwrap_or(u32::MAX)
+                })
+                .max_capacity(COMPILED_SCHEMA_BYTES)
+                .build(),
             cpu: CpuGate::unbounded(),
         }
     }
@@ -156,7 +163,7 @@ impl ToolChannelService {
         // Agreed contracts hold only schemas that compiled at negotiation; one stored before the
         // complexity budgets may be over one, and is refused rather than run.
         let schema = match contract.stream_channel(channel) {
-            Some(declared) => Some(self.compiled_schema(channel, &declared.schema).await?),
+            Some(_) => Some(self.compiled_schema(contract, channel).await?),
             None => None,
         };
         let asked = source.interval_ms.map_or(tool.interval(), Duration::from_millis);
@@ -179,15 +186,22 @@ impl ToolChannelService {
     /// card's contract may hold many costly patterns, and a compile on the socket's async worker
     /// would stall every connection served there (the schema cache's rule, `agent/schema_cache.rs`).
     /// Two subscribes racing on a new schema may both compile it; neither waits on the other.
-    async fn compiled_schema(&self, channel: &str, schema: &Value) -> Result<Arc<CompiledSchema>, ChannelError> {
-        let key = validator_key(schema);
+    /// Keyed once per contract and channel (`entry_validator_key`), as an emit's check is.
+    async fn compiled_schema(&self, contract: &Contract, channel: &str) -> Result<Arc<CompiledSchema>, ChannelError> {
+        let entry = EntrySchema::Stream(channel.to_owned());
+        let Some(key) = entry_validator_key(contract, &entry) else {
+            return Err(ChannelError::UnknownChannel(channel.to_owned()));
+        };
         if let Some(compiled) = self.compiled.get(&key) {
             return Ok(compiled);
         }
-        let schema = schema.clone();
+        let held = contract.clone();
         let compiling = self
             .cpu
-            .start(move || compile_schema(&schema).map(Arc::new))
+            .start(move || {
+                let schema = held.entry_schema(&entry).unwrap_or_default();
+                compile_schema(&schema).map(Arc::new)
+            })
             .await
             .map_err(|busy| ChannelError::Busy(busy.retry_after_seconds))?;
         // The deadline is on the compile alone, not on the wait for a slot.

@@ -22,7 +22,7 @@ use crate::ports::operator::{
     ConnectorKeyRepository, CouponRepository, InviteRepository, LedgerPage, LedgerPosition, Mailer, MailerError,
     OrgRepository, TransitionError, WalletRepository,
 };
-use crate::ports::{Clock, Ids, RepositoryError};
+use crate::ports::{BoundedInsert, Clock, Ids, RepositoryError};
 use crate::services::hosted::CreditReservations;
 use crate::services::operator::{ConnectorKeyService, CouponService, CreditService, OrgService};
 
@@ -210,6 +210,21 @@ impl OrgRepository for InMemoryOperatorStore {
             .wallets
             .insert(new_org.wallet.principal.clone(), new_org.wallet.clone());
         Ok(())
+    }
+
+    async fn create_bounded(&self, new_org: &NewOrg, max_owned: u64) -> Result<BoundedInsert, RepositoryError> {
+        let owner = &new_org.owner_membership.user_id;
+        let stored = self
+            .state()
+            .memberships
+            .iter()
+            .filter(|m| &m.user_id == owner && m.role == svc_domain::org::OrgRole::Owner)
+            .count() as u64;
+        if stored >= max_owned {
+            return Ok(BoundedInsert::Full { stored });
+        }
+        self.create(new_org).await?;
+        Ok(BoundedInsert::Inserted)
     }
 
     async fn get(&self, org_id: &str) -> Result<Option<Org>, RepositoryError> {

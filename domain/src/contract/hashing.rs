@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::Contract;
+use super::{Contract, EntrySchema};
 
 /// Keywords that annotate a schema without changing the data it accepts; they are dropped from a
 /// schema object's own keys before hashing, so rewording a description keeps the same
@@ -54,8 +54,20 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+thread_local! {
+    /// Canonicalisations done on this thread: what tests count to see a key computed once.
+    static CANONICALISED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many values [`canonical_sha256`] canonicalised on the calling thread so far (a test seam:
+/// a key kept per contract must not be computed again on every call).
+pub fn canonicalisations_on_this_thread() -> usize {
+    CANONICALISED.get()
+}
+
 /// sha256 lowercase hex over the RFC 8785 (JCS) canonical form of `value`.
 pub fn canonical_sha256(value: &Value) -> String {
+    CANONICALISED.set(CANONICALISED.get() + 1);
     let canonical = serde_json_canonicalizer::to_string(value).expect("a serde_json::Value always canonicalises");
     sha256_hex(canonical.as_bytes())
 }
@@ -93,6 +105,12 @@ pub fn validator_key(schema: &Value) -> String {
 /// [`validator_key`] of the contract's props schema (computed once per contract).
 pub fn props_validator_key(contract: &Contract) -> String {
     contract.props_validator_key_once(|contract| validator_key(&contract.props_schema()))
+}
+
+/// [`validator_key`] of `entry`'s schema (computed once per contract and entry); `None` when the
+/// contract does not declare the entry.
+pub fn entry_validator_key(contract: &Contract, entry: &EntrySchema) -> Option<String> {
+    contract.entry_validator_key_once(entry, validator_key)
 }
 
 /// Appends `:<digits>` for each integer in `value` that a double cannot hold exactly.

@@ -21,12 +21,18 @@ mod walk_memory_tests;
 pub use budgets::{check_contract_budgets, check_schema_budgets};
 pub use fixture_props::fixture_props;
 pub use hashing::{
-    canonical_sha256, contract_hash, props_schema_hash, props_validator_key, sha256_hex, validator_key, variant_key,
+    canonical_sha256, canonicalisations_on_this_thread, contract_hash, entry_validator_key, props_schema_hash,
+    props_validator_key, sha256_hex, validator_key, variant_key,
 };
 pub use negotiation::{Finding, FindingSeverity, Negotiated, NegotiationError, negotiate};
 pub use profile::{PropsSchemaProfile, profile_of};
-pub use schema_check::{CompiledSchema, SchemaCompileError, SchemaViolation, compile_schema};
+pub use schema_check::{
+    CompiledSchema, MAX_LISTED_VIOLATIONS, PATTERN_COMPILED_BYTES, SchemaCompileError, SchemaViolation, Violations,
+    compile_schema,
+};
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -61,6 +67,20 @@ struct Agreed {
     hash: std::sync::OnceLock<String>,
     props_schema_hash: std::sync::OnceLock<String>,
     props_validator_key: std::sync::OnceLock<String>,
+    /// The validator keys of its entries' schemas, each computed the first time it is asked for:
+    /// an emit or an action used to canonicalise its schema (up to 256 KiB) on every call.
+    entry_validator_keys: std::sync::Mutex<HashMap<EntrySchema, String>>,
+}
+
+/// Which entry's schema of a contract: an action's, a stream channel's or a context slot's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum EntrySchema {
+    /// `actionSpec[intent].schema`.
+    Action(String),
+    /// `streamSpec[channel].schema` (`{}` when the channel declares none).
+    Stream(String),
+    /// `contextSpec[slot].schema`.
+    Context(String),
 }
 
 impl PartialEq for Agreed {
@@ -153,7 +173,6 @@ impl StreamMode {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamChannel {
     pub mode: StreamMode,
-    pub schema: Value,
     pub complete: bool,
 }
 
@@ -190,6 +209,44 @@ impl Contract {
         self.0.props_validator_key.get_or_init(|| compute(self)).clone()
     }
 
+    /// The validator key of `entry`'s schema, computed by `compute` the first time it is asked
+    /// for (outside the lock: two first callers may both compute it); `None` when the contract
+    /// does not declare the entry, so only declared entries are kept.
+    pub(crate) fn entry_validator_key_once(
+        &self,
+        entry: &EntrySchema,
+        compute: impl FnOnce(&Value) -> String,
+    ) -> Option<String> {
+        let keys = || {
+            self.0
+                .entry_validator_keys
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(key) = keys().get(entry) {
+            return Some(key.clone());
+        }
+        let key = compute(self.entry_schema(entry)?.as_ref());
+        keys().insert(entry.clone(), key.clone());
+        Some(key)
+    }
+
+    /// The schema of `entry`, when the contract declares the entry; borrowed from the contract
+    /// unless it is a channel's implicit `{}`.
+    pub fn entry_schema(&self, entry: &EntrySchema) -> Option<Cow<'_, Value>> {
+        let (section, name) = match entry {
+            EntrySchema::Action(name) => ("actionSpec", name),
+            EntrySchema::Stream(name) => ("streamSpec", name),
+            EntrySchema::Context(name) => ("contextSpec", name),
+        };
+        let declared = self.section(section)?.get(name)?;
+        match (declared.get("schema"), entry) {
+            (Some(schema), _) => Some(Cow::Borrowed(schema)),
+            (None, EntrySchema::Stream(_)) => Some(Cow::Owned(json!({}))),
+            (None, _) => None,
+        }
+    }
+
     /// The schema props are validated against: `propsSpec`, or "any object" when absent.
     pub fn props_schema(&self) -> Value {
         self.0
@@ -216,6 +273,8 @@ impl Contract {
         self.section("actionSpec")?.get(intent)?.get("schema").cloned()
     }
 
+    /// A declared channel's mode and completion; its schema is [`Self::entry_schema`] (not copied
+    /// here: it may be 256 KiB, and an emit reads the channel every time).
     pub fn stream_channel(&self, channel: &str) -> Option<StreamChannel> {
         let entry = self.section("streamSpec")?.get(channel)?;
         Some(StreamChannel {
@@ -224,7 +283,6 @@ impl Contract {
                 .and_then(Value::as_str)
                 .and_then(StreamMode::parse)
                 .unwrap_or(StreamMode::Append),
-            schema: entry.get("schema").cloned().unwrap_or_else(|| json!({})),
             complete: entry.get("complete").and_then(Value::as_bool).unwrap_or(false),
         })
     }
@@ -286,6 +344,41 @@ mod tests {
         }
         let contract = Contract::try_from(json!({ "propsSpec": { "type": "object" } })).unwrap();
         assert!(contract.declares_props_spec());
+    }
+
+    #[test]
+    fn an_entrys_validator_key_is_computed_once_per_contract() {
+        let schema = json!({ "enum": (0..1000).map(|i| format!("v{i}")).collect::<Vec<_>>() });
+        let contract = Contract::try_from(json!({
+            "streamSpec": { "log": { "mode": "append", "schema": schema }, "any": { "mode": "append" } },
+            "actionSpec": { "pick": { "schema": schema } }
+        }))
+        .unwrap();
+        let log = EntrySchema::Stream("log".into());
+        let before = canonicalisations_on_this_thread();
+        let first = entry_validator_key(&contract, &log);
+        for _ in 0..3 {
+            assert_eq!(entry_validator_key(&contract, &log), first);
+        }
+        assert_eq!(canonicalisations_on_this_thread() - before, 1);
+        assert_eq!(first, Some(validator_key(&schema)));
+        // Each entry has its own; a channel without a schema accepts anything; none for others.
+        assert_eq!(
+            entry_validator_key(&contract, &EntrySchema::Action("pick".into())),
+            first
+        );
+        assert_eq!(
+            entry_validator_key(&contract, &EntrySchema::Stream("any".into())),
+            Some(validator_key(&json!({})))
+        );
+        assert_eq!(
+            entry_validator_key(&contract, &EntrySchema::Stream("nope".into())),
+            None
+        );
+        assert_eq!(
+            entry_validator_key(&contract, &EntrySchema::Context("log".into())),
+            None
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{CONTRACT_KEYS, Contract, RESERVED_CHANNEL_PREFIX, SchemaCompileError, compile_schema};
+use super::{CONTRACT_KEYS, CompiledSchema, Contract, RESERVED_CHANNEL_PREFIX, SchemaCompileError, compile_schema};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FindingSeverity {
@@ -115,9 +115,10 @@ impl Negotiator {
         });
     }
 
-    fn schema(&mut self, path: &str, schema: &Value) -> Option<Value> {
+    /// `schema` compiled, or the finding of why not (its validator serves a slot's `default`).
+    fn schema(&mut self, path: &str, schema: &Value) -> Option<CompiledSchema> {
         match compile_schema(schema) {
-            Ok(_) => Some(schema.clone()),
+            Ok(compiled) => Some(compiled),
             Err(SchemaCompileError::OverBudget(over)) => {
                 let over = over.under(path);
                 self.fatal("over_budget", &over.path.clone(), &over.to_string());
@@ -159,7 +160,8 @@ impl Negotiator {
                 return None;
             }
         }
-        self.schema(path, &Value::Object(spec))
+        let spec = Value::Object(spec);
+        self.schema(path, &spec).map(|_| spec)
     }
 
     fn named_entries(&mut self, path: &str, value: &Value, rule: EntryRule) -> Option<Value> {
@@ -205,7 +207,9 @@ impl Negotiator {
         kept
     }
 
-    fn required_schema(&mut self, path: &str, entry: &mut Map<String, Value>) -> bool {
+    /// The entry's schema checked, `{}` added when it has none: `None` when it does not compile,
+    /// else its validator (none for the `{}` added, which accepts anything).
+    fn required_schema(&mut self, path: &str, entry: &mut Map<String, Value>) -> Option<Option<CompiledSchema>> {
         match entry.get("schema") {
             None => {
                 entry.insert("schema".into(), json!({}));
@@ -214,15 +218,15 @@ impl Negotiator {
                     &format!("{path}/schema"),
                     "no schema given: `{}` (any value) assumed".into(),
                 );
-                true
+                Some(None)
             }
-            Some(schema) => self.schema(&format!("{path}/schema"), schema).is_some(),
+            Some(schema) => self.schema(&format!("{path}/schema"), schema).map(Some),
         }
     }
 
     fn action_entry(&mut self, _name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
         let mut entry = self.drop_unknown(path, entry, &["schema", "description"]);
-        self.required_schema(path, &mut entry).then_some(Value::Object(entry))
+        self.required_schema(path, &mut entry).map(|_| Value::Object(entry))
     }
 
     fn stream_entry(&mut self, name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
@@ -279,16 +283,14 @@ impl Negotiator {
                 return None;
             }
         }
-        self.required_schema(path, &mut entry).then_some(Value::Object(entry))
+        self.required_schema(path, &mut entry).map(|_| Value::Object(entry))
     }
 
     fn context_entry(&mut self, _name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
         let mut entry = self.drop_unknown(path, entry, &["schema", "default", "description"]);
-        if !self.required_schema(path, &mut entry) {
-            return None;
-        }
-        if let (Some(default), Some(schema)) = (entry.get("default"), entry.get("schema"))
-            && let Ok(validator) = compile_schema(schema)
+        // The validator compiled to check the schema checks the default too: compiled once.
+        let validator = self.required_schema(path, &mut entry)?;
+        if let (Some(default), Some(validator)) = (entry.get("default"), validator)
             && !validator.is_valid(default)
         {
             entry.shift_remove("default");

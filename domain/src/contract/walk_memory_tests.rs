@@ -46,6 +46,8 @@ fn the_validation_work_count_holds_no_copy_of_a_long_member_name_per_item() {
     let schema = json!({ "type": "object", "additionalProperties": { "type": "array", "items": {} } });
     let graph = measure_schema(&schema).expect("within the budgets");
     let props = json!({ long_key(): vec![0; PLACES as usize] });
-    let peak = peak_bytes(|| check_validation_work(&graph, &props).expect("within the budget"));
+    let peak = peak_bytes(|| {
+        check_validation_work(&graph, &props).expect("within the budget");
+    });
     assert!(peak < bound(&props), "{peak} bytes held at once");
 }

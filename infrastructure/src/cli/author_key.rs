@@ -9,6 +9,7 @@ use super::registry::{RegistryArgs, connect};
 use crate::artifacts::credentials::CredentialStore;
 use crate::artifacts::registry_url::Resolution;
 use crate::private_files::{create_private_dir, write_private};
+use crate::registry_client::escaped_text;
 
 #[derive(Debug, Subcommand)]
 pub enum AuthorKeyCommand {
@@ -84,8 +85,8 @@ fn register(path: &Path, args: &RegistryArgs) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         println!(
             "registered key {} for publisher {} at {}",
-            key.public_key_id,
-            key.publisher,
+            escaped_text(&key.public_key_id),
+            escaped_text(&key.publisher),
             client.base_url()
         );
         Ok(())

@@ -6,7 +6,7 @@ use super::verify::SigstoreTrustArgs;
 use crate::artifacts::install::{Installed, write};
 use crate::artifacts::registry_url::Resolution;
 use crate::artifacts::verify::{Fetched, Requested, Trust, TrustPolicy, verify};
-use crate::registry_client::RegistryError;
+use crate::registry_client::{RegistryError, escaped_text};
 
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
@@ -37,26 +37,35 @@ pub fn run(args: InstallArgs) -> Result<(), String> {
         let bundle = client
             .fetch_bundle(&version.bundle_url)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| escaped_text(&e.to_string()))?;
         Ok(Fetched { version, bundle })
     })?;
-    let trust = verify(&fetched, spec, &policy).map_err(|e| format!("{spec} did not verify: {e}"))?;
+    // A refusal quotes what the registry served (a scope, a visibility, a hash): escaped.
+    let trust = verify(&fetched, spec, &policy)
+        .map_err(|e| format!("{spec} did not verify: {}", escaped_text(&e.to_string())))?;
     if trust == Trust::Unpinned {
         eprintln!(
             "svc: warning: the registry pinned no author key for {spec}; its signature was not checked (--strict refuses this)"
         );
     }
-    match write(&args.registry.project, &fetched).map_err(|e| format!("cannot install {spec}: {e}"))? {
-        Installed::Gadget { package } => println!("installed gadget {package}@{} into svc.json", spec.version),
+    let written = write(&args.registry.project, &fetched)
+        .map_err(|e| format!("cannot install {spec}: {}", escaped_text(&e.to_string())))?;
+    match written {
+        Installed::Gadget { package } => println!(
+            "installed gadget {}@{} into svc.json",
+            escaped_text(&package),
+            spec.version
+        ),
         Installed::Blueprint { dir } => println!("installed blueprint {spec} into {}", dir.display()),
     }
     Ok(())
 }
 
-/// A yanked version names itself and the reason; the rest say what the registry said.
+/// A yanked version names itself and the reason; the rest say what the registry said. The
+/// registry's words are shown escaped: a reason cannot drive the terminal.
 fn fetch_error(spec: &Requested, error: &RegistryError) -> String {
     let yanked = |reason: Option<&str>| {
-        let reason = reason.unwrap_or("no reason given");
+        let reason = reason.map_or_else(|| "no reason given".to_owned(), escaped_text);
         format!("{spec} was yanked by the registry ({reason}); install another version")
     };
     match error {
@@ -66,7 +75,7 @@ fn fetch_error(spec: &Requested, error: &RegistryError) -> String {
         RegistryError::Api { body, .. } if body.error == "not_found" => {
             format!("{spec} does not exist in the registry")
         }
-        other => other.to_string(),
+        other => escaped_text(&other.to_string()),
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::registry::{RegistryArgs, block_on, connect};
 use crate::artifacts::publish::{Signer, keyless_payload, request};
 use crate::artifacts::registry_url::Resolution;
+use crate::registry_client::escaped_text;
 
 /// The artifact a command reads: its manifest and its bundle.
 #[derive(Debug, clap::Args)]
@@ -87,12 +88,21 @@ pub fn run(args: PublishArgs) -> Result<(), String> {
     };
     let body = request(&manifest, &bundle, &signer).map_err(|e| e.to_string())?;
     let client = connect(&args.artifact.registry, Resolution::Publish, true)?;
-    let published = block_on(async { client.publish(&body).await.map_err(|e| format!("publish refused: {e}")) })?;
+    let published = block_on(async {
+        client
+            .publish(&body)
+            .await
+            .map_err(|e| format!("publish refused: {}", escaped_text(&e.to_string())))
+    })?;
+    // Every field is the registry's own text: escaped, as everywhere server text is shown.
     println!(
         "published {}/{}@{} ({})",
-        published.scope, published.name, published.version, published.bundle_sri
+        escaped_text(&published.scope),
+        escaped_text(&published.name),
+        escaped_text(&published.version),
+        escaped_text(&published.bundle_sri)
     );
-    println!("{}", published.bundle_url);
+    println!("{}", escaped_text(&published.bundle_url));
     Ok(())
 }
 

@@ -145,7 +145,7 @@ pub fn login(args: LoginArgs) -> Result<(), String> {
     let role = if who.admin { " (admin)" } else { "" };
     println!(
         "logged in to {url} as {}{role}; token stored in {}",
-        who.publisher,
+        escaped_text(&who.publisher),
         store.path().display()
     );
     Ok(())

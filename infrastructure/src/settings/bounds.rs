@@ -136,6 +136,17 @@ mod tests {
                 "0",
                 Some("generation.max_attempts must be at least 1, not 0"),
             ),
+            ("SVC_GENERATION__MAX_OUTPUT_TOKENS", "131072", None),
+            (
+                "SVC_GENERATION__MAX_OUTPUT_TOKENS",
+                "131073",
+                Some("generation.max_output_tokens must be at most 131072, not 131073"),
+            ),
+            (
+                "SVC_GENERATION__MAX_OUTPUT_TOKENS",
+                "0",
+                Some("generation.max_output_tokens must be at least 1, not 0"),
+            ),
         ] {
             let loaded = load(&[(variable, value)]);
             match refused {

@@ -32,6 +32,19 @@ pub struct HostedSettings {
     /// most 30 days.
     #[schemars(range(max = 2_592_000))]
     pub render_deadline_seconds: u64,
+    /// Generations one principal (an account's user id, else the app id) holds in this
+    /// replica's generation queue at once, running plus waiting; past it `svc_render` and
+    /// `svc_ops_generate_blueprint` are refused as when the queue is saturated (-32014).
+    #[schemars(range(min = 1, max = 1024))]
+    pub generations_per_principal: usize,
+    /// Org invites one account may send in a fixed hour (each queues a mail); past it
+    /// `svc_ops_invite_to_org` answers `rate_limited` with `retryAfterMs`.
+    #[schemars(range(min = 1, max = 10_000))]
+    pub invite_mails_per_hour: u32,
+    /// Orgs one account may own (create); past it `svc_ops_create_org` answers
+    /// `org_limit_reached`.
+    #[schemars(range(min = 1, max = 100_000))]
+    pub orgs_per_account: u64,
     /// Sign-in with an external OpenID Connect provider at the consent page (off while `issuer`
     /// is empty).
     pub oidc: HostedOidcSettings,
@@ -63,6 +76,9 @@ impl Default for HostedSettings {
             master_keys: SecretList::Many(Vec::new()),
             signup: "closed".into(),
             render_deadline_seconds: 0,
+            generations_per_principal: 4,
+            invite_mails_per_hour: 20,
+            orgs_per_account: 10,
             oidc: HostedOidcSettings::default(),
         }
     }

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use svc_application::services::registry::DEFAULT_PUBLISH_QUOTA;
 
 pub use catalog::{Catalog, SettingKey};
 pub use hosted::HostedSettings;
@@ -110,6 +111,24 @@ pub struct RegistrySettings {
     /// Development registries only: store a public artifact whose Sigstore bundle does not
     /// verify, marked `unverified`, instead of refusing it (installers still verify).
     pub accept_unverified_sigstore: bool,
+    /// Most versions one package holds, yanked ones included (`quota_exceeded` past it). At most
+    /// 1000: a version listing shows that many.
+    #[schemars(range(min = 1, max = 1000))]
+    pub max_versions_per_package: u64,
+    /// Most bytes one publisher's versions hold, each its bundle plus its manifest as compact
+    /// JSON, yanked ones included (`quota_exceeded` past it).
+    #[schemars(range(min = 1))]
+    pub max_publisher_stored_bytes: u64,
+}
+
+impl RegistrySettings {
+    /// The publish quota these settings give the registry service.
+    pub fn publish_quota(&self) -> svc_application::ports::registry::PublishQuota {
+        svc_application::ports::registry::PublishQuota {
+            versions_per_package: self.max_versions_per_package,
+            bytes_per_publisher: self.max_publisher_stored_bytes,
+        }
+    }
 }
 
 impl Default for RegistrySettings {
@@ -122,6 +141,8 @@ impl Default for RegistrySettings {
             public_base_url: String::new(),
             sigstore_trusted_root: PathBuf::new(),
             accept_unverified_sigstore: false,
+            max_versions_per_package: DEFAULT_PUBLISH_QUOTA.versions_per_package,
+            max_publisher_stored_bytes: DEFAULT_PUBLISH_QUOTA.bytes_per_publisher,
         }
     }
 }
@@ -444,7 +465,11 @@ pub struct GenerationSettings {
     /// Route the language-model generators use when a render names no `infra.model`; empty: none.
     #[serde(default)]
     pub default_model: String,
+    /// Output tokens asked of a provider per model call (lowered to what the model's context
+    /// leaves); a reply may be 1 KiB of body per token, at least 16 MiB. At most
+    /// `svc_generation::llm::MAX_OUTPUT_TOKENS` (131072).
     #[serde(default = "default_max_output_tokens")]
+    #[schemars(range(min = 1, max = svc_generation::llm::MAX_OUTPUT_TOKENS))]
     pub max_output_tokens: u32,
     #[serde(default = "default_temperature")]
     pub temperature: f32,

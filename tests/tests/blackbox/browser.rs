@@ -16,6 +16,10 @@
 //! again when `svc_update` brings good props; an action over the 256 KiB frame limit settles as
 //! refused (`FRAME_TOO_LARGE`) on a card that stays live, and a later action reaches
 //! `svc_consume`; an action on a card the host lets connect nowhere settles with `NOT_CONNECTED`;
+//! a subscribe answered `SERVER_BUSY` before its `ack` is sent again after `retryAfterSeconds`
+//! (not after the 15 s connect limit), and one refused with `BAD_FRAME` says so on the card at once;
+//! a socket unbound after its `ack` (`INTERNAL`, then `NOT_SUBSCRIBED`) is subscribed again on
+//! the same socket, and the action sent meanwhile reaches `svc_consume` once;
 //! a component importing a
 //! declared gadget package gets the bundle the host page's server serves (integrity checked,
 //! stylesheet linked, one React), and a bundle whose bytes differ from its `bundleSri` shows a

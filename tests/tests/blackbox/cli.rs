@@ -462,7 +462,7 @@ fn a_weak_ws_secret_stops_start_up() {
 fn settings_that_cannot_work_stop_start_up_even_with_their_feature_off() {
     let dir = temp_dir("svc-cli-dormant-settings");
     let data_dir = dir.to_str().unwrap();
-    let rows: [(&[(&str, &str)], &str); 16] = [
+    let rows: [(&[(&str, &str)], &str); 19] = [
         (
             &[("SVC_TOOL_CALLS__PER", "identiy")],
             "tool_calls.per must be identity or app, not `identiy`",
@@ -507,6 +507,18 @@ fn settings_that_cannot_work_stop_start_up_even_with_their_feature_off() {
         (
             &[("SVC_HOSTED__FREE_CREDIT_CENTS", "-1")],
             "hosted.free_credit_cents must be 0 or more",
+        ),
+        (
+            &[("SVC_HOSTED__GENERATIONS_PER_PRINCIPAL", "0")],
+            "hosted.generations_per_principal must be at least 1, not 0",
+        ),
+        (
+            &[("SVC_HOSTED__INVITE_MAILS_PER_HOUR", "0")],
+            "hosted.invite_mails_per_hour must be at least 1, not 0",
+        ),
+        (
+            &[("SVC_HOSTED__ORGS_PER_ACCOUNT", "0")],
+            "hosted.orgs_per_account must be at least 1, not 0",
         ),
         (
             &[("SVC_HOSTED__OIDC__ISSUER", "https://id.example.com")],

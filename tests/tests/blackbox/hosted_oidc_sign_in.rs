@@ -371,6 +371,62 @@ async fn sign_ins_begun_at_the_provider_are_limited_per_address() {
     assert_eq!(pending().await, before, "a refused sign-in stores nothing");
 }
 
+/// A sign-in whose begin cannot be counted against its address's limit (the database lost its
+/// table of windows) is refused with the consent form's documented busy page (`503`, HTML, the
+/// consent page's headers), not an OAuth JSON error a browser would show raw; nothing is stored
+/// and the browser is not sent to the provider (none runs: the limit is checked first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_sign_in_that_cannot_be_counted_is_the_documented_busy_page() {
+    use sea_orm::{ConnectionTrait, Database};
+    let test = "oidc_begin_uncounted";
+    if !postgres_available(test) {
+        return;
+    }
+    let Some(app) = OAuthApp::spawn(test, Backend::Postgres, Auth::Strict, |s| {
+        s.hosted.enabled = true;
+        s.hosted.master_keys = svc::settings::SecretList::Many(vec![master_key("k1", 1)]);
+        s.hosted.oidc.issuer = format!("http://127.0.0.1:{}", free_port());
+        s.hosted.oidc.client_id = "svc".into();
+        s.hosted.oidc.client_secret = "secret".into();
+    })
+    .await
+    else {
+        return;
+    };
+    let client = app.client("Claude Desktop").await;
+    let db_url = app.app.settings.database_url();
+    let db = Database::connect(&db_url).await.expect("connect");
+    db.execute_unprepared("DROP TABLE rate_windows").await.expect("drop");
+    let origin = app.issuer().to_owned();
+    let refused = app
+        .consent_with_headers(&app.request(&client), &[("action", "external")], &[("origin", &origin)])
+        .await;
+    assert_eq!(refused.status, StatusCode::SERVICE_UNAVAILABLE, "{}", refused.body);
+    assert_eq!(refused.headers["content-type"], "text/html; charset=utf-8");
+    assert_eq!(refused.headers["cache-control"], "no-store");
+    assert_eq!(refused.headers["x-frame-options"], "DENY");
+    assert!(refused.headers.contains_key("content-security-policy"));
+    assert!(refused.location.is_none() && !refused.headers.contains_key("set-cookie"));
+    assert!(
+        refused.body.contains(
+            "<p>The sign-in could not be counted against this address&#39;s limit right now. Try again in a moment.</p>"
+        ),
+        "{}",
+        refused.body
+    );
+    assert_eq!(
+        scalar_text(&db_url, "SELECT COUNT(*)::text FROM external_sign_ins").await,
+        "0",
+        "no sign-in began"
+    );
+    let (_, _, document) = app.get_json("/openapi.json").await;
+    let documented = &document["paths"]["/oauth/authorize"]["post"]["responses"]["503"];
+    assert!(
+        documented["content"]["text/html; charset=utf-8"].is_object(),
+        "{documented}"
+    );
+}
+
 /// `action=external` needs no secret from the person: a form another site posts would take a
 /// browser signed in at the provider past the consent page, to the code of the attacker's
 /// client. Only a form from the consent page's own origin starts the sign-in.

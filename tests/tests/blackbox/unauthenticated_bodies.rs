@@ -26,6 +26,18 @@ fn chunked_head_and(path: &str, bytes: usize) -> Vec<u8> {
     request
 }
 
+/// A request to `path` declaring a body of `declared` bytes, of which only the first `bytes` are
+/// sent.
+fn declared_head_and(path: &str, declared: usize, bytes: usize) -> Vec<u8> {
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: {declared}\r\n\r\n"
+    )
+    .into_bytes();
+    request.resize(request.len() + bytes, b'a');
+    request
+}
+
 /// A server with OAuth on (its forms read bodies) and a 1 MiB budget for strangers' bodies.
 async fn spawn(test: &str) -> TestApp {
     TestApp::spawn_configured(test, Backend::Sqlite, Auth::DevAllowAll, |s| {
@@ -204,4 +216,147 @@ async fn the_oauth_token_and_registration_answer_an_oversized_body_413_with_an_o
             "{path}: {documented}"
         );
     }
+}
+
+/// The OAuth error, `Cache-Control: no-store` and `Retry-After` of a raw answer to a body of
+/// declared length.
+fn oauth_answer(raw: &str) -> (Option<String>, serde_json::Value) {
+    let (head, body) = json_answer(raw);
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("cache-control: no-store"), "{head}");
+    let retry_after = head
+        .lines()
+        .find_map(|line| line.strip_prefix("retry-after: "))
+        .map(str::to_owned);
+    (retry_after, body)
+}
+
+/// The token endpoint and client registration answer a body that stops arriving with the same
+/// status whether its length is declared or it is chunked: 408 (before, a declared length was
+/// 400). A declared one gets an OAuth error; a chunked one the body-limit layer's answer, which
+/// stands in front of every route for bodies of no declared length.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_oauth_token_and_registration_answer_a_stalled_body_408_in_both_transfer_forms() {
+    let app = TestApp::spawn_configured(
+        "unauthenticated_bodies_stalled",
+        Backend::Sqlite,
+        Auth::DevAllowAll,
+        |s| {
+            s.oauth.enabled = true;
+            s.connections.idle_timeout_seconds = 1;
+        },
+    )
+    .await
+    .expect("sqlite always runs");
+    let address = app.base.trim_start_matches("http://").to_owned();
+    for path in ["/oauth/token", "/oauth/register"] {
+        let mut declared = TcpStream::connect(&address).await.unwrap();
+        declared.write_all(&declared_head_and(path, 100, 10)).await.unwrap();
+        let (_, raw) = closed_within(&mut declared, Duration::from_secs(20))
+            .await
+            .unwrap_or_else(|| panic!("{path}: no answer to a stalled body"));
+        assert!(raw.starts_with("HTTP/1.1 408"), "{path}: {raw}");
+        let (retry_after, body) = oauth_answer(&raw);
+        assert_eq!(retry_after, None, "{path}");
+        assert_eq!(
+            body,
+            json!({ "error": "invalid_request", "error_description": "the request body did not arrive in time" }),
+            "{path}"
+        );
+
+        let mut chunked = TcpStream::connect(&address).await.unwrap();
+        chunked.write_all(&chunked_head_and(path, 10)).await.unwrap();
+        let (_, raw) = closed_within(&mut chunked, Duration::from_secs(20))
+            .await
+            .unwrap_or_else(|| panic!("{path}: no answer to a stalled chunked body"));
+        assert!(raw.starts_with("HTTP/1.1 408"), "{path}: {raw}");
+        let (_, body) = json_answer(&raw);
+        assert_eq!(
+            body,
+            json!({ "error": { "code": "REQUEST_TIMEOUT", "message": "the request body did not arrive in time" } }),
+            "{path}"
+        );
+    }
+}
+
+/// While strangers' slow bodies hold the budget for bodies in flight, the token endpoint and
+/// client registration refuse another body 503 with `Retry-After: 1` whether its length is
+/// declared or it is chunked (before, a declared length was 400); a declared one with the OAuth
+/// error `temporarily_unavailable`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_oauth_token_and_registration_answer_a_body_over_the_budget_503_in_both_transfer_forms() {
+    let app = spawn("unauthenticated_bodies_oauth_budget").await;
+    let address = app.base.trim_start_matches("http://").to_owned();
+    // 17 slow chunked bodies of 60 KiB hold 1020 KiB of the 1 MiB budget, their rest never sent.
+    let mut holders = Vec::new();
+    for _ in 0..17 {
+        let mut holder = TcpStream::connect(&address).await.unwrap();
+        holder
+            .write_all(&chunked_head_and("/oauth/token", 60 * 1024))
+            .await
+            .unwrap();
+        holders.push(holder);
+    }
+    let sent = 60 * 1024;
+    for path in ["/oauth/token", "/oauth/register"] {
+        for declared in [true, false] {
+            // Polled: the server reads the holders in its own time; one read whole first holds
+            // its share too.
+            let mut refused = String::new();
+            for _ in 0..20 {
+                let request = if declared {
+                    declared_head_and(path, sent + 1, sent)
+                } else {
+                    chunked_head_and(path, sent)
+                };
+                let mut another = TcpStream::connect(&address).await.unwrap();
+                let _ = another.write_all(&request).await;
+                let Some((_, answer)) = closed_within(&mut another, Duration::from_secs(4)).await else {
+                    holders.push(another);
+                    continue;
+                };
+                refused = answer;
+                if refused.starts_with("HTTP/1.1 503") {
+                    break;
+                }
+            }
+            let form = if declared { "declared" } else { "chunked" };
+            assert!(refused.starts_with("HTTP/1.1 503"), "{path} {form}: {refused}");
+            assert!(
+                refused.to_ascii_lowercase().contains("\r\nretry-after: 1\r\n"),
+                "{path} {form}: {refused}"
+            );
+            if declared {
+                let (_, body) = oauth_answer(&refused);
+                assert_eq!(
+                    body,
+                    json!({
+                        "error": "temporarily_unavailable",
+                        "error_description": "the server is receiving as many request bodies as it holds at once; retry shortly",
+                    }),
+                    "{path}"
+                );
+            } else {
+                let (_, body) = json_answer(&refused);
+                assert_eq!(body["error"]["code"], "SERVER_BUSY", "{path}: {body}");
+            }
+        }
+    }
+    let document: serde_json::Value = reqwest::get(format!("{}/openapi.json", app.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for path in ["/oauth/token", "/oauth/register"] {
+        for status in ["408", "503"] {
+            let documented = &document["paths"][path]["post"]["responses"][status];
+            assert_eq!(
+                documented["content"]["application/json; charset=utf-8"]["schema"]["$ref"],
+                "#/components/schemas/OAuthError",
+                "{path} {status}: {documented}"
+            );
+        }
+    }
+    drop(holders);
 }

@@ -26,10 +26,15 @@ pub const MIN_REPLY_BYTES: u64 = 16 << 20;
 /// Body bytes decoded in one poll before the stream yields to the runtime.
 pub const BYTES_PER_POLL: usize = 256 << 10;
 
+/// The most output tokens asked of a provider (`generation.max_output_tokens` is refused above
+/// it at start): above the largest output budget a current model offers (128,000), and it bounds
+/// a reply at 128 MiB of body.
+pub const MAX_OUTPUT_TOKENS: u32 = 131_072;
+
 /// The body bytes one attempt may read: 1 KiB per output token, at least 16 MiB (the default
-/// `max_output_tokens = 8192` allows 16 MiB).
+/// `max_output_tokens = 8192` allows 16 MiB), at most what [`MAX_OUTPUT_TOKENS`] allows.
 pub fn max_reply_bytes(max_output_tokens: u32) -> u64 {
-    (u64::from(max_output_tokens) * REPLY_BYTES_PER_TOKEN).max(MIN_REPLY_BYTES)
+    (u64::from(max_output_tokens.min(MAX_OUTPUT_TOKENS)) * REPLY_BYTES_PER_TOKEN).max(MIN_REPLY_BYTES)
 }
 
 /// Why a body could not be framed.

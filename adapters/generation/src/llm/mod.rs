@@ -24,6 +24,7 @@ pub mod fake_provider;
 pub use chat::{ChatMessage, ChatRequest, DeltaStream, Role};
 pub use errors::{ProviderError, ProviderErrorKind};
 pub use extract::extract_tsx;
+pub use framing::MAX_OUTPUT_TOKENS;
 pub use pipeline::{Flavour, LlmGenerator, LlmSettings};
 pub use provider::{ProviderConfig, Wire};
 pub use retry::RetryPolicy;

@@ -23,6 +23,7 @@ use tracing::Instrument;
 use super::chat::{ChatMessage, ChatRequest};
 use super::errors::{ProviderError, ProviderErrorKind};
 use super::extract::extract_tsx;
+use super::framing::MAX_OUTPUT_TOKENS;
 use super::prompt::{repair_prompt, system_prompt, user_prompt};
 use super::provider::ProviderConfig;
 use super::retry::RetryPolicy;
@@ -33,6 +34,7 @@ use super::validator::{REPAIR_BELOW, validate};
 pub struct LlmSettings {
     /// Route used when a request names none; `None`: such a request fails.
     pub default_model: Option<String>,
+    /// Output tokens asked of the provider, at most [`MAX_OUTPUT_TOKENS`] (more is lowered to it).
     pub max_output_tokens: u32,
     pub temperature: f32,
     /// Deadline of one attempt, from sending the request to the end of the reply.
@@ -349,7 +351,9 @@ impl Generator for LlmGenerator {
                 entry.route.canonical()
             )));
         }
-        let max_output_tokens = (self.settings.max_output_tokens as usize).min(context - prompt_tokens) as u32;
+        // The cap also holds for settings built in code, which skip the start-up check.
+        let max_output_tokens =
+            (self.settings.max_output_tokens.min(MAX_OUTPUT_TOKENS) as usize).min(context - prompt_tokens) as u32;
         let mut chat = ChatRequest {
             model: entry.route.model.clone(),
             system,

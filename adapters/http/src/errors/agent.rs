@@ -31,12 +31,23 @@ pub fn map_agent_error(e: AgentError) -> ToolFailure {
                 .iter()
                 .map(|v| json!({ "path": v.path, "message": v.message }))
                 .collect();
-            let first = violations
+            let mut first = violations
                 .first()
                 .map(|v| format!("{}{}: {}", target, v.path, v.message))
                 .unwrap_or_default();
+            // The validator stopped looking past the listed ones (docs/agent-api.md).
+            if violations.more_left_out() {
+                first.push_str(&format!(
+                    " (the list stops at the first {}; there may be more)",
+                    violations.len()
+                ));
+            }
+            let mut error = json!({ "code": "contract_violation", "message": format!("{target} do not match the contract: {first}"), "target": target, "violations": listed });
+            if violations.more_left_out() {
+                error["violationsTruncated"] = json!(true);
+            }
             ToolFailure::Result(error_result(
-                json!({ "error": { "code": "contract_violation", "message": format!("{target} do not match the contract: {first}"), "target": target, "violations": listed } }),
+                json!({ "error": error }),
                 &format!("Contract violation: {first}"),
             ))
         }

@@ -60,6 +60,10 @@ impl OpsError for OrgServiceError {
             Self::Invite(e) => invite(e),
             Self::Storage(e) => repository(e),
             Self::Mail(_) => Internal,
+            Self::RateLimited(limited) => ErrorKind::RateLimited {
+                retry_after_ms: limited.retry_after_ms,
+            },
+            Self::OrgLimit(_) => Refusal(self.code()),
         }
     }
 }
@@ -208,6 +212,11 @@ pub fn accept_invite_status(e: &OrgServiceError) -> Option<StatusCode> {
             InviteError::AlreadyAccepted => Some(StatusCode::CONFLICT),
             InviteError::InvalidEmail(_) | InviteError::InvalidRole(_) => None,
         },
-        OrgServiceError::Org(_) | OrgServiceError::Storage(_) | OrgServiceError::Mail(_) => None,
+        // Sending invites and creating orgs are bounded; an acceptance never meets either.
+        OrgServiceError::Org(_)
+        | OrgServiceError::RateLimited(_)
+        | OrgServiceError::OrgLimit(_)
+        | OrgServiceError::Storage(_)
+        | OrgServiceError::Mail(_) => None,
     }
 }

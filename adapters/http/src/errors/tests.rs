@@ -11,7 +11,8 @@ use svc_application::services::blueprints::CatalogError;
 use svc_application::services::cpu_gate::CpuBusy;
 use svc_application::services::hosted::ProviderKeyServiceError;
 use svc_application::services::operator::{
-    ConnectorKeyServiceError, CouponServiceError, CreditServiceError, OpsBlueprintError, OrgServiceError,
+    ConnectorKeyServiceError, CouponServiceError, CreditServiceError, InvitesLimited, OpsBlueprintError,
+    OrgServiceError, OwnedOrgsFull,
 };
 use svc_domain::app::OwnerAppsFull;
 use svc_domain::blueprint::app_capacity::AppBlueprintsFull;
@@ -105,6 +106,11 @@ fn every_org_error() -> Vec<(OrgServiceError, ErrorKind)> {
         OrgServiceError::Invite(InviteError::NotFound),
         OrgServiceError::Storage(storage()),
         OrgServiceError::Mail(MailerError(anyhow::anyhow!("smtp down"))),
+        OrgServiceError::RateLimited(InvitesLimited {
+            retry_after_ms: 61_000,
+            limit: 20,
+        }),
+        OrgServiceError::OrgLimit(OwnedOrgsFull { stored: 10, max: 10 }),
     ];
     all.into_iter()
         .map(|e| {
@@ -121,6 +127,8 @@ fn every_org_error() -> Vec<(OrgServiceError, ErrorKind)> {
                     InviteError::NotFound => Refusal("org_invite_not_found"),
                 },
                 OrgServiceError::Storage(_) | OrgServiceError::Mail(_) => Internal,
+                OrgServiceError::RateLimited(_) => ErrorKind::RateLimited { retry_after_ms: 61_000 },
+                OrgServiceError::OrgLimit(_) => Refusal("org_limit_reached"),
             };
             (e, expected)
         })
@@ -446,7 +454,7 @@ fn every_agent_error_lands_where_the_table_says() {
         },
         AgentError::ContractViolation {
             target: "props".into(),
-            violations: vec![],
+            violations: Default::default(),
         },
         AgentError::NoSource("the render failed".into()),
         AgentError::AppAccessDenied,

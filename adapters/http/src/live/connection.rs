@@ -1,5 +1,7 @@
 //! One WebSocket connection: subscribe first, then inbound frames, the live tail and heartbeats.
 
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,7 +14,7 @@ use svc_protocol::live_frames::{FrameRefusal, InboundFrame, parse_action, parse_
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 
 use super::MAX_FRAME_BYTES;
 use super::flood_gate::{FloodGate, Verdict};
@@ -24,6 +26,7 @@ use super::socket_writes::{send, send_all, write};
 use super::subscribe::{SubscribeOutcome, Subscribed, UpgradeBearer, subscribe};
 use super::tool_channels::{ToolChannels, error_frame_for};
 use super::upgrade::LiveSocket;
+use super::wake_gate::WakeGate;
 use crate::route_states::LiveRoutes;
 
 const HEARTBEAT: Duration = Duration::from_secs(20);
@@ -40,11 +43,10 @@ struct Bound {
     host_events: Option<Receiver<Published>>,
     /// Pollers of `channel_subscribe`d tool channels; dropped (stopped) with the binding.
     channels: ToolChannels,
-    /// Announcements on the topic of the key the socket was opened under.
-    revocation: Option<Receiver<Published>>,
-    /// The replica's periodic check of that key (expiry and keys-file revocations are not
-    /// announced); none without a key.
-    watched_key: Option<WatchedKey>,
+    /// Resolves when the key the socket was opened under stops authenticating
+    /// ([`key_ending`]); awaited across the binding's events, not made anew for each, and polled
+    /// only when it woke the task. None without a key.
+    key_ended: Option<KeyEnd>,
     /// When to tell the card that the bus may have missed events (`lagged`): every card of the
     /// replica hears it at once and each reconnects, so the notices are spread over a few
     /// seconds by session.
@@ -77,6 +79,40 @@ enum Heard {
     MissedNotice,
 }
 
+/// The end of the key a socket was opened under, as a future kept for the binding's life: made
+/// anew for every event, its waits would register with (and leave) the key's shared wake lists
+/// once per event and socket.
+struct KeyEnd {
+    ended: Pin<Box<dyn Future<Output = ()> + Send>>,
+    gate: WakeGate,
+}
+
+/// Resolves when the key's revocation is announced on its topic (on any replica), or when the
+/// replica's periodic check of the key (`watched`: expiry and keys-file revocations are not
+/// announced) finds it no longer authenticates. Owns both, so the watch counts the socket until
+/// the binding is dropped. None without a key (a socket without one keeps no future for it).
+fn key_ending(mut revocation: Option<Receiver<Published>>, watched: Option<WatchedKey>) -> Option<KeyEnd> {
+    if revocation.is_none() && watched.is_none() {
+        return None;
+    }
+    let ended = Box::pin(async move {
+        let swept = async {
+            match watched.as_ref() {
+                Some(key) => key.ended().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = super::revoked(revocation.as_mut()) => {}
+            () = swept => {}
+        }
+    });
+    Some(KeyEnd {
+        ended,
+        gate: WakeGate::default(),
+    })
+}
+
 impl Bound {
     async fn next(&mut self) -> Heard {
         let events = async {
@@ -95,15 +131,14 @@ impl Bound {
             }
         };
         let key_ended = async {
-            match self.watched_key.as_ref() {
-                Some(key) => key.ended().await,
+            match self.key_ended.as_mut() {
+                Some(end) => std::future::poll_fn(|cx| end.gate.poll(cx, |cx| end.ended.as_mut().poll(cx))).await,
                 None => std::future::pending().await,
             }
         };
         tokio::select! {
             event = events => Heard::Event(event),
             frame = self.channels.next_frame() => Heard::Channel(frame),
-            () = super::revoked(self.revocation.as_mut()) => Heard::KeyRevoked,
             () = key_ended => Heard::KeyRevoked,
             () = notice => Heard::MissedNotice,
         }
@@ -118,6 +153,15 @@ impl Bound {
         let delay = Duration::from_millis(spread_by(&self.subscribed.session_id) % spread);
         self.missed_notice = Some(tokio::time::Instant::now() + delay);
     }
+}
+
+/// What woke a socket's task.
+enum Woke {
+    Inbound(Option<Result<Message, WsError>>),
+    Live(Option<Heard>),
+    SubscribeDeadline,
+    Closing,
+    Heartbeat,
 }
 
 pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<String>) {
@@ -136,6 +180,12 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     let mut last_heard = Instant::now();
     let mut subscribe_by = tokio::time::Instant::now() + state.timings.subscribe_within;
+    // Kept across the loop, as `Bound::key_ended` is: one registration with the server's shared
+    // shutdown signal per socket, not one per event.
+    let closing = state.sockets.closing();
+    tokio::pin!(closing);
+    // The sources other than the live tail, each polled only when it woke the task (`wake_gate`).
+    let (read_gate, heartbeat_gate, closing_gate) = (WakeGate::default(), WakeGate::default(), WakeGate::default());
 
     loop {
         let unbound = bound.is_none();
@@ -152,48 +202,88 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 None => std::future::pending().await,
             }
         };
-        let outgoing: Vec<String> = tokio::select! {
-            message = inbound.next() => {
+        let read = poll_fn(|cx| read_gate.poll(cx, |cx| inbound.poll_next_unpin(cx)));
+        let beat = poll_fn(|cx| heartbeat_gate.poll(cx, |cx| heartbeat.poll_tick(cx)));
+        let shutdown = poll_fn(|cx| closing_gate.poll(cx, |cx| closing.as_mut().poll(cx)));
+        let woke = tokio::select! {
+            message = read => Woke::Inbound(message),
+            heard = live => Woke::Live(heard),
+            () = subscribe_deadline => Woke::SubscribeDeadline,
+            () = shutdown => Woke::Closing,
+            _ = beat => Woke::Heartbeat,
+        };
+        let outgoing: Vec<Utf8Bytes> = match woke {
+            Woke::Inbound(message) => {
                 let message = match message {
                     Some(Ok(message)) => message,
                     // Over the transport's cap: refused from its header, before it is buffered.
-                    Some(Err(WsError::Capacity(_))) => { refuse_unread_message(&mut sink).await; break }
+                    Some(Err(WsError::Capacity(_))) => {
+                        refuse_unread_message(&mut sink).await;
+                        break;
+                    }
                     _ => break,
                 };
                 last_heard = Instant::now();
                 let text = match message {
                     Message::Text(text) => text,
-                    Message::Binary(_) => { if send(&mut sink, frames::error("BAD_FRAME", "frames are JSON text")).await { continue } break }
+                    Message::Binary(_) => {
+                        if send(&mut sink, frames::error("BAD_FRAME", "frames are JSON text")).await {
+                            continue;
+                        }
+                        break;
+                    }
                     Message::Close(_) => break,
                     Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
                 };
                 match gate.admit() {
                     Verdict::Pass => {}
-                    Verdict::Warn => { if send(&mut sink, frames::error("RATE_LIMITED", "too many frames; slow down")).await { continue } break }
-                    Verdict::Close => { close(&mut sink, &mut inbound, CloseCode::Policy, "flood").await; break }
+                    Verdict::Warn => {
+                        if send(&mut sink, frames::error("RATE_LIMITED", "too many frames; slow down")).await {
+                            continue;
+                        }
+                        break;
+                    }
+                    Verdict::Close => {
+                        close(&mut sink, &mut inbound, CloseCode::Policy, "flood").await;
+                        break;
+                    }
                 }
                 if text.len() > MAX_FRAME_BYTES {
-                    refuse_too_large(&mut sink, &mut inbound, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await;
+                    refuse_too_large(
+                        &mut sink,
+                        &mut inbound,
+                        frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB"),
+                    )
+                    .await;
                     break;
                 }
                 // Weighed before it is parsed; its weight held until it is answered (`inbound_budget`).
                 let _reserved = match inbound_budget::admit_text(&state.parsed_json, &text) {
                     Admitted::Reserved(reserved) => reserved,
-                    Admitted::Refused(frame) => { if send(&mut sink, frame).await { continue } break }
-                    Admitted::TooHeavy(frame) => { refuse_too_large(&mut sink, &mut inbound, frame).await; break }
+                    Admitted::Refused(frame) => {
+                        if send(&mut sink, frame).await {
+                            continue;
+                        }
+                        break;
+                    }
+                    Admitted::TooHeavy(frame) => {
+                        refuse_too_large(&mut sink, &mut inbound, frame).await;
+                        break;
+                    }
                 };
                 // Boxed: an idle socket's task is sized for what it awaits while idle, not for the
                 // subscribe and action paths (database calls) it runs now and then.
-                match Box::pin(handle(&state, &text, &mut bound, bearer_caller.as_ref())).await {
+                let answered = match Box::pin(handle(&state, &text, &mut bound, bearer_caller.as_ref())).await {
                     Ok(out) => out,
                     Err(e) => {
                         tracing::error!(error = ?e, "live channel failure");
                         vec![frames::error("INTERNAL", "internal error")]
                     }
-                }
+                };
+                answered.into_iter().map(Utf8Bytes::from).collect()
             }
-            heard = live => match heard {
-                Some(Heard::Channel(frame)) => vec![frame],
+            Woke::Live(heard) => match heard {
+                Some(Heard::Channel(frame)) => vec![frame.into()],
                 Some(Heard::KeyRevoked) => {
                     refuse_revoked_key(&mut sink, &mut inbound).await;
                     break;
@@ -201,32 +291,49 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 Some(Heard::MissedNotice) => match bound.as_mut() {
                     Some(b) => {
                         (b.missed_notice, b.told_missed) = (None, true);
-                        vec![frames::frame("system", frames::lagged_between_replicas())]
+                        vec![frames::frame("system", frames::lagged_between_replicas()).into()]
                     }
                     None => vec![],
                 },
-                Some(Heard::Event(Ok(event))) => Box::pin(forward(&state, &mut bound, event)).await,
-                Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => vec![frames::frame("system", frames::lagged(skipped))],
+                Some(Heard::Event(Ok(event))) => match bound.as_mut() {
+                    Some(b) => match forward(b, &event) {
+                        Forward::Nothing => vec![],
+                        Forward::Frame(frame) => vec![frame],
+                        // Boxed: the store's read is what the idle socket's task would otherwise be sized for.
+                        from_store => Box::pin(read_forwarded(&state, b, from_store, &event)).await,
+                    },
+                    None => vec![],
+                },
+                Some(Heard::Event(Err(RecvError::Lagged(skipped)))) => {
+                    vec![frames::frame("system", frames::lagged(skipped)).into()]
+                }
                 _ => break,
             },
-            () = subscribe_deadline => {
+            Woke::SubscribeDeadline => {
                 let within = state.timings.subscribe_within.as_secs();
-                if send(&mut sink, frames::error("NOT_SUBSCRIBED", &format!("no subscribe within {within} s of opening"))).await {
+                if send(
+                    &mut sink,
+                    frames::error("NOT_SUBSCRIBED", &format!("no subscribe within {within} s of opening")),
+                )
+                .await
+                {
                     close(&mut sink, &mut inbound, CloseCode::Policy, "subscribe first").await;
                 }
                 break;
             }
             // Shutdown: the card reconnects (to another replica behind a proxy) and resumes by fromSeq.
-            () = state.sockets.closing() => {
+            Woke::Closing => {
                 close(&mut sink, &mut inbound, CloseCode::Away, "server shutting down").await;
                 break;
             }
-            _ = heartbeat.tick() => {
+            Woke::Heartbeat => {
                 if last_heard.elapsed() > IDLE_LIMIT {
                     close(&mut sink, &mut inbound, CloseCode::Away, "idle").await;
                     break;
                 }
-                if !write(&mut sink, Message::Ping(Default::default())).await { break }
+                if !write(&mut sink, Message::Ping(Default::default())).await {
+                    break;
+                }
                 continue;
             }
         };
@@ -326,43 +433,70 @@ async fn close(
     let _ = tokio::time::timeout(CLOSE_HANDSHAKE, peer_closed).await;
 }
 
-/// A live event becomes a frame, skipping stream envelopes the client already has. The frame is
-/// serialised once per event and shared by every socket that forwards it; a large one travels as
-/// a marker and is read from the store (see `LIVE_EVENT_INLINE_BYTES`).
-async fn forward(state: &LiveRoutes, bound: &mut Option<Bound>, published: Published) -> Vec<String> {
-    let Some(b) = bound.as_mut() else { return vec![] };
-    let event = published.event();
-    match event {
+/// What a socket does with a live event it heard.
+enum Forward {
+    /// Nothing: the card has it already, or is told another way.
+    Nothing,
+    /// The event's frame: serialised once per event and shared by every socket that sends it.
+    Frame(Utf8Bytes),
+    /// The stream envelopes after the socket's cursor up to this `seq`, read from the store: a
+    /// gap in the live tail, or an envelope too large to travel on the bus (a marker; see
+    /// `LIVE_EVENT_INLINE_BYTES`).
+    StreamsFromStore(i64),
+    /// The session's props, stored at this epoch and announced by a marker.
+    PropsFromStore(u32),
+}
+
+/// A live event as the frame to send, skipping stream envelopes the client already has; what
+/// must be read from the store first is left to [`read_forwarded`].
+fn forward(b: &mut Bound, published: &Published) -> Forward {
+    match published.event() {
         LiveEvent::MissedEvents => {
             // Heard on the session's topic and on the host conversation's: the card is told once.
             b.missed_events();
-            return vec![];
+            return Forward::Nothing;
         }
         LiveEvent::Data(envelope) => {
             if envelope.seq <= b.subscribed.stream_cursor {
-                return vec![];
+                return Forward::Nothing;
             }
             // A gap in the live tail (a frame published on another path first) is filled from the store.
             if envelope.seq > b.subscribed.stream_cursor + 1 {
-                return streams_from_store(state, b, envelope.seq, Some(envelope)).await;
+                return Forward::StreamsFromStore(envelope.seq);
             }
             b.subscribed.stream_cursor = envelope.seq;
         }
         LiveEvent::DataStored { seq, .. } => {
             if *seq <= b.subscribed.stream_cursor {
-                return vec![];
+                return Forward::Nothing;
             }
-            return streams_from_store(state, b, *seq, None).await;
+            return Forward::StreamsFromStore(*seq);
         }
-        LiveEvent::PropsStored { epoch, .. } => return props_from_store(state, b, *epoch).await,
-        LiveEvent::Render { session_id, .. } if session_id == &b.subscribed.session_id => return vec![],
+        LiveEvent::PropsStored { epoch, .. } => return Forward::PropsFromStore(*epoch),
+        LiveEvent::Render { session_id, .. } if session_id == &b.subscribed.session_id => return Forward::Nothing,
         _ => {}
     }
-    published
-        .rendered(frames::live)
-        .map(|frame| frame.to_string())
-        .into_iter()
-        .collect()
+    match published.rendered(|event| frames::live(event).map(Utf8Bytes::from)) {
+        Some(frame) => Forward::Frame(frame),
+        None => Forward::Nothing,
+    }
+}
+
+/// The frames of a [`Forward`] that reads the store.
+async fn read_forwarded(state: &LiveRoutes, b: &mut Bound, forward: Forward, published: &Published) -> Vec<Utf8Bytes> {
+    let frames = match forward {
+        Forward::StreamsFromStore(seq) => {
+            let heard = match published.event() {
+                LiveEvent::Data(envelope) => Some(envelope),
+                _ => None,
+            };
+            streams_from_store(state, b, seq, heard).await
+        }
+        Forward::PropsFromStore(epoch) => props_from_store(state, b, epoch).await,
+        Forward::Nothing => vec![],
+        Forward::Frame(frame) => return vec![frame],
+    };
+    frames.into_iter().map(Utf8Bytes::from).collect()
 }
 
 async fn handle(
@@ -409,8 +543,7 @@ async fn handle(
                     events,
                     host_events,
                     channels: ToolChannels::following(bound.as_mut().map(|b| &mut b.channels)),
-                    watched_key,
-                    revocation,
+                    key_ended: key_ending(revocation, watched_key),
                     missed_notice: None,
                     told_missed: false,
                     replay: Some(replay),

@@ -18,6 +18,7 @@ mod subscribe;
 pub mod timings;
 mod tool_channels;
 mod upgrade;
+mod wake_gate;
 
 use std::sync::Arc;
 

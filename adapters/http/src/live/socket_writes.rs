@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use futures_util::SinkExt;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
-use super::upgrade::text_frames;
+use super::upgrade::{FRAGMENT_BYTES, text_frames};
 
 /// Longest one small write may wait (a ping, a close frame, a short message).
 pub(super) const WRITE_LIMIT: Duration = Duration::from_secs(30);
@@ -42,16 +42,29 @@ pub(super) fn live_write_deadline(bytes: usize) -> Duration {
 
 /// Writes `texts` in order, each in fragments when long: each write within [`WRITE_LIMIT`] (a
 /// peer that stopped reading) and all within the live socket's deadline for their length (a
-/// peer reading too slowly); false once the socket is gone or either deadline passed.
-pub(super) async fn send_all(sink: &mut (impl SinkExt<Message> + Unpin), texts: Vec<String>) -> bool {
+/// peer reading too slowly); false once the socket is gone or either deadline passed. A text is
+/// a `String` made for this socket or a frame shared by every socket that hears an event.
+pub(super) async fn send_all<T>(sink: &mut (impl SinkExt<Message> + Unpin), texts: Vec<T>) -> bool
+where
+    T: Into<Utf8Bytes> + AsRef<str>,
+{
     send_within(sink, texts, LIVE_SOCKET).await
 }
 
-async fn send_within(sink: &mut (impl SinkExt<Message> + Unpin), texts: Vec<String>, deadline: WriteDeadline) -> bool {
-    let bytes = texts.iter().map(String::len).sum();
+async fn send_within<T>(sink: &mut (impl SinkExt<Message> + Unpin), mut texts: Vec<T>, deadline: WriteDeadline) -> bool
+where
+    T: Into<Utf8Bytes> + AsRef<str>,
+{
+    // The common case (one event heard by many sockets): one frame, whose write's own limit is
+    // the tighter of the two.
+    if texts.len() == 1 && texts[0].as_ref().len() <= FRAGMENT_BYTES {
+        let text = texts.pop().map(Into::into).unwrap_or_default();
+        return write_within(sink, Message::Text(text), deadline.base).await;
+    }
+    let bytes = texts.iter().map(|text| text.as_ref().len()).sum();
     let writes = async {
         for text in texts {
-            for frame in text_frames(text) {
+            for frame in text_frames(text.into()) {
                 tokio::time::timeout(deadline.base, sink.send(frame)).await.ok()?.ok()?;
             }
         }
@@ -70,7 +83,11 @@ pub(super) async fn send(sink: &mut (impl SinkExt<Message> + Unpin), text: Strin
 
 /// Writes one message within [`WRITE_LIMIT`]; false once the socket is gone or stopped reading.
 pub(super) async fn write(sink: &mut (impl SinkExt<Message> + Unpin), message: Message) -> bool {
-    matches!(tokio::time::timeout(WRITE_LIMIT, sink.send(message)).await, Ok(Ok(())))
+    write_within(sink, message, WRITE_LIMIT).await
+}
+
+async fn write_within(sink: &mut (impl SinkExt<Message> + Unpin), message: Message, limit: Duration) -> bool {
+    matches!(tokio::time::timeout(limit, sink.send(message)).await, Ok(Ok(())))
 }
 
 #[cfg(test)]
@@ -106,7 +123,7 @@ mod tests {
         // Each 2 KiB fragment taken after 100 ms (within the 200 ms base): 20 KiB a second.
         let mut sink = slow_reader(Duration::from_millis(100), taken.clone());
         let replay = "r".repeat(64 * 1024);
-        let fragments = text_frames(replay.clone()).len();
+        let fragments = text_frames(replay.clone().into()).len();
         let started = Instant::now();
         assert!(!send_within(&mut sink, vec![replay], SCALED).await, "refused");
         let elapsed = started.elapsed();
@@ -134,11 +151,26 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn one_short_frame_to_a_reader_that_stops_is_cut_off_after_the_base() {
+        let taken = Arc::new(Mutex::new(0));
+        let mut sink = slow_reader(Duration::from_secs(3600), taken.clone());
+        let started = Instant::now();
+        let shared = Utf8Bytes::from("{\"type\":\"data\"}");
+        assert!(!send_within(&mut sink, vec![shared], SCALED).await);
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed >= SCALED.base && elapsed < Duration::from_secs(2),
+            "{elapsed:?}"
+        );
+        assert_eq!(*taken.lock().unwrap(), 0);
+    }
+
+    #[tokio::test]
     async fn a_reader_faster_than_the_slowest_rate_gets_everything() {
         let taken = Arc::new(Mutex::new(0));
         let mut sink = slow_reader(Duration::from_millis(1), taken.clone());
         let texts = vec!["a".repeat(64 * 1024), "b".repeat(10)];
-        let fragments: usize = texts.iter().map(|t| text_frames(t.clone()).len()).sum();
+        let fragments: usize = texts.iter().map(|t| text_frames(t.clone().into()).len()).sum();
         assert!(send_within(&mut sink, texts, SCALED).await);
         assert_eq!(*taken.lock().unwrap(), fragments);
         let mut gone = Box::pin(sink::unfold((), |(), _frame: Message| {

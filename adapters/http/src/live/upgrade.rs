@@ -15,7 +15,7 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::Frame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Bytes, Message};
+use tokio_tungstenite::tungstenite::{Bytes, Message, Utf8Bytes};
 
 /// The live socket the connection serves.
 pub type LiveSocket = WebSocketStream<poem::Upgraded>;
@@ -94,10 +94,10 @@ impl LiveUpgrade {
 
 /// A text message as the frames to write: itself when short, else a text frame and continuation
 /// frames of at most [`FRAGMENT_BYTES`] each (a fragment may split a UTF-8 sequence; the message
-/// as a whole is what must be valid).
-pub fn text_frames(text: String) -> Vec<Message> {
+/// as a whole is what must be valid). The fragments share the message's buffer.
+pub fn text_frames(text: Utf8Bytes) -> Vec<Message> {
     if text.len() <= FRAGMENT_BYTES {
-        return vec![Message::text(text)];
+        return vec![Message::Text(text)];
     }
     let bytes = Bytes::from(text);
     let count = bytes.len().div_ceil(FRAGMENT_BYTES);
@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn a_short_message_is_one_text_frame() {
-        let frames = text_frames("x".repeat(FRAGMENT_BYTES));
+        let frames = text_frames("x".repeat(FRAGMENT_BYTES).into());
         assert!(matches!(&frames[..], [Message::Text(t)] if t.len() == FRAGMENT_BYTES));
     }
 
@@ -139,7 +139,7 @@ mod tests {
     fn a_long_message_is_a_text_frame_then_continuations_that_join_to_it() {
         // Multi-byte characters, so some fragment boundary falls inside one.
         let text: String = "é€😀a".repeat(FRAGMENT_BYTES);
-        let frames = payloads(&text_frames(text.clone()));
+        let frames = payloads(&text_frames(text.clone().into()));
         assert!(frames.len() > 2);
         assert_eq!(frames[0].1, OpCode::Data(Data::Text));
         assert!(frames[1..].iter().all(|f| f.1 == OpCode::Data(Data::Continue)));

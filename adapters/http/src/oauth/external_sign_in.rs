@@ -15,6 +15,7 @@ use svc_application::services::rate_limit::address_key;
 use super::authorize::{redirect, refused};
 use super::consent_page::page;
 use super::params::Params;
+use super::rate_limit::Refusal;
 use super::{OAuth, enabled, not_found};
 use crate::client_address::client_ip;
 use crate::oauth::escape;
@@ -66,8 +67,17 @@ pub(super) async fn begin(req: &Request, oauth: &OAuth, request: &AuthorizationR
         );
     }
     let ip = client_ip(req, oauth.options.trust_proxy);
-    if let Some(limited) = oauth.external_sign_ins.check(ip).await {
-        return limited;
+    match oauth.external_sign_ins.check(ip).await {
+        Ok(()) => {}
+        Err(Refusal::Limited(answer)) => return answer,
+        // The consent form's other busy answers are pages too (a metadata document fetch, the
+        // password queue); a browser is on the other end.
+        Err(Refusal::Uncounted) => {
+            return sign_in_page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The sign-in could not be counted against this address's limit right now. Try again in a moment.",
+            );
+        }
     }
     let address = address_key(ip).to_string();
     match oauth.service.begin_external(request, Some(address)).await {

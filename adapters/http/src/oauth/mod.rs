@@ -25,6 +25,7 @@ mod register;
 mod rejected_page;
 mod schema;
 mod token;
+mod unread_body;
 
 use std::sync::Arc;
 

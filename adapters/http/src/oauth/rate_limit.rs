@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use chrono::TimeDelta;
 use poem::Response;
-use poem::http::StatusCode;
 use svc_application::ports::Clock;
 use svc_application::ports::rate_windows::SharedWindows;
 use svc_application::services::rate_limit::address_key;
@@ -58,40 +57,43 @@ impl PerAddressLimit {
         }
     }
 
-    /// Counts one request from `ip`; the 429 answer when its window is spent (a 503 when the
-    /// database cannot count it).
-    pub(super) async fn check(&self, ip: IpAddr) -> Option<Response> {
+    /// Counts one request from `ip`: refused with the 429 every limit answers when its window is
+    /// spent, or [`Refusal::Uncounted`] when the database cannot count it (each route answers
+    /// that in its own form).
+    pub(super) async fn check(&self, ip: IpAddr) -> Result<(), Refusal> {
         let key = address_key(ip).to_string();
         let counted = self
             .windows
             .admit(self.quota_key, &key, self.limit, self.window, self.clock.now())
             .await;
         match counted {
-            Ok(None) => None,
+            Ok(None) => Ok(()),
             Ok(Some(wait)) => {
                 let retry_after = u64::try_from(wait.num_milliseconds())
                     .unwrap_or(0)
                     .div_ceil(1000)
                     .max(1);
-                Some(crate::rate_limited::rate_limited(
+                Err(Refusal::Limited(crate::rate_limited::rate_limited(
                     self.quota_key,
                     ip,
                     self.message,
                     retry_after,
-                ))
+                )))
             }
             Err(cause) => {
                 tracing::error!(error = ?cause, quota_key = self.quota_key, "could not count a request");
-                Some(super::no_store(poem::IntoResponse::into_response((
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    poem::web::Json(serde_json::json!({
-                        "error": "temporarily_unavailable",
-                        "error_description": "the request could not be counted; try again",
-                    })),
-                ))))
+                Err(Refusal::Uncounted)
             }
         }
     }
+}
+
+/// Why [`PerAddressLimit::check`] did not let a request through.
+pub(super) enum Refusal {
+    /// The address's window is spent: the 429 answer.
+    Limited(Response),
+    /// The database could not count the request; it is not served uncounted.
+    Uncounted,
 }
 
 #[cfg(test)]
@@ -101,6 +103,8 @@ mod tests {
     use chrono::{DateTime, Utc};
     use svc_application::ports::RepositoryError;
     use svc_application::services::rate_limit::{FixedWindowLimiter, WindowQuota};
+
+    use poem::http::StatusCode;
 
     use super::*;
 
@@ -135,6 +139,14 @@ mod tests {
         }
     }
 
+    fn limited(checked: Result<(), Refusal>) -> Response {
+        match checked {
+            Err(Refusal::Limited(answer)) => answer,
+            Err(Refusal::Uncounted) => panic!("counted in memory"),
+            Ok(()) => panic!("refused"),
+        }
+    }
+
     fn retry_after(response: &Response) -> u64 {
         response.headers()["retry-after"].to_str().unwrap().parse().unwrap()
     }
@@ -150,23 +162,23 @@ mod tests {
         let limit = PerAddressLimit::registrations(windows, clock.clone());
         let ip = IpAddr::from([203, 0, 113, 9]);
         for n in 0..REGISTRATIONS_PER_WINDOW {
-            assert!(limit.check(ip).await.is_none(), "registration {}", n + 1);
+            assert!(limit.check(ip).await.is_ok(), "registration {}", n + 1);
         }
-        let refused = limit.check(ip).await.expect("the 11th is refused");
+        let refused = limited(limit.check(ip).await);
         assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(retry_after(&refused), REGISTRATION_WINDOW_SECONDS);
         assert!(
-            limit.check(IpAddr::from([203, 0, 113, 10])).await.is_none(),
+            limit.check(IpAddr::from([203, 0, 113, 10])).await.is_ok(),
             "another address has its own window"
         );
 
         clock.advance(TimeDelta::seconds(60));
-        let still = limit.check(ip).await.expect("still refused a minute later");
+        let still = limited(limit.check(ip).await);
         assert_eq!(retry_after(&still), REGISTRATION_WINDOW_SECONDS - 60);
 
         clock.advance(TimeDelta::seconds(REGISTRATION_WINDOW_SECONDS as i64 - 60));
         assert!(
-            limit.check(ip).await.is_none(),
+            limit.check(ip).await.is_ok(),
             "a new window opens when the old one ends"
         );
     }

@@ -1,6 +1,6 @@
 //! `POST /oauth/register` (RFC 7591). 201 with the client's metadata and no secret; 400
-//! `invalid_redirect_uri` or `invalid_client_metadata`; 413 `invalid_request` for a body over
-//! 64 KiB; 429 past 10 registrations per 10 minutes from one address (503
+//! `invalid_redirect_uri` or `invalid_client_metadata`; a body not read whole as `unread_body`
+//! answers it (413 `invalid_request` over 64 KiB); 429 past 10 registrations per 10 minutes from one address (503
 //! `temporarily_unavailable` when they cannot be counted).
 
 use std::sync::Arc;
@@ -13,8 +13,9 @@ use svc_application::services::oauth::{RegisterClient, RegisterError};
 use svc_domain::oauth::{ClientName, RedirectUri};
 
 use super::params::MAX_BODY_BYTES;
+use super::rate_limit;
+use super::unread_body::unread_body_answer;
 use super::{enabled, no_store, not_found};
-use crate::body_limit::Unread;
 use crate::client_address::client_ip;
 use crate::route_states::RestRoutes;
 
@@ -60,20 +61,24 @@ pub(super) async fn register(req: &Request, body: Body, state: &Arc<RestRoutes>)
     let Some(oauth) = enabled(state) else {
         return not_found();
     };
-    if let Some(limited) = oauth
+    match oauth
         .registrations
         .check(client_ip(req, oauth.options.trust_proxy))
         .await
     {
-        return limited;
+        Ok(()) => {}
+        Err(rate_limit::Refusal::Limited(answer)) => return answer,
+        Err(rate_limit::Refusal::Uncounted) => {
+            return answer(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "temporarily_unavailable",
+                "the request could not be counted; try again",
+            );
+        }
     }
     let bytes = match crate::body_limit::read_limited(body, MAX_BODY_BYTES).await {
         Ok(bytes) => bytes,
-        Err(Unread::TooLarge) => {
-            let (status, description) = super::token::unread_body(Unread::TooLarge);
-            return answer(status, "invalid_request", &description);
-        }
-        Err(unread) => return refused("invalid_client_metadata", &super::token::unread_body(unread).1),
+        Err(unread) => return unread_body_answer(unread, "invalid_client_metadata"),
     };
     let command = match parse(&bytes) {
         Ok(command) => command,

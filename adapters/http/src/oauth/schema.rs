@@ -236,6 +236,15 @@ pub(super) enum RegistrationAnswer {
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "Pragma")] String,
     ),
+    /// `invalid_request`: the body did not arrive in time (it paused for the idle timeout, or
+    /// took longer than the body read timeout in all). A body of no declared length gets the
+    /// server's body-limit answer instead, `{ error: { code: "REQUEST_TIMEOUT", message } }`.
+    #[oai(status = 408)]
+    TooSlow(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
     /// More than 10 registrations in 10 minutes from one address.
     #[oai(status = 429)]
     RateLimited(Json<RateLimited>, #[oai(header = "Retry-After")] u64),
@@ -247,12 +256,18 @@ pub(super) enum RegistrationAnswer {
         #[oai(header = "Pragma")] String,
     ),
     /// `temporarily_unavailable`: the registration could not be counted against its address's
-    /// window (the database did not answer); nothing was registered.
+    /// window (the database did not answer), or its body was refused because the bodies
+    /// arriving at once hold the server's budget for them (with `Retry-After`; a body of no
+    /// declared length gets the server's `{ error: { code: "SERVER_BUSY", message } }`).
+    /// Nothing was registered.
     #[oai(status = 503)]
     Uncounted(
         Json<OAuthError>,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "Pragma")] String,
+        /// Seconds to wait: only on the answer to a body refused for the budget.
+        #[oai(header = "Retry-After")]
+        Option<u64>,
     ),
 }
 
@@ -388,7 +403,9 @@ pub(super) enum ConsentAnswer {
     ),
     /// A client named by its metadata document's URL, while this server fetches as many
     /// documents as it does at once (16), or as many from that client's host (4). Hosted: an
-    /// email and password while every place to check a password is taken (with `Retry-After`).
+    /// email and password while every place to check a password is taken (with `Retry-After`);
+    /// `action=external` when the sign-in cannot be counted against its address's limit (the
+    /// database did not answer; nothing is stored).
     #[oai(status = 503)]
     Busy(
         Html<String>,
@@ -502,6 +519,15 @@ pub(super) enum TokenAnswerResponses {
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "Pragma")] String,
     ),
+    /// `invalid_request`: the body did not arrive in time (it paused for the idle timeout, or
+    /// took longer than the body read timeout in all). A body of no declared length gets the
+    /// server's body-limit answer instead, `{ error: { code: "REQUEST_TIMEOUT", message } }`.
+    #[oai(status = 408)]
+    TooSlow(
+        Json<OAuthError>,
+        #[oai(header = "Cache-Control")] String,
+        #[oai(header = "Pragma")] String,
+    ),
     /// `server_error`: storage failed.
     #[oai(status = 500)]
     Failed(
@@ -510,12 +536,18 @@ pub(super) enum TokenAnswerResponses {
         #[oai(header = "Pragma")] String,
     ),
     /// `temporarily_unavailable`: a client named by its metadata document's URL, while this
-    /// server fetches as many documents as it does at once, or as many from that host.
+    /// server fetches as many documents as it does at once, or as many from that host; or the
+    /// body was refused because the bodies arriving at once hold the server's budget for them
+    /// (with `Retry-After`; a body of no declared length gets the server's
+    /// `{ error: { code: "SERVER_BUSY", message } }`).
     #[oai(status = 503)]
     Busy(
         Json<OAuthError>,
         #[oai(header = "Cache-Control")] String,
         #[oai(header = "Pragma")] String,
+        /// Seconds to wait: only on the answer to a body refused for the budget.
+        #[oai(header = "Retry-After")]
+        Option<u64>,
     ),
 }
 

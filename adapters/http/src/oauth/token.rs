@@ -1,6 +1,6 @@
 //! `POST /oauth/token` (form-encoded): `{ access_token, token_type: "Bearer", scope: "mcp" }`,
-//! no refresh token and no `expires_in`; errors as RFC 6749 section 5.2 JSON (a body over 64 KiB
-//! too: 413 `invalid_request`). Never cached.
+//! no refresh token and no `expires_in`; errors as RFC 6749 section 5.2 JSON (a body not read
+//! whole too: `unread_body`). Never cached.
 
 use std::sync::Arc;
 
@@ -11,26 +11,12 @@ use serde_json::json;
 use svc_application::services::oauth::TokenError;
 
 use super::params::{MAX_BODY_BYTES, Params};
+use super::unread_body::unread_body_answer;
 use super::{enabled, no_store, not_found};
-use crate::body_limit::Unread;
 use crate::route_states::RestRoutes;
 
 fn error(status: StatusCode, code: &str, description: &str) -> Response {
     no_store((status, Json(json!({ "error": code, "error_description": description }))).into_response())
-}
-
-/// The status and `error_description` of a body not read whole: 413 past the 64 KiB limit
-/// (declared or chunked; README, "Request bodies"), else 400 (client registration answers the same).
-pub(super) fn unread_body(unread: Unread) -> (StatusCode, String) {
-    match unread {
-        Unread::TooLarge => (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the request body is larger than {MAX_BODY_BYTES} bytes"),
-        ),
-        Unread::Paused | Unread::Busy | Unread::Broken => {
-            (StatusCode::BAD_REQUEST, "the request body could not be read".to_owned())
-        }
-    }
 }
 
 pub(super) async fn token(body: Body, state: &Arc<RestRoutes>) -> Response {
@@ -39,10 +25,7 @@ pub(super) async fn token(body: Body, state: &Arc<RestRoutes>) -> Response {
     };
     let bytes = match crate::body_limit::read_limited(body, MAX_BODY_BYTES).await {
         Ok(bytes) => bytes,
-        Err(unread) => {
-            let (status, description) = unread_body(unread);
-            return error(status, "invalid_request", &description);
-        }
+        Err(unread) => return unread_body_answer(unread, "invalid_request"),
     };
     let params = Params::parse(&bytes);
     if let Some(name) = params.duplicate() {

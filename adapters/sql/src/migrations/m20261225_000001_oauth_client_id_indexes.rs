@@ -10,8 +10,9 @@
 //! equality only); MariaDB a B-tree, on the first 255 characters of `oauth_client_keys.client_id`
 //! (a `longtext`, which it indexes only by a prefix; a registered client's id, the only kind the
 //! sweep looks up, fits whole) and on the whole of the codes' `client_id` (a `VARCHAR(255)`
-//! there); SQLite a plain one. Each is created only when missing: MariaDB commits each statement
-//! of a migration by itself, so a run that stopped between them is finished here.
+//! there, until `m20261227_000001_oauth_code_client_id_text`); SQLite a plain one. Each is
+//! created only when missing: MariaDB commits each statement of a migration by itself, so a run
+//! that stopped between them is finished here.
 
 use sea_orm::DbBackend;
 use sea_orm_migration::prelude::*;
@@ -19,7 +20,8 @@ use sea_orm_migration::prelude::*;
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
-/// (index, table, whether MariaDB stores the column as `longtext`).
+/// (index, table, whether MariaDB stores the column as `longtext`; the codes' one becomes
+/// `longtext` in `m20261227_000001_oauth_code_client_id_text`, which makes its index again).
 const INDEXES: [(&str, &str, bool); 2] = [
     ("ix_oauth_client_keys_client_id", "oauth_client_keys", true),
     (
@@ -35,7 +37,8 @@ const COLUMN: &str = "client_id";
 /// a `VARCHAR(255)`, holds.
 const MARIADB_PREFIX: u32 = 255;
 
-fn index(name: &str, table: &str, text: bool, backend: DbBackend) -> IndexCreateStatement {
+/// The index `name` on `table.client_id`; `text`: MariaDB stores the column as `longtext`.
+pub(super) fn client_id_index(name: &str, table: &str, text: bool, backend: DbBackend) -> IndexCreateStatement {
     let mut index = Index::create();
     index.name(name).table(Alias::new(table));
     match backend {
@@ -60,7 +63,9 @@ impl MigrationTrait for Migration {
             if manager.has_index(table, name).await? {
                 continue;
             }
-            manager.create_index(index(name, table, text, backend)).await?;
+            manager
+                .create_index(client_id_index(name, table, text, backend))
+                .await?;
         }
         Ok(())
     }

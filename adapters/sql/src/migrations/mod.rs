@@ -41,6 +41,9 @@ mod m20261222_000001_session_expires_at;
 mod m20261223_000001_write_guards;
 mod m20261224_000001_oauth_clients_last_authorized;
 mod m20261225_000001_oauth_client_id_indexes;
+mod m20261226_000001_registry_descriptions;
+mod m20261226_000002_registry_publisher_usage;
+mod m20261227_000001_oauth_code_client_id_text;
 mod whole;
 
 pub struct Migrator;
@@ -82,6 +85,9 @@ impl MigratorTrait for Migrator {
             Box::new(m20261223_000001_write_guards::Migration),
             Box::new(m20261224_000001_oauth_clients_last_authorized::Migration),
             Box::new(m20261225_000001_oauth_client_id_indexes::Migration),
+            Box::new(m20261226_000001_registry_descriptions::Migration),
+            Box::new(m20261226_000002_registry_publisher_usage::Migration),
+            Box::new(m20261227_000001_oauth_code_client_id_text::Migration),
         ];
         each.into_iter()
             .map(|migration| Box::new(whole::Whole(migration)) as Box<dyn MigrationTrait>)

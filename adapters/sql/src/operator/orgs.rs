@@ -1,13 +1,17 @@
 use std::collections::HashMap;
 
-use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
-use svc_application::ports::RepositoryError;
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder,
+};
 use svc_application::ports::operator::OrgRepository;
+use svc_application::ports::{BoundedInsert, RepositoryError};
 use svc_domain::org::{NewOrg, Org, OrgMembership, OrgMembershipRecord, OrgName, OrgRole};
 
 use super::entities::{org_memberships, orgs};
 use super::wallets::insert_wallet;
 use crate::errors::{begin_write, corrupt, inconsistent, repository_error};
+use crate::write_guards::WriteGuard;
 
 pub struct SeaOrmOrgRepository {
     db: DatabaseConnection,
@@ -24,16 +28,29 @@ impl OrgRepository for SeaOrmOrgRepository {
     async fn create(&self, new_org: &NewOrg) -> Result<(), RepositoryError> {
         // Any failure drops the transaction, which rolls back the rows written so far.
         let txn = begin_write(&self.db).await.map_err(repository_error)?;
-        orgs::Entity::insert(org_row(&new_org.org))
-            .exec_without_returning(&txn)
-            .await
-            .map_err(repository_error)?;
-        org_memberships::Entity::insert(membership_row(&new_org.owner_membership))
-            .exec_without_returning(&txn)
-            .await
-            .map_err(repository_error)?;
-        insert_wallet(&txn, &new_org.wallet).await?;
+        insert_org(&txn, new_org).await?;
         txn.commit().await.map_err(repository_error)
+    }
+
+    async fn create_bounded(&self, new_org: &NewOrg, max_owned: u64) -> Result<BoundedInsert, RepositoryError> {
+        let owner = new_org.owner_membership.user_id.as_str();
+        let txn = WriteGuard::orgs_of(owner)
+            .begin(&self.db, new_org.org.created_at)
+            .await
+            .map_err(repository_error)?;
+        let stored = org_memberships::Entity::find()
+            .filter(org_memberships::Column::UserId.eq(owner))
+            .filter(org_memberships::Column::Role.eq(OrgRole::Owner.as_str()))
+            .count(&txn)
+            .await
+            .map_err(repository_error)?;
+        if stored >= max_owned {
+            // Dropping the transaction rolls it back and lets the next writer in.
+            return Ok(BoundedInsert::Full { stored });
+        }
+        insert_org(&txn, new_org).await?;
+        txn.commit().await.map_err(repository_error)?;
+        Ok(BoundedInsert::Inserted)
     }
 
     async fn get(&self, org_id: &str) -> Result<Option<Org>, RepositoryError> {
@@ -101,6 +118,19 @@ fn org_from_row(row: orgs::Model) -> Result<Org, RepositoryError> {
         created_at: row.created_at,
         updated_at: row.updated_at,
     })
+}
+
+/// The org, its owner membership and its wallet, inside `txn`.
+async fn insert_org(txn: &DatabaseTransaction, new_org: &NewOrg) -> Result<(), RepositoryError> {
+    orgs::Entity::insert(org_row(&new_org.org))
+        .exec_without_returning(txn)
+        .await
+        .map_err(repository_error)?;
+    org_memberships::Entity::insert(membership_row(&new_org.owner_membership))
+        .exec_without_returning(txn)
+        .await
+        .map_err(repository_error)?;
+    insert_wallet(txn, &new_org.wallet).await
 }
 
 pub(super) fn membership_row(membership: &OrgMembership) -> org_memberships::ActiveModel {

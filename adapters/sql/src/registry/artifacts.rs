@@ -1,12 +1,13 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Alias, Condition, DynIden, Expr, ExprTrait, IntoIden, LikeExpr, Query, SelectStatement};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, DatabaseConnection, DbBackend, EntityTrait, FromQueryResult, IdenStatic, Order,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, FromQueryResult, IdenStatic,
+    Order, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use svc_application::ports::RepositoryError;
 use svc_application::ports::registry::{
-    ArtifactQuery, ArtifactRepository, ListedVersion, ResultPage, TransitionError, VersionRow,
+    ArtifactQuery, ArtifactRepository, ListedVersion, PublishOutcome, PublishQuota, ResultPage, TransitionError,
+    VersionRow,
 };
 use svc_domain::artifact::{
     ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactName, ArtifactScope, ArtifactStatus, ArtifactVersion,
@@ -14,8 +15,10 @@ use svc_domain::artifact::{
 };
 
 use super::entities::artifact_versions::{self, Column};
+use super::publisher_usage;
 use super::search_columns::{LIKE_ESCAPE, SearchColumns, containing, with_facet};
 use crate::errors::{RACE_ATTEMPTS, contention, corrupt, repository_error};
+use crate::write_guards::WriteGuard;
 
 pub struct SeaOrmArtifactRepository {
     db: DatabaseConnection,
@@ -25,22 +28,68 @@ impl SeaOrmArtifactRepository {
     pub fn new(db: DatabaseConnection) -> Self {
         Self { db }
     }
+
+    /// Counts the package's versions, charges the publisher and inserts, in one transaction
+    /// that holds the package's write guard: concurrent publishes into one package queue, each
+    /// counting what the one before it committed; the publisher's row orders its charges.
+    async fn publish_bounded(
+        &self,
+        version: &ArtifactVersion,
+        stored_bytes: u64,
+        quota: PublishQuota,
+    ) -> Result<PublishOutcome, DbErr> {
+        let identity = &version.identity;
+        let package = format!("{}/{}", identity.scope.as_str(), identity.name.as_str());
+        publisher_usage::ensure_row(&self.db, &version.publisher).await?;
+        let txn = WriteGuard::versions_of(&package)
+            .begin(&self.db, version.published_at)
+            .await?;
+        let stored = artifact_versions::Entity::find()
+            .filter(Column::Scope.eq(identity.scope.as_str()))
+            .filter(Column::Name.eq(identity.name.as_str()))
+            .count(&txn)
+            .await?;
+        // Dropping the transaction rolls it back and lets the next publish in.
+        if stored >= quota.versions_per_package {
+            return Ok(PublishOutcome::PackageFull { stored });
+        }
+        if !publisher_usage::charge(&txn, &version.publisher, stored_bytes, quota.bytes_per_publisher).await? {
+            // Read after the rollback: inside the transaction MariaDB would answer its snapshot,
+            // taken by the count above, not what the publish before this one committed.
+            txn.rollback().await?;
+            let stored_bytes = publisher_usage::read(&self.db, &version.publisher).await?;
+            return Ok(PublishOutcome::PublisherFull { stored_bytes });
+        }
+        artifact_versions::Entity::insert(version_row(version))
+            .exec_without_returning(&txn)
+            .await?;
+        txn.commit().await?;
+        Ok(PublishOutcome::Published)
+    }
 }
 
 #[async_trait::async_trait]
 impl ArtifactRepository for SeaOrmArtifactRepository {
-    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>> {
-        match artifact_versions::Entity::insert(version_row(version))
-            .exec_without_returning(&self.db)
-            .await
-        {
-            Ok(_) => Ok(()),
+    async fn publish(
+        &self,
+        version: &ArtifactVersion,
+        stored_bytes: u64,
+        quota: PublishQuota,
+    ) -> Result<PublishOutcome, TransitionError<ArtifactError>> {
+        match self.publish_bounded(version, stored_bytes, quota).await {
+            Ok(outcome) => Ok(outcome),
             // The triple, or its release (`release_keys.rs`): the service says which.
             Err(error) => match repository_error(error) {
                 RepositoryError::Conflict(_) => Err(TransitionError::Rejected(ArtifactError::VersionExists)),
                 other => Err(other.into()),
             },
         }
+    }
+
+    async fn publisher_stored_bytes(&self, publisher: &str) -> Result<u64, RepositoryError> {
+        publisher_usage::read(&self.db, publisher)
+            .await
+            .map_err(repository_error)
     }
 
     async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError> {
@@ -116,8 +165,8 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
         page: ResultPage,
     ) -> Result<Vec<ListedVersion>, RepositoryError> {
         let backend = self.db.get_database_backend();
-        // The listing columns and the manifest's description, extracted by the database: the
-        // manifest itself (a blueprint's may be megabytes) is never read into the registry.
+        // The listing columns: the manifest (a blueprint's may be megabytes) is never read, by
+        // the registry or by the database.
         let mut select = artifact_versions::Entity::find()
             .select_only()
             .columns([
@@ -128,8 +177,8 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
                 Column::Visibility,
                 Column::Publisher,
                 Column::Facets,
+                Column::Description,
             ])
-            .expr_as(manifest_description(backend), "description")
             .filter(admitted(query, artifact_versions::Entity.into_iden()))
             .filter(Expr::not_exists(outranking(query)));
         if let Some(text) = &query.text {
@@ -238,15 +287,6 @@ fn outranking(query: &ArtifactQuery) -> SelectStatement {
                 ),
         )
         .to_owned()
-}
-
-/// The manifest's `description` as text (NULL when it has none), read by the database.
-fn manifest_description(backend: DbBackend) -> Expr {
-    Expr::cust(match backend {
-        DbBackend::Postgres => "(\"manifest\" ->> 'description')",
-        DbBackend::MySql => "JSON_UNQUOTE(JSON_EXTRACT(`manifest`, '$.description'))",
-        _ => "json_extract(\"manifest\", '$.description')",
-    })
 }
 
 /// What a search reads of a version: no manifest, no signature.
@@ -374,6 +414,7 @@ fn version_row(version: &ArtifactVersion) -> artifact_versions::ActiveModel {
         precedence_key: Set(Some(search.precedence_key)),
         search_text: Set(Some(search.search_text)),
         facets: Set(Some(search.facets)),
+        description: Set(Some(search.description)),
         release_key: Set(Some(version.identity.version.release().to_owned())),
     }
 }

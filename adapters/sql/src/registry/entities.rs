@@ -1,5 +1,5 @@
 //! Hand-written sea-orm entities of the registry tables (m20261202_000001, m20261217_000001,
-//! m20261219_000001).
+//! m20261219_000001, m20261226_000001).
 
 pub mod artifact_versions {
     use sea_orm::entity::prelude::*;
@@ -35,6 +35,9 @@ pub mod artifact_versions {
         pub facets: Option<String>,
         /// The release (`release_keys.rs`, m20261219_000001), unique per package; NULL until keyed.
         pub release_key: Option<String>,
+        /// The manifest's description (`descriptions.rs`, m20261226_000001); NULL until described.
+        #[sea_orm(column_type = "Text", nullable)]
+        pub description: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

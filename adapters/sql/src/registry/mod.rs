@@ -3,14 +3,17 @@
 
 mod artifacts;
 mod author_keys;
+mod descriptions;
 mod entities;
 mod keying;
+mod publisher_usage;
 mod release_keys;
 mod search_columns;
 mod tokens;
 
 pub use artifacts::SeaOrmArtifactRepository;
 pub use author_keys::SeaOrmAuthorKeyRepository;
+pub use descriptions::describe_undescribed_versions;
 pub use keying::key_unkeyed_versions;
 pub(crate) use release_keys::RELEASE_INDEX;
 pub use release_keys::key_unreleased_versions;

@@ -21,6 +21,8 @@ pub(crate) struct SearchColumns {
     pub precedence_key: String,
     pub search_text: String,
     pub facets: String,
+    /// The manifest's description (`descriptions.rs`), as a search answers it.
+    pub description: String,
 }
 
 impl SearchColumns {
@@ -68,6 +70,7 @@ impl SearchColumns {
             precedence_key,
             search_text: text.join("\n"),
             facets: format!("\n{facet_lines}"),
+            description: description.to_owned(),
         }
     }
 }

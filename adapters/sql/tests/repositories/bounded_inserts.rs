@@ -18,6 +18,7 @@ use tokio::sync::Barrier;
 support::backend_tests!(
     racing_blueprint_inserts_never_pass_the_bound,
     racing_app_creations_never_pass_the_bound,
+    racing_org_creations_never_pass_the_bound_of_owned_orgs,
     deleting_an_app_deletes_the_guard_of_its_blueprints
 );
 
@@ -133,6 +134,48 @@ async fn racing_app_creations_never_pass_the_bound(db: DatabaseConnection) {
         repo.insert_bounded(&app("another", "someone else", 0), MAX)
             .await
             .unwrap(),
+        BoundedInsert::Inserted
+    );
+}
+
+/// Orgs an account owns (hosted `orgs_per_account`): memberships of other roles do not count,
+/// and another account's room is its own.
+async fn racing_org_creations_never_pass_the_bound_of_owned_orgs(db: DatabaseConnection) {
+    use svc_application::ports::operator::OrgRepository;
+    use svc_domain::org::Org;
+    use svc_sql::operator::SeaOrmOrgRepository;
+
+    let repo = Arc::new(SeaOrmOrgRepository::new(db.clone()));
+    let org = |id: &str, owner: &str| Org::create(id.into(), "Acme", owner.into(), t0()).unwrap();
+    for i in 0..STORED {
+        repo.create(&org(&format!("stored{i}"), "owner")).await.unwrap();
+    }
+    // A membership that is not ownership (the owner joined someone else's org as a member).
+    repo.create(&org("theirs", "someone else")).await.unwrap();
+    db.execute_unprepared(
+        "INSERT INTO org_memberships (org_id, user_id, role, joined_at) \
+         SELECT org_id, 'owner', 'member', joined_at FROM org_memberships WHERE org_id = 'theirs'",
+    )
+    .await
+    .unwrap();
+    let (inserted, refused) = race(|i| {
+        let repo = repo.clone();
+        let new_org = org(&format!("racer{i}"), "owner");
+        async move { repo.create_bounded(&new_org, MAX).await.unwrap() }
+    })
+    .await;
+    assert_eq!(inserted as u64, MAX - STORED, "exactly the room left is filled");
+    assert!(
+        refused.iter().all(|stored| *stored == MAX),
+        "each refusal saw the full account: {refused:?}"
+    );
+    assert_eq!(
+        repo.list_memberships_of_user("owner").await.unwrap().len() as u64,
+        MAX + 1,
+        "the member's org is listed but not counted"
+    );
+    assert_eq!(
+        repo.create_bounded(&org("another", "someone else"), 2).await.unwrap(),
         BoundedInsert::Inserted
     );
 }

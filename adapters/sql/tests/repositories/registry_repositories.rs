@@ -11,17 +11,18 @@ use sea_orm::{ConnectionTrait, DatabaseConnection};
 use sea_orm_migration::MigratorTrait;
 use serde_json::json;
 use svc_application::ports::registry::{
-    ArtifactQuery, ArtifactRepository, AuthorKey, AuthorKeyRepository, KeyRegistration, PackageKey, Publisher,
-    RegistryTokenRepository, ResultPage, TransitionError,
+    ArtifactQuery, ArtifactRepository, AuthorKey, AuthorKeyRepository, KeyRegistration, PackageKey, PublishOutcome,
+    Publisher, RegistryTokenRepository, ResultPage, TransitionError,
 };
+use svc_application::services::registry::DEFAULT_PUBLISH_QUOTA;
 use svc_domain::artifact::{
     ArtifactError, ArtifactIdentity, ArtifactKind, ArtifactManifest, ArtifactName, ArtifactScope, ArtifactVersion,
     BundleDigest, PublishArtifact, SignatureAlgorithm, StoredSignature, Visibility, YankOutcome,
 };
 use svc_sql::Migrator;
 use svc_sql::registry::{
-    SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository, key_unkeyed_versions,
-    key_unreleased_versions,
+    SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository, describe_undescribed_versions,
+    key_unkeyed_versions, key_unreleased_versions,
 };
 
 support::backend_tests!(
@@ -36,6 +37,16 @@ support::backend_tests!(
     author_keys_and_tokens_read_back,
     listings_read_the_listing_columns_not_the_manifest
 );
+
+/// Publishes `version` under the default quota, which these tests never reach.
+async fn store(
+    repo: &SeaOrmArtifactRepository,
+    version: &ArtifactVersion,
+) -> Result<(), TransitionError<ArtifactError>> {
+    let outcome = repo.publish(version, 1, DEFAULT_PUBLISH_QUOTA).await?;
+    assert_eq!(outcome, PublishOutcome::Published);
+    Ok(())
+}
 
 fn at(second: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, second).unwrap()
@@ -77,9 +88,9 @@ async fn versions_read_back_whole_and_are_immutable(db: DatabaseConnection) {
     for visibility in [Visibility::Private, Visibility::Public] {
         let name = visibility.as_str();
         let published = version("@acme", name, "1.2.3", ArtifactKind::Gadget, visibility);
-        repo.publish(&published).await.unwrap();
+        store(&repo, &published).await.unwrap();
         assert_eq!(repo.get(&published.identity).await.unwrap(), Some(published.clone()));
-        let again = repo.publish(&published).await;
+        let again = store(&repo, &published).await;
         assert!(matches!(
             again,
             Err(TransitionError::Rejected(ArtifactError::VersionExists))
@@ -92,7 +103,7 @@ async fn versions_read_back_whole_and_are_immutable(db: DatabaseConnection) {
 async fn yanking_keeps_the_version_and_its_first_reason(db: DatabaseConnection) {
     let repo = SeaOrmArtifactRepository::new(db);
     let published = version("@acme", "chart", "1.0.0", ArtifactKind::Gadget, Visibility::Private);
-    repo.publish(&published).await.unwrap();
+    store(&repo, &published).await.unwrap();
     let (yanked, outcome) = repo.yank(&published.identity, "broken", at(2)).await.unwrap();
     assert_eq!(outcome, YankOutcome::Yanked);
     let (again, outcome) = repo.yank(&published.identity, "other", at(3)).await.unwrap();
@@ -137,7 +148,7 @@ async fn each_package_answers_its_latest_version_in_byte_order(db: DatabaseConne
         version("@acme", "board", "1.0.0", Blueprint, Private),
     ];
     for row in &rows {
-        repo.publish(row).await.unwrap();
+        store(&repo, row).await.unwrap();
     }
     // Twins of one release (no longer stored side by side, but kept from before the release key):
     // build metadata orders them.
@@ -248,24 +259,19 @@ fn described(semver: &str, description: &str, tags: &[&str], hook: &str) -> Arti
 
 async fn text_tags_and_hooks_narrow_the_latest_versions(db: DatabaseConnection) {
     let repo = SeaOrmArtifactRepository::new(db);
-    repo.publish(&described("0.9.0", "Old sparkline", &["old"], "useOldSparkline"))
+    store(&repo, &described("0.9.0", "Old sparkline", &["old"], "useOldSparkline"))
         .await
         .unwrap();
-    repo.publish(&described(
-        "1.0.0",
-        "Sparkline, 50% Faster",
-        &["chart", "svg"],
-        "useSparkline",
-    ))
+    store(
+        &repo,
+        &described("1.0.0", "Sparkline, 50% Faster", &["chart", "svg"], "useSparkline"),
+    )
     .await
     .unwrap();
-    repo.publish(&version(
-        "@acme",
-        "other",
-        "1.0.0",
-        ArtifactKind::Gadget,
-        Visibility::Private,
-    ))
+    store(
+        &repo,
+        &version("@acme", "other", "1.0.0", ArtifactKind::Gadget, Visibility::Private),
+    )
     .await
     .unwrap();
     let query = |text: Option<&str>, tag: Option<&str>, hook: Option<&str>| ArtifactQuery {
@@ -388,6 +394,14 @@ async fn versions_stored_before_the_search_columns_are_found(db: DatabaseConnect
         latest(&repo, query(Some("sparkl"), None)).await,
         ["@acme/sparkline@1.10.0"]
     );
+    let page = ResultPage { after: None, limit: 50 };
+    let hits = repo.latest_versions(&query(None, None), page.clone()).await.unwrap();
+    let descriptions: Vec<&str> = hits.iter().map(|hit| hit.description.as_str()).collect();
+    assert_eq!(
+        descriptions,
+        ["", "", "Sparkline"],
+        "the migration described the stored versions"
+    );
 
     // A version an earlier release publishes after the migration is not found until keyed, as a
     // registry of this release does when it starts.
@@ -412,6 +426,12 @@ async fn versions_stored_before_the_search_columns_are_found(db: DatabaseConnect
     assert_eq!(key_unkeyed_versions(&db).await.unwrap(), 1);
     assert_eq!(many().await, ["@acme/many@2.0.0"]);
     assert_eq!(key_unkeyed_versions(&db).await.unwrap(), 0);
+    // ... and described as it starts, too.
+    assert_eq!(describe_undescribed_versions(&db).await.unwrap(), 1);
+    assert_eq!(describe_undescribed_versions(&db).await.unwrap(), 0);
+    let hits = repo.latest_versions(&query(None, None), page).await.unwrap();
+    let descriptions: Vec<&str> = hits.iter().map(|hit| hit.description.as_str()).collect();
+    assert_eq!(descriptions, ["", "", "Sparkline"]);
 }
 
 fn gadget(semver: &str, published: u32) -> ArtifactVersion {
@@ -430,17 +450,17 @@ fn refused(outcome: Result<(), TransitionError<ArtifactError>>) -> bool {
 /// service's read cannot both be stored. Another release, another package, a pre-release can.
 async fn a_release_is_stored_once_whatever_its_build_metadata(db: DatabaseConnection) {
     let repo = SeaOrmArtifactRepository::new(db);
-    repo.publish(&gadget("1.2.3", 1)).await.unwrap();
+    store(&repo, &gadget("1.2.3", 1)).await.unwrap();
     for twin in ["1.2.3+fix", "1.2.3+build.2"] {
-        assert!(refused(repo.publish(&gadget(twin, 2)).await), "{twin}");
+        assert!(refused(store(&repo, &gadget(twin, 2)).await), "{twin}");
     }
-    repo.publish(&gadget("2.0.0+first", 3)).await.unwrap();
-    assert!(refused(repo.publish(&gadget("2.0.0", 4)).await));
+    store(&repo, &gadget("2.0.0+first", 3)).await.unwrap();
+    assert!(refused(store(&repo, &gadget("2.0.0", 4)).await));
     for other in ["1.2.4", "1.2.3-rc.1"] {
-        repo.publish(&gadget(other, 5)).await.unwrap();
+        store(&repo, &gadget(other, 5)).await.unwrap();
     }
     let elsewhere = version("@acme", "board", "1.2.3+fix", ArtifactKind::Gadget, Visibility::Public);
-    repo.publish(&elsewhere).await.unwrap();
+    store(&repo, &elsewhere).await.unwrap();
     let stored = repo
         .version_rows(
             &ArtifactScope::parse("@acme").unwrap(),
@@ -507,8 +527,8 @@ async fn twins_stored_before_the_release_key_keep_their_rows(db: DatabaseConnect
             version.identity
         );
     }
-    assert!(refused(repo.publish(&gadget("1.2.3+again", 5)).await));
-    assert!(refused(repo.publish(&gadget("2.0.0+again", 5)).await));
+    assert!(refused(store(&repo, &gadget("1.2.3+again", 5)).await));
+    assert!(refused(store(&repo, &gadget("2.0.0+again", 5)).await));
 
     let later = [gadget("3.0.0", 6), gadget("4.0.0", 9), gadget("4.0.0+first", 8)];
     insert_unkeyed(&db, &later).await;
@@ -528,7 +548,7 @@ async fn twins_stored_before_the_release_key_keep_their_rows(db: DatabaseConnect
         ]
     );
     for twin in ["3.0.0+late", "4.0.0+late"] {
-        assert!(refused(repo.publish(&gadget(twin, 10)).await), "{twin}");
+        assert!(refused(store(&repo, &gadget(twin, 10)).await), "{twin}");
     }
 }
 
@@ -598,12 +618,10 @@ async fn author_keys_and_tokens_read_back(db: DatabaseConnection) {
 async fn listings_read_the_listing_columns_not_the_manifest(db: DatabaseConnection) {
     let repo = SeaOrmArtifactRepository::new(db.clone());
     for semver in ["1.0.0", "1.10.0", "1.2.0", "2.0.0-rc.1"] {
-        repo.publish(&described(
-            semver,
-            "Sparkline, \"quoted\" é",
-            &["chart", "svg"],
-            "useSparkline",
-        ))
+        store(
+            &repo,
+            &described(semver, "Sparkline, \"quoted\" é", &["chart", "svg"], "useSparkline"),
+        )
         .await
         .unwrap();
     }
@@ -652,13 +670,10 @@ async fn listings_read_the_listing_columns_not_the_manifest(db: DatabaseConnecti
     let other = ArtifactName::parse("other").unwrap();
     assert!(!repo.has_private_version(&acme, &other).await.unwrap());
     assert!(repo.version_rows(&acme, &other, None).await.unwrap().is_empty());
-    repo.publish(&version(
-        "@acme",
-        "public",
-        "1.0.0",
-        ArtifactKind::Gadget,
-        Visibility::Public,
-    ))
+    store(
+        &repo,
+        &version("@acme", "public", "1.0.0", ArtifactKind::Gadget, Visibility::Public),
+    )
     .await
     .unwrap();
     let public = ArtifactName::parse("public").unwrap();
@@ -675,8 +690,8 @@ async fn listings_read_the_listing_columns_not_the_manifest(db: DatabaseConnecti
     let names: Vec<&str> = listed.iter().map(|l| l.identity.name.as_str()).collect();
     assert_eq!(names, ["public", "sparkline"]);
     assert_eq!(
-        listed[1].description, "replaced",
-        "the description is read by the database"
+        listed[1].description, "Sparkline, \"quoted\" é",
+        "the description is read from its column, never from the manifest"
     );
     assert_eq!(listed[1].tags, ["chart", "svg"], "tags come from the facets column");
     assert_eq!(listed[1].hooks, ["useSparkline"], "hooks come from the facets column");

@@ -1,5 +1,5 @@
 use crate::ports::RepositoryError;
-use svc_domain::contract::SchemaViolation;
+use svc_domain::contract::Violations;
 
 /// Every way an agent tool can fail outside its result body. The transport maps each variant to
 /// exactly one JSON-RPC code or error result.
@@ -18,12 +18,10 @@ pub enum AgentError {
         field: String,
         over: svc_domain::budget::BudgetExceeded,
     },
-    /// Props, a patch result or a stream payload did not match the contract.
+    /// Props, a patch result or a stream payload did not match the contract: the first
+    /// violations, and whether more were left out.
     #[error("contract violation at {target}")]
-    ContractViolation {
-        target: String,
-        violations: Vec<SchemaViolation>,
-    },
+    ContractViolation { target: String, violations: Violations },
     /// The render has no component source (a failed render, or a component no longer stored).
     #[error("no source: {0}")]
     NoSource(String),

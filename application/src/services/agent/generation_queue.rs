@@ -1,12 +1,14 @@
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Bounded generation: at most `concurrency` generations run, at most `max_waiting` wait, and a
-/// waiter gives up after `max_wait`. A dropped permit (finished, cancelled or timed-out work)
-/// frees its slot.
+/// waiter gives up after `max_wait`. With a per-principal cap (hosted mode), one principal holds
+/// at most that many generations running plus waiting, so one caller cannot fill the queue every
+/// other caller shares. A dropped slot (finished, cancelled or timed-out work) frees its place.
 #[derive(Clone)]
 pub struct GenerationQueue {
     slots: Arc<Semaphore>,
@@ -14,6 +16,56 @@ pub struct GenerationQueue {
     waiting: Arc<AtomicUsize>,
     max_waiting: usize,
     max_wait: Duration,
+    per_principal: Option<PrincipalCap>,
+}
+
+/// Generations each principal holds in the queue (running or waiting), and how many it may.
+#[derive(Clone)]
+struct PrincipalCap {
+    cap: usize,
+    held: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl PrincipalCap {
+    /// Counts one more generation of `principal`, unless it already holds `cap`.
+    fn take(&self, principal: &str) -> Option<PrincipalHold> {
+        let mut held = self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let count = held.entry(principal.to_owned()).or_insert(0);
+        if *count >= self.cap {
+            return None;
+        }
+        *count += 1;
+        Some(PrincipalHold {
+            principal: principal.to_owned(),
+            held: self.held.clone(),
+        })
+    }
+}
+
+/// One generation counted against its principal; dropping it uncounts it.
+#[derive(Debug)]
+struct PrincipalHold {
+    principal: String,
+    held: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Drop for PrincipalHold {
+    fn drop(&mut self) {
+        let mut held = self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(count) = held.get_mut(&self.principal) {
+            *count -= 1;
+            if *count == 0 {
+                held.remove(&self.principal);
+            }
+        }
+    }
+}
+
+/// A place in the queue: held while the generation runs, freed when dropped.
+#[derive(Debug)]
+pub struct QueueSlot {
+    _permit: OwnedSemaphorePermit,
+    _hold: Option<PrincipalHold>,
 }
 
 /// What the queue holds at one moment.
@@ -23,7 +75,7 @@ pub struct QueueDepth {
     pub waiting: usize,
 }
 
-/// The queue is saturated; try again after `retry_after_seconds`.
+/// The queue is saturated, or the principal holds its cap; try again after `retry_after_seconds`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueFull {
     pub retry_after_seconds: u64,
@@ -37,6 +89,18 @@ impl GenerationQueue {
             waiting: Arc::new(AtomicUsize::new(0)),
             max_waiting,
             max_wait,
+            per_principal: None,
+        }
+    }
+
+    /// At most `cap` generations (running plus waiting) per principal (`hosted.generations_per_principal`).
+    pub fn with_principal_cap(self, cap: usize) -> Self {
+        Self {
+            per_principal: Some(PrincipalCap {
+                cap: cap.max(1),
+                held: Arc::default(),
+            }),
+            ..self
         }
     }
 
@@ -54,7 +118,26 @@ impl GenerationQueue {
         }
     }
 
-    pub async fn enter(&self) -> Result<OwnedSemaphorePermit, QueueFull> {
+    /// A slot for a generation of `principal` (the caller's user id, else its app id).
+    pub async fn enter(&self, principal: &str) -> Result<QueueSlot, QueueFull> {
+        let hold = match &self.per_principal {
+            Some(cap) => match cap.take(principal) {
+                Some(hold) => Some(hold),
+                None => {
+                    tracing::warn!(principal_id = principal, cap = cap.cap, "generation_principal_cap_hit");
+                    return Err(self.full());
+                }
+            },
+            None => None,
+        };
+        let permit = self.permit().await?;
+        Ok(QueueSlot {
+            _permit: permit,
+            _hold: hold,
+        })
+    }
+
+    async fn permit(&self) -> Result<OwnedSemaphorePermit, QueueFull> {
         if let Ok(permit) = self.slots.clone().try_acquire_owned() {
             return Ok(permit);
         }
@@ -79,18 +162,47 @@ mod tests {
     async fn saturation_is_reported_and_released_slots_are_reused() {
         let queue = GenerationQueue::new(1, 0, Duration::from_millis(50));
         assert_eq!(queue.depth(), QueueDepth { running: 0, waiting: 0 });
-        let first = queue.enter().await.unwrap();
+        let first = queue.enter("a").await.unwrap();
         assert_eq!(queue.depth(), QueueDepth { running: 1, waiting: 0 });
-        assert_eq!(queue.enter().await.unwrap_err(), QueueFull { retry_after_seconds: 1 });
+        assert_eq!(
+            queue.enter("a").await.unwrap_err(),
+            QueueFull { retry_after_seconds: 1 }
+        );
         drop(first);
         assert_eq!(queue.depth().running, 0);
-        assert!(queue.enter().await.is_ok());
+        assert!(queue.enter("a").await.is_ok());
     }
 
     #[tokio::test]
     async fn a_waiter_times_out() {
         let queue = GenerationQueue::new(1, 1, Duration::from_millis(20));
-        let _held = queue.enter().await.unwrap();
-        assert!(queue.enter().await.is_err());
+        let _held = queue.enter("a").await.unwrap();
+        assert!(queue.enter("a").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_principal_at_its_cap_is_refused_while_others_still_enter() {
+        let queue = GenerationQueue::new(4, 4, Duration::from_secs(3)).with_principal_cap(2);
+        let first = queue.enter("greedy").await.unwrap();
+        let _second = queue.enter("greedy").await.unwrap();
+        assert_eq!(
+            queue.enter("greedy").await.unwrap_err(),
+            QueueFull { retry_after_seconds: 3 }
+        );
+        let _other = queue.enter("modest").await.unwrap();
+        drop(first);
+        assert!(
+            queue.enter("greedy").await.is_ok(),
+            "a finished generation frees its place"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_waiter_gives_its_place_back() {
+        let queue = GenerationQueue::new(1, 0, Duration::from_millis(20)).with_principal_cap(1);
+        let held = queue.enter("a").await.unwrap();
+        assert!(queue.enter("b").await.is_err(), "the queue is full");
+        drop(held);
+        assert!(queue.enter("b").await.is_ok(), "b's refused attempt is not counted");
     }
 }

@@ -2,7 +2,7 @@
 //! host observations and replay.
 
 use serde_json::{Map, Value};
-use svc_domain::contract::Contract;
+use svc_domain::contract::{Contract, EntrySchema};
 use svc_domain::session::SessionStatus;
 
 use std::future::Future;
@@ -129,20 +129,21 @@ impl LiveService {
             return Err(AgentError::SessionNotFound);
         }
         let contract = &session.contract;
-        let Some(schema) = contract.action_schema(&action.intent) else {
+        let intent = EntrySchema::Action(action.intent.clone());
+        if contract.entry_schema(&intent).is_none() {
             return Err(AgentError::invalid(
                 "payload.action",
                 format!("`{}` is not an intent of the contract's actionSpec", action.intent),
             ));
-        };
-        let action_data =
-            self.schemas
-                .check(&schema, action.data)
-                .await?
-                .map_err(|violations| AgentError::ContractViolation {
-                    target: "actionData".into(),
-                    violations,
-                })?;
+        }
+        let action_data = self
+            .schemas
+            .check_entry(contract, intent, action.data)
+            .await?
+            .map_err(|violations| AgentError::ContractViolation {
+                target: "actionData".into(),
+                violations,
+            })?;
         let ui_context = self.checked_context(contract, &session, action.ui_context).await?;
         let event = NewActionEvent {
             session_id: session_id.to_owned(),
@@ -189,15 +190,15 @@ impl LiveService {
                 if !slots.contains(&slot) {
                     continue;
                 }
-                let schema = contract.as_map()["contextSpec"][&slot]["schema"].clone();
-                let value =
-                    self.schemas
-                        .check(&schema, value)
-                        .await?
-                        .map_err(|violations| AgentError::ContractViolation {
-                            target: format!("uiContext/{slot}"),
-                            violations,
-                        })?;
+                let schema = EntrySchema::Context(slot.clone());
+                let value = self
+                    .schemas
+                    .check_entry(contract, schema, value)
+                    .await?
+                    .map_err(|violations| AgentError::ContractViolation {
+                        target: format!("uiContext/{slot}"),
+                        violations,
+                    })?;
                 context.insert(slot, value);
             }
         }

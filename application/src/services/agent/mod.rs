@@ -50,7 +50,7 @@ pub use component_code::ComponentCode;
 pub use consume::{ConsumeReply, ConsumeService, Consumption, DRAIN_BOUND, LongPoll, MAX_CONSUME_TIMEOUT_SECONDS};
 pub use error::AgentError;
 pub use generation_limit::GenerationLimit;
-pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull};
+pub use generation_queue::{GenerationQueue, QueueDepth, QueueFull, QueueSlot};
 pub use handshake::{HandshakeCommand, HandshakeOutcome, HandshakeReply, HandshakeService};
 pub use held_polls::{DEFAULT_LONG_POLLS_PER_CALLER, HeldPoll, HeldPolls, PollHolder};
 pub use lifecycle::{ProgressObserver, STREAMING_INTERVAL};
@@ -86,9 +86,23 @@ pub struct Caller {
     pub key_id: Option<String>,
 }
 
-/// Bytes of schemas (as compact JSON) whose compiled validators are kept: thousands of a few
-/// kilobytes, or 64 of the largest a contract may hold.
-const SCHEMA_CACHE_CAPACITY: u64 = 16 << 20;
+impl Caller {
+    /// Who the caller acts as: its user id, else (single-tenant, `--dev-allow-all`) its app id.
+    /// Per-caller bounds (the generation queue's per-principal cap) count by it.
+    pub fn principal(&self) -> &str {
+        if self.principal_id.is_empty() {
+            &self.app_id
+        } else {
+            &self.principal_id
+        }
+    }
+}
+
+/// Weight of the compiled validators kept (a schema's compact JSON bytes plus
+/// `PATTERN_COMPILED_BYTES` per pattern, see `schema_cache`): thousands of a few kilobytes, or
+/// a contract holding all the patterns it may (64, 16 MiB) several times over, so it is not
+/// compiled again on every check.
+const SCHEMA_CACHE_CAPACITY: u64 = 64 << 20;
 
 /// Deployment settings the agent plane needs.
 #[derive(Debug, Clone)]

@@ -230,7 +230,7 @@ impl RenderService {
         let queued_at = std::time::Instant::now();
         let _slot = match plan.cached {
             Some(_) => None,
-            None => match self.queue.enter().await {
+            None => match self.queue.enter(caller.principal()).await {
                 Ok(slot) => Some(slot),
                 Err(full) => {
                     // Turned away before it ran: the windows do not count it, and the

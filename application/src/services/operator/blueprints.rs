@@ -270,9 +270,14 @@ impl OpsBlueprintService {
             ..GenerationRequest::new(intent, contract.clone())
         }
         .with_persona(options.persona.as_deref());
-        let slot = self.queue.enter().await.map_err(|full| OpsBlueprintError::Overloaded {
-            retry_after_seconds: full.retry_after_seconds,
-        })?;
+        let principal = options.for_caller.as_ref().map_or(app_id, |caller| caller.principal());
+        let slot = self
+            .queue
+            .enter(principal)
+            .await
+            .map_err(|full| OpsBlueprintError::Overloaded {
+                retry_after_seconds: full.retry_after_seconds,
+            })?;
         let generated = self.generator.generate(&request).await.map_err(generation_error)?;
         drop(slot);
         if let (Some((keys, owner)), Some(model)) = (&hosted_owner, generated.model.as_deref()) {

@@ -9,11 +9,12 @@ use svc_domain::invite::{
 use svc_domain::org::{self, Org, OrgError, OrgMembership, OrgMembershipRecord};
 
 use super::INTERNAL_ERROR_CODE;
+use super::invite_budget::{InviteBudget, InvitesLimited};
 use crate::ports::accounts::AccountRepository;
 use crate::ports::operator::{
     InviteLinkRepository, InviteRepository, Mailer, MailerError, OrgRepository, TransitionError,
 };
-use crate::ports::{Clock, Ids, RepositoryError};
+use crate::ports::{BoundedInsert, Clock, Ids, RepositoryError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateOrg {
@@ -69,6 +70,20 @@ pub enum OrgServiceError {
     Storage(#[from] RepositoryError),
     #[error("mail failure")]
     Mail(#[from] MailerError),
+    /// The caller sent its hour's invite mails (`hosted.invite_mails_per_hour`).
+    #[error(transparent)]
+    RateLimited(#[from] InvitesLimited),
+    /// The caller owns as many orgs as one account may (`hosted.orgs_per_account`).
+    #[error(transparent)]
+    OrgLimit(#[from] OwnedOrgsFull),
+}
+
+/// An account owning its cap of orgs asked for another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("you own {stored} orgs, the most one account may own on this server is {max}")]
+pub struct OwnedOrgsFull {
+    pub stored: u64,
+    pub max: u64,
 }
 
 impl OrgServiceError {
@@ -76,6 +91,8 @@ impl OrgServiceError {
         match self {
             Self::Org(error) => error.code(),
             Self::Invite(error) => error.code(),
+            Self::RateLimited(_) => "rate_limited",
+            Self::OrgLimit(_) => "org_limit_reached",
             Self::Storage(_) | Self::Mail(_) => INTERNAL_ERROR_CODE,
         }
     }
@@ -110,6 +127,10 @@ pub struct OrgService {
     invites: Arc<dyn InviteRepository>,
     mailer: Arc<dyn Mailer>,
     links: Option<InviteLinks>,
+    /// Hosted: invite mails per account per hour.
+    budget: Option<InviteBudget>,
+    /// Hosted: orgs one account may own.
+    orgs_per_account: Option<u64>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn Ids>,
 }
@@ -127,8 +148,18 @@ impl OrgService {
             invites,
             mailer,
             links: None,
+            budget: None,
+            orgs_per_account: None,
             clock,
             ids,
+        }
+    }
+
+    /// Invites that queue a mail are counted per account and hour (hosted mode).
+    pub fn with_invite_budget(self, budget: InviteBudget) -> Self {
+        Self {
+            budget: Some(budget),
+            ..self
         }
     }
 
@@ -150,6 +181,14 @@ impl OrgService {
     pub fn linking(self, links: InviteLinks) -> Self {
         Self {
             links: Some(links),
+            ..self
+        }
+    }
+
+    /// An account owns at most `max` orgs (hosted mode).
+    pub fn with_orgs_per_account(self, max: u64) -> Self {
+        Self {
+            orgs_per_account: Some(max),
             ..self
         }
     }
@@ -179,10 +218,17 @@ impl OrgService {
         Ok(org::ensure_administers(membership.as_ref())?)
     }
 
-    /// A new org owned by the caller, with its owner membership and an empty wallet.
+    /// A new org owned by the caller, with its owner membership and an empty wallet; in hosted
+    /// mode refused `org_limit_reached` once the caller owns `hosted.orgs_per_account` orgs.
     pub async fn create_org(&self, command: CreateOrg) -> Result<Org, OrgServiceError> {
         let new_org = Org::create(self.ids.ulid(), &command.name, command.caller_user_id, self.clock.now())?;
-        self.orgs.create(&new_org).await?;
+        match self.orgs_per_account {
+            None => self.orgs.create(&new_org).await?,
+            Some(max) => match self.orgs.create_bounded(&new_org, max).await? {
+                BoundedInsert::Inserted => {}
+                BoundedInsert::Full { stored } => return Err(OwnedOrgsFull { stored, max }.into()),
+            },
+        }
         Ok(new_org.org)
     }
 
@@ -205,8 +251,28 @@ impl OrgService {
             role,
             inviter_user_id: command.caller_user_id,
         };
+        let counted = match &self.budget {
+            Some(budget) => Some(budget.admit(&draft.inviter_user_id, self.clock.now()).await??),
+            None => None,
+        };
+        let mailed = self.issue(draft).await;
+        if let (Some(budget), Some(counted)) = (&self.budget, counted)
+            && !matches!(mailed, Ok((_, true)))
+        {
+            budget.give_back(counted).await;
+        }
+        let (issue, _) = mailed?;
+        Ok(InviteIssued {
+            reused: issue.reused(),
+            invite: issue.invite().clone(),
+        })
+    }
+
+    /// Stores (or reuses) the invite and queues its mail where one is due; whether a mail was
+    /// queued.
+    async fn issue(&self, draft: InviteDraft) -> Result<(InviteIssue, bool), OrgServiceError> {
         let issue = self.invites.create_or_reuse(draft, self.clock.now()).await?;
-        match &issue {
+        let mailed = match &issue {
             InviteIssue::Created { invite, .. } => {
                 if let Err(error) = self.announce(invite).await {
                     if let Err(cause) = self.invites.revoke(&invite.invite_id, self.clock.now()).await {
@@ -214,17 +280,17 @@ impl OrgService {
                     }
                     return Err(error);
                 }
+                true
             }
             InviteIssue::Reused(invite) => {
-                if !self.mailer.invite_queued(&invite.invite_id).await? {
+                let unannounced = !self.mailer.invite_queued(&invite.invite_id).await?;
+                if unannounced {
                     self.announce(invite).await?;
                 }
+                unannounced
             }
-        }
-        Ok(InviteIssued {
-            reused: issue.reused(),
-            invite: issue.invite().clone(),
-        })
+        };
+        Ok((issue, mailed))
     }
 
     /// The new invite's link and mail.

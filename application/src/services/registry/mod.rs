@@ -25,15 +25,15 @@ use std::sync::Arc;
 
 use crate::ports::generation::{Compiler, RenderCheck};
 use crate::ports::registry::{
-    ArtifactRepository, AuthorKeyRepository, BundleStore, Ed25519Verifier, ModuleInspector, RegistryTokenRepository,
-    SigstoreVerifier,
+    ArtifactRepository, AuthorKeyRepository, BundleStore, Ed25519Verifier, ModuleInspector, PublishQuota,
+    RegistryTokenRepository, SigstoreVerifier,
 };
 use crate::ports::{Clock, Ids};
 
 pub use conformance::ConformanceGate;
 pub use error::RegistryError;
 pub use manifest_limits::{CONTRACT_MAX_BYTES, FIXTURE_PROPS_MAX_BYTES};
-pub use publish::{MAX_VERSIONS_PER_PACKAGE, PublishRequest, PublishSignature, Published};
+pub use publish::{DEFAULT_PUBLISH_QUOTA, MAX_VERSIONS_PER_PACKAGE, PublishRequest, PublishSignature, Published};
 pub use reads::{PackageVersions, VERSION_LISTING_LIMIT, VersionSummary};
 pub use search::{SearchHit, SearchQuery};
 pub use yank::Yanked;
@@ -60,6 +60,7 @@ pub struct RegistryPorts {
 pub struct RegistryService {
     ports: RegistryPorts,
     gate: ConformanceGate,
+    quota: PublishQuota,
 }
 
 impl RegistryService {
@@ -71,7 +72,16 @@ impl RegistryService {
             ports.artifacts.clone(),
             ports.cpu.clone(),
         );
-        Self { ports, gate }
+        Self {
+            ports,
+            gate,
+            quota: DEFAULT_PUBLISH_QUOTA,
+        }
+    }
+
+    /// The service with `quota` instead of [`DEFAULT_PUBLISH_QUOTA`] (`[registry]` settings).
+    pub fn with_quota(self, quota: PublishQuota) -> Self {
+        Self { quota, ..self }
     }
 }
 

@@ -9,14 +9,23 @@ use svc_domain::artifact::{
     StoredSignature, check_signature_scheme,
 };
 
+use svc_domain::text::json_len;
+
 use super::credentials::require_owner;
 use super::manifest_limits::{excerpted, oversized_parts};
 use super::{RegistryError, RegistryService};
-use crate::ports::registry::{Publisher, SigstoreVerification, TransitionError};
+use crate::ports::registry::{PublishOutcome, PublishQuota, Publisher, SigstoreVerification, TransitionError};
 
 /// Most versions one package holds; the version listing shows as many
-/// ([`super::VERSION_LISTING_LIMIT`]).
+/// ([`super::VERSION_LISTING_LIMIT`]). A registry may hold packages to fewer
+/// (`[registry] max_versions_per_package`), never to more.
 pub const MAX_VERSIONS_PER_PACKAGE: u64 = super::VERSION_LISTING_LIMIT;
+
+/// The bounds of a registry that sets none: 1000 versions per package, 1 GiB per publisher.
+pub const DEFAULT_PUBLISH_QUOTA: PublishQuota = PublishQuota {
+    versions_per_package: MAX_VERSIONS_PER_PACKAGE,
+    bytes_per_publisher: 1 << 30,
+};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PublishSignature {
@@ -73,7 +82,8 @@ impl RegistryService {
         let digest = check_digest(&manifest, bundle, request.bundle_sha384.as_deref())?;
         let signed = self.verify_signature(&manifest, &digest, request.signature).await?;
         self.refuse_existing_version(&manifest).await?;
-        self.refuse_over_quota(&manifest).await?;
+        let stored_bytes = stored_bytes(&manifest, bundle);
+        self.refuse_over_quota(&manifest, publisher, stored_bytes).await?;
         let failures = self.gate.check_bundle(&manifest, Some(bundle)).await?;
         if !failures.is_empty() {
             return Err(RegistryError::ConformanceFailed(failures));
@@ -94,8 +104,14 @@ impl RegistryService {
         .map_err(|error| RegistryError::BadSignature(error.to_string()))?;
         // The bundle first: a version row never points at a missing payload.
         self.ports.bundles.put(&digest, manifest.kind, bundle).await?;
-        match self.ports.artifacts.publish(&version).await {
-            Ok(()) => {}
+        match self.ports.artifacts.publish(&version, stored_bytes, self.quota).await {
+            Ok(PublishOutcome::Published) => {}
+            // Publishes at the same moment passed the check above together; the store let in
+            // only as many as the quota holds.
+            Ok(PublishOutcome::PackageFull { stored }) => return Err(package_full(&manifest, stored)),
+            Ok(PublishOutcome::PublisherFull { stored_bytes: held }) => {
+                return Err(self.publisher_full(publisher, held, stored_bytes));
+            }
             Err(TransitionError::Rejected(ArtifactError::VersionExists)) => {
                 // Another publish of this version, or of its release, passed the check above at
                 // the same moment and was stored first: say which, as the check would have.
@@ -111,24 +127,37 @@ impl RegistryService {
         })
     }
 
-    /// A package holds at most [`MAX_VERSIONS_PER_PACKAGE`] versions (yanked ones included:
+    /// A package holds at most `quota.versions_per_package` versions (yanked ones included:
     /// versions are never deleted), so no publisher can grow the registry without bound under one
-    /// name, and a version listing shows every version (docs/registry.md, "Limits").
-    async fn refuse_over_quota(&self, manifest: &ArtifactManifest) -> Result<(), RegistryError> {
+    /// name, and a version listing shows every version; a publisher's versions hold at most
+    /// `quota.bytes_per_publisher` bytes, so none grows it without bound under many names
+    /// (docs/registry.md, "Limits"). Checked here, before the conformance gate and the bundle's
+    /// write, and again by the store as it inserts.
+    async fn refuse_over_quota(
+        &self,
+        manifest: &ArtifactManifest,
+        publisher: &Publisher,
+        stored_bytes: u64,
+    ) -> Result<(), RegistryError> {
         let identity = &manifest.identity;
-        let held = self
-            .ports
-            .artifacts
-            .count_versions(&identity.scope, &identity.name)
-            .await?;
-        if held >= MAX_VERSIONS_PER_PACKAGE {
-            return Err(RegistryError::QuotaExceeded(format!(
-                "{}/{} holds {held} versions, the most a package may hold; publish under another name",
-                identity.scope.as_str(),
-                identity.name.as_str()
-            )));
+        let artifacts = &self.ports.artifacts;
+        let held = artifacts.count_versions(&identity.scope, &identity.name).await?;
+        if held >= self.quota.versions_per_package {
+            return Err(package_full(manifest, held));
+        }
+        let held = artifacts.publisher_stored_bytes(&publisher.name).await?;
+        if held.saturating_add(stored_bytes) > self.quota.bytes_per_publisher {
+            return Err(self.publisher_full(publisher, held, stored_bytes));
         }
         Ok(())
+    }
+
+    fn publisher_full(&self, publisher: &Publisher, held: u64, stored_bytes: u64) -> RegistryError {
+        RegistryError::QuotaExceeded(format!(
+            "publisher {} stores {held} bytes, and this version's {stored_bytes} would take it past the {} \
+             a publisher may store",
+            publisher.name, self.quota.bytes_per_publisher
+        ))
     }
 
     async fn verify_signature(
@@ -253,4 +282,19 @@ fn check_digest(
 
 fn bad_scheme(error: ArtifactError) -> RegistryError {
     RegistryError::BadSignature(error.to_string())
+}
+
+fn package_full(manifest: &ArtifactManifest, held: u64) -> RegistryError {
+    let identity = &manifest.identity;
+    RegistryError::QuotaExceeded(format!(
+        "{}/{} holds {held} versions, the most a package may hold; publish under another name",
+        identity.scope.as_str(),
+        identity.name.as_str()
+    ))
+}
+
+/// What a version costs its publisher: its bundle and its manifest as compact JSON, the two
+/// things the registry keeps of it that the publisher chose.
+fn stored_bytes(manifest: &ArtifactManifest, bundle: &[u8]) -> u64 {
+    (bundle.len() + json_len(&manifest.raw)) as u64
 }

@@ -265,7 +265,11 @@ async fn a_package_at_its_version_quota_takes_no_more() {
             stored.published_at,
         )
         .unwrap();
-        artifacts.publish(&version).await.unwrap();
+        let outcome = artifacts
+            .publish(&version, 1, super::DEFAULT_PUBLISH_QUOTA)
+            .await
+            .unwrap();
+        assert_eq!(outcome, crate::ports::registry::PublishOutcome::Published);
     }
     let refused = service
         .publish(Some(&acme()), keyless(&public_gadget("1.0.0"), GADGET_JS))

@@ -82,7 +82,11 @@ async fn registry_with(packages: &[(&str, &str)]) -> (super::RegistryService, Ar
     let artifacts = Arc::new(MemoryArtifacts::default());
     let service = service(artifacts.clone(), Arc::new(RecordingSigstore::default()), &["useChart"]);
     for (name, visibility) in packages {
-        artifacts.publish(&stored(gadget(name, visibility))).await.unwrap();
+        let version = stored(gadget(name, visibility));
+        artifacts
+            .publish(&version, 1, super::DEFAULT_PUBLISH_QUOTA)
+            .await
+            .unwrap();
     }
     (service, artifacts)
 }

@@ -2,6 +2,7 @@
 //! its reads, a Sigstore verifier that records the payload it is asked about, and checks that
 //! accept everything else, so a test sees exactly the one port it is about.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -17,8 +18,9 @@ use crate::ports::RepositoryError;
 use crate::ports::generation::{CompileFailure, RenderCheck, RenderCheckFailure, RenderCheckInput};
 use crate::ports::registry::{
     ArtifactQuery, ArtifactRepository, AuthorKey, AuthorKeyRepository, BundleStore, BundleStoreError, Ed25519Verifier,
-    EsModuleShape, KeyRegistration, ListedVersion, ModuleInspector, Publisher, RegistryTokenRepository, ResultPage,
-    SignatureRejected, SigstoreVerification, SigstoreVerifier, StoredBundle, TransitionError, VersionRow,
+    EsModuleShape, KeyRegistration, ListedVersion, ModuleInspector, PublishOutcome, PublishQuota, Publisher,
+    RegistryTokenRepository, ResultPage, SignatureRejected, SigstoreVerification, SigstoreVerifier, StoredBundle,
+    TransitionError, VersionRow,
 };
 use crate::services::cpu_gate::CpuGate;
 use crate::testing::{ManualClock, SequentialIds, StubCompiler};
@@ -31,6 +33,8 @@ pub(super) struct MemoryArtifacts {
     reads: AtomicUsize,
     /// The next `version_rows` answers none: a read taken before another publish stored its version.
     miss_next_read: AtomicBool,
+    /// Bytes charged per publisher.
+    stored_bytes: Mutex<HashMap<String, u64>>,
 }
 
 impl MemoryArtifacts {
@@ -58,7 +62,12 @@ impl MemoryArtifacts {
 
 #[async_trait::async_trait]
 impl ArtifactRepository for MemoryArtifacts {
-    async fn publish(&self, version: &ArtifactVersion) -> Result<(), TransitionError<ArtifactError>> {
+    async fn publish(
+        &self,
+        version: &ArtifactVersion,
+        stored_bytes: u64,
+        quota: PublishQuota,
+    ) -> Result<PublishOutcome, TransitionError<ArtifactError>> {
         let mut versions = self.versions.lock().unwrap();
         let same_release = |stored: &ArtifactVersion| {
             stored.identity.scope == version.identity.scope
@@ -68,8 +77,31 @@ impl ArtifactRepository for MemoryArtifacts {
         if versions.iter().any(same_release) {
             return Err(TransitionError::Rejected(ArtifactError::VersionExists));
         }
+        let package = |stored: &&ArtifactVersion| {
+            stored.identity.scope == version.identity.scope && stored.identity.name == version.identity.name
+        };
+        let stored = versions.iter().filter(package).count() as u64;
+        if stored >= quota.versions_per_package {
+            return Ok(PublishOutcome::PackageFull { stored });
+        }
+        let mut charged = self.stored_bytes.lock().unwrap();
+        let held = charged.get(&version.publisher).copied().unwrap_or_default();
+        if held + stored_bytes > quota.bytes_per_publisher {
+            return Ok(PublishOutcome::PublisherFull { stored_bytes: held });
+        }
+        charged.insert(version.publisher.clone(), held + stored_bytes);
         versions.push(version.clone());
-        Ok(())
+        Ok(PublishOutcome::Published)
+    }
+
+    async fn publisher_stored_bytes(&self, publisher: &str) -> Result<u64, RepositoryError> {
+        Ok(self
+            .stored_bytes
+            .lock()
+            .unwrap()
+            .get(publisher)
+            .copied()
+            .unwrap_or_default())
     }
 
     async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError> {

@@ -231,3 +231,32 @@ async fn a_410_is_a_yank_whatever_the_body_says() {
     }
     assert_eq!(snapshot(&project), before);
 }
+
+/// A hostile registry's text reaches the terminal escaped: a yank reason, and a served manifest
+/// naming another package, each holding an escape sequence, show `\x1b`, never the raw byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_registrys_text_is_printed_escaped() {
+    let (base, fake) = fake_registry().await;
+    fake.answer(
+        "GET /pkg/@acme/gone/1.0.0",
+        410,
+        json!({ "error": "version_yanked", "message": "m", "reason": "\u{1b}[2J\u{1b}[31mcleared" }).to_string(),
+    );
+    let key = ed25519::generate();
+    let mut served = publish_in_fake(&fake, &base, &key, "gadget", "chart", GADGET_JS.as_bytes());
+    served["manifest"]["name"] = json!("chart\u{1b}]0;owned\u{7}");
+    fake.answer("GET /pkg/@acme/chart/1.0.0", 200, served.to_string());
+    let project = project_using(&base, "svc-install-hostile");
+
+    let out = svc(&["install", "@acme/gone@1.0.0"], &project, &project).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim(),
+        "svc: @acme/gone@1.0.0 was yanked by the registry (\\x1b[2J\\x1b[31mcleared); install another version"
+    );
+
+    let out = svc(&["install", "@acme/chart@1.0.0"], &project, &project).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!stderr(&out).contains('\u{1b}'), "{:?}", stderr(&out));
+    assert!(stderr(&out).contains("chart\\x1b]0;owned\\x07"), "{:?}", stderr(&out));
+}

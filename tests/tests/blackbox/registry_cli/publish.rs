@@ -107,3 +107,52 @@ async fn print_payload_writes_the_keyless_payload_without_an_author_key() {
         "a key and --print-payload are a usage error"
     );
 }
+
+/// What a hostile registry answers to a publish, a refusal or an acceptance, is printed with its
+/// escape sequences escaped (`\x1b`), never as raw bytes a terminal would obey.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_registrys_answer_is_printed_escaped() {
+    let (base, fake) = fake_registry().await;
+    let dir = temp_dir("svc-publish-hostile");
+    assert!(svc(&["author-key", "generate"], &dir, &dir).await.status.success());
+    std::fs::write(dir.join("chart.json"), json!({ "kind": "gadget", "scope": "@acme", "name": "chart", "version": "1.0.0", "visibility": "private", "gadget": { "exports": [{ "hook": "useChart" }] } }).to_string()).unwrap();
+    std::fs::write(dir.join("chart.js"), GADGET_JS).unwrap();
+    let args = [
+        "publish",
+        "--registry",
+        &base,
+        "--token",
+        "t",
+        "--manifest",
+        "chart.json",
+        "--bundle",
+        "chart.js",
+        "--allow-dirty",
+    ];
+
+    fake.answer(
+        "POST /publish",
+        403,
+        json!({ "error": "quota_exceeded\u{1b}[8m", "message": "full\u{1b}[2J" }).to_string(),
+    );
+    let out = svc(&args, &dir, &dir).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).trim(),
+        "svc: publish refused: the registry answered 403: full\\x1b[2J (quota_exceeded\\x1b[8m)"
+    );
+
+    fake.answer(
+        "POST /publish",
+        201,
+        json!({ "scope": "@acme\u{1b}[31m", "name": "chart", "version": "1.0.0", "bundleSri": "sha384-x\u{9b}2J",
+                "bundleUrl": format!("{base}/bundles/sha384/ab\u{1b}[0m"), "publishedAt": "now" })
+        .to_string(),
+    );
+    let out = svc(&args, &dir, &dir).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("published @acme\\x1b[31m/chart@1.0.0 (sha384-x\\u{{9b}}2J)\n{base}/bundles/sha384/ab\\x1b[0m\n")
+    );
+}

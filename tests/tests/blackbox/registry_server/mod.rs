@@ -6,6 +6,7 @@
 mod conformance;
 mod credentials;
 mod publish;
+mod quotas;
 mod search;
 mod serve;
 mod signatures;

@@ -52,7 +52,8 @@ impl Registry {
         Self::spawn_with(test, backend, move |settings| settings.sigstore_trusted_root = root).await
     }
 
-    async fn spawn_with(test: &str, backend: Backend, adjust: impl FnOnce(&mut RegistrySettings)) -> Option<Self> {
+    /// A registry with `adjust` applied to its settings (a quota, a trusted root).
+    pub async fn spawn_with(test: &str, backend: Backend, adjust: impl FnOnce(&mut RegistrySettings)) -> Option<Self> {
         let data_dir = std::env::temp_dir().join(format!("svc-registry-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&data_dir).unwrap();
         let database = ScratchDatabase::create(test, backend, &data_dir).await?;

@@ -2,7 +2,7 @@
 //! refused at its documented bound, and the fake counts what the client read before hanging up.
 
 use super::*;
-use crate::llm::framing::{MAX_FRAME_BYTES, max_reply_bytes};
+use crate::llm::framing::{MAX_FRAME_BYTES, MAX_OUTPUT_TOKENS, max_reply_bytes};
 
 /// What a hostile provider offers: far more than any bound.
 const FLOOD_BYTES: usize = 64 << 20;
@@ -113,4 +113,25 @@ async fn a_huge_error_body_is_read_only_to_its_bound() {
         let read = fake.sent_bytes() - before;
         assert!(read < READ_SLACK, "{route}: {read} bytes of the error body read");
     }
+}
+
+/// Settings built in code skip the start-up check of `generation.max_output_tokens`: a budget
+/// above the cap is lowered to it, so the provider is asked for at most the cap and a reply may
+/// be no longer than the cap allows (128 MiB), however large the model's context.
+#[tokio::test]
+async fn the_output_tokens_asked_and_the_reply_limit_stop_at_the_cap() {
+    let fake = FakeProvider::start().await;
+    fake.push(FakeReply::text(json!({ "tsx": GOOD }).to_string()));
+    let settings = LlmSettings {
+        max_output_tokens: u32::MAX,
+        ..fast_settings()
+    };
+    // A context of 1,047,576 tokens: the cap, not the context, bounds the request.
+    generator(&fake, Flavour::Standard, settings)
+        .generate(&request_for("openai:gpt-4.1-mini", title_contract()))
+        .await
+        .unwrap();
+    assert_eq!(fake.requests()[0].body["max_tokens"], MAX_OUTPUT_TOKENS);
+    assert_eq!(max_reply_bytes(MAX_OUTPUT_TOKENS), 128 << 20);
+    assert_eq!(max_reply_bytes(u32::MAX), max_reply_bytes(MAX_OUTPUT_TOKENS));
 }

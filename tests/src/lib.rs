@@ -69,6 +69,22 @@ pub async fn readiness_within(client: &reqwest::Client, base: &str, limit: std::
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+/// serde_json's raw-value marker nested in its own strings, `levels` deep, each text 120 arrays
+/// deep: each level is parsed by a reader with a recursion limit of its own, so a few KiB of it
+/// took a `Value` parse past any stack (the servers refuse it before parsing; the domain keeps
+/// the same builder for the crates' own tests, which black-box tests do not link).
+pub fn nested_raw_value_markers(levels: usize) -> String {
+    let mut text = format!("{}0{}", "[".repeat(120), "]".repeat(120));
+    for _ in 0..levels {
+        let inner = serde_json::to_string(&text).unwrap();
+        text = format!(
+            r#"{}{{"$serde_json::private::RawValue":{inner}}}{}"#,
+            "[".repeat(120),
+            "]".repeat(120)
+        );
+    }
+    text
+}
 
 pub fn temp_dir(prefix: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("{prefix}-{}", uuid::Uuid::new_v4().simple()));

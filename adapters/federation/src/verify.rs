@@ -190,28 +190,16 @@ mod tests {
         }
     }
 
-    /// serde_json's raw-value marker nested in its own string, `levels` deep, each text 120
-    /// arrays deep (each level is read by a fresh reader: no recursion limit bounds the whole).
-    fn nested_markers(levels: usize) -> String {
-        let mut text = format!("{}0{}", "[".repeat(120), "]".repeat(120));
-        for _ in 0..levels {
-            let inner = serde_json::to_string(&text).unwrap();
-            text = format!(
-                r#"{}{{"$serde_json::private::RawValue":{inner}}}{}"#,
-                "[".repeat(120),
-                "]".repeat(120)
-            );
-        }
-        text
-    }
-
     #[tokio::test]
     async fn verify_refuses_the_raw_value_marker_in_the_header_or_the_claims_before_any_key_fetch() {
         let v = verifier();
         let marked: serde_json::Value = json!({ "$serde_json::private::RawValue": "[0]" });
         let header = part(json!({ "alg": "ES256" }));
         let claims = part(json!({ "iss": "http://127.0.0.1:1", "sub": "s", "aud": "app1", "exp": 4102444800u64 }));
-        let nested = URL_SAFE_NO_PAD.encode(format!(r#"{{"alg":"ES256","x":{}}}"#, nested_markers(10)));
+        let nested = URL_SAFE_NO_PAD.encode(format!(
+            r#"{{"alg":"ES256","x":{}}}"#,
+            svc_domain::json_marker::nested_raw_value_markers(10)
+        ));
         for token in [
             // A header's unknown member is a `Value` in `jsonwebtoken` (`Header.extras`).
             format!("{}.{claims}.sig", part(json!({ "alg": "ES256", "x": marked }))),

@@ -15,21 +15,6 @@ use tokio::net::{TcpListener, TcpStream};
 /// A key the provider may publish (never used to verify: the tests fail before).
 const RSA_KEY: &str = r#"{"kty":"RSA","kid":"k1","use":"sig","alg":"RS256","n":"sXchDaQebHnPiGvyDOAT4saGEUetSyo9MKLOoWFsueri23bOdgWp4Dy1WlUzewbgBHod5pcM9H95GQRV3JDXboIRROSBigeC5yjU1hGzHHyXss8UDprecbAYxknTcQkhslANGRUZmdTOQ5qTRsLAt6BTYuyvVRdhS8exSZEy_c4gs_7svlJJQ4H9_NxsiIoLwAEk7-Q3UXERGYw_75IDrGA84-lA_-Ct4eTlXHBIY2EaV7t7LjJaynVJCpkv4LKjTTAumiGUIuQhrNhZLuF_RJLqHpM2kgWFLU7-VTdL1VbC2tejvcI2BlMkEpk1BzBZI0KQB0GaDWFLN-aEAw3vRw","e":"AQAB"}"#;
 
-/// Markers nested in each other's strings, `levels` deep, each text 120 arrays deep: 10 levels
-/// are under 16 KiB.
-fn nested_markers(levels: usize) -> String {
-    let mut text = format!("{}0{}", "[".repeat(120), "]".repeat(120));
-    for _ in 0..levels {
-        let inner = serde_json::to_string(&text).unwrap();
-        text = format!(
-            r#"{}{{"$serde_json::private::RawValue":{inner}}}{}"#,
-            "[".repeat(120),
-            "]".repeat(120)
-        );
-    }
-    text
-}
-
 /// What the provider answers at `/jwks` and `/token`.
 #[derive(Clone, Copy)]
 enum Hostility {
@@ -92,7 +77,7 @@ async fn answer(mut stream: TcpStream, hostility: Hostility, issuer: &str) {
         .to_string(),
         ("/jwks", Hostility::MarkedKeySet) => format!(
             r#"{{"keys":[{{"kty":"RSA","kid":"k1","n":{},"e":"AQAB"}}]}}"#,
-            nested_markers(10)
+            svc_domain::json_marker::nested_raw_value_markers(10)
         ),
         ("/jwks", Hostility::EndlessKeySet) => {
             let _ = stream
@@ -107,7 +92,7 @@ async fn answer(mut stream: TcpStream, hostility: Hostility, issuer: &str) {
             let header = URL_SAFE_NO_PAD.encode(r#"{"alg":"RS256","kid":"k1"}"#);
             let claims = format!(
                 r#"{{"iss":"{issuer}","sub":"someone","aud":{},"exp":4102444800,"iat":1700000000,"nonce":"n"}}"#,
-                nested_markers(10)
+                svc_domain::json_marker::nested_raw_value_markers(10)
             );
             let id_token = format!("{header}.{}.c2lnbmF0dXJl", URL_SAFE_NO_PAD.encode(claims));
             serde_json::json!({ "access_token": "at", "token_type": "Bearer", "id_token": id_token }).to_string()

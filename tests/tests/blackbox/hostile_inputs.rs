@@ -91,15 +91,7 @@ async fn healthy(app: &TestApp) {
 /// a recursion limit of its own, and a 3.4 KiB body of 8 levels overflowed a worker's stack and
 /// aborted the server. Refused as a parse error before anything is parsed, on `/mcp` and `/ops`.
 async fn nested_raw_value_markers_are_a_parse_error_not_a_stack_overflow(app: TestApp) {
-    let mut text = format!("{}0{}", "[".repeat(120), "]".repeat(120));
-    for _ in 0..10 {
-        let inner = serde_json::to_string(&text).unwrap();
-        text = format!(
-            r#"{}{{"$serde_json::private::RawValue":{inner}}}{}"#,
-            "[".repeat(120),
-            "]".repeat(120)
-        );
-    }
+    let text = svc_tests::nested_raw_value_markers(10);
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"svc_consume","arguments":{{"sessionId":{text}}}}}}}"#
     );

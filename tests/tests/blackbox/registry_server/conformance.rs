@@ -22,15 +22,7 @@ crate::on_every_registry_backend!(
 /// its own, past any stack. Refused as a body that does not parse; the registry lives on.
 async fn nested_raw_value_markers_in_a_manifest_are_refused_before_it_is_parsed(registry: Registry) {
     let token = registry.mint("acme", false);
-    let mut text = format!("{}0{}", "[".repeat(120), "]".repeat(120));
-    for _ in 0..10 {
-        let inner = serde_json::to_string(&text).unwrap();
-        text = format!(
-            r#"{}{{"$serde_json::private::RawValue":{inner}}}{}"#,
-            "[".repeat(120),
-            "]".repeat(120)
-        );
-    }
+    let text = svc_tests::nested_raw_value_markers(10);
     let body = format!(r#"{{"manifest":{{"kind":"gadget","fixtureProps":{text}}},"bundle":""}}"#);
     let answer = registry
         .client

@@ -128,6 +128,7 @@ async fn at_most_100_violations_are_listed_on_mcp_and_on_the_live_channel(app: T
     let refused = ws.expect("error").await;
     assert_eq!(refused["code"], "CONTRACT_VIOLATION", "{refused}");
     assert_eq!(refused["violations"], json!(listed));
+    assert_eq!(refused["violationsTruncated"], true, "{refused}");
 }
 
 /// Props whose item `a/0` is checked `refs` times against a `required` list of 9,000 names.

@@ -642,10 +642,12 @@ pub(super) async fn action(
                 .iter()
                 .map(|v| json!({ "path": v.path, "message": v.message }))
                 .collect();
-            Ok(vec![frames::frame(
-                "error",
-                json!({ "code": "CONTRACT_VIOLATION", "message": format!("{target} does not match the contract"), "clientSeq": client_seq, "violations": listed }),
-            )])
+            let mut refusal = json!({ "code": "CONTRACT_VIOLATION", "message": format!("{target} does not match the contract"), "clientSeq": client_seq, "violations": listed });
+            // As on /mcp: the validator stopped looking past the listed ones (docs/agent-api.md).
+            if violations.more_left_out() {
+                refusal["violationsTruncated"] = json!(true);
+            }
+            Ok(vec![frames::frame("error", refusal)])
         }
         Err(AgentError::InvalidParams { field, rule }) => Ok(vec![frames::frame(
             "error",

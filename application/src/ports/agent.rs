@@ -505,7 +505,13 @@ impl Published {
             render(&self.0.event).map(|rendered| Box::new(rendered) as Box<dyn std::any::Any + Send + Sync>)
         });
         let shared = rendering.as_ref()?.downcast_ref::<T>();
-        debug_assert!(shared.is_some(), "every subscriber renders to the same type");
+        if shared.is_none() {
+            // A transport's bug, not the event's: said loudly rather than a frame silently lost.
+            tracing::error!(
+                wanted = std::any::type_name::<T>(),
+                "a live event was rendered to another type by an earlier subscriber"
+            );
+        }
         shared.cloned()
     }
 }

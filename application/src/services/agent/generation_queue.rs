@@ -141,12 +141,13 @@ impl GenerationQueue {
         if let Ok(permit) = self.slots.clone().try_acquire_owned() {
             return Ok(permit);
         }
-        if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.max_waiting {
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        // Counted until this wait ends, however it ends: a render whose caller went away is
+        // dropped while it waits, and a count left behind would refuse every later waiter.
+        let waiter = Waiting::counted(&self.waiting);
+        if waiter.ahead >= self.max_waiting {
             return Err(self.full());
         }
         let acquired = tokio::time::timeout(self.max_wait, self.slots.clone().acquire_owned()).await;
-        self.waiting.fetch_sub(1, Ordering::SeqCst);
         match acquired {
             Ok(Ok(permit)) => Ok(permit),
             _ => Err(self.full()),
@@ -154,9 +155,41 @@ impl GenerationQueue {
     }
 }
 
+/// One waiter counted in the queue's `waiting` while it lives.
+struct Waiting<'a> {
+    count: &'a AtomicUsize,
+    /// How many were waiting before this one.
+    ahead: usize,
+}
+
+impl<'a> Waiting<'a> {
+    fn counted(count: &'a AtomicUsize) -> Self {
+        let ahead = count.fetch_add(1, Ordering::SeqCst);
+        Self { count, ahead }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_waiter_dropped_while_it_waits_leaves_its_place() {
+        let queue = GenerationQueue::new(1, 1, Duration::from_secs(60));
+        let running = queue.enter("a").await.unwrap();
+        // A render whose caller went away: dropped while it waits for the running one.
+        let abandoned = tokio::time::timeout(Duration::from_millis(20), queue.enter("b")).await;
+        assert!(abandoned.is_err(), "it was waiting");
+        assert_eq!(queue.depth().waiting, 0);
+        drop(running);
+        assert!(queue.enter("c").await.is_ok(), "the queue still takes a waiter");
+    }
 
     #[tokio::test]
     async fn saturation_is_reported_and_released_slots_are_reused() {

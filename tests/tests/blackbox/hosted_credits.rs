@@ -19,6 +19,9 @@ async fn app_with(test: &str, free: i64, price: i64) -> Option<TestApp> {
     hosted_app(test, |s| {
         s.hosted.free_credit_cents = free;
         s.hosted.render_price_cents = price;
+        // The storm's 14 renders of one caller are all in flight at once: these tests are about
+        // the ledger, the per-caller generation cap about itself (`hosted_quotas`).
+        s.hosted.generations_per_principal = 16;
     })
     .await
 }

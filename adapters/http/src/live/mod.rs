@@ -1,5 +1,6 @@
 //! `/ws`: the live channel between a mounted card and the server (docs/live-channel.md).
 
+mod actions;
 mod connection;
 pub mod flood_gate;
 mod frames;

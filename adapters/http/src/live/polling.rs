@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use svc_application::ports::agent::key_topic;
 use svc_application::services::agent::{AgentError, Caller, PollHolder};
 
-use super::connection::action;
+use super::actions::action;
 use super::flood_gate::Verdict;
 use super::frames::{self, ReplayGaps};
 use super::inbound_budget::admit_posted;

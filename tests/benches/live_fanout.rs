@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tokio_tungstenite::tungstenite::Message;
 
 const SVC_BINARY: &str = env!("CARGO_BIN_EXE_svc-under-test");
@@ -38,6 +38,12 @@ fn round_plan() -> Vec<(usize, usize)> {
             .collect(),
         Err(_) => ROUNDS.to_vec(),
     }
+}
+
+/// `LIVE_FANOUT_PER_EMIT=1`: print each emit's first, median and last arrival (is the p99 one
+/// slow emit, or the tail of every emit?).
+fn per_emit_report() -> bool {
+    std::env::var_os("LIVE_FANOUT_PER_EMIT").is_some()
 }
 
 fn idle_sockets() -> usize {
@@ -265,7 +271,73 @@ impl Reference {
     }
 }
 
-type Receipt = (String, Instant);
+/// Where the sockets note each `data` frame's arrival. The measuring task is woken once per
+/// emit, when the last socket has its frame, not once per frame: the bench's own CPU shares the
+/// two cores with the server it measures, and a channel message per frame (each waking the
+/// measuring thread) plus a `Value` parse per frame made the client about half of the machine's
+/// CPU during a 1,000-socket round (BENCHMARKS.md, session 52).
+#[derive(Default)]
+struct Arrivals {
+    /// (the emit's number, from its payload `e<n>`; when the frame was read)
+    noted: std::sync::Mutex<Vec<(u64, Instant)>>,
+    count: std::sync::atomic::AtomicUsize,
+    /// How many arrivals complete an emit (the round's sockets).
+    expected: std::sync::atomic::AtomicUsize,
+    all_in: tokio::sync::Notify,
+}
+
+impl Arrivals {
+    fn note(&self, emit: u64, at: Instant) {
+        use std::sync::atomic::Ordering;
+        self.noted.lock().unwrap().push((emit, at));
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.expected.load(Ordering::Acquire) {
+            self.all_in.notify_one();
+        }
+    }
+
+    /// Clears the notes for the next emit, which `sockets` arrivals complete.
+    fn expect(&self, sockets: usize) {
+        use std::sync::atomic::Ordering;
+        self.noted.lock().unwrap().clear();
+        self.expected.store(sockets, Ordering::Release);
+        self.count.store(0, Ordering::Release);
+    }
+
+    /// Waits until every socket noted a frame (false after `patience`), and takes the notes.
+    async fn all(&self, patience: Duration) -> Option<Vec<(u64, Instant)>> {
+        use std::sync::atomic::Ordering;
+        let deadline = tokio::time::Instant::now() + patience;
+        while self.count.load(Ordering::Acquire) < self.expected.load(Ordering::Acquire) {
+            // A permit left by an earlier emit wakes this early: the count is asked again.
+            tokio::time::timeout_at(deadline, self.all_in.notified()).await.ok()?;
+        }
+        Some(std::mem::take(&mut *self.noted.lock().unwrap()))
+    }
+}
+
+/// What the client reads of a frame: its type and, in a `data` frame, the payload (borrowed,
+/// nothing else parsed).
+#[derive(serde::Deserialize)]
+struct Frame<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: &'a str,
+    #[serde(borrow, default)]
+    payload: Option<FramePayload<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct FramePayload<'a> {
+    #[serde(borrow, default)]
+    payload: Option<&'a serde_json::value::RawValue>,
+}
+
+impl Frame<'_> {
+    /// The emit number of a `data` frame's payload `"e<n>"`.
+    fn emit(&self) -> Option<u64> {
+        let raw = self.payload.as_ref()?.payload?.get();
+        raw.strip_prefix("\"e")?.strip_suffix('"')?.parse().ok()
+    }
+}
 
 /// The bench's sockets read into 4 KiB, as svc's do. tungstenite zero-fills its read buffer up
 /// to its capacity before every read call (`FrameCodec::read_in`), 128 KiB by default: with the
@@ -289,8 +361,8 @@ async fn open_sockets(
     topic: &Value,
     count: usize,
     base: &str,
-) -> (Vec<tokio::task::JoinHandle<()>>, mpsc::UnboundedReceiver<Receipt>) {
-    let (tx, rx) = mpsc::unbounded_channel();
+) -> (Vec<tokio::task::JoinHandle<()>>, Arc<Arrivals>) {
+    let arrivals = Arc::new(Arrivals::default());
     let url = format!("{}/ws", base.replace("http://", "ws://"));
     let concurrency = std::env::var("LIVE_FANOUT_CONNECT_CONCURRENCY")
         .ok()
@@ -300,7 +372,7 @@ async fn open_sockets(
     let mut ready = Vec::with_capacity(count);
     let mut tasks = Vec::with_capacity(count);
     for _ in 0..count {
-        let (url, tx, gate) = (url.clone(), tx.clone(), gate.clone());
+        let (url, arrivals, gate) = (url.clone(), arrivals.clone(), gate.clone());
         let subscribe = target.subscribe_frame(topic);
         let (acked_tx, acked_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
         ready.push(acked_rx);
@@ -327,19 +399,19 @@ async fn open_sockets(
                     }
                     continue;
                 };
-                let frame: Value = serde_json::from_str(&text).unwrap();
-                match frame["type"].as_str() {
-                    Some("ack") => {
+                let frame: Frame = serde_json::from_str(&text).unwrap();
+                match frame.kind {
+                    "ack" => {
                         if let Some(tx) = acked.take() {
                             let _ = tx.send(Ok(()));
                         }
                     }
-                    Some("data") => {
-                        if let Some(p) = frame["payload"]["payload"].as_str() {
-                            let _ = tx.send((p.to_owned(), received));
+                    "data" => {
+                        if let Some(emit) = frame.emit() {
+                            arrivals.note(emit, received);
                         }
                     }
-                    Some("error") => {
+                    "error" => {
                         if let Some(tx) = acked.take() {
                             let _ = tx.send(Err(format!("error before ack: {text}")));
                         }
@@ -368,7 +440,7 @@ async fn open_sockets(
             ),
         }
     }
-    (tasks, rx)
+    (tasks, arrivals)
 }
 
 struct Round {
@@ -379,24 +451,34 @@ struct Round {
 
 async fn latency(target: &Target, base: &str, sockets: usize, emits: usize) -> Round {
     let topic = target.topic().await;
-    let (tasks, mut receipts) = open_sockets(target, &topic, sockets, base).await;
+    let (tasks, arrivals) = open_sockets(target, &topic, sockets, base).await;
     let mut samples = Vec::with_capacity(sockets * emits);
     // Two warm-up emits, not measured.
     for n in 0..emits + 2 {
+        arrivals.expect(sockets);
         let started = Instant::now();
         target.emit(&topic, n).await;
-        let wanted = format!("e{n}");
-        let mut got = 0;
-        while got < sockets {
-            let (payload, at) = tokio::time::timeout(RECEIPT_TIMEOUT, receipts.recv())
-                .await
-                .unwrap_or_else(|_| panic!("{}: emit {n} reached {got} of {sockets} sockets", target.name()))
-                .unwrap();
-            assert_eq!(payload, wanted, "frames arrive in order");
-            got += 1;
-            if n >= 2 {
-                samples.push(at - started);
-            }
+        let Some(noted) = arrivals.all(RECEIPT_TIMEOUT).await else {
+            panic!("{}: emit {n} did not reach all {sockets} sockets", target.name())
+        };
+        // Each socket heard this emit once, and nothing else since the last (in order).
+        assert!(
+            noted.iter().all(|(emit, _)| *emit == n as u64),
+            "frames arrive in order"
+        );
+        let mut delays: Vec<Duration> = noted.into_iter().map(|(_, at)| at - started).collect();
+        if per_emit_report() {
+            delays.sort();
+            println!(
+                "  {} sockets, emit {n}: first {:.0} µs, median {:.0} µs, last {:.0} µs",
+                sockets,
+                us(delays[0]),
+                us(delays[delays.len() / 2]),
+                us(delays[delays.len() - 1])
+            );
+        }
+        if n >= 2 {
+            samples.extend(delays);
         }
     }
     for task in tasks {
@@ -419,7 +501,7 @@ async fn memory(target: &Target, count: usize) -> f64 {
     let (warm, _) = open_sockets(target, &topic, 10, &process.base).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let before = process.rss_kib();
-    let (tasks, _receipts) = open_sockets(target, &topic, count, &process.base).await;
+    let (tasks, _arrivals) = open_sockets(target, &topic, count, &process.base).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let after = process.rss_kib();
     for task in tasks.into_iter().chain(warm) {

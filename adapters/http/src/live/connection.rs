@@ -156,6 +156,11 @@ impl Bound {
     }
 }
 
+/// A live socket's two directions as one value, read and written in turn by its task.
+trait Duplex: SinkExt<Message> + Stream<Item = Result<Message, WsError>> + Unpin {}
+
+impl<T: SinkExt<Message> + Stream<Item = Result<Message, WsError>> + Unpin> Duplex for T {}
+
 /// What woke a socket's task.
 enum Woke {
     Inbound(Option<Result<Message, WsError>>),
@@ -167,7 +172,9 @@ enum Woke {
 
 pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<String>) {
     let _counted = crate::observe::held(&crate::observe::METRICS.live_sockets);
-    let (mut sink, mut inbound) = stream.split();
+    // Not split: the one task reads and writes in turn, and split halves would take a lock
+    // (`BiLock`) on every write of the fan-out.
+    let mut socket = stream;
     // A bearer on the upgrade authenticates like /mcp; an invalid one is simply not used.
     let bearer_caller = match bearer {
         Some(token) => Box::pin(state.auth.authenticate(Some(&token)))
@@ -203,7 +210,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 None => std::future::pending().await,
             }
         };
-        let read = poll_fn(|cx| read_gate.poll(cx, |cx| inbound.poll_next_unpin(cx)));
+        let read = poll_fn(|cx| read_gate.poll(cx, |cx| socket.poll_next_unpin(cx)));
         let beat = poll_fn(|cx| heartbeat_gate.poll(cx, |cx| heartbeat.poll_tick(cx)));
         let shutdown = poll_fn(|cx| closing_gate.poll(cx, |cx| closing.as_mut().poll(cx)));
         let woke = tokio::select! {
@@ -219,7 +226,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                     Some(Ok(message)) => message,
                     // Over the transport's cap: refused from its header, before it is buffered.
                     Some(Err(WsError::Capacity(_))) => {
-                        refuse_unread_message(&mut sink).await;
+                        refuse_unread_message(&mut socket).await;
                         break;
                     }
                     _ => break,
@@ -228,7 +235,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 let text = match message {
                     Message::Text(text) => text,
                     Message::Binary(_) => {
-                        if send(&mut sink, frames::error("BAD_FRAME", "frames are JSON text")).await {
+                        if send(&mut socket, frames::error("BAD_FRAME", "frames are JSON text")).await {
                             continue;
                         }
                         break;
@@ -239,20 +246,19 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 match gate.admit() {
                     Verdict::Pass => {}
                     Verdict::Warn => {
-                        if send(&mut sink, frames::error("RATE_LIMITED", "too many frames; slow down")).await {
+                        if send(&mut socket, frames::error("RATE_LIMITED", "too many frames; slow down")).await {
                             continue;
                         }
                         break;
                     }
                     Verdict::Close => {
-                        close(&mut sink, &mut inbound, CloseCode::Policy, "flood").await;
+                        close(&mut socket, CloseCode::Policy, "flood").await;
                         break;
                     }
                 }
                 if text.len() > MAX_FRAME_BYTES {
                     refuse_too_large(
-                        &mut sink,
-                        &mut inbound,
+                        &mut socket,
                         frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB"),
                     )
                     .await;
@@ -262,13 +268,13 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                 let _reserved = match inbound_budget::admit_text(&state.parsed_json, &text) {
                     Admitted::Reserved(reserved) => reserved,
                     Admitted::Refused(frame) => {
-                        if send(&mut sink, frame).await {
+                        if send(&mut socket, frame).await {
                             continue;
                         }
                         break;
                     }
                     Admitted::TooHeavy(frame) => {
-                        refuse_too_large(&mut sink, &mut inbound, frame).await;
+                        refuse_too_large(&mut socket, frame).await;
                         break;
                     }
                 };
@@ -286,7 +292,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
             Woke::Live(heard) => match heard {
                 Some(Heard::Channel(frame)) => vec![frame.into()],
                 Some(Heard::KeyRevoked) => {
-                    refuse_revoked_key(&mut sink, &mut inbound).await;
+                    refuse_revoked_key(&mut socket).await;
                     break;
                 }
                 Some(Heard::MissedNotice) => match bound.as_mut() {
@@ -313,38 +319,38 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
             Woke::SubscribeDeadline => {
                 let within = state.timings.subscribe_within.as_secs();
                 if send(
-                    &mut sink,
+                    &mut socket,
                     frames::error("NOT_SUBSCRIBED", &format!("no subscribe within {within} s of opening")),
                 )
                 .await
                 {
-                    close(&mut sink, &mut inbound, CloseCode::Policy, "subscribe first").await;
+                    close(&mut socket, CloseCode::Policy, "subscribe first").await;
                 }
                 break;
             }
             // Shutdown: the card reconnects (to another replica behind a proxy) and resumes by fromSeq.
             Woke::Closing => {
-                close(&mut sink, &mut inbound, CloseCode::Away, "server shutting down").await;
+                close(&mut socket, CloseCode::Away, "server shutting down").await;
                 break;
             }
             Woke::Heartbeat => {
                 if last_heard.elapsed() > IDLE_LIMIT {
-                    close(&mut sink, &mut inbound, CloseCode::Away, "idle").await;
+                    close(&mut socket, CloseCode::Away, "idle").await;
                     break;
                 }
-                if !write(&mut sink, Message::Ping(Default::default())).await {
+                if !write(&mut socket, Message::Ping(Default::default())).await {
                     break;
                 }
                 continue;
             }
         };
-        if !outgoing.is_empty() && !send_all(&mut sink, outgoing).await {
+        if !outgoing.is_empty() && !send_all(&mut socket, outgoing).await {
             return;
         }
         if let Some(b) = bound.as_mut()
             && let Some(replay) = b.replay.take()
         {
-            match Box::pin(send_replay(&state, &mut sink, *replay, &mut b.subscribed)).await {
+            match Box::pin(send_replay(&state, &mut socket, *replay, &mut b.subscribed)).await {
                 ReplayEnd::Sent => {}
                 ReplayEnd::Gone => return,
                 // As a subscribe the store failed: the card is told and subscribes again.
@@ -353,7 +359,7 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
                     bound = None;
                     // Its time to subscribe again runs from now, not from the socket's opening.
                     subscribe_by = tokio::time::Instant::now() + state.timings.subscribe_within;
-                    if !send(&mut sink, frames::error("INTERNAL", "internal error")).await {
+                    if !send(&mut socket, frames::error("INTERNAL", "internal error")).await {
                         return;
                     }
                 }
@@ -363,13 +369,9 @@ pub async fn serve(state: Arc<LiveRoutes>, stream: LiveSocket, bearer: Option<St
 }
 
 /// `FRAME_TOO_LARGE` (`refusal`), then the 1009 close.
-async fn refuse_too_large(
-    sink: &mut (impl SinkExt<Message> + Unpin),
-    inbound: &mut (impl Stream<Item = Result<Message, WsError>> + Unpin),
-    refusal: String,
-) {
-    if send(sink, refusal).await {
-        close(sink, inbound, CloseCode::Size, "frame too large").await;
+async fn refuse_too_large(socket: &mut impl Duplex, refusal: String) {
+    if send(socket, refusal).await {
+        close(socket, CloseCode::Size, "frame too large").await;
     }
 }
 
@@ -377,25 +379,22 @@ async fn refuse_too_large(
 /// payload is unread and the stream ended at the refusal, so no closing handshake can read it
 /// away: the socket is held for [`CLOSE_HANDSHAKE`] after the close frame, so the client reads
 /// both before the kernel answers the unread bytes with a reset.
-async fn refuse_unread_message(sink: &mut (impl SinkExt<Message> + Unpin)) {
+async fn refuse_unread_message(socket: &mut impl Duplex) {
     let frame = CloseFrame {
         code: CloseCode::Size,
         reason: "frame too large".into(),
     };
-    if send(sink, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await
-        && write(sink, Message::Close(Some(frame))).await
+    if send(socket, frames::error("FRAME_TOO_LARGE", "frames are at most 256 KiB")).await
+        && write(socket, Message::Close(Some(frame))).await
     {
         tokio::time::sleep(CLOSE_HANDSHAKE).await;
     }
 }
 
 /// `KEY_REVOKED`, then the 1008 close: the key was revoked or expired.
-async fn refuse_revoked_key(
-    sink: &mut (impl SinkExt<Message> + Unpin),
-    inbound: &mut (impl Stream<Item = Result<Message, WsError>> + Unpin),
-) {
+async fn refuse_revoked_key(socket: &mut impl Duplex) {
     if send(
-        sink,
+        socket,
         frames::error(
             KEY_REVOKED,
             "the key this channel was opened with was revoked or expired",
@@ -403,7 +402,7 @@ async fn refuse_revoked_key(
     )
     .await
     {
-        close(sink, inbound, CloseCode::Policy, "key revoked").await;
+        close(socket, CloseCode::Policy, "key revoked").await;
     }
 }
 
@@ -411,21 +410,16 @@ async fn refuse_revoked_key(
 /// frame, the end of the stream or [`CLOSE_HANDSHAKE`]: the closing handshake of RFC 6455
 /// §7.1.1. A socket dropped with the peer's bytes unread makes the kernel answer them with a
 /// reset, and a client that meets the reset first may never read our close frame.
-async fn close(
-    sink: &mut (impl SinkExt<Message> + Unpin),
-    inbound: &mut (impl Stream<Item = Result<Message, WsError>> + Unpin),
-    code: CloseCode,
-    reason: &str,
-) {
+async fn close(socket: &mut impl Duplex, code: CloseCode, reason: &str) {
     let frame = CloseFrame {
         code,
         reason: reason.to_owned().into(),
     };
-    if !write(sink, Message::Close(Some(frame))).await {
+    if !write(socket, Message::Close(Some(frame))).await {
         return;
     }
     let peer_closed = async {
-        while let Some(Ok(message)) = inbound.next().await {
+        while let Some(Ok(message)) = socket.next().await {
             if matches!(message, Message::Close(_)) {
                 break;
             }

@@ -4,6 +4,7 @@
 //! at once (a subscribe's replay is up to 16 MiB), so a peer that takes each fragment just
 //! before a per-frame limit cannot hold the socket for hours.
 
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::SinkExt;
@@ -87,7 +88,14 @@ pub(super) async fn write(sink: &mut (impl SinkExt<Message> + Unpin), message: M
 }
 
 async fn write_within(sink: &mut (impl SinkExt<Message> + Unpin), message: Message, limit: Duration) -> bool {
-    matches!(tokio::time::timeout(limit, sink.send(message)).await, Ok(Ok(())))
+    let mut send = std::pin::pin!(sink.send(message));
+    // Tried once before the deadline is set: a socket with room takes the frame at once, and
+    // only a write that waits pays for a deadline (a clock read and a timer entry, per socket,
+    // for every event of a fan-out).
+    if let Poll::Ready(sent) = futures_util::poll!(send.as_mut()) {
+        return sent.is_ok();
+    }
+    matches!(tokio::time::timeout(limit, send).await, Ok(Ok(())))
 }
 
 #[cfg(test)]

@@ -8,12 +8,15 @@ use std::time::Duration;
 use poem::EndpointExt;
 use poem::listener::{Acceptor, Listener, TcpAcceptor, TcpListener};
 use sea_orm::DatabaseConnection;
+use svc_application::ports::registry::BundleStore;
 use svc_application::services::cpu_gate::CpuGate;
 use svc_application::services::registry::{RegistryPorts, RegistryService};
 use svc_attest::registry_ports::{AttestEd25519Verifier, AttestSigstoreVerifier};
 use svc_attest::sigstore::TrustedRoot;
 use svc_registry::{FsBundleStore, RegistryState};
-use svc_sql::registry::{SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository};
+use svc_sql::registry::{
+    EarlierReleaseBackfill, SeaOrmArtifactRepository, SeaOrmAuthorKeyRepository, SeaOrmRegistryTokenRepository,
+};
 
 use crate::bundle_inspection::IsolatedModuleInspector;
 use crate::connections::{ConnectionLimits, Draining, NoDelay, Probes};
@@ -64,9 +67,18 @@ pub fn registry_service(
 }
 
 /// Connects to the registry's database (creating the data directory for SQLite), migrates it,
-/// and keys (for search, by release) any version a registry of an earlier release published
-/// without keys.
+/// and completes any version a registry of an earlier release stored, but for its size: a
+/// command (`svc registry token mint`, `yank`) may run where the bundles are not.
 pub async fn connect(settings: &RegistrySettings) -> Result<DatabaseConnection, String> {
+    connect_with_bundles(settings, None).await
+}
+
+/// [`connect`], sizing such versions from `bundles` too (`svc registry serve`). When none is left
+/// to complete, that is one indexed probe (`svc_sql::registry::backfill_earlier_release_versions`).
+async fn connect_with_bundles(
+    settings: &RegistrySettings,
+    bundles: Option<&FsBundleStore>,
+) -> Result<DatabaseConnection, String> {
     if settings.database_url.is_empty() {
         std::fs::create_dir_all(&settings.data_dir)
             .map_err(|e| format!("cannot create {}: {e}", settings.data_dir.display()))?;
@@ -74,25 +86,17 @@ pub async fn connect(settings: &RegistrySettings) -> Result<DatabaseConnection, 
     let db = svc_sql::connect_and_migrate(&settings.database_url())
         .await
         .map_err(|e| e.to_string())?;
-    let keyed = svc_sql::registry::key_unkeyed_versions(&db)
+    let bundles = bundles.map(|b| b as &dyn BundleStore);
+    let done = svc_sql::registry::backfill_earlier_release_versions(&db, bundles)
         .await
-        .map_err(|e| format!("cannot key stored versions for search: {e}"))?;
-    if keyed > 0 {
-        tracing::info!(keyed, "versions published by an earlier release keyed for search");
-    }
-    let released = svc_sql::registry::key_unreleased_versions(&db)
-        .await
-        .map_err(|e| format!("cannot key stored versions by release: {e}"))?;
-    if released > 0 {
-        tracing::info!(released, "versions published by an earlier release keyed by release");
-    }
-    let described = svc_sql::registry::describe_undescribed_versions(&db)
-        .await
-        .map_err(|e| format!("cannot describe stored versions for search: {e}"))?;
-    if described > 0 {
+        .map_err(|e| format!("cannot complete the versions an earlier release stored: {e:#}"))?;
+    if done != EarlierReleaseBackfill::default() {
         tracing::info!(
-            described,
-            "versions published by an earlier release described for search"
+            keyed = done.keyed,
+            released = done.released,
+            described = done.described,
+            sized = done.sized,
+            "versions published by an earlier release completed"
         );
     }
     Ok(db)
@@ -120,7 +124,8 @@ impl RegistryApplication {
         let limits = ConnectionLimits::for_this_process(connections);
         std::fs::create_dir_all(settings.data_dir.join("bundles"))
             .map_err(|e| format!("cannot create {}: {e}", settings.data_dir.display()))?;
-        let db = connect(settings).await?;
+        let bundle_store = FsBundleStore::new(settings.data_dir.join("bundles"));
+        let db = connect_with_bundles(settings, Some(&bundle_store)).await?;
         let addr = format!("{}:{}", settings.host, settings.port);
         let acceptor = TcpListener::bind(addr.clone())
             .into_acceptor()

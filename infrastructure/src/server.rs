@@ -16,7 +16,7 @@ use svc_application::services::blueprints::BlueprintReadCache;
 use svc_application::services::cpu_gate::CpuGate;
 use svc_application::services::oauth::{AccountSignIn, ConsentChecks};
 use svc_application::services::operator::{
-    ConnectorKeyService, CouponService, InviteBudget, OpsBlueprintPorts, OpsBlueprintService, OrgService,
+    ConnectorKeyService, CouponService, OpsBlueprintPorts, OpsBlueprintService, OrgService,
 };
 use svc_application::services::pairing::{PAIR_CODE_DIGITS, PairingService};
 use svc_application::services::rate_limit::WindowQuota;
@@ -42,6 +42,7 @@ use crate::settings::Settings;
 use crate::system::{RandomIds, SystemClock};
 
 mod database;
+mod hosted_quotas;
 mod limits;
 mod live_timings;
 mod oauth_surface;
@@ -49,7 +50,7 @@ mod run;
 mod tool_channels;
 pub use database::pool_size;
 use database::{SOLE_SERVER_PATIENCE, ServerReadiness, claim_database};
-use limits::{connection_limits, public_demo_limit, tool_call_limit};
+use limits::{connection_limits, generation_queue, public_demo_limit, tool_call_limit};
 use oauth_surface::oauth_surface;
 use tool_channels::tool_channels;
 
@@ -456,6 +457,7 @@ impl Application {
         } else {
             connector_keys.reading_every_key()
         };
+        let connector_keys = hosted_quotas::connector_keys(settings, connector_keys);
         let hosted = crate::hosted::plane(settings, &db, &clock, &ids, &base_url, &connector_keys)
             .map_err(StartError::Config)?;
         let agent_settings = AgentSettings {
@@ -470,14 +472,7 @@ impl Application {
                 .map_or(DEFAULT_THEME_ID.to_owned(), |m| m.default_theme_id.clone()),
             replay_buffer: settings.live.replay_buffer,
         };
-        let g = &settings.generation;
-        let queue = GenerationQueue::new(g.concurrency, g.max_waiting, Duration::from_secs(g.max_wait_seconds));
-        // Hosted: one account cannot fill the queue every account shares.
-        let queue = if settings.hosted.enabled {
-            queue.with_principal_cap(settings.hosted.generations_per_principal)
-        } else {
-            queue
-        };
+        let queue = generation_queue(settings);
         let auth_mode = if settings.server.dev_allow_all {
             AuthMode::DevAllowAll
         } else {
@@ -515,14 +510,9 @@ impl Application {
             credits: hosted.as_ref().map(|h| h.credits.clone()),
             // Hosted: invite mails carry the one-time link that can create the account.
             orgs: match &hosted {
-                Some(h) => ops.orgs.map(|orgs| {
-                    orgs.linking(h.invite_links.clone())
-                        .with_invite_budget(InviteBudget::new(
-                            Arc::new(svc_sql::SqlSharedWindows::new(db.clone())),
-                            settings.hosted.invite_mails_per_hour,
-                        ))
-                        .with_orgs_per_account(settings.hosted.orgs_per_account)
-                }),
+                Some(h) => ops
+                    .orgs
+                    .map(|orgs| hosted_quotas::orgs(settings, &db, orgs.linking(h.invite_links.clone()))),
                 None => ops.orgs,
             },
             ..ops
@@ -580,6 +570,7 @@ impl Application {
                 credits: Some(h.credits.clone()),
             });
         }
+        let console = hosted_quotas::console_sessions(settings, console);
         let console_sweep = console.clone();
         let hosted_apps = settings
             .hosted

@@ -19,7 +19,9 @@
 //! the 4 MiB ceiling of their budget before the route's limit applied. A body of theirs of no
 //! declared length is passed on as it arrives, under a cap of the largest of those limits (in
 //! case a route there read without one); a pause or a refusal for the budget while the route
-//! reads it is answered here, 408 or 503, as for every body of no declared length.
+//! reads it is answered here, 408 or 503, as for every body of no declared length, unless the
+//! route answered that very failure in its own shape ([`AnsweredUnread`]: the OAuth token
+//! endpoint and registration, whose clients read OAuth errors).
 
 use std::future::Future;
 use std::io;
@@ -184,7 +186,11 @@ impl<E: Endpoint> BodyLimitEndpoint<E> {
         req.set_body(poem::Body::from(http_body_util::combinators::BoxBody::new(body)));
         let answer = self.inner.call(req).await.map(IntoResponse::into_response);
         match seen.get() {
-            Some(&unread @ (Unread::Paused | Unread::Busy)) => Ok(unread.refusal(self.max_bytes)),
+            // Unless the route answered that failure itself, it may have taken it for a bad body.
+            Some(&unread @ (Unread::Paused | Unread::Busy)) => match answer {
+                Ok(own) if AnsweredUnread::of(&own) == Some(unread) => Ok(own),
+                _ => Ok(unread.refusal(self.max_bytes)),
+            },
             // Too large: the route's own answer (its limit is under the cap).
             Some(Unread::TooLarge | Unread::Broken) | None => answer,
         }
@@ -273,6 +279,24 @@ pub async fn read_limited(body: poem::Body, limit: usize) -> Result<bytes::Bytes
         Err(error) => Err(error
             .downcast_ref::<std::io::Error>()
             .map_or(Unread::Broken, Unread::from)),
+    }
+}
+
+/// Marks a route's answer to a body it could not read whole: given under [`Unread::status`],
+/// in the route's own shape, so a body of no declared length gets the answer a declared one
+/// does instead of this layer's `{ error: { code, message } }` (module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnsweredUnread(Unread);
+
+impl AnsweredUnread {
+    /// `answer`, marked as the route's answer to `unread`.
+    pub fn mark(unread: Unread, mut answer: Response) -> Response {
+        answer.extensions_mut().insert(Self(unread));
+        answer
+    }
+
+    fn of(answer: &Response) -> Option<Unread> {
+        answer.extensions().get::<Self>().map(|marked| marked.0)
     }
 }
 

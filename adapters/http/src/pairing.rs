@@ -54,6 +54,29 @@ pub(crate) struct PairAttempt {
     at: chrono::DateTime<chrono::Utc>,
 }
 
+/// Why a pair-code attempt was not let through.
+pub(crate) enum AttemptRefused {
+    /// A budget is spent: the 429 every limit answers.
+    Limited(Response),
+    /// The database could not count the attempt, so no guess goes through; each door answers
+    /// this in its own form (JSON here and at the console, a page on the consent form).
+    Uncounted,
+}
+
+impl AttemptRefused {
+    /// The JSON answer: the 429, or 503 `internal_error`.
+    pub(crate) fn into_json(self) -> Response {
+        match self {
+            Self::Limited(answer) => answer,
+            Self::Uncounted => error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "internal_error",
+                "the attempt could not be counted; try again",
+            ),
+        }
+    }
+}
+
 pub struct Pairing {
     pub service: PairingService,
     /// The one budget of pair-code guesses per address (an IPv6 client by its /64), a fixed
@@ -80,14 +103,9 @@ impl Pairing {
         }
     }
 
-    /// Counts one pair-code attempt from the request's client (`door` names it in the log); the
-    /// 429 answer when the address's budget or the budget of all addresses is spent. Without the
-    /// database to count in, no guess is let through.
+    /// [`Pairing::count_attempt`], refused in JSON ([`AttemptRefused::into_json`]).
     pub(crate) async fn check_attempt(&self, req: &Request, door: &str) -> Result<PairAttempt, Response> {
-        match self.count_attempt(req, door).await {
-            Some(limited) => Err(limited),
-            None => Ok(PairAttempt { at: self.clock.now() }),
-        }
+        self.count_attempt(req, door).await.map_err(AttemptRefused::into_json)
     }
 
     /// The attempt's code was right: it leaves the budget of all addresses, which bounds guessing,
@@ -107,7 +125,10 @@ impl Pairing {
         }
     }
 
-    async fn count_attempt(&self, req: &Request, door: &str) -> Option<Response> {
+    /// Counts one pair-code attempt from the request's client (`door` names it in the log);
+    /// refused when the address's budget or the budget of all addresses is spent. Without the
+    /// database to count in, no guess is let through.
+    pub(crate) async fn count_attempt(&self, req: &Request, door: &str) -> Result<PairAttempt, AttemptRefused> {
         let ip = client_ip(req, self.trust_proxy);
         let key = address_key(ip).to_string();
         let now = self.clock.now();
@@ -136,26 +157,22 @@ impl Pairing {
             refused => refused,
         };
         match counted {
-            Ok(None) => None,
+            Ok(None) => Ok(PairAttempt { at: now }),
             Ok(Some(wait)) => {
                 let retry_after = u64::try_from(wait.num_milliseconds())
                     .unwrap_or(0)
                     .div_ceil(1000)
                     .max(1);
-                Some(crate::rate_limited::rate_limited(
+                Err(AttemptRefused::Limited(crate::rate_limited::rate_limited(
                     door,
                     ip,
                     "too many pair code attempts",
                     retry_after,
-                ))
+                )))
             }
             Err(cause) => {
                 tracing::error!(error = ?cause, "could not count a pair-code attempt");
-                Some(error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "internal_error",
-                    "the attempt could not be counted; try again",
-                ))
+                Err(AttemptRefused::Uncounted)
             }
         }
     }

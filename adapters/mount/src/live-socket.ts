@@ -4,22 +4,22 @@
 // good (`action-retry.ts`). Which token a request carries, and what replaces a refused one, is
 // `channel-tokens.ts`. A subscribe the server refused for now (`SERVER_BUSY`, ...) is sent again,
 // on a new socket, after the wait it asked for; one it refused for good closes the channel. A
-// socket the server unbound after its ack (`lost-binding.ts`) is subscribed again from the cursors.
+// socket the server unbound after its ack (`lost-binding.ts`) is subscribed again from the cursors;
+// the subscribe, its answers before the ack and a socket's heartbeat are `subscription.ts`.
 // When the WebSocket cannot connect it falls back to `pollingUrl` (the same frames over HTTP
 // long-poll, `long-poll.ts`: polled by `poll-loop.ts`, the card's own frames POSTed in order by
 // `post-queue.ts`), resuming with the same session token and cursors; while polling it probes the
 // WebSocket now and then (`socket-probe.ts`), and goes back to it once the server answers there.
 
-import { ACTION_REFUSALS_WITHOUT_SEQ, judgeRefusal, refusalBeforeSending, refusedForNow } from './action-retry';
-import { delayAfterRefusal, reconnectDelay } from './backoff';
+import { ACTION_REFUSALS_WITHOUT_SEQ, judgeRefusal, refusalBeforeSending } from './action-retry';
+import { reconnectDelay } from './backoff';
 import { ChannelTokens } from './channel-tokens';
 import { LongPoll } from './long-poll';
-import { bindingLost } from './lost-binding';
 import { PollLoop, type PollLoopHost } from './poll-loop';
 import { PostQueue, type QueuedAction } from './post-queue';
 import { SocketProbes } from './socket-probe';
+import { Subscription, TERMINAL_ERRORS, errorDetail } from './subscription';
 import {
-  PROTOCOL_VERSION,
   isObject,
   streamsLost,
   type AckPayload,
@@ -28,7 +28,6 @@ import {
   type Frame,
   type JsonObject,
   type StreamEnvelope,
-  type SubscribePayload,
   type SystemPayload,
 } from './protocol';
 
@@ -36,23 +35,8 @@ export type LiveStatus = 'connecting' | 'live' | 'reconnecting' | 'failed' | 'cl
 /** `closed`: the channel closed for good (`stop`, or a refusal no reconnect can fix). */
 export type LiveTransport = 'websocket' | 'polling' | 'closed';
 
-/** Consecutive sockets that closed before their ack (while online) before polling takes over. */
-const FALLBACK_AFTER_FAILED_SOCKETS = 2;
-
-const PING_INTERVAL_MS = 20_000;
-/** Time for a socket to open and answer the subscribe before it is abandoned. */
-const CONNECT_TIMEOUT_MS = 15_000;
-/** The server answers our ping within the interval; silence this long means a dead socket. */
-const SILENCE_LIMIT_MS = 50_000;
 /** Close codes after which the server asked us to slow down (1008 policy, 1013 try later). */
 const SLOW_DOWN_CODES = new Set([1008, 1013]);
-/** Errors that end the session for this card: no reconnect can fix them. */
-const TERMINAL_ERRORS = new Set(['UNSUPPORTED_VERSION', 'SESSION_EXPIRED']);
-
-/** How a status detail names a server error: `<code>: <message>`. */
-function errorDetail(code: string, error: ErrorPayload): string {
-  return `${code}${error.message ? `: ${error.message}` : ''}`;
-}
 
 export interface LiveSocketOptions {
   /** The `/ws` address; absent: poll from the start. */
@@ -104,8 +88,6 @@ export class LiveSocket {
   private readonly unacked = new Map<number, PendingAction>();
   /** clientSeqs sent on the current socket and still unanswered, in send order. */
   private inflight: number[] = [];
-  /** The token the current socket's subscribe carried: the one an AUTH_FAILED refuses. */
-  private subscribedWith: string | undefined;
   /** The current socket's `FRAME_TOO_LARGE` was applied: the 1009 close after it drops nothing more. */
   private tooLargeAnswered = false;
   /** Why the channel closed for good (`stop`, `fail`): actions sent from then on fail with it. */
@@ -114,11 +96,6 @@ export class LiveSocket {
   /** The clientSeqs reported stored: a poll and the POST's answer may both say so. */
   private readonly storedReported = new Set<number>();
   private reconnectTimer: number | undefined;
-  private connectTimer: number | undefined;
-  private heartbeatTimer: number | undefined;
-  private lastHeard = 0;
-  /** Sockets in a row that closed before their ack; polling takes over at the threshold. */
-  private failedSockets = 0;
   private poll: LongPoll | null = null;
   /** Polling transports replaced by the socket whose POST may still be out: `stop` and `fail`
    * cancel it (and its timer) too. Pruned of idle ones as more are added. */
@@ -129,10 +106,7 @@ export class LiveSocket {
     token: () => this.tokens.current(),
     cursors: () => ({ fromSeq: this.streamCursor, sinceSequence: this.eventCursor }),
     subscribed: () => this.subscribed,
-    unsubscribe: () => {
-      this.subscribed = false;
-      this.inflight = [];
-    },
+    unsubscribe: () => this.unbind(),
     applyServerFrame: (frame) => this.onServerFrame(frame),
     reconnecting: (detail) => this.report('reconnecting', detail),
     tokenRefused: (token) => this.tokens.swapRefused(token),
@@ -160,8 +134,8 @@ export class LiveSocket {
     polling: () => this.poll !== null,
     answered: () => this.backToSocket(),
   });
-  /** Resets the probe backoff once a socket has stayed up for a while. */
-  private steadyTimer: number | undefined;
+  /** The subscribe and its answers before the ack, and the heartbeat of a subscribed socket. */
+  private readonly subscription: Subscription;
 
   constructor(private readonly options: LiveSocketOptions) {
     this.tokens = new ChannelTokens(options, {
@@ -172,6 +146,34 @@ export class LiveSocket {
       fail: (detail) => this.fail(detail),
       closeSocket: () => this.detach(1000),
       connect: () => this.connect(),
+    });
+    this.subscription = new Subscription(this.tokens, {
+      sessionId: options.sessionId,
+      appId: options.appId,
+      socket: () => this.ws,
+      polling: () => this.poll !== null,
+      subscribed: () => this.subscribed,
+      cursors: () => ({ fromSeq: this.streamCursor, sinceSequence: this.eventCursor }),
+      acked: (ack) => this.acked(ack),
+      rebuildStreams: () => this.rebuildStreams(),
+      steady: () => {
+        this.probes.resetBackoff();
+        this.attempt = 0;
+      },
+      unbound: () => this.unbind(),
+      firstAttempt: () => {
+        if (this.attempt !== 0) return false;
+        this.attempt = 1;
+        return true;
+      },
+      retryAfter: (delayOf, detail) => {
+        this.detach(1000);
+        this.scheduleReconnect(delayOf, detail);
+      },
+      reconnecting: (detail) => this.report('reconnecting', detail),
+      fail: (detail) => this.fail(detail),
+      drop: () => this.drop(),
+      ping: () => this.send({ type: 'ping' }),
     });
     this.eventCursor = options.lastSequence ?? 0;
     // Unique across mounts of the same session (a reload, a second card): the server treats a
@@ -275,13 +277,13 @@ export class LiveSocket {
     this.ws = ws;
     const closed = (code: number): void => {
       if (this.ws !== ws) return; // already dropped
-      window.clearTimeout(this.connectTimer);
+      this.subscription.closed();
       ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
       this.onClose(code);
     };
     ws.onopen = () => {
-      this.lastHeard = Date.now();
-      this.subscribe(ws);
+      this.subscription.heard();
+      this.subscription.subscribe(ws);
     };
     ws.onmessage = (event) => this.onMessage(event);
     ws.onclose = (event) => closed(event.code);
@@ -290,39 +292,11 @@ export class LiveSocket {
       if (ws.readyState === WebSocket.CLOSED) closed(1006);
     };
     // A connection that neither opens nor fails (a black-holed network) is abandoned.
-    this.awaitAck(ws);
-  }
-
-  /** Abandons `ws` if it is not subscribed within {@link CONNECT_TIMEOUT_MS} from now. */
-  private awaitAck(ws: WebSocket): void {
-    window.clearTimeout(this.connectTimer);
-    this.connectTimer = window.setTimeout(() => {
-      if (this.ws === ws && !this.subscribed) this.drop();
-    }, CONNECT_TIMEOUT_MS);
-  }
-
-  /** Sends the subscribe on `ws`, noting which token it carries (a swap may replace it meanwhile). */
-  private subscribe(ws: WebSocket): void {
-    const payload = this.subscribePayload();
-    this.subscribedWith = payload.sessionToken ?? payload.wsToken;
-    ws.send(JSON.stringify({ type: 'subscribe', payload }));
-  }
-
-  private subscribePayload(): SubscribePayload {
-    const { sessionId, appId } = this.options;
-    return {
-      sessionId,
-      ...(appId ? { appId } : {}),
-      ...this.tokens.credentials(),
-      fromSeq: this.streamCursor,
-      sinceSequence: this.eventCursor,
-      role: 'user',
-      supportedVersions: [PROTOCOL_VERSION],
-    };
+    this.subscription.awaitAck(ws);
   }
 
   private onMessage(event: MessageEvent): void {
-    this.lastHeard = Date.now();
+    this.subscription.heard();
     if (typeof event.data !== 'string') return;
     let frame: Frame;
     try {
@@ -338,7 +312,7 @@ export class LiveSocket {
   /** One server frame, from the socket or from a poll answer. */
   private onServerFrame(frame: Frame): void {
     if (!this.subscribed) {
-      this.beforeAck(frame);
+      this.subscription.beforeAck(frame);
       return;
     }
     switch (frame.type) {
@@ -374,79 +348,28 @@ export class LiveSocket {
     }
   }
 
-  private beforeAck(frame: Frame): void {
-    if (frame.type === 'ack') {
-      const ack = (isObject(frame.payload) ? frame.payload : {}) as unknown as AckPayload;
-      this.subscribed = true;
-      this.failedSockets = 0;
-      this.tokens.acked(ack.sessionToken);
-      if (ack.replay?.gap && streamsLost(ack.replay.lost)) this.rebuildStreams();
-      // Over polling there is no heartbeat, and the poll loop keeps its own backoff.
-      if (!this.poll) {
-        this.startHeartbeat();
-        // A socket that stays up a heartbeat proves the path and resets both backoffs; one that
-        // drops sooner keeps them where they were, so a socket the server closes soon after its
-        // ack is not reopened at once, again and again, and a flapping path is not switched to
-        // every few seconds.
-        window.clearTimeout(this.steadyTimer);
-        this.steadyTimer = window.setTimeout(() => {
-          if (!this.subscribed || this.poll) return;
-          this.probes.resetBackoff();
-          this.attempt = 0;
-        }, PING_INTERVAL_MS);
-      }
-      // Frames queued for an earlier POST session are stale: the host context is echoed again
-      // (from `onAck`) and the actions are queued again below, in order.
-      this.postQueue.clear();
-      this.report('live');
-      this.options.onAck(ack);
-      // Not one whose POST is still out: its answer may store it (`post-queue.ts` sends it if not).
-      for (const pending of this.unacked.values()) {
-        if (pending.retryTimer === undefined && !pending.posting) this.transmitAction(pending);
-      }
-      return;
+  /** The subscribe's `ack`: the channel is live, and what it holds back goes out. */
+  private acked(ack: AckPayload): void {
+    this.subscribed = true;
+    this.tokens.acked(ack.sessionToken);
+    if (ack.replay?.gap && streamsLost(ack.replay.lost)) this.rebuildStreams();
+    // Over polling there is no heartbeat, and the poll loop keeps its own backoff.
+    if (!this.poll) this.subscription.keepAlive();
+    // Frames queued for an earlier POST session are stale: the host context is echoed again
+    // (from `onAck`) and the actions are queued again below, in order.
+    this.postQueue.clear();
+    this.report('live');
+    this.options.onAck(ack);
+    // Not one whose POST is still out: its answer may store it (`post-queue.ts` sends it if not).
+    for (const pending of this.unacked.values()) {
+      if (pending.retryTimer === undefined && !pending.posting) this.transmitAction(pending);
     }
-    if (frame.type === 'system' && isObject(frame.payload) && frame.payload.event === 'replay_gap') {
-      if (streamsLost(frame.payload.lost)) this.rebuildStreams();
-      return;
-    }
-    if (frame.type !== 'error') return;
-    const error = (isObject(frame.payload) ? frame.payload : {}) as ErrorPayload;
-    const code = error.code ?? 'ERROR';
-    // A refused token: another is tried on a new socket, if one is left (`channel-tokens.ts`).
-    // Over polling (a 401 is the usual refusal there) the poll carried the current token.
-    const refused = this.poll ? this.tokens.current() : this.subscribedWith;
-    if (code === 'AUTH_FAILED' && this.tokens.refusedOnSocket(refused)) return;
-    if (code === 'AUTH_FAILED' || TERMINAL_ERRORS.has(code)) {
-      this.fail(errorDetail(code, error));
-      return;
-    }
-    // Over polling an error before the ack answers a POST (`post-queue.ts`), not a subscribe.
-    if (!this.poll && this.ws) this.subscribeRefused(this.ws, code, error);
   }
 
-  /**
-   * The server answered the subscribe on `ws` with `error` (not an `AUTH_FAILED` or a terminal
-   * one, handled above): never left to the connect timeout. `NOT_SUBSCRIBED` is no answer to it
-   * (below); a refusal for now (`SERVER_BUSY` while the replay budget is taken, `INTERNAL`,
-   * `RATE_LIMITED`) is sent again on a new socket after its wait, which then has the server's
-   * whole subscribe deadline; any other (`BAD_FRAME`: the same subscribe would be refused again)
-   * closes the channel, saying why.
-   */
-  private subscribeRefused(ws: WebSocket, code: string, error: ErrorPayload): void {
-    // The server answered: the path to it works, so this socket is no step toward polling.
-    this.failedSockets = 0;
-    // The server never answers a subscribe so, and answers frames in order: this one answers a
-    // frame sent before the subscribe still out on `ws` (one sent while the binding was lost),
-    // and that subscribe's own answer follows. Sending another would bind, replay and ack twice.
-    // (The one of a socket left unsubscribed too long comes with its 1008 close.)
-    if (code === 'NOT_SUBSCRIBED') return;
-    if (!refusedForNow(code)) {
-      this.fail(errorDetail(code, error));
-      return;
-    }
-    this.detach(1000);
-    this.scheduleReconnect((attempt) => delayAfterRefusal(attempt, error.retryAfterSeconds), errorDetail(code, error));
+  /** Nothing is subscribed, so nothing sent is still in flight on the transport. */
+  private unbind(): void {
+    this.subscribed = false;
+    this.inflight = [];
   }
 
   private rebuildStreams(): void {
@@ -469,31 +392,6 @@ export class LiveSocket {
     }
   }
 
-  /**
-   * The server unbound `ws` after its ack (`lost-binding.ts`): nothing live arrives and every
-   * frame is refused until it is subscribed again, from the cursors of the frames applied. The
-   * first loss since the channel was last steady subscribes again at once on `ws` (the server
-   * keeps it open and gives it its whole subscribe deadline again); another before the channel
-   * has stayed up a heartbeat interval reconnects after the backoff, on a new socket (which has
-   * that deadline whatever the wait), so a server whose replays keep failing is not asked again
-   * and again. Either way the actions not yet stored go again after the next ack.
-   */
-  private subscribeAgain(ws: WebSocket, detail: string): void {
-    this.subscribed = false;
-    this.inflight = [];
-    window.clearInterval(this.heartbeatTimer);
-    window.clearTimeout(this.steadyTimer);
-    if (this.attempt === 0 && ws.readyState === WebSocket.OPEN) {
-      this.attempt = 1;
-      this.report('reconnecting', detail);
-      this.subscribe(ws);
-      this.awaitAck(ws);
-      return;
-    }
-    this.detach(1000);
-    this.scheduleReconnect((attempt) => reconnectDelay(attempt), detail);
-  }
-
   /** The action `clientSeq` is stored (`answer`): it leaves the queue, and the card hears it once. */
   private settleStored(clientSeq: number, answer: SystemPayload): void {
     window.clearTimeout(this.unacked.get(clientSeq)?.retryTimer);
@@ -510,10 +408,8 @@ export class LiveSocket {
       this.fail(errorDetail(code, error));
       return;
     }
-    // Over polling each GET carries the token and cursors: only a socket has a binding to lose.
     // The card still shows the error (its notice ends at the next ack).
-    if (!this.poll && this.ws && bindingLost(error)) {
-      this.subscribeAgain(this.ws, errorDetail(code, error));
+    if (this.subscription.subscribeAgainIfLost(error)) {
       this.options.onFrame({ type: 'error', payload: error });
       return;
     }
@@ -589,17 +485,6 @@ export class LiveSocket {
     }
   }
 
-  private startHeartbeat(): void {
-    window.clearInterval(this.heartbeatTimer);
-    this.heartbeatTimer = window.setInterval(() => {
-      if (Date.now() - this.lastHeard > SILENCE_LIMIT_MS) {
-        this.drop();
-        return;
-      }
-      this.send({ type: 'ping' });
-    }, PING_INTERVAL_MS);
-  }
-
   private onClose(code: number): void {
     const beforeAck = !this.subscribed;
     // Closed for a frame too large without the `FRAME_TOO_LARGE` frame first: as with it, the
@@ -607,21 +492,15 @@ export class LiveSocket {
     const oldest = code === 1009 && !this.tooLargeAnswered ? this.inflight[0] : undefined;
     const tooLarge = oldest === undefined ? undefined : this.unacked.get(oldest);
     if (tooLarge) this.onRefused(tooLarge, { code: 'FRAME_TOO_LARGE', message: 'the server closed the channel (1009): a frame was too large', clientSeq: oldest });
-    window.clearTimeout(this.steadyTimer);
+    this.subscription.ended();
     this.ws = null;
-    this.subscribed = false;
-    this.inflight = [];
-    window.clearInterval(this.heartbeatTimer);
-    window.clearTimeout(this.connectTimer);
+    this.unbind();
     if (this.stopped) return;
     // A socket that never gets to its ack while the network is up is blocked somewhere (a CSP,
     // a proxy without WebSocket support): after a second such socket, poll over HTTP instead.
-    if (beforeAck && navigator.onLine !== false && this.options.pollingUrl) {
-      this.failedSockets += 1;
-      if (this.failedSockets >= FALLBACK_AFTER_FAILED_SOCKETS) {
-        this.startPolling();
-        return;
-      }
+    if (beforeAck && navigator.onLine !== false && this.options.pollingUrl && this.subscription.failedBeforeAck()) {
+      this.startPolling();
+      return;
     }
     const floorMs = SLOW_DOWN_CODES.has(code) ? 5000 : 0;
     this.scheduleReconnect((attempt) => reconnectDelay(attempt, floorMs));
@@ -656,9 +535,8 @@ export class LiveSocket {
     poll?.abortPolls();
     for (const retired of this.retiredPolls) if (!retired.busy) this.retiredPolls.delete(retired);
     if (poll?.busy) this.retiredPolls.add(poll);
-    this.subscribed = false;
-    this.inflight = [];
-    this.failedSockets = 0;
+    this.unbind();
+    this.subscription.pathWorks();
     this.attempt = 0;
     this.options.onTransport?.('websocket');
     this.connect();
@@ -681,11 +559,8 @@ export class LiveSocket {
       // Already closing.
     }
     this.ws = null;
-    this.subscribed = false;
-    this.inflight = [];
-    window.clearInterval(this.heartbeatTimer);
-    window.clearTimeout(this.connectTimer);
-    window.clearTimeout(this.steadyTimer);
+    this.unbind();
+    this.subscription.ended();
   }
 
   /** Connects again after `delayOf(attempt)`, the attempt counting up until a socket stays up. */
@@ -720,7 +595,7 @@ export class LiveSocket {
     window.removeEventListener('offline', this.onOffline);
     window.clearTimeout(this.reconnectTimer);
     this.probes.cancel();
-    window.clearTimeout(this.steadyTimer);
+    this.subscription.cancelSteady();
     this.detach(1000);
     this.poll?.abort();
     this.poll = null;

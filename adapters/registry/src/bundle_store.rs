@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
-use svc_application::ports::registry::{BundleStore, BundleStoreError, StoredBundle};
+use svc_application::ports::registry::{BundleStore, BundleStoreError, BundleWrite, StoredBundle};
 use svc_domain::artifact::{ArtifactKind, BundleDigest};
 
 pub struct FsBundleStore {
@@ -109,10 +109,15 @@ async fn read_if_exists(path: &Path) -> Result<Option<Vec<u8>>, BundleStoreError
 
 #[async_trait::async_trait]
 impl BundleStore for FsBundleStore {
-    async fn put(&self, digest: &BundleDigest, kind: ArtifactKind, bytes: &[u8]) -> Result<(), BundleStoreError> {
+    async fn put(
+        &self,
+        digest: &BundleDigest,
+        kind: ArtifactKind,
+        bytes: &[u8],
+    ) -> Result<BundleWrite, BundleStoreError> {
         let path = self.path(digest, kind);
         if tokio::fs::try_exists(&path).await.map_err(store_error)? {
-            return Ok(());
+            return Ok(BundleWrite::AlreadyStored);
         }
         let directory = path.parent().expect("bundle paths have a directory");
         tokio::fs::create_dir_all(directory).await.map_err(store_error)?;
@@ -125,15 +130,33 @@ impl BundleStore for FsBundleStore {
         // name is their hash). Where the platform refuses to rename over a file, that file is the
         // whole bundle already: ours is not needed.
         match tokio::fs::rename(&partial, &path).await {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(BundleWrite::Written),
             Err(error) => {
                 let _ = tokio::fs::remove_file(&partial).await;
                 match tokio::fs::try_exists(&path).await {
-                    Ok(true) => Ok(()),
+                    Ok(true) => Ok(BundleWrite::AlreadyStored),
                     _ => Err(store_error(error)),
                 }
             }
         }
+    }
+
+    async fn remove(&self, digest: &BundleDigest, kind: ArtifactKind) -> Result<(), BundleStoreError> {
+        match tokio::fs::remove_file(self.path(digest, kind)).await {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(store_error(error)),
+            _ => Ok(()),
+        }
+    }
+
+    async fn stored_len(&self, digest: &BundleDigest) -> Result<Option<u64>, BundleStoreError> {
+        for kind in [ArtifactKind::Gadget, ArtifactKind::Blueprint] {
+            match tokio::fs::metadata(self.path(digest, kind)).await {
+                Ok(metadata) => return Ok(Some(metadata.len())),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => return Err(store_error(error)),
+            }
+        }
+        Ok(None)
     }
 
     async fn get(&self, digest: &BundleDigest) -> Result<Option<StoredBundle>, BundleStoreError> {
@@ -159,19 +182,27 @@ mod tests {
         let store = FsBundleStore::new(&root);
         let digest = BundleDigest::of(b"export const useA = 1;");
         assert_eq!(store.get(&digest).await.unwrap(), None);
-        store
-            .put(&digest, ArtifactKind::Gadget, b"export const useA = 1;")
-            .await
-            .unwrap();
-        store
-            .put(&digest, ArtifactKind::Gadget, b"export const useA = 1;")
-            .await
-            .unwrap();
+        let mut writes = Vec::new();
+        for _ in 0..2 {
+            writes.push(
+                store
+                    .put(&digest, ArtifactKind::Gadget, b"export const useA = 1;")
+                    .await
+                    .unwrap(),
+            );
+        }
+        assert_eq!(writes, [BundleWrite::Written, BundleWrite::AlreadyStored]);
         let stored = store.get(&digest).await.unwrap().unwrap();
         assert_eq!(
             (stored.kind, &stored.bytes[..]),
             (ArtifactKind::Gadget, &b"export const useA = 1;"[..])
         );
+        assert_eq!(store.stored_len(&digest).await.unwrap(), Some(22));
+        drop(stored);
+        store.remove(&digest, ArtifactKind::Gadget).await.unwrap();
+        store.remove(&digest, ArtifactKind::Gadget).await.unwrap();
+        assert_eq!(store.get(&digest).await.unwrap(), None, "removed");
+        assert_eq!(store.stored_len(&digest).await.unwrap(), None);
         let _ = std::fs::remove_dir_all(root);
     }
 

@@ -1,5 +1,5 @@
 //! Write guards: an insert bounded by a count (at most so many apps per owner, blueprints per
-//! app, versions per registry package) counts and inserts inside one transaction that first locks its scope's row in
+//! app, versions per registry package; live keys and sessions per account) counts and inserts inside one transaction that first locks its scope's row in
 //! `write_guards`. Concurrent inserts into one scope then queue: each counts what the one before
 //! it committed, so none passes the bound, while other scopes are not held.
 //!
@@ -52,6 +52,22 @@ impl<'a> WriteGuard<'a> {
         Self {
             scope: "orgs",
             holder: owner_id,
+        }
+    }
+
+    /// The live connector keys of one account (hosted: `hosted.connector_keys_per_account`).
+    pub(crate) fn connector_keys_of(owner_id: &'a str) -> Self {
+        Self {
+            scope: "connector_keys",
+            holder: owner_id,
+        }
+    }
+
+    /// The open console sessions of one principal (hosted: `hosted.console_sessions_per_account`).
+    pub(crate) fn console_sessions_of(principal_id: &'a str) -> Self {
+        Self {
+            scope: "console_sessions",
+            holder: principal_id,
         }
     }
 

@@ -24,6 +24,15 @@ pub struct StoredConsoleSession {
 #[async_trait::async_trait]
 pub trait ConsoleSessionStore: Send + Sync {
     async fn insert(&self, session: &StoredConsoleSession) -> Result<(), RepositoryError>;
+    /// [`Self::insert`] that keeps at most `max_live` sessions of the principal unexpired at the
+    /// session's `created_at`: its oldest (by `created_at`) are deleted, as signing out does, in
+    /// the insert's transaction; answers how many. Inserts of one principal count under one
+    /// lock, so racing ones never leave more.
+    async fn insert_keeping_newest(
+        &self,
+        session: &StoredConsoleSession,
+        max_live: u64,
+    ) -> Result<u64, RepositoryError>;
     async fn find(&self, token_hash: &str) -> Result<Option<StoredConsoleSession>, RepositoryError>;
     async fn delete(&self, token_hash: &str) -> Result<(), RepositoryError>;
     /// Forgets every session past its expiry at `now` (housekeeping on sign-in).

@@ -28,6 +28,6 @@ pub mod registry;
 pub mod retention;
 pub mod telemetry;
 
-pub use bounded_insert::BoundedInsert;
+pub use bounded_insert::{BoundedInsert, oldest_past_cap};
 pub use clock::{Clock, Ids};
 pub use repository_error::RepositoryError;

@@ -80,6 +80,11 @@ pub trait InviteLinkRepository: Send + Sync {
 pub trait ConnectorKeyRepository: Send + Sync {
     /// A duplicate id or hash is a `Conflict`.
     async fn insert(&self, key: &ConnectorKey) -> Result<(), RepositoryError>;
+    /// [`Self::insert`] that keeps at most `max_live` keys of the owner live (authenticating at
+    /// the key's `created_at`): the owner's oldest live keys (by `created_at`, then id) are
+    /// revoked, as `ConnectorKey::revoke` does, in the insert's transaction, and their ids
+    /// answered. Inserts of one owner count under one lock, so racing ones never leave more.
+    async fn insert_keeping_newest(&self, key: &ConnectorKey, max_live: u64) -> Result<Vec<String>, RepositoryError>;
     async fn get(&self, key_id: &str) -> Result<Option<ConnectorKey>, RepositoryError>;
     /// The owner's keys, newest first.
     async fn list_by_owner(&self, owner_user_id: &str) -> Result<Vec<ConnectorKey>, RepositoryError>;

@@ -163,6 +163,9 @@ pub trait ArtifactRepository: Send + Sync {
     ) -> Result<PublishOutcome, TransitionError<ArtifactError>>;
     /// The bytes the versions `publisher` published hold (what [`Self::publish`] charged it).
     async fn publisher_stored_bytes(&self, publisher: &str) -> Result<u64, RepositoryError>;
+    /// Whether any stored version, yanked or not, has this bundle (`bundle_sri`): bundles are
+    /// content-addressed, so versions may share one.
+    async fn references_bundle(&self, bundle_sri: &str) -> Result<bool, RepositoryError>;
     async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError>;
     /// Versions of one package, yanked ones included, without their manifests: the `limit` of
     /// highest SemVer precedence (all of them when `None`), highest first. A version not keyed
@@ -206,11 +209,29 @@ pub struct StoredBundle {
     pub bytes: bytes::Bytes,
 }
 
+/// What [`BundleStore::put`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BundleWrite {
+    /// This put wrote the bundle.
+    Written,
+    /// The bundle was stored already (by a version sharing it, or a publish in flight): untouched.
+    AlreadyStored,
+}
+
 /// Payloads by content hash. Writing the same hash twice is a no-op.
 #[async_trait::async_trait]
 pub trait BundleStore: Send + Sync {
-    async fn put(&self, digest: &BundleDigest, kind: ArtifactKind, bytes: &[u8]) -> Result<(), BundleStoreError>;
+    async fn put(
+        &self,
+        digest: &BundleDigest,
+        kind: ArtifactKind,
+        bytes: &[u8],
+    ) -> Result<BundleWrite, BundleStoreError>;
     async fn get(&self, digest: &BundleDigest) -> Result<Option<StoredBundle>, BundleStoreError>;
+    /// Removes the bundle (of `kind`) if it is stored; a missing one is no error.
+    async fn remove(&self, digest: &BundleDigest, kind: ArtifactKind) -> Result<(), BundleStoreError>;
+    /// The bundle's size in bytes, or `None` when it is not stored.
+    async fn stored_len(&self, digest: &BundleDigest) -> Result<Option<u64>, BundleStoreError>;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

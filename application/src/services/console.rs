@@ -22,6 +22,9 @@ pub const CONSOLE_SESSION_HOURS: i64 = 12;
 /// Base62 characters of the cookie secret (about 256 bits) and of the CSRF token.
 const SECRET_LEN: usize = 43;
 
+/// The quota key of `hosted.console_sessions_per_account` in the log.
+const CONSOLE_SESSIONS_QUOTA: &str = "console-sessions";
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConsoleError {
     /// No cookie, an unknown or expired session, or one whose key was revoked or expired.
@@ -74,6 +77,8 @@ pub struct ConsoleSessions {
     ids: Arc<dyn Ids>,
     /// Hosted mode: email and password sign-in (and the welcome credit of a first sign-in).
     accounts: Option<AccountSignIn>,
+    /// Hosted mode: the sessions one account keeps open; a sign-in past it ends the oldest.
+    sessions_per_account: Option<u64>,
 }
 
 impl ConsoleSessions {
@@ -89,7 +94,16 @@ impl ConsoleSessions {
             clock,
             ids,
             accounts: None,
+            sessions_per_account: None,
         }
+    }
+
+    /// An account (any principal) keeps at most `max_live` sessions open: each sign-in past it
+    /// ends the account's oldest, as signing out does (hosted mode: sessions would otherwise
+    /// pile up until each one's expiry).
+    pub fn with_sessions_per_account(mut self, max_live: u64) -> Self {
+        self.sessions_per_account = Some(max_live);
+        self
     }
 
     /// Hosted mode: accounts sign in with their email and password.
@@ -163,10 +177,21 @@ impl ConsoleSessions {
             created_at: now,
             expires_at: now + TimeDelta::hours(CONSOLE_SESSION_HOURS),
         };
-        self.store
-            .insert(&session)
-            .await
-            .map_err(|e| ConsoleError::Internal(e.into()))?;
+        match self.sessions_per_account {
+            None => self.store.insert(&session).await,
+            Some(cap) => self.store.insert_keeping_newest(&session, cap).await.map(|ended| {
+                if ended > 0 {
+                    tracing::warn!(
+                        quota_key = CONSOLE_SESSIONS_QUOTA,
+                        principal_id = %session.principal_id,
+                        ended,
+                        cap,
+                        "console_session_cap_hit"
+                    );
+                }
+            }),
+        }
+        .map_err(|e| ConsoleError::Internal(e.into()))?;
         Ok(OpenedSession {
             cookie_secret,
             csrf_token: session.csrf_token,
@@ -243,6 +268,25 @@ mod tests {
         async fn insert(&self, session: &StoredConsoleSession) -> Result<(), RepositoryError> {
             self.0.lock().unwrap().push(session.clone());
             Ok(())
+        }
+        async fn insert_keeping_newest(
+            &self,
+            session: &StoredConsoleSession,
+            max_live: u64,
+        ) -> Result<u64, RepositoryError> {
+            let mut sessions = self.0.lock().unwrap();
+            let mut live: Vec<&StoredConsoleSession> = sessions
+                .iter()
+                .filter(|s| s.principal_id == session.principal_id && s.expires_at > session.created_at)
+                .collect();
+            live.sort_by_key(|s| (s.created_at, s.token_hash.clone()));
+            let ended: Vec<String> = crate::ports::oldest_past_cap(&live, max_live)
+                .iter()
+                .map(|s| s.token_hash.clone())
+                .collect();
+            sessions.retain(|s| !ended.contains(&s.token_hash));
+            sessions.push(session.clone());
+            Ok(ended.len() as u64)
         }
         async fn find(&self, token_hash: &str) -> Result<Option<StoredConsoleSession>, RepositoryError> {
             Ok(self
@@ -351,6 +395,36 @@ mod tests {
             Err(ConsoleError::SignedOut)
         ));
         assert!(w.sessions.resume(&young.cookie_secret).await.is_ok());
+    }
+
+    /// Hosted `console_sessions_per_account`: a sign-in past the cap ends the principal's
+    /// oldest session, as signing out does; another principal's sessions are not counted.
+    #[tokio::test]
+    async fn a_sign_in_past_the_cap_ends_the_oldest_session() {
+        let w = world();
+        let sessions = w.sessions.clone().with_sessions_per_account(2);
+        let (_, key) = issued_key(&w).await;
+        let mut opened = Vec::new();
+        for _ in 0..3 {
+            w.fakes.clock.advance(TimeDelta::seconds(1));
+            opened.push(sessions.sign_in_with_key(&key).await.unwrap());
+        }
+        let theirs = sessions
+            .open(Identity {
+                principal_id: "grace".into(),
+                locked_app: None,
+                key_id: None,
+            })
+            .await
+            .unwrap();
+        assert!(matches!(
+            sessions.resume(&opened[0].cookie_secret).await,
+            Err(ConsoleError::SignedOut)
+        ));
+        for kept in opened[1..].iter().chain([&theirs]) {
+            assert!(sessions.resume(&kept.cookie_secret).await.is_ok());
+        }
+        assert_eq!(w.store.0.lock().unwrap().len(), 3, "the ended row is deleted");
     }
 
     #[tokio::test]

@@ -22,7 +22,7 @@ use crate::ports::operator::{
     ConnectorKeyRepository, CouponRepository, InviteRepository, LedgerPage, LedgerPosition, Mailer, MailerError,
     OrgRepository, TransitionError, WalletRepository,
 };
-use crate::ports::{BoundedInsert, Clock, Ids, RepositoryError};
+use crate::ports::{BoundedInsert, Clock, Ids, RepositoryError, oldest_past_cap};
 use crate::services::hosted::CreditReservations;
 use crate::services::operator::{ConnectorKeyService, CouponService, CreditService, OrgService};
 
@@ -329,6 +329,25 @@ impl ConnectorKeyRepository for InMemoryOperatorStore {
         }
         state.keys.push(key.clone());
         Ok(())
+    }
+
+    async fn insert_keeping_newest(&self, key: &ConnectorKey, max_live: u64) -> Result<Vec<String>, RepositoryError> {
+        let mut state = self.state();
+        if state.keys.iter().any(|k| k.id == key.id || k.key_hash == key.key_hash) {
+            return Err(RepositoryError::Conflict(format!("connector key {} exists", key.id)));
+        }
+        let mut live: Vec<&ConnectorKey> = state
+            .keys
+            .iter()
+            .filter(|k| k.owner_user_id == key.owner_user_id && k.authenticates(key.created_at))
+            .collect();
+        live.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        let revoked: Vec<String> = oldest_past_cap(&live, max_live).iter().map(|k| k.id.clone()).collect();
+        for stored in state.keys.iter_mut().filter(|k| revoked.contains(&k.id)) {
+            *stored = stored.revoke().0;
+        }
+        state.keys.push(key.clone());
+        Ok(revoked)
     }
 
     async fn get(&self, key_id: &str) -> Result<Option<ConnectorKey>, RepositoryError> {

@@ -102,9 +102,17 @@ pub fn validator_key(schema: &Value) -> String {
     key
 }
 
-/// [`validator_key`] of the contract's props schema (computed once per contract).
+/// [`validator_key`] of the contract's props schema (computed once per contract). Its canonical
+/// hash is the [`props_schema_hash`]: the props schema is canonicalised once for both.
 pub fn props_validator_key(contract: &Contract) -> String {
-    contract.props_validator_key_once(|contract| validator_key(&contract.props_schema()))
+    contract.props_validator_key_once(|contract| {
+        let mut key = props_schema_hash(contract);
+        // Absent, the props schema is `{ "type": "object" }`: no integer to append.
+        if let Some(declared) = contract.as_map().get("propsSpec") {
+            append_exact_large_integers(declared, &mut key);
+        }
+        key
+    })
 }
 
 /// [`validator_key`] of `entry`'s schema (computed once per contract and entry); `None` when the

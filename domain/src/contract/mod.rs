@@ -24,7 +24,9 @@ pub use hashing::{
     canonical_sha256, canonicalisations_on_this_thread, contract_hash, entry_validator_key, props_schema_hash,
     props_validator_key, sha256_hex, validator_key, variant_key,
 };
-pub use negotiation::{Finding, FindingSeverity, Negotiated, NegotiationError, negotiate};
+pub use negotiation::{
+    AgreedValidators, Finding, FindingSeverity, Negotiated, NegotiationError, negotiate, negotiate_keeping_validators,
+};
 pub use profile::{PropsSchemaProfile, profile_of};
 pub use schema_check::{
     CompiledSchema, MAX_LISTED_VIOLATIONS, PATTERN_COMPILED_BYTES, SchemaCompileError, SchemaViolation, Violations,

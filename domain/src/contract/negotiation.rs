@@ -4,7 +4,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{CONTRACT_KEYS, CompiledSchema, Contract, RESERVED_CHANNEL_PREFIX, SchemaCompileError, compile_schema};
+use super::{
+    CONTRACT_KEYS, CompiledSchema, Contract, EntrySchema, RESERVED_CHANNEL_PREFIX, SchemaCompileError, compile_schema,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FindingSeverity {
@@ -45,15 +47,43 @@ pub struct NegotiationError {
     pub findings: Vec<Finding>,
 }
 
+/// The validators negotiation compiled to check the schemas of the contract it agreed, by the
+/// schema each checks: the validator cache takes them, so the first render, emit or action of a
+/// contract does not compile again what its handshake compiled.
+#[derive(Debug, Default)]
+pub struct AgreedValidators {
+    /// `propsSpec`'s, when the contract declares one.
+    pub props: Option<CompiledSchema>,
+    /// Each declared entry's, compiled from its `schema`; none for a `{}` negotiation added.
+    pub entries: Vec<(EntrySchema, CompiledSchema)>,
+}
+
 /// Longest intent, channel or slot name accepted.
 const MAX_NAME_LEN: usize = 64;
 
 /// Negotiates a draft contract.
 pub fn negotiate(draft: &Value) -> Result<Negotiated, NegotiationError> {
-    let mut n = Negotiator::default();
+    negotiate_with(Negotiator::default(), draft).0
+}
+
+/// [`negotiate`], handing back the validators it compiled as well.
+pub fn negotiate_keeping_validators(draft: &Value) -> Result<(Negotiated, AgreedValidators), NegotiationError> {
+    let keeping = Negotiator {
+        kept: Some(AgreedValidators::default()),
+        ..Negotiator::default()
+    };
+    let (agreed, kept) = negotiate_with(keeping, draft);
+    Ok((agreed?, kept.unwrap_or_default()))
+}
+
+/// The draft negotiated by `n`, and the validators `n` kept.
+fn negotiate_with(
+    mut n: Negotiator,
+    draft: &Value,
+) -> (Result<Negotiated, NegotiationError>, Option<AgreedValidators>) {
     let Some(object) = draft.as_object() else {
         n.fatal("not_an_object", "", "the contract must be a JSON object");
-        return Err(NegotiationError { findings: n.fatal });
+        return (Err(NegotiationError { findings: n.fatal }), None);
     };
     let mut agreed = Map::new();
     for (key, value) in object {
@@ -79,12 +109,13 @@ pub fn negotiate(draft: &Value) -> Result<Negotiated, NegotiationError> {
         }
     }
     if n.fatal.is_empty() {
-        Ok(Negotiated {
+        let agreed = Negotiated {
             contract: Contract::from_agreed(agreed),
             amendments: n.amended,
-        })
+        };
+        (Ok(agreed), n.kept)
     } else {
-        Err(NegotiationError { findings: n.fatal })
+        (Err(NegotiationError { findings: n.fatal }), None)
     }
 }
 
@@ -92,6 +123,8 @@ pub fn negotiate(draft: &Value) -> Result<Negotiated, NegotiationError> {
 struct Negotiator {
     amended: Vec<Finding>,
     fatal: Vec<Finding>,
+    /// The validators compiled, when the caller keeps them; else each is dropped once used.
+    kept: Option<AgreedValidators>,
 }
 
 type EntryRule = fn(&mut Negotiator, &str, &str, &Map<String, Value>) -> Option<Value>;
@@ -161,7 +194,18 @@ impl Negotiator {
             }
         }
         let spec = Value::Object(spec);
-        self.schema(path, &spec).map(|_| spec)
+        let compiled = self.schema(path, &spec)?;
+        if let Some(kept) = &mut self.kept {
+            kept.props = Some(compiled);
+        }
+        Some(spec)
+    }
+
+    /// Keeps `compiled`, the validator of `entry`'s schema, when the caller keeps validators.
+    fn keep(&mut self, entry: EntrySchema, compiled: Option<CompiledSchema>) {
+        if let (Some(kept), Some(compiled)) = (&mut self.kept, compiled) {
+            kept.entries.push((entry, compiled));
+        }
     }
 
     fn named_entries(&mut self, path: &str, value: &Value, rule: EntryRule) -> Option<Value> {
@@ -224,9 +268,11 @@ impl Negotiator {
         }
     }
 
-    fn action_entry(&mut self, _name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
+    fn action_entry(&mut self, name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
         let mut entry = self.drop_unknown(path, entry, &["schema", "description"]);
-        self.required_schema(path, &mut entry).map(|_| Value::Object(entry))
+        let compiled = self.required_schema(path, &mut entry)?;
+        self.keep(EntrySchema::Action(name.to_owned()), compiled);
+        Some(Value::Object(entry))
     }
 
     fn stream_entry(&mut self, name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
@@ -283,14 +329,16 @@ impl Negotiator {
                 return None;
             }
         }
-        self.required_schema(path, &mut entry).map(|_| Value::Object(entry))
+        let compiled = self.required_schema(path, &mut entry)?;
+        self.keep(EntrySchema::Stream(name.to_owned()), compiled);
+        Some(Value::Object(entry))
     }
 
-    fn context_entry(&mut self, _name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
+    fn context_entry(&mut self, name: &str, path: &str, entry: &Map<String, Value>) -> Option<Value> {
         let mut entry = self.drop_unknown(path, entry, &["schema", "default", "description"]);
         // The validator compiled to check the schema checks the default too: compiled once.
         let validator = self.required_schema(path, &mut entry)?;
-        if let (Some(default), Some(validator)) = (entry.get("default"), validator)
+        if let (Some(default), Some(validator)) = (entry.get("default"), &validator)
             && !validator.is_valid(default)
         {
             entry.shift_remove("default");
@@ -300,6 +348,7 @@ impl Negotiator {
                 "the default does not match the slot schema and was removed".into(),
             );
         }
+        self.keep(EntrySchema::Context(name.to_owned()), validator);
         Some(Value::Object(entry))
     }
 
@@ -378,6 +427,37 @@ mod tests {
         let agreed = negotiate(&draft).unwrap();
         assert!(!agreed.amended());
         assert_eq!(agreed.contract.as_value(), draft);
+    }
+
+    #[test]
+    fn the_validators_compiled_are_handed_back_by_the_schema_each_checks() {
+        let draft = json!({
+            "propsSpec": { "properties": { "n": { "type": "integer" } } },
+            "actionSpec": { "approve": { "schema": { "required": ["by"] } }, "skip": {} },
+            "streamSpec": { "log": { "mode": "append", "schema": { "type": "string" } } },
+            "contextSpec": { "tab": { "schema": { "enum": ["a", "b"] }, "default": "c" } }
+        });
+        let (agreed, kept) = negotiate_keeping_validators(&draft).unwrap();
+        assert_eq!(agreed, negotiate(&draft).unwrap());
+        let props = kept.props.expect("propsSpec's validator");
+        assert_eq!(props.schema_bytes(), agreed.contract.props_schema().to_string().len());
+        assert!(props.is_valid(&json!({ "n": 1 })) && !props.is_valid(&json!([])));
+        let entries: Vec<&EntrySchema> = kept.entries.iter().map(|(entry, _)| entry).collect();
+        assert_eq!(
+            entries,
+            [
+                &EntrySchema::Action("approve".into()),
+                &EntrySchema::Stream("log".into()),
+                &EntrySchema::Context("tab".into())
+            ],
+            "none for the `{{}}` added to `skip`"
+        );
+        for (entry, compiled) in &kept.entries {
+            let held = agreed.contract.entry_schema(entry).unwrap();
+            assert_eq!(compiled.schema_bytes(), held.to_string().len(), "{entry:?}");
+        }
+        let declined = json!({ "propsSpec": { "type": "object" }, "actionSpec": { "go": { "schema": 1 } } });
+        assert!(negotiate_keeping_validators(&declined).is_err());
     }
 
     #[test]

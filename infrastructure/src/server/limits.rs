@@ -26,6 +26,13 @@ pub(super) fn public_demo_limit(settings: &Settings) -> Result<Option<Generation
     ))))
 }
 
+/// The generation queue of `[generation]`, in hosted mode with each principal's share capped.
+pub(super) fn generation_queue(settings: &Settings) -> GenerationQueue {
+    let g = &settings.generation;
+    let queue = GenerationQueue::new(g.concurrency, g.max_waiting, Duration::from_secs(g.max_wait_seconds));
+    super::hosted_quotas::generation_queue(settings, queue)
+}
+
 /// `[connections]` for this process (`ConnectionLimits::for_this_process`), the bodies of the
 /// routes that take no credential under their own budget.
 pub(super) fn connection_limits(settings: &Settings) -> ConnectionLimits {

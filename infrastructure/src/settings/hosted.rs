@@ -45,6 +45,14 @@ pub struct HostedSettings {
     /// `org_limit_reached`.
     #[schemars(range(min = 1, max = 100_000))]
     pub orgs_per_account: u64,
+    /// Connector keys one account holds live (each sign-in at the consent page mints one, as
+    /// does `svc_ops_issue_connector_key`); minting past it revokes the account's oldest.
+    #[schemars(range(min = 1, max = 10_000))]
+    pub connector_keys_per_account: u64,
+    /// Console sessions one account holds open (each console sign-in opens one); opening past
+    /// it ends the account's oldest.
+    #[schemars(range(min = 1, max = 10_000))]
+    pub console_sessions_per_account: u64,
     /// Sign-in with an external OpenID Connect provider at the consent page (off while `issuer`
     /// is empty).
     pub oidc: HostedOidcSettings,
@@ -79,6 +87,8 @@ impl Default for HostedSettings {
             generations_per_principal: 4,
             invite_mails_per_hour: 20,
             orgs_per_account: 10,
+            connector_keys_per_account: 10,
+            console_sessions_per_account: 10,
             oidc: HostedOidcSettings::default(),
         }
     }

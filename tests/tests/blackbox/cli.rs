@@ -462,7 +462,7 @@ fn a_weak_ws_secret_stops_start_up() {
 fn settings_that_cannot_work_stop_start_up_even_with_their_feature_off() {
     let dir = temp_dir("svc-cli-dormant-settings");
     let data_dir = dir.to_str().unwrap();
-    let rows: [(&[(&str, &str)], &str); 19] = [
+    let rows: [(&[(&str, &str)], &str); 21] = [
         (
             &[("SVC_TOOL_CALLS__PER", "identiy")],
             "tool_calls.per must be identity or app, not `identiy`",
@@ -519,6 +519,14 @@ fn settings_that_cannot_work_stop_start_up_even_with_their_feature_off() {
         (
             &[("SVC_HOSTED__ORGS_PER_ACCOUNT", "0")],
             "hosted.orgs_per_account must be at least 1, not 0",
+        ),
+        (
+            &[("SVC_HOSTED__CONNECTOR_KEYS_PER_ACCOUNT", "0")],
+            "hosted.connector_keys_per_account must be at least 1, not 0",
+        ),
+        (
+            &[("SVC_HOSTED__CONSOLE_SESSIONS_PER_ACCOUNT", "0")],
+            "hosted.console_sessions_per_account must be at least 1, not 0",
         ),
         (
             &[("SVC_HOSTED__OIDC__ISSUER", "https://id.example.com")],

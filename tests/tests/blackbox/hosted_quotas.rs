@@ -1,8 +1,11 @@
 //! Per-account quotas of hosted mode (docs/hosted.md, "Quotas"), each reached with a small
-//! configured value on PostgreSQL: the exact refusal, and another account not affected.
+//! configured value on PostgreSQL: the exact refusal (or, for keys and console sessions, the
+//! oldest one ended), and another account not affected.
 
+use crate::console_session::{Session, console_ops, open};
 use crate::hosted_provider_keys::{GOOD, MODEL, use_fake_openai};
 use crate::hosted_support;
+use crate::oauth::support::OAuthApp;
 use crate::ops_support;
 
 use reqwest::StatusCode;
@@ -12,6 +15,7 @@ use svc_generation::llm::fake_provider::{FakeProvider, FakeReply};
 use svc_tests::TestApp;
 
 use hosted_support::accounts::{create_user, hosted_strict_app, mint_key};
+use hosted_support::sign_in::{hosted, ops_as, token_for};
 use hosted_support::{contract, scalar_text};
 use ops_support::Client;
 
@@ -223,4 +227,151 @@ async fn one_account_cannot_own_more_orgs_than_its_cap() {
     // Another account's cap is its own.
     modest.ok("svc_ops_create_org", json!({ "name": "Three" })).await;
     modest.ok("svc_ops_create_org", json!({ "name": "Four" })).await;
+}
+
+/// `tools/list` on `/mcp` with a revoked key answers as Document 2 says a revoked key is
+/// answered: HTTP 401 (-32007 UNAUTHORIZED, with the Bearer challenge).
+async fn assert_refused_as_revoked(app: &OAuthApp, bearer: &str) {
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }).to_string();
+    let (status, headers, body) = app.app.post_raw(Some(bearer), body).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"]["code"], -32007, "{body}");
+    let challenge = headers["www-authenticate"].to_str().unwrap();
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
+}
+
+/// The status of each of the caller's keys, by name.
+async fn key_statuses(app: &OAuthApp, bearer: &str) -> Vec<(String, String)> {
+    let listed = ops_as(app, bearer, "svc_ops_list_connector_keys", json!({})).await;
+    let mut statuses: Vec<(String, String)> = listed["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["name"].as_str().unwrap().to_owned(),
+                k["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    statuses.sort();
+    statuses
+}
+
+/// With `hosted.connector_keys_per_account = 2`, an account's third sign-in (from a third
+/// client, so no earlier key of the same client is superseded) revokes its oldest key: that key
+/// is refused on `/mcp` as a revoked key is, the two newer ones still work, and the key list
+/// shows it revoked. A key minted on `/ops` counts as a sign-in's does; another account's keys
+/// are its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn signing_in_past_the_connector_key_cap_revokes_the_oldest_key() {
+    let Some(app) = hosted("quota_connector_keys", |s| {
+        s.hosted.connector_keys_per_account = 2;
+    })
+    .await
+    else {
+        return;
+    };
+    let db = app.app.settings.database_url();
+    create_user(&db, "ada@example.org", PASSWORD);
+    create_user(&db, "grace@example.org", PASSWORD);
+    let theirs = token_for(&app, &app.client("Their Desktop").await, "grace@example.org", PASSWORD).await;
+    let mut tokens = Vec::new();
+    for name in ["Desktop", "Editor", "Terminal"] {
+        let client = app.client(name).await;
+        tokens.push(token_for(&app, &client, "ada@example.org", PASSWORD).await);
+    }
+
+    assert_refused_as_revoked(&app, &tokens[0]).await;
+    for token in &tokens[1..] {
+        assert_eq!(app.mcp_status(token).await, StatusCode::OK);
+    }
+    let named = |rows: &[(&str, &str)]| -> Vec<(String, String)> {
+        rows.iter().map(|(n, s)| ((*n).to_owned(), (*s).to_owned())).collect()
+    };
+    assert_eq!(
+        key_statuses(&app, &tokens[2]).await,
+        named(&[("Desktop", "revoked"), ("Editor", "active"), ("Terminal", "active")])
+    );
+
+    // A key the account mints on /ops is counted as a sign-in's: the oldest live one goes.
+    let issued = ops_as(
+        &app,
+        &tokens[2],
+        "svc_ops_issue_connector_key",
+        json!({ "name": "Script" }),
+    )
+    .await;
+    assert_refused_as_revoked(&app, &tokens[1]).await;
+    assert_eq!(app.mcp_status(&tokens[2]).await, StatusCode::OK);
+    assert_eq!(
+        app.mcp_status(issued["plaintextKey"].as_str().unwrap()).await,
+        StatusCode::OK
+    );
+
+    // Another account's key is not counted with these.
+    assert_eq!(app.mcp_status(&theirs).await, StatusCode::OK);
+}
+
+/// `GET /console/session` with a session's cookie: its status and body.
+async fn console_session_status(base: &str, session: &Session) -> (StatusCode, Value) {
+    let resp = reqwest::Client::new()
+        .get(format!("{base}/console/session"))
+        .header("cookie", &session.cookie)
+        .send()
+        .await
+        .unwrap();
+    (resp.status(), resp.json().await.unwrap_or(Value::Null))
+}
+
+/// With `hosted.console_sessions_per_account = 2`, an account's third console sign-in ends its
+/// oldest session: that cookie is answered 401 `signed_out`, as after signing out, on the page's
+/// session route and on `/console/ops`; the two newer sessions, and another account's, still
+/// work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_in_to_the_console_past_the_session_cap_ends_the_oldest_session() {
+    let Some(app) = hosted_strict_app("quota_console_sessions", |s| {
+        s.hosted.console_sessions_per_account = 2;
+    })
+    .await
+    else {
+        return;
+    };
+    let db = app.settings.database_url();
+    create_user(&db, "ada@example.org", PASSWORD);
+    create_user(&db, "grace@example.org", PASSWORD);
+    let theirs = open(&app.base, json!({ "email": "grace@example.org", "password": PASSWORD })).await;
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        sessions.push(open(&app.base, json!({ "email": "ada@example.org", "password": PASSWORD })).await);
+    }
+
+    let (status, body) = console_session_status(&app.base, &sessions[0]).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"]["code"], "signed_out", "{body}");
+    let oldest = &sessions[0];
+    let (status, body) = console_ops(
+        &app.base,
+        Some(&oldest.cookie),
+        Some(&oldest.csrf),
+        "tools/list",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"]["code"], "signed_out", "{body}");
+
+    for session in sessions[1..].iter().chain([&theirs]) {
+        let (status, body) = console_session_status(&app.base, session).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let (status, body) = console_ops(
+            &app.base,
+            Some(&session.cookie),
+            Some(&session.csrf),
+            "tools/list",
+            json!({}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
 }

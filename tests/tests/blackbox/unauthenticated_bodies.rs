@@ -84,7 +84,8 @@ async fn strangers_holding_the_form_budget_leave_mcp_able_to_read_its_bodies() {
         }
     }
     assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
-    assert!(refused.contains("\"SERVER_BUSY\""), "{refused}");
+    // The token endpoint's OAuth error for a body refused for the budget.
+    assert!(refused.contains("\"temporarily_unavailable\""), "{refused}");
 
     // An authenticated caller's body of 700 KiB is read: `/mcp` answers.
     let padding = " ".repeat(700 * 1024);
@@ -218,8 +219,7 @@ async fn the_oauth_token_and_registration_answer_an_oversized_body_413_with_an_o
     }
 }
 
-/// The OAuth error, `Cache-Control: no-store` and `Retry-After` of a raw answer to a body of
-/// declared length.
+/// The OAuth error, `Cache-Control: no-store` and `Retry-After` of a raw answer.
 fn oauth_answer(raw: &str) -> (Option<String>, serde_json::Value) {
     let (head, body) = json_answer(raw);
     let head = head.to_ascii_lowercase();
@@ -231,10 +231,10 @@ fn oauth_answer(raw: &str) -> (Option<String>, serde_json::Value) {
     (retry_after, body)
 }
 
-/// The token endpoint and client registration answer a body that stops arriving with the same
-/// status whether its length is declared or it is chunked: 408 (before, a declared length was
-/// 400). A declared one gets an OAuth error; a chunked one the body-limit layer's answer, which
-/// stands in front of every route for bodies of no declared length.
+/// The token endpoint and client registration answer a body that stops arriving the same way
+/// whether its length is declared or it is chunked: 408 and an OAuth error, never cached (before,
+/// a chunked one got the body-limit layer's own `{ error: { code: "REQUEST_TIMEOUT" } }`, which
+/// an OAuth client cannot read).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_oauth_token_and_registration_answer_a_stalled_body_408_in_both_transfer_forms() {
     let app = TestApp::spawn_configured(
@@ -270,19 +270,21 @@ async fn the_oauth_token_and_registration_answer_a_stalled_body_408_in_both_tran
             .await
             .unwrap_or_else(|| panic!("{path}: no answer to a stalled chunked body"));
         assert!(raw.starts_with("HTTP/1.1 408"), "{path}: {raw}");
-        let (_, body) = json_answer(&raw);
+        let (retry_after, body) = oauth_answer(&raw);
+        assert_eq!(retry_after, None, "{path}");
         assert_eq!(
             body,
-            json!({ "error": { "code": "REQUEST_TIMEOUT", "message": "the request body did not arrive in time" } }),
+            json!({ "error": "invalid_request", "error_description": "the request body did not arrive in time" }),
             "{path}"
         );
     }
 }
 
 /// While strangers' slow bodies hold the budget for bodies in flight, the token endpoint and
-/// client registration refuse another body 503 with `Retry-After: 1` whether its length is
-/// declared or it is chunked (before, a declared length was 400); a declared one with the OAuth
-/// error `temporarily_unavailable`.
+/// client registration refuse another body 503 with `Retry-After: 1` and the OAuth error
+/// `temporarily_unavailable`, never cached, whether its length is declared or it is chunked
+/// (before, a declared length was 400, and a chunked one got the body-limit layer's own
+/// `{ error: { code: "SERVER_BUSY" } }`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_oauth_token_and_registration_answer_a_body_over_the_budget_503_in_both_transfer_forms() {
     let app = spawn("unauthenticated_bodies_oauth_budget").await;
@@ -326,20 +328,15 @@ async fn the_oauth_token_and_registration_answer_a_body_over_the_budget_503_in_b
                 refused.to_ascii_lowercase().contains("\r\nretry-after: 1\r\n"),
                 "{path} {form}: {refused}"
             );
-            if declared {
-                let (_, body) = oauth_answer(&refused);
-                assert_eq!(
-                    body,
-                    json!({
-                        "error": "temporarily_unavailable",
-                        "error_description": "the server is receiving as many request bodies as it holds at once; retry shortly",
-                    }),
-                    "{path}"
-                );
-            } else {
-                let (_, body) = json_answer(&refused);
-                assert_eq!(body["error"]["code"], "SERVER_BUSY", "{path}: {body}");
-            }
+            let (_, body) = oauth_answer(&refused);
+            assert_eq!(
+                body,
+                json!({
+                    "error": "temporarily_unavailable",
+                    "error_description": "the server is receiving as many request bodies as it holds at once; retry shortly",
+                }),
+                "{path} {form}"
+            );
         }
     }
     let document: serde_json::Value = reqwest::get(format!("{}/openapi.json", app.base))

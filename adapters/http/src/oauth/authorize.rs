@@ -19,6 +19,7 @@ use super::rejected_page::rejected_page;
 use super::{OAuth, enabled, no_store, not_found};
 use crate::body_limit::Unread;
 use crate::client_address::client_ip;
+use crate::pairing::AttemptRefused;
 use crate::route_states::RestRoutes;
 
 /// HTTP 302 to `location` (Document 2 names 302 for both the code and the consent URL).
@@ -180,9 +181,17 @@ pub(super) async fn answer(req: &Request, body: Body, state: &Arc<RestRoutes>) -
     // One budget of pair-code guesses per address, shared with `POST /_svc/pair`.
     let pair_attempt = match (&credential, &state.pairing) {
         (ConsentCredential::PairCode(_), Some(pairing)) => {
-            match pairing.check_attempt(req, "oauth-consent-pair-code").await {
+            match pairing.count_attempt(req, "oauth-consent-pair-code").await {
                 Ok(attempt) => Some((pairing, attempt)),
-                Err(limited) => return limited,
+                Err(AttemptRefused::Limited(limited)) => return limited,
+                // A page, as the form's other busy answers: a browser is on the other end.
+                Err(AttemptRefused::Uncounted) => {
+                    return error_page(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "The pair code could not be counted against this address's limit right now. \
+                         Try again in a moment.",
+                    );
+                }
             }
         }
         _ => None,

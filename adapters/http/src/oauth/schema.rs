@@ -404,8 +404,9 @@ pub(super) enum ConsentAnswer {
     /// A client named by its metadata document's URL, while this server fetches as many
     /// documents as it does at once (16), or as many from that client's host (4). Hosted: an
     /// email and password while every place to check a password is taken (with `Retry-After`);
-    /// `action=external` when the sign-in cannot be counted against its address's limit (the
-    /// database did not answer; nothing is stored).
+    /// `action=external` when the sign-in cannot be counted against its address's limit, and a
+    /// pair code when its attempt cannot be counted against the pair-code budgets (the database
+    /// did not answer; nothing is stored, no guess let through).
     #[oai(status = 503)]
     Busy(
         Html<String>,

@@ -1,7 +1,8 @@
 //! The answer of `POST /oauth/token` and `POST /oauth/register` to a body not read whole: an
 //! OAuth error (RFC 6749 section 5.2's shape, never cached) under the status the body-limit
 //! layer gives the same failure of a body of no declared length (`crate::body_limit::Unread`),
-//! so a client hears the same status whichever transfer form it used.
+//! marked as answered ([`AnsweredUnread`]) so that layer passes it on for a body of no declared
+//! length too: a client hears the same answer whichever transfer form it used.
 
 use poem::http::{HeaderValue, header};
 use poem::web::Json;
@@ -10,7 +11,7 @@ use serde_json::json;
 
 use super::no_store;
 use super::params::MAX_BODY_BYTES;
-use crate::body_limit::Unread;
+use crate::body_limit::{AnsweredUnread, Unread};
 
 /// `Retry-After` of a body refused for the budget of bodies in flight: the body-limit layer's.
 const BUSY_RETRY_AFTER_SECONDS: u16 = 1;
@@ -38,7 +39,7 @@ pub(super) fn unread_body_answer(unread: Unread, broken_code: &str) -> Response 
             .headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(BUSY_RETRY_AFTER_SECONDS));
     }
-    answer
+    AnsweredUnread::mark(unread, answer)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::columns::Columns;
+use super::one_table::{create_table_if_missing, drop_table_if_exists};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -10,23 +10,16 @@ pub struct Migration;
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let c = Columns::new(manager.get_database_backend());
-        manager
-            .create_table(
-                Table::create()
-                    .table(Alias::new("live_messages"))
-                    .if_not_exists()
-                    .col(c.big("id").auto_increment().primary_key())
-                    .col(c.text("body"))
-                    .col(c.time("created_at"))
-                    .to_owned(),
-            )
-            .await
+        create_table_if_missing(manager, Alias::new("live_messages"), |table, c| {
+            table
+                .col(c.big("id").auto_increment().primary_key())
+                .col(c.text("body"))
+                .col(c.time("created_at"));
+        })
+        .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(Table::drop().table(Alias::new("live_messages")).if_exists().to_owned())
-            .await
+        drop_table_if_exists(manager, Alias::new("live_messages")).await
     }
 }

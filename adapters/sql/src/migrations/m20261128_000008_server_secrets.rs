@@ -3,7 +3,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::columns::Columns;
+use super::one_table::{create_table_if_missing, drop_table};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -19,23 +19,16 @@ enum ServerSecrets {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let c = Columns::new(manager.get_database_backend());
-        manager
-            .create_table(
-                Table::create()
-                    .table(ServerSecrets::Table)
-                    .if_not_exists()
-                    .col(c.key(ServerSecrets::Name))
-                    .col(c.text(ServerSecrets::Value))
-                    .col(c.time(ServerSecrets::CreatedAt))
-                    .to_owned(),
-            )
-            .await
+        create_table_if_missing(manager, ServerSecrets::Table, |table, c| {
+            table
+                .col(c.key(ServerSecrets::Name))
+                .col(c.text(ServerSecrets::Value))
+                .col(c.time(ServerSecrets::CreatedAt));
+        })
+        .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(Table::drop().table(ServerSecrets::Table).to_owned())
-            .await
+        drop_table(manager, ServerSecrets::Table).await
     }
 }

@@ -2,7 +2,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::columns::Columns;
+use super::one_table::{create_table_if_missing, drop_table};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -19,26 +19,19 @@ enum RateWindows {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let c = Columns::new(manager.get_database_backend());
-        manager
-            .create_table(
-                Table::create()
-                    .table(RateWindows::Table)
-                    .if_not_exists()
-                    .col(c.string(RateWindows::Quota))
-                    .col(c.string(RateWindows::Address))
-                    // Milliseconds since the epoch: compared as numbers on both backends.
-                    .col(c.big(RateWindows::OpenedAtMs))
-                    .col(c.fit(ColumnDef::new(RateWindows::Admitted).integer().not_null()))
-                    .primary_key(Index::create().col(RateWindows::Quota).col(RateWindows::Address))
-                    .to_owned(),
-            )
-            .await
+        create_table_if_missing(manager, RateWindows::Table, |table, c| {
+            table
+                .col(c.string(RateWindows::Quota))
+                .col(c.string(RateWindows::Address))
+                // Milliseconds since the epoch: compared as numbers on both backends.
+                .col(c.big(RateWindows::OpenedAtMs))
+                .col(c.fit(ColumnDef::new(RateWindows::Admitted).integer().not_null()))
+                .primary_key(Index::create().col(RateWindows::Quota).col(RateWindows::Address));
+        })
+        .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(Table::drop().table(RateWindows::Table).to_owned())
-            .await
+        drop_table(manager, RateWindows::Table).await
     }
 }

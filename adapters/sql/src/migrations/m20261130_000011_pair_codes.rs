@@ -2,7 +2,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::columns::Columns;
+use super::one_table::{create_table_if_missing, drop_table};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -19,24 +19,17 @@ enum PairCodes {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let c = Columns::new(manager.get_database_backend());
-        manager
-            .create_table(
-                Table::create()
-                    .table(PairCodes::Table)
-                    .if_not_exists()
-                    .col(c.fit(ColumnDef::new(PairCodes::Id).integer().not_null().primary_key()))
-                    .col(c.string(PairCodes::Code))
-                    .col(c.optional_time(PairCodes::FirstUsedAt))
-                    .col(c.big(PairCodes::Version))
-                    .to_owned(),
-            )
-            .await
+        create_table_if_missing(manager, PairCodes::Table, |table, c| {
+            table
+                .col(c.fit(ColumnDef::new(PairCodes::Id).integer().not_null().primary_key()))
+                .col(c.string(PairCodes::Code))
+                .col(c.optional_time(PairCodes::FirstUsedAt))
+                .col(c.big(PairCodes::Version));
+        })
+        .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(Table::drop().table(PairCodes::Table).to_owned())
-            .await
+        drop_table(manager, PairCodes::Table).await
     }
 }

@@ -4,7 +4,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::columns::Columns;
+use super::one_table::{create_table_if_missing, drop_table};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -27,32 +27,27 @@ enum ProviderKeys {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let c = Columns::new(manager.get_database_backend());
-        manager
-            .create_table(
-                Table::create()
-                    .table(ProviderKeys::Table)
-                    .if_not_exists()
-                    .col(c.string(ProviderKeys::PrincipalType))
-                    .col(c.string(ProviderKeys::PrincipalId))
-                    .col(c.string(ProviderKeys::Provider))
-                    .col(c.optional_string(ProviderKeys::Label))
-                    .col(c.string(ProviderKeys::LastFour))
-                    .col(c.string(ProviderKeys::MasterKeyId))
-                    .col(c.string(ProviderKeys::SaltHex))
-                    // A long provider key outgrows MariaDB's VARCHAR(255) once sealed and hex-encoded.
-                    .col(c.text(ProviderKeys::CiphertextHex))
-                    .col(c.time(ProviderKeys::CreatedAt))
-                    .col(c.optional_time(ProviderKeys::LastUsedAt))
-                    .primary_key(
-                        Index::create()
-                            .col(ProviderKeys::PrincipalType)
-                            .col(ProviderKeys::PrincipalId)
-                            .col(ProviderKeys::Provider),
-                    )
-                    .to_owned(),
-            )
-            .await?;
+        create_table_if_missing(manager, ProviderKeys::Table, |table, c| {
+            table
+                .col(c.string(ProviderKeys::PrincipalType))
+                .col(c.string(ProviderKeys::PrincipalId))
+                .col(c.string(ProviderKeys::Provider))
+                .col(c.optional_string(ProviderKeys::Label))
+                .col(c.string(ProviderKeys::LastFour))
+                .col(c.string(ProviderKeys::MasterKeyId))
+                .col(c.string(ProviderKeys::SaltHex))
+                // A long provider key outgrows MariaDB's VARCHAR(255) once sealed and hex-encoded.
+                .col(c.text(ProviderKeys::CiphertextHex))
+                .col(c.time(ProviderKeys::CreatedAt))
+                .col(c.optional_time(ProviderKeys::LastUsedAt))
+                .primary_key(
+                    Index::create()
+                        .col(ProviderKeys::PrincipalType)
+                        .col(ProviderKeys::PrincipalId)
+                        .col(ProviderKeys::Provider),
+                );
+        })
+        .await?;
         // `svc hosted rotate-master-key` reads the rows not under the current master key.
         manager
             .create_index(
@@ -66,8 +61,6 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(Table::drop().table(ProviderKeys::Table).to_owned())
-            .await
+        drop_table(manager, ProviderKeys::Table).await
     }
 }

@@ -4,7 +4,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::columns::Columns;
+use super::one_table::{create_table_if_missing, drop_table};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -27,44 +27,37 @@ enum AppHostedSettings {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let c = Columns::new(manager.get_database_backend());
-        manager
-            .create_table(
-                Table::create()
-                    .table(AppHostedSettings::Table)
-                    .if_not_exists()
-                    .col(
-                        c.fit(
-                            ColumnDef::new(AppHostedSettings::AppId)
-                                .string_len(64)
-                                .not_null()
-                                .primary_key(),
-                        ),
-                    )
-                    .col(c.fit(ColumnDef::new(AppHostedSettings::RateLimitPerMinute).integer().null()))
-                    // Lists as JSON arrays in text: the same on every backend.
-                    .col(c.optional_text(AppHostedSettings::EnabledAdapters))
-                    .col(c.optional_text(AppHostedSettings::GrantedCapabilities))
-                    .col(
-                        c.fit(
-                            ColumnDef::new(AppHostedSettings::DefaultShellType)
-                                .string_len(16)
-                                .null(),
-                        ),
-                    )
-                    .col(c.fit(ColumnDef::new(AppHostedSettings::AuthMode).string_len(16).null()))
-                    .col(c.optional_text(AppHostedSettings::FederationIssuer))
-                    .col(c.optional_text(AppHostedSettings::JwksUrl))
-                    .col(c.text(AppHostedSettings::DeniedSubjects))
-                    .col(c.time(AppHostedSettings::UpdatedAt))
-                    .to_owned(),
-            )
-            .await
+        create_table_if_missing(manager, AppHostedSettings::Table, |table, c| {
+            table
+                .col(
+                    c.fit(
+                        ColumnDef::new(AppHostedSettings::AppId)
+                            .string_len(64)
+                            .not_null()
+                            .primary_key(),
+                    ),
+                )
+                .col(c.fit(ColumnDef::new(AppHostedSettings::RateLimitPerMinute).integer().null()))
+                // Lists as JSON arrays in text: the same on every backend.
+                .col(c.optional_text(AppHostedSettings::EnabledAdapters))
+                .col(c.optional_text(AppHostedSettings::GrantedCapabilities))
+                .col(
+                    c.fit(
+                        ColumnDef::new(AppHostedSettings::DefaultShellType)
+                            .string_len(16)
+                            .null(),
+                    ),
+                )
+                .col(c.fit(ColumnDef::new(AppHostedSettings::AuthMode).string_len(16).null()))
+                .col(c.optional_text(AppHostedSettings::FederationIssuer))
+                .col(c.optional_text(AppHostedSettings::JwksUrl))
+                .col(c.text(AppHostedSettings::DeniedSubjects))
+                .col(c.time(AppHostedSettings::UpdatedAt));
+        })
+        .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(Table::drop().table(AppHostedSettings::Table).to_owned())
-            .await
+        drop_table(manager, AppHostedSettings::Table).await
     }
 }

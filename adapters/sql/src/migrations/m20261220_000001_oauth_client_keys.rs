@@ -7,7 +7,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::columns::Columns;
+use super::one_table::{create_table_if_missing, drop_table_if_exists};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -30,21 +30,16 @@ const KEY_INDEX: &str = "ix_oauth_client_keys_key_id";
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let c = Columns::new(manager.get_database_backend());
-        manager
-            .create_table(
-                Table::create()
-                    .table(OauthClientKeys::Table)
-                    .if_not_exists()
-                    .col(c.big(OauthClientKeys::Seq).auto_increment().primary_key())
-                    .col(c.string(OauthClientKeys::KeyId))
-                    .col(c.text(OauthClientKeys::ClientId))
-                    .col(c.string(OauthClientKeys::OwnerId))
-                    .col(c.string(OauthClientKeys::AppId))
-                    .col(c.time(OauthClientKeys::DeliveredAt))
-                    .to_owned(),
-            )
-            .await?;
+        create_table_if_missing(manager, OauthClientKeys::Table, |table, c| {
+            table
+                .col(c.big(OauthClientKeys::Seq).auto_increment().primary_key())
+                .col(c.string(OauthClientKeys::KeyId))
+                .col(c.text(OauthClientKeys::ClientId))
+                .col(c.string(OauthClientKeys::OwnerId))
+                .col(c.string(OauthClientKeys::AppId))
+                .col(c.time(OauthClientKeys::DeliveredAt));
+        })
+        .await?;
         let table = OauthClientKeys::Table.to_string();
         for (name, column) in [
             (OWNER_INDEX, OauthClientKeys::OwnerId),
@@ -66,8 +61,6 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(Table::drop().table(OauthClientKeys::Table).if_exists().to_owned())
-            .await
+        drop_table_if_exists(manager, OauthClientKeys::Table).await
     }
 }

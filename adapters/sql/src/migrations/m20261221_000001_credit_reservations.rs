@@ -7,7 +7,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::columns::Columns;
+use super::one_table::{create_table_if_missing, drop_table_if_exists};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -29,21 +29,16 @@ const OPENED_AT_INDEX: &str = "ix_credit_reservations_opened_at";
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         use CreditReservations as T;
-        let c = Columns::new(manager.get_database_backend());
-        manager
-            .create_table(
-                Table::create()
-                    .table(T::Table)
-                    .if_not_exists()
-                    .col(c.key(T::TransactionId))
-                    .col(c.string(T::PrincipalType))
-                    .col(c.string(T::PrincipalId))
-                    .col(c.big(T::AmountCents))
-                    .col(c.optional_string(T::RelatedSessionId))
-                    .col(c.time(T::OpenedAt))
-                    .to_owned(),
-            )
-            .await?;
+        create_table_if_missing(manager, T::Table, |table, c| {
+            table
+                .col(c.key(T::TransactionId))
+                .col(c.string(T::PrincipalType))
+                .col(c.string(T::PrincipalId))
+                .col(c.big(T::AmountCents))
+                .col(c.optional_string(T::RelatedSessionId))
+                .col(c.time(T::OpenedAt));
+        })
+        .await?;
         if manager.has_index(&T::Table.to_string(), OPENED_AT_INDEX).await? {
             return Ok(());
         }
@@ -59,8 +54,6 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(Table::drop().table(CreditReservations::Table).if_exists().to_owned())
-            .await
+        drop_table_if_exists(manager, CreditReservations::Table).await
     }
 }

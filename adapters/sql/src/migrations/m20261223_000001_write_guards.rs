@@ -5,7 +5,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::columns::Columns;
+use super::one_table::{create_table_if_missing, drop_table_if_exists};
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -22,24 +22,17 @@ enum WriteGuards {
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         use WriteGuards as T;
-        let c = Columns::new(manager.get_database_backend());
-        manager
-            .create_table(
-                Table::create()
-                    .table(T::Table)
-                    .if_not_exists()
-                    .col(c.string(T::Scope))
-                    .col(c.string(T::Holder))
-                    .col(c.time(T::TakenAt))
-                    .primary_key(Index::create().col(T::Scope).col(T::Holder))
-                    .to_owned(),
-            )
-            .await
+        create_table_if_missing(manager, T::Table, |table, c| {
+            table
+                .col(c.string(T::Scope))
+                .col(c.string(T::Holder))
+                .col(c.time(T::TakenAt))
+                .primary_key(Index::create().col(T::Scope).col(T::Holder));
+        })
+        .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .drop_table(Table::drop().table(WriteGuards::Table).if_exists().to_owned())
-            .await
+        drop_table_if_exists(manager, WriteGuards::Table).await
     }
 }

@@ -44,6 +44,9 @@ mod m20261225_000001_oauth_client_id_indexes;
 mod m20261226_000001_registry_descriptions;
 mod m20261226_000002_registry_publisher_usage;
 mod m20261227_000001_oauth_code_client_id_text;
+mod m20261228_000001_registry_version_sizes;
+mod m20261228_000002_console_sessions_by_principal;
+mod one_table;
 mod whole;
 
 pub struct Migrator;
@@ -88,6 +91,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261226_000001_registry_descriptions::Migration),
             Box::new(m20261226_000002_registry_publisher_usage::Migration),
             Box::new(m20261227_000001_oauth_code_client_id_text::Migration),
+            Box::new(m20261228_000001_registry_version_sizes::Migration),
+            Box::new(m20261228_000002_console_sessions_by_principal::Migration),
         ];
         each.into_iter()
             .map(|migration| Box::new(whole::Whole(migration)) as Box<dyn MigrationTrait>)

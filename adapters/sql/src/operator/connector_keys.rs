@@ -1,12 +1,13 @@
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
-use svc_application::ports::RepositoryError;
 use svc_application::ports::operator::{ConnectorKeyRepository, TransitionError};
+use svc_application::ports::{RepositoryError, oldest_past_cap};
 use svc_domain::connector_key::{ConnectorKey, ConnectorKeyError, ConnectorKeyStatus, KeyName, KeyRevokeOutcome};
 
 use super::entities::connector_keys;
 use crate::errors::{RACE_ATTEMPTS, contention, corrupt, repository_error};
+use crate::write_guards::WriteGuard;
 
 pub struct SeaOrmConnectorKeyRepository {
     db: DatabaseConnection,
@@ -26,6 +27,45 @@ impl ConnectorKeyRepository for SeaOrmConnectorKeyRepository {
             .await
             .map_err(repository_error)?;
         Ok(())
+    }
+
+    async fn insert_keeping_newest(&self, key: &ConnectorKey, max_live: u64) -> Result<Vec<String>, RepositoryError> {
+        let now = key.created_at;
+        let txn = WriteGuard::connector_keys_of(&key.owner_user_id)
+            .begin(&self.db, now)
+            .await
+            .map_err(repository_error)?;
+        let live: Vec<ConnectorKey> = connector_keys::Entity::find()
+            .filter(connector_keys::Column::OwnerUserId.eq(key.owner_user_id.as_str()))
+            .filter(connector_keys::Column::Status.eq(ConnectorKeyStatus::Active.as_str()))
+            .order_by_asc(connector_keys::Column::CreatedAt)
+            .order_by_asc(connector_keys::Column::Id)
+            .all(&txn)
+            .await
+            .map_err(repository_error)?
+            .into_iter()
+            .map(key_from_row)
+            // A row that does not read is kept, so its error is answered.
+            .filter(|read| read.as_ref().map_or(true, |k| k.authenticates(now)))
+            .collect::<Result<_, _>>()?;
+        let oldest = oldest_past_cap(&live, max_live);
+        for revoking in oldest {
+            // `revoke`'s transition and compare-and-set: a key its owner revokes meanwhile stays so.
+            let (revoked, _) = revoking.revoke();
+            connector_keys::Entity::update_many()
+                .col_expr(connector_keys::Column::Status, Expr::value(revoked.status.as_str()))
+                .filter(connector_keys::Column::Id.eq(revoking.id.as_str()))
+                .filter(connector_keys::Column::Status.eq(revoking.status.as_str()))
+                .exec(&txn)
+                .await
+                .map_err(repository_error)?;
+        }
+        connector_keys::Entity::insert(key_row(key))
+            .exec_without_returning(&txn)
+            .await
+            .map_err(repository_error)?;
+        txn.commit().await.map_err(repository_error)?;
+        Ok(oldest.iter().map(|k| k.id.clone()).collect())
     }
 
     async fn get(&self, key_id: &str) -> Result<Option<ConnectorKey>, RepositoryError> {

@@ -60,7 +60,7 @@ impl SeaOrmArtifactRepository {
             let stored_bytes = publisher_usage::read(&self.db, &version.publisher).await?;
             return Ok(PublishOutcome::PublisherFull { stored_bytes });
         }
-        artifact_versions::Entity::insert(version_row(version))
+        artifact_versions::Entity::insert(version_row(version, stored_bytes))
             .exec_without_returning(&txn)
             .await?;
         txn.commit().await?;
@@ -90,6 +90,20 @@ impl ArtifactRepository for SeaOrmArtifactRepository {
         publisher_usage::read(&self.db, publisher)
             .await
             .map_err(repository_error)
+    }
+
+    async fn references_bundle(&self, bundle_sri: &str) -> Result<bool, RepositoryError> {
+        // One probe of `ix_registry_artifact_versions_bundle_sri` (m20261228_000001).
+        let found = artifact_versions::Entity::find()
+            .select_only()
+            .column(Column::Version)
+            .filter(Column::BundleSri.eq(bundle_sri))
+            .limit(1)
+            .into_tuple::<String>()
+            .one(&self.db)
+            .await
+            .map_err(repository_error)?;
+        Ok(found.is_some())
     }
 
     async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError> {
@@ -390,7 +404,7 @@ fn primary_key(identity: &ArtifactIdentity) -> (String, String, String) {
     )
 }
 
-fn version_row(version: &ArtifactVersion) -> artifact_versions::ActiveModel {
+fn version_row(version: &ArtifactVersion, stored_bytes: u64) -> artifact_versions::ActiveModel {
     let (scope, name, semver) = primary_key(&version.identity);
     let search = SearchColumns::of(&version.identity, &version.manifest);
     artifact_versions::ActiveModel {
@@ -416,6 +430,7 @@ fn version_row(version: &ArtifactVersion) -> artifact_versions::ActiveModel {
         facets: Set(Some(search.facets)),
         description: Set(Some(search.description)),
         release_key: Set(Some(version.identity.version.release().to_owned())),
+        stored_bytes: Set(Some(publisher_usage::stored(stored_bytes))),
     }
 }
 

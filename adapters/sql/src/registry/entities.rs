@@ -1,5 +1,5 @@
 //! Hand-written sea-orm entities of the registry tables (m20261202_000001, m20261217_000001,
-//! m20261219_000001, m20261226_000001).
+//! m20261219_000001, m20261226_000001, m20261228_000001).
 
 pub mod artifact_versions {
     use sea_orm::entity::prelude::*;
@@ -38,6 +38,9 @@ pub mod artifact_versions {
         /// The manifest's description (`descriptions.rs`, m20261226_000001); NULL until described.
         #[sea_orm(column_type = "Text", nullable)]
         pub description: Option<String>,
+        /// What the version costs its publisher (`version_sizes.rs`, m20261228_000001); NULL when
+        /// a registry of an earlier release stored it, until sized.
+        pub stored_bytes: Option<i64>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -48,6 +48,17 @@ pub(super) async fn charge(db: &impl ConnectionTrait, publisher: &str, bytes: u6
     Ok(db.execute(&update).await?.rows_affected() == 1)
 }
 
+/// Adds `bytes` to the publisher's usage, whatever the bound: a version stored before it was
+/// counted (`version_sizes.rs`). The row exists ([`ensure_row`]).
+pub(super) async fn add(db: &impl ConnectionTrait, publisher: &str, bytes: u64) -> Result<(), DbErr> {
+    let update = Query::update()
+        .table(T::Table)
+        .value(T::StoredBytes, Expr::col(T::StoredBytes).add(stored(bytes)))
+        .and_where(Expr::col(T::Publisher).eq(publisher))
+        .to_owned();
+    db.execute(&update).await.map(drop)
+}
+
 /// The publisher's usage; 0 before its first publish.
 pub(super) async fn read(db: &impl ConnectionTrait, publisher: &str) -> Result<u64, DbErr> {
     let select = Query::select()
@@ -63,6 +74,6 @@ pub(super) async fn read(db: &impl ConnectionTrait, publisher: &str) -> Result<u
 }
 
 /// A byte count as the column holds it (BIGINT): bounds are far below `i64::MAX`.
-fn stored(bytes: u64) -> i64 {
+pub(super) fn stored(bytes: u64) -> i64 {
     i64::try_from(bytes).unwrap_or(i64::MAX)
 }

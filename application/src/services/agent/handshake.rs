@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::blueprint_cache::CachedBlueprints;
 use super::negotiation_memo::{DraftKey, NegotiationMemo};
 use super::untrusted_contract::negotiate_untrusted;
-use super::{AgentError, Caller};
+use super::{AgentError, Caller, SchemaCache};
 use crate::ports::agent::{CacheMatch, HandshakeRecord, HandshakeRepository};
 use crate::ports::telemetry::GenerationTelemetry;
 use crate::ports::{Clock, Ids};
@@ -67,6 +67,8 @@ pub struct HandshakeService {
     pub blueprints: CachedBlueprints,
     pub telemetry: Arc<dyn GenerationTelemetry>,
     pub cpu: CpuGate,
+    /// Where negotiation leaves the validators it compiled, for the contract's renders.
+    pub schemas: SchemaCache,
     pub(super) negotiations: NegotiationMemo,
 }
 
@@ -104,7 +106,8 @@ impl HandshakeService {
                         .find_exact(&caller.app_id, &intent, &speculative_hash, &variant)
                         .await
                 };
-                let validation = negotiate_untrusted(&self.cpu, "blueprintDraft.contract", &cmd.contract);
+                let validation =
+                    negotiate_untrusted(&self.cpu, &self.schemas, "blueprintDraft.contract", &cmd.contract);
                 let (speculative, negotiated) = tokio::join!(lookup, validation);
                 match negotiated? {
                     Ok(agreed) => {

@@ -32,6 +32,8 @@ mod render_tests;
 #[cfg(all(test, feature = "testing"))]
 mod replay_tests;
 mod schema_cache;
+#[cfg(all(test, feature = "testing"))]
+mod schema_compile_tests;
 mod session_access;
 #[cfg(all(test, feature = "testing"))]
 mod session_tests;
@@ -273,6 +275,7 @@ impl AgentService {
             blueprints: self.cached_blueprints(),
             telemetry: self.telemetry.clone(),
             cpu: self.cpu.clone(),
+            schemas: self.schemas.clone(),
             negotiations: self.negotiations.clone(),
         }
     }

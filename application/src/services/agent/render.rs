@@ -442,7 +442,7 @@ impl RenderService {
         let mut variance = handshake.variance.clone();
         let mut reaimed = false;
         if let Some(draft) = over.and_then(|o| o.contract.as_ref()) {
-            let agreed = negotiate_untrusted(&self.cpu, "override.contract", draft)
+            let agreed = negotiate_untrusted(&self.cpu, &self.schemas, "override.contract", draft)
                 .await?
                 .map_err(|e| AgentError::invalid("override.contract", e.to_string()))?;
             if agreed.amended() {

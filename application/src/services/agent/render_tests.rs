@@ -23,7 +23,7 @@ fn counted() -> Value {
     json!({ "propsSpec": { "type": "object", "properties": { "count": { "type": "integer" } } } })
 }
 
-fn draft(intent: &str, contract: Value) -> HandshakeCommand {
+pub(super) fn draft(intent: &str, contract: Value) -> HandshakeCommand {
     HandshakeCommand {
         intent: intent.into(),
         contract,
@@ -33,7 +33,7 @@ fn draft(intent: &str, contract: Value) -> HandshakeCommand {
     }
 }
 
-fn render_of(handshake_id: &str, props: Value) -> RenderCommand {
+pub(super) fn render_of(handshake_id: &str, props: Value) -> RenderCommand {
     RenderCommand {
         handshake_id: handshake_id.into(),
         props,
@@ -47,14 +47,14 @@ fn render_of(handshake_id: &str, props: Value) -> RenderCommand {
     }
 }
 
-async fn agreed(service: &AgentService, caller: &Caller, cmd: HandshakeCommand) -> HandshakeReply {
+pub(super) async fn agreed(service: &AgentService, caller: &Caller, cmd: HandshakeCommand) -> HandshakeReply {
     match service.handshake(caller, cmd).await.unwrap() {
         HandshakeOutcome::Agreed(reply) => *reply,
         HandshakeOutcome::Declined { findings } => panic!("declined: {findings:?}"),
     }
 }
 
-fn rendered(result: RenderResult) -> (RenderIdentity, FirstPaint) {
+pub(super) fn rendered(result: RenderResult) -> (RenderIdentity, FirstPaint) {
     match result {
         RenderResult::Rendered {
             identity, first_paint, ..

@@ -1,10 +1,11 @@
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::services::cpu_gate::{CpuBusy, CpuGate, SCHEMA_WORK_DEADLINE};
 use serde_json::Value;
 use svc_domain::contract::{
-    CompiledSchema, Contract, EntrySchema, SchemaCompileError, SchemaViolation, Violations, compile_schema,
-    entry_validator_key, props_validator_key, validator_key,
+    AgreedValidators, CompiledSchema, Contract, EntrySchema, SchemaCompileError, SchemaViolation, Violations,
+    compile_schema, entry_validator_key, props_validator_key, validator_key,
 };
 
 /// What an entry costs beside its schema (its key, the validator's fixed parts), so that many
@@ -26,6 +27,9 @@ type Compile = Box<dyn FnOnce() -> Result<CompiledSchema, SchemaCompileError> + 
 pub struct SchemaCache {
     validators: moka::sync::Cache<String, Arc<CompiledSchema>>,
     cpu: CpuGate,
+    /// Schemas this cache compiled because no validator was kept for them: what tests count to
+    /// see a schema compiled once.
+    compiled: Arc<AtomicU64>,
 }
 
 impl SchemaCache {
@@ -41,7 +45,31 @@ impl SchemaCache {
                 .max_capacity(weight_bytes)
                 .build(),
             cpu,
+            compiled: Arc::default(),
         }
+    }
+
+    /// Keeps the validators negotiation compiled for `contract` under the keys its checks look
+    /// them up by (a validator kept already stays), weighed as every other: the first render,
+    /// emit or action of a contract finds them instead of compiling its schemas again. Keying
+    /// canonicalises each entry's schema: call it where CPU work on the contract runs. The
+    /// entries' keys are not kept in `contract` (the negotiation memo holds it, weighed by its
+    /// text); its props key is, beside its `propsSchemaHash`, from the same canonical form.
+    pub fn adopt(&self, contract: &Contract, compiled: AgreedValidators) {
+        let props = compiled.props.map(|props| (props_validator_key(contract), props));
+        let entries = compiled
+            .entries
+            .into_iter()
+            .filter_map(|(entry, validator)| Some((validator_key(contract.entry_schema(&entry)?.as_ref()), validator)));
+        for (key, validator) in props.into_iter().chain(entries) {
+            self.validators.entry(key).or_insert_with(|| Arc::new(validator));
+        }
+    }
+
+    /// How many schemas this cache (and its clones) compiled so far.
+    #[cfg(test)]
+    pub(crate) fn compilations(&self) -> u64 {
+        self.compiled.load(Ordering::Relaxed)
     }
 
     /// `instance` checked against `schema`: handed back when it is valid, or its violations.
@@ -137,7 +165,10 @@ impl SchemaCache {
     }
 
     fn check_now(&self, key: String, compile: Compile, instance: &Value) -> Violations {
-        let compiled = self.validators.try_get_with(key, || compile().map(Arc::new));
+        let compiled = self.validators.try_get_with(key, || {
+            self.compiled.fetch_add(1, Ordering::Relaxed);
+            compile().map(Arc::new)
+        });
         match compiled {
             Ok(compiled) => compiled.violations(instance),
             Err(refused) => Violations::one(whole_value(&match refused.as_ref() {
@@ -207,6 +238,28 @@ mod tests {
         cache.validators.run_pending_tasks();
         assert!(cache.validators.weighted_size() <= 16 << 20);
         assert_eq!(cache.validators.entry_count(), 3, "5 MiB each");
+    }
+
+    #[tokio::test]
+    async fn validators_negotiation_compiled_are_weighed_as_the_caches_own() {
+        let cache = SchemaCache::new(16 << 20, CpuGate::unbounded());
+        // Five contracts of 20 patterns: 5 MiB each, whoever compiled them.
+        for round in 0..5 {
+            let props: serde_json::Map<String, Value> = (0..20)
+                .map(|i| {
+                    (
+                        format!("p{i}"),
+                        json!({ "type": "string", "pattern": format!("^{round}x{i}$") }),
+                    )
+                })
+                .collect();
+            let draft = json!({ "propsSpec": { "type": "object", "properties": props } });
+            let (agreed, compiled) = svc_domain::contract::negotiate_keeping_validators(&draft).unwrap();
+            cache.adopt(&agreed.contract, compiled);
+        }
+        cache.validators.run_pending_tasks();
+        assert!(cache.validators.weighted_size() <= 16 << 20);
+        assert!((1..=3).contains(&cache.validators.entry_count()), "5 MiB each");
     }
 
     #[tokio::test]

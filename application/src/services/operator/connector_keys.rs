@@ -20,6 +20,9 @@ const SECRET_CHARS: usize = 40;
 /// every request into a write.
 const LAST_USED_RESOLUTION: TimeDelta = TimeDelta::seconds(60);
 
+/// The quota key of `hosted.connector_keys_per_account` in the log.
+const CONNECTOR_KEYS_QUOTA: &str = "connector-keys";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IssueConnectorKey {
     pub caller_user_id: String,
@@ -88,6 +91,8 @@ pub struct ConnectorKeyService {
     revocations: Option<Arc<dyn EventBus>>,
     /// Bearer hash to key record: authentication reads no row while a key is in use.
     cache: KeyCache,
+    /// Hosted: the live keys one account keeps; a mint past it revokes the oldest.
+    keys_per_account: Option<u64>,
 }
 
 impl ConnectorKeyService {
@@ -98,6 +103,16 @@ impl ConnectorKeyService {
             ids,
             revocations: None,
             cache: KeyCache::new(),
+            keys_per_account: None,
+        }
+    }
+
+    /// An account keeps at most `max_live` live keys: each mint past it revokes the account's
+    /// oldest (hosted mode: every sign-in mints one, and nothing else would ever remove them).
+    pub fn with_keys_per_account(self, max_live: u64) -> Self {
+        Self {
+            keys_per_account: Some(max_live),
+            ..self
         }
     }
 
@@ -143,7 +158,9 @@ impl ConnectorKeyService {
             .collect())
     }
 
-    /// A new active key. Only its hash and display prefix are stored.
+    /// A new active key. Only its hash and display prefix are stored. Past the keys an account
+    /// keeps ([`Self::with_keys_per_account`]), its oldest live keys are revoked as
+    /// [`Self::revoke`] revokes them.
     pub async fn issue(&self, command: IssueConnectorKey) -> Result<IssuedConnectorKey, ConnectorKeyServiceError> {
         let draft = ConnectorKeyDraft {
             id: self.ids.ulid(),
@@ -154,7 +171,21 @@ impl ConnectorKeyService {
             secret: self.ids.base62(SECRET_CHARS),
         };
         let (key, plaintext_key) = ConnectorKey::issue(draft, self.clock.now())?;
-        self.keys.insert(&key).await?;
+        match self.keys_per_account {
+            None => self.keys.insert(&key).await?,
+            Some(cap) => {
+                for key_id in self.keys.insert_keeping_newest(&key, cap).await? {
+                    tracing::warn!(
+                        quota_key = CONNECTOR_KEYS_QUOTA,
+                        user_id = %key.owner_user_id,
+                        key_id = %key_id,
+                        cap,
+                        "connector_key_cap_hit"
+                    );
+                    self.revoked(&key_id);
+                }
+            }
+        }
         Ok(IssuedConnectorKey {
             summary: key.summary(),
             plaintext_key,
@@ -170,19 +201,24 @@ impl ConnectorKeyService {
             .ok_or(ConnectorKeyError::NotFound)?;
         key.ensure_reachable(&command.caller_user_id, command.caller_locked_app.as_deref())?;
         let (revoked, outcome) = self.keys.revoke(&command.key_id).await?;
-        // Before answering: the revoker's next request with the key is already refused.
-        self.cache.forget(&revoked.id);
         // Announced again on a repeated revoke: a replica that missed the first still hears it.
-        if let Some(bus) = &self.revocations {
-            bus.publish(LiveEvent::KeyRevoked {
-                key_id: revoked.id.clone(),
-            });
-        }
+        self.revoked(&revoked.id);
         Ok(RevokedConnectorKey {
             id: revoked.id,
             status: revoked.status,
             already_revoked: outcome == KeyRevokeOutcome::AlreadyRevoked,
         })
+    }
+
+    /// What follows a key's revocation in the store: before answering, this replica stops
+    /// authenticating it, and every replica's live channels opened under it hear it.
+    fn revoked(&self, key_id: &str) {
+        self.cache.forget(key_id);
+        if let Some(bus) = &self.revocations {
+            bus.publish(LiveEvent::KeyRevoked {
+                key_id: key_id.to_owned(),
+            });
+        }
     }
 
     /// Revokes every active key of `owner_user_id`, each as [`Self::revoke`] does (forgotten
@@ -362,6 +398,53 @@ mod tests {
         assert_eq!(service.authenticate(issued.plaintext_key.expose()).await.unwrap(), None);
         assert_eq!(service.authenticate("svc_user_unknown").await.unwrap(), None);
         assert_eq!(service.authenticate("Bearer something").await.unwrap(), None);
+    }
+
+    /// Hosted `connector_keys_per_account`: a mint past the cap revokes the owner's oldest live
+    /// key (a revoked or expired one is not counted) exactly as a revocation does: it stops
+    /// authenticating and the bus hears it. Another owner's keys are not counted.
+    #[tokio::test]
+    async fn a_mint_past_the_cap_revokes_the_owners_oldest_live_key() {
+        use crate::ports::agent::{EventBus, KEY_REVOCATIONS_TOPIC};
+        use crate::testing::LocalBus;
+
+        let fakes = OperatorFakes::new();
+        let bus = Arc::new(LocalBus::default());
+        let mut heard = bus.subscribe(KEY_REVOCATIONS_TOPIC);
+        let service = fakes
+            .connector_key_service()
+            .announcing_revocations_on(bus.clone())
+            .with_keys_per_account(2);
+        let mint = async |owner: &str| {
+            fakes.clock.advance(TimeDelta::seconds(1));
+            let issued = service.issue(issue(owner)).await.unwrap();
+            (issued.summary.id, issued.plaintext_key.expose().to_owned())
+        };
+        let expired = IssueConnectorKey {
+            expires_at: Some(fakes.clock.now() + TimeDelta::milliseconds(500)),
+            ..issue("u1")
+        };
+        service.issue(expired).await.unwrap();
+        let oldest = mint("u1").await;
+        let theirs = mint("u2").await;
+        let older = mint("u1").await;
+        assert!(heard.try_recv().is_err(), "nothing revoked within the cap");
+        let newest = mint("u1").await;
+
+        assert_eq!(service.authenticate(&oldest.1).await.unwrap(), None);
+        for (id, plaintext) in [&older, &newest, &theirs] {
+            assert_eq!(
+                service.authenticate(plaintext).await.unwrap().map(|k| k.id),
+                Some(id.clone())
+            );
+        }
+        let announced = heard.try_recv().expect("the revocation is announced");
+        assert!(
+            matches!(announced.event(), LiveEvent::KeyRevoked { key_id } if *key_id == oldest.0),
+            "{:?}",
+            announced.event()
+        );
+        assert!(heard.try_recv().is_err(), "one key revoked");
     }
 
     #[tokio::test]

@@ -5,8 +5,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 use svc_domain::artifact::{
-    ArtifactError, ArtifactManifest, ArtifactVersion, BundleDigest, ManifestError, PublishArtifact, SignatureAlgorithm,
-    StoredSignature, check_signature_scheme,
+    ArtifactError, ArtifactKind, ArtifactManifest, ArtifactVersion, BundleDigest, ManifestError, PublishArtifact,
+    SignatureAlgorithm, StoredSignature, check_signature_scheme,
 };
 
 use svc_domain::text::json_len;
@@ -14,7 +14,9 @@ use svc_domain::text::json_len;
 use super::credentials::require_owner;
 use super::manifest_limits::{excerpted, oversized_parts};
 use super::{RegistryError, RegistryService};
-use crate::ports::registry::{PublishOutcome, PublishQuota, Publisher, SigstoreVerification, TransitionError};
+use crate::ports::registry::{
+    BundleWrite, PublishOutcome, PublishQuota, Publisher, SigstoreVerification, TransitionError,
+};
 
 /// Most versions one package holds; the version listing shows as many
 /// ([`super::VERSION_LISTING_LIMIT`]). A registry may hold packages to fewer
@@ -103,9 +105,25 @@ impl RegistryService {
         )
         .map_err(|error| RegistryError::BadSignature(error.to_string()))?;
         // The bundle first: a version row never points at a missing payload.
-        self.ports.bundles.put(&digest, manifest.kind, bundle).await?;
-        match self.ports.artifacts.publish(&version, stored_bytes, self.quota).await {
-            Ok(PublishOutcome::Published) => {}
+        let write = self.ports.bundles.put(&digest, manifest.kind, bundle).await?;
+        let outcome = self.ports.artifacts.publish(&version, stored_bytes, self.quota).await;
+        let refused = matches!(
+            outcome,
+            Ok(PublishOutcome::PackageFull { .. } | PublishOutcome::PublisherFull { .. })
+                | Err(TransitionError::Rejected(ArtifactError::VersionExists))
+        );
+        if refused && write == BundleWrite::Written {
+            self.take_back_bundle(&digest, manifest.kind, bundle).await;
+        }
+        match outcome {
+            Ok(PublishOutcome::Published) => {
+                // A refused publish of the same bytes may have taken the file back between its
+                // look for versions holding it and this insert: put it back (a no-op otherwise).
+                // The version is stored either way: a failure here is logged, not answered.
+                if let Err(error) = self.ports.bundles.put(&digest, manifest.kind, bundle).await {
+                    tracing::error!(bundle = %digest.sri(), error = format!("{error:#}"), "a stored version's bundle could not be put back");
+                }
+            }
             // Publishes at the same moment passed the check above together; the store let in
             // only as many as the quota holds.
             Ok(PublishOutcome::PackageFull { stored }) => return Err(package_full(&manifest, stored)),
@@ -150,6 +168,29 @@ impl RegistryService {
             return Err(self.publisher_full(publisher, held, stored_bytes));
         }
         Ok(())
+    }
+
+    /// Removes the bundle a refused publish wrote, unless a stored version has it: bundles are
+    /// content-addressed, so another version may share it. A version of the same bytes stored
+    /// between the look and the removal is seen by the second look, which puts the bundle back
+    /// (and such a publish puts it back itself once stored: `publish`). A failure here leaves
+    /// an unreferenced file, as before: it is logged, and the refusal is answered.
+    async fn take_back_bundle(&self, digest: &BundleDigest, kind: ArtifactKind, bundle: &[u8]) {
+        let (artifacts, bundles) = (&self.ports.artifacts, &self.ports.bundles);
+        let sri = digest.sri();
+        let taken_back = async {
+            if artifacts.references_bundle(&sri).await? {
+                return Ok(());
+            }
+            bundles.remove(digest, kind).await?;
+            if artifacts.references_bundle(&sri).await? {
+                bundles.put(digest, kind, bundle).await?;
+            }
+            Ok::<(), anyhow::Error>(())
+        };
+        if let Err(error) = taken_back.await {
+            tracing::warn!(bundle = %sri, error = format!("{error:#}"), "cannot take back the bundle of a refused publish");
+        }
     }
 
     fn publisher_full(&self, publisher: &Publisher, held: u64, stored_bytes: u64) -> RegistryError {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use svc_domain::artifact::{ArtifactManifest, BundleDigest};
 
-use super::test_ports::{MemoryArtifacts, RecordingSigstore, service};
+use super::test_ports::{MemoryArtifacts, MemoryBundles, RecordingSigstore, service, service_over};
 use super::{PublishRequest, PublishSignature, RegistryError, RegistryService};
 use crate::ports::registry::Publisher;
 
@@ -21,9 +21,14 @@ fn acme() -> Publisher {
 }
 
 fn public_gadget(version: &str) -> Value {
+    public_gadget_of(version, GADGET_JS)
+}
+
+/// [`public_gadget`] with `bundle` as its bundle.
+fn public_gadget_of(version: &str, bundle: &[u8]) -> Value {
     json!({
         "kind": "gadget", "scope": "@acme", "name": "chart", "version": version, "visibility": "public",
-        "signature": { "algorithm": "sigstore", "bundleSha384": BundleDigest::of(GADGET_JS).sri() },
+        "signature": { "algorithm": "sigstore", "bundleSha384": BundleDigest::of(bundle).sri() },
         "gadget": { "exports": [{ "hook": "useChart", "description": "d", "usage": "u", "example": "e" }] }
     })
 }
@@ -143,6 +148,30 @@ async fn a_twin_published_at_the_same_moment_is_refused_by_the_store() {
             refused.to_string().contains("@acme/chart@1.2.3 already exists"),
             "{refused}"
         );
+    }
+}
+
+/// A publish the store refuses after its bundle was written (it lost the race for its version)
+/// takes its bundle back: nothing refers to it. A bundle a stored version shares stays.
+#[tokio::test]
+async fn a_publish_refused_by_the_store_leaves_no_bundle_behind() {
+    let artifacts = Arc::new(MemoryArtifacts::default());
+    let bundles = Arc::new(MemoryBundles::default());
+    let sigstore = Arc::new(RecordingSigstore::default());
+    let service = service_over(artifacts.clone(), bundles.clone(), sigstore, &["useChart"]);
+    service
+        .publish(Some(&acme()), keyless(&public_gadget("1.2.3"), GADGET_JS))
+        .await
+        .unwrap();
+    let other: &[u8] = b"export function useChart() { return 2; }\n";
+    for (bundle, kept) in [(other, false), (GADGET_JS, true)] {
+        artifacts.miss_next_read();
+        let refused = service
+            .publish(Some(&acme()), keyless(&public_gadget_of("1.2.3", bundle), bundle))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), "version_exists", "{refused}");
+        assert_eq!(bundles.holds(bundle), kept, "{}", String::from_utf8_lossy(bundle));
     }
 }
 

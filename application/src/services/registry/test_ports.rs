@@ -17,10 +17,10 @@ use super::{RegistryPorts, RegistryService};
 use crate::ports::RepositoryError;
 use crate::ports::generation::{CompileFailure, RenderCheck, RenderCheckFailure, RenderCheckInput};
 use crate::ports::registry::{
-    ArtifactQuery, ArtifactRepository, AuthorKey, AuthorKeyRepository, BundleStore, BundleStoreError, Ed25519Verifier,
-    EsModuleShape, KeyRegistration, ListedVersion, ModuleInspector, PublishOutcome, PublishQuota, Publisher,
-    RegistryTokenRepository, ResultPage, SignatureRejected, SigstoreVerification, SigstoreVerifier, StoredBundle,
-    TransitionError, VersionRow,
+    ArtifactQuery, ArtifactRepository, AuthorKey, AuthorKeyRepository, BundleStore, BundleStoreError, BundleWrite,
+    Ed25519Verifier, EsModuleShape, KeyRegistration, ListedVersion, ModuleInspector, PublishOutcome, PublishQuota,
+    Publisher, RegistryTokenRepository, ResultPage, SignatureRejected, SigstoreVerification, SigstoreVerifier,
+    StoredBundle, TransitionError, VersionRow,
 };
 use crate::services::cpu_gate::CpuGate;
 use crate::testing::{ManualClock, SequentialIds, StubCompiler};
@@ -102,6 +102,10 @@ impl ArtifactRepository for MemoryArtifacts {
             .get(publisher)
             .copied()
             .unwrap_or_default())
+    }
+
+    async fn references_bundle(&self, bundle_sri: &str) -> Result<bool, RepositoryError> {
+        Ok(self.all().iter().any(|v| v.bundle_sri == bundle_sri))
     }
 
     async fn get(&self, identity: &ArtifactIdentity) -> Result<Option<ArtifactVersion>, RepositoryError> {
@@ -222,23 +226,47 @@ impl RenderCheck for RendersAll {
     }
 }
 
+/// Bundles by digest, as the filesystem store keeps them: one per content hash.
 #[derive(Default)]
-struct MemoryBundles(Mutex<Vec<(BundleDigest, StoredBundle)>>);
+pub(super) struct MemoryBundles(Mutex<HashMap<[u8; 48], StoredBundle>>);
+
+impl MemoryBundles {
+    pub(super) fn holds(&self, bundle: &[u8]) -> bool {
+        self.0.lock().unwrap().contains_key(BundleDigest::of(bundle).bytes())
+    }
+}
 
 #[async_trait::async_trait]
 impl BundleStore for MemoryBundles {
-    async fn put(&self, digest: &BundleDigest, kind: ArtifactKind, bytes: &[u8]) -> Result<(), BundleStoreError> {
+    async fn put(
+        &self,
+        digest: &BundleDigest,
+        kind: ArtifactKind,
+        bytes: &[u8],
+    ) -> Result<BundleWrite, BundleStoreError> {
+        let mut bundles = self.0.lock().unwrap();
+        if bundles.contains_key(digest.bytes()) {
+            return Ok(BundleWrite::AlreadyStored);
+        }
         let bundle = StoredBundle {
             kind,
             bytes: bytes::Bytes::copy_from_slice(bytes),
         };
-        self.0.lock().unwrap().push((digest.clone(), bundle));
-        Ok(())
+        bundles.insert(*digest.bytes(), bundle);
+        Ok(BundleWrite::Written)
     }
 
     async fn get(&self, digest: &BundleDigest) -> Result<Option<StoredBundle>, BundleStoreError> {
-        let bundles = self.0.lock().unwrap();
-        Ok(bundles.iter().find(|(d, _)| d == digest).map(|(_, b)| b.clone()))
+        Ok(self.0.lock().unwrap().get(digest.bytes()).cloned())
+    }
+
+    async fn remove(&self, digest: &BundleDigest, _kind: ArtifactKind) -> Result<(), BundleStoreError> {
+        self.0.lock().unwrap().remove(digest.bytes());
+        Ok(())
+    }
+
+    async fn stored_len(&self, digest: &BundleDigest) -> Result<Option<u64>, BundleStoreError> {
+        Ok(self.0.lock().unwrap().get(digest.bytes()).map(|b| b.bytes.len() as u64))
     }
 }
 
@@ -289,11 +317,21 @@ pub(super) fn service(
     sigstore: Arc<RecordingSigstore>,
     exports: &[&str],
 ) -> RegistryService {
+    service_over(artifacts, Arc::new(MemoryBundles::default()), sigstore, exports)
+}
+
+/// [`service`] over `bundles` too.
+pub(super) fn service_over(
+    artifacts: Arc<MemoryArtifacts>,
+    bundles: Arc<MemoryBundles>,
+    sigstore: Arc<RecordingSigstore>,
+    exports: &[&str],
+) -> RegistryService {
     RegistryService::new(RegistryPorts {
         artifacts,
         author_keys: Arc::new(NoKeys),
         tokens: Arc::new(NoKeys),
-        bundles: Arc::new(MemoryBundles::default()),
+        bundles,
         ed25519: Arc::new(NoKeys),
         sigstore,
         modules: Arc::new(FixedModule {

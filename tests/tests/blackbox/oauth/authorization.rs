@@ -377,6 +377,43 @@ async fn pair_code_guesses_share_one_budget_across_the_pair_route_and_the_consen
     assert_eq!(pair().await, StatusCode::TOO_MANY_REQUESTS, "on both doors");
 }
 
+/// A pair-code attempt on the consent form that cannot be counted (the database lost its table
+/// of windows) is refused with the form's error page, as its other busy answers are: a browser is
+/// on the other end, so HTML under the consent page's headers, 503, no `Retry-After` (none is
+/// known), and no code (before, the `/_svc/pair` route's JSON `internal_error`).
+#[tokio::test]
+async fn a_pair_code_attempt_that_cannot_be_counted_is_the_forms_503_page() {
+    use sea_orm::{ConnectionTrait, Database};
+    let app = OAuthApp::spawn("consent_uncounted", Backend::Sqlite, Auth::Strict, |_| {})
+        .await
+        .unwrap();
+    let client_id = app.client("Uncounted").await;
+    let request = app.request(&client_id);
+    let db = Database::connect(app.app.settings.database_url())
+        .await
+        .expect("connect");
+    db.execute_unprepared("DROP TABLE rate_windows").await.expect("drop");
+    let pair_code = app.app.pair_code.clone().expect("strict mode prints a pair code");
+    let answer = app.consent(&request, &[("pair_code", &pair_code)]).await;
+    assert_eq!(answer.status, StatusCode::SERVICE_UNAVAILABLE, "{}", answer.body);
+    assert_eq!(answer.headers["content-type"], "text/html; charset=utf-8");
+    assert_eq!(answer.headers["cache-control"], "no-store");
+    assert_eq!(answer.headers["x-frame-options"], "DENY");
+    assert!(!answer.headers.contains_key("retry-after"), "{:?}", answer.headers);
+    assert!(answer.location.is_none(), "no code: {:?}", answer.location);
+    assert!(
+        answer.body.contains(
+            "<p>The pair code could not be counted against this address&#39;s limit right now. \
+             Try again in a moment.</p>"
+        ),
+        "{}",
+        answer.body
+    );
+    // A key needs no count: it still approves.
+    let answer = app.consent(&request, &[("api_key", &app.app.bearer)]).await;
+    assert_eq!(answer.status, StatusCode::FOUND, "{}", answer.body);
+}
+
 #[tokio::test]
 async fn in_dev_mode_the_form_asks_for_a_key_only() {
     let app = OAuthApp::spawn("consent_dev", Backend::Sqlite, Auth::DevAllowAll, |_| {})

@@ -61,6 +61,10 @@ fn two_and_a_bit() -> u64 {
     3 * cost(&manifest, GADGET_JS) - 1
 }
 
+on_every_backend_with!(publishes_refused_at_the_cap_leave_no_bundle, |settings| {
+    settings.max_versions_per_package = super::VERSION_CAP;
+});
+
 on_every_backend_with!(a_publishers_stored_bytes_are_bounded, |settings| {
     settings.max_publisher_stored_bytes = super::two_and_a_bit();
 });
@@ -84,10 +88,12 @@ async fn racing_publishes_stop_at_the_version_cap(registry: Registry) {
         })
         .collect();
     let mut stored = 0;
+    let mut bundle_url = None;
     for racer in racers {
         let (status, body) = racer.await.unwrap();
         if status == StatusCode::CREATED {
             stored += 1;
+            bundle_url = body["bundleUrl"].as_str().map(str::to_owned);
             continue;
         }
         assert_eq!(
@@ -104,6 +110,56 @@ async fn racing_publishes_stop_at_the_version_cap(registry: Registry) {
     assert_eq!(status, StatusCode::OK, "{listing}");
     assert_eq!(listing["versions"].as_array().unwrap().len() as u64, VERSION_CAP);
     assert_eq!(listing["truncated"], false);
+    // Every racer had the same bundle: the refused ones leave it to the stored versions.
+    let bundle_url = bundle_url.unwrap();
+    let status = registry.client.get(&bundle_url).send().await.unwrap().status();
+    assert_eq!(status, StatusCode::OK, "{bundle_url}");
+}
+
+/// Racing publishes of versions with bundles of their own: those refused at the cap, whether
+/// before their bundle was written or as their version was stored (having lost the race), leave
+/// no bundle file behind; each stored version's bundle is served.
+async fn publishes_refused_at_the_cap_leave_no_bundle(registry: Registry) {
+    let token = registry.mint("acme", false);
+    let author = Author::new(1);
+    registry.register_key(&token, &author).await;
+    let racers: Vec<_> = (0..RACERS)
+        .map(|patch| {
+            let bundle = format!("{GADGET_JS}// build {patch}\n");
+            let manifest = gadget_manifest("@acme", "chart", &format!("1.0.{patch}"), &author, &bundle);
+            let request = registry
+                .client
+                .post(format!("{}/publish", registry.base))
+                .bearer_auth(&token)
+                .json(&signed_publish(&manifest, &bundle, &author));
+            tokio::spawn(async move {
+                let response = request.send().await.unwrap();
+                (response.status(), response.json::<Value>().await.unwrap())
+            })
+        })
+        .collect();
+    let mut kept = Vec::new();
+    for racer in racers {
+        let (status, body) = racer.await.unwrap();
+        match status {
+            StatusCode::CREATED => kept.push(body["bundleUrl"].as_str().unwrap().to_owned()),
+            status => assert_eq!(
+                (status, body["error"].as_str()),
+                (StatusCode::FORBIDDEN, Some("quota_exceeded"))
+            ),
+        }
+    }
+    assert_eq!(kept.len() as u64, VERSION_CAP);
+    let mut expected: Vec<String> = kept
+        .iter()
+        .map(|url| format!("{}.js", url.rsplit('/').next().unwrap()))
+        .collect();
+    expected.sort();
+    assert_eq!(registry.bundle_files(), expected, "only the stored versions' bundles");
+    for url in &kept {
+        let status = registry.client.get(url).send().await.unwrap().status();
+        assert_eq!(status, StatusCode::OK, "{url}");
+    }
 }
 
 async fn a_publishers_stored_bytes_are_bounded(registry: Registry) {

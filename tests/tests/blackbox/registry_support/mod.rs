@@ -101,6 +101,19 @@ impl Registry {
         file
     }
 
+    /// The names of the bundle files the registry holds (`<data-dir>/bundles/sha384/`), sorted.
+    #[allow(dead_code)] // registry_server/quotas.rs only
+    pub fn bundle_files(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.data_dir.join("bundles/sha384")) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     /// A token minted by `svc registry token mint` (the last line of its stdout).
     pub fn mint(&self, publisher: &str, admin: bool) -> String {
         mint(|args| self.cli(args), publisher, admin)
